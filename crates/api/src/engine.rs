@@ -1,0 +1,122 @@
+//! The traits an engine design implements. Workloads never call a [`Worker`] directly:
+//! they go through [`crate::Session`], the one entry point per database operation.
+
+use crate::error::Result;
+use crate::schema::{IndexId, Schema, TableId};
+use std::ops::Bound;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogMode {
+    /// No log written to storage (the disk engine keeps it in memory only).
+    Off,
+    /// Log written by a background flusher; commit does not wait for durability.
+    Async,
+    /// Commit returns only once its log records are durable.
+    Sync,
+}
+
+/// Settings shared by engine designs; each engine uses those that apply to it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EngineOptions {
+    /// Number of worker threads that will call [`Engine::worker`].
+    pub threads: usize,
+    pub log: LogMode,
+    /// Where log files go (memory engine), or the log directory override (disk engine).
+    pub log_dir: Option<PathBuf>,
+    /// Database directory (disk engine). `None`: a fresh temporary directory.
+    pub db_dir: Option<PathBuf>,
+    /// Buffer-pool size in bytes (disk engine). `None`: large enough for the data set.
+    pub bpool_bytes: Option<u64>,
+    /// Record locks per table before escalation to a table lock (disk engine).
+    pub escalation: Option<u32>,
+    /// Checkpoint interval in milliseconds (disk engine); 0 disables periodic ones.
+    pub checkpoint_ms: Option<u64>,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            threads: 1,
+            log: LogMode::Off,
+            log_dir: None,
+            db_dir: None,
+            bpool_bytes: None,
+            escalation: None,
+            checkpoint_ms: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dir {
+    Forward,
+    Backward,
+}
+
+/// An engine design: owns the database, hands out per-thread workers.
+pub trait Engine: Send + Sync + Sized + 'static {
+    /// A thread's handle for running transactions (one transaction at a time).
+    type Worker<'e>: Worker
+    where
+        Self: 'e;
+
+    /// The name users select it by (`--engine NAME`).
+    const NAME: &'static str;
+
+    /// Create (or, for a durable engine with an existing database, open and recover) a
+    /// database with this schema.
+    fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self>;
+
+    fn schema(&self) -> &Schema;
+
+    /// A worker for thread `worker_id` (0-based, below `opts.threads`).
+    fn worker(&self, worker_id: usize) -> Self::Worker<'_>;
+
+    /// True when `open` found existing data (so loading must be skipped).
+    fn has_data(&self) -> bool {
+        false
+    }
+
+    /// Flush and stop background activity. Called once, after all workers are gone.
+    fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Engine-specific statistics for the report (JSON object), cheap to compute.
+    fn stats(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+/// Raw operations of one transaction at a time. After any operation returns an error
+/// the caller must `abort`. Callers go through [`crate::Session`].
+pub trait Worker {
+    fn begin(&mut self) -> Result<()>;
+    /// Point lookup by primary key; `f` sees the row if present.
+    fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool>;
+    /// Range scan over an index in `dir` order, at most `limit` rows; `f` returns false to
+    /// stop early. Returns the number of rows passed to `f`.
+    fn scan(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize>;
+    /// Insert a row under a new primary key (`Error::Duplicate` if present).
+    fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()>;
+    /// Read-modify-write of the row under `key`; `false` if absent.
+    fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool>;
+    /// Delete the row under `key`; `false` if absent.
+    fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool>;
+    fn commit(&mut self) -> Result<()>;
+    fn abort(&mut self);
+}
+
+// Keep serde_json reachable for `Engine::stats` without making every crate name it.
+pub use serde_json;

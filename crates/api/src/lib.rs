@@ -1,0 +1,25 @@
+//! The transactional API every engine design implements and every workload kit is
+//! written against (once).
+//!
+//! * [`schema`]: tables, primary and secondary indexes, chosen per table.
+//! * [`key`] and [`row`]: order-preserving key encodings and fixed-layout rows.
+//! * [`engine`]: the [`Engine`]/[`Worker`] traits an engine design implements.
+//! * [`session`]: the one entry point per database operation that workloads call; it
+//!   marks each operation for the profiler and the tracer before entering the engine.
+//! * [`serial`]: a global-lock reference engine, the oracle the tests compare against.
+//!
+//! This crate must never know about a particular engine or workload.
+
+pub mod engine;
+pub mod error;
+pub mod key;
+pub mod row;
+pub mod schema;
+pub mod serial;
+pub mod session;
+
+pub use engine::{Dir, Engine, EngineOptions, LogMode, Worker};
+pub use error::{Error, Result};
+pub use key::Key;
+pub use schema::{IndexId, IndexKind, Schema, SecondaryDef, TableDef, TableId};
+pub use session::Session;

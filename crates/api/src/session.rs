@@ -1,0 +1,189 @@
+//! The one entry point per database operation. Every begin, commit, abort, index probe,
+//! scan, insert, update and delete a workload issues passes through a method here, which
+//! marks the operation for the profiler and the tracer (`probe`) and then enters the
+//! engine. Later techniques (STEPS teams, interleaving) hook in here too.
+
+use crate::engine::{Dir, Worker};
+use crate::error::{Error, Result};
+use crate::row::{self, Pod};
+use crate::schema::{IndexId, TableId};
+use probe::Op;
+use std::ops::Bound;
+
+pub struct Session<W: Worker> {
+    w: W,
+    txn_type: u32,
+    in_txn: bool,
+}
+
+impl<W: Worker> Session<W> {
+    pub fn new(w: W) -> Self {
+        Session {
+            w,
+            txn_type: 0,
+            in_txn: false,
+        }
+    }
+
+    /// The engine's worker, for engine-specific calls outside transactions.
+    pub fn worker_mut(&mut self) -> &mut W {
+        &mut self.w
+    }
+
+    pub fn in_txn(&self) -> bool {
+        self.in_txn
+    }
+
+    /// Begin a transaction of workload-defined type `txn_type` (used by markers and
+    /// per-type statistics).
+    pub fn begin(&mut self, txn_type: u32) -> Result<()> {
+        assert!(!self.in_txn, "begin inside a transaction");
+        self.txn_type = txn_type;
+        probe::txn_begin(txn_type);
+        let _m = probe::op(Op::Begin);
+        self.w.begin()?;
+        self.in_txn = true;
+        Ok(())
+    }
+
+    pub fn get(&mut self, table: TableId, key: &[u8], mut f: impl FnMut(&[u8])) -> Result<bool> {
+        let _m = probe::op(Op::IndexProbe);
+        self.w.get(table, key, &mut f)
+    }
+
+    /// Point lookup copying the row out as a `T`.
+    pub fn get_row<T: Pod>(&mut self, table: TableId, key: &[u8]) -> Result<Option<T>> {
+        let mut out = None;
+        self.get(table, key, |b| out = Some(row::read::<T>(b)))?;
+        Ok(out)
+    }
+
+    pub fn scan(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let _m = probe::op(Op::Scan);
+        self.w.scan(index, lo, hi, dir, limit, &mut f)
+    }
+
+    pub fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
+        let _m = probe::op(Op::Insert);
+        self.w.insert(table, key, row)
+    }
+
+    pub fn insert_row<T: Pod>(&mut self, table: TableId, key: &[u8], r: &T) -> Result<()> {
+        self.insert(table, key, row::bytes(r))
+    }
+
+    pub fn update(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        mut f: impl FnMut(&mut [u8]),
+    ) -> Result<bool> {
+        let _m = probe::op(Op::Update);
+        self.w.update(table, key, &mut f)
+    }
+
+    /// Read-modify-write of a row as a `T`.
+    pub fn update_row<T: Pod>(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        mut f: impl FnMut(&mut T),
+    ) -> Result<bool> {
+        self.update(table, key, |b| {
+            let mut r = row::read::<T>(b);
+            f(&mut r);
+            row::write(&r, b);
+        })
+    }
+
+    pub fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
+        let _m = probe::op(Op::Delete);
+        self.w.delete(table, key)
+    }
+
+    pub fn commit(&mut self) -> Result<()> {
+        assert!(self.in_txn, "commit outside a transaction");
+        let r = {
+            let _m = probe::op(Op::Commit);
+            self.w.commit()
+        };
+        if r.is_err() {
+            // A failed commit leaves the transaction to be rolled back.
+            let _m = probe::op(Op::Abort);
+            self.w.abort();
+        }
+        self.in_txn = false;
+        probe::txn_end(self.txn_type);
+        r
+    }
+
+    pub fn abort(&mut self) {
+        if !self.in_txn {
+            return;
+        }
+        {
+            let _m = probe::op(Op::Abort);
+            self.w.abort();
+        }
+        self.in_txn = false;
+        probe::txn_end(self.txn_type);
+    }
+
+    /// Run `body` as one transaction: begin, body, commit. On any error the transaction
+    /// is aborted and the error returned (a conflict can then be retried by the caller).
+    pub fn run<R>(
+        &mut self,
+        txn_type: u32,
+        body: impl FnOnce(&mut Self) -> Result<R>,
+    ) -> Result<R> {
+        self.begin(txn_type)?;
+        match body(self) {
+            Ok(r) => {
+                self.commit()?;
+                Ok(r)
+            }
+            Err(e) => {
+                self.abort();
+                Err(e)
+            }
+        }
+    }
+
+    /// Like [`Session::run`], retrying conflict aborts (at most `max_tries` times).
+    pub fn run_retry<R>(
+        &mut self,
+        txn_type: u32,
+        max_tries: usize,
+        mut body: impl FnMut(&mut Self) -> Result<R>,
+    ) -> Result<R> {
+        let mut tries = 0;
+        loop {
+            match self.run(txn_type, &mut body) {
+                Err(Error::Conflict(why)) => {
+                    tries += 1;
+                    if tries >= max_tries {
+                        return Err(Error::fatal(format!(
+                            "transaction still conflicting after {tries} tries ({why})"
+                        )));
+                    }
+                    std::thread::yield_now();
+                }
+                r => return r,
+            }
+        }
+    }
+}
+
+impl<W: Worker> Drop for Session<W> {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}

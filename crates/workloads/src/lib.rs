@@ -1,0 +1,77 @@
+//! Workload kits, written once against the transactional API (`api::Session`) and run
+//! unchanged on every engine design: the micro-benchmark, TPC-B and TPC-C.
+//!
+//! A kit defines its schema, loads its data in parallel, generates each transaction's
+//! inputs up front (so the driver can retry a conflict-aborted transaction with the same
+//! inputs), executes one transaction body, and checks the database's consistency.
+//! Kits never time anything and never print: the driver does.
+
+pub mod util;
+
+use api::{Engine, Result, Schema, Session, Worker};
+
+/// One consistency condition's outcome.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Check {
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+}
+
+impl Check {
+    pub fn new(name: &str, passed: bool, detail: impl Into<String>) -> Self {
+        Check {
+            name: name.to_string(),
+            passed,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What the driver knows about the runs that produced the database being checked.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    /// Committed transactions per type, over every run since the data was loaded, when
+    /// known (`None` when checking a database opened from disk without that history).
+    pub committed: Option<Vec<u64>>,
+}
+
+pub trait Workload: Send + Sync + 'static {
+    /// Everything one transaction needs, drawn before it starts (retries reuse it).
+    type Input: Send;
+    /// Per-worker generator state (random number generator, home warehouse, ...).
+    type WorkerState: Send;
+
+    fn name(&self) -> &'static str;
+    fn schema(&self) -> Schema;
+    /// Transaction type names, indexed by the type number `next` returns.
+    fn txn_types(&self) -> &'static [&'static str];
+    /// Every workload setting needed to repeat the run.
+    fn config(&self) -> serde_json::Value;
+
+    /// Rows the load inserts (the progress bar's length).
+    fn load_rows(&self) -> u64;
+    /// Populate an empty database using `threads` threads; call `progress(n)` after
+    /// inserting `n` more rows.
+    fn load<E: Engine>(
+        &self,
+        engine: &E,
+        threads: usize,
+        seed: u64,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<()>;
+
+    fn worker_state(&self, worker_id: usize, threads: usize, seed: u64) -> Self::WorkerState;
+    /// Draw the next transaction: its type number and inputs.
+    fn next(&self, st: &mut Self::WorkerState) -> (u32, Self::Input);
+    /// The transaction's body (the driver wraps it in begin/commit and retries conflicts).
+    fn execute<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        st: &mut Self::WorkerState,
+        input: &Self::Input,
+    ) -> Result<()>;
+
+    /// The workload's consistency conditions, evaluated on a quiescent database.
+    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>>;
+}

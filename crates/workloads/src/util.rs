@@ -1,0 +1,76 @@
+//! Shared pieces of the kits: seeded random number generators, parallel loading.
+
+use api::{Engine, Result, Session, Worker};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+/// A worker's generator: distinct, repeatable streams per (seed, stream).
+pub fn rng_for(seed: u64, stream: u64) -> SmallRng {
+    // splitmix64 of the pair, so nearby streams are unrelated.
+    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    SmallRng::seed_from_u64(z ^ (z >> 31))
+}
+
+/// Run `unit(session, i)` for every `i` in `0..units`, spread over `threads` threads
+/// (unit `i` goes to thread `i % threads`). Each unit runs its own transactions.
+pub fn parallel_units<E: Engine>(
+    engine: &E,
+    threads: usize,
+    units: u64,
+    unit: impl Fn(&mut Session<E::Worker<'_>>, u64) -> Result<()> + Sync,
+) -> Result<()> {
+    let threads = threads.max(1).min(units.max(1) as usize);
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let unit = &unit;
+                sc.spawn(move || {
+                    let mut s = Session::new(engine.worker(t));
+                    let mut i = t as u64;
+                    while i < units {
+                        unit(&mut s, i)?;
+                        i += threads as u64;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        let mut out = Ok(());
+        for h in handles {
+            let r = h
+                .join()
+                .unwrap_or_else(|_| Err(api::Error::fatal("loader thread panicked")));
+            if out.is_ok() {
+                out = r;
+            }
+        }
+        out
+    })
+}
+
+/// Insert rows in transactions of at most `batch` rows, retrying conflicts.
+/// `row(i, session)` inserts row `i` of `lo..hi`.
+pub fn load_range<W: Worker>(
+    s: &mut Session<W>,
+    lo: u64,
+    hi: u64,
+    batch: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    mut row: impl FnMut(&mut Session<W>, u64) -> Result<()>,
+) -> Result<()> {
+    let mut at = lo;
+    while at < hi {
+        let end = (at + batch).min(hi);
+        s.run_retry(u32::MAX, 100, |s| {
+            for i in at..end {
+                row(s, i)?;
+            }
+            Ok(())
+        })?;
+        progress(end - at);
+        at = end;
+    }
+    Ok(())
+}
