@@ -1,1 +1,13 @@
-//! placeholder: see the crate's issue
+//! The driver: opens an engine, loads a workload, runs worker threads back to back for a
+//! warm-up and a measured interval, retries conflict aborts with the same inputs,
+//! records latency histograms per transaction type, runs the workload's consistency
+//! check, and produces the report (human table and JSON).
+//!
+//! The driver owns all timing and printing; engines and kits never print.
+
+pub mod machine;
+pub mod report;
+mod run;
+
+pub use report::Report;
+pub use run::{check_only, run, RunConfig, Stop};

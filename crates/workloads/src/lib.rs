@@ -6,6 +6,8 @@
 //! inputs), executes one transaction body, and checks the database's consistency.
 //! Kits never time anything and never print: the driver does.
 
+pub mod micro;
+pub mod tpcb;
 pub mod util;
 
 use api::{Engine, Result, Schema, Session, Worker};
@@ -71,6 +73,12 @@ pub trait Workload: Send + Sync + 'static {
         st: &mut Self::WorkerState,
         input: &Self::Input,
     ) -> Result<()>;
+
+    /// A line identifying a committed transaction, written by the driver to the
+    /// acknowledgement file of crash tests (`None`: the workload has no such tag).
+    fn txn_tag(&self, _input: &Self::Input) -> Option<String> {
+        None
+    }
 
     /// The workload's consistency conditions, evaluated on a quiescent database.
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>>;

@@ -1,0 +1,232 @@
+//! Command-line arguments.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "oltpscope",
+    version,
+    about = "An OLTP storage engine and a laboratory around it: run TPC-B, TPC-C and a micro-benchmark on several engine designs and see where the cycles go."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Load a workload and run it (throughput, aborts, latency, consistency checks).
+    Run {
+        #[command(subcommand)]
+        workload: WorkloadCmd,
+    },
+    /// Run a workload's consistency check on an existing database directory.
+    Check {
+        #[command(subcommand)]
+        workload: WorkloadCmd,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum WorkloadCmd {
+    /// The micro-benchmark: one (key, value) table, N random rows read or updated per txn.
+    Micro(MicroArgs),
+    /// TPC-B: the AccountUpdate transaction over Branch, Teller, Account, History.
+    Tpcb(TpcbArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EngineName {
+    /// One transaction at a time under a global lock (the reference oracle).
+    Serial,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogArg {
+    Off,
+    Async,
+    Sync,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Common {
+    /// Engine design.
+    #[arg(long, value_enum, default_value = "serial")]
+    pub engine: EngineName,
+    /// Worker threads (each runs transactions back to back).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+    /// Measured interval in seconds.
+    #[arg(long, default_value_t = 10.0, value_parser = positive_f64)]
+    pub duration: f64,
+    /// Warm-up before the measured interval, in seconds.
+    #[arg(long, default_value_t = 1.0, value_parser = non_negative_f64)]
+    pub warmup: f64,
+    /// Seed of every random generator (the run prints it; the same seed repeats the inputs).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the full report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Logging: off, async (group commit, commit does not wait) or sync (commit waits).
+    #[arg(long, value_enum, default_value = "off")]
+    pub log: LogArg,
+    /// Directory for log files (default: a new directory under the system temp dir).
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
+    /// Database directory (disk engine; default: a new temporary directory).
+    #[arg(long)]
+    pub db: Option<PathBuf>,
+    /// Run on the data already in --db instead of loading.
+    #[arg(long)]
+    pub no_load: bool,
+    /// Buffer-pool size, e.g. 64MB (disk engine; default: large enough for the data).
+    #[arg(long, value_parser = parse_size)]
+    pub bpool_size: Option<u64>,
+    /// Record locks per table before escalation to a table lock (disk engine).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub escalation: Option<u32>,
+    /// Checkpoint interval in milliseconds, 0 = none (disk engine).
+    #[arg(long)]
+    pub checkpoint_ms: Option<u64>,
+    /// Do not pin worker threads to cores.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Skip the consistency check after the run.
+    #[arg(long)]
+    pub no_check: bool,
+    /// Append a line per acknowledged commit to this file (crash testing).
+    #[arg(long, hide = true)]
+    pub acked_file: Option<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeArg {
+    Read,
+    Update,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnsArg {
+    Long,
+    String,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DistArg {
+    Uniform,
+    Zipf,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexArg {
+    Btree,
+    Hash,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct MicroArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Database size in bytes of row data (e.g. 1MB, 10MB, 1GB, 10GB; powers of 1024).
+    #[arg(long, value_parser = parse_size, conflicts_with = "keys")]
+    pub size: Option<u64>,
+    /// Number of rows (keys), instead of --size. Default: 10MB worth of rows.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub keys: Option<u64>,
+    /// Rows read or updated per transaction.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rows: u32,
+    /// read: read-only; update: read-modify-write of each row.
+    #[arg(long, value_enum, default_value = "read")]
+    pub mode: ModeArg,
+    /// long: two 8-byte integers; string: two 50-byte strings.
+    #[arg(long, value_enum, default_value = "long")]
+    pub columns: ColumnsArg,
+    /// Key distribution.
+    #[arg(long, value_enum, default_value = "uniform")]
+    pub distribution: DistArg,
+    /// Zipf skew (with --distribution zipf), in (0, 1).
+    #[arg(long, default_value_t = 0.99)]
+    pub theta: f64,
+    /// Index of the table.
+    #[arg(long, value_enum, default_value = "btree")]
+    pub index: IndexArg,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TpcbArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Number of branches (each with 10 tellers and 100,000 accounts).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub scale: u64,
+    /// Put each Branch and Teller row on its own cache lines and page.
+    #[arg(long)]
+    pub pad: bool,
+    /// Give each worker its own home branch (needs --scale >= --threads).
+    #[arg(long)]
+    pub affinity: bool,
+}
+
+fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number")),
+    }
+}
+
+fn non_negative_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
+        _ => Err(format!("'{s}' is not a non-negative number")),
+    }
+}
+
+/// Sizes: a number with an optional unit B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (all
+/// powers of 1024). Zero is refused.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (e.g. 64MB, 1GB)"))?;
+    let mult: u64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        "T" | "TB" | "TIB" => 1 << 40,
+        u => {
+            return Err(format!(
+                "unknown size unit '{u}' in '{s}' (use KB, MB, GB or TB)"
+            ))
+        }
+    };
+    let bytes = v * mult as f64;
+    if !(bytes >= 1.0) || !bytes.is_finite() || bytes > u64::MAX as f64 {
+        return Err(format!("size '{s}' must be at least one byte"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("10MB"), Ok(10 << 20));
+        assert_eq!(parse_size("1gb"), Ok(1 << 30));
+        assert_eq!(parse_size("1.5K"), Ok(1536));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("0MB").is_err());
+        assert!(parse_size("-1MB").is_err());
+        assert!(parse_size("10XB").is_err());
+        assert!(parse_size("MB").is_err());
+    }
+}

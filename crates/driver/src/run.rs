@@ -1,0 +1,432 @@
+//! The run loop: load, warm up, measure, check, report.
+
+use crate::machine;
+use crate::report::{Checks, Latency, Report, TxnTypeReport};
+use api::{Engine, EngineOptions, Error, Session};
+use hdrhistogram::Histogram;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use workloads::{RunInfo, Workload};
+
+/// When the measured phase ends.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stop {
+    /// After this many seconds.
+    Seconds(f64),
+    /// After this many transactions in total (committed or user-aborted), split evenly
+    /// over the workers; there is no time-based warm-up then.
+    Txns(u64),
+}
+
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub engine: EngineOptions,
+    pub threads: usize,
+    pub warmup_s: f64,
+    pub stop: Stop,
+    pub seed: u64,
+    /// Pin worker `i` to core `i % cores`.
+    pub pin: bool,
+    /// Skip loading (the engine opened an existing database).
+    pub no_load: bool,
+    /// Show progress bars and a live line per second (only on a terminal).
+    pub interactive: bool,
+    /// Turn the tracer on for the measured phase (`oltpscope simulate`).
+    pub trace_measured: bool,
+    /// Append one line per acknowledged commit (the workload's tag) to this file.
+    pub acked_file: Option<PathBuf>,
+    /// Run the workload's consistency check after the run.
+    pub check: bool,
+}
+
+const WARMUP: u8 = 0;
+const MEASURE: u8 = 1;
+const STOP: u8 = 2;
+
+/// Per-worker counters other threads read for the live line; each on its own cache line.
+#[repr(align(128))]
+#[derive(Default)]
+struct Live {
+    committed: AtomicU64,
+    aborted: AtomicU64,
+}
+
+struct WorkerResult {
+    committed: Vec<u64>,
+    aborted: Vec<u64>,
+    user_aborts: Vec<u64>,
+    /// Committed since the run started, warm-up included (for the consistency check).
+    committed_all: Vec<u64>,
+    hist: Vec<Histogram<u64>>,
+}
+
+fn new_hist() -> Histogram<u64> {
+    // 1 ns .. 100 s at 3 significant figures; longer latencies saturate at 100 s.
+    Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
+}
+
+/// Load (unless the database already has data) and run `wl` on engine `E`.
+pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Report> {
+    let started_at_unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let schema = Arc::new(wl.schema());
+    let engine = E::open(schema, &cfg.engine)?;
+    let fresh = !engine.has_data();
+    let mut load_s = None;
+    if fresh {
+        if cfg.no_load {
+            return Err(Error::fatal(
+                "--no-load given but the database holds no data",
+            ));
+        }
+        let t0 = Instant::now();
+        let bar = if cfg.interactive {
+            let b = ProgressBar::new(wl.load_rows());
+            b.set_style(
+                ProgressStyle::with_template(
+                    "loading {msg} [{bar:40}] {human_pos}/{human_len} rows ({per_sec}, eta {eta})",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            b.set_message(wl.name());
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        wl.load(&engine, cfg.threads, cfg.seed, &|n| bar.inc(n))?;
+        bar.finish_and_clear();
+        load_s = Some(t0.elapsed().as_secs_f64());
+    } else if !cfg.no_load {
+        return Err(Error::fatal(
+            "the database already holds data: add --no-load to run on it, or use a new --db directory",
+        ));
+    }
+
+    let ntypes = wl.txn_types().len();
+    let phase = AtomicU8::new(
+        if matches!(cfg.stop, Stop::Txns(_)) || cfg.warmup_s <= 0.0 {
+            MEASURE
+        } else {
+            WARMUP
+        },
+    );
+    let live: Vec<Live> = (0..cfg.threads).map(|_| Live::default()).collect();
+    let fatal: Mutex<Option<Error>> = Mutex::new(None);
+    let acked = match &cfg.acked_file {
+        Some(p) => Some(Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| Error::fatal(format!("cannot open {}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let per_worker_txns = match cfg.stop {
+        Stop::Txns(n) => Some(
+            (0..cfg.threads)
+                .map(|i| n / cfg.threads as u64 + (i < (n % cfg.threads as u64) as usize) as u64)
+                .collect::<Vec<_>>(),
+        ),
+        Stop::Seconds(_) => None,
+    };
+    if cfg.trace_measured && phase.load(Ordering::Relaxed) == MEASURE {
+        probe::tracing_start();
+    }
+
+    let mut measure_start = Instant::now();
+    let mut measured = Duration::ZERO;
+    let results: Vec<WorkerResult> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|w| {
+                let (engine, phase, live, fatal, acked, cores) = (&engine, &phase, &live, &fatal, &acked, &cores);
+                let quota = per_worker_txns.as_ref().map(|q| q[w]);
+                sc.spawn(move || {
+                    if cfg.pin && !cores.is_empty() {
+                        core_affinity::set_for_current(cores[w % cores.len()]);
+                    }
+                    let mut st = wl.worker_state(w, cfg.threads, cfg.seed);
+                    let mut s = Session::new(engine.worker(w));
+                    let mut r = WorkerResult {
+                        committed: vec![0; ntypes],
+                        aborted: vec![0; ntypes],
+                        user_aborts: vec![0; ntypes],
+                        committed_all: vec![0; ntypes],
+                        hist: (0..ntypes).map(|_| new_hist()).collect(),
+                    };
+                    let me = &live[w];
+                    let mut done = 0u64;
+                    let mut backoff_seed = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    loop {
+                        let ph = phase.load(Ordering::Relaxed);
+                        if ph == STOP || quota.is_some_and(|q| done >= q) {
+                            break;
+                        }
+                        let (ty, input) = wl.next(&mut st);
+                        let t = ty as usize;
+                        let t0 = Instant::now();
+                        let mut tries = 0u32;
+                        let outcome = loop {
+                            match s.run(ty, |s| wl.execute(s, &mut st, &input)) {
+                                Err(Error::Conflict(_)) => {
+                                    tries += 1;
+                                    if ph == MEASURE {
+                                        r.aborted[t] += 1;
+                                    }
+                                    me.aborted.store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                                    // Randomized exponential back-off before retrying.
+                                    backoff_seed ^= backoff_seed << 13;
+                                    backoff_seed ^= backoff_seed >> 7;
+                                    backoff_seed ^= backoff_seed << 17;
+                                    let spins = backoff_seed % (1u64 << tries.min(12));
+                                    for _ in 0..spins {
+                                        std::hint::spin_loop();
+                                    }
+                                    if tries > 16 {
+                                        std::thread::yield_now();
+                                    }
+                                    if phase.load(Ordering::Relaxed) == STOP && tries > 1000 {
+                                        break Err(Error::fatal("a transaction kept conflicting for 1000 retries at the end of the run"));
+                                    }
+                                }
+                                other => break other,
+                            }
+                        };
+                        let ns = t0.elapsed().as_nanos() as u64;
+                        done += 1;
+                        match outcome {
+                            Ok(()) => {
+                                r.committed_all[t] += 1;
+                                if ph == MEASURE {
+                                    r.committed[t] += 1;
+                                    r.hist[t].saturating_record(ns.max(1));
+                                }
+                                me.committed.store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                                if let (Some(f), Some(tag)) = (acked, wl.txn_tag(&input)) {
+                                    let mut f = f.lock().unwrap();
+                                    if let Err(e) = writeln!(f, "{tag}") {
+                                        *fatal.lock().unwrap() = Some(Error::fatal(format!("cannot write the acknowledgement file: {e}")));
+                                        phase.store(STOP, Ordering::Relaxed);
+                                    }
+                                }
+                            }
+                            Err(Error::UserAbort) => {
+                                if ph == MEASURE {
+                                    r.user_aborts[t] += 1;
+                                    r.hist[t].saturating_record(ns.max(1));
+                                }
+                            }
+                            Err(e) => {
+                                let mut f = fatal.lock().unwrap();
+                                if f.is_none() {
+                                    *f = Some(e);
+                                }
+                                phase.store(STOP, Ordering::Relaxed);
+                                break;
+                            }
+                        }
+                    }
+                    r
+                })
+            })
+            .collect();
+
+        // The main thread keeps time and prints the live line.
+        let run_start = Instant::now();
+        if phase.load(Ordering::Relaxed) == MEASURE {
+            measure_start = run_start;
+        }
+        if let Stop::Seconds(secs) = cfg.stop {
+            let warm = Duration::from_secs_f64(cfg.warmup_s.max(0.0));
+            let total = warm + Duration::from_secs_f64(secs);
+            let mut last = (0u64, 0u64);
+            let mut tick = 1u64;
+            loop {
+                if phase.load(Ordering::Relaxed) == STOP {
+                    break;
+                }
+                let now = run_start.elapsed();
+                if phase.load(Ordering::Relaxed) == WARMUP && now >= warm {
+                    measure_start = Instant::now();
+                    phase.store(MEASURE, Ordering::Relaxed);
+                    if cfg.trace_measured {
+                        probe::tracing_start();
+                    }
+                }
+                if now >= total {
+                    break;
+                }
+                if now >= Duration::from_secs(tick) {
+                    tick += 1;
+                    let c: u64 = live
+                        .iter()
+                        .map(|l| l.committed.load(Ordering::Relaxed))
+                        .sum();
+                    let a: u64 = live.iter().map(|l| l.aborted.load(Ordering::Relaxed)).sum();
+                    if cfg.interactive {
+                        let (dc, da) = (c - last.0, a - last.1);
+                        let what = if phase.load(Ordering::Relaxed) == WARMUP {
+                            "warm-up"
+                        } else {
+                            "measure"
+                        };
+                        let rate = if dc + da > 0 {
+                            100.0 * da as f64 / (dc + da) as f64
+                        } else {
+                            0.0
+                        };
+                        eprintln!(
+                            "[{:>4}s] {what:<8} {:>12.0} txn/s   aborts {rate:>6.2}%",
+                            tick - 1,
+                            dc as f64
+                        );
+                    }
+                    last = (c, a);
+                }
+                // Sleep until the next event: the end of warm-up, the next second, the end.
+                let mut next = total.min(Duration::from_secs(tick));
+                if phase.load(Ordering::Relaxed) == WARMUP {
+                    next = next.min(warm);
+                }
+                std::thread::sleep(
+                    next.saturating_sub(run_start.elapsed())
+                        .min(Duration::from_millis(100)),
+                );
+            }
+            measured = measure_start.elapsed();
+            phase.store(STOP, Ordering::Relaxed);
+        }
+        let results: Vec<WorkerResult> = handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect();
+        if matches!(cfg.stop, Stop::Txns(_)) {
+            measured = measure_start.elapsed();
+        }
+        results
+    });
+    if cfg.trace_measured {
+        probe::tracing_stop();
+    }
+    if let Some(e) = fatal.into_inner().unwrap() {
+        return Err(e);
+    }
+
+    let secs = measured.as_secs_f64().max(1e-9);
+    let mut per_txn = Vec::new();
+    let mut all_hist = new_hist();
+    let mut committed_all = vec![0u64; ntypes];
+    for (t, name) in wl.txn_types().iter().enumerate() {
+        let mut h = new_hist();
+        let (mut c, mut a, mut u) = (0, 0, 0);
+        for r in &results {
+            h.add(&r.hist[t])
+                .expect("histograms of the same precision add");
+            c += r.committed[t];
+            a += r.aborted[t];
+            u += r.user_aborts[t];
+            committed_all[t] += r.committed_all[t];
+        }
+        all_hist
+            .add(&h)
+            .expect("histograms of the same precision add");
+        per_txn.push(TxnTypeReport {
+            name: name.to_string(),
+            committed: c,
+            aborted: a,
+            user_aborts: u,
+            throughput_tps: c as f64 / secs,
+            latency_us: Latency::from_ns(&h),
+        });
+    }
+    let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
+    let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();
+    let user_aborts: u64 = per_txn.iter().map(|t| t.user_aborts).sum();
+    let tpmc = per_txn
+        .iter()
+        .find(|t| t.name == "new-order" || t.name == "new_order")
+        .map(|t| t.committed as f64 * 60.0 / secs);
+
+    let checks = if cfg.check {
+        let info = RunInfo {
+            committed: fresh.then_some(committed_all),
+        };
+        let list = wl.check(&engine, &info)?;
+        Checks {
+            passed: list.iter().all(|c| c.passed),
+            list,
+        }
+    } else {
+        Checks {
+            passed: true,
+            list: vec![],
+        }
+    };
+    let engine_stats = engine.stats();
+    engine.shutdown()?;
+
+    let config = serde_json::json!({
+        "workload": wl.config(),
+        "engine": cfg.engine,
+        "threads": cfg.threads,
+        "warmup_s": cfg.warmup_s,
+        "stop": cfg.stop,
+        "seed": cfg.seed,
+        "pin": cfg.pin && !cores.is_empty(),
+        "no_load": cfg.no_load,
+    });
+    Ok(Report {
+        workload: wl.name().to_string(),
+        engine: E::NAME.to_string(),
+        threads: cfg.threads,
+        duration_s: secs,
+        warmup_s: if matches!(cfg.stop, Stop::Seconds(_)) {
+            cfg.warmup_s.max(0.0)
+        } else {
+            0.0
+        },
+        seed: cfg.seed,
+        committed,
+        aborted,
+        user_aborts,
+        abort_rate: if committed + aborted > 0 {
+            aborted as f64 / (committed + aborted) as f64
+        } else {
+            0.0
+        },
+        throughput_tps: committed as f64 / secs,
+        tpmc,
+        latency_us: Latency::from_ns(&all_hist),
+        per_txn,
+        checks,
+        load_s,
+        config,
+        engine_stats,
+        machine: machine::describe(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at_unix_s,
+    })
+}
+
+/// Open an existing database and run the workload's consistency check on it.
+pub fn check_only<E: Engine, W: Workload>(
+    wl: &W,
+    opts: &EngineOptions,
+) -> api::Result<Vec<workloads::Check>> {
+    let engine = E::open(Arc::new(wl.schema()), opts)?;
+    if !engine.has_data() {
+        return Err(Error::fatal("the database holds no data to check"));
+    }
+    let list = wl.check(&engine, &RunInfo { committed: None })?;
+    engine.shutdown()?;
+    Ok(list)
+}

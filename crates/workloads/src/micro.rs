@@ -1,0 +1,447 @@
+//! The micro-benchmark of the "revisited" paper (Section 3): one table of (key, value),
+//! transactions that read or update N random rows through the index.
+//!
+//! Update transactions add 1 to the first value column and subtract 1 from the second
+//! (integer columns), or advance a counter stored in both string columns, so the check
+//! can prove no update was lost or half-applied.
+
+use crate::util::{load_range, parallel_units, rng_for};
+use crate::{Check, RunInfo, Workload};
+use api::row::{self, Pod, Zeroable};
+use api::{Engine, Error, IndexKind, Key, Result, Schema, Session, TableDef, TableId, Worker};
+use rand::rngs::SmallRng;
+use rand::Rng;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Read,
+    Update,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Columns {
+    /// Two 8-byte integers (16-byte rows).
+    Long,
+    /// Two 50-byte strings (100-byte rows).
+    String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum Distribution {
+    Uniform,
+    Zipf { theta: f64 },
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MicroConfig {
+    pub keys: u64,
+    pub rows_per_txn: u32,
+    pub mode: Mode,
+    pub columns: Columns,
+    pub distribution: Distribution,
+    pub index: IndexKind,
+}
+
+impl MicroConfig {
+    pub fn row_size(columns: Columns) -> usize {
+        match columns {
+            Columns::Long => std::mem::size_of::<LongRow>(),
+            Columns::String => std::mem::size_of::<StringRow>(),
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+pub struct LongRow {
+    pub a: i64,
+    pub b: i64,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable)]
+pub struct StringRow {
+    pub a: [u8; 50],
+    pub b: [u8; 50],
+}
+
+/// The counter kept in the first 20 bytes of each string column.
+fn str_counter(s: &[u8; 50]) -> u64 {
+    std::str::from_utf8(&s[..20])
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+fn set_str_counter(s: &mut [u8; 50], v: u64) {
+    let t = format!("{v:>20}");
+    s[..20].copy_from_slice(t.as_bytes());
+}
+
+pub struct Micro {
+    cfg: MicroConfig,
+    table: TableId,
+    zipf: Option<Zipf>,
+}
+
+pub struct MicroState {
+    rng: SmallRng,
+}
+
+pub struct MicroInput {
+    keys: [u64; MAX_ROWS],
+    n: usize,
+}
+
+/// Rows per transaction are bounded so inputs live on the stack.
+pub const MAX_ROWS: usize = 1000;
+
+impl Micro {
+    pub fn new(cfg: MicroConfig) -> std::result::Result<Self, String> {
+        if cfg.keys == 0 {
+            return Err("the micro-benchmark needs at least one key".into());
+        }
+        if cfg.rows_per_txn == 0 || cfg.rows_per_txn as usize > MAX_ROWS {
+            return Err(format!("--rows must be between 1 and {MAX_ROWS}"));
+        }
+        if cfg.rows_per_txn as u64 > cfg.keys {
+            return Err(format!(
+                "--rows {} is more than the {} keys of the table",
+                cfg.rows_per_txn, cfg.keys
+            ));
+        }
+        let zipf = match cfg.distribution {
+            Distribution::Uniform => None,
+            Distribution::Zipf { theta } => {
+                if !(theta > 0.0 && theta < 1.0) {
+                    return Err(format!("--theta must be in (0, 1), got {theta}"));
+                }
+                Some(Zipf::new(cfg.keys, theta))
+            }
+        };
+        // The schema has one table, so its id is 0.
+        Ok(Micro {
+            cfg,
+            table: TableId(0),
+            zipf,
+        })
+    }
+
+    pub fn config_struct(&self) -> &MicroConfig {
+        &self.cfg
+    }
+
+    fn key(k: u64) -> Key {
+        let mut key = Key::new();
+        key.push_u64(k);
+        key
+    }
+
+    fn initial_row(&self, k: u64) -> Vec<u8> {
+        match self.cfg.columns {
+            Columns::Long => row::bytes(&LongRow {
+                a: k as i64,
+                b: -(k as i64),
+            })
+            .to_vec(),
+            Columns::String => {
+                let mut r = StringRow {
+                    a: [b'x'; 50],
+                    b: [b'y'; 50],
+                };
+                set_str_counter(&mut r.a, 0);
+                set_str_counter(&mut r.b, 0);
+                row::bytes(&r).to_vec()
+            }
+        }
+    }
+
+    fn draw_key(&self, rng: &mut SmallRng) -> u64 {
+        match &self.zipf {
+            None => rng.gen_range(0..self.cfg.keys),
+            Some(z) => z.sample(rng),
+        }
+    }
+}
+
+impl Workload for Micro {
+    type Input = MicroInput;
+    type WorkerState = MicroState;
+
+    fn name(&self) -> &'static str {
+        "micro"
+    }
+
+    fn schema(&self) -> Schema {
+        let mut s = Schema::new();
+        s.add(TableDef::new(
+            "micro",
+            MicroConfig::row_size(self.cfg.columns),
+            self.cfg.index,
+            self.cfg.keys,
+        ));
+        s
+    }
+
+    fn txn_types(&self) -> &'static [&'static str] {
+        match self.cfg.mode {
+            Mode::Read => &["read"],
+            Mode::Update => &["update"],
+        }
+    }
+
+    fn config(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.cfg).unwrap();
+        v["row_bytes"] = MicroConfig::row_size(self.cfg.columns).into();
+        v["data_bytes"] = (MicroConfig::row_size(self.cfg.columns) as u64 * self.cfg.keys).into();
+        v
+    }
+
+    fn load_rows(&self) -> u64 {
+        self.cfg.keys
+    }
+
+    fn load<E: Engine>(
+        &self,
+        engine: &E,
+        threads: usize,
+        _seed: u64,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<()> {
+        // Units of 64K keys, dealt round-robin, so every thread loads its share.
+        const UNIT: u64 = 1 << 16;
+        let units = self.cfg.keys.div_ceil(UNIT);
+        parallel_units(engine, threads, units, |s, u| {
+            let lo = u * UNIT;
+            let hi = (lo + UNIT).min(self.cfg.keys);
+            load_range(s, lo, hi, 512, progress, |s, k| {
+                s.insert(self.table, &Self::key(k), &self.initial_row(k))
+            })
+        })
+    }
+
+    fn worker_state(&self, worker_id: usize, _threads: usize, seed: u64) -> MicroState {
+        MicroState {
+            rng: rng_for(seed, worker_id as u64 + 1),
+        }
+    }
+
+    fn next(&self, st: &mut MicroState) -> (u32, MicroInput) {
+        let n = self.cfg.rows_per_txn as usize;
+        let mut input = MicroInput {
+            keys: [0; MAX_ROWS],
+            n,
+        };
+        // Distinct keys per transaction (a row is touched once); rows <= keys is checked.
+        let mut i = 0;
+        while i < n {
+            let k = self.draw_key(&mut st.rng);
+            if !input.keys[..i].contains(&k) {
+                input.keys[i] = k;
+                i += 1;
+            }
+        }
+        (0, input)
+    }
+
+    fn execute<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        _st: &mut MicroState,
+        input: &MicroInput,
+    ) -> Result<()> {
+        let t = self.table;
+        for &k in &input.keys[..input.n] {
+            let key = Self::key(k);
+            let found = match (self.cfg.mode, self.cfg.columns) {
+                (Mode::Read, Columns::Long) => {
+                    let mut sum = 0i64;
+                    let f = s.get(t, &key, |b| {
+                        let r: LongRow = row::read(b);
+                        sum = r.a.wrapping_add(r.b);
+                    })?;
+                    std::hint::black_box(sum);
+                    f
+                }
+                (Mode::Read, Columns::String) => {
+                    let mut first = 0u8;
+                    let f = s.get(t, &key, |b| first = b[0] ^ b[99])?;
+                    std::hint::black_box(first);
+                    f
+                }
+                (Mode::Update, Columns::Long) => s.update_row(t, &key, |r: &mut LongRow| {
+                    r.a += 1;
+                    r.b -= 1;
+                })?,
+                (Mode::Update, Columns::String) => s.update_row(t, &key, |r: &mut StringRow| {
+                    let c = str_counter(&r.a);
+                    set_str_counter(&mut r.a, c + 1);
+                    set_str_counter(&mut r.b, c + 1);
+                })?,
+            };
+            if !found {
+                return Err(Error::fatal(format!("micro: key {k} is missing")));
+            }
+        }
+        Ok(())
+    }
+
+    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+        let mut s = Session::new(engine.worker(0));
+        let (mut rows, mut bad_rows, mut updates) = (0u64, 0u64, 0i128);
+        const BATCH: u64 = 4096;
+        let mut lo = 0;
+        while lo < self.cfg.keys {
+            let hi = (lo + BATCH).min(self.cfg.keys);
+            let (r, b, u) = s.run_retry(u32::MAX, 100, |s| {
+                let (mut r, mut b, mut u) = (0u64, 0u64, 0i128);
+                for k in lo..hi {
+                    let cols = self.cfg.columns;
+                    let found = s.get(self.table, &Self::key(k), |bytes| match cols {
+                        Columns::Long => {
+                            let row: LongRow = row::read(bytes);
+                            if row.a + row.b != 0 {
+                                b += 1;
+                            }
+                            u += (row.a - k as i64) as i128;
+                        }
+                        Columns::String => {
+                            let row: StringRow = row::read(bytes);
+                            let (ca, cb) = (str_counter(&row.a), str_counter(&row.b));
+                            if ca != cb || ca == u64::MAX {
+                                b += 1;
+                            }
+                            u += ca as i128;
+                        }
+                    })?;
+                    r += found as u64;
+                }
+                Ok((r, b, u))
+            })?;
+            rows += r;
+            bad_rows += b;
+            updates += u;
+            lo = hi;
+        }
+        let mut checks = vec![
+            Check::new(
+                "all rows present",
+                rows == self.cfg.keys,
+                format!("{rows} of {} keys found", self.cfg.keys),
+            ),
+            Check::new(
+                "columns consistent per row",
+                bad_rows == 0,
+                format!("{bad_rows} rows whose two columns disagree"),
+            ),
+        ];
+        if let Some(committed) = &info.committed {
+            let expected = match self.cfg.mode {
+                Mode::Read => 0,
+                Mode::Update => committed[0] as i128 * self.cfg.rows_per_txn as i128,
+            };
+            checks.push(Check::new(
+                "row updates equal committed updates",
+                updates == expected,
+                format!("{updates} row updates found, {expected} committed"),
+            ));
+        }
+        Ok(checks)
+    }
+}
+
+/// Zipfian ranks over `0..n` (Gray et al., "Quickly generating billion-record synthetic
+/// databases"), mapped to keys through a fixed permutation so hot keys are spread over
+/// the index rather than packed into its first leaves.
+pub struct Zipf {
+    n: u64,
+    theta: f64,
+    alpha: f64,
+    zetan: f64,
+    eta: f64,
+    mult: u64,
+}
+
+impl Zipf {
+    pub fn new(n: u64, theta: f64) -> Self {
+        let zeta = |m: u64| (1..=m).map(|i| 1.0 / (i as f64).powf(theta)).sum::<f64>();
+        let zetan = zeta(n);
+        let zeta2 = zeta(2.min(n));
+        let alpha = 1.0 / (1.0 - theta);
+        let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+        // A multiplier coprime with n gives a permutation k -> k * mult mod n.
+        let mut mult = 0x9E37_79B9_7F4A_7C15u64 % n.max(1);
+        while n > 1 && gcd(mult, n) != 1 {
+            mult += 1;
+        }
+        Zipf {
+            n,
+            theta,
+            alpha,
+            zetan,
+            eta,
+            mult: mult.max(1),
+        }
+    }
+
+    pub fn rank(&self, rng: &mut SmallRng) -> u64 {
+        let u: f64 = rng.gen();
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            return 0;
+        }
+        if uz < 1.0 + 0.5f64.powf(self.theta) {
+            return 1.min(self.n - 1);
+        }
+        let r = (self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64;
+        r.min(self.n - 1)
+    }
+
+    pub fn sample(&self, rng: &mut SmallRng) -> u64 {
+        ((self.rank(rng) as u128 * self.mult as u128) % self.n as u128) as u64
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zipf_is_skewed_and_in_range() {
+        let z = Zipf::new(1000, 0.99);
+        let mut rng = rng_for(1, 1);
+        let mut counts = vec![0u32; 1000];
+        for _ in 0..100_000 {
+            counts[z.rank(&mut rng) as usize] += 1;
+        }
+        // Rank 0 of a 0.99-zipf over 1000 items has probability ~1/zeta(1000) ~ 0.13.
+        assert!(
+            counts[0] > 10_000 && counts[0] < 16_000,
+            "rank 0 drawn {} times",
+            counts[0]
+        );
+        assert!(counts[0] > counts[10] && counts[10] > counts[500]);
+        let mut seen = std::collections::HashSet::new();
+        for r in 0..1000 {
+            seen.insert(((r as u128 * z.mult as u128) % 1000) as u64);
+        }
+        assert_eq!(seen.len(), 1000, "rank-to-key map must be a permutation");
+    }
+
+    #[test]
+    fn string_counter_round_trips() {
+        let mut s = [b'x'; 50];
+        set_str_counter(&mut s, 12345);
+        assert_eq!(str_counter(&s), 12345);
+    }
+}
