@@ -1,0 +1,110 @@
+//! The command line's bad-input cases: each returns exit code 2 with one message line and
+//! no backtrace; a good short run succeeds and writes its JSON report.
+
+use std::process::Command;
+
+fn oltpscope(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_oltpscope"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run oltpscope");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_input_gives_one_line_and_exit_code_2() {
+    let cases: &[&[&str]] = &[
+        &["run", "nosuchworkload"],
+        &["run", "micro", "--engine", "nosuchengine"],
+        &["run", "micro", "--nosuchoption"],
+        &["run", "micro", "--threads", "0"],
+        &["run", "micro", "--threads", "-1"],
+        &["run", "micro", "--duration", "0"],
+        &["run", "micro", "--duration", "-5"],
+        &["run", "micro", "--size", "0MB"],
+        &["run", "micro", "--size", "12XB"],
+        &["run", "micro", "--keys", "0"],
+        &["run", "micro", "--size", "1000TB"],
+        &["run", "micro", "--rows", "0"],
+        &["run", "micro", "--distribution", "zipf", "--theta", "2"],
+        &["run", "tpcb", "--scale", "0"],
+        &[
+            "run",
+            "tpcb",
+            "--scale",
+            "1",
+            "--threads",
+            "2",
+            "--affinity",
+        ],
+        &["run", "tpcb", "--bpool-size", "0"],
+        &["nosuchcommand"],
+    ];
+    for args in cases {
+        let (code, _out, err) = oltpscope(args);
+        assert_eq!(code, 2, "{args:?} should exit with 2, stderr: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line expected, got: {err}"
+        );
+        assert!(err.starts_with("error:"), "{args:?}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_short_run_reports_json_with_the_documented_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcb",
+        "--engine",
+        "serial",
+        "--threads",
+        "2",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0.1",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("consistency checks: all passed"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for field in [
+        "workload",
+        "engine",
+        "threads",
+        "duration_s",
+        "seed",
+        "committed",
+        "aborted",
+        "throughput_tps",
+        "latency_us",
+        "per_txn",
+        "checks",
+        "config",
+        "machine",
+    ] {
+        assert!(v.get(field).is_some(), "missing field {field}");
+    }
+    for p in ["p50", "p95", "p99", "p999", "max"] {
+        assert!(v["latency_us"][p].as_f64().unwrap() > 0.0, "latency {p}");
+    }
+    assert_eq!(v["checks"]["passed"], true);
+    assert!(v["committed"].as_u64().unwrap() > 0);
+    // Non-terminal output: no live lines, no progress bar.
+    assert!(!err.contains("txn/s"), "{err}");
+}
