@@ -21,6 +21,9 @@ pub enum Cmd {
         #[command(subcommand)]
         workload: WorkloadCmd,
     },
+    /// Kill TPC-B runs at random moments and check that recovery keeps every
+    /// acknowledged commit and nothing else (soak test of a durable engine).
+    Crashtest(CrashArgs),
     /// Run a workload's consistency check on an existing database directory.
     Check {
         #[command(subcommand)]
@@ -229,4 +232,30 @@ mod tests {
         assert!(parse_size("10XB").is_err());
         assert!(parse_size("MB").is_err());
     }
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CrashArgs {
+    /// Engine under test (must be durable).
+    #[arg(long, value_enum, default_value = "serial")]
+    pub engine: EngineName,
+    /// Number of kill-and-recover trials.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub trials: u32,
+    /// TPC-B branches.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub scale: u64,
+    /// Worker threads of the killed run.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub threads: u32,
+    /// The kill comes at a random moment up to this many milliseconds after the first
+    /// acknowledged commit.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_kill_ms: u64,
+    /// Seed of the kill times and of the runs.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Keep each trial's database directory (under this directory) for inspection.
+    #[arg(long)]
+    pub keep: Option<PathBuf>,
 }

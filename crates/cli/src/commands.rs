@@ -31,6 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             WorkloadCmd::Micro(a) => run(&micro(&a)?, &a.common),
             WorkloadCmd::Tpcb(a) => run(&tpcb(&a)?, &a.common),
         },
+        Cmd::Crashtest(a) => crate::crashtest::crashtest(&a),
         Cmd::Check { workload } => match workload {
             WorkloadCmd::Micro(a) => check(&micro(&a)?, &a.common),
             WorkloadCmd::Tpcb(a) => check(&tpcb(&a)?, &a.common),
@@ -169,7 +170,21 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
 
 fn check<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
     let opts = engine_options(c);
-    let list = with_engine!(c.engine, E => driver::check_only::<E, W>(wl, &opts))
+    let acked = match &c.acked_file {
+        Some(p) => Some(
+            std::fs::read_to_string(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?
+                .lines()
+                .map(str::to_string)
+                .collect(),
+        ),
+        None => None,
+    };
+    let info = workloads::RunInfo {
+        committed: None,
+        acked,
+    };
+    let list = with_engine!(c.engine, E => driver::check_only::<E, W>(wl, &opts, &info))
         .map_err(|e| e.to_string())?;
     let passed = list.iter().all(|c| c.passed);
     println!(

@@ -3,6 +3,7 @@
 
 mod args;
 mod commands;
+mod crashtest;
 
 use clap::Parser;
 

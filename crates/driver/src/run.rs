@@ -359,6 +359,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     let checks = if cfg.check {
         let info = RunInfo {
             committed: fresh.then_some(committed_all),
+            acked: None,
         };
         let list = wl.check(&engine, &info)?;
         Checks {
@@ -421,12 +422,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
 pub fn check_only<E: Engine, W: Workload>(
     wl: &W,
     opts: &EngineOptions,
+    info: &RunInfo,
 ) -> api::Result<Vec<workloads::Check>> {
     let engine = E::open(Arc::new(wl.schema()), opts)?;
     if !engine.has_data() {
         return Err(Error::fatal("the database holds no data to check"));
     }
-    let list = wl.check(&engine, &RunInfo { committed: None })?;
+    let list = wl.check(&engine, info)?;
     engine.shutdown()?;
     Ok(list)
 }

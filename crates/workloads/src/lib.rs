@@ -36,6 +36,9 @@ pub struct RunInfo {
     /// Committed transactions per type, over every run since the data was loaded, when
     /// known (`None` when checking a database opened from disk without that history).
     pub committed: Option<Vec<u64>>,
+    /// Tags (`Workload::txn_tag`) of the commits the driver acknowledged before a crash,
+    /// when checking a database recovered after a crash test.
+    pub acked: Option<Vec<String>>,
 }
 
 pub trait Workload: Send + Sync + 'static {

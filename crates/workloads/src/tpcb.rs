@@ -8,10 +8,12 @@
 
 use crate::util::{load_range, parallel_units, rng_for};
 use crate::{Check, RunInfo, Workload};
+use api::key::{read_u32, read_u64};
 use api::row::{Pod, Zeroable};
 use api::{Dir, Engine, Error, IndexKind, Key, Result, Schema, Session, TableDef, TableId, Worker};
 use rand::rngs::SmallRng;
 use rand::Rng;
+use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 
 pub const TELLERS_PER_BRANCH: u64 = 10;
@@ -405,9 +407,14 @@ impl Workload for Tpcb {
         // History, scanned in chunks resuming after the last key seen.
         let (mut sh, mut nh) = (0i128, 0u64);
         let mut after: Option<Key> = None;
+        // (run, worker, seq) of every History row, only when comparing with acknowledgements.
+        let mut present: Option<HashSet<(u64, u32, u64)>> =
+            info.acked.as_ref().map(|_| HashSet::new());
+        let want_keys = present.is_some();
         loop {
-            let (sum, n, last) = s.run_retry(u32::MAX, 100, |s| {
+            let (sum, n, last, keys) = s.run_retry(u32::MAX, 100, |s| {
                 let (mut sum, mut n, mut last) = (0i128, 0u64, None);
+                let mut keys = Vec::new();
                 let lo = match &after {
                     Some(k) => Bound::Excluded(k.as_bytes()),
                     None => Bound::Unbounded,
@@ -422,11 +429,17 @@ impl Workload for Tpcb {
                         sum += api::row::read::<History>(b).delta as i128;
                         n += 1;
                         last = Some(Key::from_bytes(k));
+                        if want_keys {
+                            keys.push((read_u64(k, 0), read_u32(k, 8), read_u64(k, 12)));
+                        }
                         true
                     },
                 )?;
-                Ok((sum, n, last))
+                Ok((sum, n, last, keys))
             })?;
+            if let Some(p) = present.as_mut() {
+                p.extend(keys);
+            }
             sh += sum;
             nh += n;
             match last {
@@ -458,6 +471,84 @@ impl Workload for Tpcb {
                 format!("{nh} history rows (committed count unknown: not compared)"),
             )),
         }
+        if let (Some(acked), Some(present)) = (&info.acked, &present) {
+            checks.push(Self::check_acked(acked, present));
+        }
         Ok(checks)
+    }
+}
+
+impl Tpcb {
+    /// After a crash: every acknowledged commit is present, and nothing else is but at
+    /// most one in-flight transaction per worker (committed, not yet acknowledged: the
+    /// one after its last acknowledged one).
+    fn check_acked(acked: &[String], present: &HashSet<(u64, u32, u64)>) -> Check {
+        let mut tags = HashSet::new();
+        let mut last: HashMap<(u64, u32), u64> = HashMap::new();
+        for line in acked {
+            let f: Vec<u64> = line
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            if f.len() != 3 {
+                // A torn last line of the side file (killed mid-write) is not an ack.
+                continue;
+            }
+            let t = (f[0], f[1] as u32, f[2]);
+            tags.insert(t);
+            let e = last.entry((t.0, t.1)).or_insert(0);
+            *e = (*e).max(t.2);
+        }
+        let lost = tags.iter().filter(|t| !present.contains(t)).count();
+        let runs: HashSet<u64> = tags.iter().map(|t| t.0).collect();
+        let unexplained = present
+            .iter()
+            .filter(|t| !tags.contains(t))
+            .filter(|t| {
+                // Rows of runs that acknowledged nothing are judged only by balances.
+                runs.contains(&t.0) && t.2 != last.get(&(t.0, t.1)).copied().unwrap_or(0) + 1
+            })
+            .count();
+        Check::new(
+            "acknowledged commits durable, nothing else",
+            lost == 0 && unexplained == 0,
+            format!(
+                "{} acknowledged commits: {lost} missing; {} history rows, {unexplained} neither acknowledged nor in flight",
+                tags.len(),
+                present.len()
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(v: &[(u64, u32, u64)]) -> HashSet<(u64, u32, u64)> {
+        v.iter().copied().collect()
+    }
+
+    #[test]
+    fn acknowledged_commits_must_survive_and_only_in_flight_extras_are_allowed() {
+        let acked: Vec<String> = ["9 0 1", "9 0 2", "9 1 1", "9 1"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        // Exactly the acknowledged ones, plus one in-flight per worker: fine.
+        assert!(Tpcb::check_acked(&acked, &set(&[(9, 0, 1), (9, 0, 2), (9, 1, 1)])).passed);
+        assert!(
+            Tpcb::check_acked(
+                &acked,
+                &set(&[(9, 0, 1), (9, 0, 2), (9, 0, 3), (9, 1, 1), (9, 1, 2)])
+            )
+            .passed
+        );
+        // A lost acknowledged commit.
+        assert!(!Tpcb::check_acked(&acked, &set(&[(9, 0, 1), (9, 1, 1)])).passed);
+        // A row that is neither acknowledged nor the next in flight.
+        assert!(
+            !Tpcb::check_acked(&acked, &set(&[(9, 0, 1), (9, 0, 2), (9, 0, 4), (9, 1, 1)])).passed
+        );
     }
 }

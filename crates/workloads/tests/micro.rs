@@ -34,6 +34,7 @@ fn run_and_check(wl: &Micro) -> (SerialEngine, u64) {
             &e,
             &RunInfo {
                 committed: Some(vec![500]),
+                acked: None,
             },
         )
         .unwrap();
@@ -60,6 +61,7 @@ fn updates_keep_both_column_kinds_consistent() {
             &e,
             &RunInfo {
                 committed: Some(vec![n]),
+                acked: None,
             },
         )
         .unwrap();

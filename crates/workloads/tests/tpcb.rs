@@ -52,6 +52,7 @@ fn check_passes_after_concurrent_run_and_catches_a_changed_balance() {
             &e,
             &RunInfo {
                 committed: Some(vec![committed]),
+                acked: None,
             },
         )
         .unwrap();
@@ -64,6 +65,7 @@ fn check_passes_after_concurrent_run_and_catches_a_changed_balance() {
             &e,
             &RunInfo {
                 committed: Some(vec![committed + 1]),
+                acked: None,
             },
         )
         .unwrap();
@@ -83,6 +85,7 @@ fn check_passes_after_concurrent_run_and_catches_a_changed_balance() {
             &e,
             &RunInfo {
                 committed: Some(vec![committed]),
+                acked: None,
             },
         )
         .unwrap();
