@@ -63,6 +63,9 @@ pub struct Common {
     /// Measured interval in seconds.
     #[arg(long, default_value_t = 10.0, value_parser = positive_f64)]
     pub duration: f64,
+    /// Measure this many transactions instead of a duration (no warm-up then).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "duration")]
+    pub txns: Option<u64>,
     /// Warm-up before the measured interval, in seconds.
     #[arg(long, default_value_t = 1.0, value_parser = non_negative_f64)]
     pub warmup: f64,
@@ -99,6 +102,9 @@ pub struct Common {
     /// Skip the consistency check after the run.
     #[arg(long)]
     pub no_check: bool,
+    /// Turn the tracer on for the measured phase (set by `oltpscope simulate`).
+    #[arg(long, hide = true)]
+    pub trace_measured: bool,
     /// Append a line per acknowledged commit to this file (crash testing).
     #[arg(long, hide = true)]
     pub acked_file: Option<PathBuf>,

@@ -145,12 +145,15 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
         engine: engine_options(c),
         threads: c.threads as usize,
         warmup_s: c.warmup,
-        stop: Stop::Seconds(c.duration),
+        stop: match c.txns {
+            Some(n) => Stop::Txns(n),
+            None => Stop::Seconds(c.duration),
+        },
         seed: c.seed,
         pin: !c.no_pin,
         no_load: c.no_load,
         interactive: std::io::stderr().is_terminal(),
-        trace_measured: false,
+        trace_measured: c.trace_measured,
         acked_file: c.acked_file.clone(),
         check: !c.no_check,
     };
