@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Run a named set of oltpscope benchmarks and print a Markdown table of the results.
+
+Usage: scripts/bench.py SET [--duration S] [--out DIR]
+Sets: foundation, tpcc, disk, all. Each run's JSON report is kept in DIR (default
+bench-results/) so figures can be traced back to their full configuration.
+"""
+import argparse, json, os, subprocess, sys, datetime
+
+BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "oltpscope")
+
+SETS = {
+    "foundation": [
+        (f"micro read 1 row {size} {t}T log {log}",
+         f"run micro --engine memory --mode read --rows 1 --size {size} --threads {t} --log {log}")
+        for log in ("off", "async") for size in ("10MB", "1GB") for t in (1, 2)
+    ] + [
+        (f"micro read 1 row 1M keys 100B rows {t}T log off",
+         f"run micro --engine memory --mode read --rows 1 --keys 1000000 --columns string --threads {t}")
+        for t in (1, 2)
+    ] + [
+        (f"micro update 1 row 10MB {t}T log {log}",
+         f"run micro --engine memory --mode update --rows 1 --size 10MB --threads {t} --log {log}")
+        for log in ("off", "async") for t in (1, 2)
+    ] + [
+        (f"tpcb scale 2 {t}T affinity log {log}",
+         f"run tpcb --engine memory --scale 2 --affinity --threads {t} --log {log}")
+        for log in ("off", "async") for t in (1, 2)
+    ] + [
+        ("tpcb scale 2 2T no affinity log off", "run tpcb --engine memory --scale 2 --threads 2"),
+    ],
+    "tpcc": [
+        (f"tpcc W=1 1T log {log}", f"run tpcc --engine memory --warehouses 1 --threads 1 --log {log}")
+        for log in ("off", "async")
+    ] + [
+        (f"tpcc W=2 2T affinity log {log}",
+         f"run tpcc --engine memory --warehouses 2 --threads 2 --affinity --log {log}")
+        for log in ("off", "async")
+    ] + [
+        (f"tpcc W=4 2T log {log}", f"run tpcc --engine memory --warehouses 4 --threads 2 --log {log}")
+        for log in ("off", "async")
+    ],
+    "disk": [
+        (f"disk micro {mode} 1 row {size} 1T log async",
+         f"run micro --engine disk --mode {mode} --rows 1 --size {size} --threads 1 --log async")
+        for mode in ("read", "update") for size in ("10MB", "1GB")
+    ] + [
+        (f"disk tpcb scale 2 {t}T affinity log async",
+         f"run tpcb --engine disk --scale 2 --affinity --threads {t} --log async")
+        for t in (1, 2)
+    ] + [
+        # TPC-B scale 2 holds ~50 MB of row data; a quarter of the database in the pool.
+        (f"disk tpcb scale 2 {t}T affinity log async bpool 16MB",
+         f"run tpcb --engine disk --scale 2 --affinity --threads {t} --log async --bpool-size 16MB")
+        for t in (1, 2)
+    ] + [
+        (f"memory {name}", cmd.replace("--engine disk", "--engine memory"))
+        for name, cmd in [
+            ("micro read 1 row 10MB 1T log async", "run micro --engine disk --mode read --rows 1 --size 10MB --threads 1 --log async"),
+            ("micro update 1 row 10MB 1T log async", "run micro --engine disk --mode update --rows 1 --size 10MB --threads 1 --log async"),
+        ]
+    ],
+}
+SETS["all"] = SETS["foundation"] + SETS["tpcc"] + SETS["disk"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("set", choices=sorted(SETS))
+    ap.add_argument("--duration", default="10")
+    ap.add_argument("--out", default="bench-results")
+    ap.add_argument("--only", default=None, help="substring filter on run names")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    rows = []
+    for name, cmd in SETS[a.set]:
+        if a.only and a.only not in name:
+            continue
+        path = os.path.join(a.out, name.replace(" ", "_").replace("/", "-") + ".json")
+        full = [BIN] + cmd.split() + ["--duration", a.duration, "--json", path]
+        print("$ oltpscope " + cmd + f" --duration {a.duration}", file=sys.stderr, flush=True)
+        r = subprocess.run(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            rows.append((name, cmd, None, r.stderr.strip().splitlines()[-1:] or ["failed"]))
+            continue
+        rep = json.load(open(path))
+        rows.append((name, cmd, rep, None))
+    print(f"\nMeasured {datetime.date.today()} with --duration {a.duration}\n")
+    print("| run | command | txn/s | abort % | p50 us | p99 us | checks |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for name, cmd, rep, err in rows:
+        if rep is None:
+            print(f"| {name} | `oltpscope {cmd}` | failed: {err[0]} | | | | |")
+            continue
+        print(f"| {name} | `oltpscope {cmd}` | {rep['throughput_tps']:,.0f} | {100*rep['abort_rate']:.2f} | "
+              f"{rep['latency_us']['p50']:.1f} | {rep['latency_us']['p99']:.1f} | "
+              f"{'pass' if rep['checks']['passed'] else 'FAIL'} |")
+
+
+if __name__ == "__main__":
+    main()
