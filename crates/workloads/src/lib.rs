@@ -6,6 +6,7 @@
 //! inputs), executes one transaction body, and checks the database's consistency.
 //! Kits never time anything and never print: the driver does.
 
+pub mod tpcc;
 pub mod util;
 
 use api::{Engine, Result, Schema, Session, Worker};
