@@ -143,7 +143,7 @@ mod tests {
         assert_eq!(api::row::get_str(&last_name(0)), b"BARBARBAR");
         assert_eq!(api::row::get_str(&last_name(371)), b"PRICALLYOUGHT");
         assert_eq!(api::row::get_str(&last_name(999)), b"EINGEINGEING");
-        assert_eq!(api::row::get_str(&last_name(181)), b"OUGHTEINGOUGHT");
+        assert_eq!(api::row::get_str(&last_name(181)), b"OUGHTATIONOUGHT");
     }
 
     #[test]

@@ -260,8 +260,8 @@ impl Tpcc {
     ) -> Result<()> {
         match input {
             TpccInput::NewOrder(i) => self.new_order(s, i),
-            TpccInput::Payment(i) => self.payment(s, st, i),
-            TpccInput::OrderStatus(i) => self.order_status(s, st, i),
+            TpccInput::Payment(i) => self.payment(s, &mut st.ids, i).map(drop),
+            TpccInput::OrderStatus(i) => self.order_status(s, &mut st.ids, i).map(drop),
             TpccInput::Delivery(i) => self.delivery(s, i),
             TpccInput::StockLevel(i) => self.stock_level(s, st, i),
         }
@@ -402,13 +402,13 @@ impl Tpcc {
         Ok((c_id, c))
     }
 
-    /// Clause 2.5.2.
+    /// Clause 2.5.2. Returns the paying customer's id.
     pub fn payment<W: Worker>(
         &self,
         s: &mut Session<W>,
-        st: &mut TpccWorker,
+        ids: &mut Vec<u32>,
         i: &PaymentIn,
-    ) -> Result<()> {
+    ) -> Result<u32> {
         let (w, d) = (i.w_id, i.d_id);
         let mut w_name = None;
         s.update_row(WAREHOUSE, &warehouse_key(w), |r: &mut Warehouse| {
@@ -422,7 +422,7 @@ impl Tpcc {
             d_name = Some(r.d_name);
         })?;
         let d_name = need(d_name, "district", d)?;
-        let (c_id, _) = self.find_customer(s, &mut st.ids, i.c_w_id, i.c_d_id, i.customer)?;
+        let (c_id, _) = self.find_customer(s, ids, i.c_w_id, i.c_d_id, i.customer)?;
         let ckey = customer_key(i.c_w_id, i.c_d_id, c_id);
         s.update_row(CUSTOMER, &ckey, |r: &mut Customer| {
             r.c_balance -= i.amount;
@@ -467,18 +467,20 @@ impl Tpcc {
         h.h_data[wn.len()..wn.len() + 4].copy_from_slice(b"    ");
         h.h_data[wn.len() + 4..wn.len() + 4 + dn.len()].copy_from_slice(dn);
         let hk = history_key(w, d, i.h_nonce, i.h_worker, i.h_seq);
-        s.insert_row(HISTORY, &hk, &h)
+        s.insert_row(HISTORY, &hk, &h)?;
+        Ok(c_id)
     }
 
-    /// Clause 2.6.2.
+    /// Clause 2.6.2. Returns the customer's id, its latest order's id and the number of
+    /// lines read.
     pub fn order_status<W: Worker>(
         &self,
         s: &mut Session<W>,
-        st: &mut TpccWorker,
+        ids: &mut Vec<u32>,
         i: &OrderStatusIn,
-    ) -> Result<()> {
+    ) -> Result<(u32, u32, usize)> {
         let (w, d) = (i.w_id, i.d_id);
-        let (c_id, cust) = self.find_customer(s, &mut st.ids, w, d, i.customer)?;
+        let (c_id, cust) = self.find_customer(s, ids, w, d, i.customer)?;
         let prefix = order_customer_prefix(w, d, c_id);
         let end = prefix
             .prefix_end()
@@ -512,8 +514,8 @@ impl Tpcc {
                 true
             },
         )?;
-        std::hint::black_box((cust.c_balance, cust.c_first, order.o_carrier_id, n, sum));
-        Ok(())
+        std::hint::black_box((cust.c_balance, cust.c_first, order.o_carrier_id, sum));
+        Ok((c_id, order.o_id, n))
     }
 
     /// Clause 2.7.4: all ten districts in one transaction (the spec allows deferred
