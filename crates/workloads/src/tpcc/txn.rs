@@ -10,6 +10,7 @@ use api::{Dir, Error, Result, Session, Worker};
 use rand::rngs::SmallRng;
 use rand::Rng;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Transaction type numbers (the driver computes tpmC from type 0).
 pub const NEW_ORDER_TXN: u32 = 0;
@@ -130,8 +131,7 @@ impl Tpcc {
             let i = worker_id as u32;
             ((i % w) + 1, (i / w) % DISTRICTS + 1)
         });
-        // A nonce distinct per run (time) and never 0 (the loaded History rows' nonce).
-        let h_nonce = gen::now_us().wrapping_mul(1000) ^ seed.rotate_left(17) | 1;
+        let h_nonce = history_nonce();
         TpccWorker {
             rng: crate::util::rng_for(seed, 0x7CC1_0000 + worker_id as u64),
             worker_id: worker_id as u32,
@@ -356,8 +356,8 @@ impl Tpcc {
         Ok(())
     }
 
-    /// Find a customer by id or by last name (the ceil(n/2)-th of the matches ordered
-    /// by first name, clause 2.5.2.2). Returns its id and row.
+    /// The id of the customer selected by id or by last name (the ceil(n/2)-th of the
+    /// matches ordered by first name, clause 2.5.2.2).
     fn find_customer<W: Worker>(
         &self,
         s: &mut Session<W>,
@@ -365,9 +365,9 @@ impl Tpcc {
         w: u32,
         d: u32,
         by: CustomerBy,
-    ) -> Result<(u32, Customer)> {
-        let c_id = match by {
-            CustomerBy::Id(c) => c,
+    ) -> Result<u32> {
+        match by {
+            CustomerBy::Id(c) => Ok(c),
             CustomerBy::LastName(num) => {
                 let prefix = customer_name_prefix(w, d, &gen::last_name(num));
                 let end = prefix.prefix_end().expect("name prefix is never all 0xff");
@@ -379,27 +379,21 @@ impl Tpcc {
                     Dir::Forward,
                     CUSTOMERS as usize,
                     |_, r| {
-                        ids.push(row::read::<Customer>(r).c_id);
+                        ids.push(u32_at(r, std::mem::offset_of!(Customer, c_id)));
                         true
                     },
                 )?;
+                // Customers 1..=1000 of every district carry all 1,000 names, so an
+                // empty match means a damaged database.
                 if ids.is_empty() {
-                    // Clause 2.5.1.2 only draws names that exist, but a NURand draw can
-                    // miss in a district: then there is no customer to pay.
                     return Err(Error::fatal(format!(
-                        "tpcc: no customer named {} in district ({w}, {d})",
+                        "tpcc: no customer named {} in district ({w}, {d}) (damaged database?)",
                         String::from_utf8_lossy(row::get_str(&gen::last_name(num)))
                     )));
                 }
-                ids[(ids.len() - 1) / 2]
+                Ok(ids[(ids.len() - 1) / 2])
             }
-        };
-        let c = need(
-            s.get_row(CUSTOMER, &customer_key(w, d, c_id))?,
-            "customer",
-            c_id,
-        )?;
-        Ok((c_id, c))
+        }
     }
 
     /// Clause 2.5.2. Returns the paying customer's id.
@@ -422,9 +416,11 @@ impl Tpcc {
             d_name = Some(r.d_name);
         })?;
         let d_name = need(d_name, "district", d)?;
-        let (c_id, _) = self.find_customer(s, ids, i.c_w_id, i.c_d_id, i.customer)?;
+        let c_id = self.find_customer(s, ids, i.c_w_id, i.c_d_id, i.customer)?;
         let ckey = customer_key(i.c_w_id, i.c_d_id, c_id);
-        s.update_row(CUSTOMER, &ckey, |r: &mut Customer| {
+        let found = s.update_row(CUSTOMER, &ckey, |r: &mut Customer| {
+            // The terminal shows the customer's name, address, credit and balance.
+            std::hint::black_box((&r.c_first, &r.c_street_1, r.c_credit_lim, r.c_since));
             r.c_balance -= i.amount;
             r.c_ytd_payment += i.amount;
             r.c_payment_cnt += 1;
@@ -452,6 +448,7 @@ impl Tpcc {
                 r.c_data = buf;
             }
         })?;
+        need(found.then_some(()), "customer", c_id)?;
         let mut h = History::zeroed();
         h.h_c_id = c_id;
         h.h_c_d_id = i.c_d_id;
@@ -480,7 +477,12 @@ impl Tpcc {
         i: &OrderStatusIn,
     ) -> Result<(u32, u32, usize)> {
         let (w, d) = (i.w_id, i.d_id);
-        let (c_id, cust) = self.find_customer(s, ids, w, d, i.customer)?;
+        let c_id = self.find_customer(s, ids, w, d, i.customer)?;
+        let cust: Customer = need(
+            s.get_row(CUSTOMER, &customer_key(w, d, c_id))?,
+            "customer",
+            c_id,
+        )?;
         let prefix = order_customer_prefix(w, d, c_id);
         let end = prefix
             .prefix_end()
@@ -629,6 +631,24 @@ impl Tpcc {
         }
         Ok(low)
     }
+}
+
+fn u32_at(row: &[u8], off: usize) -> u32 {
+    u32::from_ne_bytes(row[off..off + 4].try_into().unwrap())
+}
+
+/// A History-key nonce never handed out before: unique within the process (a counter)
+/// and across processes (it starts from the clock in units of 1/1024 microsecond), and
+/// never 0, the loaded rows' nonce.
+fn history_nonce() -> u64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let floor = gen::now_us() << 10;
+    let prev = LAST
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| {
+            Some(l.max(floor) + 1)
+        })
+        .expect("closure always returns Some");
+    prev.max(floor) + 1
 }
 
 /// A row the transaction logic requires; its absence means a damaged or foreign
