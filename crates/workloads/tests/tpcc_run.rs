@@ -61,8 +61,8 @@ fn run(
     });
     let mut total = ([0u64; 5], 0);
     for (c, a) in results {
-        for k in 0..5 {
-            total.0[k] += c[k];
+        for (t, c) in total.0.iter_mut().zip(c) {
+            *t += c;
         }
         total.1 += a;
     }

@@ -375,6 +375,28 @@ mod tests {
     }
 
     #[test]
+    fn row_sizes_match_the_design_document() {
+        use std::mem::size_of;
+        let sizes = [
+            size_of::<Warehouse>(),
+            size_of::<District>(),
+            size_of::<Customer>(),
+            size_of::<History>(),
+            size_of::<NewOrder>(),
+            size_of::<Order>(),
+            size_of::<OrderLine>(),
+            size_of::<Item>(),
+            size_of::<Stock>(),
+        ];
+        assert_eq!(sizes, [104, 112, 680, 64, 12, 40, 72, 96, 316]);
+        let s = build(1, ITEMS);
+        let longest =
+            customer_name_prefix(1, 1, &[b'Z'; 16]).len() + 16 + customer_key(1, 1, 1).len();
+        assert!(longest <= api::key::MAX_KEY_LEN);
+        assert_eq!(s.tables.len(), 9);
+    }
+
+    #[test]
     fn keys_order_like_their_tuples() {
         assert!(order_key(1, 10, 5) < order_key(2, 1, 1));
         assert!(order_line_key(1, 1, 5, 15) < order_key(1, 1, 6));
