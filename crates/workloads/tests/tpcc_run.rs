@@ -115,6 +115,56 @@ fn four_threads_w2_consistent_without_affinity() {
     concurrent_run_stays_consistent(2, false);
 }
 
+/// Longer stress: `cargo test -p workloads --test tpcc_run -- --ignored`.
+#[test]
+#[ignore]
+fn stress_eight_threads_w4() {
+    let t = Tpcc::new(config(4)).unwrap();
+    let e = loaded(&t);
+    for round in 0..3 {
+        let (c1, _) = run(&t, &e, 8, 5_000, round);
+        assert!(c1[0] > 0);
+        assert_all_pass(&checks(&t, &e, None));
+    }
+}
+
+#[test]
+fn load_is_deterministic_whatever_the_thread_count() {
+    let t = Tpcc::new(config(2)).unwrap();
+    let load = |threads: usize| {
+        let e = SerialEngine::open(Arc::new(t.schema()), &EngineOptions::default()).unwrap();
+        t.load(&e, threads, 5, &|_| {}).unwrap();
+        e
+    };
+    let (a, b) = (load(1), load(3));
+    let (mut sa, mut sb) = (Session::new(a.worker(0)), Session::new(b.worker(0)));
+    fn bytes(s: &mut S<'_>, table: api::TableId, k: &api::Key) -> Option<Vec<u8>> {
+        let mut v = None;
+        // The first 8 bytes of Customer, Order and Order-Line rows hold the load's clock.
+        s.run(9, |s| s.get(table, k, |r| v = Some(r[8..].to_vec())))
+            .unwrap();
+        v
+    }
+    let mut same = |table: api::TableId, k: api::Key| {
+        let ra = bytes(&mut sa, table, &k);
+        assert!(
+            ra.is_some() && ra == bytes(&mut sb, table, &k),
+            "{table:?} {k:?}"
+        );
+    };
+    for w in 1..=2 {
+        for i in [1, 500, 1000] {
+            same(STOCK, stock_key(w, i));
+            same(ITEM, item_key(i));
+        }
+        for c in [1, 1500, 3000] {
+            same(CUSTOMER, customer_key(w, 7, c));
+            same(ORDER, order_key(w, 7, c));
+            same(ORDER_LINE, order_line_key(w, 7, c, 5));
+        }
+    }
+}
+
 #[test]
 fn each_transaction_type_alone_via_the_mix() {
     let base = Tpcc::new(config(1)).unwrap();
