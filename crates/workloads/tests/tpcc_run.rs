@@ -183,6 +183,9 @@ fn each_transaction_type_alone_via_the_mix() {
         assert_eq!(committed[k] + aborts, 120, "{name}");
         let cs = checks(&t, &e, Some(all));
         assert_all_pass(&cs);
+        // Condition 11 is evaluated until the first Delivery (type 3) has committed.
+        let has_11 = cs.iter().any(|c| c.name.starts_with("11:"));
+        assert_eq!(has_11, k < 3, "{name}: {} checks", cs.len());
     }
 }
 
@@ -376,6 +379,28 @@ fn each_condition_fails_on_a_damaged_database() {
 
     // Repaired: everything passes again.
     assert_all_pass(&checks(&t, &e, Some(committed)));
+}
+
+#[test]
+fn condition_11_fails_when_an_order_leaves_new_order_without_delivery() {
+    let t = Tpcc::new(config(1)).unwrap();
+    let e = loaded(&t);
+    let none = Some([0u64; 5]);
+    assert_all_pass(&checks(&t, &e, none));
+    let nk = new_order_key(1, 6, FIRST_UNDELIVERED);
+    let mut s = Session::new(e.worker(0));
+    assert!(s.run(9, |s| s.delete(NEW_ORDER, &nk)).unwrap());
+    drop(s);
+    let cs = checks(&t, &e, none);
+    let c = find(&cs, "11:");
+    assert!(
+        !c.passed && c.detail.contains("count(New-Order)=899"),
+        "{}",
+        c.detail
+    );
+    // After a Delivery, 11 no longer applies and is not reported.
+    let cs = checks(&t, &e, Some([0, 0, 0, 1, 0]));
+    assert!(cs.iter().all(|c| !c.name.starts_with("11:")));
 }
 
 #[test]

@@ -105,6 +105,10 @@ pub fn check<E: Engine>(t: &Tpcc, engine: &E, info: &RunInfo) -> Result<Vec<Chec
         "10: C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT)",
         "customers",
     );
+    let mut c11 = Cond::new(
+        "11: count(Order) - count(New-Order) = 2100 (no Delivery committed yet)",
+        "districts",
+    );
     let mut c12 = Cond::new(
         "12: C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT)",
         "customers",
@@ -190,17 +194,28 @@ pub fn check<E: Engine>(t: &Tpcc, engine: &E, info: &RunInfo) -> Result<Vec<Chec
                     hist,
                     &mut order_rows,
                     [
-                        &mut c2, &mut c3, &mut c4, &mut c5, &mut c6, &mut c7, &mut c10, &mut c12,
+                        &mut c2, &mut c3, &mut c4, &mut c5, &mut c6, &mut c7, &mut c10, &mut c11,
+                        &mut c12,
                     ],
                 )
             })?;
         }
     }
 
-    let mut out: Vec<Check> = [c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c12]
+    // Condition 11 holds only until the first Delivery: evaluated only when the driver
+    // says none has committed.
+    let no_delivery = info
+        .committed
+        .as_ref()
+        .is_some_and(|c| c.get(3).copied().unwrap_or(0) == 0);
+    let mut out: Vec<Check> = [c1, c2, c3, c4, c5, c6, c7, c8, c9, c10]
         .into_iter()
         .map(Cond::finish)
         .collect();
+    if no_delivery {
+        out.push(c11.finish());
+    }
+    out.push(c12.finish());
     // Row counts against the committed transactions, when the driver knows them.
     if let Some(committed) = &info.committed {
         let initial = nw as u64 * DISTRICTS as u64 * INITIAL_ORDERS as u64;
@@ -230,9 +245,10 @@ fn check_district<W: Worker>(
     next: u32,
     hist: &[i64],
     order_rows: &mut u64,
-    conds: [&mut Cond; 8],
+    conds: [&mut Cond; 9],
 ) -> Result<()> {
-    let [c2, c3, c4, c5, c6, c7, c10, c12] = conds;
+    let [c2, c3, c4, c5, c6, c7, c10, c11, c12] = conds;
+    let orders_before = *order_rows;
     let dk = district_key(w, d);
     // Vectors indexed by order id are sized by the largest id present (read first), never
     // by D_NEXT_O_ID, which a damaged database could make huge.
@@ -323,6 +339,12 @@ fn check_district<W: Worker>(
     c3.record(
         no_count == 0 || (no_max - no_min + 1) as u64 == no_count,
         || format!("w={w} d={d}: max={no_max} min={no_min} count={no_count}"),
+    );
+    let orders = *order_rows - orders_before;
+    let undelivered = (INITIAL_ORDERS - FIRST_UNDELIVERED + 1) as u64;
+    c11.record(
+        orders.checked_sub(no_count) == Some(INITIAL_ORDERS as u64 - undelivered),
+        || format!("w={w} d={d}: count(Order)={orders} count(New-Order)={no_count}"),
     );
     c4.record(ol_cnt_sum == ol_rows, || {
         format!("w={w} d={d}: sum(O_OL_CNT)={ol_cnt_sum} order lines={ol_rows}")
