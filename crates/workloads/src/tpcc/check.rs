@@ -1,4 +1,4 @@
-//! TPC-C consistency conditions (clause 3.3.2): 1-10 and 12, plus row counts against
+//! TPC-C consistency conditions (clause 3.3.2): 1-12 (11 only before any Delivery), plus
 //! the committed transactions when the driver knows them. Reads through read-only
 //! transactions of one warehouse or one district each; it must never write.
 
