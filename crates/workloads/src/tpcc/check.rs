@@ -1,5 +1,5 @@
 //! TPC-C consistency conditions (clause 3.3.2): 1-12 (11 only before any Delivery), plus
-//! the committed transactions when the driver knows them. Reads through read-only
+//! row counts against the committed transactions when the driver knows them. Reads through read-only
 //! transactions of one warehouse or one district each; it must never write.
 
 use super::schema::*;
