@@ -1,6 +1,6 @@
 //! TPC-C consistency conditions (clause 3.3.2): 1-12 (11 only before any Delivery), plus
-//! row counts against the committed transactions when the driver knows them. Reads through read-only
-//! transactions of one warehouse or one district each; it must never write.
+//! row counts against the committed transactions when the driver knows them. Reads
+//! through read-only transactions of one warehouse or one district each; never writes.
 
 use super::schema::*;
 use super::Tpcc;
