@@ -37,6 +37,8 @@ pub enum WorkloadCmd {
     Micro(MicroArgs),
     /// TPC-B: the AccountUpdate transaction over Branch, Teller, Account, History.
     Tpcb(TpcbArgs),
+    /// TPC-C: the five transactions over nine tables, with consistency conditions 1-12.
+    Tpcc(TpccArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,4 +266,21 @@ pub struct CrashArgs {
     /// Keep each trial's database directory (under this directory) for inspection.
     #[arg(long)]
     pub keep: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct TpccArgs {
+    #[command(flatten)]
+    pub common: Common,
+    /// Number of warehouses.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub warehouses: u32,
+    /// Transaction mix in percent, e.g. new-order=50,payment=50 (unnamed types get 0;
+    /// default: the specification's 45/43/4/4/4).
+    #[arg(long, value_parser = workloads::tpcc::parse_mix)]
+    pub mix: Option<[u32; 5]>,
+    /// Give each worker its own home warehouse (as Silo and Shore-Kits run it);
+    /// otherwise home warehouses are drawn uniformly per transaction.
+    #[arg(long)]
+    pub affinity: bool,
 }

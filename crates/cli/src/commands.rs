@@ -7,6 +7,7 @@ use driver::{RunConfig, Stop};
 use std::io::IsTerminal;
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
+use workloads::tpcc::{Tpcc, TpccConfig};
 use workloads::Workload;
 
 /// Run `$body` with `$E` bound to the engine type named by `$name`.
@@ -30,11 +31,13 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         Cmd::Run { workload } => match workload {
             WorkloadCmd::Micro(a) => run(&micro(&a)?, &a.common),
             WorkloadCmd::Tpcb(a) => run(&tpcb(&a)?, &a.common),
+            WorkloadCmd::Tpcc(a) => run(&tpcc(&a)?, &a.common),
         },
         Cmd::Crashtest(a) => crate::crashtest::crashtest(&a),
         Cmd::Check { workload } => match workload {
             WorkloadCmd::Micro(a) => check(&micro(&a)?, &a.common),
             WorkloadCmd::Tpcb(a) => check(&tpcb(&a)?, &a.common),
+            WorkloadCmd::Tpcc(a) => check(&tpcc(&a)?, &a.common),
         },
     }
 }
@@ -83,6 +86,15 @@ fn tpcb(a: &TpcbArgs) -> Result<Tpcb, String> {
         },
         a.common.threads as usize,
     )
+}
+
+fn tpcc(a: &TpccArgs) -> Result<Tpcc, String> {
+    Tpcc::new(TpccConfig {
+        warehouses: a.warehouses,
+        mix: a.mix.unwrap_or(workloads::tpcc::DEFAULT_MIX),
+        affinity: a.affinity,
+        ..TpccConfig::default()
+    })
 }
 
 fn engine_options(c: &Common) -> EngineOptions {

@@ -8,6 +8,7 @@
 
 pub mod micro;
 pub mod tpcb;
+pub mod tpcc;
 pub mod util;
 
 use api::{Engine, Result, Schema, Session, Worker};

@@ -1,0 +1,394 @@
+//! TPC-C consistency conditions (clause 3.3.2): 1-12 (11 only before any Delivery), plus
+//! row counts against the committed transactions when the driver knows them. Reads
+//! through read-only transactions of one warehouse or one district each; never writes.
+
+use super::schema::*;
+use super::Tpcc;
+use crate::{Check, RunInfo};
+use api::row;
+use api::{Dir, Engine, Error, Result, Session, Worker};
+use std::ops::Bound;
+
+/// Transaction type number of the checker's read-only transactions.
+const CHECK_TXN: u32 = u32::MAX;
+
+/// One condition's tally over every warehouse or district it was evaluated on.
+struct Cond {
+    name: &'static str,
+    what: &'static str,
+    checked: u64,
+    failed: u64,
+    first: Option<String>,
+}
+
+impl Cond {
+    fn new(name: &'static str, what: &'static str) -> Self {
+        Cond {
+            name,
+            what,
+            checked: 0,
+            failed: 0,
+            first: None,
+        }
+    }
+
+    fn record(&mut self, ok: bool, msg: impl FnOnce() -> String) {
+        self.checked += 1;
+        if !ok {
+            self.failed += 1;
+            if self.first.is_none() {
+                self.first = Some(msg());
+            }
+        }
+    }
+
+    fn finish(self) -> Check {
+        let mut detail = format!(
+            "{} of {} {} pass",
+            self.checked - self.failed,
+            self.checked,
+            self.what
+        );
+        if let Some(f) = &self.first {
+            detail.push_str("; first mismatch: ");
+            detail.push_str(f);
+        }
+        Check::new(self.name, self.checked > 0 && self.failed == 0, detail)
+    }
+}
+
+fn prefix_range(k: &api::Key) -> (api::Key, api::Key) {
+    (*k, k.prefix_end().expect("prefix is never all 0xff"))
+}
+
+/// Scan every row of `index` under `prefix` in key order.
+fn scan_prefix<W: Worker>(
+    s: &mut Session<W>,
+    index: api::IndexId,
+    prefix: &api::Key,
+    mut f: impl FnMut(&[u8], &[u8]),
+) -> Result<()> {
+    let (lo, hi) = prefix_range(prefix);
+    s.scan(
+        index,
+        Bound::Included(&lo),
+        Bound::Excluded(&hi),
+        Dir::Forward,
+        usize::MAX,
+        |k, r| {
+            f(k, r);
+            true
+        },
+    )?;
+    Ok(())
+}
+
+pub fn check<E: Engine>(t: &Tpcc, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    let nw = t.cfg.warehouses;
+    let nd = DISTRICTS as usize;
+    let nc = CUSTOMERS as usize;
+    let mut s = Session::new(engine.worker(0));
+
+    let mut c1 = Cond::new("1: W_YTD = sum(D_YTD)", "warehouses");
+    let mut c2 = Cond::new("2: D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)", "districts");
+    let mut c3 = Cond::new(
+        "3: max(NO_O_ID) - min(NO_O_ID) + 1 = count(New-Order)",
+        "districts",
+    );
+    let mut c4 = Cond::new("4: sum(O_OL_CNT) = count(Order-Line)", "districts");
+    let mut c5 = Cond::new("5: O_CARRIER_ID null iff order in New-Order", "orders");
+    let mut c6 = Cond::new("6: O_OL_CNT = count(Order-Line) per order", "orders");
+    let mut c7 = Cond::new("7: OL_DELIVERY_D null iff O_CARRIER_ID null", "order lines");
+    let mut c8 = Cond::new("8: W_YTD = sum(H_AMOUNT) per warehouse", "warehouses");
+    let mut c9 = Cond::new("9: D_YTD = sum(H_AMOUNT) per district", "districts");
+    let mut c10 = Cond::new(
+        "10: C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT)",
+        "customers",
+    );
+    let mut c11 = Cond::new(
+        "11: count(Order) - count(New-Order) = 2100 (no Delivery committed yet)",
+        "districts",
+    );
+    let mut c12 = Cond::new(
+        "12: C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT)",
+        "customers",
+    );
+
+    // Pass 1: History, by (warehouse, district) of the payment; sums per district and
+    // per paying customer (who may be in another warehouse).
+    let cidx = |w: u32, d: u32, c: u32| -> Option<usize> {
+        let ok = (1..=nw).contains(&w) && (1..=DISTRICTS).contains(&d);
+        (ok && (1..=CUSTOMERS).contains(&c))
+            .then(|| ((w - 1) as usize * nd + (d - 1) as usize) * nc + (c - 1) as usize)
+    };
+    let mut cust_hist = vec![0i64; nw as usize * nd * nc];
+    let mut dist_hist = vec![0i64; nw as usize * nd];
+    let mut history_rows = 0u64;
+    for w in 1..=nw {
+        for d in 1..=DISTRICTS {
+            s.run(CHECK_TXN, |s| {
+                scan_prefix(s, HISTORY.primary(), &district_key(w, d), |_, r| {
+                    let h = row::read::<History>(r);
+                    history_rows += 1;
+                    dist_hist[(w - 1) as usize * nd + (d - 1) as usize] += h.h_amount;
+                    match cidx(h.h_c_w_id, h.h_c_d_id, h.h_c_id) {
+                        Some(i) => cust_hist[i] += h.h_amount,
+                        None => c10.record(false, || {
+                            format!(
+                                "history row of w={w} d={d} names no customer ({}, {}, {})",
+                                h.h_c_w_id, h.h_c_d_id, h.h_c_id
+                            )
+                        }),
+                    }
+                })
+            })?;
+        }
+    }
+
+    // Pass 2: Warehouse and District YTD (conditions 1, 8, 9).
+    let mut next_o = vec![0u32; nw as usize * nd];
+    for w in 1..=nw {
+        s.run(CHECK_TXN, |s| {
+            let wh: Warehouse = s
+                .get_row(WAREHOUSE, &warehouse_key(w))?
+                .ok_or_else(|| Error::fatal(format!("tpcc check: warehouse {w} missing")))?;
+            let mut d_sum = 0i64;
+            let mut h_sum = 0i64;
+            for d in 1..=DISTRICTS {
+                let di: District = s.get_row(DISTRICT, &district_key(w, d))?.ok_or_else(|| {
+                    Error::fatal(format!("tpcc check: district ({w}, {d}) missing"))
+                })?;
+                let i = (w - 1) as usize * nd + (d - 1) as usize;
+                next_o[i] = di.d_next_o_id;
+                d_sum += di.d_ytd;
+                h_sum += dist_hist[i];
+                c9.record(di.d_ytd == dist_hist[i], || {
+                    format!(
+                        "w={w} d={d}: D_YTD={} sum(H_AMOUNT)={}",
+                        di.d_ytd, dist_hist[i]
+                    )
+                });
+            }
+            c1.record(wh.w_ytd == d_sum, || {
+                format!("w={w}: W_YTD={} sum(D_YTD)={d_sum}", wh.w_ytd)
+            });
+            c8.record(wh.w_ytd == h_sum, || {
+                format!("w={w}: W_YTD={} sum(H_AMOUNT)={h_sum}", wh.w_ytd)
+            });
+            Ok(())
+        })?;
+    }
+
+    // Pass 3: one district at a time: Order, New-Order, Order-Line, Customer.
+    let mut order_rows = 0u64;
+    for w in 1..=nw {
+        for d in 1..=DISTRICTS {
+            let next = next_o[(w - 1) as usize * nd + (d - 1) as usize];
+            let hist = &cust_hist[cidx(w, d, 1).unwrap()..][..nc];
+            s.run(CHECK_TXN, |s| {
+                check_district(
+                    s,
+                    w,
+                    d,
+                    next,
+                    hist,
+                    &mut order_rows,
+                    [
+                        &mut c2, &mut c3, &mut c4, &mut c5, &mut c6, &mut c7, &mut c10, &mut c11,
+                        &mut c12,
+                    ],
+                )
+            })?;
+        }
+    }
+
+    // Condition 11 holds only until the first Delivery: evaluated only when the driver
+    // says none has committed.
+    let no_delivery = info
+        .committed
+        .as_ref()
+        .is_some_and(|c| c.get(3).copied().unwrap_or(0) == 0);
+    let mut out: Vec<Check> = [c1, c2, c3, c4, c5, c6, c7, c8, c9, c10]
+        .into_iter()
+        .map(Cond::finish)
+        .collect();
+    if no_delivery {
+        out.push(c11.finish());
+    }
+    out.push(c12.finish());
+    // Row counts against the committed transactions, when the driver knows them.
+    if let Some(committed) = &info.committed {
+        let initial = nw as u64 * DISTRICTS as u64 * INITIAL_ORDERS as u64;
+        let new_orders = committed.first().copied().unwrap_or(0);
+        let payments = committed.get(1).copied().unwrap_or(0);
+        out.push(Check::new(
+            "orders = initial + committed New-Orders",
+            order_rows == initial + new_orders,
+            format!("{order_rows} orders; {initial} loaded + {new_orders} committed New-Orders"),
+        ));
+        out.push(Check::new(
+            "history = initial + committed Payments",
+            history_rows == initial + payments,
+            format!(
+                "{history_rows} history rows; {initial} loaded + {payments} committed Payments"
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_district<W: Worker>(
+    s: &mut Session<W>,
+    w: u32,
+    d: u32,
+    next: u32,
+    hist: &[i64],
+    order_rows: &mut u64,
+    conds: [&mut Cond; 9],
+) -> Result<()> {
+    let [c2, c3, c4, c5, c6, c7, c10, c11, c12] = conds;
+    let orders_before = *order_rows;
+    let dk = district_key(w, d);
+    // Vectors indexed by order id are sized by the largest id present (read first), never
+    // by D_NEXT_O_ID, which a damaged database could make huge.
+    let mut top = 0u32;
+    for t in [ORDER, NEW_ORDER] {
+        let (lo, hi) = prefix_range(&dk);
+        s.scan(
+            t.primary(),
+            Bound::Included(&lo),
+            Bound::Excluded(&hi),
+            Dir::Backward,
+            1,
+            |k, _| {
+                top = top.max(order_id_of_key(k));
+                false
+            },
+        )?;
+    }
+    let slots = top as usize + 1;
+    // Per order id: in New-Order, exists, carrier, O_OL_CNT, customer, lines counted.
+    let mut in_no = vec![false; slots];
+    let mut exists = vec![false; slots];
+    let mut carrier = vec![0u32; slots];
+    let mut ol_cnt = vec![0u32; slots];
+    let mut cust = vec![0u32; slots];
+    let mut lines = vec![0u32; slots];
+
+    let (mut no_count, mut no_min, mut no_max) = (0u64, u32::MAX, 0u32);
+    scan_prefix(s, NEW_ORDER.primary(), &dk, |k, _| {
+        let o = order_id_of_key(k);
+        no_count += 1;
+        no_min = no_min.min(o);
+        no_max = no_max.max(o);
+        in_no[o as usize] = true;
+    })?;
+    let (mut o_max, mut ol_cnt_sum) = (0u32, 0u64);
+    scan_prefix(s, ORDER.primary(), &dk, |k, r| {
+        let o = row::read::<Order>(r);
+        let i = order_id_of_key(k);
+        *order_rows += 1;
+        o_max = o_max.max(i);
+        ol_cnt_sum += o.o_ol_cnt as u64;
+        let i = i as usize;
+        exists[i] = true;
+        carrier[i] = o.o_carrier_id;
+        ol_cnt[i] = o.o_ol_cnt;
+        cust[i] = o.o_c_id;
+    })?;
+
+    let mut delivered = vec![0i64; CUSTOMERS as usize + 1];
+    let mut ol_rows = 0u64;
+    scan_prefix(s, ORDER_LINE.primary(), &dk, |k, r| {
+        let l = row::read::<OrderLine>(r);
+        ol_rows += 1;
+        let o = order_id_of_key(k) as usize;
+        if o >= slots || !exists[o] {
+            c6.record(false, || {
+                format!("w={w} d={d}: order line of missing order {o}")
+            });
+            return;
+        }
+        lines[o] += 1;
+        c7.record((l.ol_delivery_d == 0) == (carrier[o] == 0), || {
+            format!(
+                "w={w} d={d} o={o} ol={}: OL_DELIVERY_D={} O_CARRIER_ID={}",
+                l.ol_number, l.ol_delivery_d, carrier[o]
+            )
+        });
+        if l.ol_delivery_d != 0 {
+            if let Some(x) = delivered.get_mut(cust[o] as usize) {
+                *x += l.ol_amount;
+            }
+        }
+    })?;
+
+    let last = next.saturating_sub(1);
+    let no_ok = no_count == 0 || no_max == last;
+    c2.record(o_max == last && no_ok, || {
+        format!(
+            "w={w} d={d}: D_NEXT_O_ID-1={last} max(O_ID)={o_max} max(NO_O_ID)={}",
+            if no_count == 0 {
+                "none".to_string()
+            } else {
+                no_max.to_string()
+            },
+        )
+    });
+    c3.record(
+        no_count == 0 || (no_max - no_min + 1) as u64 == no_count,
+        || format!("w={w} d={d}: max={no_max} min={no_min} count={no_count}"),
+    );
+    let orders = *order_rows - orders_before;
+    let undelivered = (INITIAL_ORDERS - FIRST_UNDELIVERED + 1) as u64;
+    c11.record(
+        orders.checked_sub(no_count) == Some(INITIAL_ORDERS as u64 - undelivered),
+        || format!("w={w} d={d}: count(Order)={orders} count(New-Order)={no_count}"),
+    );
+    c4.record(ol_cnt_sum == ol_rows, || {
+        format!("w={w} d={d}: sum(O_OL_CNT)={ol_cnt_sum} order lines={ol_rows}")
+    });
+    for o in 1..slots {
+        if !exists[o] {
+            // A hole in the order ids is a condition-5 failure only if New-Order has it.
+            if in_no[o] {
+                c5.record(false, || format!("w={w} d={d}: new-order {o} has no order"));
+            }
+            continue;
+        }
+        c5.record((carrier[o] == 0) == in_no[o], || {
+            format!(
+                "w={w} d={d} o={o}: O_CARRIER_ID={} in New-Order={}",
+                carrier[o], in_no[o]
+            )
+        });
+        c6.record(ol_cnt[o] == lines[o], || {
+            format!(
+                "w={w} d={d} o={o}: O_OL_CNT={} lines={}",
+                ol_cnt[o], lines[o]
+            )
+        });
+    }
+
+    for c in 1..=CUSTOMERS {
+        let cu: Customer = s
+            .get_row(CUSTOMER, &customer_key(w, d, c))?
+            .ok_or_else(|| Error::fatal(format!("tpcc check: customer ({w}, {d}, {c}) missing")))?;
+        let del = delivered[c as usize];
+        let paid = hist[c as usize - 1];
+        c10.record(cu.c_balance == del - paid, || {
+            format!(
+                "w={w} d={d} c={c}: C_BALANCE={} delivered={del} paid={paid}",
+                cu.c_balance
+            )
+        });
+        c12.record(cu.c_balance + cu.c_ytd_payment == del, || {
+            format!(
+                "w={w} d={d} c={c}: C_BALANCE={} C_YTD_PAYMENT={} delivered={del}",
+                cu.c_balance, cu.c_ytd_payment
+            )
+        });
+    }
+    Ok(())
+}

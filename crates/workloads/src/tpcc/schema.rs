@@ -1,0 +1,405 @@
+//! TPC-C schema: the nine tables' rows (fixed-layout Pod structs), their key encodings
+//! and the index definitions. Owns the byte layout of every TPC-C row and key; it must
+//! never contain transaction logic.
+//!
+//! Representation (clause 1.3 columns, all present): money is `i64` cents, rates (tax,
+//! discount) are `u32` in units of 1/10000, dates are `u64` microseconds since the Unix
+//! epoch with 0 meaning NULL, carrier id 0 means NULL. Ids are `u32` in rows; in keys the
+//! district id and order-line number take one byte (they are at most 10 and 15).
+
+use api::key::Key;
+use api::{IndexKind, Schema, TableDef, TableId};
+use bytemuck::{Pod, Zeroable};
+use std::mem::offset_of;
+
+pub const WAREHOUSE: TableId = TableId(0);
+pub const DISTRICT: TableId = TableId(1);
+pub const CUSTOMER: TableId = TableId(2);
+pub const HISTORY: TableId = TableId(3);
+pub const NEW_ORDER: TableId = TableId(4);
+pub const ORDER: TableId = TableId(5);
+pub const ORDER_LINE: TableId = TableId(6);
+pub const ITEM: TableId = TableId(7);
+pub const STOCK: TableId = TableId(8);
+
+/// Districts per warehouse, customers per district, initial orders per district
+/// (clause 1.2 / 4.3.3.1); fixed by the specification.
+pub const DISTRICTS: u32 = 10;
+pub const CUSTOMERS: u32 = 3000;
+pub const INITIAL_ORDERS: u32 = 3000;
+/// Orders 2101..=3000 of each district start undelivered (in New-Order).
+pub const FIRST_UNDELIVERED: u32 = 2101;
+/// The specification's item count (and stock rows per warehouse).
+pub const ITEMS: u32 = 100_000;
+pub const MAX_OL_CNT: usize = 15;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct Warehouse {
+    pub w_ytd: i64,
+    pub w_tax: u32,
+    pub w_id: u32,
+    pub w_name: [u8; 10],
+    pub w_street_1: [u8; 20],
+    pub w_street_2: [u8; 20],
+    pub w_city: [u8; 20],
+    pub w_state: [u8; 2],
+    pub w_zip: [u8; 9],
+    pub _pad: [u8; 7],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct District {
+    pub d_ytd: i64,
+    pub d_tax: u32,
+    pub d_id: u32,
+    pub d_w_id: u32,
+    pub d_next_o_id: u32,
+    pub d_name: [u8; 10],
+    pub d_street_1: [u8; 20],
+    pub d_street_2: [u8; 20],
+    pub d_city: [u8; 20],
+    pub d_state: [u8; 2],
+    pub d_zip: [u8; 9],
+    pub _pad: [u8; 7],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct Customer {
+    pub c_since: u64,
+    pub c_credit_lim: i64,
+    pub c_balance: i64,
+    pub c_ytd_payment: i64,
+    pub c_id: u32,
+    pub c_d_id: u32,
+    pub c_w_id: u32,
+    pub c_discount: u32,
+    pub c_payment_cnt: u32,
+    pub c_delivery_cnt: u32,
+    pub c_first: [u8; 16],
+    pub c_middle: [u8; 2],
+    pub c_last: [u8; 16],
+    pub c_street_1: [u8; 20],
+    pub c_street_2: [u8; 20],
+    pub c_city: [u8; 20],
+    pub c_state: [u8; 2],
+    pub c_zip: [u8; 9],
+    pub c_phone: [u8; 16],
+    pub c_credit: [u8; 2],
+    pub c_data: [u8; 500],
+    pub _pad: [u8; 1],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct History {
+    pub h_date: u64,
+    pub h_amount: i64,
+    pub h_c_id: u32,
+    pub h_c_d_id: u32,
+    pub h_c_w_id: u32,
+    pub h_d_id: u32,
+    pub h_w_id: u32,
+    pub h_data: [u8; 24],
+    pub _pad: [u8; 4],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct NewOrder {
+    pub no_o_id: u32,
+    pub no_d_id: u32,
+    pub no_w_id: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct Order {
+    pub o_entry_d: u64,
+    pub o_id: u32,
+    pub o_d_id: u32,
+    pub o_w_id: u32,
+    pub o_c_id: u32,
+    /// 0 = NULL (not delivered).
+    pub o_carrier_id: u32,
+    pub o_ol_cnt: u32,
+    pub o_all_local: u32,
+    pub _pad: [u8; 4],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct OrderLine {
+    /// 0 = NULL (not delivered).
+    pub ol_delivery_d: u64,
+    pub ol_amount: i64,
+    pub ol_o_id: u32,
+    pub ol_d_id: u32,
+    pub ol_w_id: u32,
+    pub ol_number: u32,
+    pub ol_i_id: u32,
+    pub ol_supply_w_id: u32,
+    pub ol_quantity: u32,
+    pub ol_dist_info: [u8; 24],
+    pub _pad: [u8; 4],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct Item {
+    pub i_price: i64,
+    pub i_id: u32,
+    pub i_im_id: u32,
+    pub i_name: [u8; 24],
+    pub i_data: [u8; 50],
+    pub _pad: [u8; 6],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct Stock {
+    pub s_i_id: u32,
+    pub s_w_id: u32,
+    pub s_quantity: i32,
+    pub s_ytd: u32,
+    pub s_order_cnt: u32,
+    pub s_remote_cnt: u32,
+    pub s_dist: [[u8; 24]; 10],
+    pub s_data: [u8; 50],
+    pub _pad: [u8; 2],
+}
+
+// ---- primary keys (order-preserving; see api::key) ----
+
+pub fn warehouse_key(w: u32) -> Key {
+    let mut k = Key::new();
+    k.push_u32(w);
+    k
+}
+
+pub fn district_key(w: u32, d: u32) -> Key {
+    let mut k = warehouse_key(w);
+    k.push_u8(d as u8);
+    k
+}
+
+pub fn customer_key(w: u32, d: u32, c: u32) -> Key {
+    let mut k = district_key(w, d);
+    k.push_u32(c);
+    k
+}
+
+/// History has no key in the specification; this synthetic one is unique per row:
+/// (h_w_id, h_d_id, nonce, worker, seq). Loaded rows use nonce 0, worker 0, seq = c_id;
+/// a run's worker uses a nonzero per-worker nonce and a per-worker sequence number.
+pub fn history_key(w: u32, d: u32, nonce: u64, worker: u32, seq: u64) -> Key {
+    let mut k = district_key(w, d);
+    k.push_u64(nonce).push_u32(worker).push_u64(seq);
+    k
+}
+
+pub fn order_key(w: u32, d: u32, o: u32) -> Key {
+    let mut k = district_key(w, d);
+    k.push_u32(o);
+    k
+}
+
+/// New-Order rows use the same key as their order.
+pub fn new_order_key(w: u32, d: u32, o: u32) -> Key {
+    order_key(w, d, o)
+}
+
+pub fn order_line_key(w: u32, d: u32, o: u32, n: u32) -> Key {
+    let mut k = order_key(w, d, o);
+    k.push_u8(n as u8);
+    k
+}
+
+pub fn item_key(i: u32) -> Key {
+    let mut k = Key::new();
+    k.push_u32(i);
+    k
+}
+
+pub fn stock_key(w: u32, i: u32) -> Key {
+    let mut k = warehouse_key(w);
+    k.push_u32(i);
+    k
+}
+
+/// Prefix of the customer-name index for a (warehouse, district, last name).
+pub fn customer_name_prefix(w: u32, d: u32, last: &[u8; 16]) -> Key {
+    let mut k = district_key(w, d);
+    k.push_bytes(last);
+    k
+}
+
+/// Prefix of the order-customer index for a (warehouse, district, customer).
+pub fn order_customer_prefix(w: u32, d: u32, c: u32) -> Key {
+    customer_key(w, d, c)
+}
+
+/// Decode the order id of an Order / New-Order primary key.
+pub fn order_id_of_key(k: &[u8]) -> u32 {
+    api::key::read_u32(k, 5)
+}
+
+fn u32_at(row: &[u8], off: usize) -> u32 {
+    u32::from_ne_bytes(row[off..off + 4].try_into().unwrap())
+}
+
+/// Customer secondary key: (c_w_id, c_d_id, c_last, c_first); non-unique, so the
+/// engine appends the primary key. Reads fields in place (no row copy).
+fn customer_name_key_of(row: &[u8], out: &mut Key) {
+    let w = u32_at(row, offset_of!(Customer, c_w_id));
+    let d = u32_at(row, offset_of!(Customer, c_d_id));
+    let last = offset_of!(Customer, c_last);
+    let first = offset_of!(Customer, c_first);
+    out.push_u32(w)
+        .push_u8(d as u8)
+        .push_bytes(&row[last..last + 16])
+        .push_bytes(&row[first..first + 16]);
+}
+
+/// Order secondary key: (o_w_id, o_d_id, o_c_id, o_id), unique.
+fn order_customer_key_of(row: &[u8], out: &mut Key) {
+    out.push_u32(u32_at(row, offset_of!(Order, o_w_id)))
+        .push_u8(u32_at(row, offset_of!(Order, o_d_id)) as u8)
+        .push_u32(u32_at(row, offset_of!(Order, o_c_id)))
+        .push_u32(u32_at(row, offset_of!(Order, o_id)));
+}
+
+/// The nine tables, in the order of the `TableId` constants above.
+pub fn build(warehouses: u32, items: u32) -> Schema {
+    let w = warehouses as u64;
+    let dists = w * DISTRICTS as u64;
+    let custs = dists * CUSTOMERS as u64;
+    let mut s = Schema::new();
+    let size = std::mem::size_of::<Warehouse>();
+    let ids = [
+        s.add(TableDef::new("warehouse", size, IndexKind::Hash, w)),
+        s.add(TableDef::new(
+            "district",
+            std::mem::size_of::<District>(),
+            IndexKind::Hash,
+            dists,
+        )),
+        s.add(
+            TableDef::new(
+                "customer",
+                std::mem::size_of::<Customer>(),
+                IndexKind::Hash,
+                custs,
+            )
+            .with_secondary("customer_name", false, customer_name_key_of),
+        ),
+        // Scanned by (warehouse, district) for consistency conditions 8-10.
+        s.add(TableDef::new(
+            "history",
+            std::mem::size_of::<History>(),
+            IndexKind::BTree,
+            custs * 2,
+        )),
+        s.add(TableDef::new(
+            "new_order",
+            std::mem::size_of::<NewOrder>(),
+            IndexKind::BTree,
+            dists * 900,
+        )),
+        s.add(
+            TableDef::new(
+                "order",
+                std::mem::size_of::<Order>(),
+                IndexKind::BTree,
+                custs * 2,
+            )
+            .with_secondary("order_customer", true, order_customer_key_of),
+        ),
+        s.add(TableDef::new(
+            "order_line",
+            std::mem::size_of::<OrderLine>(),
+            IndexKind::BTree,
+            custs * 20,
+        )),
+        s.add(TableDef::new(
+            "item",
+            std::mem::size_of::<Item>(),
+            IndexKind::Hash,
+            items as u64,
+        )),
+        s.add(TableDef::new(
+            "stock",
+            std::mem::size_of::<Stock>(),
+            IndexKind::Hash,
+            w * items as u64,
+        )),
+    ];
+    let want = [
+        WAREHOUSE, DISTRICT, CUSTOMER, HISTORY, NEW_ORDER, ORDER, ORDER_LINE, ITEM, STOCK,
+    ];
+    assert_eq!(ids, want, "TPC-C table ids must follow the constants");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use api::row;
+
+    #[test]
+    fn secondary_keys_read_the_right_fields() {
+        let mut c = Customer::zeroed();
+        c.c_w_id = 7;
+        c.c_d_id = 3;
+        row::set_str(&mut c.c_last, b"BARBARBAR");
+        row::set_str(&mut c.c_first, b"ALICE");
+        let mut k = Key::new();
+        customer_name_key_of(row::bytes(&c), &mut k);
+        let mut want = customer_name_prefix(7, 3, &c.c_last);
+        want.push_bytes(&c.c_first);
+        assert_eq!(k, want);
+
+        let mut o = Order::zeroed();
+        o.o_w_id = 2;
+        o.o_d_id = 9;
+        o.o_c_id = 1234;
+        o.o_id = 3001;
+        let mut k = Key::new();
+        order_customer_key_of(row::bytes(&o), &mut k);
+        let mut want = order_customer_prefix(2, 9, 1234);
+        want.push_u32(3001);
+        assert_eq!(k, want);
+        assert_eq!(order_id_of_key(&order_key(2, 9, 3001)), 3001);
+    }
+
+    #[test]
+    fn row_sizes_match_the_design_document() {
+        use std::mem::size_of;
+        let sizes = [
+            size_of::<Warehouse>(),
+            size_of::<District>(),
+            size_of::<Customer>(),
+            size_of::<History>(),
+            size_of::<NewOrder>(),
+            size_of::<Order>(),
+            size_of::<OrderLine>(),
+            size_of::<Item>(),
+            size_of::<Stock>(),
+        ];
+        assert_eq!(sizes, [104, 112, 680, 64, 12, 40, 72, 96, 316]);
+        let s = build(1, ITEMS);
+        let longest =
+            customer_name_prefix(1, 1, &[b'Z'; 16]).len() + 16 + customer_key(1, 1, 1).len();
+        assert!(longest <= api::key::MAX_KEY_LEN);
+        assert_eq!(s.tables.len(), 9);
+    }
+
+    #[test]
+    fn keys_order_like_their_tuples() {
+        assert!(order_key(1, 10, 5) < order_key(2, 1, 1));
+        assert!(order_line_key(1, 1, 5, 15) < order_key(1, 1, 6));
+        assert!(stock_key(1, 100_000) < stock_key(2, 1));
+    }
+}

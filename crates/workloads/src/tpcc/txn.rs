@@ -1,0 +1,658 @@
+//! The five TPC-C transactions (clause 2.4-2.8): their inputs, drawn up front so a
+//! conflict-aborted transaction is retried with the same inputs, and their bodies over
+//! `api::Session`. The bodies never begin or commit (the caller does) and never retry.
+
+use super::gen::{self, nurand};
+use super::schema::*;
+use super::Tpcc;
+use api::row::{self, Zeroable};
+use api::{Dir, Error, Result, Session, Worker};
+use rand::rngs::SmallRng;
+use rand::Rng;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Transaction type numbers (the driver computes tpmC from type 0).
+pub const NEW_ORDER_TXN: u32 = 0;
+pub const PAYMENT_TXN: u32 = 1;
+pub const ORDER_STATUS_TXN: u32 = 2;
+pub const DELIVERY_TXN: u32 = 3;
+pub const STOCK_LEVEL_TXN: u32 = 4;
+pub const TXN_NAMES: [&str; 5] = [
+    "new-order",
+    "payment",
+    "order-status",
+    "delivery",
+    "stock-level",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderLineIn {
+    pub i_id: u32,
+    pub supply_w_id: u32,
+    pub quantity: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewOrderIn {
+    pub w_id: u32,
+    pub d_id: u32,
+    pub c_id: u32,
+    pub ol_cnt: u32,
+    /// The first `ol_cnt` entries are the order's lines.
+    pub lines: [OrderLineIn; MAX_OL_CNT],
+    pub entry_d: u64,
+}
+
+/// How Payment and Order-Status select their customer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CustomerBy {
+    Id(u32),
+    /// The last name generated from this number (0..=999).
+    LastName(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaymentIn {
+    pub w_id: u32,
+    pub d_id: u32,
+    pub c_w_id: u32,
+    pub c_d_id: u32,
+    pub customer: CustomerBy,
+    /// Cents.
+    pub amount: i64,
+    pub date: u64,
+    /// The History row's synthetic key parts (see `schema::history_key`).
+    pub h_nonce: u64,
+    pub h_worker: u32,
+    pub h_seq: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OrderStatusIn {
+    pub w_id: u32,
+    pub d_id: u32,
+    pub customer: CustomerBy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeliveryIn {
+    pub w_id: u32,
+    pub carrier_id: u32,
+    pub date: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StockLevelIn {
+    pub w_id: u32,
+    pub d_id: u32,
+    pub threshold: i32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TpccInput {
+    NewOrder(NewOrderIn),
+    Payment(PaymentIn),
+    OrderStatus(OrderStatusIn),
+    Delivery(DeliveryIn),
+    StockLevel(StockLevelIn),
+}
+
+impl TpccInput {
+    pub fn txn_type(&self) -> u32 {
+        match self {
+            TpccInput::NewOrder(_) => NEW_ORDER_TXN,
+            TpccInput::Payment(_) => PAYMENT_TXN,
+            TpccInput::OrderStatus(_) => ORDER_STATUS_TXN,
+            TpccInput::Delivery(_) => DELIVERY_TXN,
+            TpccInput::StockLevel(_) => STOCK_LEVEL_TXN,
+        }
+    }
+}
+
+/// Per-worker generator state and scratch space (reused, so a transaction allocates
+/// nothing once the buffers have grown).
+pub struct TpccWorker {
+    pub rng: SmallRng,
+    pub worker_id: u32,
+    /// With affinity: the worker's home warehouse and (for Stock-Level, whose district
+    /// is fixed per terminal, clause 2.8.1.1) its district.
+    pub home: Option<(u32, u32)>,
+    pub h_nonce: u64,
+    pub h_seq: u64,
+    /// Scratch: customer ids (Payment/Order-Status by name), item ids (Stock-Level).
+    pub ids: Vec<u32>,
+}
+
+impl Tpcc {
+    pub(super) fn worker_state_impl(&self, worker_id: usize, seed: u64) -> TpccWorker {
+        let w = self.cfg.warehouses;
+        let home = self.cfg.affinity.then(|| {
+            let i = worker_id as u32;
+            ((i % w) + 1, (i / w) % DISTRICTS + 1)
+        });
+        let h_nonce = history_nonce();
+        TpccWorker {
+            rng: crate::util::rng_for(seed, 0x7CC1_0000 + worker_id as u64),
+            worker_id: worker_id as u32,
+            home,
+            h_nonce,
+            h_seq: 0,
+            ids: Vec::with_capacity(64),
+        }
+    }
+
+    fn other_warehouse(&self, rng: &mut SmallRng, w: u32) -> u32 {
+        debug_assert!(self.cfg.warehouses > 1);
+        let o = rng.gen_range(1..self.cfg.warehouses);
+        if o >= w {
+            o + 1
+        } else {
+            o
+        }
+    }
+
+    fn customer_by(&self, rng: &mut SmallRng) -> CustomerBy {
+        if rng.gen_range(1..=100) <= 60 {
+            CustomerBy::LastName(nurand(rng, 255, 0, 999, self.c.c_last_run))
+        } else {
+            CustomerBy::Id(nurand(rng, 1023, 1, CUSTOMERS, self.c.c_id))
+        }
+    }
+
+    pub(super) fn next_impl(&self, st: &mut TpccWorker) -> (u32, TpccInput) {
+        let rng = &mut st.rng;
+        let (w_id, home_d) = match st.home {
+            Some(h) => h,
+            None => (
+                rng.gen_range(1..=self.cfg.warehouses),
+                rng.gen_range(1..=DISTRICTS),
+            ),
+        };
+        let mut pick = rng.gen_range(0..100);
+        let mut ty = 0;
+        while pick >= self.cfg.mix[ty] {
+            pick -= self.cfg.mix[ty];
+            ty += 1;
+        }
+        let multi = self.cfg.warehouses > 1;
+        let input = match ty as u32 {
+            NEW_ORDER_TXN => {
+                let ol_cnt = rng.gen_range(5..=MAX_OL_CNT as u32);
+                let rollback = rng.gen_range(1..=100) == 1;
+                let mut lines = [OrderLineIn {
+                    i_id: 0,
+                    supply_w_id: 0,
+                    quantity: 0,
+                }; MAX_OL_CNT];
+                for (n, l) in lines[..ol_cnt as usize].iter_mut().enumerate() {
+                    l.i_id = if rollback && n as u32 == ol_cnt - 1 {
+                        self.cfg.items + 1 // an unused item id (clause 2.4.1.5)
+                    } else {
+                        nurand(rng, 8191, 1, self.cfg.items, self.c.ol_i_id)
+                    };
+                    l.supply_w_id = if multi && rng.gen_range(1..=100) == 1 {
+                        self.other_warehouse(rng, w_id)
+                    } else {
+                        w_id
+                    };
+                    l.quantity = rng.gen_range(1..=10);
+                }
+                TpccInput::NewOrder(NewOrderIn {
+                    w_id,
+                    d_id: rng.gen_range(1..=DISTRICTS),
+                    c_id: nurand(rng, 1023, 1, CUSTOMERS, self.c.c_id),
+                    ol_cnt,
+                    lines,
+                    entry_d: gen::now_us(),
+                })
+            }
+            PAYMENT_TXN => {
+                let d_id = rng.gen_range(1..=DISTRICTS);
+                let (c_w_id, c_d_id) = if !multi || rng.gen_range(1..=100) <= 85 {
+                    (w_id, d_id)
+                } else {
+                    (
+                        self.other_warehouse(rng, w_id),
+                        rng.gen_range(1..=DISTRICTS),
+                    )
+                };
+                let customer = self.customer_by(rng);
+                st.h_seq += 1;
+                TpccInput::Payment(PaymentIn {
+                    w_id,
+                    d_id,
+                    c_w_id,
+                    c_d_id,
+                    customer,
+                    amount: rng.gen_range(100..=500_000),
+                    date: gen::now_us(),
+                    h_nonce: st.h_nonce,
+                    h_worker: st.worker_id,
+                    h_seq: st.h_seq,
+                })
+            }
+            ORDER_STATUS_TXN => TpccInput::OrderStatus(OrderStatusIn {
+                w_id,
+                d_id: rng.gen_range(1..=DISTRICTS),
+                customer: self.customer_by(rng),
+            }),
+            DELIVERY_TXN => TpccInput::Delivery(DeliveryIn {
+                w_id,
+                carrier_id: rng.gen_range(1..=10),
+                date: gen::now_us(),
+            }),
+            STOCK_LEVEL_TXN => TpccInput::StockLevel(StockLevelIn {
+                w_id,
+                d_id: home_d,
+                threshold: rng.gen_range(10..=20),
+            }),
+            _ => unreachable!("mix has five entries summing to 100"),
+        };
+        (ty as u32, input)
+    }
+
+    pub(super) fn execute_impl<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        st: &mut TpccWorker,
+        input: &TpccInput,
+    ) -> Result<()> {
+        match input {
+            TpccInput::NewOrder(i) => self.new_order(s, i),
+            TpccInput::Payment(i) => self.payment(s, &mut st.ids, i).map(drop),
+            TpccInput::OrderStatus(i) => self.order_status(s, &mut st.ids, i).map(drop),
+            TpccInput::Delivery(i) => self.delivery(s, i),
+            TpccInput::StockLevel(i) => self.stock_level(s, st, i),
+        }
+    }
+
+    /// Clause 2.4.2.
+    pub fn new_order<W: Worker>(&self, s: &mut Session<W>, i: &NewOrderIn) -> Result<()> {
+        let (w, d) = (i.w_id, i.d_id);
+        let wh: Warehouse = need(s.get_row(WAREHOUSE, &warehouse_key(w))?, "warehouse", w)?;
+        let mut dist = None;
+        s.update_row(DISTRICT, &district_key(w, d), |r: &mut District| {
+            dist = Some(*r);
+            r.d_next_o_id += 1;
+        })?;
+        let dist = need(dist, "district", d)?;
+        let o_id = dist.d_next_o_id;
+        let cust: Customer = need(
+            s.get_row(CUSTOMER, &customer_key(w, d, i.c_id))?,
+            "customer",
+            i.c_id,
+        )?;
+        let lines = &i.lines[..i.ol_cnt as usize];
+        let all_local = lines.iter().all(|l| l.supply_w_id == w);
+        let order = Order {
+            o_entry_d: i.entry_d,
+            o_id,
+            o_d_id: d,
+            o_w_id: w,
+            o_c_id: i.c_id,
+            o_carrier_id: 0,
+            o_ol_cnt: i.ol_cnt,
+            o_all_local: all_local as u32,
+            _pad: [0; 4],
+        };
+        s.insert_row(ORDER, &order_key(w, d, o_id), &order)?;
+        let no = NewOrder {
+            no_o_id: o_id,
+            no_d_id: d,
+            no_w_id: w,
+        };
+        s.insert_row(NEW_ORDER, &new_order_key(w, d, o_id), &no)?;
+
+        let mut total: i64 = 0;
+        let mut brand_generic = [b'G'; MAX_OL_CNT];
+        for (n, l) in lines.iter().enumerate() {
+            // An unused item id means the order was entered wrongly: roll back.
+            let Some(item) = s.get_row::<Item>(ITEM, &item_key(l.i_id))? else {
+                return Err(Error::UserAbort);
+            };
+            let mut stock = None;
+            s.update_row(STOCK, &stock_key(l.supply_w_id, l.i_id), |r: &mut Stock| {
+                let q = l.quantity as i32;
+                r.s_quantity = if r.s_quantity >= q + 10 {
+                    r.s_quantity - q
+                } else {
+                    r.s_quantity - q + 91
+                };
+                r.s_ytd += l.quantity;
+                r.s_order_cnt += 1;
+                if l.supply_w_id != w {
+                    r.s_remote_cnt += 1;
+                }
+                stock = Some((r.s_dist[d as usize - 1], gen::contains_original(&r.s_data)));
+            })?;
+            let (dist_info, s_original) = need(stock, "stock", l.i_id)?;
+            if s_original && gen::contains_original(&item.i_data) {
+                brand_generic[n] = b'B';
+            }
+            let amount = l.quantity as i64 * item.i_price;
+            total += amount;
+            let ol = OrderLine {
+                ol_delivery_d: 0,
+                ol_amount: amount,
+                ol_o_id: o_id,
+                ol_d_id: d,
+                ol_w_id: w,
+                ol_number: n as u32 + 1,
+                ol_i_id: l.i_id,
+                ol_supply_w_id: l.supply_w_id,
+                ol_quantity: l.quantity,
+                ol_dist_info: dist_info,
+                _pad: [0; 4],
+            };
+            s.insert_row(ORDER_LINE, &order_line_key(w, d, o_id, n as u32 + 1), &ol)?;
+        }
+        // The terminal output (clause 2.4.3.3): total in cents, after discount and tax.
+        let total = total as i128
+            * (10_000 - cust.c_discount as i128)
+            * (10_000 + wh.w_tax as i128 + dist.d_tax as i128)
+            / 100_000_000;
+        std::hint::black_box((total, brand_generic, cust.c_last, cust.c_credit));
+        Ok(())
+    }
+
+    /// The id of the customer selected by id or by last name (the ceil(n/2)-th of the
+    /// matches ordered by first name, clause 2.5.2.2).
+    fn find_customer<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        ids: &mut Vec<u32>,
+        w: u32,
+        d: u32,
+        by: CustomerBy,
+    ) -> Result<u32> {
+        match by {
+            CustomerBy::Id(c) => Ok(c),
+            CustomerBy::LastName(num) => {
+                let prefix = customer_name_prefix(w, d, &gen::last_name(num));
+                let end = prefix.prefix_end().expect("name prefix is never all 0xff");
+                ids.clear();
+                s.scan(
+                    CUSTOMER.secondary(0),
+                    Bound::Included(&prefix),
+                    Bound::Excluded(&end),
+                    Dir::Forward,
+                    CUSTOMERS as usize,
+                    |_, r| {
+                        ids.push(u32_at(r, std::mem::offset_of!(Customer, c_id)));
+                        true
+                    },
+                )?;
+                // Customers 1..=1000 of every district carry all 1,000 names, so an
+                // empty match means a damaged database.
+                if ids.is_empty() {
+                    return Err(Error::fatal(format!(
+                        "tpcc: no customer named {} in district ({w}, {d}) (damaged database?)",
+                        String::from_utf8_lossy(row::get_str(&gen::last_name(num)))
+                    )));
+                }
+                Ok(ids[(ids.len() - 1) / 2])
+            }
+        }
+    }
+
+    /// Clause 2.5.2. Returns the paying customer's id.
+    pub fn payment<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        ids: &mut Vec<u32>,
+        i: &PaymentIn,
+    ) -> Result<u32> {
+        let (w, d) = (i.w_id, i.d_id);
+        let mut w_name = None;
+        s.update_row(WAREHOUSE, &warehouse_key(w), |r: &mut Warehouse| {
+            r.w_ytd += i.amount;
+            w_name = Some(r.w_name);
+        })?;
+        let w_name = need(w_name, "warehouse", w)?;
+        let mut d_name = None;
+        s.update_row(DISTRICT, &district_key(w, d), |r: &mut District| {
+            r.d_ytd += i.amount;
+            d_name = Some(r.d_name);
+        })?;
+        let d_name = need(d_name, "district", d)?;
+        let c_id = self.find_customer(s, ids, i.c_w_id, i.c_d_id, i.customer)?;
+        let ckey = customer_key(i.c_w_id, i.c_d_id, c_id);
+        let found = s.update_row(CUSTOMER, &ckey, |r: &mut Customer| {
+            // The terminal shows the customer's name, address, credit and balance.
+            std::hint::black_box((&r.c_first, &r.c_street_1, r.c_credit_lim, r.c_since));
+            r.c_balance -= i.amount;
+            r.c_ytd_payment += i.amount;
+            r.c_payment_cnt += 1;
+            if &r.c_credit == b"BC" {
+                // Clause 2.5.2.2: prepend the payment's ids and amount, keep 500 chars.
+                let mut buf = [0u8; 500];
+                let mut cur = std::io::Cursor::new(&mut buf[..]);
+                let _ = std::io::Write::write_fmt(
+                    &mut cur,
+                    format_args!(
+                        "{} {} {} {} {} {}.{:02} ",
+                        c_id,
+                        i.c_d_id,
+                        i.c_w_id,
+                        d,
+                        w,
+                        i.amount / 100,
+                        i.amount % 100
+                    ),
+                );
+                let n = cur.position() as usize;
+                let old = row::get_str(&r.c_data);
+                let keep = old.len().min(500 - n);
+                buf[n..n + keep].copy_from_slice(&old[..keep]);
+                r.c_data = buf;
+            }
+        })?;
+        need(found.then_some(()), "customer", c_id)?;
+        let mut h = History::zeroed();
+        h.h_c_id = c_id;
+        h.h_c_d_id = i.c_d_id;
+        h.h_c_w_id = i.c_w_id;
+        h.h_d_id = d;
+        h.h_w_id = w;
+        h.h_date = i.date;
+        h.h_amount = i.amount;
+        // H_DATA: W_NAME, four spaces, D_NAME.
+        let wn = row::get_str(&w_name);
+        let dn = row::get_str(&d_name);
+        h.h_data[..wn.len()].copy_from_slice(wn);
+        h.h_data[wn.len()..wn.len() + 4].copy_from_slice(b"    ");
+        h.h_data[wn.len() + 4..wn.len() + 4 + dn.len()].copy_from_slice(dn);
+        let hk = history_key(w, d, i.h_nonce, i.h_worker, i.h_seq);
+        s.insert_row(HISTORY, &hk, &h)?;
+        Ok(c_id)
+    }
+
+    /// Clause 2.6.2. Returns the customer's id, its latest order's id and the number of
+    /// lines read.
+    pub fn order_status<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        ids: &mut Vec<u32>,
+        i: &OrderStatusIn,
+    ) -> Result<(u32, u32, usize)> {
+        let (w, d) = (i.w_id, i.d_id);
+        let c_id = self.find_customer(s, ids, w, d, i.customer)?;
+        let cust: Customer = need(
+            s.get_row(CUSTOMER, &customer_key(w, d, c_id))?,
+            "customer",
+            c_id,
+        )?;
+        let prefix = order_customer_prefix(w, d, c_id);
+        let end = prefix
+            .prefix_end()
+            .expect("customer prefix is never all 0xff");
+        let mut last = None;
+        s.scan(
+            ORDER.secondary(0),
+            Bound::Included(&prefix),
+            Bound::Excluded(&end),
+            Dir::Backward,
+            1,
+            |_, r| {
+                last = Some(row::read::<Order>(r));
+                false
+            },
+        )?;
+        // Every customer has an order after population; a missing one is damage.
+        let order = need(last, "order of customer", c_id)?;
+        let lo = order_key(w, d, order.o_id);
+        let hi = lo.prefix_end().expect("order prefix is never all 0xff");
+        let mut sum = 0i64;
+        let n = s.scan(
+            ORDER_LINE.primary(),
+            Bound::Included(&lo),
+            Bound::Excluded(&hi),
+            Dir::Forward,
+            MAX_OL_CNT,
+            |_, r| {
+                let l = row::read::<OrderLine>(r);
+                sum += l.ol_amount ^ l.ol_i_id as i64 ^ l.ol_delivery_d as i64;
+                true
+            },
+        )?;
+        std::hint::black_box((cust.c_balance, cust.c_first, order.o_carrier_id, sum));
+        Ok((c_id, order.o_id, n))
+    }
+
+    /// Clause 2.7.4: all ten districts in one transaction (the spec allows deferred
+    /// execution; we run it in-line).
+    pub fn delivery<W: Worker>(&self, s: &mut Session<W>, i: &DeliveryIn) -> Result<()> {
+        let w = i.w_id;
+        for d in 1..=DISTRICTS {
+            let lo = district_key(w, d);
+            let hi = lo.prefix_end().expect("district prefix is never all 0xff");
+            let mut oldest = None;
+            s.scan(
+                NEW_ORDER.primary(),
+                Bound::Included(&lo),
+                Bound::Excluded(&hi),
+                Dir::Forward,
+                1,
+                |_, r| {
+                    oldest = Some(row::read::<NewOrder>(r).no_o_id);
+                    false
+                },
+            )?;
+            // No undelivered order in this district: skipped (clause 2.7.4.2).
+            let Some(o_id) = oldest else { continue };
+            if !s.delete(NEW_ORDER, &new_order_key(w, d, o_id))? {
+                return Err(Error::fatal(format!(
+                    "tpcc: new-order ({w}, {d}, {o_id}) vanished during delivery"
+                )));
+            }
+            let mut order = None;
+            s.update_row(ORDER, &order_key(w, d, o_id), |r: &mut Order| {
+                r.o_carrier_id = i.carrier_id;
+                order = Some(*r);
+            })?;
+            let order = need(order, "order", o_id)?;
+            let mut total = 0i64;
+            for n in 1..=order.o_ol_cnt {
+                let found = s.update_row(
+                    ORDER_LINE,
+                    &order_line_key(w, d, o_id, n),
+                    |r: &mut OrderLine| {
+                        r.ol_delivery_d = i.date;
+                        total += r.ol_amount;
+                    },
+                )?;
+                if !found {
+                    return Err(Error::fatal(format!(
+                        "tpcc: order ({w}, {d}, {o_id}) lacks order line {n}"
+                    )));
+                }
+            }
+            let found = s.update_row(
+                CUSTOMER,
+                &customer_key(w, d, order.o_c_id),
+                |r: &mut Customer| {
+                    r.c_balance += total;
+                    r.c_delivery_cnt += 1;
+                },
+            )?;
+            need(found.then_some(()), "customer", order.o_c_id)?;
+        }
+        Ok(())
+    }
+
+    /// Clause 2.8.2: distinct items in the district's last 20 orders whose stock in this
+    /// warehouse is below the threshold. Returns the count.
+    pub fn stock_level<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        st: &mut TpccWorker,
+        i: &StockLevelIn,
+    ) -> Result<()> {
+        self.stock_level_count(s, &mut st.ids, i).map(|n| {
+            std::hint::black_box(n);
+        })
+    }
+
+    pub fn stock_level_count<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        ids: &mut Vec<u32>,
+        i: &StockLevelIn,
+    ) -> Result<u32> {
+        let (w, d) = (i.w_id, i.d_id);
+        let dist: District = need(s.get_row(DISTRICT, &district_key(w, d))?, "district", d)?;
+        let next = dist.d_next_o_id;
+        let lo = order_key(w, d, next.saturating_sub(20));
+        let hi = order_key(w, d, next);
+        ids.clear();
+        s.scan(
+            ORDER_LINE.primary(),
+            Bound::Included(&lo),
+            Bound::Excluded(&hi),
+            Dir::Forward,
+            20 * MAX_OL_CNT,
+            |_, r| {
+                ids.push(row::read::<OrderLine>(r).ol_i_id);
+                true
+            },
+        )?;
+        ids.sort_unstable();
+        ids.dedup();
+        let mut low = 0;
+        for &item in ids.iter() {
+            let mut q = None;
+            s.get(STOCK, &stock_key(w, item), |r| {
+                q = Some(row::read::<Stock>(r).s_quantity)
+            })?;
+            if need(q, "stock", item)? < i.threshold {
+                low += 1;
+            }
+        }
+        Ok(low)
+    }
+}
+
+fn u32_at(row: &[u8], off: usize) -> u32 {
+    u32::from_ne_bytes(row[off..off + 4].try_into().unwrap())
+}
+
+/// A History-key nonce never handed out before: unique within the process (a counter)
+/// and across processes (it starts from the clock in units of 1/1024 microsecond), and
+/// never 0, the loaded rows' nonce.
+fn history_nonce() -> u64 {
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    let floor = gen::now_us() << 10;
+    let prev = LAST
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |l| {
+            Some(l.max(floor) + 1)
+        })
+        .expect("closure always returns Some");
+    prev.max(floor) + 1
+}
+
+/// A row the transaction logic requires; its absence means a damaged or foreign
+/// database, an operating error rather than a bug.
+fn need<T>(v: Option<T>, what: &str, id: u32) -> Result<T> {
+    v.ok_or_else(|| Error::fatal(format!("tpcc: {what} {id} not found (damaged database?)")))
+}
