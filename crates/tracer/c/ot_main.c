@@ -215,9 +215,21 @@ static void ensure_mapped(Addr a)
    DebugInfo* di = VG_(find_DebugInfo)(VG_(current_DiEpoch)(), a);
    if (di == NULL)
       return; /* generated code, or no object: nothing to map */
+   /* The MAP covers the text and the PLT (lazy-binding stubs run as code too); they
+      are adjacent in the executable mapping. */
    Addr avma = VG_(DebugInfo_get_text_avma)(di);
-   SizeT size = VG_(DebugInfo_get_text_size)(di);
-   if (size == 0 || a < avma || a >= avma + size)
+   Addr end = avma + VG_(DebugInfo_get_text_size)(di);
+   Addr plt = VG_(DebugInfo_get_plt_avma)(di);
+   SizeT plt_size = VG_(DebugInfo_get_plt_size)(di);
+   if (end == avma) {
+      avma = plt;
+      end = plt + plt_size;
+   } else if (plt_size > 0) {
+      avma = plt < avma ? plt : avma;
+      end = plt + plt_size > end ? plt + plt_size : end;
+   }
+   SizeT size = end - avma;
+   if (size == 0 || a < avma || a >= end)
       return;
    const HChar* name = VG_(DebugInfo_get_filename)(di);
    if (name == NULL)
@@ -587,8 +599,14 @@ static IRSB* ot_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          Int size = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo));
          if (cas->dataHi != NULL)
             size *= 2;
-         add_access(sbOut, K_LOAD, cas->addr, size, NULL);
-         add_access(sbOut, K_STORE, cas->addr, size, NULL);
+         Access* last = n_acc > instr_first_acc ? &acc[n_acc - 1] : NULL;
+         if (last != NULL && last->kind == K_LOAD && last->size == (UInt)size &&
+             last->guard == NULL && eqIRAtom(last->addr, cas->addr)) {
+            last->kind = K_MODIFY; /* lock add/xadd/...: load, then CAS of the same bytes */
+         } else {
+            add_access(sbOut, K_LOAD, cas->addr, size, NULL);
+            add_access(sbOut, K_STORE, cas->addr, size, NULL);
+         }
          addStmtToIRSB(sbOut, st);
          break;
       }
