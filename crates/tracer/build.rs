@@ -19,7 +19,11 @@ const TOOL_FILE: &str = "oltptrace-amd64-linux";
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=c");
-    for var in ["CC", "OLTPTRACE_VALGRIND_INCLUDE", "OLTPTRACE_VALGRIND_LIBDIR"] {
+    for var in [
+        "CC",
+        "OLTPTRACE_VALGRIND_INCLUDE",
+        "OLTPTRACE_VALGRIND_LIBDIR",
+    ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -56,14 +60,18 @@ fn build_tool(out: &Path, tool: &Path) -> Result<String, String> {
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if arch != "x86_64" || os != "linux" {
-        return Err(format!("oltptrace supports amd64 Linux only (target is {arch}-{os})"));
+        return Err(format!(
+            "oltptrace supports amd64 Linux only (target is {arch}-{os})"
+        ));
     }
     let include = find_dir(
         "OLTPTRACE_VALGRIND_INCLUDE",
         &["/usr/include/valgrind", "/usr/local/include/valgrind"],
         "pub_tool_basics.h",
     )
-    .ok_or("valgrind's tool headers (pub_tool_basics.h) are missing: apt-get install -y valgrind")?;
+    .ok_or(
+        "valgrind's tool headers (pub_tool_basics.h) are missing: apt-get install -y valgrind",
+    )?;
     let libdir = find_dir(
         "OLTPTRACE_VALGRIND_LIBDIR",
         &[
@@ -137,7 +145,9 @@ fn build_tool(out: &Path, tool: &Path) -> Result<String, String> {
 /// compare with cachegrind's (static: no dynamic loader, so nothing depends on paths).
 fn build_testprog(out: &Path) -> Result<(), String> {
     let mut cc = Command::new(compiler());
-    cc.args(["-O1", "-static", "-o"]).arg(out).arg("c/testprog.c");
+    cc.args(["-O1", "-static", "-o"])
+        .arg(out)
+        .arg("c/testprog.c");
     run(&mut cc, "building c/testprog.c").map_err(|e| {
         println!("cargo:warning=oltptrace test program not built: {e}");
         e
@@ -166,7 +176,11 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => {
             let stderr = String::from_utf8_lossy(&o.stderr);
-            let first = stderr.lines().find(|l| l.contains("error")).unwrap_or("").trim();
+            let first = stderr
+                .lines()
+                .find(|l| l.contains("error"))
+                .unwrap_or("")
+                .trim();
             Err(format!("{what} failed ({}): {first}", o.status))
         }
     }

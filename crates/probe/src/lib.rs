@@ -119,7 +119,10 @@ pub mod client {
     /// Issues the oltptrace request `code` (1..=6) with arguments `a`, `b`.
     #[inline(always)]
     pub fn request(code: u64, a: u64, b: u64) {
-        debug_assert!((1..=0xffff).contains(&code), "tool request code {code} out of range");
+        debug_assert!(
+            (1..=0xffff).contains(&code),
+            "tool request code {code} out of range"
+        );
         raw(&[TOOL_BASE | code, a, b, 0, 0, 0], 0);
     }
 
@@ -131,7 +134,10 @@ pub mod client {
 
     /// The raw client request: `args` = [request, arg1..arg5]; returns valgrind's answer,
     /// or `default` when not under valgrind.
-    #[cfg(all(target_arch = "x86_64", any(target_os = "linux", target_os = "freebsd")))]
+    #[cfg(all(
+        target_arch = "x86_64",
+        any(target_os = "linux", target_os = "freebsd")
+    ))]
     #[inline(always)]
     pub fn raw(args: &[u64; 6], default: u64) -> u64 {
         let mut result = default;
@@ -155,7 +161,10 @@ pub mod client {
         result
     }
 
-    #[cfg(not(all(target_arch = "x86_64", any(target_os = "linux", target_os = "freebsd"))))]
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        any(target_os = "linux", target_os = "freebsd")
+    )))]
     #[inline(always)]
     pub fn raw(_args: &[u64; 6], default: u64) -> u64 {
         default
@@ -174,7 +183,10 @@ mod tests {
             eprintln!("SKIPPED: running under valgrind");
             return;
         }
-        assert_eq!(client::raw(&[client::TOOL_BASE | 99, 1, 2, 3, 4, 5], 42), 42);
+        assert_eq!(
+            client::raw(&[client::TOOL_BASE | 99, 1, 2, 3, 4, 5], 42),
+            42
+        );
         let _g = op(Op::Scan);
         txn_begin(3);
         txn_end(3);

@@ -25,7 +25,9 @@ pub fn build_status() -> Result<(), String> {
     match env!("OLTPTRACE_BUILD") {
         "ok" if !TOOL_BYTES.is_empty() => Ok(()),
         "ok" => Err("oltptrace: the tool binary is empty; rebuild oltpscope".to_string()),
-        reason => Err(format!("oltptrace was not built: {reason}; then rebuild oltpscope")),
+        reason => Err(format!(
+            "oltptrace was not built: {reason}; then rebuild oltpscope"
+        )),
     }
 }
 
@@ -43,7 +45,11 @@ pub struct TraceOptions {
 
 impl Default for TraceOptions {
     fn default() -> Self {
-        TraceOptions { trace_start: false, quiet: true, valgrind_args: Vec::new() }
+        TraceOptions {
+            trace_start: false,
+            quiet: true,
+            valgrind_args: Vec::new(),
+        }
     }
 }
 
@@ -104,7 +110,11 @@ impl TracerSetup {
         let mut out_opt = OsString::from("--trace-out=");
         out_opt.push(trace_out);
         cmd.arg(out_opt);
-        cmd.arg(if opts.trace_start { "--trace-start=yes" } else { "--trace-start=no" });
+        cmd.arg(if opts.trace_start {
+            "--trace-start=yes"
+        } else {
+            "--trace-start=no"
+        });
         if opts.quiet {
             cmd.arg("-q");
         }
@@ -144,7 +154,9 @@ fn find_valgrind() -> Result<PathBuf, String> {
     std::env::split_paths(&path)
         .map(|d| d.join("valgrind"))
         .find(|p| p.is_file())
-        .ok_or_else(|| "valgrind is not installed (not in PATH): apt-get install -y valgrind".into())
+        .ok_or_else(|| {
+            "valgrind is not installed (not in PATH): apt-get install -y valgrind".into()
+        })
 }
 
 fn check_version(valgrind: &Path) -> Result<(), String> {
@@ -175,12 +187,19 @@ fn find_stock_lib_dir(valgrind: &Path) -> Result<PathBuf, String> {
         candidates.push(prefix.join("lib/valgrind"));
         candidates.push(prefix.join("lib/x86_64-linux-gnu/valgrind"));
     }
-    for d in ["/usr/libexec/valgrind", "/usr/lib/valgrind", "/usr/local/libexec/valgrind"] {
+    for d in [
+        "/usr/libexec/valgrind",
+        "/usr/lib/valgrind",
+        "/usr/local/libexec/valgrind",
+    ] {
         candidates.push(PathBuf::from(d));
     }
-    candidates.into_iter().find(|d| d.join(STOCK_MARKER).is_file()).ok_or_else(|| {
-        format!("valgrind's library directory ({STOCK_MARKER}) not found: reinstall valgrind")
-    })
+    candidates
+        .into_iter()
+        .find(|d| d.join(STOCK_MARKER).is_file())
+        .ok_or_else(|| {
+            format!("valgrind's library directory ({STOCK_MARKER}) not found: reinstall valgrind")
+        })
 }
 
 /// FNV-1a: names the directory after the tool's bytes and the stock directory, so a
@@ -217,7 +236,10 @@ fn make_lib_dir(stock: &Path) -> std::io::Result<PathBuf> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let tmp = base.join(format!("oltpscope-valgrind-{hash:016x}.{}.{nanos}", std::process::id()));
+    let tmp = base.join(format!(
+        "oltpscope-valgrind-{hash:016x}.{}.{nanos}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&tmp)?;
     for entry in std::fs::read_dir(stock)? {
         let entry = entry?;
@@ -259,7 +281,10 @@ mod tests {
             lib_dir: PathBuf::from("/tmp/x"),
         };
         let cmd = setup.command("/bin/true", ["a", "b"], Path::new("/tmp/t.trace"));
-        let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        let args: Vec<_> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
         assert_eq!(
             args,
             [
@@ -273,6 +298,9 @@ mod tests {
             ]
         );
         let env: Vec<_> = cmd.get_envs().collect();
-        assert_eq!(env, [(OsStr::new("VALGRIND_LIB"), Some(OsStr::new("/tmp/x")))]);
+        assert_eq!(
+            env,
+            [(OsStr::new("VALGRIND_LIB"), Some(OsStr::new("/tmp/x")))]
+        );
     }
 }
