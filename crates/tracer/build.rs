@@ -179,7 +179,8 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
             let first = stderr
                 .lines()
                 .find(|l| l.contains("error"))
-                .unwrap_or("")
+                .or_else(|| stderr.lines().rev().find(|l| !l.trim().is_empty()))
+                .unwrap_or("no diagnostics")
                 .trim();
             Err(format!("{what} failed ({}): {first}", o.status))
         }
