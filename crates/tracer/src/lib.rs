@@ -26,7 +26,8 @@ pub fn build_status() -> Result<(), String> {
         "ok" if !TOOL_BYTES.is_empty() => Ok(()),
         "ok" => Err("oltptrace: the tool binary is empty; rebuild oltpscope".to_string()),
         reason => Err(format!(
-            "oltptrace was not built: {reason}; then rebuild oltpscope"
+            "oltptrace (the valgrind tool) was not built: {reason}; after fixing that, \
+             rebuild (cargo clean -p tracer && cargo build --release)"
         )),
     }
 }
