@@ -4,7 +4,6 @@
 //! Every test prints "SKIPPED: <reason>" and returns when valgrind is not usable.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use tracer::{TraceOptions, TracerSetup};
 
