@@ -224,9 +224,12 @@ fn lib_dir_is_complete(dir: &Path, stock: &Path) -> bool {
 }
 
 fn make_lib_dir(stock: &Path) -> std::io::Result<PathBuf> {
+    make_lib_dir_in(&std::env::temp_dir(), stock)
+}
+
+fn make_lib_dir_in(base: &Path, stock: &Path) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::{symlink, PermissionsExt};
     let hash = fnv1a(&[TOOL_BYTES, stock.as_os_str().as_encoded_bytes()]);
-    let base = std::env::temp_dir();
     let final_dir = base.join(format!("oltpscope-valgrind-{hash:016x}"));
     if lib_dir_is_complete(&final_dir, stock) {
         return Ok(final_dir);
@@ -273,6 +276,30 @@ mod tests {
     fn fnv_differs_for_different_inputs() {
         assert_ne!(fnv1a(&[b"a"]), fnv1a(&[b"b"]));
         assert_eq!(fnv1a(&[b"ab"]), fnv1a(&[b"a", b"b"]));
+    }
+
+    #[test]
+    fn concurrent_lib_dir_preparations_agree() {
+        // A fake stock directory: the marker file and one tool.
+        let stock = tempfile::tempdir().unwrap();
+        std::fs::write(stock.path().join(STOCK_MARKER), b"x").unwrap();
+        std::fs::write(stock.path().join("none-amd64-linux"), b"y").unwrap();
+        let base = tempfile::tempdir().unwrap();
+        let dirs: Vec<PathBuf> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| make_lib_dir_in(base.path(), stock.path()).unwrap()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let expected = dirs[0].clone();
+        for d in &dirs {
+            assert_eq!(d, &expected, "every caller gets the one final directory");
+            assert!(lib_dir_is_complete(d, stock.path()));
+            assert_eq!(std::fs::read(d.join("none-amd64-linux")).unwrap(), b"y");
+            assert_eq!(std::fs::read(d.join(TOOL_FILE)).unwrap(), TOOL_BYTES);
+        }
+        // Losers of the rename race removed their private directories.
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -100,6 +100,11 @@ fn threads() {
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
+    // The tests always run this under valgrind: checks the core request's answer path.
+    if !probe::running_on_valgrind() {
+        eprintln!("tracer-selftest: probe::running_on_valgrind() is false");
+        std::process::exit(3);
+    }
     match mode.as_str() {
         "markers" => markers(),
         "buffer" => buffer(),
