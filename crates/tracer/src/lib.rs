@@ -135,6 +135,23 @@ impl TracerSetup {
     }
 }
 
+/// Creates a FIFO at `path` (mode 0600) for streaming a trace to a reader in another
+/// process or thread: open it for reading, then start the traced run (the tool's open
+/// for writing waits for the reader).
+pub fn make_fifo(path: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| format!("FIFO path {} contains a NUL byte", path.display()))?;
+    // SAFETY: `c` is a valid NUL-terminated string that outlives the call.
+    let r = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    if r == 0 {
+        Ok(())
+    } else {
+        let e = std::io::Error::last_os_error();
+        Err(format!("cannot create FIFO {}: {e}", path.display()))
+    }
+}
+
 /// The static C test program built by build.rs (for this crate's tests).
 #[doc(hidden)]
 pub fn test_program() -> Option<&'static Path> {

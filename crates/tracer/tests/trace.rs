@@ -468,3 +468,29 @@ fn prepare_is_idempotent() {
     assert!(a.lib_dir().join("oltptrace-amd64-linux").is_file());
     assert!(a.lib_dir().join("cachegrind-amd64-linux").exists());
 }
+
+#[test]
+fn streams_through_a_fifo() {
+    let Some(setup) = setup() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("t.fifo");
+    tracer::make_fifo(&fifo).unwrap();
+    assert!(tracer::make_fifo(&fifo)
+        .unwrap_err()
+        .contains("cannot create FIFO"));
+    let opts = TraceOptions {
+        trace_start: true,
+        ..TraceOptions::default()
+    };
+    let mut child = setup
+        .command_with(selftest(), ["count"], &fifo, &opts)
+        .spawn()
+        .unwrap();
+    // Reads while the program runs: the tool writes chunks far larger than the pipe's
+    // 64 KiB, so the writer blocks on the FIFO until this reader catches up.
+    let bytes = std::fs::read(&fifo).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(bytes.len() > 1 << 20, "stream of {} bytes", bytes.len());
+    let recs = parse(&bytes);
+    assert_eq!(ninstr_sum(&recs), end_count(&recs));
+}
