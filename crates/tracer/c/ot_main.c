@@ -532,6 +532,10 @@ static IRSB* ot_instrument(VgCallbackClosure* closure, IRSB* sbIn,
       addStmtToIRSB(sbOut, sbIn->stmts[i]);
       i++;
    }
+   /* Objects may have been unmapped and others mapped since the last translation:
+      the cached text range is only trusted within one superblock. */
+   map_cache_lo = 1;
+   map_cache_hi = 0;
    n_acc = 0;
    instr_first_acc = 0;
    run_open = False;
