@@ -4,6 +4,7 @@
 //! Every test prints "SKIPPED: <reason>" and returns when valgrind is not usable.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use tracer::{TraceOptions, TracerSetup};
 
@@ -317,6 +318,52 @@ fn markers_in_order_and_nothing_outside_tracing() {
     let first = recs.iter().find(|r| !matches!(r, Rec::Map { .. })).unwrap();
     assert_eq!(*first, Rec::Thread { tid: 1 });
     check_maps(&recs, selftest());
+    check_symbol_traced(&recs, selftest(), "tracer_selftest::work");
+}
+
+/// The MAP's bias turns traced addresses into ELF symbol addresses: some IFETCH of the
+/// program lands in `symbol` (found with binutils' nm; skipped without it).
+fn check_symbol_traced(recs: &[Rec], program: &str, symbol: &str) {
+    let nm = match Command::new("nm").args(["-S", "-C", program]).output() {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        _ => {
+            eprintln!("SKIPPED (symbol check): nm is not available");
+            return;
+        }
+    };
+    let (start, size) = nm
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.splitn(4, ' ').collect();
+            (f.len() == 4 && f[3] == symbol).then(|| {
+                (
+                    u64::from_str_radix(f[0], 16).unwrap(),
+                    u64::from_str_radix(f[1], 16).unwrap(),
+                )
+            })
+        })
+        .unwrap_or_else(|| panic!("nm does not list {symbol}"));
+    let bias = recs
+        .iter()
+        .find_map(|r| match r {
+            Rec::Map { name, bias, .. } if Path::new(name) == Path::new(program) => Some(*bias),
+            _ => None,
+        })
+        .expect("MAP of the program");
+    let hits = recs
+        .iter()
+        .filter(|r| match r {
+            Rec::Ifetch { addr, .. } => {
+                let elf = addr.wrapping_sub(bias as u64);
+                elf >= start && elf < start + size
+            }
+            _ => false,
+        })
+        .count();
+    assert!(
+        hits > 0,
+        "no IFETCH inside {symbol} at ELF {start:#x}+{size:#x}, bias {bias:#x}"
+    );
 }
 
 /// Every IFETCH lies in an object whose MAP came before it; the program itself is mapped.

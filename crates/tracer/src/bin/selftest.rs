@@ -5,6 +5,7 @@
 use probe::Op;
 use std::hint::black_box;
 
+#[inline(never)] // a symbol of its own: the tests find it through the MAP bias
 fn work(n: u64) -> u64 {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     for i in 0..n {
