@@ -541,3 +541,11 @@ fn streams_through_a_fifo() {
     let recs = parse(&bytes);
     assert_eq!(ninstr_sum(&recs), end_count(&recs));
 }
+
+#[test]
+fn nothing_is_recorded_without_trace_start() {
+    let Some(setup) = setup() else { return };
+    let (recs, stdout) = trace(&setup, Path::new(selftest()), &["count"], false);
+    assert!(!stdout.is_empty(), "the program ran");
+    assert_eq!(recs, [Rec::End { instructions: 0 }]);
+}
