@@ -83,9 +83,14 @@ fn buffer() {
 
 fn threads() {
     probe::tracing_start();
+    // Both workers live at once, so valgrind gives them distinct thread ids (2 and 3, in
+    // creation order; an exited thread's id is reused).
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
     let handles: Vec<_> = (0..2u32)
         .map(|i| {
+            let barrier = barrier.clone();
             std::thread::spawn(move || {
+                barrier.wait();
                 probe::txn_begin(100 + i);
                 let r = work(20_000);
                 probe::txn_end(100 + i);
