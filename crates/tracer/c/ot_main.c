@@ -29,6 +29,7 @@
 #include "pub_tool_transtab.h"
 #include "pub_tool_deduppoolalloc.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
 #include "valgrind.h"
 
 /* Not in the tool headers, but exported by libcoregrind: moves a file descriptor
@@ -715,6 +716,19 @@ static void ot_atfork_child(ThreadId tid)
    buf_pos = buf;
 }
 
+/* execve replaces the traced image without calling the tool's fini: flush so the
+   records so far reach the reader (the stream then ends without END). */
+static void ot_pre_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs)
+{
+   if (syscallno == __NR_execve || syscallno == __NR_execveat)
+      flush_buffer();
+}
+
+static void ot_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArgs,
+                            SysRes res)
+{
+}
+
 /*------------------------------------------------------------*/
 /*--- Setup and teardown                                   ---*/
 /*------------------------------------------------------------*/
@@ -786,6 +800,7 @@ static void ot_pre_clo_init(void)
                                    ot_print_debug_usage);
    VG_(needs_client_requests)(ot_handle_client_request);
    VG_(track_start_client_code)(ot_start_client_code);
+   VG_(needs_syscall_wrapper)(ot_pre_syscall, ot_post_syscall);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(ot_pre_clo_init)
