@@ -12,7 +12,8 @@
    Speed: translations are only instrumented while tracing; TRACE_START and
    TRACE_STOP discard all translations so that untraced phases run at the speed of
    --tool=none.  Each run of instructions costs one helper call that writes the
-   IFETCH word and up to five data words (more data accesses -> more calls). */
+   IFETCH word and up to five data words (more data accesses -> more calls), or the
+   same records written by generated IR (--inline-records=yes, the default). */
 
 #include "pub_tool_basics.h"
 #include "pub_tool_tooliface.h"
@@ -71,11 +72,13 @@ extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 
 static const HChar* clo_trace_out = "oltptrace.%p.trace";
 static Bool clo_trace_start = False;
+static Bool clo_inline = True; /* records written by generated IR, not helper calls */
 
 static Bool ot_process_cmd_line_option(const HChar* arg)
 {
    if VG_STR_CLO (arg, "--trace-out", clo_trace_out) {
    } else if VG_BOOL_CLO (arg, "--trace-start", clo_trace_start) {
+   } else if VG_BOOL_CLO (arg, "--inline-records", clo_inline) {
    } else
       return False;
    return True;
@@ -87,7 +90,9 @@ static void ot_print_usage(void)
       "    --trace-out=<file>        write the trace stream to <file> (a file or FIFO;\n"
       "                              %%p is the pid) [oltptrace.%%p.trace]\n"
       "    --trace-start=no|yes      trace from the start, not from the first\n"
-      "                              TRACE_START client request [no]\n");
+      "                              TRACE_START client request [no]\n"
+      "    --inline-records=yes|no   write records with generated code (yes) or\n"
+      "                              with one helper call per record group [yes]\n");
 }
 
 static void ot_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -357,7 +362,8 @@ static Addr run_addr, run_end;
 static UInt run_ninstr;
 static Bool run_ifetch_done; /* IFETCH of the open run already emitted (list overflow) */
 
-static void emit_call(IRSB* sb, Bool with_ifetch, const Access* a, UInt n, IRAtom* guard)
+static void emit_call_helper(IRSB* sb, Bool with_ifetch, const Access* a, UInt n,
+                             IRAtom* guard)
 {
    tl_assert(n <= MAX_CALL_ADDRS);
    Desc d;
@@ -418,6 +424,84 @@ static void emit_call(IRSB* sb, Bool with_ifetch, const Access* a, UInt n, IRAto
    if (guard != NULL)
       di->guard = guard;
    addStmtToIRSB(sb, IRStmt_Dirty(di));
+}
+
+/* Called from generated code when the buffer has no room for one more group. */
+static ULong* flush_and_pos(void)
+{
+   flush_buffer();
+   return buf_pos;
+}
+
+static IRTemp tmp64(IRSB* sb, IRExpr* e)
+{
+   IRTemp t = newIRTemp(sb->tyenv, Ity_I64);
+   addStmtToIRSB(sb, IRStmt_WrTmp(t, e));
+   return t;
+}
+
+#define U64(v) IRExpr_Const(IRConst_U64((ULong)(v)))
+
+/* The same records as emit_call_helper, written by generated IR: load buf_pos; if past
+   buf_limit, call flush_and_pos (a guarded call); store the words; store the new
+   buf_pos; add the run's instructions to the count.  A guarded access stores with
+   StoreG and advances buf_pos only when its guard holds.  No `tracing` check: only
+   translations made while tracing contain this code, and TRACE_STOP discards them
+   (a forked child keeps them, but its buffer is never written out). */
+static void emit_call_inline(IRSB* sb, Bool with_ifetch, const Access* a, UInt n,
+                             IRAtom* guard)
+{
+   tl_assert(n <= MAX_CALL_ADDRS);
+   IRTemp pos = tmp64(sb, IRExpr_Load(Iend_LE, Ity_I64, U64((HWord)&buf_pos)));
+   IRTemp full = newIRTemp(sb->tyenv, Ity_I1);
+   addStmtToIRSB(sb, IRStmt_WrTmp(full, IRExpr_Binop(Iop_CmpLT64U, U64((HWord)buf_limit),
+                                                      IRExpr_RdTmp(pos))));
+   IRTemp fresh = newIRTemp(sb->tyenv, Ity_I64);
+   IRDirty* di = unsafeIRDirty_1_N(fresh, 0, "ot_flush_and_pos",
+                                   VG_(fnptr_to_fnentry)(flush_and_pos), mkIRExprVec_0());
+   di->guard = IRExpr_RdTmp(full);
+   addStmtToIRSB(sb, IRStmt_Dirty(di));
+   IRTemp p = tmp64(sb, IRExpr_ITE(IRExpr_RdTmp(full), IRExpr_RdTmp(fresh), IRExpr_RdTmp(pos)));
+   UInt k = 0;
+   if (with_ifetch) {
+      ULong len = run_end - run_addr;
+      if (len > MAX_RUN_LEN)
+         len = MAX_RUN_LEN; /* only the 19-byte client-request sequence; see design doc */
+      tl_assert(run_ninstr >= 1 && run_ninstr <= RUN_BLOCK);
+      ULong w = (K_IFETCH << 60) | (len << 54) | ((ULong)run_ninstr << 48) |
+                ((ULong)run_addr & ADDR_MASK);
+      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p), U64(w)));
+      k = 1;
+   }
+   for (UInt i = 0; i < n; i++) {
+      tl_assert(a[i].size >= 1 && a[i].size <= MAX_ACCESS_SIZE);
+      ULong tmpl = (a[i].kind << 60) | ((ULong)a[i].size << 48);
+      IRTemp m = tmp64(sb, IRExpr_Binop(Iop_And64, a[i].addr, U64(ADDR_MASK)));
+      IRTemp w = tmp64(sb, IRExpr_Binop(Iop_Or64, IRExpr_RdTmp(m), U64(tmpl)));
+      IRTemp at = tmp64(sb, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p), U64(8 * k)));
+      if (guard != NULL)
+         addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, IRExpr_RdTmp(at), IRExpr_RdTmp(w), guard));
+      else
+         addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(at), IRExpr_RdTmp(w)));
+      k++;
+   }
+   IRTemp np = tmp64(sb, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p), U64(8 * k)));
+   if (guard != NULL)
+      np = tmp64(sb, IRExpr_ITE(guard, IRExpr_RdTmp(np), IRExpr_RdTmp(p)));
+   addStmtToIRSB(sb, IRStmt_Store(Iend_LE, U64((HWord)&buf_pos), IRExpr_RdTmp(np)));
+   if (with_ifetch) {
+      IRTemp c = tmp64(sb, IRExpr_Load(Iend_LE, Ity_I64, U64((HWord)&n_instr_traced)));
+      IRTemp c2 = tmp64(sb, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(c), U64(run_ninstr)));
+      addStmtToIRSB(sb, IRStmt_Store(Iend_LE, U64((HWord)&n_instr_traced), IRExpr_RdTmp(c2)));
+   }
+}
+
+static void emit_call(IRSB* sb, Bool with_ifetch, const Access* a, UInt n, IRAtom* guard)
+{
+   if (clo_inline)
+      emit_call_inline(sb, with_ifetch, a, n, guard);
+   else
+      emit_call_helper(sb, with_ifetch, a, n, guard);
 }
 
 /* Emits the calls for the accesses collected so far (and the run's IFETCH if not

@@ -549,3 +549,36 @@ fn nothing_is_recorded_without_trace_start() {
     assert!(!stdout.is_empty(), "the program ran");
     assert_eq!(recs, [Rec::End { instructions: 0 }]);
 }
+
+#[test]
+fn helper_and_inline_records_give_the_same_stream() {
+    let Some(setup) = setup() else { return };
+    let Some(prog) = tracer::test_program() else {
+        eprintln!("SKIPPED: the C test program was not built (see the build warnings)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = |mode: &str| {
+        let out = dir.path().join(format!("{mode}.trace"));
+        let opts = TraceOptions {
+            trace_start: true,
+            valgrind_args: vec![format!("--inline-records={mode}").into()],
+            ..TraceOptions::default()
+        };
+        let o = setup
+            .command_with(prog, [] as [&str; 0], &out, &opts)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read(&out).unwrap()
+    };
+    let (inline, helper) = (run("yes"), run("no"));
+    parse(&inline);
+    // A static program in the same environment: byte-identical streams.
+    assert!(
+        inline == helper,
+        "streams differ ({} vs {} bytes)",
+        inline.len(),
+        helper.len()
+    );
+}
