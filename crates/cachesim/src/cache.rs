@@ -185,6 +185,15 @@ struct Shadow {
     seen: FxHashSet<u64>,
 }
 
+/// 3C class of a miss (`Unclassified` when 3C is off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Compulsory,
+    Capacity,
+    Conflict,
+    Unclassified,
+}
+
 /// What a reference did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -223,31 +232,52 @@ impl Level {
     /// References line number `line` (address >> line_shift) for kind `k` (I or D).
     #[inline]
     pub fn access(&mut self, line: u64, k: usize) -> Outcome {
+        let (out, class) = self.reference(line);
+        self.count(k, (out != Outcome::Hit).then_some(class));
+        out
+    }
+
+    /// Counts one access of kind `k`; `miss` is its class if it missed.
+    #[inline]
+    pub fn count(&mut self, k: usize, miss: Option<Class>) {
         self.stats.accesses[k] += 1;
+        if let Some(class) = miss {
+            self.stats.misses[k] += 1;
+            match class {
+                Class::Compulsory => self.stats.compulsory[k] += 1,
+                Class::Capacity => self.stats.capacity[k] += 1,
+                Class::Conflict => self.stats.conflict[k] += 1,
+                Class::Unclassified => {}
+            }
+        }
+    }
+
+    /// Updates the tag store and the shadow for `line` without counting; the class is
+    /// meaningful only for a miss.
+    #[inline]
+    pub fn reference(&mut self, line: u64) -> (Outcome, Class) {
         if line == self.last_line {
-            return Outcome::Hit;
+            return (Outcome::Hit, Class::Unclassified);
         }
         self.last_line = line;
         let res = self.cache.access(line);
+        let mut class = Class::Unclassified;
         if let Some(sh) = &mut self.shadow {
             let fa_hit = sh.fa.access(line);
             if res.is_some() {
-                if sh.seen.insert(line) {
-                    self.stats.compulsory[k] += 1;
+                class = if sh.seen.insert(line) {
+                    Class::Compulsory
                 } else if !fa_hit {
-                    self.stats.capacity[k] += 1;
+                    Class::Capacity
                 } else {
                     // Includes misses caused by back-invalidation from an inclusive LLC.
-                    self.stats.conflict[k] += 1;
-                }
+                    Class::Conflict
+                };
             }
         }
         match res {
-            None => Outcome::Hit,
-            Some(victim) => {
-                self.stats.misses[k] += 1;
-                Outcome::Miss(victim)
-            }
+            None => (Outcome::Hit, class),
+            Some(victim) => (Outcome::Miss(victim), class),
         }
     }
 

@@ -116,6 +116,10 @@ pub struct Config {
     pub warmup_txns: u64,
     /// Keep a fully-associative shadow and a first-touch set per level (3C).
     pub three_c: bool,
+    /// Count an access that straddles lines once (a miss if any line missed) and send all
+    /// its lines to the next level on a miss, as cachegrind does. Off: every line is an
+    /// access of its own, as hardware counts line fetches.
+    pub cachegrind_compat: bool,
     /// Ordered (pattern, component) rules: the first pattern found in `::` + the
     /// demangled function name wins; no match is `other`.
     pub components: Vec<(String, String)>,
@@ -239,6 +243,7 @@ impl Config {
             sweep_l1i: Vec::new(),
             warmup_txns: 0,
             three_c: true,
+            cachegrind_compat: false,
             components: default_components(),
         })
     }
@@ -361,6 +366,11 @@ impl Config {
                 }
                 upper = (name, l.line_bytes);
             }
+        }
+        if self.cachegrind_compat && self.last_level_inclusive {
+            return Err("cachegrind-compatible counting models a non-inclusive last level: \
+                        turn inclusion off"
+                .to_string());
         }
         self.validate_components()
     }

@@ -7,7 +7,7 @@
 //! attribution matrix is sized at start-up and the address -> component cache only grows
 //! on a new instruction-run address.
 
-use crate::cache::{Level, Outcome, D, EMPTY, I};
+use crate::cache::{Class, Level, Outcome, D, EMPTY, I};
 use crate::config::Config;
 use crate::report::{self, Report};
 use crate::symbols::{ComponentTable, Symbolizer};
@@ -201,8 +201,12 @@ impl Simulator {
         self.counts.cells[self.cur_cell].instructions += ninstr as u64;
         let last = addr + len as u64 - 1;
         let shift = self.l1[I].line_shift;
-        for line in addr >> shift..=last >> shift {
-            self.l1_ref(I, line);
+        if self.config.cachegrind_compat && addr >> shift != last >> shift {
+            self.span(I, addr, last);
+        } else {
+            for line in addr >> shift..=last >> shift {
+                self.l1_ref(I, line);
+            }
         }
         for s in &mut self.sweep {
             for line in addr >> s.line_shift..=last >> s.line_shift {
@@ -227,8 +231,13 @@ impl Simulator {
             return;
         }
         let shift = self.l1[D].line_shift;
-        for line in addr >> shift..=(addr + size - 1) >> shift {
-            self.l1_ref(D, line);
+        let last = addr + size - 1;
+        if self.config.cachegrind_compat && addr >> shift != last >> shift {
+            self.span(D, addr, last);
+        } else {
+            for line in addr >> shift..=last >> shift {
+                self.l1_ref(D, line);
+            }
         }
     }
 
@@ -239,6 +248,40 @@ impl Simulator {
         if let Outcome::Miss(_) = self.l1[k].access(line, k) {
             cell.misses[k][k] += 1;
             self.below(k, line << self.l1[k].line_shift);
+        }
+    }
+
+    /// cachegrind's rule for an access straddling lines: every line is referenced (state
+    /// changes as usual) but the access counts once, as a miss if any line missed; on a
+    /// miss all its lines go to the next level, again counted once.
+    #[cold]
+    fn span(&mut self, k: usize, first: u64, last: u64) {
+        let mut lvl_slot = k;
+        let mut level = &mut self.l1[k];
+        let mut j = 0;
+        loop {
+            let s = level.line_shift;
+            let mut miss: Option<Class> = None;
+            for line in first >> s..=last >> s {
+                let (out, class) = level.reference(line);
+                if out != Outcome::Hit {
+                    miss.get_or_insert(class);
+                }
+            }
+            level.count(k, miss);
+            let cell = &mut self.counts.cells[self.cur_cell];
+            cell.accesses[lvl_slot][k] += 1;
+            if miss.is_none() {
+                return;
+            }
+            cell.misses[lvl_slot][k] += 1;
+            // Config::validate rules out an inclusive last level here: no back-invalidation.
+            if j == self.unified.len() {
+                return;
+            }
+            lvl_slot = self.unified[j].slot;
+            level = &mut self.unified[j].level;
+            j += 1;
         }
     }
 
