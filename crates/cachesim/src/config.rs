@@ -368,9 +368,11 @@ impl Config {
             }
         }
         if self.cachegrind_compat && self.last_level_inclusive {
-            return Err("cachegrind-compatible counting models a non-inclusive last level: \
+            return Err(
+                "cachegrind-compatible counting models a non-inclusive last level: \
                         turn inclusion off"
-                .to_string());
+                    .to_string(),
+            );
         }
         self.validate_components()
     }

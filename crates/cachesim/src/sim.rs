@@ -404,3 +404,17 @@ impl Simulator {
         report::build(self)
     }
 }
+
+impl Simulator {
+    /// Functions resolved so far with the component each was charged to, by name.
+    pub fn resolved_functions(&self) -> Vec<(String, String)> {
+        let names = self.symbols.table.names();
+        let mut v: Vec<(String, String)> = self
+            .functions
+            .iter()
+            .map(|(f, &c)| (f.clone(), names[c as usize].clone()))
+            .collect();
+        v.sort();
+        v
+    }
+}

@@ -51,6 +51,82 @@ impl ComponentTable {
     }
 }
 
+/// Rust standard-library code (`core::slice::index::...`, `<alloc::vec::Vec<T> as ..>`)
+/// inlined into a function is charged to that function's component, so its own module
+/// path (which may contain `::index::` or `::hash::`) must not classify it. Takes a
+/// `module_path`.
+pub fn is_std(path: &str) -> bool {
+    ["core::", "alloc::", "std::"]
+        .iter()
+        .any(|p| path.starts_with(p))
+}
+
+/// Removes generic argument lists: `a::B<c::D>::f` -> `a::B::f` (`->` is not a bracket).
+fn strip_generics(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut depth = 0usize;
+    let mut prev = ' ';
+    for c in s.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' && depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+        prev = c;
+    }
+    out
+}
+
+/// The module path a demangled function name is classified by: generic arguments
+/// removed, `<T as Trait>::f` read as `T::f` (as `Trait::f` when T is a primitive, slice,
+/// tuple or pointer type), references and pointers looked through.
+pub fn module_path(name: &str) -> String {
+    let name = name.trim();
+    if !name.starts_with('<') {
+        return strip_generics(name);
+    }
+    let (mut depth, mut as_at, mut end) = (0usize, None, None);
+    let mut prev = ' ';
+    for (i, c) in name.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    end = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+        if depth == 1 && as_at.is_none() && name[i..].starts_with(" as ") {
+            as_at = Some(i);
+        }
+        prev = c;
+    }
+    let Some(end) = end else {
+        return strip_generics(name);
+    };
+    let (self_ty, trait_ty) = match as_at {
+        Some(a) => (&name[1..a], Some(&name[a + 4..end])),
+        None => (&name[1..end], None),
+    };
+    let mut t = self_ty.trim();
+    for p in ["&", "*mut ", "*const ", "mut ", "dyn "] {
+        while let Some(r) = t.strip_prefix(p) {
+            t = r.trim_start();
+        }
+    }
+    let plain = strip_generics(t);
+    let base = if plain.contains("::") && !plain.starts_with(['[', '(']) {
+        plain
+    } else {
+        trait_ty.map_or(plain, |tr| module_path(tr))
+    };
+    base + &strip_generics(&name[end + 1..])
+}
+
 struct Object {
     avma: u64,
     size: u64,
@@ -120,7 +196,12 @@ impl Symbolizer {
                 let Some(name) = f.function.as_ref().and_then(|n| n.demangle().ok()) else {
                     continue;
                 };
-                let c = self.table.classify(&name);
+                let path = module_path(&name);
+                let c = if is_std(&path) {
+                    0
+                } else {
+                    self.table.classify(&path)
+                };
                 if c != 0 {
                     return (Some(name.into_owned()), c);
                 }
@@ -129,7 +210,12 @@ impl Symbolizer {
         }
         if let Some(sym) = loader.find_symbol(probe) {
             let name = format!("{:#}", rustc_demangle::demangle(sym));
-            let c = self.table.classify(&name);
+            let path = module_path(&name);
+            let c = if is_std(&path) {
+                0
+            } else {
+                self.table.classify(&path)
+            };
             if c != 0 || first.is_none() {
                 return (Some(name), c);
             }
@@ -159,6 +245,51 @@ mod tests {
         assert_eq!(name("workloads::tpcc::new_order"), "workload");
         assert_eq!(name("api::session::Session::get"), "api");
         assert_eq!(name("core::slice::sort::quicksort"), "other");
+    }
+
+    #[test]
+    fn module_paths_of_demangled_names() {
+        let cases = [
+            ("engine::btree::Tree<K, V>::get", "engine::btree::Tree::get"),
+            (
+                "<engine::btree::Node as core::fmt::Debug>::fmt",
+                "engine::btree::Node::fmt",
+            ),
+            (
+                "<&mut engine::bpool::Pool<T> as api::Engine>::get",
+                "engine::bpool::Pool::get",
+            ),
+            (
+                "<[u8] as core::ops::index::Index<core::ops::range::RangeTo<usize>>>::index",
+                "core::ops::index::Index::index",
+            ),
+            (
+                "<*mut core::option::Option<alloc::collections::btree::node::X>>::write",
+                "core::option::Option::write",
+            ),
+            (
+                "core::ptr::drop_in_place<engine::btree::Node>",
+                "core::ptr::drop_in_place",
+            ),
+            (
+                "<u64 as engine::hash::Hashable>::h",
+                "engine::hash::Hashable::h",
+            ),
+            (
+                "workloads::tpcc::run::{{closure}}",
+                "workloads::tpcc::run::{{closure}}",
+            ),
+            ("a::f<fn(u8) -> u8>", "a::f"),
+        ];
+        for (name, want) in cases {
+            assert_eq!(module_path(name), want, "{name}");
+        }
+        assert!(is_std(&module_path(
+            "<[u8] as core::ops::index::Index<usize>>::index"
+        )));
+        assert!(!is_std(&module_path(
+            "<engine::btree::Node as core::fmt::Debug>::fmt"
+        )));
     }
 
     #[test]

@@ -44,10 +44,20 @@ int main(void) {
 fn cachegrind_summary(stderr: &str) -> HashMap<String, u64> {
     let mut m = HashMap::new();
     for line in stderr.lines() {
-        let Some(rest) = line.split("== ").nth(1) else { continue };
-        let Some((key, val)) = rest.split_once(':') else { continue };
-        let num: String =
-            val.trim().split_whitespace().next().unwrap_or("").chars().filter(|c| *c != ',').collect();
+        let Some(rest) = line.split("== ").nth(1) else {
+            continue;
+        };
+        let Some((key, val)) = rest.split_once(':') else {
+            continue;
+        };
+        let num: String = val
+            .trim()
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| *c != ',')
+            .collect();
         if let Ok(n) = num.parse() {
             m.insert(key.trim().to_string(), n);
         }
@@ -68,12 +78,19 @@ fn miss_counts_agree_with_cachegrind() {
 
     let cg = common::run_ok(
         Command::new("valgrind")
-            .args(["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"])
+            .args([
+                "--tool=cachegrind",
+                "--cache-sim=yes",
+                "--cachegrind-out-file=/dev/null",
+            ])
             .args(["--I1=32768,8,64", "--D1=32768,8,64", "--LL=262144,8,64"])
             .arg(&prog),
     );
     let cg = cachegrind_summary(&String::from_utf8_lossy(&cg.stderr));
-    let get = |k: &str| *cg.get(k).unwrap_or_else(|| panic!("cachegrind summary lacks {k}: {cg:?}"));
+    let get = |k: &str| {
+        *cg.get(k)
+            .unwrap_or_else(|| panic!("cachegrind summary lacks {k}: {cg:?}"))
+    };
 
     let mut cfg = Config::preset("xeon-e5-2660").unwrap();
     cfg.set_level("l1i", "32K:8:64").unwrap();
@@ -103,7 +120,10 @@ fn miss_counts_agree_with_cachegrind() {
     for (what, ours, theirs) in pairs {
         assert_eq!(ours, theirs, "{what}: cachesim and cachegrind disagree");
     }
-    assert!(get("D1  misses") > 40_000, "the program must exercise the data cache");
+    assert!(
+        get("D1  misses") > 40_000,
+        "the program must exercise the data cache"
+    );
 
     // Line-granular counting (the default): same cache states, more counted misses.
     let mut cfg = rep.config.clone();

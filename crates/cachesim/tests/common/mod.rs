@@ -7,7 +7,10 @@ use std::process::Command;
 
 /// True when valgrind can be run; prints the skip line otherwise.
 pub fn have_valgrind() -> bool {
-    let ok = Command::new("valgrind").arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
         println!("SKIPPED: valgrind not found");
     }
@@ -15,7 +18,9 @@ pub fn have_valgrind() -> bool {
 }
 
 pub fn run_ok(cmd: &mut Command) -> std::process::Output {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed: {}\n{}",
@@ -34,17 +39,30 @@ pub fn lackey_records(log: &Path, mut f: impl FnMut(&Record)) {
             continue;
         }
         let (tag, rest) = line.split_at(2);
-        let Some((a, n)) = rest.trim().split_once(',') else { continue };
+        let Some((a, n)) = rest.trim().split_once(',') else {
+            continue;
+        };
         let (Ok(addr), Ok(size)) = (u64::from_str_radix(a, 16), n.parse::<u64>()) else {
             continue;
         };
         let rec = match tag {
-            "I " if (1..=15).contains(&size) => {
-                Record::IFetch { addr, ninstr: 1, len: size as u8 }
-            }
-            " L" => Record::Load { addr, size: size as u16 },
-            " S" => Record::Store { addr, size: size as u16 },
-            " M" => Record::Modify { addr, size: size as u16 },
+            "I " if (1..=15).contains(&size) => Record::IFetch {
+                addr,
+                ninstr: 1,
+                len: size as u8,
+            },
+            " L" => Record::Load {
+                addr,
+                size: size as u16,
+            },
+            " S" => Record::Store {
+                addr,
+                size: size as u16,
+            },
+            " M" => Record::Modify {
+                addr,
+                size: size as u16,
+            },
             _ => continue,
         };
         f(&rec);
