@@ -6,7 +6,7 @@
 //! Must never know about the hierarchy above or below it: the simulator wires levels.
 
 use crate::config::LevelConfig;
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 /// Tag value of an empty way; no real line number reaches it (addresses are < 2^48).
 pub const EMPTY: u64 = u64::MAX;
@@ -180,9 +180,47 @@ pub struct LevelStats {
     pub conflict: [u64; 2],
 }
 
+/// Lines ever referenced: a bitmap in 32 Ki-line pages found through a hash map, with
+/// the last page cached (touches cluster, so most inserts are one load and one store).
+#[derive(Default)]
+pub struct SeenSet {
+    index: FxHashMap<u64, u32>,
+    pages: Vec<Box<[u64; SEEN_PAGE_WORDS]>>,
+    last_page: Option<(u64, u32)>,
+}
+
+const SEEN_PAGE_BITS: u32 = 15;
+const SEEN_PAGE_WORDS: usize = (1 << SEEN_PAGE_BITS) / 64;
+
+impl SeenSet {
+    /// Adds `line`; returns whether it was new.
+    #[inline]
+    pub fn insert(&mut self, line: u64) -> bool {
+        let page = line >> SEEN_PAGE_BITS;
+        let idx = match self.last_page {
+            Some((p, i)) if p == page => i,
+            _ => {
+                let pages = &mut self.pages;
+                let i = *self.index.entry(page).or_insert_with(|| {
+                    pages.push(Box::new([0; SEEN_PAGE_WORDS]));
+                    pages.len() as u32 - 1
+                });
+                self.last_page = Some((page, i));
+                i
+            }
+        };
+        let bit = (line & ((1 << SEEN_PAGE_BITS) - 1)) as usize;
+        let w = &mut self.pages[idx as usize][bit / 64];
+        let m = 1u64 << (bit % 64);
+        let new = *w & m == 0;
+        *w |= m;
+        new
+    }
+}
+
 struct Shadow {
     fa: FaLru,
-    seen: FxHashSet<u64>,
+    seen: SeenSet,
 }
 
 /// 3C class of a miss (`Unclassified` when 3C is off).
@@ -222,7 +260,7 @@ impl Level {
             cache: SetAssoc::new(config.sets(), config.ways),
             shadow: three_c.then(|| Shadow {
                 fa: FaLru::new(config.lines()),
-                seen: FxHashSet::default(),
+                seen: SeenSet::default(),
             }),
             last_line: EMPTY,
             stats: LevelStats::default(),
@@ -342,6 +380,24 @@ mod tests {
                 naive.pop();
             }
             naive.insert(0, line);
+        }
+    }
+
+    #[test]
+    fn seen_set_matches_a_hash_set() {
+        let mut s = SeenSet::default();
+        let mut h = std::collections::HashSet::new();
+        let mut x: u64 = 7;
+        for _ in 0..20000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = if x & 1 == 0 {
+                (x >> 20) % 100_000
+            } else {
+                x >> 22
+            };
+            assert_eq!(s.insert(line), h.insert(line));
         }
     }
 

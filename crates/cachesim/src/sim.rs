@@ -11,7 +11,7 @@ use crate::cache::{Class, Level, Outcome, D, EMPTY, I};
 use crate::config::Config;
 use crate::report::{self, Report};
 use crate::symbols::{ComponentTable, Symbolizer};
-use crate::trace::{marker, Reader, Record};
+use crate::trace::{self, marker, Reader, Record};
 use rustc_hash::FxHashMap;
 use std::io::Read;
 
@@ -149,9 +149,21 @@ impl Simulator {
 
     /// Feeds every record of the stream. On a stream error the statistics gathered so far
     /// stay available through `report`.
-    pub fn run<R: Read>(&mut self, reader: Reader<R>) -> Result<(), api::Error> {
-        for rec in reader {
-            self.feed(&rec?);
+    pub fn run<R: Read>(&mut self, mut reader: Reader<R>) -> Result<(), api::Error> {
+        // Accesses are dispatched straight from the record word; the rest is decoded.
+        while let Some((w, at)) = reader.next_word()? {
+            match w >> 60 {
+                0 => {
+                    let (addr, ninstr, len) = trace::ifetch_fields(w);
+                    trace::check_ifetch(ninstr, len, at)?;
+                    self.ifetch(addr, ninstr, len);
+                }
+                1..=3 => self.data(w & ((1 << 48) - 1), (w >> 48) & 0xfff),
+                _ => {
+                    let rec = reader.decode(w, at)?;
+                    self.feed(&rec);
+                }
+            }
         }
         Ok(())
     }

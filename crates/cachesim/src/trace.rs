@@ -197,28 +197,40 @@ impl<R: Read> Reader<R> {
 
     /// Decodes the next record; Ok(None) after END.
     pub fn next_record(&mut self) -> Result<Option<Record>, Error> {
+        let Some((w, at)) = self.next_word()? else {
+            return Ok(None);
+        };
+        self.decode(w, at).map(Some)
+    }
+
+    /// The first word of the next record and its offset; Ok(None) after END; an error at
+    /// an end of stream without END.
+    #[inline]
+    pub(crate) fn next_word(&mut self) -> Result<Option<(u64, u64)>, Error> {
         if self.done {
             return Ok(None);
         }
         let at = self.offset();
-        let Some(w) = self.word()? else {
-            self.done = true;
-            return Err(Error::Fatal(format!(
-                "trace stream ended at byte {at} without an END record (tracer stopped early?)"
-            )));
-        };
+        match self.word()? {
+            Some(w) => Ok(Some((w, at))),
+            None => {
+                self.done = true;
+                Err(Error::Fatal(format!(
+                    "trace stream ended at byte {at} without an END record (tracer stopped \
+                     early?)"
+                )))
+            }
+        }
+    }
+
+    /// Decodes the record starting with word `w` at offset `at` (reading its payload).
+    pub(crate) fn decode(&mut self, w: u64, at: u64) -> Result<Record, Error> {
         let addr = w & ADDR_MASK;
         let size = ((w >> 48) & 0xfff) as u16;
         let rec = match w >> 60 {
             0 => {
-                let ninstr = ((w >> 48) & 0x3f) as u8;
-                let len = ((w >> 54) & 0x3f) as u8;
-                if ninstr == 0 || ninstr > MAX_RUN_INSTRS || len == 0 || len > MAX_RUN_BYTES {
-                    return Err(corrupt(
-                        at,
-                        format!("IFETCH with {ninstr} instructions, {len} bytes"),
-                    ));
-                }
+                let (addr, ninstr, len) = ifetch_fields(w);
+                check_ifetch(ninstr, len, at)?;
                 Record::IFetch { addr, ninstr, len }
             }
             1 => Record::Load { addr, size },
@@ -259,8 +271,29 @@ impl<R: Read> Reader<R> {
             }
             k => return Err(corrupt(at, format!("unknown record kind {k}"))),
         };
-        Ok(Some(rec))
+        Ok(rec)
     }
+}
+
+/// (addr, ninstr, len) of an IFETCH word.
+#[inline]
+pub(crate) fn ifetch_fields(w: u64) -> (u64, u8, u8) {
+    (
+        w & ADDR_MASK,
+        ((w >> 48) & 0x3f) as u8,
+        ((w >> 54) & 0x3f) as u8,
+    )
+}
+
+#[inline]
+pub(crate) fn check_ifetch(ninstr: u8, len: u8, at: u64) -> Result<(), Error> {
+    if ninstr == 0 || ninstr > MAX_RUN_INSTRS || len == 0 || len > MAX_RUN_BYTES {
+        return Err(corrupt(
+            at,
+            format!("IFETCH with {ninstr} instructions, {len} bytes"),
+        ));
+    }
+    Ok(())
 }
 
 impl<R: Read> Iterator for Reader<R> {

@@ -17,12 +17,20 @@ fn small_config() -> Config {
 }
 
 fn op(code: u8, o: probe::Op) -> Record {
-    Record::Marker { code, arg: o as u32 }
+    Record::Marker {
+        code,
+        arg: o as u32,
+    }
 }
 
 /// `n` loads of distinct lines starting at `base` (all L1-D misses).
 fn misses(base: u64, n: u64) -> Vec<Record> {
-    (0..n).map(|i| Record::Load { addr: base + i * 64, size: 8 }).collect()
+    (0..n)
+        .map(|i| Record::Load {
+            addr: base + i * 64,
+            size: 8,
+        })
+        .collect()
 }
 
 fn row<'a>(rows: &'a [Breakdown], name: &str) -> &'a Breakdown {
@@ -32,7 +40,12 @@ fn row<'a>(rows: &'a [Breakdown], name: &str) -> &'a Breakdown {
 }
 
 fn l1d_misses(b: &Breakdown) -> u64 {
-    b.levels.iter().find(|l| l.level == "L1-D").unwrap().misses.d
+    b.levels
+        .iter()
+        .find(|l| l.level == "L1-D")
+        .unwrap()
+        .misses
+        .d
 }
 
 fn simulate(cfg: Config, recs: &[Record]) -> Report {
@@ -44,7 +57,14 @@ fn simulate(cfg: Config, recs: &[Record]) -> Report {
 #[test]
 fn misses_go_to_the_innermost_operation_of_their_thread() {
     use probe::Op::*;
-    let mut recs = vec![Record::Thread { tid: 1 }, Record::IFetch { addr: 0x1000, ninstr: 2, len: 8 }];
+    let mut recs = vec![
+        Record::Thread { tid: 1 },
+        Record::IFetch {
+            addr: 0x1000,
+            ninstr: 2,
+            len: 8,
+        },
+    ];
     recs.extend(misses(0x10_0000, 3)); // none
     recs.push(op(marker::OP_BEGIN, IndexProbe));
     recs.extend(misses(0x20_0000, 5)); // index_probe
@@ -81,7 +101,13 @@ fn misses_go_to_the_innermost_operation_of_their_thread() {
 #[test]
 fn unmatched_op_end_is_a_warning_not_a_failure() {
     let rep = simulate(small_config(), &[op(marker::OP_END, probe::Op::Delete)]);
-    assert!(rep.warnings.iter().any(|w| w.contains("1 OP_END markers without")), "{:?}", rep.warnings);
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("1 OP_END markers without")),
+        "{:?}",
+        rep.warnings
+    );
 }
 
 #[test]
@@ -90,11 +116,21 @@ fn warm_up_resets_statistics_but_keeps_cache_contents() {
     cfg.warmup_txns = 2;
     let mut recs = Vec::new();
     for t in 0..5u64 {
-        recs.push(Record::Marker { code: marker::TXN_BEGIN, arg: 1 });
-        recs.push(Record::IFetch { addr: 0x1000, ninstr: 10, len: 40 });
+        recs.push(Record::Marker {
+            code: marker::TXN_BEGIN,
+            arg: 1,
+        });
+        recs.push(Record::IFetch {
+            addr: 0x1000,
+            ninstr: 10,
+            len: 40,
+        });
         // The same 4 lines every transaction: only the first transaction misses.
         recs.extend(misses(0x10_0000, 4));
-        recs.push(Record::Marker { code: marker::TXN_END, arg: 1 });
+        recs.push(Record::Marker {
+            code: marker::TXN_END,
+            arg: 1,
+        });
         let _ = t;
     }
     let rep = simulate(cfg.clone(), &recs);
@@ -103,11 +139,17 @@ fn warm_up_resets_statistics_but_keeps_cache_contents() {
     assert_eq!(rep.instructions, 30);
     assert_eq!(rep.instructions_per_txn, Some(10.0));
     assert_eq!(rep.levels[1].accesses.d, 12);
-    assert_eq!(rep.levels[1].misses.d, 0, "caches stay warm across the reset");
+    assert_eq!(
+        rep.levels[1].misses.d, 0,
+        "caches stay warm across the reset"
+    );
 
     let rep = simulate(cfg, &recs[..8]);
     assert!(!rep.warmup_completed);
-    assert!(rep.warnings.iter().any(|w| w.contains("warm-up not completed")));
+    assert!(rep
+        .warnings
+        .iter()
+        .any(|w| w.contains("warm-up not completed")));
     assert_eq!(rep.levels[1].misses.d, 4);
 }
 
@@ -122,8 +164,10 @@ fn inclusive_last_level_back_invalidates_the_l1() {
         c.last_level_inclusive = inclusive;
         c
     };
-    let recs: Vec<Record> =
-        [0u64, 64, 128, 0].iter().map(|&a| Record::Load { addr: a, size: 8 }).collect();
+    let recs: Vec<Record> = [0u64, 64, 128, 0]
+        .iter()
+        .map(|&a| Record::Load { addr: a, size: 8 })
+        .collect();
     let incl = simulate(mk(true), &recs);
     let non = simulate(mk(false), &recs);
     assert_eq!(non.levels[1].misses.d, 3);
@@ -143,8 +187,16 @@ fn l1i_sweep_sees_the_footprint_knee() {
     let mut recs = Vec::new();
     for _ in 0..5 {
         for l in 0..lines {
-            recs.push(Record::IFetch { addr: 0x40_0000 + l * 64, ninstr: 8, len: 32 });
-            recs.push(Record::IFetch { addr: 0x40_0000 + l * 64 + 32, ninstr: 8, len: 32 });
+            recs.push(Record::IFetch {
+                addr: 0x40_0000 + l * 64,
+                ninstr: 8,
+                len: 32,
+            });
+            recs.push(Record::IFetch {
+                addr: 0x40_0000 + l * 64 + 32,
+                ninstr: 8,
+                len: 32,
+            });
         }
     }
     let rep = simulate(cfg, &recs);
@@ -160,7 +212,10 @@ fn l1i_sweep_sees_the_footprint_knee() {
     assert_eq!(rep.levels[0].misses.i, s[1].misses);
     assert!((s[1].mpki - 1000.0 / 16.0).abs() < 1e-9);
     let text = rep.to_text();
-    assert!(text.contains("L1-I sweep") && text.contains("64K 1024-way 64B"), "{text}");
+    assert!(
+        text.contains("L1-I sweep") && text.contains("64K 1024-way 64B"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -168,11 +223,28 @@ fn streams_run_through_the_reader() {
     let mut w = Writer::new(Vec::new()).unwrap();
     let recs = [
         Record::Thread { tid: 1 },
-        Record::Map { avma: 0x1000, size: 0x1000, bias: 0, path: "/nonexistent/lib.so".into() },
-        Record::Marker { code: marker::TRACE_START, arg: 0 },
-        Record::IFetch { addr: 0x1010, ninstr: 3, len: 12 },
-        Record::Modify { addr: 0x9000, size: 8 },
-        Record::End { total_instructions: 4 },
+        Record::Map {
+            avma: 0x1000,
+            size: 0x1000,
+            bias: 0,
+            path: "/nonexistent/lib.so".into(),
+        },
+        Record::Marker {
+            code: marker::TRACE_START,
+            arg: 0,
+        },
+        Record::IFetch {
+            addr: 0x1010,
+            ninstr: 3,
+            len: 12,
+        },
+        Record::Modify {
+            addr: 0x9000,
+            size: 8,
+        },
+        Record::End {
+            total_instructions: 4,
+        },
     ];
     recs.iter().for_each(|r| w.write(r).unwrap());
     let bytes = w.into_inner();
@@ -183,16 +255,31 @@ fn streams_run_through_the_reader() {
     assert_eq!(rep.instructions, 3);
     assert_eq!(rep.levels[1].accesses.d, 1);
     assert_eq!(rep.tracer_instructions, Some(4));
-    assert!(rep.warnings.iter().any(|w| w.contains("/nonexistent/lib.so")), "{:?}", rep.warnings);
-    assert!(rep.warnings.iter().any(|w| w.contains("tracer counted 4")), "{:?}", rep.warnings);
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("/nonexistent/lib.so")),
+        "{:?}",
+        rep.warnings
+    );
+    assert!(
+        rep.warnings.iter().any(|w| w.contains("tracer counted 4")),
+        "{:?}",
+        rep.warnings
+    );
     let json = rep.to_json();
     let back: Report = serde_json::from_str(&json).unwrap();
     assert_eq!(back, rep);
 
     // A stream cut short: an error, and the statistics so far are still there.
     let mut sim = Simulator::new(small_config()).unwrap();
-    let err = sim.run(Reader::new(&bytes[..bytes.len() - 16]).unwrap()).unwrap_err();
-    assert!(format!("{err:?}").contains("without an END record"), "{err:?}");
+    let err = sim
+        .run(Reader::new(&bytes[..bytes.len() - 16]).unwrap())
+        .unwrap_err();
+    assert!(
+        format!("{err:?}").contains("without an END record"),
+        "{err:?}"
+    );
     assert_eq!(sim.report().instructions, 3);
 }
 
