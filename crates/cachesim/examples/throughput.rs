@@ -32,7 +32,7 @@ fn main() {
             // hot code, the rest anywhere in 256 KB.
             let span = if r % 80 == 0 { 256 * 1024 } else { 24 * 1024 };
             pc = if r % 8 == 0 {
-                0x40_0000 + (r >> 8) % span & !31
+                (0x40_0000 + (r >> 8) % span) & !31
             } else {
                 pc + 32
             };
@@ -43,17 +43,17 @@ fn main() {
             }
         } else if r % 50 < 40 {
             Record::Load {
-                addr: 0x1000_0000 + (r >> 8) % (64 * 1024) & !7,
+                addr: (0x1000_0000 + (r >> 8) % (64 * 1024)) & !7,
                 size: 8,
             }
         } else if r % 50 < 49 {
             Record::Modify {
-                addr: 0x2000_0000 + (r >> 8) % (8 << 20) & !7,
+                addr: (0x2000_0000 + (r >> 8) % (8 << 20)) & !7,
                 size: 8,
             }
         } else {
             Record::Store {
-                addr: 0x8000_0000 + (r >> 8) % (1 << 30) & !7,
+                addr: (0x8000_0000 + (r >> 8) % (1 << 30)) & !7,
                 size: 8,
             }
         };

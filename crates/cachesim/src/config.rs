@@ -78,7 +78,7 @@ impl LevelConfig {
             ));
         }
         let way_bytes = self.ways as u64 * l as u64;
-        if self.size_bytes % way_bytes != 0 {
+        if !self.size_bytes.is_multiple_of(way_bytes) {
             return Err(format!(
                 "{what}: size {} is not a multiple of ways x line ({} x {l})",
                 format_size(self.size_bytes),
@@ -449,11 +449,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 /// Shortest exact binary-unit form: 32768 -> `32K`, 23068672 -> `22M`, 1000 -> `1000`.
 pub fn format_size(b: u64) -> String {
-    if b >= 1024 * M && b % (1024 * M) == 0 {
+    if b >= 1024 * M && b.is_multiple_of(1024 * M) {
         format!("{}G", b / (1024 * M))
-    } else if b >= M && b % M == 0 {
+    } else if b >= M && b.is_multiple_of(M) {
         format!("{}M", b / M)
-    } else if b >= K && b % K == 0 {
+    } else if b >= K && b.is_multiple_of(K) {
         format!("{}K", b / K)
     } else {
         format!("{b}")

@@ -255,11 +255,11 @@ pub(crate) fn build(sim: &Simulator) -> Report {
     let mut by_operation_component = Vec::new();
     for op in 0..OP_SLOTS {
         let mut sum = Cell::default();
-        for comp in 0..ncomp {
+        for (comp, name) in names.iter().enumerate() {
             let c = cell(op, comp);
             sum.add(c);
             if nonempty(c) {
-                by_operation_component.push(row(Some(op_name(op)), Some(names[comp].clone()), c));
+                by_operation_component.push(row(Some(op_name(op)), Some(name.clone()), c));
             }
         }
         if nonempty(&sum) {
@@ -267,11 +267,11 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         }
     }
     let mut by_component = Vec::new();
-    for comp in 0..ncomp {
+    for (comp, name) in names.iter().enumerate() {
         let mut sum = Cell::default();
         (0..OP_SLOTS).for_each(|op| sum.add(cell(op, comp)));
         if nonempty(&sum) {
-            by_component.push(row(None, Some(names[comp].clone()), &sum));
+            by_component.push(row(None, Some(name.clone()), &sum));
         }
     }
     let by_stall = |a: &Breakdown, b: &Breakdown| b.stall_cycles.cmp(&a.stall_cycles);

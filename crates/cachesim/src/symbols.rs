@@ -122,7 +122,7 @@ pub fn module_path(name: &str) -> String {
     let base = if plain.contains("::") && !plain.starts_with(['[', '(']) {
         plain
     } else {
-        trait_ty.map_or(plain, |tr| module_path(tr))
+        trait_ty.map_or(plain, module_path)
     };
     base + &strip_generics(&name[end + 1..])
 }

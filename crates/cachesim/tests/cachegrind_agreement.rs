@@ -51,7 +51,6 @@ fn cachegrind_summary(stderr: &str) -> HashMap<String, u64> {
             continue;
         };
         let num: String = val
-            .trim()
             .split_whitespace()
             .next()
             .unwrap_or("")
