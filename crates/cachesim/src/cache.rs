@@ -401,6 +401,56 @@ mod tests {
         }
     }
 
+    /// Level against a naive model (per-set MRU-first vectors, a global LRU vector and a
+    /// seen list) on random streams with locality, for several geometries.
+    #[test]
+    fn level_matches_a_naive_3c_model() {
+        for &(sets, ways) in &[(1u64, 4u32), (4, 1), (8, 2), (16, 4), (2, 8)] {
+            let cfg = LevelConfig::new(sets * ways as u64 * 64, ways, 64, 1);
+            let mut lvl = Level::new(cfg, true);
+            let cap = (sets * ways as u64) as usize;
+            let mut naive_sets: Vec<Vec<u64>> = vec![Vec::new(); sets as usize];
+            let mut fa: Vec<u64> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            let mut want = LevelStats::default();
+            let mut x: u64 = sets * 1000 + ways as u64;
+            for _ in 0..20_000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let line = if (x >> 60) < 12 {
+                    (x >> 30) % (cap as u64 * 2)
+                } else {
+                    (x >> 30) % 500
+                };
+                let set = &mut naive_sets[(line % sets) as usize];
+                let hit = set.contains(&line);
+                set.retain(|&l| l != line);
+                set.insert(0, line);
+                set.truncate(ways as usize);
+                let fa_hit = fa.contains(&line);
+                fa.retain(|&l| l != line);
+                fa.insert(0, line);
+                fa.truncate(cap);
+                want.accesses[D] += 1;
+                if !hit {
+                    want.misses[D] += 1;
+                    if seen.insert(line) {
+                        want.compulsory[D] += 1;
+                    } else if !fa_hit {
+                        want.capacity[D] += 1;
+                    } else {
+                        want.conflict[D] += 1;
+                    }
+                }
+                seen.insert(line);
+                lvl.access(line, D);
+            }
+            assert_eq!(lvl.stats, want, "{sets} sets x {ways} ways");
+            assert!(want.conflict[D] > 0 || ways as u64 * sets == ways as u64);
+        }
+    }
+
     #[test]
     fn compulsory_only() {
         // Every line touched once: all misses are compulsory, whatever the geometry.
