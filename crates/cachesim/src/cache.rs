@@ -1,0 +1,507 @@
+//! One cache level: a set-associative true-LRU tag store, its statistics, and the 3C
+//! shadow state (first-touch set + fully-associative LRU of the same number of lines).
+//!
+//! Owns the per-access hot path: flat arrays, no allocation per access (the shadow's hash
+//! map is sized at start-up; the first-touch set only grows on a compulsory miss).
+//! Must never know about the hierarchy above or below it: the simulator wires levels.
+
+use crate::config::LevelConfig;
+use rustc_hash::FxHashMap;
+
+/// Tag value of an empty way; no real line number reaches it (addresses are < 2^48).
+pub const EMPTY: u64 = u64::MAX;
+
+/// Index of instruction (0) and data (1) counters.
+pub const I: usize = 0;
+pub const D: usize = 1;
+
+/// Set-associative cache with true LRU: each set's ways are kept MRU-first, so a hit in
+/// way 0 costs one compare and the victim is always the last way.
+pub struct SetAssoc {
+    set_mask: u64,
+    ways: usize,
+    tags: Vec<u64>,
+}
+
+impl SetAssoc {
+    pub fn new(sets: u64, ways: u32) -> SetAssoc {
+        assert!(
+            sets.is_power_of_two() && ways > 0,
+            "validated geometry: sets {sets} ways {ways}"
+        );
+        SetAssoc {
+            set_mask: sets - 1,
+            ways: ways as usize,
+            tags: vec![EMPTY; sets as usize * ways as usize],
+        }
+    }
+
+    /// References `line`; returns None on a hit, Some(victim) on a miss (EMPTY when the
+    /// set had a free way).
+    #[inline]
+    pub fn access(&mut self, line: u64) -> Option<u64> {
+        let base = (line & self.set_mask) as usize * self.ways;
+        let set = &mut self.tags[base..base + self.ways];
+        if set[0] == line {
+            return None;
+        }
+        for i in 1..set.len() {
+            if set[i] == line {
+                set.copy_within(0..i, 1);
+                set[0] = line;
+                return None;
+            }
+        }
+        let victim = set[set.len() - 1];
+        set.copy_within(0..set.len() - 1, 1);
+        set[0] = line;
+        Some(victim)
+    }
+
+    /// Removes `line` if present (back-invalidation); returns whether it was.
+    pub fn invalidate(&mut self, line: u64) -> bool {
+        let base = (line & self.set_mask) as usize * self.ways;
+        let set = &mut self.tags[base..base + self.ways];
+        match set.iter().position(|&t| t == line) {
+            Some(i) => {
+                set.copy_within(i + 1.., i);
+                let last = set.len() - 1;
+                set[last] = EMPTY;
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn contains(&self, line: u64) -> bool {
+        let base = (line & self.set_mask) as usize * self.ways;
+        self.tags[base..base + self.ways].contains(&line)
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Node {
+    line: u64,
+    prev: u32,
+    next: u32,
+}
+
+/// Fully-associative LRU of `capacity` lines, O(1) per access: a hash map from line to
+/// node and an intrusive doubly-linked recency list in a preallocated vector.
+pub struct FaLru {
+    capacity: u32,
+    map: FxHashMap<u64, u32>,
+    nodes: Vec<Node>,
+    head: u32,
+    tail: u32,
+}
+
+impl FaLru {
+    pub fn new(capacity: u64) -> FaLru {
+        assert!(
+            capacity > 0 && capacity < NIL as u64,
+            "FA-LRU capacity {capacity} out of range"
+        );
+        FaLru {
+            capacity: capacity as u32,
+            map: FxHashMap::with_capacity_and_hasher(capacity as usize, Default::default()),
+            nodes: Vec::with_capacity(capacity as usize),
+            head: NIL,
+            tail: NIL,
+        }
+    }
+
+    fn unlink(&mut self, n: u32) {
+        let Node { prev, next, .. } = self.nodes[n as usize];
+        if prev == NIL {
+            self.head = next;
+        } else {
+            self.nodes[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.tail = prev;
+        } else {
+            self.nodes[next as usize].prev = prev;
+        }
+    }
+
+    fn push_front(&mut self, n: u32) {
+        self.nodes[n as usize].prev = NIL;
+        self.nodes[n as usize].next = self.head;
+        if self.head != NIL {
+            self.nodes[self.head as usize].prev = n;
+        }
+        self.head = n;
+        if self.tail == NIL {
+            self.tail = n;
+        }
+    }
+
+    /// References `line`; returns whether it hit.
+    #[inline]
+    pub fn access(&mut self, line: u64) -> bool {
+        if let Some(&n) = self.map.get(&line) {
+            if n != self.head {
+                self.unlink(n);
+                self.push_front(n);
+            }
+            return true;
+        }
+        let n = if (self.nodes.len() as u32) < self.capacity {
+            self.nodes.push(Node {
+                line,
+                prev: NIL,
+                next: NIL,
+            });
+            self.nodes.len() as u32 - 1
+        } else {
+            let t = self.tail;
+            self.unlink(t);
+            let old = self.nodes[t as usize].line;
+            self.map.remove(&old);
+            self.nodes[t as usize].line = line;
+            t
+        };
+        self.map.insert(line, n);
+        self.push_front(n);
+        false
+    }
+}
+
+/// Counters of one level, each split instruction / data.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LevelStats {
+    pub accesses: [u64; 2],
+    pub misses: [u64; 2],
+    pub compulsory: [u64; 2],
+    pub capacity: [u64; 2],
+    pub conflict: [u64; 2],
+}
+
+/// Lines ever referenced: a bitmap in 32 Ki-line pages found through a hash map, with
+/// the last page cached (touches cluster, so most inserts are one load and one store).
+#[derive(Default)]
+pub struct SeenSet {
+    index: FxHashMap<u64, u32>,
+    pages: Vec<Box<[u64; SEEN_PAGE_WORDS]>>,
+    last_page: Option<(u64, u32)>,
+}
+
+const SEEN_PAGE_BITS: u32 = 15;
+const SEEN_PAGE_WORDS: usize = (1 << SEEN_PAGE_BITS) / 64;
+
+impl SeenSet {
+    /// Adds `line`; returns whether it was new.
+    #[inline]
+    pub fn insert(&mut self, line: u64) -> bool {
+        let page = line >> SEEN_PAGE_BITS;
+        let idx = match self.last_page {
+            Some((p, i)) if p == page => i,
+            _ => {
+                let pages = &mut self.pages;
+                let i = *self.index.entry(page).or_insert_with(|| {
+                    pages.push(Box::new([0; SEEN_PAGE_WORDS]));
+                    pages.len() as u32 - 1
+                });
+                self.last_page = Some((page, i));
+                i
+            }
+        };
+        let bit = (line & ((1 << SEEN_PAGE_BITS) - 1)) as usize;
+        let w = &mut self.pages[idx as usize][bit / 64];
+        let m = 1u64 << (bit % 64);
+        let new = *w & m == 0;
+        *w |= m;
+        new
+    }
+}
+
+struct Shadow {
+    fa: FaLru,
+    seen: SeenSet,
+}
+
+/// 3C class of a miss (`Unclassified` when 3C is off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    Compulsory,
+    Capacity,
+    Conflict,
+    Unclassified,
+}
+
+/// What a reference did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Hit,
+    /// Miss; the victim line (EMPTY if none was evicted).
+    Miss(u64),
+}
+
+/// A cache level with statistics and (optionally) 3C classification.
+pub struct Level {
+    pub config: LevelConfig,
+    pub line_shift: u32,
+    cache: SetAssoc,
+    shadow: Option<Shadow>,
+    /// The line referenced last: MRU in its set and in the shadow, so a repeat is a hit
+    /// in both and changes no state.
+    last_line: u64,
+    pub stats: LevelStats,
+}
+
+impl Level {
+    pub fn new(config: LevelConfig, three_c: bool) -> Level {
+        Level {
+            config,
+            line_shift: config.line_bytes.trailing_zeros(),
+            cache: SetAssoc::new(config.sets(), config.ways),
+            shadow: three_c.then(|| Shadow {
+                fa: FaLru::new(config.lines()),
+                seen: SeenSet::default(),
+            }),
+            last_line: EMPTY,
+            stats: LevelStats::default(),
+        }
+    }
+
+    /// References line number `line` (address >> line_shift) for kind `k` (I or D).
+    #[inline]
+    pub fn access(&mut self, line: u64, k: usize) -> Outcome {
+        let (out, class) = self.reference(line);
+        self.count(k, (out != Outcome::Hit).then_some(class));
+        out
+    }
+
+    /// Counts one access of kind `k`; `miss` is its class if it missed.
+    #[inline]
+    pub fn count(&mut self, k: usize, miss: Option<Class>) {
+        self.stats.accesses[k] += 1;
+        if let Some(class) = miss {
+            self.stats.misses[k] += 1;
+            match class {
+                Class::Compulsory => self.stats.compulsory[k] += 1,
+                Class::Capacity => self.stats.capacity[k] += 1,
+                Class::Conflict => self.stats.conflict[k] += 1,
+                Class::Unclassified => {}
+            }
+        }
+    }
+
+    /// Updates the tag store and the shadow for `line` without counting; the class is
+    /// meaningful only for a miss.
+    #[inline]
+    pub fn reference(&mut self, line: u64) -> (Outcome, Class) {
+        if line == self.last_line {
+            return (Outcome::Hit, Class::Unclassified);
+        }
+        self.last_line = line;
+        let res = self.cache.access(line);
+        let mut class = Class::Unclassified;
+        if let Some(sh) = &mut self.shadow {
+            let fa_hit = sh.fa.access(line);
+            if res.is_some() {
+                class = if sh.seen.insert(line) {
+                    Class::Compulsory
+                } else if !fa_hit {
+                    Class::Capacity
+                } else {
+                    // Includes misses caused by back-invalidation from an inclusive LLC.
+                    Class::Conflict
+                };
+            }
+        }
+        match res {
+            None => (Outcome::Hit, class),
+            Some(victim) => (Outcome::Miss(victim), class),
+        }
+    }
+
+    /// Drops `line` from the tag store (not from the shadow: see `Level::access`).
+    pub fn invalidate(&mut self, line: u64) {
+        if self.cache.invalidate(line) && self.last_line == line {
+            self.last_line = EMPTY;
+        }
+    }
+
+    pub fn contains(&self, line: u64) -> bool {
+        self.cache.contains(line)
+    }
+
+    pub fn reset_stats(&mut self) {
+        self.stats = LevelStats::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(cfg: LevelConfig, lines: impl IntoIterator<Item = u64>) -> LevelStats {
+        let mut l = Level::new(cfg, true);
+        for line in lines {
+            l.access(line, D);
+        }
+        l.stats
+    }
+
+    #[test]
+    fn lru_order_and_victims() {
+        let mut c = SetAssoc::new(1, 2);
+        assert_eq!(c.access(1), Some(EMPTY));
+        assert_eq!(c.access(2), Some(EMPTY));
+        assert_eq!(c.access(1), None);
+        // 2 is now LRU and is evicted.
+        assert_eq!(c.access(3), Some(2));
+        assert!(c.contains(1) && c.contains(3) && !c.contains(2));
+        assert!(c.invalidate(1));
+        assert!(!c.invalidate(1));
+        assert_eq!(c.access(4), Some(EMPTY));
+    }
+
+    #[test]
+    fn fa_lru_matches_a_naive_model() {
+        let mut fa = FaLru::new(4);
+        let mut naive: Vec<u64> = Vec::new();
+        let mut x: u64 = 12345;
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = (x >> 33) % 9;
+            let hit = fa.access(line);
+            let pos = naive.iter().position(|&l| l == line);
+            assert_eq!(hit, pos.is_some());
+            if let Some(p) = pos {
+                naive.remove(p);
+            } else if naive.len() == 4 {
+                naive.pop();
+            }
+            naive.insert(0, line);
+        }
+    }
+
+    #[test]
+    fn seen_set_matches_a_hash_set() {
+        let mut s = SeenSet::default();
+        let mut h = std::collections::HashSet::new();
+        let mut x: u64 = 7;
+        for _ in 0..20000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = if x & 1 == 0 {
+                (x >> 20) % 100_000
+            } else {
+                x >> 22
+            };
+            assert_eq!(s.insert(line), h.insert(line));
+        }
+    }
+
+    /// Level against a naive model (per-set MRU-first vectors, a global LRU vector and a
+    /// seen list) on random streams with locality, for several geometries.
+    #[test]
+    fn level_matches_a_naive_3c_model() {
+        for &(sets, ways) in &[(1u64, 4u32), (4, 1), (8, 2), (16, 4), (2, 8)] {
+            let cfg = LevelConfig::new(sets * ways as u64 * 64, ways, 64, 1);
+            let mut lvl = Level::new(cfg, true);
+            let cap = (sets * ways as u64) as usize;
+            let mut naive_sets: Vec<Vec<u64>> = vec![Vec::new(); sets as usize];
+            let mut fa: Vec<u64> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            let mut want = LevelStats::default();
+            let mut x: u64 = sets * 1000 + ways as u64;
+            for _ in 0..20_000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let line = if (x >> 60) < 12 {
+                    (x >> 30) % (cap as u64 * 2)
+                } else {
+                    (x >> 30) % 500
+                };
+                let set = &mut naive_sets[(line % sets) as usize];
+                let hit = set.contains(&line);
+                set.retain(|&l| l != line);
+                set.insert(0, line);
+                set.truncate(ways as usize);
+                let fa_hit = fa.contains(&line);
+                fa.retain(|&l| l != line);
+                fa.insert(0, line);
+                fa.truncate(cap);
+                want.accesses[D] += 1;
+                if !hit {
+                    want.misses[D] += 1;
+                    if seen.insert(line) {
+                        want.compulsory[D] += 1;
+                    } else if !fa_hit {
+                        want.capacity[D] += 1;
+                    } else {
+                        want.conflict[D] += 1;
+                    }
+                }
+                seen.insert(line);
+                lvl.access(line, D);
+            }
+            assert_eq!(lvl.stats, want, "{sets} sets x {ways} ways");
+            assert!(want.conflict[D] > 0 || ways as u64 * sets == ways as u64);
+        }
+    }
+
+    #[test]
+    fn compulsory_only() {
+        // Every line touched once: all misses are compulsory, whatever the geometry.
+        let s = run(LevelConfig::new(1024, 2, 64, 1), 0..100);
+        assert_eq!(s.misses[D], 100);
+        assert_eq!(s.compulsory[D], 100);
+        assert_eq!(s.capacity[D] + s.conflict[D], 0);
+    }
+
+    #[test]
+    fn pure_conflict_in_a_direct_mapped_cache() {
+        // 16 sets, direct-mapped: lines 0 and 16 share set 0 and evict each other, while
+        // a 16-line fully-associative cache holds both.
+        let seq = (0..50).flat_map(|_| [0u64, 16]);
+        let s = run(LevelConfig::new(16 * 64, 1, 64, 1), seq);
+        assert_eq!(s.accesses[D], 100);
+        assert_eq!(s.misses[D], 100);
+        assert_eq!(s.compulsory[D], 2);
+        assert_eq!(s.capacity[D], 0);
+        assert_eq!(s.conflict[D], 98);
+    }
+
+    #[test]
+    fn pure_capacity_with_a_cyclic_working_set() {
+        // 8 lines of capacity (4 sets x 2 ways), cycling over 12 lines: LRU misses every
+        // time in both the real cache and the fully-associative shadow.
+        let seq = (0..10).flat_map(|_| 0u64..12);
+        let s = run(LevelConfig::new(8 * 64, 2, 64, 1), seq);
+        assert_eq!(s.misses[D], 120);
+        assert_eq!(s.compulsory[D], 12);
+        assert_eq!(s.capacity[D], 108);
+        assert_eq!(s.conflict[D], 0);
+    }
+
+    #[test]
+    fn working_set_that_fits_only_misses_compulsorily() {
+        let seq = (0..10).flat_map(|_| 0u64..8);
+        let s = run(LevelConfig::new(8 * 64, 2, 64, 1), seq);
+        assert_eq!((s.misses[D], s.compulsory[D]), (8, 8));
+    }
+
+    #[test]
+    fn repeated_line_takes_the_fast_path_and_counts() {
+        let mut l = Level::new(LevelConfig::new(1024, 2, 64, 1), true);
+        for _ in 0..10 {
+            l.access(7, I);
+        }
+        assert_eq!(l.stats.accesses[I], 10);
+        assert_eq!(l.stats.misses[I], 1);
+        l.invalidate(7);
+        assert_eq!(l.access(7, I), Outcome::Miss(EMPTY));
+        assert_eq!(l.stats.conflict[I], 1);
+    }
+}

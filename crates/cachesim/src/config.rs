@@ -1,0 +1,532 @@
+//! Cache-hierarchy configuration: presets for the papers' machines, overrides parsed from
+//! strings like `32K:8:64[:latency]`, the L1-I sweep and the component table.
+//!
+//! Owns validation: everything the simulator builds from a `Config` has passed
+//! `Config::validate`. Must never panic on user input: every parse or validation failure
+//! is an `Err(String)` of one clear line.
+
+use serde::{Deserialize, Serialize};
+
+/// Limits, checked in `validate` (so a typo cannot allocate gigabytes).
+pub const MAX_LEVEL_BYTES: u64 = 1 << 32;
+pub const MAX_LINE_BYTES: u32 = 4096;
+pub const MIN_LINE_BYTES: u32 = 8;
+pub const MAX_SWEEP_POINTS: usize = 16;
+pub const MAX_COMPONENTS: usize = 64;
+/// Fully-associative levels are scanned linearly per access; keep them small.
+pub const MAX_WAYS: u32 = 1024;
+
+/// One cache level: geometry and hit latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LevelConfig {
+    pub size_bytes: u64,
+    pub ways: u32,
+    pub line_bytes: u32,
+    /// Cycles to hit in this level; the stall charged to a miss in the level above.
+    pub latency_cycles: u32,
+}
+
+impl LevelConfig {
+    pub const fn new(size_bytes: u64, ways: u32, line_bytes: u32, latency_cycles: u32) -> Self {
+        LevelConfig {
+            size_bytes,
+            ways,
+            line_bytes,
+            latency_cycles,
+        }
+    }
+
+    pub fn lines(&self) -> u64 {
+        self.size_bytes / self.line_bytes as u64
+    }
+
+    pub fn sets(&self) -> u64 {
+        self.lines() / self.ways as u64
+    }
+
+    /// `32K:8:64:4` style, the form the overrides are parsed from.
+    pub fn spec(&self) -> String {
+        format!(
+            "{}:{}:{}:{}",
+            format_size(self.size_bytes),
+            self.ways,
+            self.line_bytes,
+            self.latency_cycles
+        )
+    }
+
+    /// Checks geometry; `what` names the level in the message.
+    pub fn validate(&self, what: &str) -> Result<(), String> {
+        let l = self.line_bytes;
+        if !l.is_power_of_two() || !(MIN_LINE_BYTES..=MAX_LINE_BYTES).contains(&l) {
+            return Err(format!(
+                "{what}: line size {l} is not a power of two between {MIN_LINE_BYTES} and \
+                 {MAX_LINE_BYTES}"
+            ));
+        }
+        if self.ways == 0 || self.ways > MAX_WAYS {
+            return Err(format!(
+                "{what}: associativity {} is not in 1..={MAX_WAYS}",
+                self.ways
+            ));
+        }
+        if self.size_bytes == 0 || self.size_bytes > MAX_LEVEL_BYTES {
+            return Err(format!(
+                "{what}: size {} is not in 1..={}",
+                self.size_bytes,
+                format_size(MAX_LEVEL_BYTES)
+            ));
+        }
+        let way_bytes = self.ways as u64 * l as u64;
+        if !self.size_bytes.is_multiple_of(way_bytes) {
+            return Err(format!(
+                "{what}: size {} is not a multiple of ways x line ({} x {l})",
+                format_size(self.size_bytes),
+                self.ways
+            ));
+        }
+        let sets = self.sets();
+        if !sets.is_power_of_two() {
+            return Err(format!(
+                "{what}: {} / ({} ways x {l} B) gives {sets} sets, not a power of two",
+                format_size(self.size_bytes),
+                self.ways
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Which unified levels exist below the L1s and how the last one behaves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Config {
+    /// Preset the configuration started from (overrides are applied on top).
+    pub preset: String,
+    pub l1i: LevelConfig,
+    pub l1d: LevelConfig,
+    pub l2: Option<LevelConfig>,
+    pub llc: Option<LevelConfig>,
+    /// The last level present back-invalidates the levels above when it evicts.
+    pub last_level_inclusive: bool,
+    /// Cycles charged to a miss in the last level.
+    pub memory_latency_cycles: u32,
+    /// Extra L1-I caches fed the same instruction stream (each with its own 3C).
+    pub sweep_l1i: Vec<LevelConfig>,
+    /// Statistics reset after this many TXN_END markers (caches keep their state).
+    pub warmup_txns: u64,
+    /// Keep a fully-associative shadow and a first-touch set per level (3C).
+    pub three_c: bool,
+    /// Count an access that straddles lines once (a miss if any line missed) and send all
+    /// its lines to the next level on a miss, as cachegrind does. Off: every line is an
+    /// access of its own, as hardware counts line fetches.
+    pub cachegrind_compat: bool,
+    /// Ordered (pattern, component) rules: the first pattern found in `::` + the
+    /// demangled function name wins; no match is `other`.
+    pub components: Vec<(String, String)>,
+}
+
+/// Preset names, for help texts.
+pub const PRESETS: [&str; 6] = [
+    "xeon-e5-2660",
+    "broadwell-e5-2680v4",
+    "athlonxp",
+    "pentium3",
+    "skylake-sp",
+    "zen3",
+];
+
+const K: u64 = 1024;
+const M: u64 = 1024 * 1024;
+
+/// The default component table, in matching order.
+pub fn default_components() -> Vec<(String, String)> {
+    [
+        ("::btree::", "btree"),
+        ("::bpool::", "bpool"),
+        ("::lock::", "lock"),
+        ("::log::", "log"),
+        ("::heap::", "heap"),
+        ("::latch::", "latch"),
+        ("::xct::", "xct"),
+        ("::catalog::", "catalog"),
+        ("::hash::", "index"),
+        ("::index::", "index"),
+        ("::occ::", "occ"),
+        ("::epoch::", "epoch"),
+        ("::recovery::", "recovery"),
+        ("::workloads::", "workload"),
+        ("::api::session", "api"),
+    ]
+    .iter()
+    .map(|(p, n)| (p.to_string(), n.to_string()))
+    .collect()
+}
+
+impl Config {
+    /// A named preset. Latencies not given by the papers are typical published values
+    /// (see docs/design/cachesim.md).
+    pub fn preset(name: &str) -> Result<Config, String> {
+        let l = LevelConfig::new;
+        let (l1i, l1d, l2, llc, incl, mem) = match name {
+            // OLTP in Wonderland, Table 1.
+            "xeon-e5-2660" => (
+                l(32 * K, 8, 64, 4),
+                l(32 * K, 8, 64, 4),
+                Some(l(256 * K, 8, 64, 8)),
+                Some(l(20 * M, 20, 64, 19)),
+                true,
+                167,
+            ),
+            // Revisited, Table 1: miss latencies 16 / 26 / 160 are the next level's hit
+            // latency. 35 MB is 14 slices x 20 ways x 2048 sets; modelled as one 35-way
+            // cache of 16384 sets (same capacity, power-of-two sets).
+            "broadwell-e5-2680v4" => (
+                l(32 * K, 8, 64, 4),
+                l(32 * K, 8, 64, 4),
+                Some(l(256 * K, 8, 64, 16)),
+                Some(l(35 * M, 35, 64, 26)),
+                true,
+                160,
+            ),
+            // STEPS, Table 1: 64 KB + 64 KB 2-way 64 B L1s, 256 KB L2 (exclusive on the
+            // real chip: modelled non-inclusive). Two levels.
+            "athlonxp" => (
+                l(64 * K, 2, 64, 3),
+                l(64 * K, 2, 64, 3),
+                Some(l(256 * K, 16, 64, 20)),
+                None,
+                false,
+                200,
+            ),
+            // STEPS, Table 1: 16 KB + 16 KB 4-way 32 B L1s, 256 KB 8-way L2. Two levels.
+            "pentium3" => (
+                l(16 * K, 4, 32, 3),
+                l(16 * K, 4, 32, 3),
+                Some(l(256 * K, 8, 32, 7)),
+                None,
+                false,
+                100,
+            ),
+            // A 16-core Skylake-SP (1.375 MB LLC per core, 11 ways, non-inclusive).
+            "skylake-sp" => (
+                l(32 * K, 8, 64, 4),
+                l(32 * K, 8, 64, 4),
+                Some(l(M, 16, 64, 14)),
+                Some(l(22 * M, 11, 64, 50)),
+                false,
+                200,
+            ),
+            // One Zen 3 CCD: 512 KB L2, 32 MB 16-way victim L3 (non-inclusive).
+            "zen3" => (
+                l(32 * K, 8, 64, 4),
+                l(32 * K, 8, 64, 4),
+                Some(l(512 * K, 8, 64, 12)),
+                Some(l(32 * M, 16, 64, 46)),
+                false,
+                300,
+            ),
+            _ => {
+                return Err(format!(
+                    "unknown cache preset '{name}' (known: {})",
+                    PRESETS.join(", ")
+                ))
+            }
+        };
+        Ok(Config {
+            preset: name.to_string(),
+            l1i,
+            l1d,
+            l2,
+            llc,
+            last_level_inclusive: incl,
+            memory_latency_cycles: mem,
+            sweep_l1i: Vec::new(),
+            warmup_txns: 0,
+            three_c: true,
+            cachegrind_compat: false,
+            components: default_components(),
+        })
+    }
+
+    /// Overrides one level (`l1i`, `l1d`, `l2`, `llc`) from `SIZE:WAYS:LINE[:LATENCY]`;
+    /// `none` removes `l2` or `llc`. A missing latency keeps the level's current one.
+    pub fn set_level(&mut self, level: &str, spec: &str) -> Result<(), String> {
+        let current = match level {
+            "l1i" => Some(self.l1i),
+            "l1d" => Some(self.l1d),
+            "l2" => self.l2,
+            "llc" => self.llc,
+            _ => {
+                return Err(format!(
+                    "unknown cache level '{level}' (use l1i, l1d, l2, llc)"
+                ))
+            }
+        };
+        if spec.trim() == "none" {
+            return match level {
+                "l2" => {
+                    self.l2 = None;
+                    Ok(())
+                }
+                "llc" => {
+                    self.llc = None;
+                    Ok(())
+                }
+                _ => Err(format!("--{level} none: the L1 caches cannot be removed")),
+            };
+        }
+        let cfg = parse_level(spec, current.map(|c| c.latency_cycles), None)
+            .map_err(|e| format!("--{level} {spec}: {e}"))?;
+        cfg.validate(&format!("--{level} {spec}"))?;
+        match level {
+            "l1i" => self.l1i = cfg,
+            "l1d" => self.l1d = cfg,
+            "l2" => self.l2 = Some(cfg),
+            _ => self.llc = Some(cfg),
+        }
+        Ok(())
+    }
+
+    /// `l1i=8K,16K,32K` (sizes inherit the L1-I's ways, line and latency) or full specs
+    /// `l1i=16K:4:64,32K:8:64`.
+    pub fn set_sweep(&mut self, spec: &str) -> Result<(), String> {
+        let list = spec
+            .strip_prefix("l1i=")
+            .ok_or_else(|| format!("--sweep {spec}: expected l1i=SIZE,SIZE,..."))?;
+        let mut out = Vec::new();
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let cfg = parse_level(item, Some(self.l1i.latency_cycles), Some(self.l1i))
+                .map_err(|e| format!("--sweep {spec}: {item}: {e}"))?;
+            cfg.validate(&format!("--sweep {item}"))?;
+            out.push(cfg);
+        }
+        if out.is_empty() || out.len() > MAX_SWEEP_POINTS {
+            return Err(format!(
+                "--sweep {spec}: give 1 to {MAX_SWEEP_POINTS} sizes"
+            ));
+        }
+        self.sweep_l1i = out;
+        Ok(())
+    }
+
+    /// `PATTERN=NAME`, matched before the default table (first match wins).
+    pub fn add_component(&mut self, rule: &str) -> Result<(), String> {
+        let (p, n) = rule
+            .split_once('=')
+            .filter(|(p, n)| !p.is_empty() && !n.trim().is_empty())
+            .ok_or_else(|| format!("--component {rule}: expected PATTERN=NAME"))?;
+        let user_rules = self.components.len() - self.default_rule_count();
+        self.components
+            .insert(user_rules, (p.to_string(), n.trim().to_string()));
+        self.validate_components()
+    }
+
+    fn default_rule_count(&self) -> usize {
+        let d = default_components();
+        if self.components.ends_with(&d) {
+            d.len()
+        } else {
+            0
+        }
+    }
+
+    fn validate_components(&self) -> Result<(), String> {
+        let mut names: Vec<&str> = self.components.iter().map(|(_, n)| n.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        if names.len() + 1 > MAX_COMPONENTS {
+            return Err(format!("more than {MAX_COMPONENTS} component names"));
+        }
+        Ok(())
+    }
+
+    /// Checks every level and the relations between them.
+    pub fn validate(&self) -> Result<(), String> {
+        self.l1i.validate("L1-I")?;
+        self.l1d.validate("L1-D")?;
+        if let Some(l2) = &self.l2 {
+            l2.validate("L2")?;
+        }
+        if let Some(llc) = &self.llc {
+            llc.validate("LLC")?;
+        }
+        for s in &self.sweep_l1i {
+            s.validate("sweep L1-I")?;
+        }
+        let l1_line = self.l1i.line_bytes.max(self.l1d.line_bytes);
+        let mut upper = ("L1", l1_line);
+        for (name, lvl) in [("L2", &self.l2), ("LLC", &self.llc)] {
+            if let Some(l) = lvl {
+                if l.line_bytes < upper.1 {
+                    return Err(format!(
+                        "{name} line size {} is smaller than {}'s {}: line sizes must not \
+                         shrink going down the hierarchy",
+                        l.line_bytes, upper.0, upper.1
+                    ));
+                }
+                upper = (name, l.line_bytes);
+            }
+        }
+        if self.cachegrind_compat && self.last_level_inclusive {
+            return Err(
+                "cachegrind-compatible counting models a non-inclusive last level: \
+                        turn inclusion off"
+                    .to_string(),
+            );
+        }
+        self.validate_components()
+    }
+}
+
+/// `SIZE[:WAYS:LINE[:LATENCY]]`; a lone size needs `inherit` (the sweep), and WAYS may be
+/// `full` (one set).
+fn parse_level(
+    spec: &str,
+    default_latency: Option<u32>,
+    inherit: Option<LevelConfig>,
+) -> Result<LevelConfig, String> {
+    let parts: Vec<&str> = spec.trim().split(':').map(str::trim).collect();
+    let size_bytes = parse_size(parts[0])?;
+    let (ways_s, line_s, lat_s) = match (parts.len(), inherit) {
+        (1, Some(base)) => {
+            let ways = base
+                .ways
+                .min((size_bytes / base.line_bytes as u64).max(1) as u32);
+            return Ok(LevelConfig {
+                size_bytes,
+                ways,
+                ..base
+            });
+        }
+        (3, _) => (parts[1], parts[2], None),
+        (4, _) => (parts[1], parts[2], Some(parts[3])),
+        _ => return Err("expected SIZE:WAYS:LINE or SIZE:WAYS:LINE:LATENCY".to_string()),
+    };
+    let line_bytes: u32 = line_s
+        .parse()
+        .map_err(|_| format!("line size '{line_s}' is not a number of bytes"))?;
+    let ways = if ways_s == "full" {
+        let lines = size_bytes / line_bytes.max(1) as u64;
+        u32::try_from(lines).map_err(|_| "too many lines for a fully-associative level")?
+    } else {
+        ways_s
+            .parse()
+            .map_err(|_| format!("associativity '{ways_s}' is not a number"))?
+    };
+    let latency_cycles = match (lat_s, default_latency) {
+        (Some(s), _) => s
+            .parse()
+            .map_err(|_| format!("latency '{s}' is not a number of cycles"))?,
+        (None, Some(d)) => d,
+        (None, None) => return Err("this level is new here: give its latency".to_string()),
+    };
+    Ok(LevelConfig {
+        size_bytes,
+        ways,
+        line_bytes,
+        latency_cycles,
+    })
+}
+
+/// `512`, `32K`, `32KB`, `32KiB`, `1M`, `1MB`, `1G` (binary units).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("malformed size '{s}' (e.g. 32K, 1M)"))?;
+    let mult = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => K,
+        "M" | "MB" | "MIB" => M,
+        "G" | "GB" | "GIB" => 1024 * M,
+        _ => return Err(format!("malformed size '{s}': unknown unit '{unit}'")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("size '{s}' is too large"))
+}
+
+/// Shortest exact binary-unit form: 32768 -> `32K`, 23068672 -> `22M`, 1000 -> `1000`.
+pub fn format_size(b: u64) -> String {
+    if b >= 1024 * M && b.is_multiple_of(1024 * M) {
+        format!("{}G", b / (1024 * M))
+    } else if b >= M && b.is_multiple_of(M) {
+        format!("{}M", b / M)
+    } else if b >= K && b.is_multiple_of(K) {
+        format!("{}K", b / K)
+    } else {
+        format!("{b}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_validates() {
+        for p in PRESETS {
+            let c = Config::preset(p).unwrap();
+            c.validate().unwrap_or_else(|e| panic!("preset {p}: {e}"));
+        }
+    }
+
+    #[test]
+    fn overrides_and_sweep_parse() {
+        let mut c = Config::preset("xeon-e5-2660").unwrap();
+        c.set_level("l1i", "64K:8:64").unwrap();
+        assert_eq!(c.l1i, LevelConfig::new(64 * K, 8, 64, 4));
+        c.set_level("llc", "8MB:16:64:30").unwrap();
+        assert_eq!(c.llc, Some(LevelConfig::new(8 * M, 16, 64, 30)));
+        c.set_level("l2", "none").unwrap();
+        assert_eq!(c.l2, None);
+        c.set_sweep("l1i=8K,16K,256K,4K:full:64").unwrap();
+        assert_eq!(c.sweep_l1i.len(), 4);
+        assert_eq!(c.sweep_l1i[0], LevelConfig::new(8 * K, 8, 64, 4));
+        assert_eq!(c.sweep_l1i[3].ways, 64);
+        c.validate().unwrap();
+        assert_eq!(c.l1i.spec(), "64K:8:64:4");
+    }
+
+    #[test]
+    fn bad_input_is_a_clear_error() {
+        let e = Config::preset("pentium9").unwrap_err();
+        assert!(e.contains("unknown cache preset 'pentium9'"), "{e}");
+        let mut c = Config::preset("zen3").unwrap();
+        let e = c.set_level("l1d", "32Q:8:64").unwrap_err();
+        assert!(e.contains("malformed size"), "{e}");
+        let e = c.set_level("l1d", "x:8:64").unwrap_err();
+        assert!(e.contains("malformed size"), "{e}");
+        let e = c.set_level("l1d", "48K:8:64").unwrap_err();
+        assert!(e.contains("96 sets, not a power of two"), "{e}");
+        let e = c.set_level("l1d", "32K:8:48").unwrap_err();
+        assert!(e.contains("line size 48 is not a power of two"), "{e}");
+        let e = c.set_level("l1d", "32K:8").unwrap_err();
+        assert!(e.contains("expected SIZE:WAYS:LINE"), "{e}");
+        let e = c.set_level("l1d", "32K:0:64").unwrap_err();
+        assert!(e.contains("associativity 0"), "{e}");
+        let e = c.set_level("l3", "32K:8:64").unwrap_err();
+        assert!(e.contains("unknown cache level"), "{e}");
+        let e = c.set_sweep("l2=8K").unwrap_err();
+        assert!(e.contains("expected l1i="), "{e}");
+        let e = c.add_component("noequals").unwrap_err();
+        assert!(e.contains("PATTERN=NAME"), "{e}");
+        c.set_level("l2", "512K:8:32").unwrap();
+        let e = c.validate().unwrap_err();
+        assert!(e.contains("line sizes must not shrink"), "{e}");
+        let mut p3 = Config::preset("pentium3").unwrap();
+        let e = p3.set_level("llc", "1M:8:64").unwrap_err();
+        assert!(e.contains("give its latency"), "{e}");
+    }
+
+    #[test]
+    fn user_components_come_before_defaults() {
+        let mut c = Config::preset("zen3").unwrap();
+        c.add_component("::bpool::evict=evict").unwrap();
+        c.add_component("mycrate::=mine").unwrap();
+        assert_eq!(c.components[0].1, "evict");
+        assert_eq!(c.components[1].1, "mine");
+        assert_eq!(c.components[2].0, "::btree::");
+    }
+}

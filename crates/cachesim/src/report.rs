@@ -1,0 +1,548 @@
+//! The simulation report: a serde struct with every figure, and its plain-text rendering.
+//!
+//! Owns the derived numbers (MPKI, stall cycles = misses x the next level's latency, per
+//! transaction figures). Must never change simulator state.
+
+use crate::cache::{LevelStats, D, I};
+use crate::config::{format_size, Config, LevelConfig};
+use crate::sim::{Cell, Simulator, L1D, L1I, OP_SLOTS, OP_UNKNOWN};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+
+pub const CAVEAT: &str = "stall cycles = misses x the next level's latency (the papers' \
+method); overlap between misses and with execution is ignored, so they are an upper bound, \
+not a cycle count";
+
+/// A count split instruction / data.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Split {
+    pub i: u64,
+    pub d: u64,
+    pub total: u64,
+}
+
+impl Split {
+    fn new(v: [u64; 2]) -> Split {
+        Split {
+            i: v[I],
+            d: v[D],
+            total: v[I] + v[D],
+        }
+    }
+
+    fn times(self, c: u64) -> Split {
+        Split {
+            i: self.i * c,
+            d: self.d * c,
+            total: self.total * c,
+        }
+    }
+
+    fn per(self, denom: u64, scale: f64) -> SplitF {
+        let f = |x: u64| {
+            if denom == 0 {
+                0.0
+            } else {
+                x as f64 * scale / denom as f64
+            }
+        };
+        SplitF {
+            i: f(self.i),
+            d: f(self.d),
+            total: f(self.total),
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SplitF {
+    pub i: f64,
+    pub d: f64,
+    pub total: f64,
+}
+
+/// 3C classification of a level's misses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreeC {
+    pub compulsory: Split,
+    pub capacity: Split,
+    pub conflict: Split,
+}
+
+impl ThreeC {
+    fn of(s: &LevelStats) -> ThreeC {
+        ThreeC {
+            compulsory: Split::new(s.compulsory),
+            capacity: Split::new(s.capacity),
+            conflict: Split::new(s.conflict),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelReport {
+    /// `L1-I`, `L1-D`, `L2`, `LLC`.
+    pub name: String,
+    pub config: LevelConfig,
+    /// Latency of the level below (or memory): the cost of one miss here.
+    pub miss_penalty_cycles: u32,
+    pub accesses: Split,
+    pub misses: Split,
+    pub mpki: SplitF,
+    pub misses_per_txn: Option<SplitF>,
+    pub stall_cycles: Split,
+    /// None when 3C classification was turned off.
+    pub three_c: Option<ThreeC>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub config: LevelConfig,
+    pub accesses: u64,
+    pub misses: u64,
+    pub mpki: f64,
+    pub three_c: Option<ThreeC>,
+}
+
+/// One level's figures inside a breakdown row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowLevel {
+    pub level: String,
+    pub accesses: Split,
+    pub misses: Split,
+    /// Misses per 1000 instructions of the whole run, so rows add up to the level's MPKI.
+    pub mpki: SplitF,
+    pub stall_cycles: Split,
+}
+
+/// Figures charged to an operation, a component, or both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    pub operation: Option<String>,
+    pub component: Option<String>,
+    pub instructions: u64,
+    pub levels: Vec<RowLevel>,
+    pub stall_cycles: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub config: Config,
+    /// After warm-up.
+    pub instructions: u64,
+    pub transactions: u64,
+    pub instructions_per_txn: Option<f64>,
+    pub warmup_txns: u64,
+    pub warmup_completed: bool,
+    /// Instruction total from the tracer's END record (warm-up included), if seen.
+    pub tracer_instructions: Option<u64>,
+    pub levels: Vec<LevelReport>,
+    pub total_stall_cycles: u64,
+    pub sweep: Vec<SweepPoint>,
+    pub by_operation: Vec<Breakdown>,
+    pub by_component: Vec<Breakdown>,
+    /// Non-empty (operation, component) pairs.
+    pub by_operation_component: Vec<Breakdown>,
+    /// Functions seen, with the component each was charged to.
+    pub functions_resolved: usize,
+    pub warnings: Vec<String>,
+    pub caveat: String,
+}
+
+fn op_name(slot: usize) -> String {
+    match slot {
+        0 => "none".to_string(),
+        s if s == OP_UNKNOWN as usize => "unknown".to_string(),
+        s => probe::Op::from_u32(s as u32)
+            .map_or("unknown", |o| o.name())
+            .to_string(),
+    }
+}
+
+pub(crate) fn build(sim: &Simulator) -> Report {
+    let cfg = &sim.config;
+    let instr = sim.counts.instructions;
+    let txns = sim.counts.transactions;
+    // (name, slot, stats, config, penalty)
+    let mut levels_raw: Vec<(&str, usize, LevelStats, LevelConfig)> = vec![
+        ("L1-I", L1I, sim.l1[I].stats, sim.l1[I].config),
+        ("L1-D", L1D, sim.l1[D].stats, sim.l1[D].config),
+    ];
+    for (lvl, slot) in sim.unified_levels() {
+        levels_raw.push((
+            if slot == crate::sim::L2 { "L2" } else { "LLC" },
+            slot,
+            lvl.stats,
+            lvl.config,
+        ));
+    }
+    let unified: Vec<LevelConfig> = sim.unified_levels().map(|(l, _)| l.config).collect();
+    // penalty[slot]: latency of whatever serves a miss in that slot.
+    let mut penalty = [cfg.memory_latency_cycles; 4];
+    let first_below = unified
+        .first()
+        .map_or(cfg.memory_latency_cycles, |c| c.latency_cycles);
+    penalty[L1I] = first_below;
+    penalty[L1D] = first_below;
+    for (j, (_, slot)) in sim.unified_levels().enumerate() {
+        penalty[slot] = unified
+            .get(j + 1)
+            .map_or(cfg.memory_latency_cycles, |c| c.latency_cycles);
+    }
+    let slot_names: Vec<(usize, &str)> = levels_raw.iter().map(|(n, s, _, _)| (*s, *n)).collect();
+
+    let mut levels = Vec::new();
+    let mut total_stall = 0;
+    for (name, slot, st, lc) in &levels_raw {
+        let misses = Split::new(st.misses);
+        let stall = misses.times(penalty[*slot] as u64);
+        total_stall += stall.total;
+        levels.push(LevelReport {
+            name: name.to_string(),
+            config: *lc,
+            miss_penalty_cycles: penalty[*slot],
+            accesses: Split::new(st.accesses),
+            misses,
+            mpki: misses.per(instr, 1000.0),
+            misses_per_txn: (txns > 0).then(|| misses.per(txns, 1.0)),
+            stall_cycles: stall,
+            three_c: cfg.three_c.then(|| ThreeC::of(st)),
+        });
+    }
+
+    let sweep = sim
+        .sweep
+        .iter()
+        .map(|l| SweepPoint {
+            config: l.config,
+            accesses: l.stats.accesses[I],
+            misses: l.stats.misses[I],
+            mpki: Split::new(l.stats.misses).per(instr, 1000.0).i,
+            three_c: cfg.three_c.then(|| ThreeC::of(&l.stats)),
+        })
+        .collect();
+
+    let names = sim.symbols.table.names();
+    let ncomp = sim.ncomp();
+    let row = |op: Option<String>, comp: Option<String>, c: &Cell| {
+        let mut stall_total = 0;
+        let levels = slot_names
+            .iter()
+            .map(|&(slot, name)| {
+                let misses = Split::new(c.misses[slot]);
+                let stall = misses.times(penalty[slot] as u64);
+                stall_total += stall.total;
+                RowLevel {
+                    level: name.to_string(),
+                    accesses: Split::new(c.accesses[slot]),
+                    misses,
+                    mpki: misses.per(instr, 1000.0),
+                    stall_cycles: stall,
+                }
+            })
+            .collect();
+        Breakdown {
+            operation: op,
+            component: comp,
+            instructions: c.instructions,
+            levels,
+            stall_cycles: stall_total,
+        }
+    };
+    let nonempty = |c: &Cell| c.instructions > 0 || c.accesses.iter().flatten().any(|&x| x > 0);
+    let cell = |op: usize, comp: usize| &sim.counts.cells[op * ncomp + comp];
+    let mut by_operation = Vec::new();
+    let mut by_operation_component = Vec::new();
+    for op in 0..OP_SLOTS {
+        let mut sum = Cell::default();
+        for (comp, name) in names.iter().enumerate() {
+            let c = cell(op, comp);
+            sum.add(c);
+            if nonempty(c) {
+                by_operation_component.push(row(Some(op_name(op)), Some(name.clone()), c));
+            }
+        }
+        if nonempty(&sum) {
+            by_operation.push(row(Some(op_name(op)), None, &sum));
+        }
+    }
+    let mut by_component = Vec::new();
+    for (comp, name) in names.iter().enumerate() {
+        let mut sum = Cell::default();
+        (0..OP_SLOTS).for_each(|op| sum.add(cell(op, comp)));
+        if nonempty(&sum) {
+            by_component.push(row(None, Some(name.clone()), &sum));
+        }
+    }
+    let by_stall = |a: &Breakdown, b: &Breakdown| b.stall_cycles.cmp(&a.stall_cycles);
+    by_operation.sort_by(by_stall);
+    by_component.sort_by(by_stall);
+    by_operation_component.sort_by(by_stall);
+
+    let mut warnings = sim.symbols.warnings.clone();
+    warnings.extend(sim.anomalies.iter().cloned());
+    if !sim.warmed_up {
+        warnings.push(format!(
+            "warm-up not completed: the trace has {} of the {} warm-up transactions; \
+             statistics include the warm-up",
+            sim.txns_all, cfg.warmup_txns
+        ));
+    }
+    if sim.unmatched_op_end() > 0 {
+        warnings.push(format!(
+            "{} OP_END markers without a matching OP_BEGIN",
+            sim.unmatched_op_end()
+        ));
+    }
+    if let Some(t) = sim.tracer_total {
+        if t != sim.instructions_all {
+            warnings.push(format!(
+                "the tracer counted {t} instructions but the stream's IFETCH records hold {}",
+                sim.instructions_all
+            ));
+        }
+    }
+    Report {
+        config: cfg.clone(),
+        instructions: instr,
+        transactions: txns,
+        instructions_per_txn: (txns > 0).then(|| instr as f64 / txns as f64),
+        warmup_txns: cfg.warmup_txns,
+        warmup_completed: sim.warmed_up,
+        tracer_instructions: sim.tracer_total,
+        levels,
+        total_stall_cycles: total_stall,
+        sweep,
+        by_operation,
+        by_component,
+        by_operation_component,
+        functions_resolved: sim.functions.len(),
+        warnings,
+        caveat: CAVEAT.to_string(),
+    }
+}
+
+/// Plain aligned table: first column left-aligned, the rest right-aligned.
+fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
+    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.len());
+        }
+    }
+    let line = |out: &mut String, cells: Vec<&str>| {
+        for (i, c) in cells.iter().enumerate() {
+            if i == 0 {
+                let _ = write!(out, "{c:<width$}", width = w[0]);
+            } else {
+                let _ = write!(out, "  {c:>width$}", width = w[i]);
+            }
+        }
+        out.push('\n');
+    };
+    line(out, header.to_vec());
+    for r in rows {
+        line(out, r.iter().map(String::as_str).collect());
+    }
+}
+
+fn f2(x: f64) -> String {
+    format!("{x:.2}")
+}
+
+impl Report {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a Report always serializes")
+    }
+
+    /// Terminal rendering.
+    pub fn to_text(&self) -> String {
+        let c = &self.config;
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "cache simulation: preset {}, {} last level, memory {} cycles",
+            c.preset,
+            if c.last_level_inclusive {
+                "inclusive"
+            } else {
+                "non-inclusive"
+            },
+            c.memory_latency_cycles
+        );
+        let _ = write!(
+            o,
+            "instructions {}  transactions {}",
+            self.instructions, self.transactions
+        );
+        if let Some(ipt) = self.instructions_per_txn {
+            let _ = write!(o, "  instructions/txn {ipt:.0}");
+        }
+        if self.warmup_txns > 0 {
+            let _ = write!(o, "  (after {} warm-up transactions)", self.warmup_txns);
+        }
+        o.push_str("\n\n");
+
+        let rows: Vec<Vec<String>> = self
+            .levels
+            .iter()
+            .map(|l| {
+                vec![
+                    l.name.clone(),
+                    l.config.spec(),
+                    l.accesses.i.to_string(),
+                    l.accesses.d.to_string(),
+                    l.misses.i.to_string(),
+                    l.misses.d.to_string(),
+                    f2(l.mpki.i),
+                    f2(l.mpki.d),
+                    l.miss_penalty_cycles.to_string(),
+                    l.stall_cycles.total.to_string(),
+                    l.misses_per_txn
+                        .map_or("-".into(), |m| format!("{:.1}", m.total)),
+                ]
+            })
+            .collect();
+        table(
+            &mut o,
+            &[
+                "level",
+                "size:ways:line:lat",
+                "acc I",
+                "acc D",
+                "miss I",
+                "miss D",
+                "MPKI I",
+                "MPKI D",
+                "penalty",
+                "stall cycles",
+                "miss/txn",
+            ],
+            &rows,
+        );
+        let _ = writeln!(o, "total stall cycles {}", self.total_stall_cycles);
+
+        if self.levels.iter().any(|l| l.three_c.is_some()) {
+            o.push_str("\n3C classification (misses)\n");
+            let mut rows = Vec::new();
+            for l in &self.levels {
+                let Some(t) = l.three_c else { continue };
+                for (k, pick) in [("I", 0), ("D", 1)] {
+                    let g = |s: Split| if pick == 0 { s.i } else { s.d };
+                    let miss = g(l.misses);
+                    if miss == 0 {
+                        continue;
+                    }
+                    let pct = |x: u64| format!("{x} ({:.0}%)", 100.0 * x as f64 / miss as f64);
+                    rows.push(vec![
+                        format!("{} {k}", l.name),
+                        miss.to_string(),
+                        pct(g(t.compulsory)),
+                        pct(g(t.capacity)),
+                        pct(g(t.conflict)),
+                    ]);
+                }
+            }
+            table(
+                &mut o,
+                &["level", "misses", "compulsory", "capacity", "conflict"],
+                &rows,
+            );
+        }
+
+        if !self.sweep.is_empty() {
+            o.push_str("\nL1-I sweep\n");
+            let rows: Vec<Vec<String>> = self
+                .sweep
+                .iter()
+                .map(|s| {
+                    let t = s.three_c;
+                    vec![
+                        format!(
+                            "{} {}-way {}B",
+                            format_size(s.config.size_bytes),
+                            s.config.ways,
+                            s.config.line_bytes
+                        ),
+                        s.misses.to_string(),
+                        f2(s.mpki),
+                        t.map_or("-".into(), |t| t.compulsory.i.to_string()),
+                        t.map_or("-".into(), |t| t.capacity.i.to_string()),
+                        t.map_or("-".into(), |t| t.conflict.i.to_string()),
+                    ]
+                })
+                .collect();
+            table(
+                &mut o,
+                &[
+                    "L1-I",
+                    "misses",
+                    "MPKI",
+                    "compulsory",
+                    "capacity",
+                    "conflict",
+                ],
+                &rows,
+            );
+        }
+
+        let level_names: Vec<String> = self.levels.iter().map(|l| l.name.clone()).collect();
+        let breakdown = |o: &mut String, title: &str, rows_in: &[Breakdown]| {
+            let _ = writeln!(
+                o,
+                "\n{title} (misses per 1000 instructions of the run; stall cycles)"
+            );
+            let mut header = vec!["", "instr %"];
+            let mpki_headers: Vec<String> =
+                level_names.iter().map(|n| format!("{n} MPKI")).collect();
+            header.extend(mpki_headers.iter().map(String::as_str));
+            header.push("stall cycles");
+            header.push("stall %");
+            let rows: Vec<Vec<String>> = rows_in
+                .iter()
+                .map(|b| {
+                    let label = match (&b.operation, &b.component) {
+                        (Some(op), Some(c)) => format!("{op} / {c}"),
+                        (Some(op), None) => op.clone(),
+                        (None, Some(c)) => c.clone(),
+                        (None, None) => "-".into(),
+                    };
+                    let mut r = vec![
+                        label,
+                        format!("{:.1}", pct(b.instructions, self.instructions)),
+                    ];
+                    r.extend(b.levels.iter().map(|l| f2(l.mpki.total)));
+                    r.push(b.stall_cycles.to_string());
+                    r.push(format!(
+                        "{:.1}",
+                        pct(b.stall_cycles, self.total_stall_cycles)
+                    ));
+                    r
+                })
+                .collect();
+            table(o, &header, &rows);
+        };
+        breakdown(&mut o, "by operation", &self.by_operation);
+        breakdown(&mut o, "by component", &self.by_component);
+        breakdown(
+            &mut o,
+            "by operation and component",
+            &self.by_operation_component,
+        );
+
+        let _ = writeln!(o, "\nfunctions resolved: {}", self.functions_resolved);
+        let _ = writeln!(o, "note: {}", self.caveat);
+        for w in &self.warnings {
+            let _ = writeln!(o, "warning: {w}");
+        }
+        o
+    }
+}
+
+fn pct(x: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * x as f64 / total as f64
+    }
+}

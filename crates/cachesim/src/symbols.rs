@@ -1,0 +1,310 @@
+//! Instruction address -> function -> storage-manager component.
+//!
+//! Owns the objects announced by MAP records (loaded lazily with `addr2line`, which reads
+//! the ELF symbol table and the DWARF line/inline tables) and the ordered component table.
+//! Resolution walks the inlined frames innermost first and takes the first frame whose
+//! module path names a component, so a B-tree function inlined into session code is
+//! charged to the B-tree while `core`/`alloc` code inlined into it is charged to its
+//! caller's component. Must never fail the simulation: an unreadable object becomes a
+//! warning and its addresses are charged to `other`.
+
+use addr2line::Loader;
+use std::path::{Path, PathBuf};
+
+pub const OTHER: &str = "other";
+
+/// Ordered `pattern -> component` rules; index 0 is always `other`.
+pub struct ComponentTable {
+    names: Vec<String>,
+    rules: Vec<(String, u16)>,
+}
+
+impl ComponentTable {
+    pub fn new(rules: &[(String, String)]) -> ComponentTable {
+        let mut names = vec![OTHER.to_string()];
+        let mut out = Vec::new();
+        for (pat, name) in rules {
+            let idx = match names.iter().position(|n| n == name) {
+                Some(i) => i,
+                None => {
+                    names.push(name.clone());
+                    names.len() - 1
+                }
+            };
+            out.push((pat.clone(), idx as u16));
+        }
+        ComponentTable { names, rules: out }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Component of a demangled function name; patterns are matched against
+    /// `::` + name so `::btree::` also matches a top-level `btree::f`.
+    pub fn classify(&self, function: &str) -> u16 {
+        let s = format!("::{function}");
+        self.rules
+            .iter()
+            .find(|(p, _)| s.contains(p.as_str()))
+            .map_or(0, |(_, i)| *i)
+    }
+}
+
+/// Rust standard-library code (`core::slice::index::...`, `<alloc::vec::Vec<T> as ..>`)
+/// inlined into a function is charged to that function's component, so its own module
+/// path (which may contain `::index::` or `::hash::`) must not classify it. Takes a
+/// `module_path`.
+pub fn is_std(path: &str) -> bool {
+    ["core::", "alloc::", "std::"]
+        .iter()
+        .any(|p| path.starts_with(p))
+}
+
+/// Removes generic argument lists: `a::B<c::D>::f` -> `a::B::f` (`->` is not a bracket).
+fn strip_generics(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut depth = 0usize;
+    let mut prev = ' ';
+    for c in s.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' && depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+        prev = c;
+    }
+    out
+}
+
+/// The module path a demangled function name is classified by: generic arguments
+/// removed, `<T as Trait>::f` read as `T::f` (as `Trait::f` when T is a primitive, slice,
+/// tuple or pointer type), references and pointers looked through.
+pub fn module_path(name: &str) -> String {
+    let name = name.trim();
+    if !name.starts_with('<') {
+        return strip_generics(name);
+    }
+    let (mut depth, mut as_at, mut end) = (0usize, None, None);
+    let mut prev = ' ';
+    for (i, c) in name.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    end = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+        if depth == 1 && as_at.is_none() && name[i..].starts_with(" as ") {
+            as_at = Some(i);
+        }
+        prev = c;
+    }
+    let Some(end) = end else {
+        return strip_generics(name);
+    };
+    let (self_ty, trait_ty) = match as_at {
+        Some(a) => (&name[1..a], Some(&name[a + 4..end])),
+        None => (&name[1..end], None),
+    };
+    let mut t = self_ty.trim();
+    for p in ["&", "*mut ", "*const ", "mut ", "dyn "] {
+        while let Some(r) = t.strip_prefix(p) {
+            t = r.trim_start();
+        }
+    }
+    let plain = strip_generics(t);
+    let base = if plain.contains("::") && !plain.starts_with(['[', '(']) {
+        plain
+    } else {
+        trait_ty.map_or(plain, module_path)
+    };
+    base + &strip_generics(&name[end + 1..])
+}
+
+struct Object {
+    avma: u64,
+    size: u64,
+    bias: i64,
+    path: PathBuf,
+    loader: Option<Result<Loader, String>>,
+}
+
+/// Resolves runtime instruction addresses of MAP'd objects.
+pub struct Symbolizer {
+    objects: Vec<Object>,
+    pub table: ComponentTable,
+    pub warnings: Vec<String>,
+}
+
+impl Symbolizer {
+    pub fn new(table: ComponentTable) -> Symbolizer {
+        Symbolizer {
+            objects: Vec::new(),
+            table,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Text of `path` is mapped at [avma, avma+size); ELF address = runtime - bias.
+    pub fn add_object(&mut self, avma: u64, size: u64, bias: i64, path: &Path) {
+        // A re-announced range replaces the old one (an object unmapped and another
+        // mapped in its place).
+        self.objects
+            .retain(|o| o.avma + o.size <= avma || avma + size <= o.avma);
+        self.objects.push(Object {
+            avma,
+            size,
+            bias,
+            path: path.to_path_buf(),
+            loader: None,
+        });
+    }
+
+    /// Demangled name of the function that decides the component (None if unknown), and
+    /// the component index.
+    pub fn resolve(&mut self, addr: u64) -> (Option<String>, u16) {
+        let Some(o) = self
+            .objects
+            .iter_mut()
+            .find(|o| addr >= o.avma && addr - o.avma < o.size)
+        else {
+            return (None, 0);
+        };
+        let loader = o.loader.get_or_insert_with(|| {
+            Loader::new(&o.path).map_err(|e| format!("{}: {e}", o.path.display()))
+        });
+        let loader = match loader {
+            Ok(l) => l,
+            Err(e) => {
+                let w = format!("cannot read symbols of {e}; its code is charged to 'other'");
+                if !self.warnings.contains(&w) {
+                    self.warnings.push(w);
+                }
+                return (None, 0);
+            }
+        };
+        let probe = (addr as i64).wrapping_sub(o.bias) as u64;
+        let mut first: Option<String> = None;
+        if let Ok(mut frames) = loader.find_frames(probe) {
+            while let Ok(Some(f)) = frames.next() {
+                let Some(name) = f.function.as_ref().and_then(|n| n.demangle().ok()) else {
+                    continue;
+                };
+                let path = module_path(&name);
+                let c = if is_std(&path) {
+                    0
+                } else {
+                    self.table.classify(&path)
+                };
+                if c != 0 {
+                    return (Some(name.into_owned()), c);
+                }
+                first.get_or_insert_with(|| name.into_owned());
+            }
+        }
+        if let Some(sym) = loader.find_symbol(probe) {
+            let name = format!("{:#}", rustc_demangle::demangle(sym));
+            let path = module_path(&name);
+            let c = if is_std(&path) {
+                0
+            } else {
+                self.table.classify(&path)
+            };
+            if c != 0 || first.is_none() {
+                return (Some(name), c);
+            }
+        }
+        (first, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::default_components;
+
+    #[test]
+    fn default_table_classifies_module_paths() {
+        let t = ComponentTable::new(&default_components());
+        let name = |f: &str| t.names()[t.classify(f) as usize].clone();
+        assert_eq!(name("engine_disk::btree::BTree::probe"), "btree");
+        assert_eq!(name("btree::work"), "btree");
+        assert_eq!(
+            name("<engine_memory::bpool::Pool as core::ops::Drop>::drop"),
+            "bpool"
+        );
+        assert_eq!(name("engine_disk::lock::LockManager::acquire"), "lock");
+        assert_eq!(name("parking_lot::raw_mutex::RawMutex::lock_slow"), "other");
+        assert_eq!(name("engine_memory::hash::Table::get"), "index");
+        assert_eq!(name("workloads::tpcc::new_order"), "workload");
+        assert_eq!(name("api::session::Session::get"), "api");
+        assert_eq!(name("core::slice::sort::quicksort"), "other");
+    }
+
+    #[test]
+    fn module_paths_of_demangled_names() {
+        let cases = [
+            ("engine::btree::Tree<K, V>::get", "engine::btree::Tree::get"),
+            (
+                "<engine::btree::Node as core::fmt::Debug>::fmt",
+                "engine::btree::Node::fmt",
+            ),
+            (
+                "<&mut engine::bpool::Pool<T> as api::Engine>::get",
+                "engine::bpool::Pool::get",
+            ),
+            (
+                "<[u8] as core::ops::index::Index<core::ops::range::RangeTo<usize>>>::index",
+                "core::ops::index::Index::index",
+            ),
+            (
+                "<*mut core::option::Option<alloc::collections::btree::node::X>>::write",
+                "core::option::Option::write",
+            ),
+            (
+                "core::ptr::drop_in_place<engine::btree::Node>",
+                "core::ptr::drop_in_place",
+            ),
+            (
+                "<u64 as engine::hash::Hashable>::h",
+                "engine::hash::Hashable::h",
+            ),
+            (
+                "workloads::tpcc::run::{{closure}}",
+                "workloads::tpcc::run::{{closure}}",
+            ),
+            ("a::f<fn(u8) -> u8>", "a::f"),
+        ];
+        for (name, want) in cases {
+            assert_eq!(module_path(name), want, "{name}");
+        }
+        assert!(is_std(&module_path(
+            "<[u8] as core::ops::index::Index<usize>>::index"
+        )));
+        assert!(!is_std(&module_path(
+            "<engine::btree::Node as core::fmt::Debug>::fmt"
+        )));
+    }
+
+    #[test]
+    fn unmapped_addresses_and_unreadable_objects_are_other() {
+        let mut s = Symbolizer::new(ComponentTable::new(&default_components()));
+        assert_eq!(s.resolve(0x1000), (None, 0));
+        s.add_object(0x1000, 0x100, 0, Path::new("/nonexistent/object.so"));
+        assert_eq!(s.resolve(0x1010), (None, 0));
+        assert_eq!(s.warnings.len(), 1);
+        assert!(
+            s.warnings[0].contains("/nonexistent/object.so"),
+            "{}",
+            s.warnings[0]
+        );
+        s.resolve(0x1020);
+        assert_eq!(s.warnings.len(), 1, "a warning is given once per object");
+    }
+}

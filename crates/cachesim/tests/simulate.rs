@@ -1,0 +1,292 @@
+//! Simulator behaviour on hand-made record sequences: attribution to operations across
+//! threads and nesting, warm-up, inclusive back-invalidation, the L1-I sweep, and whole
+//! streams through the reader.
+
+use cachesim::report::Breakdown;
+use cachesim::trace::{marker, Reader, Record, Writer};
+use cachesim::{Config, Report, Simulator};
+
+fn small_config() -> Config {
+    let mut c = Config::preset("xeon-e5-2660").unwrap();
+    c.set_level("l1i", "1K:2:64:4").unwrap();
+    c.set_level("l1d", "1K:2:64:4").unwrap();
+    c.set_level("l2", "none").unwrap();
+    c.set_level("llc", "64K:8:64:20").unwrap();
+    c.last_level_inclusive = false;
+    c
+}
+
+fn op(code: u8, o: probe::Op) -> Record {
+    Record::Marker {
+        code,
+        arg: o as u32,
+    }
+}
+
+/// `n` loads of distinct lines starting at `base` (all L1-D misses).
+fn misses(base: u64, n: u64) -> Vec<Record> {
+    (0..n)
+        .map(|i| Record::Load {
+            addr: base + i * 64,
+            size: 8,
+        })
+        .collect()
+}
+
+fn row<'a>(rows: &'a [Breakdown], name: &str) -> &'a Breakdown {
+    rows.iter()
+        .find(|b| b.operation.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+fn l1d_misses(b: &Breakdown) -> u64 {
+    b.levels
+        .iter()
+        .find(|l| l.level == "L1-D")
+        .unwrap()
+        .misses
+        .d
+}
+
+fn simulate(cfg: Config, recs: &[Record]) -> Report {
+    let mut sim = Simulator::new(cfg).unwrap();
+    recs.iter().for_each(|r| sim.feed(r));
+    sim.report()
+}
+
+#[test]
+fn misses_go_to_the_innermost_operation_of_their_thread() {
+    use probe::Op::*;
+    let mut recs = vec![
+        Record::Thread { tid: 1 },
+        Record::IFetch {
+            addr: 0x1000,
+            ninstr: 2,
+            len: 8,
+        },
+    ];
+    recs.extend(misses(0x10_0000, 3)); // none
+    recs.push(op(marker::OP_BEGIN, IndexProbe));
+    recs.extend(misses(0x20_0000, 5)); // index_probe
+    recs.push(Record::Thread { tid: 2 });
+    recs.extend(misses(0x30_0000, 7)); // thread 2 has no op: none
+    recs.push(op(marker::OP_BEGIN, Scan));
+    recs.push(Record::Thread { tid: 1 });
+    recs.extend(misses(0x40_0000, 11)); // thread 1 still in index_probe
+    recs.push(op(marker::OP_BEGIN, Update));
+    recs.extend(misses(0x50_0000, 13)); // nested: update
+    recs.push(op(marker::OP_END, Update));
+    recs.extend(misses(0x60_0000, 17)); // back to index_probe
+    recs.push(Record::Thread { tid: 2 });
+    recs.extend(misses(0x70_0000, 19)); // scan
+    recs.push(op(marker::OP_END, Scan));
+    recs.push(Record::Thread { tid: 1 });
+    recs.push(op(marker::OP_END, IndexProbe));
+    recs.extend(misses(0x80_0000, 23)); // none
+    let rep = simulate(small_config(), &recs);
+    let ops = &rep.by_operation;
+    assert_eq!(l1d_misses(row(ops, "none")), 3 + 7 + 23);
+    assert_eq!(l1d_misses(row(ops, "index_probe")), 5 + 11 + 17);
+    assert_eq!(l1d_misses(row(ops, "update")), 13);
+    assert_eq!(l1d_misses(row(ops, "scan")), 19);
+    assert_eq!(ops.len(), 4);
+    // Stall cycles: each L1-D miss costs the LLC latency, each LLC miss memory latency.
+    let total: u64 = ops.iter().map(|b| b.stall_cycles).sum();
+    assert_eq!(total, rep.total_stall_cycles);
+    assert_eq!(rep.levels[1].stall_cycles.d, 98 * 20);
+    assert_eq!(rep.levels[2].stall_cycles.d, 98 * 167);
+    assert!(rep.warnings.is_empty(), "{:?}", rep.warnings);
+}
+
+#[test]
+fn unmatched_op_end_is_a_warning_not_a_failure() {
+    let rep = simulate(small_config(), &[op(marker::OP_END, probe::Op::Delete)]);
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("1 OP_END markers without")),
+        "{:?}",
+        rep.warnings
+    );
+}
+
+#[test]
+fn warm_up_resets_statistics_but_keeps_cache_contents() {
+    let mut cfg = small_config();
+    cfg.warmup_txns = 2;
+    let mut recs = Vec::new();
+    for t in 0..5u64 {
+        recs.push(Record::Marker {
+            code: marker::TXN_BEGIN,
+            arg: 1,
+        });
+        recs.push(Record::IFetch {
+            addr: 0x1000,
+            ninstr: 10,
+            len: 40,
+        });
+        // The same 4 lines every transaction: only the first transaction misses.
+        recs.extend(misses(0x10_0000, 4));
+        recs.push(Record::Marker {
+            code: marker::TXN_END,
+            arg: 1,
+        });
+        let _ = t;
+    }
+    let rep = simulate(cfg.clone(), &recs);
+    assert!(rep.warmup_completed);
+    assert_eq!(rep.transactions, 3);
+    assert_eq!(rep.instructions, 30);
+    assert_eq!(rep.instructions_per_txn, Some(10.0));
+    assert_eq!(rep.levels[1].accesses.d, 12);
+    assert_eq!(
+        rep.levels[1].misses.d, 0,
+        "caches stay warm across the reset"
+    );
+
+    let rep = simulate(cfg, &recs[..8]);
+    assert!(!rep.warmup_completed);
+    assert!(rep
+        .warnings
+        .iter()
+        .any(|w| w.contains("warm-up not completed")));
+    assert_eq!(rep.levels[1].misses.d, 4);
+}
+
+#[test]
+fn inclusive_last_level_back_invalidates_the_l1() {
+    // L1-D 4 ways, LLC 2 ways, one set each: the LLC evicts line A while the L1 still
+    // holds it; with inclusion A is dropped from the L1 and the next access misses there.
+    let mk = |inclusive: bool| {
+        let mut c = small_config();
+        c.set_level("l1d", "256:4:64").unwrap();
+        c.set_level("llc", "128:2:64").unwrap();
+        c.last_level_inclusive = inclusive;
+        c
+    };
+    let recs: Vec<Record> = [0u64, 64, 128, 0]
+        .iter()
+        .map(|&a| Record::Load { addr: a, size: 8 })
+        .collect();
+    let incl = simulate(mk(true), &recs);
+    let non = simulate(mk(false), &recs);
+    assert_eq!(non.levels[1].misses.d, 3);
+    assert_eq!(incl.levels[1].misses.d, 4);
+    // The inclusion victim was still in the L1's fully-associative shadow: "conflict".
+    assert_eq!(incl.levels[1].three_c.unwrap().conflict.d, 1);
+}
+
+#[test]
+fn l1i_sweep_sees_the_footprint_knee() {
+    // A 48 KB loop of code run 5 times: 32 KB L1-Is miss every line every time
+    // (capacity), 64 KB ones only on first touch.
+    let mut cfg = small_config();
+    cfg.set_level("l1i", "32K:8:64").unwrap();
+    cfg.set_sweep("l1i=16K,32K,64K,64K:full:64").unwrap();
+    let lines = 48 * 1024 / 64;
+    let mut recs = Vec::new();
+    for _ in 0..5 {
+        for l in 0..lines {
+            recs.push(Record::IFetch {
+                addr: 0x40_0000 + l * 64,
+                ninstr: 8,
+                len: 32,
+            });
+            recs.push(Record::IFetch {
+                addr: 0x40_0000 + l * 64 + 32,
+                ninstr: 8,
+                len: 32,
+            });
+        }
+    }
+    let rep = simulate(cfg, &recs);
+    let s = &rep.sweep;
+    assert_eq!(s.len(), 4);
+    assert_eq!(s[0].misses, 5 * lines);
+    assert_eq!(s[1].misses, 5 * lines);
+    assert_eq!(s[1].three_c.unwrap().capacity.i, 4 * lines);
+    assert_eq!(s[2].misses, lines);
+    assert_eq!(s[3].misses, lines);
+    assert_eq!(s[2].accesses, 10 * lines);
+    // The sweep's 32K point is the configured L1-I.
+    assert_eq!(rep.levels[0].misses.i, s[1].misses);
+    assert!((s[1].mpki - 1000.0 / 16.0).abs() < 1e-9);
+    let text = rep.to_text();
+    assert!(
+        text.contains("L1-I sweep") && text.contains("64K 1024-way 64B"),
+        "{text}"
+    );
+}
+
+#[test]
+fn streams_run_through_the_reader() {
+    let mut w = Writer::new(Vec::new()).unwrap();
+    let recs = [
+        Record::Thread { tid: 1 },
+        Record::Map {
+            avma: 0x1000,
+            size: 0x1000,
+            bias: 0,
+            path: "/nonexistent/lib.so".into(),
+        },
+        Record::Marker {
+            code: marker::TRACE_START,
+            arg: 0,
+        },
+        Record::IFetch {
+            addr: 0x1010,
+            ninstr: 3,
+            len: 12,
+        },
+        Record::Modify {
+            addr: 0x9000,
+            size: 8,
+        },
+        Record::End {
+            total_instructions: 4,
+        },
+    ];
+    recs.iter().for_each(|r| w.write(r).unwrap());
+    let bytes = w.into_inner();
+
+    let mut sim = Simulator::new(small_config()).unwrap();
+    sim.run(Reader::new(&bytes[..]).unwrap()).unwrap();
+    let rep = sim.report();
+    assert_eq!(rep.instructions, 3);
+    assert_eq!(rep.levels[1].accesses.d, 1);
+    assert_eq!(rep.tracer_instructions, Some(4));
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("/nonexistent/lib.so")),
+        "{:?}",
+        rep.warnings
+    );
+    assert!(
+        rep.warnings.iter().any(|w| w.contains("tracer counted 4")),
+        "{:?}",
+        rep.warnings
+    );
+    let json = rep.to_json();
+    let back: Report = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, rep);
+
+    // A stream cut short: an error, and the statistics so far are still there.
+    let mut sim = Simulator::new(small_config()).unwrap();
+    let err = sim
+        .run(Reader::new(&bytes[..bytes.len() - 16]).unwrap())
+        .unwrap_err();
+    assert!(
+        format!("{err:?}").contains("without an END record"),
+        "{err:?}"
+    );
+    assert_eq!(sim.report().instructions, 3);
+}
+
+#[test]
+fn bad_configuration_is_an_error_from_new() {
+    let mut c = small_config();
+    c.l1d.size_bytes = 3000;
+    let e = Simulator::new(c).err().unwrap();
+    assert!(e.contains("L1-D"), "{e}");
+}
