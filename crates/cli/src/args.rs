@@ -21,6 +21,12 @@ pub enum Cmd {
         #[command(subcommand)]
         workload: WorkloadCmd,
     },
+    /// Run a workload under the tracer and simulate its caches: MPKI, stall cycles and
+    /// 3C per level, misses by database operation and by storage-manager component.
+    Simulate {
+        #[command(subcommand)]
+        workload: WorkloadCmd,
+    },
     /// Kill TPC-B runs at random moments and check that recovery keeps every
     /// acknowledged commit and nothing else (soak test of a durable engine).
     Crashtest(CrashArgs),
@@ -110,6 +116,53 @@ pub struct Common {
     /// Append a line per acknowledged commit to this file (crash testing).
     #[arg(long, hide = true)]
     pub acked_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub sim: SimArgs,
+}
+
+/// Options of `oltpscope simulate` (refused by the other commands).
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Cache simulation (oltpscope simulate only)")]
+pub struct SimArgs {
+    /// Cache hierarchy preset: xeon-e5-2660, broadwell-e5-2680v4, athlonxp, pentium3,
+    /// skylake-sp, zen3.
+    #[arg(long)]
+    pub cpu: Option<String>,
+    /// L1-I override, SIZE:WAYS:LINE[:LATENCY], e.g. 32K:8:64.
+    #[arg(long)]
+    pub l1i: Option<String>,
+    /// L1-D override, SIZE:WAYS:LINE[:LATENCY].
+    #[arg(long)]
+    pub l1d: Option<String>,
+    /// L2 override, SIZE:WAYS:LINE[:LATENCY] or none.
+    #[arg(long)]
+    pub l2: Option<String>,
+    /// Last-level cache override, SIZE:WAYS:LINE[:LATENCY] or none.
+    #[arg(long)]
+    pub llc: Option<String>,
+    /// Extra L1-I sizes simulated in the same pass, e.g. l1i=8K,16K,32K,64K,128K,256K.
+    #[arg(long)]
+    pub sweep: Option<String>,
+    /// Transactions that warm the caches before statistics start (default 1000).
+    #[arg(long)]
+    pub warmup_txns: Option<u64>,
+    /// Extra component rule PATTERN=NAME (first match on the function's path wins; may
+    /// be repeated).
+    #[arg(long = "component")]
+    pub components: Vec<String>,
+}
+
+impl SimArgs {
+    pub fn given(&self) -> bool {
+        self.cpu.is_some()
+            || self.l1i.is_some()
+            || self.l1d.is_some()
+            || self.l2.is_some()
+            || self.llc.is_some()
+            || self.sweep.is_some()
+            || self.warmup_txns.is_some()
+            || !self.components.is_empty()
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -33,6 +33,20 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             WorkloadCmd::Tpcb(a) => run(&tpcb(&a)?, &a.common),
             WorkloadCmd::Tpcc(a) => run(&tpcc(&a)?, &a.common),
         },
+        Cmd::Simulate { workload } => {
+            let common = match &workload {
+                WorkloadCmd::Micro(a) => &a.common,
+                WorkloadCmd::Tpcb(a) => &a.common,
+                WorkloadCmd::Tpcc(a) => &a.common,
+            };
+            // Validate the workload's options here, so errors come before valgrind starts.
+            match &workload {
+                WorkloadCmd::Micro(a) => check_fits(&micro(a)?, common)?,
+                WorkloadCmd::Tpcb(a) => check_fits(&tpcb(a)?, common)?,
+                WorkloadCmd::Tpcc(a) => check_fits(&tpcc(a)?, common)?,
+            }
+            crate::simulate::simulate(common)
+        }
         Cmd::Crashtest(a) => crate::crashtest::crashtest(&a),
         Cmd::Check { workload } => match workload {
             WorkloadCmd::Micro(a) => check(&micro(&a)?, &a.common),
@@ -142,6 +156,9 @@ fn check_fits<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
 }
 
 fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
+    if c.sim.given() {
+        return Err("--cpu, --l1i, --l1d, --l2, --llc, --sweep, --warmup-txns and --component only apply to `oltpscope simulate`".into());
+    }
     check_fits(wl, c)?;
     let cores = driver::machine::cores();
     if c.threads as usize > cores {

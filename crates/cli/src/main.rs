@@ -4,6 +4,7 @@
 mod args;
 mod commands;
 mod crashtest;
+mod simulate;
 
 use clap::Parser;
 

@@ -108,3 +108,76 @@ fn a_short_run_reports_json_with_the_documented_fields() {
     // Non-terminal output: no live lines, no progress bar.
     assert!(!err.contains("txn/s"), "{err}");
 }
+
+#[test]
+fn simulate_bad_input_gives_one_line_and_exit_code_2() {
+    let cases: &[&[&str]] = &[
+        &["simulate", "micro", "--cpu", "nosuchcpu"],
+        &["simulate", "micro", "--l1i", "32Q:8:64"],
+        &["simulate", "micro", "--l1d", "48K:8:64"],
+        &["simulate", "micro", "--l2", "256K:8:48"],
+        &["simulate", "micro", "--sweep", "l1i=8K,oops"],
+        &["run", "micro", "--cpu", "zen3"],
+    ];
+    for args in cases {
+        let (code, _out, err) = oltpscope(args);
+        assert_eq!(code, 2, "{args:?} should exit with 2, stderr: {err}");
+        assert_eq!(
+            err.trim_end().lines().count(),
+            1,
+            "{args:?}: one line expected, got: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // valgrind missing: point the tracer at a launcher that does not exist.
+    let out = Command::new(env!("CARGO_BIN_EXE_oltpscope"))
+        .args(["simulate", "micro", "--keys", "100"])
+        .env("OLTPSCOPE_VALGRIND", "/nonexistent/valgrind")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("valgrind"), "{err}");
+}
+
+#[test]
+fn simulate_reports_misses_by_level_operation_and_component() {
+    if tracer::prepare().is_err() {
+        eprintln!("SKIPPED: {}", tracer::prepare().unwrap_err());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sim.json");
+    let (code, out, err) = oltpscope(&[
+        "simulate",
+        "tpcb",
+        "--engine",
+        "serial",
+        "--txns",
+        "300",
+        "--warmup-txns",
+        "50",
+        "--sweep",
+        "l1i=16K,64K",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let sim = &v["simulation"];
+    assert_eq!(sim["transactions"], 300, "transactions after warm-up");
+    assert!(sim["instructions_per_txn"].as_f64().unwrap() > 100.0);
+    assert_eq!(sim["levels"].as_array().unwrap().len(), 4);
+    let ops: Vec<&str> = sim["by_operation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["operation"].as_str().unwrap())
+        .collect();
+    for op in ["update", "insert", "commit"] {
+        assert!(ops.contains(&op), "operation {op} missing from {ops:?}");
+    }
+    assert_eq!(sim["sweep"].as_array().unwrap().len(), 2);
+}
