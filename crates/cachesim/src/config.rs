@@ -378,6 +378,66 @@ impl Config {
     }
 }
 
+/// The `oltpscope simulate` options as strings, turned into a validated `Config` in one
+/// call (so the CLI stays a thin layer).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Options {
+    /// Preset name; empty means `xeon-e5-2660`, the Wonderland machine.
+    pub preset: String,
+    pub l1i: Option<String>,
+    pub l1d: Option<String>,
+    /// `SIZE:WAYS:LINE[:LAT]` or `none`.
+    pub l2: Option<String>,
+    pub llc: Option<String>,
+    /// `l1i=8K,16K,...`
+    pub sweep: Option<String>,
+    /// `PATTERN=NAME` rules, matched in order before the defaults.
+    pub components: Vec<String>,
+    pub warmup_txns: u64,
+    /// Turn 3C classification off (faster).
+    pub no_three_c: bool,
+    /// Override the preset's inclusion of the last level.
+    pub inclusive: Option<bool>,
+    pub memory_latency_cycles: Option<u32>,
+}
+
+impl Options {
+    pub fn to_config(&self) -> Result<Config, String> {
+        let preset = if self.preset.is_empty() {
+            "xeon-e5-2660"
+        } else {
+            &self.preset
+        };
+        let mut c = Config::preset(preset)?;
+        for (lvl, spec) in [
+            ("l1i", &self.l1i),
+            ("l1d", &self.l1d),
+            ("l2", &self.l2),
+            ("llc", &self.llc),
+        ] {
+            if let Some(s) = spec {
+                c.set_level(lvl, s)?;
+            }
+        }
+        if let Some(s) = &self.sweep {
+            c.set_sweep(s)?;
+        }
+        for r in &self.components {
+            c.add_component(r)?;
+        }
+        c.warmup_txns = self.warmup_txns;
+        c.three_c = !self.no_three_c;
+        if let Some(i) = self.inclusive {
+            c.last_level_inclusive = i;
+        }
+        if let Some(m) = self.memory_latency_cycles {
+            c.memory_latency_cycles = m;
+        }
+        c.validate()?;
+        Ok(c)
+    }
+}
+
 /// `SIZE[:WAYS:LINE[:LATENCY]]`; a lone size needs `inherit` (the sweep), and WAYS may be
 /// `full` (one set).
 fn parse_level(
@@ -518,6 +578,42 @@ mod tests {
         let mut p3 = Config::preset("pentium3").unwrap();
         let e = p3.set_level("llc", "1M:8:64").unwrap_err();
         assert!(e.contains("give its latency"), "{e}");
+    }
+
+    #[test]
+    fn options_build_a_config() {
+        let o = Options {
+            l2: Some("none".into()),
+            llc: Some("8M:16:64".into()),
+            sweep: Some("l1i=16K,64K".into()),
+            components: vec!["::mytree::=btree".into()],
+            warmup_txns: 1000,
+            inclusive: Some(false),
+            ..Options::default()
+        };
+        let c = o.to_config().unwrap();
+        assert_eq!(c.preset, "xeon-e5-2660");
+        assert_eq!(
+            (c.l2, c.llc),
+            (None, Some(LevelConfig::new(8 * M, 16, 64, 19)))
+        );
+        assert_eq!(
+            (c.sweep_l1i.len(), c.warmup_txns, c.three_c),
+            (2, 1000, true)
+        );
+        assert!(!c.last_level_inclusive);
+        assert_eq!(
+            c.components[0],
+            ("::mytree::".to_string(), "btree".to_string())
+        );
+        let bad = Options {
+            preset: "486".into(),
+            ..Options::default()
+        };
+        assert!(bad
+            .to_config()
+            .unwrap_err()
+            .contains("unknown cache preset"));
     }
 
     #[test]

@@ -24,6 +24,6 @@ pub mod sim;
 pub mod symbols;
 pub mod trace;
 
-pub use config::{Config, LevelConfig, PRESETS};
+pub use config::{Config, LevelConfig, Options, PRESETS};
 pub use report::Report;
 pub use sim::Simulator;
