@@ -125,6 +125,22 @@ pub struct Breakdown {
     pub stall_cycles: u64,
 }
 
+/// One function's figures (functions are ranked by stall cycles).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionRow {
+    /// Demangled name of the function that decided the component (the innermost
+    /// non-library inlined frame), or `(unknown)` for unresolved code.
+    pub function: String,
+    pub component: String,
+    pub instructions: u64,
+    /// (level name, misses) for each level present.
+    pub misses: Vec<(String, Split)>,
+    pub stall_cycles: u64,
+}
+
+/// How many functions the report lists.
+pub const TOP_FUNCTIONS: usize = 30;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub config: Config,
@@ -143,8 +159,10 @@ pub struct Report {
     pub by_component: Vec<Breakdown>,
     /// Non-empty (operation, component) pairs.
     pub by_operation_component: Vec<Breakdown>,
-    /// Functions seen, with the component each was charged to.
+    /// Number of distinct functions seen.
     pub functions_resolved: usize,
+    /// The `TOP_FUNCTIONS` functions with the most stall cycles.
+    pub top_functions: Vec<FunctionRow>,
     pub warnings: Vec<String>,
     pub caveat: String,
 }
@@ -279,6 +297,36 @@ pub(crate) fn build(sim: &Simulator) -> Report {
     by_component.sort_by(by_stall);
     by_operation_component.sort_by(by_stall);
 
+    let mut top_functions: Vec<FunctionRow> = sim
+        .functions
+        .iter()
+        .zip(&sim.counts.func)
+        .filter(|(_, c)| c.instructions > 0 || c.misses.iter().flatten().any(|&m| m > 0))
+        .map(|((name, comp), c)| {
+            let misses: Vec<(String, Split)> = slot_names
+                .iter()
+                .map(|&(slot, n)| (n.to_string(), Split::new(c.misses[slot])))
+                .collect();
+            let stall_cycles = slot_names
+                .iter()
+                .map(|&(slot, _)| Split::new(c.misses[slot]).total * penalty[slot] as u64)
+                .sum();
+            FunctionRow {
+                function: name.clone(),
+                component: names[*comp as usize].clone(),
+                instructions: c.instructions,
+                misses,
+                stall_cycles,
+            }
+        })
+        .collect();
+    top_functions.sort_by(|a, b| {
+        b.stall_cycles
+            .cmp(&a.stall_cycles)
+            .then(a.function.cmp(&b.function))
+    });
+    top_functions.truncate(TOP_FUNCTIONS);
+
     let mut warnings = sim.symbols.warnings.clone();
     warnings.extend(sim.anomalies.iter().cloned());
     if !sim.warmed_up {
@@ -316,7 +364,8 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         by_operation,
         by_component,
         by_operation_component,
-        functions_resolved: sim.functions.len(),
+        functions_resolved: sim.functions.len() - 1,
+        top_functions,
         warnings,
         caveat: CAVEAT.to_string(),
     }
@@ -530,7 +579,38 @@ impl Report {
             &self.by_operation_component,
         );
 
-        let _ = writeln!(o, "\nfunctions resolved: {}", self.functions_resolved);
+        if !self.top_functions.is_empty() {
+            let _ = writeln!(
+                o,
+                "\ntop functions by stall cycles ({} functions seen; misses)",
+                self.functions_resolved
+            );
+            let mut header = vec!["function", "component", "instr %"];
+            header.extend(level_names.iter().map(String::as_str));
+            header.push("stall %");
+            let rows: Vec<Vec<String>> = self
+                .top_functions
+                .iter()
+                .map(|f| {
+                    let mut name = f.function.clone();
+                    if name.chars().count() > 70 {
+                        name = name.chars().take(67).collect::<String>() + "...";
+                    }
+                    let mut r = vec![
+                        name,
+                        f.component.clone(),
+                        format!("{:.1}", pct(f.instructions, self.instructions)),
+                    ];
+                    r.extend(f.misses.iter().map(|(_, m)| m.total.to_string()));
+                    r.push(format!(
+                        "{:.1}",
+                        pct(f.stall_cycles, self.total_stall_cycles)
+                    ));
+                    r
+                })
+                .collect();
+            table(&mut o, &header, &rows);
+        }
         let _ = writeln!(o, "note: {}", self.caveat);
         for w in &self.warnings {
             let _ = writeln!(o, "warning: {w}");

@@ -57,6 +57,15 @@ pub(crate) struct Counts {
     pub instructions: u64,
     pub transactions: u64,
     pub cells: Vec<Cell>,
+    /// Per function id.
+    pub func: Vec<FuncCell>,
+}
+
+/// Counters of one function (misses only: cheaper than accesses, enough for ranking).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FuncCell {
+    pub instructions: u64,
+    pub misses: [[u64; 2]; 4],
 }
 
 pub struct Simulator {
@@ -81,9 +90,13 @@ pub struct Simulator {
     cur_op: usize,
     cur_comp: usize,
     cur_cell: usize,
-    comp_cache: FxHashMap<u64, u16>,
+    /// Run address -> (component, function id).
+    comp_cache: FxHashMap<u64, (u16, u32)>,
+    cur_func: usize,
     last_iaddr: u64,
-    pub(crate) functions: FxHashMap<String, u16>,
+    /// Function id -> (demangled name, component); id 0 is "(unknown)".
+    pub(crate) functions: Vec<(String, u16)>,
+    function_ids: FxHashMap<String, u32>,
 }
 
 impl Simulator {
@@ -123,6 +136,7 @@ impl Simulator {
                 instructions: 0,
                 transactions: 0,
                 cells: vec![Cell::default(); OP_SLOTS * ncomp],
+                func: vec![FuncCell::default()],
             },
             instructions_all: 0,
             txns_all: 0,
@@ -137,8 +151,10 @@ impl Simulator {
             cur_comp: 0,
             cur_cell: 0,
             comp_cache: FxHashMap::default(),
+            cur_func: 0,
             last_iaddr: EMPTY,
-            functions: FxHashMap::default(),
+            functions: vec![("(unknown)".to_string(), 0)],
+            function_ids: FxHashMap::default(),
             config,
         })
     }
@@ -199,10 +215,12 @@ impl Simulator {
     fn ifetch(&mut self, addr: u64, ninstr: u8, len: u8) {
         if addr != self.last_iaddr {
             self.last_iaddr = addr;
-            let comp = match self.comp_cache.get(&addr) {
+            let (comp, func) = match self.comp_cache.get(&addr) {
                 Some(&c) => c,
                 None => self.resolve(addr),
-            } as usize;
+            };
+            let comp = comp as usize;
+            self.cur_func = func as usize;
             if comp != self.cur_comp {
                 self.cur_comp = comp;
                 self.cur_cell = self.cur_op * self.ncomp + comp;
@@ -211,6 +229,7 @@ impl Simulator {
         self.counts.instructions += ninstr as u64;
         self.instructions_all += ninstr as u64;
         self.counts.cells[self.cur_cell].instructions += ninstr as u64;
+        self.counts.func[self.cur_func].instructions += ninstr as u64;
         let last = addr + len as u64 - 1;
         let shift = self.l1[I].line_shift;
         if self.config.cachegrind_compat && addr >> shift != last >> shift {
@@ -228,13 +247,23 @@ impl Simulator {
     }
 
     #[cold]
-    fn resolve(&mut self, addr: u64) -> u16 {
+    fn resolve(&mut self, addr: u64) -> (u16, u32) {
         let (name, comp) = self.symbols.resolve(addr);
-        if let Some(n) = name {
-            self.functions.entry(n).or_insert(comp);
-        }
-        self.comp_cache.insert(addr, comp);
-        comp
+        let func = match name {
+            None => 0,
+            Some(n) => match self.function_ids.get(&n) {
+                Some(&id) => id,
+                None => {
+                    let id = self.functions.len() as u32;
+                    self.functions.push((n.clone(), comp));
+                    self.function_ids.insert(n, id);
+                    self.counts.func.push(FuncCell::default());
+                    id
+                }
+            },
+        };
+        self.comp_cache.insert(addr, (comp, func));
+        (comp, func)
     }
 
     #[inline]
@@ -259,6 +288,7 @@ impl Simulator {
         cell.accesses[k][k] += 1;
         if let Outcome::Miss(_) = self.l1[k].access(line, k) {
             cell.misses[k][k] += 1;
+            self.counts.func[self.cur_func].misses[k][k] += 1;
             self.below(k, line << self.l1[k].line_shift);
         }
     }
@@ -287,6 +317,7 @@ impl Simulator {
                 return;
             }
             cell.misses[lvl_slot][k] += 1;
+            self.counts.func[self.cur_func].misses[lvl_slot][k] += 1;
             // Config::validate rules out an inclusive last level here: no back-invalidation.
             if j == self.unified.len() {
                 return;
@@ -310,6 +341,7 @@ impl Simulator {
                 Outcome::Hit => return,
                 Outcome::Miss(victim) => {
                     cell.misses[u.slot][k] += 1;
+                    self.counts.func[self.cur_func].misses[u.slot][k] += 1;
                     if j == n - 1 && victim != EMPTY && self.config.last_level_inclusive {
                         let bytes = u.level.config.line_bytes as u64;
                         let victim_addr = victim << u.level.line_shift;
@@ -421,10 +453,9 @@ impl Simulator {
     /// Functions resolved so far with the component each was charged to, by name.
     pub fn resolved_functions(&self) -> Vec<(String, String)> {
         let names = self.symbols.table.names();
-        let mut v: Vec<(String, String)> = self
-            .functions
+        let mut v: Vec<(String, String)> = self.functions[1..]
             .iter()
-            .map(|(f, &c)| (f.clone(), names[c as usize].clone()))
+            .map(|(f, c)| (f.clone(), names[*c as usize].clone()))
             .collect();
         v.sort();
         v
