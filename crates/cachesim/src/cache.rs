@@ -82,18 +82,23 @@ impl SetAssoc {
 const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy)]
-struct Node {
+struct Slot {
+    /// EMPTY for a free slot.
     line: u64,
     prev: u32,
     next: u32,
 }
 
-/// Fully-associative LRU of `capacity` lines, O(1) per access: a hash map from line to
-/// node and an intrusive doubly-linked recency list in a preallocated vector.
+/// Fully-associative LRU of `capacity` lines, O(1) per access. One open-addressing table
+/// (linear probing, at most half full, backward-shift deletion) whose slots are also the
+/// nodes of an intrusive doubly-linked recency list: a lookup and the list update touch
+/// the same 16-byte slot, which matters when a large LLC's shadow misses the host caches.
 pub struct FaLru {
     capacity: u32,
-    map: FxHashMap<u64, u32>,
-    nodes: Vec<Node>,
+    len: u32,
+    shift: u32,
+    mask: usize,
+    slots: Vec<Slot>,
     head: u32,
     tail: u32,
 }
@@ -101,37 +106,69 @@ pub struct FaLru {
 impl FaLru {
     pub fn new(capacity: u64) -> FaLru {
         assert!(
-            capacity > 0 && capacity < NIL as u64,
+            capacity > 0 && capacity < (NIL / 4) as u64,
             "FA-LRU capacity {capacity} out of range"
         );
+        let size = (capacity * 2).next_power_of_two().max(2);
         FaLru {
             capacity: capacity as u32,
-            map: FxHashMap::with_capacity_and_hasher(capacity as usize, Default::default()),
-            nodes: Vec::with_capacity(capacity as usize),
+            len: 0,
+            shift: 64 - size.trailing_zeros(),
+            mask: size as usize - 1,
+            slots: vec![
+                Slot {
+                    line: EMPTY,
+                    prev: NIL,
+                    next: NIL
+                };
+                size as usize
+            ],
             head: NIL,
             tail: NIL,
         }
     }
 
+    #[inline]
+    fn home(&self, line: u64) -> usize {
+        // Fibonacci hashing: the top bits of a multiplicative hash.
+        (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize & self.mask
+    }
+
+    /// Slot holding `line`, or the free slot where it would go.
+    #[inline]
+    fn probe(&self, line: u64) -> (usize, bool) {
+        let mut i = self.home(line);
+        loop {
+            let l = self.slots[i].line;
+            if l == line {
+                return (i, true);
+            }
+            if l == EMPTY {
+                return (i, false);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
     fn unlink(&mut self, n: u32) {
-        let Node { prev, next, .. } = self.nodes[n as usize];
+        let Slot { prev, next, .. } = self.slots[n as usize];
         if prev == NIL {
             self.head = next;
         } else {
-            self.nodes[prev as usize].next = next;
+            self.slots[prev as usize].next = next;
         }
         if next == NIL {
             self.tail = prev;
         } else {
-            self.nodes[next as usize].prev = prev;
+            self.slots[next as usize].prev = prev;
         }
     }
 
     fn push_front(&mut self, n: u32) {
-        self.nodes[n as usize].prev = NIL;
-        self.nodes[n as usize].next = self.head;
+        self.slots[n as usize].prev = NIL;
+        self.slots[n as usize].next = self.head;
         if self.head != NIL {
-            self.nodes[self.head as usize].prev = n;
+            self.slots[self.head as usize].prev = n;
         }
         self.head = n;
         if self.tail == NIL {
@@ -139,33 +176,71 @@ impl FaLru {
         }
     }
 
+    /// Frees slot `hole` (already unlinked), shifting later entries of its probe run back
+    /// so every entry stays reachable from its home slot; moved entries keep their links.
+    fn remove(&mut self, mut hole: usize) {
+        let mut j = hole;
+        loop {
+            j = (j + 1) & self.mask;
+            let line = self.slots[j].line;
+            if line == EMPTY {
+                break;
+            }
+            let home = self.home(line);
+            // Entry j may fill the hole unless its home lies cyclically in (hole, j].
+            let home_in_between = if hole <= j {
+                hole < home && home <= j
+            } else {
+                hole < home || home <= j
+            };
+            if home_in_between {
+                continue;
+            }
+            self.slots[hole] = self.slots[j];
+            let Slot { prev, next, .. } = self.slots[hole];
+            let h = hole as u32;
+            if prev == NIL {
+                self.head = h;
+            } else {
+                self.slots[prev as usize].next = h;
+            }
+            if next == NIL {
+                self.tail = h;
+            } else {
+                self.slots[next as usize].prev = h;
+            }
+            hole = j;
+        }
+        self.slots[hole] = Slot {
+            line: EMPTY,
+            prev: NIL,
+            next: NIL,
+        };
+    }
+
     /// References `line`; returns whether it hit.
     #[inline]
     pub fn access(&mut self, line: u64) -> bool {
-        if let Some(&n) = self.map.get(&line) {
-            if n != self.head {
-                self.unlink(n);
-                self.push_front(n);
+        let (i, found) = self.probe(line);
+        if found {
+            if i as u32 != self.head {
+                self.unlink(i as u32);
+                self.push_front(i as u32);
             }
             return true;
         }
-        let n = if (self.nodes.len() as u32) < self.capacity {
-            self.nodes.push(Node {
-                line,
-                prev: NIL,
-                next: NIL,
-            });
-            self.nodes.len() as u32 - 1
-        } else {
+        let mut i = i;
+        if self.len == self.capacity {
             let t = self.tail;
             self.unlink(t);
-            let old = self.nodes[t as usize].line;
-            self.map.remove(&old);
-            self.nodes[t as usize].line = line;
-            t
-        };
-        self.map.insert(line, n);
-        self.push_front(n);
+            self.remove(t as usize);
+            self.len -= 1;
+            // The removal may have shifted the run `line` probes through.
+            i = self.probe(line).0;
+        }
+        self.slots[i].line = line;
+        self.len += 1;
+        self.push_front(i as u32);
         false
     }
 }
