@@ -112,6 +112,9 @@ pub struct Config {
     pub memory_latency_cycles: u32,
     /// Extra L1-I caches fed the same instruction stream (each with its own 3C).
     pub sweep_l1i: Vec<LevelConfig>,
+    /// Extra last-level caches fed the stream of misses of the level above the last one
+    /// (exact for a non-inclusive last level; see docs/design/cachesim.md).
+    pub sweep_llc: Vec<LevelConfig>,
     /// Statistics reset after this many TXN_END markers (caches keep their state).
     pub warmup_txns: u64,
     /// Keep a fully-associative shadow and a first-touch set per level (3C).
@@ -241,6 +244,7 @@ impl Config {
             last_level_inclusive: incl,
             memory_latency_cycles: mem,
             sweep_l1i: Vec::new(),
+            sweep_llc: Vec::new(),
             warmup_txns: 0,
             three_c: true,
             cachegrind_compat: false,
@@ -287,15 +291,24 @@ impl Config {
         Ok(())
     }
 
-    /// `l1i=8K,16K,32K` (sizes inherit the L1-I's ways, line and latency) or full specs
-    /// `l1i=16K:4:64,32K:8:64`.
+    /// `l1i=8K,16K,32K` or `llc=8M,16M` (sizes inherit the swept level's ways, line and
+    /// latency) or full specs `l1i=16K:4:64,32K:8:64`. `llc` is the last level present.
     pub fn set_sweep(&mut self, spec: &str) -> Result<(), String> {
-        let list = spec
-            .strip_prefix("l1i=")
-            .ok_or_else(|| format!("--sweep {spec}: expected l1i=SIZE,SIZE,..."))?;
+        let (list, base, is_llc) = if let Some(l) = spec.strip_prefix("l1i=") {
+            (l, self.l1i, false)
+        } else if let Some(l) = spec.strip_prefix("llc=") {
+            let last = self.llc.or(self.l2).ok_or_else(|| {
+                format!("--sweep {spec}: this hierarchy has no unified level to sweep")
+            })?;
+            (l, last, true)
+        } else {
+            return Err(format!(
+                "--sweep {spec}: expected l1i=SIZE,SIZE,... or llc=SIZE,..."
+            ));
+        };
         let mut out = Vec::new();
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let cfg = parse_level(item, Some(self.l1i.latency_cycles), Some(self.l1i))
+            let cfg = parse_level(item, Some(base.latency_cycles), Some(base))
                 .map_err(|e| format!("--sweep {spec}: {item}: {e}"))?;
             cfg.validate(&format!("--sweep {item}"))?;
             out.push(cfg);
@@ -305,7 +318,11 @@ impl Config {
                 "--sweep {spec}: give 1 to {MAX_SWEEP_POINTS} sizes"
             ));
         }
-        self.sweep_l1i = out;
+        if is_llc {
+            self.sweep_llc = out;
+        } else {
+            self.sweep_l1i = out;
+        }
         Ok(())
     }
 
@@ -353,7 +370,24 @@ impl Config {
         for s in &self.sweep_l1i {
             s.validate("sweep L1-I")?;
         }
+        for s in &self.sweep_llc {
+            s.validate("sweep LLC")?;
+        }
         let l1_line = self.l1i.line_bytes.max(self.l1d.line_bytes);
+        if !self.sweep_llc.is_empty() {
+            if self.llc.or(self.l2).is_none() {
+                return Err("an LLC sweep needs a unified level".to_string());
+            }
+            let above = self
+                .l2
+                .filter(|_| self.llc.is_some())
+                .map_or(l1_line, |l| l.line_bytes);
+            if self.sweep_llc.iter().any(|s| s.line_bytes < above) {
+                return Err(format!(
+                    "LLC sweep: line size below the {above}-byte lines of the level above"
+                ));
+            }
+        }
         let mut upper = ("L1", l1_line);
         for (name, lvl) in [("L2", &self.l2), ("LLC", &self.llc)] {
             if let Some(l) = lvl {
@@ -389,8 +423,8 @@ pub struct Options {
     /// `SIZE:WAYS:LINE[:LAT]` or `none`.
     pub l2: Option<String>,
     pub llc: Option<String>,
-    /// `l1i=8K,16K,...`
-    pub sweep: Option<String>,
+    /// `l1i=8K,16K,...` and/or `llc=8M,16M,...` (one entry per swept level).
+    pub sweep: Vec<String>,
     /// `PATTERN=NAME` rules, matched in order before the defaults.
     pub components: Vec<String>,
     pub warmup_txns: u64,
@@ -419,7 +453,7 @@ impl Options {
                 c.set_level(lvl, s)?;
             }
         }
-        if let Some(s) = &self.sweep {
+        for s in &self.sweep {
             c.set_sweep(s)?;
         }
         for r in &self.components {
@@ -570,6 +604,12 @@ mod tests {
         assert!(e.contains("unknown cache level"), "{e}");
         let e = c.set_sweep("l2=8K").unwrap_err();
         assert!(e.contains("expected l1i="), "{e}");
+        let mut two = Config::preset("athlonxp").unwrap();
+        two.set_sweep("llc=128K,1M").unwrap();
+        assert_eq!(two.sweep_llc[0].ways, 16);
+        two.set_level("l2", "none").unwrap();
+        let e = two.set_sweep("llc=1M").unwrap_err();
+        assert!(e.contains("no unified level"), "{e}");
         let e = c.add_component("noequals").unwrap_err();
         assert!(e.contains("PATTERN=NAME"), "{e}");
         c.set_level("l2", "512K:8:32").unwrap();
@@ -585,7 +625,7 @@ mod tests {
         let o = Options {
             l2: Some("none".into()),
             llc: Some("8M:16:64".into()),
-            sweep: Some("l1i=16K,64K".into()),
+            sweep: vec!["l1i=16K,64K".into(), "llc=4M,16M".into()],
             components: vec!["::mytree::=btree".into()],
             warmup_txns: 1000,
             inclusive: Some(false),

@@ -95,12 +95,16 @@ pub struct LevelReport {
     pub three_c: Option<ThreeC>,
 }
 
+/// One extra cache of a sweep (`L1-I` or `LLC`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepPoint {
+    pub level: String,
     pub config: LevelConfig,
-    pub accesses: u64,
-    pub misses: u64,
-    pub mpki: f64,
+    pub accesses: Split,
+    pub misses: Split,
+    pub mpki: SplitF,
+    /// misses x the swept level's miss penalty.
+    pub stall_cycles: u64,
     pub three_c: Option<ThreeC>,
 }
 
@@ -228,16 +232,24 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         });
     }
 
-    let sweep = sim
-        .sweep
-        .iter()
-        .map(|l| SweepPoint {
+    let point = |name: &str, l: &crate::cache::Level, pen: u32| {
+        let misses = Split::new(l.stats.misses);
+        SweepPoint {
+            level: name.to_string(),
             config: l.config,
-            accesses: l.stats.accesses[I],
-            misses: l.stats.misses[I],
-            mpki: Split::new(l.stats.misses).per(instr, 1000.0).i,
+            accesses: Split::new(l.stats.accesses),
+            misses,
+            mpki: misses.per(instr, 1000.0),
+            stall_cycles: misses.total * pen as u64,
             three_c: cfg.three_c.then(|| ThreeC::of(&l.stats)),
-        })
+        }
+    };
+    let sweep = (sim.sweep.iter().map(|l| point("L1-I", l, penalty[L1I])))
+        .chain(
+            sim.sweep_llc
+                .iter()
+                .map(|l| point("LLC", l, cfg.memory_latency_cycles)),
+        )
         .collect();
 
     let names = sim.symbols.table.names();
@@ -500,7 +512,9 @@ impl Report {
         }
 
         if !self.sweep.is_empty() {
-            o.push_str("\nL1-I sweep\n");
+            o.push_str(
+                "\ncache size sweep (misses; stall cycles = misses x the level's penalty)\n",
+            );
             let rows: Vec<Vec<String>> = self
                 .sweep
                 .iter()
@@ -508,25 +522,30 @@ impl Report {
                     let t = s.three_c;
                     vec![
                         format!(
-                            "{} {}-way {}B",
+                            "{} {} {}-way {}B",
+                            s.level,
                             format_size(s.config.size_bytes),
                             s.config.ways,
                             s.config.line_bytes
                         ),
-                        s.misses.to_string(),
-                        f2(s.mpki),
-                        t.map_or("-".into(), |t| t.compulsory.i.to_string()),
-                        t.map_or("-".into(), |t| t.capacity.i.to_string()),
-                        t.map_or("-".into(), |t| t.conflict.i.to_string()),
+                        s.misses.i.to_string(),
+                        s.misses.d.to_string(),
+                        f2(s.mpki.total),
+                        s.stall_cycles.to_string(),
+                        t.map_or("-".into(), |t| t.compulsory.total.to_string()),
+                        t.map_or("-".into(), |t| t.capacity.total.to_string()),
+                        t.map_or("-".into(), |t| t.conflict.total.to_string()),
                     ]
                 })
                 .collect();
             table(
                 &mut o,
                 &[
-                    "L1-I",
-                    "misses",
+                    "cache",
+                    "miss I",
+                    "miss D",
                     "MPKI",
+                    "stall cycles",
                     "compulsory",
                     "capacity",
                     "conflict",

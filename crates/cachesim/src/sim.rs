@@ -73,6 +73,7 @@ pub struct Simulator {
     pub(crate) l1: [Level; 2],
     unified: Vec<Unified>,
     pub(crate) sweep: Vec<Level>,
+    pub(crate) sweep_llc: Vec<Level>,
     pub(crate) symbols: Symbolizer,
     ncomp: usize,
     pub(crate) counts: Counts,
@@ -127,6 +128,11 @@ impl Simulator {
             unified,
             sweep: config
                 .sweep_l1i
+                .iter()
+                .map(|c| Level::new(*c, three_c))
+                .collect(),
+            sweep_llc: config
+                .sweep_llc
                 .iter()
                 .map(|c| Level::new(*c, three_c))
                 .collect(),
@@ -302,15 +308,7 @@ impl Simulator {
         let mut level = &mut self.l1[k];
         let mut j = 0;
         loop {
-            let s = level.line_shift;
-            let mut miss: Option<Class> = None;
-            for line in first >> s..=last >> s {
-                let (out, class) = level.reference(line);
-                if out != Outcome::Hit {
-                    miss.get_or_insert(class);
-                }
-            }
-            level.count(k, miss);
+            let miss = span_level(level, k, first, last);
             let cell = &mut self.counts.cells[self.cur_cell];
             cell.accesses[lvl_slot][k] += 1;
             if miss.is_none() {
@@ -321,6 +319,11 @@ impl Simulator {
             // Config::validate rules out an inclusive last level here: no back-invalidation.
             if j == self.unified.len() {
                 return;
+            }
+            if j == self.unified.len() - 1 {
+                for s in &mut self.sweep_llc {
+                    span_level(s, k, first, last);
+                }
             }
             lvl_slot = self.unified[j].slot;
             level = &mut self.unified[j].level;
@@ -333,6 +336,11 @@ impl Simulator {
     fn below(&mut self, k: usize, addr: u64) {
         let n = self.unified.len();
         for j in 0..n {
+            if j == n - 1 {
+                for s in &mut self.sweep_llc {
+                    s.access(addr >> s.line_shift, k);
+                }
+            }
             let u = &mut self.unified[j];
             let line = addr >> u.level.line_shift;
             let cell = &mut self.counts.cells[self.cur_cell];
@@ -429,6 +437,7 @@ impl Simulator {
         self.l1.iter_mut().for_each(Level::reset_stats);
         self.unified.iter_mut().for_each(|u| u.level.reset_stats());
         self.sweep.iter_mut().for_each(Level::reset_stats);
+        self.sweep_llc.iter_mut().for_each(Level::reset_stats);
     }
 
     pub(crate) fn unified_levels(&self) -> impl Iterator<Item = (&Level, usize)> {
@@ -447,6 +456,21 @@ impl Simulator {
     pub fn report(&self) -> Report {
         report::build(self)
     }
+}
+
+/// One cachegrind-style access of [first, last] bytes to `level`: every line referenced,
+/// counted once; returns the miss class if any line missed.
+fn span_level(level: &mut Level, k: usize, first: u64, last: u64) -> Option<Class> {
+    let s = level.line_shift;
+    let mut miss: Option<Class> = None;
+    for line in first >> s..=last >> s {
+        let (out, class) = level.reference(line);
+        if out != Outcome::Hit {
+            miss.get_or_insert(class);
+        }
+    }
+    level.count(k, miss);
+    miss
 }
 
 impl Simulator {
