@@ -142,6 +142,9 @@ pub struct FunctionRow {
     pub stall_cycles: u64,
 }
 
+/// Rows of a breakdown table in the text rendering (the JSON has them all).
+pub const TEXT_ROWS: usize = 40;
+
 /// How many functions the report lists.
 pub const TOP_FUNCTIONS: usize = 30;
 
@@ -568,6 +571,7 @@ impl Report {
             header.push("stall %");
             let rows: Vec<Vec<String>> = rows_in
                 .iter()
+                .take(TEXT_ROWS)
                 .map(|b| {
                     let label = match (&b.operation, &b.component) {
                         (Some(op), Some(c)) => format!("{op} / {c}"),
@@ -589,6 +593,13 @@ impl Report {
                 })
                 .collect();
             table(o, &header, &rows);
+            if rows_in.len() > TEXT_ROWS {
+                let _ = writeln!(
+                    o,
+                    "({} more rows in the JSON report)",
+                    rows_in.len() - TEXT_ROWS
+                );
+            }
         };
         breakdown(&mut o, "by operation", &self.by_operation);
         breakdown(&mut o, "by component", &self.by_component);
