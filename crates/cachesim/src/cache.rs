@@ -15,15 +15,67 @@ pub const EMPTY: u64 = u64::MAX;
 pub const I: usize = 0;
 pub const D: usize = 1;
 
-/// Set-associative cache with true LRU: each set's ways are kept MRU-first, so a hit in
-/// way 0 costs one compare and the victim is always the last way.
+/// Set-associative cache. True LRU (default): each set's ways are kept MRU-first, so a
+/// hit in way 0 costs one compare and the victim is always the last way. Tree pseudo-LRU:
+/// ways stay in place and a per-set bit tree (ways - 1 bits, node 1 the root, bit 0 =
+/// the victim is on the left) points away from recent accesses; free ways fill first.
 pub struct SetAssoc {
     set_mask: u64,
     ways: usize,
     tags: Vec<u64>,
+    plru: Option<Vec<u64>>,
 }
 
 impl SetAssoc {
+    /// Tree pseudo-LRU variant; `ways` must be a power of two <= 32 (validated).
+    pub fn new_plru(sets: u64, ways: u32) -> SetAssoc {
+        assert!(
+            ways.is_power_of_two() && ways <= 32,
+            "validated geometry: tree-PLRU with {ways} ways"
+        );
+        let mut c = SetAssoc::new(sets, ways);
+        c.plru = Some(vec![0; sets as usize]);
+        c
+    }
+
+    #[inline]
+    fn plru_access(&mut self, line: u64) -> Option<u64> {
+        let set = (line & self.set_mask) as usize;
+        let base = set * self.ways;
+        let tags = &mut self.tags[base..base + self.ways];
+        let bits = &mut self.plru.as_mut().expect("PLRU state")[set];
+        let levels = self.ways.trailing_zeros();
+        let (way, victim) = match tags.iter().position(|&t| t == line) {
+            Some(w) => (w, None),
+            None => {
+                let w = tags.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
+                    let (mut node, mut w) = (1usize, 0usize);
+                    for _ in 0..levels {
+                        let dir = (*bits >> node) as usize & 1;
+                        w = w * 2 + dir;
+                        node = node * 2 + dir;
+                    }
+                    w
+                });
+                let old = tags[w];
+                tags[w] = line;
+                (w, Some(old))
+            }
+        };
+        let mut node = 1usize;
+        for l in (0..levels).rev() {
+            let dir = (way >> l) & 1;
+            // Point the victim search away from the way just used.
+            if dir == 0 {
+                *bits |= 1 << node;
+            } else {
+                *bits &= !(1 << node);
+            }
+            node = node * 2 + dir;
+        }
+        victim
+    }
+
     pub fn new(sets: u64, ways: u32) -> SetAssoc {
         assert!(
             sets.is_power_of_two() && ways > 0,
@@ -33,6 +85,7 @@ impl SetAssoc {
             set_mask: sets - 1,
             ways: ways as usize,
             tags: vec![EMPTY; sets as usize * ways as usize],
+            plru: None,
         }
     }
 
@@ -40,6 +93,9 @@ impl SetAssoc {
     /// set had a free way).
     #[inline]
     pub fn access(&mut self, line: u64) -> Option<u64> {
+        if self.plru.is_some() {
+            return self.plru_access(line);
+        }
         let base = (line & self.set_mask) as usize * self.ways;
         let set = &mut self.tags[base..base + self.ways];
         if set[0] == line {
@@ -63,6 +119,10 @@ impl SetAssoc {
         let base = (line & self.set_mask) as usize * self.ways;
         let set = &mut self.tags[base..base + self.ways];
         match set.iter().position(|&t| t == line) {
+            Some(i) if self.plru.is_some() => {
+                set[i] = EMPTY;
+                true
+            }
             Some(i) => {
                 set.copy_within(i + 1.., i);
                 let last = set.len() - 1;
@@ -329,10 +389,19 @@ pub struct Level {
 
 impl Level {
     pub fn new(config: LevelConfig, three_c: bool) -> Level {
+        Level::with_replacement(config, three_c, false)
+    }
+
+    /// `plru`: tree pseudo-LRU instead of true LRU (the 3C shadow stays true LRU).
+    pub fn with_replacement(config: LevelConfig, three_c: bool, plru: bool) -> Level {
         Level {
             config,
             line_shift: config.line_bytes.trailing_zeros(),
-            cache: SetAssoc::new(config.sets(), config.ways),
+            cache: if plru {
+                SetAssoc::new_plru(config.sets(), config.ways)
+            } else {
+                SetAssoc::new(config.sets(), config.ways)
+            },
             shadow: three_c.then(|| Shadow {
                 fa: FaLru::new(config.lines()),
                 seen: SeenSet::default(),
@@ -434,6 +503,34 @@ mod tests {
         assert!(c.invalidate(1));
         assert!(!c.invalidate(1));
         assert_eq!(c.access(4), Some(EMPTY));
+    }
+
+    #[test]
+    fn tree_plru_differs_from_lru_as_expected() {
+        // 4 ways, one set: after A B C D A, true LRU evicts B; the tree points at C.
+        let (a, b, c, d, e) = (1, 2, 3, 4, 5);
+        let mut lru = SetAssoc::new(1, 4);
+        let mut plru = SetAssoc::new_plru(1, 4);
+        for x in [a, b, c, d, a] {
+            lru.access(x);
+            plru.access(x);
+        }
+        assert_eq!(lru.access(e), Some(b));
+        assert_eq!(plru.access(e), Some(c));
+        assert!(plru.contains(a) && plru.contains(b) && plru.contains(d));
+        assert_eq!(plru.access(a), None);
+        assert!(plru.invalidate(d));
+        assert_eq!(plru.access(d), Some(EMPTY), "a free way fills first");
+        // Two ways: tree-PLRU is exact LRU.
+        let (mut l2, mut p2) = (SetAssoc::new(4, 2), SetAssoc::new_plru(4, 2));
+        let mut x: u64 = 99;
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = (x >> 33) % 17;
+            assert_eq!(l2.access(line).is_some(), p2.access(line).is_some());
+        }
     }
 
     #[test]

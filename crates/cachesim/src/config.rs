@@ -117,6 +117,9 @@ pub struct Config {
     pub sweep_llc: Vec<LevelConfig>,
     /// Statistics reset after this many TXN_END markers (caches keep their state).
     pub warmup_txns: u64,
+    /// Tree pseudo-LRU replacement in every level (ways must be powers of two <= 32)
+    /// instead of true LRU.
+    pub tree_plru: bool,
     /// Keep a fully-associative shadow and a first-touch set per level (3C).
     pub three_c: bool,
     /// Count an access that straddles lines once (a miss if any line missed) and send all
@@ -246,6 +249,7 @@ impl Config {
             sweep_l1i: Vec::new(),
             sweep_llc: Vec::new(),
             warmup_txns: 0,
+            tree_plru: false,
             three_c: true,
             cachegrind_compat: false,
             components: default_components(),
@@ -401,6 +405,29 @@ impl Config {
                 upper = (name, l.line_bytes);
             }
         }
+        if self.tree_plru {
+            let levels = [
+                Some(&self.l1i),
+                Some(&self.l1d),
+                self.l2.as_ref(),
+                self.llc.as_ref(),
+            ];
+            let all = levels
+                .into_iter()
+                .flatten()
+                .chain(&self.sweep_l1i)
+                .chain(&self.sweep_llc);
+            for l in all {
+                if !l.ways.is_power_of_two() || l.ways > 32 {
+                    return Err(format!(
+                        "tree pseudo-LRU needs a power-of-two associativity up to 32, not {} \
+                         ({})",
+                        l.ways,
+                        l.spec()
+                    ));
+                }
+            }
+        }
         if self.cachegrind_compat && self.last_level_inclusive {
             return Err(
                 "cachegrind-compatible counting models a non-inclusive last level: \
@@ -430,6 +457,8 @@ pub struct Options {
     pub warmup_txns: u64,
     /// Turn 3C classification off (faster).
     pub no_three_c: bool,
+    /// Tree pseudo-LRU instead of true LRU.
+    pub tree_plru: bool,
     /// Override the preset's inclusion of the last level.
     pub inclusive: Option<bool>,
     pub memory_latency_cycles: Option<u32>,
@@ -461,6 +490,7 @@ impl Options {
         }
         c.warmup_txns = self.warmup_txns;
         c.three_c = !self.no_three_c;
+        c.tree_plru = self.tree_plru;
         if let Some(i) = self.inclusive {
             c.last_level_inclusive = i;
         }
@@ -615,6 +645,13 @@ mod tests {
         c.set_level("l2", "512K:8:32").unwrap();
         let e = c.validate().unwrap_err();
         assert!(e.contains("line sizes must not shrink"), "{e}");
+        let mut bw = Config::preset("broadwell-e5-2680v4").unwrap();
+        bw.tree_plru = true;
+        let e = bw.validate().unwrap_err();
+        assert!(
+            e.contains("power-of-two associativity up to 32, not 35"),
+            "{e}"
+        );
         let mut p3 = Config::preset("pentium3").unwrap();
         let e = p3.set_level("llc", "1M:8:64").unwrap_err();
         assert!(e.contains("give its latency"), "{e}");

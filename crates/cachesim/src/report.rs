@@ -425,8 +425,13 @@ impl Report {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "cache simulation: preset {}, {} last level, memory {} cycles",
+            "cache simulation: preset {}, {}, {} last level, memory {} cycles",
             c.preset,
+            if c.tree_plru {
+                "tree pseudo-LRU"
+            } else {
+                "LRU"
+            },
             if c.last_level_inclusive {
                 "inclusive"
             } else {

@@ -105,36 +105,37 @@ impl Simulator {
     pub fn new(config: Config) -> Result<Simulator, String> {
         config.validate()?;
         let three_c = config.three_c;
+        let plru = config.tree_plru;
         let table = ComponentTable::new(&config.components);
         let ncomp = table.names().len();
         let mut unified = Vec::new();
         if let Some(l2) = config.l2 {
             unified.push(Unified {
-                level: Level::new(l2, three_c),
+                level: Level::with_replacement(l2, three_c, plru),
                 slot: L2,
             });
         }
         if let Some(llc) = config.llc {
             unified.push(Unified {
-                level: Level::new(llc, three_c),
+                level: Level::with_replacement(llc, three_c, plru),
                 slot: LLC,
             });
         }
         Ok(Simulator {
             l1: [
-                Level::new(config.l1i, three_c),
-                Level::new(config.l1d, three_c),
+                Level::with_replacement(config.l1i, three_c, plru),
+                Level::with_replacement(config.l1d, three_c, plru),
             ],
             unified,
             sweep: config
                 .sweep_l1i
                 .iter()
-                .map(|c| Level::new(*c, three_c))
+                .map(|c| Level::with_replacement(*c, three_c, plru))
                 .collect(),
             sweep_llc: config
                 .sweep_llc
                 .iter()
-                .map(|c| Level::new(*c, three_c))
+                .map(|c| Level::with_replacement(*c, three_c, plru))
                 .collect(),
             symbols: Symbolizer::new(table),
             ncomp,
