@@ -237,7 +237,8 @@ impl Simulator {
         self.instructions_all += ninstr as u64;
         self.counts.cells[self.cur_cell].instructions += ninstr as u64;
         self.counts.func[self.cur_func].instructions += ninstr as u64;
-        let last = addr + len as u64 - 1;
+        // A hand-made record may say 0 bytes; the reader rejects that, feed tolerates it.
+        let last = addr + (len.max(1) as u64) - 1;
         let shift = self.l1[I].line_shift;
         if self.config.cachegrind_compat && addr >> shift != last >> shift {
             self.span(I, addr, last);

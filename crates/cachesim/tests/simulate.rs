@@ -314,3 +314,50 @@ fn bad_configuration_is_an_error_from_new() {
     let e = Simulator::new(c).err().unwrap();
     assert!(e.contains("L1-D"), "{e}");
 }
+
+#[test]
+fn odd_hand_made_records_do_not_panic() {
+    let recs = [
+        Record::Map {
+            avma: u64::MAX - 8,
+            size: 64,
+            bias: i64::MIN,
+            path: "/dev/null".into(),
+        },
+        Record::Map {
+            avma: u64::MAX - 4,
+            size: u64::MAX,
+            bias: 3,
+            path: "/".into(),
+        },
+        Record::IFetch {
+            addr: 0,
+            ninstr: 0,
+            len: 0,
+        },
+        Record::IFetch {
+            addr: u64::MAX - 4,
+            ninstr: 1,
+            len: 1,
+        },
+        Record::Load { addr: 0, size: 0 },
+        Record::Marker {
+            code: 200,
+            arg: u32::MAX,
+        },
+        Record::Marker {
+            code: marker::OP_BEGIN,
+            arg: 77,
+        },
+    ];
+    let rep = simulate(small_config(), &recs);
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("unknown MARKER code 200")),
+        "{:?}",
+        rep.warnings
+    );
+    // The unknown op code opened an operation named `unknown`; nothing ran inside it.
+    assert_eq!(rep.instructions, 1);
+}
