@@ -314,7 +314,13 @@ impl Config {
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let cfg = parse_level(item, Some(base.latency_cycles), Some(base))
                 .map_err(|e| format!("--sweep {spec}: {item}: {e}"))?;
-            cfg.validate(&format!("--sweep {item}"))?;
+            cfg.validate(&format!("--sweep {item}")).map_err(|e| {
+                if item.contains(':') {
+                    e
+                } else {
+                    format!("{e} (give SIZE:WAYS:LINE to choose another geometry)")
+                }
+            })?;
             out.push(cfg);
         }
         if out.is_empty() || out.len() > MAX_SWEEP_POINTS {

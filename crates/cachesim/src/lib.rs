@@ -19,6 +19,7 @@
 
 pub mod cache;
 pub mod config;
+pub mod lackey;
 pub mod report;
 pub mod sim;
 pub mod symbols;

@@ -13,7 +13,7 @@ use cachesim::{Config, Simulator};
 use object::{Object, ObjectSegment};
 use std::process::Command;
 
-const VALGRIND_PIE_BASE: u64 = 0x108000;
+use cachesim::lackey::VALGRIND_PIE_BASE;
 
 const PROGRAM: &str = r#"
 mod btree {
