@@ -361,3 +361,12 @@ fn odd_hand_made_records_do_not_panic() {
     // The unknown op code opened an operation named `unknown`; nothing ran inside it.
     assert_eq!(rep.instructions, 1);
 }
+
+#[test]
+fn simulator_and_report_can_move_between_threads() {
+    fn send<T: Send>(_: &T) {}
+    let sim = Simulator::new(small_config()).unwrap();
+    send(&sim);
+    let rep = std::thread::spawn(move || sim.report()).join().unwrap();
+    send(&rep);
+}
