@@ -15,15 +15,67 @@ pub const EMPTY: u64 = u64::MAX;
 pub const I: usize = 0;
 pub const D: usize = 1;
 
-/// Set-associative cache with true LRU: each set's ways are kept MRU-first, so a hit in
-/// way 0 costs one compare and the victim is always the last way.
+/// Set-associative cache. True LRU (default): each set's ways are kept MRU-first, so a
+/// hit in way 0 costs one compare and the victim is always the last way. Tree pseudo-LRU:
+/// ways stay in place and a per-set bit tree (ways - 1 bits, node 1 the root, bit 0 =
+/// the victim is on the left) points away from recent accesses; free ways fill first.
 pub struct SetAssoc {
     set_mask: u64,
     ways: usize,
     tags: Vec<u64>,
+    plru: Option<Vec<u64>>,
 }
 
 impl SetAssoc {
+    /// Tree pseudo-LRU variant; `ways` must be a power of two <= 32 (validated).
+    pub fn new_plru(sets: u64, ways: u32) -> SetAssoc {
+        assert!(
+            ways.is_power_of_two() && ways <= 32,
+            "validated geometry: tree-PLRU with {ways} ways"
+        );
+        let mut c = SetAssoc::new(sets, ways);
+        c.plru = Some(vec![0; sets as usize]);
+        c
+    }
+
+    #[inline]
+    fn plru_access(&mut self, line: u64) -> Option<u64> {
+        let set = (line & self.set_mask) as usize;
+        let base = set * self.ways;
+        let tags = &mut self.tags[base..base + self.ways];
+        let bits = &mut self.plru.as_mut().expect("PLRU state")[set];
+        let levels = self.ways.trailing_zeros();
+        let (way, victim) = match tags.iter().position(|&t| t == line) {
+            Some(w) => (w, None),
+            None => {
+                let w = tags.iter().position(|&t| t == EMPTY).unwrap_or_else(|| {
+                    let (mut node, mut w) = (1usize, 0usize);
+                    for _ in 0..levels {
+                        let dir = (*bits >> node) as usize & 1;
+                        w = w * 2 + dir;
+                        node = node * 2 + dir;
+                    }
+                    w
+                });
+                let old = tags[w];
+                tags[w] = line;
+                (w, Some(old))
+            }
+        };
+        let mut node = 1usize;
+        for l in (0..levels).rev() {
+            let dir = (way >> l) & 1;
+            // Point the victim search away from the way just used.
+            if dir == 0 {
+                *bits |= 1 << node;
+            } else {
+                *bits &= !(1 << node);
+            }
+            node = node * 2 + dir;
+        }
+        victim
+    }
+
     pub fn new(sets: u64, ways: u32) -> SetAssoc {
         assert!(
             sets.is_power_of_two() && ways > 0,
@@ -33,6 +85,7 @@ impl SetAssoc {
             set_mask: sets - 1,
             ways: ways as usize,
             tags: vec![EMPTY; sets as usize * ways as usize],
+            plru: None,
         }
     }
 
@@ -40,6 +93,9 @@ impl SetAssoc {
     /// set had a free way).
     #[inline]
     pub fn access(&mut self, line: u64) -> Option<u64> {
+        if self.plru.is_some() {
+            return self.plru_access(line);
+        }
         let base = (line & self.set_mask) as usize * self.ways;
         let set = &mut self.tags[base..base + self.ways];
         if set[0] == line {
@@ -63,6 +119,10 @@ impl SetAssoc {
         let base = (line & self.set_mask) as usize * self.ways;
         let set = &mut self.tags[base..base + self.ways];
         match set.iter().position(|&t| t == line) {
+            Some(i) if self.plru.is_some() => {
+                set[i] = EMPTY;
+                true
+            }
             Some(i) => {
                 set.copy_within(i + 1.., i);
                 let last = set.len() - 1;
@@ -82,18 +142,23 @@ impl SetAssoc {
 const NIL: u32 = u32::MAX;
 
 #[derive(Clone, Copy)]
-struct Node {
+struct Slot {
+    /// EMPTY for a free slot.
     line: u64,
     prev: u32,
     next: u32,
 }
 
-/// Fully-associative LRU of `capacity` lines, O(1) per access: a hash map from line to
-/// node and an intrusive doubly-linked recency list in a preallocated vector.
+/// Fully-associative LRU of `capacity` lines, O(1) per access. One open-addressing table
+/// (linear probing, at most half full, backward-shift deletion) whose slots are also the
+/// nodes of an intrusive doubly-linked recency list: a lookup and the list update touch
+/// the same 16-byte slot, which matters when a large LLC's shadow misses the host caches.
 pub struct FaLru {
     capacity: u32,
-    map: FxHashMap<u64, u32>,
-    nodes: Vec<Node>,
+    len: u32,
+    shift: u32,
+    mask: usize,
+    slots: Vec<Slot>,
     head: u32,
     tail: u32,
 }
@@ -101,37 +166,69 @@ pub struct FaLru {
 impl FaLru {
     pub fn new(capacity: u64) -> FaLru {
         assert!(
-            capacity > 0 && capacity < NIL as u64,
+            capacity > 0 && capacity < (NIL / 4) as u64,
             "FA-LRU capacity {capacity} out of range"
         );
+        let size = (capacity * 2).next_power_of_two().max(2);
         FaLru {
             capacity: capacity as u32,
-            map: FxHashMap::with_capacity_and_hasher(capacity as usize, Default::default()),
-            nodes: Vec::with_capacity(capacity as usize),
+            len: 0,
+            shift: 64 - size.trailing_zeros(),
+            mask: size as usize - 1,
+            slots: vec![
+                Slot {
+                    line: EMPTY,
+                    prev: NIL,
+                    next: NIL
+                };
+                size as usize
+            ],
             head: NIL,
             tail: NIL,
         }
     }
 
+    #[inline]
+    fn home(&self, line: u64) -> usize {
+        // Fibonacci hashing: the top bits of a multiplicative hash.
+        (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize & self.mask
+    }
+
+    /// Slot holding `line`, or the free slot where it would go.
+    #[inline]
+    fn probe(&self, line: u64) -> (usize, bool) {
+        let mut i = self.home(line);
+        loop {
+            let l = self.slots[i].line;
+            if l == line {
+                return (i, true);
+            }
+            if l == EMPTY {
+                return (i, false);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
     fn unlink(&mut self, n: u32) {
-        let Node { prev, next, .. } = self.nodes[n as usize];
+        let Slot { prev, next, .. } = self.slots[n as usize];
         if prev == NIL {
             self.head = next;
         } else {
-            self.nodes[prev as usize].next = next;
+            self.slots[prev as usize].next = next;
         }
         if next == NIL {
             self.tail = prev;
         } else {
-            self.nodes[next as usize].prev = prev;
+            self.slots[next as usize].prev = prev;
         }
     }
 
     fn push_front(&mut self, n: u32) {
-        self.nodes[n as usize].prev = NIL;
-        self.nodes[n as usize].next = self.head;
+        self.slots[n as usize].prev = NIL;
+        self.slots[n as usize].next = self.head;
         if self.head != NIL {
-            self.nodes[self.head as usize].prev = n;
+            self.slots[self.head as usize].prev = n;
         }
         self.head = n;
         if self.tail == NIL {
@@ -139,33 +236,71 @@ impl FaLru {
         }
     }
 
+    /// Frees slot `hole` (already unlinked), shifting later entries of its probe run back
+    /// so every entry stays reachable from its home slot; moved entries keep their links.
+    fn remove(&mut self, mut hole: usize) {
+        let mut j = hole;
+        loop {
+            j = (j + 1) & self.mask;
+            let line = self.slots[j].line;
+            if line == EMPTY {
+                break;
+            }
+            let home = self.home(line);
+            // Entry j may fill the hole unless its home lies cyclically in (hole, j].
+            let home_in_between = if hole <= j {
+                hole < home && home <= j
+            } else {
+                hole < home || home <= j
+            };
+            if home_in_between {
+                continue;
+            }
+            self.slots[hole] = self.slots[j];
+            let Slot { prev, next, .. } = self.slots[hole];
+            let h = hole as u32;
+            if prev == NIL {
+                self.head = h;
+            } else {
+                self.slots[prev as usize].next = h;
+            }
+            if next == NIL {
+                self.tail = h;
+            } else {
+                self.slots[next as usize].prev = h;
+            }
+            hole = j;
+        }
+        self.slots[hole] = Slot {
+            line: EMPTY,
+            prev: NIL,
+            next: NIL,
+        };
+    }
+
     /// References `line`; returns whether it hit.
     #[inline]
     pub fn access(&mut self, line: u64) -> bool {
-        if let Some(&n) = self.map.get(&line) {
-            if n != self.head {
-                self.unlink(n);
-                self.push_front(n);
+        let (i, found) = self.probe(line);
+        if found {
+            if i as u32 != self.head {
+                self.unlink(i as u32);
+                self.push_front(i as u32);
             }
             return true;
         }
-        let n = if (self.nodes.len() as u32) < self.capacity {
-            self.nodes.push(Node {
-                line,
-                prev: NIL,
-                next: NIL,
-            });
-            self.nodes.len() as u32 - 1
-        } else {
+        let mut i = i;
+        if self.len == self.capacity {
             let t = self.tail;
             self.unlink(t);
-            let old = self.nodes[t as usize].line;
-            self.map.remove(&old);
-            self.nodes[t as usize].line = line;
-            t
-        };
-        self.map.insert(line, n);
-        self.push_front(n);
+            self.remove(t as usize);
+            self.len -= 1;
+            // The removal may have shifted the run `line` probes through.
+            i = self.probe(line).0;
+        }
+        self.slots[i].line = line;
+        self.len += 1;
+        self.push_front(i as u32);
         false
     }
 }
@@ -254,10 +389,19 @@ pub struct Level {
 
 impl Level {
     pub fn new(config: LevelConfig, three_c: bool) -> Level {
+        Level::with_replacement(config, three_c, false)
+    }
+
+    /// `plru`: tree pseudo-LRU instead of true LRU (the 3C shadow stays true LRU).
+    pub fn with_replacement(config: LevelConfig, three_c: bool, plru: bool) -> Level {
         Level {
             config,
             line_shift: config.line_bytes.trailing_zeros(),
-            cache: SetAssoc::new(config.sets(), config.ways),
+            cache: if plru {
+                SetAssoc::new_plru(config.sets(), config.ways)
+            } else {
+                SetAssoc::new(config.sets(), config.ways)
+            },
             shadow: three_c.then(|| Shadow {
                 fa: FaLru::new(config.lines()),
                 seen: SeenSet::default(),
@@ -359,6 +503,34 @@ mod tests {
         assert!(c.invalidate(1));
         assert!(!c.invalidate(1));
         assert_eq!(c.access(4), Some(EMPTY));
+    }
+
+    #[test]
+    fn tree_plru_differs_from_lru_as_expected() {
+        // 4 ways, one set: after A B C D A, true LRU evicts B; the tree points at C.
+        let (a, b, c, d, e) = (1, 2, 3, 4, 5);
+        let mut lru = SetAssoc::new(1, 4);
+        let mut plru = SetAssoc::new_plru(1, 4);
+        for x in [a, b, c, d, a] {
+            lru.access(x);
+            plru.access(x);
+        }
+        assert_eq!(lru.access(e), Some(b));
+        assert_eq!(plru.access(e), Some(c));
+        assert!(plru.contains(a) && plru.contains(b) && plru.contains(d));
+        assert_eq!(plru.access(a), None);
+        assert!(plru.invalidate(d));
+        assert_eq!(plru.access(d), Some(EMPTY), "a free way fills first");
+        // Two ways: tree-PLRU is exact LRU.
+        let (mut l2, mut p2) = (SetAssoc::new(4, 2), SetAssoc::new_plru(4, 2));
+        let mut x: u64 = 99;
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let line = (x >> 33) % 17;
+            assert_eq!(l2.access(line).is_some(), p2.access(line).is_some());
+        }
     }
 
     #[test]

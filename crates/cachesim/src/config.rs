@@ -112,8 +112,14 @@ pub struct Config {
     pub memory_latency_cycles: u32,
     /// Extra L1-I caches fed the same instruction stream (each with its own 3C).
     pub sweep_l1i: Vec<LevelConfig>,
+    /// Extra last-level caches fed the stream of misses of the level above the last one
+    /// (exact for a non-inclusive last level; see docs/design/cachesim.md).
+    pub sweep_llc: Vec<LevelConfig>,
     /// Statistics reset after this many TXN_END markers (caches keep their state).
     pub warmup_txns: u64,
+    /// Tree pseudo-LRU replacement in every level (ways must be powers of two <= 32)
+    /// instead of true LRU.
+    pub tree_plru: bool,
     /// Keep a fully-associative shadow and a first-touch set per level (3C).
     pub three_c: bool,
     /// Count an access that straddles lines once (a miss if any line missed) and send all
@@ -241,7 +247,9 @@ impl Config {
             last_level_inclusive: incl,
             memory_latency_cycles: mem,
             sweep_l1i: Vec::new(),
+            sweep_llc: Vec::new(),
             warmup_txns: 0,
+            tree_plru: false,
             three_c: true,
             cachegrind_compat: false,
             components: default_components(),
@@ -287,17 +295,32 @@ impl Config {
         Ok(())
     }
 
-    /// `l1i=8K,16K,32K` (sizes inherit the L1-I's ways, line and latency) or full specs
-    /// `l1i=16K:4:64,32K:8:64`.
+    /// `l1i=8K,16K,32K` or `llc=8M,16M` (sizes inherit the swept level's ways, line and
+    /// latency) or full specs `l1i=16K:4:64,32K:8:64`. `llc` is the last level present.
     pub fn set_sweep(&mut self, spec: &str) -> Result<(), String> {
-        let list = spec
-            .strip_prefix("l1i=")
-            .ok_or_else(|| format!("--sweep {spec}: expected l1i=SIZE,SIZE,..."))?;
+        let (list, base, is_llc) = if let Some(l) = spec.strip_prefix("l1i=") {
+            (l, self.l1i, false)
+        } else if let Some(l) = spec.strip_prefix("llc=") {
+            let last = self.llc.or(self.l2).ok_or_else(|| {
+                format!("--sweep {spec}: this hierarchy has no unified level to sweep")
+            })?;
+            (l, last, true)
+        } else {
+            return Err(format!(
+                "--sweep {spec}: expected l1i=SIZE,SIZE,... or llc=SIZE,..."
+            ));
+        };
         let mut out = Vec::new();
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let cfg = parse_level(item, Some(self.l1i.latency_cycles), Some(self.l1i))
+            let cfg = parse_level(item, Some(base.latency_cycles), Some(base))
                 .map_err(|e| format!("--sweep {spec}: {item}: {e}"))?;
-            cfg.validate(&format!("--sweep {item}"))?;
+            cfg.validate(&format!("--sweep {item}")).map_err(|e| {
+                if item.contains(':') {
+                    e
+                } else {
+                    format!("{e} (give SIZE:WAYS:LINE to choose another geometry)")
+                }
+            })?;
             out.push(cfg);
         }
         if out.is_empty() || out.len() > MAX_SWEEP_POINTS {
@@ -305,7 +328,11 @@ impl Config {
                 "--sweep {spec}: give 1 to {MAX_SWEEP_POINTS} sizes"
             ));
         }
-        self.sweep_l1i = out;
+        if is_llc {
+            self.sweep_llc = out;
+        } else {
+            self.sweep_l1i = out;
+        }
         Ok(())
     }
 
@@ -353,7 +380,24 @@ impl Config {
         for s in &self.sweep_l1i {
             s.validate("sweep L1-I")?;
         }
+        for s in &self.sweep_llc {
+            s.validate("sweep LLC")?;
+        }
         let l1_line = self.l1i.line_bytes.max(self.l1d.line_bytes);
+        if !self.sweep_llc.is_empty() {
+            if self.llc.or(self.l2).is_none() {
+                return Err("an LLC sweep needs a unified level".to_string());
+            }
+            let above = self
+                .l2
+                .filter(|_| self.llc.is_some())
+                .map_or(l1_line, |l| l.line_bytes);
+            if self.sweep_llc.iter().any(|s| s.line_bytes < above) {
+                return Err(format!(
+                    "LLC sweep: line size below the {above}-byte lines of the level above"
+                ));
+            }
+        }
         let mut upper = ("L1", l1_line);
         for (name, lvl) in [("L2", &self.l2), ("LLC", &self.llc)] {
             if let Some(l) = lvl {
@@ -367,6 +411,29 @@ impl Config {
                 upper = (name, l.line_bytes);
             }
         }
+        if self.tree_plru {
+            let levels = [
+                Some(&self.l1i),
+                Some(&self.l1d),
+                self.l2.as_ref(),
+                self.llc.as_ref(),
+            ];
+            let all = levels
+                .into_iter()
+                .flatten()
+                .chain(&self.sweep_l1i)
+                .chain(&self.sweep_llc);
+            for l in all {
+                if !l.ways.is_power_of_two() || l.ways > 32 {
+                    return Err(format!(
+                        "tree pseudo-LRU needs a power-of-two associativity up to 32, not {} \
+                         ({})",
+                        l.ways,
+                        l.spec()
+                    ));
+                }
+            }
+        }
         if self.cachegrind_compat && self.last_level_inclusive {
             return Err(
                 "cachegrind-compatible counting models a non-inclusive last level: \
@@ -375,6 +442,69 @@ impl Config {
             );
         }
         self.validate_components()
+    }
+}
+
+/// The `oltpscope simulate` options as strings, turned into a validated `Config` in one
+/// call (so the CLI stays a thin layer).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Options {
+    /// Preset name; empty means `xeon-e5-2660`, the Wonderland machine.
+    pub preset: String,
+    pub l1i: Option<String>,
+    pub l1d: Option<String>,
+    /// `SIZE:WAYS:LINE[:LAT]` or `none`.
+    pub l2: Option<String>,
+    pub llc: Option<String>,
+    /// `l1i=8K,16K,...` and/or `llc=8M,16M,...` (one entry per swept level).
+    pub sweep: Vec<String>,
+    /// `PATTERN=NAME` rules, matched in order before the defaults.
+    pub components: Vec<String>,
+    pub warmup_txns: u64,
+    /// Turn 3C classification off (faster).
+    pub no_three_c: bool,
+    /// Tree pseudo-LRU instead of true LRU.
+    pub tree_plru: bool,
+    /// Override the preset's inclusion of the last level.
+    pub inclusive: Option<bool>,
+    pub memory_latency_cycles: Option<u32>,
+}
+
+impl Options {
+    pub fn to_config(&self) -> Result<Config, String> {
+        let preset = if self.preset.is_empty() {
+            "xeon-e5-2660"
+        } else {
+            &self.preset
+        };
+        let mut c = Config::preset(preset)?;
+        for (lvl, spec) in [
+            ("l1i", &self.l1i),
+            ("l1d", &self.l1d),
+            ("l2", &self.l2),
+            ("llc", &self.llc),
+        ] {
+            if let Some(s) = spec {
+                c.set_level(lvl, s)?;
+            }
+        }
+        for s in &self.sweep {
+            c.set_sweep(s)?;
+        }
+        for r in &self.components {
+            c.add_component(r)?;
+        }
+        c.warmup_txns = self.warmup_txns;
+        c.three_c = !self.no_three_c;
+        c.tree_plru = self.tree_plru;
+        if let Some(i) = self.inclusive {
+            c.last_level_inclusive = i;
+        }
+        if let Some(m) = self.memory_latency_cycles {
+            c.memory_latency_cycles = m;
+        }
+        c.validate()?;
+        Ok(c)
     }
 }
 
@@ -510,14 +640,63 @@ mod tests {
         assert!(e.contains("unknown cache level"), "{e}");
         let e = c.set_sweep("l2=8K").unwrap_err();
         assert!(e.contains("expected l1i="), "{e}");
+        let mut two = Config::preset("athlonxp").unwrap();
+        two.set_sweep("llc=128K,1M").unwrap();
+        assert_eq!(two.sweep_llc[0].ways, 16);
+        two.set_level("l2", "none").unwrap();
+        let e = two.set_sweep("llc=1M").unwrap_err();
+        assert!(e.contains("no unified level"), "{e}");
         let e = c.add_component("noequals").unwrap_err();
         assert!(e.contains("PATTERN=NAME"), "{e}");
         c.set_level("l2", "512K:8:32").unwrap();
         let e = c.validate().unwrap_err();
         assert!(e.contains("line sizes must not shrink"), "{e}");
+        let mut bw = Config::preset("broadwell-e5-2680v4").unwrap();
+        bw.tree_plru = true;
+        let e = bw.validate().unwrap_err();
+        assert!(
+            e.contains("power-of-two associativity up to 32, not 35"),
+            "{e}"
+        );
         let mut p3 = Config::preset("pentium3").unwrap();
         let e = p3.set_level("llc", "1M:8:64").unwrap_err();
         assert!(e.contains("give its latency"), "{e}");
+    }
+
+    #[test]
+    fn options_build_a_config() {
+        let o = Options {
+            l2: Some("none".into()),
+            llc: Some("8M:16:64".into()),
+            sweep: vec!["l1i=16K,64K".into(), "llc=4M,16M".into()],
+            components: vec!["::mytree::=btree".into()],
+            warmup_txns: 1000,
+            inclusive: Some(false),
+            ..Options::default()
+        };
+        let c = o.to_config().unwrap();
+        assert_eq!(c.preset, "xeon-e5-2660");
+        assert_eq!(
+            (c.l2, c.llc),
+            (None, Some(LevelConfig::new(8 * M, 16, 64, 19)))
+        );
+        assert_eq!(
+            (c.sweep_l1i.len(), c.warmup_txns, c.three_c),
+            (2, 1000, true)
+        );
+        assert!(!c.last_level_inclusive);
+        assert_eq!(
+            c.components[0],
+            ("::mytree::".to_string(), "btree".to_string())
+        );
+        let bad = Options {
+            preset: "486".into(),
+            ..Options::default()
+        };
+        assert!(bad
+            .to_config()
+            .unwrap_err()
+            .contains("unknown cache preset"));
     }
 
     #[test]

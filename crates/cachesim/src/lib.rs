@@ -19,11 +19,12 @@
 
 pub mod cache;
 pub mod config;
+pub mod lackey;
 pub mod report;
 pub mod sim;
 pub mod symbols;
 pub mod trace;
 
-pub use config::{Config, LevelConfig, PRESETS};
+pub use config::{Config, LevelConfig, Options, PRESETS};
 pub use report::Report;
 pub use sim::Simulator;

@@ -95,12 +95,16 @@ pub struct LevelReport {
     pub three_c: Option<ThreeC>,
 }
 
+/// One extra cache of a sweep (`L1-I` or `LLC`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepPoint {
+    pub level: String,
     pub config: LevelConfig,
-    pub accesses: u64,
-    pub misses: u64,
-    pub mpki: f64,
+    pub accesses: Split,
+    pub misses: Split,
+    pub mpki: SplitF,
+    /// misses x the swept level's miss penalty.
+    pub stall_cycles: u64,
     pub three_c: Option<ThreeC>,
 }
 
@@ -125,6 +129,25 @@ pub struct Breakdown {
     pub stall_cycles: u64,
 }
 
+/// One function's figures (functions are ranked by stall cycles).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionRow {
+    /// Demangled name of the function that decided the component (the innermost
+    /// non-library inlined frame), or `(unknown)` for unresolved code.
+    pub function: String,
+    pub component: String,
+    pub instructions: u64,
+    /// (level name, misses) for each level present.
+    pub misses: Vec<(String, Split)>,
+    pub stall_cycles: u64,
+}
+
+/// Rows of a breakdown table in the text rendering (the JSON has them all).
+pub const TEXT_ROWS: usize = 40;
+
+/// How many functions the report lists.
+pub const TOP_FUNCTIONS: usize = 30;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub config: Config,
@@ -143,8 +166,10 @@ pub struct Report {
     pub by_component: Vec<Breakdown>,
     /// Non-empty (operation, component) pairs.
     pub by_operation_component: Vec<Breakdown>,
-    /// Functions seen, with the component each was charged to.
+    /// Number of distinct functions seen.
     pub functions_resolved: usize,
+    /// The `TOP_FUNCTIONS` functions with the most stall cycles.
+    pub top_functions: Vec<FunctionRow>,
     pub warnings: Vec<String>,
     pub caveat: String,
 }
@@ -210,16 +235,24 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         });
     }
 
-    let sweep = sim
-        .sweep
-        .iter()
-        .map(|l| SweepPoint {
+    let point = |name: &str, l: &crate::cache::Level, pen: u32| {
+        let misses = Split::new(l.stats.misses);
+        SweepPoint {
+            level: name.to_string(),
             config: l.config,
-            accesses: l.stats.accesses[I],
-            misses: l.stats.misses[I],
-            mpki: Split::new(l.stats.misses).per(instr, 1000.0).i,
+            accesses: Split::new(l.stats.accesses),
+            misses,
+            mpki: misses.per(instr, 1000.0),
+            stall_cycles: misses.total * pen as u64,
             three_c: cfg.three_c.then(|| ThreeC::of(&l.stats)),
-        })
+        }
+    };
+    let sweep = (sim.sweep.iter().map(|l| point("L1-I", l, penalty[L1I])))
+        .chain(
+            sim.sweep_llc
+                .iter()
+                .map(|l| point("LLC", l, cfg.memory_latency_cycles)),
+        )
         .collect();
 
     let names = sim.symbols.table.names();
@@ -279,6 +312,36 @@ pub(crate) fn build(sim: &Simulator) -> Report {
     by_component.sort_by(by_stall);
     by_operation_component.sort_by(by_stall);
 
+    let mut top_functions: Vec<FunctionRow> = sim
+        .functions
+        .iter()
+        .zip(&sim.counts.func)
+        .filter(|(_, c)| c.instructions > 0 || c.misses.iter().flatten().any(|&m| m > 0))
+        .map(|((name, comp), c)| {
+            let misses: Vec<(String, Split)> = slot_names
+                .iter()
+                .map(|&(slot, n)| (n.to_string(), Split::new(c.misses[slot])))
+                .collect();
+            let stall_cycles = slot_names
+                .iter()
+                .map(|&(slot, _)| Split::new(c.misses[slot]).total * penalty[slot] as u64)
+                .sum();
+            FunctionRow {
+                function: name.clone(),
+                component: names[*comp as usize].clone(),
+                instructions: c.instructions,
+                misses,
+                stall_cycles,
+            }
+        })
+        .collect();
+    top_functions.sort_by(|a, b| {
+        b.stall_cycles
+            .cmp(&a.stall_cycles)
+            .then(a.function.cmp(&b.function))
+    });
+    top_functions.truncate(TOP_FUNCTIONS);
+
     let mut warnings = sim.symbols.warnings.clone();
     warnings.extend(sim.anomalies.iter().cloned());
     if !sim.warmed_up {
@@ -316,7 +379,8 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         by_operation,
         by_component,
         by_operation_component,
-        functions_resolved: sim.functions.len(),
+        functions_resolved: sim.functions.len() - 1,
+        top_functions,
         warnings,
         caveat: CAVEAT.to_string(),
     }
@@ -361,8 +425,13 @@ impl Report {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "cache simulation: preset {}, {} last level, memory {} cycles",
+            "cache simulation: preset {}, {}, {} last level, memory {} cycles",
             c.preset,
+            if c.tree_plru {
+                "tree pseudo-LRU"
+            } else {
+                "LRU"
+            },
             if c.last_level_inclusive {
                 "inclusive"
             } else {
@@ -451,7 +520,9 @@ impl Report {
         }
 
         if !self.sweep.is_empty() {
-            o.push_str("\nL1-I sweep\n");
+            o.push_str(
+                "\ncache size sweep (misses; stall cycles = misses x the level's penalty)\n",
+            );
             let rows: Vec<Vec<String>> = self
                 .sweep
                 .iter()
@@ -459,25 +530,30 @@ impl Report {
                     let t = s.three_c;
                     vec![
                         format!(
-                            "{} {}-way {}B",
+                            "{} {} {}-way {}B",
+                            s.level,
                             format_size(s.config.size_bytes),
                             s.config.ways,
                             s.config.line_bytes
                         ),
-                        s.misses.to_string(),
-                        f2(s.mpki),
-                        t.map_or("-".into(), |t| t.compulsory.i.to_string()),
-                        t.map_or("-".into(), |t| t.capacity.i.to_string()),
-                        t.map_or("-".into(), |t| t.conflict.i.to_string()),
+                        s.misses.i.to_string(),
+                        s.misses.d.to_string(),
+                        f2(s.mpki.total),
+                        s.stall_cycles.to_string(),
+                        t.map_or("-".into(), |t| t.compulsory.total.to_string()),
+                        t.map_or("-".into(), |t| t.capacity.total.to_string()),
+                        t.map_or("-".into(), |t| t.conflict.total.to_string()),
                     ]
                 })
                 .collect();
             table(
                 &mut o,
                 &[
-                    "L1-I",
-                    "misses",
+                    "cache",
+                    "miss I",
+                    "miss D",
                     "MPKI",
+                    "stall cycles",
                     "compulsory",
                     "capacity",
                     "conflict",
@@ -500,6 +576,7 @@ impl Report {
             header.push("stall %");
             let rows: Vec<Vec<String>> = rows_in
                 .iter()
+                .take(TEXT_ROWS)
                 .map(|b| {
                     let label = match (&b.operation, &b.component) {
                         (Some(op), Some(c)) => format!("{op} / {c}"),
@@ -521,6 +598,13 @@ impl Report {
                 })
                 .collect();
             table(o, &header, &rows);
+            if rows_in.len() > TEXT_ROWS {
+                let _ = writeln!(
+                    o,
+                    "({} more rows in the JSON report)",
+                    rows_in.len() - TEXT_ROWS
+                );
+            }
         };
         breakdown(&mut o, "by operation", &self.by_operation);
         breakdown(&mut o, "by component", &self.by_component);
@@ -530,7 +614,38 @@ impl Report {
             &self.by_operation_component,
         );
 
-        let _ = writeln!(o, "\nfunctions resolved: {}", self.functions_resolved);
+        if !self.top_functions.is_empty() {
+            let _ = writeln!(
+                o,
+                "\ntop functions by stall cycles ({} functions seen; misses)",
+                self.functions_resolved
+            );
+            let mut header = vec!["function", "component", "instr %"];
+            header.extend(level_names.iter().map(String::as_str));
+            header.push("stall %");
+            let rows: Vec<Vec<String>> = self
+                .top_functions
+                .iter()
+                .map(|f| {
+                    let mut name = f.function.clone();
+                    if name.chars().count() > 70 {
+                        name = name.chars().take(67).collect::<String>() + "...";
+                    }
+                    let mut r = vec![
+                        name,
+                        f.component.clone(),
+                        format!("{:.1}", pct(f.instructions, self.instructions)),
+                    ];
+                    r.extend(f.misses.iter().map(|(_, m)| m.total.to_string()));
+                    r.push(format!(
+                        "{:.1}",
+                        pct(f.stall_cycles, self.total_stall_cycles)
+                    ));
+                    r
+                })
+                .collect();
+            table(&mut o, &header, &rows);
+        }
         let _ = writeln!(o, "note: {}", self.caveat);
         for w in &self.warnings {
             let _ = writeln!(o, "warning: {w}");

@@ -57,6 +57,15 @@ pub(crate) struct Counts {
     pub instructions: u64,
     pub transactions: u64,
     pub cells: Vec<Cell>,
+    /// Per function id.
+    pub func: Vec<FuncCell>,
+}
+
+/// Counters of one function (misses only: cheaper than accesses, enough for ranking).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FuncCell {
+    pub instructions: u64,
+    pub misses: [[u64; 2]; 4],
 }
 
 pub struct Simulator {
@@ -64,6 +73,7 @@ pub struct Simulator {
     pub(crate) l1: [Level; 2],
     unified: Vec<Unified>,
     pub(crate) sweep: Vec<Level>,
+    pub(crate) sweep_llc: Vec<Level>,
     pub(crate) symbols: Symbolizer,
     ncomp: usize,
     pub(crate) counts: Counts,
@@ -81,9 +91,13 @@ pub struct Simulator {
     cur_op: usize,
     cur_comp: usize,
     cur_cell: usize,
-    comp_cache: FxHashMap<u64, u16>,
+    /// Run address -> (component, function id).
+    comp_cache: FxHashMap<u64, (u16, u32)>,
+    cur_func: usize,
     last_iaddr: u64,
-    pub(crate) functions: FxHashMap<String, u16>,
+    /// Function id -> (demangled name, component); id 0 is "(unknown)".
+    pub(crate) functions: Vec<(String, u16)>,
+    function_ids: FxHashMap<String, u32>,
 }
 
 impl Simulator {
@@ -91,31 +105,37 @@ impl Simulator {
     pub fn new(config: Config) -> Result<Simulator, String> {
         config.validate()?;
         let three_c = config.three_c;
+        let plru = config.tree_plru;
         let table = ComponentTable::new(&config.components);
         let ncomp = table.names().len();
         let mut unified = Vec::new();
         if let Some(l2) = config.l2 {
             unified.push(Unified {
-                level: Level::new(l2, three_c),
+                level: Level::with_replacement(l2, three_c, plru),
                 slot: L2,
             });
         }
         if let Some(llc) = config.llc {
             unified.push(Unified {
-                level: Level::new(llc, three_c),
+                level: Level::with_replacement(llc, three_c, plru),
                 slot: LLC,
             });
         }
         Ok(Simulator {
             l1: [
-                Level::new(config.l1i, three_c),
-                Level::new(config.l1d, three_c),
+                Level::with_replacement(config.l1i, three_c, plru),
+                Level::with_replacement(config.l1d, three_c, plru),
             ],
             unified,
             sweep: config
                 .sweep_l1i
                 .iter()
-                .map(|c| Level::new(*c, three_c))
+                .map(|c| Level::with_replacement(*c, three_c, plru))
+                .collect(),
+            sweep_llc: config
+                .sweep_llc
+                .iter()
+                .map(|c| Level::with_replacement(*c, three_c, plru))
                 .collect(),
             symbols: Symbolizer::new(table),
             ncomp,
@@ -123,6 +143,7 @@ impl Simulator {
                 instructions: 0,
                 transactions: 0,
                 cells: vec![Cell::default(); OP_SLOTS * ncomp],
+                func: vec![FuncCell::default()],
             },
             instructions_all: 0,
             txns_all: 0,
@@ -137,8 +158,10 @@ impl Simulator {
             cur_comp: 0,
             cur_cell: 0,
             comp_cache: FxHashMap::default(),
+            cur_func: 0,
             last_iaddr: EMPTY,
-            functions: FxHashMap::default(),
+            functions: vec![("(unknown)".to_string(), 0)],
+            function_ids: FxHashMap::default(),
             config,
         })
     }
@@ -199,10 +222,12 @@ impl Simulator {
     fn ifetch(&mut self, addr: u64, ninstr: u8, len: u8) {
         if addr != self.last_iaddr {
             self.last_iaddr = addr;
-            let comp = match self.comp_cache.get(&addr) {
+            let (comp, func) = match self.comp_cache.get(&addr) {
                 Some(&c) => c,
                 None => self.resolve(addr),
-            } as usize;
+            };
+            let comp = comp as usize;
+            self.cur_func = func as usize;
             if comp != self.cur_comp {
                 self.cur_comp = comp;
                 self.cur_cell = self.cur_op * self.ncomp + comp;
@@ -211,7 +236,9 @@ impl Simulator {
         self.counts.instructions += ninstr as u64;
         self.instructions_all += ninstr as u64;
         self.counts.cells[self.cur_cell].instructions += ninstr as u64;
-        let last = addr + len as u64 - 1;
+        self.counts.func[self.cur_func].instructions += ninstr as u64;
+        // A hand-made record may say 0 bytes; the reader rejects that, feed tolerates it.
+        let last = addr + (len.max(1) as u64) - 1;
         let shift = self.l1[I].line_shift;
         if self.config.cachegrind_compat && addr >> shift != last >> shift {
             self.span(I, addr, last);
@@ -228,13 +255,23 @@ impl Simulator {
     }
 
     #[cold]
-    fn resolve(&mut self, addr: u64) -> u16 {
+    fn resolve(&mut self, addr: u64) -> (u16, u32) {
         let (name, comp) = self.symbols.resolve(addr);
-        if let Some(n) = name {
-            self.functions.entry(n).or_insert(comp);
-        }
-        self.comp_cache.insert(addr, comp);
-        comp
+        let func = match name {
+            None => 0,
+            Some(n) => match self.function_ids.get(&n) {
+                Some(&id) => id,
+                None => {
+                    let id = self.functions.len() as u32;
+                    self.functions.push((n.clone(), comp));
+                    self.function_ids.insert(n, id);
+                    self.counts.func.push(FuncCell::default());
+                    id
+                }
+            },
+        };
+        self.comp_cache.insert(addr, (comp, func));
+        (comp, func)
     }
 
     #[inline]
@@ -259,6 +296,7 @@ impl Simulator {
         cell.accesses[k][k] += 1;
         if let Outcome::Miss(_) = self.l1[k].access(line, k) {
             cell.misses[k][k] += 1;
+            self.counts.func[self.cur_func].misses[k][k] += 1;
             self.below(k, line << self.l1[k].line_shift);
         }
     }
@@ -272,24 +310,22 @@ impl Simulator {
         let mut level = &mut self.l1[k];
         let mut j = 0;
         loop {
-            let s = level.line_shift;
-            let mut miss: Option<Class> = None;
-            for line in first >> s..=last >> s {
-                let (out, class) = level.reference(line);
-                if out != Outcome::Hit {
-                    miss.get_or_insert(class);
-                }
-            }
-            level.count(k, miss);
+            let miss = span_level(level, k, first, last);
             let cell = &mut self.counts.cells[self.cur_cell];
             cell.accesses[lvl_slot][k] += 1;
             if miss.is_none() {
                 return;
             }
             cell.misses[lvl_slot][k] += 1;
+            self.counts.func[self.cur_func].misses[lvl_slot][k] += 1;
             // Config::validate rules out an inclusive last level here: no back-invalidation.
             if j == self.unified.len() {
                 return;
+            }
+            if j == self.unified.len() - 1 {
+                for s in &mut self.sweep_llc {
+                    span_level(s, k, first, last);
+                }
             }
             lvl_slot = self.unified[j].slot;
             level = &mut self.unified[j].level;
@@ -302,6 +338,11 @@ impl Simulator {
     fn below(&mut self, k: usize, addr: u64) {
         let n = self.unified.len();
         for j in 0..n {
+            if j == n - 1 {
+                for s in &mut self.sweep_llc {
+                    s.access(addr >> s.line_shift, k);
+                }
+            }
             let u = &mut self.unified[j];
             let line = addr >> u.level.line_shift;
             let cell = &mut self.counts.cells[self.cur_cell];
@@ -310,6 +351,7 @@ impl Simulator {
                 Outcome::Hit => return,
                 Outcome::Miss(victim) => {
                     cell.misses[u.slot][k] += 1;
+                    self.counts.func[self.cur_func].misses[u.slot][k] += 1;
                     if j == n - 1 && victim != EMPTY && self.config.last_level_inclusive {
                         let bytes = u.level.config.line_bytes as u64;
                         let victim_addr = victim << u.level.line_shift;
@@ -397,6 +439,7 @@ impl Simulator {
         self.l1.iter_mut().for_each(Level::reset_stats);
         self.unified.iter_mut().for_each(|u| u.level.reset_stats());
         self.sweep.iter_mut().for_each(Level::reset_stats);
+        self.sweep_llc.iter_mut().for_each(Level::reset_stats);
     }
 
     pub(crate) fn unified_levels(&self) -> impl Iterator<Item = (&Level, usize)> {
@@ -417,14 +460,28 @@ impl Simulator {
     }
 }
 
+/// One cachegrind-style access of [first, last] bytes to `level`: every line referenced,
+/// counted once; returns the miss class if any line missed.
+fn span_level(level: &mut Level, k: usize, first: u64, last: u64) -> Option<Class> {
+    let s = level.line_shift;
+    let mut miss: Option<Class> = None;
+    for line in first >> s..=last >> s {
+        let (out, class) = level.reference(line);
+        if out != Outcome::Hit {
+            miss.get_or_insert(class);
+        }
+    }
+    level.count(k, miss);
+    miss
+}
+
 impl Simulator {
     /// Functions resolved so far with the component each was charged to, by name.
     pub fn resolved_functions(&self) -> Vec<(String, String)> {
         let names = self.symbols.table.names();
-        let mut v: Vec<(String, String)> = self
-            .functions
+        let mut v: Vec<(String, String)> = self.functions[1..]
             .iter()
-            .map(|(f, &c)| (f.clone(), names[c as usize].clone()))
+            .map(|(f, c)| (f.clone(), names[*c as usize].clone()))
             .collect();
         v.sort();
         v

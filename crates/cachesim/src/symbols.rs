@@ -155,8 +155,9 @@ impl Symbolizer {
     pub fn add_object(&mut self, avma: u64, size: u64, bias: i64, path: &Path) {
         // A re-announced range replaces the old one (an object unmapped and another
         // mapped in its place).
+        let end = avma.saturating_add(size);
         self.objects
-            .retain(|o| o.avma + o.size <= avma || avma + size <= o.avma);
+            .retain(|o| o.avma.saturating_add(o.size) <= avma || end <= o.avma);
         self.objects.push(Object {
             avma,
             size,

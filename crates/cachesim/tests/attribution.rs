@@ -13,7 +13,7 @@ use cachesim::{Config, Simulator};
 use object::{Object, ObjectSegment};
 use std::process::Command;
 
-const VALGRIND_PIE_BASE: u64 = 0x108000;
+use cachesim::lackey::VALGRIND_PIE_BASE;
 
 const PROGRAM: &str = r#"
 mod btree {
@@ -83,7 +83,9 @@ fn misses_are_charged_to_the_modules_that_made_them() {
                 "-C",
                 "opt-level=2",
                 "-C",
-                "debuginfo=2",
+                // What the workspace's release profile gives (`debug = 1`): enough
+                // DWARF for inlined frames.
+                "debuginfo=1",
                 "-o",
             ])
             .arg(&prog)
@@ -144,6 +146,27 @@ fn misses_are_charged_to_the_modules_that_made_them() {
     // btree runs 16x as many loop iterations as lock (the two loops compile differently,
     // so only a loose ratio is asserted).
     assert!(bt.instructions > 4 * lk.instructions && lk.instructions > 5_000);
+    // Per function: the inlined B-tree code is reported under its own name.
+    let func = |name: &str| {
+        rep.top_functions
+            .iter()
+            .find(|f| f.function == name)
+            .unwrap_or_else(|| panic!("{name} not in the top functions"))
+            .clone()
+    };
+    let (work, inlined) = (
+        func("attrib::btree::work"),
+        func("attrib::btree::probe_inlined"),
+    );
+    assert_eq!(
+        (work.component.as_str(), inlined.component.as_str()),
+        ("btree", "btree")
+    );
+    assert!((60_000..70_000).contains(&work.misses[1].1.d), "{work:?}");
+    assert!(
+        (15_000..18_000).contains(&inlined.misses[1].1.d),
+        "{inlined:?}"
+    );
     // Program start-up (ld.so, std's runtime, the vec fills) is charged to `other`.
     assert!(other.instructions > 0);
     // Everything outside an operation: one operation row, `none`.

@@ -202,20 +202,44 @@ fn l1i_sweep_sees_the_footprint_knee() {
     let rep = simulate(cfg, &recs);
     let s = &rep.sweep;
     assert_eq!(s.len(), 4);
-    assert_eq!(s[0].misses, 5 * lines);
-    assert_eq!(s[1].misses, 5 * lines);
+    assert_eq!(s[0].misses.i, 5 * lines);
+    assert_eq!(s[1].misses.i, 5 * lines);
     assert_eq!(s[1].three_c.unwrap().capacity.i, 4 * lines);
-    assert_eq!(s[2].misses, lines);
-    assert_eq!(s[3].misses, lines);
-    assert_eq!(s[2].accesses, 10 * lines);
+    assert_eq!(s[2].misses.i, lines);
+    assert_eq!(s[3].misses.i, lines);
+    assert_eq!(s[2].accesses.i, 10 * lines);
     // The sweep's 32K point is the configured L1-I.
-    assert_eq!(rep.levels[0].misses.i, s[1].misses);
-    assert!((s[1].mpki - 1000.0 / 16.0).abs() < 1e-9);
+    assert_eq!(rep.levels[0].misses.i, s[1].misses.i);
+    assert!((s[1].mpki.i - 1000.0 / 16.0).abs() < 1e-9);
+    assert_eq!(s[1].stall_cycles, 5 * lines * 20);
     let text = rep.to_text();
     assert!(
-        text.contains("L1-I sweep") && text.contains("64K 1024-way 64B"),
+        text.contains("cache size sweep") && text.contains("L1-I 64K 1024-way 64B"),
         "{text}"
     );
+}
+
+#[test]
+fn llc_sweep_is_fed_the_misses_of_the_level_above() {
+    // A 3 MB data working set walked 4 times: a 2 MB LLC misses every line every walk, a
+    // 4 MB one only on first touch; the configured 64 KB LLC matches the 64K point.
+    let mut cfg = small_config();
+    cfg.set_level("l2", "16K:4:64:10").unwrap();
+    cfg.set_sweep("llc=64K,2M,4M").unwrap();
+    let lines = 3 * 1024 * 1024 / 64;
+    let recs: Vec<Record> = (0..4).flat_map(|_| misses(0x100_0000, lines)).collect();
+    let rep = simulate(cfg, &recs);
+    let s = &rep.sweep;
+    assert_eq!(
+        s.iter().map(|p| p.level.as_str()).collect::<Vec<_>>(),
+        ["LLC"; 3]
+    );
+    assert_eq!(s[0].misses.d, rep.levels[3].misses.d);
+    assert_eq!(s[0].accesses.d, rep.levels[3].accesses.d);
+    assert_eq!(s[1].misses.d, 4 * lines);
+    assert_eq!(s[2].misses.d, lines);
+    assert_eq!(s[2].three_c.unwrap().compulsory.d, lines);
+    assert_eq!(s[2].stall_cycles, lines * 167);
 }
 
 #[test]
@@ -289,4 +313,60 @@ fn bad_configuration_is_an_error_from_new() {
     c.l1d.size_bytes = 3000;
     let e = Simulator::new(c).err().unwrap();
     assert!(e.contains("L1-D"), "{e}");
+}
+
+#[test]
+fn odd_hand_made_records_do_not_panic() {
+    let recs = [
+        Record::Map {
+            avma: u64::MAX - 8,
+            size: 64,
+            bias: i64::MIN,
+            path: "/dev/null".into(),
+        },
+        Record::Map {
+            avma: u64::MAX - 4,
+            size: u64::MAX,
+            bias: 3,
+            path: "/".into(),
+        },
+        Record::IFetch {
+            addr: 0,
+            ninstr: 0,
+            len: 0,
+        },
+        Record::IFetch {
+            addr: u64::MAX - 4,
+            ninstr: 1,
+            len: 1,
+        },
+        Record::Load { addr: 0, size: 0 },
+        Record::Marker {
+            code: 200,
+            arg: u32::MAX,
+        },
+        Record::Marker {
+            code: marker::OP_BEGIN,
+            arg: 77,
+        },
+    ];
+    let rep = simulate(small_config(), &recs);
+    assert!(
+        rep.warnings
+            .iter()
+            .any(|w| w.contains("unknown MARKER code 200")),
+        "{:?}",
+        rep.warnings
+    );
+    // The unknown op code opened an operation named `unknown`; nothing ran inside it.
+    assert_eq!(rep.instructions, 1);
+}
+
+#[test]
+fn simulator_and_report_can_move_between_threads() {
+    fn send<T: Send>(_: &T) {}
+    let sim = Simulator::new(small_config()).unwrap();
+    send(&sim);
+    let rep = std::thread::spawn(move || sim.report()).join().unwrap();
+    send(&rep);
 }

@@ -30,43 +30,10 @@ pub fn run_ok(cmd: &mut Command) -> std::process::Output {
     out
 }
 
-/// Lines of a lackey `--trace-mem=yes` log turned into records: `I  a,n` -> one IFETCH of
-/// one instruction, ` L`/` S`/` M` -> LOAD/STORE/MODIFY. Calls `f` per record.
-pub fn lackey_records(log: &Path, mut f: impl FnMut(&Record)) {
-    let text = std::fs::read_to_string(log).expect("lackey log");
-    for line in text.lines() {
-        if line.starts_with("==") || line.len() < 4 {
-            continue;
-        }
-        let (tag, rest) = line.split_at(2);
-        let Some((a, n)) = rest.trim().split_once(',') else {
-            continue;
-        };
-        let (Ok(addr), Ok(size)) = (u64::from_str_radix(a, 16), n.parse::<u64>()) else {
-            continue;
-        };
-        let rec = match tag {
-            "I " if (1..=15).contains(&size) => Record::IFetch {
-                addr,
-                ninstr: 1,
-                len: size as u8,
-            },
-            " L" => Record::Load {
-                addr,
-                size: size as u16,
-            },
-            " S" => Record::Store {
-                addr,
-                size: size as u16,
-            },
-            " M" => Record::Modify {
-                addr,
-                size: size as u16,
-            },
-            _ => continue,
-        };
-        f(&rec);
-    }
+/// Records of a lackey `--trace-mem=yes` log (see `cachesim::lackey`), fed to `f`.
+pub fn lackey_records(log: &Path, f: impl FnMut(&Record)) {
+    let file = std::io::BufReader::new(std::fs::File::open(log).expect("lackey log"));
+    cachesim::lackey::for_each_record(file, f).expect("reading the lackey log");
 }
 
 /// Runs `prog` under lackey; returns the log path.
