@@ -162,6 +162,7 @@ pub fn default_components() -> Vec<(String, String)> {
         ("::recovery::", "recovery"),
         ("::workloads::", "workload"),
         ("::api::session", "api"),
+        ("::driver::", "driver"),
     ]
     .iter()
     .map(|(p, n)| (p.to_string(), n.to_string()))

@@ -211,7 +211,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                     r.hist[t].saturating_record(ns.max(1));
                                 }
                                 me.committed.store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                                if let (Some(f), Some(tag)) = (acked, wl.txn_tag(&input)) {
+                                if let Some((f, tag)) = acked.as_ref().and_then(|f| Some((f, wl.txn_tag(&input)?))) {
                                     let mut f = f.lock().unwrap();
                                     if let Err(e) = writeln!(f, "{tag}") {
                                         *fatal.lock().unwrap() = Some(Error::fatal(format!("cannot write the acknowledgement file: {e}")));
