@@ -140,9 +140,10 @@ pub struct SimArgs {
     /// Last-level cache override, SIZE:WAYS:LINE[:LATENCY] or none.
     #[arg(long)]
     pub llc: Option<String>,
-    /// Extra L1-I sizes simulated in the same pass, e.g. l1i=8K,16K,32K,64K,128K,256K.
+    /// Extra sizes simulated in the same pass, e.g. l1i=8K,16K,32K,64K,128K,256K or
+    /// llc=2M,8M,32M (repeatable).
     #[arg(long)]
-    pub sweep: Option<String>,
+    pub sweep: Vec<String>,
     /// Transactions that warm the caches before statistics start (default 1000).
     #[arg(long)]
     pub warmup_txns: Option<u64>,
@@ -150,6 +151,18 @@ pub struct SimArgs {
     /// be repeated).
     #[arg(long = "component")]
     pub components: Vec<String>,
+    /// Skip the 3C classification (faster).
+    #[arg(long)]
+    pub no_3c: bool,
+    /// Tree pseudo-LRU replacement instead of true LRU.
+    #[arg(long)]
+    pub plru: bool,
+    /// Make the last level non-inclusive (presets say which they are).
+    #[arg(long)]
+    pub non_inclusive: bool,
+    /// Memory latency in cycles (default: the preset's).
+    #[arg(long)]
+    pub memory_latency: Option<u32>,
 }
 
 impl SimArgs {
@@ -159,9 +172,13 @@ impl SimArgs {
             || self.l1d.is_some()
             || self.l2.is_some()
             || self.llc.is_some()
-            || self.sweep.is_some()
+            || !self.sweep.is_empty()
             || self.warmup_txns.is_some()
             || !self.components.is_empty()
+            || self.no_3c
+            || self.plru
+            || self.non_inclusive
+            || self.memory_latency.is_some()
     }
 }
 

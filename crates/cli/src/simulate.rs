@@ -18,12 +18,14 @@ const OWN_WITH_VALUE: &[&str] = &[
     "--llc",
     "--sweep",
     "--warmup-txns",
+    "--memory-latency",
     "--component",
     "--json",
     "--txns",
     "--duration",
     "--warmup",
 ];
+const OWN_FLAGS: &[&str] = &["--no-3c", "--plru", "--non-inclusive"];
 const DEFAULT_TXNS: u64 = 10_000;
 const DEFAULT_WARMUP_TXNS: u64 = 1_000;
 
@@ -34,6 +36,10 @@ fn child_args(raw: &[String]) -> Vec<String> {
     while i < raw.len() {
         let a = &raw[i];
         let name = a.split('=').next().unwrap_or(a);
+        if OWN_FLAGS.contains(&name) {
+            i += 1;
+            continue;
+        }
         if OWN_WITH_VALUE.contains(&name) {
             i += if a.contains('=') { 1 } else { 2 };
             continue;
@@ -46,26 +52,21 @@ fn child_args(raw: &[String]) -> Vec<String> {
 
 fn config(c: &Common) -> Result<cachesim::Config, String> {
     let s = &c.sim;
-    let mut cfg = cachesim::Config::preset(s.cpu.as_deref().unwrap_or("xeon-e5-2660"))?;
-    for (level, spec) in [
-        ("l1i", &s.l1i),
-        ("l1d", &s.l1d),
-        ("l2", &s.l2),
-        ("llc", &s.llc),
-    ] {
-        if let Some(spec) = spec {
-            cfg.set_level(level, spec)?;
-        }
+    cachesim::config::Options {
+        preset: s.cpu.clone().unwrap_or_default(),
+        l1i: s.l1i.clone(),
+        l1d: s.l1d.clone(),
+        l2: s.l2.clone(),
+        llc: s.llc.clone(),
+        sweep: s.sweep.clone(),
+        components: s.components.clone(),
+        warmup_txns: s.warmup_txns.unwrap_or(DEFAULT_WARMUP_TXNS),
+        no_three_c: s.no_3c,
+        tree_plru: s.plru,
+        inclusive: s.non_inclusive.then_some(false),
+        memory_latency_cycles: s.memory_latency,
     }
-    if let Some(sw) = &s.sweep {
-        cfg.set_sweep(sw)?;
-    }
-    for rule in &s.components {
-        cfg.add_component(rule)?;
-    }
-    cfg.warmup_txns = s.warmup_txns.unwrap_or(DEFAULT_WARMUP_TXNS);
-    cfg.validate()?;
-    Ok(cfg)
+    .to_config()
 }
 
 pub fn simulate(c: &Common) -> Result<(), String> {
