@@ -9,8 +9,14 @@ use std::time::Instant;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let keys: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
-    let txns: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(5_000_000);
+    let keys: u64 = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
+    let txns: u64 = args
+        .get(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(5_000_000);
     let kind = match args.get(3).map(String::as_str) {
         Some("hash") => IndexKind::Hash,
         _ => IndexKind::BTree,
@@ -29,7 +35,10 @@ fn main() {
         })
         .unwrap();
     }
-    println!("load {keys} keys ({kind:?}): {:.2} s", t0.elapsed().as_secs_f64());
+    println!(
+        "load {keys} keys ({kind:?}): {:.2} s",
+        t0.elapsed().as_secs_f64()
+    );
     let mut x = 88172645463325252u64;
     let mut sum = 0u64;
     let t0 = Instant::now();

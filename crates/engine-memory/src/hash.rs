@@ -52,7 +52,13 @@ fn hash(k: &[u8]) -> u64 {
     let r = chunks.remainder();
     last[..r.len()].copy_from_slice(r);
     h = (h.rotate_left(5) ^ u64::from_le_bytes(last)).wrapping_mul(0x517c_c1b7_2722_0a95);
-    h ^ (h >> 29)
+    // Multiplication only moves entropy upward; the bucket index takes low bits, so mix
+    // high bits down (murmur3's finalizer).
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
 }
 
 impl HashIndex {

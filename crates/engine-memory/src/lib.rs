@@ -121,7 +121,8 @@ impl Engine for MemoryEngine {
         let workers = opts.threads.max(1);
         let catalog = Catalog::new(&schema)?;
         let epochs = epoch::Epochs::new();
-        let mut threads = vec![epochs.start()];
+        let mut threads = Vec::new();
+        // The logger first: if its file cannot be created, no thread is left running.
         let logger = match opts.log {
             LogMode::Off => None,
             LogMode::Async | LogMode::Sync => {
@@ -131,6 +132,7 @@ impl Engine for MemoryEngine {
                 Some(lg)
             }
         };
+        threads.push(epochs.start());
         Ok(MemoryEngine {
             schema,
             catalog,

@@ -67,16 +67,20 @@ fn sync_commit_is_in_the_log_when_it_returns() {
     let mut s = Session::new(e.worker(0));
     for i in 0..5u32 {
         let row = [i as u8 + 1; 12];
-        s.run(0, |s| s.insert(api::TableId(0), &key(i), &row)).unwrap();
+        s.run(0, |s| s.insert(api::TableId(0), &key(i), &row))
+            .unwrap();
         let log = read_log(&path).unwrap();
         assert!(
-            log.records.iter().any(|r| r.key == key(i) && r.row.as_deref() == Some(&row[..])),
+            log.records
+                .iter()
+                .any(|r| r.key == key(i) && r.row.as_deref() == Some(&row[..])),
             "a Sync commit returned before its record was in the log file"
         );
         assert!(e.durable_epoch() >= 1);
     }
     drop(s);
     e.shutdown().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -121,6 +125,7 @@ fn log_replay_gives_final_contents() {
         let got = replay(&e.log_path().unwrap());
         assert_eq!(got, want, "{mode:?}: log replay differs from the database");
         assert!(!want.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 
@@ -129,7 +134,8 @@ fn damaged_log_is_an_error() {
     let dir = tempdir("damaged");
     let e = open(LogMode::Sync, &dir, 1);
     let mut s = Session::new(e.worker(0));
-    s.run(0, |s| s.insert(api::TableId(1), &key(1), &[7; 8])).unwrap();
+    s.run(0, |s| s.insert(api::TableId(1), &key(1), &[7; 8]))
+        .unwrap();
     drop(s);
     e.shutdown().unwrap();
     let path = e.log_path().unwrap();
