@@ -49,6 +49,8 @@ pub enum WorkloadCmd {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EngineName {
+    /// In-memory, Silo-style: OCC with epochs, B+tree with optimistic lock coupling.
+    Memory,
     /// One transaction at a time under a global lock (the reference oracle).
     Serial,
 }
@@ -63,7 +65,7 @@ pub enum LogArg {
 #[derive(Args, Debug, Clone)]
 pub struct Common {
     /// Engine design.
-    #[arg(long, value_enum, default_value = "serial")]
+    #[arg(long, value_enum, default_value = "memory")]
     pub engine: EngineName,
     /// Worker threads (each runs transactions back to back).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]

@@ -14,6 +14,10 @@ use workloads::Workload;
 macro_rules! with_engine {
     ($name:expr, $E:ident => $body:expr) => {
         match $name {
+            EngineName::Memory => {
+                type $E = engine_memory::MemoryEngine;
+                $body
+            }
             EngineName::Serial => {
                 type $E = api::serial::SerialEngine;
                 $body

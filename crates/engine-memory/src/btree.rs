@@ -1,0 +1,706 @@
+//! `btree`: the ordered index. A B+tree of fixed-size nodes with optimistic lock coupling
+//! (Leis et al.): every node has a version word; readers never write shared memory, they
+//! read a node's fields and then check that its version did not change. Writers lock the
+//! nodes they modify (at most a leaf and its parent, or an inner node and its parent).
+//!
+//! Keys are byte strings of at most `MAX_KEY_LEN` bytes, stored in fixed slots as
+//! big-endian 64-bit words (so comparing words as integers is memcmp order); the first
+//! word of every slot sits in a separate array so a binary search touches few cache lines.
+//! Values are `u64` (record addresses).
+//!
+//! Exposes the version words of the leaves a lookup or scan observed, so OCC can validate
+//! them (phantom protection). Deletes never merge nodes (lazy: empty leaves stay), so a
+//! node, once allocated, lives as long as the tree: readers may follow any pointer they read.
+//!
+//! This module must never block a reader on a writer other than by re-trying, and never
+//! free a node while the tree is shared.
+
+use api::key::MAX_KEY_LEN;
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering::*};
+
+/// Keys per node (leaf and inner). 32 keys of up to 64 bytes: nodes of about 2.5 KB.
+pub const FANOUT: usize = 32;
+/// Words per key slot.
+const KW: usize = MAX_KEY_LEN / 8;
+const LOCKED: u64 = 0b10;
+
+/// A key prepared for comparison: big-endian words, zero-padded.
+#[derive(Clone, Copy)]
+pub struct KeyWords {
+    w: [u64; KW],
+    len: u8,
+}
+
+impl KeyWords {
+    pub fn new(k: &[u8]) -> Self {
+        assert!(k.len() <= MAX_KEY_LEN, "key longer than MAX_KEY_LEN");
+        let mut w = [0u64; KW];
+        for (i, chunk) in k.chunks(8).enumerate() {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            w[i] = u64::from_be_bytes(b);
+        }
+        KeyWords {
+            w,
+            len: k.len() as u8,
+        }
+    }
+
+    /// The key's bytes, written into `out`.
+    pub fn bytes<'a>(&self, out: &'a mut [u8; MAX_KEY_LEN]) -> &'a [u8] {
+        for (i, w) in self.w.iter().enumerate() {
+            out[i * 8..i * 8 + 8].copy_from_slice(&w.to_be_bytes());
+        }
+        &out[..self.len as usize]
+    }
+
+    fn cmp(&self, o: &KeyWords) -> Ordering {
+        let n = (self.len.max(o.len) as usize).div_ceil(8);
+        for i in 0..n {
+            if self.w[i] != o.w[i] {
+                return self.w[i].cmp(&o.w[i]);
+            }
+        }
+        self.len.cmp(&o.len)
+    }
+}
+
+/// How a version word changed when this tree modified a leaf: lets a transaction keep
+/// its own inserts and removals from failing its own node-set validation.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeChange {
+    pub ver: *const AtomicU64,
+    pub before: u64,
+    pub after: u64,
+}
+
+#[repr(C)]
+struct Hdr {
+    version: AtomicU64,
+    count: AtomicU32,
+    leaf: bool,
+}
+
+impl Hdr {
+    /// The version if the node is not locked.
+    #[inline]
+    fn read_lock(&self) -> Option<u64> {
+        let v = self.version.load(Acquire);
+        (v & LOCKED == 0).then_some(v)
+    }
+    /// True if nothing changed since `v` was read (the reads in between were consistent).
+    #[inline]
+    fn check(&self, v: u64) -> bool {
+        fence(Acquire);
+        self.version.load(Relaxed) == v
+    }
+    fn upgrade(&self, v: u64) -> bool {
+        let ok = self
+            .version
+            .compare_exchange(v, v | LOCKED, AcqRel, Relaxed)
+            .is_ok();
+        if ok {
+            fence(Release);
+        }
+        ok
+    }
+    /// Unlock after a modification: the version moves on.
+    fn unlock(&self) -> u64 {
+        self.version.fetch_add(LOCKED, Release) + LOCKED
+    }
+    fn wait_unlocked(&self) {
+        rt::wait_until(rt::WaitKind::Latch, None, || {
+            self.version.load(Relaxed) & LOCKED == 0
+        });
+    }
+    fn count(&self) -> usize {
+        // A torn (concurrently changing) count is caught by the version check; clamp it
+        // so that reading with it can never index out of bounds.
+        (self.count.load(Relaxed) as usize).min(FANOUT)
+    }
+}
+
+/// Fixed key slots.
+#[repr(C)]
+struct Slots {
+    head: [AtomicU64; FANOUT],
+    len: [AtomicU8; FANOUT],
+    rest: [[AtomicU64; KW - 1]; FANOUT],
+}
+
+impl Slots {
+    #[inline]
+    fn cmp(&self, i: usize, k: &KeyWords) -> Ordering {
+        let h = self.head[i].load(Relaxed);
+        if h != k.w[0] {
+            return h.cmp(&k.w[0]);
+        }
+        let sl = self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8);
+        let n = (sl.max(k.len) as usize).div_ceil(8);
+        for w in 1..n {
+            let a = self.rest[i][w - 1].load(Relaxed);
+            if a != k.w[w] {
+                return a.cmp(&k.w[w]);
+            }
+        }
+        sl.cmp(&k.len)
+    }
+    fn load(&self, i: usize) -> KeyWords {
+        let mut w = [0u64; KW];
+        w[0] = self.head[i].load(Relaxed);
+        for (j, r) in self.rest[i].iter().enumerate() {
+            w[j + 1] = r.load(Relaxed);
+        }
+        KeyWords {
+            w,
+            len: self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8),
+        }
+    }
+    fn store(&self, i: usize, k: &KeyWords) {
+        self.head[i].store(k.w[0], Relaxed);
+        self.len[i].store(k.len, Relaxed);
+        for j in 0..KW - 1 {
+            self.rest[i][j].store(k.w[j + 1], Relaxed);
+        }
+    }
+    fn copy(&self, from: usize, to: usize) {
+        self.store(to, &self.load(from));
+    }
+    /// Number of slots in `0..n` whose key is < `k` (or <= `k` with `or_equal`).
+    #[inline]
+    fn rank(&self, n: usize, k: &KeyWords, or_equal: bool) -> usize {
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let c = self.cmp(mid, k);
+            if c == Ordering::Less || (or_equal && c == Ordering::Equal) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+#[repr(C)]
+struct Leaf {
+    hdr: Hdr,
+    keys: Slots,
+    vals: [AtomicU64; FANOUT],
+}
+
+/// Inner node: child `i` holds the keys `k` with `key[i-1] <= k < key[i]`.
+#[repr(C)]
+struct Inner {
+    hdr: Hdr,
+    keys: Slots,
+    children: [AtomicPtr<Hdr>; FANOUT + 1],
+}
+
+fn new_leaf() -> *mut Hdr {
+    // SAFETY: every field is an atomic integer/pointer or bool, for which all-zero is valid.
+    let b: Box<Leaf> = unsafe { Box::<Leaf>::new_zeroed().assume_init() };
+    let p = Box::into_raw(b);
+    unsafe { (*p).hdr.leaf = true };
+    p as *mut Hdr
+}
+
+fn new_inner() -> *mut Inner {
+    // SAFETY: as in `new_leaf`.
+    let b: Box<Inner> = unsafe { Box::<Inner>::new_zeroed().assume_init() };
+    Box::into_raw(b)
+}
+
+/// Ask for a node's header and first-word array at once (the binary search then finds
+/// them in cache instead of missing on each probe in turn).
+#[inline(always)]
+fn prefetch(p: *const Hdr) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let b = p as *const i8;
+        // Hdr (16 bytes) then the 256-byte `head` array: the first five cache lines.
+        for line in 0..5 {
+            // SAFETY: prefetch never faults; the node spans more than five lines.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(line * 64)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[inline]
+fn as_leaf(h: &Hdr) -> &Leaf {
+    debug_assert!(h.leaf);
+    // SAFETY: a Hdr with `leaf` set is the first field of a repr(C) Leaf.
+    unsafe { &*(h as *const Hdr as *const Leaf) }
+}
+#[inline]
+fn as_inner(h: &Hdr) -> &Inner {
+    debug_assert!(!h.leaf);
+    // SAFETY: a Hdr without `leaf` is the first field of a repr(C) Inner.
+    unsafe { &*(h as *const Hdr as *const Inner) }
+}
+
+pub struct BTree {
+    root: AtomicPtr<Hdr>,
+}
+
+// SAFETY: all shared state is atomics; nodes are freed only in Drop (exclusive access).
+unsafe impl Send for BTree {}
+unsafe impl Sync for BTree {}
+
+impl Default for BTree {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Where a read-only descent should go.
+#[derive(Clone, Copy)]
+enum Seek<'a> {
+    /// The leaf that holds `k` (if present).
+    At(&'a KeyWords),
+    /// The leaf that holds the greatest keys below `k`.
+    Below(&'a KeyWords),
+    First,
+    Last,
+}
+
+/// A leaf found by a read-only descent, with the bounds of its key range.
+struct Found<'t> {
+    leaf: &'t Leaf,
+    v: u64,
+    lo: Option<KeyWords>,
+    hi: Option<KeyWords>,
+}
+
+impl BTree {
+    pub fn new() -> Self {
+        BTree {
+            root: AtomicPtr::new(new_leaf()),
+        }
+    }
+
+    fn root(&self) -> &Hdr {
+        // SAFETY: the root is always a valid node (nodes are never freed while shared).
+        unsafe { &*self.root.load(Acquire) }
+    }
+
+    /// Descend to a leaf for `seek`, optimistically; fences only when asked.
+    fn descend(&self, seek: Seek, fences: bool) -> Found<'_> {
+        'restart: loop {
+            let mut node = self.root();
+            let Some(mut v) = node.read_lock() else {
+                node.wait_unlocked();
+                continue;
+            };
+            if !std::ptr::eq(node, self.root()) {
+                continue;
+            }
+            let (mut lo, mut hi) = (None, None);
+            while !node.leaf {
+                let inner = as_inner(node);
+                let n = node.count();
+                let i = match seek {
+                    Seek::At(k) => inner.keys.rank(n, k, true),
+                    Seek::Below(k) => inner.keys.rank(n, k, false),
+                    Seek::First => 0,
+                    Seek::Last => n,
+                };
+                if fences {
+                    if i > 0 {
+                        lo = Some(inner.keys.load(i - 1));
+                    }
+                    if i < n {
+                        hi = Some(inner.keys.load(i));
+                    }
+                }
+                let child = inner.children[i].load(Acquire);
+                if !node.check(v) || child.is_null() {
+                    continue 'restart;
+                }
+                prefetch(child);
+                // SAFETY: validated child pointer of a live node; nodes are never freed.
+                let c = unsafe { &*child };
+                let Some(cv) = c.read_lock() else {
+                    c.wait_unlocked();
+                    continue 'restart;
+                };
+                // Coupling: the parent unchanged after the child's version was read means
+                // the child still covers the key at version `cv`.
+                if !node.check(v) {
+                    continue 'restart;
+                }
+                node = c;
+                v = cv;
+            }
+            return Found {
+                leaf: as_leaf(node),
+                v,
+                lo,
+                hi,
+            };
+        }
+    }
+
+    /// Point lookup. Returns the value (if present) and the leaf version observed.
+    pub fn get(&self, key: &[u8]) -> (Option<u64>, *const AtomicU64, u64) {
+        let k = KeyWords::new(key);
+        loop {
+            let f = self.descend(Seek::At(&k), false);
+            let n = f.leaf.hdr.count();
+            let i = f.leaf.keys.rank(n, &k, false);
+            let val = (i < n && f.leaf.keys.cmp(i, &k) == Ordering::Equal)
+                .then(|| f.leaf.vals[i].load(Relaxed));
+            if f.leaf.hdr.check(f.v) {
+                return (val, &f.leaf.hdr.version, f.v);
+            }
+        }
+    }
+
+    /// Insert `key -> val`. `Err(existing)` if the key is present.
+    pub fn insert(&self, key: &[u8], val: u64) -> Result<NodeChange, u64> {
+        let k = KeyWords::new(key);
+        'restart: loop {
+            let mut node = self.root();
+            let Some(mut v) = node.read_lock() else {
+                node.wait_unlocked();
+                continue;
+            };
+            if !std::ptr::eq(node, self.root()) {
+                continue;
+            }
+            let mut parent: Option<(&Inner, u64)> = None;
+            loop {
+                let full = node.count() == FANOUT;
+                if node.leaf {
+                    let leaf = as_leaf(node);
+                    let n = node.count();
+                    let i = leaf.keys.rank(n, &k, false);
+                    if i < n && leaf.keys.cmp(i, &k) == Ordering::Equal {
+                        let existing = leaf.vals[i].load(Relaxed);
+                        if node.check(v) {
+                            return Err(existing);
+                        }
+                        continue 'restart;
+                    }
+                    if !full {
+                        if !node.upgrade(v) {
+                            continue 'restart;
+                        }
+                        // Parent check not needed: the leaf's version is unchanged since
+                        // we reached it through a valid path, so it still covers `k`.
+                        leaf_insert(leaf, i, n, &k, val);
+                        let after = node.unlock();
+                        return Ok(NodeChange {
+                            ver: &node.version,
+                            before: v,
+                            after,
+                        });
+                    }
+                }
+                if full {
+                    // Split eagerly (inner nodes on the way down, or the full leaf).
+                    if let Some((p, pv)) = parent {
+                        if !p.hdr.upgrade(pv) {
+                            continue 'restart;
+                        }
+                    }
+                    if !node.upgrade(v) {
+                        if let Some((p, _)) = parent {
+                            p.hdr.unlock();
+                        }
+                        continue 'restart;
+                    }
+                    if parent.is_none() && !std::ptr::eq(node, self.root()) {
+                        node.unlock();
+                        continue 'restart;
+                    }
+                    // Appending past the node's last key (loads, increasing ids): split
+                    // unevenly so that nodes stay nearly full instead of half full.
+                    let n = node.count();
+                    let append = if node.leaf {
+                        as_leaf(node).keys.cmp(n - 1, &k) == Ordering::Less
+                    } else {
+                        as_inner(node).keys.cmp(n - 1, &k) != Ordering::Greater
+                    };
+                    let mid = if append { n - 1 } else { n / 2 };
+                    let (sep, right) = if node.leaf {
+                        split_leaf(as_leaf(node), mid)
+                    } else {
+                        split_inner(as_inner(node), mid)
+                    };
+                    match parent {
+                        Some((p, _)) => inner_insert(p, &sep, right),
+                        None => {
+                            let r = new_inner();
+                            // SAFETY: fresh node, not yet shared.
+                            let ri = unsafe { &*r };
+                            ri.keys.store(0, &sep);
+                            ri.children[0].store(node as *const Hdr as *mut Hdr, Relaxed);
+                            ri.children[1].store(right, Relaxed);
+                            ri.hdr.count.store(1, Relaxed);
+                            self.root.store(r as *mut Hdr, Release);
+                        }
+                    }
+                    node.unlock();
+                    if let Some((p, _)) = parent {
+                        p.hdr.unlock();
+                    }
+                    continue 'restart;
+                }
+                // Inner node, not full: go down.
+                let inner = as_inner(node);
+                if let Some((p, pv)) = parent {
+                    if !p.hdr.check(pv) {
+                        continue 'restart;
+                    }
+                }
+                let n = node.count();
+                let i = inner.keys.rank(n, &k, true);
+                let child = inner.children[i].load(Acquire);
+                if !node.check(v) || child.is_null() {
+                    continue 'restart;
+                }
+                parent = Some((inner, v));
+                // SAFETY: validated child pointer; nodes are never freed while shared.
+                let c = unsafe { &*child };
+                let Some(cv) = c.read_lock() else {
+                    c.wait_unlocked();
+                    continue 'restart;
+                };
+                if !node.check(v) {
+                    continue 'restart;
+                }
+                node = c;
+                v = cv;
+            }
+        }
+    }
+
+    /// Remove `key` if it maps to `expect`. Returns how the leaf version changed.
+    pub fn remove(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
+        let k = KeyWords::new(key);
+        loop {
+            let f = self.descend(Seek::At(&k), false);
+            let leaf = f.leaf;
+            let n = leaf.hdr.count();
+            let i = leaf.keys.rank(n, &k, false);
+            let hit = i < n
+                && leaf.keys.cmp(i, &k) == Ordering::Equal
+                && leaf.vals[i].load(Relaxed) == expect;
+            if !hit {
+                if leaf.hdr.check(f.v) {
+                    return None;
+                }
+                continue;
+            }
+            if !leaf.hdr.upgrade(f.v) {
+                continue;
+            }
+            for j in i..n - 1 {
+                leaf.keys.copy(j + 1, j);
+                leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
+            }
+            leaf.hdr.count.store(n as u32 - 1, Relaxed);
+            let after = leaf.hdr.unlock();
+            return Some(NodeChange {
+                ver: &leaf.hdr.version,
+                before: f.v,
+                after,
+            });
+        }
+    }
+
+    /// Range scan in `dir` order between `lo` and `hi`. For every leaf visited, `node`
+    /// gets its version word and the version observed (before any entry of the leaf is
+    /// passed on); `f` gets each entry and returns false to stop.
+    pub fn scan(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        forward: bool,
+        node: &mut dyn FnMut(*const AtomicU64, u64),
+        f: &mut dyn FnMut(&[u8], u64) -> bool,
+    ) {
+        let conv = |b: Bound<&[u8]>| match b {
+            Bound::Included(k) => Bound::Included(KeyWords::new(k)),
+            Bound::Excluded(k) => Bound::Excluded(KeyWords::new(k)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let (lo, hi) = (conv(lo), conv(hi));
+        // Where the next leaf starts (forward: its lowest key; backward: its highest).
+        let mut start = if forward { lo } else { hi };
+        let mut keys = [KeyWords::new(&[]); FANOUT];
+        let mut vals = [0u64; FANOUT];
+        let mut kb = [0u8; MAX_KEY_LEN];
+        loop {
+            let (fl, m) = loop {
+                let seek = match (&start, forward) {
+                    (Bound::Unbounded, true) => Seek::First,
+                    (Bound::Unbounded, false) => Seek::Last,
+                    (Bound::Included(k), _) | (Bound::Excluded(k), true) => Seek::At(k),
+                    (Bound::Excluded(k), false) => Seek::Below(k),
+                };
+                let f = self.descend(seek, true);
+                let n = f.leaf.hdr.count();
+                let mut m = 0;
+                for step in 0..n {
+                    let i = if forward { step } else { n - 1 - step };
+                    let k = f.leaf.keys.load(i);
+                    let (past_start, past_end) = if forward {
+                        (before(&k, &start), after(&k, &hi))
+                    } else {
+                        (after(&k, &start), before(&k, &lo))
+                    };
+                    if past_start {
+                        continue;
+                    }
+                    if past_end {
+                        break;
+                    }
+                    keys[m] = k;
+                    vals[m] = f.leaf.vals[i].load(Relaxed);
+                    m += 1;
+                }
+                if f.leaf.hdr.check(f.v) {
+                    break (f, m);
+                }
+            };
+            node(&fl.leaf.hdr.version, fl.v);
+            for i in 0..m {
+                if !f(keys[i].bytes(&mut kb), vals[i]) {
+                    return;
+                }
+            }
+            // Next leaf, unless the range ends inside this one.
+            let next = if forward { fl.hi } else { fl.lo };
+            let Some(next) = next else { return };
+            // Forward: later leaves hold keys >= next. Backward: earlier leaves hold keys
+            // < next, all out of range once next <= the lower bound.
+            let done = if forward {
+                after(&next, &hi)
+            } else {
+                match &lo {
+                    Bound::Unbounded => false,
+                    Bound::Included(x) | Bound::Excluded(x) => next.cmp(x) != Ordering::Greater,
+                }
+            };
+            if done {
+                return;
+            }
+            start = if forward {
+                Bound::Included(next)
+            } else {
+                Bound::Excluded(next)
+            };
+        }
+    }
+}
+
+/// `k` lies before the lower bound `b` (excluded by it).
+fn before(k: &KeyWords, b: &Bound<KeyWords>) -> bool {
+    match b {
+        Bound::Unbounded => false,
+        Bound::Included(x) => k.cmp(x) == Ordering::Less,
+        Bound::Excluded(x) => k.cmp(x) != Ordering::Greater,
+    }
+}
+/// `k` lies after the upper bound `b` (excluded by it).
+fn after(k: &KeyWords, b: &Bound<KeyWords>) -> bool {
+    match b {
+        Bound::Unbounded => false,
+        Bound::Included(x) => k.cmp(x) == Ordering::Greater,
+        Bound::Excluded(x) => k.cmp(x) != Ordering::Less,
+    }
+}
+fn leaf_insert(leaf: &Leaf, i: usize, n: usize, k: &KeyWords, val: u64) {
+    debug_assert!(n < FANOUT);
+    for j in (i..n).rev() {
+        leaf.keys.copy(j, j + 1);
+        leaf.vals[j + 1].store(leaf.vals[j].load(Relaxed), Relaxed);
+    }
+    leaf.keys.store(i, k);
+    leaf.vals[i].store(val, Relaxed);
+    leaf.hdr.count.store(n as u32 + 1, Relaxed);
+}
+
+fn inner_insert(inner: &Inner, sep: &KeyWords, right: *mut Hdr) {
+    let n = inner.hdr.count();
+    assert!(
+        n < FANOUT,
+        "btree: parent of a split is full (eager split broken)"
+    );
+    let i = inner.keys.rank(n, sep, true);
+    for j in (i..n).rev() {
+        inner.keys.copy(j, j + 1);
+        inner.children[j + 2].store(inner.children[j + 1].load(Relaxed), Relaxed);
+    }
+    inner.keys.store(i, sep);
+    inner.children[i + 1].store(right, Release);
+    inner.hdr.count.store(n as u32 + 1, Relaxed);
+}
+
+/// Move the keys from `mid` on into a new right sibling; the separator is the right
+/// sibling's first key.
+fn split_leaf(leaf: &Leaf, mid: usize) -> (KeyWords, *mut Hdr) {
+    let n = leaf.hdr.count();
+    assert!(mid > 0 && mid < n, "btree: leaf split point {mid} of {n}");
+    let r = new_leaf();
+    let rl = as_leaf(unsafe { &*r });
+    for j in mid..n {
+        rl.keys.copy_from(&leaf.keys, j, j - mid);
+        rl.vals[j - mid].store(leaf.vals[j].load(Relaxed), Relaxed);
+    }
+    rl.hdr.count.store((n - mid) as u32, Relaxed);
+    leaf.hdr.count.store(mid as u32, Relaxed);
+    (rl.keys.load(0), r)
+}
+
+/// Split a full inner node at `mid`: that key moves up, the ones after it move right.
+fn split_inner(inner: &Inner, mid: usize) -> (KeyWords, *mut Hdr) {
+    let n = inner.hdr.count();
+    assert!(mid > 0 && mid < n, "btree: inner split point {mid} of {n}");
+    let r = new_inner();
+    // SAFETY: fresh node, not yet shared.
+    let ri = unsafe { &*r };
+    for j in mid + 1..n {
+        ri.keys.copy_from(&inner.keys, j, j - mid - 1);
+    }
+    for j in mid + 1..=n {
+        ri.children[j - mid - 1].store(inner.children[j].load(Relaxed), Relaxed);
+    }
+    ri.hdr.count.store((n - mid - 1) as u32, Relaxed);
+    let sep = inner.keys.load(mid);
+    inner.hdr.count.store(mid as u32, Relaxed);
+    (sep, r as *mut Hdr)
+}
+
+impl Slots {
+    fn copy_from(&self, other: &Slots, from: usize, to: usize) {
+        self.store(to, &other.load(from));
+    }
+}
+
+impl Drop for BTree {
+    fn drop(&mut self) {
+        fn free(p: *mut Hdr) {
+            // SAFETY: exclusive access in Drop; every node is reachable exactly once.
+            let h = unsafe { &*p };
+            if h.leaf {
+                drop(unsafe { Box::from_raw(p as *mut Leaf) });
+            } else {
+                let inner = as_inner(h);
+                for i in 0..=h.count() {
+                    free(inner.children[i].load(Relaxed));
+                }
+                drop(unsafe { Box::from_raw(p as *mut Inner) });
+            }
+        }
+        free(self.root.load(Relaxed));
+    }
+}

@@ -1,0 +1,181 @@
+//! `occ`: Silo's commit protocol and abort. Commit: lock the write set in address order,
+//! read the global epoch, validate the read set (TID unchanged, not locked by another,
+//! not unlinked) and the node set (index versions unchanged), pick a TID above every TID
+//! read or written and the worker's last one, in the current epoch, install the writes
+//! and release the locks. Read-only transactions only validate (no lock, no shared write).
+//!
+//! This module must never install a write before validation succeeded, and never leave
+//! a record locked when it returns.
+
+use crate::log;
+use crate::record::{epoch_of, ABSENT, EPOCH_SHIFT, FLAGS, LOCK, SEQ_ONE, UNLINKED};
+use crate::xct::{retire, unlink, MemoryWorker, WKind};
+use crate::{AbortReason, WorkerStats};
+use api::{Error, LogMode, Result};
+use std::sync::atomic::{fence, Ordering::*};
+
+impl MemoryWorker<'_> {
+    fn validate_reads(&self) -> bool {
+        self.reads.iter().all(|r| {
+            let cur = r.rec.tid().load(Acquire);
+            if cur & !LOCK != r.tid || cur & UNLINKED != 0 {
+                return false;
+            }
+            // Locked: fine only if we hold the lock (our write set is sorted by address).
+            cur & LOCK == 0 || self.writes.binary_search_by_key(&r.rec, |w| w.rec).is_ok()
+        })
+    }
+
+    fn validate_nodes(&self) -> bool {
+        // SAFETY: version words belong to index nodes/buckets, which outlive the engine's
+        // workers (B+tree nodes are never freed while shared; hash buckets never).
+        self.nodes
+            .iter()
+            .all(|n| unsafe { (*n.ver).load(Acquire) } == n.v)
+    }
+
+    /// Clear per-transaction state and unpin.
+    fn finish(&mut self) {
+        self.reads.clear();
+        self.nodes.clear();
+        self.writes.clear();
+        self.wmap.clear();
+        self.arena.clear();
+        self.abort_reason = None;
+        self.guard = None;
+    }
+
+    pub(crate) fn commit_txn(&mut self) -> Result<()> {
+        assert!(self.guard.is_some(), "commit outside a transaction");
+        let st = self.stats();
+        self.writes.retain(|w| w.kind != WKind::Dead);
+        if self.writes.is_empty() {
+            fence(Acquire);
+            let why = if !self.validate_reads() {
+                Some((AbortReason::ReadValidation, "read set changed"))
+            } else if !self.validate_nodes() {
+                Some((AbortReason::NodeValidation, "index node changed (phantom)"))
+            } else {
+                None
+            };
+            if let Some((r, msg)) = why {
+                self.abort_reason = Some(r);
+                return Err(Error::Conflict(msg));
+            }
+            WorkerStats::bump(&st.read_only_commits);
+            WorkerStats::bump(&st.commits);
+            self.finish();
+            return Ok(());
+        }
+
+        // Phase 1: lock the write set in a global order (record address).
+        self.writes.sort_unstable_by_key(|w| w.rec);
+        let e = self.e;
+        let mut logbuf = e.logger.as_ref().map(|l| l.buffer(self.id));
+        for w in self.writes.iter_mut() {
+            w.locked_tid = w.rec.lock();
+        }
+        // The serialization point: the epoch read after every lock is held.
+        fence(SeqCst);
+        let epoch = e.epochs.current();
+
+        // Phase 2: validate.
+        let why = if !self.validate_reads() {
+            Some((AbortReason::ReadValidation, "read set changed"))
+        } else if !self.validate_nodes() {
+            Some((AbortReason::NodeValidation, "index node changed (phantom)"))
+        } else {
+            None
+        };
+        if let Some((r, msg)) = why {
+            for w in &self.writes {
+                w.rec.unlock_with(w.locked_tid);
+            }
+            drop(logbuf);
+            self.abort_reason = Some(r);
+            return Err(Error::Conflict(msg));
+        }
+
+        // Phase 3: a TID above everything this transaction saw, in the current epoch.
+        let mut max = self.last_tid;
+        for r in &self.reads {
+            max = max.max(r.tid & !FLAGS);
+        }
+        for w in &self.writes {
+            max = max.max(w.locked_tid & !FLAGS);
+        }
+        let mut tid = max + SEQ_ONE;
+        if epoch_of(tid) < epoch {
+            tid = (epoch << EPOCH_SHIFT) + SEQ_ONE;
+        }
+        assert_eq!(
+            epoch_of(tid),
+            epoch,
+            "TID epoch must be the commit epoch (a record carries a future epoch?)"
+        );
+
+        // Phase 4: install and unlock.
+        let g = self.guard.as_ref().expect("pinned during commit");
+        for w in &self.writes {
+            let t = &e.catalog.tables[w.table as usize];
+            let key = &self.arena[w.key_off as usize..w.key_off as usize + w.key_len as usize];
+            let row = &self.arena[w.data_off as usize..w.data_off as usize + t.row_size];
+            match w.kind {
+                WKind::Insert | WKind::Update => {
+                    w.rec.store_row(row);
+                    w.rec.unlock_with(tid);
+                    if let Some(b) = logbuf.as_mut() {
+                        log::append_put(b, tid, w.table, key, row);
+                    }
+                    if w.kind == WKind::Insert {
+                        WorkerStats::bump(&st.records_inserted);
+                    }
+                }
+                WKind::Delete => {
+                    // Absent (and still locked) before leaving the indexes; unlinked after.
+                    w.rec.tid().store(tid | ABSENT | LOCK, Release);
+                    unlink(t, key, row, w.rec, g, |_| {});
+                    w.rec.unlock_with(tid | ABSENT | UNLINKED);
+                    retire(w.rec, t.words, g);
+                    if let Some(b) = logbuf.as_mut() {
+                        log::append_delete(b, tid, w.table, key);
+                    }
+                    WorkerStats::bump(&st.records_deleted);
+                }
+                WKind::Dead => unreachable!("dead writes were dropped"),
+            }
+        }
+        drop(logbuf);
+        self.last_tid = tid;
+        WorkerStats::bump(&st.commits);
+        self.finish();
+        if e.log_mode == LogMode::Sync {
+            if let Some(l) = &e.logger {
+                l.wait_durable(epoch, &e.epochs)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn abort_txn(&mut self) {
+        let Some(g) = self.guard.as_ref() else {
+            return;
+        };
+        let e = self.e;
+        for w in &self.writes {
+            if w.kind != WKind::Insert {
+                continue;
+            }
+            let t = &e.catalog.tables[w.table as usize];
+            let key = &self.arena[w.key_off as usize..w.key_off as usize + w.key_len as usize];
+            let row = &self.arena[w.data_off as usize..w.data_off as usize + t.row_size];
+            unlink(t, key, row, w.rec, g, |_| {});
+            // Readers that saw the absent record must re-read the index.
+            w.rec.tid().store(ABSENT | UNLINKED, Release);
+            retire(w.rec, t.words, g);
+        }
+        let r = self.abort_reason.unwrap_or(AbortReason::User);
+        WorkerStats::bump(&self.stats().aborts[r as usize]);
+        self.finish();
+    }
+}

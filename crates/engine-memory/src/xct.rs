@@ -1,0 +1,570 @@
+//! `xct`: a worker's transaction operations (get, scan, insert, update, delete) in the
+//! Silo style: reads record the TID they saw (read set), absent keys and scans record the
+//! index versions they saw (node set), writes are buffered (write set) except inserts,
+//! which put an absent record into the indexes at once. Commit is in `occ`.
+//!
+//! Per-transaction state lives in Vecs reused across transactions (no allocation per
+//! operation, except the record an insert creates). This module must never write shared
+//! memory on a read, and never make a write visible before commit.
+
+use crate::catalog::TableData;
+use crate::record::{Rec, ABSENT, UNLINKED};
+use crate::{AbortReason, MemoryEngine, WorkerStats};
+use api::key::{Key, MAX_KEY_LEN};
+use api::{Dir, Error, IndexId, IndexKind, Result, TableId, Worker};
+use crossbeam_epoch::Guard;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering::*};
+
+/// Write sets up to this size are searched linearly; larger ones through a map.
+const LINEAR_WRITES: usize = 16;
+
+#[derive(Clone, Copy)]
+pub(crate) struct ReadEntry {
+    pub rec: Rec,
+    pub tid: u64,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct NodeEntry {
+    pub ver: *const AtomicU64,
+    pub v: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum WKind {
+    /// A new record, in the indexes as absent until commit.
+    Insert,
+    Update,
+    Delete,
+    /// An insert deleted again by the same transaction (already unlinked).
+    Dead,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct WriteEntry {
+    pub rec: Rec,
+    pub table: u32,
+    pub kind: WKind,
+    pub key_len: u8,
+    pub key_off: u32,
+    /// Insert/Update: the new row; Delete: the old row (for its secondary keys).
+    pub data_off: u32,
+    /// The TID the record had when commit locked it.
+    pub locked_tid: u64,
+}
+
+/// Hashes record addresses (already well spread in their middle bits).
+#[derive(Default)]
+pub(crate) struct AddrHasher(u64);
+impl Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!("AddrHasher hashes only usize keys")
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.0 = (v as u64 >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+pub(crate) type WMap = HashMap<usize, u32, BuildHasherDefault<AddrHasher>>;
+
+pub struct MemoryWorker<'e> {
+    pub(crate) e: &'e MemoryEngine,
+    pub(crate) id: usize,
+    pub(crate) guard: Option<Guard>,
+    pub(crate) reads: Vec<ReadEntry>,
+    pub(crate) nodes: Vec<NodeEntry>,
+    pub(crate) writes: Vec<WriteEntry>,
+    pub(crate) wmap: WMap,
+    pub(crate) arena: Vec<u8>,
+    pub(crate) row: Vec<u8>,
+    pub(crate) row2: Vec<u8>,
+    pub(crate) last_tid: u64,
+    pub(crate) abort_reason: Option<AbortReason>,
+}
+
+pub(crate) fn find_write(writes: &[WriteEntry], map: &WMap, rec: Rec) -> Option<usize> {
+    if writes.len() <= LINEAR_WRITES {
+        writes.iter().position(|w| w.rec == rec)
+    } else {
+        map.get(&(rec.0 as usize)).map(|&i| i as usize)
+    }
+}
+
+/// A transaction's own index change must not fail its own node-set validation.
+pub(crate) fn fix_nodes(nodes: &mut [NodeEntry], c: crate::btree::NodeChange) {
+    for n in nodes.iter_mut() {
+        if n.ver == c.ver && n.v == c.before {
+            n.v = c.after;
+        }
+    }
+}
+
+fn check_key(key: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_LEN {
+        return Err(Error::fatal(format!(
+            "key of {} bytes, longer than {MAX_KEY_LEN}",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Remove a record's entries (primary key `key`, row `row`) from the table's indexes.
+/// Entries pointing elsewhere are left alone (a partial insert has only some).
+pub(crate) fn unlink(
+    t: &TableData,
+    key: &[u8],
+    row: &[u8],
+    rec: Rec,
+    g: &Guard,
+    mut on_change: impl FnMut(crate::btree::NodeChange),
+) {
+    if let Some(c) = t.primary.remove(key, rec.as_u64(), g) {
+        on_change(c);
+    }
+    let mut sk = Key::new();
+    for s in &t.secondary {
+        s.entry_key(key, row, &mut sk);
+        if let Some(c) = s.index.remove(&sk, rec.as_u64(), g) {
+            on_change(c);
+        }
+    }
+}
+
+/// Free a record once no pinned transaction can reach it.
+pub(crate) fn retire(rec: Rec, words: usize, g: &Guard) {
+    let p = rec.as_u64();
+    // SAFETY: the record is unlinked from every index; transactions pinned now may still
+    // hold it, and the collector runs this only after they unpin.
+    unsafe { g.defer_unchecked(move || Rec::from_u64(p).free(words)) };
+}
+
+impl<'e> MemoryWorker<'e> {
+    pub(crate) fn new(e: &'e MemoryEngine, id: usize) -> Self {
+        let max_row = e
+            .catalog
+            .tables
+            .iter()
+            .map(|t| t.row_size)
+            .max()
+            .unwrap_or(0);
+        MemoryWorker {
+            e,
+            id,
+            guard: None,
+            reads: Vec::with_capacity(256),
+            nodes: Vec::with_capacity(64),
+            writes: Vec::with_capacity(64),
+            wmap: WMap::default(),
+            arena: Vec::with_capacity(1 << 14),
+            row: vec![0; max_row],
+            row2: vec![0; max_row],
+            last_tid: 0,
+            abort_reason: None,
+        }
+    }
+
+    pub(crate) fn stats(&self) -> &'e WorkerStats {
+        &self.e.stats[self.id]
+    }
+
+    fn table(&self, t: TableId) -> &'e TableData {
+        let e: &'e MemoryEngine = self.e;
+        e.catalog
+            .tables
+            .get(t.0 as usize)
+            .unwrap_or_else(|| panic!("table id {} not in the schema", t.0))
+    }
+
+    fn push_write(&mut self, w: WriteEntry) {
+        self.writes.push(w);
+        let n = self.writes.len();
+        if n == LINEAR_WRITES + 1 {
+            for (i, w) in self.writes.iter().enumerate() {
+                self.wmap.insert(w.rec.0 as usize, i as u32);
+            }
+        } else if n > LINEAR_WRITES + 1 {
+            self.wmap.insert(w.rec.0 as usize, n as u32 - 1);
+        }
+    }
+
+    fn push_bytes(&mut self, b: &[u8]) -> u32 {
+        let off = self.arena.len();
+        self.arena.extend_from_slice(b);
+        off as u32
+    }
+
+    /// Abort with a conflict for `why`.
+    fn conflict(&mut self, r: AbortReason, why: &'static str) -> Error {
+        self.abort_reason = Some(r);
+        Error::Conflict(why)
+    }
+
+    /// Check that `old` and `new` rows give the same secondary keys.
+    fn same_secondary_keys(t: &TableData, key: &[u8], old: &[u8], new: &[u8]) -> bool {
+        let (mut a, mut b) = (Key::new(), Key::new());
+        t.secondary.iter().all(|s| {
+            s.entry_key(key, old, &mut a);
+            s.entry_key(key, new, &mut b);
+            a == b
+        })
+    }
+
+    /// Insert found `existing` under the primary key.
+    fn insert_over(&mut self, t: &TableData, key: &[u8], row: &[u8], existing: Rec) -> Result<()> {
+        if let Some(i) = find_write(&self.writes, &self.wmap, existing) {
+            let w = self.writes[i];
+            return match w.kind {
+                WKind::Delete => {
+                    // Re-insert of a key this transaction deleted: an update of the record.
+                    let off = w.data_off as usize;
+                    let old = &self.arena[off..off + t.row_size];
+                    if !Self::same_secondary_keys(t, key, old, row) {
+                        return Err(Error::fatal(format!(
+                            "table {}: re-inserting a key deleted in the same transaction \
+                             with different secondary keys is not supported",
+                            t.name
+                        )));
+                    }
+                    self.arena[off..off + t.row_size].copy_from_slice(row);
+                    self.writes[i].kind = WKind::Update;
+                    Ok(())
+                }
+                WKind::Insert | WKind::Update => Err(Error::Duplicate),
+                WKind::Dead => unreachable!("a dead insert is no longer in any index"),
+            };
+        }
+        let tid = existing.stable_tid();
+        if tid & ABSENT != 0 {
+            return Err(self.conflict(
+                AbortReason::InsertBusy,
+                "insert: key held by an uncommitted insert or a committed delete",
+            ));
+        }
+        // The transaction depends on the key being present.
+        self.reads.push(ReadEntry { rec: existing, tid });
+        Err(Error::Duplicate)
+    }
+}
+
+impl Worker for MemoryWorker<'_> {
+    fn begin(&mut self) -> Result<()> {
+        assert!(self.guard.is_none(), "begin inside a transaction");
+        debug_assert!(self.reads.is_empty() && self.writes.is_empty());
+        self.guard = Some(crossbeam_epoch::pin());
+        Ok(())
+    }
+
+    fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        check_key(key)?;
+        let t = self.table(table);
+        let g = self.guard.as_ref().expect("get outside a transaction");
+        let (hit, ver, v) = t.primary.get(key, g);
+        let Some(r) = hit else {
+            self.nodes.push(NodeEntry { ver, v });
+            return Ok(false);
+        };
+        let rec = Rec::from_u64(r);
+        if !self.writes.is_empty() {
+            if let Some(i) = find_write(&self.writes, &self.wmap, rec) {
+                let w = self.writes[i];
+                return Ok(match w.kind {
+                    WKind::Insert | WKind::Update => {
+                        let off = w.data_off as usize;
+                        f(&self.arena[off..off + t.row_size]);
+                        true
+                    }
+                    WKind::Delete | WKind::Dead => false,
+                });
+            }
+        }
+        let row = &mut self.row[..t.row_size];
+        let tid = rec.stable_read(row);
+        self.reads.push(ReadEntry { rec, tid });
+        if tid & ABSENT != 0 {
+            return Ok(false);
+        }
+        f(row);
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        for b in [lo, hi] {
+            if let Bound::Included(k) | Bound::Excluded(k) = b {
+                check_key(k)?;
+            }
+        }
+        let t = self.table(index.table);
+        assert!(self.guard.is_some(), "scan outside a transaction");
+        let ix = if index.index == 0 {
+            if t.kind == IndexKind::Hash {
+                return Err(Error::fatal(format!(
+                    "scan over the hash index of table {}",
+                    t.name
+                )));
+            }
+            &t.primary
+        } else {
+            match t.secondary.get(index.index as usize - 1) {
+                Some(s) => &s.index,
+                None => {
+                    return Err(Error::fatal(format!(
+                        "table {} has no secondary index {}",
+                        t.name,
+                        index.index - 1
+                    )))
+                }
+            }
+        };
+        let crate::catalog::Index::BTree(tree) = ix else {
+            unreachable!("secondary indexes are B+trees")
+        };
+        if limit == 0 {
+            return Ok(0);
+        }
+        let rs = t.row_size;
+        let mut n = 0usize;
+        let Self {
+            reads,
+            nodes,
+            writes,
+            wmap,
+            arena,
+            row,
+            ..
+        } = self;
+        tree.scan(
+            lo,
+            hi,
+            dir == Dir::Forward,
+            &mut |ver, v| nodes.push(NodeEntry { ver, v }),
+            &mut |k, val| {
+                let rec = Rec::from_u64(val);
+                let data: &[u8] = match find_write(writes, wmap, rec) {
+                    Some(i) => {
+                        let w = writes[i];
+                        match w.kind {
+                            WKind::Insert | WKind::Update => {
+                                &arena[w.data_off as usize..w.data_off as usize + rs]
+                            }
+                            WKind::Delete | WKind::Dead => return true,
+                        }
+                    }
+                    None => {
+                        let tid = rec.stable_read(&mut row[..rs]);
+                        reads.push(ReadEntry { rec, tid });
+                        if tid & ABSENT != 0 {
+                            return true;
+                        }
+                        &row[..rs]
+                    }
+                };
+                n += 1;
+                f(k, data) && n < limit
+            },
+        );
+        Ok(n)
+    }
+
+    fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
+        check_key(key)?;
+        let t = self.table(table);
+        if row.len() != t.row_size {
+            return Err(Error::fatal(format!(
+                "table {}: row of {} bytes, want {}",
+                t.name,
+                row.len(),
+                t.row_size
+            )));
+        }
+        let g = self.guard.as_ref().expect("insert outside a transaction");
+        let rec = Rec::alloc(t.words, ABSENT, row);
+        match t.primary.insert(key, rec.as_u64(), g) {
+            Ok(c) => fix_nodes(&mut self.nodes, c),
+            Err(existing) => {
+                // SAFETY: never published.
+                unsafe { rec.free(t.words) };
+                return self.insert_over(t, key, row, Rec::from_u64(existing));
+            }
+        }
+        let mut sk = Key::new();
+        for s in &t.secondary {
+            s.entry_key(key, row, &mut sk);
+            match s.index.insert(&sk, rec.as_u64(), g) {
+                Ok(c) => fix_nodes(&mut self.nodes, c),
+                Err(existing) => {
+                    // Undo this insert's entries; readers may have seen the record.
+                    let nodes = &mut self.nodes;
+                    unlink(t, key, row, rec, g, |c| fix_nodes(nodes, c));
+                    rec.tid().store(ABSENT | UNLINKED, Release);
+                    retire(rec, t.words, g);
+                    let existing = Rec::from_u64(existing);
+                    if find_write(&self.writes, &self.wmap, existing).is_some() {
+                        return Err(Error::fatal(format!(
+                            "table {}: insert collides in a unique secondary index with a row \
+                             this transaction wrote (not supported)",
+                            t.name
+                        )));
+                    }
+                    let tid = existing.stable_tid();
+                    if tid & ABSENT != 0 {
+                        return Err(self.conflict(
+                            AbortReason::InsertBusy,
+                            "insert: secondary key held by an uncommitted or deleted record",
+                        ));
+                    }
+                    self.reads.push(ReadEntry { rec: existing, tid });
+                    return Err(Error::Duplicate);
+                }
+            }
+        }
+        let key_off = self.push_bytes(key);
+        let data_off = self.push_bytes(row);
+        self.push_write(WriteEntry {
+            rec,
+            table: table.0,
+            kind: WKind::Insert,
+            key_len: key.len() as u8,
+            key_off,
+            data_off,
+            locked_tid: 0,
+        });
+        Ok(())
+    }
+
+    fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool> {
+        check_key(key)?;
+        let t = self.table(table);
+        let rs = t.row_size;
+        let g = self.guard.as_ref().expect("update outside a transaction");
+        let (hit, ver, v) = t.primary.get(key, g);
+        let Some(r) = hit else {
+            self.nodes.push(NodeEntry { ver, v });
+            return Ok(false);
+        };
+        let rec = Rec::from_u64(r);
+        let off = match find_write(&self.writes, &self.wmap, rec) {
+            Some(i) => match self.writes[i].kind {
+                WKind::Insert | WKind::Update => {
+                    let off = self.writes[i].data_off as usize;
+                    self.row[..rs].copy_from_slice(&self.arena[off..off + rs]);
+                    off
+                }
+                WKind::Delete | WKind::Dead => return Ok(false),
+            },
+            None => {
+                let tid = rec.stable_read(&mut self.row[..rs]);
+                self.reads.push(ReadEntry { rec, tid });
+                if tid & ABSENT != 0 {
+                    return Ok(false);
+                }
+                let key_off = self.push_bytes(key);
+                let off = self.arena.len();
+                self.arena.extend_from_slice(&self.row[..rs]);
+                self.push_write(WriteEntry {
+                    rec,
+                    table: table.0,
+                    kind: WKind::Update,
+                    key_len: key.len() as u8,
+                    key_off,
+                    data_off: off as u32,
+                    locked_tid: 0,
+                });
+                off
+            }
+        };
+        f(&mut self.arena[off..off + rs]);
+        if !t.secondary.is_empty()
+            && !Self::same_secondary_keys(t, key, &self.row[..rs], &self.arena[off..off + rs])
+        {
+            self.arena[off..off + rs].copy_from_slice(&self.row[..rs]);
+            return Err(Error::fatal(format!(
+                "table {}: update changed a secondary key",
+                t.name
+            )));
+        }
+        Ok(true)
+    }
+
+    fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
+        check_key(key)?;
+        let t = self.table(table);
+        let rs = t.row_size;
+        let g = self.guard.as_ref().expect("delete outside a transaction");
+        let (hit, ver, v) = t.primary.get(key, g);
+        let Some(r) = hit else {
+            self.nodes.push(NodeEntry { ver, v });
+            return Ok(false);
+        };
+        let rec = Rec::from_u64(r);
+        if let Some(i) = find_write(&self.writes, &self.wmap, rec) {
+            let w = self.writes[i];
+            return Ok(match w.kind {
+                WKind::Insert => {
+                    // Our own uncommitted insert: take it out of the indexes now.
+                    let off = w.data_off as usize;
+                    self.row2[..rs].copy_from_slice(&self.arena[off..off + rs]);
+                    let nodes = &mut self.nodes;
+                    unlink(t, key, &self.row2[..rs], rec, g, |c| fix_nodes(nodes, c));
+                    rec.tid().store(ABSENT | UNLINKED, Release);
+                    retire(rec, t.words, g);
+                    self.writes[i].kind = WKind::Dead;
+                    true
+                }
+                WKind::Update => {
+                    // Secondary keys never change, so the new row serves to unlink.
+                    self.writes[i].kind = WKind::Delete;
+                    true
+                }
+                WKind::Delete | WKind::Dead => false,
+            });
+        }
+        let tid = rec.stable_read(&mut self.row[..rs]);
+        self.reads.push(ReadEntry { rec, tid });
+        if tid & ABSENT != 0 {
+            return Ok(false);
+        }
+        let key_off = self.push_bytes(key);
+        let off = self.arena.len();
+        self.arena.extend_from_slice(&self.row[..rs]);
+        self.push_write(WriteEntry {
+            rec,
+            table: table.0,
+            kind: WKind::Delete,
+            key_len: key.len() as u8,
+            key_off,
+            data_off: off as u32,
+            locked_tid: 0,
+        });
+        Ok(true)
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.commit_txn()
+    }
+
+    fn abort(&mut self) {
+        self.abort_txn()
+    }
+}
+
+impl Drop for MemoryWorker<'_> {
+    fn drop(&mut self) {
+        if self.guard.is_some() {
+            self.abort_txn();
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! The engine-generic conformance tests (`api::conformance`) against the memory engine,
+//! with B+tree and with hash primary indexes.
+
+use api::conformance::*;
+use api::{EngineOptions, IndexKind};
+use engine_memory::MemoryEngine;
+
+const KINDS: [IndexKind; 2] = [IndexKind::BTree, IndexKind::Hash];
+
+#[test]
+fn transfers_keep_total_memory() {
+    for k in KINDS {
+        transfers_keep_total::<MemoryEngine>(&EngineOptions::default(), k);
+    }
+}
+
+#[test]
+fn scans_never_see_partial_txn_memory() {
+    for k in KINDS {
+        scans_never_see_partial_txn::<MemoryEngine>(&EngineOptions::default(), k);
+    }
+}
+
+#[test]
+fn write_skew_prevented_memory() {
+    for k in KINDS {
+        write_skew_prevented::<MemoryEngine>(&EngineOptions::default(), k);
+    }
+}
+
+#[test]
+fn phantom_insert_detected_memory() {
+    for k in KINDS {
+        phantom_insert_detected::<MemoryEngine>(&EngineOptions::default(), k);
+    }
+}
+
+#[test]
+fn crud_matches_serial_memory() {
+    for k in KINDS {
+        crud_matches_serial::<MemoryEngine>(&EngineOptions::default(), k);
+    }
+}

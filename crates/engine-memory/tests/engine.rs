@@ -1,0 +1,118 @@
+//! Memory-engine specifics: a transaction's own inserts never fail its own validation;
+//! a conflicting concurrent insert does; statistics count commits and aborts by reason;
+//! bad input is an error, not a panic.
+
+use api::{Dir, Engine, EngineOptions, Error, IndexKind, Schema, Session, TableDef, TableId};
+use engine_memory::MemoryEngine;
+use std::ops::Bound;
+use std::sync::Arc;
+
+fn open(kind: IndexKind, threads: usize) -> (MemoryEngine, TableId) {
+    let mut s = Schema::new();
+    let t = s.add(TableDef::new("t", 8, kind, 64));
+    let opts = EngineOptions {
+        threads,
+        ..EngineOptions::default()
+    };
+    (MemoryEngine::open(Arc::new(s), &opts).unwrap(), t)
+}
+
+#[test]
+fn own_inserts_do_not_fail_own_validation() {
+    for kind in [IndexKind::BTree, IndexKind::Hash] {
+        let (e, t) = open(kind, 1);
+        let mut s = Session::new(e.worker(0));
+        s.run(0, |s| {
+            assert!(!s.get(t, &[1], |_| {})?);
+            s.insert(t, &[1], &[1; 8])?;
+            assert!(s.get(t, &[1], |r| assert_eq!(r, [1; 8]))?);
+            if kind == IndexKind::BTree {
+                let n = s.scan(
+                    t.primary(),
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    Dir::Forward,
+                    10,
+                    |_, _| true,
+                )?;
+                assert_eq!(n, 1);
+                s.insert(t, &[2], &[2; 8])?;
+            }
+            // Insert then delete in one transaction leaves nothing behind.
+            s.insert(t, &[3], &[3; 8])?;
+            assert!(s.delete(t, &[3])?);
+            assert!(!s.get(t, &[3], |_| {})?);
+            Ok(())
+        })
+        .expect("own inserts must not abort the transaction");
+        s.run(0, |s| {
+            assert!(s.get(t, &[1], |_| {})?);
+            assert!(!s.get(t, &[3], |_| {})?);
+            Ok(())
+        })
+        .unwrap();
+        drop(s);
+        let st = e.stats();
+        assert_eq!(st["commits"], 2, "{st}");
+        assert_eq!(st["read_only_commits"], 1, "{st}");
+        e.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn concurrent_insert_into_an_observed_gap_aborts_the_reader() {
+    for kind in [IndexKind::BTree, IndexKind::Hash] {
+        let (e, t) = open(kind, 2);
+        let mut a = Session::new(e.worker(0));
+        let mut b = Session::new(e.worker(1));
+        a.begin(0).unwrap();
+        assert!(!a.get(t, &[7], |_| {}).unwrap());
+        // Another transaction inserts the key `a` saw absent and commits.
+        b.run(0, |s| s.insert(t, &[7], &[7; 8])).unwrap();
+        a.update(t, &[8], |_| {}).unwrap();
+        a.insert(t, &[9], &[9; 8]).unwrap();
+        let err = a.commit().unwrap_err();
+        assert!(err.is_conflict(), "{err}");
+        // The aborted insert left nothing behind.
+        b.run(0, |s| {
+            assert!(!s.get(t, &[9], |_| {})?);
+            Ok(())
+        })
+        .unwrap();
+        drop((a, b));
+        let st = e.stats();
+        assert_eq!(st["aborts"]["node_validation"], 1, "{st}");
+        e.shutdown().unwrap();
+    }
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let (e, t) = open(IndexKind::Hash, 1);
+    let mut s = Session::new(e.worker(0));
+    let r = s.run(0, |s| s.insert(t, &[1], &[0; 3]));
+    assert!(matches!(r, Err(Error::Fatal(_))), "{r:?}");
+    let r = s.run(0, |s| s.get(t, &[0; 65], |_| {}));
+    assert!(matches!(r, Err(Error::Fatal(_))), "{r:?}");
+    let r = s.run(0, |s| {
+        s.scan(
+            t.primary(),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Dir::Forward,
+            1,
+            |_, _| true,
+        )
+    });
+    assert!(
+        matches!(r, Err(Error::Fatal(_))),
+        "scan over a hash index: {r:?}"
+    );
+    let r = s.run(0, |s| {
+        s.insert(t, &[1], &[0; 8])?;
+        s.insert(t, &[1], &[0; 8])
+    });
+    assert_eq!(r, Err(Error::Duplicate));
+    drop(s);
+    e.shutdown().unwrap();
+}

@@ -1,0 +1,342 @@
+//! The `btree` and `hash` indexes against `BTreeMap`/`HashMap` (random operation
+//! sequences), and under real-thread stress (threads inserting, removing and scanning
+//! disjoint and overlapping keys; the content afterwards is exactly what the successful
+//! operations imply; scans are always sorted).
+
+use engine_memory::btree::BTree;
+use engine_memory::hash::HashIndex;
+use proptest::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::Arc;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(Vec<u8>, u64),
+    Remove(Vec<u8>),
+    Get(Vec<u8>),
+    Scan(Bound<Vec<u8>>, Bound<Vec<u8>>, bool, usize),
+}
+
+fn key() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // Short keys over a tiny alphabet: many prefixes and equal first words.
+        4 => prop::collection::vec(prop::sample::select(vec![0u8, 1, 2, 0xff]), 0..11),
+        // Long keys sharing a 50-byte prefix: comparisons beyond the first word.
+        1 => prop::collection::vec(prop::sample::select(vec![0u8, 7, 0xff]), 0..14)
+            .prop_map(|s| { let mut k = vec![b'a'; 50]; k.extend(s); k }),
+        // Dense integer keys: many splits.
+        4 => (0u16..600).prop_map(|v| v.to_be_bytes().to_vec()),
+    ]
+}
+
+fn bound() -> impl Strategy<Value = Bound<Vec<u8>>> {
+    prop_oneof![
+        1 => Just(Bound::Unbounded),
+        2 => key().prop_map(Bound::Included),
+        2 => key().prop_map(Bound::Excluded),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (key(), any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        2 => key().prop_map(Op::Remove),
+        2 => key().prop_map(Op::Get),
+        1 => (bound(), bound(), any::<bool>(), 0usize..80).prop_map(|(a, b, f, l)| Op::Scan(a, b, f, l)),
+    ]
+}
+
+fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn tree_scan(
+    t: &BTree,
+    lo: Bound<&[u8]>,
+    hi: Bound<&[u8]>,
+    fwd: bool,
+    limit: usize,
+) -> Vec<(Vec<u8>, u64)> {
+    let mut out = Vec::new();
+    if limit == 0 {
+        return out;
+    }
+    t.scan(lo, hi, fwd, &mut |_, _| {}, &mut |k, v| {
+        out.push((k.to_vec(), v));
+        out.len() < limit
+    });
+    out
+}
+
+fn model_scan(
+    m: &BTreeMap<Vec<u8>, u64>,
+    lo: &Bound<Vec<u8>>,
+    hi: &Bound<Vec<u8>>,
+    fwd: bool,
+    limit: usize,
+) -> Vec<(Vec<u8>, u64)> {
+    // BTreeMap::range panics on inverted or equal-excluded ranges; filter instead.
+    let inside = |k: &Vec<u8>| {
+        (match lo {
+            Bound::Included(x) => k >= x,
+            Bound::Excluded(x) => k > x,
+            Bound::Unbounded => true,
+        }) && (match hi {
+            Bound::Included(x) => k <= x,
+            Bound::Excluded(x) => k < x,
+            Bound::Unbounded => true,
+        })
+    };
+    let it = m
+        .iter()
+        .filter(|(k, _)| inside(k))
+        .map(|(k, v)| (k.clone(), *v));
+    if fwd {
+        it.take(limit).collect()
+    } else {
+        let mut all: Vec<_> = it.collect();
+        all.reverse();
+        all.truncate(limit);
+        all
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+    #[test]
+    fn btree_matches_btreemap(ops in prop::collection::vec(op(), 1..1500)) {
+        let t = BTree::new();
+        let mut m = BTreeMap::new();
+        for o in &ops {
+            match o {
+                Op::Insert(k, v) => {
+                    let r = t.insert(k, *v);
+                    match m.get(k) {
+                        Some(old) => prop_assert_eq!(r.err(), Some(*old)),
+                        None => { prop_assert!(r.is_ok()); m.insert(k.clone(), *v); }
+                    }
+                }
+                Op::Remove(k) => {
+                    let want = m.remove(k);
+                    // A removal expecting the wrong value must not remove.
+                    if let Some(v) = want {
+                        prop_assert!(t.remove(k, v.wrapping_add(1)).is_none());
+                        prop_assert!(t.remove(k, v).is_some());
+                    } else {
+                        prop_assert!(t.remove(k, 0).is_none());
+                    }
+                }
+                Op::Get(k) => prop_assert_eq!(t.get(k).0, m.get(k).copied()),
+                Op::Scan(lo, hi, fwd, limit) => {
+                    let got = tree_scan(&t, as_ref(lo), as_ref(hi), *fwd, *limit);
+                    let want = model_scan(&m, lo, hi, *fwd, *limit);
+                    prop_assert_eq!(got, want, "scan {:?}..{:?} fwd {} limit {}", lo, hi, fwd, limit);
+                }
+            }
+        }
+        let all = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+        prop_assert_eq!(all, m.into_iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn hash_matches_hashmap(ops in prop::collection::vec(op(), 1..1500)) {
+        let h = HashIndex::new(16);
+        let mut m = HashMap::new();
+        let g = crossbeam_epoch::pin();
+        for o in &ops {
+            match o {
+                Op::Insert(k, v) => {
+                    let r = h.insert(k, *v, &g);
+                    match m.get(k) {
+                        Some(old) => prop_assert_eq!(r.err(), Some(*old)),
+                        None => { prop_assert!(r.is_ok()); m.insert(k.clone(), *v); }
+                    }
+                }
+                Op::Remove(k) => {
+                    if let Some(v) = m.remove(k) {
+                        prop_assert!(h.remove(k, v.wrapping_add(1), &g).is_none());
+                        prop_assert!(h.remove(k, v, &g).is_some());
+                    } else {
+                        prop_assert!(h.remove(k, 0, &g).is_none());
+                    }
+                }
+                Op::Get(k) | Op::Scan(Bound::Included(k), _, _, _) => {
+                    prop_assert_eq!(h.get(k, &g).0, m.get(k).copied())
+                }
+                Op::Scan(..) => {}
+            }
+        }
+        for (k, v) in &m {
+            prop_assert_eq!(h.get(k, &g).0, Some(*v));
+        }
+    }
+}
+
+#[test]
+fn btree_versions_change_on_insert_and_remove_only() {
+    let t = BTree::new();
+    let (none, ver, v0) = t.get(b"k");
+    assert_eq!(none, None);
+    let c = t.insert(b"k", 1).unwrap();
+    assert_eq!(c.ver, ver);
+    assert_eq!(c.before, v0);
+    assert_ne!(c.after, v0);
+    // A failed insert and a lookup leave the version alone.
+    assert_eq!(t.insert(b"k", 2).unwrap_err(), 1);
+    let (_, _, v1) = t.get(b"k");
+    assert_eq!(v1, c.after);
+    let c2 = t.remove(b"k", 1).unwrap();
+    assert_eq!(c2.before, v1);
+    assert_ne!(c2.after, v1);
+}
+
+const THREADS: u64 = 4;
+
+fn stress_key(k: u64) -> Vec<u8> {
+    // Mix short and long keys.
+    if k % 5 == 0 {
+        let mut v = vec![b'x'; 40];
+        v.extend_from_slice(&k.to_be_bytes());
+        v
+    } else {
+        k.to_be_bytes().to_vec()
+    }
+}
+
+/// Threads own the keys they inserted; the shared key range makes inserts race.
+fn stress<I: Sync>(
+    index: &I,
+    ops_per_thread: u64,
+    insert: impl Fn(&I, &[u8], u64) -> Result<(), u64> + Sync,
+    remove: impl Fn(&I, &[u8], u64) -> bool + Sync,
+    get: impl Fn(&I, &[u8]) -> Option<u64> + Sync,
+    scan: Option<&(dyn Fn(&I) + Sync)>,
+) -> BTreeMap<Vec<u8>, u64> {
+    let models: Vec<BTreeMap<Vec<u8>, u64>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let (insert, remove, get) = (&insert, &remove, &get);
+                s.spawn(move || {
+                    let mut model = BTreeMap::new();
+                    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ (t + 1);
+                    for i in 0..ops_per_thread {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        // Half the keys are disjoint per thread, half shared by all.
+                        let k = if x % 2 == 0 {
+                            (x >> 8) % 3000 * THREADS + t
+                        } else {
+                            1_000_000 + (x >> 8) % 2000
+                        };
+                        let key = stress_key(k);
+                        let v = (t << 48) | i;
+                        match (x >> 4) % 4 {
+                            0 | 1 => {
+                                if insert(index, &key, v).is_ok() {
+                                    model.insert(key, v);
+                                }
+                            }
+                            2 => {
+                                if let Some(&mine) = model.get(&key) {
+                                    assert!(remove(index, &key, mine), "owner's remove failed");
+                                    model.remove(&key);
+                                }
+                            }
+                            _ => {
+                                if let Some(&mine) = model.get(&key) {
+                                    assert_eq!(get(index, &key), Some(mine), "owner's key lost");
+                                }
+                            }
+                        }
+                    }
+                    model
+                })
+            })
+            .collect();
+        if let Some(scan) = scan {
+            for _ in 0..50 {
+                scan(index);
+            }
+        }
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut all = BTreeMap::new();
+    for m in models {
+        for (k, v) in m {
+            assert!(all.insert(k, v).is_none(), "two threads own one key");
+        }
+    }
+    all
+}
+
+#[test]
+fn btree_concurrent_stress() {
+    let t = Arc::new(BTree::new());
+    let scan = |t: &Arc<BTree>| {
+        for fwd in [true, false] {
+            let mut prev: Option<Vec<u8>> = None;
+            let lo = 500u64.to_be_bytes();
+            t.scan(
+                Bound::Included(&lo),
+                Bound::Unbounded,
+                fwd,
+                &mut |_, _| {},
+                &mut |k, _| {
+                    if fwd {
+                        assert!(k >= &lo[..]);
+                    }
+                    if let Some(p) = &prev {
+                        assert!(
+                            if fwd {
+                                p.as_slice() < k
+                            } else {
+                                p.as_slice() > k
+                            },
+                            "scan out of order"
+                        );
+                    }
+                    prev = Some(k.to_vec());
+                    true
+                },
+            );
+        }
+    };
+    let want = stress(
+        &t,
+        30_000,
+        |t, k, v| t.insert(k, v).map(|_| ()),
+        |t, k, v| t.remove(k, v).is_some(),
+        |t, k| t.get(k).0,
+        Some(&scan),
+    );
+    let got = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+    assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn hash_concurrent_stress() {
+    let h = HashIndex::new(64); // small: long chains
+    let want = stress(
+        &h,
+        30_000,
+        |h, k, v| h.insert(k, v, &crossbeam_epoch::pin()).map(|_| ()),
+        |h, k, v| h.remove(k, v, &crossbeam_epoch::pin()).is_some(),
+        |h, k| h.get(k, &crossbeam_epoch::pin()).0,
+        None,
+    );
+    let g = crossbeam_epoch::pin();
+    for (k, v) in &want {
+        assert_eq!(h.get(k, &g).0, Some(*v));
+    }
+    let mut n = 0;
+    let mut h = h;
+    h.for_each(|_| n += 1);
+    assert_eq!(n, want.len(), "hash holds entries no thread owns");
+}
