@@ -307,7 +307,7 @@ pub fn write_skew_prevented<E: Engine>(opts: &EngineOptions, primary: IndexKind)
     let mut s = Schema::new();
     let t = s.add(TableDef::new("oncall", 8, primary, 2));
     let e: E = open(s, opts, 2);
-    let violation = parking_lot::Mutex::new(None::<String>);
+    let violation = parking_lot::Mutex::new(Vec::<String>::new());
     let barrier = Barrier::new(2);
     let mut s0 = Session::new(e.worker(0));
     expect_ok(
@@ -353,7 +353,7 @@ pub fn write_skew_prevented<E: Engine>(opts: &EngineOptions, primary: IndexKind)
                         );
                         if on < 1 {
                             // Recorded, not panicked: the other thread waits at the barrier.
-                            violation.lock().get_or_insert(format!(
+                            violation.lock().push(format!(
                                 "conformance: write skew in round {round} (nobody on call)"
                             ));
                         }
@@ -362,8 +362,13 @@ pub fn write_skew_prevented<E: Engine>(opts: &EngineOptions, primary: IndexKind)
             });
         }
     });
-    if let Some(msg) = violation.into_inner() {
-        panic!("{msg}");
+    let violations = violation.into_inner();
+    if !violations.is_empty() {
+        panic!(
+            "{} violations:\n{}",
+            violations.len(),
+            violations.join("\n")
+        );
     }
     finish(e);
 }
@@ -375,7 +380,7 @@ pub fn phantom_insert_detected<E: Engine>(opts: &EngineOptions, primary: IndexKi
     const ROUNDS: u32 = 150;
     let (schema, t) = pairs_schema(primary);
     let e: E = open(schema, opts, 2);
-    let violation = parking_lot::Mutex::new(None::<String>);
+    let violation = parking_lot::Mutex::new(Vec::<String>::new());
     let barrier = Barrier::new(2);
     std::thread::scope(|sc| {
         for w in 0..2u32 {
@@ -450,7 +455,7 @@ pub fn phantom_insert_detected<E: Engine>(opts: &EngineOptions, primary: IndexKi
                             }),
                         );
                         if n != 1 {
-                            violation.lock().get_or_insert(format!(
+                            violation.lock().push(format!(
                                 "conformance: phantom in round {round} (variant {variant}): \
                                  {n} inserts"
                             ));
@@ -460,8 +465,13 @@ pub fn phantom_insert_detected<E: Engine>(opts: &EngineOptions, primary: IndexKi
             });
         }
     });
-    if let Some(msg) = violation.into_inner() {
-        panic!("{msg}");
+    let violations = violation.into_inner();
+    if !violations.is_empty() {
+        panic!(
+            "{} violations:\n{}",
+            violations.len(),
+            violations.join("\n")
+        );
     }
     finish(e);
 }

@@ -20,7 +20,8 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering::*};
 
-/// Keys per node (leaf and inner). 32 keys of up to 64 bytes: nodes of about 2.5 KB.
+/// Keys per node (leaf and inner). 32 keys of up to 64 bytes: nodes of about 570 bytes for
+/// short keys (plus 1.8 KB once a node holds a key longer than 8 bytes).
 pub const FANOUT: usize = 32;
 /// Words per key slot.
 const KW: usize = MAX_KEY_LEN / 8;
@@ -122,15 +123,26 @@ impl Hdr {
     }
 }
 
+/// Words 1.. of every slot's key, allocated only once a node holds a key longer than
+/// one word (nodes of short keys stay small: about 570 bytes instead of 2.4 KB).
+type Rest = [[AtomicU64; KW - 1]; FANOUT];
+
 /// Fixed key slots.
 #[repr(C)]
 struct Slots {
     head: [AtomicU64; FANOUT],
     len: [AtomicU8; FANOUT],
-    rest: [[AtomicU64; KW - 1]; FANOUT],
+    /// Null: every slot's words 1.. are zero. Set once (under the node lock), freed only
+    /// with the node.
+    rest: AtomicPtr<Rest>,
 }
 
 impl Slots {
+    #[inline]
+    fn rest(&self) -> Option<&Rest> {
+        // SAFETY: set once, never freed while the tree is shared.
+        unsafe { self.rest.load(Acquire).as_ref() }
+    }
     #[inline]
     fn cmp(&self, i: usize, k: &KeyWords) -> Ordering {
         let h = self.head[i].load(Relaxed);
@@ -139,10 +151,13 @@ impl Slots {
         }
         let sl = self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8);
         let n = (sl.max(k.len) as usize).div_ceil(8);
-        for w in 1..n {
-            let a = self.rest[i][w - 1].load(Relaxed);
-            if a != k.w[w] {
-                return a.cmp(&k.w[w]);
+        if n > 1 {
+            let rest = self.rest();
+            for w in 1..n {
+                let a = rest.map_or(0, |r| r[i][w - 1].load(Relaxed));
+                if a != k.w[w] {
+                    return a.cmp(&k.w[w]);
+                }
             }
         }
         sl.cmp(&k.len)
@@ -150,19 +165,39 @@ impl Slots {
     fn load(&self, i: usize) -> KeyWords {
         let mut w = [0u64; KW];
         w[0] = self.head[i].load(Relaxed);
-        for (j, r) in self.rest[i].iter().enumerate() {
-            w[j + 1] = r.load(Relaxed);
+        if let Some(rest) = self.rest() {
+            for (j, r) in rest[i].iter().enumerate() {
+                w[j + 1] = r.load(Relaxed);
+            }
         }
         KeyWords {
             w,
             len: self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8),
         }
     }
+    /// Caller holds the node's lock (or the node is not shared yet).
     fn store(&self, i: usize, k: &KeyWords) {
         self.head[i].store(k.w[0], Relaxed);
         self.len[i].store(k.len, Relaxed);
+        let rest = match self.rest() {
+            Some(r) => r,
+            None if k.len <= 8 => return,
+            None => {
+                // SAFETY: atomics are valid when zeroed.
+                let b: Box<Rest> = unsafe { Box::<Rest>::new_zeroed().assume_init() };
+                self.rest.store(Box::into_raw(b), Release);
+                self.rest().unwrap()
+            }
+        };
         for j in 0..KW - 1 {
-            self.rest[i][j].store(k.w[j + 1], Relaxed);
+            rest[i][j].store(k.w[j + 1], Relaxed);
+        }
+    }
+    fn free_rest(&mut self) {
+        let p = *self.rest.get_mut();
+        if !p.is_null() {
+            // SAFETY: exclusive access; allocated by `store` with Box.
+            drop(unsafe { Box::from_raw(p) });
         }
     }
     fn copy(&self, from: usize, to: usize) {
@@ -692,13 +727,15 @@ impl Drop for BTree {
             // SAFETY: exclusive access in Drop; every node is reachable exactly once.
             let h = unsafe { &*p };
             if h.leaf {
-                drop(unsafe { Box::from_raw(p as *mut Leaf) });
+                let mut b = unsafe { Box::from_raw(p as *mut Leaf) };
+                b.keys.free_rest();
             } else {
                 let inner = as_inner(h);
                 for i in 0..=h.count() {
                     free(inner.children[i].load(Relaxed));
                 }
-                drop(unsafe { Box::from_raw(p as *mut Inner) });
+                let mut b = unsafe { Box::from_raw(p as *mut Inner) };
+                b.keys.free_rest();
             }
         }
         free(self.root.load(Relaxed));

@@ -41,3 +41,19 @@ fn crud_matches_serial_memory() {
         crud_matches_serial::<MemoryEngine>(&EngineOptions::default(), k);
     }
 }
+
+/// Longer: the whole suite many times with more worker threads' interleavings.
+/// `cargo test -p engine_memory --test conformance -- --ignored`
+#[test]
+#[ignore]
+fn conformance_repeated() {
+    for _ in 0..30 {
+        for k in KINDS {
+            let o = EngineOptions::default();
+            transfers_keep_total::<MemoryEngine>(&o, k);
+            scans_never_see_partial_txn::<MemoryEngine>(&o, k);
+            write_skew_prevented::<MemoryEngine>(&o, k);
+            phantom_insert_detected::<MemoryEngine>(&o, k);
+        }
+    }
+}

@@ -116,3 +116,40 @@ fn bad_input_is_an_error() {
     drop(s);
     e.shutdown().unwrap();
 }
+
+#[test]
+fn update_changing_a_secondary_key_is_fatal_and_undone() {
+    let mut s = Schema::new();
+    let t = s.add(TableDef::new("t", 8, IndexKind::BTree, 8).with_secondary(
+        "by_first",
+        false,
+        |r, k| {
+            k.push_u8(r[0]);
+        },
+    ));
+    let e = MemoryEngine::open(Arc::new(s), &EngineOptions::default()).unwrap();
+    let mut s = Session::new(e.worker(0));
+    s.run(0, |s| s.insert(t, &[1], &[5; 8])).unwrap();
+    let r = s.run(0, |s| s.update(t, &[1], |r| r[0] = 6));
+    assert!(matches!(r, Err(Error::Fatal(_))), "{r:?}");
+    // Non-key columns may change; the secondary index still finds the row.
+    s.run(0, |s| s.update(t, &[1], |r| r[7] = 9)).unwrap();
+    let mut rows = Vec::new();
+    s.run(0, |s| {
+        s.scan(
+            t.secondary(0),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Dir::Backward,
+            9,
+            |k, r| {
+                rows.push((k.to_vec(), r.to_vec()));
+                true
+            },
+        )
+    })
+    .unwrap();
+    assert_eq!(rows, vec![(vec![5, 1], vec![5, 5, 5, 5, 5, 5, 5, 9])]);
+    drop(s);
+    e.shutdown().unwrap();
+}
