@@ -1,0 +1,75 @@
+//! Every workload kit, end to end through the driver, on every engine design: short
+//! multi-threaded runs whose consistency checks must pass.
+
+use api::{Engine, EngineOptions, IndexKind, LogMode};
+use driver::{RunConfig, Stop};
+use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
+use workloads::tpcb::{Tpcb, TpcbConfig};
+use workloads::tpcc::{Tpcc, TpccConfig};
+use workloads::Workload;
+
+fn cfg(threads: usize, log: LogMode) -> RunConfig {
+    RunConfig {
+        engine: EngineOptions { threads, log, ..EngineOptions::default() },
+        threads,
+        warmup_s: 0.05,
+        stop: Stop::Seconds(0.4),
+        seed: 3,
+        pin: false,
+        no_load: false,
+        interactive: false,
+        trace_measured: false,
+        acked_file: None,
+        check: true,
+    }
+}
+
+fn run_ok<E: Engine, W: Workload>(wl: &W, c: &RunConfig) {
+    let r = driver::run::<E, W>(wl, c).unwrap_or_else(|e| panic!("{} on {}: {e}", wl.name(), E::NAME));
+    assert!(r.committed > 0, "{} on {}: nothing committed", wl.name(), E::NAME);
+    assert!(r.checks.passed, "{} on {}: {:#?}", wl.name(), E::NAME, r.checks);
+}
+
+fn all_workloads<E: Engine>(log: LogMode) {
+    for (mode, columns, index) in [
+        (Mode::Update, Columns::Long, IndexKind::BTree),
+        (Mode::Update, Columns::String, IndexKind::Hash),
+        (Mode::Read, Columns::Long, IndexKind::Hash),
+    ] {
+        let wl = Micro::new(MicroConfig {
+            keys: 20_000,
+            rows_per_txn: 10,
+            mode,
+            columns,
+            distribution: Distribution::Zipf { theta: 0.9 },
+            index,
+        })
+        .unwrap();
+        run_ok::<E, _>(&wl, &cfg(2, log));
+    }
+    // TPC-B: contended (one branch, no affinity) and partitioned (affinity).
+    let wl = Tpcb::new(TpcbConfig { scale: 1, pad: true, affinity: false }, 2).unwrap();
+    run_ok::<E, _>(&wl, &cfg(2, log));
+    let wl = Tpcb::new(TpcbConfig { scale: 2, pad: false, affinity: true }, 2).unwrap();
+    run_ok::<E, _>(&wl, &cfg(2, log));
+    // TPC-C with W = 1 (heavy contention) and W = 2, full specification sizes.
+    for w in [1, 2] {
+        let wl = Tpcc::new(TpccConfig { warehouses: w, affinity: false, ..TpccConfig::default() }).unwrap();
+        run_ok::<E, _>(&wl, &cfg(2, log));
+    }
+}
+
+#[test]
+fn serial_engine_runs_every_workload() {
+    all_workloads::<api::serial::SerialEngine>(LogMode::Off);
+}
+
+#[test]
+fn memory_engine_runs_every_workload() {
+    all_workloads::<engine_memory::MemoryEngine>(LogMode::Off);
+}
+
+#[test]
+fn memory_engine_runs_every_workload_with_logging() {
+    all_workloads::<engine_memory::MemoryEngine>(LogMode::Sync);
+}
