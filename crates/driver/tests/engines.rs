@@ -10,7 +10,11 @@ use workloads::Workload;
 
 fn cfg(threads: usize, log: LogMode) -> RunConfig {
     RunConfig {
-        engine: EngineOptions { threads, log, ..EngineOptions::default() },
+        engine: EngineOptions {
+            threads,
+            log,
+            ..EngineOptions::default()
+        },
         threads,
         warmup_s: 0.05,
         stop: Stop::Seconds(0.4),
@@ -25,9 +29,21 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
 }
 
 fn run_ok<E: Engine, W: Workload>(wl: &W, c: &RunConfig) {
-    let r = driver::run::<E, W>(wl, c).unwrap_or_else(|e| panic!("{} on {}: {e}", wl.name(), E::NAME));
-    assert!(r.committed > 0, "{} on {}: nothing committed", wl.name(), E::NAME);
-    assert!(r.checks.passed, "{} on {}: {:#?}", wl.name(), E::NAME, r.checks);
+    let r =
+        driver::run::<E, W>(wl, c).unwrap_or_else(|e| panic!("{} on {}: {e}", wl.name(), E::NAME));
+    assert!(
+        r.committed > 0,
+        "{} on {}: nothing committed",
+        wl.name(),
+        E::NAME
+    );
+    assert!(
+        r.checks.passed,
+        "{} on {}: {:#?}",
+        wl.name(),
+        E::NAME,
+        r.checks
+    );
 }
 
 fn all_workloads<E: Engine>(log: LogMode) {
@@ -48,13 +64,34 @@ fn all_workloads<E: Engine>(log: LogMode) {
         run_ok::<E, _>(&wl, &cfg(2, log));
     }
     // TPC-B: contended (one branch, no affinity) and partitioned (affinity).
-    let wl = Tpcb::new(TpcbConfig { scale: 1, pad: true, affinity: false }, 2).unwrap();
+    let wl = Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: true,
+            affinity: false,
+        },
+        2,
+    )
+    .unwrap();
     run_ok::<E, _>(&wl, &cfg(2, log));
-    let wl = Tpcb::new(TpcbConfig { scale: 2, pad: false, affinity: true }, 2).unwrap();
+    let wl = Tpcb::new(
+        TpcbConfig {
+            scale: 2,
+            pad: false,
+            affinity: true,
+        },
+        2,
+    )
+    .unwrap();
     run_ok::<E, _>(&wl, &cfg(2, log));
     // TPC-C with W = 1 (heavy contention) and W = 2, full specification sizes.
     for w in [1, 2] {
-        let wl = Tpcc::new(TpccConfig { warehouses: w, affinity: false, ..TpccConfig::default() }).unwrap();
+        let wl = Tpcc::new(TpccConfig {
+            warehouses: w,
+            affinity: false,
+            ..TpccConfig::default()
+        })
+        .unwrap();
         run_ok::<E, _>(&wl, &cfg(2, log));
     }
 }

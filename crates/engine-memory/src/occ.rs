@@ -15,7 +15,7 @@ use api::{Error, LogMode, Result};
 use std::sync::atomic::{fence, Ordering::*};
 
 impl MemoryWorker<'_> {
-    fn validate_reads(&self) -> bool {
+    pub(crate) fn validate_reads(&self) -> bool {
         self.reads.iter().all(|r| {
             let cur = r.rec.tid().load(Acquire);
             if cur & !LOCK != r.tid || cur & UNLINKED != 0 {
@@ -26,7 +26,7 @@ impl MemoryWorker<'_> {
         })
     }
 
-    fn validate_nodes(&self) -> bool {
+    pub(crate) fn validate_nodes(&self) -> bool {
         // SAFETY: version words belong to index nodes/buckets, which outlive the engine's
         // workers (B+tree nodes are never freed while shared; hash buckets never).
         self.nodes
