@@ -53,6 +53,18 @@ impl Detector {
         }
     }
 
+    /// Withdraw `txn`'s waiting request on `id` (timeout), under the registry latch so a
+    /// concurrent cycle search never sees it half gone. True if it was granted meanwhile.
+    pub fn withdraw(&self, txn: u64, id: LockId, table: &LockTable) -> bool {
+        let (mut waits, _) = latch(&self.waits);
+        waits.remove(&txn);
+        let mut wake: Vec<Arc<Waiter>> = Vec::new();
+        let granted = table.latch(id).0.cancel(txn, id, &mut wake);
+        drop(waits);
+        wake_all(&mut wake);
+        granted
+    }
+
     /// Forget `txn` (it stopped waiting for good: committed, aborted or timed out).
     pub fn forget(&self, txn: u64) {
         latch(&self.waits).0.remove(&txn);

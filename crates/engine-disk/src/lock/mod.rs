@@ -46,7 +46,7 @@ impl Default for LockConfig {
             escalation_threshold: 25,
             timeout: None,
             partitions: 4096,
-            deadlock_recheck: Duration::from_millis(100),
+            deadlock_recheck: Duration::from_secs(1),
         }
     }
 }
@@ -111,6 +111,17 @@ struct TxnCounters {
     released: u64,
 }
 
+/// Locks one transaction acquired (for per-transaction statistics).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TxnLockCounts {
+    /// Record and key locks granted (not counting upgrades or implied requests).
+    pub fine: u64,
+    /// Page, table and database locks granted (intention locks included).
+    pub coarse: u64,
+    /// Requests that waited for a conflicting lock.
+    pub waits: u64,
+}
+
 #[derive(Default, Clone, Copy)]
 struct TableFine {
     /// Record/key locks held in the table.
@@ -128,6 +139,7 @@ pub struct TxnLocks {
     /// Registered in the deadlock detector (waited at least once).
     registered: bool,
     counters: TxnCounters,
+    counts: TxnLockCounts,
     scratch: Vec<(LockId, LockMode)>,
     wake: Vec<Arc<Waiter>>,
 }
@@ -143,6 +155,7 @@ impl TxnLocks {
             waiter: Arc::new(Waiter::new()),
             registered: false,
             counters: TxnCounters::default(),
+            counts: TxnLockCounts::default(),
             scratch: Vec::new(),
             wake: Vec::new(),
         }
@@ -159,6 +172,12 @@ impl TxnLocks {
         self.txn_id = txn_id;
         self.tables.clear();
         self.registered = false;
+        self.counts = TxnLockCounts::default();
+    }
+
+    /// Locks this transaction acquired since `new`/`reset`.
+    pub fn counts(&self) -> TxnLockCounts {
+        self.counts
     }
 
     pub fn txn_id(&self) -> u64 {
@@ -236,20 +255,32 @@ impl LockManager {
     /// transaction keeps its other locks and must abort (`release_all`).
     pub fn lock(&self, txn: &mut TxnLocks, id: LockId, mode: LockMode) -> api::Result<()> {
         txn.counters.requests += 1;
-        if txn.covers(id, mode) {
+        // One lookup per level: what this transaction holds on `id` and its ancestors.
+        let (anc, n) = id.ancestors();
+        let mut up: [Option<LockMode>; 3] = [None; 3];
+        for i in 0..n {
+            up[i] = txn.held(anc[i]);
+        }
+        let own = txn.held(id);
+        let implied = |up: &[Option<LockMode>], m: LockMode| {
+            up.iter().any(|h| h.is_some_and(|h| h.implies_below(m)))
+        };
+        if own.is_some_and(|h| h.covers(mode)) || implied(&up[..n], mode) {
             txn.counters.covered += 1;
             return Ok(());
         }
         let need = mode.intention();
-        let (anc, n) = id.ancestors();
-        for &a in &anc[..n] {
-            if !txn.covers(a, need) {
-                self.acquire(txn, a, need, false)?;
+        for i in 0..n {
+            if up[i].is_some_and(|h| h.covers(need)) || implied(&up[..i], need) {
+                continue;
             }
+            up[i] = Some(
+                self.acquire(txn, anc[i], up[i], need, false)?
+                    .expect("waited"),
+            );
         }
-        let fresh = txn.held(id).is_none();
-        self.acquire(txn, id, mode, false)?;
-        if fresh && id.is_fine() && self.cfg.escalation_threshold > 0 {
+        self.acquire(txn, id, own, mode, false)?;
+        if own.is_none() && id.is_fine() && self.cfg.escalation_threshold > 0 {
             let t = id.table().expect("fine locks belong to a table");
             let e = txn.tables.entry(t).or_default();
             e.fine += 1;
@@ -315,19 +346,20 @@ impl LockManager {
         self.table.heads()
     }
 
-    /// Get (or upgrade to) `mode` on `id` alone. With `nowait`, returns Ok(false) instead
-    /// of waiting. Ok(true) when granted.
+    /// Get (or upgrade to) `mode` on `id` alone; `held` is what `txn` holds there now.
+    /// Returns the mode then held, or `None` when `nowait` and not free at once.
     fn acquire(
         &self,
         txn: &mut TxnLocks,
         id: LockId,
+        held: Option<LockMode>,
         mode: LockMode,
         nowait: bool,
-    ) -> api::Result<bool> {
-        let held = txn.held(id);
+    ) -> api::Result<Option<LockMode>> {
+        debug_assert_eq!(held, txn.held(id), "lock: caller passed a stale held mode");
         let target = held.map_or(mode, |h| h.supremum(mode));
         if held == Some(target) {
-            return Ok(true);
+            return Ok(held);
         }
         let (mut b, contended) = self.table.latch(id);
         // Reset before the waiter can be queued; only this thread writes WAITING.
@@ -339,15 +371,22 @@ impl LockManager {
         }
         match out {
             Outcome::Granted => {}
-            Outcome::WouldBlock => return Ok(false),
-            Outcome::Wait => self.wait(txn, id)?,
+            Outcome::WouldBlock => return Ok(None),
+            Outcome::Wait => {
+                txn.counts.waits += 1;
+                self.wait(txn, id)?
+            }
         }
         txn.held.insert(id, target);
         txn.counters.acquired += 1;
         if held.is_some() {
             txn.counters.upgrades += 1;
+        } else if id.is_fine() {
+            txn.counts.fine += 1;
+        } else {
+            txn.counts.coarse += 1;
         }
-        Ok(true)
+        Ok(Some(target))
     }
 
     /// Wait for the queued request of `txn` on `id`: deadlock check first, then sleep on
@@ -377,11 +416,7 @@ impl LockManager {
                 break Ok(());
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
-                let (mut b, _) = self.table.latch(id);
-                let granted = b.cancel(txn.txn_id, id, &mut txn.wake);
-                drop(b);
-                wake_all(&mut txn.wake);
-                if granted {
+                if self.detector.withdraw(txn.txn_id, id, &self.table) {
                     break Ok(());
                 }
                 self.c.timeouts.fetch_add(1, Ordering::Relaxed);
@@ -411,8 +446,9 @@ impl LockManager {
         // The database intention held for `cur` also covers `target` (same IS/IX class).
         let granted = target == cur
             || self
-                .acquire(txn, tid, target, true)
-                .expect("a no-wait acquire never waits, so it cannot fail");
+                .acquire(txn, tid, Some(cur), target, true)
+                .expect("a no-wait acquire never waits, so it cannot fail")
+                .is_some();
         if !granted {
             self.c.escalation_failures.fetch_add(1, Ordering::Relaxed);
             let e = txn

@@ -21,6 +21,12 @@ fn rec(table: u32, slot: u16) -> LockId {
     }
 }
 
+/// One lock on `id` alone (no intention locks), granted only if free at once.
+fn try_lock(m: &LockManager, t: &mut TxnLocks, id: LockId, mode: LockMode) -> bool {
+    let held = t.held(id);
+    m.acquire(t, id, held, mode, true).unwrap().is_some()
+}
+
 /// Block until `n` lock waits have started (the waiter is queued before it is counted as
 /// waiting for deadlock purposes, and `waits` is incremented before it sleeps).
 fn until_waits(m: &LockManager, n: u64) {
@@ -74,7 +80,7 @@ fn two_transactions_conflict_exactly_per_matrix() {
             let mut t1 = TxnLocks::new(1);
             let mut t2 = TxnLocks::new(2);
             m.lock(&mut t1, id, a).unwrap();
-            let got = m.acquire(&mut t2, id, b, true).unwrap();
+            let got = try_lock(&m, &mut t2, id, b);
             assert_eq!(got, a.compatible(b), "held {a:?}, requested {b:?}");
             m.release_all(&mut t1);
             m.release_all(&mut t2);
@@ -133,6 +139,14 @@ fn intention_locks_are_taken_top_down() {
     m.lock(&mut t, k, S).unwrap();
     assert_eq!(t.held(k), Some(S));
     assert_eq!(t.len(), 5);
+    assert_eq!(
+        t.counts(),
+        TxnLockCounts {
+            fine: 2,
+            coarse: 3,
+            waits: 0
+        }
+    );
     // A table S on top of IX gives SIX; reads below are then implied.
     m.lock(&mut t, LockId::Table(3), S).unwrap();
     assert_eq!(t.held(LockId::Table(3)), Some(SIX));
@@ -169,7 +183,7 @@ fn a_coarse_lock_makes_finer_requests_no_ops() {
     assert_eq!(t.len(), 2);
     // Another transaction can't get under it.
     let mut u = TxnLocks::new(2);
-    assert!(!m.acquire(&mut u, LockId::Table(2), IS, true).unwrap());
+    assert!(!try_lock(&m, &mut u, LockId::Table(2), IS));
     m.release_all(&mut t);
     m.release_all(&mut u);
 }
@@ -220,7 +234,7 @@ fn upgrade_of_sole_holder_skips_the_queue() {
     });
     until_waits(&m, 1);
     // Only other holders block a conversion: granted at once despite the waiter.
-    assert!(m.acquire(&mut t1, id, X, true).unwrap());
+    assert!(try_lock(&m, &mut t1, id, X));
     m.release_all(&mut t1);
     h2.join().unwrap();
     assert_eq!(m.active_heads(), 0);
@@ -259,7 +273,7 @@ fn escalation_at_threshold_covers_later_record_locks() {
     }
     assert_eq!(w.held(LockId::Table(5)), Some(X));
     let mut r = TxnLocks::new(3);
-    assert!(!m.acquire(&mut r, LockId::Table(5), IS, true).unwrap());
+    assert!(!try_lock(&m, &mut r, LockId::Table(5), IS));
     m.release_all(&mut w);
     m.release_all(&mut r);
 }
@@ -491,6 +505,7 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
     assert!(occ.0.iter().all(|c| c.load(Ordering::SeqCst) == 0));
     let s = m.stats();
     assert_eq!(s.acquired - s.upgrades, s.released);
+    eprintln!("stress: {s:?}");
     s
 }
 
