@@ -6,7 +6,8 @@
 //! Owns lock heads and each transaction's set of held locks. It must never wait except
 //! through `rt` (lock grants as `WaitKind::Lock`, lock-table latches as `WaitKind::Latch`),
 //! never block while holding a lock-table latch, and never release a lock before
-//! `release_all` except finer locks made redundant by escalation (strict 2PL).
+//! `release_all` except instant-duration locks and finer locks made redundant by
+//! escalation (strict 2PL).
 
 mod deadlock;
 mod id;
@@ -254,6 +255,42 @@ impl LockManager {
     /// is the deadlock victim, `Conflict("lock timeout")` after `timeout`; either way the
     /// transaction keeps its other locks and must abort (`release_all`).
     pub fn lock(&self, txn: &mut TxnLocks, id: LockId, mode: LockMode) -> api::Result<()> {
+        self.request(txn, id, mode, false, false).map(|_| ())
+    }
+
+    /// Like [`lock`](Self::lock) but never waits: `Ok(false)` when the lock (or one of the
+    /// intention locks) is not free at once. Intention locks already granted are kept.
+    /// For callers holding a page latch (never wait for a lock under a latch).
+    pub fn try_lock(&self, txn: &mut TxnLocks, id: LockId, mode: LockMode) -> api::Result<bool> {
+        self.request(txn, id, mode, true, false)
+    }
+
+    /// Instant-duration lock (key-range locking's insert check): wait until `mode` on
+    /// `id` could be granted, then release it at once. Intention locks on the ancestors
+    /// are kept. If the transaction already holds a weaker mode on `id`, the upgrade is
+    /// kept (stronger than needed, never weaker).
+    pub fn lock_instant(&self, txn: &mut TxnLocks, id: LockId, mode: LockMode) -> api::Result<()> {
+        self.request(txn, id, mode, false, true).map(|_| ())
+    }
+
+    /// [`lock_instant`](Self::lock_instant) without waiting: `Ok(false)` if not free.
+    pub fn try_lock_instant(
+        &self,
+        txn: &mut TxnLocks,
+        id: LockId,
+        mode: LockMode,
+    ) -> api::Result<bool> {
+        self.request(txn, id, mode, true, true)
+    }
+
+    fn request(
+        &self,
+        txn: &mut TxnLocks,
+        id: LockId,
+        mode: LockMode,
+        nowait: bool,
+        instant: bool,
+    ) -> api::Result<bool> {
         txn.counters.requests += 1;
         // One lookup per level: what this transaction holds on `id` and its ancestors.
         let (anc, n) = id.ancestors();
@@ -267,28 +304,47 @@ impl LockManager {
         };
         if own.is_some_and(|h| h.covers(mode)) || implied(&up[..n], mode) {
             txn.counters.covered += 1;
-            return Ok(());
+            return Ok(true);
         }
         let need = mode.intention();
         for i in 0..n {
             if up[i].is_some_and(|h| h.covers(need)) || implied(&up[..i], need) {
                 continue;
             }
-            up[i] = Some(
-                self.acquire(txn, anc[i], up[i], need, false)?
-                    .expect("waited"),
-            );
-        }
-        self.acquire(txn, id, own, mode, false)?;
-        if own.is_none() && id.is_fine() && self.cfg.escalation_threshold > 0 {
-            let t = id.table().expect("fine locks belong to a table");
-            let e = txn.tables.entry(t).or_default();
-            e.fine += 1;
-            if e.fine > self.cfg.escalation_threshold && e.fine >= e.retry_at {
-                self.escalate(txn, t);
+            match self.acquire(txn, anc[i], up[i], need, nowait)? {
+                Some(m) => up[i] = Some(m),
+                None => return Ok(false),
             }
         }
-        Ok(())
+        if self.acquire(txn, id, own, mode, nowait)?.is_none() {
+            return Ok(false);
+        }
+        if own.is_none() {
+            if instant {
+                self.release_one(txn, id);
+            } else if id.is_fine() && self.cfg.escalation_threshold > 0 {
+                let t = id.table().expect("fine locks belong to a table");
+                let e = txn.tables.entry(t).or_default();
+                e.fine += 1;
+                if e.fine > self.cfg.escalation_threshold && e.fine >= e.retry_at {
+                    self.escalate(txn, t);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Release one lock early (instant duration, or made redundant by escalation).
+    fn release_one(&self, txn: &mut TxnLocks, id: LockId) {
+        txn.held.remove(&id).expect("release_one: lock not held");
+        let (mut b, contended) = self.table.latch(id);
+        b.release(txn.txn_id, id, &mut txn.wake);
+        drop(b);
+        if contended {
+            self.c.latch_contended.fetch_add(1, Ordering::Relaxed);
+        }
+        wake_all(&mut txn.wake);
+        txn.counters.released += 1;
     }
 
     /// Release every lock of `txn` (strict 2PL: at commit or abort), waking waiters.
@@ -466,16 +522,11 @@ impl LockManager {
         }));
         let mut fine_dropped = 0;
         for &(l, _) in &drop_list {
-            txn.held.remove(&l);
             if l.is_fine() {
                 fine_dropped += 1;
             }
-            let (mut b, _) = self.table.latch(l);
-            b.release(txn.txn_id, l, &mut txn.wake);
-            drop(b);
-            wake_all(&mut txn.wake);
+            self.release_one(txn, l);
         }
-        txn.counters.released += drop_list.len() as u64;
         drop_list.clear();
         txn.scratch = drop_list;
         let e = txn

@@ -705,3 +705,58 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
         assert_eq!(det.registered(), 0);
     }
 }
+
+#[test]
+fn try_lock_never_waits_and_keeps_granted_intentions() {
+    let m = mgr();
+    let (mut t1, mut t2) = (TxnLocks::new(1), TxnLocks::new(2));
+    m.lock(&mut t1, rec(1, 1), X).unwrap();
+    assert!(!m.try_lock(&mut t2, rec(1, 1), S).unwrap());
+    assert_eq!(t2.held(LockId::Table(1)), Some(IS));
+    assert_eq!(t2.held(rec(1, 1)), None);
+    assert!(m.try_lock(&mut t2, rec(1, 2), S).unwrap());
+    // Blocked on an intention lock: nothing below it is requested.
+    let mut t3 = TxnLocks::new(3);
+    m.lock(&mut t3, LockId::Table(2), X).unwrap();
+    assert!(!m.try_lock(&mut t2, rec(2, 1), S).unwrap());
+    assert_eq!(t2.held(LockId::Table(2)), None);
+    m.release_all(&mut t1);
+    m.release_all(&mut t3);
+    assert!(m.try_lock(&mut t2, rec(1, 1), X).unwrap());
+    m.release_all(&mut t2);
+    assert_eq!(m.active_heads(), 0);
+    assert_eq!(m.stats().waits, 0);
+}
+
+#[test]
+fn instant_lock_waits_for_conflicts_but_keeps_nothing() {
+    let m = Arc::new(mgr());
+    let next = LockId::Key {
+        table: 1,
+        index: 0,
+        hash: 42,
+    };
+    // Free: granted and released at once; only the intention locks remain.
+    let mut t = TxnLocks::new(1);
+    m.lock_instant(&mut t, next, IX).unwrap();
+    assert_eq!(t.held(next), None);
+    assert_eq!(t.held(LockId::Table(1)), Some(IX));
+    m.release_all(&mut t);
+    // A scanner's S on the next key holds an inserter's instant IX back until it ends.
+    let mut scanner = TxnLocks::new(2);
+    m.lock(&mut scanner, next, S).unwrap();
+    let mut ins = TxnLocks::new(3);
+    assert!(!m.try_lock_instant(&mut ins, next, IX).unwrap());
+    let m2 = m.clone();
+    let h = std::thread::spawn(move || {
+        m2.lock_instant(&mut ins, next, IX).unwrap();
+        assert_eq!(ins.held(next), None);
+        m2.release_all(&mut ins);
+    });
+    until_waits(&m, 1);
+    m.release_all(&mut scanner);
+    h.join().unwrap();
+    assert_eq!(m.active_heads(), 0);
+    let s = m.stats();
+    assert_eq!(s.acquired - s.upgrades, s.released);
+}
