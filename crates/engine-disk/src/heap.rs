@@ -108,7 +108,8 @@ fn put(p: &mut Page, pid: u64, slot: u16, bytes: &[u8]) -> Result<()> {
     p[rg].copy_from_slice(bytes);
     if p[FLAGS + slot as usize] == 0 {
         p[FLAGS + slot as usize] = 1;
-        put_u16(p, 42, get_u16(p, 42) + 1);
+        let used = get_u16(p, 42);
+        put_u16(p, 42, used + 1);
     }
     if slot >= get_u16(p, 40) {
         put_u16(p, 40, slot + 1);
@@ -120,7 +121,8 @@ fn clear(p: &mut Page, pid: u64, slot: u16) -> Result<()> {
     check(p, pid, slot)?;
     if p[FLAGS + slot as usize] == 1 {
         p[FLAGS + slot as usize] = 0;
-        put_u16(p, 42, get_u16(p, 42) - 1);
+        let used = get_u16(p, 42);
+        put_u16(p, 42, used - 1);
     }
     Ok(())
 }
@@ -228,7 +230,7 @@ pub fn fix_record(pool: &BufferPool, rid: Rid) -> Result<PageGuard<'_>> {
     Ok(g)
 }
 
-pub fn record_mut(g: &mut PageGuard<'_>, slot: u16) -> &mut [u8] {
+pub fn record_mut<'g>(g: &'g mut PageGuard<'_>, slot: u16) -> &'g mut [u8] {
     let rg = slot_range(g.page(), slot);
     &mut g.page_mut()[rg]
 }
