@@ -191,7 +191,11 @@ impl BufferPool {
                     if !fr.referenced.load(Ordering::Relaxed) {
                         fr.referenced.store(true, Ordering::Relaxed);
                     }
-                    return Ok(PageGuard { pool: self, f, mode });
+                    return Ok(PageGuard {
+                        pool: self,
+                        f,
+                        mode,
+                    });
                 }
             }
             let f = self.get_frame()?;
@@ -223,7 +227,11 @@ impl BufferPool {
                 fr.latch.release(Mode::X);
                 fr.latch.acquire(Mode::S);
             }
-            return Ok(PageGuard { pool: self, f, mode });
+            return Ok(PageGuard {
+                pool: self,
+                f,
+                mode,
+            });
         }
     }
 
@@ -339,7 +347,9 @@ impl BufferPool {
             return Ok(());
         }
         if self.detached.load(Ordering::Acquire) {
-            return Err(Error::fatal("engine crashed (test hook): no more page writes"));
+            return Err(Error::fatal(
+                "engine crashed (test hook): no more page writes",
+            ));
         }
         let pid = fr.page_id.load(Ordering::Acquire);
         let mut copy: Box<Page> = Box::new([0; PAGE_SIZE]);
@@ -435,7 +445,10 @@ impl BufferPool {
     }
 
     pub fn hits(&self) -> u64 {
-        self.shards.iter().map(|s| s.1.load(Ordering::Relaxed)).sum()
+        self.shards
+            .iter()
+            .map(|s| s.1.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// The crash hook: from now on no page reaches the data file.
@@ -491,7 +504,9 @@ mod tests {
                 std::thread::spawn(move || {
                     let mut x = t + 1;
                     for _ in 0..5000 {
-                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
                         let pid = 1 + (x >> 33) % pages;
                         if (x >> 20) % 4 == 0 {
                             let mut g = p.fix(pid, Mode::X).unwrap();
@@ -517,7 +532,10 @@ mod tests {
         let q = pool(dir.path(), MIN_FRAMES);
         for pid in 1..=pages {
             let g = q.fix(pid, Mode::S).unwrap();
-            assert_eq!(page::get_u64(g.page(), 100) % (10 * pages), pid * 10 % (10 * pages));
+            assert_eq!(
+                page::get_u64(g.page(), 100) % (10 * pages),
+                pid * 10 % (10 * pages)
+            );
         }
     }
 

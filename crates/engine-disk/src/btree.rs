@@ -141,7 +141,9 @@ fn format_node(p: &mut Page, pid: u64, t: &Tree, lvl: u8) {
 
 fn check_node(p: &Page, pid: u64) -> Result<()> {
     if page::page_type(p) != PageType::BTree as u8 || count(p) > CAP {
-        return Err(Error::fatal(format!("page {pid} is not a B-tree node (corrupt)")));
+        return Err(Error::fatal(format!(
+            "page {pid} is not a B-tree node (corrupt)"
+        )));
     }
     Ok(())
 }
@@ -298,10 +300,21 @@ pub fn redo(p: &mut Page, r: &Rec<'_>) -> Result<()> {
 
 fn split_kv(payload: &[u8]) -> (&[u8], u64) {
     let n = payload.len() - 8;
-    (&payload[..n], u64::from_le_bytes(payload[n..].try_into().unwrap()))
+    (
+        &payload[..n],
+        u64::from_le_bytes(payload[n..].try_into().unwrap()),
+    )
 }
 
-fn log_leaf_op(log: &Log, tl: &mut TxnLog, g: &mut PageGuard<'_>, t: &Tree, kind: Kind, k: &[u8], v: u64) {
+fn log_leaf_op(
+    log: &Log,
+    tl: &mut TxnLog,
+    g: &mut PageGuard<'_>,
+    t: &Tree,
+    kind: Kind,
+    k: &[u8],
+    v: u64,
+) {
     let mut r = Rec::new(kind);
     r.page = g.pid();
     r.table = t.table;
@@ -321,9 +334,19 @@ pub fn lookup(pool: &BufferPool, t: &Tree, k: &[u8]) -> Result<Option<u64>> {
 }
 
 /// Insert `k -> v`. Returns false (and changes nothing) if `k` is present.
-pub fn insert(pool: &BufferPool, log: &Log, tl: &mut TxnLog, t: &Tree, k: &[u8], v: u64) -> Result<bool> {
+pub fn insert(
+    pool: &BufferPool,
+    log: &Log,
+    tl: &mut TxnLog,
+    t: &Tree,
+    k: &[u8],
+    v: u64,
+) -> Result<bool> {
     if k.len() > MAX_TREE_KEY {
-        return Err(Error::fatal(format!("index key of {} bytes (limit {MAX_TREE_KEY})", k.len())));
+        return Err(Error::fatal(format!(
+            "index key of {} bytes (limit {MAX_TREE_KEY})",
+            k.len()
+        )));
     }
     loop {
         let mut leaf = descend(pool, t, Target::Key(k, false), Mode::X, false)?;
@@ -343,7 +366,13 @@ pub fn insert(pool: &BufferPool, log: &Log, tl: &mut TxnLog, t: &Tree, k: &[u8],
 }
 
 /// Delete `k`; returns its value if it was present.
-pub fn delete(pool: &BufferPool, log: &Log, tl: &mut TxnLog, t: &Tree, k: &[u8]) -> Result<Option<u64>> {
+pub fn delete(
+    pool: &BufferPool,
+    log: &Log,
+    tl: &mut TxnLog,
+    t: &Tree,
+    k: &[u8],
+) -> Result<Option<u64>> {
     let mut leaf = descend(pool, t, Target::Key(k, false), Mode::X, false)?;
     let p = leaf.g.page();
     let i = lower_bound(p, k);
@@ -412,7 +441,11 @@ fn split_for(pool: &BufferPool, log: &Log, t: &Tree, k: &[u8]) -> Result<()> {
             (g, rg, sep)
         };
         if let Some((csep, r)) = carry.take() {
-            let dst = if csep.as_bytes() < sep.as_bytes() { &mut left } else { &mut right };
+            let dst = if csep.as_bytes() < sep.as_bytes() {
+                &mut left
+            } else {
+                &mut right
+            };
             let i = upper_bound(dst.page(), csep.as_bytes());
             insert_at(dst.page_mut(), i, csep.as_bytes(), r);
         }
@@ -432,7 +465,11 @@ fn split_for(pool: &BufferPool, log: &Log, t: &Tree, k: &[u8]) -> Result<()> {
 }
 
 /// Move the upper half of `g` to a new right sibling; returns it and the separator.
-fn split_node<'a>(pool: &'a BufferPool, t: &Tree, g: &mut PageGuard<'_>) -> Result<(PageGuard<'a>, TKey)> {
+fn split_node<'a>(
+    pool: &'a BufferPool,
+    t: &Tree,
+    g: &mut PageGuard<'_>,
+) -> Result<(PageGuard<'a>, TKey)> {
     let rp = pool.alloc_page();
     let mut rg = pool.fix_new(rp)?;
     let lvl = level(g.page());
@@ -532,4 +569,148 @@ pub fn unchanged(pool: &BufferPool, pid: u64, lsn: u64) -> Result<bool> {
 
 pub fn cmp_key(a: &[u8], b: &[u8]) -> Ordering {
     a.cmp(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::Log;
+    use crate::xct::{TxnLog, TxnSlot};
+    use api::LogMode;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    fn setup(dir: &std::path::Path, frames: usize) -> (BufferPool, Arc<Log>) {
+        let start = Log::create_empty(dir, 64).unwrap();
+        let log = Arc::new(Log::open(dir, LogMode::Off, start, 64).unwrap());
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.join("data"))
+            .unwrap();
+        (BufferPool::new(f, frames, 1, log.clone()), log)
+    }
+
+    fn tl() -> TxnLog {
+        let mut t = TxnLog::new(Arc::new(TxnSlot::default()));
+        t.txn = 1;
+        t
+    }
+
+    fn all(pool: &BufferPool, t: &Tree, forward: bool) -> Vec<(Vec<u8>, u64)> {
+        let mut out = vec![];
+        let mut last: Option<TKey> = None;
+        loop {
+            let from = match &last {
+                None => From::Start,
+                Some(k) => From::Excl(k.as_bytes()),
+            };
+            match seek(pool, t, from, forward).unwrap() {
+                None => return out,
+                Some(f) => {
+                    out.push((f.key.as_bytes().to_vec(), f.val));
+                    last = Some(f.key);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn behaves_like_a_btreemap(ops in prop::collection::vec((0u8..3, 0u16..3000, 1usize..40), 1..1500)) {
+            let dir = tempfile::tempdir().unwrap();
+            let (pool, log) = setup(dir.path(), 256);
+            let root = create(&pool, &log, 0, 0).unwrap();
+            let t = Tree { root, table: 0, index: 0 };
+            let mut m = BTreeMap::new();
+            let mut tl = tl();
+            for (op, k, len) in ops {
+                // Variable-length keys sharing prefixes.
+                let mut key = k.to_be_bytes().to_vec();
+                key.resize(len.max(2), (k % 7) as u8);
+                match op {
+                    0 | 1 => {
+                        let fresh = insert(&pool, &log, &mut tl, &t, &key, k as u64).unwrap();
+                        prop_assert_eq!(fresh, !m.contains_key(&key));
+                        m.entry(key).or_insert(k as u64);
+                    }
+                    _ => {
+                        let got = delete(&pool, &log, &mut tl, &t, &key).unwrap();
+                        prop_assert_eq!(got, m.remove(&key));
+                    }
+                }
+            }
+            let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            prop_assert_eq!(all(&pool, &t, true), want.clone());
+            let mut rev = want.clone();
+            rev.reverse();
+            prop_assert_eq!(all(&pool, &t, false), rev);
+            for (k, v) in &want {
+                prop_assert_eq!(lookup(&pool, &t, k).unwrap(), Some(*v));
+            }
+            // Range seeks from arbitrary bounds.
+            for probe in [0u16, 1, 500, 2999, 3000] {
+                let pk = probe.to_be_bytes();
+                let f = seek(&pool, &t, From::Incl(&pk), true).unwrap().map(|f| f.key.as_bytes().to_vec());
+                prop_assert_eq!(f, m.range(pk.to_vec()..).next().map(|(k, _)| k.clone()));
+                let b = seek(&pool, &t, From::Excl(&pk), false).unwrap().map(|f| f.key.as_bytes().to_vec());
+                prop_assert_eq!(b, m.range(..pk.to_vec()).next_back().map(|(k, _)| k.clone()));
+            }
+        }
+    }
+
+    #[test]
+    fn concurrent_inserts_deletes_and_readers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, log) = setup(dir.path(), 128);
+        let root = create(&pool, &log, 0, 0).unwrap();
+        let t = Tree {
+            root,
+            table: 0,
+            index: 0,
+        };
+        let per = 3000u64;
+        std::thread::scope(|s| {
+            for w in 0..3u64 {
+                let (pool, log) = (&pool, &log);
+                s.spawn(move || {
+                    let mut tl = tl();
+                    for i in 0..per {
+                        let k = (i * 3 + w).to_be_bytes();
+                        assert!(insert(pool, log, &mut tl, &t, &k, i * 3 + w).unwrap());
+                        if i % 4 == 0 {
+                            assert_eq!(
+                                delete(pool, log, &mut tl, &t, &k).unwrap(),
+                                Some(i * 3 + w)
+                            );
+                        }
+                    }
+                });
+            }
+            let pool = &pool;
+            s.spawn(move || {
+                for _ in 0..20 {
+                    // Ordered, no duplicates, every value matches its key.
+                    let v = all(pool, &t, true);
+                    for w in v.windows(2) {
+                        assert!(w[0].0 < w[1].0);
+                    }
+                    for (k, val) in v {
+                        assert_eq!(u64::from_be_bytes(k.try_into().unwrap()), val);
+                    }
+                }
+            });
+        });
+        let v = all(&pool, &t, true);
+        assert_eq!(v.len() as u64, 3 * per - 3 * per.div_ceil(4));
+        for (k, val) in v {
+            let x = u64::from_be_bytes(k.try_into().unwrap());
+            assert_eq!(x, val);
+            assert_ne!((x / 3) % 4, 0);
+        }
+    }
 }

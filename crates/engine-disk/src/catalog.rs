@@ -31,7 +31,9 @@ pub struct Catalog {
 /// Whether the schema fits the catalog page (limits checked before creating anything).
 pub fn check_limits(s: &Schema) -> Result<()> {
     if s.tables.len() > MAX_TABLES {
-        return Err(Error::fatal(format!("disk engine: more than {MAX_TABLES} tables")));
+        return Err(Error::fatal(format!(
+            "disk engine: more than {MAX_TABLES} tables"
+        )));
     }
     for t in &s.tables {
         if t.name.len() > NAME_MAX {
@@ -138,7 +140,11 @@ pub fn read(f: &File, s: &Schema) -> Result<Option<Catalog>> {
         {
             return mismatch(format!("table {} has a different index layout", t.name));
         }
-        roots.push((0..=t.secondary.len()).map(|j| get_u64(e, 64 + 8 * j)).collect());
+        roots.push(
+            (0..=t.secondary.len())
+                .map(|j| get_u64(e, 64 + 8 * j))
+                .collect(),
+        );
     }
     Ok(Some(Catalog {
         next_lsn: get_u64(&p[..], 32),

@@ -46,7 +46,10 @@ fn slot_base(cap: usize) -> usize {
 }
 
 pub fn capacity(slot_size: usize) -> usize {
-    assert!((1..=MAX_SLOT).contains(&slot_size), "heap slot size {slot_size}");
+    assert!(
+        (1..=MAX_SLOT).contains(&slot_size),
+        "heap slot size {slot_size}"
+    );
     let mut c = (PAGE_SIZE - FLAGS) / (slot_size + 1);
     while slot_base(c) + c * slot_size > PAGE_SIZE {
         c -= 1;
@@ -103,7 +106,10 @@ fn put(p: &mut Page, pid: u64, slot: u16, bytes: &[u8]) -> Result<()> {
     check(p, pid, slot)?;
     let rg = slot_range(p, slot);
     if bytes.len() != rg.len() {
-        return Err(Error::fatal(format!("heap record of {} bytes", bytes.len())));
+        return Err(Error::fatal(format!(
+            "heap record of {} bytes",
+            bytes.len()
+        )));
     }
     p[rg].copy_from_slice(bytes);
     if p[FLAGS + slot as usize] == 0 {
@@ -250,7 +256,10 @@ pub fn log_update(
     let Some(first) = (0..before.len()).find(|&i| before[i] != after[i]) else {
         return; // nothing changed: nothing to log
     };
-    let last = (0..before.len()).rev().find(|&i| before[i] != after[i]).unwrap();
+    let last = (0..before.len())
+        .rev()
+        .find(|&i| before[i] != after[i])
+        .unwrap();
     let mut buf = [0u8; 2 * PAGE_SIZE];
     let n = last + 1 - first;
     buf[..n].copy_from_slice(&before[first..=last]);

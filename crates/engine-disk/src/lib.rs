@@ -94,7 +94,11 @@ fn build_inner(
 ) -> Result<Inner> {
     let mut tables = Vec::with_capacity(schema.tables.len());
     for (i, t) in schema.tables.iter().enumerate() {
-        let row_off = if t.secondary.is_empty() { 0 } else { xct::PK_PREFIX };
+        let row_off = if t.secondary.is_empty() {
+            0
+        } else {
+            xct::PK_PREFIX
+        };
         if t.row_size + row_off > heap::MAX_SLOT {
             return Err(Error::fatal(format!(
                 "table {}: rows of {} bytes do not fit a {}-byte page",
@@ -170,8 +174,14 @@ impl DiskEngine {
         let file = open_data(&dir)?;
         let frames = frames_for(&schema, opts);
         let (inner, has_data) = match catalog::read(&file, &schema)? {
-            None => (Self::create(schema, opts, file, frames, &dir, &log_dir)?, false),
-            Some(cat) => (Self::recover(schema, opts, file, frames, cat, &dir, &log_dir, stop)?, true),
+            None => (
+                Self::create(schema, opts, file, frames, &dir, &log_dir)?,
+                false,
+            ),
+            Some(cat) => (
+                Self::recover(schema, opts, file, frames, cat, &dir, &log_dir, stop)?,
+                true,
+            ),
         };
         let e = DiskEngine {
             inner: Arc::new(inner),
@@ -243,15 +253,33 @@ impl DiskEngine {
         if needs_recovery {
             // Recovery runs with a synchronous log (its CLRs must be durable), then
             // everything is written back and the log restarts empty.
-            let log = Arc::new(Log::open(log_dir, LogMode::Sync, img.start_lsn, img.end_lsn())?);
-            let pool = BufferPool::new(file.try_clone()?, frames, cat.next_page.max(file_pages), log.clone());
+            let log = Arc::new(Log::open(
+                log_dir,
+                LogMode::Sync,
+                img.start_lsn,
+                img.end_lsn(),
+            )?);
+            let pool = BufferPool::new(
+                file.try_clone()?,
+                frames,
+                cat.next_page.max(file_pages),
+                log.clone(),
+            );
             let an = recovery::analyze(log_dir, &img)?;
             pool.reserve_pages(an.next_page);
             let rec_opts = EngineOptions {
                 log: LogMode::Sync,
                 ..opts.clone()
             };
-            let e = build_inner(schema.clone(), &rec_opts, pool, log.clone(), &cat.roots, dir, log_dir)?;
+            let e = build_inner(
+                schema.clone(),
+                &rec_opts,
+                pool,
+                log.clone(),
+                &cat.roots,
+                dir,
+                log_dir,
+            )?;
             recovery::redo(&e, &img, &an)?;
             if stop == StopAt::AfterRedo {
                 e.pool.flush_all()?;
@@ -304,17 +332,19 @@ impl DiskEngine {
                     eprintln!("oltpscope disk engine: page cleaner: {e}");
                     return;
                 }
-                i.wake
-                    .wait(rt::WaitKind::Other, Some(CLEANER_PERIOD), || i.stop.load(Ordering::Acquire));
+                i.wake.wait(rt::WaitKind::Other, Some(CLEANER_PERIOD), || {
+                    i.stop.load(Ordering::Acquire)
+                });
             }
         }));
         let ms = opts.checkpoint_ms.unwrap_or(DEFAULT_CHECKPOINT_MS);
         if ms > 0 && opts.log != LogMode::Off {
             let i = self.inner.clone();
             d.push(std::thread::spawn(move || loop {
-                i.wake.wait(rt::WaitKind::Other, Some(Duration::from_millis(ms)), || {
-                    i.stop.load(Ordering::Acquire)
-                });
+                i.wake
+                    .wait(rt::WaitKind::Other, Some(Duration::from_millis(ms)), || {
+                        i.stop.load(Ordering::Acquire)
+                    });
                 if i.stop.load(Ordering::Acquire) {
                     return;
                 }

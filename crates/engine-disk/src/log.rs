@@ -355,10 +355,9 @@ impl Log {
         }
         self.requested.fetch_max(lsn, Ordering::AcqRel);
         self.work.notify_all();
-        self.flushed
-            .wait(rt::WaitKind::LogFlush, None, || {
-                self.durable.load(Ordering::Acquire) >= lsn || self.stop.load(Ordering::Acquire)
-            });
+        self.flushed.wait(rt::WaitKind::LogFlush, None, || {
+            self.durable.load(Ordering::Acquire) >= lsn || self.stop.load(Ordering::Acquire)
+        });
         if self.durable.load(Ordering::Acquire) >= lsn {
             Ok(())
         } else {

@@ -51,7 +51,12 @@ fn read_master(dir: &Path) -> Option<u64> {
 }
 
 /// Payload of a checkpoint record.
-pub fn encode_checkpoint(begin: u64, next_page: u64, att: &[(u64, u64)], dpt: &[(u64, u64)]) -> Vec<u8> {
+pub fn encode_checkpoint(
+    begin: u64,
+    next_page: u64,
+    att: &[(u64, u64)],
+    dpt: &[(u64, u64)],
+) -> Vec<u8> {
     let mut v = Vec::with_capacity(24 + 16 * (att.len() + dpt.len()));
     v.extend_from_slice(&begin.to_le_bytes());
     v.extend_from_slice(&next_page.to_le_bytes());
@@ -85,7 +90,9 @@ pub fn analyze(dir: &Path, img: &LogImage) -> Result<Analysis> {
             next_page = get_u64(p, 8);
             let (na, nd) = (get_u32(p, 16) as usize, get_u32(p, 20) as usize);
             if p.len() != 24 + 16 * (na + nd) {
-                return Err(Error::fatal("checkpoint record of the wrong size (corrupt log)"));
+                return Err(Error::fatal(
+                    "checkpoint record of the wrong size (corrupt log)",
+                ));
             }
             for i in 0..na + nd {
                 let (a, b) = (get_u64(p, 24 + 16 * i), get_u64(p, 32 + 16 * i));
@@ -112,8 +119,7 @@ pub fn analyze(dir: &Path, img: &LogImage) -> Result<Analysis> {
     }
     // A checkpoint may list a transaction whose commit it did not see yet.
     att.retain(|_, last| {
-        !img
-            .get(*last)
+        !img.get(*last)
             .is_some_and(|r| matches!(r.kind, Kind::Commit | Kind::End))
     });
     let redo_from = dpt.values().copied().min().unwrap_or(img.end_lsn());
@@ -186,14 +192,18 @@ pub fn undo(e: &Inner, img: &LogImage, an: &Analysis, stop: Option<usize>) -> Re
         let up = if lsn == 0 {
             0
         } else {
-            let r = img
-                .get(lsn)
-                .ok_or_else(|| Error::fatal(format!("log record {lsn} needed by undo is missing")))?;
+            let r = img.get(lsn).ok_or_else(|| {
+                Error::fatal(format!("log record {lsn} needed by undo is missing"))
+            })?;
             if r.clr {
                 r.undo_next
             } else if matches!(
                 r.kind,
-                Kind::HeapInsert | Kind::HeapDelete | Kind::HeapUpdate | Kind::BtInsert | Kind::BtDelete
+                Kind::HeapInsert
+                    | Kind::HeapDelete
+                    | Kind::HeapUpdate
+                    | Kind::BtInsert
+                    | Kind::BtDelete
             ) {
                 tl.clr = Some(r.prev);
                 xct::undo_one(e, &mut tl, &r)?;

@@ -58,7 +58,10 @@ impl TxnLog {
 
     /// Log `rec` as this transaction's change of page `g`.
     pub fn log(&mut self, log: &Log, g: &mut PageGuard<'_>, mut rec: Rec<'_>) -> u64 {
-        assert!(self.txn != 0, "transactional log record outside a transaction");
+        assert!(
+            self.txn != 0,
+            "transactional log record outside a transaction"
+        );
         rec.txn = self.txn;
         rec.prev = self.last();
         if let Some(un) = self.clr {
@@ -98,7 +101,10 @@ pub fn undo_one(e: &Inner, tl: &mut TxnLog, r: &Rec<'_>) -> Result<()> {
                 .and_then(|t| t.trees.get(r.index as usize))
                 .ok_or_else(|| Error::fatal(format!("log record {} names no index", r.lsn)))?;
             let n = r.payload.len() - 8;
-            let (k, v) = (&r.payload[..n], u64::from_le_bytes(r.payload[n..].try_into().unwrap()));
+            let (k, v) = (
+                &r.payload[..n],
+                u64::from_le_bytes(r.payload[n..].try_into().unwrap()),
+            );
             let ok = if r.kind == Kind::BtInsert {
                 btree::delete(pool, log, tl, t, k)?.is_some()
             } else {
@@ -170,7 +176,13 @@ impl<'e> DiskWorker<'e> {
             .lock(&mut self.locks, LockId::Key { table, index, hash }, m)
     }
 
-    fn lock_instant(&mut self, table: u32, index: u16, k: Option<&[u8]>, m: LockMode) -> Result<()> {
+    fn lock_instant(
+        &mut self,
+        table: u32,
+        index: u16,
+        k: Option<&[u8]>,
+        m: LockMode,
+    ) -> Result<()> {
         let hash = k.map_or(END_HASH, key_hash);
         self.e
             .locks
@@ -269,12 +281,14 @@ impl api::Worker for DiskWorker<'_> {
         let t = self.table(index.table)?;
         let def = self.e.schema.table(index.table);
         if index.index == 0 && def.primary == IndexKind::Hash {
-            return Err(Error::fatal(format!("scan over hash index of table {}", def.name)));
+            return Err(Error::fatal(format!(
+                "scan over hash index of table {}",
+                def.name
+            )));
         }
-        let tr = *t
-            .trees
-            .get(index.index as usize)
-            .ok_or_else(|| Error::fatal(format!("table {} has no index {}", def.name, index.index)))?;
+        let tr = *t.trees.get(index.index as usize).ok_or_else(|| {
+            Error::fatal(format!("table {} has no index {}", def.name, index.index))
+        })?;
         let forward = dir == Dir::Forward;
         let (start, end) = if forward { (lo, hi) } else { (hi, lo) };
         let mut last: Option<TKey> = None;
@@ -367,14 +381,21 @@ impl api::Worker for DiskWorker<'_> {
         }
         self.rec.extend_from_slice(row);
         self.wrote = true;
-        let rid = t
-            .heap
-            .insert(pool, log, &mut self.tl, &mut self.cur_pages[table.0 as usize], &self.rec)?;
+        let rid = t.heap.insert(
+            pool,
+            log,
+            &mut self.tl,
+            &mut self.cur_pages[table.0 as usize],
+            &self.rec,
+        )?;
         for i in 0..=nsec {
             let tr = &t.trees[i];
             let k = if i == 0 { key } else { seck[i - 1].as_bytes() };
             if !btree::insert(pool, log, &mut self.tl, tr, k, rid.pack())? {
-                panic!("index {i} of table {} gained key {k:02x?} under our X lock", table.0);
+                panic!(
+                    "index {i} of table {} gained key {k:02x?} under our X lock",
+                    table.0
+                );
             }
             self.lock_next(tr, k, LockMode::X, true)?;
         }
@@ -392,7 +413,8 @@ impl api::Worker for DiskWorker<'_> {
         let mut g = heap::fix_record(&self.e.pool, rid)?;
         let off = t.row_off;
         self.old.clear();
-        self.old.extend_from_slice(heap::record_mut(&mut g, rid.slot));
+        self.old
+            .extend_from_slice(heap::record_mut(&mut g, rid.slot));
         f(&mut heap::record_mut(&mut g, rid.slot)[off..]);
         for i in 0..t.trees.len() - 1 {
             let new = &heap::record_mut(&mut g, rid.slot)[off..];
@@ -404,7 +426,14 @@ impl api::Worker for DiskWorker<'_> {
             }
         }
         self.wrote = true;
-        heap::log_update(&self.e.log, &mut self.tl, &mut g, rid.slot, table.0, &self.old);
+        heap::log_update(
+            &self.e.log,
+            &mut self.tl,
+            &mut g,
+            rid.slot,
+            table.0,
+            &self.old,
+        );
         Ok(true)
     }
 
@@ -434,7 +463,10 @@ impl api::Worker for DiskWorker<'_> {
             let k = if i == 0 { key } else { seck[i - 1].as_bytes() };
             self.lock_next(tr, k, LockMode::X, false)?;
             if btree::delete(pool, log, &mut self.tl, tr, k)?.is_none() {
-                panic!("index {i} of table {} lost key {k:02x?} under our X lock", table.0);
+                panic!(
+                    "index {i} of table {} lost key {k:02x?} under our X lock",
+                    table.0
+                );
             }
         }
         heap::delete(pool, log, &mut self.tl, table.0, rid)?;
@@ -483,7 +515,13 @@ impl DiskWorker<'_> {
             self.tl.clr = Some(r.prev);
             undo_one(self.e, &mut self.tl, &r)?;
             if r.kind == Kind::HeapInsert {
-                self.freed.push((r.table, Rid { page: r.page, slot: r.slot }));
+                self.freed.push((
+                    r.table,
+                    Rid {
+                        page: r.page,
+                        slot: r.slot,
+                    },
+                ));
             }
         }
         self.tl.clr = None;
@@ -510,6 +548,9 @@ impl DiskWorker<'_> {
 impl Drop for DiskWorker<'_> {
     fn drop(&mut self) {
         api::Worker::abort(self);
-        self.e.slots.lock().retain(|s| !Arc::ptr_eq(s, &self.tl.slot));
+        self.e
+            .slots
+            .lock()
+            .retain(|s| !Arc::ptr_eq(s, &self.tl.slot));
     }
 }

@@ -20,10 +20,17 @@ fn load(e: &DiskEngine) {
 
 fn total(s: &mut Session<engine_disk::DiskWorker<'_>>) -> Result<(i64, usize), Error> {
     let mut sum = 0;
-    let n = s.scan(ACC.primary(), Bound::Unbounded, Bound::Unbounded, Dir::Forward, usize::MAX, |_, r| {
-        sum += bal(r);
-        true
-    })?;
+    let n = s.scan(
+        ACC.primary(),
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Dir::Forward,
+        usize::MAX,
+        |_, r| {
+            sum += bal(r);
+            true
+        },
+    )?;
     Ok((sum, n))
 }
 
@@ -44,13 +51,19 @@ fn transfers_keep_the_total_with_a_small_pool() {
                 let mut s = Session::new(e.worker(t as usize));
                 let mut x = t * 7919 + 1;
                 for i in 0..300 {
-                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
                     let (a, b) = ((x >> 33) % N, (x >> 13) % N);
                     let amt = (x % 50) as i64;
                     let side = t * 100_000 + i;
                     s.run_retry(0, 1000, |s| {
-                        s.update_row::<[u8; 24]>(ACC, &key(a), |r| *r = row(bal(r) - amt, (a % 10) as u32))?;
-                        s.update_row::<[u8; 24]>(ACC, &key(b), |r| *r = row(bal(r) + amt, (b % 10) as u32))?;
+                        s.update_row::<[u8; 24]>(ACC, &key(a), |r| {
+                            *r = row(bal(r) - amt, (a % 10) as u32)
+                        })?;
+                        s.update_row::<[u8; 24]>(ACC, &key(b), |r| {
+                            *r = row(bal(r) + amt, (b % 10) as u32)
+                        })?;
                         s.insert(PLAIN, &key(side), &[7u8; 100])?;
                         if i % 3 == 0 {
                             s.delete(PLAIN, &key(side))?;
@@ -69,7 +82,11 @@ fn transfers_keep_the_total_with_a_small_pool() {
             while !done.load(Ordering::Relaxed) && checks < 20 {
                 let r = s.run_retry(1, 1000, |s| total(s));
                 let (sum, n) = r.unwrap();
-                assert_eq!((sum, n), (1000 * N as i64, N as usize), "scan saw a partial transfer");
+                assert_eq!(
+                    (sum, n),
+                    (1000 * N as i64, N as usize),
+                    "scan saw a partial transfer"
+                );
                 checks += 1;
             }
         });
@@ -79,10 +96,22 @@ fn transfers_keep_the_total_with_a_small_pool() {
     let (sum, _) = s.run(1, |s| total(s)).unwrap();
     assert_eq!(sum, 1000 * N as i64);
     let side = s
-        .run(1, |s| s.scan(PLAIN.primary(), Bound::Unbounded, Bound::Unbounded, Dir::Forward, usize::MAX, |_, _| true))
+        .run(1, |s| {
+            s.scan(
+                PLAIN.primary(),
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Dir::Forward,
+                usize::MAX,
+                |_, _| true,
+            )
+        })
         .unwrap();
     assert_eq!(side, 3 * 200);
     let st = e.stats();
-    assert!(st["evictions"].as_u64().unwrap() > 0, "pool must have evicted: {st}");
+    assert!(
+        st["evictions"].as_u64().unwrap() > 0,
+        "pool must have evicted: {st}"
+    );
     assert_eq!(commits.load(Ordering::Relaxed), 900);
 }

@@ -36,8 +36,10 @@ fn crash_with_loser(dir: &Path, checkpoint_midway: bool) {
     // The loser: changes many rows (enough to split pages and dirty many), never commits.
     s.begin(0).unwrap();
     for i in 0..N {
-        s.update_row::<[u8; 24]>(ACC, &key(i), |r| *r = row(bal(r) + 1_000_000, (i % 5) as u32))
-            .unwrap();
+        s.update_row::<[u8; 24]>(ACC, &key(i), |r| {
+            *r = row(bal(r) + 1_000_000, (i % 5) as u32)
+        })
+        .unwrap();
     }
     for i in 1000..1400u64 {
         s.insert(PLAIN, &key(i), &[1u8; 100]).unwrap();
@@ -58,33 +60,59 @@ fn check(dir: &Path) {
     s.begin(0).unwrap();
     let mut sum = 0;
     let n = s
-        .scan(ACC.primary(), Bound::Unbounded, Bound::Unbounded, Dir::Forward, usize::MAX, |_, r| {
-            sum += bal(r);
-            true
-        })
+        .scan(
+            ACC.primary(),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Dir::Forward,
+            usize::MAX,
+            |_, r| {
+                sum += bal(r);
+                true
+            },
+        )
         .unwrap();
-    assert_eq!((n as u64, sum), (N, 100 * N as i64), "committed transfers kept, loser undone");
+    assert_eq!(
+        (n as u64, sum),
+        (N, 100 * N as i64),
+        "committed transfers kept, loser undone"
+    );
     let mut keys = vec![];
-    s.scan(PLAIN.primary(), Bound::Unbounded, Bound::Unbounded, Dir::Forward, usize::MAX, |k, r| {
-        let i = api::key::read_u64(k, 0);
-        assert_eq!(r[0], i as u8);
-        keys.push(i);
-        true
-    })
+    s.scan(
+        PLAIN.primary(),
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Dir::Forward,
+        usize::MAX,
+        |k, r| {
+            let i = api::key::read_u64(k, 0);
+            assert_eq!(r[0], i as u8);
+            keys.push(i);
+            true
+        },
+    )
     .unwrap();
     assert_eq!(keys, (0..200).collect::<Vec<_>>());
     let mut g = 0;
     let mut p = api::Key::new();
     p.push_u32(3);
-    s.scan(ACC.secondary(0), Bound::Included(&p), Bound::Excluded(&p.prefix_end().unwrap()), Dir::Backward, usize::MAX, |_, _| {
-        g += 1;
-        true
-    })
+    s.scan(
+        ACC.secondary(0),
+        Bound::Included(&p),
+        Bound::Excluded(&p.prefix_end().unwrap()),
+        Dir::Backward,
+        usize::MAX,
+        |_, _| {
+            g += 1;
+            true
+        },
+    )
     .unwrap();
     assert_eq!(g, N / 5);
     s.commit().unwrap();
     // The database keeps working after recovery.
-    s.run(0, |s| s.insert(PLAIN, &key(5000), &[0u8; 100])).unwrap();
+    s.run(0, |s| s.insert(PLAIN, &key(5000), &[0u8; 100]))
+        .unwrap();
 }
 
 #[test]
@@ -119,7 +147,12 @@ fn torn_log_tail_is_cut_and_damaged_page_refused() {
     crash_with_loser(dir.path(), false);
     let wal = dir.path().join("wal");
     let len = std::fs::metadata(&wal).unwrap().len();
-    std::fs::OpenOptions::new().write(true).open(&wal).unwrap().set_len(len - 3).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&wal)
+        .unwrap()
+        .set_len(len - 3)
+        .unwrap();
     check(dir.path());
     // Damage a data page: reading it is an error, never silent data.
     let data = dir.path().join("data.db");
@@ -132,6 +165,9 @@ fn torn_log_tail_is_cut_and_damaged_page_refused() {
     let mut s = Session::new(e.worker(0));
     s.begin(0).unwrap();
     let r = s.get(ACC, &key(1), |_| ());
-    assert!(matches!(r, Err(api::Error::Fatal(ref m)) if m.contains("damaged")), "{r:?}");
+    assert!(
+        matches!(r, Err(api::Error::Fatal(ref m)) if m.contains("damaged")),
+        "{r:?}"
+    );
     s.abort();
 }
