@@ -250,6 +250,7 @@ pub fn log_update(
     slot: u16,
     table: u32,
     before: &[u8],
+    scratch: &mut Vec<u8>,
 ) {
     let rg = slot_range(g.page(), slot);
     let after = &g.page()[rg];
@@ -260,33 +261,38 @@ pub fn log_update(
         .rev()
         .find(|&i| before[i] != after[i])
         .unwrap();
-    let mut buf = [0u8; 2 * PAGE_SIZE];
-    let n = last + 1 - first;
-    buf[..n].copy_from_slice(&before[first..=last]);
-    buf[n..2 * n].copy_from_slice(&after[first..=last]);
+    scratch.clear();
+    scratch.extend_from_slice(&after[first..=last]);
     let mut r = Rec::new(Kind::HeapUpdate);
     r.page = g.pid();
     r.slot = slot;
     r.table = table;
     r.a = first as u16;
-    r.payload = &buf[..2 * n];
+    r.payload = &before[first..=last];
+    r.payload2 = scratch;
     tl.log(log, g, r);
 }
 
 /// Remove the record at `rid` (logging its before-image); the slot becomes reusable only
 /// once the caller's transaction ends.
-pub fn delete(pool: &BufferPool, log: &Log, tl: &mut TxnLog, table: u32, rid: Rid) -> Result<()> {
+pub fn delete(
+    pool: &BufferPool,
+    log: &Log,
+    tl: &mut TxnLog,
+    table: u32,
+    rid: Rid,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
     let mut g = fix_record(pool, rid)?;
     let rg = slot_range(g.page(), rid.slot);
-    let mut buf = [0u8; PAGE_SIZE];
-    let n = rg.len();
-    buf[..n].copy_from_slice(&g.page()[rg]);
+    scratch.clear();
+    scratch.extend_from_slice(&g.page()[rg]);
     clear(g.page_mut(), rid.page, rid.slot)?;
     let mut r = Rec::new(Kind::HeapDelete);
     r.page = rid.page;
     r.slot = rid.slot;
     r.table = table;
-    r.payload = &buf[..n];
+    r.payload = scratch;
     tl.log(log, &mut g, r);
     Ok(())
 }

@@ -329,6 +329,9 @@ impl DiskEngine {
         d.push(std::thread::spawn(move || {
             while !i.stop.load(Ordering::Acquire) {
                 if let Err(e) = i.pool.clean() {
+                    if i.log.is_detached() {
+                        return;
+                    }
                     eprintln!("oltpscope disk engine: page cleaner: {e}");
                     return;
                 }
@@ -349,6 +352,9 @@ impl DiskEngine {
                     return;
                 }
                 if let Err(e) = i.checkpoint() {
+                    if i.log.is_detached() {
+                        return;
+                    }
                     eprintln!("oltpscope disk engine: checkpoint: {e}");
                     return;
                 }
@@ -377,6 +383,16 @@ impl DiskEngine {
         self.inner.pool.detach();
         self.inner.log.detach();
         self.stop_daemons();
+    }
+
+    /// The crash hook for a running engine (workers may still be active): from now on
+    /// nothing reaches the data file or the log, as if the process had been killed here.
+    /// Later commits fail. Drop the engine afterwards (it does not shut down cleanly).
+    pub fn crash_now(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.inner.pool.detach();
+        self.inner.log.detach();
+        self.inner.log.stop();
     }
 
     pub fn inner(&self) -> &Inner {

@@ -369,6 +369,9 @@ impl Log {
     /// directly at shutdown and by recovery).
     pub fn flush_once(&self) -> Result<()> {
         let mut fg = self.file.lock();
+        if fg.is_none() {
+            return Err(Error::fatal("log is detached (engine crashed)"));
+        }
         let (data, data_lsn, end) = {
             let mut b = self.buf.lock();
             if b.data.is_empty() {
@@ -379,7 +382,9 @@ impl Log {
             b.data_lsn = end;
             (std::mem::take(&mut b.data), data_lsn, end)
         };
-        let (f, start) = fg.as_mut().expect("log file present while running");
+        let Some((f, start)) = fg.as_mut() else {
+            return Err(Error::fatal("log is detached (engine crashed)"));
+        };
         f.write_all_at(&data, data_lsn - *start)?;
         if self.mode == LogMode::Sync || self.mode == LogMode::Async {
             f.sync_data()?;
@@ -414,7 +419,9 @@ impl Log {
             });
             if self.mode != LogMode::Off {
                 if let Err(e) = self.flush_once() {
-                    eprintln!("oltpscope disk engine: log write failed: {e}");
+                    if self.file.lock().is_some() {
+                        eprintln!("oltpscope disk engine: log write failed: {e}");
+                    }
                     self.stop.store(true, Ordering::Release);
                     self.flushed.notify_all();
                     return;
@@ -430,6 +437,10 @@ impl Log {
         self.stop.store(true, Ordering::Release);
         self.work.notify_all();
         self.flushed.notify_all();
+    }
+
+    pub fn is_detached(&self) -> bool {
+        self.file.lock().is_none()
     }
 
     /// Forget the file handle (the crash hook: nothing more reaches the disk).

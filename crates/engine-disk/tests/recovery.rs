@@ -171,3 +171,93 @@ fn torn_log_tail_is_cut_and_damaged_page_refused() {
     );
     s.abort();
 }
+
+/// The in-process analogue of the SIGKILL harness: workers run transfers (Sync log,
+/// checkpoints every few ms, a small pool) and record each acknowledged commit; the
+/// engine "dies" at an arbitrary moment; recovery must keep every acknowledged commit
+/// and the constant total.
+#[test]
+fn kill_during_concurrent_transfers_keeps_acknowledged_commits() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+    for trial in 0..3u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = opts(dir.path(), LogMode::Sync, Some(120));
+        o.checkpoint_ms = Some(3);
+        let e = DiskEngine::open(schema(N), &o).unwrap();
+        let mut s = Session::new(e.worker(0));
+        s.run(0, |s| {
+            for i in 0..N {
+                s.insert(ACC, &key(i), &row(100, (i % 5) as u32))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        drop(s);
+        let acked = Mutex::new(Vec::new());
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|sc| {
+            for t in 0..3u64 {
+                let (e, acked, stop) = (&e, &acked, &stop);
+                sc.spawn(move || {
+                    let mut s = Session::new(e.worker(t as usize));
+                    let mut x = t * 31 + trial * 1000 + 7;
+                    for i in 0.. {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let (a, b) = ((x >> 33) % N, (x >> 13) % N);
+                        let id = t << 32 | i;
+                        let r = s.run(0, |s| {
+                            s.update_row::<[u8; 24]>(ACC, &key(a), |r| {
+                                *r = row(bal(r) - 3, (a % 5) as u32)
+                            })?;
+                            s.update_row::<[u8; 24]>(ACC, &key(b), |r| {
+                                *r = row(bal(r) + 3, (b % 5) as u32)
+                            })?;
+                            s.insert(PLAIN, &key(id), &[1u8; 100])
+                        });
+                        match r {
+                            Ok(()) => acked.lock().unwrap().push(id),
+                            Err(api::Error::Conflict(_)) => {}
+                            Err(_) => break, // the engine died under us
+                        }
+                    }
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(40 + 30 * trial));
+            e.crash_now();
+            stop.store(true, Ordering::Relaxed);
+        });
+        drop(e);
+        let acked = acked.into_inner().unwrap();
+        assert!(!acked.is_empty());
+        let e = DiskEngine::open(schema(N), &opts(dir.path(), LogMode::Sync, Some(120))).unwrap();
+        let mut s = Session::new(e.worker(0));
+        s.begin(0).unwrap();
+        let mut sum = 0;
+        s.scan(
+            ACC.primary(),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Dir::Forward,
+            usize::MAX,
+            |_, r| {
+                sum += bal(r);
+                true
+            },
+        )
+        .unwrap();
+        assert_eq!(sum, 100 * N as i64, "trial {trial}: total changed");
+        for id in &acked {
+            assert!(
+                s.get(PLAIN, &key(*id), |_| ()).unwrap(),
+                "acknowledged commit {id:x} lost"
+            );
+        }
+        s.commit().unwrap();
+    }
+}
