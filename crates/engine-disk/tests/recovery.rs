@@ -145,14 +145,15 @@ fn crash_during_recovery_is_safe() {
 fn torn_log_tail_is_cut_and_damaged_page_refused() {
     let dir = tempfile::tempdir().unwrap();
     crash_with_loser(dir.path(), false);
+    // A torn last write: part of a record that never became durable (cutting into
+    // durable records would break WAL, which a real crash cannot do).
     let wal = dir.path().join("wal");
-    let len = std::fs::metadata(&wal).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&wal)
-        .unwrap()
-        .set_len(len - 3)
-        .unwrap();
+    let mut raw = std::fs::read(&wal).unwrap();
+    let mut torn = vec![0u8; 40];
+    torn[..4].copy_from_slice(&200u32.to_le_bytes());
+    torn[10..20].fill(0xab);
+    raw.extend_from_slice(&torn);
+    std::fs::write(&wal, raw).unwrap();
     check(dir.path());
     // Damage a data page: reading it is an error, never silent data.
     let data = dir.path().join("data.db");
