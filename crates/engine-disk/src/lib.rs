@@ -79,7 +79,7 @@ pub struct DiskEngine {
 fn frames_for(schema: &Schema, opts: &EngineOptions) -> usize {
     match opts.bpool_bytes {
         Some(b) => (b as usize / page::PAGE_SIZE).max(bpool::MIN_FRAMES),
-        None => ((schema.estimated_bytes() * 2) as usize / page::PAGE_SIZE).max(MIN_DEFAULT_FRAMES),
+        None => ((schema.estimated_bytes() * 3) as usize / page::PAGE_SIZE).max(MIN_DEFAULT_FRAMES),
     }
 }
 

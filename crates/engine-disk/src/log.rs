@@ -23,8 +23,9 @@ pub const REC_HEADER: usize = 64;
 pub const FILE_HEADER: usize = 32;
 const FILE_MAGIC: u32 = 0x574c_4f47; // "GOLW"
 const FILE_VERSION: u32 = 1;
-/// Longest record accepted when reading (a split logs a few page images).
-pub const MAX_REC: usize = 1 << 20;
+/// Longest record accepted (a split logs a few page images; a checkpoint lists every
+/// dirty page: 16 bytes each, so 256 MiB covers a pool of 16M frames).
+pub const MAX_REC: usize = 1 << 28;
 /// The async flusher's period: the most an `Async` commit stays volatile.
 const ASYNC_PERIOD: Duration = Duration::from_millis(2);
 
