@@ -433,6 +433,22 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
             .collect(),
     ));
     let next_id = Arc::new(AtomicU64::new(1));
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    {
+        // A hang must fail the run, not stall it: abort if nothing finishes in 5 minutes
+        // (the test takes well under a second).
+        let finished = finished.clone();
+        std::thread::spawn(move || {
+            for _ in 0..3000 {
+                std::thread::sleep(Duration::from_millis(100));
+                if finished.load(Ordering::Relaxed) {
+                    return;
+                }
+            }
+            eprintln!("lock stress: no progress for 5 minutes: a hang");
+            std::process::abort();
+        });
+    }
     let hs: Vec<_> = (0..threads)
         .map(|th| {
             let (m, occ, next_id) = (m.clone(), occ.clone(), next_id.clone());
@@ -466,8 +482,16 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
                             0
                         };
                         let r = kind + table as usize * PER_TABLE as usize + slot as usize;
-                        match m.lock(&mut t, id, mode) {
-                            Ok(()) => {
+                        // Mostly blocking locks; some no-wait (a refusal aborts, as a
+                        // B-tree under a latch would retry) and some instant ones.
+                        let how = rng.gen_range(0..10);
+                        let res = match how {
+                            0 => m.try_lock(&mut t, id, mode).map(|g| g.then_some(true)),
+                            1 => m.lock_instant(&mut t, id, mode).map(|_| Some(false)),
+                            _ => m.lock(&mut t, id, mode).map(|_| Some(true)),
+                        };
+                        match res {
+                            Ok(Some(true)) => {
                                 let prev = mine.iter().find(|(x, _)| *x == r).map(|p| p.1);
                                 occ.enter(r, mode, prev);
                                 let newm = prev.map_or(mode, |p| p.supremum(mode));
@@ -475,6 +499,19 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
                                     Some(e) => e.1 = newm,
                                     None => mine.push((r, newm)),
                                 }
+                            }
+                            // Instant: granted and gone (unless it upgraded a held lock,
+                            // then the occupancy of the weaker mode still stands for it).
+                            Ok(Some(false)) => {
+                                let prev = mine.iter().find(|(x, _)| *x == r).map(|p| p.1);
+                                if prev.is_none() && !t.covers(id, mode) {
+                                    occ.enter(r, mode, None);
+                                    occ.leave(r, mode);
+                                }
+                            }
+                            Ok(None) => {
+                                ok = false;
+                                break;
                             }
                             Err(e) => {
                                 assert!(e.is_conflict(), "{e:?}");
@@ -500,6 +537,7 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
     for h in hs {
         h.join().unwrap();
     }
+    finished.store(true, Ordering::Relaxed);
     assert_eq!(m.active_heads(), 0, "lock table empty at the end");
     assert_eq!(m.detector.registered(), 0);
     assert!(occ.0.iter().all(|c| c.load(Ordering::SeqCst) == 0));
