@@ -94,7 +94,6 @@ struct Counters {
     released: AtomicU64,
     waits: AtomicU64,
     wait_ns: AtomicU64,
-    latch_contended: AtomicU64,
     deadlocks: AtomicU64,
     timeouts: AtomicU64,
     escalations: AtomicU64,
@@ -337,12 +336,7 @@ impl LockManager {
     /// Release one lock early (instant duration, or made redundant by escalation).
     fn release_one(&self, txn: &mut TxnLocks, id: LockId) {
         txn.held.remove(&id).expect("release_one: lock not held");
-        let (mut b, contended) = self.table.latch(id);
-        b.release(txn.txn_id, id, &mut txn.wake);
-        drop(b);
-        if contended {
-            self.c.latch_contended.fetch_add(1, Ordering::Relaxed);
-        }
+        self.table.latch(id).release(txn.txn_id, id, &mut txn.wake);
         wake_all(&mut txn.wake);
         txn.counters.released += 1;
     }
@@ -352,12 +346,7 @@ impl LockManager {
         let id = txn.txn_id;
         let n = txn.held.len() as u64;
         for (l, _) in txn.held.drain() {
-            let (mut b, contended) = self.table.latch(l);
-            b.release(id, l, &mut txn.wake);
-            drop(b);
-            if contended {
-                self.c.latch_contended.fetch_add(1, Ordering::Relaxed);
-            }
+            self.table.latch(l).release(id, l, &mut txn.wake);
             wake_all(&mut txn.wake);
         }
         txn.tables.clear();
@@ -389,7 +378,7 @@ impl LockManager {
             released: g(&self.c.released),
             waits: g(&self.c.waits),
             wait_ns: g(&self.c.wait_ns),
-            latch_contended: g(&self.c.latch_contended),
+            latch_contended: g(&self.table.contended),
             deadlocks: g(&self.c.deadlocks),
             timeouts: g(&self.c.timeouts),
             escalations: g(&self.c.escalations),
@@ -417,14 +406,11 @@ impl LockManager {
         if held == Some(target) {
             return Ok(held);
         }
-        let (mut b, contended) = self.table.latch(id);
+        let mut b = self.table.latch(id);
         // Reset before the waiter can be queued; only this thread writes WAITING.
         txn.waiter.state.store(WAITING, Ordering::Relaxed);
         let out = b.acquire(txn.txn_id, id, held, target, &txn.waiter, nowait);
         drop(b);
-        if contended {
-            self.c.latch_contended.fetch_add(1, Ordering::Relaxed);
-        }
         match out {
             Outcome::Granted => {}
             Outcome::WouldBlock => return Ok(None),

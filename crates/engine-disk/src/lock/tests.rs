@@ -692,7 +692,7 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
             let commit = v.pc == v.plan.len();
             if commit {
                 for (l, _) in v.held.drain() {
-                    table.latch(l).0.release(v.id, l, &mut wake);
+                    table.latch(l).release(v.id, l, &mut wake);
                     table::wake_all(&mut wake);
                 }
                 det.forget(v.id);
@@ -708,7 +708,6 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
             v.waiter.state.store(WAITING, Ordering::Relaxed);
             let out = table
                 .latch(l)
-                .0
                 .acquire(v.id, l, held, target, &v.waiter, false);
             match out {
                 Outcome::Granted => {
@@ -726,7 +725,7 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
                     Verdict::Victim => {
                         // Abort and restart under a new id.
                         for (l, _) in v.held.drain() {
-                            table.latch(l).0.release(v.id, l, &mut wake);
+                            table.latch(l).release(v.id, l, &mut wake);
                             table::wake_all(&mut wake);
                         }
                         det.forget(v.id);
