@@ -224,6 +224,12 @@ pub struct LockManager {
     c: Counters,
 }
 
+impl Default for LockManager {
+    fn default() -> Self {
+        LockManager::new(LockConfig::default())
+    }
+}
+
 impl LockManager {
     pub fn new(cfg: LockConfig) -> Self {
         assert!(
@@ -331,6 +337,24 @@ impl LockManager {
             }
         }
         Ok(true)
+    }
+
+    /// Release one lock before the end of the transaction (e.g. a read lock under cursor
+    /// stability / read committed). Breaks strict 2PL for that resource: callers must not
+    /// release locks protecting their writes. Returns whether the lock was held. The
+    /// intention locks on its ancestors stay.
+    pub fn unlock(&self, txn: &mut TxnLocks, id: LockId) -> bool {
+        if txn.held(id).is_none() {
+            return false;
+        }
+        self.release_one(txn, id);
+        if id.is_fine() {
+            let t = id.table().expect("fine locks belong to a table");
+            if let Some(e) = txn.tables.get_mut(&t) {
+                e.fine = e.fine.saturating_sub(1);
+            }
+        }
+        true
     }
 
     /// Release one lock early (instant duration, or made redundant by escalation).
