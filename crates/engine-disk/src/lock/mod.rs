@@ -77,6 +77,10 @@ pub struct LockStats {
     pub latch_contended: u64,
     /// Requests refused as deadlock victims.
     pub deadlocks: u64,
+    /// Of `deadlocks`, those found only by a periodic re-check (`deadlock_recheck`), not
+    /// when the wait began. Expected 0; nonzero means a cycle formed in a way the design
+    /// does not foresee.
+    pub late_deadlocks: u64,
     /// Requests refused after `timeout`.
     pub timeouts: u64,
     /// Escalations to a table lock.
@@ -95,6 +99,7 @@ struct Counters {
     waits: AtomicU64,
     wait_ns: AtomicU64,
     deadlocks: AtomicU64,
+    late_deadlocks: AtomicU64,
     timeouts: AtomicU64,
     escalations: AtomicU64,
     escalation_failures: AtomicU64,
@@ -404,6 +409,7 @@ impl LockManager {
             wait_ns: g(&self.c.wait_ns),
             latch_contended: g(&self.table.contended),
             deadlocks: g(&self.c.deadlocks),
+            late_deadlocks: g(&self.c.late_deadlocks),
             timeouts: g(&self.c.timeouts),
             escalations: g(&self.c.escalations),
             escalation_failures: g(&self.c.escalation_failures),
@@ -462,15 +468,20 @@ impl LockManager {
         let start = Instant::now();
         let deadline = self.cfg.timeout.map(|t| start + t);
         txn.registered = true;
+        let mut recheck = false;
         let res = loop {
             match self.detector.check(txn.txn_id, id, &self.table) {
                 Verdict::Wait => {}
                 Verdict::Granted => break Ok(()),
                 Verdict::Victim => {
                     self.c.deadlocks.fetch_add(1, Ordering::Relaxed);
+                    if recheck {
+                        self.c.late_deadlocks.fetch_add(1, Ordering::Relaxed);
+                    }
                     break Err(api::Error::Conflict("deadlock"));
                 }
             }
+            recheck = true;
             let mut slice = self.cfg.deadlock_recheck;
             if let Some(d) = deadline {
                 slice = slice.min(d.saturating_duration_since(Instant::now()));

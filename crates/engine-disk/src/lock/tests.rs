@@ -434,6 +434,7 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
     ));
     let next_id = Arc::new(AtomicU64::new(1));
     let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let started = Instant::now();
     {
         // A hang must fail the run, not stall it: abort if nothing finishes in 5 minutes
         // (the test takes well under a second).
@@ -537,7 +538,11 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
     assert!(occ.0.iter().all(|c| c.load(Ordering::SeqCst) == 0));
     let s = m.stats();
     assert_eq!(s.acquired - s.upgrades, s.released);
-    eprintln!("stress: {s:?}");
+    assert_eq!(
+        s.late_deadlocks, 0,
+        "every cycle is found when its last wait begins"
+    );
+    eprintln!("stress: {s:?} in {:?}", started.elapsed());
     s
 }
 
