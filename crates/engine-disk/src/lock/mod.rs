@@ -16,7 +16,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use id::LockId;
+pub use id::{LockId, END_OF_INDEX};
 pub use mode::LockMode;
 
 use deadlock::{Detector, Verdict};

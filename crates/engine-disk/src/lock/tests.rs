@@ -849,3 +849,19 @@ fn unlock_releases_one_lock_and_wakes_its_waiter() {
     m.release_all(&mut t1);
     assert_eq!(m.active_heads(), 0);
 }
+
+#[test]
+fn key_locks_name_keys_and_keep_end_of_index_apart() {
+    let a = LockId::key(1, 0, b"customer:000042");
+    assert_eq!(a, LockId::key(1, 0, b"customer:000042"));
+    assert_ne!(a, LockId::key(1, 0, b"customer:000043"));
+    assert_ne!(a, LockId::key(1, 1, b"customer:000042"));
+    assert_ne!(LockId::key(1, 0, b""), LockId::key(1, 0, b"\0"));
+    let mut seen = std::collections::HashSet::new();
+    for i in 0u32..10_000 {
+        let k = LockId::key(1, 0, &i.to_be_bytes());
+        assert_ne!(k, LockId::end_of_index(1, 0));
+        assert!(seen.insert(k), "hash collision among 10k small keys at {i}");
+    }
+    assert_eq!(LockId::end_of_index(2, 3).parent(), Some(LockId::Table(2)));
+}
