@@ -40,10 +40,7 @@ impl Detector {
         }
         waits.remove(&txn);
         let mut wake: Vec<Arc<Waiter>> = Vec::new();
-        let granted = {
-            let (mut b, _) = table.latch(id);
-            b.cancel(txn, id, &mut wake)
-        };
+        let granted = { table.latch(id).cancel(txn, id, &mut wake) };
         drop(waits);
         wake_all(&mut wake);
         if granted {
@@ -59,7 +56,7 @@ impl Detector {
         let (mut waits, _) = latch(&self.waits);
         waits.remove(&txn);
         let mut wake: Vec<Arc<Waiter>> = Vec::new();
-        let granted = table.latch(id).0.cancel(txn, id, &mut wake);
+        let granted = table.latch(id).cancel(txn, id, &mut wake);
         drop(waits);
         wake_all(&mut wake);
         granted
@@ -85,7 +82,7 @@ fn cycle_through(start: u64, waits: &FxHashMap<u64, LockId>, table: &LockTable) 
     while let Some(u) = stack.pop() {
         let Some(&l) = waits.get(&u) else { continue };
         out.clear();
-        table.latch(l).0.blockers(u, l, &mut out);
+        table.latch(l).blockers(u, l, &mut out);
         for &v in &out {
             if v == start {
                 return true;

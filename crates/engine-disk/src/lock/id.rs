@@ -27,7 +27,47 @@ pub enum LockId {
     },
 }
 
+/// The `hash` of the end-of-index key lock (the "next key" after the last key).
+pub const END_OF_INDEX: u64 = u64::MAX;
+
 impl LockId {
+    /// The key lock of encoded key `key` in index `index` of `table` (never collides with
+    /// [`LockId::end_of_index`]; other collisions only add false conflicts).
+    #[inline]
+    pub fn key(table: u32, index: u16, key: &[u8]) -> LockId {
+        // 8 bytes at a time, multiply-mix, murmur3 finalizer: cheap for keys <= 64 bytes.
+        let mut h: u64 = 0x243f_6a88_85a3_08d3 ^ key.len() as u64;
+        let mut chunks = key.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().expect("chunks_exact yields 8 bytes"));
+            h = (h ^ w).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+        }
+        let mut tail = [0u8; 8];
+        tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        if h == END_OF_INDEX {
+            h -= 1;
+        }
+        LockId::Key {
+            table,
+            index,
+            hash: h,
+        }
+    }
+
+    /// The lock standing for "past the last key" of an index (next-key locking at the end).
+    #[inline]
+    pub fn end_of_index(table: u32, index: u16) -> LockId {
+        LockId::Key {
+            table,
+            index,
+            hash: END_OF_INDEX,
+        }
+    }
+
     /// The next coarser resource, `None` for the root.
     #[inline]
     pub fn parent(self) -> Option<LockId> {

@@ -16,7 +16,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use id::LockId;
+pub use id::{LockId, END_OF_INDEX};
 pub use mode::LockMode;
 
 use deadlock::{Detector, Verdict};
@@ -77,6 +77,10 @@ pub struct LockStats {
     pub latch_contended: u64,
     /// Requests refused as deadlock victims.
     pub deadlocks: u64,
+    /// Of `deadlocks`, those found only by a periodic re-check (`deadlock_recheck`), not
+    /// when the wait began. Expected 0; nonzero means a cycle formed in a way the design
+    /// does not foresee.
+    pub late_deadlocks: u64,
     /// Requests refused after `timeout`.
     pub timeouts: u64,
     /// Escalations to a table lock.
@@ -94,8 +98,8 @@ struct Counters {
     released: AtomicU64,
     waits: AtomicU64,
     wait_ns: AtomicU64,
-    latch_contended: AtomicU64,
     deadlocks: AtomicU64,
+    late_deadlocks: AtomicU64,
     timeouts: AtomicU64,
     escalations: AtomicU64,
     escalation_failures: AtomicU64,
@@ -225,6 +229,12 @@ pub struct LockManager {
     c: Counters,
 }
 
+impl Default for LockManager {
+    fn default() -> Self {
+        LockManager::new(LockConfig::default())
+    }
+}
+
 impl LockManager {
     pub fn new(cfg: LockConfig) -> Self {
         assert!(
@@ -334,15 +344,28 @@ impl LockManager {
         Ok(true)
     }
 
+    /// Release one lock before the end of the transaction (e.g. a read lock under cursor
+    /// stability / read committed). Breaks strict 2PL for that resource: callers must not
+    /// release locks protecting their writes. Returns whether the lock was held. The
+    /// intention locks on its ancestors stay.
+    pub fn unlock(&self, txn: &mut TxnLocks, id: LockId) -> bool {
+        if txn.held(id).is_none() {
+            return false;
+        }
+        self.release_one(txn, id);
+        if id.is_fine() {
+            let t = id.table().expect("fine locks belong to a table");
+            if let Some(e) = txn.tables.get_mut(&t) {
+                e.fine = e.fine.saturating_sub(1);
+            }
+        }
+        true
+    }
+
     /// Release one lock early (instant duration, or made redundant by escalation).
     fn release_one(&self, txn: &mut TxnLocks, id: LockId) {
         txn.held.remove(&id).expect("release_one: lock not held");
-        let (mut b, contended) = self.table.latch(id);
-        b.release(txn.txn_id, id, &mut txn.wake);
-        drop(b);
-        if contended {
-            self.c.latch_contended.fetch_add(1, Ordering::Relaxed);
-        }
+        self.table.latch(id).release(txn.txn_id, id, &mut txn.wake);
         wake_all(&mut txn.wake);
         txn.counters.released += 1;
     }
@@ -352,12 +375,7 @@ impl LockManager {
         let id = txn.txn_id;
         let n = txn.held.len() as u64;
         for (l, _) in txn.held.drain() {
-            let (mut b, contended) = self.table.latch(l);
-            b.release(id, l, &mut txn.wake);
-            drop(b);
-            if contended {
-                self.c.latch_contended.fetch_add(1, Ordering::Relaxed);
-            }
+            self.table.latch(l).release(id, l, &mut txn.wake);
             wake_all(&mut txn.wake);
         }
         txn.tables.clear();
@@ -389,8 +407,9 @@ impl LockManager {
             released: g(&self.c.released),
             waits: g(&self.c.waits),
             wait_ns: g(&self.c.wait_ns),
-            latch_contended: g(&self.c.latch_contended),
+            latch_contended: g(&self.table.contended),
             deadlocks: g(&self.c.deadlocks),
+            late_deadlocks: g(&self.c.late_deadlocks),
             timeouts: g(&self.c.timeouts),
             escalations: g(&self.c.escalations),
             escalation_failures: g(&self.c.escalation_failures),
@@ -417,14 +436,11 @@ impl LockManager {
         if held == Some(target) {
             return Ok(held);
         }
-        let (mut b, contended) = self.table.latch(id);
+        let mut b = self.table.latch(id);
         // Reset before the waiter can be queued; only this thread writes WAITING.
         txn.waiter.state.store(WAITING, Ordering::Relaxed);
         let out = b.acquire(txn.txn_id, id, held, target, &txn.waiter, nowait);
         drop(b);
-        if contended {
-            self.c.latch_contended.fetch_add(1, Ordering::Relaxed);
-        }
         match out {
             Outcome::Granted => {}
             Outcome::WouldBlock => return Ok(None),
@@ -452,15 +468,20 @@ impl LockManager {
         let start = Instant::now();
         let deadline = self.cfg.timeout.map(|t| start + t);
         txn.registered = true;
+        let mut recheck = false;
         let res = loop {
             match self.detector.check(txn.txn_id, id, &self.table) {
                 Verdict::Wait => {}
                 Verdict::Granted => break Ok(()),
                 Verdict::Victim => {
                     self.c.deadlocks.fetch_add(1, Ordering::Relaxed);
+                    if recheck {
+                        self.c.late_deadlocks.fetch_add(1, Ordering::Relaxed);
+                    }
                     break Err(api::Error::Conflict("deadlock"));
                 }
             }
+            recheck = true;
             let mut slice = self.cfg.deadlock_recheck;
             if let Some(d) = deadline {
                 slice = slice.min(d.saturating_duration_since(Instant::now()));

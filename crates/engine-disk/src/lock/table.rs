@@ -9,7 +9,7 @@
 use super::id::LockId;
 use super::mode::LockMode;
 use parking_lot::{Mutex, MutexGuard};
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// Waiter state: still waiting.
@@ -388,6 +388,8 @@ struct Partition {
 pub(super) struct LockTable {
     parts: Box<[Partition]>,
     mask: u64,
+    /// Partition latches found taken (physical contention), on every path.
+    pub contended: AtomicU64,
 }
 
 impl LockTable {
@@ -407,15 +409,20 @@ impl LockTable {
         LockTable {
             parts,
             mask: partitions as u64 - 1,
+            contended: AtomicU64::new(0),
         }
     }
 
-    /// Latch the partition of `id`. The bool says whether the latch was contended
-    /// (physical contention); the wait then goes through `rt` as a latch wait.
+    /// Latch the partition of `id`; a contended latch is counted and waited for
+    /// through `rt` as a latch wait.
     #[inline]
-    pub fn latch(&self, id: LockId) -> (MutexGuard<'_, Bucket>, bool) {
+    pub fn latch(&self, id: LockId) -> MutexGuard<'_, Bucket> {
         let m = &self.parts[(id.hash64() & self.mask) as usize].latch;
-        latch(m)
+        let (g, contended) = latch(m);
+        if contended {
+            self.contended.fetch_add(1, Ordering::Relaxed);
+        }
+        g
     }
 
     /// Lock heads currently in the table (0 when no lock is held or requested).
