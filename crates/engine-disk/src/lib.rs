@@ -442,6 +442,11 @@ impl Inner {
         self.pool.dirty_pages(&mut dpt);
         self.pool.sync()?;
         let payload = recovery::encode_checkpoint(begin, self.pool.next_page(), &att, &dpt);
+        if payload.len() + log::REC_HEADER > log::MAX_REC {
+            return Err(Error::fatal(
+                "checkpoint record would exceed the log record limit",
+            ));
+        }
         let mut r = Rec::new(Kind::Checkpoint);
         r.payload = &payload;
         let lsn = self.log.append(&r, None);

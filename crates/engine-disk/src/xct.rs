@@ -368,6 +368,7 @@ impl api::Worker for DiskWorker<'_> {
         }
         let nsec = t.trees.len() - 1;
         let mut seck = [TKey::new(&[]); crate::catalog::MAX_INDEXES];
+        #[allow(clippy::needless_range_loop)] // i is also the index number
         for i in 0..nsec {
             seck[i] = self.sec_key(table, i, key, row)?;
             self.lock(table.0, i as u16 + 1, Some(seck[i].as_bytes()), LockMode::X)?;
@@ -455,6 +456,7 @@ impl api::Worker for DiskWorker<'_> {
         heap::read(pool, rid, |r| old.extend_from_slice(r))?;
         let nsec = t.trees.len() - 1;
         let mut seck = [TKey::new(&[]); crate::catalog::MAX_INDEXES];
+        #[allow(clippy::needless_range_loop)] // i is also the index number
         for i in 0..nsec {
             seck[i] = self.sec_key(table, i, key, &old[t.row_off..])?;
             self.lock(table.0, i as u16 + 1, Some(seck[i].as_bytes()), LockMode::X)?;

@@ -80,7 +80,7 @@ fn transfers_keep_the_total_with_a_small_pool() {
             let mut s = Session::new(e.worker(9));
             let mut checks = 0;
             while !done.load(Ordering::Relaxed) && checks < 20 {
-                let r = s.run_retry(1, 1000, |s| total(s));
+                let r = s.run_retry(1, 1000, total);
                 let (sum, n) = r.unwrap();
                 assert_eq!(
                     (sum, n),
@@ -93,7 +93,7 @@ fn transfers_keep_the_total_with_a_small_pool() {
     });
     done.store(true, Ordering::Relaxed);
     let mut s = Session::new(e.worker(0));
-    let (sum, _) = s.run(1, |s| total(s)).unwrap();
+    let (sum, _) = s.run(1, total).unwrap();
     assert_eq!(sum, 1000 * N as i64);
     let side = s
         .run(1, |s| {
