@@ -217,6 +217,37 @@ impl<'e> DiskWorker<'e> {
         Ok(TKey::new(&buf[..n + pk.len()]))
     }
 
+    /// S-lock the first key past the upper bound `hi` (or the end of the index), making
+    /// sure it is still the first one once locked.
+    fn lock_past(&mut self, tr: &Tree, hi: Bound<&[u8]>) -> Result<()> {
+        loop {
+            let from = match hi {
+                Bound::Unbounded => return self.lock(tr.table, tr.index, None, LockMode::S),
+                Bound::Included(k) => From::Excl(k),
+                Bound::Excluded(k) => From::Incl(k),
+            };
+            match btree::seek(&self.e.pool, tr, from, true)? {
+                None => {
+                    self.lock(tr.table, tr.index, None, LockMode::S)?;
+                    let again = match hi {
+                        Bound::Included(k) => From::Excl(k),
+                        Bound::Excluded(k) => From::Incl(k),
+                        Bound::Unbounded => unreachable!(),
+                    };
+                    if btree::seek(&self.e.pool, tr, again, true)?.is_none() {
+                        return Ok(());
+                    }
+                }
+                Some(f) => {
+                    self.lock(tr.table, tr.index, Some(f.key.as_bytes()), LockMode::S)?;
+                    if btree::unchanged(&self.e.pool, f.leaf, f.lsn)? {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
     /// Lock (mode `m`, instant or not) the key after `k` in index `ix`.
     fn lock_next(&mut self, tr: &Tree, k: &[u8], m: LockMode, instant: bool) -> Result<()> {
         let next = btree::seek(&self.e.pool, tr, From::Excl(k), true)?;
@@ -293,6 +324,11 @@ impl api::Worker for DiskWorker<'_> {
         })?;
         let forward = dir == Dir::Forward;
         let (start, end) = if forward { (lo, hi) } else { (hi, lo) };
+        if !forward {
+            // Next-key locking protects a gap by the key above it: a backward scan must
+            // also lock the first key at or past its upper end.
+            self.lock_past(&tr, hi)?;
+        }
         let mut last: Option<TKey> = None;
         let mut n = 0;
         let pool = &self.e.pool;

@@ -115,3 +115,97 @@ fn transfers_keep_the_total_with_a_small_pool() {
     );
     assert_eq!(commits.load(Ordering::Relaxed), 900);
 }
+
+/// Next-key locking: a transaction that scans a range twice sees the same rows both
+/// times while other threads insert into and delete from that range.
+#[test]
+fn repeated_scans_see_no_phantoms() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = DiskEngine::open(schema(N), &opts(dir.path(), LogMode::Off, Some(300))).unwrap();
+    {
+        let mut s = Session::new(e.worker(0));
+        s.run(0, |s| {
+            for i in (0..2000u64).step_by(10) {
+                s.insert(PLAIN, &key(i), &[0u8; 100])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|sc| {
+        for t in 0..2u64 {
+            let (e, stop) = (&e, &stop);
+            sc.spawn(move || {
+                let mut s = Session::new(e.worker(1 + t as usize));
+                let mut x = t + 3;
+                while !stop.load(Ordering::Relaxed) {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let k = (x >> 33) % 2000;
+                    let _ = s.run_retry(0, 1000, |s| {
+                        if !s.delete(PLAIN, &key(k))? {
+                            match s.insert(PLAIN, &key(k), &[1u8; 100]) {
+                                Err(Error::Duplicate) => {}
+                                r => r?,
+                            }
+                        }
+                        Ok(())
+                    });
+                }
+            });
+        }
+        let (e, stop) = (&e, &stop);
+        sc.spawn(move || {
+            // Stop the mutators even if this thread panics.
+            struct StopOnDrop<'a>(&'a AtomicBool);
+            impl Drop for StopOnDrop<'_> {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::Relaxed);
+                }
+            }
+            let _stop = StopOnDrop(stop);
+            let mut s = Session::new(e.worker(5));
+            for round in 0..60u64 {
+                let lo = key(round * 30 % 1800);
+                let hi = key(round * 30 % 1800 + 150);
+                let dir = if round % 2 == 0 {
+                    Dir::Forward
+                } else {
+                    Dir::Backward
+                };
+                s.run_retry(1, 1000, |s| {
+                    let mut a = vec![];
+                    s.scan(
+                        PLAIN.primary(),
+                        Bound::Included(&lo),
+                        Bound::Excluded(&hi),
+                        dir,
+                        usize::MAX,
+                        |k, _| {
+                            a.push(k.to_vec());
+                            true
+                        },
+                    )?;
+                    std::thread::yield_now();
+                    let mut b = vec![];
+                    s.scan(
+                        PLAIN.primary(),
+                        Bound::Included(&lo),
+                        Bound::Excluded(&hi),
+                        dir,
+                        usize::MAX,
+                        |k, _| {
+                            b.push(k.to_vec());
+                            true
+                        },
+                    )?;
+                    assert_eq!(a, b, "phantom in round {round}");
+                    Ok(())
+                })
+                .unwrap();
+            }
+        });
+    });
+}
