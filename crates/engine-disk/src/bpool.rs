@@ -31,6 +31,8 @@ struct Frame {
     /// LSN from which the log must be replayed to rebuild this page (valid when dirty).
     rec_lsn: AtomicU64,
     referenced: AtomicBool,
+    /// A read from the data file into this frame is in progress.
+    io: AtomicBool,
     data: UnsafeCell<Page>,
 }
 
@@ -129,6 +131,7 @@ impl BufferPool {
                 dirty: AtomicBool::new(false),
                 rec_lsn: AtomicU64::new(0),
                 referenced: AtomicBool::new(false),
+                io: AtomicBool::new(false),
                 data: UnsafeCell::new([0; PAGE_SIZE]),
             })
             .collect();
@@ -181,6 +184,12 @@ impl BufferPool {
                     fr.pin.fetch_add(1, Ordering::Acquire);
                     drop(sh);
                     hits.fetch_add(1, Ordering::Relaxed);
+                    if fr.io.load(Ordering::Acquire) {
+                        // Another thread is reading it in: a page-I/O wait, not a latch one.
+                        rt::wait_until(rt::WaitKind::PageIo, None, || {
+                            !fr.io.load(Ordering::Acquire)
+                        });
+                    }
                     fr.latch.acquire(mode);
                     if fr.page_id.load(Ordering::Acquire) != pid {
                         // Its read failed and the frame was given up; try again.
@@ -209,6 +218,7 @@ impl BufferPool {
                     self.give_back(f);
                     continue;
                 }
+                fr.io.store(true, Ordering::Release);
                 fr.page_id.store(pid, Ordering::Release);
                 sh.map.insert(pid, f);
             }
@@ -217,12 +227,14 @@ impl BufferPool {
             if let Err(e) = self.read_page(pid, data) {
                 lock.write().map.remove(&pid);
                 fr.page_id.store(NO_PAGE, Ordering::Release);
+                fr.io.store(false, Ordering::Release);
                 fr.latch.release(Mode::X);
                 self.give_back(f);
                 return Err(e);
             }
             fr.dirty.store(false, Ordering::Relaxed);
             fr.referenced.store(true, Ordering::Relaxed);
+            fr.io.store(false, Ordering::Release);
             if mode == Mode::S {
                 fr.latch.release(Mode::X);
                 fr.latch.acquire(Mode::S);
