@@ -804,27 +804,39 @@ fn instant_lock_waits_for_conflicts_but_keeps_nothing() {
 
 /// Rough cost of the uncontended path (not an assertion; numbers only for a sanity look:
 /// `cargo test -p engine_disk --release lock::tests::cost -- --ignored --nocapture`).
+/// "hot": few resources, lock table in cache; "spread": records drawn from 10M, partitions
+/// and heads mostly not in cache, like in an engine whose buffer pool evicts them.
 #[test]
 #[ignore = "prints a rough timing"]
 fn cost_of_uncontended_locking() {
-    let m = LockManager::new(LockConfig::default());
-    let mut t = TxnLocks::new(0);
-    let rounds = 200_000u64;
-    let start = Instant::now();
-    for i in 0..rounds {
-        t.reset(i + 1);
-        for s in 0..10u16 {
-            m.lock(
-                &mut t,
-                rec((i % 4) as u32, s + (i % 97) as u16 * 16),
-                if s % 3 == 0 { X } else { S },
-            )
-            .unwrap();
+    use rand::{rngs::SmallRng, Rng, SeedableRng};
+    for spread in [false, true] {
+        let m = LockManager::new(LockConfig::default());
+        let mut t = TxnLocks::new(0);
+        let mut rng = SmallRng::seed_from_u64(1);
+        let rounds: u64 = std::env::var("LOCK_COST_ROUNDS").map_or(200_000, |v| v.parse().unwrap());
+        let start = Instant::now();
+        for i in 0..rounds {
+            t.reset(i + 1);
+            for s in 0..10u16 {
+                let id = if spread {
+                    let r: u64 = rng.gen_range(0..10_000_000);
+                    LockId::Record {
+                        table: (r % 4) as u32,
+                        page: r / 64,
+                        slot: (r % 64) as u16,
+                    }
+                } else {
+                    rec((i % 4) as u32, s + (i % 97) as u16 * 16)
+                };
+                m.lock(&mut t, id, if s % 3 == 0 { X } else { S }).unwrap();
+            }
+            m.release_all(&mut t);
         }
-        m.release_all(&mut t);
+        let ns = start.elapsed().as_nanos() as u64 / (rounds * 10);
+        let what = if spread { "spread" } else { "hot" };
+        eprintln!("uncontended {what}: {ns} ns per record lock (incl. intention locks, release)");
     }
-    let ns = start.elapsed().as_nanos() as u64 / (rounds * 10);
-    eprintln!("uncontended: {ns} ns per record lock (incl. intention locks and release)");
 }
 
 #[test]
