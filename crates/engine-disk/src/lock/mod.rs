@@ -75,6 +75,8 @@ pub struct LockStats {
     pub wait_ns: u64,
     /// Lock-table latch acquisitions that found the latch taken (physical contention).
     pub latch_contended: u64,
+    /// Time spent waiting for those latches, in nanoseconds (Lock-PC time).
+    pub latch_wait_ns: u64,
     /// Requests refused as deadlock victims.
     pub deadlocks: u64,
     /// Of `deadlocks`, those found only by a periodic re-check (`deadlock_recheck`), not
@@ -408,6 +410,7 @@ impl LockManager {
             waits: g(&self.c.waits),
             wait_ns: g(&self.c.wait_ns),
             latch_contended: g(&self.table.contended),
+            latch_wait_ns: g(&self.table.contended_ns),
             deadlocks: g(&self.c.deadlocks),
             late_deadlocks: g(&self.c.late_deadlocks),
             timeouts: g(&self.c.timeouts),

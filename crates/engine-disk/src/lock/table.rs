@@ -417,6 +417,8 @@ pub(super) struct LockTable {
     mask: u64,
     /// Partition latches found taken (physical contention), on every path.
     pub contended: AtomicU64,
+    /// Time spent waiting for those latches, in nanoseconds.
+    pub contended_ns: AtomicU64,
 }
 
 impl LockTable {
@@ -434,6 +436,7 @@ impl LockTable {
             parts,
             mask: partitions as u64 - 1,
             contended: AtomicU64::new(0),
+            contended_ns: AtomicU64::new(0),
         }
     }
 
@@ -442,10 +445,14 @@ impl LockTable {
     #[inline]
     pub fn latch(&self, id: LockId) -> MutexGuard<'_, Bucket> {
         let m = &self.parts[(id.hash64() & self.mask) as usize].latch;
-        let (g, contended) = latch(m);
-        if contended {
-            self.contended.fetch_add(1, Ordering::Relaxed);
+        if let Some(g) = m.try_lock() {
+            return g;
         }
+        let start = std::time::Instant::now();
+        let (g, _) = latch(m);
+        self.contended.fetch_add(1, Ordering::Relaxed);
+        self.contended_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         g
     }
 
