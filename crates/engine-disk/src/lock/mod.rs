@@ -354,6 +354,17 @@ impl LockManager {
         if txn.held(id).is_none() {
             return false;
         }
+        if !id.is_fine() {
+            let below = |l: &LockId| {
+                let (anc, n) = l.ancestors();
+                anc[..n].contains(&id)
+            };
+            assert!(
+                !txn.held.keys().any(below),
+                "unlock of {id:?} while txn {} holds locks below it (intention protocol)",
+                txn.txn_id
+            );
+        }
         self.release_one(txn, id);
         if id.is_fine() {
             let t = id.table().expect("fine locks belong to a table");

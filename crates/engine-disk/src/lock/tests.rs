@@ -911,3 +911,12 @@ fn key_locks_name_keys_and_keep_end_of_index_apart() {
     }
     assert_eq!(LockId::end_of_index(2, 3).parent(), Some(LockId::Table(2)));
 }
+
+#[test]
+#[should_panic(expected = "holds locks below it")]
+fn unlocking_an_ancestor_of_held_locks_is_a_programmer_error() {
+    let m = mgr();
+    let mut t = TxnLocks::new(1);
+    m.lock(&mut t, rec(1, 1), S).unwrap();
+    m.unlock(&mut t, LockId::Table(1));
+}
