@@ -920,3 +920,49 @@ fn unlocking_an_ancestor_of_held_locks_is_a_programmer_error() {
     m.lock(&mut t, rec(1, 1), S).unwrap();
     m.unlock(&mut t, LockId::Table(1));
 }
+
+/// Rough look at physical contention: threads locking disjoint keys of one table, so they
+/// meet only on the database and table heads (prints numbers, asserts nothing timing-based:
+/// `cargo test -p engine_disk --release lock::tests::hot -- --ignored --nocapture`).
+#[test]
+#[ignore = "prints a rough timing"]
+fn hot_intention_locks_under_threads() {
+    let m = Arc::new(LockManager::new(LockConfig::default()));
+    let threads = 8u64;
+    let txns: u64 = std::env::var("LOCK_COST_ROUNDS").map_or(100_000, |v| v.parse().unwrap());
+    let start = Instant::now();
+    let hs: Vec<_> = (0..threads)
+        .map(|th| {
+            let m = m.clone();
+            std::thread::spawn(move || {
+                let mut t = TxnLocks::new(0);
+                for i in 0..txns {
+                    t.reset(th * txns + i + 1);
+                    for k in 0..5u64 {
+                        let id = LockId::Key {
+                            table: 1,
+                            index: 0,
+                            hash: th << 32 | (i % 1000) * 8 + k,
+                        };
+                        m.lock(&mut t, id, X).unwrap();
+                    }
+                    m.release_all(&mut t);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let el = start.elapsed();
+    let s = m.stats();
+    eprintln!(
+        "{} txns in {el:?} ({:.0} txn/s); latch contended {} times, {} us waiting; waits {}",
+        threads * txns,
+        (threads * txns) as f64 / el.as_secs_f64(),
+        s.latch_contended,
+        s.latch_wait_ns / 1000,
+        s.waits
+    );
+    assert_eq!(s.waits, 0, "disjoint keys never conflict logically");
+}
