@@ -942,7 +942,7 @@ fn hot_intention_locks_under_threads() {
                         let id = LockId::Key {
                             table: 1,
                             index: 0,
-                            hash: th << 32 | (i % 1000) * 8 + k,
+                            hash: (th << 32) | ((i % 1000) * 8 + k),
                         };
                         m.lock(&mut t, id, X).unwrap();
                     }
