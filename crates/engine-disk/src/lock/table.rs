@@ -156,7 +156,13 @@ impl Head {
         }
     }
 
+    /// Queue invariants (debug builds only; compiled out in release).
+    #[inline]
     fn check(&self) {
+        debug_assert!(
+            self.queue.windows(2).all(|w| w[0].granted || !w[1].granted),
+            "lock head: granted requests must form a prefix of the queue (FIFO grants)"
+        );
         debug_assert_eq!(
             self.queue.iter().filter(|r| !r.granted).count() as u32,
             self.waiting,
@@ -261,6 +267,7 @@ impl Bucket {
                         granted: true,
                         waiter: None,
                     });
+                    h.check();
                     return Outcome::Granted;
                 }
                 if nowait {
@@ -274,6 +281,7 @@ impl Bucket {
                     granted: false,
                     waiter: Some(waiter.clone()),
                 });
+                h.check();
                 Outcome::Wait
             }
             Some(cur) => {
@@ -299,6 +307,7 @@ impl Bucket {
                 h.converting += 1;
                 h.queue[p].convert = Some(target);
                 h.queue[p].waiter = Some(waiter.clone());
+                h.check();
                 Outcome::Wait
             }
         }
