@@ -430,6 +430,12 @@ impl LockManager {
         }
     }
 
+    /// Every lock head and its queue as text, one resource a line (`txn:mode` holders,
+    /// `txn?mode` waiters, `->mode` pending upgrades): for diagnosing a stuck run.
+    pub fn dump(&self) -> String {
+        self.table.dump()
+    }
+
     /// Lock heads in the table: 0 when no transaction holds or waits for any lock.
     pub fn active_heads(&self) -> usize {
         self.table.heads()

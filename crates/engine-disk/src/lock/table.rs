@@ -408,6 +408,23 @@ impl Bucket {
         }
     }
 
+    /// One line per live head: resource, then `txn:mode` for holders (`->target` for a
+    /// pending conversion) and `txn?mode` for waiters.
+    fn dump(&self, out: &mut String) {
+        use std::fmt::Write;
+        for h in self.heads.iter().filter(|h| !h.queue.is_empty()) {
+            let _ = write!(out, "{:?}:", h.id);
+            for r in &h.queue {
+                let sep = if r.granted { ':' } else { '?' };
+                let _ = write!(out, " {}{sep}{}", r.txn, r.mode.name());
+                if let Some(c) = r.convert {
+                    let _ = write!(out, "->{}", c.name());
+                }
+            }
+            out.push('\n');
+        }
+    }
+
     /// Heads with requests.
     fn live(&self) -> usize {
         self.heads.iter().filter(|h| !h.queue.is_empty()).count()
@@ -463,6 +480,15 @@ impl LockTable {
         self.contended_ns
             .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         g
+    }
+
+    /// The whole table as text (for diagnosing a hang; latches one partition at a time).
+    pub fn dump(&self) -> String {
+        let mut out = String::new();
+        for p in self.parts.iter() {
+            p.latch.lock().dump(&mut out);
+        }
+        out
     }
 
     /// Lock heads currently in the table (0 when no lock is held or requested).

@@ -439,6 +439,7 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
         // A hang must fail the run, not stall it: abort if nothing finishes in 5 minutes
         // (the test takes well under a second).
         let finished = finished.clone();
+        let m = m.clone();
         std::thread::spawn(move || {
             for _ in 0..3000 {
                 std::thread::sleep(Duration::from_millis(100));
@@ -446,7 +447,10 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
                     return;
                 }
             }
-            eprintln!("lock stress: no progress for 5 minutes: a hang");
+            eprintln!(
+                "lock stress: no progress for 5 minutes: a hang\n{}",
+                m.dump()
+            );
             std::process::abort();
         });
     }
@@ -965,4 +969,32 @@ fn hot_intention_locks_under_threads() {
         s.waits
     );
     assert_eq!(s.waits, 0, "disjoint keys never conflict logically");
+}
+
+#[test]
+fn dump_shows_holders_waiters_and_upgrades() {
+    let m = Arc::new(mgr());
+    let id = rec(1, 1);
+    let (mut t1, mut t2) = (TxnLocks::new(1), TxnLocks::new(2));
+    m.lock(&mut t1, id, S).unwrap();
+    m.lock(&mut t2, id, S).unwrap();
+    let m1 = m.clone();
+    let h = std::thread::spawn(move || {
+        m1.lock(&mut t1, id, X).unwrap();
+        t1
+    });
+    until_waits(&m, 1);
+    let d = m.dump();
+    assert!(
+        d.contains("Record { table: 1, page: 0, slot: 1 }: 1:S->X 2:S"),
+        "{d}"
+    );
+    assert!(
+        d.contains("Table(1): 1:IX 2:IS") || d.contains("Table(1): 2:IS 1:IX"),
+        "{d}"
+    );
+    m.release_all(&mut t2);
+    let mut t1 = h.join().unwrap();
+    m.release_all(&mut t1);
+    assert_eq!(m.dump(), "");
 }
