@@ -998,3 +998,26 @@ fn dump_shows_holders_waiters_and_upgrades() {
     m.release_all(&mut t1);
     assert_eq!(m.dump(), "");
 }
+
+#[test]
+fn competing_escalations_neither_wait_nor_deadlock() {
+    let m = mgr();
+    let (mut r, mut w) = (TxnLocks::new(1), TxnLocks::new(2));
+    // Interleaved: each one's escalation would conflict with the other's intention lock.
+    for s in 0..40 {
+        m.lock(&mut r, rec(4, s), S).unwrap();
+        m.lock(&mut w, rec(4, 100 + s), X).unwrap();
+    }
+    let st = m.stats();
+    assert_eq!((st.escalations, st.waits, st.deadlocks), (0, 0, 0));
+    assert!(st.escalation_failures >= 2, "{st:?}");
+    assert_eq!((r.fine_locks(4), w.fine_locks(4)), (40, 40));
+    m.release_all(&mut w);
+    // Alone now: the next retry succeeds.
+    for s in 40..80 {
+        m.lock(&mut r, rec(4, s), S).unwrap();
+    }
+    assert_eq!(r.held(LockId::Table(4)), Some(S));
+    m.release_all(&mut r);
+    assert_eq!(m.active_heads(), 0);
+}
