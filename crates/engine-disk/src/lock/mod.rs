@@ -75,6 +75,8 @@ pub struct LockStats {
     pub wait_ns: u64,
     /// Lock-table latch acquisitions that found the latch taken (physical contention).
     pub latch_contended: u64,
+    /// Time spent waiting for those latches, in nanoseconds (Lock-PC time).
+    pub latch_wait_ns: u64,
     /// Requests refused as deadlock victims.
     pub deadlocks: u64,
     /// Of `deadlocks`, those found only by a periodic re-check (`deadlock_recheck`), not
@@ -352,6 +354,17 @@ impl LockManager {
         if txn.held(id).is_none() {
             return false;
         }
+        if !id.is_fine() {
+            let below = |l: &LockId| {
+                let (anc, n) = l.ancestors();
+                anc[..n].contains(&id)
+            };
+            assert!(
+                !txn.held.keys().any(below),
+                "unlock of {id:?} while txn {} holds locks below it (intention protocol)",
+                txn.txn_id
+            );
+        }
         self.release_one(txn, id);
         if id.is_fine() {
             let t = id.table().expect("fine locks belong to a table");
@@ -408,12 +421,19 @@ impl LockManager {
             waits: g(&self.c.waits),
             wait_ns: g(&self.c.wait_ns),
             latch_contended: g(&self.table.contended),
+            latch_wait_ns: g(&self.table.contended_ns),
             deadlocks: g(&self.c.deadlocks),
             late_deadlocks: g(&self.c.late_deadlocks),
             timeouts: g(&self.c.timeouts),
             escalations: g(&self.c.escalations),
             escalation_failures: g(&self.c.escalation_failures),
         }
+    }
+
+    /// Every lock head and its queue as text, one resource a line (`txn:mode` holders,
+    /// `txn?mode` waiters, `->mode` pending upgrades): for diagnosing a stuck run.
+    pub fn dump(&self) -> String {
+        self.table.dump()
     }
 
     /// Lock heads in the table: 0 when no transaction holds or waits for any lock.

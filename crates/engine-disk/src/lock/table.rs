@@ -4,11 +4,12 @@
 //!
 //! Owns the grant rules (who gets a lock, in which order). It must never block while a
 //! partition latch is held, never allocate on the uncontended path (heads and queues are
-//! recycled), and never wake a waiter while holding a latch.
+//! reused in place, short queues are inline), and never wake a waiter while holding a latch.
 
 use super::id::LockId;
 use super::mode::LockMode;
 use parking_lot::{Mutex, MutexGuard};
+use smallvec::SmallVec;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -17,10 +18,12 @@ pub(super) const WAITING: u8 = 0;
 /// Waiter state: the request (or conversion) was granted by another transaction.
 pub(super) const GRANTED: u8 = 1;
 
-/// Emptied heads a partition keeps for reuse (bounds memory of idle partitions).
-const FREE_HEADS_MAX: usize = 8;
-/// Queue capacity above which a recycled head's queue is dropped instead of kept.
+/// Emptied heads a partition keeps in place for reuse (bounds memory of idle partitions).
+const IDLE_HEADS_MAX: usize = 4;
+/// Queue capacity above which an emptied head's spilled queue is freed.
 const QUEUE_KEEP_MAX: usize = 16;
+/// Requests stored inline in a head (no allocation until more wait or share).
+const QUEUE_INLINE: usize = 2;
 
 /// One per transaction: what a granting thread sets and signals.
 pub(super) struct Waiter {
@@ -53,7 +56,7 @@ struct Request {
 
 struct Head {
     id: LockId,
-    queue: Vec<Request>,
+    queue: SmallVec<[Request; QUEUE_INLINE]>,
     /// Granted requests per mode, and a bit per mode with a nonzero count.
     counts: [u32; 5],
     mask: u8,
@@ -66,7 +69,7 @@ impl Head {
     fn empty(id: LockId) -> Head {
         Head {
             id,
-            queue: Vec::new(),
+            queue: SmallVec::new(),
             counts: [0; 5],
             mask: 0,
             waiting: 0,
@@ -153,7 +156,13 @@ impl Head {
         }
     }
 
+    /// Queue invariants (debug builds only; compiled out in release).
+    #[inline]
     fn check(&self) {
+        debug_assert!(
+            self.queue.windows(2).all(|w| w[0].granted || !w[1].granted),
+            "lock head: granted requests must form a prefix of the queue (FIFO grants)"
+        );
         debug_assert_eq!(
             self.queue.iter().filter(|r| !r.granted).count() as u32,
             self.waiting,
@@ -186,15 +195,38 @@ pub(super) enum Outcome {
     WouldBlock,
 }
 
-/// The heads of one partition.
+/// The heads of one partition. At most one head per resource; a head with an empty queue
+/// is idle and is reused in place (by any resource), so locking does not move heads.
 pub(super) struct Bucket {
     heads: Vec<Head>,
-    free: Vec<Head>,
 }
 
 impl Bucket {
     fn find(&self, id: LockId) -> Option<usize> {
         self.heads.iter().position(|h| h.id == id)
+    }
+
+    /// The head of `id`, or an idle head (or a new one) renamed to `id`.
+    fn find_or_add(&mut self, id: LockId) -> usize {
+        let mut idle = None;
+        for (i, h) in self.heads.iter().enumerate() {
+            if h.id == id {
+                return i;
+            }
+            if idle.is_none() && h.queue.is_empty() {
+                idle = Some(i);
+            }
+        }
+        match idle {
+            Some(i) => {
+                self.heads[i].id = id;
+                i
+            }
+            None => {
+                self.heads.push(Head::empty(id));
+                self.heads.len() - 1
+            }
+        }
     }
 
     fn head_mut(&mut self, id: LockId, what: &str) -> &mut Head {
@@ -217,15 +249,7 @@ impl Bucket {
     ) -> Outcome {
         match held {
             None => {
-                let i = match self.find(id) {
-                    Some(i) => i,
-                    None => {
-                        let mut h = self.free.pop().unwrap_or_else(|| Head::empty(id));
-                        h.id = id;
-                        self.heads.push(h);
-                        self.heads.len() - 1
-                    }
-                };
+                let i = self.find_or_add(id);
                 let h = &mut self.heads[i];
                 debug_assert!(
                     h.pos(txn).is_none(),
@@ -243,6 +267,7 @@ impl Bucket {
                         granted: true,
                         waiter: None,
                     });
+                    h.check();
                     return Outcome::Granted;
                 }
                 if nowait {
@@ -256,6 +281,7 @@ impl Bucket {
                     granted: false,
                     waiter: Some(waiter.clone()),
                 });
+                h.check();
                 Outcome::Wait
             }
             Some(cur) => {
@@ -281,6 +307,7 @@ impl Bucket {
                 h.converting += 1;
                 h.queue[p].convert = Some(target);
                 h.queue[p].waiter = Some(waiter.clone());
+                h.check();
                 Outcome::Wait
             }
         }
@@ -366,15 +393,41 @@ impl Bucket {
         }
     }
 
+    /// Head `i` became empty: leave it idle in place, freeing a large spilled queue and
+    /// trailing idle heads beyond `IDLE_HEADS_MAX`.
     fn recycle(&mut self, i: usize) {
-        let mut h = self.heads.swap_remove(i);
+        let h = &mut self.heads[i];
         debug_assert!(h.queue.is_empty() && h.mask == 0 && h.waiting == 0 && h.converting == 0);
-        if self.free.len() < FREE_HEADS_MAX {
-            if h.queue.capacity() > QUEUE_KEEP_MAX {
-                h.queue = Vec::new();
-            }
-            self.free.push(h);
+        if h.queue.capacity() > QUEUE_KEEP_MAX {
+            h.queue = SmallVec::new();
         }
+        while self.heads.len() > IDLE_HEADS_MAX
+            && self.heads.last().is_some_and(|h| h.queue.is_empty())
+        {
+            self.heads.pop();
+        }
+    }
+
+    /// One line per live head: resource, then `txn:mode` for holders (`->target` for a
+    /// pending conversion) and `txn?mode` for waiters.
+    fn dump(&self, out: &mut String) {
+        use std::fmt::Write;
+        for h in self.heads.iter().filter(|h| !h.queue.is_empty()) {
+            let _ = write!(out, "{:?}:", h.id);
+            for r in &h.queue {
+                let sep = if r.granted { ':' } else { '?' };
+                let _ = write!(out, " {}{sep}{}", r.txn, r.mode.name());
+                if let Some(c) = r.convert {
+                    let _ = write!(out, "->{}", c.name());
+                }
+            }
+            out.push('\n');
+        }
+    }
+
+    /// Heads with requests.
+    fn live(&self) -> usize {
+        self.heads.iter().filter(|h| !h.queue.is_empty()).count()
     }
 }
 
@@ -390,6 +443,8 @@ pub(super) struct LockTable {
     mask: u64,
     /// Partition latches found taken (physical contention), on every path.
     pub contended: AtomicU64,
+    /// Time spent waiting for those latches, in nanoseconds.
+    pub contended_ns: AtomicU64,
 }
 
 impl LockTable {
@@ -400,16 +455,14 @@ impl LockTable {
         );
         let parts = (0..partitions)
             .map(|_| Partition {
-                latch: Mutex::new(Bucket {
-                    heads: Vec::new(),
-                    free: Vec::new(),
-                }),
+                latch: Mutex::new(Bucket { heads: Vec::new() }),
             })
             .collect();
         LockTable {
             parts,
             mask: partitions as u64 - 1,
             contended: AtomicU64::new(0),
+            contended_ns: AtomicU64::new(0),
         }
     }
 
@@ -418,16 +471,29 @@ impl LockTable {
     #[inline]
     pub fn latch(&self, id: LockId) -> MutexGuard<'_, Bucket> {
         let m = &self.parts[(id.hash64() & self.mask) as usize].latch;
-        let (g, contended) = latch(m);
-        if contended {
-            self.contended.fetch_add(1, Ordering::Relaxed);
+        if let Some(g) = m.try_lock() {
+            return g;
         }
+        let start = std::time::Instant::now();
+        let (g, _) = latch(m);
+        self.contended.fetch_add(1, Ordering::Relaxed);
+        self.contended_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         g
+    }
+
+    /// The whole table as text (for diagnosing a hang; latches one partition at a time).
+    pub fn dump(&self) -> String {
+        let mut out = String::new();
+        for p in self.parts.iter() {
+            p.latch.lock().dump(&mut out);
+        }
+        out
     }
 
     /// Lock heads currently in the table (0 when no lock is held or requested).
     pub fn heads(&self) -> usize {
-        self.parts.iter().map(|p| p.latch.lock().heads.len()).sum()
+        self.parts.iter().map(|p| p.latch.lock().live()).sum()
     }
 }
 
@@ -449,7 +515,11 @@ pub(super) fn latch<T>(m: &Mutex<T>) -> (MutexGuard<'_, T>, bool) {
 }
 
 /// Wake the waiters a grant collected (after the latch is released).
+#[inline]
 pub(super) fn wake_all(wake: &mut Vec<Arc<Waiter>>) {
+    if wake.is_empty() {
+        return;
+    }
     for w in wake.drain(..) {
         w.event.notify_all();
     }
