@@ -509,6 +509,8 @@ pub struct Found {
     pub val: u64,
     pub leaf: u64,
     pub lsn: u64,
+    /// Position of the entry in its leaf (valid while the leaf stays at `lsn`).
+    pub idx: u16,
 }
 
 pub enum From<'a> {
@@ -557,6 +559,7 @@ pub fn seek(pool: &BufferPool, t: &Tree, from: From<'_>, forward: bool) -> Resul
                 val: val(p, i),
                 leaf: leaf.g.pid(),
                 lsn: leaf.g.lsn(),
+                idx: i as u16,
             }));
         }
         // Nothing here: continue in the neighbouring leaf, found by its fence key.
@@ -573,6 +576,30 @@ impl TKey {
     fn buf_slice(&self) -> &[u8] {
         self.as_bytes()
     }
+}
+
+/// Re-check entry `f` after the caller locked it: `None` if its leaf changed since (the
+/// caller seeks again); otherwise `Some(next)`, the neighbouring entry in the same leaf
+/// in scan direction (`None` at the leaf's end), so a scan need not re-descend.
+pub fn revalidate(pool: &BufferPool, f: &Found, forward: bool) -> Result<Option<Option<Found>>> {
+    let g = pool.fix(f.leaf, Mode::S)?;
+    if g.lsn() != f.lsn {
+        return Ok(None);
+    }
+    let p = g.page();
+    let i = f.idx as usize;
+    let next = if forward {
+        (i + 1 < count(p)).then_some(i + 1)
+    } else {
+        i.checked_sub(1)
+    };
+    Ok(Some(next.map(|j| Found {
+        key: TKey::new(key(p, j)),
+        val: val(p, j),
+        leaf: f.leaf,
+        lsn: f.lsn,
+        idx: j as u16,
+    })))
 }
 
 /// Whether leaf `pid` is unchanged since a seek saw it at `lsn`.

@@ -332,6 +332,8 @@ impl api::Worker for DiskWorker<'_> {
         let mut last: Option<TKey> = None;
         let mut n = 0;
         let pool = &self.e.pool;
+        // The next entry read from the current leaf (saves a descent per entry).
+        let mut cand: Option<btree::Found> = None;
         while n < limit {
             let from = match (&last, start) {
                 (Some(k), _) => From::Excl(k.as_bytes()),
@@ -339,26 +341,32 @@ impl api::Worker for DiskWorker<'_> {
                 (None, Bound::Included(k)) => From::Incl(k),
                 (None, Bound::Excluded(k)) => From::Excl(k),
             };
-            let Some(e) = btree::seek(pool, &tr, from, forward)? else {
-                // Past the last key: lock the end of the index, then make sure nothing
-                // appeared meanwhile.
-                self.lock(tr.table, tr.index, None, LockMode::S)?;
-                let from = match (&last, start) {
-                    (Some(k), _) => From::Excl(k.as_bytes()),
-                    (None, Bound::Unbounded) => From::Start,
-                    (None, Bound::Included(k)) => From::Incl(k),
-                    (None, Bound::Excluded(k)) => From::Excl(k),
-                };
-                if btree::seek(pool, &tr, from, forward)?.is_none() {
-                    break;
-                }
-                continue;
+            let e = match cand.take() {
+                Some(e) => e,
+                None => match btree::seek(pool, &tr, from, forward)? {
+                    Some(e) => e,
+                    None => {
+                        // Past the last key: lock the end of the index, then make sure
+                        // nothing appeared meanwhile.
+                        self.lock(tr.table, tr.index, None, LockMode::S)?;
+                        let from = match (&last, start) {
+                            (Some(k), _) => From::Excl(k.as_bytes()),
+                            (None, Bound::Unbounded) => From::Start,
+                            (None, Bound::Included(k)) => From::Incl(k),
+                            (None, Bound::Excluded(k)) => From::Excl(k),
+                        };
+                        if btree::seek(pool, &tr, from, forward)?.is_none() {
+                            break;
+                        }
+                        continue;
+                    }
+                },
             };
             let k = e.key.as_bytes();
             self.lock(tr.table, tr.index, Some(k), LockMode::S)?;
-            if !btree::unchanged(pool, e.leaf, e.lsn)? {
+            let Some(next) = btree::revalidate(pool, &e, forward)? else {
                 continue; // the leaf changed while we waited: look again
-            }
+            };
             if !in_range(k, end, forward) {
                 break; // the key past the range is locked: no phantoms
             }
@@ -376,6 +384,7 @@ impl api::Worker for DiskWorker<'_> {
             let go = heap::read(pool, rid, |r| f(k, &r[off..]))?;
             n += 1;
             last = Some(e.key);
+            cand = next;
             if !go {
                 break;
             }
