@@ -1,5 +1,5 @@
 //! Rough single-thread sanity check of the hot paths (not a benchmark of record):
-//! `cargo run --release -p engine_disk --example quickbench [rows] [ops]`.
+//! `cargo run --release -p engine_disk --example quickbench [rows] [ops] [1 = disk only]`.
 use api::{Engine, EngineOptions, IndexKind, Key, LogMode, Schema, Session, TableDef, TableId};
 use std::sync::Arc;
 use std::time::Instant;
@@ -68,6 +68,8 @@ fn main() {
         .collect();
     let rows = a.first().copied().unwrap_or(100_000);
     let ops = a.get(1).copied().unwrap_or(300_000);
-    run::<api::serial::SerialEngine>(rows, ops);
+    if a.get(2) != Some(&1) {
+        run::<api::serial::SerialEngine>(rows, ops);
+    }
     run::<engine_disk::DiskEngine>(rows, ops);
 }

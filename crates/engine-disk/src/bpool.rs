@@ -33,12 +33,15 @@ struct Frame {
     referenced: AtomicBool,
     /// A read from the data file into this frame is in progress.
     io: AtomicBool,
-    data: UnsafeCell<Page>,
 }
 
-// SAFETY: `data` is only accessed through a PageGuard holding the frame's latch (or by
-// the thread that exclusively owns an unmapped frame).
-unsafe impl Sync for Frame {}
+/// A frame's page bytes, kept apart from the frame's control block so that the control
+/// blocks (pin, latch, page id) are dense and stay cached.
+struct Bytes(UnsafeCell<Page>);
+
+// SAFETY: the bytes are only accessed through a PageGuard holding the frame's latch (or
+// by the thread that exclusively owns an unmapped frame).
+unsafe impl Sync for Bytes {}
 
 #[derive(Default)]
 struct Shard {
@@ -55,6 +58,7 @@ pub struct PoolStats {
 
 pub struct BufferPool {
     frames: Box<[Frame]>,
+    bytes: Box<[Bytes]>,
     shards: Box<[(RwLock<Shard>, AtomicU64)]>,
     free: Mutex<Vec<u32>>,
     hand: AtomicUsize,
@@ -82,12 +86,12 @@ impl PageGuard<'_> {
     }
     pub fn page(&self) -> &Page {
         // SAFETY: we hold the latch (S or X).
-        unsafe { &*self.frame().data.get() }
+        unsafe { &*self.pool.bytes[self.f as usize].0.get() }
     }
     pub fn page_mut(&mut self) -> &mut Page {
         assert_eq!(self.mode, Mode::X, "page modified under a shared latch");
         // SAFETY: we hold the X latch.
-        unsafe { &mut *self.frame().data.get() }
+        unsafe { &mut *self.pool.bytes[self.f as usize].0.get() }
     }
     pub fn lsn(&self) -> u64 {
         page::lsn(self.page())
@@ -132,11 +136,14 @@ impl BufferPool {
                 rec_lsn: AtomicU64::new(0),
                 referenced: AtomicBool::new(false),
                 io: AtomicBool::new(false),
-                data: UnsafeCell::new([0; PAGE_SIZE]),
             })
+            .collect();
+        let bytes: Box<[Bytes]> = (0..n)
+            .map(|_| Bytes(UnsafeCell::new([0; PAGE_SIZE])))
             .collect();
         BufferPool {
             frames,
+            bytes,
             shards: (0..SHARDS)
                 .map(|_| (RwLock::new(Shard::default()), AtomicU64::new(0)))
                 .collect(),
@@ -223,7 +230,7 @@ impl BufferPool {
                 sh.map.insert(pid, f);
             }
             // SAFETY: X latch held, frame pinned by us.
-            let data = unsafe { &mut *fr.data.get() };
+            let data = unsafe { &mut *self.bytes[f as usize].0.get() };
             if let Err(e) = self.read_page(pid, data) {
                 lock.write().map.remove(&pid);
                 fr.page_id.store(NO_PAGE, Ordering::Release);
@@ -263,7 +270,7 @@ impl BufferPool {
             sh.map.insert(pid, f);
         }
         // SAFETY: X latch held.
-        unsafe { (*fr.data.get()).fill(0) };
+        unsafe { (*self.bytes[f as usize].0.get()).fill(0) };
         fr.dirty.store(false, Ordering::Relaxed);
         fr.referenced.store(true, Ordering::Relaxed);
         Ok(PageGuard {
@@ -366,7 +373,7 @@ impl BufferPool {
         let pid = fr.page_id.load(Ordering::Acquire);
         let mut copy: Box<Page> = Box::new([0; PAGE_SIZE]);
         // SAFETY: latched by the caller; writers are excluded.
-        copy.copy_from_slice(unsafe { &*fr.data.get() });
+        copy.copy_from_slice(unsafe { &*self.bytes[i].0.get() });
         // WAL: the log must be durable past the page's LSN before the page is.
         self.log.flush_to(page::lsn(&copy) + 1)?;
         fr.dirty.store(false, Ordering::Release);

@@ -262,3 +262,23 @@ fn kill_during_concurrent_transfers_keeps_acknowledged_commits() {
         s.commit().unwrap();
     }
 }
+
+#[test]
+fn damaged_catalog_or_foreign_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = opts(dir.path(), LogMode::Sync, None);
+    drop(DiskEngine::open(schema(N), &o).unwrap());
+    let data = dir.path().join("data.db");
+    let mut raw = std::fs::read(&data).unwrap();
+    raw[100] ^= 1;
+    std::fs::write(&data, &raw).unwrap();
+    match DiskEngine::open(schema(N), &o) {
+        Err(api::Error::Fatal(m)) => assert!(m.contains("damaged"), "{m}"),
+        _ => panic!("damaged catalog accepted"),
+    }
+    std::fs::write(&data, vec![0x41u8; 3 * 8192]).unwrap();
+    assert!(matches!(
+        DiskEngine::open(schema(N), &o),
+        Err(api::Error::Fatal(_))
+    ));
+}
