@@ -500,7 +500,16 @@ impl Engine for DiskEngine {
             "checkpoints": i.checkpoints.load(Ordering::Relaxed),
             "commits": i.commits.load(Ordering::Relaxed),
             "aborts": i.aborts.load(Ordering::Relaxed),
-            "lock": format!("{l:?}"),
+            "lock": {
+                "requests": l.requests,
+                "acquired": l.acquired,
+                "waits": l.waits,
+                "wait_ns": l.wait_ns,
+                "latch_contended": l.latch_contended,
+                "deadlocks": l.deadlocks,
+                "timeouts": l.timeouts,
+                "escalations": l.escalations,
+            },
         })
     }
 }
