@@ -173,6 +173,41 @@ fn secondary_index_and_hash_rules() {
 }
 
 #[test]
+fn clean_reopen_keeps_data_in_every_log_mode() {
+    for mode in [LogMode::Off, LogMode::Sync] {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..3u64 {
+            let e = DiskEngine::open(schema(100), &opts(dir.path(), mode, Some(100))).unwrap();
+            assert_eq!(e.has_data(), round > 0);
+            let mut s = Session::new(e.worker(0));
+            s.run(0, |s| {
+                for i in 0..500u64 {
+                    s.insert(PLAIN, &key(round * 1000 + i), &[round as u8; 100])?;
+                }
+                Ok(())
+            })
+            .unwrap();
+            let n = s
+                .run(1, |s| {
+                    s.scan(
+                        PLAIN.primary(),
+                        Bound::Unbounded,
+                        Bound::Unbounded,
+                        Dir::Forward,
+                        usize::MAX,
+                        |k, r| {
+                            assert_eq!(r[0] as u64, api::key::read_u64(k, 0) / 1000);
+                            true
+                        },
+                    )
+                })
+                .unwrap();
+            assert_eq!(n as u64, 500 * (round + 1), "{mode:?} round {round}");
+        }
+    }
+}
+
+#[test]
 fn clean_reopen_keeps_data_and_checks_schema() {
     let dir = tempfile::tempdir().unwrap();
     {
