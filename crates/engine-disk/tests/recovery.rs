@@ -179,9 +179,20 @@ fn torn_log_tail_is_cut_and_damaged_page_refused() {
 /// and the constant total.
 #[test]
 fn kill_during_concurrent_transfers_keeps_acknowledged_commits() {
+    kill_trials(3);
+}
+
+/// The longer version: `cargo test -p engine_disk --test recovery -- --ignored`.
+#[test]
+#[ignore]
+fn kill_during_concurrent_transfers_many_trials() {
+    kill_trials(40);
+}
+
+fn kill_trials(trials: u64) {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Mutex;
-    for trial in 0..3u64 {
+    for trial in 0..trials {
         let dir = tempfile::tempdir().unwrap();
         let mut o = opts(dir.path(), LogMode::Sync, Some(120));
         o.checkpoint_ms = Some(3);
@@ -229,7 +240,7 @@ fn kill_during_concurrent_transfers_keeps_acknowledged_commits() {
                     }
                 });
             }
-            std::thread::sleep(std::time::Duration::from_millis(40 + 30 * trial));
+            std::thread::sleep(std::time::Duration::from_millis(20 + 30 * (trial % 5)));
             e.crash_now();
             stop.store(true, Ordering::Relaxed);
         });
