@@ -254,6 +254,32 @@ impl BufferPool {
         }
     }
 
+    /// Keep page `pid` in the pool for good (B-tree roots: every operation starts there,
+    /// so they skip the page table); returns its frame for `fix_frame`.
+    pub fn pin_forever(&self, pid: u64) -> Result<u32> {
+        let g = self.fix(pid, Mode::S)?;
+        self.frames[g.f as usize].pin.fetch_add(1, Ordering::AcqRel);
+        Ok(g.f)
+    }
+
+    /// Latch a frame made resident by `pin_forever` (no page-table lookup).
+    #[inline]
+    pub fn fix_frame(&self, f: u32, pid: u64, mode: Mode) -> PageGuard<'_> {
+        let fr = &self.frames[f as usize];
+        fr.pin.fetch_add(1, Ordering::Acquire);
+        fr.latch.acquire(mode);
+        assert_eq!(
+            fr.page_id.load(Ordering::Relaxed),
+            pid,
+            "a permanently pinned frame changed its page"
+        );
+        PageGuard {
+            pool: self,
+            f,
+            mode,
+        }
+    }
+
     /// A frame for a page just allocated with `alloc_page` (never on disk): zeroed,
     /// X-latched, no read.
     pub fn fix_new(&self, pid: u64) -> Result<PageGuard<'_>> {

@@ -61,6 +61,26 @@ pub struct Tree {
     pub root: u64,
     pub table: u32,
     pub index: u16,
+    /// The root's frame: roots stay resident (`BufferPool::pin_forever`).
+    pub root_frame: u32,
+}
+
+impl Tree {
+    pub fn open(pool: &BufferPool, root: u64, table: u32, index: u16) -> Result<Tree> {
+        let root_frame = pool.pin_forever(root)?;
+        let g = pool.fix_frame(root_frame, root, Mode::S);
+        check_node(g.page(), root)?;
+        Ok(Tree {
+            root,
+            table,
+            index,
+            root_frame,
+        })
+    }
+
+    fn fix_root<'a>(&self, pool: &'a BufferPool, mode: Mode) -> PageGuard<'a> {
+        pool.fix_frame(self.root_frame, self.root, mode)
+    }
 }
 
 // ---- node accessors ----
@@ -207,11 +227,10 @@ pub fn descend<'a>(
     loop {
         let mut low: Option<TKey> = None;
         let mut high: Option<TKey> = None;
-        let mut g = pool.fix(tree.root, Mode::S)?;
-        check_node(g.page(), tree.root)?;
+        let mut g = tree.fix_root(pool, Mode::S);
         if level(g.page()) == 0 && leaf_mode == Mode::X {
             drop(g);
-            let g = pool.fix(tree.root, Mode::X)?;
+            let g = tree.fix_root(pool, Mode::X);
             if level(g.page()) != 0 {
                 continue; // the root split meanwhile
             }
@@ -247,6 +266,7 @@ pub fn create(pool: &BufferPool, log: &Log, table: u32, index: u16) -> Result<u6
         root: pid,
         table,
         index,
+        root_frame: u32::MAX,
     };
     let mut g = pool.fix_new(pid)?;
     format_node(g.page_mut(), pid, &t, 0);
@@ -403,8 +423,7 @@ pub fn delete(
 /// bottom-up, log all changed pages as one page-images record.
 fn split_for(pool: &BufferPool, log: &Log, t: &Tree, k: &[u8]) -> Result<()> {
     let mut path: Vec<PageGuard<'_>> = Vec::with_capacity(8);
-    let g = pool.fix(t.root, Mode::X)?;
-    check_node(g.page(), t.root)?;
+    let g = t.fix_root(pool, Mode::X);
     path.push(g);
     loop {
         let p = path.last().unwrap().page();
@@ -662,7 +681,7 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let (pool, log) = setup(dir.path(), 256);
             let root = create(&pool, &log, 0, 0).unwrap();
-            let t = Tree { root, table: 0, index: 0 };
+            let t = Tree::open(&pool, root, 0, 0).unwrap();
             let mut m = BTreeMap::new();
             let mut tl = tl();
             for (op, k, len) in ops {
@@ -705,11 +724,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (pool, log) = setup(dir.path(), 128);
         let root = create(&pool, &log, 0, 0).unwrap();
-        let t = Tree {
-            root,
-            table: 0,
-            index: 0,
-        };
+        let t = Tree::open(&pool, root, 0, 0).unwrap();
         let per = 3000u64;
         std::thread::scope(|s| {
             for w in 0..3u64 {

@@ -107,17 +107,13 @@ fn build_inner(
                 page::PAGE_SIZE
             )));
         }
+        let mut trees = Vec::with_capacity(roots[i].len());
+        for (j, &root) in roots[i].iter().enumerate() {
+            trees.push(Tree::open(&pool, root, i as u32, j as u16)?);
+        }
         tables.push(TableRt {
             heap: HeapFile::new(i as u32, t.row_size + row_off),
-            trees: roots[i]
-                .iter()
-                .enumerate()
-                .map(|(j, &root)| Tree {
-                    root,
-                    table: i as u32,
-                    index: j as u16,
-                })
-                .collect(),
+            trees,
             row_size: t.row_size,
             row_off,
         });

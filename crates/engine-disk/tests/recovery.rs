@@ -155,14 +155,18 @@ fn torn_log_tail_is_cut_and_damaged_page_refused() {
     raw.extend_from_slice(&torn);
     std::fs::write(&wal, raw).unwrap();
     check(dir.path());
-    // Damage a data page: reading it is an error, never silent data.
+    // Damage data pages: reading one is an error, never silent data. Non-root pages
+    // fail when read; root pages (kept resident) fail at open.
     let data = dir.path().join("data.db");
-    let mut raw = std::fs::read(&data).unwrap();
-    for p in 1..raw.len() / 8192 {
+    let clean = std::fs::read(&data).unwrap();
+    let o = opts(dir.path(), LogMode::Sync, Some(100));
+    let mut raw = clean.clone();
+    let roots = 1 + 3 + 1; // page 0 catalog, then the roots: accounts (2), plain, hashed
+    for p in roots..raw.len() / 8192 {
         raw[p * 8192 + 4000] ^= 0x5a;
     }
-    std::fs::write(&data, raw).unwrap();
-    let e = DiskEngine::open(schema(N), &opts(dir.path(), LogMode::Sync, Some(100))).unwrap();
+    std::fs::write(&data, &raw).unwrap();
+    let e = DiskEngine::open(schema(N), &o).unwrap();
     let mut s = Session::new(e.worker(0));
     s.begin(0).unwrap();
     let r = s.get(ACC, &key(1), |_| ());
@@ -171,6 +175,15 @@ fn torn_log_tail_is_cut_and_damaged_page_refused() {
         "{r:?}"
     );
     s.abort();
+    drop(s);
+    drop(e); // clean pages are not written back
+    let mut raw = clean;
+    raw[8192 + 4000] ^= 0x5a; // the first root
+    std::fs::write(&data, &raw).unwrap();
+    match DiskEngine::open(schema(N), &o) {
+        Err(api::Error::Fatal(m)) => assert!(m.contains("damaged"), "{m}"),
+        _ => panic!("damaged root page accepted"),
+    }
 }
 
 /// The in-process analogue of the SIGKILL harness: workers run transfers (Sync log,
