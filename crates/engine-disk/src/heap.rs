@@ -94,6 +94,12 @@ pub fn redo(p: &mut Page, r: &Rec<'_>) -> Result<()> {
         Kind::HeapUpdate => {
             check(p, r.page, r.slot)?;
             let n = r.payload.len() / 2;
+            if r.a as usize + n > ssize(p) {
+                return Err(Error::fatal(format!(
+                    "log record {} overruns its slot",
+                    r.lsn
+                )));
+            }
             let at = slot_range(p, r.slot).start + r.a as usize;
             p[at..at + n].copy_from_slice(&r.payload[n..]);
         }

@@ -9,7 +9,7 @@
 //! (CLRs), `[40..48)` page id, `[48]` kind, `[49]` flags (bit 0: CLR), `[50..52)` slot,
 //! `[52..56)` table, `[56..58)` index, `[58..60)` a (kind-specific), `[60..64)` reserved.
 
-use crate::page::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64};
+use crate::page::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64, PAGE_SIZE};
 use api::{Error, LogMode, Result};
 use parking_lot::Mutex;
 use std::fs::File;
@@ -144,13 +144,29 @@ impl<'a> Rec<'a> {
         if crc32fast::hash(&b[8..]) != get_u32(b, 4) || get_u64(b, 8) != expect_lsn {
             return None;
         }
+        let kind = Kind::from_u8(b[48])?;
+        let pl = len - REC_HEADER;
+        // Structural checks, so replaying a record can never index out of bounds.
+        let well_formed = match kind {
+            Kind::BtInsert | Kind::BtDelete => pl >= 8,
+            Kind::HeapUpdate => pl % 2 == 0 && pl / 2 + get_u16(b, 58) as usize <= PAGE_SIZE,
+            Kind::HeapInsert | Kind::HeapDelete => pl <= PAGE_SIZE,
+            Kind::PageImages => {
+                pl >= 4 && pl == 4 + get_u32(b, REC_HEADER) as usize * (8 + PAGE_SIZE)
+            }
+            Kind::Checkpoint => pl >= 24,
+            Kind::HeapFormat | Kind::Commit | Kind::End => true,
+        };
+        if !well_formed {
+            return None;
+        }
         Some(Rec {
             lsn: expect_lsn,
             txn: get_u64(b, 16),
             prev: get_u64(b, 24),
             undo_next: get_u64(b, 32),
             page: get_u64(b, 40),
-            kind: Kind::from_u8(b[48])?,
+            kind,
             clr: b[49] & 1 != 0,
             slot: get_u16(b, 50),
             table: get_u32(b, 52),
