@@ -149,7 +149,9 @@ impl<'a> Rec<'a> {
         // Structural checks, so replaying a record can never index out of bounds.
         let well_formed = match kind {
             Kind::BtInsert | Kind::BtDelete => pl >= 8,
-            Kind::HeapUpdate => pl % 2 == 0 && pl / 2 + get_u16(b, 58) as usize <= PAGE_SIZE,
+            Kind::HeapUpdate => {
+                pl.is_multiple_of(2) && pl / 2 + get_u16(b, 58) as usize <= PAGE_SIZE
+            }
             Kind::HeapInsert | Kind::HeapDelete => pl <= PAGE_SIZE,
             Kind::PageImages => {
                 pl >= 4 && pl == 4 + get_u32(b, REC_HEADER) as usize * (8 + PAGE_SIZE)
