@@ -185,7 +185,7 @@ impl BufferPool {
         loop {
             let (lock, hits) = self.shard(pid);
             {
-                let sh = lock.read();
+                let sh = crate::latch::read(lock);
                 if let Some(&f) = sh.map.get(&pid) {
                     let fr = &self.frames[f as usize];
                     fr.pin.fetch_add(1, Ordering::Acquire);
@@ -218,7 +218,7 @@ impl BufferPool {
             let fr = &self.frames[f as usize];
             assert!(fr.latch.try_x(), "a free frame was latched");
             {
-                let mut sh = lock.write();
+                let mut sh = crate::latch::write(lock);
                 if sh.map.contains_key(&pid) {
                     drop(sh);
                     fr.latch.release(Mode::X);
@@ -232,7 +232,7 @@ impl BufferPool {
             // SAFETY: X latch held, frame pinned by us.
             let data = unsafe { &mut *self.bytes[f as usize].0.get() };
             if let Err(e) = self.read_page(pid, data) {
-                lock.write().map.remove(&pid);
+                crate::latch::write(lock).map.remove(&pid);
                 fr.page_id.store(NO_PAGE, Ordering::Release);
                 fr.io.store(false, Ordering::Release);
                 fr.latch.release(Mode::X);
@@ -287,7 +287,7 @@ impl BufferPool {
         let fr = &self.frames[f as usize];
         assert!(fr.latch.try_x(), "a free frame was latched");
         {
-            let mut sh = self.shard(pid).0.write();
+            let mut sh = crate::latch::write(&self.shard(pid).0);
             assert!(
                 !sh.map.contains_key(&pid),
                 "fix_new of page {pid} that is already cached"
@@ -327,12 +327,12 @@ impl BufferPool {
         let fr = &self.frames[f as usize];
         fr.page_id.store(NO_PAGE, Ordering::Release);
         fr.dirty.store(false, Ordering::Relaxed);
-        self.free.lock().push(f);
+        crate::latch::lock(&self.free).push(f);
     }
 
     /// An unmapped frame pinned once for the caller: from the free list, else by CLOCK.
     fn get_frame(&self) -> Result<u32> {
-        if let Some(f) = self.free.lock().pop() {
+        if let Some(f) = crate::latch::lock(&self.free).pop() {
             return Ok(f);
         }
         let n = self.frames.len();
@@ -350,7 +350,7 @@ impl BufferPool {
                 continue;
             }
             let lock = &self.shard(pid).0;
-            let mut sh = lock.write();
+            let mut sh = crate::latch::write(lock);
             if fr.page_id.load(Ordering::Acquire) != pid || fr.pin.load(Ordering::Acquire) != 0 {
                 continue;
             }
@@ -368,7 +368,7 @@ impl BufferPool {
                     fr.pin.fetch_sub(1, Ordering::Release);
                     return Err(e);
                 }
-                sh = lock.write();
+                sh = crate::latch::write(lock);
                 if fr.pin.load(Ordering::Acquire) != 1 || fr.dirty.load(Ordering::Acquire) {
                     fr.pin.fetch_sub(1, Ordering::Release);
                     continue;
@@ -422,7 +422,7 @@ impl BufferPool {
         if pid == NO_PAGE {
             return None;
         }
-        let sh = self.shard(pid).0.read();
+        let sh = crate::latch::read(&self.shard(pid).0);
         if fr.page_id.load(Ordering::Acquire) != pid {
             return None;
         }

@@ -170,7 +170,7 @@ impl HeapFile {
         rec: &[u8],
     ) -> Result<Rid> {
         assert_eq!(rec.len(), self.slot_size, "heap record size");
-        let reuse = self.free.lock().pop();
+        let reuse = crate::latch::lock(&self.free).pop();
         let (mut g, slot) = if let Some(rid) = reuse {
             let g = pool.fix(rid.page, Mode::X)?;
             check(g.page(), rid.page, rid.slot)?;

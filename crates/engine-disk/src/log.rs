@@ -340,7 +340,7 @@ impl Log {
     /// the buffer is held, so a checkpoint that reads it later sees every earlier record.
     pub fn append(&self, rec: &Rec<'_>, last_lsn: Option<&AtomicU64>) -> u64 {
         let len = rec.len();
-        let mut b = self.buf.lock();
+        let mut b = crate::latch::lock(&self.buf);
         let lsn = b.next_lsn;
         b.next_lsn += len as u64;
         if self.mode == LogMode::Off {
@@ -361,7 +361,7 @@ impl Log {
 
     /// The lsn the next record will get.
     pub fn next_lsn(&self) -> u64 {
-        self.buf.lock().next_lsn
+        crate::latch::lock(&self.buf).next_lsn
     }
 
     pub fn durable_lsn(&self) -> u64 {
@@ -393,7 +393,7 @@ impl Log {
             return Err(Error::fatal("log is detached (engine crashed)"));
         }
         let (data, data_lsn, end) = {
-            let mut b = self.buf.lock();
+            let mut b = crate::latch::lock(&self.buf);
             if b.data.is_empty() {
                 return Ok(());
             }
@@ -412,7 +412,7 @@ impl Log {
         self.durable.store(end, Ordering::Release);
         self.flushes.fetch_add(1, Ordering::Relaxed);
         // Hand the allocation back to the buffer to avoid a fresh one next time.
-        let mut b = self.buf.lock();
+        let mut b = crate::latch::lock(&self.buf);
         if b.data.is_empty() && b.data.capacity() < data.capacity() {
             let mut d = data;
             d.clear();

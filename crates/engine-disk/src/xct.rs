@@ -534,7 +534,7 @@ impl api::Worker for DiskWorker<'_> {
         }
         self.finish();
         for (t, rid) in self.freed.drain(..) {
-            self.e.tables[t as usize].heap.free.lock().push(rid);
+            crate::latch::lock(&self.e.tables[t as usize].heap.free).push(rid);
         }
         self.e.commits.fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -586,7 +586,7 @@ impl DiskWorker<'_> {
             self.tl.log_txn_end(&self.e.log, Kind::End);
         }
         for (t, rid) in self.freed.drain(..) {
-            self.e.tables[t as usize].heap.free.lock().push(rid);
+            crate::latch::lock(&self.e.tables[t as usize].heap.free).push(rid);
         }
         self.tl.undo = undo;
         self.tl.offs = offs;
