@@ -440,6 +440,15 @@ impl BufferPool {
                 continue;
             }
             if fr.latch.try_s() {
+                // Only pages whose log is already durable: the cleaner must never hold a
+                // latch while it waits for a log flush (hot pages would stall).
+                // SAFETY: S latch held.
+                let lsn = page::lsn(unsafe { &*self.bytes[i].0.get() });
+                if lsn >= self.log.durable_lsn() {
+                    fr.latch.release(Mode::S);
+                    fr.pin.fetch_sub(1, Ordering::Release);
+                    continue;
+                }
                 let r = self.write_frame(i);
                 fr.latch.release(Mode::S);
                 n += 1;
