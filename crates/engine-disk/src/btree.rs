@@ -276,11 +276,14 @@ pub fn create(pool: &BufferPool, log: &Log, table: u32, index: u16) -> Result<u6
 
 /// Log pages as one redo-only record of full images and stamp them with its LSN.
 fn log_images(log: &Log, gs: &mut [&mut PageGuard<'_>]) {
-    let mut buf = Vec::with_capacity(4 + gs.len() * (8 + PAGE_SIZE));
+    let mut buf = Vec::with_capacity(4 + gs.len() * (12 + PAGE_SIZE));
     buf.extend_from_slice(&(gs.len() as u32).to_le_bytes());
     for g in gs.iter() {
+        // Only the used part of a node: the rest is zero after redo (never read).
+        let used = ent(count(g.page()));
         buf.extend_from_slice(&g.pid().to_le_bytes());
-        buf.extend_from_slice(g.page());
+        buf.extend_from_slice(&(used as u32).to_le_bytes());
+        buf.extend_from_slice(&g.page()[..used]);
     }
     let mut r = Rec::new(Kind::PageImages);
     r.payload = &buf;
@@ -294,23 +297,22 @@ fn log_images(log: &Log, gs: &mut [&mut PageGuard<'_>]) {
     }
 }
 
-/// Redo of a page-images record: the images of `pid` inside it (if any).
-pub fn image_of<'a>(r: &Rec<'a>, pid: u64) -> Option<&'a [u8]> {
-    let n = u32::from_le_bytes(r.payload[..4].try_into().ok()?) as usize;
-    (0..n).find_map(|i| {
-        let at = 4 + i * (8 + PAGE_SIZE);
-        let id = u64::from_le_bytes(r.payload.get(at..at + 8)?.try_into().ok()?);
-        (id == pid).then(|| &r.payload[at + 8..at + 8 + PAGE_SIZE])
-    })
-}
-pub fn image_pages(r: &Rec<'_>) -> Vec<u64> {
-    let n = u32::from_le_bytes(r.payload[..4].try_into().unwrap()) as usize;
-    (0..n)
-        .map(|i| {
-            let at = 4 + i * (8 + PAGE_SIZE);
-            u64::from_le_bytes(r.payload[at..at + 8].try_into().unwrap())
-        })
-        .collect()
+/// The (page, image prefix) pairs of a page-images record; `None` if malformed.
+pub fn images<'a>(r: &Rec<'a>) -> Option<Vec<(u64, &'a [u8])>> {
+    let p = r.payload;
+    let n = u32::from_le_bytes(p.get(..4)?.try_into().ok()?) as usize;
+    let mut at = 4;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let id = u64::from_le_bytes(p.get(at..at + 8)?.try_into().ok()?);
+        let len = u32::from_le_bytes(p.get(at + 8..at + 12)?.try_into().ok()?) as usize;
+        if len > PAGE_SIZE {
+            return None;
+        }
+        out.push((id, p.get(at + 12..at + 12 + len)?));
+        at += 12 + len;
+    }
+    (at == p.len()).then_some(out)
 }
 
 /// Redo of a leaf insert/delete record on its page.

@@ -153,9 +153,7 @@ impl<'a> Rec<'a> {
                 pl.is_multiple_of(2) && pl / 2 + get_u16(b, 58) as usize <= PAGE_SIZE
             }
             Kind::HeapInsert | Kind::HeapDelete => pl <= PAGE_SIZE,
-            Kind::PageImages => {
-                pl >= 4 && pl == 4 + get_u32(b, REC_HEADER) as usize * (8 + PAGE_SIZE)
-            }
+            Kind::PageImages => pl >= 4,
             Kind::Checkpoint => pl >= 24,
             Kind::HeapFormat | Kind::Commit | Kind::End => true,
         };

@@ -112,7 +112,7 @@ pub fn analyze(dir: &Path, img: &LogImage) -> Result<Analysis> {
                 att.remove(&r.txn);
             }
         }
-        for pid in pages_of(&r) {
+        for pid in pages_of(&r)? {
             dpt.entry(pid).or_insert(r.lsn);
             next_page = next_page.max(pid + 1);
         }
@@ -131,9 +131,13 @@ pub fn analyze(dir: &Path, img: &LogImage) -> Result<Analysis> {
     })
 }
 
-fn pages_of(r: &Rec<'_>) -> Vec<u64> {
-    match r.kind {
-        Kind::PageImages => btree::image_pages(r),
+fn pages_of(r: &Rec<'_>) -> Result<Vec<u64>> {
+    Ok(match r.kind {
+        Kind::PageImages => btree::images(r)
+            .ok_or_else(|| Error::fatal(format!("malformed log record {} (corrupt log)", r.lsn)))?
+            .into_iter()
+            .map(|(pid, _)| pid)
+            .collect(),
         Kind::HeapFormat
         | Kind::HeapInsert
         | Kind::HeapDelete
@@ -141,14 +145,14 @@ fn pages_of(r: &Rec<'_>) -> Vec<u64> {
         | Kind::BtInsert
         | Kind::BtDelete => vec![r.page],
         Kind::Commit | Kind::End | Kind::Checkpoint => vec![],
-    }
+    })
 }
 
 /// Repeat history. Returns the number of records applied.
 pub fn redo(e: &Inner, img: &LogImage, an: &Analysis) -> Result<u64> {
     let mut applied = 0;
     for r in img.iter_from(an.redo_from) {
-        for pid in pages_of(&r) {
+        for pid in pages_of(&r)? {
             if an.dpt.get(&pid).is_none_or(|&rec| r.lsn < rec) {
                 continue;
             }
@@ -158,8 +162,11 @@ pub fn redo(e: &Inner, img: &LogImage, an: &Analysis) -> Result<u64> {
             }
             match r.kind {
                 Kind::PageImages => {
-                    let img = btree::image_of(&r, pid).expect("page listed in its record");
-                    g.page_mut().copy_from_slice(img);
+                    let imgs = btree::images(&r).expect("checked by analysis");
+                    let img = imgs.iter().find(|(p, _)| *p == pid).expect("listed").1;
+                    let pg = g.page_mut();
+                    pg[..img.len()].copy_from_slice(img);
+                    pg[img.len()..].fill(0);
                 }
                 Kind::BtInsert | Kind::BtDelete => btree::redo(g.page_mut(), &r)?,
                 _ => heap::redo(g.page_mut(), &r)?,
