@@ -51,6 +51,8 @@ pub enum WorkloadCmd {
 pub enum EngineName {
     /// In-memory, Silo-style: OCC with epochs, B+tree with optimistic lock coupling.
     Memory,
+    /// Disk-based, Shore-MT-style: buffer pool, latches, page B+tree, 2PL, ARIES log.
+    Disk,
     /// One transaction at a time under a global lock (the reference oracle).
     Serial,
 }

@@ -18,6 +18,10 @@ macro_rules! with_engine {
                 type $E = engine_memory::MemoryEngine;
                 $body
             }
+            EngineName::Disk => {
+                type $E = engine_disk::DiskEngine;
+                $body
+            }
             EngineName::Serial => {
                 type $E = api::serial::SerialEngine;
                 $body

@@ -110,3 +110,8 @@ fn memory_engine_runs_every_workload() {
 fn memory_engine_runs_every_workload_with_logging() {
     all_workloads::<engine_memory::MemoryEngine>(LogMode::Sync);
 }
+
+#[test]
+fn disk_engine_runs_every_workload() {
+    all_workloads::<engine_disk::DiskEngine>(LogMode::Async);
+}

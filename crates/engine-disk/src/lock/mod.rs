@@ -1,0 +1,580 @@
+//! The disk engine's lock manager: hierarchical two-phase locking (Database > Table >
+//! Page > Record, and Database > Table > Key for index keys) in IS/IX/S/SIX/X, with
+//! automatic intention locks, upgrades, lock escalation, waits-for-graph deadlock
+//! detection and optional timeouts. Design: `docs/design/lock-manager.md`.
+//!
+//! Owns lock heads and each transaction's set of held locks. It must never wait except
+//! through `rt` (lock grants as `WaitKind::Lock`, lock-table latches as `WaitKind::Latch`),
+//! never block while holding a lock-table latch, and never release a lock before
+//! `release_all` except instant-duration locks and finer locks made redundant by
+//! escalation (strict 2PL).
+
+mod deadlock;
+mod id;
+mod mode;
+mod table;
+#[cfg(test)]
+mod tests;
+
+pub use id::{LockId, END_OF_INDEX};
+pub use mode::LockMode;
+
+use deadlock::{Detector, Verdict};
+use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use table::{wake_all, LockTable, Outcome, Waiter, WAITING};
+
+/// Lock-manager settings (limits are checked in [`LockManager::new`]).
+#[derive(Debug, Clone)]
+pub struct LockConfig {
+    /// A transaction holding more than this many record/key locks in one table escalates
+    /// to a table lock (S, or X if it writes the table). 0 disables escalation.
+    pub escalation_threshold: u32,
+    /// Give up a lock wait after this long with `Conflict("lock timeout")`.
+    pub timeout: Option<Duration>,
+    /// Lock-table partitions (each its own latch); a power of two.
+    pub partitions: usize,
+    /// A waiter re-runs deadlock detection this often while it waits (a safety net: the
+    /// check at wait start already finds every cycle, see the design document).
+    pub deadlock_recheck: Duration,
+}
+
+impl Default for LockConfig {
+    fn default() -> Self {
+        LockConfig {
+            escalation_threshold: 25,
+            timeout: None,
+            partitions: 4096,
+            deadlock_recheck: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Partition-count limit (64 B each: 64 MiB of latches at most).
+pub const MAX_PARTITIONS: usize = 1 << 20;
+
+/// Counters since the manager was created. Per-request counters (`requests`, `covered`,
+/// `acquired`, `upgrades`, `released`) are added when a transaction calls `release_all`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LockStats {
+    /// Calls to `lock`.
+    pub requests: u64,
+    /// Calls to `lock` that returned at once: already held, or implied by a coarser lock.
+    pub covered: u64,
+    /// Locks granted by the lock table (including intention locks and upgrades).
+    pub acquired: u64,
+    /// Of `acquired`, upgrades of a lock already held to a stronger mode.
+    pub upgrades: u64,
+    /// Locks released.
+    pub released: u64,
+    /// Requests that had to wait for a conflicting lock (logical contention).
+    pub waits: u64,
+    /// Time spent in those waits, in nanoseconds.
+    pub wait_ns: u64,
+    /// Lock-table latch acquisitions that found the latch taken (physical contention).
+    pub latch_contended: u64,
+    /// Time spent waiting for those latches, in nanoseconds (Lock-PC time).
+    pub latch_wait_ns: u64,
+    /// Requests refused as deadlock victims.
+    pub deadlocks: u64,
+    /// Of `deadlocks`, those found only by a periodic re-check (`deadlock_recheck`), not
+    /// when the wait began. Expected 0; nonzero means a cycle formed in a way the design
+    /// does not foresee.
+    pub late_deadlocks: u64,
+    /// Requests refused after `timeout`.
+    pub timeouts: u64,
+    /// Escalations to a table lock.
+    pub escalations: u64,
+    /// Escalations not done because the table lock was not free at once.
+    pub escalation_failures: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    requests: AtomicU64,
+    covered: AtomicU64,
+    acquired: AtomicU64,
+    upgrades: AtomicU64,
+    released: AtomicU64,
+    waits: AtomicU64,
+    wait_ns: AtomicU64,
+    deadlocks: AtomicU64,
+    late_deadlocks: AtomicU64,
+    timeouts: AtomicU64,
+    escalations: AtomicU64,
+    escalation_failures: AtomicU64,
+}
+
+/// A transaction's own counters, folded into the manager's at `release_all` so the
+/// common path writes no shared cache line.
+#[derive(Default, Clone, Copy)]
+struct TxnCounters {
+    requests: u64,
+    covered: u64,
+    acquired: u64,
+    upgrades: u64,
+    released: u64,
+}
+
+/// Locks one transaction acquired (for per-transaction statistics).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct TxnLockCounts {
+    /// Record and key locks granted (not counting upgrades or implied requests).
+    pub fine: u64,
+    /// Page, table and database locks granted (intention locks included).
+    pub coarse: u64,
+    /// Requests that waited for a conflicting lock.
+    pub waits: u64,
+}
+
+#[derive(Default, Clone, Copy)]
+struct TableFine {
+    /// Record/key locks held in the table.
+    fine: u32,
+    /// Next fine count at which escalation is tried (after a failed try).
+    retry_at: u32,
+}
+
+/// One transaction's locks. Reuse it across transactions (`reset`) to avoid allocation.
+pub struct TxnLocks {
+    txn_id: u64,
+    held: FxHashMap<LockId, LockMode>,
+    tables: FxHashMap<u32, TableFine>,
+    waiter: Arc<Waiter>,
+    /// Registered in the deadlock detector (waited at least once).
+    registered: bool,
+    counters: TxnCounters,
+    counts: TxnLockCounts,
+    scratch: Vec<(LockId, LockMode)>,
+    wake: Vec<Arc<Waiter>>,
+}
+
+impl TxnLocks {
+    /// `txn_id` must be unique among running transactions (it names the transaction in
+    /// lock queues and in the waits-for graph).
+    pub fn new(txn_id: u64) -> Self {
+        TxnLocks {
+            txn_id,
+            held: FxHashMap::default(),
+            tables: FxHashMap::default(),
+            waiter: Arc::new(Waiter::new()),
+            registered: false,
+            counters: TxnCounters::default(),
+            counts: TxnLockCounts::default(),
+            scratch: Vec::new(),
+            wake: Vec::new(),
+        }
+    }
+
+    /// Start a new transaction with this object; its locks must have been released.
+    pub fn reset(&mut self, txn_id: u64) {
+        assert!(
+            self.held.is_empty(),
+            "TxnLocks::reset: txn {} still holds {} locks (call release_all first)",
+            self.txn_id,
+            self.held.len()
+        );
+        self.txn_id = txn_id;
+        self.tables.clear();
+        self.registered = false;
+        self.counts = TxnLockCounts::default();
+    }
+
+    /// Locks this transaction acquired since `new`/`reset`.
+    pub fn counts(&self) -> TxnLockCounts {
+        self.counts
+    }
+
+    pub fn txn_id(&self) -> u64 {
+        self.txn_id
+    }
+
+    /// The mode this transaction holds on `id` itself (not counting coarser locks).
+    pub fn held(&self, id: LockId) -> Option<LockMode> {
+        self.held.get(&id).copied()
+    }
+
+    /// Number of locks held (each resource once).
+    pub fn len(&self) -> usize {
+        self.held.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.held.is_empty()
+    }
+
+    /// Record/key locks held in `table`.
+    pub fn fine_locks(&self, table: u32) -> u32 {
+        self.tables.get(&table).map_or(0, |t| t.fine)
+    }
+
+    /// Whether a lock in `mode` on `id` is granted to this transaction, explicitly or
+    /// implied by a lock on an ancestor.
+    pub fn covers(&self, id: LockId, mode: LockMode) -> bool {
+        if self.held(id).is_some_and(|h| h.covers(mode)) {
+            return true;
+        }
+        let (anc, n) = id.ancestors();
+        anc[..n]
+            .iter()
+            .any(|a| self.held(*a).is_some_and(|h| h.implies_below(mode)))
+    }
+}
+
+/// The centralized lock manager, shared by all workers.
+pub struct LockManager {
+    cfg: LockConfig,
+    table: LockTable,
+    detector: Detector,
+    c: Counters,
+}
+
+impl Default for LockManager {
+    fn default() -> Self {
+        LockManager::new(LockConfig::default())
+    }
+}
+
+impl LockManager {
+    pub fn new(cfg: LockConfig) -> Self {
+        assert!(
+            cfg.partitions.is_power_of_two() && cfg.partitions <= MAX_PARTITIONS,
+            "LockConfig: partitions {} must be a power of two <= {MAX_PARTITIONS}",
+            cfg.partitions
+        );
+        assert!(
+            !cfg.deadlock_recheck.is_zero(),
+            "LockConfig: deadlock_recheck must be > 0"
+        );
+        LockManager {
+            table: LockTable::new(cfg.partitions),
+            cfg,
+            detector: Detector::default(),
+            c: Counters::default(),
+        }
+    }
+
+    pub fn config(&self) -> &LockConfig {
+        &self.cfg
+    }
+
+    /// Acquire `mode` on `id`, first taking the intention locks on its ancestors top-down
+    /// unless already covered; upgrades an existing lock (supremum of modes); returns at
+    /// once when a lock this transaction holds (on `id` or a coarser resource) covers the
+    /// request. Blocks on conflict. Errors: `Conflict("deadlock")` when this transaction
+    /// is the deadlock victim, `Conflict("lock timeout")` after `timeout`; either way the
+    /// transaction keeps its other locks and must abort (`release_all`).
+    pub fn lock(&self, txn: &mut TxnLocks, id: LockId, mode: LockMode) -> api::Result<()> {
+        self.request(txn, id, mode, false, false).map(|_| ())
+    }
+
+    /// Like [`lock`](Self::lock) but never waits: `Ok(false)` when the lock (or one of the
+    /// intention locks) is not free at once. Intention locks already granted are kept.
+    /// For callers holding a page latch (never wait for a lock under a latch).
+    pub fn try_lock(&self, txn: &mut TxnLocks, id: LockId, mode: LockMode) -> api::Result<bool> {
+        self.request(txn, id, mode, true, false)
+    }
+
+    /// Instant-duration lock (key-range locking's insert check): wait until `mode` on
+    /// `id` could be granted, then release it at once. Intention locks on the ancestors
+    /// are kept. If the transaction already holds a weaker mode on `id`, the upgrade is
+    /// kept (stronger than needed, never weaker).
+    pub fn lock_instant(&self, txn: &mut TxnLocks, id: LockId, mode: LockMode) -> api::Result<()> {
+        self.request(txn, id, mode, false, true).map(|_| ())
+    }
+
+    /// [`lock_instant`](Self::lock_instant) without waiting: `Ok(false)` if not free.
+    pub fn try_lock_instant(
+        &self,
+        txn: &mut TxnLocks,
+        id: LockId,
+        mode: LockMode,
+    ) -> api::Result<bool> {
+        self.request(txn, id, mode, true, true)
+    }
+
+    fn request(
+        &self,
+        txn: &mut TxnLocks,
+        id: LockId,
+        mode: LockMode,
+        nowait: bool,
+        instant: bool,
+    ) -> api::Result<bool> {
+        txn.counters.requests += 1;
+        // One lookup per level: what this transaction holds on `id` and its ancestors.
+        let (anc, n) = id.ancestors();
+        let mut up: [Option<LockMode>; 3] = [None; 3];
+        for i in 0..n {
+            up[i] = txn.held(anc[i]);
+        }
+        let own = txn.held(id);
+        let implied = |up: &[Option<LockMode>], m: LockMode| {
+            up.iter().any(|h| h.is_some_and(|h| h.implies_below(m)))
+        };
+        if own.is_some_and(|h| h.covers(mode)) || implied(&up[..n], mode) {
+            txn.counters.covered += 1;
+            return Ok(true);
+        }
+        let need = mode.intention();
+        for i in 0..n {
+            if up[i].is_some_and(|h| h.covers(need)) || implied(&up[..i], need) {
+                continue;
+            }
+            match self.acquire(txn, anc[i], up[i], need, nowait)? {
+                Some(m) => up[i] = Some(m),
+                None => return Ok(false),
+            }
+        }
+        if self.acquire(txn, id, own, mode, nowait)?.is_none() {
+            return Ok(false);
+        }
+        if own.is_none() {
+            if instant {
+                self.release_one(txn, id);
+            } else if id.is_fine() && self.cfg.escalation_threshold > 0 {
+                let t = id.table().expect("fine locks belong to a table");
+                let e = txn.tables.entry(t).or_default();
+                e.fine += 1;
+                if e.fine > self.cfg.escalation_threshold && e.fine >= e.retry_at {
+                    self.escalate(txn, t);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Release one lock before the end of the transaction (e.g. a read lock under cursor
+    /// stability / read committed). Breaks strict 2PL for that resource: callers must not
+    /// release locks protecting their writes. Returns whether the lock was held. The
+    /// intention locks on its ancestors stay.
+    pub fn unlock(&self, txn: &mut TxnLocks, id: LockId) -> bool {
+        if txn.held(id).is_none() {
+            return false;
+        }
+        if !id.is_fine() {
+            let below = |l: &LockId| {
+                let (anc, n) = l.ancestors();
+                anc[..n].contains(&id)
+            };
+            assert!(
+                !txn.held.keys().any(below),
+                "unlock of {id:?} while txn {} holds locks below it (intention protocol)",
+                txn.txn_id
+            );
+        }
+        self.release_one(txn, id);
+        if id.is_fine() {
+            let t = id.table().expect("fine locks belong to a table");
+            if let Some(e) = txn.tables.get_mut(&t) {
+                e.fine = e.fine.saturating_sub(1);
+            }
+        }
+        true
+    }
+
+    /// Release one lock early (instant duration, or made redundant by escalation).
+    fn release_one(&self, txn: &mut TxnLocks, id: LockId) {
+        txn.held.remove(&id).expect("release_one: lock not held");
+        self.table.latch(id).release(txn.txn_id, id, &mut txn.wake);
+        wake_all(&mut txn.wake);
+        txn.counters.released += 1;
+    }
+
+    /// Release every lock of `txn` (strict 2PL: at commit or abort), waking waiters.
+    pub fn release_all(&self, txn: &mut TxnLocks) {
+        let id = txn.txn_id;
+        let n = txn.held.len() as u64;
+        for (l, _) in txn.held.drain() {
+            self.table.latch(l).release(id, l, &mut txn.wake);
+            wake_all(&mut txn.wake);
+        }
+        txn.tables.clear();
+        if txn.registered {
+            self.detector.forget(id);
+            txn.registered = false;
+        }
+        txn.counters.released += n;
+        let t = std::mem::take(&mut txn.counters);
+        let add = |c: &AtomicU64, v: u64| {
+            if v > 0 {
+                c.fetch_add(v, Ordering::Relaxed);
+            }
+        };
+        add(&self.c.requests, t.requests);
+        add(&self.c.covered, t.covered);
+        add(&self.c.acquired, t.acquired);
+        add(&self.c.upgrades, t.upgrades);
+        add(&self.c.released, t.released);
+    }
+
+    pub fn stats(&self) -> LockStats {
+        let g = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        LockStats {
+            requests: g(&self.c.requests),
+            covered: g(&self.c.covered),
+            acquired: g(&self.c.acquired),
+            upgrades: g(&self.c.upgrades),
+            released: g(&self.c.released),
+            waits: g(&self.c.waits),
+            wait_ns: g(&self.c.wait_ns),
+            latch_contended: g(&self.table.contended),
+            latch_wait_ns: g(&self.table.contended_ns),
+            deadlocks: g(&self.c.deadlocks),
+            late_deadlocks: g(&self.c.late_deadlocks),
+            timeouts: g(&self.c.timeouts),
+            escalations: g(&self.c.escalations),
+            escalation_failures: g(&self.c.escalation_failures),
+        }
+    }
+
+    /// Every lock head and its queue as text, one resource a line (`txn:mode` holders,
+    /// `txn?mode` waiters, `->mode` pending upgrades): for diagnosing a stuck run.
+    pub fn dump(&self) -> String {
+        self.table.dump()
+    }
+
+    /// Lock heads in the table: 0 when no transaction holds or waits for any lock.
+    pub fn active_heads(&self) -> usize {
+        self.table.heads()
+    }
+
+    /// Get (or upgrade to) `mode` on `id` alone; `held` is what `txn` holds there now.
+    /// Returns the mode then held, or `None` when `nowait` and not free at once.
+    fn acquire(
+        &self,
+        txn: &mut TxnLocks,
+        id: LockId,
+        held: Option<LockMode>,
+        mode: LockMode,
+        nowait: bool,
+    ) -> api::Result<Option<LockMode>> {
+        debug_assert_eq!(held, txn.held(id), "lock: caller passed a stale held mode");
+        let target = held.map_or(mode, |h| h.supremum(mode));
+        if held == Some(target) {
+            return Ok(held);
+        }
+        let mut b = self.table.latch(id);
+        // Reset before the waiter can be queued; only this thread writes WAITING.
+        txn.waiter.state.store(WAITING, Ordering::Relaxed);
+        let out = b.acquire(txn.txn_id, id, held, target, &txn.waiter, nowait);
+        drop(b);
+        match out {
+            Outcome::Granted => {}
+            Outcome::WouldBlock => return Ok(None),
+            Outcome::Wait => {
+                txn.counts.waits += 1;
+                self.wait(txn, id)?
+            }
+        }
+        txn.held.insert(id, target);
+        txn.counters.acquired += 1;
+        if held.is_some() {
+            txn.counters.upgrades += 1;
+        } else if id.is_fine() {
+            txn.counts.fine += 1;
+        } else {
+            txn.counts.coarse += 1;
+        }
+        Ok(Some(target))
+    }
+
+    /// Wait for the queued request of `txn` on `id`: deadlock check first, then sleep on
+    /// the transaction's event, re-checking for deadlock every `deadlock_recheck`.
+    fn wait(&self, txn: &mut TxnLocks, id: LockId) -> api::Result<()> {
+        self.c.waits.fetch_add(1, Ordering::Relaxed);
+        let start = Instant::now();
+        let deadline = self.cfg.timeout.map(|t| start + t);
+        txn.registered = true;
+        let mut recheck = false;
+        let res = loop {
+            match self.detector.check(txn.txn_id, id, &self.table) {
+                Verdict::Wait => {}
+                Verdict::Granted => break Ok(()),
+                Verdict::Victim => {
+                    self.c.deadlocks.fetch_add(1, Ordering::Relaxed);
+                    if recheck {
+                        self.c.late_deadlocks.fetch_add(1, Ordering::Relaxed);
+                    }
+                    break Err(api::Error::Conflict("deadlock"));
+                }
+            }
+            recheck = true;
+            let mut slice = self.cfg.deadlock_recheck;
+            if let Some(d) = deadline {
+                slice = slice.min(d.saturating_duration_since(Instant::now()));
+            }
+            let w = &txn.waiter;
+            if w.event
+                .wait(rt::WaitKind::Lock, Some(slice), || w.granted())
+            {
+                break Ok(());
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                if self.detector.withdraw(txn.txn_id, id, &self.table) {
+                    break Ok(());
+                }
+                self.c.timeouts.fetch_add(1, Ordering::Relaxed);
+                break Err(api::Error::Conflict("lock timeout"));
+            }
+        };
+        self.c
+            .wait_ns
+            .fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        res
+    }
+
+    /// Replace `txn`'s record/key locks in `table` by one table lock (S, or X if the
+    /// transaction writes there) if that lock is free at once; otherwise try again after
+    /// another `escalation_threshold` fine locks. Never waits, so never deadlocks.
+    fn escalate(&self, txn: &mut TxnLocks, table: u32) {
+        let tid = LockId::Table(table);
+        let cur = txn.held(tid).expect(
+            "escalation: a transaction with record locks holds an intention lock on the table",
+        );
+        let cover = match cur {
+            LockMode::IS | LockMode::S => LockMode::S,
+            LockMode::IX | LockMode::SIX | LockMode::X => LockMode::X,
+        };
+        let target = cur.supremum(cover);
+        let threshold = self.cfg.escalation_threshold;
+        // The database intention held for `cur` also covers `target` (same IS/IX class).
+        let granted = target == cur
+            || self
+                .acquire(txn, tid, Some(cur), target, true)
+                .expect("a no-wait acquire never waits, so it cannot fail")
+                .is_some();
+        if !granted {
+            self.c.escalation_failures.fetch_add(1, Ordering::Relaxed);
+            let e = txn
+                .tables
+                .get_mut(&table)
+                .expect("escalation: table counted");
+            e.retry_at = e.fine.saturating_add(threshold);
+            return;
+        }
+        self.c.escalations.fetch_add(1, Ordering::Relaxed);
+        // Drop the finer locks the table lock now implies.
+        let mut drop_list = std::mem::take(&mut txn.scratch);
+        drop_list.extend(txn.held.iter().filter_map(|(&l, &m)| {
+            (l != tid && l.table() == Some(table) && target.implies_below(m)).then_some((l, m))
+        }));
+        let mut fine_dropped = 0;
+        for &(l, _) in &drop_list {
+            if l.is_fine() {
+                fine_dropped += 1;
+            }
+            self.release_one(txn, l);
+        }
+        drop_list.clear();
+        txn.scratch = drop_list;
+        let e = txn
+            .tables
+            .get_mut(&table)
+            .expect("escalation: table counted");
+        e.fine -= fine_dropped;
+        e.retry_at = e.fine.saturating_add(threshold);
+    }
+}
