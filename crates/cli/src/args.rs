@@ -319,7 +319,7 @@ mod tests {
 #[derive(Args, Debug, Clone)]
 pub struct CrashArgs {
     /// Engine under test (must be durable).
-    #[arg(long, value_enum, default_value = "serial")]
+    #[arg(long, value_enum, default_value = "disk")]
     pub engine: EngineName,
     /// Number of kill-and-recover trials.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]

@@ -45,6 +45,9 @@ fn file_len(p: &Path) -> u64 {
 
 pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
     let engine = engine_arg(a);
+    if engine != "disk" {
+        return Err(format!("crashtest needs a durable engine: the {engine} engine does not recover (use --engine disk)"));
+    }
     let mut seed = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let base = tempfile_dir(a)?;
     let mut failures = 0;

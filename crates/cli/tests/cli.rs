@@ -181,3 +181,71 @@ fn simulate_reports_misses_by_level_operation_and_component() {
     }
     assert_eq!(sim["sweep"].as_array().unwrap().len(), 2);
 }
+
+#[test]
+fn twenty_killed_tpcb_runs_recover_every_acknowledged_commit() {
+    let (code, out, err) = oltpscope(&[
+        "crashtest",
+        "--engine",
+        "disk",
+        "--trials",
+        "20",
+        "--max-kill-ms",
+        "300",
+        "--seed",
+        "7",
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("all 20 crash trials passed"), "{out}");
+    assert_eq!(out.matches(": ok").count(), 20, "{out}");
+}
+
+#[test]
+fn crashtest_refuses_an_engine_without_recovery() {
+    let (code, _, err) = oltpscope(&["crashtest", "--engine", "memory"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("durable"), "{err}");
+}
+
+#[test]
+fn disk_database_reopens_with_no_load_and_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db = db.to_str().unwrap();
+    let base = ["--engine", "disk", "--db", db, "--scale", "1"];
+    let mut run = vec![
+        "run",
+        "tpcb",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--log",
+        "async",
+    ];
+    run.extend(base);
+    let (code, out, err) = oltpscope(&run);
+    assert_eq!(code, 0, "{out}{err}");
+    // Loading again into a database that has data is refused; --no-load runs on it.
+    let (code, _, err) = oltpscope(&run);
+    assert_eq!(code, 2, "{err}");
+    run.push("--no-load");
+    let (code, out, err) = oltpscope(&run);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("history rows counted"), "{out}");
+    let mut check = vec!["check", "tpcb"];
+    check.extend(base);
+    let (code, out, err) = oltpscope(&check);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("all passed"), "{out}");
+    // Checked as a bigger database, rows are missing: the check fails (exit 1).
+    let (code, out, _) = oltpscope(&[
+        "check", "tpcb", "--engine", "disk", "--db", db, "--scale", "2",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("[FAIL] all rows present"), "{out}");
+    // A different schema (padded rows) is refused with one line.
+    let (code, _, err) = oltpscope(&["check", "tpcb", "--engine", "disk", "--db", db, "--pad"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

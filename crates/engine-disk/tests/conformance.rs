@@ -1,0 +1,54 @@
+//! The engine-generic conformance tests (`api::conformance`) against the disk engine,
+//! with a small buffer pool (so pages are evicted and read back) and frequent
+//! checkpoints, with B+tree and hash-declared primary indexes.
+
+use api::conformance::*;
+use api::{EngineOptions, IndexKind, LogMode};
+use engine_disk::DiskEngine;
+
+const KINDS: [IndexKind; 2] = [IndexKind::BTree, IndexKind::Hash];
+
+fn opts() -> EngineOptions {
+    EngineOptions {
+        threads: 8,
+        log: LogMode::Async,
+        bpool_bytes: Some(200 * 8192),
+        checkpoint_ms: Some(20),
+        ..EngineOptions::default()
+    }
+}
+
+#[test]
+fn transfers_keep_total_disk() {
+    for k in KINDS {
+        transfers_keep_total::<DiskEngine>(&opts(), k);
+    }
+}
+
+#[test]
+fn scans_never_see_partial_txn_disk() {
+    for k in KINDS {
+        scans_never_see_partial_txn::<DiskEngine>(&opts(), k);
+    }
+}
+
+#[test]
+fn write_skew_prevented_disk() {
+    for k in KINDS {
+        write_skew_prevented::<DiskEngine>(&opts(), k);
+    }
+}
+
+#[test]
+fn phantom_insert_detected_disk() {
+    for k in KINDS {
+        phantom_insert_detected::<DiskEngine>(&opts(), k);
+    }
+}
+
+#[test]
+fn crud_matches_serial_disk() {
+    for k in KINDS {
+        crud_matches_serial::<DiskEngine>(&opts(), k);
+    }
+}
