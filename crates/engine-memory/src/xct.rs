@@ -219,13 +219,18 @@ impl<'e> MemoryWorker<'e> {
             .reads
             .iter()
             .all(|r| r.rec.tid().load(std::sync::atomic::Ordering::Acquire) == r.tid);
-        if reads_unchanged && self.validate_nodes() {
-            answer
-        } else {
+        if !reads_unchanged {
             Err(self.conflict(
                 AbortReason::ReadValidation,
-                "view changed before a miss or duplicate",
+                "read set changed before a miss or duplicate",
             ))
+        } else if !self.validate_nodes() {
+            Err(self.conflict(
+                AbortReason::NodeValidation,
+                "index node changed (phantom) before a miss",
+            ))
+        } else {
+            answer
         }
     }
 

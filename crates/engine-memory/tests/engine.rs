@@ -71,7 +71,10 @@ fn concurrent_insert_into_an_observed_gap_aborts_the_reader() {
         b.run(0, |s| s.insert(t, &[7], &[7; 8])).unwrap();
         // The miss on key 8 is reported after checking the view, which already sees the
         // phantom; otherwise commit must.
-        let err = match a.update(t, &[8], |_| {}).and_then(|_| a.insert(t, &[9], &[9; 8])) {
+        let err = match a
+            .update(t, &[8], |_| {})
+            .and_then(|_| a.insert(t, &[9], &[9; 8]))
+        {
             Err(e) => {
                 a.abort();
                 e
