@@ -175,6 +175,9 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
             c.threads
         );
     }
+    if c.engine == EngineName::Disk && c.log == LogArg::Off {
+        eprintln!("note: --log off keeps the disk engine's log in memory only: a crash loses data (a clean end is safe)");
+    }
     if c.log_dir.is_some() && c.log == LogArg::Off {
         eprintln!("note: --log-dir is ignored with --log off");
     }
