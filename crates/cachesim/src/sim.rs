@@ -241,7 +241,18 @@ impl Simulator {
         let last = addr + (len.max(1) as u64) - 1;
         let shift = self.l1[I].line_shift;
         if self.config.cachegrind_compat && addr >> shift != last >> shift {
-            self.span(I, addr, last);
+            if ninstr == 1 {
+                self.span(I, addr, last);
+            } else {
+                // cachegrind references every instruction. All of a run's instructions
+                // start in one aligned 32-byte block, so only the last can cross into
+                // the next line: the run is the first line's reference, then the last
+                // instruction's straddling one (first line a hit, miss iff the next
+                // line missed); a run counted as one access would merge two misses.
+                let line_end = (((addr >> shift) + 1) << shift) - 1;
+                self.l1_ref(I, addr >> shift);
+                self.span(I, line_end, last);
+            }
         } else {
             for line in addr >> shift..=last >> shift {
                 self.l1_ref(I, line);
