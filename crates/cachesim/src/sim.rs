@@ -248,7 +248,9 @@ impl Simulator {
         let last = addr + (len.max(1) as u64) - 1;
         let shift = self.l1[I].line_shift;
         if self.config.cachegrind_compat && addr >> shift != last >> shift {
-            if ninstr == 1 {
+            // With lines under 32 bytes the instruction starts may span lines too and
+            // the trace cannot say where: the run stays one straddling access there.
+            if ninstr == 1 || shift < 5 {
                 self.span(I, addr, last);
             } else {
                 // cachegrind references every instruction. All of a run's instructions
