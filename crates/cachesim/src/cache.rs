@@ -412,8 +412,19 @@ impl Level {
     }
 
     /// References line number `line` (address >> line_shift) for kind `k` (I or D).
-    #[inline]
+    /// A repeat of the last line (most references: consecutive instruction runs and
+    /// stack accesses share lines) is counted inline, without a call.
+    #[inline(always)]
     pub fn access(&mut self, line: u64, k: usize) -> Outcome {
+        if line == self.last_line {
+            self.stats.accesses[k] += 1;
+            return Outcome::Hit;
+        }
+        self.access_other(line, k)
+    }
+
+    #[inline(never)]
+    fn access_other(&mut self, line: u64, k: usize) -> Outcome {
         let (out, class) = self.reference(line);
         self.count(k, (out != Outcome::Hit).then_some(class));
         out

@@ -133,6 +133,45 @@ struct Object {
     bias: i64,
     path: PathBuf,
     loader: Option<Result<Loader, String>>,
+    /// Merged [start, end) ELF address ranges of the symbols that have a size; loaded on
+    /// the first fallback to the symbol table.
+    extents: Option<Vec<(u64, u64)>>,
+}
+
+/// The address ranges covered by sized function symbols of `path` (symtab and dynsym),
+/// sorted and merged. Empty if the file cannot be read: then no name is rejected.
+fn symbol_extents(path: &Path) -> Vec<(u64, u64)> {
+    use object::{Object as _, ObjectSymbol as _};
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(file) = object::File::parse(&*data) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, u64)> = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|s| s.size() > 0 && s.kind() == object::SymbolKind::Text)
+        .map(|s| (s.address(), s.address().saturating_add(s.size())))
+        .collect();
+    v.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+/// Whether `probe` lies inside a sized symbol (or nothing is known about sizes).
+fn covered(extents: &[(u64, u64)], probe: u64) -> bool {
+    if extents.is_empty() {
+        return true;
+    }
+    let i = extents.partition_point(|&(a, _)| a <= probe);
+    i > 0 && probe < extents[i - 1].1
 }
 
 /// Resolves runtime instruction addresses of MAP'd objects.
@@ -164,6 +203,7 @@ impl Symbolizer {
             bias,
             path: path.to_path_buf(),
             loader: None,
+            extents: None,
         });
     }
 
@@ -209,7 +249,25 @@ impl Symbolizer {
                 first.get_or_insert_with(|| name.into_owned());
             }
         }
-        if let Some(sym) = loader.find_symbol(probe) {
+        // The nearest preceding symbol is the function only if the address lies inside
+        // it: a stripped library (libc's IFUNC memcmp/memcpy variants have no dynamic
+        // symbol) would otherwise name its code after an unrelated neighbour.
+        let extents = o.extents.get_or_insert_with(|| symbol_extents(&o.path));
+        let sym = loader.find_symbol(probe);
+        if sym.is_some() && !covered(extents, probe) {
+            if first.is_some() {
+                return (first, 0);
+            }
+            let file = o.path.file_name().unwrap_or(o.path.as_os_str());
+            return (
+                Some(format!(
+                    "({} code without a symbol)",
+                    file.to_string_lossy()
+                )),
+                0,
+            );
+        }
+        if let Some(sym) = sym {
             let name = format!("{:#}", rustc_demangle::demangle(sym));
             let path = module_path(&name);
             let c = if is_std(&path) {
@@ -229,6 +287,20 @@ impl Symbolizer {
 mod tests {
     use super::*;
     use crate::config::default_components;
+
+    #[test]
+    fn an_address_past_every_sized_symbol_is_not_covered() {
+        let e = [(0x100, 0x180), (0x200, 0x240)];
+        assert!(covered(&e, 0x100) && covered(&e, 0x17f) && covered(&e, 0x23f));
+        assert!(!covered(&e, 0xff) && !covered(&e, 0x180) && !covered(&e, 0x1ff));
+        assert!(!covered(&e, 0x240));
+        assert!(covered(&[], 0x1234), "no size information rejects nothing");
+        // The test binary's own symbols come out sorted and merged.
+        let exe = std::env::current_exe().unwrap();
+        let ext = symbol_extents(&exe);
+        assert!(!ext.is_empty());
+        assert!(ext.windows(2).all(|w| w[0].1 < w[1].0), "merged and sorted");
+    }
 
     #[test]
     fn default_table_classifies_module_paths() {

@@ -1,0 +1,118 @@
+//! Helpers for the simulate validation tests: finding valgrind, running cachegrind and
+//! parsing its summary, and streaming an oltptrace run of oltpscope into the simulator.
+//!
+//! Must never: hide a failure. A missing valgrind is the only reason to skip.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// The oltpscope binary this test build made.
+pub const OLTPSCOPE: &str = env!("CARGO_BIN_EXE_oltpscope");
+
+/// The prepared tracer, or None (after printing `SKIPPED`) when valgrind is absent.
+/// Any other tracer problem (tool not built, version mismatch) fails the test.
+pub fn tracer_or_skip() -> Option<tracer::TracerSetup> {
+    let present = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !present {
+        println!("SKIPPED: valgrind not found");
+        return None;
+    }
+    Some(tracer::prepare().unwrap_or_else(|e| panic!("valgrind is installed but: {e}")))
+}
+
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// cachegrind's summary lines (`==pid== D1  misses:  1,234 (...)`) as key → first number.
+pub fn cachegrind_summary(stderr: &str) -> HashMap<String, u64> {
+    let mut m = HashMap::new();
+    for line in stderr.lines() {
+        let Some(rest) = line.split("== ").nth(1) else {
+            continue;
+        };
+        let Some((key, val)) = rest.split_once(':') else {
+            continue;
+        };
+        let num: String = val
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| *c != ',')
+            .collect();
+        if let Ok(n) = num.parse() {
+            m.insert(key.trim().to_string(), n);
+        }
+    }
+    m
+}
+
+/// Runs `program args` under oltptrace (with `opts`) writing into a FIFO that this thread
+/// drains into `sim`. Panics if the traced run or the stream fails.
+pub fn trace_into(
+    setup: &tracer::TracerSetup,
+    opts: &tracer::TraceOptions,
+    program: &Path,
+    args: &[&str],
+    sim: &mut cachesim::Simulator,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("trace.fifo");
+    tracer::make_fifo(&fifo).unwrap();
+    let stderr_path = dir.path().join("child.stderr");
+    let mut child = setup
+        .command_with(program, args, &fifo, opts)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("start valgrind");
+    // If the child dies before opening the FIFO, our open would wait forever: the
+    // watcher opens it for writing once the child is gone (as `oltpscope simulate` does).
+    let opened = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (opened, fifo) = (opened.clone(), fifo.clone());
+        std::thread::spawn(move || {
+            let status = child.wait().expect("wait for valgrind");
+            while !opened.load(Ordering::Acquire) {
+                use std::os::unix::fs::OpenOptionsExt;
+                let r = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&fifo);
+                if r.is_ok() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            status
+        })
+    };
+    let file = std::fs::File::open(&fifo).unwrap();
+    opened.store(true, Ordering::Release);
+    let result = cachesim::trace::Reader::new(std::io::BufReader::with_capacity(1 << 20, file))
+        .map_err(|e| e.to_string())
+        .and_then(|r| sim.run(r).map_err(|e| e.to_string()));
+    let status = watcher.join().expect("watcher");
+    let err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    assert!(status.success(), "traced run failed: {status}\n{err}");
+    result.unwrap_or_else(|e| panic!("reading the trace: {e}\n{err}"));
+}
