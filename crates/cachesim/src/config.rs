@@ -160,6 +160,7 @@ pub fn default_components() -> Vec<(String, String)> {
         ("::occ::", "occ"),
         ("::epoch::", "epoch"),
         ("::recovery::", "recovery"),
+        ("::record::", "record"),
         ("::workloads::", "workload"),
         ("::api::session", "api"),
         ("::driver::", "driver"),
