@@ -79,8 +79,27 @@ pub struct DiskEngine {
 fn frames_for(schema: &Schema, opts: &EngineOptions) -> usize {
     match opts.bpool_bytes {
         Some(b) => (b as usize / page::PAGE_SIZE).max(bpool::MIN_FRAMES),
-        None => ((schema.estimated_bytes() * 3) as usize / page::PAGE_SIZE).max(MIN_DEFAULT_FRAMES),
+        None => {
+            // Enough for the data: rows with their slot, index entries (key, record id,
+            // slot) at about half-full leaves after splits; never more than 60% of the
+            // memory available now (a larger database then runs with eviction).
+            let data: u64 = schema
+                .tables
+                .iter()
+                .map(|t| t.expected_rows * (t.row_size as u64 + 8 + 48 * (1 + t.secondary.len() as u64)))
+                .sum();
+            let want = data * 3 / 2;
+            let cap = available_memory_bytes().map_or(u64::MAX, |m| m / 10 * 6);
+            (want.min(cap) as usize / page::PAGE_SIZE).max(MIN_DEFAULT_FRAMES)
+        }
     }
+}
+
+/// MemAvailable from /proc/meminfo, if readable.
+fn available_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
 }
 
 fn build_inner(
