@@ -9,8 +9,10 @@
 //! Values are `u64` (record addresses).
 //!
 //! Exposes the version words of the leaves a lookup or scan observed, so OCC can validate
-//! them (phantom protection). Deletes never merge nodes (lazy: empty leaves stay), so a
-//! node, once allocated, lives as long as the tree: readers may follow any pointer they read.
+//! them (phantom protection). Deletes never merge nodes; a leaf emptied by a delete is
+//! taken out of its parent (`prune`, version bumped) but kept allocated until the tree is
+//! dropped, so a node, once allocated, lives as long as the tree: readers may follow any
+//! pointer they read.
 //!
 //! This module must never block a reader on a writer other than by re-trying, and never
 //! free a node while the tree is shared.
@@ -282,6 +284,9 @@ fn as_inner(h: &Hdr) -> &Inner {
 
 pub struct BTree {
     root: AtomicPtr<Hdr>,
+    /// Leaves taken out of the tree once empty: readers may still hold them, so they are
+    /// freed only with the tree.
+    pruned: parking_lot::Mutex<Vec<usize>>,
 }
 
 // SAFETY: all shared state is atomics; nodes are freed only in Drop (exclusive access).
@@ -311,12 +316,16 @@ struct Found<'t> {
     v: u64,
     lo: Option<KeyWords>,
     hi: Option<KeyWords>,
+    /// The leaf's parent, its version when the child pointer was read, and the leaf's
+    /// index among its children (None: the leaf is the root).
+    parent: Option<(&'t Inner, u64, usize)>,
 }
 
 impl BTree {
     pub fn new() -> Self {
         BTree {
             root: AtomicPtr::new(new_leaf()),
+            pruned: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -337,6 +346,7 @@ impl BTree {
                 continue;
             }
             let (mut lo, mut hi) = (None, None);
+            let mut parent = None;
             while !node.leaf {
                 let inner = as_inner(node);
                 let n = node.count();
@@ -370,6 +380,7 @@ impl BTree {
                 if !node.check(v) {
                     continue 'restart;
                 }
+                parent = Some((inner, v, i));
                 node = c;
                 v = cv;
             }
@@ -378,6 +389,7 @@ impl BTree {
                 v,
                 lo,
                 hi,
+                parent,
             };
         }
     }
@@ -542,6 +554,9 @@ impl BTree {
                 leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
             }
             leaf.hdr.count.store(n as u32 - 1, Relaxed);
+            if n == 1 {
+                self.prune(leaf, f.parent);
+            }
             let after = leaf.hdr.unlock();
             return Some(NodeChange {
                 ver: &leaf.hdr.version,
@@ -549,6 +564,43 @@ impl BTree {
                 after,
             });
         }
+    }
+
+    /// Take the empty, locked `leaf` out of its parent, if the parent is unchanged since
+    /// the descent and keeps another child. Without this, keys deleted from the front of a
+    /// range (TPC-C's New-Order queue) leave a growing run of empty leaves that every scan
+    /// from the range's start walks through. Best effort: the parent is only try-locked
+    /// (a child-then-parent order that never waits cannot deadlock), and a leaf left in
+    /// place is merely empty. The leaf's version moves on when the caller unlocks it, so
+    /// every reader or writer that reached it fails its version check and re-descends;
+    /// the parent's version moves on too, so no new descent reaches it.
+    fn prune(&self, leaf: &Leaf, parent: Option<(&Inner, u64, usize)>) {
+        let Some((p, pv, i)) = parent else { return };
+        if p.hdr.count() == 0 || !p.hdr.upgrade(pv) {
+            return;
+        }
+        let n = p.hdr.count();
+        assert!(
+            std::ptr::eq(p.children[i].load(Relaxed), &leaf.hdr),
+            "btree: a parent unchanged since the descent lost the child it led to"
+        );
+        // Drop the separator below the leaf (or above it, for the first child): the
+        // neighbour whose range borders the leaf's takes the leaf's range over.
+        let k = i.saturating_sub(1);
+        for j in k..n - 1 {
+            p.keys.copy(j + 1, j);
+        }
+        for j in i..n {
+            p.children[j].store(p.children[j + 1].load(Relaxed), Relaxed);
+        }
+        p.hdr.count.store(n as u32 - 1, Relaxed);
+        p.hdr.unlock();
+        self.pruned.lock().push(&leaf.hdr as *const Hdr as usize);
+    }
+
+    /// How many emptied leaves were taken out of the tree (diagnostics and tests).
+    pub fn pruned_leaves(&self) -> usize {
+        self.pruned.lock().len()
     }
 
     /// Range scan in `dir` order between `lo` and `hi`. For every leaf visited, `node`
@@ -739,5 +791,10 @@ impl Drop for BTree {
             }
         }
         free(self.root.load(Relaxed));
+        for &p in self.pruned.get_mut().iter() {
+            // SAFETY: pruned leaves are unreachable from the root and listed once.
+            let mut b = unsafe { Box::from_raw(p as *mut Leaf) };
+            b.keys.free_rest();
+        }
     }
 }
