@@ -614,6 +614,22 @@ impl BTree {
         node: &mut dyn FnMut(*const AtomicU64, u64),
         f: &mut dyn FnMut(&[u8], u64) -> bool,
     ) {
+        self.scan_hint(lo, hi, forward, FANOUT, node, f)
+    }
+
+    /// [`BTree::scan`] expecting `f` to take about `want` entries: the first leaf visit
+    /// copies out at most `want` entries (a limit-1 scan loads one key, not a whole
+    /// leaf); if `f` wants more, the scan goes on from the last entry passed.
+    pub fn scan_hint(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        forward: bool,
+        want: usize,
+        node: &mut dyn FnMut(*const AtomicU64, u64),
+        f: &mut dyn FnMut(&[u8], u64) -> bool,
+    ) {
+        let mut cap = want.clamp(1, FANOUT);
         let conv = |b: Bound<&[u8]>| match b {
             Bound::Included(k) => Bound::Included(KeyWords::new(k)),
             Bound::Excluded(k) => Bound::Excluded(KeyWords::new(k)),
@@ -626,7 +642,7 @@ impl BTree {
         let mut vals = [0u64; FANOUT];
         let mut kb = [0u8; MAX_KEY_LEN];
         loop {
-            let (fl, m) = loop {
+            let (fl, m, capped) = loop {
                 let seek = match (&start, forward) {
                     (Bound::Unbounded, true) => Seek::First,
                     (Bound::Unbounded, false) => Seek::Last,
@@ -635,18 +651,36 @@ impl BTree {
                 };
                 let f = self.descend(seek, true);
                 let n = f.leaf.hdr.count();
+                // The entries from `start` on, found by binary search (not by loading and
+                // comparing every key before it): forward `first..n`, backward `0..end`
+                // downwards.
+                let ks = &f.leaf.keys;
+                let (first, end) = match (&start, forward) {
+                    (Bound::Unbounded, true) => (0, n),
+                    (Bound::Included(k), true) => (ks.rank(n, k, false), n),
+                    (Bound::Excluded(k), true) => (ks.rank(n, k, true), n),
+                    (Bound::Unbounded, false) => (0, n),
+                    (Bound::Included(k), false) => (0, ks.rank(n, k, true)),
+                    (Bound::Excluded(k), false) => (0, ks.rank(n, k, false)),
+                };
                 let mut m = 0;
-                for step in 0..n {
-                    let i = if forward { step } else { n - 1 - step };
-                    let k = f.leaf.keys.load(i);
-                    let (past_start, past_end) = if forward {
-                        (before(&k, &start), after(&k, &hi))
+                let mut capped = false;
+                for step in 0..end.saturating_sub(first) {
+                    let i = if forward {
+                        first + step
                     } else {
-                        (after(&k, &start), before(&k, &lo))
+                        end - 1 - step
                     };
-                    if past_start {
-                        continue;
+                    if m == cap {
+                        capped = true;
+                        break;
                     }
+                    let k = ks.load(i);
+                    let past_end = if forward {
+                        after(&k, &hi)
+                    } else {
+                        before(&k, &lo)
+                    };
                     if past_end {
                         break;
                     }
@@ -655,7 +689,7 @@ impl BTree {
                     m += 1;
                 }
                 if f.leaf.hdr.check(f.v) {
-                    break (f, m);
+                    break (f, m, capped);
                 }
             };
             node(&fl.leaf.hdr.version, fl.v);
@@ -663,6 +697,12 @@ impl BTree {
                 if !f(keys[i].bytes(&mut kb), vals[i]) {
                     return;
                 }
+            }
+            if capped {
+                // More entries in this leaf: go on after the last one passed, at full pace.
+                start = Bound::Excluded(keys[m - 1]);
+                cap = FANOUT;
+                continue;
             }
             // Next leaf, unless the range ends inside this one.
             let next = if forward { fl.hi } else { fl.lo };

@@ -370,10 +370,11 @@ impl Worker for MemoryWorker<'_> {
             row,
             ..
         } = self;
-        tree.scan(
+        tree.scan_hint(
             lo,
             hi,
             dir == Dir::Forward,
+            limit,
             &mut |ver, v| nodes.push(NodeEntry { ver, v }),
             &mut |k, val| {
                 let rec = Rec::from_u64(val);
