@@ -199,6 +199,15 @@ impl<'e> MemoryWorker<'e> {
         off as u32
     }
 
+    /// Room for a row of `rs` bytes at the end of the arena, 8-byte aligned within it
+    /// (so a row whose struct is at most 8-aligned can be used in place, when the
+    /// arena's buffer is aligned too, instead of copied out and back). Returns its offset.
+    fn data_slot(&mut self, rs: usize) -> usize {
+        let off = self.arena.len().next_multiple_of(8);
+        self.arena.resize(off + rs, 0);
+        off
+    }
+
     /// Abort with a conflict for `why`.
     fn conflict(&mut self, r: AbortReason, why: &'static str) -> Error {
         self.abort_reason = Some(r);
@@ -457,7 +466,9 @@ impl Worker for MemoryWorker<'_> {
             }
         }
         let key_off = self.push_bytes(key);
-        let data_off = self.push_bytes(row);
+        let data_off = self.data_slot(row.len());
+        self.arena[data_off..data_off + row.len()].copy_from_slice(row);
+        let data_off = data_off as u32;
         self.push_write(WriteEntry {
             rec,
             table: table.0,
@@ -491,14 +502,19 @@ impl Worker for MemoryWorker<'_> {
                 WKind::Delete | WKind::Dead => return Ok(false),
             },
             None => {
-                let tid = rec.stable_read(&mut self.row[..rs]);
+                // Read straight into the write-set copy (one row copy less); the old row
+                // is kept aside only where secondary keys must be compared.
+                let key_off = self.push_bytes(key);
+                let off = self.data_slot(rs);
+                let tid = rec.stable_read(&mut self.arena[off..off + rs]);
                 self.reads.push(ReadEntry { rec, tid });
                 if tid & ABSENT != 0 {
+                    self.arena.truncate(key_off as usize);
                     return self.surprise(Ok(false));
                 }
-                let key_off = self.push_bytes(key);
-                let off = self.arena.len();
-                self.arena.extend_from_slice(&self.row[..rs]);
+                if !t.secondary.is_empty() {
+                    self.row[..rs].copy_from_slice(&self.arena[off..off + rs]);
+                }
                 self.push_write(WriteEntry {
                     rec,
                     table: table.0,
@@ -563,8 +579,8 @@ impl Worker for MemoryWorker<'_> {
             return self.surprise(Ok(false));
         }
         let key_off = self.push_bytes(key);
-        let off = self.arena.len();
-        self.arena.extend_from_slice(&self.row[..rs]);
+        let off = self.data_slot(rs);
+        self.arena[off..off + rs].copy_from_slice(&self.row[..rs]);
         self.push_write(WriteEntry {
             rec,
             table: table.0,
