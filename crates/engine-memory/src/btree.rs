@@ -530,7 +530,20 @@ impl BTree {
     }
 
     /// Remove `key` if it maps to `expect`. Returns how the leaf version changed.
+    /// An emptied leaf stays in the tree (see [`BTree::remove_and_prune`]).
     pub fn remove(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
+        self.remove_impl(key, expect, false)
+    }
+
+    /// [`BTree::remove`], also taking the leaf out of the tree if this empties it. For
+    /// committed deletes only: undoing an aborted insert must not prune, or a retried
+    /// insert could split the same full leaf again, abort on its own split again (splits
+    /// are not forgiven in the node set), and so on forever.
+    pub fn remove_and_prune(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
+        self.remove_impl(key, expect, true)
+    }
+
+    fn remove_impl(&self, key: &[u8], expect: u64, prune: bool) -> Option<NodeChange> {
         let k = KeyWords::new(key);
         loop {
             let f = self.descend(Seek::At(&k), false);
@@ -554,7 +567,7 @@ impl BTree {
                 leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
             }
             leaf.hdr.count.store(n as u32 - 1, Relaxed);
-            if n == 1 {
+            if n == 1 && prune {
                 self.prune(leaf, f.parent);
             }
             let after = leaf.hdr.unlock();

@@ -116,21 +116,23 @@ fn check_key(key: &[u8]) -> Result<()> {
 
 /// Remove a record's entries (primary key `key`, row `row`) from the table's indexes.
 /// Entries pointing elsewhere are left alone (a partial insert has only some).
+/// `committed_delete`: emptied B+tree leaves are pruned (never when undoing an insert).
 pub(crate) fn unlink(
     t: &TableData,
     key: &[u8],
     row: &[u8],
     rec: Rec,
+    committed_delete: bool,
     g: &Guard,
     mut on_change: impl FnMut(crate::btree::NodeChange),
 ) {
-    if let Some(c) = t.primary.remove(key, rec.as_u64(), g) {
+    if let Some(c) = t.primary.remove(key, rec.as_u64(), committed_delete, g) {
         on_change(c);
     }
     let mut sk = Key::new();
     for s in &t.secondary {
         s.entry_key(key, row, &mut sk);
-        if let Some(c) = s.index.remove(&sk, rec.as_u64(), g) {
+        if let Some(c) = s.index.remove(&sk, rec.as_u64(), committed_delete, g) {
             on_change(c);
         }
     }
@@ -442,7 +444,7 @@ impl Worker for MemoryWorker<'_> {
                 Err(existing) => {
                     // Undo this insert's entries; readers may have seen the record.
                     let nodes = &mut self.nodes;
-                    unlink(t, key, row, rec, g, |c| fix_nodes(nodes, c));
+                    unlink(t, key, row, rec, false, g, |c| fix_nodes(nodes, c));
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t.words, g);
                     let existing = Rec::from_u64(existing);
@@ -559,7 +561,9 @@ impl Worker for MemoryWorker<'_> {
                     let off = w.data_off as usize;
                     self.row2[..rs].copy_from_slice(&self.arena[off..off + rs]);
                     let nodes = &mut self.nodes;
-                    unlink(t, key, &self.row2[..rs], rec, g, |c| fix_nodes(nodes, c));
+                    unlink(t, key, &self.row2[..rs], rec, false, g, |c| {
+                        fix_nodes(nodes, c)
+                    });
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t.words, g);
                     self.writes[i].kind = WKind::Dead;

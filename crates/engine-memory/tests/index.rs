@@ -129,7 +129,7 @@ proptest! {
                     // A removal expecting the wrong value must not remove.
                     if let Some(v) = want {
                         prop_assert!(t.remove(k, v.wrapping_add(1)).is_none());
-                        prop_assert!(t.remove(k, v).is_some());
+                        prop_assert!(t.remove_and_prune(k, v).is_some());
                     } else {
                         prop_assert!(t.remove(k, 0).is_none());
                     }
@@ -211,7 +211,10 @@ fn btree_queue_prunes_emptied_leaves() {
             tail += 1;
         }
         for _ in 0..(if round % 4 == 3 { 100 } else { 250 }) {
-            assert!(t.remove(&key(head), head).is_some(), "remove {head}");
+            assert!(
+                t.remove_and_prune(&key(head), head).is_some(),
+                "remove {head}"
+            );
             head += 1;
         }
         // The first entry from the start of the key space is the queue's head.
@@ -358,7 +361,7 @@ fn btree_concurrent_stress() {
         &t,
         30_000,
         |t, k, v| t.insert(k, v).map(|_| ()),
-        |t, k, v| t.remove(k, v).is_some(),
+        |t, k, v| t.remove_and_prune(k, v).is_some(),
         |t, k| t.get(k).0,
         Some(&scan),
     );
