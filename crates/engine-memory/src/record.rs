@@ -80,22 +80,19 @@ impl Rec {
     }
 
     /// Copy the row into `out` with relaxed loads (caller validates the TID around it).
-    /// Whole words go through unaligned pointer writes: one load and one store per word,
-    /// with no per-chunk bounds checks or byte shuffling.
+    /// (Chunked copies: measured faster on the 1-row read than raw unaligned stores.)
     #[inline]
     fn load_row(&self, out: &mut [u8]) {
-        let n = out.len() / 8;
-        let dst = out.as_mut_ptr() as *mut u64;
-        for i in 0..n {
-            // SAFETY: word `i < n` of `out` is in bounds; the record has `>= n` row words.
-            unsafe {
-                dst.add(i)
-                    .write_unaligned(self.word(i).load(Relaxed).to_le())
-            };
+        let mut chunks = out.chunks_exact_mut(8);
+        let mut i = 0;
+        for c in &mut chunks {
+            c.copy_from_slice(&self.word(i).load(Relaxed).to_le_bytes());
+            i += 1;
         }
-        let r = out.len() % 8;
-        if r != 0 {
-            out[n * 8..].copy_from_slice(&self.word(n).load(Relaxed).to_le_bytes()[..r]);
+        let r = chunks.into_remainder();
+        if !r.is_empty() {
+            let n = r.len();
+            r.copy_from_slice(&self.word(i).load(Relaxed).to_le_bytes()[..n]);
         }
     }
 
