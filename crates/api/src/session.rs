@@ -98,9 +98,16 @@ impl<W: Worker> Session<W> {
         mut f: impl FnMut(&mut T),
     ) -> Result<bool> {
         self.update(table, key, |b| {
-            let mut r = row::read::<T>(b);
-            f(&mut r);
-            row::write(&r, b);
+            // In place when the engine's bytes happen to be aligned for `T` (rows of
+            // hundreds of bytes: two copies saved); through a copy otherwise.
+            match bytemuck::try_from_bytes_mut::<T>(b) {
+                Ok(r) => f(r),
+                Err(_) => {
+                    let mut r = row::read::<T>(b);
+                    f(&mut r);
+                    row::write(&r, b);
+                }
+            }
         })
     }
 

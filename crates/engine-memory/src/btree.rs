@@ -9,8 +9,10 @@
 //! Values are `u64` (record addresses).
 //!
 //! Exposes the version words of the leaves a lookup or scan observed, so OCC can validate
-//! them (phantom protection). Deletes never merge nodes (lazy: empty leaves stay), so a
-//! node, once allocated, lives as long as the tree: readers may follow any pointer they read.
+//! them (phantom protection). Deletes never merge nodes; a leaf emptied by a delete is
+//! taken out of its parent (`prune`, version bumped) but kept allocated until the tree is
+//! dropped, so a node, once allocated, lives as long as the tree: readers may follow any
+//! pointer they read.
 //!
 //! This module must never block a reader on a writer other than by re-trying, and never
 //! free a node while the tree is shared.
@@ -282,6 +284,9 @@ fn as_inner(h: &Hdr) -> &Inner {
 
 pub struct BTree {
     root: AtomicPtr<Hdr>,
+    /// Leaves taken out of the tree once empty: readers may still hold them, so they are
+    /// freed only with the tree.
+    pruned: parking_lot::Mutex<Vec<usize>>,
 }
 
 // SAFETY: all shared state is atomics; nodes are freed only in Drop (exclusive access).
@@ -311,12 +316,16 @@ struct Found<'t> {
     v: u64,
     lo: Option<KeyWords>,
     hi: Option<KeyWords>,
+    /// The leaf's parent, its version when the child pointer was read, and the leaf's
+    /// index among its children (None: the leaf is the root).
+    parent: Option<(&'t Inner, u64, usize)>,
 }
 
 impl BTree {
     pub fn new() -> Self {
         BTree {
             root: AtomicPtr::new(new_leaf()),
+            pruned: parking_lot::Mutex::new(Vec::new()),
         }
     }
 
@@ -337,6 +346,7 @@ impl BTree {
                 continue;
             }
             let (mut lo, mut hi) = (None, None);
+            let mut parent = None;
             while !node.leaf {
                 let inner = as_inner(node);
                 let n = node.count();
@@ -370,6 +380,7 @@ impl BTree {
                 if !node.check(v) {
                     continue 'restart;
                 }
+                parent = Some((inner, v, i));
                 node = c;
                 v = cv;
             }
@@ -378,6 +389,7 @@ impl BTree {
                 v,
                 lo,
                 hi,
+                parent,
             };
         }
     }
@@ -518,7 +530,20 @@ impl BTree {
     }
 
     /// Remove `key` if it maps to `expect`. Returns how the leaf version changed.
+    /// An emptied leaf stays in the tree (see [`BTree::remove_and_prune`]).
     pub fn remove(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
+        self.remove_impl(key, expect, false)
+    }
+
+    /// [`BTree::remove`], also taking the leaf out of the tree if this empties it. For
+    /// committed deletes only: undoing an aborted insert must not prune, or a retried
+    /// insert could split the same full leaf again, abort on its own split again (splits
+    /// are not forgiven in the node set), and so on forever.
+    pub fn remove_and_prune(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
+        self.remove_impl(key, expect, true)
+    }
+
+    fn remove_impl(&self, key: &[u8], expect: u64, prune: bool) -> Option<NodeChange> {
         let k = KeyWords::new(key);
         loop {
             let f = self.descend(Seek::At(&k), false);
@@ -542,6 +567,9 @@ impl BTree {
                 leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
             }
             leaf.hdr.count.store(n as u32 - 1, Relaxed);
+            if n == 1 && prune {
+                self.prune(leaf, f.parent);
+            }
             let after = leaf.hdr.unlock();
             return Some(NodeChange {
                 ver: &leaf.hdr.version,
@@ -549,6 +577,43 @@ impl BTree {
                 after,
             });
         }
+    }
+
+    /// Take the empty, locked `leaf` out of its parent, if the parent is unchanged since
+    /// the descent and keeps another child. Without this, keys deleted from the front of a
+    /// range (TPC-C's New-Order queue) leave a growing run of empty leaves that every scan
+    /// from the range's start walks through. Best effort: the parent is only try-locked
+    /// (a child-then-parent order that never waits cannot deadlock), and a leaf left in
+    /// place is merely empty. The leaf's version moves on when the caller unlocks it, so
+    /// every reader or writer that reached it fails its version check and re-descends;
+    /// the parent's version moves on too, so no new descent reaches it.
+    fn prune(&self, leaf: &Leaf, parent: Option<(&Inner, u64, usize)>) {
+        let Some((p, pv, i)) = parent else { return };
+        if p.hdr.count() == 0 || !p.hdr.upgrade(pv) {
+            return;
+        }
+        let n = p.hdr.count();
+        assert!(
+            std::ptr::eq(p.children[i].load(Relaxed), &leaf.hdr),
+            "btree: a parent unchanged since the descent lost the child it led to"
+        );
+        // Drop the separator below the leaf (or above it, for the first child): the
+        // neighbour whose range borders the leaf's takes the leaf's range over.
+        let k = i.saturating_sub(1);
+        for j in k..n - 1 {
+            p.keys.copy(j + 1, j);
+        }
+        for j in i..n {
+            p.children[j].store(p.children[j + 1].load(Relaxed), Relaxed);
+        }
+        p.hdr.count.store(n as u32 - 1, Relaxed);
+        p.hdr.unlock();
+        self.pruned.lock().push(&leaf.hdr as *const Hdr as usize);
+    }
+
+    /// How many emptied leaves were taken out of the tree (diagnostics and tests).
+    pub fn pruned_leaves(&self) -> usize {
+        self.pruned.lock().len()
     }
 
     /// Range scan in `dir` order between `lo` and `hi`. For every leaf visited, `node`
@@ -562,6 +627,22 @@ impl BTree {
         node: &mut dyn FnMut(*const AtomicU64, u64),
         f: &mut dyn FnMut(&[u8], u64) -> bool,
     ) {
+        self.scan_hint(lo, hi, forward, FANOUT, node, f)
+    }
+
+    /// [`BTree::scan`] expecting `f` to take about `want` entries: the first leaf visit
+    /// copies out at most `want` entries (a limit-1 scan loads one key, not a whole
+    /// leaf); if `f` wants more, the scan goes on from the last entry passed.
+    pub fn scan_hint(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        forward: bool,
+        want: usize,
+        node: &mut dyn FnMut(*const AtomicU64, u64),
+        f: &mut dyn FnMut(&[u8], u64) -> bool,
+    ) {
+        let mut cap = want.clamp(1, FANOUT);
         let conv = |b: Bound<&[u8]>| match b {
             Bound::Included(k) => Bound::Included(KeyWords::new(k)),
             Bound::Excluded(k) => Bound::Excluded(KeyWords::new(k)),
@@ -574,7 +655,7 @@ impl BTree {
         let mut vals = [0u64; FANOUT];
         let mut kb = [0u8; MAX_KEY_LEN];
         loop {
-            let (fl, m) = loop {
+            let (fl, m, capped) = loop {
                 let seek = match (&start, forward) {
                     (Bound::Unbounded, true) => Seek::First,
                     (Bound::Unbounded, false) => Seek::Last,
@@ -583,18 +664,36 @@ impl BTree {
                 };
                 let f = self.descend(seek, true);
                 let n = f.leaf.hdr.count();
+                // The entries from `start` on, found by binary search (not by loading and
+                // comparing every key before it): forward `first..n`, backward `0..end`
+                // downwards.
+                let ks = &f.leaf.keys;
+                let (first, end) = match (&start, forward) {
+                    (Bound::Unbounded, true) => (0, n),
+                    (Bound::Included(k), true) => (ks.rank(n, k, false), n),
+                    (Bound::Excluded(k), true) => (ks.rank(n, k, true), n),
+                    (Bound::Unbounded, false) => (0, n),
+                    (Bound::Included(k), false) => (0, ks.rank(n, k, true)),
+                    (Bound::Excluded(k), false) => (0, ks.rank(n, k, false)),
+                };
                 let mut m = 0;
-                for step in 0..n {
-                    let i = if forward { step } else { n - 1 - step };
-                    let k = f.leaf.keys.load(i);
-                    let (past_start, past_end) = if forward {
-                        (before(&k, &start), after(&k, &hi))
+                let mut capped = false;
+                for step in 0..end.saturating_sub(first) {
+                    let i = if forward {
+                        first + step
                     } else {
-                        (after(&k, &start), before(&k, &lo))
+                        end - 1 - step
                     };
-                    if past_start {
-                        continue;
+                    if m == cap {
+                        capped = true;
+                        break;
                     }
+                    let k = ks.load(i);
+                    let past_end = if forward {
+                        after(&k, &hi)
+                    } else {
+                        before(&k, &lo)
+                    };
                     if past_end {
                         break;
                     }
@@ -603,7 +702,7 @@ impl BTree {
                     m += 1;
                 }
                 if f.leaf.hdr.check(f.v) {
-                    break (f, m);
+                    break (f, m, capped);
                 }
             };
             node(&fl.leaf.hdr.version, fl.v);
@@ -611,6 +710,12 @@ impl BTree {
                 if !f(keys[i].bytes(&mut kb), vals[i]) {
                     return;
                 }
+            }
+            if capped {
+                // More entries in this leaf: go on after the last one passed, at full pace.
+                start = Bound::Excluded(keys[m - 1]);
+                cap = FANOUT;
+                continue;
             }
             // Next leaf, unless the range ends inside this one.
             let next = if forward { fl.hi } else { fl.lo };
@@ -739,5 +844,10 @@ impl Drop for BTree {
             }
         }
         free(self.root.load(Relaxed));
+        for &p in self.pruned.get_mut().iter() {
+            // SAFETY: pruned leaves are unreachable from the root and listed once.
+            let mut b = unsafe { Box::from_raw(p as *mut Leaf) };
+            b.keys.free_rest();
+        }
     }
 }

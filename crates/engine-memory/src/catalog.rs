@@ -30,8 +30,10 @@ impl Index {
             Index::Hash(h) => h.insert(k, v, g),
         }
     }
-    pub fn remove(&self, k: &[u8], v: u64, g: &Guard) -> Option<NodeChange> {
+    /// `prune`: a committed delete (B+tree leaves it empties leave the tree).
+    pub fn remove(&self, k: &[u8], v: u64, prune: bool, g: &Guard) -> Option<NodeChange> {
         match self {
+            Index::BTree(t) if prune => t.remove_and_prune(k, v),
             Index::BTree(t) => t.remove(k, v),
             Index::Hash(h) => h.remove(k, v, g),
         }

@@ -134,7 +134,7 @@ impl MemoryWorker<'_> {
                 WKind::Delete => {
                     // Absent (and still locked) before leaving the indexes; unlinked after.
                     w.rec.tid().store(tid | ABSENT | LOCK, Release);
-                    unlink(t, key, row, w.rec, g, |_| {});
+                    unlink(t, key, row, w.rec, true, g, |_| {});
                     w.rec.unlock_with(tid | ABSENT | UNLINKED);
                     retire(w.rec, t.words, g);
                     if let Some(b) = logbuf.as_mut() {
@@ -169,7 +169,7 @@ impl MemoryWorker<'_> {
             let t = &e.catalog.tables[w.table as usize];
             let key = &self.arena[w.key_off as usize..w.key_off as usize + w.key_len as usize];
             let row = &self.arena[w.data_off as usize..w.data_off as usize + t.row_size];
-            unlink(t, key, row, w.rec, g, |_| {});
+            unlink(t, key, row, w.rec, false, g, |_| {});
             // Readers that saw the absent record must re-read the index.
             w.rec.tid().store(ABSENT | UNLINKED, Release);
             retire(w.rec, t.words, g);

@@ -32,20 +32,33 @@ pub fn row_words(row_size: usize) -> usize {
 pub struct Rec(pub *const AtomicU64);
 
 impl Rec {
+    fn layout(row_words: usize) -> std::alloc::Layout {
+        std::alloc::Layout::array::<AtomicU64>(1 + row_words).expect("record size overflows")
+    }
+
     pub fn alloc(row_words: usize, tid: u64, row: &[u8]) -> Rec {
-        let words: Box<[AtomicU64]> = (0..1 + row_words).map(|_| AtomicU64::new(0)).collect();
-        let p = Box::into_raw(words) as *const AtomicU64;
-        let r = Rec(p);
-        r.tid().store(tid, Relaxed);
-        r.store_row(row);
-        r
+        assert!(row.len() <= row_words * 8, "row longer than the record");
+        let layout = Self::layout(row_words);
+        // SAFETY: the layout is non-zero (a TID word at least). The words are written
+        // with plain stores before the record is shared (no reader can see it yet): the
+        // TID, the row bytes, and zero padding up to the last word.
+        unsafe {
+            let p = std::alloc::alloc(layout) as *mut u64;
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            p.write(tid);
+            let body = p.add(1) as *mut u8;
+            std::ptr::copy_nonoverlapping(row.as_ptr(), body, row.len());
+            std::ptr::write_bytes(body.add(row.len()), 0, row_words * 8 - row.len());
+            Rec(p as *const AtomicU64)
+        }
     }
 
     /// # Safety
     /// `self` came from `alloc` with `row_words`, and no one can reach it any more.
     pub unsafe fn free(self, row_words: usize) {
-        let s = std::ptr::slice_from_raw_parts_mut(self.0 as *mut AtomicU64, 1 + row_words);
-        drop(Box::from_raw(s));
+        std::alloc::dealloc(self.0 as *mut u8, Self::layout(row_words));
     }
 
     pub fn from_u64(v: u64) -> Rec {
@@ -67,6 +80,7 @@ impl Rec {
     }
 
     /// Copy the row into `out` with relaxed loads (caller validates the TID around it).
+    /// (Chunked copies: measured faster on the 1-row read than raw unaligned stores.)
     #[inline]
     fn load_row(&self, out: &mut [u8]) {
         let mut chunks = out.chunks_exact_mut(8);
@@ -83,19 +97,20 @@ impl Rec {
     }
 
     /// Store the row (caller holds the lock, or the record is not yet shared).
+    #[inline]
     pub fn store_row(&self, row: &[u8]) {
-        let mut chunks = row.chunks_exact(8);
-        let mut i = 0;
-        for c in &mut chunks {
-            self.word(i)
-                .store(u64::from_le_bytes(c.try_into().unwrap()), Relaxed);
-            i += 1;
+        let n = row.len() / 8;
+        let src = row.as_ptr() as *const u64;
+        for i in 0..n {
+            // SAFETY: word `i < n` of `row` is in bounds.
+            let w = u64::from_le(unsafe { src.add(i).read_unaligned() });
+            self.word(i).store(w, Relaxed);
         }
-        let r = chunks.remainder();
-        if !r.is_empty() {
+        let r = row.len() % 8;
+        if r != 0 {
             let mut b = [0u8; 8];
-            b[..r.len()].copy_from_slice(r);
-            self.word(i).store(u64::from_le_bytes(b), Relaxed);
+            b[..r].copy_from_slice(&row[n * 8..]);
+            self.word(n).store(u64::from_le_bytes(b), Relaxed);
         }
     }
 

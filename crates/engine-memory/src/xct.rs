@@ -116,21 +116,23 @@ fn check_key(key: &[u8]) -> Result<()> {
 
 /// Remove a record's entries (primary key `key`, row `row`) from the table's indexes.
 /// Entries pointing elsewhere are left alone (a partial insert has only some).
+/// `committed_delete`: emptied B+tree leaves are pruned (never when undoing an insert).
 pub(crate) fn unlink(
     t: &TableData,
     key: &[u8],
     row: &[u8],
     rec: Rec,
+    committed_delete: bool,
     g: &Guard,
     mut on_change: impl FnMut(crate::btree::NodeChange),
 ) {
-    if let Some(c) = t.primary.remove(key, rec.as_u64(), g) {
+    if let Some(c) = t.primary.remove(key, rec.as_u64(), committed_delete, g) {
         on_change(c);
     }
     let mut sk = Key::new();
     for s in &t.secondary {
         s.entry_key(key, row, &mut sk);
-        if let Some(c) = s.index.remove(&sk, rec.as_u64(), g) {
+        if let Some(c) = s.index.remove(&sk, rec.as_u64(), committed_delete, g) {
             on_change(c);
         }
     }
@@ -197,6 +199,15 @@ impl<'e> MemoryWorker<'e> {
         let off = self.arena.len();
         self.arena.extend_from_slice(b);
         off as u32
+    }
+
+    /// Room for a row of `rs` bytes at the end of the arena, 8-byte aligned within it
+    /// (so a row whose struct is at most 8-aligned can be used in place, when the
+    /// arena's buffer is aligned too, instead of copied out and back). Returns its offset.
+    fn data_slot(&mut self, rs: usize) -> usize {
+        let off = self.arena.len().next_multiple_of(8);
+        self.arena.resize(off + rs, 0);
+        off
     }
 
     /// Abort with a conflict for `why`.
@@ -375,10 +386,11 @@ impl Worker for MemoryWorker<'_> {
             row,
             ..
         } = self;
-        tree.scan(
+        tree.scan_hint(
             lo,
             hi,
             dir == Dir::Forward,
+            limit,
             &mut |ver, v| nodes.push(NodeEntry { ver, v }),
             &mut |k, val| {
                 let rec = Rec::from_u64(val);
@@ -437,7 +449,7 @@ impl Worker for MemoryWorker<'_> {
                 Err(existing) => {
                     // Undo this insert's entries; readers may have seen the record.
                     let nodes = &mut self.nodes;
-                    unlink(t, key, row, rec, g, |c| fix_nodes(nodes, c));
+                    unlink(t, key, row, rec, false, g, |c| fix_nodes(nodes, c));
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t.words, g);
                     let existing = Rec::from_u64(existing);
@@ -461,7 +473,9 @@ impl Worker for MemoryWorker<'_> {
             }
         }
         let key_off = self.push_bytes(key);
-        let data_off = self.push_bytes(row);
+        let data_off = self.data_slot(row.len());
+        self.arena[data_off..data_off + row.len()].copy_from_slice(row);
+        let data_off = data_off as u32;
         self.push_write(WriteEntry {
             rec,
             table: table.0,
@@ -495,14 +509,19 @@ impl Worker for MemoryWorker<'_> {
                 WKind::Delete | WKind::Dead => return Ok(false),
             },
             None => {
-                let tid = rec.stable_read(&mut self.row[..rs]);
+                // Read straight into the write-set copy (one row copy less); the old row
+                // is kept aside only where secondary keys must be compared.
+                let key_off = self.push_bytes(key);
+                let off = self.data_slot(rs);
+                let tid = rec.stable_read(&mut self.arena[off..off + rs]);
                 self.reads.push(ReadEntry { rec, tid });
                 if tid & ABSENT != 0 {
+                    self.arena.truncate(key_off as usize);
                     return self.surprise(Ok(false));
                 }
-                let key_off = self.push_bytes(key);
-                let off = self.arena.len();
-                self.arena.extend_from_slice(&self.row[..rs]);
+                if !t.secondary.is_empty() {
+                    self.row[..rs].copy_from_slice(&self.arena[off..off + rs]);
+                }
                 self.push_write(WriteEntry {
                     rec,
                     table: table.0,
@@ -547,7 +566,9 @@ impl Worker for MemoryWorker<'_> {
                     let off = w.data_off as usize;
                     self.row2[..rs].copy_from_slice(&self.arena[off..off + rs]);
                     let nodes = &mut self.nodes;
-                    unlink(t, key, &self.row2[..rs], rec, g, |c| fix_nodes(nodes, c));
+                    unlink(t, key, &self.row2[..rs], rec, false, g, |c| {
+                        fix_nodes(nodes, c)
+                    });
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t.words, g);
                     self.writes[i].kind = WKind::Dead;
@@ -567,8 +588,8 @@ impl Worker for MemoryWorker<'_> {
             return self.surprise(Ok(false));
         }
         let key_off = self.push_bytes(key);
-        let off = self.arena.len();
-        self.arena.extend_from_slice(&self.row[..rs]);
+        let off = self.data_slot(rs);
+        self.arena[off..off + rs].copy_from_slice(&self.row[..rs]);
         self.push_write(WriteEntry {
             rec,
             table: table.0,
