@@ -86,7 +86,9 @@ fn frames_for(schema: &Schema, opts: &EngineOptions) -> usize {
             let data: u64 = schema
                 .tables
                 .iter()
-                .map(|t| t.expected_rows * (t.row_size as u64 + 8 + 48 * (1 + t.secondary.len() as u64)))
+                .map(|t| {
+                    t.expected_rows * (t.row_size as u64 + 8 + 48 * (1 + t.secondary.len() as u64))
+                })
                 .sum();
             let want = data * 3 / 2;
             let cap = available_memory_bytes().map_or(u64::MAX, |m| m / 10 * 6);
@@ -99,7 +101,11 @@ fn frames_for(schema: &Schema, opts: &EngineOptions) -> usize {
 fn available_memory_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
+    line.split_whitespace()
+        .nth(1)?
+        .parse::<u64>()
+        .ok()
+        .map(|kib| kib * 1024)
 }
 
 fn build_inner(

@@ -65,6 +65,11 @@ pub struct TableData {
     pub kind: IndexKind,
     /// Secondary indexes are always B+trees (they serve scans).
     pub secondary: Vec<SecIndex>,
+    /// The highest TID of a committed delete in this table. A delete unlinks its record,
+    /// so a later insert of the same key makes a new record that never saw the deleted
+    /// one: its TID must still come after the delete's for the log's "highest TID wins"
+    /// replay, so inserts commit above this. Written only by deletes.
+    pub deleted_tid: crossbeam_utils::CachePadded<std::sync::atomic::AtomicU64>,
 }
 
 pub struct Catalog {
@@ -94,6 +99,7 @@ impl Catalog {
                         key_of: s.key_of,
                     })
                     .collect(),
+                deleted_tid: Default::default(),
             })
             .collect();
         Ok(Catalog { tables })

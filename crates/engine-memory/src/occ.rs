@@ -103,6 +103,10 @@ impl MemoryWorker<'_> {
         }
         for w in &self.writes {
             max = max.max(w.locked_tid & !FLAGS);
+            if w.kind == WKind::Insert {
+                // Above any delete of this key that unlinked its old record (see catalog).
+                max = max.max(e.catalog.tables[w.table as usize].deleted_tid.load(SeqCst));
+            }
         }
         let mut tid = max + SEQ_ONE;
         if epoch_of(tid) < epoch {
@@ -134,6 +138,7 @@ impl MemoryWorker<'_> {
                 WKind::Delete => {
                     // Absent (and still locked) before leaving the indexes; unlinked after.
                     w.rec.tid().store(tid | ABSENT | LOCK, Release);
+                    t.deleted_tid.fetch_max(tid, SeqCst);
                     unlink(t, key, row, w.rec, true, g, |_| {});
                     w.rec.unlock_with(tid | ABSENT | UNLINKED);
                     retire(w.rec, t.words, g);
