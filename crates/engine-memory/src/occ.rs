@@ -75,6 +75,14 @@ impl MemoryWorker<'_> {
         for w in self.writes.iter_mut() {
             w.locked_tid = w.rec.lock();
         }
+        // Inserts commit above any delete that unlinked an earlier record of their key
+        // (see `TableData::deleted_tid`). Read before the epoch: a delete seen here read
+        // its epoch earlier, so its TID's epoch is never above the one read below.
+        let mut delete_floor = 0;
+        for w in self.writes.iter().filter(|w| w.kind == WKind::Insert) {
+            delete_floor =
+                delete_floor.max(e.catalog.tables[w.table as usize].deleted_tid.load(SeqCst));
+        }
         // The serialization point: the epoch read after every lock is held.
         fence(SeqCst);
         let epoch = e.epochs.current();
@@ -97,16 +105,12 @@ impl MemoryWorker<'_> {
         }
 
         // Phase 3: a TID above everything this transaction saw, in the current epoch.
-        let mut max = self.last_tid;
+        let mut max = self.last_tid.max(delete_floor);
         for r in &self.reads {
             max = max.max(r.tid & !FLAGS);
         }
         for w in &self.writes {
             max = max.max(w.locked_tid & !FLAGS);
-            if w.kind == WKind::Insert {
-                // Above any delete of this key that unlinked its old record (see catalog).
-                max = max.max(e.catalog.tables[w.table as usize].deleted_tid.load(SeqCst));
-            }
         }
         let mut tid = max + SEQ_ONE;
         if epoch_of(tid) < epoch {
