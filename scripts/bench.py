@@ -43,7 +43,8 @@ SETS = {
     "disk": [
         (f"disk micro {mode} 1 row {size} 1T log async",
          f"run micro --engine disk --mode {mode} --rows 1 --size {size} --threads 1 --log async")
-        for mode in ("read", "update") for size in ("10MB", "1GB")
+        # 1 GB (67 M rows) takes minutes to load into the disk engine: run it by hand.
+        for mode in ("read", "update") for size in ("10MB",)
     ] + [
         (f"disk tpcb scale 2 {t}T affinity log async",
          f"run tpcb --engine disk --scale 2 --affinity --threads {t} --log async")
