@@ -24,7 +24,7 @@ use api::{Error, Result};
 use std::cmp::Ordering;
 
 pub const MAX_TREE_KEY: usize = 2 * api::key::MAX_KEY_LEN;
-const ENTRY: usize = 1 + MAX_TREE_KEY + 8;
+pub(crate) const ENTRY: usize = 1 + MAX_TREE_KEY + 8;
 const ENTRIES: usize = 64;
 pub const CAP: usize = (PAGE_SIZE - ENTRIES) / ENTRY;
 

@@ -80,17 +80,20 @@ fn frames_for(schema: &Schema, opts: &EngineOptions) -> usize {
     match opts.bpool_bytes {
         Some(b) => (b as usize / page::PAGE_SIZE).max(bpool::MIN_FRAMES),
         None => {
-            // Enough for the data: rows with their slot, index entries (key, record id,
-            // slot) at about half-full leaves after splits; never more than 60% of the
-            // memory available now (a larger database then runs with eviction).
+            // Enough for the data: rows with their slot, and index entries (fixed-size
+            // slots) in leaves about half full after splits, plus a quarter for inner
+            // pages and growth; never more than 60% of the memory available now (a
+            // larger database then runs with eviction).
+            let per_entry = 2 * btree::ENTRY as u64;
             let data: u64 = schema
                 .tables
                 .iter()
                 .map(|t| {
-                    t.expected_rows * (t.row_size as u64 + 8 + 48 * (1 + t.secondary.len() as u64))
+                    t.expected_rows
+                        * (t.row_size as u64 + 8 + per_entry * (1 + t.secondary.len() as u64))
                 })
                 .sum();
-            let want = data * 3 / 2;
+            let want = data / 4 * 5;
             let cap = available_memory_bytes().map_or(u64::MAX, |m| m / 10 * 6);
             (want.min(cap) as usize / page::PAGE_SIZE).max(MIN_DEFAULT_FRAMES)
         }
