@@ -87,6 +87,8 @@ pub struct MemoryEngine {
     pub(crate) stats: Box<[CachePadded<WorkerStats>]>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     shut: std::sync::atomic::AtomicBool,
+    /// The default log directory this engine created (removed on drop).
+    temp_log_dir: Option<PathBuf>,
 }
 
 impl MemoryEngine {
@@ -122,11 +124,15 @@ impl Engine for MemoryEngine {
         let catalog = Catalog::new(&schema)?;
         let epochs = epoch::Epochs::new();
         let mut threads = Vec::new();
+        let mut temp_log_dir = None;
         // The logger first: if its file cannot be created, no thread is left running.
         let logger = match opts.log {
             LogMode::Off => None,
             LogMode::Async | LogMode::Sync => {
                 let dir = opts.log_dir.clone().unwrap_or_else(default_log_dir);
+                if opts.log_dir.is_none() {
+                    temp_log_dir = Some(dir.clone());
+                }
                 let (lg, h) = log::Logger::start(&dir, workers, epochs.clone())?;
                 threads.push(h);
                 Some(lg)
@@ -142,6 +148,7 @@ impl Engine for MemoryEngine {
             stats: (0..workers).map(|_| CachePadded::default()).collect(),
             threads: Mutex::new(threads),
             shut: false.into(),
+            temp_log_dir,
         })
     }
 
@@ -209,5 +216,10 @@ impl Engine for MemoryEngine {
 impl Drop for MemoryEngine {
     fn drop(&mut self) {
         let _ = self.shutdown();
+        // A log nobody asked to keep (no --log-dir) would fill the temp directory run
+        // after run: it goes with the engine.
+        if let Some(d) = &self.temp_log_dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 }
