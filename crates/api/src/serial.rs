@@ -164,6 +164,18 @@ impl Worker for SerialWorker<'_> {
                 def.name
             )));
         }
+        // An empty range (start above end, or equal with an excluded bound) holds nothing;
+        // BTreeMap::range would panic on it.
+        let empty = match (lo, hi) {
+            (Bound::Included(a), Bound::Included(b)) => a > b,
+            (Bound::Included(a), Bound::Excluded(b))
+            | (Bound::Excluded(a), Bound::Included(b))
+            | (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
+            _ => false,
+        };
+        if empty {
+            return Ok(0);
+        }
         let range = (lo.map(|b| b.to_vec()), hi.map(|b| b.to_vec()));
         let t = &self.st().tables[index.table.0 as usize];
         let map = if index.index == 0 {
@@ -261,5 +273,46 @@ impl Worker for SerialWorker<'_> {
             }
         }
         self.guard = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::TableDef;
+    use crate::Session;
+
+    #[test]
+    fn empty_and_inverted_ranges_scan_nothing() {
+        let mut schema = Schema::new();
+        let t = schema.add(TableDef::new("t", 1, IndexKind::BTree, 10));
+        let e = SerialEngine::open(Arc::new(schema), &EngineOptions::default()).unwrap();
+        let mut s = Session::new(e.worker(0));
+        s.run(0, |s| {
+            for k in 0u8..5 {
+                s.insert(t, &[k], &[k])?;
+            }
+            let n = |s: &mut Session<_>, lo, hi| {
+                s.scan(t.primary(), lo, hi, Dir::Forward, 10, |_, _| true)
+            };
+            assert_eq!(
+                n(s, Bound::Included(&[3u8][..]), Bound::Included(&[1u8][..]))?,
+                0
+            );
+            assert_eq!(
+                n(s, Bound::Excluded(&[2u8][..]), Bound::Excluded(&[2u8][..]))?,
+                0
+            );
+            assert_eq!(
+                n(s, Bound::Included(&[2u8][..]), Bound::Excluded(&[2u8][..]))?,
+                0
+            );
+            assert_eq!(
+                n(s, Bound::Included(&[2u8][..]), Bound::Included(&[2u8][..]))?,
+                1
+            );
+            Ok(())
+        })
+        .unwrap();
     }
 }
