@@ -1,6 +1,9 @@
 //! `oltpscope`: the command line. Parses arguments, picks the engine and workload, and
 //! hands them to the driver. Every user error ends here as one line and exit code 2.
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod args;
 mod commands;
 mod crashtest;

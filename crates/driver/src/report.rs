@@ -62,6 +62,9 @@ pub struct Report {
     pub user_aborts: u64,
     pub abort_rate: f64,
     pub throughput_tps: f64,
+    /// Worker threads' CPU time over (threads x measured seconds): well below 1.0 means
+    /// the workers waited (I/O, sleeping locks) or other load took their cores.
+    pub worker_cpu_busy: Option<f64>,
     /// New-Order transactions per minute (TPC-C only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpmc: Option<f64>,
@@ -106,6 +109,18 @@ impl Report {
             self.abort_rate * 100.0,
             fmt_count(self.user_aborts as f64)
         );
+        if let Some(b) = self.worker_cpu_busy {
+            let _ = writeln!(
+                o,
+                "workers on CPU {:.0}% of the measured time{}",
+                b * 100.0,
+                if b < 0.9 {
+                    " (they waited for I/O or locks, or other load took their cores)"
+                } else {
+                    ""
+                }
+            );
+        }
         if let Some(t) = self.tpmc {
             let _ = writeln!(o, "tpmC (New-Order per minute) {}", fmt_count(t));
         }

@@ -63,6 +63,19 @@ struct WorkerResult {
     /// Committed since the run started, warm-up included (for the consistency check).
     committed_all: Vec<u64>,
     hist: Vec<Histogram<u64>>,
+    /// CPU time this worker's thread used during the measured phase (None: no clock).
+    cpu: Option<Duration>,
+}
+
+/// CPU time the calling thread has used (None where the clock is not available).
+fn thread_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only the timespec we pass.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
 fn new_hist() -> Histogram<u64> {
@@ -162,7 +175,14 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         user_aborts: vec![0; ntypes],
                         committed_all: vec![0; ntypes],
                         hist: (0..ntypes).map(|_| new_hist()).collect(),
+                        cpu: None,
                     };
+                    // CPU time at the start of the measured phase (taken when this worker
+                    // first sees it): tells a busy machine from a slow engine.
+                    let mut cpu_at_measure = None;
+                    // Per-transaction latency from the TSC (a few ns to read, where the
+                    // OS clock costs tens in a VM); quanta falls back to the OS clock.
+                    let clock = quanta::Clock::new();
                     let me = &live[w];
                     let mut done = 0u64;
                     let mut backoff_seed = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -171,9 +191,12 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         if ph == STOP || quota.is_some_and(|q| done >= q) {
                             break;
                         }
+                        if ph == MEASURE && cpu_at_measure.is_none() {
+                            cpu_at_measure = Some(thread_cpu());
+                        }
                         let (ty, input) = wl.next(&mut st);
                         let t = ty as usize;
-                        let t0 = Instant::now();
+                        let t0 = clock.raw();
                         let mut tries = 0u32;
                         let outcome = loop {
                             match s.run(ty, |s| wl.execute(s, &mut st, &input)) {
@@ -201,7 +224,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                 other => break other,
                             }
                         };
-                        let ns = t0.elapsed().as_nanos() as u64;
+                        let ns = clock.delta_as_nanos(t0, clock.raw());
                         done += 1;
                         match outcome {
                             Ok(()) => {
@@ -234,6 +257,9 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                 break;
                             }
                         }
+                    }
+                    if let (Some(Some(a)), Some(b)) = (cpu_at_measure, thread_cpu()) {
+                        r.cpu = Some(b.saturating_sub(a));
                     }
                     r
                 })
@@ -348,6 +374,12 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             latency_us: Latency::from_ns(&h),
         });
     }
+    // Share of the measured interval the workers spent on a CPU (1.0 = each had a core).
+    let cpu_busy = results
+        .iter()
+        .map(|r| r.cpu)
+        .sum::<Option<Duration>>()
+        .map(|c| c.as_secs_f64() / (secs * cfg.threads as f64));
     let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
     let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();
     let user_aborts: u64 = per_txn.iter().map(|t| t.user_aborts).sum();
@@ -405,6 +437,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             0.0
         },
         throughput_tps: committed as f64 / secs,
+        worker_cpu_busy: cpu_busy,
         tpmc,
         latency_us: Latency::from_ns(&all_hist),
         per_txn,

@@ -33,7 +33,18 @@ pub struct Rec(pub *const AtomicU64);
 
 impl Rec {
     fn layout(row_words: usize) -> std::alloc::Layout {
-        std::alloc::Layout::array::<AtomicU64>(1 + row_words).expect("record size overflows")
+        let l =
+            std::alloc::Layout::array::<AtomicU64>(1 + row_words).expect("record size overflows");
+        // Whole cache lines when that costs at most a quarter more memory: a read then
+        // misses on the fewest lines (a 108-byte record: 2 lines instead of 2.5 on average).
+        let padded = l.size().next_multiple_of(64);
+        if l.size() >= 64 && (padded - l.size()) * 4 <= l.size() {
+            l.align_to(64)
+                .expect("64 is a valid alignment")
+                .pad_to_align()
+        } else {
+            l
+        }
     }
 
     pub fn alloc(row_words: usize, tid: u64, row: &[u8]) -> Rec {
