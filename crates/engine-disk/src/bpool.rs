@@ -11,6 +11,7 @@ use crate::log::{Log, Rec};
 use crate::page::{self, Page, PageType, NO_PAGE, PAGE_SIZE};
 use api::{Error, Result};
 use parking_lot::{Mutex, RwLock};
+use crossbeam_utils::CachePadded;
 use rustc_hash::FxHashMap;
 use std::cell::UnsafeCell;
 use std::fs::File;
@@ -59,7 +60,9 @@ pub struct PoolStats {
 pub struct BufferPool {
     frames: Box<[Frame]>,
     bytes: Box<[Bytes]>,
-    shards: Box<[(RwLock<Shard>, AtomicU64)]>,
+    /// Page-table shards with their hit counters, each on its own cache line (threads
+    /// fixing pages of different shards must not invalidate each other's lines).
+    shards: Box<[CachePadded<(RwLock<Shard>, AtomicU64)>]>,
     free: Mutex<Vec<u32>>,
     hand: AtomicUsize,
     file: File,
@@ -145,7 +148,7 @@ impl BufferPool {
             frames,
             bytes,
             shards: (0..SHARDS)
-                .map(|_| (RwLock::new(Shard::default()), AtomicU64::new(0)))
+                .map(|_| CachePadded::new((RwLock::new(Shard::default()), AtomicU64::new(0))))
                 .collect(),
             free: Mutex::new((0..n as u32).rev().collect()),
             hand: AtomicUsize::new(0),
