@@ -87,14 +87,17 @@ def main():
         rep = json.load(open(path))
         rows.append((name, cmd, rep, None))
     print(f"\nMeasured {datetime.date.today()} with --duration {a.duration}\n")
-    print("| run | command | txn/s | abort % | p50 us | p99 us | checks |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    print("| run | command | txn/s | abort % | p50 us | p99 us | workers on CPU | checks |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
     for name, cmd, rep, err in rows:
         if rep is None:
-            print(f"| {name} | `oltpscope {cmd}` | failed: {err[0]} | | | | |")
+            print(f"| {name} | `oltpscope {cmd}` | failed: {err[0]} | | | | | |")
             continue
+        busy = rep.get("worker_cpu_busy")
+        cpu = f"{100 * busy:.0f}%" if busy is not None else "n/a"
         print(f"| {name} | `oltpscope {cmd}` | {rep['throughput_tps']:,.0f} | {100*rep['abort_rate']:.2f} | "
               f"{rep['latency_us']['p50']:.1f} | {rep['latency_us']['p99']:.1f} | "
+              f"{cpu} | "
               f"{'pass' if rep['checks']['passed'] else 'FAIL'} |")
 
 
