@@ -67,6 +67,38 @@ struct WorkerResult {
     cpu: Option<Duration>,
 }
 
+/// The clock for per-transaction latency: the TSC through quanta (a few ns to read, where
+/// the OS clock costs tens in a VM), or the OS clock under valgrind, where quanta's
+/// calibration (a timed spin) would make instruction counts differ from run to run.
+enum LatencyClock {
+    Tsc(quanta::Clock),
+    Os(Instant),
+}
+
+impl LatencyClock {
+    fn new() -> Self {
+        if probe::running_on_valgrind() {
+            LatencyClock::Os(Instant::now())
+        } else {
+            LatencyClock::Tsc(quanta::Clock::new())
+        }
+    }
+    #[inline]
+    fn now(&self) -> u64 {
+        match self {
+            LatencyClock::Tsc(c) => c.raw(),
+            LatencyClock::Os(origin) => origin.elapsed().as_nanos() as u64,
+        }
+    }
+    #[inline]
+    fn nanos(&self, from: u64, to: u64) -> u64 {
+        match self {
+            LatencyClock::Tsc(c) => c.delta_as_nanos(from, to),
+            LatencyClock::Os(_) => to.saturating_sub(from),
+        }
+    }
+}
+
 /// CPU time the calling thread has used (None where the clock is not available).
 fn thread_cpu() -> Option<Duration> {
     let mut ts = libc::timespec {
@@ -180,9 +212,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     // CPU time at the start of the measured phase (taken when this worker
                     // first sees it): tells a busy machine from a slow engine.
                     let mut cpu_at_measure = None;
-                    // Per-transaction latency from the TSC (a few ns to read, where the
-                    // OS clock costs tens in a VM); quanta falls back to the OS clock.
-                    let clock = quanta::Clock::new();
+                    let clock = LatencyClock::new();
                     let me = &live[w];
                     let mut done = 0u64;
                     let mut backoff_seed = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -196,7 +226,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         }
                         let (ty, input) = wl.next(&mut st);
                         let t = ty as usize;
-                        let t0 = clock.raw();
+                        let t0 = clock.now();
                         let mut tries = 0u32;
                         let outcome = loop {
                             match s.run(ty, |s| wl.execute(s, &mut st, &input)) {
@@ -224,7 +254,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                 other => break other,
                             }
                         };
-                        let ns = clock.delta_as_nanos(t0, clock.raw());
+                        let ns = clock.nanos(t0, clock.now());
                         done += 1;
                         match outcome {
                             Ok(()) => {
