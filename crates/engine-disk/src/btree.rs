@@ -1177,7 +1177,8 @@ mod tests {
         assert_eq!(entries(&good), want);
         assert!(holes(&good) > 0);
         let n = count(&good);
-        let damage: [(&str, &dyn Fn(&mut Page)); 8] = [
+        type Damage<'a> = (&'a str, &'a dyn Fn(&mut Page));
+        let damage: [Damage<'_>; 8] = [
             ("count", &|p| set_count(p, MAX_COUNT + 1)),
             ("count into the cells", &|p| {
                 set_count(p, (cells(p) - SLOTS) / 2 + 1)
