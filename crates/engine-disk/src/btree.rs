@@ -9,11 +9,17 @@
 //! where the next leaf starts, and the next step re-descends.
 //! This module must never take locks; `xct` locks keys between calls, with no latch held.
 //!
-//! Node layout after the common 32-byte header: `[32]` level (0 = leaf), `[34..36)`
-//! count, `[36..40)` table, `[40..42)` index, `[48..56)` child 0 (inner nodes), entries
-//! from 64: `ENTRY` bytes each = key length (1) + key (`MAX_TREE_KEY`) + value (8).
+//! Node layout (a slotted page) after the common 32-byte header: `[32]` level (0 = leaf),
+//! `[34..36)` count, `[36..40)` table, `[40..42)` index, `[42..44)` cell-area start,
+//! `[44..46)` hole bytes inside the cell area, `[48..56)` child 0 (inner nodes); from 64
+//! a slot array of u16 cell offsets in key order growing up, cells
+//! `[key len u8][key][value u64]` growing down from the page end. A delete leaves a hole
+//! (counted, not listed); an insert that needs the holes' room compacts the page first.
 //! In an inner node entry `i` = (separator `k_i`, child `i + 1`); child `j` holds keys
 //! `k_{j-1} <= key < k_j`.
+//! Nodes are validated in full (`check_cells`) when they enter the pool from disk or a
+//! log image; every visit re-checks the header only (`check_node`), so a node in the pool
+//! always has its slots and cells inside the page.
 
 use crate::bpool::{BufferPool, PageGuard};
 use crate::latch::Mode;
@@ -24,9 +30,34 @@ use api::{Error, Result};
 use std::cmp::Ordering;
 
 pub const MAX_TREE_KEY: usize = 2 * api::key::MAX_KEY_LEN;
-pub(crate) const ENTRY: usize = 1 + MAX_TREE_KEY + 8;
-const ENTRIES: usize = 64;
-pub const CAP: usize = (PAGE_SIZE - ENTRIES) / ENTRY;
+
+// Node header fields (byte offsets).
+const LEVEL: usize = 32;
+const COUNT: usize = 34;
+const TABLE: usize = 36;
+const INDEX: usize = 40;
+const CELLS: usize = 42;
+const HOLES: usize = 44;
+const CHILD0: usize = 48;
+/// Start of the slot array.
+const SLOTS: usize = 64;
+const SLOT: usize = 2;
+/// A cell's bytes besides its key: the length byte and the value.
+const CELL_OVERHEAD: usize = 1 + 8;
+/// The most bytes one entry takes (slot + cell of a longest key).
+pub const MAX_ENTRY: usize = SLOT + CELL_OVERHEAD + MAX_TREE_KEY;
+/// The most entries a node can hold (all keys empty).
+pub const MAX_COUNT: usize = (PAGE_SIZE - SLOTS) / (SLOT + CELL_OVERHEAD);
+/// The average index key assumed when sizing the buffer pool (the schema does not say
+/// how long keys are; the workloads' keys are 8-30 bytes).
+const AVG_KEY_ESTIMATE: usize = 16;
+
+/// Bytes one index entry takes in the tree, for sizing the buffer pool: slot + cell of
+/// an average key, times 3/2 for leaves about two thirds full (random inserts leave
+/// them ~70% full, ascending ones 90%, descending ones half).
+pub fn entry_bytes_estimate() -> u64 {
+    ((SLOT + CELL_OVERHEAD + AVG_KEY_ESTIMATE) * 3).div_ceil(2) as u64
+}
 
 /// A key copied out of a node (on the stack).
 #[derive(Clone, Copy)]
@@ -70,6 +101,7 @@ impl Tree {
         let root_frame = pool.pin_forever(root)?;
         let g = pool.fix_frame(root_frame, root, Mode::S);
         check_node(g.page(), root)?;
+        check_cells(g.page(), root)?;
         Ok(Tree {
             root,
             table,
@@ -86,44 +118,121 @@ impl Tree {
 // ---- node accessors ----
 
 fn level(p: &Page) -> u8 {
-    p[32]
+    p[LEVEL]
 }
 fn count(p: &Page) -> usize {
-    get_u16(p, 34) as usize
+    get_u16(p, COUNT) as usize
 }
 fn set_count(p: &mut Page, n: usize) {
-    put_u16(p, 34, n as u16)
+    put_u16(p, COUNT, n as u16)
 }
 fn child0(p: &Page) -> u64 {
-    get_u64(p, 48)
+    get_u64(p, CHILD0)
 }
-fn ent(i: usize) -> usize {
-    ENTRIES + i * ENTRY
+/// Where the cell area starts (`PAGE_SIZE` when empty).
+fn cells(p: &Page) -> usize {
+    get_u16(p, CELLS) as usize
 }
+fn set_cells(p: &mut Page, at: usize) {
+    put_u16(p, CELLS, at as u16)
+}
+fn holes(p: &Page) -> usize {
+    get_u16(p, HOLES) as usize
+}
+fn set_holes(p: &mut Page, n: usize) {
+    put_u16(p, HOLES, n as u16)
+}
+fn slot(i: usize) -> usize {
+    SLOTS + i * SLOT
+}
+/// End of the slot array.
+fn slots_end(p: &Page) -> usize {
+    slot(count(p))
+}
+/// Offset of entry `i`'s cell.
+#[inline]
+fn cell(p: &Page, i: usize) -> usize {
+    get_u16(p, slot(i)) as usize
+}
+fn cell_size(key_len: usize) -> usize {
+    CELL_OVERHEAD + key_len
+}
+/// Bytes entry `i` takes (slot + cell).
+fn entry_size(p: &Page, i: usize) -> usize {
+    SLOT + cell_size(p[cell(p, i)] as usize)
+}
+#[inline]
 pub fn key(p: &Page, i: usize) -> &[u8] {
-    let at = ent(i);
+    let at = cell(p, i);
     &p[at + 1..at + 1 + p[at] as usize]
 }
 pub fn val(p: &Page, i: usize) -> u64 {
-    get_u64(p, ent(i) + 1 + MAX_TREE_KEY)
+    let at = cell(p, i);
+    get_u64(p, at + 1 + p[at] as usize)
 }
-fn set_entry(p: &mut Page, i: usize, k: &[u8], v: u64) {
-    let at = ent(i);
-    p[at] = k.len() as u8;
-    p[at + 1..at + 1 + k.len()].copy_from_slice(k);
-    put_u64(p, at + 1 + MAX_TREE_KEY, v);
+/// Free bytes between the slot array and the cell area.
+fn gap(p: &Page) -> usize {
+    cells(p) - slots_end(p)
 }
+/// Whether an entry with a key of `key_len` bytes fits (after compaction if need be).
+fn fits(p: &Page, key_len: usize) -> bool {
+    gap(p) + holes(p) >= SLOT + cell_size(key_len)
+}
+/// Whether any entry (up to a longest key) fits: a node a split below cannot overflow.
+fn safe(p: &Page) -> bool {
+    fits(p, MAX_TREE_KEY)
+}
+
 fn insert_at(p: &mut Page, i: usize, k: &[u8], v: u64) {
     let n = count(p);
-    assert!(n < CAP, "insert into a full node");
-    p.copy_within(ent(i)..ent(n), ent(i + 1));
-    set_entry(p, i, k, v);
+    assert!(
+        i <= n && k.len() <= MAX_TREE_KEY && fits(p, k.len()),
+        "insert into a node without room (callers split first)"
+    );
+    let size = cell_size(k.len());
+    if gap(p) < SLOT + size {
+        compact(p);
+    }
+    let at = cells(p) - size;
+    p[at] = k.len() as u8;
+    p[at + 1..at + 1 + k.len()].copy_from_slice(k);
+    put_u64(p, at + 1 + k.len(), v);
+    set_cells(p, at);
+    p.copy_within(slot(i)..slot(n), slot(i + 1));
+    put_u16(p, slot(i), at as u16);
     set_count(p, n + 1);
 }
 fn remove_at(p: &mut Page, i: usize) {
     let n = count(p);
-    p.copy_within(ent(i + 1)..ent(n), ent(i));
+    assert!(i < n, "remove of entry {i} from a node of {n}");
+    let at = cell(p, i);
+    let size = cell_size(p[at] as usize);
+    if at == cells(p) {
+        set_cells(p, at + size); // the lowest cell: no hole
+    } else {
+        set_holes(p, holes(p) + size);
+    }
+    p.copy_within(slot(i + 1)..slot(n), slot(i));
     set_count(p, n - 1);
+}
+/// Rewrite the cells of entries `0..count` contiguously at the page end (no holes).
+fn compact(p: &mut Page) {
+    let mut tmp = [0u8; PAGE_SIZE];
+    let mut top = PAGE_SIZE;
+    for i in 0..count(p) {
+        let at = cell(p, i);
+        let size = cell_size(p[at] as usize);
+        top -= size;
+        tmp[top..top + size].copy_from_slice(&p[at..at + size]);
+        put_u16(p, slot(i), top as u16);
+    }
+    assert!(
+        top >= slots_end(p),
+        "cells overlap the slot array after compaction"
+    );
+    p[top..].copy_from_slice(&tmp[top..]);
+    set_cells(p, top);
+    set_holes(p, 0);
 }
 /// Byte-wise key order with a fast path on the first 8 bytes (most keys differ there;
 /// saves a libc memcmp call per comparison in the binary searches).
@@ -168,16 +277,60 @@ fn upper_bound(p: &Page, k: &[u8]) -> usize {
 
 fn format_node(p: &mut Page, pid: u64, t: &Tree, lvl: u8) {
     page::format(p, pid, PageType::BTree);
-    p[32] = lvl;
-    put_u32(p, 36, t.table);
-    put_u16(p, 40, t.index);
+    p[LEVEL] = lvl;
+    put_u32(p, TABLE, t.table);
+    put_u16(p, INDEX, t.index);
+    set_cells(p, PAGE_SIZE);
 }
 
+fn corrupt(pid: u64, what: &str) -> Error {
+    Error::fatal(format!(
+        "B-tree node {pid} is damaged: {what} (corrupt page)"
+    ))
+}
+
+/// The header checks done at every visit (O(1)): the page is a node whose slot array and
+/// cell area fit the page without overlapping.
 fn check_node(p: &Page, pid: u64) -> Result<()> {
-    if page::page_type(p) != PageType::BTree as u8 || count(p) > CAP {
+    if page::page_type(p) != PageType::BTree as u8 {
         return Err(Error::fatal(format!(
             "page {pid} is not a B-tree node (corrupt)"
         )));
+    }
+    if count(p) > MAX_COUNT {
+        return Err(corrupt(pid, "entry count out of range"));
+    }
+    if cells(p) < slots_end(p) || cells(p) > PAGE_SIZE {
+        return Err(corrupt(pid, "cell area start out of range"));
+    }
+    if holes(p) > PAGE_SIZE - cells(p) {
+        return Err(corrupt(pid, "hole bytes exceed the cell area"));
+    }
+    Ok(())
+}
+
+/// The full check, O(count), for a node entering the pool (read from disk, installed
+/// from a log image) or about to be redone: every slot points at a cell inside the cell
+/// area, keys are at most `MAX_TREE_KEY` bytes, and cells plus holes fill the cell area
+/// exactly. Call after `check_node`. Key order is not checked (not needed for safety:
+/// damage the checksum missed can give wrong answers, never an out-of-bounds access).
+pub fn check_cells(p: &Page, pid: u64) -> Result<()> {
+    check_node(p, pid)?;
+    let start = cells(p);
+    let mut used = 0;
+    for i in 0..count(p) {
+        let at = cell(p, i);
+        if at < start || at + CELL_OVERHEAD > PAGE_SIZE {
+            return Err(corrupt(pid, "slot points outside the cell area"));
+        }
+        let len = p[at] as usize;
+        if len > MAX_TREE_KEY || at + cell_size(len) > PAGE_SIZE {
+            return Err(corrupt(pid, "cell overruns the page"));
+        }
+        used += cell_size(len);
+    }
+    if used + holes(p) != PAGE_SIZE - start {
+        return Err(corrupt(pid, "cells and holes do not fill the cell area"));
     }
     Ok(())
 }
@@ -207,6 +360,16 @@ fn child_at(p: &Page, j: usize) -> u64 {
     } else {
         val(p, j - 1)
     }
+}
+
+/// `check_node` for a node reached from a parent at level `parent_level`: it must sit
+/// one level lower (so a damaged child pointer cannot send a descent round in circles).
+fn check_child(p: &Page, pid: u64, parent_level: u8) -> Result<()> {
+    check_node(p, pid)?;
+    if level(p) + 1 != parent_level {
+        return Err(corrupt(pid, "its level does not match its parent's"));
+    }
+    Ok(())
 }
 
 pub struct Leaf<'a> {
@@ -254,7 +417,7 @@ pub fn descend<'a>(
             let c = child_at(p, j);
             let mode = if lvl == 1 { leaf_mode } else { Mode::S };
             let cg = pool.fix(c, mode)?;
-            check_node(cg.page(), c)?;
+            check_child(cg.page(), c, lvl)?;
             g = cg;
         }
     }
@@ -274,16 +437,14 @@ pub fn create(pool: &BufferPool, log: &Log, table: u32, index: u16) -> Result<u6
     Ok(pid)
 }
 
-/// Log pages as one redo-only record of full images and stamp them with its LSN.
+/// Log pages as one redo-only record of page images and stamp them with its LSN. A
+/// node's image is its two used ranges, the header with the slot array and the cell
+/// area: the gap between them is zero after redo (never read).
 fn log_images(log: &Log, gs: &mut [&mut PageGuard<'_>]) {
     let mut buf = Vec::with_capacity(4 + gs.len() * (12 + PAGE_SIZE));
     buf.extend_from_slice(&(gs.len() as u32).to_le_bytes());
     for g in gs.iter() {
-        // Only the used part of a node: the rest is zero after redo (never read).
-        let used = ent(count(g.page()));
-        buf.extend_from_slice(&g.pid().to_le_bytes());
-        buf.extend_from_slice(&(used as u32).to_le_bytes());
-        buf.extend_from_slice(&g.page()[..used]);
+        push_image(&mut buf, g.pid(), g.page());
     }
     let mut r = Rec::new(Kind::PageImages);
     r.payload = &buf;
@@ -297,49 +458,104 @@ fn log_images(log: &Log, gs: &mut [&mut PageGuard<'_>]) {
     }
 }
 
-/// The (page, image prefix) pairs of a page-images record; `None` if malformed.
-pub fn images<'a>(r: &Rec<'a>) -> Option<Vec<(u64, &'a [u8])>> {
+/// Append page `pid`'s image: id u64, head length u16, tail length u16, head, tail.
+fn push_image(buf: &mut Vec<u8>, pid: u64, p: &Page) {
+    let (head, tail) = (slots_end(p), cells(p));
+    buf.extend_from_slice(&pid.to_le_bytes());
+    buf.extend_from_slice(&(head as u16).to_le_bytes());
+    buf.extend_from_slice(&((PAGE_SIZE - tail) as u16).to_le_bytes());
+    buf.extend_from_slice(&p[..head]);
+    buf.extend_from_slice(&p[tail..]);
+}
+
+/// One page's image in a page-images record: `head` goes to the page's start, `tail`
+/// to its end, zeros between.
+#[derive(Debug, Clone, Copy)]
+pub struct Image<'a> {
+    pub pid: u64,
+    pub head: &'a [u8],
+    pub tail: &'a [u8],
+}
+
+/// The page images of a page-images record; `None` if malformed.
+pub fn images<'a>(r: &Rec<'a>) -> Option<Vec<Image<'a>>> {
     let p = r.payload;
     let n = u32::from_le_bytes(p.get(..4)?.try_into().ok()?) as usize;
     let mut at = 4;
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::with_capacity(n.min(p.len() / 12));
     for _ in 0..n {
-        let id = u64::from_le_bytes(p.get(at..at + 8)?.try_into().ok()?);
-        let len = u32::from_le_bytes(p.get(at + 8..at + 12)?.try_into().ok()?) as usize;
-        if len > PAGE_SIZE {
+        let pid = u64::from_le_bytes(p.get(at..at + 8)?.try_into().ok()?);
+        let head = u16::from_le_bytes(p.get(at + 8..at + 10)?.try_into().ok()?) as usize;
+        let tail = u16::from_le_bytes(p.get(at + 10..at + 12)?.try_into().ok()?) as usize;
+        if head < SLOTS || head + tail > PAGE_SIZE {
             return None;
         }
-        out.push((id, p.get(at + 12..at + 12 + len)?));
-        at += 12 + len;
+        at += 12;
+        let h = p.get(at..at + head)?;
+        let t = p.get(at + head..at + head + tail)?;
+        out.push(Image {
+            pid,
+            head: h,
+            tail: t,
+        });
+        at += head + tail;
     }
     (at == p.len()).then_some(out)
 }
 
-/// Redo of a leaf insert/delete record on its page.
-pub fn redo(p: &mut Page, r: &Rec<'_>) -> Result<()> {
-    check_node(p, r.page)?;
-    let (k, v) = split_kv(r.payload);
-    let i = lower_bound(p, k);
-    let present = i < count(p) && key(p, i) == k;
-    match r.kind {
-        Kind::BtInsert if !present && count(p) < CAP => insert_at(p, i, k, v),
-        Kind::BtDelete if present => remove_at(p, i),
-        _ => {
-            return Err(Error::fatal(format!(
-                "log record {} does not apply to page {} (corrupt log or page)",
-                r.lsn, r.page
-            )))
-        }
+/// Redo of a page image: overwrite the page with it and check the node it holds.
+pub fn install_image(p: &mut Page, img: &Image<'_>) -> Result<()> {
+    let (head, tail) = (img.head.len(), img.tail.len());
+    p[..head].copy_from_slice(img.head);
+    p[head..PAGE_SIZE - tail].fill(0);
+    p[PAGE_SIZE - tail..].copy_from_slice(img.tail);
+    if page::page_id(p) != img.pid {
+        return Err(corrupt(img.pid, "its logged image names another page"));
+    }
+    check_cells(p, img.pid)?;
+    if slots_end(p) > head || cells(p) < PAGE_SIZE - tail {
+        return Err(corrupt(
+            img.pid,
+            "its logged image is shorter than its content",
+        ));
     }
     Ok(())
 }
 
-fn split_kv(payload: &[u8]) -> (&[u8], u64) {
-    let n = payload.len() - 8;
-    (
+/// Redo of a leaf insert/delete record on its page.
+pub fn redo(p: &mut Page, r: &Rec<'_>) -> Result<()> {
+    check_cells(p, r.page)?;
+    let bad = || {
+        Error::fatal(format!(
+            "log record {} does not apply to page {} (corrupt log or page)",
+            r.lsn, r.page
+        ))
+    };
+    let (k, v) = split_kv(r.payload).ok_or_else(bad)?;
+    if level(p) != 0 {
+        return Err(bad());
+    }
+    let i = lower_bound(p, k);
+    let present = i < count(p) && key(p, i) == k;
+    match r.kind {
+        // The same entries take the same bytes, so an insert that fit before the crash
+        // fits now; one that does not is a damaged log or page.
+        Kind::BtInsert if !present && fits(p, k.len()) => insert_at(p, i, k, v),
+        Kind::BtDelete if present => remove_at(p, i),
+        _ => return Err(bad()),
+    }
+    Ok(())
+}
+
+fn split_kv(payload: &[u8]) -> Option<(&[u8], u64)> {
+    let n = payload.len().checked_sub(8)?;
+    if n > MAX_TREE_KEY {
+        return None;
+    }
+    Some((
         &payload[..n],
         u64::from_le_bytes(payload[n..].try_into().unwrap()),
-    )
+    ))
 }
 
 fn log_leaf_op(
@@ -391,7 +607,7 @@ pub fn insert(
         if i < count(p) && key(p, i) == k {
             return Ok(false);
         }
-        if count(p) < CAP {
+        if fits(p, k.len()) {
             insert_at(leaf.g.page_mut(), i, k, v);
             log_leaf_op(log, tl, &mut leaf.g, t, Kind::BtInsert, k, v);
             return Ok(true);
@@ -421,34 +637,37 @@ pub fn delete(
     Ok(Some(v))
 }
 
-/// Make room in the leaf for `k`: X-crab from the root keeping unsafe ancestors, split
-/// bottom-up, log all changed pages as one page-images record.
+/// Make room in the leaf for `k`: X-crab from the root keeping unsafe ancestors (those a
+/// longest separator might not fit), split bottom-up, log all changed pages as one
+/// page-images record.
 fn split_for(pool: &BufferPool, log: &Log, t: &Tree, k: &[u8]) -> Result<()> {
     let mut path: Vec<PageGuard<'_>> = Vec::with_capacity(8);
     let g = t.fix_root(pool, Mode::X);
     path.push(g);
     loop {
         let p = path.last().unwrap().page();
-        if level(p) == 0 {
+        let lvl = level(p);
+        if lvl == 0 {
             break;
         }
         let c = child_at(p, child_index(p, Target::Key(k, false)));
         let cg = pool.fix(c, Mode::X)?;
-        check_node(cg.page(), c)?;
-        if count(cg.page()) < CAP {
+        check_child(cg.page(), c, lvl)?;
+        if safe(cg.page()) {
             path.clear(); // a safe node: the split stops below its ancestors
         }
         path.push(cg);
     }
-    if count(path.last().unwrap().page()) < CAP {
-        return Ok(()); // someone else split it meanwhile
+    if fits(path.last().unwrap().page(), k.len()) {
+        return Ok(()); // someone else split it (or deleted from it) meanwhile
     }
     let mut changed: Vec<PageGuard<'_>> = Vec::new();
     // Split from the leaf up; `carry` is the (separator, new right page) for the parent.
     let mut carry: Option<(TKey, u64)> = None;
     while let Some(mut g) = path.pop() {
-        let full = count(g.page()) >= CAP;
-        if !full {
+        // The entry this node must take: the key itself (leaf) or the separator.
+        let pending = carry.as_ref().map_or_else(|| TKey::new(k), |(sep, _)| *sep);
+        if fits(g.page(), pending.as_bytes().len()) {
             if let Some((sep, r)) = carry.take() {
                 let i = upper_bound(g.page(), sep.as_bytes());
                 insert_at(g.page_mut(), i, sep.as_bytes(), r);
@@ -463,16 +682,16 @@ fn split_for(pool: &BufferPool, log: &Log, t: &Tree, k: &[u8]) -> Result<()> {
             let mut lg = pool.fix_new(lp)?;
             lg.page_mut().copy_from_slice(g.page());
             page::put_u64(lg.page_mut(), 8, lp);
-            let (rg, sep) = split_node(pool, t, &mut lg)?;
+            let (rg, sep) = split_node(pool, t, &mut lg, pending.as_bytes())?;
             let lvl = level(g.page()) + 1;
             let root = g.pid();
             format_node(g.page_mut(), root, t, lvl);
-            put_u64(g.page_mut(), 48, lp);
+            put_u64(g.page_mut(), CHILD0, lp);
             insert_at(g.page_mut(), 0, sep.as_bytes(), rg.pid());
             changed.push(g);
             (lg, rg, sep)
         } else {
-            let (rg, sep) = split_node(pool, t, &mut g)?;
+            let (rg, sep) = split_node(pool, t, &mut g, pending.as_bytes())?;
             (g, rg, sep)
         };
         if let Some((csep, r)) = carry.take() {
@@ -499,27 +718,59 @@ fn split_for(pool: &BufferPool, log: &Log, t: &Tree, k: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Move the upper half of `g` to a new right sibling; returns it and the separator.
+/// Move the upper part of `g` to a new right sibling; returns it and the separator. The
+/// left keeps about half of the entry bytes, or 90% when `pending` (the key about to go
+/// into the node) sorts after every entry: ascending inserts (loads, new orders) then
+/// leave nodes 90% full instead of half. Both halves end up compact, each with room for
+/// any entry.
 fn split_node<'a>(
     pool: &'a BufferPool,
     t: &Tree,
     g: &mut PageGuard<'_>,
+    pending: &[u8],
 ) -> Result<(PageGuard<'a>, TKey)> {
     let rp = pool.alloc_page();
     let mut rg = pool.fix_new(rp)?;
     let lvl = level(g.page());
     format_node(rg.page_mut(), rp, t, lvl);
-    let n = count(g.page());
-    let mid = n / 2;
-    let sep = TKey::new(key(g.page(), mid));
-    let from = if lvl == 0 { mid } else { mid + 1 };
-    if lvl > 0 {
-        put_u64(rg.page_mut(), 48, val(g.page(), mid));
+    let p = g.page();
+    let n = count(p);
+    assert!(
+        n >= 2,
+        "split of a node with {n} entries (entries are at most MAX_ENTRY)"
+    );
+    // `mid`: the first entry past the left's share of the bytes. A leaf keeps `0..mid`
+    // and moves `mid..`; an inner node keeps `0..mid`, moves `mid + 1..` and `mid`'s
+    // child becomes the right node's child 0 (its key goes up).
+    let total: usize = (0..n).map(|i| entry_size(p, i)).sum();
+    let appending = upper_bound(p, pending) == n;
+    let share = if appending { total / 10 * 9 } else { total / 2 };
+    let (mut mid, mut acc) = (0, 0);
+    while mid < n && acc + entry_size(p, mid) <= share {
+        acc += entry_size(p, mid);
+        mid += 1;
     }
-    let moved = n - from;
-    rg.page_mut()[ent(0)..ent(moved)].copy_from_slice(&g.page()[ent(from)..ent(n)]);
-    set_count(rg.page_mut(), moved);
-    set_count(g.page_mut(), mid);
+    let mid = if lvl == 0 {
+        mid.clamp(1, n - 1)
+    } else {
+        mid.min(n - 1)
+    };
+    let sep = TKey::new(key(p, mid));
+    let from = if lvl == 0 { mid } else { mid + 1 };
+    let r = rg.page_mut();
+    if lvl > 0 {
+        put_u64(r, CHILD0, val(p, mid));
+    }
+    for i in from..n {
+        insert_at(r, i - from, key(p, i), val(p, i));
+    }
+    let l = g.page_mut();
+    set_count(l, mid);
+    compact(l);
+    assert!(
+        safe(g.page()) && safe(rg.page()),
+        "a split half without room for a longest entry"
+    );
     Ok((rg, sep))
 }
 
@@ -676,10 +927,53 @@ mod tests {
         }
     }
 
+    /// Walk the whole tree checking every node (cells, key order, keys inside the fences
+    /// from the parent, levels); returns the root's level.
+    fn verify_tree(pool: &BufferPool, t: &Tree) -> u8 {
+        fn walk(pool: &BufferPool, pid: u64, low: Option<&[u8]>, high: Option<&[u8]>) -> u8 {
+            let g = pool.fix(pid, Mode::S).unwrap();
+            let p = g.page();
+            check_cells(p, pid).unwrap();
+            let n = count(p);
+            for i in 0..n {
+                let k = key(p, i);
+                assert!(i == 0 || key(p, i - 1) < k, "node {pid}: keys out of order");
+                assert!(
+                    low.is_none_or(|l| l <= k),
+                    "node {pid}: key below its fence"
+                );
+                assert!(
+                    high.is_none_or(|h| k < h),
+                    "node {pid}: key above its fence"
+                );
+            }
+            let lvl = level(p);
+            for j in 0..=n {
+                if lvl == 0 {
+                    break;
+                }
+                let lo = if j == 0 { low } else { Some(key(p, j - 1)) };
+                let hi = if j == n { high } else { Some(key(p, j)) };
+                assert_eq!(walk(pool, child_at(p, j), lo, hi) + 1, lvl, "uneven depth");
+            }
+            lvl
+        }
+        walk(pool, t.root, None, None)
+    }
+
+    /// A key of 1..=128 bytes determined by `x` (lengths vary a lot, prefixes are shared).
+    fn mixed_key(x: u64) -> Vec<u8> {
+        let len = 1 + (x.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 57) as usize; // 1..=128
+        let mut k = x.to_be_bytes().to_vec();
+        k.resize(len.max(8), (x % 251) as u8);
+        k.truncate(len.max(8));
+        k
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
         #[test]
-        fn behaves_like_a_btreemap(ops in prop::collection::vec((0u8..3, 0u16..3000, 1usize..40), 1..1500)) {
+        fn behaves_like_a_btreemap(ops in prop::collection::vec((0u8..3, 0u16..3000, 1usize..=128), 1..1500)) {
             let dir = tempfile::tempdir().unwrap();
             let (pool, log) = setup(dir.path(), 256);
             let root = create(&pool, &log, 0, 0).unwrap();
@@ -687,9 +981,10 @@ mod tests {
             let mut m = BTreeMap::new();
             let mut tl = tl();
             for (op, k, len) in ops {
-                // Variable-length keys sharing prefixes.
+                // Keys of 1..=128 bytes sharing prefixes: nodes hold very different
+                // numbers of entries, deletes leave holes that later inserts compact.
                 let mut key = k.to_be_bytes().to_vec();
-                key.resize(len.max(2), (k % 7) as u8);
+                key.resize(len, (k % 7) as u8);
                 match op {
                     0 | 1 => {
                         let fresh = insert(&pool, &log, &mut tl, &t, &key, k as u64).unwrap();
@@ -702,6 +997,7 @@ mod tests {
                     }
                 }
             }
+            verify_tree(&pool, &t);
             let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), *v)).collect();
             prop_assert_eq!(all(&pool, &t, true), want.clone());
             let mut rev = want.clone();
@@ -722,9 +1018,311 @@ mod tests {
     }
 
     #[test]
+    fn long_keys_make_a_deep_tree_and_short_keys_a_shallow_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, log) = setup(dir.path(), 4096);
+        let mut tl = tl();
+        // Long keys (100..=128 bytes, random order): about 60 per full node, so inner
+        // nodes split too and the root moves up twice.
+        let long = Tree::open(&pool, create(&pool, &log, 0, 0).unwrap(), 0, 0).unwrap();
+        let mut m = BTreeMap::new();
+        let mut x = 1u64;
+        for i in 0..25_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let mut k = (x >> 16).to_be_bytes().to_vec();
+            k.resize(100 + (x % 29) as usize, (x >> 8) as u8);
+            let fresh = insert(&pool, &log, &mut tl, &long, &k, i).unwrap();
+            assert_eq!(fresh, m.insert(k, i).is_none());
+        }
+        assert!(
+            verify_tree(&pool, &long) >= 2,
+            "25k long keys must give >= 3 levels"
+        );
+        let want: Vec<_> = m.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        assert_eq!(all(&pool, &long, true), want);
+        // Short ascending keys (the micro-benchmark's): hundreds per leaf.
+        let short = Tree::open(&pool, create(&pool, &log, 0, 1).unwrap(), 0, 1).unwrap();
+        for i in 0..25_000u64 {
+            assert!(insert(&pool, &log, &mut tl, &short, &i.to_be_bytes(), i).unwrap());
+        }
+        assert_eq!(
+            verify_tree(&pool, &short),
+            1,
+            "25k 8-byte keys fit under one inner node"
+        );
+        let g = pool.fix(short.root, Mode::S).unwrap();
+        // 19 bytes per entry, 427 per full leaf; ascending inserts split at 90%: ~384.
+        let leaves = count(g.page()) + 1;
+        assert!(leaves <= 25_000 / 370, "{leaves} leaves: under 90% full");
+        drop(g);
+        // Descending inserts split in the middle (the new key goes first): half full.
+        let down = Tree::open(&pool, create(&pool, &log, 0, 2).unwrap(), 0, 2).unwrap();
+        for i in (0..25_000u64).rev() {
+            assert!(insert(&pool, &log, &mut tl, &down, &i.to_be_bytes(), i).unwrap());
+        }
+        verify_tree(&pool, &down);
+        let got = all(&pool, &down, true);
+        assert_eq!(got.len(), 25_000);
+        assert!(got
+            .iter()
+            .enumerate()
+            .all(|(i, (k, v))| *v == i as u64 && k[..] == v.to_be_bytes()));
+        let g = pool.fix(down.root, Mode::S).unwrap();
+        let leaves = count(g.page()) + 1;
+        assert!(
+            (25_000 / 230..=25_000 / 190).contains(&leaves),
+            "{leaves} leaves"
+        );
+    }
+
+    #[test]
+    fn deletes_leave_holes_that_an_insert_compacts_without_a_split() {
+        let dir = tempfile::tempdir().unwrap();
+        let (pool, log) = setup(dir.path(), 64);
+        let t = Tree::open(&pool, create(&pool, &log, 0, 0).unwrap(), 0, 0).unwrap();
+        let mut tl = tl();
+        // Fill the root leaf with 40-byte keys until the next one would not fit.
+        let k40 = |i: u64| {
+            let mut k = i.to_be_bytes().to_vec();
+            k.resize(40, 7);
+            k
+        };
+        let mut n = 0;
+        loop {
+            let g = pool.fix(t.root, Mode::S).unwrap();
+            if !fits(g.page(), 40) {
+                break;
+            }
+            drop(g);
+            assert!(insert(&pool, &log, &mut tl, &t, &k40(2 * n), n).unwrap());
+            n += 1;
+        }
+        // Delete every other key from the middle: holes, not contiguous free space.
+        for i in (1..n - 1).step_by(2) {
+            assert_eq!(
+                delete(&pool, &log, &mut tl, &t, &k40(2 * i)).unwrap(),
+                Some(i)
+            );
+        }
+        let deleted = (1..n - 1).step_by(2).count() as u64;
+        {
+            let g = pool.fix(t.root, Mode::S).unwrap();
+            let p = g.page();
+            assert!(holes(p) > 0, "deletes from the middle leave holes");
+            assert!(
+                gap(p) < deleted as usize * (SLOT + cell_size(40)),
+                "the re-inserts must need the holes' room"
+            );
+        }
+        // Odd keys go between the survivors: they need the holes' room.
+        for i in 0..deleted {
+            assert!(insert(&pool, &log, &mut tl, &t, &k40(2 * i + 1), 1000 + i).unwrap());
+        }
+        let g = pool.fix(t.root, Mode::S).unwrap();
+        let p = g.page();
+        assert_eq!(level(p), 0, "the inserts must fit without a split");
+        assert_eq!(count(p) as u64, n);
+        assert_eq!(holes(p), 0, "an insert compacted the node");
+        check_cells(p, t.root).unwrap();
+        drop(g);
+        verify_tree(&pool, &t);
+        assert_eq!(lookup(&pool, &t, &k40(1)).unwrap(), Some(1000));
+        assert_eq!(lookup(&pool, &t, &k40(2)).unwrap(), None);
+        assert_eq!(lookup(&pool, &t, &k40(0)).unwrap(), Some(0));
+    }
+
+    /// A leaf page built in memory: `n` entries with keys of 1..=128 bytes, then every
+    /// third deleted (so it has holes).
+    fn sample_leaf(n: u64) -> (Page, Vec<(Vec<u8>, u64)>) {
+        let t = Tree {
+            root: 5,
+            table: 1,
+            index: 0,
+            root_frame: u32::MAX,
+        };
+        let mut p: Page = [0; PAGE_SIZE];
+        format_node(&mut p, 5, &t, 0);
+        let mut m = BTreeMap::new();
+        for x in 0..n {
+            let k = mixed_key(x);
+            if m.contains_key(&k) || !fits(&p, k.len()) {
+                continue;
+            }
+            let i = lower_bound(&p, &k);
+            insert_at(&mut p, i, &k, x);
+            m.insert(k, x);
+        }
+        for x in (0..n).step_by(3) {
+            let k = mixed_key(x);
+            if m.remove(&k).is_some() {
+                let i = lower_bound(&p, &k);
+                remove_at(&mut p, i);
+            }
+        }
+        (p, m.into_iter().collect())
+    }
+
+    fn entries(p: &Page) -> Vec<(Vec<u8>, u64)> {
+        (0..count(p))
+            .map(|i| (key(p, i).to_vec(), val(p, i)))
+            .collect()
+    }
+
+    #[test]
+    fn damaged_node_fields_are_refused_with_an_error() {
+        let (good, want) = sample_leaf(200);
+        check_cells(&good, 5).unwrap();
+        assert_eq!(entries(&good), want);
+        assert!(holes(&good) > 0);
+        let n = count(&good);
+        type Damage<'a> = (&'a str, &'a dyn Fn(&mut Page));
+        let damage: [Damage<'_>; 8] = [
+            ("count", &|p| set_count(p, MAX_COUNT + 1)),
+            ("count into the cells", &|p| {
+                set_count(p, (cells(p) - SLOTS) / 2 + 1)
+            }),
+            ("cell start past the page", &|p| set_cells(p, PAGE_SIZE + 1)),
+            ("cell start below the slots", &|p| set_cells(p, SLOTS)),
+            ("holes", &|p| set_holes(p, PAGE_SIZE)),
+            ("slot past the page", &|p| {
+                put_u16(p, slot(n / 2), PAGE_SIZE as u16 - 3)
+            }),
+            ("slot below the cells", &|p| {
+                put_u16(p, slot(0), SLOTS as u16)
+            }),
+            ("key length", &|p| {
+                let at = cell(p, 1);
+                p[at] = MAX_TREE_KEY as u8 + 1;
+            }),
+        ];
+        for (what, f) in damage {
+            let mut p = good;
+            f(&mut p);
+            let e = check_node(&p, 5).and_then(|_| check_cells(&p, 5));
+            assert!(e.is_err(), "damaged {what} accepted");
+            let r = Rec::new(Kind::BtDelete);
+            assert!(redo(&mut p, &r).is_err(), "redo on a damaged {what}");
+        }
+        // A hole count that disagrees with the cells.
+        let mut p = good;
+        let h = holes(&p);
+        set_holes(&mut p, h - 1);
+        assert!(check_cells(&p, 5).is_err());
+    }
+
+    #[test]
+    fn a_damaged_node_on_disk_is_an_error_when_read() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (mut p, _) = sample_leaf(100);
+        put_u16(&mut p, slot(3), (PAGE_SIZE - 2) as u16);
+        page::seal(&mut p); // checksum fine: only the node check can catch it
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(dir.path().join("data"))
+            .unwrap();
+        f.write_at(&p, 5 * PAGE_SIZE as u64).unwrap();
+        let (pool, _log) = setup(dir.path(), 64);
+        let e = pool
+            .fix(5, Mode::S)
+            .err()
+            .expect("a damaged node must be refused");
+        assert!(format!("{e}").contains("B-tree node 5 is damaged"), "{e}");
+        assert!(Tree::open(&pool, 5, 1, 0).is_err());
+    }
+
+    #[test]
+    fn redo_applies_inserts_and_deletes_and_refuses_what_does_not_fit() {
+        let (mut p, mut want) = sample_leaf(400);
+        let rec = |kind, payload: &'static [u8]| {
+            let mut r = Rec::new(kind);
+            r.page = 5;
+            r.payload = payload;
+            r
+        };
+        // Fill the leaf by redo until a longest key no longer fits; then that is refused.
+        let mut x = 10_000u64;
+        let big = |x: u64| {
+            let mut v = x.to_be_bytes().to_vec();
+            v.resize(MAX_TREE_KEY, 1);
+            v.extend_from_slice(&x.to_le_bytes());
+            &*Vec::leak(v)
+        };
+        while fits(&p, MAX_TREE_KEY) {
+            redo(&mut p, &rec(Kind::BtInsert, big(x))).unwrap();
+            let b = big(x);
+            want.push((b[..MAX_TREE_KEY].to_vec(), x));
+            x += 1;
+        }
+        want.sort();
+        check_cells(&p, 5).unwrap();
+        assert_eq!(entries(&p), want);
+        assert!(
+            redo(&mut p, &rec(Kind::BtInsert, big(x))).is_err(),
+            "no room"
+        );
+        // Present key inserted again, absent key deleted, short payload: all refused.
+        assert!(redo(&mut p, &rec(Kind::BtInsert, big(10_000))).is_err());
+        assert!(redo(&mut p, &rec(Kind::BtDelete, big(x))).is_err());
+        assert!(redo(&mut p, &rec(Kind::BtDelete, &[1, 2, 3])).is_err());
+        redo(&mut p, &rec(Kind::BtDelete, big(10_000))).unwrap();
+        want.retain(|(_, v)| *v != 10_000);
+        assert_eq!(entries(&p), want);
+    }
+
+    #[test]
+    fn page_images_round_trip_and_damaged_images_are_refused() {
+        let (p, want) = sample_leaf(300);
+        let mut buf = 2u32.to_le_bytes().to_vec();
+        push_image(&mut buf, 5, &p);
+        let (empty, _) = sample_leaf(0);
+        push_image(&mut buf, 5, &empty);
+        // Only the used ranges are logged (holes inside the cell area included).
+        assert_eq!(
+            buf.len(),
+            4 + 2 * 12 + slots_end(&p) + (PAGE_SIZE - cells(&p)) + SLOTS
+        );
+        let mut r = Rec::new(Kind::PageImages);
+        r.payload = &buf;
+        let imgs = images(&r).unwrap();
+        assert_eq!(imgs.len(), 2);
+        let mut q: Page = [0xee; PAGE_SIZE];
+        install_image(&mut q, &imgs[0]).unwrap();
+        assert_eq!(entries(&q), want);
+        assert_eq!(
+            q[..],
+            p[..slots_end(&p)]
+                .iter()
+                .chain(&vec![0; gap(&p)])
+                .chain(&p[cells(&p)..])
+                .copied()
+                .collect::<Vec<_>>()[..]
+        );
+        install_image(&mut q, &imgs[1]).unwrap();
+        assert_eq!(count(&q), 0);
+        // Damage: wrong page id, truncated payload, a slot pointing into the zeroed gap.
+        let img = Image { pid: 6, ..imgs[0] };
+        assert!(install_image(&mut q, &img).is_err());
+        let mut r2 = r;
+        r2.payload = &buf[..buf.len() - 1];
+        assert!(images(&r2).is_none());
+        let mut bad = p;
+        put_u16(&mut bad, slot(0), (slots_end(&p) + 1) as u16);
+        let mut b2 = 1u32.to_le_bytes().to_vec();
+        push_image(&mut b2, 5, &bad);
+        let mut r3 = Rec::new(Kind::PageImages);
+        r3.payload = &b2;
+        assert!(install_image(&mut q, &images(&r3).unwrap()[0]).is_err());
+    }
+
+    #[test]
     fn concurrent_inserts_deletes_and_readers() {
         let dir = tempfile::tempdir().unwrap();
-        let (pool, log) = setup(dir.path(), 128);
+        let (pool, log) = setup(dir.path(), 256);
         let root = create(&pool, &log, 0, 0).unwrap();
         let t = Tree::open(&pool, root, 0, 0).unwrap();
         let per = 3000u64;
@@ -734,12 +1332,12 @@ mod tests {
                 s.spawn(move || {
                     let mut tl = tl();
                     for i in 0..per {
-                        let k = (i * 3 + w).to_be_bytes();
-                        assert!(insert(pool, log, &mut tl, &t, &k, i * 3 + w).unwrap());
+                        let x = i * 3 + w;
+                        assert!(insert(pool, log, &mut tl, &t, &mixed_key(x), x).unwrap());
                         if i % 4 == 0 {
                             assert_eq!(
-                                delete(pool, log, &mut tl, &t, &k).unwrap(),
-                                Some(i * 3 + w)
+                                delete(pool, log, &mut tl, &t, &mixed_key(x)).unwrap(),
+                                Some(x)
                             );
                         }
                     }
@@ -754,16 +1352,16 @@ mod tests {
                         assert!(w[0].0 < w[1].0);
                     }
                     for (k, val) in v {
-                        assert_eq!(u64::from_be_bytes(k.try_into().unwrap()), val);
+                        assert_eq!(k, mixed_key(val));
                     }
                 }
             });
         });
+        verify_tree(&pool, &t);
         let v = all(&pool, &t, true);
         assert_eq!(v.len() as u64, 3 * per - 3 * per.div_ceil(4));
-        for (k, val) in v {
-            let x = u64::from_be_bytes(k.try_into().unwrap());
-            assert_eq!(x, val);
+        for (k, x) in v {
+            assert_eq!(k, mixed_key(x));
             assert_ne!((x / 3) % 4, 0);
         }
     }

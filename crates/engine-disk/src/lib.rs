@@ -80,11 +80,11 @@ fn frames_for(schema: &Schema, opts: &EngineOptions) -> usize {
     match opts.bpool_bytes {
         Some(b) => (b as usize / page::PAGE_SIZE).max(bpool::MIN_FRAMES),
         None => {
-            // Enough for the data: rows with their slot, and index entries (fixed-size
-            // slots) in leaves about half full after splits, plus a quarter for inner
-            // pages and growth; never more than 60% of the memory available now (a
-            // larger database then runs with eviction).
-            let per_entry = 2 * btree::ENTRY as u64;
+            // Enough for the data: rows with their slot, and index entries (an average
+            // key, leaves about two thirds full), plus a quarter for inner pages and
+            // growth; never more than 60% of the memory available now (a larger
+            // database then runs with eviction).
+            let per_entry = btree::entry_bytes_estimate();
             let data: u64 = schema
                 .tables
                 .iter()

@@ -22,7 +22,8 @@ use std::time::Duration;
 pub const REC_HEADER: usize = 64;
 pub const FILE_HEADER: usize = 32;
 const FILE_MAGIC: u32 = 0x574c_4f47; // "GOLW"
-const FILE_VERSION: u32 = 1;
+/// 2: `PageImages` carry two ranges per page (slotted B-tree nodes); 1: one prefix.
+const FILE_VERSION: u32 = 2;
 /// Longest record accepted (a split logs a few page images; a checkpoint lists every
 /// dirty page: 16 bytes each, so 256 MiB covers a pool of 16M frames).
 pub const MAX_REC: usize = 1 << 28;

@@ -9,7 +9,8 @@
 pub const PAGE_SIZE: usize = 8192;
 pub const HEADER: usize = 32;
 pub const MAGIC: u32 = 0x4f53_4450; // "PDSO"
-pub const VERSION: u8 = 1;
+/// 2: B-tree nodes are slotted pages with variable-length entries (1: fixed slots).
+pub const VERSION: u8 = 2;
 /// A page id that never names a page (frames without a page, "no sibling").
 pub const NO_PAGE: u64 = u64::MAX;
 

@@ -136,7 +136,7 @@ fn pages_of(r: &Rec<'_>) -> Result<Vec<u64>> {
         Kind::PageImages => btree::images(r)
             .ok_or_else(|| Error::fatal(format!("malformed log record {} (corrupt log)", r.lsn)))?
             .into_iter()
-            .map(|(pid, _)| pid)
+            .map(|img| img.pid)
             .collect(),
         Kind::HeapFormat
         | Kind::HeapInsert
@@ -163,10 +163,8 @@ pub fn redo(e: &Inner, img: &LogImage, an: &Analysis) -> Result<u64> {
             match r.kind {
                 Kind::PageImages => {
                     let imgs = btree::images(&r).expect("checked by analysis");
-                    let img = imgs.iter().find(|(p, _)| *p == pid).expect("listed").1;
-                    let pg = g.page_mut();
-                    pg[..img.len()].copy_from_slice(img);
-                    pg[img.len()..].fill(0);
+                    let img = imgs.iter().find(|i| i.pid == pid).expect("listed");
+                    btree::install_image(g.page_mut(), img)?;
                 }
                 Kind::BtInsert | Kind::BtDelete => btree::redo(g.page_mut(), &r)?,
                 _ => heap::redo(g.page_mut(), &r)?,

@@ -35,12 +35,12 @@ fn total(s: &mut Session<engine_disk::DiskWorker<'_>>) -> Result<(i64, usize), E
 }
 
 /// Transfers between random accounts plus inserts/deletes of a side table, with a pool of
-/// a few hundred pages (so pages are evicted and re-read under concurrency); concurrent
+/// 64 pages (so pages are evicted and re-read under concurrency); concurrent
 /// scans must always see the same total.
 #[test]
 fn transfers_keep_the_total_with_a_small_pool() {
     let dir = tempfile::tempdir().unwrap();
-    let e = DiskEngine::open(schema(N), &opts(dir.path(), LogMode::Async, Some(200))).unwrap();
+    let e = DiskEngine::open(schema(N), &opts(dir.path(), LogMode::Async, Some(64))).unwrap();
     load(&e);
     let done = AtomicBool::new(false);
     let commits = AtomicU64::new(0);
