@@ -9,8 +9,8 @@
 pub const PAGE_SIZE: usize = 8192;
 pub const HEADER: usize = 32;
 pub const MAGIC: u32 = 0x4f53_4450; // "PDSO"
-/// 2: B-tree nodes are slotted pages with variable-length entries (1: fixed slots).
-pub const VERSION: u8 = 2;
+/// 3: B-tree slots carry the key head (2: slotted B-tree pages; 1: fixed entry slots).
+pub const VERSION: u8 = 3;
 /// A page id that never names a page (frames without a page, "no sibling").
 pub const NO_PAGE: u64 = u64::MAX;
 
