@@ -125,24 +125,73 @@ impl Hdr {
     }
 }
 
-/// Words 1.. of every slot's key, allocated only once a node holds a key longer than
-/// one word (nodes of short keys stay small: about 570 bytes instead of 2.4 KB).
-type Rest = [[AtomicU64; KW - 1]; FANOUT];
+/// Words 1.. of every slot's key: a block allocated only once a node holds a key longer
+/// than one word, `width` words per slot, as wide as the node's longest key needs (a
+/// node of 20-byte keys takes 528 bytes of them, not the 1.8 KB of room for 64-byte
+/// keys). A longer key replaces the block by a wider copy; the old one stays allocated,
+/// linked from the new one, for readers that may still hold it, and is freed with the
+/// node. Header, then `FANOUT * width` atomic words.
+#[repr(C)]
+struct Rest {
+    width: usize,
+    prev: *mut Rest,
+}
+
+impl Rest {
+    fn layout(width: usize) -> std::alloc::Layout {
+        std::alloc::Layout::from_size_align(
+            std::mem::size_of::<Rest>() + FANOUT * width * 8,
+            std::mem::align_of::<Rest>(),
+        )
+        .expect("rest block layout")
+    }
+    /// A zeroed block of `width` words per slot, linked to `prev`.
+    fn alloc(width: usize, prev: *mut Rest) -> *mut Rest {
+        assert!((1..KW).contains(&width), "rest width {width}");
+        let layout = Self::layout(width);
+        // SAFETY: non-zero size; zeroed atomics are valid; the header is written before
+        // the block is shared.
+        unsafe {
+            let p = std::alloc::alloc_zeroed(layout) as *mut Rest;
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            p.write(Rest { width, prev });
+            p
+        }
+    }
+    /// Word `j` (0-based, < width) beyond the head of slot `i`.
+    #[inline]
+    fn word(&self, i: usize, j: usize) -> &AtomicU64 {
+        debug_assert!(i < FANOUT && j < self.width);
+        // SAFETY: the block holds FANOUT * width words after the header.
+        unsafe { &*((self as *const Rest).add(1) as *const AtomicU64).add(i * self.width + j) }
+    }
+    /// # Safety
+    /// `p` and its predecessors came from `alloc` and no one can reach them any more.
+    unsafe fn free_chain(mut p: *mut Rest) {
+        while !p.is_null() {
+            let prev = (*p).prev;
+            std::alloc::dealloc(p as *mut u8, Self::layout((*p).width));
+            p = prev;
+        }
+    }
+}
 
 /// Fixed key slots.
 #[repr(C)]
 struct Slots {
     head: [AtomicU64; FANOUT],
     len: [AtomicU8; FANOUT],
-    /// Null: every slot's words 1.. are zero. Set once (under the node lock), freed only
-    /// with the node.
+    /// Null: every slot's words 1.. are zero. Replaced (under the node lock) only by a
+    /// wider block; freed only with the node.
     rest: AtomicPtr<Rest>,
 }
 
 impl Slots {
     #[inline]
     fn rest(&self) -> Option<&Rest> {
-        // SAFETY: set once, never freed while the tree is shared.
+        // SAFETY: blocks are never freed while the tree is shared.
         unsafe { self.rest.load(Acquire).as_ref() }
     }
     #[inline]
@@ -156,7 +205,13 @@ impl Slots {
         if n > 1 {
             let rest = self.rest();
             for w in 1..n {
-                let a = rest.map_or(0, |r| r[i][w - 1].load(Relaxed));
+                let a = rest.map_or(0, |r| {
+                    if w - 1 < r.width {
+                        r.word(i, w - 1).load(Relaxed)
+                    } else {
+                        0
+                    }
+                });
                 if a != k.w[w] {
                     return a.cmp(&k.w[w]);
                 }
@@ -168,8 +223,8 @@ impl Slots {
         let mut w = [0u64; KW];
         w[0] = self.head[i].load(Relaxed);
         if let Some(rest) = self.rest() {
-            for (j, r) in rest[i].iter().enumerate() {
-                w[j + 1] = r.load(Relaxed);
+            for j in 0..rest.width {
+                w[j + 1] = rest.word(i, j).load(Relaxed);
             }
         }
         KeyWords {
@@ -181,26 +236,35 @@ impl Slots {
     fn store(&self, i: usize, k: &KeyWords) {
         self.head[i].store(k.w[0], Relaxed);
         self.len[i].store(k.len, Relaxed);
-        let rest = match self.rest() {
-            Some(r) => r,
-            None if k.len <= 8 => return,
-            None => {
-                // SAFETY: atomics are valid when zeroed.
-                let b: Box<Rest> = unsafe { Box::<Rest>::new_zeroed().assume_init() };
-                self.rest.store(Box::into_raw(b), Release);
-                self.rest().unwrap()
+        let need = (k.len as usize).div_ceil(8).saturating_sub(1);
+        let cur = self.rest();
+        let rest = match cur {
+            Some(r) if r.width >= need => r,
+            None if need == 0 => return,
+            _ => {
+                // Wider block: copy every slot's words over, then publish it.
+                let old = self.rest.load(Relaxed);
+                let b = Rest::alloc(need, old);
+                // SAFETY: just allocated, not shared yet.
+                let nb = unsafe { &*b };
+                if let Some(o) = cur {
+                    for s in 0..FANOUT {
+                        for j in 0..o.width {
+                            nb.word(s, j).store(o.word(s, j).load(Relaxed), Relaxed);
+                        }
+                    }
+                }
+                self.rest.store(b, Release);
+                nb
             }
         };
-        for j in 0..KW - 1 {
-            rest[i][j].store(k.w[j + 1], Relaxed);
+        for j in 0..rest.width {
+            rest.word(i, j).store(k.w[j + 1], Relaxed);
         }
     }
     fn free_rest(&mut self) {
-        let p = *self.rest.get_mut();
-        if !p.is_null() {
-            // SAFETY: exclusive access; allocated by `store` with Box.
-            drop(unsafe { Box::from_raw(p) });
-        }
+        // SAFETY: exclusive access (the node is being freed).
+        unsafe { Rest::free_chain(*self.rest.get_mut()) };
     }
     fn copy(&self, from: usize, to: usize) {
         self.store(to, &self.load(from));
