@@ -56,9 +56,9 @@ SETS = {
          f"run tpcb --engine disk --scale 2 --affinity --threads {t} --log async")
         for t in (1, 2)
     ] + [
-        # TPC-B scale 2 loads a ~50 MB data file; a quarter of it in the pool.
-        (f"disk tpcb scale 2 {t}T affinity log async bpool 12MB",
-         f"run tpcb --engine disk --scale 2 --affinity --threads {t} --log async --bpool-size 12MB")
+        # TPC-B scale 2 loads a 27 MB data file; a quarter of it in the pool.
+        (f"disk tpcb scale 2 {t}T affinity log async bpool 7MB",
+         f"run tpcb --engine disk --scale 2 --affinity --threads {t} --log async --bpool-size 7MB")
         for t in (1, 2)
     ] + [
         (f"memory {name}", cmd.replace("--engine disk", "--engine memory"))
