@@ -105,6 +105,10 @@ fn a_short_run_reports_json_with_the_documented_fields() {
     }
     assert_eq!(v["checks"]["passed"], true);
     assert!(v["committed"].as_u64().unwrap() > 0);
+    // The workers ran during the measured interval: a CPU share, at most ~1 per thread.
+    let busy = v["worker_cpu_busy"].as_f64().expect("worker_cpu_busy");
+    assert!(busy > 0.0 && busy <= 1.05, "worker_cpu_busy {busy}");
+    assert!(out.contains("workers on CPU"), "{out}");
     // Non-terminal output: no live lines, no progress bar.
     assert!(!err.contains("txn/s"), "{err}");
 }

@@ -198,6 +198,52 @@ fn btree_versions_change_on_insert_and_remove_only() {
     assert_ne!(c2.after, v1);
 }
 
+/// Keys of growing length in the same leaves: each longer key widens the nodes' key side
+/// block (copying the other slots' words); every key stays found and ordered.
+#[test]
+fn btree_keys_growing_longer_in_one_node() {
+    let t = BTree::new();
+    let mut model = BTreeMap::new();
+    // Lengths 1, 9, 17, ..., 64: each round needs one more word per slot.
+    for (round, len) in [1usize, 9, 17, 25, 33, 41, 49, 57, 64]
+        .into_iter()
+        .enumerate()
+    {
+        for i in 0..3u8 {
+            let mut k = vec![b'a' + i; len];
+            if len > 1 {
+                k[len - 1] = round as u8;
+            }
+            let v = (round * 10 + i as usize) as u64;
+            t.insert(&k, v).unwrap();
+            model.insert(k, v);
+        }
+        for (k, &v) in &model {
+            assert_eq!(
+                t.get(k).0,
+                Some(v),
+                "key of {} bytes after round {round}",
+                k.len()
+            );
+        }
+        let all = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+        assert_eq!(
+            all,
+            model
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect::<Vec<_>>()
+        );
+    }
+    // Removing the long keys leaves the short ones findable through the wide block.
+    for (k, &v) in model.iter().filter(|(k, _)| k.len() > 8) {
+        assert!(t.remove(k, v).is_some());
+    }
+    for (k, &v) in model.iter().filter(|(k, _)| k.len() <= 8) {
+        assert_eq!(t.get(k).0, Some(v));
+    }
+}
+
 /// A queue (TPC-C's New-Order table): appends at the back, removes from the front.
 /// Emptied leaves leave the tree, and lookups, scans and inserts stay right.
 #[test]
