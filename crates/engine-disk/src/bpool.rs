@@ -44,6 +44,9 @@ struct Bytes(UnsafeCell<Page>);
 // by the thread that exclusively owns an unmapped frame).
 unsafe impl Sync for Bytes {}
 
+/// A page-table shard and its hit counter.
+type ShardCell = (RwLock<Shard>, AtomicU64);
+
 #[derive(Default)]
 struct Shard {
     map: FxHashMap<u64, u32>,
@@ -62,7 +65,7 @@ pub struct BufferPool {
     bytes: Box<[Bytes]>,
     /// Page-table shards with their hit counters, each on its own cache line (threads
     /// fixing pages of different shards must not invalidate each other's lines).
-    shards: Box<[CachePadded<(RwLock<Shard>, AtomicU64)>]>,
+    shards: Box<[CachePadded<ShardCell>]>,
     free: Mutex<Vec<u32>>,
     hand: AtomicUsize,
     file: File,

@@ -295,7 +295,7 @@ const THREADS: u64 = 4;
 
 fn stress_key(k: u64) -> Vec<u8> {
     // Mix short and long keys.
-    if k % 5 == 0 {
+    if k.is_multiple_of(5) {
         let mut v = vec![b'x'; 40];
         v.extend_from_slice(&k.to_be_bytes());
         v
@@ -325,7 +325,7 @@ fn stress<I: Sync>(
                         x ^= x >> 7;
                         x ^= x << 17;
                         // Half the keys are disjoint per thread, half shared by all.
-                        let k = if x % 2 == 0 {
+                        let k = if x.is_multiple_of(2) {
                             (x >> 8) % 3000 * THREADS + t
                         } else {
                             1_000_000 + (x >> 8) % 2000

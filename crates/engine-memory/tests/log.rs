@@ -28,7 +28,8 @@ fn open(mode: LogMode, dir: &std::path::Path, threads: usize) -> MemoryEngine {
 fn replay(path: &std::path::Path) -> BTreeMap<(u32, Vec<u8>), Vec<u8>> {
     let log = read_log(path).unwrap();
     assert!(!log.torn_tail);
-    let mut latest: BTreeMap<(u32, Vec<u8>), (u64, Option<Vec<u8>>)> = BTreeMap::new();
+    type Latest = BTreeMap<(u32, Vec<u8>), (u64, Option<Vec<u8>>)>;
+    let mut latest: Latest = BTreeMap::new();
     for r in log.records {
         let e = latest.entry((r.table, r.key)).or_insert((0, None));
         assert_ne!(e.0, r.tid, "two log records of one key with the same TID");
@@ -106,7 +107,7 @@ fn log_replay_gives_final_contents() {
                             let present = s.get(table, &key(k), |_| {})?;
                             if !present {
                                 s.insert(table, &key(k), &vec![v; size])?;
-                            } else if v % 3 == 0 {
+                            } else if v.is_multiple_of(3) {
                                 s.delete(table, &key(k))?;
                             } else {
                                 s.update(table, &key(k), |r| r[0] = v)?;
