@@ -22,8 +22,8 @@ use std::cmp::Ordering;
 use std::ops::Bound;
 use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering::*};
 
-/// Keys per node (leaf and inner). 32 keys of up to 64 bytes: nodes of about 570 bytes for
-/// short keys (plus 1.8 KB once a node holds a key longer than 8 bytes).
+/// Keys per node (leaf and inner). 32 keys of up to 64 bytes: nodes of 576 bytes for
+/// short keys, plus 256 bytes per extra key word once a node holds longer keys.
 pub const FANOUT: usize = 32;
 /// Words per key slot.
 const KW: usize = MAX_KEY_LEN / 8;
