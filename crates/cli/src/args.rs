@@ -293,8 +293,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         }
     };
     let bytes = v * mult as f64;
-    // NaN fails every comparison: `is_nan` first, then the range.
-    if bytes.is_nan() || bytes < 1.0 || !bytes.is_finite() || bytes > u64::MAX as f64 {
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
         return Err(format!("size '{s}' must be at least one byte"));
     }
     Ok(bytes as u64)

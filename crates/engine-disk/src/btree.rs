@@ -44,6 +44,8 @@ const SLOTS: usize = 64;
 /// A slot: the cell's offset (u16), then the key's head (`head_of`, u64), so that a
 /// binary search reads the slot array only and touches a cell just to break ties.
 const SLOT: usize = 10;
+/// Where a slot's key head sits in it.
+const SLOT_HEAD: usize = 2;
 /// A cell's bytes besides its key: the length byte and the value.
 const CELL_OVERHEAD: usize = 1 + 8;
 /// The most bytes one entry takes (slot + cell of a longest key).
@@ -202,7 +204,7 @@ fn insert_at(p: &mut Page, i: usize, k: &[u8], v: u64) {
     set_cells(p, at);
     p.copy_within(slot(i)..slot(n), slot(i + 1));
     put_u16(p, slot(i), at as u16);
-    put_u64(p, slot(i) + 2, head_of(k));
+    put_u64(p, slot(i) + SLOT_HEAD, head_of(k));
     set_count(p, n + 1);
 }
 fn remove_at(p: &mut Page, i: usize) {
@@ -237,20 +239,6 @@ fn compact(p: &mut Page) {
     set_cells(p, top);
     set_holes(p, 0);
 }
-/// Byte-wise key order with a fast path on the first 8 bytes (most keys differ there;
-/// saves a libc memcmp call per comparison in the binary searches).
-#[inline]
-fn cmp(a: &[u8], b: &[u8]) -> Ordering {
-    if a.len() >= 8 && b.len() >= 8 {
-        let x = u64::from_be_bytes(a[..8].try_into().unwrap());
-        let y = u64::from_be_bytes(b[..8].try_into().unwrap());
-        if x != y {
-            return x.cmp(&y);
-        }
-    }
-    a.cmp(b)
-}
-
 /// The first 8 bytes of a key as a big-endian word, zero-padded: words compare as the
 /// keys' first 8 bytes do (ties say nothing).
 #[inline(always)]
@@ -263,7 +251,7 @@ fn head_of(k: &[u8]) -> u64 {
 /// Entry `i`'s head, from its slot.
 #[inline(always)]
 fn head(p: &Page, i: usize) -> u64 {
-    get_u64(p, slot(i) + 2)
+    get_u64(p, slot(i) + SLOT_HEAD)
 }
 #[inline(always)]
 fn prefetch(p: &Page, at: usize) {
@@ -315,7 +303,8 @@ fn rank(p: &Page, k: &[u8], or_equal: bool) -> usize {
     };
     while lo < hi {
         let mid = (lo + hi) / 2;
-        let c = cmp(key(p, mid), k);
+        // Heads are equal here: only the bytes past them (or the lengths) can differ.
+        let c = key(p, mid).cmp(k);
         if c == Ordering::Less || (or_equal && c == Ordering::Equal) {
             lo = mid + 1;
         } else {
@@ -385,7 +374,7 @@ pub fn check_cells(p: &Page, pid: u64) -> Result<()> {
         if len > MAX_TREE_KEY || at + cell_size(len) > PAGE_SIZE {
             return Err(corrupt(pid, "cell overruns the page"));
         }
-        if get_u64(p, slot(i) + 2) != head_of(&p[at + 1..at + 1 + len]) {
+        if head(p, i) != head_of(&p[at + 1..at + 1 + len]) {
             return Err(corrupt(
                 pid,
                 "a slot's key head differs from its cell's key",
@@ -1262,7 +1251,7 @@ mod tests {
             }),
             ("key head", &|p| {
                 let h = head(p, 2);
-                put_u64(p, slot(2) + 2, h ^ 1);
+                put_u64(p, slot(2) + SLOT_HEAD, h ^ 1);
             }),
         ];
         for (what, f) in damage {

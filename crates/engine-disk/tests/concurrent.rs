@@ -18,22 +18,6 @@ fn load(e: &DiskEngine) {
     s.commit().unwrap();
 }
 
-fn total(s: &mut Session<engine_disk::DiskWorker<'_>>) -> Result<(i64, usize), Error> {
-    let mut sum = 0;
-    let n = s.scan(
-        ACC.primary(),
-        Bound::Unbounded,
-        Bound::Unbounded,
-        Dir::Forward,
-        usize::MAX,
-        |_, r| {
-            sum += bal(r);
-            true
-        },
-    )?;
-    Ok((sum, n))
-}
-
 /// Transfers between random accounts plus inserts/deletes of a side table, with a pool of
 /// 64 pages (so pages are evicted and re-read under concurrency); concurrent
 /// scans must always see the same total.

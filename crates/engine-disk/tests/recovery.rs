@@ -58,20 +58,7 @@ fn check(dir: &Path) {
     assert!(e.has_data());
     let mut s = Session::new(e.worker(0));
     s.begin(0).unwrap();
-    let mut sum = 0;
-    let n = s
-        .scan(
-            ACC.primary(),
-            Bound::Unbounded,
-            Bound::Unbounded,
-            Dir::Forward,
-            usize::MAX,
-            |_, r| {
-                sum += bal(r);
-                true
-            },
-        )
-        .unwrap();
+    let (sum, n) = total(&mut s).unwrap();
     assert_eq!(
         (n as u64, sum),
         (N, 100 * N as i64),
@@ -263,19 +250,7 @@ fn kill_trials(trials: u64) {
         let e = DiskEngine::open(schema(N), &opts(dir.path(), LogMode::Sync, Some(120))).unwrap();
         let mut s = Session::new(e.worker(0));
         s.begin(0).unwrap();
-        let mut sum = 0;
-        s.scan(
-            ACC.primary(),
-            Bound::Unbounded,
-            Bound::Unbounded,
-            Dir::Forward,
-            usize::MAX,
-            |_, r| {
-                sum += bal(r);
-                true
-            },
-        )
-        .unwrap();
+        let (sum, _) = total(&mut s).unwrap();
         assert_eq!(sum, 100 * N as i64, "trial {trial}: total changed");
         for id in &acked {
             assert!(

@@ -1,5 +1,6 @@
 #![allow(dead_code)]
-use api::{EngineOptions, IndexKind, Key, LogMode, Schema, TableDef};
+use api::{Dir, EngineOptions, Error, IndexKind, Key, LogMode, Schema, Session, TableDef, TableId};
+use std::ops::Bound;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -36,6 +37,23 @@ pub fn row(bal: i64, group: u32) -> [u8; 24] {
 
 pub fn bal(r: &[u8]) -> i64 {
     i64::from_le_bytes(r[..8].try_into().unwrap())
+}
+
+/// The sum of the accounts' balances and their number (one full scan of table 0).
+pub fn total(s: &mut Session<engine_disk::DiskWorker<'_>>) -> Result<(i64, usize), Error> {
+    let mut sum = 0;
+    let n = s.scan(
+        TableId(0).primary(),
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Dir::Forward,
+        usize::MAX,
+        |_, r| {
+            sum += bal(r);
+            true
+        },
+    )?;
+    Ok((sum, n))
 }
 
 pub fn opts(dir: &Path, log: LogMode, bpool_pages: Option<u64>) -> EngineOptions {
