@@ -34,6 +34,10 @@ pub struct EngineOptions {
     pub escalation: Option<u32>,
     /// Checkpoint interval in milliseconds (disk engine); 0 disables periodic ones.
     pub checkpoint_ms: Option<u64>,
+    /// Where files are read and written: the operating system's file system, or a
+    /// simulated disk that injects faults (tests).
+    #[serde(skip)]
+    pub storage: Arc<dyn storage::Storage>,
 }
 
 impl Default for EngineOptions {
@@ -46,6 +50,7 @@ impl Default for EngineOptions {
             bpool_bytes: None,
             escalation: None,
             checkpoint_ms: None,
+            storage: storage::os(),
         }
     }
 }
