@@ -38,6 +38,12 @@ pub struct EngineOptions {
     /// simulated disk that injects faults (tests).
     #[serde(skip)]
     pub storage: Arc<dyn storage::Storage>,
+    /// Create a database when the directory holds none (`run`); `false` refuses to
+    /// (`check`: there must be something to check).
+    pub create: bool,
+    /// Discard the database (or log) the directory holds, if it is this engine's, and
+    /// start empty (`--reload`). Without it an existing database is never overwritten.
+    pub reload: bool,
 }
 
 impl Default for EngineOptions {
@@ -51,6 +57,8 @@ impl Default for EngineOptions {
             escalation: None,
             checkpoint_ms: None,
             storage: storage::os(),
+            create: true,
+            reload: false,
         }
     }
 }
@@ -83,6 +91,12 @@ pub trait Engine: Send + Sync + Sized + 'static {
     /// True when `open` found existing data (so loading must be skipped).
     fn has_data(&self) -> bool {
         false
+    }
+
+    /// The load has finished: make it durable and mark the database complete, so a
+    /// database whose load was cut short is never taken for loaded data.
+    fn load_done(&self) -> Result<()> {
+        Ok(())
     }
 
     /// Flush and stop background activity. Called once, after all workers are gone.
