@@ -14,8 +14,7 @@ use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 use std::cell::UnsafeCell;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use storage::File;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -68,7 +67,7 @@ pub struct BufferPool {
     shards: Box<[CachePadded<ShardCell>]>,
     free: Mutex<Vec<u32>>,
     hand: AtomicUsize,
-    file: File,
+    file: Arc<dyn File>,
     next_page: AtomicU64,
     log: Arc<Log>,
     /// Set by the crash hook: nothing more is written to the data file.
@@ -104,9 +103,14 @@ impl PageGuard<'_> {
     }
     /// Log `rec` as a change of this page: mark the page dirty (recovery LSN taken before
     /// the append, so a concurrent checkpoint cannot miss it), append, stamp the LSN.
-    pub fn log(&mut self, log: &Log, rec: &Rec<'_>, last: Option<&AtomicU64>) -> u64 {
+    pub fn log(
+        &mut self,
+        log: &Log,
+        rec: &Rec<'_>,
+        txn: Option<(&AtomicU64, &AtomicU64)>,
+    ) -> u64 {
         self.mark_dirty(log);
-        let lsn = log.append(rec, last);
+        let lsn = log.append(rec, txn);
         page::set_lsn(self.page_mut(), lsn);
         lsn
     }
@@ -130,7 +134,7 @@ impl Drop for PageGuard<'_> {
 }
 
 impl BufferPool {
-    pub fn new(file: File, frames: usize, next_page: u64, log: Arc<Log>) -> BufferPool {
+    pub fn new(file: Arc<dyn File>, frames: usize, next_page: u64, log: Arc<Log>) -> BufferPool {
         let n = frames.max(MIN_FRAMES);
         assert!(n < u32::MAX as usize, "too many frames");
         let frames: Box<[Frame]> = (0..n)
@@ -313,16 +317,10 @@ impl BufferPool {
     }
 
     fn read_page(&self, pid: u64, data: &mut Page) -> Result<()> {
-        let mut got = 0;
-        while got < PAGE_SIZE {
-            let n = self
-                .file
-                .read_at(&mut data[got..], pid * PAGE_SIZE as u64 + got as u64)?;
-            if n == 0 {
-                break;
-            }
-            got += n;
-        }
+        let got = self
+            .file
+            .read_full_at(&mut data[..], pid * PAGE_SIZE as u64)
+            .map_err(crate::log::io_err)?;
         data[got..].fill(0); // past the end of the file: never written
         self.stats.reads.fetch_add(1, Ordering::Relaxed);
         if page::verify(data, pid)? == page::PageType::BTree {
@@ -418,7 +416,7 @@ impl BufferPool {
         page::seal(&mut copy);
         if let Err(e) = self.file.write_all_at(&copy[..], pid * PAGE_SIZE as u64) {
             fr.dirty.store(true, Ordering::Release);
-            return Err(e.into());
+            return Err(crate::log::io_err(e));
         }
         self.stats.writes.fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -491,7 +489,7 @@ impl BufferPool {
         if self.detached.load(Ordering::Acquire) {
             return Ok(());
         }
-        self.file.sync_data()?;
+        self.file.sync_data().map_err(crate::log::io_err)?;
         Ok(())
     }
 
@@ -519,27 +517,31 @@ impl BufferPool {
         self.detached.store(true, Ordering::Release);
     }
 
-    pub fn file(&self) -> &File {
+    pub fn file(&self) -> &Arc<dyn File> {
         &self.file
     }
+}
+
+/// A pool over `dir/data` (created if missing) with a log that keeps nothing, for the
+/// unit tests of pages, heaps and trees.
+#[cfg(test)]
+pub(crate) fn for_tests(dir: &std::path::Path, frames: usize) -> (BufferPool, Arc<Log>) {
+    let st = storage::os();
+    let path = dir.join("data");
+    let f = match st.open(&path, storage::Open::ReadWrite) {
+        Ok(f) => f,
+        Err(_) => st.open(&path, storage::Open::CreateNew).unwrap(),
+    };
+    let log = Arc::new(Log::memory_only());
+    (BufferPool::new(f, frames, 1, log.clone()), log)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use api::LogMode;
 
     fn pool(dir: &std::path::Path, frames: usize) -> BufferPool {
-        let start = Log::create_empty(dir, 64).unwrap();
-        let log = Arc::new(Log::open(dir, LogMode::Off, start, 64).unwrap());
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(dir.join("data"))
-            .unwrap();
-        BufferPool::new(f, frames, 1, log)
+        for_tests(dir, frames).0
     }
 
     fn write_page(p: &BufferPool, pid: u64, val: u64) {

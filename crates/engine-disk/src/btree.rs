@@ -938,22 +938,12 @@ mod tests {
     use super::*;
     use crate::log::Log;
     use crate::xct::{TxnLog, TxnSlot};
-    use api::LogMode;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
     fn setup(dir: &std::path::Path, frames: usize) -> (BufferPool, Arc<Log>) {
-        let start = Log::create_empty(dir, 64).unwrap();
-        let log = Arc::new(Log::open(dir, LogMode::Off, start, 64).unwrap());
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(dir.join("data"))
-            .unwrap();
-        (BufferPool::new(f, frames, 1, log.clone()), log)
+        crate::bpool::for_tests(dir, frames)
     }
 
     fn tl() -> TxnLog {

@@ -5,15 +5,14 @@
 //! after recovery and at clean shutdown. It must never be changed by transactions.
 //!
 //! Layout after the common header: `[32..40)` next lsn, `[40..48)` next page,
-//! `[48..52)` table count, then from 64 one 128-byte entry per table: `[0]` name length,
+//! `[48..52)` table count, `[56..64)` database id (as in the control file), then from 64 one 128-byte entry per table: `[0]` name length,
 //! `[1..48)` name, `[48..52)` row size, `[52]` primary kind (0 B-tree, 1 hash), `[53]`
 //! secondary count, `[54]` unique-secondary bit mask, `[64..128)` root pages (primary
 //! first, then secondaries).
 
 use crate::page::{self, get_u32, get_u64, put_u32, put_u64, Page, PageType, PAGE_SIZE};
 use api::{Error, IndexKind, Result, Schema};
-use std::fs::File;
-use std::os::unix::fs::FileExt;
+use storage::File;
 
 const ENTRY: usize = 128;
 const NAME_MAX: usize = 47;
@@ -22,6 +21,7 @@ pub const MAX_TABLES: usize = (PAGE_SIZE - 64) / ENTRY;
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
+    pub db_id: u64,
     pub next_lsn: u64,
     pub next_page: u64,
     /// Per table, the root page of each index (primary first).
@@ -53,12 +53,13 @@ pub fn check_limits(s: &Schema) -> Result<()> {
     Ok(())
 }
 
-pub fn write(f: &File, s: &Schema, c: &Catalog) -> Result<()> {
+pub fn write(f: &dyn File, s: &Schema, c: &Catalog) -> Result<()> {
     let mut p: Box<Page> = Box::new([0; PAGE_SIZE]);
     page::format(&mut p, 0, PageType::Catalog);
     put_u64(&mut p[..], 32, c.next_lsn);
     put_u64(&mut p[..], 40, c.next_page);
     put_u32(&mut p[..], 48, s.tables.len() as u32);
+    put_u64(&mut p[..], 56, c.db_id);
     for (i, t) in s.tables.iter().enumerate() {
         let at = 64 + i * ENTRY;
         let e = &mut p[at..at + ENTRY];
@@ -77,20 +78,18 @@ pub fn write(f: &File, s: &Schema, c: &Catalog) -> Result<()> {
         }
     }
     page::seal(&mut p);
-    f.write_all_at(&p[..], 0)?;
-    f.sync_all()?;
+    f.write_all_at(&p[..], 0).map_err(crate::log::io_err)?;
+    f.sync_data().map_err(crate::log::io_err)?;
     Ok(())
 }
 
 /// The catalog of an existing database, checked against `s`; `None` if the file holds
 /// no database yet (empty, or creation never completed).
-pub fn read(f: &File, s: &Schema) -> Result<Option<Catalog>> {
+pub fn read(f: &dyn File, s: &Schema) -> Result<Option<Catalog>> {
     let mut p: Box<Page> = Box::new([0; PAGE_SIZE]);
-    let len = f.metadata()?.len();
-    if len < PAGE_SIZE as u64 {
+    if f.read_full_at(&mut p[..], 0).map_err(crate::log::io_err)? < PAGE_SIZE {
         return Ok(None);
     }
-    f.read_exact_at(&mut p[..], 0)?;
     match page::verify(&p, 0)? {
         PageType::Free => return Ok(None),
         PageType::Catalog => {}
@@ -147,6 +146,7 @@ pub fn read(f: &File, s: &Schema) -> Result<Option<Catalog>> {
         );
     }
     Ok(Some(Catalog {
+        db_id: get_u64(&p[..], 56),
         next_lsn: get_u64(&p[..], 32),
         next_page: get_u64(&p[..], 40),
         roots,

@@ -349,7 +349,6 @@ pub fn undo_update(pool: &BufferPool, log: &Log, tl: &mut TxnLog, r: &Rec<'_>) -
 mod tests {
     use super::*;
     use crate::xct::TxnSlot;
-    use api::LogMode;
     use std::sync::Arc;
 
     #[test]
@@ -365,16 +364,7 @@ mod tests {
     #[test]
     fn insert_read_delete_and_redo_rebuild_the_pages() {
         let dir = tempfile::tempdir().unwrap();
-        let start = Log::create_empty(dir.path(), 64).unwrap();
-        let log = Arc::new(Log::open(dir.path(), LogMode::Off, start, 64).unwrap());
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(dir.path().join("data"))
-            .unwrap();
-        let pool = BufferPool::new(f, 64, 1, log.clone());
+        let (pool, log) = crate::bpool::for_tests(dir.path(), 64);
         let hf = HeapFile::new(3, 300);
         let mut tl = TxnLog::new(Arc::new(TxnSlot::default()));
         tl.txn = 9;

@@ -1,14 +1,16 @@
 //! The `disk` engine: a Shore-MT-style storage manager (see docs/design/disk-engine.md).
 //! Components, each a module (reports attribute time by module path): `bpool` (buffer
 //! pool), `latch` (page latches), `heap` (slotted heap pages), `btree` (B+tree on pages),
-//! `lock` (hierarchical lock manager), `log` (WAL), `recovery` (ARIES restart and
-//! checkpoints), `xct` (transactions), `catalog` (schema layout on page 0).
+//! `lock` (hierarchical lock manager), `log` (WAL segments), `recovery` (ARIES restart),
+//! `checkpoint` (fuzzy checkpoints, the control file, log recycling), `xct`
+//! (transactions), `catalog` (schema layout on page 0).
 //! This file owns opening, creating, recovering, background daemons and shutdown; it must
 //! never implement a transactional operation itself (those are in `xct`).
 
 pub mod bpool;
 pub mod btree;
 pub mod catalog;
+pub mod checkpoint;
 pub mod heap;
 pub mod latch;
 pub mod lock;
@@ -22,10 +24,11 @@ use bpool::BufferPool;
 use btree::Tree;
 use heap::HeapFile;
 use lock::{LockConfig, LockManager};
-use log::{Kind, Log, LogImage, Rec};
+use checkpoint::{Control, State};
+use log::{io_err, Log, LogReader, Segments};
 use parking_lot::Mutex;
 use recovery::StopAt;
-use std::fs::File;
+use storage::{Open, Storage};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -62,10 +65,15 @@ pub struct Inner {
     pub commits: AtomicU64,
     pub aborts: AtomicU64,
     pub checkpoints: AtomicU64,
+    /// The log's files (storage, directory, database id, segment size).
+    pub segs: Segments,
+    /// The control file's content as last written (checkpoints update it).
+    pub control: Mutex<Control>,
+    /// One checkpoint at a time (the daemon, load_done and close may race).
+    pub checkpoint_lock: Mutex<()>,
     stop: AtomicBool,
     wake: rt::Event,
     dir: PathBuf,
-    log_dir: PathBuf,
 }
 
 pub struct DiskEngine {
@@ -111,6 +119,16 @@ fn available_memory_bytes() -> Option<u64> {
         .map(|kib| kib * 1024)
 }
 
+/// What a database is opened with besides its options (crash tests).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hooks {
+    /// Stop recovery early, leaving the files as a crash there would.
+    pub stop: StopAt,
+    /// Log segment size for a new database (small in tests, so segments recycle).
+    pub seg_bytes: Option<u64>,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn build_inner(
     schema: Arc<Schema>,
     opts: &EngineOptions,
@@ -118,7 +136,8 @@ fn build_inner(
     log: Arc<Log>,
     roots: &[Vec<u64>],
     dir: &Path,
-    log_dir: &Path,
+    segs: Segments,
+    control: Control,
 ) -> Result<Inner> {
     let mut tables = Vec::with_capacity(schema.tables.len());
     for (i, t) in schema.tables.iter().enumerate() {
@@ -161,29 +180,65 @@ fn build_inner(
         commits: AtomicU64::new(0),
         aborts: AtomicU64::new(0),
         checkpoints: AtomicU64::new(0),
+        segs,
+        control: Mutex::new(control),
+        checkpoint_lock: Mutex::new(()),
         stop: AtomicBool::new(false),
         wake: rt::Event::new(),
         dir: dir.to_path_buf(),
-        log_dir: log_dir.to_path_buf(),
     })
 }
 
-fn open_data(dir: &Path) -> Result<File> {
-    let path = dir.join(DATA_FILE);
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| Error::fatal(format!("opening {}: {e}", path.display())))
+/// A new database's id: random enough that two databases never share one.
+fn new_db_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish() | 1
+}
+
+fn fatal(e: std::io::Error) -> Error {
+    io_err(e)
+}
+
+/// The files of this engine's database in `dir` (and its log in `log_dir`), by name.
+fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut v = Vec::new();
+    for n in st.list(dir).map_err(fatal)? {
+        if [checkpoint::CONTROL, DATA_FILE, "control.tmp"].contains(&n.as_str())
+            || log::is_segment_name(&n)
+        {
+            v.push(dir.join(n));
+        }
+    }
+    if log_dir != dir {
+        for n in st.list(log_dir).map_err(fatal)? {
+            if log::is_segment_name(&n) {
+                v.push(log_dir.join(n));
+            }
+        }
+    }
+    Ok(v)
 }
 
 impl DiskEngine {
     /// Open (recovering if needed) or create the database; `stop` ends recovery early
     /// (crash tests) with an error after leaving the files as a crash there would.
     pub fn open_with(schema: Arc<Schema>, opts: &EngineOptions, stop: StopAt) -> Result<Self> {
+        Self::open_hooked(schema, opts, Hooks { stop, ..Hooks::default() })
+    }
+
+    /// Open or create: a database is created only in an empty or new directory; a
+    /// directory holding anything else that is not a valid database is refused, and an
+    /// existing database is never recreated unless `opts.reload` says so.
+    pub fn open_hooked(schema: Arc<Schema>, opts: &EngineOptions, hooks: Hooks) -> Result<Self> {
         catalog::check_limits(&schema)?;
+        let st = opts.storage.clone();
         let (dir, tmp) = match &opts.db_dir {
             Some(d) => (d.clone(), None),
             None => {
@@ -191,19 +246,72 @@ impl DiskEngine {
                 (t.path().to_path_buf(), Some(t))
             }
         };
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| Error::fatal(format!("creating {}: {e}", dir.display())))?;
         let log_dir = opts.log_dir.clone().unwrap_or_else(|| dir.clone());
-        std::fs::create_dir_all(&log_dir)?;
-        let file = open_data(&dir)?;
+        for d in [&dir, &log_dir] {
+            if !st.exists(d).map_err(fatal)? {
+                if !opts.create {
+                    return Err(Error::fatal(format!(
+                        "{} does not exist: there is no database to open",
+                        d.display()
+                    )));
+                }
+                st.create_dir_all(d).map_err(fatal)?;
+            }
+        }
+        let mut control = Control::read(&*st, &dir)?;
+        if opts.reload && control.is_some() {
+            for f in own_files(&*st, &dir, &log_dir)? {
+                st.remove(&f).map_err(fatal)?;
+            }
+            st.sync_dir(&dir).map_err(fatal)?;
+            st.sync_dir(&log_dir).map_err(fatal)?;
+            control = None;
+        }
         let frames = frames_for(&schema, opts);
-        let (inner, has_data) = match catalog::read(&file, &schema)? {
-            None => (
-                Self::create(schema, opts, file, frames, &dir, &log_dir)?,
-                false,
-            ),
-            Some(cat) => (
-                Self::recover(schema, opts, file, frames, cat, &dir, &log_dir, stop)?,
+        let (inner, has_data) = match control {
+            None => {
+                if !opts.create {
+                    return Err(Error::fatal(format!(
+                        "{} holds no disk-engine database (no control file)",
+                        dir.display()
+                    )));
+                }
+                let mut found = st.list(&dir).map_err(fatal)?;
+                if log_dir != dir {
+                    found.extend(
+                        st.list(&log_dir)
+                            .map_err(fatal)?
+                            .into_iter()
+                            .filter(|n| log::is_segment_name(n)),
+                    );
+                }
+                if let Some(f) = found.first() {
+                    return Err(Error::fatal(format!(
+                        "{} is not empty and holds no disk-engine database (found {f}; no control file): refusing to create one over it",
+                        dir.display()
+                    )));
+                }
+                let seg_bytes = hooks.seg_bytes.unwrap_or(log::DEFAULT_SEG_BYTES);
+                assert!(
+                    seg_bytes >= page::PAGE_SIZE as u64,
+                    "log segments of {seg_bytes} bytes are too small"
+                );
+                (Self::create(schema, opts, st, frames, &dir, &log_dir, seg_bytes)?, false)
+            }
+            Some(c) if c.state == State::Loading => {
+                return Err(Error::fatal(format!(
+                    "the load did not finish: remove {} or rerun with --reload",
+                    dir.display()
+                )))
+            }
+            Some(c) if c.unlogged => {
+                return Err(Error::fatal(format!(
+                    "{} was open with --log off when its process stopped: changes since then cannot be recovered; remove it or rerun with --reload",
+                    dir.display()
+                )))
+            }
+            Some(c) => (
+                Self::recover(schema, opts, st, frames, c, &dir, &log_dir, hooks.stop)?,
                 true,
             ),
         };
@@ -218,19 +326,35 @@ impl DiskEngine {
         Ok(e)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn create(
         schema: Arc<Schema>,
         opts: &EngineOptions,
-        file: File,
+        st: Arc<dyn Storage>,
         frames: usize,
         dir: &Path,
         log_dir: &Path,
+        seg_bytes: u64,
     ) -> Result<Inner> {
-        file.set_len(0)?;
-        let _ = std::fs::remove_file(recovery::master_path(log_dir));
-        let first = log::FILE_HEADER as u64;
-        let start = Log::create_empty(log_dir, first)?;
-        let log = Arc::new(Log::open(log_dir, opts.log, start, first)?);
+        // The control file first: from here on the directory is this database's, and
+        // until the load is done it says so.
+        let control = Control {
+            db_id: new_db_id(),
+            state: State::Loading,
+            unlogged: opts.log == LogMode::Off,
+            checkpoint_lsn: 0,
+            seg_bytes,
+            data_pages: 0,
+        };
+        control.write(&*st, dir)?;
+        let file = storage::create_durable(&*st, &dir.join(DATA_FILE)).map_err(fatal)?;
+        let segs = Segments {
+            st: st.clone(),
+            dir: log_dir.to_path_buf(),
+            db_id: control.db_id,
+            seg_bytes,
+        };
+        let log = Arc::new(Log::create(segs.clone(), opts.log)?);
         let pool = BufferPool::new(file, frames, 1, log.clone());
         let mut roots = Vec::new();
         for (i, t) in schema.tables.iter().enumerate() {
@@ -243,104 +367,139 @@ impl DiskEngine {
         log.flush_once()?;
         pool.flush_all()?;
         let cat = catalog::Catalog {
+            db_id: control.db_id,
             next_lsn: log.next_lsn(),
             next_page: pool.next_page(),
             roots: roots.clone(),
         };
-        catalog::write(pool.file(), &schema, &cat)?;
-        build_inner(schema, opts, pool, log, &roots, dir, log_dir)
+        catalog::write(&**pool.file(), &schema, &cat)?;
+        let e = build_inner(schema, opts, pool, log, &roots, dir, segs, control)?;
+        checkpoint::take(&e)?;
+        Ok(e)
     }
 
     #[allow(clippy::too_many_arguments)]
     fn recover(
         schema: Arc<Schema>,
         opts: &EngineOptions,
-        file: File,
+        st: Arc<dyn Storage>,
         frames: usize,
-        cat: catalog::Catalog,
+        control: Control,
         dir: &Path,
         log_dir: &Path,
         stop: StopAt,
     ) -> Result<Inner> {
-        let file_pages = file.metadata()?.len().div_ceil(page::PAGE_SIZE as u64);
-        let img = match LogImage::read(log_dir)? {
-            Some(i) => i,
-            None => {
-                let start = Log::create_empty(log_dir, cat.next_lsn.max(log::FILE_HEADER as u64))?;
-                LogImage {
-                    start_lsn: start,
-                    bytes: vec![0; log::FILE_HEADER],
-                }
-            }
+        // Every check first: a refused database is left exactly as it was found.
+        let path = dir.join(DATA_FILE);
+        if !st.exists(&path).map_err(fatal)? {
+            return Err(Error::fatal(format!(
+                "{} is missing: the database is damaged",
+                path.display()
+            )));
+        }
+        let file = st.open(&path, Open::ReadWrite).map_err(fatal)?;
+        let len = file.len().map_err(fatal)?;
+        let page_bytes = page::PAGE_SIZE as u64;
+        if len < page_bytes || len < control.data_pages * page_bytes {
+            return Err(Error::fatal(format!(
+                "{} holds {len} bytes, less than the {} pages it had at the last checkpoint: it was cut or damaged",
+                path.display(),
+                control.data_pages.max(1)
+            )));
+        }
+        let cat = catalog::read(&*file, &schema)?.ok_or_else(|| {
+            Error::fatal(format!(
+                "{}: page 0 holds no catalog (zeroed or damaged)",
+                path.display()
+            ))
+        })?;
+        if cat.db_id != control.db_id {
+            return Err(Error::fatal(format!(
+                "{} belongs to another database (id {:016x}, the control file says {:016x})",
+                path.display(),
+                cat.db_id,
+                control.db_id
+            )));
+        }
+        let segs = Segments {
+            st: st.clone(),
+            dir: log_dir.to_path_buf(),
+            db_id: control.db_id,
+            seg_bytes: control.seg_bytes,
         };
-        let needs_recovery = img.bytes.len() > log::FILE_HEADER;
-        if needs_recovery {
-            // Recovery runs with a synchronous log (its CLRs must be durable), then
-            // everything is written back and the log restarts empty.
-            let log = Arc::new(Log::open(
-                log_dir,
-                LogMode::Sync,
-                img.start_lsn,
-                img.end_lsn(),
-            )?);
-            let pool = BufferPool::new(
-                file.try_clone()?,
-                frames,
-                cat.next_page.max(file_pages),
-                log.clone(),
-            );
-            let an = recovery::analyze(log_dir, &img)?;
-            pool.reserve_pages(an.next_page);
-            let rec_opts = EngineOptions {
-                log: LogMode::Sync,
-                ..opts.clone()
-            };
-            let e = build_inner(
-                schema.clone(),
-                &rec_opts,
-                pool,
-                log.clone(),
-                &cat.roots,
-                dir,
-                log_dir,
-            )?;
-            recovery::redo(&e, &img, &an)?;
-            if stop == StopAt::AfterRedo {
-                e.pool.flush_all()?;
-                return Err(Error::fatal("recovery stopped after redo (test hook)"));
-            }
-            let lim = match stop {
-                StopAt::AfterUndo(n) => Some(n),
-                _ => None,
-            };
-            let undone = recovery::undo(&e, &img, &an, lim)?;
-            if lim.is_some_and(|n| undone >= n) {
-                log.flush_once()?;
-                e.pool.flush_all()?;
-                return Err(Error::fatal("recovery stopped during undo (test hook)"));
-            }
+        let reader = LogReader::open(segs.clone(), control.checkpoint_lsn)?;
+        if reader.end_lsn() < cat.next_lsn {
+            return Err(Error::fatal(format!(
+                "the log in {} ends at LSN {}, before LSN {} the database reached: the log was lost, cut or replaced",
+                log_dir.display(),
+                reader.end_lsn(),
+                cat.next_lsn
+            )));
+        }
+        let an = recovery::analyze(&reader, control.checkpoint_lsn)?;
+        // From here on, recovery writes: CLRs to the log, redone pages to the data file.
+        // It runs with a synchronous log (its CLRs must be durable), then everything is
+        // written back and the session's log continues after it.
+        let log = Arc::new(Log::open(segs.clone(), LogMode::Sync, reader.end_lsn())?);
+        let pool = BufferPool::new(
+            file.clone(),
+            frames,
+            cat.next_page.max(len / page_bytes),
+            log.clone(),
+        );
+        pool.reserve_pages(an.next_page);
+        let rec_opts = EngineOptions {
+            log: LogMode::Sync,
+            ..opts.clone()
+        };
+        let e = build_inner(
+            schema.clone(),
+            &rec_opts,
+            pool,
+            log.clone(),
+            &cat.roots,
+            dir,
+            segs.clone(),
+            control,
+        )?;
+        recovery::redo(&e, &reader, &an)?;
+        if stop == StopAt::AfterRedo {
+            e.pool.flush_all()?;
+            return Err(Error::fatal("recovery stopped after redo (test hook)"));
+        }
+        let lim = match stop {
+            StopAt::AfterUndo(n) => Some(n),
+            _ => None,
+        };
+        let undone = recovery::undo(&e, &reader, &an, lim)?;
+        if lim.is_some_and(|n| undone >= n) {
             log.flush_once()?;
             e.pool.flush_all()?;
-            let next_lsn = log.next_lsn().max(cat.next_lsn);
-            let c = catalog::Catalog {
-                next_lsn,
-                next_page: e.pool.next_page(),
-                roots: cat.roots.clone(),
-            };
-            catalog::write(e.pool.file(), &schema, &c)?;
-            log.stop();
-            drop(e);
-            let _ = std::fs::remove_file(recovery::master_path(log_dir));
-            let start = Log::create_empty(log_dir, next_lsn)?;
-            let log = Arc::new(Log::open(log_dir, opts.log, start, next_lsn)?);
-            let pool = BufferPool::new(file, frames, c.next_page, log.clone());
-            return build_inner(schema, opts, pool, log, &cat.roots, dir, log_dir);
+            return Err(Error::fatal("recovery stopped during undo (test hook)"));
         }
-        let next_lsn = img.end_lsn().max(cat.next_lsn);
-        let start = Log::create_empty(log_dir, next_lsn)?;
-        let log = Arc::new(Log::open(log_dir, opts.log, start, next_lsn)?);
-        let pool = BufferPool::new(file, frames, cat.next_page.max(file_pages), log.clone());
-        build_inner(schema, opts, pool, log, &cat.roots, dir, log_dir)
+        log.flush_once()?;
+        e.pool.flush_all()?;
+        let next_lsn = log.next_lsn();
+        let c = catalog::Catalog {
+            db_id: control.db_id,
+            next_lsn,
+            next_page: e.pool.next_page(),
+            roots: cat.roots.clone(),
+        };
+        catalog::write(&**e.pool.file(), &schema, &c)?;
+        log.stop();
+        drop(e);
+        drop(reader);
+        let log = Arc::new(Log::open(segs.clone(), opts.log, next_lsn)?);
+        let pool = BufferPool::new(file, frames, c.next_page, log.clone());
+        let control = Control {
+            unlogged: opts.log == LogMode::Off,
+            ..control
+        };
+        let e = build_inner(schema, opts, pool, log, &cat.roots, dir, segs, control)?;
+        // The session's first checkpoint: recovery starts here after a later crash.
+        checkpoint::take(&e)?;
+        Ok(e)
     }
 
     fn start_daemons(&self, opts: &EngineOptions) {
@@ -431,53 +590,29 @@ impl DiskEngine {
         let i = &self.inner;
         i.log.flush_once()?;
         i.pool.flush_all()?;
-        let next_lsn = i.log.next_lsn();
         let roots: Vec<Vec<u64>> = i
             .tables
             .iter()
             .map(|t| t.trees.iter().map(|t| t.root).collect())
             .collect();
         let c = catalog::Catalog {
-            next_lsn,
+            db_id: i.control.lock().db_id,
+            next_lsn: i.log.next_lsn(),
             next_page: i.pool.next_page(),
             roots,
         };
-        catalog::write(i.pool.file(), &i.schema, &c)?;
-        let _ = std::fs::remove_file(recovery::master_path(&i.log_dir));
-        Log::create_empty(&i.log_dir, next_lsn)?;
+        catalog::write(&**i.pool.file(), &i.schema, &c)?;
+        // Every page is durable now, so even a session with the log off ends safe.
+        i.control.lock().unlogged = false;
+        checkpoint::take(i)?;
         Ok(())
     }
 }
 
 impl Inner {
-    /// Fuzzy checkpoint: the active transaction and dirty page tables as of `begin`
-    /// (records from `begin` on are re-scanned by analysis), then the master file.
+    /// Take a fuzzy checkpoint now.
     pub fn checkpoint(&self) -> Result<()> {
-        let begin = self.log.next_lsn();
-        let mut att = Vec::new();
-        for s in self.slots.lock().iter() {
-            let txn = s.txn.load(Ordering::Acquire);
-            let last = s.last.load(Ordering::Acquire);
-            if txn != 0 && last != 0 {
-                att.push((txn, last));
-            }
-        }
-        let mut dpt = Vec::new();
-        self.pool.dirty_pages(&mut dpt);
-        self.pool.sync()?;
-        let payload = recovery::encode_checkpoint(begin, self.pool.next_page(), &att, &dpt);
-        if payload.len() + log::REC_HEADER > log::MAX_REC {
-            return Err(Error::fatal(
-                "checkpoint record would exceed the log record limit",
-            ));
-        }
-        let mut r = Rec::new(Kind::Checkpoint);
-        r.payload = &payload;
-        let lsn = self.log.append(&r, None);
-        self.log.flush_to(lsn + 1)?;
-        recovery::write_master(&self.log_dir, lsn)?;
-        self.checkpoints.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        checkpoint::take(self).map(|_| ())
     }
 
     pub fn dir(&self) -> &Path {
@@ -503,6 +638,16 @@ impl Engine for DiskEngine {
 
     fn has_data(&self) -> bool {
         self.has_data
+    }
+
+    fn load_done(&self) -> Result<()> {
+        let i = &self.inner;
+        i.log.flush_once()?;
+        i.pool.flush_all()?;
+        checkpoint::take(i)?;
+        let mut c = i.control.lock();
+        c.state = State::Ready;
+        c.write(&*i.segs.st, &i.dir)
     }
 
     fn shutdown(&self) -> Result<()> {

@@ -1,6 +1,10 @@
 //! Write-ahead log: the record format, the log buffer, group commit by a flush daemon,
-//! and reading the log back (torn-tail truncation). LSN = byte position of a record in
-//! the log stream (the log file maps position `lsn - start_lsn` to `lsn`).
+//! segment files, and reading the log back with bounded memory. LSN = byte position of
+//! a record in one endless log stream; the stream is stored in segment files of
+//! `seg_bytes` each (`wal.<n>` holds positions `[n * seg_bytes, (n + 1) * seg_bytes)`
+//! after its `SEG_HEADER`), so records may span two files and old segments can be
+//! removed once no recovery can need them. Only a torn tail (no valid record anywhere
+//! beyond it) is ever cut; an invalid record with a valid one after it is damage.
 //! This module owns log bytes and durability only; it must never touch pages or locks.
 //!
 //! Record (little-endian, `REC_HEADER` = 64 bytes, then the payload):
@@ -12,18 +16,26 @@
 use crate::page::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64, PAGE_SIZE};
 use api::{Error, LogMode, Result};
 use parking_lot::Mutex;
-use std::fs::File;
-use std::io::Write;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+use storage::{File, Open, Storage};
 
 pub const REC_HEADER: usize = 64;
-pub const FILE_HEADER: usize = 32;
-const FILE_MAGIC: u32 = 0x574c_4f47; // "GOLW"
-/// 2: `PageImages` carry two ranges per page (slotted B-tree nodes); 1: one prefix.
-const FILE_VERSION: u32 = 2;
+/// Segment file header: `[0..8)` magic, `[8..12)` format version, `[12..16)` zero,
+/// `[16..24)` database id, `[24..32)` segment number, `[32..40)` segment bytes,
+/// `[40..44)` crc32 of `[0..40)`; zeros up to `SEG_HEADER`.
+pub const SEG_HEADER: usize = 64;
+const SEG_MAGIC: &[u8; 8] = b"OLTPWAL\0";
+/// 3: segment files with a database id; 2: one file, `PageImages` with two ranges.
+const FORMAT_VERSION: u32 = 3;
+/// Default segment size: big enough that switching files is rare (TPC-C writes about
+/// 9 MB/s), small enough that recycling frees space every few seconds.
+pub const DEFAULT_SEG_BYTES: u64 = 64 << 20;
+/// The first LSN of a new database (0 means "no record" in prev/undo-next fields).
+pub const FIRST_LSN: u64 = 64;
 /// Longest record accepted (a split logs a few page images; a checkpoint lists every
 /// dirty page: 16 bytes each, so 256 MiB covers a pool of 16M frames).
 pub const MAX_REC: usize = 1 << 28;
@@ -179,11 +191,399 @@ impl<'a> Rec<'a> {
     }
 }
 
+
+/// The log directory's files for one database: segment naming, headers, identity.
+#[derive(Debug, Clone)]
+pub struct Segments {
+    pub st: Arc<dyn Storage>,
+    pub dir: PathBuf,
+    pub db_id: u64,
+    pub seg_bytes: u64,
+}
+
+pub fn is_segment_name(name: &str) -> bool {
+    name.strip_prefix("wal.")
+        .is_some_and(|n| n.len() == 12 && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+impl Segments {
+    pub fn path(&self, seg: u64) -> PathBuf {
+        self.dir.join(format!("wal.{seg:012}"))
+    }
+
+    fn header(&self, seg: u64) -> [u8; SEG_HEADER] {
+        let mut h = [0u8; SEG_HEADER];
+        h[..8].copy_from_slice(SEG_MAGIC);
+        put_u32(&mut h, 8, FORMAT_VERSION);
+        put_u64(&mut h, 16, self.db_id);
+        put_u64(&mut h, 24, seg);
+        put_u64(&mut h, 32, self.seg_bytes);
+        let c = crc32fast::hash(&h[..40]);
+        put_u32(&mut h, 40, c);
+        h
+    }
+
+    /// Segment numbers present, in order (ignores other files).
+    pub fn list(&self) -> Result<Vec<u64>> {
+        let names = self.st.list(&self.dir).map_err(|e| Error::fatal(e.to_string()))?;
+        Ok(names
+            .iter()
+            .filter(|n| is_segment_name(n))
+            .filter_map(|n| n[4..].parse().ok())
+            .collect())
+    }
+
+    /// Open an existing segment and check its header against this database.
+    fn open(&self, seg: u64, how: Open) -> Result<Arc<dyn File>> {
+        let path = self.path(seg);
+        let f = self.st.open(&path, how).map_err(|e| Error::fatal(e.to_string()))?;
+        let mut h = [0u8; SEG_HEADER];
+        let n = f.read_full_at(&mut h, 0)?;
+        let bad = |what: &str| Err(Error::fatal(format!("{}: {what}", path.display())));
+        if n < 44 || &h[..8] != SEG_MAGIC || crc32fast::hash(&h[..40]) != get_u32(&h, 40) {
+            return bad("not an oltpscope log segment (bad header)");
+        }
+        if get_u32(&h, 8) != FORMAT_VERSION {
+            return bad(&format!(
+                "log format version {}, this build reads {FORMAT_VERSION}",
+                get_u32(&h, 8)
+            ));
+        }
+        if get_u64(&h, 16) != self.db_id {
+            return bad(&format!(
+                "belongs to another database (id {:016x}, expected {:016x})",
+                get_u64(&h, 16),
+                self.db_id
+            ));
+        }
+        if get_u64(&h, 24) != seg || get_u64(&h, 32) != self.seg_bytes {
+            return bad("segment number or size does not match its name (renamed or foreign file)");
+        }
+        Ok(f)
+    }
+
+    /// Create segment `seg` with its header, durable with its directory entry.
+    fn create(&self, seg: u64) -> Result<Arc<dyn File>> {
+        let path = self.path(seg);
+        let f = storage::create_durable(&*self.st, &path).map_err(io_err)?;
+        f.write_all_at(&self.header(seg), 0).map_err(io_err)?;
+        f.sync_data().map_err(io_err)?;
+        Ok(f)
+    }
+
+    fn seg_of(&self, lsn: u64) -> u64 {
+        lsn / self.seg_bytes
+    }
+
+    fn offset_of(&self, lsn: u64) -> u64 {
+        SEG_HEADER as u64 + lsn % self.seg_bytes
+    }
+
+    /// Remove every segment that ends at or below `lsn` (no recovery can need them).
+    pub fn remove_below(&self, lsn: u64) -> Result<usize> {
+        let mut n = 0;
+        for seg in self.list()? {
+            if (seg + 1) * self.seg_bytes <= lsn {
+                self.st.remove(&self.path(seg)).map_err(io_err)?;
+                n += 1;
+            }
+        }
+        if n > 0 {
+            self.st.sync_dir(&self.dir).map_err(io_err)?;
+        }
+        Ok(n)
+    }
+
+    /// Remove every segment (`--reload` of this database only).
+    pub fn remove_all(&self) -> Result<()> {
+        for seg in self.list()? {
+            self.st.remove(&self.path(seg)).map_err(io_err)?;
+        }
+        self.st.sync_dir(&self.dir).map_err(io_err)
+    }
+}
+
+/// An I/O error as the one line a user sees (full disks say so).
+pub fn io_err(e: std::io::Error) -> Error {
+    if storage::is_no_space(&e) {
+        Error::fatal(format!(
+            "no space left on the device ({e}): free space, then reopen the database; recovery keeps every acknowledged commit"
+        ))
+    } else {
+        Error::fatal(e.to_string())
+    }
+}
+
+/// A record read from the log (owned, so recovery holds only what it needs).
+pub struct OwnedRec {
+    bytes: Vec<u8>,
+    lsn: u64,
+}
+
+impl OwnedRec {
+    pub fn rec(&self) -> Rec<'_> {
+        Rec::decode(&self.bytes, self.lsn).expect("decoded once already")
+    }
+    pub fn lsn(&self) -> u64 {
+        self.lsn
+    }
+}
+
+/// The log as found on disk, read on demand: where its valid records end, and records
+/// by LSN or in order. Memory use is bounded by one segment (the damage scan) and one
+/// read-ahead chunk, whatever the log's length.
+pub struct LogReader {
+    segs: Segments,
+    files: BTreeMap<u64, Arc<dyn File>>,
+    end: u64,
+}
+
+const CHUNK: usize = 1 << 20;
+
+impl LogReader {
+    /// Open the log of database `segs.db_id`, which must hold a valid record at `from`
+    /// (the last checkpoint). Finds the end of the valid records after `from`; refuses
+    /// damage (an invalid record with a valid one beyond it), missing segments and
+    /// foreign files. Changes nothing on disk.
+    pub fn open(segs: Segments, from: u64) -> Result<LogReader> {
+        let dir = segs.dir.display().to_string();
+        let list = segs.list()?;
+        let first_needed = segs.seg_of(from);
+        if !list.contains(&first_needed) {
+            return Err(Error::fatal(format!(
+                "the log in {dir} has no segment holding the last checkpoint (LSN {from}): the log was lost, cut or replaced"
+            )));
+        }
+        let mut files = BTreeMap::new();
+        for &seg in &list {
+            files.insert(seg, segs.open(seg, Open::Read)?);
+        }
+        let last = *list.last().expect("not empty");
+        for seg in first_needed..=last {
+            if !files.contains_key(&seg) {
+                return Err(Error::fatal(format!(
+                    "log segment {} is missing (segments {first_needed}..={last} must all exist): the log is damaged",
+                    segs.path(seg).display()
+                )));
+            }
+        }
+        let mut r = LogReader {
+            segs,
+            files,
+            end: from,
+        };
+        if r.get(from)?.is_none() {
+            return Err(Error::fatal(format!(
+                "the log in {dir} does not reach the last checkpoint (LSN {from}): the log was lost, cut or replaced"
+            )));
+        }
+        // Walk to the first position that holds no valid record.
+        let mut end = from;
+        {
+            let mut it = r.iter_from(from);
+            while let Some(rec) = it.next_raw()? {
+                end = rec.lsn + rec.bytes.len() as u64;
+            }
+        }
+        r.end = end;
+        r.check_nothing_beyond(end)?;
+        Ok(r)
+    }
+
+    /// The first LSN after the last valid record.
+    pub fn end_lsn(&self) -> u64 {
+        self.end
+    }
+
+    /// Bytes of the stream stored at `lsn..` (stops at a missing segment or a file end).
+    fn read_stream(&self, mut lsn: u64, buf: &mut [u8]) -> Result<usize> {
+        let mut got = 0;
+        while got < buf.len() {
+            let seg = self.segs.seg_of(lsn);
+            let Some(f) = self.files.get(&seg) else { break };
+            let in_seg = (self.segs.seg_bytes - lsn % self.segs.seg_bytes) as usize;
+            let want = (buf.len() - got).min(in_seg);
+            let n = f.read_full_at(&mut buf[got..got + want], self.segs.offset_of(lsn))?;
+            got += n;
+            lsn += n as u64;
+            if n < want {
+                break;
+            }
+        }
+        Ok(got)
+    }
+
+    /// The valid record at `lsn`, if there is one.
+    pub fn get(&self, lsn: u64) -> Result<Option<OwnedRec>> {
+        let mut h = [0u8; REC_HEADER];
+        if self.read_stream(lsn, &mut h)? < REC_HEADER || get_u64(&h, 8) != lsn {
+            return Ok(None);
+        }
+        let len = get_u32(&h, 0) as usize;
+        if !(REC_HEADER..=MAX_REC).contains(&len) {
+            return Ok(None);
+        }
+        let mut bytes = vec![0u8; len];
+        if self.read_stream(lsn, &mut bytes)? < len || Rec::decode(&bytes, lsn).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(OwnedRec { bytes, lsn }))
+    }
+
+    /// The record at `lsn`, which must exist (a needed record that does not decode is
+    /// damage, never the end of the log).
+    pub fn need(&self, lsn: u64, why: &str) -> Result<OwnedRec> {
+        if lsn >= self.end {
+            return Err(Error::fatal(format!(
+                "log record {lsn} needed by {why} lies beyond the log's end {}: the log is damaged",
+                self.end
+            )));
+        }
+        self.get(lsn)?.ok_or_else(|| {
+            Error::fatal(format!(
+                "log record {lsn} needed by {why} is damaged or missing ({})",
+                self.segs.path(self.segs.seg_of(lsn)).display()
+            ))
+        })
+    }
+
+    /// Records in order from `lsn` (a record boundary) to the end.
+    pub fn iter_from(&self, lsn: u64) -> RecIter<'_> {
+        RecIter {
+            r: self,
+            lsn,
+            buf: Vec::new(),
+            buf_lsn: lsn,
+        }
+    }
+
+    /// Refuse if any valid record starts after `end` in the stored segments: the
+    /// invalid record at `end` is then damage, not a torn last write.
+    fn check_nothing_beyond(&self, end: u64) -> Result<()> {
+        let mut data = Vec::new();
+        for (&seg, f) in self.files.range(self.segs.seg_of(end)..) {
+            let base = seg * self.segs.seg_bytes;
+            let len = f.len()?.saturating_sub(SEG_HEADER as u64).min(self.segs.seg_bytes);
+            data.resize(len as usize, 0);
+            let n = f.read_full_at(&mut data, SEG_HEADER as u64)?;
+            data.truncate(n);
+            let mut p = if base <= end { (end - base) as usize + 1 } else { 0 };
+            while p + 16 <= data.len() {
+                // A record's own LSN field equals its position: a cheap first filter.
+                if get_u64(&data, p + 8) == base + p as u64 && self.get(base + p as u64)?.is_some()
+                {
+                    return Err(Error::fatal(format!(
+                        "the log is damaged at LSN {end} ({} offset {}): valid records follow it, so it is not a torn tail; refusing to cut it",
+                        self.segs.path(self.segs.seg_of(end)).display(),
+                        self.segs.offset_of(end)
+                    )));
+                }
+                p += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+pub struct RecIter<'a> {
+    r: &'a LogReader,
+    lsn: u64,
+    buf: Vec<u8>,
+    buf_lsn: u64,
+}
+
+impl RecIter<'_> {
+    /// Bytes `[lsn, lsn + n)` from the read-ahead buffer, refilled as needed.
+    fn bytes(&mut self, n: usize) -> Result<Option<&[u8]>> {
+        let at = (self.lsn - self.buf_lsn) as usize;
+        if at + n > self.buf.len() {
+            self.buf.resize(n.max(CHUNK), 0);
+            let got = self.r.read_stream(self.lsn, &mut self.buf)?;
+            self.buf.truncate(got);
+            self.buf_lsn = self.lsn;
+            if got < n {
+                return Ok(None);
+            }
+            return Ok(Some(&self.buf[..n]));
+        }
+        Ok(Some(&self.buf[at..at + n]))
+    }
+
+    fn next_raw(&mut self) -> Result<Option<OwnedRec>> {
+        let lsn = self.lsn;
+        let Some(h) = self.bytes(REC_HEADER)? else {
+            return Ok(None);
+        };
+        let len = get_u32(h, 0) as usize;
+        if get_u64(h, 8) != lsn || !(REC_HEADER..=MAX_REC).contains(&len) {
+            return Ok(None);
+        }
+        let Some(b) = self.bytes(len)? else {
+            return Ok(None);
+        };
+        if Rec::decode(b, lsn).is_none() {
+            return Ok(None);
+        }
+        let bytes = b.to_vec();
+        self.lsn += len as u64;
+        Ok(Some(OwnedRec { bytes, lsn }))
+    }
+
+    /// The next record before the log's end; damage before the end is an error.
+    #[allow(clippy::should_implement_trait)] // fallible: not an Iterator
+    pub fn next(&mut self) -> Result<Option<OwnedRec>> {
+        if self.lsn >= self.r.end {
+            return Ok(None);
+        }
+        let lsn = self.lsn;
+        match self.next_raw()? {
+            Some(r) => Ok(Some(r)),
+            None => Err(Error::fatal(format!(
+                "log record {lsn} is damaged ({})",
+                self.r.segs.path(self.r.segs.seg_of(lsn)).display()
+            ))),
+        }
+    }
+}
+
 struct Buf {
     /// Bytes appended but not yet handed to the file; `data[0]` has lsn `data_lsn`.
     data: Vec<u8>,
     data_lsn: u64,
     next_lsn: u64,
+}
+
+struct Writer {
+    segs: Segments,
+    seg: u64,
+    file: Arc<dyn File>,
+}
+
+impl Writer {
+    /// Write `data` at `lsn`, moving to new segments as the stream crosses them.
+    fn write(&mut self, mut lsn: u64, mut data: &[u8], sync: bool) -> Result<()> {
+        while !data.is_empty() {
+            let seg = self.segs.seg_of(lsn);
+            if seg != self.seg {
+                if sync {
+                    self.file.sync_data().map_err(io_err)?;
+                }
+                self.file = self.segs.create(seg)?;
+                self.seg = seg;
+            }
+            let room = (self.segs.seg_bytes - lsn % self.segs.seg_bytes) as usize;
+            let n = room.min(data.len());
+            self.file
+                .write_all_at(&data[..n], self.segs.offset_of(lsn))
+                .map_err(io_err)?;
+            lsn += n as u64;
+            data = &data[n..];
+        }
+        if sync {
+            self.file.sync_data().map_err(io_err)?;
+        }
+        Ok(())
+    }
 }
 
 pub struct Log {
@@ -195,149 +595,80 @@ pub struct Log {
     requested: AtomicU64,
     flushed: rt::Event,
     work: rt::Event,
-    file: Mutex<Option<(File, u64)>>,
+    file: Mutex<Option<Writer>>,
+    detached: AtomicBool,
     stop: AtomicBool,
+    /// Why the log stopped accepting flushes (the first write or sync error).
+    failure: Mutex<Option<String>>,
     pub bytes: AtomicU64,
     pub flushes: AtomicU64,
 }
 
-pub fn wal_path(dir: &Path) -> PathBuf {
-    dir.join("wal")
-}
-
-fn file_header(start_lsn: u64) -> [u8; FILE_HEADER] {
-    let mut h = [0u8; FILE_HEADER];
-    put_u32(&mut h, 0, FILE_MAGIC);
-    put_u32(&mut h, 4, FILE_VERSION);
-    put_u64(&mut h, 8, start_lsn);
-    let c = crc32fast::hash(&h[..16]);
-    put_u32(&mut h, 16, c);
-    h
-}
-
-/// The log as found on disk: its first lsn and its valid records' bytes (a torn or
-/// damaged tail is cut off). `None` if there is no log file.
-pub struct LogImage {
-    pub start_lsn: u64,
-    pub bytes: Vec<u8>,
-}
-
-impl LogImage {
-    pub fn read(dir: &Path) -> Result<Option<LogImage>> {
-        let path = wal_path(dir);
-        let raw = match std::fs::read(&path) {
-            Ok(r) => r,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::fatal(format!("reading {}: {e}", path.display()))),
-        };
-        if raw.len() < FILE_HEADER
-            || get_u32(&raw, 0) != FILE_MAGIC
-            || crc32fast::hash(&raw[..16]) != get_u32(&raw, 16)
-        {
-            return Err(Error::fatal(format!(
-                "{} is not an oltpscope log (bad header)",
-                path.display()
-            )));
-        }
-        if get_u32(&raw, 4) != FILE_VERSION {
-            return Err(Error::fatal(format!(
-                "{} has log format version {}, this build reads {FILE_VERSION}",
-                path.display(),
-                get_u32(&raw, 4)
-            )));
-        }
-        let start_lsn = get_u64(&raw, 8);
-        let mut bytes = raw;
-        // Cut at the first record that does not decode: a torn last write.
-        let mut off = FILE_HEADER;
-        while let Some(r) = Rec::decode(&bytes[off..], start_lsn + off as u64) {
-            off += r.len();
-        }
-        bytes.truncate(off);
-        Ok(Some(LogImage { start_lsn, bytes }))
-    }
-
-    pub fn end_lsn(&self) -> u64 {
-        self.start_lsn + self.bytes.len() as u64
-    }
-
-    pub fn first_lsn(&self) -> u64 {
-        self.start_lsn + FILE_HEADER as u64
-    }
-
-    pub fn get(&self, lsn: u64) -> Option<Rec<'_>> {
-        let off = lsn.checked_sub(self.start_lsn)? as usize;
-        if off < FILE_HEADER || off >= self.bytes.len() {
-            return None;
-        }
-        Rec::decode(&self.bytes[off..], lsn)
-    }
-
-    /// Records from `from` (a record boundary) to the end.
-    pub fn iter_from(&self, from: u64) -> impl Iterator<Item = Rec<'_>> {
-        let mut lsn = from.max(self.first_lsn());
-        std::iter::from_fn(move || {
-            let r = self.get(lsn)?;
-            lsn += r.len() as u64;
-            Some(r)
-        })
-    }
-}
-
 impl Log {
-    /// Open the log in `dir` for appending at `end_lsn`. The file holds `[start_lsn,
-    /// end_lsn)` already (recovery may still append CLRs after it).
-    pub fn open(dir: &Path, mode: LogMode, start_lsn: u64, end_lsn: u64) -> Result<Log> {
-        let path = wal_path(dir);
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::fatal(format!("opening {}: {e}", path.display())))?;
-        // Drop a torn tail so new records follow the last valid one.
-        f.set_len(end_lsn - start_lsn)?;
-        Ok(Log {
+    /// Create the log of a new database: its first segment, empty, records from
+    /// `FIRST_LSN` on.
+    pub fn create(segs: Segments, mode: LogMode) -> Result<Log> {
+        let seg = segs.seg_of(FIRST_LSN);
+        let file = segs.create(seg)?;
+        Ok(Self::with_writer(mode, FIRST_LSN, Some(Writer { segs, seg, file })))
+    }
+
+    /// Open the log for appending at `end` (from `LogReader::end_lsn`, so everything
+    /// after it has been shown to be a torn tail): cut that tail and remove segments
+    /// beyond it, so new records follow the last valid one.
+    pub fn open(segs: Segments, mode: LogMode, end: u64) -> Result<Log> {
+        let seg = segs.seg_of(end);
+        for s in segs.list()? {
+            if s > seg {
+                segs.st.remove(&segs.path(s)).map_err(io_err)?;
+            }
+        }
+        let file = match segs.list()?.contains(&seg) {
+            true => segs.open(seg, Open::ReadWrite)?,
+            false => segs.create(seg)?,
+        };
+        if file.len()? > segs.offset_of(end) {
+            file.set_len(segs.offset_of(end)).map_err(io_err)?;
+            file.sync_data().map_err(io_err)?;
+        }
+        segs.st.sync_dir(&segs.dir).map_err(io_err)?;
+        Ok(Self::with_writer(mode, end, Some(Writer { segs, seg, file })))
+    }
+
+    /// A log that keeps nothing (unit tests of pages and trees).
+    pub fn memory_only() -> Log {
+        Self::with_writer(LogMode::Off, FIRST_LSN, None)
+    }
+
+    fn with_writer(mode: LogMode, end: u64, w: Option<Writer>) -> Log {
+        Log {
             mode,
             buf: Mutex::new(Buf {
                 data: Vec::with_capacity(1 << 20),
-                data_lsn: end_lsn,
-                next_lsn: end_lsn,
+                data_lsn: end,
+                next_lsn: end,
             }),
-            durable: AtomicU64::new(end_lsn),
+            durable: AtomicU64::new(end),
             requested: AtomicU64::new(0),
             flushed: rt::Event::new(),
             work: rt::Event::new(),
-            file: Mutex::new(Some((f, start_lsn))),
+            file: Mutex::new(w),
+            detached: AtomicBool::new(false),
             stop: AtomicBool::new(false),
+            failure: Mutex::new(None),
             bytes: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
-        })
-    }
-
-    /// Replace the log with an empty one whose first record gets lsn `next_lsn`
-    /// (after recovery has made every page durable). Crash-safe by rename.
-    pub fn create_empty(dir: &Path, next_lsn: u64) -> Result<u64> {
-        let start = next_lsn - FILE_HEADER as u64;
-        let tmp = dir.join("wal.new");
-        {
-            let mut f = File::create(&tmp)?;
-            f.write_all(&file_header(start))?;
-            f.sync_all()?;
         }
-        std::fs::rename(&tmp, wal_path(dir))?;
-        File::open(dir)?.sync_all()?;
-        Ok(start)
     }
 
     pub fn mode(&self) -> LogMode {
         self.mode
     }
 
-    /// Append a record; returns its lsn. `last_lsn`, if given, is set to the lsn while
-    /// the buffer is held, so a checkpoint that reads it later sees every earlier record.
-    pub fn append(&self, rec: &Rec<'_>, last_lsn: Option<&AtomicU64>) -> u64 {
+    /// Append a record; returns its lsn. `txn`, if given, is the transaction's (first,
+    /// last) lsn pair: set while the buffer is held, so a checkpoint that reads them
+    /// later sees every earlier record.
+    pub fn append(&self, rec: &Rec<'_>, txn: Option<(&AtomicU64, &AtomicU64)>) -> u64 {
         let len = rec.len();
         let mut b = crate::latch::lock(&self.buf);
         let lsn = b.next_lsn;
@@ -350,12 +681,38 @@ impl Log {
             b.data.resize(at + len, 0);
             rec.encode(lsn, &mut b.data[at..]);
         }
-        if let Some(l) = last_lsn {
-            l.store(lsn, Ordering::Release);
+        if let Some((first, last)) = txn {
+            if first.load(Ordering::Relaxed) == 0 {
+                first.store(lsn, Ordering::Release);
+            }
+            last.store(lsn, Ordering::Release);
         }
         drop(b);
         self.bytes.fetch_add(len as u64, Ordering::Relaxed);
         lsn
+    }
+
+    /// Append `rec` and make it durable whatever the mode (checkpoints: with the log
+    /// off, the stream skips to the record's LSN; recovery starts there).
+    pub fn append_durable(&self, rec: &Rec<'_>) -> Result<u64> {
+        if self.mode != LogMode::Off {
+            let lsn = self.append(rec, None);
+            self.flush_to(lsn + 1)?;
+            return Ok(lsn);
+        }
+        let mut fg = self.file.lock();
+        let Some(w) = fg.as_mut() else {
+            return Err(self.why_stopped());
+        };
+        let mut b = crate::latch::lock(&self.buf);
+        let lsn = b.next_lsn;
+        let mut bytes = vec![0u8; rec.len()];
+        rec.encode(lsn, &mut bytes);
+        w.write(lsn, &bytes, true)?;
+        b.next_lsn += bytes.len() as u64;
+        b.data_lsn = b.next_lsn;
+        self.durable.store(b.next_lsn, Ordering::Release);
+        Ok(lsn)
     }
 
     /// The lsn the next record will get.
@@ -365,6 +722,16 @@ impl Log {
 
     pub fn durable_lsn(&self) -> u64 {
         self.durable.load(Ordering::Acquire)
+    }
+
+    fn why_stopped(&self) -> Error {
+        match &*self.failure.lock() {
+            Some(m) => Error::fatal(m.clone()),
+            None if self.detached.load(Ordering::Acquire) => {
+                Error::fatal("log is detached (engine crashed)")
+            }
+            None => Error::fatal("log flush failed (log writer stopped)"),
+        }
     }
 
     /// Wait until every record starting below `lsn` is durable.
@@ -380,16 +747,37 @@ impl Log {
         if self.durable.load(Ordering::Acquire) >= lsn {
             Ok(())
         } else {
-            Err(Error::fatal("log flush failed (log writer stopped)"))
+            Err(self.why_stopped())
         }
     }
 
     /// Write out everything appended so far (the flush daemon's step; also used
-    /// directly at shutdown and by recovery).
+    /// directly at shutdown and by recovery). A failure stops the log for good: what
+    /// reached the file is unknown, so nothing after it may be acknowledged.
     pub fn flush_once(&self) -> Result<()> {
+        let r = self.flush_inner();
+        if let Err(e) = &r {
+            let mut f = self.failure.lock();
+            if f.is_none() && !self.detached.load(Ordering::Acquire) {
+                *f = Some(e.to_string());
+            }
+            drop(f);
+            self.stop.store(true, Ordering::Release);
+            self.flushed.notify_all();
+        }
+        r
+    }
+
+    fn flush_inner(&self) -> Result<()> {
+        if self.failure.lock().is_some() {
+            return Err(self.why_stopped());
+        }
         let mut fg = self.file.lock();
         if fg.is_none() {
-            return Err(Error::fatal("log is detached (engine crashed)"));
+            if self.mode == LogMode::Off && !self.detached.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            return Err(self.why_stopped());
         }
         let (data, data_lsn, end) = {
             let mut b = crate::latch::lock(&self.buf);
@@ -401,13 +789,10 @@ impl Log {
             b.data_lsn = end;
             (std::mem::take(&mut b.data), data_lsn, end)
         };
-        let Some((f, start)) = fg.as_mut() else {
-            return Err(Error::fatal("log is detached (engine crashed)"));
+        let Some(w) = fg.as_mut() else {
+            return Err(self.why_stopped());
         };
-        f.write_all_at(&data, data_lsn - *start)?;
-        if self.mode == LogMode::Sync || self.mode == LogMode::Async {
-            f.sync_data()?;
-        }
+        w.write(data_lsn, &data, self.mode != LogMode::Off)?;
         self.durable.store(end, Ordering::Release);
         self.flushes.fetch_add(1, Ordering::Relaxed);
         // Hand the allocation back to the buffer to avoid a fresh one next time.
@@ -438,11 +823,9 @@ impl Log {
             });
             if self.mode != LogMode::Off {
                 if let Err(e) = self.flush_once() {
-                    if self.file.lock().is_some() {
+                    if !self.is_detached() {
                         eprintln!("oltpscope disk engine: log write failed: {e}");
                     }
-                    self.stop.store(true, Ordering::Release);
-                    self.flushed.notify_all();
                     return;
                 }
             }
@@ -452,6 +835,11 @@ impl Log {
         }
     }
 
+    /// The first write or sync error, once the log has stopped because of it.
+    pub fn failure(&self) -> Option<String> {
+        self.failure.lock().clone()
+    }
+
     pub fn stop(&self) {
         self.stop.store(true, Ordering::Release);
         self.work.notify_all();
@@ -459,11 +847,12 @@ impl Log {
     }
 
     pub fn is_detached(&self) -> bool {
-        self.file.lock().is_none()
+        self.detached.load(Ordering::Acquire)
     }
 
     /// Forget the file handle (the crash hook: nothing more reaches the disk).
     pub fn detach(&self) {
+        self.detached.store(true, Ordering::Release);
         *self.file.lock() = None;
     }
 }
@@ -472,57 +861,173 @@ impl Log {
 mod tests {
     use super::*;
 
-    #[test]
-    fn records_round_trip_and_torn_tail_is_cut() {
-        let dir = tempfile::tempdir().unwrap();
-        let start = Log::create_empty(dir.path(), 1000).unwrap();
-        let log = Log::open(dir.path(), LogMode::Sync, start, 1000).unwrap();
+    fn segs(dir: &std::path::Path, db_id: u64) -> Segments {
+        Segments {
+            st: storage::os(),
+            dir: dir.to_path_buf(),
+            db_id,
+            seg_bytes: 8192,
+        }
+    }
+
+    /// 40 records of growing size over 8 KB segments (so several span two files).
+    fn write_some(dir: &std::path::Path) -> Vec<u64> {
+        let log = Log::create(segs(dir, 7), LogMode::Sync).unwrap();
         let mut lsns = vec![];
-        for i in 0..10u32 {
+        for i in 0..40u32 {
             let mut r = Rec::new(Kind::HeapInsert);
             r.txn = 5;
             r.page = i as u64;
             r.slot = i as u16;
-            let body = vec![i as u8; i as usize * 3];
+            let body = vec![i as u8; i as usize * 37];
             r.payload = &body;
             lsns.push(log.append(&r, None));
+            if i % 7 == 0 {
+                log.flush_once().unwrap();
+            }
         }
         log.flush_once().unwrap();
-        assert_eq!(lsns[0], 1000);
-        drop(log);
-        let img = LogImage::read(dir.path()).unwrap().unwrap();
-        let recs: Vec<_> = img.iter_from(0).collect();
-        assert_eq!(recs.len(), 10);
-        for (i, r) in recs.iter().enumerate() {
-            assert_eq!(r.lsn, lsns[i]);
-            assert_eq!(r.kind, Kind::HeapInsert);
-            assert_eq!(r.payload, &vec![i as u8; i * 3][..]);
-            assert_eq!(r.slot as usize, i);
+        lsns
+    }
+
+    fn all(dir: &std::path::Path) -> Result<Vec<(u64, u16, Vec<u8>)>> {
+        let r = LogReader::open(segs(dir, 7), FIRST_LSN)?;
+        let mut v = vec![];
+        let mut it = r.iter_from(FIRST_LSN);
+        while let Some(o) = it.next()? {
+            let rec = o.rec();
+            v.push((rec.lsn, rec.slot, rec.payload.to_vec()));
         }
-        // Tear the last record: it must disappear, the others stay.
-        let path = wal_path(dir.path());
-        let len = std::fs::metadata(&path).unwrap().len();
-        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        f.set_len(len - 5).unwrap();
-        let img = LogImage::read(dir.path()).unwrap().unwrap();
-        assert_eq!(img.iter_from(0).count(), 9);
-        // A flipped byte inside record 5 cuts the log there.
-        let mut raw = std::fs::read(&path).unwrap();
-        let off = (lsns[5] - start) as usize + REC_HEADER - 1;
-        raw[off] ^= 0xff;
-        std::fs::write(&path, &raw).unwrap();
-        let img = LogImage::read(dir.path()).unwrap().unwrap();
-        assert_eq!(img.iter_from(0).count(), 5);
-        // Appending after reopening continues at the cut.
-        let log = Log::open(dir.path(), LogMode::Sync, img.start_lsn, img.end_lsn()).unwrap();
-        let l = log.append(&Rec::new(Kind::Commit), None);
-        assert_eq!(l, img.end_lsn());
+        Ok(v)
+    }
+
+    fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+        let st = storage::os();
+        st.list(dir)
+            .unwrap()
+            .into_iter()
+            .map(|n| {
+                let b = std::fs::read(dir.join(&n)).unwrap();
+                (n, b)
+            })
+            .collect()
     }
 
     #[test]
-    fn bad_log_header_is_refused() {
+    fn records_round_trip_across_segments() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(wal_path(dir.path()), b"not a log at all, definitely not").unwrap();
-        assert!(matches!(LogImage::read(dir.path()), Err(Error::Fatal(_))));
+        let lsns = write_some(dir.path());
+        assert_eq!(lsns[0], FIRST_LSN);
+        let got = all(dir.path()).unwrap();
+        assert_eq!(got.len(), 40);
+        for (i, (lsn, slot, body)) in got.iter().enumerate() {
+            assert_eq!(*lsn, lsns[i]);
+            assert_eq!(*slot as usize, i);
+            assert_eq!(body, &vec![i as u8; i * 37]);
+        }
+        assert!(segs(dir.path(), 7).list().unwrap().len() > 3, "records span segments");
+        // Random access (undo) and `need` past the end.
+        let r = LogReader::open(segs(dir.path(), 7), lsns[3]).unwrap();
+        assert_eq!(r.need(lsns[20], "test").unwrap().rec().slot, 20);
+        assert!(r.need(r.end_lsn(), "test").is_err());
+    }
+
+    #[test]
+    fn torn_tail_is_cut_and_appending_continues() {
+        let dir = tempfile::tempdir().unwrap();
+        let lsns = write_some(dir.path());
+        let s = segs(dir.path(), 7);
+        let last = *s.list().unwrap().last().unwrap();
+        let path = s.path(last);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(len - 5).unwrap();
+        let r = LogReader::open(s.clone(), FIRST_LSN).unwrap();
+        assert_eq!(r.end_lsn(), lsns[39]);
+        let log = Log::open(s.clone(), LogMode::Sync, r.end_lsn()).unwrap();
+        let l = log.append(&Rec::new(Kind::Commit), None);
+        log.flush_once().unwrap();
+        assert_eq!(l, lsns[39]);
+        let got = all(dir.path()).unwrap();
+        assert_eq!(got.len(), 40);
+        assert_eq!(got[39].0, lsns[39]);
+    }
+
+    #[test]
+    fn damage_before_valid_records_is_refused_and_nothing_changes() {
+        for victim in [1usize, 20, 38] {
+            let dir = tempfile::tempdir().unwrap();
+            let lsns = write_some(dir.path());
+            let s = segs(dir.path(), 7);
+            let lsn = lsns[victim] + REC_HEADER as u64 + 3;
+            let path = s.path(s.seg_of(lsn));
+            let mut raw = std::fs::read(&path).unwrap();
+            raw[s.offset_of(lsn) as usize] ^= 0x10;
+            std::fs::write(&path, &raw).unwrap();
+            let before = snapshot(dir.path());
+            match LogReader::open(s.clone(), FIRST_LSN) {
+                Err(Error::Fatal(m)) => {
+                    assert!(m.contains("damaged") && m.contains(&lsns[victim].to_string()), "{m}")
+                }
+                Ok(r) => panic!("damage at record {victim} read as a log ending at {}", r.end_lsn()),
+                Err(e) => panic!("{e:?}"),
+            }
+            assert_eq!(before, snapshot(dir.path()), "a refused log was changed");
+        }
+    }
+
+    #[test]
+    fn damaged_last_record_is_a_torn_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let lsns = write_some(dir.path());
+        let s = segs(dir.path(), 7);
+        let lsn = lsns[39] + REC_HEADER as u64 + 1;
+        let path = s.path(s.seg_of(lsn));
+        let mut raw = std::fs::read(&path).unwrap();
+        raw[s.offset_of(lsn) as usize] ^= 0x10;
+        std::fs::write(&path, &raw).unwrap();
+        assert_eq!(LogReader::open(s, FIRST_LSN).unwrap().end_lsn(), lsns[39]);
+    }
+
+    #[test]
+    fn foreign_missing_or_garbled_segments_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        write_some(dir.path());
+        let s = segs(dir.path(), 7);
+        // Another database's id.
+        assert!(matches!(LogReader::open(segs(dir.path(), 8), FIRST_LSN),
+            Err(Error::Fatal(m)) if m.contains("another database")));
+        // A missing segment in the middle.
+        let list = s.list().unwrap();
+        let mid = s.path(list[2]);
+        let saved = std::fs::read(&mid).unwrap();
+        std::fs::remove_file(&mid).unwrap();
+        assert!(matches!(LogReader::open(s.clone(), FIRST_LSN),
+            Err(Error::Fatal(m)) if m.contains("missing")));
+        // A garbled header.
+        let mut bad = saved.clone();
+        bad[3] ^= 1;
+        std::fs::write(&mid, &bad).unwrap();
+        assert!(matches!(LogReader::open(s.clone(), FIRST_LSN),
+            Err(Error::Fatal(m)) if m.contains("bad header")));
+        std::fs::write(&mid, &saved).unwrap();
+        assert_eq!(all(dir.path()).unwrap().len(), 40);
+        // A checkpoint LSN beyond what the log holds: the log was cut.
+        let end = LogReader::open(s.clone(), FIRST_LSN).unwrap().end_lsn();
+        assert!(LogReader::open(s.clone(), end).is_err());
+    }
+
+    #[test]
+    fn segments_below_a_point_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let lsns = write_some(dir.path());
+        let s = segs(dir.path(), 7);
+        let n = s.list().unwrap().len();
+        let removed = s.remove_below(lsns[30]).unwrap();
+        assert!(removed > 0);
+        assert_eq!(s.list().unwrap().len(), n - removed);
+        assert_eq!(s.list().unwrap()[0], s.seg_of(lsns[30]));
+        let r = LogReader::open(s, lsns[30]).unwrap();
+        assert_eq!(r.need(lsns[31], "test").unwrap().rec().slot, 31);
     }
 }

@@ -1,20 +1,20 @@
 //! Restart recovery, ARIES style: analysis (from the last checkpoint: active transaction
 //! and dirty page tables), redo (repeat history from the oldest recovery LSN, skipping
 //! pages whose LSN shows the change), undo (roll back loser transactions, writing CLRs so
-//! a crash during undo never undoes twice). Also owns the checkpoint record and the
-//! master file that points at the last checkpoint.
+//! a crash during undo never undoes twice). Reads the log through `LogReader`, record by
+//! record, so its memory does not grow with the log's length.
 //! It must never run while workers are active.
 
 use crate::btree;
 use crate::heap;
 use crate::latch::Mode;
-use crate::log::{Kind, LogImage, Rec};
-use crate::page::{self, get_u32, get_u64, put_u32, put_u64};
+use crate::checkpoint;
+use crate::log::{Kind, LogReader, Rec};
+use crate::page;
 use crate::xct::{self, TxnLog, TxnSlot};
 use crate::Inner;
 use api::{Error, Result};
 use rustc_hash::FxHashMap;
-use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -29,46 +29,6 @@ pub enum StopAt {
     AfterUndo(usize),
 }
 
-pub fn master_path(dir: &Path) -> std::path::PathBuf {
-    dir.join("ckpt")
-}
-
-pub fn write_master(dir: &Path, lsn: u64) -> Result<()> {
-    let mut b = [0u8; 12];
-    put_u64(&mut b, 0, lsn);
-    let c = crc32fast::hash(&b[..8]);
-    put_u32(&mut b, 8, c);
-    let tmp = dir.join("ckpt.new");
-    std::fs::write(&tmp, b)?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, master_path(dir))?;
-    Ok(())
-}
-
-fn read_master(dir: &Path) -> Option<u64> {
-    let b = std::fs::read(master_path(dir)).ok()?;
-    (b.len() == 12 && crc32fast::hash(&b[..8]) == get_u32(&b, 8)).then(|| get_u64(&b, 0))
-}
-
-/// Payload of a checkpoint record.
-pub fn encode_checkpoint(
-    begin: u64,
-    next_page: u64,
-    att: &[(u64, u64)],
-    dpt: &[(u64, u64)],
-) -> Vec<u8> {
-    let mut v = Vec::with_capacity(24 + 16 * (att.len() + dpt.len()));
-    v.extend_from_slice(&begin.to_le_bytes());
-    v.extend_from_slice(&next_page.to_le_bytes());
-    v.extend_from_slice(&(att.len() as u32).to_le_bytes());
-    v.extend_from_slice(&(dpt.len() as u32).to_le_bytes());
-    for &(a, b) in att.iter().chain(dpt) {
-        v.extend_from_slice(&a.to_le_bytes());
-        v.extend_from_slice(&b.to_le_bytes());
-    }
-    v
-}
-
 pub struct Analysis {
     /// Loser transactions: txn -> last lsn.
     pub att: FxHashMap<u64, u64>,
@@ -78,33 +38,17 @@ pub struct Analysis {
     pub next_page: u64,
 }
 
-pub fn analyze(dir: &Path, img: &LogImage) -> Result<Analysis> {
-    let mut att = FxHashMap::default();
-    let mut dpt = FxHashMap::default();
-    let mut next_page = 0u64;
-    let mut scan_from = img.first_lsn();
-    if let Some(ck) = read_master(dir).and_then(|l| img.get(l)) {
-        if ck.kind == Kind::Checkpoint && ck.payload.len() >= 24 {
-            let p = ck.payload;
-            scan_from = get_u64(p, 0);
-            next_page = get_u64(p, 8);
-            let (na, nd) = (get_u32(p, 16) as usize, get_u32(p, 20) as usize);
-            if p.len() != 24 + 16 * (na + nd) {
-                return Err(Error::fatal(
-                    "checkpoint record of the wrong size (corrupt log)",
-                ));
-            }
-            for i in 0..na + nd {
-                let (a, b) = (get_u64(p, 24 + 16 * i), get_u64(p, 32 + 16 * i));
-                if i < na {
-                    att.insert(a, b);
-                } else {
-                    dpt.insert(a, b);
-                }
-            }
-        }
-    }
-    for r in img.iter_from(scan_from) {
+/// Rebuild the transaction and dirty page tables from the checkpoint at `ckpt` and
+/// the records after its `begin`.
+pub fn analyze(log: &LogReader, ckpt: u64) -> Result<Analysis> {
+    let ck = log.need(ckpt, "the last checkpoint")?;
+    let d = checkpoint::decode(&ck.rec())?;
+    let mut att: FxHashMap<u64, u64> = d.att.iter().map(|&(t, last, _)| (t, last)).collect();
+    let mut dpt: FxHashMap<u64, u64> = d.dpt.iter().copied().collect();
+    let mut next_page = d.next_page;
+    let mut it = log.iter_from(d.begin);
+    while let Some(o) = it.next()? {
+        let r = o.rec();
         if r.txn != 0 {
             let e = att.entry(r.txn).or_insert(0);
             *e = (*e).max(r.lsn);
@@ -118,11 +62,17 @@ pub fn analyze(dir: &Path, img: &LogImage) -> Result<Analysis> {
         }
     }
     // A checkpoint may list a transaction whose commit it did not see yet.
-    att.retain(|_, last| {
-        !img.get(*last)
-            .is_some_and(|r| matches!(r.kind, Kind::Commit | Kind::End))
-    });
-    let redo_from = dpt.values().copied().min().unwrap_or(img.end_lsn());
+    let mut done = Vec::new();
+    for (&t, &last) in &att {
+        let r = log.need(last, "analysis")?;
+        if matches!(r.rec().kind, Kind::Commit | Kind::End) {
+            done.push(t);
+        }
+    }
+    for t in done {
+        att.remove(&t);
+    }
+    let redo_from = dpt.values().copied().min().unwrap_or(log.end_lsn());
     Ok(Analysis {
         att,
         dpt,
@@ -149,9 +99,11 @@ fn pages_of(r: &Rec<'_>) -> Result<Vec<u64>> {
 }
 
 /// Repeat history. Returns the number of records applied.
-pub fn redo(e: &Inner, img: &LogImage, an: &Analysis) -> Result<u64> {
+pub fn redo(e: &Inner, log: &LogReader, an: &Analysis) -> Result<u64> {
     let mut applied = 0;
-    for r in img.iter_from(an.redo_from) {
+    let mut it = log.iter_from(an.redo_from);
+    while let Some(o) = it.next()? {
+        let r = o.rec();
         for pid in pages_of(&r)? {
             if an.dpt.get(&pid).is_none_or(|&rec| r.lsn < rec) {
                 continue;
@@ -178,7 +130,7 @@ pub fn redo(e: &Inner, img: &LogImage, an: &Analysis) -> Result<u64> {
 }
 
 /// Roll back the losers. Returns the number of records undone (stops early at `stop`).
-pub fn undo(e: &Inner, img: &LogImage, an: &Analysis, stop: Option<usize>) -> Result<usize> {
+pub fn undo(e: &Inner, log: &LogReader, an: &Analysis, stop: Option<usize>) -> Result<usize> {
     let mut next: FxHashMap<u64, (u64, TxnLog)> = FxHashMap::default();
     for (&txn, &last) in &an.att {
         let slot = Arc::new(TxnSlot::default());
@@ -197,9 +149,8 @@ pub fn undo(e: &Inner, img: &LogImage, an: &Analysis, stop: Option<usize>) -> Re
         let up = if lsn == 0 {
             0
         } else {
-            let r = img.get(lsn).ok_or_else(|| {
-                Error::fatal(format!("log record {lsn} needed by undo is missing"))
-            })?;
+            let o = log.need(lsn, "undo")?;
+            let r = o.rec();
             if r.clr {
                 r.undo_next
             } else if matches!(

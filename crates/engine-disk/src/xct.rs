@@ -27,6 +27,9 @@ use std::sync::Arc;
 #[derive(Default)]
 pub struct TxnSlot {
     pub txn: AtomicU64,
+    /// The transaction's first and last log records (0: none yet); the checkpoint keeps
+    /// the log from `first` on while the transaction is active.
+    pub first: AtomicU64,
     pub last: AtomicU64,
 }
 
@@ -68,7 +71,7 @@ impl TxnLog {
             rec.clr = true;
             rec.undo_next = un;
         }
-        let lsn = g.log(log, &rec, Some(&self.slot.last));
+        let lsn = g.log(log, &rec, Some((&self.slot.first, &self.slot.last)));
         if self.clr.is_none() {
             let at = self.undo.len();
             self.undo.resize(at + rec.len(), 0);
@@ -83,7 +86,7 @@ impl TxnLog {
         let mut r = Rec::new(kind);
         r.txn = self.txn;
         r.prev = self.last();
-        log.append(&r, Some(&self.slot.last))
+        log.append(&r, Some((&self.slot.first, &self.slot.last)))
     }
 }
 
@@ -277,6 +280,7 @@ impl api::Worker for DiskWorker<'_> {
         let txn = self.e.next_txn.fetch_add(1, Ordering::Relaxed);
         self.tl.txn = txn;
         self.tl.slot.last.store(0, Ordering::Relaxed);
+        self.tl.slot.first.store(0, Ordering::Relaxed);
         self.tl.slot.txn.store(txn, Ordering::Release);
         self.tl.undo.clear();
         self.tl.offs.clear();

@@ -1,0 +1,209 @@
+//! Checkpoints and the control file. A fuzzy checkpoint logs the active transaction
+//! table and the dirty page table, then records its LSN in the control file; log
+//! segments that no recovery can need any more are then removed. The control file
+//! (`control` in the database directory, replaced atomically) is the database's
+//! identity card: which engine made it, its random id (also in the catalog page, the
+//! double-write file and every log segment, so mismatched files are refused), whether
+//! its load finished, where recovery starts, and how long the data file was.
+//! It must never decide what recovery does with the records (that is `recovery`).
+
+use crate::log::{Kind, Rec, REC_HEADER};
+use crate::page::{get_u32, get_u64, put_u32, put_u64, PAGE_SIZE};
+use crate::Inner;
+use api::{Error, Result};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use storage::Storage;
+
+pub const CONTROL: &str = "control";
+const MAGIC: &[u8; 8] = b"OLTPDISK";
+const VERSION: u32 = 1;
+const BYTES: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Created; the load has not finished (or the database is being created).
+    Loading = 1,
+    /// The load finished and was made durable.
+    Ready = 2,
+}
+
+/// The control file's content. Layout (little-endian, 64 bytes): `[0..8)` magic,
+/// `[8..12)` version, `[12]` state, `[13]` unlogged, `[16..24)` database id, `[24..32)`
+/// last checkpoint LSN, `[32..40)` log segment bytes, `[40..48)` data file pages at the
+/// last checkpoint, `[48..52)` crc32 of `[0..48)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Control {
+    pub db_id: u64,
+    pub state: State,
+    /// A session runs with `--log off`: a crash now leaves nothing to recover from.
+    pub unlogged: bool,
+    pub checkpoint_lsn: u64,
+    pub seg_bytes: u64,
+    pub data_pages: u64,
+}
+
+impl Control {
+    fn encode(&self) -> [u8; BYTES] {
+        let mut b = [0u8; BYTES];
+        b[..8].copy_from_slice(MAGIC);
+        put_u32(&mut b, 8, VERSION);
+        b[12] = self.state as u8;
+        b[13] = self.unlogged as u8;
+        put_u64(&mut b, 16, self.db_id);
+        put_u64(&mut b, 24, self.checkpoint_lsn);
+        put_u64(&mut b, 32, self.seg_bytes);
+        put_u64(&mut b, 40, self.data_pages);
+        let c = crc32fast::hash(&b[..48]);
+        put_u32(&mut b, 48, c);
+        b
+    }
+
+    /// The control file of the database in `dir`; `None` if there is none.
+    pub fn read(st: &dyn Storage, dir: &Path) -> Result<Option<Control>> {
+        let path = dir.join(CONTROL);
+        if !st.exists(&path).map_err(crate::log::io_err)? {
+            return Ok(None);
+        }
+        let b = st.read(&path).map_err(crate::log::io_err)?;
+        let bad = |what: &str| Err(Error::fatal(format!("{}: {what}", path.display())));
+        if b.len() != BYTES || &b[..8] != MAGIC {
+            return bad("not an oltpscope disk-engine control file");
+        }
+        if crc32fast::hash(&b[..48]) != get_u32(&b, 48) {
+            return bad("the control file is damaged (checksum)");
+        }
+        if get_u32(&b, 8) != VERSION {
+            return bad(&format!(
+                "control file version {}, this build reads {VERSION}",
+                get_u32(&b, 8)
+            ));
+        }
+        let state = match b[12] {
+            1 => State::Loading,
+            2 => State::Ready,
+            _ => return bad("the control file is damaged (state)"),
+        };
+        let c = Control {
+            db_id: get_u64(&b, 16),
+            state,
+            unlogged: b[13] != 0,
+            checkpoint_lsn: get_u64(&b, 24),
+            seg_bytes: get_u64(&b, 32),
+            data_pages: get_u64(&b, 40),
+        };
+        if c.seg_bytes < PAGE_SIZE as u64 {
+            return bad("the control file is damaged (segment size)");
+        }
+        Ok(Some(c))
+    }
+
+    /// Replace the control file atomically (old or new content after any crash).
+    pub fn write(&self, st: &dyn Storage, dir: &Path) -> Result<()> {
+        storage::write_atomic(st, dir, CONTROL, &self.encode()).map_err(crate::log::io_err)
+    }
+}
+
+/// Payload of a checkpoint record: analysis rescans from `begin`; `att` holds (txn,
+/// last lsn, first lsn), `dpt` (page, recovery lsn).
+pub fn encode(begin: u64, next_page: u64, att: &[(u64, u64, u64)], dpt: &[(u64, u64)]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(24 + 24 * att.len() + 16 * dpt.len());
+    v.extend_from_slice(&begin.to_le_bytes());
+    v.extend_from_slice(&next_page.to_le_bytes());
+    v.extend_from_slice(&(att.len() as u32).to_le_bytes());
+    v.extend_from_slice(&(dpt.len() as u32).to_le_bytes());
+    for &(t, last, first) in att {
+        for x in [t, last, first] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    for &(p, l) in dpt {
+        v.extend_from_slice(&p.to_le_bytes());
+        v.extend_from_slice(&l.to_le_bytes());
+    }
+    v
+}
+
+/// A checkpoint record's content.
+pub struct Decoded {
+    pub begin: u64,
+    pub next_page: u64,
+    pub att: Vec<(u64, u64, u64)>,
+    pub dpt: Vec<(u64, u64)>,
+}
+
+pub fn decode(r: &Rec<'_>) -> Result<Decoded> {
+    let p = r.payload;
+    let bad = || Error::fatal(format!("checkpoint record {} is malformed (corrupt log)", r.lsn));
+    if r.kind != Kind::Checkpoint || p.len() < 24 {
+        return Err(bad());
+    }
+    let (na, nd) = (get_u32(p, 16) as usize, get_u32(p, 20) as usize);
+    if p.len() != 24 + 24 * na + 16 * nd {
+        return Err(bad());
+    }
+    let att = (0..na)
+        .map(|i| {
+            let at = 24 + 24 * i;
+            (get_u64(p, at), get_u64(p, at + 8), get_u64(p, at + 16))
+        })
+        .collect();
+    let base = 24 + 24 * na;
+    let dpt = (0..nd)
+        .map(|i| (get_u64(p, base + 16 * i), get_u64(p, base + 16 * i + 8)))
+        .collect();
+    Ok(Decoded {
+        begin: get_u64(p, 0),
+        next_page: get_u64(p, 8),
+        att,
+        dpt,
+    })
+}
+
+/// Take a fuzzy checkpoint: the active transaction and dirty page tables as of
+/// `begin` (records from `begin` on are re-scanned by analysis), the data file synced
+/// (pages not listed as dirty must be durable), the record made durable, the control
+/// file pointed at it, then the segments below everything recovery could read removed.
+pub fn take(e: &Inner) -> Result<u64> {
+    let _one = e.checkpoint_lock.lock();
+    let begin = e.log.next_lsn();
+    let mut att = Vec::new();
+    let mut keep_from = begin;
+    for s in e.slots.lock().iter() {
+        let txn = s.txn.load(Ordering::Acquire);
+        let last = s.last.load(Ordering::Acquire);
+        let first = s.first.load(Ordering::Acquire);
+        if txn != 0 && last != 0 {
+            // Read without stopping the transaction: if it ended meanwhile, `first` may
+            // be a later one's (or 0); `last` still bounds what undo could need.
+            let first = if first == 0 { last } else { first.min(last) };
+            att.push((txn, last, first));
+            keep_from = keep_from.min(first);
+        }
+    }
+    let mut dpt = Vec::new();
+    e.pool.dirty_pages(&mut dpt);
+    for &(_, rec) in &dpt {
+        keep_from = keep_from.min(rec);
+    }
+    e.pool.sync()?;
+    let data_pages = e.pool.file().len().map_err(crate::log::io_err)? / PAGE_SIZE as u64;
+    let payload = encode(begin, e.pool.next_page(), &att, &dpt);
+    if payload.len() + REC_HEADER > crate::log::MAX_REC {
+        return Err(Error::fatal(
+            "checkpoint record would exceed the log record limit",
+        ));
+    }
+    let mut r = Rec::new(Kind::Checkpoint);
+    r.payload = &payload;
+    let lsn = e.log.append_durable(&r)?;
+    {
+        let mut c = e.control.lock();
+        c.checkpoint_lsn = lsn;
+        c.data_pages = c.data_pages.max(data_pages);
+        c.write(&*e.segs.st, &e.dir)?;
+    }
+    e.segs.remove_below(keep_from.min(lsn))?;
+    e.checkpoints.fetch_add(1, Ordering::Relaxed);
+    Ok(lsn)
+}
