@@ -12,8 +12,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub mod real;
+pub mod sim;
 
 pub use real::RealStorage;
+pub use sim::SimStorage;
 
 /// How to open a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +29,8 @@ pub enum Open {
 }
 
 /// An open file. Offsets are absolute; there is no cursor.
+// `len` is an I/O call that can fail; an `is_empty` would only hide that.
+#[allow(clippy::len_without_is_empty)]
 pub trait File: Send + Sync + fmt::Debug {
     /// Read up to `buf.len()` bytes at `off`; fewer only at the end of the file.
     fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize>;
