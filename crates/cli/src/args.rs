@@ -73,13 +73,13 @@ pub struct Common {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,
     /// Measured interval in seconds.
-    #[arg(long, default_value_t = 10.0, value_parser = positive_f64)]
+    #[arg(long, default_value_t = 10.0, value_parser = seconds)]
     pub duration: f64,
     /// Measure this many transactions instead of a duration (no warm-up then).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "duration")]
     pub txns: Option<u64>,
     /// Warm-up before the measured interval, in seconds.
-    #[arg(long, default_value_t = 1.0, value_parser = non_negative_f64)]
+    #[arg(long, default_value_t = 1.0, value_parser = seconds_or_zero)]
     pub warmup: f64,
     /// Seed of every random generator (the run prints it; the same seed repeats the inputs).
     #[arg(long, default_value_t = 1)]
@@ -255,17 +255,25 @@ pub struct TpcbArgs {
     pub affinity: bool,
 }
 
-fn positive_f64(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v > 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("'{s}' is not a positive number")),
+/// The longest run or warm-up accepted: a year (longer ones overflow the clocks).
+pub const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// A number of seconds, above 0 and at most `MAX_SECONDS`.
+fn seconds(s: &str) -> Result<f64, String> {
+    match seconds_or_zero(s)? {
+        v if v > 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a positive number of seconds")),
     }
 }
 
-fn non_negative_f64(s: &str) -> Result<f64, String> {
+/// A number of seconds from 0 to `MAX_SECONDS`.
+fn seconds_or_zero(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
-        Ok(v) if v >= 0.0 && v.is_finite() => Ok(v),
-        _ => Err(format!("'{s}' is not a non-negative number")),
+        Ok(v) if (0.0..=MAX_SECONDS).contains(&v) => Ok(v),
+        Ok(v) if v > MAX_SECONDS => Err(format!(
+            "'{s}' seconds is more than a year ({MAX_SECONDS} s), the longest accepted"
+        )),
+        _ => Err(format!("'{s}' is not a non-negative number of seconds")),
     }
 }
 

@@ -213,7 +213,10 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
 }
 
 fn check<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
-    let opts = engine_options(c);
+    let opts = EngineOptions {
+        create: false,
+        ..engine_options(c)
+    };
     let acked = match &c.acked_file {
         Some(p) => Some(
             std::fs::read_to_string(p)

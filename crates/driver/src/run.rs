@@ -147,6 +147,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             ProgressBar::hidden()
         };
         wl.load(&engine, cfg.threads, cfg.seed, &|n| bar.inc(n))?;
+        // Durable and marked complete: a load cut short is never taken for data.
+        engine.load_done()?;
         bar.finish_and_clear();
         load_s = Some(t0.elapsed().as_secs_f64());
     } else if !cfg.no_load {

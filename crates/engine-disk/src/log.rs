@@ -697,7 +697,9 @@ impl Log {
     pub fn append_durable(&self, rec: &Rec<'_>) -> Result<u64> {
         if self.mode != LogMode::Off {
             let lsn = self.append(rec, None);
-            self.flush_to(lsn + 1)?;
+            // Written here, not by the daemon: it may not run yet (creation, recovery).
+            self.flush_once()?;
+            assert!(self.durable_lsn() > lsn, "checkpoint {lsn} not durable after a flush");
             return Ok(lsn);
         }
         let mut fg = self.file.lock();

@@ -187,6 +187,9 @@ fn clean_reopen_keeps_data_in_every_log_mode() {
                 Ok(())
             })
             .unwrap();
+            if round == 0 {
+                e.load_done().unwrap();
+            }
             let n = s
                 .run(1, |s| {
                     s.scan(
@@ -219,6 +222,7 @@ fn clean_reopen_keeps_data_and_checks_schema() {
         }
         s.commit().unwrap();
         drop(s);
+        e.load_done().unwrap();
         e.shutdown().unwrap();
     }
     let e = DiskEngine::open(schema(100), &opts(dir.path(), LogMode::Async, None)).unwrap();

@@ -21,6 +21,7 @@ fn crash_with_loser(dir: &Path, checkpoint_midway: bool) {
         Ok(())
     })
     .unwrap();
+    e.load_done().unwrap();
     for i in 0..200u64 {
         if checkpoint_midway && i == 100 {
             e.checkpoint().unwrap();
@@ -134,7 +135,7 @@ fn torn_log_tail_is_cut_and_damaged_page_refused() {
     crash_with_loser(dir.path(), false);
     // A torn last write: part of a record that never became durable (cutting into
     // durable records would break WAL, which a real crash cannot do).
-    let wal = dir.path().join("wal");
+    let wal = last_segment(dir.path());
     let mut raw = std::fs::read(&wal).unwrap();
     let mut torn = vec![0u8; 40];
     torn[..4].copy_from_slice(&200u32.to_le_bytes());
@@ -206,6 +207,7 @@ fn kill_trials(trials: u64) {
         })
         .unwrap();
         drop(s);
+        e.load_done().unwrap();
         let acked = Mutex::new(Vec::new());
         let stop = AtomicBool::new(false);
         std::thread::scope(|sc| {
@@ -266,7 +268,9 @@ fn kill_trials(trials: u64) {
 fn damaged_catalog_or_foreign_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let o = opts(dir.path(), LogMode::Sync, None);
-    drop(DiskEngine::open(schema(N), &o).unwrap());
+    let e = DiskEngine::open(schema(N), &o).unwrap();
+    e.load_done().unwrap();
+    drop(e);
     let data = dir.path().join("data.db");
     let mut raw = std::fs::read(&data).unwrap();
     raw[100] ^= 1;
@@ -300,6 +304,8 @@ fn crash_after_a_log_off_session_recovers() {
             Ok(())
         })
         .unwrap();
+        drop(s);
+        e.load_done().unwrap();
     }
     let e = DiskEngine::open(schema(N), &opts(dir.path(), LogMode::Sync, Some(100))).unwrap();
     let mut s = Session::new(e.worker(0));

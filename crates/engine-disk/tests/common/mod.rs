@@ -66,3 +66,15 @@ pub fn opts(dir: &Path, log: LogMode, bpool_pages: Option<u64>) -> EngineOptions
         ..EngineOptions::default()
     }
 }
+
+/// The newest log segment file in `dir`.
+#[allow(dead_code)]
+pub fn last_segment(dir: &Path) -> std::path::PathBuf {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("wal."))
+        .collect();
+    v.sort();
+    v.pop().expect("a log segment")
+}
