@@ -99,6 +99,10 @@ pub struct Common {
     /// Run on the data already in --db instead of loading.
     #[arg(long)]
     pub no_load: bool,
+    /// Discard the database (or log) that --db (--log-dir) holds, if this engine made
+    /// it, and load anew: the only way an existing database is ever replaced.
+    #[arg(long, conflicts_with = "no_load")]
+    pub reload: bool,
     /// Buffer-pool size, e.g. 64MB (disk engine; default: large enough for the data).
     #[arg(long, value_parser = parse_size)]
     pub bpool_size: Option<u64>,

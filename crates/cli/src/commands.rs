@@ -132,6 +132,7 @@ fn engine_options(c: &Common) -> EngineOptions {
         bpool_bytes: c.bpool_size,
         escalation: c.escalation,
         checkpoint_ms: c.checkpoint_ms,
+        reload: c.reload,
         ..EngineOptions::default()
     }
 }

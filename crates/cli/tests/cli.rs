@@ -299,7 +299,7 @@ fn damaged_disk_files_are_detected_never_used() {
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new()
             .append(true)
-            .open(db.join("wal"))
+            .open(last_segment(&db))
             .unwrap();
         f.write_all(&(0..100u8).map(|i| i.wrapping_mul(37)).collect::<Vec<_>>())
             .unwrap();
@@ -313,4 +313,15 @@ fn damaged_disk_files_are_detected_never_used() {
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("damaged"), "{err}");
+}
+
+/// The newest log segment file in `dir`.
+fn last_segment(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("wal."))
+        .collect();
+    v.sort();
+    v.pop().expect("a log segment")
 }
