@@ -686,7 +686,10 @@ impl Engine for DiskEngine {
 impl Drop for DiskEngine {
     fn drop(&mut self) {
         if let Err(e) = self.close() {
-            eprintln!("oltpscope disk engine: shutdown: {e}");
+            // A failed log was already reported by the commit that found it.
+            if self.inner.log.failure().is_none() {
+                eprintln!("oltpscope disk engine: shutdown: {e}");
+            }
         }
     }
 }

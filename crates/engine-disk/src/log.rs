@@ -824,10 +824,8 @@ impl Log {
                     || self.requested.load(Ordering::Acquire) > self.durable.load(Ordering::Acquire)
             });
             if self.mode != LogMode::Off {
-                if let Err(e) = self.flush_once() {
-                    if !self.is_detached() {
-                        eprintln!("oltpscope disk engine: log write failed: {e}");
-                    }
+                if self.flush_once().is_err() {
+                    // Recorded in `failure`: every later flush and commit reports it.
                     return;
                 }
             }
