@@ -44,6 +44,9 @@ pub struct EngineOptions {
     /// Discard the database (or log) the directory holds, if it is this engine's, and
     /// start empty (`--reload`). Without it an existing database is never overwritten.
     pub reload: bool,
+    /// Open an existing database without writing anything (`check`): recovery runs in
+    /// memory only, so a damaged database is refused exactly as it was found.
+    pub read_only: bool,
 }
 
 impl Default for EngineOptions {
@@ -59,6 +62,7 @@ impl Default for EngineOptions {
             storage: storage::os(),
             create: true,
             reload: false,
+            read_only: false,
         }
     }
 }

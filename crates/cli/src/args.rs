@@ -103,6 +103,10 @@ pub struct Common {
     /// it, and load anew: the only way an existing database is ever replaced.
     #[arg(long, conflicts_with = "no_load")]
     pub reload: bool,
+    /// `check`: recover the database in place (write the recovered state) before
+    /// checking it; without it `check` writes nothing and recovers in memory only.
+    #[arg(long)]
+    pub recover: bool,
     /// Buffer-pool size, e.g. 64MB (disk engine; default: large enough for the data).
     #[arg(long, value_parser = parse_size)]
     pub bpool_size: Option<u64>,

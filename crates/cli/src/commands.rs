@@ -170,6 +170,9 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
         return Err("--cpu, --l1i, --l1d, --l2, --llc, --sweep, --warmup-txns and --component only apply to `oltpscope simulate`".into());
     }
     check_fits(wl, c)?;
+    if c.recover {
+        return Err("--recover only applies to `oltpscope check` (`run --no-load` recovers by itself)".into());
+    }
     let cores = driver::machine::cores();
     if c.threads as usize > cores {
         eprintln!(
@@ -216,6 +219,7 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
 fn check<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
     let opts = EngineOptions {
         create: false,
+        read_only: !c.recover,
         ..engine_options(c)
     };
     let acked = match &c.acked_file {

@@ -72,6 +72,8 @@ pub struct BufferPool {
     log: Arc<Log>,
     /// Set by the crash hook: nothing more is written to the data file.
     detached: AtomicBool,
+    /// A read-only open: dirty pages stay in memory; needing to write one is an error.
+    read_only: AtomicBool,
     pub stats: PoolStats,
 }
 
@@ -163,6 +165,7 @@ impl BufferPool {
             next_page: AtomicU64::new(next_page),
             log,
             detached: AtomicBool::new(false),
+            read_only: AtomicBool::new(false),
             stats: PoolStats::default(),
         }
     }
@@ -403,6 +406,12 @@ impl BufferPool {
                 "engine crashed (test hook): no more page writes",
             ));
         }
+        if self.read_only.load(Ordering::Acquire) {
+            return Err(Error::fatal(format!(
+                "the buffer pool ({} pages) is too small to open this database without writing to it: give a larger --bpool-size",
+                self.frames.len()
+            )));
+        }
         let pid = fr.page_id.load(Ordering::Acquire);
         let mut copy: Box<Page> = Box::new([0; PAGE_SIZE]);
         // SAFETY: latched by the caller; writers are excluded.
@@ -486,7 +495,7 @@ impl BufferPool {
     }
 
     pub fn sync(&self) -> Result<()> {
-        if self.detached.load(Ordering::Acquire) {
+        if self.detached.load(Ordering::Acquire) || self.read_only.load(Ordering::Acquire) {
             return Ok(());
         }
         self.file.sync_data().map_err(crate::log::io_err)?;
@@ -510,6 +519,11 @@ impl BufferPool {
             .iter()
             .map(|s| s.1.load(Ordering::Relaxed))
             .sum()
+    }
+
+    /// Never write a page (read-only opens).
+    pub fn set_read_only(&self) {
+        self.read_only.store(true, Ordering::Release);
     }
 
     /// The crash hook: from now on no page reaches the data file.

@@ -71,6 +71,8 @@ pub struct Inner {
     pub control: Mutex<Control>,
     /// One checkpoint at a time (the daemon, load_done and close may race).
     pub checkpoint_lock: Mutex<()>,
+    /// Opened read-only: nothing is ever written (see `EngineOptions::read_only`).
+    pub read_only: bool,
     stop: AtomicBool,
     wake: rt::Event,
     dir: PathBuf,
@@ -183,6 +185,7 @@ fn build_inner(
         segs,
         control: Mutex::new(control),
         checkpoint_lock: Mutex::new(()),
+        read_only: opts.read_only,
         stop: AtomicBool::new(false),
         wake: rt::Event::new(),
         dir: dir.to_path_buf(),
@@ -259,7 +262,13 @@ impl DiskEngine {
             }
         }
         let mut control = Control::read(&*st, &dir)?;
-        if opts.reload && control.is_some() {
+        if opts.read_only && control.is_none() {
+            return Err(Error::fatal(format!(
+                "{} holds no disk-engine database (no control file)",
+                dir.display()
+            )));
+        }
+        if opts.reload && !opts.read_only && control.is_some() {
             for f in own_files(&*st, &dir, &log_dir)? {
                 st.remove(&f).map_err(fatal)?;
             }
@@ -322,7 +331,9 @@ impl DiskEngine {
             closed: AtomicBool::new(false),
             _tmp: tmp,
         };
-        e.start_daemons(opts);
+        if !opts.read_only {
+            e.start_daemons(opts);
+        }
         Ok(e)
     }
 
@@ -439,14 +450,22 @@ impl DiskEngine {
         let an = recovery::analyze(&reader, control.checkpoint_lsn)?;
         // From here on, recovery writes: CLRs to the log, redone pages to the data file.
         // It runs with a synchronous log (its CLRs must be durable), then everything is
-        // written back and the session's log continues after it.
-        let log = Arc::new(Log::open(segs.clone(), LogMode::Sync, reader.end_lsn())?);
+        // written back and the session's log continues after it. A read-only open keeps
+        // all of that in memory: the log and the pages on disk stay as they were.
+        let log = Arc::new(if opts.read_only {
+            Log::memory_only_at(reader.end_lsn())
+        } else {
+            Log::open(segs.clone(), LogMode::Sync, reader.end_lsn())?
+        });
         let pool = BufferPool::new(
             file.clone(),
             frames,
             cat.next_page.max(len / page_bytes),
             log.clone(),
         );
+        if opts.read_only {
+            pool.set_read_only();
+        }
         pool.reserve_pages(an.next_page);
         let rec_opts = EngineOptions {
             log: LogMode::Sync,
@@ -476,6 +495,9 @@ impl DiskEngine {
             log.flush_once()?;
             e.pool.flush_all()?;
             return Err(Error::fatal("recovery stopped during undo (test hook)"));
+        }
+        if opts.read_only {
+            return Ok(e);
         }
         log.flush_once()?;
         e.pool.flush_all()?;
@@ -588,6 +610,9 @@ impl DiskEngine {
         }
         self.stop_daemons();
         let i = &self.inner;
+        if i.read_only {
+            return Ok(());
+        }
         i.log.flush_once()?;
         i.pool.flush_all()?;
         let roots: Vec<Vec<u64>> = i

@@ -637,7 +637,13 @@ impl Log {
 
     /// A log that keeps nothing (unit tests of pages and trees).
     pub fn memory_only() -> Log {
-        Self::with_writer(LogMode::Off, FIRST_LSN, None)
+        Self::memory_only_at(FIRST_LSN)
+    }
+
+    /// A log that keeps nothing, continuing at `end` (read-only opens: recovery's CLRs
+    /// stay in memory, and the log on disk stays exactly as it was found).
+    pub fn memory_only_at(end: u64) -> Log {
+        Self::with_writer(LogMode::Off, end, None)
     }
 
     fn with_writer(mode: LogMode, end: u64, w: Option<Writer>) -> Log {
