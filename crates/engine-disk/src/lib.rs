@@ -20,6 +20,7 @@ pub mod recovery;
 pub mod xct;
 
 use api::{Engine, EngineOptions, Error, LogMode, Result, Schema};
+use bpool::doublewrite::{self, DoubleWrite};
 use bpool::BufferPool;
 use btree::Tree;
 use heap::HeapFile;
@@ -213,7 +214,7 @@ fn fatal(e: std::io::Error) -> Error {
 fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf>> {
     let mut v = Vec::new();
     for n in st.list(dir).map_err(fatal)? {
-        if [checkpoint::CONTROL, DATA_FILE, "control.tmp"].contains(&n.as_str())
+        if [checkpoint::CONTROL, DATA_FILE, "control.tmp", doublewrite::NAME].contains(&n.as_str())
             || log::is_segment_name(&n)
         {
             v.push(dir.join(n));
@@ -365,8 +366,9 @@ impl DiskEngine {
             db_id: control.db_id,
             seg_bytes,
         };
+        let dw = DoubleWrite::create(&*st, dir, control.db_id)?;
         let log = Arc::new(Log::create(segs.clone(), opts.log)?);
-        let pool = BufferPool::new(file, frames, 1, log.clone());
+        let pool = BufferPool::new(file, Some(dw), frames, 1, log.clone());
         let mut roots = Vec::new();
         for (i, t) in schema.tables.iter().enumerate() {
             let mut r = Vec::new();
@@ -447,6 +449,9 @@ impl DiskEngine {
                 cat.next_lsn
             )));
         }
+        let dw_how = if opts.read_only { Open::Read } else { Open::ReadWrite };
+        let dw = DoubleWrite::open(&*st, dir, control.db_id, dw_how)?;
+        let torn = dw.damaged_pages(&*file)?;
         let an = recovery::analyze(&reader, control.checkpoint_lsn)?;
         // From here on, recovery writes: CLRs to the log, redone pages to the data file.
         // It runs with a synchronous log (its CLRs must be durable), then everything is
@@ -459,6 +464,7 @@ impl DiskEngine {
         });
         let pool = BufferPool::new(
             file.clone(),
+            Some(dw),
             frames,
             cat.next_page.max(len / page_bytes),
             log.clone(),
@@ -467,6 +473,11 @@ impl DiskEngine {
             pool.set_read_only();
         }
         pool.reserve_pages(an.next_page);
+        // Torn pages come back from their double-write copies (in memory only when
+        // read-only; written back with the rest of recovery's pages otherwise).
+        for (pid, image) in &torn {
+            pool.install(*pid, image)?;
+        }
         let rec_opts = EngineOptions {
             log: LogMode::Sync,
             ..opts.clone()
@@ -513,7 +524,8 @@ impl DiskEngine {
         drop(e);
         drop(reader);
         let log = Arc::new(Log::open(segs.clone(), opts.log, next_lsn)?);
-        let pool = BufferPool::new(file, frames, c.next_page, log.clone());
+        let dw = DoubleWrite::open(&*st, dir, control.db_id, Open::ReadWrite)?;
+        let pool = BufferPool::new(file, Some(dw), frames, c.next_page, log.clone());
         let control = Control {
             unlogged: opts.log == LogMode::Off,
             ..control

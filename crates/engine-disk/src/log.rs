@@ -600,6 +600,7 @@ pub struct Log {
     stop: AtomicBool,
     /// Why the log stopped accepting flushes (the first write or sync error).
     failure: Mutex<Option<String>>,
+    failed: AtomicBool,
     pub bytes: AtomicU64,
     pub flushes: AtomicU64,
 }
@@ -662,6 +663,7 @@ impl Log {
             detached: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
             bytes: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
         }
@@ -768,6 +770,7 @@ impl Log {
             let mut f = self.failure.lock();
             if f.is_none() && !self.detached.load(Ordering::Acquire) {
                 *f = Some(e.to_string());
+                self.failed.store(true, Ordering::Release);
             }
             drop(f);
             self.stop.store(true, Ordering::Release);
@@ -839,6 +842,11 @@ impl Log {
                 return;
             }
         }
+    }
+
+    /// Whether a write or sync failed (one load: cheap enough for every commit).
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
     }
 
     /// The first write or sync error, once the log has stopped because of it.

@@ -1,16 +1,20 @@
 //! Buffer pool: the data file's pages cached in a fixed set of frames. Owns the page
 //! table (page id -> frame, sharded), pin counts, per-frame latches, CLOCK replacement,
 //! page reads (checksum-verified) and write-back of dirty pages obeying WAL (a page is
-//! written only once the log is durable past its LSN).
+//! written only once the log is durable past its LSN), through the double-write file
+//! (`doublewrite`) so that no write can leave a torn page behind.
 //! It must never interpret page contents beyond the common header, and never block on
 //! a latch while choosing a victim (it only try-latches there, so it cannot deadlock
 //! with a caller that already holds latches).
+
+pub mod doublewrite;
 
 use crate::latch::{Latch, Mode};
 use crate::log::{Log, Rec};
 use crate::page::{self, Page, PageType, NO_PAGE, PAGE_SIZE};
 use api::{Error, Result};
 use crossbeam_utils::CachePadded;
+use doublewrite::DoubleWrite;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 use std::cell::UnsafeCell;
@@ -33,6 +37,9 @@ struct Frame {
     referenced: AtomicBool,
     /// A read from the data file into this frame is in progress.
     io: AtomicBool,
+    /// Bumped by every X-latched access to the bytes: a write-back that copied the page
+    /// at version v may mark it clean only if it is still at v.
+    version: AtomicU64,
 }
 
 /// A frame's page bytes, kept apart from the frame's control block so that the control
@@ -68,12 +75,17 @@ pub struct BufferPool {
     free: Mutex<Vec<u32>>,
     hand: AtomicUsize,
     file: Arc<dyn File>,
+    /// Torn-page protection (`None` only in unit tests of pages and trees).
+    dw: Option<DoubleWrite>,
     next_page: AtomicU64,
     log: Arc<Log>,
     /// Set by the crash hook: nothing more is written to the data file.
     detached: AtomicBool,
     /// A read-only open: dirty pages stay in memory; needing to write one is an error.
     read_only: AtomicBool,
+    /// The first failed write (full disk, failed fsync): commits stop being acknowledged.
+    failure: Mutex<Option<String>>,
+    failed: AtomicBool,
     pub stats: PoolStats,
 }
 
@@ -97,6 +109,7 @@ impl PageGuard<'_> {
     }
     pub fn page_mut(&mut self) -> &mut Page {
         assert_eq!(self.mode, Mode::X, "page modified under a shared latch");
+        self.frame().version.fetch_add(1, Ordering::Relaxed);
         // SAFETY: we hold the X latch.
         unsafe { &mut *self.pool.bytes[self.f as usize].0.get() }
     }
@@ -136,7 +149,13 @@ impl Drop for PageGuard<'_> {
 }
 
 impl BufferPool {
-    pub fn new(file: Arc<dyn File>, frames: usize, next_page: u64, log: Arc<Log>) -> BufferPool {
+    pub fn new(
+        file: Arc<dyn File>,
+        dw: Option<DoubleWrite>,
+        frames: usize,
+        next_page: u64,
+        log: Arc<Log>,
+    ) -> BufferPool {
         let n = frames.max(MIN_FRAMES);
         assert!(n < u32::MAX as usize, "too many frames");
         let frames: Box<[Frame]> = (0..n)
@@ -148,6 +167,7 @@ impl BufferPool {
                 rec_lsn: AtomicU64::new(0),
                 referenced: AtomicBool::new(false),
                 io: AtomicBool::new(false),
+                version: AtomicU64::new(0),
             })
             .collect();
         let bytes: Box<[Bytes]> = (0..n)
@@ -162,10 +182,13 @@ impl BufferPool {
             free: Mutex::new((0..n as u32).rev().collect()),
             hand: AtomicUsize::new(0),
             file,
+            dw,
             next_page: AtomicU64::new(next_page),
             log,
             detached: AtomicBool::new(false),
             read_only: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            failed: AtomicBool::new(false),
             stats: PoolStats::default(),
         }
     }
@@ -326,7 +349,15 @@ impl BufferPool {
             .map_err(crate::log::io_err)?;
         data[got..].fill(0); // past the end of the file: never written
         self.stats.reads.fetch_add(1, Ordering::Relaxed);
-        if page::verify(data, pid)? == page::PageType::BTree {
+        let t = page::verify(data, pid)?;
+        let end = self.log.next_lsn();
+        if t != PageType::Free && page::lsn(data) >= end {
+            return Err(Error::fatal(format!(
+                "data page {pid} has LSN {} beyond the log's end {end}: the log was lost, cut or replaced",
+                page::lsn(data)
+            )));
+        }
+        if t == page::PageType::BTree {
             // Once per read, so visits need only check the node's header.
             crate::btree::check_cells(data, pid)?;
         }
@@ -395,12 +426,8 @@ impl BufferPool {
         )))
     }
 
-    /// Write frame `i` if dirty. The caller holds its latch (S or X) and a pin.
-    fn write_frame(&self, i: usize) -> Result<()> {
-        let fr = &self.frames[i];
-        if !fr.dirty.load(Ordering::Acquire) {
-            return Ok(());
-        }
+    /// Refuse writes after a crash hook or in a read-only pool.
+    fn may_write(&self) -> Result<()> {
         if self.detached.load(Ordering::Acquire) {
             return Err(Error::fatal(
                 "engine crashed (test hook): no more page writes",
@@ -412,23 +439,138 @@ impl BufferPool {
                 self.frames.len()
             )));
         }
+        if let Some(m) = self.failure() {
+            return Err(Error::fatal(m));
+        }
+        Ok(())
+    }
+
+    /// Write sealed images (through the double-write file) and remember a failure.
+    fn write_images(&self, pages: &[(u64, &Page)]) -> Result<()> {
+        let r = match &self.dw {
+            Some(dw) => dw.write(&*self.file, pages),
+            None => pages.iter().try_for_each(|&(pid, p)| {
+                self.file
+                    .write_all_at(&p[..], pid * PAGE_SIZE as u64)
+                    .map_err(crate::log::io_err)
+            }),
+        };
+        match r {
+            Ok(()) => {
+                self.stats.writes.fetch_add(pages.len() as u64, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                let mut f = crate::latch::lock(&self.failure);
+                if f.is_none() && !self.detached.load(Ordering::Acquire) {
+                    *f = Some(e.to_string());
+                    self.failed.store(true, Ordering::Release);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Write frame `i` if dirty (eviction). The caller holds its latch (S or X) and a
+    /// pin, so the page cannot change until it is marked clean after the write.
+    fn write_frame(&self, i: usize) -> Result<()> {
+        let fr = &self.frames[i];
+        if !fr.dirty.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.may_write()?;
         let pid = fr.page_id.load(Ordering::Acquire);
         let mut copy: Box<Page> = Box::new([0; PAGE_SIZE]);
         // SAFETY: latched by the caller; writers are excluded.
         copy.copy_from_slice(unsafe { &*self.bytes[i].0.get() });
         // WAL: the log must be durable past the page's LSN before the page is.
         self.log.flush_to(page::lsn(&copy) + 1)?;
+        if page::page_type(&copy) != PageType::Free as u8 {
+            page::seal(&mut copy);
+            self.write_images(&[(pid, &copy)])?;
+        }
+        // Clean only now that the data file has it (a checkpoint that reads the flag
+        // in between lists the page and keeps its log).
         fr.dirty.store(false, Ordering::Release);
-        if page::page_type(&copy) == PageType::Free as u8 {
-            return Ok(());
-        }
-        page::seal(&mut copy);
-        if let Err(e) = self.file.write_all_at(&copy[..], pid * PAGE_SIZE as u64) {
-            fr.dirty.store(true, Ordering::Release);
-            return Err(crate::log::io_err(e));
-        }
-        self.stats.writes.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Write back dirty frames in batches (the cleaner, `flush_all`): copy each under a
+    /// short S latch, make the log durable past the copies with no latch held (hot pages
+    /// never stall), write them through the double-write file, then mark each clean if
+    /// nobody changed it since its copy, else move its recovery LSN past the copy (the
+    /// part of its history now on disk). `wait` latches busy pages instead of skipping.
+    fn write_back(&self, wait: bool) -> Result<usize> {
+        self.may_write()?;
+        let mut written = 0;
+        let mut batch: Vec<(usize, u64, u64, Box<Page>)> = Vec::new();
+        let mut i = 0;
+        while i < self.frames.len() {
+            batch.clear();
+            // Pins hold pages in the pool during the batch's I/O: leave most frames free.
+            let most = doublewrite::SLOTS.min(self.frames.len() / 4).max(1);
+            while i < self.frames.len() && batch.len() < most {
+                let fr = &self.frames[i];
+                let idx = i;
+                i += 1;
+                if !fr.dirty.load(Ordering::Acquire) {
+                    continue;
+                }
+                let Some(pid) = self.pin_frame(idx) else {
+                    continue;
+                };
+                if wait {
+                    fr.latch.acquire(Mode::S);
+                } else if !fr.latch.try_s() {
+                    fr.pin.fetch_sub(1, Ordering::Release);
+                    continue;
+                }
+                let version = fr.version.load(Ordering::Relaxed);
+                let mut copy: Box<Page> = Box::new([0; PAGE_SIZE]);
+                // SAFETY: S latch held.
+                copy.copy_from_slice(unsafe { &*self.bytes[idx].0.get() });
+                fr.latch.release(Mode::S);
+                if !fr.dirty.load(Ordering::Acquire) {
+                    fr.pin.fetch_sub(1, Ordering::Release);
+                    continue;
+                }
+                batch.push((idx, pid, version, copy));
+            }
+            if batch.is_empty() {
+                continue;
+            }
+            let r = self.write_batch(&mut batch);
+            for (idx, _, version, copy) in &batch {
+                let fr = &self.frames[*idx];
+                if r.is_ok() {
+                    fr.latch.acquire(Mode::S);
+                    if fr.version.load(Ordering::Relaxed) == *version {
+                        fr.dirty.store(false, Ordering::Release);
+                    } else {
+                        fr.rec_lsn.fetch_max(page::lsn(copy) + 1, Ordering::AcqRel);
+                    }
+                    fr.latch.release(Mode::S);
+                }
+                fr.pin.fetch_sub(1, Ordering::Release);
+            }
+            r?;
+            written += batch.len();
+        }
+        Ok(written)
+    }
+
+    fn write_batch(&self, batch: &mut [(usize, u64, u64, Box<Page>)]) -> Result<()> {
+        let max_lsn = batch.iter().map(|b| page::lsn(&b.3)).max().unwrap_or(0);
+        self.log.flush_to(max_lsn + 1)?;
+        for b in batch.iter_mut() {
+            page::seal(&mut b.3);
+        }
+        let pages: Vec<(u64, &Page)> = batch
+            .iter()
+            .filter(|b| page::page_type(&b.3) != PageType::Free as u8)
+            .map(|b| (b.1, &*b.3))
+            .collect();
+        self.write_images(&pages)
     }
 
     /// Pin frame `i` if it holds a page (for the cleaner/flush-all); returns its page.
@@ -447,50 +589,17 @@ impl BufferPool {
         Some(pid)
     }
 
-    /// The page cleaner's pass: write dirty pages nobody is changing right now.
+    /// The page cleaner's pass: write back dirty pages not latched right now.
     pub fn clean(&self) -> Result<usize> {
-        let mut n = 0;
-        for i in 0..self.frames.len() {
-            let fr = &self.frames[i];
-            if !fr.dirty.load(Ordering::Relaxed) || self.pin_frame(i).is_none() {
-                continue;
-            }
-            if fr.latch.try_s() {
-                // Only pages whose log is already durable: the cleaner must never hold a
-                // latch while it waits for a log flush (hot pages would stall).
-                // SAFETY: S latch held.
-                let lsn = page::lsn(unsafe { &*self.bytes[i].0.get() });
-                if lsn >= self.log.durable_lsn() {
-                    fr.latch.release(Mode::S);
-                    fr.pin.fetch_sub(1, Ordering::Release);
-                    continue;
-                }
-                let r = self.write_frame(i);
-                fr.latch.release(Mode::S);
-                n += 1;
-                if let Err(e) = r {
-                    fr.pin.fetch_sub(1, Ordering::Release);
-                    return Err(e);
-                }
-            }
-            fr.pin.fetch_sub(1, Ordering::Release);
-        }
-        Ok(n)
+        self.write_back(false)
     }
 
-    /// Write every dirty page and sync the file (shutdown, end of recovery).
+    /// Write every dirty page and sync the file (shutdown, end of recovery, end of load).
     pub fn flush_all(&self) -> Result<()> {
-        for i in 0..self.frames.len() {
-            if self.pin_frame(i).is_none() {
-                continue;
-            }
-            let fr = &self.frames[i];
-            fr.latch.acquire(Mode::S);
-            let r = self.write_frame(i);
-            fr.latch.release(Mode::S);
-            fr.pin.fetch_sub(1, Ordering::Release);
-            r?;
+        if self.read_only.load(Ordering::Acquire) {
+            return Ok(());
         }
+        self.write_back(true)?;
         self.sync()
     }
 
@@ -521,6 +630,25 @@ impl BufferPool {
             .sum()
     }
 
+    /// The first failed write, if any.
+    pub fn failure(&self) -> Option<String> {
+        crate::latch::lock(&self.failure).clone()
+    }
+
+    /// Whether a write failed (one load: cheap enough for every commit).
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Acquire)
+    }
+
+    /// Put `image` in the pool as page `pid`, dirty (a read-only open's repair of a
+    /// torn page from the double-write file: in memory only).
+    pub fn install(&self, pid: u64, image: &Page) -> Result<()> {
+        let mut g = self.fix_new(pid)?;
+        g.page_mut().copy_from_slice(image);
+        g.mark_dirty(&self.log);
+        Ok(())
+    }
+
     /// Never write a page (read-only opens).
     pub fn set_read_only(&self) {
         self.read_only.store(true, Ordering::Release);
@@ -547,7 +675,7 @@ pub(crate) fn for_tests(dir: &std::path::Path, frames: usize) -> (BufferPool, Ar
         Err(_) => st.open(&path, storage::Open::CreateNew).unwrap(),
     };
     let log = Arc::new(Log::memory_only());
-    (BufferPool::new(f, frames, 1, log.clone()), log)
+    (BufferPool::new(f, None, frames, 1, log.clone()), log)
 }
 
 #[cfg(test)]
