@@ -74,6 +74,9 @@ pub struct Inner {
     pub checkpoint_lock: Mutex<()>,
     /// Opened read-only: nothing is ever written (see `EngineOptions::read_only`).
     pub read_only: bool,
+    /// A background thread's failure (see `fail`).
+    failure: Mutex<Option<String>>,
+    failed: AtomicBool,
     stop: AtomicBool,
     wake: rt::Event,
     dir: PathBuf,
@@ -187,6 +190,8 @@ fn build_inner(
         control: Mutex::new(control),
         checkpoint_lock: Mutex::new(()),
         read_only: opts.read_only,
+        failure: Mutex::new(None),
+        failed: AtomicBool::new(false),
         stop: AtomicBool::new(false),
         wake: rt::Event::new(),
         dir: dir.to_path_buf(),
@@ -546,10 +551,7 @@ impl DiskEngine {
         d.push(std::thread::spawn(move || {
             while !i.stop.load(Ordering::Acquire) {
                 if let Err(e) = i.pool.clean() {
-                    if i.log.is_detached() {
-                        return;
-                    }
-                    eprintln!("oltpscope disk engine: page cleaner: {e}");
+                    i.fail(format!("page cleaner: {e}"));
                     return;
                 }
                 i.wake.wait(rt::WaitKind::Other, Some(CLEANER_PERIOD), || {
@@ -569,10 +571,7 @@ impl DiskEngine {
                     return;
                 }
                 if let Err(e) = i.checkpoint() {
-                    if i.log.is_detached() {
-                        return;
-                    }
-                    eprintln!("oltpscope disk engine: checkpoint: {e}");
+                    i.fail(format!("checkpoint: {e}"));
                     return;
                 }
             }));
@@ -647,6 +646,32 @@ impl DiskEngine {
 }
 
 impl Inner {
+    /// Record a background thread's failure (the first one): commits report it.
+    fn fail(&self, why: String) {
+        if self.log.is_detached() {
+            return; // the crash hook, not a failure
+        }
+        let mut f = self.failure.lock();
+        if f.is_none() {
+            *f = Some(why);
+            self.failed.store(true, Ordering::Release);
+        }
+    }
+
+    /// Whether any write failed: the log's, the pool's or a background thread's.
+    #[inline]
+    pub fn failed(&self) -> bool {
+        self.log.failed() || self.pool.failed() || self.failed.load(Ordering::Acquire)
+    }
+
+    /// The first failure, as the one line a user sees.
+    pub fn failure(&self) -> Option<String> {
+        self.log
+            .failure()
+            .or_else(|| self.pool.failure())
+            .or_else(|| self.failure.lock().clone())
+    }
+
     /// Take a fuzzy checkpoint now.
     pub fn checkpoint(&self) -> Result<()> {
         checkpoint::take(self).map(|_| ())
@@ -723,8 +748,8 @@ impl Engine for DiskEngine {
 impl Drop for DiskEngine {
     fn drop(&mut self) {
         if let Err(e) = self.close() {
-            // A failed log was already reported by the commit that found it.
-            if self.inner.log.failure().is_none() {
+            // A failed write was already reported by the commit that found it.
+            if self.inner.failure().is_none() {
                 eprintln!("oltpscope disk engine: shutdown: {e}");
             }
         }

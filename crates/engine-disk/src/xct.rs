@@ -532,9 +532,9 @@ impl api::Worker for DiskWorker<'_> {
         assert!(self.active, "commit outside a transaction");
         // A log or page write failed (full disk, failed fsync): nothing more may be
         // acknowledged, whatever the log mode.
-        if self.e.log.failed() || self.e.pool.failed() {
-            let why = self.e.log.failure().or_else(|| self.e.pool.failure());
-            return Err(api::Error::fatal(why.unwrap_or_else(|| "a write failed".into())));
+        if self.e.failed() {
+            let why = self.e.failure().unwrap_or_else(|| "a write failed".into());
+            return Err(api::Error::fatal(why));
         }
         if self.wrote {
             let lsn = self.tl.log_txn_end(&self.e.log, Kind::Commit);
