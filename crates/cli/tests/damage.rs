@@ -226,9 +226,10 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
         ("a middle page", pages / 2 * 8192 + 5000),
         ("the last page", (pages - 1) * 8192 + 100),
     ] {
+        // Refused, unless the double-write file holds an intact copy of that page.
         add(
             format!("data: byte flipped in {what}"),
-            Some(Outcome::Refused),
+            None,
             Box::new(move |d| flip(&d.join("data.db"), off)),
         );
     }
@@ -293,5 +294,6 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
     let empty = tmp.path().join("empty-log");
     std::fs::create_dir_all(&empty).unwrap();
     assert_eq!(classify("empty --log-dir", &base, &acked, Some(&empty)), Outcome::Refused);
+    *counts.entry("refused").or_default() += 1;
     println!("{report}damage matrix: {} cases: {counts:?}; silent: 0", cases.len() + 1);
 }

@@ -53,7 +53,9 @@ pub fn check_limits(s: &Schema) -> Result<()> {
     Ok(())
 }
 
-pub fn write(f: &dyn File, s: &Schema, c: &Catalog) -> Result<()> {
+/// The catalog page for `s` and `c`, sealed (written through the buffer pool's
+/// torn-page protection by `BufferPool::write_through`).
+pub fn encode(s: &Schema, c: &Catalog) -> Box<Page> {
     let mut p: Box<Page> = Box::new([0; PAGE_SIZE]);
     page::format(&mut p, 0, PageType::Catalog);
     put_u64(&mut p[..], 32, c.next_lsn);
@@ -78,9 +80,7 @@ pub fn write(f: &dyn File, s: &Schema, c: &Catalog) -> Result<()> {
         }
     }
     page::seal(&mut p);
-    f.write_all_at(&p[..], 0).map_err(crate::log::io_err)?;
-    f.sync_data().map_err(crate::log::io_err)?;
-    Ok(())
+    p
 }
 
 /// The catalog of an existing database, checked against `s`; `None` if the file holds
@@ -90,6 +90,11 @@ pub fn read(f: &dyn File, s: &Schema) -> Result<Option<Catalog>> {
     if f.read_full_at(&mut p[..], 0).map_err(crate::log::io_err)? < PAGE_SIZE {
         return Ok(None);
     }
+    decode(&p, s)
+}
+
+/// The catalog in page image `p` (from the data file or the double-write file).
+pub fn decode(p: &Page, s: &Schema) -> Result<Option<Catalog>> {
     match page::verify(&p, 0)? {
         PageType::Free => return Ok(None),
         PageType::Catalog => {}

@@ -390,7 +390,7 @@ impl DiskEngine {
             next_page: pool.next_page(),
             roots: roots.clone(),
         };
-        catalog::write(&**pool.file(), &schema, &cat)?;
+        pool.write_through(0, &catalog::encode(&schema, &cat))?;
         let e = build_inner(schema, opts, pool, log, &roots, dir, segs, control)?;
         checkpoint::take(&e)?;
         Ok(e)
@@ -425,7 +425,15 @@ impl DiskEngine {
                 control.data_pages.max(1)
             )));
         }
-        let cat = catalog::read(&*file, &schema)?.ok_or_else(|| {
+        // A torn page (the catalog included) has an intact copy in the double-write file.
+        let dw_how = if opts.read_only { Open::Read } else { Open::ReadWrite };
+        let dw = DoubleWrite::open(&*st, dir, control.db_id, dw_how)?;
+        let torn = dw.damaged_pages(&*file)?;
+        let cat = match torn.iter().find(|(pid, _)| *pid == 0) {
+            Some((_, image)) => catalog::decode(image, &schema)?,
+            None => catalog::read(&*file, &schema)?,
+        }
+        .ok_or_else(|| {
             Error::fatal(format!(
                 "{}: page 0 holds no catalog (zeroed or damaged)",
                 path.display()
@@ -454,9 +462,6 @@ impl DiskEngine {
                 cat.next_lsn
             )));
         }
-        let dw_how = if opts.read_only { Open::Read } else { Open::ReadWrite };
-        let dw = DoubleWrite::open(&*st, dir, control.db_id, dw_how)?;
-        let torn = dw.damaged_pages(&*file)?;
         let an = recovery::analyze(&reader, control.checkpoint_lsn)?;
         // From here on, recovery writes: CLRs to the log, redone pages to the data file.
         // It runs with a synchronous log (its CLRs must be durable), then everything is
@@ -524,7 +529,7 @@ impl DiskEngine {
             next_page: e.pool.next_page(),
             roots: cat.roots.clone(),
         };
-        catalog::write(&**e.pool.file(), &schema, &c)?;
+        e.pool.write_through(0, &catalog::encode(&schema, &c))?;
         log.stop();
         drop(e);
         drop(reader);
@@ -637,7 +642,7 @@ impl DiskEngine {
             next_page: i.pool.next_page(),
             roots,
         };
-        catalog::write(&**i.pool.file(), &i.schema, &c)?;
+        i.pool.write_through(0, &catalog::encode(&i.schema, &c))?;
         // Every page is durable now, so even a session with the log off ends safe.
         i.control.lock().unlogged = false;
         checkpoint::take(i)?;

@@ -503,7 +503,7 @@ impl BufferPool {
     fn write_back(&self, wait: bool) -> Result<usize> {
         self.may_write()?;
         let mut written = 0;
-        let mut batch: Vec<(usize, u64, u64, Box<Page>)> = Vec::new();
+        let mut batch: Vec<(usize, u64, u64, u64, Box<Page>)> = Vec::new();
         let mut i = 0;
         while i < self.frames.len() {
             batch.clear();
@@ -526,6 +526,9 @@ impl BufferPool {
                     continue;
                 }
                 let version = fr.version.load(Ordering::Relaxed);
+                // Any change after the copy needs the X latch, so it gets an LSN at or
+                // past this one: a record boundary redo may start from.
+                let after = self.log.next_lsn();
                 let mut copy: Box<Page> = Box::new([0; PAGE_SIZE]);
                 // SAFETY: S latch held.
                 copy.copy_from_slice(unsafe { &*self.bytes[idx].0.get() });
@@ -534,20 +537,20 @@ impl BufferPool {
                     fr.pin.fetch_sub(1, Ordering::Release);
                     continue;
                 }
-                batch.push((idx, pid, version, copy));
+                batch.push((idx, pid, version, after, copy));
             }
             if batch.is_empty() {
                 continue;
             }
             let r = self.write_batch(&mut batch);
-            for (idx, _, version, copy) in &batch {
+            for (idx, _, version, after, _) in &batch {
                 let fr = &self.frames[*idx];
                 if r.is_ok() {
                     fr.latch.acquire(Mode::S);
                     if fr.version.load(Ordering::Relaxed) == *version {
                         fr.dirty.store(false, Ordering::Release);
                     } else {
-                        fr.rec_lsn.fetch_max(page::lsn(copy) + 1, Ordering::AcqRel);
+                        fr.rec_lsn.fetch_max(*after, Ordering::AcqRel);
                     }
                     fr.latch.release(Mode::S);
                 }
@@ -559,16 +562,16 @@ impl BufferPool {
         Ok(written)
     }
 
-    fn write_batch(&self, batch: &mut [(usize, u64, u64, Box<Page>)]) -> Result<()> {
-        let max_lsn = batch.iter().map(|b| page::lsn(&b.3)).max().unwrap_or(0);
+    fn write_batch(&self, batch: &mut [(usize, u64, u64, u64, Box<Page>)]) -> Result<()> {
+        let max_lsn = batch.iter().map(|b| page::lsn(&b.4)).max().unwrap_or(0);
         self.log.flush_to(max_lsn + 1)?;
         for b in batch.iter_mut() {
-            page::seal(&mut b.3);
+            page::seal(&mut b.4);
         }
         let pages: Vec<(u64, &Page)> = batch
             .iter()
-            .filter(|b| page::page_type(&b.3) != PageType::Free as u8)
-            .map(|b| (b.1, &*b.3))
+            .filter(|b| page::page_type(&b.4) != PageType::Free as u8)
+            .map(|b| (b.1, &*b.4))
             .collect();
         self.write_images(&pages)
     }
@@ -628,6 +631,14 @@ impl BufferPool {
             .iter()
             .map(|s| s.1.load(Ordering::Relaxed))
             .sum()
+    }
+
+    /// Write a sealed page that lives outside the frames (the catalog) with the same
+    /// torn-page protection, and sync it.
+    pub fn write_through(&self, pid: u64, page: &Page) -> Result<()> {
+        self.may_write()?;
+        self.write_images(&[(pid, page)])?;
+        self.sync()
     }
 
     /// The first failed write, if any.
