@@ -275,6 +275,18 @@ fn damaged_catalog_or_foreign_file_is_refused() {
     let mut raw = std::fs::read(&data).unwrap();
     raw[100] ^= 1;
     std::fs::write(&data, &raw).unwrap();
+    // The last catalog write went through the double-write file: repaired from there.
+    let e = DiskEngine::open(schema(N), &o).unwrap();
+    assert!(e.has_data());
+    drop(e);
+    // Without an intact copy, a damaged catalog is refused.
+    let mut raw = std::fs::read(&data).unwrap();
+    raw[100] ^= 1;
+    std::fs::write(&data, &raw).unwrap();
+    let dw = dir.path().join("dw");
+    let mut d = std::fs::read(&dw).unwrap();
+    d[8192..].fill(0);
+    std::fs::write(&dw, &d).unwrap();
     match DiskEngine::open(schema(N), &o) {
         Err(api::Error::Fatal(m)) => assert!(m.contains("damaged"), "{m}"),
         _ => panic!("damaged catalog accepted"),
