@@ -377,7 +377,15 @@ impl BufferPool {
             return Ok(f);
         }
         let n = self.frames.len();
-        for _ in 0..n * 4 {
+        // The hand's bound: two sweeps clear every reference bit and pass every frame
+        // looking for a clean victim; then the dirty pages are written back in one batch
+        // (a dirty victim written alone would cost two fsyncs through the double-write
+        // file) and a third sweep finds the ones now clean; a fourth takes a dirty
+        // victim and writes it alone, for races with other threads.
+        for step in 0..n * 4 {
+            if step == n * 2 {
+                self.write_back(false)?;
+            }
             let i = self.hand.fetch_add(1, Ordering::Relaxed) % n;
             let fr = &self.frames[i];
             if fr.pin.load(Ordering::Acquire) != 0 {
@@ -388,6 +396,9 @@ impl BufferPool {
             }
             let pid = fr.page_id.load(Ordering::Acquire);
             if pid == NO_PAGE {
+                continue;
+            }
+            if step < n * 3 && fr.dirty.load(Ordering::Acquire) {
                 continue;
             }
             let lock = &self.shard(pid).0;
@@ -545,8 +556,16 @@ impl BufferPool {
             let r = self.write_batch(&mut batch);
             for (idx, _, version, after, _) in &batch {
                 let fr = &self.frames[*idx];
-                if r.is_ok() {
-                    fr.latch.acquire(Mode::S);
+                // A worker writing back to find a victim may hold other latches:
+                // never block then (the page stays dirty, which is always safe).
+                let latched = r.is_ok()
+                    && if wait {
+                        fr.latch.acquire(Mode::S);
+                        true
+                    } else {
+                        fr.latch.try_s()
+                    };
+                if latched {
                     if fr.version.load(Ordering::Relaxed) == *version {
                         fr.dirty.store(false, Ordering::Release);
                     } else {
