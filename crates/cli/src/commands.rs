@@ -171,7 +171,10 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
     }
     check_fits(wl, c)?;
     if c.recover {
-        return Err("--recover only applies to `oltpscope check` (`run --no-load` recovers by itself)".into());
+        return Err(
+            "--recover only applies to `oltpscope check` (`run --no-load` recovers by itself)"
+                .into(),
+        );
     }
     let cores = driver::machine::cores();
     if c.threads as usize > cores {

@@ -66,9 +66,27 @@ fn killed_database(dir: &Path) -> (PathBuf, PathBuf) {
     let acked = dir.join("acked");
     let mut child = Command::new(exe())
         .args([
-            "run", "tpcb", "--engine", "disk", "--db", s(&db), "--log", "sync", "--threads",
-            "2", "--duration", "3600", "--warmup", "0", "--no-check", "--checkpoint-ms", "40",
-            "--bpool-size", "4MB", "--acked-file", s(&acked),
+            "run",
+            "tpcb",
+            "--engine",
+            "disk",
+            "--db",
+            s(&db),
+            "--log",
+            "sync",
+            "--threads",
+            "2",
+            "--duration",
+            "3600",
+            "--warmup",
+            "0",
+            "--no-check",
+            "--checkpoint-ms",
+            "40",
+            "--bpool-size",
+            "4MB",
+            "--acked-file",
+            s(&acked),
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -76,7 +94,10 @@ fn killed_database(dir: &Path) -> (PathBuf, PathBuf) {
         .unwrap();
     let t0 = Instant::now();
     while std::fs::metadata(&acked).map(|m| m.len()).unwrap_or(0) < 20_000 {
-        assert!(t0.elapsed() < Duration::from_secs(300), "no commits acknowledged");
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "no commits acknowledged"
+        );
         assert!(child.try_wait().unwrap().is_none(), "the run ended early");
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -96,7 +117,16 @@ enum Outcome {
 /// Check `db` and classify the result; panics on any forbidden outcome.
 fn classify(case: &str, db: &Path, acked: &Path, log_dir: Option<&Path>) -> Outcome {
     let before = snapshot(db);
-    let mut args = vec!["check", "tpcb", "--engine", "disk", "--db", s(db), "--acked-file", s(acked)];
+    let mut args = vec![
+        "check",
+        "tpcb",
+        "--engine",
+        "disk",
+        "--db",
+        s(db),
+        "--acked-file",
+        s(acked),
+    ];
     if let Some(l) = log_dir {
         args.extend(["--log-dir", s(l)]);
     }
@@ -161,8 +191,18 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
     // Another database, for swapped files.
     let other = tmp.path().join("other");
     let (code, out, err) = oltpscope(&[
-        "run", "tpcb", "--engine", "disk", "--db", s(&other), "--duration", "0.2", "--warmup",
-        "0", "--log", "sync",
+        "run",
+        "tpcb",
+        "--engine",
+        "disk",
+        "--db",
+        s(&other),
+        "--duration",
+        "0.2",
+        "--warmup",
+        "0",
+        "--log",
+        "sync",
     ]);
     assert_eq!(code, 0, "{out}{err}");
     let seg_name = last_segment(&base).file_name().unwrap().to_owned();
@@ -174,7 +214,11 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
 
     let mut cases: Vec<(String, Option<Outcome>, Damage)> = vec![];
     let mut add = |name: String, want: Option<Outcome>, d: Damage| cases.push((name, want, d));
-    add("undamaged".into(), Some(Outcome::Repaired), Box::new(|_| {}));
+    add(
+        "undamaged".into(),
+        Some(Outcome::Repaired),
+        Box::new(|_| {}),
+    );
     // A torn last write: garbage after the last record is cut, nothing is lost.
     {
         let seg = seg_name.clone();
@@ -183,7 +227,10 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
             Some(Outcome::Repaired),
             Box::new(move |d| {
                 use std::io::Write;
-                let mut f = std::fs::OpenOptions::new().append(true).open(d.join(&seg)).unwrap();
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(d.join(&seg))
+                    .unwrap();
                 let mut g = vec![0u8; 90];
                 g[..4].copy_from_slice(&200u32.to_le_bytes());
                 g[9..40].fill(0xab);
@@ -203,7 +250,11 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
     }
     {
         let seg = seg_name.clone();
-        add("log: segment header flipped".into(), Some(Outcome::Refused), Box::new(move |d| flip(&d.join(&seg), 20)));
+        add(
+            "log: segment header flipped".into(),
+            Some(Outcome::Refused),
+            Box::new(move |d| flip(&d.join(&seg), 20)),
+        );
     }
     for frac in [0.0, 0.3, 0.9, 0.99] {
         let seg = seg_name.clone();
@@ -211,13 +262,25 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
         // Cutting durable records is refused when it reaches back past the last
         // checkpoint or a page on disk; a cut after both can only be caught by the
         // acknowledged-commit check.
-        add(format!("log: cut to {len} bytes"), None, Box::new(move |d| cut(&d.join(&seg), len)));
+        add(
+            format!("log: cut to {len} bytes"),
+            None,
+            Box::new(move |d| cut(&d.join(&seg), len)),
+        );
     }
     {
         let seg = seg_name.clone();
-        add("log: cut to nothing".into(), Some(Outcome::Refused), Box::new(move |d| cut(&d.join(&seg), 0)));
+        add(
+            "log: cut to nothing".into(),
+            Some(Outcome::Refused),
+            Box::new(move |d| cut(&d.join(&seg), 0)),
+        );
         let seg = seg_name.clone();
-        add("log: deleted".into(), Some(Outcome::Refused), Box::new(move |d| std::fs::remove_file(d.join(&seg)).unwrap()));
+        add(
+            "log: deleted".into(),
+            Some(Outcome::Refused),
+            Box::new(move |d| std::fs::remove_file(d.join(&seg)).unwrap()),
+        );
     }
     for (what, off) in [
         ("catalog page 0", 100),
@@ -247,9 +310,21 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
             Box::new(move |d| cut(&d.join("data.db"), len)),
         );
     }
-    add("data: file deleted".into(), Some(Outcome::Refused), Box::new(|d| std::fs::remove_file(d.join("data.db")).unwrap()));
-    add("control: deleted".into(), Some(Outcome::Refused), Box::new(|d| std::fs::remove_file(d.join("control")).unwrap()));
-    add("control: byte flipped".into(), Some(Outcome::Refused), Box::new(|d| flip(&d.join("control"), 25)));
+    add(
+        "data: file deleted".into(),
+        Some(Outcome::Refused),
+        Box::new(|d| std::fs::remove_file(d.join("data.db")).unwrap()),
+    );
+    add(
+        "control: deleted".into(),
+        Some(Outcome::Refused),
+        Box::new(|d| std::fs::remove_file(d.join("control")).unwrap()),
+    );
+    add(
+        "control: byte flipped".into(),
+        Some(Outcome::Refused),
+        Box::new(|d| flip(&d.join("control"), 25)),
+    );
     for f in ["control", "data.db"] {
         let o = other2.clone();
         add(
@@ -283,17 +358,25 @@ fn damage_matrix_repairs_or_refuses_never_silent() {
         if let Some(w) = want {
             assert_eq!(got, *w, "{name}\n{report}");
         }
-        *counts.entry(match got {
-            Outcome::Repaired => "repaired",
-            Outcome::Refused => "refused",
-            Outcome::CaughtByCheck => "caught by the acknowledged-commit check",
-        }).or_default() += 1;
+        *counts
+            .entry(match got {
+                Outcome::Repaired => "repaired",
+                Outcome::Refused => "refused",
+                Outcome::CaughtByCheck => "caught by the acknowledged-commit check",
+            })
+            .or_default() += 1;
         std::fs::remove_dir_all(&db).unwrap();
     }
     // An empty --log-dir for an existing database: the log is missing.
     let empty = tmp.path().join("empty-log");
     std::fs::create_dir_all(&empty).unwrap();
-    assert_eq!(classify("empty --log-dir", &base, &acked, Some(&empty)), Outcome::Refused);
+    assert_eq!(
+        classify("empty --log-dir", &base, &acked, Some(&empty)),
+        Outcome::Refused
+    );
     *counts.entry("refused").or_default() += 1;
-    println!("{report}damage matrix: {} cases: {counts:?}; silent: 0", cases.len() + 1);
+    println!(
+        "{report}damage matrix: {} cases: {counts:?}; silent: 0",
+        cases.len() + 1
+    );
 }

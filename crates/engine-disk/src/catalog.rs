@@ -95,7 +95,7 @@ pub fn read(f: &dyn File, s: &Schema) -> Result<Option<Catalog>> {
 
 /// The catalog in page image `p` (from the data file or the double-write file).
 pub fn decode(p: &Page, s: &Schema) -> Result<Option<Catalog>> {
-    match page::verify(&p, 0)? {
+    match page::verify(p, 0)? {
         PageType::Free => return Ok(None),
         PageType::Catalog => {}
         t => {

@@ -134,7 +134,12 @@ pub struct Decoded {
 
 pub fn decode(r: &Rec<'_>) -> Result<Decoded> {
     let p = r.payload;
-    let bad = || Error::fatal(format!("checkpoint record {} is malformed (corrupt log)", r.lsn));
+    let bad = || {
+        Error::fatal(format!(
+            "checkpoint record {} is malformed (corrupt log)",
+            r.lsn
+        ))
+    };
     if r.kind != Kind::Checkpoint || p.len() < 24 {
         return Err(bad());
     }

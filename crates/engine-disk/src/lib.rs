@@ -23,18 +23,18 @@ use api::{Engine, EngineOptions, Error, LogMode, Result, Schema};
 use bpool::doublewrite::{self, DoubleWrite};
 use bpool::BufferPool;
 use btree::Tree;
+use checkpoint::{Control, State};
 use heap::HeapFile;
 use lock::{LockConfig, LockManager};
-use checkpoint::{Control, State};
 use log::{io_err, Log, LogReader, Segments};
 use parking_lot::Mutex;
 use recovery::StopAt;
-use storage::{Open, Storage};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+use storage::{Open, Storage};
 use xct::TxnSlot;
 
 pub use xct::DiskWorker;
@@ -219,7 +219,13 @@ fn fatal(e: std::io::Error) -> Error {
 fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf>> {
     let mut v = Vec::new();
     for n in st.list(dir).map_err(fatal)? {
-        if [checkpoint::CONTROL, DATA_FILE, "control.tmp", doublewrite::NAME].contains(&n.as_str())
+        if [
+            checkpoint::CONTROL,
+            DATA_FILE,
+            "control.tmp",
+            doublewrite::NAME,
+        ]
+        .contains(&n.as_str())
             || log::is_segment_name(&n)
         {
             v.push(dir.join(n));
@@ -239,7 +245,14 @@ impl DiskEngine {
     /// Open (recovering if needed) or create the database; `stop` ends recovery early
     /// (crash tests) with an error after leaving the files as a crash there would.
     pub fn open_with(schema: Arc<Schema>, opts: &EngineOptions, stop: StopAt) -> Result<Self> {
-        Self::open_hooked(schema, opts, Hooks { stop, ..Hooks::default() })
+        Self::open_hooked(
+            schema,
+            opts,
+            Hooks {
+                stop,
+                ..Hooks::default()
+            },
+        )
     }
 
     /// Open or create: a database is created only in an empty or new directory; a
@@ -426,7 +439,11 @@ impl DiskEngine {
             )));
         }
         // A torn page (the catalog included) has an intact copy in the double-write file.
-        let dw_how = if opts.read_only { Open::Read } else { Open::ReadWrite };
+        let dw_how = if opts.read_only {
+            Open::Read
+        } else {
+            Open::ReadWrite
+        };
         let dw = DoubleWrite::open(&*st, dir, control.db_id, dw_how)?;
         let torn = dw.damaged_pages(&*file)?;
         let cat = match torn.iter().find(|(pid, _)| *pid == 0) {

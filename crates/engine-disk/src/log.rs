@@ -191,7 +191,6 @@ impl<'a> Rec<'a> {
     }
 }
 
-
 /// The log directory's files for one database: segment naming, headers, identity.
 #[derive(Debug, Clone)]
 pub struct Segments {
@@ -225,7 +224,10 @@ impl Segments {
 
     /// Segment numbers present, in order (ignores other files).
     pub fn list(&self) -> Result<Vec<u64>> {
-        let names = self.st.list(&self.dir).map_err(|e| Error::fatal(e.to_string()))?;
+        let names = self
+            .st
+            .list(&self.dir)
+            .map_err(|e| Error::fatal(e.to_string()))?;
         Ok(names
             .iter()
             .filter(|n| is_segment_name(n))
@@ -236,7 +238,10 @@ impl Segments {
     /// Open an existing segment and check its header against this database.
     fn open(&self, seg: u64, how: Open) -> Result<Arc<dyn File>> {
         let path = self.path(seg);
-        let f = self.st.open(&path, how).map_err(|e| Error::fatal(e.to_string()))?;
+        let f = self
+            .st
+            .open(&path, how)
+            .map_err(|e| Error::fatal(e.to_string()))?;
         let mut h = [0u8; SEG_HEADER];
         let n = f.read_full_at(&mut h, 0)?;
         let bad = |what: &str| Err(Error::fatal(format!("{}: {what}", path.display())));
@@ -463,11 +468,18 @@ impl LogReader {
         let mut data = Vec::new();
         for (&seg, f) in self.files.range(self.segs.seg_of(end)..) {
             let base = seg * self.segs.seg_bytes;
-            let len = f.len()?.saturating_sub(SEG_HEADER as u64).min(self.segs.seg_bytes);
+            let len = f
+                .len()?
+                .saturating_sub(SEG_HEADER as u64)
+                .min(self.segs.seg_bytes);
             data.resize(len as usize, 0);
             let n = f.read_full_at(&mut data, SEG_HEADER as u64)?;
             data.truncate(n);
-            let mut p = if base <= end { (end - base) as usize + 1 } else { 0 };
+            let mut p = if base <= end {
+                (end - base) as usize + 1
+            } else {
+                0
+            };
             while p + 16 <= data.len() {
                 // A record's own LSN field equals its position: a cheap first filter.
                 if get_u64(&data, p + 8) == base + p as u64 && self.get(base + p as u64)?.is_some()
@@ -611,7 +623,11 @@ impl Log {
     pub fn create(segs: Segments, mode: LogMode) -> Result<Log> {
         let seg = segs.seg_of(FIRST_LSN);
         let file = segs.create(seg)?;
-        Ok(Self::with_writer(mode, FIRST_LSN, Some(Writer { segs, seg, file })))
+        Ok(Self::with_writer(
+            mode,
+            FIRST_LSN,
+            Some(Writer { segs, seg, file }),
+        ))
     }
 
     /// Open the log for appending at `end` (from `LogReader::end_lsn`, so everything
@@ -633,7 +649,11 @@ impl Log {
             file.sync_data().map_err(io_err)?;
         }
         segs.st.sync_dir(&segs.dir).map_err(io_err)?;
-        Ok(Self::with_writer(mode, end, Some(Writer { segs, seg, file })))
+        Ok(Self::with_writer(
+            mode,
+            end,
+            Some(Writer { segs, seg, file }),
+        ))
     }
 
     /// A log that keeps nothing (unit tests of pages and trees).
@@ -707,7 +727,10 @@ impl Log {
             let lsn = self.append(rec, None);
             // Written here, not by the daemon: it may not run yet (creation, recovery).
             self.flush_once()?;
-            assert!(self.durable_lsn() > lsn, "checkpoint {lsn} not durable after a flush");
+            assert!(
+                self.durable_lsn() > lsn,
+                "checkpoint {lsn} not durable after a flush"
+            );
             return Ok(lsn);
         }
         let mut fg = self.file.lock();
@@ -832,11 +855,9 @@ impl Log {
                 self.stop.load(Ordering::Acquire)
                     || self.requested.load(Ordering::Acquire) > self.durable.load(Ordering::Acquire)
             });
-            if self.mode != LogMode::Off {
-                if self.flush_once().is_err() {
-                    // Recorded in `failure`: every later flush and commit reports it.
-                    return;
-                }
+            // A failure is recorded in `failure`: every later flush and commit reports it.
+            if self.mode != LogMode::Off && self.flush_once().is_err() {
+                return;
             }
             if stopping {
                 return;
@@ -939,7 +960,10 @@ mod tests {
             assert_eq!(*slot as usize, i);
             assert_eq!(body, &vec![i as u8; i * 37]);
         }
-        assert!(segs(dir.path(), 7).list().unwrap().len() > 3, "records span segments");
+        assert!(
+            segs(dir.path(), 7).list().unwrap().len() > 3,
+            "records span segments"
+        );
         // Random access (undo) and `need` past the end.
         let r = LogReader::open(segs(dir.path(), 7), lsns[3]).unwrap();
         assert_eq!(r.need(lsns[20], "test").unwrap().rec().slot, 20);
@@ -981,9 +1005,15 @@ mod tests {
             let before = snapshot(dir.path());
             match LogReader::open(s.clone(), FIRST_LSN) {
                 Err(Error::Fatal(m)) => {
-                    assert!(m.contains("damaged") && m.contains(&lsns[victim].to_string()), "{m}")
+                    assert!(
+                        m.contains("damaged") && m.contains(&lsns[victim].to_string()),
+                        "{m}"
+                    )
                 }
-                Ok(r) => panic!("damage at record {victim} read as a log ending at {}", r.end_lsn()),
+                Ok(r) => panic!(
+                    "damage at record {victim} read as a log ending at {}",
+                    r.end_lsn()
+                ),
                 Err(e) => panic!("{e:?}"),
             }
             assert_eq!(before, snapshot(dir.path()), "a refused log was changed");

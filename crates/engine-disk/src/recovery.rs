@@ -6,9 +6,9 @@
 //! It must never run while workers are active.
 
 use crate::btree;
+use crate::checkpoint;
 use crate::heap;
 use crate::latch::Mode;
-use crate::checkpoint;
 use crate::log::{Kind, LogReader, Rec};
 use crate::page;
 use crate::xct::{self, TxnLog, TxnSlot};

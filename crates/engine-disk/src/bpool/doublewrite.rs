@@ -134,7 +134,10 @@ impl DoubleWrite {
             if !matches!(page::verify(&img, pid), Ok(t) if t != PageType::Free) {
                 continue;
             }
-            if best.get(&pid).is_none_or(|b| page::lsn(b) < page::lsn(&img)) {
+            if best
+                .get(&pid)
+                .is_none_or(|b| page::lsn(b) < page::lsn(&img))
+            {
                 best.insert(pid, img.clone());
             }
         }

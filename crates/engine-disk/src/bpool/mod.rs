@@ -18,9 +18,9 @@ use doublewrite::DoubleWrite;
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 use std::cell::UnsafeCell;
-use storage::File;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use storage::File;
 
 const SHARDS: usize = 64;
 /// The fewest frames a pool may have: enough for the deepest latch path (a split holds
@@ -118,12 +118,7 @@ impl PageGuard<'_> {
     }
     /// Log `rec` as a change of this page: mark the page dirty (recovery LSN taken before
     /// the append, so a concurrent checkpoint cannot miss it), append, stamp the LSN.
-    pub fn log(
-        &mut self,
-        log: &Log,
-        rec: &Rec<'_>,
-        txn: Option<(&AtomicU64, &AtomicU64)>,
-    ) -> u64 {
+    pub fn log(&mut self, log: &Log, rec: &Rec<'_>, txn: Option<(&AtomicU64, &AtomicU64)>) -> u64 {
         self.mark_dirty(log);
         let lsn = log.append(rec, txn);
         page::set_lsn(self.page_mut(), lsn);
@@ -468,7 +463,9 @@ impl BufferPool {
         };
         match r {
             Ok(()) => {
-                self.stats.writes.fetch_add(pages.len() as u64, Ordering::Relaxed);
+                self.stats
+                    .writes
+                    .fetch_add(pages.len() as u64, Ordering::Relaxed);
                 Ok(())
             }
             Err(e) => {
