@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub mod real;
+pub mod temp;
 
 pub use real::RealStorage;
 
