@@ -233,6 +233,17 @@ pub struct LogTail {
     pub database_id: u64,
     pub offset: u64,
     pub durable: u64,
+    /// A recovered log: before its first block the logger cuts the file at `offset`
+    /// (`torn`: a torn tail follows it) and writes a restart block. Nothing is written
+    /// to a recovered log until a commit needs it, so a run refused after opening (or
+    /// one that commits nothing) leaves the file exactly as it was.
+    pub restart: Option<Restart>,
+}
+
+/// What the logger does to a recovered log before appending to it.
+#[derive(Debug, Clone, Copy)]
+pub struct Restart {
+    pub torn: bool,
 }
 
 /// The one line a user sees for a failed log write or sync.
@@ -327,11 +338,31 @@ impl Logger {
         self.durable_ev.notify_all();
     }
 
+    /// A recovered log's first write: cut a torn tail, then a restart block (records
+    /// of epochs above `durable` written before it are void).
+    fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
+        if r.torn {
+            if let Err(err) = file.set_len(*offset) {
+                self.fail(io_failure("cutting the torn tail", &self.path, &err));
+                return false;
+            }
+        }
+        let mut b = [0u8; BLOCK_HEADER_BYTES];
+        seal_block(&mut b, durable, 0, BLOCK_RESTART);
+        if let Err(err) = file.write_all_at(&b, *offset) {
+            self.fail(io_failure("writing the restart block", &self.path, &err));
+            return false;
+        }
+        *offset += b.len() as u64;
+        true
+    }
+
     fn run(&self, tail: LogTail, epochs: Arc<Epochs>) {
         let LogTail {
             file,
             mut offset,
             durable: mut last_d,
+            mut restart,
             ..
         } = tail;
         let mut spare: Vec<Vec<u8>> = (0..self.bufs.len()).map(|_| Vec::new()).collect();
@@ -371,6 +402,11 @@ impl Logger {
             // durable epoch of the block holding it).
             let write = payload > 0 || (durable > last_d && max_rec_epoch > last_d);
             if write {
+                if let Some(r) = restart.take() {
+                    if !self.restart(&*file, &mut offset, r, last_d) {
+                        return;
+                    }
+                }
                 seal_block(&mut block, durable, count, BLOCK_DATA);
                 if let Err(err) = file.write_all_at(&block, offset) {
                     self.fail(io_failure("writing a block", &self.path, &err));

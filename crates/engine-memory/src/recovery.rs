@@ -330,6 +330,7 @@ impl LogDir {
             database_id: header.database_id,
             offset: log::FILE_HEADER_BYTES as u64,
             durable: 0,
+            restart: None,
         })
     }
 
@@ -372,9 +373,8 @@ impl LogDir {
         })
     }
 
-    /// Recover from the existing log into `catalog`. `append`: cut a torn tail and
-    /// append a restart block, returning where the logger continues; otherwise the file
-    /// is only read.
+    /// Recover from the existing log into `catalog` (the file is only read). `append`:
+    /// also return where the logger continues.
     pub fn recover(
         &self,
         st: &dyn Storage,
@@ -402,36 +402,17 @@ impl LogDir {
         if !append {
             return Ok((r, None));
         }
-        let mut off = end.valid;
-        if end.torn_bytes > 0 {
-            // Only the torn tail: nothing valid follows `end.valid` (the reader checked).
-            file.set_len(off)
-                .and_then(|_| file.sync_data())
-                .map_err(|e| io_err("cutting the torn tail of the log", &self.log, e))?;
-        }
-        // Records of epochs above the durable one stay in the file but are void from
-        // here on: the next recovery must not apply them once later epochs are durable.
-        let mut block = vec![0u8; log::BLOCK_HEADER_BYTES];
-        log::seal_block(&mut block, r.durable, 0, log::BLOCK_RESTART);
-        file.write_all_at(&block, off)
-            .and_then(|_| file.sync_data())
-            .map_err(|e| {
-                if storage::is_no_space(&e) {
-                    fatal(format!(
-                        "no space left on the device holding the log {}: cannot reopen it for appending",
-                        self.log.display()
-                    ))
-                } else {
-                    io_err("writing the restart block", &self.log, e)
-                }
-            })?;
-        off += block.len() as u64;
+        // Nothing is written here: the logger cuts a torn tail and writes the restart
+        // block before its first block (see `log::LogTail::restart`).
         let tail = log::LogTail {
             file,
             path: self.log.clone(),
             database_id: header.database_id,
-            offset: off,
+            offset: end.valid,
             durable: r.durable,
+            restart: Some(log::Restart {
+                torn: end.torn_bytes > 0,
+            }),
         };
         Ok((r, Some(tail)))
     }
