@@ -123,7 +123,14 @@ impl Setup {
     }
 
     /// `run` arguments: sync logging, acknowledgements to `acked`, measured for `stop`.
-    fn run(&self, a: &CrashArgs, seed: u64, load: bool, acked: &Path, stop: &[&str]) -> Vec<String> {
+    fn run(
+        &self,
+        a: &CrashArgs,
+        seed: u64,
+        load: bool,
+        acked: &Path,
+        stop: &[&str],
+    ) -> Vec<String> {
         let s = |x: &str| x.to_string();
         let mut v = vec![s("run")];
         v.extend(self.common.clone());
@@ -186,13 +193,29 @@ fn lines_in(p: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// The check after a crash: passes, and how many acknowledged commits it checked/lost.
-fn run_check(s: &Setup, acked: &Path) -> Result<(bool, String, Option<(u64, u64)>), String> {
+/// The check after a crash.
+struct Checked {
+    /// It passed and reported on the acknowledged commits.
+    ok: bool,
+    /// Its output (printed when it failed).
+    text: String,
+    /// Acknowledged commits checked, and missing.
+    checked: u64,
+    lost: u64,
+}
+
+fn run_check(s: &Setup, acked: &Path) -> Result<Checked, String> {
     let out = output(&s.check(acked))?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let counts = acked_counts(&text);
-    Ok((out.status.success(), text, counts))
+    let (checked, lost) = counts.unwrap_or((0, 0));
+    Ok(Checked {
+        ok: out.status.success() && counts.is_some() && lost == 0,
+        text,
+        checked,
+        lost,
+    })
 }
 
 pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
@@ -221,7 +244,13 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
             note = format!(", checkpoint every {ms} ms");
         }
         let load = trial == 0;
-        let mut run_args = setup.run(a, a.seed + trial as u64, load, &acked, &["--duration", "3600"]);
+        let mut run_args = setup.run(
+            a,
+            a.seed + trial as u64,
+            load,
+            &acked,
+            &["--duration", "3600"],
+        );
         run_args.extend(extra);
         // Some trials first kill a run while it recovers (before it commits anything).
         if !load && trial % 3 == 2 {
@@ -249,7 +278,9 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
             if t0.elapsed() > Duration::from_secs(600) {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("trial {trial}: no commit acknowledged within 600 s"));
+                return Err(format!(
+                    "trial {trial}: no commit acknowledged within 600 s"
+                ));
             }
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -263,18 +294,24 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
 
         // Every third trial also crashes the recovery itself, early.
         if trial % 3 == 1 {
-            let mut rec = spawn(&setup.check(&acked), &base.join(format!("trial-{trial}.recovery.stderr")))?;
+            let mut rec = spawn(
+                &setup.check(&acked),
+                &base.join(format!("trial-{trial}.recovery.stderr")),
+            )?;
             std::thread::sleep(Duration::from_millis(next(&mut seed) % 100));
             let _ = rec.kill();
             let _ = rec.wait();
             t.recoveries_killed += 1;
             note.push_str(", recovery killed once");
         }
-        let (ok, text, counts) = run_check(&setup, &acked)?;
-        let (checked, lost) = counts.unwrap_or((0, 0));
+        let Checked {
+            ok,
+            text,
+            checked,
+            lost,
+        } = run_check(&setup, &acked)?;
         t.acked_checked += checked;
         t.lost += lost;
-        let ok = ok && counts.is_some();
         println!(
             "trial {trial:>3}: killed {kill_after:>4} ms after the first ack{note}; {checked} acks checked, {lost} lost: {}",
             if ok { "ok" } else { "FAILED" }
@@ -312,7 +349,8 @@ fn finish(a: &CrashArgs, t: &Totals) -> Result<(), String> {
 fn base_dir(a: &CrashArgs) -> Result<(Option<storage::temp::TempDir>, PathBuf), String> {
     match &a.keep {
         Some(k) => {
-            std::fs::create_dir_all(k).map_err(|e| format!("cannot create {}: {e}", k.display()))?;
+            std::fs::create_dir_all(k)
+                .map_err(|e| format!("cannot create {}: {e}", k.display()))?;
             Ok((None, k.clone()))
         }
         None => {
@@ -333,12 +371,15 @@ struct Tmpfs {
 
 impl Tmpfs {
     fn mount(dir: &Path, bytes: u64) -> Result<Tmpfs, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let out = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
             .arg(dir)
             .output()
-            .map_err(|e| format!("--enospc is unavailable on this machine: cannot run mount: {e}"))?;
+            .map_err(|e| {
+                format!("--enospc is unavailable on this machine: cannot run mount: {e}")
+            })?;
         if !out.status.success() {
             return Err(format!(
                 "--enospc is unavailable on this machine: mount -t tmpfs failed: {}",
@@ -396,7 +437,9 @@ const ROOMY: u64 = 8 << 30;
 fn enospc(a: &CrashArgs, base: &Path) -> Result<(), String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        return Err("--enospc is unavailable here: it mounts a small tmpfs, which needs root".into());
+        return Err(
+            "--enospc is unavailable here: it mounts a small tmpfs, which needs root".into(),
+        );
     }
     let fs = Tmpfs::mount(&base.join("mnt"), ROOMY)?;
     let setup = Setup::new(a, &fs.dir.join("db"));
@@ -417,9 +460,18 @@ fn enospc(a: &CrashArgs, base: &Path) -> Result<(), String> {
         // Room for a few hundred to a few thousand commits.
         let margin = (64 << 10) + (next(&mut seed) % 16) * (64 << 10);
         fs.resize(used + margin)?;
-        let mut args = setup.run(a, a.seed + 1 + trial as u64, false, &acked, &["--duration", "120"]);
+        let mut args = setup.run(
+            a,
+            a.seed + 1 + trial as u64,
+            false,
+            &acked,
+            &["--duration", "120"],
+        );
         if a.engine == EngineName::Disk {
-            args.extend(["--checkpoint-ms".to_string(), (10 + next(&mut seed) % 1991).to_string()]);
+            args.extend([
+                "--checkpoint-ms".to_string(),
+                (10 + next(&mut seed) % 1991).to_string(),
+            ]);
         }
         let before = lines_in(&acked);
         let out = output(&args)?;
@@ -432,11 +484,15 @@ fn enospc(a: &CrashArgs, base: &Path) -> Result<(), String> {
             && lines[0].to_ascii_lowercase().contains("no space left")
             && !err.contains("panicked");
         fs.resize(ROOMY)?;
-        let (ok, text, counts) = run_check(&setup, &acked)?;
-        let (checked, lost) = counts.unwrap_or((0, 0));
+        let Checked {
+            ok,
+            text,
+            checked,
+            lost,
+        } = run_check(&setup, &acked)?;
         t.acked_checked += checked;
         t.lost += lost;
-        let ok = ok && counts.is_some() && one_clear_line;
+        let ok = ok && one_clear_line;
         println!(
             "trial {trial:>3}: disk full after {} acks ({margin} bytes free); {checked} acks checked, {lost} lost: {}",
             lines_in(&acked) - before,

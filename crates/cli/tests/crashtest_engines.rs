@@ -19,8 +19,16 @@ fn crashtest(args: &[&str]) -> (i32, String, String) {
 
 fn three_trials_pass(engine: &str, workload: &str) {
     let (code, out, err) = crashtest(&[
-        "--engine", engine, "--workload", workload, "--trials", "3", "--max-kill-ms", "150",
-        "--seed", "3",
+        "--engine",
+        engine,
+        "--workload",
+        workload,
+        "--trials",
+        "3",
+        "--max-kill-ms",
+        "150",
+        "--seed",
+        "3",
     ]);
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     assert!(out.contains("all 3 crash trials passed"), "{out}");
@@ -37,7 +45,10 @@ fn three_trials_pass(engine: &str, workload: &str) {
         .and_then(|x| x.parse().ok())
         .unwrap();
     assert!(checked > 0, "no acknowledged commit was checked: {summary}");
-    assert!(summary.contains("recoveries killed and re-run"), "{summary}");
+    assert!(
+        summary.contains("recoveries killed and re-run"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -63,7 +74,13 @@ fn disk_engine_tpcc_crashes_lose_nothing() {
 #[test]
 fn a_full_disk_stops_the_memory_engine_with_one_line_and_loses_nothing() {
     let (code, out, err) = crashtest(&[
-        "--engine", "memory", "--workload", "tpcb", "--enospc", "--trials", "2",
+        "--engine",
+        "memory",
+        "--workload",
+        "tpcb",
+        "--enospc",
+        "--trials",
+        "2",
     ]);
     if code == 2 && err.contains("unavailable") {
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");

@@ -29,8 +29,15 @@ fn oltpscope(args: &[&str]) -> (i32, String, String) {
 fn refused(r: (i32, String, String)) -> String {
     let (code, out, err) = r;
     assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
-    assert!(err.starts_with("error:") && !err.contains("panicked"), "{err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
+    assert!(
+        err.starts_with("error:") && !err.contains("panicked"),
+        "{err}"
+    );
     err
 }
 
@@ -53,7 +60,10 @@ fn wait_for(what: &str, child: &mut Child, mut cond: impl FnMut() -> bool) {
         if let Ok(Some(st)) = child.try_wait() {
             panic!("the run ended ({st}) before {what}");
         }
-        assert!(t0.elapsed() < Duration::from_secs(120), "no {what} within 120 s");
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no {what} within 120 s"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
 }
@@ -73,8 +83,18 @@ fn cut_torn_line(p: &Path) {
 /// A short `run tpcb` with sync logging into `dir` (plus `extra`).
 fn run_tpcb(dir: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut a = vec![
-        "run", "tpcb", "--engine", "memory", "--log", "sync", "--log-dir", s(dir),
-        "--duration", "0.3", "--warmup", "0",
+        "run",
+        "tpcb",
+        "--engine",
+        "memory",
+        "--log",
+        "sync",
+        "--log-dir",
+        s(dir),
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
     ];
     a.extend(extra);
     oltpscope(&a)
@@ -92,7 +112,14 @@ fn history_rows(out: &str) -> u64 {
         .lines()
         .find(|l| l.contains("history rows counted"))
         .unwrap_or_else(|| panic!("no history count in: {out}"));
-    l.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap()
+    l.split(": ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[test]
@@ -101,9 +128,23 @@ fn a_killed_run_keeps_every_acknowledged_commit() {
     let (dir, acked) = (t.path().join("log"), t.path().join("acked"));
     let mut child = spawn(
         &[
-            "run", "tpcb", "--engine", "memory", "--log", "sync", "--log-dir", s(&dir),
-            "--threads", "2", "--duration", "3600", "--warmup", "0", "--no-check",
-            "--acked-file", s(&acked),
+            "run",
+            "tpcb",
+            "--engine",
+            "memory",
+            "--log",
+            "sync",
+            "--log-dir",
+            s(&dir),
+            "--threads",
+            "2",
+            "--duration",
+            "3600",
+            "--warmup",
+            "0",
+            "--no-check",
+            "--acked-file",
+            s(&acked),
         ],
         &[],
     );
@@ -118,7 +159,9 @@ fn a_killed_run_keeps_every_acknowledged_commit() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("all passed"), "{out}");
     assert!(
-        out.contains(&format!("[ok] acknowledged commits durable, nothing else: {n} acknowledged commits: 0 missing")),
+        out.contains(&format!(
+            "[ok] acknowledged commits durable, nothing else: {n} acknowledged commits: 0 missing"
+        )),
         "{out}"
     );
 }
@@ -134,8 +177,14 @@ fn run_no_load_continues_from_the_log_and_a_reused_dir_is_refused() {
     let log = std::fs::read(dir.join(LOG)).unwrap();
     // Running (loading) again on it is refused, naming both ways out; nothing changes.
     let err = refused(run_tpcb(&dir, &[]));
-    assert!(err.contains("--no-load") && err.contains("--reload"), "{err}");
-    assert!(std::fs::read(dir.join(LOG)).unwrap() == log, "a refused run changed the log");
+    assert!(
+        err.contains("--no-load") && err.contains("--reload"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read(dir.join(LOG)).unwrap() == log,
+        "a refused run changed the log"
+    );
     // --no-load continues: the history grows, the checks pass.
     let (code, out, err) = run_tpcb(&dir, &["--no-load"]);
     assert_eq!(code, 0, "{out}{err}");
@@ -152,7 +201,14 @@ fn run_no_load_continues_from_the_log_and_a_reused_dir_is_refused() {
     assert!(history_rows(&check_tpcb(&dir, &[]).1) < second);
     // --log off on a directory holding a log would not log the run's changes.
     let err = refused(oltpscope(&[
-        "run", "tpcb", "--engine", "memory", "--log-dir", s(&dir), "--no-load", "--duration",
+        "run",
+        "tpcb",
+        "--engine",
+        "memory",
+        "--log-dir",
+        s(&dir),
+        "--no-load",
+        "--duration",
         "0.1",
     ]));
     assert!(err.contains("--log sync"), "{err}");
@@ -176,7 +232,10 @@ fn damage_in_the_middle_of_the_log_is_refused_and_the_file_left_unchanged() {
             err.contains("damaged at byte 32") && err.contains(s(&path)) && err.contains("refused"),
             "{err}"
         );
-        assert!(std::fs::read(&path).unwrap() == bytes, "the damaged log was changed");
+        assert!(
+            std::fs::read(&path).unwrap() == bytes,
+            "the damaged log was changed"
+        );
     }
     // A damaged header, a foreign file: refused too.
     let mut b = bytes.clone();
@@ -215,8 +274,14 @@ fn a_torn_tail_is_cut_and_the_log_recovered() {
     assert_eq!(code, 0, "{out}{err}");
     let now = std::fs::read(&path).unwrap();
     assert!(now[..good as usize] == f[..good as usize]);
-    assert_eq!(now[good as usize..good as usize + 4], 0x4B4C_424Du32.to_le_bytes());
-    assert_ne!(now[good as usize + 4..good as usize + 8], 4096u32.to_le_bytes());
+    assert_eq!(
+        now[good as usize..good as usize + 4],
+        0x4B4C_424Du32.to_le_bytes()
+    );
+    assert_ne!(
+        now[good as usize + 4..good as usize + 8],
+        4096u32.to_le_bytes()
+    );
     let (code, out, _) = check_tpcb(&dir, &[]);
     assert_eq!(code, 0, "{out}");
     assert!(history_rows(&out) > rows);
@@ -228,25 +293,55 @@ fn a_killed_load_is_reported_as_unfinished() {
     let dir = t.path().join("log");
     let mut child = spawn(
         &[
-            "run", "tpcb", "--engine", "memory", "--log", "sync", "--log-dir", s(&dir),
-            "--scale", "20", "--duration", "3600",
+            "run",
+            "tpcb",
+            "--engine",
+            "memory",
+            "--log",
+            "sync",
+            "--log-dir",
+            s(&dir),
+            "--scale",
+            "20",
+            "--duration",
+            "3600",
         ],
         &[],
     );
-    wait_for("the load to start writing", &mut child, || len(&dir.join(LOG)) > 1 << 20);
+    wait_for("the load to start writing", &mut child, || {
+        len(&dir.join(LOG)) > 1 << 20
+    });
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(!dir.join("memory.loaded").exists(), "the load finished before the kill");
+    assert!(
+        !dir.join("memory.loaded").exists(),
+        "the load finished before the kill"
+    );
     let log = std::fs::read(dir.join(LOG)).unwrap();
     for r in [
-        oltpscope(&["check", "tpcb", "--engine", "memory", "--log-dir", s(&dir), "--scale", "20"]),
+        oltpscope(&[
+            "check",
+            "tpcb",
+            "--engine",
+            "memory",
+            "--log-dir",
+            s(&dir),
+            "--scale",
+            "20",
+        ]),
         run_tpcb(&dir, &["--scale", "20"]),
         run_tpcb(&dir, &["--scale", "20", "--no-load"]),
     ] {
         let err = refused(r);
-        assert!(err.contains("the load did not finish") && err.contains("--reload"), "{err}");
+        assert!(
+            err.contains("the load did not finish") && err.contains("--reload"),
+            "{err}"
+        );
     }
-    assert!(std::fs::read(dir.join(LOG)).unwrap() == log, "a refused run changed the log");
+    assert!(
+        std::fs::read(dir.join(LOG)).unwrap() == log,
+        "a refused run changed the log"
+    );
     let (code, out, err) = run_tpcb(&dir, &["--reload"]);
     assert_eq!(code, 0, "{out}{err}");
 }
@@ -263,7 +358,11 @@ fn check_needs_a_log_and_never_creates_one() {
     let (code, out, err) = run_tpcb(&dir, &[]);
     assert_eq!(code, 0, "{out}{err}");
     std::fs::remove_file(dir.join(LOG)).unwrap();
-    for r in [check_tpcb(&dir, &[]), run_tpcb(&dir, &["--no-load"]), run_tpcb(&dir, &[])] {
+    for r in [
+        check_tpcb(&dir, &[]),
+        run_tpcb(&dir, &["--no-load"]),
+        run_tpcb(&dir, &[]),
+    ] {
         assert!(refused(r).contains("missing"));
     }
 }
@@ -286,7 +385,16 @@ fn a_killed_runs_temporary_log_is_removed_by_the_next_run() {
     let t = tempfile::tempdir().unwrap();
     let tmp = t.path();
     let mut child = spawn(
-        &["run", "tpcb", "--engine", "memory", "--log", "sync", "--duration", "3600"],
+        &[
+            "run",
+            "tpcb",
+            "--engine",
+            "memory",
+            "--log",
+            "sync",
+            "--duration",
+            "3600",
+        ],
         &[("TMPDIR", tmp)],
     );
     wait_for("a temporary log", &mut child, || {
@@ -294,13 +402,34 @@ fn a_killed_runs_temporary_log_is_removed_by_the_next_run() {
     });
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(temp_logs(tmp).len(), 1, "the killed run's log directory is there");
+    assert_eq!(
+        temp_logs(tmp).len(),
+        1,
+        "the killed run's log directory is there"
+    );
     let out = Command::new(BIN)
-        .args(["run", "tpcb", "--engine", "memory", "--log", "async", "--duration", "0.1"])
+        .args([
+            "run",
+            "tpcb",
+            "--engine",
+            "memory",
+            "--log",
+            "async",
+            "--duration",
+            "0.1",
+        ])
         .args(["--warmup", "0"])
         .env("TMPDIR", tmp)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(temp_logs(tmp).is_empty(), "left behind: {:?}", temp_logs(tmp));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        temp_logs(tmp).is_empty(),
+        "left behind: {:?}",
+        temp_logs(tmp)
+    );
 }

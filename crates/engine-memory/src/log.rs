@@ -119,7 +119,9 @@ pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
         ));
     }
     if n < 12 {
-        return Err(bad(format!("header cut short ({n} bytes): damaged, refused")));
+        return Err(bad(format!(
+            "header cut short ({n} bytes): damaged, refused"
+        )));
     }
     let version = le32(&b[8..12]);
     if version != FORMAT_VERSION {
@@ -128,7 +130,9 @@ pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
         )));
     }
     if n < FILE_HEADER_BYTES {
-        return Err(bad(format!("header cut short ({n} bytes): damaged, refused")));
+        return Err(bad(format!(
+            "header cut short ({n} bytes): damaged, refused"
+        )));
     }
     if crc(&[&b[0..28]]) != le32(&b[28..32]) {
         return Err(bad("header checksum mismatch: damaged, refused".into()));
@@ -170,7 +174,9 @@ impl LoadMarker {
             || le32(&b[8..12]) != FORMAT_VERSION
             || crc(&[&b[0..32]]) != le32(&b[32..36])
         {
-            return Err(bad("damaged load marker (size, version or checksum): refused"));
+            return Err(bad(
+                "damaged load marker (size, version or checksum): refused",
+            ));
         }
         Ok(LoadMarker {
             database_id: le64(&b[16..24]),
@@ -597,7 +603,10 @@ impl<'f> LogReader<'f> {
         self.buf[..BLOCK_HEADER_BYTES].copy_from_slice(&h);
         let n = self
             .f
-            .read_full_at(&mut self.buf[BLOCK_HEADER_BYTES..], at + BLOCK_HEADER_BYTES as u64)
+            .read_full_at(
+                &mut self.buf[BLOCK_HEADER_BYTES..],
+                at + BLOCK_HEADER_BYTES as u64,
+            )
             .map_err(|e| self.io(e))?;
         if n < plen {
             return Ok(Err("block cut short".into()));
@@ -623,7 +632,10 @@ impl<'f> LogReader<'f> {
         let mut chunk = vec![0u8; CHUNK + 3];
         let mut pos = from;
         while pos + (BLOCK_HEADER_BYTES as u64) <= self.len {
-            let n = self.f.read_full_at(&mut chunk, pos).map_err(|e| self.io(e))?;
+            let n = self
+                .f
+                .read_full_at(&mut chunk, pos)
+                .map_err(|e| self.io(e))?;
             if n < 4 {
                 break;
             }
@@ -631,7 +643,7 @@ impl<'f> LogReader<'f> {
             while i + 4 <= n {
                 if chunk[i..i + 4] == magic {
                     let cand = pos + i as u64;
-                    if matches!(self.probe(cand)?, Ok(_)) {
+                    if self.probe(cand)?.is_ok() {
                         return Ok(Some(cand));
                     }
                 }

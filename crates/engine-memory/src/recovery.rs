@@ -101,7 +101,12 @@ fn apply(
 }
 
 /// Replay the log `f` into the (empty) catalog.
-pub fn replay(catalog: &mut Catalog, f: &dyn File, path: &Path, schema_fp: u32) -> Result<Replayed> {
+pub fn replay(
+    catalog: &mut Catalog,
+    f: &dyn File,
+    path: &Path,
+    schema_fp: u32,
+) -> Result<Replayed> {
     let mut reader = LogReader::new(f, path)?;
     if reader.header.schema != schema_fp {
         return Err(fatal(format!(
@@ -146,7 +151,14 @@ pub fn replay(catalog: &mut Catalog, f: &dyn File, path: &Path, schema_fp: u32) 
                         key: key.as_bytes(),
                         row: row.as_deref(),
                     };
-                    apply(&catalog.tables[table as usize], table, &r, &zeros, &mut tombstones, &g);
+                    apply(
+                        &catalog.tables[table as usize],
+                        table,
+                        &r,
+                        &zeros,
+                        &mut tombstones,
+                        &g,
+                    );
                     out.applied += 1;
                 } else {
                     i += 1;
@@ -165,7 +177,12 @@ pub fn replay(catalog: &mut Catalog, f: &dyn File, path: &Path, schema_fp: u32) 
                 apply(t, r.table, &r, &zeros, &mut tombstones, &g);
                 out.applied += 1;
             } else {
-                pending.push((r.table, r.tid, Key::from_bytes(r.key), r.row.map(<[u8]>::to_vec)));
+                pending.push((
+                    r.table,
+                    r.tid,
+                    Key::from_bytes(r.key),
+                    r.row.map(<[u8]>::to_vec),
+                ));
             }
         }
     }
@@ -259,7 +276,8 @@ impl LogDir {
     }
 
     fn exists(&self, st: &dyn Storage, p: &Path) -> Result<bool> {
-        st.exists(p).map_err(|e| io_err("looking for the log", p, e))
+        st.exists(p)
+            .map_err(|e| io_err("looking for the log", p, e))
     }
 
     pub fn has_log(&self, st: &dyn Storage) -> Result<bool> {

@@ -154,7 +154,10 @@ fn damaged_log_is_an_error_a_torn_tail_is_not() {
     bad[first] ^= 0x40;
     std::fs::write(&path, &bad).unwrap();
     let err = read_log(&path).unwrap_err().to_string();
-    assert!(err.contains("damaged at byte 32") && err.contains("checksum"), "{err}");
+    assert!(
+        err.contains("damaged at byte 32") && err.contains("checksum"),
+        "{err}"
+    );
     // A flipped byte in the last block, nothing valid after it: a torn tail.
     let mut bad = good.clone();
     bad[n - 3] ^= 0x40;

@@ -121,8 +121,14 @@ fn dump(e: &MemoryEngine) -> Dump {
         let mut rows: Vec<u64> = out.keys().filter(|k| k.0 == 0).map(|k| k.1).collect();
         rows.sort();
         by_group.sort();
-        assert_eq!(by_group, rows, "non-unique secondary index differs from the rows");
-        assert_eq!(by_echo, rows, "unique secondary index differs from the rows");
+        assert_eq!(
+            by_group, rows,
+            "non-unique secondary index differs from the rows"
+        );
+        assert_eq!(
+            by_echo, rows,
+            "unique secondary index differs from the rows"
+        );
         Ok(())
     })
     .unwrap();
@@ -272,7 +278,10 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
         .unwrap();
         let rows = dump(&e);
         for k in &acked {
-            assert!(rows.contains_key(&(0, *k)), "snapshot {i}: acknowledged commit {k:x} lost");
+            assert!(
+                rows.contains_key(&(0, *k)),
+                "snapshot {i}: acknowledged commit {k:x} lost"
+            );
         }
         for w in 0..threads as u64 {
             let n = rows.keys().filter(|r| r.0 == 0 && r.1 >> 32 == w).count() as u64;
@@ -283,8 +292,10 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
         drop(e);
         let e = open(&opts(&sd, LogMode::Sync, 1)).unwrap();
         let mut s = Session::new(e.worker(0));
-        s.run(0, |s| s.insert(T_ORDERED, &key(7 << 40), &ordered_row(9, 7 << 40)))
-            .unwrap();
+        s.run(0, |s| {
+            s.insert(T_ORDERED, &key(7 << 40), &ordered_row(9, 7 << 40))
+        })
+        .unwrap();
         drop(s);
         e.shutdown().unwrap();
         drop(e);
@@ -326,7 +337,10 @@ fn damage_in_the_middle_is_refused_and_the_file_left_as_it_is() {
             "{err}"
         );
         assert_eq!(err.lines().count(), 1);
-        assert!(std::fs::read(&path).unwrap() == bytes, "refused file was changed");
+        assert!(
+            std::fs::read(&path).unwrap() == bytes,
+            "refused file was changed"
+        );
     }
 }
 
@@ -354,7 +368,10 @@ fn a_torn_tail_is_cut_and_the_log_continues() {
     let e = open(&opts(d, LogMode::Sync, 1)).unwrap();
     let r = e.recovered().unwrap().clone();
     assert_eq!(r.end.unwrap().torn_bytes, (n - 10) as u64);
-    assert!(std::fs::read(&path).unwrap() == torn, "opening alone changed the log");
+    assert!(
+        std::fs::read(&path).unwrap() == torn,
+        "opening alone changed the log"
+    );
     let mut s = Session::new(e.worker(0));
     s.run(0, |s| s.insert(T_HASH, &key(3), &[3; 8])).unwrap();
     drop(s);
@@ -369,7 +386,10 @@ fn a_torn_tail_is_cut_and_the_log_continues() {
     let e = open(&opts(d, LogMode::Sync, 1)).unwrap();
     let rows = dump(&e);
     assert!(rows.contains_key(&(1, 1)) && rows.contains_key(&(1, 3)));
-    assert!(!rows.contains_key(&(1, 2)), "a record of a torn block was applied");
+    assert!(
+        !rows.contains_key(&(1, 2)),
+        "a record of a torn block was applied"
+    );
 }
 
 #[test]
@@ -388,8 +408,14 @@ fn an_unfinished_load_is_reported_and_reload_starts_over() {
             create,
             ..opts(d, LogMode::Sync, 1)
         };
-        let err = open(&o).err().expect("unfinished load accepted").to_string();
-        assert!(err.contains("the load did not finish") && err.contains("--reload"), "{err}");
+        let err = open(&o)
+            .err()
+            .expect("unfinished load accepted")
+            .to_string();
+        assert!(
+            err.contains("the load did not finish") && err.contains("--reload"),
+            "{err}"
+        );
     }
     assert!(std::fs::read(d.join(log::LOG_FILE)).unwrap() == before);
     let e = open(&EngineOptions {
@@ -453,7 +479,9 @@ fn only_durable_epochs_replay_highest_tid_wins_and_restart_voids_the_rest() {
     let r = e.recovered().unwrap().clone();
     assert_eq!((r.durable, r.max_epoch, r.discarded), (1, 2, 1), "{r:?}");
     let rows = dump(&e);
-    let want: Dump = [((1, 1), vec![1; 8]), ((1, 4), vec![4; 8])].into_iter().collect();
+    let want: Dump = [((1, 1), vec![1; 8]), ((1, 4), vec![4; 8])]
+        .into_iter()
+        .collect();
     assert_eq!(rows, want);
     // Continue: new epochs start above 2; once they are durable, the void epoch-2
     // record must still not come back.
@@ -465,7 +493,10 @@ fn only_durable_epochs_replay_highest_tid_wins_and_restart_voids_the_rest() {
     drop(e);
     let e = open(&opts(d, LogMode::Sync, 1)).unwrap();
     let rows = dump(&e);
-    assert!(!rows.contains_key(&(1, 2)), "a record of a never-durable epoch came back");
+    assert!(
+        !rows.contains_key(&(1, 2)),
+        "a record of a never-durable epoch came back"
+    );
     assert!(rows.contains_key(&(1, 5)) && rows.contains_key(&(1, 1)));
 }
 

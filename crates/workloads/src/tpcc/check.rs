@@ -512,10 +512,16 @@ mod tests {
 
     #[test]
     fn acknowledgement_lines_parse_and_torn_ones_are_skipped() {
-        let lines: Vec<String> = ["no 1 2 3001", "pay 1 3 99 0 7", "no 1 2", "pay 1 3 99 0", "x"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let lines: Vec<String> = [
+            "no 1 2 3001",
+            "pay 1 3 99 0 7",
+            "no 1 2",
+            "pay 1 3 99 0",
+            "x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         assert_eq!(
             parse_acked(&lines),
             Acked {
