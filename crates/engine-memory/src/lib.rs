@@ -202,6 +202,13 @@ impl Engine for MemoryEngine {
         let first_epoch = recovered
             .as_ref()
             .map_or(1, |r| r.max_epoch.max(r.durable) + 1);
+        // Epochs are the high 32 bits of a TID; leave room for a long run.
+        if first_epoch > u32::MAX as u64 - (1 << 24) {
+            return Err(api::Error::fatal(format!(
+                "the log in {} has used up its epochs (epoch {first_epoch} of 2^32): load a new database with --reload",
+                opts.log_dir.as_deref().unwrap_or(std::path::Path::new("?")).display()
+            )));
+        }
         let epochs = epoch::Epochs::starting_at(first_epoch);
         let mut threads = Vec::new();
         // The logger first: if it cannot start, no thread is left running.
