@@ -523,6 +523,9 @@ fn check_payload(payload: &[u8], count: u32) -> std::result::Result<(), String> 
         if !(kind == KIND_PUT || (kind == KIND_DELETE && row_len == 0)) {
             return Err(format!("bad record kind {kind}"));
         }
+        if le64(&p[0..8]) & crate::record::FLAGS != 0 {
+            return Err("a record's TID has flag bits set".into());
+        }
         p = &p[RECORD_HEADER_BYTES + key_len + row_len..];
         n += 1;
     }
