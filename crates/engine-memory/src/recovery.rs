@@ -308,7 +308,8 @@ impl LogDir {
                 )));
             }
         }
-        if self.has_marker(st)? {
+        let marker_here = self.has_marker(st)?;
+        if marker_here {
             let b = st
                 .read(&self.marker)
                 .map_err(|e| io_err("reading the load marker", &self.marker, e))?;
@@ -325,8 +326,11 @@ impl LogDir {
             st.remove(&self.log)
                 .map_err(|e| io_err("removing the log", &self.log, e))?;
         }
-        st.sync_dir(&self.dir)
-            .map_err(|e| io_err("syncing the log directory", &self.dir, e))
+        if log_here || marker_here {
+            st.sync_dir(&self.dir)
+                .map_err(|e| io_err("syncing the log directory", &self.dir, e))?;
+        }
+        Ok(())
     }
 
     /// Create a new, empty log (header only) atomically, and open it for appending.

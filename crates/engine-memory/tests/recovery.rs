@@ -425,6 +425,14 @@ fn an_unfinished_load_is_reported_and_reload_starts_over() {
     .unwrap();
     assert!(!e.has_data());
     assert!(dump(&e).is_empty());
+    // --reload on a directory that does not exist yet just creates the log.
+    let fresh = d.join("new");
+    let e = open(&EngineOptions {
+        reload: true,
+        ..opts(&fresh, LogMode::Sync, 1)
+    })
+    .unwrap();
+    assert!(!e.has_data() && fresh.join(log::LOG_FILE).exists());
 }
 
 /// A log written by hand: header, blocks, marker.
