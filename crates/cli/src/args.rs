@@ -96,7 +96,8 @@ pub struct Common {
     /// Database directory (disk engine; default: a new temporary directory).
     #[arg(long)]
     pub db: Option<PathBuf>,
-    /// Run on the data already in --db instead of loading.
+    /// Run on the data already in --db (disk engine) or --log-dir (memory engine)
+    /// instead of loading.
     #[arg(long)]
     pub no_load: bool,
     /// Discard the database (or log) that --db (--log-dir) holds, if this engine made
@@ -332,30 +333,46 @@ mod tests {
     }
 }
 
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashWorkload {
+    Tpcb,
+    Tpcc,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct CrashArgs {
-    /// Engine under test (must be durable).
+    /// Engine under test (must be durable: disk or memory).
     #[arg(long, value_enum, default_value = "disk")]
     pub engine: EngineName,
+    /// Workload of the killed runs.
+    #[arg(long, value_enum, default_value = "tpcb")]
+    pub workload: CrashWorkload,
     /// Number of kill-and-recover trials.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     pub trials: u32,
     /// TPC-B branches.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub scale: u64,
+    /// TPC-C warehouses.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub warehouses: u32,
     /// Worker threads of the killed run.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub threads: u32,
     /// The kill comes at a random moment up to this many milliseconds after the first
-    /// acknowledged commit.
+    /// acknowledged commit of the trial.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_kill_ms: u64,
-    /// Seed of the kill times and of the runs.
+    /// Seed of the kill times, checkpoint intervals and of the runs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Keep each trial's database directory (under this directory) for inspection.
+    /// Keep the database and the trials' files (under this directory) for inspection.
     #[arg(long)]
     pub keep: Option<PathBuf>,
+    /// Instead of killing: fill a small tmpfs until the engine fails with "no space
+    /// left", then grow it and check every acknowledged commit (needs root and mount).
+    #[arg(long)]
+    pub enospc: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -186,8 +186,11 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
     if c.engine == EngineName::Disk && c.log == LogArg::Off {
         eprintln!("note: --log off keeps the disk engine's log in memory only: a crash loses data (a clean end is safe)");
     }
-    if c.log_dir.is_some() && c.log == LogArg::Off {
-        eprintln!("note: --log-dir is ignored with --log off");
+    if let (Some(dir), LogArg::Off) = (&c.log_dir, c.log) {
+        // (A memory-engine log already there is refused by the engine, in one line.)
+        if c.engine != EngineName::Memory || !dir.join(engine_memory::log::LOG_FILE).exists() {
+            eprintln!("note: --log-dir is ignored with --log off");
+        }
     }
     let cfg = RunConfig {
         engine: engine_options(c),
@@ -220,6 +223,10 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
 }
 
 fn check<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
+    if c.reload {
+        return Err("--reload discards data: `check` never does".into());
+    }
+    // There must be something to check: never create a database or log.
     let opts = EngineOptions {
         create: false,
         read_only: !c.recover,

@@ -1,18 +1,25 @@
-//! `oltpscope crashtest`: run TPC-B with synchronous logging in a child process, kill it
-//! with SIGKILL at a random moment, recover, and check that TPC-B's consistency holds,
-//! that every commit the driver acknowledged (written to a side file after commit
-//! returned) is present, and that nothing else is. Some trials also kill the recovering
-//! process, to show that a crash during recovery is safe.
+//! `oltpscope crashtest`: run TPC-B or TPC-C with synchronous logging in a child process
+//! on a durable engine (disk or memory), kill it with SIGKILL at a random moment,
+//! recover, and check the workload's consistency and that every commit the driver
+//! acknowledged (one line per commit in a side file, written after commit returned) is
+//! present, and nothing else but in-flight ones. Trials continue on the same database:
+//! the first run loads, every later one recovers (`run --no-load`), so recovery of a
+//! recovered database is tested too. Some trials also kill a recovery. The disk engine
+//! gets a random checkpoint interval per trial (10 ms to 2 s).
+//!
+//! `--enospc` replaces kills by a full disk: the database lives on a small tmpfs grown
+//! only a little above its size; the run must fail with one "no space left" line and
+//! exit code 2, and after the tmpfs is grown every acknowledged commit must be there.
+//! It needs root and `mount`; without them it says so and exits with 2 (never faked).
 
-use crate::args::CrashArgs;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use crate::args::{CrashArgs, CrashWorkload, EngineName};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn engine_arg(a: &CrashArgs) -> String {
+fn engine_arg(e: EngineName) -> String {
     use clap::ValueEnum;
-    a.engine
-        .to_possible_value()
+    e.to_possible_value()
         .expect("engines have names")
         .get_name()
         .to_string()
@@ -26,11 +33,14 @@ fn next(seed: &mut u64) -> u64 {
     *seed
 }
 
+fn exe() -> Result<PathBuf, String> {
+    std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))
+}
+
 fn spawn(args: &[String], stderr_to: &Path) -> Result<Child, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
     let err = std::fs::File::create(stderr_to)
         .map_err(|e| format!("cannot create {}: {e}", stderr_to.display()))?;
-    Command::new(exe)
+    Command::new(exe()?)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -39,65 +49,237 @@ fn spawn(args: &[String], stderr_to: &Path) -> Result<Child, String> {
         .map_err(|e| format!("cannot start a child run: {e}"))
 }
 
+fn output(args: &[String]) -> Result<Output, String> {
+    Command::new(exe()?)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start a child run: {e}"))
+}
+
 fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)
 }
 
-pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
-    let engine = engine_arg(a);
-    if engine != "disk" {
-        return Err(format!("crashtest needs a durable engine: the {engine} engine does not recover (use --engine disk)"));
+/// Cut the acknowledgement file after its last complete line: a run killed in the middle
+/// of writing a line must not leave half a tag for the next run to continue.
+fn cut_torn_line(p: &Path) -> Result<(), String> {
+    let Ok(data) = std::fs::read(p) else {
+        return Ok(());
+    };
+    let keep = data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if keep < data.len() {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(p)
+            .map_err(|e| format!("cannot open {}: {e}", p.display()))?;
+        f.set_len(keep as u64)
+            .map_err(|e| format!("cannot cut {}: {e}", p.display()))?;
     }
-    let mut seed = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let base = tempfile_dir(a)?;
-    let mut failures = 0;
-    for trial in 0..a.trials {
-        let dir = base.join(format!("trial-{trial}"));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let db = dir.join("db");
-        let acked = dir.join("acked");
+    Ok(())
+}
+
+/// From a `check` output: (acknowledged commits checked, missing).
+pub fn acked_counts(text: &str) -> Option<(u64, u64)> {
+    let line = text
+        .lines()
+        .find(|l| l.contains("acknowledged commits durable"))?;
+    let detail = line.split_once("nothing else: ")?.1;
+    let acked = detail.split_whitespace().next()?.parse().ok()?;
+    let before_missing = detail.split(" missing").next()?;
+    let lost = before_missing.rsplit(' ').next()?.parse().ok()?;
+    Some((acked, lost))
+}
+
+/// The command lines of one crash test: workload, engine and database arguments.
+struct Setup {
+    workload: &'static str,
+    engine: String,
+    /// Workload and engine arguments shared by `run` and `check`.
+    common: Vec<String>,
+}
+
+impl Setup {
+    fn new(a: &CrashArgs, db: &Path) -> Setup {
         let s = |x: &str| x.to_string();
-        let common = vec![
-            s("--engine"),
-            engine.clone(),
-            s("--db"),
-            db.display().to_string(),
-            s("--scale"),
-            a.scale.to_string(),
-        ];
-        let mut run_args = vec![s("run"), s("tpcb")];
-        run_args.extend(common.clone());
-        run_args.extend([
+        let engine = engine_arg(a.engine);
+        let (workload, size) = match a.workload {
+            CrashWorkload::Tpcb => ("tpcb", vec![s("--scale"), a.scale.to_string()]),
+            CrashWorkload::Tpcc => ("tpcc", vec![s("--warehouses"), a.warehouses.to_string()]),
+        };
+        let dir_flag = if a.engine == EngineName::Memory {
+            "--log-dir"
+        } else {
+            "--db"
+        };
+        let mut common = vec![s(workload), s("--engine"), engine.clone()];
+        common.extend(size);
+        common.extend([s(dir_flag), db.display().to_string()]);
+        Setup {
+            workload,
+            engine,
+            common,
+        }
+    }
+
+    /// `run` arguments: sync logging, acknowledgements to `acked`, measured for `stop`.
+    fn run(
+        &self,
+        a: &CrashArgs,
+        seed: u64,
+        load: bool,
+        acked: &Path,
+        stop: &[&str],
+    ) -> Vec<String> {
+        let s = |x: &str| x.to_string();
+        let mut v = vec![s("run")];
+        v.extend(self.common.clone());
+        v.extend([
             s("--log"),
             s("sync"),
             s("--threads"),
             a.threads.to_string(),
-            s("--duration"),
-            s("3600"),
             s("--warmup"),
             s("0"),
             s("--no-check"),
             s("--seed"),
-            (a.seed + trial as u64).to_string(),
+            seed.to_string(),
             s("--acked-file"),
             acked.display().to_string(),
         ]);
-        let mut child = spawn(&run_args, &dir.join("run.stderr"))?;
-        // Wait for loading to finish and commits to be acknowledged.
+        v.extend(stop.iter().map(|x| x.to_string()));
+        if !load {
+            v.push(s("--no-load"));
+        }
+        v
+    }
+
+    fn check(&self, acked: &Path) -> Vec<String> {
+        let mut v = vec!["check".to_string()];
+        v.extend(self.common.clone());
+        v.extend(["--acked-file".to_string(), acked.display().to_string()]);
+        v
+    }
+}
+
+/// Totals printed at the end.
+#[derive(Default)]
+struct Totals {
+    trials: u32,
+    acked_checked: u64,
+    lost: u64,
+    recoveries_killed: u32,
+    failures: u32,
+}
+
+impl Totals {
+    fn report(&self, s: &Setup, acked_distinct: u64) {
+        println!(
+            "crashtest {} on {}: {} trials, {} acknowledged commits checked ({} distinct, each re-checked after every later crash), {} lost, {} recoveries killed and re-run",
+            s.workload,
+            s.engine,
+            self.trials,
+            self.acked_checked,
+            acked_distinct,
+            self.lost,
+            self.recoveries_killed
+        );
+    }
+}
+
+fn lines_in(p: &Path) -> u64 {
+    std::fs::read_to_string(p)
+        .map(|t| t.lines().count() as u64)
+        .unwrap_or(0)
+}
+
+/// The check after a crash.
+struct Checked {
+    /// It passed and reported on the acknowledged commits.
+    ok: bool,
+    /// Its output (printed when it failed).
+    text: String,
+    /// Acknowledged commits checked, and missing.
+    checked: u64,
+    lost: u64,
+}
+
+fn run_check(s: &Setup, acked: &Path) -> Result<Checked, String> {
+    let out = output(&s.check(acked))?;
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let counts = acked_counts(&text);
+    let (checked, lost) = counts.unwrap_or((0, 0));
+    Ok(Checked {
+        ok: out.status.success() && counts.is_some() && lost == 0,
+        text,
+        checked,
+        lost,
+    })
+}
+
+pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
+    if !matches!(a.engine, EngineName::Disk | EngineName::Memory) {
+        return Err(format!(
+            "crashtest needs a durable engine: the {} engine does not recover (use --engine disk or memory)",
+            engine_arg(a.engine)
+        ));
+    }
+    let (_tmp, base) = base_dir(a)?;
+    if a.enospc {
+        return enospc(a, &base);
+    }
+    let setup = Setup::new(a, &base.join("db"));
+    let acked = base.join("acked");
+    let mut seed = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut t = Totals::default();
+    let s = |x: &str| x.to_string();
+    for trial in 0..a.trials {
+        t.trials += 1;
+        let mut extra = Vec::new();
+        let mut note = String::new();
+        if a.engine == EngineName::Disk {
+            let ms = 10 + next(&mut seed) % 1991;
+            extra = vec![s("--checkpoint-ms"), ms.to_string()];
+            note = format!(", checkpoint every {ms} ms");
+        }
+        let load = trial == 0;
+        let mut run_args = setup.run(
+            a,
+            a.seed + trial as u64,
+            load,
+            &acked,
+            &["--duration", "3600"],
+        );
+        run_args.extend(extra);
+        // Some trials first kill a run while it recovers (before it commits anything).
+        if !load && trial % 3 == 2 {
+            let mut early = spawn(&run_args, &base.join(format!("trial-{trial}.early.stderr")))?;
+            std::thread::sleep(Duration::from_millis(next(&mut seed) % 150));
+            let _ = early.kill();
+            let _ = early.wait();
+            cut_torn_line(&acked)?;
+            t.recoveries_killed += 1;
+            note.push_str(", a recovering run killed");
+        }
+        let stderr = base.join(format!("trial-{trial}.stderr"));
+        let before = file_len(&acked);
+        let mut child = spawn(&run_args, &stderr)?;
+        // Wait for loading or recovery to finish and this run's first acknowledgement.
         let t0 = Instant::now();
-        while file_len(&acked) == 0 {
+        while file_len(&acked) == before {
             if let Ok(Some(st)) = child.try_wait() {
-                let err = std::fs::read_to_string(dir.join("run.stderr")).unwrap_or_default();
+                let err = std::fs::read_to_string(&stderr).unwrap_or_default();
                 return Err(format!(
                     "trial {trial}: the run exited ({st}) before any commit: {}",
                     err.trim()
                 ));
             }
-            if t0.elapsed() > Duration::from_secs(300) {
+            if t0.elapsed() > Duration::from_secs(600) {
                 let _ = child.kill();
+                let _ = child.wait();
                 return Err(format!(
-                    "trial {trial}: no commit acknowledged within 300 s"
+                    "trial {trial}: no commit acknowledged within 600 s"
                 ));
             }
             std::thread::sleep(Duration::from_millis(2));
@@ -108,63 +290,257 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
             .kill()
             .map_err(|e| format!("cannot kill the child run: {e}"))?;
         let _ = child.wait();
+        cut_torn_line(&acked)?;
 
-        let mut check_args = vec![s("check"), s("tpcb")];
-        check_args.extend(common.clone());
-        check_args.extend([s("--acked-file"), acked.display().to_string()]);
         // Every third trial also crashes the recovery itself, early.
-        let recovery_killed = trial % 3 == 1;
-        if recovery_killed {
-            let mut rec = spawn(&check_args, &dir.join("recovery.stderr"))?;
-            std::thread::sleep(Duration::from_millis(next(&mut seed) % 50));
+        if trial % 3 == 1 {
+            let mut rec = spawn(
+                &setup.check(&acked),
+                &base.join(format!("trial-{trial}.recovery.stderr")),
+            )?;
+            std::thread::sleep(Duration::from_millis(next(&mut seed) % 100));
             let _ = rec.kill();
             let _ = rec.wait();
+            t.recoveries_killed += 1;
+            note.push_str(", recovery killed once");
         }
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let out = Command::new(exe)
-            .args(&check_args)
-            .output()
-            .map_err(|e| format!("cannot start the check: {e}"))?;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        let acks = std::fs::read_to_string(&acked)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
-        let ok = out.status.success();
+        let Checked {
+            ok,
+            text,
+            checked,
+            lost,
+        } = run_check(&setup, &acked)?;
+        t.acked_checked += checked;
+        t.lost += lost;
         println!(
-            "trial {trial:>3}: killed {kill_after:>4} ms after the first ack, {acks:>6} acks{}: {}",
-            if recovery_killed {
-                ", recovery killed once"
-            } else {
-                ""
-            },
+            "trial {trial:>3}: killed {kill_after:>4} ms after the first ack{note}; {checked} acks checked, {lost} lost: {}",
             if ok { "ok" } else { "FAILED" }
         );
         if !ok {
-            failures += 1;
+            t.failures += 1;
             for l in text.lines() {
                 println!("    {l}");
             }
-        } else if a.keep.is_none() {
-            let _ = std::fs::remove_dir_all(&dir);
+            // The database cannot be trusted for further trials.
+            break;
         }
     }
-    if a.keep.is_none() {
-        let _ = std::fs::remove_dir_all(&base);
-    }
-    if failures > 0 {
-        eprintln!("error: {failures} of {} crash trials failed", a.trials);
+    t.report(&setup, lines_in(&acked));
+    finish(a, &t)
+}
+
+fn finish(a: &CrashArgs, t: &Totals) -> Result<(), String> {
+    if t.failures > 0 || t.lost > 0 {
+        if a.keep.is_none() {
+            println!("(rerun with --keep DIR to keep the database and the trials' files)");
+        }
+        eprintln!(
+            "error: {} of {} crash trials failed, {} acknowledged commits lost",
+            t.failures, t.trials, t.lost
+        );
         std::process::exit(1);
     }
-    println!("all {} crash trials passed", a.trials);
+    println!("all {} crash trials passed", t.trials);
     Ok(())
 }
 
-fn tempfile_dir(a: &CrashArgs) -> Result<std::path::PathBuf, String> {
-    let base = match &a.keep {
-        Some(k) => k.clone(),
-        None => std::env::temp_dir().join(format!("oltpscope-crashtest-{}", std::process::id())),
-    };
-    std::fs::create_dir_all(&base).map_err(|e| format!("cannot create {}: {e}", base.display()))?;
-    Ok(base)
+/// The directory the trials work in: `--keep DIR`, or a process-owned temp dir removed
+/// at the end (and, if this process is killed, by the next oltpscope that makes one).
+fn base_dir(a: &CrashArgs) -> Result<(Option<storage::temp::TempDir>, PathBuf), String> {
+    match &a.keep {
+        Some(k) => {
+            std::fs::create_dir_all(k)
+                .map_err(|e| format!("cannot create {}: {e}", k.display()))?;
+            Ok((None, k.clone()))
+        }
+        None => {
+            let t = storage::temp::create("crashtest")
+                .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+            let p = t.path().to_path_buf();
+            Ok((Some(t), p))
+        }
+    }
+}
+
+// ---------------------------------------------------------------- full disk (ENOSPC)
+
+/// A tmpfs mounted by this process, unmounted on drop.
+struct Tmpfs {
+    dir: PathBuf,
+}
+
+impl Tmpfs {
+    fn mount(dir: &Path, bytes: u64) -> Result<Tmpfs, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .map_err(|e| {
+                format!("--enospc is unavailable on this machine: cannot run mount: {e}")
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "--enospc is unavailable on this machine: mount -t tmpfs failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Tmpfs {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn resize(&self, bytes: u64) -> Result<(), String> {
+        let out = Command::new("mount")
+            .args(["-o", &format!("remount,size={bytes}")])
+            .arg(&self.dir)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "cannot resize the tmpfs at {} to {bytes} bytes: {}",
+                self.dir.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bytes in use.
+    fn used(&self) -> Result<u64, String> {
+        let c = std::ffi::CString::new(self.dir.as_os_str().as_encoded_bytes())
+            .map_err(|_| "a path with a NUL byte".to_string())?;
+        // SAFETY: statvfs writes only the struct we pass; the path is NUL-terminated.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::statvfs(c.as_ptr(), &mut st) };
+        if rc != 0 {
+            return Err(format!(
+                "statvfs {}: {}",
+                self.dir.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok((st.f_blocks - st.f_bfree) as u64 * st.f_frsize as u64)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).output();
+    }
+}
+
+/// Size of the tmpfs while loading: a limit, not a reservation.
+const ROOMY: u64 = 8 << 30;
+
+fn enospc(a: &CrashArgs, base: &Path) -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(
+            "--enospc is unavailable here: it mounts a small tmpfs, which needs root".into(),
+        );
+    }
+    let fs = Tmpfs::mount(&base.join("mnt"), ROOMY)?;
+    let setup = Setup::new(a, &fs.dir.join("db"));
+    let acked = base.join("acked");
+    let mut seed = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut t = Totals::default();
+    // Load (and one transaction) with room to spare.
+    let out = output(&setup.run(a, a.seed, true, &acked, &["--txns", "1"]))?;
+    if !out.status.success() {
+        return Err(format!(
+            "the load on the tmpfs failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    for trial in 0..a.trials {
+        t.trials += 1;
+        let used = fs.used()?;
+        // Room for a few hundred to a few thousand commits.
+        let margin = (64 << 10) + (next(&mut seed) % 16) * (64 << 10);
+        fs.resize(used + margin)?;
+        let mut args = setup.run(
+            a,
+            a.seed + 1 + trial as u64,
+            false,
+            &acked,
+            &["--duration", "120"],
+        );
+        if a.engine == EngineName::Disk {
+            args.extend([
+                "--checkpoint-ms".to_string(),
+                (10 + next(&mut seed) % 1991).to_string(),
+            ]);
+        }
+        let before = lines_in(&acked);
+        let out = output(&args)?;
+        cut_torn_line(&acked)?;
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("note:")).collect();
+        let one_clear_line = out.status.code() == Some(2)
+            && lines.len() == 1
+            && lines[0].starts_with("error:")
+            && lines[0].to_ascii_lowercase().contains("no space left")
+            && !err.contains("panicked");
+        fs.resize(ROOMY)?;
+        let Checked {
+            ok,
+            text,
+            checked,
+            lost,
+        } = run_check(&setup, &acked)?;
+        t.acked_checked += checked;
+        t.lost += lost;
+        let ok = ok && one_clear_line;
+        println!(
+            "trial {trial:>3}: disk full after {} acks ({margin} bytes free); {checked} acks checked, {lost} lost: {}",
+            lines_in(&acked) - before,
+            if ok { "ok" } else { "FAILED" }
+        );
+        if !one_clear_line {
+            println!(
+                "    the full disk did not end the run with one \"no space left\" line and exit code 2 ({}); its stderr:",
+                out.status
+            );
+            for l in err.lines() {
+                println!("      {l}");
+            }
+        }
+        if !ok {
+            t.failures += 1;
+            for l in text.lines() {
+                println!("    {l}");
+            }
+            break;
+        }
+    }
+    t.report(&setup, lines_in(&acked));
+    drop(fs);
+    finish(a, &t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acked_counts_parse_both_workloads_lines() {
+        let tpcb = "  [ok] acknowledged commits durable, nothing else: 1234 acknowledged commits: 0 missing; 5 history rows, 0 neither";
+        assert_eq!(acked_counts(tpcb), Some((1234, 0)));
+        let tpcc = "  [FAIL] acknowledged commits durable, nothing else: 77 acknowledged commits (40 New-Orders, 37 Payments): 3 missing; 0 history rows";
+        assert_eq!(acked_counts(tpcc), Some((77, 3)));
+        assert_eq!(acked_counts("nothing here"), None);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("acked");
+        std::fs::write(&p, b"1 0 1\n1 0 2\n1 0").unwrap();
+        cut_torn_line(&p).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"1 0 1\n1 0 2\n");
+        cut_torn_line(&p).unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"1 0 1\n1 0 2\n");
+    }
 }

@@ -211,7 +211,7 @@ fn twenty_killed_tpcb_runs_recover_every_acknowledged_commit() {
 
 #[test]
 fn crashtest_refuses_an_engine_without_recovery() {
-    let (code, _, err) = oltpscope(&["crashtest", "--engine", "memory"]);
+    let (code, _, err) = oltpscope(&["crashtest", "--engine", "serial"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("durable"), "{err}");
 }

@@ -153,7 +153,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         load_s = Some(t0.elapsed().as_secs_f64());
     } else if !cfg.no_load {
         return Err(Error::fatal(
-            "the database already holds data: add --no-load to run on it, or use a new --db directory",
+            "the database already holds data: add --no-load to run on it, or --reload to discard it and load again",
         ));
     }
 
@@ -266,7 +266,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                     r.hist[t].saturating_record(ns.max(1));
                                 }
                                 me.committed.store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                                if let Some((f, tag)) = acked.as_ref().and_then(|f| Some((f, wl.txn_tag(&input)?))) {
+                                if let Some((f, tag)) = acked.as_ref().and_then(|f| Some((f, wl.txn_tag(&st, &input)?))) {
                                     let mut f = f.lock().unwrap();
                                     if let Err(e) = writeln!(f, "{tag}") {
                                         *fatal.lock().unwrap() = Some(Error::fatal(format!("cannot write the acknowledgement file: {e}")));

@@ -20,9 +20,15 @@ pub struct Epochs {
 
 impl Epochs {
     pub fn new() -> Arc<Self> {
+        // Epoch 0 is never used, so TID 0 is below every committed TID.
+        Self::starting_at(1)
+    }
+
+    /// Epochs counting from `first` (after recovery: above every epoch in the log).
+    pub fn starting_at(first: u64) -> Arc<Self> {
+        assert!(first >= 1, "epoch 0 is never used");
         Arc::new(Epochs {
-            // Epoch 0 is never used, so TID 0 is below every committed TID.
-            global: CachePadded::new(AtomicU64::new(1)),
+            global: CachePadded::new(AtomicU64::new(first)),
             stop: AtomicBool::new(false),
             wake: rt::Event::new(),
         })

@@ -205,6 +205,19 @@ impl HashIndex {
         }
     }
 
+    /// Every (key, value) (exclusive access: used by recovery to build secondary indexes).
+    pub fn for_each_entry(&mut self, mut f: impl FnMut(&[u8], u64)) {
+        for b in self.buckets.iter() {
+            let mut p = b.head.load(Relaxed);
+            while !p.is_null() {
+                // SAFETY: exclusive access.
+                let e = unsafe { &*p };
+                f(e.key(), e.val);
+                p = e.next.load(Relaxed);
+            }
+        }
+    }
+
     /// Every value (exclusive access: used to free records when the engine is dropped).
     pub fn for_each(&mut self, mut f: impl FnMut(u64)) {
         for b in self.buckets.iter() {

@@ -6,7 +6,8 @@
 //! crossbeam-epoch.
 //!
 //! Modules: `catalog` (tables and their indexes), `record`, `btree`, `hash`, `xct` (a
-//! worker's transaction operations), `occ` (the commit protocol), `epoch`, `log`.
+//! worker's transaction operations), `occ` (the commit protocol), `epoch`, `log`,
+//! `recovery` (replaying the log when the engine opens a log directory that holds one).
 //! See docs/design/memory-engine.md. The engine never waits except through `rt`.
 
 pub mod btree;
@@ -16,6 +17,7 @@ pub mod hash;
 pub mod log;
 mod occ;
 pub mod record;
+pub mod recovery;
 pub mod xct;
 
 use api::{Engine, EngineOptions, LogMode, Result, Schema};
@@ -28,6 +30,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 pub use log::{read_log, LogContents, LogRecord};
+pub use recovery::Replayed;
 pub use xct::MemoryWorker;
 
 /// Why a transaction aborted (index into the per-worker abort counters).
@@ -87,8 +90,15 @@ pub struct MemoryEngine {
     pub(crate) stats: Box<[CachePadded<WorkerStats>]>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     shut: std::sync::atomic::AtomicBool,
-    /// The default log directory this engine created (removed on drop).
-    temp_log_dir: Option<PathBuf>,
+    /// The storage the log lives on.
+    storage: Arc<dyn storage::Storage>,
+    /// The log directory's files (logging on, or a recovered log).
+    log_dir: Option<recovery::LogDir>,
+    /// The default log directory this engine created (held only to be removed on drop).
+    #[allow(dead_code)]
+    temp_log_dir: Option<storage::temp::TempDir>,
+    /// `open` replayed a log whose load had finished.
+    recovered: Option<Replayed>,
 }
 
 impl MemoryEngine {
@@ -106,13 +116,77 @@ impl MemoryEngine {
     pub fn durable_epoch(&self) -> u64 {
         self.logger.as_ref().map_or(0, |l| l.durable_epoch())
     }
+
+    /// What `open` replayed from an existing log (None: the engine started empty).
+    pub fn recovered(&self) -> Option<&Replayed> {
+        self.recovered.as_ref()
+    }
 }
 
-fn default_log_dir() -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    std::env::temp_dir().join(format!("oltpscope-memory-{}-{nanos}", std::process::id()))
+/// Find, create, replay or remove the log as the options say. Returns where the logger
+/// appends (None: no logging), what was replayed, and the temporary directory made for
+/// a log nobody asked to keep.
+#[allow(clippy::type_complexity)]
+fn open_log(
+    schema: &Schema,
+    opts: &EngineOptions,
+    catalog: &mut Catalog,
+) -> Result<(
+    Option<log::LogTail>,
+    Option<recovery::LogDir>,
+    Option<Replayed>,
+    Option<storage::temp::TempDir>,
+)> {
+    let st = &*opts.storage;
+    let fp = log::schema_fingerprint(schema);
+    let logging = opts.log != LogMode::Off;
+    let Some(dir) = &opts.log_dir else {
+        if !opts.create {
+            return Err(api::Error::fatal(
+                "the memory engine keeps its data only in its log: give the --log-dir of a run with --log sync or --log async",
+            ));
+        }
+        if !logging {
+            return Ok((None, None, None, None));
+        }
+        let tmp = storage::temp::create("memory")
+            .map_err(|e| api::Error::fatal(format!("cannot create a log directory: {e}")))?;
+        let ld = recovery::LogDir::new(tmp.path());
+        let tail = ld.create(st, fp)?;
+        return Ok((Some(tail), Some(ld), None, Some(tmp)));
+    };
+    let ld = recovery::LogDir::new(dir);
+    if opts.reload {
+        ld.remove(st)?;
+    }
+    if ld.has_log(st)? {
+        if !logging && opts.create {
+            return Err(api::Error::fatal(format!(
+                "{} holds a memory-engine log: with --log off this run's changes would not be logged; give --log sync or --log async (or --reload to start over)",
+                dir.display()
+            )));
+        }
+        let (r, tail) = ld.recover(st, catalog, fp, logging)?;
+        return Ok((tail, Some(ld), Some(r), None));
+    }
+    if ld.has_marker(st)? {
+        return Err(api::Error::fatal(format!(
+            "{} is there but {} is missing: the log was removed or lost, refused (remove the directory or rerun with --reload)",
+            ld.marker.display(),
+            ld.log.display()
+        )));
+    }
+    if !opts.create {
+        return Err(api::Error::fatal(format!(
+            "no memory-engine log in {}: nothing to check",
+            dir.display()
+        )));
+    }
+    if !logging {
+        return Ok((None, None, None, None));
+    }
+    let tail = ld.create(st, fp)?;
+    Ok((Some(tail), Some(ld), None, None))
 }
 
 impl Engine for MemoryEngine {
@@ -121,19 +195,27 @@ impl Engine for MemoryEngine {
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let workers = opts.threads.max(1);
-        let catalog = Catalog::new(&schema)?;
-        let epochs = epoch::Epochs::new();
+        let mut catalog = Catalog::new(&schema)?;
+        let (tail, log_dir, recovered, temp_log_dir) = open_log(&schema, opts, &mut catalog)?;
+        // Epochs continue above every epoch the log holds (replayed or void), so new
+        // TIDs are above every replayed one and void records stay void.
+        let first_epoch = recovered
+            .as_ref()
+            .map_or(1, |r| r.max_epoch.max(r.durable) + 1);
+        // Epochs are the high 32 bits of a TID; leave room for a long run.
+        if first_epoch > u32::MAX as u64 - (1 << 24) {
+            return Err(api::Error::fatal(format!(
+                "the log in {} has used up its epochs (epoch {first_epoch} of 2^32): load a new database with --reload",
+                opts.log_dir.as_deref().unwrap_or(std::path::Path::new("?")).display()
+            )));
+        }
+        let epochs = epoch::Epochs::starting_at(first_epoch);
         let mut threads = Vec::new();
-        let mut temp_log_dir = None;
-        // The logger first: if its file cannot be created, no thread is left running.
-        let logger = match opts.log {
-            LogMode::Off => None,
-            LogMode::Async | LogMode::Sync => {
-                let dir = opts.log_dir.clone().unwrap_or_else(default_log_dir);
-                if opts.log_dir.is_none() {
-                    temp_log_dir = Some(dir.clone());
-                }
-                let (lg, h) = log::Logger::start(&dir, workers, epochs.clone())?;
+        // The logger first: if it cannot start, no thread is left running.
+        let logger = match tail {
+            None => None,
+            Some(tail) => {
+                let (lg, h) = log::Logger::start(tail, workers, epochs.clone())?;
                 threads.push(h);
                 Some(lg)
             }
@@ -148,8 +230,32 @@ impl Engine for MemoryEngine {
             stats: (0..workers).map(|_| CachePadded::default()).collect(),
             threads: Mutex::new(threads),
             shut: false.into(),
+            storage: opts.storage.clone(),
+            log_dir,
             temp_log_dir,
+            recovered,
         })
+    }
+
+    fn has_data(&self) -> bool {
+        self.recovered.is_some()
+    }
+
+    fn load_done(&self) -> Result<()> {
+        let (Some(l), Some(ld)) = (&self.logger, &self.log_dir) else {
+            return Ok(());
+        };
+        // Every load commit took an epoch at or below the current one: once it is
+        // durable, the whole load is in the log.
+        let e = self.epochs.current();
+        l.wait_durable(e, &self.epochs)?;
+        ld.write_marker(
+            &*self.storage,
+            &log::LoadMarker {
+                database_id: l.database_id,
+                log_bytes: l.bytes.load(std::sync::atomic::Ordering::Acquire),
+            },
+        )
     }
 
     fn schema(&self) -> &Schema {
@@ -200,6 +306,16 @@ impl Engine for MemoryEngine {
             "epoch": self.epochs.current(),
             "epoch_interval_ms": epoch::EPOCH_INTERVAL.as_millis() as u64,
         });
+        if let Some(r) = &self.recovered {
+            v["recovery"] = serde_json::json!({
+                "blocks": r.blocks,
+                "records_applied": r.applied,
+                "records_discarded": r.discarded,
+                "durable_epoch": r.durable,
+                "rows": r.rows,
+                "torn_tail_bytes": r.end.map_or(0, |e| e.torn_bytes),
+            });
+        }
         if let Some(l) = &self.logger {
             v["log"] = serde_json::json!({
                 "path": l.path.display().to_string(),
@@ -217,9 +333,6 @@ impl Drop for MemoryEngine {
     fn drop(&mut self) {
         let _ = self.shutdown();
         // A log nobody asked to keep (no --log-dir) would fill the temp directory run
-        // after run: it goes with the engine.
-        if let Some(d) = &self.temp_log_dir {
-            let _ = std::fs::remove_dir_all(d);
-        }
+        // after run: it goes with the engine (`temp_log_dir` removes it when dropped).
     }
 }

@@ -1,41 +1,203 @@
-//! `log`: value logging with epoch-based group commit. Committing workers append value
-//! records (TID, table, key, full row or delete marker) to their own buffer; a logger
-//! thread drains all buffers, writes one checksummed block to the log file, fsyncs it and
-//! publishes the durable epoch. `Sync` commits wait until their epoch is durable.
+//! `log`: value logging with epoch-based group commit, and the log file's format and
+//! reader. Committing workers append value records (TID, table, key, full row or delete
+//! marker) to their own buffer; a logger thread drains all buffers, writes one
+//! checksummed block to the log file, fsyncs it and publishes the durable epoch. `Sync`
+//! commits wait until their epoch is durable. Every byte goes through `storage`.
 //!
-//! File format (all integers little-endian; see docs/design/memory-engine.md):
-//! file header `b"OLTPMLOG"`, `u32` version, `u32` zero; then blocks: `u32` magic
+//! File format 2 (all integers little-endian; see docs/design/memory-engine.md):
+//! file header (32 bytes) `b"OLTPMLOG"`, `u32` version, `u32` zero, `u64` database id,
+//! `u32` schema fingerprint, `u32` CRC-32 of bytes 0..28; then blocks: `u32` magic
 //! `BLOCK_MAGIC`, `u32` payload bytes, `u64` durable epoch, `u32` record count, `u32`
-//! CRC-32 of the first 20 header bytes and the payload; payload: records `u64` tid,
-//! `u32` table, `u32` row bytes, `u8` kind (1 put, 2 delete), `u8` key bytes, key, row.
+//! kind (0 data, 1 restart), `u32` zero, `u32` CRC-32 of header bytes 0..28 and the
+//! payload; payload: records `u64` tid, `u32` table, `u32` row bytes, `u8` kind (1 put,
+//! 2 delete), `u8` key bytes, key, row. The side file `memory.loaded` marks a finished
+//! load (`LoadMarker`).
 //!
 //! This module must never hold a worker's buffer lock while writing to the file, and
-//! never report an epoch durable before the block covering it is fsync'd.
+//! never report an epoch durable before a block covering it is fsync'd: a block's
+//! durable epoch `D` promises that every record of an epoch `<= D` is in it or before it.
 
 use crate::epoch::Epochs;
-use api::{Error, Result};
+use api::{Error, Result, Schema};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
-use std::fs::File;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+use storage::File;
 
+pub const LOG_FILE: &str = "memory.log";
+pub const MARKER_FILE: &str = "memory.loaded";
 pub const FILE_MAGIC: &[u8; 8] = b"OLTPMLOG";
-pub const FORMAT_VERSION: u32 = 1;
+pub const MARKER_MAGIC: &[u8; 8] = b"OLTPMLDN";
+pub const FORMAT_VERSION: u32 = 2;
 pub const BLOCK_MAGIC: u32 = 0x4B4C_424D; // "MBLK"
-pub const FILE_HEADER_BYTES: usize = 16;
-pub const BLOCK_HEADER_BYTES: usize = 24;
+pub const FILE_HEADER_BYTES: usize = 32;
+pub const BLOCK_HEADER_BYTES: usize = 32;
+pub const MARKER_BYTES: usize = 36;
 pub const RECORD_HEADER_BYTES: usize = 18;
 pub const KIND_PUT: u8 = 1;
 pub const KIND_DELETE: u8 = 2;
+/// Block kinds: records, or the restart mark written when a recovered log is reopened
+/// for appending (records of epochs above its durable epoch written before it are void).
+pub const BLOCK_DATA: u32 = 0;
+pub const BLOCK_RESTART: u32 = 1;
 /// How often the logger drains buffers when no `Sync` commit asks sooner.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
 pub const MAX_BLOCK_BYTES: usize = 1 << 30;
+
+fn le32(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b[..4].try_into().expect("4 bytes"))
+}
+fn le64(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+}
+
+fn crc(parts: &[&[u8]]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize()
+}
+
+/// A fingerprint of what the log's rows mean: table names, row sizes, index kinds and
+/// secondary indexes (a log is never replayed into another workload's tables).
+pub fn schema_fingerprint(s: &Schema) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for t in &s.tables {
+        h.update(t.name.as_bytes());
+        h.update(&(t.row_size as u64).to_le_bytes());
+        h.update(&[t.primary as u8]);
+        for x in &t.secondary {
+            h.update(x.name.as_bytes());
+            h.update(&[x.unique as u8]);
+        }
+        h.update(b";");
+    }
+    h.finalize()
+}
+
+/// The file header: who this log belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileHeader {
+    pub database_id: u64,
+    pub schema: u32,
+}
+
+impl FileHeader {
+    pub fn encode(&self) -> [u8; FILE_HEADER_BYTES] {
+        let mut b = [0u8; FILE_HEADER_BYTES];
+        b[0..8].copy_from_slice(FILE_MAGIC);
+        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
+        b[24..28].copy_from_slice(&self.schema.to_le_bytes());
+        let c = crc(&[&b[0..28]]);
+        b[28..32].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+}
+
+/// Whether `head` (the first bytes of a file) starts like a memory-engine log of any
+/// format version (used before removing a file on `--reload`).
+pub fn looks_like_log(head: &[u8]) -> bool {
+    head.len() >= 8 && &head[0..8] == FILE_MAGIC
+}
+
+/// Read and verify the header of the log `f` (`path` names it in errors).
+pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
+    let bad = |what: String| Error::fatal(format!("log file {}: {what}", path.display()));
+    let mut b = [0u8; FILE_HEADER_BYTES];
+    let n = f.read_full_at(&mut b, 0).map_err(|e| bad(e.to_string()))?;
+    if n < 8 || &b[0..8] != FILE_MAGIC {
+        return Err(bad(
+            "not a memory-engine log (no OLTPMLOG header): refused, the file is left as it is"
+                .into(),
+        ));
+    }
+    if n < 12 {
+        return Err(bad(format!(
+            "header cut short ({n} bytes): damaged, refused"
+        )));
+    }
+    let version = le32(&b[8..12]);
+    if version != FORMAT_VERSION {
+        return Err(bad(format!(
+            "log format {version}, this oltpscope reads format {FORMAT_VERSION} (format 1 logs cannot be replayed): remove it or rerun with --reload"
+        )));
+    }
+    if n < FILE_HEADER_BYTES {
+        return Err(bad(format!(
+            "header cut short ({n} bytes): damaged, refused"
+        )));
+    }
+    if crc(&[&b[0..28]]) != le32(&b[28..32]) {
+        return Err(bad("header checksum mismatch: damaged, refused".into()));
+    }
+    Ok(FileHeader {
+        database_id: le64(&b[16..24]),
+        schema: le32(&b[24..28]),
+    })
+}
+
+/// The side file that marks the load complete: `MARKER_MAGIC`, `u32` version, `u32`
+/// zero, `u64` database id, `u64` length of the log when the load was durable, `u32`
+/// CRC-32 of bytes 0..32. Written with `storage::write_atomic` once the load is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadMarker {
+    pub database_id: u64,
+    /// The valid log is at least this long (the load's blocks end here or before).
+    pub log_bytes: u64,
+}
+
+impl LoadMarker {
+    pub fn encode(&self) -> [u8; MARKER_BYTES] {
+        let mut b = [0u8; MARKER_BYTES];
+        b[0..8].copy_from_slice(MARKER_MAGIC);
+        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
+        b[24..32].copy_from_slice(&self.log_bytes.to_le_bytes());
+        let c = crc(&[&b[0..32]]);
+        b[32..36].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8], path: &Path) -> Result<LoadMarker> {
+        let bad = |what: &str| Error::fatal(format!("{}: {what}", path.display()));
+        if b.len() < 8 || &b[0..8] != MARKER_MAGIC {
+            return Err(bad("not a memory-engine load marker: refused"));
+        }
+        if b.len() != MARKER_BYTES
+            || le32(&b[8..12]) != FORMAT_VERSION
+            || crc(&[&b[0..32]]) != le32(&b[32..36])
+        {
+            return Err(bad(
+                "damaged load marker (size, version or checksum): refused",
+            ));
+        }
+        Ok(LoadMarker {
+            database_id: le64(&b[16..24]),
+            log_bytes: le64(&b[24..32]),
+        })
+    }
+}
+
+/// Encode a block (header and payload) into `block`, whose first `BLOCK_HEADER_BYTES`
+/// are reserved for the header and the rest is the payload.
+pub fn seal_block(block: &mut [u8], durable: u64, count: u32, kind: u32) {
+    let payload = block.len() - BLOCK_HEADER_BYTES;
+    block[0..4].copy_from_slice(&BLOCK_MAGIC.to_le_bytes());
+    block[4..8].copy_from_slice(&(payload as u32).to_le_bytes());
+    block[8..16].copy_from_slice(&durable.to_le_bytes());
+    block[16..20].copy_from_slice(&count.to_le_bytes());
+    block[20..24].copy_from_slice(&kind.to_le_bytes());
+    block[24..28].copy_from_slice(&0u32.to_le_bytes());
+    let c = crc(&[&block[0..28], &block[BLOCK_HEADER_BYTES..]]);
+    block[28..32].copy_from_slice(&c.to_le_bytes());
+}
 
 pub struct Logger {
     bufs: Box<[CachePadded<Mutex<Vec<u8>>>]>,
@@ -47,6 +209,7 @@ pub struct Logger {
     failed: Mutex<Option<String>>,
     has_failed: AtomicBool,
     pub path: PathBuf,
+    pub database_id: u64,
     pub bytes: AtomicU64,
     pub blocks: AtomicU64,
     pub fsyncs: AtomicU64,
@@ -68,44 +231,67 @@ fn append(buf: &mut Vec<u8>, tid: u64, table: u32, kind: u8, key: &[u8], row: &[
     buf.extend_from_slice(row);
 }
 
+/// Where the logger continues: the open file, the offset to append at, and the durable
+/// epoch of the log so far (0 for a new log).
+pub struct LogTail {
+    pub file: Arc<dyn File>,
+    pub path: PathBuf,
+    pub database_id: u64,
+    pub offset: u64,
+    pub durable: u64,
+    /// A recovered log: before its first block the logger cuts the file at `offset`
+    /// (`torn`: a torn tail follows it) and writes a restart block. Nothing is written
+    /// to a recovered log until a commit needs it, so a run refused after opening (or
+    /// one that commits nothing) leaves the file exactly as it was.
+    pub restart: Option<Restart>,
+}
+
+/// What the logger does to a recovered log before appending to it.
+#[derive(Debug, Clone, Copy)]
+pub struct Restart {
+    pub torn: bool,
+}
+
+/// The one line a user sees for a failed log write or sync.
+fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
+    if storage::is_no_space(e) {
+        format!(
+            "no space left on the device holding the log {}: {what} failed; commits acknowledged before this are durable (free space, then continue with --no-load)",
+            path.display()
+        )
+    } else {
+        format!("log {}: {what} failed: {e}", path.display())
+    }
+}
+
 impl Logger {
-    /// Create the log file in `dir` (created if needed) and start the logger thread.
+    /// Start the logger thread appending to `tail`.
     pub fn start(
-        dir: &Path,
+        tail: LogTail,
         workers: usize,
         epochs: Arc<Epochs>,
     ) -> Result<(Arc<Logger>, JoinHandle<()>)> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Error::fatal(format!("log directory {}: {e}", dir.display())))?;
-        let path = dir.join("memory.log");
-        let mut file = File::create(&path)
-            .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
-        let mut hdr = Vec::with_capacity(FILE_HEADER_BYTES);
-        hdr.extend_from_slice(FILE_MAGIC);
-        hdr.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        hdr.extend_from_slice(&0u32.to_le_bytes());
-        file.write_all(&hdr)?;
-        file.sync_all()?;
         let lg = Arc::new(Logger {
             bufs: (0..workers)
                 .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(1 << 16))))
                 .collect(),
-            durable: CachePadded::new(AtomicU64::new(0)),
+            durable: CachePadded::new(AtomicU64::new(tail.durable)),
             durable_ev: rt::Event::new(),
             wake: rt::Event::new(),
             request: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             failed: Mutex::new(None),
             has_failed: AtomicBool::new(false),
-            path,
-            bytes: AtomicU64::new(FILE_HEADER_BYTES as u64),
+            path: tail.path.clone(),
+            database_id: tail.database_id,
+            bytes: AtomicU64::new(tail.offset),
             blocks: AtomicU64::new(0),
-            fsyncs: AtomicU64::new(1),
+            fsyncs: AtomicU64::new(0),
         });
         let me = lg.clone();
         let h = std::thread::Builder::new()
             .name("mem-logger".into())
-            .spawn(move || me.run(file, epochs))
+            .spawn(move || me.run(tail, epochs))
             .map_err(|e| Error::fatal(format!("spawn logger thread: {e}")))?;
         Ok((lg, h))
     }
@@ -117,6 +303,12 @@ impl Logger {
 
     pub fn durable_epoch(&self) -> u64 {
         self.durable.load(Acquire)
+    }
+
+    /// Whether a write or sync failed (nothing more will become durable).
+    #[inline]
+    pub fn has_failed(&self) -> bool {
+        self.has_failed.load(Acquire)
     }
 
     /// Wait (through `rt`) until epoch `e` is durable, asking for an early flush.
@@ -146,11 +338,44 @@ impl Logger {
         self.wake.notify_all();
     }
 
-    fn run(&self, mut file: File, epochs: Arc<Epochs>) {
+    fn fail(&self, msg: String) {
+        *self.failed.lock() = Some(msg);
+        self.has_failed.store(true, Release);
+        self.durable_ev.notify_all();
+    }
+
+    /// A recovered log's first write: cut a torn tail, then a restart block (records
+    /// of epochs above `durable` written before it are void).
+    fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
+        if r.torn {
+            if let Err(err) = file.set_len(*offset) {
+                self.fail(io_failure("cutting the torn tail", &self.path, &err));
+                return false;
+            }
+        }
+        let mut b = [0u8; BLOCK_HEADER_BYTES];
+        seal_block(&mut b, durable, 0, BLOCK_RESTART);
+        if let Err(err) = file.write_all_at(&b, *offset) {
+            self.fail(io_failure("writing the restart block", &self.path, &err));
+            return false;
+        }
+        *offset += b.len() as u64;
+        true
+    }
+
+    fn run(&self, tail: LogTail, epochs: Arc<Epochs>) {
+        let LogTail {
+            file,
+            mut offset,
+            durable: mut last_d,
+            mut restart,
+            ..
+        } = tail;
         let mut spare: Vec<Vec<u8>> = (0..self.bufs.len()).map(|_| Vec::new()).collect();
         let mut block: Vec<u8> = Vec::with_capacity(1 << 20);
-        let mut marker_pending = false;
-        let mut last_marker = 0u64;
+        // Highest epoch of any record written so far; while it is above the durable
+        // epoch of the last block written, a later block must state a higher one.
+        let mut max_rec_epoch = last_d;
         loop {
             self.wake
                 .wait(rt::WaitKind::Other, Some(FLUSH_INTERVAL), || {
@@ -176,26 +401,32 @@ impl Logger {
             }
             let payload = block.len() - BLOCK_HEADER_BYTES;
             let durable = e - 1;
-            let write = payload > 0 || (marker_pending && durable > last_marker);
+            let (count, top) = scan_records(&block[BLOCK_HEADER_BYTES..]);
+            max_rec_epoch = max_rec_epoch.max(top);
+            // A block with no records is written only to state a durable epoch that
+            // covers records already written (a record may carry an epoch above the
+            // durable epoch of the block holding it).
+            let write = payload > 0 || (durable > last_d && max_rec_epoch > last_d);
             if write {
-                let count = count_records(&block[BLOCK_HEADER_BYTES..]);
-                block[0..4].copy_from_slice(&BLOCK_MAGIC.to_le_bytes());
-                block[4..8].copy_from_slice(&(payload as u32).to_le_bytes());
-                block[8..16].copy_from_slice(&durable.to_le_bytes());
-                block[16..20].copy_from_slice(&count.to_le_bytes());
-                let crc = block_crc(&block[0..20], &block[BLOCK_HEADER_BYTES..]);
-                block[20..24].copy_from_slice(&crc.to_le_bytes());
-                if let Err(e) = file.write_all(&block).and_then(|_| file.sync_data()) {
-                    *self.failed.lock() = Some(format!("log write {}: {e}", self.path.display()));
-                    self.has_failed.store(true, Release);
-                    self.durable_ev.notify_all();
+                if let Some(r) = restart.take() {
+                    if !self.restart(&*file, &mut offset, r, last_d) {
+                        return;
+                    }
+                }
+                seal_block(&mut block, durable, count, BLOCK_DATA);
+                if let Err(err) = file.write_all_at(&block, offset) {
+                    self.fail(io_failure("writing a block", &self.path, &err));
                     return;
                 }
-                self.bytes.fetch_add(block.len() as u64, Relaxed);
+                if let Err(err) = file.sync_data() {
+                    self.fail(io_failure("fsync", &self.path, &err));
+                    return;
+                }
+                offset += block.len() as u64;
+                self.bytes.store(offset, Relaxed);
                 self.blocks.fetch_add(1, Relaxed);
                 self.fsyncs.fetch_add(1, Relaxed);
-                marker_pending = payload > 0;
-                last_marker = durable;
+                last_d = durable;
             }
             if durable > self.durable.load(Relaxed) {
                 self.durable.store(durable, Release);
@@ -208,26 +439,271 @@ impl Logger {
     }
 }
 
-fn count_records(mut p: &[u8]) -> u32 {
-    let mut n = 0;
+/// Number of records in a well-formed buffer and the highest epoch among them.
+fn scan_records(mut p: &[u8]) -> (u32, u64) {
+    let (mut n, mut top) = (0, 0);
     while p.len() >= RECORD_HEADER_BYTES {
-        let row = u32::from_le_bytes(p[12..16].try_into().unwrap()) as usize;
+        top = top.max(crate::record::epoch_of(le64(&p[0..8])));
+        let row = le32(&p[12..16]) as usize;
         let key = p[17] as usize;
         p = &p[RECORD_HEADER_BYTES + key + row..];
         n += 1;
     }
     assert!(p.is_empty(), "log buffer holds a partial record");
-    n
+    (n, top)
 }
 
-fn block_crc(header: &[u8], payload: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(header);
-    h.update(payload);
-    h.finalize()
+/// One record of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    pub tid: u64,
+    pub table: u32,
+    pub key: &'a [u8],
+    /// `None`: a delete.
+    pub row: Option<&'a [u8]>,
 }
 
-/// One record read back from a log file.
+/// A verified block.
+#[derive(Debug)]
+pub struct Block<'a> {
+    /// Offset of its header in the file.
+    pub offset: u64,
+    pub durable: u64,
+    pub kind: u32,
+    pub payload: &'a [u8],
+}
+
+impl Block<'_> {
+    pub fn records(&self) -> Records<'_> {
+        Records { p: self.payload }
+    }
+}
+
+pub struct Records<'a> {
+    p: &'a [u8],
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = RecordRef<'a>;
+    fn next(&mut self) -> Option<RecordRef<'a>> {
+        // The reader checked the layout before handing out the block.
+        let p = self.p;
+        if p.is_empty() {
+            return None;
+        }
+        let row_len = le32(&p[12..16]) as usize;
+        let key_len = p[17] as usize;
+        let key = &p[RECORD_HEADER_BYTES..RECORD_HEADER_BYTES + key_len];
+        let end = RECORD_HEADER_BYTES + key_len + row_len;
+        let row = (p[16] == KIND_PUT).then(|| &p[RECORD_HEADER_BYTES + key_len..end]);
+        self.p = &p[end..];
+        Some(RecordRef {
+            tid: le64(&p[0..8]),
+            table: le32(&p[8..12]),
+            key,
+            row,
+        })
+    }
+}
+
+/// Why a block at some offset is not valid.
+fn check_payload(payload: &[u8], count: u32) -> std::result::Result<(), String> {
+    let mut p = payload;
+    let mut n = 0u32;
+    while !p.is_empty() {
+        if p.len() < RECORD_HEADER_BYTES {
+            return Err("a record is cut short".into());
+        }
+        let row_len = le32(&p[12..16]) as usize;
+        let kind = p[16];
+        let key_len = p[17] as usize;
+        if key_len > api::key::MAX_KEY_LEN || p.len() < RECORD_HEADER_BYTES + key_len + row_len {
+            return Err("a record overruns the block".into());
+        }
+        if !(kind == KIND_PUT || (kind == KIND_DELETE && row_len == 0)) {
+            return Err(format!("bad record kind {kind}"));
+        }
+        if le64(&p[0..8]) & crate::record::FLAGS != 0 {
+            return Err("a record's TID has flag bits set".into());
+        }
+        p = &p[RECORD_HEADER_BYTES + key_len + row_len..];
+        n += 1;
+    }
+    if n != count {
+        return Err(format!("{n} records, header says {count}"));
+    }
+    Ok(())
+}
+
+/// Reads a log's blocks in order, one at a time (memory: one block), verifying each.
+/// At the first invalid block it decides: if a valid block follows anywhere after it,
+/// the log is damaged in the middle (an error naming the file and offset); otherwise the
+/// rest of the file is a torn tail (a write cut short by a crash), reported by `end`.
+pub struct LogReader<'f> {
+    f: &'f dyn File,
+    path: PathBuf,
+    len: u64,
+    at: u64,
+    buf: Vec<u8>,
+    pub header: FileHeader,
+    /// After the last block: where the valid prefix ends, and whether bytes follow it.
+    end: Option<LogEnd>,
+}
+
+/// Where the valid log ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogEnd {
+    /// Length of the valid prefix (header and whole valid blocks).
+    pub valid: u64,
+    /// Bytes after it: a torn tail (0: the file ends cleanly).
+    pub torn_bytes: u64,
+}
+
+impl<'f> LogReader<'f> {
+    pub fn new(f: &'f dyn File, path: &Path) -> Result<Self> {
+        let header = read_header(f, path)?;
+        let len = f
+            .len()
+            .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
+        Ok(LogReader {
+            f,
+            path: path.to_path_buf(),
+            len,
+            at: FILE_HEADER_BYTES as u64,
+            buf: Vec::new(),
+            header,
+            end: None,
+        })
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::fatal(format!("log file {}: {e}", self.path.display()))
+    }
+
+    /// Validate the block at `at`: Ok(total length) or Err(why not).
+    fn probe(&mut self, at: u64) -> Result<std::result::Result<usize, String>> {
+        let rest = self.len - at;
+        if rest < BLOCK_HEADER_BYTES as u64 {
+            return Ok(Err("incomplete block header".into()));
+        }
+        let mut h = [0u8; BLOCK_HEADER_BYTES];
+        let n = self.f.read_full_at(&mut h, at).map_err(|e| self.io(e))?;
+        if n < BLOCK_HEADER_BYTES {
+            return Ok(Err("incomplete block header".into()));
+        }
+        if le32(&h[0..4]) != BLOCK_MAGIC {
+            return Ok(Err("no block magic".into()));
+        }
+        let plen = le32(&h[4..8]) as usize;
+        if plen > MAX_BLOCK_BYTES {
+            return Ok(Err(format!("block claims {plen} bytes")));
+        }
+        if rest < (BLOCK_HEADER_BYTES + plen) as u64 {
+            return Ok(Err("block cut short".into()));
+        }
+        self.buf.clear();
+        self.buf.resize(BLOCK_HEADER_BYTES + plen, 0);
+        self.buf[..BLOCK_HEADER_BYTES].copy_from_slice(&h);
+        let n = self
+            .f
+            .read_full_at(
+                &mut self.buf[BLOCK_HEADER_BYTES..],
+                at + BLOCK_HEADER_BYTES as u64,
+            )
+            .map_err(|e| self.io(e))?;
+        if n < plen {
+            return Ok(Err("block cut short".into()));
+        }
+        if crc(&[&self.buf[0..28], &self.buf[BLOCK_HEADER_BYTES..]]) != le32(&h[28..32]) {
+            return Ok(Err("checksum mismatch".into()));
+        }
+        let kind = le32(&h[20..24]);
+        if kind != BLOCK_DATA && kind != BLOCK_RESTART {
+            return Ok(Err(format!("unknown block kind {kind}")));
+        }
+        if let Err(why) = check_payload(&self.buf[BLOCK_HEADER_BYTES..], le32(&h[16..20])) {
+            return Ok(Err(why));
+        }
+        Ok(Ok(BLOCK_HEADER_BYTES + plen))
+    }
+
+    /// The offset of the first valid block starting after `from`, if any. Streams the
+    /// file looking for the block magic and verifies each candidate's checksum.
+    fn find_valid_after(&mut self, from: u64) -> Result<Option<u64>> {
+        const CHUNK: usize = 1 << 20;
+        let magic = BLOCK_MAGIC.to_le_bytes();
+        let mut chunk = vec![0u8; CHUNK + 3];
+        let mut pos = from;
+        while pos + (BLOCK_HEADER_BYTES as u64) <= self.len {
+            let n = self
+                .f
+                .read_full_at(&mut chunk, pos)
+                .map_err(|e| self.io(e))?;
+            if n < 4 {
+                break;
+            }
+            let mut i = 0;
+            while i + 4 <= n {
+                if chunk[i..i + 4] == magic {
+                    let cand = pos + i as u64;
+                    if self.probe(cand)?.is_ok() {
+                        return Ok(Some(cand));
+                    }
+                }
+                i += 1;
+            }
+            pos += (n - 3) as u64;
+        }
+        Ok(None)
+    }
+
+    /// The next valid block, or `None` at the end of the valid log (see `end`).
+    pub fn next_block(&mut self) -> Result<Option<Block<'_>>> {
+        if self.end.is_some() {
+            return Ok(None);
+        }
+        let at = self.at;
+        if at >= self.len {
+            self.end = Some(LogEnd {
+                valid: at,
+                torn_bytes: 0,
+            });
+            return Ok(None);
+        }
+        match self.probe(at)? {
+            Ok(total) => {
+                self.at += total as u64;
+                let h = &self.buf[..BLOCK_HEADER_BYTES];
+                Ok(Some(Block {
+                    offset: at,
+                    durable: le64(&h[8..16]),
+                    kind: le32(&h[20..24]),
+                    payload: &self.buf[BLOCK_HEADER_BYTES..],
+                }))
+            }
+            Err(why) => {
+                if let Some(next) = self.find_valid_after(at + 1)? {
+                    return Err(Error::fatal(format!(
+                        "log file {} is damaged at byte {at} ({why}) with a valid block after it at byte {next}: refused, the file is left as it is",
+                        self.path.display()
+                    )));
+                }
+                self.end = Some(LogEnd {
+                    valid: at,
+                    torn_bytes: self.len - at,
+                });
+                Ok(None)
+            }
+        }
+    }
+
+    /// Where the valid log ends (after `next_block` returned `None`).
+    pub fn end(&self) -> Option<LogEnd> {
+        self.end
+    }
+}
+
+/// One record read back from a log file (owned; for tests and tools).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogRecord {
     pub tid: u64,
@@ -240,98 +716,46 @@ pub struct LogRecord {
 /// A log file's contents.
 #[derive(Debug, Default)]
 pub struct LogContents {
-    /// Records in file order.
+    pub header: Option<FileHeader>,
+    /// Records of data blocks in file order (all of them: recovery applies only those of
+    /// durable epochs, see `recovery`).
     pub records: Vec<LogRecord>,
-    /// Highest durable epoch stated by a complete block.
+    /// Highest durable epoch stated by a valid block.
     pub durable_epoch: u64,
     pub blocks: u64,
-    /// The file ends in an incomplete block (a crash during a write), which is ignored.
+    /// The file ends in an invalid block with no valid block after it (a crash during a
+    /// write), which is ignored.
     pub torn_tail: bool,
+    /// Length of the valid prefix.
+    pub valid_bytes: u64,
 }
 
-/// Read a log file back. A damaged file (bad magic, version, checksum, or record layout)
-/// is an error; an incomplete last block is reported as `torn_tail`.
+/// Read a whole log file back into memory (tests and tools; recovery streams instead).
+/// A damaged file (bad header, or an invalid block followed by a valid one) is an
+/// error; an invalid tail is reported as `torn_tail`.
 pub fn read_log(path: &Path) -> Result<LogContents> {
-    let bad = |what: &str| Error::fatal(format!("log file {}: {what}", path.display()));
-    let mut data = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut data))
-        .map_err(|e| bad(&e.to_string()))?;
-    if data.len() < FILE_HEADER_BYTES || &data[0..8] != FILE_MAGIC {
-        return Err(bad("not a memory-engine log (bad magic)"));
-    }
-    let version = u32::from_le_bytes(data[8..12].try_into().unwrap());
-    if version != FORMAT_VERSION {
-        return Err(bad(&format!("unsupported format version {version}")));
-    }
-    let mut out = LogContents::default();
-    let mut at = FILE_HEADER_BYTES;
-    while at < data.len() {
-        let rest = &data[at..];
-        if rest.len() < BLOCK_HEADER_BYTES {
-            out.torn_tail = true;
-            break;
-        }
-        if u32::from_le_bytes(rest[0..4].try_into().unwrap()) != BLOCK_MAGIC {
-            return Err(bad(&format!("bad block magic at byte {at}")));
-        }
-        let len = u32::from_le_bytes(rest[4..8].try_into().unwrap()) as usize;
-        if len > MAX_BLOCK_BYTES {
-            return Err(bad(&format!("block at byte {at} claims {len} bytes")));
-        }
-        if rest.len() < BLOCK_HEADER_BYTES + len {
-            out.torn_tail = true;
-            break;
-        }
-        let payload = &rest[BLOCK_HEADER_BYTES..BLOCK_HEADER_BYTES + len];
-        let crc = u32::from_le_bytes(rest[20..24].try_into().unwrap());
-        if block_crc(&rest[0..20], payload) != crc {
-            return Err(bad(&format!("checksum mismatch in block at byte {at}")));
-        }
-        let durable = u64::from_le_bytes(rest[8..16].try_into().unwrap());
-        let count = u32::from_le_bytes(rest[16..20].try_into().unwrap());
-        let mut p = payload;
-        let mut n = 0u32;
-        while !p.is_empty() {
-            if p.len() < RECORD_HEADER_BYTES {
-                return Err(bad(&format!("truncated record in block at byte {at}")));
-            }
-            let tid = u64::from_le_bytes(p[0..8].try_into().unwrap());
-            let table = u32::from_le_bytes(p[8..12].try_into().unwrap());
-            let row_len = u32::from_le_bytes(p[12..16].try_into().unwrap()) as usize;
-            let kind = p[16];
-            let key_len = p[17] as usize;
-            if p.len() < RECORD_HEADER_BYTES + key_len + row_len {
-                return Err(bad(&format!("record overruns block at byte {at}")));
-            }
-            let key = p[RECORD_HEADER_BYTES..RECORD_HEADER_BYTES + key_len].to_vec();
-            let row = &p[RECORD_HEADER_BYTES + key_len..RECORD_HEADER_BYTES + key_len + row_len];
-            let row = match kind {
-                KIND_PUT => Some(row.to_vec()),
-                KIND_DELETE if row_len == 0 => None,
-                _ => {
-                    return Err(bad(&format!(
-                        "bad record kind {kind} in block at byte {at}"
-                    )))
-                }
-            };
-            out.records.push(LogRecord {
-                tid,
-                table,
-                key,
-                row,
-            });
-            p = &p[RECORD_HEADER_BYTES + key_len + row_len..];
-            n += 1;
-        }
-        if n != count {
-            return Err(bad(&format!(
-                "block at byte {at}: {n} records, header says {count}"
-            )));
-        }
-        out.durable_epoch = out.durable_epoch.max(durable);
+    let st = storage::RealStorage;
+    let f = storage::Storage::open(&st, path, storage::Open::Read)
+        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
+    let mut r = LogReader::new(&*f, path)?;
+    let mut out = LogContents {
+        header: Some(r.header),
+        ..LogContents::default()
+    };
+    while let Some(b) = r.next_block()? {
+        out.durable_epoch = out.durable_epoch.max(b.durable);
         out.blocks += 1;
-        at += BLOCK_HEADER_BYTES + len;
+        for rec in b.records() {
+            out.records.push(LogRecord {
+                tid: rec.tid,
+                table: rec.table,
+                key: rec.key.to_vec(),
+                row: rec.row.map(<[u8]>::to_vec),
+            });
+        }
     }
+    let end = r.end().expect("reader finished");
+    out.torn_tail = end.torn_bytes > 0;
+    out.valid_bytes = end.valid;
     Ok(out)
 }

@@ -68,9 +68,15 @@ impl MemoryWorker<'_> {
             return Ok(());
         }
 
+        let e = self.e;
+        // Once the log cannot be written nothing more can become durable: refuse
+        // (an `Async` commit would otherwise be acknowledged and then lost).
+        if let Some(l) = e.logger.as_ref().filter(|l| l.has_failed()) {
+            return Err(Error::Fatal(l.error().unwrap_or_default()));
+        }
+
         // Phase 1: lock the write set in a global order (record address).
         self.writes.sort_unstable_by_key(|w| w.rec);
-        let e = self.e;
         let mut logbuf = e.logger.as_ref().map(|l| l.buffer(self.id));
         for w in self.writes.iter_mut() {
             w.locked_tid = w.rec.lock();

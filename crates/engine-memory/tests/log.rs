@@ -131,28 +131,42 @@ fn log_replay_gives_final_contents() {
 }
 
 #[test]
-fn damaged_log_is_an_error() {
+fn damaged_log_is_an_error_a_torn_tail_is_not() {
     let dir = tempdir("damaged");
     let e = open(LogMode::Sync, &dir, 1);
     let mut s = Session::new(e.worker(0));
-    s.run(0, |s| s.insert(api::TableId(1), &key(1), &[7; 8]))
-        .unwrap();
+    // Sync commits one after the other: one block each.
+    for k in 1..=2 {
+        s.run(0, |s| s.insert(api::TableId(1), &key(k), &[7; 8]))
+            .unwrap();
+    }
     drop(s);
     e.shutdown().unwrap();
     let path = e.log_path().unwrap();
     let good = std::fs::read(&path).unwrap();
-    assert_eq!(read_log(&path).unwrap().records.len(), 1);
-    // A flipped byte in a record: checksum error.
+    let log = read_log(&path).unwrap();
+    assert_eq!(log.records.len(), 2);
+    assert!(log.blocks >= 2 && !log.torn_tail);
+    let n = good.len();
+    // A flipped byte in the first block, valid blocks after it: damage, an error.
+    let first = engine_memory::log::FILE_HEADER_BYTES + engine_memory::log::BLOCK_HEADER_BYTES + 3;
     let mut bad = good.clone();
-    let n = bad.len();
+    bad[first] ^= 0x40;
+    std::fs::write(&path, &bad).unwrap();
+    let err = read_log(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("damaged at byte 32") && err.contains("checksum"),
+        "{err}"
+    );
+    // A flipped byte in the last block, nothing valid after it: a torn tail.
+    let mut bad = good.clone();
     bad[n - 3] ^= 0x40;
     std::fs::write(&path, &bad).unwrap();
-    let err = read_log(&path).unwrap_err();
-    assert!(err.to_string().contains("checksum"), "{err}");
-    // A truncated last block: reported as a torn tail, not an error.
+    assert!(read_log(&path).unwrap().torn_tail);
+    // A truncated last block: a torn tail, not an error.
     std::fs::write(&path, &good[..n - 2]).unwrap();
     let log = read_log(&path).unwrap();
-    assert!(log.torn_tail && log.records.len() <= 1);
+    assert!(log.torn_tail && log.records.len() <= 2);
     // Not a log at all.
     std::fs::write(&path, b"hello world, not a log").unwrap();
     assert!(read_log(&path).is_err());

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 pub mod real;
 pub mod sim;
+pub mod temp;
 
 pub use real::RealStorage;
 pub use sim::SimStorage;

@@ -79,8 +79,10 @@ pub trait Workload: Send + Sync + 'static {
     ) -> Result<()>;
 
     /// A line identifying a committed transaction, written by the driver to the
-    /// acknowledgement file of crash tests (`None`: the workload has no such tag).
-    fn txn_tag(&self, _input: &Self::Input) -> Option<String> {
+    /// acknowledgement file of crash tests (`None`: the workload has no such tag). Called
+    /// right after the commit, with the worker state the transaction's body left (so a
+    /// tag may name what the transaction chose, e.g. TPC-C's order id).
+    fn txn_tag(&self, _st: &Self::WorkerState, _input: &Self::Input) -> Option<String> {
         None
     }
 

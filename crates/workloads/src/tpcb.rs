@@ -390,7 +390,7 @@ impl Workload for Tpcb {
         )
     }
 
-    fn txn_tag(&self, i: &TpcbInput) -> Option<String> {
+    fn txn_tag(&self, _st: &TpcbState, i: &TpcbInput) -> Option<String> {
         Some(format!("{} {} {}", self.run_id, i.worker, i.seq))
     }
 

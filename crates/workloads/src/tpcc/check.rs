@@ -7,6 +7,7 @@ use super::Tpcc;
 use crate::{Check, RunInfo};
 use api::row;
 use api::{Dir, Engine, Error, Result, Session, Worker};
+use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 
 /// Transaction type number of the checker's read-only transactions.
@@ -124,12 +125,26 @@ pub fn check<E: Engine>(t: &Tpcc, engine: &E, info: &RunInfo) -> Result<Vec<Chec
     let mut cust_hist = vec![0i64; nw as usize * nd * nc];
     let mut dist_hist = vec![0i64; nw as usize * nd];
     let mut history_rows = 0u64;
+    // (w, d, nonce, worker, seq) of every History row, when checking acknowledgements.
+    let mut history_keys: Option<HashSet<PaymentTag>> = info.acked.as_ref().map(|_| HashSet::new());
     for w in 1..=nw {
         for d in 1..=DISTRICTS {
+            let dk = district_key(w, d).as_bytes().len();
             s.run(CHECK_TXN, |s| {
-                scan_prefix(s, HISTORY.primary(), &district_key(w, d), |_, r| {
+                scan_prefix(s, HISTORY.primary(), &district_key(w, d), |k, r| {
                     let h = row::read::<History>(r);
                     history_rows += 1;
+                    if let Some(keys) = history_keys.as_mut() {
+                        if k.len() == dk + 20 {
+                            keys.insert((
+                                w,
+                                d,
+                                u64::from_be_bytes(k[dk..dk + 8].try_into().unwrap()),
+                                u32::from_be_bytes(k[dk + 8..dk + 12].try_into().unwrap()),
+                                u64::from_be_bytes(k[dk + 12..dk + 20].try_into().unwrap()),
+                            ));
+                        }
+                    }
                     dist_hist[(w - 1) as usize * nd + (d - 1) as usize] += h.h_amount;
                     match cidx(h.h_c_w_id, h.h_c_d_id, h.h_c_id) {
                         Some(i) => cust_hist[i] += h.h_amount,
@@ -216,6 +231,9 @@ pub fn check<E: Engine>(t: &Tpcc, engine: &E, info: &RunInfo) -> Result<Vec<Chec
         out.push(c11.finish());
     }
     out.push(c12.finish());
+    if let (Some(acked), Some(keys)) = (&info.acked, &history_keys) {
+        out.push(check_acked(&mut s, &parse_acked(acked), keys)?);
+    }
     // Row counts against the committed transactions, when the driver knows them.
     if let Some(committed) = &info.committed {
         let initial = nw as u64 * DISTRICTS as u64 * INITIAL_ORDERS as u64;
@@ -391,4 +409,125 @@ fn check_district<W: Worker>(
         });
     }
     Ok(())
+}
+
+/// A Payment's acknowledgement tag: its History row's (w, d, nonce, worker, seq).
+type PaymentTag = (u32, u32, u64, u32, u64);
+
+/// Tags of acknowledged commits (`Tpcc::txn_tag`), as the driver wrote them.
+#[derive(Debug, Default, PartialEq)]
+pub struct Acked {
+    /// New-Order: (w, d, o_id).
+    pub orders: Vec<(u32, u32, u32)>,
+    pub payments: Vec<PaymentTag>,
+}
+
+/// Parse acknowledgement lines; a line that does not parse whole (a torn last line of a
+/// killed run) is not an acknowledgement.
+pub fn parse_acked(lines: &[String]) -> Acked {
+    let mut a = Acked::default();
+    for l in lines {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let n = |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok());
+        match (f.first().copied(), f.len()) {
+            (Some("no"), 4) => {
+                if let (Some(w), Some(d), Some(o)) = (n(1), n(2), n(3)) {
+                    a.orders.push((w as u32, d as u32, o as u32));
+                }
+            }
+            (Some("pay"), 6) => {
+                if let (Some(w), Some(d), Some(nonce), Some(wk), Some(seq)) =
+                    (n(1), n(2), n(3), n(4), n(5))
+                {
+                    a.payments.push((w as u32, d as u32, nonce, wk as u32, seq));
+                }
+            }
+            _ => {}
+        }
+    }
+    a
+}
+
+/// Every acknowledged New-Order's order row and every acknowledged Payment's History row
+/// exist; and no History row of a worker that acknowledged payments is beyond the one
+/// payment it may have had in flight (committed, not yet acknowledged).
+fn check_acked<W: Worker>(
+    s: &mut Session<W>,
+    acked: &Acked,
+    history: &HashSet<PaymentTag>,
+) -> Result<Check> {
+    let mut lost = 0u64;
+    let mut first: Option<String> = None;
+    for chunk in acked.orders.chunks(512) {
+        let missing = s.run(CHECK_TXN, |s| {
+            let mut missing = Vec::new();
+            for &(w, d, o) in chunk {
+                if !s.get(ORDER, &order_key(w, d, o), |_| {})? {
+                    missing.push((w, d, o));
+                }
+            }
+            Ok(missing)
+        })?;
+        lost += missing.len() as u64;
+        if let (None, Some((w, d, o))) = (&first, missing.first()) {
+            first = Some(format!("order ({w}, {d}, {o})"));
+        }
+    }
+    // Highest acknowledged payment sequence per (nonce, worker).
+    let mut last: HashMap<(u64, u32), u64> = HashMap::new();
+    for p in &acked.payments {
+        if !history.contains(p) {
+            lost += 1;
+            if first.is_none() {
+                first = Some(format!("payment {p:?}"));
+            }
+        }
+        let e = last.entry((p.2, p.3)).or_insert(0);
+        *e = (*e).max(p.4);
+    }
+    let unexplained = history
+        .iter()
+        .filter(|h| last.get(&(h.2, h.3)).is_some_and(|&l| h.4 > l + 1))
+        .count();
+    let mut detail = format!(
+        "{} acknowledged commits ({} New-Orders, {} Payments): {lost} missing; {unexplained} history rows neither acknowledged nor in flight",
+        acked.orders.len() + acked.payments.len(),
+        acked.orders.len(),
+        acked.payments.len()
+    );
+    if let Some(f) = first {
+        detail.push_str("; first missing: ");
+        detail.push_str(&f);
+    }
+    Ok(Check::new(
+        "acknowledged commits durable, nothing else",
+        lost == 0 && unexplained == 0,
+        detail,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acknowledgement_lines_parse_and_torn_ones_are_skipped() {
+        let lines: Vec<String> = [
+            "no 1 2 3001",
+            "pay 1 3 99 0 7",
+            "no 1 2",
+            "pay 1 3 99 0",
+            "x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            parse_acked(&lines),
+            Acked {
+                orders: vec![(1, 2, 3001)],
+                payments: vec![(1, 3, 99, 0, 7)],
+            }
+        );
+    }
 }

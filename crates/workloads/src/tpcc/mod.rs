@@ -191,6 +191,20 @@ impl Workload for Tpcc {
         self.execute_impl(s, st, input)
     }
 
+    /// New-Order: `no W D O_ID` (the order id the body assigned); Payment: `pay W D
+    /// NONCE WORKER SEQ` (its History row's key). The other three write nothing a crash
+    /// test needs to find (Delivery's effects are covered by the consistency conditions).
+    fn txn_tag(&self, st: &TpccWorker, input: &TpccInput) -> Option<String> {
+        match input {
+            TpccInput::NewOrder(i) => Some(format!("no {} {} {}", i.w_id, i.d_id, st.last_o_id)),
+            TpccInput::Payment(p) => Some(format!(
+                "pay {} {} {} {} {}",
+                p.w_id, p.d_id, p.h_nonce, p.h_worker, p.h_seq
+            )),
+            _ => None,
+        }
+    }
+
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
         check::check(self, engine, info)
     }

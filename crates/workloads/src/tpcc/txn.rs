@@ -122,6 +122,8 @@ pub struct TpccWorker {
     pub h_seq: u64,
     /// Scratch: customer ids (Payment/Order-Status by name), item ids (Stock-Level).
     pub ids: Vec<u32>,
+    /// The order id the last New-Order body assigned (its acknowledgement tag names it).
+    pub last_o_id: u32,
 }
 
 impl Tpcc {
@@ -139,6 +141,7 @@ impl Tpcc {
             h_nonce,
             h_seq: 0,
             ids: Vec::with_capacity(64),
+            last_o_id: 0,
         }
     }
 
@@ -259,7 +262,10 @@ impl Tpcc {
         input: &TpccInput,
     ) -> Result<()> {
         match input {
-            TpccInput::NewOrder(i) => self.new_order(s, i),
+            TpccInput::NewOrder(i) => {
+                st.last_o_id = self.new_order(s, i)?;
+                Ok(())
+            }
             TpccInput::Payment(i) => self.payment(s, &mut st.ids, i).map(drop),
             TpccInput::OrderStatus(i) => self.order_status(s, &mut st.ids, i).map(drop),
             TpccInput::Delivery(i) => self.delivery(s, i),
@@ -267,8 +273,8 @@ impl Tpcc {
         }
     }
 
-    /// Clause 2.4.2.
-    pub fn new_order<W: Worker>(&self, s: &mut Session<W>, i: &NewOrderIn) -> Result<()> {
+    /// Clause 2.4.2. Returns the order's id.
+    pub fn new_order<W: Worker>(&self, s: &mut Session<W>, i: &NewOrderIn) -> Result<u32> {
         let (w, d) = (i.w_id, i.d_id);
         let wh: Warehouse = need(s.get_row(WAREHOUSE, &warehouse_key(w))?, "warehouse", w)?;
         let mut dist = None;
@@ -353,7 +359,7 @@ impl Tpcc {
             * (10_000 + wh.w_tax as i128 + dist.d_tax as i128)
             / 100_000_000;
         std::hint::black_box((total, brand_generic, cust.c_last, cust.c_credit));
-        Ok(())
+        Ok(o_id)
     }
 
     /// The id of the customer selected by id or by last name (the ceil(n/2)-th of the
