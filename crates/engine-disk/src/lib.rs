@@ -87,7 +87,7 @@ pub struct DiskEngine {
     daemons: Mutex<Vec<JoinHandle<()>>>,
     has_data: bool,
     closed: AtomicBool,
-    _tmp: Option<tempfile::TempDir>,
+    _tmp: Option<storage::temp::TempDir>,
 }
 
 fn frames_for(schema: &Schema, opts: &EngineOptions) -> usize {
@@ -264,7 +264,8 @@ impl DiskEngine {
         let (dir, tmp) = match &opts.db_dir {
             Some(d) => (d.clone(), None),
             None => {
-                let t = tempfile::tempdir()?;
+                // Named with our pid: a killed run's directory is removed by the next.
+                let t = storage::temp::create("disk-db").map_err(io_err)?;
                 (t.path().to_path_buf(), Some(t))
             }
         };
