@@ -481,6 +481,12 @@ impl DiskEngine {
             )));
         }
         let an = recovery::analyze(&reader, control.checkpoint_lsn)?;
+        // Torn pages come back from their double-write copies: in place, before anything
+        // else is written (the next batch overwrites the copies); in memory only when
+        // read-only (below).
+        if !opts.read_only {
+            dw.repair(&*file)?;
+        }
         // From here on, recovery writes: CLRs to the log, redone pages to the data file.
         // It runs with a synchronous log (its CLRs must be durable), then everything is
         // written back and the session's log continues after it. A read-only open keeps
@@ -501,10 +507,10 @@ impl DiskEngine {
             pool.set_read_only();
         }
         pool.reserve_pages(an.next_page);
-        // Torn pages come back from their double-write copies (in memory only when
-        // read-only; written back with the rest of recovery's pages otherwise).
-        for (pid, image) in &torn {
-            pool.install(*pid, image)?;
+        if opts.read_only {
+            for (pid, image) in &torn {
+                pool.install(*pid, image)?;
+            }
         }
         let rec_opts = EngineOptions {
             log: LogMode::Sync,

@@ -352,12 +352,16 @@ fn torn_data_page_is_restored_from_the_double_write_file() {
     let dw = std::fs::read(dir.path().join("dw")).unwrap();
     let data_path = dir.path().join("data.db");
     let clean = std::fs::read(&data_path).unwrap();
-    // Every page the double-write file holds a copy of: tear it in the data file.
+    // Every page of the last batch (the double-write file's descriptor, page 1, lists
+    // them: count at 16, then 16-byte entries from 32 starting with the page id; only
+    // those can have a write in flight): tear it in the data file.
     let mut torn = 0;
     let mut raw = clean.clone();
-    for slot in dw.chunks(8192).skip(1) {
-        let pid = u64::from_le_bytes(slot[8..16].try_into().unwrap());
-        if slot.iter().all(|&b| b == 0) || (pid as usize + 1) * 8192 > raw.len() {
+    let count = u32::from_le_bytes(dw[8192 + 16..8192 + 20].try_into().unwrap()) as usize;
+    for j in 0..count {
+        let at = 8192 + 32 + 16 * j;
+        let pid = u64::from_le_bytes(dw[at..at + 8].try_into().unwrap());
+        if (pid as usize + 1) * 8192 > raw.len() {
             continue;
         }
         let at = pid as usize * 8192;
@@ -372,7 +376,7 @@ fn torn_data_page_is_restored_from_the_double_write_file() {
     crash_with_loser(dir2.path(), true);
     let dw_path = dir2.path().join("dw");
     let mut dw = std::fs::read(&dw_path).unwrap();
-    let pid = u64::from_le_bytes(dw[8192 + 8..8192 + 16].try_into().unwrap());
+    let pid = u64::from_le_bytes(dw[8192 + 32..8192 + 40].try_into().unwrap());
     for b in dw[8192..].iter_mut() {
         *b = 0;
     }

@@ -2,14 +2,27 @@
 //! write can be cut short (a power loss, a full disk), leaving a page that is neither the
 //! old image nor the new one, which the log cannot repair (redo needs a valid page to
 //! apply records to). So every batch of pages goes first to `dw` and is fsynced there,
-//! then to the data file, which is fsynced before the batch's slots are reused: at any
-//! moment each page being written has an intact copy in one of the two files. At open,
-//! `repair` puts back the `dw` copy of every data page that is damaged.
+//! then to the data file, which is fsynced before the next batch may overwrite `dw`: at
+//! any moment each page being written has an intact copy in one of the two files. At
+//! open, `repair` puts back the `dw` copy of every page of the last batch that is damaged
+//! in the data file.
 //! It must never interpret a page beyond the common header (id, LSN, checksum).
 //!
-//! File: page 0 is the header (`[0..8)` magic, `[8..12)` version, `[16..24)` database
-//! id, `[24..28)` slot count, `[28..32)` crc32 of `[0..28)`), then `SLOTS` sealed page
-//! images, each at `(1 + slot) * PAGE_SIZE`.
+//! File (little-endian):
+//! * page 0, the file header: `[0..8)` magic `OLTPDWB\0`, `[8..12)` version,
+//!   `[16..24)` database id, `[24..28)` slot count, `[28..32)` crc32 of `[0..28)`.
+//!   Written once, at creation.
+//! * page 1, the batch descriptor: `[0..4)` crc32 of `[4..8192)`, `[4..8)` magic
+//!   `0x44574254`, `[8..16)` batch sequence number, `[16..20)` page count `k`,
+//!   `[24..32)` database id, then from 32 one 16-byte entry per page: page id (u64),
+//!   the image's checksum (u32, its bytes `0..4`), 4 bytes zero.
+//! * pages `2..2+k`: the batch's sealed page images, in descriptor order.
+//!
+//! The descriptor and the images go to the file in one write, then one fsync. Only the
+//! last batch can have data-file writes in flight (a batch starts after the previous
+//! one's data-file fsync), so repair looks at the descriptor's `k` images only: images
+//! of older batches left in higher slots are stale (the page may have been written again
+//! since, in a slot a later batch reused), and a stale copy must never replace a page.
 
 use crate::log::io_err;
 use crate::page::{self, get_u32, get_u64, put_u32, put_u64, Page, PageType, PAGE_SIZE};
@@ -21,15 +34,109 @@ use storage::{File, Open, Storage};
 
 pub const NAME: &str = "dw";
 const MAGIC: &[u8; 8] = b"OLTPDWB\0";
-const VERSION: u32 = 1;
-/// Pages per batch: 2 MiB, so the cleaner's fsyncs are amortised over many pages.
+/// 2: a batch descriptor names the last batch's pages (1: slots only, repair could
+/// take a stale copy).
+const VERSION: u32 = 2;
+const BATCH_MAGIC: u32 = 0x4457_4254; // "TBWD"
+/// Byte offset of the batch descriptor (page 1); the images follow it.
+const BATCH_AT: u64 = PAGE_SIZE as u64;
+const ENTRY: usize = 16;
+/// Pages per batch: 2 MiB, so the cleaner's two fsyncs are amortised over many pages.
 pub const SLOTS: usize = 256;
+const _: () = assert!(
+    32 + SLOTS * ENTRY <= PAGE_SIZE,
+    "the descriptor must fit a page"
+);
+
+/// Pages on their way to the data file, laid out as the double-write file's batch
+/// (descriptor page, then one sealed image per page) so the batch reaches `dw` in one
+/// write with no further copy. Buffers are reused: nothing is allocated per page.
+pub struct Batch {
+    pids: Vec<u64>,
+    /// The descriptor page, then `pids.len()` images.
+    bytes: Vec<u8>,
+}
+
+impl Default for Batch {
+    fn default() -> Self {
+        Batch::new()
+    }
+}
+
+impl Batch {
+    pub fn new() -> Batch {
+        Batch {
+            pids: Vec::new(),
+            bytes: vec![0; PAGE_SIZE],
+        }
+    }
+    pub fn clear(&mut self) {
+        self.pids.clear();
+        self.bytes.truncate(PAGE_SIZE);
+    }
+    pub fn len(&self) -> usize {
+        self.pids.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.pids.is_empty()
+    }
+    /// Add page `pid`; returns its (zeroed) image to fill, then `seal`.
+    pub fn push(&mut self, pid: u64) -> &mut Page {
+        self.pids.push(pid);
+        let at = self.bytes.len();
+        self.bytes.resize(at + PAGE_SIZE, 0);
+        (&mut self.bytes[at..]).try_into().unwrap()
+    }
+    /// Drop the page added last.
+    pub fn pop(&mut self) {
+        if self.pids.pop().is_some() {
+            self.bytes.truncate(self.bytes.len() - PAGE_SIZE);
+        }
+    }
+    pub fn pid(&self, i: usize) -> u64 {
+        self.pids[i]
+    }
+    pub fn page(&self, i: usize) -> &Page {
+        let at = (1 + i) * PAGE_SIZE;
+        (&self.bytes[at..at + PAGE_SIZE]).try_into().unwrap()
+    }
+    pub fn page_mut(&mut self, i: usize) -> &mut Page {
+        let at = (1 + i) * PAGE_SIZE;
+        (&mut self.bytes[at..at + PAGE_SIZE]).try_into().unwrap()
+    }
+
+    /// Write the pages to `data` in place, with no torn-page protection (pools without
+    /// a double-write file: unit tests of pages and trees).
+    pub fn write_unprotected(&self, data: &dyn File) -> Result<()> {
+        for i in 0..self.len() {
+            write_page(data, self.pid(i), self.page(i))?;
+        }
+        Ok(())
+    }
+}
+
+/// Write one sealed page to the data file; an error names the page.
+fn write_page(data: &dyn File, pid: u64, p: &Page) -> Result<()> {
+    data.write_all_at(&p[..], pid * PAGE_SIZE as u64)
+        .map_err(|e| io_err(std::io::Error::new(e.kind(), format!("{e} (page {pid})"))))
+}
+
+struct Writer {
+    /// Sequence number of the next batch (diagnostics: tells batches apart in a dump).
+    seq: u64,
+    /// The first failure: once a batch failed, its data-file writes may be torn and the
+    /// only intact copies are in `dw`, so no later batch may overwrite them.
+    failed: Option<String>,
+}
 
 pub struct DoubleWrite {
     file: Arc<dyn File>,
-    /// Held through a whole batch (dw write, dw sync, data writes, data sync): a second
-    /// batch must not overwrite slots whose data-file writes are not yet durable.
-    staging: Mutex<Vec<u8>>,
+    db_id: u64,
+    /// One batch at a time, held through the whole batch (dw write, dw fsync, data
+    /// writes, data fsync): a second batch would overwrite the descriptor and the slots
+    /// of pages whose data-file writes are not yet durable, leaving them unprotected.
+    /// A mutex costs nothing here: each holder does two fsyncs.
+    writer: Mutex<Writer>,
 }
 
 fn header(db_id: u64) -> Vec<u8> {
@@ -49,11 +156,11 @@ impl DoubleWrite {
         let file = storage::create_durable(st, &dir.join(NAME)).map_err(io_err)?;
         file.write_all_at(&header(db_id), 0).map_err(io_err)?;
         file.sync_data().map_err(io_err)?;
-        Ok(Self::with(file))
+        Ok(Self::with(file, db_id))
     }
 
     /// The double-write file of an existing database; missing, garbled or another
-    /// database's is refused.
+    /// database's is refused with one line naming the file.
     pub fn open(st: &dyn Storage, dir: &Path, db_id: u64, how: Open) -> Result<DoubleWrite> {
         let path = dir.join(NAME);
         if !st.exists(&path).map_err(io_err)? {
@@ -86,77 +193,162 @@ impl DoubleWrite {
                 get_u64(&h, 16)
             )));
         }
-        Ok(Self::with(file))
+        Ok(Self::with(file, db_id))
     }
 
-    fn with(file: Arc<dyn File>) -> DoubleWrite {
+    fn with(file: Arc<dyn File>, db_id: u64) -> DoubleWrite {
         DoubleWrite {
             file,
-            staging: Mutex::new(Vec::with_capacity(SLOTS * PAGE_SIZE)),
+            db_id,
+            writer: Mutex::new(Writer {
+                seq: 1,
+                failed: None,
+            }),
         }
     }
 
-    /// Write sealed `pages` to the data file, each protected against a torn write.
-    pub fn write(&self, data: &dyn File, pages: &[(u64, &Page)]) -> Result<()> {
-        let mut buf = crate::latch::lock(&self.staging);
-        for chunk in pages.chunks(SLOTS) {
-            buf.clear();
-            for (_, p) in chunk {
-                buf.extend_from_slice(&p[..]);
+    /// Write the batch's sealed pages to the data file, each protected against a torn
+    /// write: descriptor and images to `dw` (one write), fsync `dw`, the pages to the
+    /// data file, fsync it. A batch of more than `SLOTS` pages goes in several rounds.
+    /// After a failure every later write is refused (see `Writer::failed`).
+    pub fn write(&self, data: &dyn File, b: &mut Batch) -> Result<()> {
+        // Waiting here means another thread is inside its two fsyncs: an I/O wait.
+        let mut w = crate::latch::lock(&self.writer);
+        if let Some(m) = &w.failed {
+            return Err(Error::fatal(m.clone()));
+        }
+        let mut from = 0;
+        while from < b.len() {
+            let k = (b.len() - from).min(SLOTS);
+            let r = self.round(&mut w, data, b, from, k);
+            if let Err(e) = r {
+                w.failed = Some(e.to_string());
+                return Err(e);
             }
-            self.file
-                .write_all_at(&buf, PAGE_SIZE as u64)
-                .map_err(io_err)?;
-            self.file.sync_data().map_err(io_err)?;
-            for &(pid, p) in chunk {
-                debug_assert_eq!(page::page_id(p), pid, "a page image under another id");
-                data.write_all_at(&p[..], pid * PAGE_SIZE as u64)
-                    .map_err(io_err)?;
-            }
-            data.sync_data().map_err(io_err)?;
+            from += k;
         }
         Ok(())
     }
 
-    /// The intact copies of data pages that are damaged (checksum, torn, or zeroed where
-    /// a copy exists): (page id, image), newest copy per page. Reads only.
+    /// One round of at most `SLOTS` pages: `b`'s pages `from..from + k`.
+    fn round(
+        &self,
+        w: &mut Writer,
+        data: &dyn File,
+        b: &mut Batch,
+        from: usize,
+        k: usize,
+    ) -> Result<()> {
+        // The descriptor is built in the buffer page right before the round's first image
+        // (the descriptor page for the first round; for a later one the previous round's
+        // last image, saved and put back), so the round reaches `dw` in one write.
+        let at = from * PAGE_SIZE;
+        let saved: Option<Box<Page>> = (from > 0).then(|| {
+            let mut s: Box<Page> = Box::new([0; PAGE_SIZE]);
+            s.copy_from_slice(&b.bytes[at..at + PAGE_SIZE]);
+            s
+        });
+        b.bytes[at..at + PAGE_SIZE].fill(0);
+        put_u32(&mut b.bytes, at + 4, BATCH_MAGIC);
+        put_u64(&mut b.bytes, at + 8, w.seq);
+        put_u32(&mut b.bytes, at + 16, k as u32);
+        put_u64(&mut b.bytes, at + 24, self.db_id);
+        for j in 0..k {
+            let pid = b.pids[from + j];
+            let img = at + (1 + j) * PAGE_SIZE;
+            debug_assert_eq!(get_u64(&b.bytes, img + 8), pid, "an image under another id");
+            let crc = get_u32(&b.bytes, img);
+            put_u64(&mut b.bytes, at + 32 + j * ENTRY, pid);
+            put_u32(&mut b.bytes, at + 32 + j * ENTRY + 8, crc);
+        }
+        let c = crc32fast::hash(&b.bytes[at + 4..at + PAGE_SIZE]);
+        put_u32(&mut b.bytes, at, c);
+        let r = self
+            .file
+            .write_all_at(&b.bytes[at..at + (1 + k) * PAGE_SIZE], BATCH_AT)
+            .map_err(io_err);
+        if let Some(s) = saved {
+            b.bytes[at..at + PAGE_SIZE].copy_from_slice(&s[..]);
+        }
+        r?;
+        w.seq += 1;
+        self.file.sync_data().map_err(io_err)?;
+        for j in from..from + k {
+            write_page(data, b.pid(j), b.page(j))?;
+        }
+        data.sync_data().map_err(io_err)
+    }
+
+    /// The last batch's intact copies of data pages that are damaged: (page id, image).
+    /// A page is damaged if it fails verification, is short (past the end of the file)
+    /// or is all zeros where the copy is not. A copy that fails its own checksum is
+    /// ignored: it was being written when the batch stopped, so its data-file write had
+    /// not started. Reads only.
     pub fn damaged_pages(&self, data: &dyn File) -> Result<Vec<(u64, Box<Page>)>> {
-        let mut best: std::collections::BTreeMap<u64, Box<Page>> = Default::default();
-        let mut img: Box<Page> = Box::new([0; PAGE_SIZE]);
-        for slot in 0..SLOTS {
-            let off = (1 + slot as u64) * PAGE_SIZE as u64;
-            if self.file.read_full_at(&mut img[..], off).map_err(io_err)? < PAGE_SIZE {
-                break;
-            }
-            let pid = page::page_id(&img);
-            // A slot that does not verify was being written when the batch stopped: its
-            // data-file write had not started, so the data page is intact.
-            if !matches!(page::verify(&img, pid), Ok(t) if t != PageType::Free) {
+        let mut d: Box<Page> = Box::new([0; PAGE_SIZE]);
+        let n = self
+            .file
+            .read_full_at(&mut d[..], BATCH_AT)
+            .map_err(io_err)?;
+        if n < PAGE_SIZE
+            || get_u32(&d[..], 4) != BATCH_MAGIC
+            || crc32fast::hash(&d[4..]) != get_u32(&d[..], 0)
+            || get_u64(&d[..], 24) != self.db_id
+        {
+            // No batch was ever written, or the last one never reached its fsync (so none
+            // of its data-file writes had started): nothing can be torn.
+            return Ok(Vec::new());
+        }
+        let k = (get_u32(&d[..], 16) as usize).min(SLOTS);
+        let mut out: Vec<(u64, Box<Page>)> = Vec::new();
+        let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
+        for j in 0..k {
+            let pid = get_u64(&d[..], 32 + j * ENTRY);
+            let crc = get_u32(&d[..], 32 + j * ENTRY + 8);
+            let mut img: Box<Page> = Box::new([0; PAGE_SIZE]);
+            let off = BATCH_AT + (1 + j as u64) * PAGE_SIZE as u64;
+            if self.file.read_full_at(&mut img[..], off).map_err(io_err)? < PAGE_SIZE
+                || get_u32(&img[..], 0) != crc
+                || !matches!(page::verify(&img, pid), Ok(t) if t != PageType::Free)
+            {
                 continue;
             }
-            if best
-                .get(&pid)
-                .is_none_or(|b| page::lsn(b) < page::lsn(&img))
-            {
-                best.insert(pid, img.clone());
-            }
-        }
-        let mut out = Vec::new();
-        let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
-        for (pid, copy) in best {
-            let n = data
+            let got = data
                 .read_full_at(&mut cur[..], pid * PAGE_SIZE as u64)
                 .map_err(io_err)?;
-            cur[n..].fill(0);
+            cur[got..].fill(0);
             let bad = match page::verify(&cur, pid) {
                 Err(_) => true,
-                Ok(PageType::Free) => true, // never freed: zeros where a copy exists
+                Ok(PageType::Free) => true, // zeros (or short) where a copy exists
                 Ok(_) => false,
             };
             if bad {
-                out.push((pid, copy));
+                // One entry per page (a batch writes a page once; keep the newest anyway).
+                match out.iter_mut().find(|(p, _)| *p == pid) {
+                    Some(e) if page::lsn(&e.1) < page::lsn(&img) => e.1 = img,
+                    Some(_) => {}
+                    None => out.push((pid, img)),
+                }
             }
         }
         Ok(out)
+    }
+
+    /// Put back, in the data file, the copy of every page of the last batch that is
+    /// damaged there (see `damaged_pages`), then fsync it; returns how many. Idempotent:
+    /// a crash during repair repeats it at the next open.
+    pub fn repair(&self, data: &dyn File) -> Result<usize> {
+        let torn = self.damaged_pages(data)?;
+        for (pid, img) in &torn {
+            write_page(data, *pid, img)?;
+        }
+        if !torn.is_empty() {
+            data.sync_data().map_err(io_err)?;
+        }
+        Ok(torn.len())
+    }
+
+    pub fn path(&self) -> &Path {
+        self.file.path()
     }
 }

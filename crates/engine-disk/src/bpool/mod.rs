@@ -14,7 +14,7 @@ use crate::log::{Log, Rec};
 use crate::page::{self, Page, PageType, NO_PAGE, PAGE_SIZE};
 use api::{Error, Result};
 use crossbeam_utils::CachePadded;
-use doublewrite::DoubleWrite;
+use doublewrite::{Batch, DoubleWrite};
 use parking_lot::{Mutex, RwLock};
 use rustc_hash::FxHashMap;
 use std::cell::UnsafeCell;
@@ -86,7 +86,17 @@ pub struct BufferPool {
     /// The first failed write (full disk, failed fsync): commits stop being acknowledged.
     failure: Mutex<Option<String>>,
     failed: AtomicBool,
+    /// Write-back buffers not in use (one per concurrent writer, kept for reuse).
+    spare: Mutex<Vec<WriteBuf>>,
     pub stats: PoolStats,
+}
+
+/// A write-back's buffers: the batch of page images and, per frame copied into it,
+/// (frame, its version at the copy, the log's next LSN then).
+#[derive(Default)]
+struct WriteBuf {
+    batch: Batch,
+    frames: Vec<(usize, u64, u64)>,
 }
 
 /// A pinned, latched page. Dropping it releases the latch and the pin.
@@ -184,6 +194,7 @@ impl BufferPool {
             read_only: AtomicBool::new(false),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
+            spare: Mutex::new(Vec::new()),
             stats: PoolStats::default(),
         }
     }
@@ -379,7 +390,7 @@ impl BufferPool {
         // victim and writes it alone, for races with other threads.
         for step in 0..n * 4 {
             if step == n * 2 {
-                self.write_back(false)?;
+                self.write_back(false, 1)?;
             }
             let i = self.hand.fetch_add(1, Ordering::Relaxed) % n;
             let fr = &self.frames[i];
@@ -451,21 +462,28 @@ impl BufferPool {
         Ok(())
     }
 
-    /// Write sealed images (through the double-write file) and remember a failure.
-    fn write_images(&self, pages: &[(u64, &Page)]) -> Result<()> {
+    /// A batch buffer: a spare one if any (reused: no allocation per page or batch).
+    fn take_buf(&self) -> WriteBuf {
+        crate::latch::lock(&self.spare).pop().unwrap_or_default()
+    }
+    fn put_buf(&self, mut w: WriteBuf) {
+        w.batch.clear();
+        w.frames.clear();
+        crate::latch::lock(&self.spare).push(w);
+    }
+
+    /// Write a batch of sealed images (through the double-write file) and remember the
+    /// first failure: from then on commits fail and nothing more is written.
+    fn write_images(&self, b: &mut Batch) -> Result<()> {
         let r = match &self.dw {
-            Some(dw) => dw.write(&*self.file, pages),
-            None => pages.iter().try_for_each(|&(pid, p)| {
-                self.file
-                    .write_all_at(&p[..], pid * PAGE_SIZE as u64)
-                    .map_err(crate::log::io_err)
-            }),
+            Some(dw) => dw.write(&*self.file, b),
+            None => b.write_unprotected(&*self.file),
         };
         match r {
             Ok(()) => {
                 self.stats
                     .writes
-                    .fetch_add(pages.len() as u64, Ordering::Relaxed);
+                    .fetch_add(b.len() as u64, Ordering::Relaxed);
                 Ok(())
             }
             Err(e) => {
@@ -479,8 +497,9 @@ impl BufferPool {
         }
     }
 
-    /// Write frame `i` if dirty (eviction). The caller holds its latch (S or X) and a
-    /// pin, so the page cannot change until it is marked clean after the write.
+    /// Write frame `i` if dirty (eviction of a single victim). The caller holds its
+    /// latch (S or X) and a pin, so the page cannot change until it is marked clean
+    /// after the write.
     fn write_frame(&self, i: usize) -> Result<()> {
         let fr = &self.frames[i];
         if !fr.dirty.load(Ordering::Acquire) {
@@ -488,39 +507,50 @@ impl BufferPool {
         }
         self.may_write()?;
         let pid = fr.page_id.load(Ordering::Acquire);
-        let mut copy: Box<Page> = Box::new([0; PAGE_SIZE]);
         // SAFETY: latched by the caller; writers are excluded.
-        copy.copy_from_slice(unsafe { &*self.bytes[i].0.get() });
+        let cur = unsafe { &*self.bytes[i].0.get() };
         // WAL: the log must be durable past the page's LSN before the page is.
-        self.log.flush_to(page::lsn(&copy) + 1)?;
-        if page::page_type(&copy) != PageType::Free as u8 {
-            page::seal(&mut copy);
-            self.write_images(&[(pid, &copy)])?;
+        self.log.flush_to(page::lsn(cur) + 1)?;
+        if page::page_type(cur) != PageType::Free as u8 {
+            let mut w = self.take_buf();
+            let img = w.batch.push(pid);
+            img.copy_from_slice(cur);
+            page::seal(img);
+            let r = self.write_images(&mut w.batch);
+            self.put_buf(w);
+            r?;
         }
-        // Clean only now that the data file has it (a checkpoint that reads the flag
-        // in between lists the page and keeps its log).
+        // Clean only now that the data file has it, durably (a checkpoint that reads
+        // the flag in between lists the page and keeps its log).
         fr.dirty.store(false, Ordering::Release);
         Ok(())
     }
 
-    /// Write back dirty frames in batches (the cleaner, `flush_all`): copy each under a
-    /// short S latch, make the log durable past the copies with no latch held (hot pages
-    /// never stall), write them through the double-write file, then mark each clean if
-    /// nobody changed it since its copy, else move its recovery LSN past the copy (the
-    /// part of its history now on disk). `wait` latches busy pages instead of skipping.
-    fn write_back(&self, wait: bool) -> Result<usize> {
+    /// Write back dirty frames in batches (the cleaner, `flush_all`, eviction): copy each
+    /// under a short S latch into the batch buffer, make the log durable past the copies
+    /// with no latch held (hot pages never stall), write them through the double-write
+    /// file (which returns once the data file is synced), then mark each clean if nobody
+    /// changed it since its copy, else move its recovery LSN past the copy (the part of
+    /// its history now on disk). `wait` latches busy pages instead of skipping them;
+    /// at most `max_batches` batches are written.
+    fn write_back(&self, wait: bool, max_batches: usize) -> Result<usize> {
         self.may_write()?;
         let mut written = 0;
-        let mut batch: Vec<(usize, u64, u64, u64, Box<Page>)> = Vec::new();
+        let mut w = self.take_buf();
+        let (b, meta) = (&mut w.batch, &mut w.frames);
+        // Pins hold pages in the pool during the batch's I/O: leave most frames free.
+        let most = doublewrite::SLOTS.min(self.frames.len() / 4).max(1);
         let mut i = 0;
-        while i < self.frames.len() {
-            batch.clear();
-            // Pins hold pages in the pool during the batch's I/O: leave most frames free.
-            let most = doublewrite::SLOTS.min(self.frames.len() / 4).max(1);
-            while i < self.frames.len() && batch.len() < most {
-                let fr = &self.frames[i];
+        let mut batches = 0;
+        let mut r = Ok(());
+        while i < self.frames.len() && batches < max_batches {
+            b.clear();
+            meta.clear();
+            let mut max_lsn = 0;
+            while i < self.frames.len() && meta.len() < most {
                 let idx = i;
                 i += 1;
+                let fr = &self.frames[idx];
                 if !fr.dirty.load(Ordering::Acquire) {
                     continue;
                 }
@@ -533,26 +563,31 @@ impl BufferPool {
                     fr.pin.fetch_sub(1, Ordering::Release);
                     continue;
                 }
+                if !fr.dirty.load(Ordering::Acquire) {
+                    fr.latch.release(Mode::S);
+                    fr.pin.fetch_sub(1, Ordering::Release);
+                    continue;
+                }
                 let version = fr.version.load(Ordering::Relaxed);
                 // Any change after the copy needs the X latch, so it gets an LSN at or
                 // past this one: a record boundary redo may start from.
                 let after = self.log.next_lsn();
-                let mut copy: Box<Page> = Box::new([0; PAGE_SIZE]);
                 // SAFETY: S latch held.
-                copy.copy_from_slice(unsafe { &*self.bytes[idx].0.get() });
-                fr.latch.release(Mode::S);
-                if !fr.dirty.load(Ordering::Acquire) {
-                    fr.pin.fetch_sub(1, Ordering::Release);
-                    continue;
+                let cur = unsafe { &*self.bytes[idx].0.get() };
+                if page::page_type(cur) != PageType::Free as u8 {
+                    b.push(pid).copy_from_slice(cur);
+                    max_lsn = max_lsn.max(page::lsn(cur));
                 }
-                batch.push((idx, pid, version, after, copy));
+                fr.latch.release(Mode::S);
+                meta.push((idx, version, after));
             }
-            if batch.is_empty() {
+            if meta.is_empty() {
                 continue;
             }
-            let r = self.write_batch(&mut batch);
-            for (idx, _, version, after, _) in &batch {
-                let fr = &self.frames[*idx];
+            batches += 1;
+            r = self.write_batch(b, max_lsn);
+            for &(idx, version, after) in meta.iter() {
+                let fr = &self.frames[idx];
                 // A worker writing back to find a victim may hold other latches:
                 // never block then (the page stays dirty, which is always safe).
                 let latched = r.is_ok()
@@ -563,33 +598,34 @@ impl BufferPool {
                         fr.latch.try_s()
                     };
                 if latched {
-                    if fr.version.load(Ordering::Relaxed) == *version {
+                    if fr.version.load(Ordering::Relaxed) == version {
                         fr.dirty.store(false, Ordering::Release);
                     } else {
-                        fr.rec_lsn.fetch_max(*after, Ordering::AcqRel);
+                        fr.rec_lsn.fetch_max(after, Ordering::AcqRel);
                     }
                     fr.latch.release(Mode::S);
                 }
                 fr.pin.fetch_sub(1, Ordering::Release);
             }
-            r?;
-            written += batch.len();
+            if r.is_err() {
+                break;
+            }
+            written += meta.len();
         }
-        Ok(written)
+        self.put_buf(w);
+        r.map(|()| written)
     }
 
-    fn write_batch(&self, batch: &mut [(usize, u64, u64, u64, Box<Page>)]) -> Result<()> {
-        let max_lsn = batch.iter().map(|b| page::lsn(&b.4)).max().unwrap_or(0);
+    /// WAL, then seal and write the batch's images.
+    fn write_batch(&self, b: &mut Batch, max_lsn: u64) -> Result<()> {
         self.log.flush_to(max_lsn + 1)?;
-        for b in batch.iter_mut() {
-            page::seal(&mut b.4);
+        for j in 0..b.len() {
+            page::seal(b.page_mut(j));
         }
-        let pages: Vec<(u64, &Page)> = batch
-            .iter()
-            .filter(|b| page::page_type(&b.4) != PageType::Free as u8)
-            .map(|b| (b.1, &*b.4))
-            .collect();
-        self.write_images(&pages)
+        if b.is_empty() {
+            return Ok(());
+        }
+        self.write_images(b)
     }
 
     /// Pin frame `i` if it holds a page (for the cleaner/flush-all); returns its page.
@@ -610,7 +646,7 @@ impl BufferPool {
 
     /// The page cleaner's pass: write back dirty pages not latched right now.
     pub fn clean(&self) -> Result<usize> {
-        self.write_back(false)
+        self.write_back(false, usize::MAX)
     }
 
     /// Write every dirty page and sync the file (shutdown, end of recovery, end of load).
@@ -618,7 +654,7 @@ impl BufferPool {
         if self.read_only.load(Ordering::Acquire) {
             return Ok(());
         }
-        self.write_back(true)?;
+        self.write_back(true, usize::MAX)?;
         self.sync()
     }
 
@@ -653,7 +689,11 @@ impl BufferPool {
     /// torn-page protection, and sync it.
     pub fn write_through(&self, pid: u64, page: &Page) -> Result<()> {
         self.may_write()?;
-        self.write_images(&[(pid, page)])?;
+        let mut w = self.take_buf();
+        w.batch.push(pid).copy_from_slice(page);
+        let r = self.write_images(&mut w.batch);
+        self.put_buf(w);
+        r?;
         self.sync()
     }
 
