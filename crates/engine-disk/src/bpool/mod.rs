@@ -764,10 +764,40 @@ mod tests {
         g.mark_dirty(&p.log);
     }
 
+    /// A pool over `dir/data` with a double-write file.
+    fn pool_dw(dir: &std::path::Path, frames: usize) -> BufferPool {
+        let st = storage::os();
+        let f = match st.open(&dir.join("data"), storage::Open::ReadWrite) {
+            Ok(f) => f,
+            Err(_) => st
+                .open(&dir.join("data"), storage::Open::CreateNew)
+                .unwrap(),
+        };
+        let dw = match DoubleWrite::open(&*st, dir, 9, storage::Open::ReadWrite) {
+            Ok(dw) => dw,
+            Err(_) => DoubleWrite::create(&*st, dir, 9).unwrap(),
+        };
+        BufferPool::new(f, Some(dw), frames, 1, Arc::new(Log::memory_only()))
+    }
+
     #[test]
     fn eviction_under_concurrency_keeps_every_page() {
+        eviction_under_concurrency(false);
+    }
+
+    /// The same with every write through the double-write file, and the cleaner running.
+    #[test]
+    fn eviction_under_concurrency_keeps_every_page_with_double_write() {
+        eviction_under_concurrency(true);
+    }
+
+    fn eviction_under_concurrency(with_dw: bool) {
         let dir = tempfile::tempdir().unwrap();
-        let p = Arc::new(pool(dir.path(), MIN_FRAMES));
+        let mk = |d: &std::path::Path| match with_dw {
+            true => pool_dw(d, MIN_FRAMES),
+            false => pool(d, MIN_FRAMES),
+        };
+        let p = Arc::new(mk(dir.path()));
         let pages = 400u64;
         for pid in 1..=pages {
             write_page(&p, pid, pid * 10);
@@ -797,13 +827,27 @@ mod tests {
                 })
             })
             .collect();
+        let done = Arc::new(AtomicBool::new(false));
+        let cleaner = with_dw.then(|| {
+            let (p, done) = (p.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Acquire) {
+                    p.clean().unwrap();
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+            })
+        });
         for h in hs {
             h.join().unwrap();
+        }
+        done.store(true, Ordering::Release);
+        if let Some(c) = cleaner {
+            c.join().unwrap();
         }
         assert!(p.stats.evictions.load(Ordering::Relaxed) > 0);
         p.flush_all().unwrap();
         // A fresh pool reads every page back intact.
-        let q = pool(dir.path(), MIN_FRAMES);
+        let q = mk(dir.path());
         for pid in 1..=pages {
             let g = q.fix(pid, Mode::S).unwrap();
             assert_eq!(
