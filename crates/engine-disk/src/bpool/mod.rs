@@ -384,13 +384,14 @@ impl BufferPool {
         }
         let n = self.frames.len();
         // The hand's bound: two sweeps clear every reference bit and pass every frame
-        // looking for a clean victim; then the dirty pages are written back in one batch
-        // (a dirty victim written alone would cost two fsyncs through the double-write
-        // file) and a third sweep finds the ones now clean; a fourth takes a dirty
-        // victim and writes it alone, for races with other threads.
+        // looking for a clean victim; then one batch of dirty pages, those the hand
+        // reaches next, is written back (a dirty victim written alone would cost two
+        // fsyncs through the double-write file) and a third sweep finds the ones now
+        // clean; a fourth takes a dirty victim and writes it alone, for races with other
+        // threads. Past that, every frame was seen pinned at least once per sweep.
         for step in 0..n * 4 {
             if step == n * 2 {
-                self.write_back(false, 1)?;
+                self.write_back(false, 1, self.hand.load(Ordering::Relaxed) % n)?;
             }
             let i = self.hand.fetch_add(1, Ordering::Relaxed) % n;
             let fr = &self.frames[i];
@@ -532,23 +533,24 @@ impl BufferPool {
     /// file (which returns once the data file is synced), then mark each clean if nobody
     /// changed it since its copy, else move its recovery LSN past the copy (the part of
     /// its history now on disk). `wait` latches busy pages instead of skipping them;
-    /// at most `max_batches` batches are written.
-    fn write_back(&self, wait: bool, max_batches: usize) -> Result<usize> {
+    /// at most `max_batches` batches are written, from frame `start` on (wrapping).
+    fn write_back(&self, wait: bool, max_batches: usize, start: usize) -> Result<usize> {
         self.may_write()?;
         let mut written = 0;
         let mut w = self.take_buf();
         let (b, meta) = (&mut w.batch, &mut w.frames);
         // Pins hold pages in the pool during the batch's I/O: leave most frames free.
         let most = doublewrite::SLOTS.min(self.frames.len() / 4).max(1);
+        let n = self.frames.len();
         let mut i = 0;
         let mut batches = 0;
         let mut r = Ok(());
-        while i < self.frames.len() && batches < max_batches {
+        while i < n && batches < max_batches {
             b.clear();
             meta.clear();
             let mut max_lsn = 0;
-            while i < self.frames.len() && meta.len() < most {
-                let idx = i;
+            while i < n && meta.len() < most {
+                let idx = (start + i) % n;
                 i += 1;
                 let fr = &self.frames[idx];
                 if !fr.dirty.load(Ordering::Acquire) {
@@ -646,7 +648,7 @@ impl BufferPool {
 
     /// The page cleaner's pass: write back dirty pages not latched right now.
     pub fn clean(&self) -> Result<usize> {
-        self.write_back(false, usize::MAX)
+        self.write_back(false, usize::MAX, 0)
     }
 
     /// Write every dirty page and sync the file (shutdown, end of recovery, end of load).
@@ -654,7 +656,7 @@ impl BufferPool {
         if self.read_only.load(Ordering::Acquire) {
             return Ok(());
         }
-        self.write_back(true, usize::MAX)?;
+        self.write_back(true, usize::MAX, 0)?;
         self.sync()
     }
 
