@@ -696,7 +696,10 @@ impl BufferPool {
         let r = self.write_images(&mut w.batch);
         self.put_buf(w);
         r?;
-        self.sync()
+        match self.dw {
+            Some(_) => Ok(()), // the double-write batch ends with the data file's fsync
+            None => self.sync(),
+        }
     }
 
     /// The first failed write, if any.
