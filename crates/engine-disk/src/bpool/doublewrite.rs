@@ -87,11 +87,13 @@ impl Batch {
         self.bytes.resize(at + PAGE_SIZE, 0);
         (&mut self.bytes[at..]).try_into().unwrap()
     }
-    /// Drop the page added last.
-    pub fn pop(&mut self) {
-        if self.pids.pop().is_some() {
-            self.bytes.truncate(self.bytes.len() - PAGE_SIZE);
-        }
+    /// Add page `pid` as a copy of `src` (one copy, no zeroing first); returns the
+    /// image, to `seal` once the log is durable past it.
+    pub fn push_copy(&mut self, pid: u64, src: &Page) -> &mut Page {
+        self.pids.push(pid);
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(&src[..]);
+        (&mut self.bytes[at..]).try_into().unwrap()
     }
     pub fn pid(&self, i: usize) -> u64 {
         self.pids[i]

@@ -514,9 +514,7 @@ impl BufferPool {
         self.log.flush_to(page::lsn(cur) + 1)?;
         if page::page_type(cur) != PageType::Free as u8 {
             let mut w = self.take_buf();
-            let img = w.batch.push(pid);
-            img.copy_from_slice(cur);
-            page::seal(img);
+            page::seal(w.batch.push_copy(pid, cur));
             let r = self.write_images(&mut w.batch);
             self.put_buf(w);
             r?;
@@ -577,7 +575,7 @@ impl BufferPool {
                 // SAFETY: S latch held.
                 let cur = unsafe { &*self.bytes[idx].0.get() };
                 if page::page_type(cur) != PageType::Free as u8 {
-                    b.push(pid).copy_from_slice(cur);
+                    b.push_copy(pid, cur);
                     max_lsn = max_lsn.max(page::lsn(cur));
                 }
                 fr.latch.release(Mode::S);
@@ -692,7 +690,7 @@ impl BufferPool {
     pub fn write_through(&self, pid: u64, page: &Page) -> Result<()> {
         self.may_write()?;
         let mut w = self.take_buf();
-        w.batch.push(pid).copy_from_slice(page);
+        w.batch.push_copy(pid, page);
         let r = self.write_images(&mut w.batch);
         self.put_buf(w);
         r?;
