@@ -126,6 +126,13 @@ pub struct Hooks {
     pub stop: StopAt,
     /// Log segment size for a new database (small in tests, so segments recycle).
     pub seg_bytes: Option<u64>,
+    /// Start no background thread (simulation tests): commits write the log themselves,
+    /// pages are written only by eviction, `clean_now`, checkpoints and shutdown, and
+    /// checkpoints are taken only by `checkpoint`. One worker then makes one
+    /// deterministic sequence of storage calls.
+    pub inline: bool,
+    /// The id of a new database instead of a random one (deterministic tests).
+    pub db_id: Option<u64>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -296,7 +303,9 @@ impl DiskEngine {
                     seg_bytes >= page::PAGE_SIZE as u64,
                     "log segments of {seg_bytes} bytes are too small"
                 );
-                (Self::create(schema, opts, st, frames, &dir, &log_dir, seg_bytes)?, false)
+                let db_id = hooks.db_id.unwrap_or_else(new_db_id);
+                let c = Self::create(schema, opts, st, frames, &dir, &log_dir, seg_bytes, db_id)?;
+                (c, false)
             }
             Some(c) if c.state == State::Loading => {
                 return Err(Error::fatal(format!(
@@ -322,7 +331,9 @@ impl DiskEngine {
             closed: AtomicBool::new(false),
             _tmp: tmp,
         };
-        e.start_daemons(opts);
+        if !hooks.inline {
+            e.start_daemons(opts);
+        }
         Ok(e)
     }
 
@@ -335,11 +346,12 @@ impl DiskEngine {
         dir: &Path,
         log_dir: &Path,
         seg_bytes: u64,
+        db_id: u64,
     ) -> Result<Inner> {
         // The control file first: from here on the directory is this database's, and
         // until the load is done it says so.
         let control = Control {
-            db_id: new_db_id(),
+            db_id,
             state: State::Loading,
             unlogged: opts.log == LogMode::Off,
             checkpoint_lsn: 0,
@@ -557,6 +569,11 @@ impl DiskEngine {
     /// Take a fuzzy checkpoint now.
     pub fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint()
+    }
+
+    /// One page cleaner pass now (the cleaner thread's step; for `Hooks::inline`).
+    pub fn clean_now(&self) -> Result<usize> {
+        self.inner.pool.clean()
     }
 
     /// The crash hook: stop as a killed process would. Nothing more reaches the data

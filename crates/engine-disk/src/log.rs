@@ -598,6 +598,9 @@ pub struct Log {
     file: Mutex<Option<Writer>>,
     detached: AtomicBool,
     stop: AtomicBool,
+    /// The flush daemon is running; without it (recovery, `Hooks::inline`) a commit
+    /// writes the log itself.
+    daemon_on: AtomicBool,
     /// Why the log stopped accepting flushes (the first write or sync error).
     failure: Mutex<Option<String>>,
     pub bytes: AtomicU64,
@@ -655,6 +658,7 @@ impl Log {
             file: Mutex::new(w),
             detached: AtomicBool::new(false),
             stop: AtomicBool::new(false),
+            daemon_on: AtomicBool::new(false),
             failure: Mutex::new(None),
             bytes: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
@@ -741,6 +745,16 @@ impl Log {
         if self.durable.load(Ordering::Acquire) >= lsn {
             return Ok(());
         }
+        if !self.daemon_on.load(Ordering::Acquire) {
+            // No daemon to wait for (recovery, an engine opened with `Hooks::inline`):
+            // write it here.
+            self.flush_once()?;
+            return if self.durable.load(Ordering::Acquire) >= lsn {
+                Ok(())
+            } else {
+                Err(self.why_stopped())
+            };
+        }
         self.requested.fetch_max(lsn, Ordering::AcqRel);
         self.work.notify_all();
         self.flushed.wait(rt::WaitKind::LogFlush, None, || {
@@ -812,6 +826,12 @@ impl Log {
 
     /// The flush daemon: group commit. Runs until `stop`.
     pub fn daemon(&self) {
+        self.daemon_on.store(true, Ordering::Release);
+        self.daemon_loop();
+        self.daemon_on.store(false, Ordering::Release);
+    }
+
+    fn daemon_loop(&self) {
         loop {
             let stopping = self.stop.load(Ordering::Acquire);
             let period = if self.mode == LogMode::Async {
