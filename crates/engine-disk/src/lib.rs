@@ -219,13 +219,14 @@ fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf
     for n in st.list(dir).map_err(fatal)? {
         if [checkpoint::CONTROL, DATA_FILE, "control.tmp"].contains(&n.as_str())
             || log::is_segment_name(&n)
+            || log::is_segment_tmp_name(&n)
         {
             v.push(dir.join(n));
         }
     }
     if log_dir != dir {
         for n in st.list(log_dir).map_err(fatal)? {
-            if log::is_segment_name(&n) {
+            if log::is_segment_name(&n) || log::is_segment_tmp_name(&n) {
                 v.push(log_dir.join(n));
             }
         }
@@ -289,7 +290,7 @@ impl DiskEngine {
                         st.list(&log_dir)
                             .map_err(fatal)?
                             .into_iter()
-                            .filter(|n| log::is_segment_name(n)),
+                            .filter(|n| log::is_segment_name(n) || log::is_segment_tmp_name(n)),
                     );
                 }
                 if let Some(f) = found.first() {

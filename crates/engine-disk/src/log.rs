@@ -206,6 +206,11 @@ pub fn is_segment_name(name: &str) -> bool {
         .is_some_and(|n| n.len() == 12 && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// A segment being created (`Segments::create`), left behind by a crash.
+pub fn is_segment_tmp_name(name: &str) -> bool {
+    name.strip_suffix(".tmp").is_some_and(is_segment_name)
+}
+
 impl Segments {
     pub fn path(&self, seg: u64) -> PathBuf {
         self.dir.join(format!("wal.{seg:012}"))
@@ -262,13 +267,15 @@ impl Segments {
         Ok(f)
     }
 
-    /// Create segment `seg` with its header, durable with its directory entry.
+    /// Create segment `seg` with its header, durable with its directory entry. Atomic
+    /// (written as `wal.<n>.tmp`, then renamed): after a crash the segment is absent or
+    /// has its whole header, never a name without a valid header, which reading the log
+    /// must refuse as damage.
     fn create(&self, seg: u64) -> Result<Arc<dyn File>> {
         let path = self.path(seg);
-        let f = storage::create_durable(&*self.st, &path).map_err(io_err)?;
-        f.write_all_at(&self.header(seg), 0).map_err(io_err)?;
-        f.sync_data().map_err(io_err)?;
-        Ok(f)
+        let name = format!("wal.{seg:012}");
+        storage::write_atomic(&*self.st, &self.dir, &name, &self.header(seg)).map_err(io_err)?;
+        self.st.open(&path, Open::ReadWrite).map_err(io_err)
     }
 
     fn seg_of(&self, lsn: u64) -> u64 {
