@@ -3,15 +3,20 @@
 //! a record in one endless log stream; the stream is stored in segment files of
 //! `seg_bytes` each (`wal.<n>` holds positions `[n * seg_bytes, (n + 1) * seg_bytes)`
 //! after its `SEG_HEADER`), so records may span two files and old segments can be
-//! removed once no recovery can need them. Only a torn tail (no valid record anywhere
-//! beyond it) is ever cut; an invalid record with a valid one after it is damage.
+//! removed once no recovery can need them. Only a torn tail is ever cut; damage is
+//! refused. Each flush is synced before the next one starts, so a crash can only tear
+//! the last flush, and tears it at any sector (a power loss keeps any subset of an
+//! unsynced write's sectors): valid records may follow an invalid one inside it. The
+//! first record of every flush is marked (flag bit 1), so an invalid record is a torn
+//! tail when no marked valid record lies beyond it, and damage when one does.
 //! This module owns log bytes and durability only; it must never touch pages or locks.
 //!
 //! Record (little-endian, `REC_HEADER` = 64 bytes, then the payload):
 //! `[0..4)` total length, `[4..8)` crc32 of `[8..len)`, `[8..16)` lsn, `[16..24)` txn id
 //! (0 = redo-only system record), `[24..32)` txn's previous lsn, `[32..40)` undo-next lsn
-//! (CLRs), `[40..48)` page id, `[48]` kind, `[49]` flags (bit 0: CLR), `[50..52)` slot,
-//! `[52..56)` table, `[56..58)` index, `[58..60)` a (kind-specific), `[60..64)` reserved.
+//! (CLRs), `[40..48)` page id, `[48]` kind, `[49]` flags (bit 0: CLR; bit 1: the first
+//! record of a flush), `[50..52)` slot, `[52..56)` table, `[56..58)` index, `[58..60)` a
+//! (kind-specific), `[60..64)` reserved.
 
 use crate::page::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64, PAGE_SIZE};
 use api::{Error, LogMode, Result};
@@ -334,6 +339,22 @@ impl OwnedRec {
     pub fn lsn(&self) -> u64 {
         self.lsn
     }
+    /// Whether this record was the first of a flush (everything before it was durable
+    /// when it was written).
+    pub fn starts_flush(&self) -> bool {
+        self.bytes[49] & FLAG_FLUSH != 0
+    }
+}
+
+/// Record flag: the first record of a flush.
+const FLAG_FLUSH: u8 = 2;
+
+/// Mark the record at the start of `data` as the first of a flush and reseal it.
+fn mark_flush_start(data: &mut [u8]) {
+    let len = get_u32(data, 0) as usize;
+    data[49] |= FLAG_FLUSH;
+    let crc = crc32fast::hash(&data[8..len]);
+    put_u32(data, 4, crc);
 }
 
 /// The log as found on disk, read on demand: where its valid records end, and records
@@ -464,8 +485,10 @@ impl LogReader {
         }
     }
 
-    /// Refuse if any valid record starts after `end` in the stored segments: the
-    /// invalid record at `end` is then damage, not a torn last write.
+    /// Refuse if a valid record that starts a flush lies after `end` in the stored
+    /// segments: the invalid record at `end` was then durable before that flush began,
+    /// so it is damage, not a torn last write. (Valid records of the last flush may
+    /// follow the tear: a power loss keeps any subset of an unsynced write's sectors.)
     fn check_nothing_beyond(&self, end: u64) -> Result<()> {
         let mut data = Vec::new();
         for (&seg, f) in self.files.range(self.segs.seg_of(end)..) {
@@ -477,10 +500,13 @@ impl LogReader {
             let mut p = if base <= end { (end - base) as usize + 1 } else { 0 };
             while p + 16 <= data.len() {
                 // A record's own LSN field equals its position: a cheap first filter.
-                if get_u64(&data, p + 8) == base + p as u64 && self.get(base + p as u64)?.is_some()
+                if get_u64(&data, p + 8) == base + p as u64
+                    && self
+                        .get(base + p as u64)?
+                        .is_some_and(|r| r.starts_flush())
                 {
                     return Err(Error::fatal(format!(
-                        "the log is damaged at LSN {end} ({} offset {}): valid records follow it, so it is not a torn tail; refusing to cut it",
+                        "the log is damaged at LSN {end} ({} offset {}): records of a later flush follow it, so it is not a torn tail; refusing to cut it",
                         self.segs.path(self.segs.seg_of(end)).display(),
                         self.segs.offset_of(end)
                     )));
@@ -721,6 +747,7 @@ impl Log {
         let lsn = b.next_lsn;
         let mut bytes = vec![0u8; rec.len()];
         rec.encode(lsn, &mut bytes);
+        mark_flush_start(&mut bytes);
         w.write(lsn, &bytes, true)?;
         b.next_lsn += bytes.len() as u64;
         b.data_lsn = b.next_lsn;
@@ -802,7 +829,7 @@ impl Log {
             }
             return Err(self.why_stopped());
         }
-        let (data, data_lsn, end) = {
+        let (mut data, data_lsn, end) = {
             let mut b = crate::latch::lock(&self.buf);
             if b.data.is_empty() {
                 return Ok(());
@@ -815,6 +842,7 @@ impl Log {
         let Some(w) = fg.as_mut() else {
             return Err(self.why_stopped());
         };
+        mark_flush_start(&mut data);
         w.write(data_lsn, &data, self.mode != LogMode::Off)?;
         self.durable.store(end, Ordering::Release);
         self.flushes.fetch_add(1, Ordering::Relaxed);
@@ -982,9 +1010,11 @@ mod tests {
         assert_eq!(got[39].0, lsns[39]);
     }
 
+    /// Damage before a later flush is refused (`write_some` flushes after records 0, 7,
+    /// 14, 21, 28, 35 and 39, so 33 lies before the flush that starts at 36).
     #[test]
     fn damage_before_valid_records_is_refused_and_nothing_changes() {
-        for victim in [1usize, 20, 38] {
+        for victim in [1usize, 20, 33] {
             let dir = tempfile::tempdir().unwrap();
             let lsns = write_some(dir.path());
             let s = segs(dir.path(), 7);
@@ -1003,6 +1033,30 @@ mod tests {
             }
             assert_eq!(before, snapshot(dir.path()), "a refused log was changed");
         }
+    }
+
+    /// A power loss keeps any subset of the last flush's sectors: a lost sector inside
+    /// it, with valid records of the same flush after it, is a torn tail (records 36 to
+    /// 39 are one flush), cut there; appending continues after it.
+    #[test]
+    fn torn_last_flush_with_valid_records_after_the_tear_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let lsns = write_some(dir.path());
+        let s = segs(dir.path(), 7);
+        let lsn = lsns[37];
+        let path = s.path(s.seg_of(lsn));
+        let mut raw = std::fs::read(&path).unwrap();
+        let at = s.offset_of(lsn) as usize;
+        raw[at..at + 16].fill(0);
+        std::fs::write(&path, &raw).unwrap();
+        let r = LogReader::open(s.clone(), FIRST_LSN).unwrap();
+        assert_eq!(r.end_lsn(), lsns[37]);
+        assert!(r.get(lsns[38]).unwrap().is_some(), "the test tore before a valid record");
+        drop(r);
+        let log = Log::open(s.clone(), LogMode::Sync, lsns[37]).unwrap();
+        assert_eq!(log.append(&Rec::new(Kind::Commit), None), lsns[37]);
+        log.flush_once().unwrap();
+        assert_eq!(all(dir.path()).unwrap().len(), 38);
     }
 
     #[test]
