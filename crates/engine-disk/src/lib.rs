@@ -452,7 +452,9 @@ impl DiskEngine {
         let an = recovery::analyze(&reader, control.checkpoint_lsn)?;
         // From here on, recovery writes: CLRs to the log, redone pages to the data file.
         // It runs with a synchronous log (its CLRs must be durable), then everything is
-        // written back and the session's log continues after it.
+        // written back and the session's log continues after it. First the last flush
+        // it builds on is made durable (it may be in the page cache only).
+        segs.rewrite(reader.last_flush_lsn(), reader.end_lsn())?;
         let log = Arc::new(Log::open(segs.clone(), LogMode::Sync, reader.end_lsn())?);
         let pool = BufferPool::new(
             file.clone(),

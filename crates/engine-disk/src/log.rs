@@ -291,6 +291,32 @@ impl Segments {
         SEG_HEADER as u64 + lsn % self.seg_bytes
     }
 
+    /// Write the stream's bytes `[from, end)` again, as read, and sync them. Recovery
+    /// does this for the last flush (`LogReader::last_flush_lsn`) before it builds on
+    /// it: after a process kill those bytes may be in the page cache only (the killed
+    /// process's fsync failed, or it was killed before its fsync), and a later power
+    /// loss would tear them under pages and records written after them. Syncing again
+    /// is not enough: after a failed fsync the kernel no longer holds them dirty.
+    pub fn rewrite(&self, mut from: u64, end: u64) -> Result<()> {
+        while from < end {
+            let seg = self.seg_of(from);
+            let n = (self.seg_bytes - from % self.seg_bytes).min(end - from);
+            let f = self.open(seg, Open::ReadWrite)?;
+            let mut buf = vec![0u8; n as usize];
+            let got = f.read_full_at(&mut buf, self.offset_of(from)).map_err(io_err)?;
+            if got < buf.len() {
+                return Err(Error::fatal(format!(
+                    "{}: log bytes at LSN {from} vanished during recovery",
+                    self.path(seg).display()
+                )));
+            }
+            f.write_all_at(&buf, self.offset_of(from)).map_err(io_err)?;
+            f.sync_data().map_err(io_err)?;
+            from += n;
+        }
+        Ok(())
+    }
+
     /// Remove every segment that ends at or below `lsn` (no recovery can need them).
     pub fn remove_below(&self, lsn: u64) -> Result<usize> {
         let mut n = 0;
@@ -364,6 +390,8 @@ pub struct LogReader {
     segs: Segments,
     files: BTreeMap<u64, Arc<dyn File>>,
     end: u64,
+    /// The start of the last flush found (`from` if none is marked after it).
+    last_flush: u64,
 }
 
 const CHUNK: usize = 1 << 20;
@@ -399,6 +427,7 @@ impl LogReader {
             segs,
             files,
             end: from,
+            last_flush: from,
         };
         if r.get(from)?.is_none() {
             return Err(Error::fatal(format!(
@@ -407,13 +436,18 @@ impl LogReader {
         }
         // Walk to the first position that holds no valid record.
         let mut end = from;
+        let mut last_flush = from;
         {
             let mut it = r.iter_from(from);
             while let Some(rec) = it.next_raw()? {
                 end = rec.lsn + rec.bytes.len() as u64;
+                if rec.starts_flush() {
+                    last_flush = rec.lsn;
+                }
             }
         }
         r.end = end;
+        r.last_flush = last_flush;
         r.check_nothing_beyond(end)?;
         Ok(r)
     }
@@ -421,6 +455,13 @@ impl LogReader {
     /// The first LSN after the last valid record.
     pub fn end_lsn(&self) -> u64 {
         self.end
+    }
+
+    /// Where the last flush before the end began: the records from here to the end may
+    /// not be durable even though they can be read (a process killed after its fsync
+    /// failed leaves them in the page cache only). See `Log::open`.
+    pub fn last_flush_lsn(&self) -> u64 {
+        self.last_flush
     }
 
     /// Bytes of the stream stored at `lsn..` (stops at a missing segment or a file end).
@@ -1052,6 +1093,7 @@ mod tests {
         let r = LogReader::open(s.clone(), FIRST_LSN).unwrap();
         assert_eq!(r.end_lsn(), lsns[37]);
         assert!(r.get(lsns[38]).unwrap().is_some(), "the test tore before a valid record");
+        assert_eq!(r.last_flush_lsn(), lsns[36]);
         drop(r);
         let log = Log::open(s.clone(), LogMode::Sync, lsns[37]).unwrap();
         assert_eq!(log.append(&Rec::new(Kind::Commit), None), lsns[37]);
