@@ -933,6 +933,20 @@ impl Log {
         }
     }
 
+    /// Stop the log for good because of an I/O error elsewhere (a failed data-file
+    /// fsync): nothing more is flushed, so nothing more is acknowledged, and no later
+    /// checkpoint can be written.
+    pub fn fail(&self, why: String) {
+        let mut f = self.failure.lock();
+        if f.is_none() {
+            *f = Some(why);
+        }
+        drop(f);
+        self.stop.store(true, Ordering::Release);
+        self.work.notify_all();
+        self.flushed.notify_all();
+    }
+
     /// The first write or sync error, once the log has stopped because of it.
     pub fn failure(&self) -> Option<String> {
         self.failure.lock().clone()
