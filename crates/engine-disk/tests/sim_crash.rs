@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 use storage::sim::{self, Faults, SimStorage};
 use storage::{File, Open, Storage};
 
-/// Seeds of a plain `cargo test`: about 25 s on 2 cores in the test profile.
-const DEFAULT_SEEDS: u64 = 2000;
+/// Seeds of a plain `cargo test`: 20 to 30 s on 2 busy cores in the test profile.
+const DEFAULT_SEEDS: u64 = 3000;
 /// A seed taking longer than this is a hang.
 const HANG: Duration = Duration::from_secs(60);
 
