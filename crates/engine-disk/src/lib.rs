@@ -500,6 +500,9 @@ impl DiskEngine {
         let log = Arc::new(if opts.read_only {
             Log::memory_only_at(reader.end_lsn())
         } else {
+            // The double-write copies go to the data file before this process reuses
+            // the slots (the torn pages among them included).
+            dw.replay(&*file)?;
             segs.rewrite(reader.last_flush_lsn(), reader.end_lsn())?;
             Log::open(segs.clone(), LogMode::Sync, reader.end_lsn())?
         });
@@ -516,8 +519,10 @@ impl DiskEngine {
         pool.reserve_pages(an.next_page);
         // Torn pages come back from their double-write copies (in memory only when
         // read-only; written back with the rest of recovery's pages otherwise).
-        for (pid, image) in &torn {
-            pool.install(*pid, image)?;
+        if opts.read_only {
+            for (pid, image) in &torn {
+                pool.install(*pid, image)?;
+            }
         }
         let rec_opts = EngineOptions {
             log: LogMode::Sync,

@@ -308,7 +308,9 @@ impl Segments {
             let n = (self.seg_bytes - from % self.seg_bytes).min(end - from);
             let f = self.open(seg, Open::ReadWrite)?;
             let mut buf = vec![0u8; n as usize];
-            let got = f.read_full_at(&mut buf, self.offset_of(from)).map_err(io_err)?;
+            let got = f
+                .read_full_at(&mut buf, self.offset_of(from))
+                .map_err(io_err)?;
             if got < buf.len() {
                 return Err(Error::fatal(format!(
                     "{}: log bytes at LSN {from} vanished during recovery",
@@ -554,9 +556,7 @@ impl LogReader {
             while p + 16 <= data.len() {
                 // A record's own LSN field equals its position: a cheap first filter.
                 if get_u64(&data, p + 8) == base + p as u64
-                    && self
-                        .get(base + p as u64)?
-                        .is_some_and(|r| r.starts_flush())
+                    && self.get(base + p as u64)?.is_some_and(|r| r.starts_flush())
                 {
                     return Err(Error::fatal(format!(
                         "the log is damaged at LSN {end} ({} offset {}): records of a later flush follow it, so it is not a torn tail; refusing to cut it",
@@ -1149,7 +1149,10 @@ mod tests {
         std::fs::write(&path, &raw).unwrap();
         let r = LogReader::open(s.clone(), FIRST_LSN).unwrap();
         assert_eq!(r.end_lsn(), lsns[37]);
-        assert!(r.get(lsns[38]).unwrap().is_some(), "the test tore before a valid record");
+        assert!(
+            r.get(lsns[38]).unwrap().is_some(),
+            "the test tore before a valid record"
+        );
         assert_eq!(r.last_flush_lsn(), lsns[36]);
         drop(r);
         let log = Log::open(s.clone(), LogMode::Sync, lsns[37]).unwrap();

@@ -118,9 +118,48 @@ impl DoubleWrite {
         Ok(())
     }
 
-    /// The intact copies of data pages that are damaged (checksum, torn, or zeroed where
-    /// a copy exists): (page id, image), newest copy per page. Reads only.
-    pub fn damaged_pages(&self, data: &dyn File) -> Result<Vec<(u64, Box<Page>)>> {
+    /// Before a new process reuses the slots: write every page whose newest copy here
+    /// is at least as new as the data file's (the killed process's data write may be in
+    /// the page cache only, or dropped by a failed fsync while the cache still shows it),
+    /// then sync the data file. Returns the pages written.
+    pub fn replay(&self, data: &dyn File) -> Result<usize> {
+        // First make the copies themselves durable, by writing them again: the killed
+        // process's last batch may be in the page cache only (and after a failed fsync
+        // the kernel no longer holds it dirty, so a sync alone would not do).
+        let mut slots = vec![0u8; SLOTS * PAGE_SIZE];
+        let got = self
+            .file
+            .read_full_at(&mut slots, PAGE_SIZE as u64)
+            .map_err(io_err)?;
+        if got > 0 {
+            self.file
+                .write_all_at(&slots[..got], PAGE_SIZE as u64)
+                .map_err(io_err)?;
+        }
+        self.file.sync_data().map_err(io_err)?;
+        let mut n = 0;
+        let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
+        for (pid, copy) in self.newest()? {
+            let got = data
+                .read_full_at(&mut cur[..], pid * PAGE_SIZE as u64)
+                .map_err(io_err)?;
+            cur[got..].fill(0);
+            let stale = match page::verify(&cur, pid) {
+                Ok(PageType::Free) | Err(_) => true,
+                Ok(_) => page::lsn(&cur) <= page::lsn(&copy),
+            };
+            if stale {
+                data.write_all_at(&copy[..], pid * PAGE_SIZE as u64)
+                    .map_err(io_err)?;
+                n += 1;
+            }
+        }
+        data.sync_data().map_err(io_err)?;
+        Ok(n)
+    }
+
+    /// The newest intact copy of each page here.
+    fn newest(&self) -> Result<std::collections::BTreeMap<u64, Box<Page>>> {
         let mut best: std::collections::BTreeMap<u64, Box<Page>> = Default::default();
         let mut img: Box<Page> = Box::new([0; PAGE_SIZE]);
         for slot in 0..SLOTS {
@@ -141,6 +180,13 @@ impl DoubleWrite {
                 best.insert(pid, img.clone());
             }
         }
+        Ok(best)
+    }
+
+    /// The intact copies of data pages that are damaged (checksum, torn, or zeroed where
+    /// a copy exists): (page id, image), newest copy per page. Reads only.
+    pub fn damaged_pages(&self, data: &dyn File) -> Result<Vec<(u64, Box<Page>)>> {
+        let best = self.newest()?;
         let mut out = Vec::new();
         let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
         for (pid, copy) in best {
