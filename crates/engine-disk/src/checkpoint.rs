@@ -191,7 +191,14 @@ pub fn take(e: &Inner) -> Result<u64> {
     for &(_, rec) in &dpt {
         keep_from = keep_from.min(rec);
     }
-    e.pool.sync()?;
+    if let Err(err) = e.pool.sync() {
+        // The pages written since the last good fsync may be lost (the kernel drops
+        // them with the error) and a later fsync would succeed without them, so no
+        // checkpoint may certify this file again: stop the engine (no more commits,
+        // no checkpoint at shutdown). Restart recovery rewrites them from the log.
+        e.log.fail(format!("the data file's fsync failed: {err}"));
+        return Err(err);
+    }
     let data_pages = e.pool.file().len().map_err(crate::log::io_err)? / PAGE_SIZE as u64;
     let payload = encode(begin, e.pool.next_page(), &att, &dpt);
     if payload.len() + REC_HEADER > crate::log::MAX_REC {

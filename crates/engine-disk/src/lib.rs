@@ -132,6 +132,13 @@ pub struct Hooks {
     pub stop: StopAt,
     /// Log segment size for a new database (small in tests, so segments recycle).
     pub seg_bytes: Option<u64>,
+    /// Start no background thread (simulation tests): commits write the log themselves,
+    /// pages are written only by eviction, `clean_now`, checkpoints and shutdown, and
+    /// checkpoints are taken only by `checkpoint`. One worker then makes one
+    /// deterministic sequence of storage calls.
+    pub inline: bool,
+    /// The id of a new database instead of a random one (deterministic tests).
+    pub db_id: Option<u64>,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -227,13 +234,14 @@ fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf
         ]
         .contains(&n.as_str())
             || log::is_segment_name(&n)
+            || log::is_segment_tmp_name(&n)
         {
             v.push(dir.join(n));
         }
     }
     if log_dir != dir {
         for n in st.list(log_dir).map_err(fatal)? {
-            if log::is_segment_name(&n) {
+            if log::is_segment_name(&n) || log::is_segment_tmp_name(&n) {
                 v.push(log_dir.join(n));
             }
         }
@@ -311,7 +319,7 @@ impl DiskEngine {
                         st.list(&log_dir)
                             .map_err(fatal)?
                             .into_iter()
-                            .filter(|n| log::is_segment_name(n)),
+                            .filter(|n| log::is_segment_name(n) || log::is_segment_tmp_name(n)),
                     );
                 }
                 if let Some(f) = found.first() {
@@ -325,7 +333,9 @@ impl DiskEngine {
                     seg_bytes >= page::PAGE_SIZE as u64,
                     "log segments of {seg_bytes} bytes are too small"
                 );
-                (Self::create(schema, opts, st, frames, &dir, &log_dir, seg_bytes)?, false)
+                let db_id = hooks.db_id.unwrap_or_else(new_db_id);
+                let c = Self::create(schema, opts, st, frames, &dir, &log_dir, seg_bytes, db_id)?;
+                (c, false)
             }
             Some(c) if c.state == State::Loading => {
                 return Err(Error::fatal(format!(
@@ -351,7 +361,7 @@ impl DiskEngine {
             closed: AtomicBool::new(false),
             _tmp: tmp,
         };
-        if !opts.read_only {
+        if !opts.read_only && !hooks.inline {
             e.start_daemons(opts);
         }
         Ok(e)
@@ -366,11 +376,12 @@ impl DiskEngine {
         dir: &Path,
         log_dir: &Path,
         seg_bytes: u64,
+        db_id: u64,
     ) -> Result<Inner> {
         // The control file first: from here on the directory is this database's, and
         // until the load is done it says so.
         let control = Control {
-            db_id: new_db_id(),
+            db_id,
             state: State::Loading,
             unlogged: opts.log == LogMode::Off,
             checkpoint_lsn: 0,
@@ -481,19 +492,18 @@ impl DiskEngine {
             )));
         }
         let an = recovery::analyze(&reader, control.checkpoint_lsn)?;
-        // Torn pages come back from their double-write copies: in place, before anything
-        // else is written (the next batch overwrites the copies); in memory only when
-        // read-only (below).
-        if !opts.read_only {
-            dw.repair(&*file)?;
-        }
         // From here on, recovery writes: CLRs to the log, redone pages to the data file.
         // It runs with a synchronous log (its CLRs must be durable), then everything is
-        // written back and the session's log continues after it. A read-only open keeps
-        // all of that in memory: the log and the pages on disk stay as they were.
+        // written back and the session's log continues after it. First the last flush
+        // it builds on is made durable (it may be in the page cache only). A read-only
+        // open keeps all of that in memory: the log and the pages on disk stay as found.
         let log = Arc::new(if opts.read_only {
             Log::memory_only_at(reader.end_lsn())
         } else {
+            // The double-write copies go to the data file before this process reuses
+            // the slots (the torn pages among them included).
+            dw.replay(&*file)?;
+            segs.rewrite(reader.last_flush_lsn(), reader.end_lsn())?;
             Log::open(segs.clone(), LogMode::Sync, reader.end_lsn())?
         });
         let pool = BufferPool::new(
@@ -507,6 +517,8 @@ impl DiskEngine {
             pool.set_read_only();
         }
         pool.reserve_pages(an.next_page);
+        // Torn pages come back from their double-write copies (in memory only when
+        // read-only; written back with the rest of recovery's pages otherwise).
         if opts.read_only {
             for (pid, image) in &torn {
                 pool.install(*pid, image)?;
@@ -619,6 +631,11 @@ impl DiskEngine {
     /// Take a fuzzy checkpoint now.
     pub fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint()
+    }
+
+    /// One page cleaner pass now (the cleaner thread's step; for `Hooks::inline`).
+    pub fn clean_now(&self) -> Result<usize> {
+        self.inner.pool.clean()
     }
 
     /// The crash hook: stop as a killed process would. Nothing more reaches the data

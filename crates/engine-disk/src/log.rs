@@ -3,15 +3,20 @@
 //! a record in one endless log stream; the stream is stored in segment files of
 //! `seg_bytes` each (`wal.<n>` holds positions `[n * seg_bytes, (n + 1) * seg_bytes)`
 //! after its `SEG_HEADER`), so records may span two files and old segments can be
-//! removed once no recovery can need them. Only a torn tail (no valid record anywhere
-//! beyond it) is ever cut; an invalid record with a valid one after it is damage.
+//! removed once no recovery can need them. Only a torn tail is ever cut; damage is
+//! refused. Each flush is synced before the next one starts, so a crash can only tear
+//! the last flush, and tears it at any sector (a power loss keeps any subset of an
+//! unsynced write's sectors): valid records may follow an invalid one inside it. The
+//! first record of every flush is marked (flag bit 1), so an invalid record is a torn
+//! tail when no marked valid record lies beyond it, and damage when one does.
 //! This module owns log bytes and durability only; it must never touch pages or locks.
 //!
 //! Record (little-endian, `REC_HEADER` = 64 bytes, then the payload):
 //! `[0..4)` total length, `[4..8)` crc32 of `[8..len)`, `[8..16)` lsn, `[16..24)` txn id
 //! (0 = redo-only system record), `[24..32)` txn's previous lsn, `[32..40)` undo-next lsn
-//! (CLRs), `[40..48)` page id, `[48]` kind, `[49]` flags (bit 0: CLR), `[50..52)` slot,
-//! `[52..56)` table, `[56..58)` index, `[58..60)` a (kind-specific), `[60..64)` reserved.
+//! (CLRs), `[40..48)` page id, `[48]` kind, `[49]` flags (bit 0: CLR; bit 1: the first
+//! record of a flush), `[50..52)` slot, `[52..56)` table, `[56..58)` index, `[58..60)` a
+//! (kind-specific), `[60..64)` reserved.
 
 use crate::page::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64, PAGE_SIZE};
 use api::{Error, LogMode, Result};
@@ -205,6 +210,11 @@ pub fn is_segment_name(name: &str) -> bool {
         .is_some_and(|n| n.len() == 12 && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
+/// A segment being created (`Segments::create`), left behind by a crash.
+pub fn is_segment_tmp_name(name: &str) -> bool {
+    name.strip_suffix(".tmp").is_some_and(is_segment_name)
+}
+
 impl Segments {
     pub fn path(&self, seg: u64) -> PathBuf {
         self.dir.join(format!("wal.{seg:012}"))
@@ -267,13 +277,15 @@ impl Segments {
         Ok(f)
     }
 
-    /// Create segment `seg` with its header, durable with its directory entry.
+    /// Create segment `seg` with its header, durable with its directory entry. Atomic
+    /// (written as `wal.<n>.tmp`, then renamed): after a crash the segment is absent or
+    /// has its whole header, never a name without a valid header, which reading the log
+    /// must refuse as damage.
     fn create(&self, seg: u64) -> Result<Arc<dyn File>> {
         let path = self.path(seg);
-        let f = storage::create_durable(&*self.st, &path).map_err(io_err)?;
-        f.write_all_at(&self.header(seg), 0).map_err(io_err)?;
-        f.sync_data().map_err(io_err)?;
-        Ok(f)
+        let name = format!("wal.{seg:012}");
+        storage::write_atomic(&*self.st, &self.dir, &name, &self.header(seg)).map_err(io_err)?;
+        self.st.open(&path, Open::ReadWrite).map_err(io_err)
     }
 
     fn seg_of(&self, lsn: u64) -> u64 {
@@ -282,6 +294,34 @@ impl Segments {
 
     fn offset_of(&self, lsn: u64) -> u64 {
         SEG_HEADER as u64 + lsn % self.seg_bytes
+    }
+
+    /// Write the stream's bytes `[from, end)` again, as read, and sync them. Recovery
+    /// does this for the last flush (`LogReader::last_flush_lsn`) before it builds on
+    /// it: after a process kill those bytes may be in the page cache only (the killed
+    /// process's fsync failed, or it was killed before its fsync), and a later power
+    /// loss would tear them under pages and records written after them. Syncing again
+    /// is not enough: after a failed fsync the kernel no longer holds them dirty.
+    pub fn rewrite(&self, mut from: u64, end: u64) -> Result<()> {
+        while from < end {
+            let seg = self.seg_of(from);
+            let n = (self.seg_bytes - from % self.seg_bytes).min(end - from);
+            let f = self.open(seg, Open::ReadWrite)?;
+            let mut buf = vec![0u8; n as usize];
+            let got = f
+                .read_full_at(&mut buf, self.offset_of(from))
+                .map_err(io_err)?;
+            if got < buf.len() {
+                return Err(Error::fatal(format!(
+                    "{}: log bytes at LSN {from} vanished during recovery",
+                    self.path(seg).display()
+                )));
+            }
+            f.write_all_at(&buf, self.offset_of(from)).map_err(io_err)?;
+            f.sync_data().map_err(io_err)?;
+            from += n;
+        }
+        Ok(())
     }
 
     /// Remove every segment that ends at or below `lsn` (no recovery can need them).
@@ -332,6 +372,22 @@ impl OwnedRec {
     pub fn lsn(&self) -> u64 {
         self.lsn
     }
+    /// Whether this record was the first of a flush (everything before it was durable
+    /// when it was written).
+    pub fn starts_flush(&self) -> bool {
+        self.bytes[49] & FLAG_FLUSH != 0
+    }
+}
+
+/// Record flag: the first record of a flush.
+const FLAG_FLUSH: u8 = 2;
+
+/// Mark the record at the start of `data` as the first of a flush and reseal it.
+fn mark_flush_start(data: &mut [u8]) {
+    let len = get_u32(data, 0) as usize;
+    data[49] |= FLAG_FLUSH;
+    let crc = crc32fast::hash(&data[8..len]);
+    put_u32(data, 4, crc);
 }
 
 /// The log as found on disk, read on demand: where its valid records end, and records
@@ -341,6 +397,8 @@ pub struct LogReader {
     segs: Segments,
     files: BTreeMap<u64, Arc<dyn File>>,
     end: u64,
+    /// The start of the last flush found (`from` if none is marked after it).
+    last_flush: u64,
 }
 
 const CHUNK: usize = 1 << 20;
@@ -376,6 +434,7 @@ impl LogReader {
             segs,
             files,
             end: from,
+            last_flush: from,
         };
         if r.get(from)?.is_none() {
             return Err(Error::fatal(format!(
@@ -384,13 +443,18 @@ impl LogReader {
         }
         // Walk to the first position that holds no valid record.
         let mut end = from;
+        let mut last_flush = from;
         {
             let mut it = r.iter_from(from);
             while let Some(rec) = it.next_raw()? {
                 end = rec.lsn + rec.bytes.len() as u64;
+                if rec.starts_flush() {
+                    last_flush = rec.lsn;
+                }
             }
         }
         r.end = end;
+        r.last_flush = last_flush;
         r.check_nothing_beyond(end)?;
         Ok(r)
     }
@@ -398,6 +462,13 @@ impl LogReader {
     /// The first LSN after the last valid record.
     pub fn end_lsn(&self) -> u64 {
         self.end
+    }
+
+    /// Where the last flush before the end began: the records from here to the end may
+    /// not be durable even though they can be read (a process killed after its fsync
+    /// failed leaves them in the page cache only). See `Log::open`.
+    pub fn last_flush_lsn(&self) -> u64 {
+        self.last_flush
     }
 
     /// Bytes of the stream stored at `lsn..` (stops at a missing segment or a file end).
@@ -462,8 +533,10 @@ impl LogReader {
         }
     }
 
-    /// Refuse if any valid record starts after `end` in the stored segments: the
-    /// invalid record at `end` is then damage, not a torn last write.
+    /// Refuse if a valid record that starts a flush lies after `end` in the stored
+    /// segments: the invalid record at `end` was then durable before that flush began,
+    /// so it is damage, not a torn last write. (Valid records of the last flush may
+    /// follow the tear: a power loss keeps any subset of an unsynced write's sectors.)
     fn check_nothing_beyond(&self, end: u64) -> Result<()> {
         let mut data = Vec::new();
         for (&seg, f) in self.files.range(self.segs.seg_of(end)..) {
@@ -482,10 +555,11 @@ impl LogReader {
             };
             while p + 16 <= data.len() {
                 // A record's own LSN field equals its position: a cheap first filter.
-                if get_u64(&data, p + 8) == base + p as u64 && self.get(base + p as u64)?.is_some()
+                if get_u64(&data, p + 8) == base + p as u64
+                    && self.get(base + p as u64)?.is_some_and(|r| r.starts_flush())
                 {
                     return Err(Error::fatal(format!(
-                        "the log is damaged at LSN {end} ({} offset {}): valid records follow it, so it is not a torn tail; refusing to cut it",
+                        "the log is damaged at LSN {end} ({} offset {}): records of a later flush follow it, so it is not a torn tail; refusing to cut it",
                         self.segs.path(self.segs.seg_of(end)).display(),
                         self.segs.offset_of(end)
                     )));
@@ -610,6 +684,9 @@ pub struct Log {
     file: Mutex<Option<Writer>>,
     detached: AtomicBool,
     stop: AtomicBool,
+    /// The flush daemon is running; without it (recovery, `Hooks::inline`) a commit
+    /// writes the log itself.
+    daemon_on: AtomicBool,
     /// Why the log stopped accepting flushes (the first write or sync error).
     failure: Mutex<Option<String>>,
     failed: AtomicBool,
@@ -682,6 +759,7 @@ impl Log {
             file: Mutex::new(w),
             detached: AtomicBool::new(false),
             stop: AtomicBool::new(false),
+            daemon_on: AtomicBool::new(false),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
             bytes: AtomicU64::new(0),
@@ -741,6 +819,7 @@ impl Log {
         let lsn = b.next_lsn;
         let mut bytes = vec![0u8; rec.len()];
         rec.encode(lsn, &mut bytes);
+        mark_flush_start(&mut bytes);
         w.write(lsn, &bytes, true)?;
         b.next_lsn += bytes.len() as u64;
         b.data_lsn = b.next_lsn;
@@ -771,6 +850,16 @@ impl Log {
     pub fn flush_to(&self, lsn: u64) -> Result<()> {
         if self.durable.load(Ordering::Acquire) >= lsn {
             return Ok(());
+        }
+        if !self.daemon_on.load(Ordering::Acquire) {
+            // No daemon to wait for (recovery, an engine opened with `Hooks::inline`):
+            // write it here.
+            self.flush_once()?;
+            return if self.durable.load(Ordering::Acquire) >= lsn {
+                Ok(())
+            } else {
+                Err(self.why_stopped())
+            };
         }
         self.requested.fetch_max(lsn, Ordering::AcqRel);
         self.work.notify_all();
@@ -813,7 +902,7 @@ impl Log {
             }
             return Err(self.why_stopped());
         }
-        let (data, data_lsn, end) = {
+        let (mut data, data_lsn, end) = {
             let mut b = crate::latch::lock(&self.buf);
             if b.data.is_empty() {
                 return Ok(());
@@ -826,6 +915,7 @@ impl Log {
         let Some(w) = fg.as_mut() else {
             return Err(self.why_stopped());
         };
+        mark_flush_start(&mut data);
         w.write(data_lsn, &data, self.mode != LogMode::Off)?;
         self.durable.store(end, Ordering::Release);
         self.flushes.fetch_add(1, Ordering::Relaxed);
@@ -844,6 +934,12 @@ impl Log {
 
     /// The flush daemon: group commit. Runs until `stop`.
     pub fn daemon(&self) {
+        self.daemon_on.store(true, Ordering::Release);
+        self.daemon_loop();
+        self.daemon_on.store(false, Ordering::Release);
+    }
+
+    fn daemon_loop(&self) {
         loop {
             let stopping = self.stop.load(Ordering::Acquire);
             let period = if self.mode == LogMode::Async {
@@ -868,6 +964,21 @@ impl Log {
     /// Whether a write or sync failed (one load: cheap enough for every commit).
     pub fn failed(&self) -> bool {
         self.failed.load(Ordering::Acquire)
+    }
+
+    /// Stop the log for good because of an I/O error elsewhere (a failed data-file
+    /// fsync): nothing more is flushed, so nothing more is acknowledged, and no later
+    /// checkpoint can be written.
+    pub fn fail(&self, why: String) {
+        let mut f = self.failure.lock();
+        if f.is_none() {
+            *f = Some(why);
+            self.failed.store(true, Ordering::Release);
+        }
+        drop(f);
+        self.stop.store(true, Ordering::Release);
+        self.work.notify_all();
+        self.flushed.notify_all();
     }
 
     /// The first write or sync error, once the log has stopped because of it.
@@ -991,9 +1102,11 @@ mod tests {
         assert_eq!(got[39].0, lsns[39]);
     }
 
+    /// Damage before a later flush is refused (`write_some` flushes after records 0, 7,
+    /// 14, 21, 28, 35 and 39, so 33 lies before the flush that starts at 36).
     #[test]
     fn damage_before_valid_records_is_refused_and_nothing_changes() {
-        for victim in [1usize, 20, 38] {
+        for victim in [1usize, 20, 33] {
             let dir = tempfile::tempdir().unwrap();
             let lsns = write_some(dir.path());
             let s = segs(dir.path(), 7);
@@ -1018,6 +1131,34 @@ mod tests {
             }
             assert_eq!(before, snapshot(dir.path()), "a refused log was changed");
         }
+    }
+
+    /// A power loss keeps any subset of the last flush's sectors: a lost sector inside
+    /// it, with valid records of the same flush after it, is a torn tail (records 36 to
+    /// 39 are one flush), cut there; appending continues after it.
+    #[test]
+    fn torn_last_flush_with_valid_records_after_the_tear_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let lsns = write_some(dir.path());
+        let s = segs(dir.path(), 7);
+        let lsn = lsns[37];
+        let path = s.path(s.seg_of(lsn));
+        let mut raw = std::fs::read(&path).unwrap();
+        let at = s.offset_of(lsn) as usize;
+        raw[at..at + 16].fill(0);
+        std::fs::write(&path, &raw).unwrap();
+        let r = LogReader::open(s.clone(), FIRST_LSN).unwrap();
+        assert_eq!(r.end_lsn(), lsns[37]);
+        assert!(
+            r.get(lsns[38]).unwrap().is_some(),
+            "the test tore before a valid record"
+        );
+        assert_eq!(r.last_flush_lsn(), lsns[36]);
+        drop(r);
+        let log = Log::open(s.clone(), LogMode::Sync, lsns[37]).unwrap();
+        assert_eq!(log.append(&Rec::new(Kind::Commit), None), lsns[37]);
+        log.flush_once().unwrap();
+        assert_eq!(all(dir.path()).unwrap().len(), 38);
     }
 
     #[test]

@@ -110,6 +110,13 @@ pub fn redo(e: &Inner, log: &LogReader, an: &Analysis) -> Result<u64> {
             }
             let mut g = e.pool.fix(pid, Mode::X)?;
             if g.lsn() >= r.lsn && page::page_type(g.page()) != 0 {
+                // It shows the change, but maybe only in the page cache: a killed
+                // process's data-file fsync may have failed, and the kernel then drops
+                // the dirty state, so the medium may still hold an older or torn page
+                // that a later power loss would reveal. Every page written since the
+                // last checkpoint's sync is in the dirty page table, so writing each
+                // one back (end of recovery) makes the file durable again.
+                g.mark_dirty(&e.log);
                 continue;
             }
             match r.kind {

@@ -399,3 +399,37 @@ fn torn_data_page_is_restored_from_the_double_write_file() {
         "{r:?}"
     );
 }
+
+/// Undo whose pages do not fit the pool: evicting a page changed by a CLR needs a log
+/// flush, and recovery has no flush daemon (it used to wait for one forever).
+#[test]
+fn undo_larger_than_the_pool_does_not_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = DiskEngine::open(schema(100), &opts(dir.path(), LogMode::Sync, Some(64))).unwrap();
+    e.load_done().unwrap();
+    let mut s = Session::new(e.worker(0));
+    s.begin(0).unwrap();
+    for i in 0..20_000u64 {
+        s.insert(PLAIN, &key(i), &[7u8; 100]).unwrap();
+    }
+    e.inner().log.flush_to(e.inner().log.next_lsn()).unwrap();
+    std::mem::forget(s);
+    e.crash();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let d = dir.path().to_path_buf();
+    // Not joined: a hung recovery must fail the test, not block it.
+    std::thread::spawn(move || {
+        let e = DiskEngine::open(schema(100), &opts(&d, LogMode::Sync, Some(64))).unwrap();
+        let mut s = Session::new(e.worker(0));
+        s.begin(0).unwrap();
+        let found = s.get(PLAIN, &key(0), |_| ()).unwrap();
+        s.commit().unwrap();
+        tx.send(found).unwrap();
+    });
+    let found = match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(f) => f,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("recovery hangs"),
+        Err(e) => panic!("recovery failed (see the panic above): {e}"),
+    };
+    assert!(!found, "the loser's insert survived recovery");
+}

@@ -266,10 +266,26 @@ fn torn_page_is_repaired_from_the_double_write_file() {
     // Without the double-write file the page is lost for good.
     let m = fatal(get(&pool(dir.path(), false), 5));
     assert!(m.contains("data page 5 is damaged"), "{m}");
-    // With it, the open's repair puts the intact copy back (once).
+    // With it, the open's replay puts the intact copy back (and writes the rest of the
+    // batch again: their data writes might be in the page cache only).
     let dw = open_dw(dir.path());
-    assert_eq!(dw.repair(&*data_file(dir.path())).unwrap(), 1);
-    assert_eq!(dw.repair(&*data_file(dir.path())).unwrap(), 0, "idempotent");
+    let torn: Vec<u64> = dw
+        .damaged_pages(&*data_file(dir.path()))
+        .unwrap()
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(torn, vec![5]);
+    assert_eq!(dw.replay(&*data_file(dir.path())).unwrap(), 10);
+    assert!(dw
+        .damaged_pages(&*data_file(dir.path()))
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        dw.replay(&*data_file(dir.path())).unwrap(),
+        10,
+        "idempotent"
+    );
     let p = pool(dir.path(), false);
     for pid in 1..=10 {
         assert_eq!(get(&p, pid).unwrap(), pid * 11, "page {pid}");
@@ -277,8 +293,8 @@ fn torn_page_is_repaired_from_the_double_write_file() {
 }
 
 /// A page whose write was cut short by a full disk (its first half written) is repaired;
-/// so are the batch's new pages that never reached the file (past its end). Pages of the
-/// batch whose old version is intact stay as they are (redo brings them forward).
+/// the batch's pages that never reached the file (an older version there, or past its
+/// end) are written too.
 #[test]
 fn pages_of_a_batch_cut_by_a_full_disk_are_repaired() {
     let dir = tempfile::tempdir().unwrap();
@@ -303,14 +319,17 @@ fn pages_of_a_batch_cut_by_a_full_disk_are_repaired() {
     // "Free space", reopen.
     assert!(fatal(get(&pool(dir.path(), false), 1)).contains("damaged"));
     let dw = open_dw(dir.path());
-    assert_eq!(
-        dw.repair(&*data_file(dir.path())).unwrap(),
-        2,
-        "pages 1 and 3"
-    );
+    let torn: Vec<u64> = dw
+        .damaged_pages(&*data_file(dir.path()))
+        .unwrap()
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(torn, vec![1, 3], "torn, and zeros past the end");
+    assert_eq!(dw.replay(&*data_file(dir.path())).unwrap(), 3);
     let p = pool(dir.path(), false);
     let got: Vec<u64> = (1..=3).map(|pid| get(&p, pid).unwrap()).collect();
-    assert_eq!(got, vec![1000, 14, 3000]);
+    assert_eq!(got, vec![1000, 2000, 3000]);
 }
 
 /// Only the last batch's copies are used: a copy left by an older batch in a slot no
@@ -335,7 +354,11 @@ fn stale_or_damaged_copies_are_never_used() {
         .damaged_pages(&*data_file(dir.path()))
         .unwrap()
         .is_empty());
-    assert_eq!(dw.repair(&*data_file(dir.path())).unwrap(), 0);
+    assert_eq!(
+        dw.replay(&*data_file(dir.path())).unwrap(),
+        1,
+        "page 3 only"
+    );
     let m = fatal(get(&pool(dir.path(), false), 10));
     assert!(m.contains("data page 10 is damaged"), "{m}");
 
@@ -350,7 +373,7 @@ fn stale_or_damaged_copies_are_never_used() {
     raw[2 * PAGE_SIZE + 500] ^= 1; // the batch's first image
     std::fs::write(&dw_path, raw).unwrap();
     assert_eq!(
-        open_dw(dir.path()).repair(&*data_file(dir.path())).unwrap(),
+        open_dw(dir.path()).replay(&*data_file(dir.path())).unwrap(),
         0
     );
     assert_eq!(
@@ -360,7 +383,7 @@ fn stale_or_damaged_copies_are_never_used() {
     );
     tear(dir.path(), 4);
     assert_eq!(
-        open_dw(dir.path()).repair(&*data_file(dir.path())).unwrap(),
+        open_dw(dir.path()).replay(&*data_file(dir.path())).unwrap(),
         0
     );
     assert!(fatal(get(&pool(dir.path(), false), 4)).contains("damaged"));
@@ -414,8 +437,8 @@ fn after_a_failed_batch_nothing_more_is_written() {
     );
     drop(p);
     assert_eq!(
-        open_dw(dir.path()).repair(&*data_file(dir.path())).unwrap(),
-        1
+        open_dw(dir.path()).replay(&*data_file(dir.path())).unwrap(),
+        2
     );
     let p = pool(dir.path(), false);
     assert_eq!((get(&p, 1).unwrap(), get(&p, 2).unwrap()), (1, 2));
@@ -560,7 +583,7 @@ fn state(dir: &Path) -> (i64, usize, i64) {
 }
 
 /// The full-disk run: a page write cut in half by ENOSPC. The failure stops
-/// commits with one line; after space is freed, the reopen repairs the torn page from
+/// commits with one line; after space is freed, the reopen replays the torn page from
 /// the double-write file and recovery keeps every acknowledged commit.
 #[test]
 fn full_disk_stops_commits_and_a_reopen_recovers_every_acknowledged_one() {

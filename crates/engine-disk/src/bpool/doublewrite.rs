@@ -4,8 +4,8 @@
 //! apply records to). So every batch of pages goes first to `dw` and is fsynced there,
 //! then to the data file, which is fsynced before the next batch may overwrite `dw`: at
 //! any moment each page being written has an intact copy in one of the two files. At
-//! open, `repair` puts back the `dw` copy of every page of the last batch that is damaged
-//! in the data file.
+//! open, `replay` finishes the last batch: it writes its copies again where the data
+//! file's page is damaged (torn) or not newer.
 //! It must never interpret a page beyond the common header (id, LSN, checksum).
 //!
 //! File (little-endian):
@@ -122,6 +122,10 @@ fn write_page(data: &dyn File, pid: u64, p: &Page) -> Result<()> {
     data.write_all_at(&p[..], pid * PAGE_SIZE as u64)
         .map_err(|e| io_err(std::io::Error::new(e.kind(), format!("{e} (page {pid})"))))
 }
+
+/// The last batch as read back: its bytes (descriptor, then the images) and, per image
+/// that verifies, (its index, its page id).
+type LastBatch = (Vec<u8>, Vec<(usize, u64)>);
 
 struct Writer {
     /// Sequence number of the next batch (diagnostics: tells batches apart in a dump).
@@ -281,73 +285,101 @@ impl DoubleWrite {
         data.sync_data().map_err(io_err)
     }
 
-    /// The last batch's intact copies of data pages that are damaged: (page id, image).
-    /// A page is damaged if it fails verification, is short (past the end of the file)
-    /// or is all zeros where the copy is not. A copy that fails its own checksum is
-    /// ignored: it was being written when the batch stopped, so its data-file write had
-    /// not started. Reads only.
-    pub fn damaged_pages(&self, data: &dyn File) -> Result<Vec<(u64, Box<Page>)>> {
-        let mut d: Box<Page> = Box::new([0; PAGE_SIZE]);
-        let n = self
-            .file
-            .read_full_at(&mut d[..], BATCH_AT)
-            .map_err(io_err)?;
+    /// The last batch as the file holds it: its bytes (descriptor, then `k` images) and
+    /// the index and page id of each image that verifies (its checksum, the descriptor's
+    /// checksum of it, its header with the descriptor's page id). `None` if no batch
+    /// was ever written or the last one's descriptor does not verify: then that batch
+    /// never completed its write to `dw`, so none of its data-file writes had started
+    /// (and older batches' data writes were all durable before it began). An image that
+    /// does not verify was being written when the batch stopped: left out, same reason.
+    fn last_batch(&self) -> Result<Option<LastBatch>> {
+        let mut d = vec![0u8; PAGE_SIZE];
+        let n = self.file.read_full_at(&mut d, BATCH_AT).map_err(io_err)?;
         if n < PAGE_SIZE
-            || get_u32(&d[..], 4) != BATCH_MAGIC
-            || crc32fast::hash(&d[4..]) != get_u32(&d[..], 0)
-            || get_u64(&d[..], 24) != self.db_id
+            || get_u32(&d, 4) != BATCH_MAGIC
+            || crc32fast::hash(&d[4..]) != get_u32(&d, 0)
+            || get_u64(&d, 24) != self.db_id
         {
-            // No batch was ever written, or the last one never reached its fsync (so none
-            // of its data-file writes had started): nothing can be torn.
-            return Ok(Vec::new());
+            return Ok(None);
         }
-        let k = (get_u32(&d[..], 16) as usize).min(SLOTS);
-        let mut out: Vec<(u64, Box<Page>)> = Vec::new();
-        let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
-        for j in 0..k {
-            let pid = get_u64(&d[..], 32 + j * ENTRY);
-            let crc = get_u32(&d[..], 32 + j * ENTRY + 8);
-            let mut img: Box<Page> = Box::new([0; PAGE_SIZE]);
-            let off = BATCH_AT + (1 + j as u64) * PAGE_SIZE as u64;
-            if self.file.read_full_at(&mut img[..], off).map_err(io_err)? < PAGE_SIZE
-                || get_u32(&img[..], 0) != crc
-                || !matches!(page::verify(&img, pid), Ok(t) if t != PageType::Free)
+        let k = (get_u32(&d, 16) as usize).min(SLOTS);
+        d.resize((1 + k) * PAGE_SIZE, 0);
+        let got = self
+            .file
+            .read_full_at(&mut d[PAGE_SIZE..], BATCH_AT + PAGE_SIZE as u64)
+            .map_err(io_err)?;
+        d.truncate(PAGE_SIZE + got);
+        let mut ok = Vec::with_capacity(k);
+        for j in 0..k.min(got / PAGE_SIZE) {
+            let pid = get_u64(&d, 32 + j * ENTRY);
+            let crc = get_u32(&d, 32 + j * ENTRY + 8);
+            let img: &Page = d[(1 + j) * PAGE_SIZE..(2 + j) * PAGE_SIZE]
+                .try_into()
+                .unwrap();
+            if get_u32(img, 0) == crc
+                && matches!(page::verify(img, pid), Ok(t) if t != PageType::Free)
             {
-                continue;
+                ok.push((j, pid));
             }
-            let got = data
-                .read_full_at(&mut cur[..], pid * PAGE_SIZE as u64)
-                .map_err(io_err)?;
-            cur[got..].fill(0);
-            let bad = match page::verify(&cur, pid) {
-                Err(_) => true,
-                Ok(PageType::Free) => true, // zeros (or short) where a copy exists
-                Ok(_) => false,
-            };
-            if bad {
-                // One entry per page (a batch writes a page once; keep the newest anyway).
-                match out.iter_mut().find(|(p, _)| *p == pid) {
-                    Some(e) if page::lsn(&e.1) < page::lsn(&img) => e.1 = img,
-                    Some(_) => {}
-                    None => out.push((pid, img)),
-                }
+        }
+        Ok(Some((d, ok)))
+    }
+
+    /// The data file's page `pid` (zeros past its end) and whether it is damaged: fails
+    /// verification, or is all zeros (or short) where a copy exists.
+    fn data_page(data: &dyn File, pid: u64, cur: &mut Page) -> Result<bool> {
+        let got = data
+            .read_full_at(&mut cur[..], pid * PAGE_SIZE as u64)
+            .map_err(io_err)?;
+        cur[got..].fill(0);
+        Ok(!matches!(page::verify(cur, pid), Ok(t) if t != PageType::Free))
+    }
+
+    /// The last batch's intact copies of data pages that are damaged: (page id, image).
+    /// Reads only (read-only opens put them in the pool, in memory).
+    pub fn damaged_pages(&self, data: &dyn File) -> Result<Vec<(u64, Box<Page>)>> {
+        let Some((bytes, ok)) = self.last_batch()? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
+        for (j, pid) in ok {
+            if Self::data_page(data, pid, &mut cur)? {
+                let mut img: Box<Page> = Box::new([0; PAGE_SIZE]);
+                img.copy_from_slice(&bytes[(1 + j) * PAGE_SIZE..(2 + j) * PAGE_SIZE]);
+                out.push((pid, img));
             }
         }
         Ok(out)
     }
 
-    /// Put back, in the data file, the copy of every page of the last batch that is
-    /// damaged there (see `damaged_pages`), then fsync it; returns how many. Idempotent:
-    /// a crash during repair repeats it at the next open.
-    pub fn repair(&self, data: &dyn File) -> Result<usize> {
-        let torn = self.damaged_pages(data)?;
-        for (pid, img) in &torn {
-            write_page(data, *pid, img)?;
+    /// At a read-write open, before this process writes anything (its first batch
+    /// overwrites the copies): finish the last batch. First make the copies themselves
+    /// durable by writing them again (the killed process's batch may be in the page cache
+    /// only, and after a failed fsync the kernel no longer holds it dirty, so a sync
+    /// alone would not do); then write every page of the batch that is damaged in the
+    /// data file or not newer than its copy there (its data write may likewise be in the
+    /// page cache only), and fsync the data file. Returns the pages written. Idempotent:
+    /// a crash during it repeats it at the next open.
+    pub fn replay(&self, data: &dyn File) -> Result<usize> {
+        let Some((bytes, ok)) = self.last_batch()? else {
+            return Ok(0);
+        };
+        self.file.write_all_at(&bytes, BATCH_AT).map_err(io_err)?;
+        self.file.sync_data().map_err(io_err)?;
+        let mut n = 0;
+        let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
+        for (j, pid) in ok {
+            let img: &Page = bytes[(1 + j) * PAGE_SIZE..(2 + j) * PAGE_SIZE]
+                .try_into()
+                .unwrap();
+            if Self::data_page(data, pid, &mut cur)? || page::lsn(&cur) <= page::lsn(img) {
+                write_page(data, pid, img)?;
+                n += 1;
+            }
         }
-        if !torn.is_empty() {
-            data.sync_data().map_err(io_err)?;
-        }
-        Ok(torn.len())
+        data.sync_data().map_err(io_err)?;
+        Ok(n)
     }
 
     pub fn path(&self) -> &Path {
