@@ -119,7 +119,10 @@ impl PageGuard<'_> {
     }
     pub fn page_mut(&mut self) -> &mut Page {
         assert_eq!(self.mode, Mode::X, "page modified under a shared latch");
-        self.frame().version.fetch_add(1, Ordering::Relaxed);
+        // Only the X holder writes it and nobody reads it meanwhile (write-back reads
+        // it under S): a plain increment, no atomic read-modify-write on the hot path.
+        let v = &self.frame().version;
+        v.store(v.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         // SAFETY: we hold the X latch.
         unsafe { &mut *self.pool.bytes[self.f as usize].0.get() }
     }
