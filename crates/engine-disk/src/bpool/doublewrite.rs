@@ -20,7 +20,7 @@
 //!
 //! The descriptor and the images go to the file in one write, then one fsync. Only the
 //! last batch can have data-file writes in flight (a batch starts after the previous
-//! one's data-file fsync), so repair looks at the descriptor's `k` images only: images
+//! one's data-file fsync), so replay looks at the descriptor's `k` images only: images
 //! of older batches left in higher slots are stale (the page may have been written again
 //! since, in a slot a later batch reused), and a stale copy must never replace a page.
 
@@ -34,7 +34,7 @@ use storage::{File, Open, Storage};
 
 pub const NAME: &str = "dw";
 const MAGIC: &[u8; 8] = b"OLTPDWB\0";
-/// 2: a batch descriptor names the last batch's pages (1: slots only, repair could
+/// 2: a batch descriptor names the last batch's pages (1: slots only, replay could
 /// take a stale copy).
 const VERSION: u32 = 2;
 const BATCH_MAGIC: u32 = 0x4457_4254; // "TBWD"
