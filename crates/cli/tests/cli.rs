@@ -1,20 +1,10 @@
 //! The command line's bad-input cases: each returns exit code 2 with one message line and
 //! no backtrace; a good short run succeeds and writes its JSON report.
 
-use std::process::Command;
+mod common;
+use common::{last_segment, oltpscope};
 
-fn oltpscope(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_oltpscope"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("run oltpscope");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use std::process::Command;
 
 #[test]
 fn bad_input_gives_one_line_and_exit_code_2() {
@@ -313,15 +303,4 @@ fn damaged_disk_files_are_detected_never_used() {
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("damaged"), "{err}");
-}
-
-/// The newest log segment file in `dir`.
-fn last_segment(dir: &std::path::Path) -> std::path::PathBuf {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("wal."))
-        .collect();
-    v.sort();
-    v.pop().expect("a log segment")
 }

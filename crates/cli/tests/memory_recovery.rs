@@ -5,25 +5,15 @@
 //! left as they were; a torn tail is cut; a killed run's temporary log directory is
 //! removed by the next run.
 
+mod common;
+use common::oltpscope;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_oltpscope");
 const LOG: &str = "memory.log";
-
-fn oltpscope(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("run oltpscope");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Exit code 2 and exactly one `error:` line, no panic.
 fn refused(r: (i32, String, String)) -> String {

@@ -205,19 +205,6 @@ fn build_inner(
     })
 }
 
-/// A new database's id: random enough that two databases never share one.
-fn new_db_id() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
-    h.finish() | 1
-}
-
 fn fatal(e: std::io::Error) -> Error {
     io_err(e)
 }
@@ -333,7 +320,7 @@ impl DiskEngine {
                     seg_bytes >= page::PAGE_SIZE as u64,
                     "log segments of {seg_bytes} bytes are too small"
                 );
-                let db_id = hooks.db_id.unwrap_or_else(new_db_id);
+                let db_id = hooks.db_id.unwrap_or_else(storage::random_id);
                 let c = Self::create(schema, opts, st, frames, &dir, &log_dir, seg_bytes, db_id)?;
                 (c, false)
             }

@@ -338,7 +338,7 @@ impl LogDir {
         st.create_dir_all(&self.dir)
             .map_err(|e| io_err("creating the log directory", &self.dir, e))?;
         let header = FileHeader {
-            database_id: new_database_id(),
+            database_id: storage::random_id(),
             schema: schema_fp,
         };
         storage::write_atomic(st, &self.dir, log::LOG_FILE, &header.encode())
@@ -438,17 +438,4 @@ impl LogDir {
         };
         Ok((r, Some(tail)))
     }
-}
-
-/// A random 64-bit database id (the clock, the pid and the address space mixed).
-fn new_database_id() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
-    h.finish()
 }

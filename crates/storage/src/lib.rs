@@ -146,3 +146,17 @@ pub fn parent(path: &Path) -> &Path {
 pub fn is_no_space(e: &io::Error) -> bool {
     e.raw_os_error() == Some(28) || e.kind() == io::ErrorKind::StorageFull
 }
+
+/// A random 64-bit id for a new set of files (a database, a log): the clock, the pid
+/// and the process's random hasher keys mixed, never 0.
+pub fn random_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish() | 1
+}

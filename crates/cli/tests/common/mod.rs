@@ -1,5 +1,6 @@
-//! Helpers for the simulate validation tests: finding valgrind, running cachegrind and
-//! parsing its summary, and streaming an oltptrace run of oltpscope into the simulator.
+//! Helpers for the CLI tests: running oltpscope; for the simulate validation tests,
+//! finding valgrind, running cachegrind and parsing its summary, and streaming an
+//! oltptrace run of oltpscope into the simulator.
 //!
 //! Must never: hide a failure. A missing valgrind is the only reason to skip.
 
@@ -13,6 +14,32 @@ use std::sync::Arc;
 
 /// The oltpscope binary this test build made.
 pub const OLTPSCOPE: &str = env!("CARGO_BIN_EXE_oltpscope");
+
+/// Run oltpscope with `args`: (exit code, stdout, stderr). Backtraces are on, so a
+/// panic cannot pass for a one-line error.
+pub fn oltpscope(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(OLTPSCOPE)
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run oltpscope");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The newest disk-engine log segment file in `dir`.
+pub fn last_segment(dir: &Path) -> std::path::PathBuf {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("wal."))
+        .collect();
+    v.sort();
+    v.pop().expect("a log segment")
+}
 
 /// The prepared tracer, or None (after printing `SKIPPED`) when valgrind is absent.
 /// Any other tracer problem (tool not built, version mismatch) fails the test.
