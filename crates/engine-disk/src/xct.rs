@@ -562,7 +562,13 @@ impl api::Worker for DiskWorker<'_> {
                 self.finish();
                 return;
             }
-            panic!("rollback failed ({e}); the database needs restart recovery");
+            // A write or read failed under the rollback (full disk, I/O error): the
+            // engine stops acknowledging anything (every later commit reports this), and
+            // restart recovery rolls the transaction back from the log.
+            self.e.fail(format!("rollback failed: {e}; reopen the database to recover"));
+            self.freed.clear();
+            self.finish();
+            return;
         }
         self.freed.clear();
         self.finish();
