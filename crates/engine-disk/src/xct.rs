@@ -565,7 +565,9 @@ impl api::Worker for DiskWorker<'_> {
             // A write or read failed under the rollback (full disk, I/O error): the
             // engine stops acknowledging anything (every later commit reports this), and
             // restart recovery rolls the transaction back from the log.
-            self.e.fail(format!("rollback failed: {e}; reopen the database to recover"));
+            self.e.fail(format!(
+                "rollback failed: {e}; reopen the database to recover"
+            ));
             self.freed.clear();
             self.finish();
             return;

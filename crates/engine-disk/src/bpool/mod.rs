@@ -87,6 +87,10 @@ pub struct BufferPool {
     failure: Mutex<Option<String>>,
     failed: AtomicBool,
     /// Write-back buffers not in use (one per concurrent writer, kept for reuse).
+    /// Held from a write-back's copies to its marking pages clean (and around a single
+    /// victim's write): data-file writes then happen in copy order, so an older copy can
+    /// never land on disk after a newer one of the same page was written and marked clean.
+    order: Mutex<()>,
     spare: Mutex<Vec<WriteBuf>>,
     pub stats: PoolStats,
 }
@@ -197,6 +201,7 @@ impl BufferPool {
             read_only: AtomicBool::new(false),
             failure: Mutex::new(None),
             failed: AtomicBool::new(false),
+            order: Mutex::new(()),
             spare: Mutex::new(Vec::new()),
             stats: PoolStats::default(),
         }
@@ -510,6 +515,7 @@ impl BufferPool {
             return Ok(());
         }
         self.may_write()?;
+        let _order = crate::latch::lock(&self.order);
         let pid = fr.page_id.load(Ordering::Acquire);
         // SAFETY: latched by the caller; writers are excluded.
         let cur = unsafe { &*self.bytes[i].0.get() };
@@ -547,6 +553,7 @@ impl BufferPool {
         let mut batches = 0;
         let mut r = Ok(());
         while i < n && batches < max_batches {
+            let order = crate::latch::lock(&self.order);
             b.clear();
             meta.clear();
             let mut max_lsn = 0;
@@ -610,6 +617,7 @@ impl BufferPool {
                 }
                 fr.pin.fetch_sub(1, Ordering::Release);
             }
+            drop(order);
             if r.is_err() {
                 break;
             }
