@@ -205,14 +205,10 @@ fn build_inner(
     })
 }
 
-fn fatal(e: std::io::Error) -> Error {
-    io_err(e)
-}
-
 /// The files of this engine's database in `dir` (and its log in `log_dir`), by name.
 fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf>> {
     let mut v = Vec::new();
-    for n in st.list(dir).map_err(fatal)? {
+    for n in st.list(dir).map_err(io_err)? {
         if [
             checkpoint::CONTROL,
             DATA_FILE,
@@ -227,7 +223,7 @@ fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf
         }
     }
     if log_dir != dir {
-        for n in st.list(log_dir).map_err(fatal)? {
+        for n in st.list(log_dir).map_err(io_err)? {
             if log::is_segment_name(&n) || log::is_segment_tmp_name(&n) {
                 v.push(log_dir.join(n));
             }
@@ -266,14 +262,14 @@ impl DiskEngine {
         };
         let log_dir = opts.log_dir.clone().unwrap_or_else(|| dir.clone());
         for d in [&dir, &log_dir] {
-            if !st.exists(d).map_err(fatal)? {
+            if !st.exists(d).map_err(io_err)? {
                 if !opts.create {
                     return Err(Error::fatal(format!(
                         "{} does not exist: there is no database to open",
                         d.display()
                     )));
                 }
-                st.create_dir_all(d).map_err(fatal)?;
+                st.create_dir_all(d).map_err(io_err)?;
             }
         }
         let mut control = Control::read(&*st, &dir)?;
@@ -285,10 +281,10 @@ impl DiskEngine {
         }
         if opts.reload && !opts.read_only && control.is_some() {
             for f in own_files(&*st, &dir, &log_dir)? {
-                st.remove(&f).map_err(fatal)?;
+                st.remove(&f).map_err(io_err)?;
             }
-            st.sync_dir(&dir).map_err(fatal)?;
-            st.sync_dir(&log_dir).map_err(fatal)?;
+            st.sync_dir(&dir).map_err(io_err)?;
+            st.sync_dir(&log_dir).map_err(io_err)?;
             control = None;
         }
         let frames = frames_for(&schema, opts);
@@ -300,11 +296,11 @@ impl DiskEngine {
                         dir.display()
                     )));
                 }
-                let mut found = st.list(&dir).map_err(fatal)?;
+                let mut found = st.list(&dir).map_err(io_err)?;
                 if log_dir != dir {
                     found.extend(
                         st.list(&log_dir)
-                            .map_err(fatal)?
+                            .map_err(io_err)?
                             .into_iter()
                             .filter(|n| log::is_segment_name(n) || log::is_segment_tmp_name(n)),
                     );
@@ -376,7 +372,7 @@ impl DiskEngine {
             data_pages: 0,
         };
         control.write(&*st, dir)?;
-        let file = storage::create_durable(&*st, &dir.join(DATA_FILE)).map_err(fatal)?;
+        let file = storage::create_durable(&*st, &dir.join(DATA_FILE)).map_err(io_err)?;
         let segs = Segments {
             st: st.clone(),
             dir: log_dir.to_path_buf(),
@@ -421,14 +417,14 @@ impl DiskEngine {
     ) -> Result<Inner> {
         // Every check first: a refused database is left exactly as it was found.
         let path = dir.join(DATA_FILE);
-        if !st.exists(&path).map_err(fatal)? {
+        if !st.exists(&path).map_err(io_err)? {
             return Err(Error::fatal(format!(
                 "{} is missing: the database is damaged",
                 path.display()
             )));
         }
-        let file = st.open(&path, Open::ReadWrite).map_err(fatal)?;
-        let len = file.len().map_err(fatal)?;
+        let file = st.open(&path, Open::ReadWrite).map_err(io_err)?;
+        let len = file.len().map_err(io_err)?;
         let page_bytes = page::PAGE_SIZE as u64;
         if len < page_bytes || len < control.data_pages * page_bytes {
             return Err(Error::fatal(format!(

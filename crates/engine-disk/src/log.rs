@@ -338,14 +338,6 @@ impl Segments {
         }
         Ok(n)
     }
-
-    /// Remove every segment (`--reload` of this database only).
-    pub fn remove_all(&self) -> Result<()> {
-        for seg in self.list()? {
-            self.st.remove(&self.path(seg)).map_err(io_err)?;
-        }
-        self.st.sync_dir(&self.dir).map_err(io_err)
-    }
 }
 
 /// An I/O error as the one line a user sees (full disks say so).
