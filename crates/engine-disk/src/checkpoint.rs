@@ -188,6 +188,8 @@ pub fn take(e: &Inner) -> Result<u64> {
     }
     let mut dpt = Vec::new();
     e.pool.dirty_pages(&mut dpt);
+    // Pages dirty since before this checkpoint are written by the next one's time.
+    e.pool.set_flush_target(begin);
     for &(_, rec) in &dpt {
         keep_from = keep_from.min(rec);
     }

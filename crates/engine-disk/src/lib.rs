@@ -574,13 +574,14 @@ impl DiskEngine {
         let i = self.inner.clone();
         d.push(std::thread::spawn(move || {
             while !i.stop.load(Ordering::Acquire) {
-                if let Err(e) = i.pool.clean() {
-                    i.fail(format!("page cleaner: {e}"));
-                    return;
+                match i.pool.clean_step(CLEANER_PERIOD) {
+                    Ok(pause) if pause.is_zero() => {}
+                    Ok(pause) => i.pool.cleaner_pause(pause, || i.stop.load(Ordering::Acquire)),
+                    Err(e) => {
+                        i.fail(format!("page cleaner: {e}"));
+                        return;
+                    }
                 }
-                i.wake.wait(rt::WaitKind::Other, Some(CLEANER_PERIOD), || {
-                    i.stop.load(Ordering::Acquire)
-                });
             }
         }));
         let ms = opts.checkpoint_ms.unwrap_or(DEFAULT_CHECKPOINT_MS);
@@ -605,6 +606,7 @@ impl DiskEngine {
     fn stop_daemons(&self) {
         self.inner.stop.store(true, Ordering::Release);
         self.inner.wake.notify_all();
+        self.inner.pool.wake_cleaner();
         self.inner.log.stop();
         for h in self.daemons.lock().drain(..) {
             let _ = h.join();

@@ -2,27 +2,37 @@
 //! write can be cut short (a power loss, a full disk), leaving a page that is neither the
 //! old image nor the new one, which the log cannot repair (redo needs a valid page to
 //! apply records to). So every batch of pages goes first to `dw` and is fsynced there,
-//! then to the data file, which is fsynced before the next batch may overwrite `dw`: at
-//! any moment each page being written has an intact copy in one of the two files. At
-//! open, `replay` finishes the last batch: it writes its copies again where the data
-//! file's page is damaged (torn) or not newer.
+//! and only then to the data file: at any moment each page being written has an intact
+//! copy in one of the two files. At open, `replay` finishes the recent batches: it writes
+//! their newest copies again where the data file's page is damaged (torn) or not newer.
 //! It must never interpret a page beyond the common header (id, LSN, checksum).
+//!
+//! The file is a ring of `REGIONS` regions, one batch each, so a batch costs one fsync
+//! (of `dw`), not two: the data file's writes of a batch need not be durable before the
+//! next batch starts, only before its region is reused, and one data-file fsync covers
+//! every batch written before it (a checkpoint's fsync too, which it needs anyway).
+//! An fsync costs about 3 ms here whatever its size, so this halves the cost of eviction
+//! when the pool is much smaller than the data.
 //!
 //! File (little-endian):
 //! * page 0, the file header: `[0..8)` magic `OLTPDWB\0`, `[8..12)` version,
-//!   `[16..24)` database id, `[24..28)` slot count, `[28..32)` crc32 of `[0..28)`.
-//!   Written once, at creation.
-//! * page 1, the batch descriptor: `[0..4)` crc32 of `[4..8192)`, `[4..8)` magic
+//!   `[12..16)` region count, `[16..24)` database id, `[24..28)` slots per region,
+//!   `[28..32)` crc32 of `[0..28)`. Written once, at creation.
+//! * then `REGIONS` regions of `1 + SLOTS` pages, region `r` from page `1 + r * (1 +
+//!   SLOTS)`: the batch descriptor (`[0..4)` crc32 of `[4..8192)`, `[4..8)` magic
 //!   `0x44574254`, `[8..16)` batch sequence number, `[16..20)` page count `k`,
-//!   `[24..32)` database id, then from 32 one 16-byte entry per page: page id (u64),
-//!   the image's checksum (u32, its bytes `0..4`), 4 bytes zero.
-//! * pages `2..2+k`: the batch's sealed page images, in descriptor order.
+//!   `[24..32)` database id, then from 32 one 16-byte entry per page: page id (u64), the
+//!   image's checksum (u32, its bytes `0..4`), 4 bytes zero), then the batch's `k` sealed
+//!   page images in descriptor order.
 //!
-//! The descriptor and the images go to the file in one write, then one fsync. Only the
-//! last batch can have data-file writes in flight (a batch starts after the previous
-//! one's data-file fsync), so replay looks at the descriptor's `k` images only: images
-//! of older batches left in higher slots are stale (the page may have been written again
-//! since, in a slot a later batch reused), and a stale copy must never replace a page.
+//! The descriptor and the images go to the region in one write, then one fsync. Only
+//! batches still in the ring can have data-file writes that are not durable (a region is
+//! reused only after a data-file fsync that follows its batch), and a page's newest copy
+//! in the ring is its newest write, so replay takes, per page, the copy of the batch with
+//! the highest sequence number. Sequence numbers continue across opens. Images of older
+//! batches left in a region's higher slots are never looked at (only the descriptor's
+//! `k`), nor is an image whose checksum disagrees with its descriptor (a region being
+//! rewritten when the process stopped).
 
 use crate::log::io_err;
 use crate::page::{self, get_u32, get_u64, put_u32, put_u64, Page, PageType, PAGE_SIZE};
@@ -34,15 +44,20 @@ use storage::{File, Open, Storage};
 
 pub const NAME: &str = "dw";
 const MAGIC: &[u8; 8] = b"OLTPDWB\0";
-/// 2: a batch descriptor names the last batch's pages (1: slots only, replay could
-/// take a stale copy).
-const VERSION: u32 = 2;
+/// 3: a ring of regions, one fsync per batch (2: one batch, two fsyncs; 1: slots only,
+/// replay could take a stale copy).
+const VERSION: u32 = 3;
 const BATCH_MAGIC: u32 = 0x4457_4254; // "TBWD"
-/// Byte offset of the batch descriptor (page 1); the images follow it.
-const BATCH_AT: u64 = PAGE_SIZE as u64;
 const ENTRY: usize = 16;
-/// Pages per batch: 2 MiB, so the cleaner's two fsyncs are amortised over many pages.
+/// Pages per batch: 2 MiB, so the cleaner's fsync is amortised over many pages.
 pub const SLOTS: usize = 256;
+/// Batches in the ring (8 MiB in all).
+pub const REGIONS: usize = 4;
+
+/// Byte offset of region `r`'s batch descriptor; its images follow it.
+fn region_at(r: usize) -> u64 {
+    ((1 + r * (1 + SLOTS)) * PAGE_SIZE) as u64
+}
 const _: () = assert!(
     32 + SLOTS * ENTRY <= PAGE_SIZE,
     "the descriptor must fit a page"
@@ -123,13 +138,30 @@ fn write_page(data: &dyn File, pid: u64, p: &Page) -> Result<()> {
         .map_err(|e| io_err(std::io::Error::new(e.kind(), format!("{e} (page {pid})"))))
 }
 
-/// The last batch as read back: its bytes (descriptor, then the images) and, per image
-/// that verifies, (its index, its page id).
-type LastBatch = (Vec<u8>, Vec<(usize, u64)>);
+/// A batch as read back from its region.
+struct Region {
+    at: u64,
+    seq: u64,
+    /// The descriptor, then the images.
+    bytes: Vec<u8>,
+    /// Per image that verifies: (its index, its page id).
+    ok: Vec<(usize, u64)>,
+}
+
+impl Region {
+    fn image(&self, j: usize) -> &Page {
+        self.bytes[(1 + j) * PAGE_SIZE..(2 + j) * PAGE_SIZE]
+            .try_into()
+            .unwrap()
+    }
+}
 
 struct Writer {
-    /// Sequence number of the next batch (diagnostics: tells batches apart in a dump).
+    /// Sequence number of the next batch (after the highest on file: replay orders
+    /// copies by it). Batch `seq` (from 1) goes to region `(seq - 1) % REGIONS`.
     seq: u64,
+    /// Every batch numbered below this has its data-file writes durable.
+    synced_below: u64,
     /// The first failure: once a batch failed, its data-file writes may be torn and the
     /// only intact copies are in `dw`, so no later batch may overwrite them.
     failed: Option<String>,
@@ -139,9 +171,9 @@ pub struct DoubleWrite {
     file: Arc<dyn File>,
     db_id: u64,
     /// One batch at a time, held through the whole batch (dw write, dw fsync, data
-    /// writes, data fsync): a second batch would overwrite the descriptor and the slots
-    /// of pages whose data-file writes are not yet durable, leaving them unprotected.
-    /// A mutex costs nothing here: each holder does two fsyncs.
+    /// writes): batches reach the file in order, and a region is never reused while its
+    /// batch's data-file writes may not be durable. A mutex costs nothing here: each
+    /// holder does an fsync.
     writer: Mutex<Writer>,
 }
 
@@ -149,6 +181,7 @@ fn header(db_id: u64) -> Vec<u8> {
     let mut h = vec![0u8; PAGE_SIZE];
     h[..8].copy_from_slice(MAGIC);
     put_u32(&mut h, 8, VERSION);
+    put_u32(&mut h, 12, REGIONS as u32);
     put_u64(&mut h, 16, db_id);
     put_u32(&mut h, 24, SLOTS as u32);
     let c = crc32fast::hash(&h[..28]);
@@ -162,7 +195,7 @@ impl DoubleWrite {
         let file = storage::create_durable(st, &dir.join(NAME)).map_err(io_err)?;
         file.write_all_at(&header(db_id), 0).map_err(io_err)?;
         file.sync_data().map_err(io_err)?;
-        Ok(Self::with(file, db_id))
+        Ok(Self::with(file, db_id, 0))
     }
 
     /// The double-write file of an existing database; missing, garbled or another
@@ -184,11 +217,15 @@ impl DoubleWrite {
                 path.display()
             )));
         }
-        if get_u32(&h, 8) != VERSION || get_u32(&h, 24) as usize != SLOTS {
+        if get_u32(&h, 8) != VERSION
+            || get_u32(&h, 12) as usize != REGIONS
+            || get_u32(&h, 24) as usize != SLOTS
+        {
             return Err(Error::fatal(format!(
-                "{}: double-write format version {} with {} slots, this build uses {VERSION} with {SLOTS}",
+                "{}: double-write format version {} with {} regions of {} slots, this build uses {VERSION} with {REGIONS} of {SLOTS}",
                 path.display(),
                 get_u32(&h, 8),
+                get_u32(&h, 12),
                 get_u32(&h, 24)
             )));
         }
@@ -199,26 +236,38 @@ impl DoubleWrite {
                 get_u64(&h, 16)
             )));
         }
-        Ok(Self::with(file, db_id))
+        let dw = Self::with(file, db_id, 0);
+        let last = dw.regions()?.iter().map(|r| r.seq).max().unwrap_or(0);
+        let mut w = dw.writer.lock();
+        w.seq = last + 1;
+        // Batches of an earlier open are made durable by `replay`, which a read-write
+        // open runs before it writes anything.
+        w.synced_below = last + 1;
+        drop(w);
+        Ok(dw)
     }
 
-    fn with(file: Arc<dyn File>, db_id: u64) -> DoubleWrite {
+    fn with(file: Arc<dyn File>, db_id: u64, last: u64) -> DoubleWrite {
         DoubleWrite {
             file,
             db_id,
             writer: Mutex::new(Writer {
-                seq: 1,
+                seq: last + 1,
+                synced_below: last + 1,
                 failed: None,
             }),
         }
     }
 
     /// Write the batch's sealed pages to the data file, each protected against a torn
-    /// write: descriptor and images to `dw` (one write), fsync `dw`, the pages to the
-    /// data file, fsync it. A batch of more than `SLOTS` pages goes in several rounds.
-    /// After a failure every later write is refused (see `Writer::failed`).
+    /// write: descriptor and images to the next region of `dw` (one write, after a
+    /// data-file fsync if that region's batch may not be durable yet), fsync `dw`, the
+    /// pages to the data file. The data file is not synced here: `sync` callers
+    /// (checkpoints, shutdown) do that. A batch of more than `SLOTS` pages goes in
+    /// several rounds. After a failure every later write is refused (see
+    /// `Writer::failed`).
     pub fn write(&self, data: &dyn File, b: &mut Batch) -> Result<()> {
-        // Waiting here means another thread is inside its two fsyncs: an I/O wait.
+        // Waiting here means another thread is inside its fsync: an I/O wait.
         let mut w = crate::latch::lock(&self.writer);
         if let Some(m) = &w.failed {
             return Err(Error::fatal(m.clone()));
@@ -245,6 +294,12 @@ impl DoubleWrite {
         from: usize,
         k: usize,
     ) -> Result<()> {
+        // The region's previous batch (number seq - REGIONS) must be durable in the
+        // data file before its copies are overwritten.
+        if w.seq > REGIONS as u64 && w.synced_below <= w.seq - REGIONS as u64 {
+            data.sync_data().map_err(io_err)?;
+            w.synced_below = w.seq;
+        }
         // The descriptor is built in the buffer page right before the round's first image
         // (the descriptor page for the first round; for a later one the previous round's
         // last image, saved and put back), so the round reaches `dw` in one write.
@@ -269,9 +324,10 @@ impl DoubleWrite {
         }
         let c = crc32fast::hash(&b.bytes[at + 4..at + PAGE_SIZE]);
         put_u32(&mut b.bytes, at, c);
+        let region = ((w.seq - 1) % REGIONS as u64) as usize;
         let r = self
             .file
-            .write_all_at(&b.bytes[at..at + (1 + k) * PAGE_SIZE], BATCH_AT)
+            .write_all_at(&b.bytes[at..at + (1 + k) * PAGE_SIZE], region_at(region))
             .map_err(io_err);
         if let Some(s) = saved {
             b.bytes[at..at + PAGE_SIZE].copy_from_slice(&s[..]);
@@ -282,47 +338,68 @@ impl DoubleWrite {
         for j in from..from + k {
             write_page(data, b.pid(j), b.page(j))?;
         }
-        data.sync_data().map_err(io_err)
+        Ok(())
     }
 
-    /// The last batch as the file holds it: its bytes (descriptor, then `k` images) and
-    /// the index and page id of each image that verifies (its checksum, the descriptor's
-    /// checksum of it, its header with the descriptor's page id). `None` if no batch
-    /// was ever written or the last one's descriptor does not verify: then that batch
-    /// never completed its write to `dw`, so none of its data-file writes had started
-    /// (and older batches' data writes were all durable before it began). An image that
-    /// does not verify was being written when the batch stopped: left out, same reason.
-    fn last_batch(&self) -> Result<Option<LastBatch>> {
-        let mut d = vec![0u8; PAGE_SIZE];
-        let n = self.file.read_full_at(&mut d, BATCH_AT).map_err(io_err)?;
-        if n < PAGE_SIZE
-            || get_u32(&d, 4) != BATCH_MAGIC
-            || crc32fast::hash(&d[4..]) != get_u32(&d, 0)
-            || get_u64(&d, 24) != self.db_id
-        {
-            return Ok(None);
-        }
-        let k = (get_u32(&d, 16) as usize).min(SLOTS);
-        d.resize((1 + k) * PAGE_SIZE, 0);
-        let got = self
-            .file
-            .read_full_at(&mut d[PAGE_SIZE..], BATCH_AT + PAGE_SIZE as u64)
-            .map_err(io_err)?;
-        d.truncate(PAGE_SIZE + got);
-        let mut ok = Vec::with_capacity(k);
-        for j in 0..k.min(got / PAGE_SIZE) {
-            let pid = get_u64(&d, 32 + j * ENTRY);
-            let crc = get_u32(&d, 32 + j * ENTRY + 8);
-            let img: &Page = d[(1 + j) * PAGE_SIZE..(2 + j) * PAGE_SIZE]
-                .try_into()
-                .unwrap();
-            if get_u32(img, 0) == crc
-                && matches!(page::verify(img, pid), Ok(t) if t != PageType::Free)
+    /// The batches the ring holds, as the file holds them, oldest first. A region whose
+    /// descriptor does not verify never completed its write to `dw`, so none of its
+    /// data-file writes had started: left out. An image that does not verify (its
+    /// checksum, the descriptor's checksum of it, its header with the descriptor's page
+    /// id) was being written when the batch stopped: left out, same reason.
+    fn regions(&self) -> Result<Vec<Region>> {
+        let mut out = Vec::new();
+        for r in 0..REGIONS {
+            let at = region_at(r);
+            let mut d = vec![0u8; PAGE_SIZE];
+            let n = self.file.read_full_at(&mut d, at).map_err(io_err)?;
+            if n < PAGE_SIZE
+                || get_u32(&d, 4) != BATCH_MAGIC
+                || crc32fast::hash(&d[4..]) != get_u32(&d, 0)
+                || get_u64(&d, 24) != self.db_id
             {
-                ok.push((j, pid));
+                continue;
+            }
+            let k = (get_u32(&d, 16) as usize).min(SLOTS);
+            d.resize((1 + k) * PAGE_SIZE, 0);
+            let got = self
+                .file
+                .read_full_at(&mut d[PAGE_SIZE..], at + PAGE_SIZE as u64)
+                .map_err(io_err)?;
+            d.truncate(PAGE_SIZE + got);
+            let mut ok = Vec::with_capacity(k);
+            for j in 0..k.min(got / PAGE_SIZE) {
+                let pid = get_u64(&d, 32 + j * ENTRY);
+                let crc = get_u32(&d, 32 + j * ENTRY + 8);
+                let img: &Page = d[(1 + j) * PAGE_SIZE..(2 + j) * PAGE_SIZE]
+                    .try_into()
+                    .unwrap();
+                if get_u32(img, 0) == crc
+                    && matches!(page::verify(img, pid), Ok(t) if t != PageType::Free)
+                {
+                    ok.push((j, pid));
+                }
+            }
+            out.push(Region {
+                at,
+                seq: get_u64(&d, 8),
+                bytes: d,
+                ok,
+            });
+        }
+        out.sort_by_key(|r| r.seq);
+        Ok(out)
+    }
+
+    /// Per page with a copy in the ring, its newest copy: (page id, region index, image
+    /// index), in page order.
+    fn newest(regions: &[Region]) -> Vec<(u64, usize, usize)> {
+        let mut m = std::collections::BTreeMap::new();
+        for (ri, r) in regions.iter().enumerate() {
+            for &(j, pid) in &r.ok {
+                m.insert(pid, (ri, j)); // regions are oldest first: later ones win
             }
         }
-        Ok(Some((d, ok)))
+        m.into_iter().map(|(pid, (ri, j))| (pid, ri, j)).collect()
     }
 
     /// The data file's page `pid` (zeros past its end) and whether it is damaged: fails
@@ -335,44 +412,43 @@ impl DoubleWrite {
         Ok(!matches!(page::verify(cur, pid), Ok(t) if t != PageType::Free))
     }
 
-    /// The last batch's intact copies of data pages that are damaged: (page id, image).
+    /// The newest intact copies of data pages that are damaged: (page id, image).
     /// Reads only (read-only opens put them in the pool, in memory).
     pub fn damaged_pages(&self, data: &dyn File) -> Result<Vec<(u64, Box<Page>)>> {
-        let Some((bytes, ok)) = self.last_batch()? else {
-            return Ok(Vec::new());
-        };
+        let regions = self.regions()?;
         let mut out = Vec::new();
         let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
-        for (j, pid) in ok {
+        for (pid, ri, j) in Self::newest(&regions) {
             if Self::data_page(data, pid, &mut cur)? {
                 let mut img: Box<Page> = Box::new([0; PAGE_SIZE]);
-                img.copy_from_slice(&bytes[(1 + j) * PAGE_SIZE..(2 + j) * PAGE_SIZE]);
+                img.copy_from_slice(regions[ri].image(j));
                 out.push((pid, img));
             }
         }
         Ok(out)
     }
 
-    /// At a read-write open, before this process writes anything (its first batch
-    /// overwrites the copies): finish the last batch. First make the copies themselves
-    /// durable by writing them again (the killed process's batch may be in the page cache
-    /// only, and after a failed fsync the kernel no longer holds it dirty, so a sync
-    /// alone would not do); then write every page of the batch that is damaged in the
-    /// data file or not newer than its copy there (its data write may likewise be in the
-    /// page cache only), and fsync the data file. Returns the pages written. Idempotent:
-    /// a crash during it repeats it at the next open.
+    /// At a read-write open, before this process writes anything (its batches overwrite
+    /// the copies): finish the ring's batches. First make the copies themselves durable
+    /// by writing them again (the killed process's batches may be in the page cache only,
+    /// and after a failed fsync the kernel no longer holds them dirty, so a sync alone
+    /// would not do); then write each page's newest copy where the data file's page is
+    /// damaged or not newer than it (its data write may likewise be in the page cache
+    /// only), and fsync the data file. Returns the pages written. Idempotent: a crash
+    /// during it repeats it at the next open.
     pub fn replay(&self, data: &dyn File) -> Result<usize> {
-        let Some((bytes, ok)) = self.last_batch()? else {
+        let regions = self.regions()?;
+        if regions.is_empty() {
             return Ok(0);
-        };
-        self.file.write_all_at(&bytes, BATCH_AT).map_err(io_err)?;
+        }
+        for r in &regions {
+            self.file.write_all_at(&r.bytes, r.at).map_err(io_err)?;
+        }
         self.file.sync_data().map_err(io_err)?;
         let mut n = 0;
         let mut cur: Box<Page> = Box::new([0; PAGE_SIZE]);
-        for (j, pid) in ok {
-            let img: &Page = bytes[(1 + j) * PAGE_SIZE..(2 + j) * PAGE_SIZE]
-                .try_into()
-                .unwrap();
+        for (pid, ri, j) in Self::newest(&regions) {
+            let img = regions[ri].image(j);
             if Self::data_page(data, pid, &mut cur)? || page::lsn(&cur) <= page::lsn(img) {
                 write_page(data, pid, img)?;
                 n += 1;

@@ -92,7 +92,38 @@ pub struct BufferPool {
     /// never land on disk after a newer one of the same page was written and marked clean.
     order: Mutex<()>,
     spare: Mutex<Vec<WriteBuf>>,
+    /// A worker found no clean victim in a whole sweep: the cleaner should run now
+    /// rather than at its period, starting at the hand.
+    pressure: AtomicBool,
+    /// Wakes the cleaner (pressure, shutdown).
+    cleaner: rt::Event,
+    /// The eviction count at the cleaner's last step (it cleans ahead while it grows).
+    seen_evictions: AtomicU64,
+    /// See `set_flush_target`.
+    flush_target: AtomicU64,
+    /// When the cleaner last wrote the pages older than the flush target.
+    last_target_pass: Mutex<std::time::Instant>,
     pub stats: PoolStats,
+}
+
+/// Which dirty pages a write-back takes.
+#[derive(Clone, Copy)]
+enum Pick {
+    All,
+    /// Not used since the CLOCK hand last passed: next in line for eviction.
+    Unreferenced,
+    /// Dirty since before this LSN.
+    OlderThan(u64),
+}
+
+impl Pick {
+    fn takes(self, fr: &Frame) -> bool {
+        match self {
+            Pick::All => true,
+            Pick::Unreferenced => !fr.referenced.load(Ordering::Relaxed),
+            Pick::OlderThan(lsn) => fr.rec_lsn.load(Ordering::Relaxed) < lsn,
+        }
+    }
 }
 
 /// A write-back's buffers: the batch of page images and, per frame copied into it,
@@ -203,6 +234,11 @@ impl BufferPool {
             failed: AtomicBool::new(false),
             order: Mutex::new(()),
             spare: Mutex::new(Vec::new()),
+            pressure: AtomicBool::new(false),
+            cleaner: rt::Event::new(),
+            seen_evictions: AtomicU64::new(0),
+            flush_target: AtomicU64::new(0),
+            last_target_pass: Mutex::new(std::time::Instant::now()),
             stats: PoolStats::default(),
         }
     }
@@ -398,8 +434,23 @@ impl BufferPool {
         // clean; a fourth takes a dirty victim and writes it alone, for races with other
         // threads. Past that, every frame was seen pinned at least once per sweep.
         for step in 0..n * 4 {
+            if step == n && !self.pressure.swap(true, Ordering::AcqRel) {
+                // A sweep found nothing clean: the cleaner is behind; wake it so the
+                // frames the hand reaches next are clean by then.
+                self.cleaner.notify_all();
+            }
             if step == n * 2 {
-                self.write_back(false, 1, self.hand.load(Ordering::Relaxed) % n)?;
+                match self.order.try_lock() {
+                    // Nobody is writing: write the next batch ourselves.
+                    Some(g) => {
+                        drop(g);
+                        let at = self.hand.load(Ordering::Relaxed) % n;
+                        self.write_back(false, 1, at, Pick::All)?;
+                    }
+                    // The cleaner is writing a batch ahead of the hand: wait for it
+                    // rather than write (and fsync) another one behind it.
+                    None => drop(crate::latch::lock(&self.order)),
+                }
             }
             let i = self.hand.fetch_add(1, Ordering::Relaxed) % n;
             let fr = &self.frames[i];
@@ -496,11 +547,7 @@ impl BufferPool {
                 Ok(())
             }
             Err(e) => {
-                let mut f = crate::latch::lock(&self.failure);
-                if f.is_none() && !self.detached.load(Ordering::Acquire) {
-                    *f = Some(e.to_string());
-                    self.failed.store(true, Ordering::Release);
-                }
+                self.record_failure(&e);
                 Err(e)
             }
         }
@@ -528,8 +575,9 @@ impl BufferPool {
             self.put_buf(w);
             r?;
         }
-        // Clean only now that the data file has it, durably (a checkpoint that reads
-        // the flag in between lists the page and keeps its log).
+        // Clean only now that the data file has it (a checkpoint that reads the flag in
+        // between lists the page and keeps its log; one that reads it after syncs the
+        // data file before it moves its redo point past the page's changes).
         fr.dirty.store(false, Ordering::Release);
         Ok(())
     }
@@ -537,11 +585,18 @@ impl BufferPool {
     /// Write back dirty frames in batches (the cleaner, `flush_all`, eviction): copy each
     /// under a short S latch into the batch buffer, make the log durable past the copies
     /// with no latch held (hot pages never stall), write them through the double-write
-    /// file (which returns once the data file is synced), then mark each clean if nobody
+    /// file (durable there, written to the data file, which checkpoints sync before they
+    /// rely on it), then mark each clean if nobody
     /// changed it since its copy, else move its recovery LSN past the copy (the part of
     /// its history now on disk). `wait` latches busy pages instead of skipping them;
     /// at most `max_batches` batches are written, from frame `start` on (wrapping).
-    fn write_back(&self, wait: bool, max_batches: usize, start: usize) -> Result<usize> {
+    fn write_back(
+        &self,
+        wait: bool,
+        max_batches: usize,
+        start: usize,
+        pick: Pick,
+    ) -> Result<usize> {
         self.may_write()?;
         let mut written = 0;
         let mut w = self.take_buf();
@@ -561,7 +616,7 @@ impl BufferPool {
                 let idx = (start + i) % n;
                 i += 1;
                 let fr = &self.frames[idx];
-                if !fr.dirty.load(Ordering::Acquire) {
+                if !fr.dirty.load(Ordering::Acquire) || !pick.takes(fr) {
                     continue;
                 }
                 let Some(pid) = self.pin_frame(idx) else {
@@ -655,9 +710,69 @@ impl BufferPool {
         Some(pid)
     }
 
-    /// The page cleaner's pass: write back dirty pages not latched right now.
+    /// Write back every dirty page not latched right now, starting at the CLOCK hand
+    /// (tests and test hooks: a full pass).
     pub fn clean(&self) -> Result<usize> {
-        self.write_back(false, usize::MAX, 0)
+        self.pressure.store(false, Ordering::Release);
+        let n = self.frames.len();
+        let at = self.hand.load(Ordering::Relaxed) % n;
+        self.write_back(false, usize::MAX, at, Pick::All)
+    }
+
+    /// The page cleaner's step; returns how long to pause before the next one. While
+    /// pages are being evicted: one batch of the pages the hand reaches next that were
+    /// not used since it last passed (so eviction finds them clean and no worker waits
+    /// for a write), at once again if it found any. And every `period`: the pages dirty
+    /// since before the last checkpoint began, so the next one can move its redo point
+    /// and recycle the log; each is written about once per checkpoint, not every page
+    /// every period (with the data cached, rewriting hot pages took the second core
+    /// from the workers).
+    pub fn clean_step(&self, period: std::time::Duration) -> Result<std::time::Duration> {
+        let n = self.frames.len();
+        let evictions = self.stats.evictions.load(Ordering::Relaxed);
+        let evicting = self.pressure.swap(false, Ordering::AcqRel)
+            || evictions != self.seen_evictions.swap(evictions, Ordering::Relaxed);
+        let due = {
+            let mut last = crate::latch::lock(&self.last_target_pass);
+            let due = last.elapsed() >= period;
+            if due {
+                *last = std::time::Instant::now();
+            }
+            due
+        };
+        let target = self.flush_target.load(Ordering::Acquire);
+        if due && target > 0 {
+            let at = self.hand.load(Ordering::Relaxed) % n;
+            self.write_back(false, usize::MAX, at, Pick::OlderThan(target))?;
+        }
+        if evicting {
+            let at = self.hand.load(Ordering::Relaxed) % n;
+            let k = self.write_back(false, 1, at, Pick::Unreferenced)?;
+            return Ok(match k {
+                0 => std::time::Duration::from_millis(1),
+                _ => std::time::Duration::ZERO,
+            });
+        }
+        Ok(period)
+    }
+
+    /// Pages dirty since before `lsn` are to be written by the cleaner (a checkpoint's
+    /// begin: the next checkpoint's redo point can then pass it).
+    pub fn set_flush_target(&self, lsn: u64) {
+        self.flush_target.fetch_max(lsn, Ordering::AcqRel);
+    }
+
+    /// The cleaner's pause between passes: until `period` passes, `stop()` holds, or a
+    /// worker finds no clean victim (then at once: eviction is waiting on writes).
+    pub fn cleaner_pause(&self, period: std::time::Duration, stop: impl Fn() -> bool) {
+        self.cleaner.wait(rt::WaitKind::Other, Some(period), || {
+            stop() || self.pressure.load(Ordering::Acquire)
+        });
+    }
+
+    /// Wake the cleaner (shutdown: it re-checks its stop condition).
+    pub fn wake_cleaner(&self) {
+        self.cleaner.notify_all();
     }
 
     /// Write every dirty page and sync the file (shutdown, end of recovery, end of load).
@@ -665,7 +780,7 @@ impl BufferPool {
         if self.read_only.load(Ordering::Acquire) {
             return Ok(());
         }
-        self.write_back(true, usize::MAX, 0)?;
+        self.write_back(true, usize::MAX, 0, Pick::All)?;
         self.sync()
     }
 
@@ -673,8 +788,23 @@ impl BufferPool {
         if self.detached.load(Ordering::Acquire) || self.read_only.load(Ordering::Acquire) {
             return Ok(());
         }
-        self.file.sync_data().map_err(crate::log::io_err)?;
-        Ok(())
+        // A failed fsync may have dropped writes whose double-write copies the next
+        // batches would overwrite: like a failed write, it stops all writing.
+        let r = self.file.sync_data().map_err(crate::log::io_err);
+        if let Err(e) = &r {
+            self.record_failure(e);
+        }
+        r
+    }
+
+    /// Remember the first failed write or fsync: from then on commits fail and nothing
+    /// more is written.
+    fn record_failure(&self, e: &Error) {
+        let mut f = crate::latch::lock(&self.failure);
+        if f.is_none() && !self.detached.load(Ordering::Acquire) {
+            *f = Some(e.to_string());
+            self.failed.store(true, Ordering::Release);
+        }
     }
 
     /// Dirty page table for a checkpoint: (page, recovery LSN).
@@ -705,10 +835,7 @@ impl BufferPool {
         let r = self.write_images(&mut w.batch);
         self.put_buf(w);
         r?;
-        match self.dw {
-            Some(_) => Ok(()), // the double-write batch ends with the data file's fsync
-            None => self.sync(),
-        }
+        self.sync()
     }
 
     /// The first failed write, if any.
