@@ -467,6 +467,11 @@ impl Simulator {
             .cells
             .iter_mut()
             .for_each(|c| *c = Cell::default());
+        // The functions table too: it must sum to the same totals as every other table.
+        self.counts
+            .func
+            .iter_mut()
+            .for_each(|f| *f = FuncCell::default());
         self.l1.iter_mut().for_each(Level::reset_stats);
         self.unified.iter_mut().for_each(|u| u.level.reset_stats());
         self.sweep.iter_mut().for_each(Level::reset_stats);

@@ -370,3 +370,75 @@ fn simulator_and_report_can_move_between_threads() {
     let rep = std::thread::spawn(move || sim.report()).join().unwrap();
     send(&rep);
 }
+
+/// Every table of the report sums to the run's totals (instructions, misses per level,
+/// stall cycles), the warm-up's counts left out of each: by operation, by component, by
+/// (operation, component) and the functions table (here one function, so it is whole).
+#[test]
+fn every_breakdown_sums_to_its_total() {
+    let mut cfg = small_config();
+    cfg.warmup_txns = 2;
+    let mut recs = Vec::new();
+    for t in 0..6u64 {
+        recs.push(Record::Marker {
+            code: marker::TXN_BEGIN,
+            arg: 1,
+        });
+        recs.push(op(marker::OP_BEGIN, probe::Op::IndexProbe));
+        recs.push(Record::IFetch {
+            addr: 0x1000,
+            ninstr: 10,
+            len: 40,
+        });
+        // Fresh lines each transaction: misses in warm-up and in the measurement.
+        recs.extend(misses(0x10_0000 + t * 0x1_0000, 5));
+        recs.push(op(marker::OP_END, probe::Op::IndexProbe));
+        recs.push(Record::IFetch {
+            addr: 0x2000 + t * 0x1000,
+            ninstr: 3,
+            len: 12,
+        });
+        recs.extend(misses(0x80_0000 + t * 0x1_0000, 2));
+        recs.push(Record::Marker {
+            code: marker::TXN_END,
+            arg: 1,
+        });
+    }
+    let rep = simulate(cfg, &recs);
+    assert!(rep.warmup_completed);
+    assert_eq!(rep.instructions, 4 * 13);
+    let total_misses: Vec<u64> = rep.levels.iter().map(|l| l.misses.i + l.misses.d).collect();
+    let sums = |rows: &[Breakdown]| -> (u64, Vec<u64>, u64) {
+        let mut m = vec![0; rep.levels.len()];
+        for b in rows {
+            for l in &b.levels {
+                let i = rep.levels.iter().position(|x| x.name == l.level).unwrap();
+                m[i] += l.misses.i + l.misses.d;
+            }
+        }
+        (
+            rows.iter().map(|b| b.instructions).sum(),
+            m,
+            rows.iter().map(|b| b.stall_cycles).sum(),
+        )
+    };
+    let want = (rep.instructions, total_misses.clone(), rep.total_stall_cycles);
+    assert_eq!(sums(&rep.by_operation), want, "by operation");
+    assert_eq!(sums(&rep.by_component), want, "by component");
+    assert_eq!(sums(&rep.by_operation_component), want, "by (operation, component)");
+    assert_eq!(rep.top_functions.len(), 1, "{:?}", rep.top_functions);
+    let f = &rep.top_functions[0];
+    assert_eq!(f.instructions, rep.instructions, "functions: instructions");
+    let fm: Vec<u64> = rep
+        .levels
+        .iter()
+        .map(|l| {
+            f.misses
+                .iter()
+                .find(|(n, _)| *n == l.name)
+                .map_or(0, |(_, s)| s.i + s.d)
+        })
+        .collect();
+    assert_eq!(fm, total_misses, "functions: misses");
+    assert_eq!(f.stall_cycles, rep.total_stall_cycles, "functions: stall cycles");
+}
