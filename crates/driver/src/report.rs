@@ -91,14 +91,37 @@ fn fmt_count(v: f64) -> String {
     out
 }
 
+/// Below this measured interval, rates mostly measure start-up and the end of the run:
+/// the text report says so instead of printing tpmC or reading the CPU share.
+pub const SHORT_RUN_S: f64 = 1.0;
+
+/// Seconds, or milliseconds below one second (never "0.0 s").
+fn fmt_secs(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
 impl Report {
     pub fn to_text(&self) -> String {
         use std::fmt::Write;
         let mut o = String::new();
+        let short = self.duration_s < SHORT_RUN_S;
         let _ = writeln!(
             o,
-            "{} on {} engine, {} thread(s), {:.1} s measured after {:.1} s warm-up, seed {}",
-            self.workload, self.engine, self.threads, self.duration_s, self.warmup_s, self.seed
+            "{} on {} engine, {} thread(s), {} measured after {} warm-up, seed {}",
+            self.workload,
+            self.engine,
+            self.threads,
+            fmt_secs(self.duration_s),
+            if self.warmup_s > 0.0 {
+                fmt_secs(self.warmup_s)
+            } else {
+                "no".into()
+            },
+            self.seed
         );
         let _ = writeln!(
             o,
@@ -109,7 +132,13 @@ impl Report {
             self.abort_rate * 100.0,
             fmt_count(self.user_aborts as f64)
         );
-        if let Some(b) = self.worker_cpu_busy {
+        if short {
+            let _ = writeln!(
+                o,
+                "(a run under {SHORT_RUN_S} s: rates and CPU shares mostly measure its start and end; \
+                 use --duration or more --txns for figures)"
+            );
+        } else if let Some(b) = self.worker_cpu_busy {
             let _ = writeln!(
                 o,
                 "workers on CPU {:.0}% of the measured time{}",
@@ -121,7 +150,7 @@ impl Report {
                 }
             );
         }
-        if let Some(t) = self.tpmc {
+        if let Some(t) = self.tpmc.filter(|_| !short) {
             let _ = writeln!(o, "tpmC (New-Order per minute) {}", fmt_count(t));
         }
         let _ = writeln!(o);

@@ -18,8 +18,8 @@ use workloads::{RunInfo, Workload};
 pub enum Stop {
     /// After this many seconds.
     Seconds(f64),
-    /// After this many transactions in total (committed or user-aborted), split evenly
-    /// over the workers; there is no time-based warm-up then.
+    /// After this many measured transactions in total (committed or user-aborted), split
+    /// evenly over the workers, after the warm-up seconds.
     Txns(u64),
 }
 
@@ -65,6 +65,8 @@ struct WorkerResult {
     hist: Vec<Histogram<u64>>,
     /// CPU time this worker's thread used during the measured phase (None: no clock).
     cpu: Option<Duration>,
+    /// When this worker stopped (with --txns, the measured interval ends at the last).
+    ended: Option<Instant>,
 }
 
 /// The clock for per-transaction latency: the TSC through quanta (a few ns to read, where
@@ -115,6 +117,55 @@ fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
 }
 
+/// Load `wl` into a fresh `engine` and mark the load complete; returns its seconds.
+fn load_phase<E: Engine, W: Workload>(
+    engine: &E,
+    wl: &W,
+    threads: usize,
+    seed: u64,
+    interactive: bool,
+) -> api::Result<f64> {
+    let t0 = Instant::now();
+    let bar = if interactive {
+        let b = ProgressBar::new(wl.load_rows());
+        b.set_style(
+            ProgressStyle::with_template(
+                "loading {msg} [{bar:40}] {human_pos}/{human_len} rows ({per_sec}, eta {eta})",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        b.set_message(wl.name());
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    wl.load(engine, threads, seed, &|n| bar.inc(n))?;
+    // Durable and marked complete: a load cut short is never taken for data.
+    engine.load_done()?;
+    bar.finish_and_clear();
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// `oltpscope load`: create the database, load it, and close it (no run). Returns the
+/// load's seconds.
+pub fn load_only<E: Engine, W: Workload>(
+    wl: &W,
+    opts: &EngineOptions,
+    seed: u64,
+    interactive: bool,
+) -> api::Result<f64> {
+    let engine = E::open(Arc::new(wl.schema()), opts)?;
+    if engine.has_data() {
+        return Err(Error::fatal(
+            "the database already holds data: run on it with `run --no-load`, or load again with --reload",
+        ));
+    }
+    let secs = load_phase(&engine, wl, opts.threads.max(1), seed, interactive)?;
+    engine.shutdown()?;
+    Ok(secs)
+}
+
 /// Load (unless the database already has data) and run `wl` on engine `E`.
 pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Report> {
     let started_at_unix_s = std::time::SystemTime::now()
@@ -131,26 +182,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                 "--no-load given but the database holds no data",
             ));
         }
-        let t0 = Instant::now();
-        let bar = if cfg.interactive {
-            let b = ProgressBar::new(wl.load_rows());
-            b.set_style(
-                ProgressStyle::with_template(
-                    "loading {msg} [{bar:40}] {human_pos}/{human_len} rows ({per_sec}, eta {eta})",
-                )
-                .expect("static template")
-                .progress_chars("=> "),
-            );
-            b.set_message(wl.name());
-            b
-        } else {
-            ProgressBar::hidden()
-        };
-        wl.load(&engine, cfg.threads, cfg.seed, &|n| bar.inc(n))?;
-        // Durable and marked complete: a load cut short is never taken for data.
-        engine.load_done()?;
-        bar.finish_and_clear();
-        load_s = Some(t0.elapsed().as_secs_f64());
+        load_s = Some(load_phase(
+            &engine,
+            wl,
+            cfg.threads,
+            cfg.seed,
+            cfg.interactive,
+        )?);
     } else if !cfg.no_load {
         return Err(Error::fatal(
             "the database already holds data: add --no-load to run on it, or --reload to discard it and load again",
@@ -158,13 +196,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     }
 
     let ntypes = wl.txn_types().len();
-    let phase = AtomicU8::new(
-        if matches!(cfg.stop, Stop::Txns(_)) || cfg.warmup_s <= 0.0 {
-            MEASURE
-        } else {
-            WARMUP
-        },
-    );
+    let phase = AtomicU8::new(if cfg.warmup_s <= 0.0 { MEASURE } else { WARMUP });
     let live: Vec<Live> = (0..cfg.threads).map(|_| Live::default()).collect();
     let fatal: Mutex<Option<Error>> = Mutex::new(None);
     let acked = match &cfg.acked_file {
@@ -210,6 +242,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         committed_all: vec![0; ntypes],
                         hist: (0..ntypes).map(|_| new_hist()).collect(),
                         cpu: None,
+                        ended: None,
                     };
                     // CPU time at the start of the measured phase (taken when this worker
                     // first sees it): tells a busy machine from a slow engine.
@@ -257,7 +290,10 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                             }
                         };
                         let ns = clock.nanos(t0, clock.now());
-                        done += 1;
+                        // --txns counts measured transactions only (warm-up ones are extra).
+                        if ph == MEASURE {
+                            done += 1;
+                        }
                         match outcome {
                             Ok(()) => {
                                 r.committed_all[t] += 1;
@@ -293,6 +329,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     if let (Some(Some(a)), Some(b)) = (cpu_at_measure, thread_cpu()) {
                         r.cpu = Some(b.saturating_sub(a));
                     }
+                    r.ended = Some(Instant::now());
                     r
                 })
             })
@@ -303,9 +340,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         if phase.load(Ordering::Relaxed) == MEASURE {
             measure_start = run_start;
         }
-        if let Stop::Seconds(secs) = cfg.stop {
+        {
             let warm = Duration::from_secs_f64(cfg.warmup_s.max(0.0));
-            let total = warm + Duration::from_secs_f64(secs);
+            let total = match cfg.stop {
+                Stop::Seconds(secs) => warm + Duration::from_secs_f64(secs),
+                // Until every worker has run its quota.
+                Stop::Txns(_) => Duration::MAX,
+            };
             let mut last = (0u64, 0u64);
             let mut tick = 1u64;
             loop {
@@ -320,7 +361,10 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         probe::tracing_start();
                     }
                 }
-                if now >= total {
+                if now >= total
+                    || (matches!(cfg.stop, Stop::Txns(_))
+                        && handles.iter().all(|h| h.is_finished()))
+                {
                     break;
                 }
                 if now >= Duration::from_secs(tick) {
@@ -368,7 +412,10 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             .map(|h| h.join().expect("worker thread panicked"))
             .collect();
         if matches!(cfg.stop, Stop::Txns(_)) {
-            measured = measure_start.elapsed();
+            let end = results.iter().filter_map(|r| r.ended).max();
+            measured = end.map_or(Duration::ZERO, |e| {
+                e.saturating_duration_since(measure_start)
+            });
         }
         results
     });
@@ -454,11 +501,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         engine: E::NAME.to_string(),
         threads: cfg.threads,
         duration_s: secs,
-        warmup_s: if matches!(cfg.stop, Stop::Seconds(_)) {
-            cfg.warmup_s.max(0.0)
-        } else {
-            0.0
-        },
+        warmup_s: cfg.warmup_s.max(0.0),
         seed: cfg.seed,
         committed,
         aborted,
