@@ -589,3 +589,57 @@ fn load_check_run_and_drop_need_no_engine_after_the_load() {
     assert_eq!(code, 2, "{err}");
     assert!(t.path().join("precious").exists());
 }
+
+#[test]
+fn tpcc_report_counts_rollbacks_in_tpmc_and_names_its_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcc",
+        "--txns",
+        "1000",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let no = &v["per_txn"][0];
+    assert_eq!(no["name"], "new-order");
+    let done = no["committed"].as_u64().unwrap() + no["user_aborts"].as_u64().unwrap();
+    let tpmc = v["tpmc"].as_f64().unwrap();
+    let expect = done as f64 * 60.0 / v["duration_s"].as_f64().unwrap();
+    assert!(
+        (tpmc - expect).abs() <= 1e-6 * expect,
+        "tpmC {tpmc} vs {expect}"
+    );
+    // 1000 transactions of one worker are ten whole decks: the mix is exact.
+    let per: Vec<u64> = v["per_txn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["committed"].as_u64().unwrap() + t["user_aborts"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per, [450, 430, 40, 40, 40]);
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes[0].contains("drawn uniformly per transaction"),
+        "{notes:?}"
+    );
+    assert!(!notes.iter().any(|n| n.contains("missed")), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("of 400 districts")),
+        "{notes:?}"
+    );
+    assert!(v["counters"]["delivery_skipped_districts"].is_u64());
+    assert_eq!(v["config"]["workload"]["affinity"], false);
+    assert!(out.contains("home warehouse: drawn uniformly"), "{out}");
+}

@@ -67,6 +67,8 @@ struct WorkerResult {
     cpu: Option<Duration>,
     /// When this worker stopped (with --txns, the measured interval ends at the last).
     ended: Option<Instant>,
+    /// The workload's counters of this worker's measured commits.
+    counters: Vec<(&'static str, u64)>,
 }
 
 /// The clock for per-transaction latency: the TSC through quanta (a few ns to read, where
@@ -243,6 +245,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         hist: (0..ntypes).map(|_| new_hist()).collect(),
                         cpu: None,
                         ended: None,
+                        counters: Vec::new(),
                     };
                     // CPU time at the start of the measured phase (taken when this worker
                     // first sees it): tells a busy machine from a slow engine.
@@ -296,6 +299,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         }
                         match outcome {
                             Ok(()) => {
+                                wl.committed(&mut st, &input, ph == MEASURE);
                                 r.committed_all[t] += 1;
                                 if ph == MEASURE {
                                     r.committed[t] += 1;
@@ -330,6 +334,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         r.cpu = Some(b.saturating_sub(a));
                     }
                     r.ended = Some(Instant::now());
+                    r.counters = wl.counters(&st);
                     r
                 })
             })
@@ -462,10 +467,23 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
     let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();
     let user_aborts: u64 = per_txn.iter().map(|t| t.user_aborts).sum();
+    // Rolled-back New-Orders count too (clause 5.4.2): they are user aborts here.
     let tpmc = per_txn
         .iter()
         .find(|t| t.name == "new-order" || t.name == "new_order")
-        .map(|t| t.committed as f64 * 60.0 / secs);
+        .map(|t| (t.committed + t.user_aborts) as f64 * 60.0 / secs);
+    let mut counters: Vec<(String, u64)> = Vec::new();
+    for (name, n) in results.iter().flat_map(|r| r.counters.iter()) {
+        match counters.iter_mut().find(|(k, _)| k == name) {
+            Some((_, c)) => *c += n,
+            None => counters.push((name.to_string(), *n)),
+        }
+    }
+    let done: Vec<u64> = per_txn
+        .iter()
+        .map(|t| t.committed + t.user_aborts)
+        .collect();
+    let notes = wl.notes(&done, &counters);
 
     let checks = if cfg.check {
         let info = RunInfo {
@@ -514,6 +532,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         throughput_tps: committed as f64 / secs,
         worker_cpu_busy: cpu_busy,
         tpmc,
+        counters: counters.into_iter().collect(),
+        notes,
         latency_us: Latency::from_ns(&all_hist),
         per_txn,
         checks,

@@ -86,6 +86,23 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
 
+    /// Called by the driver right after each commit (`measured`: during the measured
+    /// phase), with the state the body left, so a kit can count what its committed
+    /// transactions did (e.g. TPC-C's skipped Delivery districts).
+    fn committed(&self, _st: &mut Self::WorkerState, _input: &Self::Input, _measured: bool) {}
+
+    /// Counters of this worker's measured commits, by name (the driver sums them over
+    /// workers into the report).
+    fn counters(&self, _st: &Self::WorkerState) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
+    /// Lines the report adds about the run: `done` is the measured transactions per type
+    /// (committed or rolled back by the workload), `counters` the summed counters.
+    fn notes(&self, _done: &[u64], _counters: &[(String, u64)]) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The workload's consistency conditions, evaluated on a quiescent database.
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>>;
 }

@@ -17,6 +17,8 @@ pub use txn::{
 
 use crate::{Check, RunInfo, Workload};
 use api::{Engine, Result, Schema, Session, Worker};
+use schema::DISTRICTS;
+use txn::{DELIVERY_TXN, ORDER_STATUS_TXN, PAYMENT_TXN, STOCK_LEVEL_TXN};
 
 /// The specification's mix (clause 5.2.3 minimums, New-Order taking the rest).
 pub const DEFAULT_MIX: [u32; 5] = [45, 43, 4, 4, 4];
@@ -45,7 +47,8 @@ impl Default for TpccConfig {
         TpccConfig {
             warehouses: 1,
             mix: DEFAULT_MIX,
-            affinity: true,
+            // As the CLI's default: every warehouse gets work whatever the thread count.
+            affinity: false,
             nurand_seed: 0x7CC5_EED5,
             items: schema::ITEMS,
         }
@@ -205,6 +208,56 @@ impl Workload for Tpcc {
         }
     }
 
+    fn committed(&self, st: &mut TpccWorker, input: &TpccInput, measured: bool) {
+        if measured && matches!(input, TpccInput::Delivery(_)) {
+            st.deliveries += 1;
+            st.skipped_districts += st.last_skipped as u64;
+        }
+    }
+
+    fn counters(&self, st: &TpccWorker) -> Vec<(&'static str, u64)> {
+        vec![
+            ("delivery_skipped_districts", st.skipped_districts),
+            ("deliveries", st.deliveries),
+        ]
+    }
+
+    fn notes(&self, done: &[u64], counters: &[(String, u64)]) -> Vec<String> {
+        let mut v = vec![if self.cfg.affinity {
+            "home warehouse: one per worker, (worker mod W) + 1 (--affinity)".to_string()
+        } else {
+            "home warehouse: drawn uniformly per transaction (the default; --affinity gives each worker its own)".to_string()
+        }];
+        let total: u64 = done.iter().sum();
+        if total > 0 {
+            // Clause 5.2.3's minimum shares (New-Order has none: it takes the rest).
+            for (t, min) in [
+                (PAYMENT_TXN, 43.0),
+                (ORDER_STATUS_TXN, 4.0),
+                (DELIVERY_TXN, 4.0),
+                (STOCK_LEVEL_TXN, 4.0),
+            ] {
+                let share = 100.0 * done[t as usize] as f64 / total as f64;
+                if share < min {
+                    v.push(format!(
+                        "the mix missed clause 5.2.3's minimum: {} {share:.2}% of transactions, below {min}%",
+                        TXN_NAMES[t as usize]
+                    ));
+                }
+            }
+        }
+        let get = |k: &str| counters.iter().find(|(n, _)| n == k).map_or(0, |(_, c)| *c);
+        let (del, skipped) = (get("deliveries"), get("delivery_skipped_districts"));
+        if del > 0 {
+            v.push(format!(
+                "delivery skipped {skipped} of {} districts ({:.2}%): no undelivered order there (clause 2.7.4.2)",
+                del * DISTRICTS as u64,
+                100.0 * skipped as f64 / (del * DISTRICTS as u64) as f64
+            ));
+        }
+        v
+    }
+
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
         check::check(self, engine, info)
     }
@@ -279,9 +332,40 @@ mod tests {
     }
 
     #[test]
+    fn notes_name_the_home_mode_missed_minimums_and_skipped_deliveries() {
+        let t = Tpcc::new(TpccConfig::default()).unwrap();
+        let notes = t.notes(&[45, 43, 4, 4, 4], &[]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("drawn uniformly per transaction"),
+            "{notes:?}"
+        );
+        let counters = [
+            ("deliveries".to_string(), 4),
+            ("delivery_skipped_districts".to_string(), 3),
+        ];
+        let notes = t.notes(&[46, 42, 4, 4, 4], &counters);
+        assert!(
+            notes.iter().any(|n| n.contains("payment 42.00%")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("skipped 3 of 40 districts")),
+            "{notes:?}"
+        );
+        assert!(
+            !notes.iter().any(|n| n.contains("stock-level")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
     fn next_follows_the_mix_and_the_input_rules() {
         let t = Tpcc::new(TpccConfig {
             warehouses: 4,
+            affinity: true,
             ..TpccConfig::default()
         })
         .unwrap();
@@ -291,10 +375,15 @@ mod tests {
         let (mut rollbacks, mut remote_lines, mut lines, mut by_name, mut remote_pay) =
             (0, 0, 0, 0, 0);
         let n = 20_000;
-        for _ in 0..n {
+        for k in 0..n {
             let (ty, input) = t.next(&mut st);
             assert_eq!(ty, input.txn_type());
             counts[ty as usize] += 1;
+            // The card deck: every 100 transactions follow the mix exactly.
+            if (k + 1) % 100 == 0 {
+                let per = (k + 1) / 100;
+                assert_eq!(counts, DEFAULT_MIX.map(|m| m * per), "after {} txns", k + 1);
+            }
             match input {
                 TpccInput::NewOrder(i) => {
                     assert_eq!(i.w_id, 2);
