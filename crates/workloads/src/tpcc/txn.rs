@@ -5,9 +5,9 @@
 use super::gen::{self, nurand};
 use super::schema::*;
 use super::Tpcc;
+use crate::util::KitRng;
 use api::row::{self, Zeroable};
 use api::{Dir, Error, Result, Session, Worker};
-use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::ops::Bound;
@@ -114,7 +114,7 @@ impl TpccInput {
 /// Per-worker generator state and scratch space (reused, so a transaction allocates
 /// nothing once the buffers have grown).
 pub struct TpccWorker {
-    pub rng: SmallRng,
+    pub rng: KitRng,
     pub worker_id: u32,
     /// With affinity: the worker's home warehouse and (for Stock-Level, whose district
     /// is fixed per terminal, clause 2.8.1.1) its district.
@@ -162,7 +162,7 @@ impl Tpcc {
         }
     }
 
-    fn other_warehouse(&self, rng: &mut SmallRng, w: u32) -> u32 {
+    fn other_warehouse(&self, rng: &mut KitRng, w: u32) -> u32 {
         debug_assert!(self.cfg.warehouses > 1);
         let o = rng.gen_range(1..self.cfg.warehouses);
         if o >= w {
@@ -172,7 +172,7 @@ impl Tpcc {
         }
     }
 
-    fn customer_by(&self, rng: &mut SmallRng) -> CustomerBy {
+    fn customer_by(&self, rng: &mut KitRng) -> CustomerBy {
         if rng.gen_range(1..=100) <= 60 {
             CustomerBy::LastName(nurand(rng, 255, 0, 999, self.c.c_last_run))
         } else {
