@@ -469,34 +469,12 @@ fn seconds_or_zero(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Sizes: a number with an optional unit B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (all
-/// powers of 1024). Zero is refused.
+/// Sizes: the one size parser (cachesim's, units are powers of 1024); zero is refused.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size (e.g. 64MB, 1GB)"))?;
-    let mult: u64 = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        "T" | "TB" | "TIB" => 1 << 40,
-        u => {
-            return Err(format!(
-                "unknown size unit '{u}' in '{s}' (use KB, MB, GB or TB)"
-            ))
-        }
-    };
-    let bytes = v * mult as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(format!("size '{s}' must be at least one byte"));
+    match cachesim::config::parse_size(s)? {
+        0 => Err(format!("size '{s}' must be at least one byte")),
+        v => Ok(v),
     }
-    Ok(bytes as u64)
 }
 
 #[cfg(test)]

@@ -85,16 +85,10 @@ pub struct Report {
     pub started_at_unix_s: u64,
 }
 
+/// A count or rate rounded to an integer, with thousands separators.
 fn fmt_count(v: f64) -> String {
-    let s = format!("{:.0}", v);
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 && c != '-' {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    use num_format::{Locale, ToFormattedString};
+    (v.round() as i64).to_formatted_string(&Locale::en)
 }
 
 /// Below this measured interval, rates mostly measure start-up and the end of the run:
@@ -237,5 +231,17 @@ impl Report {
             );
         }
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_get_separators_and_short_times_milliseconds() {
+        assert_eq!(super::fmt_count(1234567.4), "1,234,567");
+        assert_eq!(super::fmt_count(-1234.6), "-1,235");
+        assert_eq!(super::fmt_count(999.0), "999");
+        assert_eq!(super::fmt_secs(0.026), "26 ms");
+        assert_eq!(super::fmt_secs(10.0), "10.0 s");
     }
 }

@@ -3,6 +3,7 @@
 use crate::machine;
 use crate::report::{Checks, Latency, Report, TxnTypeReport};
 use api::{Engine, EngineOptions, Error, Session};
+use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -48,8 +49,8 @@ const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
 const STOP: u8 = 2;
 
-/// Per-worker counters other threads read for the live line; each on its own cache line.
-#[repr(align(128))]
+/// Per-worker counters other threads read for the live line (each kept on its own cache
+/// line by `CachePadded`).
 #[derive(Default)]
 struct Live {
     committed: AtomicU64,
@@ -199,7 +200,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
 
     let ntypes = wl.txn_types().len();
     let phase = AtomicU8::new(if cfg.warmup_s <= 0.0 { MEASURE } else { WARMUP });
-    let live: Vec<Live> = (0..cfg.threads).map(|_| Live::default()).collect();
+    let live: Vec<CachePadded<Live>> = (0..cfg.threads).map(|_| CachePadded::default()).collect();
     let fatal: Mutex<Option<Error>> = Mutex::new(None);
     let acked = match &cfg.acked_file {
         Some(p) => Some(Mutex::new(
