@@ -387,26 +387,24 @@ pub(crate) fn build(sim: &Simulator) -> Report {
 }
 
 /// Plain aligned table: first column left-aligned, the rest right-aligned.
+/// A borderless table: the first column left-aligned, the others right-aligned, two
+/// spaces between columns.
 fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
-    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    use comfy_table::{presets::NOTHING, CellAlignment, Table};
+    let mut t = Table::new();
+    t.load_style(NOTHING).set_header(header.to_vec());
     for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.len());
+        t.add_row(r.clone());
+    }
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((if i == 0 { 0 } else { 2 }, 0));
+        if i > 0 {
+            c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let line = |out: &mut String, cells: Vec<&str>| {
-        for (i, c) in cells.iter().enumerate() {
-            if i == 0 {
-                let _ = write!(out, "{c:<width$}", width = w[0]);
-            } else {
-                let _ = write!(out, "  {c:>width$}", width = w[i]);
-            }
-        }
+    for l in t.lines() {
+        out.push_str(l.trim_end());
         out.push('\n');
-    };
-    line(out, header.to_vec());
-    for r in rows {
-        line(out, r.iter().map(String::as_str).collect());
     }
 }
 

@@ -91,6 +91,25 @@ fn fmt_count(v: f64) -> String {
     (v.round() as i64).to_formatted_string(&Locale::en)
 }
 
+/// A borderless table: the first column left-aligned, the others right-aligned.
+fn table(out: &mut String, header: &[&str], rows: Vec<Vec<String>>) {
+    use comfy_table::{presets::NOTHING, CellAlignment, Table};
+    let mut t = Table::new();
+    t.load_style(NOTHING)
+        .set_header(header.to_vec())
+        .add_rows(rows);
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((if i == 0 { 0 } else { 2 }, 0));
+        if i > 0 {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    for l in t.lines() {
+        out.push_str(l.trim_end());
+        out.push('\n');
+    }
+}
+
 /// Below this measured interval, rates mostly measure start-up and the end of the run:
 /// the text report says so instead of printing tpmC or reading the CPU share.
 pub const SHORT_RUN_S: f64 = 1.0;
@@ -161,35 +180,17 @@ impl Report {
             let _ = writeln!(o, "{n}");
         }
         let _ = writeln!(o);
-        let _ = writeln!(
-            o,
-            "{:<16} {:>12} {:>10} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9} {:>10}",
-            "transaction",
-            "committed",
-            "aborts",
-            "user-ab",
-            "txn/s",
-            "p50 us",
-            "p95 us",
-            "p99 us",
-            "p99.9 us",
-            "max us"
-        );
+        let mut rows: Vec<Vec<String>> = Vec::new();
         let mut row = |name: &str, c: u64, a: u64, u: u64, tps: f64, l: &Latency| {
-            let _ = writeln!(
-                o,
-                "{:<16} {:>12} {:>10} {:>10} {:>12} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
-                name,
+            let mut r = vec![
+                name.to_string(),
                 fmt_count(c as f64),
                 fmt_count(a as f64),
                 fmt_count(u as f64),
                 fmt_count(tps),
-                l.p50,
-                l.p95,
-                l.p99,
-                l.p999,
-                l.max
-            );
+            ];
+            r.extend([l.p50, l.p95, l.p99, l.p999, l.max].map(|v| format!("{v:.1}")));
+            rows.push(r);
         };
         for t in &self.per_txn {
             row(
@@ -211,6 +212,22 @@ impl Report {
                 &self.latency_us,
             );
         }
+        table(
+            &mut o,
+            &[
+                "transaction",
+                "committed",
+                "aborts",
+                "user-ab",
+                "txn/s",
+                "p50 us",
+                "p95 us",
+                "p99 us",
+                "p99.9 us",
+                "max us",
+            ],
+            rows,
+        );
         let _ = writeln!(o);
         let _ = writeln!(
             o,
