@@ -215,6 +215,9 @@ pub struct RunOpts {
     /// then goes to standard error).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Write the per-second lines to this file (on a terminal they go to standard error).
+    #[arg(long)]
+    pub progress_file: Option<PathBuf>,
     /// Logging: off, async (group commit, commit does not wait) or sync (commit waits).
     #[arg(long, value_enum, default_value = "off")]
     pub log: LogArg,

@@ -442,6 +442,7 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
         trace_measured: c.trace_measured,
         acked_file: c.acked_file.clone(),
         check: !c.no_check,
+        progress_file: c.progress_file.clone(),
     };
     let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {
         Ok(r) => r,

@@ -643,3 +643,36 @@ fn tpcc_report_counts_rollbacks_in_tpmc_and_names_its_modes() {
     assert_eq!(v["config"]["workload"]["affinity"], false);
     assert!(out.contains("home warehouse: drawn uniformly"), "{out}");
 }
+
+#[test]
+fn progress_lines_go_to_a_file_labelled_with_the_last_second_and_separators() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("progress.txt");
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcb",
+        "--engine",
+        "serial",
+        "--duration",
+        "1.3",
+        "--warmup",
+        "1",
+        "--progress-file",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 2, "{text}");
+    assert!(
+        lines[0].contains("warm-up"),
+        "the first second is warm-up: {text}"
+    );
+    assert!(lines[1..].iter().all(|l| l.contains("measure")), "{text}");
+    // The run ends 2.3 s in: its last part has a line of its own.
+    let last = lines.last().unwrap().trim_start_matches('[').trim_start();
+    assert!(last.starts_with("2.") && !last.starts_with("2.0"), "{text}");
+    assert!(text.contains(','), "counts have separators: {text}");
+    // Not a terminal: nothing on stderr.
+    assert!(!err.contains("txn/s"), "{err}");
+}

@@ -86,7 +86,7 @@ pub struct Report {
 }
 
 /// A count or rate rounded to an integer, with thousands separators.
-fn fmt_count(v: f64) -> String {
+pub(crate) fn fmt_count(v: f64) -> String {
     use num_format::{Locale, ToFormattedString};
     (v.round() as i64).to_formatted_string(&Locale::en)
 }

@@ -43,6 +43,8 @@ pub struct RunConfig {
     pub acked_file: Option<PathBuf>,
     /// Run the workload's consistency check after the run.
     pub check: bool,
+    /// Write the per-second lines to this file (whether or not output is a terminal).
+    pub progress_file: Option<PathBuf>,
 }
 
 const WARMUP: u8 = 0;
@@ -120,6 +122,52 @@ fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
 }
 
+/// Committed and conflict-aborted transactions of all workers so far.
+fn live_counts(live: &[CachePadded<Live>]) -> (u64, u64) {
+    live.iter().fold((0, 0), |(c, a), l| {
+        (
+            c + l.committed.load(Ordering::Relaxed),
+            a + l.aborted.load(Ordering::Relaxed),
+        )
+    })
+}
+
+/// One per-second line: the interval from `second` to `end` seconds into the run (None:
+/// one second), labelled warm-up when any of it was, with its commits per second and
+/// abort share.
+fn progress_line(
+    out: &mut Option<Box<dyn Write + Send>>,
+    second: u64,
+    end: Option<f64>,
+    warm: Duration,
+    now: (u64, u64),
+    last: (u64, u64),
+) {
+    let Some(out) = out else { return };
+    let (dc, da) = (now.0 - last.0, now.1 - last.1);
+    let what = if Duration::from_secs(second) < warm {
+        "warm-up"
+    } else {
+        "measure"
+    };
+    let aborts = if dc + da > 0 {
+        100.0 * da as f64 / (dc + da) as f64
+    } else {
+        0.0
+    };
+    let len = end.map_or(1.0, |e| e - second as f64);
+    let tps = crate::report::fmt_count(dc as f64 / len);
+    let end = match end {
+        Some(e) => format!("{e:.1}s"),
+        None => format!("{}s", second + 1),
+    };
+    // A failed write of a progress line must not end the run: the report still comes.
+    let _ = writeln!(
+        out,
+        "[{end:>6}] {what:<8} {tps:>11} txn/s   aborts {aborts:>6.2}%"
+    );
+}
+
 /// Load `wl` into a fresh `engine` and mark the load complete; returns its seconds.
 fn load_phase<E: Engine, W: Workload>(
     engine: &E,
@@ -131,11 +179,18 @@ fn load_phase<E: Engine, W: Workload>(
     let t0 = Instant::now();
     let bar = if interactive {
         let b = ProgressBar::new(wl.load_rows());
+        // At most 80 columns: a 16-column bar, rows per second as an integer.
         b.set_style(
             ProgressStyle::with_template(
-                "loading {msg} [{bar:40}] {human_pos}/{human_len} rows ({per_sec}, eta {eta})",
+                "loading {msg} [{bar:16}] {human_pos}/{human_len} rows {rate}/s eta {eta}",
             )
             .expect("static template")
+            .with_key(
+                "rate",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{}", crate::report::fmt_count(s.per_sec()));
+                },
+            )
             .progress_chars("=> "),
         );
         b.set_message(wl.name());
@@ -175,6 +230,14 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    // The per-second lines: to --progress-file, else to a terminal, else nowhere.
+    let mut progress: Option<Box<dyn Write + Send>> = match &cfg.progress_file {
+        Some(p) => Some(Box::new(std::fs::File::create(p).map_err(|e| {
+            Error::fatal(format!("cannot create {}: {e}", p.display()))
+        })?)),
+        None if cfg.interactive => Some(Box::new(std::io::stderr())),
+        None => None,
+    };
     let schema = Arc::new(wl.schema());
     let engine = E::open(schema, &cfg.engine)?;
     let fresh = !engine.has_data();
@@ -374,31 +437,10 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     break;
                 }
                 if now >= Duration::from_secs(tick) {
+                    let counts = live_counts(&live);
+                    progress_line(&mut progress, tick - 1, None, warm, counts, last);
+                    last = counts;
                     tick += 1;
-                    let c: u64 = live
-                        .iter()
-                        .map(|l| l.committed.load(Ordering::Relaxed))
-                        .sum();
-                    let a: u64 = live.iter().map(|l| l.aborted.load(Ordering::Relaxed)).sum();
-                    if cfg.interactive {
-                        let (dc, da) = (c - last.0, a - last.1);
-                        let what = if phase.load(Ordering::Relaxed) == WARMUP {
-                            "warm-up"
-                        } else {
-                            "measure"
-                        };
-                        let rate = if dc + da > 0 {
-                            100.0 * da as f64 / (dc + da) as f64
-                        } else {
-                            0.0
-                        };
-                        eprintln!(
-                            "[{:>4}s] {what:<8} {:>12.0} txn/s   aborts {rate:>6.2}%",
-                            tick - 1,
-                            dc as f64
-                        );
-                    }
-                    last = (c, a);
                 }
                 // Sleep until the next event: the end of warm-up, the next second, the end.
                 let mut next = total.min(Duration::from_secs(tick));
@@ -412,6 +454,12 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             }
             measured = measure_start.elapsed();
             phase.store(STOP, Ordering::Relaxed);
+            // The rest since the last line (a partial second, usually).
+            let end = run_start.elapsed().as_secs_f64();
+            if end - (tick - 1) as f64 > 0.05 {
+                let counts = live_counts(&live);
+                progress_line(&mut progress, tick - 1, Some(end), warm, counts, last);
+            }
         }
         let results: Vec<WorkerResult> = handles
             .into_iter()
