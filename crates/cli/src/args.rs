@@ -215,6 +215,13 @@ pub struct RunOpts {
     /// then goes to standard error).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Open loop: transactions arrive at this total rate (per second) instead of back to
+    /// back; latency then counts from each one's intended start.
+    #[arg(long, value_parser = rate)]
+    pub rate: Option<f64>,
+    /// Gaps between open-loop arrivals: regular (equal) or poisson (exponential).
+    #[arg(long, value_enum, default_value = "regular", requires = "rate")]
+    pub arrivals: ArrivalsArg,
     /// Write the per-second lines to this file (on a terminal they go to standard error).
     #[arg(long)]
     pub progress_file: Option<PathBuf>,
@@ -448,6 +455,25 @@ pub struct TpcbTxn {
     /// Give each worker its own home branch (needs --scale >= --threads).
     #[arg(long)]
     pub affinity: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrivalsArg {
+    Regular,
+    Poisson,
+}
+
+/// The highest `--rate` accepted (far beyond any engine here; keeps gaps above 1 ns).
+pub const MAX_RATE: f64 = 1e8;
+
+/// A rate of transactions per second, above 0 and at most `MAX_RATE`.
+fn rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= MAX_RATE => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a rate in transactions per second (above 0, at most {MAX_RATE})"
+        )),
+    }
 }
 
 /// The longest run or warm-up accepted: a year (longer ones overflow the clocks).

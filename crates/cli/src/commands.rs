@@ -443,6 +443,10 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
         acked_file: c.acked_file.clone(),
         check: !c.no_check,
         progress_file: c.progress_file.clone(),
+        rate: c.rate.map(|tps| driver::Rate {
+            tps,
+            poisson: c.arrivals == ArrivalsArg::Poisson,
+        }),
     };
     let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {
         Ok(r) => r,

@@ -106,6 +106,12 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         ],
         &["drop"],
         &["drop", "--db", "/nonexistent/oltpscope-db"],
+        &["run", "micro", "--rate", "0"],
+        &["run", "micro", "--rate", "-5"],
+        &["run", "micro", "--rate", "1e12"],
+        &["run", "micro", "--rate", "NaN"],
+        &["run", "micro", "--arrivals", "poisson"],
+        &["run", "micro", "--rate", "100", "--arrivals", "bursty"],
     ];
     for args in cases {
         let (code, _out, err) = oltpscope(args);
@@ -675,4 +681,54 @@ fn progress_lines_go_to_a_file_labelled_with_the_last_second_and_separators() {
     assert!(text.contains(','), "counts have separators: {text}");
     // Not a terminal: nothing on stderr.
     assert!(!err.contains("txn/s"), "{err}");
+}
+
+#[test]
+fn an_open_loop_run_offers_its_rate_and_no_more() {
+    for arrivals in ["regular", "poisson"] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let (code, out, err) = oltpscope(&[
+            "run",
+            "tpcb",
+            "--engine",
+            "serial",
+            "--threads",
+            "2",
+            "--rate",
+            "200",
+            "--arrivals",
+            arrivals,
+            "--duration",
+            "1.5",
+            "--warmup",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("open loop: offered 200 txn/s"), "{out}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["open_loop"]["tps"], 200.0);
+        assert_eq!(v["open_loop"]["poisson"], arrivals == "poisson");
+        let done = v["committed"].as_u64().unwrap();
+        let offered = 200.0 * v["duration_s"].as_f64().unwrap();
+        // Regular arrivals never run ahead of the schedule (one due at each worker's
+        // start); Poisson ones only by chance (6 standard deviations here). Far fewer
+        // would mean the arrivals were not generated at all.
+        let slack = if arrivals == "regular" {
+            2.0
+        } else {
+            6.0 * offered.sqrt()
+        };
+        assert!(
+            done as f64 <= offered + slack,
+            "{done} done, {offered} offered"
+        );
+        assert!(
+            done as f64 >= offered / 2.0,
+            "{done} done, {offered} offered"
+        );
+    }
 }

@@ -69,6 +69,9 @@ pub struct Report {
     /// requires (TPC-C only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpmc: Option<f64>,
+    /// Open loop: the offered rate and arrivals (latency counts from intended starts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<crate::run::Rate>,
     /// The workload's counters of measured commits (TPC-C: skipped Delivery districts).
     pub counters: std::collections::BTreeMap<String, u64>,
     /// The workload's remarks on the run (TPC-C: home-warehouse mode, missed mix
@@ -151,6 +154,14 @@ impl Report {
             self.abort_rate * 100.0,
             fmt_count(self.user_aborts as f64)
         );
+        if let Some(r) = &self.open_loop {
+            let _ = writeln!(
+                o,
+                "open loop: offered {} txn/s, {} arrivals; latency counts from each transaction's intended start",
+                fmt_count(r.tps),
+                if r.poisson { "Poisson" } else { "regular" }
+            );
+        }
         if short {
             let _ = writeln!(
                 o,
@@ -162,7 +173,9 @@ impl Report {
                 o,
                 "workers on CPU {:.0}% of the measured time{}",
                 b * 100.0,
-                if b < 0.9 {
+                if self.open_loop.is_some() {
+                    " (open loop: they also wait for arrivals)"
+                } else if b < 0.9 {
                     " (they waited for I/O or locks, or other load took their cores)"
                 } else {
                     ""

@@ -45,6 +45,71 @@ pub struct RunConfig {
     pub check: bool,
     /// Write the per-second lines to this file (whether or not output is a terminal).
     pub progress_file: Option<PathBuf>,
+    /// Open loop: transactions arrive at this rate instead of back to back.
+    pub rate: Option<Rate>,
+}
+
+/// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Rate {
+    pub tps: f64,
+    /// Exponential gaps between arrivals (a Poisson process) instead of equal ones.
+    pub poisson: bool,
+}
+
+/// When one worker's transactions are due in an open-loop run. Latency then counts from
+/// the due time, so a backlog shows in it (no coordinated omission).
+struct Pacer {
+    gap_s: f64,
+    poisson: bool,
+    rng: workloads::util::KitRng,
+    next: Instant,
+}
+
+impl Pacer {
+    fn new(rate: &Rate, threads: usize, worker: usize, seed: u64) -> Self {
+        Pacer {
+            gap_s: threads as f64 / rate.tps,
+            poisson: rate.poisson,
+            rng: workloads::util::rng_for(seed, 0x0A77_1000 + worker as u64),
+            next: Instant::now(),
+        }
+    }
+
+    /// Wait until the next transaction is due; how late it starts, or None if `stop`
+    /// said so while waiting.
+    fn wait(&mut self, stop: impl Fn() -> bool) -> Option<Duration> {
+        use rand::RngCore;
+        let due = self.next;
+        let gap = if self.poisson {
+            // U in (0, 1): -ln U is exponential with mean 1.
+            let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            -u.ln() * self.gap_s
+        } else {
+            self.gap_s
+        };
+        self.next += Duration::from_secs_f64(gap);
+        loop {
+            let now = Instant::now();
+            if now >= due {
+                return Some(now - due);
+            }
+            if stop() {
+                return None;
+            }
+            // Sleep (in short naps, so the end of the run is noticed within 20 ms) until
+            // shortly before it is due, then yield: a sleep's wake-up is too late to time
+            // microsecond transactions from.
+            let left = due - now;
+            if left > Duration::from_micros(200) {
+                std::thread::sleep(
+                    (left - Duration::from_micros(200)).min(Duration::from_millis(20)),
+                );
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
 }
 
 const WARMUP: u8 = 0;
@@ -318,6 +383,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     let me = &live[w];
                     let mut done = 0u64;
                     let mut backoff_seed = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let mut pacer = cfg.rate.map(|r| Pacer::new(&r, cfg.threads, w, cfg.seed));
                     loop {
                         let ph = phase.load(Ordering::Relaxed);
                         if ph == STOP || quota.is_some_and(|q| done >= q) {
@@ -326,6 +392,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         if ph == MEASURE && cpu_at_measure.is_none() {
                             cpu_at_measure = Some(thread_cpu());
                         }
+                        let late = match pacer.as_mut() {
+                            None => Duration::ZERO,
+                            Some(p) => match p.wait(|| phase.load(Ordering::Relaxed) == STOP) {
+                                Some(l) => l,
+                                None => break,
+                            },
+                        };
                         let (ty, input) = wl.next(&mut st);
                         let t = ty as usize;
                         let t0 = clock.now();
@@ -356,7 +429,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                 other => break other,
                             }
                         };
-                        let ns = clock.nanos(t0, clock.now());
+                        let ns = clock.nanos(t0, clock.now()) + late.as_nanos() as u64;
                         // --txns counts measured transactions only (warm-up ones are extra).
                         if ph == MEASURE {
                             done += 1;
@@ -562,6 +635,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         "seed": cfg.seed,
         "pin": cfg.pin && !cores.is_empty(),
         "no_load": cfg.no_load,
+        "rate": cfg.rate,
     });
     Ok(Report {
         workload: wl.name().to_string(),
@@ -582,6 +656,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         worker_cpu_busy: cpu_busy,
         tpmc,
         counters: counters.into_iter().collect(),
+        open_loop: cfg.rate,
         notes,
         latency_us: Latency::from_ns(&all_hist),
         per_txn,

@@ -26,6 +26,7 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         acked_file: None,
         check: true,
         progress_file: None,
+        rate: None,
     }
 }
 
