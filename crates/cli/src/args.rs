@@ -584,4 +584,8 @@ pub struct TpccTxn {
     /// otherwise home warehouses are drawn uniformly per transaction.
     #[arg(long)]
     pub affinity: bool,
+    /// Each worker is one terminal of the specification: keying time before and think
+    /// time after each transaction (clause 5.2.5), instead of back to back.
+    #[arg(long)]
+    pub terminal_times: bool,
 }

@@ -40,7 +40,14 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         Cmd::Run { workload } => match workload.ok_or_else(|| no_workload("run"))? {
             RunWorkload::Micro(a) => run(&micro(&a.data, Some(&a.txn))?, &a.common),
             RunWorkload::Tpcb(a) => run(&tpcb(&a.data, Some(&a.txn), a.common.threads)?, &a.common),
-            RunWorkload::Tpcc(a) => run(&tpcc(&a.data, Some(&a.txn))?, &a.common),
+            RunWorkload::Tpcc(a) => {
+                if a.txn.terminal_times && a.common.rate.is_some() {
+                    return Err(
+                        "--terminal-times and --rate are two ways to pace a run: give one".into(),
+                    );
+                }
+                run(&tpcc(&a.data, Some(&a.txn))?, &a.common)
+            }
         },
         Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {
             DataWorkload::Micro(a) => load(&micro(&a.data, None)?, &a.common),
@@ -156,6 +163,7 @@ fn tpcc(d: &TpccData, txn: Option<&TpccTxn>) -> Result<Tpcc, String> {
             .and_then(|t| t.mix)
             .unwrap_or(workloads::tpcc::DEFAULT_MIX),
         affinity: txn.is_some_and(|t| t.affinity),
+        terminal_times: txn.is_some_and(|t| t.terminal_times),
         ..TpccConfig::default()
     })
 }
@@ -231,6 +239,9 @@ fn tpcc_args(d: &TpccData, t: &TpccTxn) -> Vec<String> {
     }
     if t.affinity {
         v.push("--affinity".into());
+    }
+    if t.terminal_times {
+        v.push("--terminal-times".into());
     }
     v
 }

@@ -60,6 +60,12 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        crate::args::Cli::command().debug_assert();
+    }
+
+    #[test]
     fn clap_hints_stay_on_the_one_line() {
         let text = "error: unexpected argument '--thread' found\n\n  tip: a similar argument exists: '--threads'\n\nUsage: oltpscope run tpcc [OPTIONS]\n\nFor more information, try '--help'.\n";
         assert_eq!(

@@ -111,6 +111,8 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         &["crashtest", "--threads", "65"],
         &["crashtest", "--workload", "micro"],
         &["crashtest", "--engine", "serial"],
+        &["run", "tpcc", "--terminal-times", "--rate", "5"],
+        &["run", "tpcb", "--terminal-times"],
         &["run", "micro", "--rate", "0"],
         &["run", "micro", "--rate", "-5"],
         &["run", "micro", "--rate", "1e12"],
@@ -401,6 +403,21 @@ fn clap_errors_keep_their_hints_on_one_line() {
     );
     let (_, _, err) = oltpscope(&["run"]);
     assert!(err.contains("micro, tpcb or tpcc"), "{err}");
+}
+
+#[test]
+fn every_command_and_workload_has_help() {
+    for cmd in ["run", "load", "simulate", "check"] {
+        for wl in ["micro", "tpcb", "tpcc"] {
+            let (code, out, err) = oltpscope(&[cmd, wl, "--help"]);
+            assert_eq!(code, 0, "{cmd} {wl}: {err}");
+            assert!(out.contains("Usage:"), "{cmd} {wl}: {out}");
+        }
+    }
+    for cmd in ["drop", "crashtest"] {
+        let (code, _, err) = oltpscope(&[cmd, "--help"]);
+        assert_eq!(code, 0, "{cmd}: {err}");
+    }
 }
 
 #[test]
@@ -736,4 +753,40 @@ fn an_open_loop_run_offers_its_rate_and_no_more() {
             "{done} done, {offered} offered"
         );
     }
+}
+
+#[test]
+fn terminal_times_pace_a_tpcc_run_and_its_end_is_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let t0 = std::time::Instant::now();
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcc",
+        "--terminal-times",
+        "--mix",
+        "new-order=100",
+        "--threads",
+        "2",
+        "--duration",
+        "1.5",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // New-Order's keying time is 18 s: no terminal finishes a transaction in 1.5 s.
+    let done = v["committed"].as_u64().unwrap() + v["user_aborts"].as_u64().unwrap();
+    assert_eq!(done, 0, "{out}");
+    // The end does not wait for the workers' keying times: a run that waited for them
+    // would take 18 s plus the load.
+    assert!(t0.elapsed().as_secs_f64() < 17.5, "{:?}", t0.elapsed());
+    assert_eq!(v["config"]["workload"]["terminal_times"], true);
+    assert!(
+        out.contains("terminal times: each worker is one terminal"),
+        "{out}"
+    );
 }

@@ -187,6 +187,21 @@ fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
 }
 
+/// Sleep for `d` in short naps; false if `stop` said so first.
+fn nap(d: Duration, stop: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + d;
+    loop {
+        if stop() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+    }
+}
+
 /// Committed and conflict-aborted transactions of all workers so far.
 fn live_counts(live: &[CachePadded<Live>]) -> (u64, u64) {
     live.iter().fold((0, 0), |(c, a), l| {
@@ -400,6 +415,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                             },
                         };
                         let (ty, input) = wl.next(&mut st);
+                        // A terminal's keying time (before) and think time (after).
+                        let pause = wl.pauses(&mut st, ty);
+                        if let Some((keying, _)) = pause {
+                            if !nap(keying, || phase.load(Ordering::Relaxed) == STOP) {
+                                break;
+                            }
+                        }
                         let t = ty as usize;
                         let t0 = clock.now();
                         let mut tries = 0u32;
@@ -463,6 +485,11 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                     *f = Some(e);
                                 }
                                 phase.store(STOP, Ordering::Relaxed);
+                                break;
+                            }
+                        }
+                        if let Some((_, think)) = pause {
+                            if !nap(think, || phase.load(Ordering::Relaxed) == STOP) {
                                 break;
                             }
                         }

@@ -86,6 +86,17 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
 
+    /// Pauses around a transaction of type `ty` that a terminal would take: (before it,
+    /// after it), e.g. TPC-C's keying and think times. `None` (the default): none, the
+    /// worker runs transactions back to back.
+    fn pauses(
+        &self,
+        _st: &mut Self::WorkerState,
+        _ty: u32,
+    ) -> Option<(std::time::Duration, std::time::Duration)> {
+        None
+    }
+
     /// Called by the driver right after each commit (`measured`: during the measured
     /// phase), with the state the body left, so a kit can count what its committed
     /// transactions did (e.g. TPC-C's skipped Delivery districts).

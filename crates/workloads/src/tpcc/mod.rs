@@ -18,6 +18,7 @@ pub use txn::{
 use crate::{Check, RunInfo, Workload};
 use api::{Engine, Result, Schema, Session, Worker};
 use schema::DISTRICTS;
+use std::time::Duration;
 use txn::{DELIVERY_TXN, ORDER_STATUS_TXN, PAYMENT_TXN, STOCK_LEVEL_TXN};
 
 /// The specification's mix (clause 5.2.3 minimums, New-Order taking the rest).
@@ -34,6 +35,9 @@ pub struct TpccConfig {
     /// Worker i's home warehouse is (i % W) + 1 (and its Stock-Level district
     /// (i / W) % 10 + 1); otherwise both are drawn uniformly per transaction.
     pub affinity: bool,
+    /// Each worker acts as one terminal: keying time before and think time after each
+    /// transaction (clause 5.2.5), instead of running transactions back to back.
+    pub terminal_times: bool,
     /// Seed of the NURand C constants. Loading and running must use the same value
     /// (the C_LAST C-Run is chosen relative to C-Load, clause 2.1.6.1).
     pub nurand_seed: u64,
@@ -49,6 +53,7 @@ impl Default for TpccConfig {
             mix: DEFAULT_MIX,
             // As the CLI's default: every warehouse gets work whatever the thread count.
             affinity: false,
+            terminal_times: false,
             nurand_seed: 0x7CC5_EED5,
             items: schema::ITEMS,
         }
@@ -154,6 +159,7 @@ impl Workload for Tpcc {
                 "stock-level": self.cfg.mix[4],
             },
             "affinity": self.cfg.affinity,
+            "terminal_times": self.cfg.terminal_times,
             "nurand_seed": self.cfg.nurand_seed,
             "items": self.cfg.items,
             "nurand_c": self.c,
@@ -208,6 +214,28 @@ impl Workload for Tpcc {
         }
     }
 
+    fn pauses(&self, st: &mut TpccWorker, ty: u32) -> Option<(Duration, Duration)> {
+        use rand::Rng;
+        if !self.cfg.terminal_times {
+            return None;
+        }
+        // Clause 5.2.5.7: minimum keying times; mean think times, negative exponential
+        // and cut at ten times the mean (clause 5.2.5.4).
+        let (keying_s, think_mean_s) = [
+            (18.0, 12.0),
+            (3.0, 12.0),
+            (2.0, 10.0),
+            (2.0, 5.0),
+            (2.0, 5.0),
+        ][ty as usize];
+        let r: f64 = st.pause_rng.gen_range(f64::MIN_POSITIVE..1.0);
+        let think_s = (-r.ln() * think_mean_s).min(10.0 * think_mean_s);
+        Some((
+            Duration::from_secs_f64(keying_s),
+            Duration::from_secs_f64(think_s),
+        ))
+    }
+
     fn committed(&self, st: &mut TpccWorker, input: &TpccInput, measured: bool) {
         if measured && matches!(input, TpccInput::Delivery(_)) {
             st.deliveries += 1;
@@ -223,11 +251,15 @@ impl Workload for Tpcc {
     }
 
     fn notes(&self, done: &[u64], counters: &[(String, u64)]) -> Vec<String> {
-        let mut v = vec![if self.cfg.affinity {
+        let mut v = vec![];
+        if self.cfg.terminal_times {
+            v.push("terminal times: each worker is one terminal, with the keying and think times of clause 5.2.5 (tpmC is then at most about 1.29 per worker)".to_string());
+        }
+        v.push(if self.cfg.affinity {
             "home warehouse: one per worker, (worker mod W) + 1 (--affinity)".to_string()
         } else {
             "home warehouse: drawn uniformly per transaction (the default; --affinity gives each worker its own)".to_string()
-        }];
+        });
         let total: u64 = done.iter().sum();
         if total > 0 {
             // Clause 5.2.3's minimum shares (New-Order has none: it takes the rest).
@@ -331,6 +363,41 @@ mod tests {
         assert_eq!(cfg["nurand_c"]["c_last_run"], t.c.c_last_run);
         assert_eq!(cfg["mix"]["new-order"], 45);
         assert_eq!(t.txn_types()[0], "new-order");
+    }
+
+    #[test]
+    fn terminal_times_follow_clause_5_2_5_and_leave_the_inputs_alone() {
+        use super::txn::NEW_ORDER_TXN;
+        let plain = Tpcc::new(TpccConfig::default()).unwrap();
+        let timed = Tpcc::new(TpccConfig {
+            terminal_times: true,
+            ..TpccConfig::default()
+        })
+        .unwrap();
+        let (mut a, mut b) = (plain.worker_state(0, 1, 9), timed.worker_state(0, 1, 9));
+        assert!(plain.pauses(&mut a, NEW_ORDER_TXN).is_none());
+        let mut think = 0.0;
+        let n = 4000;
+        for _ in 0..n {
+            let (keying, t) = timed.pauses(&mut b, NEW_ORDER_TXN).unwrap();
+            assert_eq!(keying, Duration::from_secs(18));
+            assert!(t <= Duration::from_secs(120), "{t:?}");
+            think += t.as_secs_f64();
+        }
+        // Mean 12 s (a wide margin: this catches a wrong rule, not sampling noise).
+        assert!(
+            (11.0..13.0).contains(&(think / n as f64)),
+            "{}",
+            think / n as f64
+        );
+        let (k, _) = timed.pauses(&mut b, STOCK_LEVEL_TXN).unwrap();
+        assert_eq!(k, Duration::from_secs(2));
+        // The same inputs with or without the pauses drawn in between.
+        for _ in 0..50 {
+            let (ta, _) = plain.next(&mut a);
+            let (tb, _) = timed.next(&mut b);
+            assert_eq!(ta, tb);
+        }
     }
 
     #[test]

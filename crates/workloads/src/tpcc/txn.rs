@@ -131,6 +131,9 @@ pub struct TpccWorker {
     pub dealt: usize,
     /// Districts the last Delivery body skipped (no undelivered order, clause 2.7.4.2).
     pub last_skipped: u32,
+    /// Draws keying and think times (`terminal_times`), apart from `rng` so that the
+    /// inputs are the same with or without them.
+    pub pause_rng: KitRng,
     /// Measured committed Deliveries and the districts they skipped.
     pub deliveries: u64,
     pub skipped_districts: u64,
@@ -157,6 +160,7 @@ impl Tpcc {
                 .collect(),
             dealt: usize::MAX,
             last_skipped: 0,
+            pause_rng: crate::util::rng_for(seed, 0x7CC2_0000 + worker_id as u64),
             deliveries: 0,
             skipped_districts: 0,
         }
