@@ -408,6 +408,12 @@ fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
     }
 }
 
+/// A count with thousands separators.
+pub fn sep(x: u64) -> String {
+    use num_format::{Locale, ToFormattedString};
+    x.to_formatted_string(&Locale::en)
+}
+
 fn f2(x: f64) -> String {
     format!("{x:.2}")
 }
@@ -440,13 +446,18 @@ impl Report {
         let _ = write!(
             o,
             "instructions {}  transactions {}",
-            self.instructions, self.transactions
+            sep(self.instructions),
+            sep(self.transactions)
         );
         if let Some(ipt) = self.instructions_per_txn {
             let _ = write!(o, "  instructions/txn {ipt:.0}");
         }
         if self.warmup_txns > 0 {
-            let _ = write!(o, "  (after {} warm-up transactions)", self.warmup_txns);
+            let _ = write!(
+                o,
+                "  (after {} warm-up transactions)",
+                sep(self.warmup_txns)
+            );
         }
         o.push_str("\n\n");
 
@@ -457,14 +468,14 @@ impl Report {
                 vec![
                     l.name.clone(),
                     l.config.spec(),
-                    l.accesses.i.to_string(),
-                    l.accesses.d.to_string(),
-                    l.misses.i.to_string(),
-                    l.misses.d.to_string(),
+                    sep(l.accesses.i),
+                    sep(l.accesses.d),
+                    sep(l.misses.i),
+                    sep(l.misses.d),
                     f2(l.mpki.i),
                     f2(l.mpki.d),
                     l.miss_penalty_cycles.to_string(),
-                    l.stall_cycles.total.to_string(),
+                    sep(l.stall_cycles.total),
                     l.misses_per_txn
                         .map_or("-".into(), |m| format!("{:.1}", m.total)),
                 ]
@@ -487,7 +498,7 @@ impl Report {
             ],
             &rows,
         );
-        let _ = writeln!(o, "total stall cycles {}", self.total_stall_cycles);
+        let _ = writeln!(o, "total stall cycles {}", sep(self.total_stall_cycles));
 
         if self.levels.iter().any(|l| l.three_c.is_some()) {
             o.push_str("\n3C classification (misses)\n");
@@ -500,10 +511,11 @@ impl Report {
                     if miss == 0 {
                         continue;
                     }
-                    let pct = |x: u64| format!("{x} ({:.0}%)", 100.0 * x as f64 / miss as f64);
+                    let pct =
+                        |x: u64| format!("{} ({:.0}%)", sep(x), 100.0 * x as f64 / miss as f64);
                     rows.push(vec![
                         format!("{} {k}", l.name),
-                        miss.to_string(),
+                        sep(miss),
                         pct(g(t.compulsory)),
                         pct(g(t.capacity)),
                         pct(g(t.conflict)),
@@ -534,13 +546,13 @@ impl Report {
                             s.config.ways,
                             s.config.line_bytes
                         ),
-                        s.misses.i.to_string(),
-                        s.misses.d.to_string(),
+                        sep(s.misses.i),
+                        sep(s.misses.d),
                         f2(s.mpki.total),
-                        s.stall_cycles.to_string(),
-                        t.map_or("-".into(), |t| t.compulsory.total.to_string()),
-                        t.map_or("-".into(), |t| t.capacity.total.to_string()),
-                        t.map_or("-".into(), |t| t.conflict.total.to_string()),
+                        sep(s.stall_cycles),
+                        t.map_or("-".into(), |t| sep(t.compulsory.total)),
+                        t.map_or("-".into(), |t| sep(t.capacity.total)),
+                        t.map_or("-".into(), |t| sep(t.conflict.total)),
                     ]
                 })
                 .collect();
@@ -587,7 +599,7 @@ impl Report {
                         format!("{:.1}", pct(b.instructions, self.instructions)),
                     ];
                     r.extend(b.levels.iter().map(|l| f2(l.mpki.total)));
-                    r.push(b.stall_cycles.to_string());
+                    r.push(sep(b.stall_cycles));
                     r.push(format!(
                         "{:.1}",
                         pct(b.stall_cycles, self.total_stall_cycles)
@@ -634,7 +646,7 @@ impl Report {
                         f.component.clone(),
                         format!("{:.1}", pct(f.instructions, self.instructions)),
                     ];
-                    r.extend(f.misses.iter().map(|(_, m)| m.total.to_string()));
+                    r.extend(f.misses.iter().map(|(_, m)| sep(m.total)));
                     r.push(format!(
                         "{:.1}",
                         pct(f.stall_cycles, self.total_stall_cycles)

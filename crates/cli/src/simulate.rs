@@ -171,7 +171,7 @@ fn simulate_into(
     json.text(&report.to_text());
     json.text(&format!(
         "simulated {} instructions in {elapsed:.1} s (tracer and simulator together)\n",
-        report.instructions
+        cachesim::report::sep(report.instructions)
     ));
     json.write(&serde_json::json!({
         "child_args": args,
