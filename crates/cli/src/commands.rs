@@ -502,7 +502,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
     println!(
         "loaded {} ({} rows) into {} with the {} engine in {:.1} s; run it with `oltpscope run {} --db {} --no-load{}`",
         wl.name(),
-        wl.load_rows(),
+        driver::report::fmt_count(wl.load_rows() as f64),
         dir.display(),
         engine.as_str(),
         secs,

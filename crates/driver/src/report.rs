@@ -89,7 +89,7 @@ pub struct Report {
 }
 
 /// A count or rate rounded to an integer, with thousands separators.
-pub(crate) fn fmt_count(v: f64) -> String {
+pub fn fmt_count(v: f64) -> String {
     use num_format::{Locale, ToFormattedString};
     (v.round() as i64).to_formatted_string(&Locale::en)
 }
@@ -115,7 +115,7 @@ fn table(out: &mut String, header: &[&str], rows: Vec<Vec<String>>) {
 
 /// Below this measured interval, rates mostly measure start-up and the end of the run:
 /// the text report says so instead of printing tpmC or reading the CPU share.
-pub const SHORT_RUN_S: f64 = 1.0;
+pub const SHORT_RUN_S: f64 = 0.5;
 
 /// Seconds, or milliseconds below one second (never "0.0 s").
 fn fmt_secs(s: f64) -> String {
