@@ -560,23 +560,16 @@ fn parse_level(
     })
 }
 
-/// `512`, `32K`, `32KB`, `32KiB`, `1M`, `1MB`, `1G` (binary units).
+/// Sizes in bytes, the one parser of oltpscope (cache levels here, database and buffer
+/// pool sizes in the CLI): `512`, `32K`, `32KB`, `32KiB`, `1.5M`, `1G`, `1T`; every unit
+/// is a power of 1024, case does not matter.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("malformed size '{s}' (e.g. 32K, 1M)"))?;
-    let mult = match unit.to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => K,
-        "M" | "MB" | "MIB" => M,
-        "G" | "GB" | "GIB" => 1024 * M,
-        _ => return Err(format!("malformed size '{s}': unknown unit '{unit}'")),
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size '{s}' is too large"))
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(s)
+        .map_err(|e| {
+            format!("malformed size '{s}' ({e}; e.g. 32K, 64MB, 1.5G: units are powers of 1024)")
+        })
 }
 
 /// Shortest exact binary-unit form: 32768 -> `32K`, 23068672 -> `22M`, 1000 -> `1000`.
@@ -630,6 +623,11 @@ mod tests {
         assert!(e.contains("malformed size"), "{e}");
         let e = c.set_level("l1d", "x:8:64").unwrap_err();
         assert!(e.contains("malformed size"), "{e}");
+        let e = c.set_level("l1d", "1e30:8:64").unwrap_err();
+        assert!(e.contains("malformed size"), "{e}");
+        assert_eq!(parse_size("1.5K"), Ok(1536));
+        assert_eq!(parse_size("2t"), Ok(2 << 40));
+        assert_eq!(parse_size("32KiB"), Ok(32 << 10));
         let e = c.set_level("l1d", "48K:8:64").unwrap_err();
         assert!(e.contains("96 sets, not a power of two"), "{e}");
         let e = c.set_level("l1d", "32K:8:48").unwrap_err();

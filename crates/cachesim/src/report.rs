@@ -387,27 +387,31 @@ pub(crate) fn build(sim: &Simulator) -> Report {
 }
 
 /// Plain aligned table: first column left-aligned, the rest right-aligned.
+/// A borderless table: the first column left-aligned, the others right-aligned, two
+/// spaces between columns.
 fn table(out: &mut String, header: &[&str], rows: &[Vec<String>]) {
-    let mut w: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    use comfy_table::{presets::NOTHING, CellAlignment, Table};
+    let mut t = Table::new();
+    t.load_style(NOTHING).set_header(header.to_vec());
     for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.len());
+        t.add_row(r.clone());
+    }
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((if i == 0 { 0 } else { 2 }, 0));
+        if i > 0 {
+            c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let line = |out: &mut String, cells: Vec<&str>| {
-        for (i, c) in cells.iter().enumerate() {
-            if i == 0 {
-                let _ = write!(out, "{c:<width$}", width = w[0]);
-            } else {
-                let _ = write!(out, "  {c:>width$}", width = w[i]);
-            }
-        }
+    for l in t.lines() {
+        out.push_str(l.trim_end());
         out.push('\n');
-    };
-    line(out, header.to_vec());
-    for r in rows {
-        line(out, r.iter().map(String::as_str).collect());
     }
+}
+
+/// A count with thousands separators.
+pub fn sep(x: u64) -> String {
+    use num_format::{Locale, ToFormattedString};
+    x.to_formatted_string(&Locale::en)
 }
 
 fn f2(x: f64) -> String {
@@ -442,13 +446,18 @@ impl Report {
         let _ = write!(
             o,
             "instructions {}  transactions {}",
-            self.instructions, self.transactions
+            sep(self.instructions),
+            sep(self.transactions)
         );
         if let Some(ipt) = self.instructions_per_txn {
             let _ = write!(o, "  instructions/txn {ipt:.0}");
         }
         if self.warmup_txns > 0 {
-            let _ = write!(o, "  (after {} warm-up transactions)", self.warmup_txns);
+            let _ = write!(
+                o,
+                "  (after {} warm-up transactions)",
+                sep(self.warmup_txns)
+            );
         }
         o.push_str("\n\n");
 
@@ -459,14 +468,14 @@ impl Report {
                 vec![
                     l.name.clone(),
                     l.config.spec(),
-                    l.accesses.i.to_string(),
-                    l.accesses.d.to_string(),
-                    l.misses.i.to_string(),
-                    l.misses.d.to_string(),
+                    sep(l.accesses.i),
+                    sep(l.accesses.d),
+                    sep(l.misses.i),
+                    sep(l.misses.d),
                     f2(l.mpki.i),
                     f2(l.mpki.d),
                     l.miss_penalty_cycles.to_string(),
-                    l.stall_cycles.total.to_string(),
+                    sep(l.stall_cycles.total),
                     l.misses_per_txn
                         .map_or("-".into(), |m| format!("{:.1}", m.total)),
                 ]
@@ -489,7 +498,7 @@ impl Report {
             ],
             &rows,
         );
-        let _ = writeln!(o, "total stall cycles {}", self.total_stall_cycles);
+        let _ = writeln!(o, "total stall cycles {}", sep(self.total_stall_cycles));
 
         if self.levels.iter().any(|l| l.three_c.is_some()) {
             o.push_str("\n3C classification (misses)\n");
@@ -502,10 +511,11 @@ impl Report {
                     if miss == 0 {
                         continue;
                     }
-                    let pct = |x: u64| format!("{x} ({:.0}%)", 100.0 * x as f64 / miss as f64);
+                    let pct =
+                        |x: u64| format!("{} ({:.0}%)", sep(x), 100.0 * x as f64 / miss as f64);
                     rows.push(vec![
                         format!("{} {k}", l.name),
-                        miss.to_string(),
+                        sep(miss),
                         pct(g(t.compulsory)),
                         pct(g(t.capacity)),
                         pct(g(t.conflict)),
@@ -536,13 +546,13 @@ impl Report {
                             s.config.ways,
                             s.config.line_bytes
                         ),
-                        s.misses.i.to_string(),
-                        s.misses.d.to_string(),
+                        sep(s.misses.i),
+                        sep(s.misses.d),
                         f2(s.mpki.total),
-                        s.stall_cycles.to_string(),
-                        t.map_or("-".into(), |t| t.compulsory.total.to_string()),
-                        t.map_or("-".into(), |t| t.capacity.total.to_string()),
-                        t.map_or("-".into(), |t| t.conflict.total.to_string()),
+                        sep(s.stall_cycles),
+                        t.map_or("-".into(), |t| sep(t.compulsory.total)),
+                        t.map_or("-".into(), |t| sep(t.capacity.total)),
+                        t.map_or("-".into(), |t| sep(t.conflict.total)),
                     ]
                 })
                 .collect();
@@ -589,7 +599,7 @@ impl Report {
                         format!("{:.1}", pct(b.instructions, self.instructions)),
                     ];
                     r.extend(b.levels.iter().map(|l| f2(l.mpki.total)));
-                    r.push(b.stall_cycles.to_string());
+                    r.push(sep(b.stall_cycles));
                     r.push(format!(
                         "{:.1}",
                         pct(b.stall_cycles, self.total_stall_cycles)
@@ -636,7 +646,7 @@ impl Report {
                         f.component.clone(),
                         format!("{:.1}", pct(f.instructions, self.instructions)),
                     ];
-                    r.extend(f.misses.iter().map(|(_, m)| m.total.to_string()));
+                    r.extend(f.misses.iter().map(|(_, m)| sep(m.total)));
                     r.push(format!(
                         "{:.1}",
                         pct(f.stall_cycles, self.total_stall_cycles)

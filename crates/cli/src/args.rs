@@ -14,37 +14,97 @@ pub struct Cli {
     pub cmd: Cmd,
 }
 
+/// Each command has its own options: what it does not use, it does not offer. The
+/// workload is an optional subcommand so that a missing one gets one line, not the help.
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
     /// Load a workload and run it (throughput, aborts, latency, consistency checks).
     Run {
         #[command(subcommand)]
-        workload: WorkloadCmd,
+        workload: Option<RunWorkload<RunOpts>>,
+    },
+    /// Load a workload's database into --db DIR and stop (then `run --no-load` on it).
+    Load {
+        #[command(subcommand)]
+        workload: Option<DataWorkload<LoadOpts>>,
     },
     /// Run a workload under the tracer and simulate its caches: MPKI, stall cycles and
     /// 3C per level, misses by database operation and by storage-manager component.
     Simulate {
         #[command(subcommand)]
-        workload: WorkloadCmd,
+        workload: Option<RunWorkload<SimOpts>>,
     },
-    /// Kill TPC-B runs at random moments and check that recovery keeps every
-    /// acknowledged commit and nothing else (soak test of a durable engine).
-    Crashtest(CrashArgs),
     /// Run a workload's consistency check on an existing database directory.
     Check {
         #[command(subcommand)]
-        workload: WorkloadCmd,
+        workload: Option<DataWorkload<CheckOpts>>,
     },
+    /// Remove a database directory: only the files its engine recognises as its own; a
+    /// directory holding anything else is refused and left as it is.
+    Drop(DropArgs),
+    /// Kill TPC-B runs at random moments and check that recovery keeps every
+    /// acknowledged commit and nothing else (soak test of a durable engine).
+    Crashtest(CrashArgs),
 }
 
+/// A workload with the options that shape its database and its transactions.
 #[derive(Subcommand, Debug)]
-pub enum WorkloadCmd {
+pub enum RunWorkload<C: Args> {
     /// The micro-benchmark: one (key, value) table, N random rows read or updated per txn.
-    Micro(MicroArgs),
+    Micro(MicroRun<C>),
     /// TPC-B: the AccountUpdate transaction over Branch, Teller, Account, History.
-    Tpcb(TpcbArgs),
+    Tpcb(TpcbRun<C>),
     /// TPC-C: the five transactions over nine tables, with consistency conditions 1-12.
-    Tpcc(TpccArgs),
+    Tpcc(TpccRun<C>),
+}
+
+/// A workload with the options that shape its database only (load, check).
+#[derive(Subcommand, Debug)]
+pub enum DataWorkload<C: Args> {
+    /// The micro-benchmark: one (key, value) table.
+    Micro(WithData<C, MicroData>),
+    /// TPC-B: Branch, Teller, Account, History.
+    Tpcb(WithData<C, TpcbData>),
+    /// TPC-C: nine tables, consistency conditions 1-12.
+    Tpcc(WithData<C, TpccData>),
+}
+
+#[derive(Args, Debug)]
+pub struct MicroRun<C: Args> {
+    #[command(flatten)]
+    pub common: C,
+    #[command(flatten)]
+    pub data: MicroData,
+    #[command(flatten)]
+    pub txn: MicroTxn,
+}
+
+#[derive(Args, Debug)]
+pub struct TpcbRun<C: Args> {
+    #[command(flatten)]
+    pub common: C,
+    #[command(flatten)]
+    pub data: TpcbData,
+    #[command(flatten)]
+    pub txn: TpcbTxn,
+}
+
+#[derive(Args, Debug)]
+pub struct TpccRun<C: Args> {
+    #[command(flatten)]
+    pub common: C,
+    #[command(flatten)]
+    pub data: TpccData,
+    #[command(flatten)]
+    pub txn: TpccTxn,
+}
+
+#[derive(Args, Debug)]
+pub struct WithData<C: Args, D: Args> {
+    #[command(flatten)]
+    pub common: C,
+    #[command(flatten)]
+    pub data: D,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +117,16 @@ pub enum EngineName {
     Serial,
 }
 
+impl EngineName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineName::Memory => "memory",
+            EngineName::Disk => "disk",
+            EngineName::Serial => "serial",
+        }
+    }
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogArg {
     Off,
@@ -64,50 +134,34 @@ pub enum LogArg {
     Sync,
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct Common {
-    /// Engine design.
-    #[arg(long, value_enum, default_value = "memory")]
-    pub engine: EngineName,
-    /// Worker threads (each runs transactions back to back).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub threads: u32,
-    /// Measured interval in seconds.
-    #[arg(long, default_value_t = 10.0, value_parser = seconds)]
-    pub duration: f64,
-    /// Measure this many transactions instead of a duration (no warm-up then).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..), conflicts_with = "duration")]
-    pub txns: Option<u64>,
-    /// Warm-up before the measured interval, in seconds.
-    #[arg(long, default_value_t = 1.0, value_parser = seconds_or_zero)]
-    pub warmup: f64,
-    /// Seed of every random generator (the run prints it; the same seed repeats the inputs).
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Write the full report as JSON to this file.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Logging: off, async (group commit, commit does not wait) or sync (commit waits).
-    #[arg(long, value_enum, default_value = "off")]
-    pub log: LogArg,
-    /// Directory for log files (default: a new directory under the system temp dir).
-    #[arg(long)]
-    pub log_dir: Option<PathBuf>,
-    /// Database directory (disk engine; default: a new temporary directory).
+impl LogArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogArg::Off => "off",
+            LogArg::Async => "async",
+            LogArg::Sync => "sync",
+        }
+    }
+}
+
+/// Where a database lives and which engine opens it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DbArgs {
+    /// Engine design (default: the engine that made the database in --db, else memory).
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineName>,
+    /// Database directory (disk: its pages and log; memory: its log, which is its
+    /// database). Default: a new temporary directory, removed at the end.
     #[arg(long)]
     pub db: Option<PathBuf>,
-    /// Run on the data already in --db (disk engine) or --log-dir (memory engine)
-    /// instead of loading.
+    /// Separate directory for the disk engine's log (memory engine: same as --db).
     #[arg(long)]
-    pub no_load: bool,
-    /// Discard the database (or log) that --db (--log-dir) holds, if this engine made
-    /// it, and load anew: the only way an existing database is ever replaced.
-    #[arg(long, conflicts_with = "no_load")]
-    pub reload: bool,
-    /// `check`: recover the database in place (write the recovered state) before
-    /// checking it; without it `check` writes nothing and recovers in memory only.
-    #[arg(long)]
-    pub recover: bool,
+    pub log_dir: Option<PathBuf>,
+}
+
+/// Settings of the disk engine (refused on the others).
+#[derive(Args, Debug, Clone, Default)]
+pub struct DiskTuning {
     /// Buffer-pool size, e.g. 64MB (disk engine; default: large enough for the data).
     #[arg(long, value_parser = parse_size)]
     pub bpool_size: Option<u64>,
@@ -115,8 +169,74 @@ pub struct Common {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub escalation: Option<u32>,
     /// Checkpoint interval in milliseconds, 0 = none (disk engine).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_CHECKPOINT_MS))]
     pub checkpoint_ms: Option<u64>,
+}
+
+impl DiskTuning {
+    /// The first disk-only option given, by its flag.
+    pub fn first_given(&self) -> Option<&'static str> {
+        if self.bpool_size.is_some() {
+            Some("--bpool-size")
+        } else if self.escalation.is_some() {
+            Some("--escalation")
+        } else if self.checkpoint_ms.is_some() {
+            Some("--checkpoint-ms")
+        } else {
+            None
+        }
+    }
+}
+
+/// The longest checkpoint interval accepted: a day.
+pub const MAX_CHECKPOINT_MS: u64 = 24 * 3600 * 1000;
+
+/// `oltpscope run`.
+#[derive(Args, Debug, Clone)]
+pub struct RunOpts {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Worker threads (each runs transactions back to back).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+    /// Measured interval in seconds.
+    #[arg(long, default_value_t = 10.0, value_parser = seconds)]
+    pub duration: f64,
+    /// Measure this many transactions instead of a duration (after --warmup seconds).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_TXNS), conflicts_with = "duration")]
+    pub txns: Option<u64>,
+    /// Warm-up before the measured interval, in seconds.
+    #[arg(long, default_value_t = 1.0, value_parser = seconds_or_zero)]
+    pub warmup: f64,
+    /// Seed of every random generator (the run prints it; the same seed repeats the inputs).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the full report as JSON to this file (`-`: standard output, the text report
+    /// then goes to standard error).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Open loop: transactions arrive at this total rate (per second) instead of back to
+    /// back; latency then counts from each one's intended start.
+    #[arg(long, value_parser = rate)]
+    pub rate: Option<f64>,
+    /// Gaps between open-loop arrivals: regular (equal) or poisson (exponential).
+    #[arg(long, value_enum, default_value = "regular", requires = "rate")]
+    pub arrivals: ArrivalsArg,
+    /// Write the per-second lines to this file (on a terminal they go to standard error).
+    #[arg(long)]
+    pub progress_file: Option<PathBuf>,
+    /// Logging: off, async (group commit, commit does not wait) or sync (commit waits).
+    #[arg(long, value_enum, default_value = "off")]
+    pub log: LogArg,
+    /// Run on the data already in --db instead of loading.
+    #[arg(long)]
+    pub no_load: bool,
+    /// Discard the database that --db holds, if this engine made it, and load anew: the
+    /// only way an existing database is ever replaced.
+    #[arg(long, conflicts_with = "no_load")]
+    pub reload: bool,
+    #[command(flatten)]
+    pub disk: DiskTuning,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
@@ -129,13 +249,95 @@ pub struct Common {
     /// Append a line per acknowledged commit to this file (crash testing).
     #[arg(long, hide = true)]
     pub acked_file: Option<PathBuf>,
+}
+
+/// `oltpscope load`.
+#[derive(Args, Debug, Clone)]
+pub struct LoadOpts {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Loader threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+    /// Seed of the generated data.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Discard the database that --db holds, if this engine made it, and load anew.
+    #[arg(long)]
+    pub reload: bool,
+    /// Buffer-pool size, e.g. 64MB (disk engine; default: large enough for the data).
+    #[arg(long, value_parser = parse_size)]
+    pub bpool_size: Option<u64>,
+}
+
+/// `oltpscope simulate`: the child run's options it passes on, and its own.
+#[derive(Args, Debug, Clone)]
+pub struct SimOpts {
+    /// Engine design.
+    #[arg(long, value_enum, default_value = "memory")]
+    pub engine: EngineName,
+    /// Worker threads of the traced run.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub threads: u32,
+    /// Transactions simulated after the cache warm-up (default 10000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_TXNS))]
+    pub txns: Option<u64>,
+    /// Seed of every random generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Logging of the traced run: off, async or sync.
+    #[arg(long, value_enum, default_value = "off")]
+    pub log: LogArg,
+    #[command(flatten)]
+    pub disk: DiskTuning,
+    /// Do not pin worker threads to cores.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Write the simulation report as JSON to this file (`-`: standard output).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
     #[command(flatten)]
     pub sim: SimArgs,
 }
 
-/// Options of `oltpscope simulate` (refused by the other commands).
+/// `oltpscope check`.
+#[derive(Args, Debug, Clone)]
+pub struct CheckOpts {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Recover the database in place (write the recovered state) before checking it;
+    /// without it `check` writes nothing and recovers in memory only.
+    #[arg(long)]
+    pub recover: bool,
+    /// Buffer-pool size, e.g. 64MB (disk engine; default: large enough for the data).
+    #[arg(long, value_parser = parse_size)]
+    pub bpool_size: Option<u64>,
+    /// Write the checks as JSON to this file (`-`: standard output).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Check that every commit listed in this file is present (crash testing).
+    #[arg(long, hide = true)]
+    pub acked_file: Option<PathBuf>,
+}
+
+/// `oltpscope drop`.
+#[derive(Args, Debug, Clone)]
+pub struct DropArgs {
+    /// The database directory to remove.
+    #[arg(long, required = true)]
+    pub db: PathBuf,
+    /// The disk engine's separate log directory, if the database was made with one.
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
+}
+
+/// The most transactions `--txns` accepts (a bound far beyond any run, so sums never
+/// overflow).
+pub const MAX_TXNS: u64 = 1 << 48;
+
+/// The cache simulator's options.
 #[derive(Args, Debug, Clone, Default)]
-#[command(next_help_heading = "Cache simulation (oltpscope simulate only)")]
+#[command(next_help_heading = "Cache simulation")]
 pub struct SimArgs {
     /// Cache hierarchy preset: xeon-e5-2660, broadwell-e5-2680v4, athlonxp, pentium3,
     /// skylake-sp, zen3.
@@ -178,23 +380,6 @@ pub struct SimArgs {
     pub memory_latency: Option<u32>,
 }
 
-impl SimArgs {
-    pub fn given(&self) -> bool {
-        self.cpu.is_some()
-            || self.l1i.is_some()
-            || self.l1d.is_some()
-            || self.l2.is_some()
-            || self.llc.is_some()
-            || !self.sweep.is_empty()
-            || self.warmup_txns.is_some()
-            || !self.components.is_empty()
-            || self.no_3c
-            || self.plru
-            || self.non_inclusive
-            || self.memory_latency.is_some()
-    }
-}
-
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModeArg {
     Read,
@@ -219,49 +404,76 @@ pub enum IndexArg {
     Hash,
 }
 
+/// What shapes the micro-benchmark's database.
 #[derive(Args, Debug, Clone)]
-pub struct MicroArgs {
-    #[command(flatten)]
-    pub common: Common,
+pub struct MicroData {
     /// Database size in bytes of row data (e.g. 1MB, 10MB, 1GB, 10GB; powers of 1024).
     #[arg(long, value_parser = parse_size, conflicts_with = "keys")]
     pub size: Option<u64>,
     /// Number of rows (keys), instead of --size. Default: 10MB worth of rows.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub keys: Option<u64>,
+    /// long: two 8-byte integers; string: two 50-byte strings.
+    #[arg(long, value_enum, default_value = "long")]
+    pub columns: ColumnsArg,
+    /// Index of the table.
+    #[arg(long, value_enum, default_value = "btree")]
+    pub index: IndexArg,
+}
+
+/// The micro-benchmark's transactions.
+#[derive(Args, Debug, Clone)]
+pub struct MicroTxn {
     /// Rows read or updated per transaction.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub rows: u32,
     /// read: read-only; update: read-modify-write of each row.
     #[arg(long, value_enum, default_value = "read")]
     pub mode: ModeArg,
-    /// long: two 8-byte integers; string: two 50-byte strings.
-    #[arg(long, value_enum, default_value = "long")]
-    pub columns: ColumnsArg,
     /// Key distribution.
     #[arg(long, value_enum, default_value = "uniform")]
     pub distribution: DistArg,
     /// Zipf skew (with --distribution zipf), in (0, 1).
     #[arg(long, default_value_t = 0.99)]
     pub theta: f64,
-    /// Index of the table.
-    #[arg(long, value_enum, default_value = "btree")]
-    pub index: IndexArg,
 }
 
+/// What shapes TPC-B's database.
 #[derive(Args, Debug, Clone)]
-pub struct TpcbArgs {
-    #[command(flatten)]
-    pub common: Common,
+pub struct TpcbData {
     /// Number of branches (each with 10 tellers and 100,000 accounts).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub scale: u64,
     /// Put each Branch and Teller row on its own cache lines and page.
     #[arg(long)]
     pub pad: bool,
+}
+
+/// TPC-B's transactions.
+#[derive(Args, Debug, Clone)]
+pub struct TpcbTxn {
     /// Give each worker its own home branch (needs --scale >= --threads).
     #[arg(long)]
     pub affinity: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrivalsArg {
+    Regular,
+    Poisson,
+}
+
+/// The highest `--rate` accepted (far beyond any engine here; keeps gaps above 1 ns).
+pub const MAX_RATE: f64 = 1e8;
+
+/// A rate of transactions per second, above 0 and at most `MAX_RATE`.
+fn rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= MAX_RATE => Ok(v),
+        _ => Err(format!(
+            "'{s}' is not a rate in transactions per second (above 0, at most {MAX_RATE})"
+        )),
+    }
 }
 
 /// The longest run or warm-up accepted: a year (longer ones overflow the clocks).
@@ -286,34 +498,12 @@ fn seconds_or_zero(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Sizes: a number with an optional unit B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (all
-/// powers of 1024). Zero is refused.
+/// Sizes: the one size parser (cachesim's, units are powers of 1024); zero is refused.
 pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size (e.g. 64MB, 1GB)"))?;
-    let mult: u64 = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1,
-        "K" | "KB" | "KIB" => 1 << 10,
-        "M" | "MB" | "MIB" => 1 << 20,
-        "G" | "GB" | "GIB" => 1 << 30,
-        "T" | "TB" | "TIB" => 1 << 40,
-        u => {
-            return Err(format!(
-                "unknown size unit '{u}' in '{s}' (use KB, MB, GB or TB)"
-            ))
-        }
-    };
-    let bytes = v * mult as f64;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(format!("size '{s}' must be at least one byte"));
+    match cachesim::config::parse_size(s)? {
+        0 => Err(format!("size '{s}' must be at least one byte")),
+        v => Ok(v),
     }
-    Ok(bytes as u64)
 }
 
 #[cfg(test)]
@@ -375,13 +565,17 @@ pub struct CrashArgs {
     pub enospc: bool,
 }
 
+/// What shapes TPC-C's database.
 #[derive(Args, Debug, Clone)]
-pub struct TpccArgs {
-    #[command(flatten)]
-    pub common: Common,
+pub struct TpccData {
     /// Number of warehouses.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub warehouses: u32,
+}
+
+/// TPC-C's transactions.
+#[derive(Args, Debug, Clone)]
+pub struct TpccTxn {
     /// Transaction mix in percent, e.g. new-order=50,payment=50 (unnamed types get 0;
     /// default: the specification's 45/43/4/4/4).
     #[arg(long, value_parser = workloads::tpcc::parse_mix)]
@@ -390,4 +584,8 @@ pub struct TpccArgs {
     /// otherwise home warehouses are drawn uniformly per transaction.
     #[arg(long)]
     pub affinity: bool,
+    /// Each worker is one terminal of the specification: keying time before and think
+    /// time after each transaction (clause 5.2.5), instead of back to back.
+    #[arg(long)]
+    pub terminal_times: bool,
 }

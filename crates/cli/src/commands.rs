@@ -5,6 +5,7 @@ use crate::args::*;
 use api::{EngineOptions, IndexKind, LogMode};
 use driver::{RunConfig, Stop};
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
@@ -30,47 +31,82 @@ macro_rules! with_engine {
     };
 }
 
-fn engine_name(e: EngineName) -> &'static str {
-    with_engine!(e, E => <E as api::Engine>::NAME)
+fn no_workload(cmd: &str) -> String {
+    format!("`oltpscope {cmd}` needs a workload: micro, tpcb or tpcc (e.g. `oltpscope {cmd} tpcb --help`)")
 }
 
 pub fn dispatch(cli: Cli) -> Result<(), String> {
     match cli.cmd {
-        Cmd::Run { workload } => match workload {
-            WorkloadCmd::Micro(a) => run(&micro(&a)?, &a.common),
-            WorkloadCmd::Tpcb(a) => run(&tpcb(&a)?, &a.common),
-            WorkloadCmd::Tpcc(a) => run(&tpcc(&a)?, &a.common),
+        Cmd::Run { workload } => match workload.ok_or_else(|| no_workload("run"))? {
+            RunWorkload::Micro(a) => run(&micro(&a.data, Some(&a.txn))?, &a.common),
+            RunWorkload::Tpcb(a) => run(&tpcb(&a.data, Some(&a.txn), a.common.threads)?, &a.common),
+            RunWorkload::Tpcc(a) => {
+                if a.txn.terminal_times && a.common.rate.is_some() {
+                    return Err(
+                        "--terminal-times and --rate are two ways to pace a run: give one".into(),
+                    );
+                }
+                run(&tpcc(&a.data, Some(&a.txn))?, &a.common)
+            }
+        },
+        Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {
+            DataWorkload::Micro(a) => load(&micro(&a.data, None)?, &a.common),
+            DataWorkload::Tpcb(a) => load(&tpcb(&a.data, None, a.common.threads)?, &a.common),
+            DataWorkload::Tpcc(a) => load(&tpcc(&a.data, None)?, &a.common),
         },
         Cmd::Simulate { workload } => {
-            let common = match &workload {
-                WorkloadCmd::Micro(a) => &a.common,
-                WorkloadCmd::Tpcb(a) => &a.common,
-                WorkloadCmd::Tpcc(a) => &a.common,
+            let w = workload.ok_or_else(|| no_workload("simulate"))?;
+            // Validate the workload's options here, so errors come before valgrind starts,
+            // and build the child's arguments from what was parsed.
+            let (c, child) = match &w {
+                RunWorkload::Micro(a) => {
+                    sim_fits(&micro(&a.data, Some(&a.txn))?, &a.common)?;
+                    (
+                        &a.common,
+                        [vec!["micro".into()], micro_args(&a.data, &a.txn)].concat(),
+                    )
+                }
+                RunWorkload::Tpcb(a) => {
+                    sim_fits(&tpcb(&a.data, Some(&a.txn), a.common.threads)?, &a.common)?;
+                    (
+                        &a.common,
+                        [vec!["tpcb".into()], tpcb_args(&a.data, &a.txn)].concat(),
+                    )
+                }
+                RunWorkload::Tpcc(a) => {
+                    sim_fits(&tpcc(&a.data, Some(&a.txn))?, &a.common)?;
+                    (
+                        &a.common,
+                        [vec!["tpcc".into()], tpcc_args(&a.data, &a.txn)].concat(),
+                    )
+                }
             };
-            // Validate the workload's options here, so errors come before valgrind starts.
-            match &workload {
-                WorkloadCmd::Micro(a) => check_fits(&micro(a)?, common)?,
-                WorkloadCmd::Tpcb(a) => check_fits(&tpcb(a)?, common)?,
-                WorkloadCmd::Tpcc(a) => check_fits(&tpcc(a)?, common)?,
-            }
-            crate::simulate::simulate(common)
+            crate::simulate::simulate(c, child)
+        }
+        Cmd::Check { workload } => match workload.ok_or_else(|| no_workload("check"))? {
+            DataWorkload::Micro(a) => check(&micro(&a.data, None)?, &a.common),
+            DataWorkload::Tpcb(a) => check(&tpcb(&a.data, None, 1)?, &a.common),
+            DataWorkload::Tpcc(a) => check(&tpcc(&a.data, None)?, &a.common),
+        },
+        Cmd::Drop(a) => {
+            println!(
+                "{}",
+                crate::dbdir::drop_database(&a.db, a.log_dir.as_deref())?
+            );
+            Ok(())
         }
         Cmd::Crashtest(a) => crate::crashtest::crashtest(&a),
-        Cmd::Check { workload } => match workload {
-            WorkloadCmd::Micro(a) => check(&micro(&a)?, &a.common),
-            WorkloadCmd::Tpcb(a) => check(&tpcb(&a)?, &a.common),
-            WorkloadCmd::Tpcc(a) => check(&tpcc(&a)?, &a.common),
-        },
     }
 }
 
-fn micro(a: &MicroArgs) -> Result<Micro, String> {
-    let columns = match a.columns {
+/// The micro-benchmark; `txn` None (load, check): the transactions do not matter.
+fn micro(d: &MicroData, txn: Option<&MicroTxn>) -> Result<Micro, String> {
+    let columns = match d.columns {
         ColumnsArg::Long => Columns::Long,
         ColumnsArg::String => Columns::String,
     };
     let row = MicroConfig::row_size(columns) as u64;
-    let keys = match (a.keys, a.size) {
+    let keys = match (d.keys, d.size) {
         (Some(k), _) => k,
         (None, Some(bytes)) => {
             if bytes < row {
@@ -80,61 +116,206 @@ fn micro(a: &MicroArgs) -> Result<Micro, String> {
         }
         (None, None) => (10u64 << 20) / row,
     };
+    let (rows, mode, dist) = match txn {
+        Some(t) => (t.rows, t.mode, t.distribution.to_distribution(t.theta)),
+        None => (1, ModeArg::Read, Distribution::Uniform),
+    };
     Micro::new(MicroConfig {
         keys,
-        rows_per_txn: a.rows,
-        mode: match a.mode {
+        rows_per_txn: rows,
+        mode: match mode {
             ModeArg::Read => Mode::Read,
             ModeArg::Update => Mode::Update,
         },
         columns,
-        distribution: match a.distribution {
-            DistArg::Uniform => Distribution::Uniform,
-            DistArg::Zipf => Distribution::Zipf { theta: a.theta },
-        },
-        index: match a.index {
+        distribution: dist,
+        index: match d.index {
             IndexArg::Btree => IndexKind::BTree,
             IndexArg::Hash => IndexKind::Hash,
         },
     })
 }
 
-fn tpcb(a: &TpcbArgs) -> Result<Tpcb, String> {
+impl DistArg {
+    fn to_distribution(self, theta: f64) -> Distribution {
+        match self {
+            DistArg::Uniform => Distribution::Uniform,
+            DistArg::Zipf => Distribution::Zipf { theta },
+        }
+    }
+}
+
+fn tpcb(d: &TpcbData, txn: Option<&TpcbTxn>, threads: u32) -> Result<Tpcb, String> {
     Tpcb::new(
         TpcbConfig {
-            scale: a.scale,
-            pad: a.pad,
-            affinity: a.affinity,
+            scale: d.scale,
+            pad: d.pad,
+            affinity: txn.is_some_and(|t| t.affinity),
         },
-        a.common.threads as usize,
+        threads as usize,
     )
 }
 
-fn tpcc(a: &TpccArgs) -> Result<Tpcc, String> {
+fn tpcc(d: &TpccData, txn: Option<&TpccTxn>) -> Result<Tpcc, String> {
     Tpcc::new(TpccConfig {
-        warehouses: a.warehouses,
-        mix: a.mix.unwrap_or(workloads::tpcc::DEFAULT_MIX),
-        affinity: a.affinity,
+        warehouses: d.warehouses,
+        mix: txn
+            .and_then(|t| t.mix)
+            .unwrap_or(workloads::tpcc::DEFAULT_MIX),
+        affinity: txn.is_some_and(|t| t.affinity),
+        terminal_times: txn.is_some_and(|t| t.terminal_times),
         ..TpccConfig::default()
     })
 }
 
-fn engine_options(c: &Common) -> EngineOptions {
-    EngineOptions {
-        threads: c.threads as usize,
-        log: match c.log {
-            LogArg::Off => LogMode::Off,
-            LogArg::Async => LogMode::Async,
-            LogArg::Sync => LogMode::Sync,
-        },
-        log_dir: c.log_dir.clone(),
-        db_dir: c.db.clone(),
-        bpool_bytes: c.bpool_size,
-        escalation: c.escalation,
-        checkpoint_ms: c.checkpoint_ms,
-        reload: c.reload,
-        ..EngineOptions::default()
+// The workload options as arguments again, for `simulate`'s child run.
+
+fn micro_args(d: &MicroData, t: &MicroTxn) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(k) = d.keys {
+        v.extend(["--keys".into(), k.to_string()]);
     }
+    if let Some(s) = d.size {
+        v.extend(["--size".into(), s.to_string()]);
+    }
+    let columns = match d.columns {
+        ColumnsArg::Long => "long",
+        ColumnsArg::String => "string",
+    };
+    let index = match d.index {
+        IndexArg::Btree => "btree",
+        IndexArg::Hash => "hash",
+    };
+    let mode = match t.mode {
+        ModeArg::Read => "read",
+        ModeArg::Update => "update",
+    };
+    let dist = match t.distribution {
+        DistArg::Uniform => "uniform",
+        DistArg::Zipf => "zipf",
+    };
+    v.extend(
+        [
+            "--columns",
+            columns,
+            "--index",
+            index,
+            "--mode",
+            mode,
+            "--distribution",
+            dist,
+        ]
+        .map(String::from),
+    );
+    v.extend([
+        "--rows".into(),
+        t.rows.to_string(),
+        "--theta".into(),
+        t.theta.to_string(),
+    ]);
+    v
+}
+
+fn tpcb_args(d: &TpcbData, t: &TpcbTxn) -> Vec<String> {
+    let mut v = vec!["--scale".to_string(), d.scale.to_string()];
+    if d.pad {
+        v.push("--pad".into());
+    }
+    if t.affinity {
+        v.push("--affinity".into());
+    }
+    v
+}
+
+fn tpcc_args(d: &TpccData, t: &TpccTxn) -> Vec<String> {
+    let mut v = vec!["--warehouses".to_string(), d.warehouses.to_string()];
+    if let Some(mix) = t.mix {
+        let m: Vec<String> = workloads::tpcc::TXN_NAMES
+            .iter()
+            .zip(mix)
+            .map(|(n, p)| format!("{n}={p}"))
+            .collect();
+        v.extend(["--mix".into(), m.join(",")]);
+    }
+    if t.affinity {
+        v.push("--affinity".into());
+    }
+    if t.terminal_times {
+        v.push("--terminal-times".into());
+    }
+    v
+}
+
+fn log_mode(l: LogArg) -> LogMode {
+    match l {
+        LogArg::Off => LogMode::Off,
+        LogArg::Async => LogMode::Async,
+        LogArg::Sync => LogMode::Sync,
+    }
+}
+
+/// The engine and its options, refusing options that the engine would not use.
+/// `fallback`: the engine when neither --engine nor the directory says (None: there
+/// must be a database to find).
+fn engine_setup(
+    db: &DbArgs,
+    disk: &DiskTuning,
+    log: Option<LogArg>,
+    fallback: Option<EngineName>,
+) -> Result<(EngineName, EngineOptions), String> {
+    let dir = db.db.as_deref().or(db.log_dir.as_deref());
+    let engine = crate::dbdir::resolve(db.engine, dir, fallback)?;
+    let mut o = EngineOptions {
+        log: log_mode(log.unwrap_or(LogArg::Off)),
+        ..EngineOptions::default()
+    };
+    let on = |e: EngineName| format!("(this command uses the {} engine)", e.as_str());
+    match engine {
+        EngineName::Disk => {
+            o.db_dir = db.db.clone();
+            o.log_dir = db.log_dir.clone();
+            o.bpool_bytes = disk.bpool_size;
+            o.escalation = disk.escalation;
+            o.checkpoint_ms = disk.checkpoint_ms;
+        }
+        EngineName::Memory => {
+            if let Some(f) = disk.first_given() {
+                return Err(format!(
+                    "{f} is an option of the disk engine {}",
+                    on(engine)
+                ));
+            }
+            // The memory engine's database is its log: --db and --log-dir name one place.
+            o.log_dir = match (&db.db, &db.log_dir) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err("the memory engine keeps its database in its log: give --db or --log-dir, not both".into())
+                }
+                (a, b) => a.clone().or(b.clone()),
+            };
+            if o.log_dir.is_some() && log == Some(LogArg::Off) {
+                return Err("the memory engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
+            }
+        }
+        EngineName::Serial => {
+            if let Some(f) = disk.first_given() {
+                return Err(format!(
+                    "{f} is an option of the disk engine {}",
+                    on(engine)
+                ));
+            }
+            let stored = [
+                (db.db.is_some(), "--db"),
+                (db.log_dir.is_some(), "--log-dir"),
+                (log.is_some_and(|l| l != LogArg::Off), "--log"),
+            ];
+            if let Some((_, f)) = stored.iter().find(|(given, _)| *given) {
+                return Err(format!(
+                    "{f}: the serial engine keeps nothing on storage (use --engine disk or memory)"
+                ));
+            }
+        }
+    }
+    Ok((engine, o))
 }
 
 fn gib(b: u64) -> String {
@@ -142,7 +323,7 @@ fn gib(b: u64) -> String {
 }
 
 /// Refuse a database that cannot fit in memory, before spending minutes loading it.
-fn check_fits<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
+fn check_fits<W: Workload>(wl: &W, bpool: Option<u64>) -> Result<(), String> {
     let need = wl.schema().estimated_bytes();
     let have = driver::machine::available_memory_bytes();
     if have > 0 && need > have {
@@ -153,7 +334,7 @@ fn check_fits<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
             gib(have)
         ));
     }
-    if let Some(bp) = c.bpool_size {
+    if let Some(bp) = bpool {
         if have > 0 && bp > have {
             return Err(format!(
                 "--bpool-size {} is more than the {} of memory available",
@@ -165,17 +346,88 @@ fn check_fits<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
     Ok(())
 }
 
-fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
-    if c.sim.given() {
-        return Err("--cpu, --l1i, --l1d, --l2, --llc, --sweep, --warmup-txns and --component only apply to `oltpscope simulate`".into());
+fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<(), String> {
+    check_fits(wl, c.disk.bpool_size)?;
+    let db = DbArgs {
+        engine: Some(c.engine),
+        ..DbArgs::default()
+    };
+    engine_setup(&db, &c.disk, Some(c.log), None).map(|_| ())
+}
+
+/// Where `--json` goes, checked before any work so a bad path is found at once.
+pub enum JsonOut {
+    None,
+    Stdout,
+    /// A file opened for writing; `created`: it did not exist before (removed again if
+    /// the command fails, so a failed run leaves no empty report).
+    File {
+        path: PathBuf,
+        created: bool,
+    },
+}
+
+impl JsonOut {
+    pub fn open(p: Option<&Path>) -> Result<JsonOut, String> {
+        let Some(p) = p else { return Ok(JsonOut::None) };
+        if p == Path::new("-") {
+            return Ok(JsonOut::Stdout);
+        }
+        if p.is_dir() {
+            return Err(format!("--json {}: is a directory", p.display()));
+        }
+        let created = !p.exists();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(p)
+            .map_err(|e| format!("--json {}: cannot write there: {e}", p.display()))?;
+        Ok(JsonOut::File {
+            path: p.to_path_buf(),
+            created,
+        })
     }
-    check_fits(wl, c)?;
-    if c.recover {
-        return Err(
-            "--recover only applies to `oltpscope check` (`run --no-load` recovers by itself)"
-                .into(),
-        );
+
+    /// The text report goes to standard error when the JSON takes standard output.
+    pub fn text(&self, text: &str) {
+        match self {
+            JsonOut::Stdout => eprint!("{text}"),
+            _ => print!("{text}"),
+        }
     }
+
+    pub fn write(&self, v: &serde_json::Value) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(v).expect("JSON values serialize") + "\n";
+        match self {
+            JsonOut::None => Ok(()),
+            JsonOut::Stdout => {
+                print!("{text}");
+                Ok(())
+            }
+            JsonOut::File { path, .. } => std::fs::write(path, text)
+                .map_err(|e| format!("cannot write {}: {e}", path.display())),
+        }
+    }
+
+    /// The command failed: remove the file if this command created it.
+    pub fn abandon(&self) {
+        if let JsonOut::File {
+            path,
+            created: true,
+        } = self
+        {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
+    check_fits(wl, c.disk.bpool_size)?;
+    let (engine, mut opts) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
+    opts.threads = c.threads as usize;
+    opts.reload = c.reload;
+    let json = JsonOut::open(c.json.as_deref())?;
     let cores = driver::machine::cores();
     if c.threads as usize > cores {
         eprintln!(
@@ -183,17 +435,11 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
             c.threads
         );
     }
-    if c.engine == EngineName::Disk && c.log == LogArg::Off {
+    if engine == EngineName::Disk && c.log == LogArg::Off {
         eprintln!("note: --log off keeps the disk engine's log in memory only: a crash loses data (a clean end is safe)");
     }
-    if let (Some(dir), LogArg::Off) = (&c.log_dir, c.log) {
-        // (A memory-engine log already there is refused by the engine, in one line.)
-        if c.engine != EngineName::Memory || !dir.join(engine_memory::log::LOG_FILE).exists() {
-            eprintln!("note: --log-dir is ignored with --log off");
-        }
-    }
     let cfg = RunConfig {
-        engine: engine_options(c),
+        engine: opts,
         threads: c.threads as usize,
         warmup_s: c.warmup,
         stop: match c.txns {
@@ -207,14 +453,21 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
         trace_measured: c.trace_measured,
         acked_file: c.acked_file.clone(),
         check: !c.no_check,
+        progress_file: c.progress_file.clone(),
+        rate: c.rate.map(|tps| driver::Rate {
+            tps,
+            poisson: c.arrivals == ArrivalsArg::Poisson,
+        }),
     };
-    let report =
-        with_engine!(c.engine, E => driver::run::<E, W>(wl, &cfg)).map_err(|e| e.to_string())?;
-    print!("{}", report.to_text());
-    if let Some(p) = &c.json {
-        let text = serde_json::to_string_pretty(&report).expect("reports serialize");
-        std::fs::write(p, text + "\n").map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-    }
+    let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {
+        Ok(r) => r,
+        Err(e) => {
+            json.abandon();
+            return Err(e.to_string());
+        }
+    };
+    json.text(&report.to_text());
+    json.write(&serde_json::to_value(&report).expect("reports serialize"))?;
     if !report.checks.passed {
         eprintln!("error: consistency check failed");
         std::process::exit(1);
@@ -222,15 +475,59 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
     Ok(())
 }
 
-fn check<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
-    if c.reload {
-        return Err("--reload discards data: `check` never does".into());
+fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
+    let Some(dir) = &c.db.db else {
+        return Err("`oltpscope load` needs --db DIR (a database in a temporary directory would be removed at once)".into());
+    };
+    check_fits(wl, c.bpool_size)?;
+    let tuning = DiskTuning {
+        bpool_size: c.bpool_size,
+        ..DiskTuning::default()
+    };
+    // The load is made durable at its end whatever the log mode; async keeps it fast.
+    let (engine, mut opts) = engine_setup(
+        &c.db,
+        &tuning,
+        Some(LogArg::Async),
+        Some(EngineName::Memory),
+    )?;
+    if engine == EngineName::Serial {
+        return Err("the serial engine keeps nothing on storage: there is nothing to load".into());
     }
+    opts.threads = c.threads as usize;
+    opts.reload = c.reload;
+    let interactive = std::io::stderr().is_terminal();
+    let secs = with_engine!(engine, E => driver::load_only::<E, W>(wl, &opts, c.seed, interactive))
+        .map_err(|e| e.to_string())?;
+    println!(
+        "loaded {} ({} rows) into {} with the {} engine in {:.1} s; run it with `oltpscope run {} --db {} --no-load{}`",
+        wl.name(),
+        driver::report::fmt_count(wl.load_rows() as f64),
+        dir.display(),
+        engine.as_str(),
+        secs,
+        wl.name(),
+        dir.display(),
+        if engine == EngineName::Memory { " --log async" } else { "" }
+    );
+    Ok(())
+}
+
+fn check<W: Workload>(wl: &W, c: &CheckOpts) -> Result<(), String> {
+    if c.db.db.is_none() && c.db.log_dir.is_none() {
+        return Err("`oltpscope check` needs --db DIR (or the memory engine's --log-dir): the database to check".into());
+    }
+    let tuning = DiskTuning {
+        bpool_size: c.bpool_size,
+        ..DiskTuning::default()
+    };
+    let (engine, opts) = engine_setup(&c.db, &tuning, None, None)?;
+    let json = JsonOut::open(c.json.as_deref())?;
     // There must be something to check: never create a database or log.
     let opts = EngineOptions {
         create: false,
         read_only: !c.recover,
-        ..engine_options(c)
+        ..opts
     };
     let acked = match &c.acked_file {
         Some(p) => Some(
@@ -246,23 +543,35 @@ fn check<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
         committed: None,
         acked,
     };
-    let list = with_engine!(c.engine, E => driver::check_only::<E, W>(wl, &opts, &info))
-        .map_err(|e| e.to_string())?;
+    let list = match with_engine!(engine, E => driver::check_only::<E, W>(wl, &opts, &info)) {
+        Ok(l) => l,
+        Err(e) => {
+            json.abandon();
+            return Err(e.to_string());
+        }
+    };
     let passed = list.iter().all(|c| c.passed);
-    println!(
-        "{} on {}: consistency checks {}",
+    let mut text = format!(
+        "{} on {}: consistency checks {}\n",
         wl.name(),
-        engine_name(c.engine),
+        engine.as_str(),
         if passed { "all passed" } else { "FAILED" }
     );
     for ch in &list {
-        println!(
-            "  [{}] {}: {}",
+        text += &format!(
+            "  [{}] {}: {}\n",
             if ch.passed { "ok" } else { "FAIL" },
             ch.name,
             ch.detail
         );
     }
+    json.text(&text);
+    json.write(&serde_json::json!({
+        "workload": wl.name(),
+        "engine": engine.as_str(),
+        "db": c.db.db.as_ref().or(c.db.log_dir.as_ref()),
+        "checks": { "passed": passed, "list": list },
+    }))?;
     if !passed {
         std::process::exit(1);
     }

@@ -7,6 +7,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod args;
 mod commands;
 mod crashtest;
+mod dbdir;
 mod simulate;
 
 use clap::Parser;
@@ -31,16 +32,45 @@ fn main() {
                     },
                 );
             }
-            // One line: clap's first line names the problem; the usage that follows is
-            // what --help is for.
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("error: bad arguments");
-            eprintln!("{} (see --help)", first.trim_end());
+            eprintln!("{}", one_line(&e.to_string()));
             std::process::exit(2);
         }
     };
     if let Err(msg) = commands::dispatch(cli) {
         eprintln!("error: {msg}");
         std::process::exit(2);
+    }
+}
+
+/// clap's message on one line: the error and its hints (possible values, a similar
+/// argument), without the usage that --help is for.
+fn one_line(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if parts.is_empty() {
+        return "error: bad arguments (see --help)".into();
+    }
+    format!("{} (see --help)", parts.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        crate::args::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn clap_hints_stay_on_the_one_line() {
+        let text = "error: unexpected argument '--thread' found\n\n  tip: a similar argument exists: '--threads'\n\nUsage: oltpscope run tpcc [OPTIONS]\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            super::one_line(text),
+            "error: unexpected argument '--thread' found; tip: a similar argument exists: '--threads' (see --help)"
+        );
     }
 }

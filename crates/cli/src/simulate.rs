@@ -2,55 +2,58 @@
 //! valgrind tool, streaming its trace through a FIFO into the cache simulator running in
 //! this process (on the other core), then print the simulation report.
 
-use crate::args::Common;
+use crate::args::SimOpts;
+use crate::commands::JsonOut;
 use std::io::BufReader;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-/// Options that belong to `simulate` itself and are not passed to the child run.
-const OWN_WITH_VALUE: &[&str] = &[
-    "--cpu",
-    "--l1i",
-    "--l1d",
-    "--l2",
-    "--llc",
-    "--sweep",
-    "--warmup-txns",
-    "--memory-latency",
-    "--component",
-    "--json",
-    "--txns",
-    "--duration",
-    "--warmup",
-];
-const OWN_FLAGS: &[&str] = &["--no-3c", "--plru", "--non-inclusive"];
 const DEFAULT_TXNS: u64 = 10_000;
 const DEFAULT_WARMUP_TXNS: u64 = 1_000;
 
-/// The child's arguments: the user's workload and options minus simulate's own.
-fn child_args(raw: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < raw.len() {
-        let a = &raw[i];
-        let name = a.split('=').next().unwrap_or(a);
-        if OWN_FLAGS.contains(&name) {
-            i += 1;
-            continue;
-        }
-        if OWN_WITH_VALUE.contains(&name) {
-            i += if a.contains('=') { 1 } else { 2 };
-            continue;
-        }
-        out.push(a.clone());
-        i += 1;
+/// The child run's arguments, from `simulate`'s parsed options: the workload's, the
+/// engine's, and the transactions to trace (cache warm-up included; no timed warm-up).
+fn child_args(c: &SimOpts, workload_args: Vec<String>, warmup_txns: u64) -> Vec<String> {
+    let mut v = vec!["run".to_string()];
+    v.extend(workload_args);
+    let s = String::from;
+    v.extend([
+        s("--engine"),
+        s(c.engine.as_str()),
+        s("--threads"),
+        c.threads.to_string(),
+        s("--seed"),
+        c.seed.to_string(),
+        s("--log"),
+        s(c.log.as_str()),
+    ]);
+    if let Some(b) = c.disk.bpool_size {
+        v.extend([s("--bpool-size"), b.to_string()]);
     }
-    out
+    if let Some(e) = c.disk.escalation {
+        v.extend([s("--escalation"), e.to_string()]);
+    }
+    if let Some(m) = c.disk.checkpoint_ms {
+        v.extend([s("--checkpoint-ms"), m.to_string()]);
+    }
+    if c.no_pin {
+        v.push(s("--no-pin"));
+    }
+    let txns = c.txns.unwrap_or(DEFAULT_TXNS);
+    v.extend([
+        s("--txns"),
+        (txns + warmup_txns).to_string(),
+        s("--warmup"),
+        s("0"),
+        s("--trace-measured"),
+        s("--no-check"),
+    ]);
+    v
 }
 
-fn config(c: &Common) -> Result<cachesim::Config, String> {
+fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
     let s = &c.sim;
     cachesim::config::Options {
         preset: s.cpu.clone().unwrap_or_default(),
@@ -69,25 +72,31 @@ fn config(c: &Common) -> Result<cachesim::Config, String> {
     .to_config()
 }
 
-pub fn simulate(c: &Common) -> Result<(), String> {
+pub fn simulate(c: &SimOpts, workload_args: Vec<String>) -> Result<(), String> {
     let cfg = config(c)?;
-    let setup = tracer::prepare()?;
-    let raw: Vec<String> = std::env::args().collect();
-    let at = raw
-        .iter()
-        .position(|a| a == "simulate")
-        .ok_or("cannot find the simulate command")?;
-    let txns = c.txns.unwrap_or(DEFAULT_TXNS);
-    let mut args = vec!["run".to_string()];
-    args.extend(child_args(&raw[at + 1..]));
-    args.extend([
-        "--txns".to_string(),
-        (txns + cfg.warmup_txns).to_string(),
-        "--trace-measured".to_string(),
-        "--no-check".to_string(),
-    ]);
+    let json = JsonOut::open(c.json.as_deref())?;
+    let r = simulate_into(c, workload_args, cfg, &json);
+    if r.is_err() {
+        json.abandon();
+    }
+    r
+}
 
-    let dir = tempdir()?;
+fn simulate_into(
+    c: &SimOpts,
+    workload_args: Vec<String>,
+    cfg: cachesim::Config,
+    json: &JsonOut,
+) -> Result<(), String> {
+    let setup = tracer::prepare()?;
+    let args = child_args(c, workload_args, cfg.warmup_txns);
+
+    // Removed when dropped, on every return below.
+    let tmp = tempfile::Builder::new()
+        .prefix("oltpscope-simulate-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let dir = tmp.path();
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     let stderr_path = dir.join("child.stderr");
@@ -139,7 +148,7 @@ pub fn simulate(c: &Common) -> Result<(), String> {
         .map_err(|_| "the child watcher panicked".to_string())?;
     let elapsed = t0.elapsed().as_secs_f64();
     let child_err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(tmp);
     let ok = matches!(&status, Ok(s) if s.success());
     if !ok {
         let last = child_err
@@ -159,47 +168,50 @@ pub fn simulate(c: &Common) -> Result<(), String> {
             report.warmup_txns
         );
     }
-    print!("{}", report.to_text());
-    println!(
-        "simulated {} instructions in {elapsed:.1} s (tracer and simulator together)",
-        report.instructions
-    );
-    if let Some(p) = &c.json {
-        let v = serde_json::json!({
-            "command": raw[at..],
-            "child_args": args,
-            "elapsed_s": elapsed,
-            "simulation": serde_json::from_str::<serde_json::Value>(&report.to_json()).expect("report JSON parses"),
-        });
-        std::fs::write(
-            p,
-            serde_json::to_string_pretty(&v).expect("serializes") + "\n",
-        )
-        .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-    }
-    Ok(())
-}
-
-fn tempdir() -> Result<std::path::PathBuf, String> {
-    let d = std::env::temp_dir().join(format!("oltpscope-simulate-{}", std::process::id()));
-    std::fs::create_dir_all(&d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
-    Ok(d)
+    json.text(&report.to_text());
+    json.text(&format!(
+        "simulated {} instructions in {elapsed:.1} s (tracer and simulator together)\n",
+        cachesim::report::sep(report.instructions)
+    ));
+    json.write(&serde_json::json!({
+        "child_args": args,
+        "elapsed_s": elapsed,
+        "simulation": serde_json::from_str::<serde_json::Value>(&report.to_json()).expect("report JSON parses"),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::child_args;
+    use crate::args::{Cli, Cmd, RunWorkload};
+    use clap::Parser;
 
     #[test]
-    fn simulate_options_are_not_passed_to_the_child() {
-        let raw: Vec<String> =
-            "tpcb --scale 2 --cpu zen3 --sweep=l1i=8K,16K --json out.json --txns 50 --threads 1"
-                .split(' ')
-                .map(String::from)
-                .collect();
-        assert_eq!(
-            child_args(&raw),
-            vec!["tpcb", "--scale", "2", "--threads", "1"]
+    fn the_child_gets_the_parsed_options_and_not_simulates_own() {
+        let cli = Cli::try_parse_from(
+            "oltpscope simulate tpcb --scale 2 --cpu zen3 --sweep=l1i=8K,16K --json out.json --txns 50 --threads 1 --engine disk --bpool-size 64MB"
+                .split(' '),
+        )
+        .unwrap();
+        let Cmd::Simulate {
+            workload: Some(RunWorkload::Tpcb(a)),
+        } = cli.cmd
+        else {
+            panic!("parsed as something else")
+        };
+        let v = child_args(
+            &a.common,
+            vec!["tpcb".into(), "--scale".into(), "2".into()],
+            7,
         );
+        let line = v.join(" ");
+        assert_eq!(
+            line,
+            "run tpcb --scale 2 --engine disk --threads 1 --seed 1 --log off --bpool-size 67108864 --txns 57 --warmup 0 --trace-measured --no-check"
+        );
+        // What the child is given, it accepts.
+        let mut full = vec!["oltpscope".to_string()];
+        full.extend(v);
+        Cli::try_parse_from(full).unwrap();
     }
 }

@@ -39,6 +39,86 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         ],
         &["run", "tpcb", "--bpool-size", "0"],
         &["nosuchcommand"],
+        // A missing workload: one line, not the help.
+        &["run"],
+        &["check"],
+        &["load"],
+        &["simulate"],
+        // Numbers out of range, unknown units, malformed lists, huge values.
+        &["run", "micro", "--threads", "2000"],
+        &["run", "micro", "--txns", "0"],
+        &["run", "micro", "--txns", "1e300"],
+        &["run", "micro", "--txns", "99999999999999999999999"],
+        &["run", "micro", "--seed", "-1"],
+        &["run", "micro", "--rows", "1001"],
+        &["run", "micro", "--size", "1.5Q"],
+        &["run", "micro", "--txns", "10", "--duration", "1"],
+        &["run", "tpcb", "--scale", "100001"],
+        &["run", "tpcc", "--warehouses", "0"],
+        &["run", "tpcc", "--mix", "new-order=50,payment"],
+        &["run", "tpcc", "--mix", "new-order=50,payment=40"],
+        &["run", "tpcc", "--mix", "new-order=50,bogus=50"],
+        &["run", "tpcb", "--engine", "disk", "--bpool-size", "12XB"],
+        &["run", "tpcb", "--engine", "disk", "--checkpoint-ms", "1e12"],
+        &[
+            "run",
+            "tpcb",
+            "--engine",
+            "disk",
+            "--checkpoint-ms",
+            "999999999999",
+        ],
+        &["run", "tpcb", "--engine", "disk", "--escalation", "0"],
+        // Options of another engine, or of another command.
+        &["run", "tpcb", "--db", "/tmp/oltpscope-never-made"],
+        &["run", "tpcb", "--bpool-size", "64MB"],
+        &["run", "tpcb", "--escalation", "100"],
+        &["run", "tpcb", "--checkpoint-ms", "100"],
+        &[
+            "run",
+            "tpcb",
+            "--engine",
+            "serial",
+            "--db",
+            "/tmp/oltpscope-never-made",
+        ],
+        &["run", "tpcb", "--engine", "serial", "--log", "sync"],
+        &["run", "micro", "--cpu", "zen3"],
+        &["run", "micro", "--no-3c"],
+        &["check", "tpcb", "--threads", "2"],
+        &["check", "tpcb", "--duration", "1"],
+        &["check", "tpcb", "--mix", "new-order=100"],
+        &["check", "tpcb", "--reload"],
+        &["check", "tpcb"],
+        &["simulate", "micro", "--duration", "3"],
+        &["simulate", "micro", "--warmup", "1"],
+        &["simulate", "micro", "--db", "/tmp/oltpscope-never-made"],
+        &["simulate", "micro", "--bpool-size", "64MB"],
+        &["load", "tpcb"],
+        &["load", "tpcb", "--txns", "10"],
+        &[
+            "load",
+            "tpcb",
+            "--engine",
+            "serial",
+            "--db",
+            "/tmp/oltpscope-never-made",
+        ],
+        &["drop"],
+        &["drop", "--db", "/nonexistent/oltpscope-db"],
+        &["crashtest", "--trials", "0"],
+        &["crashtest", "--max-kill-ms", "0"],
+        &["crashtest", "--threads", "65"],
+        &["crashtest", "--workload", "micro"],
+        &["crashtest", "--engine", "serial"],
+        &["run", "tpcc", "--terminal-times", "--rate", "5"],
+        &["run", "tpcb", "--terminal-times"],
+        &["run", "micro", "--rate", "0"],
+        &["run", "micro", "--rate", "-5"],
+        &["run", "micro", "--rate", "1e12"],
+        &["run", "micro", "--rate", "NaN"],
+        &["run", "micro", "--arrivals", "poisson"],
+        &["run", "micro", "--rate", "100", "--arrivals", "bursty"],
     ];
     for args in cases {
         let (code, _out, err) = oltpscope(args);
@@ -68,7 +148,7 @@ fn a_short_run_reports_json_with_the_documented_fields() {
         "--threads",
         "2",
         "--duration",
-        "0.3",
+        "1.2",
         "--warmup",
         "0.1",
         "--json",
@@ -303,4 +383,410 @@ fn damaged_disk_files_are_detected_never_used() {
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(err.contains("damaged"), "{err}");
+}
+
+#[test]
+fn clap_errors_keep_their_hints_on_one_line() {
+    let (code, _, err) = oltpscope(&["run", "tpcc", "--thread", "2"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("'--threads'"),
+        "the similar argument is lost: {err}"
+    );
+    let (code, _, err) = oltpscope(&["run", "tpcc", "--engine", "mem"]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("memory, disk, serial"),
+        "possible values lost: {err}"
+    );
+    let (_, _, err) = oltpscope(&["run"]);
+    assert!(err.contains("micro, tpcb or tpcc"), "{err}");
+}
+
+#[test]
+fn every_command_and_workload_has_help() {
+    for cmd in ["run", "load", "simulate", "check"] {
+        for wl in ["micro", "tpcb", "tpcc"] {
+            let (code, out, err) = oltpscope(&[cmd, wl, "--help"]);
+            assert_eq!(code, 0, "{cmd} {wl}: {err}");
+            assert!(out.contains("Usage:"), "{cmd} {wl}: {out}");
+        }
+    }
+    for cmd in ["drop", "crashtest"] {
+        let (code, _, err) = oltpscope(&[cmd, "--help"]);
+        assert_eq!(code, 0, "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn each_command_offers_only_the_options_it_uses() {
+    let help = |args: &[&str]| {
+        let (code, out, err) = oltpscope(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        out
+    };
+    let run = help(&["run", "tpcb", "--help"]);
+    for o in [
+        "--duration",
+        "--warmup",
+        "--no-load",
+        "--bpool-size",
+        "--json",
+    ] {
+        assert!(run.contains(o), "run lacks {o}");
+    }
+    for o in ["--cpu", "--sweep", "--l1i", "--warmup-txns", "--recover"] {
+        assert!(!run.contains(o), "run offers {o}");
+    }
+    let sim = help(&["simulate", "tpcb", "--help"]);
+    for o in ["--cpu", "--sweep", "--txns", "--json", "--engine"] {
+        assert!(sim.contains(o), "simulate lacks {o}");
+    }
+    for o in ["--duration", "--warmup ", "--no-load", "--db", "--recover"] {
+        assert!(!sim.contains(o), "simulate offers {o}");
+    }
+    let check = help(&["check", "tpcc", "--help"]);
+    for o in ["--db", "--recover", "--json", "--warehouses"] {
+        assert!(check.contains(o), "check lacks {o}");
+    }
+    for o in [
+        "--threads",
+        "--duration",
+        "--mix",
+        "--affinity",
+        "--reload",
+        "--log ",
+    ] {
+        assert!(!check.contains(o), "check offers {o}");
+    }
+    let load = help(&["load", "micro", "--help"]);
+    for o in ["--db", "--keys", "--columns", "--reload"] {
+        assert!(load.contains(o), "load lacks {o}");
+    }
+    for o in ["--duration", "--rows", "--mode", "--json", "--no-load"] {
+        assert!(!load.contains(o), "load offers {o}");
+    }
+}
+
+#[test]
+fn a_bad_json_path_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // A run of an hour: the refusal must come before it (the test would hang otherwise).
+    for bad in [
+        dir.path().join("no/such/dir/r.json"),
+        dir.path().to_path_buf(),
+    ] {
+        let (code, _, err) = oltpscope(&[
+            "run",
+            "micro",
+            "--keys",
+            "100",
+            "--duration",
+            "3600",
+            "--json",
+            bad.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("--json"), "{err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn json_dash_writes_only_json_to_standard_output() {
+    let (code, out, err) = oltpscope(&[
+        "run", "micro", "--keys", "1000", "--txns", "200", "--warmup", "0", "--json", "-",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("stdout is one JSON document");
+    assert_eq!(v["workload"], "micro");
+    assert!(
+        err.contains("consistency checks: all passed"),
+        "text goes to stderr: {err}"
+    );
+}
+
+#[test]
+fn txns_follow_a_warm_up_and_a_short_run_says_it_is_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "micro",
+        "--keys",
+        "1000",
+        "--threads",
+        "2",
+        "--txns",
+        "301",
+        "--warmup",
+        "0.2",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // Exactly the measured transactions asked for, after the warm-up.
+    let done = v["committed"].as_u64().unwrap() + v["user_aborts"].as_u64().unwrap();
+    assert_eq!(done, 301, "{v}");
+    assert_eq!(v["warmup_s"].as_f64(), Some(0.2));
+    assert!(v["duration_s"].as_f64().unwrap() > 0.0);
+    assert!(!out.contains("0.0 s measured"), "{out}");
+    assert!(out.contains("ms measured after 200 ms warm-up"), "{out}");
+    assert!(out.contains("a run under"), "{out}");
+    assert!(!out.contains("workers on CPU"), "{out}");
+}
+
+/// Load, check, run --no-load and drop a database of each durable engine, naming the
+/// engine only at the load: the directory says which engine made it.
+#[test]
+fn load_check_run_and_drop_need_no_engine_after_the_load() {
+    for engine in ["disk", "memory"] {
+        let t = tempfile::tempdir().unwrap();
+        let db = t.path().join("db");
+        let dbs = db.to_str().unwrap();
+        let (code, out, err) = oltpscope(&["load", "tpcb", "--engine", engine, "--db", dbs]);
+        assert_eq!(code, 0, "{engine}: {out}{err}");
+        assert!(out.contains(&format!("the {engine} engine")), "{out}");
+        // Loading again is refused; the other engine is refused by name.
+        let (code, _, err) = oltpscope(&["load", "tpcb", "--db", dbs]);
+        assert_eq!(code, 2, "{engine}: {err}");
+        let other = if engine == "disk" { "memory" } else { "disk" };
+        let (code, _, err) = oltpscope(&["check", "tpcb", "--engine", other, "--db", dbs]);
+        assert_eq!(code, 2, "{engine}: {err}");
+        assert!(
+            err.contains(&format!("holds a {engine}-engine database")),
+            "{err}"
+        );
+        let json = t.path().join("check.json");
+        let (code, out, err) = oltpscope(&[
+            "check",
+            "tpcb",
+            "--db",
+            dbs,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{engine}: {out}{err}");
+        assert!(
+            out.contains(&format!("tpcb on {engine}: consistency checks all passed")),
+            "{out}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["checks"]["passed"], true);
+        assert_eq!(v["engine"], engine);
+        let (code, out, err) = oltpscope(&[
+            "run",
+            "tpcb",
+            "--db",
+            dbs,
+            "--no-load",
+            "--log",
+            "async",
+            "--txns",
+            "50",
+            "--warmup",
+            "0",
+        ]);
+        assert_eq!(code, 0, "{engine}: {out}{err}");
+        assert!(out.contains(&format!("tpcb on {engine} engine")), "{out}");
+        // drop refuses a directory holding anything else, and removes nothing then.
+        let stray = db.join("notes.txt");
+        std::fs::write(&stray, "mine").unwrap();
+        let before = std::fs::read_dir(&db).unwrap().count();
+        let (code, _, err) = oltpscope(&["drop", "--db", dbs]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("notes.txt"), "{err}");
+        assert_eq!(std::fs::read_dir(&db).unwrap().count(), before);
+        std::fs::remove_file(&stray).unwrap();
+        let (code, out, err) = oltpscope(&["drop", "--db", dbs]);
+        assert_eq!(code, 0, "{engine}: {out}{err}");
+        assert!(!db.exists(), "{engine}: the directory is still there");
+        let (code, _, err) = oltpscope(&["drop", "--db", dbs]);
+        assert_eq!(code, 2, "{err}");
+    }
+    // A directory that no engine made is refused.
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("precious"), "data").unwrap();
+    let (code, _, err) = oltpscope(&["drop", "--db", t.path().to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(t.path().join("precious").exists());
+}
+
+#[test]
+fn tpcc_report_counts_rollbacks_in_tpmc_and_names_its_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcc",
+        "--txns",
+        "1000",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let no = &v["per_txn"][0];
+    assert_eq!(no["name"], "new-order");
+    let done = no["committed"].as_u64().unwrap() + no["user_aborts"].as_u64().unwrap();
+    let tpmc = v["tpmc"].as_f64().unwrap();
+    let expect = done as f64 * 60.0 / v["duration_s"].as_f64().unwrap();
+    assert!(
+        (tpmc - expect).abs() <= 1e-6 * expect,
+        "tpmC {tpmc} vs {expect}"
+    );
+    // 1000 transactions of one worker are ten whole decks: the mix is exact.
+    let per: Vec<u64> = v["per_txn"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["committed"].as_u64().unwrap() + t["user_aborts"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per, [450, 430, 40, 40, 40]);
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes[0].contains("drawn uniformly per transaction"),
+        "{notes:?}"
+    );
+    assert!(!notes.iter().any(|n| n.contains("missed")), "{notes:?}");
+    assert!(
+        notes.iter().any(|n| n.contains("of 400 districts")),
+        "{notes:?}"
+    );
+    assert!(v["counters"]["delivery_skipped_districts"].is_u64());
+    assert_eq!(v["config"]["workload"]["affinity"], false);
+    assert!(out.contains("home warehouse: drawn uniformly"), "{out}");
+}
+
+#[test]
+fn progress_lines_go_to_a_file_labelled_with_the_last_second_and_separators() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("progress.txt");
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcb",
+        "--engine",
+        "serial",
+        "--duration",
+        "1.3",
+        "--warmup",
+        "1",
+        "--progress-file",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let text = std::fs::read_to_string(&p).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 2, "{text}");
+    assert!(
+        lines[0].contains("warm-up"),
+        "the first second is warm-up: {text}"
+    );
+    assert!(lines[1..].iter().all(|l| l.contains("measure")), "{text}");
+    // The run ends 2.3 s in: its last part has a line of its own.
+    let last = lines.last().unwrap().trim_start_matches('[').trim_start();
+    assert!(last.starts_with("2.") && !last.starts_with("2.0"), "{text}");
+    assert!(text.contains(','), "counts have separators: {text}");
+    // Not a terminal: nothing on stderr.
+    assert!(!err.contains("txn/s"), "{err}");
+}
+
+#[test]
+fn an_open_loop_run_offers_its_rate_and_no_more() {
+    for arrivals in ["regular", "poisson"] {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("r.json");
+        let (code, out, err) = oltpscope(&[
+            "run",
+            "tpcb",
+            "--engine",
+            "serial",
+            "--threads",
+            "2",
+            "--rate",
+            "200",
+            "--arrivals",
+            arrivals,
+            "--duration",
+            "1.5",
+            "--warmup",
+            "0",
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("open loop: offered 200 txn/s"), "{out}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["open_loop"]["tps"], 200.0);
+        assert_eq!(v["open_loop"]["poisson"], arrivals == "poisson");
+        let done = v["committed"].as_u64().unwrap();
+        let offered = 200.0 * v["duration_s"].as_f64().unwrap();
+        // Regular arrivals never run ahead of the schedule (one due at each worker's
+        // start); Poisson ones only by chance (6 standard deviations here). Far fewer
+        // would mean the arrivals were not generated at all.
+        let slack = if arrivals == "regular" {
+            2.0
+        } else {
+            6.0 * offered.sqrt()
+        };
+        assert!(
+            done as f64 <= offered + slack,
+            "{done} done, {offered} offered"
+        );
+        assert!(
+            done as f64 >= offered / 2.0,
+            "{done} done, {offered} offered"
+        );
+    }
+}
+
+#[test]
+fn terminal_times_pace_a_tpcc_run_and_its_end_is_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let t0 = std::time::Instant::now();
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcc",
+        "--terminal-times",
+        "--mix",
+        "new-order=100",
+        "--threads",
+        "2",
+        "--duration",
+        "1.5",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // New-Order's keying time is 18 s: no terminal finishes a transaction in 1.5 s.
+    let done = v["committed"].as_u64().unwrap() + v["user_aborts"].as_u64().unwrap();
+    assert_eq!(done, 0, "{out}");
+    // The end does not wait for the workers' keying times: a run that waited for them
+    // would take 18 s plus the load.
+    assert!(t0.elapsed().as_secs_f64() < 17.5, "{:?}", t0.elapsed());
+    assert_eq!(v["config"]["workload"]["terminal_times"], true);
+    assert!(
+        out.contains("terminal times: each worker is one terminal"),
+        "{out}"
+    );
 }

@@ -10,4 +10,4 @@ pub mod report;
 mod run;
 
 pub use report::Report;
-pub use run::{check_only, run, RunConfig, Stop};
+pub use run::{check_only, load_only, run, Rate, RunConfig, Stop};

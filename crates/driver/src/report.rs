@@ -65,9 +65,18 @@ pub struct Report {
     /// Worker threads' CPU time over (threads x measured seconds): well below 1.0 means
     /// the workers waited (I/O, sleeping locks) or other load took their cores.
     pub worker_cpu_busy: Option<f64>,
-    /// New-Order transactions per minute (TPC-C only).
+    /// New-Order transactions per minute, rolled-back ones included as clause 5.4.2
+    /// requires (TPC-C only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpmc: Option<f64>,
+    /// Open loop: the offered rate and arrivals (latency counts from intended starts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_loop: Option<crate::run::Rate>,
+    /// The workload's counters of measured commits (TPC-C: skipped Delivery districts).
+    pub counters: std::collections::BTreeMap<String, u64>,
+    /// The workload's remarks on the run (TPC-C: home-warehouse mode, missed mix
+    /// minimums, skipped deliveries).
+    pub notes: Vec<String>,
     pub latency_us: Latency,
     pub per_txn: Vec<TxnTypeReport>,
     pub checks: Checks,
@@ -79,26 +88,62 @@ pub struct Report {
     pub started_at_unix_s: u64,
 }
 
-fn fmt_count(v: f64) -> String {
-    let s = format!("{:.0}", v);
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 && c != '-' {
-            out.push(',');
+/// A count or rate rounded to an integer, with thousands separators.
+pub fn fmt_count(v: f64) -> String {
+    use num_format::{Locale, ToFormattedString};
+    (v.round() as i64).to_formatted_string(&Locale::en)
+}
+
+/// A borderless table: the first column left-aligned, the others right-aligned.
+fn table(out: &mut String, header: &[&str], rows: Vec<Vec<String>>) {
+    use comfy_table::{presets::NOTHING, CellAlignment, Table};
+    let mut t = Table::new();
+    t.load_style(NOTHING)
+        .set_header(header.to_vec())
+        .add_rows(rows);
+    for (i, c) in t.column_iter_mut().enumerate() {
+        c.set_padding((if i == 0 { 0 } else { 2 }, 0));
+        if i > 0 {
+            c.set_cell_alignment(CellAlignment::Right);
         }
-        out.push(c);
     }
-    out
+    for l in t.lines() {
+        out.push_str(l.trim_end());
+        out.push('\n');
+    }
+}
+
+/// Below this measured interval, rates mostly measure start-up and the end of the run:
+/// the text report says so instead of printing tpmC or reading the CPU share.
+pub const SHORT_RUN_S: f64 = 0.5;
+
+/// Seconds, or milliseconds below one second (never "0.0 s").
+fn fmt_secs(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else {
+        format!("{s:.1} s")
+    }
 }
 
 impl Report {
     pub fn to_text(&self) -> String {
         use std::fmt::Write;
         let mut o = String::new();
+        let short = self.duration_s < SHORT_RUN_S;
         let _ = writeln!(
             o,
-            "{} on {} engine, {} thread(s), {:.1} s measured after {:.1} s warm-up, seed {}",
-            self.workload, self.engine, self.threads, self.duration_s, self.warmup_s, self.seed
+            "{} on {} engine, {} thread(s), {} measured after {} warm-up, seed {}",
+            self.workload,
+            self.engine,
+            self.threads,
+            fmt_secs(self.duration_s),
+            if self.warmup_s > 0.0 {
+                fmt_secs(self.warmup_s)
+            } else {
+                "no".into()
+            },
+            self.seed
         );
         let _ = writeln!(
             o,
@@ -109,51 +154,56 @@ impl Report {
             self.abort_rate * 100.0,
             fmt_count(self.user_aborts as f64)
         );
-        if let Some(b) = self.worker_cpu_busy {
+        if let Some(r) = &self.open_loop {
+            let _ = writeln!(
+                o,
+                "open loop: offered {} txn/s, {} arrivals; latency counts from each transaction's intended start",
+                fmt_count(r.tps),
+                if r.poisson { "Poisson" } else { "regular" }
+            );
+        }
+        if short {
+            let _ = writeln!(
+                o,
+                "(a run under {SHORT_RUN_S} s: rates and CPU shares mostly measure its start and end; \
+                 use --duration or more --txns for figures)"
+            );
+        } else if let Some(b) = self.worker_cpu_busy {
             let _ = writeln!(
                 o,
                 "workers on CPU {:.0}% of the measured time{}",
                 b * 100.0,
-                if b < 0.9 {
+                if self.open_loop.is_some() {
+                    " (open loop: they also wait for arrivals)"
+                } else if b < 0.9 {
                     " (they waited for I/O or locks, or other load took their cores)"
                 } else {
                     ""
                 }
             );
         }
-        if let Some(t) = self.tpmc {
-            let _ = writeln!(o, "tpmC (New-Order per minute) {}", fmt_count(t));
-        }
-        let _ = writeln!(o);
-        let _ = writeln!(
-            o,
-            "{:<16} {:>12} {:>10} {:>10} {:>12} {:>9} {:>9} {:>9} {:>9} {:>10}",
-            "transaction",
-            "committed",
-            "aborts",
-            "user-ab",
-            "txn/s",
-            "p50 us",
-            "p95 us",
-            "p99 us",
-            "p99.9 us",
-            "max us"
-        );
-        let mut row = |name: &str, c: u64, a: u64, u: u64, tps: f64, l: &Latency| {
+        if let Some(t) = self.tpmc.filter(|_| !short) {
             let _ = writeln!(
                 o,
-                "{:<16} {:>12} {:>10} {:>10} {:>12} {:>9.1} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
-                name,
+                "tpmC (New-Order per minute, rolled back included) {}",
+                fmt_count(t)
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(o, "{n}");
+        }
+        let _ = writeln!(o);
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let mut row = |name: &str, c: u64, a: u64, u: u64, tps: f64, l: &Latency| {
+            let mut r = vec![
+                name.to_string(),
                 fmt_count(c as f64),
                 fmt_count(a as f64),
                 fmt_count(u as f64),
                 fmt_count(tps),
-                l.p50,
-                l.p95,
-                l.p99,
-                l.p999,
-                l.max
-            );
+            ];
+            r.extend([l.p50, l.p95, l.p99, l.p999, l.max].map(|v| format!("{v:.1}")));
+            rows.push(r);
         };
         for t in &self.per_txn {
             row(
@@ -175,6 +225,22 @@ impl Report {
                 &self.latency_us,
             );
         }
+        table(
+            &mut o,
+            &[
+                "transaction",
+                "committed",
+                "aborts",
+                "user-ab",
+                "txn/s",
+                "p50 us",
+                "p95 us",
+                "p99 us",
+                "p99.9 us",
+                "max us",
+            ],
+            rows,
+        );
         let _ = writeln!(o);
         let _ = writeln!(
             o,
@@ -195,5 +261,17 @@ impl Report {
             );
         }
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_get_separators_and_short_times_milliseconds() {
+        assert_eq!(super::fmt_count(1234567.4), "1,234,567");
+        assert_eq!(super::fmt_count(-1234.6), "-1,235");
+        assert_eq!(super::fmt_count(999.0), "999");
+        assert_eq!(super::fmt_secs(0.026), "26 ms");
+        assert_eq!(super::fmt_secs(10.0), "10.0 s");
     }
 }

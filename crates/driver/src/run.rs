@@ -3,6 +3,7 @@
 use crate::machine;
 use crate::report::{Checks, Latency, Report, TxnTypeReport};
 use api::{Engine, EngineOptions, Error, Session};
+use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write;
@@ -18,8 +19,8 @@ use workloads::{RunInfo, Workload};
 pub enum Stop {
     /// After this many seconds.
     Seconds(f64),
-    /// After this many transactions in total (committed or user-aborted), split evenly
-    /// over the workers; there is no time-based warm-up then.
+    /// After this many measured transactions in total (committed or user-aborted), split
+    /// evenly over the workers, after the warm-up seconds.
     Txns(u64),
 }
 
@@ -42,14 +43,81 @@ pub struct RunConfig {
     pub acked_file: Option<PathBuf>,
     /// Run the workload's consistency check after the run.
     pub check: bool,
+    /// Write the per-second lines to this file (whether or not output is a terminal).
+    pub progress_file: Option<PathBuf>,
+    /// Open loop: transactions arrive at this rate instead of back to back.
+    pub rate: Option<Rate>,
+}
+
+/// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Rate {
+    pub tps: f64,
+    /// Exponential gaps between arrivals (a Poisson process) instead of equal ones.
+    pub poisson: bool,
+}
+
+/// When one worker's transactions are due in an open-loop run. Latency then counts from
+/// the due time, so a backlog shows in it (no coordinated omission).
+struct Pacer {
+    gap_s: f64,
+    poisson: bool,
+    rng: workloads::util::KitRng,
+    next: Instant,
+}
+
+impl Pacer {
+    fn new(rate: &Rate, threads: usize, worker: usize, seed: u64) -> Self {
+        Pacer {
+            gap_s: threads as f64 / rate.tps,
+            poisson: rate.poisson,
+            rng: workloads::util::rng_for(seed, 0x0A77_1000 + worker as u64),
+            next: Instant::now(),
+        }
+    }
+
+    /// Wait until the next transaction is due; how late it starts, or None if `stop`
+    /// said so while waiting.
+    fn wait(&mut self, stop: impl Fn() -> bool) -> Option<Duration> {
+        use rand::RngCore;
+        let due = self.next;
+        let gap = if self.poisson {
+            // U in (0, 1): -ln U is exponential with mean 1.
+            let u = ((self.rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            -u.ln() * self.gap_s
+        } else {
+            self.gap_s
+        };
+        self.next += Duration::from_secs_f64(gap);
+        loop {
+            let now = Instant::now();
+            if now >= due {
+                return Some(now - due);
+            }
+            if stop() {
+                return None;
+            }
+            // Sleep (in short naps, so the end of the run is noticed within 20 ms) until
+            // shortly before it is due, then yield: a sleep's wake-up is too late to time
+            // microsecond transactions from.
+            let left = due - now;
+            if left > Duration::from_micros(200) {
+                std::thread::sleep(
+                    (left - Duration::from_micros(200)).min(Duration::from_millis(20)),
+                );
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
 }
 
 const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
 const STOP: u8 = 2;
 
-/// Per-worker counters other threads read for the live line; each on its own cache line.
-#[repr(align(128))]
+/// Per-worker counters other threads read for the live line (each kept on its own cache
+/// line by `CachePadded`).
 #[derive(Default)]
 struct Live {
     committed: AtomicU64,
@@ -65,6 +133,10 @@ struct WorkerResult {
     hist: Vec<Histogram<u64>>,
     /// CPU time this worker's thread used during the measured phase (None: no clock).
     cpu: Option<Duration>,
+    /// When this worker stopped (with --txns, the measured interval ends at the last).
+    ended: Option<Instant>,
+    /// The workload's counters of this worker's measured commits.
+    counters: Vec<(&'static str, u64)>,
 }
 
 /// The clock for per-transaction latency: the TSC through quanta (a few ns to read, where
@@ -115,12 +187,137 @@ fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds")
 }
 
+/// Sleep for `d` in short naps; false if `stop` said so first.
+fn nap(d: Duration, stop: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + d;
+    loop {
+        if stop() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Committed and conflict-aborted transactions of all workers so far.
+fn live_counts(live: &[CachePadded<Live>]) -> (u64, u64) {
+    live.iter().fold((0, 0), |(c, a), l| {
+        (
+            c + l.committed.load(Ordering::Relaxed),
+            a + l.aborted.load(Ordering::Relaxed),
+        )
+    })
+}
+
+/// One per-second line: the interval from `second` to `end` seconds into the run (None:
+/// one second), labelled warm-up when any of it was, with its commits per second and
+/// abort share.
+fn progress_line(
+    out: &mut Option<Box<dyn Write + Send>>,
+    second: u64,
+    end: Option<f64>,
+    warm: Duration,
+    now: (u64, u64),
+    last: (u64, u64),
+) {
+    let Some(out) = out else { return };
+    let (dc, da) = (now.0 - last.0, now.1 - last.1);
+    let what = if Duration::from_secs(second) < warm {
+        "warm-up"
+    } else {
+        "measure"
+    };
+    let aborts = if dc + da > 0 {
+        100.0 * da as f64 / (dc + da) as f64
+    } else {
+        0.0
+    };
+    let len = end.map_or(1.0, |e| e - second as f64);
+    let tps = crate::report::fmt_count(dc as f64 / len);
+    let end = match end {
+        Some(e) => format!("{e:.1}s"),
+        None => format!("{}s", second + 1),
+    };
+    // A failed write of a progress line must not end the run: the report still comes.
+    let _ = writeln!(
+        out,
+        "[{end:>6}] {what:<8} {tps:>11} txn/s   aborts {aborts:>6.2}%"
+    );
+}
+
+/// Load `wl` into a fresh `engine` and mark the load complete; returns its seconds.
+fn load_phase<E: Engine, W: Workload>(
+    engine: &E,
+    wl: &W,
+    threads: usize,
+    seed: u64,
+    interactive: bool,
+) -> api::Result<f64> {
+    let t0 = Instant::now();
+    let bar = if interactive {
+        let b = ProgressBar::new(wl.load_rows());
+        // At most 80 columns: a 16-column bar, rows per second as an integer.
+        b.set_style(
+            ProgressStyle::with_template(
+                "loading {msg} [{bar:16}] {human_pos}/{human_len} rows {rate}/s eta {eta}",
+            )
+            .expect("static template")
+            .with_key(
+                "rate",
+                |s: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(w, "{}", crate::report::fmt_count(s.per_sec()));
+                },
+            )
+            .progress_chars("=> "),
+        );
+        b.set_message(wl.name());
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    wl.load(engine, threads, seed, &|n| bar.inc(n))?;
+    // Durable and marked complete: a load cut short is never taken for data.
+    engine.load_done()?;
+    bar.finish_and_clear();
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// `oltpscope load`: create the database, load it, and close it (no run). Returns the
+/// load's seconds.
+pub fn load_only<E: Engine, W: Workload>(
+    wl: &W,
+    opts: &EngineOptions,
+    seed: u64,
+    interactive: bool,
+) -> api::Result<f64> {
+    let engine = E::open(Arc::new(wl.schema()), opts)?;
+    if engine.has_data() {
+        return Err(Error::fatal(
+            "the database already holds data: run on it with `run --no-load`, or load again with --reload",
+        ));
+    }
+    let secs = load_phase(&engine, wl, opts.threads.max(1), seed, interactive)?;
+    engine.shutdown()?;
+    Ok(secs)
+}
+
 /// Load (unless the database already has data) and run `wl` on engine `E`.
 pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Report> {
     let started_at_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
+    // The per-second lines: to --progress-file, else to a terminal, else nowhere.
+    let mut progress: Option<Box<dyn Write + Send>> = match &cfg.progress_file {
+        Some(p) => Some(Box::new(std::fs::File::create(p).map_err(|e| {
+            Error::fatal(format!("cannot create {}: {e}", p.display()))
+        })?)),
+        None if cfg.interactive => Some(Box::new(std::io::stderr())),
+        None => None,
+    };
     let schema = Arc::new(wl.schema());
     let engine = E::open(schema, &cfg.engine)?;
     let fresh = !engine.has_data();
@@ -131,26 +328,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                 "--no-load given but the database holds no data",
             ));
         }
-        let t0 = Instant::now();
-        let bar = if cfg.interactive {
-            let b = ProgressBar::new(wl.load_rows());
-            b.set_style(
-                ProgressStyle::with_template(
-                    "loading {msg} [{bar:40}] {human_pos}/{human_len} rows ({per_sec}, eta {eta})",
-                )
-                .expect("static template")
-                .progress_chars("=> "),
-            );
-            b.set_message(wl.name());
-            b
-        } else {
-            ProgressBar::hidden()
-        };
-        wl.load(&engine, cfg.threads, cfg.seed, &|n| bar.inc(n))?;
-        // Durable and marked complete: a load cut short is never taken for data.
-        engine.load_done()?;
-        bar.finish_and_clear();
-        load_s = Some(t0.elapsed().as_secs_f64());
+        load_s = Some(load_phase(
+            &engine,
+            wl,
+            cfg.threads,
+            cfg.seed,
+            cfg.interactive,
+        )?);
     } else if !cfg.no_load {
         return Err(Error::fatal(
             "the database already holds data: add --no-load to run on it, or --reload to discard it and load again",
@@ -158,14 +342,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     }
 
     let ntypes = wl.txn_types().len();
-    let phase = AtomicU8::new(
-        if matches!(cfg.stop, Stop::Txns(_)) || cfg.warmup_s <= 0.0 {
-            MEASURE
-        } else {
-            WARMUP
-        },
-    );
-    let live: Vec<Live> = (0..cfg.threads).map(|_| Live::default()).collect();
+    let phase = AtomicU8::new(if cfg.warmup_s <= 0.0 { MEASURE } else { WARMUP });
+    let live: Vec<CachePadded<Live>> = (0..cfg.threads).map(|_| CachePadded::default()).collect();
     let fatal: Mutex<Option<Error>> = Mutex::new(None);
     let acked = match &cfg.acked_file {
         Some(p) => Some(Mutex::new(
@@ -210,6 +388,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         committed_all: vec![0; ntypes],
                         hist: (0..ntypes).map(|_| new_hist()).collect(),
                         cpu: None,
+                        ended: None,
+                        counters: Vec::new(),
                     };
                     // CPU time at the start of the measured phase (taken when this worker
                     // first sees it): tells a busy machine from a slow engine.
@@ -218,6 +398,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     let me = &live[w];
                     let mut done = 0u64;
                     let mut backoff_seed = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let mut pacer = cfg.rate.map(|r| Pacer::new(&r, cfg.threads, w, cfg.seed));
                     loop {
                         let ph = phase.load(Ordering::Relaxed);
                         if ph == STOP || quota.is_some_and(|q| done >= q) {
@@ -226,7 +407,21 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         if ph == MEASURE && cpu_at_measure.is_none() {
                             cpu_at_measure = Some(thread_cpu());
                         }
+                        let late = match pacer.as_mut() {
+                            None => Duration::ZERO,
+                            Some(p) => match p.wait(|| phase.load(Ordering::Relaxed) == STOP) {
+                                Some(l) => l,
+                                None => break,
+                            },
+                        };
                         let (ty, input) = wl.next(&mut st);
+                        // A terminal's keying time (before) and think time (after).
+                        let pause = wl.pauses(&mut st, ty);
+                        if let Some((keying, _)) = pause {
+                            if !nap(keying, || phase.load(Ordering::Relaxed) == STOP) {
+                                break;
+                            }
+                        }
                         let t = ty as usize;
                         let t0 = clock.now();
                         let mut tries = 0u32;
@@ -256,10 +451,14 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                 other => break other,
                             }
                         };
-                        let ns = clock.nanos(t0, clock.now());
-                        done += 1;
+                        let ns = clock.nanos(t0, clock.now()) + late.as_nanos() as u64;
+                        // --txns counts measured transactions only (warm-up ones are extra).
+                        if ph == MEASURE {
+                            done += 1;
+                        }
                         match outcome {
                             Ok(()) => {
+                                wl.committed(&mut st, &input, ph == MEASURE);
                                 r.committed_all[t] += 1;
                                 if ph == MEASURE {
                                     r.committed[t] += 1;
@@ -289,10 +488,17 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                 break;
                             }
                         }
+                        if let Some((_, think)) = pause {
+                            if !nap(think, || phase.load(Ordering::Relaxed) == STOP) {
+                                break;
+                            }
+                        }
                     }
                     if let (Some(Some(a)), Some(b)) = (cpu_at_measure, thread_cpu()) {
                         r.cpu = Some(b.saturating_sub(a));
                     }
+                    r.ended = Some(Instant::now());
+                    r.counters = wl.counters(&st);
                     r
                 })
             })
@@ -303,9 +509,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         if phase.load(Ordering::Relaxed) == MEASURE {
             measure_start = run_start;
         }
-        if let Stop::Seconds(secs) = cfg.stop {
+        {
             let warm = Duration::from_secs_f64(cfg.warmup_s.max(0.0));
-            let total = warm + Duration::from_secs_f64(secs);
+            let total = match cfg.stop {
+                Stop::Seconds(secs) => warm + Duration::from_secs_f64(secs),
+                // Until every worker has run its quota.
+                Stop::Txns(_) => Duration::MAX,
+            };
             let mut last = (0u64, 0u64);
             let mut tick = 1u64;
             loop {
@@ -320,35 +530,17 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         probe::tracing_start();
                     }
                 }
-                if now >= total {
+                if now >= total
+                    || (matches!(cfg.stop, Stop::Txns(_))
+                        && handles.iter().all(|h| h.is_finished()))
+                {
                     break;
                 }
                 if now >= Duration::from_secs(tick) {
+                    let counts = live_counts(&live);
+                    progress_line(&mut progress, tick - 1, None, warm, counts, last);
+                    last = counts;
                     tick += 1;
-                    let c: u64 = live
-                        .iter()
-                        .map(|l| l.committed.load(Ordering::Relaxed))
-                        .sum();
-                    let a: u64 = live.iter().map(|l| l.aborted.load(Ordering::Relaxed)).sum();
-                    if cfg.interactive {
-                        let (dc, da) = (c - last.0, a - last.1);
-                        let what = if phase.load(Ordering::Relaxed) == WARMUP {
-                            "warm-up"
-                        } else {
-                            "measure"
-                        };
-                        let rate = if dc + da > 0 {
-                            100.0 * da as f64 / (dc + da) as f64
-                        } else {
-                            0.0
-                        };
-                        eprintln!(
-                            "[{:>4}s] {what:<8} {:>12.0} txn/s   aborts {rate:>6.2}%",
-                            tick - 1,
-                            dc as f64
-                        );
-                    }
-                    last = (c, a);
                 }
                 // Sleep until the next event: the end of warm-up, the next second, the end.
                 let mut next = total.min(Duration::from_secs(tick));
@@ -362,13 +554,22 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             }
             measured = measure_start.elapsed();
             phase.store(STOP, Ordering::Relaxed);
+            // The rest since the last line (a partial second, usually).
+            let end = run_start.elapsed().as_secs_f64();
+            if end - (tick - 1) as f64 > 0.05 {
+                let counts = live_counts(&live);
+                progress_line(&mut progress, tick - 1, Some(end), warm, counts, last);
+            }
         }
         let results: Vec<WorkerResult> = handles
             .into_iter()
             .map(|h| h.join().expect("worker thread panicked"))
             .collect();
         if matches!(cfg.stop, Stop::Txns(_)) {
-            measured = measure_start.elapsed();
+            let end = results.iter().filter_map(|r| r.ended).max();
+            measured = end.map_or(Duration::ZERO, |e| {
+                e.saturating_duration_since(measure_start)
+            });
         }
         results
     });
@@ -415,10 +616,23 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
     let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();
     let user_aborts: u64 = per_txn.iter().map(|t| t.user_aborts).sum();
+    // Rolled-back New-Orders count too (clause 5.4.2): they are user aborts here.
     let tpmc = per_txn
         .iter()
         .find(|t| t.name == "new-order" || t.name == "new_order")
-        .map(|t| t.committed as f64 * 60.0 / secs);
+        .map(|t| (t.committed + t.user_aborts) as f64 * 60.0 / secs);
+    let mut counters: Vec<(String, u64)> = Vec::new();
+    for (name, n) in results.iter().flat_map(|r| r.counters.iter()) {
+        match counters.iter_mut().find(|(k, _)| k == name) {
+            Some((_, c)) => *c += n,
+            None => counters.push((name.to_string(), *n)),
+        }
+    }
+    let done: Vec<u64> = per_txn
+        .iter()
+        .map(|t| t.committed + t.user_aborts)
+        .collect();
+    let notes = wl.notes(&done, &counters);
 
     let checks = if cfg.check {
         let info = RunInfo {
@@ -448,17 +662,14 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         "seed": cfg.seed,
         "pin": cfg.pin && !cores.is_empty(),
         "no_load": cfg.no_load,
+        "rate": cfg.rate,
     });
     Ok(Report {
         workload: wl.name().to_string(),
         engine: E::NAME.to_string(),
         threads: cfg.threads,
         duration_s: secs,
-        warmup_s: if matches!(cfg.stop, Stop::Seconds(_)) {
-            cfg.warmup_s.max(0.0)
-        } else {
-            0.0
-        },
+        warmup_s: cfg.warmup_s.max(0.0),
         seed: cfg.seed,
         committed,
         aborted,
@@ -471,6 +682,9 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         throughput_tps: committed as f64 / secs,
         worker_cpu_busy: cpu_busy,
         tpmc,
+        counters: counters.into_iter().collect(),
+        open_loop: cfg.rate,
+        notes,
         latency_us: Latency::from_ns(&all_hist),
         per_txn,
         checks,

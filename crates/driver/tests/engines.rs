@@ -25,6 +25,8 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         trace_measured: false,
         acked_file: None,
         check: true,
+        progress_file: None,
+        rate: None,
     }
 }
 

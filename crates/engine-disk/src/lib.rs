@@ -205,8 +205,9 @@ fn build_inner(
     })
 }
 
-/// The files of this engine's database in `dir` (and its log in `log_dir`), by name.
-fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf>> {
+/// The files of this engine's database in `dir` (and its log in `log_dir`), by name
+/// (`--reload`, and `oltpscope drop`, remove exactly these).
+pub fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf>> {
     let mut v = Vec::new();
     for n in st.list(dir).map_err(io_err)? {
         if [

@@ -86,6 +86,34 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
 
+    /// Pauses around a transaction of type `ty` that a terminal would take: (before it,
+    /// after it), e.g. TPC-C's keying and think times. `None` (the default): none, the
+    /// worker runs transactions back to back.
+    fn pauses(
+        &self,
+        _st: &mut Self::WorkerState,
+        _ty: u32,
+    ) -> Option<(std::time::Duration, std::time::Duration)> {
+        None
+    }
+
+    /// Called by the driver right after each commit (`measured`: during the measured
+    /// phase), with the state the body left, so a kit can count what its committed
+    /// transactions did (e.g. TPC-C's skipped Delivery districts).
+    fn committed(&self, _st: &mut Self::WorkerState, _input: &Self::Input, _measured: bool) {}
+
+    /// Counters of this worker's measured commits, by name (the driver sums them over
+    /// workers into the report).
+    fn counters(&self, _st: &Self::WorkerState) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+
+    /// Lines the report adds about the run: `done` is the measured transactions per type
+    /// (committed or rolled back by the workload), `counters` the summed counters.
+    fn notes(&self, _done: &[u64], _counters: &[(String, u64)]) -> Vec<String> {
+        Vec::new()
+    }
+
     /// The workload's consistency conditions, evaluated on a quiescent database.
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>>;
 }

@@ -5,11 +5,11 @@
 //! (integer columns), or advance a counter stored in both string columns, so the check
 //! can prove no update was lost or half-applied.
 
+use crate::util::KitRng;
 use crate::util::{load_range, parallel_units, rng_for};
 use crate::{Check, RunInfo, Workload};
 use api::row::{self, Pod, Zeroable};
 use api::{Engine, Error, IndexKind, Key, Result, Schema, Session, TableDef, TableId, Worker};
-use rand::rngs::SmallRng;
 use rand::Rng;
 use smallvec::SmallVec;
 
@@ -89,7 +89,7 @@ pub struct Micro {
 }
 
 pub struct MicroState {
-    rng: SmallRng,
+    rng: KitRng,
 }
 
 pub struct MicroInput {
@@ -99,6 +99,13 @@ pub struct MicroInput {
 
 /// Rows per transaction are bounded (inputs are drawn before the transaction starts).
 pub const MAX_ROWS: usize = 1000;
+
+impl MicroInput {
+    /// The keys this transaction reads or updates, in order.
+    pub fn keys(&self) -> &[u64] {
+        &self.keys
+    }
+}
 
 impl Micro {
     pub fn new(cfg: MicroConfig) -> std::result::Result<Self, String> {
@@ -160,7 +167,7 @@ impl Micro {
         }
     }
 
-    fn draw_key(&self, rng: &mut SmallRng) -> u64 {
+    fn draw_key(&self, rng: &mut KitRng) -> u64 {
         match &self.zipf {
             None => rng.gen_range(0..self.cfg.keys),
             Some(z) => z.sample(rng),
@@ -383,7 +390,7 @@ impl Zipf {
         }
     }
 
-    pub fn rank(&self, rng: &mut SmallRng) -> u64 {
+    pub fn rank(&self, rng: &mut KitRng) -> u64 {
         let u: f64 = rng.gen();
         let uz = u * self.zetan;
         if uz < 1.0 {
@@ -396,7 +403,7 @@ impl Zipf {
         r.min(self.n - 1)
     }
 
-    pub fn sample(&self, rng: &mut SmallRng) -> u64 {
+    pub fn sample(&self, rng: &mut KitRng) -> u64 {
         ((self.rank(rng) as u128 * self.mult as u128) % self.n as u128) as u64
     }
 }

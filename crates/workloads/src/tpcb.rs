@@ -6,12 +6,12 @@
 //! Branch and Teller row its own cache lines and its own 8 KB page (as the "A to E"
 //! paper does against false sharing); `affinity` gives each worker its own home branch.
 
+use crate::util::KitRng;
 use crate::util::{load_range, parallel_units, rng_for};
 use crate::{Check, RunInfo, Workload};
 use api::key::{read_u32, read_u64};
 use api::row::{Pod, Zeroable};
 use api::{Dir, Engine, Error, IndexKind, Key, Result, Schema, Session, TableDef, TableId, Worker};
-use rand::rngs::SmallRng;
 use rand::Rng;
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
@@ -80,7 +80,7 @@ pub struct Tpcb {
 }
 
 pub struct TpcbState {
-    rng: SmallRng,
+    rng: KitRng,
     worker: u32,
     home_branch: Option<u64>,
     seq: u64,

@@ -1,16 +1,19 @@
 //! Shared pieces of the kits: seeded random number generators, parallel loading.
 
 use api::{Engine, Result, Session, Worker};
-use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
+/// The kits' generator: an algorithm fixed by name (xoshiro256++), so a seed repeats the
+/// same inputs on every platform and version (`rand`'s `SmallRng` promises neither).
+pub type KitRng = rand_xoshiro::Xoshiro256PlusPlus;
+
 /// A worker's generator: distinct, repeatable streams per (seed, stream).
-pub fn rng_for(seed: u64, stream: u64) -> SmallRng {
+pub fn rng_for(seed: u64, stream: u64) -> KitRng {
     // splitmix64 of the pair, so nearby streams are unrelated.
     let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    SmallRng::seed_from_u64(z ^ (z >> 31))
+    KitRng::seed_from_u64(z ^ (z >> 31))
 }
 
 /// Run `unit(session, i)` for every `i` in `0..units`, spread over `threads` threads

@@ -296,7 +296,7 @@ fn transactions_do_what_the_specification_says() {
         carrier_id: 7,
         date: 999,
     };
-    s.run(3, |s| t.delivery(s, &del)).unwrap();
+    s.run(3, |s| t.delivery(s, &del).map(drop)).unwrap();
     for (d, (o, c, sum)) in (1..=DISTRICTS).zip(before) {
         let nos: Vec<NewOrder> = rows(&mut s, NEW_ORDER.primary(), &district_key(1, d));
         assert_eq!(nos[0].no_o_id, FIRST_UNDELIVERED + 1, "district {d}");
@@ -330,7 +330,13 @@ fn transactions_do_what_the_specification_says() {
         carrier_id: 1,
         date: 1000,
     };
-    s.run(3, |s| t.delivery(s, &del)).unwrap();
+    let mut skipped = 0;
+    s.run(3, |s| {
+        skipped = t.delivery(s, &del)?;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(skipped, 1, "the emptied district is skipped and counted");
     let nos: Vec<NewOrder> = rows(&mut s, NEW_ORDER.primary(), &district_key(2, 6));
     assert_eq!(nos[0].no_o_id, FIRST_UNDELIVERED + 1);
 }

@@ -17,6 +17,9 @@ pub use txn::{
 
 use crate::{Check, RunInfo, Workload};
 use api::{Engine, Result, Schema, Session, Worker};
+use schema::DISTRICTS;
+use std::time::Duration;
+use txn::{DELIVERY_TXN, ORDER_STATUS_TXN, PAYMENT_TXN, STOCK_LEVEL_TXN};
 
 /// The specification's mix (clause 5.2.3 minimums, New-Order taking the rest).
 pub const DEFAULT_MIX: [u32; 5] = [45, 43, 4, 4, 4];
@@ -32,6 +35,9 @@ pub struct TpccConfig {
     /// Worker i's home warehouse is (i % W) + 1 (and its Stock-Level district
     /// (i / W) % 10 + 1); otherwise both are drawn uniformly per transaction.
     pub affinity: bool,
+    /// Each worker acts as one terminal: keying time before and think time after each
+    /// transaction (clause 5.2.5), instead of running transactions back to back.
+    pub terminal_times: bool,
     /// Seed of the NURand C constants. Loading and running must use the same value
     /// (the C_LAST C-Run is chosen relative to C-Load, clause 2.1.6.1).
     pub nurand_seed: u64,
@@ -45,7 +51,9 @@ impl Default for TpccConfig {
         TpccConfig {
             warehouses: 1,
             mix: DEFAULT_MIX,
-            affinity: true,
+            // As the CLI's default: every warehouse gets work whatever the thread count.
+            affinity: false,
+            terminal_times: false,
             nurand_seed: 0x7CC5_EED5,
             items: schema::ITEMS,
         }
@@ -151,6 +159,7 @@ impl Workload for Tpcc {
                 "stock-level": self.cfg.mix[4],
             },
             "affinity": self.cfg.affinity,
+            "terminal_times": self.cfg.terminal_times,
             "nurand_seed": self.cfg.nurand_seed,
             "items": self.cfg.items,
             "nurand_c": self.c,
@@ -203,6 +212,84 @@ impl Workload for Tpcc {
             )),
             _ => None,
         }
+    }
+
+    fn pauses(&self, st: &mut TpccWorker, ty: u32) -> Option<(Duration, Duration)> {
+        use rand::Rng;
+        if !self.cfg.terminal_times {
+            return None;
+        }
+        // Clause 5.2.5.7: minimum keying times; mean think times, negative exponential
+        // and cut at ten times the mean (clause 5.2.5.4).
+        let (keying_s, think_mean_s) = [
+            (18.0, 12.0),
+            (3.0, 12.0),
+            (2.0, 10.0),
+            (2.0, 5.0),
+            (2.0, 5.0),
+        ][ty as usize];
+        let r: f64 = st.pause_rng.gen_range(f64::MIN_POSITIVE..1.0);
+        let think_s = (-r.ln() * think_mean_s).min(10.0 * think_mean_s);
+        Some((
+            Duration::from_secs_f64(keying_s),
+            Duration::from_secs_f64(think_s),
+        ))
+    }
+
+    fn committed(&self, st: &mut TpccWorker, input: &TpccInput, measured: bool) {
+        if measured && matches!(input, TpccInput::Delivery(_)) {
+            st.deliveries += 1;
+            st.skipped_districts += st.last_skipped as u64;
+        }
+    }
+
+    fn counters(&self, st: &TpccWorker) -> Vec<(&'static str, u64)> {
+        vec![
+            ("delivery_skipped_districts", st.skipped_districts),
+            ("deliveries", st.deliveries),
+        ]
+    }
+
+    fn notes(&self, done: &[u64], counters: &[(String, u64)]) -> Vec<String> {
+        let mut v = vec![];
+        if self.cfg.terminal_times {
+            v.push("terminal times: each worker is one terminal, with the keying and think times of clause 5.2.5 (tpmC is then at most about 1.29 per worker)".to_string());
+        }
+        v.push(if self.cfg.affinity {
+            "home warehouse: one per worker, (worker mod W) + 1 (--affinity)".to_string()
+        } else {
+            "home warehouse: drawn uniformly per transaction (the default; --affinity gives each worker its own)".to_string()
+        });
+        let total: u64 = done.iter().sum();
+        if total > 0 {
+            // Clause 5.2.3's minimum shares (New-Order has none: it takes the rest).
+            for (t, min) in [
+                (PAYMENT_TXN, 43),
+                (ORDER_STATUS_TXN, 4),
+                (DELIVERY_TXN, 4),
+                (STOCK_LEVEL_TXN, 4),
+            ] {
+                let n = done[t as usize];
+                // Compared exactly, in integers: 3.999% is below 4%.
+                if n * 100 < min * total {
+                    v.push(format!(
+                        "the mix missed clause 5.2.3's minimum: {} {n} of {total} transactions ({:.3}%), below {min}%",
+                        TXN_NAMES[t as usize],
+                        100.0 * n as f64 / total as f64
+                    ));
+                }
+            }
+        }
+        let get = |k: &str| counters.iter().find(|(n, _)| n == k).map_or(0, |(_, c)| *c);
+        let (del, skipped) = (get("deliveries"), get("delivery_skipped_districts"));
+        if del > 0 {
+            v.push(format!(
+                "delivery skipped {skipped} of {} districts ({:.2}%): no undelivered order there (clause 2.7.4.2)",
+                del * DISTRICTS as u64,
+                100.0 * skipped as f64 / (del * DISTRICTS as u64) as f64
+            ));
+        }
+        v
     }
 
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
@@ -279,9 +366,77 @@ mod tests {
     }
 
     #[test]
+    fn terminal_times_follow_clause_5_2_5_and_leave_the_inputs_alone() {
+        use super::txn::NEW_ORDER_TXN;
+        let plain = Tpcc::new(TpccConfig::default()).unwrap();
+        let timed = Tpcc::new(TpccConfig {
+            terminal_times: true,
+            ..TpccConfig::default()
+        })
+        .unwrap();
+        let (mut a, mut b) = (plain.worker_state(0, 1, 9), timed.worker_state(0, 1, 9));
+        assert!(plain.pauses(&mut a, NEW_ORDER_TXN).is_none());
+        let mut think = 0.0;
+        let n = 4000;
+        for _ in 0..n {
+            let (keying, t) = timed.pauses(&mut b, NEW_ORDER_TXN).unwrap();
+            assert_eq!(keying, Duration::from_secs(18));
+            assert!(t <= Duration::from_secs(120), "{t:?}");
+            think += t.as_secs_f64();
+        }
+        // Mean 12 s (a wide margin: this catches a wrong rule, not sampling noise).
+        assert!(
+            (11.0..13.0).contains(&(think / n as f64)),
+            "{}",
+            think / n as f64
+        );
+        let (k, _) = timed.pauses(&mut b, STOCK_LEVEL_TXN).unwrap();
+        assert_eq!(k, Duration::from_secs(2));
+        // The same inputs with or without the pauses drawn in between.
+        for _ in 0..50 {
+            let (ta, _) = plain.next(&mut a);
+            let (tb, _) = timed.next(&mut b);
+            assert_eq!(ta, tb);
+        }
+    }
+
+    #[test]
+    fn notes_name_the_home_mode_missed_minimums_and_skipped_deliveries() {
+        let t = Tpcc::new(TpccConfig::default()).unwrap();
+        let notes = t.notes(&[45, 43, 4, 4, 4], &[]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("drawn uniformly per transaction"),
+            "{notes:?}"
+        );
+        let counters = [
+            ("deliveries".to_string(), 4),
+            ("delivery_skipped_districts".to_string(), 3),
+        ];
+        let notes = t.notes(&[46, 42, 4, 4, 4], &counters);
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("payment 42 of 100 transactions (42.000%)")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("skipped 3 of 40 districts")),
+            "{notes:?}"
+        );
+        assert!(
+            !notes.iter().any(|n| n.contains("stock-level")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
     fn next_follows_the_mix_and_the_input_rules() {
         let t = Tpcc::new(TpccConfig {
             warehouses: 4,
+            affinity: true,
             ..TpccConfig::default()
         })
         .unwrap();
@@ -291,10 +446,15 @@ mod tests {
         let (mut rollbacks, mut remote_lines, mut lines, mut by_name, mut remote_pay) =
             (0, 0, 0, 0, 0);
         let n = 20_000;
-        for _ in 0..n {
+        for k in 0..n {
             let (ty, input) = t.next(&mut st);
             assert_eq!(ty, input.txn_type());
             counts[ty as usize] += 1;
+            // The card deck: every 100 transactions follow the mix exactly.
+            if (k + 1) % 100 == 0 {
+                let per = (k + 1) / 100;
+                assert_eq!(counts, DEFAULT_MIX.map(|m| m * per), "after {} txns", k + 1);
+            }
             match input {
                 TpccInput::NewOrder(i) => {
                     assert_eq!(i.w_id, 2);

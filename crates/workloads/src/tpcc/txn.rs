@@ -5,9 +5,10 @@
 use super::gen::{self, nurand};
 use super::schema::*;
 use super::Tpcc;
+use crate::util::KitRng;
 use api::row::{self, Zeroable};
 use api::{Dir, Error, Result, Session, Worker};
-use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
 use rand::Rng;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -113,7 +114,7 @@ impl TpccInput {
 /// Per-worker generator state and scratch space (reused, so a transaction allocates
 /// nothing once the buffers have grown).
 pub struct TpccWorker {
-    pub rng: SmallRng,
+    pub rng: KitRng,
     pub worker_id: u32,
     /// With affinity: the worker's home warehouse and (for Stock-Level, whose district
     /// is fixed per terminal, clause 2.8.1.1) its district.
@@ -124,6 +125,18 @@ pub struct TpccWorker {
     pub ids: Vec<u32>,
     /// The order id the last New-Order body assigned (its acknowledgement tag names it).
     pub last_o_id: u32,
+    /// The card deck the mix is dealt from (clause 5.2.4.2): each type's percentage in
+    /// cards, shuffled, dealt in order, reshuffled when used up.
+    pub deck: Vec<u8>,
+    pub dealt: usize,
+    /// Districts the last Delivery body skipped (no undelivered order, clause 2.7.4.2).
+    pub last_skipped: u32,
+    /// Draws keying and think times (`terminal_times`), apart from `rng` so that the
+    /// inputs are the same with or without them.
+    pub pause_rng: KitRng,
+    /// Measured committed Deliveries and the districts they skipped.
+    pub deliveries: u64,
+    pub skipped_districts: u64,
 }
 
 impl Tpcc {
@@ -142,10 +155,18 @@ impl Tpcc {
             h_seq: 0,
             ids: Vec::with_capacity(64),
             last_o_id: 0,
+            deck: (0..5u8)
+                .flat_map(|t| std::iter::repeat_n(t, self.cfg.mix[t as usize] as usize))
+                .collect(),
+            dealt: usize::MAX,
+            last_skipped: 0,
+            pause_rng: crate::util::rng_for(seed, 0x7CC2_0000 + worker_id as u64),
+            deliveries: 0,
+            skipped_districts: 0,
         }
     }
 
-    fn other_warehouse(&self, rng: &mut SmallRng, w: u32) -> u32 {
+    fn other_warehouse(&self, rng: &mut KitRng, w: u32) -> u32 {
         debug_assert!(self.cfg.warehouses > 1);
         let o = rng.gen_range(1..self.cfg.warehouses);
         if o >= w {
@@ -155,7 +176,7 @@ impl Tpcc {
         }
     }
 
-    fn customer_by(&self, rng: &mut SmallRng) -> CustomerBy {
+    fn customer_by(&self, rng: &mut KitRng) -> CustomerBy {
         if rng.gen_range(1..=100) <= 60 {
             CustomerBy::LastName(nurand(rng, 255, 0, 999, self.c.c_last_run))
         } else {
@@ -172,12 +193,14 @@ impl Tpcc {
                 rng.gen_range(1..=DISTRICTS),
             ),
         };
-        let mut pick = rng.gen_range(0..100);
-        let mut ty = 0;
-        while pick >= self.cfg.mix[ty] {
-            pick -= self.cfg.mix[ty];
-            ty += 1;
+        // Dealt from a shuffled deck, so every 100 transactions of a worker follow the
+        // mix exactly and the minimums of clause 5.2.3 hold over whole decks.
+        if st.dealt >= st.deck.len() {
+            st.deck.shuffle(rng);
+            st.dealt = 0;
         }
+        let ty = st.deck[st.dealt] as usize;
+        st.dealt += 1;
         let multi = self.cfg.warehouses > 1;
         let input = match ty as u32 {
             NEW_ORDER_TXN => {
@@ -268,7 +291,10 @@ impl Tpcc {
             }
             TpccInput::Payment(i) => self.payment(s, &mut st.ids, i).map(drop),
             TpccInput::OrderStatus(i) => self.order_status(s, &mut st.ids, i).map(drop),
-            TpccInput::Delivery(i) => self.delivery(s, i),
+            TpccInput::Delivery(i) => {
+                st.last_skipped = self.delivery(s, i)?;
+                Ok(())
+            }
             TpccInput::StockLevel(i) => self.stock_level(s, st, i),
         }
     }
@@ -527,9 +553,10 @@ impl Tpcc {
     }
 
     /// Clause 2.7.4: all ten districts in one transaction (the spec allows deferred
-    /// execution; we run it in-line).
-    pub fn delivery<W: Worker>(&self, s: &mut Session<W>, i: &DeliveryIn) -> Result<()> {
+    /// execution; we run it in-line). Returns the districts skipped.
+    pub fn delivery<W: Worker>(&self, s: &mut Session<W>, i: &DeliveryIn) -> Result<u32> {
         let w = i.w_id;
+        let mut skipped = 0;
         for d in 1..=DISTRICTS {
             let lo = district_key(w, d);
             let hi = lo.prefix_end().expect("district prefix is never all 0xff");
@@ -546,7 +573,10 @@ impl Tpcc {
                 },
             )?;
             // No undelivered order in this district: skipped (clause 2.7.4.2).
-            let Some(o_id) = oldest else { continue };
+            let Some(o_id) = oldest else {
+                skipped += 1;
+                continue;
+            };
             if !s.delete(NEW_ORDER, &new_order_key(w, d, o_id))? {
                 return Err(Error::fatal(format!(
                     "tpcc: new-order ({w}, {d}, {o_id}) vanished during delivery"
@@ -584,7 +614,7 @@ impl Tpcc {
             )?;
             need(found.then_some(()), "customer", order.o_c_id)?;
         }
-        Ok(())
+        Ok(skipped)
     }
 
     /// Clause 2.8.2: distinct items in the district's last 20 orders whose stock in this

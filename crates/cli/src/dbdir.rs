@@ -1,0 +1,145 @@
+//! Database directories: which engine made one (from the engines' own files, so no
+//! extra file is needed), and `oltpscope drop`, which removes only those files.
+//!
+//! Must never: remove a file an engine does not recognise as its own, or guess an engine
+//! for a directory whose files say nothing.
+
+use crate::args::EngineName;
+use std::path::Path;
+
+/// The engine whose files `dir` holds: the disk engine's control file, or the memory
+/// engine's log or load marker. `None` when it holds neither (or does not exist).
+pub fn detect(dir: &Path) -> Option<EngineName> {
+    if dir.join(engine_disk::checkpoint::CONTROL).exists() {
+        return Some(EngineName::Disk);
+    }
+    let m = [
+        engine_memory::log::LOG_FILE,
+        engine_memory::log::MARKER_FILE,
+    ];
+    if m.iter().any(|f| dir.join(f).exists()) {
+        return Some(EngineName::Memory);
+    }
+    None
+}
+
+/// The engine that opens `dir`: `--engine` if given (refused when the directory holds
+/// another engine's database), else the one that made it, else `fallback`.
+pub fn resolve(
+    given: Option<EngineName>,
+    dir: Option<&Path>,
+    fallback: Option<EngineName>,
+) -> Result<EngineName, String> {
+    let found = dir.and_then(detect);
+    match (given, found) {
+        (Some(g), Some(f)) if g != f => Err(format!(
+            "{} holds a {}-engine database: --engine {} cannot open it (leave --engine out to use the engine that made it)",
+            dir.map_or(String::new(), |d| d.display().to_string()),
+            f.as_str(),
+            g.as_str()
+        )),
+        (Some(g), _) => Ok(g),
+        (None, Some(f)) => Ok(f),
+        (None, None) => match (fallback, dir) {
+            (Some(e), _) => Ok(e),
+            (None, Some(d)) => Err(format!(
+                "{} holds no oltpscope database (no disk-engine control file, no memory-engine log)",
+                d.display()
+            )),
+            (None, None) => Err("give the database directory with --db DIR".into()),
+        },
+    }
+}
+
+/// `oltpscope drop --db DIR`: remove the database in `dir` (and the disk engine's log in
+/// `log_dir`) and then the directory, refusing if it holds any file its engine does not
+/// recognise as its own.
+pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, String> {
+    if !dir.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    let engine = resolve(None, Some(dir), None)?;
+    let st = storage::os();
+    let names = |d: &Path| -> Result<Vec<String>, String> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(d).map_err(|e| format!("cannot list {}: {e}", d.display()))? {
+            let e = e.map_err(|e| format!("cannot list {}: {e}", d.display()))?;
+            v.push(e.file_name().to_string_lossy().into_owned());
+        }
+        Ok(v)
+    };
+    let own: Vec<std::path::PathBuf> = match engine {
+        EngineName::Disk => {
+            // A control file that is not the engine's (or is damaged) is refused here.
+            engine_disk::checkpoint::Control::read(&*st, dir).map_err(|e| e.to_string())?;
+            engine_disk::own_files(&*st, dir, log_dir.unwrap_or(dir)).map_err(|e| e.to_string())?
+        }
+        EngineName::Memory => {
+            if log_dir.is_some_and(|l| l != dir) {
+                return Err("--log-dir: the memory engine keeps its log in --db".into());
+            }
+            let l = engine_memory::log::LOG_FILE;
+            let m = engine_memory::log::MARKER_FILE;
+            [
+                l.to_string(),
+                m.to_string(),
+                format!("{l}.tmp"),
+                format!("{m}.tmp"),
+            ]
+            .iter()
+            .map(|n| dir.join(n))
+            .filter(|p| p.exists())
+            .collect()
+        }
+        EngineName::Serial => unreachable!("detect never names the serial engine"),
+    };
+    let mut dirs = vec![dir];
+    if let Some(l) = log_dir.filter(|l| *l != dir) {
+        dirs.push(l);
+    }
+    for d in &dirs {
+        for n in names(d)? {
+            if !own.contains(&d.join(&n)) {
+                return Err(format!(
+                    "{} holds {n}, which is not a {}-engine file: nothing removed",
+                    d.display(),
+                    engine.as_str()
+                ));
+            }
+        }
+    }
+    match engine {
+        EngineName::Memory => {
+            // Marker before log (as --reload does): a crash in between leaves a log that
+            // is still recognised, never a marker alone.
+            engine_memory::recovery::LogDir::new(dir)
+                .remove(&*st)
+                .map_err(|e| e.to_string())?;
+        }
+        _ => {
+            // The control file last: until it goes, the directory is still recognised
+            // (and refused by the engine as incomplete), so a second drop can finish.
+            let control = dir.join(engine_disk::checkpoint::CONTROL);
+            for f in own.iter().filter(|f| **f != control) {
+                std::fs::remove_file(f)
+                    .map_err(|e| format!("cannot remove {}: {e}", f.display()))?;
+            }
+            std::fs::remove_file(&control)
+                .map_err(|e| format!("cannot remove {}: {e}", control.display()))?;
+        }
+    }
+    for f in &own {
+        if f.exists() {
+            std::fs::remove_file(f).map_err(|e| format!("cannot remove {}: {e}", f.display()))?;
+        }
+    }
+    for d in dirs.iter().rev() {
+        std::fs::remove_dir(d).map_err(|e| format!("cannot remove {}: {e}", d.display()))?;
+    }
+    Ok(format!(
+        "dropped the {}-engine database in {} ({} files)",
+        engine.as_str(),
+        dir.display(),
+        own.len()
+    ))
+}
