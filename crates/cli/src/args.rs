@@ -129,6 +129,11 @@ pub struct Common {
     /// Append a line per acknowledged commit to this file (crash testing).
     #[arg(long, hide = true)]
     pub acked_file: Option<PathBuf>,
+    /// Transactions each worker thread runs at once, as coroutines that switch whenever
+    /// one would wait (lock, latch, log flush, page I/O); 1 = plain threads (`run`,
+    /// `simulate`).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub coroutines: u32,
     #[command(flatten)]
     pub sim: SimArgs,
 }

@@ -207,6 +207,8 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
         trace_measured: c.trace_measured,
         acked_file: c.acked_file.clone(),
         check: !c.no_check,
+        coroutines: c.coroutines as usize,
+        coroutine_seed: None,
     };
     let report =
         with_engine!(c.engine, E => driver::run::<E, W>(wl, &cfg)).map_err(|e| e.to_string())?;
@@ -225,6 +227,9 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
 fn check<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
     if c.reload {
         return Err("--reload discards data: `check` never does".into());
+    }
+    if c.coroutines != 1 {
+        return Err("--coroutines applies to `run` and `simulate`, not `check`".into());
     }
     // There must be something to check: never create a database or log.
     let opts = EngineOptions {

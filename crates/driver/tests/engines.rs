@@ -25,6 +25,8 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         trace_measured: false,
         acked_file: None,
         check: true,
+        coroutines: 1,
+        coroutine_seed: None,
     }
 }
 
