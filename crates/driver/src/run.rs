@@ -3,9 +3,9 @@
 use crate::machine;
 use crate::report::{Checks, Latency, Report, TxnTypeReport, WaitReport};
 use api::{Engine, EngineOptions, Error, Session};
-use std::cell::Cell;
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::cell::Cell;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -139,7 +139,8 @@ impl<W: Workload> Shared<'_, W> {
                 break;
             }
             if ph == MEASURE && self.at_measure.get().is_none() {
-                self.at_measure.set(Some((thread_cpu(), rt::thread_stats())));
+                self.at_measure
+                    .set(Some((thread_cpu(), rt::thread_stats())));
             }
             let (ty, input) = wl.next(st);
             let t = ty as usize;
@@ -151,7 +152,8 @@ impl<W: Workload> Shared<'_, W> {
                         if ph == MEASURE {
                             r.aborted[t] += 1;
                         }
-                        me.aborted.store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                        me.aborted
+                            .store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                         backoff.wait();
                         if phase.load(Ordering::Relaxed) == STOP && backoff.tries() > 1000 {
                             break Err(Error::fatal("a transaction kept conflicting for 1000 retries at the end of the run"));
@@ -169,11 +171,18 @@ impl<W: Workload> Shared<'_, W> {
                         r.committed[t] += 1;
                         r.hist[t].saturating_record(ns.max(1));
                     }
-                    me.committed.store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                    if let Some((f, tag)) = self.acked.as_ref().and_then(|f| Some((f, wl.txn_tag(st, &input)?))) {
+                    me.committed
+                        .store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                    if let Some((f, tag)) = self
+                        .acked
+                        .as_ref()
+                        .and_then(|f| Some((f, wl.txn_tag(st, &input)?)))
+                    {
                         let mut f = f.lock().unwrap();
                         if let Err(e) = writeln!(f, "{tag}") {
-                            *self.fatal.lock().unwrap() = Some(Error::fatal(format!("cannot write the acknowledgement file: {e}")));
+                            *self.fatal.lock().unwrap() = Some(Error::fatal(format!(
+                                "cannot write the acknowledgement file: {e}"
+                            )));
                             phase.store(STOP, Ordering::Relaxed);
                         }
                     }
@@ -331,7 +340,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     let results: Vec<WorkerResult> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|w| {
-                let (engine, phase, live, fatal, acked, cores) = (&engine, &phase, &live, &fatal, &acked, &cores);
+                let (engine, phase, live, fatal, acked, cores) =
+                    (&engine, &phase, &live, &fatal, &acked, &cores);
                 let quotas = &per_stream_txns;
                 sc.spawn(move || {
                     if cfg.pin && !cores.is_empty() {
@@ -351,10 +361,17 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         // No coroutine at all: the plain loop on this thread.
                         let mut st = wl.worker_state(w, cfg.threads, cfg.seed);
                         let mut s = Session::new(engine.worker(w));
-                        sh.stream(&mut s, &mut st, quotas.as_ref().map(|q| q[w]), w as u64, &mut r);
+                        sh.stream(
+                            &mut s,
+                            &mut st,
+                            quotas.as_ref().map(|q| q[w]),
+                            w as u64,
+                            &mut r,
+                        );
                     } else {
-                        let parts: Vec<std::cell::RefCell<WorkerResult>> =
-                            (0..ncoro).map(|_| std::cell::RefCell::new(WorkerResult::new(ntypes))).collect();
+                        let parts: Vec<std::cell::RefCell<WorkerResult>> = (0..ncoro)
+                            .map(|_| std::cell::RefCell::new(WorkerResult::new(ntypes)))
+                            .collect();
                         let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..ncoro)
                             .map(|c| {
                                 let (sh, part) = (&sh, &parts[c]);
@@ -363,7 +380,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                     let mut st = wl.worker_state(id, streams, cfg.seed);
                                     let mut s = Session::new(engine.worker(id));
                                     let quota = quotas.as_ref().map(|q| q[id]);
-                                    sh.stream(&mut s, &mut st, quota, id as u64, &mut part.borrow_mut());
+                                    sh.stream(
+                                        &mut s,
+                                        &mut st,
+                                        quota,
+                                        id as u64,
+                                        &mut part.borrow_mut(),
+                                    );
                                 }) as Box<dyn FnOnce() + '_>
                             })
                             .collect();

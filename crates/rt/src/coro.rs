@@ -213,3 +213,28 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
     }
     stats
 }
+
+/// The environment variable that runs one seed of the seeded tests ([`each_seed`]).
+pub const SEED_ENV: &str = "OLTPSCOPE_SCHED_SEED";
+
+/// Run `f` for seeds `0..count`, or only for the seed in `OLTPSCOPE_SCHED_SEED` if set;
+/// a failure is re-raised naming its seed and how to run it alone.
+pub fn each_seed(what: &str, count: u64, f: impl Fn(u64)) {
+    let seeds: Vec<u64> = match std::env::var(SEED_ENV) {
+        Ok(v) => vec![v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{SEED_ENV}={v:?} is not a seed (an integer)"))],
+        Err(_) => (0..count).collect(),
+    };
+    for seed in seeds {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(seed))) {
+            let msg = p
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            panic!("{what}: seed {seed} failed: {msg}\nreproduce with {SEED_ENV}={seed}");
+        }
+    }
+}
