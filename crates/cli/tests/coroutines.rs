@@ -28,7 +28,10 @@ fn run_with_coroutines_reports_them_and_waits_by_kind() {
     ]);
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     assert!(out.contains("4 coroutines per thread"), "{out}");
-    assert!(out.contains("waits: ") && out.contains("log_flush"), "{out}");
+    assert!(
+        out.contains("waits: ") && out.contains("log_flush"),
+        "{out}"
+    );
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["checks"]["passed"], true);
@@ -43,7 +46,15 @@ fn run_with_coroutines_reports_them_and_waits_by_kind() {
         .collect();
     assert_eq!(
         kinds,
-        ["lock", "latch", "log_flush", "page_io", "epoch", "backoff", "other"]
+        [
+            "lock",
+            "latch",
+            "log_flush",
+            "page_io",
+            "epoch",
+            "backoff",
+            "other"
+        ]
     );
     let flush = &v["waits"][2];
     assert!(flush["count"].as_u64().unwrap() > 0, "{flush}");
@@ -104,7 +115,12 @@ fn simulate_traces_transactions_run_as_coroutines() {
     assert_eq!(sim["transactions"], 200, "transactions after warm-up");
     // Operation marks stay balanced across switches (the scheduler closes and reopens
     // them), so the tracer reports no unmatched ends.
-    assert_eq!(sim["warnings"].as_array().map_or(0, |w| w.len()), 0, "{}", sim["warnings"]);
+    assert_eq!(
+        sim["warnings"].as_array().map_or(0, |w| w.len()),
+        0,
+        "{}",
+        sim["warnings"]
+    );
     let ops: Vec<&str> = sim["by_operation"]
         .as_array()
         .unwrap()

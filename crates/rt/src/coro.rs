@@ -152,16 +152,19 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
                 let cell: *const Cell<*const Yielder<(), Yielded>> = &sched.yielders[i];
                 let slot: *const RefCell<Option<Box<dyn Any + Send>>> = &panicked;
                 let stack = DefaultStack::new(STACK_BYTES).expect("allocate a coroutine stack");
-                Some(Coroutine::with_stack(stack, move |y: &Yielder<(), Yielded>, ()| {
-                    // SAFETY: `sched` and `panicked` outlive every coroutine (above).
-                    unsafe { (*cell).set(y) };
-                    if let Err(p) = catch_unwind(AssertUnwindSafe(body)) {
-                        let mut s = unsafe { (*slot).borrow_mut() };
-                        if s.is_none() {
-                            *s = Some(p);
+                Some(Coroutine::with_stack(
+                    stack,
+                    move |y: &Yielder<(), Yielded>, ()| {
+                        // SAFETY: `sched` and `panicked` outlive every coroutine (above).
+                        unsafe { (*cell).set(y) };
+                        if let Err(p) = catch_unwind(AssertUnwindSafe(body)) {
+                            let mut s = unsafe { (*slot).borrow_mut() };
+                            if s.is_none() {
+                                *s = Some(p);
+                            }
                         }
-                    }
-                }))
+                    },
+                ))
             })
             .collect();
         let mut rng = match policy {
@@ -175,7 +178,9 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
             let mut i = n.wrapping_sub(1);
             while live > 0 {
                 i = match rng.as_mut() {
-                    None => (1..=n).map(|d| (i.wrapping_add(d)) % n).find(|&j| cos[j].is_some()),
+                    None => (1..=n)
+                        .map(|d| (i.wrapping_add(d)) % n)
+                        .find(|&j| cos[j].is_some()),
                     Some(r) => {
                         let k = (r.next_u64() % live as u64) as usize;
                         (0..n).filter(|&j| cos[j].is_some()).nth(k)

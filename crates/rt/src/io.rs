@@ -56,7 +56,10 @@ impl Drop for Join<'_> {
 
 /// Run `f` on an I/O thread; `wait` is called with a "done?" test and must return only
 /// once it holds. A panic in `f` is resumed here.
-pub(crate) fn offload<R: Send>(f: impl FnOnce() -> R + Send, wait: impl FnOnce(&dyn Fn() -> bool)) -> R {
+pub(crate) fn offload<R: Send>(
+    f: impl FnOnce() -> R + Send,
+    wait: impl FnOnce(&dyn Fn() -> bool),
+) -> R {
     let slot = Arc::new(Slot {
         done: AtomicBool::new(false),
         out: UnsafeCell::new(None),

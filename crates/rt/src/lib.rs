@@ -142,8 +142,7 @@ pub fn with_scheduler<R>(s: &dyn Scheduler, f: impl FnOnce() -> R) -> R {
     }
     // SAFETY: the pointer is only dereferenced (by `current`) on this thread while `f`
     // runs, and removed before `s` can go away (`Restore` runs on return and unwind).
-    let p: NonNull<dyn Scheduler + 'static> =
-        unsafe { std::mem::transmute(NonNull::from(s)) };
+    let p: NonNull<dyn Scheduler + 'static> = unsafe { std::mem::transmute(NonNull::from(s)) };
     let _restore = Restore(SCHED.with(|c| c.replace(Some(p))));
     f()
 }
@@ -415,8 +414,8 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, Ordering};
     use std::panic::AssertUnwindSafe;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
     #[test]
@@ -446,7 +445,11 @@ mod tests {
         ));
         assert_eq!(thread_stats().waits[WaitKind::Latch as usize], 1);
         assert!(wait_until(WaitKind::Latch, None, || true));
-        assert_eq!(thread_stats().waits[WaitKind::Latch as usize], 1, "no wait, no count");
+        assert_eq!(
+            thread_stats().waits[WaitKind::Latch as usize],
+            1,
+            "no wait, no count"
+        );
     }
 
     #[test]
@@ -475,10 +478,7 @@ mod tests {
             ],
         );
         assert_eq!(*m.lock(), 2);
-        assert_eq!(
-            *order.borrow(),
-            ["a locked", "b runs", "a done", "b done"]
-        );
+        assert_eq!(*order.borrow(), ["a locked", "b runs", "a done", "b done"]);
         assert!(stats.switches >= 4, "{stats:?}");
         assert!(!scheduled(), "the scheduler is removed after the run");
     }
@@ -486,7 +486,10 @@ mod tests {
     #[test]
     fn blocking_runs_off_the_thread_only_under_a_scheduler() {
         let me = std::thread::current().id();
-        assert_eq!(blocking(WaitKind::PageIo, || std::thread::current().id()), me);
+        assert_eq!(
+            blocking(WaitKind::PageIo, || std::thread::current().id()),
+            me
+        );
         let before = thread_stats().waits[WaitKind::PageIo as usize];
         let mut buf = [0u8; 4];
         let other = std::cell::Cell::new(None);
@@ -529,7 +532,11 @@ mod tests {
         assert_eq!(a.len(), 15);
         assert_eq!(a, interleaving(7), "same seed, same interleaving");
         let distinct: std::collections::HashSet<_> = (0..20).map(interleaving).collect();
-        assert!(distinct.len() > 10, "seeds explore interleavings: {}", distinct.len());
+        assert!(
+            distinct.len() > 10,
+            "seeds explore interleavings: {}",
+            distinct.len()
+        );
     }
 
     #[test]

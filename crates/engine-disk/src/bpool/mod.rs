@@ -793,8 +793,7 @@ impl BufferPool {
         // A failed fsync may have dropped writes whose double-write copies the next
         // batches would overwrite: like a failed write, it stops all writing.
         let file = &*self.file;
-        let r =
-            rt::blocking(rt::WaitKind::PageIo, || file.sync_data()).map_err(crate::log::io_err);
+        let r = rt::blocking(rt::WaitKind::PageIo, || file.sync_data()).map_err(crate::log::io_err);
         if let Err(e) = &r {
             self.record_failure(e);
         }
