@@ -109,7 +109,12 @@ impl Scheduler for Sched {
     }
 
     fn point(&self, _p: Point) {
+        // Never switch voluntarily while this coroutine unwinds: the panic count is the
+        // thread's, and a second panic in another coroutine meanwhile would abort.
         if let Policy::Seeded(_) = self.policy {
+            if std::thread::panicking() {
+                return;
+            }
             self.suspend(Yielded::Progress);
         }
     }

@@ -578,6 +578,39 @@ mod tests {
     }
 
     #[test]
+    fn no_voluntary_switch_while_unwinding() {
+        // A reaches a point while it unwinds (a guard's drop). Were that a switch, B
+        // would run while the thread counts as panicking (std's count is per thread:
+        // mutex poisoning, drop-time checks and a second panic would all see it).
+        struct AtPoint;
+        impl Drop for AtPoint {
+            fn drop(&mut self) {
+                point(Point::OpEntry(0));
+            }
+        }
+        for seed in 0..8 {
+            let saw_panicking = std::cell::Cell::new(false);
+            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                coro::run(
+                    coro::Policy::Seeded(seed),
+                    vec![
+                        Box::new(|| {
+                            let _g = AtPoint;
+                            panic!("a");
+                        }),
+                        Box::new(|| {
+                            point(Point::OpEntry(0));
+                            saw_panicking.set(std::thread::panicking());
+                        }),
+                    ],
+                )
+            }));
+            assert!(r.is_err(), "seed {seed}");
+            assert!(!saw_panicking.get(), "seed {seed}: B ran while A unwound");
+        }
+    }
+
+    #[test]
     fn backoff_grows_and_counts() {
         let mut b = Backoff::new(3);
         let before = thread_stats().waits[WaitKind::Backoff as usize];
