@@ -4,8 +4,10 @@
 //! waits and operation entries). The workloads' consistency checks must pass; a failure
 //! names its seed, and `OLTPSCOPE_SCHED_SEED=N` runs that seed alone.
 
+use api::IndexKind;
 use api::{Engine, EngineOptions, LogMode};
 use driver::{RunConfig, Stop};
+use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
 use workloads::Workload;
@@ -123,10 +125,21 @@ fn disk_engine_under_seeded_coroutines() {
 }
 
 /// `run --threads 2 --coroutines 4`: the round-robin scheduler (switch on waits only),
-/// every engine on TPC-B, and TPC-C with a synchronous log (commits wait for flushes).
+/// every engine on the micro-benchmark and TPC-B, and TPC-C with a synchronous log
+/// (commits wait for flushes).
 #[test]
 fn every_engine_runs_with_coroutines() {
     fn tpcb_on<E: Engine>(log: LogMode) {
+        let micro = Micro::new(MicroConfig {
+            keys: 20_000,
+            rows_per_txn: 10,
+            mode: Mode::Update,
+            columns: Columns::Long,
+            distribution: Distribution::Zipf { theta: 0.9 },
+            index: IndexKind::BTree,
+        })
+        .unwrap();
+        run_ok::<E, _>(&micro, &cfg(2, 4, None, log, 400));
         let r = run_ok::<E, _>(&tpcb(), &cfg(2, 4, None, log, 400));
         assert!(r.coroutine_switches > 0);
     }
