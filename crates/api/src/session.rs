@@ -194,7 +194,8 @@ impl<W: Worker> Session<W> {
         max_tries: usize,
         mut body: impl FnMut(&mut Self) -> Result<R>,
     ) -> Result<R> {
-        let mut backoff = rt::Backoff::new(txn_type as u64);
+        // Salted by the session's address: concurrent sessions back off differently.
+        let mut backoff = rt::Backoff::new(self as *const Self as u64 ^ txn_type as u64);
         loop {
             match self.run(txn_type, &mut body) {
                 Err(Error::Conflict(why)) => {
