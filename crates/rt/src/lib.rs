@@ -304,7 +304,8 @@ impl Backoff {
     pub fn new(salt: u64) -> Self {
         Backoff {
             tries: 0,
-            seed: (salt + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            // Never 0 (xorshift would stay there).
+            seed: salt.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15).max(1),
         }
     }
 
