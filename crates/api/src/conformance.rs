@@ -15,7 +15,8 @@ use crate::schema::{IndexId, IndexKind, Schema, TableDef, TableId};
 use crate::serial::SerialEngine;
 use crate::session::Session;
 use std::ops::Bound;
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 const TRIES: usize = 100_000;
 
@@ -71,6 +72,66 @@ fn pause() {
     std::thread::yield_now();
 }
 
+/// How a test runs its concurrent transaction streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Concurrency {
+    /// One thread each.
+    Threads,
+    /// All as coroutines on the calling thread; the seed picks the coroutine that runs
+    /// at every wait and operation entry (`rt::coro::Policy::Seeded`).
+    Coroutines(u64),
+}
+
+type Body<'a> = Box<dyn FnOnce() + Send + 'a>;
+
+fn concurrently(how: Concurrency, bodies: Vec<Body<'_>>) {
+    match how {
+        Concurrency::Threads => std::thread::scope(|sc| {
+            for b in bodies {
+                sc.spawn(b);
+            }
+        }),
+        Concurrency::Coroutines(seed) => {
+            let bodies = bodies.into_iter().map(|b| b as Box<dyn FnOnce()>).collect();
+            rt::coro::run(rt::coro::Policy::Seeded(seed), bodies);
+        }
+    }
+}
+
+/// A barrier that waits through `rt` (a thread's coroutines meet at it without
+/// blocking the thread).
+struct Barrier {
+    n: usize,
+    arrived: AtomicUsize,
+}
+
+impl Barrier {
+    fn new(n: usize) -> Self {
+        Barrier {
+            n,
+            arrived: AtomicUsize::new(0),
+        }
+    }
+    fn wait(&self) {
+        // Arrival k (counting from 0) belongs to round k / n, which ends when all n
+        // have arrived.
+        let k = self.arrived.fetch_add(1, Ordering::AcqRel);
+        let end = (k / self.n + 1) * self.n;
+        rt::wait_until(rt::WaitKind::Other, None, || {
+            self.arrived.load(Ordering::Acquire) >= end
+        });
+    }
+}
+
+/// Every concurrent test, its streams run as coroutines on this thread under `seed`.
+pub fn all_under_seed<E: Engine>(opts: &EngineOptions, primary: IndexKind, seed: u64) {
+    let how = Concurrency::Coroutines(seed);
+    transfers_keep_total_under::<E>(opts, primary, how);
+    scans_never_see_partial_txn_under::<E>(opts, primary, how);
+    write_skew_prevented_under::<E>(opts, primary, how);
+    phantom_insert_detected_under::<E>(opts, primary, how);
+}
+
 fn expect_ok<T>(what: &str, r: crate::Result<T>) -> T {
     match r {
         Ok(v) => v,
@@ -85,6 +146,15 @@ fn finish<E: Engine>(e: E) {
 /// Concurrent transfers between accounts never change the total, and every committed
 /// read-only transaction that reads all accounts sees the total.
 pub fn transfers_keep_total<E: Engine>(opts: &EngineOptions, primary: IndexKind) {
+    transfers_keep_total_under::<E>(opts, primary, Concurrency::Threads)
+}
+
+/// [`transfers_keep_total`] with its transaction streams run as `how` says.
+pub fn transfers_keep_total_under<E: Engine>(
+    opts: &EngineOptions,
+    primary: IndexKind,
+    how: Concurrency,
+) {
     const ACCTS: u32 = 16;
     const START: i64 = 1000;
     const THREADS: usize = 4;
@@ -102,51 +172,51 @@ pub fn transfers_keep_total<E: Engine>(opts: &EngineOptions, primary: IndexKind)
         }),
     );
     drop(ses);
-    std::thread::scope(|sc| {
-        for w in 0..THREADS {
-            let e = &e;
-            sc.spawn(move || {
-                let mut s = Session::new(e.worker(w));
-                let mut rng = Rng::new(w as u64 + 1);
-                for i in 0..400 {
-                    if i % 10 == 0 {
-                        let total = expect_ok(
-                            "audit",
-                            s.run_retry(1, TRIES, |s| {
-                                let mut sum = 0;
-                                for a in 0..ACCTS {
-                                    // A missing account shows up as a wrong total.
-                                    s.get(t, &k32(a), |r| sum += get_i64(r, 0))?;
-                                }
-                                Ok(sum)
-                            }),
-                        );
-                        assert_eq!(
-                            total,
-                            START * ACCTS as i64,
-                            "conformance: a committed audit saw a partial transfer"
-                        );
-                        continue;
-                    }
-                    let a = rng.below(ACCTS as u64) as u32;
-                    let b = (a + 1 + rng.below(ACCTS as u64 - 1) as u32) % ACCTS;
-                    let x = rng.below(50) as i64;
-                    expect_ok(
-                        "transfer",
-                        s.run_retry(2, TRIES, |s| {
-                            let mut bal = 0;
-                            s.get(t, &k32(a), |r| bal = get_i64(r, 0))?;
-                            s.update(t, &k32(a), |r| put_i64(r, 0, get_i64(r, 0) - x))?;
-                            pause();
-                            s.update(t, &k32(b), |r| put_i64(r, 0, get_i64(r, 0) + x))?;
-                            let _ = bal;
-                            Ok(())
+    let mut bodies: Vec<Body<'_>> = Vec::new();
+    for w in 0..THREADS {
+        let e = &e;
+        bodies.push(Box::new(move || {
+            let mut s = Session::new(e.worker(w));
+            let mut rng = Rng::new(w as u64 + 1);
+            for i in 0..400 {
+                if i % 10 == 0 {
+                    let total = expect_ok(
+                        "audit",
+                        s.run_retry(1, TRIES, |s| {
+                            let mut sum = 0;
+                            for a in 0..ACCTS {
+                                // A missing account shows up as a wrong total.
+                                s.get(t, &k32(a), |r| sum += get_i64(r, 0))?;
+                            }
+                            Ok(sum)
                         }),
                     );
+                    assert_eq!(
+                        total,
+                        START * ACCTS as i64,
+                        "conformance: a committed audit saw a partial transfer"
+                    );
+                    continue;
                 }
-            });
-        }
-    });
+                let a = rng.below(ACCTS as u64) as u32;
+                let b = (a + 1 + rng.below(ACCTS as u64 - 1) as u32) % ACCTS;
+                let x = rng.below(50) as i64;
+                expect_ok(
+                    "transfer",
+                    s.run_retry(2, TRIES, |s| {
+                        let mut bal = 0;
+                        s.get(t, &k32(a), |r| bal = get_i64(r, 0))?;
+                        s.update(t, &k32(a), |r| put_i64(r, 0, get_i64(r, 0) - x))?;
+                        pause();
+                        s.update(t, &k32(b), |r| put_i64(r, 0, get_i64(r, 0) + x))?;
+                        let _ = bal;
+                        Ok(())
+                    }),
+                );
+            }
+        }));
+    }
+    concurrently(how, bodies);
     let mut s = Session::new(e.worker(0));
     let total = expect_ok(
         "final sum",
@@ -193,116 +263,133 @@ fn pair_row(pair: u32, val: i64) -> [u8; 16] {
 /// never see a transaction's writes partly: writers insert, update and delete rows in
 /// pairs whose values sum to zero.
 pub fn scans_never_see_partial_txn<E: Engine>(opts: &EngineOptions, primary: IndexKind) {
+    scans_never_see_partial_txn_under::<E>(opts, primary, Concurrency::Threads)
+}
+
+/// [`scans_never_see_partial_txn`] with its transaction streams run as `how` says.
+pub fn scans_never_see_partial_txn_under<E: Engine>(
+    opts: &EngineOptions,
+    primary: IndexKind,
+    how: Concurrency,
+) {
     const WRITERS: usize = 2;
     const PAIRS: u64 = 40;
     let (schema, t) = pairs_schema(primary);
     let e: E = open(schema, opts, WRITERS + 1);
-    std::thread::scope(|sc| {
-        for w in 0..WRITERS {
-            let e = &e;
-            sc.spawn(move || {
-                let mut s = Session::new(e.worker(w));
-                let mut rng = Rng::new(100 + w as u64);
-                for _ in 0..600 {
-                    let p = rng.below(PAIRS) as u32;
-                    let x = rng.below(1000) as i64;
-                    let op = rng.below(3);
-                    let consistent = expect_ok(
-                        "pair writer",
-                        s.run_retry(1, TRIES, |s| {
-                            // OCC engines may show a doomed transaction an inconsistent
-                            // view; only a committed one must not have seen one.
-                            let dup = |r: crate::Result<()>| match r {
-                                Err(Error::Duplicate) => Err(Error::Conflict("inconsistent view")),
-                                r => r,
-                            };
-                            let present = s.get(t, &k32x2(p, 0), |_| {})?;
-                            let mut consistent = true;
-                            if !present {
-                                dup(s.insert(t, &k32x2(p, 0), &pair_row(p, x)))?;
-                                pause();
-                                dup(s.insert(t, &k32x2(p, 1), &pair_row(p, -x)))?;
-                            } else if op == 0 {
-                                consistent &= s.delete(t, &k32x2(p, 0))?;
-                                pause();
-                                consistent &= s.delete(t, &k32x2(p, 1))?;
-                            } else {
-                                s.update(t, &k32x2(p, 0), |r| put_i64(r, 8, get_i64(r, 8) + x))?;
-                                consistent &= s.update(t, &k32x2(p, 1), |r| {
-                                    put_i64(r, 8, get_i64(r, 8) - x)
-                                })?;
-                            }
-                            Ok(consistent)
-                        }),
-                    );
-                    assert!(
-                        consistent,
-                        "conformance: a committed writer saw half of pair {p}"
-                    );
-                }
-            });
-        }
+    let mut bodies: Vec<Body<'_>> = Vec::new();
+    for w in 0..WRITERS {
         let e = &e;
-        sc.spawn(move || {
-            let mut s = Session::new(e.worker(WRITERS));
-            for i in 0..300 {
-                let dir = if i % 2 == 0 {
-                    Dir::Forward
-                } else {
-                    Dir::Backward
-                };
-                let use_secondary = primary == IndexKind::Hash || i % 4 >= 2;
-                let index = if use_secondary {
-                    t.secondary(0)
-                } else {
-                    t.primary()
-                };
-                let (n, sum, ordered) = expect_ok(
-                    "pair scanner",
-                    s.run_retry(2, TRIES, |s| {
-                        let (mut n, mut sum, mut ordered) = (0u64, 0i64, true);
-                        let mut prev: Option<Key> = None;
-                        s.scan(
-                            index,
-                            Bound::Unbounded,
-                            Bound::Unbounded,
-                            dir,
-                            usize::MAX,
-                            |k, r| {
-                                if let Some(p) = &prev {
-                                    let inorder = match dir {
-                                        Dir::Forward => p.as_bytes() < k,
-                                        Dir::Backward => p.as_bytes() > k,
-                                    };
-                                    ordered &= inorder;
-                                }
-                                prev = Some(Key::from_bytes(k));
-                                n += 1;
-                                sum += get_i64(r, 8);
-                                true
-                            },
-                        )?;
-                        Ok((n, sum, ordered))
+        bodies.push(Box::new(move || {
+            let mut s = Session::new(e.worker(w));
+            let mut rng = Rng::new(100 + w as u64);
+            for _ in 0..600 {
+                let p = rng.below(PAIRS) as u32;
+                let x = rng.below(1000) as i64;
+                let op = rng.below(3);
+                let consistent = expect_ok(
+                    "pair writer",
+                    s.run_retry(1, TRIES, |s| {
+                        // OCC engines may show a doomed transaction an inconsistent
+                        // view; only a committed one must not have seen one.
+                        let dup = |r: crate::Result<()>| match r {
+                            Err(Error::Duplicate) => Err(Error::Conflict("inconsistent view")),
+                            r => r,
+                        };
+                        let present = s.get(t, &k32x2(p, 0), |_| {})?;
+                        let mut consistent = true;
+                        if !present {
+                            dup(s.insert(t, &k32x2(p, 0), &pair_row(p, x)))?;
+                            pause();
+                            dup(s.insert(t, &k32x2(p, 1), &pair_row(p, -x)))?;
+                        } else if op == 0 {
+                            consistent &= s.delete(t, &k32x2(p, 0))?;
+                            pause();
+                            consistent &= s.delete(t, &k32x2(p, 1))?;
+                        } else {
+                            s.update(t, &k32x2(p, 0), |r| put_i64(r, 8, get_i64(r, 8) + x))?;
+                            consistent &=
+                                s.update(t, &k32x2(p, 1), |r| put_i64(r, 8, get_i64(r, 8) - x))?;
+                        }
+                        Ok(consistent)
                     }),
                 );
                 assert!(
-                    ordered,
-                    "conformance: scan returned keys out of order ({dir:?})"
-                );
-                assert!(
-                    n % 2 == 0 && sum == 0,
-                    "conformance: committed scan saw a partial transaction \
-                     ({n} rows, sum {sum}, {dir:?}, secondary {use_secondary})"
+                    consistent,
+                    "conformance: a committed writer saw half of pair {p}"
                 );
             }
-        });
-    });
+        }));
+    }
+    let er = &e;
+    bodies.push(Box::new(move || {
+        let mut s = Session::new(er.worker(WRITERS));
+        for i in 0..300 {
+            let dir = if i % 2 == 0 {
+                Dir::Forward
+            } else {
+                Dir::Backward
+            };
+            let use_secondary = primary == IndexKind::Hash || i % 4 >= 2;
+            let index = if use_secondary {
+                t.secondary(0)
+            } else {
+                t.primary()
+            };
+            let (n, sum, ordered) = expect_ok(
+                "pair scanner",
+                s.run_retry(2, TRIES, |s| {
+                    let (mut n, mut sum, mut ordered) = (0u64, 0i64, true);
+                    let mut prev: Option<Key> = None;
+                    s.scan(
+                        index,
+                        Bound::Unbounded,
+                        Bound::Unbounded,
+                        dir,
+                        usize::MAX,
+                        |k, r| {
+                            if let Some(p) = &prev {
+                                let inorder = match dir {
+                                    Dir::Forward => p.as_bytes() < k,
+                                    Dir::Backward => p.as_bytes() > k,
+                                };
+                                ordered &= inorder;
+                            }
+                            prev = Some(Key::from_bytes(k));
+                            n += 1;
+                            sum += get_i64(r, 8);
+                            true
+                        },
+                    )?;
+                    Ok((n, sum, ordered))
+                }),
+            );
+            assert!(
+                ordered,
+                "conformance: scan returned keys out of order ({dir:?})"
+            );
+            assert!(
+                n % 2 == 0 && sum == 0,
+                "conformance: committed scan saw a partial transaction \
+                     ({n} rows, sum {sum}, {dir:?}, secondary {use_secondary})"
+            );
+        }
+    }));
+    concurrently(how, bodies);
     finish(e);
 }
 
 /// Two transactions that each read both of two rows and write one of them cannot both
 /// commit on a stale view (write skew): "at least one on call" holds after every round.
 pub fn write_skew_prevented<E: Engine>(opts: &EngineOptions, primary: IndexKind) {
+    write_skew_prevented_under::<E>(opts, primary, Concurrency::Threads)
+}
+
+/// [`write_skew_prevented`] with its transaction streams run as `how` says.
+pub fn write_skew_prevented_under<E: Engine>(
+    opts: &EngineOptions,
+    primary: IndexKind,
+    how: Concurrency,
+) {
     const ROUNDS: usize = 150;
     let mut s = Schema::new();
     let t = s.add(TableDef::new("oncall", 8, primary, 2));
@@ -318,50 +405,50 @@ pub fn write_skew_prevented<E: Engine>(opts: &EngineOptions, primary: IndexKind)
         }),
     );
     drop(s0);
-    std::thread::scope(|sc| {
-        for w in 0..2u32 {
-            let (e, barrier, violation) = (&e, &barrier, &violation);
-            sc.spawn(move || {
-                let mut s = Session::new(e.worker(w as usize));
-                for round in 0..ROUNDS {
-                    barrier.wait();
-                    expect_ok(
-                        "go off call",
-                        s.run_retry(1, TRIES, |s| {
+    let mut bodies: Vec<Body<'_>> = Vec::new();
+    for w in 0..2u32 {
+        let (e, barrier, violation) = (&e, &barrier, &violation);
+        bodies.push(Box::new(move || {
+            let mut s = Session::new(e.worker(w as usize));
+            for round in 0..ROUNDS {
+                barrier.wait();
+                expect_ok(
+                    "go off call",
+                    s.run_retry(1, TRIES, |s| {
+                        let mut on = 0;
+                        s.get(t, &k32(0), |r| on += get_i64(r, 0))?;
+                        s.get(t, &k32(1), |r| on += get_i64(r, 0))?;
+                        pause();
+                        if on >= 2 {
+                            s.update(t, &k32(w), |r| put_i64(r, 0, 0))?;
+                        }
+                        Ok(())
+                    }),
+                );
+                barrier.wait();
+                if w == 0 {
+                    let on = expect_ok(
+                        "check and reset",
+                        s.run_retry(2, TRIES, |s| {
                             let mut on = 0;
                             s.get(t, &k32(0), |r| on += get_i64(r, 0))?;
                             s.get(t, &k32(1), |r| on += get_i64(r, 0))?;
-                            pause();
-                            if on >= 2 {
-                                s.update(t, &k32(w), |r| put_i64(r, 0, 0))?;
-                            }
-                            Ok(())
+                            s.update(t, &k32(0), |r| put_i64(r, 0, 1))?;
+                            s.update(t, &k32(1), |r| put_i64(r, 0, 1))?;
+                            Ok(on)
                         }),
                     );
-                    barrier.wait();
-                    if w == 0 {
-                        let on = expect_ok(
-                            "check and reset",
-                            s.run_retry(2, TRIES, |s| {
-                                let mut on = 0;
-                                s.get(t, &k32(0), |r| on += get_i64(r, 0))?;
-                                s.get(t, &k32(1), |r| on += get_i64(r, 0))?;
-                                s.update(t, &k32(0), |r| put_i64(r, 0, 1))?;
-                                s.update(t, &k32(1), |r| put_i64(r, 0, 1))?;
-                                Ok(on)
-                            }),
-                        );
-                        if on < 1 {
-                            // Recorded, not panicked: the other thread waits at the barrier.
-                            violation.lock().push(format!(
-                                "conformance: write skew in round {round} (nobody on call)"
-                            ));
-                        }
+                    if on < 1 {
+                        // Recorded, not panicked: the other thread waits at the barrier.
+                        violation.lock().push(format!(
+                            "conformance: write skew in round {round} (nobody on call)"
+                        ));
                     }
                 }
-            });
-        }
-    });
+            }
+        }));
+    }
+    concurrently(how, bodies);
     let violations = violation.into_inner();
     if !violations.is_empty() {
         panic!(
@@ -377,94 +464,102 @@ pub fn write_skew_prevented<E: Engine>(opts: &EngineOptions, primary: IndexKind)
 /// or the primary B+tree) or by a lookup of an absent key never lets two concurrent
 /// transactions both insert.
 pub fn phantom_insert_detected<E: Engine>(opts: &EngineOptions, primary: IndexKind) {
+    phantom_insert_detected_under::<E>(opts, primary, Concurrency::Threads)
+}
+
+/// [`phantom_insert_detected`] with its transaction streams run as `how` says.
+pub fn phantom_insert_detected_under<E: Engine>(
+    opts: &EngineOptions,
+    primary: IndexKind,
+    how: Concurrency,
+) {
     const ROUNDS: u32 = 150;
     let (schema, t) = pairs_schema(primary);
     let e: E = open(schema, opts, 2);
     let violation = parking_lot::Mutex::new(Vec::<String>::new());
     let barrier = Barrier::new(2);
-    std::thread::scope(|sc| {
-        for w in 0..2u32 {
-            let (e, barrier, violation) = (&e, &barrier, &violation);
-            sc.spawn(move || {
-                let mut s = Session::new(e.worker(w as usize));
-                for round in 0..ROUNDS {
-                    let variant = round % 3;
-                    barrier.wait();
-                    expect_ok(
-                        "insert if none",
-                        s.run_retry(1, TRIES, |s| {
-                            // Pairs `round` hold this round's rows; group = round % 4.
-                            let exists = match variant {
-                                0 => {
-                                    // Lookup of the other thread's (absent) key.
-                                    s.get(t, &k32x2(round, 1 - w), |_| {})?
-                                }
-                                1 if primary == IndexKind::BTree => {
-                                    let lo = k32(round);
-                                    let hi = k32(round + 1);
-                                    let mut n = 0;
-                                    s.scan(
-                                        t.primary(),
-                                        Bound::Included(&lo),
-                                        Bound::Excluded(&hi),
-                                        if w == 0 { Dir::Forward } else { Dir::Backward },
-                                        10,
-                                        |_, _| {
-                                            n += 1;
-                                            true
-                                        },
-                                    )?;
-                                    n > 0
-                                }
-                                _ => {
-                                    let g = k32(round % 4);
-                                    let mut n = 0;
-                                    s.scan(
-                                        t.secondary(0),
-                                        Bound::Included(&g),
-                                        Bound::Included(&g.prefix_end().unwrap()),
-                                        Dir::Forward,
-                                        usize::MAX,
-                                        |_, r| {
-                                            let pair =
-                                                u32::from_le_bytes(r[0..4].try_into().unwrap());
-                                            n += (pair == round) as u32;
-                                            true
-                                        },
-                                    )?;
-                                    n > 0
-                                }
-                            };
-                            pause();
-                            if !exists {
-                                s.insert(t, &k32x2(round, w), &pair_row(round, 1))?;
+    let mut bodies: Vec<Body<'_>> = Vec::new();
+    for w in 0..2u32 {
+        let (e, barrier, violation) = (&e, &barrier, &violation);
+        bodies.push(Box::new(move || {
+            let mut s = Session::new(e.worker(w as usize));
+            for round in 0..ROUNDS {
+                let variant = round % 3;
+                barrier.wait();
+                expect_ok(
+                    "insert if none",
+                    s.run_retry(1, TRIES, |s| {
+                        // Pairs `round` hold this round's rows; group = round % 4.
+                        let exists = match variant {
+                            0 => {
+                                // Lookup of the other thread's (absent) key.
+                                s.get(t, &k32x2(round, 1 - w), |_| {})?
                             }
-                            Ok(())
+                            1 if primary == IndexKind::BTree => {
+                                let lo = k32(round);
+                                let hi = k32(round + 1);
+                                let mut n = 0;
+                                s.scan(
+                                    t.primary(),
+                                    Bound::Included(&lo),
+                                    Bound::Excluded(&hi),
+                                    if w == 0 { Dir::Forward } else { Dir::Backward },
+                                    10,
+                                    |_, _| {
+                                        n += 1;
+                                        true
+                                    },
+                                )?;
+                                n > 0
+                            }
+                            _ => {
+                                let g = k32(round % 4);
+                                let mut n = 0;
+                                s.scan(
+                                    t.secondary(0),
+                                    Bound::Included(&g),
+                                    Bound::Included(&g.prefix_end().unwrap()),
+                                    Dir::Forward,
+                                    usize::MAX,
+                                    |_, r| {
+                                        let pair = u32::from_le_bytes(r[0..4].try_into().unwrap());
+                                        n += (pair == round) as u32;
+                                        true
+                                    },
+                                )?;
+                                n > 0
+                            }
+                        };
+                        pause();
+                        if !exists {
+                            s.insert(t, &k32x2(round, w), &pair_row(round, 1))?;
+                        }
+                        Ok(())
+                    }),
+                );
+                barrier.wait();
+                if w == 0 {
+                    let n = expect_ok(
+                        "count",
+                        s.run_retry(2, TRIES, |s| {
+                            let mut n = 0;
+                            for h in 0..2 {
+                                n += s.get(t, &k32x2(round, h), |_| {})? as u32;
+                            }
+                            Ok(n)
                         }),
                     );
-                    barrier.wait();
-                    if w == 0 {
-                        let n = expect_ok(
-                            "count",
-                            s.run_retry(2, TRIES, |s| {
-                                let mut n = 0;
-                                for h in 0..2 {
-                                    n += s.get(t, &k32x2(round, h), |_| {})? as u32;
-                                }
-                                Ok(n)
-                            }),
-                        );
-                        if n != 1 {
-                            violation.lock().push(format!(
-                                "conformance: phantom in round {round} (variant {variant}): \
+                    if n != 1 {
+                        violation.lock().push(format!(
+                            "conformance: phantom in round {round} (variant {variant}): \
                                  {n} inserts"
-                            ));
-                        }
+                        ));
                     }
                 }
-            });
-        }
-    });
+            }
+        }));
+    }
+    concurrently(how, bodies);
     let violations = violation.into_inner();
     if !violations.is_empty() {
         panic!(
@@ -672,5 +767,18 @@ mod tests {
             phantom_insert_detected::<SerialEngine>(&o, kind);
             crud_matches_serial::<SerialEngine>(&o, kind);
         }
+    }
+
+    #[test]
+    fn serial_engine_conforms_under_seeded_coroutines() {
+        let o = EngineOptions::default();
+        rt::coro::each_seed("serial conformance", 16, |seed| {
+            let kind = if seed % 2 == 0 {
+                IndexKind::BTree
+            } else {
+                IndexKind::Hash
+            };
+            all_under_seed::<SerialEngine>(&o, kind, seed);
+        });
     }
 }

@@ -133,7 +133,9 @@ impl SerialWorker<'_> {
 impl Worker for SerialWorker<'_> {
     fn begin(&mut self) -> Result<()> {
         assert!(self.guard.is_none(), "begin inside a transaction");
-        self.guard = Some(self.e.state.lock());
+        // Held for the whole transaction: another transaction of this thread (a
+        // coroutine) may hold it, so wait through `rt`, never block.
+        self.guard = Some(rt::lock(rt::WaitKind::Lock, &self.e.state));
         self.undo.clear();
         Ok(())
     }

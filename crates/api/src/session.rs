@@ -1,7 +1,8 @@
 //! The one entry point per database operation. Every begin, commit, abort, index probe,
 //! scan, insert, update and delete a workload issues passes through a method here, which
-//! marks the operation for the profiler and the tracer (`probe`) and then enters the
-//! engine. Later techniques (STEPS teams, interleaving) hook in here too.
+//! marks the operation for the profiler and the tracer (`probe`), tells `rt`'s scheduler
+//! (if the thread runs transactions as coroutines) that an operation begins, a point
+//! where it may switch (STEPS teams will switch here), and then enters the engine.
 
 use crate::engine::{Dir, Worker};
 use crate::error::{Error, Result};
@@ -9,6 +10,27 @@ use crate::row::{self, Pod};
 use crate::schema::{IndexId, TableId};
 use probe::Op;
 use std::ops::Bound;
+
+/// Marks an operation from creation to drop: for the tracer (`probe`) and for a
+/// coroutine scheduler, which may switch at its entry and closes and reopens the marks
+/// of a transaction it switches away from mid-operation.
+struct Mark(Op);
+
+#[inline(always)]
+fn mark(o: Op) -> Mark {
+    rt::point(rt::Point::OpEntry(o as u32));
+    probe::op_begin(o);
+    rt::op_mark(o as u32, true);
+    Mark(o)
+}
+
+impl Drop for Mark {
+    #[inline(always)]
+    fn drop(&mut self) {
+        probe::op_end(self.0);
+        rt::op_mark(self.0 as u32, false);
+    }
+}
 
 pub struct Session<W: Worker> {
     w: W,
@@ -40,14 +62,14 @@ impl<W: Worker> Session<W> {
         assert!(!self.in_txn, "begin inside a transaction");
         self.txn_type = txn_type;
         probe::txn_begin(txn_type);
-        let _m = probe::op(Op::Begin);
+        let _m = mark(Op::Begin);
         self.w.begin()?;
         self.in_txn = true;
         Ok(())
     }
 
     pub fn get(&mut self, table: TableId, key: &[u8], mut f: impl FnMut(&[u8])) -> Result<bool> {
-        let _m = probe::op(Op::IndexProbe);
+        let _m = mark(Op::IndexProbe);
         self.w.get(table, key, &mut f)
     }
 
@@ -67,12 +89,12 @@ impl<W: Worker> Session<W> {
         limit: usize,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        let _m = probe::op(Op::Scan);
+        let _m = mark(Op::Scan);
         self.w.scan(index, lo, hi, dir, limit, &mut f)
     }
 
     pub fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
-        let _m = probe::op(Op::Insert);
+        let _m = mark(Op::Insert);
         self.w.insert(table, key, row)
     }
 
@@ -86,7 +108,7 @@ impl<W: Worker> Session<W> {
         key: &[u8],
         mut f: impl FnMut(&mut [u8]),
     ) -> Result<bool> {
-        let _m = probe::op(Op::Update);
+        let _m = mark(Op::Update);
         self.w.update(table, key, &mut f)
     }
 
@@ -112,19 +134,19 @@ impl<W: Worker> Session<W> {
     }
 
     pub fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
-        let _m = probe::op(Op::Delete);
+        let _m = mark(Op::Delete);
         self.w.delete(table, key)
     }
 
     pub fn commit(&mut self) -> Result<()> {
         assert!(self.in_txn, "commit outside a transaction");
         let r = {
-            let _m = probe::op(Op::Commit);
+            let _m = mark(Op::Commit);
             self.w.commit()
         };
         if r.is_err() {
             // A failed commit leaves the transaction to be rolled back.
-            let _m = probe::op(Op::Abort);
+            let _m = mark(Op::Abort);
             self.w.abort();
         }
         self.in_txn = false;
@@ -137,7 +159,7 @@ impl<W: Worker> Session<W> {
             return;
         }
         {
-            let _m = probe::op(Op::Abort);
+            let _m = mark(Op::Abort);
             self.w.abort();
         }
         self.in_txn = false;
@@ -164,24 +186,26 @@ impl<W: Worker> Session<W> {
         }
     }
 
-    /// Like [`Session::run`], retrying conflict aborts (at most `max_tries` times).
+    /// Like [`Session::run`], retrying conflict aborts (at most `max_tries` times) after
+    /// `rt`'s back-off (the one policy: the driver's run loop uses it too).
     pub fn run_retry<R>(
         &mut self,
         txn_type: u32,
         max_tries: usize,
         mut body: impl FnMut(&mut Self) -> Result<R>,
     ) -> Result<R> {
-        let mut tries = 0;
+        // Salted by the session's address: concurrent sessions back off differently.
+        let mut backoff = rt::Backoff::new(self as *const Self as u64 ^ txn_type as u64);
         loop {
             match self.run(txn_type, &mut body) {
                 Err(Error::Conflict(why)) => {
-                    tries += 1;
-                    if tries >= max_tries {
+                    if backoff.tries() as usize + 1 >= max_tries {
                         return Err(Error::fatal(format!(
-                            "transaction still conflicting after {tries} tries ({why})"
+                            "transaction still conflicting after {} tries ({why})",
+                            backoff.tries() + 1
                         )));
                     }
-                    std::thread::yield_now();
+                    backoff.wait();
                 }
                 r => return r,
             }

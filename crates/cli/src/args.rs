@@ -249,6 +249,10 @@ pub struct RunOpts {
     /// Append a line per acknowledged commit to this file (crash testing).
     #[arg(long, hide = true)]
     pub acked_file: Option<PathBuf>,
+    /// Transactions each worker thread runs at once, as coroutines that switch whenever
+    /// one would wait (lock, latch, log flush, page I/O); 1 = plain threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub coroutines: u32,
 }
 
 /// `oltpscope load`.
@@ -296,6 +300,10 @@ pub struct SimOpts {
     /// Write the simulation report as JSON to this file (`-`: standard output).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Transactions each worker thread of the traced run runs at once, as coroutines
+    /// (see `run --coroutines`); 1 = plain threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub coroutines: u32,
     #[command(flatten)]
     pub sim: SimArgs,
 }

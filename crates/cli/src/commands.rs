@@ -458,6 +458,8 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
             tps,
             poisson: c.arrivals == ArrivalsArg::Poisson,
         }),
+        coroutines: c.coroutines as usize,
+        coroutine_seed: None,
     };
     let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {
         Ok(r) => r,

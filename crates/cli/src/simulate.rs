@@ -38,6 +38,9 @@ fn child_args(c: &SimOpts, workload_args: Vec<String>, warmup_txns: u64) -> Vec<
     if let Some(m) = c.disk.checkpoint_ms {
         v.extend([s("--checkpoint-ms"), m.to_string()]);
     }
+    if c.coroutines > 1 {
+        v.extend([s("--coroutines"), c.coroutines.to_string()]);
+    }
     if c.no_pin {
         v.push(s("--no-pin"));
     }

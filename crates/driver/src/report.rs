@@ -43,6 +43,15 @@ pub struct TxnTypeReport {
     pub latency_us: Latency,
 }
 
+/// Waits of one kind (`rt::WaitKind`) by the worker threads in the measured phase.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WaitReport {
+    pub kind: String,
+    pub count: u64,
+    /// Summed over waits; with coroutines, time a transaction waited while others ran.
+    pub total_ms: f64,
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Checks {
     pub passed: bool,
@@ -54,6 +63,12 @@ pub struct Report {
     pub workload: String,
     pub engine: String,
     pub threads: usize,
+    /// Transactions per worker thread run as coroutines (1: none).
+    pub coroutines: usize,
+    /// Coroutine switches over the whole run (0 without coroutines).
+    pub coroutine_switches: u64,
+    /// Waits through `rt` by kind, measured phase, all worker threads.
+    pub waits: Vec<WaitReport>,
     pub duration_s: f64,
     pub warmup_s: f64,
     pub seed: u64,
@@ -182,6 +197,36 @@ impl Report {
                 }
             );
         }
+        if self.coroutines > 1 {
+            let _ = writeln!(
+                o,
+                "{} coroutines per thread, {} switches",
+                self.coroutines,
+                fmt_count(self.coroutine_switches as f64)
+            );
+        }
+        let waited: Vec<String> = self
+            .waits
+            .iter()
+            .filter(|w| w.count > 0)
+            .map(|w| {
+                format!(
+                    "{} {} ({:.1} ms)",
+                    w.kind,
+                    fmt_count(w.count as f64),
+                    w.total_ms
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            o,
+            "waits: {}",
+            if waited.is_empty() {
+                "none".to_string()
+            } else {
+                waited.join(", ")
+            }
+        );
         if let Some(t) = self.tpmc.filter(|_| !short) {
             let _ = writeln!(
                 o,

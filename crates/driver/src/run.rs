@@ -1,11 +1,12 @@
 //! The run loop: load, warm up, measure, check, report.
 
 use crate::machine;
-use crate::report::{Checks, Latency, Report, TxnTypeReport};
+use crate::report::{Checks, Latency, Report, TxnTypeReport, WaitReport};
 use api::{Engine, EngineOptions, Error, Session};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::cell::Cell;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
@@ -47,6 +48,13 @@ pub struct RunConfig {
     pub progress_file: Option<PathBuf>,
     /// Open loop: transactions arrive at this rate instead of back to back.
     pub rate: Option<Rate>,
+    /// Transactions each worker thread runs at once, as coroutines (`rt::coro`) that
+    /// switch whenever one would wait. 1: no coroutine at all (plain loop).
+    pub coroutines: usize,
+    /// With coroutines: let this seed pick the coroutine to run at every wait and
+    /// operation entry (`rt::coro::Policy::Seeded`, tests) instead of switching only on
+    /// waits, in turn.
+    pub coroutine_seed: Option<u64>,
 }
 
 /// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
@@ -133,10 +141,183 @@ struct WorkerResult {
     hist: Vec<Histogram<u64>>,
     /// CPU time this worker's thread used during the measured phase (None: no clock).
     cpu: Option<Duration>,
+    /// This worker's thread's waits during the measured phase (`rt`).
+    waits: rt::WaitStats,
+    /// Coroutine switches during the whole run (0 without coroutines).
+    switches: u64,
     /// When this worker stopped (with --txns, the measured interval ends at the last).
     ended: Option<Instant>,
     /// The workload's counters of this worker's measured commits.
     counters: Vec<(&'static str, u64)>,
+}
+
+impl WorkerResult {
+    fn new(ntypes: usize) -> Self {
+        WorkerResult {
+            committed: vec![0; ntypes],
+            aborted: vec![0; ntypes],
+            user_aborts: vec![0; ntypes],
+            committed_all: vec![0; ntypes],
+            hist: (0..ntypes).map(|_| new_hist()).collect(),
+            cpu: None,
+            waits: rt::WaitStats::default(),
+            switches: 0,
+            ended: None,
+            counters: Vec::new(),
+        }
+    }
+
+    /// Fold in the counts of another transaction stream of the same thread.
+    fn merge(&mut self, o: &WorkerResult) {
+        for t in 0..self.committed.len() {
+            self.committed[t] += o.committed[t];
+            self.aborted[t] += o.aborted[t];
+            self.user_aborts[t] += o.user_aborts[t];
+            self.committed_all[t] += o.committed_all[t];
+            self.hist[t]
+                .add(&o.hist[t])
+                .expect("histograms of the same precision add");
+        }
+        self.ended = self.ended.max(o.ended);
+        for &(name, n) in &o.counters {
+            match self.counters.iter_mut().find(|(k, _)| *k == name) {
+                Some((_, v)) => *v += n,
+                None => self.counters.push((name, n)),
+            }
+        }
+    }
+}
+
+/// What one worker thread's transaction streams share (one stream without coroutines,
+/// `coroutines` of them with).
+struct Shared<'a, W: Workload> {
+    wl: &'a W,
+    phase: &'a AtomicU8,
+    live: &'a Live,
+    fatal: &'a Mutex<Option<Error>>,
+    acked: &'a Option<Mutex<std::fs::File>>,
+    clock: LatencyClock,
+    /// Open-loop arrivals, split over the streams (`--rate`; never with coroutines).
+    rate: Option<Rate>,
+    streams: usize,
+    seed: u64,
+    /// The thread's CPU time and waits when it first saw the measured phase.
+    at_measure: Cell<Option<(Option<Duration>, rt::WaitStats)>>,
+}
+
+impl<W: Workload> Shared<'_, W> {
+    /// Run transactions on `s` until the run stops or `quota` is done.
+    fn stream<X: api::Worker>(
+        &self,
+        s: &mut Session<X>,
+        st: &mut W::WorkerState,
+        quota: Option<u64>,
+        salt: u64,
+        r: &mut WorkerResult,
+    ) {
+        let (wl, phase, me, clock) = (self.wl, self.phase, self.live, &self.clock);
+        let mut done = 0u64;
+        let mut backoff = rt::Backoff::new(salt);
+        let mut pacer = self
+            .rate
+            .map(|r| Pacer::new(&r, self.streams, salt as usize, self.seed));
+        let stop = || phase.load(Ordering::Relaxed) == STOP;
+        loop {
+            let ph = phase.load(Ordering::Relaxed);
+            if ph == STOP || quota.is_some_and(|q| done >= q) {
+                break;
+            }
+            if ph == MEASURE && self.at_measure.get().is_none() {
+                self.at_measure
+                    .set(Some((thread_cpu(), rt::thread_stats())));
+            }
+            let late = match pacer.as_mut() {
+                None => Duration::ZERO,
+                Some(p) => match p.wait(stop) {
+                    Some(l) => l,
+                    None => break,
+                },
+            };
+            let (ty, input) = wl.next(st);
+            // A terminal's keying time (before) and think time (after).
+            let pause = wl.pauses(st, ty);
+            if let Some((keying, _)) = pause {
+                if !nap(keying, stop) {
+                    break;
+                }
+            }
+            let t = ty as usize;
+            let t0 = clock.now();
+            backoff.reset();
+            let outcome = loop {
+                match s.run(ty, |s| wl.execute(s, st, &input)) {
+                    Err(Error::Conflict(_)) => {
+                        if ph == MEASURE {
+                            r.aborted[t] += 1;
+                        }
+                        me.aborted
+                            .store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                        backoff.wait();
+                        if phase.load(Ordering::Relaxed) == STOP && backoff.tries() > 1000 {
+                            break Err(Error::fatal("a transaction kept conflicting for 1000 retries at the end of the run"));
+                        }
+                    }
+                    other => break other,
+                }
+            };
+            let ns = clock.nanos(t0, clock.now()) + late.as_nanos() as u64;
+            // --txns counts measured transactions only (warm-up ones are extra).
+            if ph == MEASURE {
+                done += 1;
+            }
+            match outcome {
+                Ok(()) => {
+                    wl.committed(st, &input, ph == MEASURE);
+                    r.committed_all[t] += 1;
+                    if ph == MEASURE {
+                        r.committed[t] += 1;
+                        r.hist[t].saturating_record(ns.max(1));
+                    }
+                    me.committed
+                        .store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                    if let Some((f, tag)) = self
+                        .acked
+                        .as_ref()
+                        .and_then(|f| Some((f, wl.txn_tag(st, &input)?)))
+                    {
+                        let mut f = f.lock().unwrap();
+                        if let Err(e) = writeln!(f, "{tag}") {
+                            *self.fatal.lock().unwrap() = Some(Error::fatal(format!(
+                                "cannot write the acknowledgement file: {e}"
+                            )));
+                            phase.store(STOP, Ordering::Relaxed);
+                        }
+                    }
+                }
+                Err(Error::UserAbort) => {
+                    if ph == MEASURE {
+                        r.user_aborts[t] += 1;
+                        r.hist[t].saturating_record(ns.max(1));
+                    }
+                }
+                Err(e) => {
+                    let mut f = self.fatal.lock().unwrap();
+                    if f.is_none() {
+                        *f = Some(e);
+                    }
+                    phase.store(STOP, Ordering::Relaxed);
+                    break;
+                }
+            }
+            if let Some((_, think)) = pause {
+                if !nap(think, stop) {
+                    break;
+                }
+            }
+        }
+        r.ended = Some(Instant::now());
+        r.counters = wl.counters(st);
+    }
 }
 
 /// The clock for per-transaction latency: the TSC through quanta (a few ns to read, where
@@ -189,6 +370,10 @@ fn new_hist() -> Histogram<u64> {
 
 /// Sleep for `d` in short naps; false if `stop` said so first.
 fn nap(d: Duration, stop: impl Fn() -> bool) -> bool {
+    if rt::scheduled() {
+        // A coroutine: let the thread's other transactions run meanwhile.
+        return !rt::wait_until(rt::WaitKind::Other, Some(d), stop);
+    }
     let end = Instant::now() + d;
     loop {
         if stop() {
@@ -319,7 +504,17 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         None => None,
     };
     let schema = Arc::new(wl.schema());
-    let engine = E::open(schema, &cfg.engine)?;
+    let ncoro = cfg.coroutines.max(1);
+    if ncoro > 1 && cfg.rate.is_some() {
+        // The pacer sleeps the thread, which would hold up its other coroutines.
+        return Err(Error::fatal(
+            "--rate cannot be combined with --coroutines yet: give one or the other",
+        ));
+    }
+    // Every coroutine is a worker of its own (its own id, log buffer, epoch participant).
+    let mut eopts = cfg.engine.clone();
+    eopts.threads = cfg.threads * ncoro;
+    let engine = E::open(schema, &eopts)?;
     let fresh = !engine.has_data();
     let mut load_s = None;
     if fresh {
@@ -356,10 +551,12 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         None => None,
     };
     let cores = core_affinity::get_core_ids().unwrap_or_default();
-    let per_worker_txns = match cfg.stop {
+    // Split over every transaction stream (thread x coroutine).
+    let streams = cfg.threads * ncoro;
+    let per_stream_txns = match cfg.stop {
         Stop::Txns(n) => Some(
-            (0..cfg.threads)
-                .map(|i| n / cfg.threads as u64 + (i < (n % cfg.threads as u64) as usize) as u64)
+            (0..streams)
+                .map(|i| n / streams as u64 + (i < (n % streams as u64) as usize) as u64)
                 .collect::<Vec<_>>(),
         ),
         Stop::Seconds(_) => None,
@@ -373,132 +570,74 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     let results: Vec<WorkerResult> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|w| {
-                let (engine, phase, live, fatal, acked, cores) = (&engine, &phase, &live, &fatal, &acked, &cores);
-                let quota = per_worker_txns.as_ref().map(|q| q[w]);
+                let (engine, phase, live, fatal, acked, cores) =
+                    (&engine, &phase, &live, &fatal, &acked, &cores);
+                let quotas = &per_stream_txns;
                 sc.spawn(move || {
                     if cfg.pin && !cores.is_empty() {
                         core_affinity::set_for_current(cores[w % cores.len()]);
                     }
-                    let mut st = wl.worker_state(w, cfg.threads, cfg.seed);
-                    let mut s = Session::new(engine.worker(w));
-                    let mut r = WorkerResult {
-                        committed: vec![0; ntypes],
-                        aborted: vec![0; ntypes],
-                        user_aborts: vec![0; ntypes],
-                        committed_all: vec![0; ntypes],
-                        hist: (0..ntypes).map(|_| new_hist()).collect(),
-                        cpu: None,
-                        ended: None,
-                        counters: Vec::new(),
+                    let sh = Shared {
+                        wl,
+                        phase,
+                        live: &live[w],
+                        fatal,
+                        acked,
+                        clock: LatencyClock::new(),
+                        at_measure: Cell::new(None),
+                        rate: cfg.rate,
+                        streams,
+                        seed: cfg.seed,
                     };
-                    // CPU time at the start of the measured phase (taken when this worker
-                    // first sees it): tells a busy machine from a slow engine.
-                    let mut cpu_at_measure = None;
-                    let clock = LatencyClock::new();
-                    let me = &live[w];
-                    let mut done = 0u64;
-                    let mut backoff_seed = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                    let mut pacer = cfg.rate.map(|r| Pacer::new(&r, cfg.threads, w, cfg.seed));
-                    loop {
-                        let ph = phase.load(Ordering::Relaxed);
-                        if ph == STOP || quota.is_some_and(|q| done >= q) {
-                            break;
-                        }
-                        if ph == MEASURE && cpu_at_measure.is_none() {
-                            cpu_at_measure = Some(thread_cpu());
-                        }
-                        let late = match pacer.as_mut() {
-                            None => Duration::ZERO,
-                            Some(p) => match p.wait(|| phase.load(Ordering::Relaxed) == STOP) {
-                                Some(l) => l,
-                                None => break,
-                            },
+                    let mut r = WorkerResult::new(ntypes);
+                    if ncoro == 1 {
+                        // No coroutine at all: the plain loop on this thread.
+                        let mut st = wl.worker_state(w, cfg.threads, cfg.seed);
+                        let mut s = Session::new(engine.worker(w));
+                        sh.stream(
+                            &mut s,
+                            &mut st,
+                            quotas.as_ref().map(|q| q[w]),
+                            w as u64,
+                            &mut r,
+                        );
+                    } else {
+                        let parts: Vec<std::cell::RefCell<WorkerResult>> = (0..ncoro)
+                            .map(|_| std::cell::RefCell::new(WorkerResult::new(ntypes)))
+                            .collect();
+                        let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..ncoro)
+                            .map(|c| {
+                                let (sh, part) = (&sh, &parts[c]);
+                                let id = w * ncoro + c;
+                                Box::new(move || {
+                                    let mut st = wl.worker_state(id, streams, cfg.seed);
+                                    let mut s = Session::new(engine.worker(id));
+                                    let quota = quotas.as_ref().map(|q| q[id]);
+                                    sh.stream(
+                                        &mut s,
+                                        &mut st,
+                                        quota,
+                                        id as u64,
+                                        &mut part.borrow_mut(),
+                                    );
+                                }) as Box<dyn FnOnce() + '_>
+                            })
+                            .collect();
+                        let policy = match cfg.coroutine_seed {
+                            Some(seed) => rt::coro::Policy::Seeded(seed ^ w as u64),
+                            None => rt::coro::Policy::RoundRobin,
                         };
-                        let (ty, input) = wl.next(&mut st);
-                        // A terminal's keying time (before) and think time (after).
-                        let pause = wl.pauses(&mut st, ty);
-                        if let Some((keying, _)) = pause {
-                            if !nap(keying, || phase.load(Ordering::Relaxed) == STOP) {
-                                break;
-                            }
-                        }
-                        let t = ty as usize;
-                        let t0 = clock.now();
-                        let mut tries = 0u32;
-                        let outcome = loop {
-                            match s.run(ty, |s| wl.execute(s, &mut st, &input)) {
-                                Err(Error::Conflict(_)) => {
-                                    tries += 1;
-                                    if ph == MEASURE {
-                                        r.aborted[t] += 1;
-                                    }
-                                    me.aborted.store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                                    // Randomized exponential back-off before retrying.
-                                    backoff_seed ^= backoff_seed << 13;
-                                    backoff_seed ^= backoff_seed >> 7;
-                                    backoff_seed ^= backoff_seed << 17;
-                                    let spins = backoff_seed % (1u64 << tries.min(12));
-                                    for _ in 0..spins {
-                                        std::hint::spin_loop();
-                                    }
-                                    if tries > 16 {
-                                        std::thread::yield_now();
-                                    }
-                                    if phase.load(Ordering::Relaxed) == STOP && tries > 1000 {
-                                        break Err(Error::fatal("a transaction kept conflicting for 1000 retries at the end of the run"));
-                                    }
-                                }
-                                other => break other,
-                            }
-                        };
-                        let ns = clock.nanos(t0, clock.now()) + late.as_nanos() as u64;
-                        // --txns counts measured transactions only (warm-up ones are extra).
-                        if ph == MEASURE {
-                            done += 1;
-                        }
-                        match outcome {
-                            Ok(()) => {
-                                wl.committed(&mut st, &input, ph == MEASURE);
-                                r.committed_all[t] += 1;
-                                if ph == MEASURE {
-                                    r.committed[t] += 1;
-                                    r.hist[t].saturating_record(ns.max(1));
-                                }
-                                me.committed.store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                                if let Some((f, tag)) = acked.as_ref().and_then(|f| Some((f, wl.txn_tag(&st, &input)?))) {
-                                    let mut f = f.lock().unwrap();
-                                    if let Err(e) = writeln!(f, "{tag}") {
-                                        *fatal.lock().unwrap() = Some(Error::fatal(format!("cannot write the acknowledgement file: {e}")));
-                                        phase.store(STOP, Ordering::Relaxed);
-                                    }
-                                }
-                            }
-                            Err(Error::UserAbort) => {
-                                if ph == MEASURE {
-                                    r.user_aborts[t] += 1;
-                                    r.hist[t].saturating_record(ns.max(1));
-                                }
-                            }
-                            Err(e) => {
-                                let mut f = fatal.lock().unwrap();
-                                if f.is_none() {
-                                    *f = Some(e);
-                                }
-                                phase.store(STOP, Ordering::Relaxed);
-                                break;
-                            }
-                        }
-                        if let Some((_, think)) = pause {
-                            if !nap(think, || phase.load(Ordering::Relaxed) == STOP) {
-                                break;
-                            }
+                        r.switches = rt::coro::run(policy, bodies).switches;
+                        for p in &parts {
+                            r.merge(&p.borrow());
                         }
                     }
-                    if let (Some(Some(a)), Some(b)) = (cpu_at_measure, thread_cpu()) {
-                        r.cpu = Some(b.saturating_sub(a));
+                    if let Some((cpu0, waits0)) = sh.at_measure.get() {
+                        if let (Some(a), Some(b)) = (cpu0, thread_cpu()) {
+                            r.cpu = Some(b.saturating_sub(a));
+                        }
+                        r.waits = rt::thread_stats().since(&waits0);
                     }
-                    r.ended = Some(Instant::now());
-                    r.counters = wl.counters(&st);
                     r
                 })
             })
@@ -613,6 +752,19 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         .map(|r| r.cpu)
         .sum::<Option<Duration>>()
         .map(|c| c.as_secs_f64() / (secs * cfg.threads as f64));
+    let mut waits = rt::WaitStats::default();
+    for r in &results {
+        waits.add(&r.waits);
+    }
+    let waits: Vec<WaitReport> = rt::WaitKind::ALL
+        .iter()
+        .map(|&k| WaitReport {
+            kind: k.name().to_string(),
+            count: waits.waits[k as usize],
+            total_ms: waits.wait_ns[k as usize] as f64 / 1e6,
+        })
+        .collect();
+    let switches: u64 = results.iter().map(|r| r.switches).sum();
     let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
     let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();
     let user_aborts: u64 = per_txn.iter().map(|t| t.user_aborts).sum();
@@ -657,6 +809,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         "workload": wl.config(),
         "engine": cfg.engine,
         "threads": cfg.threads,
+        "coroutines": ncoro,
         "warmup_s": cfg.warmup_s,
         "stop": cfg.stop,
         "seed": cfg.seed,
@@ -668,6 +821,9 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         workload: wl.name().to_string(),
         engine: E::NAME.to_string(),
         threads: cfg.threads,
+        coroutines: ncoro,
+        coroutine_switches: switches,
+        waits,
         duration_s: secs,
         warmup_s: cfg.warmup_s.max(0.0),
         seed: cfg.seed,

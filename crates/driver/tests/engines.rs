@@ -27,6 +27,8 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         check: true,
         progress_file: None,
         rate: None,
+        coroutines: 1,
+        coroutine_seed: None,
     }
 }
 

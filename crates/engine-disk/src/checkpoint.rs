@@ -170,11 +170,11 @@ pub fn decode(r: &Rec<'_>) -> Result<Decoded> {
 /// (pages not listed as dirty must be durable), the record made durable, the control
 /// file pointed at it, then the segments below everything recovery could read removed.
 pub fn take(e: &Inner) -> Result<u64> {
-    let _one = e.checkpoint_lock.lock();
+    let _one = rt::lock(rt::WaitKind::Other, &e.checkpoint_lock);
     let begin = e.log.next_lsn();
     let mut att = Vec::new();
     let mut keep_from = begin;
-    for s in e.slots.lock().iter() {
+    for s in crate::latch::lock(&e.slots).iter() {
         let txn = s.txn.load(Ordering::Acquire);
         let last = s.last.load(Ordering::Acquire);
         let first = s.first.load(Ordering::Acquire);

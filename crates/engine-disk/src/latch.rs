@@ -82,41 +82,20 @@ impl Latch {
 }
 
 /// Short critical sections guarded by parking_lot locks (log buffer, page-table shards,
-/// free lists) wait through `rt` too: try first, then `rt::wait_until(Latch)`.
+/// free lists) wait through `rt` too: try first, then `rt` (see `rt::lock`).
+#[inline]
 pub fn lock<T>(m: &parking_lot::Mutex<T>) -> parking_lot::MutexGuard<'_, T> {
-    if let Some(g) = m.try_lock() {
-        return g;
-    }
-    let mut got = None;
-    rt::wait_until(rt::WaitKind::Latch, None, || {
-        got = m.try_lock();
-        got.is_some()
-    });
-    got.expect("wait_until without a timeout returns once the condition held")
+    rt::lock(rt::WaitKind::Latch, m)
 }
 
+#[inline]
 pub fn read<T>(m: &parking_lot::RwLock<T>) -> parking_lot::RwLockReadGuard<'_, T> {
-    if let Some(g) = m.try_read() {
-        return g;
-    }
-    let mut got = None;
-    rt::wait_until(rt::WaitKind::Latch, None, || {
-        got = m.try_read();
-        got.is_some()
-    });
-    got.expect("wait_until without a timeout returns once the condition held")
+    rt::read(rt::WaitKind::Latch, m)
 }
 
+#[inline]
 pub fn write<T>(m: &parking_lot::RwLock<T>) -> parking_lot::RwLockWriteGuard<'_, T> {
-    if let Some(g) = m.try_write() {
-        return g;
-    }
-    let mut got = None;
-    rt::wait_until(rt::WaitKind::Latch, None, || {
-        got = m.try_write();
-        got.is_some()
-    });
-    got.expect("wait_until without a timeout returns once the condition held")
+    rt::write(rt::WaitKind::Latch, m)
 }
 
 #[cfg(test)]

@@ -803,7 +803,7 @@ impl Log {
             );
             return Ok(lsn);
         }
-        let mut fg = self.file.lock();
+        let mut fg = rt::lock(rt::WaitKind::LogFlush, &self.file);
         let Some(w) = fg.as_mut() else {
             return Err(self.why_stopped());
         };
@@ -812,7 +812,7 @@ impl Log {
         let mut bytes = vec![0u8; rec.len()];
         rec.encode(lsn, &mut bytes);
         mark_flush_start(&mut bytes);
-        w.write(lsn, &bytes, true)?;
+        rt::blocking(rt::WaitKind::LogFlush, || w.write(lsn, &bytes, true))?;
         b.next_lsn += bytes.len() as u64;
         b.data_lsn = b.next_lsn;
         self.durable.store(b.next_lsn, Ordering::Release);
@@ -887,7 +887,9 @@ impl Log {
         if self.failure.lock().is_some() {
             return Err(self.why_stopped());
         }
-        let mut fg = self.file.lock();
+        // Held across the write and fsync: another flusher waits through `rt` (it may be
+        // a coroutine of this very thread, which must switch rather than block).
+        let mut fg = rt::lock(rt::WaitKind::LogFlush, &self.file);
         if fg.is_none() {
             if self.mode == LogMode::Off && !self.detached.load(Ordering::Acquire) {
                 return Ok(());
@@ -908,7 +910,8 @@ impl Log {
             return Err(self.why_stopped());
         };
         mark_flush_start(&mut data);
-        w.write(data_lsn, &data, self.mode != LogMode::Off)?;
+        let sync = self.mode != LogMode::Off;
+        rt::blocking(rt::WaitKind::LogFlush, || w.write(data_lsn, &data, sync))?;
         self.durable.store(end, Ordering::Release);
         self.flushes.fetch_add(1, Ordering::Relaxed);
         // Hand the allocation back to the buffer to avoid a fresh one next time.
@@ -991,7 +994,7 @@ impl Log {
     /// Forget the file handle (the crash hook: nothing more reaches the disk).
     pub fn detach(&self) {
         self.detached.store(true, Ordering::Release);
-        *self.file.lock() = None;
+        *rt::lock(rt::WaitKind::LogFlush, &self.file) = None;
     }
 }
 

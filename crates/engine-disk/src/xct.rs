@@ -159,7 +159,7 @@ pub const PK_PREFIX: usize = 1 + api::key::MAX_KEY_LEN;
 impl<'e> DiskWorker<'e> {
     pub fn new(e: &'e Inner) -> Self {
         let slot = Arc::new(TxnSlot::default());
-        e.slots.lock().push(slot.clone());
+        crate::latch::lock(&e.slots).push(slot.clone());
         DiskWorker {
             e,
             tl: TxnLog::new(slot),
@@ -623,9 +623,6 @@ impl DiskWorker<'_> {
 impl Drop for DiskWorker<'_> {
     fn drop(&mut self) {
         api::Worker::abort(self);
-        self.e
-            .slots
-            .lock()
-            .retain(|s| !Arc::ptr_eq(s, &self.tl.slot));
+        crate::latch::lock(&self.e.slots).retain(|s| !Arc::ptr_eq(s, &self.tl.slot));
     }
 }

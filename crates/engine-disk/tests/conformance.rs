@@ -52,3 +52,15 @@ fn crud_matches_serial_disk() {
         crud_matches_serial::<DiskEngine>(&opts(), k);
     }
 }
+
+/// The concurrent tests with their transactions as coroutines on one thread, under many
+/// seeds (each seed one interleaving at waits and operation entries; page I/O runs on
+/// `rt`'s I/O threads meanwhile). A failure names its seed; `OLTPSCOPE_SCHED_SEED=N`
+/// runs that seed alone.
+#[test]
+fn conformance_under_seeded_coroutines_disk() {
+    rt::coro::each_seed("disk conformance", 8, |seed| {
+        let k = KINDS[seed as usize % 2];
+        all_under_seed::<DiskEngine>(&opts(), k, seed);
+    });
+}

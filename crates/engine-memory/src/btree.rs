@@ -704,12 +704,12 @@ impl BTree {
         }
         p.hdr.count.store(n as u32 - 1, Relaxed);
         p.hdr.unlock();
-        self.pruned.lock().push(&leaf.hdr as *const Hdr as usize);
+        rt::lock(rt::WaitKind::Latch, &self.pruned).push(&leaf.hdr as *const Hdr as usize);
     }
 
     /// How many emptied leaves were taken out of the tree (diagnostics and tests).
     pub fn pruned_leaves(&self) -> usize {
-        self.pruned.lock().len()
+        rt::lock(rt::WaitKind::Latch, &self.pruned).len()
     }
 
     /// Range scan in `dir` order between `lo` and `hi`. For every leaf visited, `node`

@@ -296,9 +296,11 @@ impl Logger {
         Ok((lg, h))
     }
 
-    /// A worker's buffer, locked for the duration of its commit (see `occ`).
+    /// A worker's buffer, locked from the commit's epoch read to its last append (see
+    /// `occ`); the flusher takes it briefly to drain it, so a worker waits through `rt`.
+    #[inline]
     pub fn buffer(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
-        self.bufs[worker].lock()
+        rt::lock(rt::WaitKind::Latch, &self.bufs[worker])
     }
 
     pub fn durable_epoch(&self) -> u64 {
@@ -395,7 +397,7 @@ impl Logger {
             block.clear();
             block.resize(BLOCK_HEADER_BYTES, 0);
             for (b, s) in self.bufs.iter().zip(spare.iter_mut()) {
-                std::mem::swap(&mut *b.lock(), s);
+                std::mem::swap(&mut *rt::lock(rt::WaitKind::Latch, b), s);
                 block.extend_from_slice(s);
                 s.clear();
             }

@@ -76,6 +76,11 @@ pub struct MemoryWorker<'e> {
     pub(crate) e: &'e MemoryEngine,
     pub(crate) id: usize,
     pub(crate) guard: Option<Guard>,
+    /// This worker's own epoch participant. Not the thread's: transactions run as
+    /// coroutines overlap on one thread, and a thread-wide participant would then stay
+    /// pinned at the epoch of whichever began first (nested guards never repin), so
+    /// nothing retired would ever be freed.
+    pub(crate) epoch: crossbeam_epoch::LocalHandle,
     pub(crate) reads: Vec<ReadEntry>,
     pub(crate) nodes: Vec<NodeEntry>,
     pub(crate) writes: Vec<WriteEntry>,
@@ -159,6 +164,7 @@ impl<'e> MemoryWorker<'e> {
             e,
             id,
             guard: None,
+            epoch: crossbeam_epoch::default_collector().register(),
             reads: Vec::with_capacity(256),
             nodes: Vec::with_capacity(64),
             writes: Vec::with_capacity(64),
@@ -296,7 +302,7 @@ impl Worker for MemoryWorker<'_> {
     fn begin(&mut self) -> Result<()> {
         assert!(self.guard.is_none(), "begin inside a transaction");
         debug_assert!(self.reads.is_empty() && self.writes.is_empty());
-        self.guard = Some(crossbeam_epoch::pin());
+        self.guard = Some(self.epoch.pin());
         Ok(())
     }
 

@@ -57,3 +57,14 @@ fn conformance_repeated() {
         }
     }
 }
+
+/// The concurrent tests with their transactions as coroutines on one thread, under many
+/// seeds (each seed one interleaving at waits and operation entries). A failure names
+/// its seed; `OLTPSCOPE_SCHED_SEED=N` runs that seed alone.
+#[test]
+fn conformance_under_seeded_coroutines_memory() {
+    rt::coro::each_seed("memory conformance", 16, |seed| {
+        let k = KINDS[seed as usize % 2];
+        all_under_seed::<MemoryEngine>(&EngineOptions::default(), k, seed);
+    });
+}

@@ -1,13 +1,21 @@
 //! The one way to wait. Every place an engine waits (lock grant, latch contention, log
-//! flush, page I/O, epoch advance) calls [`wait_until`] or [`Event::wait`] here, so that a
-//! scheduler that runs transactions as coroutines (STEPS, interleaving) can take waiting
-//! over by installing a [`Scheduler`] for its thread, and so waits are counted by kind.
+//! flush, page I/O, epoch advance, conflict back-off) calls [`wait_until`],
+//! [`Event::wait`], [`lock`]/[`read`]/[`write`], [`blocking`] or [`Backoff::wait`] here,
+//! so that a scheduler that runs transactions as coroutines ([`coro`]; later STEPS and
+//! interleaving) can take waiting over, and so waits are counted by kind.
+//!
+//! Every entry point tries the cheap thing first (the condition, `try_lock`): a wait
+//! that costs nothing when nobody waits stays that cheap, and touches no thread-local.
 //!
 //! This module must never hold an engine lock itself, and never wait unboundedly without
 //! re-checking the caller's condition.
 
-use parking_lot::{Condvar, Mutex};
-use std::cell::{Cell, RefCell};
+pub mod coro;
+mod io;
+
+use parking_lot::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::cell::Cell;
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,16 +26,22 @@ pub enum WaitKind {
     LogFlush = 2,
     PageIo = 3,
     Epoch = 4,
-    Other = 5,
+    /// A conflict abort waiting before its retry.
+    Backoff = 5,
+    Other = 6,
 }
 
+/// Number of [`WaitKind`]s.
+pub const KINDS: usize = 7;
+
 impl WaitKind {
-    pub const ALL: [WaitKind; 6] = [
+    pub const ALL: [WaitKind; KINDS] = [
         WaitKind::Lock,
         WaitKind::Latch,
         WaitKind::LogFlush,
         WaitKind::PageIo,
         WaitKind::Epoch,
+        WaitKind::Backoff,
         WaitKind::Other,
     ];
     pub fn name(self) -> &'static str {
@@ -37,21 +51,70 @@ impl WaitKind {
             WaitKind::LogFlush => "log_flush",
             WaitKind::PageIo => "page_io",
             WaitKind::Epoch => "epoch",
+            WaitKind::Backoff => "backoff",
             WaitKind::Other => "other",
         }
     }
 }
 
-/// A thread's counts of waits and time waited, by kind.
-#[derive(Debug, Clone, Copy, Default)]
+/// A thread's counts of waits and time waited, by kind (indexed by `WaitKind as usize`).
+/// Under a coroutine scheduler the time is each transaction's (others ran meanwhile), so
+/// the sum over a thread's coroutines may exceed the thread's elapsed time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WaitStats {
-    pub waits: [u64; 6],
-    pub wait_ns: [u64; 6],
+    pub waits: [u64; KINDS],
+    pub wait_ns: [u64; KINDS],
+}
+
+impl WaitStats {
+    /// `self - earlier` (the waits in between two snapshots of one thread).
+    pub fn since(&self, earlier: &WaitStats) -> WaitStats {
+        let mut d = *self;
+        for k in 0..KINDS {
+            d.waits[k] -= earlier.waits[k];
+            d.wait_ns[k] -= earlier.wait_ns[k];
+        }
+        d
+    }
+    pub fn add(&mut self, o: &WaitStats) {
+        for k in 0..KINDS {
+            self.waits[k] += o.waits[k];
+            self.wait_ns[k] += o.wait_ns[k];
+        }
+    }
+}
+
+/// What kind of point a running transaction reached, for the scheduler to decide whether
+/// to switch. Waits are told through [`Scheduler::wait`]; these are the points where
+/// nothing waits. STEPS adds its context-switch points (component entries) here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Point {
+    /// Entry of a database operation (`api::Session`), with its `probe::Op` code.
+    OpEntry(u32),
+}
+
+/// Takes over waiting on a thread: switches to another coroutine instead of blocking.
+pub trait Scheduler {
+    /// Wait until `cond()` holds or `deadline` passes; returns whether `cond` held.
+    fn wait(
+        &self,
+        kind: WaitKind,
+        cond: &mut dyn FnMut() -> bool,
+        deadline: Option<Instant>,
+    ) -> bool;
+    /// A point where the running transaction could give way (see [`Point`]).
+    fn point(&self, p: Point);
+    /// The running transaction entered (`enter`) or left an operation marked for the
+    /// tracer with `probe` code `op`: a scheduler that switches mid-operation closes and
+    /// reopens the marks, so the tracer attributes each instruction to its operation.
+    fn op_mark(&self, op: u32, enter: bool);
+    /// Run blocking calls ([`blocking`]) off this thread, switching meanwhile.
+    fn offloads_io(&self) -> bool;
 }
 
 thread_local! {
-    static STATS: Cell<WaitStats> = const { Cell::new(WaitStats { waits: [0; 6], wait_ns: [0; 6] }) };
-    static SCHED: RefCell<Option<Box<dyn Scheduler>>> = const { RefCell::new(None) };
+    static STATS: Cell<WaitStats> = const { Cell::new(WaitStats { waits: [0; KINDS], wait_ns: [0; KINDS] }) };
+    static SCHED: Cell<Option<NonNull<dyn Scheduler + 'static>>> = const { Cell::new(None) };
 }
 
 /// This thread's wait statistics so far.
@@ -68,28 +131,73 @@ fn record(kind: WaitKind, since: Instant) {
     });
 }
 
-/// Takes over waiting on a thread (e.g. switches to another coroutine instead of
-/// blocking). Returns whether `cond` became true before `deadline`.
-pub trait Scheduler {
-    fn wait(
-        &self,
-        kind: WaitKind,
-        cond: &mut dyn FnMut() -> bool,
-        deadline: Option<Instant>,
-    ) -> bool;
+/// Run `f` with `s` handling this thread's waits (restoring the previous one after,
+/// also on panic).
+pub fn with_scheduler<R>(s: &dyn Scheduler, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<NonNull<dyn Scheduler + 'static>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCHED.with(|c| c.set(self.0));
+        }
+    }
+    // SAFETY: the pointer is only dereferenced (by `current`) on this thread while `f`
+    // runs, and removed before `s` can go away (`Restore` runs on return and unwind).
+    let p: NonNull<dyn Scheduler + 'static> = unsafe { std::mem::transmute(NonNull::from(s)) };
+    let _restore = Restore(SCHED.with(|c| c.replace(Some(p))));
+    f()
 }
 
-/// Install (or remove, with `None`) the scheduler that handles this thread's waits.
-pub fn set_scheduler(s: Option<Box<dyn Scheduler>>) {
-    SCHED.with(|c| *c.borrow_mut() = s);
+/// The scheduler installed on this thread, if any.
+#[inline]
+fn current<'a>() -> Option<&'a dyn Scheduler> {
+    // SAFETY: installed only for the extent of `with_scheduler`, which outlives every
+    // wait made inside it; callers use the reference only for the wait at hand.
+    SCHED.with(|c| c.get()).map(|p| unsafe { &*p.as_ptr() })
+}
+
+/// Whether a scheduler handles this thread's waits.
+#[inline]
+pub fn scheduled() -> bool {
+    SCHED.with(|c| c.get()).is_some()
+}
+
+/// Tell the scheduler (if any) that the running transaction reached point `p`.
+#[inline]
+pub fn point(p: Point) {
+    if let Some(s) = current() {
+        s.point(p);
+    }
+}
+
+/// Tell the scheduler (if any) that an operation marked for the tracer begins (`true`)
+/// or ends.
+#[inline]
+pub fn op_mark(op: u32, enter: bool) {
+    if let Some(s) = current() {
+        s.op_mark(op, enter);
+    }
 }
 
 const SPINS: u32 = 64;
 const YIELDS: u32 = 16;
 
+/// One step of the thread's escalating pause: spin, then yield, then sleep in growing
+/// steps up to 1 ms (`round` counts from 0).
+pub(crate) fn pause(round: u32) {
+    if round < SPINS {
+        std::hint::spin_loop();
+    } else if round < SPINS + YIELDS {
+        std::thread::yield_now();
+    } else {
+        let us = 1u64 << ((round - SPINS - YIELDS).min(10));
+        std::thread::sleep(Duration::from_micros(us));
+    }
+}
+
 /// Wait until `cond()` holds or `timeout` passes: spin briefly, then yield, then sleep in
 /// growing steps (up to 1 ms). For short waits on state another thread changes without
 /// signalling (latches, epochs). Returns whether `cond` held.
+#[inline]
 pub fn wait_until(
     kind: WaitKind,
     timeout: Option<Duration>,
@@ -98,14 +206,15 @@ pub fn wait_until(
     if cond() {
         return true;
     }
+    wait_slow(kind, timeout, &mut cond)
+}
+
+#[cold]
+fn wait_slow(kind: WaitKind, timeout: Option<Duration>, cond: &mut dyn FnMut() -> bool) -> bool {
     let start = Instant::now();
     let deadline = timeout.map(|t| start + t);
-    let handled = SCHED.with(|c| {
-        c.try_borrow()
-            .ok()
-            .and_then(|s| s.as_ref().map(|s| s.wait(kind, &mut cond, deadline)))
-    });
-    if let Some(ok) = handled {
+    if let Some(s) = current() {
+        let ok = s.wait(kind, cond, deadline);
         record(kind, start);
         return ok;
     }
@@ -117,18 +226,127 @@ pub fn wait_until(
         if deadline.is_some_and(|d| Instant::now() >= d) {
             break false;
         }
-        if round < SPINS {
-            std::hint::spin_loop();
-        } else if round < SPINS + YIELDS {
-            std::thread::yield_now();
-        } else {
-            let us = 1u64 << ((round - SPINS - YIELDS).min(10));
-            std::thread::sleep(Duration::from_micros(us));
-        }
+        pause(round);
         round += 1;
     };
     record(kind, start);
     ok
+}
+
+/// Lock `m`: `try_lock` first, then wait through `rt` (a coroutine holding it may be
+/// suspended on this very thread: blocking would never let it run again).
+#[inline]
+pub fn lock<T>(kind: WaitKind, m: &Mutex<T>) -> MutexGuard<'_, T> {
+    if let Some(g) = m.try_lock() {
+        return g;
+    }
+    let mut got = None;
+    wait_until(kind, None, || {
+        got = m.try_lock();
+        got.is_some()
+    });
+    got.expect("wait_until without a timeout returns once the condition held")
+}
+
+/// Read-lock `m` (as [`lock`]).
+#[inline]
+pub fn read<T>(kind: WaitKind, m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    if let Some(g) = m.try_read() {
+        return g;
+    }
+    let mut got = None;
+    wait_until(kind, None, || {
+        got = m.try_read();
+        got.is_some()
+    });
+    got.expect("wait_until without a timeout returns once the condition held")
+}
+
+/// Write-lock `m` (as [`lock`]).
+#[inline]
+pub fn write<T>(kind: WaitKind, m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    if let Some(g) = m.try_write() {
+        return g;
+    }
+    let mut got = None;
+    wait_until(kind, None, || {
+        got = m.try_write();
+        got.is_some()
+    });
+    got.expect("wait_until without a timeout returns once the condition held")
+}
+
+/// Run a blocking call (a page read or write, a log write and fsync) and count it as a
+/// wait of `kind`. Under a coroutine scheduler it runs on a small I/O thread pool while
+/// this thread switches to other coroutines; otherwise inline, as a plain call.
+pub fn blocking<R: Send>(kind: WaitKind, f: impl FnOnce() -> R + Send) -> R {
+    let start = Instant::now();
+    let r = match current() {
+        Some(s) if s.offloads_io() => io::offload(f, |done| {
+            s.wait(kind, &mut || done(), None);
+        }),
+        _ => f(),
+    };
+    record(kind, start);
+    r
+}
+
+/// The one conflict back-off policy: before retry `n` of a transaction that aborted on
+/// a conflict, wait a random number of spins below 2^min(n, 12); past 16 tries also give
+/// the core (or, under a coroutine scheduler, the thread) away.
+pub struct Backoff {
+    tries: u32,
+    seed: u64,
+}
+
+impl Backoff {
+    /// `salt` decorrelates workers (e.g. the worker id).
+    pub fn new(salt: u64) -> Self {
+        Backoff {
+            tries: 0,
+            // Never 0 (xorshift would stay there).
+            seed: salt.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15).max(1),
+        }
+    }
+
+    /// Conflicts since the last [`Backoff::reset`].
+    pub fn tries(&self) -> u32 {
+        self.tries
+    }
+
+    /// A new transaction: forget earlier conflicts.
+    pub fn reset(&mut self) {
+        self.tries = 0;
+    }
+
+    /// Count one conflict and wait before the retry.
+    pub fn wait(&mut self) {
+        let start = Instant::now();
+        self.tries += 1;
+        // xorshift64: decorrelated retries without a shared generator.
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let spins = self.seed % (1u64 << self.tries.min(12));
+        for _ in 0..spins {
+            std::hint::spin_loop();
+        }
+        match current() {
+            // Let the thread's other transactions run (the conflicting one may be
+            // among them).
+            Some(s) => {
+                let mut once = false;
+                s.wait(
+                    WaitKind::Backoff,
+                    &mut || std::mem::replace(&mut once, true),
+                    None,
+                );
+            }
+            None if self.tries > 16 => std::thread::yield_now(),
+            None => {}
+        }
+        record(WaitKind::Backoff, start);
+    }
 }
 
 /// A condition other threads signal: waiters block until notified and their condition
@@ -163,12 +381,9 @@ impl Event {
         }
         let start = Instant::now();
         let deadline = timeout.map(|t| start + t);
-        let handled = SCHED.with(|c| {
-            c.try_borrow()
-                .ok()
-                .and_then(|s| s.as_ref().map(|s| s.wait(kind, &mut cond, deadline)))
-        });
-        if let Some(ok) = handled {
+        if let Some(s) = current() {
+            // Coroutines poll: blocking on the condvar would stop the whole thread.
+            let ok = s.wait(kind, &mut cond, deadline);
             record(kind, start);
             return ok;
         }
@@ -200,6 +415,7 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::panic::AssertUnwindSafe;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
@@ -230,5 +446,181 @@ mod tests {
         ));
         assert_eq!(thread_stats().waits[WaitKind::Latch as usize], 1);
         assert!(wait_until(WaitKind::Latch, None, || true));
+        assert_eq!(
+            thread_stats().waits[WaitKind::Latch as usize],
+            1,
+            "no wait, no count"
+        );
+    }
+
+    #[test]
+    fn coroutines_switch_on_waits_instead_of_blocking() {
+        // A holds a mutex across a wait for B's flag; B then wants the mutex. On one
+        // thread this only finishes if both waits switch.
+        let m = Mutex::new(0u32);
+        let flag = AtomicBool::new(false);
+        let order = std::cell::RefCell::new(Vec::new());
+        let stats = coro::run(
+            coro::Policy::RoundRobin,
+            vec![
+                Box::new(|| {
+                    let mut g = lock(WaitKind::Latch, &m);
+                    order.borrow_mut().push("a locked");
+                    wait_until(WaitKind::Other, None, || flag.load(Ordering::Acquire));
+                    *g += 1;
+                    order.borrow_mut().push("a done");
+                }),
+                Box::new(|| {
+                    order.borrow_mut().push("b runs");
+                    flag.store(true, Ordering::Release);
+                    *lock(WaitKind::Latch, &m) += 1;
+                    order.borrow_mut().push("b done");
+                }),
+            ],
+        );
+        assert_eq!(*m.lock(), 2);
+        assert_eq!(*order.borrow(), ["a locked", "b runs", "a done", "b done"]);
+        assert!(stats.switches >= 4, "{stats:?}");
+        assert!(!scheduled(), "the scheduler is removed after the run");
+    }
+
+    #[test]
+    fn blocking_runs_off_the_thread_only_under_a_scheduler() {
+        let me = std::thread::current().id();
+        assert_eq!(
+            blocking(WaitKind::PageIo, || std::thread::current().id()),
+            me
+        );
+        let before = thread_stats().waits[WaitKind::PageIo as usize];
+        let mut buf = [0u8; 4];
+        let other = std::cell::Cell::new(None);
+        coro::run(
+            coro::Policy::RoundRobin,
+            vec![Box::new(|| {
+                // Borrows from this frame: the I/O thread writes into `buf`.
+                let id = blocking(WaitKind::PageIo, || {
+                    buf.copy_from_slice(b"read");
+                    std::thread::current().id()
+                });
+                other.set(Some(id));
+            })],
+        );
+        assert_ne!(other.get(), Some(me));
+        assert_eq!(&buf, b"read");
+        assert_eq!(thread_stats().waits[WaitKind::PageIo as usize], before + 1);
+    }
+
+    fn interleaving(seed: u64) -> Vec<(usize, u32)> {
+        let log = std::cell::RefCell::new(Vec::new());
+        let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..3)
+            .map(|c| {
+                let log = &log;
+                Box::new(move || {
+                    for step in 0..5 {
+                        point(Point::OpEntry(step));
+                        log.borrow_mut().push((c, step));
+                    }
+                }) as Box<dyn FnOnce()>
+            })
+            .collect();
+        coro::run(coro::Policy::Seeded(seed), bodies);
+        log.into_inner()
+    }
+
+    #[test]
+    fn a_seed_names_one_interleaving() {
+        let a = interleaving(7);
+        assert_eq!(a.len(), 15);
+        assert_eq!(a, interleaving(7), "same seed, same interleaving");
+        let distinct: std::collections::HashSet<_> = (0..20).map(interleaving).collect();
+        assert!(
+            distinct.len() > 10,
+            "seeds explore interleavings: {}",
+            distinct.len()
+        );
+    }
+
+    #[test]
+    fn round_robin_ignores_points() {
+        let log = std::cell::RefCell::new(Vec::new());
+        let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..2)
+            .map(|c| {
+                let log = &log;
+                Box::new(move || {
+                    for step in 0..3 {
+                        point(Point::OpEntry(step));
+                        log.borrow_mut().push((c, step));
+                    }
+                }) as Box<dyn FnOnce()>
+            })
+            .collect();
+        coro::run(coro::Policy::RoundRobin, bodies);
+        assert_eq!(
+            log.into_inner(),
+            [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+        );
+    }
+
+    #[test]
+    fn a_panicking_coroutine_lets_the_others_finish_then_panics() {
+        let finished = AtomicBool::new(false);
+        let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            coro::run(
+                coro::Policy::RoundRobin,
+                vec![
+                    Box::new(|| panic!("boom")),
+                    Box::new(|| finished.store(true, Ordering::Relaxed)),
+                ],
+            )
+        }));
+        assert!(r.is_err());
+        assert!(finished.load(Ordering::Relaxed));
+        assert!(!scheduled());
+    }
+
+    #[test]
+    fn no_voluntary_switch_while_unwinding() {
+        // A reaches a point while it unwinds (a guard's drop). Were that a switch, B
+        // would run while the thread counts as panicking (std's count is per thread:
+        // mutex poisoning, drop-time checks and a second panic would all see it).
+        struct AtPoint;
+        impl Drop for AtPoint {
+            fn drop(&mut self) {
+                point(Point::OpEntry(0));
+            }
+        }
+        for seed in 0..8 {
+            let saw_panicking = std::cell::Cell::new(false);
+            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                coro::run(
+                    coro::Policy::Seeded(seed),
+                    vec![
+                        Box::new(|| {
+                            let _g = AtPoint;
+                            panic!("a");
+                        }),
+                        Box::new(|| {
+                            point(Point::OpEntry(0));
+                            saw_panicking.set(std::thread::panicking());
+                        }),
+                    ],
+                )
+            }));
+            assert!(r.is_err(), "seed {seed}");
+            assert!(!saw_panicking.get(), "seed {seed}: B ran while A unwound");
+        }
+    }
+
+    #[test]
+    fn backoff_grows_and_counts() {
+        let mut b = Backoff::new(3);
+        let before = thread_stats().waits[WaitKind::Backoff as usize];
+        for _ in 0..3 {
+            b.wait();
+        }
+        assert_eq!(b.tries(), 3);
+        assert_eq!(thread_stats().waits[WaitKind::Backoff as usize], before + 3);
+        b.reset();
+        assert_eq!(b.tries(), 0);
     }
 }

@@ -393,10 +393,11 @@ impl BufferPool {
     }
 
     fn read_page(&self, pid: u64, data: &mut Page) -> Result<()> {
-        let got = self
-            .file
-            .read_full_at(&mut data[..], pid * PAGE_SIZE as u64)
-            .map_err(crate::log::io_err)?;
+        let file = &*self.file;
+        let got = rt::blocking(rt::WaitKind::PageIo, || {
+            file.read_full_at(&mut data[..], pid * PAGE_SIZE as u64)
+        })
+        .map_err(crate::log::io_err)?;
         data[got..].fill(0); // past the end of the file: never written
         self.stats.reads.fetch_add(1, Ordering::Relaxed);
         let t = page::verify(data, pid)?;
@@ -535,10 +536,11 @@ impl BufferPool {
     /// Write a batch of sealed images (through the double-write file) and remember the
     /// first failure: from then on commits fail and nothing more is written.
     fn write_images(&self, b: &mut Batch) -> Result<()> {
-        let r = match &self.dw {
-            Some(dw) => dw.write(&*self.file, b),
-            None => b.write_unprotected(&*self.file),
-        };
+        let (dw, file) = (&self.dw, &*self.file);
+        let r = rt::blocking(rt::WaitKind::PageIo, || match dw {
+            Some(dw) => dw.write(file, b),
+            None => b.write_unprotected(file),
+        });
         match r {
             Ok(()) => {
                 self.stats
@@ -790,7 +792,8 @@ impl BufferPool {
         }
         // A failed fsync may have dropped writes whose double-write copies the next
         // batches would overwrite: like a failed write, it stops all writing.
-        let r = self.file.sync_data().map_err(crate::log::io_err);
+        let file = &*self.file;
+        let r = rt::blocking(rt::WaitKind::PageIo, || file.sync_data()).map_err(crate::log::io_err);
         if let Err(e) = &r {
             self.record_failure(e);
         }

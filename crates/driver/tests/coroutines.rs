@@ -1,0 +1,158 @@
+//! TPC-B and TPC-C through the driver with each worker thread's transactions run as
+//! coroutines (`--coroutines`), on every engine: under the round-robin scheduler of
+//! `run`, and under many seeds of the deterministic one (each seed one interleaving at
+//! waits and operation entries). The workloads' consistency checks must pass; a failure
+//! names its seed, and `OLTPSCOPE_SCHED_SEED=N` runs that seed alone.
+
+use api::IndexKind;
+use api::{Engine, EngineOptions, LogMode};
+use driver::{RunConfig, Stop};
+use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
+use workloads::tpcb::{Tpcb, TpcbConfig};
+use workloads::tpcc::{Tpcc, TpccConfig};
+use workloads::Workload;
+
+fn cfg(threads: usize, coroutines: usize, seed: Option<u64>, log: LogMode, txns: u64) -> RunConfig {
+    RunConfig {
+        engine: EngineOptions {
+            threads,
+            log,
+            ..EngineOptions::default()
+        },
+        threads,
+        warmup_s: 0.0,
+        stop: Stop::Txns(txns),
+        seed: seed.unwrap_or(5),
+        pin: false,
+        no_load: false,
+        interactive: false,
+        trace_measured: false,
+        acked_file: None,
+        check: true,
+        progress_file: None,
+        rate: None,
+        coroutines,
+        coroutine_seed: seed,
+    }
+}
+
+fn run_ok<E: Engine, W: Workload>(wl: &W, c: &RunConfig) -> driver::Report {
+    let r =
+        driver::run::<E, W>(wl, c).unwrap_or_else(|e| panic!("{} on {}: {e}", wl.name(), E::NAME));
+    assert!(
+        r.checks.passed,
+        "{} on {} (seed {:?}): {:#?}",
+        wl.name(),
+        E::NAME,
+        c.coroutine_seed,
+        r.checks
+    );
+    assert_eq!(
+        r.committed + r.user_aborts,
+        match c.stop {
+            Stop::Txns(n) => n,
+            Stop::Seconds(_) => unreachable!(),
+        }
+    );
+    assert_eq!(r.coroutines, c.coroutines);
+    r
+}
+
+fn tpcb() -> Tpcb {
+    // One branch, no affinity: every transaction updates the same branch row.
+    Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: false,
+            affinity: false,
+        },
+        4,
+    )
+    .unwrap()
+}
+
+fn tpcc() -> Tpcc {
+    Tpcc::new(TpccConfig {
+        warehouses: 1,
+        affinity: false,
+        items: 2_000,
+        ..TpccConfig::default()
+    })
+    .unwrap()
+}
+
+/// Each seed on a fresh database (the checks then also compare row counts with the
+/// committed transactions), or, for durable engines, on one database loaded once and
+/// reopened per seed (`--no-load`: loading costs far more than the seeded run).
+fn seeded<E: Engine>(log: LogMode, seeds: u64, reuse: bool) {
+    let (b, c) = (tpcb(), tpcc());
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let with_dir = |mut k: RunConfig, i: usize, no_load: bool| {
+        if reuse {
+            k.engine.db_dir = Some(dirs[i].path().to_path_buf());
+            k.engine.log_dir = Some(dirs[i].path().to_path_buf());
+            k.no_load = no_load;
+        }
+        k
+    };
+    if reuse {
+        run_ok::<E, _>(&b, &with_dir(cfg(1, 1, None, log, 1), 0, false));
+        run_ok::<E, _>(&c, &with_dir(cfg(1, 1, None, log, 1), 1, false));
+    }
+    rt::coro::each_seed(&format!("{} coroutines", E::NAME), seeds, |seed| {
+        // A new run id per run: History keys (run, worker, seq) stay unique.
+        let b = tpcb();
+        let r = run_ok::<E, _>(&b, &with_dir(cfg(1, 4, Some(seed), log, 200), 0, true));
+        assert!(
+            r.coroutine_switches > 200,
+            "seeded runs switch at every operation"
+        );
+        run_ok::<E, _>(&c, &with_dir(cfg(1, 4, Some(seed), log, 60), 1, true));
+    });
+}
+
+#[test]
+fn serial_engine_under_seeded_coroutines() {
+    seeded::<api::serial::SerialEngine>(LogMode::Off, 4, false);
+}
+
+#[test]
+fn memory_engine_under_seeded_coroutines() {
+    seeded::<engine_memory::MemoryEngine>(LogMode::Async, 6, true);
+}
+
+#[test]
+fn disk_engine_under_seeded_coroutines() {
+    seeded::<engine_disk::DiskEngine>(LogMode::Async, 5, true);
+}
+
+/// `run --threads 2 --coroutines 4`: the round-robin scheduler (switch on waits only),
+/// every engine on the micro-benchmark and TPC-B, and TPC-C with a synchronous log
+/// (commits wait for flushes).
+#[test]
+fn every_engine_runs_with_coroutines() {
+    fn tpcb_on<E: Engine>(log: LogMode) {
+        let micro = Micro::new(MicroConfig {
+            keys: 20_000,
+            rows_per_txn: 10,
+            mode: Mode::Update,
+            columns: Columns::Long,
+            distribution: Distribution::Zipf { theta: 0.9 },
+            index: IndexKind::BTree,
+        })
+        .unwrap();
+        run_ok::<E, _>(&micro, &cfg(2, 4, None, log, 400));
+        let r = run_ok::<E, _>(&tpcb(), &cfg(2, 4, None, log, 400));
+        assert!(r.coroutine_switches > 0);
+    }
+    tpcb_on::<api::serial::SerialEngine>(LogMode::Off);
+    tpcb_on::<engine_memory::MemoryEngine>(LogMode::Sync);
+    tpcb_on::<engine_disk::DiskEngine>(LogMode::Sync);
+    let r = run_ok::<engine_memory::MemoryEngine, _>(&tpcc(), &cfg(2, 4, None, LogMode::Sync, 100));
+    let flushes = r.waits.iter().find(|w| w.kind == "log_flush").unwrap();
+    assert!(
+        flushes.count > 0,
+        "sync commits wait for the log: {:?}",
+        r.waits
+    );
+}
