@@ -1,7 +1,9 @@
 //! The run loop: load, warm up, measure, check, report.
 
 use crate::machine;
-use crate::report::{Checks, Latency, Report, TxnTypeReport};
+use crate::report::{Checks, Latency, Report, Second, SecondTxn, TxnTypeReport};
+use std::collections::BTreeMap;
+use std::sync::mpsc;
 use api::{Engine, EngineOptions, Error, Session};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
@@ -45,6 +47,9 @@ pub struct RunConfig {
     pub check: bool,
     /// Write the per-second lines to this file (whether or not output is a terminal).
     pub progress_file: Option<PathBuf>,
+    /// Record the per-second time series (counts, latency percentiles per type, CPU) into
+    /// the report: costs each worker one relaxed load and one histogram record per txn.
+    pub timeseries: bool,
 }
 
 const WARMUP: u8 = 0;
@@ -72,6 +77,125 @@ struct WorkerResult {
     ended: Option<Instant>,
     /// The workload's counters of this worker's measured commits.
     counters: Vec<(&'static str, u64)>,
+}
+
+/// What one worker did during one second of the run (time series), sent to the main
+/// thread when the worker sees the second change, and once more when it stops.
+struct Interval {
+    worker: usize,
+    second: u64,
+    hist: Vec<Histogram<u64>>,
+    committed: Vec<u64>,
+    aborted: Vec<u64>,
+    user_aborts: Vec<u64>,
+    cpu: Option<Duration>,
+}
+
+impl Interval {
+    fn new(worker: usize, second: u64, ntypes: usize) -> Self {
+        Interval {
+            worker,
+            second,
+            hist: (0..ntypes).map(|_| new_hist()).collect(),
+            committed: vec![0; ntypes],
+            aborted: vec![0; ntypes],
+            user_aborts: vec![0; ntypes],
+            cpu: thread_cpu(),
+        }
+    }
+
+    /// Close the interval: `cpu` becomes the CPU time used during it.
+    fn close(mut self) -> Self {
+        self.cpu = match (self.cpu, thread_cpu()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        self
+    }
+}
+
+/// The main thread's merge of the workers' intervals: a second is summarized (its
+/// histograms dropped) once every worker has moved past it, so memory stays bounded by
+/// the longest transaction, not by the run's length.
+struct SeriesMerge {
+    ntypes: usize,
+    /// Per worker: the last second it delivered (it is done with every second up to it).
+    through: Vec<Option<u64>>,
+    pending: BTreeMap<u64, Interval>,
+    done: Vec<(u64, Vec<SecondTxn>, Latency, Option<Duration>)>,
+}
+
+impl SeriesMerge {
+    fn new(threads: usize, ntypes: usize) -> Self {
+        SeriesMerge {
+            ntypes,
+            through: vec![None; threads],
+            pending: BTreeMap::new(),
+            done: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, iv: Interval) {
+        let w = iv.worker;
+        self.through[w] = Some(self.through[w].map_or(iv.second, |t| t.max(iv.second)));
+        let ntypes = self.ntypes;
+        let agg = self
+            .pending
+            .entry(iv.second)
+            .or_insert_with(|| Interval {
+                worker: usize::MAX,
+                second: iv.second,
+                hist: (0..ntypes).map(|_| new_hist()).collect(),
+                committed: vec![0; ntypes],
+                aborted: vec![0; ntypes],
+                user_aborts: vec![0; ntypes],
+                cpu: Some(Duration::ZERO),
+            });
+        for t in 0..ntypes {
+            agg.hist[t]
+                .add(&iv.hist[t])
+                .expect("histograms of the same precision add");
+            agg.committed[t] += iv.committed[t];
+            agg.aborted[t] += iv.aborted[t];
+            agg.user_aborts[t] += iv.user_aborts[t];
+        }
+        agg.cpu = match (agg.cpu, iv.cpu) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    /// Summarize the seconds every worker is done with (`all`: every second left).
+    fn settle(&mut self, all: bool) {
+        let min = if all {
+            u64::MAX
+        } else {
+            match self.through.iter().copied().collect::<Option<Vec<u64>>>() {
+                Some(v) => v.into_iter().min().unwrap_or(u64::MAX),
+                None => return,
+            }
+        };
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() > min {
+                break;
+            }
+            let iv = entry.remove();
+            let mut all = new_hist();
+            for h in &iv.hist {
+                all.add(h).expect("histograms of the same precision add");
+            }
+            let per_txn = (0..self.ntypes)
+                .map(|t| SecondTxn {
+                    committed: iv.committed[t],
+                    aborted: iv.aborted[t],
+                    user_aborts: iv.user_aborts[t],
+                    latency_us: Latency::from_ns(&iv.hist[t]),
+                })
+                .collect();
+            self.done
+                .push((iv.second, per_txn, Latency::from_ns(&all), iv.cpu));
+        }
+    }
 }
 
 /// The clock for per-transaction latency: the TSC through quanta (a few ns to read, where
@@ -288,12 +412,19 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         probe::tracing_start();
     }
 
+    // The time series: the second the run is in (workers read it), and their intervals.
+    let second = AtomicU64::new(0);
+    let (series_tx, series_rx) = mpsc::channel::<Interval>();
+    let mut series = SeriesMerge::new(cfg.threads, ntypes);
+    let mut run_s = 0.0f64;
+
     let mut measure_start = Instant::now();
     let mut measured = Duration::ZERO;
     let results: Vec<WorkerResult> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|w| {
-                let (engine, phase, live, fatal, acked, cores) = (&engine, &phase, &live, &fatal, &acked, &cores);
+                let (engine, phase, live, fatal, acked, cores, second) = (&engine, &phase, &live, &fatal, &acked, &cores, &second);
+                let series_tx = cfg.timeseries.then(|| series_tx.clone());
                 let quota = per_worker_txns.as_ref().map(|q| q[w]);
                 sc.spawn(move || {
                     if cfg.pin && !cores.is_empty() {
@@ -318,10 +449,19 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     let me = &live[w];
                     let mut done = 0u64;
                     let mut backoff_seed = (w as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                    let mut iv = series_tx.as_ref().map(|_| Interval::new(w, 0, ntypes));
                     loop {
                         let ph = phase.load(Ordering::Relaxed);
                         if ph == STOP || quota.is_some_and(|q| done >= q) {
                             break;
+                        }
+                        if let (Some(cur), Some(tx)) = (iv.as_mut(), series_tx.as_ref()) {
+                            let now_s = second.load(Ordering::Relaxed);
+                            if now_s != cur.second {
+                                let old = std::mem::replace(cur, Interval::new(w, now_s, ntypes));
+                                // The receiver outlives the workers: a send cannot fail.
+                                let _ = tx.send(old.close());
+                            }
                         }
                         if ph == MEASURE && cpu_at_measure.is_none() {
                             cpu_at_measure = Some(thread_cpu());
@@ -336,6 +476,9 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                     tries += 1;
                                     if ph == MEASURE {
                                         r.aborted[t] += 1;
+                                    }
+                                    if let Some(cur) = iv.as_mut() {
+                                        cur.aborted[t] += 1;
                                     }
                                     me.aborted.store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                                     // Randomized exponential back-off before retrying.
@@ -369,6 +512,10 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                     r.committed[t] += 1;
                                     r.hist[t].saturating_record(ns.max(1));
                                 }
+                                if let Some(cur) = iv.as_mut() {
+                                    cur.committed[t] += 1;
+                                    cur.hist[t].saturating_record(ns.max(1));
+                                }
                                 me.committed.store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                                 if let Some((f, tag)) = acked.as_ref().and_then(|f| Some((f, wl.txn_tag(&st, &input)?))) {
                                     let mut f = f.lock().unwrap();
@@ -382,6 +529,10 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                 if ph == MEASURE {
                                     r.user_aborts[t] += 1;
                                     r.hist[t].saturating_record(ns.max(1));
+                                }
+                                if let Some(cur) = iv.as_mut() {
+                                    cur.user_aborts[t] += 1;
+                                    cur.hist[t].saturating_record(ns.max(1));
                                 }
                             }
                             Err(e) => {
@@ -399,6 +550,9 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     }
                     r.ended = Some(Instant::now());
                     r.counters = wl.counters(&st);
+                    if let (Some(cur), Some(tx)) = (iv, series_tx) {
+                        let _ = tx.send(cur.close());
+                    }
                     r
                 })
             })
@@ -437,11 +591,16 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     break;
                 }
                 if now >= Duration::from_secs(tick) {
+                    second.store(tick, Ordering::Relaxed);
                     let counts = live_counts(&live);
                     progress_line(&mut progress, tick - 1, None, warm, counts, last);
                     last = counts;
                     tick += 1;
                 }
+                while let Ok(iv) = series_rx.try_recv() {
+                    series.add(iv);
+                }
+                series.settle(false);
                 // Sleep until the next event: the end of warm-up, the next second, the end.
                 let mut next = total.min(Duration::from_secs(tick));
                 if phase.load(Ordering::Relaxed) == WARMUP {
@@ -456,6 +615,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             phase.store(STOP, Ordering::Relaxed);
             // The rest since the last line (a partial second, usually).
             let end = run_start.elapsed().as_secs_f64();
+            run_s = end;
             if end - (tick - 1) as f64 > 0.05 {
                 let counts = live_counts(&live);
                 progress_line(&mut progress, tick - 1, Some(end), warm, counts, last);
@@ -465,6 +625,10 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             .into_iter()
             .map(|h| h.join().expect("worker thread panicked"))
             .collect();
+        while let Ok(iv) = series_rx.try_recv() {
+            series.add(iv);
+        }
+        series.settle(true);
         if matches!(cfg.stop, Stop::Txns(_)) {
             let end = results.iter().filter_map(|r| r.ended).max();
             measured = end.map_or(Duration::ZERO, |e| {
@@ -481,7 +645,31 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     }
 
     let secs = measured.as_secs_f64().max(1e-9);
+    let warm_s = cfg.warmup_s.max(0.0);
+    // With --txns the workers may stop after the main thread's last look: the series'
+    // last second ends with the last worker.
+    let run_s = run_s.max(warm_s + secs);
+    let timeseries: Vec<Second> = series
+        .done
+        .into_iter()
+        .map(|(k, per_txn, all, cpu)| {
+            let interval_s = (run_s - k as f64).clamp(1e-9, 1.0);
+            Second {
+                second: k,
+                warmup: (k as f64) < warm_s,
+                interval_s,
+                committed: per_txn.iter().map(|t| t.committed).sum(),
+                aborted: per_txn.iter().map(|t| t.aborted).sum(),
+                user_aborts: per_txn.iter().map(|t| t.user_aborts).sum(),
+                worker_cpu_busy: cpu
+                    .map(|c| c.as_secs_f64() / (interval_s * cfg.threads as f64)),
+                latency_us: all,
+                per_txn,
+            }
+        })
+        .collect();
     let mut per_txn = Vec::new();
+    let mut histograms = Vec::new();
     let mut all_hist = new_hist();
     let mut committed_all = vec![0u64; ntypes];
     for (t, name) in wl.txn_types().iter().enumerate() {
@@ -498,6 +686,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         all_hist
             .add(&h)
             .expect("histograms of the same precision add");
+        histograms.push(h.clone());
         per_txn.push(TxnTypeReport {
             name: name.to_string(),
             committed: c,
@@ -592,6 +781,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         machine: machine::describe(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         started_at_unix_s,
+        timeseries,
+        histograms,
     })
 }
 
