@@ -27,7 +27,7 @@ pub const MAX_RUNS: usize = 10_000;
 /// How a varied key reaches the child run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Key {
-    /// Passed as this flag; `numeric`: values are counts; `size`: values are sizes.
+    /// Passed as this flag to the workloads listed; `axis`: how its values read.
     Flag {
         flag: &'static str,
         workloads: &'static [&'static str],
@@ -315,8 +315,6 @@ pub enum Outcome {
 
 /// Events for the caller to show.
 pub enum Event<'a> {
-    /// A line worth showing once (a resource that cannot be controlled here).
-    Note(&'a str),
     Start {
         point: &'a str,
         rep: u32,
