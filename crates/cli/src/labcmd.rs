@@ -3,7 +3,13 @@
 use crate::args::{Cli, CompareArgs, PlotArgs, SweepArgs};
 use clap::Parser;
 use lab::sweep::{self, Event, Outcome, Spec};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+
+/// Print to standard output; a closed output (`| head`) must not stop a sweep whose
+/// results go to its directory anyway.
+fn say(text: &str) {
+    let _ = std::io::stdout().write_all(text.as_bytes());
+}
 
 pub fn compare(a: &CompareArgs) -> Result<(), String> {
     let ra = lab::results::load_report(&a.a)?;
@@ -17,15 +23,27 @@ pub fn compare(a: &CompareArgs) -> Result<(), String> {
         ));
     }
     let rows = lab::compare::compare(&ra, &rb);
-    print!(
-        "{}",
-        lab::compare::to_text(&rows, &a.a.display().to_string(), &a.b.display().to_string())
-    );
+    say(&lab::compare::to_text(
+        &rows,
+        &a.a.display().to_string(),
+        &a.b.display().to_string(),
+    ));
     Ok(())
 }
 
 /// The sweep's specification from the command line or the experiment file.
 fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
+    // Everything after the first run option is the runs': a sweep option there was
+    // meant for the sweep.
+    if let Some(own) = a.run_args.iter().find(|x| {
+        ["--vary", "--repeat", "--file", "--out"]
+            .iter()
+            .any(|o| x == o || x.starts_with(&format!("{o}=")))
+    }) {
+        return Err(format!(
+            "{own} after the runs' options: give the sweep's own options (--vary, --repeat, --out, --file) first, then the options of every run"
+        ));
+    }
     let (spec, file_out) = match &a.file {
         Some(f) => {
             if !a.run_args.is_empty() {
@@ -108,19 +126,18 @@ pub fn sweep(a: &SweepArgs) -> Result<(), String> {
                 },
                 Outcome::Failed(e) => format!("FAILED: {e}"),
             };
-            bar.suspend(|| println!("{point} rep{rep}: {what}"));
+            bar.suspend(|| say(&format!("{point} rep{rep}: {what}\n")));
             bar.inc(1);
         }
     });
     bar.finish_and_clear();
     let summary = summary?;
-    println!();
-    print!("{}", summary_text(&summary));
-    println!(
-        "summary in {} and {}",
+    say(&format!(
+        "\n{}summary in {} and {}\n",
+        summary_text(&summary),
         out.join(sweep::SUMMARY_CSV).display(),
         out.join(sweep::SUMMARY_JSON).display()
-    );
+    ));
     let failed: u32 = summary.points.iter().map(|p| p.reps_failed).sum();
     if failed > 0 {
         return Err(format!(
@@ -196,7 +213,7 @@ fn summary_text(s: &sweep::Summary) -> String {
 pub fn plot(a: &PlotArgs) -> Result<(), String> {
     let files = lab::plot::plot(&a.dir)?;
     for f in files {
-        println!("{}", f.display());
+        say(&format!("{}\n", f.display()));
     }
     Ok(())
 }
