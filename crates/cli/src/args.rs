@@ -358,7 +358,11 @@ pub struct SweepArgs {
     pub file: Option<PathBuf>,
     /// Options of `oltpscope run <workload>` given to every run (after the sweep's own),
     /// e.g. --txns 200 --engine disk.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "RUN OPTIONS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "RUN OPTIONS"
+    )]
     pub run_args: Vec<String>,
 }
 

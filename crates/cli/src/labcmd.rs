@@ -149,7 +149,13 @@ pub fn sweep(a: &SweepArgs) -> Result<(), String> {
 
 fn summary_text(s: &sweep::Summary) -> String {
     let mut o = String::new();
-    let w = s.points.iter().map(|p| p.name.len()).max().unwrap_or(5).max(5);
+    let w = s
+        .points
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
     o += &format!(
         "{:<w$}  {:>4}  {:>12}  {:>12}  {:>12}\n",
         "point", "runs", "median txn/s", "min", "max"

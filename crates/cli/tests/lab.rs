@@ -57,7 +57,10 @@ fn a_run_writes_a_complete_results_directory_and_never_overwrites_one() {
     let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
     assert!(!rows.is_empty());
     let total: u64 = rows.iter().map(|r| r[col].parse::<u64>().unwrap()).sum();
-    assert_eq!(total, committed, "no warm-up: the series holds the measured commits");
+    assert_eq!(
+        total, committed,
+        "no warm-up: the series holds the measured commits"
+    );
 
     // The histograms, in the standard V2 form: they deserialize and count every
     // measured transaction.
@@ -94,12 +97,28 @@ fn compare_sets_two_runs_side_by_side_with_ratios() {
     let a = d.path().join("a");
     let b = d.path().join("b.json");
     let (code, _, err) = oltpscope(&[
-        "run", "micro", "--keys", "1000", "--txns", "200", "--warmup", "0", "--out",
+        "run",
+        "micro",
+        "--keys",
+        "1000",
+        "--txns",
+        "200",
+        "--warmup",
+        "0",
+        "--out",
         a.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = oltpscope(&[
-        "run", "micro", "--keys", "1000", "--txns", "400", "--warmup", "0", "--json",
+        "run",
+        "micro",
+        "--keys",
+        "1000",
+        "--txns",
+        "400",
+        "--warmup",
+        "0",
+        "--json",
         b.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
@@ -111,7 +130,11 @@ fn compare_sets_two_runs_side_by_side_with_ratios() {
         .unwrap_or_else(|| panic!("{out}"));
     let cells: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(cells, ["committed", "200", "400", "2.000"], "{line}");
-    assert!(out.lines().any(|l| l.starts_with("per_txn[read].latency_us.p99 ")), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("per_txn[read].latency_us.p99 ")),
+        "{out}"
+    );
     // Not a report: one line.
     let (code, _, err) = oltpscope(&["compare", a.to_str().unwrap(), d.path().to_str().unwrap()]);
     assert_eq!(code, 2);
@@ -124,15 +147,31 @@ fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
     let dir = d.path().join("sweep");
     let o = dir.to_str().unwrap();
     let args = [
-        "sweep", "micro", "--vary", "threads=1,2", "--repeat", "1", "--out", o, "--txns",
-        "200", "--keys", "1000", "--warmup", "0", "--no-pin",
+        "sweep",
+        "micro",
+        "--vary",
+        "threads=1,2",
+        "--repeat",
+        "1",
+        "--out",
+        o,
+        "--txns",
+        "200",
+        "--keys",
+        "1000",
+        "--warmup",
+        "0",
+        "--no-pin",
     ];
     let (code, out, err) = oltpscope(&args);
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     for p in ["threads-1", "threads-2"] {
         let rep = dir.join("points").join(p).join("rep1");
         assert!(rep.join("manifest.json").is_file(), "{}", rep.display());
-        assert_eq!(json(&rep.join("report.json"))["threads"], p[8..].parse::<u64>().unwrap());
+        assert_eq!(
+            json(&rep.join("report.json"))["threads"],
+            p[8..].parse::<u64>().unwrap()
+        );
     }
     let mut rd = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
     let h = rd.headers().unwrap().clone();
@@ -164,7 +203,10 @@ fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
         "no line in the figure"
     );
     let html = read(&dir.join("index.html"));
-    assert!(html.contains("<svg") && html.contains("class=\"norm\""), "{html}");
+    assert!(
+        html.contains("<svg") && html.contains("class=\"norm\""),
+        "{html}"
+    );
     // Every figure in the page is itself well-formed XML.
     for piece in html.split("<figure>").skip(1) {
         let svg = piece.split("</figure>").next().unwrap();
@@ -186,12 +228,28 @@ fn bad_sweeps_give_one_line_and_exit_code_2() {
         &["sweep", "micro", "--vary", "colour=red", "--out", o],
         &["sweep", "micro", "--vary", "warehouses=1,2", "--out", o],
         &["sweep", "micro", "--vary", "threads=1,x", "--out", o],
-        &["sweep", "micro", "--out", o, "--txns", "5", "--vary", "threads=1"],
+        &[
+            "sweep",
+            "micro",
+            "--out",
+            o,
+            "--txns",
+            "5",
+            "--vary",
+            "threads=1",
+        ],
         &["sweep", "micro", "--out", o, "--nosuchoption"],
         &["sweep", "micro", "--out", o, "--json", "x"],
         &["sweep", "nosuch", "--out", o],
         &["sweep", "--file", "/nonexistent/exp.toml"],
-        &["sweep", "micro", "--vary", "threads=1", "--out", foreign.to_str().unwrap()],
+        &[
+            "sweep",
+            "micro",
+            "--vary",
+            "threads=1",
+            "--out",
+            foreign.to_str().unwrap(),
+        ],
         &["compare", "/nonexistent/a", "/nonexistent/b"],
         &["plot", "/nonexistent/dir"],
     ];

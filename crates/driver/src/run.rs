@@ -2,15 +2,15 @@
 
 use crate::machine;
 use crate::report::{Checks, Latency, Report, Second, SecondTxn, TxnTypeReport};
-use std::collections::BTreeMap;
-use std::sync::mpsc;
 use api::{Engine, EngineOptions, Error, Session};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use workloads::{RunInfo, Workload};
@@ -139,18 +139,15 @@ impl SeriesMerge {
         let w = iv.worker;
         self.through[w] = Some(self.through[w].map_or(iv.second, |t| t.max(iv.second)));
         let ntypes = self.ntypes;
-        let agg = self
-            .pending
-            .entry(iv.second)
-            .or_insert_with(|| Interval {
-                worker: usize::MAX,
-                second: iv.second,
-                hist: (0..ntypes).map(|_| new_hist()).collect(),
-                committed: vec![0; ntypes],
-                aborted: vec![0; ntypes],
-                user_aborts: vec![0; ntypes],
-                cpu: Some(Duration::ZERO),
-            });
+        let agg = self.pending.entry(iv.second).or_insert_with(|| Interval {
+            worker: usize::MAX,
+            second: iv.second,
+            hist: (0..ntypes).map(|_| new_hist()).collect(),
+            committed: vec![0; ntypes],
+            aborted: vec![0; ntypes],
+            user_aborts: vec![0; ntypes],
+            cpu: Some(Duration::ZERO),
+        });
         for t in 0..ntypes {
             agg.hist[t]
                 .add(&iv.hist[t])
@@ -661,8 +658,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                 committed: per_txn.iter().map(|t| t.committed).sum(),
                 aborted: per_txn.iter().map(|t| t.aborted).sum(),
                 user_aborts: per_txn.iter().map(|t| t.user_aborts).sum(),
-                worker_cpu_busy: cpu
-                    .map(|c| c.as_secs_f64() / (interval_s * cfg.threads as f64)),
+                worker_cpu_busy: cpu.map(|c| c.as_secs_f64() / (interval_s * cfg.threads as f64)),
                 latency_us: all,
                 per_txn,
             }

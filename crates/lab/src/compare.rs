@@ -140,7 +140,12 @@ fn num(x: Option<f64>) -> String {
 
 /// The comparison as a text table (figure, A, B, B/A).
 pub fn to_text(rows: &[Row], a_name: &str, b_name: &str) -> String {
-    let w = rows.iter().map(|r| r.figure.len()).max().unwrap_or(6).max(6);
+    let w = rows
+        .iter()
+        .map(|r| r.figure.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
     let cells: Vec<(String, String, String)> = rows
         .iter()
         .map(|r| {
@@ -212,8 +217,14 @@ mod tests {
         let rows = compare(&a, &b);
         let get = |f: &str| rows.iter().find(|r| r.figure == f).unwrap().clone();
         assert_eq!(get("simulation.levels[L1I].misses.i").ratio(), Some(2.0));
-        assert_eq!(get("simulation.by_component[btree].stall_cycles").ratio(), Some(3.0));
-        assert_eq!(get("simulation.by_component[lock].stall_cycles").ratio(), Some(0.5));
+        assert_eq!(
+            get("simulation.by_component[btree].stall_cycles").ratio(),
+            Some(3.0)
+        );
+        assert_eq!(
+            get("simulation.by_component[lock].stall_cycles").ratio(),
+            Some(0.5)
+        );
         let r = get("simulation.by_operation[read].stall_cycles");
         assert_eq!((r.a, r.b, r.ratio()), (Some(7.0), None, None));
     }

@@ -105,7 +105,13 @@ mod tests {
     #[test]
     fn sufficiency_takes_the_least_resource_reaching_the_share() {
         // Unsorted input; 90% of 100 is 90 (reached at 8), 95% is 95 (at 16).
-        let p = [(32.0, 100.0), (2.0, 40.0), (8.0, 91.0), (16.0, 96.0), (4.0, 70.0)];
+        let p = [
+            (32.0, 100.0),
+            (2.0, 40.0),
+            (8.0, 91.0),
+            (16.0, 96.0),
+            (4.0, 70.0),
+        ];
         let s = analyse(&p).unwrap();
         assert_eq!((s.best_x, s.best_y), (32.0, 100.0));
         assert_eq!(s.x_90, 8.0);
@@ -117,7 +123,14 @@ mod tests {
     #[test]
     fn a_falling_curve_has_a_knee_too() {
         // Throughput over data size: flat while the data fits in cache, then a drop.
-        let p = [(1.0, 100.0), (2.0, 99.0), (4.0, 98.0), (8.0, 40.0), (16.0, 35.0), (32.0, 33.0)];
+        let p = [
+            (1.0, 100.0),
+            (2.0, 99.0),
+            (4.0, 98.0),
+            (8.0, 40.0),
+            (16.0, 35.0),
+            (32.0, 33.0),
+        ];
         let s = analyse(&p).unwrap();
         assert_eq!(s.best_x, 1.0);
         assert_eq!(s.x_90, 1.0);

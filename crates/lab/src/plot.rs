@@ -21,8 +21,12 @@ const H: u32 = 420;
 /// Draw `dir`; returns the files written.
 pub fn plot(dir: &Path) -> Result<Vec<PathBuf>, String> {
     if dir.join(sweep::SUMMARY_JSON).is_file() {
-        let text = std::fs::read_to_string(dir.join(sweep::SUMMARY_JSON))
-            .map_err(|e| format!("cannot read {}: {e}", dir.join(sweep::SUMMARY_JSON).display()))?;
+        let text = std::fs::read_to_string(dir.join(sweep::SUMMARY_JSON)).map_err(|e| {
+            format!(
+                "cannot read {}: {e}",
+                dir.join(sweep::SUMMARY_JSON).display()
+            )
+        })?;
         let s: Summary = serde_json::from_str(&text).map_err(|e| {
             format!(
                 "{}: not a sweep summary: {e}",
@@ -141,7 +145,10 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
             .draw()
             .map_err(draw_err)?;
         if let Some(a) = &c.analysis {
-            for (share, color, name) in [(0.90, &RGBColor(230, 140, 0), "90%"), (0.95, &RGBColor(200, 0, 120), "95%")] {
+            for (share, color, name) in [
+                (0.90, &RGBColor(230, 140, 0), "90%"),
+                (0.95, &RGBColor(200, 0, 120), "95%"),
+            ] {
                 let y = a.best_y * share;
                 ch.draw_series(LineSeries::new([(lo, y), (hi, y)], color.stroke_width(1)))
                     .map_err(draw_err)?
@@ -171,8 +178,12 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
         .map_err(draw_err)?
         .label("median throughput (bars: min-max)")
         .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], blue));
-        ch.draw_series(c.points.iter().map(|p| Circle::new((tx(p.1), p.2), 4, blue.filled())))
-            .map_err(draw_err)?;
+        ch.draw_series(
+            c.points
+                .iter()
+                .map(|p| Circle::new((tx(p.1), p.2), 4, blue.filled())),
+        )
+        .map_err(draw_err)?;
         ch.draw_series(
             spreads
                 .iter()
@@ -221,8 +232,12 @@ pub fn normalized_table(s: &Summary) -> String {
     };
     let mut cols: Vec<Vec<(String, String)>> = Vec::new();
     for p in &s.points {
-        let rest: Vec<(String, String)> =
-            p.values.iter().filter(|(k, _)| *k != first.key).cloned().collect();
+        let rest: Vec<(String, String)> = p
+            .values
+            .iter()
+            .filter(|(k, _)| *k != first.key)
+            .cloned()
+            .collect();
         if !cols.contains(&rest) {
             cols.push(rest);
         }
@@ -231,9 +246,9 @@ pub fn normalized_table(s: &Summary) -> String {
         s.points
             .iter()
             .find(|p| {
-                p.values
-                    .iter()
-                    .all(|(k, v)| (*k == first.key && v == row) || col.contains(&(k.clone(), v.clone())))
+                p.values.iter().all(|(k, v)| {
+                    (*k == first.key && v == row) || col.contains(&(k.clone(), v.clone()))
+                })
             })
             .and_then(|p| p.throughput_tps)
             .map(|t| t.median)
@@ -249,7 +264,11 @@ pub fn normalized_table(s: &Summary) -> String {
         let label: Vec<String> = c.iter().map(|(k, v)| format!("{k}={v}")).collect();
         h += &format!(
             "<th>{}</th>",
-            esc(&if label.is_empty() { "throughput".into() } else { label.join(", ") })
+            esc(&if label.is_empty() {
+                "throughput".into()
+            } else {
+                label.join(", ")
+            })
         );
     }
     h += "</tr>\n";
@@ -290,7 +309,11 @@ fn cell(v: Option<f64>, base: Option<f64>) -> String {
             format!(
                 "<td style=\"background:{}\" title=\"{v:.0} txn/s\">{}</td>",
                 ratio_colour(r),
-                if r >= 10.0 { format!("{r:.1}") } else { format!("{r:.2}") }
+                if r >= 10.0 {
+                    format!("{r:.1}")
+                } else {
+                    format!("{r:.2}")
+                }
             )
         }
         _ => "<td style=\"background:#eeeeee\">-</td>".into(),
@@ -497,7 +520,10 @@ mod tests {
         let files = plot(d.path()).unwrap();
         assert_eq!(files.len(), 3, "{files:?}");
         let svg = std::fs::read_to_string(&files[0]).unwrap();
-        assert!(svg.starts_with("<svg") && svg.contains("<polyline"), "{svg}");
+        assert!(
+            svg.starts_with("<svg") && svg.contains("<polyline"),
+            "{svg}"
+        );
         let html = std::fs::read_to_string(d.path().join(INDEX)).unwrap();
         assert_eq!(html.matches("<svg").count(), 2);
         assert!(html.contains("class=\"norm\""));

@@ -169,7 +169,13 @@ pub fn timeseries_csv(names: &[&str], threads: usize, rows: &[Second]) -> Result
     let err = |e: csv::Error| format!("cannot write the time series: {e}");
     w.write_record(&header).map_err(err)?;
     // Percentiles of an empty interval are absent, not zero.
-    let lat = |n: u64, v: f64| if n > 0 { format!("{v:.3}") } else { String::new() };
+    let lat = |n: u64, v: f64| {
+        if n > 0 {
+            format!("{v:.3}")
+        } else {
+            String::new()
+        }
+    };
     for s in rows {
         let n = s.committed + s.user_aborts;
         let mut rec = vec![
@@ -234,7 +240,10 @@ pub fn load_report(path: &Path) -> Result<serde_json::Value, String> {
     let v: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("{}: not a JSON report: {e}", file.display()))?;
     if !v.is_object() {
-        return Err(format!("{}: not a JSON report (not an object)", file.display()));
+        return Err(format!(
+            "{}: not a JSON report (not an object)",
+            file.display()
+        ));
     }
     Ok(v)
 }
@@ -328,7 +337,10 @@ mod tests {
         std::fs::write(d.path().join("keep.txt"), "mine").unwrap();
         let e = ResultsDir::create(d.path()).err().unwrap();
         assert!(e.contains("not empty"), "{e}");
-        assert_eq!(std::fs::read_to_string(d.path().join("keep.txt")).unwrap(), "mine");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("keep.txt")).unwrap(),
+            "mine"
+        );
         // A new one is created, and removed again when abandoned.
         let p = d.path().join("new");
         let mut r = ResultsDir::create(&p).unwrap();

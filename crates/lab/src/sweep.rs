@@ -71,7 +71,8 @@ fn key(name: &str) -> Option<Key> {
     }
 }
 
-pub const KEYS: &str = "threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores";
+pub const KEYS: &str =
+    "threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores";
 
 /// The axis of a key (for plots and knees): counts and sizes are numbers.
 pub fn axis(name: &str) -> Axis {
@@ -197,7 +198,11 @@ impl Spec {
                         workloads.join(", ")
                     ));
                 }
-                if self.args.iter().any(|a| a == flag || a.starts_with(&format!("{flag}="))) {
+                if self
+                    .args
+                    .iter()
+                    .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+                {
                     return Err(format!(
                         "{flag} is both varied (--vary {}) and given for every run",
                         v.key
@@ -343,8 +348,9 @@ fn open_dir(dir: &Path, spec: &Spec) -> Result<(), String> {
                     dir.display()
                 )
             })?;
-            let old: Spec = serde_json::from_str(&old)
-                .map_err(|e| format!("{}: damaged ({e}): refusing to resume", spec_path.display()))?;
+            let old: Spec = serde_json::from_str(&old).map_err(|e| {
+                format!("{}: damaged ({e}): refusing to resume", spec_path.display())
+            })?;
             if &old != spec {
                 return Err(format!(
                     "--out {}: holds a different sweep (its {SPEC} differs): choose a new directory to run this one",
@@ -354,8 +360,9 @@ fn open_dir(dir: &Path, spec: &Spec) -> Result<(), String> {
             Ok(())
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| format!("--out {}: cannot create the directory: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                format!("--out {}: cannot create the directory: {e}", dir.display())
+            })?;
             std::fs::write(&spec_path, text)
                 .map_err(|e| format!("cannot write {}: {e}", spec_path.display()))
         }
@@ -522,7 +529,9 @@ fn run_rep(
     rep: u32,
 ) -> Result<Outcome, String> {
     let (done, partial) = rep_dir(dir, point, rep);
-    let parent = partial.parent().expect("a repetition has a point directory");
+    let parent = partial
+        .parent()
+        .expect("a repetition has a point directory");
     std::fs::create_dir_all(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
     let mut cmd = Command::new(exe);
@@ -648,7 +657,11 @@ pub struct Summary {
 }
 
 /// Read the finished repetitions of every point and summarize them.
-pub fn summarize(dir: &Path, spec: &Spec, failures: &[(String, String)]) -> Result<Summary, String> {
+pub fn summarize(
+    dir: &Path,
+    spec: &Spec,
+    failures: &[(String, String)],
+) -> Result<Summary, String> {
     let mut points = Vec::new();
     for p in spec.points() {
         let name = p.name();
@@ -708,9 +721,18 @@ pub fn curves(spec: &Spec, points: &[PointSummary]) -> Vec<Curve> {
     for v in spec.vary.iter().filter(|v| axis(&v.key) != Axis::Category) {
         let mut groups: Vec<Curve> = Vec::new();
         for p in points {
-            let fixed: Vec<(String, String)> =
-                p.values.iter().filter(|(k, _)| *k != v.key).cloned().collect();
-            let Some(val) = p.values.iter().find(|(k, _)| *k == v.key).map(|x| x.1.clone()) else {
+            let fixed: Vec<(String, String)> = p
+                .values
+                .iter()
+                .filter(|(k, _)| *k != v.key)
+                .cloned()
+                .collect();
+            let Some(val) = p
+                .values
+                .iter()
+                .find(|(k, _)| *k == v.key)
+                .map(|x| x.1.clone())
+            else {
                 continue;
             };
             let Some(t) = p.throughput_tps else { continue };
@@ -770,7 +792,9 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
         ]);
         w.write_record(&rec).map_err(err)?;
     }
-    let bytes = w.into_inner().map_err(|e| format!("cannot write {SUMMARY_CSV}: {e}"))?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| format!("cannot write {SUMMARY_CSV}: {e}"))?;
     let write = |name: &str, b: &[u8]| {
         std::fs::write(dir.join(name), b)
             .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
@@ -889,14 +913,21 @@ mod tests {
         // rep1 of the first point complete, rep2 killed half-way.
         let (done, _) = rep_dir(d.path(), &pts[0], 1);
         std::fs::create_dir_all(&done).unwrap();
-        std::fs::write(done.join(results::REPORT), r#"{"throughput_tps": 5.0, "abort_rate": 0.0}"#).unwrap();
+        std::fs::write(
+            done.join(results::REPORT),
+            r#"{"throughput_tps": 5.0, "abort_rate": 0.0}"#,
+        )
+        .unwrap();
         std::fs::write(done.join(results::MANIFEST), "{}").unwrap();
         let (_, partial) = rep_dir(d.path(), &pts[0], 2);
         std::fs::create_dir_all(&partial).unwrap();
         std::fs::write(partial.join(results::REPORT), "{").unwrap();
         assert!(!needs_run(d.path(), &pts[0], 1).unwrap());
         assert!(needs_run(d.path(), &pts[0], 2).unwrap());
-        assert!(!partial.exists(), "the killed repetition's leftover is removed");
+        assert!(
+            !partial.exists(),
+            "the killed repetition's leftover is removed"
+        );
         assert!(needs_run(d.path(), &pts[1], 1).unwrap());
         // A leftover with a foreign file is refused and kept.
         std::fs::create_dir_all(&partial).unwrap();
@@ -909,7 +940,9 @@ mod tests {
         assert!(needs_run(d.path(), &pts[1], 2).is_err());
         // The same sweep resumes; another is refused; so is a foreign directory.
         open_dir(d.path(), &s).unwrap();
-        assert!(open_dir(d.path(), &spec(&["threads=1,4"])).unwrap_err().contains("different sweep"));
+        assert!(open_dir(d.path(), &spec(&["threads=1,4"]))
+            .unwrap_err()
+            .contains("different sweep"));
         let f = tempfile::tempdir().unwrap();
         std::fs::write(f.path().join("x"), "x").unwrap();
         assert!(open_dir(f.path(), &s).is_err());
@@ -931,7 +964,11 @@ mod tests {
             .iter()
             .map(|p| {
                 let t: f64 = p.get("threads").unwrap().parse().unwrap();
-                let tps = if p.get("engine") == Some("disk") { 10.0 } else { 100.0 } * t.min(3.0);
+                let tps = if p.get("engine") == Some("disk") {
+                    10.0
+                } else {
+                    100.0
+                } * t.min(3.0);
                 PointSummary {
                     name: p.name(),
                     values: p.values.clone(),
