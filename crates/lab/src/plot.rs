@@ -142,6 +142,7 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
             })
             .y_desc("txn/s (median of runs)")
             .x_label_formatter(&xfmt)
+            .y_label_formatter(&|v: &f64| format!("{v:.0}"))
             .draw()
             .map_err(draw_err)?;
         if let Some(a) = &c.analysis {
@@ -398,6 +399,13 @@ fn series_svg(title: &str, y_desc: &str, pts: &[(f64, f64)]) -> Result<String, S
         ch.configure_mesh()
             .x_desc("second of the run")
             .y_desc(y_desc)
+            .y_label_formatter(&|v: &f64| {
+                if *v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.1}")
+                }
+            })
             .draw()
             .map_err(draw_err)?;
         let blue = RGBColor(20, 80, 200);
