@@ -190,6 +190,21 @@ fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.matches("already done").count(), 2, "{out}");
 
+    // A run killed half-way leaves rep1.partial without a manifest: the rerun redoes
+    // that repetition only.
+    let p2 = dir.join("points").join("threads-2");
+    std::fs::rename(p2.join("rep1"), p2.join("rep1.partial")).unwrap();
+    std::fs::remove_file(p2.join("rep1.partial").join("manifest.json")).unwrap();
+    let (code, out, err) = oltpscope(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("already done").count(), 1, "{out}");
+    assert!(
+        out.contains("threads-2 rep1: ") && out.contains("txn/s"),
+        "{out}"
+    );
+    assert!(p2.join("rep1").join("manifest.json").is_file());
+    assert!(!p2.join("rep1.partial").exists());
+
     let (code, out, err) = oltpscope(&["plot", o]);
     assert_eq!(code, 0, "{err}");
     let svg_path = dir.join("plots").join("curve-1.svg");
