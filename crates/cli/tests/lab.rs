@@ -297,3 +297,38 @@ fn an_experiment_file_runs_the_same_sweep() {
     let spec = json(&out.join("sweep.json"));
     assert_eq!(spec["vary"][0]["key"], "rows");
 }
+
+/// `cores=` confines each run to a cpuset where the machine lets us make one (the run
+/// then sees that many cores), and is refused in one line where it does not.
+#[test]
+fn cores_are_confined_by_a_cpuset_or_refused_in_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("s");
+    let (code, out, err) = oltpscope(&[
+        "sweep",
+        "micro",
+        "--vary",
+        "cores=1",
+        "--out",
+        dir.to_str().unwrap(),
+        "--txns",
+        "100",
+        "--keys",
+        "100",
+        "--warmup",
+        "0",
+    ]);
+    let probe =
+        Path::new("/sys/fs/cgroup/cpuset").join(format!("oltpscope-test-{}", std::process::id()));
+    let controllable = std::fs::create_dir(&probe).is_ok();
+    let _ = std::fs::remove_dir(&probe);
+    if controllable {
+        assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+        let r = json(&dir.join("points/cores-1/rep1/report.json"));
+        assert_eq!(r["machine"]["cores"], 1, "the run saw more than its cpuset");
+    } else {
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("cannot be controlled here"), "{err}");
+    }
+}

@@ -450,6 +450,28 @@ pub fn cpuset_unavailable() -> Option<String> {
     }
 }
 
+/// Remove the empty cpusets an interrupted sweep left (named `oltpscope-<pid>-...` by
+/// a process that no longer exists). The kernel refuses to remove a cgroup that still
+/// holds tasks, so only dead ones go.
+pub fn remove_stale_cpusets() {
+    let Ok(rd) = std::fs::read_dir(CPUSET_ROOT) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = name
+            .strip_prefix("oltpscope-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
 impl Cpuset {
     fn new(n: u32, tag: &str) -> Result<Cpuset, String> {
         let root = Path::new(CPUSET_ROOT);
@@ -817,6 +839,7 @@ pub fn run(
         if let Some(why) = cpuset_unavailable() {
             return Err(format!("--vary cores: {why}"));
         }
+        remove_stale_cpusets();
     }
     open_dir(dir, spec)?;
     let mut failures = Vec::new();
