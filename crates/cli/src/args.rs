@@ -42,6 +42,13 @@ pub enum Cmd {
     /// Remove a database directory: only the files its engine recognises as its own; a
     /// directory holding anything else is refused and left as it is.
     Drop(DropArgs),
+    /// Put two reports side by side: every figure of A and B with the ratio B/A.
+    Compare(CompareArgs),
+    /// Run a workload over the product of varied settings, each point repeated, into a
+    /// directory (resumed if killed): summary with median, spread, knees, 90/95% points.
+    Sweep(SweepArgs),
+    /// Draw a sweep directory or a results directory: SVG figures and one HTML page.
+    Plot(PlotArgs),
     /// Kill TPC-B runs at random moments and check that recovery keeps every
     /// acknowledged commit and nothing else (soak test of a durable engine).
     Crashtest(CrashArgs),
@@ -225,6 +232,10 @@ pub struct RunOpts {
     /// Write the per-second lines to this file (on a terminal they go to standard error).
     #[arg(long)]
     pub progress_file: Option<PathBuf>,
+    /// Write a results directory here (a new or empty directory): report.json,
+    /// timeseries.csv, latency/<txn>.hdr, manifest.json (see docs/results.md).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     /// Logging: off, async (group commit, commit does not wait) or sync (commit waits).
     #[arg(long, value_enum, default_value = "off")]
     pub log: LogArg,
@@ -304,6 +315,10 @@ pub struct SimOpts {
     /// (see `run --coroutines`); 1 = plain threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub coroutines: u32,
+    /// Write a results directory here (a new or empty directory): report.json and
+    /// manifest.json (see docs/results.md).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub sim: SimArgs,
 }
@@ -326,6 +341,51 @@ pub struct CheckOpts {
     /// Check that every commit listed in this file is present (crash testing).
     #[arg(long, hide = true)]
     pub acked_file: Option<PathBuf>,
+}
+
+/// `oltpscope compare`.
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// The first report: a report JSON file or a results directory.
+    pub a: PathBuf,
+    /// The second report, set against the first (ratios are B/A).
+    pub b: PathBuf,
+}
+
+/// `oltpscope sweep`: its own options first, then the options every run gets.
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// Workload: micro, tpcb or tpcc (or in --file).
+    pub workload: Option<String>,
+    /// A varied setting KEY=V1,V2,... (repeatable; the product of all is swept). Keys:
+    /// threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores.
+    #[arg(long)]
+    pub vary: Vec<String>,
+    /// Runs per point (median and spread are reported).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: Option<u32>,
+    /// The sweep's directory (a rerun on the same directory resumes the same sweep).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// An experiment file (TOML: workload, vary, repeat, args, out) instead of the
+    /// command line; --out on the command line overrides the file's.
+    #[arg(long, conflicts_with_all = ["workload", "vary", "repeat"])]
+    pub file: Option<PathBuf>,
+    /// Options of `oltpscope run <workload>` given to every run (after the sweep's own),
+    /// e.g. --txns 200 --engine disk.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "RUN OPTIONS"
+    )]
+    pub run_args: Vec<String>,
+}
+
+/// `oltpscope plot`.
+#[derive(Args, Debug, Clone)]
+pub struct PlotArgs {
+    /// A sweep directory (summary.json) or a results directory (timeseries.csv).
+    pub dir: PathBuf,
 }
 
 /// `oltpscope drop`.

@@ -95,6 +95,9 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             );
             Ok(())
         }
+        Cmd::Compare(a) => crate::labcmd::compare(&a),
+        Cmd::Sweep(a) => crate::labcmd::sweep(&a),
+        Cmd::Plot(a) => crate::labcmd::plot(&a),
         Cmd::Crashtest(a) => crate::crashtest::crashtest(&a),
     }
 }
@@ -428,6 +431,16 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
     let json = JsonOut::open(c.json.as_deref())?;
+    let out = match &c.out {
+        Some(p) => match lab::results::ResultsDir::create(p) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                json.abandon();
+                return Err(e);
+            }
+        },
+        None => None,
+    };
     let cores = driver::machine::cores();
     if c.threads as usize > cores {
         eprintln!(
@@ -460,20 +473,61 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
         }),
         coroutines: c.coroutines as usize,
         coroutine_seed: None,
+        timeseries: c.out.is_some(),
     };
     let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {
         Ok(r) => r,
         Err(e) => {
             json.abandon();
+            if let Some(o) = out {
+                o.abandon();
+            }
             return Err(e.to_string());
         }
     };
     json.text(&report.to_text());
-    json.write(&serde_json::to_value(&report).expect("reports serialize"))?;
+    let value = serde_json::to_value(&report).expect("reports serialize");
+    json.write(&value)?;
+    if let Some(o) = out {
+        let config = serde_json::json!({
+            "command": "run",
+            "workload": wl.name(),
+            "engine": engine.as_str(),
+            "run": report.config,
+        });
+        write_results(o, &value, Some(&report), config)?;
+    }
     if !report.checks.passed {
         eprintln!("error: consistency check failed");
         std::process::exit(1);
     }
+    Ok(())
+}
+
+/// Fill a results directory and seal it with its manifest; on a failure, remove what
+/// this command created.
+pub fn write_results(
+    mut o: lab::results::ResultsDir,
+    value: &serde_json::Value,
+    report: Option<&driver::Report>,
+    config: serde_json::Value,
+) -> Result<(), String> {
+    let kind = if report.is_some() { "run" } else { "simulate" };
+    let mut fill = || -> Result<(), String> {
+        o.write_report(value)?;
+        if let Some(r) = report {
+            o.write_timeseries(r)?;
+            o.write_histograms(r)?;
+        }
+        Ok(())
+    };
+    if let Err(e) = fill() {
+        o.abandon();
+        return Err(e);
+    }
+    let m = lab::manifest::Manifest::new(kind, config, crate::ALLOCATOR);
+    let path = o.finish(m)?;
+    eprintln!("results in {}", path.display());
     Ok(())
 }
 

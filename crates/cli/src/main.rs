@@ -3,11 +3,14 @@
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+/// The global allocator's name, for results manifests.
+pub const ALLOCATOR: &str = "mimalloc";
 
 mod args;
 mod commands;
 mod crashtest;
 mod dbdir;
+mod labcmd;
 mod simulate;
 
 use clap::Parser;

@@ -78,11 +78,37 @@ fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
 pub fn simulate(c: &SimOpts, workload_args: Vec<String>) -> Result<(), String> {
     let cfg = config(c)?;
     let json = JsonOut::open(c.json.as_deref())?;
-    let r = simulate_into(c, workload_args, cfg, &json);
-    if r.is_err() {
-        json.abandon();
+    let out = match &c.out {
+        Some(p) => match lab::results::ResultsDir::create(p) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                json.abandon();
+                return Err(e);
+            }
+        },
+        None => None,
+    };
+    match simulate_into(c, workload_args, cfg, &json) {
+        Ok(value) => match out {
+            Some(o) => {
+                let config = serde_json::json!({
+                    "command": "simulate",
+                    "child_args": value["child_args"],
+                    "cache": value["simulation"]["config"],
+                    "warmup_txns": value["simulation"]["warmup_txns"],
+                });
+                crate::commands::write_results(o, &value, None, config)
+            }
+            None => Ok(()),
+        },
+        Err(e) => {
+            json.abandon();
+            if let Some(o) = out {
+                o.abandon();
+            }
+            Err(e)
+        }
     }
-    r
 }
 
 fn simulate_into(
@@ -90,7 +116,7 @@ fn simulate_into(
     workload_args: Vec<String>,
     cfg: cachesim::Config,
     json: &JsonOut,
-) -> Result<(), String> {
+) -> Result<serde_json::Value, String> {
     let setup = tracer::prepare()?;
     let args = child_args(c, workload_args, cfg.warmup_txns);
 
@@ -176,11 +202,13 @@ fn simulate_into(
         "simulated {} instructions in {elapsed:.1} s (tracer and simulator together)\n",
         cachesim::report::sep(report.instructions)
     ));
-    json.write(&serde_json::json!({
+    let value = serde_json::json!({
         "child_args": args,
         "elapsed_s": elapsed,
         "simulation": serde_json::from_str::<serde_json::Value>(&report.to_json()).expect("report JSON parses"),
-    }))
+    });
+    json.write(&value)?;
+    Ok(value)
 }
 
 #[cfg(test)]

@@ -241,10 +241,23 @@ fn simulate_reports_misses_by_level_operation_and_component() {
         "l1i=16K,64K",
         "--json",
         json.to_str().unwrap(),
+        "--out",
+        dir.path().join("results").to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // The results directory holds the same report and a manifest of the simulation.
+    let results = dir.path().join("results");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(r, v);
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(results.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["kind"], "simulate");
+    assert_eq!(m["config"]["child_args"], v["child_args"]);
     let sim = &v["simulation"];
     assert_eq!(sim["transactions"], 300, "transactions after warm-up");
     assert!(sim["instructions_per_txn"].as_f64().unwrap() > 100.0);

@@ -9,5 +9,5 @@ pub mod machine;
 pub mod report;
 mod run;
 
-pub use report::Report;
+pub use report::{Report, Second, SecondTxn};
 pub use run::{check_only, load_only, run, Rate, RunConfig, Stop};

@@ -101,6 +101,41 @@ pub struct Report {
     pub machine: Machine,
     pub version: String,
     pub started_at_unix_s: u64,
+    /// One entry per second of the run, warm-up included (empty unless
+    /// `RunConfig::timeseries`); written as CSV, not in the report's JSON.
+    #[serde(skip)]
+    pub timeseries: Vec<Second>,
+    /// The measured latency histograms in nanoseconds, one per transaction type in the
+    /// order of `per_txn` (serialized apart, in HdrHistogram's V2 form).
+    #[serde(skip)]
+    pub histograms: Vec<Histogram<u64>>,
+}
+
+/// One second of the run (the last one may be partial: `interval_s`).
+#[derive(Debug, Clone)]
+pub struct Second {
+    /// Seconds since the run started (load excluded); the interval [second, second+1).
+    pub second: u64,
+    /// Any of the interval was warm-up.
+    pub warmup: bool,
+    pub interval_s: f64,
+    pub committed: u64,
+    pub aborted: u64,
+    pub user_aborts: u64,
+    /// Worker CPU time over (threads x interval).
+    pub worker_cpu_busy: Option<f64>,
+    /// Latency of the transactions that ended in the interval, all types.
+    pub latency_us: Latency,
+    /// Per transaction type, in the order of `Report::per_txn`.
+    pub per_txn: Vec<SecondTxn>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SecondTxn {
+    pub committed: u64,
+    pub aborted: u64,
+    pub user_aborts: u64,
+    pub latency_us: Latency,
 }
 
 /// A count or rate rounded to an integer, with thousands separators.

@@ -1,15 +1,17 @@
 //! The run loop: load, warm up, measure, check, report.
 
 use crate::machine;
-use crate::report::{Checks, Latency, Report, TxnTypeReport, WaitReport};
+use crate::report::{Checks, Latency, Report, Second, SecondTxn, TxnTypeReport, WaitReport};
 use api::{Engine, EngineOptions, Error, Session};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::cell::Cell;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use workloads::{RunInfo, Workload};
@@ -46,6 +48,9 @@ pub struct RunConfig {
     pub check: bool,
     /// Write the per-second lines to this file (whether or not output is a terminal).
     pub progress_file: Option<PathBuf>,
+    /// Record the per-second time series (counts, latency percentiles per type, CPU) into
+    /// the report: costs each worker one relaxed load and one histogram record per txn.
+    pub timeseries: bool,
     /// Open loop: transactions arrive at this rate instead of back to back.
     pub rate: Option<Rate>,
     /// Transactions each worker thread runs at once, as coroutines (`rt::coro`) that
@@ -203,6 +208,13 @@ struct Shared<'a, W: Workload> {
     seed: u64,
     /// The thread's CPU time and waits when it first saw the measured phase.
     at_measure: Cell<Option<(Option<Duration>, rt::WaitStats)>>,
+    /// The time series (`timeseries`): the second the run is in, this thread's current
+    /// interval (shared by its coroutines) and where finished intervals go.
+    second: &'a AtomicU64,
+    iv: std::cell::RefCell<Option<Interval>>,
+    series_tx: Option<mpsc::Sender<Interval>>,
+    worker: usize,
+    ntypes: usize,
 }
 
 impl<W: Workload> Shared<'_, W> {
@@ -231,6 +243,14 @@ impl<W: Workload> Shared<'_, W> {
                 self.at_measure
                     .set(Some((thread_cpu(), rt::thread_stats())));
             }
+            if let (Some(cur), Some(tx)) = (self.iv.borrow_mut().as_mut(), self.series_tx.as_ref()) {
+                let now_s = self.second.load(Ordering::Relaxed);
+                if now_s != cur.second {
+                    let old = std::mem::replace(cur, Interval::new(self.worker, now_s, self.ntypes));
+                    // The receiver outlives the workers: a send cannot fail.
+                    let _ = tx.send(old.close());
+                }
+            }
             let late = match pacer.as_mut() {
                 None => Duration::ZERO,
                 Some(p) => match p.wait(stop) {
@@ -255,6 +275,9 @@ impl<W: Workload> Shared<'_, W> {
                         if ph == MEASURE {
                             r.aborted[t] += 1;
                         }
+                        if let Some(cur) = self.iv.borrow_mut().as_mut() {
+                            cur.aborted[t] += 1;
+                        }
                         me.aborted
                             .store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                         backoff.wait();
@@ -278,6 +301,10 @@ impl<W: Workload> Shared<'_, W> {
                         r.committed[t] += 1;
                         r.hist[t].saturating_record(ns.max(1));
                     }
+                    if let Some(cur) = self.iv.borrow_mut().as_mut() {
+                        cur.committed[t] += 1;
+                        cur.hist[t].saturating_record(ns.max(1));
+                    }
                     me.committed
                         .store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                     if let Some((f, tag)) = self
@@ -299,6 +326,10 @@ impl<W: Workload> Shared<'_, W> {
                         r.user_aborts[t] += 1;
                         r.hist[t].saturating_record(ns.max(1));
                     }
+                    if let Some(cur) = self.iv.borrow_mut().as_mut() {
+                        cur.user_aborts[t] += 1;
+                        cur.hist[t].saturating_record(ns.max(1));
+                    }
                 }
                 Err(e) => {
                     let mut f = self.fatal.lock().unwrap();
@@ -317,6 +348,122 @@ impl<W: Workload> Shared<'_, W> {
         }
         r.ended = Some(Instant::now());
         r.counters = wl.counters(st);
+    }
+}
+
+/// What one worker did during one second of the run (time series), sent to the main
+/// thread when the worker sees the second change, and once more when it stops.
+struct Interval {
+    worker: usize,
+    second: u64,
+    hist: Vec<Histogram<u64>>,
+    committed: Vec<u64>,
+    aborted: Vec<u64>,
+    user_aborts: Vec<u64>,
+    cpu: Option<Duration>,
+}
+
+impl Interval {
+    fn new(worker: usize, second: u64, ntypes: usize) -> Self {
+        Interval {
+            worker,
+            second,
+            hist: (0..ntypes).map(|_| new_hist()).collect(),
+            committed: vec![0; ntypes],
+            aborted: vec![0; ntypes],
+            user_aborts: vec![0; ntypes],
+            cpu: thread_cpu(),
+        }
+    }
+
+    /// Close the interval: `cpu` becomes the CPU time used during it.
+    fn close(mut self) -> Self {
+        self.cpu = match (self.cpu, thread_cpu()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        self
+    }
+}
+
+/// The main thread's merge of the workers' intervals: a second is summarized (its
+/// histograms dropped) once every worker has moved past it, so memory stays bounded by
+/// the longest transaction, not by the run's length.
+struct SeriesMerge {
+    ntypes: usize,
+    /// Per worker: the last second it delivered (it is done with every second up to it).
+    through: Vec<Option<u64>>,
+    pending: BTreeMap<u64, Interval>,
+    done: Vec<(u64, Vec<SecondTxn>, Latency, Option<Duration>)>,
+}
+
+impl SeriesMerge {
+    fn new(threads: usize, ntypes: usize) -> Self {
+        SeriesMerge {
+            ntypes,
+            through: vec![None; threads],
+            pending: BTreeMap::new(),
+            done: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, iv: Interval) {
+        let w = iv.worker;
+        self.through[w] = Some(self.through[w].map_or(iv.second, |t| t.max(iv.second)));
+        let ntypes = self.ntypes;
+        let agg = self.pending.entry(iv.second).or_insert_with(|| Interval {
+            worker: usize::MAX,
+            second: iv.second,
+            hist: (0..ntypes).map(|_| new_hist()).collect(),
+            committed: vec![0; ntypes],
+            aborted: vec![0; ntypes],
+            user_aborts: vec![0; ntypes],
+            cpu: Some(Duration::ZERO),
+        });
+        for t in 0..ntypes {
+            agg.hist[t]
+                .add(&iv.hist[t])
+                .expect("histograms of the same precision add");
+            agg.committed[t] += iv.committed[t];
+            agg.aborted[t] += iv.aborted[t];
+            agg.user_aborts[t] += iv.user_aborts[t];
+        }
+        agg.cpu = match (agg.cpu, iv.cpu) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    /// Summarize the seconds every worker is done with (`all`: every second left).
+    fn settle(&mut self, all: bool) {
+        let min = if all {
+            u64::MAX
+        } else {
+            match self.through.iter().copied().collect::<Option<Vec<u64>>>() {
+                Some(v) => v.into_iter().min().unwrap_or(u64::MAX),
+                None => return,
+            }
+        };
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() > min {
+                break;
+            }
+            let iv = entry.remove();
+            let mut all = new_hist();
+            for h in &iv.hist {
+                all.add(h).expect("histograms of the same precision add");
+            }
+            let per_txn = (0..self.ntypes)
+                .map(|t| SecondTxn {
+                    committed: iv.committed[t],
+                    aborted: iv.aborted[t],
+                    user_aborts: iv.user_aborts[t],
+                    latency_us: Latency::from_ns(&iv.hist[t]),
+                })
+                .collect();
+            self.done
+                .push((iv.second, per_txn, Latency::from_ns(&all), iv.cpu));
+        }
     }
 }
 
@@ -565,13 +712,20 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         probe::tracing_start();
     }
 
+    // The time series: the second the run is in (workers read it), and their intervals.
+    let second = AtomicU64::new(0);
+    let (series_tx, series_rx) = mpsc::channel::<Interval>();
+    let mut series = SeriesMerge::new(cfg.threads, ntypes);
+    let mut run_s = 0.0f64;
+
     let mut measure_start = Instant::now();
     let mut measured = Duration::ZERO;
     let results: Vec<WorkerResult> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|w| {
-                let (engine, phase, live, fatal, acked, cores) =
-                    (&engine, &phase, &live, &fatal, &acked, &cores);
+                let (engine, phase, live, fatal, acked, cores, second) =
+                    (&engine, &phase, &live, &fatal, &acked, &cores, &second);
+                let series_tx = cfg.timeseries.then(|| series_tx.clone());
                 let quotas = &per_stream_txns;
                 sc.spawn(move || {
                     if cfg.pin && !cores.is_empty() {
@@ -588,6 +742,13 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         rate: cfg.rate,
                         streams,
                         seed: cfg.seed,
+                        second,
+                        iv: std::cell::RefCell::new(
+                            series_tx.as_ref().map(|_| Interval::new(w, 0, ntypes)),
+                        ),
+                        series_tx,
+                        worker: w,
+                        ntypes,
                     };
                     let mut r = WorkerResult::new(ntypes);
                     if ncoro == 1 {
@@ -638,6 +799,9 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         }
                         r.waits = rt::thread_stats().since(&waits0);
                     }
+                    if let (Some(cur), Some(tx)) = (sh.iv.take(), sh.series_tx.as_ref()) {
+                        let _ = tx.send(cur.close());
+                    }
                     r
                 })
             })
@@ -676,11 +840,16 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                     break;
                 }
                 if now >= Duration::from_secs(tick) {
+                    second.store(tick, Ordering::Relaxed);
                     let counts = live_counts(&live);
                     progress_line(&mut progress, tick - 1, None, warm, counts, last);
                     last = counts;
                     tick += 1;
                 }
+                while let Ok(iv) = series_rx.try_recv() {
+                    series.add(iv);
+                }
+                series.settle(false);
                 // Sleep until the next event: the end of warm-up, the next second, the end.
                 let mut next = total.min(Duration::from_secs(tick));
                 if phase.load(Ordering::Relaxed) == WARMUP {
@@ -695,6 +864,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             phase.store(STOP, Ordering::Relaxed);
             // The rest since the last line (a partial second, usually).
             let end = run_start.elapsed().as_secs_f64();
+            run_s = end;
             if end - (tick - 1) as f64 > 0.05 {
                 let counts = live_counts(&live);
                 progress_line(&mut progress, tick - 1, Some(end), warm, counts, last);
@@ -704,6 +874,10 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
             .into_iter()
             .map(|h| h.join().expect("worker thread panicked"))
             .collect();
+        while let Ok(iv) = series_rx.try_recv() {
+            series.add(iv);
+        }
+        series.settle(true);
         if matches!(cfg.stop, Stop::Txns(_)) {
             let end = results.iter().filter_map(|r| r.ended).max();
             measured = end.map_or(Duration::ZERO, |e| {
@@ -720,7 +894,30 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     }
 
     let secs = measured.as_secs_f64().max(1e-9);
+    let warm_s = cfg.warmup_s.max(0.0);
+    // With --txns the workers may stop after the main thread's last look: the series'
+    // last second ends with the last worker.
+    let run_s = run_s.max(warm_s + secs);
+    let timeseries: Vec<Second> = series
+        .done
+        .into_iter()
+        .map(|(k, per_txn, all, cpu)| {
+            let interval_s = (run_s - k as f64).clamp(1e-9, 1.0);
+            Second {
+                second: k,
+                warmup: (k as f64) < warm_s,
+                interval_s,
+                committed: per_txn.iter().map(|t| t.committed).sum(),
+                aborted: per_txn.iter().map(|t| t.aborted).sum(),
+                user_aborts: per_txn.iter().map(|t| t.user_aborts).sum(),
+                worker_cpu_busy: cpu.map(|c| c.as_secs_f64() / (interval_s * cfg.threads as f64)),
+                latency_us: all,
+                per_txn,
+            }
+        })
+        .collect();
     let mut per_txn = Vec::new();
+    let mut histograms = Vec::new();
     let mut all_hist = new_hist();
     let mut committed_all = vec![0u64; ntypes];
     for (t, name) in wl.txn_types().iter().enumerate() {
@@ -737,6 +934,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         all_hist
             .add(&h)
             .expect("histograms of the same precision add");
+        histograms.push(h.clone());
         per_txn.push(TxnTypeReport {
             name: name.to_string(),
             committed: c,
@@ -850,6 +1048,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         machine: machine::describe(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         started_at_unix_s,
+        timeseries,
+        histograms,
     })
 }
 

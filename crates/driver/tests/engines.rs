@@ -29,6 +29,7 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         rate: None,
         coroutines: 1,
         coroutine_seed: None,
+        timeseries: false,
     }
 }
 
@@ -118,4 +119,45 @@ fn memory_engine_runs_every_workload_with_logging() {
 #[test]
 fn disk_engine_runs_every_workload() {
     all_workloads::<engine_disk::DiskEngine>(LogMode::Async);
+}
+
+/// The per-second series covers the run and agrees with the report's totals; the
+/// measured histograms count every measured transaction.
+#[test]
+fn timeseries_and_histograms_agree_with_the_totals() {
+    let wl = Micro::new(MicroConfig {
+        keys: 10_000,
+        rows_per_txn: 4,
+        mode: Mode::Update,
+        columns: Columns::Long,
+        distribution: Distribution::Uniform,
+        index: IndexKind::BTree,
+    })
+    .unwrap();
+    let c = RunConfig {
+        warmup_s: 0.0,
+        stop: Stop::Seconds(1.3),
+        timeseries: true,
+        ..cfg(2, LogMode::Off)
+    };
+    let r = driver::run::<engine_memory::MemoryEngine, _>(&wl, &c).unwrap();
+    assert!(r.committed > 0);
+    // 1.3 s: seconds 0 and 1 (the last partial).
+    let secs: Vec<u64> = r.timeseries.iter().map(|s| s.second).collect();
+    assert_eq!(secs, vec![0, 1], "{secs:?}");
+    assert!(r.timeseries.iter().all(|s| !s.warmup));
+    assert!((r.timeseries[1].interval_s - 0.3).abs() < 0.2);
+    // No warm-up: the series' commits are the measured ones.
+    let series: u64 = r.timeseries.iter().map(|s| s.committed).sum();
+    assert_eq!(series, r.committed);
+    let per_type: u64 = r
+        .timeseries
+        .iter()
+        .flat_map(|s| s.per_txn.iter().map(|t| t.committed))
+        .sum();
+    assert_eq!(per_type, r.committed);
+    assert!(r.timeseries[0].latency_us.p50 > 0.0);
+    assert_eq!(r.histograms.len(), r.per_txn.len());
+    let counted: u64 = r.histograms.iter().map(|h| h.len()).sum();
+    assert_eq!(counted, r.committed + r.user_aborts);
 }

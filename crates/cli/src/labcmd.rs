@@ -1,0 +1,225 @@
+//! `compare`, `sweep` and `plot`: parse, hand to the lab crate, print.
+
+use crate::args::{Cli, CompareArgs, PlotArgs, SweepArgs};
+use clap::Parser;
+use lab::sweep::{self, Event, Outcome, Spec};
+use std::io::{IsTerminal, Write};
+
+/// Print to standard output; a closed output (`| head`) must not stop a sweep whose
+/// results go to its directory anyway.
+fn say(text: &str) {
+    let _ = std::io::stdout().write_all(text.as_bytes());
+}
+
+pub fn compare(a: &CompareArgs) -> Result<(), String> {
+    let ra = lab::results::load_report(&a.a)?;
+    let rb = lab::results::load_report(&a.b)?;
+    let (ka, kb) = (lab::compare::kind(&ra), lab::compare::kind(&rb));
+    if ka != kb {
+        return Err(format!(
+            "{} is a {ka} report and {} a {kb} report: compare reports of one kind",
+            a.a.display(),
+            a.b.display()
+        ));
+    }
+    let rows = lab::compare::compare(&ra, &rb);
+    say(&lab::compare::to_text(
+        &rows,
+        &a.a.display().to_string(),
+        &a.b.display().to_string(),
+    ));
+    Ok(())
+}
+
+/// The sweep's specification from the command line or the experiment file.
+fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
+    // Everything after the first run option is the runs': a sweep option there was
+    // meant for the sweep.
+    if let Some(own) = a.run_args.iter().find(|x| {
+        ["--vary", "--repeat", "--file", "--out"]
+            .iter()
+            .any(|o| x == o || x.starts_with(&format!("{o}=")))
+    }) {
+        return Err(format!(
+            "{own} after the runs' options: give the sweep's own options (--vary, --repeat, --out, --file) first, then the options of every run"
+        ));
+    }
+    let (spec, file_out) = match &a.file {
+        Some(f) => {
+            if !a.run_args.is_empty() {
+                return Err(format!(
+                    "with --file the runs' options go in the file's args (got {})",
+                    a.run_args.join(" ")
+                ));
+            }
+            sweep::read_file(f)?
+        }
+        None => {
+            let workload = a.workload.clone().ok_or(
+                "`oltpscope sweep` needs a workload (micro, tpcb or tpcc) or --file exp.toml",
+            )?;
+            let vary = a
+                .vary
+                .iter()
+                .map(|v| sweep::parse_vary(v))
+                .collect::<Result<Vec<_>, _>>()?;
+            let spec = Spec {
+                workload,
+                vary,
+                repeat: a.repeat.unwrap_or(1),
+                args: a.run_args.clone(),
+            };
+            (spec, None)
+        }
+    };
+    let out = a
+        .out
+        .clone()
+        .or(file_out)
+        .ok_or("`oltpscope sweep` needs --out DIR (where the runs and the summary go)")?;
+    spec.validate()?;
+    // The options every run gets must parse as `oltpscope run` options: one line now
+    // instead of a failure per point. (Varied values are checked by each run: a key
+    // this build lacks fails its points, each with the run's own message.)
+    let mut line = vec!["oltpscope".to_string(), "run".into(), spec.workload.clone()];
+    line.extend(spec.args.iter().cloned());
+    if let Err(e) = Cli::try_parse_from(&line) {
+        return Err(format!(
+            "the runs' options ({}): {}",
+            spec.args.join(" "),
+            crate::one_line(&e.to_string())
+        ));
+    }
+    Ok((spec, out))
+}
+
+pub fn sweep(a: &SweepArgs) -> Result<(), String> {
+    let (spec, out) = spec_of(a)?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    let total = (spec.points().len() * spec.repeat as usize) as u64;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(total);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "sweep [{bar:20}] {pos}/{len} runs, eta {eta}  {msg}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let summary = sweep::run(&exe, &out, &spec, |ev| match ev {
+        Event::Start { point, rep } => bar.set_message(format!("{point} rep{rep}")),
+        Event::Finished {
+            point,
+            rep,
+            outcome,
+            throughput_tps,
+        } => {
+            let what = match outcome {
+                Outcome::Skipped => "already done".to_string(),
+                Outcome::Done => match throughput_tps {
+                    Some(t) => format!("{t:.0} txn/s"),
+                    None => "done".into(),
+                },
+                Outcome::Failed(e) => format!("FAILED: {e}"),
+            };
+            bar.suspend(|| say(&format!("{point} rep{rep}: {what}\n")));
+            bar.inc(1);
+        }
+    });
+    bar.finish_and_clear();
+    let summary = summary?;
+    say(&format!(
+        "\n{}summary in {} and {}\n",
+        summary_text(&summary),
+        out.join(sweep::SUMMARY_CSV).display(),
+        out.join(sweep::SUMMARY_JSON).display()
+    ));
+    let failed: u32 = summary.points.iter().map(|p| p.reps_failed).sum();
+    if failed > 0 {
+        return Err(format!(
+            "{failed} run(s) failed (their points are marked in the summary; rerun the same command to retry them)"
+        ));
+    }
+    Ok(())
+}
+
+fn summary_text(s: &sweep::Summary) -> String {
+    let mut o = String::new();
+    let w = s
+        .points
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    o += &format!(
+        "{:<w$}  {:>4}  {:>12}  {:>12}  {:>12}\n",
+        "point", "runs", "median txn/s", "min", "max"
+    );
+    for p in &s.points {
+        let (m, lo, hi) = match p.throughput_tps {
+            Some(t) => (
+                format!("{:.0}", t.median),
+                format!("{:.0}", t.min),
+                format!("{:.0}", t.max),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        o += &format!(
+            "{:<w$}  {:>4}  {m:>12}  {lo:>12}  {hi:>12}\n",
+            p.name, p.reps_done
+        );
+    }
+    for c in &s.curves {
+        let fixed: Vec<String> = c.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let label = |x: f64| {
+            c.points
+                .iter()
+                .find(|p| p.1 == x)
+                .map_or(format!("{x}"), |p| p.0.clone())
+        };
+        o += &format!(
+            "curve over {}{}: ",
+            c.over,
+            if fixed.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", fixed.join(", "))
+            }
+        );
+        match &c.analysis {
+            Some(a) => {
+                o += &format!(
+                    "best {:.0} txn/s at {}={}; 90% of it from {}={}, 95% from {}={}; knee {}\n",
+                    a.best_y,
+                    c.over,
+                    label(a.best_x),
+                    c.over,
+                    label(a.x_90),
+                    c.over,
+                    label(a.x_95),
+                    a.knee_x
+                        .map_or("none (too few points or no bend)".into(), |k| format!(
+                            "at {}={}",
+                            c.over,
+                            label(k)
+                        ))
+                );
+            }
+            None => o += "no throughput measured\n",
+        }
+    }
+    o
+}
+
+pub fn plot(a: &PlotArgs) -> Result<(), String> {
+    let files = lab::plot::plot(&a.dir)?;
+    for f in files {
+        say(&format!("{}\n", f.display()));
+    }
+    Ok(())
+}

@@ -1,0 +1,334 @@
+//! Results directories, `compare`, `sweep` and `plot` from the command line, end to end
+//! with tiny runs.
+
+mod common;
+use common::oltpscope;
+
+use std::path::Path;
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&read(p)).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn a_run_writes_a_complete_results_directory_and_never_overwrites_one() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let o = out.to_str().unwrap();
+    let args = ["run", "tpcc", "--txns", "300", "--warmup", "0", "--out", o];
+    let (code, _, err) = oltpscope(&args);
+    assert_eq!(code, 0, "{err}");
+    let report = json(&out.join("report.json"));
+    let committed = report["committed"].as_u64().unwrap();
+    let user_aborts = report["user_aborts"].as_u64().unwrap();
+    assert!(committed > 0);
+
+    // The manifest: configuration, its hash, the command line, build and machine.
+    let m = json(&out.join("manifest.json"));
+    assert_eq!(m["schema_version"], 1);
+    assert_eq!(m["kind"], "run");
+    assert_eq!(m["config"]["workload"], "tpcc");
+    assert_eq!(m["config"]["run"]["threads"], 1);
+    assert_eq!(m["config_hash"].as_str().unwrap().len(), 64);
+    let line: Vec<&str> = m["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(&line[1..], &args[..]);
+    assert!(!m["build"]["git_commit"].as_str().unwrap().is_empty());
+    assert_eq!(m["build"]["allocator"], "mimalloc");
+    assert!(m["machine"]["cores"].as_u64().unwrap() >= 1);
+    assert!(m["files"]
+        .as_array()
+        .unwrap()
+        .contains(&serde_json::json!("timeseries.csv")));
+
+    // The time series: one row per second, the transaction types' columns.
+    let mut rd = csv::Reader::from_path(out.join("timeseries.csv")).unwrap();
+    let h = rd.headers().unwrap().clone();
+    assert!(h.iter().any(|c| c == "new-order_p99_us"), "{h:?}");
+    let col = h.iter().position(|c| c == "committed").unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    assert!(!rows.is_empty());
+    let total: u64 = rows.iter().map(|r| r[col].parse::<u64>().unwrap()).sum();
+    assert_eq!(
+        total, committed,
+        "no warm-up: the series holds the measured commits"
+    );
+
+    // The histograms, in the standard V2 form: they deserialize and count every
+    // measured transaction.
+    let mut counted = 0;
+    for t in report["per_txn"].as_array().unwrap() {
+        let p = out
+            .join("latency")
+            .join(format!("{}.hdr", t["name"].as_str().unwrap()));
+        let bytes = std::fs::read(&p).unwrap();
+        let h: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .unwrap();
+        counted += h.len();
+    }
+    assert_eq!(counted, committed + user_aborts);
+
+    // The same directory again: refused, one line, nothing touched.
+    let before = read(&out.join("report.json"));
+    let (code, _, err) = oltpscope(&args);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("not empty"), "{err}");
+    assert_eq!(read(&out.join("report.json")), before);
+
+    // A results directory plots too.
+    let (code, _, err) = oltpscope(&["plot", o]);
+    assert_eq!(code, 0, "{err}");
+    assert!(read(&out.join("index.html")).contains("<svg"));
+}
+
+#[test]
+fn compare_sets_two_runs_side_by_side_with_ratios() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let b = d.path().join("b.json");
+    let (code, _, err) = oltpscope(&[
+        "run",
+        "micro",
+        "--keys",
+        "1000",
+        "--txns",
+        "200",
+        "--warmup",
+        "0",
+        "--out",
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = oltpscope(&[
+        "run",
+        "micro",
+        "--keys",
+        "1000",
+        "--txns",
+        "400",
+        "--warmup",
+        "0",
+        "--json",
+        b.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = oltpscope(&["compare", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("committed "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cells, ["committed", "200", "400", "2.000"], "{line}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("per_txn[read].latency_us.p99 ")),
+        "{out}"
+    );
+    // Not a report: one line.
+    let (code, _, err) = oltpscope(&["compare", a.to_str().unwrap(), d.path().to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("sweep");
+    let o = dir.to_str().unwrap();
+    let args = [
+        "sweep",
+        "micro",
+        "--vary",
+        "threads=1,2",
+        "--repeat",
+        "1",
+        "--out",
+        o,
+        "--txns",
+        "200",
+        "--keys",
+        "1000",
+        "--warmup",
+        "0",
+        "--no-pin",
+    ];
+    let (code, out, err) = oltpscope(&args);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    for p in ["threads-1", "threads-2"] {
+        let rep = dir.join("points").join(p).join("rep1");
+        assert!(rep.join("manifest.json").is_file(), "{}", rep.display());
+        assert_eq!(
+            json(&rep.join("report.json"))["threads"],
+            p[8..].parse::<u64>().unwrap()
+        );
+    }
+    let mut rd = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
+    let h = rd.headers().unwrap().clone();
+    let med = h.iter().position(|c| c == "throughput_tps_median").unwrap();
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        assert!(r[med].parse::<f64>().unwrap() > 0.0, "{r:?}");
+    }
+    let s = json(&dir.join("summary.json"));
+    assert_eq!(s["curves"].as_array().unwrap().len(), 1);
+    assert!(s["curves"][0]["analysis"]["x_90"].is_number());
+
+    // Run again: both points are found complete and not run again.
+    let (code, out, err) = oltpscope(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("already done").count(), 2, "{out}");
+
+    // A run killed half-way leaves rep1.partial without a manifest: the rerun redoes
+    // that repetition only.
+    let p2 = dir.join("points").join("threads-2");
+    std::fs::rename(p2.join("rep1"), p2.join("rep1.partial")).unwrap();
+    std::fs::remove_file(p2.join("rep1.partial").join("manifest.json")).unwrap();
+    let (code, out, err) = oltpscope(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("already done").count(), 1, "{out}");
+    assert!(
+        out.contains("threads-2 rep1: ") && out.contains("txn/s"),
+        "{out}"
+    );
+    assert!(p2.join("rep1").join("manifest.json").is_file());
+    assert!(!p2.join("rep1.partial").exists());
+
+    let (code, out, err) = oltpscope(&["plot", o]);
+    assert_eq!(code, 0, "{err}");
+    let svg_path = dir.join("plots").join("curve-1.svg");
+    assert!(out.contains("curve-1.svg"), "{out}");
+    let svg = read(&svg_path);
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG is XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    assert!(
+        doc.descendants()
+            .any(|n| matches!(n.tag_name().name(), "path" | "polyline")),
+        "no line in the figure"
+    );
+    let html = read(&dir.join("index.html"));
+    assert!(
+        html.contains("<svg") && html.contains("class=\"norm\""),
+        "{html}"
+    );
+    // Every figure in the page is itself well-formed XML.
+    for piece in html.split("<figure>").skip(1) {
+        let svg = piece.split("</figure>").next().unwrap();
+        roxmltree::Document::parse(svg).expect("an embedded SVG is XML");
+    }
+}
+
+#[test]
+fn bad_sweeps_give_one_line_and_exit_code_2() {
+    let d = tempfile::tempdir().unwrap();
+    let o = d.path().join("s");
+    let o = o.to_str().unwrap();
+    let foreign = d.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    let cases: &[&[&str]] = &[
+        &["sweep"],
+        &["sweep", "micro", "--vary", "threads=1,2"],
+        &["sweep", "micro", "--vary", "colour=red", "--out", o],
+        &["sweep", "micro", "--vary", "warehouses=1,2", "--out", o],
+        &["sweep", "micro", "--vary", "threads=1,x", "--out", o],
+        &[
+            "sweep",
+            "micro",
+            "--out",
+            o,
+            "--txns",
+            "5",
+            "--vary",
+            "threads=1",
+        ],
+        &["sweep", "micro", "--out", o, "--nosuchoption"],
+        &["sweep", "micro", "--out", o, "--json", "x"],
+        &["sweep", "nosuch", "--out", o],
+        &["sweep", "--file", "/nonexistent/exp.toml"],
+        &[
+            "sweep",
+            "micro",
+            "--vary",
+            "threads=1",
+            "--out",
+            foreign.to_str().unwrap(),
+        ],
+        &["compare", "/nonexistent/a", "/nonexistent/b"],
+        &["plot", "/nonexistent/dir"],
+    ];
+    for args in cases {
+        let (code, _out, err) = oltpscope(args);
+        assert_eq!(code, 2, "{args:?} should exit with 2, stderr: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert_eq!(read(&foreign.join("notes.txt")), "mine");
+    assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 1);
+}
+
+#[test]
+fn an_experiment_file_runs_the_same_sweep() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("exp.toml");
+    let out = d.path().join("s");
+    std::fs::write(
+        &f,
+        format!(
+            "workload = \"micro\"\nvary = [\"rows=1,2\"]\nrepeat = 1\nargs = [\"--txns\", \"100\", \"--keys\", \"500\", \"--warmup\", \"0\"]\nout = {:?}\n",
+            out.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let (code, stdout, err) = oltpscope(&["sweep", "--file", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {err}");
+    assert!(out.join("points/rows-2/rep1/report.json").is_file());
+    let spec = json(&out.join("sweep.json"));
+    assert_eq!(spec["vary"][0]["key"], "rows");
+}
+
+/// `cores=` confines each run to a cpuset where the machine lets us make one (the run
+/// then sees that many cores), and is refused in one line where it does not.
+#[test]
+fn cores_are_confined_by_a_cpuset_or_refused_in_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("s");
+    let (code, out, err) = oltpscope(&[
+        "sweep",
+        "micro",
+        "--vary",
+        "cores=1",
+        "--out",
+        dir.to_str().unwrap(),
+        "--txns",
+        "100",
+        "--keys",
+        "100",
+        "--warmup",
+        "0",
+    ]);
+    let probe =
+        Path::new("/sys/fs/cgroup/cpuset").join(format!("oltpscope-test-{}", std::process::id()));
+    let controllable = std::fs::create_dir(&probe).is_ok();
+    let _ = std::fs::remove_dir(&probe);
+    if controllable {
+        assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+        let r = json(&dir.join("points/cores-1/rep1/report.json"));
+        assert_eq!(r["machine"]["cores"], 1, "the run saw more than its cpuset");
+    } else {
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("cannot be controlled here"), "{err}");
+    }
+}

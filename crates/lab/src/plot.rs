@@ -1,0 +1,543 @@
+//! `oltpscope plot DIR`: SVG figures (plotters' SVG backend: text is written as SVG
+//! `<text>`, so no font files are needed) and one self-contained HTML page embedding them.
+//!
+//! A sweep directory gets a throughput curve per curve of its summary, with the knee
+//! and the 90%/95%-of-best levels marked, and a normalized-throughput table coloured
+//! by ratio (as the "revisited" paper's Tables 2-4: each column normalized to the
+//! baseline row, the first value of the first varied key). A results directory gets its
+//! per-second throughput and latency.
+
+use crate::results;
+use crate::sweep::{self, Axis, Curve, PointSummary, Summary};
+use plotters::prelude::*;
+use std::path::{Path, PathBuf};
+
+pub const PLOTS: &str = "plots";
+pub const INDEX: &str = "index.html";
+
+const W: u32 = 720;
+const H: u32 = 420;
+
+/// Draw `dir`; returns the files written.
+pub fn plot(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    if dir.join(sweep::SUMMARY_JSON).is_file() {
+        let text = std::fs::read_to_string(dir.join(sweep::SUMMARY_JSON)).map_err(|e| {
+            format!(
+                "cannot read {}: {e}",
+                dir.join(sweep::SUMMARY_JSON).display()
+            )
+        })?;
+        let s: Summary = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}: not a sweep summary: {e}",
+                dir.join(sweep::SUMMARY_JSON).display()
+            )
+        })?;
+        plot_sweep(dir, &s)
+    } else if dir.join(results::TIMESERIES).is_file() {
+        plot_results(dir)
+    } else if dir.is_dir() {
+        Err(format!(
+            "{}: neither a sweep directory ({}) nor a run's results directory ({})",
+            dir.display(),
+            sweep::SUMMARY_JSON,
+            results::TIMESERIES
+        ))
+    } else {
+        Err(format!("{}: no such directory", dir.display()))
+    }
+}
+
+/// A size in bytes the way it is typed (powers of 1024).
+pub fn fmt_size(b: f64) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if (v - v.round()).abs() < 0.05 {
+        format!("{:.0}{}", v.round(), units[u])
+    } else {
+        format!("{v:.1}{}", units[u])
+    }
+}
+
+fn fmt_x(axis: Axis, x: f64) -> String {
+    match axis {
+        Axis::Size => fmt_size(x),
+        _ if (x - x.round()).abs() < 1e-9 => format!("{x:.0}"),
+        _ => format!("{x:.2}"),
+    }
+}
+
+fn draw_err<E: std::fmt::Debug>(e: E) -> String {
+    format!("cannot draw the figure: {e:?}")
+}
+
+/// The summary point of a curve's value.
+fn point_of<'a>(s: &'a Summary, c: &Curve, value: &str) -> Option<&'a PointSummary> {
+    s.points.iter().find(|p| {
+        p.values.iter().all(|(k, v)| {
+            if *k == c.over {
+                v == value
+            } else {
+                c.fixed.iter().any(|(fk, fv)| fk == k && fv == v)
+            }
+        })
+    })
+}
+
+/// One curve as SVG: median throughput with min-max bars, knee and 90/95% marks.
+fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
+    let axis = sweep::axis(&c.over);
+    let xs: Vec<f64> = c.points.iter().map(|p| p.1).collect();
+    let (x0, x1) = (xs[0], xs[xs.len() - 1]);
+    let log = x0 > 0.0 && x1 / x0 >= 16.0;
+    let tx = move |x: f64| if log { x.log2() } else { x };
+    let (lo, hi) = if x1 > x0 {
+        let pad = (tx(x1) - tx(x0)) * 0.05;
+        (tx(x0) - pad, tx(x1) + pad)
+    } else {
+        (tx(x0) - 1.0, tx(x0) + 1.0)
+    };
+    let spreads: Vec<(f64, f64, f64)> = c
+        .points
+        .iter()
+        .map(|(v, x, m)| {
+            let sp = point_of(s, c, v).and_then(|p| p.throughput_tps);
+            (*x, sp.map_or(*m, |t| t.min), sp.map_or(*m, |t| t.max))
+        })
+        .collect();
+    let ymax = spreads.iter().map(|p| p.2).fold(0.0, f64::max).max(1.0) * 1.1;
+    let fixed: Vec<String> = c.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let title = format!(
+        "{} throughput over {}{}",
+        s.spec.workload,
+        c.over,
+        if fixed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", fixed.join(", "))
+        }
+    );
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let mut ch = ChartBuilder::on(&root)
+            .caption(&title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(lo..hi, 0.0..ymax)
+            .map_err(draw_err)?;
+        let xfmt = move |v: &f64| fmt_x(axis, if log { v.exp2() } else { *v });
+        ch.configure_mesh()
+            .x_desc(if log {
+                format!("{} (log scale)", c.over)
+            } else {
+                c.over.clone()
+            })
+            .y_desc("txn/s (median of runs)")
+            .x_label_formatter(&xfmt)
+            .y_label_formatter(&|v: &f64| format!("{v:.0}"))
+            .draw()
+            .map_err(draw_err)?;
+        if let Some(a) = &c.analysis {
+            for (share, color, name) in [
+                (0.90, &RGBColor(230, 140, 0), "90%"),
+                (0.95, &RGBColor(200, 0, 120), "95%"),
+            ] {
+                let y = a.best_y * share;
+                ch.draw_series(LineSeries::new([(lo, y), (hi, y)], color.stroke_width(1)))
+                    .map_err(draw_err)?
+                    .label(format!(
+                        "{name} of best: from {}={}",
+                        c.over,
+                        fmt_x(axis, if name == "90%" { a.x_90 } else { a.x_95 })
+                    ))
+                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
+            }
+            if let Some(k) = a.knee_x {
+                let red = RGBColor(200, 0, 0);
+                ch.draw_series(LineSeries::new(
+                    [(tx(k), 0.0), (tx(k), ymax)],
+                    red.stroke_width(2),
+                ))
+                .map_err(draw_err)?
+                .label(format!("knee at {}={}", c.over, fmt_x(axis, k)))
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], red));
+            }
+        }
+        let blue = RGBColor(20, 80, 200);
+        ch.draw_series(LineSeries::new(
+            c.points.iter().map(|p| (tx(p.1), p.2)),
+            blue.stroke_width(2),
+        ))
+        .map_err(draw_err)?
+        .label("median throughput (bars: min-max)")
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], blue));
+        ch.draw_series(
+            c.points
+                .iter()
+                .map(|p| Circle::new((tx(p.1), p.2), 4, blue.filled())),
+        )
+        .map_err(draw_err)?;
+        ch.draw_series(
+            spreads
+                .iter()
+                .map(|&(x, a, b)| PathElement::new([(tx(x), a), (tx(x), b)], blue.stroke_width(1))),
+        )
+        .map_err(draw_err)?;
+        ch.configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(draw_err)?;
+        root.present().map_err(draw_err)?;
+    }
+    Ok(out)
+}
+
+/// Background colour of a normalized value: white at 1, greener above, redder below
+/// (saturating at 8x either way).
+pub fn ratio_colour(r: f64) -> String {
+    if !(r.is_finite() && r > 0.0) {
+        return "#eeeeee".into();
+    }
+    let t = (r.log2().abs() / 3.0).min(1.0);
+    let fade = |c: f64| (255.0 - (255.0 - c) * t).round() as u8;
+    let (r_, g, b) = if r >= 1.0 {
+        (fade(60.0), fade(170.0), fade(75.0))
+    } else {
+        (fade(215.0), fade(60.0), fade(50.0))
+    };
+    format!("#{r_:02x}{g:02x}{b:02x}")
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The normalized-throughput table: rows are the first varied key's values, columns the
+/// other keys' combinations, each column divided by its baseline (first) row.
+pub fn normalized_table(s: &Summary) -> String {
+    let Some(first) = s.spec.vary.first() else {
+        return String::new();
+    };
+    let mut cols: Vec<Vec<(String, String)>> = Vec::new();
+    for p in &s.points {
+        let rest: Vec<(String, String)> = p
+            .values
+            .iter()
+            .filter(|(k, _)| *k != first.key)
+            .cloned()
+            .collect();
+        if !cols.contains(&rest) {
+            cols.push(rest);
+        }
+    }
+    let median = |row: &str, col: &[(String, String)]| {
+        s.points
+            .iter()
+            .find(|p| {
+                p.values.iter().all(|(k, v)| {
+                    (*k == first.key && v == row) || col.contains(&(k.clone(), v.clone()))
+                })
+            })
+            .and_then(|p| p.throughput_tps)
+            .map(|t| t.median)
+    };
+    let base = &first.values[0];
+    let mut h = format!(
+        "<table class=\"norm\"><caption>Throughput normalized to {}={} (per column)</caption><tr><th>{}</th>",
+        esc(&first.key),
+        esc(base),
+        esc(&first.key)
+    );
+    for c in &cols {
+        let label: Vec<String> = c.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        h += &format!(
+            "<th>{}</th>",
+            esc(&if label.is_empty() {
+                "throughput".into()
+            } else {
+                label.join(", ")
+            })
+        );
+    }
+    h += "</tr>\n";
+    // With one key the row's own values are the columns: normalize along the row.
+    let one_row = cols.len() == 1 && cols[0].is_empty();
+    if one_row {
+        h = format!(
+            "<table class=\"norm\"><caption>Throughput normalized to {}={}</caption><tr>",
+            esc(&first.key),
+            esc(base)
+        );
+        for v in &first.values {
+            h += &format!("<th>{}={}</th>", esc(&first.key), esc(v));
+        }
+        h += "</tr>\n<tr>";
+        let b = median(base, &[]);
+        for v in &first.values {
+            h += &cell(median(v, &[]), b);
+        }
+        h += "</tr>\n</table>\n";
+        return h;
+    }
+    for row in &first.values {
+        h += &format!("<tr><th>{}</th>", esc(row));
+        for c in &cols {
+            h += &cell(median(row, c), median(base, c));
+        }
+        h += "</tr>\n";
+    }
+    h += "</table>\n";
+    h
+}
+
+fn cell(v: Option<f64>, base: Option<f64>) -> String {
+    match (v, base) {
+        (Some(v), Some(b)) if b > 0.0 => {
+            let r = v / b;
+            format!(
+                "<td style=\"background:{}\" title=\"{v:.0} txn/s\">{}</td>",
+                ratio_colour(r),
+                if r >= 10.0 {
+                    format!("{r:.1}")
+                } else {
+                    format!("{r:.2}")
+                }
+            )
+        }
+        _ => "<td style=\"background:#eeeeee\">-</td>".into(),
+    }
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\n<style>\
+body{{font-family:sans-serif;margin:2em;max-width:80em}}\
+table.norm{{border-collapse:collapse;margin:1em 0}}\
+table.norm td,table.norm th{{border:1px solid #999;padding:0.3em 0.8em;text-align:right}}\
+table.norm caption{{text-align:left;font-weight:bold;padding:0.3em 0}}\
+figure{{margin:1em 0}}\
+</style></head>\n<body>\n<h1>{t}</h1>\n{body}</body></html>\n",
+        t = esc(title)
+    )
+}
+
+fn write(path: &Path, text: &str) -> Result<PathBuf, String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path.to_path_buf())
+}
+
+fn plots_dir(dir: &Path) -> Result<PathBuf, String> {
+    let p = dir.join(PLOTS);
+    std::fs::create_dir_all(&p).map_err(|e| format!("cannot create {}: {e}", p.display()))?;
+    Ok(p)
+}
+
+fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
+    let pd = plots_dir(dir)?;
+    let mut files = Vec::new();
+    let mut body = String::new();
+    let vary: Vec<String> = s
+        .spec
+        .vary
+        .iter()
+        .map(|v| format!("{}={}", v.key, v.values.join(",")))
+        .collect();
+    body += &format!(
+        "<p>oltpscope run {} {} &mdash; varied: {}; {} run(s) per point.</p>\n",
+        esc(&s.spec.workload),
+        esc(&s.spec.args.join(" ")),
+        esc(&vary.join("; ")),
+        s.spec.repeat
+    );
+    body += &normalized_table(s);
+    for (i, c) in s.curves.iter().enumerate() {
+        if c.points.is_empty() {
+            continue;
+        }
+        let svg = curve_svg(s, c)?;
+        files.push(write(&pd.join(format!("curve-{}.svg", i + 1)), &svg)?);
+        body += &format!("<figure>{svg}</figure>\n");
+    }
+    if s.curves.is_empty() {
+        body += "<p>No numeric key was varied: no curve to draw.</p>\n";
+    }
+    files.push(write(
+        &dir.join(INDEX),
+        &page(&format!("oltpscope sweep: {}", s.spec.workload), &body),
+    )?);
+    Ok(files)
+}
+
+/// A line over the run's seconds.
+fn series_svg(title: &str, y_desc: &str, pts: &[(f64, f64)]) -> Result<String, String> {
+    let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max);
+    let ymax = pts.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.1;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let mut ch = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..xmax, 0.0..ymax)
+            .map_err(draw_err)?;
+        ch.configure_mesh()
+            .x_desc("second of the run")
+            .y_desc(y_desc)
+            .y_label_formatter(&|v: &f64| {
+                if *v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.1}")
+                }
+            })
+            .draw()
+            .map_err(draw_err)?;
+        let blue = RGBColor(20, 80, 200);
+        ch.draw_series(LineSeries::new(pts.iter().copied(), blue.stroke_width(2)))
+            .map_err(draw_err)?;
+        root.present().map_err(draw_err)?;
+    }
+    Ok(out)
+}
+
+fn plot_results(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let path = dir.join(results::TIMESERIES);
+    let mut rd = csv::Reader::from_path(&path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let h = rd
+        .headers()
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .clone();
+    let col = |n: &str| {
+        h.iter()
+            .position(|c| c == n)
+            .ok_or_else(|| format!("{}: no column {n}", path.display()))
+    };
+    let (cs, ct, cp) = (col("second")?, col("throughput_tps")?, col("p99_us")?);
+    let (mut tps, mut p99) = (Vec::new(), Vec::new());
+    for r in rd.records() {
+        let r = r.map_err(|e| format!("{}: {e}", path.display()))?;
+        let num = |i: usize| r.get(i).and_then(|v| v.parse::<f64>().ok());
+        let Some(s) = num(cs) else {
+            return Err(format!("{}: a row without its second", path.display()));
+        };
+        if let Some(t) = num(ct) {
+            tps.push((s, t));
+        }
+        if let Some(l) = num(cp) {
+            p99.push((s, l));
+        }
+    }
+    let pd = plots_dir(dir)?;
+    let a = series_svg("throughput per second", "txn/s", &tps)?;
+    let b = series_svg("99th-percentile latency per second", "us", &p99)?;
+    let files = vec![
+        write(&pd.join("throughput.svg"), &a)?,
+        write(&pd.join("latency-p99.svg"), &b)?,
+    ];
+    let title = results::load_report(dir)
+        .ok()
+        .map(|r| {
+            format!(
+                "oltpscope run: {} on {}",
+                r["workload"].as_str().unwrap_or("?"),
+                r["engine"].as_str().unwrap_or("?")
+            )
+        })
+        .unwrap_or_else(|| "oltpscope run".into());
+    let body = format!("<figure>{a}</figure>\n<figure>{b}</figure>\n");
+    let mut files = files;
+    files.push(write(&dir.join(INDEX), &page(&title, &body))?);
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::{parse_vary, Spec, Spread};
+
+    fn summary() -> Summary {
+        let spec = Spec {
+            workload: "micro".into(),
+            vary: vec![
+                parse_vary("engine=disk,memory").unwrap(),
+                parse_vary("size=1MB,16MB,1GB").unwrap(),
+            ],
+            repeat: 1,
+            args: vec![],
+        };
+        let points: Vec<PointSummary> = spec
+            .points()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PointSummary {
+                name: p.name(),
+                values: p.values.clone(),
+                reps_done: 1,
+                reps_failed: 0,
+                error: None,
+                throughput_tps: Spread::of(&[100.0 * (i + 1) as f64]),
+                abort_rate: None,
+                latency_p99_us: None,
+            })
+            .collect();
+        let curves = sweep::curves(&spec, &points);
+        Summary {
+            spec,
+            points,
+            curves,
+        }
+    }
+
+    #[test]
+    fn the_table_normalizes_each_column_to_the_baseline_row() {
+        let t = normalized_table(&summary());
+        // memory/1MB is point 4 (400) over disk/1MB (100).
+        assert!(t.contains(">4.00<"), "{t}");
+        assert!(t.contains(">1.00<"), "{t}");
+        assert!(t.contains("size=16MB"), "{t}");
+        assert_eq!(ratio_colour(1.0), "#ffffff");
+        assert_ne!(ratio_colour(2.0), ratio_colour(0.5));
+    }
+
+    #[test]
+    fn a_sweep_plots_into_svg_and_one_html_page() {
+        let d = tempfile::tempdir().unwrap();
+        let s = summary();
+        std::fs::write(
+            d.path().join(sweep::SUMMARY_JSON),
+            serde_json::to_string(&s).unwrap(),
+        )
+        .unwrap();
+        let files = plot(d.path()).unwrap();
+        assert_eq!(files.len(), 3, "{files:?}");
+        let svg = std::fs::read_to_string(&files[0]).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("<polyline"),
+            "{svg}"
+        );
+        let html = std::fs::read_to_string(d.path().join(INDEX)).unwrap();
+        assert_eq!(html.matches("<svg").count(), 2);
+        assert!(html.contains("class=\"norm\""));
+        assert_eq!(fmt_size(16.0 * 1048576.0), "16MB");
+        assert_eq!(fmt_size(1536.0), "1.5KB");
+        let e = plot(&d.path().join("nothing")).unwrap_err();
+        assert!(e.contains("no such directory"), "{e}");
+    }
+}

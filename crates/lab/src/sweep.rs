@@ -1,0 +1,1038 @@
+//! `oltpscope sweep`: the cartesian product of the varied settings, each point repeated,
+//! each repetition an `oltpscope run` child writing its own results directory, then a
+//! summary (median and spread per point, knees and sufficiency per curve).
+//!
+//! Layout under the sweep directory: `sweep.json` (the specification, so a rerun resumes
+//! only the same sweep), `points/<point>/rep<k>/` (results directories), `summary.csv`,
+//! `summary.json`. A repetition runs into `rep<k>.partial` and is renamed when complete,
+//! so a killed sweep leaves no directory that looks finished; a rerun skips complete
+//! repetitions and redoes partial ones (after checking they hold only results files).
+//!
+//! Owns no engine code: the children are this same executable.
+
+use crate::knee::{self, Sufficiency};
+use crate::results;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+pub const SPEC: &str = "sweep.json";
+pub const SUMMARY_CSV: &str = "summary.csv";
+pub const SUMMARY_JSON: &str = "summary.json";
+pub const POINTS: &str = "points";
+
+/// The most points times repetitions a sweep accepts (a bound against typing mistakes
+/// such as a product of long lists).
+pub const MAX_RUNS: usize = 10_000;
+
+/// How a varied key reaches the child run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Key {
+    /// Passed as this flag to the workloads listed; `axis`: how its values read.
+    Flag {
+        flag: &'static str,
+        workloads: &'static [&'static str],
+        axis: Axis,
+    },
+    /// The child is confined to this many cores (a cpuset).
+    Cores,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Axis {
+    Count,
+    Size,
+    Category,
+}
+
+const ALL: &[&str] = &["micro", "tpcb", "tpcc"];
+
+/// The keys `--vary` supports, and how each reaches the child.
+fn key(name: &str) -> Option<Key> {
+    use Axis::*;
+    let f = |flag, workloads, axis| {
+        Some(Key::Flag {
+            flag,
+            workloads,
+            axis,
+        })
+    };
+    match name {
+        "threads" => f("--threads", ALL, Count),
+        "size" => f("--size", &["micro"], Size),
+        "rows" => f("--rows", &["micro"], Count),
+        "keys" => f("--keys", &["micro"], Count),
+        "engine" => f("--engine", ALL, Category),
+        "warehouses" => f("--warehouses", &["tpcc"], Count),
+        "scale" => f("--scale", &["tpcb"], Count),
+        "bpool" => f("--bpool-size", ALL, Size),
+        "coroutines" => f("--coroutines", ALL, Count),
+        "cores" => Some(Key::Cores),
+        _ => None,
+    }
+}
+
+pub const KEYS: &str =
+    "threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores";
+
+/// The axis of a key (for plots and knees): counts and sizes are numbers.
+pub fn axis(name: &str) -> Axis {
+    match key(name) {
+        Some(Key::Flag { axis, .. }) => axis,
+        Some(Key::Cores) => Axis::Count,
+        None => Axis::Category,
+    }
+}
+
+/// A value of a key as a number (None for categories or what does not parse).
+pub fn numeric(name: &str, value: &str) -> Option<f64> {
+    match axis(name) {
+        Axis::Count => value.parse::<f64>().ok(),
+        Axis::Size => cachesim::config::parse_size(value).ok().map(|v| v as f64),
+        Axis::Category => None,
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Vary {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// What a sweep is: saved as `sweep.json`; a rerun must match it to resume.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Spec {
+    pub workload: String,
+    pub vary: Vec<Vary>,
+    pub repeat: u32,
+    /// Options given to every run.
+    pub args: Vec<String>,
+}
+
+/// Parse `key=v1,v2,...`.
+pub fn parse_vary(s: &str) -> Result<Vary, String> {
+    let (k, vs) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--vary {s}: expected KEY=VALUE[,VALUE...], e.g. threads=1,2"))?;
+    let k = k.trim();
+    if key(k).is_none() {
+        return Err(format!("--vary {s}: unknown key '{k}' (supported: {KEYS})"));
+    }
+    let values: Vec<String> = vs.split(',').map(|v| v.trim().to_string()).collect();
+    if values.iter().any(String::is_empty) {
+        return Err(format!("--vary {s}: an empty value"));
+    }
+    Ok(Vary {
+        key: k.to_string(),
+        values,
+    })
+}
+
+/// The experiment file's content (TOML): the same as the command line.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    workload: String,
+    /// `["threads=1,2", "size=1MB,10MB"]`, in the order of the product.
+    #[serde(default)]
+    vary: Vec<String>,
+    #[serde(default)]
+    repeat: Option<u32>,
+    /// Options given to every run, e.g. `["--txns", "200"]`.
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    out: Option<PathBuf>,
+}
+
+/// Read an experiment file: its spec and its `out` directory, if it names one.
+pub fn read_file(path: &Path) -> Result<(Spec, Option<PathBuf>), String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let f: File = toml::from_str(&text).map_err(|e| {
+        format!(
+            "{}: {}",
+            path.display(),
+            e.to_string().lines().collect::<Vec<_>>().join(" ")
+        )
+    })?;
+    let vary = f
+        .vary
+        .iter()
+        .map(|v| parse_vary(v))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let spec = Spec {
+        workload: f.workload,
+        vary,
+        repeat: f.repeat.unwrap_or(1),
+        args: f.args,
+    };
+    Ok((spec, f.out))
+}
+
+impl Spec {
+    /// Refuse what cannot make a sweep, before any run.
+    pub fn validate(&self) -> Result<(), String> {
+        if !ALL.contains(&self.workload.as_str()) {
+            return Err(format!(
+                "unknown workload '{}' (micro, tpcb or tpcc)",
+                self.workload
+            ));
+        }
+        if self.repeat == 0 {
+            return Err("--repeat must be at least 1".into());
+        }
+        for (i, v) in self.vary.iter().enumerate() {
+            if self.vary[..i].iter().any(|u| u.key == v.key) {
+                return Err(format!("--vary {}: the key is varied twice", v.key));
+            }
+            if let Some(Key::Flag {
+                flag, workloads, ..
+            }) = key(&v.key)
+            {
+                if !workloads.contains(&self.workload.as_str()) {
+                    return Err(format!(
+                        "--vary {}: {flag} is not an option of {} (it is of {})",
+                        v.key,
+                        self.workload,
+                        workloads.join(", ")
+                    ));
+                }
+                if self
+                    .args
+                    .iter()
+                    .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+                {
+                    return Err(format!(
+                        "{flag} is both varied (--vary {}) and given for every run",
+                        v.key
+                    ));
+                }
+            }
+            if axis(&v.key) != Axis::Category {
+                if let Some(bad) = v.values.iter().find(|x| numeric(&v.key, x).is_none()) {
+                    return Err(format!("--vary {}: '{bad}' is not a number", v.key));
+                }
+            }
+            for (j, x) in v.values.iter().enumerate() {
+                if v.values[..j].contains(x) {
+                    return Err(format!("--vary {}: the value {x} is given twice", v.key));
+                }
+            }
+        }
+        for a in &self.args {
+            for own in ["--out", "--json", "--progress-file"] {
+                if a == own || a.starts_with(&format!("{own}=")) {
+                    return Err(format!(
+                        "{own}: the sweep chooses where each run writes (give the sweep --out DIR)"
+                    ));
+                }
+            }
+        }
+        let runs = self.points().len() * self.repeat as usize;
+        if runs > MAX_RUNS {
+            return Err(format!(
+                "the sweep has {runs} runs, more than the {MAX_RUNS} accepted"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Every point of the product, the last key varying fastest.
+    pub fn points(&self) -> Vec<Point> {
+        let mut pts = vec![Point { values: vec![] }];
+        for v in &self.vary {
+            pts = pts
+                .into_iter()
+                .flat_map(|p| {
+                    v.values.iter().map(move |x| {
+                        let mut q = p.clone();
+                        q.values.push((v.key.clone(), x.clone()));
+                        q
+                    })
+                })
+                .collect();
+        }
+        pts
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// (key, value) in the order of the spec's keys.
+    pub values: Vec<(String, String)>,
+}
+
+impl Point {
+    /// Its directory name: `threads-1_size-1MB` (`base` when nothing varies).
+    pub fn name(&self) -> String {
+        if self.values.is_empty() {
+            return "base".into();
+        }
+        self.values
+            .iter()
+            .map(|(k, v)| {
+                let v: String = v
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '.' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                format!("{k}-{v}")
+            })
+            .collect::<Vec<_>>()
+            .join("_")
+    }
+
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The child's arguments (after the executable), writing into `out`.
+    pub fn child_args(&self, spec: &Spec, out: &Path) -> Vec<String> {
+        let mut v = vec!["run".to_string(), spec.workload.clone()];
+        v.extend(spec.args.iter().cloned());
+        for (k, x) in &self.values {
+            if let Some(Key::Flag { flag, .. }) = key(k) {
+                v.extend([flag.to_string(), x.clone()]);
+            }
+        }
+        v.extend(["--out".to_string(), out.display().to_string()]);
+        v
+    }
+}
+
+/// What happened to one repetition.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Already complete in the directory: not run again.
+    Skipped,
+    Done,
+    Failed(String),
+}
+
+/// Events for the caller to show.
+pub enum Event<'a> {
+    Start {
+        point: &'a str,
+        rep: u32,
+    },
+    Finished {
+        point: &'a str,
+        rep: u32,
+        outcome: &'a Outcome,
+        throughput_tps: Option<f64>,
+    },
+}
+
+/// How the sweep's directory is taken: new, or the same sweep to resume.
+fn open_dir(dir: &Path, spec: &Spec) -> Result<(), String> {
+    let spec_path = dir.join(SPEC);
+    let text = serde_json::to_string_pretty(spec).expect("specs serialize") + "\n";
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => {
+            if entries.next().is_none() {
+                return std::fs::write(&spec_path, text)
+                    .map_err(|e| format!("cannot write {}: {e}", spec_path.display()));
+            }
+            let old = std::fs::read_to_string(&spec_path).map_err(|_| {
+                format!(
+                    "--out {}: the directory holds other files and no {SPEC}: not a sweep of oltpscope (choose a new directory)",
+                    dir.display()
+                )
+            })?;
+            let old: Spec = serde_json::from_str(&old).map_err(|e| {
+                format!("{}: damaged ({e}): refusing to resume", spec_path.display())
+            })?;
+            if &old != spec {
+                return Err(format!(
+                    "--out {}: holds a different sweep (its {SPEC} differs): choose a new directory to run this one",
+                    dir.display()
+                ));
+            }
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                format!("--out {}: cannot create the directory: {e}", dir.display())
+            })?;
+            std::fs::write(&spec_path, text)
+                .map_err(|e| format!("cannot write {}: {e}", spec_path.display()))
+        }
+        Err(e) => Err(format!("--out {}: {e}", dir.display())),
+    }
+}
+
+/// A repetition's directory, and its partial twin.
+pub fn rep_dir(dir: &Path, point: &Point, rep: u32) -> (PathBuf, PathBuf) {
+    let p = dir.join(POINTS).join(point.name());
+    (
+        p.join(format!("rep{rep}")),
+        p.join(format!("rep{rep}.partial")),
+    )
+}
+
+/// Has this repetition to run? Ok(false): complete already. A leftover partial
+/// directory holding only results files is removed (a killed run's); anything else is
+/// refused.
+pub fn needs_run(dir: &Path, point: &Point, rep: u32) -> Result<bool, String> {
+    let (done, partial) = rep_dir(dir, point, rep);
+    if done.exists() {
+        if results::is_complete(&done) {
+            return Ok(false);
+        }
+        return Err(format!(
+            "{}: a repetition directory without a complete manifest: damaged or not ours, refusing to touch it (remove it to rerun that repetition)",
+            done.display()
+        ));
+    }
+    if partial.exists() {
+        if !results::only_our_files(&partial)? {
+            return Err(format!(
+                "{}: holds files a run does not write: refusing to remove it",
+                partial.display()
+            ));
+        }
+        std::fs::remove_dir_all(&partial)
+            .map_err(|e| format!("cannot remove {}: {e}", partial.display()))?;
+    }
+    Ok(true)
+}
+
+/// Confines a child to the first `n` allowed cores through a cgroup v1 cpuset, removed
+/// again when dropped.
+struct Cpuset {
+    path: PathBuf,
+}
+
+const CPUSET_ROOT: &str = "/sys/fs/cgroup/cpuset";
+
+/// CPU numbers of a cpuset list such as `0-3,6`.
+fn parse_cpu_list(s: &str) -> Vec<u32> {
+    let mut v = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
+                    v.extend(a..=b);
+                }
+            }
+            None => v.extend(part.parse::<u32>().ok()),
+        }
+    }
+    v
+}
+
+/// Why cores cannot be controlled here, if they cannot.
+pub fn cpuset_unavailable() -> Option<String> {
+    let root = Path::new(CPUSET_ROOT);
+    if !root.join("cpuset.cpus").is_file() {
+        return Some(format!(
+            "cores cannot be controlled here: no cgroup v1 cpuset hierarchy at {CPUSET_ROOT}"
+        ));
+    }
+    let probe = root.join(format!("oltpscope-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+            None
+        }
+        Err(e) => Some(format!(
+            "cores cannot be controlled here: cannot create a cpuset under {CPUSET_ROOT} ({e})"
+        )),
+    }
+}
+
+/// Remove the empty cpusets an interrupted sweep left (named `oltpscope-<pid>-...` by
+/// a process that no longer exists). The kernel refuses to remove a cgroup that still
+/// holds tasks, so only dead ones go.
+pub fn remove_stale_cpusets() {
+    let Ok(rd) = std::fs::read_dir(CPUSET_ROOT) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(pid) = name
+            .strip_prefix("oltpscope-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir(e.path());
+        }
+    }
+}
+
+impl Cpuset {
+    fn new(n: u32, tag: &str) -> Result<Cpuset, String> {
+        let root = Path::new(CPUSET_ROOT);
+        let read = |f: &str| {
+            std::fs::read_to_string(root.join(f))
+                .map_err(|e| format!("cannot read {CPUSET_ROOT}/{f}: {e}"))
+        };
+        let cpus = parse_cpu_list(&read("cpuset.effective_cpus").or_else(|_| read("cpuset.cpus"))?);
+        let mems = read("cpuset.mems")?;
+        if n == 0 || n as usize > cpus.len() {
+            return Err(format!(
+                "cores={n}: this machine's cpuset allows 1 to {} cores",
+                cpus.len()
+            ));
+        }
+        let path = root.join(format!("oltpscope-{}-{tag}", std::process::id()));
+        std::fs::create_dir(&path)
+            .map_err(|e| format!("cannot create the cpuset {}: {e}", path.display()))?;
+        let set = Cpuset { path };
+        let list: Vec<String> = cpus[..n as usize].iter().map(u32::to_string).collect();
+        let write = |f: &str, v: &str| {
+            std::fs::write(set.path.join(f), v)
+                .map_err(|e| format!("cannot write {}: {e}", set.path.join(f).display()))
+        };
+        write("cpuset.cpus", &list.join(","))?;
+        write("cpuset.mems", mems.trim())?;
+        Ok(set)
+    }
+
+    /// Make `cmd`'s process join the cpuset before it executes (so every thread it
+    /// starts is confined from the first instruction).
+    fn apply(&self, cmd: &mut Command) -> Result<(), String> {
+        use std::os::unix::process::CommandExt;
+        let procs = std::ffi::CString::new(
+            self.path
+                .join("cgroup.procs")
+                .as_os_str()
+                .as_encoded_bytes()
+                .to_vec(),
+        )
+        .map_err(|_| "a cpuset path with a NUL byte".to_string())?;
+        // SAFETY: between fork and exec only async-signal-safe calls (open, write,
+        // close) on memory prepared before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // "0" is the writing process itself.
+                let r = libc::write(fd, b"0".as_ptr().cast(), 1);
+                let err = std::io::Error::last_os_error();
+                libc::close(fd);
+                if r != 1 {
+                    return Err(err);
+                }
+                Ok(())
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Cpuset {
+    fn drop(&mut self) {
+        // Empty once the child has exited; a failure leaves an empty cgroup behind.
+        let _ = std::fs::remove_dir(&self.path);
+    }
+}
+
+/// Run one repetition: the child writes into the partial directory, renamed when done.
+fn run_rep(
+    exe: &Path,
+    dir: &Path,
+    spec: &Spec,
+    point: &Point,
+    rep: u32,
+) -> Result<Outcome, String> {
+    let (done, partial) = rep_dir(dir, point, rep);
+    let parent = partial
+        .parent()
+        .expect("a repetition has a point directory");
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(point.child_args(spec, &partial))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let _cpuset = match point.get("cores") {
+        Some(n) => {
+            let n: u32 = n
+                .parse()
+                .map_err(|_| format!("cores={n}: not a number of cores"))?;
+            match Cpuset::new(n, &format!("{}-{rep}", point.name())) {
+                Ok(c) => {
+                    c.apply(&mut cmd)?;
+                    Some(c)
+                }
+                Err(e) => return Ok(Outcome::Failed(e)),
+            }
+        }
+        None => None,
+    };
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no message")
+            .trim()
+            .to_string();
+        // The child removes a results directory it created when it fails; what it left
+        // (a crash) is ours to remove only if it holds results files alone.
+        if partial.exists() && results::only_our_files(&partial)? {
+            let _ = std::fs::remove_dir_all(&partial);
+        }
+        return Ok(Outcome::Failed(last));
+    }
+    if !results::is_complete(&partial) {
+        return Ok(Outcome::Failed(format!(
+            "the run succeeded but {} is not a complete results directory",
+            partial.display()
+        )));
+    }
+    for (name, bytes) in [("stdout.txt", &out.stdout), ("stderr.txt", &out.stderr)] {
+        std::fs::write(partial.join(name), bytes)
+            .map_err(|e| format!("cannot write {}: {e}", partial.join(name).display()))?;
+    }
+    std::fs::rename(&partial, &done).map_err(|e| {
+        format!(
+            "cannot rename {} to {}: {e}",
+            partial.display(),
+            done.display()
+        )
+    })?;
+    Ok(Outcome::Done)
+}
+
+/// One point's figures over its repetitions.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct PointSummary {
+    pub name: String,
+    pub values: Vec<(String, String)>,
+    pub reps_done: u32,
+    pub reps_failed: u32,
+    /// The last failure's message, if any repetition failed.
+    pub error: Option<String>,
+    pub throughput_tps: Option<Spread>,
+    pub abort_rate: Option<Spread>,
+    pub latency_p99_us: Option<Spread>,
+}
+
+/// Median, least and greatest of a figure over the repetitions.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub n: usize,
+}
+
+impl Spread {
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            n,
+        })
+    }
+}
+
+/// Throughput over one numeric key, the other keys fixed.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Curve {
+    pub over: String,
+    /// The other keys' values along this curve.
+    pub fixed: Vec<(String, String)>,
+    /// (resource value as given, as a number, median throughput)
+    pub points: Vec<(String, f64, f64)>,
+    pub analysis: Option<Sufficiency>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Summary {
+    pub spec: Spec,
+    pub points: Vec<PointSummary>,
+    pub curves: Vec<Curve>,
+}
+
+/// Read the finished repetitions of every point and summarize them.
+pub fn summarize(
+    dir: &Path,
+    spec: &Spec,
+    failures: &[(String, String)],
+) -> Result<Summary, String> {
+    let mut points = Vec::new();
+    for p in spec.points() {
+        let name = p.name();
+        let (mut tps, mut ab, mut p99) = (vec![], vec![], vec![]);
+        let mut done = 0;
+        for rep in 1..=spec.repeat {
+            let (d, _) = rep_dir(dir, &p, rep);
+            if !results::is_complete(&d) {
+                continue;
+            }
+            let r = results::load_report(&d)?;
+            let f = |k: &str| r.get(k).and_then(serde_json::Value::as_f64);
+            let (Some(t), Some(a)) = (f("throughput_tps"), f("abort_rate")) else {
+                return Err(format!(
+                    "{}: a report without throughput_tps and abort_rate",
+                    d.display()
+                ));
+            };
+            tps.push(t);
+            ab.push(a);
+            if let Some(l) = r
+                .get("latency_us")
+                .and_then(|l| l.get("p99"))
+                .and_then(serde_json::Value::as_f64)
+            {
+                p99.push(l);
+            }
+            done += 1;
+        }
+        let errs: Vec<&String> = failures
+            .iter()
+            .filter(|(n, _)| *n == name)
+            .map(|(_, e)| e)
+            .collect();
+        points.push(PointSummary {
+            name,
+            values: p.values.clone(),
+            reps_done: done,
+            reps_failed: errs.len() as u32,
+            error: errs.last().map(|e| e.to_string()),
+            throughput_tps: Spread::of(&tps),
+            abort_rate: Spread::of(&ab),
+            latency_p99_us: Spread::of(&p99),
+        });
+    }
+    let curves = curves(spec, &points);
+    Ok(Summary {
+        spec: spec.clone(),
+        points,
+        curves,
+    })
+}
+
+/// A curve per numeric key and per combination of the other keys' values.
+pub fn curves(spec: &Spec, points: &[PointSummary]) -> Vec<Curve> {
+    let mut out = Vec::new();
+    for v in spec.vary.iter().filter(|v| axis(&v.key) != Axis::Category) {
+        let mut groups: Vec<Curve> = Vec::new();
+        for p in points {
+            let fixed: Vec<(String, String)> = p
+                .values
+                .iter()
+                .filter(|(k, _)| *k != v.key)
+                .cloned()
+                .collect();
+            let Some(val) = p
+                .values
+                .iter()
+                .find(|(k, _)| *k == v.key)
+                .map(|x| x.1.clone())
+            else {
+                continue;
+            };
+            let Some(t) = p.throughput_tps else { continue };
+            let x = numeric(&v.key, &val).expect("validated as a number");
+            match groups.iter_mut().find(|c| c.fixed == fixed) {
+                Some(c) => c.points.push((val, x, t.median)),
+                None => groups.push(Curve {
+                    over: v.key.clone(),
+                    fixed,
+                    points: vec![(val, x, t.median)],
+                    analysis: None,
+                }),
+            }
+        }
+        for c in &mut groups {
+            c.points.sort_by(|a, b| a.1.total_cmp(&b.1));
+            let xy: Vec<(f64, f64)> = c.points.iter().map(|p| (p.1, p.2)).collect();
+            c.analysis = knee::analyse(&xy);
+        }
+        out.extend(groups);
+    }
+    out
+}
+
+/// Write `summary.csv` and `summary.json`.
+pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = s.spec.vary.iter().map(|v| v.key.clone()).collect();
+    header.insert(0, "point".into());
+    for h in [
+        "reps_done",
+        "reps_failed",
+        "throughput_tps_median",
+        "throughput_tps_min",
+        "throughput_tps_max",
+        "abort_rate_median",
+        "latency_p99_us_median",
+        "error",
+    ] {
+        header.push(h.into());
+    }
+    let err = |e: csv::Error| format!("cannot write {SUMMARY_CSV}: {e}");
+    w.write_record(&header).map_err(err)?;
+    let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for p in &s.points {
+        let mut rec = vec![p.name.clone()];
+        rec.extend(p.values.iter().map(|(_, v)| v.clone()));
+        rec.extend([
+            p.reps_done.to_string(),
+            p.reps_failed.to_string(),
+            f(p.throughput_tps.map(|t| t.median)),
+            f(p.throughput_tps.map(|t| t.min)),
+            f(p.throughput_tps.map(|t| t.max)),
+            f(p.abort_rate.map(|t| t.median)),
+            f(p.latency_p99_us.map(|t| t.median)),
+            p.error.clone().unwrap_or_default(),
+        ]);
+        w.write_record(&rec).map_err(err)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| format!("cannot write {SUMMARY_CSV}: {e}"))?;
+    let write = |name: &str, b: &[u8]| {
+        std::fs::write(dir.join(name), b)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
+    write(SUMMARY_CSV, &bytes)?;
+    let json = serde_json::to_string_pretty(s).expect("summaries serialize") + "\n";
+    write(SUMMARY_JSON, json.as_bytes())
+}
+
+/// Run the sweep into `dir` (resuming it if it holds the same sweep), then summarize.
+/// `exe`: the oltpscope executable the children run.
+pub fn run(
+    exe: &Path,
+    dir: &Path,
+    spec: &Spec,
+    mut event: impl FnMut(Event),
+) -> Result<Summary, String> {
+    spec.validate()?;
+    if spec.vary.iter().any(|v| v.key == "cores") {
+        if let Some(why) = cpuset_unavailable() {
+            return Err(format!("--vary cores: {why}"));
+        }
+        remove_stale_cpusets();
+    }
+    open_dir(dir, spec)?;
+    let mut failures = Vec::new();
+    for p in spec.points() {
+        let name = p.name();
+        for rep in 1..=spec.repeat {
+            let outcome = if needs_run(dir, &p, rep)? {
+                event(Event::Start { point: &name, rep });
+                run_rep(exe, dir, spec, &p, rep)?
+            } else {
+                Outcome::Skipped
+            };
+            let tps = match outcome {
+                Outcome::Failed(ref e) => {
+                    failures.push((name.clone(), e.clone()));
+                    None
+                }
+                _ => results::load_report(&rep_dir(dir, &p, rep).0)
+                    .ok()
+                    .and_then(|r| r.get("throughput_tps").and_then(serde_json::Value::as_f64)),
+            };
+            event(Event::Finished {
+                point: &name,
+                rep,
+                outcome: &outcome,
+                throughput_tps: tps,
+            });
+        }
+    }
+    let s = summarize(dir, spec, &failures)?;
+    write_summary(dir, &s)?;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(vary: &[&str]) -> Spec {
+        Spec {
+            workload: "micro".into(),
+            vary: vary.iter().map(|v| parse_vary(v).unwrap()).collect(),
+            repeat: 2,
+            args: vec!["--txns".into(), "200".into()],
+        }
+    }
+
+    #[test]
+    fn the_product_has_every_point_with_the_last_key_fastest() {
+        let s = spec(&["threads=1,2", "size=1MB,10MB"]);
+        s.validate().unwrap();
+        let names: Vec<String> = s.points().iter().map(Point::name).collect();
+        assert_eq!(
+            names,
+            [
+                "threads-1_size-1MB",
+                "threads-1_size-10MB",
+                "threads-2_size-1MB",
+                "threads-2_size-10MB"
+            ]
+        );
+        let args = s.points()[1].child_args(&s, Path::new("/o"));
+        assert_eq!(
+            args.join(" "),
+            "run micro --txns 200 --threads 1 --size 10MB --out /o"
+        );
+    }
+
+    #[test]
+    fn bad_sweeps_are_refused_before_any_run() {
+        assert!(parse_vary("color=red").unwrap_err().contains("unknown key"));
+        assert!(parse_vary("threads").is_err());
+        assert!(parse_vary("threads=1,,2").is_err());
+        let e = spec(&["warehouses=1,2"]).validate().unwrap_err();
+        assert!(e.contains("not an option of micro"), "{e}");
+        let e = spec(&["threads=1,x"]).validate().unwrap_err();
+        assert!(e.contains("not a number"), "{e}");
+        let e = spec(&["threads=1,1"]).validate().unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+        let mut s = spec(&["threads=1"]);
+        s.args.push("--threads".into());
+        assert!(s.validate().unwrap_err().contains("both varied"));
+        let mut s = spec(&[]);
+        s.args.extend(["--json".into(), "x".into()]);
+        assert!(s.validate().is_err());
+    }
+
+    #[test]
+    fn complete_repetitions_are_skipped_and_partial_ones_redone() {
+        let d = tempfile::tempdir().unwrap();
+        let s = spec(&["threads=1,2"]);
+        open_dir(d.path(), &s).unwrap();
+        let pts = s.points();
+        // rep1 of the first point complete, rep2 killed half-way.
+        let (done, _) = rep_dir(d.path(), &pts[0], 1);
+        std::fs::create_dir_all(&done).unwrap();
+        std::fs::write(
+            done.join(results::REPORT),
+            r#"{"throughput_tps": 5.0, "abort_rate": 0.0}"#,
+        )
+        .unwrap();
+        std::fs::write(done.join(results::MANIFEST), "{}").unwrap();
+        let (_, partial) = rep_dir(d.path(), &pts[0], 2);
+        std::fs::create_dir_all(&partial).unwrap();
+        std::fs::write(partial.join(results::REPORT), "{").unwrap();
+        assert!(!needs_run(d.path(), &pts[0], 1).unwrap());
+        assert!(needs_run(d.path(), &pts[0], 2).unwrap());
+        assert!(
+            !partial.exists(),
+            "the killed repetition's leftover is removed"
+        );
+        assert!(needs_run(d.path(), &pts[1], 1).unwrap());
+        // A leftover with a foreign file is refused and kept.
+        std::fs::create_dir_all(&partial).unwrap();
+        std::fs::write(partial.join("mine.txt"), "x").unwrap();
+        assert!(needs_run(d.path(), &pts[0], 2).is_err());
+        assert!(partial.join("mine.txt").exists());
+        // A finished-looking directory without its manifest is refused too.
+        let (bad, _) = rep_dir(d.path(), &pts[1], 2);
+        std::fs::create_dir_all(&bad).unwrap();
+        assert!(needs_run(d.path(), &pts[1], 2).is_err());
+        // The same sweep resumes; another is refused; so is a foreign directory.
+        open_dir(d.path(), &s).unwrap();
+        assert!(open_dir(d.path(), &spec(&["threads=1,4"]))
+            .unwrap_err()
+            .contains("different sweep"));
+        let f = tempfile::tempdir().unwrap();
+        std::fs::write(f.path().join("x"), "x").unwrap();
+        assert!(open_dir(f.path(), &s).is_err());
+        // The summary counts what is complete.
+        let sum = summarize(d.path(), &s, &[]).unwrap();
+        assert_eq!(sum.points[0].reps_done, 1);
+        assert_eq!(sum.points[0].throughput_tps.unwrap().median, 5.0);
+        assert_eq!(sum.points[1].reps_done, 0);
+    }
+
+    #[test]
+    fn spreads_and_curves() {
+        let sp = Spread::of(&[3.0, 1.0, 2.0, 10.0]).unwrap();
+        assert_eq!((sp.median, sp.min, sp.max, sp.n), (2.5, 1.0, 10.0, 4));
+        assert_eq!(Spread::of(&[]), None);
+        let s = spec(&["engine=disk,memory", "threads=1,2,3,4,5"]);
+        let pts: Vec<PointSummary> = s
+            .points()
+            .iter()
+            .map(|p| {
+                let t: f64 = p.get("threads").unwrap().parse().unwrap();
+                let tps = if p.get("engine") == Some("disk") {
+                    10.0
+                } else {
+                    100.0
+                } * t.min(3.0);
+                PointSummary {
+                    name: p.name(),
+                    values: p.values.clone(),
+                    reps_done: 1,
+                    reps_failed: 0,
+                    error: None,
+                    throughput_tps: Spread::of(&[tps]),
+                    abort_rate: None,
+                    latency_p99_us: None,
+                }
+            })
+            .collect();
+        let c = curves(&s, &pts);
+        assert_eq!(c.len(), 2, "one curve over threads per engine");
+        assert_eq!(c[0].fixed, vec![("engine".to_string(), "disk".to_string())]);
+        let a = c[1].analysis.as_ref().unwrap();
+        assert_eq!((a.best_y, a.x_90, a.knee_x), (300.0, 3.0, Some(3.0)));
+    }
+
+    #[test]
+    fn experiment_files_say_the_same_as_the_command_line() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("exp.toml");
+        std::fs::write(
+            &f,
+            "workload = \"micro\"\nvary = [\"threads=1,2\", \"size=1MB,10MB\"]\nrepeat = 3\nargs = [\"--txns\", \"200\"]\nout = \"res\"\n",
+        )
+        .unwrap();
+        let (s, out) = read_file(&f).unwrap();
+        assert_eq!(s.vary, spec(&["threads=1,2", "size=1MB,10MB"]).vary);
+        assert_eq!(s.repeat, 3);
+        assert_eq!(out, Some(PathBuf::from("res")));
+        std::fs::write(&f, "workload = \"micro\"\nvaryy = []\n").unwrap();
+        let e = read_file(&f).unwrap_err();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.contains("varyy"), "{e}");
+    }
+
+    #[test]
+    fn cpu_lists_parse() {
+        assert_eq!(parse_cpu_list("0-3,6\n"), vec![0, 1, 2, 3, 6]);
+        assert_eq!(parse_cpu_list("1"), vec![1]);
+    }
+}
