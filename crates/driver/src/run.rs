@@ -243,10 +243,12 @@ impl<W: Workload> Shared<'_, W> {
                 self.at_measure
                     .set(Some((thread_cpu(), rt::thread_stats())));
             }
-            if let (Some(cur), Some(tx)) = (self.iv.borrow_mut().as_mut(), self.series_tx.as_ref()) {
+            if let (Some(cur), Some(tx)) = (self.iv.borrow_mut().as_mut(), self.series_tx.as_ref())
+            {
                 let now_s = self.second.load(Ordering::Relaxed);
                 if now_s != cur.second {
-                    let old = std::mem::replace(cur, Interval::new(self.worker, now_s, self.ntypes));
+                    let old =
+                        std::mem::replace(cur, Interval::new(self.worker, now_s, self.ntypes));
                     // The receiver outlives the workers: a send cannot fail.
                     let _ = tx.send(old.close());
                 }

@@ -305,7 +305,10 @@ impl Backoff {
         Backoff {
             tries: 0,
             // Never 0 (xorshift would stay there).
-            seed: salt.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15).max(1),
+            seed: salt
+                .wrapping_add(1)
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .max(1),
         }
     }
 
