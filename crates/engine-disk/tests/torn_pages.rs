@@ -196,6 +196,16 @@ fn pool_over(file: Arc<dyn File>, dw: Option<DoubleWrite>) -> BufferPool {
     BufferPool::new(file, dw, 64, 1, Arc::new(Log::memory_only()))
 }
 
+/// A pool with a double-write file over a data file whose faults the test controls.
+fn faulty_pool(dir: &Path) -> (BufferPool, Arc<Faults>) {
+    let faults = Arc::new(Faults::default());
+    let file = Arc::new(FaultyFile {
+        inner: data_file(dir),
+        faults: faults.clone(),
+    });
+    (pool_over(file, Some(open_dw(dir))), faults)
+}
+
 fn pool(dir: &Path, with_dw: bool) -> BufferPool {
     pool_over(data_file(dir), with_dw.then(|| open_dw(dir)))
 }
@@ -298,12 +308,7 @@ fn torn_page_is_repaired_from_the_double_write_file() {
 #[test]
 fn pages_of_a_batch_cut_by_a_full_disk_are_repaired() {
     let dir = tempfile::tempdir().unwrap();
-    let faults = Arc::new(Faults::default());
-    let file = Arc::new(FaultyFile {
-        inner: data_file(dir.path()),
-        faults: faults.clone(),
-    });
-    let p = pool_over(file, Some(open_dw(dir.path())));
+    let (p, faults) = faulty_pool(dir.path());
     put(&p, 1, 7, 1);
     put(&p, 2, 14, 1);
     p.flush_all().unwrap();
@@ -410,12 +415,7 @@ fn stale_or_damaged_copies_are_never_used() {
 #[test]
 fn after_a_failed_batch_nothing_more_is_written() {
     let dir = tempfile::tempdir().unwrap();
-    let faults = Arc::new(Faults::default());
-    let file = Arc::new(FaultyFile {
-        inner: data_file(dir.path()),
-        faults: faults.clone(),
-    });
-    let p = pool_over(file, Some(open_dw(dir.path())));
+    let (p, faults) = faulty_pool(dir.path());
     put(&p, 1, 1, 1);
     put(&p, 2, 2, 1);
     faults.full_after(PAGE_SIZE + 100);
@@ -499,12 +499,8 @@ fn double_write_file_refuses_batches_after_a_failure() {
 #[test]
 fn a_page_is_clean_only_once_its_write_is_done() {
     let dir = tempfile::tempdir().unwrap();
-    let faults = Arc::new(Faults::default());
-    let file = Arc::new(FaultyFile {
-        inner: data_file(dir.path()),
-        faults: faults.clone(),
-    });
-    let p = Arc::new(pool_over(file, Some(open_dw(dir.path()))));
+    let (p, faults) = faulty_pool(dir.path());
+    let p = Arc::new(p);
     put(&p, 1, 5, 1);
     assert_eq!(dirty(&p), vec![1]);
     let (entered, resume) = faults.pause_at(Op::Write(1));
@@ -533,12 +529,7 @@ fn a_page_is_clean_only_once_its_write_is_done() {
 #[test]
 fn a_region_is_reused_only_after_a_data_file_fsync() {
     let dir = tempfile::tempdir().unwrap();
-    let faults = Arc::new(Faults::default());
-    let file = Arc::new(FaultyFile {
-        inner: data_file(dir.path()),
-        faults: faults.clone(),
-    });
-    let p = pool_over(file, Some(open_dw(dir.path())));
+    let (p, faults) = faulty_pool(dir.path());
     let n = doublewrite::REGIONS as u64;
     for b in 1..=n + 1 {
         put(&p, b, b, 1);
