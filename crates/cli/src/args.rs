@@ -131,11 +131,35 @@ pub struct Common {
     pub acked_file: Option<PathBuf>,
     /// Transactions each worker thread runs at once, as coroutines that switch whenever
     /// one would wait (lock, latch, log flush, page I/O); 1 = plain threads (`run`,
-    /// `simulate`).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub coroutines: u32,
+    /// `simulate`; default 1, or the largest --steps-team).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub coroutines: Option<u32>,
+    /// STEPS (`run`, `simulate`): a thread's coroutines about to run the same database
+    /// operation (on the same table) form teams of at most N, which pass the thread to
+    /// one another at context-switch points inside the engine to share the L1-I cache.
+    /// Needs --coroutines >= N (implied when not given). `simulate` takes a list, e.g.
+    /// 1,2,4,8,16: one simulation per team size and a table of cache misses.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub steps_team: Vec<u32>,
     #[command(flatten)]
     pub sim: SimArgs,
+}
+
+impl Common {
+    /// Coroutines per worker thread: --coroutines, else the largest --steps-team, else 1.
+    /// Errors when --coroutines is below a --steps-team (a team forms from one thread's
+    /// coroutines).
+    pub fn coroutines(&self) -> Result<u32, String> {
+        let team = self.steps_team.iter().copied().max();
+        match (self.coroutines, team) {
+            (Some(c), Some(t)) if c < t => Err(format!(
+                "--steps-team {t} needs --coroutines {t} or more (teams form from a worker thread's coroutines), not {c}"
+            )),
+            (Some(c), _) => Ok(c),
+            (None, Some(t)) => Ok(t),
+            (None, None) => Ok(1),
+        }
+    }
 }
 
 /// Options of `oltpscope simulate` (refused by the other commands).

@@ -207,8 +207,17 @@ fn run<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
         trace_measured: c.trace_measured,
         acked_file: c.acked_file.clone(),
         check: !c.no_check,
-        coroutines: c.coroutines as usize,
+        coroutines: c.coroutines()? as usize,
         coroutine_seed: None,
+        steps_team: match c.steps_team[..] {
+            [] => None,
+            [n] => Some(n as usize),
+            _ => {
+                return Err(
+                    "`run` takes one --steps-team size (a list only with `simulate`)".into(),
+                )
+            }
+        },
     };
     let report =
         with_engine!(c.engine, E => driver::run::<E, W>(wl, &cfg)).map_err(|e| e.to_string())?;
@@ -228,8 +237,10 @@ fn check<W: Workload>(wl: &W, c: &Common) -> Result<(), String> {
     if c.reload {
         return Err("--reload discards data: `check` never does".into());
     }
-    if c.coroutines != 1 {
-        return Err("--coroutines applies to `run` and `simulate`, not `check`".into());
+    if c.coroutines.is_some() || !c.steps_team.is_empty() {
+        return Err(
+            "--coroutines and --steps-team apply to `run` and `simulate`, not `check`".into(),
+        );
     }
     // There must be something to check: never create a database or log.
     let opts = EngineOptions {

@@ -24,6 +24,9 @@ const OWN_WITH_VALUE: &[&str] = &[
     "--txns",
     "--duration",
     "--warmup",
+    // Given to the child per simulation (a list of team sizes runs one child each).
+    "--steps-team",
+    "--coroutines",
 ];
 const OWN_FLAGS: &[&str] = &["--no-3c", "--plru", "--non-inclusive"];
 const DEFAULT_TXNS: u64 = 10_000;
@@ -71,6 +74,7 @@ fn config(c: &Common) -> Result<cachesim::Config, String> {
 
 pub fn simulate(c: &Common) -> Result<(), String> {
     let cfg = config(c)?;
+    let coroutines = c.coroutines()?;
     let setup = tracer::prepare()?;
     let raw: Vec<String> = std::env::args().collect();
     let at = raw
@@ -85,9 +89,237 @@ pub fn simulate(c: &Common) -> Result<(), String> {
         (txns + cfg.warmup_txns).to_string(),
         "--trace-measured".to_string(),
         "--no-check".to_string(),
+        "--coroutines".to_string(),
+        coroutines.to_string(),
     ]);
 
+    if c.steps_team.is_empty() {
+        let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false)?;
+        print_report(&report, elapsed);
+        if let Some(p) = &c.json {
+            let v = serde_json::json!({
+                "command": raw[at..],
+                "child_args": args,
+                "elapsed_s": elapsed,
+                "simulation": sim_json(&report),
+            });
+            write_json(p, &v)?;
+        }
+        return Ok(());
+    }
+
+    // One simulation per team size, then the table.
+    let mut rows = Vec::new();
+    for &team in &c.steps_team {
+        let mut a = args.clone();
+        a.extend(["--steps-team".to_string(), team.to_string()]);
+        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true)?;
+        if c.steps_team.len() == 1 {
+            print_report(&report, elapsed);
+        } else {
+            eprintln!(
+                "team size {team}: simulated {} instructions in {elapsed:.1} s",
+                report.instructions
+            );
+        }
+        rows.push(StepsRow::new(team, coroutines, &report, run, a, elapsed)?);
+    }
+    print!("{}", steps_table(&rows));
+    if let Some(p) = &c.json {
+        let v = serde_json::json!({
+            "command": raw[at..],
+            "bound": BOUND_TEXT,
+            "bound_beta_over_a": BETA_OVER_A,
+            "runs": rows.iter().map(|r| serde_json::json!({
+                "steps_team": r.team,
+                "coroutines": r.coroutines,
+                "child_args": r.args,
+                "elapsed_s": r.elapsed,
+                "l1i_misses_per_txn": r.l1i_per_txn,
+                "l1i_mpki": r.l1i_mpki,
+                "l1d_misses_per_txn": r.l1d_per_txn,
+                "bound_l1i_misses_per_txn": r.bound,
+                "run_steps": r.run.get("steps"),
+                "simulation": sim_json(&r.report),
+            })).collect::<Vec<_>>(),
+        });
+        write_json(p, &v)?;
+    }
+    Ok(())
+}
+
+/// The paper's bound (Section 3.4.1): a team of n running one operation incurs
+/// a*m + (n-1)*beta*m misses where n runs one after another incur n*a*m (warm cache).
+/// So per transaction, STEPS' L1-I misses are at least (1 + (n-1) * beta/a) / n of the
+/// original's. beta/a from the paper's index fetch (a = 0.373, beta = 0.033).
+const BETA_OVER_A: f64 = 0.033 / 0.373;
+const BOUND_TEXT: &str = "bound: L1-I misses per txn of team size 1 x (1 + (n-1) x 0.088) / n, n = mean team size achieved, 0.088 = beta/a of the STEPS paper's index fetch (Section 3.4.1: a = 0.373, beta = 0.033); the paper reaches this only for one operation run by identical threads";
+
+struct StepsRow {
+    team: u32,
+    coroutines: u32,
+    report: cachesim::Report,
+    run: serde_json::Value,
+    args: Vec<String>,
+    elapsed: f64,
+    l1i_per_txn: f64,
+    l1i_mpki: f64,
+    l1d_per_txn: f64,
+    avg_team: f64,
+    ctx_per_txn: f64,
+    bound: Option<f64>,
+}
+
+impl StepsRow {
+    fn new(
+        team: u32,
+        coroutines: u32,
+        report: &cachesim::Report,
+        run: serde_json::Value,
+        args: Vec<String>,
+        elapsed: f64,
+    ) -> Result<StepsRow, String> {
+        let level = |n: &str| {
+            report
+                .levels
+                .iter()
+                .find(|l| l.name == n)
+                .ok_or_else(|| format!("the simulation has no {n} level"))
+        };
+        let (l1i, l1d) = (level("L1-I")?, level("L1-D")?);
+        let per_txn = |l: &cachesim::report::LevelReport| {
+            l.misses_per_txn
+                .map(|m| m.total)
+                .ok_or_else(|| "the simulation counted no transaction".to_string())
+        };
+        let steps = run.get("steps");
+        let f = |k: &str| {
+            steps
+                .and_then(|s| s.get(k))
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0)
+        };
+        Ok(StepsRow {
+            team,
+            coroutines,
+            l1i_per_txn: per_txn(l1i)?,
+            l1i_mpki: l1i.mpki.total,
+            l1d_per_txn: per_txn(l1d)?,
+            avg_team: f("avg_team_size"),
+            ctx_per_txn: f("ctx_switches_per_txn"),
+            bound: None,
+            report: report.clone(),
+            run,
+            args,
+            elapsed,
+        })
+    }
+}
+
+fn steps_table(rows: &[StepsRow]) -> String {
+    use std::fmt::Write;
+    // The baseline is the team size 1 run, if there is one.
+    let base = rows.iter().find(|r| r.team == 1).map(|r| r.l1i_per_txn);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "STEPS: L1-I misses against team size ({} coroutines per thread)",
+        rows.first().map_or(0, |r| r.coroutines)
+    );
+    let _ = writeln!(
+        o,
+        "{:>5} {:>9} {:>8} {:>12} {:>9} {:>12} {:>12} {:>9}",
+        "team",
+        "mean team",
+        "CTX/txn",
+        "L1-I/txn",
+        "L1-I MPKI",
+        "vs team 1",
+        "bound/txn",
+        "L1-D/txn"
+    );
+    for r in rows {
+        let bound = base
+            .map(|b| b * (1.0 + (r.avg_team.max(1.0) - 1.0) * BETA_OVER_A) / r.avg_team.max(1.0));
+        let vs = base.map_or("-".to_string(), |b| {
+            if b > 0.0 {
+                format!("{:.1}%", (r.l1i_per_txn / b - 1.0) * 100.0)
+            } else {
+                "-".to_string()
+            }
+        });
+        let _ = writeln!(
+            o,
+            "{:>5} {:>9.2} {:>8.1} {:>12.1} {:>9.2} {:>12} {:>12} {:>9.1}",
+            r.team,
+            r.avg_team,
+            r.ctx_per_txn,
+            r.l1i_per_txn,
+            r.l1i_mpki,
+            vs,
+            bound.map_or("-".to_string(), |b| format!("{b:.1}")),
+            r.l1d_per_txn
+        );
+    }
+    let _ = writeln!(o, "{BOUND_TEXT}");
+    if base.is_none() {
+        let _ = writeln!(o, "(no team size 1 in the list: no baseline, no bound)");
+    }
+    o
+}
+
+fn sim_json(report: &cachesim::Report) -> serde_json::Value {
+    serde_json::from_str(&report.to_json()).expect("report JSON parses")
+}
+
+fn write_json(p: &std::path::Path, v: &serde_json::Value) -> Result<(), String> {
+    std::fs::write(
+        p,
+        serde_json::to_string_pretty(v).expect("serializes") + "\n",
+    )
+    .map_err(|e| format!("cannot write {}: {e}", p.display()))
+}
+
+fn print_report(report: &cachesim::Report, elapsed: f64) {
+    if !report.warmup_completed {
+        eprintln!(
+            "note: the run ended before {} warm-up transactions: statistics include cold caches",
+            report.warmup_txns
+        );
+    }
+    print!("{}", report.to_text());
+    println!(
+        "simulated {} instructions in {elapsed:.1} s (tracer and simulator together)",
+        report.instructions
+    );
+}
+
+/// Run the child `oltpscope run` with `args` under the tracer and simulate its trace.
+/// With `run_json`, the child also writes its run report, returned parsed.
+fn trace_once(
+    cfg: &cachesim::Config,
+    setup: &tracer::TracerSetup,
+    args: &[String],
+    run_json: bool,
+) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
     let dir = tempdir()?;
+    let r = trace_in(cfg, setup, args, run_json, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
+fn trace_in(
+    cfg: &cachesim::Config,
+    setup: &tracer::TracerSetup,
+    args: &[String],
+    run_json: bool,
+    dir: &std::path::Path,
+) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
+    let mut args = args.to_vec();
+    let run_path = dir.join("run.json");
+    if run_json {
+        args.extend(["--json".to_string(), run_path.display().to_string()]);
+    }
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     let stderr_path = dir.join("child.stderr");
@@ -130,7 +362,7 @@ pub fn simulate(c: &Common) -> Result<(), String> {
     let file =
         std::fs::File::open(&fifo).map_err(|e| format!("cannot open {}: {e}", fifo.display()))?;
     opened.store(true, Ordering::Release);
-    let mut sim = cachesim::Simulator::new(cfg)?;
+    let mut sim = cachesim::Simulator::new(cfg.clone())?;
     let result = cachesim::trace::Reader::new(BufReader::with_capacity(1 << 20, file))
         .map_err(|e| e.to_string())
         .and_then(|r| sim.run(r).map_err(|e| e.to_string()));
@@ -139,7 +371,6 @@ pub fn simulate(c: &Common) -> Result<(), String> {
         .map_err(|_| "the child watcher panicked".to_string())?;
     let elapsed = t0.elapsed().as_secs_f64();
     let child_err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
     let ok = matches!(&status, Ok(s) if s.success());
     if !ok {
         let last = child_err
@@ -152,32 +383,14 @@ pub fn simulate(c: &Common) -> Result<(), String> {
     if let Err(e) = result {
         return Err(format!("reading the trace: {e}"));
     }
-    let report = sim.report();
-    if !report.warmup_completed {
-        eprintln!(
-            "note: the run ended before {} warm-up transactions: statistics include cold caches",
-            report.warmup_txns
-        );
-    }
-    print!("{}", report.to_text());
-    println!(
-        "simulated {} instructions in {elapsed:.1} s (tracer and simulator together)",
-        report.instructions
-    );
-    if let Some(p) = &c.json {
-        let v = serde_json::json!({
-            "command": raw[at..],
-            "child_args": args,
-            "elapsed_s": elapsed,
-            "simulation": serde_json::from_str::<serde_json::Value>(&report.to_json()).expect("report JSON parses"),
-        });
-        std::fs::write(
-            p,
-            serde_json::to_string_pretty(&v).expect("serializes") + "\n",
-        )
-        .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-    }
-    Ok(())
+    let run = if run_json {
+        let text = std::fs::read_to_string(&run_path)
+            .map_err(|e| format!("cannot read the traced run's report: {e}"))?;
+        serde_json::from_str(&text).map_err(|e| format!("the traced run's report: {e}"))?
+    } else {
+        serde_json::Value::Null
+    };
+    Ok((sim.report(), run, elapsed))
 }
 
 fn tempdir() -> Result<std::path::PathBuf, String> {

@@ -31,6 +31,7 @@ fn cfg(threads: usize, coroutines: usize, seed: Option<u64>, log: LogMode, txns:
         check: true,
         coroutines,
         coroutine_seed: seed,
+        steps_team: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         check: true,
         coroutines: 1,
         coroutine_seed: None,
+        steps_team: None,
     }
 }
 
