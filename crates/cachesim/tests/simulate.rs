@@ -422,18 +422,10 @@ fn every_breakdown_sums_to_its_total() {
             rows.iter().map(|b| b.stall_cycles).sum(),
         )
     };
-    let want = (
-        rep.instructions,
-        total_misses.clone(),
-        rep.total_stall_cycles,
-    );
+    let want = (rep.instructions, total_misses.clone(), rep.total_stall_cycles);
     assert_eq!(sums(&rep.by_operation), want, "by operation");
     assert_eq!(sums(&rep.by_component), want, "by component");
-    assert_eq!(
-        sums(&rep.by_operation_component),
-        want,
-        "by (operation, component)"
-    );
+    assert_eq!(sums(&rep.by_operation_component), want, "by (operation, component)");
     assert_eq!(rep.top_functions.len(), 1, "{:?}", rep.top_functions);
     let f = &rep.top_functions[0];
     assert_eq!(f.instructions, rep.instructions, "functions: instructions");
@@ -448,8 +440,5 @@ fn every_breakdown_sums_to_its_total() {
         })
         .collect();
     assert_eq!(fm, total_misses, "functions: misses");
-    assert_eq!(
-        f.stall_cycles, rep.total_stall_cycles,
-        "functions: stall cycles"
-    );
+    assert_eq!(f.stall_cycles, rep.total_stall_cycles, "functions: stall cycles");
 }

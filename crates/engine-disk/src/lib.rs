@@ -576,9 +576,7 @@ impl DiskEngine {
             while !i.stop.load(Ordering::Acquire) {
                 match i.pool.clean_step(CLEANER_PERIOD) {
                     Ok(pause) if pause.is_zero() => {}
-                    Ok(pause) => i
-                        .pool
-                        .cleaner_pause(pause, || i.stop.load(Ordering::Acquire)),
+                    Ok(pause) => i.pool.cleaner_pause(pause, || i.stop.load(Ordering::Acquire)),
                     Err(e) => {
                         i.fail(format!("page cleaner: {e}"));
                         return;
