@@ -117,6 +117,8 @@ pub struct StepsReport {
     pub in_teams_share: f64,
     /// Members that left their team by waiting (lock, latch, I/O, back-off).
     pub strays: u64,
+    /// Operations of transactions retried after a conflict: they run alone, in no team.
+    pub retry_operations: u64,
     /// CTX points at which the thread passed to another team member.
     pub ctx_switches: u64,
     /// Transactions begun (retries included).
@@ -177,6 +179,7 @@ impl StepsReport {
             operations: s.ops,
             in_teams_share: ratio(s.ops_in_teams, s.ops),
             strays: s.strays,
+            retry_operations: s.retry_ops,
             ctx_switches: s.ctx_switches,
             transactions: s.txns,
             ctx_switches_per_txn: ratio(s.ctx_switches, s.txns),
@@ -213,10 +216,11 @@ impl StepsReport {
         );
         let _ = writeln!(
             o,
-            "  {:.1}% of {} operations in teams, {} strays, {:.1} CTX switches per transaction",
+            "  {:.1}% of {} operations in teams, {} strays, {} operations of retries run alone, {:.1} CTX switches per transaction",
             self.in_teams_share * 100.0,
             fmt_count(self.operations as f64),
             fmt_count(self.strays as f64),
+            fmt_count(self.retry_operations as f64),
             self.ctx_switches_per_txn
         );
         let _ = writeln!(

@@ -99,6 +99,8 @@ pub struct StepsStats {
     pub ops_in_teams: u64,
     /// Members that left their team by waiting (lock, latch, I/O, back-off).
     pub strays: u64,
+    /// Operation entries of transactions retried after a conflict, which run alone.
+    pub retry_ops: u64,
     /// CTX points at which the thread passed from one member to another.
     pub ctx_switches: u64,
     /// Sum over team formations of the coroutines then parked or stray (the paper's
@@ -146,6 +148,7 @@ impl StepsStats {
         self.teams += o.teams;
         self.ops_in_teams += o.ops_in_teams;
         self.strays += o.strays;
+        self.retry_ops += o.retry_ops;
         self.ctx_switches += o.ctx_switches;
         self.ready_sum += o.ready_sum;
         for r in &o.rows {
@@ -188,6 +191,11 @@ struct Sched {
     in_team: Vec<Cell<bool>>,
     /// STEPS: members in the running team (a team of one never switches at CTX points).
     team_len: Cell<usize>,
+    /// STEPS: a coroutine retrying a transaction after a conflict runs it alone (see
+    /// [`run_steps`]): 0 no, 1 backed off (its next begin is the retry), 2 retrying.
+    solo: Vec<Cell<u8>>,
+    /// STEPS: operation entries passed by retrying coroutines.
+    solo_ops: Cell<u64>,
 }
 
 impl Sched {
@@ -213,10 +221,13 @@ impl Sched {
 impl Scheduler for Sched {
     fn wait(
         &self,
-        _kind: WaitKind,
+        kind: WaitKind,
         cond: &mut dyn FnMut() -> bool,
         deadline: Option<Instant>,
     ) -> bool {
+        if kind == WaitKind::Backoff && matches!(self.policy, Policy::Steps { .. }) {
+            self.solo[self.cur.get()].set(1);
+        }
         let mut first = true;
         loop {
             if cond() {
@@ -246,6 +257,17 @@ impl Scheduler for Sched {
             }
             Policy::Steps { .. } => match p {
                 Point::OpEntry(op, obj) => {
+                    let solo = &self.solo[self.cur.get()];
+                    if solo.get() != 0 {
+                        if op == probe::Op::Begin as u32 {
+                            // The retry begins (1), or the next transaction does (2).
+                            solo.set(if solo.get() == 1 { 2 } else { 0 });
+                        }
+                        if solo.get() != 0 {
+                            self.solo_ops.set(self.solo_ops.get() + 1);
+                            return;
+                        }
+                    }
                     if !std::thread::panicking() {
                         self.suspend(Yielded::Entry(op, obj));
                     }
@@ -289,6 +311,8 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
         policy,
         in_team: (0..n).map(|_| Cell::new(false)).collect(),
         team_len: Cell::new(0),
+        solo: (0..n).map(|_| Cell::new(0)).collect(),
+        solo_ops: Cell::new(0),
     };
     let panicked: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
     let mut stats = Stats::default();
@@ -324,7 +348,9 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
         };
         if let Policy::Steps { team } = policy {
             let cap = team.max(1);
-            let st = crate::with_scheduler(&sched, || run_steps(&sched, &mut cos, cap, &mut stats));
+            let mut st =
+                crate::with_scheduler(&sched, || run_steps(&sched, &mut cos, cap, &mut stats));
+            st.retry_ops = sched.solo_ops.get();
             stats.steps = Some(st);
         } else {
             crate::with_scheduler(&sched, || {
@@ -395,6 +421,13 @@ struct List {
 /// operation the last member or last stray is interested in"), unless a list's oldest
 /// coroutine has seen as many teams formed as there are live coroutines since it parked:
 /// then that list goes first, so every coroutine progresses.
+///
+/// A transaction retried after a conflict (it backed off through `rt::Backoff`) runs
+/// alone, as a stray that parks nowhere until its next transaction begins. Lockstep
+/// execution is deterministic: under optimistic concurrency control a team member that
+/// lost validation to its teammates would otherwise meet them again in the same order
+/// at every retry and could lose forever (the paper's Shore used locking, where waits
+/// already make members stray).
 fn run_steps(sched: &Sched, cos: &mut [Option<Co>], cap: usize, stats: &mut Stats) -> StepsStats {
     let n = cos.len();
     let mut st = StepsStats::new(cap);
@@ -775,6 +808,48 @@ mod tests {
             ]
         );
         assert_eq!(stats.steps.unwrap().ctx_switches, 0);
+    }
+
+    #[test]
+    fn a_retried_transaction_runs_alone() {
+        // Coroutine 0 backs off (a conflict) after its first operation; its retry (begin,
+        // two more operations) runs without parking, then its next transaction parks
+        // again. Coroutine 1 runs plain operations in teams.
+        const BEGIN: u32 = probe::Op::Begin as u32;
+        let log = RefCell::new(Vec::new());
+        let bodies: Vec<Box<dyn FnOnce() + '_>> = vec![
+            Box::new(|| {
+                point(Point::OpEntry(BEGIN, crate::NO_OBJ));
+                log.borrow_mut().push("0 first try");
+                crate::Backoff::new(1).wait();
+                for step in ["0 retry begins", "0 retry op", "0 retry commits"] {
+                    let op = if step == "0 retry begins" { BEGIN } else { OP };
+                    point(Point::OpEntry(op, 0));
+                    point(CTX);
+                    log.borrow_mut().push(step);
+                }
+                point(Point::OpEntry(BEGIN, crate::NO_OBJ));
+                log.borrow_mut().push("0 next txn");
+            }),
+            Box::new(|| {
+                for step in ["1 a", "1 b", "1 c"] {
+                    point(Point::OpEntry(OP, 0));
+                    point(CTX);
+                    log.borrow_mut().push(step);
+                }
+            }),
+        ];
+        let stats = run(Policy::Steps { team: 4 }, bodies);
+        let log = log.into_inner();
+        let retry = log.iter().position(|s| *s == "0 retry begins").unwrap();
+        assert_eq!(
+            &log[retry..retry + 3],
+            ["0 retry begins", "0 retry op", "0 retry commits"],
+            "nothing runs inside the retry: {log:?}"
+        );
+        let st = stats.steps.unwrap();
+        assert_eq!(st.retry_ops, 3);
+        assert_eq!(st.ops, 5, "first try, next transaction, 3 of coroutine 1");
     }
 
     #[test]
