@@ -124,6 +124,13 @@ pub fn simulate(c: &Common) -> Result<(), String> {
         }
         rows.push(StepsRow::new(team, coroutines, &report, run, a, elapsed)?);
     }
+    // The baseline is the team size 1 run, if there is one.
+    if let Some(base) = rows.iter().find(|r| r.team == 1).map(|r| r.l1i_per_txn) {
+        for r in &mut rows {
+            let n = r.avg_team.max(1.0);
+            r.bound = Some(base * (1.0 + (n - 1.0) * BETA_OVER_A) / n);
+        }
+    }
     print!("{}", steps_table(&rows));
     if let Some(p) = &c.json {
         let v = serde_json::json!({
@@ -138,6 +145,7 @@ pub fn simulate(c: &Common) -> Result<(), String> {
                 "l1i_misses_per_txn": r.l1i_per_txn,
                 "l1i_mpki": r.l1i_mpki,
                 "l1d_misses_per_txn": r.l1d_per_txn,
+                "aborts_per_commit": r.aborts_per_commit,
                 "bound_l1i_misses_per_txn": r.bound,
                 "run_steps": r.run.get("steps"),
                 "simulation": sim_json(&r.report),
@@ -167,6 +175,8 @@ struct StepsRow {
     l1d_per_txn: f64,
     avg_team: f64,
     ctx_per_txn: f64,
+    /// Conflict aborts per commit in the traced run.
+    aborts_per_commit: f64,
     bound: Option<f64>,
 }
 
@@ -206,6 +216,14 @@ impl StepsRow {
             l1i_mpki: l1i.mpki.total,
             l1d_per_txn: per_txn(l1d)?,
             avg_team: f("avg_team_size"),
+            aborts_per_commit: {
+                let g = |k: &str| run.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
+                if g("committed") > 0.0 {
+                    g("aborted") / g("committed")
+                } else {
+                    0.0
+                }
+            },
             ctx_per_txn: f("ctx_switches_per_txn"),
             bound: None,
             report: report.clone(),
@@ -218,7 +236,6 @@ impl StepsRow {
 
 fn steps_table(rows: &[StepsRow]) -> String {
     use std::fmt::Write;
-    // The baseline is the team size 1 run, if there is one.
     let base = rows.iter().find(|r| r.team == 1).map(|r| r.l1i_per_txn);
     let mut o = String::new();
     let _ = writeln!(
@@ -228,10 +245,11 @@ fn steps_table(rows: &[StepsRow]) -> String {
     );
     let _ = writeln!(
         o,
-        "{:>5} {:>9} {:>8} {:>12} {:>9} {:>12} {:>12} {:>9}",
+        "{:>5} {:>9} {:>8} {:>13} {:>12} {:>9} {:>12} {:>12} {:>9}",
         "team",
         "mean team",
         "CTX/txn",
+        "aborts/commit",
         "L1-I/txn",
         "L1-I MPKI",
         "vs team 1",
@@ -239,8 +257,7 @@ fn steps_table(rows: &[StepsRow]) -> String {
         "L1-D/txn"
     );
     for r in rows {
-        let bound = base
-            .map(|b| b * (1.0 + (r.avg_team.max(1.0) - 1.0) * BETA_OVER_A) / r.avg_team.max(1.0));
+        let bound = r.bound;
         let vs = base.map_or("-".to_string(), |b| {
             if b > 0.0 {
                 format!("{:.1}%", (r.l1i_per_txn / b - 1.0) * 100.0)
@@ -250,10 +267,11 @@ fn steps_table(rows: &[StepsRow]) -> String {
         });
         let _ = writeln!(
             o,
-            "{:>5} {:>9.2} {:>8.1} {:>12.1} {:>9.2} {:>12} {:>12} {:>9.1}",
+            "{:>5} {:>9.2} {:>8.1} {:>13.2} {:>12.1} {:>9.2} {:>12} {:>12} {:>9.1}",
             r.team,
             r.avg_team,
             r.ctx_per_txn,
+            r.aborts_per_commit,
             r.l1i_per_txn,
             r.l1i_mpki,
             vs,
@@ -261,6 +279,10 @@ fn steps_table(rows: &[StepsRow]) -> String {
             r.l1d_per_txn
         );
     }
+    let _ = writeln!(
+        o,
+        "per txn: per transaction attempt (a conflict-aborted attempt counts; see aborts/commit)"
+    );
     let _ = writeln!(o, "{BOUND_TEXT}");
     if base.is_none() {
         let _ = writeln!(o, "(no team size 1 in the list: no baseline, no bound)");

@@ -89,7 +89,7 @@ pub struct StepsStats {
     pub cap: usize,
     /// Operation entries (every one parks in a team list).
     pub ops: u64,
-    /// Transactions begun (entries of `probe::Op::Begin`).
+    /// Transactions begun (entries of `probe::Op::Begin`, retries included).
     pub txns: u64,
     /// Teams formed.
     pub teams: u64,
@@ -196,6 +196,8 @@ struct Sched {
     solo: Vec<Cell<u8>>,
     /// STEPS: operation entries passed by retrying coroutines.
     solo_ops: Cell<u64>,
+    /// STEPS: transactions begun (retries included).
+    begins: Cell<u64>,
 }
 
 impl Sched {
@@ -257,6 +259,9 @@ impl Scheduler for Sched {
             }
             Policy::Steps { .. } => match p {
                 Point::OpEntry(op, obj) => {
+                    if op == probe::Op::Begin as u32 {
+                        self.begins.set(self.begins.get() + 1);
+                    }
                     let solo = &self.solo[self.cur.get()];
                     if solo.get() != 0 {
                         if op == probe::Op::Begin as u32 {
@@ -313,6 +318,7 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
         team_len: Cell::new(0),
         solo: (0..n).map(|_| Cell::new(0)).collect(),
         solo_ops: Cell::new(0),
+        begins: Cell::new(0),
     };
     let panicked: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
     let mut stats = Stats::default();
@@ -351,6 +357,7 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
             let mut st =
                 crate::with_scheduler(&sched, || run_steps(&sched, &mut cos, cap, &mut stats));
             st.retry_ops = sched.solo_ops.get();
+            st.txns = sched.begins.get();
             stats.steps = Some(st);
         } else {
             crate::with_scheduler(&sched, || {
@@ -444,9 +451,6 @@ fn run_steps(sched: &Sched, cos: &mut [Option<Co>], cap: usize, stats: &mut Stat
 
     let park = |lists: &mut Vec<List>, st: &mut StepsStats, c: usize, op: u32, obj: u64| {
         st.ops += 1;
-        if op == probe::Op::Begin as u32 {
-            st.txns += 1;
-        }
         let stamp = st.teams;
         match lists.iter_mut().find(|l| l.op == op && l.obj == obj) {
             Some(l) => l.parked.push_back((c, stamp)),
@@ -849,6 +853,7 @@ mod tests {
         );
         let st = stats.steps.unwrap();
         assert_eq!(st.retry_ops, 3);
+        assert_eq!(st.txns, 3, "first try, retry, next transaction");
         assert_eq!(st.ops, 5, "first try, next transaction, 3 of coroutine 1");
     }
 
