@@ -80,6 +80,9 @@ pub enum Concurrency {
     /// All as coroutines on the calling thread; the seed picks the coroutine that runs
     /// at every wait and operation entry (`rt::coro::Policy::Seeded`).
     Coroutines(u64),
+    /// All as coroutines on the calling thread under STEPS with teams of at most this
+    /// many (`rt::coro::Policy::Steps`).
+    Steps(usize),
 }
 
 type Body<'a> = Box<dyn FnOnce() + Send + 'a>;
@@ -94,6 +97,10 @@ fn concurrently(how: Concurrency, bodies: Vec<Body<'_>>) {
         Concurrency::Coroutines(seed) => {
             let bodies = bodies.into_iter().map(|b| b as Box<dyn FnOnce()>).collect();
             rt::coro::run(rt::coro::Policy::Seeded(seed), bodies);
+        }
+        Concurrency::Steps(team) => {
+            let bodies = bodies.into_iter().map(|b| b as Box<dyn FnOnce()>).collect();
+            rt::coro::run(rt::coro::Policy::Steps { team }, bodies);
         }
     }
 }
@@ -125,7 +132,16 @@ impl Barrier {
 
 /// Every concurrent test, its streams run as coroutines on this thread under `seed`.
 pub fn all_under_seed<E: Engine>(opts: &EngineOptions, primary: IndexKind, seed: u64) {
-    let how = Concurrency::Coroutines(seed);
+    all_under::<E>(opts, primary, Concurrency::Coroutines(seed));
+}
+
+/// Every concurrent test, its streams run as coroutines on this thread under STEPS
+/// with teams of at most `team`.
+pub fn all_under_steps<E: Engine>(opts: &EngineOptions, primary: IndexKind, team: usize) {
+    all_under::<E>(opts, primary, Concurrency::Steps(team));
+}
+
+fn all_under<E: Engine>(opts: &EngineOptions, primary: IndexKind, how: Concurrency) {
     transfers_keep_total_under::<E>(opts, primary, how);
     scans_never_see_partial_txn_under::<E>(opts, primary, how);
     write_skew_prevented_under::<E>(opts, primary, how);
@@ -780,5 +796,14 @@ mod tests {
             };
             all_under_seed::<SerialEngine>(&o, kind, seed);
         });
+    }
+
+    #[test]
+    fn serial_engine_conforms_under_steps() {
+        let o = EngineOptions::default();
+        for (i, team) in [1, 2, 4, 8].into_iter().enumerate() {
+            let kind = [IndexKind::BTree, IndexKind::Hash][i % 2];
+            all_under_steps::<SerialEngine>(&o, kind, team);
+        }
     }
 }

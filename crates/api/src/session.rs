@@ -2,7 +2,7 @@
 //! scan, insert, update and delete a workload issues passes through a method here, which
 //! marks the operation for the profiler and the tracer (`probe`), tells `rt`'s scheduler
 //! (if the thread runs transactions as coroutines) that an operation begins, a point
-//! where it may switch (STEPS teams will switch here), and then enters the engine.
+//! where it may switch (STEPS parks it in the team of that operation and table), and then enters the engine.
 
 use crate::engine::{Dir, Worker};
 use crate::error::{Error, Result};
@@ -16,9 +16,11 @@ use std::ops::Bound;
 /// of a transaction it switches away from mid-operation.
 struct Mark(Op);
 
+/// `obj` names the table or index for STEPS teams (`rt::NO_OBJ` for operations whose
+/// code is the same on every table: the paper's Table 2).
 #[inline(always)]
-fn mark(o: Op) -> Mark {
-    rt::point(rt::Point::OpEntry(o as u32));
+fn mark(o: Op, obj: u64) -> Mark {
+    rt::point(rt::Point::OpEntry(o as u32, obj));
     probe::op_begin(o);
     rt::op_mark(o as u32, true);
     Mark(o)
@@ -62,14 +64,14 @@ impl<W: Worker> Session<W> {
         assert!(!self.in_txn, "begin inside a transaction");
         self.txn_type = txn_type;
         probe::txn_begin(txn_type);
-        let _m = mark(Op::Begin);
+        let _m = mark(Op::Begin, rt::NO_OBJ);
         self.w.begin()?;
         self.in_txn = true;
         Ok(())
     }
 
     pub fn get(&mut self, table: TableId, key: &[u8], mut f: impl FnMut(&[u8])) -> Result<bool> {
-        let _m = mark(Op::IndexProbe);
+        let _m = mark(Op::IndexProbe, rt::obj(table.0, 0));
         self.w.get(table, key, &mut f)
     }
 
@@ -89,12 +91,12 @@ impl<W: Worker> Session<W> {
         limit: usize,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        let _m = mark(Op::Scan);
+        let _m = mark(Op::Scan, rt::obj(index.table.0, index.index));
         self.w.scan(index, lo, hi, dir, limit, &mut f)
     }
 
     pub fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
-        let _m = mark(Op::Insert);
+        let _m = mark(Op::Insert, rt::obj(table.0, 0));
         self.w.insert(table, key, row)
     }
 
@@ -108,7 +110,7 @@ impl<W: Worker> Session<W> {
         key: &[u8],
         mut f: impl FnMut(&mut [u8]),
     ) -> Result<bool> {
-        let _m = mark(Op::Update);
+        let _m = mark(Op::Update, rt::NO_OBJ);
         self.w.update(table, key, &mut f)
     }
 
@@ -134,19 +136,19 @@ impl<W: Worker> Session<W> {
     }
 
     pub fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
-        let _m = mark(Op::Delete);
+        let _m = mark(Op::Delete, rt::obj(table.0, 0));
         self.w.delete(table, key)
     }
 
     pub fn commit(&mut self) -> Result<()> {
         assert!(self.in_txn, "commit outside a transaction");
         let r = {
-            let _m = mark(Op::Commit);
+            let _m = mark(Op::Commit, rt::NO_OBJ);
             self.w.commit()
         };
         if r.is_err() {
             // A failed commit leaves the transaction to be rolled back.
-            let _m = mark(Op::Abort);
+            let _m = mark(Op::Abort, rt::NO_OBJ);
             self.w.abort();
         }
         self.in_txn = false;
@@ -159,7 +161,7 @@ impl<W: Worker> Session<W> {
             return;
         }
         {
-            let _m = mark(Op::Abort);
+            let _m = mark(Op::Abort, rt::NO_OBJ);
             self.w.abort();
         }
         self.in_txn = false;

@@ -261,9 +261,16 @@ pub struct RunOpts {
     #[arg(long, hide = true)]
     pub acked_file: Option<PathBuf>,
     /// Transactions each worker thread runs at once, as coroutines that switch whenever
-    /// one would wait (lock, latch, log flush, page I/O); 1 = plain threads.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub coroutines: u32,
+    /// one would wait (lock, latch, log flush, page I/O); 1 = plain threads (default 1,
+    /// or the --steps-team size).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub coroutines: Option<u32>,
+    /// STEPS: a thread's coroutines about to run the same database operation (on the
+    /// same table) form teams of at most N, which pass the thread to one another at
+    /// context-switch points inside the engine to share the L1-I cache. Needs
+    /// --coroutines >= N (implied when not given).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub steps_team: Option<u32>,
 }
 
 /// `oltpscope load`.
@@ -312,9 +319,14 @@ pub struct SimOpts {
     #[arg(long)]
     pub json: Option<PathBuf>,
     /// Transactions each worker thread of the traced run runs at once, as coroutines
-    /// (see `run --coroutines`); 1 = plain threads.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub coroutines: u32,
+    /// (see `run --coroutines`); 1 = plain threads (default 1, or the largest
+    /// --steps-team).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub coroutines: Option<u32>,
+    /// STEPS team sizes (see `run --steps-team`), e.g. 1,2,4,8,16: one simulation per
+    /// team size and a table of cache misses against team size.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub steps_team: Vec<u32>,
     /// Write a results directory here (a new or empty directory): report.json and
     /// manifest.json (see docs/results.md).
     #[arg(long)]
@@ -656,4 +668,19 @@ pub struct TpccTxn {
     /// time after each transaction (clause 5.2.5), instead of back to back.
     #[arg(long)]
     pub terminal_times: bool,
+}
+
+/// Coroutines per worker thread: --coroutines, else the largest STEPS team, else 1.
+/// Errors when --coroutines is below a team size (a team forms from one thread's
+/// coroutines).
+pub fn coroutines(coroutines: Option<u32>, teams: &[u32]) -> Result<u32, String> {
+    let team = teams.iter().copied().max();
+    match (coroutines, team) {
+        (Some(c), Some(t)) if c < t => Err(format!(
+            "--steps-team {t} needs --coroutines {t} or more (teams form from a worker thread's coroutines), not {c}"
+        )),
+        (Some(c), _) => Ok(c),
+        (None, Some(t)) => Ok(t),
+        (None, None) => Ok(1),
+    }
 }

@@ -471,8 +471,9 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
             tps,
             poisson: c.arrivals == ArrivalsArg::Poisson,
         }),
-        coroutines: c.coroutines as usize,
+        coroutines: crate::args::coroutines(c.coroutines, c.steps_team.as_slice())? as usize,
         coroutine_seed: None,
+        steps_team: c.steps_team.map(|n| n as usize),
         timeseries: c.out.is_some(),
     };
     let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {

@@ -15,7 +15,12 @@ const DEFAULT_WARMUP_TXNS: u64 = 1_000;
 
 /// The child run's arguments, from `simulate`'s parsed options: the workload's, the
 /// engine's, and the transactions to trace (cache warm-up included; no timed warm-up).
-fn child_args(c: &SimOpts, workload_args: Vec<String>, warmup_txns: u64) -> Vec<String> {
+fn child_args(
+    c: &SimOpts,
+    workload_args: Vec<String>,
+    warmup_txns: u64,
+    coroutines: u32,
+) -> Vec<String> {
     let mut v = vec!["run".to_string()];
     v.extend(workload_args);
     let s = String::from;
@@ -38,8 +43,8 @@ fn child_args(c: &SimOpts, workload_args: Vec<String>, warmup_txns: u64) -> Vec<
     if let Some(m) = c.disk.checkpoint_ms {
         v.extend([s("--checkpoint-ms"), m.to_string()]);
     }
-    if c.coroutines > 1 {
-        v.extend([s("--coroutines"), c.coroutines.to_string()]);
+    if coroutines > 1 {
+        v.extend([s("--coroutines"), coroutines.to_string()]);
     }
     if c.no_pin {
         v.push(s("--no-pin"));
@@ -117,15 +122,252 @@ fn simulate_into(
     cfg: cachesim::Config,
     json: &JsonOut,
 ) -> Result<serde_json::Value, String> {
+    let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
-    let args = child_args(c, workload_args, cfg.warmup_txns);
+    let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);
 
+    if c.steps_team.is_empty() {
+        let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false)?;
+        json.text(&report_text(&report, elapsed));
+        let value = serde_json::json!({
+            "child_args": args,
+            "elapsed_s": elapsed,
+            "simulation": sim_json(&report),
+        });
+        json.write(&value)?;
+        return Ok(value);
+    }
+
+    // One simulation per team size, then the table.
+    let mut rows = Vec::new();
+    for &team in &c.steps_team {
+        let mut a = args.clone();
+        a.extend(["--steps-team".to_string(), team.to_string()]);
+        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true)?;
+        if c.steps_team.len() == 1 {
+            json.text(&report_text(&report, elapsed));
+        } else {
+            eprintln!(
+                "team size {team}: simulated {} instructions in {elapsed:.1} s",
+                cachesim::report::sep(report.instructions)
+            );
+        }
+        rows.push(StepsRow::new(team, coroutines, &report, run, a, elapsed)?);
+    }
+    // The baseline is the team size 1 run, if there is one.
+    if let Some(base) = rows.iter().find(|r| r.team == 1).map(|r| r.l1i_per_txn) {
+        for r in &mut rows {
+            let n = r.avg_team.max(1.0);
+            r.bound = Some(base * (1.0 + (n - 1.0) * BETA_OVER_A) / n);
+        }
+    }
+    json.text(&steps_table(&rows));
+    let first = &rows[0];
+    let value = serde_json::json!({
+        // The first run stands for the whole in a results directory's manifest.
+        "child_args": first.args,
+        "elapsed_s": rows.iter().map(|r| r.elapsed).sum::<f64>(),
+        "simulation": sim_json(&first.report),
+        "bound": BOUND_TEXT,
+        "bound_beta_over_a": BETA_OVER_A,
+        "runs": rows.iter().map(|r| serde_json::json!({
+            "steps_team": r.team,
+            "coroutines": r.coroutines,
+            "child_args": r.args,
+            "elapsed_s": r.elapsed,
+            "l1i_misses_per_txn": r.l1i_per_txn,
+            "l1i_mpki": r.l1i_mpki,
+            "l1d_misses_per_txn": r.l1d_per_txn,
+            "aborts_per_commit": r.aborts_per_commit,
+            "bound_l1i_misses_per_txn": r.bound,
+            "run_steps": r.run.get("steps"),
+            "simulation": sim_json(&r.report),
+        })).collect::<Vec<_>>(),
+    });
+    json.write(&value)?;
+    Ok(value)
+}
+
+/// The paper's bound (Section 3.4.1): a team of n running one operation incurs
+/// a*m + (n-1)*beta*m misses where n runs one after another incur n*a*m (warm cache).
+/// So per transaction, STEPS' L1-I misses are at least (1 + (n-1) * beta/a) / n of the
+/// original's. beta/a from the paper's index fetch (a = 0.373, beta = 0.033).
+const BETA_OVER_A: f64 = 0.033 / 0.373;
+const BOUND_TEXT: &str = "bound: L1-I misses per txn of team size 1 x (1 + (n-1) x 0.088) / n, n = mean team size achieved, 0.088 = beta/a of the STEPS paper's index fetch (Section 3.4.1: a = 0.373, beta = 0.033); the paper reaches this only for one operation run by identical threads";
+
+struct StepsRow {
+    team: u32,
+    coroutines: u32,
+    report: cachesim::Report,
+    run: serde_json::Value,
+    args: Vec<String>,
+    elapsed: f64,
+    l1i_per_txn: f64,
+    l1i_mpki: f64,
+    l1d_per_txn: f64,
+    avg_team: f64,
+    ctx_per_txn: f64,
+    /// Conflict aborts per commit in the traced run.
+    aborts_per_commit: f64,
+    bound: Option<f64>,
+}
+
+impl StepsRow {
+    fn new(
+        team: u32,
+        coroutines: u32,
+        report: &cachesim::Report,
+        run: serde_json::Value,
+        args: Vec<String>,
+        elapsed: f64,
+    ) -> Result<StepsRow, String> {
+        let level = |n: &str| {
+            report
+                .levels
+                .iter()
+                .find(|l| l.name == n)
+                .ok_or_else(|| format!("the simulation has no {n} level"))
+        };
+        let (l1i, l1d) = (level("L1-I")?, level("L1-D")?);
+        let per_txn = |l: &cachesim::report::LevelReport| {
+            l.misses_per_txn
+                .map(|m| m.total)
+                .ok_or_else(|| "the simulation counted no transaction".to_string())
+        };
+        let steps = run.get("steps");
+        let f = |k: &str| {
+            steps
+                .and_then(|s| s.get(k))
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0)
+        };
+        Ok(StepsRow {
+            team,
+            coroutines,
+            l1i_per_txn: per_txn(l1i)?,
+            l1i_mpki: l1i.mpki.total,
+            l1d_per_txn: per_txn(l1d)?,
+            avg_team: f("avg_team_size"),
+            aborts_per_commit: {
+                let g = |k: &str| run.get(k).and_then(|v| v.as_f64()).unwrap_or(0.0);
+                if g("committed") > 0.0 {
+                    g("aborted") / g("committed")
+                } else {
+                    0.0
+                }
+            },
+            ctx_per_txn: f("ctx_switches_per_txn"),
+            bound: None,
+            report: report.clone(),
+            run,
+            args,
+            elapsed,
+        })
+    }
+}
+
+fn steps_table(rows: &[StepsRow]) -> String {
+    use std::fmt::Write;
+    let base = rows.iter().find(|r| r.team == 1).map(|r| r.l1i_per_txn);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "STEPS: L1-I misses against team size ({} coroutines per thread)",
+        rows.first().map_or(0, |r| r.coroutines)
+    );
+    let _ = writeln!(
+        o,
+        "{:>5} {:>9} {:>8} {:>13} {:>12} {:>9} {:>12} {:>12} {:>9}",
+        "team",
+        "mean team",
+        "CTX/txn",
+        "aborts/commit",
+        "L1-I/txn",
+        "L1-I MPKI",
+        "vs team 1",
+        "bound/txn",
+        "L1-D/txn"
+    );
+    for r in rows {
+        let bound = r.bound;
+        let vs = base.map_or("-".to_string(), |b| {
+            if b > 0.0 {
+                format!("{:.1}%", (r.l1i_per_txn / b - 1.0) * 100.0)
+            } else {
+                "-".to_string()
+            }
+        });
+        let _ = writeln!(
+            o,
+            "{:>5} {:>9.2} {:>8.1} {:>13.2} {:>12.1} {:>9.2} {:>12} {:>12} {:>9.1}",
+            r.team,
+            r.avg_team,
+            r.ctx_per_txn,
+            r.aborts_per_commit,
+            r.l1i_per_txn,
+            r.l1i_mpki,
+            vs,
+            bound.map_or("-".to_string(), |b| format!("{b:.1}")),
+            r.l1d_per_txn
+        );
+    }
+    let _ = writeln!(
+        o,
+        "per txn: per transaction attempt (a conflict-aborted attempt counts; see aborts/commit)"
+    );
+    let _ = writeln!(o, "{BOUND_TEXT}");
+    if base.is_none() {
+        let _ = writeln!(o, "(no team size 1 in the list: no baseline, no bound)");
+    }
+    o
+}
+
+fn sim_json(report: &cachesim::Report) -> serde_json::Value {
+    serde_json::from_str(&report.to_json()).expect("report JSON parses")
+}
+
+fn report_text(report: &cachesim::Report, elapsed: f64) -> String {
+    if !report.warmup_completed {
+        eprintln!(
+            "note: the run ended before {} warm-up transactions: statistics include cold caches",
+            report.warmup_txns
+        );
+    }
+    format!(
+        "{}simulated {} instructions in {elapsed:.1} s (tracer and simulator together)\n",
+        report.to_text(),
+        cachesim::report::sep(report.instructions)
+    )
+}
+
+/// Run the child `oltpscope run` with `args` under the tracer and simulate its trace.
+/// With `run_json`, the child also writes its run report, returned parsed.
+fn trace_once(
+    cfg: &cachesim::Config,
+    setup: &tracer::TracerSetup,
+    args: &[String],
+    run_json: bool,
+) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
     // Removed when dropped, on every return below.
     let tmp = tempfile::Builder::new()
         .prefix("oltpscope-simulate-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let dir = tmp.path();
+    trace_in(cfg, setup, args, run_json, tmp.path())
+}
+
+fn trace_in(
+    cfg: &cachesim::Config,
+    setup: &tracer::TracerSetup,
+    args: &[String],
+    run_json: bool,
+    dir: &std::path::Path,
+) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
+    let mut args = args.to_vec();
+    let run_path = dir.join("run.json");
+    if run_json {
+        args.extend(["--json".to_string(), run_path.display().to_string()]);
+    }
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     let stderr_path = dir.join("child.stderr");
@@ -168,7 +410,7 @@ fn simulate_into(
     let file =
         std::fs::File::open(&fifo).map_err(|e| format!("cannot open {}: {e}", fifo.display()))?;
     opened.store(true, Ordering::Release);
-    let mut sim = cachesim::Simulator::new(cfg)?;
+    let mut sim = cachesim::Simulator::new(cfg.clone())?;
     let result = cachesim::trace::Reader::new(BufReader::with_capacity(1 << 20, file))
         .map_err(|e| e.to_string())
         .and_then(|r| sim.run(r).map_err(|e| e.to_string()));
@@ -177,7 +419,6 @@ fn simulate_into(
         .map_err(|_| "the child watcher panicked".to_string())?;
     let elapsed = t0.elapsed().as_secs_f64();
     let child_err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    drop(tmp);
     let ok = matches!(&status, Ok(s) if s.success());
     if !ok {
         let last = child_err
@@ -190,25 +431,14 @@ fn simulate_into(
     if let Err(e) = result {
         return Err(format!("reading the trace: {e}"));
     }
-    let report = sim.report();
-    if !report.warmup_completed {
-        eprintln!(
-            "note: the run ended before {} warm-up transactions: statistics include cold caches",
-            report.warmup_txns
-        );
-    }
-    json.text(&report.to_text());
-    json.text(&format!(
-        "simulated {} instructions in {elapsed:.1} s (tracer and simulator together)\n",
-        cachesim::report::sep(report.instructions)
-    ));
-    let value = serde_json::json!({
-        "child_args": args,
-        "elapsed_s": elapsed,
-        "simulation": serde_json::from_str::<serde_json::Value>(&report.to_json()).expect("report JSON parses"),
-    });
-    json.write(&value)?;
-    Ok(value)
+    let run = if run_json {
+        let text = std::fs::read_to_string(&run_path)
+            .map_err(|e| format!("cannot read the traced run's report: {e}"))?;
+        serde_json::from_str(&text).map_err(|e| format!("the traced run's report: {e}"))?
+    } else {
+        serde_json::Value::Null
+    };
+    Ok((sim.report(), run, elapsed))
 }
 
 #[cfg(test)]
@@ -234,6 +464,7 @@ mod tests {
             &a.common,
             vec!["tpcb".into(), "--scale".into(), "2".into()],
             7,
+            1,
         );
         let line = v.join(" ");
         assert_eq!(

@@ -67,6 +67,9 @@ pub struct Report {
     pub coroutines: usize,
     /// Coroutine switches over the whole run (0 without coroutines).
     pub coroutine_switches: u64,
+    /// STEPS team statistics over the whole run (with `--steps-team`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<StepsReport>,
     /// Waits through `rt` by kind, measured phase, all worker threads.
     pub waits: Vec<WaitReport>,
     pub duration_s: f64,
@@ -109,6 +112,150 @@ pub struct Report {
     /// order of `per_txn` (serialized apart, in HdrHistogram's V2 form).
     #[serde(skip)]
     pub histograms: Vec<Histogram<u64>>,
+}
+
+/// STEPS team statistics (the paper's Table 4 and Section 4.3), over the whole run,
+/// warm-up and retried transactions included, summed over worker threads.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct StepsReport {
+    /// The team size cap (`--steps-team`).
+    pub team_cap: usize,
+    /// Teams formed.
+    pub teams: u64,
+    /// Mean members per team when formed.
+    pub avg_team_size: f64,
+    /// `team_sizes[k - 1]`: teams formed with k members.
+    pub team_sizes: Vec<u64>,
+    /// Mean coroutines parked or stray when a team was formed ("ready threads").
+    pub avg_ready: f64,
+    /// Operation entries.
+    pub operations: u64,
+    /// Share of operations run to their end in a team of two or more, not as strays.
+    pub in_teams_share: f64,
+    /// Members that left their team by waiting (lock, latch, I/O, back-off).
+    pub strays: u64,
+    /// Operations of transactions retried after a conflict: they run alone, in no team.
+    pub retry_operations: u64,
+    /// CTX points at which the thread passed to another team member.
+    pub ctx_switches: u64,
+    /// Transactions begun (retries included).
+    pub transactions: u64,
+    pub ctx_switches_per_txn: f64,
+    /// Per team list: the paper's Table 4 rows.
+    pub per_operation: Vec<TeamReport>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TeamReport {
+    /// Operation and, for per-table teams, its table (and secondary index).
+    pub operation: String,
+    pub teams: u64,
+    /// Mean members that entered a team ("in") and left it at their next operation,
+    /// not as strays ("out").
+    pub avg_in: f64,
+    pub avg_out: f64,
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+impl StepsReport {
+    pub fn new(s: &rt::coro::StepsStats, schema: &api::schema::Schema) -> StepsReport {
+        let name = |op: u32, obj: u64| {
+            let opn = probe::Op::ALL
+                .iter()
+                .find(|o| **o as u32 == op)
+                .map_or("op?", |o| o.name());
+            if obj == rt::NO_OBJ {
+                return opn.to_string();
+            }
+            let (t, i) = ((obj >> 16) as usize, (obj & 0xffff) as usize);
+            let tn = schema
+                .tables
+                .get(t)
+                .map_or_else(|| format!("table {t}"), |d| d.name.clone());
+            match i {
+                0 => format!("{opn}({tn})"),
+                _ => {
+                    let ix = schema.tables.get(t).and_then(|d| d.secondary.get(i - 1));
+                    format!("{opn}({tn}.{})", ix.map_or("?", |x| x.name.as_str()))
+                }
+            }
+        };
+        StepsReport {
+            team_cap: s.cap,
+            teams: s.teams,
+            avg_team_size: s.avg_team(),
+            team_sizes: s.team_sizes.iter().skip(1).copied().collect(),
+            avg_ready: ratio(s.ready_sum, s.teams),
+            operations: s.ops,
+            in_teams_share: ratio(s.ops_in_teams, s.ops),
+            strays: s.strays,
+            retry_operations: s.retry_ops,
+            ctx_switches: s.ctx_switches,
+            transactions: s.txns,
+            ctx_switches_per_txn: ratio(s.ctx_switches, s.txns),
+            per_operation: s
+                .rows
+                .iter()
+                .map(|r| TeamReport {
+                    operation: name(r.op, r.obj),
+                    teams: r.teams,
+                    avg_in: ratio(r.members_in, r.teams),
+                    avg_out: ratio(r.members_out, r.teams),
+                })
+                .collect(),
+        }
+    }
+
+    fn to_text(&self, o: &mut String) {
+        use std::fmt::Write;
+        let sizes: Vec<String> = self
+            .team_sizes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| format!("{}:{}", k + 1, fmt_count(*n as f64)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "STEPS teams of at most {}: {} teams, mean size {:.2} (sizes {}), {:.1} ready on average",
+            self.team_cap,
+            fmt_count(self.teams as f64),
+            self.avg_team_size,
+            sizes.join(" "),
+            self.avg_ready
+        );
+        let _ = writeln!(
+            o,
+            "  {:.1}% of {} operations in teams, {} strays, {} operations of retries run alone, {:.1} CTX switches per transaction",
+            self.in_teams_share * 100.0,
+            fmt_count(self.operations as f64),
+            fmt_count(self.strays as f64),
+            fmt_count(self.retry_operations as f64),
+            self.ctx_switches_per_txn
+        );
+        let _ = writeln!(
+            o,
+            "  {:<32} {:>10} {:>7} {:>7}",
+            "operation (team)", "teams", "in", "out"
+        );
+        for t in &self.per_operation {
+            let _ = writeln!(
+                o,
+                "  {:<32} {:>10} {:>7.2} {:>7.2}",
+                t.operation,
+                fmt_count(t.teams as f64),
+                t.avg_in,
+                t.avg_out
+            );
+        }
+    }
 }
 
 /// One second of the run (the last one may be partial: `interval_s`).
@@ -239,6 +386,9 @@ impl Report {
                 self.coroutines,
                 fmt_count(self.coroutine_switches as f64)
             );
+        }
+        if let Some(s) = &self.steps {
+            s.to_text(&mut o);
         }
         let waited: Vec<String> = self
             .waits

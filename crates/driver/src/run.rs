@@ -60,6 +60,9 @@ pub struct RunConfig {
     /// operation entry (`rt::coro::Policy::Seeded`, tests) instead of switching only on
     /// waits, in turn.
     pub coroutine_seed: Option<u64>,
+    /// With coroutines: run them under STEPS with teams of at most this many
+    /// (`rt::coro::Policy::Steps`); takes precedence over `coroutine_seed`.
+    pub steps_team: Option<usize>,
 }
 
 /// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
@@ -154,6 +157,8 @@ struct WorkerResult {
     ended: Option<Instant>,
     /// The workload's counters of this worker's measured commits.
     counters: Vec<(&'static str, u64)>,
+    /// STEPS team statistics of the thread (whole run).
+    steps: Option<rt::coro::StepsStats>,
 }
 
 impl WorkerResult {
@@ -169,6 +174,7 @@ impl WorkerResult {
             switches: 0,
             ended: None,
             counters: Vec::new(),
+            steps: None,
         }
     }
 
@@ -663,7 +669,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
     // Every coroutine is a worker of its own (its own id, log buffer, epoch participant).
     let mut eopts = cfg.engine.clone();
     eopts.threads = cfg.threads * ncoro;
-    let engine = E::open(schema, &eopts)?;
+    let engine = E::open(schema.clone(), &eopts)?;
     let fresh = !engine.has_data();
     let mut load_s = None;
     if fresh {
@@ -786,11 +792,14 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                                 }) as Box<dyn FnOnce() + '_>
                             })
                             .collect();
-                        let policy = match cfg.coroutine_seed {
-                            Some(seed) => rt::coro::Policy::Seeded(seed ^ w as u64),
-                            None => rt::coro::Policy::RoundRobin,
+                        let policy = match (cfg.steps_team, cfg.coroutine_seed) {
+                            (Some(team), _) => rt::coro::Policy::Steps { team },
+                            (None, Some(seed)) => rt::coro::Policy::Seeded(seed ^ w as u64),
+                            (None, None) => rt::coro::Policy::RoundRobin,
                         };
-                        r.switches = rt::coro::run(policy, bodies).switches;
+                        let cs = rt::coro::run(policy, bodies);
+                        r.switches = cs.switches;
+                        r.steps = cs.steps;
                         for p in &parts {
                             r.merge(&p.borrow());
                         }
@@ -965,6 +974,15 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         })
         .collect();
     let switches: u64 = results.iter().map(|r| r.switches).sum();
+    let steps = results
+        .iter()
+        .filter_map(|r| r.steps.as_ref())
+        .fold(None, |acc: Option<rt::coro::StepsStats>, s| {
+            let mut a = acc.unwrap_or_default();
+            a.add(s);
+            Some(a)
+        })
+        .map(|s| crate::report::StepsReport::new(&s, &schema));
     let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
     let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();
     let user_aborts: u64 = per_txn.iter().map(|t| t.user_aborts).sum();
@@ -1023,6 +1041,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         threads: cfg.threads,
         coroutines: ncoro,
         coroutine_switches: switches,
+        steps,
         waits,
         duration_s: secs,
         warmup_s: cfg.warmup_s.max(0.0),

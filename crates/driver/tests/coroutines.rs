@@ -34,6 +34,7 @@ fn cfg(threads: usize, coroutines: usize, seed: Option<u64>, log: LogMode, txns:
         timeseries: false,
         coroutines,
         coroutine_seed: seed,
+        steps_team: None,
     }
 }
 
@@ -156,4 +157,63 @@ fn every_engine_runs_with_coroutines() {
         "sync commits wait for the log: {:?}",
         r.waits
     );
+}
+
+/// STEPS (`--steps-team`): TPC-B and TPC-C with their consistency checks on every
+/// engine, one thread of 4 coroutines in teams of at most 4 (and 1: a team of one runs
+/// its operation alone, with no CTX switch). Durable engines load once and reopen.
+fn steps_on<E: Engine>(log: LogMode, reuse: bool) {
+    let dirs = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let with = |team: Option<usize>, i: usize, no_load: bool, txns: u64| {
+        let mut k = cfg(1, 4, None, log, txns);
+        k.steps_team = team;
+        if reuse {
+            k.engine.db_dir = Some(dirs[i].path().to_path_buf());
+            k.engine.log_dir = Some(dirs[i].path().to_path_buf());
+            k.no_load = no_load;
+        }
+        k
+    };
+    if reuse {
+        run_ok::<E, _>(&tpcb(), &with(None, 0, false, 1));
+        run_ok::<E, _>(&tpcc(), &with(None, 1, false, 1));
+    }
+    for team in [1, 4] {
+        let b = run_ok::<E, _>(&tpcb(), &with(Some(team), 0, reuse, 200));
+        let c = run_ok::<E, _>(&tpcc(), &with(Some(team), 1, reuse, 60));
+        for r in [&b, &c] {
+            let s = r.steps.as_ref().expect("a STEPS run reports its teams");
+            assert_eq!(s.team_cap, team);
+            assert!(s.teams > 0 && s.operations >= r.committed, "{s:?}");
+            assert_eq!(s.team_sizes.len(), team);
+            if team == 1 {
+                assert_eq!(s.ctx_switches, 0, "{} {}: {s:?}", E::NAME, r.workload);
+                assert_eq!(s.in_teams_share, 0.0);
+            }
+        }
+        if team == 4 {
+            // TPC-C's operations pass CTX points (index descents, record reads) in
+            // teams of more than one.
+            let s = c.steps.as_ref().unwrap();
+            assert!(s.avg_team_size > 1.0, "{} tpcc: {s:?}", E::NAME);
+            if E::NAME != "serial" {
+                assert!(s.ctx_switches > 0, "{} tpcc: {s:?}", E::NAME);
+            }
+        }
+    }
+}
+
+#[test]
+fn serial_engine_under_steps() {
+    steps_on::<api::serial::SerialEngine>(LogMode::Off, false);
+}
+
+#[test]
+fn memory_engine_under_steps() {
+    steps_on::<engine_memory::MemoryEngine>(LogMode::Async, true);
+}
+
+#[test]
+fn disk_engine_under_steps() {
+    steps_on::<engine_disk::DiskEngine>(LogMode::Async, true);
 }

@@ -219,6 +219,7 @@ impl HeapFile {
 
 /// Read the record at `rid` under a shared latch.
 pub fn read<R>(pool: &BufferPool, rid: Rid, f: impl FnOnce(&[u8]) -> R) -> Result<R> {
+    rt::point(rt::Point::Ctx(rt::Component::RecordRead));
     let g = pool.fix(rid.page, Mode::S)?;
     let p = g.page();
     check(p, rid.page, rid.slot)?;

@@ -767,6 +767,7 @@ impl Log {
     /// last) lsn pair: set while the buffer is held, so a checkpoint that reads them
     /// later sees every earlier record.
     pub fn append(&self, rec: &Rec<'_>, txn: Option<(&AtomicU64, &AtomicU64)>) -> u64 {
+        rt::point(rt::Point::Ctx(rt::Component::LogInsert));
         let len = rec.len();
         let mut b = crate::latch::lock(&self.buf);
         let lsn = b.next_lsn;

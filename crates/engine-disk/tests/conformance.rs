@@ -64,3 +64,12 @@ fn conformance_under_seeded_coroutines_disk() {
         all_under_seed::<DiskEngine>(&opts(), k, seed);
     });
 }
+
+/// The concurrent tests under STEPS (teams of 1, 2, 4, 8 coroutines on one thread, every
+/// CTX point of the engine passing control to the next team member).
+#[test]
+fn conformance_under_steps_disk() {
+    for (i, team) in [1, 2, 4, 8].into_iter().enumerate() {
+        all_under_steps::<DiskEngine>(&opts(), KINDS[i % 2], team);
+    }
+}

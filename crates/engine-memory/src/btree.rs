@@ -444,6 +444,8 @@ impl BTree {
             let (mut lo, mut hi) = (None, None);
             let mut parent = None;
             while !node.leaf {
+                // A STEPS CTX point (optimistic: a switch costs at most a restart).
+                rt::point(rt::Point::Ctx(rt::Component::BtreeLevel));
                 let inner = as_inner(node);
                 let n = node.count();
                 let i = match seek {

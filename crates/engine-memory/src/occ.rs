@@ -78,11 +78,15 @@ impl MemoryWorker<'_> {
         // Phase 1: lock the write set in a global order (record address).
         self.writes.sort_unstable_by_key(|w| w.rec);
         for w in self.writes.iter_mut() {
+            rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
             w.locked_tid = w.rec.lock();
         }
         // The log buffer is held from before the epoch read to the last append: the
         // flusher, which drains it after reading the epoch, then sees every commit of
         // an earlier epoch. Taken after the record locks (which may wait), not before.
+        if e.logger.is_some() {
+            rt::point(rt::Point::Ctx(rt::Component::LogInsert));
+        }
         let mut logbuf = e.logger.as_ref().map(|l| l.buffer(self.id));
         // Inserts commit above any delete that unlinked an earlier record of their key
         // (see `TableData::deleted_tid`). Read before the epoch: a delete seen here read

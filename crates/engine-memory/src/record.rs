@@ -129,6 +129,7 @@ impl Rec {
     /// changed during the copy. The row is copied only if the record is present.
     #[inline]
     pub fn stable_read(&self, out: &mut [u8]) -> u64 {
+        rt::point(rt::Point::Ctx(rt::Component::RecordRead));
         loop {
             let t1 = self.tid().load(Acquire);
             if t1 & LOCK != 0 {

@@ -68,3 +68,12 @@ fn conformance_under_seeded_coroutines_memory() {
         all_under_seed::<MemoryEngine>(&EngineOptions::default(), k, seed);
     });
 }
+
+/// The concurrent tests under STEPS (teams of 1, 2, 4, 8 coroutines on one thread, every
+/// CTX point of the engine passing control to the next team member).
+#[test]
+fn conformance_under_steps_memory() {
+    for (i, team) in [1, 2, 4, 8].into_iter().enumerate() {
+        all_under_steps::<MemoryEngine>(&EngineOptions::default(), KINDS[i % 2], team);
+    }
+}

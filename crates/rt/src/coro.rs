@@ -7,8 +7,10 @@
 //! and [`Policy::Seeded`] (tests: switch at every wait *and* every [`Point`], and a seeded
 //! generator picks which coroutine runs next, so a seed names one interleaving of the
 //! thread's transactions; it reproduces exactly as long as what the coroutines wait for
-//! does not depend on other threads' timing). STEPS will add a policy that switches at
-//! its CTX points to the next member of a team.
+//! does not depend on other threads' timing), and [`Policy::Steps`] (STEPS, Harizopoulos
+//! and Ailamaki: coroutines about to run the same database operation form a team, and at
+//! every CTX point the running member passes the thread to the next member, so the team
+//! reuses the instructions the first member brought into the L1-I cache).
 //!
 //! Must never switch except inside a wait or at a point a body reached (a coroutine is
 //! never preempted), and must never return before every coroutine finished.
@@ -20,6 +22,7 @@ use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::any::Any;
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::time::Instant;
 
@@ -30,6 +33,8 @@ pub enum Policy {
     RoundRobin,
     /// Switch at every wait and every point; the seed picks who runs next.
     Seeded(u64),
+    /// STEPS with teams of at most `team` members (at least 1): see [`run`].
+    Steps { team: usize },
 }
 
 /// Coroutine stacks: mapped lazily, so only the touched part costs memory. Engine frames
@@ -43,17 +48,136 @@ enum Yielded {
     StillWaiting,
     /// Started a wait, reached a point or backed off: it made progress before.
     Progress,
+    /// STEPS: reached the entry of operation `.0` on object `.1`; parks in its team list.
+    Entry(u32, u64),
+    /// STEPS: a team member reached a CTX point; the next member runs.
+    Ctx,
 }
 
 type Co = Coroutine<(), Yielded, ()>;
 
 /// What a thread's coroutines did (for the report and tests).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Times the scheduler resumed a coroutine.
     pub switches: u64,
     /// Times every live coroutine was waiting and the thread paused.
     pub idle_pauses: u64,
+    /// Team statistics under [`Policy::Steps`].
+    pub steps: Option<StepsStats>,
+}
+
+/// One team list's figures (a row of the STEPS paper's Table 4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TeamRow {
+    /// `probe::Op` code of the operation.
+    pub op: u32,
+    /// Its object ([`crate::NO_OBJ`] or [`crate::obj`]).
+    pub obj: u64,
+    /// Teams formed for it.
+    pub teams: u64,
+    /// Members that entered its teams (sum of team sizes when formed): the paper's "in".
+    pub members_in: u64,
+    /// Members that left at their next operation entry or end, not as strays: "out".
+    pub members_out: u64,
+}
+
+/// STEPS team statistics of one thread (or, summed, of a run).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepsStats {
+    /// The team size cap.
+    pub cap: usize,
+    /// Operation entries (every one parks in a team list).
+    pub ops: u64,
+    /// Transactions begun (entries of `probe::Op::Begin`, retries included).
+    pub txns: u64,
+    /// Teams formed.
+    pub teams: u64,
+    /// `team_sizes[k]`: teams formed with `k` members (index 0 unused).
+    pub team_sizes: Vec<u64>,
+    /// Operations run to their end in a team of two or more without straying.
+    pub ops_in_teams: u64,
+    /// Members that left their team by waiting (lock, latch, I/O, back-off).
+    pub strays: u64,
+    /// Operation entries of transactions retried after a conflict, which run alone.
+    pub retry_ops: u64,
+    /// CTX points at which the thread passed from one member to another.
+    pub ctx_switches: u64,
+    /// Sum over team formations of the coroutines then parked or stray (the paper's
+    /// "ready threads", averaged over `teams`).
+    pub ready_sum: u64,
+    /// Per team list, in order of first use.
+    pub rows: Vec<TeamRow>,
+}
+
+impl StepsStats {
+    fn new(cap: usize) -> Self {
+        StepsStats {
+            cap,
+            team_sizes: vec![0; cap + 1],
+            ..Default::default()
+        }
+    }
+
+    fn row(&mut self, op: u32, obj: u64) -> &mut TeamRow {
+        let i = match self.rows.iter().position(|r| r.op == op && r.obj == obj) {
+            Some(i) => i,
+            None => {
+                self.rows.push(TeamRow {
+                    op,
+                    obj,
+                    ..Default::default()
+                });
+                self.rows.len() - 1
+            }
+        };
+        &mut self.rows[i]
+    }
+
+    /// Add another thread's figures.
+    pub fn add(&mut self, o: &StepsStats) {
+        self.cap = self.cap.max(o.cap);
+        if self.team_sizes.len() < o.team_sizes.len() {
+            self.team_sizes.resize(o.team_sizes.len(), 0);
+        }
+        for (k, n) in o.team_sizes.iter().enumerate() {
+            self.team_sizes[k] += n;
+        }
+        self.ops += o.ops;
+        self.txns += o.txns;
+        self.teams += o.teams;
+        self.ops_in_teams += o.ops_in_teams;
+        self.strays += o.strays;
+        self.retry_ops += o.retry_ops;
+        self.ctx_switches += o.ctx_switches;
+        self.ready_sum += o.ready_sum;
+        for r in &o.rows {
+            let m = self.row(r.op, r.obj);
+            m.teams += r.teams;
+            m.members_in += r.members_in;
+            m.members_out += r.members_out;
+        }
+    }
+
+    /// Mean team size when formed.
+    pub fn avg_team(&self) -> f64 {
+        ratio(
+            self.team_sizes
+                .iter()
+                .enumerate()
+                .map(|(k, n)| k as u64 * n)
+                .sum(),
+            self.teams,
+        )
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
 }
 
 struct Sched {
@@ -62,6 +186,18 @@ struct Sched {
     /// The tracer marks (`probe` op codes) each coroutine has open.
     marks: RefCell<Vec<Vec<u32>>>,
     policy: Policy,
+    /// STEPS: whether each coroutine is a member of the running team (else a stray, or
+    /// parked: CTX points do not switch it).
+    in_team: Vec<Cell<bool>>,
+    /// STEPS: members in the running team (a team of one never switches at CTX points).
+    team_len: Cell<usize>,
+    /// STEPS: a coroutine retrying a transaction after a conflict runs it alone (see
+    /// [`run_steps`]): 0 no, 1 backed off (its next begin is the retry), 2 retrying.
+    solo: Vec<Cell<u8>>,
+    /// STEPS: operation entries passed by retrying coroutines.
+    solo_ops: Cell<u64>,
+    /// STEPS: transactions begun (retries included).
+    begins: Cell<u64>,
 }
 
 impl Sched {
@@ -87,10 +223,13 @@ impl Sched {
 impl Scheduler for Sched {
     fn wait(
         &self,
-        _kind: WaitKind,
+        kind: WaitKind,
         cond: &mut dyn FnMut() -> bool,
         deadline: Option<Instant>,
     ) -> bool {
+        if kind == WaitKind::Backoff && matches!(self.policy, Policy::Steps { .. }) {
+            self.solo[self.cur.get()].set(1);
+        }
         let mut first = true;
         loop {
             if cond() {
@@ -108,14 +247,46 @@ impl Scheduler for Sched {
         }
     }
 
-    fn point(&self, _p: Point) {
+    fn point(&self, p: Point) {
         // Never switch voluntarily while this coroutine unwinds: the panic count is the
         // thread's, and a second panic in another coroutine meanwhile would abort.
-        if let Policy::Seeded(_) = self.policy {
-            if std::thread::panicking() {
-                return;
+        match self.policy {
+            Policy::RoundRobin => {}
+            Policy::Seeded(_) => {
+                if !std::thread::panicking() {
+                    self.suspend(Yielded::Progress);
+                }
             }
-            self.suspend(Yielded::Progress);
+            Policy::Steps { .. } => match p {
+                Point::OpEntry(op, obj) => {
+                    if op == probe::Op::Begin as u32 {
+                        self.begins.set(self.begins.get() + 1);
+                    }
+                    let solo = &self.solo[self.cur.get()];
+                    if solo.get() != 0 {
+                        if op == probe::Op::Begin as u32 {
+                            // The retry begins (1), or the next transaction does (2).
+                            solo.set(if solo.get() == 1 { 2 } else { 0 });
+                        }
+                        if solo.get() != 0 {
+                            self.solo_ops.set(self.solo_ops.get() + 1);
+                            return;
+                        }
+                    }
+                    if !std::thread::panicking() {
+                        self.suspend(Yielded::Entry(op, obj));
+                    }
+                }
+                Point::Ctx(_) => {
+                    // Strays and lone members bypass CTX points (the paper's S-thread check).
+                    if self.in_team[self.cur.get()].get()
+                        && self.team_len.get() > 1
+                        && !std::thread::panicking()
+                    {
+                        self.suspend(Yielded::Ctx);
+                    }
+                }
+            },
         }
     }
 
@@ -143,6 +314,11 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
         yielders: (0..n).map(|_| Cell::new(std::ptr::null())).collect(),
         marks: RefCell::new(vec![Vec::new(); n]),
         policy,
+        in_team: (0..n).map(|_| Cell::new(false)).collect(),
+        team_len: Cell::new(0),
+        solo: (0..n).map(|_| Cell::new(0)).collect(),
+        solo_ops: Cell::new(0),
+        begins: Cell::new(0),
     };
     let panicked: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
     let mut stats = Stats::default();
@@ -174,54 +350,235 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
             .collect();
         let mut rng = match policy {
             Policy::Seeded(s) => Some(Xoshiro256PlusPlus::seed_from_u64(s)),
-            Policy::RoundRobin => None,
+            Policy::RoundRobin | Policy::Steps { .. } => None,
         };
-        crate::with_scheduler(&sched, || {
-            let mut live = n;
-            let mut idle = 0usize;
-            let mut round = 0u32;
-            let mut i = n.wrapping_sub(1);
-            while live > 0 {
-                i = match rng.as_mut() {
-                    None => (1..=n)
-                        .map(|d| (i.wrapping_add(d)) % n)
-                        .find(|&j| cos[j].is_some()),
-                    Some(r) => {
-                        let k = (r.next_u64() % live as u64) as usize;
-                        (0..n).filter(|&j| cos[j].is_some()).nth(k)
+        if let Policy::Steps { team } = policy {
+            let cap = team.max(1);
+            let mut st =
+                crate::with_scheduler(&sched, || run_steps(&sched, &mut cos, cap, &mut stats));
+            st.retry_ops = sched.solo_ops.get();
+            st.txns = sched.begins.get();
+            stats.steps = Some(st);
+        } else {
+            crate::with_scheduler(&sched, || {
+                let mut live = n;
+                let mut idle = 0usize;
+                let mut round = 0u32;
+                let mut i = n.wrapping_sub(1);
+                while live > 0 {
+                    i = match rng.as_mut() {
+                        None => (1..=n)
+                            .map(|d| (i.wrapping_add(d)) % n)
+                            .find(|&j| cos[j].is_some()),
+                        Some(r) => {
+                            let k = (r.next_u64() % live as u64) as usize;
+                            (0..n).filter(|&j| cos[j].is_some()).nth(k)
+                        }
                     }
-                }
-                .expect("a live coroutine");
-                sched.cur.set(i);
-                stats.switches += 1;
-                let co = cos[i].as_mut().expect("picked a live coroutine");
-                match co.resume(()) {
-                    CoroutineResult::Yield(Yielded::StillWaiting) => idle += 1,
-                    CoroutineResult::Yield(Yielded::Progress) => {
+                    .expect("a live coroutine");
+                    sched.cur.set(i);
+                    stats.switches += 1;
+                    let co = cos[i].as_mut().expect("picked a live coroutine");
+                    match co.resume(()) {
+                        CoroutineResult::Yield(Yielded::StillWaiting) => idle += 1,
+                        CoroutineResult::Yield(_) => {
+                            idle = 0;
+                            round = 0;
+                        }
+                        CoroutineResult::Return(()) => {
+                            cos[i] = None;
+                            live -= 1;
+                            idle = 0;
+                            round = 0;
+                        }
+                    }
+                    // Everyone waits on other threads: pause the thread as a lone waiter would.
+                    if live > 0 && idle >= live {
                         idle = 0;
-                        round = 0;
-                    }
-                    CoroutineResult::Return(()) => {
-                        cos[i] = None;
-                        live -= 1;
-                        idle = 0;
-                        round = 0;
+                        stats.idle_pauses += 1;
+                        crate::pause(round);
+                        round = round.saturating_add(1);
                     }
                 }
-                // Everyone waits on other threads: pause the thread as a lone waiter would.
-                if live > 0 && idle >= live {
-                    idle = 0;
-                    stats.idle_pauses += 1;
-                    crate::pause(round);
-                    round = round.saturating_add(1);
-                }
-            }
-        });
+            });
+        }
     }
     if let Some(p) = panicked.into_inner() {
         resume_unwind(p);
     }
     stats
+}
+
+/// A STEPS team list: coroutines parked at the entry of one operation (on one object),
+/// each with the number of teams formed on the thread when it parked.
+struct List {
+    op: u32,
+    obj: u64,
+    parked: VecDeque<(usize, u64)>,
+}
+
+/// The STEPS loop (paper, Sections 3-4). Every operation entry parks the coroutine in the
+/// list of its operation and object. A team is formed from the front of one list (at most
+/// `cap` members) and runs alone: at each CTX point the running member passes the thread
+/// to the next member, round robin. A member leaves the team when it reaches its next
+/// operation entry (it parks in that list), when it returns, or when it waits: then it is
+/// a stray and, like every stray, is resumed once between two teams until it reaches an
+/// operation entry and parks again. When the team is empty, every stray gets its turn,
+/// then the next team is the list the last parked coroutine joined (the paper's "the
+/// operation the last member or last stray is interested in"), unless a list's oldest
+/// coroutine has seen as many teams formed as there are live coroutines since it parked:
+/// then that list goes first, so every coroutine progresses.
+///
+/// A transaction retried after a conflict (it backed off through `rt::Backoff`) runs
+/// alone, as a stray that parks nowhere until its next transaction begins. Lockstep
+/// execution is deterministic: under optimistic concurrency control a team member that
+/// lost validation to its teammates would otherwise meet them again in the same order
+/// at every retry and could lose forever (the paper's Shore used locking, where waits
+/// already make members stray).
+fn run_steps(sched: &Sched, cos: &mut [Option<Co>], cap: usize, stats: &mut Stats) -> StepsStats {
+    let n = cos.len();
+    let mut st = StepsStats::new(cap);
+    let mut live = n;
+    let mut lists: Vec<List> = Vec::new();
+    // Not started yet, or waiting outside any team.
+    let mut strays: VecDeque<usize> = (0..n).collect();
+    let mut team: Vec<usize> = Vec::new();
+    let mut team_key = (0u32, 0u64);
+    let mut team_size = 0usize;
+    let mut pos = 0usize;
+    let mut prefer: Option<(u32, u64)> = None;
+    let mut round = 0u32;
+
+    let park = |lists: &mut Vec<List>, st: &mut StepsStats, c: usize, op: u32, obj: u64| {
+        st.ops += 1;
+        let stamp = st.teams;
+        match lists.iter_mut().find(|l| l.op == op && l.obj == obj) {
+            Some(l) => l.parked.push_back((c, stamp)),
+            None => lists.push(List {
+                op,
+                obj,
+                parked: VecDeque::from([(c, stamp)]),
+            }),
+        }
+    };
+
+    while live > 0 {
+        if !team.is_empty() {
+            let c = team[pos];
+            sched.cur.set(c);
+            stats.switches += 1;
+            let r = cos[c].as_mut().expect("team member is live").resume(());
+            let leave = match r {
+                CoroutineResult::Yield(Yielded::Ctx) => {
+                    if team.len() > 1 {
+                        st.ctx_switches += 1;
+                    }
+                    pos = (pos + 1) % team.len();
+                    continue;
+                }
+                CoroutineResult::Yield(Yielded::Entry(op, obj)) => {
+                    park(&mut lists, &mut st, c, op, obj);
+                    prefer = Some((op, obj));
+                    true
+                }
+                CoroutineResult::Return(()) => {
+                    cos[c] = None;
+                    live -= 1;
+                    true
+                }
+                CoroutineResult::Yield(Yielded::Progress | Yielded::StillWaiting) => {
+                    st.strays += 1;
+                    strays.push_back(c);
+                    false
+                }
+            };
+            if leave {
+                st.row(team_key.0, team_key.1).members_out += 1;
+                if team_size > 1 {
+                    st.ops_in_teams += 1;
+                }
+            }
+            sched.in_team[c].set(false);
+            team.remove(pos);
+            sched.team_len.set(team.len());
+            if pos >= team.len() {
+                pos = 0;
+            }
+            continue;
+        }
+
+        // Between teams: every stray gets one turn (to join its next list, or to find
+        // its wait over, or still waiting).
+        let mut all_waiting = !strays.is_empty();
+        for _ in 0..strays.len() {
+            let c = strays.pop_front().expect("counted");
+            sched.cur.set(c);
+            stats.switches += 1;
+            match cos[c].as_mut().expect("stray is live").resume(()) {
+                CoroutineResult::Yield(Yielded::Entry(op, obj)) => {
+                    park(&mut lists, &mut st, c, op, obj);
+                    prefer = Some((op, obj));
+                    all_waiting = false;
+                }
+                CoroutineResult::Yield(Yielded::StillWaiting) => strays.push_back(c),
+                // A stray bypasses CTX points; `Ctx` cannot come from one.
+                CoroutineResult::Yield(Yielded::Progress | Yielded::Ctx) => {
+                    strays.push_back(c);
+                    all_waiting = false;
+                }
+                CoroutineResult::Return(()) => {
+                    cos[c] = None;
+                    live -= 1;
+                    all_waiting = false;
+                }
+            }
+        }
+
+        // The next team.
+        let oldest = lists
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| l.parked.front().map(|&(_, stamp)| (stamp, i)))
+            .min();
+        let Some((stamp, oldest)) = oldest else {
+            // Only strays, all waiting on other threads: pause as a lone waiter would.
+            if live > 0 && all_waiting {
+                stats.idle_pauses += 1;
+                crate::pause(round);
+                round = round.saturating_add(1);
+            } else {
+                round = 0;
+            }
+            continue;
+        };
+        round = 0;
+        let starved = st.teams - stamp >= live as u64;
+        let li = match prefer {
+            Some((op, obj)) if !starved => lists
+                .iter()
+                .position(|l| l.op == op && l.obj == obj && !l.parked.is_empty())
+                .unwrap_or(oldest),
+            _ => oldest,
+        };
+        let l = &mut lists[li];
+        let k = l.parked.len().min(cap);
+        team.extend(l.parked.drain(..k).map(|(c, _)| c));
+        team_key = (l.op, l.obj);
+        team_size = k;
+        pos = 0;
+        for &c in &team {
+            sched.in_team[c].set(true);
+        }
+        sched.team_len.set(k);
+        st.ready_sum +=
+            (lists.iter().map(|l| l.parked.len()).sum::<usize>() + strays.len() + k) as u64;
+        st.teams += 1;
+        st.team_sizes[k] += 1;
+        let row = st.row(team_key.0, team_key.1);
+        row.teams += 1;
+        row.members_in += k as u64;
+    }
+    st
 }
 
 /// The environment variable that runs one seed of the seeded tests ([`each_seed`]).
@@ -246,5 +603,283 @@ pub fn each_seed(what: &str, count: u64, f: impl Fn(u64)) {
                 .unwrap_or("(no message)");
             panic!("{what}: seed {seed} failed: {msg}\nreproduce with {SEED_ENV}={seed}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{point, wait_until, Component, Point};
+    use std::cell::RefCell;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const OP: u32 = 4;
+    const CTX: Point = Point::Ctx(Component::BtreeLevel);
+
+    /// Coroutine `c` runs `ops` operations (entry on `key(c, op)`), each `steps` CTX points
+    /// long, logging (c, op, step) after each point.
+    fn lockstep_bodies<'a>(
+        n: usize,
+        ops: u32,
+        steps: u32,
+        key: impl Fn(usize, u32) -> u64 + Copy + 'a,
+        log: &'a RefCell<Vec<(usize, u32, u32)>>,
+    ) -> Vec<Box<dyn FnOnce() + 'a>> {
+        (0..n)
+            .map(|c| {
+                Box::new(move || {
+                    for op in 0..ops {
+                        point(Point::OpEntry(OP, key(c, op)));
+                        for s in 0..steps {
+                            point(CTX);
+                            log.borrow_mut().push((c, op, s));
+                        }
+                    }
+                }) as Box<dyn FnOnce()>
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_team_runs_in_lockstep() {
+        let log = RefCell::new(Vec::new());
+        let stats = run(
+            Policy::Steps { team: 8 },
+            lockstep_bodies(3, 2, 3, |_, _| 7, &log),
+        );
+        // At every CTX point the next member runs: members in order, step by step.
+        let mut want = Vec::new();
+        for op in 0..2 {
+            for s in 0..3 {
+                for c in 0..3 {
+                    want.push((c, op, s));
+                }
+            }
+        }
+        assert_eq!(log.into_inner(), want);
+        let st = stats.steps.expect("steps statistics");
+        assert_eq!(st.teams, 2);
+        assert_eq!(st.team_sizes[3], 2);
+        assert_eq!(st.ops, 6);
+        assert_eq!(st.ops_in_teams, 6);
+        assert_eq!(st.strays, 0);
+        // Per operation and team: 3 steps x 3 members, each passing on.
+        assert_eq!(st.ctx_switches, 2 * 3 * 3);
+        assert_eq!(st.rows.len(), 1);
+        assert_eq!((st.rows[0].members_in, st.rows[0].members_out), (6, 6));
+    }
+
+    #[test]
+    fn team_size_is_capped() {
+        let log = RefCell::new(Vec::new());
+        let stats = run(
+            Policy::Steps { team: 2 },
+            lockstep_bodies(5, 1, 2, |_, _| 7, &log),
+        );
+        assert_eq!(
+            log.into_inner(),
+            [
+                (0, 0, 0),
+                (1, 0, 0),
+                (0, 0, 1),
+                (1, 0, 1),
+                (2, 0, 0),
+                (3, 0, 0),
+                (2, 0, 1),
+                (3, 0, 1),
+                (4, 0, 0),
+                (4, 0, 1)
+            ]
+        );
+        let st = stats.steps.unwrap();
+        assert_eq!(st.team_sizes, [0, 1, 2]);
+        assert_eq!(st.ops_in_teams, 4, "the team of one is not a team");
+    }
+
+    #[test]
+    fn teams_are_per_operation_object() {
+        // Even coroutines work on object 1, odd ones on object 2: two teams.
+        let log = RefCell::new(Vec::new());
+        let stats = run(
+            Policy::Steps { team: 8 },
+            lockstep_bodies(4, 1, 2, |c, _| (c % 2) as u64, &log),
+        );
+        let log = log.into_inner();
+        assert_eq!(log.len(), 8);
+        let first: Vec<usize> = log[..4].iter().map(|e| e.0).collect();
+        let second: Vec<usize> = log[4..].iter().map(|e| e.0).collect();
+        // The last stray to park (3) chose the first team.
+        assert_eq!(first, [1, 3, 1, 3]);
+        assert_eq!(second, [0, 2, 0, 2]);
+        let st = stats.steps.unwrap();
+        assert_eq!(st.rows.len(), 2);
+        assert!(st.rows.iter().all(|r| r.teams == 1 && r.members_in == 2));
+    }
+
+    #[test]
+    fn a_waiter_becomes_stray_and_rejoins() {
+        // Three members of one team; member 0 waits at its first step for a flag that
+        // member 2 sets at its second step. Member 0 goes stray, the other two go on in
+        // lockstep, and member 0 rejoins the team of the next operation.
+        let flag = AtomicBool::new(false);
+        let log = RefCell::new(Vec::new());
+        let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..3)
+            .map(|c| {
+                let (flag, log) = (&flag, &log);
+                Box::new(move || {
+                    for op in 0..2u32 {
+                        point(Point::OpEntry(OP, 0));
+                        for s in 0..3u32 {
+                            point(CTX);
+                            if op == 0 && s == 0 && c == 0 {
+                                wait_until(WaitKind::Other, None, || flag.load(Ordering::Relaxed));
+                            }
+                            if op == 0 && s == 1 && c == 2 {
+                                flag.store(true, Ordering::Relaxed);
+                            }
+                            log.borrow_mut().push((c, op, s));
+                        }
+                    }
+                }) as Box<dyn FnOnce()>
+            })
+            .collect();
+        let stats = run(Policy::Steps { team: 8 }, bodies);
+        let log = log.into_inner();
+        assert_eq!(
+            &log[..9],
+            [
+                (1, 0, 0),
+                (2, 0, 0),
+                (1, 0, 1),
+                (2, 0, 1),
+                (1, 0, 2),
+                (2, 0, 2),
+                // The stray's turn between teams: it bypasses CTX points.
+                (0, 0, 0),
+                (0, 0, 1),
+                (0, 0, 2),
+            ]
+        );
+        // Rejoined: the second operation's team has all three, in lockstep.
+        let second: Vec<usize> = log[9..].iter().map(|e| e.0).collect();
+        assert_eq!(second, [1, 2, 0, 1, 2, 0, 1, 2, 0]);
+        let st = stats.steps.unwrap();
+        assert_eq!(st.strays, 1);
+        assert_eq!(st.team_sizes[3], 2);
+        assert_eq!(st.ops_in_teams, 5, "all but the stray's first operation");
+    }
+
+    #[test]
+    fn no_coroutine_starves() {
+        // With teams of one, "the list the last member joined" would always pick the
+        // same coroutine again; every coroutine must still progress.
+        let log = RefCell::new(Vec::new());
+        run(
+            Policy::Steps { team: 1 },
+            lockstep_bodies(3, 60, 1, |c, _| c as u64, &log),
+        );
+        let log = log.into_inner();
+        assert_eq!(log.len(), 180);
+        for c in 0..3 {
+            let first = log.iter().position(|e| e.0 == c).unwrap();
+            assert!(first < 10, "coroutine {c} first ran at {first}: {log:?}");
+        }
+        // Nobody runs more than a few operations in a row.
+        let longest = log
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|r| r.len())
+            .max()
+            .unwrap();
+        assert!(longest <= 4, "longest run {longest}");
+    }
+
+    #[test]
+    fn a_team_of_one_never_switches_at_ctx_points() {
+        let log = RefCell::new(Vec::new());
+        let stats = run(
+            Policy::Steps { team: 1 },
+            lockstep_bodies(2, 1, 3, |_, _| 0, &log),
+        );
+        assert_eq!(
+            log.into_inner(),
+            [
+                (0, 0, 0),
+                (0, 0, 1),
+                (0, 0, 2),
+                (1, 0, 0),
+                (1, 0, 1),
+                (1, 0, 2)
+            ]
+        );
+        assert_eq!(stats.steps.unwrap().ctx_switches, 0);
+    }
+
+    #[test]
+    fn a_retried_transaction_runs_alone() {
+        // Coroutine 0 backs off (a conflict) after its first operation; its retry (begin,
+        // two more operations) runs without parking, then its next transaction parks
+        // again. Coroutine 1 runs plain operations in teams.
+        const BEGIN: u32 = probe::Op::Begin as u32;
+        let log = RefCell::new(Vec::new());
+        let bodies: Vec<Box<dyn FnOnce() + '_>> = vec![
+            Box::new(|| {
+                point(Point::OpEntry(BEGIN, crate::NO_OBJ));
+                log.borrow_mut().push("0 first try");
+                crate::Backoff::new(1).wait();
+                for step in ["0 retry begins", "0 retry op", "0 retry commits"] {
+                    let op = if step == "0 retry begins" { BEGIN } else { OP };
+                    point(Point::OpEntry(op, 0));
+                    point(CTX);
+                    log.borrow_mut().push(step);
+                }
+                point(Point::OpEntry(BEGIN, crate::NO_OBJ));
+                log.borrow_mut().push("0 next txn");
+            }),
+            Box::new(|| {
+                for step in ["1 a", "1 b", "1 c"] {
+                    point(Point::OpEntry(OP, 0));
+                    point(CTX);
+                    log.borrow_mut().push(step);
+                }
+            }),
+        ];
+        let stats = run(Policy::Steps { team: 4 }, bodies);
+        let log = log.into_inner();
+        let retry = log.iter().position(|s| *s == "0 retry begins").unwrap();
+        assert_eq!(
+            &log[retry..retry + 3],
+            ["0 retry begins", "0 retry op", "0 retry commits"],
+            "nothing runs inside the retry: {log:?}"
+        );
+        let st = stats.steps.unwrap();
+        assert_eq!(st.retry_ops, 3);
+        assert_eq!(st.txns, 3, "first try, retry, next transaction");
+        assert_eq!(st.ops, 5, "first try, next transaction, 3 of coroutine 1");
+    }
+
+    #[test]
+    fn waits_on_one_another_finish_under_steps() {
+        // A holds a mutex across a wait for B's flag; B then wants the mutex.
+        let m = parking_lot::Mutex::new(0u32);
+        let flag = AtomicBool::new(false);
+        run(
+            Policy::Steps { team: 4 },
+            vec![
+                Box::new(|| {
+                    point(Point::OpEntry(OP, 0));
+                    let mut g = crate::lock(WaitKind::Latch, &m);
+                    point(CTX);
+                    wait_until(WaitKind::Other, None, || flag.load(Ordering::Acquire));
+                    *g += 1;
+                }),
+                Box::new(|| {
+                    point(Point::OpEntry(OP, 0));
+                    point(CTX);
+                    flag.store(true, Ordering::Release);
+                    *crate::lock(WaitKind::Latch, &m) += 1;
+                }),
+            ],
+        );
+        assert_eq!(*m.lock(), 2);
     }
 }

@@ -86,11 +86,60 @@ impl WaitStats {
 
 /// What kind of point a running transaction reached, for the scheduler to decide whether
 /// to switch. Waits are told through [`Scheduler::wait`]; these are the points where
-/// nothing waits. STEPS adds its context-switch points (component entries) here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// nothing waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Point {
-    /// Entry of a database operation (`api::Session`), with its `probe::Op` code.
-    OpEntry(u32),
+    /// Entry of a database operation (`api::Session`): its `probe::Op` code and the
+    /// object it works on ([`NO_OBJ`], or a table or index, see [`obj`]), which together
+    /// name its STEPS team.
+    OpEntry(u32, u64),
+    /// A STEPS context-switch (CTX) point: the entry of an engine component.
+    Ctx(Component),
+}
+
+/// The object of an operation without one (begin, commit, abort, update: their code is
+/// the same whatever the table, so they form one team each).
+pub const NO_OBJ: u64 = u64::MAX;
+
+/// The object id of table `table`'s index `index` (0: primary) in [`Point::OpEntry`].
+#[inline]
+pub const fn obj(table: u32, index: u16) -> u64 {
+    ((table as u64) << 16) | index as u64
+}
+
+/// Engine components whose entries are STEPS CTX points. Never reached while holding a
+/// plain (non-`rt`) lock: a switch there could stop the thread (see [`lock`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Component {
+    /// One level of a B+tree descent.
+    BtreeLevel,
+    /// A lock acquire (disk engine lock manager; memory engine record lock at commit).
+    LockAcquire,
+    /// A log insert (disk engine log append; memory engine commit's log phase).
+    LogInsert,
+    /// A buffer-pool fix (disk engine).
+    BufferFix,
+    /// A record read (heap record; memory engine row copy).
+    RecordRead,
+}
+
+impl Component {
+    pub const ALL: [Component; 5] = [
+        Component::BtreeLevel,
+        Component::LockAcquire,
+        Component::LogInsert,
+        Component::BufferFix,
+        Component::RecordRead,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Component::BtreeLevel => "btree_level",
+            Component::LockAcquire => "lock_acquire",
+            Component::LogInsert => "log_insert",
+            Component::BufferFix => "buffer_fix",
+            Component::RecordRead => "record_read",
+        }
+    }
 }
 
 /// Takes over waiting on a thread: switches to another coroutine instead of blocking.
@@ -161,7 +210,8 @@ pub fn scheduled() -> bool {
     SCHED.with(|c| c.get()).is_some()
 }
 
-/// Tell the scheduler (if any) that the running transaction reached point `p`.
+/// Tell the scheduler (if any) that the running transaction reached point `p`. One
+/// thread-local load and a branch when no scheduler is installed.
 #[inline]
 pub fn point(p: Point) {
     if let Some(s) = current() {
@@ -520,7 +570,7 @@ mod tests {
                 let log = &log;
                 Box::new(move || {
                     for step in 0..5 {
-                        point(Point::OpEntry(step));
+                        point(Point::OpEntry(step, NO_OBJ));
                         log.borrow_mut().push((c, step));
                     }
                 }) as Box<dyn FnOnce()>
@@ -551,7 +601,7 @@ mod tests {
                 let log = &log;
                 Box::new(move || {
                     for step in 0..3 {
-                        point(Point::OpEntry(step));
+                        point(Point::OpEntry(step, NO_OBJ));
                         log.borrow_mut().push((c, step));
                     }
                 }) as Box<dyn FnOnce()>
@@ -589,7 +639,7 @@ mod tests {
         struct AtPoint;
         impl Drop for AtPoint {
             fn drop(&mut self) {
-                point(Point::OpEntry(0));
+                point(Point::OpEntry(0, NO_OBJ));
             }
         }
         for seed in 0..8 {
@@ -603,7 +653,7 @@ mod tests {
                             panic!("a");
                         }),
                         Box::new(|| {
-                            point(Point::OpEntry(0));
+                            point(Point::OpEntry(0, NO_OBJ));
                             saw_panicking.set(std::thread::panicking());
                         }),
                     ],

@@ -268,6 +268,8 @@ impl BufferPool {
     /// Pin and latch page `pid`, reading it if needed. A damaged page is an error.
     pub fn fix(&self, pid: u64, mode: Mode) -> Result<PageGuard<'_>> {
         assert!(pid != NO_PAGE, "fix of the null page id");
+        // A STEPS CTX point; in a B+tree descent, the one per level.
+        rt::point(rt::Point::Ctx(rt::Component::BufferFix));
         loop {
             let (lock, hits) = self.shard(pid);
             {

@@ -303,6 +303,7 @@ impl LockManager {
         nowait: bool,
         instant: bool,
     ) -> api::Result<bool> {
+        rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
         txn.counters.requests += 1;
         // One lookup per level: what this transaction holds on `id` and its ancestors.
         let (anc, n) = id.ancestors();
