@@ -17,6 +17,7 @@
 //! print!("{}", sim.report().to_text());
 //! ```
 
+pub mod autosteps;
 pub mod cache;
 pub mod config;
 pub mod lackey;

@@ -449,7 +449,7 @@ impl Simulator {
                     self.reset_stats();
                 }
             }
-            marker::TXN_BEGIN | marker::TRACE_START | marker::TRACE_STOP => {}
+            marker::TXN_BEGIN | marker::TRACE_START | marker::TRACE_STOP | marker::CTX_POINT => {}
             c => {
                 let msg = format!("unknown MARKER code {c} ignored");
                 if !self.anomalies.contains(&msg) {

@@ -34,6 +34,11 @@ pub enum Cmd {
         #[command(subcommand)]
         workload: Option<RunWorkload<SimOpts>>,
     },
+    /// STEPS tools: `steps place` chooses the context-switch points (autoSTEPS).
+    Steps {
+        #[command(subcommand)]
+        cmd: StepsCmd,
+    },
     /// Run a workload's consistency check on an existing database directory.
     Check {
         #[command(subcommand)]
@@ -52,6 +57,57 @@ pub enum Cmd {
     /// Kill TPC-B runs at random moments and check that recovery keeps every
     /// acknowledged commit and nothing else (soak test of a durable engine).
     Crashtest(CrashArgs),
+}
+
+/// `oltpscope steps ...`.
+#[derive(Subcommand, Debug)]
+pub enum StepsCmd {
+    /// autoSTEPS: trace a workload run without STEPS, replay each operation's
+    /// instructions on the modelled L1-I cache and choose the candidate CTX points where
+    /// a team should switch (the STEPS paper's Section 5.2); print them, with the L1-I
+    /// misses a following team member takes under each choice, and write them to a file
+    /// for `--steps-points`.
+    Place {
+        #[command(subcommand)]
+        workload: Option<RunWorkload<PlaceOpts>>,
+    },
+}
+
+/// `oltpscope steps place`: the traced run's options (as `simulate`'s) and its own.
+#[derive(Args, Debug, Clone)]
+pub struct PlaceOpts {
+    #[command(flatten)]
+    pub sim: SimOpts,
+    /// The knee: W,H = STEPS misses at most W instructions apart, H of them in a row,
+    /// place a CTX point at the knee's start (the paper's Figure 15 uses 200,4).
+    #[arg(long, default_value = "200,4", value_parser = parse_knee)]
+    pub knee: (u64, u32),
+    /// Write the chosen points here (TOML; `run`/`simulate --steps-points` read it).
+    #[arg(long, default_value = "steps-points.toml")]
+    pub points: PathBuf,
+}
+
+impl AsRef<SimOpts> for PlaceOpts {
+    fn as_ref(&self) -> &SimOpts {
+        &self.sim
+    }
+}
+
+impl AsRef<SimOpts> for SimOpts {
+    fn as_ref(&self) -> &SimOpts {
+        self
+    }
+}
+
+fn parse_knee(s: &str) -> Result<(u64, u32), String> {
+    let bad = || format!("'{s}' is not W,H (two positive integers, e.g. 200,4)");
+    let (w, h) = s.split_once(',').ok_or_else(bad)?;
+    let w: u64 = w.trim().parse().map_err(|_| bad())?;
+    let h: u32 = h.trim().parse().map_err(|_| bad())?;
+    if w == 0 || h == 0 || h > 1_000_000 {
+        return Err(bad());
+    }
+    Ok((w, h))
 }
 
 /// A workload with the options that shape its database and its transactions.
@@ -271,6 +327,13 @@ pub struct RunOpts {
     /// --coroutines >= N (implied when not given).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub steps_team: Option<u32>,
+    /// STEPS: switch only at these candidate CTX points (a file `oltpscope steps place`
+    /// wrote); without it every candidate point switches.
+    #[arg(long, requires = "steps_team")]
+    pub steps_points: Option<PathBuf>,
+    /// Mark every candidate CTX point in the trace (for `steps place`).
+    #[arg(long, hide = true)]
+    pub trace_ctx: bool,
 }
 
 /// `oltpscope load`.
@@ -327,6 +390,9 @@ pub struct SimOpts {
     /// team size and a table of cache misses against team size.
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub steps_team: Vec<u32>,
+    /// STEPS: switch only at these candidate CTX points (see `run --steps-points`).
+    #[arg(long, requires = "steps_team")]
+    pub steps_points: Option<PathBuf>,
     /// Write a results directory here (a new or empty directory): report.json and
     /// manifest.json (see docs/results.md).
     #[arg(long)]

@@ -56,32 +56,15 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         },
         Cmd::Simulate { workload } => {
             let w = workload.ok_or_else(|| no_workload("simulate"))?;
-            // Validate the workload's options here, so errors come before valgrind starts,
-            // and build the child's arguments from what was parsed.
-            let (c, child) = match &w {
-                RunWorkload::Micro(a) => {
-                    sim_fits(&micro(&a.data, Some(&a.txn))?, &a.common)?;
-                    (
-                        &a.common,
-                        [vec!["micro".into()], micro_args(&a.data, &a.txn)].concat(),
-                    )
-                }
-                RunWorkload::Tpcb(a) => {
-                    sim_fits(&tpcb(&a.data, Some(&a.txn), a.common.threads)?, &a.common)?;
-                    (
-                        &a.common,
-                        [vec!["tpcb".into()], tpcb_args(&a.data, &a.txn)].concat(),
-                    )
-                }
-                RunWorkload::Tpcc(a) => {
-                    sim_fits(&tpcc(&a.data, Some(&a.txn))?, &a.common)?;
-                    (
-                        &a.common,
-                        [vec!["tpcc".into()], tpcc_args(&a.data, &a.txn)].concat(),
-                    )
-                }
-            };
+            let (c, child) = traced_workload(&w)?;
             crate::simulate::simulate(c, child)
+        }
+        Cmd::Steps {
+            cmd: StepsCmd::Place { workload },
+        } => {
+            let w = workload.ok_or_else(|| no_workload("steps place"))?;
+            let (c, child) = traced_workload(&w)?;
+            crate::steps::place(c, child)
         }
         Cmd::Check { workload } => match workload.ok_or_else(|| no_workload("check"))? {
             DataWorkload::Micro(a) => check(&micro(&a.data, None)?, &a.common),
@@ -100,6 +83,38 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         Cmd::Plot(a) => crate::labcmd::plot(&a),
         Cmd::Crashtest(a) => crate::crashtest::crashtest(&a),
     }
+}
+
+/// A workload to run under the tracer (`simulate`, `steps place`): its options checked
+/// here, so errors come before valgrind starts, and the child's workload arguments built
+/// from what was parsed.
+fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
+    w: &RunWorkload<C>,
+) -> Result<(&C, Vec<String>), String> {
+    Ok(match w {
+        RunWorkload::Micro(a) => {
+            sim_fits(&micro(&a.data, Some(&a.txn))?, a.common.as_ref())?;
+            (
+                &a.common,
+                [vec!["micro".into()], micro_args(&a.data, &a.txn)].concat(),
+            )
+        }
+        RunWorkload::Tpcb(a) => {
+            let threads = a.common.as_ref().threads;
+            sim_fits(&tpcb(&a.data, Some(&a.txn), threads)?, a.common.as_ref())?;
+            (
+                &a.common,
+                [vec!["tpcb".into()], tpcb_args(&a.data, &a.txn)].concat(),
+            )
+        }
+        RunWorkload::Tpcc(a) => {
+            sim_fits(&tpcc(&a.data, Some(&a.txn))?, a.common.as_ref())?;
+            (
+                &a.common,
+                [vec!["tpcc".into()], tpcc_args(&a.data, &a.txn)].concat(),
+            )
+        }
+    })
 }
 
 /// The micro-benchmark; `txn` None (load, check): the transactions do not matter.
@@ -427,6 +442,10 @@ impl JsonOut {
 
 fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
     check_fits(wl, c.disk.bpool_size)?;
+    if let Some(p) = &c.steps_points {
+        rt::set_ctx_points(Some(crate::steps::load_points(p)?));
+    }
+    rt::set_trace_ctx(c.trace_ctx);
     let (engine, mut opts) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
     opts.threads = c.threads as usize;
     opts.reload = c.reload;

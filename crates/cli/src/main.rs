@@ -12,6 +12,7 @@ mod crashtest;
 mod dbdir;
 mod labcmd;
 mod simulate;
+mod steps;
 
 use clap::Parser;
 

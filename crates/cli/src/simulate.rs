@@ -15,7 +15,7 @@ const DEFAULT_WARMUP_TXNS: u64 = 1_000;
 
 /// The child run's arguments, from `simulate`'s parsed options: the workload's, the
 /// engine's, and the transactions to trace (cache warm-up included; no timed warm-up).
-fn child_args(
+pub(crate) fn child_args(
     c: &SimOpts,
     workload_args: Vec<String>,
     warmup_txns: u64,
@@ -49,6 +49,9 @@ fn child_args(
     if c.no_pin {
         v.push(s("--no-pin"));
     }
+    if let Some(p) = &c.steps_points {
+        v.extend([s("--steps-points"), p.display().to_string()]);
+    }
     let txns = c.txns.unwrap_or(DEFAULT_TXNS);
     v.extend([
         s("--txns"),
@@ -61,7 +64,7 @@ fn child_args(
     v
 }
 
-fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
+pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
     let s = &c.sim;
     cachesim::config::Options {
         preset: s.cpu.clone().unwrap_or_default(),
@@ -348,21 +351,39 @@ fn trace_once(
     args: &[String],
     run_json: bool,
 ) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
+    let mut sim = cachesim::Simulator::new(cfg.clone())?;
+    let (_, run, elapsed) = trace_with(setup, args, run_json, |r| {
+        sim.run(r).map_err(|e| e.to_string())
+    })?;
+    Ok((sim.report(), run, elapsed))
+}
+
+/// Run the child `oltpscope run` with `args` under the tracer, its trace read by
+/// `consume` as it is made. With `run_json`, the child also writes its run report,
+/// returned parsed, with the seconds the whole took.
+pub(crate) fn trace_with<T>(
+    setup: &tracer::TracerSetup,
+    args: &[String],
+    run_json: bool,
+    consume: impl FnOnce(TraceReader) -> Result<T, String>,
+) -> Result<(T, serde_json::Value, f64), String> {
     // Removed when dropped, on every return below.
     let tmp = tempfile::Builder::new()
         .prefix("oltpscope-simulate-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    trace_in(cfg, setup, args, run_json, tmp.path())
+    trace_in(setup, args, run_json, tmp.path(), consume)
 }
 
-fn trace_in(
-    cfg: &cachesim::Config,
+pub(crate) type TraceReader = cachesim::trace::Reader<BufReader<std::fs::File>>;
+
+fn trace_in<T>(
     setup: &tracer::TracerSetup,
     args: &[String],
     run_json: bool,
     dir: &std::path::Path,
-) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
+    consume: impl FnOnce(TraceReader) -> Result<T, String>,
+) -> Result<(T, serde_json::Value, f64), String> {
     let mut args = args.to_vec();
     let run_path = dir.join("run.json");
     if run_json {
@@ -410,10 +431,9 @@ fn trace_in(
     let file =
         std::fs::File::open(&fifo).map_err(|e| format!("cannot open {}: {e}", fifo.display()))?;
     opened.store(true, Ordering::Release);
-    let mut sim = cachesim::Simulator::new(cfg.clone())?;
     let result = cachesim::trace::Reader::new(BufReader::with_capacity(1 << 20, file))
         .map_err(|e| e.to_string())
-        .and_then(|r| sim.run(r).map_err(|e| e.to_string()));
+        .and_then(consume);
     let status = watcher
         .join()
         .map_err(|_| "the child watcher panicked".to_string())?;
@@ -428,9 +448,7 @@ fn trace_in(
             .unwrap_or("no message");
         return Err(format!("the traced run failed: {}", last.trim()));
     }
-    if let Err(e) = result {
-        return Err(format!("reading the trace: {e}"));
-    }
+    let value = result.map_err(|e| format!("reading the trace: {e}"))?;
     let run = if run_json {
         let text = std::fs::read_to_string(&run_path)
             .map_err(|e| format!("cannot read the traced run's report: {e}"))?;
@@ -438,7 +456,7 @@ fn trace_in(
     } else {
         serde_json::Value::Null
     };
-    Ok((sim.report(), run, elapsed))
+    Ok((value, run, elapsed))
 }
 
 #[cfg(test)]

@@ -120,6 +120,8 @@ pub struct Report {
 pub struct StepsReport {
     /// The team size cap (`--steps-team`).
     pub team_cap: usize,
+    /// The candidate CTX points that switch (`--steps-points`); None: all of them.
+    pub enabled_ctx_points: Option<usize>,
     /// Teams formed.
     pub teams: u64,
     /// Mean members per team when formed.
@@ -189,6 +191,7 @@ impl StepsReport {
         };
         StepsReport {
             team_cap: s.cap,
+            enabled_ctx_points: rt::ctx_points().map(|p| p.len()),
             teams: s.teams,
             avg_team_size: s.avg_team(),
             team_sizes: s.team_sizes.iter().skip(1).copied().collect(),
@@ -233,12 +236,16 @@ impl StepsReport {
         );
         let _ = writeln!(
             o,
-            "  {:.1}% of {} operations in teams, {} strays, {} operations of retries run alone, {:.1} CTX switches per transaction",
+            "  {:.1}% of {} operations in teams, {} strays, {} operations of retries run alone, {:.1} CTX switches per transaction ({})",
             self.in_teams_share * 100.0,
             fmt_count(self.operations as f64),
             fmt_count(self.strays as f64),
             fmt_count(self.retry_operations as f64),
-            self.ctx_switches_per_txn
+            self.ctx_switches_per_txn,
+            match self.enabled_ctx_points {
+                None => "at every candidate point".to_string(),
+                Some(n) => format!("at the {n} points of --steps-points"),
+            }
         );
         let _ = writeln!(
             o,

@@ -84,6 +84,14 @@ pub fn txn_end(txn_type: u32) {
     client::request(client::TXN_END, txn_type as u64, 0);
 }
 
+/// A STEPS candidate context-switch point of engine component `component` (the index
+/// of `rt::Component`) was reached; autoSTEPS places CTX calls from these. Emitted only
+/// while `rt` is told to (`rt::set_trace_ctx`).
+#[inline(always)]
+pub fn ctx_point(component: u32) {
+    client::request(client::CTX_POINT, component as u64, 0);
+}
+
 /// Start recording (the tracer ignores everything before: loading is not traced).
 pub fn tracing_start() {
     client::request(client::TRACE_START, 0, 0);
@@ -110,13 +118,14 @@ pub mod client {
     pub const TXN_END: u64 = 4;
     pub const TRACE_START: u64 = 5;
     pub const TRACE_STOP: u64 = 6;
+    pub const CTX_POINT: u64 = 7;
 
     /// `VG_USERREQ_TOOL_BASE('O','S')`: the oltptrace tool's requests are base | code.
     pub const TOOL_BASE: u64 = ((b'O' as u64) << 24) | ((b'S' as u64) << 16);
     /// Core request `VG_USERREQ__RUNNING_ON_VALGRIND`.
     pub const RUNNING_ON_VALGRIND: u64 = 0x1001;
 
-    /// Issues the oltptrace request `code` (1..=6) with arguments `a`, `b`.
+    /// Issues the oltptrace request `code` (1..=7) with arguments `a`, `b`.
     #[inline(always)]
     pub fn request(code: u64, a: u64, b: u64) {
         debug_assert!(

@@ -198,6 +198,12 @@ struct Sched {
     solo_ops: Cell<u64>,
     /// STEPS: transactions begun (retries included).
     begins: Cell<u64>,
+    /// STEPS: the CTX points that switch (`crate::set_ctx_points`; None: all).
+    points: Option<std::sync::Arc<crate::CtxPoints>>,
+    /// STEPS with `points`: each coroutine's operation (`probe::Op` code) and the CTX
+    /// points of each component it reached since entering it.
+    op: Vec<Cell<u32>>,
+    ordinals: Vec<Cell<[u16; crate::Component::ALL.len()]>>,
 }
 
 impl Sched {
@@ -273,15 +279,28 @@ impl Scheduler for Sched {
                             return;
                         }
                     }
+                    if self.points.is_some() {
+                        let i = self.cur.get();
+                        self.op[i].set(op);
+                        self.ordinals[i].set(Default::default());
+                    }
                     if !std::thread::panicking() {
                         self.suspend(Yielded::Entry(op, obj));
                     }
                 }
-                Point::Ctx(_) => {
+                Point::Ctx(c) => {
+                    let i = self.cur.get();
+                    if let Some(points) = &self.points {
+                        // Counted whether or not it switches: the ordinal names the point.
+                        let mut o = self.ordinals[i].get();
+                        o[c.index()] = o[c.index()].saturating_add(1);
+                        self.ordinals[i].set(o);
+                        if !points.contains(self.op[i].get(), c, o[c.index()]) {
+                            return;
+                        }
+                    }
                     // Strays and lone members bypass CTX points (the paper's S-thread check).
-                    if self.in_team[self.cur.get()].get()
-                        && self.team_len.get() > 1
-                        && !std::thread::panicking()
+                    if self.in_team[i].get() && self.team_len.get() > 1 && !std::thread::panicking()
                     {
                         self.suspend(Yielded::Ctx);
                     }
@@ -308,6 +327,16 @@ impl Scheduler for Sched {
 /// Run `bodies` as coroutines on this thread under `policy`, until every one returned.
 /// A panic in a body is resumed here once the others have finished.
 pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
+    run_with_points(policy, crate::ctx_points(), bodies)
+}
+
+/// [`run`] with the CTX points that switch under [`Policy::Steps`] given (None: all),
+/// instead of the process's (`crate::set_ctx_points`).
+pub fn run_with_points<'a>(
+    policy: Policy,
+    points: Option<std::sync::Arc<crate::CtxPoints>>,
+    bodies: Vec<Box<dyn FnOnce() + 'a>>,
+) -> Stats {
     let n = bodies.len();
     let sched = Sched {
         cur: Cell::new(0),
@@ -319,6 +348,12 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
         solo: (0..n).map(|_| Cell::new(0)).collect(),
         solo_ops: Cell::new(0),
         begins: Cell::new(0),
+        points: match policy {
+            Policy::Steps { .. } => points,
+            _ => None,
+        },
+        op: (0..n).map(|_| Cell::new(0)).collect(),
+        ordinals: (0..n).map(|_| Cell::new(Default::default())).collect(),
     };
     let panicked: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
     let mut stats = Stats::default();
@@ -667,6 +702,35 @@ mod tests {
         assert_eq!(st.ctx_switches, 2 * 3 * 3);
         assert_eq!(st.rows.len(), 1);
         assert_eq!((st.rows[0].members_in, st.rows[0].members_out), (6, 6));
+    }
+
+    #[test]
+    fn only_enabled_ctx_points_switch() {
+        // Of the three CTX points of each operation, only the second switches.
+        let mut points = crate::CtxPoints::default();
+        points.insert(OP, Component::BtreeLevel, 2);
+        let log = RefCell::new(Vec::new());
+        let stats = run_with_points(
+            Policy::Steps { team: 8 },
+            Some(std::sync::Arc::new(points)),
+            lockstep_bodies(2, 2, 3, |_, _| 7, &log),
+        );
+        let mut want = Vec::new();
+        for op in 0..2 {
+            // Member 0 runs to its second point (step 0 logged), then member 1 does;
+            // after the switch back each runs to its next operation entry.
+            want.extend([
+                (0, op, 0),
+                (1, op, 0),
+                (0, op, 1),
+                (0, op, 2),
+                (1, op, 1),
+                (1, op, 2),
+            ]);
+        }
+        assert_eq!(log.into_inner(), want);
+        let st = stats.steps.expect("steps statistics");
+        assert_eq!(st.ctx_switches, 2 * 2, "one pass per member and operation");
     }
 
     #[test]

@@ -140,6 +140,63 @@ impl Component {
             Component::RecordRead => "record_read",
         }
     }
+
+    /// Its position in [`Component::ALL`] (the CTX_POINT marker's argument).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn from_name(name: &str) -> Option<Component> {
+        Component::ALL.iter().copied().find(|c| c.name() == name)
+    }
+}
+
+/// Which STEPS candidate CTX points switch (autoSTEPS' choice, `--steps-points`): a point
+/// is named by the operation it is reached in (`probe::Op` code of the outermost
+/// operation), its component, and its ordinal: the k-th point of that component since
+/// the operation's entry, from 1 (so "the second buffer fix of an index probe" is one
+/// point). Without a set every candidate switches.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CtxPoints {
+    set: std::collections::HashSet<(u32, u8, u16)>,
+}
+
+impl CtxPoints {
+    pub fn insert(&mut self, op: u32, c: Component, ordinal: u16) {
+        self.set.insert((op, c as u8, ordinal));
+    }
+    #[inline]
+    pub fn contains(&self, op: u32, c: Component, ordinal: u16) -> bool {
+        self.set.contains(&(op, c as u8, ordinal))
+    }
+    pub fn len(&self) -> usize {
+        self.set.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+}
+
+static CTX_POINTS: parking_lot::RwLock<Option<std::sync::Arc<CtxPoints>>> =
+    parking_lot::RwLock::new(None);
+
+/// Enable exactly these candidate CTX points for STEPS schedulers started from now on
+/// (None: all of them), process-wide, as if only these had been compiled in.
+pub fn set_ctx_points(p: Option<CtxPoints>) {
+    *CTX_POINTS.write() = p.map(std::sync::Arc::new);
+}
+
+/// The enabled CTX points (None: all).
+pub fn ctx_points() -> Option<std::sync::Arc<CtxPoints>> {
+    CTX_POINTS.read().clone()
+}
+
+static TRACE_CTX: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Emit a tracer marker (`probe::ctx_point`) at every candidate CTX point from now on
+/// (autoSTEPS' traces); off by default, then a point costs one more relaxed load.
+pub fn set_trace_ctx(on: bool) {
+    TRACE_CTX.store(on, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Takes over waiting on a thread: switches to another coroutine instead of blocking.
@@ -211,9 +268,15 @@ pub fn scheduled() -> bool {
 }
 
 /// Tell the scheduler (if any) that the running transaction reached point `p`. One
-/// thread-local load and a branch when no scheduler is installed.
+/// thread-local load and a branch when no scheduler is installed (and for a CTX point a
+/// relaxed load of the autoSTEPS trace flag).
 #[inline]
 pub fn point(p: Point) {
+    if let Point::Ctx(c) = p {
+        if TRACE_CTX.load(std::sync::atomic::Ordering::Relaxed) {
+            probe::ctx_point(c as u32);
+        }
+    }
     if let Some(s) = current() {
         s.point(p);
     }
