@@ -118,14 +118,14 @@ pub mod client {
     pub const TXN_END: u64 = 4;
     pub const TRACE_START: u64 = 5;
     pub const TRACE_STOP: u64 = 6;
-    pub const CTX_POINT: u64 = 7;
+    pub const CTX_POINT: u64 = 8;
 
     /// `VG_USERREQ_TOOL_BASE('O','S')`: the oltptrace tool's requests are base | code.
     pub const TOOL_BASE: u64 = ((b'O' as u64) << 24) | ((b'S' as u64) << 16);
     /// Core request `VG_USERREQ__RUNNING_ON_VALGRIND`.
     pub const RUNNING_ON_VALGRIND: u64 = 0x1001;
 
-    /// Issues the oltptrace request `code` (1..=7) with arguments `a`, `b`.
+    /// Issues the oltptrace request `code` (1..=8) with arguments `a`, `b`.
     #[inline(always)]
     pub fn request(code: u64, a: u64, b: u64) {
         debug_assert!(

@@ -58,14 +58,14 @@ extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 #define MAX_INSTR_LEN 15     /* longest x86 instruction; a run's len <= 31 + 15 = 46 */
 #define MAX_RUN_LEN 46
 
-/* Client requests of the probe crate: tool base ('O','S'), codes 1..7. */
+/* Client requests of the probe crate: tool base ('O','S'), codes 1..8. */
 #define CR_OP_BEGIN 1
 #define CR_OP_END 2
 #define CR_TXN_BEGIN 3
 #define CR_TXN_END 4
 #define CR_TRACE_START 5
 #define CR_TRACE_STOP 6
-#define CR_CTX_POINT 7 /* a STEPS candidate CTX point (autoSTEPS) */
+#define CR_CTX_POINT 8 /* a STEPS candidate CTX point (autoSTEPS) */
 
 /*------------------------------------------------------------*/
 /*--- Options                                              ---*/
