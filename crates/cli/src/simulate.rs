@@ -2,7 +2,7 @@
 //! valgrind tool, streaming its trace through a FIFO into the cache simulator running in
 //! this process (on the other core), then print the simulation report.
 
-use crate::args::SimOpts;
+use crate::args::{SimOpts, Warmup};
 use crate::commands::JsonOut;
 use std::io::BufReader;
 use std::process::{Command, Stdio};
@@ -11,7 +11,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const DEFAULT_TXNS: u64 = 10_000;
+/// Fixed warm-up of --steps-team runs (whose child must run to its end: its run report
+/// holds the team statistics).
 const DEFAULT_WARMUP_TXNS: u64 = 1_000;
+/// The most transactions an automatic warm-up takes.
+const DEFAULT_WARMUP_CAP: u64 = 200_000;
 
 /// The child run's arguments, from `simulate`'s parsed options: the workload's, the
 /// engine's, and the transactions to trace (cache warm-up included; no timed warm-up).
@@ -63,6 +67,24 @@ fn child_args(
 
 fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
     let s = &c.sim;
+    let warmup = match (s.warmup_txns, c.steps_team.is_empty()) {
+        (Some(w), _) => w,
+        (None, true) => Warmup::Auto,
+        (None, false) => Warmup::Txns(DEFAULT_WARMUP_TXNS),
+    };
+    if warmup == Warmup::Auto && !c.steps_team.is_empty() {
+        return Err(
+            "--warmup-txns auto does not go with --steps-team (each run must end by itself): give a number"
+                .to_string(),
+        );
+    }
+    if s.warmup_cap.is_some() && warmup != Warmup::Auto {
+        return Err("--warmup-cap applies to --warmup-txns auto only".to_string());
+    }
+    let (warmup_txns, warmup_auto) = match warmup {
+        Warmup::Auto => (s.warmup_cap.unwrap_or(DEFAULT_WARMUP_CAP), true),
+        Warmup::Txns(n) => (n, false),
+    };
     cachesim::config::Options {
         preset: s.cpu.clone().unwrap_or_default(),
         l1i: s.l1i.clone(),
@@ -71,7 +93,13 @@ fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
         llc: s.llc.clone(),
         sweep: s.sweep.clone(),
         components: s.components.clone(),
-        warmup_txns: s.warmup_txns.unwrap_or(DEFAULT_WARMUP_TXNS),
+        warmup_txns,
+        warmup_auto,
+        // Auto: the child runs up to the cap plus the measured transactions, and the
+        // simulation stops reading once it has measured them.
+        measure_txns: warmup_auto.then(|| c.txns.unwrap_or(DEFAULT_TXNS)),
+        background_shared_core: s.background_shares_core,
+        caller_attribution: !s.no_caller_attribution,
         no_three_c: s.no_3c,
         tree_plru: s.plru,
         inclusive: s.non_inclusive.then_some(false),
@@ -125,9 +153,11 @@ fn simulate_into(
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
     let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);
+    // The memory and serial engines with the log off keep nothing on disk.
+    let db = c.log != crate::args::LogArg::Off || c.engine == crate::args::EngineName::Disk;
 
     if c.steps_team.is_empty() {
-        let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false)?;
+        let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false, db)?;
         json.text(&report_text(&report, elapsed));
         let value = serde_json::json!({
             "child_args": args,
@@ -143,7 +173,7 @@ fn simulate_into(
     for &team in &c.steps_team {
         let mut a = args.clone();
         a.extend(["--steps-team".to_string(), team.to_string()]);
-        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true)?;
+        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true, db)?;
         if c.steps_team.len() == 1 {
             json.text(&report_text(&report, elapsed));
         } else {
@@ -347,13 +377,14 @@ fn trace_once(
     setup: &tracer::TracerSetup,
     args: &[String],
     run_json: bool,
+    db: bool,
 ) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
     // Removed when dropped, on every return below.
     let tmp = tempfile::Builder::new()
         .prefix("oltpscope-simulate-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    trace_in(cfg, setup, args, run_json, tmp.path())
+    trace_in(cfg, setup, args, run_json, db, tmp.path())
 }
 
 fn trace_in(
@@ -361,9 +392,15 @@ fn trace_in(
     setup: &tracer::TracerSetup,
     args: &[String],
     run_json: bool,
+    db: bool,
     dir: &std::path::Path,
 ) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
     let mut args = args.to_vec();
+    // The child's database lives in our temporary directory: removed with it, even when
+    // the child is stopped early (below).
+    if db {
+        args.extend(["--db".to_string(), dir.join("db").display().to_string()]);
+    }
     let run_path = dir.join("run.json");
     if run_json {
         args.extend(["--json".to_string(), run_path.display().to_string()]);
@@ -419,7 +456,10 @@ fn trace_in(
         .map_err(|_| "the child watcher panicked".to_string())?;
     let elapsed = t0.elapsed().as_secs_f64();
     let child_err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    let ok = matches!(&status, Ok(s) if s.success());
+    // With `measure_txns` the simulation stops reading when it has measured enough; the
+    // tracer then fails to write to the closed FIFO and exits with status 2.
+    let stopped = sim.stopped_early() && matches!(&status, Ok(s) if s.code() == Some(2));
+    let ok = matches!(&status, Ok(s) if s.success()) || stopped;
     if !ok {
         let last = child_err
             .lines()
@@ -469,7 +509,7 @@ mod tests {
         let line = v.join(" ");
         assert_eq!(
             line,
-            "run tpcb --scale 2 --engine disk --threads 1 --seed 1 --log off --bpool-size 67108864 --txns 57 --warmup 0 --trace-measured --no-check"
+            "run tpcb --scale 2 --engine disk --threads 1 --seed 1 --log async --bpool-size 67108864 --txns 57 --warmup 0 --trace-measured --no-check"
         );
         // What the child is given, it accepts.
         let mut full = vec!["oltpscope".to_string()];
