@@ -913,3 +913,58 @@ mod compat_tests {
         assert_eq!((r.levels[0].misses.i, r.levels[2].misses.i), (1, 1));
     }
 }
+
+#[cfg(test)]
+mod caller_tests {
+    use super::*;
+
+    /// Code at 0x1000 is the B-tree's, code at 0x2000 has no component (libc): with
+    /// caller attribution the second run's instructions and misses count for the B-tree.
+    fn run(caller: bool) -> Report {
+        let mut cfg = Config::preset("xeon-e5-2660").unwrap();
+        cfg.caller_attribution = caller;
+        let mut sim = Simulator::new(cfg).unwrap();
+        let btree = sim
+            .symbols
+            .table
+            .names()
+            .iter()
+            .position(|n| n == "btree")
+            .unwrap() as u16;
+        sim.comp_cache.insert(0x1000, (btree, 0));
+        sim.comp_cache.insert(0x2000, (0, 0));
+        sim.feed(&Record::Thread { tid: 1 });
+        for (addr, lines) in [(0x1000, 1u64), (0x2000, 3)] {
+            sim.feed(&Record::IFetch {
+                addr,
+                ninstr: 2,
+                len: 8,
+            });
+            for i in 0..lines {
+                sim.feed(&Record::Load {
+                    addr: 0x10_0000 + addr * 16 + i * 64,
+                    size: 8,
+                });
+            }
+        }
+        sim.report()
+    }
+
+    #[test]
+    fn code_without_a_component_counts_for_its_caller() {
+        let comp = |r: &Report, n: &str| {
+            r.by_component
+                .iter()
+                .find(|b| b.component.as_deref() == Some(n))
+                .map(|b| (b.instructions, b.levels[1].misses.d))
+        };
+        let off = run(false);
+        assert_eq!(comp(&off, "btree"), Some((2, 1)));
+        assert_eq!(comp(&off, "other"), Some((2, 3)));
+        assert_eq!(off.caller_attributed_instructions, 0);
+        let on = run(true);
+        assert_eq!(comp(&on, "btree"), Some((4, 4)));
+        assert_eq!(comp(&on, "other"), None);
+        assert_eq!(on.caller_attributed_instructions, 2);
+    }
+}
