@@ -34,6 +34,27 @@ impl Drop for Mark {
     }
 }
 
+/// Marks an engine's index lookup inside an update, insert or delete (finding the row,
+/// or checking a key is free) as an index probe nested in that operation: the tracer
+/// charges code to the innermost operation, so the descent counts as an index probe, as
+/// in the Wonderland paper's categories. Not a switch point for coroutine schedulers.
+pub struct Descent(());
+
+#[inline(always)]
+pub fn descent() -> Descent {
+    probe::op_begin(Op::IndexProbe);
+    rt::op_mark(Op::IndexProbe as u32, true);
+    Descent(())
+}
+
+impl Drop for Descent {
+    #[inline(always)]
+    fn drop(&mut self) {
+        probe::op_end(Op::IndexProbe);
+        rt::op_mark(Op::IndexProbe as u32, false);
+    }
+}
+
 pub struct Session<W: Worker> {
     w: W,
     txn_type: u32,

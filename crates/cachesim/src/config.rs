@@ -116,7 +116,26 @@ pub struct Config {
     /// (exact for a non-inclusive last level; see docs/design/cachesim.md).
     pub sweep_llc: Vec<LevelConfig>,
     /// Statistics reset after this many TXN_END markers (caches keep their state).
+    /// With `warmup_auto`, the most transactions warm-up may take instead.
     pub warmup_txns: u64,
+    /// Warm up until the miss rates settle (see `sim::AUTO_*`), at most `warmup_txns`
+    /// transactions.
+    #[serde(default)]
+    pub warmup_auto: bool,
+    /// Stop reading the trace after this many transactions past warm-up.
+    #[serde(default)]
+    pub measure_txns: Option<u64>,
+    /// Threads that declared a background role run on a core of their own: private
+    /// L1s and L2 (every level above the last), sharing the last level with the
+    /// workers. Off: they share the workers' hierarchy. Either way they are counted
+    /// apart from the workers.
+    #[serde(default = "yes")]
+    pub background_own_core: bool,
+    /// Code charged to `other` (libc, non-inlined std code) counts for the component
+    /// of the thread's last code that was not `other`: its caller, as far as the trace
+    /// can tell.
+    #[serde(default)]
+    pub caller_attribution: bool,
     /// Tree pseudo-LRU replacement in every level (ways must be powers of two <= 32)
     /// instead of true LRU.
     pub tree_plru: bool,
@@ -129,6 +148,10 @@ pub struct Config {
     /// Ordered (pattern, component) rules: the first pattern found in `::` + the
     /// demangled function name wins; no match is `other`.
     pub components: Vec<(String, String)>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Preset names, for help texts.
@@ -251,6 +274,10 @@ impl Config {
             sweep_l1i: Vec::new(),
             sweep_llc: Vec::new(),
             warmup_txns: 0,
+            warmup_auto: false,
+            measure_txns: None,
+            background_own_core: true,
+            caller_attribution: false,
             tree_plru: false,
             three_c: true,
             cachegrind_compat: false,
@@ -463,6 +490,12 @@ pub struct Options {
     /// `PATTERN=NAME` rules, matched in order before the defaults.
     pub components: Vec<String>,
     pub warmup_txns: u64,
+    /// Warm up until the miss rates settle, at most `warmup_txns` transactions.
+    pub warmup_auto: bool,
+    pub measure_txns: Option<u64>,
+    /// Background threads share the workers' L1s and L2.
+    pub background_shared_core: bool,
+    pub caller_attribution: bool,
     /// Turn 3C classification off (faster).
     pub no_three_c: bool,
     /// Tree pseudo-LRU instead of true LRU.
@@ -497,6 +530,10 @@ impl Options {
             c.add_component(r)?;
         }
         c.warmup_txns = self.warmup_txns;
+        c.warmup_auto = self.warmup_auto;
+        c.measure_txns = self.measure_txns;
+        c.background_own_core = !self.background_shared_core;
+        c.caller_attribution = self.caller_attribution;
         c.three_c = !self.no_three_c;
         c.tree_plru = self.tree_plru;
         if let Some(i) = self.inclusive {

@@ -5,7 +5,7 @@
 
 use crate::cache::{LevelStats, D, I};
 use crate::config::{format_size, Config, LevelConfig};
-use crate::sim::{Cell, Simulator, L1D, L1I, OP_SLOTS, OP_UNKNOWN};
+use crate::sim::{Cell, Simulator, L1D, L1I, OP_SLOTS, OP_UNKNOWN, ROLE_SLOTS, ROLE_UNKNOWN};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -142,6 +142,37 @@ pub struct FunctionRow {
     pub stall_cycles: u64,
 }
 
+/// One thread role's figures: the workers (with threads that declared no role) are what
+/// every other table measures; background roles are counted apart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadRow {
+    /// `workers`, or a background role (`page cleaner`, `log flusher`, ...).
+    pub role: String,
+    /// Distinct thread ids seen with this role.
+    pub threads: usize,
+    pub instructions: u64,
+    /// (level name, misses) for each level present.
+    pub misses: Vec<(String, Split)>,
+    pub stall_cycles: u64,
+}
+
+/// How warm-up was decided.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WarmupReport {
+    /// `fixed` or `auto`.
+    pub mode: String,
+    /// Warm-up transactions (the cap with `auto`).
+    pub txns_limit: u64,
+    /// Transactions warm-up took (all of them if it never completed).
+    pub txns: u64,
+    /// Worker instructions during warm-up.
+    pub instructions: u64,
+    /// Why it ended, or None if the trace ended first.
+    pub decided: Option<String>,
+    /// Auto: (transactions at the end of each window, MPKI per level in that window).
+    pub windows: Vec<(u64, Vec<f64>)>,
+}
+
 /// Rows of a breakdown table in the text rendering (the JSON has them all).
 pub const TEXT_ROWS: usize = 40;
 
@@ -157,6 +188,15 @@ pub struct Report {
     pub instructions_per_txn: Option<f64>,
     pub warmup_txns: u64,
     pub warmup_completed: bool,
+    #[serde(default)]
+    pub warmup: Option<WarmupReport>,
+    /// Workers first, then background roles; every other table is the workers'.
+    #[serde(default)]
+    pub threads: Vec<ThreadRow>,
+    /// Worker instructions in code charged to `other` that counted for the caller's
+    /// component instead (caller attribution).
+    #[serde(default)]
+    pub caller_attributed_instructions: u64,
     /// Instruction total from the tracer's END record (warm-up included), if seen.
     pub tracer_instructions: Option<u64>,
     pub levels: Vec<LevelReport>,
@@ -189,15 +229,17 @@ pub(crate) fn build(sim: &Simulator) -> Report {
     let instr = sim.counts.instructions;
     let txns = sim.counts.transactions;
     // (name, slot, stats, config, penalty)
+    // The workers' statistics, wherever they are while a background thread runs.
+    let (wstats, wsweep, wsweep_llc) = sim.worker_stats();
     let mut levels_raw: Vec<(&str, usize, LevelStats, LevelConfig)> = vec![
-        ("L1-I", L1I, sim.l1[I].stats, sim.l1[I].config),
-        ("L1-D", L1D, sim.l1[D].stats, sim.l1[D].config),
+        ("L1-I", L1I, wstats[0], sim.l1[I].config),
+        ("L1-D", L1D, wstats[1], sim.l1[D].config),
     ];
-    for (lvl, slot) in sim.unified_levels() {
+    for (j, (lvl, slot)) in sim.unified_levels().enumerate() {
         levels_raw.push((
             if slot == crate::sim::L2 { "L2" } else { "LLC" },
             slot,
-            lvl.stats,
+            wstats[2 + j],
             lvl.config,
         ));
     }
@@ -235,25 +277,30 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         });
     }
 
-    let point = |name: &str, l: &crate::cache::Level, pen: u32| {
-        let misses = Split::new(l.stats.misses);
+    let point = |name: &str, l: &crate::cache::Level, st: &LevelStats, pen: u32| {
+        let misses = Split::new(st.misses);
         SweepPoint {
             level: name.to_string(),
             config: l.config,
-            accesses: Split::new(l.stats.accesses),
+            accesses: Split::new(st.accesses),
             misses,
             mpki: misses.per(instr, 1000.0),
             stall_cycles: misses.total * pen as u64,
-            three_c: cfg.three_c.then(|| ThreeC::of(&l.stats)),
+            three_c: cfg.three_c.then(|| ThreeC::of(st)),
         }
     };
-    let sweep = (sim.sweep.iter().map(|l| point("L1-I", l, penalty[L1I])))
-        .chain(
-            sim.sweep_llc
-                .iter()
-                .map(|l| point("LLC", l, cfg.memory_latency_cycles)),
-        )
-        .collect();
+    let sweep = (sim
+        .sweep
+        .iter()
+        .zip(&wsweep)
+        .map(|(l, st)| point("L1-I", l, st, penalty[L1I])))
+    .chain(
+        sim.sweep_llc
+            .iter()
+            .zip(&wsweep_llc)
+            .map(|(l, st)| point("LLC", l, st, cfg.memory_latency_cycles)),
+    )
+    .collect();
 
     let names = sim.symbols.table.names();
     let ncomp = sim.ncomp();
@@ -312,10 +359,78 @@ pub(crate) fn build(sim: &Simulator) -> Report {
     by_component.sort_by(by_stall);
     by_operation_component.sort_by(by_stall);
 
+    // Rows per thread role, from the same cells: the workers' row sums the (operation,
+    // component) matrix, each background role has a cell of its own.
+    let role_name = |slot: usize| match slot {
+        ROLE_UNKNOWN => "unknown role".to_string(),
+        s => probe::Role::from_u32(s as u32)
+            .map_or("?", |r| r.name())
+            .to_string(),
+    };
+    let thread_row = |role: String, threads: usize, c: &Cell| {
+        let misses: Vec<(String, Split)> = slot_names
+            .iter()
+            .map(|&(slot, n)| (n.to_string(), Split::new(c.misses[slot])))
+            .collect();
+        let stall_cycles = slot_names
+            .iter()
+            .map(|&(slot, _)| Split::new(c.misses[slot]).total * penalty[slot] as u64)
+            .sum();
+        ThreadRow {
+            role,
+            threads,
+            instructions: c.instructions,
+            misses,
+            stall_cycles,
+        }
+    };
+    // A thread is seen without a role until its role marker follows its THREAD record:
+    // it counts as unlabeled only if it never declared one.
+    let declared = |t: u32| sim.role_threads.iter().any(|&(u, s)| u == t && s != 0);
+    let count_threads = |pred: &dyn Fn(usize) -> bool| {
+        let mut tids: Vec<u32> = sim
+            .role_threads
+            .iter()
+            .filter(|&&(t, s)| t != 0 && pred(s) && (s != 0 || !declared(t)))
+            .map(|&(t, _)| t)
+            .collect();
+        tids.sort_unstable();
+        tids.dedup();
+        tids.len()
+    };
+    let is_worker = |s: usize| s == 0 || s == probe::Role::Worker as usize;
+    let mut workers = Cell::default();
+    sim.counts.cells[..OP_SLOTS * ncomp]
+        .iter()
+        .for_each(|c| workers.add(c));
+    let mut threads = vec![thread_row(
+        "workers".to_string(),
+        count_threads(&is_worker),
+        &workers,
+    )];
+    for slot in 1..ROLE_SLOTS {
+        if is_worker(slot) {
+            continue;
+        }
+        let c = &sim.counts.cells[OP_SLOTS * ncomp + slot];
+        if nonempty(c) {
+            threads.push(thread_row(
+                role_name(slot),
+                count_threads(&|s| s == slot),
+                c,
+            ));
+        }
+    }
+    threads[1..].sort_by(|a, b| b.stall_cycles.cmp(&a.stall_cycles));
+
     let mut top_functions: Vec<FunctionRow> = sim
         .functions
         .iter()
         .zip(&sim.counts.func)
+        .enumerate()
+        // Id 1 collects the background threads' code.
+        .filter(|(id, _)| *id != 1)
+        .map(|(_, f)| f)
         .filter(|(_, c)| c.instructions > 0 || c.misses.iter().flatten().any(|&m| m > 0))
         .map(|((name, comp), c)| {
             let misses: Vec<(String, Split)> = slot_names
@@ -351,6 +466,14 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             sim.txns_all, cfg.warmup_txns
         ));
     }
+    let unlabeled = sim.counts.role_instructions[0];
+    if unlabeled > 0 && sim.counts.role_instructions[probe::Role::Worker as usize] > 0 {
+        warnings.push(format!(
+            "{} instructions ran on threads that declared no role; they are counted with \
+             the workers",
+            sep(unlabeled)
+        ));
+    }
     if sim.unmatched_op_end() > 0 {
         warnings.push(format!(
             "{} OP_END markers without a matching OP_BEGIN",
@@ -372,6 +495,24 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         instructions_per_txn: (txns > 0).then(|| instr as f64 / txns as f64),
         warmup_txns: cfg.warmup_txns,
         warmup_completed: sim.warmed_up,
+        warmup: Some(WarmupReport {
+            mode: if cfg.warmup_auto { "auto" } else { "fixed" }.to_string(),
+            txns_limit: cfg.warmup_txns,
+            txns: if sim.warmed_up {
+                sim.txns_all - txns
+            } else {
+                sim.txns_all
+            },
+            instructions: if sim.warmed_up {
+                sim.warmup_log.instructions
+            } else {
+                instr
+            },
+            decided: sim.warmup_log.decided.clone(),
+            windows: sim.warmup_log.windows.clone(),
+        }),
+        threads,
+        caller_attributed_instructions: sim.counts.inherited_instructions,
         tracer_instructions: sim.tracer_total,
         levels,
         total_stall_cycles: total_stall,
@@ -379,7 +520,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         by_operation,
         by_component,
         by_operation_component,
-        functions_resolved: sim.functions.len() - 1,
+        functions_resolved: sim.functions.len() - 2,
         top_functions,
         warnings,
         caveat: CAVEAT.to_string(),
@@ -452,14 +593,42 @@ impl Report {
         if let Some(ipt) = self.instructions_per_txn {
             let _ = write!(o, "  instructions/txn {ipt:.0}");
         }
-        if self.warmup_txns > 0 {
+        match &self.warmup {
+            Some(w) if w.decided.is_some() => {
+                let _ = write!(
+                    o,
+                    "  (after {} warm-up transactions)\nwarm-up: {}",
+                    sep(w.txns),
+                    w.decided.as_deref().unwrap_or_default()
+                );
+            }
+            _ if self.warmup_txns > 0 => {
+                let _ = write!(
+                    o,
+                    "  (after {} warm-up transactions)",
+                    sep(self.warmup_txns)
+                );
+            }
+            _ => {}
+        }
+        o.push_str("\n");
+        if self.threads.len() > 1 || self.caller_attributed_instructions > 0 {
             let _ = write!(
                 o,
-                "  (after {} warm-up transactions)",
-                sep(self.warmup_txns)
+                "every table below counts the workers' threads only (background threads: see \
+                 'threads')"
             );
+            if self.caller_attributed_instructions > 0 {
+                let _ = write!(
+                    o,
+                    "; code without a component (libc, std) counts for its caller's: {:.1}% \
+                     of instructions",
+                    pct(self.caller_attributed_instructions, self.instructions)
+                );
+            }
+            o.push('\n');
         }
-        o.push_str("\n\n");
+        o.push('\n');
 
         let rows: Vec<Vec<String>> = self
             .levels
@@ -623,6 +792,36 @@ impl Report {
             "by operation and component",
             &self.by_operation_component,
         );
+
+        if self.threads.len() > 1 {
+            let _ = writeln!(
+                o,
+                "\nthreads ({}; misses; stall % of the workers' stall cycles)",
+                if self.config.background_own_core {
+                    "background threads on a core of their own: private L1s and L2, shared \
+                     last level"
+                } else {
+                    "background threads share the workers' caches"
+                }
+            );
+            let mut header = vec!["role", "threads", "instructions"];
+            header.extend(level_names.iter().map(String::as_str));
+            header.push("stall %");
+            let rows: Vec<Vec<String>> = self
+                .threads
+                .iter()
+                .map(|t| {
+                    let mut r = vec![t.role.clone(), t.threads.to_string(), sep(t.instructions)];
+                    r.extend(t.misses.iter().map(|(_, m)| sep(m.total)));
+                    r.push(format!(
+                        "{:.1}",
+                        pct(t.stall_cycles, self.total_stall_cycles)
+                    ));
+                    r
+                })
+                .collect();
+            table(&mut o, &header, &rows);
+        }
 
         if !self.top_functions.is_empty() {
             let _ = writeln!(

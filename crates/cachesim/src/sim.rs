@@ -7,7 +7,7 @@
 //! attribution matrix is sized at start-up and the address -> component cache only grows
 //! on a new instruction-run address.
 
-use crate::cache::{Class, Level, Outcome, D, EMPTY, I};
+use crate::cache::{Class, Level, LevelStats, Outcome, D, EMPTY, I};
 use crate::config::Config;
 use crate::report::{self, Report};
 use crate::symbols::{ComponentTable, Symbolizer};
@@ -23,6 +23,54 @@ pub const L1I: usize = 0;
 pub const L1D: usize = 1;
 pub const L2: usize = 2;
 pub const LLC: usize = 3;
+
+/// Role slots: 0 = no role declared (counted with the workers), 1..=7 = probe::Role,
+/// 8 = an unknown role code (counted as background).
+pub const ROLE_SLOTS: usize = 9;
+pub const ROLE_UNKNOWN: usize = 8;
+
+/// Automatic warm-up: windows of transactions, the first `AUTO_FIRST_WINDOW` long,
+/// each twice the previous (so a slow decay still shows as a change); warm-up ends at
+/// the end of a window whose misses per 1000 instructions (MPKI) at every level fell by
+/// at most `AUTO_FALL` and rose by at most `AUTO_RISE` (relative) against the previous
+/// window's, or changed by at most `AUTO_ABS` MPKI. Falling rates mean cold caches
+/// still filling (a data set touched for the first time falls slowly: a small
+/// tolerance there); rising or falling noise between windows of a steady mix is larger.
+pub const AUTO_FIRST_WINDOW: u64 = 100;
+pub const AUTO_FALL: f64 = 0.02;
+pub const AUTO_RISE: f64 = 0.10;
+pub const AUTO_ABS: f64 = 0.05;
+
+/// Whether a level's MPKI `b` in a window is steady against `a` in the previous one.
+pub fn steady(a: f64, b: f64) -> bool {
+    (a - b).abs() <= AUTO_ABS || (b >= a * (1.0 - AUTO_FALL) && b <= a * (1.0 + AUTO_RISE))
+}
+
+/// How warm-up ended (for the report).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WarmupLog {
+    /// (transactions at the window's end, MPKI per level: L1-I, L1-D, L2, LLC present).
+    pub windows: Vec<(u64, Vec<f64>)>,
+    /// Why warm-up ended (None while warming up).
+    pub decided: Option<String>,
+    /// Instructions (of the workers) during warm-up.
+    pub instructions: u64,
+}
+
+/// State of a thread kept while another runs.
+#[derive(Default)]
+struct ThreadState {
+    stack: Vec<u8>,
+    caller_comp: u16,
+}
+
+/// What a background thread swaps in: with its own core, the other core's private
+/// levels; the statistics of every level both sides share.
+struct Parked {
+    l1: Option<[Level; 2]>,
+    mid: Vec<Level>,
+    stats: Vec<LevelStats>,
+}
 
 /// Counters for one (operation, component) pair.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +107,10 @@ pub(crate) struct Counts {
     pub cells: Vec<Cell>,
     /// Per function id.
     pub func: Vec<FuncCell>,
+    /// Instructions per role slot (every thread; `instructions` is the workers').
+    pub role_instructions: [u64; ROLE_SLOTS],
+    /// Worker instructions charged to the caller's component (caller attribution).
+    pub inherited_instructions: u64,
 }
 
 /// Counters of one function (misses only: cheaper than accesses, enough for ranking).
@@ -84,10 +136,28 @@ pub struct Simulator {
     pub(crate) tracer_total: Option<u64>,
     pub(crate) anomalies: Vec<String>,
     unmatched_op_end: u64,
-    /// Per-thread operation stacks (innermost last); `stack` is the running thread's.
-    stacks: FxHashMap<u32, Vec<u8>>,
+    /// Per-thread operation stacks (innermost last) and caller components; `stack` and
+    /// `caller_comp` are the running thread's.
+    threads: FxHashMap<u32, ThreadState>,
     tid: u32,
     stack: Vec<u8>,
+    caller_comp: u16,
+    cur_inherited: bool,
+    /// Declared role per thread id (absent: none).
+    roles: FxHashMap<u32, u32>,
+    /// Role slot of the running thread, and whether it is a background thread (then
+    /// `parked` holds the workers' side).
+    cur_role: usize,
+    bg: bool,
+    parked: Parked,
+    /// Distinct (thread, role slot) pairs seen.
+    pub(crate) role_threads: Vec<(u32, usize)>,
+    pub(crate) warmup_log: WarmupLog,
+    /// Warm-up window being filled: transactions in it so far, its length, and the
+    /// (instructions, misses per level) at its start.
+    window: (u64, u64, u64, Vec<u64>),
+    /// `measure_txns` reached: `run` returns.
+    pub(crate) done: bool,
     cur_op: usize,
     cur_comp: usize,
     cur_cell: usize,
@@ -124,7 +194,26 @@ impl Simulator {
                 slot: LLC,
             });
         }
-        Ok(Simulator {
+        let nu = unified.len();
+        let own = config.background_own_core;
+        let parked = Parked {
+            l1: own.then(|| {
+                [
+                    Level::with_replacement(config.l1i, three_c, plru),
+                    Level::with_replacement(config.l1d, three_c, plru),
+                ]
+            }),
+            mid: if own {
+                unified[..nu.saturating_sub(1)]
+                    .iter()
+                    .map(|u| Level::with_replacement(u.level.config, three_c, plru))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            stats: Vec::new(),
+        };
+        let mut sim = Simulator {
             l1: [
                 Level::with_replacement(config.l1i, three_c, plru),
                 Level::with_replacement(config.l1d, three_c, plru),
@@ -145,8 +234,11 @@ impl Simulator {
             counts: Counts {
                 instructions: 0,
                 transactions: 0,
-                cells: vec![Cell::default(); OP_SLOTS * ncomp],
-                func: vec![FuncCell::default()],
+                cells: vec![Cell::default(); OP_SLOTS * ncomp + ROLE_SLOTS],
+                // Id 1 collects background threads' code (not listed).
+                func: vec![FuncCell::default(); 2],
+                role_instructions: [0; ROLE_SLOTS],
+                inherited_instructions: 0,
             },
             instructions_all: 0,
             txns_all: 0,
@@ -154,9 +246,19 @@ impl Simulator {
             tracer_total: None,
             anomalies: Vec::new(),
             unmatched_op_end: 0,
-            stacks: FxHashMap::default(),
+            threads: FxHashMap::default(),
             tid: 0,
             stack: Vec::new(),
+            caller_comp: 0,
+            cur_inherited: false,
+            roles: FxHashMap::default(),
+            cur_role: 0,
+            bg: false,
+            parked,
+            role_threads: vec![(0, 0)],
+            warmup_log: WarmupLog::default(),
+            window: (0, AUTO_FIRST_WINDOW, 0, Vec::new()),
+            done: false,
             cur_op: 0,
             cur_comp: 0,
             cur_cell: 0,
@@ -164,14 +266,107 @@ impl Simulator {
             comp_memo: vec![(EMPTY, 0, 0); COMP_MEMO_SLOTS].into_boxed_slice(),
             cur_func: 0,
             last_iaddr: EMPTY,
-            functions: vec![("(unknown)".to_string(), 0)],
+            functions: vec![
+                ("(unknown)".to_string(), 0),
+                ("(background threads)".to_string(), 0),
+            ],
             function_ids: FxHashMap::default(),
             config,
-        })
+        };
+        // The shared levels' statistics the background side starts with.
+        let n = sim.shared_levels().len();
+        sim.parked.stats = vec![LevelStats::default(); n];
+        if sim.warmed_up {
+            sim.warmup_log.decided = Some("none (warm-up of 0 transactions)".to_string());
+        }
+        Ok(sim)
+    }
+
+    /// Levels whose contents both sides share (and whose statistics are swapped when
+    /// the side changes): the last level and the LLC sweep with a core of its own,
+    /// everything otherwise.
+    fn shared_levels(&mut self) -> Vec<&mut Level> {
+        let mut v: Vec<&mut Level> = Vec::new();
+        if self.config.background_own_core {
+            if let Some(u) = self.unified.last_mut() {
+                v.push(&mut u.level);
+            }
+        } else {
+            v.extend(self.l1.iter_mut());
+            v.extend(self.unified.iter_mut().map(|u| &mut u.level));
+            v.extend(self.sweep.iter_mut());
+        }
+        v.extend(self.sweep_llc.iter_mut());
+        v
+    }
+
+    /// Puts the other side (workers or background) in place: its private levels and the
+    /// statistics of the shared ones.
+    fn swap_side(&mut self) {
+        let mut parked_l1 = self.parked.l1.take();
+        if let Some(l1) = &mut parked_l1 {
+            std::mem::swap(&mut self.l1, l1);
+        }
+        self.parked.l1 = parked_l1;
+        let mut mid = std::mem::take(&mut self.parked.mid);
+        for (u, m) in self.unified.iter_mut().zip(mid.iter_mut()) {
+            std::mem::swap(&mut u.level, m);
+        }
+        self.parked.mid = mid;
+        let mut stats = std::mem::take(&mut self.parked.stats);
+        for (l, s) in self.shared_levels().into_iter().zip(stats.iter_mut()) {
+            std::mem::swap(&mut l.stats, s);
+        }
+        self.parked.stats = stats;
+        self.bg = !self.bg;
+    }
+
+    /// The workers' statistics of the L1s, the unified levels, the L1-I sweep and the
+    /// LLC sweep, wherever they are now.
+    pub(crate) fn worker_stats(&self) -> (Vec<LevelStats>, Vec<LevelStats>, Vec<LevelStats>) {
+        let mut main: Vec<LevelStats> = self
+            .l1
+            .iter()
+            .chain(self.unified.iter().map(|u| &u.level))
+            .map(|l| l.stats)
+            .collect();
+        let mut sweep: Vec<LevelStats> = self.sweep.iter().map(|l| l.stats).collect();
+        let mut sweep_llc: Vec<LevelStats> = self.sweep_llc.iter().map(|l| l.stats).collect();
+        if self.bg {
+            let nu = self.unified.len();
+            let mut k = 0;
+            let mut take = |x: &mut LevelStats| {
+                *x = self.parked.stats[k];
+                k += 1;
+            };
+            if self.config.background_own_core {
+                if let Some(l1) = &self.parked.l1 {
+                    main[0] = l1[0].stats;
+                    main[1] = l1[1].stats;
+                }
+                for (j, m) in self.parked.mid.iter().enumerate() {
+                    main[2 + j] = m.stats;
+                }
+                if nu > 0 {
+                    take(&mut main[1 + nu]);
+                }
+            } else {
+                main.iter_mut().for_each(&mut take);
+                sweep.iter_mut().for_each(&mut take);
+            }
+            sweep_llc.iter_mut().for_each(&mut take);
+        }
+        (main, sweep, sweep_llc)
     }
 
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// `run` returned because `measure_txns` transactions were measured (the rest of
+    /// the stream was not read).
+    pub fn stopped_early(&self) -> bool {
+        self.done
     }
 
     /// Feeds every record of the stream. On a stream error the statistics gathered so far
@@ -189,6 +384,9 @@ impl Simulator {
                 _ => {
                     let rec = reader.decode(w, at)?;
                     self.feed(&rec);
+                    if self.done {
+                        return Ok(());
+                    }
                 }
             }
         }
@@ -233,17 +431,38 @@ impl Simulator {
             } else {
                 self.component_of(addr)
             };
-            let comp = comp as usize;
-            self.cur_func = func as usize;
-            if comp != self.cur_comp {
-                self.cur_comp = comp;
-                self.cur_cell = self.cur_op * self.ncomp + comp;
+            if self.bg {
+                self.cur_func = BG_FUNC;
+            } else {
+                self.cur_func = func as usize;
+                let mut comp = comp;
+                self.cur_inherited = false;
+                if self.config.caller_attribution {
+                    if comp == 0 {
+                        comp = self.caller_comp;
+                        self.cur_inherited = comp != 0;
+                    } else {
+                        self.caller_comp = comp;
+                    }
+                }
+                let comp = comp as usize;
+                if comp != self.cur_comp {
+                    self.cur_comp = comp;
+                    self.cur_cell = self.cur_op * self.ncomp + comp;
+                }
             }
         }
-        self.counts.instructions += ninstr as u64;
-        self.instructions_all += ninstr as u64;
-        self.counts.cells[self.cur_cell].instructions += ninstr as u64;
-        self.counts.func[self.cur_func].instructions += ninstr as u64;
+        let n = ninstr as u64;
+        self.instructions_all += n;
+        self.counts.role_instructions[self.cur_role] += n;
+        self.counts.cells[self.cur_cell].instructions += n;
+        self.counts.func[self.cur_func].instructions += n;
+        if !self.bg {
+            self.counts.instructions += n;
+            if self.cur_inherited {
+                self.counts.inherited_instructions += n;
+            }
+        }
         // A hand-made record may say 0 bytes; the reader rejects that, feed tolerates it.
         let last = addr + (len.max(1) as u64) - 1;
         let shift = self.l1[I].line_shift;
@@ -267,9 +486,13 @@ impl Simulator {
                 self.l1_ref(I, line);
             }
         }
-        for s in &mut self.sweep {
-            for line in addr >> s.line_shift..=last >> s.line_shift {
-                s.access(line, I);
+        // With a core of its own, a background thread does not touch the workers'
+        // L1-I, which the sweep models.
+        if !(self.bg && self.config.background_own_core) {
+            for s in &mut self.sweep {
+                for line in addr >> s.line_shift..=last >> s.line_shift {
+                    s.access(line, I);
+                }
             }
         }
     }
@@ -393,13 +616,16 @@ impl Simulator {
         }
     }
 
-    /// The inclusive last level evicted [addr, addr+bytes): drop it from every level above.
+    /// The inclusive last level evicted [addr, addr+bytes): drop it from every level above,
+    /// on both cores.
     fn back_invalidate(&mut self, addr: u64, bytes: u64) {
         let n = self.unified.len();
         let upper = self
             .l1
             .iter_mut()
-            .chain(self.unified[..n - 1].iter_mut().map(|u| &mut u.level));
+            .chain(self.unified[..n - 1].iter_mut().map(|u| &mut u.level))
+            .chain(self.parked.l1.iter_mut().flatten())
+            .chain(self.parked.mid.iter_mut());
         for lvl in upper {
             let s = lvl.line_shift;
             for line in addr >> s..=(addr + bytes - 1) >> s {
@@ -410,19 +636,49 @@ impl Simulator {
 
     fn set_op(&mut self) {
         self.cur_op = self.stack.last().copied().unwrap_or(0) as usize;
-        self.cur_cell = self.cur_op * self.ncomp + self.cur_comp;
+        self.cur_cell = if self.bg {
+            OP_SLOTS * self.ncomp + self.cur_role
+        } else {
+            self.cur_op * self.ncomp + self.cur_comp
+        };
     }
 
     fn switch_thread(&mut self, tid: u32) {
         if tid == self.tid {
             return;
         }
-        let old = std::mem::take(&mut self.stack);
-        if !old.is_empty() {
-            self.stacks.insert(self.tid, old);
+        let old = ThreadState {
+            stack: std::mem::take(&mut self.stack),
+            caller_comp: self.caller_comp,
+        };
+        if !old.stack.is_empty() || old.caller_comp != 0 {
+            self.threads.insert(self.tid, old);
         }
         self.tid = tid;
-        self.stack = self.stacks.remove(&tid).unwrap_or_default();
+        let st = self.threads.remove(&tid).unwrap_or_default();
+        self.stack = st.stack;
+        self.caller_comp = st.caller_comp;
+        self.apply_role();
+    }
+
+    /// Puts the running thread's role in force: its role slot, its side.
+    fn apply_role(&mut self) {
+        let role = self.roles.get(&self.tid).copied().unwrap_or(0);
+        let slot = match role {
+            0 => 0,
+            r => probe::Role::from_u32(r).map_or(ROLE_UNKNOWN, |r| r as usize),
+        };
+        self.cur_role = slot;
+        if !self.role_threads.contains(&(self.tid, slot)) {
+            self.role_threads.push((self.tid, slot));
+        }
+        let bg = slot != 0 && slot != probe::Role::Worker as usize;
+        if bg != self.bg {
+            self.swap_side();
+        }
+        // The next run resolves its component and cell afresh.
+        self.last_iaddr = EMPTY;
+        self.cur_inherited = false;
         self.set_op();
     }
 
@@ -444,10 +700,19 @@ impl Simulator {
             marker::TXN_END => {
                 self.txns_all += 1;
                 self.counts.transactions += 1;
-                if !self.warmed_up && self.txns_all >= self.config.warmup_txns {
-                    self.warmed_up = true;
-                    self.reset_stats();
+                if !self.warmed_up {
+                    self.warmup_step();
+                } else if let Some(n) = self.config.measure_txns {
+                    self.done |= self.counts.transactions >= n;
                 }
+            }
+            marker::THREAD_ROLE => {
+                if arg == 0 {
+                    self.roles.remove(&self.tid);
+                } else {
+                    self.roles.insert(self.tid, arg);
+                }
+                self.apply_role();
             }
             marker::TXN_BEGIN | marker::TRACE_START | marker::TRACE_STOP | marker::CTX_POINT => {}
             c => {
@@ -459,10 +724,76 @@ impl Simulator {
         }
     }
 
-    /// Clears statistics (not cache contents, first-touch sets or op stacks).
+    /// Workers' misses per level (L1-I, L1-D, then the unified levels), I and D together.
+    fn level_misses(&self) -> Vec<u64> {
+        let (main, _, _) = self.worker_stats();
+        main.iter().map(|s| s.misses[I] + s.misses[D]).collect()
+    }
+
+    /// A transaction ended during warm-up: end warm-up after `warmup_txns` (fixed), or
+    /// (auto) at the end of the first window whose miss rates match the previous one's,
+    /// at most after `warmup_txns`.
+    fn warmup_step(&mut self) {
+        let cap = self.config.warmup_txns;
+        if !self.config.warmup_auto {
+            if self.txns_all >= cap {
+                self.end_warmup(format!("fixed: {cap} transactions"));
+            }
+            return;
+        }
+        self.window.0 += 1;
+        if self.window.0 >= self.window.1 || self.txns_all >= cap {
+            let misses = self.level_misses();
+            let instr = self.counts.instructions;
+            let (_, len, instr0, ref misses0) = self.window;
+            let di = (instr - instr0).max(1) as f64;
+            let mpki: Vec<f64> = misses
+                .iter()
+                .enumerate()
+                .map(|(j, &m)| (m - misses0.get(j).copied().unwrap_or(0)) as f64 * 1000.0 / di)
+                .collect();
+            let steady = self
+                .warmup_log
+                .windows
+                .last()
+                .is_some_and(|(_, prev)| prev.iter().zip(&mpki).all(|(&a, &b)| steady(a, b)));
+            self.warmup_log.windows.push((self.txns_all, mpki));
+            if steady {
+                let prev = len / 2;
+                self.end_warmup(format!(
+                    "auto: {} transactions; misses per 1000 instructions at every level \
+                     fell by at most {:.0}%, rose by at most {:.0}% or moved by at most \
+                     {AUTO_ABS} against the previous window's (windows of {prev} and {len} \
+                     transactions)",
+                    self.txns_all,
+                    AUTO_FALL * 100.0,
+                    AUTO_RISE * 100.0
+                ));
+            } else if self.txns_all >= cap {
+                self.end_warmup(format!(
+                    "auto: stopped at the cap of {cap} transactions before the miss rates \
+                     settled (see the windows in the JSON report)"
+                ));
+            } else {
+                self.window = (0, len * 2, instr, misses);
+            }
+        }
+    }
+
+    fn end_warmup(&mut self, why: String) {
+        self.warmed_up = true;
+        self.warmup_log.decided = Some(why);
+        self.warmup_log.instructions = self.counts.instructions;
+        self.reset_stats();
+    }
+
+    /// Clears statistics (not cache contents, first-touch sets or op stacks), of the
+    /// background side too.
     pub fn reset_stats(&mut self) {
         self.counts.instructions = 0;
         self.counts.transactions = 0;
+        self.counts.role_instructions = [0; ROLE_SLOTS];
+        self.counts.inherited_instructions = 0;
         self.counts
             .cells
             .iter_mut()
@@ -476,6 +807,16 @@ impl Simulator {
         self.unified.iter_mut().for_each(|u| u.level.reset_stats());
         self.sweep.iter_mut().for_each(Level::reset_stats);
         self.sweep_llc.iter_mut().for_each(Level::reset_stats);
+        self.parked
+            .l1
+            .iter_mut()
+            .flatten()
+            .for_each(Level::reset_stats);
+        self.parked.mid.iter_mut().for_each(Level::reset_stats);
+        self.parked
+            .stats
+            .iter_mut()
+            .for_each(|s| *s = LevelStats::default());
     }
 
     pub(crate) fn unified_levels(&self) -> impl Iterator<Item = (&Level, usize)> {
@@ -499,6 +840,9 @@ impl Simulator {
 /// Slots of `Simulator::comp_memo` (16 B each): more than the distinct run addresses of
 /// an OLTP hot path.
 const COMP_MEMO_SLOTS: usize = 1 << 14;
+
+/// Function id that collects background threads' code.
+const BG_FUNC: usize = 1;
 
 #[inline]
 fn comp_memo_slot(addr: u64) -> usize {
@@ -567,5 +911,60 @@ mod compat_tests {
         });
         let r = sim.report();
         assert_eq!((r.levels[0].misses.i, r.levels[2].misses.i), (1, 1));
+    }
+}
+
+#[cfg(test)]
+mod caller_tests {
+    use super::*;
+
+    /// Code at 0x1000 is the B-tree's, code at 0x2000 has no component (libc): with
+    /// caller attribution the second run's instructions and misses count for the B-tree.
+    fn run(caller: bool) -> Report {
+        let mut cfg = Config::preset("xeon-e5-2660").unwrap();
+        cfg.caller_attribution = caller;
+        let mut sim = Simulator::new(cfg).unwrap();
+        let btree = sim
+            .symbols
+            .table
+            .names()
+            .iter()
+            .position(|n| n == "btree")
+            .unwrap() as u16;
+        sim.comp_cache.insert(0x1000, (btree, 0));
+        sim.comp_cache.insert(0x2000, (0, 0));
+        sim.feed(&Record::Thread { tid: 1 });
+        for (addr, lines) in [(0x1000, 1u64), (0x2000, 3)] {
+            sim.feed(&Record::IFetch {
+                addr,
+                ninstr: 2,
+                len: 8,
+            });
+            for i in 0..lines {
+                sim.feed(&Record::Load {
+                    addr: 0x10_0000 + addr * 16 + i * 64,
+                    size: 8,
+                });
+            }
+        }
+        sim.report()
+    }
+
+    #[test]
+    fn code_without_a_component_counts_for_its_caller() {
+        let comp = |r: &Report, n: &str| {
+            r.by_component
+                .iter()
+                .find(|b| b.component.as_deref() == Some(n))
+                .map(|b| (b.instructions, b.levels[1].misses.d))
+        };
+        let off = run(false);
+        assert_eq!(comp(&off, "btree"), Some((2, 1)));
+        assert_eq!(comp(&off, "other"), Some((2, 3)));
+        assert_eq!(off.caller_attributed_instructions, 0);
+        let on = run(true);
+        assert_eq!(comp(&on, "btree"), Some((4, 4)));
+        assert_eq!(comp(&on, "other"), None);
+        assert_eq!(on.caller_attributed_instructions, 2);
     }
 }

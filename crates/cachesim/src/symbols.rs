@@ -127,6 +127,27 @@ pub fn module_path(name: &str) -> String {
     base + &strip_generics(&name[end + 1..])
 }
 
+/// The separate debug file of `path` by its GNU build id
+/// (`/usr/lib/debug/.build-id/xx/yyyy.debug`, where Debian's `-dbg` packages such as
+/// libc6-dbg put them), if there is one: it has the full symbol table and DWARF of a
+/// stripped library, at the same addresses.
+pub fn debug_file(path: &Path) -> Option<PathBuf> {
+    use object::Object as _;
+    let data = std::fs::read(path).ok()?;
+    let file = object::File::parse(&*data).ok()?;
+    let id = file.build_id().ok()??;
+    if id.len() < 2 {
+        return None;
+    }
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let p = PathBuf::from(format!(
+        "/usr/lib/debug/.build-id/{}/{}.debug",
+        &hex[..2],
+        &hex[2..]
+    ));
+    p.is_file().then_some(p)
+}
+
 struct Object {
     avma: u64,
     size: u64,
@@ -218,6 +239,10 @@ impl Symbolizer {
             return (None, 0);
         };
         let loader = o.loader.get_or_insert_with(|| {
+            // From now on the object is read through its debug file, if it has one.
+            if let Some(d) = debug_file(&o.path) {
+                o.path = d;
+            }
             Loader::new(&o.path).map_err(|e| format!("{}: {e}", o.path.display()))
         });
         let loader = match loader {

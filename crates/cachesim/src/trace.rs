@@ -27,6 +27,7 @@ pub mod marker {
     pub const TXN_END: u8 = probe::client::TXN_END as u8;
     pub const TRACE_START: u8 = probe::client::TRACE_START as u8;
     pub const TRACE_STOP: u8 = probe::client::TRACE_STOP as u8;
+    pub const THREAD_ROLE: u8 = probe::client::THREAD_ROLE as u8;
     pub const CTX_POINT: u8 = probe::client::CTX_POINT as u8;
 }
 

@@ -370,8 +370,9 @@ pub struct SimOpts {
     /// Seed of every random generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Logging of the traced run: off, async or sync.
-    #[arg(long, value_enum, default_value = "off")]
+    /// Logging of the traced run: off, async or sync (default async: every log record is
+    /// built and buffered, as in the papers' engines, and a flusher thread writes it).
+    #[arg(long, value_enum, default_value = "async")]
     pub log: LogArg,
     #[command(flatten)]
     pub disk: DiskTuning,
@@ -505,9 +506,22 @@ pub struct SimArgs {
     /// llc=2M,8M,32M (repeatable).
     #[arg(long)]
     pub sweep: Vec<String>,
-    /// Transactions that warm the caches before statistics start (default 1000).
+    /// Transactions that warm the caches before statistics start: a number, or auto
+    /// (default: until the miss rates of successive windows settle, at most
+    /// --warmup-cap; with --steps-team the default is 1000).
+    #[arg(long, value_parser = parse_warmup)]
+    pub warmup_txns: Option<Warmup>,
+    /// The most transactions an auto warm-up takes (default 200000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_TXNS))]
+    pub warmup_cap: Option<u64>,
+    /// Background threads (page cleaner, log flusher, ...) share the workers' L1s and
+    /// L2 instead of running on a core of their own (sharing only the last level).
     #[arg(long)]
-    pub warmup_txns: Option<u64>,
+    pub background_shares_core: bool,
+    /// Charge code without a component (libc, non-inlined std code) to `other` instead
+    /// of the component of the code that ran before it (its caller).
+    #[arg(long)]
+    pub no_caller_attribution: bool,
     /// Extra component rule PATTERN=NAME (first match on the function's path wins; may
     /// be repeated).
     #[arg(long = "component")]
@@ -524,6 +538,25 @@ pub struct SimArgs {
     /// Memory latency in cycles (default: the preset's).
     #[arg(long)]
     pub memory_latency: Option<u32>,
+}
+
+/// `--warmup-txns`: a fixed number of transactions, or until the caches settle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Warmup {
+    Auto,
+    Txns(u64),
+}
+
+fn parse_warmup(s: &str) -> Result<Warmup, String> {
+    if s == "auto" {
+        return Ok(Warmup::Auto);
+    }
+    match s.parse::<u64>() {
+        Ok(n) if n <= MAX_TXNS => Ok(Warmup::Txns(n)),
+        _ => Err(format!(
+            "'{s}' is neither auto nor a number of transactions up to {MAX_TXNS}"
+        )),
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! valgrind tool, streaming its trace through a FIFO into the cache simulator running in
 //! this process (on the other core), then print the simulation report.
 
-use crate::args::SimOpts;
+use crate::args::{SimOpts, Warmup};
 use crate::commands::JsonOut;
 use std::io::BufReader;
 use std::process::{Command, Stdio};
@@ -11,7 +11,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 const DEFAULT_TXNS: u64 = 10_000;
+/// Fixed warm-up of --steps-team runs (whose child must run to its end: its run report
+/// holds the team statistics).
 const DEFAULT_WARMUP_TXNS: u64 = 1_000;
+/// The most transactions an automatic warm-up takes.
+const DEFAULT_WARMUP_CAP: u64 = 200_000;
 
 /// The child run's arguments, from `simulate`'s parsed options: the workload's, the
 /// engine's, and the transactions to trace (cache warm-up included; no timed warm-up).
@@ -66,6 +70,24 @@ pub(crate) fn child_args(
 
 pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
     let s = &c.sim;
+    let warmup = match (s.warmup_txns, c.steps_team.is_empty()) {
+        (Some(w), _) => w,
+        (None, true) => Warmup::Auto,
+        (None, false) => Warmup::Txns(DEFAULT_WARMUP_TXNS),
+    };
+    if warmup == Warmup::Auto && !c.steps_team.is_empty() {
+        return Err(
+            "--warmup-txns auto does not go with --steps-team (each run must end by itself): give a number"
+                .to_string(),
+        );
+    }
+    if s.warmup_cap.is_some() && warmup != Warmup::Auto {
+        return Err("--warmup-cap applies to --warmup-txns auto only".to_string());
+    }
+    let (warmup_txns, warmup_auto) = match warmup {
+        Warmup::Auto => (s.warmup_cap.unwrap_or(DEFAULT_WARMUP_CAP), true),
+        Warmup::Txns(n) => (n, false),
+    };
     cachesim::config::Options {
         preset: s.cpu.clone().unwrap_or_default(),
         l1i: s.l1i.clone(),
@@ -74,7 +96,13 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
         llc: s.llc.clone(),
         sweep: s.sweep.clone(),
         components: s.components.clone(),
-        warmup_txns: s.warmup_txns.unwrap_or(DEFAULT_WARMUP_TXNS),
+        warmup_txns,
+        warmup_auto,
+        // Auto: the child runs up to the cap plus the measured transactions, and the
+        // simulation stops reading once it has measured them.
+        measure_txns: warmup_auto.then(|| c.txns.unwrap_or(DEFAULT_TXNS)),
+        background_shared_core: s.background_shares_core,
+        caller_attribution: !s.no_caller_attribution,
         no_three_c: s.no_3c,
         tree_plru: s.plru,
         inclusive: s.non_inclusive.then_some(false),
@@ -128,9 +156,11 @@ fn simulate_into(
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
     let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);
+    // The memory and serial engines with the log off keep nothing on disk.
+    let db = c.log != crate::args::LogArg::Off || c.engine == crate::args::EngineName::Disk;
 
     if c.steps_team.is_empty() {
-        let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false)?;
+        let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false, db)?;
         json.text(&report_text(&report, elapsed));
         let value = serde_json::json!({
             "child_args": args,
@@ -146,7 +176,7 @@ fn simulate_into(
     for &team in &c.steps_team {
         let mut a = args.clone();
         a.extend(["--steps-team".to_string(), team.to_string()]);
-        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true)?;
+        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true, db)?;
         if c.steps_team.len() == 1 {
             json.text(&report_text(&report, elapsed));
         } else {
@@ -350,29 +380,33 @@ fn trace_once(
     setup: &tracer::TracerSetup,
     args: &[String],
     run_json: bool,
+    db: bool,
 ) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
     let mut sim = cachesim::Simulator::new(cfg.clone())?;
-    let (_, run, elapsed) = trace_with(setup, args, run_json, |r| {
-        sim.run(r).map_err(|e| e.to_string())
+    let (_, run, elapsed) = trace_with(setup, args, run_json, db, |r| {
+        sim.run(r).map_err(|e| e.to_string())?;
+        Ok(((), sim.stopped_early()))
     })?;
     Ok((sim.report(), run, elapsed))
 }
 
 /// Run the child `oltpscope run` with `args` under the tracer, its trace read by
-/// `consume` as it is made. With `run_json`, the child also writes its run report,
-/// returned parsed, with the seconds the whole took.
+/// `consume` as it is made (which says whether it stopped reading on purpose). With
+/// `run_json`, the child also writes its run report, returned parsed, with the seconds
+/// the whole took. With `db`, the child's database is in the temporary directory.
 pub(crate) fn trace_with<T>(
     setup: &tracer::TracerSetup,
     args: &[String],
     run_json: bool,
-    consume: impl FnOnce(TraceReader) -> Result<T, String>,
+    db: bool,
+    consume: impl FnOnce(TraceReader) -> Result<(T, bool), String>,
 ) -> Result<(T, serde_json::Value, f64), String> {
     // Removed when dropped, on every return below.
     let tmp = tempfile::Builder::new()
         .prefix("oltpscope-simulate-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    trace_in(setup, args, run_json, tmp.path(), consume)
+    trace_in(setup, args, run_json, db, tmp.path(), consume)
 }
 
 pub(crate) type TraceReader = cachesim::trace::Reader<BufReader<std::fs::File>>;
@@ -381,10 +415,16 @@ fn trace_in<T>(
     setup: &tracer::TracerSetup,
     args: &[String],
     run_json: bool,
+    db: bool,
     dir: &std::path::Path,
-    consume: impl FnOnce(TraceReader) -> Result<T, String>,
+    consume: impl FnOnce(TraceReader) -> Result<(T, bool), String>,
 ) -> Result<(T, serde_json::Value, f64), String> {
     let mut args = args.to_vec();
+    // The child's database lives in our temporary directory: removed with it, even when
+    // the child is stopped early (below).
+    if db {
+        args.extend(["--db".to_string(), dir.join("db").display().to_string()]);
+    }
     let run_path = dir.join("run.json");
     if run_json {
         args.extend(["--json".to_string(), run_path.display().to_string()]);
@@ -439,7 +479,10 @@ fn trace_in<T>(
         .map_err(|_| "the child watcher panicked".to_string())?;
     let elapsed = t0.elapsed().as_secs_f64();
     let child_err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    let ok = matches!(&status, Ok(s) if s.success());
+    // With `measure_txns` the simulation stops reading when it has measured enough; the
+    // tracer then fails to write to the closed FIFO and exits with status 2.
+    let stopped = matches!(&result, Ok((_, true))) && matches!(&status, Ok(s) if s.code() == Some(2));
+    let ok = matches!(&status, Ok(s) if s.success()) || stopped;
     if !ok {
         let last = child_err
             .lines()
@@ -448,7 +491,7 @@ fn trace_in<T>(
             .unwrap_or("no message");
         return Err(format!("the traced run failed: {}", last.trim()));
     }
-    let value = result.map_err(|e| format!("reading the trace: {e}"))?;
+    let (value, _) = result.map_err(|e| format!("reading the trace: {e}"))?;
     let run = if run_json {
         let text = std::fs::read_to_string(&run_path)
             .map_err(|e| format!("cannot read the traced run's report: {e}"))?;
@@ -487,7 +530,7 @@ mod tests {
         let line = v.join(" ");
         assert_eq!(
             line,
-            "run tpcb --scale 2 --engine disk --threads 1 --seed 1 --log off --bpool-size 67108864 --txns 57 --warmup 0 --trace-measured --no-check"
+            "run tpcb --scale 2 --engine disk --threads 1 --seed 1 --log async --bpool-size 67108864 --txns 57 --warmup 0 --trace-measured --no-check"
         );
         // What the child is given, it accepts.
         let mut full = vec!["oltpscope".to_string()];

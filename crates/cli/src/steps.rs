@@ -88,6 +88,9 @@ pub fn load_points(path: &Path) -> Result<rt::CtxPoints, String> {
     Ok(set)
 }
 
+/// Transactions that warm the modelled L1-I before anything is counted.
+const DEFAULT_WARMUP_TXNS: u64 = 300;
+
 pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
     let c: &SimOpts = &o.sim;
     if c.coroutines.is_some_and(|n| n > 1) || !c.steps_team.is_empty() {
@@ -99,6 +102,17 @@ pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
                 .into(),
         );
     }
+    // autoSTEPS counts its warm-up in transactions: automatic warm-up does not apply.
+    let warmup = match c.sim.warmup_txns {
+        None => DEFAULT_WARMUP_TXNS,
+        Some(crate::args::Warmup::Txns(n)) => n,
+        Some(crate::args::Warmup::Auto) => {
+            return Err("`steps place` warms up for a number of transactions: give --warmup-txns N, not auto".into())
+        }
+    };
+    let mut fixed = c.clone();
+    fixed.sim.warmup_txns = Some(crate::args::Warmup::Txns(warmup));
+    let c = &fixed;
     let cfg = crate::simulate::config(c)?;
     let params = Params {
         l1i: cfg.l1i,
@@ -111,11 +125,12 @@ pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
     let mut args = crate::simulate::child_args(c, workload_args, cfg.warmup_txns, 1);
     args.push("--trace-ctx".into());
     let mut col = Collector::new();
-    let ((), _, elapsed) = crate::simulate::trace_with(&setup, &args, false, |r| {
+    let db = c.log != crate::args::LogArg::Off || c.engine == crate::args::EngineName::Disk;
+    let ((), _, elapsed) = crate::simulate::trace_with(&setup, &args, false, db, |r| {
         for rec in r {
             col.record(rec.map_err(|e| e.to_string())?);
         }
-        Ok(())
+        Ok(((), false))
     })?;
     let mut sym =
         cachesim::symbols::Symbolizer::new(cachesim::symbols::ComponentTable::new(&cfg.components));

@@ -716,6 +716,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         ),
         Stop::Seconds(_) => None,
     };
+    // This thread keeps time while the workers run: not a worker (see cachesim).
+    probe::thread_role(probe::Role::Main);
     if cfg.trace_measured && phase.load(Ordering::Relaxed) == MEASURE {
         probe::tracing_start();
     }
@@ -736,6 +738,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                 let series_tx = cfg.timeseries.then(|| series_tx.clone());
                 let quotas = &per_stream_txns;
                 sc.spawn(move || {
+                    probe::thread_role(probe::Role::Worker);
                     if cfg.pin && !cores.is_empty() {
                         core_affinity::set_for_current(cores[w % cores.len()]);
                     }

@@ -570,10 +570,14 @@ impl DiskEngine {
         let mut d = self.daemons.lock();
         if opts.log != LogMode::Off {
             let i = self.inner.clone();
-            d.push(std::thread::spawn(move || i.log.daemon()));
+            d.push(std::thread::spawn(move || {
+                probe::thread_role(probe::Role::LogFlusher);
+                i.log.daemon()
+            }));
         }
         let i = self.inner.clone();
         d.push(std::thread::spawn(move || {
+            probe::thread_role(probe::Role::PageCleaner);
             while !i.stop.load(Ordering::Acquire) {
                 match i.pool.clean_step(CLEANER_PERIOD) {
                     Ok(pause) if pause.is_zero() => {}
@@ -590,17 +594,20 @@ impl DiskEngine {
         let ms = opts.checkpoint_ms.unwrap_or(DEFAULT_CHECKPOINT_MS);
         if ms > 0 && opts.log != LogMode::Off {
             let i = self.inner.clone();
-            d.push(std::thread::spawn(move || loop {
-                i.wake
-                    .wait(rt::WaitKind::Other, Some(Duration::from_millis(ms)), || {
-                        i.stop.load(Ordering::Acquire)
-                    });
-                if i.stop.load(Ordering::Acquire) {
-                    return;
-                }
-                if let Err(e) = i.checkpoint() {
-                    i.fail(format!("checkpoint: {e}"));
-                    return;
+            d.push(std::thread::spawn(move || {
+                probe::thread_role(probe::Role::Checkpointer);
+                loop {
+                    i.wake
+                        .wait(rt::WaitKind::Other, Some(Duration::from_millis(ms)), || {
+                            i.stop.load(Ordering::Acquire)
+                        });
+                    if i.stop.load(Ordering::Acquire) {
+                        return;
+                    }
+                    if let Err(e) = i.checkpoint() {
+                        i.fail(format!("checkpoint: {e}"));
+                        return;
+                    }
                 }
             }));
         }

@@ -412,7 +412,12 @@ impl api::Worker for DiskWorker<'_> {
         let pool = &self.e.pool;
         let log = &*self.e.log;
         self.lock(table.0, 0, Some(key), LockMode::X)?;
-        if btree::lookup(pool, &t.trees[0], key)?.is_some() {
+        if {
+            let _d = api::session::descent();
+            btree::lookup(pool, &t.trees[0], key)?
+        }
+        .is_some()
+        {
             return Err(Error::Duplicate);
         }
         let nsec = t.trees.len() - 1;
@@ -421,6 +426,7 @@ impl api::Worker for DiskWorker<'_> {
         for i in 0..nsec {
             seck[i] = self.sec_key(table, i, key, row)?;
             self.lock(table.0, i as u16 + 1, Some(seck[i].as_bytes()), LockMode::X)?;
+            let _d = api::session::descent();
             if btree::lookup(pool, &t.trees[i + 1], seck[i].as_bytes())?.is_some() {
                 return Err(Error::Duplicate);
             }
@@ -458,7 +464,11 @@ impl api::Worker for DiskWorker<'_> {
         self.check_active();
         let t = self.table(table)?;
         self.lock(table.0, 0, Some(key), LockMode::X)?;
-        let Some(v) = btree::lookup(&self.e.pool, &t.trees[0], key)? else {
+        let found = {
+            let _d = api::session::descent();
+            btree::lookup(&self.e.pool, &t.trees[0], key)?
+        };
+        let Some(v) = found else {
             return Ok(false);
         };
         let rid = Rid::unpack(v);
@@ -496,7 +506,11 @@ impl api::Worker for DiskWorker<'_> {
         let pool = &self.e.pool;
         let log = &*self.e.log;
         self.lock(table.0, 0, Some(key), LockMode::X)?;
-        let Some(v) = btree::lookup(pool, &t.trees[0], key)? else {
+        let found = {
+            let _d = api::session::descent();
+            btree::lookup(pool, &t.trees[0], key)?
+        };
+        let Some(v) = found else {
             return Ok(false);
         };
         let rid = Rid::unpack(v);

@@ -49,6 +49,7 @@ impl Epochs {
         std::thread::Builder::new()
             .name("mem-epoch".into())
             .spawn(move || {
+                probe::thread_role(probe::Role::Epoch);
                 while !me.stop.load(Acquire) {
                     me.wake.wait(rt::WaitKind::Epoch, Some(EPOCH_INTERVAL), || {
                         me.stop.load(Acquire)

@@ -291,7 +291,10 @@ impl Logger {
         let me = lg.clone();
         let h = std::thread::Builder::new()
             .name("mem-logger".into())
-            .spawn(move || me.run(tail, epochs))
+            .spawn(move || {
+                probe::thread_role(probe::Role::LogFlusher);
+                me.run(tail, epochs)
+            })
             .map_err(|e| Error::fatal(format!("spawn logger thread: {e}")))?;
         Ok((lg, h))
     }

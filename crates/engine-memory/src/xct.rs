@@ -499,7 +499,10 @@ impl Worker for MemoryWorker<'_> {
         let t = self.table(table);
         let rs = t.row_size;
         let g = self.guard.as_ref().expect("update outside a transaction");
-        let (hit, ver, v) = t.primary.get(key, g);
+        let (hit, ver, v) = {
+            let _d = api::session::descent();
+            t.primary.get(key, g)
+        };
         let Some(r) = hit else {
             self.nodes.push(NodeEntry { ver, v });
             return self.surprise(Ok(false));
@@ -558,7 +561,10 @@ impl Worker for MemoryWorker<'_> {
         let t = self.table(table);
         let rs = t.row_size;
         let g = self.guard.as_ref().expect("delete outside a transaction");
-        let (hit, ver, v) = t.primary.get(key, g);
+        let (hit, ver, v) = {
+            let _d = api::session::descent();
+            t.primary.get(key, g)
+        };
         let Some(r) = hit else {
             self.nodes.push(NodeEntry { ver, v });
             return self.surprise(Ok(false));

@@ -48,6 +48,59 @@ impl Op {
     }
 }
 
+/// What a thread does, declared once by the thread itself (`thread_role`), so the
+/// simulator can tell the workers, whose caches the papers measured, from background
+/// threads, which a real machine runs on other cores. 0 in the trace = none declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u32)]
+pub enum Role {
+    /// Runs transactions (the driver's worker threads).
+    Worker = 1,
+    /// The driver's main thread (time keeping, progress line).
+    Main = 2,
+    PageCleaner = 3,
+    LogFlusher = 4,
+    Checkpointer = 5,
+    /// The memory engine's epoch advancer.
+    Epoch = 6,
+    /// Threads that carry blocking I/O for coroutines (`rt::io`).
+    Io = 7,
+}
+
+impl Role {
+    pub const ALL: [Role; 7] = [
+        Role::Worker,
+        Role::Main,
+        Role::PageCleaner,
+        Role::LogFlusher,
+        Role::Checkpointer,
+        Role::Epoch,
+        Role::Io,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Worker => "worker",
+            Role::Main => "main",
+            Role::PageCleaner => "page cleaner",
+            Role::LogFlusher => "log flusher",
+            Role::Checkpointer => "checkpointer",
+            Role::Epoch => "epoch",
+            Role::Io => "io",
+        }
+    }
+
+    pub fn from_u32(v: u32) -> Option<Role> {
+        Role::ALL.iter().copied().find(|r| *r as u32 == v)
+    }
+}
+
+/// Declares the calling thread's role to the tracer (remembered even while not tracing).
+#[inline]
+pub fn thread_role(r: Role) {
+    client::request(client::THREAD_ROLE, r as u64, 0);
+}
+
 /// Marks an operation from creation to drop.
 pub struct OpGuard(Op);
 
@@ -118,6 +171,7 @@ pub mod client {
     pub const TXN_END: u64 = 4;
     pub const TRACE_START: u64 = 5;
     pub const TRACE_STOP: u64 = 6;
+    pub const THREAD_ROLE: u64 = 7;
     pub const CTX_POINT: u64 = 8;
 
     /// `VG_USERREQ_TOOL_BASE('O','S')`: the oltptrace tool's requests are base | code.
@@ -216,5 +270,9 @@ mod tests {
         }
         assert_eq!(Op::from_u32(0), None);
         assert_eq!(Op::from_u32(9), None);
+        for r in Role::ALL {
+            assert_eq!(Role::from_u32(r as u32), Some(r));
+        }
+        assert_eq!(Role::from_u32(0), None);
     }
 }

@@ -23,6 +23,7 @@ fn pool() -> &'static Sender<Job> {
             std::thread::Builder::new()
                 .name(format!("rt-io-{i}"))
                 .spawn(move || {
+                    probe::thread_role(probe::Role::Io);
                     while let Ok(job) = rx.recv() {
                         job();
                     }

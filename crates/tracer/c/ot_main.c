@@ -65,6 +65,7 @@ extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 #define CR_TXN_END 4
 #define CR_TRACE_START 5
 #define CR_TRACE_STOP 6
+#define CR_THREAD_ROLE 7
 #define CR_CTX_POINT 8 /* a STEPS candidate CTX point (autoSTEPS) */
 
 /*------------------------------------------------------------*/
@@ -164,13 +165,41 @@ static void put_word(ULong w)
    buf_pos = p + 1;
 }
 
+/* Thread roles (probe::Role; 0 = none declared), per valgrind ThreadId. A role is
+   declared once, usually before tracing starts, so the tool remembers it and writes it
+   as a THREAD_ROLE marker right after the thread's next THREAD record. Valgrind reuses
+   ThreadIds: a new thread starts without a role, and that too is written. */
+static UInt* thread_role;   /* VG_N_THREADS entries */
+static Bool* role_pending;  /* role changed since last written to the stream */
+
+static void put_role(ThreadId tid)
+{
+   if (tid < VG_N_THREADS && role_pending[tid]) {
+      role_pending[tid] = False;
+      put_word((K_MARKER << 60) | ((ULong)CR_THREAD_ROLE << 48) | (ULong)thread_role[tid]);
+   }
+}
+
 static void note_thread(ThreadId tid)
 {
    if (tid != written_tid && tid != VG_INVALID_THREADID) {
       put_word((K_THREAD << 60) | (ULong)tid);
       written_tid = tid;
    }
+   put_role(tid);
 }
+
+static void set_role(ThreadId tid, UInt role)
+{
+   if (tid >= VG_N_THREADS || (thread_role[tid] == role && !role_pending[tid]))
+      return;
+   thread_role[tid] = role;
+   role_pending[tid] = True;
+   if (tracing && tid == written_tid)
+      put_role(tid);
+}
+
+static void ot_thread_created(ThreadId parent, ThreadId child) { set_role(child, 0); }
 
 static void put_marker(UInt code, UInt arg)
 {
@@ -783,6 +812,11 @@ static Bool ot_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
    case CR_TRACE_STOP:
       stop_tracing();
       break;
+   case CR_THREAD_ROLE:
+      if (tracing)
+         note_thread(tid); /* writes the THREAD (if needed) and, below, the role */
+      set_role(tid, (UInt)args[1]);
+      break;
    default:
       return False;
    }
@@ -843,6 +877,8 @@ static void ot_post_clo_init(void)
    buf_pos = buf;
    buf_limit = buf + BUF_WORDS - MAX_CALL_WORDS;
    mapped = VG_(malloc)("ot.mapped", MAX_MAPPED * sizeof(Mapped));
+   thread_role = VG_(calloc)("ot.role", VG_N_THREADS, sizeof(UInt));
+   role_pending = VG_(calloc)("ot.role", VG_N_THREADS, sizeof(Bool));
    desc_pool = VG_(newDedupPA)(64 * 1024, sizeof(ULong), VG_(malloc), "ot.desc", VG_(free));
 
    /* Header: magic, version 1, flags 0. */
@@ -886,6 +922,7 @@ static void ot_pre_clo_init(void)
                                    ot_print_debug_usage);
    VG_(needs_client_requests)(ot_handle_client_request);
    VG_(track_start_client_code)(ot_start_client_code);
+   VG_(track_pre_thread_ll_create)(ot_thread_created);
    VG_(needs_syscall_wrapper)(ot_pre_syscall, ot_post_syscall);
 }
 
