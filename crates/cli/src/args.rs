@@ -481,7 +481,8 @@ pub struct MicroData {
     /// Number of rows (keys), instead of --size. Default: 10MB worth of rows.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub keys: Option<u64>,
-    /// long: two 8-byte integers; string: two 50-byte strings.
+    /// long: two 8-byte integers under 8-byte integer keys; string: two 50-byte strings
+    /// under 50-byte string keys.
     #[arg(long, value_enum, default_value = "long")]
     pub columns: ColumnsArg,
     /// Index of the table.

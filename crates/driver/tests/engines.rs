@@ -55,6 +55,7 @@ fn all_workloads<E: Engine>(log: LogMode) {
     for (mode, columns, index) in [
         (Mode::Update, Columns::Long, IndexKind::BTree),
         (Mode::Update, Columns::String, IndexKind::Hash),
+        (Mode::Update, Columns::String, IndexKind::BTree),
         (Mode::Read, Columns::Long, IndexKind::Hash),
     ] {
         let wl = Micro::new(MicroConfig {
