@@ -264,6 +264,11 @@ pub struct RunOpts {
     /// one would wait (lock, latch, log flush, page I/O); 1 = plain threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub coroutines: u32,
+    /// Memory engine: transactions each worker thread runs at once, as coroutines that
+    /// also switch at every index probe that prefetched a line it will need (hash bucket,
+    /// B+tree node, record), so memory stalls overlap; 1 = plain threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with = "coroutines")]
+    pub interleave: u32,
 }
 
 /// `oltpscope load`.

@@ -448,6 +448,16 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
             c.threads
         );
     }
+    if c.interleave > 1 && engine != EngineName::Memory {
+        json.abandon();
+        if let Some(o) = out {
+            o.abandon();
+        }
+        return Err(
+            "--interleave needs the memory engine (only its index probes prefetch and switch)"
+                .into(),
+        );
+    }
     if engine == EngineName::Disk && c.log == LogArg::Off {
         eprintln!("note: --log off keeps the disk engine's log in memory only: a crash loses data (a clean end is safe)");
     }
@@ -471,8 +481,9 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
             tps,
             poisson: c.arrivals == ArrivalsArg::Poisson,
         }),
-        coroutines: c.coroutines as usize,
+        coroutines: c.coroutines.max(c.interleave) as usize,
         coroutine_seed: None,
+        interleave: c.interleave > 1,
         timeseries: c.out.is_some(),
     };
     let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {

@@ -60,6 +60,9 @@ pub struct RunConfig {
     /// operation entry (`rt::coro::Policy::Seeded`, tests) instead of switching only on
     /// waits, in turn.
     pub coroutine_seed: Option<u64>,
+    /// With coroutines: also switch at index probes that prefetched a line
+    /// (`rt::coro::Policy::Interleave`, `--interleave N`), not only on waits.
+    pub interleave: bool,
 }
 
 /// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
@@ -788,6 +791,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                             .collect();
                         let policy = match cfg.coroutine_seed {
                             Some(seed) => rt::coro::Policy::Seeded(seed ^ w as u64),
+                            None if cfg.interleave => rt::coro::Policy::Interleave,
                             None => rt::coro::Policy::RoundRobin,
                         };
                         r.switches = rt::coro::run(policy, bodies).switches;
@@ -1010,6 +1014,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         "engine": cfg.engine,
         "threads": cfg.threads,
         "coroutines": ncoro,
+        "interleave": cfg.interleave && ncoro > 1,
         "warmup_s": cfg.warmup_s,
         "stop": cfg.stop,
         "seed": cfg.seed,

@@ -34,6 +34,7 @@ fn cfg(threads: usize, coroutines: usize, seed: Option<u64>, log: LogMode, txns:
         timeseries: false,
         coroutines,
         coroutine_seed: seed,
+        interleave: false,
     }
 }
 

@@ -29,6 +29,7 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         rate: None,
         coroutines: 1,
         coroutine_seed: None,
+        interleave: false,
         timeseries: false,
     }
 }

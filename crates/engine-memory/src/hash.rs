@@ -94,18 +94,6 @@ fn tag(h: u64) -> u64 {
     h >> 32
 }
 
-/// Ask for the line at `p` (a hint: never faults).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetch never faults, whatever the address.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// Where a key was found under the bucket lock.
 enum Found<'a> {
     Slot(usize, &'a Entry),
@@ -158,15 +146,23 @@ impl HashIndex {
     }
 
     /// Find `k` (caller holds the bucket lock, or validates the version afterwards).
+    /// `PROBE` (lookups, which hold no lock): after asking for the line it needs next,
+    /// give an interleaving scheduler the chance to run another transaction meanwhile.
     #[inline]
-    fn find<'a>(b: &'a Bucket, h: u64, k: &[u8]) -> Option<Found<'a>> {
+    fn find<'a, const PROBE: bool>(b: &'a Bucket, h: u64, k: &[u8]) -> Option<Found<'a>> {
         let tags = b.tags.load(Relaxed);
         for i in 0..SLOTS {
             let p = b.entry[i].load(Acquire);
             if !p.is_null() && (tags >> (32 * i)) & 0xffff_ffff == tag(h) {
-                // The record is needed as soon as the key matches: ask for it now, so its
-                // miss overlaps the entry's.
-                prefetch(b.val[i].load(Relaxed) as *const u8);
+                // The record is needed as soon as the key matches: ask for its first two
+                // lines (TID and row of a record up to 128 bytes) now, so their misses
+                // overlap the entry's.
+                let rec = b.val[i].load(Relaxed) as *const u8;
+                rt::prefetch(rec);
+                rt::prefetch(rec.wrapping_add(64));
+                if PROBE {
+                    rt::prefetch_point(p);
+                }
                 // SAFETY: entries reachable from a bucket stay allocated while the caller
                 // is pinned (they are retired through the epoch collector).
                 let e = unsafe { &*p };
@@ -181,6 +177,9 @@ impl HashIndex {
             if p.is_null() {
                 return None;
             }
+            if PROBE {
+                rt::prefetch_point(p);
+            }
             // SAFETY: as above.
             let e = unsafe { &*p };
             if e.hash == h && e.len as usize == k.len() && e.key() == k {
@@ -194,6 +193,7 @@ impl HashIndex {
     pub fn get(&self, k: &[u8], _g: &Guard) -> (Option<u64>, *const AtomicU64, u64) {
         let h = hash(k);
         let b = self.bucket_of(h);
+        rt::prefetch_point(b);
         loop {
             let v = b.version.load(Acquire);
             if v & LOCKED != 0 {
@@ -202,7 +202,7 @@ impl HashIndex {
                 });
                 continue;
             }
-            let val = match Self::find(b, h, k) {
+            let val = match Self::find::<true>(b, h, k) {
                 None => None,
                 Some(Found::Slot(_, e)) | Some(Found::Chain(e, _)) => Some(e.val),
             };
@@ -219,7 +219,7 @@ impl HashIndex {
         let h = hash(k);
         let b = self.bucket_of(h);
         let before = Self::lock(b);
-        if let Some(Found::Slot(_, e) | Found::Chain(e, _)) = Self::find(b, h, k) {
+        if let Some(Found::Slot(_, e) | Found::Chain(e, _)) = Self::find::<false>(b, h, k) {
             let existing = e.val;
             b.version.store(before, Release); // unchanged: unlock without a new version
             return Err(existing);
@@ -261,7 +261,7 @@ impl HashIndex {
         let h = hash(k);
         let b = self.bucket_of(h);
         let before = Self::lock(b);
-        let p = match Self::find(b, h, k) {
+        let p = match Self::find::<false>(b, h, k) {
             Some(Found::Slot(i, e)) if e.val == expect => {
                 let p = b.entry[i].load(Relaxed);
                 // Refill the slot from the chain, so slots stay the common case.

@@ -30,6 +30,10 @@ pub enum Policy {
     RoundRobin,
     /// Switch at every wait and every point; the seed picks who runs next.
     Seeded(u64),
+    /// `--interleave`: like `RoundRobin`, and also switch at every [`Point::Probe`] (an
+    /// index probe prefetched a line it is about to need), so the miss overlaps other
+    /// transactions' work instead of stalling the thread.
+    Interleave,
 }
 
 /// Coroutine stacks: mapped lazily, so only the touched part costs memory. Engine frames
@@ -54,6 +58,8 @@ pub struct Stats {
     pub switches: u64,
     /// Times every live coroutine was waiting and the thread paused.
     pub idle_pauses: u64,
+    /// Switches made at [`Point::Probe`] (index probes that prefetched a line).
+    pub probe_switches: u64,
 }
 
 struct Sched {
@@ -62,11 +68,25 @@ struct Sched {
     /// The tracer marks (`probe` op codes) each coroutine has open.
     marks: RefCell<Vec<Vec<u32>>>,
     policy: Policy,
+    /// Coroutines not yet returned (a lone one has nobody to switch to).
+    live: Cell<usize>,
+    probe_switches: Cell<u64>,
+    /// Under valgrind (the tracer reads operation marks); natively marks are not kept.
+    traced: bool,
 }
 
 impl Sched {
     fn suspend(&self, y: Yielded) {
         let i = self.cur.get();
+        if !self.traced {
+            // Natively nobody reads the marks: switch without touching them (an
+            // interleaving switch happens several times per transaction).
+            let yp = self.yielders[i].get();
+            assert!(!yp.is_null(), "suspend outside a started coroutine");
+            // SAFETY: set by coroutine `i` when it started; valid while it runs (now).
+            unsafe { (*yp).suspend(y) };
+            return;
+        }
         // Close this coroutine's open operation marks while others run, reopen after.
         let open = std::mem::take(&mut self.marks.borrow_mut()[i]);
         for &op in open.iter().rev() {
@@ -108,18 +128,26 @@ impl Scheduler for Sched {
         }
     }
 
-    fn point(&self, _p: Point) {
+    fn point(&self, p: Point) {
         // Never switch voluntarily while this coroutine unwinds: the panic count is the
         // thread's, and a second panic in another coroutine meanwhile would abort.
-        if let Policy::Seeded(_) = self.policy {
-            if std::thread::panicking() {
-                return;
+        let switch = match self.policy {
+            Policy::Seeded(_) => true,
+            Policy::Interleave => p == Point::Probe && self.live.get() > 1,
+            Policy::RoundRobin => false,
+        };
+        if switch && !std::thread::panicking() {
+            if p == Point::Probe {
+                self.probe_switches.set(self.probe_switches.get() + 1);
             }
             self.suspend(Yielded::Progress);
         }
     }
 
     fn op_mark(&self, op: u32, enter: bool) {
+        if !self.traced {
+            return;
+        }
         let mut m = self.marks.borrow_mut();
         let open = &mut m[self.cur.get()];
         if enter {
@@ -143,6 +171,9 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
         yielders: (0..n).map(|_| Cell::new(std::ptr::null())).collect(),
         marks: RefCell::new(vec![Vec::new(); n]),
         policy,
+        live: Cell::new(n),
+        probe_switches: Cell::new(0),
+        traced: probe::running_on_valgrind(),
     };
     let panicked: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
     let mut stats = Stats::default();
@@ -174,7 +205,7 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
             .collect();
         let mut rng = match policy {
             Policy::Seeded(s) => Some(Xoshiro256PlusPlus::seed_from_u64(s)),
-            Policy::RoundRobin => None,
+            Policy::RoundRobin | Policy::Interleave => None,
         };
         crate::with_scheduler(&sched, || {
             let mut live = n;
@@ -183,9 +214,14 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
             let mut i = n.wrapping_sub(1);
             while live > 0 {
                 i = match rng.as_mut() {
-                    None => (1..=n)
-                        .map(|d| (i.wrapping_add(d)) % n)
-                        .find(|&j| cos[j].is_some()),
+                    // The next live one in turn (no division: this runs at every switch).
+                    None => {
+                        let mut j = i;
+                        (0..n).find_map(|_| {
+                            j = if j + 1 >= n { 0 } else { j + 1 };
+                            cos[j].is_some().then_some(j)
+                        })
+                    }
                     Some(r) => {
                         let k = (r.next_u64() % live as u64) as usize;
                         (0..n).filter(|&j| cos[j].is_some()).nth(k)
@@ -204,6 +240,7 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
                     CoroutineResult::Return(()) => {
                         cos[i] = None;
                         live -= 1;
+                        sched.live.set(live);
                         idle = 0;
                         round = 0;
                     }
@@ -221,6 +258,7 @@ pub fn run<'a>(policy: Policy, bodies: Vec<Box<dyn FnOnce() + 'a>>) -> Stats {
     if let Some(p) = panicked.into_inner() {
         resume_unwind(p);
     }
+    stats.probe_switches = sched.probe_switches.get();
     stats
 }
 
