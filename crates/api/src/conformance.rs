@@ -80,6 +80,9 @@ pub enum Concurrency {
     /// All as coroutines on the calling thread; the seed picks the coroutine that runs
     /// at every wait and operation entry (`rt::coro::Policy::Seeded`).
     Coroutines(u64),
+    /// All as coroutines on the calling thread, switching in turn at waits and at index
+    /// probes (`rt::coro::Policy::Interleave`, `--interleave`).
+    Interleave,
 }
 
 type Body<'a> = Box<dyn FnOnce() + Send + 'a>;
@@ -94,6 +97,10 @@ fn concurrently(how: Concurrency, bodies: Vec<Body<'_>>) {
         Concurrency::Coroutines(seed) => {
             let bodies = bodies.into_iter().map(|b| b as Box<dyn FnOnce()>).collect();
             rt::coro::run(rt::coro::Policy::Seeded(seed), bodies);
+        }
+        Concurrency::Interleave => {
+            let bodies = bodies.into_iter().map(|b| b as Box<dyn FnOnce()>).collect();
+            rt::coro::run(rt::coro::Policy::Interleave, bodies);
         }
     }
 }
@@ -125,7 +132,11 @@ impl Barrier {
 
 /// Every concurrent test, its streams run as coroutines on this thread under `seed`.
 pub fn all_under_seed<E: Engine>(opts: &EngineOptions, primary: IndexKind, seed: u64) {
-    let how = Concurrency::Coroutines(seed);
+    all_under::<E>(opts, primary, Concurrency::Coroutines(seed));
+}
+
+/// Every concurrent test, its streams run as `how` says.
+pub fn all_under<E: Engine>(opts: &EngineOptions, primary: IndexKind, how: Concurrency) {
     transfers_keep_total_under::<E>(opts, primary, how);
     scans_never_see_partial_txn_under::<E>(opts, primary, how);
     write_skew_prevented_under::<E>(opts, primary, how);

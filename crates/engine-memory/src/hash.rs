@@ -10,6 +10,7 @@
 //! free an entry a pinned reader may still reach, and never scan (it has no order).
 
 use crate::btree::NodeChange;
+use crate::huge::ZeroedArray;
 use api::key::MAX_KEY_LEN;
 use crossbeam_epoch::Guard;
 use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering::*};
@@ -59,7 +60,8 @@ struct Bucket {
 const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
 
 pub struct HashIndex {
-    buckets: Box<[Bucket]>,
+    /// On transparent huge pages when large (`huge`): a probe misses the TLB otherwise.
+    buckets: ZeroedArray<Bucket>,
     mask: usize,
 }
 
@@ -116,7 +118,7 @@ impl HashIndex {
         assert!(n.is_power_of_two(), "bucket count must be a power of two");
         // SAFETY: every field of a bucket is an atomic integer or pointer, for which
         // all-zero (version 0, empty slots and chain) is valid.
-        let buckets = unsafe { Box::<[Bucket]>::new_zeroed_slice(n).assume_init() };
+        let buckets = unsafe { ZeroedArray::<Bucket>::new(n) };
         HashIndex {
             buckets,
             mask: n - 1,
@@ -161,6 +163,8 @@ impl HashIndex {
                 rt::prefetch(rec);
                 rt::prefetch(rec.wrapping_add(64));
                 if PROBE {
+                    // A key longer than 15 bytes reaches into the entry's next line.
+                    rt::prefetch((p as *const u8).wrapping_add(64));
                     rt::prefetch_point(p);
                 }
                 // SAFETY: entries reachable from a bucket stay allocated while the caller
@@ -178,6 +182,7 @@ impl HashIndex {
                 return None;
             }
             if PROBE {
+                rt::prefetch((p as *const u8).wrapping_add(64));
                 rt::prefetch_point(p);
             }
             // SAFETY: as above.
