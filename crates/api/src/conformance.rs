@@ -83,6 +83,9 @@ pub enum Concurrency {
     /// All as coroutines on the calling thread under STEPS with teams of at most this
     /// many (`rt::coro::Policy::Steps`).
     Steps(usize),
+    /// All as coroutines on the calling thread, switching in turn at waits and at index
+    /// probes (`rt::coro::Policy::Interleave`, `--interleave`).
+    Interleave,
 }
 
 type Body<'a> = Box<dyn FnOnce() + Send + 'a>;
@@ -101,6 +104,10 @@ fn concurrently(how: Concurrency, bodies: Vec<Body<'_>>) {
         Concurrency::Steps(team) => {
             let bodies = bodies.into_iter().map(|b| b as Box<dyn FnOnce()>).collect();
             rt::coro::run(rt::coro::Policy::Steps { team }, bodies);
+        }
+        Concurrency::Interleave => {
+            let bodies = bodies.into_iter().map(|b| b as Box<dyn FnOnce()>).collect();
+            rt::coro::run(rt::coro::Policy::Interleave, bodies);
         }
     }
 }
@@ -141,7 +148,7 @@ pub fn all_under_steps<E: Engine>(opts: &EngineOptions, primary: IndexKind, team
     all_under::<E>(opts, primary, Concurrency::Steps(team));
 }
 
-fn all_under<E: Engine>(opts: &EngineOptions, primary: IndexKind, how: Concurrency) {
+pub fn all_under<E: Engine>(opts: &EngineOptions, primary: IndexKind, how: Concurrency) {
     transfers_keep_total_under::<E>(opts, primary, how);
     scans_never_see_partial_txn_under::<E>(opts, primary, how);
     write_skew_prevented_under::<E>(opts, primary, how);

@@ -334,6 +334,11 @@ pub struct RunOpts {
     /// Mark every candidate CTX point in the trace (for `steps place`).
     #[arg(long, hide = true)]
     pub trace_ctx: bool,
+    /// Memory engine: transactions each worker thread runs at once, as coroutines that
+    /// also switch at every index probe that prefetched a line it will need (hash bucket,
+    /// B+tree node, record), so memory stalls overlap; 1 = plain threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with_all = ["coroutines", "steps_team"])]
+    pub interleave: u32,
 }
 
 /// `oltpscope load`.
@@ -592,7 +597,8 @@ pub struct MicroData {
     /// Number of rows (keys), instead of --size. Default: 10MB worth of rows.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub keys: Option<u64>,
-    /// long: two 8-byte integers; string: two 50-byte strings.
+    /// long: two 8-byte integers under 8-byte integer keys; string: two 50-byte strings
+    /// under 50-byte string keys.
     #[arg(long, value_enum, default_value = "long")]
     pub columns: ColumnsArg,
     /// Index of the table.

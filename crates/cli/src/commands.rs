@@ -467,6 +467,16 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
             c.threads
         );
     }
+    if c.interleave > 1 && engine != EngineName::Memory {
+        json.abandon();
+        if let Some(o) = out {
+            o.abandon();
+        }
+        return Err(
+            "--interleave needs the memory engine (only its index probes prefetch and switch)"
+                .into(),
+        );
+    }
     if engine == EngineName::Disk && c.log == LogArg::Off {
         eprintln!("note: --log off keeps the disk engine's log in memory only: a crash loses data (a clean end is safe)");
     }
@@ -490,9 +500,11 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
             tps,
             poisson: c.arrivals == ArrivalsArg::Poisson,
         }),
-        coroutines: crate::args::coroutines(c.coroutines, c.steps_team.as_slice())? as usize,
+        coroutines: crate::args::coroutines(c.coroutines, c.steps_team.as_slice())?
+            .max(c.interleave) as usize,
         coroutine_seed: None,
         steps_team: c.steps_team.map(|n| n as usize),
+        interleave: c.interleave > 1,
         timeseries: c.out.is_some(),
     };
     let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {

@@ -63,6 +63,9 @@ pub struct RunConfig {
     /// With coroutines: run them under STEPS with teams of at most this many
     /// (`rt::coro::Policy::Steps`); takes precedence over `coroutine_seed`.
     pub steps_team: Option<usize>,
+    /// With coroutines: also switch at index probes that prefetched a line
+    /// (`rt::coro::Policy::Interleave`, `--interleave N`), not only on waits.
+    pub interleave: bool,
 }
 
 /// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
@@ -798,6 +801,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         let policy = match (cfg.steps_team, cfg.coroutine_seed) {
                             (Some(team), _) => rt::coro::Policy::Steps { team },
                             (None, Some(seed)) => rt::coro::Policy::Seeded(seed ^ w as u64),
+                            (None, None) if cfg.interleave => rt::coro::Policy::Interleave,
                             (None, None) => rt::coro::Policy::RoundRobin,
                         };
                         let cs = rt::coro::run(policy, bodies);
@@ -1031,6 +1035,7 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
         "engine": cfg.engine,
         "threads": cfg.threads,
         "coroutines": ncoro,
+        "interleave": cfg.interleave && ncoro > 1,
         "warmup_s": cfg.warmup_s,
         "stop": cfg.stop,
         "seed": cfg.seed,

@@ -35,6 +35,7 @@ fn cfg(threads: usize, coroutines: usize, seed: Option<u64>, log: LogMode, txns:
         coroutines,
         coroutine_seed: seed,
         steps_team: None,
+        interleave: false,
     }
 }
 
@@ -216,4 +217,38 @@ fn memory_engine_under_steps() {
 #[test]
 fn disk_engine_under_steps() {
     steps_on::<engine_disk::DiskEngine>(LogMode::Async, true);
+}
+
+/// `run --interleave 4`: the memory engine's transactions switch at index probes too
+/// (`rt::coro::Policy::Interleave`); micro-benchmark (string keys, both index kinds,
+/// reads and updates), TPC-B and TPC-C keep their checks, on two threads.
+#[test]
+fn memory_engine_runs_interleaved() {
+    let interleaved = |threads, log, txns| RunConfig {
+        interleave: true,
+        ..cfg(threads, 4, None, log, txns)
+    };
+    for (mode, columns, index) in [
+        (Mode::Read, Columns::String, IndexKind::Hash),
+        (Mode::Update, Columns::String, IndexKind::BTree),
+        (Mode::Update, Columns::Long, IndexKind::Hash),
+    ] {
+        let micro = Micro::new(MicroConfig {
+            keys: 20_000,
+            rows_per_txn: 4,
+            mode,
+            columns,
+            distribution: Distribution::Zipf { theta: 0.9 },
+            index,
+        })
+        .unwrap();
+        let r = run_ok::<engine_memory::MemoryEngine, _>(&micro, &interleaved(2, LogMode::Off, 800));
+        assert!(
+            r.coroutine_switches > 800,
+            "{mode:?} {columns:?} {index:?}: probes switch ({} switches)",
+            r.coroutine_switches
+        );
+    }
+    run_ok::<engine_memory::MemoryEngine, _>(&tpcb(), &interleaved(2, LogMode::Async, 400));
+    run_ok::<engine_memory::MemoryEngine, _>(&tpcc(), &interleaved(1, LogMode::Sync, 100));
 }

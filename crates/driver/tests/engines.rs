@@ -29,6 +29,7 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         rate: None,
         coroutines: 1,
         coroutine_seed: None,
+        interleave: false,
         timeseries: false,
         steps_team: None,
     }
@@ -56,6 +57,7 @@ fn all_workloads<E: Engine>(log: LogMode) {
     for (mode, columns, index) in [
         (Mode::Update, Columns::Long, IndexKind::BTree),
         (Mode::Update, Columns::String, IndexKind::Hash),
+        (Mode::Update, Columns::String, IndexKind::BTree),
         (Mode::Read, Columns::Long, IndexKind::Hash),
     ] {
         let wl = Micro::new(MicroConfig {

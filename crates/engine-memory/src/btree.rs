@@ -443,6 +443,7 @@ impl BTree {
             }
             let (mut lo, mut hi) = (None, None);
             let mut parent = None;
+            let mut depth = 0u32;
             while !node.leaf {
                 // A STEPS CTX point (optimistic: a switch costs at most a restart).
                 rt::point(rt::Point::Ctx(rt::Component::BtreeLevel));
@@ -467,6 +468,13 @@ impl BTree {
                     continue 'restart;
                 }
                 prefetch(child);
+                depth += 1;
+                // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
+                // likely a miss: an interleaving scheduler runs another transaction while
+                // it comes.
+                if depth > 2 {
+                    rt::point(rt::Point::Probe);
+                }
                 // SAFETY: validated child pointer of a live node; nodes are never freed.
                 let c = unsafe { &*child };
                 let Some(cv) = c.read_lock() else {

@@ -1,6 +1,7 @@
 //! `hash`: the point-lookup index. A fixed array of buckets (a power of two, sized at
-//! creation from the expected row count; no resizing), each a version word and a chain of
-//! entries. Readers walk a chain without writing anything and check the bucket version
+//! creation from the expected row count; no resizing), each one cache line: a version
+//! word, two inline slots (entry pointer, value, hash tag) and an overflow chain of
+//! entries. Readers look without writing anything and check the bucket version
 //! afterwards; writers lock the bucket (version lock bit) to link or unlink an entry.
 //! The bucket version is also what OCC validates for absent-key lookups (phantoms).
 //!
@@ -9,22 +10,27 @@
 //! free an entry a pinned reader may still reach, and never scan (it has no order).
 
 use crate::btree::NodeChange;
+use crate::huge::ZeroedArray;
 use api::key::MAX_KEY_LEN;
 use crossbeam_epoch::Guard;
 use std::sync::atomic::{fence, AtomicPtr, AtomicU64, Ordering::*};
 
 const LOCKED: u64 = 1;
-/// Most buckets one index has (2^26: 1 GiB of bucket array).
+/// Most buckets one index has (2^26 of 64 bytes: 4 GiB of bucket array).
 const MAX_BUCKETS: usize = 1 << 26;
 const MIN_BUCKETS: usize = 1 << 10;
+/// Entries a bucket holds in its own cache line; more go on its overflow chain.
+const SLOTS: usize = 2;
 
-/// The chain link, value, key length and the key's first bytes share one cache line
-/// (32-byte alignment: a key of up to 15 bytes never straddles two), so a probe costs one
-/// miss per entry, not two.
+/// A key and its value. In a bucket slot `next` is unused; on the overflow chain it links
+/// the next entry. The chain link, value, key length and the key's first bytes share one
+/// cache line (32-byte alignment: a key of up to 15 bytes never straddles two).
 #[repr(C, align(32))]
 struct Entry {
     next: AtomicPtr<Entry>,
     val: u64,
+    /// The key's hash (`tag` of a slot), so an overflow walk compares keys only on a match.
+    hash: u64,
     len: u8,
     key: [u8; MAX_KEY_LEN],
 }
@@ -36,14 +42,26 @@ impl Entry {
     }
 }
 
-#[repr(align(16))]
+/// One cache line: the version, two inline slots (entry, value and a 32-bit hash tag each)
+/// and the overflow chain. A probe reads the line (one miss), picks the slot whose tag
+/// matches, and then fetches that slot's entry (to compare the key) and its record (the
+/// value) at the same time: two dependent misses before the row, where a chain whose
+/// head holds only a pointer costs three (bucket, entry, record).
+#[repr(C, align(64))]
 struct Bucket {
     version: AtomicU64,
-    head: AtomicPtr<Entry>,
+    /// Slot `i`'s tag in bits `32 * i ..`: the hash's high half.
+    tags: AtomicU64,
+    entry: [AtomicPtr<Entry>; SLOTS],
+    val: [AtomicU64; SLOTS],
+    overflow: AtomicPtr<Entry>,
 }
 
+const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
+
 pub struct HashIndex {
-    buckets: Box<[Bucket]>,
+    /// On transparent huge pages when large (`huge`): a probe misses the TLB otherwise.
+    buckets: ZeroedArray<Bucket>,
     mask: usize,
 }
 
@@ -73,18 +91,34 @@ fn hash(k: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
+#[inline]
+fn tag(h: u64) -> u64 {
+    h >> 32
+}
+
+/// Where a key was found under the bucket lock.
+enum Found<'a> {
+    Slot(usize, &'a Entry),
+    /// On the overflow chain: the entry and the link that points to it.
+    Chain(&'a Entry, &'a AtomicPtr<Entry>),
+}
+
 impl HashIndex {
     pub fn new(expected_rows: u64) -> Self {
         let n = (expected_rows as usize)
             .clamp(MIN_BUCKETS, MAX_BUCKETS)
             .next_power_of_two()
             .min(MAX_BUCKETS);
-        let buckets = (0..n)
-            .map(|_| Bucket {
-                version: AtomicU64::new(0),
-                head: AtomicPtr::new(std::ptr::null_mut()),
-            })
-            .collect();
+        Self::with_buckets(n)
+    }
+
+    /// An index of exactly `n` buckets (a power of two; tests use a few to get chains).
+    #[doc(hidden)]
+    pub fn with_buckets(n: usize) -> Self {
+        assert!(n.is_power_of_two(), "bucket count must be a power of two");
+        // SAFETY: every field of a bucket is an atomic integer or pointer, for which
+        // all-zero (version 0, empty slots and chain) is valid.
+        let buckets = unsafe { ZeroedArray::<Bucket>::new(n) };
         HashIndex {
             buckets,
             mask: n - 1,
@@ -92,8 +126,8 @@ impl HashIndex {
     }
 
     #[inline]
-    fn bucket(&self, k: &[u8]) -> &Bucket {
-        &self.buckets[hash(k) as usize & self.mask]
+    fn bucket_of(&self, h: u64) -> &Bucket {
+        &self.buckets[h as usize & self.mask]
     }
 
     fn lock(b: &Bucket) -> u64 {
@@ -113,19 +147,48 @@ impl HashIndex {
         }
     }
 
-    /// Find `k` in a bucket's chain (caller holds the lock or validates afterwards).
-    fn find<'a>(b: &'a Bucket, k: &[u8]) -> (Option<&'a Entry>, &'a AtomicPtr<Entry>) {
-        let mut link = &b.head;
+    /// Find `k` (caller holds the bucket lock, or validates the version afterwards).
+    /// `PROBE` (lookups, which hold no lock): after asking for the line it needs next,
+    /// give an interleaving scheduler the chance to run another transaction meanwhile.
+    #[inline]
+    fn find<'a, const PROBE: bool>(b: &'a Bucket, h: u64, k: &[u8]) -> Option<Found<'a>> {
+        let tags = b.tags.load(Relaxed);
+        for i in 0..SLOTS {
+            let p = b.entry[i].load(Acquire);
+            if !p.is_null() && (tags >> (32 * i)) & 0xffff_ffff == tag(h) {
+                // The record is needed as soon as the key matches: ask for its first two
+                // lines (TID and row of a record up to 128 bytes) now, so their misses
+                // overlap the entry's.
+                let rec = b.val[i].load(Relaxed) as *const u8;
+                rt::prefetch(rec);
+                rt::prefetch(rec.wrapping_add(64));
+                if PROBE {
+                    // A key longer than 15 bytes reaches into the entry's next line.
+                    rt::prefetch((p as *const u8).wrapping_add(64));
+                    rt::prefetch_point(p);
+                }
+                // SAFETY: entries reachable from a bucket stay allocated while the caller
+                // is pinned (they are retired through the epoch collector).
+                let e = unsafe { &*p };
+                if e.len as usize == k.len() && e.key() == k {
+                    return Some(Found::Slot(i, e));
+                }
+            }
+        }
+        let mut link = &b.overflow;
         loop {
             let p = link.load(Acquire);
             if p.is_null() {
-                return (None, link);
+                return None;
             }
-            // SAFETY: entries reachable from a bucket stay allocated while the caller is
-            // pinned (they are retired through the epoch collector).
+            if PROBE {
+                rt::prefetch((p as *const u8).wrapping_add(64));
+                rt::prefetch_point(p);
+            }
+            // SAFETY: as above.
             let e = unsafe { &*p };
-            if e.len as usize == k.len() && e.key() == k {
-                return (Some(e), link);
+            if e.hash == h && e.len as usize == k.len() && e.key() == k {
+                return Some(Found::Chain(e, link));
             }
             link = &e.next;
         }
@@ -133,7 +196,9 @@ impl HashIndex {
 
     /// Point lookup: the value if present, and the bucket version observed.
     pub fn get(&self, k: &[u8], _g: &Guard) -> (Option<u64>, *const AtomicU64, u64) {
-        let b = self.bucket(k);
+        let h = hash(k);
+        let b = self.bucket_of(h);
+        rt::prefetch_point(b);
         loop {
             let v = b.version.load(Acquire);
             if v & LOCKED != 0 {
@@ -142,7 +207,10 @@ impl HashIndex {
                 });
                 continue;
             }
-            let val = Self::find(b, k).0.map(|e| e.val);
+            let val = match Self::find::<true>(b, h, k) {
+                None => None,
+                Some(Found::Slot(_, e)) | Some(Found::Chain(e, _)) => Some(e.val),
+            };
             fence(Acquire);
             if b.version.load(Relaxed) == v {
                 return (val, &b.version, v);
@@ -153,9 +221,10 @@ impl HashIndex {
     /// Insert `k -> val`; `Err(existing)` if present.
     pub fn insert(&self, k: &[u8], val: u64, _g: &Guard) -> Result<NodeChange, u64> {
         assert!(k.len() <= MAX_KEY_LEN, "key longer than MAX_KEY_LEN");
-        let b = self.bucket(k);
+        let h = hash(k);
+        let b = self.bucket_of(h);
         let before = Self::lock(b);
-        if let Some(e) = Self::find(b, k).0 {
+        if let Some(Found::Slot(_, e) | Found::Chain(e, _)) = Self::find::<false>(b, h, k) {
             let existing = e.val;
             b.version.store(before, Release); // unchanged: unlock without a new version
             return Err(existing);
@@ -163,12 +232,26 @@ impl HashIndex {
         let mut key = [0u8; MAX_KEY_LEN];
         key[..k.len()].copy_from_slice(k);
         let e = Box::into_raw(Box::new(Entry {
-            next: AtomicPtr::new(b.head.load(Relaxed)),
+            next: AtomicPtr::new(std::ptr::null_mut()),
             val,
+            hash: h,
             len: k.len() as u8,
             key,
         }));
-        b.head.store(e, Release);
+        match (0..SLOTS).find(|&i| b.entry[i].load(Relaxed).is_null()) {
+            Some(i) => {
+                let tags = b.tags.load(Relaxed);
+                let tags = (tags & !(0xffff_ffff << (32 * i))) | (tag(h) << (32 * i));
+                b.tags.store(tags, Relaxed);
+                b.val[i].store(val, Relaxed);
+                b.entry[i].store(e, Release);
+            }
+            None => {
+                // SAFETY: `e` is not shared yet.
+                unsafe { (*e).next.store(b.overflow.load(Relaxed), Relaxed) };
+                b.overflow.store(e, Release);
+            }
+        }
         let after = before + 2;
         b.version.store(after, Release);
         Ok(NodeChange {
@@ -180,66 +263,86 @@ impl HashIndex {
 
     /// Remove `k` if it maps to `expect`.
     pub fn remove(&self, k: &[u8], expect: u64, g: &Guard) -> Option<NodeChange> {
-        let b = self.bucket(k);
+        let h = hash(k);
+        let b = self.bucket_of(h);
         let before = Self::lock(b);
-        let (found, link) = Self::find(b, k);
-        match found {
-            Some(e) if e.val == expect => {
+        let p = match Self::find::<false>(b, h, k) {
+            Some(Found::Slot(i, e)) if e.val == expect => {
+                let p = b.entry[i].load(Relaxed);
+                // Refill the slot from the chain, so slots stay the common case.
+                let o = b.overflow.load(Relaxed);
+                if o.is_null() {
+                    b.entry[i].store(std::ptr::null_mut(), Release);
+                } else {
+                    // SAFETY: chain entries are live while linked (we hold the lock).
+                    let oe = unsafe { &*o };
+                    b.overflow.store(oe.next.load(Relaxed), Release);
+                    let tags = b.tags.load(Relaxed);
+                    let tags = (tags & !(0xffff_ffff << (32 * i))) | (tag(oe.hash) << (32 * i));
+                    b.tags.store(tags, Relaxed);
+                    b.val[i].store(oe.val, Relaxed);
+                    b.entry[i].store(o, Release);
+                }
+                p
+            }
+            Some(Found::Chain(e, link)) if e.val == expect => {
                 let p = link.load(Relaxed);
                 link.store(e.next.load(Relaxed), Release);
-                let after = before + 2;
-                b.version.store(after, Release);
-                // SAFETY: unlinked above; readers pinned now may still hold it, so it is
-                // freed only after they unpin.
-                unsafe { g.defer_unchecked(move || drop(Box::from_raw(p))) };
-                Some(NodeChange {
-                    ver: &b.version,
-                    before,
-                    after,
-                })
+                p
             }
             _ => {
                 b.version.store(before, Release);
-                None
+                return None;
             }
-        }
+        };
+        let after = before + 2;
+        b.version.store(after, Release);
+        // SAFETY: unlinked above; readers pinned now may still hold it, so it is freed
+        // only after they unpin.
+        unsafe { g.defer_unchecked(move || drop(Box::from_raw(p))) };
+        Some(NodeChange {
+            ver: &b.version,
+            before,
+            after,
+        })
+    }
+
+    /// Every entry of a bucket (exclusive access, or entries may vanish).
+    fn entries(b: &Bucket) -> impl Iterator<Item = *mut Entry> + '_ {
+        let slots = (0..SLOTS).map(|i| b.entry[i].load(Relaxed));
+        let chain = std::iter::successors(Some(b.overflow.load(Relaxed)), |&p| {
+            // SAFETY: exclusive access (callers); a non-null `p` is a live chain entry.
+            (!p.is_null()).then(|| unsafe { (*p).next.load(Relaxed) })
+        });
+        slots
+            .chain(chain.take_while(|p| !p.is_null()))
+            .filter(|p| !p.is_null())
     }
 
     /// Every (key, value) (exclusive access: used by recovery to build secondary indexes).
     pub fn for_each_entry(&mut self, mut f: impl FnMut(&[u8], u64)) {
         for b in self.buckets.iter() {
-            let mut p = b.head.load(Relaxed);
-            while !p.is_null() {
+            for p in Self::entries(b) {
                 // SAFETY: exclusive access.
                 let e = unsafe { &*p };
                 f(e.key(), e.val);
-                p = e.next.load(Relaxed);
             }
         }
     }
 
     /// Every value (exclusive access: used to free records when the engine is dropped).
     pub fn for_each(&mut self, mut f: impl FnMut(u64)) {
-        for b in self.buckets.iter() {
-            let mut p = b.head.load(Relaxed);
-            while !p.is_null() {
-                // SAFETY: exclusive access.
-                let e = unsafe { &*p };
-                f(e.val);
-                p = e.next.load(Relaxed);
-            }
-        }
+        self.for_each_entry(|_, v| f(v));
     }
 }
 
 impl Drop for HashIndex {
     fn drop(&mut self) {
         for b in self.buckets.iter() {
-            let mut p = b.head.load(Relaxed);
-            while !p.is_null() {
+            let all: Vec<*mut Entry> = Self::entries(b).collect();
+            for p in all {
                 // SAFETY: exclusive access; each entry is linked once.
-                let e = unsafe { Box::from_raw(p) };
-                p = e.next.load(Relaxed);
+                drop(unsafe { Box::from_raw(p) });
             }
         }
     }

@@ -14,6 +14,7 @@ pub mod btree;
 pub mod catalog;
 pub mod epoch;
 pub mod hash;
+mod huge;
 pub mod log;
 mod occ;
 pub mod record;

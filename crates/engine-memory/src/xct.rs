@@ -316,6 +316,12 @@ impl Worker for MemoryWorker<'_> {
             return self.surprise(Ok(false));
         };
         let rec = Rec::from_u64(r);
+        if t.kind == IndexKind::BTree {
+            // The hash probe asked for the record already (with its entry); the B+tree
+            // knows it only now. Under --interleave, another transaction runs meanwhile.
+            rec.prefetch(t.words);
+            rt::point(rt::Point::Probe);
+        }
         if !self.writes.is_empty() {
             if let Some(i) = find_write(&self.writes, &self.wmap, rec) {
                 let w = self.writes[i];

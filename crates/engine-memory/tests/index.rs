@@ -148,7 +148,8 @@ proptest! {
 
     #[test]
     fn hash_matches_hashmap(ops in prop::collection::vec(op(), 1..1500)) {
-        let h = HashIndex::new(16);
+        // Four buckets: most keys go past the two slots onto overflow chains.
+        let h = HashIndex::with_buckets(4);
         let mut m = HashMap::new();
         let g = crossbeam_epoch::pin();
         for o in &ops {
@@ -417,7 +418,7 @@ fn btree_concurrent_stress() {
 
 #[test]
 fn hash_concurrent_stress() {
-    let h = HashIndex::new(64); // small: long chains
+    let h = HashIndex::with_buckets(64); // small: long chains, slots refilled from them
     let want = stress(
         &h,
         30_000,

@@ -35,6 +35,10 @@ pub enum Policy {
     Seeded(u64),
     /// STEPS with teams of at most `team` members (at least 1): see [`run`].
     Steps { team: usize },
+    /// `--interleave`: like `RoundRobin`, and also switch at every [`Point::Probe`] (an
+    /// index probe prefetched a line it is about to need), so the miss overlaps other
+    /// transactions' work instead of stalling the thread.
+    Interleave,
 }
 
 /// Coroutine stacks: mapped lazily, so only the touched part costs memory. Engine frames
@@ -65,6 +69,8 @@ pub struct Stats {
     pub idle_pauses: u64,
     /// Team statistics under [`Policy::Steps`].
     pub steps: Option<StepsStats>,
+    /// Switches made at [`Point::Probe`] (index probes that prefetched a line).
+    pub probe_switches: u64,
 }
 
 /// One team list's figures (a row of the STEPS paper's Table 4).
@@ -204,11 +210,25 @@ struct Sched {
     /// points of each component it reached since entering it.
     op: Vec<Cell<u32>>,
     ordinals: Vec<Cell<[u16; crate::Component::ALL.len()]>>,
+    /// Coroutines not yet returned (a lone one has nobody to switch to).
+    live: Cell<usize>,
+    probe_switches: Cell<u64>,
+    /// Under valgrind (the tracer reads operation marks); natively marks are not kept.
+    traced: bool,
 }
 
 impl Sched {
     fn suspend(&self, y: Yielded) {
         let i = self.cur.get();
+        if !self.traced {
+            // Natively nobody reads the marks: switch without touching them (an
+            // interleaving switch happens several times per transaction).
+            let yp = self.yielders[i].get();
+            assert!(!yp.is_null(), "suspend outside a started coroutine");
+            // SAFETY: set by coroutine `i` when it started; valid while it runs (now).
+            unsafe { (*yp).suspend(y) };
+            return;
+        }
         // Close this coroutine's open operation marks while others run, reopen after.
         let open = std::mem::take(&mut self.marks.borrow_mut()[i]);
         for &op in open.iter().rev() {
@@ -258,6 +278,12 @@ impl Scheduler for Sched {
         // thread's, and a second panic in another coroutine meanwhile would abort.
         match self.policy {
             Policy::RoundRobin => {}
+            Policy::Interleave => {
+                if p == Point::Probe && self.live.get() > 1 && !std::thread::panicking() {
+                    self.probe_switches.set(self.probe_switches.get() + 1);
+                    self.suspend(Yielded::Progress);
+                }
+            }
             Policy::Seeded(_) => {
                 if !std::thread::panicking() {
                     self.suspend(Yielded::Progress);
@@ -305,11 +331,15 @@ impl Scheduler for Sched {
                         self.suspend(Yielded::Ctx);
                     }
                 }
+                Point::Probe => {}
             },
         }
     }
 
     fn op_mark(&self, op: u32, enter: bool) {
+        if !self.traced {
+            return;
+        }
         let mut m = self.marks.borrow_mut();
         let open = &mut m[self.cur.get()];
         if enter {
@@ -354,6 +384,9 @@ pub fn run_with_points<'a>(
         },
         op: (0..n).map(|_| Cell::new(0)).collect(),
         ordinals: (0..n).map(|_| Cell::new(Default::default())).collect(),
+        live: Cell::new(n),
+        probe_switches: Cell::new(0),
+        traced: probe::running_on_valgrind(),
     };
     let panicked: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
     let mut stats = Stats::default();
@@ -385,7 +418,7 @@ pub fn run_with_points<'a>(
             .collect();
         let mut rng = match policy {
             Policy::Seeded(s) => Some(Xoshiro256PlusPlus::seed_from_u64(s)),
-            Policy::RoundRobin | Policy::Steps { .. } => None,
+            Policy::RoundRobin | Policy::Steps { .. } | Policy::Interleave => None,
         };
         if let Policy::Steps { team } = policy {
             let cap = team.max(1);
@@ -402,9 +435,14 @@ pub fn run_with_points<'a>(
                 let mut i = n.wrapping_sub(1);
                 while live > 0 {
                     i = match rng.as_mut() {
-                        None => (1..=n)
-                            .map(|d| (i.wrapping_add(d)) % n)
-                            .find(|&j| cos[j].is_some()),
+                        // The next live one in turn (no division: this runs at every switch).
+                        None => {
+                            let mut j = i;
+                            (0..n).find_map(|_| {
+                                j = if j + 1 >= n { 0 } else { j + 1 };
+                                cos[j].is_some().then_some(j)
+                            })
+                        }
                         Some(r) => {
                             let k = (r.next_u64() % live as u64) as usize;
                             (0..n).filter(|&j| cos[j].is_some()).nth(k)
@@ -423,6 +461,7 @@ pub fn run_with_points<'a>(
                         CoroutineResult::Return(()) => {
                             cos[i] = None;
                             live -= 1;
+                            sched.live.set(live);
                             idle = 0;
                             round = 0;
                         }
@@ -441,6 +480,7 @@ pub fn run_with_points<'a>(
     if let Some(p) = panicked.into_inner() {
         resume_unwind(p);
     }
+    stats.probe_switches = sched.probe_switches.get();
     stats
 }
 

@@ -25,7 +25,7 @@ pub enum Mode {
 pub enum Columns {
     /// Two 8-byte integers (16-byte rows).
     Long,
-    /// Two 50-byte strings (100-byte rows).
+    /// Two 50-byte strings (100-byte rows) under 50-byte string keys.
     String,
 }
 
@@ -67,6 +67,32 @@ pub struct LongRow {
 pub struct StringRow {
     pub a: [u8; 50],
     pub b: [u8; 50],
+}
+
+/// Bytes of a string key (`--columns string`).
+pub const STRING_KEY_LEN: usize = 50;
+
+/// Row `k`'s string key: 50 letters `a`..`p`, four bits each. The first 16 are `k`
+/// through a bijection of u64 (so keys are distinct, and differ from their first bytes,
+/// as random strings would: an index cannot lean on a long shared prefix), the other 34
+/// come from further mixing of `k`. Cheap on purpose (shifts, no division): the inputs
+/// of a read transaction are drawn inside its measured time.
+pub fn string_key(k: u64) -> Key {
+    // splitmix64's finalizer: a bijection (xor-shifts and odd multipliers invert).
+    let mix = |mut z: u64| {
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut b = [0u8; STRING_KEY_LEN];
+    let mut x = mix(k);
+    for (i, c) in b.iter_mut().enumerate() {
+        if i > 0 && i % 16 == 0 {
+            x = mix(x ^ k);
+        }
+        *c = b'a' + ((x >> (4 * (i % 16))) & 15) as u8;
+    }
+    Key::from_bytes(&b)
 }
 
 /// The counter kept in the first 20 bytes of each string column.
@@ -142,10 +168,17 @@ impl Micro {
         &self.cfg
     }
 
-    fn key(k: u64) -> Key {
-        let mut key = Key::new();
-        key.push_u64(k);
-        key
+    /// The key of row `k`: 8 bytes big-endian, or a 50-byte string with `--columns
+    /// string` (the "revisited" paper's string variant compares string keys too).
+    fn key(&self, k: u64) -> Key {
+        match self.cfg.columns {
+            Columns::Long => {
+                let mut key = Key::new();
+                key.push_u64(k);
+                key
+            }
+            Columns::String => string_key(k),
+        }
     }
 
     fn initial_row(&self, k: u64) -> Vec<u8> {
@@ -204,6 +237,7 @@ impl Workload for Micro {
     fn config(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(&self.cfg).unwrap();
         v["row_bytes"] = MicroConfig::row_size(self.cfg.columns).into();
+        v["key_bytes"] = self.key(0).len().into();
         v["data_bytes"] = (MicroConfig::row_size(self.cfg.columns) as u64 * self.cfg.keys).into();
         v
     }
@@ -226,7 +260,7 @@ impl Workload for Micro {
             let lo = u * UNIT;
             let hi = (lo + UNIT).min(self.cfg.keys);
             load_range(s, lo, hi, 512, progress, |s, k| {
-                s.insert(self.table, &Self::key(k), &self.initial_row(k))
+                s.insert(self.table, &self.key(k), &self.initial_row(k))
             })
         })
     }
@@ -258,7 +292,7 @@ impl Workload for Micro {
     ) -> Result<()> {
         let t = self.table;
         for &k in &input.keys {
-            let key = Self::key(k);
+            let key = self.key(k);
             let found = match (self.cfg.mode, self.cfg.columns) {
                 (Mode::Read, Columns::Long) => {
                     let mut sum = 0i64;
@@ -303,7 +337,7 @@ impl Workload for Micro {
                 let (mut r, mut b, mut u) = (0u64, 0u64, 0i128);
                 for k in lo..hi {
                     let cols = self.cfg.columns;
-                    let found = s.get(self.table, &Self::key(k), |bytes| match cols {
+                    let found = s.get(self.table, &self.key(k), |bytes| match cols {
                         Columns::Long => {
                             let row: LongRow = row::read(bytes);
                             if row.a + row.b != 0 {
@@ -439,6 +473,18 @@ mod tests {
             seen.insert(((r as u128 * z.mult as u128) % 1000) as u64);
         }
         assert_eq!(seen.len(), 1000, "rank-to-key map must be a permutation");
+    }
+
+    #[test]
+    fn string_keys_are_50_letters_and_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        for k in (0..50_000u64).chain([u64::MAX, u64::MAX - 1, 1 << 40]) {
+            let key = string_key(k);
+            assert_eq!(key.len(), STRING_KEY_LEN);
+            assert!(key.iter().all(|c| c.is_ascii_lowercase()), "{key:?}");
+            assert!(seen.insert(key.as_bytes()[..16].to_vec()), "prefix of {k} repeats");
+        }
+        assert_eq!(string_key(7), string_key(7), "a key is a function of its row");
     }
 
     #[test]
