@@ -357,8 +357,13 @@ pub struct CompareArgs {
 pub struct SweepArgs {
     /// Workload: micro, tpcb or tpcc (or in --file).
     pub workload: Option<String>,
+    /// Sweep `oltpscope simulate` instead of `run`: each point is a cache simulation,
+    /// summarized by MPKI, stall cycles and misses per transaction.
+    #[arg(long)]
+    pub simulate: bool,
     /// A varied setting KEY=V1,V2,... (repeatable; the product of all is swept). Keys:
-    /// threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores.
+    /// threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores,
+    /// write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i (sizes).
     #[arg(long)]
     pub vary: Vec<String>,
     /// Runs per point (median and spread are reported).
@@ -369,7 +374,7 @@ pub struct SweepArgs {
     pub out: Option<PathBuf>,
     /// An experiment file (TOML: workload, vary, repeat, args, out) instead of the
     /// command line; --out on the command line overrides the file's.
-    #[arg(long, conflicts_with_all = ["workload", "vary", "repeat"])]
+    #[arg(long, conflicts_with_all = ["workload", "vary", "repeat", "simulate"])]
     pub file: Option<PathBuf>,
     /// Options of `oltpscope run <workload>` given to every run (after the sweep's own),
     /// e.g. --txns 200 --engine disk.

@@ -332,3 +332,147 @@ fn cores_are_confined_by_a_cpuset_or_refused_in_one_line() {
         assert!(err.contains("cannot be controlled here"), "{err}");
     }
 }
+
+/// Is valgrind here? The simulator needs it; without it the simulate sweep test says so
+/// and checks only the refusals.
+fn have_valgrind() -> bool {
+    std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn a_simulate_sweep_summarizes_misses_and_stall_cycles_with_knees() {
+    // Keys that need the other command are refused in one line, before any run.
+    for (args, needle) in [
+        (
+            vec!["sweep", "tpcb", "--vary", "llc=1MB,2MB", "--out", "x"],
+            "--simulate",
+        ),
+        (
+            vec![
+                "sweep",
+                "--simulate",
+                "tpcb",
+                "--vary",
+                "cores=1,2",
+                "--out",
+                "x",
+            ],
+            "cores",
+        ),
+        (
+            vec![
+                "sweep",
+                "--simulate",
+                "tpcb",
+                "--vary",
+                "llc=1MB",
+                "--out",
+                "x",
+                "--llc",
+                "2M:8:64",
+            ],
+            "both varied",
+        ),
+        (
+            vec![
+                "sweep",
+                "--simulate",
+                "tpcb",
+                "--vary",
+                "llc=3000",
+                "--out",
+                "x",
+            ],
+            "--vary llc",
+        ),
+        (
+            vec![
+                "sweep",
+                "--simulate",
+                "tpcb",
+                "--vary",
+                "llc=1MB",
+                "--out",
+                "x",
+                "--duration",
+                "3",
+            ],
+            "the runs' options",
+        ),
+    ] {
+        let (code, out, err) = oltpscope(&args);
+        assert_eq!(code, 2, "{args:?}: {out} {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    if !have_valgrind() {
+        eprintln!("valgrind not found: the simulated points were not run");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("sim-sweep");
+    let o = dir.to_str().unwrap();
+    let (code, out, err) = oltpscope(&[
+        "sweep",
+        "--simulate",
+        "tpcb",
+        "--vary",
+        "llc=256KB,20MB",
+        "--out",
+        o,
+        "--txns",
+        "5",
+        "--warmup-txns",
+        "2",
+        "--no-3c",
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(
+        out.contains("stall cycles/txn") && out.contains("LLC MPKI"),
+        "{out}"
+    );
+    // Each point ran `simulate` with the preset's LLC resized (ways kept when they fit).
+    let m = json(&dir.join("points/llc-256KB/rep1/manifest.json"));
+    assert_eq!(m["kind"], "simulate");
+    let line = m["command_line"].to_string();
+    assert!(line.contains("\"--llc\",\"256K:16:64:19\""), "{line}");
+    let m = json(&dir.join("points/llc-20MB/rep1/manifest.json"));
+    assert!(m["command_line"].to_string().contains("\"20M:20:64:19\""));
+    let s = json(&dir.join("summary.json"));
+    let small = &s["points"][0]["simulation"];
+    let big = &s["points"][1]["simulation"];
+    let llc = |p: &serde_json::Value| {
+        p["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["level"] == "LLC")
+            .unwrap()["mpki"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    // An LLC no larger than the L2 misses at least as often as a 20 MB one.
+    assert!(llc(small) >= llc(big), "{small} {big}");
+    assert!(big["stall_cycles_per_txn"]["median"].as_f64().unwrap() > 0.0);
+    let curves = s["curves"].as_array().unwrap();
+    let figs: Vec<&str> = curves
+        .iter()
+        .map(|c| c["figure"].as_str().unwrap())
+        .collect();
+    assert_eq!(figs, ["llc_mpki", "stall_cycles_per_txn"]);
+    assert_eq!(curves[0]["lower_is_better"], true);
+    assert!(curves[0]["analysis"]["x_90"].is_number());
+    let mut rd = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
+    let h = rd.headers().unwrap().clone();
+    assert!(h.iter().any(|c| c == "llc_mpki_median"), "{h:?}");
+    let (code, _, err) = oltpscope(&["plot", o]);
+    assert_eq!(code, 0, "{err}");
+    let html = read(&dir.join("index.html"));
+    assert!(
+        html.contains("LLC MPKI") && html.contains("stall cycles/txn"),
+        "{html}"
+    );
+}

@@ -106,15 +106,26 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
         .points
         .iter()
         .map(|(v, x, m)| {
-            let sp = point_of(s, c, v).and_then(|p| p.throughput_tps);
+            let sp = point_of(s, c, v).and_then(|p| sweep::figure(p, &c.figure));
             (*x, sp.map_or(*m, |t| t.min), sp.map_or(*m, |t| t.max))
         })
         .collect();
     let ymax = spreads.iter().map(|p| p.2).fold(0.0, f64::max).max(1.0) * 1.1;
     let fixed: Vec<String> = c.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let what = sweep::figure_label(&c.figure);
     let title = format!(
-        "{} throughput over {}{}",
+        "{}{} {} over {}{}",
+        if s.spec.kind == sweep::Kind::Simulate {
+            "simulated "
+        } else {
+            ""
+        },
         s.spec.workload,
+        if c.figure == "throughput_tps" {
+            "throughput"
+        } else {
+            &what
+        },
         c.over,
         if fixed.is_empty() {
             String::new()
@@ -140,9 +151,15 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
             } else {
                 c.over.clone()
             })
-            .y_desc("txn/s (median of runs)")
+            .y_desc(format!("{what} (median of runs)"))
             .x_label_formatter(&xfmt)
-            .y_label_formatter(&|v: &f64| format!("{v:.0}"))
+            .y_label_formatter(&|v: &f64| {
+                if *v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.2}")
+                }
+            })
             .draw()
             .map_err(draw_err)?;
         if let Some(a) = &c.analysis {
@@ -150,7 +167,12 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
                 (0.90, &RGBColor(230, 140, 0), "90%"),
                 (0.95, &RGBColor(200, 0, 120), "95%"),
             ] {
-                let y = a.best_y * share;
+                // A cost's level: the most it may be for its inverse to reach the share.
+                let y = if c.lower_is_better {
+                    a.best_y / share
+                } else {
+                    a.best_y * share
+                };
                 ch.draw_series(LineSeries::new([(lo, y), (hi, y)], color.stroke_width(1)))
                     .map_err(draw_err)?
                     .label(format!(
@@ -177,7 +199,7 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
             blue.stroke_width(2),
         ))
         .map_err(draw_err)?
-        .label("median throughput (bars: min-max)")
+        .label(format!("median {what} (bars: min-max)"))
         .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], blue));
         ch.draw_series(
             c.points
@@ -194,7 +216,11 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
         ch.configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
+            .position(if c.lower_is_better {
+                SeriesLabelPosition::UpperRight
+            } else {
+                SeriesLabelPosition::LowerRight
+            })
             .draw()
             .map_err(draw_err)?;
         root.present().map_err(draw_err)?;
@@ -225,9 +251,25 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The normalized-throughput table: rows are the first varied key's values, columns the
-/// other keys' combinations, each column divided by its baseline (first) row.
+/// The normalized table: rows are the first varied key's values, columns the other
+/// keys' combinations, each column divided by its baseline (first) row. Throughput for
+/// run sweeps, stall cycles per transaction for simulate sweeps.
 pub fn normalized_table(s: &Summary) -> String {
+    let fig = match s.spec.kind {
+        sweep::Kind::Run => "throughput_tps",
+        sweep::Kind::Simulate => "stall_cycles_per_txn",
+    };
+    normalized_table_of(s, fig)
+}
+
+/// The normalized table of one figure (see `normalized_table`).
+pub fn normalized_table_of(s: &Summary, fig: &str) -> String {
+    let lower = sweep::lower_is_better(fig);
+    let what = if fig == "throughput_tps" {
+        "Throughput".to_string()
+    } else {
+        sweep::figure_label(fig)
+    };
     let Some(first) = s.spec.vary.first() else {
         return String::new();
     };
@@ -251,12 +293,14 @@ pub fn normalized_table(s: &Summary) -> String {
                     (*k == first.key && v == row) || col.contains(&(k.clone(), v.clone()))
                 })
             })
-            .and_then(|p| p.throughput_tps)
+            .and_then(|p| sweep::figure(p, fig))
             .map(|t| t.median)
     };
+    let cell = |v, b| cell(v, b, lower, &what);
     let base = &first.values[0];
     let mut h = format!(
-        "<table class=\"norm\"><caption>Throughput normalized to {}={} (per column)</caption><tr><th>{}</th>",
+        "<table class=\"norm\"><caption>{} normalized to {}={} (per column)</caption><tr><th>{}</th>",
+        esc(&what),
         esc(&first.key),
         esc(base),
         esc(&first.key)
@@ -266,7 +310,7 @@ pub fn normalized_table(s: &Summary) -> String {
         h += &format!(
             "<th>{}</th>",
             esc(&if label.is_empty() {
-                "throughput".into()
+                what.clone()
             } else {
                 label.join(", ")
             })
@@ -277,7 +321,8 @@ pub fn normalized_table(s: &Summary) -> String {
     let one_row = cols.len() == 1 && cols[0].is_empty();
     if one_row {
         h = format!(
-            "<table class=\"norm\"><caption>Throughput normalized to {}={}</caption><tr>",
+            "<table class=\"norm\"><caption>{} normalized to {}={}</caption><tr>",
+            esc(&what),
             esc(&first.key),
             esc(base)
         );
@@ -303,13 +348,20 @@ pub fn normalized_table(s: &Summary) -> String {
     h
 }
 
-fn cell(v: Option<f64>, base: Option<f64>) -> String {
+/// A normalized cell; a cost above its baseline is coloured as a loss (red).
+fn cell(v: Option<f64>, base: Option<f64>, lower_is_better: bool, what: &str) -> String {
     match (v, base) {
         (Some(v), Some(b)) if b > 0.0 => {
             let r = v / b;
             format!(
-                "<td style=\"background:{}\" title=\"{v:.0} txn/s\">{}</td>",
-                ratio_colour(r),
+                "<td style=\"background:{}\" title=\"{} {}\">{}</td>",
+                ratio_colour(if lower_is_better { 1.0 / r } else { r }),
+                if v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.3}")
+                },
+                esc(what),
                 if r >= 10.0 {
                     format!("{r:.1}")
                 } else {
@@ -356,7 +408,8 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
         .map(|v| format!("{}={}", v.key, v.values.join(",")))
         .collect();
     body += &format!(
-        "<p>oltpscope run {} {} &mdash; varied: {}; {} run(s) per point.</p>\n",
+        "<p>oltpscope {} {} {} &mdash; varied: {}; {} run(s) per point.</p>\n",
+        s.spec.kind.as_str(),
         esc(&s.spec.workload),
         esc(&s.spec.args.join(" ")),
         esc(&vary.join("; ")),
@@ -376,7 +429,14 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
     }
     files.push(write(
         &dir.join(INDEX),
-        &page(&format!("oltpscope sweep: {}", s.spec.workload), &body),
+        &page(
+            &format!(
+                "oltpscope sweep: {} {}",
+                s.spec.kind.as_str(),
+                s.spec.workload
+            ),
+            &body,
+        ),
     )?);
     Ok(files)
 }
@@ -474,6 +534,7 @@ mod tests {
 
     fn summary() -> Summary {
         let spec = Spec {
+            kind: sweep::Kind::Run,
             workload: "micro".into(),
             vary: vec![
                 parse_vary("engine=disk,memory").unwrap(),
@@ -495,6 +556,7 @@ mod tests {
                 throughput_tps: Spread::of(&[100.0 * (i + 1) as f64]),
                 abort_rate: None,
                 latency_p99_us: None,
+                simulation: None,
             })
             .collect();
         let curves = sweep::curves(&spec, &points);
