@@ -476,3 +476,126 @@ fn a_simulate_sweep_summarizes_misses_and_stall_cycles_with_knees() {
         "{html}"
     );
 }
+
+#[test]
+fn bandwidth_sweeps_refuse_what_cannot_be_throttled_in_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let o = d.path().join("s");
+    let o = o.to_str().unwrap();
+    let mut cases = vec![
+        (
+            vec!["sweep", "micro", "--vary", "write-bw=0,1MB", "--out", o],
+            "above 0",
+        ),
+        (
+            vec![
+                "sweep",
+                "--simulate",
+                "micro",
+                "--vary",
+                "read-bw=1MB",
+                "--out",
+                o,
+            ],
+            "no storage",
+        ),
+        (
+            vec![
+                "sweep",
+                "micro",
+                "--vary",
+                "write-bw=1MB",
+                "--vary",
+                "log-write-bw=2MB",
+                "--out",
+                o,
+            ],
+            "twice",
+        ),
+    ];
+    // A database on tmpfs has no block device under it.
+    let shm = Path::new("/dev/shm");
+    let on_tmpfs = read(Path::new("/proc/self/mountinfo"))
+        .lines()
+        .any(|l| l.contains(" /dev/shm ") && l.contains(" - tmpfs "));
+    let db = shm.join(format!("oltpscope-lab-test-{}", std::process::id()));
+    let dbs = db.to_str().unwrap().to_string();
+    if on_tmpfs {
+        cases.push((
+            vec![
+                "sweep",
+                "micro",
+                "--vary",
+                "write-bw=1MB",
+                "--out",
+                o,
+                "--db",
+                &dbs,
+            ],
+            "cannot be controlled here",
+        ));
+    }
+    for (args, needle) in cases {
+        let (code, out, err) = oltpscope(&args);
+        assert_eq!(code, 2, "{args:?}: {out} {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    assert!(!db.exists(), "a refused sweep made no database");
+}
+
+/// The write throttle bites: a disk-engine run committing with `--log sync` is much
+/// slower at 256 KB/s than at 4 GB/s. Behind OLTPSCOPE_CGROUP_TESTS=1 (needs root and a
+/// blkio or io controller; it writes to the block device under the temporary directory).
+#[test]
+fn a_throttled_sync_log_run_is_measurably_slower() {
+    if std::env::var("OLTPSCOPE_CGROUP_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped: set OLTPSCOPE_CGROUP_TESTS=1 to run it");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("bw");
+    let (code, out, err) = oltpscope(&[
+        "sweep",
+        "micro",
+        "--vary",
+        "write-bw=256KB,4GB",
+        "--out",
+        dir.to_str().unwrap(),
+        "--engine",
+        "disk",
+        "--log",
+        "sync",
+        "--keys",
+        "1000",
+        "--mode",
+        "update",
+        "--duration",
+        "2",
+        "--warmup",
+        "0",
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    let s = json(&dir.join("summary.json"));
+    let tps = |i: usize| s["points"][i]["throughput_tps"]["median"].as_f64().unwrap();
+    assert!(
+        tps(0) < 0.5 * tps(1),
+        "256 KB/s: {} txn/s, 4 GB/s: {} txn/s: the throttle did not bite",
+        tps(0),
+        tps(1)
+    );
+    // The runs' cgroups are gone: none named for a point of this sweep is left by a
+    // process that has exited (the sweep's).
+    let left: Vec<String> = ["/sys/fs/cgroup/blkio", "/sys/fs/cgroup"]
+        .iter()
+        .filter_map(|r| std::fs::read_dir(r).ok())
+        .flat_map(|rd| rd.flatten())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with("oltpscope-") && n.contains("-write-bw-"))
+        .filter(|n| {
+            let pid = n.split('-').nth(1).unwrap_or("");
+            !Path::new("/proc").join(pid).exists()
+        })
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

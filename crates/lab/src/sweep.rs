@@ -10,6 +10,7 @@
 //!
 //! Owns no engine code: the children are this same executable.
 
+use crate::cgroup;
 use crate::knee::{self, Sufficiency};
 use crate::results;
 use std::path::{Path, PathBuf};
@@ -294,6 +295,14 @@ impl Spec {
                     return Err(format!("--vary {}: '{bad}' is not a number", v.key));
                 }
             }
+            if matches!(key(&v.key), Some(Key::Bandwidth { .. }))
+                && v.values.iter().any(|x| numeric(&v.key, x) == Some(0.0))
+            {
+                return Err(format!(
+                    "--vary {}: a bandwidth of 0 is no limit to the kernel: give bytes per second above 0",
+                    v.key
+                ));
+            }
             for (j, x) in v.values.iter().enumerate() {
                 if v.values[..j].contains(x) {
                     return Err(format!("--vary {}: the value {x} is given twice", v.key));
@@ -538,139 +547,113 @@ pub fn needs_run(dir: &Path, point: &Point, rep: u32) -> Result<bool, String> {
     Ok(true)
 }
 
-/// Confines a child to the first `n` allowed cores through a cgroup v1 cpuset, removed
-/// again when dropped.
-struct Cpuset {
-    path: PathBuf,
+/// The cgroup hierarchies a sweep's keys need, found once before any run: what cannot
+/// be controlled here refuses the sweep in one line.
+#[derive(Debug, Default)]
+pub struct Controls {
+    cpuset: Option<cgroup::Hierarchy>,
+    blkio: Option<cgroup::Hierarchy>,
+    /// The block devices holding the runs' database and log directories.
+    devices: Vec<(u32, u32)>,
 }
 
-const CPUSET_ROOT: &str = "/sys/fs/cgroup/cpuset";
-
-/// CPU numbers of a cpuset list such as `0-3,6`.
-fn parse_cpu_list(s: &str) -> Vec<u32> {
+/// The directories a run of `args` keeps its database and log in: `--db`, `--log-dir`,
+/// else the temporary directory the run makes its database in.
+pub fn data_dirs(args: &[String]) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
-                    v.extend(a..=b);
-                }
+    for flag in ["--db", "--log-dir"] {
+        for (i, a) in args.iter().enumerate() {
+            if a == flag {
+                v.extend(args.get(i + 1).map(PathBuf::from));
+            } else if let Some(x) = a.strip_prefix(&format!("{flag}=")) {
+                v.push(PathBuf::from(x));
             }
-            None => v.extend(part.parse::<u32>().ok()),
         }
+    }
+    if !args.iter().any(|a| a == "--db" || a.starts_with("--db=")) {
+        v.push(std::env::temp_dir());
     }
     v
 }
 
-/// Why cores cannot be controlled here, if they cannot.
-pub fn cpuset_unavailable() -> Option<String> {
-    let root = Path::new(CPUSET_ROOT);
-    if !root.join("cpuset.cpus").is_file() {
-        return Some(format!(
-            "cores cannot be controlled here: no cgroup v1 cpuset hierarchy at {CPUSET_ROOT}"
-        ));
-    }
-    let probe = root.join(format!("oltpscope-probe-{}", std::process::id()));
-    match std::fs::create_dir(&probe) {
-        Ok(()) => {
-            let _ = std::fs::remove_dir(&probe);
-            None
+impl Controls {
+    /// Find what `spec`'s keys need (nothing when it varies neither cores nor bandwidth).
+    pub fn for_spec(spec: &Spec) -> Result<Controls, String> {
+        let uses = |f: fn(Key) -> bool| spec.vary.iter().find(|v| key(&v.key).is_some_and(f));
+        let mut c = Controls::default();
+        if uses(|k| k == Key::Cores).is_none()
+            && uses(|k| matches!(k, Key::Bandwidth { .. })).is_none()
+        {
+            return Ok(c);
         }
-        Err(e) => Some(format!(
-            "cores cannot be controlled here: cannot create a cpuset under {CPUSET_ROOT} ({e})"
-        )),
-    }
-}
-
-/// Remove the empty cpusets an interrupted sweep left (named `oltpscope-<pid>-...` by
-/// a process that no longer exists). The kernel refuses to remove a cgroup that still
-/// holds tasks, so only dead ones go.
-pub fn remove_stale_cpusets() {
-    let Ok(rd) = std::fs::read_dir(CPUSET_ROOT) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        let Some(pid) = name
-            .strip_prefix("oltpscope-")
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir(e.path());
+        let mi = std::fs::read_to_string(cgroup::MOUNTINFO)
+            .map_err(|e| format!("cannot read {}: {e}", cgroup::MOUNTINFO))?;
+        if uses(|k| k == Key::Cores).is_some() {
+            let h = cgroup::find("cpuset", &mi).ok_or(
+                "--vary cores: cores cannot be controlled here: no cgroup v1 cpuset hierarchy and no cgroup v2 hierarchy with the cpuset controller",
+            )?;
+            h.probe("cpuset").map_err(|e| {
+                format!("--vary cores: cores cannot be controlled here: {e}")
+            })?;
+            h.remove_stale();
+            c.cpuset = Some(h);
         }
-    }
-}
-
-impl Cpuset {
-    fn new(n: u32, tag: &str) -> Result<Cpuset, String> {
-        let root = Path::new(CPUSET_ROOT);
-        let read = |f: &str| {
-            std::fs::read_to_string(root.join(f))
-                .map_err(|e| format!("cannot read {CPUSET_ROOT}/{f}: {e}"))
-        };
-        let cpus = parse_cpu_list(&read("cpuset.effective_cpus").or_else(|_| read("cpuset.cpus"))?);
-        let mems = read("cpuset.mems")?;
-        if n == 0 || n as usize > cpus.len() {
-            return Err(format!(
-                "cores={n}: this machine's cpuset allows 1 to {} cores",
-                cpus.len()
-            ));
-        }
-        let path = root.join(format!("oltpscope-{}-{tag}", std::process::id()));
-        std::fs::create_dir(&path)
-            .map_err(|e| format!("cannot create the cpuset {}: {e}", path.display()))?;
-        let set = Cpuset { path };
-        let list: Vec<String> = cpus[..n as usize].iter().map(u32::to_string).collect();
-        let write = |f: &str, v: &str| {
-            std::fs::write(set.path.join(f), v)
-                .map_err(|e| format!("cannot write {}: {e}", set.path.join(f).display()))
-        };
-        write("cpuset.cpus", &list.join(","))?;
-        write("cpuset.mems", mems.trim())?;
-        Ok(set)
-    }
-
-    /// Make `cmd`'s process join the cpuset before it executes (so every thread it
-    /// starts is confined from the first instruction).
-    fn apply(&self, cmd: &mut Command) -> Result<(), String> {
-        use std::os::unix::process::CommandExt;
-        let procs = std::ffi::CString::new(
-            self.path
-                .join("cgroup.procs")
-                .as_os_str()
-                .as_encoded_bytes()
-                .to_vec(),
-        )
-        .map_err(|_| "a cpuset path with a NUL byte".to_string())?;
-        // SAFETY: between fork and exec only async-signal-safe calls (open, write,
-        // close) on memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
+        if let Some(v) = uses(|k| matches!(k, Key::Bandwidth { .. })) {
+            let h = cgroup::find("blkio", &mi).ok_or_else(|| format!(
+                "--vary {}: storage bandwidth cannot be controlled here: no cgroup v1 blkio hierarchy and no cgroup v2 hierarchy with the io controller",
+                v.key
+            ))?;
+            h.probe("io").map_err(|e| {
+                format!(
+                    "--vary {}: storage bandwidth cannot be controlled here: {e}",
+                    v.key
+                )
+            })?;
+            h.remove_stale();
+            for d in data_dirs(&spec.args) {
+                let dev = cgroup::device_of(&d, &mi, Path::new(cgroup::SYSFS)).map_err(|e| {
+                    format!(
+                        "--vary {}: storage bandwidth cannot be controlled here: {e}",
+                        v.key
+                    )
+                })?;
+                if !c.devices.contains(&dev) {
+                    c.devices.push(dev);
                 }
-                // "0" is the writing process itself.
-                let r = libc::write(fd, b"0".as_ptr().cast(), 1);
-                let err = std::io::Error::last_os_error();
-                libc::close(fd);
-                if r != 1 {
-                    return Err(err);
-                }
-                Ok(())
-            });
+            }
+            c.blkio = Some(h);
         }
-        Ok(())
+        Ok(c)
     }
-}
 
-impl Drop for Cpuset {
-    fn drop(&mut self) {
-        // Empty once the child has exited; a failure leaves an empty cgroup behind.
-        let _ = std::fs::remove_dir(&self.path);
+    /// The groups confining one repetition of `point`, made and configured; the child
+    /// joins them before it executes. Removed when dropped.
+    fn groups(&self, point: &Point, rep: u32) -> Result<Vec<cgroup::Group>, String> {
+        let tag = format!("{}-{rep}", point.name());
+        let mut gs = Vec::new();
+        if let (Some(h), Some(n)) = (&self.cpuset, point.get("cores")) {
+            let n: u32 = n
+                .parse()
+                .map_err(|_| format!("cores={n}: not a number of cores"))?;
+            let g = h.create("cpuset", &tag)?;
+            h.set_cores(&g, n)?;
+            gs.push(g);
+        }
+        if let Some(h) = &self.blkio {
+            let mut g = None;
+            for (k, x) in &point.values {
+                let Some(Key::Bandwidth { write }) = key(k) else {
+                    continue;
+                };
+                let bps = numeric(k, x).expect("validated as a size") as u64;
+                if g.is_none() {
+                    g = Some(h.create("io", &tag)?);
+                }
+                h.set_bandwidth(g.as_ref().expect("made above"), &self.devices, write, bps)?;
+            }
+            gs.extend(g);
+        }
+        Ok(gs)
     }
 }
 
@@ -679,6 +662,7 @@ fn run_rep(
     exe: &Path,
     dir: &Path,
     spec: &Spec,
+    controls: &Controls,
     point: &Point,
     rep: u32,
 ) -> Result<Outcome, String> {
@@ -693,20 +677,12 @@ fn run_rep(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let _cpuset = match point.get("cores") {
-        Some(n) => {
-            let n: u32 = n
-                .parse()
-                .map_err(|_| format!("cores={n}: not a number of cores"))?;
-            match Cpuset::new(n, &format!("{}-{rep}", point.name())) {
-                Ok(c) => {
-                    c.apply(&mut cmd)?;
-                    Some(c)
-                }
-                Err(e) => return Ok(Outcome::Failed(e)),
-            }
+    let _groups = match controls.groups(point, rep) {
+        Ok(g) => {
+            cgroup::join_before_exec(&g, &mut cmd)?;
+            g
         }
-        None => None,
+        Err(e) => return Ok(Outcome::Failed(e)),
     };
     let out = cmd
         .output()
@@ -1218,12 +1194,7 @@ pub fn run(
     mut event: impl FnMut(Event),
 ) -> Result<Summary, String> {
     spec.validate()?;
-    if spec.vary.iter().any(|v| v.key == "cores") {
-        if let Some(why) = cpuset_unavailable() {
-            return Err(format!("--vary cores: {why}"));
-        }
-        remove_stale_cpusets();
-    }
+    let controls = Controls::for_spec(spec)?;
     open_dir(dir, spec)?;
     let mut failures = Vec::new();
     for p in spec.points() {
@@ -1231,7 +1202,7 @@ pub fn run(
         for rep in 1..=spec.repeat {
             let outcome = if needs_run(dir, &p, rep)? {
                 event(Event::Start { point: &name, rep });
-                run_rep(exe, dir, spec, &p, rep)?
+                run_rep(exe, dir, spec, &controls, &p, rep)?
             } else {
                 Outcome::Skipped
             };
@@ -1361,6 +1332,31 @@ mod tests {
     }
 
     #[test]
+    fn bandwidth_is_throttled_where_the_database_and_log_are() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            data_dirs(&a(&["--db", "/d", "--log-dir=/l", "--threads", "2"])),
+            [PathBuf::from("/d"), PathBuf::from("/l")]
+        );
+        // Without --db the run makes its database in the temporary directory.
+        assert_eq!(data_dirs(&a(&["--threads", "2"])), [std::env::temp_dir()]);
+        let mut s = spec(&["write-bw=10MB,50MB"]);
+        s.validate().unwrap();
+        assert_eq!(numeric("write-bw", "10MB"), Some(10.0 * 1048576.0));
+        s.vary = vec![parse_vary("read-bw=0").unwrap()];
+        assert!(s.validate().unwrap_err().contains("above 0"));
+        s.kind = Kind::Simulate;
+        s.vary = vec![parse_vary("log-write-bw=1MB").unwrap()];
+        assert!(s.validate().unwrap_err().contains("no storage"));
+        // The bandwidth is no flag of the run: it reaches it as a cgroup only.
+        let s = spec(&["write-bw=10MB"]);
+        assert!(!s.points()[0]
+            .child_args(&s, Path::new("/o"))
+            .iter()
+            .any(|a| a.contains("bw") || a.contains("10MB")));
+    }
+
+    #[test]
     fn spreads_and_curves() {
         let sp = Spread::of(&[3.0, 1.0, 2.0, 10.0]).unwrap();
         assert_eq!((sp.median, sp.min, sp.max, sp.n), (2.5, 1.0, 10.0, 4));
@@ -1415,9 +1411,4 @@ mod tests {
         assert!(e.contains("varyy"), "{e}");
     }
 
-    #[test]
-    fn cpu_lists_parse() {
-        assert_eq!(parse_cpu_list("0-3,6\n"), vec![0, 1, 2, 3, 6]);
-        assert_eq!(parse_cpu_list("1"), vec![1]);
-    }
 }
