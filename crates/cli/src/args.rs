@@ -49,6 +49,9 @@ pub enum Cmd {
     Sweep(SweepArgs),
     /// Draw a sweep directory or a results directory: SVG figures and one HTML page.
     Plot(PlotArgs),
+    /// Run a paper's key experiments at this machine's scale and set them beside the
+    /// paper's tables: wonderland, revisited, sensitivity, a-to-e, steps.
+    Reproduce(ReproduceArgs),
     /// Kill TPC-B runs at random moments and check that recovery keeps every
     /// acknowledged commit and nothing else (soak test of a durable engine).
     Crashtest(CrashArgs),
@@ -391,6 +394,23 @@ pub struct SweepArgs {
 pub struct PlotArgs {
     /// A sweep directory (summary.json) or a results directory (timeseries.csv).
     pub dir: PathBuf,
+}
+
+/// `oltpscope reproduce`.
+#[derive(Args, Debug, Clone)]
+pub struct ReproduceArgs {
+    /// The paper: wonderland, revisited, sensitivity, a-to-e or steps.
+    pub paper: String,
+    /// A few minutes instead of up to an hour (fewer points, shorter runs).
+    #[arg(long)]
+    pub quick: bool,
+    /// The smallest runs that exercise every step (tests).
+    #[arg(long, hide = true, conflicts_with = "quick")]
+    pub tiny: bool,
+    /// Where the sweeps, reproduce.json, reproduce.txt and index.html go (default
+    /// reproduce-<paper>; a rerun on the same directory resumes its sweeps).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// `oltpscope drop`.

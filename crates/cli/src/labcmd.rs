@@ -1,6 +1,6 @@
 //! `compare`, `sweep` and `plot`: parse, hand to the lab crate, print.
 
-use crate::args::{Cli, CompareArgs, PlotArgs, SweepArgs};
+use crate::args::{Cli, CompareArgs, PlotArgs, ReproduceArgs, SweepArgs};
 use clap::Parser;
 use lab::sweep::{self, Event, Outcome, Spec};
 use std::io::{IsTerminal, Write};
@@ -274,5 +274,34 @@ pub fn plot(a: &PlotArgs) -> Result<(), String> {
     for f in files {
         say(&format!("{}\n", f.display()));
     }
+    Ok(())
+}
+
+pub fn reproduce(a: &ReproduceArgs) -> Result<(), String> {
+    use lab::reproduce::{self, Scale};
+    // Refuse an unknown paper before making any directory.
+    reproduce::load_paper(&a.paper)?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from(format!("reproduce-{}", a.paper)));
+    let scale = if a.tiny {
+        Scale::Tiny
+    } else if a.quick {
+        Scale::Quick
+    } else {
+        Scale::Full
+    };
+    let mut progress = |line: &str| {
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    };
+    let mut ctx = reproduce::Ctx::new(exe, out.clone(), scale, &mut progress);
+    let o = reproduce::reproduce(&a.paper, &mut ctx)?;
+    say(&reproduce::to_text(&o));
+    say(&format!(
+        "results in {} (index.html, reproduce.json, reproduce.txt)\n",
+        out.display()
+    ));
     Ok(())
 }

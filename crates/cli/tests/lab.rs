@@ -599,3 +599,101 @@ fn a_throttled_sync_log_run_is_measurably_slower() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// `reproduce` at the tiny test scale: the paper's tables beside the measured ones, a
+/// computed verdict per finding, what needs a missing capability listed as such, and a
+/// results directory with its page.
+#[test]
+fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("rev");
+    let o = dir.to_str().unwrap();
+    let (code, out, err) = oltpscope(&["reproduce", "revisited", "--tiny", "--out", o]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(
+        out.contains("[paper, Table 2]") && out.contains("[oltpscope]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Silo") && out.contains("memory / disk"),
+        "{out}"
+    );
+    let r = json(&dir.join("reproduce.json"));
+    let verdicts = r["verdicts"].as_array().unwrap();
+    let status = |id: &str| {
+        verdicts.iter().find(|v| v["id"] == id).unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(status("cycle-breakdown"), "not_available");
+    assert_eq!(status("legacy-systems"), "not_available");
+    // The measured findings are judged (either way) from the sweeps' numbers.
+    for id in ["memory-lead-shrinks-with-size", "memory-faster-on-tpc"] {
+        assert!(
+            ["agrees", "disagrees"].contains(&status(id).as_str()),
+            "{id}: {}",
+            status(id)
+        );
+    }
+    let why = verdicts
+        .iter()
+        .find(|v| v["id"] == "memory-faster-on-tpc")
+        .unwrap()["why"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let s = json(&dir.join("tpcb/summary.json"));
+    let tps = |e: &str| {
+        s["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["values"][0][1] == e)
+            .unwrap()["throughput_tps"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    let ratio = tps("memory") / tps("disk");
+    let shown = if ratio >= 100.0 {
+        format!("{ratio:.0}")
+    } else if ratio >= 10.0 {
+        format!("{ratio:.1}")
+    } else {
+        format!("{ratio:.2}")
+    };
+    assert!(
+        why.contains(&shown),
+        "the verdict's ratio {shown} is the sweep's: {why}"
+    );
+    let html = read(&dir.join("index.html"));
+    assert!(
+        html.contains("class=\"findings\"") && html.contains("Table 3"),
+        "{html}"
+    );
+    assert!(dir.join("size/index.html").is_file());
+
+    // Unknown papers and STEPS where this build lacks it.
+    let (code, _, err) = oltpscope(&["reproduce", "tpc-z", "--tiny", "--out", o]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unknown paper") && err.lines().count() == 1,
+        "{err}"
+    );
+    let steps = d.path().join("steps");
+    let (code, out, err) = oltpscope(&[
+        "reproduce",
+        "steps",
+        "--tiny",
+        "--out",
+        steps.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let has_steps = oltpscope(&["simulate", "tpcb", "--steps-team", "2", "--help"]).0 == 0;
+    if !has_steps {
+        assert!(
+            out.contains("[not available]") && out.contains("--steps-team"),
+            "{out}"
+        );
+    }
+}

@@ -90,9 +90,10 @@ fn mounts(mountinfo: &str) -> Vec<Mount> {
 /// hierarchy is absent from v2's `cgroup.controllers`.
 pub fn find(controller: &str, mountinfo: &str) -> Option<Hierarchy> {
     let ms = mounts(mountinfo);
-    if let Some(m) = ms.iter().find(|m| {
-        m.fstype == "cgroup" && m.options.split(',').any(|o| o == controller)
-    }) {
+    if let Some(m) = ms
+        .iter()
+        .find(|m| m.fstype == "cgroup" && m.options.split(',').any(|o| o == controller))
+    {
         return Some(Hierarchy {
             root: m.point.clone(),
             version: Version::V1,
@@ -128,7 +129,10 @@ pub fn device_of(path: &Path, mountinfo: &str, sysfs: &Path) -> Result<(u32, u32
             break r;
         }
         if !p.pop() {
-            return Err(format!("{}: no existing directory above it", path.display()));
+            return Err(format!(
+                "{}: no existing directory above it",
+                path.display()
+            ));
         }
     };
     let m = mounts(mountinfo)
@@ -446,7 +450,10 @@ mod tests {
             "254:0 1048576"
         );
         let gpath = g.path.clone();
-        for f in ["blkio.throttle.write_bps_device", "blkio.throttle.read_bps_device"] {
+        for f in [
+            "blkio.throttle.write_bps_device",
+            "blkio.throttle.read_bps_device",
+        ] {
             std::fs::remove_file(gpath.join(f)).unwrap();
         }
         drop(g);

@@ -10,5 +10,6 @@ pub mod compare;
 pub mod knee;
 pub mod manifest;
 pub mod plot;
+pub mod reproduce;
 pub mod results;
 pub mod sweep;

@@ -374,16 +374,114 @@ fn cell(v: Option<f64>, base: Option<f64>, lower_is_better: bool, what: &str) ->
 }
 
 fn page(title: &str, body: &str) -> String {
+    page_with_style(title, body, "")
+}
+
+/// A self-contained page with extra CSS.
+pub fn page_with_style(title: &str, body: &str, style: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\n<style>\
 body{{font-family:sans-serif;margin:2em;max-width:80em}}\
 table.norm{{border-collapse:collapse;margin:1em 0}}\
 table.norm td,table.norm th{{border:1px solid #999;padding:0.3em 0.8em;text-align:right}}\
 table.norm caption{{text-align:left;font-weight:bold;padding:0.3em 0}}\
-figure{{margin:1em 0}}\
+figure{{margin:1em 0}}{style}\
 </style></head>\n<body>\n<h1>{t}</h1>\n{body}</body></html>\n",
         t = esc(title)
     )
+}
+
+/// Stacked bars, one bar per category, one coloured segment per series (as the
+/// Wonderland paper's breakdowns): `series[j].1[i]` is series j's part of category i.
+pub fn stacked_bars(
+    title: &str,
+    y_desc: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+) -> Result<String, String> {
+    assert!(
+        series.iter().all(|s| s.1.len() == categories.len()),
+        "one value per category in every series"
+    );
+    let n = categories.len().max(1);
+    let ymax = (0..categories.len())
+        .map(|i| series.iter().map(|s| s.1[i].max(0.0)).sum::<f64>())
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * 1.1;
+    const PALETTE: [RGBColor; 10] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+    ];
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let (plot_area, legend_area) = root.split_horizontally(W - 170);
+        let mut ch = ChartBuilder::on(&plot_area)
+            .caption(title, ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..ymax)
+            .map_err(draw_err)?;
+        let cats = categories.to_vec();
+        let xfmt = move |v: &f64| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 {
+                cats.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        ch.configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&xfmt)
+            .y_desc(y_desc)
+            .y_label_formatter(&|v: &f64| {
+                if *v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.2}")
+                }
+            })
+            .draw()
+            .map_err(draw_err)?;
+        let mut base = vec![0.0; categories.len()];
+        for (j, (_, vals)) in series.iter().enumerate() {
+            let c = PALETTE[j % PALETTE.len()];
+            ch.draw_series(vals.iter().enumerate().map(|(i, v)| {
+                let (x0, x1) = (i as f64 - 0.35, i as f64 + 0.35);
+                let r = Rectangle::new([(x0, base[i]), (x1, base[i] + v.max(0.0))], c.filled());
+                base[i] += v.max(0.0);
+                r
+            }))
+            .map_err(draw_err)?;
+        }
+        // The legend beside the chart, top to bottom in stacking order reversed (the top
+        // segment first), so it reads like the bars.
+        for (k, (j, (name, _))) in series.iter().enumerate().rev().enumerate() {
+            let c = PALETTE[j % PALETTE.len()];
+            let y = 30 + 18 * k as i32;
+            legend_area
+                .draw(&Rectangle::new([(4, y), (16, y + 12)], c.filled()))
+                .map_err(draw_err)?;
+            legend_area
+                .draw(&Text::new(name.clone(), (22, y), ("sans-serif", 13)))
+                .map_err(draw_err)?;
+        }
+        root.present().map_err(draw_err)?;
+    }
+    Ok(out)
 }
 
 fn write(path: &Path, text: &str) -> Result<PathBuf, String> {

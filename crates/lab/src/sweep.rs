@@ -592,9 +592,8 @@ impl Controls {
             let h = cgroup::find("cpuset", &mi).ok_or(
                 "--vary cores: cores cannot be controlled here: no cgroup v1 cpuset hierarchy and no cgroup v2 hierarchy with the cpuset controller",
             )?;
-            h.probe("cpuset").map_err(|e| {
-                format!("--vary cores: cores cannot be controlled here: {e}")
-            })?;
+            h.probe("cpuset")
+                .map_err(|e| format!("--vary cores: cores cannot be controlled here: {e}"))?;
             h.remove_stale();
             c.cpuset = Some(h);
         }
@@ -1410,5 +1409,4 @@ mod tests {
         assert!(!e.contains('\n'), "{e}");
         assert!(e.contains("varyy"), "{e}");
     }
-
 }
