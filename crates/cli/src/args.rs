@@ -49,6 +49,9 @@ pub enum Cmd {
     Sweep(SweepArgs),
     /// Draw a sweep directory or a results directory: SVG figures and one HTML page.
     Plot(PlotArgs),
+    /// Join sweep directories (e.g. a SLURM campaign's per-point directories) into one
+    /// campaign directory with its summary recomputed.
+    Merge(MergeArgs),
     /// Run a paper's key experiments at this machine's scale and set them beside the
     /// paper's tables: wonderland, revisited, sensitivity, a-to-e, steps.
     Reproduce(ReproduceArgs),
@@ -379,6 +382,11 @@ pub struct SweepArgs {
     /// command line; --out on the command line overrides the file's.
     #[arg(long, conflicts_with_all = ["workload", "vary", "repeat", "simulate"])]
     pub file: Option<PathBuf>,
+    /// Do not run: write a job script for a cluster scheduler instead (`--emit slurm
+    /// DIR`: DIR/sweep.sbatch, a SLURM job array with one task per point, each writing
+    /// its own sweep directory under --out; then `oltpscope merge`).
+    #[arg(long, num_args = 2, value_names = ["FORMAT", "DIR"])]
+    pub emit: Vec<String>,
     /// Options of `oltpscope run <workload>` given to every run (after the sweep's own),
     /// e.g. --txns 200 --engine disk.
     #[arg(
@@ -394,6 +402,17 @@ pub struct SweepArgs {
 pub struct PlotArgs {
     /// A sweep directory (summary.json) or a results directory (timeseries.csv).
     pub dir: PathBuf,
+}
+
+/// `oltpscope merge`.
+#[derive(Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// Sweep directories of one sweep (same workload, options and varied keys).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The campaign directory to write (new or empty).
+    #[arg(long, required = true)]
+    pub out: PathBuf,
 }
 
 /// `oltpscope reproduce`.

@@ -1,6 +1,6 @@
 //! `compare`, `sweep` and `plot`: parse, hand to the lab crate, print.
 
-use crate::args::{Cli, CompareArgs, PlotArgs, ReproduceArgs, SweepArgs};
+use crate::args::{Cli, CompareArgs, MergeArgs, PlotArgs, ReproduceArgs, SweepArgs};
 use clap::Parser;
 use lab::sweep::{self, Event, Outcome, Spec};
 use std::io::{IsTerminal, Write};
@@ -36,12 +36,19 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
     // Everything after the first run option is the runs': a sweep option there was
     // meant for the sweep.
     if let Some(own) = a.run_args.iter().find(|x| {
-        ["--vary", "--repeat", "--file", "--out", "--simulate"]
-            .iter()
-            .any(|o| x == o || x.starts_with(&format!("{o}=")))
+        [
+            "--vary",
+            "--repeat",
+            "--file",
+            "--out",
+            "--simulate",
+            "--emit",
+        ]
+        .iter()
+        .any(|o| x == o || x.starts_with(&format!("{o}=")))
     }) {
         return Err(format!(
-            "{own} after the runs' options: give the sweep's own options (--simulate, --vary, --repeat, --out, --file) first, then the options of every run"
+            "{own} after the runs' options: give the sweep's own options (--simulate, --vary, --repeat, --out, --file, --emit) first, then the options of every run"
         ));
     }
     let (spec, file_out) = match &a.file {
@@ -105,6 +112,19 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
 pub fn sweep(a: &SweepArgs) -> Result<(), String> {
     let (spec, out) = spec_of(a)?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    if let [format, dir] = a.emit.as_slice() {
+        if format != "slurm" {
+            return Err(format!("--emit {format}: unknown format (slurm)"));
+        }
+        let path = lab::campaign::emit_slurm(&spec, &exe, &out, std::path::Path::new(dir))?;
+        say(&format!(
+            "{} points: submit with `sbatch {}`; when all are done, `oltpscope merge {}/* --out CAMPAIGN_DIR`\n",
+            spec.points().len(),
+            path.display(),
+            out.display()
+        ));
+        return Ok(());
+    }
     let total = (spec.points().len() * spec.repeat as usize) as u64;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(total);
@@ -302,6 +322,17 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<(), String> {
     say(&format!(
         "results in {} (index.html, reproduce.json, reproduce.txt)\n",
         out.display()
+    ));
+    Ok(())
+}
+
+pub fn merge(a: &MergeArgs) -> Result<(), String> {
+    let s = lab::campaign::merge(&a.dirs, &a.out)?;
+    say(&format!(
+        "{}summary in {} and {}\n",
+        summary_text(&s),
+        a.out.join(sweep::SUMMARY_CSV).display(),
+        a.out.join(sweep::SUMMARY_JSON).display()
     ));
     Ok(())
 }

@@ -697,3 +697,94 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
         );
     }
 }
+
+/// `--emit slurm` writes the job array and runs nothing; `merge` joins what the tasks
+/// wrote (here two one-point sweeps run directly, as the array's tasks would).
+#[test]
+fn emit_slurm_writes_a_job_array_and_merge_joins_the_points() {
+    let d = tempfile::tempdir().unwrap();
+    let shared = d.path().join("shared");
+    let job = d.path().join("job");
+    let common = [
+        "--txns",
+        "100",
+        "--keys",
+        "100",
+        "--warmup",
+        "0",
+        "--no-check",
+    ];
+    let mut args = vec![
+        "sweep",
+        "micro",
+        "--vary",
+        "threads=1,2",
+        "--out",
+        shared.to_str().unwrap(),
+        "--emit",
+        "slurm",
+        job.to_str().unwrap(),
+    ];
+    args.extend(common);
+    let (code, out, err) = oltpscope(&args);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let script = read(&job.join("sweep.sbatch"));
+    assert!(script.contains("#SBATCH --array=0-1") && script.contains("#SBATCH --exclusive"));
+    assert!(!shared.exists(), "--emit runs nothing");
+    let (code, _, err) = oltpscope(&[
+        "sweep",
+        "micro",
+        "--vary",
+        "threads=1",
+        "--out",
+        "x",
+        "--emit",
+        "pbs",
+        "y",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown format"), "{err}");
+
+    // The tasks: each point as its own sweep directory under the shared path.
+    for t in ["1", "2"] {
+        let dir = shared.join(format!("threads-{t}"));
+        let vary = format!("threads={t}");
+        let mut a = vec![
+            "sweep",
+            "micro",
+            "--vary",
+            &vary,
+            "--out",
+            dir.to_str().unwrap(),
+        ];
+        a.extend(common);
+        let (code, out, err) = oltpscope(&a);
+        assert_eq!(code, 0, "{out}\n{err}");
+    }
+    let campaign = d.path().join("campaign");
+    let (code, out, err) = oltpscope(&[
+        "merge",
+        shared.join("threads-1").to_str().unwrap(),
+        shared.join("threads-2").to_str().unwrap(),
+        "--out",
+        campaign.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let s = json(&campaign.join("summary.json"));
+    assert_eq!(
+        s["spec"]["vary"][0]["values"],
+        serde_json::json!(["1", "2"])
+    );
+    assert_eq!(s["points"].as_array().unwrap().len(), 2);
+    assert!(campaign
+        .join("points/threads-2/rep1/manifest.json")
+        .is_file());
+    let (code, _, err) = oltpscope(&[
+        "merge",
+        shared.join("threads-1").to_str().unwrap(),
+        "--out",
+        campaign.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}

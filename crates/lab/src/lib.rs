@@ -5,6 +5,7 @@
 //! Holds no engine code: sweeps run `oltpscope run` as child processes; the CLI parses
 //! and prints, this crate does the work.
 
+pub mod campaign;
 pub mod cgroup;
 pub mod compare;
 pub mod knee;

@@ -310,7 +310,7 @@ impl Spec {
             }
         }
         for a in &self.args {
-            for own in ["--out", "--json", "--progress-file", "--sweep"] {
+            for own in ["--out", "--json", "--progress-file"] {
                 if a == own || a.starts_with(&format!("{own}=")) {
                     return Err(format!(
                         "{own}: the sweep chooses where each run writes (give the sweep --out DIR)"
