@@ -788,3 +788,55 @@ fn emit_slurm_writes_a_job_array_and_merge_joins_the_points() {
     assert_eq!(code, 2);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+/// `reproduce wonderland` at the tiny scale: simulations of TPC-B on both engines with
+/// the paper's Xeon E5-2660 caches, its findings judged, the stacked bars drawn.
+#[test]
+fn reproduce_wonderland_simulates_and_draws_the_breakdowns() {
+    if !have_valgrind() {
+        eprintln!("valgrind not found: wonderland's simulations were not run");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("w");
+    let (code, out, err) = oltpscope(&[
+        "reproduce",
+        "wonderland",
+        "--tiny",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    let r = json(&dir.join("reproduce.json"));
+    let verdicts = r["verdicts"].as_array().unwrap();
+    let status = |id: &str| {
+        verdicts.iter().find(|v| v["id"] == id).unwrap()["status"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(status("tpce-fewer-misses"), "not_available");
+    for id in [
+        "l1i-dominates-misses",
+        "l1i-footprint-128k",
+        "btree-lock-largest",
+    ] {
+        assert!(
+            ["agrees", "disagrees"].contains(&status(id).as_str()),
+            "{id}"
+        );
+    }
+    // The manifest of a point: the paper's CPU.
+    let m = json(&dir.join("tpcb-simulate/points/engine-disk/rep1/manifest.json"));
+    assert!(m["command_line"].to_string().contains("xeon-e5-2660"));
+    let html = read(&dir.join("index.html"));
+    assert!(
+        html.matches("<svg").count() >= 3,
+        "the stacked bars are in the page"
+    );
+    assert!(dir.join("plots/figure-1.svg").is_file());
+    assert!(
+        out.contains("[paper, Figure 1 and Section 4 text]"),
+        "{out}"
+    );
+}

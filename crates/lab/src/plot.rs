@@ -677,6 +677,24 @@ mod tests {
     }
 
     #[test]
+    fn stacked_bars_draw_a_segment_per_series_and_a_legend() {
+        let cats = vec!["tpcb memory".to_string(), "tpcb disk".to_string()];
+        let series = vec![
+            ("L1-I".to_string(), vec![10.0, 20.0]),
+            ("LLC D".to_string(), vec![5.0, 0.0]),
+        ];
+        let svg = stacked_bars("t", "stall cycles / txn", &cats, &series).unwrap();
+        let doc = count_of(&svg, "<rect");
+        // The background, the plot area, 4 segments and 2 legend swatches at least.
+        assert!(doc >= 6, "{doc} rects");
+        assert!(svg.contains("LLC D") && svg.contains("tpcb disk"), "{svg}");
+    }
+
+    fn count_of(s: &str, what: &str) -> usize {
+        s.matches(what).count()
+    }
+
+    #[test]
     fn a_sweep_plots_into_svg_and_one_html_page() {
         let d = tempfile::tempdir().unwrap();
         let s = summary();
