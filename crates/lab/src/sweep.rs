@@ -676,6 +676,18 @@ fn run_rep(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours. A sweep
+        // killed (Ctrl-C, a SLURM time limit) takes its running child with it instead
+        // of leaving it to finish a repetition no one will collect.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
+    }
     let _groups = match controls.groups(point, rep) {
         Ok(g) => {
             cgroup::join_before_exec(&g, &mut cmd)?;
