@@ -336,10 +336,41 @@ impl Verdicts {
     }
 }
 
+/// The output directory must be new, empty, or an earlier reproduction of the same
+/// paper (resumed): its files are rewritten, so anything else is refused.
+fn check_out(out: &Path, paper: &str) -> Result<(), String> {
+    let mut entries = match std::fs::read_dir(out) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("--out {}: {e}", out.display())),
+    };
+    if entries.next().is_none() {
+        return Ok(());
+    }
+    let prev = out.join(RESULT_JSON);
+    let text = std::fs::read_to_string(&prev).map_err(|_| {
+        format!(
+            "--out {}: holds other files and no {RESULT_JSON}: not a reproduction (choose a new directory)",
+            out.display()
+        )
+    })?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: damaged ({e}): refusing to resume", prev.display()))?;
+    match v["paper"]["paper"].as_str() {
+        Some(p) if p == paper => Ok(()),
+        other => Err(format!(
+            "--out {}: a reproduction of {} (choose a new directory for {paper})",
+            out.display(),
+            other.unwrap_or("something else")
+        )),
+    }
+}
+
 /// Run `paper`'s experiments into `out` and compute its verdicts.
 pub fn reproduce(paper: &str, ctx: &mut Ctx) -> Result<Outcome, String> {
     let p = load_paper(paper)?;
     let t0 = std::time::Instant::now();
+    check_out(&ctx.out, paper)?;
     std::fs::create_dir_all(&ctx.out)
         .map_err(|e| format!("--out {}: cannot create it: {e}", ctx.out.display()))?;
     let mut v = Verdicts::new(&p);
@@ -1162,7 +1193,18 @@ fn sensitivity(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Resu
         repeat: ctx.repeat(),
         args: tpcc_disk(
             ctx,
-            &["--threads", "1", "--log", "sync", "--keys", "10000", "--rows", "10", "--mode", "update"],
+            &[
+                "--threads",
+                "1",
+                "--log",
+                "sync",
+                "--keys",
+                "10000",
+                "--rows",
+                "10",
+                "--mode",
+                "update",
+            ],
         ),
     };
     match ctx.sweep("write-bw", spec) {
@@ -1692,6 +1734,25 @@ mod tests {
             elapsed_s: 0.0,
         });
         assert!(html.contains("Table 2") && html.contains("not available"));
+    }
+
+    #[test]
+    fn the_output_directory_is_new_or_the_same_papers() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(check_out(&d.path().join("new"), "steps").is_ok());
+        assert!(check_out(d.path(), "steps").is_ok(), "empty");
+        std::fs::write(d.path().join("index.html"), "mine").unwrap();
+        let e = check_out(d.path(), "steps").unwrap_err();
+        assert!(e.contains("not a reproduction"), "{e}");
+        std::fs::write(
+            d.path().join(RESULT_JSON),
+            r#"{"paper": {"paper": "wonderland"}}"#,
+        )
+        .unwrap();
+        assert!(check_out(d.path(), "wonderland").is_ok());
+        assert!(check_out(d.path(), "steps")
+            .unwrap_err()
+            .contains("reproduction of wonderland"));
     }
 
     #[test]
