@@ -54,6 +54,12 @@ pub enum Cmd {
     Sweep(SweepArgs),
     /// Draw a sweep directory or a results directory: SVG figures and one HTML page.
     Plot(PlotArgs),
+    /// Join sweep directories (e.g. a SLURM campaign's per-point directories) into one
+    /// campaign directory with its summary recomputed.
+    Merge(MergeArgs),
+    /// Run a paper's key experiments at this machine's scale and set them beside the
+    /// paper's tables: wonderland, revisited, sensitivity, a-to-e, steps.
+    Reproduce(ReproduceArgs),
     /// Kill TPC-B runs at random moments and check that recovery keeps every
     /// acknowledged commit and nothing else (soak test of a durable engine).
     Crashtest(CrashArgs),
@@ -441,8 +447,13 @@ pub struct CompareArgs {
 pub struct SweepArgs {
     /// Workload: micro, tpcb or tpcc (or in --file).
     pub workload: Option<String>,
+    /// Sweep `oltpscope simulate` instead of `run`: each point is a cache simulation,
+    /// summarized by MPKI, stall cycles and misses per transaction.
+    #[arg(long)]
+    pub simulate: bool,
     /// A varied setting KEY=V1,V2,... (repeatable; the product of all is swept). Keys:
-    /// threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores.
+    /// threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores,
+    /// write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i (sizes).
     #[arg(long)]
     pub vary: Vec<String>,
     /// Runs per point (median and spread are reported).
@@ -453,8 +464,13 @@ pub struct SweepArgs {
     pub out: Option<PathBuf>,
     /// An experiment file (TOML: workload, vary, repeat, args, out) instead of the
     /// command line; --out on the command line overrides the file's.
-    #[arg(long, conflicts_with_all = ["workload", "vary", "repeat"])]
+    #[arg(long, conflicts_with_all = ["workload", "vary", "repeat", "simulate"])]
     pub file: Option<PathBuf>,
+    /// Do not run: write a job script for a cluster scheduler instead (`--emit slurm
+    /// DIR`: DIR/sweep.sbatch, a SLURM job array with one task per point, each writing
+    /// its own sweep directory under --out; then `oltpscope merge`).
+    #[arg(long, num_args = 2, value_names = ["FORMAT", "DIR"])]
+    pub emit: Vec<String>,
     /// Options of `oltpscope run <workload>` given to every run (after the sweep's own),
     /// e.g. --txns 200 --engine disk.
     #[arg(
@@ -470,6 +486,34 @@ pub struct SweepArgs {
 pub struct PlotArgs {
     /// A sweep directory (summary.json) or a results directory (timeseries.csv).
     pub dir: PathBuf,
+}
+
+/// `oltpscope merge`.
+#[derive(Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// Sweep directories of one sweep (same workload, options and varied keys).
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The campaign directory to write (new or empty).
+    #[arg(long, required = true)]
+    pub out: PathBuf,
+}
+
+/// `oltpscope reproduce`.
+#[derive(Args, Debug, Clone)]
+pub struct ReproduceArgs {
+    /// The paper: wonderland, revisited, sensitivity, a-to-e or steps.
+    pub paper: String,
+    /// A few minutes instead of up to an hour (fewer points, shorter runs).
+    #[arg(long)]
+    pub quick: bool,
+    /// The smallest runs that exercise every step (tests).
+    #[arg(long, hide = true, conflicts_with = "quick")]
+    pub tiny: bool,
+    /// Where the sweeps, reproduce.json, reproduce.txt and index.html go (default
+    /// reproduce-<paper>; a rerun on the same directory resumes its sweeps).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// `oltpscope drop`.

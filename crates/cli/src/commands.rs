@@ -81,6 +81,8 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         Cmd::Compare(a) => crate::labcmd::compare(&a),
         Cmd::Sweep(a) => crate::labcmd::sweep(&a),
         Cmd::Plot(a) => crate::labcmd::plot(&a),
+        Cmd::Reproduce(a) => crate::labcmd::reproduce(&a),
+        Cmd::Merge(a) => crate::labcmd::merge(&a),
         Cmd::Crashtest(a) => crate::crashtest::crashtest(&a),
     }
 }

@@ -1,6 +1,6 @@
 //! `compare`, `sweep` and `plot`: parse, hand to the lab crate, print.
 
-use crate::args::{Cli, CompareArgs, PlotArgs, SweepArgs};
+use crate::args::{Cli, CompareArgs, MergeArgs, PlotArgs, ReproduceArgs, SweepArgs};
 use clap::Parser;
 use lab::sweep::{self, Event, Outcome, Spec};
 use std::io::{IsTerminal, Write};
@@ -36,12 +36,19 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
     // Everything after the first run option is the runs': a sweep option there was
     // meant for the sweep.
     if let Some(own) = a.run_args.iter().find(|x| {
-        ["--vary", "--repeat", "--file", "--out"]
-            .iter()
-            .any(|o| x == o || x.starts_with(&format!("{o}=")))
+        [
+            "--vary",
+            "--repeat",
+            "--file",
+            "--out",
+            "--simulate",
+            "--emit",
+        ]
+        .iter()
+        .any(|o| x == o || x.starts_with(&format!("{o}=")))
     }) {
         return Err(format!(
-            "{own} after the runs' options: give the sweep's own options (--vary, --repeat, --out, --file) first, then the options of every run"
+            "{own} after the runs' options: give the sweep's own options (--simulate, --vary, --repeat, --out, --file, --emit) first, then the options of every run"
         ));
     }
     let (spec, file_out) = match &a.file {
@@ -64,6 +71,11 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
                 .map(|v| sweep::parse_vary(v))
                 .collect::<Result<Vec<_>, _>>()?;
             let spec = Spec {
+                kind: if a.simulate {
+                    sweep::Kind::Simulate
+                } else {
+                    sweep::Kind::Run
+                },
                 workload,
                 vary,
                 repeat: a.repeat.unwrap_or(1),
@@ -81,7 +93,11 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
     // The options every run gets must parse as `oltpscope run` options: one line now
     // instead of a failure per point. (Varied values are checked by each run: a key
     // this build lacks fails its points, each with the run's own message.)
-    let mut line = vec!["oltpscope".to_string(), "run".into(), spec.workload.clone()];
+    let mut line = vec![
+        "oltpscope".to_string(),
+        spec.kind.as_str().into(),
+        spec.workload.clone(),
+    ];
     line.extend(spec.args.iter().cloned());
     if let Err(e) = Cli::try_parse_from(&line) {
         return Err(format!(
@@ -96,6 +112,19 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
 pub fn sweep(a: &SweepArgs) -> Result<(), String> {
     let (spec, out) = spec_of(a)?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    if let [format, dir] = a.emit.as_slice() {
+        if format != "slurm" {
+            return Err(format!("--emit {format}: unknown format (slurm)"));
+        }
+        let path = lab::campaign::emit_slurm(&spec, &exe, &out, std::path::Path::new(dir))?;
+        say(&format!(
+            "{} points: submit with `sbatch {}`; when all are done, `oltpscope merge {}/* --out CAMPAIGN_DIR`\n",
+            spec.points().len(),
+            path.display(),
+            out.display()
+        ));
+        return Ok(());
+    }
     let total = (spec.points().len() * spec.repeat as usize) as u64;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(total);
@@ -116,14 +145,11 @@ pub fn sweep(a: &SweepArgs) -> Result<(), String> {
             point,
             rep,
             outcome,
-            throughput_tps,
+            headline,
         } => {
             let what = match outcome {
                 Outcome::Skipped => "already done".to_string(),
-                Outcome::Done => match throughput_tps {
-                    Some(t) => format!("{t:.0} txn/s"),
-                    None => "done".into(),
-                },
+                Outcome::Done => headline.unwrap_or_else(|| "done".into()),
                 Outcome::Failed(e) => format!("FAILED: {e}"),
             };
             bar.suspend(|| say(&format!("{point} rep{rep}: {what}\n")));
@@ -156,23 +182,64 @@ fn summary_text(s: &sweep::Summary) -> String {
         .max()
         .unwrap_or(5)
         .max(5);
-    o += &format!(
-        "{:<w$}  {:>4}  {:>12}  {:>12}  {:>12}\n",
-        "point", "runs", "median txn/s", "min", "max"
-    );
+    // (heading, figure, its spread shown as median/min/max)
+    let cols: Vec<(String, String)> = match s.spec.kind {
+        sweep::Kind::Run => vec![("txn/s".into(), "throughput_tps".into())],
+        sweep::Kind::Simulate => {
+            let mut c = vec![("stall cyc/txn".into(), "stall_cycles_per_txn".into())];
+            let mut levels: Vec<String> = Vec::new();
+            for p in &s.points {
+                for l in p.simulation.iter().flat_map(|m| &m.levels) {
+                    if !levels.contains(&l.level) {
+                        levels.push(l.level.clone());
+                    }
+                }
+            }
+            for l in levels {
+                c.push((
+                    format!("{l} MPKI"),
+                    format!("{}_mpki", sweep::level_key(&l)),
+                ));
+            }
+            c
+        }
+    };
+    o += &format!("{:<w$}  {:>4}", "point", "runs");
+    for (i, (h, _)) in cols.iter().enumerate() {
+        if i == 0 {
+            o += &format!(
+                "  {:>14}  {:>12}  {:>12}",
+                format!("median {h}"),
+                "min",
+                "max"
+            );
+        } else {
+            o += &format!("  {h:>10}");
+        }
+    }
+    o += "\n";
+    let num = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.2}")
+        }
+    };
     for p in &s.points {
-        let (m, lo, hi) = match p.throughput_tps {
-            Some(t) => (
-                format!("{:.0}", t.median),
-                format!("{:.0}", t.min),
-                format!("{:.0}", t.max),
-            ),
-            None => ("-".into(), "-".into(), "-".into()),
-        };
-        o += &format!(
-            "{:<w$}  {:>4}  {m:>12}  {lo:>12}  {hi:>12}\n",
-            p.name, p.reps_done
-        );
+        o += &format!("{:<w$}  {:>4}", p.name, p.reps_done);
+        for (i, (_, fig)) in cols.iter().enumerate() {
+            let sp = sweep::figure(p, fig);
+            if i == 0 {
+                let (m, lo, hi) = match sp {
+                    Some(t) => (num(t.median), num(t.min), num(t.max)),
+                    None => ("-".into(), "-".into(), "-".into()),
+                };
+                o += &format!("  {m:>14}  {lo:>12}  {hi:>12}");
+            } else {
+                o += &format!("  {:>10}", sp.map_or("-".into(), |t| num(t.median)));
+            }
+        }
+        o += "\n";
     }
     for c in &s.curves {
         let fixed: Vec<String> = c.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
@@ -182,8 +249,9 @@ fn summary_text(s: &sweep::Summary) -> String {
                 .find(|p| p.1 == x)
                 .map_or(format!("{x}"), |p| p.0.clone())
         };
+        let what = sweep::figure_label(&c.figure);
         o += &format!(
-            "curve over {}{}: ",
+            "curve of {what} over {}{}: ",
             c.over,
             if fixed.is_empty() {
                 String::new()
@@ -193,9 +261,14 @@ fn summary_text(s: &sweep::Summary) -> String {
         );
         match &c.analysis {
             Some(a) => {
+                let (best, share) = if c.lower_is_better {
+                    ("least", "within 90% (cost at most best/0.90)")
+                } else {
+                    ("best", "90% of it")
+                };
                 o += &format!(
-                    "best {:.0} txn/s at {}={}; 90% of it from {}={}, 95% from {}={}; knee {}\n",
-                    a.best_y,
+                    "{best} {} {what} at {}={}; {share} from {}={}, 95% from {}={}; knee {}\n",
+                    num(a.best_y),
                     c.over,
                     label(a.best_x),
                     c.over,
@@ -210,7 +283,7 @@ fn summary_text(s: &sweep::Summary) -> String {
                         ))
                 );
             }
-            None => o += "no throughput measured\n",
+            None => o += &format!("no {what} measured\n"),
         }
     }
     o
@@ -221,5 +294,45 @@ pub fn plot(a: &PlotArgs) -> Result<(), String> {
     for f in files {
         say(&format!("{}\n", f.display()));
     }
+    Ok(())
+}
+
+pub fn reproduce(a: &ReproduceArgs) -> Result<(), String> {
+    use lab::reproduce::{self, Scale};
+    // Refuse an unknown paper before making any directory.
+    reproduce::load_paper(&a.paper)?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from(format!("reproduce-{}", a.paper)));
+    let scale = if a.tiny {
+        Scale::Tiny
+    } else if a.quick {
+        Scale::Quick
+    } else {
+        Scale::Full
+    };
+    let mut progress = |line: &str| {
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    };
+    let mut ctx = reproduce::Ctx::new(exe, out.clone(), scale, &mut progress);
+    let o = reproduce::reproduce(&a.paper, &mut ctx)?;
+    say(&reproduce::to_text(&o));
+    say(&format!(
+        "results in {} (index.html, reproduce.json, reproduce.txt)\n",
+        out.display()
+    ));
+    Ok(())
+}
+
+pub fn merge(a: &MergeArgs) -> Result<(), String> {
+    let s = lab::campaign::merge(&a.dirs, &a.out)?;
+    say(&format!(
+        "{}summary in {} and {}\n",
+        summary_text(&s),
+        a.out.join(sweep::SUMMARY_CSV).display(),
+        a.out.join(sweep::SUMMARY_JSON).display()
+    ));
     Ok(())
 }

@@ -12,6 +12,10 @@
 /// Below this normalized distance from the chord, a curve is taken as straight.
 pub const MIN_BEND: f64 = 0.05;
 
+/// A curve whose figure changes by less than this share of its largest value is flat:
+/// no knee (scaling it to [0, 1] would otherwise turn run-to-run noise into a bend).
+pub const MIN_CHANGE: f64 = 0.05;
+
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Sufficiency {
     /// The best performance and the resource where it was reached.
@@ -27,12 +31,53 @@ pub struct Sufficiency {
 /// Analyse the curve `points` (resource, performance), in any order. None when there
 /// are no points or the best performance is not positive.
 pub fn analyse(points: &[(f64, f64)]) -> Option<Sufficiency> {
+    analyse_as(points, false)
+}
+
+/// Analyse a curve of a cost (misses, stall cycles), where lower is better: the best is
+/// the least cost, and "reaching 90% of the best" means a cost at most best / 0.90 (the
+/// performance such a cost limits, its inverse, is then within 90%). None when there are
+/// no points or a cost is negative.
+pub fn analyse_cost(points: &[(f64, f64)]) -> Option<Sufficiency> {
+    analyse_as(points, true)
+}
+
+fn analyse_as(points: &[(f64, f64)], lower_is_better: bool) -> Option<Sufficiency> {
+    if lower_is_better {
+        let p = sorted_finite(points);
+        let &(best_x, best_y) = p.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+        if best_y < 0.0 {
+            return None;
+        }
+        let least = |share: f64| {
+            p.iter()
+                .find(|(_, y)| *y * share <= best_y)
+                .map(|(x, _)| *x)
+                .expect("the best point reaches any share of itself")
+        };
+        return Some(Sufficiency {
+            best_x,
+            best_y,
+            x_90: least(0.90),
+            x_95: least(0.95),
+            knee_x: knee(&p),
+        });
+    }
+    analyse_performance(points)
+}
+
+fn sorted_finite(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut p: Vec<(f64, f64)> = points
         .iter()
         .copied()
         .filter(|(x, y)| x.is_finite() && y.is_finite())
         .collect();
     p.sort_by(|a, b| a.0.total_cmp(&b.0));
+    p
+}
+
+fn analyse_performance(points: &[(f64, f64)]) -> Option<Sufficiency> {
+    let p = sorted_finite(points);
     let &(best_x, best_y) = p.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
     if best_y <= 0.0 {
         return None;
@@ -63,7 +108,7 @@ pub fn knee(p: &[(f64, f64)]) -> Option<f64> {
     let (lo_x, hi_x) = (fx(x0), fx(xn));
     let lo_y = p.iter().map(|q| q.1).fold(f64::INFINITY, f64::min);
     let hi_y = p.iter().map(|q| q.1).fold(f64::NEG_INFINITY, f64::max);
-    if hi_x <= lo_x || hi_y <= lo_y {
+    if hi_x <= lo_x || hi_y <= lo_y || hi_y - lo_y < MIN_CHANGE * hi_y.abs().max(lo_y.abs()) {
         return None;
     }
     let norm: Vec<(f64, f64)> = p
@@ -142,7 +187,38 @@ mod tests {
         let line: Vec<(f64, f64)> = (1..=6).map(|i| (i as f64, 10.0 * i as f64)).collect();
         assert_eq!(analyse(&line).unwrap().knee_x, None);
         assert_eq!(analyse(&[(1.0, 5.0), (2.0, 9.0)]).unwrap().knee_x, None);
+        // Within 5% end to end: noise, not a knee.
+        let flat = [(1.0, 100.0), (2.0, 97.0), (4.0, 96.5), (8.0, 96.4)];
+        assert_eq!(analyse(&flat).unwrap().knee_x, None);
         assert_eq!(analyse(&[]), None);
         assert_eq!(analyse(&[(1.0, 0.0), (2.0, 0.0)]), None);
+    }
+
+    #[test]
+    fn a_cost_curve_is_read_with_lower_as_better() {
+        // LLC misses per 1000 instructions over cache size: falling, flat from 8 MB.
+        let m = 1024.0 * 1024.0;
+        let p = [
+            (1.0 * m, 10.0),
+            (2.0 * m, 6.0),
+            (4.0 * m, 2.1),
+            (8.0 * m, 1.05),
+            (16.0 * m, 1.0),
+            (32.0 * m, 1.0),
+        ];
+        let s = analyse_cost(&p).unwrap();
+        assert_eq!(s.best_y, 1.0);
+        assert_eq!(s.best_x, 16.0 * m, "the least resource with the least cost");
+        // 1.0 / 0.90 = 1.11: 8 MB (1.05) suffices; 1.0 / 0.95 = 1.053: 8 MB too.
+        assert_eq!((s.x_90, s.x_95), (8.0 * m, 8.0 * m));
+        assert!(
+            matches!(s.knee_x, Some(x) if x == 4.0 * m || x == 8.0 * m),
+            "{s:?}"
+        );
+        // A zero cost is a best like any other; a negative one is not a cost.
+        let z = analyse_cost(&[(1.0, 3.0), (2.0, 0.0)]).unwrap();
+        assert_eq!((z.x_90, z.best_y), (2.0, 0.0));
+        assert_eq!(analyse_cost(&[(1.0, -1.0)]), None);
+        assert_eq!(analyse_cost(&[]), None);
     }
 }

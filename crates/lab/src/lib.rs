@@ -5,9 +5,12 @@
 //! Holds no engine code: sweeps run `oltpscope run` as child processes; the CLI parses
 //! and prints, this crate does the work.
 
+pub mod campaign;
+pub mod cgroup;
 pub mod compare;
 pub mod knee;
 pub mod manifest;
 pub mod plot;
+pub mod reproduce;
 pub mod results;
 pub mod sweep;

@@ -106,15 +106,26 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
         .points
         .iter()
         .map(|(v, x, m)| {
-            let sp = point_of(s, c, v).and_then(|p| p.throughput_tps);
+            let sp = point_of(s, c, v).and_then(|p| sweep::figure(p, &c.figure));
             (*x, sp.map_or(*m, |t| t.min), sp.map_or(*m, |t| t.max))
         })
         .collect();
     let ymax = spreads.iter().map(|p| p.2).fold(0.0, f64::max).max(1.0) * 1.1;
     let fixed: Vec<String> = c.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let what = sweep::figure_label(&c.figure);
     let title = format!(
-        "{} throughput over {}{}",
+        "{}{} {} over {}{}",
+        if s.spec.kind == sweep::Kind::Simulate {
+            "simulated "
+        } else {
+            ""
+        },
         s.spec.workload,
+        if c.figure == "throughput_tps" {
+            "throughput"
+        } else {
+            &what
+        },
         c.over,
         if fixed.is_empty() {
             String::new()
@@ -140,9 +151,15 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
             } else {
                 c.over.clone()
             })
-            .y_desc("txn/s (median of runs)")
+            .y_desc(format!("{what} (median of runs)"))
             .x_label_formatter(&xfmt)
-            .y_label_formatter(&|v: &f64| format!("{v:.0}"))
+            .y_label_formatter(&|v: &f64| {
+                if *v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.2}")
+                }
+            })
             .draw()
             .map_err(draw_err)?;
         if let Some(a) = &c.analysis {
@@ -150,7 +167,12 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
                 (0.90, &RGBColor(230, 140, 0), "90%"),
                 (0.95, &RGBColor(200, 0, 120), "95%"),
             ] {
-                let y = a.best_y * share;
+                // A cost's level: the most it may be for its inverse to reach the share.
+                let y = if c.lower_is_better {
+                    a.best_y / share
+                } else {
+                    a.best_y * share
+                };
                 ch.draw_series(LineSeries::new([(lo, y), (hi, y)], color.stroke_width(1)))
                     .map_err(draw_err)?
                     .label(format!(
@@ -177,7 +199,7 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
             blue.stroke_width(2),
         ))
         .map_err(draw_err)?
-        .label("median throughput (bars: min-max)")
+        .label(format!("median {what} (bars: min-max)"))
         .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], blue));
         ch.draw_series(
             c.points
@@ -194,7 +216,11 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
         ch.configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
+            .position(if c.lower_is_better {
+                SeriesLabelPosition::UpperRight
+            } else {
+                SeriesLabelPosition::LowerRight
+            })
             .draw()
             .map_err(draw_err)?;
         root.present().map_err(draw_err)?;
@@ -225,9 +251,25 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The normalized-throughput table: rows are the first varied key's values, columns the
-/// other keys' combinations, each column divided by its baseline (first) row.
+/// The normalized table: rows are the first varied key's values, columns the other
+/// keys' combinations, each column divided by its baseline (first) row. Throughput for
+/// run sweeps, stall cycles per transaction for simulate sweeps.
 pub fn normalized_table(s: &Summary) -> String {
+    let fig = match s.spec.kind {
+        sweep::Kind::Run => "throughput_tps",
+        sweep::Kind::Simulate => "stall_cycles_per_txn",
+    };
+    normalized_table_of(s, fig)
+}
+
+/// The normalized table of one figure (see `normalized_table`).
+pub fn normalized_table_of(s: &Summary, fig: &str) -> String {
+    let lower = sweep::lower_is_better(fig);
+    let what = if fig == "throughput_tps" {
+        "Throughput".to_string()
+    } else {
+        sweep::figure_label(fig)
+    };
     let Some(first) = s.spec.vary.first() else {
         return String::new();
     };
@@ -251,12 +293,14 @@ pub fn normalized_table(s: &Summary) -> String {
                     (*k == first.key && v == row) || col.contains(&(k.clone(), v.clone()))
                 })
             })
-            .and_then(|p| p.throughput_tps)
+            .and_then(|p| sweep::figure(p, fig))
             .map(|t| t.median)
     };
+    let cell = |v, b| cell(v, b, lower, &what);
     let base = &first.values[0];
     let mut h = format!(
-        "<table class=\"norm\"><caption>Throughput normalized to {}={} (per column)</caption><tr><th>{}</th>",
+        "<table class=\"norm\"><caption>{} normalized to {}={} (per column)</caption><tr><th>{}</th>",
+        esc(&what),
         esc(&first.key),
         esc(base),
         esc(&first.key)
@@ -266,7 +310,7 @@ pub fn normalized_table(s: &Summary) -> String {
         h += &format!(
             "<th>{}</th>",
             esc(&if label.is_empty() {
-                "throughput".into()
+                what.clone()
             } else {
                 label.join(", ")
             })
@@ -277,7 +321,8 @@ pub fn normalized_table(s: &Summary) -> String {
     let one_row = cols.len() == 1 && cols[0].is_empty();
     if one_row {
         h = format!(
-            "<table class=\"norm\"><caption>Throughput normalized to {}={}</caption><tr>",
+            "<table class=\"norm\"><caption>{} normalized to {}={}</caption><tr>",
+            esc(&what),
             esc(&first.key),
             esc(base)
         );
@@ -303,13 +348,20 @@ pub fn normalized_table(s: &Summary) -> String {
     h
 }
 
-fn cell(v: Option<f64>, base: Option<f64>) -> String {
+/// A normalized cell; a cost above its baseline is coloured as a loss (red).
+fn cell(v: Option<f64>, base: Option<f64>, lower_is_better: bool, what: &str) -> String {
     match (v, base) {
         (Some(v), Some(b)) if b > 0.0 => {
             let r = v / b;
             format!(
-                "<td style=\"background:{}\" title=\"{v:.0} txn/s\">{}</td>",
-                ratio_colour(r),
+                "<td style=\"background:{}\" title=\"{} {}\">{}</td>",
+                ratio_colour(if lower_is_better { 1.0 / r } else { r }),
+                if v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.3}")
+                },
+                esc(what),
                 if r >= 10.0 {
                     format!("{r:.1}")
                 } else {
@@ -322,16 +374,114 @@ fn cell(v: Option<f64>, base: Option<f64>) -> String {
 }
 
 fn page(title: &str, body: &str) -> String {
+    page_with_style(title, body, "")
+}
+
+/// A self-contained page with extra CSS.
+pub fn page_with_style(title: &str, body: &str, style: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title>\n<style>\
 body{{font-family:sans-serif;margin:2em;max-width:80em}}\
 table.norm{{border-collapse:collapse;margin:1em 0}}\
 table.norm td,table.norm th{{border:1px solid #999;padding:0.3em 0.8em;text-align:right}}\
 table.norm caption{{text-align:left;font-weight:bold;padding:0.3em 0}}\
-figure{{margin:1em 0}}\
+figure{{margin:1em 0}}{style}\
 </style></head>\n<body>\n<h1>{t}</h1>\n{body}</body></html>\n",
         t = esc(title)
     )
+}
+
+/// Stacked bars, one bar per category, one coloured segment per series (as the
+/// Wonderland paper's breakdowns): `series[j].1[i]` is series j's part of category i.
+pub fn stacked_bars(
+    title: &str,
+    y_desc: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+) -> Result<String, String> {
+    assert!(
+        series.iter().all(|s| s.1.len() == categories.len()),
+        "one value per category in every series"
+    );
+    let n = categories.len().max(1);
+    let ymax = (0..categories.len())
+        .map(|i| series.iter().map(|s| s.1[i].max(0.0)).sum::<f64>())
+        .fold(0.0, f64::max)
+        .max(1e-9)
+        * 1.1;
+    const PALETTE: [RGBColor; 10] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+    ];
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let (plot_area, legend_area) = root.split_horizontally(W - 170);
+        let mut ch = ChartBuilder::on(&plot_area)
+            .caption(title, ("sans-serif", 16))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..ymax)
+            .map_err(draw_err)?;
+        let cats = categories.to_vec();
+        let xfmt = move |v: &f64| {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 {
+                cats.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        ch.configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&xfmt)
+            .y_desc(y_desc)
+            .y_label_formatter(&|v: &f64| {
+                if *v >= 100.0 {
+                    format!("{v:.0}")
+                } else {
+                    format!("{v:.2}")
+                }
+            })
+            .draw()
+            .map_err(draw_err)?;
+        let mut base = vec![0.0; categories.len()];
+        for (j, (_, vals)) in series.iter().enumerate() {
+            let c = PALETTE[j % PALETTE.len()];
+            ch.draw_series(vals.iter().enumerate().map(|(i, v)| {
+                let (x0, x1) = (i as f64 - 0.35, i as f64 + 0.35);
+                let r = Rectangle::new([(x0, base[i]), (x1, base[i] + v.max(0.0))], c.filled());
+                base[i] += v.max(0.0);
+                r
+            }))
+            .map_err(draw_err)?;
+        }
+        // The legend beside the chart, top to bottom in stacking order reversed (the top
+        // segment first), so it reads like the bars.
+        for (k, (j, (name, _))) in series.iter().enumerate().rev().enumerate() {
+            let c = PALETTE[j % PALETTE.len()];
+            let y = 30 + 18 * k as i32;
+            legend_area
+                .draw(&Rectangle::new([(4, y), (16, y + 12)], c.filled()))
+                .map_err(draw_err)?;
+            legend_area
+                .draw(&Text::new(name.clone(), (22, y), ("sans-serif", 13)))
+                .map_err(draw_err)?;
+        }
+        root.present().map_err(draw_err)?;
+    }
+    Ok(out)
 }
 
 fn write(path: &Path, text: &str) -> Result<PathBuf, String> {
@@ -356,7 +506,8 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
         .map(|v| format!("{}={}", v.key, v.values.join(",")))
         .collect();
     body += &format!(
-        "<p>oltpscope run {} {} &mdash; varied: {}; {} run(s) per point.</p>\n",
+        "<p>oltpscope {} {} {} &mdash; varied: {}; {} run(s) per point.</p>\n",
+        s.spec.kind.as_str(),
         esc(&s.spec.workload),
         esc(&s.spec.args.join(" ")),
         esc(&vary.join("; ")),
@@ -376,7 +527,14 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
     }
     files.push(write(
         &dir.join(INDEX),
-        &page(&format!("oltpscope sweep: {}", s.spec.workload), &body),
+        &page(
+            &format!(
+                "oltpscope sweep: {} {}",
+                s.spec.kind.as_str(),
+                s.spec.workload
+            ),
+            &body,
+        ),
     )?);
     Ok(files)
 }
@@ -474,6 +632,7 @@ mod tests {
 
     fn summary() -> Summary {
         let spec = Spec {
+            kind: sweep::Kind::Run,
             workload: "micro".into(),
             vary: vec![
                 parse_vary("engine=disk,memory").unwrap(),
@@ -495,6 +654,7 @@ mod tests {
                 throughput_tps: Spread::of(&[100.0 * (i + 1) as f64]),
                 abort_rate: None,
                 latency_p99_us: None,
+                simulation: None,
             })
             .collect();
         let curves = sweep::curves(&spec, &points);
@@ -514,6 +674,24 @@ mod tests {
         assert!(t.contains("size=16MB"), "{t}");
         assert_eq!(ratio_colour(1.0), "#ffffff");
         assert_ne!(ratio_colour(2.0), ratio_colour(0.5));
+    }
+
+    #[test]
+    fn stacked_bars_draw_a_segment_per_series_and_a_legend() {
+        let cats = vec!["tpcb memory".to_string(), "tpcb disk".to_string()];
+        let series = vec![
+            ("L1-I".to_string(), vec![10.0, 20.0]),
+            ("LLC D".to_string(), vec![5.0, 0.0]),
+        ];
+        let svg = stacked_bars("t", "stall cycles / txn", &cats, &series).unwrap();
+        let doc = count_of(&svg, "<rect");
+        // The background, the plot area, 4 segments and 2 legend swatches at least.
+        assert!(doc >= 6, "{doc} rects");
+        assert!(svg.contains("LLC D") && svg.contains("tpcb disk"), "{svg}");
+    }
+
+    fn count_of(s: &str, what: &str) -> usize {
+        s.matches(what).count()
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //!
 //! Owns no engine code: the children are this same executable.
 
+use crate::cgroup;
 use crate::knee::{self, Sufficiency};
 use crate::results;
 use std::path::{Path, PathBuf};
@@ -33,8 +34,34 @@ enum Key {
         workloads: &'static [&'static str],
         axis: Axis,
     },
-    /// The child is confined to this many cores (a cpuset).
+    /// The child is confined to this many cores (a cpuset). Runs only.
     Cores,
+    /// A simulated cache level's size (`l1i`, `llc`): `simulate --l1i/--llc` with the
+    /// level's other geometry (ways, line, latency) from the CPU preset. Simulate only.
+    Cache { level: &'static str },
+    /// The storage device's write or read bandwidth, in bytes per second, throttled by
+    /// the block-I/O controller (`crate::cgroup`). Runs only.
+    Bandwidth { write: bool },
+}
+
+/// What each point of a sweep runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// `oltpscope run`: throughput, aborts, latency.
+    #[default]
+    Run,
+    /// `oltpscope simulate`: MPKI, stall cycles, misses per transaction.
+    Simulate,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Simulate => "simulate",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,18 +94,38 @@ fn key(name: &str) -> Option<Key> {
         "bpool" => f("--bpool-size", ALL, Size),
         "coroutines" => f("--coroutines", ALL, Count),
         "cores" => Some(Key::Cores),
+        "llc" => Some(Key::Cache { level: "llc" }),
+        "l1i" => Some(Key::Cache { level: "l1i" }),
+        "write-bw" | "log-write-bw" => Some(Key::Bandwidth { write: true }),
+        "read-bw" => Some(Key::Bandwidth { write: false }),
         _ => None,
     }
 }
 
-pub const KEYS: &str =
-    "threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores";
+pub const KEYS: &str = "threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
+
+/// Why `name` cannot be varied in a sweep of `kind`, if it cannot.
+fn refused_for(name: &str, kind: Kind) -> Option<&'static str> {
+    match (key(name)?, kind) {
+        (Key::Cache { .. }, Kind::Run) => {
+            Some("a simulated cache size: sweep `oltpscope sweep --simulate`")
+        }
+        (Key::Cores, Kind::Simulate) => Some(
+            "the simulated run is serialized by the tracer, so cores change nothing: sweep `run`",
+        ),
+        (Key::Bandwidth { .. }, Kind::Simulate) => {
+            Some("the simulator has no storage: sweep `run` for bandwidth")
+        }
+        _ => None,
+    }
+}
 
 /// The axis of a key (for plots and knees): counts and sizes are numbers.
 pub fn axis(name: &str) -> Axis {
     match key(name) {
         Some(Key::Flag { axis, .. }) => axis,
         Some(Key::Cores) => Axis::Count,
+        Some(Key::Cache { .. }) | Some(Key::Bandwidth { .. }) => Axis::Size,
         None => Axis::Category,
     }
 }
@@ -101,6 +148,9 @@ pub struct Vary {
 /// What a sweep is: saved as `sweep.json`; a rerun must match it to resume.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Spec {
+    /// What each point runs (absent in sweeps written before simulate sweeps: run).
+    #[serde(default)]
+    pub kind: Kind,
     pub workload: String,
     pub vary: Vec<Vary>,
     pub repeat: u32,
@@ -131,6 +181,9 @@ pub fn parse_vary(s: &str) -> Result<Vary, String> {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// "run" (the default) or "simulate".
+    #[serde(default)]
+    kind: Kind,
     workload: String,
     /// `["threads=1,2", "size=1MB,10MB"]`, in the order of the product.
     #[serde(default)]
@@ -162,6 +215,7 @@ pub fn read_file(path: &Path) -> Result<(Spec, Option<PathBuf>), String> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let spec = Spec {
+        kind: f.kind,
         workload: f.workload,
         vary,
         repeat: f.repeat.unwrap_or(1),
@@ -183,8 +237,35 @@ impl Spec {
             return Err("--repeat must be at least 1".into());
         }
         for (i, v) in self.vary.iter().enumerate() {
-            if self.vary[..i].iter().any(|u| u.key == v.key) {
+            if self.vary[..i]
+                .iter()
+                .any(|u| u.key == v.key || key(&u.key) == key(&v.key))
+            {
                 return Err(format!("--vary {}: the key is varied twice", v.key));
+            }
+            if let Some(why) = refused_for(&v.key, self.kind) {
+                return Err(format!(
+                    "--vary {}: not a key of `{}` sweeps ({why})",
+                    v.key,
+                    self.kind.as_str()
+                ));
+            }
+            if let Some(Key::Cache { level }) = key(&v.key) {
+                let flag = format!("--{level}");
+                if self
+                    .args
+                    .iter()
+                    .any(|a| *a == flag || a.starts_with(&format!("{flag}=")))
+                {
+                    return Err(format!(
+                        "{flag} is both varied (--vary {}) and given for every run",
+                        v.key
+                    ));
+                }
+                for x in &v.values {
+                    cache_level_spec(&self.args, level, x)
+                        .map_err(|e| format!("--vary {}: {e}", v.key))?;
+                }
             }
             if let Some(Key::Flag {
                 flag, workloads, ..
@@ -213,6 +294,14 @@ impl Spec {
                 if let Some(bad) = v.values.iter().find(|x| numeric(&v.key, x).is_none()) {
                     return Err(format!("--vary {}: '{bad}' is not a number", v.key));
                 }
+            }
+            if matches!(key(&v.key), Some(Key::Bandwidth { .. }))
+                && v.values.iter().any(|x| numeric(&v.key, x) == Some(0.0))
+            {
+                return Err(format!(
+                    "--vary {}: a bandwidth of 0 is no limit to the kernel: give bytes per second above 0",
+                    v.key
+                ));
             }
             for (j, x) in v.values.iter().enumerate() {
                 if v.values[..j].contains(x) {
@@ -297,17 +386,68 @@ impl Point {
 
     /// The child's arguments (after the executable), writing into `out`.
     pub fn child_args(&self, spec: &Spec, out: &Path) -> Vec<String> {
-        let mut v = vec!["run".to_string(), spec.workload.clone()];
+        let mut v = vec![spec.kind.as_str().to_string(), spec.workload.clone()];
         v.extend(spec.args.iter().cloned());
         for (k, x) in &self.values {
-            if let Some(Key::Flag { flag, .. }) = key(k) {
-                v.extend([flag.to_string(), x.clone()]);
+            match key(k) {
+                Some(Key::Flag { flag, .. }) => v.extend([flag.to_string(), x.clone()]),
+                Some(Key::Cache { level }) => v.extend([
+                    format!("--{level}"),
+                    cache_level_spec(&spec.args, level, x).expect("validated with the spec"),
+                ]),
+                _ => {}
             }
         }
         v.extend(["--out".to_string(), out.display().to_string()]);
         v
     }
 }
+
+/// The `SIZE:WAYS:LINE:LATENCY` of a simulated level of `size`, the rest of its geometry
+/// from the CPU preset the runs' options name (`--cpu`, else the simulator's default).
+/// The ways are the preset's when they divide the size into a power-of-two number of
+/// sets, else the most ways below that do (a 20-way 20 MB LLC shrunk to 1 MB is 16-way):
+/// the spec, with its ways, is in each point's command line and manifest. Checked as the
+/// simulator checks its options, so a size it would refuse fails the sweep before any
+/// run.
+pub fn cache_level_spec(args: &[String], level: &str, size: &str) -> Result<String, String> {
+    let cpu = args
+        .iter()
+        .enumerate()
+        .find_map(|(i, a)| {
+            if a == "--cpu" {
+                args.get(i + 1).cloned()
+            } else {
+                a.strip_prefix("--cpu=").map(str::to_string)
+            }
+        })
+        .unwrap_or_else(|| DEFAULT_CPU.to_string());
+    let mut cfg = cachesim::Config::preset(&cpu)?;
+    let base = match level {
+        "l1i" => cfg.l1i,
+        _ => cfg
+            .llc
+            .ok_or_else(|| format!("the preset {cpu} has no last-level cache"))?,
+    };
+    let bytes = cachesim::config::parse_size(size)?;
+    let lines = bytes / base.line_bytes as u64;
+    let ways = (1..=base.ways)
+        .rev()
+        .find(|&w| lines.is_multiple_of(w as u64) && (lines / w as u64).is_power_of_two())
+        .unwrap_or(base.ways);
+    let spec = cachesim::config::LevelConfig {
+        size_bytes: bytes,
+        ways,
+        ..base
+    }
+    .spec();
+    cfg.set_level(level, &spec)?;
+    cfg.validate()?;
+    Ok(spec)
+}
+
+/// The simulator's preset when `--cpu` is not given (`simulate --help`).
+pub const DEFAULT_CPU: &str = "xeon-e5-2660";
 
 /// What happened to one repetition.
 #[derive(Debug, Clone)]
@@ -328,7 +468,8 @@ pub enum Event<'a> {
         point: &'a str,
         rep: u32,
         outcome: &'a Outcome,
-        throughput_tps: Option<f64>,
+        /// The repetition's main figure, as text (throughput, or stall cycles and MPKI).
+        headline: Option<String>,
     },
 }
 
@@ -406,139 +547,112 @@ pub fn needs_run(dir: &Path, point: &Point, rep: u32) -> Result<bool, String> {
     Ok(true)
 }
 
-/// Confines a child to the first `n` allowed cores through a cgroup v1 cpuset, removed
-/// again when dropped.
-struct Cpuset {
-    path: PathBuf,
+/// The cgroup hierarchies a sweep's keys need, found once before any run: what cannot
+/// be controlled here refuses the sweep in one line.
+#[derive(Debug, Default)]
+pub struct Controls {
+    cpuset: Option<cgroup::Hierarchy>,
+    blkio: Option<cgroup::Hierarchy>,
+    /// The block devices holding the runs' database and log directories.
+    devices: Vec<(u32, u32)>,
 }
 
-const CPUSET_ROOT: &str = "/sys/fs/cgroup/cpuset";
-
-/// CPU numbers of a cpuset list such as `0-3,6`.
-fn parse_cpu_list(s: &str) -> Vec<u32> {
+/// The directories a run of `args` keeps its database and log in: `--db`, `--log-dir`,
+/// else the temporary directory the run makes its database in.
+pub fn data_dirs(args: &[String]) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
-                    v.extend(a..=b);
-                }
+    for flag in ["--db", "--log-dir"] {
+        for (i, a) in args.iter().enumerate() {
+            if a == flag {
+                v.extend(args.get(i + 1).map(PathBuf::from));
+            } else if let Some(x) = a.strip_prefix(&format!("{flag}=")) {
+                v.push(PathBuf::from(x));
             }
-            None => v.extend(part.parse::<u32>().ok()),
         }
+    }
+    if !args.iter().any(|a| a == "--db" || a.starts_with("--db=")) {
+        v.push(std::env::temp_dir());
     }
     v
 }
 
-/// Why cores cannot be controlled here, if they cannot.
-pub fn cpuset_unavailable() -> Option<String> {
-    let root = Path::new(CPUSET_ROOT);
-    if !root.join("cpuset.cpus").is_file() {
-        return Some(format!(
-            "cores cannot be controlled here: no cgroup v1 cpuset hierarchy at {CPUSET_ROOT}"
-        ));
-    }
-    let probe = root.join(format!("oltpscope-probe-{}", std::process::id()));
-    match std::fs::create_dir(&probe) {
-        Ok(()) => {
-            let _ = std::fs::remove_dir(&probe);
-            None
+impl Controls {
+    /// Find what `spec`'s keys need (nothing when it varies neither cores nor bandwidth).
+    pub fn for_spec(spec: &Spec) -> Result<Controls, String> {
+        let uses = |f: fn(Key) -> bool| spec.vary.iter().find(|v| key(&v.key).is_some_and(f));
+        let mut c = Controls::default();
+        if uses(|k| k == Key::Cores).is_none()
+            && uses(|k| matches!(k, Key::Bandwidth { .. })).is_none()
+        {
+            return Ok(c);
         }
-        Err(e) => Some(format!(
-            "cores cannot be controlled here: cannot create a cpuset under {CPUSET_ROOT} ({e})"
-        )),
-    }
-}
-
-/// Remove the empty cpusets an interrupted sweep left (named `oltpscope-<pid>-...` by
-/// a process that no longer exists). The kernel refuses to remove a cgroup that still
-/// holds tasks, so only dead ones go.
-pub fn remove_stale_cpusets() {
-    let Ok(rd) = std::fs::read_dir(CPUSET_ROOT) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        let Some(pid) = name
-            .strip_prefix("oltpscope-")
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir(e.path());
+        let mi = std::fs::read_to_string(cgroup::MOUNTINFO)
+            .map_err(|e| format!("cannot read {}: {e}", cgroup::MOUNTINFO))?;
+        if uses(|k| k == Key::Cores).is_some() {
+            let h = cgroup::find("cpuset", &mi).ok_or(
+                "--vary cores: cores cannot be controlled here: no cgroup v1 cpuset hierarchy and no cgroup v2 hierarchy with the cpuset controller",
+            )?;
+            h.probe("cpuset")
+                .map_err(|e| format!("--vary cores: cores cannot be controlled here: {e}"))?;
+            h.remove_stale();
+            c.cpuset = Some(h);
         }
-    }
-}
-
-impl Cpuset {
-    fn new(n: u32, tag: &str) -> Result<Cpuset, String> {
-        let root = Path::new(CPUSET_ROOT);
-        let read = |f: &str| {
-            std::fs::read_to_string(root.join(f))
-                .map_err(|e| format!("cannot read {CPUSET_ROOT}/{f}: {e}"))
-        };
-        let cpus = parse_cpu_list(&read("cpuset.effective_cpus").or_else(|_| read("cpuset.cpus"))?);
-        let mems = read("cpuset.mems")?;
-        if n == 0 || n as usize > cpus.len() {
-            return Err(format!(
-                "cores={n}: this machine's cpuset allows 1 to {} cores",
-                cpus.len()
-            ));
-        }
-        let path = root.join(format!("oltpscope-{}-{tag}", std::process::id()));
-        std::fs::create_dir(&path)
-            .map_err(|e| format!("cannot create the cpuset {}: {e}", path.display()))?;
-        let set = Cpuset { path };
-        let list: Vec<String> = cpus[..n as usize].iter().map(u32::to_string).collect();
-        let write = |f: &str, v: &str| {
-            std::fs::write(set.path.join(f), v)
-                .map_err(|e| format!("cannot write {}: {e}", set.path.join(f).display()))
-        };
-        write("cpuset.cpus", &list.join(","))?;
-        write("cpuset.mems", mems.trim())?;
-        Ok(set)
-    }
-
-    /// Make `cmd`'s process join the cpuset before it executes (so every thread it
-    /// starts is confined from the first instruction).
-    fn apply(&self, cmd: &mut Command) -> Result<(), String> {
-        use std::os::unix::process::CommandExt;
-        let procs = std::ffi::CString::new(
-            self.path
-                .join("cgroup.procs")
-                .as_os_str()
-                .as_encoded_bytes()
-                .to_vec(),
-        )
-        .map_err(|_| "a cpuset path with a NUL byte".to_string())?;
-        // SAFETY: between fork and exec only async-signal-safe calls (open, write,
-        // close) on memory prepared before the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                let fd = libc::open(procs.as_ptr(), libc::O_WRONLY);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
+        if let Some(v) = uses(|k| matches!(k, Key::Bandwidth { .. })) {
+            let h = cgroup::find("blkio", &mi).ok_or_else(|| format!(
+                "--vary {}: storage bandwidth cannot be controlled here: no cgroup v1 blkio hierarchy and no cgroup v2 hierarchy with the io controller",
+                v.key
+            ))?;
+            h.probe("io").map_err(|e| {
+                format!(
+                    "--vary {}: storage bandwidth cannot be controlled here: {e}",
+                    v.key
+                )
+            })?;
+            h.remove_stale();
+            for d in data_dirs(&spec.args) {
+                let dev = cgroup::device_of(&d, &mi, Path::new(cgroup::SYSFS)).map_err(|e| {
+                    format!(
+                        "--vary {}: storage bandwidth cannot be controlled here: {e}",
+                        v.key
+                    )
+                })?;
+                if !c.devices.contains(&dev) {
+                    c.devices.push(dev);
                 }
-                // "0" is the writing process itself.
-                let r = libc::write(fd, b"0".as_ptr().cast(), 1);
-                let err = std::io::Error::last_os_error();
-                libc::close(fd);
-                if r != 1 {
-                    return Err(err);
-                }
-                Ok(())
-            });
+            }
+            c.blkio = Some(h);
         }
-        Ok(())
+        Ok(c)
     }
-}
 
-impl Drop for Cpuset {
-    fn drop(&mut self) {
-        // Empty once the child has exited; a failure leaves an empty cgroup behind.
-        let _ = std::fs::remove_dir(&self.path);
+    /// The groups confining one repetition of `point`, made and configured; the child
+    /// joins them before it executes. Removed when dropped.
+    fn groups(&self, point: &Point, rep: u32) -> Result<Vec<cgroup::Group>, String> {
+        let tag = format!("{}-{rep}", point.name());
+        let mut gs = Vec::new();
+        if let (Some(h), Some(n)) = (&self.cpuset, point.get("cores")) {
+            let n: u32 = n
+                .parse()
+                .map_err(|_| format!("cores={n}: not a number of cores"))?;
+            let g = h.create("cpuset", &tag)?;
+            h.set_cores(&g, n)?;
+            gs.push(g);
+        }
+        if let Some(h) = &self.blkio {
+            let mut g = None;
+            for (k, x) in &point.values {
+                let Some(Key::Bandwidth { write }) = key(k) else {
+                    continue;
+                };
+                let bps = numeric(k, x).expect("validated as a size") as u64;
+                if g.is_none() {
+                    g = Some(h.create("io", &tag)?);
+                }
+                h.set_bandwidth(g.as_ref().expect("made above"), &self.devices, write, bps)?;
+            }
+            gs.extend(g);
+        }
+        Ok(gs)
     }
 }
 
@@ -547,6 +661,7 @@ fn run_rep(
     exe: &Path,
     dir: &Path,
     spec: &Spec,
+    controls: &Controls,
     point: &Point,
     rep: u32,
 ) -> Result<Outcome, String> {
@@ -561,20 +676,24 @@ fn run_rep(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let _cpuset = match point.get("cores") {
-        Some(n) => {
-            let n: u32 = n
-                .parse()
-                .map_err(|_| format!("cores={n}: not a number of cores"))?;
-            match Cpuset::new(n, &format!("{}-{rep}", point.name())) {
-                Ok(c) => {
-                    c.apply(&mut cmd)?;
-                    Some(c)
-                }
-                Err(e) => return Ok(Outcome::Failed(e)),
-            }
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours. A sweep
+        // killed (Ctrl-C, a SLURM time limit) takes its running child with it instead
+        // of leaving it to finish a repetition no one will collect.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
         }
-        None => None,
+    }
+    let _groups = match controls.groups(point, rep) {
+        Ok(g) => {
+            cgroup::join_before_exec(&g, &mut cmd)?;
+            g
+        }
+        Err(e) => return Ok(Outcome::Failed(e)),
     };
     let out = cmd
         .output()
@@ -627,6 +746,167 @@ pub struct PointSummary {
     pub throughput_tps: Option<Spread>,
     pub abort_rate: Option<Spread>,
     pub latency_p99_us: Option<Spread>,
+    /// The figures of a simulate sweep's point (None in run sweeps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulation: Option<SimFigures>,
+}
+
+/// A simulated point's figures over its repetitions.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SimFigures {
+    pub instructions_per_txn: Option<Spread>,
+    /// Total stall cycles (misses x next level's latency, all levels) per transaction.
+    pub stall_cycles_per_txn: Option<Spread>,
+    /// Per cache level, in the report's order (L1-I, L1-D, L2, LLC).
+    pub levels: Vec<LevelFigures>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LevelFigures {
+    /// As the report names it: `L1-I`, `L1-D`, `L2`, `LLC`.
+    pub level: String,
+    /// Misses (instruction and data) per 1000 instructions.
+    pub mpki: Option<Spread>,
+    pub misses_per_txn: Option<Spread>,
+    pub stall_cycles_per_txn: Option<Spread>,
+}
+
+/// A level's name in figure names: `L1-I` -> `l1i`.
+pub fn level_key(level: &str) -> String {
+    level.to_ascii_lowercase().replace('-', "")
+}
+
+/// One simulated repetition's figures, from its report's `simulation`.
+#[derive(Debug, Clone, Default)]
+struct SimRep {
+    instructions_per_txn: Option<f64>,
+    stall_cycles_per_txn: Option<f64>,
+    levels: Vec<LevelRep>,
+}
+
+/// (level, MPKI, misses per txn, stall cycles per txn) of one repetition.
+type LevelRep = (String, f64, Option<f64>, Option<f64>);
+
+/// Which of a spread a summary column shows.
+type Pick = fn(&Spread) -> f64;
+
+fn sim_rep(report: &serde_json::Value) -> Option<SimRep> {
+    let sim = report.get("simulation")?;
+    let f = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_f64);
+    let txns = f(sim, "transactions").filter(|t| *t > 0.0);
+    let per_txn = |x: Option<f64>| Some(x? / txns?);
+    let mut levels = Vec::new();
+    for l in sim.get("levels")?.as_array()? {
+        let name = l.get("name")?.as_str()?.to_string();
+        let mpki = l.get("mpki").and_then(|m| f(m, "total"))?;
+        let misses = l.get("misses").and_then(|m| f(m, "total"));
+        let stall = l.get("stall_cycles").and_then(|m| f(m, "total"));
+        levels.push((name, mpki, per_txn(misses), per_txn(stall)));
+    }
+    Some(SimRep {
+        instructions_per_txn: per_txn(f(sim, "instructions")),
+        stall_cycles_per_txn: per_txn(f(sim, "total_stall_cycles")),
+        levels,
+    })
+}
+
+fn sim_figures(reps: &[SimRep]) -> SimFigures {
+    let col = |g: &dyn Fn(&SimRep) -> Option<f64>| {
+        Spread::of(&reps.iter().filter_map(g).collect::<Vec<_>>())
+    };
+    let mut names: Vec<String> = Vec::new();
+    for r in reps {
+        for l in &r.levels {
+            if !names.contains(&l.0) {
+                names.push(l.0.clone());
+            }
+        }
+    }
+    let level = |n: &String, pick: fn(&LevelRep) -> Option<f64>| {
+        col(&|r: &SimRep| r.levels.iter().find(|l| l.0 == *n).and_then(pick))
+    };
+    SimFigures {
+        instructions_per_txn: col(&|r| r.instructions_per_txn),
+        stall_cycles_per_txn: col(&|r| r.stall_cycles_per_txn),
+        levels: names
+            .iter()
+            .map(|n| LevelFigures {
+                level: n.clone(),
+                mpki: level(n, |l| Some(l.1)),
+                misses_per_txn: level(n, |l| l.2),
+                stall_cycles_per_txn: level(n, |l| l.3),
+            })
+            .collect(),
+    }
+}
+
+/// A figure of a point by name: `throughput_tps`, `abort_rate`, `latency_p99_us`,
+/// `instructions_per_txn`, `stall_cycles_per_txn`, `<level>_mpki`,
+/// `<level>_misses_per_txn`, `<level>_stall_cycles_per_txn` (level `l1i`, `l1d`, `l2`,
+/// `llc`).
+pub fn figure(p: &PointSummary, name: &str) -> Option<Spread> {
+    match name {
+        "throughput_tps" => return p.throughput_tps,
+        "abort_rate" => return p.abort_rate,
+        "latency_p99_us" => return p.latency_p99_us,
+        _ => {}
+    }
+    let sim = p.simulation.as_ref()?;
+    match name {
+        "instructions_per_txn" => return sim.instructions_per_txn,
+        "stall_cycles_per_txn" => return sim.stall_cycles_per_txn,
+        _ => {}
+    }
+    sim.levels.iter().find_map(|l| {
+        let k = level_key(&l.level);
+        let rest = name.strip_prefix(&k)?.strip_prefix('_')?;
+        match rest {
+            "mpki" => l.mpki,
+            "misses_per_txn" => l.misses_per_txn,
+            "stall_cycles_per_txn" => l.stall_cycles_per_txn,
+            _ => None,
+        }
+    })
+}
+
+/// How a figure reads, for tables and axes.
+pub fn figure_label(name: &str) -> String {
+    match name {
+        "throughput_tps" => "txn/s".into(),
+        "abort_rate" => "abort rate".into(),
+        "latency_p99_us" => "p99 latency (us)".into(),
+        "instructions_per_txn" => "instructions/txn".into(),
+        "stall_cycles_per_txn" => "stall cycles/txn".into(),
+        _ => {
+            for (suffix, what) in [
+                ("_mpki", "MPKI"),
+                ("_misses_per_txn", "misses/txn"),
+                ("_stall_cycles_per_txn", "stall cycles/txn"),
+            ] {
+                if let Some(l) = name.strip_suffix(suffix) {
+                    return format!("{} {what}", l.to_ascii_uppercase());
+                }
+            }
+            name.into()
+        }
+    }
+}
+
+/// Is lower better for this figure? (Costs: misses, stall cycles, latency, aborts.)
+pub fn lower_is_better(name: &str) -> bool {
+    name != "throughput_tps"
+}
+
+/// The figures curves are drawn and knees found on, for a sweep of `kind` over `key`.
+pub fn curve_figures(kind: Kind, key: &str) -> Vec<String> {
+    match kind {
+        Kind::Run => vec!["throughput_tps".into()],
+        Kind::Simulate => match key {
+            "llc" => vec!["llc_mpki".into(), "stall_cycles_per_txn".into()],
+            "l1i" => vec!["l1i_mpki".into(), "stall_cycles_per_txn".into()],
+            _ => vec!["stall_cycles_per_txn".into()],
+        },
+    }
 }
 
 /// Median, least and greatest of a figure over the repetitions.
@@ -660,15 +940,27 @@ impl Spread {
     }
 }
 
-/// Throughput over one numeric key, the other keys fixed.
+/// A figure (throughput, or a simulated cost) over one numeric key, the other keys
+/// fixed.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Curve {
     pub over: String,
+    /// The figure drawn (see `figure`); summaries older than simulate sweeps: throughput.
+    #[serde(default = "throughput_name")]
+    pub figure: String,
+    /// Costs (simulated misses, stall cycles) are better low: the best is the least, and
+    /// 90%/95% read as at most best / 0.90 (0.95).
+    #[serde(default)]
+    pub lower_is_better: bool,
     /// The other keys' values along this curve.
     pub fixed: Vec<(String, String)>,
-    /// (resource value as given, as a number, median throughput)
+    /// (resource value as given, as a number, median of the figure)
     pub points: Vec<(String, f64, f64)>,
     pub analysis: Option<Sufficiency>,
+}
+
+fn throughput_name() -> String {
+    "throughput_tps".into()
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -688,6 +980,7 @@ pub fn summarize(
     for p in spec.points() {
         let name = p.name();
         let (mut tps, mut ab, mut p99) = (vec![], vec![], vec![]);
+        let mut sims = Vec::new();
         let mut done = 0;
         for rep in 1..=spec.repeat {
             let (d, _) = rep_dir(dir, &p, rep);
@@ -695,6 +988,16 @@ pub fn summarize(
                 continue;
             }
             let r = results::load_report(&d)?;
+            if spec.kind == Kind::Simulate {
+                sims.push(sim_rep(&r).ok_or_else(|| {
+                    format!(
+                        "{}: a report without a simulation's levels and transactions",
+                        d.display()
+                    )
+                })?);
+                done += 1;
+                continue;
+            }
             let f = |k: &str| r.get(k).and_then(serde_json::Value::as_f64);
             let (Some(t), Some(a)) = (f("throughput_tps"), f("abort_rate")) else {
                 return Err(format!(
@@ -727,6 +1030,7 @@ pub fn summarize(
             throughput_tps: Spread::of(&tps),
             abort_rate: Spread::of(&ab),
             latency_p99_us: Spread::of(&p99),
+            simulation: (spec.kind == Kind::Simulate).then(|| sim_figures(&sims)),
         });
     }
     let curves = curves(spec, &points);
@@ -737,10 +1041,21 @@ pub fn summarize(
     })
 }
 
-/// A curve per numeric key and per combination of the other keys' values.
+/// A curve per numeric key, per figure of the sweep's kind over that key, and per
+/// combination of the other keys' values.
 pub fn curves(spec: &Spec, points: &[PointSummary]) -> Vec<Curve> {
     let mut out = Vec::new();
     for v in spec.vary.iter().filter(|v| axis(&v.key) != Axis::Category) {
+        for fig in curve_figures(spec.kind, &v.key) {
+            out.extend(curves_of(v, &fig, points));
+        }
+    }
+    out
+}
+
+fn curves_of(v: &Vary, fig: &str, points: &[PointSummary]) -> Vec<Curve> {
+    let lower = lower_is_better(fig);
+    {
         let mut groups: Vec<Curve> = Vec::new();
         for p in points {
             let fixed: Vec<(String, String)> = p
@@ -757,12 +1072,14 @@ pub fn curves(spec: &Spec, points: &[PointSummary]) -> Vec<Curve> {
             else {
                 continue;
             };
-            let Some(t) = p.throughput_tps else { continue };
+            let Some(t) = figure(p, fig) else { continue };
             let x = numeric(&v.key, &val).expect("validated as a number");
             match groups.iter_mut().find(|c| c.fixed == fixed) {
                 Some(c) => c.points.push((val, x, t.median)),
                 None => groups.push(Curve {
                     over: v.key.clone(),
+                    figure: fig.to_string(),
+                    lower_is_better: lower,
                     fixed,
                     points: vec![(val, x, t.median)],
                     analysis: None,
@@ -772,11 +1089,14 @@ pub fn curves(spec: &Spec, points: &[PointSummary]) -> Vec<Curve> {
         for c in &mut groups {
             c.points.sort_by(|a, b| a.1.total_cmp(&b.1));
             let xy: Vec<(f64, f64)> = c.points.iter().map(|p| (p.1, p.2)).collect();
-            c.analysis = knee::analyse(&xy);
+            c.analysis = if lower {
+                knee::analyse_cost(&xy)
+            } else {
+                knee::analyse(&xy)
+            };
         }
-        out.extend(groups);
+        groups
     }
-    out
 }
 
 /// Write `summary.csv` and `summary.json`.
@@ -784,34 +1104,66 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = s.spec.vary.iter().map(|v| v.key.clone()).collect();
     header.insert(0, "point".into());
-    for h in [
-        "reps_done",
-        "reps_failed",
-        "throughput_tps_median",
-        "throughput_tps_min",
-        "throughput_tps_max",
-        "abort_rate_median",
-        "latency_p99_us_median",
-        "error",
-    ] {
-        header.push(h.into());
+    header.extend(["reps_done".into(), "reps_failed".into()]);
+    // (column, figure, which of its spread)
+    let mut cols: Vec<(String, String, Pick)> = Vec::new();
+    let median: Pick = |t| t.median;
+    let (min, max): (Pick, Pick) = (|t| t.min, |t| t.max);
+    match s.spec.kind {
+        Kind::Run => {
+            for (fig, which) in [
+                ("throughput_tps", "median"),
+                ("throughput_tps", "min"),
+                ("throughput_tps", "max"),
+                ("abort_rate", "median"),
+                ("latency_p99_us", "median"),
+            ] {
+                let pick = match which {
+                    "min" => min,
+                    "max" => max,
+                    _ => median,
+                };
+                cols.push((format!("{fig}_{which}"), fig.into(), pick));
+            }
+        }
+        Kind::Simulate => {
+            for (fig, pick, which) in [
+                ("stall_cycles_per_txn", median, "median"),
+                ("stall_cycles_per_txn", min, "min"),
+                ("stall_cycles_per_txn", max, "max"),
+                ("instructions_per_txn", median, "median"),
+            ] {
+                cols.push((format!("{fig}_{which}"), fig.into(), pick));
+            }
+            let mut levels: Vec<String> = Vec::new();
+            for p in &s.points {
+                for l in p.simulation.iter().flat_map(|m| &m.levels) {
+                    let k = level_key(&l.level);
+                    if !levels.contains(&k) {
+                        levels.push(k);
+                    }
+                }
+            }
+            for l in levels {
+                for f in ["mpki", "misses_per_txn", "stall_cycles_per_txn"] {
+                    cols.push((format!("{l}_{f}_median"), format!("{l}_{f}"), median));
+                }
+            }
+        }
     }
+    header.extend(cols.iter().map(|c| c.0.clone()));
+    header.push("error".into());
     let err = |e: csv::Error| format!("cannot write {SUMMARY_CSV}: {e}");
     w.write_record(&header).map_err(err)?;
     let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
     for p in &s.points {
         let mut rec = vec![p.name.clone()];
         rec.extend(p.values.iter().map(|(_, v)| v.clone()));
-        rec.extend([
-            p.reps_done.to_string(),
-            p.reps_failed.to_string(),
-            f(p.throughput_tps.map(|t| t.median)),
-            f(p.throughput_tps.map(|t| t.min)),
-            f(p.throughput_tps.map(|t| t.max)),
-            f(p.abort_rate.map(|t| t.median)),
-            f(p.latency_p99_us.map(|t| t.median)),
-            p.error.clone().unwrap_or_default(),
-        ]);
+        rec.extend([p.reps_done.to_string(), p.reps_failed.to_string()]);
+        for (_, fig, pick) in &cols {
+            rec.push(f(figure(p, fig).map(|t| pick(&t))));
+        }
+        rec.push(p.error.clone().unwrap_or_default());
         w.write_record(&rec).map_err(err)?;
     }
     let bytes = w
@@ -826,6 +1178,24 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
     write(SUMMARY_JSON, json.as_bytes())
 }
 
+/// A repetition's main figure as text.
+fn headline(kind: Kind, r: &serde_json::Value) -> Option<String> {
+    match kind {
+        Kind::Run => r
+            .get("throughput_tps")
+            .and_then(serde_json::Value::as_f64)
+            .map(|t| format!("{t:.0} txn/s")),
+        Kind::Simulate => {
+            let s = sim_rep(r)?;
+            let mut o = format!("{:.0} stall cycles/txn", s.stall_cycles_per_txn?);
+            for (l, mpki, _, _) in &s.levels {
+                o += &format!(", {l} MPKI {mpki:.2}");
+            }
+            Some(o)
+        }
+    }
+}
+
 /// Run the sweep into `dir` (resuming it if it holds the same sweep), then summarize.
 /// `exe`: the oltpscope executable the children run.
 pub fn run(
@@ -835,12 +1205,7 @@ pub fn run(
     mut event: impl FnMut(Event),
 ) -> Result<Summary, String> {
     spec.validate()?;
-    if spec.vary.iter().any(|v| v.key == "cores") {
-        if let Some(why) = cpuset_unavailable() {
-            return Err(format!("--vary cores: {why}"));
-        }
-        remove_stale_cpusets();
-    }
+    let controls = Controls::for_spec(spec)?;
     open_dir(dir, spec)?;
     let mut failures = Vec::new();
     for p in spec.points() {
@@ -848,24 +1213,24 @@ pub fn run(
         for rep in 1..=spec.repeat {
             let outcome = if needs_run(dir, &p, rep)? {
                 event(Event::Start { point: &name, rep });
-                run_rep(exe, dir, spec, &p, rep)?
+                run_rep(exe, dir, spec, &controls, &p, rep)?
             } else {
                 Outcome::Skipped
             };
-            let tps = match outcome {
+            let headline = match outcome {
                 Outcome::Failed(ref e) => {
                     failures.push((name.clone(), e.clone()));
                     None
                 }
                 _ => results::load_report(&rep_dir(dir, &p, rep).0)
                     .ok()
-                    .and_then(|r| r.get("throughput_tps").and_then(serde_json::Value::as_f64)),
+                    .and_then(|r| headline(spec.kind, &r)),
             };
             event(Event::Finished {
                 point: &name,
                 rep,
                 outcome: &outcome,
-                throughput_tps: tps,
+                headline,
             });
         }
     }
@@ -880,6 +1245,7 @@ mod tests {
 
     fn spec(vary: &[&str]) -> Spec {
         Spec {
+            kind: Kind::Run,
             workload: "micro".into(),
             vary: vary.iter().map(|v| parse_vary(v).unwrap()).collect(),
             repeat: 2,
@@ -977,6 +1343,31 @@ mod tests {
     }
 
     #[test]
+    fn bandwidth_is_throttled_where_the_database_and_log_are() {
+        let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            data_dirs(&a(&["--db", "/d", "--log-dir=/l", "--threads", "2"])),
+            [PathBuf::from("/d"), PathBuf::from("/l")]
+        );
+        // Without --db the run makes its database in the temporary directory.
+        assert_eq!(data_dirs(&a(&["--threads", "2"])), [std::env::temp_dir()]);
+        let mut s = spec(&["write-bw=10MB,50MB"]);
+        s.validate().unwrap();
+        assert_eq!(numeric("write-bw", "10MB"), Some(10.0 * 1048576.0));
+        s.vary = vec![parse_vary("read-bw=0").unwrap()];
+        assert!(s.validate().unwrap_err().contains("above 0"));
+        s.kind = Kind::Simulate;
+        s.vary = vec![parse_vary("log-write-bw=1MB").unwrap()];
+        assert!(s.validate().unwrap_err().contains("no storage"));
+        // The bandwidth is no flag of the run: it reaches it as a cgroup only.
+        let s = spec(&["write-bw=10MB"]);
+        assert!(!s.points()[0]
+            .child_args(&s, Path::new("/o"))
+            .iter()
+            .any(|a| a.contains("bw") || a.contains("10MB")));
+    }
+
+    #[test]
     fn spreads_and_curves() {
         let sp = Spread::of(&[3.0, 1.0, 2.0, 10.0]).unwrap();
         assert_eq!((sp.median, sp.min, sp.max, sp.n), (2.5, 1.0, 10.0, 4));
@@ -1001,6 +1392,7 @@ mod tests {
                     throughput_tps: Spread::of(&[tps]),
                     abort_rate: None,
                     latency_p99_us: None,
+                    simulation: None,
                 }
             })
             .collect();
@@ -1028,11 +1420,5 @@ mod tests {
         let e = read_file(&f).unwrap_err();
         assert!(!e.contains('\n'), "{e}");
         assert!(e.contains("varyy"), "{e}");
-    }
-
-    #[test]
-    fn cpu_lists_parse() {
-        assert_eq!(parse_cpu_list("0-3,6\n"), vec![0, 1, 2, 3, 6]);
-        assert_eq!(parse_cpu_list("1"), vec![1]);
     }
 }
