@@ -994,9 +994,9 @@ fn revisited(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result
     match (r(sizes[0]), r(largest)) {
         (Some(a), Some(b)) => v.check(
             "memory-lead-shrinks-with-size",
-            b < a,
+            b < 0.9 * a,
             format!(
-                "memory / disk {} at {}, {} at {} (paper Silo / Shore-MT {} at 1MB, {} at 100GB)",
+                "memory / disk {} at {}, {} at {} (agreement needs a drop of more than 10%, above run-to-run noise; paper Silo / Shore-MT {} at 1MB, {} at 100GB)",
                 f2(a),
                 sizes[0],
                 f2(b),
@@ -1054,9 +1054,9 @@ fn revisited(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result
     match (rr("1"), rr(last)) {
         (Some(a), Some(b)) => v.check(
             "memory-lead-shrinks-with-rows",
-            b < a,
+            b < 0.9 * a,
             format!(
-                "memory / disk {} at 1 row, {} at {last} rows (paper {} and {})",
+                "memory / disk {} at 1 row, {} at {last} rows (agreement needs a drop of more than 10%; paper {} and {})",
                 f2(a),
                 f2(b),
                 opt(p3[0], f2),
