@@ -252,7 +252,8 @@ fn f2(v: f64) -> String {
 }
 
 fn pct(v: f64) -> String {
-    format!("{:.1}%", 100.0 * v)
+    // + 0.0: an empty sum is -0.0, which would print as "-0.0%".
+    format!("{:.1}%", 100.0 * v + 0.0)
 }
 
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
