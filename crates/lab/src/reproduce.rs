@@ -252,7 +252,8 @@ fn f2(v: f64) -> String {
 }
 
 fn pct(v: f64) -> String {
-    format!("{:.1}%", 100.0 * v)
+    // + 0.0: an empty sum is -0.0, which would print as "-0.0%".
+    format!("{:.1}%", 100.0 * v + 0.0)
 }
 
 fn opt(v: Option<f64>, f: fn(f64) -> String) -> String {
@@ -994,9 +995,9 @@ fn revisited(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result
     match (r(sizes[0]), r(largest)) {
         (Some(a), Some(b)) => v.check(
             "memory-lead-shrinks-with-size",
-            b < a,
+            b < 0.9 * a,
             format!(
-                "memory / disk {} at {}, {} at {} (paper Silo / Shore-MT {} at 1MB, {} at 100GB)",
+                "memory / disk {} at {}, {} at {} (agreement needs a drop of more than 10%, above run-to-run noise; paper Silo / Shore-MT {} at 1MB, {} at 100GB)",
                 f2(a),
                 sizes[0],
                 f2(b),
@@ -1054,9 +1055,9 @@ fn revisited(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result
     match (rr("1"), rr(last)) {
         (Some(a), Some(b)) => v.check(
             "memory-lead-shrinks-with-rows",
-            b < a,
+            b < 0.9 * a,
             format!(
-                "memory / disk {} at 1 row, {} at {last} rows (paper {} and {})",
+                "memory / disk {} at 1 row, {} at {last} rows (agreement needs a drop of more than 10%; paper {} and {})",
                 f2(a),
                 f2(b),
                 opt(p3[0], f2),
@@ -1142,13 +1143,25 @@ fn sensitivity(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Resu
         a
     };
     // Cores (cpusets), two threads.
-    let spec = Spec {
-        kind: Kind::Run,
-        workload: "tpcc".into(),
-        vary: vec![sweep::parse_vary("cores=1,2")?],
-        repeat: ctx.repeat(),
-        args: tpcc_disk(ctx, &["--threads", "2", "--warehouses", "2"]),
+    // At the tiny (test) scale TPC-B: a TPC-C load takes tens of seconds in a debug build.
+    let spec = if ctx.scale == Scale::Tiny {
+        Spec {
+            kind: Kind::Run,
+            workload: "tpcb".into(),
+            vary: vec![sweep::parse_vary("cores=1,2")?],
+            repeat: 1,
+            args: tpcc_disk(ctx, &["--threads", "2", "--scale", "2"]),
+        }
+    } else {
+        Spec {
+            kind: Kind::Run,
+            workload: "tpcc".into(),
+            vary: vec![sweep::parse_vary("cores=1,2")?],
+            repeat: ctx.repeat(),
+            args: tpcc_disk(ctx, &["--threads", "2", "--warehouses", "2"]),
+        }
     };
+    let spec_name = format!("{} {}", spec.workload, spec.args.join(" "));
     match ctx.sweep("cores", spec) {
         Ok(s) => {
             let t = |c: &str| median(&s, &[("cores", c)], "throughput_tps");
@@ -1161,7 +1174,7 @@ fn sensitivity(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Resu
                     );
                     tables.push(Table {
                         beside: None,
-                        caption: "Measured TPC-C (disk engine, 2 threads, 2 warehouses) throughput by cores".into(),
+                        caption: format!("Measured {spec_name}: throughput by cores"),
                         columns: vec!["1 core".into(), "2 cores".into()],
                         rows: vec![Row {
                             name: "txn/s".into(),
@@ -1348,6 +1361,11 @@ fn a_to_e(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<()
     };
     let mut ipt = Vec::new();
     for w in ["tpcb", "tpcc"] {
+        if ctx.scale == Scale::Tiny && w == "tpcc" {
+            // Loading TPC-C under valgrind takes many minutes in a debug build.
+            ipt.push(None);
+            continue;
+        }
         let spec = Spec {
             kind: Kind::Simulate,
             workload: w.into(),
@@ -1378,6 +1396,10 @@ fn a_to_e(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<()
                 "TPC-C {c:.0} instructions per transaction, TPC-B {b:.0} ({}x; agreement needs 3x)",
                 f2(c / b)
             ),
+        ),
+        (Some(_), None) if ctx.scale == Scale::Tiny => v.unmeasured(
+            "tpcc-more-work",
+            "TPC-C is not simulated at the tiny (test) scale",
         ),
         _ => v.unmeasured(
             "tpcc-more-work",
