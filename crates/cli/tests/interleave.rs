@@ -10,9 +10,27 @@ use common::oltpscope;
 fn interleaved_runs_pass_their_checks() {
     let dir = tempfile::tempdir().unwrap();
     let runs: &[&[&str]] = &[
-        &["micro", "--columns", "string", "--index", "hash", "--keys", "20000"],
-        &["micro", "--columns", "string", "--index", "btree", "--keys", "20000"],
-        &["micro", "--mode", "update", "--rows", "4", "--keys", "20000", "--index", "hash"],
+        &[
+            "micro",
+            "--columns",
+            "string",
+            "--index",
+            "hash",
+            "--keys",
+            "20000",
+        ],
+        &[
+            "micro",
+            "--columns",
+            "string",
+            "--index",
+            "btree",
+            "--keys",
+            "20000",
+        ],
+        &[
+            "micro", "--mode", "update", "--rows", "4", "--keys", "20000", "--index", "hash",
+        ],
         &["tpcb", "--threads", "2"],
     ];
     for (i, args) in runs.iter().enumerate() {
