@@ -7,8 +7,10 @@
 //! and [`Policy::Seeded`] (tests: switch at every wait *and* every [`Point`], and a seeded
 //! generator picks which coroutine runs next, so a seed names one interleaving of the
 //! thread's transactions; it reproduces exactly as long as what the coroutines wait for
-//! does not depend on other threads' timing). STEPS will add a policy that switches at
-//! its CTX points to the next member of a team.
+//! does not depend on other threads' timing). [`Policy::Interleave`] (`--interleave`)
+//! is round-robin that also switches at [`Point::Probe`], where an index probe has just
+//! prefetched a line. STEPS will add a policy that switches at its CTX points to the next
+//! member of a team.
 //!
 //! Must never switch except inside a wait or at a point a body reached (a coroutine is
 //! never preempted), and must never return before every coroutine finished.
