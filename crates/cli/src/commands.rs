@@ -469,15 +469,20 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
             c.threads
         );
     }
-    if c.interleave > 1 && engine != EngineName::Memory {
+    let clash = if c.interleave > 1 && engine != EngineName::Memory {
+        Some("--interleave needs the memory engine (only its index probes prefetch and switch)")
+    } else if c.interleave > 1 && c.rate.is_some() {
+        // The pacer sleeps the thread, which would hold up its other coroutines.
+        Some("--rate cannot be combined with --interleave yet: give one or the other")
+    } else {
+        None
+    };
+    if let Some(e) = clash {
         json.abandon();
         if let Some(o) = out {
             o.abandon();
         }
-        return Err(
-            "--interleave needs the memory engine (only its index probes prefetch and switch)"
-                .into(),
-        );
+        return Err(e.into());
     }
     if engine == EngineName::Disk && c.log == LogArg::Off {
         eprintln!("note: --log off keeps the disk engine's log in memory only: a crash loses data (a clean end is safe)");

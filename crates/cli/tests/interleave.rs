@@ -1,7 +1,7 @@
 //! `--interleave N` from the command line: the memory engine runs the micro-benchmark
 //! (string keys, both index kinds) and TPC-B with its transactions interleaved at index
 //! probes and passes the checks; bad values, the other engines and a clash with
-//! `--coroutines` get one error line and exit code 2.
+//! `--coroutines` or `--rate` get one error line and exit code 2.
 
 mod common;
 use common::oltpscope;
@@ -10,9 +10,27 @@ use common::oltpscope;
 fn interleaved_runs_pass_their_checks() {
     let dir = tempfile::tempdir().unwrap();
     let runs: &[&[&str]] = &[
-        &["micro", "--columns", "string", "--index", "hash", "--keys", "20000"],
-        &["micro", "--columns", "string", "--index", "btree", "--keys", "20000"],
-        &["micro", "--mode", "update", "--rows", "4", "--keys", "20000", "--index", "hash"],
+        &[
+            "micro",
+            "--columns",
+            "string",
+            "--index",
+            "hash",
+            "--keys",
+            "20000",
+        ],
+        &[
+            "micro",
+            "--columns",
+            "string",
+            "--index",
+            "btree",
+            "--keys",
+            "20000",
+        ],
+        &[
+            "micro", "--mode", "update", "--rows", "4", "--keys", "20000", "--index", "hash",
+        ],
         &["tpcb", "--threads", "2"],
     ];
     for (i, args) in runs.iter().enumerate() {
@@ -43,6 +61,7 @@ fn bad_interleave_uses_give_one_line_and_exit_code_2() {
         &["run", "micro", "--interleave", "4", "--engine", "disk"],
         &["run", "tpcb", "--interleave", "2", "--engine", "serial"],
         &["run", "micro", "--interleave", "4", "--coroutines", "4"],
+        &["run", "micro", "--interleave", "4", "--rate", "1000"],
         &["load", "micro", "--interleave", "2"],
     ];
     for args in cases {

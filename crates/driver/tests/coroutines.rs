@@ -242,7 +242,8 @@ fn memory_engine_runs_interleaved() {
             index,
         })
         .unwrap();
-        let r = run_ok::<engine_memory::MemoryEngine, _>(&micro, &interleaved(2, LogMode::Off, 800));
+        let r =
+            run_ok::<engine_memory::MemoryEngine, _>(&micro, &interleaved(2, LogMode::Off, 800));
         assert!(
             r.coroutine_switches > 800,
             "{mode:?} {columns:?} {index:?}: probes switch ({} switches)",

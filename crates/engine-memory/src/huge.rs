@@ -60,14 +60,6 @@ impl<T> ZeroedArray<T> {
             mapped: false,
         }
     }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 impl<T> std::ops::Deref for ZeroedArray<T> {
@@ -84,7 +76,10 @@ impl<T> Drop for ZeroedArray<T> {
         // SAFETY: each element is dropped once, then the memory is returned the way it
         // was obtained.
         unsafe {
-            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len));
+            std::ptr::drop_in_place(std::ptr::slice_from_raw_parts_mut(
+                self.ptr.as_ptr(),
+                self.len,
+            ));
             let layout = std::alloc::Layout::array::<T>(self.len).expect("checked in new");
             if self.mapped {
                 libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, layout.size());

@@ -68,7 +68,10 @@ fn probes_switch_with_company_and_never_alone() {
             "{kind:?}: {st:?}"
         );
         let st = read_interleaved(&e, t, 1);
-        assert_eq!(st.probe_switches, 0, "{kind:?}: a lone transaction never switches");
+        assert_eq!(
+            st.probe_switches, 0,
+            "{kind:?}: a lone transaction never switches"
+        );
         assert_eq!(st.switches, 1);
     }
 }

@@ -11,6 +11,8 @@
 //! and Ailamaki: coroutines about to run the same database operation form a team, and at
 //! every CTX point the running member passes the thread to the next member, so the team
 //! reuses the instructions the first member brought into the L1-I cache).
+//! [`Policy::Interleave`] (`--interleave`) is round-robin that also switches at
+//! [`Point::Probe`], where an index probe has just prefetched a line.
 //!
 //! Must never switch except inside a wait or at a point a body reached (a coroutine is
 //! never preempted), and must never return before every coroutine finished.

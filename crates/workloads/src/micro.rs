@@ -482,9 +482,16 @@ mod tests {
             let key = string_key(k);
             assert_eq!(key.len(), STRING_KEY_LEN);
             assert!(key.iter().all(|c| c.is_ascii_lowercase()), "{key:?}");
-            assert!(seen.insert(key.as_bytes()[..16].to_vec()), "prefix of {k} repeats");
+            assert!(
+                seen.insert(key.as_bytes()[..16].to_vec()),
+                "prefix of {k} repeats"
+            );
         }
-        assert_eq!(string_key(7), string_key(7), "a key is a function of its row");
+        assert_eq!(
+            string_key(7),
+            string_key(7),
+            "a key is a function of its row"
+        );
     }
 
     #[test]
