@@ -95,6 +95,8 @@ fn whole_run_miss_counts_agree_with_cachegrind() {
     cfg.cachegrind_compat = true;
     cfg.three_c = false;
     cfg.warmup_txns = 0;
+    // cachegrind counts every thread on one hierarchy.
+    cfg.ignore_roles = true;
     let mut sim = cachesim::Simulator::new(cfg).unwrap();
     let opts = tracer::TraceOptions {
         trace_start: true,
