@@ -131,6 +131,10 @@ pub struct Config {
     /// apart from the workers.
     #[serde(default = "yes")]
     pub background_own_core: bool,
+    /// Count every thread as a worker whatever role it declared (whole-program
+    /// comparisons, e.g. with cachegrind).
+    #[serde(default)]
+    pub ignore_roles: bool,
     /// Code charged to `other` (libc, non-inlined std code) counts for the component
     /// of the thread's last code that was not `other`: its caller, as far as the trace
     /// can tell.
@@ -277,6 +281,7 @@ impl Config {
             warmup_auto: false,
             measure_txns: None,
             background_own_core: true,
+            ignore_roles: false,
             caller_attribution: false,
             tree_plru: false,
             three_c: true,

@@ -421,7 +421,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             ));
         }
     }
-    threads[1..].sort_by(|a, b| b.stall_cycles.cmp(&a.stall_cycles));
+    threads[1..].sort_by_key(|t| std::cmp::Reverse(t.stall_cycles));
 
     let mut top_functions: Vec<FunctionRow> = sim
         .functions
@@ -611,7 +611,7 @@ impl Report {
             }
             _ => {}
         }
-        o.push_str("\n");
+        o.push('\n');
         if self.threads.len() > 1 || self.caller_attributed_instructions > 0 {
             let _ = write!(
                 o,

@@ -663,7 +663,10 @@ impl Simulator {
 
     /// Puts the running thread's role in force: its role slot, its side.
     fn apply_role(&mut self) {
-        let role = self.roles.get(&self.tid).copied().unwrap_or(0);
+        let role = match self.config.ignore_roles {
+            true => 0,
+            false => self.roles.get(&self.tid).copied().unwrap_or(0),
+        };
         let slot = match role {
             0 => 0,
             r => probe::Role::from_u32(r).map_or(ROLE_UNKNOWN, |r| r as usize),

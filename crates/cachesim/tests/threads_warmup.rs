@@ -205,7 +205,6 @@ fn the_simulation_stops_after_the_measured_transactions() {
         .unwrap();
     }
     // No END record: a stream read to its end would be an error.
-    drop(w);
     let mut sim = Simulator::new(cfg).unwrap();
     sim.run(Reader::new(&buf[..]).unwrap()).unwrap();
     assert!(sim.stopped_early());

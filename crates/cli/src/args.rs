@@ -203,6 +203,16 @@ pub enum LogArg {
     Sync,
 }
 
+impl SimOpts {
+    /// The traced run's logging: `--log`, else async where the engine has a log.
+    pub fn log(&self) -> LogArg {
+        self.log.unwrap_or(match self.engine {
+            EngineName::Serial => LogArg::Off,
+            EngineName::Disk | EngineName::Memory => LogArg::Async,
+        })
+    }
+}
+
 impl LogArg {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -381,10 +391,11 @@ pub struct SimOpts {
     /// Seed of every random generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Logging of the traced run: off, async or sync (default async: every log record is
-    /// built and buffered, as in the papers' engines, and a flusher thread writes it).
-    #[arg(long, value_enum, default_value = "async")]
-    pub log: LogArg,
+    /// Logging of the traced run: off, async or sync (default: async, as the papers'
+    /// engines logged, where the engine has a log: every log record is built and
+    /// buffered and a flusher thread writes it; off for the serial engine).
+    #[arg(long, value_enum)]
+    pub log: Option<LogArg>,
     #[command(flatten)]
     pub disk: DiskTuning,
     /// Do not pin worker threads to cores.

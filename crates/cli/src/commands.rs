@@ -372,7 +372,7 @@ fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<(), String> {
         engine: Some(c.engine),
         ..DbArgs::default()
     };
-    engine_setup(&db, &c.disk, Some(c.log), None).map(|_| ())
+    engine_setup(&db, &c.disk, Some(c.log()), None).map(|_| ())
 }
 
 /// Where `--json` goes, checked before any work so a bad path is found at once.

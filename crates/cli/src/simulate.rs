@@ -36,7 +36,7 @@ pub(crate) fn child_args(
         s("--seed"),
         c.seed.to_string(),
         s("--log"),
-        s(c.log.as_str()),
+        s(c.log().as_str()),
     ]);
     if let Some(b) = c.disk.bpool_size {
         v.extend([s("--bpool-size"), b.to_string()]);
@@ -156,8 +156,12 @@ fn simulate_into(
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
     let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);
-    // The memory and serial engines with the log off keep nothing on disk.
-    let db = c.log != crate::args::LogArg::Off || c.engine == crate::args::EngineName::Disk;
+    // Engines that keep files: the disk engine, the memory engine with its log on.
+    let db = match c.engine {
+        crate::args::EngineName::Disk => true,
+        crate::args::EngineName::Memory => c.log() != crate::args::LogArg::Off,
+        crate::args::EngineName::Serial => false,
+    };
 
     if c.steps_team.is_empty() {
         let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false, db)?;

@@ -196,6 +196,24 @@ fn simulate_bad_input_gives_one_line_and_exit_code_2() {
         &["simulate", "micro", "--l1d", "48K:8:64"],
         &["simulate", "micro", "--l2", "256K:8:48"],
         &["simulate", "micro", "--sweep", "l1i=8K,oops"],
+        &["simulate", "micro", "--warmup-txns", "lots"],
+        &[
+            "simulate",
+            "micro",
+            "--warmup-txns",
+            "5",
+            "--warmup-cap",
+            "10",
+        ],
+        &[
+            "simulate",
+            "micro",
+            "--steps-team",
+            "1",
+            "--warmup-txns",
+            "auto",
+        ],
+        &["simulate", "micro", "--warmup-cap", "0"],
         &["run", "micro", "--cpu", "zen3"],
     ];
     for args in cases {

@@ -95,6 +95,8 @@ fn whole_run_miss_counts_agree_with_cachegrind() {
     cfg.cachegrind_compat = true;
     cfg.three_c = false;
     cfg.warmup_txns = 0;
+    // cachegrind counts every thread on one hierarchy.
+    cfg.ignore_roles = true;
     let mut sim = cachesim::Simulator::new(cfg).unwrap();
     let opts = tracer::TraceOptions {
         trace_start: true,
@@ -165,6 +167,13 @@ fn simulate_micro(index: &str) -> serde_json::Value {
         "--txns",
         "2000",
         "--no-3c",
+        // The attribution mechanics, not the defaults: a fixed warm-up, no log
+        // flusher, `other` code kept as `other`.
+        "--warmup-txns",
+        "1000",
+        "--log",
+        "off",
+        "--no-caller-attribution",
         "--json",
         json.to_str().unwrap(),
     ]));
@@ -257,4 +266,72 @@ fn btree_work_is_charged_to_btree_and_hash_work_to_index() {
             "{comp} ({i} instr, {d} misses) outweighs the hash index in index_probe: {h:?}"
         );
     }
+}
+
+/// `simulate` with its defaults on the disk engine: the tables count the worker only,
+/// background threads (page cleaner, log flusher, the driver's main thread) have rows
+/// of their own, warm-up is automatic and says how it ended, the simulation stops after
+/// the measured transactions, and the index lookup inside an update is an index probe.
+#[test]
+fn simulate_counts_workers_apart_from_background_threads() {
+    let _one = VALGRIND.lock().unwrap_or_else(|e| e.into_inner());
+    if tracer_or_skip().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sim.json");
+    run_ok(std::process::Command::new(OLTPSCOPE).args([
+        "simulate",
+        "micro",
+        "--engine",
+        "disk",
+        "--mode",
+        "update",
+        "--keys",
+        "2000",
+        "--txns",
+        "300",
+        "--warmup-cap",
+        "1500",
+        "--no-3c",
+        "--json",
+        json.to_str().unwrap(),
+    ]));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let sim = &v["simulation"];
+    assert_eq!(sim["transactions"], 300);
+    let w = &sim["warmup"];
+    assert_eq!(w["mode"], "auto");
+    let decided = w["decided"].as_str().unwrap();
+    assert!(decided.starts_with("auto: "), "{decided}");
+    assert!(w["txns"].as_u64().unwrap() <= 1500);
+    assert!(w["windows"].as_array().unwrap().len() >= 2);
+    let threads = sim["threads"].as_array().unwrap();
+    let roles: Vec<&str> = threads
+        .iter()
+        .map(|t| t["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles[0], "workers", "{roles:?}");
+    assert_eq!(threads[0]["threads"], 1);
+    assert_eq!(threads[0]["instructions"], sim["instructions"]);
+    for r in ["page cleaner", "log flusher", "main"] {
+        assert!(roles.contains(&r), "no {r} row: {roles:?}");
+    }
+    let ops = sim["by_operation"].as_array().unwrap();
+    let instr = |name: &str| {
+        ops.iter()
+            .find(|b| b["operation"] == name)
+            .map_or(0, |b| b["instructions"].as_u64().unwrap())
+    };
+    assert!(instr("index_probe") > 0, "no nested index probe: {ops:?}");
+    assert!(instr("update") > 0);
+    // No warning that a thread ran without declaring a role.
+    let warnings = sim["warnings"].as_array().unwrap();
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("declared no role")),
+        "{warnings:?}"
+    );
 }

@@ -498,6 +498,51 @@ fn threads_get_thread_records() {
 }
 
 #[test]
+fn thread_roles_follow_their_thread_records() {
+    let Some(setup) = setup() else { return };
+    let (recs, _) = trace(&setup, Path::new(selftest()), &["roles"], false);
+    // Declared before tracing: main's role follows the THREAD record that TRACE_START
+    // writes, before the start marker.
+    assert_eq!(
+        &recs[..3],
+        &[
+            Rec::Thread { tid: 1 },
+            Rec::Marker { code: 7, arg: 2 },
+            Rec::Marker { code: 5, arg: 0 }
+        ],
+        "{:?}",
+        &recs[..recs.len().min(5)]
+    );
+    let mut current = 0;
+    let mut roles = Vec::new();
+    let mut role_of = std::collections::HashMap::new();
+    for (i, r) in recs.iter().enumerate() {
+        match r {
+            Rec::Thread { tid } => current = *tid,
+            Rec::Marker { code: 7, arg } => {
+                // Right after the thread's THREAD record, or declared while tracing.
+                assert!(
+                    matches!(recs[i - 1], Rec::Thread { tid } if tid == current)
+                        || matches!(recs[i - 1], Rec::Marker { code: 7, .. })
+                        || *arg == 1,
+                    "role marker out of place at {i}: {:?}",
+                    &recs[i.saturating_sub(2)..i + 1]
+                );
+                roles.push((current, *arg));
+                role_of.insert(current, *arg);
+            }
+            Rec::Marker { code: 3 | 4, .. } => {
+                assert_eq!(role_of.get(&current), Some(&1), "a TXN marker off a worker")
+            }
+            _ => {}
+        }
+    }
+    // The cleaner (thread 2, declared before tracing), then the worker that reuses its
+    // thread id: reset to no role at creation, then declared while tracing.
+    assert_eq!(roles, [(1, 2), (2, 3), (2, 0), (2, 1)], "{roles:?}");
+}
+
+#[test]
 fn trace_out_to_unwritable_path_fails_cleanly() {
     let Some(setup) = setup() else { return };
     let out = PathBuf::from("/nonexistent-dir/t.trace");

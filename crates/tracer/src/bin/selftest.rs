@@ -1,6 +1,6 @@
 //! Target program of the tracer's end-to-end tests (tests/trace.rs): each mode does a
 //! known piece of work between probe markers, so the test can check the trace.
-//! Usage: tracer-selftest markers|buffer|threads|count
+//! Usage: tracer-selftest markers|buffer|threads|roles|count
 
 use probe::Op;
 use std::hint::black_box;
@@ -104,6 +104,37 @@ fn threads() {
     probe::tracing_stop();
 }
 
+/// Roles declared before tracing (the main thread, a "cleaner" already running) and
+/// while tracing (a worker started after TRACE_START).
+fn roles() {
+    probe::thread_role(probe::Role::Main);
+    let declared = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let go = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let cleaner = {
+        let (declared, go) = (declared.clone(), go.clone());
+        std::thread::spawn(move || {
+            probe::thread_role(probe::Role::PageCleaner);
+            declared.wait();
+            go.wait(); // tracing has started
+            work(5_000)
+        })
+    };
+    declared.wait();
+    probe::tracing_start();
+    go.wait();
+    black_box(cleaner.join().expect("cleaner thread panicked"));
+    let worker = std::thread::spawn(|| {
+        probe::thread_role(probe::Role::Worker);
+        probe::txn_begin(7);
+        let r = work(5_000);
+        probe::txn_end(7);
+        r
+    });
+    black_box(worker.join().expect("worker thread panicked"));
+    black_box(work(100));
+    probe::tracing_stop();
+}
+
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_default();
     // The tests always run this under valgrind: checks the core request's answer path.
@@ -115,9 +146,10 @@ fn main() {
         "markers" => markers(),
         "buffer" => buffer(),
         "threads" => threads(),
+        "roles" => roles(),
         "count" => println!("{}", work(50_000)),
         _ => {
-            eprintln!("usage: tracer-selftest markers|buffer|threads|count");
+            eprintln!("usage: tracer-selftest markers|buffer|threads|roles|count");
             std::process::exit(2);
         }
     }
