@@ -68,6 +68,16 @@ pub(crate) fn child_args(
     v
 }
 
+/// Whether the traced run's engine keeps files (the disk engine, the memory engine with
+/// its log on): then its database goes in the temporary directory.
+pub(crate) fn keeps_files(c: &SimOpts) -> bool {
+    match c.engine {
+        crate::args::EngineName::Disk => true,
+        crate::args::EngineName::Memory => c.log() != crate::args::LogArg::Off,
+        crate::args::EngineName::Serial => false,
+    }
+}
+
 pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
     let s = &c.sim;
     let warmup = match (s.warmup_txns, c.steps_team.is_empty()) {
@@ -156,12 +166,7 @@ fn simulate_into(
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
     let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);
-    // Engines that keep files: the disk engine, the memory engine with its log on.
-    let db = match c.engine {
-        crate::args::EngineName::Disk => true,
-        crate::args::EngineName::Memory => c.log() != crate::args::LogArg::Off,
-        crate::args::EngineName::Serial => false,
-    };
+    let db = keeps_files(c);
 
     if c.steps_team.is_empty() {
         let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false, db)?;
@@ -485,7 +490,8 @@ fn trace_in<T>(
     let child_err = std::fs::read_to_string(&stderr_path).unwrap_or_default();
     // With `measure_txns` the simulation stops reading when it has measured enough; the
     // tracer then fails to write to the closed FIFO and exits with status 2.
-    let stopped = matches!(&result, Ok((_, true))) && matches!(&status, Ok(s) if s.code() == Some(2));
+    let stopped =
+        matches!(&result, Ok((_, true))) && matches!(&status, Ok(s) if s.code() == Some(2));
     let ok = matches!(&status, Ok(s) if s.success()) || stopped;
     if !ok {
         let last = child_err

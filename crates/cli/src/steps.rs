@@ -106,9 +106,10 @@ pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
     let warmup = match c.sim.warmup_txns {
         None => DEFAULT_WARMUP_TXNS,
         Some(crate::args::Warmup::Txns(n)) => n,
-        Some(crate::args::Warmup::Auto) => {
-            return Err("`steps place` warms up for a number of transactions: give --warmup-txns N, not auto".into())
-        }
+        Some(crate::args::Warmup::Auto) => return Err(
+            "`steps place` warms up for a number of transactions: give --warmup-txns N, not auto"
+                .into(),
+        ),
     };
     let mut fixed = c.clone();
     fixed.sim.warmup_txns = Some(crate::args::Warmup::Txns(warmup));
@@ -125,7 +126,7 @@ pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
     let mut args = crate::simulate::child_args(c, workload_args, cfg.warmup_txns, 1);
     args.push("--trace-ctx".into());
     let mut col = Collector::new();
-    let db = c.log != crate::args::LogArg::Off || c.engine == crate::args::EngineName::Disk;
+    let db = crate::simulate::keeps_files(c);
     let ((), _, elapsed) = crate::simulate::trace_with(&setup, &args, false, db, |r| {
         for rec in r {
             col.record(rec.map_err(|e| e.to_string())?);
