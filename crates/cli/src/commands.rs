@@ -550,6 +550,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         };
         text += &profile.to_text();
         text += &crate::profile::waits_text(&report);
+        text += &crate::profile::lock_split_text(&report, &profile);
         value["profile"] = serde_json::to_value(&profile).expect("profiles serialize");
     }
     json.text(&text);

@@ -270,7 +270,7 @@ impl Profile {
                 .find(|b| b.name == o.name)
                 .map(|b| {
                     let mut c: Vec<&Share> = b.components.iter().filter(|c| c.samples > 0).collect();
-                    c.sort_by(|a, b| b.samples.cmp(&a.samples));
+                    c.sort_by_key(|c| std::cmp::Reverse(c.samples));
                     c.iter().take(3).map(|c| format!("{} {}", c.name, pct(c.share).trim())).collect()
                 })
                 .unwrap_or_default();
