@@ -171,31 +171,9 @@ pub const PRESETS: [&str; 6] = [
 const K: u64 = 1024;
 const M: u64 = 1024 * 1024;
 
-/// The default component table, in matching order.
-pub fn default_components() -> Vec<(String, String)> {
-    [
-        ("::btree::", "btree"),
-        ("::bpool::", "bpool"),
-        ("::lock::", "lock"),
-        ("::log::", "log"),
-        ("::heap::", "heap"),
-        ("::latch::", "latch"),
-        ("::xct::", "xct"),
-        ("::catalog::", "catalog"),
-        ("::hash::", "index"),
-        ("::index::", "index"),
-        ("::occ::", "occ"),
-        ("::epoch::", "epoch"),
-        ("::recovery::", "recovery"),
-        ("::record::", "record"),
-        ("::workloads::", "workload"),
-        ("::api::session", "api"),
-        ("::driver::", "driver"),
-    ]
-    .iter()
-    .map(|(p, n)| (p.to_string(), n.to_string()))
-    .collect()
-}
+/// The default component table, in matching order (kept in the `components` crate,
+/// shared with `profile`).
+pub use components::default_components;
 
 impl Config {
     /// A named preset. Latencies not given by the papers are typical published values

@@ -34,6 +34,13 @@ pub enum Cmd {
         #[command(subcommand)]
         workload: Option<RunWorkload<SimOpts>>,
     },
+    /// Run a workload natively under a sampling profiler (perf_event cpu-clock with call
+    /// chains): the run's report, then the share of time by storage-manager component,
+    /// database operation and transaction type, and the waits by kind.
+    Profile {
+        #[command(subcommand)]
+        workload: Option<RunWorkload<ProfOpts>>,
+    },
     /// STEPS tools: `steps place` chooses the context-switch points (autoSTEPS).
     Steps {
         #[command(subcommand)]
@@ -355,6 +362,16 @@ pub struct RunOpts {
     /// B+tree node, record), so memory stalls overlap; 1 = plain threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with_all = ["coroutines", "steps_team"])]
     pub interleave: u32,
+}
+
+/// `oltpscope profile`: every option of `run`, and the sampler's.
+#[derive(Args, Debug, Clone)]
+pub struct ProfOpts {
+    #[command(flatten)]
+    pub run: RunOpts,
+    /// Samples per second of each worker thread's CPU time.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=20_000))]
+    pub frequency: u64,
 }
 
 /// `oltpscope load`.

@@ -49,6 +49,21 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 run(&tpcc(&a.data, Some(&a.txn))?, &a.common)
             }
         },
+        Cmd::Profile { workload } => match workload.ok_or_else(|| no_workload("profile"))? {
+            RunWorkload::Micro(a) => run_with(&micro(&a.data, Some(&a.txn))?, &a.common.run, Some(&a.common)),
+            RunWorkload::Tpcb(a) => {
+                let wl = tpcb(&a.data, Some(&a.txn), a.common.run.threads)?;
+                run_with(&wl, &a.common.run, Some(&a.common))
+            }
+            RunWorkload::Tpcc(a) => {
+                if a.txn.terminal_times && a.common.run.rate.is_some() {
+                    return Err(
+                        "--terminal-times and --rate are two ways to pace a run: give one".into(),
+                    );
+                }
+                run_with(&tpcc(&a.data, Some(&a.txn))?, &a.common.run, Some(&a.common))
+            }
+        },
         Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {
             DataWorkload::Micro(a) => load(&micro(&a.data, None)?, &a.common),
             DataWorkload::Tpcb(a) => load(&tpcb(&a.data, None, a.common.threads)?, &a.common),
@@ -443,7 +458,20 @@ impl JsonOut {
 }
 
 fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
+    run_with(wl, c, None)
+}
+
+/// `run`, or `profile` when `prof` is given: the run under the sampler, its profile
+/// printed after the run's report and added to the JSON as `profile`.
+fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
     check_fits(wl, c.disk.bpool_size)?;
+    // Before anything is created: a machine that cannot sample is one line.
+    let profiler = match prof {
+        Some(p) => Some(profiler::Profiler::new(profiler::Settings {
+            frequency_hz: p.frequency,
+        })?),
+        None => None,
+    };
     if let Some(p) = &c.steps_points {
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));
     }
@@ -514,7 +542,8 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
         interleave: c.interleave > 1,
         timeseries: c.out.is_some(),
     };
-    let report = match with_engine!(engine, E => driver::run::<E, W>(wl, &cfg)) {
+    let obs = profiler.as_ref().map(|p| p as &dyn driver::Observer);
+    let report = match with_engine!(engine, E => driver::run_observed::<E, W>(wl, &cfg, obs)) {
         Ok(r) => r,
         Err(e) => {
             json.abandon();
@@ -524,12 +553,30 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
             return Err(e.to_string());
         }
     };
-    json.text(&report.to_text());
-    let value = serde_json::to_value(&report).expect("reports serialize");
+    let mut value = serde_json::to_value(&report).expect("reports serialize");
+    let mut text = report.to_text();
+    if let Some(p) = profiler {
+        let thread_ns = (report.duration_s * 1e9) as u64 * report.threads as u64;
+        let profile = match p.finish(wl.txn_types(), thread_ns) {
+            Ok(p) => p,
+            Err(e) => {
+                json.abandon();
+                if let Some(o) = out {
+                    o.abandon();
+                }
+                return Err(e);
+            }
+        };
+        text += &profile.to_text();
+        text += &crate::profile::waits_text(&report);
+        text += &crate::profile::lock_split_text(&report, &profile);
+        value["profile"] = serde_json::to_value(&profile).expect("profiles serialize");
+    }
+    json.text(&text);
     json.write(&value)?;
     if let Some(o) = out {
         let config = serde_json::json!({
-            "command": "run",
+            "command": if prof.is_some() { "profile" } else { "run" },
             "workload": wl.name(),
             "engine": engine.as_str(),
             "run": report.config,

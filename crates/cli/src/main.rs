@@ -11,6 +11,7 @@ mod commands;
 mod crashtest;
 mod dbdir;
 mod labcmd;
+mod profile;
 mod simulate;
 mod steps;
 

@@ -7,7 +7,9 @@
 
 pub mod machine;
 pub mod report;
+pub mod observe;
 mod run;
 
 pub use report::{Report, Second, SecondTxn};
-pub use run::{check_only, load_only, run, Rate, RunConfig, Stop};
+pub use observe::{Observer, ThreadObserver};
+pub use run::{check_only, load_only, run, run_observed, Rate, RunConfig, Stop};

@@ -1,6 +1,7 @@
 //! The run loop: load, warm up, measure, check, report.
 
 use crate::machine;
+use crate::observe::{Observer, ThreadObserver};
 use crate::report::{Checks, Latency, Report, Second, SecondTxn, TxnTypeReport, WaitReport};
 use api::{Engine, EngineOptions, Error, Session};
 use crossbeam_utils::CachePadded;
@@ -224,6 +225,9 @@ struct Shared<'a, W: Workload> {
     series_tx: Option<mpsc::Sender<Interval>>,
     worker: usize,
     ntypes: usize,
+    /// `oltpscope profile`: the observer, and this thread's part once it measures.
+    obs: Option<&'a dyn Observer>,
+    thread_obs: std::cell::RefCell<Option<Box<dyn ThreadObserver>>>,
 }
 
 impl<W: Workload> Shared<'_, W> {
@@ -251,6 +255,9 @@ impl<W: Workload> Shared<'_, W> {
             if ph == MEASURE && self.at_measure.get().is_none() {
                 self.at_measure
                     .set(Some((thread_cpu(), rt::thread_stats())));
+                if let Some(o) = self.obs {
+                    *self.thread_obs.borrow_mut() = Some(o.thread_start());
+                }
             }
             if let (Some(cur), Some(tx)) = (self.iv.borrow_mut().as_mut(), self.series_tx.as_ref())
             {
@@ -281,7 +288,13 @@ impl<W: Workload> Shared<'_, W> {
             let t0 = clock.now();
             backoff.reset();
             let outcome = loop {
-                match s.run(ty, |s| wl.execute(s, st, &input)) {
+                let attempt = s.run(ty, |s| wl.execute(s, st, &input));
+                if self.obs.is_some() {
+                    if let Some(o) = self.thread_obs.borrow_mut().as_mut() {
+                        o.txn_end(ty);
+                    }
+                }
+                match attempt {
                     Err(Error::Conflict(_)) => {
                         if ph == MEASURE {
                             r.aborted[t] += 1;
@@ -649,6 +662,15 @@ pub fn load_only<E: Engine, W: Workload>(
 
 /// Load (unless the database already has data) and run `wl` on engine `E`.
 pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Report> {
+    run_observed::<E, W>(wl, cfg, None)
+}
+
+/// `run`, with `obs` told about each worker thread's measured phase and transactions.
+pub fn run_observed<E: Engine, W: Workload>(
+    wl: &W,
+    cfg: &RunConfig,
+    obs: Option<&dyn Observer>,
+) -> api::Result<Report> {
     let started_at_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -763,6 +785,8 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         series_tx,
                         worker: w,
                         ntypes,
+                        obs,
+                        thread_obs: std::cell::RefCell::new(None),
                     };
                     let mut r = WorkerResult::new(ntypes);
                     if ncoro == 1 {
@@ -810,6 +834,9 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
                         for p in &parts {
                             r.merge(&p.borrow());
                         }
+                    }
+                    if let Some(o) = sh.thread_obs.take() {
+                        o.finish();
                     }
                     if let Some((cpu0, waits0)) = sh.at_measure.get() {
                         if let (Some(a), Some(b)) = (cpu0, thread_cpu()) {

@@ -778,6 +778,7 @@ impl Engine for DiskEngine {
                 "waits": l.waits,
                 "wait_ns": l.wait_ns,
                 "latch_contended": l.latch_contended,
+                "latch_wait_ns": l.latch_wait_ns,
                 "deadlocks": l.deadlocks,
                 "timeouts": l.timeouts,
                 "escalations": l.escalations,

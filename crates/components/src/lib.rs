@@ -1,0 +1,246 @@
+//! The one map from code to storage-manager components, used by `simulate` (cache misses
+//! by component) and `profile` (time by component), so both name the same things.
+//!
+//! Owns: the default ordered rule table (module-path pattern -> component name), the
+//! compiled table that classifies a demangled function name, and the reading of a
+//! demangled name as the module path it is classified by. Knows nothing of addresses,
+//! objects or samples: callers resolve addresses to names first (with `addr2line`).
+
+/// The default component table, in matching order.
+pub fn default_components() -> Vec<(String, String)> {
+    [
+        ("::btree::", "btree"),
+        ("::bpool::", "bpool"),
+        ("::lock::", "lock"),
+        ("::log::", "log"),
+        ("::heap::", "heap"),
+        ("::latch::", "latch"),
+        ("::xct::", "xct"),
+        ("::catalog::", "catalog"),
+        ("::hash::", "index"),
+        ("::index::", "index"),
+        ("::occ::", "occ"),
+        ("::epoch::", "epoch"),
+        ("::recovery::", "recovery"),
+        ("::record::", "record"),
+        ("::workloads::", "workload"),
+        ("::api::session", "api"),
+        ("::driver::", "driver"),
+    ]
+    .iter()
+    .map(|(p, n)| (p.to_string(), n.to_string()))
+    .collect()
+}
+
+pub const OTHER: &str = "other";
+
+/// Ordered `pattern -> component` rules; index 0 is always `other`.
+pub struct ComponentTable {
+    names: Vec<String>,
+    rules: Vec<(String, u16)>,
+}
+
+impl ComponentTable {
+    pub fn new(rules: &[(String, String)]) -> ComponentTable {
+        let mut names = vec![OTHER.to_string()];
+        let mut out = Vec::new();
+        for (pat, name) in rules {
+            let idx = match names.iter().position(|n| n == name) {
+                Some(i) => i,
+                None => {
+                    names.push(name.clone());
+                    names.len() - 1
+                }
+            };
+            out.push((pat.clone(), idx as u16));
+        }
+        ComponentTable { names, rules: out }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Component of a demangled function name; patterns are matched against
+    /// `::` + name so `::btree::` also matches a top-level `btree::f`.
+    pub fn classify(&self, function: &str) -> u16 {
+        let s = format!("::{function}");
+        self.rules
+            .iter()
+            .find(|(p, _)| s.contains(p.as_str()))
+            .map_or(0, |(_, i)| *i)
+    }
+
+    /// Component of a demangled function name as it comes from the symbols: read as its
+    /// module path, and `other` for standard-library code (which is charged to the
+    /// component of the engine code around it by the caller).
+    pub fn classify_demangled(&self, name: &str) -> u16 {
+        let path = module_path(name);
+        if is_std(&path) {
+            0
+        } else {
+            self.classify(&path)
+        }
+    }
+}
+
+/// Rust standard-library code (`core::slice::index::...`, `<alloc::vec::Vec<T> as ..>`)
+/// inlined into a function is charged to that function's component, so its own module
+/// path (which may contain `::index::` or `::hash::`) must not classify it. Takes a
+/// `module_path`.
+pub fn is_std(path: &str) -> bool {
+    ["core::", "alloc::", "std::"]
+        .iter()
+        .any(|p| path.starts_with(p))
+}
+
+/// Removes generic argument lists: `a::B<c::D>::f` -> `a::B::f` (`->` is not a bracket).
+fn strip_generics(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut depth = 0usize;
+    let mut prev = ' ';
+    for c in s.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' && depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+        prev = c;
+    }
+    out
+}
+
+/// The module path a demangled function name is classified by: generic arguments
+/// removed, `<T as Trait>::f` read as `T::f` (as `Trait::f` when T is a primitive, slice,
+/// tuple or pointer type), references and pointers looked through.
+pub fn module_path(name: &str) -> String {
+    let name = name.trim();
+    if !name.starts_with('<') {
+        return strip_generics(name);
+    }
+    let (mut depth, mut as_at, mut end) = (0usize, None, None);
+    let mut prev = ' ';
+    for (i, c) in name.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if prev != '-' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    end = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+        if depth == 1 && as_at.is_none() && name[i..].starts_with(" as ") {
+            as_at = Some(i);
+        }
+        prev = c;
+    }
+    let Some(end) = end else {
+        return strip_generics(name);
+    };
+    let (self_ty, trait_ty) = match as_at {
+        Some(a) => (&name[1..a], Some(&name[a + 4..end])),
+        None => (&name[1..end], None),
+    };
+    let mut t = self_ty.trim();
+    for p in ["&", "*mut ", "*const ", "mut ", "dyn "] {
+        while let Some(r) = t.strip_prefix(p) {
+            t = r.trim_start();
+        }
+    }
+    let plain = strip_generics(t);
+    let base = if plain.contains("::") && !plain.starts_with(['[', '(']) {
+        plain
+    } else {
+        trait_ty.map_or(plain, module_path)
+    };
+    base + &strip_generics(&name[end + 1..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_table_classifies_module_paths() {
+        let t = ComponentTable::new(&default_components());
+        let name = |f: &str| t.names()[t.classify(f) as usize].clone();
+        assert_eq!(name("engine_disk::btree::BTree::probe"), "btree");
+        assert_eq!(name("btree::work"), "btree");
+        assert_eq!(
+            name("<engine_memory::bpool::Pool as core::ops::Drop>::drop"),
+            "bpool"
+        );
+        assert_eq!(name("engine_disk::lock::LockManager::acquire"), "lock");
+        assert_eq!(name("parking_lot::raw_mutex::RawMutex::lock_slow"), "other");
+        assert_eq!(name("engine_memory::hash::Table::get"), "index");
+        assert_eq!(name("workloads::tpcc::new_order"), "workload");
+        assert_eq!(name("api::session::Session::get"), "api");
+        assert_eq!(name("core::slice::sort::quicksort"), "other");
+    }
+
+    #[test]
+    fn module_paths_of_demangled_names() {
+        let cases = [
+            ("engine::btree::Tree<K, V>::get", "engine::btree::Tree::get"),
+            (
+                "<engine::btree::Node as core::fmt::Debug>::fmt",
+                "engine::btree::Node::fmt",
+            ),
+            (
+                "<&mut engine::bpool::Pool<T> as api::Engine>::get",
+                "engine::bpool::Pool::get",
+            ),
+            (
+                "<[u8] as core::ops::index::Index<core::ops::range::RangeTo<usize>>>::index",
+                "core::ops::index::Index::index",
+            ),
+            (
+                "<*mut core::option::Option<alloc::collections::btree::node::X>>::write",
+                "core::option::Option::write",
+            ),
+            (
+                "core::ptr::drop_in_place<engine::btree::Node>",
+                "core::ptr::drop_in_place",
+            ),
+            (
+                "<u64 as engine::hash::Hashable>::h",
+                "engine::hash::Hashable::h",
+            ),
+            (
+                "workloads::tpcc::run::{{closure}}",
+                "workloads::tpcc::run::{{closure}}",
+            ),
+            ("a::f<fn(u8) -> u8>", "a::f"),
+        ];
+        for (name, want) in cases {
+            assert_eq!(module_path(name), want, "{name}");
+        }
+        assert!(is_std(&module_path(
+            "<[u8] as core::ops::index::Index<usize>>::index"
+        )));
+        assert!(!is_std(&module_path(
+            "<engine::btree::Node as core::fmt::Debug>::fmt"
+        )));
+    }
+
+    #[test]
+    fn demangled_names_are_read_as_module_paths_and_std_is_other() {
+        let t = ComponentTable::new(&default_components());
+        let name = |f: &str| t.names()[t.classify_demangled(f) as usize].clone();
+        assert_eq!(name("<engine_disk::lock::Manager<K>>::acquire"), "lock");
+        assert_eq!(
+            name("<engine_disk::btree::Node as core::fmt::Debug>::fmt"),
+            "btree"
+        );
+        // std's own `index` and `hash` modules are not the engine's index component.
+        assert_eq!(
+            name("<[u8] as core::slice::index::SliceIndex<usize>>::index"),
+            "other"
+        );
+        assert_eq!(name("std::collections::hash::map::HashMap::get"), "other");
+    }
+}

@@ -1,0 +1,340 @@
+//! The profile: shares of the sampled time by component, operation and transaction type
+//! (A-to-E's Figure 1 is the component column), as text and JSON.
+
+use crate::attribute::charge;
+use crate::sampler::NO_TXN;
+use components::{default_components, ComponentTable};
+use probe::Op;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Share {
+    pub name: String,
+    pub samples: u64,
+    pub share: f64,
+}
+
+/// One slice of the samples (a transaction type, an operation) and its components.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Breakdown {
+    pub name: String,
+    pub samples: u64,
+    pub share: f64,
+    pub components: Vec<Share>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Profile {
+    pub event: &'static str,
+    pub frequency_hz: u64,
+    /// Whether time in the kernel was sampled (else user time only).
+    pub kernel_sampled: bool,
+    pub threads: usize,
+    pub samples: u64,
+    pub lost: u64,
+    /// Share of the samples taken in the kernel (charged to the engine code that
+    /// entered it).
+    pub kernel_share: f64,
+    /// Mean user-space frames per sample: near 1 means the call chains were cut (a build
+    /// without frame pointers) and library time is charged to `other`.
+    pub mean_frames: f64,
+    /// Time the workers spent reading their samples, over their measured time.
+    pub read_overhead: f64,
+    /// Every component, in the map's order.
+    pub components: Vec<Share>,
+    pub operations: Vec<Share>,
+    pub txn_types: Vec<Breakdown>,
+    pub by_operation: Vec<Breakdown>,
+    /// Innermost functions with the most samples.
+    pub top_functions: Vec<Share>,
+    pub warnings: Vec<String>,
+}
+
+const OUTSIDE: &str = "(between operations)";
+const NO_TYPE: &str = "(no transaction)";
+const TOP: usize = 15;
+
+/// Accumulates charged samples.
+pub struct Builder {
+    table: ComponentTable,
+    txn_names: Vec<String>,
+    pub lost: u64,
+    samples: u64,
+    kernel: u64,
+    frames: u64,
+    comp: Vec<u64>,
+    /// [slot][component]; slot = txn type, then one for no transaction.
+    by_txn: Vec<Vec<u64>>,
+    /// [op index (0 = outside)][component].
+    by_op: Vec<Vec<u64>>,
+    leaves: HashMap<String, u64>,
+}
+
+fn op_slot(op: Option<Op>) -> usize {
+    op.map_or(0, |o| Op::ALL.iter().position(|x| *x == o).unwrap() + 1)
+}
+
+fn op_name(slot: usize) -> &'static str {
+    if slot == 0 {
+        OUTSIDE
+    } else {
+        Op::ALL[slot - 1].name()
+    }
+}
+
+impl Builder {
+    pub fn new(txn_types: &[&str]) -> Builder {
+        let table = ComponentTable::new(&default_components());
+        let nc = table.names().len();
+        Builder {
+            txn_names: txn_types.iter().map(|s| s.to_string()).collect(),
+            lost: 0,
+            samples: 0,
+            kernel: 0,
+            frames: 0,
+            comp: vec![0; nc],
+            by_txn: vec![vec![0; nc]; txn_types.len() + 1],
+            by_op: vec![vec![0; nc]; Op::ALL.len() + 1],
+            leaves: HashMap::new(),
+            table,
+        }
+    }
+
+    /// One sample: its transaction type (`NO_TXN` for none), whether it was taken in the
+    /// kernel, and its symbolized user frames (innermost first).
+    pub fn add(&mut self, txn_type: u32, kernel: bool, frames: &[Vec<String>]) {
+        let c = charge(&self.table, frames);
+        let ci = c.component as usize;
+        self.samples += 1;
+        self.kernel += kernel as u64;
+        self.frames += frames.len() as u64;
+        self.comp[ci] += 1;
+        let slot = if txn_type == NO_TXN || txn_type as usize >= self.txn_names.len() {
+            self.txn_names.len()
+        } else {
+            txn_type as usize
+        };
+        self.by_txn[slot][ci] += 1;
+        self.by_op[op_slot(c.op)][ci] += 1;
+        let leaf = if kernel {
+            "(kernel)".to_string()
+        } else {
+            c.leaf.unwrap_or_else(|| "(unknown)".into())
+        };
+        *self.leaves.entry(leaf).or_default() += 1;
+    }
+
+    pub fn finish(
+        self,
+        frequency_hz: u64,
+        kernel_sampled: bool,
+        threads: usize,
+        read_overhead: f64,
+        warnings: Vec<String>,
+    ) -> Profile {
+        let total = self.samples.max(1) as f64;
+        let names = self.table.names();
+        let shares = |counts: &[u64], of: u64| -> Vec<Share> {
+            counts
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| Share {
+                    name: names[i].clone(),
+                    samples: n,
+                    share: n as f64 / of.max(1) as f64,
+                })
+                .collect()
+        };
+        let breakdown = |name: &str, counts: &[u64]| {
+            let n: u64 = counts.iter().sum();
+            Breakdown {
+                name: name.to_string(),
+                samples: n,
+                share: n as f64 / total,
+                components: shares(counts, n),
+            }
+        };
+        let mut txn_types: Vec<Breakdown> = self
+            .by_txn
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let name = self.txn_names.get(i).map_or(NO_TYPE, |s| s.as_str());
+                breakdown(name, c)
+            })
+            .collect();
+        txn_types.retain(|b| b.samples > 0 || b.name != NO_TYPE);
+        let by_operation: Vec<Breakdown> = self
+            .by_op
+            .iter()
+            .enumerate()
+            .map(|(i, c)| breakdown(op_name(i), c))
+            .filter(|b| b.samples > 0)
+            .collect();
+        let operations = by_operation
+            .iter()
+            .map(|b| Share {
+                name: b.name.clone(),
+                samples: b.samples,
+                share: b.share,
+            })
+            .collect();
+        let mut leaves: Vec<(String, u64)> = self.leaves.into_iter().collect();
+        leaves.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let top_functions = leaves
+            .into_iter()
+            .take(TOP)
+            .map(|(name, n)| Share {
+                name,
+                samples: n,
+                share: n as f64 / total,
+            })
+            .collect();
+        Profile {
+            event: "cpu-clock",
+            frequency_hz,
+            kernel_sampled,
+            threads,
+            samples: self.samples,
+            lost: self.lost,
+            kernel_share: self.kernel as f64 / total,
+            mean_frames: self.frames as f64 / total,
+            read_overhead,
+            components: shares(&self.comp, self.samples),
+            operations,
+            txn_types,
+            by_operation,
+            top_functions,
+            warnings,
+        }
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:5.1}%", 100.0 * x)
+}
+
+impl Profile {
+    /// Figure 1's view: one row per component, one column for all the time and one per
+    /// transaction type; then operations and the top functions.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "\nprofile: {} samples of {} at {} Hz on {} worker thread(s), {} lost; {} in the kernel{}",
+            self.samples,
+            self.event,
+            self.frequency_hz,
+            self.threads,
+            self.lost,
+            pct(self.kernel_share).trim(),
+            if self.kernel_sampled { "" } else { " (kernel time not sampled: not allowed here)" }
+        );
+        let _ = writeln!(
+            s,
+            "(sampling's own reading cost in the workers: {} of their time; mean {:.1} frames per sample)",
+            pct(self.read_overhead).trim(),
+            self.mean_frames
+        );
+        if self.samples == 0 {
+            let _ = writeln!(s, "no samples: run longer (--duration) or sample faster (--frequency)");
+            return s;
+        }
+        let types: Vec<&Breakdown> = self.txn_types.iter().filter(|b| b.samples > 0).collect();
+        let _ = write!(s, "\ntime by component  {:>9}", "all");
+        for t in &types {
+            let _ = write!(s, " {:>12}", trunc(&t.name, 12));
+        }
+        let _ = writeln!(s);
+        for (i, c) in self.components.iter().enumerate() {
+            if c.samples == 0 && types.iter().all(|t| t.components[i].samples == 0) {
+                continue;
+            }
+            let _ = write!(s, "  {:<16} {:>9}", c.name, pct(c.share));
+            for t in &types {
+                let _ = write!(s, " {:>12}", pct(t.components[i].share));
+            }
+            let _ = writeln!(s);
+        }
+        let _ = write!(s, "  {:<16} {:>9}", "(share of time)", pct(1.0));
+        for t in &types {
+            let _ = write!(s, " {:>12}", pct(t.share));
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "\ntime by operation");
+        for o in &self.operations {
+            let top: Vec<String> = self
+                .by_operation
+                .iter()
+                .find(|b| b.name == o.name)
+                .map(|b| {
+                    let mut c: Vec<&Share> = b.components.iter().filter(|c| c.samples > 0).collect();
+                    c.sort_by_key(|c| std::cmp::Reverse(c.samples));
+                    c.iter().take(3).map(|c| format!("{} {}", c.name, pct(c.share).trim())).collect()
+                })
+                .unwrap_or_default();
+            let _ = writeln!(s, "  {:<22} {}   ({})", o.name, pct(o.share), top.join(", "));
+        }
+        let _ = writeln!(s, "\ntop functions (innermost frame)");
+        for f in &self.top_functions {
+            let _ = writeln!(s, "  {}  {}", pct(f.share), trunc(&f.name, 100));
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
+        s
+    }
+}
+
+fn trunc(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn samples_are_split_by_component_type_and_operation() {
+        let mut b = Builder::new(&["new_order", "payment"]);
+        let lock = vec![
+            f(&["engine_disk::lock::LockManager::acquire"]),
+            f(&["api::session::Session<X>::update"]),
+        ];
+        let btree = vec![
+            f(&["engine_disk::btree::BTree::probe"]),
+            f(&["api::session::Session<X>::get"]),
+        ];
+        b.add(0, false, &lock);
+        b.add(0, false, &btree);
+        b.add(1, true, &lock);
+        b.add(NO_TXN, false, &[f(&["driver::run::Shared::stream"])]);
+        let p = b.finish(1000, true, 1, 0.0, vec![]);
+        let comp = |n: &str| p.components.iter().find(|c| c.name == n).unwrap().samples;
+        assert_eq!((comp("lock"), comp("btree"), comp("driver")), (2, 1, 1));
+        assert_eq!(p.samples, 4);
+        assert!((p.kernel_share - 0.25).abs() < 1e-9);
+        let no = &p.txn_types[0];
+        assert_eq!((no.name.as_str(), no.samples), ("new_order", 2));
+        assert!((no.components.iter().find(|c| c.name == "lock").unwrap().share - 0.5).abs() < 1e-9);
+        assert_eq!(p.txn_types[2].name, NO_TYPE);
+        let op = |n: &str| p.operations.iter().find(|o| o.name == n).map(|o| o.samples);
+        assert_eq!((op("update"), op("index_probe"), op(OUTSIDE)), (Some(2), Some(1), Some(1)));
+        let top = |n: &str| p.top_functions.iter().find(|f| f.name == n).map(|f| f.samples);
+        // A sample in the kernel is named so; its component comes from the user frames.
+        assert_eq!(top("(kernel)"), Some(1));
+        assert_eq!(top("engine_disk::lock::LockManager::acquire"), Some(1));
+        let text = p.to_text();
+        assert!(text.contains("time by component"), "{text}");
+        assert!(text.contains("new_order"), "{text}");
+    }
+}

@@ -1,0 +1,251 @@
+//! Per-thread cpu-clock samplers with call chains, and their collection.
+//!
+//! Each worker thread opens its own perf_event (software cpu-clock, this thread only)
+//! when it enters the measured phase, and reads its ring buffer itself after every
+//! transaction attempt: the samples found then were taken during that attempt (or the
+//! driver's work just before it), so they are charged to its transaction type exactly,
+//! with no shared state and nothing written on the hot path between samples. (Under
+//! coroutines a thread interleaves transactions; the samples go to the attempt that ends
+//! next, an approximation the report states.) The kernel walks the user stack by frame
+//! pointers, which the workspace build keeps (`.cargo/config.toml`).
+
+use crate::report::Profile;
+use crate::symbolize::{loaded_segments, Symbolizer};
+use perf_event::data::Record;
+use perf_event::events::Software;
+use perf_event::{Builder, SampleFlag, Sampler};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Samples with no transaction (read when the thread stopped).
+pub const NO_TXN: u32 = u32::MAX;
+/// The ring buffer of each thread's sampler: room for about a thousand deep call chains
+/// between two reads (a long transaction at a high frequency).
+const RING_BYTES: usize = 256 * 1024;
+/// perf's context markers in a call chain are the top 4095 values.
+const CONTEXT_MAX: u64 = u64::MAX - 4095 + 1;
+const CONTEXT_USER: u64 = (-512i64) as u64;
+const KERNEL_START: u64 = 1 << 63;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// Samples per second of a thread's CPU time.
+    pub frequency_hz: u64,
+}
+
+/// Samples of one thread, flattened: per sample `[txn_type | kernel << 32, n, n addrs]`
+/// (user-space addresses, innermost first).
+#[derive(Default)]
+struct ThreadSamples {
+    chains: Vec<u64>,
+    samples: u64,
+    lost: u64,
+    /// Time spent reading the ring buffer (the sampler's own cost in the worker).
+    read_ns: u64,
+}
+
+struct Inner {
+    period_ns: u64,
+    kernel: bool,
+    threads: Mutex<Vec<ThreadSamples>>,
+    errors: Mutex<Vec<String>>,
+}
+
+/// The profiler of one run: give it to `driver::run_observed`, then `finish`.
+pub struct Profiler {
+    inner: Arc<Inner>,
+    settings: Settings,
+}
+
+fn open(period_ns: u64, kernel: bool) -> std::io::Result<Sampler> {
+    Builder::new(Software::CPU_CLOCK)
+        .observe_self()
+        .any_cpu()
+        .sample_period(period_ns)
+        .sample(SampleFlag::IP | SampleFlag::CALLCHAIN)
+        .exclude_kernel(!kernel)
+        .exclude_hv(true)
+        // The user part of the chain says which engine code entered the kernel.
+        .exclude_callchain_kernel(true)
+        .enabled(true)
+        .build()?
+        .sampled(RING_BYTES)
+}
+
+impl Profiler {
+    /// Checks that this machine lets the process sample itself (kernel time included
+    /// when allowed, else user time only): an error here comes before the run.
+    pub fn new(settings: Settings) -> Result<Profiler, String> {
+        if settings.frequency_hz == 0 {
+            return Err("the sampling frequency must be at least 1 Hz".into());
+        }
+        let period_ns = (1_000_000_000 / settings.frequency_hz).max(1);
+        let kernel = match open(period_ns, true) {
+            Ok(_) => true,
+            Err(_) => match open(period_ns, false) {
+                Ok(_) => false,
+                Err(e) => {
+                    return Err(format!(
+                        "cannot open a cpu-clock sampler (perf_event_open: {e}); \
+                         /proc/sys/kernel/perf_event_paranoid may forbid it, or the \
+                         kernel has no perf events"
+                    ))
+                }
+            },
+        };
+        Ok(Profiler {
+            inner: Arc::new(Inner {
+                period_ns,
+                kernel,
+                threads: Mutex::new(Vec::new()),
+                errors: Mutex::new(Vec::new()),
+            }),
+            settings,
+        })
+    }
+
+    /// Symbolizes and attributes every sample. `txn_types` names the workload's types;
+    /// `thread_ns`: the workers' measured time in total (threads x measured seconds).
+    pub fn finish(self, txn_types: &[&str], thread_ns: u64) -> Result<Profile, String> {
+        if let Some(e) = self.inner.errors.lock().unwrap().first() {
+            return Err(e.clone());
+        }
+        let threads = std::mem::take(&mut *self.inner.threads.lock().unwrap());
+        let mut sym = Symbolizer::new(loaded_segments());
+        let mut b = crate::report::Builder::new(txn_types);
+        let mut read_ns = 0;
+        for t in &threads {
+            b.lost += t.lost;
+            read_ns += t.read_ns;
+            let mut i = 0;
+            while i + 2 <= t.chains.len() {
+                let head = t.chains[i];
+                let n = t.chains[i + 1] as usize;
+                let addrs = &t.chains[i + 2..i + 2 + n];
+                i += 2 + n;
+                let frames: Vec<Vec<String>> = addrs
+                    .iter()
+                    .enumerate()
+                    // A return address points after the call: look up the call itself.
+                    .map(|(k, &a)| sym.frames(if k == 0 { a } else { a - 1 }).to_vec())
+                    .collect();
+                b.add(head as u32, head >> 32 != 0, &frames);
+            }
+        }
+        Ok(b.finish(
+            self.settings.frequency_hz,
+            self.inner.kernel,
+            threads.len(),
+            read_ns as f64 / thread_ns.max(1) as f64,
+            sym.warnings,
+        ))
+    }
+}
+
+impl driver::Observer for Profiler {
+    fn thread_start(&self) -> Box<dyn driver::ThreadObserver> {
+        let sampler = match open(self.inner.period_ns, self.inner.kernel) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.inner
+                    .errors
+                    .lock()
+                    .unwrap()
+                    .push(format!("cannot open a worker thread's sampler: {e}"));
+                None
+            }
+        };
+        Box::new(ThreadSampler {
+            inner: self.inner.clone(),
+            sampler,
+            data: ThreadSamples::default(),
+        })
+    }
+}
+
+struct ThreadSampler {
+    inner: Arc<Inner>,
+    sampler: Option<Sampler>,
+    data: ThreadSamples,
+}
+
+impl ThreadSampler {
+    fn read(&mut self, txn_type: u32) {
+        let Some(s) = self.sampler.as_mut() else {
+            return;
+        };
+        let mut t0 = None;
+        while let Some(rec) = s.next_record() {
+            t0.get_or_insert_with(Instant::now);
+            match rec.parse_record() {
+                Ok(Record::Sample(smp)) => {
+                    let kernel = smp.ip().is_some_and(|ip| ip >= KERNEL_START);
+                    let chain = smp.callchain().unwrap_or(&[]);
+                    let d = &mut self.data;
+                    d.samples += 1;
+                    d.chains.push(txn_type as u64 | (kernel as u64) << 32);
+                    let at = d.chains.len();
+                    d.chains.push(0);
+                    d.chains.extend(user_addrs(chain));
+                    d.chains[at] = (d.chains.len() - at - 1) as u64;
+                }
+                Ok(Record::Lost(l)) => self.data.lost += l.lost,
+                Ok(Record::LostSamples(l)) => self.data.lost += l.lost,
+                _ => {}
+            }
+        }
+        if let Some(t0) = t0 {
+            self.data.read_ns += t0.elapsed().as_nanos() as u64;
+        }
+    }
+}
+
+/// The user-space part of a perf call chain (after its `PERF_CONTEXT_USER` marker; all
+/// of it when it has no marker), innermost first.
+pub fn user_addrs(chain: &[u64]) -> impl Iterator<Item = u64> + '_ {
+    let marked = chain.iter().any(|&a| a >= CONTEXT_MAX);
+    let mut user = !marked;
+    chain.iter().copied().filter(move |&a| {
+        if a >= CONTEXT_MAX {
+            user = a == CONTEXT_USER;
+            return false;
+        }
+        user && a != 0 && a < KERNEL_START
+    })
+}
+
+impl driver::ThreadObserver for ThreadSampler {
+    fn txn_end(&mut self, txn_type: u32) {
+        self.read(txn_type);
+    }
+
+    fn finish(mut self: Box<Self>) {
+        if let Some(s) = self.sampler.as_mut() {
+            let _ = s.disable();
+        }
+        self.read(NO_TXN);
+        let data = std::mem::take(&mut self.data);
+        self.inner.threads.lock().unwrap().push(data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_user_part_of_a_chain_is_kept() {
+        let kernel_marker = (-128i64) as u64;
+        let chain = [
+            kernel_marker,
+            0xffff_ffff_8100_0000,
+            CONTEXT_USER,
+            0x5555_0000_1000,
+            0x5555_0000_2000,
+        ];
+        let got: Vec<u64> = user_addrs(&chain).collect();
+        assert_eq!(got, vec![0x5555_0000_1000, 0x5555_0000_2000]);
+        let unmarked = [0x10u64, 0x20];
+        assert_eq!(user_addrs(&unmarked).collect::<Vec<_>>(), vec![0x10, 0x20]);
+    }
+}

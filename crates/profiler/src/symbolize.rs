@@ -1,0 +1,213 @@
+//! Runtime address -> the names of the functions inlined there, innermost first.
+//!
+//! The objects come from the running process itself (`dl_iterate_phdr`: each loaded
+//! object's executable segments and load bias), read after the run, when every object
+//! the workers used is loaded. Each object's symbols are read once, lazily, with
+//! `addr2line` (DWARF line and inline tables, else the ELF symbol table). Never fails:
+//! what cannot be read is reported once as a warning and its addresses stay unnamed.
+
+use addr2line::Loader;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// One executable segment of a loaded object.
+#[derive(Debug, Clone)]
+pub struct Segment {
+    pub start: u64,
+    pub end: u64,
+    /// Runtime address - ELF address.
+    pub bias: u64,
+    pub path: PathBuf,
+}
+
+/// The executable segments of every object loaded in this process.
+pub fn loaded_segments() -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::new();
+    unsafe extern "C" fn each(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: the loader passes a valid info for the duration of the call; `data` is
+        // the `Vec` passed below, borrowed exclusively for the iteration.
+        let (info, out) = unsafe { (&*info, &mut *(data as *mut Vec<Segment>)) };
+        let name = if info.dlpi_name.is_null() {
+            String::new()
+        } else {
+            // SAFETY: a NUL-terminated string owned by the loader.
+            unsafe { std::ffi::CStr::from_ptr(info.dlpi_name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        // The main program has an empty name; the vDSO has no file.
+        let path = if name.is_empty() {
+            match std::fs::read_link("/proc/self/exe") {
+                Ok(p) => p,
+                Err(_) => return 0,
+            }
+        } else if name.starts_with('/') {
+            PathBuf::from(name)
+        } else {
+            return 0;
+        };
+        for i in 0..info.dlpi_phnum as usize {
+            // SAFETY: dlpi_phdr points to dlpi_phnum program headers.
+            let ph = unsafe { &*info.dlpi_phdr.add(i) };
+            if ph.p_type == libc::PT_LOAD && ph.p_flags & libc::PF_X != 0 {
+                let start = info.dlpi_addr.wrapping_add(ph.p_vaddr);
+                out.push(Segment {
+                    start,
+                    end: start.wrapping_add(ph.p_memsz),
+                    bias: info.dlpi_addr,
+                    path: path.clone(),
+                });
+            }
+        }
+        0
+    }
+    // SAFETY: `each` only reads the loader's data and writes into `out`.
+    unsafe {
+        libc::dl_iterate_phdr(Some(each), &mut out as *mut Vec<Segment> as *mut libc::c_void);
+    }
+    out.sort_by_key(|s| s.start);
+    out
+}
+
+/// The merged [start, end) ELF ranges of an object's sized function symbols: a stripped
+/// library's code outside them (libc's IFUNC memcpy variants) must not be named after
+/// the nearest preceding symbol.
+fn sized_extents(path: &std::path::Path) -> Vec<(u64, u64)> {
+    use object::{Object as _, ObjectSymbol as _};
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(file) = object::File::parse(&*data) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, u64)> = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|s| s.size() > 0 && s.kind() == object::SymbolKind::Text)
+        .map(|s| (s.address(), s.address().saturating_add(s.size())))
+        .collect();
+    v.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match merged.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    merged
+}
+
+fn covered(extents: &[(u64, u64)], probe: u64) -> bool {
+    let i = extents.partition_point(|&(a, _)| a <= probe);
+    i > 0 && probe < extents[i - 1].1
+}
+
+pub struct Symbolizer {
+    segments: Vec<Segment>,
+    loaders: HashMap<PathBuf, Option<Loader>>,
+    extents: HashMap<PathBuf, Vec<(u64, u64)>>,
+    cache: HashMap<u64, Vec<String>>,
+    pub warnings: Vec<String>,
+}
+
+impl Symbolizer {
+    pub fn new(segments: Vec<Segment>) -> Symbolizer {
+        Symbolizer {
+            segments,
+            loaders: HashMap::new(),
+            extents: HashMap::new(),
+            cache: HashMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Functions inlined at `addr`, innermost first (empty: unknown).
+    pub fn frames(&mut self, addr: u64) -> &[String] {
+        if !self.cache.contains_key(&addr) {
+            let names = self.lookup(addr);
+            self.cache.insert(addr, names);
+        }
+        &self.cache[&addr]
+    }
+
+    fn lookup(&mut self, addr: u64) -> Vec<String> {
+        let i = self.segments.partition_point(|s| s.start <= addr);
+        let Some(seg) = i.checked_sub(1).map(|i| &self.segments[i]) else {
+            return Vec::new();
+        };
+        if addr >= seg.end {
+            return Vec::new();
+        }
+        let probe = addr.wrapping_sub(seg.bias);
+        let path = seg.path.clone();
+        let warnings = &mut self.warnings;
+        let loader = self.loaders.entry(path.clone()).or_insert_with(|| {
+            match Loader::new(&path) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    warnings.push(format!(
+                        "cannot read symbols of {}: {e}; its samples are unnamed",
+                        path.display()
+                    ));
+                    None
+                }
+            }
+        });
+        let Some(loader) = loader else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        if let Ok(mut frames) = loader.find_frames(probe) {
+            while let Ok(Some(f)) = frames.next() {
+                if let Some(n) = f.function.as_ref().and_then(|n| n.demangle().ok()) {
+                    names.push(n.into_owned());
+                }
+            }
+        }
+        if names.is_empty() {
+            if let Some(sym) = loader.find_symbol(probe) {
+                let ext = self
+                    .extents
+                    .entry(path.clone())
+                    .or_insert_with(|| sized_extents(&path));
+                if ext.is_empty() || covered(ext, probe) {
+                    names.push(format!("{:#}", rustc_demangle::demangle(sym)));
+                } else {
+                    let file = path.file_name().unwrap_or(path.as_os_str());
+                    names.push(format!("({} code without a symbol)", file.to_string_lossy()));
+                }
+            }
+        }
+        names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[inline(never)]
+    fn a_function_to_find() -> u64 {
+        std::hint::black_box(42)
+    }
+
+    #[test]
+    fn this_process_s_own_functions_are_found() {
+        let segs = loaded_segments();
+        assert!(!segs.is_empty());
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        assert!(segs.iter().any(|s| s.path == exe), "the program itself is listed");
+        let addr = a_function_to_find as *const () as u64;
+        let mut s = Symbolizer::new(segs);
+        let names = s.frames(addr).to_vec();
+        assert!(
+            names.iter().any(|n| n.contains("a_function_to_find")),
+            "{names:?}"
+        );
+        assert!(s.frames(8).is_empty(), "an unmapped address is unknown");
+    }
+}
