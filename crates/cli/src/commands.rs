@@ -50,7 +50,11 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             }
         },
         Cmd::Profile { workload } => match workload.ok_or_else(|| no_workload("profile"))? {
-            RunWorkload::Micro(a) => run_with(&micro(&a.data, Some(&a.txn))?, &a.common.run, Some(&a.common)),
+            RunWorkload::Micro(a) => run_with(
+                &micro(&a.data, Some(&a.txn))?,
+                &a.common.run,
+                Some(&a.common),
+            ),
             RunWorkload::Tpcb(a) => {
                 let wl = tpcb(&a.data, Some(&a.txn), a.common.run.threads)?;
                 run_with(&wl, &a.common.run, Some(&a.common))
@@ -61,7 +65,11 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                         "--terminal-times and --rate are two ways to pace a run: give one".into(),
                     );
                 }
-                run_with(&tpcc(&a.data, Some(&a.txn))?, &a.common.run, Some(&a.common))
+                run_with(
+                    &tpcc(&a.data, Some(&a.txn))?,
+                    &a.common.run,
+                    Some(&a.common),
+                )
             }
         },
         Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {

@@ -56,13 +56,19 @@ fn every_engine_profiles_tpcb_with_deep_chains() {
                 .iter()
                 .find(|o| o["name"] == "(between operations)")
                 .map_or(0.0, |o| o["share"].as_f64().unwrap());
-        assert!(in_ops > 0.5, "{engine}: {in_ops} of the time inside operations");
+        assert!(
+            in_ops > 0.5,
+            "{engine}: {in_ops} of the time inside operations"
+        );
         assert!(v["committed"].as_u64().unwrap() > 0, "{engine}");
     }
     let v = profile_json(&["tpcb", "--engine", "disk", "--duration", "0.6"]);
     let p = &v["profile"];
     let engine_side = share(p, "btree") + share(p, "bpool") + share(p, "lock");
-    assert!(engine_side > 0.3, "disk TPC-B: B-tree, pool and locks {engine_side}");
+    assert!(
+        engine_side > 0.3,
+        "disk TPC-B: B-tree, pool and locks {engine_side}"
+    );
     assert_eq!(share(p, "occ"), 0.0, "the disk engine has no OCC");
 }
 
@@ -76,7 +82,13 @@ fn tpcc_and_micro_time_is_split_by_transaction_type() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    for t in ["new-order", "payment", "order-status", "delivery", "stock-level"] {
+    for t in [
+        "new-order",
+        "payment",
+        "order-status",
+        "delivery",
+        "stock-level",
+    ] {
         assert!(types.contains(&t), "{types:?}");
     }
     let new_order = &p["txn_types"][0];
@@ -87,8 +99,19 @@ fn tpcc_and_micro_time_is_split_by_transaction_type() {
         .iter()
         .map(|c| c["share"].as_f64().unwrap())
         .sum();
-    assert!((within - 1.0).abs() < 1e-9, "a type's components add to 1: {within}");
-    let v = profile_json(&["micro", "--keys", "10000", "--duration", "0.5", "--mode", "update"]);
+    assert!(
+        (within - 1.0).abs() < 1e-9,
+        "a type's components add to 1: {within}"
+    );
+    let v = profile_json(&[
+        "micro",
+        "--keys",
+        "10000",
+        "--duration",
+        "0.5",
+        "--mode",
+        "update",
+    ]);
     let p = &v["profile"];
     assert!(share(p, "index") + share(p, "btree") > 0.0, "{p}");
 }

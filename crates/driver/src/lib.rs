@@ -6,10 +6,10 @@
 //! The driver owns all timing and printing; engines and kits never print.
 
 pub mod machine;
-pub mod report;
 pub mod observe;
+pub mod report;
 mod run;
 
-pub use report::{Report, Second, SecondTxn};
 pub use observe::{Observer, ThreadObserver};
+pub use report::{Report, Second, SecondTxn};
 pub use run::{check_only, load_only, run, run_observed, Rate, RunConfig, Stop};

@@ -87,12 +87,18 @@ mod tests {
 
     #[test]
     fn session_methods_name_operations() {
-        assert_eq!(session_op("api::session::Session::get"), Some(Op::IndexProbe));
+        assert_eq!(
+            session_op("api::session::Session::get"),
+            Some(Op::IndexProbe)
+        );
         assert_eq!(
             session_op("api::session::Session::update_row::{{closure}}"),
             Some(Op::Update)
         );
-        assert_eq!(session_op("api::session::Session::commit"), Some(Op::Commit));
+        assert_eq!(
+            session_op("api::session::Session::commit"),
+            Some(Op::Commit)
+        );
         assert_eq!(session_op("api::session::Session::run"), None);
         assert_eq!(session_op("engine_disk::btree::BTree::get"), None);
     }
@@ -126,7 +132,10 @@ mod tests {
         let t = ComponentTable::new(&default_components());
         let frames = vec![
             vec!["workloads::tpcc::new_order::{{closure}}"],
-            vec!["api::session::Session<X>::run", "driver::run::Shared<W>::stream"],
+            vec![
+                "api::session::Session<X>::run",
+                "driver::run::Shared<W>::stream",
+            ],
         ];
         let c = charge(&t, &frames);
         assert_eq!(name(&t, &c), "workload");
@@ -153,6 +162,13 @@ mod tests {
     fn nothing_known_is_other() {
         let t = ComponentTable::new(&default_components());
         let c = charge::<&str>(&t, &[vec![], vec![]]);
-        assert_eq!(c, Charge { component: 0, op: None, leaf: None });
+        assert_eq!(
+            c,
+            Charge {
+                component: 0,
+                op: None,
+                leaf: None
+            }
+        );
     }
 }

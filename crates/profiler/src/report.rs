@@ -238,7 +238,10 @@ impl Profile {
             self.mean_frames
         );
         if self.samples == 0 {
-            let _ = writeln!(s, "no samples: run longer (--duration) or sample faster (--frequency)");
+            let _ = writeln!(
+                s,
+                "no samples: run longer (--duration) or sample faster (--frequency)"
+            );
             return s;
         }
         let types: Vec<&Breakdown> = self.txn_types.iter().filter(|b| b.samples > 0).collect();
@@ -269,12 +272,22 @@ impl Profile {
                 .iter()
                 .find(|b| b.name == o.name)
                 .map(|b| {
-                    let mut c: Vec<&Share> = b.components.iter().filter(|c| c.samples > 0).collect();
+                    let mut c: Vec<&Share> =
+                        b.components.iter().filter(|c| c.samples > 0).collect();
                     c.sort_by_key(|c| std::cmp::Reverse(c.samples));
-                    c.iter().take(3).map(|c| format!("{} {}", c.name, pct(c.share).trim())).collect()
+                    c.iter()
+                        .take(3)
+                        .map(|c| format!("{} {}", c.name, pct(c.share).trim()))
+                        .collect()
                 })
                 .unwrap_or_default();
-            let _ = writeln!(s, "  {:<22} {}   ({})", o.name, pct(o.share), top.join(", "));
+            let _ = writeln!(
+                s,
+                "  {:<22} {}   ({})",
+                o.name,
+                pct(o.share),
+                top.join(", ")
+            );
         }
         let _ = writeln!(s, "\ntop functions (innermost frame)");
         for f in &self.top_functions {
@@ -325,11 +338,28 @@ mod tests {
         assert!((p.kernel_share - 0.25).abs() < 1e-9);
         let no = &p.txn_types[0];
         assert_eq!((no.name.as_str(), no.samples), ("new_order", 2));
-        assert!((no.components.iter().find(|c| c.name == "lock").unwrap().share - 0.5).abs() < 1e-9);
+        assert!(
+            (no.components
+                .iter()
+                .find(|c| c.name == "lock")
+                .unwrap()
+                .share
+                - 0.5)
+                .abs()
+                < 1e-9
+        );
         assert_eq!(p.txn_types[2].name, NO_TYPE);
         let op = |n: &str| p.operations.iter().find(|o| o.name == n).map(|o| o.samples);
-        assert_eq!((op("update"), op("index_probe"), op(OUTSIDE)), (Some(2), Some(1), Some(1)));
-        let top = |n: &str| p.top_functions.iter().find(|f| f.name == n).map(|f| f.samples);
+        assert_eq!(
+            (op("update"), op("index_probe"), op(OUTSIDE)),
+            (Some(2), Some(1), Some(1))
+        );
+        let top = |n: &str| {
+            p.top_functions
+                .iter()
+                .find(|f| f.name == n)
+                .map(|f| f.samples)
+        };
         // A sample in the kernel is named so; its component comes from the user frames.
         assert_eq!(top("(kernel)"), Some(1));
         assert_eq!(top("engine_disk::lock::LockManager::acquire"), Some(1));

@@ -67,7 +67,10 @@ pub fn loaded_segments() -> Vec<Segment> {
     }
     // SAFETY: `each` only reads the loader's data and writes into `out`.
     unsafe {
-        libc::dl_iterate_phdr(Some(each), &mut out as *mut Vec<Segment> as *mut libc::c_void);
+        libc::dl_iterate_phdr(
+            Some(each),
+            &mut out as *mut Vec<Segment> as *mut libc::c_void,
+        );
     }
     out.sort_by_key(|s| s.start);
     out
@@ -145,8 +148,10 @@ impl Symbolizer {
         let probe = addr.wrapping_sub(seg.bias);
         let path = seg.path.clone();
         let warnings = &mut self.warnings;
-        let loader = self.loaders.entry(path.clone()).or_insert_with(|| {
-            match Loader::new(&path) {
+        let loader = self
+            .loaders
+            .entry(path.clone())
+            .or_insert_with(|| match Loader::new(&path) {
                 Ok(l) => Some(l),
                 Err(e) => {
                     warnings.push(format!(
@@ -155,8 +160,7 @@ impl Symbolizer {
                     ));
                     None
                 }
-            }
-        });
+            });
         let Some(loader) = loader else {
             return Vec::new();
         };
@@ -178,7 +182,10 @@ impl Symbolizer {
                     names.push(format!("{:#}", rustc_demangle::demangle(sym)));
                 } else {
                     let file = path.file_name().unwrap_or(path.as_os_str());
-                    names.push(format!("({} code without a symbol)", file.to_string_lossy()));
+                    names.push(format!(
+                        "({} code without a symbol)",
+                        file.to_string_lossy()
+                    ));
                 }
             }
         }
@@ -200,7 +207,10 @@ mod tests {
         let segs = loaded_segments();
         assert!(!segs.is_empty());
         let exe = std::fs::read_link("/proc/self/exe").unwrap();
-        assert!(segs.iter().any(|s| s.path == exe), "the program itself is listed");
+        assert!(
+            segs.iter().any(|s| s.path == exe),
+            "the program itself is listed"
+        );
         let addr = a_function_to_find as *const () as u64;
         let mut s = Symbolizer::new(segs);
         let names = s.frames(addr).to_vec();
