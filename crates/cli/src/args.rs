@@ -372,6 +372,10 @@ pub struct ProfOpts {
     /// Samples per second of each worker thread's CPU time.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=20_000))]
     pub frequency: u64,
+    /// Also read hardware counters (cycles, instructions, cache misses) where the kernel
+    /// exposes them; where it does not, say so in one line and give the software profile.
+    #[arg(long)]
+    pub counters: bool,
 }
 
 /// `oltpscope load`.

@@ -474,6 +474,16 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
     check_fits(wl, c.disk.bpool_size)?;
     // Before anything is created: a machine that cannot sample is one line.
+    if prof.is_some_and(|p| p.counters) {
+        match profiler::hardware_counters_available() {
+            Err(e) => eprintln!(
+                "note: no hardware counters on this machine (perf_event_open of cpu-cycles: {e}): the software profile follows; `oltpscope simulate` models cache misses instead"
+            ),
+            Ok(()) => {
+                eprintln!("note: this machine has hardware counters, but `profile --counters` does not read them yet: the software profile follows");
+            }
+        }
+    }
     let profiler = match prof {
         Some(p) => Some(profiler::Profiler::new(profiler::Settings {
             frequency_hz: p.frequency,
