@@ -315,9 +315,21 @@ fn simulate_counts_workers_apart_from_background_threads() {
     assert_eq!(roles[0], "workers", "{roles:?}");
     assert_eq!(threads[0]["threads"], 1);
     assert_eq!(threads[0]["instructions"], sim["instructions"]);
-    for r in ["page cleaner", "log flusher", "main"] {
+    // The driver's main thread wakes only to keep time: whether it ran while tracing
+    // depends on valgrind's scheduling, so its row is not required.
+    for r in ["page cleaner", "log flusher"] {
         assert!(roles.contains(&r), "no {r} row: {roles:?}");
     }
+    let known = [
+        "workers",
+        "main",
+        "page cleaner",
+        "log flusher",
+        "checkpointer",
+        "epoch",
+        "io",
+    ];
+    assert!(roles.iter().all(|r| known.contains(r)), "{roles:?}");
     let ops = sim["by_operation"].as_array().unwrap();
     let instr = |name: &str| {
         ops.iter()
