@@ -135,10 +135,19 @@ fn bad_profile_input_is_one_line_and_exit_code_2() {
 #[test]
 fn counters_say_in_one_line_whether_the_machine_has_them_and_profile_anyway() {
     let (code, out, err) = oltpscope(&[
-        "profile", "tpcb", "--duration", "0.3", "--warmup", "0", "--counters",
+        "profile",
+        "tpcb",
+        "--duration",
+        "0.3",
+        "--warmup",
+        "0",
+        "--counters",
     ]);
     assert_eq!(code, 0, "{err}");
-    let notes: Vec<&str> = err.lines().filter(|l| l.contains("hardware counters")).collect();
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("hardware counters"))
+        .collect();
     assert_eq!(notes.len(), 1, "{err}");
     assert!(out.contains("time by component"), "{out}");
 }
