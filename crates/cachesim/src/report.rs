@@ -367,15 +367,20 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             .map_or("?", |r| r.name())
             .to_string(),
     };
-    let thread_row = |role: String, threads: usize, c: &Cell| {
+    // Misses per level and the stall cycles they cost, for the thread and function rows.
+    let misses_and_stall = |m: &[[u64; 2]; 4]| {
         let misses: Vec<(String, Split)> = slot_names
             .iter()
-            .map(|&(slot, n)| (n.to_string(), Split::new(c.misses[slot])))
+            .map(|&(slot, n)| (n.to_string(), Split::new(m[slot])))
             .collect();
-        let stall_cycles = slot_names
+        let stall_cycles: u64 = slot_names
             .iter()
-            .map(|&(slot, _)| Split::new(c.misses[slot]).total * penalty[slot] as u64)
+            .map(|&(slot, _)| Split::new(m[slot]).total * penalty[slot] as u64)
             .sum();
+        (misses, stall_cycles)
+    };
+    let thread_row = |role: String, threads: usize, c: &Cell| {
+        let (misses, stall_cycles) = misses_and_stall(&c.misses);
         ThreadRow {
             role,
             threads,
@@ -433,14 +438,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         .map(|(_, f)| f)
         .filter(|(_, c)| c.instructions > 0 || c.misses.iter().flatten().any(|&m| m > 0))
         .map(|((name, comp), c)| {
-            let misses: Vec<(String, Split)> = slot_names
-                .iter()
-                .map(|&(slot, n)| (n.to_string(), Split::new(c.misses[slot])))
-                .collect();
-            let stall_cycles = slot_names
-                .iter()
-                .map(|&(slot, _)| Split::new(c.misses[slot]).total * penalty[slot] as u64)
-                .sum();
+            let (misses, stall_cycles) = misses_and_stall(&c.misses);
             FunctionRow {
                 function: name.clone(),
                 component: names[*comp as usize].clone(),

@@ -4,7 +4,7 @@
 //! coroutine stacks switch).
 
 mod common;
-use common::oltpscope;
+use common::{assert_bad_input, oltpscope};
 
 #[test]
 fn run_with_coroutines_reports_them_and_waits_by_kind() {
@@ -70,15 +70,7 @@ fn bad_coroutine_counts_give_one_line_and_exit_code_2() {
         &["check", "tpcb", "--coroutines", "2"],
     ];
     for args in cases {
-        let (code, _out, err) = oltpscope(args);
-        assert_eq!(code, 2, "{args:?} should exit with 2, stderr: {err}");
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{args:?}: one line expected, got: {err}"
-        );
-        assert!(err.starts_with("error:"), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_bad_input(args);
     }
 }
 

@@ -4,7 +4,7 @@
 //! `--coroutines` or `--rate` get one error line and exit code 2.
 
 mod common;
-use common::oltpscope;
+use common::{assert_bad_input, oltpscope};
 
 #[test]
 fn interleaved_runs_pass_their_checks() {
@@ -65,14 +65,6 @@ fn bad_interleave_uses_give_one_line_and_exit_code_2() {
         &["load", "micro", "--interleave", "2"],
     ];
     for args in cases {
-        let (code, _out, err) = oltpscope(args);
-        assert_eq!(code, 2, "{args:?} should exit with 2, stderr: {err}");
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{args:?}: one line expected, got: {err}"
-        );
-        assert!(err.starts_with("error:"), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_bad_input(args);
     }
 }

@@ -3,7 +3,7 @@
 //! one simulation per team size and prints the table of cache misses.
 
 mod common;
-use common::{oltpscope, tracer_or_skip};
+use common::{assert_bad_input, oltpscope, tracer_or_skip};
 
 #[test]
 fn run_with_steps_reports_teams() {
@@ -82,15 +82,7 @@ fn bad_steps_options_give_one_line_and_exit_code_2() {
         ],
     ];
     for args in cases {
-        let (code, _out, err) = oltpscope(args);
-        assert_eq!(code, 2, "{args:?} should exit with 2, stderr: {err}");
-        assert_eq!(
-            err.trim_end().lines().count(),
-            1,
-            "{args:?}: one line expected, got: {err}"
-        );
-        assert!(err.starts_with("error:"), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_bad_input(args);
     }
 }
 

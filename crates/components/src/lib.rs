@@ -3,8 +3,12 @@
 //!
 //! Owns: the default ordered rule table (module-path pattern -> component name), the
 //! compiled table that classifies a demangled function name, and the reading of a
-//! demangled name as the module path it is classified by. Knows nothing of addresses,
-//! objects or samples: callers resolve addresses to names first (with `addr2line`).
+//! demangled name as the module path it is classified by; and ([`extents`]) which
+//! addresses of an object file a sized symbol covers, so both symbolizers refuse the same
+//! names. Knows nothing of samples or traces: callers resolve addresses to names first
+//! (with `addr2line`).
+
+pub mod extents;
 
 /// The default component table, in matching order.
 pub fn default_components() -> Vec<(String, String)> {

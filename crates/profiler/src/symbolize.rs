@@ -76,39 +76,6 @@ pub fn loaded_segments() -> Vec<Segment> {
     out
 }
 
-/// The merged [start, end) ELF ranges of an object's sized function symbols: a stripped
-/// library's code outside them (libc's IFUNC memcpy variants) must not be named after
-/// the nearest preceding symbol.
-fn sized_extents(path: &std::path::Path) -> Vec<(u64, u64)> {
-    use object::{Object as _, ObjectSymbol as _};
-    let Ok(data) = std::fs::read(path) else {
-        return Vec::new();
-    };
-    let Ok(file) = object::File::parse(&*data) else {
-        return Vec::new();
-    };
-    let mut v: Vec<(u64, u64)> = file
-        .symbols()
-        .chain(file.dynamic_symbols())
-        .filter(|s| s.size() > 0 && s.kind() == object::SymbolKind::Text)
-        .map(|s| (s.address(), s.address().saturating_add(s.size())))
-        .collect();
-    v.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(v.len());
-    for (a, b) in v {
-        match merged.last_mut() {
-            Some(last) if a <= last.1 => last.1 = last.1.max(b),
-            _ => merged.push((a, b)),
-        }
-    }
-    merged
-}
-
-fn covered(extents: &[(u64, u64)], probe: u64) -> bool {
-    let i = extents.partition_point(|&(a, _)| a <= probe);
-    i > 0 && probe < extents[i - 1].1
-}
-
 pub struct Symbolizer {
     segments: Vec<Segment>,
     loaders: HashMap<PathBuf, Option<Loader>>,
@@ -177,8 +144,8 @@ impl Symbolizer {
                 let ext = self
                     .extents
                     .entry(path.clone())
-                    .or_insert_with(|| sized_extents(&path));
-                if ext.is_empty() || covered(ext, probe) {
+                    .or_insert_with(|| components::extents::symbol_extents(&path));
+                if components::extents::covered(ext, probe) {
                     names.push(format!("{:#}", rustc_demangle::demangle(sym)));
                 } else {
                     let file = path.file_name().unwrap_or(path.as_os_str());

@@ -30,6 +30,19 @@ pub fn oltpscope(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Bad input: oltpscope with `args` exits with 2 and one `error:` line, no panic.
+pub fn assert_bad_input(args: &[&str]) {
+    let (code, _out, err) = oltpscope(args);
+    assert_eq!(code, 2, "{args:?} should exit with 2, stderr: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line expected, got: {err}"
+    );
+    assert!(err.starts_with("error:"), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+}
+
 /// The newest disk-engine log segment file in `dir`.
 pub fn last_segment(dir: &Path) -> std::path::PathBuf {
     let mut v: Vec<_> = std::fs::read_dir(dir)
