@@ -58,6 +58,20 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         &["run", "tpcc", "--mix", "new-order=50,payment"],
         &["run", "tpcc", "--mix", "new-order=50,payment=40"],
         &["run", "tpcc", "--mix", "new-order=50,bogus=50"],
+        &["run", "tpce", "--customers", "1500"],
+        &["run", "tpce", "--customers", "0"],
+        &["run", "tpce", "--trade-days", "0"],
+        &["run", "tpce", "--trade-days", "301"],
+        &["run", "tpce", "--mix", "trade-order=50"],
+        &["run", "tpce", "--mix", "trade-result=100"],
+        &[
+            "check",
+            "tpce",
+            "--customers",
+            "1500",
+            "--db",
+            "/nonexistent",
+        ],
         &["run", "tpcb", "--engine", "disk", "--bpool-size", "12XB"],
         &["run", "tpcb", "--engine", "disk", "--checkpoint-ms", "1e12"],
         &[
@@ -433,13 +447,13 @@ fn clap_errors_keep_their_hints_on_one_line() {
         "possible values lost: {err}"
     );
     let (_, _, err) = oltpscope(&["run"]);
-    assert!(err.contains("micro, tpcb or tpcc"), "{err}");
+    assert!(err.contains("micro, tpcb, tpcc or tpce"), "{err}");
 }
 
 #[test]
 fn every_command_and_workload_has_help() {
     for cmd in ["run", "load", "simulate", "check"] {
-        for wl in ["micro", "tpcb", "tpcc"] {
+        for wl in ["micro", "tpcb", "tpcc", "tpce"] {
             let (code, out, err) = oltpscope(&[cmd, wl, "--help"]);
             assert_eq!(code, 0, "{cmd} {wl}: {err}");
             assert!(out.contains("Usage:"), "{cmd} {wl}: {out}");
