@@ -127,7 +127,7 @@ pub fn account_tax_status(ca_id: u64) -> u8 {
 
 /// The account's balance before any trade: the check's baseline for cash.
 pub fn initial_balance(ca_id: u64) -> i64 {
-    10_000_00 + (h2(ca_id, 5) % 9_990_000_00) as i64
+    1_000_000 + (h2(ca_id, 5) % 999_000_000) as i64
 }
 
 /// Permissions on an account: the owner plus 0-3 others (1.4 on average).

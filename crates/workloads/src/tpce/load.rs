@@ -266,7 +266,7 @@ fn market(t: &Tpce, unit: u64, rng: &mut impl Rng, sink: &mut dyn Sink) -> Resul
             f.fi_year = 2000 + q / 4;
             f.fi_qtr = q % 4 + 1;
             f.fi_qtr_start_date = MARKET_START_US + q as u64 * 91 * ONE_DAY_US;
-            f.fi_revenue = rng.gen_range(100_000_00..10_000_000_000_00);
+            f.fi_revenue = rng.gen_range(10_000_000..1_000_000_000_000);
             f.fi_net_earn = f.fi_revenue / rng.gen_range(5..40);
             f.fi_out_basic = rng.gen_range(1_000_000..1_000_000_000);
             f.fi_out_dilut = f.fi_out_basic + f.fi_out_basic / 50;

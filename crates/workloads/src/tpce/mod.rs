@@ -139,7 +139,7 @@ pub struct Tpce {
 
 impl Tpce {
     pub fn new(cfg: TpceConfig) -> std::result::Result<Tpce, String> {
-        if cfg.customers == 0 || cfg.customers % LOAD_UNIT != 0 {
+        if cfg.customers == 0 || !cfg.customers.is_multiple_of(LOAD_UNIT) {
             return Err(format!(
                 "customers must be a positive multiple of {LOAD_UNIT} (the load unit), got {}",
                 cfg.customers

@@ -34,6 +34,7 @@ pub struct LotChanges {
 /// Complete a trade against `lots` (ordered oldest first): a sell closes long lots
 /// (a buy, short lots) newest first when `lifo`, else oldest first; whatever quantity
 /// is left opens a new lot of the trade. `hs` is the summary quantity (the lots' sum).
+#[allow(clippy::too_many_arguments)]
 pub fn apply(
     lots: &[Lot],
     hs: i64,

@@ -311,7 +311,7 @@ impl Tpce {
                 out.push((*name, vol));
             }
         }
-        out.sort_by(|a, b| b.1.cmp(&a.1));
+        out.sort_by_key(|x| std::cmp::Reverse(x.1));
         std::hint::black_box(&out);
         Ok(n)
     }
