@@ -835,3 +835,34 @@ fn terminal_times_pace_a_tpcc_run_and_its_end_is_prompt() {
         "{out}"
     );
 }
+
+/// TPC-E across processes on the disk engine: a run leaves pending orders, the next
+/// run's Trade-Cleanup cancels them, and `check tpce` passes after each.
+#[test]
+fn tpce_runs_on_a_loaded_database_and_the_next_run_cleans_up() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("db");
+    let dbs = db.to_str().unwrap();
+    let (code, out, err) = oltpscope(&["load", "tpce", "--engine", "disk", "--db", dbs]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("loaded tpce (1,477,987 rows)"), "{out}");
+    // Orders only: limit orders stay pending in TRADE_REQUEST at the end.
+    let run = |extra: &[&str]| {
+        let mut a = vec!["run", "tpce", "--db", dbs, "--no-load", "--txns", "400"];
+        a.extend_from_slice(extra);
+        let (code, out, err) = oltpscope(&a);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("consistency checks: all passed"), "{out}");
+        out
+    };
+    let first = run(&["--mix", "trade-order=100"]);
+    assert!(!first.contains("trade-cleanup canceled"), "{first}");
+    let second = run(&[]);
+    assert!(second.contains("trade-cleanup canceled"), "{second}");
+    let (code, out, err) = oltpscope(&["check", "tpce", "--db", dbs]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("tpce on disk: consistency checks all passed"),
+        "{out}"
+    );
+}
