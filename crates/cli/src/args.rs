@@ -362,6 +362,12 @@ pub struct RunOpts {
     /// B+tree node, record), so memory stalls overlap; 1 = plain threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with_all = ["coroutines", "steps_team"])]
     pub interleave: u32,
+    /// Per-transaction statistics (A-to-E's Table 4): records read and written, locks,
+    /// escalations, heap and index pages (unique and total), index nodes, averaged per
+    /// committed transaction of each type; and each table's records and pages after the
+    /// load. Not with coroutines.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// `oltpscope profile`: every option of `run`, and the sampler's.

@@ -558,6 +558,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         coroutine_seed: None,
         steps_team: c.steps_team.map(|n| n as usize),
         interleave: c.interleave > 1,
+        stats: c.stats,
         timeseries: c.out.is_some(),
     };
     let obs = profiler.as_ref().map(|p| p as &dyn driver::Observer);
@@ -573,6 +574,9 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     };
     let mut value = serde_json::to_value(&report).expect("reports serialize");
     let mut text = report.to_text();
+    if let Some(s) = &report.stats {
+        text += &crate::stats::text(s, wl.name());
+    }
     if let Some(p) = profiler {
         let thread_ns = (report.duration_s * 1e9) as u64 * report.threads as u64;
         let profile = match p.finish(wl.txn_types(), thread_ns) {

@@ -282,7 +282,12 @@ mod tests {
         a.add(&a.clone());
         assert_eq!(a.counters, [2, 4, 6, 8, 10, 12]);
         assert_eq!(
-            (a.heap_pages, a.heap_pages_unique, a.index_pages, a.index_pages_unique),
+            (
+                a.heap_pages,
+                a.heap_pages_unique,
+                a.index_pages,
+                a.index_pages_unique
+            ),
             (14, 6, 18, 8)
         );
     }
