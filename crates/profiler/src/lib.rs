@@ -14,6 +14,7 @@ pub mod attribute;
 pub mod report;
 pub mod sampler;
 pub mod symbolize;
+pub mod tmam;
 
 pub use report::Profile;
 pub use sampler::{Profiler, Settings};
