@@ -604,8 +604,12 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         };
         text += &profile.to_text();
         text += &crate::profile::waits_text(&report);
-        text += &crate::profile::lock_split_text(&report, &profile);
+        let split = crate::profile::lock_split(&report, &profile);
+        text += &crate::profile::lock_split_text(split);
         value["profile"] = serde_json::to_value(&profile).expect("profiles serialize");
+        if let Some(s) = split {
+            value["profile"]["lock_split"] = serde_json::json!(s);
+        }
         let mut counters = Vec::new();
         if let Some(c) = counted {
             counters.push(("the worker threads' measured phase".to_string(), c));
