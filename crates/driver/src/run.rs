@@ -1062,7 +1062,7 @@ pub fn run_observed<E: Engine, W: Workload>(
         .map(|s| crate::report::StepsReport::new(&s, &schema));
     let stats = cfg.stats.then(|| {
         let committed: Vec<u64> = per_txn.iter().map(|t| t.committed).collect();
-        crate::stats::StatsReport::new(&wl.txn_types(), &stat_sums, &committed, E::COUNTED, tables)
+        crate::stats::StatsReport::new(wl.txn_types(), &stat_sums, &committed, E::COUNTED, tables)
     });
     let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
     let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();

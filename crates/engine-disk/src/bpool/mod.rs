@@ -885,9 +885,6 @@ impl BufferPool {
     }
 }
 
-/// A pool over `dir/data` (created if missing) with a log that keeps nothing, for the
-/// unit tests of pages, heaps and trees.
-
 /// `--stats`: one request of a heap or B+tree page to the pool, by its header's type
 /// (the pool knows page types, not the modules that own them).
 #[inline(always)]
@@ -902,6 +899,8 @@ fn count_request(g: &PageGuard<'_>) {
     }
 }
 
+/// A pool over `dir/data` (created if missing) with a log that keeps nothing, for the
+/// unit tests of pages, heaps and trees.
 #[cfg(test)]
 pub(crate) fn for_tests(dir: &std::path::Path, frames: usize) -> (BufferPool, Arc<Log>) {
     let st = storage::os();
