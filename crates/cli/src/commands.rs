@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
+use workloads::tpce::{Tpce, TpceConfig};
 use workloads::Workload;
 
 /// Run `$body` with `$E` bound to the engine type named by `$name`.
@@ -32,7 +33,7 @@ macro_rules! with_engine {
 }
 
 fn no_workload(cmd: &str) -> String {
-    format!("`oltpscope {cmd}` needs a workload: micro, tpcb or tpcc (e.g. `oltpscope {cmd} tpcb --help`)")
+    format!("`oltpscope {cmd}` needs a workload: micro, tpcb, tpcc or tpce (e.g. `oltpscope {cmd} tpcb --help`)")
 }
 
 pub fn dispatch(cli: Cli) -> Result<(), String> {
@@ -48,6 +49,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 }
                 run(&tpcc(&a.data, Some(&a.txn))?, &a.common)
             }
+            RunWorkload::Tpce(a) => run(&tpce(&a.data, Some(&a.txn))?, &a.common),
         },
         Cmd::Profile { workload } => match workload.ok_or_else(|| no_workload("profile"))? {
             RunWorkload::Micro(a) => run_with(
@@ -71,11 +73,17 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                     Some(&a.common),
                 )
             }
+            RunWorkload::Tpce(a) => run_with(
+                &tpce(&a.data, Some(&a.txn))?,
+                &a.common.run,
+                Some(&a.common),
+            ),
         },
         Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {
             DataWorkload::Micro(a) => load(&micro(&a.data, None)?, &a.common),
             DataWorkload::Tpcb(a) => load(&tpcb(&a.data, None, a.common.threads)?, &a.common),
             DataWorkload::Tpcc(a) => load(&tpcc(&a.data, None)?, &a.common),
+            DataWorkload::Tpce(a) => load(&tpce(&a.data, None)?, &a.common),
         },
         Cmd::Simulate { workload } => {
             let w = workload.ok_or_else(|| no_workload("simulate"))?;
@@ -93,6 +101,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             DataWorkload::Micro(a) => check(&micro(&a.data, None)?, &a.common),
             DataWorkload::Tpcb(a) => check(&tpcb(&a.data, None, 1)?, &a.common),
             DataWorkload::Tpcc(a) => check(&tpcc(&a.data, None)?, &a.common),
+            DataWorkload::Tpce(a) => check(&tpce(&a.data, None)?, &a.common),
         },
         Cmd::Drop(a) => {
             println!(
@@ -137,6 +146,13 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             (
                 &a.common,
                 [vec!["tpcc".into()], tpcc_args(&a.data, &a.txn)].concat(),
+            )
+        }
+        RunWorkload::Tpce(a) => {
+            sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
+            (
+                &a.common,
+                [vec!["tpce".into()], tpce_args(&a.data, &a.txn)].concat(),
             )
         }
     })
@@ -208,6 +224,17 @@ fn tpcc(d: &TpccData, txn: Option<&TpccTxn>) -> Result<Tpcc, String> {
         affinity: txn.is_some_and(|t| t.affinity),
         terminal_times: txn.is_some_and(|t| t.terminal_times),
         ..TpccConfig::default()
+    })
+}
+
+fn tpce(d: &TpceData, txn: Option<&TpceTxn>) -> Result<Tpce, String> {
+    Tpce::new(TpceConfig {
+        customers: d.customers,
+        trade_hours: d.trade_days * workloads::tpce::gen::HOURS_PER_DAY as u32,
+        mix: txn
+            .and_then(|t| t.mix)
+            .unwrap_or(workloads::tpce::DEFAULT_MIX),
+        ..TpceConfig::default()
     })
 }
 
@@ -285,6 +312,31 @@ fn tpcc_args(d: &TpccData, t: &TpccTxn) -> Vec<String> {
     }
     if t.terminal_times {
         v.push("--terminal-times".into());
+    }
+    v
+}
+
+fn tpce_args(d: &TpceData, t: &TpceTxn) -> Vec<String> {
+    let mut v = vec![
+        "--customers".to_string(),
+        d.customers.to_string(),
+        "--trade-days".to_string(),
+        d.trade_days.to_string(),
+    ];
+    if let Some(mix) = t.mix {
+        let m: Vec<String> = workloads::tpce::DEALT
+            .iter()
+            .map(|&i| {
+                let tenths = mix[i as usize];
+                format!(
+                    "{}={}.{}",
+                    workloads::tpce::TXN_NAMES[i as usize],
+                    tenths / 10,
+                    tenths % 10
+                )
+            })
+            .collect();
+        v.extend(["--mix".into(), m.join(",")]);
     }
     v
 }
