@@ -376,6 +376,12 @@ pub struct RunOpts {
     /// B+tree node, record), so memory stalls overlap; 1 = plain threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with_all = ["coroutines", "steps_team"])]
     pub interleave: u32,
+    /// Per-transaction statistics (A-to-E's Table 4): records read and written, locks,
+    /// escalations, heap and index pages (unique and total), index nodes, averaged per
+    /// committed transaction of each type; and each table's records and pages after the
+    /// load. Not with coroutines.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// `oltpscope profile`: every option of `run`, and the sampler's.
@@ -386,10 +392,17 @@ pub struct ProfOpts {
     /// Samples per second of each worker thread's CPU time.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=20_000))]
     pub frequency: u64,
-    /// Also read hardware counters (cycles, instructions, cache misses) where the kernel
-    /// exposes them; where it does not, say so in one line and give the software profile.
+    /// Also read hardware counters (cycles, instructions, branch and cache misses: IPC
+    /// and misses per 1000 instructions) on the worker threads where the kernel exposes
+    /// them; where it does not, say so in one line and give the software profile.
     #[arg(long)]
     pub counters: bool,
+    /// Compute IPC, MPKI, MLP and the TMAM breakdown (levels 1-2, Intel event names)
+    /// from recorded counter values: a TOML or JSON table of event = value, or `perf
+    /// stat` output (text or -x, CSV), e.g. a capture from a machine with counters.
+    /// Printed after the profile.
+    #[arg(long, value_name = "FILE")]
+    pub counters_from: Option<PathBuf>,
 }
 
 /// `oltpscope load`.

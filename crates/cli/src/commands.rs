@@ -525,20 +525,32 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
     check_fits(wl, c.disk.bpool_size)?;
-    // Before anything is created: a machine that cannot sample is one line.
+    // A recorded counter file is read first: a bad one is one line, before any run.
+    let recorded = match prof.and_then(|p| p.counters_from.as_ref()) {
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+            Some((
+                f.clone(),
+                profiler::tmam::parse(&f.display().to_string(), &text)?,
+            ))
+        }
+        None => None,
+    };
+    // Before anything is created: a machine that cannot count is one line.
+    let mut count = false;
     if prof.is_some_and(|p| p.counters) {
         match profiler::hardware_counters_available() {
             Err(e) => eprintln!(
-                "note: no hardware counters on this machine (perf_event_open of cpu-cycles: {e}): the software profile follows; `oltpscope simulate` models cache misses instead"
+                "note: no hardware counters on this machine (perf_event_open of cpu-cycles: {e}): the software profile follows; `oltpscope simulate` models cache misses, and `--counters-from FILE` computes the TMAM breakdown from a capture made elsewhere"
             ),
-            Ok(()) => {
-                eprintln!("note: this machine has hardware counters, but `profile --counters` does not read them yet: the software profile follows");
-            }
+            Ok(()) => count = true,
         }
     }
     let profiler = match prof {
         Some(p) => Some(profiler::Profiler::new(profiler::Settings {
             frequency_hz: p.frequency,
+            counters: count,
         })?),
         None => None,
     };
@@ -610,6 +622,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         coroutine_seed: None,
         steps_team: c.steps_team.map(|n| n as usize),
         interleave: c.interleave > 1,
+        stats: c.stats,
         timeseries: c.out.is_some(),
     };
     let obs = profiler.as_ref().map(|p| p as &dyn driver::Observer);
@@ -625,7 +638,11 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     };
     let mut value = serde_json::to_value(&report).expect("reports serialize");
     let mut text = report.to_text();
+    if let Some(s) = &report.stats {
+        text += &crate::stats::text(s, wl.name());
+    }
     if let Some(p) = profiler {
+        let counted = p.counters();
         let thread_ns = (report.duration_s * 1e9) as u64 * report.threads as u64;
         let profile = match p.finish(wl.txn_types(), thread_ns) {
             Ok(p) => p,
@@ -639,8 +656,32 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         };
         text += &profile.to_text();
         text += &crate::profile::waits_text(&report);
-        text += &crate::profile::lock_split_text(&report, &profile);
+        let split = crate::profile::lock_split(&report, &profile);
+        text += &crate::profile::lock_split_text(split);
         value["profile"] = serde_json::to_value(&profile).expect("profiles serialize");
+        if let Some(s) = split {
+            value["profile"]["lock_split"] = serde_json::json!(s);
+        }
+        let mut counters = Vec::new();
+        if let Some(c) = counted {
+            counters.push(("the worker threads' measured phase".to_string(), c));
+        }
+        if let Some((f, c)) = recorded {
+            counters.push((format!("recorded in {}", f.display()), c));
+        }
+        for (source, c) in counters {
+            let m = profiler::tmam::compute(&c);
+            text += &format!("\nhardware counters ({source})\n");
+            text += &profiler::tmam::to_text(&m);
+            value["profile"]["counters"]
+                .as_array_mut()
+                .map(|a| a.push(serde_json::json!({"source": source, "values": c, "metrics": m})))
+                .unwrap_or_else(|| {
+                    value["profile"]["counters"] = serde_json::json!([
+                        {"source": source, "values": c, "metrics": m}
+                    ]);
+                });
+        }
     }
     json.text(&text);
     json.write(&value)?;

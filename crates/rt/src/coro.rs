@@ -1,5 +1,5 @@
 //! The coroutine scheduler: one thread runs N transactions' bodies as stackful
-//! coroutines (corosensei) and switches whenever one would wait (every wait goes through
+//! coroutines (`crate::switch`) and switches whenever one would wait (every wait goes through
 //! `rt`, which hands it to the [`Scheduler`] installed here) instead of blocking the
 //! thread. Blocking calls (page I/O, log writes) run on `rt`'s I/O threads meanwhile.
 //!
@@ -17,9 +17,8 @@
 //! Must never switch except inside a wait or at a point a body reached (a coroutine is
 //! never preempted), and must never return before every coroutine finished.
 
+use crate::switch::{Fiber, Sp};
 use crate::{Point, Scheduler, WaitKind};
-use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::any::Any;
@@ -54,13 +53,25 @@ enum Yielded {
     StillWaiting,
     /// Started a wait, reached a point or backed off: it made progress before.
     Progress,
-    /// STEPS: reached the entry of operation `.0` on object `.1`; parks in its team list.
-    Entry(u32, u64),
+    /// STEPS: reached the entry of an operation ([`Sched::entry`] says which, on which
+    /// object); parks in its team list. The payload travels beside the value, not in it:
+    /// a one-byte value crosses the switch several times faster than a 16-byte one.
+    Entry,
     /// STEPS: a team member reached a CTX point; the next member runs.
     Ctx,
 }
 
-type Co = Coroutine<(), Yielded, ()>;
+const _: () = assert!(std::mem::size_of::<Yielded>() == 1);
+
+/// A coroutine's body, its borrows' lifetime erased (see `run_with_points`).
+type Body = Box<dyn FnOnce() + 'static>;
+
+/// What a resumed coroutine did, as the central loops ([`Policy::Seeded`], STEPS) see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Yield(Yielded),
+    Return,
+}
 
 /// What a thread's coroutines did (for the report and tests).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -190,7 +201,26 @@ fn ratio(a: u64, b: u64) -> f64 {
 
 struct Sched {
     cur: Cell<usize>,
-    yielders: Vec<Cell<*const Yielder<(), Yielded>>>,
+    /// Each coroutine's suspended context, and the thread's own (where `run` waits).
+    sps: Vec<Sp>,
+    main: Sp,
+    /// Bodies not started yet (a coroutine takes its own when it starts).
+    bodies: Vec<Cell<Option<Body>>>,
+    /// The first panic of a body, resumed by `run` once every coroutine finished.
+    panicked: RefCell<Option<Box<dyn Any + Send>>>,
+    /// Coroutines that returned.
+    done: Vec<Cell<bool>>,
+    /// Round robin and interleaving hand the thread from coroutine to coroutine
+    /// directly (see `crate::switch` for why); the other policies return to a loop in
+    /// `run` after every step ([`Sched::resume`]), which reads `outcome`.
+    symmetric: bool,
+    outcome: Cell<Outcome>,
+    /// Direct hand-overs: consecutive ones from coroutines still waiting (all waiting:
+    /// pause the thread), and the pause's escalation.
+    idle: Cell<usize>,
+    round: Cell<u32>,
+    switches: Cell<u64>,
+    idle_pauses: Cell<u64>,
     /// The tracer marks (`probe` op codes) each coroutine has open.
     marks: RefCell<Vec<Vec<u32>>>,
     policy: Policy,
@@ -215,20 +245,20 @@ struct Sched {
     /// Coroutines not yet returned (a lone one has nobody to switch to).
     live: Cell<usize>,
     probe_switches: Cell<u64>,
+    /// STEPS: the operation and object of the last [`Yielded::Entry`].
+    entry: Cell<(u32, u64)>,
     /// Under valgrind (the tracer reads operation marks); natively marks are not kept.
     traced: bool,
 }
 
 impl Sched {
+    #[inline(always)]
     fn suspend(&self, y: Yielded) {
         let i = self.cur.get();
         if !self.traced {
             // Natively nobody reads the marks: switch without touching them (an
             // interleaving switch happens several times per transaction).
-            let yp = self.yielders[i].get();
-            assert!(!yp.is_null(), "suspend outside a started coroutine");
-            // SAFETY: set by coroutine `i` when it started; valid while it runs (now).
-            unsafe { (*yp).suspend(y) };
+            self.give_up(i, y);
             return;
         }
         // Close this coroutine's open operation marks while others run, reopen after.
@@ -236,16 +266,113 @@ impl Sched {
         for &op in open.iter().rev() {
             probe::client::request(probe::client::OP_END, op as u64, 0);
         }
-        let yp = self.yielders[i].get();
-        assert!(!yp.is_null(), "suspend outside a started coroutine");
-        // SAFETY: set by coroutine `i` when it started; valid while it runs (now).
-        unsafe { (*yp).suspend(y) };
-        debug_assert_eq!(self.cur.get(), i, "resumed as another coroutine");
+        self.give_up(i, y);
         for &op in open.iter() {
             probe::client::request(probe::client::OP_BEGIN, op as u64, 0);
         }
         self.marks.borrow_mut()[i] = open;
     }
+
+    /// Give the thread away from running coroutine `i`; returns when `i` runs again.
+    #[inline(always)]
+    fn give_up(&self, i: usize, y: Yielded) {
+        if self.symmetric {
+            self.hand_over(i, y);
+        } else {
+            self.outcome.set(Outcome::Yield(y));
+            // SAFETY: `main` was saved by `resume`, which waits for this switch.
+            unsafe { self.sps[i].switch_to(&self.main) };
+        }
+        debug_assert_eq!(self.cur.get(), i, "resumed as another coroutine");
+    }
+
+    /// Direct hand-over from `i` to the next live coroutine in turn (or none: `i` is
+    /// alone). When every live coroutine handed over still waiting on other threads, the
+    /// thread pauses first, as a lone waiter would.
+    #[inline(always)]
+    fn hand_over(&self, i: usize, y: Yielded) {
+        let live = self.live.get();
+        if y == Yielded::StillWaiting {
+            let idle = self.idle.get() + 1;
+            if idle >= live {
+                self.idle.set(0);
+                self.idle_pauses.set(self.idle_pauses.get() + 1);
+                crate::pause(self.round.get());
+                self.round.set(self.round.get().saturating_add(1));
+            } else {
+                self.idle.set(idle);
+            }
+        } else {
+            self.idle.set(0);
+            self.round.set(0);
+        }
+        self.switches.set(self.switches.get() + 1);
+        let j = self.next_live(i);
+        if j != i {
+            self.cur.set(j);
+            // SAFETY: `j` is live and not running, so suspended in `sps[j]` (or not
+            // started, its initial frame there).
+            unsafe { self.sps[i].switch_to(&self.sps[j]) };
+        }
+    }
+
+    /// The next live coroutine after `i` in turn, `i` itself if it is the only one.
+    /// No division: this runs at every switch.
+    #[inline(always)]
+    fn next_live(&self, i: usize) -> usize {
+        let n = self.done.len();
+        let mut j = i;
+        loop {
+            j = if j + 1 >= n { 0 } else { j + 1 };
+            if !self.done[j].get() || j == i {
+                return j;
+            }
+        }
+    }
+
+    /// Central loops: run coroutine `i` until it gives the thread back.
+    fn resume(&self, i: usize) -> Outcome {
+        assert!(!self.done[i].get(), "resume a finished coroutine");
+        self.cur.set(i);
+        self.switches.set(self.switches.get() + 1);
+        // SAFETY: `i` is live and suspended (or not started); it switches back to `main`.
+        unsafe { self.main.switch_to(&self.sps[i]) };
+        self.outcome.get()
+    }
+
+    /// Coroutine `i` returned: hand the thread on for good (its stack is freed by `run`).
+    fn finish(&self, i: usize) -> ! {
+        self.done[i].set(true);
+        let live = self.live.get() - 1;
+        self.live.set(live);
+        self.outcome.set(Outcome::Return);
+        let to = if self.symmetric && live > 0 {
+            let j = self.next_live(i);
+            self.cur.set(j);
+            self.switches.set(self.switches.get() + 1);
+            &self.sps[j]
+        } else {
+            &self.main
+        };
+        // SAFETY: `to` is suspended: `main` waits in `run`, `j` is live and not running.
+        unsafe { self.sps[i].switch_to(to) };
+        unreachable!("a finished coroutine was resumed");
+    }
+}
+
+/// Where every coroutine starts (`arg` is its [`Sched`]; the switcher set `cur`).
+extern "C" fn coroutine_main(arg: *mut u8) -> ! {
+    // SAFETY: `run_with_points` passes its `Sched`, which outlives every coroutine.
+    let sched = unsafe { &*(arg as *const Sched) };
+    let i = sched.cur.get();
+    let body = sched.bodies[i].take().expect("a coroutine starts once");
+    if let Err(p) = catch_unwind(AssertUnwindSafe(body)) {
+        let mut s = sched.panicked.borrow_mut();
+        if s.is_none() {
+            *s = Some(p);
+        }
+    }
+    sched.finish(i)
 }
 
 impl Scheduler for Sched {
@@ -313,7 +440,8 @@ impl Scheduler for Sched {
                         self.ordinals[i].set(Default::default());
                     }
                     if !std::thread::panicking() {
-                        self.suspend(Yielded::Entry(op, obj));
+                        self.entry.set((op, obj));
+                        self.suspend(Yielded::Entry);
                     }
                 }
                 Point::Ctx(c) => {
@@ -354,6 +482,18 @@ impl Scheduler for Sched {
     fn offloads_io(&self) -> bool {
         true
     }
+
+    fn interests(&self) -> u8 {
+        use crate::interest::*;
+        let marks = if self.traced { MARKS } else { 0 };
+        marks
+            | match self.policy {
+                Policy::RoundRobin => 0,
+                Policy::Interleave => PROBES,
+                Policy::Seeded(_) => ENTRIES | CTX | PROBES,
+                Policy::Steps { .. } => ENTRIES | CTX,
+            }
+    }
 }
 
 /// Run `bodies` as coroutines on this thread under `policy`, until every one returned.
@@ -372,7 +512,26 @@ pub fn run_with_points<'a>(
     let n = bodies.len();
     let sched = Sched {
         cur: Cell::new(0),
-        yielders: (0..n).map(|_| Cell::new(std::ptr::null())).collect(),
+        sps: (0..n).map(|_| Sp::default()).collect(),
+        main: Sp::default(),
+        bodies: bodies
+            .into_iter()
+            // SAFETY: every coroutine runs to completion before this function returns
+            // (below), so what a body borrows outlives it.
+            .map(|b| {
+                Cell::new(Some(unsafe {
+                    std::mem::transmute::<Box<dyn FnOnce() + 'a>, Body>(b)
+                }))
+            })
+            .collect(),
+        panicked: RefCell::new(None),
+        done: (0..n).map(|_| Cell::new(false)).collect(),
+        symmetric: matches!(policy, Policy::RoundRobin | Policy::Interleave),
+        outcome: Cell::new(Outcome::Return),
+        idle: Cell::new(0),
+        round: Cell::new(0),
+        switches: Cell::new(0),
+        idle_pauses: Cell::new(0),
         marks: RefCell::new(vec![Vec::new(); n]),
         policy,
         in_team: (0..n).map(|_| Cell::new(false)).collect(),
@@ -388,87 +547,45 @@ pub fn run_with_points<'a>(
         ordinals: (0..n).map(|_| Cell::new(Default::default())).collect(),
         live: Cell::new(n),
         probe_switches: Cell::new(0),
+        entry: Cell::new((0, 0)),
         traced: probe::running_on_valgrind(),
     };
-    let panicked: RefCell<Option<Box<dyn Any + Send>>> = RefCell::new(None);
     let mut stats = Stats::default();
     {
-        let mut cos: Vec<Option<Co>> = bodies
-            .into_iter()
-            .enumerate()
-            .map(|(i, body)| {
-                // SAFETY: every coroutine is run to completion (or dropped) before this
-                // function returns, so what `body` borrows outlives it.
-                let body: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(body) };
-                let cell: *const Cell<*const Yielder<(), Yielded>> = &sched.yielders[i];
-                let slot: *const RefCell<Option<Box<dyn Any + Send>>> = &panicked;
-                let stack = DefaultStack::new(STACK_BYTES).expect("allocate a coroutine stack");
-                Some(Coroutine::with_stack(
-                    stack,
-                    move |y: &Yielder<(), Yielded>, ()| {
-                        // SAFETY: `sched` and `panicked` outlive every coroutine (above).
-                        unsafe { (*cell).set(y) };
-                        if let Err(p) = catch_unwind(AssertUnwindSafe(body)) {
-                            let mut s = unsafe { (*slot).borrow_mut() };
-                            if s.is_none() {
-                                *s = Some(p);
-                            }
-                        }
-                    },
-                ))
-            })
+        let arg = &sched as *const Sched as *mut u8;
+        // Freed only after every coroutine finished (the end of this block).
+        let _fibers: Vec<Fiber> = sched
+            .sps
+            .iter()
+            .map(|sp| Fiber::new(STACK_BYTES, coroutine_main, arg, sp))
             .collect();
-        let mut rng = match policy {
-            Policy::Seeded(s) => Some(Xoshiro256PlusPlus::seed_from_u64(s)),
-            Policy::RoundRobin | Policy::Steps { .. } | Policy::Interleave => None,
-        };
-        if let Policy::Steps { team } = policy {
-            let cap = team.max(1);
-            let mut st =
-                crate::with_scheduler(&sched, || run_steps(&sched, &mut cos, cap, &mut stats));
-            st.retry_ops = sched.solo_ops.get();
-            st.txns = sched.begins.get();
-            stats.steps = Some(st);
-        } else {
-            crate::with_scheduler(&sched, || {
-                let mut live = n;
+        crate::with_scheduler(&sched, || match policy {
+            Policy::Steps { team } => {
+                let mut st = run_steps(&sched, team.max(1), &mut stats);
+                st.retry_ops = sched.solo_ops.get();
+                st.txns = sched.begins.get();
+                stats.steps = Some(st);
+            }
+            Policy::Seeded(seed) => {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
                 let mut idle = 0usize;
                 let mut round = 0u32;
-                let mut i = n.wrapping_sub(1);
-                while live > 0 {
-                    i = match rng.as_mut() {
-                        // The next live one in turn (no division: this runs at every switch).
-                        None => {
-                            let mut j = i;
-                            (0..n).find_map(|_| {
-                                j = if j + 1 >= n { 0 } else { j + 1 };
-                                cos[j].is_some().then_some(j)
-                            })
-                        }
-                        Some(r) => {
-                            let k = (r.next_u64() % live as u64) as usize;
-                            (0..n).filter(|&j| cos[j].is_some()).nth(k)
-                        }
-                    }
-                    .expect("a live coroutine");
-                    sched.cur.set(i);
-                    stats.switches += 1;
-                    let co = cos[i].as_mut().expect("picked a live coroutine");
-                    match co.resume(()) {
-                        CoroutineResult::Yield(Yielded::StillWaiting) => idle += 1,
-                        CoroutineResult::Yield(_) => {
-                            idle = 0;
-                            round = 0;
-                        }
-                        CoroutineResult::Return(()) => {
-                            cos[i] = None;
-                            live -= 1;
-                            sched.live.set(live);
+                while sched.live.get() > 0 {
+                    let live = sched.live.get();
+                    let k = (rng.next_u64() % live as u64) as usize;
+                    let i = (0..n)
+                        .filter(|&j| !sched.done[j].get())
+                        .nth(k)
+                        .expect("a live coroutine");
+                    match sched.resume(i) {
+                        Outcome::Yield(Yielded::StillWaiting) => idle += 1,
+                        _ => {
                             idle = 0;
                             round = 0;
                         }
                     }
                     // Everyone waits on other threads: pause the thread as a lone waiter would.
+                    let live = sched.live.get();
                     if live > 0 && idle >= live {
                         idle = 0;
                         stats.idle_pauses += 1;
@@ -476,12 +593,29 @@ pub fn run_with_points<'a>(
                         round = round.saturating_add(1);
                     }
                 }
-            });
-        }
+            }
+            Policy::RoundRobin | Policy::Interleave => {
+                if n > 0 {
+                    // Coroutine 0 starts; they hand the thread to each other, and the
+                    // last to finish hands it back here.
+                    sched.cur.set(0);
+                    sched.switches.set(1);
+                    // SAFETY: coroutine 0's initial frame is in `sps[0]`.
+                    unsafe { sched.main.switch_to(&sched.sps[0]) };
+                }
+            }
+        });
+        assert_eq!(
+            sched.live.get(),
+            0,
+            "run returned before every coroutine finished"
+        );
     }
-    if let Some(p) = panicked.into_inner() {
+    if let Some(p) = sched.panicked.take() {
         resume_unwind(p);
     }
+    stats.switches = sched.switches.get();
+    stats.idle_pauses += sched.idle_pauses.get();
     stats.probe_switches = sched.probe_switches.get();
     stats
 }
@@ -512,8 +646,8 @@ struct List {
 /// lost validation to its teammates would otherwise meet them again in the same order
 /// at every retry and could lose forever (the paper's Shore used locking, where waits
 /// already make members stray).
-fn run_steps(sched: &Sched, cos: &mut [Option<Co>], cap: usize, stats: &mut Stats) -> StepsStats {
-    let n = cos.len();
+fn run_steps(sched: &Sched, cap: usize, stats: &mut Stats) -> StepsStats {
+    let n = sched.sps.len();
     let mut st = StepsStats::new(cap);
     let mut live = n;
     let mut lists: Vec<List> = Vec::new();
@@ -542,28 +676,26 @@ fn run_steps(sched: &Sched, cos: &mut [Option<Co>], cap: usize, stats: &mut Stat
     while live > 0 {
         if !team.is_empty() {
             let c = team[pos];
-            sched.cur.set(c);
-            stats.switches += 1;
-            let r = cos[c].as_mut().expect("team member is live").resume(());
+            let r = sched.resume(c);
             let leave = match r {
-                CoroutineResult::Yield(Yielded::Ctx) => {
+                Outcome::Yield(Yielded::Ctx) => {
                     if team.len() > 1 {
                         st.ctx_switches += 1;
                     }
                     pos = (pos + 1) % team.len();
                     continue;
                 }
-                CoroutineResult::Yield(Yielded::Entry(op, obj)) => {
+                Outcome::Yield(Yielded::Entry) => {
+                    let (op, obj) = sched.entry.get();
                     park(&mut lists, &mut st, c, op, obj);
                     prefer = Some((op, obj));
                     true
                 }
-                CoroutineResult::Return(()) => {
-                    cos[c] = None;
+                Outcome::Return => {
                     live -= 1;
                     true
                 }
-                CoroutineResult::Yield(Yielded::Progress | Yielded::StillWaiting) => {
+                Outcome::Yield(Yielded::Progress | Yielded::StillWaiting) => {
                     st.strays += 1;
                     strays.push_back(c);
                     false
@@ -589,22 +721,20 @@ fn run_steps(sched: &Sched, cos: &mut [Option<Co>], cap: usize, stats: &mut Stat
         let mut all_waiting = !strays.is_empty();
         for _ in 0..strays.len() {
             let c = strays.pop_front().expect("counted");
-            sched.cur.set(c);
-            stats.switches += 1;
-            match cos[c].as_mut().expect("stray is live").resume(()) {
-                CoroutineResult::Yield(Yielded::Entry(op, obj)) => {
+            match sched.resume(c) {
+                Outcome::Yield(Yielded::Entry) => {
+                    let (op, obj) = sched.entry.get();
                     park(&mut lists, &mut st, c, op, obj);
                     prefer = Some((op, obj));
                     all_waiting = false;
                 }
-                CoroutineResult::Yield(Yielded::StillWaiting) => strays.push_back(c),
+                Outcome::Yield(Yielded::StillWaiting) => strays.push_back(c),
                 // A stray bypasses CTX points; `Ctx` cannot come from one.
-                CoroutineResult::Yield(Yielded::Progress | Yielded::Ctx) => {
+                Outcome::Yield(Yielded::Progress | Yielded::Ctx) => {
                     strays.push_back(c);
                     all_waiting = false;
                 }
-                CoroutineResult::Return(()) => {
-                    cos[c] = None;
+                Outcome::Return => {
                     live -= 1;
                     all_waiting = false;
                 }

@@ -12,6 +12,7 @@
 
 pub mod coro;
 mod io;
+mod switch;
 
 use parking_lot::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::cell::Cell;
@@ -220,11 +221,32 @@ pub trait Scheduler {
     fn op_mark(&self, op: u32, enter: bool);
     /// Run blocking calls ([`blocking`]) off this thread, switching meanwhile.
     fn offloads_io(&self) -> bool;
+    /// Which calls it acts on ([`interest`] bits): the others are not made at all, so
+    /// a point or mark nobody acts on costs one thread-local load and a branch (a
+    /// transaction passes about ten of them).
+    fn interests(&self) -> u8 {
+        interest::ALL
+    }
+}
+
+/// The calls a [`Scheduler`] acts on ([`Scheduler::interests`]).
+pub mod interest {
+    /// [`crate::Point::OpEntry`].
+    pub const ENTRIES: u8 = 1;
+    /// [`crate::Point::Ctx`].
+    pub const CTX: u8 = 2;
+    /// [`crate::Point::Probe`].
+    pub const PROBES: u8 = 4;
+    /// [`crate::op_mark`].
+    pub const MARKS: u8 = 8;
+    pub const ALL: u8 = ENTRIES | CTX | PROBES | MARKS;
 }
 
 thread_local! {
     static STATS: Cell<WaitStats> = const { Cell::new(WaitStats { waits: [0; KINDS], wait_ns: [0; KINDS] }) };
     static SCHED: Cell<Option<NonNull<dyn Scheduler + 'static>>> = const { Cell::new(None) };
+    /// The installed scheduler's [`Scheduler::interests`] (0 without one).
+    static INTERESTS: Cell<u8> = const { Cell::new(0) };
 }
 
 /// This thread's wait statistics so far.
@@ -244,17 +266,27 @@ fn record(kind: WaitKind, since: Instant) {
 /// Run `f` with `s` handling this thread's waits (restoring the previous one after,
 /// also on panic).
 pub fn with_scheduler<R>(s: &dyn Scheduler, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<NonNull<dyn Scheduler + 'static>>);
+    struct Restore(Option<NonNull<dyn Scheduler + 'static>>, u8);
     impl Drop for Restore {
         fn drop(&mut self) {
             SCHED.with(|c| c.set(self.0));
+            INTERESTS.with(|c| c.set(self.1));
         }
     }
     // SAFETY: the pointer is only dereferenced (by `current`) on this thread while `f`
     // runs, and removed before `s` can go away (`Restore` runs on return and unwind).
     let p: NonNull<dyn Scheduler + 'static> = unsafe { std::mem::transmute(NonNull::from(s)) };
-    let _restore = Restore(SCHED.with(|c| c.replace(Some(p))));
+    let _restore = Restore(
+        SCHED.with(|c| c.replace(Some(p))),
+        INTERESTS.with(|c| c.replace(s.interests())),
+    );
     f()
+}
+
+/// Whether the installed scheduler (if any) acts on calls of kind `bit`.
+#[inline(always)]
+fn interested(bit: u8) -> bool {
+    INTERESTS.with(|c| c.get()) & bit != 0
 }
 
 /// The scheduler installed on this thread, if any.
@@ -281,8 +313,15 @@ pub fn point(p: Point) {
             probe::ctx_point(c as u32);
         }
     }
-    if let Some(s) = current() {
-        s.point(p);
+    let bit = match p {
+        Point::OpEntry(..) => interest::ENTRIES,
+        Point::Ctx(_) => interest::CTX,
+        Point::Probe => interest::PROBES,
+    };
+    if interested(bit) {
+        if let Some(s) = current() {
+            s.point(p);
+        }
     }
 }
 
@@ -290,8 +329,10 @@ pub fn point(p: Point) {
 /// or ends.
 #[inline]
 pub fn op_mark(op: u32, enter: bool) {
-    if let Some(s) = current() {
-        s.op_mark(op, enter);
+    if interested(interest::MARKS) {
+        if let Some(s) = current() {
+            s.op_mark(op, enter);
+        }
     }
 }
 
