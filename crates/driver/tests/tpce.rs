@@ -54,6 +54,7 @@ fn cfg(threads: usize, log: LogMode, dir: Option<&std::path::Path>) -> RunConfig
         interleave: false,
         timeseries: false,
         steps_team: None,
+        stats: false,
     }
 }
 
