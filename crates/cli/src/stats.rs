@@ -1,4 +1,4 @@
-//! `--stats`' text: the driver's table with, for TPC-B and TPC-C, the column of
+//! `--stats`' text: the driver's table with, for TPC-B, TPC-C and TPC-E, the column of
 //! "From A to E"'s Table 4 beside it (transcribed in `lab`'s `papers/a-to-e.toml`).
 
 /// The paper's column for this workload: (row label, value as printed).
@@ -6,6 +6,7 @@ pub fn paper_column(workload: &str) -> Option<Vec<(String, String)>> {
     let col = match workload {
         "tpcb" => "TPC-B",
         "tpcc" => "TPC-C",
+        "tpce" => "TPC-E",
         _ => return None,
     };
     let paper = lab::reproduce::load_paper("a-to-e").expect("the transcribed papers parse");

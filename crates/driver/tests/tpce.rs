@@ -52,6 +52,7 @@ fn cfg(threads: usize, log: LogMode, dir: Option<&std::path::Path>) -> RunConfig
         coroutines: 1,
         coroutine_seed: None,
         interleave: false,
+        stats: false,
         timeseries: false,
         steps_team: None,
         stats: false,

@@ -1463,7 +1463,7 @@ fn a_to_e_table4(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
     tables.push(Table {
         beside: Some("table4".into()),
         caption: "Measured: `run --stats`, disk engine, one worker thread (averages per committed transaction)".into(),
-        columns: t4.columns.clone(),
+        columns: vec!["TPC-B".into(), "TPC-C".into()],
         rows: t4
             .rows
             .iter()
