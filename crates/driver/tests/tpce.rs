@@ -55,7 +55,6 @@ fn cfg(threads: usize, log: LogMode, dir: Option<&std::path::Path>) -> RunConfig
         stats: false,
         timeseries: false,
         steps_team: None,
-        stats: false,
     }
 }
 
