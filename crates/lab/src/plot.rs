@@ -262,6 +262,21 @@ pub fn normalized_table(s: &Summary) -> String {
     normalized_table_of(s, fig)
 }
 
+/// With several keys, the same figure normalized along each of the others too: rows that
+/// key's values, each column divided by its first value (the "revisited" paper's Table 2
+/// gives both: each engine against DBMS D per size, and each engine against its
+/// smallest size).
+pub fn other_normalizations(s: &Summary) -> String {
+    let mut h = String::new();
+    for i in 1..s.spec.vary.len() {
+        let mut t = s.clone();
+        let k = t.spec.vary.remove(i);
+        t.spec.vary.insert(0, k);
+        h += &normalized_table(&t);
+    }
+    h
+}
+
 /// The normalized table of one figure (see `normalized_table`).
 pub fn normalized_table_of(s: &Summary, fig: &str) -> String {
     let lower = sweep::lower_is_better(fig);
@@ -514,6 +529,7 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
         s.spec.repeat
     );
     body += &normalized_table(s);
+    body += &other_normalizations(s);
     for (i, c) in s.curves.iter().enumerate() {
         if c.points.is_empty() {
             continue;
@@ -672,6 +688,10 @@ mod tests {
         assert!(t.contains(">4.00<"), "{t}");
         assert!(t.contains(">1.00<"), "{t}");
         assert!(t.contains("size=16MB"), "{t}");
+        // Along the other key: memory/1GB (600) over memory/1MB (400).
+        let t = other_normalizations(&summary());
+        assert!(t.contains("normalized to size=1MB"), "{t}");
+        assert!(t.contains("engine=memory") && t.contains(">1.50<"), "{t}");
         assert_eq!(ratio_colour(1.0), "#ffffff");
         assert_ne!(ratio_colour(2.0), ratio_colour(0.5));
     }
@@ -712,7 +732,11 @@ mod tests {
         );
         let html = std::fs::read_to_string(d.path().join(INDEX)).unwrap();
         assert_eq!(html.matches("<svg").count(), 2);
-        assert!(html.contains("class=\"norm\""));
+        assert_eq!(
+            html.matches("class=\"norm\"").count(),
+            2,
+            "one table per key"
+        );
         assert_eq!(fmt_size(16.0 * 1048576.0), "16MB");
         assert_eq!(fmt_size(1536.0), "1.5KB");
         let e = plot(&d.path().join("nothing")).unwrap_err();
