@@ -216,16 +216,46 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
         ch.configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(if c.lower_is_better {
-                SeriesLabelPosition::UpperRight
-            } else {
-                SeriesLabelPosition::LowerRight
-            })
+            .position(legend_corner(&c.points, ymax))
             .draw()
             .map_err(draw_err)?;
         root.present().map_err(draw_err)?;
     }
     Ok(out)
+}
+
+/// Segment colours: ten strong ones, then their light companions, so up to 20 series
+/// (Wonderland's components are 15) are told apart; more repeat.
+const PALETTE: [RGBColor; 20] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(174, 199, 232),
+    RGBColor(255, 187, 120),
+    RGBColor(152, 223, 138),
+    RGBColor(255, 152, 150),
+    RGBColor(197, 176, 213),
+    RGBColor(196, 156, 148),
+    RGBColor(247, 182, 210),
+    RGBColor(199, 199, 199),
+    RGBColor(219, 219, 141),
+    RGBColor(158, 218, 229),
+];
+
+/// Where the legend goes: the right-hand corner the curve's right end is away from (a
+/// falling curve ends low, so its legend goes up), so it hides no point there.
+fn legend_corner(points: &[(String, f64, f64)], ymax: f64) -> SeriesLabelPosition {
+    match points.last() {
+        Some(&(_, _, y)) if y < ymax / 2.0 => SeriesLabelPosition::UpperRight,
+        _ => SeriesLabelPosition::LowerRight,
+    }
 }
 
 /// Background colour of a normalized value: white at 1, greener above, redder below
@@ -424,18 +454,6 @@ pub fn stacked_bars(
         .fold(0.0, f64::max)
         .max(1e-9)
         * 1.1;
-    const PALETTE: [RGBColor; 10] = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
-        RGBColor(188, 189, 34),
-        RGBColor(23, 190, 207),
-    ];
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
@@ -697,6 +715,24 @@ mod tests {
     }
 
     #[test]
+    fn the_legend_goes_where_the_curve_does_not_end() {
+        let pts = |ys: &[f64]| -> Vec<(String, f64, f64)> {
+            ys.iter()
+                .enumerate()
+                .map(|(i, &y)| (i.to_string(), i as f64, y))
+                .collect()
+        };
+        assert!(matches!(
+            legend_corner(&pts(&[500.0, 100.0]), 550.0),
+            SeriesLabelPosition::UpperRight
+        ));
+        assert!(matches!(
+            legend_corner(&pts(&[100.0, 500.0]), 550.0),
+            SeriesLabelPosition::LowerRight
+        ));
+    }
+
+    #[test]
     fn stacked_bars_draw_a_segment_per_series_and_a_legend() {
         let cats = vec!["tpcb memory".to_string(), "tpcb disk".to_string()];
         let series = vec![
@@ -708,6 +744,20 @@ mod tests {
         // The background, the plot area, 4 segments and 2 legend swatches at least.
         assert!(doc >= 6, "{doc} rects");
         assert!(svg.contains("LLC D") && svg.contains("tpcb disk"), "{svg}");
+        // Fifteen series (Wonderland's components) get fifteen colours.
+        let many: Vec<(String, Vec<f64>)> =
+            (0..15).map(|i| (format!("c{i}"), vec![1.0, 1.0])).collect();
+        let svg = stacked_bars("t", "MPKI", &cats, &many).unwrap();
+        let fills: std::collections::HashSet<&str> = svg
+            .split("fill=\"")
+            .skip(1)
+            .filter_map(|f| f.split('"').next())
+            .filter(|f| *f != "#FFFFFF" && *f != "#000000" && *f != "none")
+            .collect();
+        assert!(fills.len() >= 15, "{fills:?}");
+        let distinct: std::collections::HashSet<_> =
+            PALETTE.iter().map(|c| (c.0, c.1, c.2)).collect();
+        assert_eq!(distinct.len(), PALETTE.len());
     }
 
     fn count_of(s: &str, what: &str) -> usize {
