@@ -67,6 +67,31 @@ impl Default for EngineOptions {
     }
 }
 
+/// Which engine-dependent `--stats` counters an engine design produces. Records and
+/// locks are counted by every engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Counted {
+    /// Heap and index page requests to a buffer pool.
+    pub pages: bool,
+    /// In-memory index nodes visited.
+    pub index_nodes: bool,
+    /// Lock escalation (an engine that can escalate; its count may be 0).
+    pub escalations: bool,
+}
+
+/// One table's size as an engine stores it (A-to-E's Table 4, top rows). `None`: the
+/// engine has no such thing (a memory engine has no pages).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TableSize {
+    pub name: String,
+    pub records: u64,
+    pub heap_pages: Option<u64>,
+    /// Pages of all the table's indexes (primary and secondary).
+    pub index_pages: Option<u64>,
+    /// In-memory index nodes of all the table's indexes (B+tree nodes, hash buckets).
+    pub index_nodes: Option<u64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dir {
     Forward,
@@ -82,6 +107,14 @@ pub trait Engine: Send + Sync + Sized + 'static {
 
     /// The name users select it by (`--engine NAME`).
     const NAME: &'static str;
+
+    /// Which of `--stats`' counters exist in this design (the others are reported as
+    /// not applicable, never as zero).
+    const COUNTED: Counted = Counted {
+        pages: false,
+        index_nodes: false,
+        escalations: false,
+    };
 
     /// Create (or, for a durable engine with an existing database, open and recover) a
     /// database with this schema.
@@ -106,6 +139,13 @@ pub trait Engine: Send + Sync + Sized + 'static {
     /// Flush and stop background activity. Called once, after all workers are gone.
     fn shutdown(&self) -> Result<()> {
         Ok(())
+    }
+
+    /// Each table's size as stored (`--stats`, after the load): records, and the pages
+    /// or index nodes that hold them where the engine has such things. May walk the
+    /// whole database; exact when no transaction runs. Empty: not reported.
+    fn table_sizes(&self) -> Result<Vec<TableSize>> {
+        Ok(Vec::new())
     }
 
     /// Engine-specific statistics for the report (JSON object), cheap to compute.

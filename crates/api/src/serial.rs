@@ -72,6 +72,21 @@ impl Engine for SerialEngine {
         &self.schema
     }
 
+    fn table_sizes(&self) -> Result<Vec<crate::TableSize>> {
+        let st = self.state.lock();
+        Ok(self
+            .schema
+            .tables
+            .iter()
+            .zip(&st.tables)
+            .map(|(d, t)| crate::TableSize {
+                name: d.name.to_string(),
+                records: t.rows.len() as u64,
+                ..Default::default()
+            })
+            .collect())
+    }
+
     fn worker(&self, _worker_id: usize) -> SerialWorker<'_> {
         SerialWorker {
             e: self,
@@ -136,6 +151,8 @@ impl Worker for SerialWorker<'_> {
         // Held for the whole transaction: another transaction of this thread (a
         // coroutine) may hold it, so wait through `rt`, never block.
         self.guard = Some(rt::lock(rt::WaitKind::Lock, &self.e.state));
+        // The one lock a transaction takes here: on the whole database (`--stats`).
+        txnstats::add(txnstats::Counter::HigherLocks, 1);
         self.undo.clear();
         Ok(())
     }

@@ -3,6 +3,9 @@
 //! marks the operation for the profiler and the tracer (`probe`), tells `rt`'s scheduler
 //! (if the thread runs transactions as coroutines) that an operation begins, a point
 //! where it may switch (STEPS parks it in the team of that operation and table), and then enters the engine.
+//! It also counts the records each operation hands over or changes (`txnstats`, for
+//! `--stats`: a read per row a get or scan returns, a write per row inserted, updated
+//! or deleted), so every engine is counted the same way.
 
 use crate::engine::{Dir, Worker};
 use crate::error::{Error, Result};
@@ -93,7 +96,11 @@ impl<W: Worker> Session<W> {
 
     pub fn get(&mut self, table: TableId, key: &[u8], mut f: impl FnMut(&[u8])) -> Result<bool> {
         let _m = mark(Op::IndexProbe, rt::obj(table.0, 0));
-        self.w.get(table, key, &mut f)
+        let r = self.w.get(table, key, &mut f);
+        if let Ok(true) = r {
+            txnstats::add(txnstats::Counter::RecordsRead, 1);
+        }
+        r
     }
 
     /// Point lookup copying the row out as a `T`.
@@ -113,12 +120,20 @@ impl<W: Worker> Session<W> {
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
         let _m = mark(Op::Scan, rt::obj(index.table.0, index.index));
-        self.w.scan(index, lo, hi, dir, limit, &mut f)
+        let r = self.w.scan(index, lo, hi, dir, limit, &mut f);
+        if let Ok(n) = r {
+            txnstats::add(txnstats::Counter::RecordsRead, n as u64);
+        }
+        r
     }
 
     pub fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
         let _m = mark(Op::Insert, rt::obj(table.0, 0));
-        self.w.insert(table, key, row)
+        let r = self.w.insert(table, key, row);
+        if r.is_ok() {
+            txnstats::add(txnstats::Counter::RecordsWritten, 1);
+        }
+        r
     }
 
     pub fn insert_row<T: Pod>(&mut self, table: TableId, key: &[u8], r: &T) -> Result<()> {
@@ -132,7 +147,11 @@ impl<W: Worker> Session<W> {
         mut f: impl FnMut(&mut [u8]),
     ) -> Result<bool> {
         let _m = mark(Op::Update, rt::NO_OBJ);
-        self.w.update(table, key, &mut f)
+        let r = self.w.update(table, key, &mut f);
+        if let Ok(true) = r {
+            txnstats::add(txnstats::Counter::RecordsWritten, 1);
+        }
+        r
     }
 
     /// Read-modify-write of a row as a `T`.
@@ -158,7 +177,11 @@ impl<W: Worker> Session<W> {
 
     pub fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
         let _m = mark(Op::Delete, rt::obj(table.0, 0));
-        self.w.delete(table, key)
+        let r = self.w.delete(table, key);
+        if let Ok(true) = r {
+            txnstats::add(txnstats::Counter::RecordsWritten, 1);
+        }
+        r
     }
 
     pub fn commit(&mut self) -> Result<()> {

@@ -132,6 +132,8 @@ pub enum RunWorkload<C: Args> {
     Tpcb(TpcbRun<C>),
     /// TPC-C: the five transactions over nine tables, with consistency conditions 1-12.
     Tpcc(TpccRun<C>),
+    /// TPC-E: the twelve transactions over 33 tables, with the market (MEE) in the driver.
+    Tpce(TpceRun<C>),
 }
 
 /// A workload with the options that shape its database only (load, check).
@@ -143,6 +145,8 @@ pub enum DataWorkload<C: Args> {
     Tpcb(WithData<C, TpcbData>),
     /// TPC-C: nine tables, consistency conditions 1-12.
     Tpcc(WithData<C, TpccData>),
+    /// TPC-E: 33 tables, broker, holding, trade-state and cash checks.
+    Tpce(WithData<C, TpceData>),
 }
 
 #[derive(Args, Debug)]
@@ -173,6 +177,16 @@ pub struct TpccRun<C: Args> {
     pub data: TpccData,
     #[command(flatten)]
     pub txn: TpccTxn,
+}
+
+#[derive(Args, Debug)]
+pub struct TpceRun<C: Args> {
+    #[command(flatten)]
+    pub common: C,
+    #[command(flatten)]
+    pub data: TpceData,
+    #[command(flatten)]
+    pub txn: TpceTxn,
 }
 
 #[derive(Args, Debug)]
@@ -362,6 +376,12 @@ pub struct RunOpts {
     /// B+tree node, record), so memory stalls overlap; 1 = plain threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with_all = ["coroutines", "steps_team"])]
     pub interleave: u32,
+    /// Per-transaction statistics (A-to-E's Table 4): records read and written, locks,
+    /// escalations, heap and index pages (unique and total), index nodes, averaged per
+    /// committed transaction of each type; and each table's records and pages after the
+    /// load. Not with coroutines.
+    #[arg(long)]
+    pub stats: bool,
 }
 
 /// `oltpscope profile`: every option of `run`, and the sampler's.
@@ -372,10 +392,17 @@ pub struct ProfOpts {
     /// Samples per second of each worker thread's CPU time.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=20_000))]
     pub frequency: u64,
-    /// Also read hardware counters (cycles, instructions, cache misses) where the kernel
-    /// exposes them; where it does not, say so in one line and give the software profile.
+    /// Also read hardware counters (cycles, instructions, branch and cache misses: IPC
+    /// and misses per 1000 instructions) on the worker threads where the kernel exposes
+    /// them; where it does not, say so in one line and give the software profile.
     #[arg(long)]
     pub counters: bool,
+    /// Compute IPC, MPKI, MLP and the TMAM breakdown (levels 1-2, Intel event names)
+    /// from recorded counter values: a TOML or JSON table of event = value, or `perf
+    /// stat` output (text or -x, CSV), e.g. a capture from a machine with counters.
+    /// Printed after the profile.
+    #[arg(long, value_name = "FILE")]
+    pub counters_from: Option<PathBuf>,
 }
 
 /// `oltpscope load`.
@@ -477,7 +504,7 @@ pub struct CompareArgs {
 /// `oltpscope sweep`: its own options first, then the options every run gets.
 #[derive(Args, Debug, Clone)]
 pub struct SweepArgs {
-    /// Workload: micro, tpcb or tpcc (or in --file).
+    /// Workload: micro, tpcb, tpcc or tpce (or in --file).
     pub workload: Option<String>,
     /// Sweep `oltpscope simulate` instead of `run`: each point is a cache simulation,
     /// summarized by MPKI, stall cycles and misses per transaction.
@@ -832,6 +859,28 @@ pub struct TpccData {
     /// Number of warehouses.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub warehouses: u32,
+}
+
+/// What shapes TPC-E's database.
+#[derive(Args, Debug, Clone)]
+pub struct TpceData {
+    /// Customers: a multiple of 1,000 (the load unit).
+    #[arg(long, default_value_t = 1000)]
+    pub customers: u64,
+    /// Initial trade days of eight trading hours (the specification loads 300; the
+    /// default keeps the load short).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=300))]
+    pub trade_days: u32,
+}
+
+/// TPC-E's transactions.
+#[derive(Args, Debug, Clone)]
+pub struct TpceTxn {
+    /// Mix of the dealt transactions in percent (one decimal), e.g.
+    /// trade-order=50,trade-status=50 (unnamed types get 0; default: Clause 6's shares;
+    /// Trade-Result and Market-Feed come from the market, not the mix).
+    #[arg(long, value_parser = workloads::tpce::parse_mix)]
+    pub mix: Option<[u32; 12]>,
 }
 
 /// TPC-C's transactions.

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
+use workloads::tpce::{Tpce, TpceConfig};
 use workloads::Workload;
 
 /// Run `$body` with `$E` bound to the engine type named by `$name`.
@@ -32,7 +33,7 @@ macro_rules! with_engine {
 }
 
 fn no_workload(cmd: &str) -> String {
-    format!("`oltpscope {cmd}` needs a workload: micro, tpcb or tpcc (e.g. `oltpscope {cmd} tpcb --help`)")
+    format!("`oltpscope {cmd}` needs a workload: micro, tpcb, tpcc or tpce (e.g. `oltpscope {cmd} tpcb --help`)")
 }
 
 pub fn dispatch(cli: Cli) -> Result<(), String> {
@@ -48,6 +49,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 }
                 run(&tpcc(&a.data, Some(&a.txn))?, &a.common)
             }
+            RunWorkload::Tpce(a) => run(&tpce(&a.data, Some(&a.txn))?, &a.common),
         },
         Cmd::Profile { workload } => match workload.ok_or_else(|| no_workload("profile"))? {
             RunWorkload::Micro(a) => run_with(
@@ -71,11 +73,17 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                     Some(&a.common),
                 )
             }
+            RunWorkload::Tpce(a) => run_with(
+                &tpce(&a.data, Some(&a.txn))?,
+                &a.common.run,
+                Some(&a.common),
+            ),
         },
         Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {
             DataWorkload::Micro(a) => load(&micro(&a.data, None)?, &a.common),
             DataWorkload::Tpcb(a) => load(&tpcb(&a.data, None, a.common.threads)?, &a.common),
             DataWorkload::Tpcc(a) => load(&tpcc(&a.data, None)?, &a.common),
+            DataWorkload::Tpce(a) => load(&tpce(&a.data, None)?, &a.common),
         },
         Cmd::Simulate { workload } => {
             let w = workload.ok_or_else(|| no_workload("simulate"))?;
@@ -93,6 +101,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             DataWorkload::Micro(a) => check(&micro(&a.data, None)?, &a.common),
             DataWorkload::Tpcb(a) => check(&tpcb(&a.data, None, 1)?, &a.common),
             DataWorkload::Tpcc(a) => check(&tpcc(&a.data, None)?, &a.common),
+            DataWorkload::Tpce(a) => check(&tpce(&a.data, None)?, &a.common),
         },
         Cmd::Drop(a) => {
             println!(
@@ -137,6 +146,13 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             (
                 &a.common,
                 [vec!["tpcc".into()], tpcc_args(&a.data, &a.txn)].concat(),
+            )
+        }
+        RunWorkload::Tpce(a) => {
+            sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
+            (
+                &a.common,
+                [vec!["tpce".into()], tpce_args(&a.data, &a.txn)].concat(),
             )
         }
     })
@@ -208,6 +224,17 @@ fn tpcc(d: &TpccData, txn: Option<&TpccTxn>) -> Result<Tpcc, String> {
         affinity: txn.is_some_and(|t| t.affinity),
         terminal_times: txn.is_some_and(|t| t.terminal_times),
         ..TpccConfig::default()
+    })
+}
+
+fn tpce(d: &TpceData, txn: Option<&TpceTxn>) -> Result<Tpce, String> {
+    Tpce::new(TpceConfig {
+        customers: d.customers,
+        trade_hours: d.trade_days * workloads::tpce::gen::HOURS_PER_DAY as u32,
+        mix: txn
+            .and_then(|t| t.mix)
+            .unwrap_or(workloads::tpce::DEFAULT_MIX),
+        ..TpceConfig::default()
     })
 }
 
@@ -285,6 +312,31 @@ fn tpcc_args(d: &TpccData, t: &TpccTxn) -> Vec<String> {
     }
     if t.terminal_times {
         v.push("--terminal-times".into());
+    }
+    v
+}
+
+fn tpce_args(d: &TpceData, t: &TpceTxn) -> Vec<String> {
+    let mut v = vec![
+        "--customers".to_string(),
+        d.customers.to_string(),
+        "--trade-days".to_string(),
+        d.trade_days.to_string(),
+    ];
+    if let Some(mix) = t.mix {
+        let m: Vec<String> = workloads::tpce::DEALT
+            .iter()
+            .map(|&i| {
+                let tenths = mix[i as usize];
+                format!(
+                    "{}={}.{}",
+                    workloads::tpce::TXN_NAMES[i as usize],
+                    tenths / 10,
+                    tenths % 10
+                )
+            })
+            .collect();
+        v.extend(["--mix".into(), m.join(",")]);
     }
     v
 }
@@ -500,20 +552,32 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
     let (engine, _) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
     check_fits(wl, engine, c.disk.bpool_size)?;
-    // Before anything is created: a machine that cannot sample is one line.
+    // A recorded counter file is read first: a bad one is one line, before any run.
+    let recorded = match prof.and_then(|p| p.counters_from.as_ref()) {
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .map_err(|e| format!("cannot read {}: {e}", f.display()))?;
+            Some((
+                f.clone(),
+                profiler::tmam::parse(&f.display().to_string(), &text)?,
+            ))
+        }
+        None => None,
+    };
+    // Before anything is created: a machine that cannot count is one line.
+    let mut count = false;
     if prof.is_some_and(|p| p.counters) {
         match profiler::hardware_counters_available() {
             Err(e) => eprintln!(
-                "note: no hardware counters on this machine (perf_event_open of cpu-cycles: {e}): the software profile follows; `oltpscope simulate` models cache misses instead"
+                "note: no hardware counters on this machine (perf_event_open of cpu-cycles: {e}): the software profile follows; `oltpscope simulate` models cache misses, and `--counters-from FILE` computes the TMAM breakdown from a capture made elsewhere"
             ),
-            Ok(()) => {
-                eprintln!("note: this machine has hardware counters, but `profile --counters` does not read them yet: the software profile follows");
-            }
+            Ok(()) => count = true,
         }
     }
     let profiler = match prof {
         Some(p) => Some(profiler::Profiler::new(profiler::Settings {
             frequency_hz: p.frequency,
+            counters: count,
         })?),
         None => None,
     };
@@ -585,6 +649,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         coroutine_seed: None,
         steps_team: c.steps_team.map(|n| n as usize),
         interleave: c.interleave > 1,
+        stats: c.stats,
         timeseries: c.out.is_some(),
     };
     let obs = profiler.as_ref().map(|p| p as &dyn driver::Observer);
@@ -600,7 +665,11 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     };
     let mut value = serde_json::to_value(&report).expect("reports serialize");
     let mut text = report.to_text();
+    if let Some(s) = &report.stats {
+        text += &crate::stats::text(s, wl.name());
+    }
     if let Some(p) = profiler {
+        let counted = p.counters();
         let thread_ns = (report.duration_s * 1e9) as u64 * report.threads as u64;
         let profile = match p.finish(wl.txn_types(), thread_ns) {
             Ok(p) => p,
@@ -614,8 +683,32 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         };
         text += &profile.to_text();
         text += &crate::profile::waits_text(&report);
-        text += &crate::profile::lock_split_text(&report, &profile);
+        let split = crate::profile::lock_split(&report, &profile);
+        text += &crate::profile::lock_split_text(split);
         value["profile"] = serde_json::to_value(&profile).expect("profiles serialize");
+        if let Some(s) = split {
+            value["profile"]["lock_split"] = serde_json::json!(s);
+        }
+        let mut counters = Vec::new();
+        if let Some(c) = counted {
+            counters.push(("the worker threads' measured phase".to_string(), c));
+        }
+        if let Some((f, c)) = recorded {
+            counters.push((format!("recorded in {}", f.display()), c));
+        }
+        for (source, c) in counters {
+            let m = profiler::tmam::compute(&c);
+            text += &format!("\nhardware counters ({source})\n");
+            text += &profiler::tmam::to_text(&m);
+            value["profile"]["counters"]
+                .as_array_mut()
+                .map(|a| a.push(serde_json::json!({"source": source, "values": c, "metrics": m})))
+                .unwrap_or_else(|| {
+                    value["profile"]["counters"] = serde_json::json!([
+                        {"source": source, "values": c, "metrics": m}
+                    ]);
+                });
+        }
     }
     json.text(&text);
     json.write(&value)?;

@@ -13,6 +13,7 @@ mod dbdir;
 mod labcmd;
 mod profile;
 mod simulate;
+mod stats;
 mod steps;
 
 use clap::Parser;

@@ -26,16 +26,22 @@ pub fn waits_text(r: &driver::Report) -> String {
     s
 }
 
-/// The disk engine's lock manager time split as A-to-E's Figure 2: Lock-PC (waiting
-/// for the latch of a lock's entry), Lock-LC (waiting for a conflicting lock after the
-/// request was queued: the measured phase's `lock` waits from `rt`), and Lock (the
-/// locking work: the lock component's share of the CPU samples).
-/// Shares of the workers' measured time. Empty for engines without a lock manager.
-pub fn lock_split_text(r: &driver::Report, p: &profiler::Profile) -> String {
+/// The disk engine's lock manager time split as A-to-E's Figure 2, as shares of the
+/// workers' measured time: Lock-PC (waiting for the latch of a lock's entry), Lock-LC
+/// (waiting for a conflicting lock after the request was queued: the measured phase's
+/// `lock` waits from `rt`), and Lock (the locking work: the lock component's share of
+/// the CPU samples).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct LockSplit {
+    pub lock: f64,
+    pub lock_pc: f64,
+    pub lock_lc: f64,
+}
+
+/// None for engines without a lock manager.
+pub fn lock_split(r: &driver::Report, p: &profiler::Profile) -> Option<LockSplit> {
     let l = &r.engine_stats["lock"];
-    let Some(pc_ns) = l["latch_wait_ns"].as_u64() else {
-        return String::new();
-    };
+    let pc_ns = l["latch_wait_ns"].as_u64()?;
     let lc_ns = r
         .waits
         .iter()
@@ -49,10 +55,21 @@ pub fn lock_split_text(r: &driver::Report, p: &profiler::Profile) -> String {
         .iter()
         .find(|c| c.name == "lock")
         .map_or(0.0, |c| c.share);
+    Some(LockSplit {
+        lock: lock_cpu * cpu,
+        lock_pc: pc_ns as f64 / worker_ns.max(1.0),
+        lock_lc: lc_ns / worker_ns.max(1.0),
+    })
+}
+
+pub fn lock_split_text(s: Option<LockSplit>) -> String {
+    let Some(s) = s else {
+        return String::new();
+    };
     format!(
         "\nlock manager time (share of the workers' time; A-to-E Figure 2)\n  Lock     {:5.1}%  (CPU samples in the lock component, spinning waits included)\n  Lock-PC  {:5.1}%  (waiting for a lock entry's latch)\n  Lock-LC  {:5.1}%  (waiting for a conflicting lock)\n  (Lock-PC is the lock manager's own clock since its creation: warm-up included)\n",
-        100.0 * lock_cpu * cpu,
-        100.0 * pc_ns as f64 / worker_ns.max(1.0),
-        100.0 * lc_ns / worker_ns.max(1.0),
+        100.0 * s.lock,
+        100.0 * s.lock_pc,
+        100.0 * s.lock_lc,
     )
 }

@@ -9,6 +9,7 @@ pub mod machine;
 pub mod observe;
 pub mod report;
 mod run;
+pub mod stats;
 
 pub use observe::{Observer, ThreadObserver};
 pub use report::{Report, Second, SecondTxn};

@@ -70,6 +70,9 @@ pub struct Report {
     /// STEPS team statistics over the whole run (with `--steps-team`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<StepsReport>,
+    /// Per-transaction statistics (`--stats`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<crate::stats::StatsReport>,
     /// Waits through `rt` by kind, measured phase, all worker threads.
     pub waits: Vec<WaitReport>,
     pub duration_s: f64,

@@ -67,6 +67,9 @@ pub struct RunConfig {
     /// With coroutines: also switch at index probes that prefetched a line
     /// (`rt::coro::Policy::Interleave`, `--interleave N`), not only on waits.
     pub interleave: bool,
+    /// Per-transaction statistics (`--stats`): arm each worker's `txnstats` counters,
+    /// take them after every attempt, and census the tables after the load.
+    pub stats: bool,
 }
 
 /// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
@@ -163,6 +166,8 @@ struct WorkerResult {
     counters: Vec<(&'static str, u64)>,
     /// STEPS team statistics of the thread (whole run).
     steps: Option<rt::coro::StepsStats>,
+    /// `--stats`: the measured attempts' counts per transaction type.
+    stats: Vec<crate::stats::Sums>,
 }
 
 impl WorkerResult {
@@ -179,6 +184,7 @@ impl WorkerResult {
             ended: None,
             counters: Vec::new(),
             steps: None,
+            stats: vec![crate::stats::Sums::default(); ntypes],
         }
     }
 
@@ -189,6 +195,7 @@ impl WorkerResult {
             self.aborted[t] += o.aborted[t];
             self.user_aborts[t] += o.user_aborts[t];
             self.committed_all[t] += o.committed_all[t];
+            self.stats[t].add(&o.stats[t]);
             self.hist[t]
                 .add(&o.hist[t])
                 .expect("histograms of the same precision add");
@@ -228,6 +235,8 @@ struct Shared<'a, W: Workload> {
     /// `oltpscope profile`: the observer, and this thread's part once it measures.
     obs: Option<&'a dyn Observer>,
     thread_obs: std::cell::RefCell<Option<Box<dyn ThreadObserver>>>,
+    /// `--stats`: take the thread's `txnstats` counts after every attempt.
+    stats: bool,
 }
 
 impl<W: Workload> Shared<'_, W> {
@@ -292,6 +301,22 @@ impl<W: Workload> Shared<'_, W> {
                 if self.obs.is_some() {
                     if let Some(o) = self.thread_obs.borrow_mut().as_mut() {
                         o.txn_end(ty);
+                    }
+                }
+                if self.stats {
+                    // Every attempt's counts are taken (warm-up ones dropped); a
+                    // measured attempt that aborted is kept apart from the commits.
+                    let c = txnstats::take();
+                    if ph == MEASURE {
+                        let s = &mut r.stats[t];
+                        match &attempt {
+                            Ok(()) => s.committed.add(&c),
+                            Err(Error::Conflict(_)) | Err(Error::UserAbort) => {
+                                s.aborted.add(&c);
+                                s.aborted_attempts += 1;
+                            }
+                            Err(_) => {}
+                        }
                     }
                 }
                 match attempt {
@@ -685,6 +710,12 @@ pub fn run_observed<E: Engine, W: Workload>(
     };
     let schema = Arc::new(wl.schema());
     let ncoro = cfg.coroutines.max(1);
+    if ncoro > 1 && cfg.stats {
+        // The counters are per thread: a thread's coroutines would mix their counts.
+        return Err(Error::fatal(
+            "--stats cannot be combined with --coroutines, --steps-team or --interleave yet (its counters are per thread)",
+        ));
+    }
     if ncoro > 1 && cfg.rate.is_some() {
         // The pacer sleeps the thread, which would hold up its other coroutines.
         return Err(Error::fatal(
@@ -716,6 +747,12 @@ pub fn run_observed<E: Engine, W: Workload>(
         ));
     }
 
+    // The database as stored after the load (or as found), before any measured change.
+    let tables = if cfg.stats {
+        engine.table_sizes()?
+    } else {
+        Vec::new()
+    };
     let ntypes = wl.txn_types().len();
     let phase = AtomicU8::new(if cfg.warmup_s <= 0.0 { MEASURE } else { WARMUP });
     let live: Vec<CachePadded<Live>> = (0..cfg.threads).map(|_| CachePadded::default()).collect();
@@ -787,7 +824,11 @@ pub fn run_observed<E: Engine, W: Workload>(
                         ntypes,
                         obs,
                         thread_obs: std::cell::RefCell::new(None),
+                        stats: cfg.stats,
                     };
+                    if cfg.stats {
+                        txnstats::arm(true);
+                    }
                     let mut r = WorkerResult::new(ntypes);
                     if ncoro == 1 {
                         // No coroutine at all: the plain loop on this thread.
@@ -962,6 +1003,7 @@ pub fn run_observed<E: Engine, W: Workload>(
         })
         .collect();
     let mut per_txn = Vec::new();
+    let mut stat_sums = vec![crate::stats::Sums::default(); ntypes];
     let mut histograms = Vec::new();
     let mut all_hist = new_hist();
     let mut committed_all = vec![0u64; ntypes];
@@ -969,6 +1011,7 @@ pub fn run_observed<E: Engine, W: Workload>(
         let mut h = new_hist();
         let (mut c, mut a, mut u) = (0, 0, 0);
         for r in &results {
+            stat_sums[t].add(&r.stats[t]);
             h.add(&r.hist[t])
                 .expect("histograms of the same precision add");
             c += r.committed[t];
@@ -1017,6 +1060,10 @@ pub fn run_observed<E: Engine, W: Workload>(
             Some(a)
         })
         .map(|s| crate::report::StepsReport::new(&s, &schema));
+    let stats = cfg.stats.then(|| {
+        let committed: Vec<u64> = per_txn.iter().map(|t| t.committed).collect();
+        crate::stats::StatsReport::new(wl.txn_types(), &stat_sums, &committed, E::COUNTED, tables)
+    });
     let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
     let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();
     let user_aborts: u64 = per_txn.iter().map(|t| t.user_aborts).sum();
@@ -1077,6 +1124,7 @@ pub fn run_observed<E: Engine, W: Workload>(
         coroutines: ncoro,
         coroutine_switches: switches,
         steps,
+        stats,
         waits,
         duration_s: secs,
         warmup_s: cfg.warmup_s.max(0.0),

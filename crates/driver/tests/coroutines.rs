@@ -36,6 +36,7 @@ fn cfg(threads: usize, coroutines: usize, seed: Option<u64>, log: LogMode, txns:
         coroutine_seed: seed,
         steps_team: None,
         interleave: false,
+        stats: false,
     }
 }
 
@@ -226,6 +227,7 @@ fn disk_engine_under_steps() {
 fn memory_engine_runs_interleaved() {
     let interleaved = |threads, log, txns| RunConfig {
         interleave: true,
+        stats: false,
         ..cfg(threads, 4, None, log, txns)
     };
     for (mode, columns, index) in [

@@ -30,6 +30,7 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         coroutines: 1,
         coroutine_seed: None,
         interleave: false,
+        stats: false,
         timeseries: false,
         steps_team: None,
     }

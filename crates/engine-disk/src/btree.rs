@@ -119,6 +119,11 @@ impl Tree {
     }
 }
 
+/// `--stats`' census: the table a B+tree page belongs to.
+pub fn census_table(p: &Page) -> u32 {
+    page::get_u32(p, TABLE)
+}
+
 // ---- node accessors ----
 
 fn level(p: &Page) -> u8 {
@@ -485,6 +490,7 @@ pub fn create(pool: &BufferPool, log: &Log, table: u32, index: u16) -> Result<u6
         root_frame: u32::MAX,
     };
     let mut g = pool.fix_new(pid)?;
+    txnstats::page(txnstats::PageKind::Index, pid);
     format_node(g.page_mut(), pid, &t, 0);
     log_images(log, &mut [&mut g]);
     Ok(pid)
@@ -733,6 +739,7 @@ fn split_for(pool: &BufferPool, log: &Log, t: &Tree, k: &[u8]) -> Result<()> {
             // Copy the root into a new left child, split that, make the root their parent.
             let lp = pool.alloc_page();
             let mut lg = pool.fix_new(lp)?;
+            txnstats::page(txnstats::PageKind::Index, lp);
             lg.page_mut().copy_from_slice(g.page());
             page::put_u64(lg.page_mut(), 8, lp);
             let (rg, sep) = split_node(pool, t, &mut lg, pending.as_bytes())?;
@@ -784,6 +791,7 @@ fn split_node<'a>(
 ) -> Result<(PageGuard<'a>, TKey)> {
     let rp = pool.alloc_page();
     let mut rg = pool.fix_new(rp)?;
+    txnstats::page(txnstats::PageKind::Index, rp);
     let lvl = level(g.page());
     format_node(rg.page_mut(), rp, t, lvl);
     let p = g.page();

@@ -41,6 +41,11 @@ impl Rid {
     }
 }
 
+/// `--stats`' census: the table and used slots of a heap page.
+pub fn census_page(p: &Page) -> (u32, u64) {
+    (page::get_u32(p, 32), get_u16(p, 42) as u64)
+}
+
 fn slot_base(cap: usize) -> usize {
     (FLAGS + cap + 7) & !7
 }
@@ -194,6 +199,7 @@ impl HeapFile {
                 None => {
                     let pid = pool.alloc_page();
                     let mut g = pool.fix_new(pid)?;
+                    txnstats::page(txnstats::PageKind::Heap, pid);
                     format(g.page_mut(), pid, self.table, self.slot_size);
                     let mut r = Rec::new(Kind::HeapFormat);
                     r.page = pid;

@@ -726,6 +726,11 @@ impl Inner {
 impl Engine for DiskEngine {
     type Worker<'e> = DiskWorker<'e>;
     const NAME: &'static str = "disk";
+    const COUNTED: api::Counted = api::Counted {
+        pages: true,
+        index_nodes: false,
+        escalations: true,
+    };
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         Self::open_with(schema, opts, StopAt::Never)
@@ -755,6 +760,39 @@ impl Engine for DiskEngine {
 
     fn shutdown(&self) -> Result<()> {
         self.close()
+    }
+
+    fn table_sizes(&self) -> Result<Vec<api::TableSize>> {
+        let i = &self.inner;
+        let mut sizes: Vec<api::TableSize> = i
+            .schema
+            .tables
+            .iter()
+            .map(|t| api::TableSize {
+                name: t.name.to_string(),
+                heap_pages: Some(0),
+                index_pages: Some(0),
+                ..Default::default()
+            })
+            .collect();
+        // Every page ever allocated, by the type and table its header names.
+        for pid in 1..i.pool.next_page() {
+            let g = i.pool.fix(pid, latch::Mode::S)?;
+            let p = g.page();
+            let t = page::page_type(p);
+            if t == page::PageType::Heap as u8 {
+                let (table, used) = heap::census_page(p);
+                if let Some(s) = sizes.get_mut(table as usize) {
+                    s.records += used;
+                    *s.heap_pages.as_mut().expect("set above") += 1;
+                }
+            } else if t == page::PageType::BTree as u8 {
+                if let Some(s) = sizes.get_mut(btree::census_table(p) as usize) {
+                    *s.index_pages.as_mut().expect("set above") += 1;
+                }
+            }
+        }
+        Ok(sizes)
     }
 
     fn stats(&self) -> serde_json::Value {

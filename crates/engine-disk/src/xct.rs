@@ -626,6 +626,12 @@ impl DiskWorker<'_> {
     }
 
     fn finish(&mut self) {
+        if txnstats::armed() {
+            let c = self.locks.counts();
+            txnstats::add(txnstats::Counter::RowLocks, c.fine);
+            txnstats::add(txnstats::Counter::HigherLocks, c.coarse);
+            txnstats::add(txnstats::Counter::Escalations, c.escalations);
+        }
         self.e.locks.release_all(&mut self.locks);
         self.tl.slot.txn.store(0, Ordering::Release);
         self.tl.undo.clear();

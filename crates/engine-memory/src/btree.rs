@@ -490,6 +490,8 @@ impl BTree {
                 node = c;
                 v = cv;
             }
+            // `--stats`: the nodes of this (last, successful) descent.
+            txnstats::add(txnstats::Counter::IndexNodes, depth as u64 + 1);
             return Found {
                 leaf: as_leaf(node),
                 v,
@@ -498,6 +500,32 @@ impl BTree {
                 parent,
             };
         }
+    }
+
+    /// (entries, nodes) of the tree, for `--stats`' database sizes. Exact when no
+    /// transaction runs (the driver asks after the load); never unsafe, as nodes are
+    /// never freed while the tree is shared.
+    pub fn census(&self) -> (u64, u64) {
+        let (mut entries, mut nodes) = (0u64, 0u64);
+        let mut stack = vec![self.root.load(Acquire) as *const Hdr];
+        while let Some(p) = stack.pop() {
+            // SAFETY: a child pointer read from a live node (see above).
+            let h = unsafe { &*p };
+            nodes += 1;
+            let n = h.count();
+            if h.leaf {
+                entries += n as u64;
+            } else {
+                let inner = as_inner(h);
+                for c in &inner.children[..=n] {
+                    let c = c.load(Acquire);
+                    if !c.is_null() {
+                        stack.push(c);
+                    }
+                }
+            }
+        }
+        (entries, nodes)
     }
 
     /// Point lookup. Returns the value (if present) and the leaf version observed.
@@ -529,6 +557,7 @@ impl BTree {
             }
             let mut parent: Option<(&Inner, u64)> = None;
             loop {
+                txnstats::add(txnstats::Counter::IndexNodes, 1);
                 let full = node.count() == FANOUT;
                 if node.leaf {
                     let leaf = as_leaf(node);

@@ -30,6 +30,13 @@ impl Index {
             Index::Hash(h) => h.insert(k, v, g),
         }
     }
+    /// (entries, nodes: B+tree nodes or hash buckets), for `--stats`.
+    pub fn census(&self, g: &Guard) -> (u64, u64) {
+        match self {
+            Index::BTree(t) => t.census(),
+            Index::Hash(h) => h.census(g),
+        }
+    }
     /// `prune`: a committed delete (B+tree leaves it empties leave the tree).
     pub fn remove(&self, k: &[u8], v: u64, prune: bool, g: &Guard) -> Option<NodeChange> {
         match self {

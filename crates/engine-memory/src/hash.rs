@@ -152,6 +152,8 @@ impl HashIndex {
     /// give an interleaving scheduler the chance to run another transaction meanwhile.
     #[inline]
     fn find<'a, const PROBE: bool>(b: &'a Bucket, h: u64, k: &[u8]) -> Option<Found<'a>> {
+        // `--stats`: the bucket, and below each overflow entry visited.
+        txnstats::add(txnstats::Counter::IndexNodes, 1);
         let tags = b.tags.load(Relaxed);
         for i in 0..SLOTS {
             let p = b.entry[i].load(Acquire);
@@ -185,6 +187,7 @@ impl HashIndex {
                 rt::prefetch((p as *const u8).wrapping_add(64));
                 rt::prefetch_point(p);
             }
+            txnstats::add(txnstats::Counter::IndexNodes, 1);
             // SAFETY: as above.
             let e = unsafe { &*p };
             if e.hash == h && e.len as usize == k.len() && e.key() == k {
@@ -305,6 +308,17 @@ impl HashIndex {
             before,
             after,
         })
+    }
+
+    /// (entries, buckets), for `--stats`' database sizes; exact when no transaction
+    /// runs. `_g` keeps the entries it walks from being freed (they are retired through
+    /// the epoch collector).
+    pub fn census(&self, _g: &Guard) -> (u64, u64) {
+        let mut entries = 0u64;
+        for b in self.buckets.iter() {
+            entries += Self::entries(b).count() as u64;
+        }
+        (entries, self.buckets.len() as u64)
     }
 
     /// Every entry of a bucket (exclusive access, or entries may vanish).

@@ -193,6 +193,11 @@ fn open_log(
 impl Engine for MemoryEngine {
     type Worker<'e> = MemoryWorker<'e>;
     const NAME: &'static str = "memory";
+    const COUNTED: api::Counted = api::Counted {
+        pages: false,
+        index_nodes: true,
+        escalations: false,
+    };
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let workers = opts.threads.max(1);
@@ -287,6 +292,28 @@ impl Engine for MemoryEngine {
             Some(msg) => Err(api::Error::Fatal(msg)),
             None => Ok(()),
         }
+    }
+
+    fn table_sizes(&self) -> Result<Vec<api::TableSize>> {
+        let g = crossbeam_epoch::pin();
+        Ok(self
+            .catalog
+            .tables
+            .iter()
+            .map(|t| {
+                let (records, mut nodes) = t.primary.census(&g);
+                for s in &t.secondary {
+                    nodes += s.index.census(&g).1;
+                }
+                api::TableSize {
+                    name: t.name.clone(),
+                    records,
+                    heap_pages: None,
+                    index_pages: None,
+                    index_nodes: Some(nodes),
+                }
+            })
+            .collect())
     }
 
     fn stats(&self) -> serde_json::Value {

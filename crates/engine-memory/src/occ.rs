@@ -81,6 +81,8 @@ impl MemoryWorker<'_> {
             rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
             w.locked_tid = w.rec.lock();
         }
+        // `--stats`: Silo's only locks, one per record written, taken at commit.
+        txnstats::add(txnstats::Counter::RowLocks, self.writes.len() as u64);
         // The log buffer is held from before the epoch read to the last append: the
         // flusher, which drains it after reading the epoch, then sees every commit of
         // an earlier epoch. Taken after the record locks (which may wait), not before.

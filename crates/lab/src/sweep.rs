@@ -71,7 +71,7 @@ pub enum Axis {
     Category,
 }
 
-const ALL: &[&str] = &["micro", "tpcb", "tpcc"];
+const ALL: &[&str] = &["micro", "tpcb", "tpcc", "tpce"];
 
 /// The keys `--vary` supports, and how each reaches the child.
 fn key(name: &str) -> Option<Key> {
@@ -91,6 +91,7 @@ fn key(name: &str) -> Option<Key> {
         "engine" => f("--engine", ALL, Category),
         "warehouses" => f("--warehouses", &["tpcc"], Count),
         "scale" => f("--scale", &["tpcb"], Count),
+        "customers" => f("--customers", &["tpce"], Count),
         "bpool" => f("--bpool-size", ALL, Size),
         "coroutines" => f("--coroutines", ALL, Count),
         "cores" => Some(Key::Cores),
@@ -102,7 +103,7 @@ fn key(name: &str) -> Option<Key> {
     }
 }
 
-pub const KEYS: &str = "threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
+pub const KEYS: &str = "threads, size, rows, keys, engine, warehouses, scale, customers, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
 
 /// Why `name` cannot be varied in a sweep of `kind`, if it cannot.
 fn refused_for(name: &str, kind: Kind) -> Option<&'static str> {
@@ -229,7 +230,7 @@ impl Spec {
     pub fn validate(&self) -> Result<(), String> {
         if !ALL.contains(&self.workload.as_str()) {
             return Err(format!(
-                "unknown workload '{}' (micro, tpcb or tpcc)",
+                "unknown workload '{}' (micro, tpcb, tpcc or tpce)",
                 self.workload
             ));
         }

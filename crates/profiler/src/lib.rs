@@ -11,21 +11,17 @@
 //! does: a sampler that cannot be opened is an error before the run starts.
 
 pub mod attribute;
+pub mod counters;
 pub mod report;
 pub mod sampler;
 pub mod symbolize;
+pub mod tmam;
 
 pub use report::Profile;
 pub use sampler::{Profiler, Settings};
 
-/// Whether this machine's kernel lets the process count hardware events: opens
-/// `PERF_COUNT_HW_CPU_CYCLES` on the calling thread. `Err` says why not.
+/// Whether this machine's kernel lets the process count hardware events (see
+/// `counters::available`).
 pub fn hardware_counters_available() -> Result<(), String> {
-    use perf_event::events::Hardware;
-    perf_event::Builder::new(Hardware::CPU_CYCLES)
-        .observe_self()
-        .any_cpu()
-        .build()
-        .map(drop)
-        .map_err(|e| e.to_string())
+    counters::available()
 }

@@ -31,6 +31,9 @@ const KERNEL_START: u64 = 1 << 63;
 pub struct Settings {
     /// Samples per second of a thread's CPU time.
     pub frequency_hz: u64,
+    /// Also count the generic hardware events on each worker (`counters`); only where
+    /// `counters::available` said yes.
+    pub counters: bool,
 }
 
 /// Samples of one thread, flattened: per sample `[txn_type | kernel << 32, n, n addrs]`
@@ -49,6 +52,8 @@ struct Inner {
     kernel: bool,
     threads: Mutex<Vec<ThreadSamples>>,
     errors: Mutex<Vec<String>>,
+    /// Hardware counter totals (`Settings::counters`).
+    counters: Option<crate::counters::Totals>,
 }
 
 /// The profiler of one run: give it to `driver::run_observed`, then `finish`.
@@ -99,9 +104,15 @@ impl Profiler {
                 kernel,
                 threads: Mutex::new(Vec::new()),
                 errors: Mutex::new(Vec::new()),
+                counters: settings.counters.then(crate::counters::Totals::default),
             }),
             settings,
         })
+    }
+
+    /// The hardware counters' totals over the workers' measured phase, if counted.
+    pub fn counters(&self) -> Option<crate::tmam::Counters> {
+        self.inner.counters.as_ref().map(|t| t.take())
     }
 
     /// Symbolizes and attributes every sample. `txn_types` names the workload's types;
@@ -159,6 +170,11 @@ impl driver::Observer for Profiler {
             inner: self.inner.clone(),
             sampler,
             data: ThreadSamples::default(),
+            counters: self
+                .inner
+                .counters
+                .as_ref()
+                .map(crate::counters::ThreadCounters::start),
         })
     }
 }
@@ -167,6 +183,7 @@ struct ThreadSampler {
     inner: Arc<Inner>,
     sampler: Option<Sampler>,
     data: ThreadSamples,
+    counters: Option<crate::counters::ThreadCounters>,
 }
 
 impl ThreadSampler {
@@ -222,6 +239,9 @@ impl driver::ThreadObserver for ThreadSampler {
     fn finish(mut self: Box<Self>) {
         if let Some(s) = self.sampler.as_mut() {
             let _ = s.disable();
+        }
+        if let Some(c) = self.counters.take() {
+            c.finish();
         }
         self.read(NO_TXN);
         let data = std::mem::take(&mut self.data);

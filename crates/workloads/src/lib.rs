@@ -1,5 +1,5 @@
 //! Workload kits, written once against the transactional API (`api::Session`) and run
-//! unchanged on every engine design: the micro-benchmark, TPC-B and TPC-C.
+//! unchanged on every engine design: the micro-benchmark, TPC-B, TPC-C and TPC-E.
 //!
 //! A kit defines its schema, loads its data in parallel, generates each transaction's
 //! inputs up front (so the driver can retry a conflict-aborted transaction with the same
@@ -9,6 +9,7 @@
 pub mod micro;
 pub mod tpcb;
 pub mod tpcc;
+pub mod tpce;
 pub mod util;
 
 use api::{Engine, Result, Schema, Session, Worker};

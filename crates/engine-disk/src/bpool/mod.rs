@@ -266,6 +266,8 @@ impl BufferPool {
     }
 
     /// Pin and latch page `pid`, reading it if needed. A damaged page is an error.
+    /// Counted for `--stats` by the kind its header gives (a new page, `fix_new`, is
+    /// counted by its caller, which knows what it will be).
     pub fn fix(&self, pid: u64, mode: Mode) -> Result<PageGuard<'_>> {
         assert!(pid != NO_PAGE, "fix of the null page id");
         // A STEPS CTX point; in a B+tree descent, the one per level.
@@ -295,11 +297,13 @@ impl BufferPool {
                     if !fr.referenced.load(Ordering::Relaxed) {
                         fr.referenced.store(true, Ordering::Relaxed);
                     }
-                    return Ok(PageGuard {
+                    let g = PageGuard {
                         pool: self,
                         f,
                         mode,
-                    });
+                    };
+                    count_request(&g);
+                    return Ok(g);
                 }
             }
             let f = self.get_frame()?;
@@ -334,11 +338,13 @@ impl BufferPool {
                 fr.latch.release(Mode::X);
                 fr.latch.acquire(Mode::S);
             }
-            return Ok(PageGuard {
+            let g = PageGuard {
                 pool: self,
                 f,
                 mode,
-            });
+            };
+            count_request(&g);
+            return Ok(g);
         }
     }
 
@@ -361,11 +367,13 @@ impl BufferPool {
             pid,
             "a permanently pinned frame changed its page"
         );
-        PageGuard {
+        let g = PageGuard {
             pool: self,
             f,
             mode,
-        }
+        };
+        count_request(&g);
+        g
     }
 
     /// A frame for a page just allocated with `alloc_page` (never on disk): zeroed,
@@ -874,6 +882,20 @@ impl BufferPool {
 
     pub fn file(&self) -> &Arc<dyn File> {
         &self.file
+    }
+}
+
+/// `--stats`: one request of a heap or B+tree page to the pool, by its header's type
+/// (the pool knows page types, not the modules that own them).
+#[inline(always)]
+fn count_request(g: &PageGuard<'_>) {
+    if txnstats::armed() {
+        let kind = match crate::page::page_type(g.page()) {
+            t if t == crate::page::PageType::Heap as u8 => txnstats::PageKind::Heap,
+            t if t == crate::page::PageType::BTree as u8 => txnstats::PageKind::Index,
+            _ => return,
+        };
+        txnstats::page(kind, g.pid());
     }
 }
 

@@ -127,6 +127,8 @@ pub struct TxnLockCounts {
     pub coarse: u64,
     /// Requests that waited for a conflicting lock.
     pub waits: u64,
+    /// Escalations of this transaction's record locks to a table lock.
+    pub escalations: u64,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -557,6 +559,7 @@ impl LockManager {
             return;
         }
         self.c.escalations.fetch_add(1, Ordering::Relaxed);
+        txn.counts.escalations += 1;
         // Drop the finer locks the table lock now implies.
         let mut drop_list = std::mem::take(&mut txn.scratch);
         drop_list.extend(txn.held.iter().filter_map(|(&l, &m)| {

@@ -144,7 +144,8 @@ fn intention_locks_are_taken_top_down() {
         TxnLockCounts {
             fine: 2,
             coarse: 3,
-            waits: 0
+            waits: 0,
+            escalations: 0,
         }
     );
     // A table S on top of IX gives SIX; reads below are then implied.
@@ -249,8 +250,14 @@ fn escalation_at_threshold_covers_later_record_locks() {
     }
     assert_eq!(m.stats().escalations, 0);
     assert_eq!(t.fine_locks(4), 25);
+    assert_eq!(t.counts().escalations, 0);
     m.lock(&mut t, rec(4, 25), S).unwrap();
     assert_eq!(m.stats().escalations, 1);
+    assert_eq!(
+        t.counts().escalations,
+        1,
+        "the transaction's own count (--stats)"
+    );
     assert_eq!(t.held(LockId::Table(4)), Some(S));
     assert_eq!(t.fine_locks(4), 0, "finer locks dropped");
     assert_eq!(t.len(), 2, "database IS and table S remain");
