@@ -483,6 +483,75 @@ pub fn write_skew_prevented_under<E: Engine>(
     finish(e);
 }
 
+/// A transaction that scans a range and then inserts into it, splitting the leaves it
+/// read, never fails its own phantom check; and the split does not hide a phantom: a
+/// row another transaction commits into either half before it commits still makes it
+/// abort. B+tree primary index (`primary` must support scans). Optimistic engines: under
+/// locking the other inserter would wait for this transaction, which waits for it.
+pub fn own_splits_keep_phantom_checks<E: Engine>(opts: &EngineOptions, primary: IndexKind) {
+    let (schema, t) = pairs_schema(primary);
+    let e: E = open(schema, opts, 2);
+    let scan_and_fill = |s: &mut Session<E::Worker<'_>>, pair: u32| -> crate::Result<()> {
+        let (lo, hi) = (k32(pair), k32(pair + 1));
+        let mut n = 0;
+        s.scan(
+            t.primary(),
+            Bound::Included(&lo),
+            Bound::Excluded(&hi),
+            Dir::Forward,
+            10,
+            |_, _| {
+                n += 1;
+                true
+            },
+        )?;
+        assert_eq!(n, 0, "conformance: pair {pair} starts empty");
+        // Enough rows to split the leaf the scan read, several times over.
+        for i in 0..200u32 {
+            s.insert(t, &k32x2(pair, 2 * i), &pair_row(pair, 1))?;
+        }
+        Ok(())
+    };
+    // Alone: commits at its first attempt.
+    let mut a = Session::new(e.worker(0));
+    expect_ok(
+        "scan, fill and split alone",
+        a.run(0, |s| scan_and_fill(s, 1)),
+    );
+    // Another transaction commits a row into the left half (odd key 1) or the right half
+    // (odd key 397) between the split and the commit: a phantom.
+    for (pair, other) in [(2u32, 1u32), (3, 397)] {
+        let barrier = Barrier::new(2);
+        std::thread::scope(|sc| {
+            let (e, barrier) = (&e, &barrier);
+            sc.spawn(move || {
+                let mut b = Session::new(e.worker(1));
+                barrier.wait();
+                expect_ok(
+                    "insert into the split range",
+                    b.run_retry(0, TRIES, |s| {
+                        s.insert(t, &k32x2(pair, other), &pair_row(pair, 2))
+                    }),
+                );
+                barrier.wait();
+            });
+            let r = a.run(0, |s| {
+                scan_and_fill(s, pair)?;
+                barrier.wait();
+                barrier.wait();
+                Ok(())
+            });
+            assert!(
+                matches!(r, Err(Error::Conflict(_))),
+                "conformance: a row committed into a leaf split by a transaction that \
+                 read it (pair {pair}, key {other}) must fail its phantom check; got {r:?}"
+            );
+        });
+    }
+    drop(a);
+    finish(e);
+}
+
 /// Phantoms: "insert if none exists" decided by a range scan (through the secondary index,
 /// or the primary B+tree) or by a lookup of an absent key never lets two concurrent
 /// transactions both insert.

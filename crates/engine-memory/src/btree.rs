@@ -77,6 +77,22 @@ pub struct NodeChange {
     pub ver: *const AtomicU64,
     pub before: u64,
     pub after: u64,
+    /// The insert split a full leaf first (at most one per insert).
+    pub split: Option<Split>,
+}
+
+/// A leaf split by an insert: its version went from `before` to `after`, and the keys
+/// above the split point moved to a new leaf, whose version was `right_v` when the split
+/// published it. A transaction that had read the leaf at `before` read exactly what the
+/// two leaves held then, so it may keep both in its node set instead of failing its own
+/// phantom check.
+#[derive(Clone, Copy, Debug)]
+pub struct Split {
+    pub ver: *const AtomicU64,
+    pub before: u64,
+    pub after: u64,
+    pub right: *const AtomicU64,
+    pub right_v: u64,
 }
 
 #[repr(C)]
@@ -546,6 +562,7 @@ impl BTree {
     /// Insert `key -> val`. `Err(existing)` if the key is present.
     pub fn insert(&self, key: &[u8], val: u64) -> Result<NodeChange, u64> {
         let k = KeyWords::new(key);
+        let mut split = None;
         'restart: loop {
             let mut node = self.root();
             let Some(mut v) = node.read_lock() else {
@@ -582,6 +599,7 @@ impl BTree {
                             ver: &node.version,
                             before: v,
                             after,
+                            split,
                         });
                     }
                 }
@@ -629,7 +647,23 @@ impl BTree {
                             self.root.store(r as *mut Hdr, Release);
                         }
                     }
-                    node.unlock();
+                    // The new leaf is reachable only through the locked nodes yet: its
+                    // version read here is the one it was published with.
+                    // SAFETY: `right` was just made by the split and is never freed
+                    // while the tree lives.
+                    let right_v = unsafe { (*right).version.load(Relaxed) };
+                    let after = node.unlock();
+                    if node.leaf {
+                        debug_assert!(split.is_none(), "an insert splits at most one leaf");
+                        split = Some(Split {
+                            ver: &node.version,
+                            before: v,
+                            after,
+                            // SAFETY: as above.
+                            right: unsafe { &(*right).version },
+                            right_v,
+                        });
+                    }
                     if let Some((p, _)) = parent {
                         p.hdr.unlock();
                     }
@@ -710,6 +744,7 @@ impl BTree {
                 ver: &leaf.hdr.version,
                 before: f.v,
                 after,
+                split: None,
             });
         }
     }

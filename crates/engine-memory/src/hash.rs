@@ -261,6 +261,7 @@ impl HashIndex {
             ver: &b.version,
             before,
             after,
+            split: None,
         })
     }
 
@@ -307,6 +308,7 @@ impl HashIndex {
             ver: &b.version,
             before,
             after,
+            split: None,
         })
     }
 

@@ -101,7 +101,22 @@ pub(crate) fn find_write(writes: &[WriteEntry], map: &WMap, rec: Rec) -> Option<
 }
 
 /// A transaction's own index change must not fail its own node-set validation.
-pub(crate) fn fix_nodes(nodes: &mut [NodeEntry], c: crate::btree::NodeChange) {
+pub(crate) fn fix_nodes(nodes: &mut Vec<NodeEntry>, c: crate::btree::NodeChange) {
+    if let Some(s) = c.split {
+        let mut read = false;
+        for n in nodes.iter_mut() {
+            if n.ver == s.ver && n.v == s.before {
+                n.v = s.after;
+                read = true;
+            }
+        }
+        if read {
+            nodes.push(NodeEntry {
+                ver: s.right,
+                v: s.right_v,
+            });
+        }
+    }
     for n in nodes.iter_mut() {
         if n.ver == c.ver && n.v == c.before {
             n.v = c.after;

@@ -77,3 +77,9 @@ fn conformance_under_steps_memory() {
         all_under_steps::<MemoryEngine>(&EngineOptions::default(), KINDS[i % 2], team);
     }
 }
+
+/// Optimistic engines only: a locking engine's scan would block the other inserter.
+#[test]
+fn own_splits_keep_phantom_checks_memory() {
+    own_splits_keep_phantom_checks::<MemoryEngine>(&EngineOptions::default(), IndexKind::BTree);
+}
