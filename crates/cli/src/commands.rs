@@ -418,17 +418,28 @@ fn gib(b: u64) -> String {
 }
 
 /// Refuse a database that cannot fit in memory, before spending minutes loading it.
-fn check_fits<W: Workload>(wl: &W, bpool: Option<u64>) -> Result<(), String> {
-    let need = wl.schema().estimated_bytes();
-    let have = driver::machine::available_memory_bytes();
-    if have > 0 && need > have {
-        return Err(format!(
-            "the {} database needs about {} of memory and {} is available: choose a smaller size",
-            wl.name(),
-            gib(need),
-            gib(have)
-        ));
-    }
+/// The disk engine given a buffer pool keeps only the pool in memory: its database may
+/// be larger than memory (the "memory through the buffer pool"); only the pool
+/// must fit.
+fn check_fits<W: Workload>(wl: &W, engine: EngineName, bpool: Option<u64>) -> Result<(), String> {
+    check_fits_in(
+        wl.name(),
+        wl.schema().estimated_bytes(),
+        engine,
+        bpool,
+        driver::machine::available_memory_bytes(),
+    )
+}
+
+/// `check_fits` with the workload's estimated bytes and the memory available (0:
+/// unknown) given.
+fn check_fits_in(
+    name: &str,
+    need: u64,
+    engine: EngineName,
+    bpool: Option<u64>,
+    have: u64,
+) -> Result<(), String> {
     if let Some(bp) = bpool {
         if have > 0 && bp > have {
             return Err(format!(
@@ -437,12 +448,27 @@ fn check_fits<W: Workload>(wl: &W, bpool: Option<u64>) -> Result<(), String> {
                 gib(have)
             ));
         }
+        if engine == EngineName::Disk {
+            return Ok(());
+        }
+    }
+    if have > 0 && need > have {
+        let hint = if engine == EngineName::Disk {
+            " (or give the disk engine a --bpool-size smaller than memory)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "the {name} database needs about {} of memory and {} is available: choose a smaller size{hint}",
+            gib(need),
+            gib(have)
+        ));
     }
     Ok(())
 }
 
 fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<(), String> {
-    check_fits(wl, c.disk.bpool_size)?;
+    check_fits(wl, c.engine, c.disk.bpool_size)?;
     let db = DbArgs {
         engine: Some(c.engine),
         ..DbArgs::default()
@@ -524,7 +550,8 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
 /// `run`, or `profile` when `prof` is given: the run under the sampler, its profile
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
-    check_fits(wl, c.disk.bpool_size)?;
+    let (engine, _) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
+    check_fits(wl, engine, c.disk.bpool_size)?;
     // A recorded counter file is read first: a bad one is one line, before any run.
     let recorded = match prof.and_then(|p| p.counters_from.as_ref()) {
         Some(f) => {
@@ -732,7 +759,6 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
     let Some(dir) = &c.db.db else {
         return Err("`oltpscope load` needs --db DIR (a database in a temporary directory would be removed at once)".into());
     };
-    check_fits(wl, c.bpool_size)?;
     let tuning = DiskTuning {
         bpool_size: c.bpool_size,
         ..DiskTuning::default()
@@ -744,6 +770,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         Some(LogArg::Async),
         Some(EngineName::Memory),
     )?;
+    check_fits(wl, engine, c.bpool_size)?;
     if engine == EngineName::Serial {
         return Err("the serial engine keeps nothing on storage: there is nothing to load".into());
     }
@@ -829,4 +856,29 @@ fn check<W: Workload>(wl: &W, c: &CheckOpts) -> Result<(), String> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_disk_engine_runs_databases_larger_than_memory_through_its_buffer_pool() {
+        const G: u64 = 1 << 30;
+        let fits = |engine, bpool| check_fits_in("micro", 80 * G, engine, bpool, 20 * G);
+        // 80 GiB of data in 20 GiB of memory: refused unless the disk engine is given a
+        // buffer pool that fits.
+        let e = fits(EngineName::Memory, None).unwrap_err();
+        assert!(e.contains("80.0 GiB") && !e.contains("bpool"), "{e}");
+        let e = fits(EngineName::Disk, None).unwrap_err();
+        assert!(e.contains("--bpool-size"), "{e}");
+        fits(EngineName::Disk, Some(4 * G)).unwrap();
+        let e = fits(EngineName::Disk, Some(30 * G)).unwrap_err();
+        assert!(e.contains("more than the 20.0 GiB"), "{e}");
+        // A buffer pool does not make the memory engine's data smaller.
+        assert!(fits(EngineName::Memory, Some(4 * G)).is_err());
+        // What fits is accepted, and unknown memory (0) refuses nothing.
+        check_fits_in("micro", G, EngineName::Memory, None, 20 * G).unwrap();
+        check_fits_in("micro", 80 * G, EngineName::Memory, None, 0).unwrap();
+    }
 }

@@ -216,16 +216,46 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
         ch.configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(if c.lower_is_better {
-                SeriesLabelPosition::UpperRight
-            } else {
-                SeriesLabelPosition::LowerRight
-            })
+            .position(legend_corner(&c.points, ymax))
             .draw()
             .map_err(draw_err)?;
         root.present().map_err(draw_err)?;
     }
     Ok(out)
+}
+
+/// Segment colours: ten strong ones, then their light companions, so up to 20 series
+/// (Wonderland's components are 15) are told apart; more repeat.
+const PALETTE: [RGBColor; 20] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(174, 199, 232),
+    RGBColor(255, 187, 120),
+    RGBColor(152, 223, 138),
+    RGBColor(255, 152, 150),
+    RGBColor(197, 176, 213),
+    RGBColor(196, 156, 148),
+    RGBColor(247, 182, 210),
+    RGBColor(199, 199, 199),
+    RGBColor(219, 219, 141),
+    RGBColor(158, 218, 229),
+];
+
+/// Where the legend goes: the right-hand corner the curve's right end is away from (a
+/// falling curve ends low, so its legend goes up), so it hides no point there.
+fn legend_corner(points: &[(String, f64, f64)], ymax: f64) -> SeriesLabelPosition {
+    match points.last() {
+        Some(&(_, _, y)) if y < ymax / 2.0 => SeriesLabelPosition::UpperRight,
+        _ => SeriesLabelPosition::LowerRight,
+    }
 }
 
 /// Background colour of a normalized value: white at 1, greener above, redder below
@@ -260,6 +290,21 @@ pub fn normalized_table(s: &Summary) -> String {
         sweep::Kind::Simulate => "stall_cycles_per_txn",
     };
     normalized_table_of(s, fig)
+}
+
+/// With several keys, the same figure normalized along each of the others too: rows that
+/// key's values, each column divided by its first value (the "revisited" paper's Table 2
+/// gives both: each engine against DBMS D per size, and each engine against its
+/// smallest size).
+pub fn other_normalizations(s: &Summary) -> String {
+    let mut h = String::new();
+    for i in 1..s.spec.vary.len() {
+        let mut t = s.clone();
+        let k = t.spec.vary.remove(i);
+        t.spec.vary.insert(0, k);
+        h += &normalized_table(&t);
+    }
+    h
 }
 
 /// The normalized table of one figure (see `normalized_table`).
@@ -409,18 +454,6 @@ pub fn stacked_bars(
         .fold(0.0, f64::max)
         .max(1e-9)
         * 1.1;
-    const PALETTE: [RGBColor; 10] = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
-        RGBColor(188, 189, 34),
-        RGBColor(23, 190, 207),
-    ];
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
@@ -514,6 +547,7 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
         s.spec.repeat
     );
     body += &normalized_table(s);
+    body += &other_normalizations(s);
     for (i, c) in s.curves.iter().enumerate() {
         if c.points.is_empty() {
             continue;
@@ -672,8 +706,30 @@ mod tests {
         assert!(t.contains(">4.00<"), "{t}");
         assert!(t.contains(">1.00<"), "{t}");
         assert!(t.contains("size=16MB"), "{t}");
+        // Along the other key: memory/1GB (600) over memory/1MB (400).
+        let t = other_normalizations(&summary());
+        assert!(t.contains("normalized to size=1MB"), "{t}");
+        assert!(t.contains("engine=memory") && t.contains(">1.50<"), "{t}");
         assert_eq!(ratio_colour(1.0), "#ffffff");
         assert_ne!(ratio_colour(2.0), ratio_colour(0.5));
+    }
+
+    #[test]
+    fn the_legend_goes_where_the_curve_does_not_end() {
+        let pts = |ys: &[f64]| -> Vec<(String, f64, f64)> {
+            ys.iter()
+                .enumerate()
+                .map(|(i, &y)| (i.to_string(), i as f64, y))
+                .collect()
+        };
+        assert!(matches!(
+            legend_corner(&pts(&[500.0, 100.0]), 550.0),
+            SeriesLabelPosition::UpperRight
+        ));
+        assert!(matches!(
+            legend_corner(&pts(&[100.0, 500.0]), 550.0),
+            SeriesLabelPosition::LowerRight
+        ));
     }
 
     #[test]
@@ -688,6 +744,20 @@ mod tests {
         // The background, the plot area, 4 segments and 2 legend swatches at least.
         assert!(doc >= 6, "{doc} rects");
         assert!(svg.contains("LLC D") && svg.contains("tpcb disk"), "{svg}");
+        // Fifteen series (Wonderland's components) get fifteen colours.
+        let many: Vec<(String, Vec<f64>)> =
+            (0..15).map(|i| (format!("c{i}"), vec![1.0, 1.0])).collect();
+        let svg = stacked_bars("t", "MPKI", &cats, &many).unwrap();
+        let fills: std::collections::HashSet<&str> = svg
+            .split("fill=\"")
+            .skip(1)
+            .filter_map(|f| f.split('"').next())
+            .filter(|f| *f != "#FFFFFF" && *f != "#000000" && *f != "none")
+            .collect();
+        assert!(fills.len() >= 15, "{fills:?}");
+        let distinct: std::collections::HashSet<_> =
+            PALETTE.iter().map(|c| (c.0, c.1, c.2)).collect();
+        assert_eq!(distinct.len(), PALETTE.len());
     }
 
     fn count_of(s: &str, what: &str) -> usize {
@@ -712,7 +782,11 @@ mod tests {
         );
         let html = std::fs::read_to_string(d.path().join(INDEX)).unwrap();
         assert_eq!(html.matches("<svg").count(), 2);
-        assert!(html.contains("class=\"norm\""));
+        assert_eq!(
+            html.matches("class=\"norm\"").count(),
+            2,
+            "one table per key"
+        );
         assert_eq!(fmt_size(16.0 * 1048576.0), "16MB");
         assert_eq!(fmt_size(1536.0), "1.5KB");
         let e = plot(&d.path().join("nothing")).unwrap_err();
