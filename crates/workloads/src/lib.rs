@@ -32,6 +32,52 @@ impl Check {
     }
 }
 
+/// One consistency condition's tally over every unit (warehouse, trade, ...) it was
+/// evaluated on: how many passed, and the first mismatch, for its [`Check`].
+pub(crate) struct Cond {
+    name: &'static str,
+    what: &'static str,
+    checked: u64,
+    failed: u64,
+    first: Option<String>,
+}
+
+impl Cond {
+    pub(crate) fn new(name: &'static str, what: &'static str) -> Self {
+        Cond {
+            name,
+            what,
+            checked: 0,
+            failed: 0,
+            first: None,
+        }
+    }
+
+    pub(crate) fn record(&mut self, ok: bool, msg: impl FnOnce() -> String) {
+        self.checked += 1;
+        if !ok {
+            self.failed += 1;
+            if self.first.is_none() {
+                self.first = Some(msg());
+            }
+        }
+    }
+
+    pub(crate) fn finish(self) -> Check {
+        let mut detail = format!(
+            "{} of {} {} pass",
+            self.checked - self.failed,
+            self.checked,
+            self.what
+        );
+        if let Some(f) = &self.first {
+            detail.push_str("; first mismatch: ");
+            detail.push_str(f);
+        }
+        Check::new(self.name, self.checked > 0 && self.failed == 0, detail)
+    }
+}
+
 /// What the driver knows about the runs that produced the database being checked.
 #[derive(Debug, Clone, Default)]
 pub struct RunInfo {

@@ -4,7 +4,7 @@
 
 use super::schema::*;
 use super::Tpcc;
-use crate::{Check, RunInfo};
+use crate::{Check, Cond, RunInfo};
 use api::row;
 use api::{Dir, Engine, Error, Result, Session, Worker};
 use std::collections::{HashMap, HashSet};
@@ -12,51 +12,6 @@ use std::ops::Bound;
 
 /// Transaction type number of the checker's read-only transactions.
 const CHECK_TXN: u32 = u32::MAX;
-
-/// One condition's tally over every warehouse or district it was evaluated on.
-struct Cond {
-    name: &'static str,
-    what: &'static str,
-    checked: u64,
-    failed: u64,
-    first: Option<String>,
-}
-
-impl Cond {
-    fn new(name: &'static str, what: &'static str) -> Self {
-        Cond {
-            name,
-            what,
-            checked: 0,
-            failed: 0,
-            first: None,
-        }
-    }
-
-    fn record(&mut self, ok: bool, msg: impl FnOnce() -> String) {
-        self.checked += 1;
-        if !ok {
-            self.failed += 1;
-            if self.first.is_none() {
-                self.first = Some(msg());
-            }
-        }
-    }
-
-    fn finish(self) -> Check {
-        let mut detail = format!(
-            "{} of {} {} pass",
-            self.checked - self.failed,
-            self.checked,
-            self.what
-        );
-        if let Some(f) = &self.first {
-            detail.push_str("; first mismatch: ");
-            detail.push_str(f);
-        }
-        Check::new(self.name, self.checked > 0 && self.failed == 0, detail)
-    }
-}
 
 fn prefix_range(k: &api::Key) -> (api::Key, api::Key) {
     (*k, k.prefix_end().expect("prefix is never all 0xff"))

@@ -10,7 +10,7 @@ use super::gen::*;
 use super::schema::*;
 use super::txn::{TRADE_ORDER, TRADE_RESULT};
 use super::Tpce;
-use crate::{Check, RunInfo};
+use crate::{Check, Cond, RunInfo};
 use api::row;
 use api::{Dir, Engine, Error, Result, Session};
 use std::collections::HashMap;
@@ -19,48 +19,6 @@ use std::ops::Bound;
 const CHECK_TXN: u32 = u32::MAX;
 /// Trades read per checking transaction.
 const TRADES_PER_TXN: u64 = 5_000;
-
-struct Cond {
-    name: &'static str,
-    what: &'static str,
-    checked: u64,
-    failed: u64,
-    first: Option<String>,
-}
-
-impl Cond {
-    fn new(name: &'static str, what: &'static str) -> Self {
-        Cond {
-            name,
-            what,
-            checked: 0,
-            failed: 0,
-            first: None,
-        }
-    }
-    fn record(&mut self, ok: bool, msg: impl FnOnce() -> String) {
-        self.checked += 1;
-        if !ok {
-            self.failed += 1;
-            if self.first.is_none() {
-                self.first = Some(msg());
-            }
-        }
-    }
-    fn finish(self) -> Check {
-        let mut detail = format!(
-            "{} of {} {} pass",
-            self.checked - self.failed,
-            self.checked,
-            self.what
-        );
-        if let Some(f) = &self.first {
-            detail.push_str("; first mismatch: ");
-            detail.push_str(f);
-        }
-        Check::new(self.name, self.checked > 0 && self.failed == 0, detail)
-    }
-}
 
 fn st(s: &St) -> String {
     String::from_utf8_lossy(s).into_owned()

@@ -185,6 +185,23 @@ fn prefix_scan<W: Worker>(
     )
 }
 
+/// The rows under `prefix` (at most `limit`, in `dir` order), each mapped by `f`.
+fn prefix_rows<T: row::Pod, U, W: Worker>(
+    s: &mut Session<W>,
+    index: IndexId,
+    prefix: &Key,
+    dir: Dir,
+    limit: usize,
+    f: impl Fn(T) -> U,
+) -> Result<Vec<U>> {
+    let mut out = Vec::with_capacity(limit.min(16));
+    prefix_scan(s, index, prefix, dir, limit, |_, r| {
+        out.push(f(row::read::<T>(r)));
+        true
+    })?;
+    Ok(out)
+}
+
 fn get<T: row::Pod, W: Worker>(s: &mut Session<W>, t: TableId, k: &Key, what: &str) -> Result<T> {
     let r = s.get_row::<T>(t, k)?;
     need(r, what, k)
@@ -385,17 +402,13 @@ impl Tpce {
         }
         if history && !accts.is_empty() {
             let ca = accts[(acct_idx % accts.len() as u64) as usize].0;
-            let mut trades = Vec::with_capacity(10);
-            prefix_scan(
+            let trades = prefix_rows(
                 s,
                 TRADE.secondary(TRADE_BY_ACCOUNT),
                 &k_u64(ca),
                 Dir::Backward,
                 10,
-                |_, r| {
-                    trades.push(row::read::<Trade>(r));
-                    true
-                },
+                |r: Trade| r,
             )?;
             n += trades.len();
             let mut lines = 0;
@@ -403,17 +416,13 @@ impl Tpce {
                 if lines >= 30 {
                     break;
                 }
-                let mut hist = Vec::with_capacity(3);
-                prefix_scan(
+                let hist = prefix_rows(
                     s,
                     TRADE_HISTORY.primary(),
                     &k_u64(t.t_id),
                     Dir::Backward,
                     3,
-                    |_, r| {
-                        hist.push(row::read::<TradeHistory>(r));
-                        true
-                    },
+                    |r: TradeHistory| r,
                 )?;
                 for h in &hist {
                     let st: StatusType = get(s, STATUS_TYPE, &k_bytes(&h.th_st_id), "status")?;
@@ -632,17 +641,13 @@ impl Tpce {
         let exad: Address = get(s, ADDRESS, &k_u64(ex.ex_ad_id), "address")?;
         let exzc: ZipCode = get(s, ZIP_CODE, &k_bytes(&exad.ad_zc_code), "zip code")?;
         let mut n = 7;
-        let mut comps = Vec::with_capacity(3);
-        prefix_scan(
+        let comps = prefix_rows(
             s,
             COMPANY_COMPETITOR.primary(),
             &k_u64(co.co_id),
             Dir::Forward,
             3,
-            |_, r| {
-                comps.push(row::read::<CompanyCompetitor>(r));
-                true
-            },
+            |r: CompanyCompetitor| r,
         )?;
         for c in &comps {
             let cc: Company = get(s, COMPANY, &k_u64(c.cp_comp_co_id), "company")?;
@@ -677,17 +682,13 @@ impl Tpce {
             },
         )?;
         let lt: LastTrade = get(s, LAST_TRADE, &k_symb(symb), "last trade")?;
-        let mut news = Vec::with_capacity(2);
-        prefix_scan(
+        let news = prefix_rows(
             s,
             NEWS_XREF.primary(),
             &k_u64(co.co_id),
             Dir::Forward,
             2,
-            |_, r| {
-                news.push(row::read::<NewsXref>(r).nx_ni_id);
-                true
-            },
+            |r: NewsXref| r.nx_ni_id,
         )?;
         for id in news {
             let mut sum = 0u64;
@@ -1056,17 +1057,13 @@ impl Tpce {
     }
 
     fn tax_rates<W: Worker>(&self, s: &mut Session<W>, c_id: u64) -> Result<u32> {
-        let mut ids = Vec::with_capacity(2);
-        prefix_scan(
+        let ids = prefix_rows(
             s,
             CUSTOMER_TAXRATE.primary(),
             &k_u64(c_id),
             Dir::Forward,
             usize::MAX,
-            |_, r| {
-                ids.push(row::read::<CustomerTaxrate>(r).cx_tx_id);
-                true
-            },
+            |r: CustomerTaxrate| r.cx_tx_id,
         )?;
         let mut sum = 0;
         for id in ids {
@@ -1242,17 +1239,13 @@ impl Tpce {
     /// Trade-Status (clause 3.3.11): an account's 50 latest trades with their status,
     /// type, security and exchange names; the customer and broker.
     pub fn trade_status<W: Worker>(&self, s: &mut Session<W>, ca_id: u64) -> Result<usize> {
-        let mut trades = Vec::with_capacity(50);
-        prefix_scan(
+        let trades = prefix_rows(
             s,
             TRADE.secondary(TRADE_BY_ACCOUNT),
             &k_u64(ca_id),
             Dir::Backward,
             50,
-            |_, r| {
-                trades.push(row::read::<Trade>(r));
-                true
-            },
+            |r: Trade| r,
         )?;
         let mut n = trades.len();
         for t in &trades {
@@ -1323,17 +1316,13 @@ impl Tpce {
             })?,
             4 => {
                 // Replace the customer's divisional rate by another divisional one.
-                let mut ids = Vec::new();
-                prefix_scan(
+                let ids = prefix_rows(
                     s,
                     CUSTOMER_TAXRATE.primary(),
                     &k_u64(c_id),
                     Dir::Forward,
                     usize::MAX,
-                    |_, r| {
-                        ids.push(row::read::<CustomerTaxrate>(r).cx_tx_id);
-                        true
-                    },
+                    |r: CustomerTaxrate| r.cx_tx_id,
                 )?;
                 let old = need(
                     ids.iter().find(|x| x[0] == b'D').copied(),
@@ -1399,17 +1388,13 @@ impl Tpce {
             )?,
             11 => {
                 // Replace one watch item by a security the list lacks.
-                let mut items = Vec::new();
-                prefix_scan(
+                let items = prefix_rows(
                     s,
                     WATCH_ITEM.primary(),
                     &k_u64(c_id),
                     Dir::Forward,
                     usize::MAX,
-                    |_, r| {
-                        items.push(row::read::<WatchItem>(r).wi_s_symb);
-                        true
-                    },
+                    |r: WatchItem| r.wi_s_symb,
                 )?;
                 let old = need(
                     items.get((b as usize) % items.len().max(1)).copied(),
