@@ -1024,7 +1024,15 @@ fn revisited(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result
         ),
         _ => v.unmeasured("memory-slows-with-size", "a size point failed (see the sweep's summary)"),
     }
-    // Table 3: by rows per transaction at the largest size.
+    // Table 3: by rows per transaction, at the largest size up to 100MB. (The paper
+    // uses its largest; here a 1GB point loads for ~5 minutes on the disk engine, so the
+    // table's nine points would take most of the hour full scale is allowed. 100MB is
+    // still 3x the last-level cache.)
+    let rows_size = if ctx.scale == Scale::Full {
+        sizes[sizes.len() - 2]
+    } else {
+        largest
+    };
     let spec = Spec {
         kind: Kind::Run,
         workload: "micro".into(),
@@ -1033,13 +1041,13 @@ fn revisited(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result
             sweep::parse_vary(&format!("rows={}", rows.join(",")))?,
         ],
         repeat: ctx.repeat(),
-        args: run_args(ctx, &["--size", largest, "--mode", "read"]),
+        args: run_args(ctx, &["--size", rows_size, "--mode", "read"]),
     };
     let s = ctx.sweep("rows", spec)?;
     let p3 = paper_ratio(&paper, "rows");
     tables.push(ratio_table(
         "rows",
-        &format!("Measured throughput normalized to the disk engine per column, by rows read per transaction ({largest})"),
+        &format!("Measured throughput normalized to the disk engine per column, by rows read per transaction ({rows_size})"),
         rows.iter().map(|r| format!("{r} rows")).collect(),
         &s,
         "rows",
