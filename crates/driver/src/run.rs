@@ -447,6 +447,10 @@ impl Interval {
     }
 }
 
+/// A summarized second: its number, counts per type, latency, and the workers' CPU
+/// time and wall time in it (None: no CPU clock).
+type SettledSecond = (u64, Vec<SecondTxn>, Latency, Option<(Duration, Duration)>);
+
 /// The main thread's merge of the workers' intervals: a second is summarized (its
 /// histograms dropped) once every worker has moved past it, so memory stays bounded by
 /// the longest transaction, not by the run's length.
@@ -456,7 +460,7 @@ struct SeriesMerge {
     through: Vec<Option<u64>>,
     pending: BTreeMap<u64, Interval>,
     /// Per second: the counts, latency, and the workers' CPU time and wall time.
-    done: Vec<(u64, Vec<SecondTxn>, Latency, Option<(Duration, Duration)>)>,
+    done: Vec<SettledSecond>,
 }
 
 impl SeriesMerge {
