@@ -160,6 +160,11 @@ pub trait Worker {
     fn begin(&mut self) -> Result<()>;
     /// Point lookup by primary key; `f` sees the row if present.
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool>;
+    /// A hint: `key` of `table` will be looked up soon (by `get` or `update`). An engine
+    /// may start bringing the memory it will touch into the cache, so that the misses of
+    /// several lookups overlap instead of coming one after the other. Reads nothing the
+    /// transaction depends on, changes nothing, never fails; the default does nothing.
+    fn prefetch(&mut self, _table: TableId, _key: &[u8]) {}
     /// Range scan over an index in `dir` order, at most `limit` rows; `f` returns false to
     /// stop early. Returns the number of rows passed to `f`.
     fn scan(

@@ -103,6 +103,12 @@ impl<W: Worker> Session<W> {
         r
     }
 
+    /// Hint that `key` of `table` will be looked up soon ([`Worker::prefetch`]).
+    #[inline]
+    pub fn prefetch(&mut self, table: TableId, key: &[u8]) {
+        self.w.prefetch(table, key);
+    }
+
     /// Point lookup copying the row out as a `T`.
     pub fn get_row<T: Pod>(&mut self, table: TableId, key: &[u8]) -> Result<Option<T>> {
         let mut out = None;

@@ -156,6 +156,10 @@ struct WorkerResult {
     hist: Vec<Histogram<u64>>,
     /// CPU time this worker's thread used during the measured phase (None: no clock).
     cpu: Option<Duration>,
+    /// Wall time over which `cpu` was taken (from the thread's first look at the
+    /// measured phase to its end): the share on CPU is `cpu / wall`, never the main
+    /// thread's interval, which starts and ends at other moments than the worker's.
+    wall: Duration,
     /// This worker's thread's waits during the measured phase (`rt`).
     waits: rt::WaitStats,
     /// Coroutine switches during the whole run (0 without coroutines).
@@ -179,6 +183,7 @@ impl WorkerResult {
             committed_all: vec![0; ntypes],
             hist: (0..ntypes).map(|_| new_hist()).collect(),
             cpu: None,
+            wall: Duration::ZERO,
             waits: rt::WaitStats::default(),
             switches: 0,
             ended: None,
@@ -223,8 +228,8 @@ struct Shared<'a, W: Workload> {
     rate: Option<Rate>,
     streams: usize,
     seed: u64,
-    /// The thread's CPU time and waits when it first saw the measured phase.
-    at_measure: Cell<Option<(Option<Duration>, rt::WaitStats)>>,
+    /// The thread's CPU time, waits and the time when it first saw the measured phase.
+    at_measure: Cell<Option<(Option<Duration>, rt::WaitStats, Instant)>>,
     /// The time series (`timeseries`): the second the run is in, this thread's current
     /// interval (shared by its coroutines) and where finished intervals go.
     second: &'a AtomicU64,
@@ -263,7 +268,7 @@ impl<W: Workload> Shared<'_, W> {
             }
             if ph == MEASURE && self.at_measure.get().is_none() {
                 self.at_measure
-                    .set(Some((thread_cpu(), rt::thread_stats())));
+                    .set(Some((thread_cpu(), rt::thread_stats(), Instant::now())));
                 if let Some(o) = self.obs {
                     *self.thread_obs.borrow_mut() = Some(o.thread_start());
                 }
@@ -410,6 +415,10 @@ struct Interval {
     aborted: Vec<u64>,
     user_aborts: Vec<u64>,
     cpu: Option<Duration>,
+    /// When the interval began on its worker; once closed, its wall length (the share
+    /// on CPU of a second is its CPU time over this, not over the main thread's second).
+    start: Instant,
+    wall: Duration,
 }
 
 impl Interval {
@@ -422,6 +431,8 @@ impl Interval {
             aborted: vec![0; ntypes],
             user_aborts: vec![0; ntypes],
             cpu: thread_cpu(),
+            start: Instant::now(),
+            wall: Duration::ZERO,
         }
     }
 
@@ -431,9 +442,14 @@ impl Interval {
             (Some(a), Some(b)) => Some(b.saturating_sub(a)),
             _ => None,
         };
+        self.wall = self.start.elapsed();
         self
     }
 }
+
+/// A summarized second: its number, counts per type, latency, and the workers' CPU
+/// time and wall time in it (None: no CPU clock).
+type SettledSecond = (u64, Vec<SecondTxn>, Latency, Option<(Duration, Duration)>);
 
 /// The main thread's merge of the workers' intervals: a second is summarized (its
 /// histograms dropped) once every worker has moved past it, so memory stays bounded by
@@ -443,7 +459,8 @@ struct SeriesMerge {
     /// Per worker: the last second it delivered (it is done with every second up to it).
     through: Vec<Option<u64>>,
     pending: BTreeMap<u64, Interval>,
-    done: Vec<(u64, Vec<SecondTxn>, Latency, Option<Duration>)>,
+    /// Per second: the counts, latency, and the workers' CPU time and wall time.
+    done: Vec<SettledSecond>,
 }
 
 impl SeriesMerge {
@@ -468,6 +485,8 @@ impl SeriesMerge {
             aborted: vec![0; ntypes],
             user_aborts: vec![0; ntypes],
             cpu: Some(Duration::ZERO),
+            start: Instant::now(),
+            wall: Duration::ZERO,
         });
         for t in 0..ntypes {
             agg.hist[t]
@@ -481,6 +500,7 @@ impl SeriesMerge {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
         };
+        agg.wall += iv.wall;
     }
 
     /// Summarize the seconds every worker is done with (`all`: every second left).
@@ -511,7 +531,7 @@ impl SeriesMerge {
                 })
                 .collect();
             self.done
-                .push((iv.second, per_txn, Latency::from_ns(&all), iv.cpu));
+                .push((iv.second, per_txn, Latency::from_ns(&all), iv.cpu.map(|c| (c, iv.wall))));
         }
     }
 }
@@ -879,9 +899,10 @@ pub fn run_observed<E: Engine, W: Workload>(
                     if let Some(o) = sh.thread_obs.take() {
                         o.finish();
                     }
-                    if let Some((cpu0, waits0)) = sh.at_measure.get() {
+                    if let Some((cpu0, waits0, t0)) = sh.at_measure.get() {
                         if let (Some(a), Some(b)) = (cpu0, thread_cpu()) {
                             r.cpu = Some(b.saturating_sub(a));
+                            r.wall = t0.elapsed();
                         }
                         r.waits = rt::thread_stats().since(&waits0);
                     }
@@ -996,7 +1017,7 @@ pub fn run_observed<E: Engine, W: Workload>(
                 committed: per_txn.iter().map(|t| t.committed).sum(),
                 aborted: per_txn.iter().map(|t| t.aborted).sum(),
                 user_aborts: per_txn.iter().map(|t| t.user_aborts).sum(),
-                worker_cpu_busy: cpu.map(|c| c.as_secs_f64() / (interval_s * cfg.threads as f64)),
+                worker_cpu_busy: cpu.map(|(c, w)| c.as_secs_f64() / w.as_secs_f64().max(1e-9)),
                 latency_us: all,
                 per_txn,
             }
@@ -1032,12 +1053,17 @@ pub fn run_observed<E: Engine, W: Workload>(
             latency_us: Latency::from_ns(&h),
         });
     }
-    // Share of the measured interval the workers spent on a CPU (1.0 = each had a core).
+    // Share of the measured interval the workers spent on a CPU (1.0 = each had a core):
+    // each worker's CPU time over the wall time of the same stretch of its own thread.
+    // (Dividing by the main thread's interval gave shares above 100%: the main thread,
+    // short of a core while the workers and the logger ran, ended the interval late or
+    // set the phase late, and a worker's stretch ran past it.)
+    let wall: f64 = results.iter().map(|r| r.wall.as_secs_f64()).sum();
     let cpu_busy = results
         .iter()
         .map(|r| r.cpu)
         .sum::<Option<Duration>>()
-        .map(|c| c.as_secs_f64() / (secs * cfg.threads as f64));
+        .map(|c| c.as_secs_f64() / wall.max(1e-9));
     let mut waits = rt::WaitStats::default();
     for r in &results {
         waits.add(&r.waits);

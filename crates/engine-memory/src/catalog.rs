@@ -24,6 +24,14 @@ impl Index {
             Index::Hash(h) => h.get(k, g),
         }
     }
+    /// Hash: ask for the key's bucket line. B+tree: nothing (its upper levels are
+    /// cached and each descent prefetches the next node anyway).
+    #[inline]
+    pub fn prefetch(&self, k: &[u8]) {
+        if let Index::Hash(h) = self {
+            h.prefetch(k);
+        }
+    }
     pub fn insert(&self, k: &[u8], v: u64, g: &Guard) -> std::result::Result<NodeChange, u64> {
         match self {
             Index::BTree(t) => t.insert(k, v),

@@ -130,6 +130,12 @@ impl HashIndex {
         &self.buckets[h as usize & self.mask]
     }
 
+    /// Ask for the bucket line of `k` (a hint ahead of a `get`: nothing is read).
+    #[inline]
+    pub fn prefetch(&self, k: &[u8]) {
+        rt::prefetch(self.bucket_of(hash(k)));
+    }
+
     fn lock(b: &Bucket) -> u64 {
         loop {
             let v = b.version.load(Relaxed);

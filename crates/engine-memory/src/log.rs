@@ -13,6 +13,10 @@
 //! 2 delete), `u8` key bytes, key, row. The side file `memory.loaded` marks a finished
 //! load (`LoadMarker`).
 //!
+//! Committing workers take no lock on the way to the log but their own buffer's, and
+//! that only while appending one transaction's records; they announce a commit in
+//! flight (`commit_start`) and the logger waits for those of older epochs.
+//!
 //! This module must never hold a worker's buffer lock while writing to the file, and
 //! never report an epoch durable before a block covering it is fsync'd: a block's
 //! durable epoch `D` promises that every record of an epoch `<= D` is in it or before it.
@@ -22,7 +26,7 @@ use api::{Error, Result, Schema};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -201,6 +205,10 @@ pub fn seal_block(block: &mut [u8], durable: u64, count: u32, kind: u32) {
 
 pub struct Logger {
     bufs: Box<[CachePadded<Mutex<Vec<u8>>>]>,
+    /// Per worker: 0, or the epoch of the commit it is installing and appending now
+    /// (`COMMITTING` between announcing the commit and reading the epoch). The logger
+    /// waits for commits of epochs below the one it flushes to finish their appends.
+    inflight: Box<[CachePadded<AtomicU64>]>,
     durable: CachePadded<AtomicU64>,
     durable_ev: rt::Event,
     wake: rt::Event,
@@ -213,6 +221,28 @@ pub struct Logger {
     pub bytes: AtomicU64,
     pub blocks: AtomicU64,
     pub fsyncs: AtomicU64,
+}
+
+/// `Logger::inflight` of a worker that announced a commit but has not read its epoch.
+const COMMITTING: u64 = u64::MAX;
+
+/// A commit in flight (see `Logger::commit_start`); dropping it ends it.
+pub struct InFlight<'a>(&'a AtomicU64);
+
+impl InFlight<'_> {
+    /// The epoch the commit read (its serialization point).
+    #[inline]
+    pub fn set_epoch(&self, e: u64) {
+        self.0.store(e, SeqCst);
+    }
+}
+
+impl Drop for InFlight<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Release: the appends made under it are in the buffer before the logger sees 0.
+        self.0.store(0, Release);
+    }
 }
 
 pub fn append_put(buf: &mut Vec<u8>, tid: u64, table: u32, key: &[u8], row: &[u8]) {
@@ -275,6 +305,9 @@ impl Logger {
             bufs: (0..workers)
                 .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(1 << 16))))
                 .collect(),
+            inflight: (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
             durable: CachePadded::new(AtomicU64::new(tail.durable)),
             durable_ev: rt::Event::new(),
             wake: rt::Event::new(),
@@ -299,11 +332,24 @@ impl Logger {
         Ok((lg, h))
     }
 
-    /// A worker's buffer, locked from the commit's epoch read to its last append (see
-    /// `occ`); the flusher takes it briefly to drain it, so a worker waits through `rt`.
+    /// A worker's buffer, locked only while a commit appends its records (all of them
+    /// at once, so a transaction's records never straddle two blocks); the flusher
+    /// takes it briefly to drain it, so a worker waits through `rt`.
     #[inline]
     pub fn buffer(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
         rt::lock(rt::WaitKind::Latch, &self.bufs[worker])
+    }
+
+    /// Announce a commit of `worker`, before it reads the epoch (`occ`). Until the
+    /// returned guard is dropped (after the commit's last append, or its abort) the
+    /// logger does not flush past the commit's epoch. SeqCst, paired with the logger's
+    /// fence between its epoch read and its look at `inflight`: either the logger sees
+    /// the commit in flight, or the commit reads an epoch at least the logger's.
+    #[inline]
+    pub fn commit_start(&self, worker: usize) -> InFlight<'_> {
+        let slot = &self.inflight[worker];
+        slot.store(COMMITTING, SeqCst);
+        InFlight(slot)
     }
 
     pub fn durable_epoch(&self) -> u64 {
@@ -393,10 +439,20 @@ impl Logger {
                 let e = epochs.current();
                 epochs.close(e);
             }
-            // Every commit that takes an epoch below `e` after we read it is already in
-            // a buffer we are about to drain (commits read the epoch under their buffer
-            // lock), so after this flush every epoch below `e` is complete.
+            // A commit that announces itself after this read takes an epoch `>= e`;
+            // one announced before is waited for if its epoch is below `e`, so every
+            // commit of an epoch below `e` has appended its records to its buffer before
+            // the buffers are drained, and after this flush every epoch below `e` is
+            // complete. (Commits hold no lock here; they wait for nothing but the
+            // latches of the index nodes a delete unlinks, so the wait is short.)
             let e = epochs.current();
+            fence(SeqCst);
+            for f in self.inflight.iter() {
+                rt::wait_until(rt::WaitKind::Latch, None, || {
+                    let p = f.load(SeqCst);
+                    p == 0 || (p != COMMITTING && p >= e)
+                });
+            }
             block.clear();
             block.resize(BLOCK_HEADER_BYTES, 0);
             for (b, s) in self.bufs.iter().zip(spare.iter_mut()) {
@@ -763,4 +819,64 @@ pub fn read_log(path: &Path) -> Result<LogContents> {
     out.torn_tail = end.torn_bytes > 0;
     out.valid_bytes = end.valid;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A commit in flight with an epoch below the one the logger flushes holds the
+    /// durable epoch back until its records are appended; then they are in the log.
+    /// (Before commits announced themselves, the logger published epoch 6 durable here
+    /// while the commit of epoch 5 had not appended its record.)
+    #[test]
+    fn logger_waits_for_a_commit_in_flight() {
+        let st = storage::os();
+        let dir = std::env::temp_dir().join(format!(
+            "oltpscope-logtest-inflight-{}",
+            std::process::id()
+        ));
+        st.create_dir_all(&dir).unwrap();
+        let path = dir.join(LOG_FILE);
+        let file = storage::create_durable(&*st, &path).unwrap();
+        let epochs = Epochs::starting_at(5);
+        let tail = LogTail {
+            file,
+            path: path.clone(),
+            database_id: 1,
+            offset: 0,
+            durable: 0,
+            restart: None,
+        };
+        let (lg, h) = Logger::start(tail, 2, epochs.clone()).unwrap();
+        let flight = lg.commit_start(1);
+        flight.set_epoch(epochs.current());
+        epochs.close(5);
+        epochs.close(6);
+        lg.request.store(true, Release);
+        lg.wake.notify_all();
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(
+            lg.durable_epoch(),
+            0,
+            "an epoch was published durable while a commit of it had not appended"
+        );
+        append_put(&mut lg.buffer(1), (5 << 32) | 8, 3, b"key-in-flight", b"row");
+        drop(flight);
+        let t0 = Instant::now();
+        while lg.durable_epoch() < 6 {
+            assert!(t0.elapsed() < Duration::from_secs(10), "never durable");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        lg.stop();
+        h.join().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes
+            .windows(b"key-in-flight".len())
+            .any(|w| w == b"key-in-flight"));
+        let d = le64(&bytes[8..16]);
+        assert!(d >= 5, "the block holding the record states durable epoch {d}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

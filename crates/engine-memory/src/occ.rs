@@ -83,13 +83,10 @@ impl MemoryWorker<'_> {
         }
         // `--stats`: Silo's only locks, one per record written, taken at commit.
         txnstats::add(txnstats::Counter::RowLocks, self.writes.len() as u64);
-        // The log buffer is held from before the epoch read to the last append: the
-        // flusher, which drains it after reading the epoch, then sees every commit of
-        // an earlier epoch. Taken after the record locks (which may wait), not before.
-        if e.logger.is_some() {
-            rt::point(rt::Point::Ctx(rt::Component::LogInsert));
-        }
-        let mut logbuf = e.logger.as_ref().map(|l| l.buffer(self.id));
+        // Announced to the logger before the epoch read (after the record locks, which
+        // may wait): the logger does not flush past this commit's epoch until its
+        // records are appended (`log::Logger::commit_start`). No lock is held for it.
+        let flight = e.logger.as_ref().map(|l| l.commit_start(self.id));
         // Inserts commit above any delete that unlinked an earlier record of their key
         // (see `TableData::deleted_tid`). Read before the epoch: a delete seen here read
         // its epoch earlier, so its TID's epoch is never above the one read below.
@@ -101,6 +98,9 @@ impl MemoryWorker<'_> {
         // The serialization point: the epoch read after every lock is held.
         fence(SeqCst);
         let epoch = e.epochs.current();
+        if let Some(f) = &flight {
+            f.set_epoch(epoch);
+        }
 
         // Phase 2: validate.
         let why = if !self.validate_reads() {
@@ -114,7 +114,7 @@ impl MemoryWorker<'_> {
             for w in &self.writes {
                 w.rec.unlock_with(w.locked_tid);
             }
-            drop(logbuf);
+            drop(flight);
             self.abort_reason = Some(r);
             return Err(Error::Conflict(msg));
         }
@@ -147,9 +147,6 @@ impl MemoryWorker<'_> {
                 WKind::Insert | WKind::Update => {
                     w.rec.store_row(row);
                     w.rec.unlock_with(tid);
-                    if let Some(b) = logbuf.as_mut() {
-                        log::append_put(b, tid, w.table, key, row);
-                    }
                     if w.kind == WKind::Insert {
                         WorkerStats::bump(&st.records_inserted);
                     }
@@ -161,15 +158,28 @@ impl MemoryWorker<'_> {
                     unlink(t, key, row, w.rec, true, g, |_| {});
                     w.rec.unlock_with(tid | ABSENT | UNLINKED);
                     retire(w.rec, t.words, g);
-                    if let Some(b) = logbuf.as_mut() {
-                        log::append_delete(b, tid, w.table, key);
-                    }
                     WorkerStats::bump(&st.records_deleted);
                 }
                 WKind::Dead => unreachable!("dead writes were dropped"),
             }
         }
-        drop(logbuf);
+        // The log records, all under one short hold of this worker's buffer lock (the
+        // logger drains whole transactions); then the commit is no longer in flight.
+        if let Some(l) = &e.logger {
+            rt::point(rt::Point::Ctx(rt::Component::LogInsert));
+            let mut b = l.buffer(self.id);
+            for w in &self.writes {
+                let key = &self.arena[w.key_off as usize..w.key_off as usize + w.key_len as usize];
+                if w.kind == WKind::Delete {
+                    log::append_delete(&mut b, tid, w.table, key);
+                } else {
+                    let rs = e.catalog.tables[w.table as usize].row_size;
+                    let row = &self.arena[w.data_off as usize..w.data_off as usize + rs];
+                    log::append_put(&mut b, tid, w.table, key, row);
+                }
+            }
+        }
+        drop(flight);
         self.last_tid = tid;
         WorkerStats::bump(&st.commits);
         self.finish();

@@ -360,6 +360,14 @@ impl Worker for MemoryWorker<'_> {
         Ok(true)
     }
 
+    fn prefetch(&mut self, table: TableId, key: &[u8]) {
+        if key.len() <= MAX_KEY_LEN {
+            if let Some(t) = self.e.catalog.tables.get(table.0 as usize) {
+                t.primary.prefetch(key);
+            }
+        }
+    }
+
     fn scan(
         &mut self,
         index: IndexId,

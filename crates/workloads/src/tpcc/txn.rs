@@ -302,6 +302,13 @@ impl Tpcc {
     /// Clause 2.4.2. Returns the order's id.
     pub fn new_order<W: Worker>(&self, s: &mut Session<W>, i: &NewOrderIn) -> Result<u32> {
         let (w, d) = (i.w_id, i.d_id);
+        let lines = &i.lines[..i.ol_cnt as usize];
+        // Up to 30 lookups of random Item and Stock rows follow: ask for their index
+        // lines now, so their misses overlap with each other and with the work before.
+        for l in lines {
+            s.prefetch(ITEM, &item_key(l.i_id));
+            s.prefetch(STOCK, &stock_key(l.supply_w_id, l.i_id));
+        }
         let wh: Warehouse = need(s.get_row(WAREHOUSE, &warehouse_key(w))?, "warehouse", w)?;
         let mut dist = None;
         s.update_row(DISTRICT, &district_key(w, d), |r: &mut District| {
@@ -315,7 +322,6 @@ impl Tpcc {
             "customer",
             i.c_id,
         )?;
-        let lines = &i.lines[..i.ol_cnt as usize];
         let all_local = lines.iter().all(|l| l.supply_w_id == w);
         let order = Order {
             o_entry_d: i.entry_d,
@@ -655,6 +661,9 @@ impl Tpcc {
         )?;
         ids.sort_unstable();
         ids.dedup();
+        for &item in ids.iter() {
+            s.prefetch(STOCK, &stock_key(w, item));
+        }
         let mut low = 0;
         for &item in ids.iter() {
             let mut q = None;
