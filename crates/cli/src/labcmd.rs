@@ -333,7 +333,7 @@ fn profile_text(s: &sweep::Summary) -> String {
         o += "\n";
     }
     if pts.iter().any(|(_, f)| f.lock_split.is_some()) {
-        o += "lock manager (median share of the workers' time)\n";
+        o += "\nlock manager (median share of the workers' time)\n";
         for (k, label) in sweep::LOCK_SPLIT {
             o += &format!("{label:<16}");
             for (p, _) in &pts {
