@@ -309,9 +309,18 @@ fn profile_text(s: &sweep::Summary) -> String {
     if pts.is_empty() {
         return String::new();
     }
-    let w = pts.iter().map(|(p, _)| p.name.len()).max().unwrap_or(8).max(8);
-    let pct = |x: Option<sweep::Spread>| x.map_or("-".into(), |t| format!("{:.1}%", 100.0 * t.median));
-    let mut o = format!("\ntime by component (median share of the CPU samples)\n{:<16}", "");
+    let w = pts
+        .iter()
+        .map(|(p, _)| p.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let pct =
+        |x: Option<sweep::Spread>| x.map_or("-".into(), |t| format!("{:.1}%", 100.0 * t.median));
+    let mut o = format!(
+        "\ntime by component (median share of the CPU samples)\n{:<16}",
+        ""
+    );
     for (p, _) in &pts {
         o += &format!("  {:>w$}", p.name);
     }
@@ -327,7 +336,11 @@ fn profile_text(s: &sweep::Summary) -> String {
     for n in names {
         o += &format!("{n:<16}");
         for (_, f) in &pts {
-            let sh = f.components.iter().find(|c| c.name == n).and_then(|c| c.share);
+            let sh = f
+                .components
+                .iter()
+                .find(|c| c.name == n)
+                .and_then(|c| c.share);
             o += &format!("  {:>w$}", pct(sh));
         }
         o += "\n";

@@ -280,14 +280,22 @@ fn a_profile_sweep_summarizes_shares_resumes_and_draws_stacked_bars() {
             .iter()
             .map(|c| c["share"]["median"].as_f64().unwrap())
             .sum();
-        assert!((total - 1.0).abs() < 1e-6, "{}: shares add to {total}", p["name"]);
+        assert!(
+            (total - 1.0).abs() < 1e-6,
+            "{}: shares add to {total}",
+            p["name"]
+        );
         let types: f64 = prof["txn_types"]
             .as_array()
             .unwrap()
             .iter()
             .map(|t| t["share"]["median"].as_f64().unwrap())
             .sum();
-        assert!((types - 1.0).abs() < 1e-6, "{}: types add to {types}", p["name"]);
+        assert!(
+            (types - 1.0).abs() < 1e-6,
+            "{}: types add to {types}",
+            p["name"]
+        );
         assert!(prof["lock_split"]["lock"]["median"].is_number(), "{prof}");
     }
     let mut rd = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
@@ -312,7 +320,10 @@ fn a_profile_sweep_summarizes_shares_resumes_and_draws_stacked_bars() {
     let svg = read(&dir.join("plots").join("profile-components.svg"));
     let doc = roxmltree::Document::parse(&svg).expect("the SVG is XML");
     assert!(
-        doc.descendants().filter(|n| n.tag_name().name() == "rect").count() > 4,
+        doc.descendants()
+            .filter(|n| n.tag_name().name() == "rect")
+            .count()
+            > 4,
         "no bars"
     );
     assert!(svg.contains("threads=2") && svg.contains("btree"), "{svg}");
@@ -336,10 +347,37 @@ fn a_profile_sweep_summarizes_shares_resumes_and_draws_stacked_bars() {
     let o2 = d.path().join("bad");
     let o2 = o2.to_str().unwrap();
     for bad in [
-        &["sweep", "tpcb", "--profile", "--vary", "llc=1MB,2MB", "--out", o2][..],
+        &[
+            "sweep",
+            "tpcb",
+            "--profile",
+            "--vary",
+            "llc=1MB,2MB",
+            "--out",
+            o2,
+        ][..],
         &["sweep", "tpcb", "--profile", "--simulate", "--out", o2],
-        &["sweep", "tpcb", "--vary", "threads=1", "--out", o2, "--frequency", "100"],
-        &["sweep", "tpcb", "--vary", "threads=1", "--out", o2, "--duration", "1", "--profile"],
+        &[
+            "sweep",
+            "tpcb",
+            "--vary",
+            "threads=1",
+            "--out",
+            o2,
+            "--frequency",
+            "100",
+        ],
+        &[
+            "sweep",
+            "tpcb",
+            "--vary",
+            "threads=1",
+            "--out",
+            o2,
+            "--duration",
+            "1",
+            "--profile",
+        ],
     ] {
         let (code, _out, err) = oltpscope(bad);
         assert_eq!(code, 2, "{bad:?}: {err}");

@@ -554,7 +554,12 @@ pub fn profile_bars(s: &Summary) -> Result<Vec<(String, String, String)>, String
     let series = |names: Vec<(String, String)>| -> Vec<(String, Vec<f64>)> {
         names
             .into_iter()
-            .map(|(label, fig)| (label, pts.iter().map(|p| pct(p, &fig)).collect::<Vec<f64>>()))
+            .map(|(label, fig)| {
+                (
+                    label,
+                    pts.iter().map(|p| pct(p, &fig)).collect::<Vec<f64>>(),
+                )
+            })
             .filter(|(_, v)| v.iter().any(|x| *x > 0.0))
             .collect()
     };
@@ -569,7 +574,10 @@ pub fn profile_bars(s: &Summary) -> Result<Vec<(String, String, String)>, String
         }
         for t in &f.txn_types {
             if !types.iter().any(|x| x.0 == t.name) {
-                types.push((t.name.clone(), format!("txn_{}_share", sweep::txn_key(&t.name))));
+                types.push((
+                    t.name.clone(),
+                    format!("txn_{}_share", sweep::txn_key(&t.name)),
+                ));
             }
         }
     }
@@ -592,11 +600,17 @@ pub fn profile_bars(s: &Summary) -> Result<Vec<(String, String, String)>, String
         let title = format!("{}: sampled time by transaction type", s.spec.workload);
         out.push((
             "profile-txn-types".to_string(),
-            format!("{} time by transaction type, share of the CPU samples per point", s.spec.workload),
+            format!(
+                "{} time by transaction type, share of the CPU samples per point",
+                s.spec.workload
+            ),
             stacked_bars(&title, "% of CPU samples", &cats, &series(types))?,
         ));
     }
-    if pts.iter().any(|p| p.profile.as_ref().is_some_and(|f| f.lock_split.is_some())) {
+    if pts
+        .iter()
+        .any(|p| p.profile.as_ref().is_some_and(|f| f.lock_split.is_some()))
+    {
         let parts: Vec<(String, String)> = sweep::LOCK_SPLIT
             .iter()
             .map(|(k, label)| (label.to_string(), format!("lock_split_{k}_share")))
@@ -645,7 +659,10 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
     body += &other_normalizations(s);
     for (name, caption, svg) in profile_bars(s)? {
         files.push(write(&pd.join(format!("{name}.svg")), &svg)?);
-        body += &format!("<figure>{svg}<figcaption>{}</figcaption></figure>\n", esc(&caption));
+        body += &format!(
+            "<figure>{svg}<figcaption>{}</figcaption></figure>\n",
+            esc(&caption)
+        );
     }
     for (i, c) in s.curves.iter().enumerate() {
         if c.points.is_empty() {
@@ -926,14 +943,24 @@ mod tests {
         let names: Vec<&str> = bars.iter().map(|b| b.0.as_str()).collect();
         assert_eq!(
             names,
-            ["profile-components", "profile-txn-types", "profile-lock-split"]
+            [
+                "profile-components",
+                "profile-txn-types",
+                "profile-lock-split"
+            ]
         );
         let comp = &bars[0].2;
-        assert!(comp.contains("threads=1") && comp.contains("threads=2"), "{comp}");
+        assert!(
+            comp.contains("threads=1") && comp.contains("threads=2"),
+            "{comp}"
+        );
         // plotters writes a text element's content on its own line.
         let label = |svg: &str, t: &str| svg.contains(&format!(">\n{t}\n</text>"));
         assert!(label(comp, "btree") && label(comp, "lock"), "{comp}");
-        assert!(!label(comp, "occ"), "a component never sampled has no legend entry");
+        assert!(
+            !label(comp, "occ"),
+            "a component never sampled has no legend entry"
+        );
         // Figure 2 names all three parts, Lock-PC too though it is zero.
         assert!(label(&bars[2].2, "Lock-PC") && label(&bars[2].2, "Lock-LC"));
         let d = tempfile::tempdir().unwrap();
@@ -943,7 +970,9 @@ mod tests {
         )
         .unwrap();
         let files = plot(d.path()).unwrap();
-        assert!(files.iter().any(|f| f.ends_with("plots/profile-components.svg")));
+        assert!(files
+            .iter()
+            .any(|f| f.ends_with("plots/profile-components.svg")));
         let html = std::fs::read_to_string(d.path().join(INDEX)).unwrap();
         // Three bar figures and the throughput curve.
         assert_eq!(html.matches("<svg").count(), 4, "{html}");

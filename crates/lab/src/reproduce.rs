@@ -1691,7 +1691,12 @@ fn a_to_e_profiles(
             .collect();
         let comp_series: Vec<(String, Vec<f64>)> = names
             .iter()
-            .map(|n| (n.clone(), measured.iter().map(|p| 100.0 * share(p, n)).collect()))
+            .map(|n| {
+                (
+                    n.clone(),
+                    measured.iter().map(|p| 100.0 * share(p, n)).collect(),
+                )
+            })
             .collect();
         figures.push((
             "Sampled time by storage-manager component as load increases (disk engine; A-to-E Figure 1)".into(),
@@ -1730,7 +1735,10 @@ fn a_to_e_profiles(
             "lock-work-not-contention",
             "lock-btree-as-load-grows",
         ] {
-            v.unmeasured(id, "every profile run failed (see the profile sweeps' summaries)");
+            v.unmeasured(
+                id,
+                "every profile run failed (see the profile sweeps' summaries)",
+            );
         }
         return Ok(());
     }

@@ -810,8 +810,11 @@ pub struct LockSplitFigures {
 }
 
 /// The lock split's parts: (report field, label as A-to-E's Figure 2 names it).
-pub const LOCK_SPLIT: [(&str, &str); 3] =
-    [("lock", "Lock"), ("lock_pc", "Lock-PC"), ("lock_lc", "Lock-LC")];
+pub const LOCK_SPLIT: [(&str, &str); 3] = [
+    ("lock", "Lock"),
+    ("lock_pc", "Lock-PC"),
+    ("lock_lc", "Lock-LC"),
+];
 
 /// A simulated point's figures over its repetitions.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -920,7 +923,12 @@ fn prof_rep(report: &serde_json::Value) -> Option<ProfRep> {
     let shares = |v: &serde_json::Value| -> Option<Vec<(String, f64)>> {
         v.as_array()?
             .iter()
-            .map(|c| Some((c.get("name")?.as_str()?.to_string(), c.get("share")?.as_f64()?)))
+            .map(|c| {
+                Some((
+                    c.get("name")?.as_str()?.to_string(),
+                    c.get("share")?.as_f64()?,
+                ))
+            })
             .collect()
     };
     let txn_types = p
@@ -1027,7 +1035,13 @@ fn prof_figures(reps: &[ProfRep]) -> ProfileFigures {
 pub fn txn_key(name: &str) -> String {
     let k: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     k.split('_')
         .filter(|p| !p.is_empty())
@@ -1457,7 +1471,11 @@ fn profile_columns(points: &[PointSummary]) -> Vec<(String, String, Pick)> {
     };
     let mut cols: Vec<(String, String, Pick)> = vec![
         ("samples_median".into(), "samples".into(), median),
-        ("read_overhead_median".into(), "read_overhead".into(), median),
+        (
+            "read_overhead_median".into(),
+            "read_overhead".into(),
+            median,
+        ),
     ];
     let all: Vec<&[ShareFigure]> = profs.iter().map(|p| p.components.as_slice()).collect();
     for c in sampled(&all) {
@@ -1482,7 +1500,11 @@ fn profile_columns(points: &[PointSummary]) -> Vec<(String, String, Pick)> {
     }
     for t in types {
         let k = txn_key(&t);
-        cols.push((format!("txn_{k}_share_median"), format!("txn_{k}_share"), median));
+        cols.push((
+            format!("txn_{k}_share_median"),
+            format!("txn_{k}_share"),
+            median,
+        ));
         let of: Vec<&[ShareFigure]> = profs
             .iter()
             .filter_map(|p| p.txn_types.iter().find(|x| x.name == t))
@@ -1776,7 +1798,11 @@ mod tests {
         for (p, rep, tps, lock) in [(0, 1, 10.0, 0.1), (0, 2, 20.0, 0.3), (1, 1, 30.0, 0.4)] {
             let (done, _) = rep_dir(d.path(), &pts[p], rep);
             std::fs::create_dir_all(&done).unwrap();
-            std::fs::write(done.join(results::REPORT), profile_report(tps, lock, p == 0)).unwrap();
+            std::fs::write(
+                done.join(results::REPORT),
+                profile_report(tps, lock, p == 0),
+            )
+            .unwrap();
             std::fs::write(done.join(results::MANIFEST), "{}").unwrap();
         }
         let sum = summarize(d.path(), &s, &[]).unwrap();
@@ -1789,15 +1815,26 @@ mod tests {
         let p1 = sum.points[1].profile.as_ref().unwrap();
         let total: f64 = p1.components.iter().map(|c| c.share.unwrap().median).sum();
         assert!((total - 1.0).abs() < 1e-9, "{total}");
-        assert_eq!(figure(&sum.points[1], "txn_payment_share").unwrap().median, 0.75);
         assert_eq!(
-            figure(&sum.points[1], "txn_no_transaction_component_log_share").unwrap().median,
+            figure(&sum.points[1], "txn_payment_share").unwrap().median,
+            0.75
+        );
+        assert_eq!(
+            figure(&sum.points[1], "txn_no_transaction_component_log_share")
+                .unwrap()
+                .median,
             1.0
         );
         assert_eq!(figure(p0, "lock_split_lock_lc_share").unwrap().median, 0.02);
-        assert!(p1.lock_split.is_none(), "no report of the point had a split");
+        assert!(
+            p1.lock_split.is_none(),
+            "no report of the point had a split"
+        );
         assert_eq!(figure(p0, "component_nosuch_share"), None);
-        assert_eq!(figure_label("component_lock_share"), "lock share of the samples");
+        assert_eq!(
+            figure_label("component_lock_share"),
+            "lock share of the samples"
+        );
         // The CSV: shares with their spread, the sampled components only.
         write_summary(d.path(), &sum).unwrap();
         let mut rd = csv::Reader::from_path(d.path().join(SUMMARY_CSV)).unwrap();
@@ -1815,7 +1852,10 @@ mod tests {
         }
         assert!(!h.iter().any(|x| x.contains("occ")), "{h:?}");
         let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
-        let col = h.iter().position(|x| x == "component_lock_share_median").unwrap();
+        let col = h
+            .iter()
+            .position(|x| x == "component_lock_share_median")
+            .unwrap();
         assert_eq!(&rows[0][col], "0.200");
         // The JSON summary reads back.
         let back: Summary =
@@ -1825,8 +1865,11 @@ mod tests {
         // A run's report (no profile) in a profile sweep is refused, not read as zeros.
         let (bad, _) = rep_dir(d.path(), &pts[1], 2);
         std::fs::create_dir_all(&bad).unwrap();
-        std::fs::write(bad.join(results::REPORT), r#"{"throughput_tps": 1.0, "abort_rate": 0.0}"#)
-            .unwrap();
+        std::fs::write(
+            bad.join(results::REPORT),
+            r#"{"throughput_tps": 1.0, "abort_rate": 0.0}"#,
+        )
+        .unwrap();
         std::fs::write(bad.join(results::MANIFEST), "{}").unwrap();
         let e = summarize(d.path(), &s, &[]).unwrap_err();
         assert!(e.contains("without a profile"), "{e}");
@@ -1853,7 +1896,11 @@ mod tests {
         let e = read_file(&f).unwrap_err();
         assert!(!e.contains('\n'), "{e}");
         assert!(e.contains("varyy"), "{e}");
-        std::fs::write(&f, "kind = \"profile\"\nworkload = \"tpcc\"\nvary = [\"threads=1,2\"]\n").unwrap();
+        std::fs::write(
+            &f,
+            "kind = \"profile\"\nworkload = \"tpcc\"\nvary = [\"threads=1,2\"]\n",
+        )
+        .unwrap();
         assert_eq!(read_file(&f).unwrap().0.kind, Kind::Profile);
         std::fs::write(&f, "kind = \"perf\"\nworkload = \"tpcc\"\n").unwrap();
         let e = read_file(&f).unwrap_err();
