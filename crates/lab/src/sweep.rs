@@ -913,10 +913,13 @@ struct ProfRep {
     /// (component, share)
     components: Vec<(String, f64)>,
     /// (type, share, [(component, share)])
-    txn_types: Vec<(String, f64, Vec<(String, f64)>)>,
+    txn_types: Vec<TxnRep>,
     /// Lock, Lock-PC, Lock-LC.
     lock_split: Option<[f64; 3]>,
 }
+
+/// (transaction type, its share, [(component, share of the type's samples)])
+type TxnRep = (String, f64, Vec<(String, f64)>);
 
 fn prof_rep(report: &serde_json::Value) -> Option<ProfRep> {
     let p = report.get("profile")?;
@@ -1001,7 +1004,7 @@ fn prof_figures(reps: &[ProfRep]) -> ProfileFigures {
     let txn_types = types
         .iter()
         .map(|n| {
-            let of: Vec<&(String, f64, Vec<(String, f64)>)> = reps
+            let of: Vec<&TxnRep> = reps
                 .iter()
                 .filter_map(|r| r.txn_types.iter().find(|t| t.0 == *n))
                 .collect();
