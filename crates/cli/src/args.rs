@@ -510,9 +510,15 @@ pub struct SweepArgs {
     /// summarized by MPKI, stall cycles and misses per transaction.
     #[arg(long)]
     pub simulate: bool,
+    /// Sweep `oltpscope profile` instead of `run`: each point is a run under the
+    /// sampling profiler, summarized by throughput and the shares of the sampled time
+    /// by component, per transaction type, and the lock manager's split (disk engine).
+    #[arg(long, conflicts_with = "simulate")]
+    pub profile: bool,
     /// A varied setting KEY=V1,V2,... (repeatable; the product of all is swept). Keys:
-    /// threads, size, rows, keys, engine, warehouses, scale, bpool, coroutines, cores,
-    /// write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i (sizes).
+    /// threads, size, rows, keys, engine, warehouses, scale, customers, bpool,
+    /// coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc,
+    /// l1i (sizes).
     #[arg(long)]
     pub vary: Vec<String>,
     /// Runs per point (median and spread are reported).
@@ -521,9 +527,9 @@ pub struct SweepArgs {
     /// The sweep's directory (a rerun on the same directory resumes the same sweep).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// An experiment file (TOML: workload, vary, repeat, args, out) instead of the
+    /// An experiment file (TOML: kind, workload, vary, repeat, args, out) instead of the
     /// command line; --out on the command line overrides the file's.
-    #[arg(long, conflicts_with_all = ["workload", "vary", "repeat", "simulate"])]
+    #[arg(long, conflicts_with_all = ["workload", "vary", "repeat", "simulate", "profile"])]
     pub file: Option<PathBuf>,
     /// Do not run: write a job script for a cluster scheduler instead (`--emit slurm
     /// DIR`: DIR/sweep.sbatch, a SLURM job array with one task per point, each writing

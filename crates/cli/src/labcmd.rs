@@ -15,7 +15,7 @@ pub fn compare(a: &CompareArgs) -> Result<(), String> {
     let ra = lab::results::load_report(&a.a)?;
     let rb = lab::results::load_report(&a.b)?;
     let (ka, kb) = (lab::compare::kind(&ra), lab::compare::kind(&rb));
-    if ka != kb {
+    if !lab::compare::comparable(ka, kb) {
         return Err(format!(
             "{} is a {ka} report and {} a {kb} report: compare reports of one kind",
             a.a.display(),
@@ -42,13 +42,14 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
             "--file",
             "--out",
             "--simulate",
+            "--profile",
             "--emit",
         ]
         .iter()
         .any(|o| x == o || x.starts_with(&format!("{o}=")))
     }) {
         return Err(format!(
-            "{own} after the runs' options: give the sweep's own options (--simulate, --vary, --repeat, --out, --file, --emit) first, then the options of every run"
+            "{own} after the runs' options: give the sweep's own options (--simulate or --profile, --vary, --repeat, --out, --file, --emit) first, then the options of every run"
         ));
     }
     let (spec, file_out) = match &a.file {
@@ -73,6 +74,8 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
             let spec = Spec {
                 kind: if a.simulate {
                     sweep::Kind::Simulate
+                } else if a.profile {
+                    sweep::Kind::Profile
                 } else {
                     sweep::Kind::Run
                 },
@@ -184,7 +187,9 @@ fn summary_text(s: &sweep::Summary) -> String {
         .max(5);
     // (heading, figure, its spread shown as median/min/max)
     let cols: Vec<(String, String)> = match s.spec.kind {
-        sweep::Kind::Run => vec![("txn/s".into(), "throughput_tps".into())],
+        sweep::Kind::Run | sweep::Kind::Profile => {
+            vec![("txn/s".into(), "throughput_tps".into())]
+        }
         sweep::Kind::Simulate => {
             let mut c = vec![("stall cyc/txn".into(), "stall_cycles_per_txn".into())];
             let mut levels: Vec<String> = Vec::new();
@@ -241,6 +246,9 @@ fn summary_text(s: &sweep::Summary) -> String {
         }
         o += "\n";
     }
+    if s.spec.kind == sweep::Kind::Profile {
+        o += &profile_text(s);
+    }
     for c in &s.curves {
         let fixed: Vec<String> = c.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let label = |x: f64| {
@@ -284,6 +292,68 @@ fn summary_text(s: &sweep::Summary) -> String {
                 );
             }
             None => o += &format!("no {what} measured\n"),
+        }
+    }
+    o
+}
+
+/// A profile sweep's Figure 1 and 2 as text: one row per component (those any point
+/// sampled), one column per point, the median share of the samples; then the lock
+/// split as shares of the workers' time.
+fn profile_text(s: &sweep::Summary) -> String {
+    let pts: Vec<(&sweep::PointSummary, &sweep::ProfileFigures)> = s
+        .points
+        .iter()
+        .filter_map(|p| Some((p, p.profile.as_ref()?)))
+        .collect();
+    if pts.is_empty() {
+        return String::new();
+    }
+    let w = pts
+        .iter()
+        .map(|(p, _)| p.name.len())
+        .max()
+        .unwrap_or(8)
+        .max(8);
+    let pct =
+        |x: Option<sweep::Spread>| x.map_or("-".into(), |t| format!("{:.1}%", 100.0 * t.median));
+    let mut o = format!(
+        "\ntime by component (median share of the CPU samples)\n{:<16}",
+        ""
+    );
+    for (p, _) in &pts {
+        o += &format!("  {:>w$}", p.name);
+    }
+    o += "\n";
+    let mut names: Vec<&str> = Vec::new();
+    for (_, f) in &pts {
+        for c in &f.components {
+            if c.share.is_some_and(|t| t.max > 0.0) && !names.contains(&c.name.as_str()) {
+                names.push(&c.name);
+            }
+        }
+    }
+    for n in names {
+        o += &format!("{n:<16}");
+        for (_, f) in &pts {
+            let sh = f
+                .components
+                .iter()
+                .find(|c| c.name == n)
+                .and_then(|c| c.share);
+            o += &format!("  {:>w$}", pct(sh));
+        }
+        o += "\n";
+    }
+    if pts.iter().any(|(_, f)| f.lock_split.is_some()) {
+        o += "\nlock manager (median share of the workers' time)\n";
+        for (k, label) in sweep::LOCK_SPLIT {
+            o += &format!("{label:<16}");
+            for (p, _) in &pts {
+                let fig = format!("lock_split_{k}_share");
+                o += &format!("  {:>w$}", pct(sweep::figure(p, &fig)));
+            }
+            o += "\n";
         }
     }
     o

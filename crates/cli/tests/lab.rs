@@ -229,6 +229,164 @@ fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
     }
 }
 
+/// `sweep --profile`: each point a `profile` run whose report is kept, a summary with
+/// the shares of the sampled time per point, resumed without running again, drawn as
+/// stacked bars; the points' reports compare by component.
+#[test]
+fn a_profile_sweep_summarizes_shares_resumes_and_draws_stacked_bars() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("psweep");
+    let o = dir.to_str().unwrap();
+    let args = [
+        "sweep",
+        "tpcb",
+        "--profile",
+        "--vary",
+        "threads=1,2",
+        "--out",
+        o,
+        "--engine",
+        "disk",
+        "--duration",
+        "0.4",
+        "--warmup",
+        "0",
+        "--frequency",
+        "4000",
+        "--no-check",
+        "--no-pin",
+    ];
+    let (code, out, err) = oltpscope(&args);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("most time: "), "{out}");
+    assert!(
+        out.contains("time by component") && out.contains("Lock-LC"),
+        "{out}"
+    );
+    for p in ["threads-1", "threads-2"] {
+        let rep = dir.join("points").join(p).join("rep1");
+        assert!(rep.join("manifest.json").is_file(), "{}", rep.display());
+        let r = json(&rep.join("report.json"));
+        assert!(r["profile"]["samples"].as_u64().unwrap() > 0, "{p}");
+        assert!(read(&rep.join("stdout.txt")).contains("time by component"));
+    }
+    let s = json(&dir.join("summary.json"));
+    assert_eq!(s["spec"]["kind"], "profile");
+    for p in s["points"].as_array().unwrap() {
+        let prof = &p["profile"];
+        let total: f64 = prof["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["share"]["median"].as_f64().unwrap())
+            .sum();
+        assert!(
+            (total - 1.0).abs() < 1e-6,
+            "{}: shares add to {total}",
+            p["name"]
+        );
+        let types: f64 = prof["txn_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["share"]["median"].as_f64().unwrap())
+            .sum();
+        assert!(
+            (types - 1.0).abs() < 1e-6,
+            "{}: types add to {types}",
+            p["name"]
+        );
+        assert!(prof["lock_split"]["lock"]["median"].is_number(), "{prof}");
+    }
+    let mut rd = csv::Reader::from_path(dir.join("summary.csv")).unwrap();
+    let h = rd.headers().unwrap().clone();
+    let col = h
+        .iter()
+        .position(|c| c == "component_btree_share_median")
+        .expect("a share column");
+    for r in rd.records() {
+        let x: f64 = r.unwrap()[col].parse().unwrap();
+        assert!(x > 0.0 && x < 1.0, "{x}");
+    }
+
+    // Rerun: nothing runs again.
+    let (code, out, err) = oltpscope(&args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("already done").count(), 2, "{out}");
+
+    let (code, out, err) = oltpscope(&["plot", o]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("profile-components.svg"), "{out}");
+    let svg = read(&dir.join("plots").join("profile-components.svg"));
+    let doc = roxmltree::Document::parse(&svg).expect("the SVG is XML");
+    assert!(
+        doc.descendants()
+            .filter(|n| n.tag_name().name() == "rect")
+            .count()
+            > 4,
+        "no bars"
+    );
+    assert!(svg.contains("threads=2") && svg.contains("btree"), "{svg}");
+    let html = read(&dir.join("index.html"));
+    assert!(
+        html.contains("profile-lock-split") || html.contains("Lock-PC"),
+        "{html}"
+    );
+
+    // Two points' reports side by side, rows by component.
+    let rep = |p: &str| dir.join("points").join(p).join("rep1");
+    let (code, out, err) = oltpscope(&[
+        "compare",
+        rep("threads-1").to_str().unwrap(),
+        rep("threads-2").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("profile.components[lock].share"), "{out}");
+
+    // What makes no sense for a profile sweep: one line, exit 2.
+    let o2 = d.path().join("bad");
+    let o2 = o2.to_str().unwrap();
+    for bad in [
+        &[
+            "sweep",
+            "tpcb",
+            "--profile",
+            "--vary",
+            "llc=1MB,2MB",
+            "--out",
+            o2,
+        ][..],
+        &["sweep", "tpcb", "--profile", "--simulate", "--out", o2],
+        &[
+            "sweep",
+            "tpcb",
+            "--vary",
+            "threads=1",
+            "--out",
+            o2,
+            "--frequency",
+            "100",
+        ],
+        &[
+            "sweep",
+            "tpcb",
+            "--vary",
+            "threads=1",
+            "--out",
+            o2,
+            "--duration",
+            "1",
+            "--profile",
+        ],
+    ] {
+        let (code, _out, err) = oltpscope(bad);
+        assert_eq!(code, 2, "{bad:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{bad:?}: {err}");
+        assert!(!err.contains("panicked"), "{bad:?}: {err}");
+    }
+    assert!(!Path::new(o2).exists(), "a refused sweep made no directory");
+}
+
 #[test]
 fn bad_sweeps_give_one_line_and_exit_code_2() {
     let d = tempfile::tempdir().unwrap();

@@ -65,8 +65,10 @@ pub fn slurm_script(spec: &Spec, exe: &Path, shared: &Path, logs: &Path) -> Stri
     }
     s += "  *) echo \"no point for task $SLURM_ARRAY_TASK_ID\" >&2; exit 2 ;;\nesac\n";
     let mut cmd = vec!["\"$OLTPSCOPE\"".to_string(), "sweep".into()];
-    if spec.kind == sweep::Kind::Simulate {
-        cmd.push("--simulate".into());
+    match spec.kind {
+        sweep::Kind::Run => {}
+        sweep::Kind::Simulate => cmd.push("--simulate".into()),
+        sweep::Kind::Profile => cmd.push("--profile".into()),
     }
     cmd.push(shell_quote(&spec.workload));
     cmd.push("\"${VARY[@]}\"".into());
@@ -302,6 +304,19 @@ mod tests {
             "exec \"$OLTPSCOPE\" sweep micro \"${VARY[@]}\" --repeat 2 --out \"$SHARED/$POINT\" --txns 200 --db '/my dir'"
         ), "{text}");
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        // A profile sweep's tasks are profile sweeps.
+        let mut p = spec(&["threads=1,2"]);
+        p.kind = Kind::Profile;
+        let ptext = slurm_script(
+            &p,
+            Path::new("/opt/oltpscope"),
+            Path::new("/shared/c"),
+            Path::new("/shared/logs"),
+        );
+        assert!(
+            ptext.contains("exec \"$OLTPSCOPE\" sweep --profile micro \"${VARY[@]}\""),
+            "{ptext}"
+        );
         // bash itself reads it (when bash is here).
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("s.sh");

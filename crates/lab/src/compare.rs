@@ -119,15 +119,25 @@ pub fn compare(a: &Value, b: &Value) -> Vec<Row> {
     rows
 }
 
-/// What kind of report: "run" (has throughput) or "simulate" (has a simulation).
+/// What kind of report: "profile" (a run with its profile), "run" (has throughput) or
+/// "simulate" (has a simulation).
 pub fn kind(v: &Value) -> &'static str {
     if v.get("simulation").is_some() {
         "simulate"
+    } else if v.get("profile").is_some() && v.get("throughput_tps").is_some() {
+        "profile"
     } else if v.get("throughput_tps").is_some() {
         "run"
     } else {
         "unknown"
     }
+}
+
+/// Can reports of these kinds be set side by side? The same kind, or a run and a
+/// profile (a profile is a run with its profile added: their common figures line up,
+/// e.g. to see what sampling costs, and the profile's rows have one side only).
+pub fn comparable(a: &str, b: &str) -> bool {
+    a == b || matches!((a, b), ("run", "profile") | ("profile", "run"))
 }
 
 fn num(x: Option<f64>) -> String {
@@ -196,6 +206,37 @@ mod tests {
         let text = to_text(&rows, "a", "b");
         assert!(text.contains("throughput_tps"), "{text}");
         assert!(text.contains("1.500"), "{text}");
+    }
+
+    #[test]
+    fn profile_rows_are_matched_by_component_and_transaction_type() {
+        let prof = |lock: f64, btree: f64| {
+            let mut r = run_report(1000.0, 10.0);
+            r["profile"] = json!({
+                "samples": 100,
+                "components": [{"name": "btree", "samples": 1, "share": btree},
+                               {"name": "lock", "samples": 1, "share": lock}],
+                "txn_types": [{"name": "payment", "samples": 1, "share": 1.0,
+                               "components": [{"name": "lock", "samples": 1, "share": lock}]}],
+                "lock_split": {"lock": lock, "lock_pc": 0.0, "lock_lc": 0.1}
+            });
+            r
+        };
+        let (a, mut b) = (prof(0.2, 0.5), prof(0.4, 0.25));
+        assert_eq!(kind(&a), "profile");
+        // Components in another order still line up.
+        b["profile"]["components"].as_array_mut().unwrap().reverse();
+        let rows = compare(&a, &b);
+        let get = |f: &str| rows.iter().find(|r| r.figure == f).unwrap().clone();
+        assert_eq!(get("profile.components[lock].share").ratio(), Some(2.0));
+        assert_eq!(get("profile.components[btree].share").ratio(), Some(0.5));
+        assert_eq!(
+            get("profile.txn_types[payment].components[lock].share").ratio(),
+            Some(2.0)
+        );
+        assert_eq!(get("profile.lock_split.lock_lc").ratio(), Some(1.0));
+        assert!(comparable("profile", "run") && comparable("run", "profile"));
+        assert!(!comparable("profile", "simulate"));
     }
 
     #[test]

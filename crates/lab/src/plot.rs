@@ -115,10 +115,10 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
     let what = sweep::figure_label(&c.figure);
     let title = format!(
         "{}{} {} over {}{}",
-        if s.spec.kind == sweep::Kind::Simulate {
-            "simulated "
-        } else {
-            ""
+        match s.spec.kind {
+            sweep::Kind::Simulate => "simulated ",
+            sweep::Kind::Profile => "profiled ",
+            sweep::Kind::Run => "",
         },
         s.spec.workload,
         if c.figure == "throughput_tps" {
@@ -286,7 +286,7 @@ fn esc(s: &str) -> String {
 /// run sweeps, stall cycles per transaction for simulate sweeps.
 pub fn normalized_table(s: &Summary) -> String {
     let fig = match s.spec.kind {
-        sweep::Kind::Run => "throughput_tps",
+        sweep::Kind::Run | sweep::Kind::Profile => "throughput_tps",
         sweep::Kind::Simulate => "stall_cycles_per_txn",
     };
     normalized_table_of(s, fig)
@@ -528,6 +528,115 @@ fn plots_dir(dir: &Path) -> Result<PathBuf, String> {
     Ok(p)
 }
 
+/// A point's label under its bar: `threads=2` (`engine=disk, threads=2`).
+fn point_label(p: &PointSummary) -> String {
+    if p.values.is_empty() {
+        return "all".into();
+    }
+    p.values
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A profile sweep's stacked bars, one bar per point (median shares, in percent):
+/// the sampled time by component (A-to-E's Figure 1), by transaction type, and the
+/// lock manager's split where the engine has one (Figure 2). (file name, caption, SVG)
+pub fn profile_bars(s: &Summary) -> Result<Vec<(String, String, String)>, String> {
+    let pts: Vec<&PointSummary> = s.points.iter().filter(|p| p.profile.is_some()).collect();
+    if s.spec.kind != sweep::Kind::Profile || pts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cats: Vec<String> = pts.iter().map(|p| point_label(p)).collect();
+    let pct = |p: &PointSummary, fig: &str| sweep::figure(p, fig).map_or(0.0, |t| 100.0 * t.median);
+    // Series in the order of first appearance, those no point has left out.
+    let series = |names: Vec<(String, String)>| -> Vec<(String, Vec<f64>)> {
+        names
+            .into_iter()
+            .map(|(label, fig)| {
+                (
+                    label,
+                    pts.iter().map(|p| pct(p, &fig)).collect::<Vec<f64>>(),
+                )
+            })
+            .filter(|(_, v)| v.iter().any(|x| *x > 0.0))
+            .collect()
+    };
+    let mut comps: Vec<(String, String)> = Vec::new();
+    let mut types: Vec<(String, String)> = Vec::new();
+    for p in &pts {
+        let f = p.profile.as_ref().expect("filtered");
+        for c in &f.components {
+            if !comps.iter().any(|x| x.0 == c.name) {
+                comps.push((c.name.clone(), format!("component_{}_share", c.name)));
+            }
+        }
+        for t in &f.txn_types {
+            if !types.iter().any(|x| x.0 == t.name) {
+                types.push((
+                    t.name.clone(),
+                    format!("txn_{}_share", sweep::txn_key(&t.name)),
+                ));
+            }
+        }
+    }
+    let fixed = if s.spec.args.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", s.spec.args.join(" "))
+    };
+    let mut out = Vec::new();
+    let title = format!("{}: sampled time by component", s.spec.workload);
+    out.push((
+        "profile-components".to_string(),
+        format!(
+            "{} time by storage-manager component, share of the CPU samples per point (median of runs){fixed}",
+            s.spec.workload
+        ),
+        stacked_bars(&title, "% of CPU samples", &cats, &series(comps))?,
+    ));
+    if types.len() > 1 {
+        let title = format!("{}: sampled time by transaction type", s.spec.workload);
+        out.push((
+            "profile-txn-types".to_string(),
+            format!(
+                "{} time by transaction type, share of the CPU samples per point",
+                s.spec.workload
+            ),
+            stacked_bars(&title, "% of CPU samples", &cats, &series(types))?,
+        ));
+    }
+    if pts
+        .iter()
+        .any(|p| p.profile.as_ref().is_some_and(|f| f.lock_split.is_some()))
+    {
+        let parts: Vec<(String, String)> = sweep::LOCK_SPLIT
+            .iter()
+            .map(|(k, label)| (label.to_string(), format!("lock_split_{k}_share")))
+            .collect();
+        let title = format!("{}: lock manager time", s.spec.workload);
+        out.push((
+            "profile-lock-split".to_string(),
+            format!(
+                "{} lock manager time split as A-to-E's Figure 2 (Lock: locking work; Lock-PC: waiting for a lock entry's latch; Lock-LC: waiting for a conflicting lock), share of the workers' measured time",
+                s.spec.workload
+            ),
+            // Every part, even one at zero everywhere: Figure 2 names all three.
+            stacked_bars(
+                &title,
+                "% of workers' time",
+                &cats,
+                &parts
+                    .iter()
+                    .map(|(l, f)| (l.clone(), pts.iter().map(|p| pct(p, f)).collect()))
+                    .collect::<Vec<_>>(),
+            )?,
+        ));
+    }
+    Ok(out)
+}
+
 fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
     let pd = plots_dir(dir)?;
     let mut files = Vec::new();
@@ -548,6 +657,13 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
     );
     body += &normalized_table(s);
     body += &other_normalizations(s);
+    for (name, caption, svg) in profile_bars(s)? {
+        files.push(write(&pd.join(format!("{name}.svg")), &svg)?);
+        body += &format!(
+            "<figure>{svg}<figcaption>{}</figcaption></figure>\n",
+            esc(&caption)
+        );
+    }
     for (i, c) in s.curves.iter().enumerate() {
         if c.points.is_empty() {
             continue;
@@ -689,6 +805,7 @@ mod tests {
                 abort_rate: None,
                 latency_p99_us: None,
                 simulation: None,
+                profile: None,
             })
             .collect();
         let curves = sweep::curves(&spec, &points);
@@ -758,6 +875,108 @@ mod tests {
         let distinct: std::collections::HashSet<_> =
             PALETTE.iter().map(|c| (c.0, c.1, c.2)).collect();
         assert_eq!(distinct.len(), PALETTE.len());
+    }
+
+    #[test]
+    fn a_profile_sweep_gets_stacked_bars_of_components_types_and_lock_split() {
+        use crate::sweep::{LockSplitFigures, ProfileFigures, ShareFigure, TxnFigures};
+        let spec = Spec {
+            kind: sweep::Kind::Profile,
+            workload: "tpcc".into(),
+            vary: vec![parse_vary("threads=1,2").unwrap()],
+            repeat: 1,
+            args: vec!["--engine".into(), "disk".into()],
+        };
+        let share = |n: &str, x: f64| ShareFigure {
+            name: n.into(),
+            share: Spread::of(&[x]),
+        };
+        let points: Vec<PointSummary> = spec
+            .points()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| PointSummary {
+                name: p.name(),
+                values: p.values.clone(),
+                reps_done: 1,
+                reps_failed: 0,
+                error: None,
+                throughput_tps: Spread::of(&[100.0]),
+                abort_rate: None,
+                latency_p99_us: None,
+                simulation: None,
+                profile: Some(ProfileFigures {
+                    samples: Spread::of(&[1000.0]),
+                    read_overhead: None,
+                    components: vec![
+                        share("btree", 0.6 - 0.1 * i as f64),
+                        share("lock", 0.4 + 0.1 * i as f64),
+                        share("occ", 0.0),
+                    ],
+                    txn_types: vec![
+                        TxnFigures {
+                            name: "new_order".into(),
+                            share: Spread::of(&[0.6]),
+                            components: vec![],
+                        },
+                        TxnFigures {
+                            name: "payment".into(),
+                            share: Spread::of(&[0.4]),
+                            components: vec![],
+                        },
+                    ],
+                    lock_split: Some(LockSplitFigures {
+                        lock: Spread::of(&[0.3]),
+                        lock_pc: Spread::of(&[0.0]),
+                        lock_lc: Spread::of(&[0.05 * i as f64]),
+                    }),
+                }),
+            })
+            .collect();
+        let curves = sweep::curves(&spec, &points);
+        let s = Summary {
+            spec,
+            points,
+            curves,
+        };
+        let bars = profile_bars(&s).unwrap();
+        let names: Vec<&str> = bars.iter().map(|b| b.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "profile-components",
+                "profile-txn-types",
+                "profile-lock-split"
+            ]
+        );
+        let comp = &bars[0].2;
+        assert!(
+            comp.contains("threads=1") && comp.contains("threads=2"),
+            "{comp}"
+        );
+        // plotters writes a text element's content on its own line.
+        let label = |svg: &str, t: &str| svg.contains(&format!(">\n{t}\n</text>"));
+        assert!(label(comp, "btree") && label(comp, "lock"), "{comp}");
+        assert!(
+            !label(comp, "occ"),
+            "a component never sampled has no legend entry"
+        );
+        // Figure 2 names all three parts, Lock-PC too though it is zero.
+        assert!(label(&bars[2].2, "Lock-PC") && label(&bars[2].2, "Lock-LC"));
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join(sweep::SUMMARY_JSON),
+            serde_json::to_string(&s).unwrap(),
+        )
+        .unwrap();
+        let files = plot(d.path()).unwrap();
+        assert!(files
+            .iter()
+            .any(|f| f.ends_with("plots/profile-components.svg")));
+        let html = std::fs::read_to_string(d.path().join(INDEX)).unwrap();
+        // Three bar figures and the throughput curve.
+        assert_eq!(html.matches("<svg").count(), 4, "{html}");
+        assert!(html.contains("Figure 2"), "{html}");
     }
 
     fn count_of(s: &str, what: &str) -> usize {

@@ -381,7 +381,7 @@ pub fn reproduce(paper: &str, ctx: &mut Ctx) -> Result<Outcome, String> {
         "wonderland" => wonderland(ctx, &mut v, &mut tables, &mut figures)?,
         "revisited" => revisited(ctx, &mut v, &mut tables)?,
         "sensitivity" => sensitivity(ctx, &mut v, &mut tables)?,
-        "a-to-e" => a_to_e(ctx, &mut v, &mut tables)?,
+        "a-to-e" => a_to_e(ctx, &mut v, &mut tables, &mut figures)?,
         "steps" => steps(ctx, &mut v, &mut tables)?,
         _ => unreachable!("load_paper knows the papers"),
     }
@@ -1435,7 +1435,12 @@ fn sensitivity(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Resu
 
 // ---- From A to E: TPC-B against TPC-C on the disk engine ----
 
-fn a_to_e(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
+fn a_to_e(
+    ctx: &mut Ctx,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+    figures: &mut Vec<(String, String)>,
+) -> Result<(), String> {
     let txns = match ctx.scale {
         Scale::Tiny => "5",
         Scale::Quick => "300",
@@ -1489,8 +1494,7 @@ fn a_to_e(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<()
         ),
     }
     a_to_e_table4(ctx, v, tables)?;
-    a_to_e_profiles(ctx, v, tables);
-    Ok(())
+    a_to_e_profiles(ctx, v, tables, figures)
 }
 
 /// Table 4: `run --stats` on the disk engine with one worker thread, as the paper ran
@@ -1622,101 +1626,93 @@ fn a_to_e_table4(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
     Ok(())
 }
 
-/// Figures 1 and 2: `profile` on the disk engine at 1 and 2 worker threads (the paper
-/// raised the load on its SPARC machine; this machine has few cores), with as many
-/// Branches / Warehouses as threads and each worker on its own (the paper's setup), log
-/// on (async, as the paper flushed its log to RAM). Each profile's JSON is kept in the output
-/// directory and reused when the reproduction is resumed.
-fn a_to_e_profiles(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) {
+/// Figures 1 and 2 "as the machine load increases": a profile sweep per workload
+/// (`sweep --profile --vary threads=1,2`) on the disk engine. As the paper, the scaling
+/// factor is the machine's hardware contexts for every load (2 Branches / Warehouses:
+/// this machine has 2 cores, the paper's SPARC 64) and each worker keeps to its own
+/// (`--affinity`: requests spread by Branch / Warehouse), log on (async, as the paper
+/// flushed its log to RAM). Each sweep is a directory of the reproduction (resumed
+/// like any sweep); the verdicts and figures read its summary's medians.
+fn a_to_e_profiles(
+    ctx: &mut Ctx,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+    figures: &mut Vec<(String, String)>,
+) -> Result<(), String> {
     let (d, w) = match ctx.scale {
         Scale::Tiny => ("0.3", "0"),
         Scale::Quick => ("2", "0.5"),
         Scale::Full => ("5", "1"),
     };
-    let mut runs: Vec<(String, Option<Value>)> = Vec::new();
+    const THREADS: [&str; 2] = ["1", "2"];
+    // (column, the point's summary)
+    let mut runs: Vec<(String, Option<sweep::PointSummary>)> = Vec::new();
     for wl in ["tpcb", "tpcc"] {
-        for threads in ["1", "2"] {
-            let col = format!(
-                "{} {threads}t",
-                if wl == "tpcb" { "TPC-B" } else { "TPC-C" }
-            );
-            if ctx.scale == Scale::Tiny && wl == "tpcc" {
-                runs.push((col, None));
-                continue;
-            }
-            let path = ctx.out.join(format!("{wl}-profile-{threads}t.json"));
-            let done = std::fs::read_to_string(&path)
-                .ok()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok());
-            let got = done.or_else(|| {
-                // As the paper: one Branch / Warehouse per worker, each worker on its
-                // own, so requests spread and logical lock contention stays low.
-                let per_worker = if wl == "tpcb" {
-                    "--scale"
-                } else {
-                    "--warehouses"
-                };
-                let mut args = vec![
-                    "profile",
-                    wl,
-                    "--engine",
-                    "disk",
-                    "--threads",
-                    threads,
-                    per_worker,
-                    threads,
-                    "--affinity",
-                    "--log",
-                    "async",
-                    "--duration",
-                    d,
-                    "--warmup",
-                    w,
-                    "--json",
-                ];
-                let p = path.to_string_lossy().to_string();
-                args.push(&p);
-                if ctx.scale == Scale::Tiny {
-                    args.push("--no-check");
-                }
-                let out = std::process::Command::new(&ctx.exe)
-                    .args(&args)
-                    .output()
-                    .ok()?;
-                let ok = out.status.success();
-                (ctx.say)(&format!(
-                    "  {wl}-profile-{threads}t: {}\n",
-                    if ok {
-                        "done".to_string()
-                    } else {
-                        format!("FAILED: {}", String::from_utf8_lossy(&out.stderr).trim())
-                    }
-                ));
-                if !ok {
-                    let _ = std::fs::remove_file(&path);
-                    return None;
-                }
-                serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()
-            });
-            runs.push((col, got));
+        let name = if wl == "tpcb" { "TPC-B" } else { "TPC-C" };
+        let col = |t: &str| format!("{name} {t}t");
+        if ctx.scale == Scale::Tiny && wl == "tpcc" {
+            runs.extend(THREADS.iter().map(|t| (col(t), None)));
+            continue;
+        }
+        let per_worker = if wl == "tpcb" {
+            "--scale"
+        } else {
+            "--warehouses"
+        };
+        let mut args: Vec<String> = [
+            "--engine",
+            "disk",
+            per_worker,
+            THREADS[THREADS.len() - 1],
+            "--affinity",
+            "--log",
+            "async",
+            "--duration",
+            d,
+            "--warmup",
+            w,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if ctx.scale == Scale::Tiny {
+            args.push("--no-check".into());
+        }
+        let spec = Spec {
+            kind: Kind::Profile,
+            workload: wl.into(),
+            vary: vec![sweep::Vary {
+                key: "threads".into(),
+                values: THREADS.iter().map(|t| t.to_string()).collect(),
+            }],
+            repeat: ctx.repeat(),
+            args,
+        };
+        let s = ctx.sweep(&format!("{wl}-profile"), spec)?;
+        for t in THREADS {
+            let p = s
+                .points
+                .iter()
+                .find(|p| p.values.iter().any(|(k, x)| k == "threads" && x == t))
+                .filter(|p| p.reps_done > 0)
+                .cloned();
+            runs.push((col(t), p));
         }
     }
-    let share = |r: &Value, name: &str| -> f64 {
-        r["profile"]["components"]
-            .as_array()
-            .and_then(|a| a.iter().find(|c| c["name"] == name))
-            .and_then(|c| c["share"].as_f64())
-            .unwrap_or(0.0)
+    let fig = |p: &sweep::PointSummary, f: &str| sweep::figure(p, f).map(|t| t.median);
+    let share = |p: &sweep::PointSummary, name: &str| -> f64 {
+        fig(p, &format!("component_{name}_share")).unwrap_or(0.0)
     };
-    let measured: Vec<&Value> = runs.iter().filter_map(|(_, r)| r.as_ref()).collect();
+    let measured: Vec<&sweep::PointSummary> = runs.iter().filter_map(|(_, r)| r.as_ref()).collect();
     // The components any run saw, in the map's order.
     let names: Vec<String> = measured
         .first()
-        .and_then(|r| r["profile"]["components"].as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|c| c["name"].as_str().map(str::to_string))
-                .filter(|n| measured.iter().any(|r| share(r, n) > 0.0))
+        .and_then(|p| p.profile.as_ref())
+        .map(|f| {
+            f.components
+                .iter()
+                .map(|c| c.name.clone())
+                .filter(|n| measured.iter().any(|p| share(p, n) > 0.0))
                 .collect()
         })
         .unwrap_or_default();
@@ -1736,46 +1732,91 @@ fn a_to_e_profiles(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) {
         name: "profiler's own reading time".into(),
         values: runs
             .iter()
-            .map(|(_, r)| {
-                opt(
-                    r.as_ref()
-                        .and_then(|r| r["profile"]["read_overhead"].as_f64()),
-                    pct,
-                )
-            })
+            .map(|(_, r)| opt(r.as_ref().and_then(|r| fig(r, "read_overhead")), pct))
             .collect(),
     });
     tables.push(Table {
         beside: None,
-        caption: "Measured: sampled time by storage-manager component, disk engine, 1 and 2 threads (A-to-E Figure 1)".into(),
+        caption: "Measured: sampled time by storage-manager component as load increases, disk engine, 1 and 2 threads on 2 Branches / Warehouses (A-to-E Figure 1; `sweep --profile --vary threads=1,2`, medians)".into(),
         columns: columns.clone(),
         rows,
     });
-    let split = |r: &Value, k: &str| r["profile"]["lock_split"][k].as_f64();
+    let split = |r: &sweep::PointSummary, k: &str| fig(r, &format!("lock_split_{k}_share"));
     tables.push(Table {
         beside: None,
-        caption: "Measured: lock manager time as shares of the workers' time (A-to-E Figure 2)"
+        caption: "Measured: lock manager time as shares of the workers' time as load increases (A-to-E Figure 2)"
             .into(),
-        columns,
-        rows: [
-            ("Lock", "lock"),
-            ("Lock-PC", "lock_pc"),
-            ("Lock-LC", "lock_lc"),
-        ]
-        .iter()
-        .map(|(label, k)| Row {
-            name: label.to_string(),
-            values: runs
-                .iter()
-                .map(|(_, r)| opt(r.as_ref().and_then(|r| split(r, k)), pct))
-                .collect(),
-        })
-        .collect(),
+        columns: columns.clone(),
+        rows: sweep::LOCK_SPLIT
+            .iter()
+            .map(|(k, label)| Row {
+                name: label.to_string(),
+                values: runs
+                    .iter()
+                    .map(|(_, r)| opt(r.as_ref().and_then(|r| split(r, k)), pct))
+                    .collect(),
+            })
+            .collect(),
     });
+    if !measured.is_empty() {
+        // One bar per workload and thread count, as the paper's Figures 1 and 2.
+        let cats: Vec<String> = runs
+            .iter()
+            .filter(|(_, r)| r.is_some())
+            .map(|(c, _)| c.clone())
+            .collect();
+        let comp_series: Vec<(String, Vec<f64>)> = names
+            .iter()
+            .map(|n| {
+                (
+                    n.clone(),
+                    measured.iter().map(|p| 100.0 * share(p, n)).collect(),
+                )
+            })
+            .collect();
+        figures.push((
+            "Sampled time by storage-manager component as load increases (disk engine; A-to-E Figure 1)".into(),
+            plot::stacked_bars(
+                "Time by component, 1 and 2 threads",
+                "% of CPU samples",
+                &cats,
+                &comp_series,
+            )?,
+        ));
+        let split_series: Vec<(String, Vec<f64>)> = sweep::LOCK_SPLIT
+            .iter()
+            .map(|(k, label)| {
+                (
+                    label.to_string(),
+                    measured
+                        .iter()
+                        .map(|p| 100.0 * split(p, k).unwrap_or(0.0))
+                        .collect(),
+                )
+            })
+            .collect();
+        figures.push((
+            "Lock manager time as load increases: Lock, Lock-PC, Lock-LC (A-to-E Figure 2)".into(),
+            plot::stacked_bars(
+                "Lock manager time, 1 and 2 threads",
+                "% of workers' time",
+                &cats,
+                &split_series,
+            )?,
+        ));
+    }
     if measured.is_empty() {
-        v.unmeasured("components-tpcb-tpcc", "every profile run failed");
-        v.unmeasured("lock-work-not-contention", "every profile run failed");
-        return;
+        for id in [
+            "components-tpcb-tpcc",
+            "lock-work-not-contention",
+            "lock-btree-as-load-grows",
+        ] {
+            v.unmeasured(
+                id,
+                "every profile run failed (see the profile sweeps' summaries)",
+            );
+        }
+        return Ok(());
     }
     let big = ["lock", "log", "btree", "bpool"];
     let small = ["catalog", "xct", "latch"];
@@ -1824,6 +1865,60 @@ fn a_to_e_profiles(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) {
             ),
         );
     }
+    // As load grows: per workload, lock and btree among the largest at every load,
+    // taking a larger share at the highest load than at one thread, and log no larger.
+    let mut holds = true;
+    let mut why = Vec::new();
+    for pair in runs.chunks(THREADS.len()) {
+        let (Some(lo), Some(hi)) = (&pair[0].1, &pair[pair.len() - 1].1) else {
+            continue;
+        };
+        let lb = |p: &sweep::PointSummary| share(p, "lock") + share(p, "btree");
+        // Their rank: how many other components take more than the smaller of the two.
+        let outranked = |p: &sweep::PointSummary| {
+            let least = share(p, "lock").min(share(p, "btree"));
+            names
+                .iter()
+                .filter(|n| *n != "lock" && *n != "btree" && share(p, n) > least)
+                .count()
+        };
+        let large = outranked(lo) <= 1 && outranked(hi) <= 1;
+        let grows = lb(hi) > lb(lo);
+        let log_falls = share(hi, "log") <= share(lo, "log");
+        holds &= large && grows && log_falls;
+        why.push(format!(
+            "{} -> {}: lock+btree {} -> {} ({}), log {} -> {} ({}){}",
+            pair[0].0,
+            pair[pair.len() - 1].0,
+            pct(lb(lo)),
+            pct(lb(hi)),
+            if grows { "grows" } else { "does not grow" },
+            pct(share(lo, "log")),
+            pct(share(hi, "log")),
+            if log_falls { "no larger" } else { "larger" },
+            if large {
+                String::new()
+            } else {
+                "; lock and btree not both among the three largest components".into()
+            }
+        ));
+    }
+    if why.is_empty() {
+        v.unmeasured(
+            "lock-btree-as-load-grows",
+            "no workload was profiled at both loads",
+        );
+    } else {
+        v.check(
+            "lock-btree-as-load-grows",
+            holds,
+            format!(
+                "{} (agreement needs lock and btree among the three largest components at every load, their share larger at 2 threads than at 1, and log's no larger)",
+                why.join("; ")
+            ),
+        );
+    }
+    Ok(())
 }
 
 // ---- STEPS: only where `simulate --steps-team` exists ----

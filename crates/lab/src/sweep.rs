@@ -53,6 +53,10 @@ pub enum Kind {
     Run,
     /// `oltpscope simulate`: MPKI, stall cycles, misses per transaction.
     Simulate,
+    /// `oltpscope profile`: a run under the sampler; throughput as `run`, plus the
+    /// shares of the sampled time by component, per transaction type, and the lock
+    /// manager's split where the engine has one.
+    Profile,
 }
 
 impl Kind {
@@ -60,7 +64,13 @@ impl Kind {
         match self {
             Kind::Run => "run",
             Kind::Simulate => "simulate",
+            Kind::Profile => "profile",
         }
+    }
+
+    /// Does each point run natively (`run`, `profile`), so throughput is measured?
+    pub fn native(self) -> bool {
+        self != Kind::Simulate
     }
 }
 
@@ -108,7 +118,7 @@ pub const KEYS: &str = "threads, size, rows, keys, engine, warehouses, scale, cu
 /// Why `name` cannot be varied in a sweep of `kind`, if it cannot.
 fn refused_for(name: &str, kind: Kind) -> Option<&'static str> {
     match (key(name)?, kind) {
-        (Key::Cache { .. }, Kind::Run) => {
+        (Key::Cache { .. }, Kind::Run | Kind::Profile) => {
             Some("a simulated cache size: sweep `oltpscope sweep --simulate`")
         }
         (Key::Cores, Kind::Simulate) => Some(
@@ -182,7 +192,7 @@ pub fn parse_vary(s: &str) -> Result<Vary, String> {
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
-    /// "run" (the default) or "simulate".
+    /// "run" (the default), "simulate" or "profile".
     #[serde(default)]
     kind: Kind,
     workload: String,
@@ -750,7 +760,61 @@ pub struct PointSummary {
     /// The figures of a simulate sweep's point (None in run sweeps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulation: Option<SimFigures>,
+    /// The figures of a profile sweep's point (None in other sweeps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileFigures>,
 }
+
+/// A profiled point's figures over its repetitions: each share's median and spread
+/// (medians are taken share by share, so with several repetitions they add up to about,
+/// not exactly, 1).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProfileFigures {
+    /// CPU samples taken on the workers.
+    pub samples: Option<Spread>,
+    /// The workers' own reading of their samples, over their measured time.
+    pub read_overhead: Option<Spread>,
+    /// Share of the samples per storage-manager component, in the component map's order
+    /// (A-to-E's Figure 1).
+    pub components: Vec<ShareFigure>,
+    /// Per transaction type: its share of the samples and its own components' shares.
+    pub txn_types: Vec<TxnFigures>,
+    /// The lock manager's time as shares of the workers' measured time (A-to-E's Figure
+    /// 2); None where the engine has no lock manager.
+    pub lock_split: Option<LockSplitFigures>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ShareFigure {
+    pub name: String,
+    pub share: Option<Spread>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TxnFigures {
+    /// As the report names it (`new_order`; `(no transaction)` for the driver's time
+    /// between transactions).
+    pub name: String,
+    pub share: Option<Spread>,
+    pub components: Vec<ShareFigure>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LockSplitFigures {
+    /// The locking work (CPU samples in the lock component x the workers' CPU share).
+    pub lock: Option<Spread>,
+    /// Waiting for a lock entry's latch (physical contention).
+    pub lock_pc: Option<Spread>,
+    /// Waiting for a conflicting lock (logical contention).
+    pub lock_lc: Option<Spread>,
+}
+
+/// The lock split's parts: (report field, label as A-to-E's Figure 2 names it).
+pub const LOCK_SPLIT: [(&str, &str); 3] = [
+    ("lock", "Lock"),
+    ("lock_pc", "Lock-PC"),
+    ("lock_lc", "Lock-LC"),
+];
 
 /// A simulated point's figures over its repetitions.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -841,16 +905,202 @@ fn sim_figures(reps: &[SimRep]) -> SimFigures {
     }
 }
 
+/// One profiled repetition's figures, from its report's `profile`.
+#[derive(Debug, Clone, Default)]
+struct ProfRep {
+    samples: f64,
+    read_overhead: Option<f64>,
+    /// (component, share)
+    components: Vec<(String, f64)>,
+    /// (type, share, [(component, share)])
+    txn_types: Vec<TxnRep>,
+    /// Lock, Lock-PC, Lock-LC.
+    lock_split: Option<[f64; 3]>,
+}
+
+/// (transaction type, its share, [(component, share of the type's samples)])
+type TxnRep = (String, f64, Vec<(String, f64)>);
+
+fn prof_rep(report: &serde_json::Value) -> Option<ProfRep> {
+    let p = report.get("profile")?;
+    let shares = |v: &serde_json::Value| -> Option<Vec<(String, f64)>> {
+        v.as_array()?
+            .iter()
+            .map(|c| {
+                Some((
+                    c.get("name")?.as_str()?.to_string(),
+                    c.get("share")?.as_f64()?,
+                ))
+            })
+            .collect()
+    };
+    let txn_types = p
+        .get("txn_types")?
+        .as_array()?
+        .iter()
+        .map(|t| {
+            Some((
+                t.get("name")?.as_str()?.to_string(),
+                t.get("share")?.as_f64()?,
+                shares(t.get("components")?)?,
+            ))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    let lock_split = p.get("lock_split").and_then(|l| {
+        let f = |k: &str| l.get(k)?.as_f64();
+        Some([f("lock")?, f("lock_pc")?, f("lock_lc")?])
+    });
+    Some(ProfRep {
+        samples: p.get("samples")?.as_f64()?,
+        read_overhead: p.get("read_overhead").and_then(serde_json::Value::as_f64),
+        components: shares(p.get("components")?)?,
+        txn_types,
+        lock_split,
+    })
+}
+
+/// Names in order of first appearance over the repetitions.
+fn names_of<'a>(lists: impl Iterator<Item = &'a [(String, f64)]>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for l in lists {
+        for (n, _) in l {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    names
+}
+
+/// Each name's share over the repetitions that have it.
+fn share_figures(names: &[String], lists: &[&[(String, f64)]]) -> Vec<ShareFigure> {
+    names
+        .iter()
+        .map(|n| ShareFigure {
+            name: n.clone(),
+            share: Spread::of(
+                &lists
+                    .iter()
+                    .filter_map(|l| l.iter().find(|(m, _)| m == n).map(|x| x.1))
+                    .collect::<Vec<_>>(),
+            ),
+        })
+        .collect()
+}
+
+fn prof_figures(reps: &[ProfRep]) -> ProfileFigures {
+    let col = |g: &dyn Fn(&ProfRep) -> Option<f64>| {
+        Spread::of(&reps.iter().filter_map(g).collect::<Vec<_>>())
+    };
+    let comps: Vec<&[(String, f64)]> = reps.iter().map(|r| r.components.as_slice()).collect();
+    let mut types: Vec<String> = Vec::new();
+    for r in reps {
+        for t in &r.txn_types {
+            if !types.contains(&t.0) {
+                types.push(t.0.clone());
+            }
+        }
+    }
+    let txn_types = types
+        .iter()
+        .map(|n| {
+            let of: Vec<&TxnRep> = reps
+                .iter()
+                .filter_map(|r| r.txn_types.iter().find(|t| t.0 == *n))
+                .collect();
+            let lists: Vec<&[(String, f64)]> = of.iter().map(|t| t.2.as_slice()).collect();
+            TxnFigures {
+                name: n.clone(),
+                share: Spread::of(&of.iter().map(|t| t.1).collect::<Vec<_>>()),
+                components: share_figures(&names_of(lists.iter().copied()), &lists),
+            }
+        })
+        .collect();
+    let split = |i: usize| col(&|r: &ProfRep| r.lock_split.map(|l| l[i]));
+    ProfileFigures {
+        samples: col(&|r| Some(r.samples)),
+        read_overhead: col(&|r| r.read_overhead),
+        components: share_figures(&names_of(comps.iter().copied()), &comps),
+        txn_types,
+        lock_split: reps
+            .iter()
+            .any(|r| r.lock_split.is_some())
+            .then(|| LockSplitFigures {
+                lock: split(0),
+                lock_pc: split(1),
+                lock_lc: split(2),
+            }),
+    }
+}
+
+/// A transaction type's name in figure and column names: `(no transaction)` ->
+/// `no_transaction`.
+pub fn txn_key(name: &str) -> String {
+    let k: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    k.split('_')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// A profile figure by name: `samples`, `read_overhead`, `component_<c>_share`,
+/// `txn_<t>_share`, `txn_<t>_component_<c>_share`, `lock_split_<part>_share` (part
+/// `lock`, `lock_pc`, `lock_lc`).
+fn profile_figure(p: &ProfileFigures, name: &str) -> Option<Spread> {
+    match name {
+        "samples" => return p.samples,
+        "read_overhead" => return p.read_overhead,
+        _ => {}
+    }
+    let comp = |list: &[ShareFigure], rest: &str| {
+        let c = rest.strip_prefix("component_")?.strip_suffix("_share")?;
+        list.iter().find(|x| x.name == c)?.share
+    };
+    if let Some(rest) = name.strip_prefix("lock_split_") {
+        let l = p.lock_split.as_ref()?;
+        return match rest.strip_suffix("_share")? {
+            "lock" => l.lock,
+            "lock_pc" => l.lock_pc,
+            "lock_lc" => l.lock_lc,
+            _ => None,
+        };
+    }
+    if name.starts_with("component_") {
+        return comp(&p.components, name);
+    }
+    let rest = name.strip_prefix("txn_")?;
+    p.txn_types.iter().find_map(|t| {
+        let after = rest.strip_prefix(&txn_key(&t.name))?;
+        if after == "_share" {
+            t.share
+        } else {
+            comp(&t.components, after.strip_prefix('_')?)
+        }
+    })
+}
+
 /// A figure of a point by name: `throughput_tps`, `abort_rate`, `latency_p99_us`,
 /// `instructions_per_txn`, `stall_cycles_per_txn`, `<level>_mpki`,
 /// `<level>_misses_per_txn`, `<level>_stall_cycles_per_txn` (level `l1i`, `l1d`, `l2`,
-/// `llc`).
+/// `llc`); for profile sweeps, those of `profile_figure`.
 pub fn figure(p: &PointSummary, name: &str) -> Option<Spread> {
     match name {
         "throughput_tps" => return p.throughput_tps,
         "abort_rate" => return p.abort_rate,
         "latency_p99_us" => return p.latency_p99_us,
         _ => {}
+    }
+    if let Some(prof) = &p.profile {
+        return profile_figure(prof, name);
     }
     let sim = p.simulation.as_ref()?;
     match name {
@@ -878,6 +1128,18 @@ pub fn figure_label(name: &str) -> String {
         "latency_p99_us" => "p99 latency (us)".into(),
         "instructions_per_txn" => "instructions/txn".into(),
         "stall_cycles_per_txn" => "stall cycles/txn".into(),
+        "samples" => "CPU samples".into(),
+        "read_overhead" => "profiler's reading time".into(),
+        _ if name.ends_with("_share") => {
+            let n = name.strip_suffix("_share").expect("checked");
+            if let Some(k) = n.strip_prefix("lock_split_") {
+                let label = LOCK_SPLIT.iter().find(|x| x.0 == k).map_or(k, |x| x.1);
+                return format!("{label} share of the workers' time");
+            }
+            let n = n.replace("_component_", " ");
+            let n = n.strip_prefix("component_").unwrap_or(&n);
+            format!("{} share of the samples", n.replace("txn_", ""))
+        }
         _ => {
             for (suffix, what) in [
                 ("_mpki", "MPKI"),
@@ -901,7 +1163,7 @@ pub fn lower_is_better(name: &str) -> bool {
 /// The figures curves are drawn and knees found on, for a sweep of `kind` over `key`.
 pub fn curve_figures(kind: Kind, key: &str) -> Vec<String> {
     match kind {
-        Kind::Run => vec!["throughput_tps".into()],
+        Kind::Run | Kind::Profile => vec!["throughput_tps".into()],
         Kind::Simulate => match key {
             "llc" => vec!["llc_mpki".into(), "stall_cycles_per_txn".into()],
             "l1i" => vec!["l1i_mpki".into(), "stall_cycles_per_txn".into()],
@@ -982,6 +1244,7 @@ pub fn summarize(
         let name = p.name();
         let (mut tps, mut ab, mut p99) = (vec![], vec![], vec![]);
         let mut sims = Vec::new();
+        let mut profs = Vec::new();
         let mut done = 0;
         for rep in 1..=spec.repeat {
             let (d, _) = rep_dir(dir, &p, rep);
@@ -989,6 +1252,14 @@ pub fn summarize(
                 continue;
             }
             let r = results::load_report(&d)?;
+            if spec.kind == Kind::Profile {
+                profs.push(prof_rep(&r).ok_or_else(|| {
+                    format!(
+                        "{}: a report without a profile's components and transaction types",
+                        d.display()
+                    )
+                })?);
+            }
             if spec.kind == Kind::Simulate {
                 sims.push(sim_rep(&r).ok_or_else(|| {
                     format!(
@@ -1032,6 +1303,7 @@ pub fn summarize(
             abort_rate: Spread::of(&ab),
             latency_p99_us: Spread::of(&p99),
             simulation: (spec.kind == Kind::Simulate).then(|| sim_figures(&sims)),
+            profile: (spec.kind == Kind::Profile).then(|| prof_figures(&profs)),
         });
     }
     let curves = curves(spec, &points);
@@ -1111,7 +1383,7 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
     let median: Pick = |t| t.median;
     let (min, max): (Pick, Pick) = (|t| t.min, |t| t.max);
     match s.spec.kind {
-        Kind::Run => {
+        Kind::Run | Kind::Profile => {
             for (fig, which) in [
                 ("throughput_tps", "median"),
                 ("throughput_tps", "min"),
@@ -1125,6 +1397,9 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
                     _ => median,
                 };
                 cols.push((format!("{fig}_{which}"), fig.into(), pick));
+            }
+            if s.spec.kind == Kind::Profile {
+                cols.extend(profile_columns(&s.points));
             }
         }
         Kind::Simulate => {
@@ -1179,6 +1454,73 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
     write(SUMMARY_JSON, json.as_bytes())
 }
 
+/// A profile sweep's columns: samples and reading overhead, each component's share
+/// (median, min, max), the lock split, then per transaction type its share and its
+/// components' (medians). Components no point sampled are left out.
+fn profile_columns(points: &[PointSummary]) -> Vec<(String, String, Pick)> {
+    let median: Pick = |t| t.median;
+    let (min, max): (Pick, Pick) = (|t| t.min, |t| t.max);
+    let profs: Vec<&ProfileFigures> = points.iter().filter_map(|p| p.profile.as_ref()).collect();
+    let sampled = |list: &[&[ShareFigure]]| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for l in list {
+            for c in l.iter() {
+                if c.share.is_some_and(|t| t.max > 0.0) && !v.contains(&c.name) {
+                    v.push(c.name.clone());
+                }
+            }
+        }
+        v
+    };
+    let mut cols: Vec<(String, String, Pick)> = vec![
+        ("samples_median".into(), "samples".into(), median),
+        (
+            "read_overhead_median".into(),
+            "read_overhead".into(),
+            median,
+        ),
+    ];
+    let all: Vec<&[ShareFigure]> = profs.iter().map(|p| p.components.as_slice()).collect();
+    for c in sampled(&all) {
+        let fig = format!("component_{c}_share");
+        for (which, pick) in [("median", median), ("min", min), ("max", max)] {
+            cols.push((format!("{fig}_{which}"), fig.clone(), pick));
+        }
+    }
+    if profs.iter().any(|p| p.lock_split.is_some()) {
+        for (k, _) in LOCK_SPLIT {
+            let fig = format!("lock_split_{k}_share");
+            cols.push((format!("{fig}_median"), fig, median));
+        }
+    }
+    let mut types: Vec<String> = Vec::new();
+    for p in &profs {
+        for t in &p.txn_types {
+            if !types.contains(&t.name) {
+                types.push(t.name.clone());
+            }
+        }
+    }
+    for t in types {
+        let k = txn_key(&t);
+        cols.push((
+            format!("txn_{k}_share_median"),
+            format!("txn_{k}_share"),
+            median,
+        ));
+        let of: Vec<&[ShareFigure]> = profs
+            .iter()
+            .filter_map(|p| p.txn_types.iter().find(|x| x.name == t))
+            .map(|x| x.components.as_slice())
+            .collect();
+        for c in sampled(&of) {
+            let fig = format!("txn_{k}_component_{c}_share");
+            cols.push((format!("{fig}_median"), fig, median));
+        }
+    }
+    cols
+}
+
 /// A repetition's main figure as text.
 fn headline(kind: Kind, r: &serde_json::Value) -> Option<String> {
     match kind {
@@ -1186,6 +1528,17 @@ fn headline(kind: Kind, r: &serde_json::Value) -> Option<String> {
             .get("throughput_tps")
             .and_then(serde_json::Value::as_f64)
             .map(|t| format!("{t:.0} txn/s")),
+        Kind::Profile => {
+            let t = r.get("throughput_tps")?.as_f64()?;
+            let mut c = prof_rep(r)?.components;
+            c.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let top: Vec<String> = c
+                .iter()
+                .take(3)
+                .map(|(n, x)| format!("{n} {:.1}%", 100.0 * x))
+                .collect();
+            Some(format!("{t:.0} txn/s; most time: {}", top.join(", ")))
+        }
         Kind::Simulate => {
             let s = sim_rep(r)?;
             let mut o = format!("{:.0} stall cycles/txn", s.stall_cycles_per_txn?);
@@ -1394,6 +1747,7 @@ mod tests {
                     abort_rate: None,
                     latency_p99_us: None,
                     simulation: None,
+                    profile: None,
                 }
             })
             .collect();
@@ -1402,6 +1756,130 @@ mod tests {
         assert_eq!(c[0].fixed, vec![("engine".to_string(), "disk".to_string())]);
         let a = c[1].analysis.as_ref().unwrap();
         assert_eq!((a.best_y, a.x_90, a.knee_x), (300.0, 3.0, Some(3.0)));
+    }
+
+    /// A profile repetition's report as `profile --out` writes it (the fields read).
+    fn profile_report(tps: f64, lock: f64, split: bool) -> String {
+        let mut r = serde_json::json!({
+            "throughput_tps": tps, "abort_rate": 0.0, "latency_us": {"p99": 50.0},
+            "profile": {
+                "samples": 1000, "read_overhead": 0.002,
+                "components": [
+                    {"name": "btree", "samples": 1, "share": 0.5 - lock},
+                    {"name": "lock", "samples": 1, "share": lock},
+                    {"name": "log", "samples": 1, "share": 0.5},
+                    {"name": "occ", "samples": 0, "share": 0.0}
+                ],
+                "txn_types": [
+                    {"name": "payment", "samples": 1, "share": 0.75, "components": [
+                        {"name": "lock", "samples": 1, "share": 1.0}]},
+                    {"name": "(no transaction)", "samples": 1, "share": 0.25, "components": [
+                        {"name": "log", "samples": 1, "share": 1.0}]}
+                ]
+            }
+        });
+        if split {
+            r["profile"]["lock_split"] =
+                serde_json::json!({"lock": lock, "lock_pc": 0.01, "lock_lc": 0.02});
+        }
+        r.to_string()
+    }
+
+    #[test]
+    fn a_profile_sweep_summarizes_component_shares_per_point() {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = spec(&["threads=1,2"]);
+        s.kind = Kind::Profile;
+        s.workload = "tpcb".into();
+        s.validate().unwrap();
+        assert_eq!(
+            s.points()[1].child_args(&s, Path::new("/o")).join(" "),
+            "profile tpcb --txns 200 --threads 2 --out /o"
+        );
+        open_dir(d.path(), &s).unwrap();
+        let pts = s.points();
+        for (p, rep, tps, lock) in [(0, 1, 10.0, 0.1), (0, 2, 20.0, 0.3), (1, 1, 30.0, 0.4)] {
+            let (done, _) = rep_dir(d.path(), &pts[p], rep);
+            std::fs::create_dir_all(&done).unwrap();
+            std::fs::write(
+                done.join(results::REPORT),
+                profile_report(tps, lock, p == 0),
+            )
+            .unwrap();
+            std::fs::write(done.join(results::MANIFEST), "{}").unwrap();
+        }
+        let sum = summarize(d.path(), &s, &[]).unwrap();
+        let p0 = &sum.points[0];
+        assert_eq!(p0.reps_done, 2);
+        assert_eq!(p0.throughput_tps.unwrap().median, 15.0);
+        let lock = figure(p0, "component_lock_share").unwrap();
+        assert!((lock.median - 0.2).abs() < 1e-9 && lock.min == 0.1 && lock.max == 0.3);
+        // One repetition's shares add up to 1 at the point.
+        let p1 = sum.points[1].profile.as_ref().unwrap();
+        let total: f64 = p1.components.iter().map(|c| c.share.unwrap().median).sum();
+        assert!((total - 1.0).abs() < 1e-9, "{total}");
+        assert_eq!(
+            figure(&sum.points[1], "txn_payment_share").unwrap().median,
+            0.75
+        );
+        assert_eq!(
+            figure(&sum.points[1], "txn_no_transaction_component_log_share")
+                .unwrap()
+                .median,
+            1.0
+        );
+        assert_eq!(figure(p0, "lock_split_lock_lc_share").unwrap().median, 0.02);
+        assert!(
+            p1.lock_split.is_none(),
+            "no report of the point had a split"
+        );
+        assert_eq!(figure(p0, "component_nosuch_share"), None);
+        assert_eq!(
+            figure_label("component_lock_share"),
+            "lock share of the samples"
+        );
+        // The CSV: shares with their spread, the sampled components only.
+        write_summary(d.path(), &sum).unwrap();
+        let mut rd = csv::Reader::from_path(d.path().join(SUMMARY_CSV)).unwrap();
+        let h: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
+        for c in [
+            "throughput_tps_median",
+            "component_lock_share_median",
+            "component_lock_share_min",
+            "component_lock_share_max",
+            "lock_split_lock_pc_share_median",
+            "txn_payment_share_median",
+            "txn_payment_component_lock_share_median",
+        ] {
+            assert!(h.iter().any(|x| x == c), "{c} in {h:?}");
+        }
+        assert!(!h.iter().any(|x| x.contains("occ")), "{h:?}");
+        let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+        let col = h
+            .iter()
+            .position(|x| x == "component_lock_share_median")
+            .unwrap();
+        assert_eq!(&rows[0][col], "0.200");
+        // The JSON summary reads back.
+        let back: Summary =
+            serde_json::from_str(&std::fs::read_to_string(d.path().join(SUMMARY_JSON)).unwrap())
+                .unwrap();
+        assert_eq!(back.points[0].profile, sum.points[0].profile);
+        // A run's report (no profile) in a profile sweep is refused, not read as zeros.
+        let (bad, _) = rep_dir(d.path(), &pts[1], 2);
+        std::fs::create_dir_all(&bad).unwrap();
+        std::fs::write(
+            bad.join(results::REPORT),
+            r#"{"throughput_tps": 1.0, "abort_rate": 0.0}"#,
+        )
+        .unwrap();
+        std::fs::write(bad.join(results::MANIFEST), "{}").unwrap();
+        let e = summarize(d.path(), &s, &[]).unwrap_err();
+        assert!(e.contains("without a profile"), "{e}");
+        // Keys of the simulator are refused for profile sweeps.
+        s.vary = vec![parse_vary("llc=1MB,2MB").unwrap()];
+        let e = s.validate().unwrap_err();
+        assert!(e.contains("not a key of `profile` sweeps"), "{e}");
     }
 
     #[test]
@@ -1421,5 +1899,14 @@ mod tests {
         let e = read_file(&f).unwrap_err();
         assert!(!e.contains('\n'), "{e}");
         assert!(e.contains("varyy"), "{e}");
+        std::fs::write(
+            &f,
+            "kind = \"profile\"\nworkload = \"tpcc\"\nvary = [\"threads=1,2\"]\n",
+        )
+        .unwrap();
+        assert_eq!(read_file(&f).unwrap().0.kind, Kind::Profile);
+        std::fs::write(&f, "kind = \"perf\"\nworkload = \"tpcc\"\n").unwrap();
+        let e = read_file(&f).unwrap_err();
+        assert!(!e.contains('\n') && e.contains("perf"), "{e}");
     }
 }
