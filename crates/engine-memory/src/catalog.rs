@@ -3,7 +3,7 @@
 //! them when the engine is dropped); must never run transactional logic.
 
 use crate::btree::{BTree, NodeChange};
-use crate::hash::HashIndex;
+use crate::hash::{HashIndex, Keys};
 use crate::record::{row_words, Rec};
 use api::key::Key;
 use api::{IndexKind, Result, Schema};
@@ -13,7 +13,26 @@ use std::sync::atomic::AtomicU64;
 
 pub enum Index {
     BTree(BTree),
-    Hash(HashIndex),
+    Hash(HashIndex<RecKeys>),
+}
+
+/// A hash index's keys are in its table's records (`record`'s key area): the index's
+/// values are record addresses, so a probe reads the key and the row from one allocation.
+pub struct RecKeys {
+    pub words: usize,
+}
+
+impl Keys for RecKeys {
+    #[inline(always)]
+    unsafe fn key<'a>(&self, v: u64) -> &'a [u8] {
+        // SAFETY: a hash-indexed table's records are keyed (`TableData::new_record`), and
+        // the caller keeps `v` allocated for `'a` (the `Keys::key` contract).
+        unsafe { Rec::from_u64(v).key(self.words) }
+    }
+    #[inline(always)]
+    fn prefetch(&self, v: u64, len: usize) {
+        Rec::from_u64(v).prefetch_keyed(self.words, len);
+    }
 }
 
 impl Index {
@@ -85,6 +104,22 @@ pub struct TableData {
     /// one: its TID must still come after the delete's for the log's "highest TID wins"
     /// replay, so inserts commit above this. Written only by deletes.
     pub deleted_tid: crossbeam_utils::CachePadded<std::sync::atomic::AtomicU64>,
+    /// Records carry their key (a hash primary index reads keys there).
+    pub keyed: bool,
+}
+
+impl TableData {
+    /// A new record of this table (keyed if the table's records are).
+    pub fn new_record(&self, key: &[u8], tid: u64, row: &[u8]) -> Rec {
+        Rec::alloc(self.words, self.keyed.then_some(key), tid, row)
+    }
+
+    /// # Safety
+    /// `r` came from `new_record` of this table, and no one can reach it any more.
+    pub unsafe fn free_record(&self, r: Rec) {
+        // SAFETY: the caller's.
+        unsafe { r.free(self.words, self.keyed) }
+    }
 }
 
 pub struct Catalog {
@@ -102,7 +137,12 @@ impl Catalog {
                 words: row_words(t.row_size),
                 primary: match t.primary {
                     IndexKind::BTree => Index::BTree(BTree::new()),
-                    IndexKind::Hash => Index::Hash(HashIndex::new(t.expected_rows)),
+                    IndexKind::Hash => Index::Hash(HashIndex::new(
+                        t.expected_rows,
+                        RecKeys {
+                            words: row_words(t.row_size),
+                        },
+                    )),
                 },
                 kind: t.primary,
                 secondary: t
@@ -115,6 +155,7 @@ impl Catalog {
                     })
                     .collect(),
                 deleted_tid: Default::default(),
+                keyed: t.primary == IndexKind::Hash,
             })
             .collect();
         Ok(Catalog { tables })
@@ -141,8 +182,141 @@ impl Drop for Catalog {
             }
             for r in recs {
                 // SAFETY: no transaction runs any more; unlinked records are not in indexes.
-                unsafe { Rec::from_u64(r).free(t.words) };
+                unsafe { t.free_record(Rec::from_u64(r)) };
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{SEQ_ONE, UNLINKED};
+    use api::key::MAX_KEY_LEN;
+    use api::TableDef;
+    use std::sync::atomic::{AtomicBool, Ordering::*};
+
+    /// A catalog of one hash-indexed table of `row_size`-byte rows in `buckets` buckets.
+    fn hashed(row_size: usize) -> Catalog {
+        let mut s = Schema::new();
+        s.add(TableDef::new("h", row_size, IndexKind::Hash, 4));
+        Catalog::new(&s).unwrap()
+    }
+
+    fn row_of(n: u64, size: usize) -> Vec<u8> {
+        let mut r = n.to_le_bytes().repeat(size.div_ceil(8));
+        r.truncate(size);
+        r
+    }
+
+    /// Keys of length 0, 1 and `MAX_KEY_LEN` (and lengths between) are found through the
+    /// keys in their records, a removed key is gone, and the same key inserted again with
+    /// a new record is found with that record's row.
+    #[test]
+    fn hash_finds_keys_kept_in_the_records() {
+        for row_size in [8usize, 100] {
+            let c = hashed(row_size);
+            let t = &c.tables[0];
+            assert!(t.keyed);
+            let g = crossbeam_epoch::pin();
+            let keys: Vec<Vec<u8>> = [0usize, 1, 2, 9, 50, MAX_KEY_LEN - 1, MAX_KEY_LEN]
+                .iter()
+                .map(|&n| (0..n as u8).map(|b| b.wrapping_mul(7) ^ n as u8).collect())
+                .chain([vec![0u8], vec![0u8, 0]]) // differ from "" and each other by length
+                .collect();
+            let mut recs = Vec::new();
+            for (i, k) in keys.iter().enumerate() {
+                let r = t.new_record(k, SEQ_ONE, &row_of(i as u64, row_size));
+                assert!(t.primary.insert(k, r.as_u64(), &g).is_ok());
+                recs.push(r);
+            }
+            let mut row = vec![0u8; row_size];
+            for round in 0..2u64 {
+                for (i, k) in keys.iter().enumerate() {
+                    let (hit, _, _) = t.primary.get(k, &g);
+                    assert_eq!(hit, Some(recs[i].as_u64()), "key of {} bytes", k.len());
+                    Rec::from_u64(hit.unwrap()).stable_read(&mut row);
+                    assert_eq!(row, row_of(round * 100 + i as u64, row_size));
+                }
+                // Remove every key and insert it again with a new record.
+                for (i, k) in keys.iter().enumerate() {
+                    let old = recs[i];
+                    assert!(t.primary.remove(k, old.as_u64(), true, &g).is_some());
+                    assert_eq!(t.primary.get(k, &g).0, None);
+                    assert!(t.primary.remove(k, old.as_u64(), true, &g).is_none());
+                    old.tid().store(SEQ_ONE | UNLINKED, Relaxed);
+                    crate::xct::retire(old, t, &g);
+                    let r = t.new_record(k, SEQ_ONE, &row_of(100 + i as u64, row_size));
+                    assert!(t.primary.insert(k, r.as_u64(), &g).is_ok());
+                    assert_eq!(t.primary.insert(k, r.as_u64(), &g).err(), Some(r.as_u64()));
+                    recs[i] = r;
+                }
+            }
+        }
+    }
+
+    /// A reader pinned before a key's record is removed and retired still reads that
+    /// record's key and row (the record is freed only after the reader unpins), while the
+    /// key, inserted again, finds the new record. In debug builds a freed keyed record's
+    /// key length is overwritten, so reading the key of a record freed too early fails.
+    #[test]
+    fn a_pinned_reader_keeps_the_removed_record_and_its_key() {
+        let c = hashed(100);
+        let t = &c.tables[0];
+        let key = vec![b'k'; MAX_KEY_LEN];
+        let g = crossbeam_epoch::pin();
+        let first = t.new_record(&key, SEQ_ONE, &row_of(1, 100));
+        t.primary.insert(&key, first.as_u64(), &g).unwrap();
+        drop(g);
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            // Readers: whatever record a probe finds holds the key, and its row is one of
+            // the rows written with it (generation in every word).
+            for _ in 0..2 {
+                s.spawn(|| {
+                    let mut row = vec![0u8; 100];
+                    while !stop.load(Relaxed) {
+                        let g = crossbeam_epoch::pin();
+                        if let (Some(v), _, _) = t.primary.get(&key, &g) {
+                            let r = Rec::from_u64(v);
+                            for _ in 0..3 {
+                                // SAFETY: keyed, and the reader is still pinned.
+                                assert_eq!(unsafe { r.key(t.words) }, &key[..]);
+                                r.stable_read(&mut row);
+                                let n = u64::from_le_bytes(row[..8].try_into().unwrap());
+                                assert_eq!(row, row_of(n, 100), "a torn or freed row");
+                                std::hint::spin_loop();
+                            }
+                        }
+                    }
+                });
+            }
+            // One pinned reader across a whole remove, retire and re-insert.
+            let g = crossbeam_epoch::pin();
+            let (Some(seen), _, _) = t.primary.get(&key, &g) else {
+                panic!("the first record")
+            };
+            let mut cur = seen;
+            for n in 2..3000u64 {
+                let w = crossbeam_epoch::pin();
+                assert!(t.primary.remove(&key, cur, true, &w).is_some());
+                crate::xct::retire(Rec::from_u64(cur), t, &w);
+                let r = t.new_record(&key, SEQ_ONE, &row_of(n, 100));
+                t.primary.insert(&key, r.as_u64(), &w).unwrap();
+                cur = r.as_u64();
+                w.flush();
+            }
+            // SAFETY: `g` has been pinned since `seen` was read from the index.
+            assert_eq!(unsafe { Rec::from_u64(seen).key(t.words) }, &key[..]);
+            let mut row = vec![0u8; 100];
+            Rec::from_u64(seen).stable_read(&mut row);
+            assert_eq!(
+                row,
+                row_of(1, 100),
+                "the retired record was freed under a reader"
+            );
+            drop(g);
+            stop.store(true, Relaxed);
+        });
     }
 }

@@ -1,13 +1,19 @@
 //! `hash`: the point-lookup index. A fixed array of buckets (a power of two, sized at
 //! creation from the expected row count; no resizing), each one cache line: a version
-//! word, two inline slots (entry pointer, value, hash tag) and an overflow chain of
-//! entries. Readers look without writing anything and check the bucket version
-//! afterwards; writers lock the bucket (version lock bit) to link or unlink an entry.
-//! The bucket version is also what OCC validates for absent-key lookups (phantoms).
+//! word, four inline slots (value and a 16-bit hash tag) and an overflow chain. The index
+//! stores values only; a value's key lives where the value points (for the engine, in
+//! the record: `record`'s key area), and the index reads it through its `Keys`. So a
+//! probe touches the bucket line and then one allocation (the record, whose lines it
+//! prefetches together), not a separate entry as well. Readers look without writing
+//! anything and check the bucket version afterwards; writers lock the bucket (version
+//! lock bit) to link or unlink a value. The bucket version is also what OCC validates
+//! for absent-key lookups (phantoms).
 //!
-//! Unlinked entries are freed through crossbeam-epoch: callers must hold a pinned
-//! `Guard` for as long as they use anything read from the index. This module must never
-//! free an entry a pinned reader may still reach, and never scan (it has no order).
+//! Unlinked overflow entries are freed through crossbeam-epoch: callers must hold a
+//! pinned `Guard` for as long as they use anything read from the index. This module must
+//! never free an entry a pinned reader may still reach, never read a key through a value
+//! that was not linked when it was read (its owner frees it only after unlinking it and
+//! the pinned readers are gone), and never scan (it has no order).
 
 use crate::btree::NodeChange;
 use crate::huge::ZeroedArray;
@@ -19,56 +25,70 @@ const LOCKED: u64 = 1;
 /// Most buckets one index has (2^26 of 64 bytes: 4 GiB of bucket array).
 const MAX_BUCKETS: usize = 1 << 26;
 const MIN_BUCKETS: usize = 1 << 10;
-/// Entries a bucket holds in its own cache line; more go on its overflow chain.
-const SLOTS: usize = 2;
+/// Values a bucket holds in its own cache line; more go on its overflow chain.
+const SLOTS: usize = 4;
+const TAG_BITS: u32 = 16;
+const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
+const _: () = assert!(SLOTS as u32 * TAG_BITS <= 64);
 
-/// A key and its value. In a bucket slot `next` is unused; on the overflow chain it links
-/// the next entry. The chain link, value, key length and the key's first bytes share one
-/// cache line (32-byte alignment: a key of up to 15 bytes never straddles two).
-#[repr(C, align(32))]
-struct Entry {
-    next: AtomicPtr<Entry>,
+/// Where the index finds the key of a value. Values are never 0 (0 marks a free slot).
+pub trait Keys {
+    /// The key that value `v` was inserted with.
+    ///
+    /// # Safety
+    /// `v` was inserted into this index and its key stays readable for `'a`: it is still
+    /// linked, or was linked when it was read by a caller that has stayed pinned since.
+    unsafe fn key<'a>(&self, v: u64) -> &'a [u8];
+    /// Ask for the lines `key(v)` reads when the key is `len` bytes long (and whatever a
+    /// caller reads next on a hit). Never dereferences `v`.
+    fn prefetch(&self, v: u64, len: usize);
+}
+
+/// An overflow-chain entry: a value, its key's hash (compared before the key) and the
+/// next entry.
+struct Over {
+    next: AtomicPtr<Over>,
     val: u64,
-    /// The key's hash (`tag` of a slot), so an overflow walk compares keys only on a match.
     hash: u64,
-    len: u8,
-    key: [u8; MAX_KEY_LEN],
 }
 
-impl Entry {
-    #[inline]
-    fn key(&self) -> &[u8] {
-        &self.key[..(self.len as usize).min(MAX_KEY_LEN)]
-    }
-}
-
-/// One cache line: the version, two inline slots (entry, value and a 32-bit hash tag each)
-/// and the overflow chain. A probe reads the line (one miss), picks the slot whose tag
-/// matches, and then fetches that slot's entry (to compare the key) and its record (the
-/// value) at the same time: two dependent misses before the row, where a chain whose
-/// head holds only a pointer costs three (bucket, entry, record).
+/// One cache line: the version, four inline slots (value and 16-bit hash tag each) and
+/// the overflow chain. A probe reads the line (one miss), picks the slot whose tag
+/// matches, and fetches that value's key and row (one allocation, the record) in one go:
+/// two dependent misses, in two pages, before the row's bytes are in cache.
+///
+/// ```text
+/// 0        8             16        24        32        40        48         56      64
+/// +--------+-------------+---------+---------+---------+---------+----------+-------+
+/// |version | tags 4 x 16 | val 0   | val 1   | val 2   | val 3   | overflow | spare |
+/// +--------+-------------+---------+---------+---------+---------+----------+-------+
+/// ```
 #[repr(C, align(64))]
 struct Bucket {
     version: AtomicU64,
-    /// Slot `i`'s tag in bits `32 * i ..`: the hash's high half.
+    /// Slot `i`'s tag in bits `16 * i ..`: the hash's top bits.
     tags: AtomicU64,
-    entry: [AtomicPtr<Entry>; SLOTS],
+    /// 0: a free slot.
     val: [AtomicU64; SLOTS],
-    overflow: AtomicPtr<Entry>,
+    overflow: AtomicPtr<Over>,
+    _spare: u64,
 }
 
 const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
+const _: () = assert!(std::mem::offset_of!(Bucket, val) == 16);
+const _: () = assert!(std::mem::offset_of!(Bucket, overflow) == 48);
 
-pub struct HashIndex {
+pub struct HashIndex<K> {
     /// On transparent huge pages when large (`huge`): a probe misses the TLB otherwise.
     buckets: ZeroedArray<Bucket>,
     mask: usize,
+    keys: K,
 }
 
-// SAFETY: shared state is atomics; entries are immutable after publication except `next`
-// (atomic), and are freed only through the epoch collector or in Drop.
-unsafe impl Send for HashIndex {}
-unsafe impl Sync for HashIndex {}
+// SAFETY: shared state is atomics; overflow entries are immutable after publication
+// except `next` (atomic), and are freed only through the epoch collector or in Drop.
+unsafe impl<K: Send> Send for HashIndex<K> {}
+unsafe impl<K: Sync> Sync for HashIndex<K> {}
 
 #[inline]
 fn hash(k: &[u8]) -> u64 {
@@ -91,37 +111,53 @@ fn hash(k: &[u8]) -> u64 {
     h ^ (h >> 33)
 }
 
+/// The bucket index takes the hash's low bits; the tag its top bits.
 #[inline]
 fn tag(h: u64) -> u64 {
-    h >> 32
+    h >> (64 - TAG_BITS)
 }
 
-/// Where a key was found under the bucket lock.
+#[inline]
+fn with_tag(tags: u64, i: usize, t: u64) -> u64 {
+    (tags & !(TAG_MASK << (TAG_BITS as usize * i))) | (t << (TAG_BITS as usize * i))
+}
+
+/// Where a key was found.
 enum Found<'a> {
-    Slot(usize, &'a Entry),
+    Slot(usize, u64),
     /// On the overflow chain: the entry and the link that points to it.
-    Chain(&'a Entry, &'a AtomicPtr<Entry>),
+    Chain(&'a Over, &'a AtomicPtr<Over>),
 }
 
-impl HashIndex {
-    pub fn new(expected_rows: u64) -> Self {
+impl Found<'_> {
+    fn val(&self) -> u64 {
+        match self {
+            Found::Slot(_, v) => *v,
+            Found::Chain(e, _) => e.val,
+        }
+    }
+}
+
+impl<K: Keys> HashIndex<K> {
+    pub fn new(expected_rows: u64, keys: K) -> Self {
         let n = (expected_rows as usize)
             .clamp(MIN_BUCKETS, MAX_BUCKETS)
             .next_power_of_two()
             .min(MAX_BUCKETS);
-        Self::with_buckets(n)
+        Self::with_buckets(n, keys)
     }
 
     /// An index of exactly `n` buckets (a power of two; tests use a few to get chains).
     #[doc(hidden)]
-    pub fn with_buckets(n: usize) -> Self {
+    pub fn with_buckets(n: usize, keys: K) -> Self {
         assert!(n.is_power_of_two(), "bucket count must be a power of two");
-        // SAFETY: every field of a bucket is an atomic integer or pointer, for which
-        // all-zero (version 0, empty slots and chain) is valid.
+        // SAFETY: every field of a bucket is an atomic integer or pointer (or the unused
+        // spare word), for which all-zero (version 0, free slots, empty chain) is valid.
         let buckets = unsafe { ZeroedArray::<Bucket>::new(n) };
         HashIndex {
             buckets,
             mask: n - 1,
+            keys,
         }
     }
 
@@ -153,33 +189,35 @@ impl HashIndex {
         }
     }
 
+    /// Does value `v` (read from a slot or entry of this index while linked) hold key `k`?
+    #[inline]
+    fn holds(&self, v: u64, k: &[u8]) -> bool {
+        // SAFETY: `v` was linked when read, and the caller is pinned (lookups) or holds
+        // the bucket lock (writers: nothing can unlink it meanwhile), so its owner has not
+        // freed it (values are freed only after they are unlinked and the readers pinned
+        // then are gone).
+        unsafe { self.keys.key(v) == k }
+    }
+
     /// Find `k` (caller holds the bucket lock, or validates the version afterwards).
-    /// `PROBE` (lookups, which hold no lock): after asking for the line it needs next,
+    /// `PROBE` (lookups, which hold no lock): after asking for the lines it needs next,
     /// give an interleaving scheduler the chance to run another transaction meanwhile.
     #[inline]
-    fn find<'a, const PROBE: bool>(b: &'a Bucket, h: u64, k: &[u8]) -> Option<Found<'a>> {
+    fn find<'a, const PROBE: bool>(&self, b: &'a Bucket, h: u64, k: &[u8]) -> Option<Found<'a>> {
         // `--stats`: the bucket, and below each overflow entry visited.
         txnstats::add(txnstats::Counter::IndexNodes, 1);
         let tags = b.tags.load(Relaxed);
         for i in 0..SLOTS {
-            let p = b.entry[i].load(Acquire);
-            if !p.is_null() && (tags >> (32 * i)) & 0xffff_ffff == tag(h) {
-                // The record is needed as soon as the key matches: ask for its first two
-                // lines (TID and row of a record up to 128 bytes) now, so their misses
-                // overlap the entry's.
-                let rec = b.val[i].load(Relaxed) as *const u8;
-                rt::prefetch(rec);
-                rt::prefetch(rec.wrapping_add(64));
+            // Acquire: the value's key (written before it was linked) is read next.
+            let v = b.val[i].load(Acquire);
+            if v != 0 && (tags >> (TAG_BITS as usize * i)) & TAG_MASK == tag(h) {
                 if PROBE {
-                    // A key longer than 15 bytes reaches into the entry's next line.
-                    rt::prefetch((p as *const u8).wrapping_add(64));
-                    rt::prefetch_point(p);
+                    // The key and, on a match, the row: one allocation, asked for at once.
+                    self.keys.prefetch(v, k.len());
+                    rt::point(rt::Point::Probe);
                 }
-                // SAFETY: entries reachable from a bucket stay allocated while the caller
-                // is pinned (they are retired through the epoch collector).
-                let e = unsafe { &*p };
-                if e.len as usize == k.len() && e.key() == k {
-                    return Some(Found::Slot(i, e));
+                if self.holds(v, k) {
+                    return Some(Found::Slot(i, v));
                 }
             }
         }
@@ -190,14 +228,20 @@ impl HashIndex {
                 return None;
             }
             if PROBE {
-                rt::prefetch((p as *const u8).wrapping_add(64));
                 rt::prefetch_point(p);
             }
             txnstats::add(txnstats::Counter::IndexNodes, 1);
-            // SAFETY: as above.
+            // SAFETY: entries reachable from a bucket stay allocated while the caller
+            // is pinned (they are retired through the epoch collector).
             let e = unsafe { &*p };
-            if e.hash == h && e.len as usize == k.len() && e.key() == k {
-                return Some(Found::Chain(e, link));
+            if e.hash == h {
+                if PROBE {
+                    self.keys.prefetch(e.val, k.len());
+                    rt::point(rt::Point::Probe);
+                }
+                if self.holds(e.val, k) {
+                    return Some(Found::Chain(e, link));
+                }
             }
             link = &e.next;
         }
@@ -216,10 +260,7 @@ impl HashIndex {
                 });
                 continue;
             }
-            let val = match Self::find::<true>(b, h, k) {
-                None => None,
-                Some(Found::Slot(_, e)) | Some(Found::Chain(e, _)) => Some(e.val),
-            };
+            let val = self.find::<true>(b, h, k).map(|f| f.val());
             fence(Acquire);
             if b.version.load(Relaxed) == v {
                 return (val, &b.version, v);
@@ -227,37 +268,34 @@ impl HashIndex {
         }
     }
 
-    /// Insert `k -> val`; `Err(existing)` if present.
+    /// Insert `k -> val`; `Err(existing)` if present. `val` (not 0) must already hold `k`
+    /// where `Keys` reads it.
     pub fn insert(&self, k: &[u8], val: u64, _g: &Guard) -> Result<NodeChange, u64> {
         assert!(k.len() <= MAX_KEY_LEN, "key longer than MAX_KEY_LEN");
+        assert!(val != 0, "0 marks a free slot");
+        // SAFETY: the caller made `val` and has not shared it.
+        debug_assert!(unsafe { self.keys.key(val) } == k, "value keyed elsewhere");
         let h = hash(k);
         let b = self.bucket_of(h);
         let before = Self::lock(b);
-        if let Some(Found::Slot(_, e) | Found::Chain(e, _)) = Self::find::<false>(b, h, k) {
-            let existing = e.val;
+        if let Some(f) = self.find::<false>(b, h, k) {
+            let existing = f.val();
             b.version.store(before, Release); // unchanged: unlock without a new version
             return Err(existing);
         }
-        let mut key = [0u8; MAX_KEY_LEN];
-        key[..k.len()].copy_from_slice(k);
-        let e = Box::into_raw(Box::new(Entry {
-            next: AtomicPtr::new(std::ptr::null_mut()),
-            val,
-            hash: h,
-            len: k.len() as u8,
-            key,
-        }));
-        match (0..SLOTS).find(|&i| b.entry[i].load(Relaxed).is_null()) {
+        match (0..SLOTS).find(|&i| b.val[i].load(Relaxed) == 0) {
             Some(i) => {
-                let tags = b.tags.load(Relaxed);
-                let tags = (tags & !(0xffff_ffff << (32 * i))) | (tag(h) << (32 * i));
-                b.tags.store(tags, Relaxed);
-                b.val[i].store(val, Relaxed);
-                b.entry[i].store(e, Release);
+                b.tags
+                    .store(with_tag(b.tags.load(Relaxed), i, tag(h)), Relaxed);
+                // Release: readers that load the value then read its key.
+                b.val[i].store(val, Release);
             }
             None => {
-                // SAFETY: `e` is not shared yet.
-                unsafe { (*e).next.store(b.overflow.load(Relaxed), Relaxed) };
+                let e = Box::into_raw(Box::new(Over {
+                    next: AtomicPtr::new(b.overflow.load(Relaxed)),
+                    val,
+                    hash: h,
+                }));
                 b.overflow.store(e, Release);
             }
         }
@@ -271,34 +309,33 @@ impl HashIndex {
         })
     }
 
-    /// Remove `k` if it maps to `expect`.
+    /// Remove `k` if it maps to `expect`. The value's owner may free it once readers
+    /// pinned now are gone (through the same epoch collector).
     pub fn remove(&self, k: &[u8], expect: u64, g: &Guard) -> Option<NodeChange> {
         let h = hash(k);
         let b = self.bucket_of(h);
         let before = Self::lock(b);
-        let p = match Self::find::<false>(b, h, k) {
-            Some(Found::Slot(i, e)) if e.val == expect => {
-                let p = b.entry[i].load(Relaxed);
+        let freed = match self.find::<false>(b, h, k) {
+            Some(Found::Slot(i, v)) if v == expect => {
                 // Refill the slot from the chain, so slots stay the common case.
                 let o = b.overflow.load(Relaxed);
                 if o.is_null() {
-                    b.entry[i].store(std::ptr::null_mut(), Release);
+                    b.val[i].store(0, Release);
+                    None
                 } else {
                     // SAFETY: chain entries are live while linked (we hold the lock).
                     let oe = unsafe { &*o };
                     b.overflow.store(oe.next.load(Relaxed), Release);
-                    let tags = b.tags.load(Relaxed);
-                    let tags = (tags & !(0xffff_ffff << (32 * i))) | (tag(oe.hash) << (32 * i));
-                    b.tags.store(tags, Relaxed);
-                    b.val[i].store(oe.val, Relaxed);
-                    b.entry[i].store(o, Release);
+                    b.tags
+                        .store(with_tag(b.tags.load(Relaxed), i, tag(oe.hash)), Relaxed);
+                    b.val[i].store(oe.val, Release);
+                    Some(o)
                 }
-                p
             }
             Some(Found::Chain(e, link)) if e.val == expect => {
                 let p = link.load(Relaxed);
                 link.store(e.next.load(Relaxed), Release);
-                p
+                Some(p)
             }
             _ => {
                 b.version.store(before, Release);
@@ -307,9 +344,11 @@ impl HashIndex {
         };
         let after = before + 2;
         b.version.store(after, Release);
-        // SAFETY: unlinked above; readers pinned now may still hold it, so it is freed
-        // only after they unpin.
-        unsafe { g.defer_unchecked(move || drop(Box::from_raw(p))) };
+        if let Some(p) = freed {
+            // SAFETY: unlinked above; readers pinned now may still hold it, so it is
+            // freed only after they unpin.
+            unsafe { g.defer_unchecked(move || drop(Box::from_raw(p))) };
+        }
         Some(NodeChange {
             ver: &b.version,
             before,
@@ -319,52 +358,66 @@ impl HashIndex {
     }
 
     /// (entries, buckets), for `--stats`' database sizes; exact when no transaction
-    /// runs. `_g` keeps the entries it walks from being freed (they are retired through
-    /// the epoch collector).
+    /// runs. `_g` keeps the overflow entries it walks from being freed (they are retired
+    /// through the epoch collector).
     pub fn census(&self, _g: &Guard) -> (u64, u64) {
         let mut entries = 0u64;
         for b in self.buckets.iter() {
-            entries += Self::entries(b).count() as u64;
+            entries += Self::values(b).count() as u64;
         }
         (entries, self.buckets.len() as u64)
     }
 
-    /// Every entry of a bucket (exclusive access, or entries may vanish).
-    fn entries(b: &Bucket) -> impl Iterator<Item = *mut Entry> + '_ {
-        let slots = (0..SLOTS).map(|i| b.entry[i].load(Relaxed));
-        let chain = std::iter::successors(Some(b.overflow.load(Relaxed)), |&p| {
-            // SAFETY: exclusive access (callers); a non-null `p` is a live chain entry.
-            (!p.is_null()).then(|| unsafe { (*p).next.load(Relaxed) })
-        });
-        slots
-            .chain(chain.take_while(|p| !p.is_null()))
-            .filter(|p| !p.is_null())
+    /// Every value of a bucket (exclusive access, or a pinned caller that tolerates
+    /// values vanishing or appearing).
+    fn values(b: &Bucket) -> impl Iterator<Item = u64> + '_ {
+        let slots = (0..SLOTS)
+            .map(|i| b.val[i].load(Relaxed))
+            .filter(|&v| v != 0);
+        slots.chain(Self::chain(b).map(|p| {
+            // SAFETY: a live chain entry (`chain`).
+            unsafe { (*p).val }
+        }))
+    }
+
+    /// The overflow entries of a bucket (callers as for `values`).
+    fn chain(b: &Bucket) -> impl Iterator<Item = *mut Over> + '_ {
+        std::iter::successors(Some(b.overflow.load(Acquire)), |&p| {
+            // SAFETY: a non-null `p` is a chain entry, live while linked or while the
+            // caller is pinned.
+            (!p.is_null()).then(|| unsafe { (*p).next.load(Acquire) })
+        })
+        .take_while(|p| !p.is_null())
     }
 
     /// Every (key, value) (exclusive access: used by recovery to build secondary indexes).
     pub fn for_each_entry(&mut self, mut f: impl FnMut(&[u8], u64)) {
         for b in self.buckets.iter() {
-            for p in Self::entries(b) {
-                // SAFETY: exclusive access.
-                let e = unsafe { &*p };
-                f(e.key(), e.val);
+            for v in Self::values(b) {
+                // SAFETY: exclusive access: every linked value is live.
+                f(unsafe { self.keys.key(v) }, v);
             }
         }
     }
 
-    /// Every value (exclusive access: used to free records when the engine is dropped).
+    /// Every value (exclusive access: used to free records when the engine is dropped;
+    /// no key is read, so the values may be freed as they are passed).
     pub fn for_each(&mut self, mut f: impl FnMut(u64)) {
-        self.for_each_entry(|_, v| f(v));
+        for b in self.buckets.iter() {
+            Self::values(b).for_each(&mut f);
+        }
     }
 }
 
-impl Drop for HashIndex {
+impl<K> Drop for HashIndex<K> {
     fn drop(&mut self) {
+        // Only the overflow entries are this index's; the values are their owner's.
         for b in self.buckets.iter() {
-            let all: Vec<*mut Entry> = Self::entries(b).collect();
-            for p in all {
+            let mut p = b.overflow.load(Relaxed);
+            while !p.is_null() {
                 // SAFETY: exclusive access; each entry is linked once.
-                drop(unsafe { Box::from_raw(p) });
+                let e = unsafe { Box::from_raw(p) };
+                p = e.next.load(Relaxed);
             }
         }
     }

@@ -157,7 +157,7 @@ impl MemoryWorker<'_> {
                     t.deleted_tid.fetch_max(tid, SeqCst);
                     unlink(t, key, row, w.rec, true, g, |_| {});
                     w.rec.unlock_with(tid | ABSENT | UNLINKED);
-                    retire(w.rec, t.words, g);
+                    retire(w.rec, t, g);
                     WorkerStats::bump(&st.records_deleted);
                 }
                 WKind::Dead => unreachable!("dead writes were dropped"),
@@ -206,7 +206,7 @@ impl MemoryWorker<'_> {
             unlink(t, key, row, w.rec, false, g, |_| {});
             // Readers that saw the absent record must re-read the index.
             w.rec.tid().store(ABSENT | UNLINKED, Release);
-            retire(w.rec, t.words, g);
+            retire(w.rec, t, g);
         }
         let r = self.abort_reason.unwrap_or(AbortReason::User);
         WorkerStats::bump(&self.stats().aborts[r as usize]);

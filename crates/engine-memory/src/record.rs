@@ -5,6 +5,7 @@
 //!
 //! This module must never decide whether a transaction may commit (that is `occ`).
 
+use api::key::MAX_KEY_LEN;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
 /// TID word bits. The rest: sequence number in bits 3..32, epoch in bits 32..64.
@@ -26,15 +27,53 @@ pub fn row_words(row_size: usize) -> usize {
     row_size.div_ceil(8)
 }
 
-/// A record: `[tid, row words...]`. A plain pointer; lifetime is managed by the engine
-/// (records in indexes live until unlinked and retired through the epoch collector).
+/// A record: `[tid, row words..., key area]`. A plain pointer; lifetime is managed by the
+/// engine (records in indexes live until unlinked and retired through the epoch collector).
+///
+/// The key area exists only in *keyed* records (tables whose primary index is a hash
+/// index, which compares keys here instead of in an entry of its own, so a probe touches
+/// one allocation, one page, after the bucket): it starts right after the row words,
+/// byte 0 is the key's length and bytes 1.. the key, in whole words. It is written once,
+/// before the record is shared, and never changes; only the row words are ever stored to.
+///
+/// ```text
+/// word 0        words 1 ..= row_words          key area (keyed only)
+/// +-----------+-------------------------------+-----+--------------------+-----+
+/// | TID       | row bytes, little-endian      | len | key bytes          | pad |
+/// +-----------+-------------------------------+-----+--------------------+-----+
+/// ^ Rec.0     ^ Rec.0 + 8                     ^ Rec.0 + 8 * (1 + row_words)
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub struct Rec(pub *const AtomicU64);
 
+/// Byte offset of the key area in a keyed record of `row_words`.
+#[inline(always)]
+pub const fn key_offset(row_words: usize) -> usize {
+    8 * (1 + row_words)
+}
+
+/// Words the key area of a key of `len` bytes takes (the length byte, then the key).
+pub const fn key_words(len: usize) -> usize {
+    (1 + len).div_ceil(8)
+}
+
+// The length byte must hold every key length, and the longest key area stays within two
+// cache lines (the probe prefetches the key's first and last line).
+const _: () = assert!(MAX_KEY_LEN <= u8::MAX as usize);
+const _: () = assert!(key_words(MAX_KEY_LEN) * 8 <= 128);
+// The key area is word-aligned and follows the last row word, whatever the row size.
+const _: () = assert!(key_offset(0) == 8 && key_offset(13) == 112);
+
+/// Written over the key length of a keyed record as it is freed (debug builds): a key read
+/// from freed memory then fails `Rec::key`'s length check instead of passing unnoticed.
+#[cfg(debug_assertions)]
+const FREED_KEY_LEN: u8 = u8::MAX;
+
 impl Rec {
-    fn layout(row_words: usize) -> std::alloc::Layout {
-        let l =
-            std::alloc::Layout::array::<AtomicU64>(1 + row_words).expect("record size overflows");
+    /// `key_len`: the key area's key length (keyed records), `None` for unkeyed ones.
+    fn layout(row_words: usize, key_len: Option<usize>) -> std::alloc::Layout {
+        let words = 1 + row_words + key_len.map_or(0, key_words);
+        let l = std::alloc::Layout::array::<AtomicU64>(words).expect("record size overflows");
         // Whole cache lines when that costs at most a quarter more memory: a read then
         // misses on the fewest lines (a 108-byte record: 2 lines instead of 2.5 on average).
         let padded = l.size().next_multiple_of(64);
@@ -47,12 +86,17 @@ impl Rec {
         }
     }
 
-    pub fn alloc(row_words: usize, tid: u64, row: &[u8]) -> Rec {
+    /// A new record; `key`: the key to keep in its key area (keyed records), or `None`.
+    pub fn alloc(row_words: usize, key: Option<&[u8]>, tid: u64, row: &[u8]) -> Rec {
         assert!(row.len() <= row_words * 8, "row longer than the record");
-        let layout = Self::layout(row_words);
-        // SAFETY: the layout is non-zero (a TID word at least). The words are written
-        // with plain stores before the record is shared (no reader can see it yet): the
-        // TID, the row bytes, and zero padding up to the last word.
+        if let Some(k) = key {
+            assert!(k.len() <= MAX_KEY_LEN, "key longer than MAX_KEY_LEN");
+        }
+        let layout = Self::layout(row_words, key.map(<[u8]>::len));
+        // SAFETY: the layout is non-zero (a TID word at least) and holds the TID, the row
+        // words and the key area (`layout`). The words are written with plain stores
+        // before the record is shared (no reader can see it yet): the TID, the row bytes,
+        // zero padding up to the last row word, and the key area (zero-padded).
         unsafe {
             let p = std::alloc::alloc(layout) as *mut u64;
             if p.is_null() {
@@ -62,14 +106,79 @@ impl Rec {
             let body = p.add(1) as *mut u8;
             std::ptr::copy_nonoverlapping(row.as_ptr(), body, row.len());
             std::ptr::write_bytes(body.add(row.len()), 0, row_words * 8 - row.len());
+            if let Some(k) = key {
+                let area = (p as *mut u8).add(key_offset(row_words));
+                std::ptr::write_bytes(area, 0, key_words(k.len()) * 8);
+                area.write(k.len() as u8);
+                std::ptr::copy_nonoverlapping(k.as_ptr(), area.add(1), k.len());
+            }
             Rec(p as *const AtomicU64)
         }
     }
 
     /// # Safety
-    /// `self` came from `alloc` with `row_words`, and no one can reach it any more.
-    pub unsafe fn free(self, row_words: usize) {
-        std::alloc::dealloc(self.0 as *mut u8, Self::layout(row_words));
+    /// `self` came from `alloc` with `row_words` (and a key if `keyed`), and no one can
+    /// reach it any more.
+    pub unsafe fn free(self, row_words: usize, keyed: bool) {
+        let key_len = keyed.then(|| {
+            // SAFETY: a keyed record's length byte (caller), still allocated.
+            let len = unsafe { self.key_area(row_words).read() };
+            #[cfg(debug_assertions)]
+            // SAFETY: as above; nobody reads the record any more (caller).
+            unsafe {
+                (self.key_area(row_words) as *mut u8).write(FREED_KEY_LEN)
+            };
+            len as usize
+        });
+        // SAFETY: the layout `alloc` used (caller).
+        unsafe { std::alloc::dealloc(self.0 as *mut u8, Self::layout(row_words, key_len)) };
+    }
+
+    #[inline(always)]
+    fn key_area(self, row_words: usize) -> *const u8 {
+        (self.0 as *const u8).wrapping_add(key_offset(row_words))
+    }
+
+    /// The key kept in a keyed record.
+    ///
+    /// # Safety
+    /// `self` is a keyed record of `row_words` (`alloc` with a key) that stays allocated
+    /// for `'a` (linked in an index the caller is pinned on, or not yet retired).
+    #[inline(always)]
+    pub unsafe fn key<'a>(self, row_words: usize) -> &'a [u8] {
+        let area = self.key_area(row_words);
+        // SAFETY: the key area is written before the record is shared and never changes
+        // (caller: keyed, allocated).
+        let len = unsafe { area.read() } as usize;
+        debug_assert!(
+            len <= MAX_KEY_LEN,
+            "key length {len} at {area:?}: a freed or unkeyed record"
+        );
+        // SAFETY: as above; the area holds `len` key bytes after the length byte.
+        unsafe { std::slice::from_raw_parts(area.add(1), len.min(MAX_KEY_LEN)) }
+    }
+
+    /// Ask for the lines a probe for a key of `key_len` bytes reads in a keyed record: the
+    /// key area (compared first) and the TID and row up to 120 bytes (read on a hit).
+    #[inline(always)]
+    pub fn prefetch_keyed(&self, row_words: usize, key_len: usize) {
+        let base = self.0 as *const u8;
+        let key = base.wrapping_add(key_offset(row_words));
+        let row2 = if row_words >= 8 {
+            base.wrapping_add(64)
+        } else {
+            base
+        };
+        // Addresses in increasing order; each line asked for once (records under 64
+        // bytes are not line-aligned, so lines are counted from the addresses).
+        let mut prev = usize::MAX;
+        for p in [base, row2, key, key.wrapping_add(key_len)] {
+            let line = p as usize >> 6;
+            if line != prev {
+                rt::prefetch(p);
+                prev = line;
+            }
+        }
     }
 
     pub fn from_u64(v: u64) -> Rec {
@@ -207,7 +316,7 @@ mod tests {
     fn rows_round_trip_for_odd_sizes() {
         for size in [1usize, 7, 8, 9, 16, 23] {
             let row: Vec<u8> = (0..size as u8).map(|b| b.wrapping_mul(37) + 1).collect();
-            let r = Rec::alloc(row_words(size), SEQ_ONE, &row);
+            let r = Rec::alloc(row_words(size), None, SEQ_ONE, &row);
             let mut out = vec![0u8; size];
             assert_eq!(r.stable_read(&mut out), SEQ_ONE);
             assert_eq!(out, row);
@@ -215,7 +324,58 @@ mod tests {
             assert_eq!(t, SEQ_ONE);
             r.unlock_with(2 * SEQ_ONE);
             assert_eq!(r.stable_tid(), 2 * SEQ_ONE);
-            unsafe { r.free(row_words(size)) };
+            unsafe { r.free(row_words(size), false) };
         }
+    }
+
+    /// The key area sits after the last row word, inside the allocation, and neither it
+    /// nor the row overwrites the other (row sizes around word and line boundaries, keys
+    /// of every length class up to `MAX_KEY_LEN`).
+    #[test]
+    fn key_area_follows_the_row_inside_the_record() {
+        for size in [1usize, 7, 8, 15, 16, 100, 104, 120, 121] {
+            let words = row_words(size);
+            for len in [0usize, 1, 7, 8, 50, MAX_KEY_LEN] {
+                let key: Vec<u8> = (0..len as u8).map(|b| b ^ 0x5a).collect();
+                let row: Vec<u8> = (0..size).map(|b| (b as u8).wrapping_mul(13) | 1).collect();
+                let r = Rec::alloc(words, Some(&key), SEQ_ONE, &row);
+                let base = r.0 as usize;
+                let k = unsafe { r.key(words) };
+                assert_eq!(k, &key[..], "row {size} key {len}");
+                // Placed right after the row words, the length byte first.
+                assert_eq!(k.as_ptr() as usize, base + key_offset(words) + 1);
+                assert_eq!(key_offset(words), 8 + 8 * words);
+                let end = key_offset(words) + 1 + len;
+                assert!(
+                    Rec::layout(words, Some(len)).size() >= end,
+                    "key past the record"
+                );
+                // Storing rows (all bits set, then zeros) leaves the key alone, and the
+                // key does not leak into the row.
+                let mut out = vec![0u8; size];
+                assert_eq!(r.stable_read(&mut out), SEQ_ONE);
+                assert_eq!(out, row);
+                for fill in [0xffu8, 0] {
+                    r.lock();
+                    r.store_row(&vec![fill; size]);
+                    r.unlock_with(2 * SEQ_ONE);
+                    assert_eq!(unsafe { r.key(words) }, &key[..]);
+                    r.stable_read(&mut out);
+                    assert!(out.iter().all(|&b| b == fill));
+                }
+                r.prefetch_keyed(words, len);
+                unsafe { r.free(words, true) };
+            }
+        }
+    }
+
+    #[test]
+    fn unkeyed_records_take_no_key_area() {
+        assert_eq!(Rec::layout(2, None).size(), 24);
+        assert_eq!(Rec::layout(2, Some(8)).size(), 24 + 16);
+        // The micro-benchmark's string rows (100 bytes, 50-byte keys): three whole lines.
+        assert_eq!(Rec::layout(13, None).size(), 128);
+        assert_eq!(Rec::layout(13, Some(50)).size(), 192);
+        assert_eq!(Rec::layout(13, Some(50)).align(), 64);
     }
 }

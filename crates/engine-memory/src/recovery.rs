@@ -92,7 +92,7 @@ fn apply(
                     (r.tid | ABSENT, &zeros[..t.row_size])
                 }
             };
-            let rec = Rec::alloc(t.words, tid, row);
+            let rec = t.new_record(r.key, tid, row);
             if t.primary.insert(r.key, rec.as_u64(), g).is_err() {
                 unreachable!("replay is single-threaded: the key was absent");
             }
@@ -202,7 +202,7 @@ pub fn replay(
             t.primary.remove(key.as_bytes(), v, true, &g);
             t.deleted_tid.fetch_max(tid & !FLAGS, Relaxed);
             // SAFETY: no transaction runs yet and the record left its only index.
-            unsafe { rec.free(t.words) };
+            unsafe { t.free_record(rec) };
         }
     }
     drop(g);

@@ -159,11 +159,13 @@ pub(crate) fn unlink(
 }
 
 /// Free a record once no pinned transaction can reach it.
-pub(crate) fn retire(rec: Rec, words: usize, g: &Guard) {
+pub(crate) fn retire(rec: Rec, t: &TableData, g: &Guard) {
     let p = rec.as_u64();
+    let (words, keyed) = (t.words, t.keyed);
     // SAFETY: the record is unlinked from every index; transactions pinned now may still
-    // hold it, and the collector runs this only after they unpin.
-    unsafe { g.defer_unchecked(move || Rec::from_u64(p).free(words)) };
+    // hold it (and read its key, if a hash index gave it to them), and the collector runs
+    // this only after they unpin.
+    unsafe { g.defer_unchecked(move || Rec::from_u64(p).free(words, keyed)) };
 }
 
 impl<'e> MemoryWorker<'e> {
@@ -332,7 +334,7 @@ impl Worker for MemoryWorker<'_> {
         };
         let rec = Rec::from_u64(r);
         if t.kind == IndexKind::BTree {
-            // The hash probe asked for the record already (with its entry); the B+tree
+            // The hash probe asked for the record already (it holds the key); the B+tree
             // knows it only now. Under --interleave, another transaction runs meanwhile.
             rec.prefetch(t.words);
             rt::point(rt::Point::Probe);
@@ -467,12 +469,12 @@ impl Worker for MemoryWorker<'_> {
             )));
         }
         let g = self.guard.as_ref().expect("insert outside a transaction");
-        let rec = Rec::alloc(t.words, ABSENT, row);
+        let rec = t.new_record(key, ABSENT, row);
         match t.primary.insert(key, rec.as_u64(), g) {
             Ok(c) => fix_nodes(&mut self.nodes, c),
             Err(existing) => {
                 // SAFETY: never published.
-                unsafe { rec.free(t.words) };
+                unsafe { t.free_record(rec) };
                 return self.insert_over(t, key, row, Rec::from_u64(existing));
             }
         }
@@ -486,7 +488,7 @@ impl Worker for MemoryWorker<'_> {
                     let nodes = &mut self.nodes;
                     unlink(t, key, row, rec, false, g, |c| fix_nodes(nodes, c));
                     rec.tid().store(ABSENT | UNLINKED, Release);
-                    retire(rec, t.words, g);
+                    retire(rec, t, g);
                     let existing = Rec::from_u64(existing);
                     if find_write(&self.writes, &self.wmap, existing).is_some() {
                         return Err(Error::fatal(format!(
@@ -611,7 +613,7 @@ impl Worker for MemoryWorker<'_> {
                         fix_nodes(nodes, c)
                     });
                     rec.tid().store(ABSENT | UNLINKED, Release);
-                    retire(rec, t.words, g);
+                    retire(rec, t, g);
                     self.writes[i].kind = WKind::Dead;
                     true
                 }

@@ -4,7 +4,7 @@
 //! operations imply; scans are always sorted).
 
 use engine_memory::btree::BTree;
-use engine_memory::hash::HashIndex;
+use engine_memory::hash::{HashIndex, Keys};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -28,6 +28,35 @@ fn key() -> impl Strategy<Value = Vec<u8>> {
         // Dense integer keys: many splits.
         4 => (0u16..600).prop_map(|v| v.to_be_bytes().to_vec()),
     ]
+}
+
+/// Hash values are addresses of leaked (key, number) pairs: the index reads a value's key
+/// where the value points, as the engine's values are records that hold their key.
+struct Item {
+    key: Vec<u8>,
+    n: u64,
+}
+
+struct ItemKeys;
+
+impl Keys for ItemKeys {
+    unsafe fn key<'a>(&self, v: u64) -> &'a [u8] {
+        // SAFETY: values are leaked `Item`s (never freed).
+        unsafe { &(*(v as *const Item)).key }
+    }
+    fn prefetch(&self, _: u64, _: usize) {}
+}
+
+fn item(key: &[u8], n: u64) -> u64 {
+    Box::leak(Box::new(Item {
+        key: key.to_vec(),
+        n,
+    })) as *const Item as u64
+}
+
+fn n_of(v: u64) -> u64 {
+    // SAFETY: as in `ItemKeys::key`.
+    unsafe { (*(v as *const Item)).n }
 }
 
 fn bound() -> impl Strategy<Value = Bound<Vec<u8>>> {
@@ -148,36 +177,45 @@ proptest! {
 
     #[test]
     fn hash_matches_hashmap(ops in prop::collection::vec(op(), 1..1500)) {
-        // Four buckets: most keys go past the two slots onto overflow chains.
-        let h = HashIndex::with_buckets(4);
-        let mut m = HashMap::new();
+        // Four buckets: most keys go past the four slots onto overflow chains.
+        let h = HashIndex::with_buckets(4, ItemKeys);
+        // key -> (number, value)
+        let mut m: HashMap<Vec<u8>, (u64, u64)> = HashMap::new();
         let g = crossbeam_epoch::pin();
         for o in &ops {
             match o {
-                Op::Insert(k, v) => {
-                    let r = h.insert(k, *v, &g);
+                Op::Insert(k, n) => {
+                    let v = item(k, *n);
+                    let r = h.insert(k, v, &g);
                     match m.get(k) {
-                        Some(old) => prop_assert_eq!(r.err(), Some(*old)),
-                        None => { prop_assert!(r.is_ok()); m.insert(k.clone(), *v); }
+                        Some(&(_, old)) => prop_assert_eq!(r.err(), Some(old)),
+                        None => { prop_assert!(r.is_ok()); m.insert(k.clone(), (*n, v)); }
                     }
                 }
                 Op::Remove(k) => {
-                    if let Some(v) = m.remove(k) {
-                        prop_assert!(h.remove(k, v.wrapping_add(1), &g).is_none());
+                    if let Some((n, v)) = m.remove(k) {
+                        // Another value with the same key and number is not this one.
+                        prop_assert!(h.remove(k, item(k, n), &g).is_none());
                         prop_assert!(h.remove(k, v, &g).is_some());
                     } else {
-                        prop_assert!(h.remove(k, 0, &g).is_none());
+                        prop_assert!(h.remove(k, item(k, 0), &g).is_none());
                     }
                 }
                 Op::Get(k) | Op::Scan(Bound::Included(k), _, _, _) => {
-                    prop_assert_eq!(h.get(k, &g).0, m.get(k).copied())
+                    let got = h.get(k, &g).0;
+                    prop_assert_eq!(got.map(n_of), m.get(k).map(|e| e.0));
+                    prop_assert_eq!(got, m.get(k).map(|e| e.1));
                 }
                 Op::Scan(..) => {}
             }
         }
-        for (k, v) in &m {
-            prop_assert_eq!(h.get(k, &g).0, Some(*v));
+        for (k, &(_, v)) in &m {
+            prop_assert_eq!(h.get(k, &g).0, Some(v));
         }
+        let mut h = h;
+        let mut n = 0;
+        h.for_each_entry(|k, v| { n += 1; assert_eq!(m[k].1, v); });
+        prop_assert_eq!(n, m.len());
     }
 }
 
@@ -418,18 +456,31 @@ fn btree_concurrent_stress() {
 
 #[test]
 fn hash_concurrent_stress() {
-    let h = HashIndex::with_buckets(64); // small: long chains, slots refilled from them
+    // Small: long chains, slots refilled from them.
+    let h = HashIndex::with_buckets(64, ItemKeys);
     let want = stress(
         &h,
         30_000,
-        |h, k, v| h.insert(k, v, &crossbeam_epoch::pin()).map(|_| ()),
-        |h, k, v| h.remove(k, v, &crossbeam_epoch::pin()).is_some(),
-        |h, k| h.get(k, &crossbeam_epoch::pin()).0,
+        |h, k, n| {
+            let v = item(k, n);
+            h.insert(k, v, &crossbeam_epoch::pin())
+                .map(|_| ())
+                .map_err(n_of)
+        },
+        |h, k, n| {
+            // The owner's value for its key (only the owner removes it).
+            let g = crossbeam_epoch::pin();
+            match h.get(k, &g).0 {
+                Some(v) if n_of(v) == n => h.remove(k, v, &g).is_some(),
+                _ => false,
+            }
+        },
+        |h, k| h.get(k, &crossbeam_epoch::pin()).0.map(n_of),
         None,
     );
     let g = crossbeam_epoch::pin();
-    for (k, v) in &want {
-        assert_eq!(h.get(k, &g).0, Some(*v));
+    for (k, n) in &want {
+        assert_eq!(h.get(k, &g).0.map(n_of), Some(*n));
     }
     let mut n = 0;
     let mut h = h;
