@@ -530,8 +530,12 @@ impl SeriesMerge {
                     latency_us: Latency::from_ns(&iv.hist[t]),
                 })
                 .collect();
-            self.done
-                .push((iv.second, per_txn, Latency::from_ns(&all), iv.cpu.map(|c| (c, iv.wall))));
+            self.done.push((
+                iv.second,
+                per_txn,
+                Latency::from_ns(&all),
+                iv.cpu.map(|c| (c, iv.wall)),
+            ));
         }
     }
 }

@@ -833,10 +833,8 @@ mod tests {
     #[test]
     fn logger_waits_for_a_commit_in_flight() {
         let st = storage::os();
-        let dir = std::env::temp_dir().join(format!(
-            "oltpscope-logtest-inflight-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("oltpscope-logtest-inflight-{}", std::process::id()));
         st.create_dir_all(&dir).unwrap();
         let path = dir.join(LOG_FILE);
         let file = storage::create_durable(&*st, &path).unwrap();
@@ -862,7 +860,13 @@ mod tests {
             0,
             "an epoch was published durable while a commit of it had not appended"
         );
-        append_put(&mut lg.buffer(1), (5 << 32) | 8, 3, b"key-in-flight", b"row");
+        append_put(
+            &mut lg.buffer(1),
+            (5 << 32) | 8,
+            3,
+            b"key-in-flight",
+            b"row",
+        );
         drop(flight);
         let t0 = Instant::now();
         while lg.durable_epoch() < 6 {
@@ -876,7 +880,10 @@ mod tests {
             .windows(b"key-in-flight".len())
             .any(|w| w == b"key-in-flight"));
         let d = le64(&bytes[8..16]);
-        assert!(d >= 5, "the block holding the record states durable epoch {d}");
+        assert!(
+            d >= 5,
+            "the block holding the record states durable epoch {d}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
