@@ -1146,7 +1146,10 @@ fn revisited(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result
 /// `run` options on the disk engine with `extra` (which gives the thread count).
 fn disk_args(ctx: &Ctx, extra: &[&str]) -> Vec<String> {
     let mut a = run_args(ctx, &["--engine", "disk"]);
-    a.retain(|x| x != "--threads" && x != "1");
+    // Drop run_args' `--threads 1` pair (by position: a `1` may be another option's).
+    if let Some(i) = a.iter().position(|x| x == "--threads") {
+        a.drain(i..i + 2);
+    }
     a.extend(extra.iter().map(|s| s.to_string()));
     a
 }
@@ -2230,6 +2233,27 @@ mod tests {
             }
         }
         assert!(load_paper("nope").unwrap_err().contains("wonderland"));
+    }
+
+    #[test]
+    fn disk_args_replace_only_the_thread_count() {
+        for scale in [Scale::Tiny, Scale::Quick, Scale::Full] {
+            let mut say = |_: &str| {};
+            let ctx = Ctx::new("x".into(), "o".into(), scale, &mut say);
+            let plain = run_args(&ctx, &[]);
+            let a = disk_args(&ctx, &["--threads", "2"]);
+            // Every option of run_args but the thread count, with its value.
+            let i = plain.iter().position(|x| x == "--threads").unwrap();
+            let mut want = plain.clone();
+            want.drain(i..i + 2);
+            assert_eq!(a[..want.len()], want[..], "{scale:?}");
+            assert_eq!(a.iter().filter(|x| *x == "--threads").count(), 1);
+            // Full scale warms up for 1 s: that `1` must stay.
+            if scale == Scale::Full {
+                let w = a.iter().position(|x| x == "--warmup").unwrap();
+                assert_eq!(a[w + 1], "1");
+            }
+        }
     }
 
     #[test]
