@@ -261,7 +261,7 @@ fn conformance<E: Engine>(log: LogMode) -> (Vec<u64>, Vec<(&'static str, u64, u6
 }
 
 #[test]
-fn memory_and_disk_leave_the_serial_engines_database() {
+fn memory_disk_and_mvcc_leave_the_serial_engines_database() {
     let (c_serial, d_serial) = conformance::<api::serial::SerialEngine>(LogMode::Off);
     assert!(
         c_serial[workloads::tpce::txn::TRADE_RESULT as usize] > 0,

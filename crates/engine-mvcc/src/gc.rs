@@ -65,7 +65,7 @@ impl MvccWorker<'_> {
                         .is_ok()
                     {
                         let t = &self.e.catalog.tables[w.table as usize];
-                        unindex(t, o.key(), ver.row(), w.obj, true, &g);
+                        unindex(t, o.key(), ver.row(), w.obj, true, &g, |_| {});
                         freed += retire_chain(v, &g);
                         removed += 1;
                     }

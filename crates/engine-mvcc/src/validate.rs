@@ -159,7 +159,7 @@ impl MvccWorker<'_> {
             v.begin.store(ABORTED, SeqCst);
             if w.created {
                 let t = &e.catalog.tables[w.table as usize];
-                unindex(t, o.key(), v.row(), w.obj, false, g);
+                unindex(t, o.key(), v.row(), w.obj, false, g, |_| {});
             }
             retire(w.ver, g);
             Obj::release(w.obj, g);

@@ -172,12 +172,25 @@ pub(crate) fn same_secondary_keys(t: &Table, key: &[u8], old: &[u8], new: &[u8])
 /// Take object `o` (primary key `key`, a row `row` of it) out of the table's indexes.
 /// `prune`: emptied B+tree leaves leave the tree (collected deletes, not undone inserts:
 /// see engine-memory's `BTree::remove_and_prune`).
-pub(crate) fn unindex(t: &Table, key: &[u8], row: &[u8], o: *mut Obj, prune: bool, g: &Guard) {
-    t.primary.remove(key, o as u64, prune, g);
+/// `on_change` gets each leaf or bucket change (a transaction forgives its own).
+pub(crate) fn unindex(
+    t: &Table,
+    key: &[u8],
+    row: &[u8],
+    o: *mut Obj,
+    prune: bool,
+    g: &Guard,
+    mut on_change: impl FnMut(NodeChange),
+) {
+    if let Some(c) = t.primary.remove(key, o as u64, prune, g) {
+        on_change(c);
+    }
     let mut sk = Key::new();
     for s in &t.secondary {
         s.entry_key(key, row, &mut sk);
-        s.index.remove(&sk, o as u64, prune, g);
+        if let Some(c) = s.index.remove(&sk, o as u64, prune, g) {
+            on_change(c);
+        }
     }
 }
 
@@ -455,7 +468,10 @@ impl Worker for MvccWorker<'_> {
             };
             // A unique secondary key is taken: undo this object (readers may have
             // found it, so it goes through the epoch).
-            unindex(t, key, row, no, false, g);
+            // (The transaction may go on after a duplicate: its own removals must not
+            // fail its phantom check.)
+            let nodes = &mut self.nodes;
+            unindex(t, key, row, no, false, g, |c| fix_nodes(nodes, c));
             // SAFETY: `no` is ours; readers see a dead object, then an aborted version.
             unsafe {
                 (*no).head.store(std::ptr::null_mut(), Release);
