@@ -50,7 +50,7 @@ pub struct Version {
 }
 
 const HDR: usize = std::mem::size_of::<Version>();
-const _: () = assert!(HDR % 8 == 0);
+const _: () = assert!(HDR.is_multiple_of(8));
 
 fn layout(len: usize) -> Layout {
     Layout::from_size_align(HDR + len, 8).expect("version layout")
@@ -107,7 +107,7 @@ impl Version {
 }
 
 /// Retire a version: freed once no pinned thread can hold it.
-pub fn retire(v: *mut Version, g: &Guard) {
+pub(crate) fn retire(v: *mut Version, g: &Guard) {
     let p = v as usize;
     // SAFETY: the caller unlinked `v` (nothing new can reach it); pinned readers finish
     // before the collector runs this.
@@ -116,7 +116,7 @@ pub fn retire(v: *mut Version, g: &Guard) {
 
 /// Retire `v` and every older version below it that this caller takes (see the module
 /// doc: each `next` link is swapped out by one taker only). Returns how many.
-pub fn retire_chain(mut v: *mut Version, g: &Guard) -> u64 {
+pub(crate) fn retire_chain(mut v: *mut Version, g: &Guard) -> u64 {
     let mut n = 0;
     while !v.is_null() {
         // SAFETY: `v` was taken by this caller and is still allocated (retired below).
@@ -142,7 +142,7 @@ pub struct Obj {
 }
 
 const OHDR: usize = std::mem::size_of::<Obj>();
-const _: () = assert!(OHDR % 8 == 0);
+const _: () = assert!(OHDR.is_multiple_of(8));
 
 fn obj_layout(len: usize) -> Layout {
     Layout::from_size_align(OHDR + len, 8).expect("object layout")
@@ -190,7 +190,7 @@ impl Obj {
     }
 
     /// Retire an object nobody refers to any more (never published, or dead).
-    pub fn retire(o: *mut Obj, g: &Guard) {
+    pub(crate) fn retire(o: *mut Obj, g: &Guard) {
         let p = o as usize;
         // SAFETY: out of every index and unreferenced; pinned readers that found it
         // earlier finish before this runs.
@@ -198,7 +198,7 @@ impl Obj {
     }
 
     /// Let go of one reference; retires a dead object when it was the last.
-    pub fn release(o: *mut Obj, g: &Guard) {
+    pub(crate) fn release(o: *mut Obj, g: &Guard) {
         // SAFETY: the caller held a reference, so `o` is allocated.
         let left = unsafe { (*o).refs.fetch_sub(1, AcqRel) } - 1;
         if left == 0 && unsafe { (*o).head.load(Acquire) }.is_null() {
