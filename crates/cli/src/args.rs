@@ -205,6 +205,9 @@ pub enum EngineName {
     Disk,
     /// One transaction at a time under a global lock (the reference oracle).
     Serial,
+    /// In-memory, multi-version, Hekaton-style: version chains, a global timestamp
+    /// counter, snapshot reads, validation at commit (no logging yet: --log off only).
+    Mvcc,
 }
 
 impl EngineName {
@@ -213,6 +216,7 @@ impl EngineName {
             EngineName::Memory => "memory",
             EngineName::Disk => "disk",
             EngineName::Serial => "serial",
+            EngineName::Mvcc => "mvcc",
         }
     }
 }
@@ -228,7 +232,7 @@ impl SimOpts {
     /// The traced run's logging: `--log`, else async where the engine has a log.
     pub fn log(&self) -> LogArg {
         self.log.unwrap_or(match self.engine {
-            EngineName::Serial => LogArg::Off,
+            EngineName::Serial | EngineName::Mvcc => LogArg::Off,
             EngineName::Disk | EngineName::Memory => LogArg::Async,
         })
     }

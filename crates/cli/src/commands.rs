@@ -28,6 +28,10 @@ macro_rules! with_engine {
                 type $E = api::serial::SerialEngine;
                 $body
             }
+            EngineName::Mvcc => {
+                type $E = engine_mvcc::MvccEngine;
+                $body
+            }
         }
     };
 }
@@ -406,6 +410,31 @@ fn engine_setup(
             if let Some((_, f)) = stored.iter().find(|(given, _)| *given) {
                 return Err(format!(
                     "{f}: the serial engine keeps nothing on storage (use --engine disk or memory)"
+                ));
+            }
+        }
+        EngineName::Mvcc => {
+            if let Some(f) = disk.first_given() {
+                return Err(format!(
+                    "{f} is an option of the disk engine {}",
+                    on(engine)
+                ));
+            }
+            if let Some(f) = [
+                (db.db.is_some(), "--db"),
+                (db.log_dir.is_some(), "--log-dir"),
+            ]
+            .iter()
+            .find_map(|(given, f)| given.then_some(f))
+            {
+                return Err(format!(
+                    "{f}: the mvcc engine keeps nothing on storage yet (no logging yet; use --engine disk or memory)"
+                ));
+            }
+            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
+                return Err(format!(
+                    "--log {}: the mvcc engine does not log yet: run it with --log off",
+                    l.as_str()
                 ));
             }
         }

@@ -91,7 +91,9 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             .filter(|p| p.exists())
             .collect()
         }
-        EngineName::Serial => unreachable!("detect never names the serial engine"),
+        EngineName::Serial | EngineName::Mvcc => {
+            unreachable!("detect names only the engines that keep files")
+        }
     };
     let mut dirs = vec![dir];
     if let Some(l) = log_dir.filter(|l| *l != dir) {

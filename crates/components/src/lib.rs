@@ -24,6 +24,10 @@ pub fn default_components() -> Vec<(String, String)> {
         ("::hash::", "index"),
         ("::index::", "index"),
         ("::occ::", "occ"),
+        // The mvcc engine: version chains, commit validation, garbage collection.
+        ("::version::", "version"),
+        ("::validate::", "validate"),
+        ("::gc::", "gc"),
         ("::epoch::", "epoch"),
         ("::recovery::", "recovery"),
         ("::record::", "record"),

@@ -121,6 +121,11 @@ fn memory_engine_runs_every_workload_with_logging() {
 }
 
 #[test]
+fn mvcc_engine_runs_every_workload() {
+    all_workloads::<engine_mvcc::MvccEngine>(LogMode::Off);
+}
+
+#[test]
 fn disk_engine_runs_every_workload() {
     all_workloads::<engine_disk::DiskEngine>(LogMode::Async);
 }

@@ -11,9 +11,11 @@ use crossbeam_epoch::Guard;
 use std::ops::Bound;
 use std::sync::atomic::AtomicU64;
 
-pub enum Index {
+/// An index of either kind. `K`: where a hash index finds its values' keys (another
+/// engine built on these indexes supplies its own).
+pub enum Index<K: Keys = RecKeys> {
     BTree(BTree),
-    Hash(HashIndex<RecKeys>),
+    Hash(HashIndex<K>),
 }
 
 /// A hash index's keys are in its table's records (`record`'s key area): the index's
@@ -35,7 +37,7 @@ impl Keys for RecKeys {
     }
 }
 
-impl Index {
+impl<K: Keys> Index<K> {
     #[inline]
     pub fn get(&self, k: &[u8], g: &Guard) -> (Option<u64>, *const AtomicU64, u64) {
         match self {
@@ -74,13 +76,13 @@ impl Index {
     }
 }
 
-pub struct SecIndex {
-    pub index: Index,
+pub struct SecIndex<K: Keys = RecKeys> {
+    pub index: Index<K>,
     pub unique: bool,
     pub key_of: fn(&[u8], &mut Key),
 }
 
-impl SecIndex {
+impl<K: Keys> SecIndex<K> {
     /// The entry key of a row: `key_of(row)`, plus the primary key if non-unique.
     pub fn entry_key(&self, pk: &[u8], row: &[u8], out: &mut Key) {
         out.clear();

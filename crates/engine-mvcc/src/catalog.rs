@@ -1,0 +1,84 @@
+//! `catalog`: the engine's tables, each a primary index (B+tree or hash, from
+//! engine-memory) and secondary B+trees, all mapping keys to per-key objects
+//! (`version::Obj`). Owns the objects still indexed when the engine is dropped; never
+//! runs transactional logic.
+
+use crate::version::{Obj, ObjKeys};
+
+/// engine-memory's indexes over per-key objects.
+pub type Index = engine_memory::catalog::Index<ObjKeys>;
+pub type SecIndex = engine_memory::catalog::SecIndex<ObjKeys>;
+use api::{IndexKind, Schema};
+use engine_memory::{btree::BTree, hash::HashIndex};
+use std::ops::Bound;
+
+pub struct Table {
+    pub name: String,
+    pub row_size: usize,
+    pub kind: IndexKind,
+    pub primary: Index,
+    /// Always B+trees (they serve scans). Every version of an object has the same
+    /// secondary keys (updates may not change them, a re-insert must keep them), so an
+    /// object has exactly one entry in each.
+    pub secondary: Vec<SecIndex>,
+}
+
+pub struct Catalog {
+    pub tables: Vec<Table>,
+}
+
+impl Catalog {
+    pub fn new(schema: &Schema) -> Self {
+        Catalog {
+            tables: schema
+                .tables
+                .iter()
+                .map(|t| Table {
+                    name: t.name.clone(),
+                    row_size: t.row_size,
+                    kind: t.primary,
+                    primary: match t.primary {
+                        IndexKind::BTree => Index::BTree(BTree::new()),
+                        IndexKind::Hash => Index::Hash(HashIndex::new(t.expected_rows, ObjKeys)),
+                    },
+                    secondary: t
+                        .secondary
+                        .iter()
+                        .map(|s| SecIndex {
+                            index: Index::BTree(BTree::new()),
+                            unique: s.unique,
+                            key_of: s.key_of,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Drop for Catalog {
+    fn drop(&mut self) {
+        // Exclusive access: every live object is in exactly one primary index; dead ones
+        // were freed by their last reference.
+        for t in &mut self.tables {
+            let mut objs = Vec::new();
+            match &mut t.primary {
+                Index::BTree(b) => b.scan(
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    true,
+                    &mut |_, _| {},
+                    &mut |_, v| {
+                        objs.push(v);
+                        true
+                    },
+                ),
+                Index::Hash(h) => h.for_each(|v| objs.push(v)),
+            }
+            for o in objs {
+                // SAFETY: no worker remains; an indexed object is referenced only here.
+                unsafe { Obj::free_all(o as *mut Obj) };
+            }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! `validate`: commit and abort. A writer marks its versions committing, takes its
+//! commit timestamp from the global clock (in that order, so no reader can hold a read
+//! timestamp at or above it and miss these versions: it finds them committing and
+//! waits), then checks that every version it read is still the newest committed one as
+//! of its commit timestamp and that no index leaf or bucket it depended on changed
+//! (phantoms), and stamps its versions with the timestamp. A read-only transaction read
+//! one consistent snapshot and commits without any check. Abort takes the transaction's
+//! versions off their chains (and its new objects out of the indexes).
+//!
+//! This module must never stamp a version before validation succeeded, and never wait
+//! for a transaction that is not committing (so waits cannot form a cycle: a committer
+//! waits only for committers with a smaller timestamp).
+
+use crate::version::{
+    committing_ts, is_committed, owner, retire, Obj, ABORTED, COMMITTING, MAX_TS, PENDING, TS_SHIFT,
+};
+use crate::xct::{unindex, GcEntry, MvccWorker};
+use crate::{AbortReason, WorkerStats, IDLE};
+use api::{Error, Result};
+use std::sync::atomic::{fence, Ordering::*};
+
+impl MvccWorker<'_> {
+    /// Every version read is still the newest committed one as of commit timestamp `ts`
+    /// (versions above it are this transaction's own, aborted, or committed later).
+    fn validate_reads(&self, ts: u64) -> bool {
+        self.reads.iter().all(|r| {
+            // SAFETY: the transaction is still pinned; objects are retired via the epoch.
+            let o: &Obj = unsafe { &*r.obj };
+            let mut v = o.head.load(Acquire);
+            loop {
+                if v == r.seen {
+                    return true;
+                }
+                if v.is_null() {
+                    return false;
+                }
+                // SAFETY: reached while pinned.
+                let ver = unsafe { &*v };
+                let b = ver.begin.load(Acquire);
+                let skip = if b == ABORTED {
+                    true
+                } else if is_committed(b) {
+                    if b < ts {
+                        return false;
+                    }
+                    true
+                } else if owner(b) == self.me || b & COMMITTING == 0 {
+                    // Own, or another's not yet committing (its timestamp will be larger).
+                    true
+                } else {
+                    let cts = committing_ts(b);
+                    if cts != 0 && cts > ts {
+                        true
+                    } else {
+                        // Committing below this timestamp (or not stamped yet): wait for
+                        // its outcome, then look at the same version again.
+                        rt::wait_until(rt::WaitKind::Other, None, || ver.begin.load(Acquire) != b);
+                        false
+                    }
+                };
+                if skip {
+                    v = ver.next.load(Acquire);
+                }
+            }
+        })
+    }
+
+    fn validate_nodes(&self) -> bool {
+        // SAFETY: version words of B+tree nodes (never freed while the tree is shared)
+        // and hash buckets (never freed).
+        self.nodes
+            .iter()
+            .all(|n| unsafe { (*n.ver).load(Acquire) } == n.v)
+    }
+
+    /// Clear per-transaction state, leave the active set and unpin.
+    fn finish(&mut self) {
+        self.reads.clear();
+        self.nodes.clear();
+        self.writes.clear();
+        self.abort_reason = None;
+        self.e.active[self.id].store(IDLE, Release);
+        self.guard = None;
+    }
+
+    pub(crate) fn commit_txn(&mut self) -> Result<()> {
+        assert!(self.guard.is_some(), "commit outside a transaction");
+        let st = self.stats();
+        if self.writes.is_empty() {
+            // A snapshot read: consistent as of its read timestamp, nothing to check.
+            WorkerStats::add(&st.read_only_commits, 1);
+            WorkerStats::add(&st.commits, 1);
+            self.finish();
+            return Ok(());
+        }
+        let committing = PENDING | COMMITTING | self.me;
+        for w in &self.writes {
+            // SAFETY: this transaction's own versions, pinned.
+            unsafe { (*w.ver).begin.store(committing, SeqCst) };
+        }
+        let ts = self.e.clock.fetch_add(1, SeqCst) + 1;
+        if ts >= MAX_TS {
+            return Err(Error::fatal("the mvcc engine's timestamps are used up"));
+        }
+        let stamped = committing | ts << TS_SHIFT;
+        for w in &self.writes {
+            // SAFETY: as above.
+            unsafe { (*w.ver).begin.store(stamped, SeqCst) };
+        }
+        fence(SeqCst);
+        let why = if !self.validate_reads(ts) {
+            Some((
+                AbortReason::ReadValidation,
+                "read set changed before commit",
+            ))
+        } else if !self.validate_nodes() {
+            Some((AbortReason::NodeValidation, "index node changed (phantom)"))
+        } else {
+            None
+        };
+        if let Some((r, msg)) = why {
+            // The caller (`Session::commit`) aborts, which takes the versions off.
+            return Err(self.conflict(r, msg));
+        }
+        for w in &self.writes {
+            // SAFETY: as above; from here on the version is immutable.
+            unsafe { (*w.ver).begin.store(ts, Release) };
+            self.gcq.push_back(GcEntry {
+                obj: w.obj,
+                table: w.table,
+                ts,
+            });
+        }
+        WorkerStats::add(&st.commits, 1);
+        self.finish();
+        self.commits_since_gc += 1;
+        if self.commits_since_gc >= crate::gc::GC_EVERY {
+            self.collect();
+        }
+        Ok(())
+    }
+
+    pub(crate) fn abort_txn(&mut self) {
+        let Some(g) = self.guard.as_ref() else {
+            return;
+        };
+        let e = self.e;
+        // Newest first: a version this transaction wrote is always its object's head.
+        for w in self.writes.iter().rev() {
+            // SAFETY: this transaction's own version and object, pinned.
+            let (o, v) = unsafe { (&*w.obj, &*w.ver) };
+            let next = v.next.load(Acquire);
+            let took = o.head.compare_exchange(w.ver, next, AcqRel, Acquire);
+            assert!(
+                took.is_ok(),
+                "mvcc: another writer replaced an uncommitted version"
+            );
+            // Readers that already hold it (waiting while it was committing) skip it.
+            v.begin.store(ABORTED, SeqCst);
+            if w.created {
+                let t = &e.catalog.tables[w.table as usize];
+                unindex(t, o.key(), v.row(), w.obj, false, g, |_| {});
+            }
+            retire(w.ver, g);
+            Obj::release(w.obj, g);
+        }
+        let r = self.abort_reason.unwrap_or(AbortReason::User);
+        WorkerStats::add(&self.stats().aborts[r as usize], 1);
+        self.finish();
+        // A conflict may be with a deleted key only collection removes (an insert over
+        // it): collect now, so a retry can succeed even if no commit follows.
+        if r == AbortReason::WriteConflict && !self.gcq.is_empty() {
+            self.collect();
+        }
+    }
+}

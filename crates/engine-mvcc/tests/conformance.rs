@@ -1,0 +1,85 @@
+//! The engine-generic conformance tests (`api::conformance`) against the mvcc engine,
+//! with B+tree and with hash primary indexes.
+
+use api::conformance::*;
+use api::{EngineOptions, IndexKind};
+use engine_mvcc::MvccEngine;
+
+const KINDS: [IndexKind; 2] = [IndexKind::BTree, IndexKind::Hash];
+
+#[test]
+fn transfers_keep_total_mvcc() {
+    for k in KINDS {
+        transfers_keep_total::<MvccEngine>(&EngineOptions::default(), k);
+    }
+}
+
+#[test]
+fn scans_never_see_partial_txn_mvcc() {
+    for k in KINDS {
+        scans_never_see_partial_txn::<MvccEngine>(&EngineOptions::default(), k);
+    }
+}
+
+#[test]
+fn write_skew_prevented_mvcc() {
+    for k in KINDS {
+        write_skew_prevented::<MvccEngine>(&EngineOptions::default(), k);
+    }
+}
+
+#[test]
+fn phantom_insert_detected_mvcc() {
+    for k in KINDS {
+        phantom_insert_detected::<MvccEngine>(&EngineOptions::default(), k);
+    }
+}
+
+#[test]
+fn crud_matches_serial_mvcc() {
+    for k in KINDS {
+        crud_matches_serial::<MvccEngine>(&EngineOptions::default(), k);
+    }
+}
+
+/// Longer: the whole suite many times with more worker threads' interleavings.
+/// `cargo test -p engine_mvcc --test conformance -- --ignored`
+#[test]
+#[ignore]
+fn conformance_repeated() {
+    for _ in 0..30 {
+        for k in KINDS {
+            let o = EngineOptions::default();
+            transfers_keep_total::<MvccEngine>(&o, k);
+            scans_never_see_partial_txn::<MvccEngine>(&o, k);
+            write_skew_prevented::<MvccEngine>(&o, k);
+            phantom_insert_detected::<MvccEngine>(&o, k);
+        }
+    }
+}
+
+/// The concurrent tests with their transactions as coroutines on one thread, under many
+/// seeds (each seed one interleaving at waits and operation entries). A failure names
+/// its seed; `OLTPSCOPE_SCHED_SEED=N` runs that seed alone.
+#[test]
+fn conformance_under_seeded_coroutines_mvcc() {
+    rt::coro::each_seed("mvcc conformance", 16, |seed| {
+        let k = KINDS[seed as usize % 2];
+        all_under_seed::<MvccEngine>(&EngineOptions::default(), k, seed);
+    });
+}
+
+/// The concurrent tests under STEPS (teams of 1, 2, 4, 8 coroutines on one thread, every
+/// CTX point of the engine passing control to the next team member).
+#[test]
+fn conformance_under_steps_mvcc() {
+    for (i, team) in [1, 2, 4, 8].into_iter().enumerate() {
+        all_under_steps::<MvccEngine>(&EngineOptions::default(), KINDS[i % 2], team);
+    }
+}
+
+/// Optimistic engines only: a locking engine's scan would block the other inserter.
+#[test]
+fn own_splits_keep_phantom_checks_mvcc() {
+    own_splits_keep_phantom_checks::<MvccEngine>(&EngineOptions::default(), IndexKind::BTree);
+}
