@@ -206,7 +206,7 @@ pub enum EngineName {
     /// One transaction at a time under a global lock (the reference oracle).
     Serial,
     /// In-memory, multi-version, Hekaton-style: version chains, a global timestamp
-    /// counter, snapshot reads, validation at commit (no logging yet: --log off only).
+    /// counter, snapshot reads, validation at commit (no logging yet: nothing outlives the run).
     Mvcc,
 }
 
