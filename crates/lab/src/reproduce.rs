@@ -417,8 +417,8 @@ fn wonderland(
 ) -> Result<(), String> {
     let (workloads, txns, warm): (&[&str], &str, &str) = match ctx.scale {
         Scale::Tiny => (&["tpcb"], "5", "2"),
-        Scale::Quick => (&["tpcb", "tpcc"], "300", "100"),
-        Scale::Full => (&["tpcb", "tpcc"], "3000", "500"),
+        Scale::Quick => (&["tpcb", "tpcc", "tpce"], "300", "100"),
+        Scale::Full => (&["tpcb", "tpcc", "tpce"], "3000", "500"),
     };
     let l1i_sizes = ["16K", "32K", "64K", "128K", "256K"];
     // (case label, simulation report)
@@ -536,6 +536,44 @@ fn wonderland(
         let why: Vec<&str> = xs.iter().map(|x| x.2.as_str()).collect();
         v.check(id, holds, why.join("; "));
     };
+    // Figure 1: TPC-E misses less per instruction than TPC-B and TPC-C, in the L1-I and
+    // the L1-D, on each engine.
+    let mut fewer = Vec::new();
+    for e in ["memory", "disk"] {
+        let get = |w: &str| {
+            cases
+                .iter()
+                .find(|(n, _)| *n == format!("{w} {e}"))
+                .map(|(_, sim)| (level(sim, "L1-I", "mpki").0, level(sim, "L1-D", "mpki").1))
+        };
+        if let (Some(te), Some(tb), Some(tc)) = (get("tpce"), get("tpcb"), get("tpcc")) {
+            fewer.push((
+                e.to_string(),
+                te.0 < tb.0.min(tc.0) && te.1 < tb.1.min(tc.1),
+                format!(
+                    "{e}: L1-I MPKI TPC-E {}, TPC-B {}, TPC-C {}; L1-D MPKI {}, {}, {}",
+                    f2(te.0),
+                    f2(tb.0),
+                    f2(tc.0),
+                    f2(te.1),
+                    f2(tb.1),
+                    f2(tc.1)
+                ),
+            ));
+        }
+    }
+    if fewer.is_empty() {
+        v.unmeasured(
+            "tpce-fewer-misses",
+            if ctx.scale == Scale::Tiny {
+                "TPC-C and TPC-E are not simulated at the tiny (test) scale"
+            } else {
+                "a TPC-B, TPC-C or TPC-E simulation failed (see the sweeps' summaries)"
+            },
+        );
+    } else {
+        all(v, "tpce-fewer-misses", &fewer);
+    }
     all(v, "l1i-dominates-misses", &dominates);
     all(v, "l1i-largest-stall-share", &largest);
     all(v, "l2-llc-hold-instructions", &l2llc);
