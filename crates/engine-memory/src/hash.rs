@@ -1,12 +1,12 @@
 //! `hash`: the point-lookup index. A fixed array of buckets (a power of two, sized at
-//! creation from the expected row count; no resizing), each one cache line: a version
-//! word, four inline slots (value and a 16-bit hash tag) and an overflow chain. The index
-//! stores values only; a value's key lives where the value points (for the engine, in
-//! the record: `record`'s key area), and the index reads it through its `Keys`. So a
-//! probe touches the bucket line and then one allocation (the record, whose lines it
-//! prefetches together), not a separate entry as well. Readers look without writing
-//! anything and check the bucket version afterwards; writers lock the bucket (version
-//! lock bit) to link or unlink a value. The bucket version is also what OCC validates
+//! creation from the expected row count, about two rows per bucket; no resizing), each
+//! one cache line: a version word, four inline slots (value and a 16-bit hash tag) and
+//! an overflow chain. The index stores values only; a value's key lives where the value
+//! points (for the engine, in the record: `record`'s key area), and the index reads it
+//! through its `Keys`. So a probe touches the bucket line and then one allocation (the
+//! record, whose lines it prefetches together), not a separate entry as well. Readers
+//! look without writing anything and check the bucket version afterwards; writers lock
+//! the bucket (version lock bit) to link or unlink a value. The bucket version is also what OCC validates
 //! for absent-key lookups (phantoms).
 //!
 //! Unlinked overflow entries are freed through crossbeam-epoch: callers must hold a
@@ -140,7 +140,9 @@ impl Found<'_> {
 
 impl<K: Keys> HashIndex<K> {
     pub fn new(expected_rows: u64, keys: K) -> Self {
-        let n = (expected_rows as usize)
+        // A bucket per two expected rows: four slots hold them with <1% overflow, and a
+        // smaller array is a smaller area for each probe's page walk.
+        let n = (expected_rows as usize / 2)
             .clamp(MIN_BUCKETS, MAX_BUCKETS)
             .next_power_of_two()
             .min(MAX_BUCKETS);

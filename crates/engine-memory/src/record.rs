@@ -1,9 +1,12 @@
 //! `record`: the in-memory record: one TID word followed by the row, as 64-bit words
 //! (row bytes packed little-endian into words, so concurrent readers copy with atomic
 //! loads and never race in the language's sense). Owns the TID word layout, stable
-//! reads, installing rows, and allocating/freeing records.
+//! reads, installing rows, and allocating/freeing records (whole-line records from
+//! `slab`).
 //!
 //! This module must never decide whether a transaction may commit (that is `occ`).
+
+mod slab;
 
 use api::key::MAX_KEY_LEN;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
@@ -98,7 +101,11 @@ impl Rec {
         // before the record is shared (no reader can see it yet): the TID, the row bytes,
         // zero padding up to the last row word, and the key area (zero-padded).
         unsafe {
-            let p = std::alloc::alloc(layout) as *mut u64;
+            let p = if slab::fits(layout.size(), layout.align()) {
+                slab::alloc(layout.size()) as *mut u64
+            } else {
+                std::alloc::alloc(layout) as *mut u64
+            };
             if p.is_null() {
                 std::alloc::handle_alloc_error(layout);
             }
@@ -130,8 +137,16 @@ impl Rec {
             };
             len as usize
         });
-        // SAFETY: the layout `alloc` used (caller).
-        unsafe { std::alloc::dealloc(self.0 as *mut u8, Self::layout(row_words, key_len)) };
+        let layout = Self::layout(row_words, key_len);
+        // SAFETY: the layout `alloc` used, so the same source (caller: from `alloc`, no
+        // one can reach it).
+        unsafe {
+            if slab::fits(layout.size(), layout.align()) {
+                slab::free(self.0 as *mut u8, layout.size())
+            } else {
+                std::alloc::dealloc(self.0 as *mut u8, layout)
+            }
+        }
     }
 
     #[inline(always)]
