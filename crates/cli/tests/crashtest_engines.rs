@@ -1,4 +1,4 @@
-//! `oltpscope crashtest` on both durable engines and both workloads: a few kills each,
+//! `oltpscope crashtest` on the three durable engines and both workloads: a few kills each,
 //! every acknowledged commit found after recovery (0 lost); the full-disk mode on the
 //! memory engine where a tmpfs can be mounted (it says plainly when it cannot).
 
@@ -69,6 +69,16 @@ fn disk_engine_tpcb_crashes_lose_nothing() {
 #[test]
 fn disk_engine_tpcc_crashes_lose_nothing() {
     three_trials_pass("disk", "tpcc");
+}
+
+#[test]
+fn mvcc_engine_tpcb_crashes_lose_nothing() {
+    three_trials_pass("mvcc", "tpcb");
+}
+
+#[test]
+fn mvcc_engine_tpcc_crashes_lose_nothing() {
+    three_trials_pass("mvcc", "tpcc");
 }
 
 #[test]
