@@ -810,7 +810,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         secs,
         wl.name(),
         dir.display(),
-        if engine == EngineName::Memory { " --log async" } else { "" }
+        if matches!(engine, EngineName::Memory | EngineName::Mvcc) { " --log async" } else { "" }
     );
     Ok(())
 }

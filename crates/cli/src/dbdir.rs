@@ -37,8 +37,9 @@ pub fn resolve(
     let found = dir.and_then(detect);
     match (given, found) {
         (Some(g), Some(f)) if g != f => Err(format!(
-            "{} holds a {}-engine database: --engine {} cannot open it (leave --engine out to use the engine that made it)",
+            "{} holds {} {}-engine database: --engine {} cannot open it (leave --engine out to use the engine that made it)",
             dir.map_or(String::new(), |d| d.display().to_string()),
+            if f == EngineName::Mvcc { "an" } else { "a" },
             f.as_str(),
             g.as_str()
         )),
