@@ -409,7 +409,7 @@ fn engine_setup(
             ];
             if let Some((_, f)) = stored.iter().find(|(given, _)| *given) {
                 return Err(format!(
-                    "{f}: the serial engine keeps nothing on storage (use --engine disk or memory)"
+                    "{f}: the serial engine keeps nothing on storage (use --engine disk, memory or mvcc)"
                 ));
             }
         }
