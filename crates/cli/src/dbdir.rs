@@ -87,7 +87,10 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
                 ));
             }
             let (l, m) = if engine == EngineName::Memory {
-                (engine_memory::log::LOG_FILE, engine_memory::log::MARKER_FILE)
+                (
+                    engine_memory::log::LOG_FILE,
+                    engine_memory::log::MARKER_FILE,
+                )
             } else {
                 (engine_mvcc::log::LOG_FILE, engine_mvcc::log::MARKER_FILE)
             };

@@ -13,8 +13,15 @@ use std::path::Path;
 fn refused(r: (i32, String, String)) -> String {
     let (code, out, err) = r;
     assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
-    assert!(err.starts_with("error:") && !err.contains("panicked"), "{err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "one line expected: {err}"
+    );
+    assert!(
+        err.starts_with("error:") && !err.contains("panicked"),
+        "{err}"
+    );
     err
 }
 
@@ -46,15 +53,36 @@ fn an_mvcc_database_is_loaded_continued_checked_and_dropped() {
     assert!(db.join("mvcc.log").exists() && db.join("mvcc.loaded").exists());
     // The directory names its engine: no --engine needed.
     let out = ok(oltpscope(&[
-        "run", "tpcb", "--db", d, "--log", "sync", "--txns", "200", "--warmup", "0", "--no-load",
+        "run",
+        "tpcb",
+        "--db",
+        d,
+        "--log",
+        "sync",
+        "--txns",
+        "200",
+        "--warmup",
+        "0",
+        "--no-load",
     ]));
     assert!(out.contains("tpcb on mvcc engine"), "{out}");
     let out = ok(oltpscope(&["check", "tpcb", "--db", d]));
-    assert!(out.contains("tpcb on mvcc: consistency checks all passed"), "{out}");
+    assert!(
+        out.contains("tpcb on mvcc: consistency checks all passed"),
+        "{out}"
+    );
     // History rows of both runs are there (tpcb's check counts them).
     assert!(out.contains("500 history rows"), "{out}");
     let err = refused(oltpscope(&[
-        "run", "tpcb", "--engine", "memory", "--db", d, "--log", "async", "--no-load",
+        "run",
+        "tpcb",
+        "--engine",
+        "memory",
+        "--db",
+        d,
+        "--log",
+        "async",
+        "--no-load",
     ]));
     assert!(err.contains("holds an mvcc-engine database"), "{err}");
     // Damage in the middle of the log: refused, the file left as it is.
@@ -64,11 +92,24 @@ fn an_mvcc_database_is_loaded_continued_checked_and_dropped() {
     std::fs::write(&log, &bytes).unwrap();
     for args in [
         &["check", "tpcb", "--db", d][..],
-        &["run", "tpcb", "--db", d, "--log", "async", "--no-load", "--txns", "10"][..],
+        &[
+            "run",
+            "tpcb",
+            "--db",
+            d,
+            "--log",
+            "async",
+            "--no-load",
+            "--txns",
+            "10",
+        ][..],
     ] {
         let err = refused(oltpscope(args));
         assert!(err.contains("is damaged at byte 32"), "{err}");
-        assert!(std::fs::read(&log).unwrap() == bytes, "a refused log was changed");
+        assert!(
+            std::fs::read(&log).unwrap() == bytes,
+            "a refused log was changed"
+        );
     }
     let out = ok(oltpscope(&["drop", "--db", d]));
     assert!(out.contains("dropped the mvcc-engine database"), "{out}");

@@ -173,7 +173,9 @@ impl Engine for MvccEngine {
         let (tail, log_dir, recovered, temp_dir) = open_log(&schema, opts, &mut catalog)?;
         // The clock continues above every timestamp the log holds (applied or void), so
         // new commits come after every replayed version and void records stay void.
-        let start = recovered.as_ref().map_or(1, |r| r.max_ts.max(r.durable).max(1));
+        let start = recovered
+            .as_ref()
+            .map_or(1, |r| r.max_ts.max(r.durable).max(1));
         if start >= version::MAX_TS - (1 << 40) {
             return Err(api::Error::fatal(format!(
                 "the log in {} has used up its timestamps ({start} of 2^45): load a new database with --reload",
@@ -344,14 +346,13 @@ fn open_log(
     let fp = engine_memory::log::schema_fingerprint(schema);
     let logging = opts.log != LogMode::Off;
     // The database is the log: --db and --log-dir name one place.
-    let dir = match (&opts.db_dir, &opts.log_dir) {
-        (Some(a), Some(b)) if a != b => {
-            return Err(api::Error::fatal(
+    let dir =
+        match (&opts.db_dir, &opts.log_dir) {
+            (Some(a), Some(b)) if a != b => return Err(api::Error::fatal(
                 "the mvcc engine keeps its database in its log: give --db or --log-dir, not both",
-            ))
-        }
-        (a, b) => a.clone().or(b.clone()),
-    };
+            )),
+            (a, b) => a.clone().or(b.clone()),
+        };
     let Some(dir) = dir else {
         if !opts.create {
             return Err(api::Error::fatal(

@@ -71,8 +71,10 @@ fn apply(t: &Table, table: u32, r: &RecordRef<'_>, zeros: &[u8], tombs: &mut Vec
             if r.ts <= unsafe { (*old).begin.load(Relaxed) } {
                 return; // a newer write of this key was applied already
             }
-            o.head
-                .store(Version::alloc(r.ts, std::ptr::null_mut(), tomb, row), Relaxed);
+            o.head.store(
+                Version::alloc(r.ts, std::ptr::null_mut(), tomb, row),
+                Relaxed,
+            );
             // SAFETY: unlinked, and nothing else can reach it during replay.
             unsafe { Version::free(old) };
         }
@@ -92,7 +94,12 @@ fn apply(t: &Table, table: u32, r: &RecordRef<'_>, zeros: &[u8], tombs: &mut Vec
 }
 
 /// Replay the log `f` into the (empty) catalog.
-pub fn replay(catalog: &mut Catalog, f: &dyn File, path: &Path, schema_fp: u32) -> Result<Replayed> {
+pub fn replay(
+    catalog: &mut Catalog,
+    f: &dyn File,
+    path: &Path,
+    schema_fp: u32,
+) -> Result<Replayed> {
     let mut reader = LogReader::new(f, path)?;
     if reader.header.schema != schema_fp {
         return Err(fatal(format!(
@@ -136,7 +143,13 @@ pub fn replay(catalog: &mut Catalog, f: &dyn File, path: &Path, schema_fp: u32) 
                         key: key.as_bytes(),
                         row: row.as_deref(),
                     };
-                    apply(&catalog.tables[table as usize], table, &r, &zeros, &mut tombs);
+                    apply(
+                        &catalog.tables[table as usize],
+                        table,
+                        &r,
+                        &zeros,
+                        &mut tombs,
+                    );
                     out.applied += 1;
                 } else {
                     i += 1;
@@ -155,7 +168,12 @@ pub fn replay(catalog: &mut Catalog, f: &dyn File, path: &Path, schema_fp: u32) 
                 apply(t, r.table, &r, &zeros, &mut tombs);
                 out.applied += 1;
             } else {
-                pending.push((r.table, r.ts, Key::from_bytes(r.key), r.row.map(<[u8]>::to_vec)));
+                pending.push((
+                    r.table,
+                    r.ts,
+                    Key::from_bytes(r.key),
+                    r.row.map(<[u8]>::to_vec),
+                ));
             }
         }
     }

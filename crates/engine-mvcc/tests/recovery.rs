@@ -7,8 +7,8 @@
 //! restart block voids what never became durable.
 
 use api::{
-    Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Schema, SecondaryDef, Session,
-    TableDef, TableId,
+    Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Schema, SecondaryDef, Session, TableDef,
+    TableId,
 };
 use engine_mvcc::log::{self, FileHeader, LoadMarker};
 use engine_mvcc::MvccEngine;
@@ -129,8 +129,14 @@ fn dump(e: &MvccEngine) -> Dump {
         )?;
         let rows: Vec<u64> = out.keys().filter(|k| k.0 == 0).map(|k| k.1).collect();
         by_group.sort();
-        assert_eq!(by_group, rows, "non-unique secondary index differs from the rows");
-        assert_eq!(by_echo, rows, "unique secondary index differs from the rows");
+        assert_eq!(
+            by_group, rows,
+            "non-unique secondary index differs from the rows"
+        );
+        assert_eq!(
+            by_echo, rows,
+            "unique secondary index differs from the rows"
+        );
         Ok(())
     })
     .unwrap();
@@ -231,7 +237,11 @@ fn replay_rebuilds_committed_rows_and_every_index_and_logging_continues() {
         let top = c.records.iter().map(|r| r.ts).max().unwrap();
         let e = open(&opts(d, mode, 2)).unwrap();
         assert!(e.has_data());
-        assert_eq!(e.clock(), top.max(c.durable), "the clock restarts above the log");
+        assert_eq!(
+            e.clock(),
+            top.max(c.durable),
+            "the clock restarts above the log"
+        );
         assert_eq!(dump(&e), want, "{mode:?}: first replay");
         // Logging continues after a replay; and a read-only open sees the same.
         let want = churn(&e, 2, 200, 8, &want);
@@ -241,7 +251,10 @@ fn replay_rebuilds_committed_rows_and_every_index_and_logging_continues() {
         let e = open(&check_opts(d)).unwrap();
         assert_eq!(dump(&e), want, "{mode:?}: read-only replay");
         drop(e);
-        assert!(std::fs::read(d.join(log::LOG_FILE)).unwrap() == before, "check changed the log");
+        assert!(
+            std::fs::read(d.join(log::LOG_FILE)).unwrap() == before,
+            "check changed the log"
+        );
         let e = open(&opts(d, mode, 1)).unwrap();
         assert_eq!(dump(&e), want, "{mode:?}: second replay");
     }
@@ -269,10 +282,11 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
                     let k = n * 2 + w;
                     s.run(0, |s| {
                         s.insert(T_ORDERED, &key(k), &ordered_row(w, k))?;
-                        s.insert(T_HASH, &key(k % 300), &[w as u8; 8]).or_else(|e| match e {
-                            Error::Duplicate => Ok(()),
-                            e => Err(e),
-                        })
+                        s.insert(T_HASH, &key(k % 300), &[w as u8; 8])
+                            .or_else(|e| match e {
+                                Error::Duplicate => Ok(()),
+                                e => Err(e),
+                            })
                     })
                     .unwrap();
                     n += 1;
@@ -341,7 +355,10 @@ fn damage_in_the_middle_is_refused_and_the_file_left_as_it_is() {
             "{err}"
         );
         assert_eq!(err.lines().count(), 1);
-        assert!(std::fs::read(&path).unwrap() == bytes, "refused file was changed");
+        assert!(
+            std::fs::read(&path).unwrap() == bytes,
+            "refused file was changed"
+        );
     }
 }
 
@@ -370,8 +387,14 @@ fn a_torn_tail_is_ignored_then_cut_and_the_log_continues() {
     let e = open(&opts(d, LogMode::Sync, 1)).unwrap();
     let r = e.recovered().unwrap().clone();
     assert_eq!(r.end.unwrap().torn_bytes, (n - 10) as u64);
-    assert!(!dump(&e).contains_key(&(1, 2)), "a record of a torn block was applied");
-    assert!(std::fs::read(&path).unwrap() == torn, "opening alone changed the log");
+    assert!(
+        !dump(&e).contains_key(&(1, 2)),
+        "a record of a torn block was applied"
+    );
+    assert!(
+        std::fs::read(&path).unwrap() == torn,
+        "opening alone changed the log"
+    );
     let mut s = Session::new(e.worker(0));
     s.run(0, |s| s.insert(T_HASH, &key(3), &[3; 8])).unwrap();
     drop(s);
@@ -403,7 +426,10 @@ fn an_unfinished_load_is_refused_and_reload_starts_over() {
     drop(e);
     let before = std::fs::read(d.join(log::LOG_FILE)).unwrap();
     for o in [opts(d, LogMode::Sync, 1), check_opts(d)] {
-        let err = open(&o).err().expect("unfinished load accepted").to_string();
+        let err = open(&o)
+            .err()
+            .expect("unfinished load accepted")
+            .to_string();
         assert!(
             err.contains("the load did not finish") && err.contains("--reload"),
             "{err}"
@@ -452,7 +478,8 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) {
 fn only_durable_timestamps_replay_the_highest_wins_and_a_restart_voids_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let put = |b: &mut Vec<u8>, ts: u64, k: u64, v: u8| log::append(b, ts, 1, &key(k), Some(&[v; 8]));
+    let put =
+        |b: &mut Vec<u8>, ts: u64, k: u64, v: u8| log::append(b, ts, 1, &key(k), Some(&[v; 8]));
     let mut b1 = Vec::new();
     put(&mut b1, 10, 1, 1); // durable in this block
     put(&mut b1, 20, 2, 2); // above every durable timestamp: never acknowledged
@@ -465,11 +492,19 @@ fn only_durable_timestamps_replay_the_highest_wins_and_a_restart_voids_the_rest(
     write_log(d, &[(12, log::BLOCK_DATA, b1), (15, log::BLOCK_DATA, b2)]);
     let e = open(&opts(d, LogMode::Sync, 1)).unwrap();
     let r = e.recovered().unwrap().clone();
-    assert_eq!((r.durable, r.max_ts, r.applied, r.discarded), (15, 20, 6, 1), "{r:?}");
+    assert_eq!(
+        (r.durable, r.max_ts, r.applied, r.discarded),
+        (15, 20, 6, 1),
+        "{r:?}"
+    );
     assert!(e.clock() >= 20, "clock {} not above the log", e.clock());
-    let want: Dump = [((1, 1), vec![1; 8]), ((1, 4), vec![4; 8]), ((1, 5), vec![6; 8])]
-        .into_iter()
-        .collect();
+    let want: Dump = [
+        ((1, 1), vec![1; 8]),
+        ((1, 4), vec![4; 8]),
+        ((1, 5), vec![6; 8]),
+    ]
+    .into_iter()
+    .collect();
     assert_eq!(dump(&e), want);
     // Continue: new timestamps start above 20; once they are durable, the void record
     // of timestamp 20 must still not come back (the restart block voids it).
@@ -481,7 +516,10 @@ fn only_durable_timestamps_replay_the_highest_wins_and_a_restart_voids_the_rest(
     drop(e);
     let e = open(&opts(d, LogMode::Sync, 1)).unwrap();
     let rows = dump(&e);
-    assert!(!rows.contains_key(&(1, 2)), "a never-durable record came back");
+    assert!(
+        !rows.contains_key(&(1, 2)),
+        "a never-durable record came back"
+    );
     assert!(rows.contains_key(&(1, 6)) && rows.contains_key(&(1, 1)));
 }
 
@@ -514,7 +552,8 @@ fn foreign_missing_and_unasked_files_are_refused() {
         }
         p
     };
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>, &str)> = vec![
+    type Spoil = Box<dyn Fn(&Path)>;
+    let cases: Vec<(&str, Spoil, &str)> = vec![
         (
             "memory-log",
             Box::new(|p: &Path| {
@@ -526,7 +565,9 @@ fn foreign_missing_and_unasked_files_are_refused() {
         ),
         (
             "random",
-            Box::new(|p: &Path| std::fs::write(p.join(log::LOG_FILE), b"hello, world; not a log").unwrap()),
+            Box::new(|p: &Path| {
+                std::fs::write(p.join(log::LOG_FILE), b"hello, world; not a log").unwrap()
+            }),
             "not an mvcc-engine log",
         ),
         (
@@ -578,9 +619,8 @@ fn foreign_missing_and_unasked_files_are_refused() {
     for (name, spoil, want) in cases {
         let p = copy(name);
         spoil(&p);
-        let files = |p: &Path| {
-            [log::LOG_FILE, log::MARKER_FILE].map(|f| std::fs::read(p.join(f)).ok())
-        };
+        let files =
+            |p: &Path| [log::LOG_FILE, log::MARKER_FILE].map(|f| std::fs::read(p.join(f)).ok());
         let before = files(&p);
         for o in [opts(&p, LogMode::Sync, 1), check_opts(&p)] {
             let err = one_line(open(&o));
@@ -615,5 +655,8 @@ fn foreign_missing_and_unasked_files_are_refused() {
         ..opts(&p, LogMode::Sync, 1)
     }));
     assert!(err.contains("refuses to remove"), "{err}");
-    assert_eq!(std::fs::read(p.join(log::LOG_FILE)).unwrap(), b"precious data");
+    assert_eq!(
+        std::fs::read(p.join(log::LOG_FILE)).unwrap(),
+        b"precious data"
+    );
 }
