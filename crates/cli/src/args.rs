@@ -206,7 +206,7 @@ pub enum EngineName {
     /// One transaction at a time under a global lock (the reference oracle).
     Serial,
     /// In-memory, multi-version, Hekaton-style: version chains, a global timestamp
-    /// counter, snapshot reads, validation at commit (no logging yet: nothing outlives the run).
+    /// counter, snapshot reads, validation at commit, a log of committed versions.
     Mvcc,
 }
 
@@ -829,7 +829,7 @@ pub enum CrashWorkload {
 
 #[derive(Args, Debug, Clone)]
 pub struct CrashArgs {
-    /// Engine under test (must be durable: disk or memory).
+    /// Engine under test (must be durable: disk, memory or mvcc).
     #[arg(long, value_enum, default_value = "disk")]
     pub engine: EngineName,
     /// Workload of the killed runs.

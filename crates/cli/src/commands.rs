@@ -409,7 +409,7 @@ fn engine_setup(
             ];
             if let Some((_, f)) = stored.iter().find(|(given, _)| *given) {
                 return Err(format!(
-                    "{f}: the serial engine keeps nothing on storage (use --engine disk or memory)"
+                    "{f}: the serial engine keeps nothing on storage (use --engine disk, memory or mvcc)"
                 ));
             }
         }
@@ -420,22 +420,15 @@ fn engine_setup(
                     on(engine)
                 ));
             }
-            if let Some(f) = [
-                (db.db.is_some(), "--db"),
-                (db.log_dir.is_some(), "--log-dir"),
-            ]
-            .iter()
-            .find_map(|(given, f)| given.then_some(f))
-            {
-                return Err(format!(
-                    "{f}: the mvcc engine keeps nothing on storage yet (no logging yet; use --engine disk or memory)"
-                ));
-            }
-            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
-                return Err(format!(
-                    "--log {}: the mvcc engine does not log yet: run it with --log off",
-                    l.as_str()
-                ));
+            // As the memory engine: the database is the log, --db and --log-dir name it.
+            o.db_dir = match (&db.db, &db.log_dir) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err("the mvcc engine keeps its database in its log: give --db or --log-dir, not both".into())
+                }
+                (a, b) => a.clone().or(b.clone()),
+            };
+            if o.db_dir.is_some() && log == Some(LogArg::Off) {
+                return Err("the mvcc engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
             }
         }
     }
@@ -817,7 +810,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         secs,
         wl.name(),
         dir.display(),
-        if engine == EngineName::Memory { " --log async" } else { "" }
+        if matches!(engine, EngineName::Memory | EngineName::Mvcc) { " --log async" } else { "" }
     );
     Ok(())
 }

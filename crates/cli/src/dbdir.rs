@@ -7,8 +7,8 @@
 use crate::args::EngineName;
 use std::path::Path;
 
-/// The engine whose files `dir` holds: the disk engine's control file, or the memory
-/// engine's log or load marker. `None` when it holds neither (or does not exist).
+/// The engine whose files `dir` holds: the disk engine's control file, or the memory or
+/// mvcc engine's log or load marker. `None` when it holds none (or does not exist).
 pub fn detect(dir: &Path) -> Option<EngineName> {
     if dir.join(engine_disk::checkpoint::CONTROL).exists() {
         return Some(EngineName::Disk);
@@ -19,6 +19,10 @@ pub fn detect(dir: &Path) -> Option<EngineName> {
     ];
     if m.iter().any(|f| dir.join(f).exists()) {
         return Some(EngineName::Memory);
+    }
+    let v = [engine_mvcc::log::LOG_FILE, engine_mvcc::log::MARKER_FILE];
+    if v.iter().any(|f| dir.join(f).exists()) {
+        return Some(EngineName::Mvcc);
     }
     None
 }
@@ -33,8 +37,9 @@ pub fn resolve(
     let found = dir.and_then(detect);
     match (given, found) {
         (Some(g), Some(f)) if g != f => Err(format!(
-            "{} holds a {}-engine database: --engine {} cannot open it (leave --engine out to use the engine that made it)",
+            "{} holds {} {}-engine database: --engine {} cannot open it (leave --engine out to use the engine that made it)",
             dir.map_or(String::new(), |d| d.display().to_string()),
+            if f == EngineName::Mvcc { "an" } else { "a" },
             f.as_str(),
             g.as_str()
         )),
@@ -43,7 +48,7 @@ pub fn resolve(
         (None, None) => match (fallback, dir) {
             (Some(e), _) => Ok(e),
             (None, Some(d)) => Err(format!(
-                "{} holds no oltpscope database (no disk-engine control file, no memory-engine log)",
+                "{} holds no oltpscope database (no disk-engine control file, no memory- or mvcc-engine log)",
                 d.display()
             )),
             (None, None) => Err("give the database directory with --db DIR".into()),
@@ -74,12 +79,21 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             engine_disk::checkpoint::Control::read(&*st, dir).map_err(|e| e.to_string())?;
             engine_disk::own_files(&*st, dir, log_dir.unwrap_or(dir)).map_err(|e| e.to_string())?
         }
-        EngineName::Memory => {
+        EngineName::Memory | EngineName::Mvcc => {
             if log_dir.is_some_and(|l| l != dir) {
-                return Err("--log-dir: the memory engine keeps its log in --db".into());
+                return Err(format!(
+                    "--log-dir: the {} engine keeps its log in --db",
+                    engine.as_str()
+                ));
             }
-            let l = engine_memory::log::LOG_FILE;
-            let m = engine_memory::log::MARKER_FILE;
+            let (l, m) = if engine == EngineName::Memory {
+                (
+                    engine_memory::log::LOG_FILE,
+                    engine_memory::log::MARKER_FILE,
+                )
+            } else {
+                (engine_mvcc::log::LOG_FILE, engine_mvcc::log::MARKER_FILE)
+            };
             [
                 l.to_string(),
                 m.to_string(),
@@ -91,7 +105,7 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             .filter(|p| p.exists())
             .collect()
         }
-        EngineName::Serial | EngineName::Mvcc => {
+        EngineName::Serial => {
             unreachable!("detect names only the engines that keep files")
         }
     };
@@ -115,6 +129,12 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             // Marker before log (as --reload does): a crash in between leaves a log that
             // is still recognised, never a marker alone.
             engine_memory::recovery::LogDir::new(dir)
+                .remove(&*st)
+                .map_err(|e| e.to_string())?;
+        }
+        EngineName::Mvcc => {
+            // Marker before log, as the mvcc engine's --reload does.
+            engine_mvcc::recovery::LogDir::new(dir)
                 .remove(&*st)
                 .map_err(|e| e.to_string())?;
         }

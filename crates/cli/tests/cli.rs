@@ -590,7 +590,7 @@ fn txns_follow_a_warm_up_and_a_short_run_says_it_is_short() {
 /// engine only at the load: the directory says which engine made it.
 #[test]
 fn load_check_run_and_drop_need_no_engine_after_the_load() {
-    for engine in ["disk", "memory"] {
+    for engine in ["disk", "memory", "mvcc"] {
         let t = tempfile::tempdir().unwrap();
         let db = t.path().join("db");
         let dbs = db.to_str().unwrap();
@@ -603,8 +603,9 @@ fn load_check_run_and_drop_need_no_engine_after_the_load() {
         let other = if engine == "disk" { "memory" } else { "disk" };
         let (code, _, err) = oltpscope(&["check", "tpcb", "--engine", other, "--db", dbs]);
         assert_eq!(code, 2, "{engine}: {err}");
+        let a = if engine == "mvcc" { "an" } else { "a" };
         assert!(
-            err.contains(&format!("holds a {engine}-engine database")),
+            err.contains(&format!("holds {a} {engine}-engine database")),
             "{err}"
         );
         let json = t.path().join("check.json");

@@ -1,6 +1,6 @@
-//! `oltpscope crashtest` on both durable engines and both workloads: a few kills each,
+//! `oltpscope crashtest` on the three durable engines and both workloads: a few kills each,
 //! every acknowledged commit found after recovery (0 lost); the full-disk mode on the
-//! memory engine where a tmpfs can be mounted (it says plainly when it cannot).
+//! memory and mvcc engines where a tmpfs can be mounted (it says plainly when it cannot).
 
 use std::process::Command;
 
@@ -72,10 +72,29 @@ fn disk_engine_tpcc_crashes_lose_nothing() {
 }
 
 #[test]
+fn mvcc_engine_tpcb_crashes_lose_nothing() {
+    three_trials_pass("mvcc", "tpcb");
+}
+
+#[test]
+fn mvcc_engine_tpcc_crashes_lose_nothing() {
+    three_trials_pass("mvcc", "tpcc");
+}
+
+#[test]
 fn a_full_disk_stops_the_memory_engine_with_one_line_and_loses_nothing() {
+    full_disk("memory");
+}
+
+#[test]
+fn a_full_disk_stops_the_mvcc_engine_with_one_line_and_loses_nothing() {
+    full_disk("mvcc");
+}
+
+fn full_disk(engine: &str) {
     let (code, out, err) = crashtest(&[
         "--engine",
-        "memory",
+        engine,
         "--workload",
         "tpcb",
         "--enospc",

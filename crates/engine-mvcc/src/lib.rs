@@ -8,12 +8,16 @@
 //! another writer (first writer wins) (`xct`); commit validates reads and index nodes
 //! against phantoms for serializability, read-only transactions need not (`validate`);
 //! versions nobody can see any more, and deleted keys, are collected cooperatively
-//! (`gc`). No logging yet: the engine runs with `--log off` only.
+//! (`gc`). Committed versions are logged with group commit by a flusher thread (`log`)
+//! and replayed when the engine opens a directory that holds a log (`recovery`).
 //!
-//! Modules: `catalog`, `version`, `xct`, `validate`, `gc`. See docs/design/mvcc-engine.md.
+//! Modules: `catalog`, `version`, `xct`, `validate`, `gc`, `log`, `recovery`. See
+//! docs/design/mvcc-engine.md.
 
 pub mod catalog;
 pub mod gc;
+pub mod log;
+pub mod recovery;
 pub mod validate;
 pub mod version;
 pub mod xct;
@@ -21,8 +25,13 @@ pub mod xct;
 use api::{Engine, EngineOptions, LogMode, Result, Schema};
 use catalog::Catalog;
 use crossbeam_utils::CachePadded;
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
+use std::thread::JoinHandle;
+
+pub use recovery::Replayed;
 
 pub use xct::MvccWorker;
 
@@ -83,17 +92,45 @@ pub struct MvccEngine {
     schema: Arc<Schema>,
     pub(crate) catalog: Catalog,
     /// The last commit timestamp handed out. A read timestamp is its value at begin.
-    pub(crate) clock: CachePadded<AtomicU64>,
+    /// (Shared with the log's flusher, which reads it to bound what it flushes.)
+    pub(crate) clock: Arc<CachePadded<AtomicU64>>,
     /// Each worker's read timestamp while it runs a transaction ([`IDLE`] otherwise):
     /// garbage collection keeps what the smallest of them can see.
     pub(crate) active: Box<[CachePadded<AtomicU64>]>,
     pub(crate) stats: Box<[CachePadded<WorkerStats>]>,
+    pub(crate) logger: Option<Arc<log::Logger>>,
+    pub(crate) log_mode: LogMode,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+    shut: AtomicBool,
+    storage: Arc<dyn storage::Storage>,
+    /// The database directory's files (logging on, or a recovered log).
+    log_dir: Option<recovery::LogDir>,
+    /// The directory made for a log nobody asked to keep (removed on drop).
+    #[allow(dead_code)]
+    temp_dir: Option<storage::temp::TempDir>,
+    /// `open` replayed a log whose load had finished.
+    recovered: Option<Replayed>,
 }
 
 impl MvccEngine {
     /// The last commit timestamp handed out.
     pub fn clock(&self) -> u64 {
         self.clock.load(SeqCst)
+    }
+
+    /// Path of the log file, when logging is on.
+    pub fn log_path(&self) -> Option<PathBuf> {
+        self.logger.as_ref().map(|l| l.path.clone())
+    }
+
+    /// Every commit with a timestamp at or below this is durable (0 without logging).
+    pub fn durable_ts(&self) -> u64 {
+        self.logger.as_ref().map_or(0, |l| l.durable_ts())
+    }
+
+    /// What `open` replayed from an existing log (None: the engine started empty).
+    pub fn recovered(&self) -> Option<&Replayed> {
+        self.recovered.as_ref()
     }
 
     /// How many versions the chain of `key` in `table` holds (tests and diagnostics;
@@ -125,21 +162,6 @@ impl Engine for MvccEngine {
     };
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
-        if opts.log != LogMode::Off {
-            return Err(api::Error::fatal(
-                "the mvcc engine does not log yet: run it with --log off (nothing it holds survives the run)",
-            ));
-        }
-        if opts.log_dir.is_some() || opts.db_dir.is_some() {
-            return Err(api::Error::fatal(
-                "the mvcc engine keeps nothing on storage yet: give no --db or --log-dir",
-            ));
-        }
-        if !opts.create {
-            return Err(api::Error::fatal(
-                "the mvcc engine keeps nothing on storage yet: there is no database to open",
-            ));
-        }
         let workers = opts.threads.max(1);
         if workers as u64 > version::WORKER_MASK {
             return Err(api::Error::fatal(format!(
@@ -147,15 +169,81 @@ impl Engine for MvccEngine {
                 version::WORKER_MASK
             )));
         }
+        let mut catalog = Catalog::new(&schema);
+        let (tail, log_dir, recovered, temp_dir) = open_log(&schema, opts, &mut catalog)?;
+        // The clock continues above every timestamp the log holds (applied or void), so
+        // new commits come after every replayed version and void records stay void.
+        let start = recovered
+            .as_ref()
+            .map_or(1, |r| r.max_ts.max(r.durable).max(1));
+        if start >= version::MAX_TS - (1 << 40) {
+            return Err(api::Error::fatal(format!(
+                "the log in {} has used up its timestamps ({start} of 2^45): load a new database with --reload",
+                log_dir.as_ref().map_or(Path::new("?"), |d| &d.dir).display()
+            )));
+        }
+        let clock = Arc::new(CachePadded::new(AtomicU64::new(start)));
+        let (logger, flusher) = match tail {
+            None => (None, None),
+            Some(tail) => {
+                let (lg, h) = log::Logger::start(tail, workers, clock.clone())?;
+                (Some(lg), Some(h))
+            }
+        };
         Ok(MvccEngine {
-            catalog: Catalog::new(&schema),
+            catalog,
             schema,
-            clock: CachePadded::new(AtomicU64::new(1)),
+            clock,
             active: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(IDLE)))
                 .collect(),
             stats: (0..workers).map(|_| CachePadded::default()).collect(),
+            logger,
+            log_mode: opts.log,
+            flusher: Mutex::new(flusher),
+            shut: AtomicBool::new(false),
+            storage: opts.storage.clone(),
+            log_dir,
+            temp_dir,
+            recovered,
         })
+    }
+
+    fn has_data(&self) -> bool {
+        self.recovered.is_some()
+    }
+
+    fn load_done(&self) -> Result<()> {
+        let (Some(l), Some(ld)) = (&self.logger, &self.log_dir) else {
+            return Ok(());
+        };
+        // Every load commit took a timestamp at or below the clock: once it is durable,
+        // the whole load is in the log.
+        l.wait_durable(self.clock())?;
+        ld.write_marker(
+            &*self.storage,
+            &log::LoadMarker {
+                database_id: l.database_id,
+                log_bytes: l.bytes.load(Acquire),
+            },
+        )
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        if self.shut.swap(true, AcqRel) {
+            return Ok(());
+        }
+        let Some(l) = &self.logger else {
+            return Ok(());
+        };
+        l.stop();
+        if let Some(h) = self.flusher.lock().take() {
+            let _ = h.join();
+        }
+        match l.error() {
+            Some(msg) => Err(api::Error::Fatal(msg)),
+            None => Ok(()),
+        }
     }
 
     fn schema(&self) -> &Schema {
@@ -201,7 +289,7 @@ impl Engine for MvccEngine {
         for r in AbortReason::ALL {
             aborts.insert(r.name().into(), sum(&|s| &s.aborts[r as usize]).into());
         }
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "engine": "mvcc",
             "commits": sum(&|s| &s.commits),
             "read_only_commits": sum(&|s| &s.read_only_commits),
@@ -209,6 +297,118 @@ impl Engine for MvccEngine {
             "versions_freed": sum(&|s| &s.versions_freed),
             "objects_removed": sum(&|s| &s.objects_removed),
             "clock": self.clock(),
-        })
+        });
+        if let Some(r) = &self.recovered {
+            v["recovery"] = serde_json::json!({
+                "blocks": r.blocks,
+                "records_applied": r.applied,
+                "records_discarded": r.discarded,
+                "durable_ts": r.durable,
+                "rows": r.rows,
+                "torn_tail_bytes": r.end.map_or(0, |e| e.torn_bytes),
+            });
+        }
+        if let Some(l) = &self.logger {
+            v["log"] = serde_json::json!({
+                "path": l.path.display().to_string(),
+                "durable_ts": l.durable_ts(),
+                "bytes": l.bytes.load(Relaxed),
+                "blocks": l.blocks.load(Relaxed),
+                "fsyncs": l.fsyncs.load(Relaxed),
+            });
+        }
+        v
     }
+}
+
+impl Drop for MvccEngine {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
+/// Find, create, replay or remove the log as the options say. Returns where the
+/// flusher appends (None: no logging), the directory's files, what was replayed, and
+/// the temporary directory made for a log nobody asked to keep.
+#[allow(clippy::type_complexity)]
+fn open_log(
+    schema: &Schema,
+    opts: &EngineOptions,
+    catalog: &mut Catalog,
+) -> Result<(
+    Option<log::LogTail>,
+    Option<recovery::LogDir>,
+    Option<Replayed>,
+    Option<storage::temp::TempDir>,
+)> {
+    let st = &*opts.storage;
+    // The same fingerprint as the memory engine's: table names, row sizes, indexes.
+    let fp = engine_memory::log::schema_fingerprint(schema);
+    let logging = opts.log != LogMode::Off;
+    // The database is the log: --db and --log-dir name one place.
+    let dir =
+        match (&opts.db_dir, &opts.log_dir) {
+            (Some(a), Some(b)) if a != b => return Err(api::Error::fatal(
+                "the mvcc engine keeps its database in its log: give --db or --log-dir, not both",
+            )),
+            (a, b) => a.clone().or(b.clone()),
+        };
+    let Some(dir) = dir else {
+        if !opts.create {
+            return Err(api::Error::fatal(
+                "the mvcc engine keeps its data only in its log: give the --db of a run with --log sync or --log async",
+            ));
+        }
+        if !logging {
+            return Ok((None, None, None, None));
+        }
+        let tmp = storage::temp::create("mvcc")
+            .map_err(|e| api::Error::fatal(format!("cannot create a log directory: {e}")))?;
+        let ld = recovery::LogDir::new(tmp.path());
+        let tail = ld.create(st, fp)?;
+        return Ok((Some(tail), Some(ld), None, Some(tmp)));
+    };
+    let ld = recovery::LogDir::new(&dir);
+    let other = dir.join(engine_memory::log::LOG_FILE);
+    if st.exists(&other).unwrap_or(false) {
+        return Err(api::Error::fatal(format!(
+            "{} holds a memory-engine log ({}): the mvcc engine does not open it, refused",
+            dir.display(),
+            other.display()
+        )));
+    }
+    if opts.reload {
+        ld.remove(st)?;
+    }
+    if ld.has_log(st)? {
+        if !logging && opts.create {
+            return Err(api::Error::fatal(format!(
+                "{} holds an mvcc-engine log: with --log off this run's changes would not be logged; give --log sync or --log async (or --reload to start over)",
+                dir.display()
+            )));
+        }
+        let (r, tail) = ld.recover(st, catalog, fp, logging)?;
+        return Ok((tail, Some(ld), Some(r), None));
+    }
+    if ld.has_marker(st)? {
+        return Err(api::Error::fatal(format!(
+            "{} is there but {} is missing: the log was removed or lost, refused (remove the directory or rerun with --reload)",
+            ld.marker.display(),
+            ld.log.display()
+        )));
+    }
+    if !opts.create {
+        return Err(api::Error::fatal(format!(
+            "no mvcc-engine log in {}: nothing to check",
+            dir.display()
+        )));
+    }
+    if !logging {
+        return Err(api::Error::fatal(format!(
+            "{}: the mvcc engine keeps its database in its log: give --log sync or --log async (with --log off nothing is kept)",
+            dir.display()
+        )));
+    }
+    let tail = ld.create(st, fp)?;
+    Ok((Some(tail), Some(ld), None, None))
 }

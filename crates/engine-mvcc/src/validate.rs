@@ -93,12 +93,25 @@ impl MvccWorker<'_> {
             self.finish();
             return Ok(());
         }
+        let e = self.e;
+        // Once the log cannot be written nothing more can become durable: refuse
+        // (an `Async` commit would otherwise be acknowledged and then lost).
+        if let Some(l) = e.logger.as_ref().filter(|l| l.has_failed()) {
+            return Err(Error::Fatal(l.error().unwrap_or_default()));
+        }
         let committing = PENDING | COMMITTING | self.me;
         for w in &self.writes {
             // SAFETY: this transaction's own versions, pinned.
             unsafe { (*w.ver).begin.store(committing, SeqCst) };
         }
-        let ts = self.e.clock.fetch_add(1, SeqCst) + 1;
+        // Announced to the flusher before the timestamp is taken: it states no durable
+        // timestamp at or above this commit's until the records below are appended (or
+        // validation failed). Dropped on every return.
+        let flight = e.logger.as_ref().map(|l| l.commit_start(self.id));
+        let ts = e.clock.fetch_add(1, SeqCst) + 1;
+        if let Some(f) = &flight {
+            f.set_ts(ts);
+        }
         if ts >= MAX_TS {
             return Err(Error::fatal("the mvcc engine's timestamps are used up"));
         }
@@ -131,11 +144,32 @@ impl MvccWorker<'_> {
                 ts,
             });
         }
+        // The log records, all under one short hold of this worker's buffer lock (the
+        // flusher drains whole transactions); then the commit is no longer in flight.
+        if let Some(l) = &e.logger {
+            rt::point(rt::Point::Ctx(rt::Component::LogInsert));
+            let mut b = l.buffer(self.id);
+            for w in &self.writes {
+                // SAFETY: this transaction's versions and objects, stamped, still pinned.
+                let (o, v) = unsafe { (&*w.obj, &*w.ver) };
+                let row = (!v.tomb.load(Relaxed)).then(|| v.row());
+                crate::log::append(&mut b, ts, w.table, o.key(), row);
+            }
+        }
+        drop(flight);
         WorkerStats::add(&st.commits, 1);
         self.finish();
         self.commits_since_gc += 1;
         if self.commits_since_gc >= crate::gc::GC_EVERY {
             self.collect();
+        }
+        // `Sync`: acknowledged only once a block stating a durable timestamp at or
+        // above this one is fsync'd (other commits' records share the block: group
+        // commit).
+        if e.log_mode == api::LogMode::Sync {
+            if let Some(l) = &e.logger {
+                l.wait_durable(ts)?;
+            }
         }
         Ok(())
     }

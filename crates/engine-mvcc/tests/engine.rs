@@ -1,7 +1,7 @@
 //! The mvcc engine's own properties: snapshots, first writer wins, garbage collection
 //! (old versions freed, a long reader keeps its snapshot, deleted keys leave the
 //! indexes), a concurrent bank with a sum invariant and snapshot readers, and the
-//! options it refuses.
+//! storage options it refuses.
 
 use api::key::Key;
 use api::{Engine, EngineOptions, Error, IndexKind, LogMode, Schema, Session, TableDef, TableId};
@@ -252,20 +252,24 @@ fn concurrent_transfers_keep_the_sum_in_every_snapshot() {
     }
 }
 
+/// What the engine still refuses about storage: a database directory without a log to
+/// keep it in, nothing to check, and two different places for one database.
 #[test]
-fn logging_and_storage_are_refused() {
+fn storage_without_a_log_is_refused() {
     let s = Arc::new(Schema::new());
     for o in [
         EngineOptions {
-            log: LogMode::Sync,
-            ..EngineOptions::default()
-        },
-        EngineOptions {
-            log: LogMode::Async,
-            ..EngineOptions::default()
-        },
-        EngineOptions {
             db_dir: Some("/nonexistent".into()),
+            ..EngineOptions::default()
+        },
+        EngineOptions {
+            create: false,
+            ..EngineOptions::default()
+        },
+        EngineOptions {
+            db_dir: Some("/nonexistent/a".into()),
+            log_dir: Some("/nonexistent/b".into()),
+            log: LogMode::Sync,
             ..EngineOptions::default()
         },
     ] {
@@ -273,5 +277,7 @@ fn logging_and_storage_are_refused() {
             panic!("opened with {o:?}")
         };
         assert!(msg.contains("mvcc engine"), "{msg}");
+        assert_eq!(msg.lines().count(), 1, "{msg}");
     }
+    assert!(!std::path::Path::new("/nonexistent").exists());
 }

@@ -1,0 +1,863 @@
+//! `log`: the log of committed versions, with group commit by a flusher thread, and the
+//! log file's format and reader. A committing writer announces itself in its in-flight
+//! slot before it takes its commit timestamp, stores the timestamp there, and after a
+//! successful validation appends one record per version it wrote (commit timestamp,
+//! table, key, row or tombstone) to its own buffer; the flusher (`mvcc-logger`) reads
+//! the clock `C`, waits for every commit in flight with a timestamp `<= C` to finish
+//! appending, drains all buffers into one checksummed block stating durable timestamp
+//! `C`, writes and fsyncs it, and publishes `C`. Every byte goes through `storage`.
+//!
+//! File format 1 (all integers little-endian; see docs/design/mvcc-engine.md): file
+//! header (32 bytes) `b"OLTPVLOG"`, `u32` version, `b"mvcc"`, `u64` database id, `u32`
+//! schema fingerprint, `u32` CRC-32 of bytes 0..28; then blocks: `u32` magic
+//! `BLOCK_MAGIC`, `u32` payload bytes, `u64` durable timestamp, `u32` record count, `u32`
+//! kind (0 data, 1 restart), `u32` zero, `u32` CRC-32 of header bytes 0..28 and the
+//! payload; payload: records `u64` commit timestamp, `u32` table, `u32` row bytes, `u8`
+//! kind (1 put, 2 tombstone), `u8` key bytes, key, row. The side file `mvcc.loaded`
+//! marks a finished load (`LoadMarker`).
+//!
+//! Must never: hold a worker's buffer lock while writing the file, or publish a
+//! timestamp durable before a block stating it (or a later one) is fsync'd: a block's
+//! durable timestamp `D` promises that every record with a timestamp `<= D` is in it or
+//! before it.
+
+use api::{Error, Result};
+use crossbeam_utils::CachePadded;
+use parking_lot::{Mutex, MutexGuard};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering::*};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use storage::File;
+
+pub const LOG_FILE: &str = "mvcc.log";
+pub const MARKER_FILE: &str = "mvcc.loaded";
+pub const FILE_MAGIC: &[u8; 8] = b"OLTPVLOG";
+/// Bytes 12..16 of the file header: which engine wrote the log.
+pub const ENGINE_TAG: &[u8; 4] = b"mvcc";
+pub const MARKER_MAGIC: &[u8; 8] = b"OLTPVLDN";
+pub const FORMAT_VERSION: u32 = 1;
+pub const BLOCK_MAGIC: u32 = 0x4B4C_4256; // "VBLK"
+pub const FILE_HEADER_BYTES: usize = 32;
+pub const BLOCK_HEADER_BYTES: usize = 32;
+pub const MARKER_BYTES: usize = 36;
+pub const RECORD_HEADER_BYTES: usize = 18;
+pub const KIND_PUT: u8 = 1;
+pub const KIND_TOMB: u8 = 2;
+/// Block kinds: records, or the restart mark written when a recovered log is reopened
+/// for appending (records above its durable timestamp written before it are void).
+pub const BLOCK_DATA: u32 = 0;
+pub const BLOCK_RESTART: u32 = 1;
+/// How often the flusher drains buffers when no `Sync` commit asks sooner.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
+/// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
+pub const MAX_BLOCK_BYTES: usize = 1 << 30;
+
+fn le32(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b[..4].try_into().expect("4 bytes"))
+}
+fn le64(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+}
+
+fn crc(parts: &[&[u8]]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize()
+}
+
+/// The file header: who this log belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileHeader {
+    pub database_id: u64,
+    pub schema: u32,
+}
+
+impl FileHeader {
+    pub fn encode(&self) -> [u8; FILE_HEADER_BYTES] {
+        let mut b = [0u8; FILE_HEADER_BYTES];
+        b[0..8].copy_from_slice(FILE_MAGIC);
+        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[12..16].copy_from_slice(ENGINE_TAG);
+        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
+        b[24..28].copy_from_slice(&self.schema.to_le_bytes());
+        let c = crc(&[&b[0..28]]);
+        b[28..32].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+}
+
+/// Whether `head` (the first bytes of a file) starts like an mvcc-engine log (checked
+/// before removing a file on `--reload`).
+pub fn looks_like_log(head: &[u8]) -> bool {
+    head.len() >= 16 && &head[0..8] == FILE_MAGIC && &head[12..16] == ENGINE_TAG
+}
+
+/// Read and verify the header of the log `f` (`path` names it in errors).
+pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
+    let bad = |what: String| Error::fatal(format!("log file {}: {what}", path.display()));
+    let mut b = [0u8; FILE_HEADER_BYTES];
+    let n = f.read_full_at(&mut b, 0).map_err(|e| bad(e.to_string()))?;
+    if n >= 8 && &b[0..8] == engine_memory::log::FILE_MAGIC {
+        return Err(bad(
+            "a memory-engine log, not an mvcc-engine log: refused, the file is left as it is"
+                .into(),
+        ));
+    }
+    if n < 8 || &b[0..8] != FILE_MAGIC {
+        return Err(bad(
+            "not an mvcc-engine log (no OLTPVLOG header): refused, the file is left as it is"
+                .into(),
+        ));
+    }
+    if n < FILE_HEADER_BYTES {
+        return Err(bad(format!(
+            "header cut short ({n} bytes): damaged, refused"
+        )));
+    }
+    if crc(&[&b[0..28]]) != le32(&b[28..32]) {
+        return Err(bad("header checksum mismatch: damaged, refused".into()));
+    }
+    if &b[12..16] != ENGINE_TAG {
+        return Err(bad("written by another engine: refused".into()));
+    }
+    let version = le32(&b[8..12]);
+    if version != FORMAT_VERSION {
+        return Err(bad(format!(
+            "log format {version}, this oltpscope reads format {FORMAT_VERSION}: refused"
+        )));
+    }
+    Ok(FileHeader {
+        database_id: le64(&b[16..24]),
+        schema: le32(&b[24..28]),
+    })
+}
+
+/// The side file that marks the load complete: `MARKER_MAGIC`, `u32` version, `u32`
+/// zero, `u64` database id, `u64` length of the log when the load was durable, `u32`
+/// CRC-32 of bytes 0..32. Written with `storage::write_atomic` once the load is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadMarker {
+    pub database_id: u64,
+    /// The valid log is at least this long (the load's blocks end here or before).
+    pub log_bytes: u64,
+}
+
+impl LoadMarker {
+    pub fn encode(&self) -> [u8; MARKER_BYTES] {
+        let mut b = [0u8; MARKER_BYTES];
+        b[0..8].copy_from_slice(MARKER_MAGIC);
+        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
+        b[24..32].copy_from_slice(&self.log_bytes.to_le_bytes());
+        let c = crc(&[&b[0..32]]);
+        b[32..36].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8], path: &Path) -> Result<LoadMarker> {
+        let bad = |what: &str| Error::fatal(format!("{}: {what}", path.display()));
+        if b.len() < 8 || &b[0..8] != MARKER_MAGIC {
+            return Err(bad("not an mvcc-engine load marker: refused"));
+        }
+        if b.len() != MARKER_BYTES
+            || le32(&b[8..12]) != FORMAT_VERSION
+            || crc(&[&b[0..32]]) != le32(&b[32..36])
+        {
+            return Err(bad(
+                "damaged load marker (size, version or checksum): refused",
+            ));
+        }
+        Ok(LoadMarker {
+            database_id: le64(&b[16..24]),
+            log_bytes: le64(&b[24..32]),
+        })
+    }
+}
+
+/// Encode a block's header into the first `BLOCK_HEADER_BYTES` of `block` (the rest
+/// is the payload).
+pub fn seal_block(block: &mut [u8], durable: u64, count: u32, kind: u32) {
+    let payload = block.len() - BLOCK_HEADER_BYTES;
+    block[0..4].copy_from_slice(&BLOCK_MAGIC.to_le_bytes());
+    block[4..8].copy_from_slice(&(payload as u32).to_le_bytes());
+    block[8..16].copy_from_slice(&durable.to_le_bytes());
+    block[16..20].copy_from_slice(&count.to_le_bytes());
+    block[20..24].copy_from_slice(&kind.to_le_bytes());
+    block[24..28].copy_from_slice(&0u32.to_le_bytes());
+    let c = crc(&[&block[0..28], &block[BLOCK_HEADER_BYTES..]]);
+    block[28..32].copy_from_slice(&c.to_le_bytes());
+}
+
+/// Append a record: `row` `None` is a tombstone (a delete).
+pub fn append(buf: &mut Vec<u8>, ts: u64, table: u32, key: &[u8], row: Option<&[u8]>) {
+    let (kind, row) = match row {
+        Some(r) => (KIND_PUT, r),
+        None => (KIND_TOMB, &[][..]),
+    };
+    buf.extend_from_slice(&ts.to_le_bytes());
+    buf.extend_from_slice(&table.to_le_bytes());
+    buf.extend_from_slice(&(row.len() as u32).to_le_bytes());
+    buf.push(kind);
+    buf.push(key.len() as u8);
+    buf.extend_from_slice(key);
+    buf.extend_from_slice(row);
+}
+
+/// Where the flusher continues: the open file, the offset to append at, and the durable
+/// timestamp of the log so far (0 for a new log).
+pub struct LogTail {
+    pub file: Arc<dyn File>,
+    pub path: PathBuf,
+    pub database_id: u64,
+    pub offset: u64,
+    pub durable: u64,
+    /// A recovered log: before its first block the flusher cuts the file at `offset`
+    /// (`torn`: a torn tail follows it) and writes a restart block. Nothing is written
+    /// to a recovered log until a commit needs it, so a run refused after opening (or
+    /// one that commits nothing) leaves the file exactly as it was.
+    pub restart: Option<Restart>,
+}
+
+/// What the flusher does to a recovered log before appending to it.
+#[derive(Debug, Clone, Copy)]
+pub struct Restart {
+    pub torn: bool,
+}
+
+/// `Logger::inflight` of a worker that announced a commit but has no timestamp yet.
+const COMMITTING: u64 = u64::MAX;
+
+/// A commit in flight (see `Logger::commit_start`); dropping it ends it.
+pub struct InFlight<'a>(&'a AtomicU64);
+
+impl InFlight<'_> {
+    /// The commit timestamp the commit took.
+    #[inline]
+    pub fn set_ts(&self, ts: u64) {
+        self.0.store(ts, SeqCst);
+    }
+}
+
+impl Drop for InFlight<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        // Release: the appends made under it are in the buffer before the flusher sees 0.
+        self.0.store(0, Release);
+    }
+}
+
+/// The one line a user sees for a failed log write or sync.
+fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
+    if storage::is_no_space(e) {
+        format!(
+            "no space left on the device holding the log {}: {what} failed; commits acknowledged before this are durable (free space, then continue with --no-load)",
+            path.display()
+        )
+    } else {
+        format!("log {}: {what} failed: {e}", path.display())
+    }
+}
+
+pub struct Logger {
+    bufs: Box<[CachePadded<Mutex<Vec<u8>>>]>,
+    /// Per worker: 0, [`COMMITTING`] (announced, no timestamp yet), or the commit
+    /// timestamp of the commit it is validating and appending now.
+    inflight: Box<[CachePadded<AtomicU64>]>,
+    durable: CachePadded<AtomicU64>,
+    durable_ev: rt::Event,
+    wake: rt::Event,
+    request: AtomicBool,
+    stop: AtomicBool,
+    failed: Mutex<Option<String>>,
+    has_failed: AtomicBool,
+    pub path: PathBuf,
+    pub database_id: u64,
+    pub bytes: AtomicU64,
+    pub blocks: AtomicU64,
+    pub fsyncs: AtomicU64,
+}
+
+impl Logger {
+    /// Start the flusher thread appending to `tail`; `clock` is the engine's last
+    /// commit timestamp handed out.
+    pub fn start(
+        tail: LogTail,
+        workers: usize,
+        clock: Arc<CachePadded<AtomicU64>>,
+    ) -> Result<(Arc<Logger>, JoinHandle<()>)> {
+        let lg = Arc::new(Logger {
+            bufs: (0..workers)
+                .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(1 << 16))))
+                .collect(),
+            inflight: (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            durable: CachePadded::new(AtomicU64::new(tail.durable)),
+            durable_ev: rt::Event::new(),
+            wake: rt::Event::new(),
+            request: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            failed: Mutex::new(None),
+            has_failed: AtomicBool::new(false),
+            path: tail.path.clone(),
+            database_id: tail.database_id,
+            bytes: AtomicU64::new(tail.offset),
+            blocks: AtomicU64::new(0),
+            fsyncs: AtomicU64::new(0),
+        });
+        let me = lg.clone();
+        let h = std::thread::Builder::new()
+            .name("mvcc-logger".into())
+            .spawn(move || {
+                probe::thread_role(probe::Role::LogFlusher);
+                me.run(tail, clock)
+            })
+            .map_err(|e| Error::fatal(format!("spawn logger thread: {e}")))?;
+        Ok((lg, h))
+    }
+
+    /// A worker's buffer, locked only while a commit appends its records (all of them
+    /// at once, so a transaction's records never straddle two blocks).
+    #[inline]
+    pub fn buffer(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
+        rt::lock(rt::WaitKind::Latch, &self.bufs[worker])
+    }
+
+    /// Announce a commit of `worker` before it takes its timestamp. Until the returned
+    /// guard is dropped (after the commit's last append, or a failed validation) the
+    /// flusher does not state a durable timestamp at or above the commit's. SeqCst,
+    /// paired with the flusher's fence between its clock read and its look at the
+    /// slots: either the flusher sees the commit in flight, or the commit's timestamp
+    /// is above the clock value the flusher read.
+    #[inline]
+    pub fn commit_start(&self, worker: usize) -> InFlight<'_> {
+        let slot = &self.inflight[worker];
+        slot.store(COMMITTING, SeqCst);
+        InFlight(slot)
+    }
+
+    /// Every commit with a timestamp at or below this is in the file, fsync'd.
+    pub fn durable_ts(&self) -> u64 {
+        self.durable.load(Acquire)
+    }
+
+    /// Whether a write or sync failed (nothing more will become durable).
+    #[inline]
+    pub fn has_failed(&self) -> bool {
+        self.has_failed.load(Acquire)
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.failed.lock().clone()
+    }
+
+    /// Wait (through `rt`) until timestamp `ts` is durable, asking for a flush now.
+    pub fn wait_durable(&self, ts: u64) -> Result<()> {
+        if self.durable.load(Acquire) >= ts {
+            return Ok(());
+        }
+        self.request.store(true, Release);
+        self.wake.notify_all();
+        self.durable_ev.wait(rt::WaitKind::LogFlush, None, || {
+            self.durable.load(Acquire) >= ts || self.has_failed.load(Acquire)
+        });
+        match self.error() {
+            Some(msg) if self.durable.load(Acquire) < ts => Err(Error::Fatal(msg)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Ask the thread to flush everything and stop.
+    pub fn stop(&self) {
+        self.stop.store(true, Release);
+        self.wake.notify_all();
+    }
+
+    fn fail(&self, msg: String) {
+        *self.failed.lock() = Some(msg);
+        self.has_failed.store(true, Release);
+        self.durable_ev.notify_all();
+    }
+
+    /// A recovered log's first write: cut a torn tail, then a restart block (records
+    /// above `durable` written before it are void).
+    fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
+        if r.torn {
+            if let Err(err) = file.set_len(*offset) {
+                self.fail(io_failure("cutting the torn tail", &self.path, &err));
+                return false;
+            }
+        }
+        let mut b = [0u8; BLOCK_HEADER_BYTES];
+        seal_block(&mut b, durable, 0, BLOCK_RESTART);
+        if let Err(err) = file.write_all_at(&b, *offset) {
+            self.fail(io_failure("writing the restart block", &self.path, &err));
+            return false;
+        }
+        *offset += b.len() as u64;
+        true
+    }
+
+    fn run(&self, tail: LogTail, clock: Arc<CachePadded<AtomicU64>>) {
+        let LogTail {
+            file,
+            mut offset,
+            durable: mut last_d,
+            mut restart,
+            ..
+        } = tail;
+        let mut spare: Vec<Vec<u8>> = (0..self.bufs.len()).map(|_| Vec::new()).collect();
+        let mut block: Vec<u8> = Vec::with_capacity(1 << 20);
+        // Highest timestamp of any record written so far; while it is above the durable
+        // timestamp of the last block written, a later block must state a higher one.
+        let mut max_rec = last_d;
+        loop {
+            self.wake
+                .wait(rt::WaitKind::Other, Some(FLUSH_INTERVAL), || {
+                    self.request.load(Acquire) || self.stop.load(Acquire)
+                });
+            self.request.store(false, Release);
+            let stopping = self.stop.load(Acquire);
+            // A commit announced after the look at its slot below takes a timestamp
+            // above `c`; one announced before is waited for until it has appended (or
+            // failed validation) if its timestamp is `<= c` or not known yet. So after
+            // the drain every record with a timestamp `<= c` is in this block or an
+            // earlier one. (Between taking its timestamp and its last append a commit
+            // waits only for committers with smaller timestamps.)
+            let c = clock.load(SeqCst);
+            fence(SeqCst);
+            for f in self.inflight.iter() {
+                rt::wait_until(rt::WaitKind::Latch, None, || {
+                    let p = f.load(SeqCst);
+                    p == 0 || (p != COMMITTING && p > c)
+                });
+            }
+            block.clear();
+            block.resize(BLOCK_HEADER_BYTES, 0);
+            for (b, s) in self.bufs.iter().zip(spare.iter_mut()) {
+                std::mem::swap(&mut *rt::lock(rt::WaitKind::Latch, b), s);
+                block.extend_from_slice(s);
+                s.clear();
+            }
+            let payload = block.len() - BLOCK_HEADER_BYTES;
+            let (count, top) = scan_records(&block[BLOCK_HEADER_BYTES..]);
+            max_rec = max_rec.max(top);
+            // A block without records only states a durable timestamp that covers
+            // records already written above the last stated one.
+            let write = payload > 0 || (c > last_d && max_rec > last_d);
+            if write {
+                if let Some(r) = restart.take() {
+                    if !self.restart(&*file, &mut offset, r, last_d) {
+                        return;
+                    }
+                }
+                seal_block(&mut block, c, count, BLOCK_DATA);
+                if let Err(err) = file.write_all_at(&block, offset) {
+                    self.fail(io_failure("writing a block", &self.path, &err));
+                    return;
+                }
+                if let Err(err) = file.sync_data() {
+                    self.fail(io_failure("fsync", &self.path, &err));
+                    return;
+                }
+                offset += block.len() as u64;
+                self.bytes.store(offset, Relaxed);
+                self.blocks.fetch_add(1, Relaxed);
+                self.fsyncs.fetch_add(1, Relaxed);
+                last_d = c;
+            }
+            if c > self.durable.load(Relaxed) {
+                self.durable.store(c, Release);
+                self.durable_ev.notify_all();
+            }
+            if stopping {
+                return;
+            }
+        }
+    }
+}
+
+/// Number of records in a well-formed buffer and the highest timestamp among them.
+fn scan_records(mut p: &[u8]) -> (u32, u64) {
+    let (mut n, mut top) = (0, 0);
+    while p.len() >= RECORD_HEADER_BYTES {
+        top = top.max(le64(&p[0..8]));
+        let row = le32(&p[12..16]) as usize;
+        let key = p[17] as usize;
+        p = &p[RECORD_HEADER_BYTES + key + row..];
+        n += 1;
+    }
+    assert!(p.is_empty(), "log buffer holds a partial record");
+    (n, top)
+}
+
+/// One record of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    pub ts: u64,
+    pub table: u32,
+    pub key: &'a [u8],
+    /// `None`: a tombstone.
+    pub row: Option<&'a [u8]>,
+}
+
+/// A verified block.
+#[derive(Debug)]
+pub struct Block<'a> {
+    /// Offset of its header in the file.
+    pub offset: u64,
+    pub durable: u64,
+    pub kind: u32,
+    pub payload: &'a [u8],
+}
+
+impl Block<'_> {
+    pub fn records(&self) -> Records<'_> {
+        Records { p: self.payload }
+    }
+}
+
+pub struct Records<'a> {
+    p: &'a [u8],
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = RecordRef<'a>;
+    fn next(&mut self) -> Option<RecordRef<'a>> {
+        // The reader checked the layout before handing out the block.
+        let p = self.p;
+        if p.is_empty() {
+            return None;
+        }
+        let row_len = le32(&p[12..16]) as usize;
+        let key_len = p[17] as usize;
+        let key = &p[RECORD_HEADER_BYTES..RECORD_HEADER_BYTES + key_len];
+        let end = RECORD_HEADER_BYTES + key_len + row_len;
+        let row = (p[16] == KIND_PUT).then(|| &p[RECORD_HEADER_BYTES + key_len..end]);
+        self.p = &p[end..];
+        Some(RecordRef {
+            ts: le64(&p[0..8]),
+            table: le32(&p[8..12]),
+            key,
+            row,
+        })
+    }
+}
+
+/// Why a block's payload is not well formed.
+fn check_payload(payload: &[u8], count: u32) -> std::result::Result<(), String> {
+    let mut p = payload;
+    let mut n = 0u32;
+    while !p.is_empty() {
+        if p.len() < RECORD_HEADER_BYTES {
+            return Err("a record is cut short".into());
+        }
+        let row_len = le32(&p[12..16]) as usize;
+        let kind = p[16];
+        let key_len = p[17] as usize;
+        if key_len > api::key::MAX_KEY_LEN || p.len() < RECORD_HEADER_BYTES + key_len + row_len {
+            return Err("a record overruns the block".into());
+        }
+        if !(kind == KIND_PUT || (kind == KIND_TOMB && row_len == 0)) {
+            return Err(format!("bad record kind {kind}"));
+        }
+        let ts = le64(&p[0..8]);
+        if ts == 0 || ts >= crate::version::MAX_TS {
+            return Err(format!("a record's timestamp {ts} is out of range"));
+        }
+        p = &p[RECORD_HEADER_BYTES + key_len + row_len..];
+        n += 1;
+    }
+    if n != count {
+        return Err(format!("{n} records, header says {count}"));
+    }
+    Ok(())
+}
+
+/// Where the valid log ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogEnd {
+    /// Length of the valid prefix (header and whole valid blocks).
+    pub valid: u64,
+    /// Bytes after it: a torn tail (0: the file ends cleanly).
+    pub torn_bytes: u64,
+}
+
+/// Reads a log's blocks in order, one at a time, verifying each. At the first invalid
+/// block it decides: if a valid block follows anywhere after it, the log is damaged in
+/// the middle (an error naming the file and offsets); otherwise the rest of the file is
+/// a torn tail (a write cut short by a crash), reported by `end`.
+pub struct LogReader<'f> {
+    f: &'f dyn File,
+    path: PathBuf,
+    len: u64,
+    at: u64,
+    buf: Vec<u8>,
+    pub header: FileHeader,
+    end: Option<LogEnd>,
+}
+
+impl<'f> LogReader<'f> {
+    pub fn new(f: &'f dyn File, path: &Path) -> Result<Self> {
+        let header = read_header(f, path)?;
+        let len = f
+            .len()
+            .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
+        Ok(LogReader {
+            f,
+            path: path.to_path_buf(),
+            len,
+            at: FILE_HEADER_BYTES as u64,
+            buf: Vec::new(),
+            header,
+            end: None,
+        })
+    }
+
+    fn io(&self, e: std::io::Error) -> Error {
+        Error::fatal(format!("log file {}: {e}", self.path.display()))
+    }
+
+    /// Validate the block at `at` into `buf`: Ok(total length) or Err(why not).
+    fn probe(&mut self, at: u64) -> Result<std::result::Result<usize, String>> {
+        let rest = self.len - at;
+        if rest < BLOCK_HEADER_BYTES as u64 {
+            return Ok(Err("incomplete block header".into()));
+        }
+        let mut h = [0u8; BLOCK_HEADER_BYTES];
+        let n = self.f.read_full_at(&mut h, at).map_err(|e| self.io(e))?;
+        if n < BLOCK_HEADER_BYTES {
+            return Ok(Err("incomplete block header".into()));
+        }
+        if le32(&h[0..4]) != BLOCK_MAGIC {
+            return Ok(Err("no block magic".into()));
+        }
+        let plen = le32(&h[4..8]) as usize;
+        if plen > MAX_BLOCK_BYTES {
+            return Ok(Err(format!("block claims {plen} bytes")));
+        }
+        if rest < (BLOCK_HEADER_BYTES + plen) as u64 {
+            return Ok(Err("block cut short".into()));
+        }
+        self.buf.clear();
+        self.buf.resize(BLOCK_HEADER_BYTES + plen, 0);
+        self.buf[..BLOCK_HEADER_BYTES].copy_from_slice(&h);
+        let n = self
+            .f
+            .read_full_at(
+                &mut self.buf[BLOCK_HEADER_BYTES..],
+                at + BLOCK_HEADER_BYTES as u64,
+            )
+            .map_err(|e| self.io(e))?;
+        if n < plen {
+            return Ok(Err("block cut short".into()));
+        }
+        if crc(&[&self.buf[0..28], &self.buf[BLOCK_HEADER_BYTES..]]) != le32(&h[28..32]) {
+            return Ok(Err("checksum mismatch".into()));
+        }
+        let kind = le32(&h[20..24]);
+        if kind != BLOCK_DATA && kind != BLOCK_RESTART {
+            return Ok(Err(format!("unknown block kind {kind}")));
+        }
+        if let Err(why) = check_payload(&self.buf[BLOCK_HEADER_BYTES..], le32(&h[16..20])) {
+            return Ok(Err(why));
+        }
+        Ok(Ok(BLOCK_HEADER_BYTES + plen))
+    }
+
+    /// The offset of the first valid block starting after `from`, if any: streams the
+    /// file looking for the block magic and verifies each candidate.
+    fn find_valid_after(&mut self, from: u64) -> Result<Option<u64>> {
+        const CHUNK: usize = 1 << 20;
+        let magic = BLOCK_MAGIC.to_le_bytes();
+        let mut chunk = vec![0u8; CHUNK + 3];
+        let mut pos = from;
+        while pos + (BLOCK_HEADER_BYTES as u64) <= self.len {
+            let n = self
+                .f
+                .read_full_at(&mut chunk, pos)
+                .map_err(|e| self.io(e))?;
+            if n < 4 {
+                break;
+            }
+            for i in 0..=n - 4 {
+                if chunk[i..i + 4] == magic && self.probe(pos + i as u64)?.is_ok() {
+                    return Ok(Some(pos + i as u64));
+                }
+            }
+            pos += (n - 3) as u64;
+        }
+        Ok(None)
+    }
+
+    /// The next valid block, or `None` at the end of the valid log (see `end`).
+    pub fn next_block(&mut self) -> Result<Option<Block<'_>>> {
+        if self.end.is_some() {
+            return Ok(None);
+        }
+        let at = self.at;
+        if at >= self.len {
+            self.end = Some(LogEnd {
+                valid: at,
+                torn_bytes: 0,
+            });
+            return Ok(None);
+        }
+        match self.probe(at)? {
+            Ok(total) => {
+                self.at += total as u64;
+                let h = &self.buf[..BLOCK_HEADER_BYTES];
+                Ok(Some(Block {
+                    offset: at,
+                    durable: le64(&h[8..16]),
+                    kind: le32(&h[20..24]),
+                    payload: &self.buf[BLOCK_HEADER_BYTES..],
+                }))
+            }
+            Err(why) => {
+                if let Some(next) = self.find_valid_after(at + 1)? {
+                    return Err(Error::fatal(format!(
+                        "log file {} is damaged at byte {at} ({why}) with a valid block after it at byte {next}: refused, the file is left as it is",
+                        self.path.display()
+                    )));
+                }
+                self.end = Some(LogEnd {
+                    valid: at,
+                    torn_bytes: self.len - at,
+                });
+                Ok(None)
+            }
+        }
+    }
+
+    /// Where the valid log ends (after `next_block` returned `None`).
+    pub fn end(&self) -> Option<LogEnd> {
+        self.end
+    }
+}
+
+/// One record read back from a log file (owned; tests and tools).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRecord {
+    pub ts: u64,
+    pub table: u32,
+    pub key: Vec<u8>,
+    /// `None`: a tombstone.
+    pub row: Option<Vec<u8>>,
+}
+
+/// A log file's contents (tests and tools; recovery streams instead).
+#[derive(Debug, Default)]
+pub struct LogContents {
+    pub header: Option<FileHeader>,
+    /// Records of data blocks in file order.
+    pub records: Vec<LogRecord>,
+    /// Highest durable timestamp stated by a valid block.
+    pub durable: u64,
+    pub blocks: u64,
+    pub restarts: u64,
+    pub torn_tail: bool,
+    pub valid_bytes: u64,
+}
+
+/// Read a whole log file back. A damaged file is an error; an invalid tail is reported
+/// as `torn_tail`.
+pub fn read_log(path: &Path) -> Result<LogContents> {
+    let st = storage::RealStorage;
+    let f = storage::Storage::open(&st, path, storage::Open::Read)
+        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
+    let mut r = LogReader::new(&*f, path)?;
+    let mut out = LogContents {
+        header: Some(r.header),
+        ..LogContents::default()
+    };
+    while let Some(b) = r.next_block()? {
+        out.durable = out.durable.max(b.durable);
+        out.blocks += 1;
+        out.restarts += (b.kind == BLOCK_RESTART) as u64;
+        for rec in b.records() {
+            out.records.push(LogRecord {
+                ts: rec.ts,
+                table: rec.table,
+                key: rec.key.to_vec(),
+                row: rec.row.map(<[u8]>::to_vec),
+            });
+        }
+    }
+    let end = r.end().expect("reader finished");
+    out.torn_tail = end.torn_bytes > 0;
+    out.valid_bytes = end.valid;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A commit in flight with a timestamp at or below the clock value the flusher read
+    /// holds the durable timestamp back until its records are appended; then they are
+    /// in the log. (Without the in-flight wait the flusher would publish the clock
+    /// value durable while the record was still outside the file.)
+    #[test]
+    fn the_flusher_waits_for_a_commit_in_flight() {
+        let st = storage::os();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let file = storage::create_durable(&*st, &path).unwrap();
+        file.write_all_at(
+            &FileHeader {
+                database_id: 1,
+                schema: 2,
+            }
+            .encode(),
+            0,
+        )
+        .unwrap();
+        let clock = Arc::new(CachePadded::new(AtomicU64::new(4)));
+        let tail = LogTail {
+            file,
+            path: path.clone(),
+            database_id: 1,
+            offset: FILE_HEADER_BYTES as u64,
+            durable: 0,
+            restart: None,
+        };
+        let (lg, h) = Logger::start(tail, 2, clock.clone()).unwrap();
+        let flight = lg.commit_start(1);
+        let ts = clock.fetch_add(1, SeqCst) + 1;
+        flight.set_ts(ts);
+        lg.request.store(true, Release);
+        lg.wake.notify_all();
+        std::thread::sleep(Duration::from_millis(80));
+        assert!(
+            lg.durable_ts() < ts,
+            "timestamp {} published durable while a commit of {ts} had not appended",
+            lg.durable_ts()
+        );
+        append(&mut lg.buffer(1), ts, 3, b"key-in-flight", Some(b"row"));
+        drop(flight);
+        let t0 = Instant::now();
+        while lg.durable_ts() < ts {
+            assert!(t0.elapsed() < Duration::from_secs(10), "never durable");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        lg.stop();
+        h.join().unwrap();
+        let c = read_log(&path).unwrap();
+        assert_eq!(
+            c.records,
+            vec![LogRecord {
+                ts,
+                table: 3,
+                key: b"key-in-flight".to_vec(),
+                row: Some(b"row".to_vec())
+            }]
+        );
+        assert!(c.durable >= ts);
+    }
+}
