@@ -359,10 +359,51 @@ impl Slots {
         lo
     }
 
+    /// Word `w` of slot `i`'s key (0 beyond the node's key block).
+    #[inline(always)]
+    fn word_at(&self, rest: Option<&Rest>, i: usize, w: usize) -> u64 {
+        if w == 0 {
+            return self.head[i].load(Relaxed);
+        }
+        match rest {
+            Some(r) if w - 1 < r.width => r.word(i, w - 1).load(Relaxed),
+            _ => 0,
+        }
+    }
+
+    /// `heads_below` for word `w >= 1`: slots `lo..hi` agree on words `0..w` and are sorted
+    /// by word `w`.
+    #[inline(always)]
+    fn words_below(
+        &self,
+        rest: Option<&Rest>,
+        w: usize,
+        mut lo: usize,
+        hi: usize,
+        x: u64,
+        or_equal: bool,
+    ) -> usize {
+        let mut len = hi - lo;
+        while len > 0 {
+            let half = len / 2;
+            let h = self.word_at(rest, lo + half, w);
+            if h < x || (or_equal && h == x) {
+                lo += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        lo
+    }
+
     /// Number of slots in `0..n` whose key is < `k` (or <= `k` with `or_equal`).
-    /// Slots are sorted, so a first word below (above) `k`'s means the whole key is below
-    /// (above): search the first words, then compare whole keys only among the slots that
-    /// share `k`'s first word (none or one for integer keys; a run for composite keys).
+    /// Slots are sorted by (word 0, word 1, ..., length), so the search narrows word by
+    /// word: a binary search on the first words gives the run of slots that share `k`'s,
+    /// the next word's search narrows that run, and so on; the length decides last. Integer
+    /// keys stop after the first word; composite keys whose first word a whole node shares
+    /// (TPC-C's order lines) search their second word the same branch-free way instead
+    /// of comparing whole keys.
     #[inline]
     fn rank(&self, n: usize, k: &KeyWords, or_equal: bool) -> usize {
         let x = k.w[0];
@@ -375,13 +416,32 @@ impl Slots {
         } else {
             self.heads_below(lo + 1, n, x, true)
         };
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let c = self.cmp(mid, k);
-            if c == Ordering::Less || (or_equal && c == Ordering::Equal) {
-                lo = mid + 1;
+        let rest = self.rest();
+        // Words past both `k`'s and the key block's are zero in every key.
+        let words = (k.len as usize)
+            .div_ceil(8)
+            .max(1 + rest.map_or(0, |r| r.width))
+            .min(KW);
+        for w in 1..words {
+            let x = k.w[w];
+            let a = self.words_below(rest, w, lo, hi, x, false);
+            if a == hi || self.word_at(rest, a, w) != x {
+                return a;
+            }
+            hi = if a + 1 == hi || self.word_at(rest, a + 1, w) != x {
+                a + 1
             } else {
-                hi = mid;
+                self.words_below(rest, w, a + 1, hi, x, true)
+            };
+            lo = a;
+        }
+        // Equal words: shorter keys (trailing zero bytes fewer) come first.
+        while lo < hi {
+            let l = self.len[lo].load(Relaxed).min(MAX_KEY_LEN as u8);
+            if l < k.len || (or_equal && l == k.len) {
+                lo += 1;
+            } else {
+                break;
             }
         }
         lo
