@@ -359,6 +359,32 @@ impl Slots {
         lo
     }
 
+    /// `rank` where every key of the node and `k` fit in two words (TPC-C's composite
+    /// keys): one branch-free binary search on (first word, second word, length).
+    #[inline(always)]
+    fn rank_two_words(&self, n: usize, rest: Option<&Rest>, k: &KeyWords, or_equal: bool) -> usize {
+        let (x0, x1, xl) = (k.w[0], k.w[1], k.len);
+        let r = rest.expect("a node with two-word keys has a key block");
+        debug_assert_eq!(r.width, 1);
+        let (mut lo, mut len) = (0usize, n);
+        while len > 0 {
+            let half = len / 2;
+            let i = lo + half;
+            let h = self.head[i].load(Relaxed);
+            let w = r.word(i, 0).load(Relaxed);
+            let l = self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8);
+            let below =
+                h < x0 || (h == x0 && (w < x1 || (w == x1 && (l < xl || (or_equal && l == xl)))));
+            if below {
+                lo += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        lo
+    }
+
     /// Word `w` of slot `i`'s key (0 beyond the node's key block).
     #[inline(always)]
     fn word_at(&self, rest: Option<&Rest>, i: usize, w: usize) -> u64 {
@@ -406,6 +432,10 @@ impl Slots {
     /// of comparing whole keys.
     #[inline]
     fn rank(&self, n: usize, k: &KeyWords, or_equal: bool) -> usize {
+        let rest = self.rest();
+        if k.len > 8 && k.len <= 16 && rest.is_some_and(|r| r.width == 1) {
+            return self.rank_two_words(n, rest, k, or_equal);
+        }
         let x = k.w[0];
         let mut lo = self.heads_below(0, n, x, false);
         if lo == n || self.head[lo].load(Relaxed) != x {
@@ -416,7 +446,6 @@ impl Slots {
         } else {
             self.heads_below(lo + 1, n, x, true)
         };
-        let rest = self.rest();
         // Words past both `k`'s and the key block's are zero in every key.
         let words = (k.len as usize)
             .div_ceil(8)
