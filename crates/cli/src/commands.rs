@@ -32,6 +32,10 @@ macro_rules! with_engine {
                 type $E = engine_mvcc::MvccEngine;
                 $body
             }
+            EngineName::Partitioned => {
+                type $E = engine_partitioned::PartitionedEngine;
+                $body
+            }
         }
     };
 }
@@ -438,6 +442,31 @@ fn engine_setup(
                 ));
             }
         }
+        EngineName::Partitioned => {
+            if let Some(f) = disk.first_given() {
+                return Err(format!(
+                    "{f} is an option of the disk engine {}",
+                    on(engine)
+                ));
+            }
+            if let Some(f) = [
+                (db.db.is_some(), "--db"),
+                (db.log_dir.is_some(), "--log-dir"),
+            ]
+            .iter()
+            .find_map(|(given, f)| given.then_some(f))
+            {
+                return Err(format!(
+                    "{f}: the partitioned engine keeps nothing on storage yet (no logging yet; use --engine disk or memory)"
+                ));
+            }
+            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
+                return Err(format!(
+                    "--log {}: the partitioned engine does not log yet: run it with --log off",
+                    l.as_str()
+                ));
+            }
+        }
     }
     Ok((engine, o))
 }
@@ -617,6 +646,20 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     let (engine, mut opts) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
+    // The partitioned engine's own options, apart from the shared `EngineOptions`.
+    match (engine, c.partitioned.partitions) {
+        (EngineName::Partitioned, p) => engine_partitioned::PartitionedOptions {
+            partitions: p.map(|p| p as usize),
+        }
+        .set(),
+        (e, Some(_)) => {
+            return Err(format!(
+                "--partitions is an option of the partitioned engine (this command uses the {} engine)",
+                e.as_str()
+            ))
+        }
+        (_, None) => {}
+    }
     let json = JsonOut::open(c.json.as_deref())?;
     let out = match &c.out {
         Some(p) => match lab::results::ResultsDir::create(p) {

@@ -91,7 +91,7 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             .filter(|p| p.exists())
             .collect()
         }
-        EngineName::Serial | EngineName::Mvcc => {
+        EngineName::Serial | EngineName::Mvcc | EngineName::Partitioned => {
             unreachable!("detect names only the engines that keep files")
         }
     };

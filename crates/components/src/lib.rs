@@ -28,6 +28,8 @@ pub fn default_components() -> Vec<(String, String)> {
         ("::version::", "version"),
         ("::validate::", "validate"),
         ("::gc::", "gc"),
+        // The partitioned engine: owning partitions (its executors' place).
+        ("::partition::", "partition"),
         ("::epoch::", "epoch"),
         ("::recovery::", "recovery"),
         ("::record::", "record"),
