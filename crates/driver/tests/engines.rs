@@ -126,6 +126,11 @@ fn mvcc_engine_runs_every_workload() {
 }
 
 #[test]
+fn partitioned_engine_runs_every_workload() {
+    all_workloads::<engine_partitioned::PartitionedEngine>(LogMode::Off);
+}
+
+#[test]
 fn disk_engine_runs_every_workload() {
     all_workloads::<engine_disk::DiskEngine>(LogMode::Async);
 }
