@@ -89,7 +89,8 @@ pub struct Partitioning {
 impl Partitioning {
     /// The partition, among `n`, that holds partition value `v`.
     pub fn partition(&self, v: u64, n: usize) -> usize {
-        let p = (v.min(self.values.saturating_sub(1)) as u128 * n as u128) / self.values.max(1) as u128;
+        let p =
+            (v.min(self.values.saturating_sub(1)) as u128 * n as u128) / self.values.max(1) as u128;
         (p as usize).min(n.saturating_sub(1))
     }
 }

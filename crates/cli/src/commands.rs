@@ -652,12 +652,10 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             partitions: p.map(|p| p as usize),
         }
         .set(),
-        (e, Some(_)) => {
-            return Err(format!(
-                "--partitions is an option of the partitioned engine (this command uses the {} engine)",
-                e.as_str()
-            ))
-        }
+        (e, Some(_)) => return Err(format!(
+            "--partitions is an option of the partitioned engine (this command uses the {} engine)",
+            e.as_str()
+        )),
         (_, None) => {}
     }
     let json = JsonOut::open(c.json.as_deref())?;

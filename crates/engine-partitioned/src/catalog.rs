@@ -100,7 +100,10 @@ impl Table {
 
     /// Put back a row's old bytes (undo of an update).
     pub fn restore(&mut self, pk: &Key, old: Row) {
-        *self.primary.get_mut(pk).expect("undo of an update: row present") = old;
+        *self
+            .primary
+            .get_mut(pk)
+            .expect("undo of an update: row present") = old;
     }
 
     /// Scan index `index` (0: primary) in `dir` order, at most `limit` rows; `f`

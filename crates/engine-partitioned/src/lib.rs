@@ -79,7 +79,11 @@ pub struct PartitionedEngine {
 
 impl PartitionedEngine {
     /// Open with these options rather than those set by [`PartitionedOptions::set`].
-    pub fn open_with(schema: Arc<Schema>, opts: &EngineOptions, p: PartitionedOptions) -> Result<Self> {
+    pub fn open_with(
+        schema: Arc<Schema>,
+        opts: &EngineOptions,
+        p: PartitionedOptions,
+    ) -> Result<Self> {
         if opts.log != LogMode::Off {
             return Err(api::Error::fatal(
                 "the partitioned engine does not log yet: run it with --log off (nothing it holds survives the run)",
@@ -106,7 +110,9 @@ impl PartitionedEngine {
                 .map(|_| Partition::new(catalog::Tables::new(&schema)))
                 .collect(),
             shared: Partition::new(catalog::Tables::new(&schema)),
-            stats: (0..opts.threads.max(1)).map(|_| CachePadded::default()).collect(),
+            stats: (0..opts.threads.max(1))
+                .map(|_| CachePadded::default())
+                .collect(),
             schema,
         })
     }
@@ -119,7 +125,9 @@ impl PartitionedEngine {
     pub fn rows_in(&self, table: api::TableId, p: usize) -> usize {
         let _own = self.parts[p].acquire();
         // SAFETY: owned.
-        unsafe { self.parts[p].data() }.tables[table.0 as usize].primary.len()
+        unsafe { self.parts[p].data() }.tables[table.0 as usize]
+            .primary
+            .len()
     }
 
     fn sum(&self, f: &dyn Fn(&WorkerStats) -> &AtomicU64) -> u64 {

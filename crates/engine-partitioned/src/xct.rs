@@ -170,7 +170,10 @@ impl<'e> PartitionedWorker<'e> {
                 unsafe { self.e.parts[p].data() }
             }
             Place::Shared => {
-                assert!(self.owned > 0, "shared table read without owning a partition");
+                assert!(
+                    self.owned > 0,
+                    "shared table read without owning a partition"
+                );
                 unsafe { self.e.shared.data() }
             }
         }
@@ -183,7 +186,10 @@ impl<'e> PartitionedWorker<'e> {
         // for one operation and drops it before taking another.
         match place {
             Place::Part(p) => {
-                assert!(self.held[p].is_some(), "partition written without owning it");
+                assert!(
+                    self.held[p].is_some(),
+                    "partition written without owning it"
+                );
                 unsafe { self.e.parts[p].data_mut() }
             }
             Place::Shared => {
@@ -276,8 +282,8 @@ impl Worker for PartitionedWorker<'_> {
             })?;
         }
         match dir {
-            Dir::Forward => rows.sort_unstable_by(|x, y| x.0.cmp(&y.0)),
-            Dir::Backward => rows.sort_unstable_by(|x, y| y.0.cmp(&x.0)),
+            Dir::Forward => rows.sort_unstable_by_key(|x| x.0),
+            Dir::Backward => rows.sort_unstable_by_key(|x| std::cmp::Reverse(x.0)),
         }
         let mut n = 0;
         for (k, r) in rows.iter().take(limit) {

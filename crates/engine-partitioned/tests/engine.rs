@@ -5,8 +5,8 @@
 
 use api::key::Key;
 use api::{
-    Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Partitioning, Schema, Session,
-    TableDef, TableId,
+    Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Partitioning, Schema, Session, TableDef,
+    TableId,
 };
 use engine_partitioned::{PartitionedEngine, PartitionedOptions, PartitionedWorker};
 use std::ops::Bound;
@@ -121,9 +121,15 @@ fn scans_across_partitions_merge_in_key_order() {
         .unwrap();
         got
     };
-    assert_eq!(keys(&mut s, 14, 19, Dir::Forward, 100), vec![14, 15, 16, 17, 18]);
+    assert_eq!(
+        keys(&mut s, 14, 19, Dir::Forward, 100),
+        vec![14, 15, 16, 17, 18]
+    );
     assert_eq!(keys(&mut s, 14, 40, Dir::Backward, 3), vec![39, 38, 37]);
-    assert_eq!(keys(&mut s, 0, 64, Dir::Forward, 64), (0..64).collect::<Vec<_>>());
+    assert_eq!(
+        keys(&mut s, 0, 64, Dir::Forward, 64),
+        (0..64).collect::<Vec<_>>()
+    );
     assert_eq!(keys(&mut s, 20, 24, Dir::Forward, 2), vec![20, 21]);
 }
 
@@ -320,7 +326,14 @@ fn logging_storage_and_bad_partition_counts_are_refused() {
         };
         assert!(PartitionedEngine::open_with(s.clone(), &EngineOptions::default(), p).is_err());
     }
-    let e = PartitionedEngine::open_with(s, &EngineOptions { threads: 3, ..Default::default() }, p)
-        .unwrap();
+    let e = PartitionedEngine::open_with(
+        s,
+        &EngineOptions {
+            threads: 3,
+            ..Default::default()
+        },
+        p,
+    )
+    .unwrap();
     assert_eq!(e.partitions(), 3, "default: one partition per thread");
 }

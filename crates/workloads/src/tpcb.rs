@@ -233,9 +233,7 @@ impl Workload for Tpcb {
                 IndexKind::Hash,
                 sc * ACCOUNTS_PER_BRANCH,
             )
-            .partitioned(by(|_, k| {
-                id_of(k).map(|a| (a - 1) / ACCOUNTS_PER_BRANCH)
-            })),
+            .partitioned(by(|_, k| id_of(k).map(|a| (a - 1) / ACCOUNTS_PER_BRANCH))),
         );
         // History is scanned by the consistency check, so it needs an ordered index.
         // Its key (run, worker, seq) does not carry the branch: its rows say it.
@@ -249,9 +247,7 @@ impl Workload for Tpcb {
             .partitioned(Partitioning {
                 values: sc,
                 of_key: |_, _| None,
-                of_row: Some(|r| {
-                    api::row::read::<History>(r).branch.saturating_sub(1)
-                }),
+                of_row: Some(|r| api::row::read::<History>(r).branch.saturating_sub(1)),
             }),
         );
         assert_eq!((b, t, a, h), (BRANCH, TELLER, ACCOUNT, HISTORY));
