@@ -303,6 +303,25 @@ pub struct PartitionedTuning {
     /// Number of partitions (partitioned engine; default: one per worker thread).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=engine_partitioned::MAX_PARTITIONS as u64))]
     pub partitions: Option<u64>,
+    /// Structure of the ordered indexes (partitioned engine): btree (default) or rbtree,
+    /// a red-black tree as in the "revisited" paper's DBMS N.
+    #[arg(long, value_enum)]
+    pub ordered_index: Option<OrderedIndexArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderedIndexArg {
+    Btree,
+    Rbtree,
+}
+
+impl OrderedIndexArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderedIndexArg::Btree => "btree",
+            OrderedIndexArg::Rbtree => "rbtree",
+        }
+    }
 }
 
 /// The longest checkpoint interval accepted: a day.

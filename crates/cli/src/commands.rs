@@ -647,16 +647,29 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
     // The partitioned engine's own options, apart from the shared `EngineOptions`.
-    match (engine, c.partitioned.partitions) {
-        (EngineName::Partitioned, p) => engine_partitioned::PartitionedOptions {
-            partitions: p.map(|p| p as usize),
+    let pt = &c.partitioned;
+    if engine == EngineName::Partitioned {
+        engine_partitioned::PartitionedOptions {
+            partitions: pt.partitions.map(|p| p as usize),
+            ordered: match pt.ordered_index {
+                Some(crate::args::OrderedIndexArg::Rbtree) => {
+                    engine_partitioned::OrderedKind::RbTree
+                }
+                _ => engine_partitioned::OrderedKind::BTree,
+            },
         }
-        .set(),
-        (e, Some(_)) => return Err(format!(
-            "--partitions is an option of the partitioned engine (this command uses the {} engine)",
-            e.as_str()
-        )),
-        (_, None) => {}
+        .set();
+    } else if let Some(f) = [
+        (pt.partitions.is_some(), "--partitions"),
+        (pt.ordered_index.is_some(), "--ordered-index"),
+    ]
+    .iter()
+    .find_map(|(given, f)| given.then_some(f))
+    {
+        return Err(format!(
+            "{f} is an option of the partitioned engine (this command uses the {} engine)",
+            engine.as_str()
+        ));
     }
     let json = JsonOut::open(c.json.as_deref())?;
     let out = match &c.out {

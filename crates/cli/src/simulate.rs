@@ -50,6 +50,9 @@ pub(crate) fn child_args(
     if let Some(n) = c.partitioned.partitions {
         v.extend([s("--partitions"), n.to_string()]);
     }
+    if let Some(o) = c.partitioned.ordered_index {
+        v.extend([s("--ordered-index"), s(o.as_str())]);
+    }
     if coroutines > 1 {
         v.extend([s("--coroutines"), coroutines.to_string()]);
     }

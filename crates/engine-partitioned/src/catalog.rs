@@ -3,7 +3,7 @@
 //! operations an owner runs on them. No concurrency control here: the caller owns the
 //! partition (`partition`), and keeps the undo log (`xct`).
 
-use crate::index::{empty_range, key_bound, Primary, Row, Secondary};
+use crate::index::{empty_range, Ordered, OrderedKind, Primary, Row, Secondary};
 use api::key::Key;
 use api::{Dir, Error, IndexKind, Result, Schema};
 use std::ops::Bound;
@@ -20,19 +20,19 @@ pub struct Tables {
 }
 
 impl Tables {
-    pub fn new(schema: &Schema) -> Self {
+    pub fn new(schema: &Schema, ordered: OrderedKind) -> Self {
         Tables {
             tables: schema
                 .tables
                 .iter()
                 .map(|t| Table {
                     kind: t.primary,
-                    primary: Primary::new(t.primary),
+                    primary: Primary::new(t.primary, ordered),
                     secondary: t
                         .secondary
                         .iter()
                         .map(|s| Secondary {
-                            map: Default::default(),
+                            map: Ordered::new(ordered),
                             def: s.clone(),
                         })
                         .collect(),
@@ -55,12 +55,12 @@ impl Table {
             .map(|s| s.entry_key(pk, row))
             .collect();
         for (s, k) in self.secondary.iter().zip(&entries) {
-            if s.map.contains_key(k) {
+            if s.map.get(k).is_some() {
                 return Err(Error::Duplicate);
             }
         }
         for (s, k) in self.secondary.iter_mut().zip(entries) {
-            s.map.insert(k, *pk);
+            s.map.put(k, *pk);
         }
         self.primary.put(*pk, row.into());
         Ok(())
@@ -120,36 +120,28 @@ impl Table {
         if empty_range(lo, hi) || limit == 0 {
             return Ok(0);
         }
-        let range = (key_bound(lo)?, key_bound(hi)?);
         let mut n = 0;
         let mut each = |k: &Key, row: &[u8]| {
             n += 1;
             f(k, row) && n < limit
         };
         if index == 0 {
-            let Primary::BTree(m) = &self.primary else {
+            let Primary::Ordered(m) = &self.primary else {
                 return Err(Error::fatal("scan over a hash index"));
             };
-            let mut it: Box<dyn Iterator<Item = (&Key, &Row)>> = match dir {
-                Dir::Forward => Box::new(m.range(range)),
-                Dir::Backward => Box::new(m.range(range).rev()),
-            };
-            it.try_for_each(|(k, r)| if each(k, r) { Some(()) } else { None });
+            m.range(lo, hi, dir, &mut |k, r| each(k, r))?;
         } else {
             let s = &self.secondary[index as usize - 1];
-            let mut it: Box<dyn Iterator<Item = (&Key, &Key)>> = match dir {
-                Dir::Forward => Box::new(s.map.range(range)),
-                Dir::Backward => Box::new(s.map.range(range).rev()),
-            };
             let primary = &self.primary;
             let mut missing = false;
-            it.try_for_each(|(k, pk)| match primary.get(pk) {
-                Some(r) => each(k, r).then_some(()),
-                None => {
-                    missing = true;
-                    None
-                }
-            });
+            s.map
+                .range(lo, hi, dir, &mut |k, pk| match primary.get(pk) {
+                    Some(r) => each(k, r),
+                    None => {
+                        missing = true;
+                        false
+                    }
+                })?;
             if missing {
                 return Err(Error::fatal("secondary entry without its row"));
             }

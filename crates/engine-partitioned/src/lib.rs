@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod index;
 pub mod partition;
+pub mod rbtree;
 pub mod xct;
 
 use api::{Engine, EngineOptions, LogMode, Result, Schema};
@@ -21,6 +22,7 @@ use partition::Partition;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+pub use index::OrderedKind;
 pub use xct::PartitionedWorker;
 
 /// This engine's own options (not fields of `api::EngineOptions`: each engine keeps
@@ -29,6 +31,8 @@ pub use xct::PartitionedWorker;
 pub struct PartitionedOptions {
     /// Number of partitions; `None`: one per worker thread.
     pub partitions: Option<usize>,
+    /// The structure of ordered indexes (B+tree-kind primary and all secondary ones).
+    pub ordered: index::OrderedKind,
 }
 
 /// The most partitions an engine may have.
@@ -36,8 +40,10 @@ pub const MAX_PARTITIONS: usize = 1024;
 
 /// The options `Engine::open` uses (that trait's `open` takes only the shared options):
 /// set by the command line before it opens the engine.
-static OPTIONS: std::sync::Mutex<PartitionedOptions> =
-    std::sync::Mutex::new(PartitionedOptions { partitions: None });
+static OPTIONS: std::sync::Mutex<PartitionedOptions> = std::sync::Mutex::new(PartitionedOptions {
+    partitions: None,
+    ordered: index::OrderedKind::BTree,
+});
 
 impl PartitionedOptions {
     /// Make these the options of engines opened from now on by `Engine::open`.
@@ -75,6 +81,7 @@ pub struct PartitionedEngine {
     /// The tables without a partition key, in one copy.
     pub(crate) shared: Partition,
     pub(crate) stats: Box<[CachePadded<WorkerStats>]>,
+    ordered: index::OrderedKind,
 }
 
 impl PartitionedEngine {
@@ -107,12 +114,13 @@ impl PartitionedEngine {
         }
         Ok(PartitionedEngine {
             parts: (0..n)
-                .map(|_| Partition::new(catalog::Tables::new(&schema)))
+                .map(|_| Partition::new(catalog::Tables::new(&schema, p.ordered)))
                 .collect(),
-            shared: Partition::new(catalog::Tables::new(&schema)),
+            shared: Partition::new(catalog::Tables::new(&schema, p.ordered)),
             stats: (0..opts.threads.max(1))
                 .map(|_| CachePadded::default())
                 .collect(),
+            ordered: p.ordered,
             schema,
         })
     }
@@ -180,6 +188,10 @@ impl Engine for PartitionedEngine {
         serde_json::json!({
             "engine": "partitioned",
             "partitions": self.parts.len(),
+            "ordered_index": match self.ordered {
+                index::OrderedKind::BTree => "btree",
+                index::OrderedKind::RbTree => "rbtree",
+            },
             "single_partition_commits": self.sum(&|s| &s.single_partition_commits),
             "multi_partition_commits": self.sum(&|s| &s.multi_partition_commits),
             "aborts": self.sum(&|s| &s.aborts),

@@ -8,7 +8,7 @@ use api::{
     Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Partitioning, Schema, Session, TableDef,
     TableId,
 };
-use engine_partitioned::{PartitionedEngine, PartitionedOptions, PartitionedWorker};
+use engine_partitioned::{OrderedKind, PartitionedEngine, PartitionedOptions, PartitionedWorker};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -37,6 +37,15 @@ fn schema(kind: IndexKind) -> (Schema, TableId) {
 }
 
 fn open(threads: usize, parts: usize, kind: IndexKind) -> (PartitionedEngine, TableId) {
+    open_with(threads, parts, kind, OrderedKind::BTree)
+}
+
+fn open_with(
+    threads: usize,
+    parts: usize,
+    kind: IndexKind,
+    ordered: OrderedKind,
+) -> (PartitionedEngine, TableId) {
     let (s, t) = schema(kind);
     let e = PartitionedEngine::open_with(
         Arc::new(s),
@@ -46,6 +55,7 @@ fn open(threads: usize, parts: usize, kind: IndexKind) -> (PartitionedEngine, Ta
         },
         PartitionedOptions {
             partitions: Some(parts),
+            ordered,
         },
     )
     .unwrap();
@@ -100,7 +110,13 @@ fn rows_land_in_their_keys_partition() {
 
 #[test]
 fn scans_across_partitions_merge_in_key_order() {
-    let (e, t) = open(1, 4, IndexKind::BTree);
+    for ordered in [OrderedKind::BTree, OrderedKind::RbTree] {
+        scans_merge(ordered);
+    }
+}
+
+fn scans_merge(ordered: OrderedKind) {
+    let (e, t) = open_with(1, 4, IndexKind::BTree, ordered);
     load(&e, t, 1);
     let mut s = Session::new(e.worker(0));
     let keys = |s: &mut S<'_>, lo: u32, hi: u32, dir: Dir, limit: usize| {
@@ -135,8 +151,12 @@ fn scans_across_partitions_merge_in_key_order() {
 
 #[test]
 fn an_abort_rolls_every_partition_back() {
-    for kind in [IndexKind::BTree, IndexKind::Hash] {
-        let (e, t) = open(1, 4, kind);
+    for (kind, ordered) in [
+        (IndexKind::BTree, OrderedKind::BTree),
+        (IndexKind::BTree, OrderedKind::RbTree),
+        (IndexKind::Hash, OrderedKind::BTree),
+    ] {
+        let (e, t) = open_with(1, 4, kind, ordered);
         load(&e, t, 10);
         let mut s = Session::new(e.worker(0));
         let r: api::Result<()> = s.run(0, |s| {
@@ -212,8 +232,12 @@ fn an_out_of_order_request_aborts_and_the_retry_owns_the_whole_set() {
 /// partition): every sum and the final one equal the start.
 #[test]
 fn concurrent_transfers_across_partitions_keep_the_sum() {
-    for (threads, parts) in [(2, 2), (4, 4), (3, 4)] {
-        let (e, t) = open(threads, parts, IndexKind::Hash);
+    for (threads, parts, kind, ordered) in [
+        (2, 2, IndexKind::Hash, OrderedKind::BTree),
+        (4, 4, IndexKind::BTree, OrderedKind::RbTree),
+        (3, 4, IndexKind::BTree, OrderedKind::BTree),
+    ] {
+        let (e, t) = open_with(threads, parts, kind, ordered);
         load(&e, t, 1000);
         let total = 1000 * ACCTS as i64;
         std::thread::scope(|sc| {
@@ -290,6 +314,7 @@ fn a_secondary_key_in_another_partition_is_refused() {
         &EngineOptions::default(),
         PartitionedOptions {
             partitions: Some(2),
+            ..Default::default()
         },
     )
     .unwrap();
@@ -323,6 +348,7 @@ fn logging_storage_and_bad_partition_counts_are_refused() {
     for n in [0, engine_partitioned::MAX_PARTITIONS + 1] {
         let p = PartitionedOptions {
             partitions: Some(n),
+            ..Default::default()
         };
         assert!(PartitionedEngine::open_with(s.clone(), &EngineOptions::default(), p).is_err());
     }
