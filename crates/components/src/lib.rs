@@ -30,6 +30,7 @@ pub fn default_components() -> Vec<(String, String)> {
         ("::gc::", "gc"),
         // The partitioned engine: owning partitions (its executors' place).
         ("::partition::", "partition"),
+        ("::rbtree::", "rbtree"),
         ("::epoch::", "epoch"),
         ("::recovery::", "recovery"),
         ("::record::", "record"),
