@@ -130,6 +130,11 @@ impl PartialEq for Key {
     }
 }
 impl Eq for Key {}
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_bytes().hash(h)
+    }
+}
 impl PartialOrd for Key {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))

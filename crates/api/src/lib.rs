@@ -22,5 +22,5 @@ pub mod session;
 pub use engine::{Counted, Dir, Engine, EngineOptions, LogMode, TableSize, Worker};
 pub use error::{Error, Result};
 pub use key::Key;
-pub use schema::{IndexId, IndexKind, Schema, SecondaryDef, TableDef, TableId};
+pub use schema::{IndexId, IndexKind, Partitioning, Schema, SecondaryDef, TableDef, TableId};
 pub use session::Session;

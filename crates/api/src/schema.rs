@@ -66,6 +66,41 @@ pub struct TableDef {
     pub secondary: Vec<SecondaryDef>,
     /// Expected number of rows (sizing hint for hash tables and memory estimates).
     pub expected_rows: u64,
+    /// How rows map to partitions, for a partitioned engine. `None`: not partitioned
+    /// (one copy shared by all partitions). Other engines ignore it.
+    pub partitioning: Option<Partitioning>,
+}
+
+/// A table's partition key: each row has a partition value in `0..values`; an engine
+/// with `n` partitions keeps value `v` in partition `v * n / values` (contiguous ranges).
+#[derive(Clone, Copy)]
+pub struct Partitioning {
+    pub values: u64,
+    /// The partition value of key `key` of index `index` (0: primary, `i > 0`:
+    /// `secondary[i - 1]`), or `None` when the key does not tell (a short scan bound,
+    /// or an index whose keys do not carry it). Must be non-decreasing in key order
+    /// (range scans rely on it), and a row's secondary keys must give its primary
+    /// key's value.
+    pub of_key: fn(index: u16, key: &[u8]) -> Option<u64>,
+    /// The partition value of a row, for tables whose primary keys do not carry it.
+    pub of_row: Option<fn(row: &[u8]) -> u64>,
+}
+
+impl Partitioning {
+    /// The partition, among `n`, that holds partition value `v`.
+    pub fn partition(&self, v: u64, n: usize) -> usize {
+        let p =
+            (v.min(self.values.saturating_sub(1)) as u128 * n as u128) / self.values.max(1) as u128;
+        (p as usize).min(n.saturating_sub(1))
+    }
+}
+
+impl std::fmt::Debug for Partitioning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Partitioning")
+            .field("values", &self.values)
+            .finish()
+    }
 }
 
 impl TableDef {
@@ -80,7 +115,14 @@ impl TableDef {
             primary,
             secondary: Vec::new(),
             expected_rows,
+            partitioning: None,
         }
+    }
+
+    /// Declare the table's partition key ([`Partitioning`]).
+    pub fn partitioned(mut self, p: Partitioning) -> Self {
+        self.partitioning = Some(p);
+        self
     }
 
     pub fn with_secondary(mut self, name: &str, unique: bool, key_of: fn(&[u8], &mut Key)) -> Self {

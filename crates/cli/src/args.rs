@@ -208,6 +208,10 @@ pub enum EngineName {
     /// In-memory, multi-version, Hekaton-style: version chains, a global timestamp
     /// counter, snapshot reads, validation at commit, a log of committed versions.
     Mvcc,
+    /// In-memory, partitioned, H-Store-style: a transaction owns the partitions it
+    /// touches (taken in a fixed order) and runs on them with no concurrency control;
+    /// no logging yet: nothing outlives the run.
+    Partitioned,
 }
 
 impl EngineName {
@@ -217,6 +221,7 @@ impl EngineName {
             EngineName::Disk => "disk",
             EngineName::Serial => "serial",
             EngineName::Mvcc => "mvcc",
+            EngineName::Partitioned => "partitioned",
         }
     }
 }
@@ -232,7 +237,7 @@ impl SimOpts {
     /// The traced run's logging: `--log`, else async where the engine has a log.
     pub fn log(&self) -> LogArg {
         self.log.unwrap_or(match self.engine {
-            EngineName::Serial | EngineName::Mvcc => LogArg::Off,
+            EngineName::Serial | EngineName::Mvcc | EngineName::Partitioned => LogArg::Off,
             EngineName::Disk | EngineName::Memory => LogArg::Async,
         })
     }
@@ -292,6 +297,33 @@ impl DiskTuning {
     }
 }
 
+/// Settings of the partitioned engine (refused on the others).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PartitionedTuning {
+    /// Number of partitions (partitioned engine; default: one per worker thread).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=engine_partitioned::MAX_PARTITIONS as u64))]
+    pub partitions: Option<u64>,
+    /// Structure of the ordered indexes (partitioned engine): btree (default) or rbtree,
+    /// a red-black tree as in the "revisited" paper's DBMS N.
+    #[arg(long, value_enum)]
+    pub ordered_index: Option<OrderedIndexArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OrderedIndexArg {
+    Btree,
+    Rbtree,
+}
+
+impl OrderedIndexArg {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OrderedIndexArg::Btree => "btree",
+            OrderedIndexArg::Rbtree => "rbtree",
+        }
+    }
+}
+
 /// The longest checkpoint interval accepted: a day.
 pub const MAX_CHECKPOINT_MS: u64 = 24 * 3600 * 1000;
 
@@ -345,6 +377,8 @@ pub struct RunOpts {
     pub reload: bool,
     #[command(flatten)]
     pub disk: DiskTuning,
+    #[command(flatten)]
+    pub partitioned: PartitionedTuning,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,
@@ -450,6 +484,8 @@ pub struct SimOpts {
     pub log: Option<LogArg>,
     #[command(flatten)]
     pub disk: DiskTuning,
+    #[command(flatten)]
+    pub partitioned: PartitionedTuning,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,

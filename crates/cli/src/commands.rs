@@ -32,6 +32,10 @@ macro_rules! with_engine {
                 type $E = engine_mvcc::MvccEngine;
                 $body
             }
+            EngineName::Partitioned => {
+                type $E = engine_partitioned::PartitionedEngine;
+                $body
+            }
         }
     };
 }
@@ -431,6 +435,31 @@ fn engine_setup(
                 return Err("the mvcc engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
             }
         }
+        EngineName::Partitioned => {
+            if let Some(f) = disk.first_given() {
+                return Err(format!(
+                    "{f} is an option of the disk engine {}",
+                    on(engine)
+                ));
+            }
+            if let Some(f) = [
+                (db.db.is_some(), "--db"),
+                (db.log_dir.is_some(), "--log-dir"),
+            ]
+            .iter()
+            .find_map(|(given, f)| given.then_some(f))
+            {
+                return Err(format!(
+                    "{f}: the partitioned engine keeps nothing on storage yet (no logging yet; use --engine disk or memory)"
+                ));
+            }
+            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
+                return Err(format!(
+                    "--log {}: the partitioned engine does not log yet: run it with --log off",
+                    l.as_str()
+                ));
+            }
+        }
     }
     Ok((engine, o))
 }
@@ -610,6 +639,31 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     let (engine, mut opts) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
+    // The partitioned engine's own options, apart from the shared `EngineOptions`.
+    let pt = &c.partitioned;
+    if engine == EngineName::Partitioned {
+        engine_partitioned::PartitionedOptions {
+            partitions: pt.partitions.map(|p| p as usize),
+            ordered: match pt.ordered_index {
+                Some(crate::args::OrderedIndexArg::Rbtree) => {
+                    engine_partitioned::OrderedKind::RbTree
+                }
+                _ => engine_partitioned::OrderedKind::BTree,
+            },
+        }
+        .set();
+    } else if let Some(f) = [
+        (pt.partitions.is_some(), "--partitions"),
+        (pt.ordered_index.is_some(), "--ordered-index"),
+    ]
+    .iter()
+    .find_map(|(given, f)| given.then_some(f))
+    {
+        return Err(format!(
+            "{f} is an option of the partitioned engine (this command uses the {} engine)",
+            engine.as_str()
+        ));
+    }
     let json = JsonOut::open(c.json.as_deref())?;
     let out = match &c.out {
         Some(p) => match lab::results::ResultsDir::create(p) {

@@ -105,7 +105,7 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             .filter(|p| p.exists())
             .collect()
         }
-        EngineName::Serial => {
+        EngineName::Serial | EngineName::Partitioned => {
             unreachable!("detect names only the engines that keep files")
         }
     };

@@ -47,6 +47,12 @@ pub(crate) fn child_args(
     if let Some(m) = c.disk.checkpoint_ms {
         v.extend([s("--checkpoint-ms"), m.to_string()]);
     }
+    if let Some(n) = c.partitioned.partitions {
+        v.extend([s("--partitions"), n.to_string()]);
+    }
+    if let Some(o) = c.partitioned.ordered_index {
+        v.extend([s("--ordered-index"), s(o.as_str())]);
+    }
     if coroutines > 1 {
         v.extend([s("--coroutines"), coroutines.to_string()]);
     }
@@ -74,7 +80,9 @@ pub(crate) fn keeps_files(c: &SimOpts) -> bool {
     match c.engine {
         crate::args::EngineName::Disk => true,
         crate::args::EngineName::Memory => c.log() != crate::args::LogArg::Off,
-        crate::args::EngineName::Serial | crate::args::EngineName::Mvcc => false,
+        crate::args::EngineName::Serial
+        | crate::args::EngineName::Mvcc
+        | crate::args::EngineName::Partitioned => false,
     }
 }
 

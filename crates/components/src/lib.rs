@@ -28,6 +28,9 @@ pub fn default_components() -> Vec<(String, String)> {
         ("::version::", "version"),
         ("::validate::", "validate"),
         ("::gc::", "gc"),
+        // The partitioned engine: owning partitions (its executors' place).
+        ("::partition::", "partition"),
+        ("::rbtree::", "rbtree"),
         ("::epoch::", "epoch"),
         ("::recovery::", "recovery"),
         ("::record::", "record"),

@@ -126,6 +126,19 @@ fn mvcc_engine_runs_every_workload() {
 }
 
 #[test]
+fn partitioned_engine_runs_every_workload() {
+    // The engine's own options are process-wide: this is the one test of this binary
+    // that opens it, first with B-trees, then with red-black trees as ordered indexes.
+    all_workloads::<engine_partitioned::PartitionedEngine>(LogMode::Off);
+    engine_partitioned::PartitionedOptions {
+        partitions: None,
+        ordered: engine_partitioned::OrderedKind::RbTree,
+    }
+    .set();
+    all_workloads::<engine_partitioned::PartitionedEngine>(LogMode::Off);
+}
+
+#[test]
 fn disk_engine_runs_every_workload() {
     all_workloads::<engine_disk::DiskEngine>(LogMode::Async);
 }

@@ -62,7 +62,7 @@ fn run_ok<E: Engine>(log: LogMode, threads: usize) {
     let dir = tempfile::tempdir().unwrap();
     let wl = small();
     // The mvcc engine keeps nothing on storage (yet): it refuses a directory.
-    let dir = (E::NAME != "mvcc").then_some(dir.path());
+    let dir = (!matches!(E::NAME, "mvcc" | "partitioned")).then_some(dir.path());
     let r = driver::run::<E, Tpce>(&wl, &cfg(threads, log, dir))
         .unwrap_or_else(|e| panic!("tpce on {}: {e}", E::NAME));
     assert!(r.committed > 0, "tpce on {}: nothing committed", E::NAME);
@@ -87,6 +87,11 @@ fn memory_engine_runs_tpce_with_logging() {
 #[test]
 fn mvcc_engine_runs_tpce() {
     run_ok::<engine_mvcc::MvccEngine>(LogMode::Off, 2);
+}
+
+#[test]
+fn partitioned_engine_runs_tpce() {
+    run_ok::<engine_partitioned::PartitionedEngine>(LogMode::Off, 2);
 }
 
 #[test]
@@ -246,7 +251,7 @@ fn conformance<E: Engine>(log: LogMode) -> (Vec<u64>, Vec<(&'static str, u64, u6
         log_dir: Some(dir.path().join("log")),
         ..EngineOptions::default()
     };
-    let opts = if matches!(E::NAME, "serial" | "mvcc") {
+    let opts = if matches!(E::NAME, "serial" | "mvcc" | "partitioned") {
         EngineOptions {
             threads: 2,
             ..EngineOptions::default()
@@ -276,4 +281,7 @@ fn memory_disk_and_mvcc_leave_the_serial_engines_database() {
     let (c_mvcc, d_mvcc) = conformance::<engine_mvcc::MvccEngine>(LogMode::Off);
     assert_eq!(c_mvcc, c_serial);
     assert_eq!(d_mvcc, d_serial, "mvcc engine differs from serial");
+    let (c_part, d_part) = conformance::<engine_partitioned::PartitionedEngine>(LogMode::Off);
+    assert_eq!(c_part, c_serial);
+    assert_eq!(d_part, d_serial, "partitioned engine differs from serial");
 }

@@ -9,7 +9,9 @@ use crate::util::KitRng;
 use crate::util::{load_range, parallel_units, rng_for};
 use crate::{Check, RunInfo, Workload};
 use api::row::{self, Pod, Zeroable};
-use api::{Engine, Error, IndexKind, Key, Result, Schema, Session, TableDef, TableId, Worker};
+use api::{
+    Engine, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId, Worker,
+};
 use rand::Rng;
 use smallvec::SmallVec;
 
@@ -228,12 +230,32 @@ impl Workload for Micro {
 
     fn schema(&self) -> Schema {
         let mut s = Schema::new();
-        s.add(TableDef::new(
-            "micro",
-            MicroConfig::row_size(self.cfg.columns),
-            self.cfg.index,
-            self.cfg.keys,
-        ));
+        // Partitioned by key range: 8-byte keys by their value; string keys by their
+        // first two letters (`a`..`p` each: 256 ranges of the key space).
+        let partitioning = match self.cfg.columns {
+            Columns::Long => Partitioning {
+                values: self.cfg.keys,
+                of_key: |_, k| (k.len() >= 8).then(|| api::key::read_u64(k, 0)),
+                of_row: None,
+            },
+            Columns::String => Partitioning {
+                values: 256,
+                of_key: |_, k| {
+                    let l = |b: u8| b.clamp(b'a', b'p') as u64 - b'a' as u64;
+                    (k.len() >= 2).then(|| l(k[0]) * 16 + l(k[1]))
+                },
+                of_row: None,
+            },
+        };
+        s.add(
+            TableDef::new(
+                "micro",
+                MicroConfig::row_size(self.cfg.columns),
+                self.cfg.index,
+                self.cfg.keys,
+            )
+            .partitioned(partitioning),
+        );
         s
     }
 

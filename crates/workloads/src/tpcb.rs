@@ -11,7 +11,10 @@ use crate::util::{load_range, parallel_units, rng_for};
 use crate::{Check, RunInfo, Workload};
 use api::key::{read_u32, read_u64};
 use api::row::{Pod, Zeroable};
-use api::{Dir, Engine, Error, IndexKind, Key, Result, Schema, Session, TableDef, TableId, Worker};
+use api::{
+    Dir, Engine, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId,
+    Worker,
+};
 use rand::Rng;
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
@@ -181,6 +184,12 @@ impl Tpcb {
     }
 }
 
+/// The id in an 8-byte id key (branch, teller, account); `None` for a shorter key (a
+/// scan bound). Ids start at 1.
+fn id_of(k: &[u8]) -> Option<u64> {
+    (k.len() >= 8).then(|| api::key::read_u64(k, 0).max(1))
+}
+
 impl Workload for Tpcb {
     type Input = TpcbInput;
     type WorkerState = TpcbState;
@@ -192,31 +201,55 @@ impl Workload for Tpcb {
     fn schema(&self) -> Schema {
         let mut s = Schema::new();
         let sc = self.cfg.scale;
-        let b = s.add(TableDef::new(
-            "branch",
-            self.pad_size(std::mem::size_of::<Branch>()),
-            IndexKind::Hash,
-            sc,
-        ));
-        let t = s.add(TableDef::new(
-            "teller",
-            self.pad_size(std::mem::size_of::<Teller>()),
-            IndexKind::Hash,
-            sc * TELLERS_PER_BRANCH,
-        ));
-        let a = s.add(TableDef::new(
-            "account",
-            std::mem::size_of::<Account>(),
-            IndexKind::Hash,
-            sc * ACCOUNTS_PER_BRANCH,
-        ));
+        // Partitioned by branch (value: branch id - 1); ids are dense, each branch
+        // owning a run of teller and account ids.
+        let by = |of_key: fn(u16, &[u8]) -> Option<u64>| Partitioning {
+            values: sc,
+            of_key,
+            of_row: None,
+        };
+        let b = s.add(
+            TableDef::new(
+                "branch",
+                self.pad_size(std::mem::size_of::<Branch>()),
+                IndexKind::Hash,
+                sc,
+            )
+            .partitioned(by(|_, k| id_of(k).map(|b| b - 1))),
+        );
+        let t = s.add(
+            TableDef::new(
+                "teller",
+                self.pad_size(std::mem::size_of::<Teller>()),
+                IndexKind::Hash,
+                sc * TELLERS_PER_BRANCH,
+            )
+            .partitioned(by(|_, k| id_of(k).map(|t| (t - 1) / TELLERS_PER_BRANCH))),
+        );
+        let a = s.add(
+            TableDef::new(
+                "account",
+                std::mem::size_of::<Account>(),
+                IndexKind::Hash,
+                sc * ACCOUNTS_PER_BRANCH,
+            )
+            .partitioned(by(|_, k| id_of(k).map(|a| (a - 1) / ACCOUNTS_PER_BRANCH))),
+        );
         // History is scanned by the consistency check, so it needs an ordered index.
-        let h = s.add(TableDef::new(
-            "history",
-            std::mem::size_of::<History>(),
-            IndexKind::BTree,
-            sc * ACCOUNTS_PER_BRANCH,
-        ));
+        // Its key (run, worker, seq) does not carry the branch: its rows say it.
+        let h = s.add(
+            TableDef::new(
+                "history",
+                std::mem::size_of::<History>(),
+                IndexKind::BTree,
+                sc * ACCOUNTS_PER_BRANCH,
+            )
+            .partitioned(Partitioning {
+                values: sc,
+                of_key: |_, _| None,
+                of_row: Some(|r| api::row::read::<History>(r).branch.saturating_sub(1)),
+            }),
+        );
         assert_eq!((b, t, a, h), (BRANCH, TELLER, ACCOUNT, HISTORY));
         s
     }

@@ -8,7 +8,7 @@
 //! district id and order-line number take one byte (they are at most 10 and 15).
 
 use api::key::Key;
-use api::{IndexKind, Schema, TableDef, TableId};
+use api::{IndexKind, Partitioning, Schema, TableDef, TableId};
 use bytemuck::{Pod, Zeroable};
 use std::mem::offset_of;
 
@@ -340,6 +340,19 @@ pub fn build(warehouses: u32, items: u32) -> Schema {
         WAREHOUSE, DISTRICT, CUSTOMER, HISTORY, NEW_ORDER, ORDER, ORDER_LINE, ITEM, STOCK,
     ];
     assert_eq!(ids, want, "TPC-C table ids must follow the constants");
+    // Partitioned by warehouse (value: w_id - 1): every key of every index but ITEM's
+    // starts with the warehouse id. ITEM is read-only after the load: not partitioned
+    // (one copy every partition reads).
+    let by_warehouse = Partitioning {
+        values: w,
+        of_key: |_, k| (k.len() >= 4).then(|| (api::key::read_u32(k, 0) as u64).saturating_sub(1)),
+        of_row: None,
+    };
+    for t in ids {
+        if t != ITEM {
+            s.tables[t.0 as usize].partitioning = Some(by_warehouse);
+        }
+    }
     s
 }
 
