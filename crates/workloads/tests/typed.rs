@@ -4,7 +4,8 @@
 //! and secondary keys that the declared parts reproduce.
 
 use api::serial::SerialEngine;
-use api::{Dir, Engine, EngineOptions, IndexKind, Session, Worker};
+use api::typed::{column_value, SqlType};
+use api::{Dir, Engine, EngineOptions, IndexKind, Session, TableDef, Worker};
 use std::ops::Bound;
 use std::sync::Arc;
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
@@ -52,7 +53,7 @@ fn check_kit<W: Workload>(wl: &W, txns: u64) -> Vec<u64> {
             usize::MAX,
             &mut |k, r| {
                 rows += 1;
-                if let Err(e) = t.check_row(k, r) {
+                if let Err(e) = t.check_row(k, r).and_then(|()| fits_precision(&t, r)) {
                     bad = Some(e);
                     return false;
                 }
@@ -67,6 +68,23 @@ fn check_kit<W: Workload>(wl: &W, txns: u64) -> Vec<u64> {
     }
     w.commit().unwrap();
     committed
+}
+
+/// Every decimal column's value has at most its declared precision in digits, as a
+/// database system's NUMERIC(precision, scale) column would require.
+fn fits_precision(t: &TableDef, row: &[u8]) -> Result<(), String> {
+    for c in &t.columns {
+        if let SqlType::Decimal { precision, .. } = c.ty {
+            let v = column_value(c, row).as_int().unwrap();
+            if v.unsigned_abs() >= 10u64.pow(precision as u32) {
+                return Err(format!(
+                    "{}.{}: {v} has more than {precision} digits",
+                    t.name, c.name
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[test]
