@@ -137,29 +137,17 @@ impl PgServer {
         let parent = opts.parent_dir.clone().unwrap_or_else(std::env::temp_dir);
         stale::sweep(&parent);
         let (id, dir) = make_dir(&parent, run_as)?;
-        // From here on `server` owns the directory: an early return removes it.
-        let mut server = PgServer {
+        registry::register_dir(id, dir.clone());
+        // From here on an early return drops `server`, which removes the directory and
+        // stops the postmaster if it was started.
+        let server = PgServer {
             id,
             dir,
             bindir,
             database: opts.database.clone(),
         };
-        let cleanup_only_dir = |server: &mut PgServer| {
-            let _ = registry::remove_dir(&server.dir);
-            server.id = u64::MAX; // Nothing registered: Drop has nothing to stop.
-        };
-        if let Err(e) = server.initdb(run_as) {
-            cleanup_only_dir(&mut server);
-            return Err(e);
-        }
-        let child = match server.spawn_postgres(opts, run_as) {
-            Ok(child) => child,
-            Err(e) => {
-                cleanup_only_dir(&mut server);
-                return Err(e);
-            }
-        };
-        registry::register(id, child, server.dir.clone());
+        server.initdb(run_as)?;
+        registry::attach(id, server.spawn_postgres(opts, run_as)?);
         server.wait_ready(opts.start_timeout)?;
         server.create_database()?;
         Ok(server)
@@ -198,9 +186,9 @@ impl PgServer {
 
     /// Stops the server and removes its directory, reporting what went wrong (Drop
     /// does the same silently).
-    pub fn stop(mut self) -> Result<(), String> {
-        let id = std::mem::replace(&mut self.id, u64::MAX);
-        registry::remove(id)
+    pub fn stop(self) -> Result<(), String> {
+        // Drop then finds nothing left to do.
+        registry::remove(self.id)
     }
 
     fn log_path(&self) -> PathBuf {
@@ -342,10 +330,8 @@ impl PgServer {
 
 impl Drop for PgServer {
     fn drop(&mut self) {
-        if self.id != u64::MAX {
-            if let Err(e) = registry::remove(self.id) {
-                eprintln!("warning: {e}");
-            }
+        if let Err(e) = registry::remove(self.id) {
+            eprintln!("warning: {e}");
         }
     }
 }

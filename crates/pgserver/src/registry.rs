@@ -17,7 +17,8 @@ const KILL_WAIT_TIMEOUT: Duration = Duration::from_secs(5);
 
 struct Live {
     id: u64,
-    child: Child,
+    /// None until the postmaster is started (the directory exists from the start).
+    child: Option<Child>,
     dir: PathBuf,
 }
 
@@ -29,22 +30,41 @@ fn live() -> MutexGuard<'static, Vec<Live>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Registers a started server; from now on it is stopped on `remove` or on a signal.
-pub fn register(id: u64, child: Child, dir: PathBuf) {
+/// Registers a server's new directory; from now on it is removed on `remove` or on a
+/// signal.
+pub fn register_dir(id: u64, dir: PathBuf) {
     install_signal_handler();
-    live().push(Live { id, child, dir });
+    live().push(Live {
+        id,
+        child: None,
+        dir,
+    });
+}
+
+/// Records the postmaster of a registered server; from now on it is stopped with it.
+pub fn attach(id: u64, child: Child) {
+    let mut live = live();
+    let l = live.iter_mut().find(|l| l.id == id);
+    let l = l.unwrap_or_else(|| panic!("server {id} is attached before it is registered"));
+    assert!(l.child.is_none(), "server {id} has a postmaster already");
+    l.child = Some(child);
 }
 
 /// Process id of a registered server's postmaster.
 pub fn pid(id: u64) -> Option<u32> {
-    live().iter().find(|l| l.id == id).map(|l| l.child.id())
+    live()
+        .iter()
+        .find(|l| l.id == id)?
+        .child
+        .as_ref()
+        .map(|c| c.id())
 }
 
 /// Whether a registered server's postmaster has exited, with its exit status.
 pub fn exited(id: u64) -> Option<String> {
     let mut live = live();
-    let l = live.iter_mut().find(|l| l.id == id)?;
-    match l.child.try_wait() {
+    let child = live.iter_mut().find(|l| l.id == id)?.child.as_mut()?;
+    match child.try_wait() {
         Ok(Some(status)) => Some(status.to_string()),
         _ => None,
     }
@@ -58,7 +78,7 @@ pub fn remove(id: u64) -> Result<(), String> {
         return Ok(());
     };
     let mut l = live.swap_remove(pos);
-    let stopped = stop(&mut l.child);
+    let stopped = l.child.as_mut().map_or(Ok(()), stop);
     let removed = remove_dir(&l.dir);
     stopped.and(removed)
 }
@@ -141,7 +161,9 @@ fn install_signal_handler() {
                 if let Some(sig) = signals.forever().next() {
                     let mut live = live();
                     for l in live.iter_mut() {
-                        let _ = stop(&mut l.child);
+                        if let Some(child) = l.child.as_mut() {
+                            let _ = stop(child);
+                        }
                         let _ = remove_dir(&l.dir);
                     }
                     live.clear();
