@@ -405,6 +405,9 @@ fn quote_conninfo(value: &str) -> String {
 /// Creates `<parent>/oltpscope-pg-<pid>-<n>` (mode 0700, owned by the account the
 /// server runs as) and returns the server id and the directory.
 fn make_dir(parent: &Path, run_as: Option<RunAs>) -> Result<(u64, PathBuf), String> {
+    if let Some(r) = run_as {
+        check_reachable(parent, r.uid)?;
+    }
     let pid = std::process::id();
     for _ in 0..1000 {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
@@ -438,6 +441,37 @@ fn make_dir(parent: &Path, run_as: Option<RunAs>) -> Result<(u64, PathBuf), Stri
         "cannot find a free directory name under {}",
         parent.display()
     ))
+}
+
+/// Checks that `uid` may enter every directory on the way to `parent` (a root-only
+/// TMPDIR would otherwise fail later, inside initdb, with a less clear message).
+fn check_reachable(parent: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let parent = parent.canonicalize().map_err(|e| {
+        format!(
+            "cannot use {} for the server directory: {e}",
+            parent.display()
+        )
+    })?;
+    for dir in parent.ancestors() {
+        let meta =
+            std::fs::metadata(dir).map_err(|e| format!("cannot stat {}: {e}", dir.display()))?;
+        // Owner x bit for its owner, otherwise the "others" x bit (group is ignored:
+        // rarely shared with the postgres account, and erring safe costs only a message).
+        let enterable = if meta.uid() == uid {
+            meta.mode() & 0o100 != 0
+        } else {
+            meta.mode() & 0o001 != 0
+        };
+        if !enterable {
+            return Err(format!(
+                "the postgres user cannot enter {}; set TMPDIR to a directory it can reach \
+                 (e.g. /tmp)",
+                dir.display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// As root, the `postgres` system user (created by Debian's package); otherwise the
@@ -497,6 +531,20 @@ mod tests {
         assert_eq!(get("unix_socket_directories"), Some("/tmp/x"));
         assert_eq!(get("fsync"), Some("on"));
         assert_eq!(get("synchronous_commit"), Some("off"));
+    }
+
+    #[test]
+    fn a_directory_others_cannot_enter_is_refused() {
+        let dir = std::env::temp_dir().join(format!("pgserver-reach-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("inner")).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        // uid 4242 owns neither directory, so only the "others" bits count.
+        let closed = check_reachable(&dir.join("inner"), 4242);
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let open = check_reachable(&dir.join("inner"), 4242);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(closed.unwrap_err().contains("cannot enter"));
+        assert!(open.is_ok());
     }
 
     #[test]
