@@ -133,8 +133,8 @@ fn start_connect_query_and_drop_cleans_up() {
 }
 
 #[test]
-fn synchronous_commit_option_reaches_the_server() {
-    if postgres_missing("synchronous_commit_option_reaches_the_server") {
+fn options_reach_the_server_and_a_panic_still_cleans_up() {
+    if postgres_missing("options_reach_the_server_and_a_panic_still_cleans_up") {
         return;
     }
     let opts = PgOptions {
@@ -143,6 +143,7 @@ fn synchronous_commit_option_reaches_the_server() {
         ..small_options(None)
     };
     let server = PgServer::start(&opts).unwrap();
+    let (dir, pid) = (server.dir().to_path_buf(), server.pid().unwrap());
     let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
     let sync: String = client
         .query_one("SHOW synchronous_commit", &[])
@@ -154,9 +155,14 @@ fn synchronous_commit_option_reaches_the_server() {
         .get(0);
     assert_eq!((sync.as_str(), db.as_str()), ("off", "bench_db"));
     drop(client);
-    let dir = server.dir().to_path_buf();
-    server.stop().unwrap();
-    assert!(!dir.exists());
+    // A run that panics while holding the server: unwinding drops it.
+    let unwound = std::panic::catch_unwind(move || {
+        let _held = server;
+        panic!("a failing run");
+    });
+    assert!(unwound.is_err());
+    assert!(!dir.exists(), "unwinding removes {}", dir.display());
+    assert!(!running(pid), "unwinding stops postmaster {pid}");
 }
 
 #[test]
@@ -262,7 +268,7 @@ fn kill_9_stops_the_server_and_the_next_start_removes_its_directory() {
     let dir_left = dir.exists();
     let server = PgServer::start(&small_options(Some(parent.clone()))).unwrap();
     let dir_swept = !dir.exists();
-    drop(server);
+    server.stop().unwrap();
     std::fs::remove_dir_all(&parent).unwrap();
     assert!(pid_gone, "postmaster {pid} outlived its killed parent");
     assert!(dir_left, "SIGKILL leaves the directory for the next start");
