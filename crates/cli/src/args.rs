@@ -212,6 +212,9 @@ pub enum EngineName {
     /// touches (taken in a fixed order) and runs on them with no concurrency control;
     /// no logging yet: nothing outlives the run.
     Partitioned,
+    /// SQLite (embedded, bundled): real tables from the kits' typed schemas, WAL mode,
+    /// one connection per worker, one writer at a time (BEGIN IMMEDIATE).
+    Sqlite,
 }
 
 impl EngineName {
@@ -222,7 +225,14 @@ impl EngineName {
             EngineName::Serial => "serial",
             EngineName::Mvcc => "mvcc",
             EngineName::Partitioned => "partitioned",
+            EngineName::Sqlite => "sqlite",
         }
+    }
+
+    /// True for an adapter to another database system: its time is spent in another
+    /// program (or library), which oltpscope's simulator and profiler do not attribute.
+    pub fn is_external(self) -> bool {
+        matches!(self, EngineName::Sqlite)
     }
 }
 
@@ -237,7 +247,10 @@ impl SimOpts {
     /// The traced run's logging: `--log`, else async where the engine has a log.
     pub fn log(&self) -> LogArg {
         self.log.unwrap_or(match self.engine {
-            EngineName::Serial | EngineName::Mvcc | EngineName::Partitioned => LogArg::Off,
+            EngineName::Serial
+            | EngineName::Mvcc
+            | EngineName::Partitioned
+            | EngineName::Sqlite => LogArg::Off,
             EngineName::Disk | EngineName::Memory => LogArg::Async,
         })
     }
@@ -266,6 +279,24 @@ pub struct DbArgs {
     /// Separate directory for the disk engine's log (memory engine: same as --db).
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub sqlite: SqliteTuning,
+}
+
+/// Settings of the SQLite engine (refused on the others).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SqliteTuning {
+    /// SQLite's PRAGMA synchronous (sqlite engine): off, normal (default: in WAL mode,
+    /// fsync at checkpoints only) or full (fsync at every commit).
+    #[arg(long, value_enum)]
+    pub sqlite_sync: Option<SqliteSyncArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqliteSyncArg {
+    Off,
+    Normal,
+    Full,
 }
 
 /// Settings of the disk engine (refused on the others).

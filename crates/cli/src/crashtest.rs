@@ -224,7 +224,7 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
         EngineName::Disk | EngineName::Memory | EngineName::Mvcc
     ) {
         return Err(format!(
-            "crashtest needs a durable engine: the {} engine does not recover (use --engine disk, memory or mvcc)",
+            "crashtest needs a durable engine of oltpscope's own: the {} engine does not recover here (use --engine disk, memory or mvcc)",
             engine_arg(a.engine)
         ));
     }

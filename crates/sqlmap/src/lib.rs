@@ -538,6 +538,21 @@ impl TableMap {
         v
     }
 
+    /// The SQL column of each primary key part.
+    pub fn pk_cols(&self) -> &[usize] {
+        &self.pk
+    }
+
+    /// The SQL column of each part of `index`'s keys (as a scan reports them).
+    pub fn index_cols(&self, index: u16) -> &[usize] {
+        &self.indexes[index as usize].cols
+    }
+
+    /// The SQL columns of [`TableMap::update_params`], in order.
+    pub fn update_cols(&self) -> Vec<usize> {
+        self.set_cols.iter().chain(&self.pk).copied().collect()
+    }
+
     /// The secondary index's own part count (without the appended primary key).
     pub fn own_parts(&self, index: u16) -> usize {
         self.indexes[index as usize].own
