@@ -215,6 +215,9 @@ pub enum EngineName {
     /// SQLite (embedded, bundled): real tables from the kits' typed schemas, WAL mode,
     /// one connection per worker, one writer at a time (BEGIN IMMEDIATE).
     Sqlite,
+    /// PostgreSQL (--pg-url, else a private server for the run): real tables from the
+    /// kits' typed schemas, one connection per worker, serializable transactions.
+    Postgres,
 }
 
 impl EngineName {
@@ -226,13 +229,14 @@ impl EngineName {
             EngineName::Mvcc => "mvcc",
             EngineName::Partitioned => "partitioned",
             EngineName::Sqlite => "sqlite",
+            EngineName::Postgres => "postgres",
         }
     }
 
     /// True for an adapter to another database system: its time is spent in another
     /// program (or library), which oltpscope's simulator and profiler do not attribute.
     pub fn is_external(self) -> bool {
-        matches!(self, EngineName::Sqlite)
+        matches!(self, EngineName::Sqlite | EngineName::Postgres)
     }
 }
 
@@ -250,7 +254,8 @@ impl SimOpts {
             EngineName::Serial
             | EngineName::Mvcc
             | EngineName::Partitioned
-            | EngineName::Sqlite => LogArg::Off,
+            | EngineName::Sqlite
+            | EngineName::Postgres => LogArg::Off,
             EngineName::Disk | EngineName::Memory => LogArg::Async,
         })
     }
@@ -281,6 +286,40 @@ pub struct DbArgs {
     pub log_dir: Option<PathBuf>,
     #[command(flatten)]
     pub sqlite: SqliteTuning,
+    #[command(flatten)]
+    pub postgres: PostgresTuning,
+}
+
+/// Settings of the PostgreSQL engine (refused on the others).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PostgresTuning {
+    /// Transaction isolation (postgres engine): serializable (default) or
+    /// repeatable-read (snapshot isolation: write skew possible).
+    #[arg(long, value_enum)]
+    pub isolation: Option<IsolationArg>,
+    /// An existing PostgreSQL server (postgres engine; a libpq connection string or
+    /// URL). Default: a private server started for the run and removed at its end.
+    #[arg(long)]
+    pub pg_url: Option<String>,
+}
+
+impl PostgresTuning {
+    /// The first PostgreSQL-only option given, by its flag.
+    pub fn first_given(&self) -> Option<&'static str> {
+        if self.isolation.is_some() {
+            Some("--isolation")
+        } else if self.pg_url.is_some() {
+            Some("--pg-url")
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IsolationArg {
+    Serializable,
+    RepeatableRead,
 }
 
 /// Settings of the SQLite engine (refused on the others).

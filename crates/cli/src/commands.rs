@@ -40,6 +40,10 @@ macro_rules! with_engine {
                 type $E = engine_sqlite::SqliteEngine;
                 $body
             }
+            EngineName::Postgres => {
+                type $E = engine_postgres::PostgresEngine;
+                $body
+            }
         }
     };
 }
@@ -396,7 +400,49 @@ fn engine_setup(
             on(engine)
         ));
     }
+    if engine != EngineName::Postgres {
+        if let Some(f) = db.postgres.first_given() {
+            return Err(format!(
+                "{f} is an option of the postgres engine {}",
+                on(engine)
+            ));
+        }
+    }
     match engine {
+        EngineName::Postgres => {
+            if let Some(f) = disk.first_given() {
+                return Err(format!(
+                    "{f} is an option of the disk engine {}",
+                    on(engine)
+                ));
+            }
+            if let Some(f) = [(db.db.is_some(), "--db"), (db.log_dir.is_some(), "--log-dir")]
+                .iter()
+                .find_map(|(given, f)| given.then_some(f))
+            {
+                return Err(format!(
+                    "{f}: the postgres engine keeps its tables in the server, in a schema of their own for one run (--pg-url names a server)"
+                ));
+            }
+            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
+                return Err(format!(
+                    "--log {}: PostgreSQL keeps its own write-ahead log",
+                    l.as_str()
+                ));
+            }
+            o = o.with_own(engine_postgres::PostgresOptions {
+                isolation: match db.postgres.isolation {
+                    Some(IsolationArg::RepeatableRead) => {
+                        engine_postgres::Isolation::RepeatableRead
+                    }
+                    Some(IsolationArg::Serializable) | None => {
+                        engine_postgres::Isolation::Serializable
+                    }
+                },
+                url: db.postgres.pg_url.clone(),
+                copy_load: true,
+            });
+        }
         EngineName::Sqlite => {
             if let Some(f) = disk.first_given() {
                 return Err(format!(
@@ -518,6 +564,7 @@ fn engine_setup(
 fn external_program(e: EngineName) -> &'static str {
     match e {
         EngineName::Sqlite => "the SQLite library",
+        EngineName::Postgres => "the PostgreSQL server",
         _ => "none",
     }
 }
@@ -729,6 +776,14 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         return Err(format!(
             "{f} is an option of the partitioned engine (this command uses the {} engine)",
             engine.as_str()
+        ));
+    }
+    if engine.is_external() && (c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some()) {
+        // A connection waiting inside the other system blocks its whole thread.
+        return Err(format!(
+            "--coroutines and --steps-team switch inside oltpscope's own engines: the {} engine waits inside {}",
+            engine.as_str(),
+            external_program(engine)
         ));
     }
     let json = JsonOut::open(c.json.as_deref())?;

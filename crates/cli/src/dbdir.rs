@@ -114,7 +114,7 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             }
             engine_sqlite::own_files(dir)
         }
-        EngineName::Serial | EngineName::Partitioned => {
+        EngineName::Serial | EngineName::Partitioned | EngineName::Postgres => {
             unreachable!("detect names only the engines that keep files")
         }
     };

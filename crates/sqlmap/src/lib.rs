@@ -443,6 +443,19 @@ impl TableMap {
     pub fn row_params(&self, key: &[u8], row: &[u8]) -> api::Result<Vec<Value>> {
         self.check_row_len(row)?;
         let kv = self.key_params(key)?;
+        // The row is stored under its columns' values: they must be the key's.
+        for (p, v) in self.def.primary_key.iter().zip(&kv) {
+            if let Some(c) = p.column {
+                let in_row = column_value(&self.def.columns[c], row);
+                if in_row != *v {
+                    return Err(api::Error::fatal(format!(
+                        "table {}: key part {} is {v:?} in the key but {in_row:?} in the row",
+                        self.name(),
+                        p.name
+                    )));
+                }
+            }
+        }
         Ok(self
             .cols
             .iter()
