@@ -416,9 +416,12 @@ fn engine_setup(
                     on(engine)
                 ));
             }
-            if let Some(f) = [(db.db.is_some(), "--db"), (db.log_dir.is_some(), "--log-dir")]
-                .iter()
-                .find_map(|(given, f)| given.then_some(f))
+            if let Some(f) = [
+                (db.db.is_some(), "--db"),
+                (db.log_dir.is_some(), "--log-dir"),
+            ]
+            .iter()
+            .find_map(|(given, f)| given.then_some(f))
             {
                 return Err(format!(
                     "{f}: the postgres engine keeps its tables in the server, in a schema of their own for one run (--pg-url names a server)"
@@ -451,7 +454,10 @@ fn engine_setup(
                 ));
             }
             if db.log_dir.is_some() {
-                return Err("--log-dir: SQLite keeps its write-ahead log beside its database file in --db".into());
+                return Err(
+                    "--log-dir: SQLite keeps its write-ahead log beside its database file in --db"
+                        .into(),
+                );
             }
             if let Some(l) = log.filter(|l| *l != LogArg::Off) {
                 return Err(format!(

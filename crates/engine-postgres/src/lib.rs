@@ -429,7 +429,11 @@ impl PostgresWorker<'_> {
         Ok(())
     }
 
-    fn params(map: &TableMap, cols: impl Iterator<Item = usize>, vals: &[Value]) -> Result<Vec<Box<dyn ToSql + Sync>>> {
+    fn params(
+        map: &TableMap,
+        cols: impl Iterator<Item = usize>,
+        vals: &[Value],
+    ) -> Result<Vec<Box<dyn ToSql + Sync>>> {
         cols.zip(vals)
             .map(|(c, v)| param(map.cols[c].kind, v))
             .collect()
@@ -454,12 +458,17 @@ impl PostgresWorker<'_> {
         for r in &rows {
             vals.clear();
             for (i, c) in map.cols.iter().enumerate() {
-                let get = |e: postgres::Error| Error::fatal(format!("postgres: column {}: {e}", c.name));
+                let get =
+                    |e: postgres::Error| Error::fatal(format!("postgres: column {}: {e}", c.name));
                 vals.push(match c.kind {
                     Kind::I16 => Value::Int(r.try_get::<_, i16>(i).map_err(get)? as i64),
                     Kind::I32 => Value::Int(r.try_get::<_, i32>(i).map_err(get)? as i64),
-                    Kind::I64 | Kind::Decimal { .. } => Value::Int(r.try_get::<_, i64>(i).map_err(get)?),
-                    Kind::Text => Value::Text(r.try_get::<_, &str>(i).map_err(get)?.as_bytes().to_vec()),
+                    Kind::I64 | Kind::Decimal { .. } => {
+                        Value::Int(r.try_get::<_, i64>(i).map_err(get)?)
+                    }
+                    Kind::Text => {
+                        Value::Text(r.try_get::<_, &str>(i).map_err(get)?.as_bytes().to_vec())
+                    }
                     Kind::Bytes => Value::Bytes(r.try_get::<_, Vec<u8>>(i).map_err(get)?),
                 });
             }
@@ -534,7 +543,10 @@ impl api::Worker for PostgresWorker<'_> {
         if limit == 0 {
             return Ok(0);
         }
-        let (lo, hi) = (map.bound(index.index, lo, true), map.bound(index.index, hi, false));
+        let (lo, hi) = (
+            map.bound(index.index, lo, true),
+            map.bound(index.index, hi, false),
+        );
         if lo == Cond::Nothing || hi == Cond::Nothing {
             return Ok(0);
         }

@@ -53,8 +53,17 @@ fn cfg(threads: usize, own: PostgresOptions) -> RunConfig {
 fn run_ok<W: Workload>(wl: &W, c: &RunConfig) {
     let r = driver::run::<PostgresEngine, W>(wl, c)
         .unwrap_or_else(|e| panic!("{} on postgres: {e}", wl.name()));
-    assert!(r.committed > 0, "{} on postgres: nothing committed", wl.name());
-    assert!(r.checks.passed, "{} on postgres: {:#?}", wl.name(), r.checks);
+    assert!(
+        r.committed > 0,
+        "{} on postgres: nothing committed",
+        wl.name()
+    );
+    assert!(
+        r.checks.passed,
+        "{} on postgres: {:#?}",
+        wl.name(),
+        r.checks
+    );
 }
 
 #[test]

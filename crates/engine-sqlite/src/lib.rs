@@ -544,7 +544,10 @@ impl api::Worker for SqliteWorker<'_> {
         if limit == 0 {
             return Ok(0);
         }
-        let (lo, hi) = (map.bound(index.index, lo, true), map.bound(index.index, hi, false));
+        let (lo, hi) = (
+            map.bound(index.index, lo, true),
+            map.bound(index.index, hi, false),
+        );
         if lo == Cond::Nothing || hi == Cond::Nothing {
             return Ok(0);
         }

@@ -44,7 +44,11 @@ fn cfg(threads: usize) -> RunConfig {
 fn run_ok<W: Workload>(wl: &W, c: &RunConfig) {
     let r = driver::run::<SqliteEngine, W>(wl, c)
         .unwrap_or_else(|e| panic!("{} on sqlite: {e}", wl.name()));
-    assert!(r.committed > 0, "{} on sqlite: nothing committed", wl.name());
+    assert!(
+        r.committed > 0,
+        "{} on sqlite: nothing committed",
+        wl.name()
+    );
     assert!(r.checks.passed, "{} on sqlite: {:#?}", wl.name(), r.checks);
 }
 

@@ -322,7 +322,10 @@ mod tests {
         assert_eq!(translate(&p, &c, Bound::Unbounded, true), Cond::All);
         assert_eq!(translate(&p, &c, Bound::Unbounded, false), Cond::All);
         assert_eq!(translate(&p, &c, Bound::Included(&[]), true), Cond::All);
-        assert_eq!(translate(&p, &c, Bound::Excluded(&[]), false), Cond::Nothing);
+        assert_eq!(
+            translate(&p, &c, Bound::Excluded(&[]), false),
+            Cond::Nothing
+        );
         // A string part's prefix end rounds up to the next string.
         let mut k = Key::new();
         k.push_u8(1).push_str_fixed(b"ab", 3);

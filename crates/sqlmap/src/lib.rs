@@ -47,8 +47,16 @@ pub enum Kind {
 impl Kind {
     fn of_type(t: SqlType) -> Kind {
         match t {
-            SqlType::Int { bytes: 1, .. } | SqlType::Int { bytes: 2, signed: true } => Kind::I16,
-            SqlType::Int { bytes: 2, .. } | SqlType::Int { bytes: 4, signed: true } => Kind::I32,
+            SqlType::Int { bytes: 1, .. }
+            | SqlType::Int {
+                bytes: 2,
+                signed: true,
+            } => Kind::I16,
+            SqlType::Int { bytes: 2, .. }
+            | SqlType::Int {
+                bytes: 4,
+                signed: true,
+            } => Kind::I32,
             SqlType::Int { .. } | SqlType::Timestamp => Kind::I64,
             SqlType::Decimal {
                 precision, scale, ..
@@ -160,7 +168,12 @@ impl TableMap {
                         name: p.name.clone(),
                         kind,
                         source: Source::KeyOnly(i),
-                        sqlite_ty: if kind == Kind::Bytes { "BLOB" } else { "INTEGER" }.into(),
+                        sqlite_ty: if kind == Kind::Bytes {
+                            "BLOB"
+                        } else {
+                            "INTEGER"
+                        }
+                        .into(),
                         pg_ty: match kind {
                             Kind::I16 => "SMALLINT",
                             Kind::I32 => "INTEGER",
@@ -269,7 +282,11 @@ impl TableMap {
             .iter()
             .map(|c| match (d, c.kind) {
                 (Dialect::Postgres, Kind::Decimal { scale, .. }) => {
-                    format!("({} * 1{})::int8", ident(&c.name), "0".repeat(scale as usize))
+                    format!(
+                        "({} * 1{})::int8",
+                        ident(&c.name),
+                        "0".repeat(scale as usize)
+                    )
                 }
                 _ => ident(&c.name),
             })
@@ -537,7 +554,12 @@ impl TableMap {
 
     /// The condition a scan bound of `index` puts on the index's columns.
     pub fn bound(&self, index: u16, b: Bound<&[u8]>, is_lo: bool) -> Cond {
-        bounds::translate(&self.indexes[index as usize].parts, &self.def.columns, b, is_lo)
+        bounds::translate(
+            &self.indexes[index as usize].parts,
+            &self.def.columns,
+            b,
+            is_lo,
+        )
     }
 
     /// The parameters of a scan's two conditions, in order.
