@@ -19,7 +19,7 @@ pub mod schema;
 pub mod serial;
 pub mod session;
 
-pub use engine::{Counted, Dir, Engine, EngineOptions, LogMode, TableSize, Worker};
+pub use engine::{Command, Counted, Dir, Engine, EngineOptions, LogMode, TableSize, Worker};
 pub use error::{Error, Result};
 pub use key::Key;
 pub use schema::{IndexId, IndexKind, Partitioning, Schema, SecondaryDef, TableDef, TableId};
