@@ -210,7 +210,8 @@ pub enum EngineName {
     Mvcc,
     /// In-memory, partitioned, H-Store-style: a transaction owns the partitions it
     /// touches (taken in a fixed order) and runs on them with no concurrency control;
-    /// no logging yet: nothing outlives the run.
+    /// durable by command logging (a snapshot after the load, then each committed
+    /// transaction's type and inputs; recovery replays them).
     Partitioned,
 }
 
