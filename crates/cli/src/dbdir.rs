@@ -114,9 +114,7 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
         }
         EngineName::Partitioned => {
             if log_dir.is_some_and(|l| l != dir) {
-                return Err(
-                    "--log-dir: the partitioned engine keeps its log in --db".to_string(),
-                );
+                return Err("--log-dir: the partitioned engine keeps its log in --db".to_string());
             }
             let (l, s) = (
                 engine_partitioned::log::LOG_FILE,

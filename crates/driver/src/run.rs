@@ -689,7 +689,9 @@ pub fn replay<E: Engine, W: Workload>(engine: &E, wl: &W, seed: u64) -> api::Res
                     wl.name()
                 )));
             }
-            let input = wl.decode_input(&mut st, &c.input).map_err(|e| fail(e.to_string()))?;
+            let input = wl
+                .decode_input(&mut st, &c.input)
+                .map_err(|e| fail(e.to_string()))?;
             // Single-threaded on a quiescent database: a logged command commits again.
             s.run(c.txn_type, |s| wl.execute(s, &mut st, &input))
                 .map_err(|e| fail(format!("it did not commit again ({e})")))?;

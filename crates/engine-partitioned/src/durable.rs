@@ -77,7 +77,10 @@ impl Dir {
     pub fn remove(&self, st: &dyn Storage) -> Result<()> {
         let mut gone = Vec::new();
         for (p, ours) in [
-            (&self.snapshot, snapshot::looks_like_snapshot as fn(&[u8]) -> bool),
+            (
+                &self.snapshot,
+                snapshot::looks_like_snapshot as fn(&[u8]) -> bool,
+            ),
             (&self.log, log::looks_like_log),
         ] {
             if Self::exists(st, p)? {

@@ -172,10 +172,15 @@ impl Primary {
     pub fn for_each(&self, f: &mut dyn FnMut(&Key, &Row)) {
         match self {
             Primary::Ordered(m) => m
-                .range(Bound::Unbounded, Bound::Unbounded, Dir::Forward, &mut |k, r| {
-                    f(k, r);
-                    true
-                })
+                .range(
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    Dir::Forward,
+                    &mut |k, r| {
+                        f(k, r);
+                        true
+                    },
+                )
                 .expect("unbounded ranges have no key to refuse"),
             Primary::Hash(m) => m.iter().for_each(|(k, r)| f(k, r)),
         }

@@ -492,7 +492,10 @@ mod tests {
         f[FILE_HEADER_BYTES + BLOCK_HEADER_BYTES + 9] ^= 0x40;
         let e = read_log(&f, Path::new(P)).unwrap_err().to_string();
         assert!(e.contains("damaged at byte 32 (checksum mismatch)"), "{e}");
-        assert!(e.contains(&format!("valid block after it at byte {second}")), "{e}");
+        assert!(
+            e.contains(&format!("valid block after it at byte {second}")),
+            "{e}"
+        );
         // The same flip in the last block is a torn tail (nothing valid follows).
         let (mut f, second) = two_blocks();
         let n = f.len();
@@ -516,7 +519,10 @@ mod tests {
     fn foreign_and_damaged_headers_are_refused() {
         let (f, _) = two_blocks();
         let cases: [(Vec<u8>, &str); 5] = [
-            (b"OLTPVLOG and the rest of an mvcc log....".to_vec(), "not a partitioned-engine command log"),
+            (
+                b"OLTPVLOG and the rest of an mvcc log....".to_vec(),
+                "not a partitioned-engine command log",
+            ),
             (Vec::new(), "not a partitioned-engine command log"),
             (f[..20].to_vec(), "header cut short"),
             (
@@ -566,10 +572,18 @@ mod tests {
         lg.stop();
         h.join().unwrap();
         let c = read_log(&std::fs::read(&path).unwrap(), &path).unwrap();
-        let got: Vec<(u32, Vec<u8>)> = c.commands.into_iter().map(|c| (c.txn_type, c.input)).collect();
+        let got: Vec<(u32, Vec<u8>)> = c
+            .commands
+            .into_iter()
+            .map(|c| (c.txn_type, c.input))
+            .collect();
         assert_eq!(
             got,
-            [(4, b"a".to_vec()), (5, b"bb".to_vec()), (6, b"ccc".to_vec())]
+            [
+                (4, b"a".to_vec()),
+                (5, b"bb".to_vec()),
+                (6, b"ccc".to_vec())
+            ]
         );
     }
 }

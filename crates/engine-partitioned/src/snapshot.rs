@@ -117,8 +117,10 @@ impl<'s> Writer<'s> {
 
     pub fn row(&mut self, table: u32, key: &[u8], row: &[u8]) -> Result<()> {
         self.buf.extend_from_slice(&table.to_le_bytes());
-        self.buf.extend_from_slice(&(key.len() as u32).to_le_bytes());
-        self.buf.extend_from_slice(&(row.len() as u32).to_le_bytes());
+        self.buf
+            .extend_from_slice(&(key.len() as u32).to_le_bytes());
+        self.buf
+            .extend_from_slice(&(row.len() as u32).to_le_bytes());
         self.buf.extend_from_slice(key);
         self.buf.extend_from_slice(row);
         self.rows_in_buf += 1;
@@ -152,6 +154,9 @@ impl<'s> Writer<'s> {
     }
 }
 
+/// Where `read` hands each row: `(table, key, row)`.
+pub type RowSink<'a> = dyn FnMut(u32, &[u8], &[u8]) -> Result<()> + 'a;
+
 /// Read the snapshot at `path`, verifying everything, handing each row to `f(table,
 /// key, row)`. Returns its header; `tables` is the schema's table count and
 /// `schema` its fingerprint (another workload's snapshot is refused before any row).
@@ -160,7 +165,7 @@ pub fn read(
     path: &Path,
     tables: u32,
     schema: u32,
-    f: &mut dyn FnMut(u32, &[u8], &[u8]) -> Result<()>,
+    f: &mut RowSink<'_>,
 ) -> Result<FileHeader> {
     let bad = |what: String| {
         Error::fatal(format!(
@@ -171,13 +176,17 @@ pub fn read(
     let file = st
         .open(path, Open::Read)
         .map_err(|e| io(path, "opening the snapshot", e))?;
-    let len = file.len().map_err(|e| io(path, "reading the snapshot", e))?;
+    let len = file
+        .len()
+        .map_err(|e| io(path, "reading the snapshot", e))?;
     let mut h = [0u8; HEADER_BYTES];
     let n = file
         .read_full_at(&mut h, 0)
         .map_err(|e| io(path, "reading the snapshot", e))?;
     if n < 8 || &h[0..8] != SNAPSHOT_MAGIC {
-        return Err(bad("not a partitioned-engine snapshot (no OLTPPSNP header)".into()));
+        return Err(bad(
+            "not a partitioned-engine snapshot (no OLTPPSNP header)".into(),
+        ));
     }
     if n < HEADER_BYTES || crc(&[&h[0..28]]) != le32(&h[28..32]) {
         return Err(bad("damaged header".into()));
@@ -248,9 +257,15 @@ pub fn read(
             if p.len() < 12 {
                 return Err(bad(format!("a row cut short in the chunk at byte {at}")));
             }
-            let (t, k, r) = (le32(&p[0..4]), le32(&p[4..8]) as usize, le32(&p[8..12]) as usize);
+            let (t, k, r) = (
+                le32(&p[0..4]),
+                le32(&p[4..8]) as usize,
+                le32(&p[8..12]) as usize,
+            );
             if t >= tables || k > api::key::MAX_KEY_LEN || p.len() < 12 + k + r {
-                return Err(bad(format!("a damaged row in the chunk ending at byte {at}")));
+                return Err(bad(format!(
+                    "a damaged row in the chunk ending at byte {at}"
+                )));
             }
             f(t, &p[12..12 + k], &p[12 + k..12 + k + r])?;
             p = &p[12 + k + r..];
@@ -283,7 +298,9 @@ mod tests {
         dir.join(SNAPSHOT_FILE)
     }
 
-    fn read_all(p: &Path) -> Result<Vec<(u32, Vec<u8>, Vec<u8>)>> {
+    type Rows = Vec<(u32, Vec<u8>, Vec<u8>)>;
+
+    fn read_all(p: &Path) -> Result<Rows> {
         let mut v = Vec::new();
         read(&*storage::os(), p, 2, 3, &mut |t, k, r| {
             v.push((t, k.to_vec(), r.to_vec()));
@@ -296,7 +313,8 @@ mod tests {
     fn rows_round_trip_and_any_damage_is_refused() {
         let d = tempfile::tempdir().unwrap();
         let big = vec![7u8; CHUNK_BYTES + 10];
-        let rows: Vec<(u32, &[u8], &[u8])> = vec![(0, b"k1", b"row one"), (1, b"k2", &big), (1, b"k3", b"")];
+        let rows: Vec<(u32, &[u8], &[u8])> =
+            vec![(0, b"k1", b"row one"), (1, b"k2", &big), (1, b"k3", b"")];
         let p = write(d.path(), &rows);
         let got = read_all(&p).unwrap();
         assert_eq!(got.len(), 3);

@@ -420,11 +420,7 @@ impl Workload for Tpcb {
             time_us: 0,
             filler: [b'h'; 24],
         };
-        s.insert_row(
-            HISTORY,
-            &Self::history_key(i.run_id, i.worker, i.seq),
-            &h,
-        )
+        s.insert_row(HISTORY, &Self::history_key(i.run_id, i.worker, i.seq), &h)
     }
 
     fn encode_input(&self, _st: &TpcbState, i: &TpcbInput, out: &mut Vec<u8>) {

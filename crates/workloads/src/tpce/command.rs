@@ -39,7 +39,11 @@ fn de_lookup(d: &mut Dec<'_>) -> Result<Lookup> {
             Lookup::Trades(v)
         }
         1 => Lookup::Account(d.u64()?, d.u64()?, d.u64()?),
-        2 => Lookup::Symbol(d.array::<{ std::mem::size_of::<Symb>() }>()?, d.u64()?, d.u64()?),
+        2 => Lookup::Symbol(
+            d.array::<{ std::mem::size_of::<Symb>() }>()?,
+            d.u64()?,
+            d.u64()?,
+        ),
         3 => Lookup::History(d.u64()?, d.u64()?),
         t => return Err(d.bad_tag(t as u32)),
     })

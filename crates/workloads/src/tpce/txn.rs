@@ -1459,7 +1459,12 @@ impl Tpce {
 
     /// Trade-Cleanup (clause 3.3.13): orders a previous run left pending or submitted
     /// (trade ids below this run's first) are canceled. Returns how many.
-    pub fn trade_cleanup<W: Worker>(&self, s: &mut Session<W>, first: u64, now: u64) -> Result<u64> {
+    pub fn trade_cleanup<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        first: u64,
+        now: u64,
+    ) -> Result<u64> {
         let mut pending = Vec::new();
         s.scan(
             TRADE_REQUEST.primary(),
