@@ -1,4 +1,4 @@
-//! `oltpscope crashtest` on the three durable engines and both workloads: a few kills each,
+//! `oltpscope crashtest` on the four durable engines and both workloads: a few kills each,
 //! every acknowledged commit found after recovery (0 lost); the full-disk mode on the
 //! memory and mvcc engines where a tmpfs can be mounted (it says plainly when it cannot).
 
@@ -79,6 +79,16 @@ fn mvcc_engine_tpcb_crashes_lose_nothing() {
 #[test]
 fn mvcc_engine_tpcc_crashes_lose_nothing() {
     three_trials_pass("mvcc", "tpcc");
+}
+
+#[test]
+fn partitioned_engine_tpcb_crashes_lose_nothing() {
+    three_trials_pass("partitioned", "tpcb");
+}
+
+#[test]
+fn partitioned_engine_tpcc_crashes_lose_nothing() {
+    three_trials_pass("partitioned", "tpcc");
 }
 
 #[test]
