@@ -866,7 +866,7 @@ pub enum CrashWorkload {
 
 #[derive(Args, Debug, Clone)]
 pub struct CrashArgs {
-    /// Engine under test (must be durable: disk, memory or mvcc).
+    /// Engine under test (must be durable: disk, memory, mvcc or partitioned).
     #[arg(long, value_enum, default_value = "disk")]
     pub engine: EngineName,
     /// Workload of the killed runs.
