@@ -42,13 +42,34 @@ fn a_partitioned_database_is_loaded_continued_checked_and_dropped() {
     let db = dir.path().join("db");
     let d = s(&db);
     let err = refused(oltpscope(&[
-        "run", "tpcb", "--engine", "partitioned", "--db", d, "--log", "off", "--txns", "10",
+        "run",
+        "tpcb",
+        "--engine",
+        "partitioned",
+        "--db",
+        d,
+        "--log",
+        "off",
+        "--txns",
+        "10",
     ]));
     assert!(err.contains("--log async or --log sync"), "{err}");
     assert!(!db.exists(), "a refused run created the directory");
     let out = ok(oltpscope(&[
-        "run", "tpcb", "--engine", "partitioned", "--db", d, "--log", "async", "--txns", "300",
-        "--warmup", "0", "--threads", "2",
+        "run",
+        "tpcb",
+        "--engine",
+        "partitioned",
+        "--db",
+        d,
+        "--log",
+        "async",
+        "--txns",
+        "300",
+        "--warmup",
+        "0",
+        "--threads",
+        "2",
     ]));
     assert!(out.contains("consistency checks: all passed"), "{out}");
     assert!(db.join("partitioned.log").exists() && db.join("partitioned.snap").exists());
@@ -76,7 +97,15 @@ fn a_partitioned_database_is_loaded_continued_checked_and_dropped() {
     // History rows of both runs are there (tpcb's check counts them).
     assert!(out.contains("500 history rows"), "{out}");
     let err = refused(oltpscope(&[
-        "run", "tpcb", "--engine", "mvcc", "--db", d, "--log", "async", "--no-load",
+        "run",
+        "tpcb",
+        "--engine",
+        "mvcc",
+        "--db",
+        d,
+        "--log",
+        "async",
+        "--no-load",
     ]));
     assert!(err.contains("holds a partitioned-engine database"), "{err}");
     // Another workload's database: refused before any row is read.
@@ -109,6 +138,9 @@ fn a_partitioned_database_is_loaded_continued_checked_and_dropped() {
         );
     }
     let out = ok(oltpscope(&["drop", "--db", d]));
-    assert!(out.contains("dropped the partitioned-engine database"), "{out}");
+    assert!(
+        out.contains("dropped the partitioned-engine database"),
+        "{out}"
+    );
     assert!(!db.exists());
 }
