@@ -8,6 +8,8 @@
 //! partitions for its whole run. Tables without a partition key are one shared copy:
 //! a reader owns at least one partition (its home one if it owns none yet), a writer
 //! owns every partition. Changes are made in place; an undo log rolls back an abort.
+//! A committing writer appends its command (`Worker::command`) to the command log
+//! (`log`) before it lets its partitions go, so the log order is a serial order.
 
 use crate::catalog::Tables;
 use crate::partition::Owned;
