@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::schema::{IndexId, Schema, TableId};
+use std::any::Any;
 use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,7 +19,37 @@ pub enum LogMode {
     Sync,
 }
 
-/// Settings shared by engine designs; each engine uses those that apply to it.
+/// One engine design's own settings (its [`Engine::Options`]), carried through the
+/// shared [`EngineOptions`] without the shared struct knowing their type, so that adding
+/// an engine never grows the shared one. Serialized (for reports) as given.
+#[derive(Clone, Default)]
+pub struct Own {
+    value: Option<Arc<dyn Any + Send + Sync>>,
+    json: serde_json::Value,
+}
+
+impl Own {
+    pub fn new<T: Any + Send + Sync + serde::Serialize>(t: T) -> Own {
+        Own {
+            json: serde_json::to_value(&t).unwrap_or(serde_json::Value::Null),
+            value: Some(Arc::new(t)),
+        }
+    }
+}
+
+impl std::fmt::Debug for Own {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.json)
+    }
+}
+
+impl serde::Serialize for Own {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.json.serialize(s)
+    }
+}
+
+/// Settings shared by every engine design; an engine's own settings travel in `own`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EngineOptions {
     /// Number of worker threads that will call [`Engine::worker`].
@@ -28,12 +59,8 @@ pub struct EngineOptions {
     pub log_dir: Option<PathBuf>,
     /// Database directory (disk engine). `None`: a fresh temporary directory.
     pub db_dir: Option<PathBuf>,
-    /// Buffer-pool size in bytes (disk engine). `None`: large enough for the data set.
-    pub bpool_bytes: Option<u64>,
-    /// Record locks per table before escalation to a table lock (disk engine).
-    pub escalation: Option<u32>,
-    /// Checkpoint interval in milliseconds (disk engine); 0 disables periodic ones.
-    pub checkpoint_ms: Option<u64>,
+    /// The engine's own settings ([`Engine::Options`]); none given: its defaults.
+    pub own: Own,
     /// Where files are read and written: the operating system's file system, or a
     /// simulated disk that injects faults (tests).
     #[serde(skip)]
@@ -56,13 +83,34 @@ impl Default for EngineOptions {
             log: LogMode::Off,
             log_dir: None,
             db_dir: None,
-            bpool_bytes: None,
-            escalation: None,
-            checkpoint_ms: None,
+            own: Own::default(),
             storage: storage::os(),
             create: true,
             reload: false,
             read_only: false,
+        }
+    }
+}
+
+impl EngineOptions {
+    /// These options with an engine's own settings.
+    pub fn with_own<T: Any + Send + Sync + serde::Serialize>(mut self, t: T) -> Self {
+        self.own = Own::new(t);
+        self
+    }
+
+    /// The engine's own settings of type `T` (its [`Engine::Options`]): those given, or
+    /// `T::default()` when none were. Another engine's settings are an error.
+    pub fn own<T: Any + Clone + Default>(&self) -> Result<T> {
+        match &self.own.value {
+            None => Ok(T::default()),
+            Some(v) => v.downcast_ref::<T>().cloned().ok_or_else(|| {
+                crate::Error::fatal(format!(
+                    "options of another engine ({}) given to an engine that takes {}",
+                    self.own.json,
+                    std::any::type_name::<T>()
+                ))
+            }),
         }
     }
 }
@@ -107,6 +155,10 @@ pub trait Engine: Send + Sync + Sized + 'static {
 
     /// The name users select it by (`--engine NAME`).
     const NAME: &'static str;
+
+    /// This design's own settings (`()` for none), given through
+    /// [`EngineOptions::with_own`] and read in `open` by [`EngineOptions::own`].
+    type Options: Default + Clone + std::fmt::Debug + serde::Serialize + Send + Sync + 'static;
 
     /// Which of `--stats`' counters exist in this design (the others are reported as
     /// not applicable, never as zero).

@@ -6,6 +6,8 @@
 //! * [`engine`]: the [`Engine`]/[`Worker`] traits an engine design implements.
 //! * [`session`]: the one entry point per database operation that workloads call; it
 //!   marks each operation for the profiler and the tracer before entering the engine.
+//! * [`typed`]: SQL column types and key parts declared over rows and keys, for
+//!   adapters to real database systems.
 //! * [`serial`]: a global-lock reference engine, the oracle the tests compare against.
 //!
 //! This crate must never know about a particular engine or workload.
@@ -18,8 +20,9 @@ pub mod row;
 pub mod schema;
 pub mod serial;
 pub mod session;
+pub mod typed;
 
-pub use engine::{Command, Counted, Dir, Engine, EngineOptions, LogMode, TableSize, Worker};
+pub use engine::{Command, Counted, Dir, Engine, EngineOptions, LogMode, Own, TableSize, Worker};
 pub use error::{Error, Result};
 pub use key::Key;
 pub use schema::{IndexId, IndexKind, Partitioning, Schema, SecondaryDef, TableDef, TableId};

@@ -2,6 +2,7 @@
 //! table) and secondary indexes maintained by the engine.
 
 use crate::key::Key;
+use crate::typed::{Column, KeyPart, Part, SqlType};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TableId(pub u32);
@@ -46,6 +47,9 @@ pub struct SecondaryDef {
     pub name: String,
     pub unique: bool,
     pub key_of: fn(row: &[u8], out: &mut Key),
+    /// The key's typed parts (`key_of`'s output; not the appended primary key). Empty:
+    /// undeclared ([`crate::typed`]).
+    pub parts: Vec<KeyPart>,
 }
 
 impl std::fmt::Debug for SecondaryDef {
@@ -53,6 +57,7 @@ impl std::fmt::Debug for SecondaryDef {
         f.debug_struct("SecondaryDef")
             .field("name", &self.name)
             .field("unique", &self.unique)
+            .field("parts", &self.parts)
             .finish()
     }
 }
@@ -69,6 +74,12 @@ pub struct TableDef {
     /// How rows map to partitions, for a partitioned engine. `None`: not partitioned
     /// (one copy shared by all partitions). Other engines ignore it.
     pub partitioning: Option<Partitioning>,
+    /// The row's typed columns ([`crate::typed`]); gaps between them are zero bytes.
+    /// Empty: undeclared (the built-in engines need no declaration; adapters to real
+    /// database systems refuse such a table).
+    pub columns: Vec<Column>,
+    /// The primary key's typed parts. Empty: undeclared.
+    pub primary_key: Vec<KeyPart>,
 }
 
 /// A table's partition key: each row has a partition value in `0..values`; an engine
@@ -116,7 +127,132 @@ impl TableDef {
             secondary: Vec::new(),
             expected_rows,
             partitioning: None,
+            columns: Vec::new(),
+            primary_key: Vec::new(),
         }
+    }
+
+    /// Declare the row's typed columns: (name, type, byte offset in the row).
+    pub fn columns(mut self, cols: &[(&str, SqlType, usize)]) -> Self {
+        self.columns = cols
+            .iter()
+            .map(|&(name, ty, offset)| Column {
+                name: name.to_string(),
+                ty,
+                offset,
+            })
+            .collect();
+        self
+    }
+
+    /// Declare the primary key's typed parts (after [`TableDef::columns`]).
+    pub fn primary_key(mut self, parts: &[Part]) -> Self {
+        self.primary_key = self.resolve(parts);
+        self
+    }
+
+    /// Declare the typed parts of secondary index `name` (after it is added).
+    pub fn secondary_key(mut self, name: &str, parts: &[Part]) -> Self {
+        let parts = self.resolve(parts);
+        let sec = self
+            .secondary
+            .iter_mut()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("table {}: no secondary index {name}", self.name));
+        sec.parts = parts;
+        self
+    }
+
+    fn resolve(&self, parts: &[Part]) -> Vec<KeyPart> {
+        parts
+            .iter()
+            .map(|p| KeyPart {
+                name: p.name.to_string(),
+                column: p.in_row.then(|| {
+                    self.column_index(p.name).unwrap_or_else(|| {
+                        panic!("table {}: key part {} is not a column", self.name, p.name)
+                    })
+                }),
+                enc: p.enc,
+            })
+            .collect()
+    }
+
+    /// The position of column `name` in [`TableDef::columns`].
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    /// True when the columns, the primary key and every secondary key are declared.
+    pub fn is_typed(&self) -> bool {
+        !self.columns.is_empty()
+            && !self.primary_key.is_empty()
+            && self.secondary.iter().all(|s| !s.parts.is_empty())
+    }
+
+    /// Check the typed declaration's shape (columns inside the row, no overlaps, key
+    /// encodings that fit their columns).
+    pub fn check_declaration(&self) -> std::result::Result<(), String> {
+        let mut keys: Vec<(&str, &[KeyPart])> = vec![("primary", &self.primary_key)];
+        for s in &self.secondary {
+            keys.push((&s.name, &s.parts));
+        }
+        crate::typed::check_shape(&self.name, self.row_size, &self.columns, &keys)
+    }
+
+    /// Check that the declaration agrees with one row the kit wrote under `key`: the
+    /// row survives a trip through column values, the primary key's parts that are
+    /// columns hold the row's values, and every secondary key computed from the
+    /// declared parts equals the kit's `key_of`.
+    pub fn check_row(&self, key: &[u8], row: &[u8]) -> std::result::Result<(), String> {
+        use crate::typed::{column_value, key_values, push_key_part, set_column};
+        let name = &self.name;
+        let mut back = vec![0u8; row.len()];
+        for c in &self.columns {
+            set_column(c, &mut back, &column_value(c, row)).map_err(|e| format!("{name}: {e}"))?;
+        }
+        if back != row {
+            let at = back.iter().zip(row).position(|(a, b)| a != b).unwrap_or(0);
+            return Err(format!(
+                "{name}: byte {at} of the row is in no declared column (or a column does not read back)"
+            ));
+        }
+        let (vals, rest) = key_values(&self.primary_key, &self.columns, key);
+        if !rest.is_empty() || vals.len() != self.primary_key.len() {
+            return Err(format!(
+                "{name}: a {}-byte key does not split into the declared primary key parts",
+                key.len()
+            ));
+        }
+        for (p, v) in self.primary_key.iter().zip(&vals) {
+            if let Some(c) = p.column {
+                let mut from_row = Key::new();
+                push_key_part(p, &column_value(&self.columns[c], row), &mut from_row)
+                    .map_err(|e| format!("{name}: {e}"))?;
+                let mut from_key = Key::new();
+                push_key_part(p, v, &mut from_key).map_err(|e| format!("{name}: {e}"))?;
+                if from_row.as_bytes() != from_key.as_bytes() {
+                    return Err(format!(
+                        "{name}: key part {} is {v:?} in the key but not in the row",
+                        p.name
+                    ));
+                }
+            }
+        }
+        for s in &self.secondary {
+            let mut want = Key::new();
+            (s.key_of)(row, &mut want);
+            let mut got = Key::new();
+            crate::typed::key_of_row(&s.parts, &self.columns, row, &[], &mut got)
+                .map_err(|e| format!("{name}.{}: {e}", s.name))?;
+            if got.as_bytes() != want.as_bytes() {
+                return Err(format!(
+                    "{name}.{}: the declared parts give another key than key_of",
+                    s.name
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Declare the table's partition key ([`Partitioning`]).
@@ -130,6 +266,7 @@ impl TableDef {
             name: name.to_string(),
             unique,
             key_of,
+            parts: Vec::new(),
         });
         self
     }

@@ -51,6 +51,7 @@ impl SerialEngine {
 
 impl Engine for SerialEngine {
     type Worker<'e> = SerialWorker<'e>;
+    type Options = ();
     const NAME: &'static str = "serial";
 
     fn open(schema: Arc<Schema>, _opts: &EngineOptions) -> Result<Self> {

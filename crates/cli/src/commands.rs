@@ -377,9 +377,11 @@ fn engine_setup(
         EngineName::Disk => {
             o.db_dir = db.db.clone();
             o.log_dir = db.log_dir.clone();
-            o.bpool_bytes = disk.bpool_size;
-            o.escalation = disk.escalation;
-            o.checkpoint_ms = disk.checkpoint_ms;
+            o = o.with_own(engine_disk::DiskOptions {
+                bpool_bytes: disk.bpool_size,
+                escalation: disk.escalation,
+                checkpoint_ms: disk.checkpoint_ms,
+            });
         }
         EngineName::Memory => {
             if let Some(f) = disk.first_given() {
@@ -632,10 +634,10 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     let (engine, mut opts) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
-    // The partitioned engine's own options, apart from the shared `EngineOptions`.
+    // The partitioned engine's own options.
     let pt = &c.partitioned;
     if engine == EngineName::Partitioned {
-        engine_partitioned::PartitionedOptions {
+        opts = opts.with_own(engine_partitioned::PartitionedOptions {
             partitions: pt.partitions.map(|p| p as usize),
             ordered: match pt.ordered_index {
                 Some(crate::args::OrderedIndexArg::Rbtree) => {
@@ -643,8 +645,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
                 }
                 _ => engine_partitioned::OrderedKind::BTree,
             },
-        }
-        .set();
+        });
     } else if let Some(f) = [
         (pt.partitions.is_some(), "--partitions"),
         (pt.ordered_index.is_some(), "--ordered-index"),

@@ -55,6 +55,16 @@ fn run_ok<E: Engine, W: Workload>(wl: &W, c: &RunConfig) {
 }
 
 fn all_workloads<E: Engine>(log: LogMode) {
+    all_workloads_with::<E>(log, E::Options::default())
+}
+
+/// Every workload on `E` with its own options `own`.
+fn all_workloads_with<E: Engine>(log: LogMode, own: E::Options) {
+    let cfg = |threads, log| {
+        let mut c = cfg(threads, log);
+        c.engine = c.engine.clone().with_own(own.clone());
+        c
+    };
     for (mode, columns, index) in [
         (Mode::Update, Columns::Long, IndexKind::BTree),
         (Mode::Update, Columns::String, IndexKind::Hash),
@@ -127,15 +137,15 @@ fn mvcc_engine_runs_every_workload() {
 
 #[test]
 fn partitioned_engine_runs_every_workload() {
-    // The engine's own options are process-wide: this is the one test of this binary
-    // that opens it, first with B-trees, then with red-black trees as ordered indexes.
+    // With B-trees, then with red-black trees as ordered indexes.
     all_workloads::<engine_partitioned::PartitionedEngine>(LogMode::Off);
-    engine_partitioned::PartitionedOptions {
-        partitions: None,
-        ordered: engine_partitioned::OrderedKind::RbTree,
-    }
-    .set();
-    all_workloads::<engine_partitioned::PartitionedEngine>(LogMode::Off);
+    all_workloads_with::<engine_partitioned::PartitionedEngine>(
+        LogMode::Off,
+        engine_partitioned::PartitionedOptions {
+            partitions: None,
+            ordered: engine_partitioned::OrderedKind::RbTree,
+        },
+    );
 }
 
 #[test]

@@ -90,8 +90,20 @@ pub struct DiskEngine {
     _tmp: Option<storage::temp::TempDir>,
 }
 
-fn frames_for(schema: &Schema, opts: &EngineOptions) -> usize {
-    match opts.bpool_bytes {
+/// The disk engine's own settings (`Engine::Options`; `--bpool-size`, `--escalation`,
+/// `--checkpoint-ms` on the command line).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DiskOptions {
+    /// Buffer-pool size in bytes. `None`: large enough for the data set.
+    pub bpool_bytes: Option<u64>,
+    /// Record locks per table before escalation to a table lock (default 25).
+    pub escalation: Option<u32>,
+    /// Checkpoint interval in milliseconds; 0 disables periodic ones.
+    pub checkpoint_ms: Option<u64>,
+}
+
+fn frames_for(schema: &Schema, own: &DiskOptions) -> usize {
+    match own.bpool_bytes {
         Some(b) => (b as usize / page::PAGE_SIZE).max(bpool::MIN_FRAMES),
         None => {
             // Enough for the data: rows with their slot, and index entries (an average
@@ -179,7 +191,7 @@ fn build_inner(
         });
     }
     let cfg = LockConfig {
-        escalation_threshold: opts.escalation.unwrap_or(25),
+        escalation_threshold: opts.own::<DiskOptions>()?.escalation.unwrap_or(25),
         ..LockConfig::default()
     };
     Ok(Inner {
@@ -288,7 +300,7 @@ impl DiskEngine {
             st.sync_dir(&log_dir).map_err(io_err)?;
             control = None;
         }
-        let frames = frames_for(&schema, opts);
+        let frames = frames_for(&schema, &opts.own::<DiskOptions>()?);
         let (inner, has_data) = match control {
             None => {
                 if !opts.create {
@@ -591,7 +603,11 @@ impl DiskEngine {
                 }
             }
         }));
-        let ms = opts.checkpoint_ms.unwrap_or(DEFAULT_CHECKPOINT_MS);
+        let ms = opts
+            .own::<DiskOptions>()
+            .ok()
+            .and_then(|o| o.checkpoint_ms)
+            .unwrap_or(DEFAULT_CHECKPOINT_MS);
         if ms > 0 && opts.log != LogMode::Off {
             let i = self.inner.clone();
             d.push(std::thread::spawn(move || {
@@ -725,6 +741,7 @@ impl Inner {
 
 impl Engine for DiskEngine {
     type Worker<'e> = DiskWorker<'e>;
+    type Options = DiskOptions;
     const NAME: &'static str = "disk";
     const COUNTED: api::Counted = api::Counted {
         pages: true,

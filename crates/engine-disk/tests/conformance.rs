@@ -12,10 +12,13 @@ fn opts() -> EngineOptions {
     EngineOptions {
         threads: 8,
         log: LogMode::Async,
-        bpool_bytes: Some(200 * 8192),
-        checkpoint_ms: Some(20),
         ..EngineOptions::default()
     }
+    .with_own(engine_disk::DiskOptions {
+        bpool_bytes: Some(200 * 8192),
+        checkpoint_ms: Some(20),
+        escalation: None,
+    })
 }
 
 #[test]

@@ -195,8 +195,11 @@ fn kill_trials(trials: u64) {
     use std::sync::Mutex;
     for trial in 0..trials {
         let dir = tempfile::tempdir().unwrap();
-        let mut o = opts(dir.path(), LogMode::Sync, Some(120));
-        o.checkpoint_ms = Some(3);
+        let o = opts(dir.path(), LogMode::Sync, Some(120)).with_own(engine_disk::DiskOptions {
+            bpool_bytes: Some(120 * 8192),
+            checkpoint_ms: Some(3),
+            escalation: None,
+        });
         let e = DiskEngine::open(schema(N), &o).unwrap();
         let mut s = Session::new(e.worker(0));
         s.run(0, |s| {

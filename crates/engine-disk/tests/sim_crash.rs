@@ -610,12 +610,15 @@ fn opts(spy: &Spy, create: bool) -> EngineOptions {
         threads: 2,
         log: LogMode::Sync,
         db_dir: Some(PathBuf::from(DB)),
-        bpool_bytes: Some(POOL_PAGES * PS),
-        checkpoint_ms: Some(0),
         storage: Arc::new(spy.clone()),
         create,
         ..EngineOptions::default()
     }
+    .with_own(engine_disk::DiskOptions {
+        bpool_bytes: Some(POOL_PAGES * PS),
+        checkpoint_ms: Some(0),
+        escalation: None,
+    })
 }
 
 fn hooks() -> Hooks {

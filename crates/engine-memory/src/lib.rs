@@ -192,6 +192,7 @@ fn open_log(
 
 impl Engine for MemoryEngine {
     type Worker<'e> = MemoryWorker<'e>;
+    type Options = ();
     const NAME: &'static str = "memory";
     const COUNTED: api::Counted = api::Counted {
         pages: false,

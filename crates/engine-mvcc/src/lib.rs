@@ -154,6 +154,7 @@ impl MvccEngine {
 
 impl Engine for MvccEngine {
     type Worker<'e> = MvccWorker<'e>;
+    type Options = ();
     const NAME: &'static str = "mvcc";
     const COUNTED: api::Counted = api::Counted {
         pages: false,

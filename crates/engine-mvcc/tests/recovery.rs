@@ -33,6 +33,7 @@ fn schema() -> Schema {
         key_of: |row, out| {
             out.push_bytes(&row[0..8]);
         },
+        parts: Vec::new(),
     });
     t.secondary.push(SecondaryDef {
         name: "by_echo".into(),
@@ -40,6 +41,7 @@ fn schema() -> Schema {
         key_of: |row, out| {
             out.push_bytes(&row[8..16]);
         },
+        parts: Vec::new(),
     });
     s.add(t);
     s.add(TableDef::new("hashed", 8, IndexKind::Hash, 1000));

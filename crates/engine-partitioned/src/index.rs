@@ -14,7 +14,8 @@ use std::ops::Bound;
 pub type Row = Box<[u8]>;
 
 /// Which structure the ordered indexes are (`--ordered-index`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum OrderedKind {
     /// The standard library's B-tree map.
     #[default]

@@ -33,9 +33,8 @@ use std::sync::Arc;
 pub use index::OrderedKind;
 pub use xct::PartitionedWorker;
 
-/// This engine's own options (not fields of `api::EngineOptions`: each engine keeps
-/// its own).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// This engine's own options (`Engine::Options`; `--partitions`, `--ordered-index`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PartitionedOptions {
     /// Number of partitions; `None`: one per worker thread.
     pub partitions: Option<usize>,
@@ -45,24 +44,6 @@ pub struct PartitionedOptions {
 
 /// The most partitions an engine may have.
 pub const MAX_PARTITIONS: usize = 1024;
-
-/// The options `Engine::open` uses (that trait's `open` takes only the shared options):
-/// set by the command line before it opens the engine.
-static OPTIONS: std::sync::Mutex<PartitionedOptions> = std::sync::Mutex::new(PartitionedOptions {
-    partitions: None,
-    ordered: index::OrderedKind::BTree,
-});
-
-impl PartitionedOptions {
-    /// Make these the options of engines opened from now on by `Engine::open`.
-    pub fn set(self) {
-        *OPTIONS.lock().unwrap_or_else(|e| e.into_inner()) = self;
-    }
-
-    fn current() -> PartitionedOptions {
-        *OPTIONS.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
 
 /// A worker's counters: written by its worker (relaxed), read by `stats`.
 #[derive(Default)]
@@ -104,7 +85,7 @@ pub struct PartitionedEngine {
 }
 
 impl PartitionedEngine {
-    /// Open with these options rather than those set by [`PartitionedOptions::set`].
+    /// Open with these options (`Engine::open` takes them from `opts.own`).
     pub fn open_with(
         schema: Arc<Schema>,
         opts: &EngineOptions,
@@ -195,10 +176,11 @@ impl PartitionedEngine {
 
 impl Engine for PartitionedEngine {
     type Worker<'e> = PartitionedWorker<'e>;
+    type Options = PartitionedOptions;
     const NAME: &'static str = "partitioned";
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
-        Self::open_with(schema, opts, PartitionedOptions::current())
+        Self::open_with(schema, opts, opts.own::<PartitionedOptions>()?)
     }
 
     fn schema(&self) -> &Schema {

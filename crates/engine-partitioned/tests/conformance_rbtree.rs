@@ -1,19 +1,16 @@
 //! The conformance tests (`api::conformance`) against the partitioned engine with
 //! red-black trees as its ordered indexes (`--ordered-index rbtree`): B+tree-kind
-//! primary indexes and every secondary index are then red-black trees. A test binary of
-//! its own: the options `Engine::open` uses are process-wide.
+//! primary indexes and every secondary index are then red-black trees.
 
 use api::conformance::*;
 use api::{EngineOptions, IndexKind};
 use engine_partitioned::{OrderedKind, PartitionedEngine, PartitionedOptions};
 
 fn rb() -> EngineOptions {
-    PartitionedOptions {
+    EngineOptions::default().with_own(PartitionedOptions {
         partitions: None,
         ordered: OrderedKind::RbTree,
-    }
-    .set();
-    EngineOptions::default()
+    })
 }
 
 #[test]

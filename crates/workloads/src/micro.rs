@@ -9,11 +9,13 @@ use crate::util::KitRng;
 use crate::util::{load_range, parallel_units, rng_for};
 use crate::{Check, RunInfo, Workload};
 use api::row::{self, Pod, Zeroable};
+use api::typed::{KeyEnc, Part, SqlType};
 use api::{
     Engine, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId, Worker,
 };
 use rand::Rng;
 use smallvec::SmallVec;
+use std::mem::offset_of;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -247,6 +249,30 @@ impl Workload for Micro {
                 of_row: None,
             },
         };
+        // Typed declaration (`api::typed`): the key is not in the row, so it is a
+        // key-only part (an 8-byte integer, or the 50 letters of `string_key`).
+        let (columns, key) = match self.cfg.columns {
+            Columns::Long => {
+                let int = SqlType::Int {
+                    bytes: 8,
+                    signed: true,
+                };
+                (
+                    [
+                        ("a", int, offset_of!(LongRow, a)),
+                        ("b", int, offset_of!(LongRow, b)),
+                    ],
+                    Part::key_only("k", KeyEnc::U64),
+                )
+            }
+            Columns::String => (
+                [
+                    ("a", SqlType::Char(50), offset_of!(StringRow, a)),
+                    ("b", SqlType::Char(50), offset_of!(StringRow, b)),
+                ],
+                Part::key_only("k", KeyEnc::Fixed(STRING_KEY_LEN as u16)),
+            ),
+        };
         s.add(
             TableDef::new(
                 "micro",
@@ -254,6 +280,8 @@ impl Workload for Micro {
                 self.cfg.index,
                 self.cfg.keys,
             )
+            .columns(&columns)
+            .primary_key(&[key])
             .partitioned(partitioning),
         );
         s

@@ -11,12 +11,14 @@ use crate::util::{load_range, parallel_units, rng_for};
 use crate::{Check, RunInfo, Workload};
 use api::key::{read_u32, read_u64};
 use api::row::{Pod, Zeroable};
+use api::typed::{KeyEnc, Part, SqlType};
 use api::{
     Dir, Engine, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId,
     Worker,
 };
 use rand::Rng;
 use std::collections::{HashMap, HashSet};
+use std::mem::offset_of;
 use std::ops::Bound;
 
 pub const TELLERS_PER_BRANCH: u64 = 10;
@@ -29,6 +31,18 @@ const BRANCH: TableId = TableId(0);
 const TELLER: TableId = TableId(1);
 const ACCOUNT: TableId = TableId(2);
 const HISTORY: TableId = TableId(3);
+
+/// Column types (for adapters to real database systems, `api::typed`): ids are 8-byte
+/// unsigned integers, money a decimal in cents.
+const ID: SqlType = SqlType::Int {
+    bytes: 8,
+    signed: false,
+};
+const MONEY: SqlType = SqlType::Decimal {
+    bytes: 8,
+    precision: 18,
+    scale: 2,
+};
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TpcbConfig {
@@ -218,6 +232,12 @@ impl Workload for Tpcb {
                 IndexKind::Hash,
                 sc,
             )
+            .columns(&[
+                ("b_id", ID, offset_of!(Branch, id)),
+                ("b_balance", MONEY, offset_of!(Branch, balance)),
+                ("b_filler", SqlType::Char(88), offset_of!(Branch, filler)),
+            ])
+            .primary_key(&[Part::col("b_id", KeyEnc::U64)])
             .partitioned(by(|_, k| id_of(k).map(|b| b - 1))),
         );
         let t = s.add(
@@ -227,6 +247,13 @@ impl Workload for Tpcb {
                 IndexKind::Hash,
                 sc * TELLERS_PER_BRANCH,
             )
+            .columns(&[
+                ("t_id", ID, offset_of!(Teller, id)),
+                ("t_b_id", ID, offset_of!(Teller, branch)),
+                ("t_balance", MONEY, offset_of!(Teller, balance)),
+                ("t_filler", SqlType::Char(80), offset_of!(Teller, filler)),
+            ])
+            .primary_key(&[Part::col("t_id", KeyEnc::U64)])
             .partitioned(by(|_, k| id_of(k).map(|t| (t - 1) / TELLERS_PER_BRANCH))),
         );
         let a = s.add(
@@ -236,6 +263,13 @@ impl Workload for Tpcb {
                 IndexKind::Hash,
                 sc * ACCOUNTS_PER_BRANCH,
             )
+            .columns(&[
+                ("a_id", ID, offset_of!(Account, id)),
+                ("a_b_id", ID, offset_of!(Account, branch)),
+                ("a_balance", MONEY, offset_of!(Account, balance)),
+                ("a_filler", SqlType::Char(80), offset_of!(Account, filler)),
+            ])
+            .primary_key(&[Part::col("a_id", KeyEnc::U64)])
             .partitioned(by(|_, k| id_of(k).map(|a| (a - 1) / ACCOUNTS_PER_BRANCH))),
         );
         // History is scanned by the consistency check, so it needs an ordered index.
@@ -247,6 +281,20 @@ impl Workload for Tpcb {
                 IndexKind::BTree,
                 sc * ACCOUNTS_PER_BRANCH,
             )
+            .columns(&[
+                ("h_t_id", ID, offset_of!(History, teller)),
+                ("h_b_id", ID, offset_of!(History, branch)),
+                ("h_a_id", ID, offset_of!(History, account)),
+                ("h_delta", MONEY, offset_of!(History, delta)),
+                ("h_time", SqlType::Timestamp, offset_of!(History, time_us)),
+                ("h_filler", SqlType::Char(24), offset_of!(History, filler)),
+            ])
+            // The key (run, worker, sequence number) is not in the row.
+            .primary_key(&[
+                Part::key_only("h_run", KeyEnc::U64),
+                Part::key_only("h_worker", KeyEnc::U32),
+                Part::key_only("h_seq", KeyEnc::U64),
+            ])
             .partitioned(Partitioning {
                 values: sc,
                 of_key: |_, _| None,

@@ -61,10 +61,13 @@ pub fn opts(dir: &Path, log: LogMode, bpool_pages: Option<u64>) -> EngineOptions
         threads: 4,
         log,
         db_dir: Some(dir.to_path_buf()),
-        bpool_bytes: bpool_pages.map(|p| p * 8192),
-        checkpoint_ms: Some(0),
         ..EngineOptions::default()
     }
+    .with_own(engine_disk::DiskOptions {
+        bpool_bytes: bpool_pages.map(|p| p * 8192),
+        checkpoint_ms: Some(0),
+        escalation: None,
+    })
 }
 
 /// The newest log segment file in `dir`.

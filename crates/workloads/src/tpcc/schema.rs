@@ -8,9 +8,10 @@
 //! district id and order-line number take one byte (they are at most 10 and 15).
 
 use api::key::Key;
+use api::typed::{KeyEnc, Part, SqlType};
 use api::{IndexKind, Partitioning, Schema, TableDef, TableId};
 use bytemuck::{Pod, Zeroable};
-use std::mem::offset_of;
+use std::mem::{offset_of, size_of};
 
 pub const WAREHOUSE: TableId = TableId(0);
 pub const DISTRICT: TableId = TableId(1);
@@ -271,71 +272,270 @@ fn order_customer_key_of(row: &[u8], out: &mut Key) {
         .push_u32(u32_at(row, offset_of!(Order, o_id)));
 }
 
+/// Column types (clause 1.3) for the typed declarations (`api::typed`): ids are the
+/// rows' 4-byte unsigned integers; money is `i64` cents; rates are 1/10000 units.
+const ID: SqlType = SqlType::Int {
+    bytes: 4,
+    signed: false,
+};
+/// Signed numeric(12,2): balances and year-to-date totals.
+const MONEY_12: SqlType = SqlType::Decimal {
+    bytes: 8,
+    precision: 12,
+    scale: 2,
+};
+/// Signed numeric(6,2): payment and order-line amounts.
+const MONEY_6: SqlType = SqlType::Decimal {
+    bytes: 8,
+    precision: 6,
+    scale: 2,
+};
+/// Numeric(5,2): item prices.
+const PRICE: SqlType = SqlType::Decimal {
+    bytes: 8,
+    precision: 5,
+    scale: 2,
+};
+/// Signed numeric(4,4): tax and discount rates.
+const RATE: SqlType = SqlType::Decimal {
+    bytes: 4,
+    precision: 4,
+    scale: 4,
+};
+/// Integer counts and quantities (numeric(n) in the specification), unsigned in rows.
+const COUNT: SqlType = ID;
+const DATE: SqlType = SqlType::Timestamp;
+const C2: SqlType = SqlType::Char(2);
+const C9: SqlType = SqlType::Char(9);
+const V10: SqlType = SqlType::VarChar(10);
+const V20: SqlType = SqlType::VarChar(20);
+
+/// Key parts: warehouse ids take 4 bytes; district ids and order-line numbers one.
+fn w_part(name: &'static str) -> Part {
+    Part::col(name, KeyEnc::U32)
+}
+fn d_part(name: &'static str) -> Part {
+    Part::col(name, KeyEnc::U8)
+}
+fn id_part(name: &'static str) -> Part {
+    Part::col(name, KeyEnc::U32)
+}
+
 /// The nine tables, in the order of the `TableId` constants above.
 pub fn build(warehouses: u32, items: u32) -> Schema {
     let w = warehouses as u64;
     let dists = w * DISTRICTS as u64;
     let custs = dists * CUSTOMERS as u64;
     let mut s = Schema::new();
-    let size = std::mem::size_of::<Warehouse>();
+    let warehouse = TableDef::new("warehouse", size_of::<Warehouse>(), IndexKind::Hash, w)
+        .columns(&[
+            ("w_id", ID, offset_of!(Warehouse, w_id)),
+            ("w_name", V10, offset_of!(Warehouse, w_name)),
+            ("w_street_1", V20, offset_of!(Warehouse, w_street_1)),
+            ("w_street_2", V20, offset_of!(Warehouse, w_street_2)),
+            ("w_city", V20, offset_of!(Warehouse, w_city)),
+            ("w_state", C2, offset_of!(Warehouse, w_state)),
+            ("w_zip", C9, offset_of!(Warehouse, w_zip)),
+            ("w_tax", RATE, offset_of!(Warehouse, w_tax)),
+            ("w_ytd", MONEY_12, offset_of!(Warehouse, w_ytd)),
+        ])
+        .primary_key(&[w_part("w_id")]);
+    let district = TableDef::new("district", size_of::<District>(), IndexKind::Hash, dists)
+        .columns(&[
+            ("d_id", ID, offset_of!(District, d_id)),
+            ("d_w_id", ID, offset_of!(District, d_w_id)),
+            ("d_name", V10, offset_of!(District, d_name)),
+            ("d_street_1", V20, offset_of!(District, d_street_1)),
+            ("d_street_2", V20, offset_of!(District, d_street_2)),
+            ("d_city", V20, offset_of!(District, d_city)),
+            ("d_state", C2, offset_of!(District, d_state)),
+            ("d_zip", C9, offset_of!(District, d_zip)),
+            ("d_tax", RATE, offset_of!(District, d_tax)),
+            ("d_ytd", MONEY_12, offset_of!(District, d_ytd)),
+            ("d_next_o_id", ID, offset_of!(District, d_next_o_id)),
+        ])
+        .primary_key(&[w_part("d_w_id"), d_part("d_id")]);
+    let customer = TableDef::new("customer", size_of::<Customer>(), IndexKind::Hash, custs)
+        .columns(&[
+            ("c_id", ID, offset_of!(Customer, c_id)),
+            ("c_d_id", ID, offset_of!(Customer, c_d_id)),
+            ("c_w_id", ID, offset_of!(Customer, c_w_id)),
+            (
+                "c_first",
+                SqlType::VarChar(16),
+                offset_of!(Customer, c_first),
+            ),
+            ("c_middle", C2, offset_of!(Customer, c_middle)),
+            ("c_last", SqlType::VarChar(16), offset_of!(Customer, c_last)),
+            ("c_street_1", V20, offset_of!(Customer, c_street_1)),
+            ("c_street_2", V20, offset_of!(Customer, c_street_2)),
+            ("c_city", V20, offset_of!(Customer, c_city)),
+            ("c_state", C2, offset_of!(Customer, c_state)),
+            ("c_zip", C9, offset_of!(Customer, c_zip)),
+            ("c_phone", SqlType::Char(16), offset_of!(Customer, c_phone)),
+            ("c_since", DATE, offset_of!(Customer, c_since)),
+            ("c_credit", C2, offset_of!(Customer, c_credit)),
+            ("c_credit_lim", MONEY_12, offset_of!(Customer, c_credit_lim)),
+            ("c_discount", RATE, offset_of!(Customer, c_discount)),
+            ("c_balance", MONEY_12, offset_of!(Customer, c_balance)),
+            (
+                "c_ytd_payment",
+                MONEY_12,
+                offset_of!(Customer, c_ytd_payment),
+            ),
+            ("c_payment_cnt", COUNT, offset_of!(Customer, c_payment_cnt)),
+            (
+                "c_delivery_cnt",
+                COUNT,
+                offset_of!(Customer, c_delivery_cnt),
+            ),
+            (
+                "c_data",
+                SqlType::VarChar(500),
+                offset_of!(Customer, c_data),
+            ),
+        ])
+        .primary_key(&[w_part("c_w_id"), d_part("c_d_id"), id_part("c_id")])
+        .with_secondary("customer_name", false, customer_name_key_of)
+        .secondary_key(
+            "customer_name",
+            &[
+                w_part("c_w_id"),
+                d_part("c_d_id"),
+                Part::col("c_last", KeyEnc::Fixed(16)),
+                Part::col("c_first", KeyEnc::Fixed(16)),
+            ],
+        );
+    // Scanned by (warehouse, district) for consistency conditions 8-10. The key's
+    // (nonce, worker, seq) tail is not in the row (see `history_key`).
+    let history = TableDef::new("history", size_of::<History>(), IndexKind::BTree, custs * 2)
+        .columns(&[
+            ("h_c_id", ID, offset_of!(History, h_c_id)),
+            ("h_c_d_id", ID, offset_of!(History, h_c_d_id)),
+            ("h_c_w_id", ID, offset_of!(History, h_c_w_id)),
+            ("h_d_id", ID, offset_of!(History, h_d_id)),
+            ("h_w_id", ID, offset_of!(History, h_w_id)),
+            ("h_date", DATE, offset_of!(History, h_date)),
+            ("h_amount", MONEY_6, offset_of!(History, h_amount)),
+            ("h_data", SqlType::VarChar(24), offset_of!(History, h_data)),
+        ])
+        .primary_key(&[
+            w_part("h_w_id"),
+            d_part("h_d_id"),
+            Part::key_only("h_nonce", KeyEnc::U64),
+            Part::key_only("h_worker", KeyEnc::U32),
+            Part::key_only("h_seq", KeyEnc::U64),
+        ]);
+    let new_order = TableDef::new(
+        "new_order",
+        size_of::<NewOrder>(),
+        IndexKind::BTree,
+        dists * 900,
+    )
+    .columns(&[
+        ("no_o_id", ID, offset_of!(NewOrder, no_o_id)),
+        ("no_d_id", ID, offset_of!(NewOrder, no_d_id)),
+        ("no_w_id", ID, offset_of!(NewOrder, no_w_id)),
+    ])
+    .primary_key(&[w_part("no_w_id"), d_part("no_d_id"), id_part("no_o_id")]);
+    let order = TableDef::new("order", size_of::<Order>(), IndexKind::BTree, custs * 2)
+        .columns(&[
+            ("o_id", ID, offset_of!(Order, o_id)),
+            ("o_d_id", ID, offset_of!(Order, o_d_id)),
+            ("o_w_id", ID, offset_of!(Order, o_w_id)),
+            ("o_c_id", ID, offset_of!(Order, o_c_id)),
+            ("o_entry_d", DATE, offset_of!(Order, o_entry_d)),
+            // 0 stands for NULL (not delivered).
+            ("o_carrier_id", ID, offset_of!(Order, o_carrier_id)),
+            ("o_ol_cnt", COUNT, offset_of!(Order, o_ol_cnt)),
+            ("o_all_local", COUNT, offset_of!(Order, o_all_local)),
+        ])
+        .primary_key(&[w_part("o_w_id"), d_part("o_d_id"), id_part("o_id")])
+        .with_secondary("order_customer", true, order_customer_key_of)
+        .secondary_key(
+            "order_customer",
+            &[
+                w_part("o_w_id"),
+                d_part("o_d_id"),
+                id_part("o_c_id"),
+                id_part("o_id"),
+            ],
+        );
+    let order_line = TableDef::new(
+        "order_line",
+        size_of::<OrderLine>(),
+        IndexKind::BTree,
+        custs * 20,
+    )
+    .columns(&[
+        ("ol_o_id", ID, offset_of!(OrderLine, ol_o_id)),
+        ("ol_d_id", ID, offset_of!(OrderLine, ol_d_id)),
+        ("ol_w_id", ID, offset_of!(OrderLine, ol_w_id)),
+        ("ol_number", ID, offset_of!(OrderLine, ol_number)),
+        ("ol_i_id", ID, offset_of!(OrderLine, ol_i_id)),
+        ("ol_supply_w_id", ID, offset_of!(OrderLine, ol_supply_w_id)),
+        ("ol_delivery_d", DATE, offset_of!(OrderLine, ol_delivery_d)),
+        ("ol_quantity", COUNT, offset_of!(OrderLine, ol_quantity)),
+        ("ol_amount", MONEY_6, offset_of!(OrderLine, ol_amount)),
+        (
+            "ol_dist_info",
+            SqlType::Char(24),
+            offset_of!(OrderLine, ol_dist_info),
+        ),
+    ])
+    .primary_key(&[
+        w_part("ol_w_id"),
+        d_part("ol_d_id"),
+        id_part("ol_o_id"),
+        Part::col("ol_number", KeyEnc::U8),
+    ]);
+    let item = TableDef::new("item", size_of::<Item>(), IndexKind::Hash, items as u64)
+        .columns(&[
+            ("i_id", ID, offset_of!(Item, i_id)),
+            ("i_im_id", ID, offset_of!(Item, i_im_id)),
+            ("i_name", SqlType::VarChar(24), offset_of!(Item, i_name)),
+            ("i_price", PRICE, offset_of!(Item, i_price)),
+            ("i_data", SqlType::VarChar(50), offset_of!(Item, i_data)),
+        ])
+        .primary_key(&[id_part("i_id")]);
+    let dist = offset_of!(Stock, s_dist);
+    let stock = TableDef::new(
+        "stock",
+        size_of::<Stock>(),
+        IndexKind::Hash,
+        w * items as u64,
+    )
+    .columns(&[
+        ("s_i_id", ID, offset_of!(Stock, s_i_id)),
+        ("s_w_id", ID, offset_of!(Stock, s_w_id)),
+        (
+            "s_quantity",
+            SqlType::Int {
+                bytes: 4,
+                signed: true,
+            },
+            offset_of!(Stock, s_quantity),
+        ),
+        ("s_dist_01", SqlType::Char(24), dist),
+        ("s_dist_02", SqlType::Char(24), dist + 24),
+        ("s_dist_03", SqlType::Char(24), dist + 2 * 24),
+        ("s_dist_04", SqlType::Char(24), dist + 3 * 24),
+        ("s_dist_05", SqlType::Char(24), dist + 4 * 24),
+        ("s_dist_06", SqlType::Char(24), dist + 5 * 24),
+        ("s_dist_07", SqlType::Char(24), dist + 6 * 24),
+        ("s_dist_08", SqlType::Char(24), dist + 7 * 24),
+        ("s_dist_09", SqlType::Char(24), dist + 8 * 24),
+        ("s_dist_10", SqlType::Char(24), dist + 9 * 24),
+        ("s_ytd", COUNT, offset_of!(Stock, s_ytd)),
+        ("s_order_cnt", COUNT, offset_of!(Stock, s_order_cnt)),
+        ("s_remote_cnt", COUNT, offset_of!(Stock, s_remote_cnt)),
+        ("s_data", SqlType::VarChar(50), offset_of!(Stock, s_data)),
+    ])
+    .primary_key(&[w_part("s_w_id"), id_part("s_i_id")]);
     let ids = [
-        s.add(TableDef::new("warehouse", size, IndexKind::Hash, w)),
-        s.add(TableDef::new(
-            "district",
-            std::mem::size_of::<District>(),
-            IndexKind::Hash,
-            dists,
-        )),
-        s.add(
-            TableDef::new(
-                "customer",
-                std::mem::size_of::<Customer>(),
-                IndexKind::Hash,
-                custs,
-            )
-            .with_secondary("customer_name", false, customer_name_key_of),
-        ),
-        // Scanned by (warehouse, district) for consistency conditions 8-10.
-        s.add(TableDef::new(
-            "history",
-            std::mem::size_of::<History>(),
-            IndexKind::BTree,
-            custs * 2,
-        )),
-        s.add(TableDef::new(
-            "new_order",
-            std::mem::size_of::<NewOrder>(),
-            IndexKind::BTree,
-            dists * 900,
-        )),
-        s.add(
-            TableDef::new(
-                "order",
-                std::mem::size_of::<Order>(),
-                IndexKind::BTree,
-                custs * 2,
-            )
-            .with_secondary("order_customer", true, order_customer_key_of),
-        ),
-        s.add(TableDef::new(
-            "order_line",
-            std::mem::size_of::<OrderLine>(),
-            IndexKind::BTree,
-            custs * 20,
-        )),
-        s.add(TableDef::new(
-            "item",
-            std::mem::size_of::<Item>(),
-            IndexKind::Hash,
-            items as u64,
-        )),
-        s.add(TableDef::new(
-            "stock",
-            std::mem::size_of::<Stock>(),
-            IndexKind::Hash,
-            w * items as u64,
-        )),
-    ];
+        warehouse, district, customer, history, new_order, order, order_line, item, stock,
+    ]
+    .map(|t| s.add(t));
     let want = [
         WAREHOUSE, DISTRICT, CUSTOMER, HISTORY, NEW_ORDER, ORDER, ORDER_LINE, ITEM, STOCK,
     ];

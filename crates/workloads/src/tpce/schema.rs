@@ -17,6 +17,8 @@ use api::{IndexKind, Schema, TableDef, TableId};
 use bytemuck::{Pod, Zeroable};
 use std::mem::{offset_of, size_of};
 
+mod typed;
+
 // Dimension tables (and TRADE_TYPE, a broker table, kept with the other small ones).
 pub const STATUS_TYPE: TableId = TableId(0);
 pub const TRADE_TYPE: TableId = TableId(1);
@@ -879,6 +881,7 @@ pub fn build(z: &Sizes) -> Schema {
         );
         assert_eq!(s.tables[i].name, TABLE_GROUPS[i].0);
     }
+    s.tables = s.tables.into_iter().map(typed::declare).collect();
     s
 }
 

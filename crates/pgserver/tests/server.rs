@@ -1,0 +1,286 @@
+//! Starts real private PostgreSQL servers. Where PostgreSQL is not installed, each test
+//! prints one `SKIPPED:` line and returns (CI installs it first with
+//! scripts/install-postgres.sh; these tests never run apt-get themselves).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pgserver::{PgOptions, PgServer};
+
+/// Env var that turns `child_holds_a_server` on and names its parent directory.
+const CHILD_ENV: &str = "PGSERVER_TEST_CHILD_PARENT";
+const CHILD_MARKER: &str = "PGSERVER_CHILD";
+
+fn postgres_missing(test: &str) -> bool {
+    if pgserver::find_bindir().is_some() {
+        return false;
+    }
+    println!(
+        "SKIPPED: {test}: PostgreSQL server binaries not found (run scripts/install-postgres.sh)"
+    );
+    true
+}
+
+/// Small settings: several tests may run servers at once on a shared machine.
+fn small_options(parent: Option<PathBuf>) -> PgOptions {
+    PgOptions {
+        shared_buffers_mb: 32,
+        install_if_missing: false,
+        parent_dir: parent,
+        ..PgOptions::default()
+    }
+}
+
+/// A fresh parent directory for one test's servers, so sweeps and checks see only
+/// that test's directories; removed when dropped, also when the test fails.
+struct TestParent(PathBuf);
+
+impl TestParent {
+    fn new(name: &str) -> TestParent {
+        let dir = std::env::temp_dir().join(format!("pgt-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // The server may run as the `postgres` user, which must reach its directory.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        TestParent(dir)
+    }
+}
+
+impl Drop for TestParent {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Whether `pid` is a running (not zombie) process.
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn wait_not_running(pid: u32, timeout: Duration) -> bool {
+    let deadline = Instant::now() + timeout;
+    while running(pid) {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+#[test]
+fn start_connect_query_and_drop_cleans_up() {
+    if postgres_missing("start_connect_query_and_drop_cleans_up") {
+        return;
+    }
+    let server = PgServer::start(&small_options(None)).unwrap();
+    let dir = server.dir().to_path_buf();
+    let pid = server.pid().expect("a started server has a postmaster");
+    assert!(dir.join("data").join("PG_VERSION").exists());
+    assert!(
+        dir.join(".s.PGSQL.5432").exists(),
+        "the Unix socket is in the private directory"
+    );
+    assert!(
+        server.url().contains("dbname=oltpscope"),
+        "{}",
+        server.url()
+    );
+
+    let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    client
+        .batch_execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT NOT NULL)")
+        .unwrap();
+    for k in 0..10 {
+        client
+            .execute("INSERT INTO t VALUES ($1, $2)", &[&k, &format!("v{k}")])
+            .unwrap();
+    }
+    let row = client
+        .query_one("SELECT count(*), max(v) FROM t", &[])
+        .unwrap();
+    assert_eq!(row.get::<_, i64>(0), 10);
+    assert_eq!(row.get::<_, String>(1), "v9");
+    let db: String = client
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(db, "oltpscope");
+    // Durability is measured: the defaults must not relax it.
+    let fsync: String = client.query_one("SHOW fsync", &[]).unwrap().get(0);
+    let sync: String = client
+        .query_one("SHOW synchronous_commit", &[])
+        .unwrap()
+        .get(0);
+    let listen: String = client
+        .query_one("SHOW listen_addresses", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        (fsync.as_str(), sync.as_str(), listen.as_str()),
+        ("on", "on", "")
+    );
+    let max_conn: String = client
+        .query_one("SHOW max_connections", &[])
+        .unwrap()
+        .get(0);
+    assert!(max_conn.parse::<u32>().unwrap() >= 64);
+
+    // Dropping with a client still connected: the fast shutdown disconnects it.
+    drop(server);
+    assert!(!dir.exists(), "{} must be removed", dir.display());
+    assert!(!running(pid), "postmaster {pid} must be stopped");
+    assert!(client.query_one("SELECT 1", &[]).is_err());
+}
+
+#[test]
+fn options_reach_the_server_and_a_panic_still_cleans_up() {
+    if postgres_missing("options_reach_the_server_and_a_panic_still_cleans_up") {
+        return;
+    }
+    let opts = PgOptions {
+        synchronous_commit: pgserver::SynchronousCommit::Off,
+        database: "bench_db".into(),
+        ..small_options(None)
+    };
+    let server = PgServer::start(&opts).unwrap();
+    let (dir, pid) = (server.dir().to_path_buf(), server.pid().unwrap());
+    let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    let sync: String = client
+        .query_one("SHOW synchronous_commit", &[])
+        .unwrap()
+        .get(0);
+    let db: String = client
+        .query_one("SELECT current_database()", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!((sync.as_str(), db.as_str()), ("off", "bench_db"));
+    drop(client);
+    // A run that panics while holding the server: unwinding drops it.
+    let unwound = std::panic::catch_unwind(move || {
+        let _held = server;
+        panic!("a failing run");
+    });
+    assert!(unwound.is_err());
+    assert!(!dir.exists(), "unwinding removes {}", dir.display());
+    assert!(!running(pid), "unwinding stops postmaster {pid}");
+}
+
+#[test]
+fn a_server_that_cannot_start_is_one_line_and_leaves_nothing() {
+    if postgres_missing("a_server_that_cannot_start_is_one_line_and_leaves_nothing") {
+        return;
+    }
+    let guard = TestParent::new("badstart");
+    let parent = guard.0.clone();
+    let opts = PgOptions {
+        extra_settings: vec![("no_such_setting_xyz".into(), "1".into())],
+        ..small_options(Some(parent.clone()))
+    };
+    let err = PgServer::start(&opts).unwrap_err();
+    assert!(err.starts_with("postgres exited at start"), "{err}");
+    assert!(
+        err.contains("no_such_setting_xyz"),
+        "the log's last lines are quoted: {err}"
+    );
+    assert!(!err.contains('\n'), "one line: {err}");
+    let left: Vec<_> = std::fs::read_dir(&parent).unwrap().collect();
+    assert!(left.is_empty(), "nothing left behind: {left:?}");
+}
+
+/// Not a test on its own: the process the two tests below start and then signal.
+#[test]
+#[ignore = "helper process for the signal tests; runs only when they start it"]
+fn child_holds_a_server() {
+    let parent = std::env::var(CHILD_ENV).expect("started by a signal test");
+    let server = PgServer::start(&small_options(Some(parent.into()))).unwrap();
+    println!(
+        "{CHILD_MARKER} {} {}",
+        server.pid().unwrap(),
+        server.dir().display()
+    );
+    // Waits to be signalled; the bound only keeps a forgotten child from living on.
+    std::thread::sleep(Duration::from_secs(120));
+}
+
+/// Starts `child_holds_a_server` in a new process and returns it with its server's
+/// postmaster pid and directory.
+fn start_child(parent: &Path) -> (std::process::Child, u32, PathBuf) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_holds_a_server",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, parent)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        // The harness's "test child_holds_a_server ... " may precede it on the line.
+        if let Some((_, rest)) = line.split_once(CHILD_MARKER) {
+            let (pid, dir) = rest.trim().split_once(' ').unwrap();
+            return (child, pid.parse().unwrap(), PathBuf::from(dir));
+        }
+    }
+    let status = child.wait().unwrap();
+    panic!("the child process ended ({status}) without starting a server");
+}
+
+#[test]
+fn sigterm_stops_the_server_and_removes_its_directory() {
+    if postgres_missing("sigterm_stops_the_server_and_removes_its_directory") {
+        return;
+    }
+    let guard = TestParent::new("sigterm");
+    let parent = guard.0.clone();
+    let (mut child, pid, dir) = start_child(&parent);
+    assert!(running(pid) && dir.exists());
+    // SAFETY: signalling our own unreaped child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    let (dir_gone, pid_gone) = (!dir.exists(), wait_not_running(pid, Duration::from_secs(5)));
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGTERM),
+        "dies of the signal: {status}"
+    );
+    assert!(dir_gone, "the signal path removes {}", dir.display());
+    assert!(pid_gone, "the signal path stops postmaster {pid}");
+}
+
+#[test]
+fn kill_9_stops_the_server_and_the_next_start_removes_its_directory() {
+    if postgres_missing("kill_9_stops_the_server_and_the_next_start_removes_its_directory") {
+        return;
+    }
+    let guard = TestParent::new("kill9");
+    let parent = guard.0.clone();
+    let (mut child, pid, dir) = start_child(&parent);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The parent-death signal (SIGQUIT) ends the postmaster without any help.
+    let pid_gone = wait_not_running(pid, Duration::from_secs(10));
+    let dir_left = dir.exists();
+    let server = PgServer::start(&small_options(Some(parent.clone()))).unwrap();
+    let dir_swept = !dir.exists();
+    server.stop().unwrap();
+    assert!(pid_gone, "postmaster {pid} outlived its killed parent");
+    assert!(dir_left, "SIGKILL leaves the directory for the next start");
+    assert!(dir_swept, "the next start removes {}", dir.display());
+}
