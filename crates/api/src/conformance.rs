@@ -14,6 +14,7 @@ use crate::key::Key;
 use crate::schema::{IndexId, IndexKind, Schema, TableDef, TableId};
 use crate::serial::SerialEngine;
 use crate::session::Session;
+use crate::typed::{KeyEnc, Part, SqlType};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -39,6 +40,23 @@ fn k32x2(a: u32, b: u32) -> Key {
     k.push_u32(a).push_u32(b);
     k
 }
+// Typed declarations (`crate::typed`), so that adapters to SQL systems run the suite.
+const U32: SqlType = SqlType::Int {
+    bytes: 4,
+    signed: false,
+};
+const I64: SqlType = SqlType::Int {
+    bytes: 8,
+    signed: true,
+};
+
+/// A table of one i64 per u32 key (the key held by the key only).
+fn counter_table(name: &str, primary: IndexKind, rows: u64) -> TableDef {
+    TableDef::new(name, 8, primary, rows)
+        .columns(&[("val", I64, 0)])
+        .primary_key(&[Part::key_only("id", KeyEnc::U32)])
+}
+
 fn get_i64(row: &[u8], at: usize) -> i64 {
     i64::from_le_bytes(row[at..at + 8].try_into().unwrap())
 }
@@ -182,7 +200,7 @@ pub fn transfers_keep_total_under<E: Engine>(
     const START: i64 = 1000;
     const THREADS: usize = 4;
     let mut s = Schema::new();
-    let t = s.add(TableDef::new("acct", 8, primary, ACCTS as u64));
+    let t = s.add(counter_table("acct", primary, ACCTS as u64));
     let e: E = open(s, opts, THREADS);
     let mut ses = Session::new(e.worker(0));
     expect_ok(
@@ -260,24 +278,29 @@ pub fn transfers_keep_total_under<E: Engine>(
     finish(e);
 }
 
-/// Pairs schema: key (pair, half), row (pair u32, pad u32, val i64); a non-unique
-/// secondary index on `pair % 4`.
+/// Pairs schema: key (pair, half), row (pair u32, group u32 = pair % 4, val i64); a
+/// non-unique secondary index on the group.
 fn pairs_schema(primary: IndexKind) -> (Schema, TableId) {
     let mut s = Schema::new();
-    let t = s.add(TableDef::new("pairs", 16, primary, 1024).with_secondary(
-        "by_group",
-        false,
-        |row, k| {
-            let pair = u32::from_le_bytes(row[0..4].try_into().unwrap());
-            k.push_u32(pair % 4);
-        },
-    ));
+    let t = s.add(
+        TableDef::new("pairs", 16, primary, 1024)
+            .with_secondary("by_group", false, |row, k| {
+                k.push_u32(u32::from_le_bytes(row[4..8].try_into().unwrap()));
+            })
+            .columns(&[("pair", U32, 0), ("grp", U32, 4), ("val", I64, 8)])
+            .primary_key(&[
+                Part::col("pair", KeyEnc::U32),
+                Part::key_only("half", KeyEnc::U32),
+            ])
+            .secondary_key("by_group", &[Part::col("grp", KeyEnc::U32)]),
+    );
     (s, t)
 }
 
 fn pair_row(pair: u32, val: i64) -> [u8; 16] {
     let mut r = [0u8; 16];
     r[0..4].copy_from_slice(&pair.to_le_bytes());
+    r[4..8].copy_from_slice(&(pair % 4).to_le_bytes());
     put_i64(&mut r, 8, val);
     r
 }
@@ -415,7 +438,7 @@ pub fn write_skew_prevented_under<E: Engine>(
 ) {
     const ROUNDS: usize = 150;
     let mut s = Schema::new();
-    let t = s.add(TableDef::new("oncall", 8, primary, 2));
+    let t = s.add(counter_table("oncall", primary, 2));
     let e: E = open(s, opts, 2);
     let violation = parking_lot::Mutex::new(Vec::<String>::new());
     let barrier = Barrier::new(2);
@@ -663,20 +686,39 @@ pub fn phantom_insert_detected_under<E: Engine>(
     finish(e);
 }
 
-/// CRUD schema: key u32; row (pk u32, pad u32, val i64); a non-unique secondary on
-/// `pk % 7` and a unique one on `!pk` (secondary keys never change on update).
+/// CRUD schema: key u32; row (pk u32, m u32 = pk % 7, val i64, npk u32 = !pk, 4 zero
+/// bytes); a non-unique secondary on `m` and a unique one on `npk` (secondary keys
+/// never change on update).
 fn crud_schema(primary: IndexKind) -> (Schema, TableId) {
     let mut s = Schema::new();
     let t = s.add(
-        TableDef::new("crud", 16, primary, 256)
+        TableDef::new("crud", 24, primary, 256)
             .with_secondary("by_mod", false, |row, k| {
-                k.push_u32(u32::from_le_bytes(row[0..4].try_into().unwrap()) % 7);
+                k.push_u32(u32::from_le_bytes(row[4..8].try_into().unwrap()));
             })
             .with_secondary("by_not", true, |row, k| {
-                k.push_u32(!u32::from_le_bytes(row[0..4].try_into().unwrap()));
-            }),
+                k.push_u32(u32::from_le_bytes(row[16..20].try_into().unwrap()));
+            })
+            .columns(&[
+                ("pk", U32, 0),
+                ("m", U32, 4),
+                ("val", I64, 8),
+                ("npk", U32, 16),
+            ])
+            .primary_key(&[Part::col("pk", KeyEnc::U32)])
+            .secondary_key("by_mod", &[Part::col("m", KeyEnc::U32)])
+            .secondary_key("by_not", &[Part::col("npk", KeyEnc::U32)]),
     );
     (s, t)
+}
+
+fn crud_row(pk: u32, val: i64) -> [u8; 24] {
+    let mut r = [0u8; 24];
+    r[0..4].copy_from_slice(&pk.to_le_bytes());
+    r[4..8].copy_from_slice(&(pk % 7).to_le_bytes());
+    put_i64(&mut r, 8, val);
+    r[16..20].copy_from_slice(&(!pk).to_le_bytes());
+    r
 }
 
 #[derive(Clone, Debug)]
@@ -706,7 +748,7 @@ fn run_crud<W: crate::Worker>(
                     format!("get {k}: {f} {v:?}")
                 }
                 CrudOp::Insert(k, v) => {
-                    s.insert(t, &k32(k), &pair_row(k, v))?;
+                    s.insert(t, &k32(k), &crud_row(k, v))?;
                     format!("insert {k}: ok")
                 }
                 CrudOp::Update(k, d) => {
@@ -848,6 +890,26 @@ pub fn crud_matches_serial<E: Engine>(opts: &EngineOptions, primary: IndexKind) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declarations_agree_with_rows() {
+        for kind in [IndexKind::BTree, IndexKind::Hash] {
+            let t = counter_table("acct", kind, 4);
+            t.check_declaration().unwrap();
+            t.check_row(&k32(3), &(-5i64).to_le_bytes()).unwrap();
+            let (s, p) = pairs_schema(kind);
+            let p = s.table(p);
+            p.check_declaration().unwrap();
+            p.check_row(&k32x2(6, 1), &pair_row(6, -9)).unwrap();
+            let (s, c) = crud_schema(kind);
+            let c = s.table(c);
+            c.check_declaration().unwrap();
+            c.check_row(&k32(11), &crud_row(11, 40)).unwrap();
+            assert!(c.is_typed() && p.is_typed());
+            // A row whose key disagrees with it is caught.
+            assert!(c.check_row(&k32(12), &crud_row(11, 40)).is_err());
+        }
+    }
 
     #[test]
     fn serial_engine_conforms() {

@@ -213,6 +213,12 @@ pub enum EngineName {
     /// durable by command logging (a snapshot after the load, then each committed
     /// transaction's type and inputs; recovery replays them).
     Partitioned,
+    /// SQLite (embedded, bundled): real tables from the kits' typed schemas, WAL mode,
+    /// one connection per worker, one writer at a time (BEGIN IMMEDIATE).
+    Sqlite,
+    /// PostgreSQL (--pg-url, else a private server for the run): real tables from the
+    /// kits' typed schemas, one connection per worker, serializable transactions.
+    Postgres,
 }
 
 impl EngineName {
@@ -223,7 +229,15 @@ impl EngineName {
             EngineName::Serial => "serial",
             EngineName::Mvcc => "mvcc",
             EngineName::Partitioned => "partitioned",
+            EngineName::Sqlite => "sqlite",
+            EngineName::Postgres => "postgres",
         }
+    }
+
+    /// True for an adapter to another database system: its time is spent in another
+    /// program (or library), which oltpscope's simulator and profiler do not attribute.
+    pub fn is_external(self) -> bool {
+        matches!(self, EngineName::Sqlite | EngineName::Postgres)
     }
 }
 
@@ -238,7 +252,11 @@ impl SimOpts {
     /// The traced run's logging: `--log`, else async where the engine has a log.
     pub fn log(&self) -> LogArg {
         self.log.unwrap_or(match self.engine {
-            EngineName::Serial | EngineName::Mvcc | EngineName::Partitioned => LogArg::Off,
+            EngineName::Serial
+            | EngineName::Mvcc
+            | EngineName::Partitioned
+            | EngineName::Sqlite
+            | EngineName::Postgres => LogArg::Off,
             EngineName::Disk | EngineName::Memory => LogArg::Async,
         })
     }
@@ -267,6 +285,58 @@ pub struct DbArgs {
     /// Separate directory for the disk engine's log (memory engine: same as --db).
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub sqlite: SqliteTuning,
+    #[command(flatten)]
+    pub postgres: PostgresTuning,
+}
+
+/// Settings of the PostgreSQL engine (refused on the others).
+#[derive(Args, Debug, Clone, Default)]
+pub struct PostgresTuning {
+    /// Transaction isolation (postgres engine): serializable (default) or
+    /// repeatable-read (snapshot isolation: write skew possible).
+    #[arg(long, value_enum)]
+    pub isolation: Option<IsolationArg>,
+    /// An existing PostgreSQL server (postgres engine; a libpq connection string or
+    /// URL). Default: a private server started for the run and removed at its end.
+    #[arg(long)]
+    pub pg_url: Option<String>,
+}
+
+impl PostgresTuning {
+    /// The first PostgreSQL-only option given, by its flag.
+    pub fn first_given(&self) -> Option<&'static str> {
+        if self.isolation.is_some() {
+            Some("--isolation")
+        } else if self.pg_url.is_some() {
+            Some("--pg-url")
+        } else {
+            None
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IsolationArg {
+    Serializable,
+    RepeatableRead,
+}
+
+/// Settings of the SQLite engine (refused on the others).
+#[derive(Args, Debug, Clone, Default)]
+pub struct SqliteTuning {
+    /// SQLite's PRAGMA synchronous (sqlite engine): off, normal (default: in WAL mode,
+    /// fsync at checkpoints only) or full (fsync at every commit).
+    #[arg(long, value_enum)]
+    pub sqlite_sync: Option<SqliteSyncArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqliteSyncArg {
+    Off,
+    Normal,
+    Full,
 }
 
 /// Settings of the disk engine (refused on the others).

@@ -36,6 +36,14 @@ macro_rules! with_engine {
                 type $E = engine_partitioned::PartitionedEngine;
                 $body
             }
+            EngineName::Sqlite => {
+                type $E = engine_sqlite::SqliteEngine;
+                $body
+            }
+            EngineName::Postgres => {
+                type $E = engine_postgres::PostgresEngine;
+                $body
+            }
         }
     };
 }
@@ -133,6 +141,19 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
 fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
     w: &RunWorkload<C>,
 ) -> Result<(&C, Vec<String>), String> {
+    let engine = match w {
+        RunWorkload::Micro(a) => a.common.as_ref().engine,
+        RunWorkload::Tpcb(a) => a.common.as_ref().engine,
+        RunWorkload::Tpcc(a) => a.common.as_ref().engine,
+        RunWorkload::Tpce(a) => a.common.as_ref().engine,
+    };
+    if engine.is_external() {
+        return Err(format!(
+            "the simulator traces oltpscope's own code: it does not attribute time inside another program ({}), so it does not run --engine {}",
+            external_program(engine),
+            engine.as_str()
+        ));
+    }
     Ok(match w {
         RunWorkload::Micro(a) => {
             sim_fits(&micro(&a.data, Some(&a.txn))?, a.common.as_ref())?;
@@ -373,7 +394,86 @@ fn engine_setup(
         ..EngineOptions::default()
     };
     let on = |e: EngineName| format!("(this command uses the {} engine)", e.as_str());
+    if engine != EngineName::Sqlite && db.sqlite.sqlite_sync.is_some() {
+        return Err(format!(
+            "--sqlite-sync is an option of the sqlite engine {}",
+            on(engine)
+        ));
+    }
+    if engine != EngineName::Postgres {
+        if let Some(f) = db.postgres.first_given() {
+            return Err(format!(
+                "{f} is an option of the postgres engine {}",
+                on(engine)
+            ));
+        }
+    }
     match engine {
+        EngineName::Postgres => {
+            if let Some(f) = disk.first_given() {
+                return Err(format!(
+                    "{f} is an option of the disk engine {}",
+                    on(engine)
+                ));
+            }
+            if let Some(f) = [
+                (db.db.is_some(), "--db"),
+                (db.log_dir.is_some(), "--log-dir"),
+            ]
+            .iter()
+            .find_map(|(given, f)| given.then_some(f))
+            {
+                return Err(format!(
+                    "{f}: the postgres engine keeps its tables in the server, in a schema of their own for one run (--pg-url names a server)"
+                ));
+            }
+            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
+                return Err(format!(
+                    "--log {}: PostgreSQL keeps its own write-ahead log",
+                    l.as_str()
+                ));
+            }
+            o = o.with_own(engine_postgres::PostgresOptions {
+                isolation: match db.postgres.isolation {
+                    Some(IsolationArg::RepeatableRead) => {
+                        engine_postgres::Isolation::RepeatableRead
+                    }
+                    Some(IsolationArg::Serializable) | None => {
+                        engine_postgres::Isolation::Serializable
+                    }
+                },
+                url: db.postgres.pg_url.clone(),
+                copy_load: true,
+            });
+        }
+        EngineName::Sqlite => {
+            if let Some(f) = disk.first_given() {
+                return Err(format!(
+                    "{f} is an option of the disk engine {}",
+                    on(engine)
+                ));
+            }
+            if db.log_dir.is_some() {
+                return Err(
+                    "--log-dir: SQLite keeps its write-ahead log beside its database file in --db"
+                        .into(),
+                );
+            }
+            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
+                return Err(format!(
+                    "--log {}: SQLite keeps its own write-ahead log; choose its durability with --sqlite-sync",
+                    l.as_str()
+                ));
+            }
+            o.db_dir = db.db.clone();
+            o = o.with_own(engine_sqlite::SqliteOptions {
+                sync: match db.sqlite.sqlite_sync {
+                    Some(SqliteSyncArg::Off) => engine_sqlite::SyncMode::Off,
+                    Some(SqliteSyncArg::Full) => engine_sqlite::SyncMode::Full,
+                    Some(SqliteSyncArg::Normal) | None => engine_sqlite::SyncMode::Normal,
+                },
+            });
+        }
         EngineName::Disk => {
             o.db_dir = db.db.clone();
             o.log_dir = db.log_dir.clone();
@@ -459,6 +559,15 @@ fn engine_setup(
     Ok((engine, o))
 }
 
+/// The other program an external engine's time is spent in.
+fn external_program(e: EngineName) -> &'static str {
+    match e {
+        EngineName::Sqlite => "the SQLite library",
+        EngineName::Postgres => "the PostgreSQL server",
+        _ => "none",
+    }
+}
+
 fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
@@ -497,6 +606,10 @@ fn check_fits_in(
         if engine == EngineName::Disk {
             return Ok(());
         }
+    }
+    if engine.is_external() {
+        // Another system keeps the data on its storage, paging it through its own cache.
+        return Ok(());
     }
     if have > 0 && need > have {
         let hint = if engine == EngineName::Disk {
@@ -597,6 +710,12 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
     let (engine, _) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
+    if prof.is_some() && engine.is_external() {
+        return Err(format!(
+            "the profiler attributes time to oltpscope's own components: it does not attribute time inside another program ({}); `oltpscope run` gives its figures",
+            external_program(engine)
+        ));
+    }
     check_fits(wl, engine, c.disk.bpool_size)?;
     // A recorded counter file is read first: a bad one is one line, before any run.
     let recorded = match prof.and_then(|p| p.counters_from.as_ref()) {
@@ -656,6 +775,14 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         return Err(format!(
             "{f} is an option of the partitioned engine (this command uses the {} engine)",
             engine.as_str()
+        ));
+    }
+    if engine.is_external() && (c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some()) {
+        // A connection waiting inside the other system blocks its whole thread.
+        return Err(format!(
+            "--coroutines and --steps-team switch inside oltpscope's own engines: the {} engine waits inside {}",
+            engine.as_str(),
+            external_program(engine)
         ));
     }
     let json = JsonOut::open(c.json.as_deref())?;
@@ -834,12 +961,12 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         ..DiskTuning::default()
     };
     // The load is made durable at its end whatever the log mode; async keeps it fast.
-    let (engine, mut opts) = engine_setup(
-        &c.db,
-        &tuning,
-        Some(LogArg::Async),
-        Some(EngineName::Memory),
-    )?;
+    // Another database system has its own log.
+    let log = match crate::dbdir::resolve(c.db.engine, Some(dir), Some(EngineName::Memory))? {
+        e if e.is_external() => None,
+        _ => Some(LogArg::Async),
+    };
+    let (engine, mut opts) = engine_setup(&c.db, &tuning, log, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.bpool_size)?;
     if engine == EngineName::Serial {
         return Err("the serial engine keeps nothing on storage: there is nothing to load".into());

@@ -224,7 +224,7 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
         EngineName::Disk | EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
     ) {
         return Err(format!(
-            "crashtest needs a durable engine: the {} engine does not recover (use --engine disk, memory, mvcc or partitioned)",
+            "crashtest needs a durable engine of oltpscope's own: the {} engine does not recover here (use --engine disk, memory, mvcc or partitioned)",
             engine_arg(a.engine)
         ));
     }

@@ -31,6 +31,9 @@ pub fn detect(dir: &Path) -> Option<EngineName> {
     if p.iter().any(|f| dir.join(f).exists()) {
         return Some(EngineName::Partitioned);
     }
+    if dir.join(engine_sqlite::DB_FILE).exists() {
+        return Some(EngineName::Sqlite);
+    }
     None
 }
 
@@ -55,7 +58,7 @@ pub fn resolve(
         (None, None) => match (fallback, dir) {
             (Some(e), _) => Ok(e),
             (None, Some(d)) => Err(format!(
-                "{} holds no oltpscope database (no disk-engine control file, no memory-, mvcc- or partitioned-engine log)",
+                "{} holds no oltpscope database (no disk-engine control file, no memory-, mvcc- or partitioned-engine log, no SQLite file)",
                 d.display()
             )),
             (None, None) => Err("give the database directory with --db DIR".into()),
@@ -131,7 +134,13 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             .filter(|p| p.exists())
             .collect()
         }
-        EngineName::Serial => {
+        EngineName::Sqlite => {
+            if log_dir.is_some_and(|l| l != dir) {
+                return Err("--log-dir: SQLite keeps its log beside its database in --db".into());
+            }
+            engine_sqlite::own_files(dir)
+        }
+        EngineName::Serial | EngineName::Postgres => {
             unreachable!("detect names only the engines that keep files")
         }
     };
@@ -169,6 +178,14 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             engine_partitioned::durable::Dir::new(dir)
                 .remove(&*st)
                 .map_err(|e| e.to_string())?;
+        }
+        EngineName::Sqlite => {
+            // The database file last: until it goes, the directory is still recognised.
+            let db = dir.join(engine_sqlite::DB_FILE);
+            for f in own.iter().filter(|f| **f != db).chain([&db]) {
+                std::fs::remove_file(f)
+                    .map_err(|e| format!("cannot remove {}: {e}", f.display()))?;
+            }
         }
         _ => {
             // The control file last: until it goes, the directory is still recognised

@@ -80,6 +80,8 @@ pub(crate) fn keeps_files(c: &SimOpts) -> bool {
     match c.engine {
         crate::args::EngineName::Disk => true,
         crate::args::EngineName::Memory => c.log() != crate::args::LogArg::Off,
+        crate::args::EngineName::Sqlite => true,
+        crate::args::EngineName::Postgres => false,
         crate::args::EngineName::Serial
         | crate::args::EngineName::Mvcc
         | crate::args::EngineName::Partitioned => false,

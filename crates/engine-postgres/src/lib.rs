@@ -1,0 +1,674 @@
+//! `--engine postgres`: the kits on PostgreSQL through the typed schema ([`sqlmap`]):
+//! real tables, primary keys and secondary indexes; one connection per worker;
+//! statements prepared once per connection; serializable (default) or repeatable-read
+//! transactions. Serialization failures (40001) and deadlocks (40P01) are retryable
+//! `Error::Conflict`s; a unique violation (23505) is `Error::Duplicate`.
+//!
+//! The server is the one `--pg-url` names, or a private one started here
+//! ([`pgserver`]) and stopped when the engine is dropped. Each run creates its tables
+//! in a fresh schema of its own (`oltpscope_<pid>_<n>`), dropped at shutdown: a run
+//! never reuses or overwrites tables it did not create, and there is no `--db` reuse
+//! (the private server lives for one run anyway).
+//!
+//! The load goes through COPY: while loading, a worker buffers its inserts per table
+//! and copies them at commit (or before any other operation of the transaction, so
+//! that it reads its own writes).
+//!
+//! This crate must never touch a schema it did not create.
+
+use api::schema::Schema;
+use api::typed::Value;
+use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, TableSize};
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Statement};
+use sqlmap::{Cond, Dialect, Kind, TableMap};
+use std::collections::HashMap;
+use std::io::Write;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+const D: Dialect = Dialect::Postgres;
+
+/// Rows a worker buffers per table during the load before copying them.
+const COPY_BATCH_ROWS: usize = 10_000;
+
+/// The transaction isolation level (`--isolation`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// Serializable snapshot isolation: the kits' consistency conditions hold.
+    #[default]
+    Serializable,
+    /// Snapshot isolation: write skew is possible (first-updater-wins only).
+    RepeatableRead,
+}
+
+impl Isolation {
+    fn begin(self) -> &'static str {
+        match self {
+            Isolation::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE",
+            Isolation::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ",
+        }
+    }
+}
+
+/// The PostgreSQL engine's own settings (`Engine::Options`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PostgresOptions {
+    pub isolation: Isolation,
+    /// A server to use (`--pg-url`, a libpq connection string or URL). `None`: start a
+    /// private server for the run.
+    pub url: Option<String>,
+    /// Until `load_done`, buffer inserts and COPY them (default). A duplicate key is
+    /// then reported by the statement that copies it (the next operation, or commit),
+    /// not by `insert` itself: loaders never insert one, but the conformance suite,
+    /// which never calls `load_done`, checks `insert`'s own answer and turns it off.
+    pub copy_load: bool,
+}
+
+impl Default for PostgresOptions {
+    fn default() -> Self {
+        PostgresOptions {
+            isolation: Isolation::default(),
+            url: None,
+            copy_load: true,
+        }
+    }
+}
+
+fn pg_err(e: postgres::Error) -> Error {
+    match e.code() {
+        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE => {
+            Error::Conflict("postgres serialization failure")
+        }
+        Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED => Error::Conflict("postgres deadlock"),
+        Some(c) if *c == SqlState::UNIQUE_VIOLATION => Error::Duplicate,
+        _ => match e.as_db_error() {
+            Some(d) => Error::fatal(format!("postgres: {}: {}", d.code().code(), d.message())),
+            None => Error::fatal(format!("postgres: {e}")),
+        },
+    }
+}
+
+static NEXT_SCHEMA: AtomicU64 = AtomicU64::new(0);
+
+/// The kits' database in a PostgreSQL schema of its own.
+pub struct PostgresEngine {
+    schema: Arc<Schema>,
+    maps: Vec<TableMap>,
+    sql: Vec<TableSql>,
+    url: String,
+    pg_schema: String,
+    own: PostgresOptions,
+    /// True until `load_done`: inserts go through COPY.
+    loading: AtomicBool,
+    admin: Mutex<Client>,
+    dropped: AtomicBool,
+    /// The private server, if this engine started one (stopped when dropped, after
+    /// the connections).
+    server: Option<pgserver::PgServer>,
+}
+
+struct TableSql {
+    get: String,
+    insert: String,
+    update: Option<String>,
+    delete: String,
+    copy: String,
+}
+
+impl PostgresEngine {
+    /// The schema holding this run's tables.
+    pub fn pg_schema(&self) -> &str {
+        &self.pg_schema
+    }
+
+    fn drop_schema(&self) -> Result<()> {
+        if self.dropped.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let mut c = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        c.batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {} CASCADE",
+            sqlmap::ident(&self.pg_schema)
+        ))
+        .map_err(pg_err)
+    }
+}
+
+impl Drop for PostgresEngine {
+    fn drop(&mut self) {
+        // Best effort: a server that is gone took the schema with it.
+        let _ = self.drop_schema();
+    }
+}
+
+fn connect(url: &str, schema: &str) -> Result<Client> {
+    let mut c = Client::connect(url, NoTls)
+        .map_err(|e| Error::fatal(format!("postgres: cannot connect ({url}): {e}")))?;
+    c.batch_execute(&format!("SET search_path TO {}", sqlmap::ident(schema)))
+        .map_err(pg_err)?;
+    Ok(c)
+}
+
+impl Engine for PostgresEngine {
+    type Worker<'e> = PostgresWorker<'e>;
+    const NAME: &'static str = "postgres";
+    type Options = PostgresOptions;
+
+    fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
+        let own = opts.own::<PostgresOptions>()?;
+        if opts.read_only || !opts.create {
+            return Err(Error::fatal(
+                "the postgres engine's tables live for one run (a schema of their own, \
+                 dropped at its end): there is no database to open again",
+            ));
+        }
+        if opts.db_dir.is_some() {
+            return Err(Error::fatal(
+                "--db: the postgres engine keeps its tables in the server (--pg-url, or a \
+                 private server for the run)",
+            ));
+        }
+        let maps = schema
+            .tables
+            .iter()
+            .map(TableMap::new)
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
+        let (server, url) = match &own.url {
+            Some(u) => (None, u.clone()),
+            None => {
+                let s = pgserver::PgServer::start(&pgserver::PgOptions {
+                    max_connections: (opts.threads as u32 + 16).max(64),
+                    ..pgserver::PgOptions::default()
+                })
+                .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
+                let u = s.url();
+                (Some(s), u)
+            }
+        };
+        let pg_schema = format!(
+            "oltpscope_{}_{}",
+            std::process::id(),
+            NEXT_SCHEMA.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut admin = Client::connect(&url, NoTls)
+            .map_err(|e| Error::fatal(format!("postgres: cannot connect ({url}): {e}")))?;
+        let mut ddl = format!(
+            "CREATE SCHEMA {0}; SET search_path TO {0};",
+            sqlmap::ident(&pg_schema)
+        );
+        for m in &maps {
+            for s in m.ddl(D) {
+                ddl.push_str(&s);
+                ddl.push(';');
+            }
+        }
+        admin
+            .batch_execute(&format!("BEGIN; {ddl} COMMIT;"))
+            .map_err(pg_err)?;
+        let sql = maps
+            .iter()
+            .map(|m| TableSql {
+                get: m.get_sql(D),
+                insert: m.insert_sql(D),
+                update: m.update_sql(D),
+                delete: m.delete_sql(D),
+                copy: format!(
+                    "COPY {} ({}) FROM STDIN",
+                    sqlmap::ident(m.name()),
+                    m.cols
+                        .iter()
+                        .map(|c| sqlmap::ident(&c.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            })
+            .collect();
+        let copy_load = own.copy_load;
+        Ok(PostgresEngine {
+            schema,
+            maps,
+            sql,
+            url,
+            pg_schema,
+            own,
+            loading: AtomicBool::new(copy_load),
+            admin: Mutex::new(admin),
+            dropped: AtomicBool::new(false),
+            server,
+        })
+    }
+
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    fn worker(&self, _worker_id: usize) -> PostgresWorker<'_> {
+        PostgresWorker {
+            conn: connect(&self.url, &self.pg_schema).map_err(|e| e.to_string()),
+            e: self,
+            in_txn: false,
+            stmts: HashMap::new(),
+            scans: HashMap::new(),
+            copy: vec![Vec::new(); self.maps.len()],
+            copy_rows: 0,
+            row: Vec::new(),
+            pk: Key::new(),
+        }
+    }
+
+    fn load_done(&self) -> Result<()> {
+        self.loading.store(false, Ordering::Release);
+        // Statistics for the planner, as a DBA would gather after a bulk load.
+        let mut c = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        c.batch_execute(&format!(
+            "SET search_path TO {}; ANALYZE",
+            sqlmap::ident(&self.pg_schema)
+        ))
+        .map_err(pg_err)
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        self.drop_schema()
+    }
+
+    fn table_sizes(&self) -> Result<Vec<TableSize>> {
+        let mut c = self.admin.lock().unwrap_or_else(|p| p.into_inner());
+        c.batch_execute(&format!(
+            "SET search_path TO {}",
+            sqlmap::ident(&self.pg_schema)
+        ))
+        .map_err(pg_err)?;
+        self.maps
+            .iter()
+            .map(|m| {
+                let n: i64 = c.query_one(&m.count_sql(), &[]).map_err(pg_err)?.get(0);
+                Ok(TableSize {
+                    name: m.name().to_string(),
+                    records: n as u64,
+                    ..TableSize::default()
+                })
+            })
+            .collect()
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({
+            "isolation": self.own.isolation,
+            "private_server": self.server.is_some(),
+            "schema": self.pg_schema,
+        })
+    }
+}
+
+/// A value as a parameter of the SQL type `kind` (the statement casts it to that).
+fn param(kind: Kind, v: &Value) -> Result<Box<dyn ToSql + Sync>> {
+    let range = |x: i64| Error::fatal(format!("postgres: {x} does not fit a {kind:?} column"));
+    Ok(match (kind, v) {
+        (Kind::I16, Value::Int(x)) => Box::new(i16::try_from(*x).map_err(|_| range(*x))?),
+        (Kind::I32, Value::Int(x)) => Box::new(i32::try_from(*x).map_err(|_| range(*x))?),
+        (Kind::I64 | Kind::Decimal { .. }, Value::Int(x)) => Box::new(*x),
+        (Kind::Text, Value::Text(s)) => Box::new(text(s)?.to_string()),
+        (Kind::Bytes, Value::Bytes(b)) => Box::new(b.clone()),
+        (k, v) => {
+            return Err(Error::fatal(format!(
+                "postgres: a {k:?} column cannot hold {v:?}"
+            )))
+        }
+    })
+}
+
+fn text(s: &[u8]) -> Result<&str> {
+    std::str::from_utf8(s).map_err(|_| {
+        Error::fatal(format!(
+            "postgres: a string column's value is not UTF-8: {s:?}"
+        ))
+    })
+}
+
+/// Append `v` as a field of COPY's text format.
+fn copy_field(out: &mut Vec<u8>, kind: Kind, v: &Value) -> Result<()> {
+    match (kind, v) {
+        (Kind::Decimal { scale, .. }, Value::Int(x)) if scale > 0 => {
+            let p = 10u64.pow(scale as u32);
+            let a = x.unsigned_abs();
+            let sign = if *x < 0 { "-" } else { "" };
+            write!(out, "{sign}{}.{:0w$}", a / p, a % p, w = scale as usize)?;
+        }
+        (_, Value::Int(x)) => write!(out, "{x}")?,
+        (_, Value::Text(s)) => {
+            text(s)?;
+            for &b in s {
+                match b {
+                    b'\\' => out.extend_from_slice(b"\\\\"),
+                    b'\t' => out.extend_from_slice(b"\\t"),
+                    b'\n' => out.extend_from_slice(b"\\n"),
+                    b'\r' => out.extend_from_slice(b"\\r"),
+                    b => out.push(b),
+                }
+            }
+        }
+        (_, Value::Bytes(b)) => {
+            out.extend_from_slice(b"\\\\x");
+            for x in b {
+                write!(out, "{x:02x}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+type ScanShape = (TableId, u16, (u8, usize), (u8, usize), bool, bool);
+
+fn shape(c: &Cond) -> (u8, usize) {
+    match c {
+        Cond::All => (0, 0),
+        Cond::Nothing => (1, 0),
+        Cond::Cmp { op, vals } => (2 + *op as u8, vals.len()),
+    }
+}
+
+/// One worker's connection, prepared statements and load buffers.
+pub struct PostgresWorker<'e> {
+    e: &'e PostgresEngine,
+    conn: std::result::Result<Client, String>,
+    in_txn: bool,
+    stmts: HashMap<String, Statement>,
+    scans: HashMap<ScanShape, String>,
+    /// Per table: rows in COPY text format not yet copied (loading only).
+    copy: Vec<Vec<u8>>,
+    copy_rows: usize,
+    row: Vec<u8>,
+    pk: Key,
+}
+
+impl PostgresWorker<'_> {
+    fn client(&mut self) -> Result<&mut Client> {
+        self.conn.as_mut().map_err(|e| Error::fatal(e.clone()))
+    }
+
+    fn map(&self, t: TableId) -> Result<&TableMap> {
+        self.e
+            .maps
+            .get(t.0 as usize)
+            .ok_or_else(|| Error::fatal(format!("no table {}", t.0)))
+    }
+
+    fn prepared(&mut self, sql: &str) -> Result<Statement> {
+        if let Some(s) = self.stmts.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client()?.prepare(sql).map_err(pg_err)?;
+        self.stmts.insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
+
+    /// Copy the buffered load rows (before any other statement, so the transaction
+    /// reads its own inserts, and at commit).
+    fn flush(&mut self) -> Result<()> {
+        if self.copy_rows == 0 {
+            return Ok(());
+        }
+        self.copy_rows = 0;
+        let e = self.e;
+        let bufs = std::mem::take(&mut self.copy);
+        self.copy = vec![Vec::new(); bufs.len()];
+        for (t, buf) in bufs.into_iter().enumerate() {
+            if buf.is_empty() {
+                continue;
+            }
+            let client = self.client()?;
+            let mut w = client.copy_in(e.sql[t].copy.as_str()).map_err(pg_err)?;
+            w.write_all(&buf)?;
+            w.finish().map_err(pg_err)?;
+        }
+        Ok(())
+    }
+
+    fn params(
+        map: &TableMap,
+        cols: impl Iterator<Item = usize>,
+        vals: &[Value],
+    ) -> Result<Vec<Box<dyn ToSql + Sync>>> {
+        cols.zip(vals)
+            .map(|(c, v)| param(map.cols[c].kind, v))
+            .collect()
+    }
+
+    /// Run a select, decode each row and pass it to `f` (false: stop). Returns the rows
+    /// passed.
+    fn select(
+        &mut self,
+        t: TableId,
+        sql: &str,
+        params: Vec<Box<dyn ToSql + Sync>>,
+        mut f: impl FnMut(&TableMap, &[u8], &Key) -> bool,
+    ) -> Result<usize> {
+        self.flush()?;
+        let st = self.prepared(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+        let rows = self.client()?.query(&st, &refs).map_err(pg_err)?;
+        let map = &self.e.maps[t.0 as usize];
+        let mut n = 0;
+        let mut vals = Vec::with_capacity(map.cols.len());
+        for r in &rows {
+            vals.clear();
+            for (i, c) in map.cols.iter().enumerate() {
+                let get =
+                    |e: postgres::Error| Error::fatal(format!("postgres: column {}: {e}", c.name));
+                vals.push(match c.kind {
+                    Kind::I16 => Value::Int(r.try_get::<_, i16>(i).map_err(get)? as i64),
+                    Kind::I32 => Value::Int(r.try_get::<_, i32>(i).map_err(get)? as i64),
+                    Kind::I64 | Kind::Decimal { .. } => {
+                        Value::Int(r.try_get::<_, i64>(i).map_err(get)?)
+                    }
+                    Kind::Text => {
+                        Value::Text(r.try_get::<_, &str>(i).map_err(get)?.as_bytes().to_vec())
+                    }
+                    Kind::Bytes => Value::Bytes(r.try_get::<_, Vec<u8>>(i).map_err(get)?),
+                });
+            }
+            map.decode(&vals, &mut self.row, &mut self.pk)?;
+            n += 1;
+            if !f(map, &self.row, &self.pk) {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    fn execute(&mut self, sql: &str, params: Vec<Box<dyn ToSql + Sync>>) -> Result<u64> {
+        self.flush()?;
+        let st = self.prepared(sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+        self.client()?.execute(&st, &refs).map_err(pg_err)
+    }
+
+    fn key_params(&self, t: TableId, key: &[u8]) -> Result<Vec<Box<dyn ToSql + Sync>>> {
+        let map = self.map(t)?;
+        let vals = map.key_params(key)?;
+        Self::params(map, map.pk_cols().iter().copied(), &vals)
+    }
+}
+
+impl api::Worker for PostgresWorker<'_> {
+    fn begin(&mut self) -> Result<()> {
+        if self.in_txn {
+            return Err(Error::fatal("postgres: begin inside a transaction"));
+        }
+        let begin = self.e.own.isolation.begin();
+        self.client()?.batch_execute(begin).map_err(pg_err)?;
+        self.in_txn = true;
+        Ok(())
+    }
+
+    fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        let params = self.key_params(table, key)?;
+        let e = self.e;
+        let n = self.select(table, &e.sql[table.0 as usize].get, params, |_, row, _| {
+            f(row);
+            false
+        })?;
+        Ok(n > 0)
+    }
+
+    fn scan(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let e = self.e;
+        let map = self.map(index.table)?;
+        if !map.has_index(index.index) {
+            return Err(Error::fatal(format!(
+                "table {} has no index {}",
+                map.name(),
+                index.index
+            )));
+        }
+        if !map.scannable(index.index) {
+            return Err(Error::fatal(format!(
+                "scan over table {}'s hash primary index",
+                map.name()
+            )));
+        }
+        if limit == 0 {
+            return Ok(0);
+        }
+        let (lo, hi) = (
+            map.bound(index.index, lo, true),
+            map.bound(index.index, hi, false),
+        );
+        if lo == Cond::Nothing || hi == Cond::Nothing {
+            return Ok(0);
+        }
+        let limited = limit < i64::MAX as usize;
+        let sh: ScanShape = (
+            index.table,
+            index.index,
+            shape(&lo),
+            shape(&hi),
+            dir == Dir::Forward,
+            limited,
+        );
+        let map = &e.maps[index.table.0 as usize];
+        let sql = self
+            .scans
+            .entry(sh)
+            .or_insert_with(|| map.scan_sql(D, index.index, &lo, &hi, dir, limited))
+            .clone();
+        // Each condition compares the index's first columns.
+        let cols = map.index_cols(index.index);
+        let mut params = Vec::new();
+        for c in [&lo, &hi] {
+            if let Cond::Cmp { vals, .. } = c {
+                params.extend(Self::params(map, cols.iter().copied(), vals)?);
+            }
+        }
+        if limited {
+            params.push(Box::new(limit as i64));
+        }
+        let mut key = Key::new();
+        self.select(index.table, &sql, params, |map, row, pk| {
+            map.index_key(index.index, row, pk, &mut key);
+            f(&key, row)
+        })
+    }
+
+    fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
+        let e = self.e;
+        let map = e
+            .maps
+            .get(table.0 as usize)
+            .ok_or_else(|| Error::fatal(format!("no table {}", table.0)))?;
+        let vals = map.row_params(key, row)?;
+        if e.loading.load(Ordering::Acquire) {
+            let buf = &mut self.copy[table.0 as usize];
+            for (i, (c, v)) in map.cols.iter().zip(&vals).enumerate() {
+                if i > 0 {
+                    buf.push(b'\t');
+                }
+                copy_field(buf, c.kind, v)?;
+            }
+            buf.push(b'\n');
+            self.copy_rows += 1;
+            if self.copy_rows >= COPY_BATCH_ROWS {
+                self.flush()?;
+            }
+            return Ok(());
+        }
+        let params = Self::params(map, 0..map.cols.len(), &vals)?;
+        self.execute(&e.sql[table.0 as usize].insert, params)?;
+        Ok(())
+    }
+
+    fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool> {
+        let e = self.e;
+        let params = self.key_params(table, key)?;
+        let mut old = Vec::new();
+        let found = self.select(table, &e.sql[table.0 as usize].get, params, |_, row, _| {
+            old.extend_from_slice(row);
+            false
+        })? > 0;
+        if !found {
+            return Ok(false);
+        }
+        let mut row = old.clone();
+        f(&mut row);
+        let map = &e.maps[table.0 as usize];
+        for s in &map.def.secondary {
+            let (mut a, mut b) = (Key::new(), Key::new());
+            (s.key_of)(&old, &mut a);
+            (s.key_of)(&row, &mut b);
+            if a.as_bytes() != b.as_bytes() {
+                return Err(Error::fatal(format!(
+                    "update changed secondary key {} of table {}",
+                    s.name,
+                    map.name()
+                )));
+            }
+        }
+        if let Some(sql) = &e.sql[table.0 as usize].update {
+            let vals = map.update_params(key, &row)?;
+            let cols = map.update_cols();
+            let params = Self::params(map, cols.into_iter(), &vals)?;
+            self.execute(sql, params)?;
+        }
+        Ok(true)
+    }
+
+    fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
+        let e = self.e;
+        let params = self.key_params(table, key)?;
+        Ok(self.execute(&e.sql[table.0 as usize].delete, params)? > 0)
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        self.flush()?;
+        self.client()?.batch_execute("COMMIT").map_err(pg_err)?;
+        self.in_txn = false;
+        Ok(())
+    }
+
+    fn abort(&mut self) {
+        for b in &mut self.copy {
+            b.clear();
+        }
+        self.copy_rows = 0;
+        if self.in_txn {
+            self.in_txn = false;
+            if let Ok(c) = &mut self.conn {
+                // A failed rollback (a broken connection) leaves nothing to undo.
+                let _ = c.batch_execute("ROLLBACK");
+            }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The engine-generic conformance suite and the kits (TPC-B, TPC-C, micro) with their
+//! consistency checks on PostgreSQL, against a private server this test starts
+//! (installed from Debian's packages when missing). Where PostgreSQL cannot be
+//! installed or started, the test prints one `SKIPPED: ...` line and returns.
+
+use api::conformance::*;
+use api::{Engine, EngineOptions, IndexKind, Session};
+use driver::{RunConfig, Stop};
+use engine_postgres::{Isolation, PostgresEngine, PostgresOptions};
+use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
+use workloads::tpcb::{Tpcb, TpcbConfig};
+use workloads::tpcc::{Tpcc, TpccConfig};
+use workloads::Workload;
+
+fn server() -> Option<pgserver::PgServer> {
+    match pgserver::PgServer::start(&pgserver::PgOptions::default()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            println!("SKIPPED: PostgreSQL cannot be started here: {e}");
+            None
+        }
+    }
+}
+
+fn cfg(threads: usize, own: PostgresOptions) -> RunConfig {
+    RunConfig {
+        engine: EngineOptions {
+            threads,
+            ..EngineOptions::default()
+        }
+        .with_own(own),
+        threads,
+        warmup_s: 0.05,
+        stop: Stop::Seconds(0.5),
+        seed: 3,
+        pin: false,
+        no_load: false,
+        interactive: false,
+        trace_measured: false,
+        acked_file: None,
+        check: true,
+        progress_file: None,
+        rate: None,
+        coroutines: 1,
+        coroutine_seed: None,
+        interleave: false,
+        stats: true,
+        timeseries: false,
+        steps_team: None,
+    }
+}
+
+fn run_ok<W: Workload>(wl: &W, c: &RunConfig) {
+    let r = driver::run::<PostgresEngine, W>(wl, c)
+        .unwrap_or_else(|e| panic!("{} on postgres: {e}", wl.name()));
+    assert!(
+        r.committed > 0,
+        "{} on postgres: nothing committed",
+        wl.name()
+    );
+    assert!(
+        r.checks.passed,
+        "{} on postgres: {:#?}",
+        wl.name(),
+        r.checks
+    );
+}
+
+#[test]
+fn postgres_conforms_and_runs_the_kits() {
+    let Some(server) = server() else { return };
+    let own = PostgresOptions {
+        isolation: Isolation::Serializable,
+        url: Some(server.url()),
+        copy_load: true,
+    };
+    let opts = EngineOptions::default().with_own(PostgresOptions {
+        copy_load: false,
+        ..own.clone()
+    });
+    for k in [IndexKind::BTree, IndexKind::Hash] {
+        transfers_keep_total::<PostgresEngine>(&opts, k);
+        scans_never_see_partial_txn::<PostgresEngine>(&opts, k);
+        write_skew_prevented::<PostgresEngine>(&opts, k);
+        phantom_insert_detected::<PostgresEngine>(&opts, k);
+        crud_matches_serial::<PostgresEngine>(&opts, k);
+    }
+    let wl = Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: true,
+            affinity: false,
+        },
+        2,
+    )
+    .unwrap();
+    run_ok(&wl, &cfg(2, own.clone()));
+    let wl = Tpcc::new(TpccConfig {
+        warehouses: 1,
+        affinity: false,
+        ..TpccConfig::default()
+    })
+    .unwrap();
+    run_ok(&wl, &cfg(2, own.clone()));
+    let wl = Micro::new(MicroConfig {
+        keys: 5_000,
+        rows_per_txn: 10,
+        mode: Mode::Update,
+        columns: Columns::String,
+        distribution: Distribution::Uniform,
+        index: IndexKind::BTree,
+    })
+    .unwrap();
+    run_ok(&wl, &cfg(2, own.clone()));
+    // Each run's tables were in a schema of their own, dropped at shutdown.
+    let mut c = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    let left: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'oltpscope\\_%'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "schemas left behind");
+}
+
+/// Without --pg-url the engine starts a private server and stops it when dropped.
+#[test]
+fn postgres_engine_starts_its_own_server() {
+    if pgserver::find_bindir().is_none() {
+        println!("SKIPPED: no PostgreSQL installed (the other test installs it)");
+        return;
+    }
+    let wl = Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: false,
+            affinity: false,
+        },
+        1,
+    )
+    .unwrap();
+    let schema = std::sync::Arc::new(wl.schema());
+    let e = match PostgresEngine::open(schema.clone(), &EngineOptions::default()) {
+        Ok(e) => e,
+        Err(err) => {
+            println!("SKIPPED: PostgreSQL cannot be started here: {err}");
+            return;
+        }
+    };
+    let t = schema.table_by_name("branch").unwrap();
+    let def = schema.table(t);
+    let mut row = vec![0u8; def.row_size];
+    let id = &def.columns[def.column_index("b_id").unwrap()];
+    api::typed::set_column(id, &mut row, &api::typed::Value::Int(1)).unwrap();
+    let mut k = api::Key::new();
+    k.push_u64(1);
+    let mut s = Session::new(e.worker(0));
+    s.run(0, |s| s.insert(t, &k, &row)).unwrap();
+    e.load_done().unwrap();
+    let r = s.run(0, |s| s.insert(t, &k, &row));
+    assert_eq!(r, Err(api::Error::Duplicate));
+    let mut seen = false;
+    s.run(0, |s| s.get(t, &k, |_| seen = true)).unwrap();
+    assert!(seen);
+    drop(s);
+    e.shutdown().unwrap();
+}

@@ -1,0 +1,648 @@
+//! `--engine sqlite`: the kits on SQLite (embedded, bundled with rusqlite), through the
+//! typed schema ([`sqlmap`]): real tables, primary keys and secondary indexes; one
+//! connection per worker; WAL mode; prepared statements cached per connection.
+//!
+//! Transactions begin with `BEGIN IMMEDIATE`: SQLite has one writer at a time, and a
+//! deferred transaction that read and then wants to write fails with SQLITE_BUSY
+//! when another has written since it began, after doing all its work. Taking the
+//! write lock at the start makes writers queue (waiting up to [`BUSY_TIMEOUT`])
+//! instead of failing late; the kits' transactions almost all write, and the engine
+//! cannot know which will not. A busy or locked error in a transaction (the wait ran
+//! out) is a retryable `Error::Conflict`. Read-only opens (`check`) begin deferred.
+//!
+//! This crate must never write a file outside its database directory.
+
+use api::schema::Schema;
+use api::typed::Value;
+use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, TableSize};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, OpenFlags};
+use sqlmap::{Cond, Dialect, TableMap};
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The database file's name in its directory (`--db DIR`).
+pub const DB_FILE: &str = "oltpscope.sqlite";
+
+/// How long a transaction waits for the write lock (or a statement for a lock) before
+/// giving up with a conflict abort: longer than any kit transaction takes, times the
+/// writers queued before it.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Statements a connection keeps prepared (a table's four, plus scan shapes).
+const STATEMENT_CACHE: usize = 256;
+
+/// Page cache per connection, in KiB (SQLite's default is 2 MiB).
+const CACHE_KIB: i64 = 64 * 1024;
+
+const D: Dialect = Dialect::Sqlite;
+
+/// `PRAGMA synchronous` (`--sqlite-sync`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    /// No fsync: a crash of the machine may lose or corrupt committed transactions.
+    Off,
+    /// In WAL mode, fsync at checkpoints only: a machine crash may lose the last
+    /// commits but never corrupts the database.
+    #[default]
+    Normal,
+    /// fsync the WAL at every commit.
+    Full,
+}
+
+impl SyncMode {
+    fn pragma(self) -> &'static str {
+        match self {
+            SyncMode::Off => "OFF",
+            SyncMode::Normal => "NORMAL",
+            SyncMode::Full => "FULL",
+        }
+    }
+}
+
+/// The SQLite engine's own settings (`Engine::Options`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SqliteOptions {
+    pub sync: SyncMode,
+}
+
+/// The files of a SQLite database in `dir` (`--reload` removes exactly these).
+pub fn own_files(dir: &Path) -> Vec<PathBuf> {
+    ["", "-wal", "-shm", "-journal"]
+        .iter()
+        .map(|s| dir.join(format!("{DB_FILE}{s}")))
+        .filter(|p| p.exists())
+        .collect()
+}
+
+fn sql_err(e: rusqlite::Error) -> Error {
+    use rusqlite::ErrorCode as C;
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            C::DatabaseBusy => Error::Conflict("sqlite busy"),
+            C::DatabaseLocked => Error::Conflict("sqlite locked"),
+            // SQLITE_CONSTRAINT_PRIMARYKEY and SQLITE_CONSTRAINT_UNIQUE.
+            C::ConstraintViolation if matches!(f.extended_code, 1555 | 2067) => Error::Duplicate,
+            _ => Error::fatal(format!("sqlite: {e}")),
+        },
+        _ => Error::fatal(format!("sqlite: {e}")),
+    }
+}
+
+/// A value bound as a parameter (strings as text bytes, unchecked: SQLite compares
+/// them byte-wise and never needs them to be UTF-8).
+struct P<'a>(&'a Value);
+
+impl rusqlite::ToSql for P<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self.0 {
+            Value::Int(i) => ToSqlOutput::Borrowed(ValueRef::Integer(*i)),
+            Value::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s)),
+            Value::Bytes(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+        })
+    }
+}
+
+fn value_of(v: ValueRef<'_>) -> Result<Value> {
+    Ok(match v {
+        ValueRef::Integer(i) => Value::Int(i),
+        ValueRef::Text(s) => Value::Text(s.to_vec()),
+        ValueRef::Blob(b) => Value::Bytes(b.to_vec()),
+        v => {
+            return Err(Error::fatal(format!(
+                "sqlite: a column holds {:?}, which no declared type has",
+                v.data_type()
+            )))
+        }
+    })
+}
+
+/// The kits' database in a SQLite file.
+pub struct SqliteEngine {
+    schema: Arc<Schema>,
+    maps: Vec<TableMap>,
+    sql: Vec<TableSql>,
+    path: PathBuf,
+    own: SqliteOptions,
+    has_data: bool,
+    read_only: bool,
+    /// Held (not read) so that a temporary database is removed with the engine.
+    _tmp: Option<tempfile::TempDir>,
+}
+
+/// A table's statement texts.
+struct TableSql {
+    get: String,
+    insert: String,
+    update: Option<String>,
+    delete: String,
+}
+
+/// The schema as SQL, stored in the database so that a database made for another
+/// workload (or scale) is refused instead of used.
+fn fingerprint(maps: &[TableMap]) -> String {
+    maps.iter()
+        .flat_map(|m| m.ddl(D))
+        .collect::<Vec<_>>()
+        .join(";\n")
+}
+
+impl SqliteEngine {
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn connect(&self) -> Result<Connection> {
+        let flags = if self.read_only {
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        };
+        connect(&self.path, flags, self.own.sync)
+    }
+
+    fn create(path: &Path, maps: &[TableMap], sync: SyncMode) -> Result<()> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut c = connect(path, flags, sync)?;
+        let mode: String = c
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(sql_err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::fatal(format!(
+                "sqlite: {} cannot be put in WAL mode (got {mode})",
+                path.display()
+            )));
+        }
+        let t = c.transaction().map_err(sql_err)?;
+        t.execute(
+            "CREATE TABLE oltpscope_meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)",
+            [],
+        )
+        .map_err(sql_err)?;
+        for m in maps {
+            for s in m.ddl(D) {
+                t.execute(&s, []).map_err(sql_err)?;
+            }
+        }
+        t.execute(
+            "INSERT INTO oltpscope_meta VALUES ('schema', ?1)",
+            [fingerprint(maps)],
+        )
+        .map_err(sql_err)?;
+        t.commit().map_err(sql_err)
+    }
+}
+
+fn connect(path: &Path, flags: OpenFlags, sync: SyncMode) -> Result<Connection> {
+    let c = Connection::open_with_flags(path, flags)
+        .map_err(|e| Error::fatal(format!("sqlite: cannot open {}: {e}", path.display())))?;
+    c.busy_timeout(BUSY_TIMEOUT).map_err(sql_err)?;
+    c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+    c.execute_batch(&format!(
+        "PRAGMA synchronous={}; PRAGMA cache_size=-{CACHE_KIB};",
+        sync.pragma()
+    ))
+    .map_err(sql_err)?;
+    Ok(c)
+}
+
+fn meta(c: &Connection, k: &str) -> Result<Option<String>> {
+    use rusqlite::OptionalExtension;
+    c.query_row("SELECT v FROM oltpscope_meta WHERE k = ?1", [k], |r| {
+        r.get(0)
+    })
+    .optional()
+    .map_err(sql_err)
+}
+
+impl Engine for SqliteEngine {
+    type Worker<'e> = SqliteWorker<'e>;
+    const NAME: &'static str = "sqlite";
+    type Options = SqliteOptions;
+
+    fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
+        let own = opts.own::<SqliteOptions>()?;
+        let maps = schema
+            .tables
+            .iter()
+            .map(TableMap::new)
+            .collect::<std::result::Result<Vec<_>, String>>()
+            .map_err(|e| Error::fatal(format!("sqlite: {e}")))?;
+        let (dir, tmp) = match &opts.db_dir {
+            Some(d) => (d.clone(), None),
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("oltpscope-sqlite-")
+                    .tempdir()?;
+                (t.path().to_path_buf(), Some(t))
+            }
+        };
+        if !dir.exists() {
+            if !opts.create {
+                return Err(Error::fatal(format!(
+                    "{} does not exist: there is no database to open",
+                    dir.display()
+                )));
+            }
+            std::fs::create_dir_all(&dir)?;
+        }
+        let path = dir.join(DB_FILE);
+        let mut exists = path.exists();
+        if opts.reload && !opts.read_only && exists {
+            for f in own_files(&dir) {
+                std::fs::remove_file(&f)?;
+            }
+            exists = false;
+        }
+        if !exists {
+            if !opts.create || opts.read_only {
+                return Err(Error::fatal(format!(
+                    "{} holds no SQLite database (no {DB_FILE})",
+                    dir.display()
+                )));
+            }
+            if let Some(f) = std::fs::read_dir(&dir)?.next() {
+                return Err(Error::fatal(format!(
+                    "{} is not empty and holds no SQLite database (found {}): refusing to \
+                     create one over it",
+                    dir.display(),
+                    f?.file_name().to_string_lossy()
+                )));
+            }
+            Self::create(&path, &maps, own.sync)?;
+        }
+        let sql = maps
+            .iter()
+            .map(|m| TableSql {
+                get: m.get_sql(D),
+                insert: m.insert_sql(D),
+                update: m.update_sql(D),
+                delete: m.delete_sql(D),
+            })
+            .collect();
+        let e = SqliteEngine {
+            schema,
+            sql,
+            path,
+            own,
+            has_data: exists,
+            read_only: opts.read_only,
+            _tmp: tmp,
+            maps,
+        };
+        if exists {
+            let c = e.connect()?;
+            let not_ours = || {
+                Error::fatal(format!(
+                    "{} is not a database oltpscope made: remove it or rerun with --reload",
+                    e.path.display()
+                ))
+            };
+            let has_meta: bool = c
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name = 'oltpscope_meta'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map_err(|_| not_ours())?
+                > 0;
+            if !has_meta {
+                return Err(not_ours());
+            }
+            if meta(&c, "schema")?.as_deref() != Some(fingerprint(&e.maps).as_str()) {
+                return Err(Error::fatal(format!(
+                    "{} holds the tables of another workload or scale: remove it or rerun \
+                     with --reload",
+                    e.path.display()
+                )));
+            }
+            if meta(&c, "loaded")?.is_none() {
+                return Err(Error::fatal(format!(
+                    "the load did not finish: remove {} or rerun with --reload",
+                    e.path.display()
+                )));
+            }
+        }
+        Ok(e)
+    }
+
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    fn worker(&self, _worker_id: usize) -> SqliteWorker<'_> {
+        SqliteWorker {
+            conn: self.connect().map_err(|e| e.to_string()),
+            e: self,
+            row: Vec::new(),
+            pk: Key::new(),
+            key: Key::new(),
+            scans: HashMap::new(),
+        }
+    }
+
+    fn has_data(&self) -> bool {
+        self.has_data
+    }
+
+    fn load_done(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let c = self.connect()?;
+        // The marker commits after every loaded row (each load transaction committed),
+        // durably: FULL for this commit whatever the run's setting.
+        c.execute_batch("PRAGMA synchronous=FULL")
+            .map_err(sql_err)?;
+        c.execute(
+            "INSERT OR REPLACE INTO oltpscope_meta VALUES ('loaded', '1')",
+            [],
+        )
+        .map_err(sql_err)?;
+        Ok(())
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        // Fold the WAL into the database file, so the directory holds one file at rest.
+        let c = self.connect()?;
+        c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(sql_err)
+    }
+
+    fn table_sizes(&self) -> Result<Vec<TableSize>> {
+        let c = self.connect()?;
+        self.maps
+            .iter()
+            .map(|m| {
+                let n: i64 = c
+                    .query_row(&m.count_sql(), [], |r| r.get(0))
+                    .map_err(sql_err)?;
+                Ok(TableSize {
+                    name: m.name().to_string(),
+                    records: n as u64,
+                    ..TableSize::default()
+                })
+            })
+            .collect()
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({
+            "sqlite_version": rusqlite::version(),
+            "sync": self.own.sync,
+            "file": self.path.display().to_string(),
+        })
+    }
+}
+
+/// The shape of a scan statement: its text depends on nothing else.
+type ScanShape = (TableId, u16, (u8, usize), (u8, usize), bool, bool);
+
+fn shape(c: &Cond) -> (u8, usize) {
+    match c {
+        Cond::All => (0, 0),
+        Cond::Nothing => (1, 0),
+        Cond::Cmp { op, vals } => (2 + *op as u8, vals.len()),
+    }
+}
+
+/// One worker's connection and buffers.
+pub struct SqliteWorker<'e> {
+    e: &'e SqliteEngine,
+    /// The connection, or why it could not be opened (reported by `begin`).
+    conn: std::result::Result<Connection, String>,
+    row: Vec<u8>,
+    pk: Key,
+    key: Key,
+    scans: HashMap<ScanShape, String>,
+}
+
+impl SqliteWorker<'_> {
+    fn conn(&self) -> Result<&Connection> {
+        self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))
+    }
+
+    fn map(&self, t: TableId) -> Result<&TableMap> {
+        self.e
+            .maps
+            .get(t.0 as usize)
+            .ok_or_else(|| Error::fatal(format!("no table {}", t.0)))
+    }
+
+    /// Run `sql` with `params`, decode each row into `self.row`/`self.pk` and pass it
+    /// to `f` (which returns false to stop). Returns the rows passed.
+    fn select(
+        &mut self,
+        t: TableId,
+        sql: &str,
+        params: &[Value],
+        limit: Option<i64>,
+        mut f: impl FnMut(&TableMap, &[u8], &Key) -> bool,
+    ) -> Result<usize> {
+        let conn = self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))?;
+        let map = &self.e.maps[t.0 as usize];
+        let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
+        let mut p: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(params.len() + 1);
+        let bound: Vec<P<'_>> = params.iter().map(P).collect();
+        for b in &bound {
+            p.push(b);
+        }
+        if let Some(l) = &limit {
+            p.push(l);
+        }
+        let mut rows = st.query(&p[..]).map_err(sql_err)?;
+        let mut n = 0;
+        let mut vals = Vec::with_capacity(map.cols.len());
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            vals.clear();
+            for i in 0..map.cols.len() {
+                vals.push(value_of(r.get_ref(i).map_err(sql_err)?)?);
+            }
+            map.decode(&vals, &mut self.row, &mut self.pk)?;
+            n += 1;
+            if !f(map, &self.row, &self.pk) {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
+        let conn = self.conn()?;
+        let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
+        let bound: Vec<P<'_>> = params.iter().map(P).collect();
+        let p: Vec<&dyn rusqlite::ToSql> = bound.iter().map(|b| b as _).collect();
+        st.execute(&p[..]).map_err(sql_err)
+    }
+
+    fn statement(&self, t: TableId) -> &TableSql {
+        &self.e.sql[t.0 as usize]
+    }
+}
+
+impl api::Worker for SqliteWorker<'_> {
+    fn begin(&mut self) -> Result<()> {
+        let conn = self.conn()?;
+        if !conn.is_autocommit() {
+            return Err(Error::fatal("sqlite: begin inside a transaction"));
+        }
+        let sql = if self.e.read_only {
+            "BEGIN DEFERRED"
+        } else {
+            "BEGIN IMMEDIATE"
+        };
+        conn.prepare_cached(sql)
+            .and_then(|mut s| s.execute([]))
+            .map_err(sql_err)?;
+        Ok(())
+    }
+
+    fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        let params = self.map(table)?.key_params(key)?;
+        let e = self.e;
+        let sql = e.sql[table.0 as usize].get.as_str();
+        let n = self.select(table, sql, &params, None, |_, row, _| {
+            f(row);
+            false
+        })?;
+        Ok(n > 0)
+    }
+
+    fn scan(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let map = self.map(index.table)?;
+        if !map.has_index(index.index) {
+            return Err(Error::fatal(format!(
+                "table {} has no index {}",
+                map.name(),
+                index.index
+            )));
+        }
+        if !map.scannable(index.index) {
+            return Err(Error::fatal(format!(
+                "scan over table {}'s hash primary index",
+                map.name()
+            )));
+        }
+        if limit == 0 {
+            return Ok(0);
+        }
+        let (lo, hi) = (
+            map.bound(index.index, lo, true),
+            map.bound(index.index, hi, false),
+        );
+        if lo == Cond::Nothing || hi == Cond::Nothing {
+            return Ok(0);
+        }
+        let limited = limit < i64::MAX as usize;
+        let sh: ScanShape = (
+            index.table,
+            index.index,
+            shape(&lo),
+            shape(&hi),
+            dir == Dir::Forward,
+            limited,
+        );
+        let sql = match self.scans.get(&sh) {
+            Some(s) => s.clone(),
+            None => {
+                let s = map.scan_sql(D, index.index, &lo, &hi, dir, limited);
+                self.scans.insert(sh, s.clone());
+                s
+            }
+        };
+        let params = TableMap::scan_params(&lo, &hi);
+        let mut key = self.key;
+        let n = self.select(
+            index.table,
+            &sql,
+            &params,
+            limited.then_some(limit as i64),
+            |map, row, pk| {
+                map.index_key(index.index, row, pk, &mut key);
+                f(&key, row)
+            },
+        )?;
+        Ok(n)
+    }
+
+    fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
+        let params = self.map(table)?.row_params(key, row)?;
+        self.execute(&self.statement(table).insert, &params)?;
+        Ok(())
+    }
+
+    fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool> {
+        let params = self.map(table)?.key_params(key)?;
+        let e = self.e;
+        let sql = e.sql[table.0 as usize].get.as_str();
+        let mut old = Vec::new();
+        let found = self.select(table, sql, &params, None, |_, row, _| {
+            old.extend_from_slice(row);
+            false
+        })? > 0;
+        if !found {
+            return Ok(false);
+        }
+        let mut row = old.clone();
+        f(&mut row);
+        let map = self.map(table)?;
+        for s in &map.def.secondary {
+            let (mut a, mut b) = (Key::new(), Key::new());
+            (s.key_of)(&old, &mut a);
+            (s.key_of)(&row, &mut b);
+            if a.as_bytes() != b.as_bytes() {
+                return Err(Error::fatal(format!(
+                    "update changed secondary key {} of table {}",
+                    s.name,
+                    map.name()
+                )));
+            }
+        }
+        if let Some(sql) = &self.statement(table).update {
+            let params = map.update_params(key, &row)?;
+            self.execute(sql, &params)?;
+        }
+        Ok(true)
+    }
+
+    fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
+        let params = self.map(table)?.key_params(key)?;
+        Ok(self.execute(&self.statement(table).delete, &params)? > 0)
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        let conn = self.conn()?;
+        conn.prepare_cached("COMMIT")
+            .and_then(|mut s| s.execute([]))
+            .map_err(sql_err)?;
+        Ok(())
+    }
+
+    fn abort(&mut self) {
+        if let Ok(c) = &self.conn {
+            if !c.is_autocommit() {
+                // A failed rollback leaves nothing to undo: SQLite rolls back itself
+                // when it cannot (and reports the cause on the next statement).
+                let _ = c.execute_batch("ROLLBACK");
+            }
+        }
+    }
+}

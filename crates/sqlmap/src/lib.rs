@@ -1,0 +1,651 @@
+//! sqlmap: maps a kit's typed schema ([`api::typed`]) to SQL for the adapters to real
+//! database systems (SQLite, PostgreSQL): the DDL of a table and its indexes, the
+//! statement texts of the [`api::Worker`] operations per dialect, the conversion of
+//! rows and keys to column values and back, and the translation of a scan's byte
+//! bounds into a WHERE over row values.
+//!
+//! It owns no connection and runs no statement: the engine crates do. It must never
+//! accept an undeclared table (one clear error instead).
+
+use api::schema::{IndexKind, TableDef};
+use api::typed::{column_value, set_column, KeyEnc, KeyPart, SqlType, Value};
+use api::Key;
+use std::cmp::Ordering;
+use std::fmt::Write;
+use std::ops::Bound;
+
+pub mod bounds;
+
+pub use bounds::{Cond, Op};
+
+/// The SQL dialect statements are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Placeholders `?N`; integers, decimals and timestamps are INTEGER, strings TEXT
+    /// (binary collation: byte order), bytes BLOB.
+    Sqlite,
+    /// Placeholders `$N` with explicit casts; decimals NUMERIC(p,s), strings
+    /// VARCHAR(n) COLLATE "C" (byte order), bytes BYTEA.
+    Postgres,
+}
+
+/// How a SQL column's values are bound and read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    I16,
+    I32,
+    I64,
+    /// A fixed-point number bound and read as an integer count of 10^-scale units.
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
+    Text,
+    Bytes,
+}
+
+impl Kind {
+    fn of_type(t: SqlType) -> Kind {
+        match t {
+            SqlType::Int { bytes: 1, .. }
+            | SqlType::Int {
+                bytes: 2,
+                signed: true,
+            } => Kind::I16,
+            SqlType::Int { bytes: 2, .. }
+            | SqlType::Int {
+                bytes: 4,
+                signed: true,
+            } => Kind::I32,
+            SqlType::Int { .. } | SqlType::Timestamp => Kind::I64,
+            SqlType::Decimal {
+                precision, scale, ..
+            } => Kind::Decimal { precision, scale },
+            SqlType::Char(_) | SqlType::VarChar(_) => Kind::Text,
+            SqlType::Binary(_) => Kind::Bytes,
+        }
+    }
+
+    fn of_enc(e: KeyEnc) -> Kind {
+        match e {
+            KeyEnc::U8 => Kind::I16,
+            KeyEnc::U16 | KeyEnc::I32 => Kind::I32,
+            KeyEnc::U32 | KeyEnc::U64 | KeyEnc::I64 => Kind::I64,
+            KeyEnc::Fixed(_) => Kind::Bytes,
+        }
+    }
+}
+
+/// Where a SQL column's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Column `i` of the row ([`TableDef::columns`]).
+    Row(usize),
+    /// Part `i` of the primary key, a value only the key holds.
+    KeyOnly(usize),
+}
+
+/// One column of the SQL table.
+#[derive(Debug, Clone)]
+pub struct SqlCol {
+    pub name: String,
+    pub kind: Kind,
+    pub source: Source,
+    /// The declared SQL type per dialect.
+    sqlite_ty: String,
+    pg_ty: String,
+}
+
+/// One index of the table as a scan sees it: the parts of the key a scan reports
+/// (a non-unique secondary index's key is its own parts followed by the primary key's).
+#[derive(Debug, Clone)]
+struct IndexMap {
+    name: String,
+    unique: bool,
+    parts: Vec<KeyPart>,
+    /// The SQL column of each part.
+    cols: Vec<usize>,
+    /// How many of `parts` are the index's own (the rest: the primary key appended).
+    own: usize,
+}
+
+/// A typed table mapped to SQL.
+#[derive(Debug, Clone)]
+pub struct TableMap {
+    pub def: TableDef,
+    pub cols: Vec<SqlCol>,
+    /// The SQL column of each primary key part.
+    pk: Vec<usize>,
+    /// Index 0: the primary key; `i > 0`: secondary index `i - 1`.
+    indexes: Vec<IndexMap>,
+    /// Columns an UPDATE sets: those not in the primary key.
+    set_cols: Vec<usize>,
+}
+
+/// Quote an identifier (names come from the kits; quoting keeps SQL keywords usable).
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+impl TableMap {
+    /// Map table `def`. An undeclared table, or a declaration SQL cannot hold, is an
+    /// error naming the table.
+    pub fn new(def: &TableDef) -> Result<TableMap, String> {
+        if !def.is_typed() {
+            return Err(format!(
+                "table {} has no typed declaration (columns, primary key and secondary key \
+                 parts), so it cannot be created in a SQL database",
+                def.name
+            ));
+        }
+        def.check_declaration()?;
+        let mut cols: Vec<SqlCol> = def
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| SqlCol {
+                name: c.name.clone(),
+                kind: Kind::of_type(c.ty),
+                source: Source::Row(i),
+                sqlite_ty: sqlite_type(c.ty).into(),
+                pg_ty: pg_type(c.ty),
+            })
+            .collect();
+        let mut pk = Vec::new();
+        for (i, p) in def.primary_key.iter().enumerate() {
+            match p.column {
+                Some(c) => pk.push(c),
+                None => {
+                    if cols.iter().any(|c| c.name == p.name) {
+                        return Err(format!(
+                            "table {}: key-only part {} has the name of a column",
+                            def.name, p.name
+                        ));
+                    }
+                    let kind = Kind::of_enc(p.enc);
+                    pk.push(cols.len());
+                    cols.push(SqlCol {
+                        name: p.name.clone(),
+                        kind,
+                        source: Source::KeyOnly(i),
+                        sqlite_ty: if kind == Kind::Bytes {
+                            "BLOB"
+                        } else {
+                            "INTEGER"
+                        }
+                        .into(),
+                        pg_ty: match kind {
+                            Kind::I16 => "SMALLINT",
+                            Kind::I32 => "INTEGER",
+                            Kind::Bytes => "BYTEA",
+                            _ => "BIGINT",
+                        }
+                        .into(),
+                    });
+                }
+            }
+        }
+        let mut indexes = vec![IndexMap {
+            name: format!("{}_pkey", def.name),
+            unique: true,
+            parts: def.primary_key.clone(),
+            cols: pk.clone(),
+            own: pk.len(),
+        }];
+        for s in &def.secondary {
+            let mut parts = s.parts.clone();
+            let mut icols = Vec::new();
+            for p in &s.parts {
+                match p.column {
+                    Some(c) => icols.push(c),
+                    None => {
+                        return Err(format!(
+                            "table {} index {}: part {} is not a column (a secondary key is \
+                             computed from the row)",
+                            def.name, s.name, p.name
+                        ))
+                    }
+                }
+            }
+            let own = parts.len();
+            if !s.unique {
+                parts.extend(def.primary_key.iter().cloned());
+                icols.extend(pk.iter().copied());
+            }
+            indexes.push(IndexMap {
+                name: format!("{}_{}", def.name, s.name),
+                unique: s.unique,
+                parts,
+                cols: icols,
+                own,
+            });
+        }
+        let set_cols = (0..cols.len()).filter(|c| !pk.contains(c)).collect();
+        Ok(TableMap {
+            def: def.clone(),
+            cols,
+            pk,
+            indexes,
+            set_cols,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    /// Number of indexes (the primary one and the secondary ones).
+    pub fn index_count(&self) -> usize {
+        self.indexes.len()
+    }
+
+    /// `CREATE TABLE` and `CREATE INDEX` statements. Non-unique secondary indexes hold
+    /// the primary key's columns after their own, so that a scan comes out in the order
+    /// of the keys it reports.
+    pub fn ddl(&self, d: Dialect) -> Vec<String> {
+        let mut t = format!("CREATE TABLE {} (", ident(self.name()));
+        for c in &self.cols {
+            let ty = match d {
+                Dialect::Sqlite => &c.sqlite_ty,
+                Dialect::Postgres => &c.pg_ty,
+            };
+            let _ = write!(t, "{} {ty} NOT NULL, ", ident(&c.name));
+        }
+        let _ = write!(t, "PRIMARY KEY ({}))", self.col_list(&self.pk));
+        if d == Dialect::Sqlite {
+            // Rows clustered in the primary key's B-tree, as the built-in engines'
+            // B+tree primary indexes keep them.
+            t.push_str(" WITHOUT ROWID");
+        }
+        let mut out = vec![t];
+        for ix in &self.indexes[1..] {
+            out.push(format!(
+                "CREATE {}INDEX {} ON {} ({})",
+                if ix.unique { "UNIQUE " } else { "" },
+                ident(&ix.name),
+                ident(self.name()),
+                self.col_list(&ix.cols)
+            ));
+        }
+        out
+    }
+
+    fn col_list(&self, cols: &[usize]) -> String {
+        let names: Vec<String> = cols.iter().map(|&c| ident(&self.cols[c].name)).collect();
+        names.join(", ")
+    }
+
+    /// The select list: every column, decimals as integer units.
+    fn select_list(&self, d: Dialect) -> String {
+        let items: Vec<String> = self
+            .cols
+            .iter()
+            .map(|c| match (d, c.kind) {
+                (Dialect::Postgres, Kind::Decimal { scale, .. }) => {
+                    format!(
+                        "({} * 1{})::int8",
+                        ident(&c.name),
+                        "0".repeat(scale as usize)
+                    )
+                }
+                _ => ident(&c.name),
+            })
+            .collect();
+        items.join(", ")
+    }
+
+    fn placeholder(&self, d: Dialect, col: usize, n: usize) -> String {
+        placeholder(d, self.cols[col].kind, n)
+    }
+
+    /// `WHERE` over the primary key, its parameters numbered from `first`.
+    fn pk_where(&self, d: Dialect, first: usize) -> String {
+        let conds: Vec<String> = self
+            .pk
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                format!(
+                    "{} = {}",
+                    ident(&self.cols[c].name),
+                    self.placeholder(d, c, first + i)
+                )
+            })
+            .collect();
+        conds.join(" AND ")
+    }
+
+    /// Point lookup; parameters: [`TableMap::key_params`]; result: every column.
+    pub fn get_sql(&self, d: Dialect) -> String {
+        format!(
+            "SELECT {} FROM {} WHERE {}",
+            self.select_list(d),
+            ident(self.name()),
+            self.pk_where(d, 1)
+        )
+    }
+
+    /// Insert; parameters: [`TableMap::row_params`].
+    pub fn insert_sql(&self, d: Dialect) -> String {
+        let ph: Vec<String> = (0..self.cols.len())
+            .map(|c| self.placeholder(d, c, c + 1))
+            .collect();
+        format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            ident(self.name()),
+            self.col_list(&(0..self.cols.len()).collect::<Vec<_>>()),
+            ph.join(", ")
+        )
+    }
+
+    /// Update of every column outside the primary key; parameters:
+    /// [`TableMap::update_params`]. `None`: every column is in the primary key (an
+    /// update can change nothing).
+    pub fn update_sql(&self, d: Dialect) -> Option<String> {
+        if self.set_cols.is_empty() {
+            return None;
+        }
+        let sets: Vec<String> = self
+            .set_cols
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                format!(
+                    "{} = {}",
+                    ident(&self.cols[c].name),
+                    self.placeholder(d, c, i + 1)
+                )
+            })
+            .collect();
+        Some(format!(
+            "UPDATE {} SET {} WHERE {}",
+            ident(self.name()),
+            sets.join(", "),
+            self.pk_where(d, self.set_cols.len() + 1)
+        ))
+    }
+
+    /// Delete; parameters: [`TableMap::key_params`].
+    pub fn delete_sql(&self, d: Dialect) -> String {
+        format!(
+            "DELETE FROM {} WHERE {}",
+            ident(self.name()),
+            self.pk_where(d, 1)
+        )
+    }
+
+    /// Row count.
+    pub fn count_sql(&self) -> String {
+        format!("SELECT count(*) FROM {}", ident(self.name()))
+    }
+
+    /// The scan of `index` between `lo` and `hi` (from [`TableMap::bound`]) in `dir`
+    /// order; parameters: [`TableMap::scan_params`], then the limit (an integer) when
+    /// `limited`. Result: every column.
+    pub fn scan_sql(
+        &self,
+        d: Dialect,
+        index: u16,
+        lo: &Cond,
+        hi: &Cond,
+        dir: api::Dir,
+        limited: bool,
+    ) -> String {
+        let ix = &self.indexes[index as usize];
+        let mut n = 1;
+        let mut conds = Vec::new();
+        for c in [lo, hi] {
+            match c {
+                Cond::All => {}
+                Cond::Nothing => conds.push("1 = 0".to_string()),
+                Cond::Cmp { op, vals } => {
+                    let k = vals.len();
+                    let cols: Vec<String> = ix.cols[..k]
+                        .iter()
+                        .map(|&c| ident(&self.cols[c].name))
+                        .collect();
+                    let ph: Vec<String> = ix.cols[..k]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &c)| self.placeholder(d, c, n + i))
+                        .collect();
+                    n += k;
+                    if k == 1 {
+                        conds.push(format!("{} {} {}", cols[0], op.sql(), ph[0]));
+                    } else {
+                        conds.push(format!(
+                            "({}) {} ({})",
+                            cols.join(", "),
+                            op.sql(),
+                            ph.join(", ")
+                        ));
+                    }
+                }
+            }
+        }
+        let mut s = format!("SELECT {} FROM {}", self.select_list(d), ident(self.name()));
+        if !conds.is_empty() {
+            let _ = write!(s, " WHERE {}", conds.join(" AND "));
+        }
+        let order = match dir {
+            api::Dir::Forward => "",
+            api::Dir::Backward => " DESC",
+        };
+        let ord: Vec<String> = ix
+            .cols
+            .iter()
+            .map(|&c| format!("{}{order}", ident(&self.cols[c].name)))
+            .collect();
+        let _ = write!(s, " ORDER BY {}", ord.join(", "));
+        if limited {
+            let _ = write!(s, " LIMIT {}", placeholder(d, Kind::I64, n));
+        }
+        s
+    }
+
+    /// The primary key's values, for [`TableMap::get_sql`] and [`TableMap::delete_sql`].
+    pub fn key_params(&self, key: &[u8]) -> api::Result<Vec<Value>> {
+        let (vals, rest) = api::typed::key_values(&self.def.primary_key, &self.def.columns, key);
+        if !rest.is_empty() || vals.len() != self.def.primary_key.len() {
+            return Err(api::Error::fatal(format!(
+                "a {}-byte key is not a key of table {}",
+                key.len(),
+                self.name()
+            )));
+        }
+        Ok(vals)
+    }
+
+    /// Every column's value for row `row` under primary key `key` ([`TableMap::insert_sql`]).
+    pub fn row_params(&self, key: &[u8], row: &[u8]) -> api::Result<Vec<Value>> {
+        self.check_row_len(row)?;
+        let kv = self.key_params(key)?;
+        // The row is stored under its columns' values: they must be the key's.
+        for (p, v) in self.def.primary_key.iter().zip(&kv) {
+            if let Some(c) = p.column {
+                let in_row = column_value(&self.def.columns[c], row);
+                if in_row != *v {
+                    return Err(api::Error::fatal(format!(
+                        "table {}: key part {} is {v:?} in the key but {in_row:?} in the row",
+                        self.name(),
+                        p.name
+                    )));
+                }
+            }
+        }
+        Ok(self
+            .cols
+            .iter()
+            .map(|c| match c.source {
+                Source::Row(i) => column_value(&self.def.columns[i], row),
+                Source::KeyOnly(p) => kv[p].clone(),
+            })
+            .collect())
+    }
+
+    /// The values of [`TableMap::update_sql`]: the columns it sets, then the key.
+    pub fn update_params(&self, key: &[u8], row: &[u8]) -> api::Result<Vec<Value>> {
+        self.check_row_len(row)?;
+        let mut v: Vec<Value> = self
+            .set_cols
+            .iter()
+            .map(|&c| match self.cols[c].source {
+                Source::Row(i) => column_value(&self.def.columns[i], row),
+                Source::KeyOnly(_) => unreachable!("key-only columns are primary key columns"),
+            })
+            .collect();
+        v.extend(self.key_params(key)?);
+        Ok(v)
+    }
+
+    fn check_row_len(&self, row: &[u8]) -> api::Result<()> {
+        if row.len() != self.def.row_size {
+            return Err(api::Error::fatal(format!(
+                "a {}-byte row for table {} of {}-byte rows",
+                row.len(),
+                self.name(),
+                self.def.row_size
+            )));
+        }
+        Ok(())
+    }
+
+    /// Rebuild a row and its primary key from the values of every column (a select's
+    /// result, in column order).
+    pub fn decode(&self, vals: &[Value], row: &mut Vec<u8>, pk: &mut Key) -> api::Result<()> {
+        row.clear();
+        row.resize(self.def.row_size, 0);
+        for (c, v) in self.cols.iter().zip(vals) {
+            if let Source::Row(i) = c.source {
+                set_column(&self.def.columns[i], row, v)?;
+            }
+        }
+        pk.clear();
+        for (p, &c) in self.def.primary_key.iter().zip(&self.pk) {
+            api::typed::push_key_part(p, &vals[c], pk)?;
+        }
+        Ok(())
+    }
+
+    /// The key a scan of `index` reports for a row: the primary key, or the secondary
+    /// index's key (followed by the primary key for a non-unique index).
+    pub fn index_key(&self, index: u16, row: &[u8], pk: &Key, out: &mut Key) {
+        out.clear();
+        if index == 0 {
+            out.push_bytes(pk);
+            return;
+        }
+        let s = &self.def.secondary[index as usize - 1];
+        (s.key_of)(row, out);
+        if !s.unique {
+            out.push_bytes(pk);
+        }
+    }
+
+    /// Whether a scan of `index` is allowed (a hash primary index has no order).
+    pub fn scannable(&self, index: u16) -> bool {
+        index as usize >= 1 || self.def.primary != IndexKind::Hash
+    }
+
+    /// Whether `index` exists.
+    pub fn has_index(&self, index: u16) -> bool {
+        (index as usize) < self.indexes.len()
+    }
+
+    /// The condition a scan bound of `index` puts on the index's columns.
+    pub fn bound(&self, index: u16, b: Bound<&[u8]>, is_lo: bool) -> Cond {
+        bounds::translate(
+            &self.indexes[index as usize].parts,
+            &self.def.columns,
+            b,
+            is_lo,
+        )
+    }
+
+    /// The parameters of a scan's two conditions, in order.
+    pub fn scan_params(lo: &Cond, hi: &Cond) -> Vec<Value> {
+        let mut v = Vec::new();
+        for c in [lo, hi] {
+            if let Cond::Cmp { vals, .. } = c {
+                v.extend(vals.iter().cloned());
+            }
+        }
+        v
+    }
+
+    /// The SQL column of each primary key part.
+    pub fn pk_cols(&self) -> &[usize] {
+        &self.pk
+    }
+
+    /// The SQL column of each part of `index`'s keys (as a scan reports them).
+    pub fn index_cols(&self, index: u16) -> &[usize] {
+        &self.indexes[index as usize].cols
+    }
+
+    /// The SQL columns of [`TableMap::update_params`], in order.
+    pub fn update_cols(&self) -> Vec<usize> {
+        self.set_cols.iter().chain(&self.pk).copied().collect()
+    }
+
+    /// The secondary index's own part count (without the appended primary key).
+    pub fn own_parts(&self, index: u16) -> usize {
+        self.indexes[index as usize].own
+    }
+}
+
+/// A placeholder for parameter `n` of kind `k`.
+pub fn placeholder(d: Dialect, k: Kind, n: usize) -> String {
+    match d {
+        Dialect::Sqlite => format!("?{n}"),
+        Dialect::Postgres => match k {
+            Kind::I16 => format!("${n}::int2"),
+            Kind::I32 => format!("${n}::int4"),
+            Kind::I64 => format!("${n}::int8"),
+            Kind::Decimal { scale: 0, .. } => format!("${n}::int8::numeric"),
+            Kind::Decimal { scale, .. } => {
+                format!("(${n}::int8 * 0.{}1)", "0".repeat(scale as usize - 1))
+            }
+            Kind::Text => format!("${n}::text"),
+            Kind::Bytes => format!("${n}::bytea"),
+        },
+    }
+}
+
+fn sqlite_type(t: SqlType) -> &'static str {
+    match Kind::of_type(t) {
+        Kind::Text => "TEXT",
+        Kind::Bytes => "BLOB",
+        // Decimals as their integer count of units: exact, and SQLite has no
+        // fixed-point type (its NUMERIC affinity would store reals).
+        _ => "INTEGER",
+    }
+}
+
+fn pg_type(t: SqlType) -> String {
+    match t {
+        SqlType::Decimal {
+            precision, scale, ..
+        } => format!("NUMERIC({precision},{scale})"),
+        // VARCHAR for fixed-length strings too: CHAR(n) pads with blanks and compares
+        // ignoring them. The "C" collation compares bytes, as the keys do.
+        SqlType::Char(n) | SqlType::VarChar(n) => format!("VARCHAR({n}) COLLATE \"C\""),
+        SqlType::Timestamp => "BIGINT".into(),
+        SqlType::Binary(_) => "BYTEA".into(),
+        t => match Kind::of_type(t) {
+            Kind::I16 => "SMALLINT".into(),
+            Kind::I32 => "INTEGER".into(),
+            _ => "BIGINT".into(),
+        },
+    }
+}
+
+/// Compare two values as SQL does with the types above (integers numerically, strings
+/// and bytes byte-wise).
+pub fn cmp_values(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Text(x), Value::Text(y)) | (Value::Bytes(x), Value::Bytes(y)) => x.cmp(y),
+        _ => panic!("comparing values of different kinds: {a:?} and {b:?}"),
+    }
+}
