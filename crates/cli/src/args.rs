@@ -627,8 +627,8 @@ pub struct SweepArgs {
     #[arg(long, conflicts_with = "simulate")]
     pub profile: bool,
     /// A varied setting KEY=V1,V2,... (repeatable; the product of all is swept). Keys:
-    /// threads, size, rows, keys, engine, warehouses, scale, customers, bpool,
-    /// coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc,
+    /// threads, size, rows, keys, engine, mode, ordered-index, warehouses, scale,
+    /// customers, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc,
     /// l1i (sizes).
     #[arg(long)]
     pub vary: Vec<String>,
