@@ -188,6 +188,19 @@ pub trait Engine: Send + Sync + Sized + 'static {
         Ok(())
     }
 
+    /// The commands a command-logging engine recovered (its log after its last
+    /// snapshot), in log order: the caller, which knows the workload, re-executes each
+    /// one (single-threaded, before any other transaction) and then calls
+    /// [`Engine::replay_done`]. Empty for engines that log values, not commands.
+    fn recovered_commands(&self) -> Result<Vec<Command>> {
+        Ok(Vec::new())
+    }
+
+    /// The recovered commands have been re-executed: commits are logged again from now.
+    fn replay_done(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// Flush and stop background activity. Called once, after all workers are gone.
     fn shutdown(&self) -> Result<()> {
         Ok(())
@@ -204,6 +217,14 @@ pub trait Engine: Send + Sync + Sized + 'static {
     fn stats(&self) -> serde_json::Value {
         serde_json::Value::Null
     }
+}
+
+/// One logged command: a transaction's type and its encoded inputs (the workload's
+/// `encode_input`), enough to re-execute it on the same database state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub txn_type: u32,
+    pub input: Vec<u8>,
 }
 
 /// Raw operations of one transaction at a time. After any operation returns an error
@@ -236,6 +257,17 @@ pub trait Worker {
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool>;
     fn commit(&mut self) -> Result<()>;
     fn abort(&mut self);
+
+    /// Whether this worker logs commands (so the caller encodes each transaction's
+    /// inputs and passes them to [`Worker::command`]). The default: no.
+    fn wants_commands(&self) -> bool {
+        false
+    }
+
+    /// The command of the transaction in progress (its type and encoded inputs), given
+    /// before `commit`; a command-logging engine logs it if the transaction commits.
+    /// The default ignores it.
+    fn command(&mut self, _txn_type: u32, _input: &[u8]) {}
 }
 
 // Keep serde_json reachable for `Engine::stats` without making every crate name it.

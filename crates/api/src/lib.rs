@@ -22,7 +22,7 @@ pub mod serial;
 pub mod session;
 pub mod typed;
 
-pub use engine::{Counted, Dir, Engine, EngineOptions, LogMode, Own, TableSize, Worker};
+pub use engine::{Command, Counted, Dir, Engine, EngineOptions, LogMode, Own, TableSize, Worker};
 pub use error::{Error, Result};
 pub use key::Key;
 pub use schema::{IndexId, IndexKind, Partitioning, Schema, SecondaryDef, TableDef, TableId};

@@ -82,6 +82,17 @@ impl<W: Worker> Session<W> {
         self.in_txn
     }
 
+    /// Whether the engine logs commands ([`Worker::wants_commands`]).
+    pub fn wants_commands(&self) -> bool {
+        self.w.wants_commands()
+    }
+
+    /// Hand the engine the command of the transaction in progress ([`Worker::command`]).
+    pub fn command(&mut self, txn_type: u32, input: &[u8]) {
+        assert!(self.in_txn, "command outside a transaction");
+        self.w.command(txn_type, input);
+    }
+
     /// Begin a transaction of workload-defined type `txn_type` (used by markers and
     /// per-type statistics).
     pub fn begin(&mut self, txn_type: u32) -> Result<()> {

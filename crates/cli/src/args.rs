@@ -210,7 +210,8 @@ pub enum EngineName {
     Mvcc,
     /// In-memory, partitioned, H-Store-style: a transaction owns the partitions it
     /// touches (taken in a fixed order) and runs on them with no concurrency control;
-    /// no logging yet: nothing outlives the run.
+    /// durable by command logging (a snapshot after the load, then each committed
+    /// transaction's type and inputs; recovery replays them).
     Partitioned,
     /// SQLite (embedded, bundled): real tables from the kits' typed schemas, WAL mode,
     /// one connection per worker, one writer at a time (BEGIN IMMEDIATE).
@@ -626,8 +627,8 @@ pub struct SweepArgs {
     #[arg(long, conflicts_with = "simulate")]
     pub profile: bool,
     /// A varied setting KEY=V1,V2,... (repeatable; the product of all is swept). Keys:
-    /// threads, size, rows, keys, engine, warehouses, scale, customers, bpool,
-    /// coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc,
+    /// threads, size, rows, keys, engine, mode, ordered-index, warehouses, scale,
+    /// customers, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc,
     /// l1i (sizes).
     #[arg(long)]
     pub vary: Vec<String>,
@@ -935,7 +936,7 @@ pub enum CrashWorkload {
 
 #[derive(Args, Debug, Clone)]
 pub struct CrashArgs {
-    /// Engine under test (must be durable: disk, memory or mvcc).
+    /// Engine under test (must be durable: disk, memory, mvcc or partitioned).
     #[arg(long, value_enum, default_value = "disk")]
     pub engine: EngineName,
     /// Workload of the killed runs.

@@ -544,22 +544,15 @@ fn engine_setup(
                     on(engine)
                 ));
             }
-            if let Some(f) = [
-                (db.db.is_some(), "--db"),
-                (db.log_dir.is_some(), "--log-dir"),
-            ]
-            .iter()
-            .find_map(|(given, f)| given.then_some(f))
-            {
-                return Err(format!(
-                    "{f}: the partitioned engine keeps nothing on storage yet (no logging yet; use --engine disk or memory)"
-                ));
-            }
-            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
-                return Err(format!(
-                    "--log {}: the partitioned engine does not log yet: run it with --log off",
-                    l.as_str()
-                ));
+            // A snapshot and a command log in one directory: --db and --log-dir name it.
+            o.db_dir = match (&db.db, &db.log_dir) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err("the partitioned engine keeps its snapshot and command log in one directory: give --db or --log-dir, not both".into())
+                }
+                (a, b) => a.clone().or(b.clone()),
+            };
+            if o.db_dir.is_some() && log == Some(LogArg::Off) {
+                return Err("the partitioned engine keeps a database only with its command log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
             }
         }
     }
@@ -992,7 +985,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         secs,
         wl.name(),
         dir.display(),
-        if matches!(engine, EngineName::Memory | EngineName::Mvcc) { " --log async" } else { "" }
+        if matches!(engine, EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned) { " --log async" } else { "" }
     );
     Ok(())
 }

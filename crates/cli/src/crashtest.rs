@@ -1,5 +1,5 @@
 //! `oltpscope crashtest`: run TPC-B or TPC-C with synchronous logging in a child process
-//! on a durable engine (disk, memory or mvcc), kill it with SIGKILL at a random moment,
+//! on a durable engine (disk, memory, mvcc or partitioned), kill it with SIGKILL at a random moment,
 //! recover, and check the workload's consistency and that every commit the driver
 //! acknowledged (one line per commit in a side file, written after commit returned) is
 //! present, and nothing else but in-flight ones. Trials continue on the same database:
@@ -221,10 +221,10 @@ fn run_check(s: &Setup, acked: &Path) -> Result<Checked, String> {
 pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
     if !matches!(
         a.engine,
-        EngineName::Disk | EngineName::Memory | EngineName::Mvcc
+        EngineName::Disk | EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
     ) {
         return Err(format!(
-            "crashtest needs a durable engine of oltpscope's own: the {} engine does not recover here (use --engine disk, memory or mvcc)",
+            "crashtest needs a durable engine of oltpscope's own: the {} engine does not recover here (use --engine disk, memory, mvcc or partitioned)",
             engine_arg(a.engine)
         ));
     }

@@ -7,8 +7,8 @@
 use crate::args::EngineName;
 use std::path::Path;
 
-/// The engine whose files `dir` holds: the disk engine's control file, or the memory or
-/// mvcc engine's log or load marker. `None` when it holds none (or does not exist).
+/// The engine whose files `dir` holds: the disk engine's control file, the memory or
+/// mvcc engine's log or load marker, or the partitioned engine's log or snapshot. `None` when it holds none (or does not exist).
 pub fn detect(dir: &Path) -> Option<EngineName> {
     if dir.join(engine_disk::checkpoint::CONTROL).exists() {
         return Some(EngineName::Disk);
@@ -23,6 +23,13 @@ pub fn detect(dir: &Path) -> Option<EngineName> {
     let v = [engine_mvcc::log::LOG_FILE, engine_mvcc::log::MARKER_FILE];
     if v.iter().any(|f| dir.join(f).exists()) {
         return Some(EngineName::Mvcc);
+    }
+    let p = [
+        engine_partitioned::log::LOG_FILE,
+        engine_partitioned::snapshot::SNAPSHOT_FILE,
+    ];
+    if p.iter().any(|f| dir.join(f).exists()) {
+        return Some(EngineName::Partitioned);
     }
     if dir.join(engine_sqlite::DB_FILE).exists() {
         return Some(EngineName::Sqlite);
@@ -51,7 +58,7 @@ pub fn resolve(
         (None, None) => match (fallback, dir) {
             (Some(e), _) => Ok(e),
             (None, Some(d)) => Err(format!(
-                "{} holds no oltpscope database (no disk-engine control file, no memory- or mvcc-engine log, no SQLite file)",
+                "{} holds no oltpscope database (no disk-engine control file, no memory-, mvcc- or partitioned-engine log, no SQLite file)",
                 d.display()
             )),
             (None, None) => Err("give the database directory with --db DIR".into()),
@@ -108,13 +115,32 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             .filter(|p| p.exists())
             .collect()
         }
+        EngineName::Partitioned => {
+            if log_dir.is_some_and(|l| l != dir) {
+                return Err("--log-dir: the partitioned engine keeps its log in --db".to_string());
+            }
+            let (l, s) = (
+                engine_partitioned::log::LOG_FILE,
+                engine_partitioned::snapshot::SNAPSHOT_FILE,
+            );
+            [
+                l.to_string(),
+                s.to_string(),
+                format!("{l}.tmp"),
+                format!("{s}.tmp"),
+            ]
+            .iter()
+            .map(|n| dir.join(n))
+            .filter(|p| p.exists())
+            .collect()
+        }
         EngineName::Sqlite => {
             if log_dir.is_some_and(|l| l != dir) {
                 return Err("--log-dir: SQLite keeps its log beside its database in --db".into());
             }
             engine_sqlite::own_files(dir)
         }
-        EngineName::Serial | EngineName::Partitioned | EngineName::Postgres => {
+        EngineName::Serial | EngineName::Postgres => {
             unreachable!("detect names only the engines that keep files")
         }
     };
@@ -144,6 +170,12 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
         EngineName::Mvcc => {
             // Marker before log, as the mvcc engine's --reload does.
             engine_mvcc::recovery::LogDir::new(dir)
+                .remove(&*st)
+                .map_err(|e| e.to_string())?;
+        }
+        EngineName::Partitioned => {
+            // Snapshot before log, as the partitioned engine's --reload does.
+            engine_partitioned::durable::Dir::new(dir)
                 .remove(&*st)
                 .map_err(|e| e.to_string())?;
         }

@@ -590,7 +590,7 @@ fn txns_follow_a_warm_up_and_a_short_run_says_it_is_short() {
 /// engine only at the load: the directory says which engine made it.
 #[test]
 fn load_check_run_and_drop_need_no_engine_after_the_load() {
-    for engine in ["disk", "memory", "mvcc"] {
+    for engine in ["disk", "memory", "mvcc", "partitioned"] {
         let t = tempfile::tempdir().unwrap();
         let db = t.path().join("db");
         let dbs = db.to_str().unwrap();

@@ -1,6 +1,6 @@
-//! `oltpscope crashtest` on the three durable engines and both workloads: a few kills each,
+//! `oltpscope crashtest` on the four durable engines and both workloads: a few kills each,
 //! every acknowledged commit found after recovery (0 lost); the full-disk mode on the
-//! memory and mvcc engines where a tmpfs can be mounted (it says plainly when it cannot).
+//! memory, mvcc and partitioned engines where a tmpfs can be mounted (it says plainly when it cannot).
 
 use std::process::Command;
 
@@ -82,6 +82,16 @@ fn mvcc_engine_tpcc_crashes_lose_nothing() {
 }
 
 #[test]
+fn partitioned_engine_tpcb_crashes_lose_nothing() {
+    three_trials_pass("partitioned", "tpcb");
+}
+
+#[test]
+fn partitioned_engine_tpcc_crashes_lose_nothing() {
+    three_trials_pass("partitioned", "tpcc");
+}
+
+#[test]
 fn a_full_disk_stops_the_memory_engine_with_one_line_and_loses_nothing() {
     full_disk("memory");
 }
@@ -89,6 +99,11 @@ fn a_full_disk_stops_the_memory_engine_with_one_line_and_loses_nothing() {
 #[test]
 fn a_full_disk_stops_the_mvcc_engine_with_one_line_and_loses_nothing() {
     full_disk("mvcc");
+}
+
+#[test]
+fn a_full_disk_stops_the_partitioned_engine_with_one_line_and_loses_nothing() {
+    full_disk("partitioned");
 }
 
 fn full_disk(engine: &str) {

@@ -13,4 +13,4 @@ pub mod stats;
 
 pub use observe::{Observer, ThreadObserver};
 pub use report::{Report, Second, SecondTxn};
-pub use run::{check_only, load_only, run, run_observed, Rate, RunConfig, Stop};
+pub use run::{check_only, load_only, replay, run, run_observed, Rate, RunConfig, Stop};

@@ -261,6 +261,9 @@ impl<W: Workload> Shared<'_, W> {
             .rate
             .map(|r| Pacer::new(&r, self.streams, salt as usize, self.seed));
         let stop = || phase.load(Ordering::Relaxed) == STOP;
+        // A command-logging engine gets each transaction's encoded inputs (reused buffer).
+        let log_commands = s.wants_commands();
+        let mut cmd: Vec<u8> = Vec::new();
         loop {
             let ph = phase.load(Ordering::Relaxed);
             if ph == STOP || quota.is_some_and(|q| done >= q) {
@@ -302,7 +305,16 @@ impl<W: Workload> Shared<'_, W> {
             let t0 = clock.now();
             backoff.reset();
             let outcome = loop {
-                let attempt = s.run(ty, |s| wl.execute(s, st, &input));
+                let attempt = s.run(ty, |s| {
+                    wl.execute(s, st, &input)?;
+                    if log_commands {
+                        // After the body: the command records what the body took.
+                        cmd.clear();
+                        wl.encode_input(st, &input, &mut cmd);
+                        s.command(ty, &cmd);
+                    }
+                    Ok(())
+                });
                 if self.obs.is_some() {
                     if let Some(o) = self.thread_obs.borrow_mut().as_mut() {
                         o.txn_end(ty);
@@ -653,6 +665,42 @@ fn progress_line(
     );
 }
 
+/// Re-execute the commands a command-logging engine recovered from its log
+/// (`Engine::recovered_commands`), one at a time in log order on worker 0, before any
+/// other transaction; then tell the engine (`Engine::replay_done`). Returns how many.
+pub fn replay<E: Engine, W: Workload>(engine: &E, wl: &W, seed: u64) -> api::Result<usize> {
+    let cmds = engine.recovered_commands()?;
+    if !cmds.is_empty() {
+        let ntypes = wl.txn_types().len();
+        let mut st = wl.worker_state(0, 1, seed);
+        let mut s = Session::new(engine.worker(0));
+        for (n, c) in cmds.iter().enumerate() {
+            let fail = |why: String| {
+                Error::fatal(format!(
+                    "replaying command {} of {} from the log: {why}",
+                    n + 1,
+                    cmds.len()
+                ))
+            };
+            if c.txn_type as usize >= ntypes {
+                return Err(fail(format!(
+                    "transaction type {} is not one of {}'s {ntypes}: the log is another workload's",
+                    c.txn_type,
+                    wl.name()
+                )));
+            }
+            let input = wl
+                .decode_input(&mut st, &c.input)
+                .map_err(|e| fail(e.to_string()))?;
+            // Single-threaded on a quiescent database: a logged command commits again.
+            s.run(c.txn_type, |s| wl.execute(s, &mut st, &input))
+                .map_err(|e| fail(format!("it did not commit again ({e})")))?;
+        }
+    }
+    engine.replay_done()?;
+    Ok(cmds.len())
+}
+
 /// Load `wl` into a fresh `engine` and mark the load complete; returns its seconds.
 fn load_phase<E: Engine, W: Workload>(
     engine: &E,
@@ -769,6 +817,8 @@ pub fn run_observed<E: Engine, W: Workload>(
         return Err(Error::fatal(
             "the database already holds data: add --no-load to run on it, or --reload to discard it and load again",
         ));
+    } else {
+        replay(&engine, wl, cfg.seed)?;
     }
 
     // The database as stored after the load (or as found), before any measured change.
@@ -1197,6 +1247,7 @@ pub fn check_only<E: Engine, W: Workload>(
     if !engine.has_data() {
         return Err(Error::fatal("the database holds no data to check"));
     }
+    replay(&engine, wl, 0)?;
     let list = wl.check(&engine, info)?;
     engine.shutdown()?;
     Ok(list)

@@ -168,6 +168,25 @@ impl Primary {
         }
     }
 
+    /// Every row, in key order for an ordered index and in no order for a hash one
+    /// (the snapshot).
+    pub fn for_each(&self, f: &mut dyn FnMut(&Key, &Row)) {
+        match self {
+            Primary::Ordered(m) => m
+                .range(
+                    Bound::Unbounded,
+                    Bound::Unbounded,
+                    Dir::Forward,
+                    &mut |k, r| {
+                        f(k, r);
+                        true
+                    },
+                )
+                .expect("unbounded ranges have no key to refuse"),
+            Primary::Hash(m) => m.iter().for_each(|(k, r)| f(k, r)),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -6,20 +6,28 @@
 //! (H-Store's simple multi-partition scheme); a transaction that finds it needs one out
 //! of order aborts and is retried owning the whole set from the start (`xct`). Tables
 //! without a partition key are one shared copy (read under any partition, written under
-//! all). No logging yet: the engine runs with `--log off` only.
+//! all). Durability is by command logging, as in H-Store: with `--log async|sync` the
+//! whole database is written to a snapshot after the load, and each committed writing
+//! transaction's command (its type and encoded inputs, handed over by the driver) is
+//! logged; recovery reads the snapshot and hands the commands back to the driver, which
+//! re-executes them through the workload.
 //!
-//! Modules: `catalog`, `index`, `partition`, `xct`. See docs/design/partitioned-engine.md.
+//! Modules: `catalog`, `index`, `partition`, `xct`, `log`, `snapshot`, `durable`. See
+//! docs/design/partitioned-engine.md.
 
 pub mod catalog;
+pub mod durable;
 pub mod index;
+pub mod log;
 pub mod partition;
 pub mod rbtree;
+pub mod snapshot;
 pub mod xct;
 
-use api::{Engine, EngineOptions, LogMode, Result, Schema};
+use api::{Command, Engine, EngineOptions, LogMode, Result, Schema};
 use crossbeam_utils::CachePadded;
 use partition::Partition;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
 
 pub use index::OrderedKind;
@@ -63,6 +71,17 @@ pub struct PartitionedEngine {
     pub(crate) shared: Partition,
     pub(crate) stats: Box<[CachePadded<WorkerStats>]>,
     ordered: index::OrderedKind,
+    /// The snapshot, the command log and its flusher (None: nothing kept).
+    pub(crate) durable: Option<durable::Durability>,
+    /// Commits are logged: from the end of the load, or of the replay of a recovered
+    /// log (never while loading or replaying).
+    pub(crate) logging: AtomicBool,
+    /// `--log sync`: a commit waits until its command is durable.
+    pub(crate) sync: bool,
+    /// Recovered commands not yet taken by `recovered_commands`.
+    recovered: parking_lot::Mutex<Option<Vec<Command>>>,
+    has_data: bool,
+    shut: AtomicBool,
 }
 
 impl PartitionedEngine {
@@ -72,28 +91,13 @@ impl PartitionedEngine {
         opts: &EngineOptions,
         p: PartitionedOptions,
     ) -> Result<Self> {
-        if opts.log != LogMode::Off {
-            return Err(api::Error::fatal(
-                "the partitioned engine does not log yet: run it with --log off (nothing it holds survives the run)",
-            ));
-        }
-        if opts.log_dir.is_some() || opts.db_dir.is_some() {
-            return Err(api::Error::fatal(
-                "the partitioned engine keeps nothing on storage yet: give no --db or --log-dir",
-            ));
-        }
-        if !opts.create {
-            return Err(api::Error::fatal(
-                "the partitioned engine keeps nothing on storage yet: there is no database to open",
-            ));
-        }
         let n = p.partitions.unwrap_or(opts.threads.max(1));
         if n == 0 || n > MAX_PARTITIONS {
             return Err(api::Error::fatal(format!(
                 "--partitions must be between 1 and {MAX_PARTITIONS}, got {n}"
             )));
         }
-        Ok(PartitionedEngine {
+        let mut e = PartitionedEngine {
             parts: (0..n)
                 .map(|_| Partition::new(catalog::Tables::new(&schema, p.ordered)))
                 .collect(),
@@ -103,7 +107,32 @@ impl PartitionedEngine {
                 .collect(),
             ordered: p.ordered,
             schema,
-        })
+            durable: None,
+            logging: AtomicBool::new(false),
+            sync: opts.log == LogMode::Sync,
+            recovered: parking_lot::Mutex::new(None),
+            has_data: false,
+            shut: AtomicBool::new(false),
+        };
+        let opened = durable::open(&e, opts)?;
+        e.durable = opened.durability;
+        e.has_data = opened.commands.is_some();
+        *e.recovered.get_mut() = opened.commands;
+        Ok(e)
+    }
+
+    /// The logger, when commits are logged now.
+    #[inline]
+    pub(crate) fn active_logger(&self) -> Option<&Arc<log::Logger>> {
+        if !self.logging.load(Acquire) {
+            return None;
+        }
+        self.durable.as_ref()?.logger.get()
+    }
+
+    /// Whether workers take commands (a database kept in a directory, not read-only).
+    pub(crate) fn logs_commands(&self) -> bool {
+        self.durable.as_ref().is_some_and(|d| !d.read_only)
     }
 
     pub fn partitions(&self) -> usize {
@@ -117,6 +146,27 @@ impl PartitionedEngine {
         unsafe { self.parts[p].data() }.tables[table.0 as usize]
             .primary
             .len()
+    }
+
+    /// A digest of every row of every table, independent of partitioning and order
+    /// (tests: a recovered database equals the one that crashed). Waits to own every
+    /// partition.
+    pub fn digest(&self) -> u64 {
+        let owned: Vec<_> = self.parts.iter().map(|p| p.acquire()).collect();
+        let mut sum = 0u64;
+        for part in self.parts.iter().chain(std::iter::once(&self.shared)) {
+            // SAFETY: every partition owned, so no transaction reads or writes any data.
+            let data = unsafe { part.data() };
+            for (t, table) in data.tables.iter().enumerate() {
+                table.primary.for_each(&mut |k, r| {
+                    let c = log::crc(&[&(t as u32).to_le_bytes(), k, &[0xA5], r]) as u64;
+                    let c2 = log::crc(&[r, k]) as u64;
+                    sum = sum.wrapping_add(c << 32 | c2);
+                });
+            }
+        }
+        drop(owned);
+        sum
     }
 
     fn sum(&self, f: &dyn Fn(&WorkerStats) -> &AtomicU64) -> u64 {
@@ -139,6 +189,64 @@ impl Engine for PartitionedEngine {
 
     fn worker(&self, worker_id: usize) -> PartitionedWorker<'_> {
         PartitionedWorker::new(self, worker_id)
+    }
+
+    fn has_data(&self) -> bool {
+        self.has_data
+    }
+
+    fn load_done(&self) -> Result<()> {
+        let Some(d) = &self.durable else {
+            return Ok(());
+        };
+        // Own every partition (ascending, as transactions do) while writing them out.
+        let owned: Vec<_> = self.parts.iter().map(|p| p.acquire()).collect();
+        let tables = self.schema.tables.len() as u32;
+        d.load_done(tables, &mut |w| {
+            for part in self.parts.iter().chain(std::iter::once(&self.shared)) {
+                // SAFETY: every partition owned, so no transaction reads or writes any data.
+                let data = unsafe { part.data() };
+                for (t, table) in data.tables.iter().enumerate() {
+                    let mut res = Ok(());
+                    table.primary.for_each(&mut |k, r| {
+                        if res.is_ok() {
+                            res = w.row(t as u32, k, r);
+                        }
+                    });
+                    res?;
+                }
+            }
+            Ok(())
+        })?;
+        drop(owned);
+        self.logging.store(true, Release);
+        Ok(())
+    }
+
+    fn recovered_commands(&self) -> Result<Vec<Command>> {
+        Ok(self.recovered.lock().take().unwrap_or_default())
+    }
+
+    fn replay_done(&self) -> Result<()> {
+        // A read-only recovery (`check`) has no logger: nothing is logged then.
+        if self
+            .durable
+            .as_ref()
+            .is_some_and(|d| d.logger.get().is_some())
+        {
+            self.logging.store(true, Release);
+        }
+        Ok(())
+    }
+
+    fn shutdown(&self) -> Result<()> {
+        if self.shut.swap(true, AcqRel) {
+            return Ok(());
+        }
+        match &self.durable {
+            Some(d) => d.shutdown(),
+            None => Ok(()),
+        }
     }
 
     fn table_sizes(&self) -> Result<Vec<api::TableSize>> {
@@ -178,6 +286,18 @@ impl Engine for PartitionedEngine {
             "multi_partition_commits": self.sum(&|s| &s.multi_partition_commits),
             "aborts": self.sum(&|s| &s.aborts),
             "out_of_order_aborts": self.sum(&|s| &s.out_of_order_aborts),
+            "log": self.durable.as_ref().and_then(|d| d.logger.get()).map(|l| serde_json::json!({
+                "commands_durable": l.durable(),
+                "bytes": l.bytes.load(Relaxed),
+                "blocks": l.blocks.load(Relaxed),
+                "fsyncs": l.fsyncs.load(Relaxed),
+            })),
         })
+    }
+}
+
+impl Drop for PartitionedEngine {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
     }
 }

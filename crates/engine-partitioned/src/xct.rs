@@ -8,6 +8,8 @@
 //! partitions for its whole run. Tables without a partition key are one shared copy:
 //! a reader owns at least one partition (its home one if it owns none yet), a writer
 //! owns every partition. Changes are made in place; an undo log rolls back an abort.
+//! A committing writer appends its command (`Worker::command`) to the command log
+//! (`log`) before it lets its partitions go, so the log order is a serial order.
 
 use crate::catalog::Tables;
 use crate::partition::Owned;
@@ -50,6 +52,9 @@ pub struct PartitionedWorker<'e> {
     next_set: Vec<usize>,
     undo: Vec<Undo>,
     in_txn: bool,
+    /// The transaction's command (`Worker::command`), logged if it commits a write.
+    cmd_type: Option<u32>,
+    cmd: Vec<u8>,
 }
 
 impl<'e> PartitionedWorker<'e> {
@@ -65,6 +70,8 @@ impl<'e> PartitionedWorker<'e> {
             next_set: Vec::new(),
             undo: Vec::new(),
             in_txn: false,
+            cmd_type: None,
+            cmd: Vec::new(),
         }
     }
 
@@ -226,6 +233,7 @@ impl Worker for PartitionedWorker<'_> {
         assert!(!self.in_txn, "begin inside a transaction");
         self.in_txn = true;
         self.undo.clear();
+        self.cmd_type = None;
         // Retrying an out-of-order abort: take its whole set now, in order.
         let set = std::mem::take(&mut self.next_set);
         for p in set {
@@ -371,6 +379,22 @@ impl Worker for PartitionedWorker<'_> {
 
     fn commit(&mut self) -> Result<()> {
         assert!(self.in_txn, "commit outside a transaction");
+        // Logged while the partitions are still owned: the log order is a serial order.
+        // A transaction that wrote nothing changes nothing to replay.
+        let mut wait = None;
+        if !self.undo.is_empty() {
+            if let Some(lg) = self.e.active_logger() {
+                let Some(ty) = self.cmd_type else {
+                    return Err(Error::fatal(
+                        "the partitioned engine logs commands, and a writing transaction came without its command (Worker::command): it cannot be made durable",
+                    ));
+                };
+                let n = lg.append(ty, &self.cmd)?;
+                if self.e.sync {
+                    wait = Some((lg, n));
+                }
+            }
+        }
         let c = if self.owned > 1 {
             &self.stats.multi_partition_commits
         } else {
@@ -379,6 +403,11 @@ impl Worker for PartitionedWorker<'_> {
         WorkerStats::add(c, 1);
         self.undo.clear();
         self.release();
+        // Waits after letting the partitions go: a later transaction that sees this one's
+        // writes logs after it, so its own wait covers this command too.
+        if let Some((lg, n)) = wait {
+            lg.wait_durable(n)?;
+        }
         Ok(())
     }
 
@@ -405,6 +434,16 @@ impl Worker for PartitionedWorker<'_> {
         }
         WorkerStats::add(&self.stats.aborts, 1);
         self.release();
+    }
+
+    fn wants_commands(&self) -> bool {
+        self.e.logs_commands()
+    }
+
+    fn command(&mut self, txn_type: u32, input: &[u8]) {
+        self.cmd_type = Some(txn_type);
+        self.cmd.clear();
+        self.cmd.extend_from_slice(input);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The partitioned engine's own properties: rows land in their key's partition, scans
 //! across partitions merge in key order, aborts roll back, out-of-order partition
 //! requests abort and are retried owning the whole set, a concurrent bank across
-//! partitions keeps its sum, and the options it refuses.
+//! partitions keeps its sum, and the options it refuses (logging: tests/recovery.rs).
 
 use api::key::Key;
 use api::{
@@ -329,22 +329,29 @@ fn a_secondary_key_in_another_partition_is_refused() {
 }
 
 #[test]
-fn logging_storage_and_bad_partition_counts_are_refused() {
+fn a_directory_without_a_log_and_bad_partition_counts_are_refused() {
     let (s, _) = schema(IndexKind::Hash);
     let s = Arc::new(s);
     let p = PartitionedOptions::default();
+    // Logging without a directory logs to a temporary one (as the mvcc engine).
     for log in [LogMode::Async, LogMode::Sync] {
         let o = EngineOptions {
             log,
             ..EngineOptions::default()
         };
-        assert!(PartitionedEngine::open_with(s.clone(), &o, p).is_err());
+        let e = PartitionedEngine::open_with(s.clone(), &o, p).unwrap();
+        e.load_done().unwrap();
+        e.shutdown().unwrap();
     }
+    // A directory with --log off would keep nothing: refused.
     let o = EngineOptions {
         db_dir: Some("/nonexistent".into()),
         ..EngineOptions::default()
     };
-    assert!(PartitionedEngine::open_with(s.clone(), &o, p).is_err());
+    let e = PartitionedEngine::open_with(s.clone(), &o, p)
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("--log sync or --log async"), "{e}");
     for n in [0, engine_partitioned::MAX_PARTITIONS + 1] {
         let p = PartitionedOptions {
             partitions: Some(n),

@@ -104,6 +104,8 @@ fn key(name: &str) -> Option<Key> {
         "customers" => f("--customers", &["tpce"], Count),
         "bpool" => f("--bpool-size", ALL, Size),
         "coroutines" => f("--coroutines", ALL, Count),
+        "mode" => f("--mode", &["micro"], Category),
+        "ordered-index" => f("--ordered-index", ALL, Category),
         "cores" => Some(Key::Cores),
         "llc" => Some(Key::Cache { level: "llc" }),
         "l1i" => Some(Key::Cache { level: "l1i" }),
@@ -113,7 +115,7 @@ fn key(name: &str) -> Option<Key> {
     }
 }
 
-pub const KEYS: &str = "threads, size, rows, keys, engine, warehouses, scale, customers, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
+pub const KEYS: &str = "threads, size, rows, keys, engine, mode, ordered-index, warehouses, scale, customers, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
 
 /// Why `name` cannot be varied in a sweep of `kind`, if it cannot.
 fn refused_for(name: &str, kind: Kind) -> Option<&'static str> {

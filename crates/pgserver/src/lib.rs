@@ -169,7 +169,7 @@ impl PgServer {
         &self.bindir
     }
 
-    /// The postmaster's process id, while it runs.
+    /// The postmaster's process id (always `Some` for a server `start` returned).
     pub fn pid(&self) -> Option<u32> {
         registry::pid(self.id)
     }

@@ -34,15 +34,25 @@ fn small_options(parent: Option<PathBuf>) -> PgOptions {
 }
 
 /// A fresh parent directory for one test's servers, so sweeps and checks see only
-/// that test's directories.
-fn test_parent(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pgt-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    // The server may run as the `postgres` user, which must reach its directory.
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-    dir
+/// that test's directories; removed when dropped, also when the test fails.
+struct TestParent(PathBuf);
+
+impl TestParent {
+    fn new(name: &str) -> TestParent {
+        let dir = std::env::temp_dir().join(format!("pgt-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // The server may run as the `postgres` user, which must reach its directory.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        TestParent(dir)
+    }
+}
+
+impl Drop for TestParent {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Whether `pid` is a running (not zombie) process.
@@ -170,7 +180,8 @@ fn a_server_that_cannot_start_is_one_line_and_leaves_nothing() {
     if postgres_missing("a_server_that_cannot_start_is_one_line_and_leaves_nothing") {
         return;
     }
-    let parent = test_parent("badstart");
+    let guard = TestParent::new("badstart");
+    let parent = guard.0.clone();
     let opts = PgOptions {
         extra_settings: vec![("no_such_setting_xyz".into(), "1".into())],
         ..small_options(Some(parent.clone()))
@@ -183,7 +194,6 @@ fn a_server_that_cannot_start_is_one_line_and_leaves_nothing() {
     );
     assert!(!err.contains('\n'), "one line: {err}");
     let left: Vec<_> = std::fs::read_dir(&parent).unwrap().collect();
-    std::fs::remove_dir_all(&parent).unwrap();
     assert!(left.is_empty(), "nothing left behind: {left:?}");
 }
 
@@ -236,7 +246,8 @@ fn sigterm_stops_the_server_and_removes_its_directory() {
     if postgres_missing("sigterm_stops_the_server_and_removes_its_directory") {
         return;
     }
-    let parent = test_parent("sigterm");
+    let guard = TestParent::new("sigterm");
+    let parent = guard.0.clone();
     let (mut child, pid, dir) = start_child(&parent);
     assert!(running(pid) && dir.exists());
     // SAFETY: signalling our own unreaped child.
@@ -244,7 +255,6 @@ fn sigterm_stops_the_server_and_removes_its_directory() {
     let status = child.wait().unwrap();
     use std::os::unix::process::ExitStatusExt;
     let (dir_gone, pid_gone) = (!dir.exists(), wait_not_running(pid, Duration::from_secs(5)));
-    std::fs::remove_dir_all(&parent).unwrap();
     assert_eq!(
         status.signal(),
         Some(libc::SIGTERM),
@@ -259,7 +269,8 @@ fn kill_9_stops_the_server_and_the_next_start_removes_its_directory() {
     if postgres_missing("kill_9_stops_the_server_and_the_next_start_removes_its_directory") {
         return;
     }
-    let parent = test_parent("kill9");
+    let guard = TestParent::new("kill9");
+    let parent = guard.0.clone();
     let (mut child, pid, dir) = start_child(&parent);
     child.kill().unwrap();
     child.wait().unwrap();
@@ -269,7 +280,6 @@ fn kill_9_stops_the_server_and_the_next_start_removes_its_directory() {
     let server = PgServer::start(&small_options(Some(parent.clone()))).unwrap();
     let dir_swept = !dir.exists();
     server.stop().unwrap();
-    std::fs::remove_dir_all(&parent).unwrap();
     assert!(pid_gone, "postmaster {pid} outlived its killed parent");
     assert!(dir_left, "SIGKILL leaves the directory for the next start");
     assert!(dir_swept, "the next start removes {}", dir.display());

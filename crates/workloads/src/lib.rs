@@ -6,6 +6,7 @@
 //! inputs), executes one transaction body, and checks the database's consistency.
 //! Kits never time anything and never print: the driver does.
 
+pub mod codec;
 pub mod micro;
 pub mod tpcb;
 pub mod tpcc;
@@ -124,6 +125,19 @@ pub trait Workload: Send + Sync + 'static {
         st: &mut Self::WorkerState,
         input: &Self::Input,
     ) -> Result<()>;
+
+    /// Append the command of a transaction about to commit (for an engine that logs
+    /// commands, `api::Worker::command`): its inputs and whatever its body took besides
+    /// them (clock reads, ids handed out by the workload), so that [`Workload::decode_input`]
+    /// and `execute` on the same database state make the same writes. Called after the
+    /// body, before the commit, with the state the body left.
+    fn encode_input(&self, st: &Self::WorkerState, input: &Self::Input, out: &mut Vec<u8>);
+
+    /// Decode a logged command (from [`Workload::encode_input`]) for re-execution by
+    /// `execute` with `st`, which it may prepare so that the body takes the logged
+    /// values instead of reading the clock or handing out new ids. Bytes from another
+    /// workload or version are an error.
+    fn decode_input(&self, st: &mut Self::WorkerState, bytes: &[u8]) -> Result<Self::Input>;
 
     /// A line identifying a committed transaction, written by the driver to the
     /// acknowledgement file of crash tests (`None`: the workload has no such tag). Called

@@ -386,6 +386,25 @@ impl Workload for Micro {
         Ok(())
     }
 
+    fn encode_input(&self, _st: &MicroState, input: &MicroInput, out: &mut Vec<u8>) {
+        let mut e = crate::codec::Enc(out);
+        e.u32(input.keys.len() as u32);
+        for &k in &input.keys {
+            e.u64(k);
+        }
+    }
+
+    fn decode_input(&self, _st: &mut MicroState, bytes: &[u8]) -> Result<MicroInput> {
+        let mut d = crate::codec::Dec::new(bytes, "micro");
+        let n = d.count(8)?;
+        let mut keys = SmallVec::new();
+        for _ in 0..n {
+            keys.push(d.u64()?);
+        }
+        d.end()?;
+        Ok(MicroInput { keys })
+    }
+
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
         let mut s = Session::new(engine.worker(0));
         let (mut rows, mut bad_rows, mut updates) = (0u64, 0u64, 0i128);

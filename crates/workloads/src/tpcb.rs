@@ -111,6 +111,9 @@ pub struct TpcbInput {
     pub delta: i64,
     pub worker: u32,
     pub seq: u64,
+    /// The run that drew it (`Tpcb::run_id`): part of the History key, so a command
+    /// replayed by a later process inserts the same key.
+    pub run_id: u64,
 }
 
 impl Tpcb {
@@ -425,6 +428,7 @@ impl Workload for Tpcb {
                 delta,
                 worker: st.worker,
                 seq: st.seq,
+                run_id: self.run_id,
             },
         )
     }
@@ -464,15 +468,37 @@ impl Workload for Tpcb {
             time_us: 0,
             filler: [b'h'; 24],
         };
-        s.insert_row(
-            HISTORY,
-            &Self::history_key(self.run_id, i.worker, i.seq),
-            &h,
-        )
+        s.insert_row(HISTORY, &Self::history_key(i.run_id, i.worker, i.seq), &h)
+    }
+
+    fn encode_input(&self, _st: &TpcbState, i: &TpcbInput, out: &mut Vec<u8>) {
+        crate::codec::Enc(out)
+            .u64(i.branch)
+            .u64(i.teller)
+            .u64(i.account)
+            .i64(i.delta)
+            .u32(i.worker)
+            .u64(i.seq)
+            .u64(i.run_id);
+    }
+
+    fn decode_input(&self, _st: &mut TpcbState, bytes: &[u8]) -> Result<TpcbInput> {
+        let mut d = crate::codec::Dec::new(bytes, "tpcb");
+        let i = TpcbInput {
+            branch: d.u64()?,
+            teller: d.u64()?,
+            account: d.u64()?,
+            delta: d.i64()?,
+            worker: d.u32()?,
+            seq: d.u64()?,
+            run_id: d.u64()?,
+        };
+        d.end()?;
+        Ok(i)
     }
 
     fn txn_tag(&self, _st: &TpcbState, i: &TpcbInput) -> Option<String> {
-        Some(format!("{} {} {}", self.run_id, i.worker, i.seq))
+        Some(format!("{} {} {}", i.run_id, i.worker, i.seq))
     }
 
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {

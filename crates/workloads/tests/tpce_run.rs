@@ -158,9 +158,13 @@ fn trade_cleanup_cancels_what_a_previous_run_left() {
     assert_all_pass(&checks(&t_noop(&cfg), &e, None));
     // A new run (a new kit: a new process) cancels them all.
     let second = Tpce::new(cfg.clone()).unwrap();
-    let canceled = s.run(TRADE_CLEANUP, |s| second.trade_cleanup(s)).unwrap();
+    let cleanup = |s: &mut Session<_>| {
+        let first = second.first_run_trade_id(s)?;
+        second.trade_cleanup(s, first, workloads::tpce::txn::now())
+    };
+    let canceled = s.run(TRADE_CLEANUP, cleanup).unwrap();
     assert_eq!(canceled, entered);
-    let again = s.run(TRADE_CLEANUP, |s| second.trade_cleanup(s)).unwrap();
+    let again = s.run(TRADE_CLEANUP, cleanup).unwrap();
     assert_eq!(again, 0);
     drop(s);
     assert_all_pass(&checks(&second, &e, None));

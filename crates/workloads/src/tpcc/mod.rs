@@ -200,6 +200,14 @@ impl Workload for Tpcc {
         self.execute_impl(s, st, input)
     }
 
+    fn encode_input(&self, _st: &TpccWorker, input: &TpccInput, out: &mut Vec<u8>) {
+        txn::encode_input(input, out)
+    }
+
+    fn decode_input(&self, _st: &mut TpccWorker, bytes: &[u8]) -> Result<TpccInput> {
+        txn::decode_input(bytes)
+    }
+
     /// New-Order: `no W D O_ID` (the order id the body assigned); Payment: `pay W D
     /// NONCE WORKER SEQ` (its History row's key). The other three write nothing a crash
     /// test needs to find (Delivery's effects are covered by the consistency conditions).

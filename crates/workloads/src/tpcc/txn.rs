@@ -5,6 +5,7 @@
 use super::gen::{self, nurand};
 use super::schema::*;
 use super::Tpcc;
+use crate::codec::{Dec, Enc};
 use crate::util::KitRng;
 use api::row::{self, Zeroable};
 use api::{Dir, Error, Result, Session, Worker};
@@ -700,4 +701,125 @@ fn history_nonce() -> u64 {
 /// database, an operating error rather than a bug.
 fn need<T>(v: Option<T>, what: &str, id: u32) -> Result<T> {
     v.ok_or_else(|| Error::fatal(format!("tpcc: {what} {id} not found (damaged database?)")))
+}
+
+fn encode_customer(e: &mut Enc<'_>, c: &CustomerBy) {
+    match *c {
+        CustomerBy::Id(id) => e.u8(0).u32(id),
+        CustomerBy::LastName(n) => e.u8(1).u32(n),
+    };
+}
+
+fn decode_customer(d: &mut Dec<'_>) -> Result<CustomerBy> {
+    match d.u8()? {
+        0 => Ok(CustomerBy::Id(d.u32()?)),
+        1 => Ok(CustomerBy::LastName(d.u32()?)),
+        t => Err(d.bad_tag(t as u32)),
+    }
+}
+
+/// A TPC-C command: the variant's type number, then its fields in declaration order
+/// (New-Order: only its `ol_cnt` lines). The inputs carry everything the bodies take
+/// besides the database (dates and History key parts are drawn by `next`).
+pub fn encode_input(input: &TpccInput, out: &mut Vec<u8>) {
+    let mut e = Enc(out);
+    e.u32(input.txn_type());
+    match input {
+        TpccInput::NewOrder(i) => {
+            e.u32(i.w_id).u32(i.d_id).u32(i.c_id).u32(i.ol_cnt);
+            for l in &i.lines[..i.ol_cnt as usize] {
+                e.u32(l.i_id).u32(l.supply_w_id).u32(l.quantity);
+            }
+            e.u64(i.entry_d);
+        }
+        TpccInput::Payment(p) => {
+            e.u32(p.w_id).u32(p.d_id).u32(p.c_w_id).u32(p.c_d_id);
+            encode_customer(&mut e, &p.customer);
+            e.i64(p.amount)
+                .u64(p.date)
+                .u64(p.h_nonce)
+                .u32(p.h_worker)
+                .u64(p.h_seq);
+        }
+        TpccInput::OrderStatus(o) => {
+            e.u32(o.w_id).u32(o.d_id);
+            encode_customer(&mut e, &o.customer);
+        }
+        TpccInput::Delivery(d) => {
+            e.u32(d.w_id).u32(d.carrier_id).u64(d.date);
+        }
+        TpccInput::StockLevel(s) => {
+            e.u32(s.w_id).u32(s.d_id).i32(s.threshold);
+        }
+    }
+}
+
+/// Decode a command written by [`encode_input`].
+pub fn decode_input(bytes: &[u8]) -> Result<TpccInput> {
+    let mut d = Dec::new(bytes, "tpcc");
+    let input = match d.u32()? {
+        NEW_ORDER_TXN => {
+            let (w_id, d_id, c_id, ol_cnt) = (d.u32()?, d.u32()?, d.u32()?, d.u32()?);
+            if ol_cnt as usize > MAX_OL_CNT {
+                return Err(d.bad_tag(ol_cnt));
+            }
+            let mut lines = [OrderLineIn {
+                i_id: 0,
+                supply_w_id: 0,
+                quantity: 0,
+            }; MAX_OL_CNT];
+            for l in &mut lines[..ol_cnt as usize] {
+                *l = OrderLineIn {
+                    i_id: d.u32()?,
+                    supply_w_id: d.u32()?,
+                    quantity: d.u32()?,
+                };
+            }
+            TpccInput::NewOrder(NewOrderIn {
+                w_id,
+                d_id,
+                c_id,
+                ol_cnt,
+                lines,
+                entry_d: d.u64()?,
+            })
+        }
+        PAYMENT_TXN => {
+            let (w_id, d_id, c_w_id, c_d_id) = (d.u32()?, d.u32()?, d.u32()?, d.u32()?);
+            let customer = decode_customer(&mut d)?;
+            TpccInput::Payment(PaymentIn {
+                w_id,
+                d_id,
+                c_w_id,
+                c_d_id,
+                customer,
+                amount: d.i64()?,
+                date: d.u64()?,
+                h_nonce: d.u64()?,
+                h_worker: d.u32()?,
+                h_seq: d.u64()?,
+            })
+        }
+        ORDER_STATUS_TXN => {
+            let (w_id, d_id) = (d.u32()?, d.u32()?);
+            TpccInput::OrderStatus(OrderStatusIn {
+                w_id,
+                d_id,
+                customer: decode_customer(&mut d)?,
+            })
+        }
+        DELIVERY_TXN => TpccInput::Delivery(DeliveryIn {
+            w_id: d.u32()?,
+            carrier_id: d.u32()?,
+            date: d.u64()?,
+        }),
+        STOCK_LEVEL_TXN => TpccInput::StockLevel(StockLevelIn {
+            w_id: d.u32()?,
+            d_id: d.u32()?,
+            threshold: d.i32()?,
+        }),
+        t => return Err(d.bad_tag(t)),
+    };
+    d.end()?;
+    Ok(input)
 }

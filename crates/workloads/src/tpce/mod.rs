@@ -5,6 +5,7 @@
 //! (the driver does). Deviations from the specification: docs/design/tpce.md.
 
 pub mod check;
+pub mod command;
 pub mod gen;
 pub mod load;
 pub mod mee;
@@ -282,6 +283,8 @@ impl Workload for Tpce {
             submitted: None,
             triggered: Vec::new(),
             canceled: 0,
+            taken: txn::Taken::default(),
+            replay: None,
             limit_triggered: 0,
             cleanup_canceled: 0,
             rows_read: 0,
@@ -300,6 +303,16 @@ impl Workload for Tpce {
         input: &TpceInput,
     ) -> Result<()> {
         self.execute_impl(s, st, input)
+    }
+
+    fn encode_input(&self, st: &TpceWorker, input: &TpceInput, out: &mut Vec<u8>) {
+        command::encode(input, &st.taken, out)
+    }
+
+    fn decode_input(&self, st: &mut TpceWorker, bytes: &[u8]) -> Result<TpceInput> {
+        let (input, taken) = command::decode(bytes)?;
+        st.replay = Some(taken);
+        Ok(input)
     }
 
     fn committed(&self, st: &mut TpceWorker, input: &TpceInput, measured: bool) {

@@ -140,6 +140,17 @@ pub struct Submitted {
     pub market: bool,
 }
 
+/// The values a TPC-E body takes besides its inputs and the database: the clock
+/// (trade and price timestamps), the trade id Trade-Order hands out (from a
+/// workload-wide counter) and the first trade id of the run (Trade-Cleanup's limit).
+/// A command carries them so that replaying it makes the same writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Taken {
+    pub now: u64,
+    pub t_id: u64,
+    pub first_tid: u64,
+}
+
 pub struct TpceWorker {
     pub rng: KitRng,
     pub worker_id: u32,
@@ -151,6 +162,11 @@ pub struct TpceWorker {
     pub triggered: Vec<(u64, i64)>,
     /// Trades the last Trade-Cleanup body canceled.
     pub canceled: u64,
+    /// What the last body took besides its inputs (the clock, a trade id, the run's
+    /// first trade id): logged with its command.
+    pub taken: Taken,
+    /// Replaying a logged command: the values its body took then, used again.
+    pub replay: Option<Taken>,
     /// Measured counters.
     pub limit_triggered: u64,
     pub cleanup_canceled: u64,
@@ -228,12 +244,18 @@ impl Tpce {
         st: &mut TpceWorker,
         input: &TpceInput,
     ) -> Result<()> {
+        let fixed = st.replay;
+        let now = fixed.map_or_else(now_us, |f| f.now);
+        st.taken = Taken {
+            now,
+            ..Taken::default()
+        };
         let rows = match input {
             TpceInput::BrokerVolume(b, sc) => self.broker_volume(s, b, sc)?,
             TpceInput::CustomerPosition(c, h, a) => self.customer_position(s, c, *h, *a)?,
             TpceInput::MarketFeed(e) => {
                 st.triggered.clear();
-                self.market_feed(s, e, &mut st.triggered)?
+                self.market_feed(s, e, now, &mut st.triggered)?
             }
             TpceInput::MarketWatch(w, d) => self.market_watch(s, w, *d)?,
             TpceInput::SecurityDetail(sy, n, d, lob) => {
@@ -242,16 +264,22 @@ impl Tpce {
             TpceInput::TradeLookup(l) => self.trade_lookup(s, l, false)?,
             TpceInput::TradeOrder(i) => {
                 st.submitted = None;
-                let sub = self.trade_order(s, i)?;
+                let sub = self.trade_order(s, i, now, fixed.map(|f| f.t_id))?;
+                st.taken.t_id = sub.t_id;
                 st.submitted = Some(sub);
                 0
             }
-            TpceInput::TradeResult(t, p) => self.trade_result(s, *t, *p)?,
+            TpceInput::TradeResult(t, p) => self.trade_result(s, *t, *p, now)?,
             TpceInput::TradeStatus(ca) => self.trade_status(s, *ca)?,
             TpceInput::TradeUpdate(l) => self.trade_lookup(s, l, true)?,
             TpceInput::DataMaintenance(t, a, b) => self.data_maintenance(s, *t, *a, *b)?,
             TpceInput::TradeCleanup => {
-                st.canceled = self.trade_cleanup(s)?;
+                let first = match fixed {
+                    Some(f) => f.first_tid,
+                    None => self.first_run_trade_id(s)?,
+                };
+                st.taken.first_tid = first;
+                st.canceled = self.trade_cleanup(s, first, now)?;
                 0
             }
         };
@@ -443,9 +471,9 @@ impl Tpce {
         &self,
         s: &mut Session<W>,
         entries: &[(Symb, i64, u32)],
+        now: u64,
         triggered: &mut Vec<(u64, i64)>,
     ) -> Result<usize> {
-        let now = now_us();
         let mut n = 0;
         let mut reqs: Vec<TradeRequest> = Vec::new();
         for (symb, price, qty) in entries {
@@ -886,6 +914,8 @@ impl Tpce {
         &self,
         s: &mut Session<W>,
         i: &TradeOrderIn,
+        now: u64,
+        t_id: Option<u64>,
     ) -> Result<Submitted> {
         // Frame 1: account, customer, broker.
         let ca: CustomerAccount = get(s, CUSTOMER_ACCOUNT, &k_u64(i.ca_id), "account")?;
@@ -982,8 +1012,11 @@ impl Tpce {
             std::hint::black_box(assets);
         }
         // Frame 4: enter the order.
-        let t_id = self.next_trade_id(s)?;
-        let now = now_us();
+        // A replayed command takes its logged trade id, not a new one.
+        let t_id = match t_id {
+            Some(t) => t,
+            None => self.next_trade_id(s)?,
+        };
         let status = if market { ST_SUBMITTED } else { ST_PENDING };
         let mut t = Trade::zeroed();
         t.t_id = t_id;
@@ -1109,6 +1142,7 @@ impl Tpce {
         s: &mut Session<W>,
         t_id: u64,
         price: i64,
+        now: u64,
     ) -> Result<usize> {
         // Frame 1.
         let t: Trade = get(s, TRADE, &k_u64(t_id), "trade")?;
@@ -1127,7 +1161,6 @@ impl Tpce {
         // Frame 2: holdings.
         let ca: CustomerAccount = get(s, CUSTOMER_ACCOUNT, &k_u64(t.t_ca_id), "account")?;
         let lots = self.lots(s, t.t_ca_id, &t.t_s_symb)?;
-        let now = now_us();
         let ch = trade::apply(&lots, hs, sell, t.t_qty, t.t_lifo == 1, price, t_id, now);
         if ch.hs_before == 0 {
             let r = HoldingSummary {
@@ -1426,9 +1459,12 @@ impl Tpce {
 
     /// Trade-Cleanup (clause 3.3.13): orders a previous run left pending or submitted
     /// (trade ids below this run's first) are canceled. Returns how many.
-    pub fn trade_cleanup<W: Worker>(&self, s: &mut Session<W>) -> Result<u64> {
-        let first = self.first_run_trade_id(s)?;
-        let now = now_us();
+    pub fn trade_cleanup<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        first: u64,
+        now: u64,
+    ) -> Result<u64> {
         let mut pending = Vec::new();
         s.scan(
             TRADE_REQUEST.primary(),

@@ -1,0 +1,379 @@
+//! `durable`: the database directory of a logging partitioned engine: which files it
+//! holds (`partitioned.snap`, the snapshot that marks the load complete, and
+//! `partitioned.log`, the command log), creating, recovering or removing them as the
+//! options say, and writing the snapshot at the end of the load. Recovery reads the
+//! snapshot into the partitions here; the commands after it go to the caller, which
+//! re-executes them through the workload (the engine does not know workloads).
+//!
+//! Must never: overwrite or remove a file that is not this engine's, or open a
+//! snapshot without its log (their commands would be lost).
+
+use crate::log::{self, FileHeader, LogTail, Logger};
+use crate::snapshot;
+use crate::PartitionedEngine;
+use api::{Command, Engine, EngineOptions, Error, LogMode, Result, Schema, Worker};
+use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+use storage::{Open, Storage};
+
+/// Rows inserted per transaction while reading a snapshot back.
+const ROWS_PER_LOAD_TXN: usize = 10_000;
+
+/// A table layout fingerprint (names, row sizes, index kinds), so a database is never
+/// opened with another workload's schema.
+pub fn schema_fingerprint(s: &Schema) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for t in &s.tables {
+        h.update(t.name.as_bytes());
+        h.update(&(t.row_size as u64).to_le_bytes());
+        h.update(&[t.primary as u8]);
+        for x in &t.secondary {
+            h.update(x.name.as_bytes());
+            h.update(&[x.unique as u8]);
+        }
+        h.update(b";");
+    }
+    h.finalize()
+}
+
+/// The files of a database directory.
+pub struct Dir {
+    pub dir: PathBuf,
+    pub snapshot: PathBuf,
+    pub log: PathBuf,
+}
+
+impl Dir {
+    pub fn new(dir: &Path) -> Dir {
+        Dir {
+            dir: dir.to_path_buf(),
+            snapshot: dir.join(snapshot::SNAPSHOT_FILE),
+            log: dir.join(log::LOG_FILE),
+        }
+    }
+
+    fn exists(st: &dyn Storage, p: &Path) -> Result<bool> {
+        st.exists(p)
+            .map_err(|e| Error::fatal(format!("{}: {e}", p.display())))
+    }
+
+    fn head(st: &dyn Storage, p: &Path) -> Result<Vec<u8>> {
+        let f = st
+            .open(p, Open::Read)
+            .map_err(|e| Error::fatal(format!("{}: {e}", p.display())))?;
+        let mut b = vec![0u8; 16];
+        let n = f
+            .read_full_at(&mut b, 0)
+            .map_err(|e| Error::fatal(format!("{}: {e}", p.display())))?;
+        b.truncate(n);
+        Ok(b)
+    }
+
+    /// Remove the database: the snapshot first (so a crash in between leaves a log
+    /// without a snapshot, a load not finished, never a snapshot without its log).
+    /// Files that are not this engine's are refused, and nothing is removed then.
+    pub fn remove(&self, st: &dyn Storage) -> Result<()> {
+        let mut gone = Vec::new();
+        for (p, ours) in [
+            (
+                &self.snapshot,
+                snapshot::looks_like_snapshot as fn(&[u8]) -> bool,
+            ),
+            (&self.log, log::looks_like_log),
+        ] {
+            if Self::exists(st, p)? {
+                if !ours(&Self::head(st, p)?) {
+                    return Err(Error::fatal(format!(
+                        "{} is not a partitioned-engine file: refused, nothing removed",
+                        p.display()
+                    )));
+                }
+                gone.push(p);
+            }
+        }
+        for p in gone {
+            st.remove(p)
+                .map_err(|e| Error::fatal(format!("cannot remove {}: {e}", p.display())))?;
+            st.sync_dir(&self.dir)
+                .map_err(|e| Error::fatal(format!("{}: {e}", self.dir.display())))?;
+        }
+        Ok(())
+    }
+}
+
+/// A logging engine's files and its flusher.
+pub struct Durability {
+    pub files: Dir,
+    st: Arc<dyn Storage>,
+    pub header: FileHeader,
+    pub mode: LogMode,
+    /// Opened by `check` (or with `--log off`): recovery in memory, no command logged.
+    pub read_only: bool,
+    /// Started at `open` for a recovered database, at `load_done` for a new one.
+    pub logger: OnceLock<Arc<Logger>>,
+    flusher: Mutex<Option<JoinHandle<()>>>,
+    /// A directory made for a log nobody asked to keep (removed on drop).
+    _temp: Option<storage::temp::TempDir>,
+}
+
+/// What `open` found.
+pub struct Opened {
+    pub durability: Option<Durability>,
+    /// Recovered: the commands logged after the snapshot, in log order.
+    pub commands: Option<Vec<Command>>,
+}
+
+/// Find, create, recover or remove the database as the options say; a recovered
+/// snapshot's rows go into `e`'s partitions.
+pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
+    let st = &*opts.storage;
+    let logging = opts.log != LogMode::Off;
+    let fp = schema_fingerprint(&e.schema);
+    let none = Opened {
+        durability: None,
+        commands: None,
+    };
+    let dir = match (&opts.db_dir, &opts.log_dir) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(Error::fatal(
+                "the partitioned engine keeps its snapshot and its log in one directory: give --db or --log-dir, not both",
+            ))
+        }
+        (a, b) => a.clone().or(b.clone()),
+    };
+    let new = |files: Dir, temp| Durability {
+        files,
+        st: opts.storage.clone(),
+        header: FileHeader {
+            database_id: storage::random_id(),
+            schema: fp,
+        },
+        mode: opts.log,
+        read_only: false,
+        logger: OnceLock::new(),
+        flusher: Mutex::new(None),
+        _temp: temp,
+    };
+    let Some(dir) = dir else {
+        if !opts.create {
+            return Err(Error::fatal(
+                "the partitioned engine keeps a database only in --db: give the --db of a run with --log sync or --log async",
+            ));
+        }
+        if !logging {
+            return Ok(none);
+        }
+        let tmp = storage::temp::create("partitioned")
+            .map_err(|e| Error::fatal(format!("cannot create a log directory: {e}")))?;
+        let files = Dir::new(tmp.path());
+        return Ok(Opened {
+            durability: Some(new(files, Some(tmp))),
+            commands: None,
+        });
+    };
+    let files = Dir::new(&dir);
+    if opts.reload {
+        files.remove(st)?;
+    }
+    let has_snapshot = Dir::exists(st, &files.snapshot)?;
+    let has_log = Dir::exists(st, &files.log)?;
+    if has_snapshot {
+        if !logging && opts.create {
+            return Err(Error::fatal(format!(
+                "{} holds a partitioned-engine database: with --log off this run's changes would not be logged; give --log sync or --log async (or --reload to start over)",
+                dir.display()
+            )));
+        }
+        if !has_log {
+            return Err(Error::fatal(format!(
+                "{} is there but {} is missing: the command log was removed or lost, refused (remove the directory or rerun with --reload)",
+                files.snapshot.display(),
+                files.log.display()
+            )));
+        }
+        return recover(e, opts, files, fp);
+    }
+    if !opts.create {
+        return Err(Error::fatal(format!(
+            "no partitioned-engine database in {}: nothing to check",
+            dir.display()
+        )));
+    }
+    if !logging {
+        return Err(Error::fatal(format!(
+            "{}: the partitioned engine keeps a database only with its command log: give --log sync or --log async (with --log off nothing is kept)",
+            dir.display()
+        )));
+    }
+    if has_log {
+        // A log without a snapshot: a load that did not finish. Start over.
+        if !log::looks_like_log(&Dir::head(st, &files.log)?) {
+            return Err(Error::fatal(format!(
+                "{} is not a partitioned-engine command log: refused, the file is left as it is",
+                files.log.display()
+            )));
+        }
+        st.remove(&files.log)
+            .map_err(|e| Error::fatal(format!("cannot remove {}: {e}", files.log.display())))?;
+    }
+    st.create_dir_all(&dir)
+        .map_err(|e| Error::fatal(format!("cannot create {}: {e}", dir.display())))?;
+    Ok(Opened {
+        durability: Some(new(files, None)),
+        commands: None,
+    })
+}
+
+/// Read the snapshot into `e`, read the log, and (unless read-only) cut its torn tail
+/// and start the flusher after its last command.
+fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> Result<Opened> {
+    let st = &*opts.storage;
+    let tables = e.schema.tables.len() as u32;
+    let header = {
+        let mut w = e.worker(0);
+        let mut in_txn = 0usize;
+        let h = snapshot::read(st, &files.snapshot, tables, fp, &mut |t, k, r| {
+            if in_txn == 0 {
+                w.begin()?;
+            }
+            w.insert(api::TableId(t), k, r).map_err(|err| {
+                Error::fatal(format!(
+                    "snapshot {}: a row of table {} does not fit this workload ({err}): refused",
+                    files.snapshot.display(),
+                    e.schema.table(api::TableId(t)).name
+                ))
+            })?;
+            in_txn += 1;
+            if in_txn == ROWS_PER_LOAD_TXN {
+                w.commit()?;
+                in_txn = 0;
+            }
+            Ok(())
+        });
+        match h {
+            Ok(h) => {
+                if in_txn > 0 {
+                    w.commit()?;
+                }
+                h
+            }
+            Err(err) => {
+                w.abort();
+                return Err(err);
+            }
+        }
+    };
+    let data = st
+        .read(&files.log)
+        .map_err(|err| Error::fatal(format!("log file {}: {err}", files.log.display())))?;
+    let contents = log::read_log(&data, &files.log)?;
+    if contents.header != header {
+        return Err(Error::fatal(format!(
+            "log file {} belongs to another database than the snapshot {} beside it: refused, the files are left as they are",
+            files.log.display(),
+            files.snapshot.display()
+        )));
+    }
+    let d = Durability {
+        files,
+        st: opts.storage.clone(),
+        header,
+        mode: opts.log,
+        read_only: opts.read_only || opts.log == LogMode::Off,
+        logger: OnceLock::new(),
+        flusher: Mutex::new(None),
+        _temp: None,
+    };
+    if !opts.read_only {
+        // `check --recover`: the torn tail is cut, nothing else is written.
+        let file = st
+            .open(&d.files.log, Open::ReadWrite)
+            .map_err(|err| Error::fatal(format!("log file {}: {err}", d.files.log.display())))?;
+        if contents.torn_bytes > 0 {
+            // The normal trace of a crash: a block written in part. Cut it.
+            file.set_len(contents.valid_bytes)
+                .and_then(|()| file.sync_data())
+                .map_err(|err| {
+                    Error::fatal(format!(
+                        "log file {}: cutting the torn tail failed: {err}",
+                        d.files.log.display()
+                    ))
+                })?;
+        }
+        if opts.log != LogMode::Off {
+            d.start(LogTail {
+                file,
+                path: d.files.log.clone(),
+                offset: contents.valid_bytes,
+                commands: contents.commands.len() as u64,
+            })?;
+        }
+    }
+    Ok(Opened {
+        durability: Some(d),
+        commands: Some(contents.commands),
+    })
+}
+
+impl Durability {
+    fn start(&self, tail: LogTail) -> Result<()> {
+        let (lg, h) = Logger::start(tail)?;
+        *self.flusher.lock() = Some(h);
+        assert!(self.logger.set(lg).is_ok(), "the logger is started once");
+        Ok(())
+    }
+
+    /// The load is done: a new log (its header only), then the snapshot of every row
+    /// `rows` hands over, renamed into place (from then on the database is loaded);
+    /// then the flusher starts.
+    pub fn load_done(
+        &self,
+        tables: u32,
+        rows: &mut dyn FnMut(&mut snapshot::Writer<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let st = &*self.st;
+        let dir = &self.files.dir;
+        let fail = |p: &Path, err: std::io::Error| {
+            if storage::is_no_space(&err) {
+                Error::fatal(format!(
+                    "no space left on the device holding {}: writing it failed",
+                    p.display()
+                ))
+            } else {
+                Error::fatal(format!("{}: {err}", p.display()))
+            }
+        };
+        // The log first, whole (atomically): a snapshot never exists without its log.
+        storage::write_atomic(st, dir, log::LOG_FILE, &self.header.encode())
+            .map_err(|err| fail(&self.files.log, err))?;
+        let mut w = snapshot::Writer::create(st, dir, &self.header, tables)?;
+        rows(&mut w)?;
+        w.finish()?;
+        let file = st
+            .open(&self.files.log, Open::ReadWrite)
+            .map_err(|err| fail(&self.files.log, err))?;
+        self.start(LogTail {
+            file,
+            path: self.files.log.clone(),
+            offset: log::FILE_HEADER_BYTES as u64,
+            commands: 0,
+        })
+    }
+
+    /// Write what is appended and stop the flusher; its error, if it failed.
+    pub fn shutdown(&self) -> Result<()> {
+        let Some(l) = self.logger.get() else {
+            return Ok(());
+        };
+        l.stop();
+        if let Some(h) = self.flusher.lock().take() {
+            let _ = h.join();
+        }
+        match l.error() {
+            Some(msg) => Err(Error::Fatal(msg)),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,589 @@
+//! `log`: the command log. A committing writer appends its command (transaction type
+//! and encoded inputs) to the one shared buffer while it still owns its partitions, so
+//! the order of the commands in the log is a serial order of the transactions; the
+//! flusher thread (`partitioned-logger`) takes the buffer every `FLUSH_INTERVAL` (or at
+//! once when a `--log sync` commit waits), writes it as one checksummed block, fsyncs
+//! and publishes how many commands are durable. Every byte goes through `storage`.
+//!
+//! File format 1 (all integers little-endian; see docs/design/partitioned-engine.md):
+//! file header (32 bytes) `b"OLTPPLOG"`, `u32` version, `b"part"`, `u64` database id
+//! (the snapshot's), `u32` schema fingerprint, `u32` CRC-32 of bytes 0..28; then
+//! blocks: header (24 bytes) `u32` `BLOCK_MAGIC`, `u32` payload bytes, `u64` sequence
+//! number of the block's first command (commands are numbered from 0 in log order),
+//! `u32` command count, `u32` CRC-32 of header bytes 0..20 and the payload; payload:
+//! commands `u32` transaction type, `u32` input bytes, input.
+//!
+//! Must never: publish a command durable before the block holding it is fsync'd, or
+//! hand recovery a block whose first sequence number does not continue the last.
+
+use api::{Command, Error, Result};
+use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use storage::File;
+
+pub const LOG_FILE: &str = "partitioned.log";
+pub const FILE_MAGIC: &[u8; 8] = b"OLTPPLOG";
+/// Bytes 12..16 of the file header: which engine wrote the log.
+pub const ENGINE_TAG: &[u8; 4] = b"part";
+pub const FORMAT_VERSION: u32 = 1;
+pub const BLOCK_MAGIC: u32 = 0x4B4C_4250; // "PBLK"
+pub const FILE_HEADER_BYTES: usize = 32;
+pub const BLOCK_HEADER_BYTES: usize = 24;
+pub const COMMAND_HEADER_BYTES: usize = 8;
+/// How often the flusher writes when no `Sync` commit asks sooner.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
+/// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
+pub const MAX_BLOCK_BYTES: usize = 1 << 30;
+/// Largest encoded input of one command (the kits' largest is a few hundred bytes).
+pub const MAX_INPUT_BYTES: usize = 1 << 20;
+
+pub(crate) fn le32(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b[..4].try_into().expect("4 bytes"))
+}
+pub(crate) fn le64(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+}
+
+pub(crate) fn crc(parts: &[&[u8]]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize()
+}
+
+/// Who a log (and a snapshot) belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileHeader {
+    pub database_id: u64,
+    pub schema: u32,
+}
+
+impl FileHeader {
+    pub fn encode(&self) -> [u8; FILE_HEADER_BYTES] {
+        let mut b = [0u8; FILE_HEADER_BYTES];
+        b[0..8].copy_from_slice(FILE_MAGIC);
+        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        b[12..16].copy_from_slice(ENGINE_TAG);
+        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
+        b[24..28].copy_from_slice(&self.schema.to_le_bytes());
+        let c = crc(&[&b[0..28]]);
+        b[28..32].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+
+    /// Verify a log's first bytes (`path` names it in errors).
+    pub fn decode(b: &[u8], path: &Path) -> Result<FileHeader> {
+        let bad = |what: String| Error::fatal(format!("log file {}: {what}", path.display()));
+        if b.len() < 8 || &b[0..8] != FILE_MAGIC {
+            return Err(bad(
+                "not a partitioned-engine command log (no OLTPPLOG header): refused, the file is left as it is".into(),
+            ));
+        }
+        if b.len() < FILE_HEADER_BYTES {
+            return Err(bad(format!(
+                "header cut short ({} bytes): damaged, refused",
+                b.len()
+            )));
+        }
+        if crc(&[&b[0..28]]) != le32(&b[28..32]) {
+            return Err(bad("header checksum mismatch: damaged, refused".into()));
+        }
+        if &b[12..16] != ENGINE_TAG {
+            return Err(bad("written by another engine: refused".into()));
+        }
+        let version = le32(&b[8..12]);
+        if version != FORMAT_VERSION {
+            return Err(bad(format!(
+                "log format {version}, this oltpscope reads format {FORMAT_VERSION}: refused"
+            )));
+        }
+        Ok(FileHeader {
+            database_id: le64(&b[16..24]),
+            schema: le32(&b[24..28]),
+        })
+    }
+}
+
+/// Whether `head` (a file's first bytes) starts like this engine's log (checked before
+/// removing a file on `--reload`).
+pub fn looks_like_log(head: &[u8]) -> bool {
+    head.len() >= 16 && &head[0..8] == FILE_MAGIC && &head[12..16] == ENGINE_TAG
+}
+
+/// Append one command to a block payload.
+pub fn append_command(buf: &mut Vec<u8>, txn_type: u32, input: &[u8]) {
+    assert!(
+        input.len() <= MAX_INPUT_BYTES,
+        "a command of {} bytes is above the log's limit",
+        input.len()
+    );
+    buf.extend_from_slice(&txn_type.to_le_bytes());
+    buf.extend_from_slice(&(input.len() as u32).to_le_bytes());
+    buf.extend_from_slice(input);
+}
+
+/// A whole block: header (first sequence number `first`, `count` commands) and payload.
+pub fn seal_block(payload: &[u8], first: u64, count: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(BLOCK_HEADER_BYTES + payload.len());
+    b.extend_from_slice(&BLOCK_MAGIC.to_le_bytes());
+    b.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    b.extend_from_slice(&first.to_le_bytes());
+    b.extend_from_slice(&count.to_le_bytes());
+    let c = crc(&[&b[0..20], payload]);
+    b.extend_from_slice(&c.to_le_bytes());
+    b.extend_from_slice(payload);
+    b
+}
+
+/// A log read back: its owner, its commands in log order, and where the valid part
+/// ends.
+#[derive(Debug)]
+pub struct LogContents {
+    pub header: FileHeader,
+    pub commands: Vec<Command>,
+    /// Length of the valid prefix (header and whole valid blocks).
+    pub valid_bytes: u64,
+    /// Bytes after it: a torn tail, the normal trace of a crash (0: none).
+    pub torn_bytes: u64,
+}
+
+/// The commands of a valid payload holding `count` of them, or why it is not valid.
+fn parse_payload(p: &[u8], count: u32) -> std::result::Result<Vec<Command>, String> {
+    let mut out = Vec::with_capacity(count as usize);
+    let mut p = p;
+    while !p.is_empty() {
+        if p.len() < COMMAND_HEADER_BYTES {
+            return Err("a command is cut short".into());
+        }
+        let n = le32(&p[4..8]) as usize;
+        if n > MAX_INPUT_BYTES || p.len() < COMMAND_HEADER_BYTES + n {
+            return Err("a command overruns its block".into());
+        }
+        out.push(Command {
+            txn_type: le32(&p[0..4]),
+            input: p[COMMAND_HEADER_BYTES..COMMAND_HEADER_BYTES + n].to_vec(),
+        });
+        p = &p[COMMAND_HEADER_BYTES + n..];
+    }
+    if out.len() != count as usize {
+        return Err(format!("{} commands, its header says {count}", out.len()));
+    }
+    Ok(out)
+}
+
+/// The block at `at` in `data`: Ok((first sequence number, commands, total length))
+/// or Err(why it is not a valid block).
+#[allow(clippy::type_complexity)]
+fn probe(data: &[u8], at: usize) -> std::result::Result<(u64, Vec<Command>, usize), String> {
+    let rest = &data[at..];
+    if rest.len() < BLOCK_HEADER_BYTES {
+        return Err("incomplete block header".into());
+    }
+    if le32(&rest[0..4]) != BLOCK_MAGIC {
+        return Err("no block magic".into());
+    }
+    let plen = le32(&rest[4..8]) as usize;
+    if plen > MAX_BLOCK_BYTES {
+        return Err(format!("block claims {plen} bytes"));
+    }
+    if rest.len() < BLOCK_HEADER_BYTES + plen {
+        return Err("block cut short".into());
+    }
+    let payload = &rest[BLOCK_HEADER_BYTES..BLOCK_HEADER_BYTES + plen];
+    if crc(&[&rest[0..20], payload]) != le32(&rest[20..24]) {
+        return Err("checksum mismatch".into());
+    }
+    let cmds = parse_payload(payload, le32(&rest[16..20]))?;
+    Ok((le64(&rest[8..16]), cmds, BLOCK_HEADER_BYTES + plen))
+}
+
+/// Read a whole log (held in memory: recovery replays every command anyway). At the
+/// first invalid block: if a valid block follows anywhere after it, the log is damaged
+/// in the middle (an error naming the file and offsets); otherwise the rest is a torn
+/// tail (a write cut short by a crash), reported in `torn_bytes`.
+pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
+    let header = FileHeader::decode(&data[..data.len().min(FILE_HEADER_BYTES)], path)?;
+    let mut commands = Vec::new();
+    let mut at = FILE_HEADER_BYTES;
+    while at < data.len() {
+        match probe(data, at) {
+            Ok((first, cmds, len)) => {
+                if first != commands.len() as u64 {
+                    return Err(Error::fatal(format!(
+                        "log file {}: the block at byte {at} starts at command {first}, {} expected: damaged, refused, the file is left as it is",
+                        path.display(),
+                        commands.len()
+                    )));
+                }
+                commands.extend(cmds);
+                at += len;
+            }
+            Err(why) => {
+                let magic = BLOCK_MAGIC.to_le_bytes();
+                if let Some(next) = (at + 1..data.len().saturating_sub(3))
+                    .find(|&i| data[i..i + 4] == magic && probe(data, i).is_ok())
+                {
+                    return Err(Error::fatal(format!(
+                        "log file {} is damaged at byte {at} ({why}) with a valid block after it at byte {next}: refused, the file is left as it is",
+                        path.display()
+                    )));
+                }
+                return Ok(LogContents {
+                    header,
+                    commands,
+                    valid_bytes: at as u64,
+                    torn_bytes: (data.len() - at) as u64,
+                });
+            }
+        }
+    }
+    Ok(LogContents {
+        header,
+        commands,
+        valid_bytes: at as u64,
+        torn_bytes: 0,
+    })
+}
+
+/// Where the flusher appends: the open file and the offset after its valid part, and
+/// the number of commands it already holds.
+pub struct LogTail {
+    pub file: Arc<dyn File>,
+    pub path: PathBuf,
+    pub offset: u64,
+    pub commands: u64,
+}
+
+/// Commands appended since the flusher last took them.
+struct Pending {
+    buf: Vec<u8>,
+    /// Sequence number of the first command in `buf`.
+    first: u64,
+    count: u32,
+}
+
+/// The one line a user sees for a failed log write or sync.
+fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
+    if storage::is_no_space(e) {
+        format!(
+            "no space left on the device holding the log {}: {what} failed; commits acknowledged before this are durable (free space, then continue with --no-load)",
+            path.display()
+        )
+    } else {
+        format!("log {}: {what} failed: {e}", path.display())
+    }
+}
+
+pub struct Logger {
+    pending: Mutex<Pending>,
+    /// Commands durable: every command with a sequence number below it is fsync'd.
+    durable: AtomicU64,
+    durable_ev: rt::Event,
+    wake: rt::Event,
+    request: AtomicBool,
+    stop: AtomicBool,
+    failed: Mutex<Option<String>>,
+    has_failed: AtomicBool,
+    pub path: PathBuf,
+    pub bytes: AtomicU64,
+    pub blocks: AtomicU64,
+    pub fsyncs: AtomicU64,
+}
+
+impl Logger {
+    /// Start the flusher thread appending to `tail`.
+    pub fn start(tail: LogTail) -> Result<(Arc<Logger>, JoinHandle<()>)> {
+        let lg = Arc::new(Logger {
+            pending: Mutex::new(Pending {
+                buf: Vec::with_capacity(1 << 16),
+                first: tail.commands,
+                count: 0,
+            }),
+            durable: AtomicU64::new(tail.commands),
+            durable_ev: rt::Event::new(),
+            wake: rt::Event::new(),
+            request: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            failed: Mutex::new(None),
+            has_failed: AtomicBool::new(false),
+            path: tail.path.clone(),
+            bytes: AtomicU64::new(tail.offset),
+            blocks: AtomicU64::new(0),
+            fsyncs: AtomicU64::new(0),
+        });
+        let me = lg.clone();
+        let h = std::thread::Builder::new()
+            .name("partitioned-logger".into())
+            .spawn(move || {
+                probe::thread_role(probe::Role::LogFlusher);
+                me.run(tail)
+            })
+            .map_err(|e| Error::fatal(format!("spawn logger thread: {e}")))?;
+        Ok((lg, h))
+    }
+
+    /// Append a committing transaction's command; returns the number of commands up
+    /// to and including it (durable once `durable()` reaches it). The caller still owns
+    /// the transaction's partitions, so log order is a serial order.
+    pub fn append(&self, txn_type: u32, input: &[u8]) -> Result<u64> {
+        if input.len() > MAX_INPUT_BYTES {
+            return Err(Error::fatal(format!(
+                "a command of {} bytes is above the log's limit of {MAX_INPUT_BYTES}",
+                input.len()
+            )));
+        }
+        if let Some(msg) = self.error() {
+            return Err(Error::Fatal(msg));
+        }
+        let mut p = rt::lock(rt::WaitKind::Latch, &self.pending);
+        append_command(&mut p.buf, txn_type, input);
+        p.count += 1;
+        Ok(p.first + p.count as u64)
+    }
+
+    /// Commands durable so far.
+    pub fn durable(&self) -> u64 {
+        self.durable.load(Acquire)
+    }
+
+    pub fn error(&self) -> Option<String> {
+        if !self.has_failed.load(Acquire) {
+            return None;
+        }
+        self.failed.lock().clone()
+    }
+
+    /// Wait (through `rt`) until `n` commands are durable, asking for a flush now.
+    pub fn wait_durable(&self, n: u64) -> Result<()> {
+        if self.durable.load(Acquire) >= n {
+            return Ok(());
+        }
+        self.request.store(true, Release);
+        self.wake.notify_all();
+        self.durable_ev.wait(rt::WaitKind::LogFlush, None, || {
+            self.durable.load(Acquire) >= n || self.has_failed.load(Acquire)
+        });
+        match self.error() {
+            Some(msg) if self.durable.load(Acquire) < n => Err(Error::Fatal(msg)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Ask the thread to write everything appended and stop.
+    pub fn stop(&self) {
+        self.stop.store(true, Release);
+        self.wake.notify_all();
+    }
+
+    fn fail(&self, msg: String) {
+        *self.failed.lock() = Some(msg);
+        self.has_failed.store(true, Release);
+        self.durable_ev.notify_all();
+    }
+
+    fn run(&self, tail: LogTail) {
+        let LogTail {
+            file, mut offset, ..
+        } = tail;
+        let mut spare: Vec<u8> = Vec::with_capacity(1 << 16);
+        loop {
+            self.wake
+                .wait(rt::WaitKind::Other, Some(FLUSH_INTERVAL), || {
+                    self.request.load(Acquire) || self.stop.load(Acquire)
+                });
+            self.request.store(false, Release);
+            let stopping = self.stop.load(Acquire);
+            let (first, count) = {
+                let mut p = rt::lock(rt::WaitKind::Latch, &self.pending);
+                std::mem::swap(&mut p.buf, &mut spare);
+                let taken = (p.first, p.count);
+                p.first += p.count as u64;
+                p.count = 0;
+                taken
+            };
+            if count > 0 {
+                let block = seal_block(&spare, first, count);
+                spare.clear();
+                if let Err(err) = file.write_all_at(&block, offset) {
+                    self.fail(io_failure("writing a block", &self.path, &err));
+                    return;
+                }
+                if let Err(err) = file.sync_data() {
+                    self.fail(io_failure("fsync", &self.path, &err));
+                    return;
+                }
+                offset += block.len() as u64;
+                self.bytes.store(offset, Relaxed);
+                self.blocks.fetch_add(1, Relaxed);
+                self.fsyncs.fetch_add(1, Relaxed);
+                self.durable.store(first + count as u64, Release);
+                self.durable_ev.notify_all();
+            }
+            if stopping {
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: &str = "test.log";
+
+    fn header() -> FileHeader {
+        FileHeader {
+            database_id: 42,
+            schema: 7,
+        }
+    }
+
+    /// A log of two blocks: commands 0..2 and 2..3.
+    fn two_blocks() -> (Vec<u8>, usize) {
+        let mut f = header().encode().to_vec();
+        let mut p = Vec::new();
+        append_command(&mut p, 1, b"first");
+        append_command(&mut p, 2, b"");
+        f.extend(seal_block(&p, 0, 2));
+        let second = f.len();
+        p.clear();
+        append_command(&mut p, 3, &[9; 100]);
+        f.extend(seal_block(&p, 2, 1));
+        (f, second)
+    }
+
+    #[test]
+    fn commands_read_back_in_order() {
+        let (f, _) = two_blocks();
+        let c = read_log(&f, Path::new(P)).unwrap();
+        assert_eq!(c.header, header());
+        let types: Vec<u32> = c.commands.iter().map(|c| c.txn_type).collect();
+        assert_eq!(types, [1, 2, 3]);
+        assert_eq!(c.commands[0].input, b"first");
+        assert_eq!(c.commands[2].input, vec![9; 100]);
+        assert_eq!((c.valid_bytes, c.torn_bytes), (f.len() as u64, 0));
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_at_every_length() {
+        let (f, second) = two_blocks();
+        for cut in second..f.len() {
+            let c = read_log(&f[..cut], Path::new(P)).unwrap();
+            assert_eq!(c.commands.len(), 2, "cut at {cut}");
+            assert_eq!(c.valid_bytes, second as u64);
+            assert_eq!(c.torn_bytes, (cut - second) as u64);
+        }
+        // Garbage (zeros of a preallocated file) after the last block is a torn tail.
+        let mut z = f.clone();
+        z.extend([0u8; 100]);
+        assert_eq!(read_log(&z, Path::new(P)).unwrap().torn_bytes, 100);
+    }
+
+    #[test]
+    fn a_bad_checksum_before_a_valid_block_is_refused() {
+        let (mut f, second) = two_blocks();
+        // A flipped byte in the first block's payload: the second block is still valid.
+        f[FILE_HEADER_BYTES + BLOCK_HEADER_BYTES + 9] ^= 0x40;
+        let e = read_log(&f, Path::new(P)).unwrap_err().to_string();
+        assert!(e.contains("damaged at byte 32 (checksum mismatch)"), "{e}");
+        assert!(
+            e.contains(&format!("valid block after it at byte {second}")),
+            "{e}"
+        );
+        // The same flip in the last block is a torn tail (nothing valid follows).
+        let (mut f, second) = two_blocks();
+        let n = f.len();
+        f[n - 1] ^= 0x40;
+        let c = read_log(&f, Path::new(P)).unwrap();
+        assert_eq!((c.commands.len(), c.valid_bytes), (2, second as u64));
+    }
+
+    #[test]
+    fn a_block_out_of_sequence_is_refused() {
+        let mut f = header().encode().to_vec();
+        let mut p = Vec::new();
+        append_command(&mut p, 1, b"x");
+        f.extend(seal_block(&p, 0, 1));
+        f.extend(seal_block(&p, 5, 1));
+        let e = read_log(&f, Path::new(P)).unwrap_err().to_string();
+        assert!(e.contains("starts at command 5, 1 expected"), "{e}");
+    }
+
+    #[test]
+    fn foreign_and_damaged_headers_are_refused() {
+        let (f, _) = two_blocks();
+        let cases: [(Vec<u8>, &str); 5] = [
+            (
+                b"OLTPVLOG and the rest of an mvcc log....".to_vec(),
+                "not a partitioned-engine command log",
+            ),
+            (Vec::new(), "not a partitioned-engine command log"),
+            (f[..20].to_vec(), "header cut short"),
+            (
+                {
+                    let mut g = f.clone();
+                    g[20] ^= 1;
+                    g
+                },
+                "header checksum mismatch",
+            ),
+            (
+                {
+                    let mut g = f.clone();
+                    g[8] = 9;
+                    let c = crc(&[&g[0..28]]);
+                    g[28..32].copy_from_slice(&c.to_le_bytes());
+                    g
+                },
+                "log format 9",
+            ),
+        ];
+        for (bytes, want) in cases {
+            let e = read_log(&bytes, Path::new(P)).unwrap_err().to_string();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_flusher_makes_appended_commands_durable() {
+        let st = storage::os();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let file = storage::create_durable(&*st, &path).unwrap();
+        file.write_all_at(&header().encode(), 0).unwrap();
+        let (lg, h) = Logger::start(LogTail {
+            file,
+            path: path.clone(),
+            offset: FILE_HEADER_BYTES as u64,
+            commands: 0,
+        })
+        .unwrap();
+        assert_eq!(lg.append(4, b"a").unwrap(), 1);
+        assert_eq!(lg.append(5, b"bb").unwrap(), 2);
+        lg.wait_durable(2).unwrap();
+        assert!(lg.durable() >= 2);
+        assert_eq!(lg.append(6, b"ccc").unwrap(), 3);
+        lg.stop();
+        h.join().unwrap();
+        let c = read_log(&std::fs::read(&path).unwrap(), &path).unwrap();
+        let got: Vec<(u32, Vec<u8>)> = c
+            .commands
+            .into_iter()
+            .map(|c| (c.txn_type, c.input))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (4, b"a".to_vec()),
+                (5, b"bb".to_vec()),
+                (6, b"ccc".to_vec())
+            ]
+        );
+    }
+}

@@ -1,0 +1,469 @@
+//! The partitioned engine's durability: a snapshot after the load plus the command log,
+//! replayed by the caller. A killed child process loses no acknowledged `Sync` commit
+//! and logs no aborted one; a recovered database equals the one that stopped (with
+//! another partition count too); a torn tail is cut (only when not read-only); damage
+//! in the middle, a damaged snapshot, a missing, foreign or other database's log are
+//! refused in one line; a writing transaction without its command is refused.
+
+use api::key::Key;
+use api::{
+    Engine, EngineOptions, Error, IndexKind, LogMode, Partitioning, Schema, Session, TableDef,
+    TableId, Worker,
+};
+use engine_partitioned::{PartitionedEngine, PartitionedOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const ACCTS: u32 = 64;
+const START: i64 = 1000;
+const ACCT: TableId = TableId(0);
+const SEEN: TableId = TableId(1);
+
+/// Accounts partitioned by number, and a shared (unpartitioned) table of command ids
+/// that every tenth command writes (so it owns every partition).
+fn schema() -> Schema {
+    let mut s = Schema::new();
+    s.add(
+        TableDef::new("acct", 8, IndexKind::Hash, ACCTS as u64).partitioned(Partitioning {
+            values: ACCTS as u64,
+            of_key: |_, k| (k.len() >= 4).then(|| api::key::read_u32(k, 0) as u64),
+            of_row: None,
+        }),
+    );
+    s.add(TableDef::new("seen", 8, IndexKind::BTree, 1000));
+    s
+}
+
+fn k32(v: u32) -> Key {
+    let mut k = Key::new();
+    k.push_u32(v);
+    k
+}
+
+fn k64(v: u64) -> Key {
+    let mut k = Key::new();
+    k.push_u64(v);
+    k
+}
+
+/// A command: transfer `amount` from `from` to `to` (id, from, to, amount).
+fn cmd(id: u64, from: u32, to: u32, amount: i64) -> Vec<u8> {
+    let mut v = id.to_le_bytes().to_vec();
+    v.extend(from.to_le_bytes());
+    v.extend(to.to_le_bytes());
+    v.extend(amount.to_le_bytes());
+    v
+}
+
+fn id_of(c: &[u8]) -> u64 {
+    u64::from_le_bytes(c[0..8].try_into().unwrap())
+}
+
+/// The body of a command (a replay runs exactly this).
+fn apply<W: Worker>(s: &mut Session<W>, c: &[u8]) -> api::Result<()> {
+    let id = id_of(c);
+    let from = u32::from_le_bytes(c[8..12].try_into().unwrap());
+    let to = u32::from_le_bytes(c[12..16].try_into().unwrap());
+    let amount = i64::from_le_bytes(c[16..24].try_into().unwrap());
+    for (a, d) in [(from, -amount), (to, amount)] {
+        let found = s.update(ACCT, &k32(a), |r| {
+            let b = i64::from_le_bytes(r[..8].try_into().unwrap()) + d;
+            r.copy_from_slice(&b.to_le_bytes());
+        })?;
+        assert!(found, "account {a}");
+    }
+    if id.is_multiple_of(10) {
+        s.insert(SEEN, &k64(id), &id.to_le_bytes())?;
+    }
+    Ok(())
+}
+
+/// Run command `c` as a transaction that hands its command to the engine; ids that
+/// are multiples of 7 roll back after the body.
+fn run_cmd<W: Worker>(s: &mut Session<W>, c: &[u8]) -> api::Result<()> {
+    s.run(0, |s| {
+        apply(s, c)?;
+        s.command(0, c);
+        if id_of(c).is_multiple_of(7) {
+            return Err(Error::UserAbort);
+        }
+        Ok(())
+    })
+}
+
+fn opts(dir: &Path, log: LogMode, threads: usize) -> EngineOptions {
+    EngineOptions {
+        threads,
+        log,
+        db_dir: Some(dir.to_path_buf()),
+        ..EngineOptions::default()
+    }
+}
+
+fn check_opts(dir: &Path) -> EngineOptions {
+    EngineOptions {
+        create: false,
+        read_only: true,
+        ..opts(dir, LogMode::Off, 1)
+    }
+}
+
+fn open(o: &EngineOptions, parts: usize) -> api::Result<PartitionedEngine> {
+    PartitionedEngine::open_with(
+        Arc::new(schema()),
+        o,
+        PartitionedOptions {
+            partitions: Some(parts),
+            ..Default::default()
+        },
+    )
+}
+
+/// Load the accounts and mark the load done (a new database), or replay the recovered
+/// commands; returns the recovered commands.
+fn load_or_replay(e: &PartitionedEngine) -> Vec<api::Command> {
+    let mut s = Session::new(e.worker(0));
+    if !e.has_data() {
+        s.run(0, |s| {
+            for a in 0..ACCTS {
+                s.insert(ACCT, &k32(a), &START.to_le_bytes())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        e.load_done().unwrap();
+        e.replay_done().unwrap();
+        return Vec::new();
+    }
+    let cmds = e.recovered_commands().unwrap();
+    for c in &cmds {
+        s.run(c.txn_type, |s| apply(s, &c.input)).unwrap();
+    }
+    e.replay_done().unwrap();
+    cmds
+}
+
+/// Sum of balances and the number of rows of `seen`.
+fn totals(e: &PartitionedEngine) -> (i64, u64) {
+    let mut s = Session::new(e.worker(0));
+    s.run(0, |s| {
+        let mut sum = 0;
+        for a in 0..ACCTS {
+            s.get(ACCT, &k32(a), |r| {
+                sum += i64::from_le_bytes(r[..8].try_into().unwrap())
+            })?;
+        }
+        let seen = s.scan(
+            SEEN.primary(),
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            api::Dir::Forward,
+            usize::MAX,
+            |_, _| true,
+        )?;
+        Ok((sum, seen as u64))
+    })
+    .unwrap()
+}
+
+/// `threads` workers each running `n` commands with ids `base + worker * 1e6 + i`.
+fn run_commands(e: &PartitionedEngine, threads: usize, n: u64, base: u64) {
+    std::thread::scope(|sc| {
+        for w in 0..threads {
+            sc.spawn(move || {
+                let mut s = Session::new(e.worker(w));
+                for i in 0..n {
+                    let id = base + w as u64 * 1_000_000 + i;
+                    let (from, to) = (
+                        (id * 7 % ACCTS as u64) as u32,
+                        (id * 13 % ACCTS as u64) as u32,
+                    );
+                    let c = cmd(
+                        id,
+                        from,
+                        (to + (to == from) as u32) % ACCTS,
+                        (id % 50) as i64,
+                    );
+                    loop {
+                        match run_cmd(&mut s, &c) {
+                            Err(Error::Conflict(_)) => continue,
+                            Ok(()) | Err(Error::UserAbort) => break,
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+}
+
+const CHILD_ENV: &str = "PARTITIONED_RECOVERY_CHILD";
+
+/// The child process: open (load or recover) with `Sync` logging, then commit commands
+/// from two threads forever, appending each acknowledged id to `acked` after commit.
+fn child(dir: &Path, round: u64) -> ! {
+    let e = open(&opts(dir, LogMode::Sync, 2), 2).unwrap();
+    load_or_replay(&e);
+    let acked = std::sync::Mutex::new(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("acked"))
+            .unwrap(),
+    );
+    std::thread::scope(|sc| {
+        for w in 0..2u64 {
+            let (e, acked) = (&e, &acked);
+            sc.spawn(move || {
+                let mut s = Session::new(e.worker(w as usize));
+                for i in 0.. {
+                    let id = round * 1_000_000_000 + w * 100_000_000 + i;
+                    let c = cmd(id, (i % 64) as u32, ((i * 5 + 1) % 64) as u32, 3);
+                    match run_cmd(&mut s, &c) {
+                        Ok(()) => writeln!(acked.lock().unwrap(), "{id}").unwrap(),
+                        Err(Error::UserAbort) | Err(Error::Conflict(_)) => {}
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            });
+        }
+    });
+    unreachable!("the child runs until killed")
+}
+
+fn acked_ids(dir: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(dir.join("acked")).unwrap_or_default();
+    // A line cut by the kill is not an acknowledgement.
+    let whole = text.rfind('\n').map_or("", |i| &text[..i]);
+    whole.lines().map(|l| l.parse().unwrap()).collect()
+}
+
+#[test]
+fn killed_processes_lose_no_acknowledged_commit() {
+    if let Ok(v) = std::env::var(CHILD_ENV) {
+        let (dir, round) = v.split_once('|').unwrap();
+        child(Path::new(dir), round.parse().unwrap());
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    for round in 1..=3u64 {
+        let before = acked_ids(tmp.path()).len();
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "killed_processes_lose_no_acknowledged_commit",
+                "--nocapture",
+            ])
+            .env(CHILD_ENV, format!("{}|{round}", dir.display()))
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // The child writes `acked` in the database directory; wait for some commits.
+        let t0 = Instant::now();
+        while acked_ids(&dir).len() < before + 30 {
+            assert!(
+                t0.elapsed() < Duration::from_secs(120),
+                "the child committed nothing"
+            );
+            if let Some(st) = c.try_wait().unwrap() {
+                panic!("the child exited: {st}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(round * 7));
+        c.kill().unwrap();
+        c.wait().unwrap();
+        // Keep the acknowledgements apart from the database between rounds.
+        std::fs::copy(dir.join("acked"), tmp.path().join("acked")).unwrap();
+
+        let e = open(&check_opts(&dir), 3).unwrap();
+        assert!(e.has_data());
+        let cmds = load_or_replay(&e);
+        let logged: std::collections::HashSet<u64> = cmds.iter().map(|c| id_of(&c.input)).collect();
+        assert_eq!(logged.len(), cmds.len(), "a command logged twice");
+        let acked = acked_ids(&dir);
+        let lost: Vec<&u64> = acked.iter().filter(|i| !logged.contains(i)).collect();
+        assert!(
+            lost.is_empty(),
+            "round {round}: acknowledged commits lost: {lost:?}"
+        );
+        assert!(
+            logged.iter().all(|i| i % 7 != 0),
+            "a rolled-back command was logged"
+        );
+        let (sum, seen) = totals(&e);
+        assert_eq!(
+            sum,
+            ACCTS as i64 * START,
+            "round {round}: money made or lost"
+        );
+        assert_eq!(seen, logged.iter().filter(|i| *i % 10 == 0).count() as u64);
+    }
+}
+
+#[test]
+fn a_recovered_database_equals_the_one_that_stopped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let e = open(&opts(dir, LogMode::Async, 2), 2).unwrap();
+    load_or_replay(&e);
+    run_commands(&e, 2, 300, 0);
+    let d1 = e.digest();
+    let t1 = totals(&e);
+    e.shutdown().unwrap();
+    drop(e);
+    // Another partition count: the snapshot's rows are placed again, the commands
+    // replayed in log order.
+    let e = open(&opts(dir, LogMode::Sync, 3), 3).unwrap();
+    assert!(e.has_data());
+    let n = load_or_replay(&e).len();
+    assert_eq!(
+        e.digest(),
+        d1,
+        "replaying {n} commands gave another database"
+    );
+    assert_eq!(totals(&e), t1);
+    run_commands(&e, 3, 100, 10_000_000);
+    let d2 = e.digest();
+    e.shutdown().unwrap();
+    drop(e);
+    let e = open(&check_opts(dir), 1).unwrap();
+    let m = load_or_replay(&e).len();
+    assert!(
+        m > n,
+        "the second run's commands were appended ({m} vs {n})"
+    );
+    assert_eq!(e.digest(), d2);
+    assert_eq!(totals(&e).0, ACCTS as i64 * START);
+}
+
+/// A clean database in `dir` with a few blocks of commands.
+fn small_db(dir: &Path) {
+    let e = open(&opts(dir, LogMode::Sync, 1), 1).unwrap();
+    load_or_replay(&e);
+    run_commands(&e, 1, 30, 0);
+    e.shutdown().unwrap();
+}
+
+fn err_of(r: api::Result<PartitionedEngine>) -> String {
+    match r {
+        Ok(_) => panic!("opened"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_torn_tail_is_cut_and_damage_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    small_db(dir);
+    let log = dir.join(engine_partitioned::log::LOG_FILE);
+    let snap = dir.join(engine_partitioned::snapshot::SNAPSHOT_FILE);
+    let good = std::fs::read(&log).unwrap();
+    let n_good = {
+        let e = open(&check_opts(dir), 1).unwrap();
+        load_or_replay(&e).len()
+    };
+    assert!(n_good > 10);
+
+    // A torn tail: half a block. Read-only opening leaves it; a run cuts it.
+    let mut torn = good.clone();
+    torn.extend_from_slice(&good[32..32 + 20]);
+    std::fs::write(&log, &torn).unwrap();
+    let e = open(&check_opts(dir), 1).unwrap();
+    assert_eq!(load_or_replay(&e).len(), n_good);
+    drop(e);
+    assert_eq!(std::fs::read(&log).unwrap(), torn, "check wrote to the log");
+    let e = open(&opts(dir, LogMode::Async, 1), 1).unwrap();
+    assert_eq!(load_or_replay(&e).len(), n_good);
+    e.shutdown().unwrap();
+    drop(e);
+    assert_eq!(
+        std::fs::read(&log).unwrap(),
+        good,
+        "the torn tail was not cut"
+    );
+
+    // A flipped byte in the first block, valid blocks after it: refused, left alone.
+    let mut bad = good.clone();
+    bad[32 + 24 + 3] ^= 0x20;
+    std::fs::write(&log, &bad).unwrap();
+    let e = err_of(open(&opts(dir, LogMode::Async, 1), 1));
+    assert!(
+        e.contains("is damaged at byte 32") && e.contains("refused"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), bad);
+    std::fs::write(&log, &good).unwrap();
+
+    // A damaged snapshot.
+    let snap_good = std::fs::read(&snap).unwrap();
+    let mut s = snap_good.clone();
+    let mid = s.len() / 2;
+    s[mid] ^= 1;
+    std::fs::write(&snap, &s).unwrap();
+    let e = err_of(open(&check_opts(dir), 1));
+    assert!(
+        e.contains("checksum mismatch") && e.contains("refused"),
+        "{e}"
+    );
+    std::fs::write(&snap, &snap_good).unwrap();
+
+    // A foreign log, and another database's log.
+    std::fs::write(
+        &log,
+        b"OLTPVLOG\x01\x00\x00\x00mvcc and more bytes here....",
+    )
+    .unwrap();
+    let e = err_of(open(&check_opts(dir), 1));
+    assert!(e.contains("not a partitioned-engine command log"), "{e}");
+    let other = tmp.path().join("other");
+    small_db(&other);
+    std::fs::copy(other.join(engine_partitioned::log::LOG_FILE), &log).unwrap();
+    let e = err_of(open(&check_opts(dir), 1));
+    assert!(e.contains("belongs to another database"), "{e}");
+
+    // The log missing beside its snapshot.
+    std::fs::remove_file(&log).unwrap();
+    let e = err_of(open(&opts(dir, LogMode::Async, 1), 1));
+    assert!(e.contains("is missing"), "{e}");
+    std::fs::write(&log, &good).unwrap();
+
+    // --log off on a database would not log: refused; a check (read-only) is fine.
+    let e = err_of(open(&opts(dir, LogMode::Off, 1), 1));
+    assert!(e.contains("--log sync or --log async"), "{e}");
+
+    // --reload starts over; a log without a snapshot is a load that did not finish.
+    let e = open(
+        &EngineOptions {
+            reload: true,
+            ..opts(dir, LogMode::Async, 1)
+        },
+        1,
+    )
+    .unwrap();
+    assert!(!e.has_data());
+    drop(e);
+    assert!(!snap.exists() && !log.exists());
+    std::fs::write(&log, &good).unwrap();
+    let e = err_of(open(&check_opts(dir), 1));
+    assert!(e.contains("nothing to check"), "{e}");
+    let e = open(&opts(dir, LogMode::Async, 1), 1).unwrap();
+    assert!(!e.has_data(), "an unfinished load was taken for data");
+}
+
+#[test]
+fn a_writing_transaction_without_its_command_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let e = open(&opts(tmp.path(), LogMode::Async, 1), 1).unwrap();
+    load_or_replay(&e);
+    let mut s = Session::new(e.worker(0));
+    let r = s.run(0, |s| s.update(ACCT, &k32(1), |r| r[0] ^= 1));
+    let msg = r.unwrap_err().to_string();
+    assert!(msg.contains("without its command"), "{msg}");
+    // Rolled back: the balance is unchanged. A read-only one needs no command.
+    assert_eq!(totals(&e).0, ACCTS as i64 * START);
+    assert!(s.wants_commands());
+}
