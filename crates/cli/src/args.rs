@@ -302,6 +302,16 @@ pub struct PostgresTuning {
     /// URL). Default: a private server started for the run and removed at its end.
     #[arg(long)]
     pub pg_url: Option<String>,
+    /// PostgreSQL's synchronous_commit for the workers (postgres engine): on (default:
+    /// a commit waits for its WAL flush) or off (it returns first, as --log async).
+    #[arg(long, value_enum)]
+    pub pg_sync: Option<OnOff>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 impl PostgresTuning {
@@ -311,6 +321,8 @@ impl PostgresTuning {
             Some("--isolation")
         } else if self.pg_url.is_some() {
             Some("--pg-url")
+        } else if self.pg_sync.is_some() {
+            Some("--pg-sync")
         } else {
             None
         }

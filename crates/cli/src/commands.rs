@@ -444,6 +444,7 @@ fn engine_setup(
                 },
                 url: db.postgres.pg_url.clone(),
                 copy_load: true,
+                synchronous_commit: db.postgres.pg_sync != Some(OnOff::Off),
             });
         }
         EngineName::Sqlite => {

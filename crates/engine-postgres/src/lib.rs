@@ -66,6 +66,10 @@ pub struct PostgresOptions {
     /// not by `insert` itself: loaders never insert one, but the conformance suite,
     /// which never calls `load_done`, checks `insert`'s own answer and turns it off.
     pub copy_load: bool,
+    /// PostgreSQL's `synchronous_commit` for the workers' sessions (`--pg-sync on|off`):
+    /// on (default) a commit waits for its WAL flush; off it returns first (a crash may
+    /// lose the last commits, never corrupt: as the built-in engines' `--log async`).
+    pub synchronous_commit: bool,
 }
 
 impl Default for PostgresOptions {
@@ -74,6 +78,7 @@ impl Default for PostgresOptions {
             isolation: Isolation::default(),
             url: None,
             copy_load: true,
+            synchronous_commit: true,
         }
     }
 }
@@ -145,11 +150,15 @@ impl Drop for PostgresEngine {
     }
 }
 
-fn connect(url: &str, schema: &str) -> Result<Client> {
+fn connect(url: &str, schema: &str, synchronous_commit: bool) -> Result<Client> {
     let mut c = Client::connect(url, NoTls)
         .map_err(|e| Error::fatal(format!("postgres: cannot connect ({url}): {e}")))?;
-    c.batch_execute(&format!("SET search_path TO {}", sqlmap::ident(schema)))
-        .map_err(pg_err)?;
+    c.batch_execute(&format!(
+        "SET search_path TO {}; SET synchronous_commit TO {}",
+        sqlmap::ident(schema),
+        if synchronous_commit { "on" } else { "off" }
+    ))
+    .map_err(pg_err)?;
     Ok(c)
 }
 
@@ -249,7 +258,8 @@ impl Engine for PostgresEngine {
 
     fn worker(&self, _worker_id: usize) -> PostgresWorker<'_> {
         PostgresWorker {
-            conn: connect(&self.url, &self.pg_schema).map_err(|e| e.to_string()),
+            conn: connect(&self.url, &self.pg_schema, self.own.synchronous_commit)
+                .map_err(|e| e.to_string()),
             e: self,
             in_txn: false,
             stmts: HashMap::new(),

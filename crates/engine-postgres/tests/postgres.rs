@@ -73,6 +73,7 @@ fn postgres_conforms_and_runs_the_kits() {
         isolation: Isolation::Serializable,
         url: Some(server.url()),
         copy_load: true,
+        synchronous_commit: true,
     };
     let opts = EngineOptions::default().with_own(PostgresOptions {
         copy_load: false,
@@ -95,6 +96,17 @@ fn postgres_conforms_and_runs_the_kits() {
     )
     .unwrap();
     run_ok(&wl, &cfg(2, own.clone()));
+    // --pg-sync off: the session's commits stop waiting for the WAL flush.
+    run_ok(
+        &wl,
+        &cfg(
+            2,
+            PostgresOptions {
+                synchronous_commit: false,
+                ..own.clone()
+            },
+        ),
+    );
     let wl = Tpcc::new(TpccConfig {
         warehouses: 1,
         affinity: false,
