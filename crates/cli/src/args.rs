@@ -303,7 +303,8 @@ pub struct PostgresTuning {
     #[arg(long)]
     pub pg_url: Option<String>,
     /// PostgreSQL's synchronous_commit for the workers (postgres engine): on (default:
-    /// a commit waits for its WAL flush) or off (it returns first, as --log async).
+    /// a commit waits for its WAL flush) or off (it returns first, like the built-in
+    /// engines' asynchronous log).
     #[arg(long, value_enum)]
     pub pg_sync: Option<OnOff>,
 }
