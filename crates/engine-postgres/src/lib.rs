@@ -22,7 +22,7 @@ use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, Tabl
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};
-use sqlmap::{Cond, Dialect, Kind, TableMap};
+use sqlmap::{Cond, Dialect, Kind, ScanPlan, ScanShape, TableMap};
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::Bound;
@@ -372,15 +372,8 @@ fn copy_field(out: &mut Vec<u8>, kind: Kind, v: &Value) -> Result<()> {
     Ok(())
 }
 
-type ScanShape = (TableId, u16, (u8, usize), (u8, usize), bool, bool);
-
-fn shape(c: &Cond) -> (u8, usize) {
-    match c {
-        Cond::All => (0, 0),
-        Cond::Nothing => (1, 0),
-        Cond::Cmp { op, vals } => (2 + *op as u8, vals.len()),
-    }
-}
+/// A scan statement's cache key: its table and shape.
+type ScanKey = (TableId, ScanShape);
 
 /// One worker's connection, prepared statements and load buffers.
 pub struct PostgresWorker<'e> {
@@ -388,7 +381,7 @@ pub struct PostgresWorker<'e> {
     conn: std::result::Result<Client, String>,
     in_txn: bool,
     stmts: HashMap<String, Statement>,
-    scans: HashMap<ScanShape, String>,
+    scans: HashMap<ScanKey, String>,
     /// Per table: rows in COPY text format not yet copied (loading only).
     copy: Vec<Vec<u8>>,
     copy_rows: usize,
@@ -537,38 +530,16 @@ impl api::Worker for PostgresWorker<'_> {
     ) -> Result<usize> {
         let e = self.e;
         let map = self.map(index.table)?;
-        if !map.has_index(index.index) {
-            return Err(Error::fatal(format!(
-                "table {} has no index {}",
-                map.name(),
-                index.index
-            )));
-        }
-        if !map.scannable(index.index) {
-            return Err(Error::fatal(format!(
-                "scan over table {}'s hash primary index",
-                map.name()
-            )));
-        }
-        if limit == 0 {
+        let Some(plan) = map.plan_scan(index.index, lo, hi, dir == Dir::Forward, limit)? else {
             return Ok(0);
-        }
-        let (lo, hi) = (
-            map.bound(index.index, lo, true),
-            map.bound(index.index, hi, false),
-        );
-        if lo == Cond::Nothing || hi == Cond::Nothing {
-            return Ok(0);
-        }
-        let limited = limit < i64::MAX as usize;
-        let sh: ScanShape = (
-            index.table,
-            index.index,
-            shape(&lo),
-            shape(&hi),
-            dir == Dir::Forward,
+        };
+        let ScanPlan {
+            lo,
+            hi,
             limited,
-        );
+            shape,
+        } = plan;
+        let sh = (index.table, shape);
         let map = &e.maps[index.table.0 as usize];
         let sql = self
             .scans
@@ -634,18 +605,7 @@ impl api::Worker for PostgresWorker<'_> {
         let mut row = old.clone();
         f(&mut row);
         let map = &e.maps[table.0 as usize];
-        for s in &map.def.secondary {
-            let (mut a, mut b) = (Key::new(), Key::new());
-            (s.key_of)(&old, &mut a);
-            (s.key_of)(&row, &mut b);
-            if a.as_bytes() != b.as_bytes() {
-                return Err(Error::fatal(format!(
-                    "update changed secondary key {} of table {}",
-                    s.name,
-                    map.name()
-                )));
-            }
-        }
+        map.check_update(&old, &row)?;
         if let Some(sql) = &e.sql[table.0 as usize].update {
             let vals = map.update_params(key, &row)?;
             let cols = map.update_cols();

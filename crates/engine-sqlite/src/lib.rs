@@ -17,7 +17,7 @@ use api::typed::Value;
 use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, TableSize};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags};
-use sqlmap::{Cond, Dialect, TableMap};
+use sqlmap::{Dialect, ScanPlan, ScanShape, TableMap};
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -405,16 +405,8 @@ impl Engine for SqliteEngine {
     }
 }
 
-/// The shape of a scan statement: its text depends on nothing else.
-type ScanShape = (TableId, u16, (u8, usize), (u8, usize), bool, bool);
-
-fn shape(c: &Cond) -> (u8, usize) {
-    match c {
-        Cond::All => (0, 0),
-        Cond::Nothing => (1, 0),
-        Cond::Cmp { op, vals } => (2 + *op as u8, vals.len()),
-    }
-}
+/// A scan statement's cache key: its table and shape.
+type ScanKey = (TableId, ScanShape);
 
 /// One worker's connection and buffers.
 pub struct SqliteWorker<'e> {
@@ -424,7 +416,7 @@ pub struct SqliteWorker<'e> {
     row: Vec<u8>,
     pk: Key,
     key: Key,
-    scans: HashMap<ScanShape, String>,
+    scans: HashMap<ScanKey, String>,
 }
 
 impl SqliteWorker<'_> {
@@ -528,38 +520,16 @@ impl api::Worker for SqliteWorker<'_> {
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
         let map = self.map(index.table)?;
-        if !map.has_index(index.index) {
-            return Err(Error::fatal(format!(
-                "table {} has no index {}",
-                map.name(),
-                index.index
-            )));
-        }
-        if !map.scannable(index.index) {
-            return Err(Error::fatal(format!(
-                "scan over table {}'s hash primary index",
-                map.name()
-            )));
-        }
-        if limit == 0 {
+        let Some(plan) = map.plan_scan(index.index, lo, hi, dir == Dir::Forward, limit)? else {
             return Ok(0);
-        }
-        let (lo, hi) = (
-            map.bound(index.index, lo, true),
-            map.bound(index.index, hi, false),
-        );
-        if lo == Cond::Nothing || hi == Cond::Nothing {
-            return Ok(0);
-        }
-        let limited = limit < i64::MAX as usize;
-        let sh: ScanShape = (
-            index.table,
-            index.index,
-            shape(&lo),
-            shape(&hi),
-            dir == Dir::Forward,
+        };
+        let ScanPlan {
+            lo,
+            hi,
             limited,
-        );
+            shape,
+        } = plan;
+        let sh = (index.table, shape);
         let sql = match self.scans.get(&sh) {
             Some(s) => s.clone(),
             None => {
@@ -604,18 +574,7 @@ impl api::Worker for SqliteWorker<'_> {
         let mut row = old.clone();
         f(&mut row);
         let map = self.map(table)?;
-        for s in &map.def.secondary {
-            let (mut a, mut b) = (Key::new(), Key::new());
-            (s.key_of)(&old, &mut a);
-            (s.key_of)(&row, &mut b);
-            if a.as_bytes() != b.as_bytes() {
-                return Err(Error::fatal(format!(
-                    "update changed secondary key {} of table {}",
-                    s.name,
-                    map.name()
-                )));
-            }
-        }
+        map.check_update(&old, &row)?;
         if let Some(sql) = &self.statement(table).update {
             let params = map.update_params(key, &row)?;
             self.execute(sql, &params)?;

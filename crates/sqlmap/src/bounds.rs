@@ -54,6 +54,15 @@ pub enum Cond {
 }
 
 impl Cond {
+    /// What the condition's SQL text depends on: its kind and how many columns it compares.
+    pub fn shape(&self) -> (u8, usize) {
+        match self {
+            Cond::All => (0, 0),
+            Cond::Nothing => (1, 0),
+            Cond::Cmp { op, vals } => (2 + *op as u8, vals.len()),
+        }
+    }
+
     /// Whether a row whose index columns hold `key_vals` meets the condition (as the
     /// SQL the engines run evaluates it).
     pub fn holds(&self, key_vals: &[Value]) -> bool {

@@ -562,6 +562,69 @@ impl TableMap {
         )
     }
 
+    /// Plan a scan of `index` between byte bounds `lo` and `hi`: the engines' checks (the
+    /// index exists and is ordered) and both bounds as conditions. `None`: no row can
+    /// match (a zero limit or an empty range), so nothing need be asked.
+    pub fn plan_scan(
+        &self,
+        index: u16,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        forward: bool,
+        limit: usize,
+    ) -> api::Result<Option<ScanPlan>> {
+        if !self.has_index(index) {
+            return Err(api::Error::fatal(format!(
+                "table {} has no index {index}",
+                self.name()
+            )));
+        }
+        if !self.scannable(index) {
+            return Err(api::Error::fatal(format!(
+                "scan over table {}'s hash primary index",
+                self.name()
+            )));
+        }
+        if limit == 0 {
+            return Ok(None);
+        }
+        let (lo, hi) = (self.bound(index, lo, true), self.bound(index, hi, false));
+        if lo == Cond::Nothing || hi == Cond::Nothing {
+            return Ok(None);
+        }
+        let limited = limit < i64::MAX as usize;
+        let shape = ScanShape {
+            index,
+            lo: lo.shape(),
+            hi: hi.shape(),
+            forward,
+            limited,
+        };
+        Ok(Some(ScanPlan {
+            lo,
+            hi,
+            limited,
+            shape,
+        }))
+    }
+
+    /// An update may not change a row's secondary keys (the `Worker::update` contract).
+    pub fn check_update(&self, old: &[u8], new: &[u8]) -> api::Result<()> {
+        for s in &self.def.secondary {
+            let (mut a, mut b) = (Key::new(), Key::new());
+            (s.key_of)(old, &mut a);
+            (s.key_of)(new, &mut b);
+            if a.as_bytes() != b.as_bytes() {
+                return Err(api::Error::fatal(format!(
+                    "update changed secondary key {} of table {}",
+                    s.name,
+                    self.name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The parameters of a scan's two conditions, in order.
     pub fn scan_params(lo: &Cond, hi: &Cond) -> Vec<Value> {
         let mut v = Vec::new();
@@ -592,6 +655,27 @@ impl TableMap {
     pub fn own_parts(&self, index: u16) -> usize {
         self.indexes[index as usize].own
     }
+}
+
+/// A planned scan ([`TableMap::plan_scan`]).
+pub struct ScanPlan {
+    pub lo: Cond,
+    pub hi: Cond,
+    /// Whether the statement takes a LIMIT (the limit is below `i64::MAX`).
+    pub limited: bool,
+    /// What the statement's text depends on (within its table): a key for a cache of
+    /// prepared scan statements.
+    pub shape: ScanShape,
+}
+
+/// The shape of a scan statement of one table: its text depends on nothing else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ScanShape {
+    pub index: u16,
+    pub lo: (u8, usize),
+    pub hi: (u8, usize),
+    pub forward: bool,
+    pub limited: bool,
 }
 
 /// A placeholder for parameter `n` of kind `k`.
