@@ -220,12 +220,11 @@ impl PgServer {
         if out.status.success() {
             return Ok(());
         }
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let line = stderr
-            .lines()
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or("no message");
-        Err(format!("initdb failed ({}): {line}", out.status))
+        Err(format!(
+            "initdb failed ({}): {}",
+            out.status,
+            last_stderr_line(&out)
+        ))
     }
 
     fn spawn_postgres(
@@ -307,12 +306,11 @@ impl PgServer {
         if out.status.success() {
             return Ok(());
         }
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let line = stderr
-            .lines()
-            .rfind(|l| !l.trim().is_empty())
-            .unwrap_or("no message");
-        Err(format!("createdb {} failed: {line}", self.database))
+        Err(format!(
+            "createdb {} failed: {}",
+            self.database,
+            last_stderr_line(&out)
+        ))
     }
 
     /// The last lines of the server log, joined into one line for an error message.
@@ -503,6 +501,15 @@ fn apply_run_as(cmd: &mut Command, run_as: Option<RunAs>) {
         // std sets the gid, drops supplementary groups (as root), then the uid.
         cmd.gid(r.gid).uid(r.uid);
     }
+}
+
+/// The last non-empty line a finished command wrote to its standard error.
+fn last_stderr_line(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or("no message")
+        .to_string()
 }
 
 #[cfg(test)]
