@@ -381,6 +381,16 @@ impl DiskTuning {
     }
 }
 
+/// Settings of the memory engine (refused on the others).
+#[derive(Args, Debug, Clone, Default)]
+pub struct MemoryTuning {
+    /// Record and index memory to fault in before the load, e.g. 4GB (memory engine;
+    /// default none): a database that grows during the run then takes pages already
+    /// mapped instead of paying each new page's fault and zeroing while it is measured.
+    #[arg(long, value_parser = parse_size)]
+    pub mem_reserve: Option<u64>,
+}
+
 /// Settings of the partitioned engine (refused on the others).
 #[derive(Args, Debug, Clone, Default)]
 pub struct PartitionedTuning {
@@ -463,6 +473,8 @@ pub struct RunOpts {
     pub disk: DiskTuning,
     #[command(flatten)]
     pub partitioned: PartitionedTuning,
+    #[command(flatten)]
+    pub memory: MemoryTuning,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,

@@ -778,6 +778,26 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             engine.as_str()
         ));
     }
+    // The memory engine's own options.
+    if let Some(r) = c.memory.mem_reserve {
+        if engine != EngineName::Memory {
+            return Err(format!(
+                "--mem-reserve is an option of the memory engine (this command uses the {} engine)",
+                engine.as_str()
+            ));
+        }
+        let have = driver::machine::available_memory_bytes();
+        if have > 0 && r > have {
+            return Err(format!(
+                "--mem-reserve {} is more than the {} of memory available",
+                gib(r),
+                gib(have)
+            ));
+        }
+        opts = opts.with_own(engine_memory::MemoryOptions {
+            reserve_bytes: Some(r),
+        });
+    }
     if engine.is_external() && (c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some()) {
         // A connection waiting inside the other system blocks its whole thread.
         return Err(format!(

@@ -10,6 +10,7 @@
 //! `recovery` (replaying the log when the engine opens a log directory that holds one).
 //! See docs/design/memory-engine.md. The engine never waits except through `rt`.
 
+pub mod arena;
 pub mod btree;
 pub mod catalog;
 pub mod epoch;
@@ -33,6 +34,17 @@ use std::thread::JoinHandle;
 pub use log::{read_log, LogContents, LogRecord};
 pub use recovery::Replayed;
 pub use xct::MemoryWorker;
+
+/// The memory engine's own settings (`Engine::Options`; `--mem-reserve` on the command
+/// line).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryOptions {
+    /// Bytes of record and index memory to fault in when the engine opens, before the
+    /// load (`arena::reserve`): a growing database then takes pages already mapped
+    /// instead of paying each new page's fault and zeroing while it is measured.
+    /// `None`: none reserved (memory is faulted in as it is first used).
+    pub reserve_bytes: Option<u64>,
+}
 
 /// Why a transaction aborted (index into the per-worker abort counters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,7 +204,7 @@ fn open_log(
 
 impl Engine for MemoryEngine {
     type Worker<'e> = MemoryWorker<'e>;
-    type Options = ();
+    type Options = MemoryOptions;
     const NAME: &'static str = "memory";
     const COUNTED: api::Counted = api::Counted {
         pages: false,
@@ -202,6 +214,9 @@ impl Engine for MemoryEngine {
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let workers = opts.threads.max(1);
+        if let Some(b) = opts.own::<MemoryOptions>()?.reserve_bytes {
+            arena::reserve(b);
+        }
         let mut catalog = Catalog::new(&schema)?;
         let (tail, log_dir, recovered, temp_log_dir) = open_log(&schema, opts, &mut catalog)?;
         // Epochs continue above every epoch the log holds (replayed or void), so new

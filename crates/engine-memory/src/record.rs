@@ -1,12 +1,11 @@
 //! `record`: the in-memory record: one TID word followed by the row, as 64-bit words
 //! (row bytes packed little-endian into words, so concurrent readers copy with atomic
 //! loads and never race in the language's sense). Owns the TID word layout, stable
-//! reads, installing rows, and allocating/freeing records (whole-line records from
-//! `slab`).
+//! reads, installing rows, and allocating/freeing records (from `arena`).
 //!
 //! This module must never decide whether a transaction may commit (that is `occ`).
 
-mod slab;
+use crate::arena;
 
 use api::key::MAX_KEY_LEN;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
@@ -89,6 +88,14 @@ impl Rec {
         }
     }
 
+    /// The arena slot size for a record of this layout, if it comes from the arena (all
+    /// but records above `arena::MAX_SLOT`).
+    #[inline]
+    fn arena_slot(layout: std::alloc::Layout) -> Option<usize> {
+        let size = arena::slot_size(layout.size());
+        arena::fits(size, layout.align()).then_some(size)
+    }
+
     /// A new record; `key`: the key to keep in its key area (keyed records), or `None`.
     pub fn alloc(row_words: usize, key: Option<&[u8]>, tid: u64, row: &[u8]) -> Rec {
         assert!(row.len() <= row_words * 8, "row longer than the record");
@@ -101,8 +108,8 @@ impl Rec {
         // before the record is shared (no reader can see it yet): the TID, the row bytes,
         // zero padding up to the last row word, and the key area (zero-padded).
         unsafe {
-            let p = if slab::fits(layout.size(), layout.align()) {
-                slab::alloc(layout.size()) as *mut u64
+            let p = if let Some(size) = Self::arena_slot(layout) {
+                arena::alloc(size) as *mut u64
             } else {
                 std::alloc::alloc(layout) as *mut u64
             };
@@ -141,8 +148,8 @@ impl Rec {
         // SAFETY: the layout `alloc` used, so the same source (caller: from `alloc`, no
         // one can reach it).
         unsafe {
-            if slab::fits(layout.size(), layout.align()) {
-                slab::free(self.0 as *mut u8, layout.size())
+            if let Some(size) = Self::arena_slot(layout) {
+                arena::free(self.0 as *mut u8, size)
             } else {
                 std::alloc::dealloc(self.0 as *mut u8, layout)
             }
