@@ -45,12 +45,14 @@ impl<K: Keys> Index<K> {
             Index::Hash(h) => h.get(k, g),
         }
     }
-    /// Hash: ask for the key's bucket line. B+tree: nothing (its upper levels are
-    /// cached and each descent prefetches the next node anyway).
+    /// Hash: ask for the key's bucket line and return its hash (for `prefetch_rows`).
+    /// B+tree: nothing (its upper levels are cached and each descent prefetches the next
+    /// node anyway).
     #[inline]
-    pub fn prefetch(&self, k: &[u8]) {
-        if let Index::Hash(h) = self {
-            h.prefetch(k);
+    pub fn prefetch(&self, k: &[u8]) -> Option<u64> {
+        match self {
+            Index::Hash(h) => Some(h.prefetch(k)),
+            Index::BTree(_) => None,
         }
     }
     pub fn insert(&self, k: &[u8], v: u64, g: &Guard) -> std::result::Result<NodeChange, u64> {

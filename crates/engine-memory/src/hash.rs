@@ -169,9 +169,28 @@ impl<K: Keys> HashIndex<K> {
     }
 
     /// Ask for the bucket line of `k` (a hint ahead of a `get`: nothing is read).
+    /// Returns `k`'s hash, for `prefetch_values` later.
     #[inline]
-    pub fn prefetch(&self, k: &[u8]) {
-        rt::prefetch(self.bucket_of(hash(k)));
+    pub fn prefetch(&self, k: &[u8]) -> u64 {
+        let h = hash(k);
+        rt::prefetch(self.bucket_of(h));
+        h
+    }
+
+    /// The second stage of a hint: once the bucket line of the key whose hash is `h` has
+    /// had time to come (`prefetch` some time before), read its slots and hand `f` each
+    /// value whose tag matches, to ask for the record. Reads nothing beyond the bucket and
+    /// dereferences no value: stale or unrelated values only cost a wasted prefetch.
+    #[inline]
+    pub fn prefetch_values(&self, h: u64, mut f: impl FnMut(u64)) {
+        let b = self.bucket_of(h);
+        let tags = b.tags.load(Relaxed);
+        for i in 0..SLOTS {
+            let v = b.val[i].load(Relaxed);
+            if v != 0 && (tags >> (TAG_BITS as usize * i)) & TAG_MASK == tag(h) {
+                f(v);
+            }
+        }
     }
 
     fn lock(b: &Bucket) -> u64 {

@@ -88,6 +88,9 @@ pub struct MemoryWorker<'e> {
     pub(crate) arena: Vec<u8>,
     pub(crate) row: Vec<u8>,
     pub(crate) row2: Vec<u8>,
+    /// Hinted hash lookups whose bucket lines were asked for (`prefetch`): (table, hash,
+    /// key length). The next lookup asks for their records (`fetch_hinted`).
+    pub(crate) hinted: Vec<(u32, u64, u8)>,
     pub(crate) last_tid: u64,
     pub(crate) abort_reason: Option<AbortReason>,
 }
@@ -189,6 +192,7 @@ impl<'e> MemoryWorker<'e> {
             arena: Vec::with_capacity(1 << 14),
             row: vec![0; max_row],
             row2: vec![0; max_row],
+            hinted: Vec::new(),
             last_tid: 0,
             abort_reason: None,
         }
@@ -315,6 +319,24 @@ impl<'e> MemoryWorker<'e> {
     }
 }
 
+/// Hints kept at most (a New-Order gives 30); more are dropped.
+const MAX_HINTED: usize = 64;
+
+impl MemoryWorker<'_> {
+    /// Second stage of the hints: ask for the records of the hinted keys' buckets.
+    #[cold]
+    fn fetch_hinted(&mut self) {
+        for &(table, h, len) in &self.hinted {
+            let t = &self.e.catalog.tables[table as usize];
+            if let crate::catalog::Index::Hash(hx) = &t.primary {
+                let words = crate::record::row_words(t.row_size);
+                hx.prefetch_values(h, |v| Rec::from_u64(v).prefetch_whole(words, len as usize));
+            }
+        }
+        self.hinted.clear();
+    }
+}
+
 impl Worker for MemoryWorker<'_> {
     fn begin(&mut self) -> Result<()> {
         assert!(self.guard.is_none(), "begin inside a transaction");
@@ -325,6 +347,9 @@ impl Worker for MemoryWorker<'_> {
 
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
         check_key(key)?;
+        if !self.hinted.is_empty() {
+            self.fetch_hinted();
+        }
         let t = self.table(table);
         let g = self.guard.as_ref().expect("get outside a transaction");
         let (hit, ver, v) = t.primary.get(key, g);
@@ -362,10 +387,17 @@ impl Worker for MemoryWorker<'_> {
         Ok(true)
     }
 
+    /// The first stage of a hint: the bucket line. The second (the record, once the
+    /// bucket has come) is taken at the next lookup: a New-Order's 30 Item and Stock
+    /// records then come in parallel instead of one miss at a time in its loop.
     fn prefetch(&mut self, table: TableId, key: &[u8]) {
         if key.len() <= MAX_KEY_LEN {
             if let Some(t) = self.e.catalog.tables.get(table.0 as usize) {
-                t.primary.prefetch(key);
+                if let Some(h) = t.primary.prefetch(key) {
+                    if self.hinted.len() < MAX_HINTED {
+                        self.hinted.push((table.0, h, key.len() as u8));
+                    }
+                }
             }
         }
     }
@@ -527,6 +559,9 @@ impl Worker for MemoryWorker<'_> {
 
     fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool> {
         check_key(key)?;
+        if !self.hinted.is_empty() {
+            self.fetch_hinted();
+        }
         let t = self.table(table);
         let rs = t.row_size;
         let g = self.guard.as_ref().expect("update outside a transaction");
@@ -646,10 +681,12 @@ impl Worker for MemoryWorker<'_> {
     }
 
     fn commit(&mut self) -> Result<()> {
+        self.hinted.clear();
         self.commit_txn()
     }
 
     fn abort(&mut self) {
+        self.hinted.clear();
         self.abort_txn()
     }
 }
