@@ -661,6 +661,45 @@ impl Default for BTree {
     }
 }
 
+/// Where a worker's last insert into one tree went: the leaf, its version right after
+/// that insert, and its high fence then (`None`: the rightmost leaf). See
+/// [`BTree::insert_hinted`]. Belongs to one tree; never dereferenced after it.
+pub struct InsertHint {
+    leaf: *const Leaf,
+    v: u64,
+    hi: Option<KeyWords>,
+}
+
+impl Default for InsertHint {
+    fn default() -> Self {
+        InsertHint {
+            leaf: std::ptr::null(),
+            v: 0,
+            hi: None,
+        }
+    }
+}
+
+impl InsertHint {
+    /// Remember `leaf` at version `v`, with the high fence read from `hi_at` if that node
+    /// is still at the version the descent saw (else no hint).
+    fn take(&mut self, leaf: &Leaf, v: u64, hi_at: Option<(&Inner, u64, usize)>) {
+        self.leaf = std::ptr::null();
+        self.hi = match hi_at {
+            None => None,
+            Some((x, xv, i)) => {
+                let hi = x.keys.load(i);
+                if !x.hdr.check(xv) {
+                    return;
+                }
+                Some(hi)
+            }
+        };
+        self.leaf = leaf;
+        self.v = v;
+    }
+}
+
 /// Where a read-only descent should go.
 #[derive(Clone, Copy)]
 enum Seek<'a> {
@@ -811,7 +850,83 @@ impl BTree {
 
     /// Insert `key -> val`. `Err(existing)` if the key is present.
     pub fn insert(&self, key: &[u8], val: u64) -> Result<NodeChange, u64> {
+        self.insert_impl(&KeyWords::new(key), val, None)
+    }
+
+    /// [`BTree::insert`] trying first the leaf `hint` remembers (where the caller's last
+    /// insert into this tree went), and remembering where this one goes. A New-Order's
+    /// ten order lines, and any run of keys one worker appends, then descend once, not
+    /// once per key (a descent of this tree's 4-5 levels was most of an insert's cost).
+    pub fn insert_hinted(
+        &self,
+        key: &[u8],
+        val: u64,
+        hint: &mut InsertHint,
+    ) -> Result<NodeChange, u64> {
         let k = KeyWords::new(key);
+        if let Some(r) = Self::insert_at_hint(&k, val, hint) {
+            return r;
+        }
+        self.insert_impl(&k, val, Some(hint))
+    }
+
+    /// The hinted leaf, if it is unchanged since the hint was taken (so it is still in
+    /// the tree and covers at least the range it covered then: a pruned neighbour's range
+    /// may have joined it, nothing else changes a range without changing the leaf's
+    /// version), `k` lies in it (from its first key to the high fence seen then), and it
+    /// has room. `None`: take the full path.
+    fn insert_at_hint(
+        k: &KeyWords,
+        val: u64,
+        hint: &mut InsertHint,
+    ) -> Option<Result<NodeChange, u64>> {
+        // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
+        // never freed while the tree is shared.
+        let leaf = unsafe { hint.leaf.as_ref()? };
+        let v = hint.v;
+        if leaf.hdr.version.load(Acquire) != v {
+            hint.leaf = std::ptr::null();
+            return None;
+        }
+        let n = leaf.hdr.count();
+        if n == 0 || n == FANOUT || leaf.keys.cmp(0, k) == Ordering::Greater {
+            return None;
+        }
+        if hint
+            .hi
+            .as_ref()
+            .is_some_and(|hi| k.cmp(hi) != Ordering::Less)
+        {
+            return None;
+        }
+        let i = leaf.keys.rank(n, k, false);
+        if i < n && leaf.keys.cmp(i, k) == Ordering::Equal {
+            let existing = leaf.vals[i].load(Relaxed);
+            return leaf.hdr.check(v).then_some(Err(existing));
+        }
+        // Locked at the version every read above was made at: they all still hold.
+        if !leaf.hdr.upgrade(v) {
+            return None;
+        }
+        txnstats::add(txnstats::Counter::IndexNodes, 1);
+        leaf_insert(leaf, i, n, k, val);
+        let after = leaf.hdr.unlock();
+        hint.v = after;
+        Some(Ok(NodeChange {
+            ver: &leaf.hdr.version,
+            before: v,
+            after,
+            split: None,
+        }))
+    }
+
+    fn insert_impl(
+        &self,
+        k: &KeyWords,
+        val: u64,
+        mut hint: Option<&mut InsertHint>,
+    ) -> Result<NodeChange, u64> {
+        let k = *k;
         let mut split = None;
         'restart: loop {
             let mut node = self.root();
@@ -823,6 +938,9 @@ impl BTree {
                 continue;
             }
             let mut parent: Option<(&Inner, u64)> = None;
+            // The lowest inner node whose child taken is not its last: its separator after
+            // that child is the leaf's high fence (for the hint).
+            let mut hi_at: Option<(&Inner, u64, usize)> = None;
             loop {
                 txnstats::add(txnstats::Counter::IndexNodes, 1);
                 let full = node.count() == FANOUT;
@@ -845,6 +963,9 @@ impl BTree {
                         // we reached it through a valid path, so it still covers `k`.
                         leaf_insert(leaf, i, n, &k, val);
                         let after = node.unlock();
+                        if let Some(h) = hint.as_deref_mut() {
+                            h.take(leaf, after, hi_at);
+                        }
                         return Ok(NodeChange {
                             ver: &node.version,
                             before: v,
@@ -952,6 +1073,9 @@ impl BTree {
                 let child = inner.children[i].load(Acquire);
                 if !node.check(v) || child.is_null() {
                     continue 'restart;
+                }
+                if i < n {
+                    hi_at = Some((inner, v, i));
                 }
                 parent = Some((inner, v));
                 // As in `descend`: the whole child at once, one latency per level.

@@ -61,6 +61,20 @@ impl<K: Keys> Index<K> {
             Index::Hash(h) => h.insert(k, v, g),
         }
     }
+    /// `insert`, a B+tree starting at the leaf `hint` remembers (`BTree::insert_hinted`;
+    /// `hint` belongs to this index).
+    pub fn insert_hinted(
+        &self,
+        k: &[u8],
+        v: u64,
+        g: &Guard,
+        hint: &mut crate::btree::InsertHint,
+    ) -> std::result::Result<NodeChange, u64> {
+        match self {
+            Index::BTree(t) => t.insert_hinted(k, v, hint),
+            Index::Hash(h) => h.insert(k, v, g),
+        }
+    }
     /// (entries, nodes: B+tree nodes or hash buckets), for `--stats`.
     pub fn census(&self, g: &Guard) -> (u64, u64) {
         match self {

@@ -91,6 +91,8 @@ pub struct MemoryWorker<'e> {
     /// Hinted hash lookups whose bucket lines were asked for (`prefetch`): (table, hash,
     /// key length). The next lookup asks for their records (`fetch_hinted`).
     pub(crate) hinted: Vec<(u32, u64, u8)>,
+    /// Per table: where this worker's last insert into its primary B+tree went.
+    pub(crate) insert_hints: Vec<crate::btree::InsertHint>,
     pub(crate) last_tid: u64,
     pub(crate) abort_reason: Option<AbortReason>,
 }
@@ -193,6 +195,12 @@ impl<'e> MemoryWorker<'e> {
             row: vec![0; max_row],
             row2: vec![0; max_row],
             hinted: Vec::new(),
+            insert_hints: e
+                .catalog
+                .tables
+                .iter()
+                .map(|_| Default::default())
+                .collect(),
             last_tid: 0,
             abort_reason: None,
         }
@@ -502,7 +510,8 @@ impl Worker for MemoryWorker<'_> {
         }
         let g = self.guard.as_ref().expect("insert outside a transaction");
         let rec = t.new_record(key, ABSENT, row);
-        match t.primary.insert(key, rec.as_u64(), g) {
+        let hint = &mut self.insert_hints[table.0 as usize];
+        match t.primary.insert_hinted(key, rec.as_u64(), g, hint) {
             Ok(c) => fix_nodes(&mut self.nodes, c),
             Err(existing) => {
                 // SAFETY: never published.

@@ -3,7 +3,7 @@
 //! disjoint and overlapping keys; the content afterwards is exactly what the successful
 //! operations imply; scans are always sorted).
 
-use engine_memory::btree::BTree;
+use engine_memory::btree::{BTree, InsertHint};
 use engine_memory::hash::{HashIndex, Keys};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -309,6 +309,80 @@ fn btree_runs_appended_in_the_middle_fill_their_nodes() {
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
 }
 
+/// Inserts through a hint (where the last insert went) agree with a model, whatever
+/// else changes the tree between them: other inserts splitting the hinted leaf or its
+/// neighbours, removals emptying and pruning leaves, duplicates.
+#[test]
+fn btree_hinted_inserts_match_a_model() {
+    let t = BTree::new();
+    let mut model = BTreeMap::new();
+    let mut hint = InsertHint::default();
+    let key = |r: u64, i: u64| {
+        let mut k = ((r << 40) | i).to_be_bytes().to_vec();
+        k.push((i % 3) as u8); // 9-byte keys: two words, as TPC-C's
+        k
+    };
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut next = [0u64; 8];
+    for step in 0..40_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let r = x % 8;
+        match (x >> 8) % 10 {
+            // Runs appended through the hint, a few keys at a time per run.
+            0..=5 => {
+                for _ in 0..(x >> 16) % 12 {
+                    let k = key(r, next[r as usize]);
+                    next[r as usize] += 1;
+                    let got = t.insert_hinted(&k, step, &mut hint);
+                    match model.get(&k) {
+                        Some(&was) => assert_eq!(got.err(), Some(was), "{k:?}"),
+                        None => {
+                            assert!(got.is_ok(), "{k:?}");
+                            model.insert(k, step);
+                        }
+                    }
+                }
+            }
+            // A duplicate through the hint.
+            6 if next[r as usize] > 0 => {
+                let k = key(r, next[r as usize] - 1);
+                let got = t.insert_hinted(&k, step, &mut hint);
+                match model.get(&k) {
+                    Some(&want) => assert_eq!(got.err(), Some(want)),
+                    None => {
+                        assert!(got.is_ok());
+                        model.insert(k, step);
+                    }
+                }
+            }
+            // Plain inserts anywhere (splits under the hint).
+            7 => {
+                let k = key(r, (x >> 20) % (next[r as usize] + 50));
+                let got = t.insert(&k, step);
+                assert_eq!(got.is_ok(), !model.contains_key(&k));
+                model.entry(k).or_insert(step);
+            }
+            // Removals from the front of a run (pruning leaves under the hint).
+            _ => {
+                let lo = key(r, 0);
+                let gone: Vec<(Vec<u8>, u64)> = model
+                    .range(lo..key(r + 1, 0))
+                    .take(((x >> 24) % 40) as usize)
+                    .map(|(k, v)| (k.clone(), *v))
+                    .collect();
+                for (k, v) in gone {
+                    assert!(t.remove_and_prune(&k, v).is_some());
+                    model.remove(&k);
+                }
+            }
+        }
+    }
+    let all = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+    assert_eq!(all, model.into_iter().collect::<Vec<_>>());
+}
+
 /// Ten queues side by side (TPC-C's New-Order table, one per district): each appends
 /// at its back and removes from its front, so inner nodes at the fronts are drained of
 /// children. The tree must not keep what is drained: the nodes reachable stay in
@@ -597,9 +671,10 @@ fn btree_concurrent_queues() {
                 let t = &t;
                 s.spawn(move || {
                     let (mut head, mut tail) = (0u64, 0u64);
+                    let mut hint = InsertHint::default();
                     for round in 0..60u64 {
                         for _ in 0..150 {
-                            t.insert(&key(q, tail), tail).unwrap();
+                            t.insert_hinted(&key(q, tail), tail, &mut hint).unwrap();
                             tail += 1;
                         }
                         let keep = if round % 3 == 0 { 200 } else { 1_200 };
