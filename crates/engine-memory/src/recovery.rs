@@ -383,18 +383,17 @@ impl LogDir {
 
     /// Write the load marker (after the load is durable).
     pub fn write_marker(&self, st: &dyn Storage, m: &LoadMarker) -> Result<()> {
-        storage::write_atomic(st, &self.dir, log::MARKER_FILE, &log::MARKER.encode(m)).map_err(
-            |e| {
-                if storage::is_no_space(&e) {
-                    fatal(format!(
-                        "no space left on the device holding {}: cannot mark the load complete",
-                        self.dir.display()
-                    ))
-                } else {
-                    io_err("writing the load marker", &self.marker, e)
-                }
-            },
-        )
+        let bytes = log::MARKER.encode(m);
+        storage::write_atomic(st, &self.dir, log::MARKER_FILE, &bytes).map_err(|e| {
+            if storage::is_no_space(&e) {
+                fatal(format!(
+                    "no space left on the device holding {}: cannot mark the load complete",
+                    self.dir.display()
+                ))
+            } else {
+                io_err("writing the load marker", &self.marker, e)
+            }
+        })
     }
 
     /// Recover from the existing log into `catalog` (the file is only read). `append`:
