@@ -26,10 +26,12 @@ use api::{Error, Result, Schema};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering::*};
+use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+use storage::logfile::{crc, io_failure, le32, le64, HeaderFormat, MarkerFormat, Watermark};
+pub use storage::logfile::{Header as FileHeader, LoadMarker};
 use storage::File;
 
 pub const LOG_FILE: &str = "memory.log";
@@ -38,9 +40,9 @@ pub const FILE_MAGIC: &[u8; 8] = b"OLTPMLOG";
 pub const MARKER_MAGIC: &[u8; 8] = b"OLTPMLDN";
 pub const FORMAT_VERSION: u32 = 2;
 pub const BLOCK_MAGIC: u32 = 0x4B4C_424D; // "MBLK"
-pub const FILE_HEADER_BYTES: usize = 32;
+pub const FILE_HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
 pub const BLOCK_HEADER_BYTES: usize = 32;
-pub const MARKER_BYTES: usize = 36;
+pub const MARKER_BYTES: usize = storage::logfile::MARKER_BYTES;
 pub const RECORD_HEADER_BYTES: usize = 18;
 pub const KIND_PUT: u8 = 1;
 pub const KIND_DELETE: u8 = 2;
@@ -53,20 +55,26 @@ const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
 pub const MAX_BLOCK_BYTES: usize = 1 << 30;
 
-fn le32(b: &[u8]) -> u32 {
-    u32::from_le_bytes(b[..4].try_into().expect("4 bytes"))
-}
-fn le64(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
-}
+/// The log's file header (bytes 12..16 zero: it names no engine).
+pub const HEADER: HeaderFormat = HeaderFormat {
+    magic: FILE_MAGIC,
+    version: FORMAT_VERSION,
+    tag: None,
+    label: "log file",
+    kind: "log",
+    what: "a memory-engine log",
+    version_hint: " (format 1 logs cannot be replayed: remove it or rerun with --reload)",
+    others: &[],
+};
 
-fn crc(parts: &[&[u8]]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    for p in parts {
-        h.update(p);
-    }
-    h.finalize()
-}
+/// The load marker `MARKER_FILE`: magic `MARKER_MAGIC`, `u32` version, `u32` zero,
+/// `u64` database id, `u64` length of the log when the load was durable, `u32` CRC-32
+/// of bytes 0..32. Written with `storage::write_atomic` once the load is durable.
+pub const MARKER: MarkerFormat = MarkerFormat {
+    magic: MARKER_MAGIC,
+    version: FORMAT_VERSION,
+    what: "a memory-engine load marker",
+};
 
 /// A fingerprint of what the log's rows mean: table names, row sizes, index kinds and
 /// secondary indexes (a log is never replayed into another workload's tables).
@@ -85,108 +93,13 @@ pub fn schema_fingerprint(s: &Schema) -> u32 {
     h.finalize()
 }
 
-/// The file header: who this log belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileHeader {
-    pub database_id: u64,
-    pub schema: u32,
-}
-
-impl FileHeader {
-    pub fn encode(&self) -> [u8; FILE_HEADER_BYTES] {
-        let mut b = [0u8; FILE_HEADER_BYTES];
-        b[0..8].copy_from_slice(FILE_MAGIC);
-        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
-        b[24..28].copy_from_slice(&self.schema.to_le_bytes());
-        let c = crc(&[&b[0..28]]);
-        b[28..32].copy_from_slice(&c.to_le_bytes());
-        b
-    }
-}
-
-/// Whether `head` (the first bytes of a file) starts like a memory-engine log of any
-/// format version (used before removing a file on `--reload`).
-pub fn looks_like_log(head: &[u8]) -> bool {
-    head.len() >= 8 && &head[0..8] == FILE_MAGIC
-}
-
 /// Read and verify the header of the log `f` (`path` names it in errors).
 pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
-    let bad = |what: String| Error::fatal(format!("log file {}: {what}", path.display()));
     let mut b = [0u8; FILE_HEADER_BYTES];
-    let n = f.read_full_at(&mut b, 0).map_err(|e| bad(e.to_string()))?;
-    if n < 8 || &b[0..8] != FILE_MAGIC {
-        return Err(bad(
-            "not a memory-engine log (no OLTPMLOG header): refused, the file is left as it is"
-                .into(),
-        ));
-    }
-    if n < 12 {
-        return Err(bad(format!(
-            "header cut short ({n} bytes): damaged, refused"
-        )));
-    }
-    let version = le32(&b[8..12]);
-    if version != FORMAT_VERSION {
-        return Err(bad(format!(
-            "log format {version}, this oltpscope reads format {FORMAT_VERSION} (format 1 logs cannot be replayed): remove it or rerun with --reload"
-        )));
-    }
-    if n < FILE_HEADER_BYTES {
-        return Err(bad(format!(
-            "header cut short ({n} bytes): damaged, refused"
-        )));
-    }
-    if crc(&[&b[0..28]]) != le32(&b[28..32]) {
-        return Err(bad("header checksum mismatch: damaged, refused".into()));
-    }
-    Ok(FileHeader {
-        database_id: le64(&b[16..24]),
-        schema: le32(&b[24..28]),
-    })
-}
-
-/// The side file that marks the load complete: `MARKER_MAGIC`, `u32` version, `u32`
-/// zero, `u64` database id, `u64` length of the log when the load was durable, `u32`
-/// CRC-32 of bytes 0..32. Written with `storage::write_atomic` once the load is durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoadMarker {
-    pub database_id: u64,
-    /// The valid log is at least this long (the load's blocks end here or before).
-    pub log_bytes: u64,
-}
-
-impl LoadMarker {
-    pub fn encode(&self) -> [u8; MARKER_BYTES] {
-        let mut b = [0u8; MARKER_BYTES];
-        b[0..8].copy_from_slice(MARKER_MAGIC);
-        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
-        b[24..32].copy_from_slice(&self.log_bytes.to_le_bytes());
-        let c = crc(&[&b[0..32]]);
-        b[32..36].copy_from_slice(&c.to_le_bytes());
-        b
-    }
-
-    pub fn decode(b: &[u8], path: &Path) -> Result<LoadMarker> {
-        let bad = |what: &str| Error::fatal(format!("{}: {what}", path.display()));
-        if b.len() < 8 || &b[0..8] != MARKER_MAGIC {
-            return Err(bad("not a memory-engine load marker: refused"));
-        }
-        if b.len() != MARKER_BYTES
-            || le32(&b[8..12]) != FORMAT_VERSION
-            || crc(&[&b[0..32]]) != le32(&b[32..36])
-        {
-            return Err(bad(
-                "damaged load marker (size, version or checksum): refused",
-            ));
-        }
-        Ok(LoadMarker {
-            database_id: le64(&b[16..24]),
-            log_bytes: le64(&b[24..32]),
-        })
-    }
+    let n = f
+        .read_full_at(&mut b, 0)
+        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
+    HEADER.decode(&b[..n], path).map_err(Error::fatal)
 }
 
 /// Encode a block (header and payload) into `block`, whose first `BLOCK_HEADER_BYTES`
@@ -209,13 +122,8 @@ pub struct Logger {
     /// (`COMMITTING` between announcing the commit and reading the epoch). The logger
     /// waits for commits of epochs below the one it flushes to finish their appends.
     inflight: Box<[CachePadded<AtomicU64>]>,
-    durable: CachePadded<AtomicU64>,
-    durable_ev: rt::Event,
-    wake: rt::Event,
-    request: AtomicBool,
-    stop: AtomicBool,
-    failed: Mutex<Option<String>>,
-    has_failed: AtomicBool,
+    /// The durable epoch.
+    mark: Watermark,
     pub path: PathBuf,
     pub database_id: u64,
     pub bytes: AtomicU64,
@@ -282,18 +190,6 @@ pub struct Restart {
     pub torn: bool,
 }
 
-/// The one line a user sees for a failed log write or sync.
-fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
-    if storage::is_no_space(e) {
-        format!(
-            "no space left on the device holding the log {}: {what} failed; commits acknowledged before this are durable (free space, then continue with --no-load)",
-            path.display()
-        )
-    } else {
-        format!("log {}: {what} failed: {e}", path.display())
-    }
-}
-
 impl Logger {
     /// Start the logger thread appending to `tail`.
     pub fn start(
@@ -308,13 +204,7 @@ impl Logger {
             inflight: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
-            durable: CachePadded::new(AtomicU64::new(tail.durable)),
-            durable_ev: rt::Event::new(),
-            wake: rt::Event::new(),
-            request: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-            failed: Mutex::new(None),
-            has_failed: AtomicBool::new(false),
+            mark: Watermark::new(tail.durable),
             path: tail.path.clone(),
             database_id: tail.database_id,
             bytes: AtomicU64::new(tail.offset),
@@ -353,46 +243,35 @@ impl Logger {
     }
 
     pub fn durable_epoch(&self) -> u64 {
-        self.durable.load(Acquire)
+        self.mark.durable()
     }
 
     /// Whether a write or sync failed (nothing more will become durable).
     #[inline]
     pub fn has_failed(&self) -> bool {
-        self.has_failed.load(Acquire)
+        self.mark.has_failed()
     }
 
     /// Wait (through `rt`) until epoch `e` is durable, asking for an early flush.
     pub fn wait_durable(&self, e: u64, epochs: &Epochs) -> Result<()> {
-        if self.durable.load(Acquire) >= e {
+        if self.mark.durable() >= e {
             return Ok(());
         }
         epochs.close(e);
-        self.request.store(true, Release);
-        self.wake.notify_all();
-        self.durable_ev.wait(rt::WaitKind::LogFlush, None, || {
-            self.durable.load(Acquire) >= e || self.has_failed.load(Acquire)
-        });
-        match self.error() {
-            Some(msg) if self.durable.load(Acquire) < e => Err(Error::Fatal(msg)),
-            _ => Ok(()),
-        }
+        self.mark.wait_durable(e).map_err(Error::Fatal)
     }
 
     pub fn error(&self) -> Option<String> {
-        self.failed.lock().clone()
+        self.mark.error()
     }
 
     /// Ask the thread to flush everything and stop (it closes the current epoch first).
     pub fn stop(&self) {
-        self.stop.store(true, Release);
-        self.wake.notify_all();
+        self.mark.stop();
     }
 
     fn fail(&self, msg: String) {
-        *self.failed.lock() = Some(msg);
-        self.has_failed.store(true, Release);
-        self.durable_ev.notify_all();
+        self.mark.fail(msg);
     }
 
     /// A recovered log's first write: cut a torn tail, then a restart block (records
@@ -428,12 +307,7 @@ impl Logger {
         // epoch of the last block written, a later block must state a higher one.
         let mut max_rec_epoch = last_d;
         loop {
-            self.wake
-                .wait(rt::WaitKind::Other, Some(FLUSH_INTERVAL), || {
-                    self.request.load(Acquire) || self.stop.load(Acquire)
-                });
-            self.request.store(false, Release);
-            let stopping = self.stop.load(Acquire);
+            let stopping = self.mark.next_round(FLUSH_INTERVAL);
             if stopping {
                 // Everything committed so far becomes durable.
                 let e = epochs.current();
@@ -489,10 +363,7 @@ impl Logger {
                 self.fsyncs.fetch_add(1, Relaxed);
                 last_d = durable;
             }
-            if durable > self.durable.load(Relaxed) {
-                self.durable.store(durable, Release);
-                self.durable_ev.notify_all();
-            }
+            self.mark.publish(durable);
             if stopping {
                 return;
             }
@@ -826,6 +697,26 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
+    /// The header and the marker are format 2's, byte for byte (checksums computed
+    /// apart, with Python's zlib.crc32): logs of earlier builds must still be read.
+    #[test]
+    fn header_and_marker_bytes_are_format_2() {
+        let h = FileHeader {
+            database_id: 0x0102_0304_0506_0708,
+            schema: 0xA1B2_C3D4,
+        };
+        let want = b"OLTPMLOG\x02\0\0\0\0\0\0\0\x08\x07\x06\x05\x04\x03\x02\x01\xD4\xC3\xB2\xA1\xB4\xF8\x67\xFA";
+        assert_eq!(&HEADER.encode(&h), want);
+        assert_eq!(HEADER.decode(want, Path::new("m.log")), Ok(h));
+        let m = LoadMarker {
+            database_id: 0x1122_3344_5566_7788,
+            log_bytes: 4096,
+        };
+        let want = b"OLTPMLDN\x02\0\0\0\0\0\0\0\x88\x77\x66\x55\x44\x33\x22\x11\0\x10\0\0\0\0\0\0\x0D\x56\xF2\x77";
+        assert_eq!(&MARKER.encode(&m), want);
+        assert_eq!(MARKER.decode(want, Path::new("m.loaded")), Ok(m));
+    }
+
     /// A commit in flight with an epoch below the one the logger flushes holds the
     /// durable epoch back until its records are appended; then they are in the log.
     /// (Before commits announced themselves, the logger published epoch 6 durable here
@@ -852,8 +743,7 @@ mod tests {
         flight.set_epoch(epochs.current());
         epochs.close(5);
         epochs.close(6);
-        lg.request.store(true, Release);
-        lg.wake.notify_all();
+        lg.mark.request_flush();
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(
             lg.durable_epoch(),

@@ -301,7 +301,7 @@ impl LogDir {
             let n = f
                 .read_full_at(&mut head, 0)
                 .map_err(|e| io_err("reading the log", &self.log, e))?;
-            if !log::looks_like_log(&head[..n]) {
+            if !log::HEADER.looks_like(&head[..n]) {
                 return Err(fatal(format!(
                     "{} is not a memory-engine log: --reload refuses to remove it",
                     self.log.display()
@@ -313,7 +313,7 @@ impl LogDir {
             let b = st
                 .read(&self.marker)
                 .map_err(|e| io_err("reading the load marker", &self.marker, e))?;
-            if b.len() < 8 || &b[0..8] != log::MARKER_MAGIC {
+            if !log::MARKER.looks_like(&b) {
                 return Err(fatal(format!(
                     "{} is not a memory-engine load marker: --reload refuses to remove it",
                     self.marker.display()
@@ -341,7 +341,7 @@ impl LogDir {
             database_id: storage::random_id(),
             schema: schema_fp,
         };
-        storage::write_atomic(st, &self.dir, log::LOG_FILE, &header.encode())
+        storage::write_atomic(st, &self.dir, log::LOG_FILE, &log::HEADER.encode(&header))
             .map_err(|e| io_err("creating the log", &self.log, e))?;
         let file = st
             .open(&self.log, Open::ReadWrite)
@@ -369,7 +369,7 @@ impl LogDir {
         let b = st
             .read(&self.marker)
             .map_err(|e| io_err("reading the load marker", &self.marker, e))?;
-        let m = LoadMarker::decode(&b, &self.marker)?;
+        let m = log::MARKER.decode(&b, &self.marker).map_err(fatal)?;
         if m.database_id != header.database_id {
             return Err(fatal(format!(
                 "{} belongs to another log (database id {:016x}, the log's is {:016x}): refused",
@@ -383,7 +383,8 @@ impl LogDir {
 
     /// Write the load marker (after the load is durable).
     pub fn write_marker(&self, st: &dyn Storage, m: &LoadMarker) -> Result<()> {
-        storage::write_atomic(st, &self.dir, log::MARKER_FILE, &m.encode()).map_err(|e| {
+        let bytes = log::MARKER.encode(m);
+        storage::write_atomic(st, &self.dir, log::MARKER_FILE, &bytes).map_err(|e| {
             if storage::is_no_space(&e) {
                 fatal(format!(
                     "no space left on the device holding {}: cannot mark the load complete",

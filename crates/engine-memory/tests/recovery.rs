@@ -444,7 +444,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) -> u64 {
         database_id: 42,
         schema: log::schema_fingerprint(&schema()),
     };
-    let mut f = header.encode().to_vec();
+    let mut f = log::HEADER.encode(&header).to_vec();
     for (durable, kind, records) in blocks {
         let mut b = vec![0u8; log::BLOCK_HEADER_BYTES];
         b.extend_from_slice(records);
@@ -463,7 +463,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) -> u64 {
         database_id: 42,
         log_bytes: log::FILE_HEADER_BYTES as u64,
     };
-    std::fs::write(d.join(log::MARKER_FILE), m.encode()).unwrap();
+    std::fs::write(d.join(log::MARKER_FILE), log::MARKER.encode(&m)).unwrap();
     f.len() as u64
 }
 
@@ -543,7 +543,7 @@ fn foreign_missing_and_unasked_files_are_refused() {
         database_id: 7,
         log_bytes: 32,
     };
-    std::fs::write(d.join(log::MARKER_FILE), m.encode()).unwrap();
+    std::fs::write(d.join(log::MARKER_FILE), log::MARKER.encode(&m)).unwrap();
     assert!(one_line(open(&opts(&d, LogMode::Sync, 1))).contains("another log"));
     // A log of another schema.
     let d = dir.path().join("schema");

@@ -25,10 +25,12 @@ use api::{Error, Result};
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering::*};
+use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+use storage::logfile::{crc, io_failure, le32, le64, HeaderFormat, MarkerFormat, Watermark};
+pub use storage::logfile::{Header as FileHeader, LoadMarker};
 use storage::File;
 
 pub const LOG_FILE: &str = "mvcc.log";
@@ -39,9 +41,9 @@ pub const ENGINE_TAG: &[u8; 4] = b"mvcc";
 pub const MARKER_MAGIC: &[u8; 8] = b"OLTPVLDN";
 pub const FORMAT_VERSION: u32 = 1;
 pub const BLOCK_MAGIC: u32 = 0x4B4C_4256; // "VBLK"
-pub const FILE_HEADER_BYTES: usize = 32;
+pub const FILE_HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
 pub const BLOCK_HEADER_BYTES: usize = 32;
-pub const MARKER_BYTES: usize = 36;
+pub const MARKER_BYTES: usize = storage::logfile::MARKER_BYTES;
 pub const RECORD_HEADER_BYTES: usize = 18;
 pub const KIND_PUT: u8 = 1;
 pub const KIND_TOMB: u8 = 2;
@@ -54,128 +56,34 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
 pub const MAX_BLOCK_BYTES: usize = 1 << 30;
 
-fn le32(b: &[u8]) -> u32 {
-    u32::from_le_bytes(b[..4].try_into().expect("4 bytes"))
-}
-fn le64(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
-}
+/// The log's file header; a memory-engine log in its place is refused by name.
+pub const HEADER: HeaderFormat = HeaderFormat {
+    magic: FILE_MAGIC,
+    version: FORMAT_VERSION,
+    tag: Some(*ENGINE_TAG),
+    label: "log file",
+    kind: "log",
+    what: "an mvcc-engine log",
+    version_hint: "",
+    others: &[&engine_memory::log::HEADER],
+};
 
-fn crc(parts: &[&[u8]]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    for p in parts {
-        h.update(p);
-    }
-    h.finalize()
-}
-
-/// The file header: who this log belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileHeader {
-    pub database_id: u64,
-    pub schema: u32,
-}
-
-impl FileHeader {
-    pub fn encode(&self) -> [u8; FILE_HEADER_BYTES] {
-        let mut b = [0u8; FILE_HEADER_BYTES];
-        b[0..8].copy_from_slice(FILE_MAGIC);
-        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        b[12..16].copy_from_slice(ENGINE_TAG);
-        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
-        b[24..28].copy_from_slice(&self.schema.to_le_bytes());
-        let c = crc(&[&b[0..28]]);
-        b[28..32].copy_from_slice(&c.to_le_bytes());
-        b
-    }
-}
-
-/// Whether `head` (the first bytes of a file) starts like an mvcc-engine log (checked
-/// before removing a file on `--reload`).
-pub fn looks_like_log(head: &[u8]) -> bool {
-    head.len() >= 16 && &head[0..8] == FILE_MAGIC && &head[12..16] == ENGINE_TAG
-}
+/// The load marker `MARKER_FILE`: magic `MARKER_MAGIC`, `u32` version, `u32` zero,
+/// `u64` database id, `u64` length of the log when the load was durable, `u32` CRC-32
+/// of bytes 0..32. Written with `storage::write_atomic` once the load is durable.
+pub const MARKER: MarkerFormat = MarkerFormat {
+    magic: MARKER_MAGIC,
+    version: FORMAT_VERSION,
+    what: "an mvcc-engine load marker",
+};
 
 /// Read and verify the header of the log `f` (`path` names it in errors).
 pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
-    let bad = |what: String| Error::fatal(format!("log file {}: {what}", path.display()));
     let mut b = [0u8; FILE_HEADER_BYTES];
-    let n = f.read_full_at(&mut b, 0).map_err(|e| bad(e.to_string()))?;
-    if n >= 8 && &b[0..8] == engine_memory::log::FILE_MAGIC {
-        return Err(bad(
-            "a memory-engine log, not an mvcc-engine log: refused, the file is left as it is"
-                .into(),
-        ));
-    }
-    if n < 8 || &b[0..8] != FILE_MAGIC {
-        return Err(bad(
-            "not an mvcc-engine log (no OLTPVLOG header): refused, the file is left as it is"
-                .into(),
-        ));
-    }
-    if n < FILE_HEADER_BYTES {
-        return Err(bad(format!(
-            "header cut short ({n} bytes): damaged, refused"
-        )));
-    }
-    if crc(&[&b[0..28]]) != le32(&b[28..32]) {
-        return Err(bad("header checksum mismatch: damaged, refused".into()));
-    }
-    if &b[12..16] != ENGINE_TAG {
-        return Err(bad("written by another engine: refused".into()));
-    }
-    let version = le32(&b[8..12]);
-    if version != FORMAT_VERSION {
-        return Err(bad(format!(
-            "log format {version}, this oltpscope reads format {FORMAT_VERSION}: refused"
-        )));
-    }
-    Ok(FileHeader {
-        database_id: le64(&b[16..24]),
-        schema: le32(&b[24..28]),
-    })
-}
-
-/// The side file that marks the load complete: `MARKER_MAGIC`, `u32` version, `u32`
-/// zero, `u64` database id, `u64` length of the log when the load was durable, `u32`
-/// CRC-32 of bytes 0..32. Written with `storage::write_atomic` once the load is durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoadMarker {
-    pub database_id: u64,
-    /// The valid log is at least this long (the load's blocks end here or before).
-    pub log_bytes: u64,
-}
-
-impl LoadMarker {
-    pub fn encode(&self) -> [u8; MARKER_BYTES] {
-        let mut b = [0u8; MARKER_BYTES];
-        b[0..8].copy_from_slice(MARKER_MAGIC);
-        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
-        b[24..32].copy_from_slice(&self.log_bytes.to_le_bytes());
-        let c = crc(&[&b[0..32]]);
-        b[32..36].copy_from_slice(&c.to_le_bytes());
-        b
-    }
-
-    pub fn decode(b: &[u8], path: &Path) -> Result<LoadMarker> {
-        let bad = |what: &str| Error::fatal(format!("{}: {what}", path.display()));
-        if b.len() < 8 || &b[0..8] != MARKER_MAGIC {
-            return Err(bad("not an mvcc-engine load marker: refused"));
-        }
-        if b.len() != MARKER_BYTES
-            || le32(&b[8..12]) != FORMAT_VERSION
-            || crc(&[&b[0..32]]) != le32(&b[32..36])
-        {
-            return Err(bad(
-                "damaged load marker (size, version or checksum): refused",
-            ));
-        }
-        Ok(LoadMarker {
-            database_id: le64(&b[16..24]),
-            log_bytes: le64(&b[24..32]),
-        })
-    }
+    let n = f
+        .read_full_at(&mut b, 0)
+        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
+    HEADER.decode(&b[..n], path).map_err(Error::fatal)
 }
 
 /// Encode a block's header into the first `BLOCK_HEADER_BYTES` of `block` (the rest
@@ -250,30 +158,13 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// The one line a user sees for a failed log write or sync.
-fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
-    if storage::is_no_space(e) {
-        format!(
-            "no space left on the device holding the log {}: {what} failed; commits acknowledged before this are durable (free space, then continue with --no-load)",
-            path.display()
-        )
-    } else {
-        format!("log {}: {what} failed: {e}", path.display())
-    }
-}
-
 pub struct Logger {
     bufs: Box<[CachePadded<Mutex<Vec<u8>>>]>,
     /// Per worker: 0, [`COMMITTING`] (announced, no timestamp yet), or the commit
     /// timestamp of the commit it is validating and appending now.
     inflight: Box<[CachePadded<AtomicU64>]>,
-    durable: CachePadded<AtomicU64>,
-    durable_ev: rt::Event,
-    wake: rt::Event,
-    request: AtomicBool,
-    stop: AtomicBool,
-    failed: Mutex<Option<String>>,
-    has_failed: AtomicBool,
+    /// The durable timestamp.
+    mark: Watermark,
     pub path: PathBuf,
     pub database_id: u64,
     pub bytes: AtomicU64,
@@ -296,13 +187,7 @@ impl Logger {
             inflight: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
-            durable: CachePadded::new(AtomicU64::new(tail.durable)),
-            durable_ev: rt::Event::new(),
-            wake: rt::Event::new(),
-            request: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-            failed: Mutex::new(None),
-            has_failed: AtomicBool::new(false),
+            mark: Watermark::new(tail.durable),
             path: tail.path.clone(),
             database_id: tail.database_id,
             bytes: AtomicU64::new(tail.offset),
@@ -342,45 +227,31 @@ impl Logger {
 
     /// Every commit with a timestamp at or below this is in the file, fsync'd.
     pub fn durable_ts(&self) -> u64 {
-        self.durable.load(Acquire)
+        self.mark.durable()
     }
 
     /// Whether a write or sync failed (nothing more will become durable).
     #[inline]
     pub fn has_failed(&self) -> bool {
-        self.has_failed.load(Acquire)
+        self.mark.has_failed()
     }
 
     pub fn error(&self) -> Option<String> {
-        self.failed.lock().clone()
+        self.mark.error()
     }
 
     /// Wait (through `rt`) until timestamp `ts` is durable, asking for a flush now.
     pub fn wait_durable(&self, ts: u64) -> Result<()> {
-        if self.durable.load(Acquire) >= ts {
-            return Ok(());
-        }
-        self.request.store(true, Release);
-        self.wake.notify_all();
-        self.durable_ev.wait(rt::WaitKind::LogFlush, None, || {
-            self.durable.load(Acquire) >= ts || self.has_failed.load(Acquire)
-        });
-        match self.error() {
-            Some(msg) if self.durable.load(Acquire) < ts => Err(Error::Fatal(msg)),
-            _ => Ok(()),
-        }
+        self.mark.wait_durable(ts).map_err(Error::Fatal)
     }
 
     /// Ask the thread to flush everything and stop.
     pub fn stop(&self) {
-        self.stop.store(true, Release);
-        self.wake.notify_all();
+        self.mark.stop();
     }
 
     fn fail(&self, msg: String) {
-        *self.failed.lock() = Some(msg);
-        self.has_failed.store(true, Release);
-        self.durable_ev.notify_all();
+        self.mark.fail(msg);
     }
 
     /// A recovered log's first write: cut a torn tail, then a restart block (records
@@ -416,12 +287,7 @@ impl Logger {
         // timestamp of the last block written, a later block must state a higher one.
         let mut max_rec = last_d;
         loop {
-            self.wake
-                .wait(rt::WaitKind::Other, Some(FLUSH_INTERVAL), || {
-                    self.request.load(Acquire) || self.stop.load(Acquire)
-                });
-            self.request.store(false, Release);
-            let stopping = self.stop.load(Acquire);
+            let stopping = self.mark.next_round(FLUSH_INTERVAL);
             // A commit announced after the look at its slot below takes a timestamp
             // above `c`; one announced before is waited for until it has appended (or
             // failed validation) if its timestamp is `<= c` or not known yet. So after
@@ -470,10 +336,7 @@ impl Logger {
                 self.fsyncs.fetch_add(1, Relaxed);
                 last_d = c;
             }
-            if c > self.durable.load(Relaxed) {
-                self.durable.store(c, Release);
-                self.durable_ev.notify_all();
-            }
+            self.mark.publish(c);
             if stopping {
                 return;
             }
@@ -799,6 +662,26 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
+    /// The header and the marker are format 1's, byte for byte (checksums computed
+    /// apart, with Python's zlib.crc32): logs of earlier builds must still be read.
+    #[test]
+    fn header_and_marker_bytes_are_format_1() {
+        let h = FileHeader {
+            database_id: 0x0102_0304_0506_0708,
+            schema: 0xA1B2_C3D4,
+        };
+        let want = b"OLTPVLOG\x01\0\0\0mvcc\x08\x07\x06\x05\x04\x03\x02\x01\xD4\xC3\xB2\xA1\x37\x82\x9E\xF7";
+        assert_eq!(&HEADER.encode(&h), want);
+        assert_eq!(HEADER.decode(want, Path::new("v.log")), Ok(h));
+        let m = LoadMarker {
+            database_id: 0x1122_3344_5566_7788,
+            log_bytes: 4096,
+        };
+        let want = b"OLTPVLDN\x01\0\0\0\0\0\0\0\x88\x77\x66\x55\x44\x33\x22\x11\0\x10\0\0\0\0\0\0\x3A\xC1\xC2\x3B";
+        assert_eq!(&MARKER.encode(&m), want);
+        assert_eq!(MARKER.decode(want, Path::new("v.loaded")), Ok(m));
+    }
+
     /// A commit in flight with a timestamp at or below the clock value the flusher read
     /// holds the durable timestamp back until its records are appended; then they are
     /// in the log. (Without the in-flight wait the flusher would publish the clock
@@ -809,15 +692,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(LOG_FILE);
         let file = storage::create_durable(&*st, &path).unwrap();
-        file.write_all_at(
-            &FileHeader {
-                database_id: 1,
-                schema: 2,
-            }
-            .encode(),
-            0,
-        )
-        .unwrap();
+        let h = FileHeader {
+            database_id: 1,
+            schema: 2,
+        };
+        file.write_all_at(&HEADER.encode(&h), 0).unwrap();
         let clock = Arc::new(CachePadded::new(AtomicU64::new(4)));
         let tail = LogTail {
             file,
@@ -831,8 +710,7 @@ mod tests {
         let flight = lg.commit_start(1);
         let ts = clock.fetch_add(1, SeqCst) + 1;
         flight.set_ts(ts);
-        lg.request.store(true, Release);
-        lg.wake.notify_all();
+        lg.mark.request_flush();
         std::thread::sleep(Duration::from_millis(80));
         assert!(
             lg.durable_ts() < ts,

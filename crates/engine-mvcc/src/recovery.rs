@@ -287,7 +287,7 @@ impl LogDir {
             let n = f
                 .read_full_at(&mut head, 0)
                 .map_err(|e| io_err("reading the log", e))?;
-            if !log::looks_like_log(&head[..n]) {
+            if !log::HEADER.looks_like(&head[..n]) {
                 return Err(fatal(format!(
                     "{} is not an mvcc-engine log: --reload refuses to remove it",
                     self.log.display()
@@ -299,7 +299,7 @@ impl LogDir {
             let b = st
                 .read(&self.marker)
                 .map_err(|e| io_err("reading the load marker", e))?;
-            if b.len() < 8 || &b[0..8] != log::MARKER_MAGIC {
+            if !log::MARKER.looks_like(&b) {
                 return Err(fatal(format!(
                     "{} is not an mvcc-engine load marker: --reload refuses to remove it",
                     self.marker.display()
@@ -327,7 +327,7 @@ impl LogDir {
             database_id: storage::random_id(),
             schema: schema_fp,
         };
-        storage::write_atomic(st, &self.dir, log::LOG_FILE, &header.encode())
+        storage::write_atomic(st, &self.dir, log::LOG_FILE, &log::HEADER.encode(&header))
             .map_err(|e| io_err("creating the log", e))?;
         let file = st
             .open(&self.log, Open::ReadWrite)
@@ -355,7 +355,7 @@ impl LogDir {
         let b = st
             .read(&self.marker)
             .map_err(|e| io_err("reading the load marker", e))?;
-        let m = LoadMarker::decode(&b, &self.marker)?;
+        let m = log::MARKER.decode(&b, &self.marker).map_err(fatal)?;
         if m.database_id != header.database_id {
             return Err(fatal(format!(
                 "{} belongs to another log (database id {:016x}, the log's is {:016x}): refused",
@@ -369,7 +369,8 @@ impl LogDir {
 
     /// Write the load marker (after the load is durable).
     pub fn write_marker(&self, st: &dyn Storage, m: &LoadMarker) -> Result<()> {
-        storage::write_atomic(st, &self.dir, log::MARKER_FILE, &m.encode()).map_err(|e| {
+        let bytes = log::MARKER.encode(m);
+        storage::write_atomic(st, &self.dir, log::MARKER_FILE, &bytes).map_err(|e| {
             if storage::is_no_space(&e) {
                 fatal(format!(
                     "no space left on the device holding {}: cannot mark the load complete",

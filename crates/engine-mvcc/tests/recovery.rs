@@ -454,7 +454,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) {
         database_id: 42,
         schema: engine_memory::log::schema_fingerprint(&schema()),
     };
-    let mut f = header.encode().to_vec();
+    let mut f = log::HEADER.encode(&header).to_vec();
     for (durable, kind, records) in blocks {
         let mut b = vec![0u8; log::BLOCK_HEADER_BYTES];
         b.extend_from_slice(records);
@@ -473,7 +473,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) {
         database_id: 42,
         log_bytes: log::FILE_HEADER_BYTES as u64,
     };
-    std::fs::write(d.join(log::MARKER_FILE), m.encode()).unwrap();
+    std::fs::write(d.join(log::MARKER_FILE), log::MARKER.encode(&m)).unwrap();
 }
 
 #[test]
@@ -588,7 +588,7 @@ fn foreign_missing_and_unasked_files_are_refused() {
                     database_id: 7,
                     log_bytes: 32,
                 };
-                std::fs::write(p.join(log::MARKER_FILE), m.encode()).unwrap();
+                std::fs::write(p.join(log::MARKER_FILE), log::MARKER.encode(&m)).unwrap();
             }),
             "belongs to another log",
         ),
@@ -613,7 +613,7 @@ fn foreign_missing_and_unasked_files_are_refused() {
                         .database_id,
                     log_bytes: 1 << 20,
                 };
-                std::fs::write(p.join(log::MARKER_FILE), m.encode()).unwrap();
+                std::fs::write(p.join(log::MARKER_FILE), log::MARKER.encode(&m)).unwrap();
             }),
             "the log lost data",
         ),

@@ -77,14 +77,11 @@ impl Dir {
     pub fn remove(&self, st: &dyn Storage) -> Result<()> {
         let mut gone = Vec::new();
         for (p, ours) in [
-            (
-                &self.snapshot,
-                snapshot::looks_like_snapshot as fn(&[u8]) -> bool,
-            ),
-            (&self.log, log::looks_like_log),
+            (&self.snapshot, &snapshot::HEADER),
+            (&self.log, &log::HEADER),
         ] {
             if Self::exists(st, p)? {
-                if !ours(&Self::head(st, p)?) {
+                if !ours.looks_like(&Self::head(st, p)?) {
                     return Err(Error::fatal(format!(
                         "{} is not a partitioned-engine file: refused, nothing removed",
                         p.display()
@@ -209,7 +206,7 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
     }
     if has_log {
         // A log without a snapshot: a load that did not finish. Start over.
-        if !log::looks_like_log(&Dir::head(st, &files.log)?) {
+        if !log::HEADER.looks_like(&Dir::head(st, &files.log)?) {
             return Err(Error::fatal(format!(
                 "{} is not a partitioned-engine command log: refused, the file is left as it is",
                 files.log.display()
@@ -346,7 +343,7 @@ impl Durability {
             }
         };
         // The log first, whole (atomically): a snapshot never exists without its log.
-        storage::write_atomic(st, dir, log::LOG_FILE, &self.header.encode())
+        storage::write_atomic(st, dir, log::LOG_FILE, &log::HEADER.encode(&self.header))
             .map_err(|err| fail(&self.files.log, err))?;
         let mut w = snapshot::Writer::create(st, dir, &self.header, tables)?;
         rows(&mut w)?;

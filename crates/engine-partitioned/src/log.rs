@@ -19,10 +19,14 @@
 use api::{Command, Error, Result};
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
+/// Who a log (and a snapshot) belongs to.
+pub use storage::logfile::Header as FileHeader;
+pub(crate) use storage::logfile::{crc, le32, le64};
+use storage::logfile::{io_failure, HeaderFormat, Watermark};
 use storage::File;
 
 pub const LOG_FILE: &str = "partitioned.log";
@@ -31,7 +35,7 @@ pub const FILE_MAGIC: &[u8; 8] = b"OLTPPLOG";
 pub const ENGINE_TAG: &[u8; 4] = b"part";
 pub const FORMAT_VERSION: u32 = 1;
 pub const BLOCK_MAGIC: u32 = 0x4B4C_4250; // "PBLK"
-pub const FILE_HEADER_BYTES: usize = 32;
+pub const FILE_HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
 pub const BLOCK_HEADER_BYTES: usize = 24;
 pub const COMMAND_HEADER_BYTES: usize = 8;
 /// How often the flusher writes when no `Sync` commit asks sooner.
@@ -41,79 +45,17 @@ pub const MAX_BLOCK_BYTES: usize = 1 << 30;
 /// Largest encoded input of one command (the kits' largest is a few hundred bytes).
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
-pub(crate) fn le32(b: &[u8]) -> u32 {
-    u32::from_le_bytes(b[..4].try_into().expect("4 bytes"))
-}
-pub(crate) fn le64(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
-}
-
-pub(crate) fn crc(parts: &[&[u8]]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    for p in parts {
-        h.update(p);
-    }
-    h.finalize()
-}
-
-/// Who a log (and a snapshot) belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileHeader {
-    pub database_id: u64,
-    pub schema: u32,
-}
-
-impl FileHeader {
-    pub fn encode(&self) -> [u8; FILE_HEADER_BYTES] {
-        let mut b = [0u8; FILE_HEADER_BYTES];
-        b[0..8].copy_from_slice(FILE_MAGIC);
-        b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-        b[12..16].copy_from_slice(ENGINE_TAG);
-        b[16..24].copy_from_slice(&self.database_id.to_le_bytes());
-        b[24..28].copy_from_slice(&self.schema.to_le_bytes());
-        let c = crc(&[&b[0..28]]);
-        b[28..32].copy_from_slice(&c.to_le_bytes());
-        b
-    }
-
-    /// Verify a log's first bytes (`path` names it in errors).
-    pub fn decode(b: &[u8], path: &Path) -> Result<FileHeader> {
-        let bad = |what: String| Error::fatal(format!("log file {}: {what}", path.display()));
-        if b.len() < 8 || &b[0..8] != FILE_MAGIC {
-            return Err(bad(
-                "not a partitioned-engine command log (no OLTPPLOG header): refused, the file is left as it is".into(),
-            ));
-        }
-        if b.len() < FILE_HEADER_BYTES {
-            return Err(bad(format!(
-                "header cut short ({} bytes): damaged, refused",
-                b.len()
-            )));
-        }
-        if crc(&[&b[0..28]]) != le32(&b[28..32]) {
-            return Err(bad("header checksum mismatch: damaged, refused".into()));
-        }
-        if &b[12..16] != ENGINE_TAG {
-            return Err(bad("written by another engine: refused".into()));
-        }
-        let version = le32(&b[8..12]);
-        if version != FORMAT_VERSION {
-            return Err(bad(format!(
-                "log format {version}, this oltpscope reads format {FORMAT_VERSION}: refused"
-            )));
-        }
-        Ok(FileHeader {
-            database_id: le64(&b[16..24]),
-            schema: le32(&b[24..28]),
-        })
-    }
-}
-
-/// Whether `head` (a file's first bytes) starts like this engine's log (checked before
-/// removing a file on `--reload`).
-pub fn looks_like_log(head: &[u8]) -> bool {
-    head.len() >= 16 && &head[0..8] == FILE_MAGIC && &head[12..16] == ENGINE_TAG
-}
+/// The log's file header.
+pub const HEADER: HeaderFormat = HeaderFormat {
+    magic: FILE_MAGIC,
+    version: FORMAT_VERSION,
+    tag: Some(*ENGINE_TAG),
+    label: "log file",
+    kind: "log",
+    what: "a partitioned-engine command log",
+    version_hint: "",
+    others: &[],
+};
 
 /// Append one command to a block payload.
 pub fn append_command(buf: &mut Vec<u8>, txn_type: u32, input: &[u8]) {
@@ -207,7 +149,9 @@ fn probe(data: &[u8], at: usize) -> std::result::Result<(u64, Vec<Command>, usiz
 /// in the middle (an error naming the file and offsets); otherwise the rest is a torn
 /// tail (a write cut short by a crash), reported in `torn_bytes`.
 pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
-    let header = FileHeader::decode(&data[..data.len().min(FILE_HEADER_BYTES)], path)?;
+    let header = HEADER
+        .decode(&data[..data.len().min(FILE_HEADER_BYTES)], path)
+        .map_err(Error::fatal)?;
     let mut commands = Vec::new();
     let mut at = FILE_HEADER_BYTES;
     while at < data.len() {
@@ -267,28 +211,10 @@ struct Pending {
     count: u32,
 }
 
-/// The one line a user sees for a failed log write or sync.
-fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
-    if storage::is_no_space(e) {
-        format!(
-            "no space left on the device holding the log {}: {what} failed; commits acknowledged before this are durable (free space, then continue with --no-load)",
-            path.display()
-        )
-    } else {
-        format!("log {}: {what} failed: {e}", path.display())
-    }
-}
-
 pub struct Logger {
     pending: Mutex<Pending>,
     /// Commands durable: every command with a sequence number below it is fsync'd.
-    durable: AtomicU64,
-    durable_ev: rt::Event,
-    wake: rt::Event,
-    request: AtomicBool,
-    stop: AtomicBool,
-    failed: Mutex<Option<String>>,
-    has_failed: AtomicBool,
+    mark: Watermark,
     pub path: PathBuf,
     pub bytes: AtomicU64,
     pub blocks: AtomicU64,
@@ -304,13 +230,7 @@ impl Logger {
                 first: tail.commands,
                 count: 0,
             }),
-            durable: AtomicU64::new(tail.commands),
-            durable_ev: rt::Event::new(),
-            wake: rt::Event::new(),
-            request: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-            failed: Mutex::new(None),
-            has_failed: AtomicBool::new(false),
+            mark: Watermark::new(tail.commands),
             path: tail.path.clone(),
             bytes: AtomicU64::new(tail.offset),
             blocks: AtomicU64::new(0),
@@ -348,42 +268,25 @@ impl Logger {
 
     /// Commands durable so far.
     pub fn durable(&self) -> u64 {
-        self.durable.load(Acquire)
+        self.mark.durable()
     }
 
     pub fn error(&self) -> Option<String> {
-        if !self.has_failed.load(Acquire) {
-            return None;
-        }
-        self.failed.lock().clone()
+        self.mark.error()
     }
 
     /// Wait (through `rt`) until `n` commands are durable, asking for a flush now.
     pub fn wait_durable(&self, n: u64) -> Result<()> {
-        if self.durable.load(Acquire) >= n {
-            return Ok(());
-        }
-        self.request.store(true, Release);
-        self.wake.notify_all();
-        self.durable_ev.wait(rt::WaitKind::LogFlush, None, || {
-            self.durable.load(Acquire) >= n || self.has_failed.load(Acquire)
-        });
-        match self.error() {
-            Some(msg) if self.durable.load(Acquire) < n => Err(Error::Fatal(msg)),
-            _ => Ok(()),
-        }
+        self.mark.wait_durable(n).map_err(Error::Fatal)
     }
 
     /// Ask the thread to write everything appended and stop.
     pub fn stop(&self) {
-        self.stop.store(true, Release);
-        self.wake.notify_all();
+        self.mark.stop();
     }
 
     fn fail(&self, msg: String) {
-        *self.failed.lock() = Some(msg);
-        self.has_failed.store(true, Release);
-        self.durable_ev.notify_all();
+        self.mark.fail(msg);
     }
 
     fn run(&self, tail: LogTail) {
@@ -392,12 +295,7 @@ impl Logger {
         } = tail;
         let mut spare: Vec<u8> = Vec::with_capacity(1 << 16);
         loop {
-            self.wake
-                .wait(rt::WaitKind::Other, Some(FLUSH_INTERVAL), || {
-                    self.request.load(Acquire) || self.stop.load(Acquire)
-                });
-            self.request.store(false, Release);
-            let stopping = self.stop.load(Acquire);
+            let stopping = self.mark.next_round(FLUSH_INTERVAL);
             let (first, count) = {
                 let mut p = rt::lock(rt::WaitKind::Latch, &self.pending);
                 std::mem::swap(&mut p.buf, &mut spare);
@@ -421,8 +319,7 @@ impl Logger {
                 self.bytes.store(offset, Relaxed);
                 self.blocks.fetch_add(1, Relaxed);
                 self.fsyncs.fetch_add(1, Relaxed);
-                self.durable.store(first + count as u64, Release);
-                self.durable_ev.notify_all();
+                self.mark.publish(first + count as u64);
             }
             if stopping {
                 return;
@@ -444,9 +341,22 @@ mod tests {
         }
     }
 
+    /// The header is format 1's, byte for byte (checksum computed apart, with
+    /// Python's zlib.crc32): logs of earlier builds must still be read.
+    #[test]
+    fn header_bytes_are_format_1() {
+        let h = FileHeader {
+            database_id: 0x0102_0304_0506_0708,
+            schema: 0xA1B2_C3D4,
+        };
+        let want = b"OLTPPLOG\x01\0\0\0part\x08\x07\x06\x05\x04\x03\x02\x01\xD4\xC3\xB2\xA1\x6D\x41\x64\x45";
+        assert_eq!(&HEADER.encode(&h), want);
+        assert_eq!(HEADER.decode(want, Path::new(P)), Ok(h));
+    }
+
     /// A log of two blocks: commands 0..2 and 2..3.
     fn two_blocks() -> (Vec<u8>, usize) {
-        let mut f = header().encode().to_vec();
+        let mut f = HEADER.encode(&header()).to_vec();
         let mut p = Vec::new();
         append_command(&mut p, 1, b"first");
         append_command(&mut p, 2, b"");
@@ -506,7 +416,7 @@ mod tests {
 
     #[test]
     fn a_block_out_of_sequence_is_refused() {
-        let mut f = header().encode().to_vec();
+        let mut f = HEADER.encode(&header()).to_vec();
         let mut p = Vec::new();
         append_command(&mut p, 1, b"x");
         f.extend(seal_block(&p, 0, 1));
@@ -556,7 +466,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(LOG_FILE);
         let file = storage::create_durable(&*st, &path).unwrap();
-        file.write_all_at(&header().encode(), 0).unwrap();
+        file.write_all_at(&HEADER.encode(&header()), 0).unwrap();
         let (lg, h) = Logger::start(LogTail {
             file,
             path: path.clone(),

@@ -10,9 +10,10 @@
 //! bytes 0..12 and the payload; payload: rows `u32` table, `u32` key bytes, `u32` row
 //! bytes, key, row. Last, an end chunk (`END_MAGIC`, payload `u64` total rows).
 
-use crate::log::{crc, le32, le64, FileHeader};
+use crate::log::FileHeader;
 use api::{Error, Result};
 use std::path::Path;
+use storage::logfile::{crc, le32, le64, HeaderFormat};
 use storage::{File, Open, Storage};
 
 pub const SNAPSHOT_FILE: &str = "partitioned.snap";
@@ -20,29 +21,24 @@ pub const SNAPSHOT_MAGIC: &[u8; 8] = b"OLTPPSNP";
 pub const FORMAT_VERSION: u32 = 1;
 pub const CHUNK_MAGIC: u32 = 0x4B4E_4843; // "CHNK"
 pub const END_MAGIC: u32 = 0x2E444E45; // "END."
-pub const HEADER_BYTES: usize = 32;
+pub const HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
 pub const CHUNK_HEADER_BYTES: usize = 16;
 /// Payload size at which the writer closes a chunk.
 pub const CHUNK_BYTES: usize = 1 << 20;
 /// Largest chunk payload the reader accepts (one row may exceed `CHUNK_BYTES`).
 pub const MAX_CHUNK_BYTES: usize = 1 << 28;
 
-fn header(h: &FileHeader, tables: u32) -> [u8; HEADER_BYTES] {
-    let mut b = [0u8; HEADER_BYTES];
-    b[0..8].copy_from_slice(SNAPSHOT_MAGIC);
-    b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
-    b[12..16].copy_from_slice(&tables.to_le_bytes());
-    b[16..24].copy_from_slice(&h.database_id.to_le_bytes());
-    b[24..28].copy_from_slice(&h.schema.to_le_bytes());
-    let c = crc(&[&b[0..28]]);
-    b[28..32].copy_from_slice(&c.to_le_bytes());
-    b
-}
-
-/// Whether `head` starts like a snapshot of this engine (checked before removing it).
-pub fn looks_like_snapshot(head: &[u8]) -> bool {
-    head.len() >= 8 && &head[0..8] == SNAPSHOT_MAGIC
-}
+/// The snapshot's file header; bytes 12..16 hold the table count (`tag: None`).
+pub const HEADER: HeaderFormat = HeaderFormat {
+    magic: SNAPSHOT_MAGIC,
+    version: FORMAT_VERSION,
+    tag: None,
+    label: "snapshot",
+    kind: "snapshot",
+    what: "a partitioned-engine snapshot",
+    version_hint: "",
+    others: &[],
+};
 
 fn chunk(magic: u32, payload: &[u8], rows: u32) -> Vec<u8> {
     let mut b = Vec::with_capacity(CHUNK_HEADER_BYTES + payload.len());
@@ -88,7 +84,7 @@ impl<'s> Writer<'s> {
         let file = st
             .open(&tmp, Open::CreateNew)
             .map_err(|e| io(&tmp, "creating the snapshot", e))?;
-        file.write_all_at(&header(h, tables), 0)
+        file.write_all_at(&HEADER.encode_with_word(h, tables.to_le_bytes()), 0)
             .map_err(|e| io(&tmp, "writing the snapshot", e))?;
         Ok(Writer {
             st,
@@ -183,30 +179,13 @@ pub fn read(
     let n = file
         .read_full_at(&mut h, 0)
         .map_err(|e| io(path, "reading the snapshot", e))?;
-    if n < 8 || &h[0..8] != SNAPSHOT_MAGIC {
-        return Err(bad(
-            "not a partitioned-engine snapshot (no OLTPPSNP header)".into(),
-        ));
-    }
-    if n < HEADER_BYTES || crc(&[&h[0..28]]) != le32(&h[28..32]) {
-        return Err(bad("damaged header".into()));
-    }
-    let version = le32(&h[8..12]);
-    if version != FORMAT_VERSION {
-        return Err(bad(format!(
-            "snapshot format {version}, this oltpscope reads format {FORMAT_VERSION}"
-        )));
-    }
-    if le32(&h[12..16]) != tables {
+    let header = HEADER.decode(&h[..n], path).map_err(Error::fatal)?;
+    if HeaderFormat::word(&h) != tables {
         return Err(bad(format!(
             "{} tables, this workload has {tables}: another workload's database",
-            le32(&h[12..16])
+            HeaderFormat::word(&h)
         )));
     }
-    let header = FileHeader {
-        database_id: le64(&h[16..24]),
-        schema: le32(&h[24..28]),
-    };
     if header.schema != schema {
         return Err(bad(
             "written for another schema: another workload's database".into(),
@@ -307,6 +286,20 @@ mod tests {
             Ok(())
         })?;
         Ok(v)
+    }
+
+    /// The header is format 1's, byte for byte (checksum computed apart, with
+    /// Python's zlib.crc32): snapshots of earlier builds must still be read.
+    #[test]
+    fn header_bytes_are_format_1() {
+        let h = FileHeader {
+            database_id: 0x0102_0304_0506_0708,
+            schema: 0xA1B2_C3D4,
+        };
+        let want = b"OLTPPSNP\x01\0\0\0\x03\0\0\0\x08\x07\x06\x05\x04\x03\x02\x01\xD4\xC3\xB2\xA1\xC7\x14\x1A\x7B";
+        assert_eq!(&HEADER.encode_with_word(&h, 3u32.to_le_bytes()), want);
+        assert_eq!(HEADER.decode(want, Path::new("p.snap")), Ok(h));
+        assert_eq!(HeaderFormat::word(want), 3);
     }
 
     #[test]

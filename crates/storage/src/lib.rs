@@ -2,7 +2,8 @@
 //! log segment or a checkpoint file holds is read and written through a [`Storage`] and
 //! its [`File`]s, so tests can swap the operating system for a simulated disk that
 //! injects short writes, torn writes, full disks, failed fsyncs and crashes
-//! deterministically from a seed (`sim`).
+//! deterministically from a seed (`sim`). `logfile` holds what the in-memory engines'
+//! log files share (header, load marker, durability watermark).
 //! This crate knows nothing about pages or log records; it must never retry or hide an
 //! error (callers decide what a failed write means).
 
@@ -11,6 +12,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+pub mod logfile;
 pub mod real;
 pub mod sim;
 pub mod temp;

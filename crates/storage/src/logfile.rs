@@ -1,0 +1,586 @@
+//! `logfile`: the plumbing the in-memory engines' log files share, once: little-endian
+//! reads and the CRC-32 (`le32`, `le64`, `crc`), the checksummed 32-byte file header
+//! (`HeaderFormat`), the load-marker file (`MarkerFormat`), the durability watermark a
+//! flusher thread publishes and committers wait on (`Watermark`), and the one line a
+//! failed log write becomes (`io_failure`). Each engine names what differs (magic,
+//! format version, engine tag, what the file is called in messages) in a `const`.
+//!
+//! It knows nothing about blocks or records (each engine's `log` module does), and it
+//! must never change a byte of the formats it encodes: logs written before it existed
+//! are read by it. It does not depend on `api` (which depends on this crate): refusals
+//! are one-line `String`s the engines turn into `api::Error::Fatal`.
+//!
+//! File header (32 bytes, little-endian): magic (8 bytes), `u32` format version, 4
+//! bytes of engine tag (or a word of the file's own, such as the snapshot's table
+//! count), `u64` database id, `u32` schema fingerprint, `u32` CRC-32 of bytes 0..28.
+//! Load marker (36 bytes): magic (8 bytes), `u32` format version, `u32` zero, `u64`
+//! database id, `u64` length of the log when the load was durable, `u32` CRC-32 of
+//! bytes 0..32.
+
+use crossbeam_utils::CachePadded;
+use parking_lot::Mutex;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::time::Duration;
+
+/// The `u32` at the start of `b` (little-endian).
+#[inline]
+pub fn le32(b: &[u8]) -> u32 {
+    u32::from_le_bytes(b[..4].try_into().expect("4 bytes"))
+}
+
+/// The `u64` at the start of `b` (little-endian).
+#[inline]
+pub fn le64(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b[..8].try_into().expect("8 bytes"))
+}
+
+/// CRC-32 (IEEE, `crc32fast`) of `parts` one after the other.
+#[inline]
+pub fn crc(parts: &[&[u8]]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize()
+}
+
+/// Size of a file header.
+pub const HEADER_BYTES: usize = 32;
+/// Bytes of the header the checksum covers (the checksum follows them).
+const HEADER_CHECKED: usize = 28;
+/// Size of a load marker.
+pub const MARKER_BYTES: usize = 36;
+/// Bytes of the marker the checksum covers.
+const MARKER_CHECKED: usize = 32;
+
+// The checksum is the last field of each.
+const _: () = assert!(HEADER_CHECKED + 4 == HEADER_BYTES);
+const _: () = assert!(MARKER_CHECKED + 4 == MARKER_BYTES);
+
+/// Who a file belongs to: the fields of its header that are not the format's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    /// Random, chosen when the database (its log) is created.
+    pub database_id: u64,
+    /// The schema fingerprint: a file is never read into another workload's tables.
+    pub schema: u32,
+}
+
+/// What one kind of file puts in its header, and how its refusals name it.
+#[derive(Debug)]
+pub struct HeaderFormat {
+    /// Bytes 0..8.
+    pub magic: &'static [u8; 8],
+    /// Bytes 8..12; a file of another version is refused.
+    pub version: u32,
+    /// Bytes 12..16: the engine that writes this kind of file, checked by `decode`; or
+    /// `None`: not checked here, zero from `encode` (a format that names no engine) or
+    /// a word of the caller's own from `encode_with_word` (read back with
+    /// [`HeaderFormat::word`], checked by the caller).
+    pub tag: Option<[u8; 4]>,
+    /// What the file is called before its path in messages: `"log file"`.
+    pub label: &'static str,
+    /// What `version` is the version of, in messages: `"log"` (`"log format 3"`).
+    pub kind: &'static str,
+    /// What a file of this kind is, in messages, with its article: `"a memory-engine
+    /// log"`.
+    pub what: &'static str,
+    /// Appended to the refusal of another version (`""`, or a way out in parentheses).
+    pub version_hint: &'static str,
+    /// Formats of neighbouring files that are refused by their own name (a file of
+    /// another engine put where this one's belongs).
+    pub others: &'static [&'static HeaderFormat],
+}
+
+impl HeaderFormat {
+    /// The header of a file of this format for `h`; bytes 12..16 are the tag (zero
+    /// without one).
+    pub fn encode(&self, h: &Header) -> [u8; HEADER_BYTES] {
+        self.encode_with_word(h, self.tag.unwrap_or([0; 4]))
+    }
+
+    /// The header with `word` as bytes 12..16 (a format whose tag is `None`).
+    pub fn encode_with_word(&self, h: &Header, word: [u8; 4]) -> [u8; HEADER_BYTES] {
+        assert!(
+            self.tag.is_none_or(|t| t == word),
+            "{}: a word in place of its engine tag",
+            self.what
+        );
+        let mut b = [0u8; HEADER_BYTES];
+        b[0..8].copy_from_slice(self.magic);
+        b[8..12].copy_from_slice(&self.version.to_le_bytes());
+        b[12..16].copy_from_slice(&word);
+        b[16..24].copy_from_slice(&h.database_id.to_le_bytes());
+        b[24..28].copy_from_slice(&h.schema.to_le_bytes());
+        let c = crc(&[&b[..HEADER_CHECKED]]);
+        b[HEADER_CHECKED..].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+
+    /// Whether `head` (a file's first bytes) starts like a file of this format, of any
+    /// version (checked before removing a file on `--reload`).
+    pub fn looks_like(&self, head: &[u8]) -> bool {
+        head.len() >= 8
+            && &head[0..8] == self.magic
+            && self
+                .tag
+                .is_none_or(|t| head.len() >= 16 && head[12..16] == t)
+    }
+
+    /// Verify the header at the start of `b` (the file's first bytes, at most
+    /// [`HEADER_BYTES`] needed; `path` names the file). Refused, in one line naming the
+    /// file: another kind of file, a header cut short, another format version (checked
+    /// before the checksum: another version may lay its header out otherwise), a
+    /// checksum mismatch, another engine's tag.
+    pub fn decode(&self, b: &[u8], path: &Path) -> Result<Header, String> {
+        let refuse = |why: String| {
+            format!(
+                "{} {}: {why}: refused, the file is left as it is",
+                self.label,
+                path.display()
+            )
+        };
+        let n = b.len();
+        if n < 8 || &b[0..8] != self.magic {
+            if let Some(o) = self.others.iter().find(|o| o.looks_like(b)) {
+                return Err(refuse(format!("{}, not {}", o.what, self.what)));
+            }
+            let magic = String::from_utf8_lossy(self.magic);
+            return Err(refuse(format!("not {} (no {magic} header)", self.what)));
+        }
+        let cut = || refuse(format!("header cut short ({n} bytes), damaged"));
+        if n < 12 {
+            return Err(cut());
+        }
+        let version = le32(&b[8..12]);
+        if version != self.version {
+            return Err(refuse(format!(
+                "{} format {version}, this oltpscope reads format {}{}",
+                self.kind, self.version, self.version_hint
+            )));
+        }
+        if n < HEADER_BYTES {
+            return Err(cut());
+        }
+        if crc(&[&b[..HEADER_CHECKED]]) != le32(&b[HEADER_CHECKED..]) {
+            return Err(refuse("header checksum mismatch, damaged".into()));
+        }
+        if let Some(t) = self.tag {
+            if b[12..16] != t {
+                return Err(refuse(format!(
+                    "written by another engine (tag {:?})",
+                    String::from_utf8_lossy(&b[12..16])
+                )));
+            }
+        }
+        Ok(Header {
+            database_id: le64(&b[16..24]),
+            schema: le32(&b[24..28]),
+        })
+    }
+
+    /// Bytes 12..16 of a header [`HeaderFormat::decode`] accepted, as a `u32`.
+    pub fn word(b: &[u8]) -> u32 {
+        le32(&b[12..16])
+    }
+}
+
+/// The content of a load marker: the side file that says a load finished and was
+/// durable (a log without it is a load that did not finish).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadMarker {
+    /// The log's database id.
+    pub database_id: u64,
+    /// The valid log is at least this long (the load's blocks end here or before).
+    pub log_bytes: u64,
+}
+
+/// What one engine's load marker holds besides its content.
+#[derive(Debug)]
+pub struct MarkerFormat {
+    /// Bytes 0..8.
+    pub magic: &'static [u8; 8],
+    /// Bytes 8..12 (the engine's log format version).
+    pub version: u32,
+    /// What the file is, in messages, with its article: `"a memory-engine load
+    /// marker"`.
+    pub what: &'static str,
+}
+
+impl MarkerFormat {
+    /// The marker file's bytes for `m`.
+    pub fn encode(&self, m: &LoadMarker) -> [u8; MARKER_BYTES] {
+        let mut b = [0u8; MARKER_BYTES];
+        b[0..8].copy_from_slice(self.magic);
+        b[8..12].copy_from_slice(&self.version.to_le_bytes());
+        b[16..24].copy_from_slice(&m.database_id.to_le_bytes());
+        b[24..32].copy_from_slice(&m.log_bytes.to_le_bytes());
+        let c = crc(&[&b[..MARKER_CHECKED]]);
+        b[MARKER_CHECKED..].copy_from_slice(&c.to_le_bytes());
+        b
+    }
+
+    /// Whether `head` (a file's first bytes) starts like this engine's marker (checked
+    /// before removing a file on `--reload`).
+    pub fn looks_like(&self, head: &[u8]) -> bool {
+        head.len() >= 8 && &head[0..8] == self.magic
+    }
+
+    /// Verify a whole marker file `b` (`path` names it). Refused in one line: another
+    /// kind of file, or a damaged marker (size, version or checksum).
+    pub fn decode(&self, b: &[u8], path: &Path) -> Result<LoadMarker, String> {
+        let refuse = |why: String| format!("{}: {why}: refused", path.display());
+        if !self.looks_like(b) {
+            return Err(refuse(format!("not {}", self.what)));
+        }
+        if b.len() != MARKER_BYTES
+            || le32(&b[8..12]) != self.version
+            || crc(&[&b[..MARKER_CHECKED]]) != le32(&b[MARKER_CHECKED..])
+        {
+            return Err(refuse(
+                "damaged load marker (size, version or checksum)".into(),
+            ));
+        }
+        Ok(LoadMarker {
+            database_id: le64(&b[16..24]),
+            log_bytes: le64(&b[24..32]),
+        })
+    }
+}
+
+/// The one line a user sees for a failed log write or sync of the log at `path`.
+pub fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
+    if crate::is_no_space(e) {
+        format!(
+            "no space left on the device holding the log {}: {what} failed; commits acknowledged before this are durable (free space, then continue with --no-load)",
+            path.display()
+        )
+    } else {
+        format!("log {}: {what} failed: {e}", path.display())
+    }
+}
+
+/// How far a log is durable, shared by its flusher thread and the committers that wait
+/// for it: a counter that only grows (an epoch, a commit timestamp, a number of
+/// commands: the engine says which, and every value at or below it is durable), a
+/// failure that stops it for good, and the wake-ups both ways (a committer asking for
+/// a flush now, the flusher announcing progress or failure). Waits go through `rt`.
+///
+/// Must never: report a value durable that the flusher did not publish, or let a
+/// waiter sleep through a failure.
+pub struct Watermark {
+    durable: CachePadded<AtomicU64>,
+    /// Notified when `durable` grows or the log fails.
+    durable_ev: rt::Event,
+    /// Notified when a committer asks for a flush, or at `stop`.
+    wake: rt::Event,
+    request: AtomicBool,
+    stop: AtomicBool,
+    failed: Mutex<Option<String>>,
+    has_failed: AtomicBool,
+}
+
+impl Watermark {
+    /// A watermark at `durable` (what the log already holds; 0 for a new log).
+    pub fn new(durable: u64) -> Self {
+        Watermark {
+            durable: CachePadded::new(AtomicU64::new(durable)),
+            durable_ev: rt::Event::new(),
+            wake: rt::Event::new(),
+            request: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            failed: Mutex::new(None),
+            has_failed: AtomicBool::new(false),
+        }
+    }
+
+    /// Every value at or below this is durable.
+    #[inline]
+    pub fn durable(&self) -> u64 {
+        self.durable.load(Acquire)
+    }
+
+    /// Whether a write or sync failed (nothing more will become durable).
+    #[inline]
+    pub fn has_failed(&self) -> bool {
+        self.has_failed.load(Acquire)
+    }
+
+    /// The failure's one line, if the log failed.
+    pub fn error(&self) -> Option<String> {
+        if !self.has_failed() {
+            return None;
+        }
+        self.failed.lock().clone()
+    }
+
+    /// Ask the flusher to flush now rather than at its next interval.
+    pub fn request_flush(&self) {
+        self.request.store(true, Release);
+        self.wake.notify_all();
+    }
+
+    /// Wait (through `rt`) until `n` is durable, asking for a flush now; the failure's
+    /// line if the log failed before `n` became durable.
+    pub fn wait_durable(&self, n: u64) -> Result<(), String> {
+        if self.durable() >= n {
+            return Ok(());
+        }
+        self.request_flush();
+        self.durable_ev.wait(rt::WaitKind::LogFlush, None, || {
+            self.durable() >= n || self.has_failed()
+        });
+        match self.error() {
+            Some(msg) if self.durable() < n => Err(msg),
+            _ => Ok(()),
+        }
+    }
+
+    /// Ask the flusher to flush everything and stop.
+    pub fn stop(&self) {
+        self.stop.store(true, Release);
+        self.wake.notify_all();
+    }
+
+    /// The flusher: sleep until a flush is asked for, `stop` is called or `interval`
+    /// passes; returns whether to stop after this flush.
+    pub fn next_round(&self, interval: Duration) -> bool {
+        self.wake.wait(rt::WaitKind::Other, Some(interval), || {
+            self.request.load(Acquire) || self.stop.load(Acquire)
+        });
+        self.request.store(false, Release);
+        self.stop.load(Acquire)
+    }
+
+    /// The flusher: everything up to `d` is in the file and fsync'd. Publishes it (if
+    /// above what was published) and wakes the waiters.
+    pub fn publish(&self, d: u64) {
+        if d > self.durable.load(Relaxed) {
+            self.durable.store(d, Release);
+            self.durable_ev.notify_all();
+        }
+    }
+
+    /// The flusher: a write or sync failed with `msg`; nothing more becomes durable and
+    /// every waiter (now and later) gets `msg`.
+    pub fn fail(&self, msg: String) {
+        *self.failed.lock() = Some(msg);
+        self.has_failed.store(true, Release);
+        self.durable_ev.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    const OTHER: HeaderFormat = HeaderFormat {
+        magic: b"OLTPOLOG",
+        version: 1,
+        tag: Some(*b"othr"),
+        label: "log file",
+        kind: "log",
+        what: "an other-engine log",
+        version_hint: "",
+        others: &[],
+    };
+    const F: HeaderFormat = HeaderFormat {
+        magic: b"OLTPTLOG",
+        version: 3,
+        tag: Some(*b"test"),
+        label: "log file",
+        kind: "log",
+        what: "a test-engine log",
+        version_hint: " (format 2 logs cannot be replayed)",
+        others: &[&OTHER],
+    };
+    const H: Header = Header {
+        database_id: 0x0102_0304_0506_0708,
+        schema: 0xA1B2_C3D4,
+    };
+    const P: &str = "/db/test.log";
+
+    fn refusal(b: &[u8]) -> String {
+        let e = F.decode(b, Path::new(P)).unwrap_err();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.contains(P) && e.contains("refused"), "{e}");
+        e
+    }
+
+    /// The header as it is on disk, byte by byte: logs written before this module
+    /// existed must still be read, so the layout may never move.
+    #[test]
+    fn a_header_has_exactly_these_bytes() {
+        let b = F.encode(&H);
+        // The checksum bytes were computed apart from this code (Python's zlib.crc32).
+        #[rustfmt::skip]
+        let want: [u8; HEADER_BYTES] = [
+            b'O', b'L', b'T', b'P', b'T', b'L', b'O', b'G', // magic
+            0x03, 0x00, 0x00, 0x00, // format version
+            b't', b'e', b's', b't', // engine tag
+            0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, // database id
+            0xD4, 0xC3, 0xB2, 0xA1, // schema fingerprint
+            0x2C, 0x61, 0xEE, 0x25, // CRC-32 of bytes 0..28
+        ];
+        assert_eq!(b, want);
+        assert_eq!(F.decode(&b, Path::new(P)).unwrap(), H);
+        assert!(F.looks_like(&b) && !OTHER.looks_like(&b));
+    }
+
+    #[test]
+    fn a_word_of_the_files_own_takes_the_tags_place() {
+        let f = HeaderFormat { tag: None, ..F };
+        let b = f.encode_with_word(&H, 5u32.to_le_bytes());
+        assert_eq!(HeaderFormat::word(&b), 5);
+        assert_eq!(f.decode(&b, Path::new(P)).unwrap(), H);
+        assert!(f.looks_like(&b[..8]));
+    }
+
+    #[test]
+    fn a_foreign_file_is_refused() {
+        let e = refusal(b"some notes, not a log at all....");
+        assert!(
+            e.contains("not a test-engine log (no OLTPTLOG header)"),
+            "{e}"
+        );
+        let e = refusal(b"");
+        assert!(e.contains("not a test-engine log"), "{e}");
+        let e = refusal(&OTHER.encode(&H));
+        assert!(
+            e.contains("an other-engine log, not a test-engine log"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_cut_header_is_refused() {
+        let b = F.encode(&H);
+        for n in [8, 11, 12, 20, 31] {
+            let e = refusal(&b[..n]);
+            assert!(e.contains(&format!("header cut short ({n} bytes)")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_checksum_mismatch_is_refused() {
+        for i in [13, 16, 27, 28, 31] {
+            let mut b = F.encode(&H);
+            b[i] ^= 0x20;
+            let e = refusal(&b);
+            assert!(e.contains("header checksum mismatch"), "byte {i}: {e}");
+        }
+    }
+
+    #[test]
+    fn another_engines_tag_is_refused() {
+        let f = HeaderFormat {
+            tag: Some(*b"else"),
+            ..F
+        };
+        let e = refusal(&f.encode(&H));
+        assert!(
+            e.contains("written by another engine (tag \"else\")"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn another_format_version_is_refused() {
+        let f = HeaderFormat { version: 2, ..F };
+        let e = refusal(&f.encode(&H));
+        assert!(
+            e.contains(
+                "log format 2, this oltpscope reads format 3 (format 2 logs cannot be replayed)"
+            ),
+            "{e}"
+        );
+        // A header of an older version may be shorter: the version is named first.
+        let e = refusal(&f.encode(&H)[..16]);
+        assert!(e.contains("log format 2"), "{e}");
+    }
+
+    const M: MarkerFormat = MarkerFormat {
+        magic: b"OLTPTLDN",
+        version: 3,
+        what: "a test-engine load marker",
+    };
+
+    #[test]
+    fn a_marker_has_exactly_these_bytes_and_damage_is_refused() {
+        let m = LoadMarker {
+            database_id: 0x1122_3344_5566_7788,
+            log_bytes: 4096,
+        };
+        let b = M.encode(&m);
+        #[rustfmt::skip]
+        let want: [u8; MARKER_BYTES] = [
+            b'O', b'L', b'T', b'P', b'T', b'L', b'D', b'N', // magic
+            0x03, 0x00, 0x00, 0x00, // format version
+            0x00, 0x00, 0x00, 0x00, // zero
+            0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, // database id
+            0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // log bytes
+            0x0F, 0xF7, 0x92, 0xE1, // CRC-32 of bytes 0..32 (Python's zlib.crc32)
+        ];
+        assert_eq!(b, want);
+        let p = Path::new("/db/test.loaded");
+        assert_eq!(M.decode(&b, p).unwrap(), m);
+        let e = M.decode(b"OLTPTLOG........", p).unwrap_err();
+        assert!(e.contains("not a test-engine load marker: refused"), "{e}");
+        for bad in [&b[..35], &[&b[..], &[0]].concat()[..]] {
+            let e = M.decode(bad, p).unwrap_err();
+            assert!(
+                e.contains("damaged load marker") && e.contains("refused"),
+                "{e}"
+            );
+        }
+        let mut v = b;
+        v[8] = 2;
+        assert!(M.decode(&v, p).unwrap_err().contains("damaged load marker"));
+        let mut c = b;
+        c[20] ^= 1;
+        assert!(M.decode(&c, p).unwrap_err().contains("damaged load marker"));
+    }
+
+    /// A waiter wakes when its value is published, and with the failure's line when
+    /// the log fails first; a later waiter gets the line at once.
+    #[test]
+    fn waiters_wake_on_progress_and_on_failure() {
+        let w = Arc::new(Watermark::new(3));
+        assert_eq!(w.wait_durable(3), Ok(()));
+        let flusher = {
+            let w = w.clone();
+            std::thread::spawn(move || {
+                let mut rounds = 0;
+                loop {
+                    let stop = w.next_round(Duration::from_secs(30));
+                    rounds += 1;
+                    if stop {
+                        return rounds;
+                    }
+                    w.publish(rounds * 10);
+                }
+            })
+        };
+        // Each wait asks for a round at once (the interval is 30 s).
+        assert_eq!(w.wait_durable(5), Ok(()));
+        assert!(w.durable() >= 5);
+        w.publish(2);
+        assert!(w.durable() >= 5, "the watermark went back");
+        w.stop();
+        assert!(flusher.join().unwrap() >= 2);
+        let waiter = {
+            let w = w.clone();
+            std::thread::spawn(move || w.wait_durable(100))
+        };
+        std::thread::sleep(Duration::from_millis(20));
+        w.fail("log /db/test.log: fsync failed: boom".into());
+        let e = waiter.join().unwrap().unwrap_err();
+        assert_eq!(e, "log /db/test.log: fsync failed: boom");
+        assert!(w.has_failed());
+        assert_eq!(w.wait_durable(1000).unwrap_err(), e);
+        // What was durable before the failure stays so.
+        assert_eq!(w.wait_durable(5), Ok(()));
+    }
+}
