@@ -2,7 +2,8 @@
 """Run a named set of oltpscope benchmarks and print a Markdown table of the results.
 
 Usage: scripts/bench.py SET [--duration S] [--out DIR]
-Sets: foundation, tpcc, disk, all. Each run's JSON report is kept in DIR (default
+Sets: foundation, tpcc, silo, disk, all. `silo`: issue 15's comparison (full TPC-C mix,
+run with --duration 20), printed with the ratio to Silo's figures on this machine kind. Each run's JSON report is kept in DIR (default
 bench-results/) so figures can be traced back to their full configuration.
 """
 import argparse, json, os, shutil, subprocess, sys, datetime
@@ -72,6 +73,21 @@ SETS = {
         ]
     ],
 }
+# Issue 15: the memory engine against Silo's own `dbtest` figures on this machine kind
+# (full mix, 20 s: W=1/1T 70-73 k, W=2/2T 100-105 k log off, 69-70 k with its log).
+# --mem-reserve faults the memory a 20 s run grows into before it is measured, as Silo's
+# benchmark does with --numa-memory.
+SILO = {"W=1 1T log off": (70_000, 73_000), "W=2 2T log off": (100_000, 105_000),
+        "W=2 2T log async": (69_000, 70_000)}
+SETS["silo"] = [
+    (f"W=1 1T log {log}",
+     f"run tpcc --engine memory --warehouses 1 --threads 1 --log {log} --mem-reserve 4GB")
+    for log in ("off", "async")
+] + [
+    (f"W=2 2T log {log}",
+     f"run tpcc --engine memory --warehouses 2 --threads 2 --affinity --log {log} --mem-reserve 6GB")
+    for log in ("off", "async")
+]
 SETS["all"] = SETS["foundation"] + SETS["tpcc"] + SETS["disk"]
 
 
@@ -111,6 +127,15 @@ def main():
               f"{rep['latency_us']['p50']:.1f} | {rep['latency_us']['p99']:.1f} | "
               f"{cpu} | "
               f"{'pass' if rep['checks']['passed'] else 'FAIL'} |")
+    if a.set == "silo":
+        print("\n| run | txn/s | Silo (dbtest) | ratio |")
+        print("|---|---:|---:|---:|")
+        for name, cmd, rep, err in rows:
+            if rep is None or name not in SILO:
+                continue
+            lo, hi = SILO[name]
+            t = rep["throughput_tps"]
+            print(f"| {name} | {t:,.0f} | {lo:,}-{hi:,} | {t / hi:.2f}-{t / lo:.2f} |")
 
 
 if __name__ == "__main__":

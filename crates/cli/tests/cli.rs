@@ -38,6 +38,10 @@ fn bad_input_gives_one_line_and_exit_code_2() {
             "--affinity",
         ],
         &["run", "tpcb", "--bpool-size", "0"],
+        // The memory engine's reserve: another engine's run, more than memory, no size.
+        &["run", "tpcb", "--engine", "disk", "--mem-reserve", "1GB"],
+        &["run", "tpcb", "--mem-reserve", "1000TB"],
+        &["run", "tpcb", "--mem-reserve", "lots"],
         &["nosuchcommand"],
         // A missing workload: one line, not the help.
         &["run"],
@@ -865,5 +869,34 @@ fn tpce_runs_on_a_loaded_database_and_the_next_run_cleans_up() {
     assert!(
         out.contains("tpce on disk: consistency checks all passed"),
         "{out}"
+    );
+}
+
+/// `--mem-reserve`: the memory engine runs with its reserve, the report records it, and
+/// the consistency checks pass on memory that came from the reserve.
+#[test]
+fn memory_engine_runs_on_its_reserve() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcc",
+        "--engine",
+        "memory",
+        "--mem-reserve",
+        "64MB",
+        "--txns",
+        "2000",
+        "--warmup",
+        "0",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("consistency checks: all passed"), "{out}");
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        text.contains("\"reserve_bytes\": 67108864"),
+        "reserve not in the report"
     );
 }
