@@ -41,10 +41,18 @@ impl KeyWords {
     pub fn new(k: &[u8]) -> Self {
         assert!(k.len() <= MAX_KEY_LEN, "key longer than MAX_KEY_LEN");
         let mut w = [0u64; KW];
-        for (i, chunk) in k.chunks(8).enumerate() {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            w[i] = u64::from_be_bytes(b);
+        // Whole words as loads; the last bytes shifted in one by one (a padded copy of a
+        // variable length was a `memcpy` call per key).
+        let full = k.len() / 8;
+        for (i, word) in w.iter_mut().enumerate().take(full) {
+            *word = u64::from_be_bytes(k[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        }
+        if full < KW {
+            let mut x = 0u64;
+            for (j, &b) in k[full * 8..].iter().enumerate() {
+                x |= (b as u64) << (56 - 8 * j);
+            }
+            w[full] = x;
         }
         KeyWords {
             w,
