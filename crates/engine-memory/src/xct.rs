@@ -343,7 +343,11 @@ impl MemoryWorker<'_> {
     /// a Stock-Level's 200 records evicting each other from the first-level cache.
     #[cold]
     fn fetch_hinted(&mut self) {
-        let step = if self.hinted_done == 0 { HINT_BURST } else { HINT_STEP };
+        let step = if self.hinted_done == 0 {
+            HINT_BURST
+        } else {
+            HINT_STEP
+        };
         let end = (self.hinted_done + step).min(self.hinted.len());
         for &(table, h, len) in &self.hinted[self.hinted_done..end] {
             let t = &self.e.catalog.tables[table as usize];
