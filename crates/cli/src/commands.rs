@@ -797,6 +797,23 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         opts = opts.with_own(engine_memory::MemoryOptions {
             reserve_bytes: Some(r),
         });
+        // The engine reserves when it opens; done here first, the reserve shows its
+        // progress on a terminal (the engine then finds it made).
+        if std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(r);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "mem-reserve [{bar:20}] {bytes}/{total_bytes}, eta {eta}",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            engine_memory::arena::reserve_with_progress(r, &mut |done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            });
+            bar.finish_and_clear();
+        }
     }
     if engine.is_external() && (c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some()) {
         // A connection waiting inside the other system blocks its whole thread.

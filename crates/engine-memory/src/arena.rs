@@ -145,14 +145,22 @@ fn fault_in(c: &ZeroedArray<Line>) {
 /// to whole 2 MiB chunks); returns the chunks added. Allocation then takes chunks from the
 /// reserve before mapping new ones. The memory is the process's until it ends.
 pub fn reserve(bytes: u64) -> usize {
+    reserve_with_progress(bytes, &mut |_, _| {})
+}
+
+/// [`reserve`], telling `progress` (bytes faulted in so far, bytes to fault in) after each
+/// chunk: on this kind of VM a fresh GiB can take seconds.
+pub fn reserve_with_progress(bytes: u64, progress: &mut dyn FnMut(u64, u64)) -> usize {
     let want = (bytes as usize).div_ceil(CHUNK);
     let have = reserve_lock().len();
-    let mut added = Vec::with_capacity(want.saturating_sub(have));
-    for _ in have..want {
+    let todo = want.saturating_sub(have);
+    let mut added = Vec::with_capacity(todo);
+    for i in 0..todo {
         // SAFETY: all-zero bytes are a valid `Line`.
         let c = unsafe { ZeroedArray::<Line>::new(CHUNK / LINE) };
         fault_in(&c);
         added.push(c);
+        progress(((i + 1) * CHUNK) as u64, (todo * CHUNK) as u64);
     }
     let n = added.len();
     reserve_lock().append(&mut added);
