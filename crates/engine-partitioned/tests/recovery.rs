@@ -206,11 +206,24 @@ const CHILD_ENV: &str = "PARTITIONED_RECOVERY_CHILD";
 fn child(dir: &Path, round: u64) -> ! {
     let e = open(&opts(dir, LogMode::Sync, 2), 2).unwrap();
     load_or_replay(&e);
+    // A line the previous child was killed in the middle of was never an
+    // acknowledgement: cut it, or this child's first line would run on from it.
+    let path = dir.join("acked");
+    let text = std::fs::read(&path).unwrap_or_default();
+    let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    if whole < text.len() {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(whole as u64)
+            .unwrap();
+    }
     let acked = std::sync::Mutex::new(
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(dir.join("acked"))
+            .open(&path)
             .unwrap(),
     );
     std::thread::scope(|sc| {
@@ -222,7 +235,12 @@ fn child(dir: &Path, round: u64) -> ! {
                     let id = round * 1_000_000_000 + w * 100_000_000 + i;
                     let c = cmd(id, (i % 64) as u32, ((i * 5 + 1) % 64) as u32, 3);
                     match run_cmd(&mut s, &c) {
-                        Ok(()) => writeln!(acked.lock().unwrap(), "{id}").unwrap(),
+                        // One write per line, so a kill cuts no line but the last.
+                        Ok(()) => acked
+                            .lock()
+                            .unwrap()
+                            .write_all(format!("{id}\n").as_bytes())
+                            .unwrap(),
                         Err(Error::UserAbort) | Err(Error::Conflict(_)) => {}
                         Err(e) => panic!("{e}"),
                     }
