@@ -275,7 +275,7 @@ impl Engine for MemoryEngine {
             &*self.storage,
             &log::LoadMarker {
                 database_id: l.database_id,
-                log_bytes: l.bytes.load(std::sync::atomic::Ordering::Acquire),
+                log_bytes: l.io.bytes.load(std::sync::atomic::Ordering::Acquire),
             },
         )
     }
@@ -364,9 +364,9 @@ impl Engine for MemoryEngine {
             v["log"] = serde_json::json!({
                 "path": l.path.display().to_string(),
                 "durable_epoch": l.durable_epoch(),
-                "bytes": l.bytes.load(Relaxed),
-                "blocks": l.blocks.load(Relaxed),
-                "fsyncs": l.fsyncs.load(Relaxed),
+                "bytes": l.io.bytes.load(Relaxed),
+                "blocks": l.io.blocks.load(Relaxed),
+                "fsyncs": l.io.fsyncs.load(Relaxed),
             });
         }
         v

@@ -352,8 +352,9 @@ impl MemoryWorker<'_> {
         for &(table, h, len) in &self.hinted[self.hinted_done..end] {
             let t = &self.e.catalog.tables[table as usize];
             if let crate::catalog::Index::Hash(hx) = &t.primary {
-                let words = crate::record::row_words(t.row_size);
-                hx.prefetch_values(h, |v| Rec::from_u64(v).prefetch_whole(words, len as usize));
+                hx.prefetch_values(h, |v| {
+                    Rec::from_u64(v).prefetch_whole(t.words, len as usize)
+                });
             }
         }
         self.hinted_done = end;

@@ -225,7 +225,7 @@ impl Engine for MvccEngine {
             &*self.storage,
             &log::LoadMarker {
                 database_id: l.database_id,
-                log_bytes: l.bytes.load(Acquire),
+                log_bytes: l.io.bytes.load(Acquire),
             },
         )
     }
@@ -313,9 +313,9 @@ impl Engine for MvccEngine {
             v["log"] = serde_json::json!({
                 "path": l.path.display().to_string(),
                 "durable_ts": l.durable_ts(),
-                "bytes": l.bytes.load(Relaxed),
-                "blocks": l.blocks.load(Relaxed),
-                "fsyncs": l.fsyncs.load(Relaxed),
+                "bytes": l.io.bytes.load(Relaxed),
+                "blocks": l.io.blocks.load(Relaxed),
+                "fsyncs": l.io.fsyncs.load(Relaxed),
             });
         }
         v

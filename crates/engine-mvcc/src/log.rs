@@ -167,9 +167,8 @@ pub struct Logger {
     mark: Watermark,
     pub path: PathBuf,
     pub database_id: u64,
-    pub bytes: AtomicU64,
-    pub blocks: AtomicU64,
-    pub fsyncs: AtomicU64,
+    /// What has been written: bytes, blocks, fsyncs.
+    pub io: storage::logfile::BlockWriter,
 }
 
 impl Logger {
@@ -190,9 +189,7 @@ impl Logger {
             mark: Watermark::new(tail.durable),
             path: tail.path.clone(),
             database_id: tail.database_id,
-            bytes: AtomicU64::new(tail.offset),
-            blocks: AtomicU64::new(0),
-            fsyncs: AtomicU64::new(0),
+            io: storage::logfile::BlockWriter::new(tail.offset),
         });
         let me = lg.clone();
         let h = std::thread::Builder::new()
@@ -322,18 +319,13 @@ impl Logger {
                     }
                 }
                 seal_block(&mut block, c, count, BLOCK_DATA);
-                if let Err(err) = file.write_all_at(&block, offset) {
-                    self.fail(io_failure("writing a block", &self.path, &err));
+                if let Err(msg) = self
+                    .io
+                    .write_durably(&*file, &mut offset, &block, &self.path)
+                {
+                    self.fail(msg);
                     return;
                 }
-                if let Err(err) = file.sync_data() {
-                    self.fail(io_failure("fsync", &self.path, &err));
-                    return;
-                }
-                offset += block.len() as u64;
-                self.bytes.store(offset, Relaxed);
-                self.blocks.fetch_add(1, Relaxed);
-                self.fsyncs.fetch_add(1, Relaxed);
                 last_d = c;
             }
             self.mark.publish(c);

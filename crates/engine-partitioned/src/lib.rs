@@ -288,9 +288,9 @@ impl Engine for PartitionedEngine {
             "out_of_order_aborts": self.sum(&|s| &s.out_of_order_aborts),
             "log": self.durable.as_ref().and_then(|d| d.logger.get()).map(|l| serde_json::json!({
                 "commands_durable": l.durable(),
-                "bytes": l.bytes.load(Relaxed),
-                "blocks": l.blocks.load(Relaxed),
-                "fsyncs": l.fsyncs.load(Relaxed),
+                "bytes": l.io.bytes.load(Relaxed),
+                "blocks": l.io.blocks.load(Relaxed),
+                "fsyncs": l.io.fsyncs.load(Relaxed),
             })),
         })
     }

@@ -19,14 +19,13 @@
 use api::{Command, Error, Result};
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 /// Who a log (and a snapshot) belongs to.
 pub use storage::logfile::Header as FileHeader;
 pub(crate) use storage::logfile::{crc, le32, le64};
-use storage::logfile::{io_failure, HeaderFormat, Watermark};
+use storage::logfile::{HeaderFormat, Watermark};
 use storage::File;
 
 pub const LOG_FILE: &str = "partitioned.log";
@@ -216,9 +215,8 @@ pub struct Logger {
     /// Commands durable: every command with a sequence number below it is fsync'd.
     mark: Watermark,
     pub path: PathBuf,
-    pub bytes: AtomicU64,
-    pub blocks: AtomicU64,
-    pub fsyncs: AtomicU64,
+    /// What has been written: bytes, blocks, fsyncs.
+    pub io: storage::logfile::BlockWriter,
 }
 
 impl Logger {
@@ -232,9 +230,7 @@ impl Logger {
             }),
             mark: Watermark::new(tail.commands),
             path: tail.path.clone(),
-            bytes: AtomicU64::new(tail.offset),
-            blocks: AtomicU64::new(0),
-            fsyncs: AtomicU64::new(0),
+            io: storage::logfile::BlockWriter::new(tail.offset),
         });
         let me = lg.clone();
         let h = std::thread::Builder::new()
@@ -307,18 +303,13 @@ impl Logger {
             if count > 0 {
                 let block = seal_block(&spare, first, count);
                 spare.clear();
-                if let Err(err) = file.write_all_at(&block, offset) {
-                    self.fail(io_failure("writing a block", &self.path, &err));
+                if let Err(msg) = self
+                    .io
+                    .write_durably(&*file, &mut offset, &block, &self.path)
+                {
+                    self.fail(msg);
                     return;
                 }
-                if let Err(err) = file.sync_data() {
-                    self.fail(io_failure("fsync", &self.path, &err));
-                    return;
-                }
-                offset += block.len() as u64;
-                self.bytes.store(offset, Relaxed);
-                self.blocks.fetch_add(1, Relaxed);
-                self.fsyncs.fetch_add(1, Relaxed);
                 self.mark.publish(first + count as u64);
             }
             if stopping {

@@ -249,6 +249,47 @@ impl MarkerFormat {
     }
 }
 
+/// What a logger has written to its log file (statistics), and the one way it writes a
+/// block: at the end, then fsync, then counted.
+#[derive(Debug)]
+pub struct BlockWriter {
+    /// File length after the last block written.
+    pub bytes: AtomicU64,
+    pub blocks: AtomicU64,
+    pub fsyncs: AtomicU64,
+}
+
+impl BlockWriter {
+    /// A log whose blocks end at `offset`.
+    pub fn new(offset: u64) -> Self {
+        BlockWriter {
+            bytes: AtomicU64::new(offset),
+            blocks: AtomicU64::new(0),
+            fsyncs: AtomicU64::new(0),
+        }
+    }
+
+    /// Write `block` at `*offset` of `file` (the log at `path`) and make it durable;
+    /// `*offset` then moves past it. The error is the one line for the user.
+    pub fn write_durably(
+        &self,
+        file: &dyn crate::File,
+        offset: &mut u64,
+        block: &[u8],
+        path: &Path,
+    ) -> Result<(), String> {
+        file.write_all_at(block, *offset)
+            .map_err(|e| io_failure("writing a block", path, &e))?;
+        file.sync_data()
+            .map_err(|e| io_failure("fsync", path, &e))?;
+        *offset += block.len() as u64;
+        self.bytes.store(*offset, Relaxed);
+        self.blocks.fetch_add(1, Relaxed);
+        self.fsyncs.fetch_add(1, Relaxed);
+        Ok(())
+    }
+}
+
 /// The one line a user sees for a failed log write or sync of the log at `path`.
 pub fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
     if crate::is_no_space(e) {
