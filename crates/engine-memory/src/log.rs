@@ -52,6 +52,10 @@ pub const BLOCK_DATA: u32 = 0;
 pub const BLOCK_RESTART: u32 = 1;
 /// How often the logger drains buffers when no `Sync` commit asks sooner.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
+/// A worker whose buffer holds this much after a commit waits until the logger has
+/// drained it (`Logger::wait_drained`): the log's lag behind the commits, and the
+/// memory its buffers take, stay bounded when commits outrun the disk.
+pub const BUFFER_LIMIT: usize = 4 << 20;
 /// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
 pub const MAX_BLOCK_BYTES: usize = 1 << 30;
 
@@ -118,6 +122,10 @@ pub fn seal_block(block: &mut [u8], durable: u64, count: u32, kind: u32) {
 
 pub struct Logger {
     bufs: Box<[CachePadded<Mutex<Vec<u8>>>]>,
+    /// Per worker: how many times the logger has drained its buffer (counted under the
+    /// buffer's lock); `drained_ev` is notified after each round's drains.
+    drains: Box<[CachePadded<AtomicU64>]>,
+    drained_ev: rt::Event,
     /// Per worker: 0, or the epoch of the commit it is installing and appending now
     /// (`COMMITTING` between announcing the commit and reading the epoch). The logger
     /// waits for commits of epochs below the one it flushes to finish their appends.
@@ -200,6 +208,10 @@ impl Logger {
             bufs: (0..workers)
                 .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(1 << 16))))
                 .collect(),
+            drains: (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+            drained_ev: rt::Event::new(),
             inflight: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
@@ -225,6 +237,28 @@ impl Logger {
     #[inline]
     pub fn buffer(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
         rt::lock(rt::WaitKind::Latch, &self.bufs[worker])
+    }
+
+    /// After a commit appended to `buf` (the locked buffer of `worker`): if the buffer
+    /// is full, the drain count to wait past (`wait_drained`, once the commit is over).
+    #[inline]
+    pub fn full(&self, worker: usize, buf: &[u8]) -> Option<u64> {
+        (buf.len() >= BUFFER_LIMIT).then(|| self.drains[worker].load(Acquire))
+    }
+
+    /// Wait (through `rt`) until the logger has drained `worker`'s buffer since its
+    /// drain count was `seen`, asking for a flush now. The caller holds no lock and has
+    /// no commit in flight (the logger may be waiting for it).
+    pub fn wait_drained(&self, worker: usize, seen: u64) -> Result<()> {
+        self.mark.request_flush();
+        let d = &self.drains[worker];
+        self.drained_ev.wait(rt::WaitKind::LogFlush, None, || {
+            d.load(Acquire) > seen || self.has_failed()
+        });
+        match self.error() {
+            Some(msg) if d.load(Acquire) <= seen => Err(Error::Fatal(msg)),
+            _ => Ok(()),
+        }
     }
 
     /// Announce a commit of `worker`, before it reads the epoch (`occ`). Until the
@@ -269,6 +303,7 @@ impl Logger {
 
     fn fail(&self, msg: String) {
         self.mark.fail(msg);
+        self.drained_ev.notify_all();
     }
 
     /// A recovered log's first write: cut a torn tail, then a restart block (records
@@ -326,11 +361,20 @@ impl Logger {
             }
             block.clear();
             block.resize(BLOCK_HEADER_BYTES, 0);
-            for (b, s) in self.bufs.iter().zip(spare.iter_mut()) {
-                std::mem::swap(&mut *rt::lock(rt::WaitKind::Latch, b), s);
+            for ((b, s), d) in self
+                .bufs
+                .iter()
+                .zip(spare.iter_mut())
+                .zip(self.drains.iter())
+            {
+                let mut g = rt::lock(rt::WaitKind::Latch, b);
+                std::mem::swap(&mut *g, s);
+                d.fetch_add(1, Release);
+                drop(g);
                 block.extend_from_slice(s);
                 s.clear();
             }
+            self.drained_ev.notify_all();
             let payload = block.len() - BLOCK_HEADER_BYTES;
             let durable = e - 1;
             let (count, top) = scan_records(&block[BLOCK_HEADER_BYTES..]);
@@ -766,6 +810,52 @@ mod tests {
             d >= 5,
             "the block holding the record states durable epoch {d}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A buffer at its limit makes its worker wait until the logger has taken it (and
+    /// only then): commits cannot run ahead of the log without bound.
+    #[test]
+    fn a_full_buffer_waits_for_the_logger() {
+        let st = storage::os();
+        let dir =
+            std::env::temp_dir().join(format!("oltpscope-logtest-full-{}", std::process::id()));
+        st.create_dir_all(&dir).unwrap();
+        let path = dir.join(LOG_FILE);
+        let file = storage::create_durable(&*st, &path).unwrap();
+        let epochs = Epochs::starting_at(3);
+        let tail = LogTail {
+            file,
+            path: path.clone(),
+            database_id: 1,
+            offset: 0,
+            durable: 0,
+            restart: None,
+        };
+        let (lg, h) = Logger::start(tail, 2, epochs.clone()).unwrap();
+        let row = vec![7u8; 4000];
+        // (The logger may drain the buffer meanwhile: append until it is full.)
+        let mut i = 0u64;
+        let seen = loop {
+            let mut b = lg.buffer(1);
+            append_put(&mut b, (3 << 32) | (i + 1), 0, &i.to_le_bytes(), &row);
+            i += 1;
+            if let Some(seen) = lg.full(1, &b) {
+                assert!(b.len() >= BUFFER_LIMIT);
+                break seen;
+            }
+        };
+        assert!(lg.full(0, &lg.buffer(0)).is_none(), "worker 0 is not full");
+        lg.wait_drained(1, seen).unwrap();
+        assert!(lg.drains[1].load(Acquire) > seen);
+        assert!(
+            lg.buffer(1).len() < BUFFER_LIMIT,
+            "the logger took the full buffer"
+        );
+        epochs.close(3);
+        lg.stop();
+        h.join().unwrap();
+        assert!(lg.io.bytes.load(Acquire) > BUFFER_LIMIT as u64);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -165,6 +165,7 @@ impl MemoryWorker<'_> {
         }
         // The log records, all under one short hold of this worker's buffer lock (the
         // logger drains whole transactions); then the commit is no longer in flight.
+        let mut full = None;
         if let Some(l) = &e.logger {
             rt::point(rt::Point::Ctx(rt::Component::LogInsert));
             let mut b = l.buffer(self.id);
@@ -178,11 +179,16 @@ impl MemoryWorker<'_> {
                     log::append_put(&mut b, tid, w.table, key, row);
                 }
             }
+            full = l.full(self.id, &b);
         }
         drop(flight);
         self.last_tid = tid;
         WorkerStats::bump(&st.commits);
         self.finish();
+        // A full buffer: the log is behind; wait for it, with nothing held.
+        if let (Some(seen), Some(l)) = (full, &e.logger) {
+            l.wait_drained(self.id, seen)?;
+        }
         if e.log_mode == LogMode::Sync {
             if let Some(l) = &e.logger {
                 l.wait_durable(epoch, &e.epochs)?;

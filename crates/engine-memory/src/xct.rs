@@ -263,11 +263,13 @@ impl<'e> MemoryWorker<'e> {
     fn surprise(&mut self, answer: Result<bool>) -> Result<bool> {
         std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
         // Before commit this transaction holds no lock: a locked record it read is being
-        // changed by a committer, which makes the view doubtful too.
-        let reads_unchanged = self
-            .reads
-            .iter()
-            .all(|r| r.rec.tid().load(std::sync::atomic::Ordering::Acquire) == r.tid);
+        // changed by a committer, which makes the view doubtful too. So does a read of an
+        // unlinked record (a miss through a deleted one): its key may have a new record
+        // now, and the unlinked one never changes again (`validate_reads` fails it).
+        let reads_unchanged = self.reads.iter().all(|r| {
+            let cur = r.rec.tid().load(std::sync::atomic::Ordering::Acquire);
+            cur == r.tid && cur & UNLINKED == 0
+        });
         if !reads_unchanged {
             Err(self.conflict(
                 AbortReason::ReadValidation,

@@ -156,3 +156,37 @@ fn update_changing_a_secondary_key_is_fatal_and_undone() {
     drop(s);
     e.shutdown().unwrap();
 }
+
+/// A miss can come through a record a concurrent delete has just unlinked; the key may
+/// have a new record by the time the transaction inserts it. That is a conflict (the
+/// view is stale), never a duplicate-key answer the workload would take for a logic
+/// error. Two threads race insert-if-absent and delete-if-present on four keys.
+#[test]
+fn insert_after_a_miss_through_a_deleted_record_is_a_conflict() {
+    for kind in [IndexKind::Hash, IndexKind::BTree] {
+        let (e, t) = open(kind, 2);
+        std::thread::scope(|sc| {
+            for w in 0..2usize {
+                let e = &e;
+                sc.spawn(move || {
+                    let mut s = Session::new(e.worker(w));
+                    for i in 0..40_000u32 {
+                        let k = [(i.wrapping_mul(2654435761) >> 30) as u8];
+                        let r = s.run(0, |s| {
+                            if s.get(t, &k, |_| {})? {
+                                s.delete(t, &k)?;
+                            } else {
+                                s.insert(t, &k, &[k[0]; 8])?;
+                            }
+                            Ok(())
+                        });
+                        if let Err(err) = r {
+                            assert!(err.is_conflict(), "{kind:?} key {k:?}: {err}");
+                        }
+                    }
+                });
+            }
+        });
+        e.shutdown().unwrap();
+    }
+}

@@ -45,6 +45,9 @@ pub trait File: Send + Sync + fmt::Debug {
     /// Grow (with zeros) or shrink the file.
     fn set_len(&self, len: u64) -> io::Result<()>;
     fn path(&self) -> &Path;
+    /// Advise that `len` bytes at `off`, already durable, will not be read again soon
+    /// (the page cache may drop them). Only advice: a file may ignore it.
+    fn drop_cached(&self, _off: u64, _len: u64) {}
 
     /// Read until `buf` is full or the file ends; returns the bytes read.
     fn read_full_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize> {

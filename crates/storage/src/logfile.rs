@@ -282,6 +282,7 @@ impl BlockWriter {
             .map_err(|e| io_failure("writing a block", path, &e))?;
         file.sync_data()
             .map_err(|e| io_failure("fsync", path, &e))?;
+        file.drop_cached(*offset, block.len() as u64);
         *offset += block.len() as u64;
         self.bytes.store(*offset, Relaxed);
         self.blocks.fetch_add(1, Relaxed);

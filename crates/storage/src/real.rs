@@ -51,6 +51,18 @@ impl File for RealFile {
     fn path(&self) -> &Path {
         &self.path
     }
+    fn drop_cached(&self, off: u64, len: u64) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: advice on an open descriptor; no memory is passed.
+        unsafe {
+            libc::posix_fadvise(
+                self.f.as_raw_fd(),
+                off as libc::off_t,
+                len as libc::off_t,
+                libc::POSIX_FADV_DONTNEED,
+            );
+        }
+    }
 }
 
 impl Storage for RealStorage {
