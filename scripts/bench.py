@@ -136,6 +136,14 @@ def main():
             lo, hi = SILO[name]
             t = rep["throughput_tps"]
             print(f"| {name} | {t:,.0f} | {lo:,}-{hi:,} | {t / hi:.2f}-{t / lo:.2f} |")
+        # The other goal: log async within 10% of log off (same binary, back to back).
+        tps = {name: rep["throughput_tps"] for name, _, rep, _ in rows if rep is not None}
+        print("\n| configuration | log async / log off |")
+        print("|---|---:|")
+        for w in ("W=1 1T", "W=2 2T"):
+            on, off = tps.get(f"{w} log async"), tps.get(f"{w} log off")
+            if on and off:
+                print(f"| {w} | {on / off:.2f} |")
 
 
 if __name__ == "__main__":

@@ -281,9 +281,9 @@ impl Workload for Tpcc {
                 // Compared exactly, in integers: 3.999% is below 4%.
                 if n * 100 < min * total {
                     v.push(format!(
-                        "the mix missed clause 5.2.3's minimum: {} {n} of {total} transactions ({:.3}%), below {min}%",
+                        "the mix missed clause 5.2.3's minimum: {} {n} of {total} transactions ({}%), below {min}%",
                         TXN_NAMES[t as usize],
-                        100.0 * n as f64 / total as f64
+                        share_below(n, total)
                     ));
                 }
             }
@@ -507,5 +507,22 @@ mod tests {
             (12.0..18.0).contains(&pct(remote_pay, counts[1])),
             "{remote_pay}"
         );
+    }
+}
+
+/// `n` of `total` as a percentage with three decimals, rounded down: a share just below
+/// a minimum never prints as the minimum itself (3.99992% is "3.999", not "4.000").
+fn share_below(n: u64, total: u64) -> String {
+    let milli = (n as u128 * 100_000 / total as u128) as u64;
+    format!("{}.{:03}", milli / 1000, milli % 1000)
+}
+
+#[cfg(test)]
+mod share_tests {
+    #[test]
+    fn a_share_below_the_minimum_never_prints_as_the_minimum() {
+        assert_eq!(super::share_below(50_997, 1_274_967), "3.999");
+        assert_eq!(super::share_below(4, 100), "4.000");
+        assert_eq!(super::share_below(1, 3), "33.333");
     }
 }
