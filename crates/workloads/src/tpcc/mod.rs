@@ -307,6 +307,13 @@ impl Workload for Tpcc {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_share_below_the_minimum_never_prints_as_the_minimum() {
+        assert_eq!(super::share_below(50_997, 1_274_967), "3.999");
+        assert_eq!(super::share_below(4, 100), "4.000");
+        assert_eq!(super::share_below(1, 3), "33.333");
+    }
+
     use super::*;
 
     #[test]
@@ -515,14 +522,4 @@ mod tests {
 fn share_below(n: u64, total: u64) -> String {
     let milli = (n as u128 * 100_000 / total as u128) as u64;
     format!("{}.{:03}", milli / 1000, milli % 1000)
-}
-
-#[cfg(test)]
-mod share_tests {
-    #[test]
-    fn a_share_below_the_minimum_never_prints_as_the_minimum() {
-        assert_eq!(super::share_below(50_997, 1_274_967), "3.999");
-        assert_eq!(super::share_below(4, 100), "4.000");
-        assert_eq!(super::share_below(1, 3), "33.333");
-    }
 }
