@@ -16,6 +16,9 @@
 //! Committing workers take no lock on the way to the log but their own buffer's, and
 //! that only while appending one transaction's records; they announce a commit in
 //! flight (`commit_start`) and the logger waits for those of older epochs.
+//! A worker whose buffer reaches `BUFFER_LIMIT` waits, once its commit is over, until
+//! the logger has drained it (`full`, `wait_drained`; the buffers are
+//! `storage::logfile::WorkerBuffers`).
 //!
 //! This module must never hold a worker's buffer lock while writing to the file, and
 //! never report an epoch durable before a block covering it is fsync'd: a block's
