@@ -16,6 +16,9 @@
 //! Committing workers take no lock on the way to the log but their own buffer's, and
 //! that only while appending one transaction's records; they announce a commit in
 //! flight (`commit_start`) and the logger waits for those of older epochs.
+//! A worker whose buffer reaches `BUFFER_LIMIT` waits, once its commit is over, until
+//! the logger has drained it (`full`, `wait_drained`; the buffers are
+//! `storage::logfile::WorkerBuffers`).
 //!
 //! This module must never hold a worker's buffer lock while writing to the file, and
 //! never report an epoch durable before a block covering it is fsync'd: a block's
@@ -24,13 +27,15 @@
 use crate::epoch::Epochs;
 use api::{Error, Result, Schema};
 use crossbeam_utils::CachePadded;
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::MutexGuard;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use storage::logfile::{crc, io_failure, le32, le64, HeaderFormat, MarkerFormat, Watermark};
+use storage::logfile::{
+    crc, io_failure, le32, le64, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers,
+};
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
 use storage::File;
 
@@ -53,9 +58,9 @@ pub const BLOCK_RESTART: u32 = 1;
 /// How often the logger drains buffers when no `Sync` commit asks sooner.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// A worker whose buffer holds this much after a commit waits until the logger has
-/// drained it (`Logger::wait_drained`): the log's lag behind the commits, and the
-/// memory its buffers take, stay bounded when commits outrun the disk.
-pub const BUFFER_LIMIT: usize = 4 << 20;
+/// drained it (`Logger::wait_drained`; the limit is shared with the other in-memory
+/// engines' loggers).
+pub use storage::logfile::BUFFER_LIMIT;
 /// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
 pub const MAX_BLOCK_BYTES: usize = 1 << 30;
 
@@ -121,11 +126,8 @@ pub fn seal_block(block: &mut [u8], durable: u64, count: u32, kind: u32) {
 }
 
 pub struct Logger {
-    bufs: Box<[CachePadded<Mutex<Vec<u8>>>]>,
-    /// Per worker: how many times the logger has drained its buffer (counted under the
-    /// buffer's lock); `drained_ev` is notified after each round's drains.
-    drains: Box<[CachePadded<AtomicU64>]>,
-    drained_ev: rt::Event,
+    /// Per-worker buffers, bounded by `BUFFER_LIMIT`.
+    bufs: WorkerBuffers,
     /// Per worker: 0, or the epoch of the commit it is installing and appending now
     /// (`COMMITTING` between announcing the commit and reading the epoch). The logger
     /// waits for commits of epochs below the one it flushes to finish their appends.
@@ -205,13 +207,7 @@ impl Logger {
         epochs: Arc<Epochs>,
     ) -> Result<(Arc<Logger>, JoinHandle<()>)> {
         let lg = Arc::new(Logger {
-            bufs: (0..workers)
-                .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(1 << 16))))
-                .collect(),
-            drains: (0..workers)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
-            drained_ev: rt::Event::new(),
+            bufs: WorkerBuffers::new(workers),
             inflight: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
@@ -236,29 +232,23 @@ impl Logger {
     /// takes it briefly to drain it, so a worker waits through `rt`.
     #[inline]
     pub fn buffer(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
-        rt::lock(rt::WaitKind::Latch, &self.bufs[worker])
+        self.bufs.lock(worker)
     }
 
     /// After a commit appended to `buf` (the locked buffer of `worker`): if the buffer
     /// is full, the drain count to wait past (`wait_drained`, once the commit is over).
     #[inline]
-    pub fn full(&self, worker: usize, buf: &[u8]) -> Option<u64> {
-        (buf.len() >= BUFFER_LIMIT).then(|| self.drains[worker].load(Acquire))
+    pub fn full(&self, worker: usize, buf: &MutexGuard<'_, Vec<u8>>) -> Option<u64> {
+        self.bufs.full(worker, buf)
     }
 
     /// Wait (through `rt`) until the logger has drained `worker`'s buffer since its
     /// drain count was `seen`, asking for a flush now. The caller holds no lock and has
     /// no commit in flight (the logger may be waiting for it).
     pub fn wait_drained(&self, worker: usize, seen: u64) -> Result<()> {
-        self.mark.request_flush();
-        let d = &self.drains[worker];
-        self.drained_ev.wait(rt::WaitKind::LogFlush, None, || {
-            d.load(Acquire) > seen || self.has_failed()
-        });
-        match self.error() {
-            Some(msg) if d.load(Acquire) <= seen => Err(Error::Fatal(msg)),
-            _ => Ok(()),
-        }
+        self.bufs
+            .wait_drained(worker, seen, &self.mark)
+            .map_err(Error::Fatal)
     }
 
     /// Announce a commit of `worker`, before it reads the epoch (`occ`). Until the
@@ -303,7 +293,6 @@ impl Logger {
 
     fn fail(&self, msg: String) {
         self.mark.fail(msg);
-        self.drained_ev.notify_all();
     }
 
     /// A recovered log's first write: cut a torn tail, then a restart block (records
@@ -333,7 +322,7 @@ impl Logger {
             mut restart,
             ..
         } = tail;
-        let mut spare: Vec<Vec<u8>> = (0..self.bufs.len()).map(|_| Vec::new()).collect();
+        let mut spare: Vec<Vec<u8>> = (0..self.bufs.workers()).map(|_| Vec::new()).collect();
         let mut block: Vec<u8> = Vec::with_capacity(1 << 20);
         // Highest epoch of any record written so far; while it is above the durable
         // epoch of the last block written, a later block must state a higher one.
@@ -361,20 +350,8 @@ impl Logger {
             }
             block.clear();
             block.resize(BLOCK_HEADER_BYTES, 0);
-            for ((b, s), d) in self
-                .bufs
-                .iter()
-                .zip(spare.iter_mut())
-                .zip(self.drains.iter())
-            {
-                let mut g = rt::lock(rt::WaitKind::Latch, b);
-                std::mem::swap(&mut *g, s);
-                d.fetch_add(1, Release);
-                drop(g);
-                block.extend_from_slice(s);
-                s.clear();
-            }
-            self.drained_ev.notify_all();
+            self.bufs
+                .drain(&mut spare, &self.mark, |b| block.extend_from_slice(b));
             let payload = block.len() - BLOCK_HEADER_BYTES;
             let durable = e - 1;
             let (count, top) = scan_records(&block[BLOCK_HEADER_BYTES..]);
@@ -847,7 +824,7 @@ mod tests {
         };
         assert!(lg.full(0, &lg.buffer(0)).is_none(), "worker 0 is not full");
         lg.wait_drained(1, seen).unwrap();
-        assert!(lg.drains[1].load(Acquire) > seen);
+        assert!(lg.bufs.drained_since(1, seen));
         assert!(
             lg.buffer(1).len() < BUFFER_LIMIT,
             "the logger took the full buffer"

@@ -1,10 +1,12 @@
 //! Value logging: with `Sync` logging a commit's records are in the (fsync'd) log file
 //! when commit returns; replaying the log (latest TID per key) gives the database's final
-//! contents; a damaged log is an error, not a panic.
+//! contents; a damaged log is an error, not a panic; a commit whose log buffer is full
+//! waits until the logger has taken it (a stuck disk holds commits back).
 
 use api::{Engine, EngineOptions, IndexKind, LogMode, Schema, Session, TableDef};
 use engine_memory::{read_log, MemoryEngine};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 
 fn key(v: u32) -> [u8; 4] {
@@ -181,4 +183,228 @@ fn tempdir(tag: &str) -> std::path::PathBuf {
     ));
     let _ = std::fs::remove_dir_all(&d);
     d
+}
+
+/// The gate in front of the log file of `Gated`: closed, writes wait at it.
+#[derive(Debug, Default)]
+struct Gate {
+    /// Closed; writes waiting at it.
+    state: std::sync::Mutex<(bool, usize)>,
+    cv: std::sync::Condvar,
+}
+
+impl Gate {
+    fn set_closed(&self, closed: bool) {
+        self.state.lock().unwrap().0 = closed;
+        self.cv.notify_all();
+    }
+    fn writes_held(&self) -> usize {
+        self.state.lock().unwrap().1
+    }
+    /// Writes wait at the gate until this is dropped (also when a test fails: a
+    /// flusher stuck at the gate would keep the engine from dropping).
+    fn closed(&self) -> impl Drop + '_ {
+        struct Open<'a>(&'a Gate);
+        impl Drop for Open<'_> {
+            fn drop(&mut self) {
+                self.0.set_closed(false);
+            }
+        }
+        self.set_closed(true);
+        Open(self)
+    }
+    fn pass(&self) {
+        let mut s = self.state.lock().unwrap();
+        if s.0 {
+            s.1 += 1;
+            while s.0 {
+                s = self.cv.wait(s).unwrap();
+            }
+            s.1 -= 1;
+        }
+    }
+}
+
+/// The operating system's files, but writes to the file named `name` wait while the
+/// gate is closed: a disk that stops taking the log.
+#[derive(Debug)]
+struct Gated {
+    name: &'static str,
+    gate: Arc<Gate>,
+}
+
+#[derive(Debug)]
+struct GatedFile {
+    f: Arc<dyn storage::File>,
+    gate: Arc<Gate>,
+}
+
+impl storage::File for GatedFile {
+    fn read_at(&self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+        self.f.read_at(buf, off)
+    }
+    fn write_at(&self, buf: &[u8], off: u64) -> std::io::Result<usize> {
+        self.gate.pass();
+        self.f.write_at(buf, off)
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        self.f.sync_data()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.f.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.f.set_len(len)
+    }
+    fn path(&self) -> &Path {
+        self.f.path()
+    }
+}
+
+impl storage::Storage for Gated {
+    fn open(&self, path: &Path, how: storage::Open) -> std::io::Result<Arc<dyn storage::File>> {
+        let f = storage::RealStorage.open(path, how)?;
+        if path.file_name() != Some(self.name.as_ref()) {
+            return Ok(f);
+        }
+        Ok(Arc::new(GatedFile {
+            f,
+            gate: self.gate.clone(),
+        }))
+    }
+    fn remove(&self, path: &Path) -> std::io::Result<()> {
+        storage::RealStorage.remove(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        storage::RealStorage.rename(from, to)
+    }
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        storage::RealStorage.sync_dir(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> std::io::Result<()> {
+        storage::RealStorage.create_dir_all(dir)
+    }
+    fn list(&self, dir: &Path) -> std::io::Result<Vec<String>> {
+        storage::RealStorage.list(dir)
+    }
+    fn exists(&self, path: &Path) -> std::io::Result<bool> {
+        storage::RealStorage.exists(path)
+    }
+}
+
+/// What the committing thread reports.
+#[derive(Debug)]
+enum Seen {
+    /// A commit waits for the log while the flusher is held at the gate (so it cannot
+    /// take the buffer), after this many commits returned.
+    Held(u64),
+    /// Every commit returned.
+    Done(u64),
+}
+
+/// Takes the committing thread's waits (polling them) and reports the first log wait
+/// that is held: the flusher is stuck at the gate and the wait's condition is false.
+struct Spy {
+    gate: Arc<Gate>,
+    tx: std::sync::mpsc::Sender<Seen>,
+    told: std::cell::Cell<bool>,
+    commits: std::cell::Cell<u64>,
+}
+
+impl rt::Scheduler for Spy {
+    fn wait(
+        &self,
+        kind: rt::WaitKind,
+        cond: &mut dyn FnMut() -> bool,
+        deadline: Option<std::time::Instant>,
+    ) -> bool {
+        loop {
+            if cond() {
+                return true;
+            }
+            // The flusher held first, then the condition: it cannot turn true while the
+            // flusher is held, so the commit is held by the stuck log.
+            if kind == rt::WaitKind::LogFlush
+                && self.gate.writes_held() > 0
+                && !cond()
+                && !self.told.replace(true)
+            {
+                self.tx.send(Seen::Held(self.commits.get())).unwrap();
+            }
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return cond();
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+    fn point(&self, _: rt::Point) {}
+    fn op_mark(&self, _: u32, _: bool) {}
+    fn offloads_io(&self) -> bool {
+        false
+    }
+    fn interests(&self) -> u8 {
+        0
+    }
+}
+
+/// With the disk stuck (the logger held in a write), `Async` commits run ahead of the
+/// log only until their buffer is full: then a commit waits, once it is over, until the
+/// logger has taken the buffer, and goes on once the disk does. (Without the wait in
+/// `occ` all of the 12 MiB below would be committed against a stuck log.) Every
+/// commit is in the log at the end.
+#[test]
+fn a_full_log_buffer_holds_its_committer_until_the_logger_took_it() {
+    const ROW: usize = 4000;
+    let limit = storage::logfile::BUFFER_LIMIT;
+    let n = (3 * limit / ROW + 1) as u64;
+    let dir = tempdir("full");
+    let gate = Arc::new(Gate::default());
+    let mut sc = Schema::new();
+    let t = sc.add(TableDef::new("wide", ROW, IndexKind::Hash, n));
+    let opts = EngineOptions {
+        log: LogMode::Async,
+        log_dir: Some(dir.clone()),
+        storage: Arc::new(Gated {
+            name: engine_memory::log::LOG_FILE,
+            gate: gate.clone(),
+        }),
+        ..EngineOptions::default()
+    };
+    let e = MemoryEngine::open(Arc::new(sc), &opts).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let closed = gate.closed();
+        let worker = scope.spawn(|| {
+            let spy = Spy {
+                gate: gate.clone(),
+                tx: tx.clone(),
+                told: std::cell::Cell::new(false),
+                commits: std::cell::Cell::new(0),
+            };
+            rt::with_scheduler(&spy, || {
+                let mut s = Session::new(e.worker(0));
+                for i in 0..n {
+                    s.run(0, |s| {
+                        s.insert(t, &(i as u32).to_be_bytes(), &[i as u8; ROW])
+                    })
+                    .unwrap();
+                    spy.commits.set(i + 1);
+                }
+            });
+            tx.send(Seen::Done(n)).unwrap();
+        });
+        match rx.recv().unwrap() {
+            Seen::Done(c) => panic!("{c} commits of {ROW}-byte rows ran ahead of a stuck log"),
+            Seen::Held(c) => assert!(
+                c as usize * ROW <= 2 * (limit + ROW + 64),
+                "{c} commits of {ROW}-byte rows before one waited for a stuck log"
+            ),
+        }
+        drop(closed);
+        worker.join().unwrap();
+    });
+    e.shutdown().unwrap();
+    let c = read_log(&dir.join(engine_memory::log::LOG_FILE)).unwrap();
+    assert_eq!(c.records.len() as u64, n);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -6,6 +6,8 @@
 //! the clock `C`, waits for every commit in flight with a timestamp `<= C` to finish
 //! appending, drains all buffers into one checksummed block stating durable timestamp
 //! `C`, writes and fsyncs it, and publishes `C`. Every byte goes through `storage`.
+//! A worker whose buffer reaches `storage::logfile::BUFFER_LIMIT` waits after its commit
+//! until the flusher has taken it (`full`, `wait_drained`).
 //!
 //! File format 1 (all integers little-endian; see docs/design/mvcc-engine.md): file
 //! header (32 bytes) `b"OLTPVLOG"`, `u32` version, `b"mvcc"`, `u64` database id, `u32`
@@ -23,13 +25,15 @@
 
 use api::{Error, Result};
 use crossbeam_utils::CachePadded;
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::MutexGuard;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use storage::logfile::{crc, io_failure, le32, le64, HeaderFormat, MarkerFormat, Watermark};
+use storage::logfile::{
+    crc, io_failure, le32, le64, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers,
+};
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
 use storage::File;
 
@@ -159,7 +163,8 @@ impl Drop for InFlight<'_> {
 }
 
 pub struct Logger {
-    bufs: Box<[CachePadded<Mutex<Vec<u8>>>]>,
+    /// Per-worker buffers, bounded by `storage::logfile::BUFFER_LIMIT`.
+    bufs: WorkerBuffers,
     /// Per worker: 0, [`COMMITTING`] (announced, no timestamp yet), or the commit
     /// timestamp of the commit it is validating and appending now.
     inflight: Box<[CachePadded<AtomicU64>]>,
@@ -180,9 +185,7 @@ impl Logger {
         clock: Arc<CachePadded<AtomicU64>>,
     ) -> Result<(Arc<Logger>, JoinHandle<()>)> {
         let lg = Arc::new(Logger {
-            bufs: (0..workers)
-                .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(1 << 16))))
-                .collect(),
+            bufs: WorkerBuffers::new(workers),
             inflight: (0..workers)
                 .map(|_| CachePadded::new(AtomicU64::new(0)))
                 .collect(),
@@ -206,7 +209,23 @@ impl Logger {
     /// at once, so a transaction's records never straddle two blocks).
     #[inline]
     pub fn buffer(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
-        rt::lock(rt::WaitKind::Latch, &self.bufs[worker])
+        self.bufs.lock(worker)
+    }
+
+    /// After a commit appended to `buf` (the locked buffer of `worker`): if the buffer
+    /// is full, the drain count to wait past (`wait_drained`, once the commit is over).
+    #[inline]
+    pub fn full(&self, worker: usize, buf: &MutexGuard<'_, Vec<u8>>) -> Option<u64> {
+        self.bufs.full(worker, buf)
+    }
+
+    /// Wait (through `rt`) until the flusher has taken `worker`'s buffer since its
+    /// drain count was `seen`, asking for a flush now. The caller holds no lock and has
+    /// no commit in flight (the flusher may be waiting for it).
+    pub fn wait_drained(&self, worker: usize, seen: u64) -> Result<()> {
+        self.bufs
+            .wait_drained(worker, seen, &self.mark)
+            .map_err(Error::Fatal)
     }
 
     /// Announce a commit of `worker` before it takes its timestamp. Until the returned
@@ -278,7 +297,7 @@ impl Logger {
             mut restart,
             ..
         } = tail;
-        let mut spare: Vec<Vec<u8>> = (0..self.bufs.len()).map(|_| Vec::new()).collect();
+        let mut spare: Vec<Vec<u8>> = (0..self.bufs.workers()).map(|_| Vec::new()).collect();
         let mut block: Vec<u8> = Vec::with_capacity(1 << 20);
         // Highest timestamp of any record written so far; while it is above the durable
         // timestamp of the last block written, a later block must state a higher one.
@@ -301,11 +320,8 @@ impl Logger {
             }
             block.clear();
             block.resize(BLOCK_HEADER_BYTES, 0);
-            for (b, s) in self.bufs.iter().zip(spare.iter_mut()) {
-                std::mem::swap(&mut *rt::lock(rt::WaitKind::Latch, b), s);
-                block.extend_from_slice(s);
-                s.clear();
-            }
+            self.bufs
+                .drain(&mut spare, &self.mark, |b| block.extend_from_slice(b));
             let payload = block.len() - BLOCK_HEADER_BYTES;
             let (count, top) = scan_records(&block[BLOCK_HEADER_BYTES..]);
             max_rec = max_rec.max(top);

@@ -146,6 +146,7 @@ impl MvccWorker<'_> {
         }
         // The log records, all under one short hold of this worker's buffer lock (the
         // flusher drains whole transactions); then the commit is no longer in flight.
+        let mut full = None;
         if let Some(l) = &e.logger {
             rt::point(rt::Point::Ctx(rt::Component::LogInsert));
             let mut b = l.buffer(self.id);
@@ -155,6 +156,7 @@ impl MvccWorker<'_> {
                 let row = (!v.tomb.load(Relaxed)).then(|| v.row());
                 crate::log::append(&mut b, ts, w.table, o.key(), row);
             }
+            full = l.full(self.id, &b);
         }
         drop(flight);
         WorkerStats::add(&st.commits, 1);
@@ -162,6 +164,11 @@ impl MvccWorker<'_> {
         self.commits_since_gc += 1;
         if self.commits_since_gc >= crate::gc::GC_EVERY {
             self.collect();
+        }
+        // A full buffer: the log is behind; wait until the flusher took it, with no
+        // commit in flight and nothing held (the flusher waits for commits in flight).
+        if let (Some(seen), Some(l)) = (full, &e.logger) {
+            l.wait_drained(self.id, seen)?;
         }
         // `Sync`: acknowledged only once a block stating a durable timestamp at or
         // above this one is fsync'd (other commits' records share the block: group

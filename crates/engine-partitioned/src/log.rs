@@ -4,6 +4,9 @@
 //! flusher thread (`partitioned-logger`) takes the buffer every `FLUSH_INTERVAL` (or at
 //! once when a `--log sync` commit waits), writes it as one checksummed block, fsyncs
 //! and publishes how many commands are durable. Every byte goes through `storage`.
+//! When the buffer reaches `storage::logfile::BUFFER_LIMIT`, the commit whose append
+//! found it so waits, once it has let its partitions go, until the flusher has taken
+//! its command (`Appended::full`, `Logger::wait_taken`).
 //!
 //! File format 1 (all integers little-endian; see docs/design/partitioned-engine.md):
 //! file header (32 bytes) `b"OLTPPLOG"`, `u32` version, `b"part"`, `u64` database id
@@ -19,13 +22,14 @@
 use api::{Command, Error, Result};
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 /// Who a log (and a snapshot) belongs to.
 pub use storage::logfile::Header as FileHeader;
 pub(crate) use storage::logfile::{crc, le32, le64};
-use storage::logfile::{HeaderFormat, Watermark};
+use storage::logfile::{HeaderFormat, Watermark, BUFFER_LIMIT};
 use storage::File;
 
 pub const LOG_FILE: &str = "partitioned.log";
@@ -202,6 +206,16 @@ pub struct LogTail {
     pub commands: u64,
 }
 
+/// What `Logger::append` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// Commands up to and including this one.
+    pub n: u64,
+    /// The buffer is at or above `BUFFER_LIMIT`: wait (`Logger::wait_taken(n)`) once
+    /// the partitions are let go.
+    pub full: bool,
+}
+
 /// Commands appended since the flusher last took them.
 struct Pending {
     buf: Vec<u8>,
@@ -212,6 +226,9 @@ struct Pending {
 
 pub struct Logger {
     pending: Mutex<Pending>,
+    /// Commands the flusher has taken out of `pending` (set under its lock): every
+    /// command with a sequence number below it is in a block being written, or written.
+    taken: AtomicU64,
     /// Commands durable: every command with a sequence number below it is fsync'd.
     mark: Watermark,
     pub path: PathBuf,
@@ -228,6 +245,7 @@ impl Logger {
                 first: tail.commands,
                 count: 0,
             }),
+            taken: AtomicU64::new(tail.commands),
             mark: Watermark::new(tail.commands),
             path: tail.path.clone(),
             io: storage::logfile::BlockWriter::new(tail.offset),
@@ -243,10 +261,12 @@ impl Logger {
         Ok((lg, h))
     }
 
-    /// Append a committing transaction's command; returns the number of commands up
-    /// to and including it (durable once `durable()` reaches it). The caller still owns
-    /// the transaction's partitions, so log order is a serial order.
-    pub fn append(&self, txn_type: u32, input: &[u8]) -> Result<u64> {
+    /// Append a committing transaction's command: the number of commands up to and
+    /// including it (durable once `durable()` reaches it), and whether the buffer is
+    /// full. The caller still owns the transaction's partitions, so log order is a
+    /// serial order; it calls `wait_taken` for a full buffer only once it has let
+    /// them go.
+    pub fn append(&self, txn_type: u32, input: &[u8]) -> Result<Appended> {
         if input.len() > MAX_INPUT_BYTES {
             return Err(Error::fatal(format!(
                 "a command of {} bytes is above the log's limit of {MAX_INPUT_BYTES}",
@@ -259,7 +279,20 @@ impl Logger {
         let mut p = rt::lock(rt::WaitKind::Latch, &self.pending);
         append_command(&mut p.buf, txn_type, input);
         p.count += 1;
-        Ok(p.first + p.count as u64)
+        Ok(Appended {
+            n: p.first + p.count as u64,
+            full: p.buf.len() >= BUFFER_LIMIT,
+        })
+    }
+
+    /// Wait (through `rt`) until the flusher has taken the first `n` commands out of
+    /// the buffer, asking for a flush now; the failure's line if the log failed first.
+    /// Must never be called while owning partitions (other committers would wait for
+    /// them behind a disk that is already the bottleneck).
+    pub fn wait_taken(&self, n: u64) -> Result<()> {
+        self.mark
+            .wait_taken(|| self.taken.load(Acquire) >= n)
+            .map_err(Error::Fatal)
     }
 
     /// Commands durable so far.
@@ -298,8 +331,12 @@ impl Logger {
                 let taken = (p.first, p.count);
                 p.first += p.count as u64;
                 p.count = 0;
+                self.taken.store(p.first, Release);
                 taken
             };
+            if count > 0 {
+                self.mark.notify_taken();
+            }
             if count > 0 {
                 let block = seal_block(&spare, first, count);
                 spare.clear();
@@ -465,11 +502,11 @@ mod tests {
             commands: 0,
         })
         .unwrap();
-        assert_eq!(lg.append(4, b"a").unwrap(), 1);
-        assert_eq!(lg.append(5, b"bb").unwrap(), 2);
+        assert_eq!(lg.append(4, b"a").unwrap().n, 1);
+        assert_eq!(lg.append(5, b"bb").unwrap().n, 2);
         lg.wait_durable(2).unwrap();
         assert!(lg.durable() >= 2);
-        assert_eq!(lg.append(6, b"ccc").unwrap(), 3);
+        assert_eq!(lg.append(6, b"ccc").unwrap().n, 3);
         lg.stop();
         h.join().unwrap();
         let c = read_log(&std::fs::read(&path).unwrap(), &path).unwrap();

@@ -381,7 +381,7 @@ impl Worker for PartitionedWorker<'_> {
         assert!(self.in_txn, "commit outside a transaction");
         // Logged while the partitions are still owned: the log order is a serial order.
         // A transaction that wrote nothing changes nothing to replay.
-        let mut wait = None;
+        let (mut wait, mut full) = (None, None);
         if !self.undo.is_empty() {
             if let Some(lg) = self.e.active_logger() {
                 let Some(ty) = self.cmd_type else {
@@ -389,9 +389,11 @@ impl Worker for PartitionedWorker<'_> {
                         "the partitioned engine logs commands, and a writing transaction came without its command (Worker::command): it cannot be made durable",
                     ));
                 };
-                let n = lg.append(ty, &self.cmd)?;
+                let a = lg.append(ty, &self.cmd)?;
                 if self.e.sync {
-                    wait = Some((lg, n));
+                    wait = Some((lg, a.n));
+                } else if a.full {
+                    full = Some((lg, a.n));
                 }
             }
         }
@@ -404,9 +406,14 @@ impl Worker for PartitionedWorker<'_> {
         self.undo.clear();
         self.release();
         // Waits after letting the partitions go: a later transaction that sees this one's
-        // writes logs after it, so its own wait covers this command too.
+        // writes logs after it, so its own wait covers this command too. A full buffer
+        // (the log is behind the commits) waits until the flusher took it; `Sync` waits
+        // for more.
         if let Some((lg, n)) = wait {
             lg.wait_durable(n)?;
+        }
+        if let Some((lg, n)) = full {
+            lg.wait_taken(n)?;
         }
         Ok(())
     }

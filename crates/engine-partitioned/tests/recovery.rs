@@ -3,7 +3,9 @@
 //! and logs no aborted one; a recovered database equals the one that stopped (with
 //! another partition count too); a torn tail is cut (only when not read-only); damage
 //! in the middle, a damaged snapshot, a missing, foreign or other database's log are
-//! refused in one line; a writing transaction without its command is refused.
+//! refused in one line; a writing transaction without its command is refused; a
+//! commit that finds the log buffer full waits until the flusher has taken it (a stuck
+//! disk holds commits back).
 
 use api::key::Key;
 use api::{
@@ -484,4 +486,230 @@ fn a_writing_transaction_without_its_command_is_refused() {
     // Rolled back: the balance is unchanged. A read-only one needs no command.
     assert_eq!(totals(&e).0, ACCTS as i64 * START);
     assert!(s.wants_commands());
+}
+
+/// The gate in front of the log file of `Gated`: closed, writes wait at it.
+#[derive(Debug, Default)]
+struct Gate {
+    /// Closed; writes waiting at it.
+    state: std::sync::Mutex<(bool, usize)>,
+    cv: std::sync::Condvar,
+}
+
+impl Gate {
+    fn set_closed(&self, closed: bool) {
+        self.state.lock().unwrap().0 = closed;
+        self.cv.notify_all();
+    }
+    fn writes_held(&self) -> usize {
+        self.state.lock().unwrap().1
+    }
+    /// Writes wait at the gate until this is dropped (also when a test fails: a
+    /// flusher stuck at the gate would keep the engine from dropping).
+    fn closed(&self) -> impl Drop + '_ {
+        struct Open<'a>(&'a Gate);
+        impl Drop for Open<'_> {
+            fn drop(&mut self) {
+                self.0.set_closed(false);
+            }
+        }
+        self.set_closed(true);
+        Open(self)
+    }
+    fn pass(&self) {
+        let mut s = self.state.lock().unwrap();
+        if s.0 {
+            s.1 += 1;
+            while s.0 {
+                s = self.cv.wait(s).unwrap();
+            }
+            s.1 -= 1;
+        }
+    }
+}
+
+/// The operating system's files, but writes to the file named `name` wait while the
+/// gate is closed: a disk that stops taking the log.
+#[derive(Debug)]
+struct Gated {
+    name: &'static str,
+    gate: Arc<Gate>,
+}
+
+#[derive(Debug)]
+struct GatedFile {
+    f: Arc<dyn storage::File>,
+    gate: Arc<Gate>,
+}
+
+impl storage::File for GatedFile {
+    fn read_at(&self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+        self.f.read_at(buf, off)
+    }
+    fn write_at(&self, buf: &[u8], off: u64) -> std::io::Result<usize> {
+        self.gate.pass();
+        self.f.write_at(buf, off)
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        self.f.sync_data()
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        self.f.len()
+    }
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        self.f.set_len(len)
+    }
+    fn path(&self) -> &Path {
+        self.f.path()
+    }
+}
+
+impl storage::Storage for Gated {
+    fn open(&self, path: &Path, how: storage::Open) -> std::io::Result<Arc<dyn storage::File>> {
+        let f = storage::RealStorage.open(path, how)?;
+        if path.file_name() != Some(self.name.as_ref()) {
+            return Ok(f);
+        }
+        Ok(Arc::new(GatedFile {
+            f,
+            gate: self.gate.clone(),
+        }))
+    }
+    fn remove(&self, path: &Path) -> std::io::Result<()> {
+        storage::RealStorage.remove(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
+        storage::RealStorage.rename(from, to)
+    }
+    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
+        storage::RealStorage.sync_dir(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> std::io::Result<()> {
+        storage::RealStorage.create_dir_all(dir)
+    }
+    fn list(&self, dir: &Path) -> std::io::Result<Vec<String>> {
+        storage::RealStorage.list(dir)
+    }
+    fn exists(&self, path: &Path) -> std::io::Result<bool> {
+        storage::RealStorage.exists(path)
+    }
+}
+
+/// What the committing thread reports.
+#[derive(Debug)]
+enum Seen {
+    /// A commit waits for the log while the flusher is held at the gate (so it cannot
+    /// take the buffer), after this many commits returned.
+    Held(u64),
+    /// Every commit returned.
+    Done(u64),
+}
+
+/// Takes the committing thread's waits (polling them) and reports the first log wait
+/// that is held: the flusher is stuck at the gate and the wait's condition is false.
+struct Spy {
+    gate: Arc<Gate>,
+    tx: std::sync::mpsc::Sender<Seen>,
+    told: std::cell::Cell<bool>,
+    commits: std::cell::Cell<u64>,
+}
+
+impl rt::Scheduler for Spy {
+    fn wait(
+        &self,
+        kind: rt::WaitKind,
+        cond: &mut dyn FnMut() -> bool,
+        deadline: Option<std::time::Instant>,
+    ) -> bool {
+        loop {
+            if cond() {
+                return true;
+            }
+            // The flusher held first, then the condition: it cannot turn true while the
+            // flusher is held, so the commit is held by the stuck log.
+            if kind == rt::WaitKind::LogFlush
+                && self.gate.writes_held() > 0
+                && !cond()
+                && !self.told.replace(true)
+            {
+                self.tx.send(Seen::Held(self.commits.get())).unwrap();
+            }
+            if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                return cond();
+            }
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+    }
+    fn point(&self, _: rt::Point) {}
+    fn op_mark(&self, _: u32, _: bool) {}
+    fn offloads_io(&self) -> bool {
+        false
+    }
+    fn interests(&self) -> u8 {
+        0
+    }
+}
+
+/// With the disk stuck (the flusher held in a write), `Async` commits run ahead of
+/// the log only until the shared buffer is full: then a commit waits, its partitions
+/// let go, until the flusher has taken it, and goes on once the disk does. (Without the
+/// wait all of the 12 MiB of commands below would be committed against a stuck log.)
+/// Every command is in the log at the end.
+#[test]
+fn a_full_log_buffer_holds_its_committer_until_the_flusher_took_it() {
+    const INPUT: usize = 64 << 10;
+    let limit = storage::logfile::BUFFER_LIMIT;
+    let n = (3 * limit / INPUT + 1) as u64;
+    let dir = tempfile::tempdir().unwrap();
+    let gate = Arc::new(Gate::default());
+    let o = EngineOptions {
+        storage: Arc::new(Gated {
+            name: engine_partitioned::log::LOG_FILE,
+            gate: gate.clone(),
+        }),
+        ..opts(dir.path(), LogMode::Async, 1)
+    };
+    let e = open(&o, 2).unwrap();
+    load_or_replay(&e);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let closed = gate.closed();
+        let worker = scope.spawn(|| {
+            let spy = Spy {
+                gate: gate.clone(),
+                tx: tx.clone(),
+                told: std::cell::Cell::new(false),
+                commits: std::cell::Cell::new(0),
+            };
+            rt::with_scheduler(&spy, || {
+                let mut s = Session::new(e.worker(0));
+                for i in 0..n {
+                    s.run(0, |s| {
+                        let a = (i % ACCTS as u64) as u32;
+                        assert!(s.update(ACCT, &k32(a), |r| r[0] ^= 1)?);
+                        s.command(0, &[i as u8; INPUT]);
+                        Ok(())
+                    })
+                    .unwrap();
+                    spy.commits.set(i + 1);
+                }
+            });
+            tx.send(Seen::Done(n)).unwrap();
+        });
+        match rx.recv().unwrap() {
+            Seen::Done(c) => {
+                panic!("{c} commands of {INPUT} bytes were committed against a stuck log")
+            }
+            Seen::Held(c) => assert!(
+                c as usize * INPUT <= 2 * (limit + INPUT + 64),
+                "{c} commands of {INPUT} bytes before one waited for a stuck log"
+            ),
+        }
+        drop(closed);
+        worker.join().unwrap();
+    });
+    e.shutdown().unwrap();
+    let path = dir.path().join(engine_partitioned::log::LOG_FILE);
+    let c = engine_partitioned::log::read_log(&std::fs::read(&path).unwrap(), &path).unwrap();
+    assert_eq!(c.commands.len() as u64, n);
 }

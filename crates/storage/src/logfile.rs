@@ -1,8 +1,9 @@
 //! `logfile`: the plumbing the in-memory engines' log files share, once: little-endian
 //! reads and the CRC-32 (`le32`, `le64`, `crc`), the checksummed 32-byte file header
 //! (`HeaderFormat`), the load-marker file (`MarkerFormat`), the durability watermark a
-//! flusher thread publishes and committers wait on (`Watermark`), and the one line a
-//! failed log write becomes (`io_failure`). Each engine names what differs (magic,
+//! flusher thread publishes and committers wait on (`Watermark`), the bounded
+//! per-worker log buffers a flusher drains (`WorkerBuffers`, `BUFFER_LIMIT`), and the
+//! one line a failed log write becomes (`io_failure`). Each engine names what differs (magic,
 //! format version, engine tag, what the file is called in messages) in a `const`.
 //!
 //! It knows nothing about blocks or records (each engine's `log` module does), and it
@@ -18,7 +19,7 @@
 //! bytes 0..32.
 
 use crossbeam_utils::CachePadded;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::time::Duration;
@@ -307,7 +308,9 @@ pub fn io_failure(what: &str, path: &Path, e: &std::io::Error) -> String {
 /// for it: a counter that only grows (an epoch, a commit timestamp, a number of
 /// commands: the engine says which, and every value at or below it is durable), a
 /// failure that stops it for good, and the wake-ups both ways (a committer asking for
-/// a flush now, the flusher announcing progress or failure). Waits go through `rt`.
+/// a flush now, the flusher announcing progress or failure). Besides durability, the
+/// flusher announces that it has taken what was buffered (`notify_taken`), for
+/// committers held back by a full buffer (`wait_taken`). Waits go through `rt`.
 ///
 /// Must never: report a value durable that the flusher did not publish, or let a
 /// waiter sleep through a failure.
@@ -315,6 +318,8 @@ pub struct Watermark {
     durable: CachePadded<AtomicU64>,
     /// Notified when `durable` grows or the log fails.
     durable_ev: rt::Event,
+    /// Notified when the flusher has taken buffered records, or the log fails.
+    taken_ev: rt::Event,
     /// Notified when a committer asks for a flush, or at `stop`.
     wake: rt::Event,
     request: AtomicBool,
@@ -329,6 +334,7 @@ impl Watermark {
         Watermark {
             durable: CachePadded::new(AtomicU64::new(durable)),
             durable_ev: rt::Event::new(),
+            taken_ev: rt::Event::new(),
             wake: rt::Event::new(),
             request: AtomicBool::new(false),
             stop: AtomicBool::new(false),
@@ -379,6 +385,32 @@ impl Watermark {
         }
     }
 
+    /// Wait (through `rt`) until `taken()` holds, asking for a flush now; the failure's
+    /// line if the log failed before it held. `taken` must become true only by the
+    /// flusher's work, announced with [`Watermark::notify_taken`].
+    ///
+    /// Must never be called by a committer with a commit in flight, or holding a lock
+    /// the flusher takes: the flusher may be waiting for it (a deadlock).
+    pub fn wait_taken(&self, taken: impl Fn() -> bool) -> Result<(), String> {
+        if taken() {
+            return Ok(());
+        }
+        self.request_flush();
+        self.taken_ev.wait(rt::WaitKind::LogFlush, None, || {
+            taken() || self.has_failed()
+        });
+        match self.error() {
+            Some(msg) if !taken() => Err(msg),
+            _ => Ok(()),
+        }
+    }
+
+    /// The flusher: it has taken buffered records (made the state `wait_taken`'s
+    /// callers look at true for them); wakes those waiters.
+    pub fn notify_taken(&self) {
+        self.taken_ev.notify_all();
+    }
+
     /// Ask the flusher to flush everything and stop.
     pub fn stop(&self) {
         self.stop.store(true, Release);
@@ -410,6 +442,102 @@ impl Watermark {
         *self.failed.lock() = Some(msg);
         self.has_failed.store(true, Release);
         self.durable_ev.notify_all();
+        self.taken_ev.notify_all();
+    }
+}
+
+/// A committer whose log buffer holds this much after a commit waits until the flusher
+/// has taken it: the log's lag behind the commits, and the memory the buffers take,
+/// stay bounded when commits outrun the disk. (Before the limit, `--log async` rounds
+/// reached 1 GB and the log ran seconds behind.)
+pub const BUFFER_LIMIT: usize = 4 << 20;
+
+/// The per-worker log buffers of an in-memory engine's logger: each worker appends a
+/// commit's records to its own buffer under one short hold of its lock (so a
+/// transaction's records never straddle two blocks), and the flusher swaps every
+/// buffer for an empty spare once a round (`drain`). A buffer at [`BUFFER_LIMIT`] makes
+/// its worker wait, after its commit, until the flusher has taken it (`full`, then
+/// `wait_drained`).
+///
+/// Must never: let a worker wait for a drain while it has a commit in flight or holds
+/// any lock (the flusher waits for commits in flight before it drains: a deadlock), or
+/// lose or reorder the bytes of a buffer (the flusher gets each whole, in order).
+pub struct WorkerBuffers {
+    bufs: Box<[CachePadded<Mutex<Vec<u8>>>]>,
+    /// Per worker: how many times the flusher has taken its buffer (counted under the
+    /// buffer's lock, so a count read under the lock names the bytes seen there).
+    drains: Box<[CachePadded<AtomicU64>]>,
+}
+
+impl WorkerBuffers {
+    /// Empty buffers for `workers` workers.
+    pub fn new(workers: usize) -> Self {
+        WorkerBuffers {
+            bufs: (0..workers)
+                .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(1 << 16))))
+                .collect(),
+            drains: (0..workers)
+                .map(|_| CachePadded::new(AtomicU64::new(0)))
+                .collect(),
+        }
+    }
+
+    /// Number of workers (and buffers).
+    pub fn workers(&self) -> usize {
+        self.bufs.len()
+    }
+
+    /// `worker`'s buffer, locked (through `rt`: the flusher takes it briefly to drain
+    /// it). Hold it only while appending one commit's records.
+    #[inline]
+    pub fn lock(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
+        rt::lock(rt::WaitKind::Latch, &self.bufs[worker])
+    }
+
+    /// After a commit appended to `buf`, `worker`'s buffer still locked: if it is at or
+    /// above [`BUFFER_LIMIT`], the drain count to pass to `wait_drained` once the
+    /// commit is over.
+    #[inline]
+    pub fn full(&self, worker: usize, buf: &MutexGuard<'_, Vec<u8>>) -> Option<u64> {
+        (buf.len() >= BUFFER_LIMIT).then(|| self.drains[worker].load(Acquire))
+    }
+
+    /// Whether the flusher has taken `worker`'s buffer since its drain count was `seen`.
+    pub fn drained_since(&self, worker: usize, seen: u64) -> bool {
+        self.drains[worker].load(Acquire) > seen
+    }
+
+    /// Wait (through `rt`, asking `mark`'s flusher for a round now) until the flusher
+    /// has taken `worker`'s buffer since its drain count was `seen` (from `full`); the
+    /// failure's line if the log failed first.
+    ///
+    /// Must never be called with a commit in flight or any lock held (the flusher may
+    /// be waiting for that commit: a deadlock), and only while the flusher runs.
+    pub fn wait_drained(&self, worker: usize, seen: u64, mark: &Watermark) -> Result<(), String> {
+        mark.wait_taken(|| self.drained_since(worker, seen))
+    }
+
+    /// The flusher's round: swap each buffer with its spare in `spares` (one per
+    /// worker, empty) under its lock, count the drain, then hand its bytes to `take`
+    /// (outside the lock) and empty the spare; at the end wake the workers waiting for
+    /// a drain (`mark`).
+    pub fn drain(&self, spares: &mut [Vec<u8>], mark: &Watermark, mut take: impl FnMut(&[u8])) {
+        assert_eq!(spares.len(), self.bufs.len(), "one spare per worker buffer");
+        for ((b, s), d) in self
+            .bufs
+            .iter()
+            .zip(spares.iter_mut())
+            .zip(self.drains.iter())
+        {
+            assert!(s.is_empty(), "a spare log buffer holds bytes");
+            let mut g = rt::lock(rt::WaitKind::Latch, b);
+            std::mem::swap(&mut *g, s);
+            d.fetch_add(1, Release);
+            drop(g);
+            take(s);
+            s.clear();
+        }
+        mark.notify_taken();
     }
 }
 
@@ -624,5 +752,77 @@ mod tests {
         assert_eq!(w.wait_durable(1000).unwrap_err(), e);
         // What was durable before the failure stays so.
         assert_eq!(w.wait_durable(5), Ok(()));
+    }
+
+    /// A buffer is full at `BUFFER_LIMIT` bytes, not one byte before; the count `full`
+    /// hands out is the drain count under the lock.
+    #[test]
+    fn a_buffer_is_full_at_the_limit_not_before() {
+        let w = WorkerBuffers::new(2);
+        let mark = Watermark::new(0);
+        w.lock(1).resize(BUFFER_LIMIT - 1, 7);
+        assert_eq!(w.full(1, &w.lock(1)), None);
+        w.lock(1).push(7);
+        assert_eq!(w.full(1, &w.lock(1)), Some(0));
+        assert_eq!(w.full(0, &w.lock(0)), None);
+        let mut spares = vec![Vec::new(), Vec::new()];
+        let mut taken = Vec::new();
+        w.drain(&mut spares, &mark, |b| taken.push(b.len()));
+        assert_eq!(taken, [0, BUFFER_LIMIT]);
+        assert!(w.drained_since(1, 0));
+        w.lock(1).resize(BUFFER_LIMIT, 1);
+        assert_eq!(w.full(1, &w.lock(1)), Some(1));
+        // Already drained since then: no wait.
+        assert_eq!(w.wait_drained(0, 0, &mark), Ok(()));
+    }
+
+    /// A worker waiting for its full buffer asks for a round, waits until the flusher
+    /// has taken its buffer (and not before), and the bytes reach the flusher whole.
+    #[test]
+    fn a_full_buffer_waits_for_the_logger() {
+        let w = Arc::new(WorkerBuffers::new(2));
+        let mark = Arc::new(Watermark::new(0));
+        let seen = {
+            let mut b = w.lock(1);
+            b.extend((0..BUFFER_LIMIT).map(|i| i as u8));
+            w.full(1, &b).expect("full")
+        };
+        let waiter = {
+            let (w, mark) = (w.clone(), mark.clone());
+            std::thread::spawn(move || w.wait_drained(1, seen, &mark))
+        };
+        // The wait asked for a round (the interval is 30 s): it is waiting now, and
+        // nothing but the drain below can end it.
+        assert!(!mark.next_round(Duration::from_secs(30)));
+        assert!(!waiter.is_finished(), "the wait ended before the drain");
+        assert!(!w.drained_since(1, seen));
+        let mut spares = vec![Vec::new(), Vec::new()];
+        let mut got = Vec::new();
+        w.drain(&mut spares, &mark, |b| got.extend_from_slice(b));
+        assert_eq!(waiter.join().unwrap(), Ok(()));
+        assert!(w.drained_since(1, seen));
+        assert!(w.lock(1).is_empty());
+        assert_eq!(got.len(), BUFFER_LIMIT);
+        assert!(got.iter().enumerate().all(|(i, &b)| b == i as u8));
+    }
+
+    /// A failed log wakes a worker waiting for a drain with the failure's line, and a
+    /// later wait gets it at once.
+    #[test]
+    fn a_failure_wakes_a_worker_waiting_for_a_drain() {
+        let w = Arc::new(WorkerBuffers::new(1));
+        let mark = Arc::new(Watermark::new(0));
+        w.lock(0).resize(BUFFER_LIMIT, 0);
+        let seen = w.full(0, &w.lock(0)).expect("full");
+        let waiter = {
+            let (w, mark) = (w.clone(), mark.clone());
+            std::thread::spawn(move || w.wait_drained(0, seen, &mark))
+        };
+        assert!(!mark.next_round(Duration::from_secs(30)));
+        mark.fail("log /db/test.log: fsync failed: boom".into());
+        let e = waiter.join().unwrap().unwrap_err();
+        assert_eq!(e, "log /db/test.log: fsync failed: boom");
+        assert_eq!(w.wait_drained(0, seen, &mark).unwrap_err(), e);
+        assert_eq!(w.lock(0).len(), BUFFER_LIMIT, "the buffer was not taken");
     }
 }
