@@ -358,12 +358,8 @@ pub fn prefetch_point<T>(p: *const T) {
 }
 
 const SPINS: u32 = 64;
-/// How long `Event::wait` spins on a lock or latch condition before it sleeps: a few
-/// wake-ups' cost. A sleeping waiter that is granted a hot lock holds up everyone
-/// behind it until it runs again (a convoy); at 50 µs, two disk-engine workers on one
-/// TPC-B branch row ran at 0.84-0.96 of one worker's rate, at 200 µs 0.99-1.04
-/// (docs/PERFORMANCE.md, issue 15, ninth session).
-const EVENT_SPIN: Duration = Duration::from_micros(200);
+/// How long `Event::wait` spins on a lock or latch condition before it sleeps.
+const EVENT_SPIN: Duration = Duration::from_micros(50);
 const YIELDS: u32 = 16;
 
 /// One step of the thread's escalating pause: spin, then yield, then sleep in growing
@@ -403,7 +399,7 @@ fn wait_slow(kind: WaitKind, timeout: Option<Duration>, cond: &mut dyn FnMut() -
         record(kind, start);
         return ok;
     }
-    // Spin first (see `EVENT_SPIN`), checking the clock
+    // Spin for about a wake-up's cost first (see `EVENT_SPIN`), checking the clock
     // every 32 spins only; then the escalating pause.
     let spin_end = start + EVENT_SPIN;
     let mut round = 0u32;
@@ -587,7 +583,7 @@ impl Event {
         }
         // A lock or latch is usually held for microseconds, and waking a thread that
         // sleeps on the other core costs about 70 µs on the VMs this runs on: spin on
-        // the condition first (`EVENT_SPIN`).
+        // the condition first, for about as long as a wake-up would take.
         if matches!(kind, WaitKind::Lock | WaitKind::Latch) {
             let spin_until = start + EVENT_SPIN;
             let end = deadline.map_or(spin_until, |d| d.min(spin_until));
