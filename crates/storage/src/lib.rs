@@ -12,6 +12,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
+pub mod gated;
 pub mod logfile;
 pub mod real;
 pub mod sim;
