@@ -305,6 +305,13 @@ impl Workload for Tpcc {
     }
 }
 
+/// `n` of `total` as a percentage with three decimals, rounded down: a share just below
+/// a minimum never prints as the minimum itself (3.99992% is "3.999", not "4.000").
+fn share_below(n: u64, total: u64) -> String {
+    let milli = (n as u128 * 100_000 / total as u128) as u64;
+    format!("{}.{:03}", milli / 1000, milli % 1000)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -515,11 +522,4 @@ mod tests {
             "{remote_pay}"
         );
     }
-}
-
-/// `n` of `total` as a percentage with three decimals, rounded down: a share just below
-/// a minimum never prints as the minimum itself (3.99992% is "3.999", not "4.000").
-fn share_below(n: u64, total: u64) -> String {
-    let milli = (n as u128 * 100_000 / total as u128) as u64;
-    format!("{}.{:03}", milli / 1000, milli % 1000)
 }
