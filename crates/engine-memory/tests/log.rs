@@ -189,7 +189,7 @@ use storage::gated::{Gate, Gated, Seen, Spy};
 /// With the disk stuck (the logger held in a write), `Async` commits run ahead of the
 /// log only until their buffer is full: then a commit waits, once it is over, until the
 /// logger has taken the buffer, and goes on once the disk does. (Without the wait in
-/// `occ` all of the 12 MiB below would be committed against a stuck log.) Every
+/// `occ` all of the three buffer limits below would be committed against a stuck log.) Every
 /// commit is in the log at the end.
 #[test]
 fn a_full_log_buffer_holds_its_committer_until_the_logger_took_it() {

@@ -668,7 +668,7 @@ use storage::gated::{Gate, Gated, Seen, Spy};
 
 /// With the disk stuck (the flusher held in a write), `Async` commits run ahead of
 /// the log only until their buffer is full: then a commit waits until the flusher has
-/// taken it, and goes on once the disk does. (Without the wait all of the 12 MiB below
+/// taken it, and goes on once the disk does. (Without the wait all of the three buffer limits below
 /// would be committed against a stuck log.) Every commit is in the log at the end.
 #[test]
 fn a_full_log_buffer_holds_its_committer_until_the_flusher_took_it() {

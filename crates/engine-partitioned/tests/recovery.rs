@@ -493,7 +493,7 @@ use storage::gated::{Gate, Gated, Seen, Spy};
 /// With the disk stuck (the flusher held in a write), `Async` commits run ahead of
 /// the log only until the shared buffer is full: then a commit waits, its partitions
 /// let go, until the flusher has taken it, and goes on once the disk does. (Without the
-/// wait all of the 12 MiB of commands below would be committed against a stuck log.)
+/// wait all of the three buffer limits of commands below would be committed against a stuck log.)
 /// Every command is in the log at the end.
 #[test]
 fn a_full_log_buffer_holds_its_committer_until_the_flusher_took_it() {
