@@ -730,19 +730,20 @@ mod tests {
         assert_eq!(MARKER.decode(want, Path::new("m.loaded")), Ok(m));
     }
 
-    /// A commit in flight with an epoch below the one the logger flushes holds the
-    /// durable epoch back until its records are appended; then they are in the log.
-    /// (Before commits announced themselves, the logger published epoch 6 durable here
-    /// while the commit of epoch 5 had not appended its record.)
-    #[test]
-    fn logger_waits_for_a_commit_in_flight() {
+    /// A new log in a fresh directory (named by `tag`), its logger started for two
+    /// workers at epoch `epoch`: the directory, the log's path, the epochs, the logger.
+    #[allow(clippy::type_complexity)]
+    fn started(
+        tag: &str,
+        epoch: u64,
+    ) -> (PathBuf, PathBuf, Arc<Epochs>, Arc<Logger>, JoinHandle<()>) {
         let st = storage::os();
         let dir =
-            std::env::temp_dir().join(format!("oltpscope-logtest-inflight-{}", std::process::id()));
+            std::env::temp_dir().join(format!("oltpscope-logtest-{tag}-{}", std::process::id()));
         st.create_dir_all(&dir).unwrap();
         let path = dir.join(LOG_FILE);
         let file = storage::create_durable(&*st, &path).unwrap();
-        let epochs = Epochs::starting_at(5);
+        let epochs = Epochs::starting_at(epoch);
         let tail = LogTail {
             file,
             path: path.clone(),
@@ -752,6 +753,16 @@ mod tests {
             restart: None,
         };
         let (lg, h) = Logger::start(tail, 2, epochs.clone()).unwrap();
+        (dir, path, epochs, lg, h)
+    }
+
+    /// A commit in flight with an epoch below the one the logger flushes holds the
+    /// durable epoch back until its records are appended; then they are in the log.
+    /// (Before commits announced themselves, the logger published epoch 6 durable here
+    /// while the commit of epoch 5 had not appended its record.)
+    #[test]
+    fn logger_waits_for_a_commit_in_flight() {
+        let (dir, path, epochs, lg, h) = started("inflight", 5);
         let flight = lg.commit_start(1);
         flight.set_epoch(epochs.current());
         epochs.close(5);
@@ -794,22 +805,7 @@ mod tests {
     /// only then): commits cannot run ahead of the log without bound.
     #[test]
     fn a_full_buffer_waits_for_the_logger() {
-        let st = storage::os();
-        let dir =
-            std::env::temp_dir().join(format!("oltpscope-logtest-full-{}", std::process::id()));
-        st.create_dir_all(&dir).unwrap();
-        let path = dir.join(LOG_FILE);
-        let file = storage::create_durable(&*st, &path).unwrap();
-        let epochs = Epochs::starting_at(3);
-        let tail = LogTail {
-            file,
-            path: path.clone(),
-            database_id: 1,
-            offset: 0,
-            durable: 0,
-            restart: None,
-        };
-        let (lg, h) = Logger::start(tail, 2, epochs.clone()).unwrap();
+        let (dir, _, epochs, lg, h) = started("full", 3);
         let row = vec![7u8; 4000];
         // (The logger may drain the buffer meanwhile: append until it is full.)
         let mut i = 0u64;

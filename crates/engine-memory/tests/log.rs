@@ -184,7 +184,7 @@ fn tempdir(tag: &str) -> std::path::PathBuf {
     d
 }
 
-use storage::gated::{Gate, Gated, Seen, Spy};
+use storage::gated::{commit_against_stuck_log, Gate, Gated, Seen};
 
 /// With the disk stuck (the logger held in a write), `Async` commits run ahead of the
 /// log only until their buffer is full: then a commit waits, once it is over, until the
@@ -210,38 +210,22 @@ fn a_full_log_buffer_holds_its_committer_until_the_logger_took_it() {
         ..EngineOptions::default()
     };
     let e = MemoryEngine::open(Arc::new(sc), &opts).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|scope| {
-        let closed = gate.closed();
-        let worker = scope.spawn(|| {
-            let spy = Spy {
-                gate: gate.clone(),
-                tx: tx.clone(),
-                told: std::cell::Cell::new(false),
-                commits: std::cell::Cell::new(0),
-            };
-            rt::with_scheduler(&spy, || {
-                let mut s = Session::new(e.worker(0));
-                for i in 0..n {
-                    s.run(0, |s| {
-                        s.insert(t, &(i as u32).to_be_bytes(), &[i as u8; ROW])
-                    })
-                    .unwrap();
-                    spy.commits.set(i + 1);
-                }
-            });
-            tx.send(Seen::Done(n)).unwrap();
-        });
-        match rx.recv().unwrap() {
-            Seen::Done(c) => panic!("{c} commits of {ROW}-byte rows ran ahead of a stuck log"),
-            Seen::Held(c) => assert!(
-                c as usize * ROW <= 2 * (limit + ROW + 64),
-                "{c} commits of {ROW}-byte rows before one waited for a stuck log"
-            ),
+    let seen = commit_against_stuck_log(&gate, n, || {
+        let mut s = Session::new(e.worker(0));
+        move |i| {
+            s.run(0, |s| {
+                s.insert(t, &(i as u32).to_be_bytes(), &[i as u8; ROW])
+            })
+            .unwrap()
         }
-        drop(closed);
-        worker.join().unwrap();
     });
+    match seen {
+        Seen::Done(c) => panic!("{c} commits of {ROW}-byte rows ran ahead of a stuck log"),
+        Seen::Held(c) => assert!(
+            c as usize * ROW <= 2 * (limit + ROW + 64),
+            "{c} commits of {ROW}-byte rows before one waited for a stuck log"
+        ),
+    }
     e.shutdown().unwrap();
     let c = read_log(&dir.join(engine_memory::log::LOG_FILE)).unwrap();
     assert_eq!(c.records.len() as u64, n);

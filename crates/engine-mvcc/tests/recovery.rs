@@ -664,7 +664,7 @@ fn foreign_missing_and_unasked_files_are_refused() {
     );
 }
 
-use storage::gated::{Gate, Gated, Seen, Spy};
+use storage::gated::{commit_against_stuck_log, Gate, Gated, Seen};
 
 /// With the disk stuck (the flusher held in a write), `Async` commits run ahead of
 /// the log only until their buffer is full: then a commit waits until the flusher has
@@ -687,35 +687,17 @@ fn a_full_log_buffer_holds_its_committer_until_the_flusher_took_it() {
     let mut sc = Schema::new();
     let t = sc.add(TableDef::new("wide", ROW, IndexKind::Hash, n));
     let e = MvccEngine::open(Arc::new(sc), &o).unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|scope| {
-        let closed = gate.closed();
-        let worker = scope.spawn(|| {
-            let spy = Spy {
-                gate: gate.clone(),
-                tx: tx.clone(),
-                told: std::cell::Cell::new(false),
-                commits: std::cell::Cell::new(0),
-            };
-            rt::with_scheduler(&spy, || {
-                let mut s = Session::new(e.worker(0));
-                for i in 0..n {
-                    s.run(0, |s| s.insert(t, &key(i), &[i as u8; ROW])).unwrap();
-                    spy.commits.set(i + 1);
-                }
-            });
-            tx.send(Seen::Done(n)).unwrap();
-        });
-        match rx.recv().unwrap() {
-            Seen::Done(c) => panic!("{c} commits of {ROW}-byte rows ran ahead of a stuck log"),
-            Seen::Held(c) => assert!(
-                c as usize * ROW <= 2 * (limit + ROW + 64),
-                "{c} commits of {ROW}-byte rows before one waited for a stuck log"
-            ),
-        }
-        drop(closed);
-        worker.join().unwrap();
+    let seen = commit_against_stuck_log(&gate, n, || {
+        let mut s = Session::new(e.worker(0));
+        move |i| s.run(0, |s| s.insert(t, &key(i), &[i as u8; ROW])).unwrap()
     });
+    match seen {
+        Seen::Done(c) => panic!("{c} commits of {ROW}-byte rows ran ahead of a stuck log"),
+        Seen::Held(c) => assert!(
+            c as usize * ROW <= 2 * (limit + ROW + 64),
+            "{c} commits of {ROW}-byte rows before one waited for a stuck log"
+        ),
+    }
     e.shutdown().unwrap();
     let c = log::read_log(&dir.path().join(log::LOG_FILE)).unwrap();
     assert_eq!(c.records.len() as u64, n);

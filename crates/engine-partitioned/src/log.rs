@@ -336,8 +336,6 @@ impl Logger {
             };
             if count > 0 {
                 self.mark.notify_taken();
-            }
-            if count > 0 {
                 let block = seal_block(&spare, first, count);
                 spare.clear();
                 if let Err(msg) = self

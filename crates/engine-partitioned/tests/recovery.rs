@@ -488,7 +488,7 @@ fn a_writing_transaction_without_its_command_is_refused() {
     assert!(s.wants_commands());
 }
 
-use storage::gated::{Gate, Gated, Seen, Spy};
+use storage::gated::{commit_against_stuck_log, Gate, Gated, Seen};
 
 /// With the disk stuck (the flusher held in a write), `Async` commits run ahead of
 /// the log only until the shared buffer is full: then a commit waits, its partitions
@@ -511,43 +511,27 @@ fn a_full_log_buffer_holds_its_committer_until_the_flusher_took_it() {
     };
     let e = open(&o, 2).unwrap();
     load_or_replay(&e);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|scope| {
-        let closed = gate.closed();
-        let worker = scope.spawn(|| {
-            let spy = Spy {
-                gate: gate.clone(),
-                tx: tx.clone(),
-                told: std::cell::Cell::new(false),
-                commits: std::cell::Cell::new(0),
-            };
-            rt::with_scheduler(&spy, || {
-                let mut s = Session::new(e.worker(0));
-                for i in 0..n {
-                    s.run(0, |s| {
-                        let a = (i % ACCTS as u64) as u32;
-                        assert!(s.update(ACCT, &k32(a), |r| r[0] ^= 1)?);
-                        s.command(0, &[i as u8; INPUT]);
-                        Ok(())
-                    })
-                    .unwrap();
-                    spy.commits.set(i + 1);
-                }
-            });
-            tx.send(Seen::Done(n)).unwrap();
-        });
-        match rx.recv().unwrap() {
-            Seen::Done(c) => {
-                panic!("{c} commands of {INPUT} bytes were committed against a stuck log")
-            }
-            Seen::Held(c) => assert!(
-                c as usize * INPUT <= 2 * (limit + INPUT + 64),
-                "{c} commands of {INPUT} bytes before one waited for a stuck log"
-            ),
+    let seen = commit_against_stuck_log(&gate, n, || {
+        let mut s = Session::new(e.worker(0));
+        move |i| {
+            s.run(0, |s| {
+                let a = (i % ACCTS as u64) as u32;
+                assert!(s.update(ACCT, &k32(a), |r| r[0] ^= 1)?);
+                s.command(0, &[i as u8; INPUT]);
+                Ok(())
+            })
+            .unwrap()
         }
-        drop(closed);
-        worker.join().unwrap();
     });
+    match seen {
+        Seen::Done(c) => {
+            panic!("{c} commands of {INPUT} bytes were committed against a stuck log")
+        }
+        Seen::Held(c) => assert!(
+            c as usize * INPUT <= 2 * (limit + INPUT + 64),
+            "{c} commands of {INPUT} bytes before one waited for a stuck log"
+        ),
+    }
     e.shutdown().unwrap();
     let path = dir.path().join(engine_partitioned::log::LOG_FILE);
     let c = engine_partitioned::log::read_log(&std::fs::read(&path).unwrap(), &path).unwrap();

@@ -1,7 +1,7 @@
 //! `gated`: test support for the loggers' bounded buffers, shared by the engines' tests.
 //! `Gated` is the operating system's files with a gate in front of one file's writes (a
-//! disk that stops taking the log); `Spy` is an `rt` scheduler for the committing thread
-//! that reports the first log wait held while the flusher is stuck at the gate. Used
+//! disk that stops taking the log); `commit_against_stuck_log` runs commits under an `rt` scheduler that
+//! reports the first log wait held while the flusher is stuck at the gate. Used
 //! only by tests; nothing in an engine depends on it.
 
 use crate::{Open, RealStorage, Storage};
@@ -125,13 +125,48 @@ pub enum Seen {
     Done(u64),
 }
 
+/// Run `n` commits against a stuck log: with the gate closed, a new thread calls the
+/// closure `make` returns with 0, 1, .., n-1 (one commit each) under `Spy`. Returns what
+/// came first, a commit held by the log or all of them done; the gate is open again and
+/// the thread joined by then.
+pub fn commit_against_stuck_log<C: FnMut(u64)>(
+    gate: &Arc<Gate>,
+    n: u64,
+    make: impl FnOnce() -> C + Send,
+) -> Seen {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        let closed = gate.closed();
+        let worker = scope.spawn(|| {
+            let spy = Spy {
+                gate: gate.clone(),
+                tx: tx.clone(),
+                told: std::cell::Cell::new(false),
+                commits: std::cell::Cell::new(0),
+            };
+            rt::with_scheduler(&spy, || {
+                let mut commit = make();
+                for i in 0..n {
+                    commit(i);
+                    spy.commits.set(i + 1);
+                }
+            });
+            tx.send(Seen::Done(n)).unwrap();
+        });
+        let seen = rx.recv().unwrap();
+        drop(closed);
+        worker.join().unwrap();
+        seen
+    })
+}
+
 /// Takes the committing thread's waits (polling them) and reports the first log wait
 /// that is held: the flusher is stuck at the gate and the wait's condition is false.
-pub struct Spy {
-    pub gate: Arc<Gate>,
-    pub tx: std::sync::mpsc::Sender<Seen>,
-    pub told: std::cell::Cell<bool>,
-    pub commits: std::cell::Cell<u64>,
+struct Spy {
+    gate: Arc<Gate>,
+    tx: std::sync::mpsc::Sender<Seen>,
+    told: std::cell::Cell<bool>,
+    commits: std::cell::Cell<u64>,
 }
 
 impl rt::Scheduler for Spy {
