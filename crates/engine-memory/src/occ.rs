@@ -137,21 +137,39 @@ impl MemoryWorker<'_> {
             "TID epoch must be the commit epoch (a record carries a future epoch?)"
         );
 
-        // Phase 4: install and unlock.
+        // Phase 4: install and unlock, and with a log, write each write's record to this
+        // worker's staging buffer (it stays in cache): an update's record holds only the
+        // bytes it changed (`log::append_update` installs the row as it compares).
         let g = self.guard.as_ref().expect("pinned during commit");
+        let logging = e.logger.is_some();
+        let stage = &mut self.log_stage;
+        stage.clear();
         for w in &self.writes {
             let t = &e.catalog.tables[w.table as usize];
             let key = &self.arena[w.key_off as usize..w.key_off as usize + w.key_len as usize];
             let row = &self.arena[w.data_off as usize..w.data_off as usize + t.row_size];
             match w.kind {
                 WKind::Insert | WKind::Update => {
-                    w.rec.store_row(row);
+                    // An update of a present version is logged as its changes; anything
+                    // else (an insert, a row taking the place of a deleted one) whole.
+                    if logging && w.kind == WKind::Update && w.locked_tid & ABSENT == 0 {
+                        let prev = w.locked_tid & !FLAGS;
+                        log::append_update(stage, tid, w.table, key, prev, w.rec, row);
+                    } else {
+                        w.rec.store_row(row);
+                        if logging {
+                            log::append_put(stage, tid, w.table, key, row);
+                        }
+                    }
                     w.rec.unlock_with(tid);
                     if w.kind == WKind::Insert {
                         WorkerStats::bump(&st.records_inserted);
                     }
                 }
                 WKind::Delete => {
+                    if logging {
+                        log::append_delete(stage, tid, w.table, key);
+                    }
                     // Absent (and still locked) before leaving the indexes; unlinked after.
                     w.rec.tid().store(tid | ABSENT | LOCK, Release);
                     t.deleted_tid.fetch_max(tid, SeqCst);
@@ -163,22 +181,13 @@ impl MemoryWorker<'_> {
                 WKind::Dead => unreachable!("dead writes were dropped"),
             }
         }
-        // The log records, all under one short hold of this worker's buffer lock (the
-        // logger drains whole transactions); then the commit is no longer in flight.
+        // The records go to the log buffer, streaming, under one short hold of its lock
+        // (the logger drains whole transactions); then the commit is no longer in flight.
         let mut full = None;
         if let Some(l) = &e.logger {
             rt::point(rt::Point::Ctx(rt::Component::LogInsert));
             let mut b = l.buffer(self.id);
-            for w in &self.writes {
-                let key = &self.arena[w.key_off as usize..w.key_off as usize + w.key_len as usize];
-                if w.kind == WKind::Delete {
-                    log::append_delete(&mut b, tid, w.table, key);
-                } else {
-                    let rs = e.catalog.tables[w.table as usize].row_size;
-                    let row = &self.arena[w.data_off as usize..w.data_off as usize + rs];
-                    log::append_put(&mut b, tid, w.table, key, row);
-                }
-            }
+            storage::logfile::extend_streaming(&mut b, stage);
             full = l.full(self.id, &b);
         }
         drop(flight);

@@ -276,6 +276,41 @@ impl Rec {
         }
     }
 
+    /// Store the row like `store_row` (caller holds the lock), writing only the words
+    /// that change, and append to `runs` the changed bytes as runs of (offset `u16`,
+    /// length `u16`, the bytes), in increasing offset order, at word granularity (the
+    /// log's update records, `log::append_update`). Rows must be below 64 KiB.
+    pub fn store_changes(&self, row: &[u8], runs: &mut Vec<u8>) {
+        assert!(row.len() <= u16::MAX as usize, "a delta row above 64 KiB");
+        let words = row.len().div_ceil(8);
+        // Start of the run being extended (bytes of `runs` where its length goes), and
+        // the byte offset it covers from.
+        let mut open: Option<(usize, usize)> = None;
+        for i in 0..words {
+            let lo = i * 8;
+            let hi = (lo + 8).min(row.len());
+            let mut b = [0u8; 8];
+            b[..hi - lo].copy_from_slice(&row[lo..hi]);
+            let w = u64::from_le_bytes(b);
+            if self.word(i).load(Relaxed) == w {
+                if let Some((at, from)) = open.take() {
+                    runs[at..at + 2].copy_from_slice(&((lo - from) as u16).to_le_bytes());
+                }
+                continue;
+            }
+            self.word(i).store(w, Relaxed);
+            if open.is_none() {
+                runs.extend_from_slice(&(lo as u16).to_le_bytes());
+                open = Some((runs.len(), lo));
+                runs.extend_from_slice(&[0, 0]);
+            }
+            runs.extend_from_slice(&row[lo..hi]);
+        }
+        if let Some((at, from)) = open {
+            runs[at..at + 2].copy_from_slice(&((row.len() - from) as u16).to_le_bytes());
+        }
+    }
+
     /// A consistent (TID, row) pair: waits while the record is locked, retries if the TID
     /// changed during the copy. The row is copied only if the record is present.
     #[inline]

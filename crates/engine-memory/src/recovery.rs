@@ -12,16 +12,20 @@
 //! with the highest TID wins, whatever the order records are applied in: a delete leaves
 //! an absent record carrying its TID (a tombstone) until the end, so an older put read
 //! later cannot bring the key back. At the end tombstones leave the primary index and
-//! the secondary indexes are built from the surviving rows.
+//! the secondary indexes are built from the surviving rows. An update record (the
+//! changed bytes of a row) applies only on the version whose TID it names, waiting for
+//! it when it is read first; one still waiting at the end whose version is missing (and
+//! not overwritten since) is a damaged log.
 //!
 //! Must never: change a log file it refuses, cut anything but a torn tail, or apply a
 //! record of an epoch above the durable epoch.
 
 use crate::catalog::{Catalog, Index, TableData};
-use crate::log::{self, FileHeader, LoadMarker, LogEnd, LogReader, RecordRef};
+use crate::log::{self, Body, FileHeader, LoadMarker, LogEnd, LogReader, OwnedBody, RecordRef};
 use crate::record::{epoch_of, Rec, ABSENT, FLAGS};
 use api::key::Key;
 use api::{Error, Result};
+use std::collections::HashMap;
 use std::io;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -56,45 +60,102 @@ fn io_err(what: &str, path: &Path, e: io::Error) -> Error {
     fatal(format!("{what}: {e}"))
 }
 
-/// Apply one record of a durable epoch to the primary index (exclusive access).
-fn apply(
-    t: &TableData,
-    table: u32,
-    r: &RecordRef<'_>,
-    zeros: &[u8],
-    tombstones: &mut Vec<(u32, Key)>,
-    g: &crossbeam_epoch::Guard,
-) {
-    let (hit, _, _) = t.primary.get(r.key, g);
-    match hit {
-        Some(v) => {
-            let rec = Rec::from_u64(v);
-            let cur = rec.tid().load(Relaxed) & !FLAGS;
-            if r.tid <= cur {
-                return; // a newer write of this key was applied already
-            }
-            match r.row {
-                Some(row) => {
-                    rec.store_row(row);
-                    rec.tid().store(r.tid, Relaxed);
-                }
-                None => {
-                    rec.tid().store(r.tid | ABSENT, Relaxed);
-                    tombstones.push((table, Key::from_bytes(r.key)));
-                }
-            }
+/// Updates read before the version they change: (table, key, TID of that version) to
+/// (the update's TID, its runs). Versions of one key reach the log in any order (two
+/// workers' buffers, drained one after the other), so an update may come first.
+type Waiting = HashMap<(u32, Vec<u8>, u64), (u64, Vec<u8>)>;
+
+/// What replay keeps between records: the zero row of a tombstone, a row to apply an
+/// update in, the tombstones, and the updates waiting for their version.
+struct Apply {
+    zeros: Vec<u8>,
+    row: Vec<u8>,
+    tombstones: Vec<(u32, Key)>,
+    waiting: Waiting,
+}
+
+impl Apply {
+    /// Apply one record of a durable epoch to the primary index (exclusive access), then
+    /// the updates that waited for the version it made. `Err`: a damaged update.
+    fn record(
+        &mut self,
+        t: &TableData,
+        table: u32,
+        r: &RecordRef<'_>,
+        g: &crossbeam_epoch::Guard,
+    ) -> std::result::Result<(), String> {
+        let mut made = self.one(t, table, r.key, r.tid, r.body, g)?;
+        while let Some(v) = made.filter(|_| !self.waiting.is_empty()) {
+            let Some((tid, runs)) = self.waiting.remove(&(table, r.key.to_vec(), v)) else {
+                break;
+            };
+            let body = Body::Update { prev: v, runs: &runs };
+            made = self.one(t, table, r.key, tid, body, g)?;
+            debug_assert_eq!(made, Some(tid), "an update on its own version applies");
         }
-        None => {
-            let (tid, row) = match r.row {
-                Some(row) => (r.tid, row),
-                None => {
-                    tombstones.push((table, Key::from_bytes(r.key)));
-                    (r.tid | ABSENT, &zeros[..t.row_size])
+        Ok(())
+    }
+
+    /// Apply one record; `Some(tid)`: the key's version is now `tid` (present), so
+    /// updates of it may follow.
+    fn one(
+        &mut self,
+        t: &TableData,
+        table: u32,
+        key: &[u8],
+        tid: u64,
+        body: Body<'_>,
+        g: &crossbeam_epoch::Guard,
+    ) -> std::result::Result<Option<u64>, String> {
+        let (hit, _, _) = t.primary.get(key, g);
+        let Some(v) = hit else {
+            let (flagged, row) = match body {
+                Body::Put(row) => (tid, row),
+                Body::Delete => {
+                    self.tombstones.push((table, Key::from_bytes(key)));
+                    (tid | ABSENT, &self.zeros[..t.row_size])
+                }
+                Body::Update { prev, runs } => {
+                    self.waiting
+                        .insert((table, key.to_vec(), prev), (tid, runs.to_vec()));
+                    return Ok(None);
                 }
             };
-            let rec = t.new_record(r.key, tid, row);
-            if t.primary.insert(r.key, rec.as_u64(), g).is_err() {
+            let rec = t.new_record(key, flagged, row);
+            if t.primary.insert(key, rec.as_u64(), g).is_err() {
                 unreachable!("replay is single-threaded: the key was absent");
+            }
+            return Ok((flagged == tid).then_some(tid));
+        };
+        let rec = Rec::from_u64(v);
+        let cur = rec.tid().load(Relaxed);
+        if tid <= cur & !FLAGS {
+            return Ok(None); // a newer write of this key was applied already
+        }
+        match body {
+            Body::Put(row) => {
+                rec.store_row(row);
+                rec.tid().store(tid, Relaxed);
+                Ok(Some(tid))
+            }
+            Body::Delete => {
+                rec.tid().store(tid | ABSENT, Relaxed);
+                self.tombstones.push((table, Key::from_bytes(key)));
+                Ok(None)
+            }
+            Body::Update { prev, runs } if prev == cur => {
+                // `cur` has no flag set: the version is present.
+                let row = &mut self.row[..t.row_size];
+                rec.stable_read(row);
+                log::apply_runs(row, runs)?;
+                rec.store_row(row);
+                rec.tid().store(tid, Relaxed);
+                Ok(Some(tid))
+            }
+            Body::Update { prev, runs } => {
+                self.waiting
+                    .insert((table, key.to_vec(), prev), (tid, runs.to_vec()));
+                Ok(None)
             }
         }
     }
@@ -119,16 +180,19 @@ pub fn replay(
         ..Replayed::default()
     };
     let max_row = catalog.tables.iter().map(|t| t.row_size).max().unwrap_or(0);
-    let zeros = vec![0u8; max_row];
-    let mut tombstones: Vec<(u32, Key)> = Vec::new();
+    let mut ap = Apply {
+        zeros: vec![0u8; max_row],
+        row: vec![0u8; max_row],
+        tombstones: Vec::new(),
+        waiting: Waiting::new(),
+    };
     // Records of epochs above the durable epoch known when they were read.
-    let mut pending: Vec<(u32, u64, Key, Option<Vec<u8>>)> = Vec::new();
+    let mut pending: Vec<(u32, u64, Key, OwnedBody)> = Vec::new();
     let g = crossbeam_epoch::pin();
-    let bad_record = |b: u64, r: &RecordRef<'_>, why: &str| {
+    let bad_record = |b: u64, table: u32, why: &str| {
         fatal(format!(
-            "log file {} block at byte {b}: record of table {} {why} (a log of another database?): refused",
+            "log file {} block at byte {b}: record of table {table} {why} (a log of another database?): refused",
             path.display(),
-            r.table
         ))
     };
     while let Some(b) = reader.next_block()? {
@@ -144,21 +208,15 @@ pub fn replay(
             let mut i = 0;
             while i < pending.len() {
                 if epoch_of(pending[i].1) <= d {
-                    let (table, tid, key, row) = pending.swap_remove(i);
+                    let (table, tid, key, body) = pending.swap_remove(i);
                     let r = RecordRef {
                         tid,
                         table,
                         key: key.as_bytes(),
-                        row: row.as_deref(),
+                        body: body.as_body(),
                     };
-                    apply(
-                        &catalog.tables[table as usize],
-                        table,
-                        &r,
-                        &zeros,
-                        &mut tombstones,
-                        &g,
-                    );
+                    ap.record(&catalog.tables[table as usize], table, &r, &g)
+                        .map_err(|why| bad_record(b.offset, table, &why))?;
                     out.applied += 1;
                 } else {
                     i += 1;
@@ -167,22 +225,18 @@ pub fn replay(
         }
         for r in b.records() {
             let Some(t) = catalog.tables.get(r.table as usize) else {
-                return Err(bad_record(b.offset, &r, "not in the schema"));
+                return Err(bad_record(b.offset, r.table, "not in the schema"));
             };
-            if r.row.is_some_and(|row| row.len() != t.row_size) {
-                return Err(bad_record(b.offset, &r, "with a row of the wrong size"));
+            if matches!(r.body, Body::Put(row) if row.len() != t.row_size) {
+                return Err(bad_record(b.offset, r.table, "with a row of the wrong size"));
             }
             out.max_epoch = out.max_epoch.max(epoch_of(r.tid));
             if epoch_of(r.tid) <= out.durable {
-                apply(t, r.table, &r, &zeros, &mut tombstones, &g);
+                ap.record(t, r.table, &r, &g)
+                    .map_err(|why| bad_record(b.offset, r.table, &why))?;
                 out.applied += 1;
             } else {
-                pending.push((
-                    r.table,
-                    r.tid,
-                    Key::from_bytes(r.key),
-                    r.row.map(<[u8]>::to_vec),
-                ));
+                pending.push((r.table, r.tid, Key::from_bytes(r.key), r.body.to_owned()));
             }
         }
     }
@@ -190,8 +244,25 @@ pub fn replay(
     drop(pending);
     out.end = reader.end();
 
+    // An update still waiting is harmless if a later write of its key was applied (it
+    // would have been overwritten); otherwise the version it changes is not in the log,
+    // which a whole log never lacks: refused, rather than recover a row without it.
+    for ((table, key, prev), (tid, _)) in &ap.waiting {
+        let t = &catalog.tables[*table as usize];
+        let cur = match t.primary.get(key, &g) {
+            (Some(v), _, _) => Rec::from_u64(v).tid().load(Relaxed) & !FLAGS,
+            _ => 0,
+        };
+        if cur < *tid {
+            return Err(fatal(format!(
+                "log file {}: an update of a record of table {table} (TID {tid:#x}) changes a version (TID {prev:#x}) that is not in the log: damaged, refused",
+                path.display()
+            )));
+        }
+    }
+
     // Tombstones leave the primary index (a key deleted twice is listed twice).
-    for (table, key) in tombstones {
+    for (table, key) in ap.tombstones {
         let t = &catalog.tables[table as usize];
         let (Some(v), _, _) = t.primary.get(key.as_bytes(), &g) else {
             continue;

@@ -86,6 +86,8 @@ pub struct MemoryWorker<'e> {
     pub(crate) writes: Vec<WriteEntry>,
     pub(crate) wmap: WMap,
     pub(crate) arena: Vec<u8>,
+    /// A commit's log records before they go to the log buffer (`occ::commit`).
+    pub(crate) log_stage: Vec<u8>,
     pub(crate) row: Vec<u8>,
     pub(crate) row2: Vec<u8>,
     /// Hinted hash lookups whose bucket lines were asked for (`prefetch`): (table, hash,
@@ -194,6 +196,7 @@ impl<'e> MemoryWorker<'e> {
             writes: Vec::with_capacity(64),
             wmap: WMap::default(),
             arena: Vec::with_capacity(1 << 14),
+            log_stage: Vec::new(),
             row: vec![0; max_row],
             row2: vec![0; max_row],
             hinted: Vec::new(),

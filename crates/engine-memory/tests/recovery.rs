@@ -2,7 +2,9 @@
 //! of a log being written (a crash image) keeps every acknowledged `Sync` commit and only
 //! whole transactions; a torn tail is cut and the log continues; damage in the middle, a
 //! foreign or missing file and an unfinished load are refused without touching a file;
-//! records of epochs that never became durable stay out, also after a restart.
+//! records of epochs that never became durable stay out, also after a restart; an update
+//! logged as its changes applies on the version it names, whatever the order it is read
+//! in, and one whose version is missing is refused.
 
 use api::{
     Dir, Engine, EngineOptions, IndexKind, LogMode, Schema, SecondaryDef, Session, TableDef,
@@ -18,10 +20,11 @@ use std::sync::{Arc, Mutex};
 
 const T_ORDERED: TableId = TableId(0);
 const T_HASH: TableId = TableId(1);
+const T_WIDE: TableId = TableId(2);
 
 /// Table 0: B+tree, 16-byte rows (u64 group, u64 echo of the primary key) with a
 /// non-unique secondary index on the group and a unique one on the echo. Table 1: hash,
-/// 8-byte rows.
+/// 8-byte rows. Table 2: hash, 64-byte rows (its updates are logged as their changes).
 fn schema() -> Schema {
     let mut s = Schema::new();
     let mut t = TableDef::new("ordered", 16, IndexKind::BTree, 1000);
@@ -43,7 +46,20 @@ fn schema() -> Schema {
     });
     s.add(t);
     s.add(TableDef::new("hashed", 8, IndexKind::Hash, 1000));
+    s.add(TableDef::new("wide", 64, IndexKind::Hash, 1000));
     s
+}
+
+/// A wide row holding the counter `n` in its first 8 bytes.
+fn wide_row(n: u64) -> [u8; 64] {
+    let mut r = [0u8; 64];
+    r[0..8].copy_from_slice(&n.to_le_bytes());
+    r
+}
+
+/// The counter of a wide row.
+fn wide_count(r: &[u8]) -> u64 {
+    u64::from_le_bytes(r[0..8].try_into().unwrap())
 }
 
 fn opts(dir: &Path, mode: LogMode, threads: usize) -> EngineOptions {
@@ -92,6 +108,9 @@ fn dump(e: &MemoryEngine) -> Dump {
         for k in (0..200).chain(1000..1004) {
             s.get(T_HASH, &key(k), |r| {
                 out.insert((1, k), r.to_vec());
+            })?;
+            s.get(T_WIDE, &key(k), |r| {
+                out.insert((2, k), r.to_vec());
             })?;
         }
         // Secondary indexes: exactly one entry per row.
@@ -167,6 +186,18 @@ fn churn(e: &MemoryEngine, threads: usize, txns: usize, seed: u64) {
                         } else {
                             s.update(T_HASH, &key(k), |r| r[0] = r[0].wrapping_add(1))?;
                         }
+                        let there = s.get(T_WIDE, &key(k), |_| {})?;
+                        if !there {
+                            s.insert(T_WIDE, &key(k), &wide_row(v))?;
+                        } else if v == 1 {
+                            s.delete(T_WIDE, &key(k))?;
+                        } else {
+                            s.update(T_WIDE, &key(k), |r| {
+                                let n = wide_count(r) + v;
+                                r[0..8].copy_from_slice(&n.to_le_bytes());
+                                r[40 + v as usize] ^= 1;
+                            })?;
+                        }
                         Ok(())
                     })
                     .unwrap();
@@ -226,6 +257,7 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
         s.run(0, |s| {
             for w in 0..threads as u64 {
                 s.insert(T_HASH, &key(1000 + w), &0u64.to_le_bytes())?;
+                s.insert(T_WIDE, &key(1000 + w), &wide_row(0))?;
             }
             Ok(())
         })
@@ -249,6 +281,10 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
                         s.update(T_HASH, &key(1000 + w as u64), |r| {
                             let n = u64::from_le_bytes(r.try_into().unwrap()) + 1;
                             r.copy_from_slice(&n.to_le_bytes());
+                        })?;
+                        s.update(T_WIDE, &key(1000 + w as u64), |r| {
+                            let n = wide_count(r) + 1;
+                            r[0..8].copy_from_slice(&n.to_le_bytes());
                         })?;
                         Ok(())
                     })
@@ -289,6 +325,8 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
             let n = rows.keys().filter(|r| r.0 == 0 && r.1 >> 32 == w).count() as u64;
             let c = u64::from_le_bytes(rows[&(1, 1000 + w)][..].try_into().unwrap());
             assert_eq!(n, c, "snapshot {i}: worker {w}: {n} rows but counter {c}");
+            let c = wide_count(&rows[&(2, 1000 + w)]);
+            assert_eq!(n, c, "snapshot {i}: worker {w}: {n} rows but wide counter {c}");
         }
         // Reopened for appending, the log continues after the cut.
         drop(e);
@@ -508,6 +546,75 @@ fn only_durable_epochs_replay_highest_tid_wins_and_restart_voids_the_rest() {
         "a record of a never-durable epoch came back"
     );
     assert!(rows.contains_key(&(1, 5)) && rows.contains_key(&(1, 1)));
+}
+
+/// An update record of a wide row, by hand: `runs` as (offset, bytes).
+fn update(b: &mut Vec<u8>, t: u64, k: u64, prev: u64, runs: &[(u16, &[u8])]) {
+    let mut body = prev.to_le_bytes().to_vec();
+    for (off, bytes) in runs {
+        body.extend_from_slice(&off.to_le_bytes());
+        body.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+        body.extend_from_slice(bytes);
+    }
+    b.extend_from_slice(&t.to_le_bytes());
+    b.extend_from_slice(&T_WIDE.0.to_le_bytes());
+    b.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    b.push(log::KIND_UPDATE);
+    b.push(8);
+    b.extend_from_slice(&key(k));
+    b.extend_from_slice(&body);
+}
+
+#[test]
+fn updates_apply_on_their_version_in_whatever_order_they_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let wide = |b: &mut Vec<u8>, t: u64, k: u64| {
+        log::append_put(b, t, T_WIDE.0, &key(k), &wide_row(k));
+    };
+    let mut b1 = Vec::new();
+    // Key 1: its second update, then its first, then (next block) the row they change.
+    update(&mut b1, tid(1, 3), 1, tid(1, 2), &[(8, &[7, 7]), (63, &[9])]);
+    update(&mut b1, tid(1, 2), 1, tid(1, 1), &[(9, &[5, 5]), (20, &[4])]);
+    // Key 2: an update whose version never comes, overwritten by a later put.
+    update(&mut b1, tid(1, 4), 2, tid(1, 2), &[(0, &[1])]);
+    // Key 3: an update of an epoch that never became durable.
+    wide(&mut b1, tid(1, 1), 3);
+    update(&mut b1, tid(2, 1), 3, tid(1, 1), &[(0, &[1])]);
+    let mut b2 = Vec::new();
+    wide(&mut b2, tid(1, 1), 1);
+    wide(&mut b2, tid(1, 6), 2);
+    write_log(d, &[(1, log::BLOCK_DATA, b1), (1, log::BLOCK_DATA, b2)]);
+    let e = open(&opts(d, LogMode::Sync, 1)).unwrap();
+    let r = e.recovered().unwrap().clone();
+    assert_eq!((r.durable, r.discarded, r.applied), (1, 1, 6), "{r:?}");
+    let rows = dump(&e);
+    let mut one = wide_row(1);
+    one[8..11].copy_from_slice(&[7, 7, 5]);
+    one[20] = 4;
+    one[63] = 9;
+    assert_eq!(rows[&(2, 1)], one.to_vec(), "updates applied out of version order");
+    assert_eq!(rows[&(2, 2)], wide_row(2).to_vec());
+    assert_eq!(rows[&(2, 3)], wide_row(3).to_vec());
+}
+
+#[test]
+fn an_update_of_a_missing_version_or_out_of_its_row_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, runs, prev, why) in [
+        ("gap", &[(0u16, &[1u8][..])][..], tid(1, 2), "not in the log"),
+        ("long", &[(60, &[1u8; 8][..])][..], tid(1, 1), "does not fit"),
+    ] {
+        let d = dir.path().join(name);
+        let mut b = Vec::new();
+        log::append_put(&mut b, tid(1, 1), T_WIDE.0, &key(1), &wide_row(1));
+        update(&mut b, tid(1, 3), 1, prev, runs);
+        write_log(&d, &[(1, log::BLOCK_DATA, b)]);
+        let before = std::fs::read(d.join(log::LOG_FILE)).unwrap();
+        let err = open(&opts(&d, LogMode::Sync, 1)).err().expect("refused");
+        assert!(err.to_string().contains(why), "{name}: {err}");
+        assert_eq!(std::fs::read(d.join(log::LOG_FILE)).unwrap(), before);
+    }
 }
 
 #[test]
