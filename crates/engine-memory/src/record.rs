@@ -283,31 +283,40 @@ impl Rec {
     pub fn store_changes(&self, row: &[u8], runs: &mut Vec<u8>) {
         assert!(row.len() <= u16::MAX as usize, "a delta row above 64 KiB");
         let words = row.len().div_ceil(8);
-        // Start of the run being extended (bytes of `runs` where its length goes), and
-        // the byte offset it covers from.
-        let mut open: Option<(usize, usize)> = None;
-        for i in 0..words {
-            let lo = i * 8;
-            let hi = (lo + 8).min(row.len());
-            let mut b = [0u8; 8];
-            b[..hi - lo].copy_from_slice(&row[lo..hi]);
-            let w = u64::from_le_bytes(b);
+        // Word `i` of `row` (the last one zero-padded), as `store_row` stores it.
+        let word_at = |i: usize| -> u64 {
+            if (i + 1) * 8 <= row.len() {
+                // SAFETY: bytes `8i..8i+8` are inside `row`.
+                u64::from_le(unsafe { (row.as_ptr().add(i * 8) as *const u64).read_unaligned() })
+            } else {
+                let mut b = [0u8; 8];
+                b[..row.len() - i * 8].copy_from_slice(&row[i * 8..]);
+                u64::from_le_bytes(b)
+            }
+        };
+        let mut i = 0;
+        while i < words {
+            let w = word_at(i);
             if self.word(i).load(Relaxed) == w {
-                if let Some((at, from)) = open.take() {
-                    runs[at..at + 2].copy_from_slice(&((lo - from) as u16).to_le_bytes());
-                }
+                i += 1;
                 continue;
             }
+            // A run of changed words from `i`: store them, then log their bytes once.
+            let from = i;
             self.word(i).store(w, Relaxed);
-            if open.is_none() {
-                runs.extend_from_slice(&(lo as u16).to_le_bytes());
-                open = Some((runs.len(), lo));
-                runs.extend_from_slice(&[0, 0]);
+            i += 1;
+            while i < words {
+                let w = word_at(i);
+                if self.word(i).load(Relaxed) == w {
+                    break;
+                }
+                self.word(i).store(w, Relaxed);
+                i += 1;
             }
+            let (lo, hi) = (from * 8, (i * 8).min(row.len()));
+            runs.extend_from_slice(&(lo as u16).to_le_bytes());
+            runs.extend_from_slice(&((hi - lo) as u16).to_le_bytes());
             runs.extend_from_slice(&row[lo..hi]);
-        }
-        if let Some((at, from)) = open {
-            runs[at..at + 2].copy_from_slice(&((row.len() - from) as u16).to_le_bytes());
         }
     }
 
