@@ -473,7 +473,10 @@ pub enum Body<'a> {
     Put(&'a [u8]),
     Delete,
     /// The changed bytes (`apply_runs`) of the version with TID `prev`.
-    Update { prev: u64, runs: &'a [u8] },
+    Update {
+        prev: u64,
+        runs: &'a [u8],
+    },
 }
 
 impl Body<'_> {

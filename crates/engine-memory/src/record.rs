@@ -293,7 +293,8 @@ impl Rec {
         let new = |i: usize| u64::from_le(unsafe { src.add(i).read_unaligned() });
         // SAFETY (`put`, `head`): `at` stays below the length reserved above (one head
         // per run, one word per changed word, the partial word last).
-        let put = |at: usize, w: u64| unsafe { (out.add(at) as *mut u64).write_unaligned(w.to_le()) };
+        let put =
+            |at: usize, w: u64| unsafe { (out.add(at) as *mut u64).write_unaligned(w.to_le()) };
         let head = |at: usize, lo: usize, len: usize| unsafe {
             let h = (lo as u32) | ((len as u32) << 16);
             (out.add(at) as *mut u32).write_unaligned(h.to_le());
@@ -471,13 +472,17 @@ mod tests {
                 r.unlock_with(2 * SEQ_ONE);
                 let mut out = vec![0u8; size];
                 r.stable_read(&mut out);
-                assert_eq!(out, new, "size {size}: the record does not hold the new row");
+                assert_eq!(
+                    out, new,
+                    "size {size}: the record does not hold the new row"
+                );
                 let mut rebuilt = old.clone();
                 crate::log::apply_runs(&mut rebuilt, &runs).unwrap();
                 assert_eq!(rebuilt, new, "size {size}: the runs do not rebuild the row");
                 // Each run starts at a changed word, and the word after it is unchanged.
-                let word_changed =
-                    |w: usize| old[w * 8..(w * 8 + 8).min(size)] != new[w * 8..(w * 8 + 8).min(size)];
+                let word_changed = |w: usize| {
+                    old[w * 8..(w * 8 + 8).min(size)] != new[w * 8..(w * 8 + 8).min(size)]
+                };
                 let mut p = &runs[..];
                 while !p.is_empty() {
                     let off = u16::from_le_bytes([p[0], p[1]]) as usize;
@@ -485,7 +490,10 @@ mod tests {
                     assert_eq!(off % 8, 0);
                     assert!(word_changed(off / 8), "size {size}: a run starts unchanged");
                     let end = off + len;
-                    assert!(end == size || !word_changed(end / 8), "size {size}: runs touch");
+                    assert!(
+                        end == size || !word_changed(end / 8),
+                        "size {size}: runs touch"
+                    );
                     p = &p[4 + len..];
                 }
                 if old == new {

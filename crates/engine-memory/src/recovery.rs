@@ -89,7 +89,10 @@ impl Apply {
             let Some((tid, runs)) = self.waiting.remove(&(table, r.key.to_vec(), v)) else {
                 break;
             };
-            let body = Body::Update { prev: v, runs: &runs };
+            let body = Body::Update {
+                prev: v,
+                runs: &runs,
+            };
             made = self.one(t, table, r.key, tid, body, g)?;
             debug_assert_eq!(made, Some(tid), "an update on its own version applies");
         }
@@ -228,7 +231,11 @@ pub fn replay(
                 return Err(bad_record(b.offset, r.table, "not in the schema"));
             };
             if matches!(r.body, Body::Put(row) if row.len() != t.row_size) {
-                return Err(bad_record(b.offset, r.table, "with a row of the wrong size"));
+                return Err(bad_record(
+                    b.offset,
+                    r.table,
+                    "with a row of the wrong size",
+                ));
             }
             out.max_epoch = out.max_epoch.max(epoch_of(r.tid));
             if epoch_of(r.tid) <= out.durable {

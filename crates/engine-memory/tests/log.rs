@@ -34,9 +34,13 @@ fn open(mode: LogMode, dir: &std::path::Path, threads: usize) -> MemoryEngine {
 fn replay(path: &std::path::Path) -> BTreeMap<(u32, Vec<u8>), Vec<u8>> {
     let log = read_log(path).unwrap();
     assert!(!log.torn_tail);
-    let mut by_key: BTreeMap<(u32, Vec<u8>), Vec<(u64, OwnedBody)>> = BTreeMap::new();
+    type Versions = Vec<(u64, OwnedBody)>;
+    let mut by_key: BTreeMap<(u32, Vec<u8>), Versions> = BTreeMap::new();
     for r in log.records {
-        by_key.entry((r.table, r.key)).or_default().push((r.tid, r.body));
+        by_key
+            .entry((r.table, r.key))
+            .or_default()
+            .push((r.tid, r.body));
     }
     let mut out = BTreeMap::new();
     for (k, mut recs) in by_key {

@@ -326,7 +326,10 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
             let c = u64::from_le_bytes(rows[&(1, 1000 + w)][..].try_into().unwrap());
             assert_eq!(n, c, "snapshot {i}: worker {w}: {n} rows but counter {c}");
             let c = wide_count(&rows[&(2, 1000 + w)]);
-            assert_eq!(n, c, "snapshot {i}: worker {w}: {n} rows but wide counter {c}");
+            assert_eq!(
+                n, c,
+                "snapshot {i}: worker {w}: {n} rows but wide counter {c}"
+            );
         }
         // Reopened for appending, the log continues after the cut.
         drop(e);
@@ -574,8 +577,20 @@ fn updates_apply_on_their_version_in_whatever_order_they_are_read() {
     };
     let mut b1 = Vec::new();
     // Key 1: its second update, then its first, then (next block) the row they change.
-    update(&mut b1, tid(1, 3), 1, tid(1, 2), &[(8, &[7, 7]), (63, &[9])]);
-    update(&mut b1, tid(1, 2), 1, tid(1, 1), &[(9, &[5, 5]), (20, &[4])]);
+    update(
+        &mut b1,
+        tid(1, 3),
+        1,
+        tid(1, 2),
+        &[(8, &[7, 7]), (63, &[9])],
+    );
+    update(
+        &mut b1,
+        tid(1, 2),
+        1,
+        tid(1, 1),
+        &[(9, &[5, 5]), (20, &[4])],
+    );
     // Key 2: an update whose version never comes, overwritten by a later put.
     update(&mut b1, tid(1, 4), 2, tid(1, 2), &[(0, &[1])]);
     // Key 3: an update of an epoch that never became durable.
@@ -593,7 +608,11 @@ fn updates_apply_on_their_version_in_whatever_order_they_are_read() {
     one[8..11].copy_from_slice(&[7, 7, 5]);
     one[20] = 4;
     one[63] = 9;
-    assert_eq!(rows[&(2, 1)], one.to_vec(), "updates applied out of version order");
+    assert_eq!(
+        rows[&(2, 1)],
+        one.to_vec(),
+        "updates applied out of version order"
+    );
     assert_eq!(rows[&(2, 2)], wide_row(2).to_vec());
     assert_eq!(rows[&(2, 3)], wide_row(3).to_vec());
 }
@@ -602,8 +621,18 @@ fn updates_apply_on_their_version_in_whatever_order_they_are_read() {
 fn an_update_of_a_missing_version_or_out_of_its_row_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     for (name, runs, prev, why) in [
-        ("gap", &[(0u16, &[1u8][..])][..], tid(1, 2), "not in the log"),
-        ("long", &[(60, &[1u8; 8][..])][..], tid(1, 1), "does not fit"),
+        (
+            "gap",
+            &[(0u16, &[1u8][..])][..],
+            tid(1, 2),
+            "not in the log",
+        ),
+        (
+            "long",
+            &[(60, &[1u8; 8][..])][..],
+            tid(1, 1),
+            "does not fit",
+        ),
     ] {
         let d = dir.path().join(name);
         let mut b = Vec::new();
