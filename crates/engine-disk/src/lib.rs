@@ -837,6 +837,8 @@ impl Engine for DiskEngine {
                 "deadlocks": l.deadlocks,
                 "timeouts": l.timeouts,
                 "escalations": l.escalations,
+                "inherited": l.inherited,
+                "revoked": l.revoked,
             },
         })
     }
