@@ -822,7 +822,7 @@ impl Engine for DiskEngine {
             "pages_written": p.writes.load(Ordering::Relaxed),
             "page_hits": i.pool.hits(),
             "evictions": p.evictions.load(Ordering::Relaxed),
-            "log_bytes": i.log.bytes.load(Ordering::Relaxed),
+            "log_bytes": i.log.bytes(),
             "log_flushes": i.log.flushes.load(Ordering::Relaxed),
             "checkpoints": i.checkpoints.load(Ordering::Relaxed),
             "commits": i.commits.load(Ordering::Relaxed),

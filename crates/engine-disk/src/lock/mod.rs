@@ -22,10 +22,10 @@ pub use mode::LockMode;
 
 use deadlock::{Detector, Verdict};
 use rustc_hash::FxHashMap;
+use std::sync::atomic::AtomicU8;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use std::sync::atomic::AtomicU8;
 use table::{wake_all, LockTable, Outcome, Slot, Waiter, IN_USE, PARKED, WAITING};
 
 /// Lock-manager settings (limits are checked in [`LockManager::new`]).
@@ -62,6 +62,9 @@ impl Default for LockConfig {
 
 /// Partition-count limit (64 B each: 64 MiB of latches at most).
 pub const MAX_PARTITIONS: usize = 1 << 20;
+
+/// Locks a transaction remembers having waited for (released first at its end).
+const WAITED_MAX: usize = 8;
 
 /// Counters since the manager was created. Per-request counters (`requests`, `covered`,
 /// `acquired`, `upgrades`, `released`) are added when a transaction calls `release_all`.
@@ -180,6 +183,8 @@ pub struct TxnLocks {
     counts: TxnLockCounts,
     scratch: Vec<(LockId, LockMode)>,
     wake: Vec<Arc<Waiter>>,
+    /// Locks this transaction had to wait for: others likely queue on them too.
+    waited: Vec<LockId>,
 }
 
 impl TxnLocks {
@@ -199,6 +204,7 @@ impl TxnLocks {
             counts: TxnLockCounts::default(),
             scratch: Vec::new(),
             wake: Vec::new(),
+            waited: Vec::new(),
         }
     }
 
@@ -499,11 +505,14 @@ impl LockManager {
     pub fn release_all(&self, txn: &mut TxnLocks) {
         let id = txn.owner;
         let mut n = txn.held.len() as u64;
-        // Record and key locks first: they are the ones others wait for (a hot row), and
-        // its next owner starts a release earlier; intention locks rarely block anyone.
+        // Locks this transaction waited for first (a hot row: the next owner is likely
+        // queued already and starts as early as possible), then the other record and key
+        // locks, then coarser ones, which rarely block anyone.
         let mut all = std::mem::take(&mut txn.scratch);
         all.extend(txn.held.drain());
-        all.sort_unstable_by_key(|(l, _)| !l.is_fine());
+        let waited = &txn.waited;
+        all.sort_unstable_by_key(|(l, _)| (!waited.contains(l), !l.is_fine()));
+        txn.waited.clear();
         for &(l, m) in &all {
             if !txn.kept.is_empty() {
                 if let Some(k) = txn.kept.get_mut(&l) {
@@ -602,14 +611,25 @@ impl LockManager {
         let mut b = self.table.latch(id);
         // Reset before the waiter can be queued; only this thread writes WAITING.
         txn.waiter.state.store(WAITING, Ordering::Relaxed);
-        let out = b.acquire(txn.owner, id, held, target, &txn.waiter, nowait, slot.as_ref());
+        let out = b.acquire(
+            txn.owner,
+            id,
+            held,
+            target,
+            &txn.waiter,
+            nowait,
+            slot.as_ref(),
+        );
         drop(b);
         match out {
             Outcome::Granted => {}
             Outcome::WouldBlock => return Ok(None),
             Outcome::Wait => {
                 txn.counts.waits += 1;
-                self.wait(txn, id)?
+                self.wait(txn, id)?;
+                if txn.waited.len() < WAITED_MAX {
+                    txn.waited.push(id);
+                }
             }
         }
         if let Some(slot) = slot {

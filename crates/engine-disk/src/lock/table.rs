@@ -423,7 +423,9 @@ impl Bucket {
                 if !target.compatible_with_mask(h.mask_without(cur)) {
                     revoked += h.revoke_conflicting(txn, target);
                 }
-                let p = h.pos(txn).expect("revocation removes other transactions only");
+                let p = h
+                    .pos(txn)
+                    .expect("revocation removes other transactions only");
                 if target.compatible_with_mask(h.mask_without(cur)) {
                     h.remove_granted(cur);
                     h.add_granted(target);
@@ -576,7 +578,10 @@ impl Bucket {
                 if let Some(c) = r.convert {
                     let _ = write!(out, "->{}", c.name());
                 }
-                if r.slot.as_ref().is_some_and(|s| s.load(Ordering::Acquire) == PARKED) {
+                if r.slot
+                    .as_ref()
+                    .is_some_and(|s| s.load(Ordering::Acquire) == PARKED)
+                {
                     out.push_str("(kept)");
                 }
             }

@@ -640,9 +640,7 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
     use rand::{rngs::SmallRng, Rng, SeedableRng};
     use rustc_hash::FxHashMap;
     use std::sync::atomic::AtomicU8;
-    use table::{
-        LockTable, Outcome, Slot, Waiter, GRANTED, IN_USE, PARKED, REVOKED, WAITING,
-    };
+    use table::{LockTable, Outcome, Slot, Waiter, GRANTED, IN_USE, PARKED, REVOKED, WAITING};
 
     struct V {
         id: u64,
@@ -811,8 +809,7 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
             // Claim a parked lock back, unless it was revoked meanwhile.
             if !v.held.contains_key(&l) {
                 if let Some((km, s)) = v.kept.get(&l) {
-                    match s.compare_exchange(PARKED, IN_USE, Ordering::AcqRel, Ordering::Acquire)
-                    {
+                    match s.compare_exchange(PARKED, IN_USE, Ordering::AcqRel, Ordering::Acquire) {
                         Ok(_) => {
                             claims += 1;
                             v.held.insert(l, *km);
@@ -1145,7 +1142,7 @@ fn inherited_intention_locks_are_kept_claimed_and_revoked() {
     m.lock(&mut t1, rec(1, 1), X).unwrap();
     m.release_all(&mut t1);
     let acquired = m.stats().acquired; // counted at release_all
-    // Database IX and table IX are parked; the page and record locks are gone.
+                                       // Database IX and table IX are parked; the page and record locks are gone.
     assert_eq!(t1.kept(), 2);
     assert_eq!(m.active_heads(), 2);
     let d = m.dump();
