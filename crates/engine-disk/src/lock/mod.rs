@@ -510,8 +510,14 @@ impl LockManager {
         // locks, then coarser ones, which rarely block anyone.
         let mut all = std::mem::take(&mut txn.scratch);
         all.extend(txn.held.drain());
-        let waited = &txn.waited;
-        all.sort_unstable_by_key(|(l, _)| (!waited.contains(l), !l.is_fine()));
+        all.sort_unstable_by_key(|(l, _)| !l.is_fine());
+        let mut front = 0;
+        for w in &txn.waited {
+            if let Some(p) = all[front..].iter().position(|(l, _)| l == w) {
+                all.swap(front, front + p);
+                front += 1;
+            }
+        }
         txn.waited.clear();
         for &(l, m) in &all {
             if !txn.kept.is_empty() {
