@@ -178,7 +178,10 @@ impl Head {
                 grant(r, wake);
             }
         }
-        self.settle_if_waiters();
+        // Waiters were there before this grant, so nothing can be parked (the invariant):
+        // only newly granted slotted requests are marked wanted.
+        let revoked = self.settle_if_waiters();
+        debug_assert_eq!(revoked, 0, "lock head: a parked request beside a waiter");
     }
 
     /// Revoke the parked inherited requests of others that conflict with `target`
