@@ -39,9 +39,13 @@ impl Latch {
 
     #[inline]
     pub fn try_x(&self) -> bool {
-        self.state
-            .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        // Look before the CAS: a waiter polling a held latch then only reads the line,
+        // instead of taking it away from the holder on every try.
+        self.state.load(Ordering::Relaxed) == 0
+            && self
+                .state
+                .compare_exchange(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
     }
 
     #[inline]

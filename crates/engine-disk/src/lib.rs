@@ -822,7 +822,7 @@ impl Engine for DiskEngine {
             "pages_written": p.writes.load(Ordering::Relaxed),
             "page_hits": i.pool.hits(),
             "evictions": p.evictions.load(Ordering::Relaxed),
-            "log_bytes": i.log.bytes.load(Ordering::Relaxed),
+            "log_bytes": i.log.bytes(),
             "log_flushes": i.log.flushes.load(Ordering::Relaxed),
             "checkpoints": i.checkpoints.load(Ordering::Relaxed),
             "commits": i.commits.load(Ordering::Relaxed),
@@ -837,6 +837,8 @@ impl Engine for DiskEngine {
                 "deadlocks": l.deadlocks,
                 "timeouts": l.timeouts,
                 "escalations": l.escalations,
+                "inherited": l.inherited,
+                "revoked": l.revoked,
             },
         })
     }

@@ -163,7 +163,10 @@ impl<'e> DiskWorker<'e> {
         DiskWorker {
             e,
             tl: TxnLog::new(slot),
-            locks: TxnLocks::new(0),
+            // The owner id names this worker's requests in the lock table for good (its
+            // inherited locks outlive transactions): unique, so one taken from the
+            // transaction-id counter.
+            locks: TxnLocks::new(e.next_txn.fetch_add(1, Ordering::Relaxed)),
             active: false,
             wrote: false,
             cur_pages: vec![crate::page::NO_PAGE; e.tables.len()],
@@ -643,6 +646,7 @@ impl DiskWorker<'_> {
 impl Drop for DiskWorker<'_> {
     fn drop(&mut self) {
         api::Worker::abort(self);
+        self.e.locks.release_kept(&mut self.locks);
         crate::latch::lock(&self.e.slots).retain(|s| !Arc::ptr_eq(s, &self.tl.slot));
     }
 }

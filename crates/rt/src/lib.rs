@@ -360,6 +360,13 @@ pub fn prefetch_point<T>(p: *const T) {
 const SPINS: u32 = 64;
 /// How long `Event::wait` spins on a lock or latch condition before it sleeps.
 const EVENT_SPIN: Duration = Duration::from_micros(50);
+/// Spin-loop hints between two checks of the condition while spinning: about 0.1 µs (a
+/// hint takes 27 ns on the AMD EPYC VMs this runs on), so a released lock or latch is
+/// seen about 0.05 µs after its release on average, not 0.45 µs as with 32 hints. The
+/// conditions are cheap reads (lock grant flags; latch `try_*` look before their CAS).
+const SPIN_CHECK: u32 = 4;
+/// Condition checks between two reads of the clock while spinning (about 0.9 µs).
+const SPIN_CLOCK: u32 = 8;
 const YIELDS: u32 = 16;
 
 /// One step of the thread's escalating pause: spin, then yield, then sleep in growing
@@ -399,11 +406,12 @@ fn wait_slow(kind: WaitKind, timeout: Option<Duration>, cond: &mut dyn FnMut() -
         record(kind, start);
         return ok;
     }
-    // Spin for about a wake-up's cost first (see `EVENT_SPIN`), checking the clock
-    // every 32 spins only; then the escalating pause.
+    // Spin for about a wake-up's cost first (see `EVENT_SPIN`), checking the condition
+    // every `SPIN_CHECK` hints and the clock every `SPIN_CLOCK` checks; then the
+    // escalating pause.
     let spin_end = start + EVENT_SPIN;
     let mut round = 0u32;
-    let ok = loop {
+    let ok = 'wait: loop {
         if cond() {
             break true;
         }
@@ -412,8 +420,13 @@ fn wait_slow(kind: WaitKind, timeout: Option<Duration>, cond: &mut dyn FnMut() -
             break false;
         }
         if now < spin_end {
-            for _ in 0..32 {
-                std::hint::spin_loop();
+            for _ in 0..SPIN_CLOCK {
+                for _ in 0..SPIN_CHECK {
+                    std::hint::spin_loop();
+                }
+                if cond() {
+                    break 'wait true;
+                }
             }
             continue;
         }
@@ -461,6 +474,10 @@ pub fn write<T>(kind: WaitKind, m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     }
     let mut got = None;
     wait_until(kind, None, || {
+        // Look first: `try_write` is a CAS even when the lock is held.
+        if m.is_locked() {
+            return false;
+        }
         got = m.try_write();
         got.is_some()
     });
@@ -588,12 +605,14 @@ impl Event {
             let spin_until = start + EVENT_SPIN;
             let end = deadline.map_or(spin_until, |d| d.min(spin_until));
             loop {
-                for _ in 0..32 {
-                    std::hint::spin_loop();
-                }
-                if cond() {
-                    record(kind, start);
-                    return true;
+                for _ in 0..SPIN_CLOCK {
+                    for _ in 0..SPIN_CHECK {
+                        std::hint::spin_loop();
+                    }
+                    if cond() {
+                        record(kind, start);
+                        return true;
+                    }
                 }
                 if Instant::now() >= end {
                     break;

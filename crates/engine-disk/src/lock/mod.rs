@@ -1,7 +1,8 @@
 //! The disk engine's lock manager: hierarchical two-phase locking (Database > Table >
 //! Page > Record, and Database > Table > Key for index keys) in IS/IX/S/SIX/X, with
 //! automatic intention locks, upgrades, lock escalation, waits-for-graph deadlock
-//! detection and optional timeouts. Design: `docs/design/lock-manager.md`.
+//! detection, optional timeouts and speculative lock inheritance of table and database
+//! intention locks. Design: `docs/design/lock-manager.md`.
 //!
 //! Owns lock heads and each transaction's set of held locks. It must never wait except
 //! through `rt` (lock grants as `WaitKind::Lock`, lock-table latches as `WaitKind::Latch`),
@@ -21,10 +22,11 @@ pub use mode::LockMode;
 
 use deadlock::{Detector, Verdict};
 use rustc_hash::FxHashMap;
+use std::sync::atomic::AtomicU8;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use table::{wake_all, LockTable, Outcome, Waiter, WAITING};
+use table::{wake_all, LockTable, Outcome, Slot, Waiter, IN_USE, PARKED, WAITING};
 
 /// Lock-manager settings (limits are checked in [`LockManager::new`]).
 #[derive(Debug, Clone)]
@@ -39,6 +41,11 @@ pub struct LockConfig {
     /// A waiter re-runs deadlock detection this often while it waits (a safety net: the
     /// check at wait start already finds every cycle, see the design document).
     pub deadlock_recheck: Duration,
+    /// Speculative lock inheritance: at the end of a transaction keep its IS/IX locks on
+    /// tables and the database in the lock table for the next transaction of the same
+    /// `TxnLocks` (revoked as soon as anyone requests a conflicting mode or must wait
+    /// there). Saves two lock-table latch round trips per hot intention lock.
+    pub inherit: bool,
 }
 
 impl Default for LockConfig {
@@ -48,12 +55,16 @@ impl Default for LockConfig {
             timeout: None,
             partitions: 4096,
             deadlock_recheck: Duration::from_secs(1),
+            inherit: true,
         }
     }
 }
 
 /// Partition-count limit (64 B each: 64 MiB of latches at most).
 pub const MAX_PARTITIONS: usize = 1 << 20;
+
+/// Locks a transaction remembers having waited for (released first at its end).
+const WAITED_MAX: usize = 8;
 
 /// Counters since the manager was created. Per-request counters (`requests`, `covered`,
 /// `acquired`, `upgrades`, `released`) are added when a transaction calls `release_all`.
@@ -89,6 +100,12 @@ pub struct LockStats {
     pub escalations: u64,
     /// Escalations not done because the table lock was not free at once.
     pub escalation_failures: u64,
+    /// Requests served by a lock inherited from the same owner's previous transaction
+    /// (no lock-table access).
+    pub inherited: u64,
+    /// Inherited locks revoked because another transaction requested a conflicting mode
+    /// or had to wait on their head.
+    pub revoked: u64,
 }
 
 #[derive(Default)]
@@ -105,6 +122,7 @@ struct Counters {
     timeouts: AtomicU64,
     escalations: AtomicU64,
     escalation_failures: AtomicU64,
+    inherited: AtomicU64,
 }
 
 /// A transaction's own counters, folded into the manager's at `release_all` so the
@@ -116,6 +134,7 @@ struct TxnCounters {
     acquired: u64,
     upgrades: u64,
     released: u64,
+    inherited: u64,
 }
 
 /// Locks one transaction acquired (for per-transaction statistics).
@@ -139,10 +158,23 @@ struct TableFine {
     retry_at: u32,
 }
 
-/// One transaction's locks. Reuse it across transactions (`reset`) to avoid allocation.
+/// A lock kept in the table by its owner across transactions (speculative inheritance).
+struct Kept {
+    /// The mode granted in the table (updated when the lock is parked).
+    mode: LockMode,
+    slot: Slot,
+}
+
+/// One transaction's locks. Reuse it across transactions (`reset`) to avoid allocation
+/// and to inherit locks (`LockConfig::inherit`): the lock table names requests by the
+/// owner id given to [`TxnLocks::new`], which stays the same across `reset`.
 pub struct TxnLocks {
     txn_id: u64,
+    /// The name of this object's requests in the lock table and the waits-for graph.
+    owner: u64,
     held: FxHashMap<LockId, LockMode>,
+    /// Locks with an inheritance slot in the table: in use (also in `held`) or parked.
+    kept: FxHashMap<LockId, Kept>,
     tables: FxHashMap<u32, TableFine>,
     waiter: Arc<Waiter>,
     /// Registered in the deadlock detector (waited at least once).
@@ -151,15 +183,20 @@ pub struct TxnLocks {
     counts: TxnLockCounts,
     scratch: Vec<(LockId, LockMode)>,
     wake: Vec<Arc<Waiter>>,
+    /// Locks this transaction had to wait for: others likely queue on them too.
+    waited: Vec<LockId>,
 }
 
 impl TxnLocks {
-    /// `txn_id` must be unique among running transactions (it names the transaction in
-    /// lock queues and in the waits-for graph).
+    /// `txn_id` must be unique among live `TxnLocks`: it is also the owner id that names
+    /// this object's requests in lock queues and in the waits-for graph, for good (`reset`
+    /// changes only the transaction id).
     pub fn new(txn_id: u64) -> Self {
         TxnLocks {
             txn_id,
+            owner: txn_id,
             held: FxHashMap::default(),
+            kept: FxHashMap::default(),
             tables: FxHashMap::default(),
             waiter: Arc::new(Waiter::new()),
             registered: false,
@@ -167,10 +204,12 @@ impl TxnLocks {
             counts: TxnLockCounts::default(),
             scratch: Vec::new(),
             wake: Vec::new(),
+            waited: Vec::new(),
         }
     }
 
-    /// Start a new transaction with this object; its locks must have been released.
+    /// Start a new transaction with this object; its locks must have been released
+    /// (inherited locks stay kept for it).
     pub fn reset(&mut self, txn_id: u64) {
         assert!(
             self.held.is_empty(),
@@ -191,6 +230,16 @@ impl TxnLocks {
 
     pub fn txn_id(&self) -> u64 {
         self.txn_id
+    }
+
+    /// The id naming this object's requests in the lock table (see [`TxnLocks::new`]).
+    pub fn owner(&self) -> u64 {
+        self.owner
+    }
+
+    /// Locks kept in the table for inheritance (in use by this transaction or parked).
+    pub fn kept(&self) -> usize {
+        self.kept.len()
     }
 
     /// The mode this transaction holds on `id` itself (not counting coarser locks).
@@ -311,9 +360,9 @@ impl LockManager {
         let (anc, n) = id.ancestors();
         let mut up: [Option<LockMode>; 3] = [None; 3];
         for i in 0..n {
-            up[i] = txn.held(anc[i]);
+            up[i] = Self::claim(txn, anc[i]);
         }
-        let own = txn.held(id);
+        let own = Self::claim(txn, id);
         let implied = |up: &[Option<LockMode>], m: LockMode| {
             up.iter().any(|h| h.is_some_and(|h| h.implies_below(m)))
         };
@@ -349,6 +398,65 @@ impl LockManager {
         Ok(true)
     }
 
+    /// What `txn` holds on `id`, taking back a lock its owner kept from an earlier
+    /// transaction if it was not revoked meanwhile (`PARKED -> IN_USE`, no latch).
+    #[inline]
+    fn claim(txn: &mut TxnLocks, id: LockId) -> Option<LockMode> {
+        if let Some(m) = txn.held.get(&id) {
+            return Some(*m);
+        }
+        if txn.kept.is_empty() || !inheritable(id) {
+            return None;
+        }
+        let k = txn.kept.get(&id)?;
+        match k
+            .slot
+            .compare_exchange(PARKED, IN_USE, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => {
+                let m = k.mode;
+                txn.held.insert(id, m);
+                txn.counters.inherited += 1;
+                txn.counts.coarse += 1;
+                Some(m)
+            }
+            Err(s) => {
+                assert_eq!(
+                    s,
+                    table::REVOKED,
+                    "lock: txn {} kept {id:?} in use outside a transaction",
+                    txn.txn_id
+                );
+                // Revoked: its request is gone from the table; request it anew.
+                txn.kept.remove(&id);
+                None
+            }
+        }
+    }
+
+    /// Give up every lock `txn` keeps for inheritance (its owner stops running
+    /// transactions; call after `release_all`). Leaves nothing of `txn` in the table.
+    pub fn release_kept(&self, txn: &mut TxnLocks) {
+        assert!(
+            txn.held.is_empty(),
+            "release_kept: txn {} still holds {} locks (call release_all first)",
+            txn.txn_id,
+            txn.held.len()
+        );
+        let mut n = 0;
+        for (l, k) in txn.kept.drain() {
+            if self
+                .table
+                .latch(l)
+                .release_parked(txn.owner, l, &k.slot, &mut txn.wake)
+            {
+                n += 1;
+            }
+            wake_all(&mut txn.wake);
+        }
+        self.c.released.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// Release one lock before the end of the transaction (e.g. a read lock under cursor
     /// stability / read committed). Breaks strict 2PL for that resource: callers must not
     /// release locks protecting their writes. Returns whether the lock was held. The
@@ -381,21 +489,52 @@ impl LockManager {
     /// Release one lock early (instant duration, or made redundant by escalation).
     fn release_one(&self, txn: &mut TxnLocks, id: LockId) {
         txn.held.remove(&id).expect("release_one: lock not held");
-        self.table.latch(id).release(txn.txn_id, id, &mut txn.wake);
+        if !txn.kept.is_empty() {
+            txn.kept.remove(&id);
+        }
+        self.table.latch(id).release(txn.owner, id, &mut txn.wake);
         wake_all(&mut txn.wake);
         txn.counters.released += 1;
     }
 
     /// Release every lock of `txn` (strict 2PL: at commit or abort), waking waiters.
+    /// With `LockConfig::inherit`, IS/IX locks on tables and the database that nobody
+    /// waits for stay in the table, parked for the owner's next transaction: they no
+    /// longer protect anything of this one, and whoever needs a conflicting mode revokes
+    /// them.
     pub fn release_all(&self, txn: &mut TxnLocks) {
-        let id = txn.txn_id;
-        let n = txn.held.len() as u64;
-        // Record and key locks first: they are the ones others wait for (a hot row), and
-        // its next owner starts a release earlier; intention locks rarely block anyone.
+        let id = txn.owner;
+        let mut n = txn.held.len() as u64;
+        // Locks this transaction waited for first (a hot row: the next owner is likely
+        // queued already and starts as early as possible), then the other record and key
+        // locks, then coarser ones, which rarely block anyone.
         let mut all = std::mem::take(&mut txn.scratch);
         all.extend(txn.held.drain());
         all.sort_unstable_by_key(|(l, _)| !l.is_fine());
-        for &(l, _) in &all {
+        let mut front = 0;
+        for w in &txn.waited {
+            if let Some(p) = all[front..].iter().position(|(l, _)| l == w) {
+                all.swap(front, front + p);
+                front += 1;
+            }
+        }
+        txn.waited.clear();
+        for &(l, m) in &all {
+            if !txn.kept.is_empty() {
+                if let Some(k) = txn.kept.get_mut(&l) {
+                    let park = matches!(m, LockMode::IS | LockMode::IX)
+                        && k.slot
+                            .compare_exchange(IN_USE, PARKED, Ordering::AcqRel, Ordering::Acquire)
+                            .is_ok();
+                    if park {
+                        k.mode = m;
+                        n -= 1;
+                        continue;
+                    }
+                    // Wanted by a waiter, or upgraded past an intention mode.
+                    txn.kept.remove(&l);
+                }
+            }
             self.table.latch(l).release(id, l, &mut txn.wake);
             wake_all(&mut txn.wake);
         }
@@ -418,6 +557,7 @@ impl LockManager {
         add(&self.c.acquired, t.acquired);
         add(&self.c.upgrades, t.upgrades);
         add(&self.c.released, t.released);
+        add(&self.c.inherited, t.inherited);
     }
 
     pub fn stats(&self) -> LockStats {
@@ -437,6 +577,8 @@ impl LockManager {
             timeouts: g(&self.c.timeouts),
             escalations: g(&self.c.escalations),
             escalation_failures: g(&self.c.escalation_failures),
+            inherited: g(&self.c.inherited),
+            revoked: self.table.revoked(),
         }
     }
 
@@ -466,18 +608,38 @@ impl LockManager {
         if held == Some(target) {
             return Ok(held);
         }
+        // A new intention lock on a table or the database may be kept for inheritance.
+        let slot = (self.cfg.inherit
+            && held.is_none()
+            && inheritable(id)
+            && matches!(target, LockMode::IS | LockMode::IX))
+        .then(|| Arc::new(AtomicU8::new(IN_USE)));
         let mut b = self.table.latch(id);
         // Reset before the waiter can be queued; only this thread writes WAITING.
         txn.waiter.state.store(WAITING, Ordering::Relaxed);
-        let out = b.acquire(txn.txn_id, id, held, target, &txn.waiter, nowait);
+        let out = b.acquire(
+            txn.owner,
+            id,
+            held,
+            target,
+            &txn.waiter,
+            nowait,
+            slot.as_ref(),
+        );
         drop(b);
         match out {
             Outcome::Granted => {}
             Outcome::WouldBlock => return Ok(None),
             Outcome::Wait => {
                 txn.counts.waits += 1;
-                self.wait(txn, id)?
+                self.wait(txn, id)?;
+                if txn.waited.len() < WAITED_MAX {
+                    txn.waited.push(id);
+                }
             }
+        }
+        if let Some(slot) = slot {
+            txn.kept.insert(id, Kept { mode: target, slot });
         }
         txn.held.insert(id, target);
         txn.counters.acquired += 1;
@@ -500,7 +662,7 @@ impl LockManager {
         txn.registered = true;
         let mut recheck = false;
         let res = loop {
-            match self.detector.check(txn.txn_id, id, &self.table) {
+            match self.detector.check(txn.owner, id, &self.table) {
                 Verdict::Wait => {}
                 Verdict::Granted => break Ok(()),
                 Verdict::Victim => {
@@ -523,7 +685,7 @@ impl LockManager {
                 break Ok(());
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
-                if self.detector.withdraw(txn.txn_id, id, &self.table) {
+                if self.detector.withdraw(txn.owner, id, &self.table) {
                     break Ok(());
                 }
                 self.c.timeouts.fetch_add(1, Ordering::Relaxed);
@@ -588,4 +750,11 @@ impl LockManager {
         e.fine -= fine_dropped;
         e.retry_at = e.fine.saturating_add(threshold);
     }
+}
+
+/// Locks that may be kept across transactions: tables and the database (their intention
+/// locks are the hot ones every transaction takes; finer locks are rarely reused).
+#[inline]
+fn inheritable(id: LockId) -> bool {
+    matches!(id, LockId::Table(_) | LockId::Database)
 }

@@ -5,6 +5,13 @@
 //! Owns the grant rules (who gets a lock, in which order). It must never block while a
 //! partition latch is held, never allocate on the uncontended path (heads and queues are
 //! reused in place, short queues are inline), and never wake a waiter while holding a latch.
+//!
+//! Speculative lock inheritance: a granted request may carry a `Slot` shared with its
+//! owner, who parks it between transactions instead of releasing it (see `PARKED`). The
+//! head keeps one invariant for it: while any request waits (or a conversion is pending),
+//! no granted request with a slot is `IN_USE` or `PARKED`; they are all `WANTED`, so their
+//! owners release them through the table at commit and a waiter is never stuck behind a
+//! parked lock.
 
 use super::id::LockId;
 use super::mode::LockMode;
@@ -17,6 +24,21 @@ use std::sync::Arc;
 pub(super) const WAITING: u8 = 0;
 /// Waiter state: the request (or conversion) was granted by another transaction.
 pub(super) const GRANTED: u8 = 1;
+
+/// Slot state: the owner's running transaction holds the lock.
+pub(super) const IN_USE: u8 = 0;
+/// Slot state: between the owner's transactions, kept in the table (inherited): the owner
+/// may claim it back (`PARKED -> IN_USE`, no latch) or anyone may revoke it under the
+/// partition latch (`PARKED -> REVOKED`, and the request leaves the queue).
+pub(super) const PARKED: u8 = 1;
+/// Slot state: revoked; the request is gone from the queue (the owner forgets the slot).
+pub(super) const REVOKED: u8 = 2;
+/// Slot state: in use while others wait on the head: the owner must release it at the end
+/// of the transaction instead of parking it.
+pub(super) const WANTED: u8 = 3;
+
+/// The inheritance state shared by a kept lock's owner and its request in the table.
+pub(super) type Slot = Arc<AtomicU8>;
 
 /// Emptied heads a partition keeps in place for reuse (bounds memory of idle partitions).
 const IDLE_HEADS_MAX: usize = 4;
@@ -52,6 +74,8 @@ struct Request {
     granted: bool,
     /// Set only while the request (or its conversion) waits.
     waiter: Option<Arc<Waiter>>,
+    /// Inheritance state, for a lock its owner may keep across transactions.
+    slot: Option<Slot>,
 }
 
 struct Head {
@@ -154,6 +178,60 @@ impl Head {
                 grant(r, wake);
             }
         }
+        // Waiters were there before this grant, so nothing can be parked (the invariant):
+        // only newly granted slotted requests are marked wanted.
+        let revoked = self.settle_if_waiters();
+        debug_assert_eq!(revoked, 0, "lock head: a parked request beside a waiter");
+    }
+
+    /// Revoke the parked inherited requests of others that conflict with `target`
+    /// (holders that would otherwise block it though no transaction uses them).
+    fn revoke_conflicting(&mut self, txn: u64, target: LockMode) -> u64 {
+        let mut n = 0;
+        let mut i = 0;
+        while i < self.queue.len() {
+            let r = &self.queue[i];
+            let revoke = r.granted
+                && r.txn != txn
+                && !target.compatible(r.mode)
+                && r.slot.as_ref().is_some_and(|s| {
+                    s.compare_exchange(PARKED, REVOKED, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                });
+            if revoke {
+                let r = self.queue.remove(i);
+                self.remove_granted(r.mode);
+                n += 1;
+            } else {
+                i += 1;
+            }
+        }
+        n
+    }
+
+    /// Keep the head's inheritance invariant when requests wait: every granted request
+    /// with a slot becomes `WANTED` (its owner releases it at commit), and a parked one is
+    /// revoked (removed) at once. Returns the number revoked.
+    fn settle_if_waiters(&mut self) -> u64 {
+        if self.waiting == 0 && self.converting == 0 {
+            return 0;
+        }
+        let mut n = 0;
+        let mut i = 0;
+        while i < self.queue.len() {
+            let revoke = match (&self.queue[i].slot, self.queue[i].granted) {
+                (Some(s), true) => want(s),
+                _ => false,
+            };
+            if revoke {
+                let r = self.queue.remove(i);
+                self.remove_granted(r.mode);
+                n += 1;
+            } else {
+                i += 1;
+            }
+        }
+        n
     }
 
     /// Queue invariants (debug builds only; compiled out in release).
@@ -173,6 +251,23 @@ impl Head {
             self.converting,
             "lock head: converting count disagrees with the queue"
         );
+    }
+}
+
+/// Mark an inherited request wanted: `IN_USE -> WANTED`, or `PARKED -> REVOKED` (returns
+/// true: the caller removes the request). Races with the owner's park and claim CASes.
+fn want(s: &Slot) -> bool {
+    let mut cur = s.load(Ordering::Acquire);
+    loop {
+        let next = match cur {
+            IN_USE => WANTED,
+            PARKED => REVOKED,
+            _ => return false,
+        };
+        match s.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return next == REVOKED,
+            Err(now) => cur = now,
+        }
     }
 }
 
@@ -199,6 +294,8 @@ pub(super) enum Outcome {
 /// is idle and is reused in place (by any resource), so locking does not move heads.
 pub(super) struct Bucket {
     heads: Vec<Head>,
+    /// Inherited requests revoked in this partition (summed by `LockTable::revoked`).
+    revoked: u64,
 }
 
 impl Bucket {
@@ -237,7 +334,10 @@ impl Bucket {
     }
 
     /// Request `target` on `id` for `txn`, which holds `held` there already (an upgrade)
-    /// or nothing. On `Wait`, `waiter` (already reset to WAITING) is in the queue.
+    /// or nothing. On `Wait`, `waiter` (already reset to WAITING) is in the queue. `slot`
+    /// (new requests only, in state `IN_USE`) makes the request one its owner may keep
+    /// across transactions. Parked inherited requests of others that conflict are revoked.
+    #[allow(clippy::too_many_arguments)]
     pub fn acquire(
         &mut self,
         txn: u64,
@@ -246,7 +346,25 @@ impl Bucket {
         target: LockMode,
         waiter: &Arc<Waiter>,
         nowait: bool,
+        slot: Option<&Slot>,
     ) -> Outcome {
+        let (out, revoked) = self.acquire_in(txn, id, held, target, waiter, nowait, slot);
+        self.revoked += revoked;
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn acquire_in(
+        &mut self,
+        txn: u64,
+        id: LockId,
+        held: Option<LockMode>,
+        target: LockMode,
+        waiter: &Arc<Waiter>,
+        nowait: bool,
+        slot: Option<&Slot>,
+    ) -> (Outcome, u64) {
+        let mut revoked = 0;
         match held {
             None => {
                 let i = self.find_or_add(id);
@@ -255,6 +373,9 @@ impl Bucket {
                     h.pos(txn).is_none(),
                     "lock table: txn {txn} requests {id:?} twice"
                 );
+                if !target.compatible_with_mask(h.mask) {
+                    revoked += h.revoke_conflicting(txn, target);
+                }
                 let free = h.waiting == 0
                     && target.compatible_with_mask(h.mask)
                     && target.compatible_with_mask(h.convert_mask());
@@ -266,12 +387,17 @@ impl Bucket {
                         convert: None,
                         granted: true,
                         waiter: None,
+                        slot: slot.cloned(),
                     });
+                    revoked += h.settle_if_waiters(); // a conversion may be pending
                     h.check();
-                    return Outcome::Granted;
+                    return (Outcome::Granted, revoked);
                 }
                 if nowait {
-                    return Outcome::WouldBlock; // the head has a holder: not recycled
+                    if h.queue.is_empty() {
+                        self.recycle(i); // emptied by revocations
+                    }
+                    return (Outcome::WouldBlock, revoked);
                 }
                 h.waiting += 1;
                 h.queue.push(Request {
@@ -280,9 +406,11 @@ impl Bucket {
                     convert: None,
                     granted: false,
                     waiter: Some(waiter.clone()),
+                    slot: slot.cloned(),
                 });
+                revoked += h.settle_if_waiters();
                 h.check();
-                Outcome::Wait
+                (Outcome::Wait, revoked)
             }
             Some(cur) => {
                 let h = self.head_mut(id, "upgrade");
@@ -295,20 +423,29 @@ impl Bucket {
                     cur.name()
                 );
                 // Upgrade priority: only other holders can block a conversion.
+                if !target.compatible_with_mask(h.mask_without(cur)) {
+                    revoked += h.revoke_conflicting(txn, target);
+                }
+                let p = h
+                    .pos(txn)
+                    .expect("revocation removes other transactions only");
                 if target.compatible_with_mask(h.mask_without(cur)) {
                     h.remove_granted(cur);
                     h.add_granted(target);
                     h.queue[p].mode = target;
-                    return Outcome::Granted;
+                    revoked += h.settle_if_waiters();
+                    h.check();
+                    return (Outcome::Granted, revoked);
                 }
                 if nowait {
-                    return Outcome::WouldBlock;
+                    return (Outcome::WouldBlock, revoked);
                 }
                 h.converting += 1;
                 h.queue[p].convert = Some(target);
                 h.queue[p].waiter = Some(waiter.clone());
+                revoked += h.settle_if_waiters();
                 h.check();
-                Outcome::Wait
+                (Outcome::Wait, revoked)
             }
         }
     }
@@ -366,6 +503,30 @@ impl Bucket {
         false
     }
 
+    /// The owner gives up its parked inherited request on `id` (it stops running
+    /// transactions). Returns false when it had been revoked already (then it is gone).
+    pub fn release_parked(
+        &mut self,
+        txn: u64,
+        id: LockId,
+        slot: &Slot,
+        wake: &mut Vec<Arc<Waiter>>,
+    ) -> bool {
+        if slot
+            .compare_exchange(PARKED, REVOKED, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            assert_eq!(
+                slot.load(Ordering::Acquire),
+                REVOKED,
+                "lock table: txn {txn} gives up {id:?} which is not parked"
+            );
+            return false;
+        }
+        self.release(txn, id, wake);
+        true
+    }
+
     /// The transactions `txn`'s request on `id` waits for (empty when it does not wait).
     pub fn blockers(&self, txn: u64, id: LockId, out: &mut Vec<u64>) {
         let Some(i) = self.find(id) else { return };
@@ -420,6 +581,12 @@ impl Bucket {
                 if let Some(c) = r.convert {
                     let _ = write!(out, "->{}", c.name());
                 }
+                if r.slot
+                    .as_ref()
+                    .is_some_and(|s| s.load(Ordering::Acquire) == PARKED)
+                {
+                    out.push_str("(kept)");
+                }
             }
             out.push('\n');
         }
@@ -455,7 +622,10 @@ impl LockTable {
         );
         let parts = (0..partitions)
             .map(|_| Partition {
-                latch: Mutex::new(Bucket { heads: Vec::new() }),
+                latch: Mutex::new(Bucket {
+                    heads: Vec::new(),
+                    revoked: 0,
+                }),
             })
             .collect();
         LockTable {
@@ -489,6 +659,11 @@ impl LockTable {
             p.latch.lock().dump(&mut out);
         }
         out
+    }
+
+    /// Inherited requests revoked so far (latches every partition in turn).
+    pub fn revoked(&self) -> u64 {
+        self.parts.iter().map(|p| p.latch.lock().revoked).sum()
     }
 
     /// Lock heads currently in the table (0 when no lock is held or requested).

@@ -6,7 +6,17 @@ use std::sync::atomic::{AtomicI64, AtomicUsize};
 use std::sync::{Barrier, Mutex as StdMutex};
 use LockMode::*;
 
+/// A manager without lock inheritance: after `release_all` the table is empty.
 fn mgr() -> LockManager {
+    LockManager::new(LockConfig {
+        partitions: 64,
+        inherit: false,
+        ..LockConfig::default()
+    })
+}
+
+/// A manager with lock inheritance (the default).
+fn mgr_inherit() -> LockManager {
     LockManager::new(LockConfig {
         partitions: 64,
         ..LockConfig::default()
@@ -109,6 +119,9 @@ fn conflicting_request_times_out_and_leaves_no_trace() {
     m.release_all(&mut t1);
     m.lock(&mut t2, rec(1, 1), X).unwrap();
     m.release_all(&mut t2);
+    // Both keep their intention locks for inheritance until they stop.
+    m.release_kept(&mut t1);
+    m.release_kept(&mut t2);
     assert_eq!(m.active_heads(), 0);
 }
 
@@ -466,7 +479,8 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
             let (m, occ, next_id) = (m.clone(), occ.clone(), next_id.clone());
             std::thread::spawn(move || {
                 let mut rng = SmallRng::seed_from_u64(seed ^ (th as u64 * 7919));
-                let mut t = TxnLocks::new(0);
+                // Owner ids must differ between threads (kept locks are named by them).
+                let mut t = TxnLocks::new(next_id.fetch_add(1, Ordering::Relaxed));
                 let mut mine: Vec<(usize, LockMode)> = Vec::new();
                 let mut committed = 0;
                 while committed < txns {
@@ -537,6 +551,7 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
                         committed += 1;
                     }
                 }
+                m.release_kept(&mut t);
             })
         })
         .collect();
@@ -548,7 +563,8 @@ fn stress(threads: usize, txns: usize, cfg: LockConfig, seed: u64) -> LockStats 
     assert_eq!(m.detector.registered(), 0);
     assert!(occ.0.iter().all(|c| c.load(Ordering::SeqCst) == 0));
     let s = m.stats();
-    assert_eq!(s.acquired - s.upgrades, s.released);
+    // A lock kept across transactions is acquired once, then released or revoked.
+    assert_eq!(s.acquired - s.upgrades, s.released + s.revoked);
     assert_eq!(
         s.late_deadlocks, 0,
         "every cycle is found when its last wait begins"
@@ -614,12 +630,17 @@ fn stress_long() {
 /// virtual transactions drive the lock table and the deadlock detector directly, a seeded
 /// scheduler picks who runs next. Checks after every step that granted modes of different
 /// transactions are compatible, and that whenever every live transaction is blocked the
-/// detector had found the cycle (so no schedule can hang).
+/// detector had found the cycle (so no schedule can hang). Odd seeds also keep IS/IX locks
+/// across transactions (speculative inheritance, as `LockManager` does for tables): a
+/// parked lock counts as granted in the compatibility check, and a transaction must never
+/// be left waiting behind a parked lock (that too shows as "every live transaction
+/// blocked", since its owner may have finished).
 #[test]
 fn model_random_schedules_keep_invariants_and_never_hang() {
     use rand::{rngs::SmallRng, Rng, SeedableRng};
     use rustc_hash::FxHashMap;
-    use table::{LockTable, Outcome, Waiter, GRANTED, WAITING};
+    use std::sync::atomic::AtomicU8;
+    use table::{LockTable, Outcome, Slot, Waiter, GRANTED, IN_USE, PARKED, REVOKED, WAITING};
 
     struct V {
         id: u64,
@@ -627,13 +648,40 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
         pc: usize,
         held: FxHashMap<LockId, LockMode>,
         waiting: Option<(LockId, LockMode)>,
+        /// The inheritance slot of the waiting request, if it has one.
+        waiting_slot: Option<Slot>,
         waiter: Arc<Waiter>,
         restarts: u32,
+        /// Locks with an inheritance slot (in use, parked, or revoked and not yet noticed).
+        kept: FxHashMap<LockId, (LockMode, Slot)>,
+    }
+
+    /// End the transaction (commit or abort): park what may be kept, release the rest.
+    fn end(v: &mut V, table: &LockTable, det: &deadlock::Detector) {
+        let mut wake = Vec::new();
+        for (l, m) in v.held.drain() {
+            if let Some(k) = v.kept.get_mut(&l) {
+                if matches!(m, IS | IX)
+                    && k.1
+                        .compare_exchange(IN_USE, PARKED, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                {
+                    k.0 = m;
+                    continue;
+                }
+                v.kept.remove(&l);
+            }
+            table.latch(l).release(v.id, l, &mut wake);
+            table::wake_all(&mut wake);
+        }
+        det.forget(v.id);
     }
 
     let (mut victims, mut withdrawn, mut conversions_waited) = (0u64, 0u64, 0u64);
+    let (mut claims, mut revoked) = (0u64, 0u64);
     let seeds: u64 = std::env::var("LOCK_MODEL_SEEDS").map_or(1500, |v| v.parse().unwrap());
     for seed in 0..seeds {
+        let inherit = seed % 2 == 1;
         let mut rng = SmallRng::seed_from_u64(seed);
         let table = LockTable::new(2);
         let det = deadlock::Detector::default();
@@ -660,8 +708,10 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
                     pc: 0,
                     held: FxHashMap::default(),
                     waiting: None,
+                    waiting_slot: None,
                     waiter: Arc::new(Waiter::new()),
                     restarts: 0,
+                    kept: FxHashMap::default(),
                 }
             })
             .collect();
@@ -675,16 +725,29 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
                 if let Some((l, m)) = v.waiting {
                     if v.waiter.granted() {
                         v.held.insert(l, m);
+                        if let Some(s) = v.waiting_slot.take() {
+                            v.kept.insert(l, (m, s));
+                        }
                         v.waiting = None;
                         v.pc += 1;
                     }
                 }
             }
-            // Invariant: granted modes of different transactions are compatible.
-            for (i, a) in vs.iter().enumerate() {
-                for b in &vs[i + 1..] {
-                    for (l, ma) in &a.held {
-                        if let Some(mb) = b.held.get(l) {
+            // Invariant: granted modes of different transactions are compatible, parked
+            // (inherited) locks included.
+            let granted: Vec<Vec<(LockId, LockMode)>> = vs
+                .iter()
+                .map(|v| {
+                    let parked = v.kept.iter().filter_map(|(l, (m, s))| {
+                        (s.load(Ordering::Acquire) == PARKED).then_some((*l, *m))
+                    });
+                    v.held.iter().map(|(l, m)| (*l, *m)).chain(parked).collect()
+                })
+                .collect();
+            for (i, a) in granted.iter().enumerate() {
+                for b in &granted[i + 1..] {
+                    for (l, ma) in a {
+                        for (_, mb) in b.iter().filter(|(lb, _)| lb == l) {
                             assert!(ma.compatible(*mb), "seed {seed}: {l:?} {ma:?} and {mb:?}");
                         }
                     }
@@ -703,7 +766,9 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
                 .collect();
             assert!(
                 !runnable.is_empty(),
-                "seed {seed}: every live transaction blocked: missed deadlock"
+                "seed {seed}: every live transaction blocked: missed deadlock, or a waiter \
+                 behind a parked lock\n{}",
+                table.dump()
             );
             // Now and then a waiter times out: withdraws its request and aborts.
             let blocked: Vec<usize> = live
@@ -714,18 +779,22 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
             if !blocked.is_empty() && rng.gen_bool(0.05) {
                 let v = &mut vs[blocked[rng.gen_range(0..blocked.len())]];
                 let (l, m) = v.waiting.take().expect("blocked");
+                let slot = v.waiting_slot.take();
                 if det.withdraw(v.id, l, &table) {
                     v.held.insert(l, m);
+                    if let Some(s) = slot {
+                        v.kept.insert(l, (m, s));
+                    }
                     v.pc += 1;
                 } else {
                     withdrawn += 1;
-                    for (l, _) in v.held.drain() {
-                        table.latch(l).release(v.id, l, &mut wake);
-                        table::wake_all(&mut wake);
+                    end(v, &table, &det);
+                    if !inherit {
+                        // Without inheritance a retry may take a new id; with it the owner
+                        // id stays (its parked locks are named by it).
+                        next_id += 1;
+                        v.id = next_id;
                     }
-                    det.forget(v.id);
-                    next_id += 1;
-                    v.id = next_id;
                     v.pc = 0;
                 }
                 continue;
@@ -733,27 +802,44 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
             let v = &mut vs[runnable[rng.gen_range(0..runnable.len())]];
             let commit = v.pc == v.plan.len();
             if commit {
-                for (l, _) in v.held.drain() {
-                    table.latch(l).release(v.id, l, &mut wake);
-                    table::wake_all(&mut wake);
-                }
-                det.forget(v.id);
+                end(v, &table, &det);
                 continue;
             }
             let (l, m) = v.plan[v.pc];
+            // Claim a parked lock back, unless it was revoked meanwhile.
+            if !v.held.contains_key(&l) {
+                if let Some((km, s)) = v.kept.get(&l) {
+                    match s.compare_exchange(PARKED, IN_USE, Ordering::AcqRel, Ordering::Acquire) {
+                        Ok(_) => {
+                            claims += 1;
+                            v.held.insert(l, *km);
+                        }
+                        Err(st) => {
+                            assert_eq!(st, REVOKED, "seed {seed}: kept lock in use while idle");
+                            v.kept.remove(&l);
+                        }
+                    }
+                }
+            }
             let held = v.held.get(&l).copied();
             let target = held.map_or(m, |h| h.supremum(m));
             if held == Some(target) {
                 v.pc += 1;
                 continue;
             }
+            let slot = (inherit && held.is_none() && matches!(target, IS | IX))
+                .then(|| Arc::new(AtomicU8::new(IN_USE)));
             v.waiter.state.store(WAITING, Ordering::Relaxed);
-            let out = table
-                .latch(l)
-                .acquire(v.id, l, held, target, &v.waiter, false);
+            let out =
+                table
+                    .latch(l)
+                    .acquire(v.id, l, held, target, &v.waiter, false, slot.as_ref());
             match out {
                 Outcome::Granted => {
                     v.held.insert(l, target);
+                    if let Some(s) = slot {
+                        v.kept.insert(l, (target, s));
+                    }
                     v.pc += 1;
                 }
                 Outcome::WouldBlock => unreachable!("no nowait requests in the model"),
@@ -761,22 +847,26 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
                     conversions_waited += held.is_some() as u64;
                     let verdict = det.check(v.id, l, &table);
                     match verdict {
-                        Verdict::Wait => v.waiting = Some((l, target)),
+                        Verdict::Wait => {
+                            v.waiting = Some((l, target));
+                            v.waiting_slot = slot;
+                        }
                         Verdict::Granted => {
                             assert_eq!(v.waiter.state.load(Ordering::Acquire), GRANTED);
                             v.held.insert(l, target);
+                            if let Some(s) = slot {
+                                v.kept.insert(l, (target, s));
+                            }
                             v.pc += 1;
                         }
                         Verdict::Victim => {
                             victims += 1;
-                            // Abort and restart under a new id.
-                            for (l, _) in v.held.drain() {
-                                table.latch(l).release(v.id, l, &mut wake);
-                                table::wake_all(&mut wake);
+                            // Abort and restart (under a new id unless it keeps locks).
+                            end(v, &table, &det);
+                            if !inherit {
+                                next_id += 1;
+                                v.id = next_id;
                             }
-                            det.forget(v.id);
-                            next_id += 1;
-                            v.id = next_id;
                             v.pc = 0;
                             v.restarts += 1;
                             assert!(v.restarts < 1000, "seed {seed}: livelock");
@@ -785,11 +875,23 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
                 }
             }
         }
+        // The owners stop: give up every parked lock (revoked ones are gone already).
+        for v in vs.iter_mut() {
+            for (l, (_, s)) in v.kept.drain() {
+                table.latch(l).release_parked(v.id, l, &s, &mut wake);
+                table::wake_all(&mut wake);
+            }
+        }
+        revoked += table.revoked();
         assert_eq!(table.heads(), 0, "seed {seed}: lock table empty at the end");
         assert_eq!(det.registered(), 0);
     }
     // The schedules are deterministic: these show the interesting paths were taken.
     assert!(victims > 0 && withdrawn > 0 && conversions_waited > 0);
+    assert!(
+        claims > 0 && revoked > 0,
+        "inheritance exercised: {claims} claims, {revoked} revocations"
+    );
 }
 
 #[test]
@@ -946,7 +1048,7 @@ fn hot_intention_locks_under_threads() {
         .map(|th| {
             let m = m.clone();
             std::thread::spawn(move || {
-                let mut t = TxnLocks::new(0);
+                let mut t = TxnLocks::new(u64::MAX - th);
                 for i in 0..txns {
                     t.reset(th * txns + i + 1);
                     for k in 0..5u64 {
@@ -1026,5 +1128,152 @@ fn competing_escalations_neither_wait_nor_deadlock() {
     }
     assert_eq!(r.held(LockId::Table(4)), Some(S));
     m.release_all(&mut r);
+    assert_eq!(m.active_heads(), 0);
+}
+
+/// Speculative lock inheritance: the table and database intention locks of a committed
+/// transaction stay in the table, parked; the owner's next transaction (new transaction id,
+/// same owner) takes them back without touching the table; a conflicting request revokes
+/// them, after which the owner requests them anew.
+#[test]
+fn inherited_intention_locks_are_kept_claimed_and_revoked() {
+    let m = Arc::new(mgr_inherit());
+    let mut t1 = TxnLocks::new(1);
+    m.lock(&mut t1, rec(1, 1), X).unwrap();
+    m.release_all(&mut t1);
+    let acquired = m.stats().acquired; // counted at release_all
+                                       // Database IX and table IX are parked; the page and record locks are gone.
+    assert_eq!(t1.kept(), 2);
+    assert_eq!(m.active_heads(), 2);
+    let d = m.dump();
+    assert!(d.contains("Database: 1:IX(kept)"), "{d}");
+    assert!(d.contains("Table(1): 1:IX(kept)"), "{d}");
+
+    // The next transaction of the same owner claims them: only page and record are new.
+    t1.reset(100);
+    m.lock(&mut t1, rec(1, 2), X).unwrap();
+    assert_eq!(t1.held(LockId::Table(1)), Some(IX));
+    assert_eq!(t1.held(LockId::Database), Some(IX));
+    m.release_all(&mut t1);
+    let s = m.stats();
+    assert_eq!(s.inherited, 2);
+    assert_eq!(s.acquired - acquired, 2, "page and record only");
+    assert_eq!(s.revoked, 0);
+
+    // A table S conflicts with the parked IX: revoked, and S is granted at once (the
+    // parked database IX stays: IS is compatible with it).
+    let mut t2 = TxnLocks::new(2);
+    m.lock(&mut t2, LockId::Table(1), S).unwrap();
+    assert_eq!(m.stats().revoked, 1);
+    let d = m.dump();
+    assert!(d.contains("Table(1): 2:S\n"), "{d}");
+    assert!(d.contains("Database: 1:IX(kept) 2:IS\n"), "{d}");
+
+    // The owner's next write there finds its lock revoked and must wait for t2's S.
+    let m1 = m.clone();
+    let h1 = std::thread::spawn(move || {
+        t1.reset(101);
+        m1.lock(&mut t1, rec(1, 3), X).unwrap();
+        assert_eq!(t1.held(LockId::Table(1)), Some(IX));
+        m1.release_all(&mut t1);
+        t1
+    });
+    until_waits(&m, 1);
+    assert!(m.dump().contains("Table(1): 2:S 1?IX"), "{}", m.dump());
+    m.release_all(&mut t2);
+    let mut t1 = h1.join().unwrap();
+    assert_eq!(m.stats().inherited, 3, "the database IX was claimed again");
+    // Nothing is left once both owners stop.
+    m.release_kept(&mut t1);
+    m.release_kept(&mut t2);
+    assert_eq!(m.active_heads(), 0);
+    let s = m.stats();
+    assert_eq!(s.acquired - s.upgrades, s.released + s.revoked);
+}
+
+/// A kept lock in use by a transaction that another one waits behind is released at that
+/// transaction's end, not parked (else the waiter would wait for an idle owner forever).
+#[test]
+fn kept_lock_with_a_waiter_is_released_not_parked() {
+    let m = Arc::new(mgr_inherit());
+    let mut t1 = TxnLocks::new(1);
+    m.lock(&mut t1, rec(1, 1), X).unwrap();
+    m.release_all(&mut t1);
+    t1.reset(10);
+    m.lock(&mut t1, rec(1, 2), X).unwrap(); // claims the kept table IX: in use
+    let m2 = m.clone();
+    let h2 = std::thread::spawn(move || {
+        let mut t2 = TxnLocks::new(2);
+        m2.lock(&mut t2, LockId::Table(1), X).unwrap();
+        m2.release_all(&mut t2);
+        m2.release_kept(&mut t2);
+    });
+    until_waits(&m, 1);
+    m.release_all(&mut t1);
+    // The table IX went back to the table (t2 got its X); the database IX stays kept.
+    assert_eq!(t1.kept(), 1);
+    h2.join().unwrap();
+    m.release_kept(&mut t1);
+    assert_eq!(m.active_heads(), 0);
+    assert_eq!(m.stats().revoked, 0, "nothing parked was in the way");
+}
+
+/// Deadlock detection sees a kept lock as held by its owner, whichever of the owner's
+/// transactions took it: the owner's next transaction closes a cycle through it.
+#[test]
+fn deadlock_through_an_inherited_lock_is_detected() {
+    let m = Arc::new(mgr_inherit());
+    let mut t1 = TxnLocks::new(1);
+    m.lock(&mut t1, rec(1, 1), S).unwrap(); // IS on table 1, kept below
+    m.release_all(&mut t1);
+    t1.reset(50);
+    m.lock(&mut t1, rec(1, 1), X).unwrap(); // claims IS, upgrades it to IX
+    let mut t2 = TxnLocks::new(2);
+    m.lock(&mut t2, rec(2, 1), X).unwrap();
+    let m2 = m.clone();
+    let h2 = std::thread::spawn(move || {
+        // Waits for t1's table IX (taken by t1's earlier transaction, upgraded by this one).
+        let r = m2.lock(&mut t2, LockId::Table(1), X);
+        m2.release_all(&mut t2);
+        m2.release_kept(&mut t2);
+        r
+    });
+    // t2 is queued and registered as waiting before t1 joins, so t1 closes the cycle.
+    rt::wait_until(rt::WaitKind::Other, None, || m.detector.registered() == 1);
+    // t1 now waits for t2: the cycle closes through the inherited lock; t1 is the victim.
+    assert_eq!(
+        m.lock(&mut t1, rec(2, 1), S),
+        Err(api::Error::Conflict("deadlock"))
+    );
+    m.release_all(&mut t1);
+    h2.join().unwrap().unwrap();
+    m.release_kept(&mut t1);
+    assert_eq!(m.active_heads(), 0);
+    assert_eq!(m.stats().deadlocks, 1);
+    assert_eq!(m.detector.registered(), 0);
+}
+
+/// Escalation (a no-wait table upgrade) revokes other owners' parked intention locks
+/// instead of failing on them.
+#[test]
+fn escalation_revokes_parked_intention_locks() {
+    let m = LockManager::new(LockConfig {
+        partitions: 64,
+        escalation_threshold: 2,
+        ..LockConfig::default()
+    });
+    let mut t1 = TxnLocks::new(1);
+    m.lock(&mut t1, rec(3, 1), X).unwrap();
+    m.release_all(&mut t1);
+    let mut t2 = TxnLocks::new(2);
+    for s in 10..13 {
+        m.lock(&mut t2, rec(3, s), X).unwrap();
+    }
+    assert_eq!(t2.held(LockId::Table(3)), Some(X));
+    let s = m.stats();
+    assert_eq!((s.escalations, s.escalation_failures, s.revoked), (1, 0, 1));
+    m.release_all(&mut t2);
+    m.release_kept(&mut t2);
+    m.release_kept(&mut t1);
     assert_eq!(m.active_heads(), 0);
 }
