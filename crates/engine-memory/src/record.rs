@@ -299,7 +299,22 @@ impl Rec {
             let h = (lo as u32) | ((len as u32) << 16);
             (out.add(at) as *mut u32).write_unaligned(h.to_le());
         };
-        // The run being built: where its head goes and its first word.
+        // Word `i` of the row is `w`, of which `n` bytes count: store it and add it to the
+        // run being built (`open`: where its head goes and its first word) if it changed,
+        // else close that run.
+        let step = |open: &mut Option<(usize, usize)>, at: &mut usize, i: usize, w: u64, n| {
+            if self.word(i).load(Relaxed) != w {
+                self.word(i).store(w, Relaxed);
+                if open.is_none() {
+                    *open = Some((*at, i));
+                    *at += 4;
+                }
+                put(*at, w);
+                *at += n;
+            } else if let Some((h, from)) = open.take() {
+                head(h, from * 8, (i - from) * 8);
+            }
+        };
         let mut open: Option<(usize, usize)> = None;
         let mut i = 0;
         while i < full {
@@ -319,18 +334,7 @@ impl Rec {
                     break;
                 }
             }
-            let w = new(i);
-            if self.word(i).load(Relaxed) != w {
-                self.word(i).store(w, Relaxed);
-                if open.is_none() {
-                    open = Some((at, i));
-                    at += 4;
-                }
-                put(at, w);
-                at += 8;
-            } else if let Some((h, from)) = open.take() {
-                head(h, from * 8, (i - from) * 8);
-            }
+            step(&mut open, &mut at, i, new(i), 8);
             i += 1;
         }
         // The last, partial word (zero-padded, as `store_row` stores it).
@@ -338,18 +342,7 @@ impl Rec {
         if part > 0 {
             let mut b = [0u8; 8];
             b[..part].copy_from_slice(&row[full * 8..]);
-            let w = u64::from_le_bytes(b);
-            if self.word(full).load(Relaxed) != w {
-                self.word(full).store(w, Relaxed);
-                if open.is_none() {
-                    open = Some((at, full));
-                    at += 4;
-                }
-                put(at, w);
-                at += part;
-            } else if let Some((h, from)) = open.take() {
-                head(h, from * 8, (full - from) * 8);
-            }
+            step(&mut open, &mut at, full, u64::from_le_bytes(b), part);
         }
         if let Some((h, from)) = open {
             head(h, from * 8, row.len() - from * 8);

@@ -664,7 +664,7 @@ fn foreign_missing_and_unasked_files_are_refused() {
     );
 }
 
-use storage::gated::{commit_against_stuck_log, Gate, Gated, Seen};
+use storage::gated::{commit_against_stuck_log, Gate, Gated};
 
 /// With the disk stuck (the flusher held in a write), `Async` commits run ahead of
 /// the log only until their buffer is full: then a commit waits until the flusher has
@@ -691,13 +691,7 @@ fn a_full_log_buffer_holds_its_committer_until_the_flusher_took_it() {
         let mut s = Session::new(e.worker(0));
         move |i| s.run(0, |s| s.insert(t, &key(i), &[i as u8; ROW])).unwrap()
     });
-    match seen {
-        Seen::Done(c) => panic!("{c} commits of {ROW}-byte rows ran ahead of a stuck log"),
-        Seen::Held(c) => assert!(
-            c as usize * ROW <= 2 * (limit + ROW + 64),
-            "{c} commits of {ROW}-byte rows before one waited for a stuck log"
-        ),
-    }
+    seen.assert_held_within_two_buffers(ROW, &format!("commits of {ROW}-byte rows"));
     e.shutdown().unwrap();
     let c = log::read_log(&dir.path().join(log::LOG_FILE)).unwrap();
     assert_eq!(c.records.len() as u64, n);

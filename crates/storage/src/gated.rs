@@ -125,6 +125,23 @@ pub enum Seen {
     Done(u64),
 }
 
+impl Seen {
+    /// Assert that a commit was held by the stuck log, and no later than two full
+    /// buffers' worth of commits (`BUFFER_LIMIT` plus one commit and some header bytes
+    /// each) of `bytes` log bytes each; `what` names those commits in messages
+    /// (`"commits of 4096-byte rows"`).
+    pub fn assert_held_within_two_buffers(&self, bytes: usize, what: &str) {
+        let limit = crate::logfile::BUFFER_LIMIT;
+        match *self {
+            Seen::Done(c) => panic!("{c} {what} ran ahead of a stuck log"),
+            Seen::Held(c) => assert!(
+                c as usize * bytes <= 2 * (limit + bytes + 64),
+                "{c} {what} before one waited for a stuck log"
+            ),
+        }
+    }
+}
+
 /// Run `n` commits against a stuck log: with the gate closed, a new thread calls the
 /// closure `make` returns with 0, 1, .., n-1 (one commit each) under `Spy`. Returns what
 /// came first, a commit held by the log or all of them done; the gate is open again and
