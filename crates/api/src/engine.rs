@@ -238,6 +238,55 @@ pub trait Worker {
     /// several lookups overlap instead of coming one after the other. Reads nothing the
     /// transaction depends on, changes nothing, never fails; the default does nothing.
     fn prefetch(&mut self, _table: TableId, _key: &[u8]) {}
+    /// From here to its end, this transaction needs only isolation level 1: its `get`s and
+    /// `scan`s must see committed rows only (no dirty reads), but need not be repeatable
+    /// nor protected from phantoms. TPC-C asks no more of Stock-Level (clause 3.4.1);
+    /// `update`s and `delete`s keep their full guarantees. An engine may ignore this and
+    /// stay serializable (the default).
+    fn read_committed(&mut self) {}
+    /// [`Worker::update`] passing `f` only the bytes `part` of the row: an engine may read,
+    /// install and log no more of the row than those (Payment's counters at the head of
+    /// a 704-byte Customer row). Out of the row: an error.
+    fn update_part(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<bool> {
+        let mut bad = None;
+        let hit = self.update(table, key, &mut |r| {
+            let len = r.len();
+            match r.get_mut(part.clone()) {
+                Some(b) => f(b),
+                None => bad = Some(len),
+            }
+        })?;
+        match bad {
+            Some(len) => Err(crate::engine::part_out_of_row(table, &part, len)),
+            None => Ok(hit),
+        }
+    }
+    /// [`Worker::get`] passing `f` only the bytes `part` of the row: an engine may read no
+    /// more of the row than those (one counter of a 306-byte Stock row). Out of the row:
+    /// an error.
+    fn get_part(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<bool> {
+        let mut bad = None;
+        let hit = self.get(table, key, &mut |r| match r.get(part.clone()) {
+            Some(b) => f(b),
+            None => bad = Some(r.len()),
+        })?;
+        match bad {
+            Some(len) => Err(crate::engine::part_out_of_row(table, &part, len)),
+            None => Ok(hit),
+        }
+    }
     /// Range scan over an index in `dir` order, at most `limit` rows; `f` returns false to
     /// stop early. Returns the number of rows passed to `f`.
     fn scan(
@@ -272,3 +321,15 @@ pub trait Worker {
 
 // Keep serde_json reachable for `Engine::stats` without making every crate name it.
 pub use serde_json;
+
+/// The error of a `get_part` whose bytes are not within the row.
+pub fn part_out_of_row(
+    table: TableId,
+    part: &std::ops::Range<usize>,
+    row_len: usize,
+) -> crate::Error {
+    crate::Error::fatal(format!(
+        "table {}: bytes {}..{} are not within its {row_len}-byte rows",
+        table.0, part.start, part.end
+    ))
+}

@@ -120,6 +120,88 @@ impl<W: Worker> Session<W> {
         self.w.prefetch(table, key);
     }
 
+    /// The rest of this transaction needs only isolation level 1
+    /// ([`Worker::read_committed`]).
+    #[inline]
+    pub fn read_committed(&mut self) {
+        self.w.read_committed();
+    }
+
+    /// Point lookup of the bytes `part` of the row only ([`Worker::get_part`]).
+    pub fn get_part(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        mut f: impl FnMut(&[u8]),
+    ) -> Result<bool> {
+        let _m = mark(Op::IndexProbe, rt::obj(table.0, 0));
+        let r = self.w.get_part(table, key, part, &mut f);
+        if let Ok(true) = r {
+            txnstats::add(txnstats::Counter::RecordsRead, 1);
+        }
+        r
+    }
+
+    /// Point lookup of one field: the `F` at byte `offset` of the row (`offset_of!`).
+    pub fn get_field<F: Pod>(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        offset: usize,
+    ) -> Result<Option<F>> {
+        let mut out = None;
+        self.get_part(table, key, offset..offset + std::mem::size_of::<F>(), |b| {
+            out = Some(bytemuck::pod_read_unaligned::<F>(b))
+        })?;
+        Ok(out)
+    }
+
+    /// Read-modify-write of the bytes `part` of the row only ([`Worker::update_part`]).
+    pub fn update_part(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        mut f: impl FnMut(&mut [u8]),
+    ) -> Result<bool> {
+        let _m = mark(Op::Update, rt::NO_OBJ);
+        let r = self.w.update_part(table, key, part, &mut f);
+        if let Ok(true) = r {
+            txnstats::add(txnstats::Counter::RecordsWritten, 1);
+        }
+        r
+    }
+
+    /// Point lookup of the row's head: its first `size_of::<H>()` bytes as an `H`, a type
+    /// laid out as the row's leading columns (an engine may read no more of the row).
+    pub fn get_head<H: Pod>(&mut self, table: TableId, key: &[u8]) -> Result<Option<H>> {
+        let mut out = None;
+        self.get_part(table, key, 0..std::mem::size_of::<H>(), |b| {
+            out = Some(row::read::<H>(b))
+        })?;
+        Ok(out)
+    }
+
+    /// Read-modify-write of the row's head as an `H` (see [`Session::get_head`]).
+    pub fn update_head<H: Pod>(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        mut f: impl FnMut(&mut H),
+    ) -> Result<bool> {
+        self.update_part(table, key, 0..std::mem::size_of::<H>(), |b| {
+            match bytemuck::try_from_bytes_mut::<H>(b) {
+                Ok(r) => f(r),
+                Err(_) => {
+                    let mut r = row::read::<H>(b);
+                    f(&mut r);
+                    row::write(&r, b);
+                }
+            }
+        })
+    }
+
     /// Point lookup copying the row out as a `T`.
     pub fn get_row<T: Pod>(&mut self, table: TableId, key: &[u8]) -> Result<Option<T>> {
         let mut out = None;

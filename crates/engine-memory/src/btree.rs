@@ -669,18 +669,19 @@ impl Default for BTree {
     }
 }
 
-/// Where a worker's last insert into one tree went: the leaf, its version right after
-/// that insert, and its high fence then (`None`: the rightmost leaf). See
-/// [`BTree::insert_hinted`]. Belongs to one tree; never dereferenced after it.
-pub struct InsertHint {
+/// A leaf a worker last used in one tree: the leaf, its version then, and its high fence
+/// then (`None`: the rightmost leaf). Where its last insert went ([`BTree::insert_hinted`])
+/// or its last lookup ([`BTree::get_hinted`]). Belongs to one tree; never dereferenced
+/// after it.
+pub struct LeafHint {
     leaf: *const Leaf,
     v: u64,
     hi: Option<KeyWords>,
 }
 
-impl Default for InsertHint {
+impl Default for LeafHint {
     fn default() -> Self {
-        InsertHint {
+        LeafHint {
             leaf: std::ptr::null(),
             v: 0,
             hi: None,
@@ -688,7 +689,7 @@ impl Default for InsertHint {
     }
 }
 
-impl InsertHint {
+impl LeafHint {
     /// Remember `leaf` at version `v`, with the high fence read from `hi_at` if that node
     /// is still at the version the descent saw (else no hint).
     fn take(&mut self, leaf: &Leaf, v: u64, hi_at: Option<(&Inner, u64, usize)>) {
@@ -856,6 +857,71 @@ impl BTree {
         }
     }
 
+    /// [`BTree::get`] looking first in the leaf `hint` remembers (where the caller's last
+    /// hinted lookup in this tree ended), and remembering where this one ends. Delivery's
+    /// ten order lines of one order, and any run of nearby keys one worker reads or
+    /// updates, then descend once, not once per key.
+    pub fn get_hinted(
+        &self,
+        key: &[u8],
+        hint: &mut LeafHint,
+    ) -> (Option<u64>, *const AtomicU64, u64) {
+        let k = KeyWords::new(key);
+        if let Some(r) = Self::get_at_hint(&k, hint) {
+            return r;
+        }
+        loop {
+            let f = self.descend(Seek::At(&k), true);
+            let n = f.leaf.hdr.count();
+            let i = f.leaf.keys.rank(n, &k, false);
+            let val = (i < n && f.leaf.keys.cmp(i, &k) == Ordering::Equal)
+                .then(|| f.leaf.vals[i].load(Relaxed));
+            if f.leaf.hdr.check(f.v) {
+                // `hi` was read before the versions on the path were checked: it is the
+                // leaf's high fence at `f.v`.
+                hint.leaf = f.leaf;
+                hint.v = f.v;
+                hint.hi = f.hi;
+                return (val, &f.leaf.hdr.version, f.v);
+            }
+        }
+    }
+
+    /// The lookup in the hinted leaf, if it is unchanged since the hint was taken (so it
+    /// still covers at least the range it covered then; see `insert_at_hint`) and `k` lies
+    /// in it (from its first key to the high fence seen then). `None`: take the full path.
+    fn get_at_hint(
+        k: &KeyWords,
+        hint: &mut LeafHint,
+    ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
+        // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
+        // never freed while the tree is shared.
+        let leaf = unsafe { hint.leaf.as_ref()? };
+        let v = hint.v;
+        if leaf.hdr.version.load(Acquire) != v {
+            hint.leaf = std::ptr::null();
+            return None;
+        }
+        let n = leaf.hdr.count();
+        if n == 0 || leaf.keys.cmp(0, k) == Ordering::Greater {
+            return None;
+        }
+        if hint
+            .hi
+            .as_ref()
+            .is_some_and(|hi| k.cmp(hi) != Ordering::Less)
+        {
+            return None;
+        }
+        txnstats::add(txnstats::Counter::IndexNodes, 1);
+        let i = leaf.keys.rank(n, k, false);
+        let val =
+            (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then(|| leaf.vals[i].load(Relaxed));
+        leaf.hdr
+            .check(v)
+            .then_some((val, &leaf.hdr.version as *const AtomicU64, v))
+    }
+
     /// Insert `key -> val`. `Err(existing)` if the key is present.
     pub fn insert(&self, key: &[u8], val: u64) -> Result<NodeChange, u64> {
         self.insert_impl(&KeyWords::new(key), val, None)
@@ -869,7 +935,7 @@ impl BTree {
         &self,
         key: &[u8],
         val: u64,
-        hint: &mut InsertHint,
+        hint: &mut LeafHint,
     ) -> Result<NodeChange, u64> {
         let k = KeyWords::new(key);
         if let Some(r) = Self::insert_at_hint(&k, val, hint) {
@@ -886,7 +952,7 @@ impl BTree {
     fn insert_at_hint(
         k: &KeyWords,
         val: u64,
-        hint: &mut InsertHint,
+        hint: &mut LeafHint,
     ) -> Option<Result<NodeChange, u64>> {
         // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
         // never freed while the tree is shared.
@@ -932,7 +998,7 @@ impl BTree {
         &self,
         k: &KeyWords,
         val: u64,
-        mut hint: Option<&mut InsertHint>,
+        mut hint: Option<&mut LeafHint>,
     ) -> Result<NodeChange, u64> {
         let k = *k;
         let mut split = None;

@@ -45,6 +45,20 @@ impl<K: Keys> Index<K> {
             Index::Hash(h) => h.get(k, g),
         }
     }
+    /// `get`, a B+tree looking first in the leaf `hint` remembers (`BTree::get_hinted`;
+    /// `hint` belongs to this index).
+    #[inline]
+    pub fn get_hinted(
+        &self,
+        k: &[u8],
+        g: &Guard,
+        hint: &mut crate::btree::LeafHint,
+    ) -> (Option<u64>, *const AtomicU64, u64) {
+        match self {
+            Index::BTree(t) => t.get_hinted(k, hint),
+            Index::Hash(h) => h.get(k, g),
+        }
+    }
     /// Hash: ask for the key's bucket line and return its hash (for `prefetch_rows`).
     /// B+tree: nothing (its upper levels are cached and each descent prefetches the next
     /// node anyway).
@@ -68,7 +82,7 @@ impl<K: Keys> Index<K> {
         k: &[u8],
         v: u64,
         g: &Guard,
-        hint: &mut crate::btree::InsertHint,
+        hint: &mut crate::btree::LeafHint,
     ) -> std::result::Result<NodeChange, u64> {
         match self {
             Index::BTree(t) => t.insert_hinted(k, v, hint),
@@ -124,6 +138,10 @@ pub struct TableData {
     pub deleted_tid: crossbeam_utils::CachePadded<std::sync::atomic::AtomicU64>,
     /// Records carry their key (a hash primary index reads keys there).
     pub keyed: bool,
+    /// The row's columns (byte ranges) secondary keys are made of, from the schema's
+    /// declared key parts (empty: no secondary index). `None`: undeclared, so an update
+    /// of part of a row cannot tell whether it touches a secondary key (it reads the row).
+    pub sec_cols: Option<Vec<std::ops::Range<usize>>>,
 }
 
 impl TableData {
@@ -174,10 +192,27 @@ impl Catalog {
                     .collect(),
                 deleted_tid: Default::default(),
                 keyed: t.primary == IndexKind::Hash,
+                sec_cols: sec_cols(t),
             })
             .collect();
         Ok(Catalog { tables })
     }
+}
+
+/// `TableData::sec_cols` of `t`.
+fn sec_cols(t: &api::schema::TableDef) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut cols = Vec::new();
+    for s in &t.secondary {
+        if s.parts.is_empty() {
+            return None;
+        }
+        for p in &s.parts {
+            let Some(c) = p.column else { continue };
+            let col = t.columns.get(c)?;
+            cols.push(col.offset..(col.offset + col.ty.width()).min(t.row_size));
+        }
+    }
+    Some(cols)
 }
 
 impl Drop for Catalog {

@@ -36,6 +36,7 @@ impl MemoryWorker<'_> {
 
     /// Clear per-transaction state and unpin.
     fn finish(&mut self) {
+        self.read_committed = false;
         self.reads.clear();
         self.nodes.clear();
         self.writes.clear();
@@ -152,9 +153,15 @@ impl MemoryWorker<'_> {
                 WKind::Insert | WKind::Update => {
                     // An update of a present version is logged as its changes; anything
                     // else (an insert, a row taking the place of a deleted one) whole.
+                    let words = [w.words[0] as usize, w.words[1] as usize];
                     if logging && w.kind == WKind::Update && w.locked_tid & ABSENT == 0 {
                         let prev = w.locked_tid & !FLAGS;
-                        log::append_update(stage, tid, w.table, key, prev, w.rec, row);
+                        log::append_update(stage, tid, w.table, key, prev, w.rec, row, words);
+                    } else if words != [0, t.words] {
+                        // Part of a row (`update_part`): validation passed, so the record
+                        // is still the present version those words were read from.
+                        debug_assert!(w.kind == WKind::Update && w.locked_tid & ABSENT == 0);
+                        w.rec.store_words(row, words[0], words[1]);
                     } else {
                         w.rec.store_row(row);
                         if logging {

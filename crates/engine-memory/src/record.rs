@@ -244,9 +244,9 @@ impl Rec {
     /// Copy the row into `out` with relaxed loads (caller validates the TID around it).
     /// (Chunked copies: measured faster on the 1-row read than raw unaligned stores.)
     #[inline]
-    fn load_row(&self, out: &mut [u8]) {
+    fn load_row(&self, out: &mut [u8], first_word: usize) {
         let mut chunks = out.chunks_exact_mut(8);
-        let mut i = 0;
+        let mut i = first_word;
         for c in &mut chunks {
             c.copy_from_slice(&self.word(i).load(Relaxed).to_le_bytes());
             i += 1;
@@ -276,13 +276,44 @@ impl Rec {
         }
     }
 
+    /// [`Rec::store_row`] of the row's words `first..end` only (`row` is the whole row;
+    /// its bytes outside them are not read).
+    #[inline]
+    pub fn store_words(&self, row: &[u8], first: usize, end: usize) {
+        let n = row.len() / 8;
+        let src = row.as_ptr() as *const u64;
+        for i in first..end.min(n) {
+            // SAFETY: word `i < n` of `row` is in bounds.
+            let w = u64::from_le(unsafe { src.add(i).read_unaligned() });
+            self.word(i).store(w, Relaxed);
+        }
+        let r = row.len() % 8;
+        if r != 0 && end > n {
+            let mut b = [0u8; 8];
+            b[..r].copy_from_slice(&row[n * 8..]);
+            self.word(n).store(u64::from_le_bytes(b), Relaxed);
+        }
+    }
+
     /// Store the row like `store_row` (caller holds the lock), writing only the words
     /// that change, and append to `runs` the changed bytes as runs of (offset `u16`,
     /// length `u16`, the bytes), in increasing offset order, at word granularity (the
     /// log's update records, `log::append_update`). Rows must be below 64 KiB.
     pub fn store_changes(&self, row: &[u8], runs: &mut Vec<u8>) {
+        self.store_changes_in(row, 0, row_words(row.len()), runs)
+    }
+
+    /// [`Rec::store_changes`] of the row's words `first..end` only (the others are left
+    /// as they are, and `row`'s bytes outside them are not read): an update that read
+    /// and changed only part of the row.
+    pub fn store_changes_in(&self, row: &[u8], first: usize, end: usize, runs: &mut Vec<u8>) {
         assert!(row.len() <= u16::MAX as usize, "a delta row above 64 KiB");
+        assert!(
+            first <= end && end <= row_words(row.len()),
+            "words out of the row"
+        );
         let full = row.len() / 8;
+        let stop = end.min(full);
         // At most one run per changed word: a 4-byte head and 8 bytes each, plus the
         // partial word's 8 (written whole, counted partly).
         runs.reserve(12 * (full + 1) + 8);
@@ -316,11 +347,11 @@ impl Rec {
             }
         };
         let mut open: Option<(usize, usize)> = None;
-        let mut i = 0;
-        while i < full {
+        let mut i = first;
+        while i < stop {
             if open.is_none() {
                 // Most words do not change: skip them four at a time.
-                while i + 4 <= full {
+                while i + 4 <= stop {
                     let d = (self.word(i).load(Relaxed) ^ new(i))
                         | (self.word(i + 1).load(Relaxed) ^ new(i + 1))
                         | (self.word(i + 2).load(Relaxed) ^ new(i + 2))
@@ -330,7 +361,7 @@ impl Rec {
                     }
                     i += 4;
                 }
-                if i == full {
+                if i == stop {
                     break;
                 }
             }
@@ -339,13 +370,13 @@ impl Rec {
         }
         // The last, partial word (zero-padded, as `store_row` stores it).
         let part = row.len() - full * 8;
-        if part > 0 {
+        if part > 0 && end > full {
             let mut b = [0u8; 8];
             b[..part].copy_from_slice(&row[full * 8..]);
             step(&mut open, &mut at, full, u64::from_le_bytes(b), part);
         }
         if let Some((h, from)) = open {
-            head(h, from * 8, row.len() - from * 8);
+            head(h, from * 8, (end * 8).min(row.len()) - from * 8);
         }
         // SAFETY: every byte up to `at` was written above (heads, words, partial word).
         unsafe { runs.set_len(at) };
@@ -355,6 +386,14 @@ impl Rec {
     /// changed during the copy. The row is copied only if the record is present.
     #[inline]
     pub fn stable_read(&self, out: &mut [u8]) -> u64 {
+        self.stable_read_at(out, 0)
+    }
+
+    /// [`Rec::stable_read`] of part of the row: `out` receives the row's bytes from word
+    /// `first_word` on (`out.len()` of them, within the row). A reader of one field of a
+    /// wide row copies, and brings into the cache, only the words that hold it.
+    #[inline]
+    pub fn stable_read_at(&self, out: &mut [u8], first_word: usize) -> u64 {
         rt::point(rt::Point::Ctx(rt::Component::RecordRead));
         loop {
             let t1 = self.tid().load(Acquire);
@@ -367,7 +406,7 @@ impl Rec {
             if t1 & ABSENT != 0 {
                 return t1;
             }
-            self.load_row(out);
+            self.load_row(out, first_word);
             fence(Acquire);
             if self.tid().load(Relaxed) == t1 {
                 return t1;

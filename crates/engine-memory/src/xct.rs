@@ -8,7 +8,7 @@
 //! memory on a read, and never make a write visible before commit.
 
 use crate::catalog::TableData;
-use crate::record::{Rec, ABSENT, UNLINKED};
+use crate::record::{row_words, Rec, ABSENT, UNLINKED};
 use crate::{AbortReason, MemoryEngine, WorkerStats};
 use api::key::{Key, MAX_KEY_LEN};
 use api::{Dir, Error, IndexId, IndexKind, Result, TableId, Worker};
@@ -54,6 +54,12 @@ pub(crate) struct WriteEntry {
     pub data_off: u32,
     /// The TID the record had when commit locked it.
     pub locked_tid: u64,
+    /// The row's words the data holds, `[first, end)`: all of them but for an update
+    /// made through `update_part`, which read only the words it changes. Others needing
+    /// the whole row complete it first (`MemoryWorker::complete_write`).
+    pub words: [u16; 2],
+    /// Update: the TID of the version the data was read from.
+    pub read_tid: u64,
 }
 
 /// Hashes record addresses (already well spread in their middle bits).
@@ -96,9 +102,36 @@ pub struct MemoryWorker<'e> {
     pub(crate) hinted: Vec<(u32, u64, u8)>,
     pub(crate) hinted_done: usize,
     /// Per table: where this worker's last insert into its primary B+tree went.
-    pub(crate) insert_hints: Vec<crate::btree::InsertHint>,
+    pub(crate) insert_hints: Vec<crate::btree::LeafHint>,
+    /// Per table: the B+tree leaf this worker's last point lookup ended in (a finger:
+    /// the next lookup nearby starts there instead of at the root).
+    look_hints: Vec<crate::btree::LeafHint>,
+    /// `Worker::read_committed` was called in this transaction: `get` and `scan` record
+    /// neither the records nor the index nodes they read (nothing to validate: a stable
+    /// read sees only committed rows, as installs happen under the record's lock).
+    pub(crate) read_committed: bool,
     pub(crate) last_tid: u64,
     pub(crate) abort_reason: Option<AbortReason>,
+}
+
+/// Make write `w` hold the whole row (see `WriteEntry::words`), reading the words it
+/// lacks from its record into `arena` through `tmp` (a row's length); false when the
+/// record is no longer the version the entry was read from.
+fn complete(w: &mut WriteEntry, arena: &mut [u8], tmp: &mut [u8]) -> bool {
+    let rs = tmp.len();
+    let all = row_words(rs) as u16;
+    if w.words == [0, all] {
+        return true;
+    }
+    if w.rec.stable_read(tmp) != w.read_tid {
+        return false;
+    }
+    let off = w.data_off as usize;
+    let (a, b) = (w.words[0] as usize * 8, (w.words[1] as usize * 8).min(rs));
+    arena[off..off + a].copy_from_slice(&tmp[..a]);
+    arena[off + b..off + rs].copy_from_slice(&tmp[b..]);
+    w.words = [0, all];
+    true
 }
 
 pub(crate) fn find_write(writes: &[WriteEntry], map: &WMap, rec: Rec) -> Option<usize> {
@@ -202,6 +235,13 @@ impl<'e> MemoryWorker<'e> {
             hinted: Vec::new(),
             hinted_done: 0,
             insert_hints: e
+                .catalog
+                .tables
+                .iter()
+                .map(|_| Default::default())
+                .collect(),
+            read_committed: false,
+            look_hints: e
                 .catalog
                 .tables
                 .iter()
@@ -374,23 +414,155 @@ impl MemoryWorker<'_> {
     }
 }
 
-impl Worker for MemoryWorker<'_> {
-    fn begin(&mut self) -> Result<()> {
-        assert!(self.guard.is_none(), "begin inside a transaction");
-        debug_assert!(self.reads.is_empty() && self.writes.is_empty());
-        self.guard = Some(self.epoch.pin());
-        Ok(())
+impl MemoryWorker<'_> {
+    /// `update` of the bytes `part` (within the row). Reads, and at commit installs and
+    /// logs, only the words that hold them, where that is safe: the table's secondary keys
+    /// are declared (so a change to one is seen) and its rows are below 64 KiB (an update
+    /// record's offsets). Otherwise the whole row.
+    fn update_bytes(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<bool> {
+        check_key(key)?;
+        if !self.hinted.is_empty() {
+            self.fetch_hinted();
+        }
+        let t = self.table(table);
+        let rs = t.row_size;
+        let all = row_words(rs) as u16;
+        let words = match &t.sec_cols {
+            Some(_) if rs <= u16::MAX as usize => {
+                let first = (part.start / 8) as u16;
+                [first, (row_words(part.end) as u16).max(first)]
+            }
+            _ => [0, all],
+        };
+        let g = self.guard.as_ref().expect("update outside a transaction");
+        let (hit, ver, v) = {
+            let _d = api::session::descent();
+            t.primary
+                .get_hinted(key, g, &mut self.look_hints[table.0 as usize])
+        };
+        let Some(r) = hit else {
+            self.nodes.push(NodeEntry { ver, v });
+            return self.surprise(Ok(false));
+        };
+        let rec = Rec::from_u64(r);
+        let off = match find_write(&self.writes, &self.wmap, rec) {
+            Some(i) => match self.writes[i].kind {
+                WKind::Insert | WKind::Update => {
+                    self.cover(i, words)?;
+                    self.writes[i].data_off as usize
+                }
+                WKind::Delete | WKind::Dead => return Ok(false),
+            },
+            None => {
+                // Read straight into the write-set copy (one row copy less).
+                let key_off = self.push_bytes(key);
+                let off = self.data_slot(rs);
+                let (a, b) = (words[0] as usize * 8, (words[1] as usize * 8).min(rs));
+                let tid = rec.stable_read_at(&mut self.arena[off + a..off + b], words[0] as usize);
+                self.reads.push(ReadEntry { rec, tid });
+                if tid & ABSENT != 0 {
+                    self.arena.truncate(key_off as usize);
+                    return self.surprise(Ok(false));
+                }
+                self.push_write(WriteEntry {
+                    rec,
+                    table: table.0,
+                    kind: WKind::Update,
+                    key_len: key.len() as u8,
+                    key_off,
+                    data_off: off as u32,
+                    locked_tid: 0,
+                    words,
+                    read_tid: tid,
+                });
+                off
+            }
+        };
+        // A secondary key must not change: compare the bytes of `part` keys are made of
+        // (declared), or the whole rows' keys (undeclared: the entry holds the whole row).
+        let sec = match &t.sec_cols {
+            None if !t.secondary.is_empty() => Some(0..rs),
+            None => None,
+            Some(cols) => {
+                let lo = cols
+                    .iter()
+                    .filter(|c| c.start < part.end && part.start < c.end);
+                let (a, b) = lo.fold((usize::MAX, 0), |(a, b), c| (a.min(c.start), b.max(c.end)));
+                (a < b).then(|| a.max(part.start)..b.min(part.end))
+            }
+        };
+        if let Some(r) = &sec {
+            self.row[r.clone()].copy_from_slice(&self.arena[off + r.start..off + r.end]);
+        }
+        f(&mut self.arena[off + part.start..off + part.end]);
+        if let Some(r) = sec {
+            let changed = match &t.sec_cols {
+                Some(cols) => cols.iter().any(|c| {
+                    let (a, b) = (c.start.max(r.start), c.end.min(r.end));
+                    a < b && self.row[a..b] != self.arena[off + a..off + b]
+                }),
+                None => {
+                    !Self::same_secondary_keys(t, key, &self.row[..rs], &self.arena[off..off + rs])
+                }
+            };
+            if changed {
+                self.arena[off + r.start..off + r.end].copy_from_slice(&self.row[r]);
+                return Err(Error::fatal(format!(
+                    "table {}: update changed a secondary key",
+                    t.name
+                )));
+            }
+        }
+        Ok(true)
     }
 
-    fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+    /// Make write `i` hold at least the row's words `want` (an update of part of a row
+    /// read only its own): the rest is read now, from the version the part was read
+    /// from. A newer version means this transaction cannot commit: a conflict now.
+    fn cover(&mut self, i: usize, want: [u16; 2]) -> Result<()> {
+        let w = self.writes[i];
+        if w.words[0] <= want[0] && want[1] <= w.words[1] {
+            return Ok(());
+        }
+        let rs = self.e.catalog.tables[w.table as usize].row_size;
+        if complete(&mut self.writes[i], &mut self.arena, &mut self.row2[..rs]) {
+            Ok(())
+        } else {
+            Err(self.conflict(
+                AbortReason::ReadValidation,
+                "a row updated in part changed before the rest of it was read",
+            ))
+        }
+    }
+
+    /// `get` of the bytes `part` (within the row): only the words that hold them are
+    /// copied out of the record.
+    fn get_bytes(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<bool> {
         check_key(key)?;
         if !self.hinted.is_empty() {
             self.fetch_hinted();
         }
         let t = self.table(table);
         let g = self.guard.as_ref().expect("get outside a transaction");
-        let (hit, ver, v) = t.primary.get(key, g);
+        let (hit, ver, v) = t
+            .primary
+            .get_hinted(key, g, &mut self.look_hints[table.0 as usize]);
         let Some(r) = hit else {
+            if self.read_committed {
+                return Ok(false);
+            }
             self.nodes.push(NodeEntry { ver, v });
             return self.surprise(Ok(false));
         };
@@ -406,22 +578,60 @@ impl Worker for MemoryWorker<'_> {
                 let w = self.writes[i];
                 return Ok(match w.kind {
                     WKind::Insert | WKind::Update => {
+                        let first = (part.start / 8) as u16;
+                        self.cover(i, [first, (row_words(part.end) as u16).max(first)])?;
                         let off = w.data_off as usize;
-                        f(&self.arena[off..off + t.row_size]);
+                        f(&self.arena[off + part.start..off + part.end]);
                         true
                     }
                     WKind::Delete | WKind::Dead => false,
                 });
             }
         }
-        let row = &mut self.row[..t.row_size];
-        let tid = rec.stable_read(row);
-        self.reads.push(ReadEntry { rec, tid });
-        if tid & ABSENT != 0 {
-            return self.surprise(Ok(false));
+        // The words that hold `part`, copied to where they sit in the row.
+        let first = part.start / 8;
+        let end = (part.end.div_ceil(8) * 8).min(t.row_size).max(first * 8);
+        let tid = rec.stable_read_at(&mut self.row[first * 8..end], first);
+        if self.read_committed {
+            if tid & ABSENT != 0 {
+                return Ok(false);
+            }
+        } else {
+            self.reads.push(ReadEntry { rec, tid });
+            if tid & ABSENT != 0 {
+                return self.surprise(Ok(false));
+            }
         }
-        f(row);
+        f(&self.row[part]);
         Ok(true)
+    }
+}
+
+impl Worker for MemoryWorker<'_> {
+    fn begin(&mut self) -> Result<()> {
+        assert!(self.guard.is_none(), "begin inside a transaction");
+        debug_assert!(self.reads.is_empty() && self.writes.is_empty());
+        self.guard = Some(self.epoch.pin());
+        Ok(())
+    }
+
+    fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        let rs = self.table(table).row_size;
+        self.get_bytes(table, key, 0..rs, f)
+    }
+
+    fn get_part(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<bool> {
+        let rs = self.table(table).row_size;
+        if part.start > part.end || part.end > rs {
+            return Err(api::engine::part_out_of_row(table, &part, rs));
+        }
+        self.get_bytes(table, key, part, f)
     }
 
     /// The first stage of a hint: the bucket line. The second (the record, once the
@@ -483,6 +693,8 @@ impl Worker for MemoryWorker<'_> {
         }
         let rs = t.row_size;
         let mut n = 0usize;
+        let rc = self.read_committed;
+        let mut torn = false;
         let Self {
             reads,
             nodes,
@@ -490,6 +702,7 @@ impl Worker for MemoryWorker<'_> {
             wmap,
             arena,
             row,
+            row2,
             ..
         } = self;
         tree.scan_hint(
@@ -497,11 +710,19 @@ impl Worker for MemoryWorker<'_> {
             hi,
             dir == Dir::Forward,
             limit,
-            &mut |ver, v| nodes.push(NodeEntry { ver, v }),
+            &mut |ver, v| {
+                if !rc {
+                    nodes.push(NodeEntry { ver, v })
+                }
+            },
             &mut |k, val| {
                 let rec = Rec::from_u64(val);
                 let data: &[u8] = match find_write(writes, wmap, rec) {
                     Some(i) => {
+                        if !complete(&mut writes[i], arena, &mut row2[..rs]) {
+                            torn = true;
+                            return false;
+                        }
                         let w = writes[i];
                         match w.kind {
                             WKind::Insert | WKind::Update => {
@@ -512,7 +733,9 @@ impl Worker for MemoryWorker<'_> {
                     }
                     None => {
                         let tid = rec.stable_read(&mut row[..rs]);
-                        reads.push(ReadEntry { rec, tid });
+                        if !rc {
+                            reads.push(ReadEntry { rec, tid });
+                        }
                         if tid & ABSENT != 0 {
                             return true;
                         }
@@ -523,6 +746,12 @@ impl Worker for MemoryWorker<'_> {
                 f(k, data) && n < limit
             },
         );
+        if torn {
+            return Err(self.conflict(
+                AbortReason::ReadValidation,
+                "a row updated in part changed before the rest of it was read",
+            ));
+        }
         Ok(n)
     }
 
@@ -591,73 +820,29 @@ impl Worker for MemoryWorker<'_> {
             key_off,
             data_off,
             locked_tid: 0,
+            words: [0, row_words(row.len()) as u16],
+            read_tid: 0,
         });
         Ok(())
     }
 
     fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool> {
-        check_key(key)?;
-        if !self.hinted.is_empty() {
-            self.fetch_hinted();
+        let rs = self.table(table).row_size;
+        self.update_bytes(table, key, 0..rs, f)
+    }
+
+    fn update_part(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<bool> {
+        let rs = self.table(table).row_size;
+        if part.start > part.end || part.end > rs {
+            return Err(api::engine::part_out_of_row(table, &part, rs));
         }
-        let t = self.table(table);
-        let rs = t.row_size;
-        let g = self.guard.as_ref().expect("update outside a transaction");
-        let (hit, ver, v) = {
-            let _d = api::session::descent();
-            t.primary.get(key, g)
-        };
-        let Some(r) = hit else {
-            self.nodes.push(NodeEntry { ver, v });
-            return self.surprise(Ok(false));
-        };
-        let rec = Rec::from_u64(r);
-        let off = match find_write(&self.writes, &self.wmap, rec) {
-            Some(i) => match self.writes[i].kind {
-                WKind::Insert | WKind::Update => {
-                    let off = self.writes[i].data_off as usize;
-                    self.row[..rs].copy_from_slice(&self.arena[off..off + rs]);
-                    off
-                }
-                WKind::Delete | WKind::Dead => return Ok(false),
-            },
-            None => {
-                // Read straight into the write-set copy (one row copy less); the old row
-                // is kept aside only where secondary keys must be compared.
-                let key_off = self.push_bytes(key);
-                let off = self.data_slot(rs);
-                let tid = rec.stable_read(&mut self.arena[off..off + rs]);
-                self.reads.push(ReadEntry { rec, tid });
-                if tid & ABSENT != 0 {
-                    self.arena.truncate(key_off as usize);
-                    return self.surprise(Ok(false));
-                }
-                if !t.secondary.is_empty() {
-                    self.row[..rs].copy_from_slice(&self.arena[off..off + rs]);
-                }
-                self.push_write(WriteEntry {
-                    rec,
-                    table: table.0,
-                    kind: WKind::Update,
-                    key_len: key.len() as u8,
-                    key_off,
-                    data_off: off as u32,
-                    locked_tid: 0,
-                });
-                off
-            }
-        };
-        f(&mut self.arena[off..off + rs]);
-        if !t.secondary.is_empty()
-            && !Self::same_secondary_keys(t, key, &self.row[..rs], &self.arena[off..off + rs])
-        {
-            self.arena[off..off + rs].copy_from_slice(&self.row[..rs]);
-            return Err(Error::fatal(format!(
-                "table {}: update changed a secondary key",
-                t.name
-            )));
-        }
-        Ok(true)
+        self.update_bytes(table, key, part, f)
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
@@ -667,7 +852,8 @@ impl Worker for MemoryWorker<'_> {
         let g = self.guard.as_ref().expect("delete outside a transaction");
         let (hit, ver, v) = {
             let _d = api::session::descent();
-            t.primary.get(key, g)
+            t.primary
+                .get_hinted(key, g, &mut self.look_hints[table.0 as usize])
         };
         let Some(r) = hit else {
             self.nodes.push(NodeEntry { ver, v });
@@ -692,6 +878,7 @@ impl Worker for MemoryWorker<'_> {
                 }
                 WKind::Update => {
                     // Secondary keys never change, so the new row serves to unlink.
+                    self.cover(i, [0, row_words(rs) as u16])?;
                     self.writes[i].kind = WKind::Delete;
                     true
                 }
@@ -714,8 +901,15 @@ impl Worker for MemoryWorker<'_> {
             key_off,
             data_off: off as u32,
             locked_tid: 0,
+            words: [0, row_words(rs) as u16],
+            read_tid: tid,
         });
         Ok(true)
+    }
+
+    fn read_committed(&mut self) {
+        assert!(self.guard.is_some(), "read_committed outside a transaction");
+        self.read_committed = true;
     }
 
     fn commit(&mut self) -> Result<()> {

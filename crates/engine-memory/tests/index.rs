@@ -3,7 +3,7 @@
 //! disjoint and overlapping keys; the content afterwards is exactly what the successful
 //! operations imply; scans are always sorted).
 
-use engine_memory::btree::{BTree, InsertHint};
+use engine_memory::btree::{BTree, LeafHint};
 use engine_memory::hash::{HashIndex, Keys};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -316,7 +316,7 @@ fn btree_runs_appended_in_the_middle_fill_their_nodes() {
 fn btree_hinted_inserts_match_a_model() {
     let t = BTree::new();
     let mut model = BTreeMap::new();
-    let mut hint = InsertHint::default();
+    let mut hint = LeafHint::default();
     let key = |r: u64, i: u64| {
         let mut k = ((r << 40) | i).to_be_bytes().to_vec();
         k.push((i % 3) as u8); // 9-byte keys: two words, as TPC-C's
@@ -671,7 +671,7 @@ fn btree_concurrent_queues() {
                 let t = &t;
                 s.spawn(move || {
                     let (mut head, mut tail) = (0u64, 0u64);
-                    let mut hint = InsertHint::default();
+                    let mut hint = LeafHint::default();
                     for round in 0..60u64 {
                         for _ in 0..150 {
                             t.insert_hinted(&key(q, tail), tail, &mut hint).unwrap();

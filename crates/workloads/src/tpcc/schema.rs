@@ -93,6 +93,56 @@ pub struct Customer {
     pub _pad: [u8; 1],
 }
 
+/// The head of a Customer row: every column before `c_data` (and, to end on a word, the
+/// first bytes of `c_data`). Payment, Delivery, New-Order and Order-Status read or change
+/// only these; through [`api::Session::get_head`] an engine may leave the 500 bytes of
+/// `c_data` (eight of the row's eleven cache lines) alone.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct CustomerHead {
+    pub c_since: u64,
+    pub c_credit_lim: i64,
+    pub c_balance: i64,
+    pub c_ytd_payment: i64,
+    pub c_id: u32,
+    pub c_d_id: u32,
+    pub c_w_id: u32,
+    pub c_discount: u32,
+    pub c_payment_cnt: u32,
+    pub c_delivery_cnt: u32,
+    pub c_first: [u8; 16],
+    pub c_middle: [u8; 2],
+    pub c_last: [u8; 16],
+    pub c_street_1: [u8; 20],
+    pub c_street_2: [u8; 20],
+    pub c_city: [u8; 20],
+    pub c_state: [u8; 2],
+    pub c_zip: [u8; 9],
+    pub c_phone: [u8; 16],
+    pub c_credit: [u8; 2],
+    /// The first bytes of `c_data`, read and written back unchanged.
+    pub c_data_start: [u8; 5],
+}
+
+// The head is laid out as the row's leading columns.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<CustomerHead>() % 8 == 0);
+    assert!(offset_of!(CustomerHead, c_data_start) == offset_of!(Customer, c_data));
+    assert!(size_of::<CustomerHead>() < size_of::<Customer>());
+    assert!(offset_of!(CustomerHead, c_balance) == offset_of!(Customer, c_balance));
+    assert!(offset_of!(CustomerHead, c_ytd_payment) == offset_of!(Customer, c_ytd_payment));
+    assert!(offset_of!(CustomerHead, c_id) == offset_of!(Customer, c_id));
+    assert!(offset_of!(CustomerHead, c_discount) == offset_of!(Customer, c_discount));
+    assert!(offset_of!(CustomerHead, c_payment_cnt) == offset_of!(Customer, c_payment_cnt));
+    assert!(offset_of!(CustomerHead, c_delivery_cnt) == offset_of!(Customer, c_delivery_cnt));
+    assert!(offset_of!(CustomerHead, c_first) == offset_of!(Customer, c_first));
+    assert!(offset_of!(CustomerHead, c_last) == offset_of!(Customer, c_last));
+    assert!(offset_of!(CustomerHead, c_street_1) == offset_of!(Customer, c_street_1));
+    assert!(offset_of!(CustomerHead, c_phone) == offset_of!(Customer, c_phone));
+    assert!(offset_of!(CustomerHead, c_credit) == offset_of!(Customer, c_credit));
+};
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable)]
 pub struct History {

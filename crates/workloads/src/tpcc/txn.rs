@@ -318,8 +318,8 @@ impl Tpcc {
         })?;
         let dist = need(dist, "district", d)?;
         let o_id = dist.d_next_o_id;
-        let cust: Customer = need(
-            s.get_row(CUSTOMER, &customer_key(w, d, i.c_id))?,
+        let cust: CustomerHead = need(
+            s.get_head(CUSTOMER, &customer_key(w, d, i.c_id))?,
             "customer",
             i.c_id,
         )?;
@@ -457,13 +457,19 @@ impl Tpcc {
         let d_name = need(d_name, "district", d)?;
         let c_id = self.find_customer(s, ids, i.c_w_id, i.c_d_id, i.customer)?;
         let ckey = customer_key(i.c_w_id, i.c_d_id, c_id);
-        let found = s.update_row(CUSTOMER, &ckey, |r: &mut Customer| {
+        let mut bad_credit = false;
+        let found = s.update_head(CUSTOMER, &ckey, |r: &mut CustomerHead| {
             // The terminal shows the customer's name, address, credit and balance.
             std::hint::black_box((&r.c_first, &r.c_street_1, r.c_credit_lim, r.c_since));
             r.c_balance -= i.amount;
             r.c_ytd_payment += i.amount;
             r.c_payment_cnt += 1;
-            if &r.c_credit == b"BC" {
+            bad_credit = &r.c_credit == b"BC";
+        })?;
+        need(found.then_some(()), "customer", c_id)?;
+        // Only a bad-credit customer's row is changed past its head.
+        if bad_credit {
+            s.update_row(CUSTOMER, &ckey, |r: &mut Customer| {
                 // Clause 2.5.2.2: prepend the payment's ids and amount, keep 500 chars.
                 let mut buf = [0u8; 500];
                 let mut cur = std::io::Cursor::new(&mut buf[..]);
@@ -485,9 +491,8 @@ impl Tpcc {
                 let keep = old.len().min(500 - n);
                 buf[n..n + keep].copy_from_slice(&old[..keep]);
                 r.c_data = buf;
-            }
-        })?;
-        need(found.then_some(()), "customer", c_id)?;
+            })?;
+        }
         let mut h = History::zeroed();
         h.h_c_id = c_id;
         h.h_c_d_id = i.c_d_id;
@@ -517,8 +522,8 @@ impl Tpcc {
     ) -> Result<(u32, u32, usize)> {
         let (w, d) = (i.w_id, i.d_id);
         let c_id = self.find_customer(s, ids, w, d, i.customer)?;
-        let cust: Customer = need(
-            s.get_row(CUSTOMER, &customer_key(w, d, c_id))?,
+        let cust: CustomerHead = need(
+            s.get_head(CUSTOMER, &customer_key(w, d, c_id))?,
             "customer",
             c_id,
         )?;
@@ -611,10 +616,10 @@ impl Tpcc {
                     )));
                 }
             }
-            let found = s.update_row(
+            let found = s.update_head(
                 CUSTOMER,
                 &customer_key(w, d, order.o_c_id),
-                |r: &mut Customer| {
+                |r: &mut CustomerHead| {
                     r.c_balance += total;
                     r.c_delivery_cnt += 1;
                 },
@@ -644,6 +649,8 @@ impl Tpcc {
         i: &StockLevelIn,
     ) -> Result<u32> {
         let (w, d) = (i.w_id, i.d_id);
+        // Clause 3.4.1: Stock-Level needs only level 1 isolation (no dirty reads).
+        s.read_committed();
         let dist: District = need(s.get_row(DISTRICT, &district_key(w, d))?, "district", d)?;
         let next = dist.d_next_o_id;
         let lo = order_key(w, d, next.saturating_sub(20));
@@ -667,10 +674,12 @@ impl Tpcc {
         }
         let mut low = 0;
         for &item in ids.iter() {
-            let mut q = None;
-            s.get(STOCK, &stock_key(w, item), |r| {
-                q = Some(row::read::<Stock>(r).s_quantity)
-            })?;
+            // One field of the 306-byte row: an engine may read only its word.
+            let q = s.get_field::<i32>(
+                STOCK,
+                &stock_key(w, item),
+                std::mem::offset_of!(Stock, s_quantity),
+            )?;
             if need(q, "stock", item)? < i.threshold {
                 low += 1;
             }
