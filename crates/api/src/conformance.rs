@@ -727,7 +727,12 @@ enum CrudOp {
     Insert(u32, i64),
     Update(u32, i64),
     Delete(u32),
-    Scan(u16, Option<u32>, Option<u32>, bool, usize),
+    /// The last flag: through `scan_part` (the value's bytes only).
+    Scan(u16, Option<u32>, Option<u32>, bool, usize, bool),
+    /// `get_part` of the value's bytes, and of bytes 4..20 (across three words).
+    GetPart(u32),
+    /// `update_part` of the value's bytes.
+    UpdatePart(u32, i64),
 }
 
 fn run_crud<W: crate::Worker>(
@@ -756,7 +761,19 @@ fn run_crud<W: crate::Worker>(
                     format!("update {k}: {f}")
                 }
                 CrudOp::Delete(k) => format!("delete {k}: {}", s.delete(t, &k32(k))?),
-                CrudOp::Scan(ix, lo, hi, fwd, limit) => {
+                CrudOp::GetPart(k) => {
+                    let mut v = None;
+                    let f = s.get_part(t, &k32(k), 8..16, |r| v = Some(get_i64(r, 0)))?;
+                    let mut w = None;
+                    s.get_part(t, &k32(k), 4..20, |r| w = Some(r.to_vec()))?;
+                    format!("get_part {k}: {f} {v:?} {w:?}")
+                }
+                CrudOp::UpdatePart(k, d) => {
+                    let f =
+                        s.update_part(t, &k32(k), 8..16, |r| put_i64(r, 0, get_i64(r, 0) + d))?;
+                    format!("update_part {k}: {f}")
+                }
+                CrudOp::Scan(ix, lo, hi, fwd, limit, part) => {
                     let ix = if ix == 0 && primary == IndexKind::Hash {
                         1
                     } else {
@@ -776,10 +793,17 @@ fn run_crud<W: crate::Worker>(
                         .map_or(Bound::Unbounded, |k| Bound::Excluded(k.as_bytes()));
                     let dir = if fwd { Dir::Forward } else { Dir::Backward };
                     let mut seen = Vec::new();
-                    let n = s.scan(index, lo_b, hi_b, dir, limit, |k, r| {
-                        seen.push((k.to_vec(), get_i64(r, 8)));
-                        true
-                    })?;
+                    let n = if part {
+                        s.scan_part(index, lo_b, hi_b, dir, limit, 8..16, |k, r| {
+                            seen.push((k.to_vec(), get_i64(r, 0)));
+                            true
+                        })?
+                    } else {
+                        s.scan(index, lo_b, hi_b, dir, limit, |k, r| {
+                            seen.push((k.to_vec(), get_i64(r, 8)));
+                            true
+                        })?
+                    };
                     format!("scan ix{ix} {lo:?}..{hi:?} {dir:?} limit {limit}: {n} {seen:?}")
                 }
             };
@@ -824,11 +848,13 @@ pub fn crud_matches_serial<E: Engine>(opts: &EngineOptions, primary: IndexKind) 
         let ops: Vec<CrudOp> = (0..n)
             .map(|_| {
                 let k = rng.below(KEYS) as u32;
-                match rng.below(10) {
+                match rng.below(12) {
                     0..=1 => CrudOp::Get(k),
                     2..=4 => CrudOp::Insert(k, rng.below(1000) as i64),
                     5..=6 => CrudOp::Update(k, rng.below(100) as i64 - 50),
                     7 => CrudOp::Delete(k),
+                    8 => CrudOp::GetPart(k),
+                    9 => CrudOp::UpdatePart(k, rng.below(100) as i64 - 50),
                     _ => {
                         let ix = rng.below(3) as u16;
                         // Bounds in each index's key space: pk, pk % 7, or !pk.
@@ -844,7 +870,8 @@ pub fn crud_matches_serial<E: Engine>(opts: &EngineOptions, primary: IndexKind) 
                             (Some(l), Some(h)) if l > h => (Some(h), Some(l)),
                             other => other,
                         };
-                        CrudOp::Scan(ix, lo, hi, rng.below(2) == 0, rng.below(12) as usize)
+                        let (fwd, limit) = (rng.below(2) == 0, rng.below(12) as usize);
+                        CrudOp::Scan(ix, lo, hi, fwd, limit, rng.below(3) == 0)
                     }
                 }
             })
@@ -869,7 +896,7 @@ pub fn crud_matches_serial<E: Engine>(opts: &EngineOptions, primary: IndexKind) 
     // Final contents through every index.
     let final_ops: Vec<CrudOp> = (0..KEYS as u32)
         .map(CrudOp::Get)
-        .chain((0..3).map(|ix| CrudOp::Scan(ix, None, None, true, usize::MAX)))
+        .chain((0..3).map(|ix| CrudOp::Scan(ix, None, None, true, usize::MAX, false)))
         .collect();
     let want = expect_ok(
         "serial final",

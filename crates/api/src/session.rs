@@ -226,6 +226,26 @@ impl<W: Worker> Session<W> {
         r
     }
 
+    /// [`Session::scan`] of the bytes `part` of each row only ([`Worker::scan_part`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_part(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        part: std::ops::Range<usize>,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let _m = mark(Op::Scan, rt::obj(index.table.0, index.index));
+        let r = self.w.scan_part(index, lo, hi, dir, limit, part, &mut f);
+        if let Ok(n) = r {
+            txnstats::add(txnstats::Counter::RecordsRead, n as u64);
+        }
+        r
+    }
+
     pub fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
         let _m = mark(Op::Insert, rt::obj(table.0, 0));
         let r = self.w.insert(table, key, row);

@@ -541,6 +541,121 @@ impl MemoryWorker<'_> {
         }
     }
 
+    /// `scan` passing `f` the bytes `part` of each row (all of it: `None`); only the
+    /// words that hold them are copied out of the records.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_bytes(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        part: Option<std::ops::Range<usize>>,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        for b in [lo, hi] {
+            if let Bound::Included(k) | Bound::Excluded(k) = b {
+                check_key(k)?;
+            }
+        }
+        let t = self.table(index.table);
+        assert!(self.guard.is_some(), "scan outside a transaction");
+        let ix = if index.index == 0 {
+            if t.kind == IndexKind::Hash {
+                return Err(Error::fatal(format!(
+                    "scan over the hash index of table {}",
+                    t.name
+                )));
+            }
+            &t.primary
+        } else {
+            match t.secondary.get(index.index as usize - 1) {
+                Some(s) => &s.index,
+                None => {
+                    return Err(Error::fatal(format!(
+                        "table {} has no secondary index {}",
+                        t.name,
+                        index.index - 1
+                    )))
+                }
+            }
+        };
+        let crate::catalog::Index::BTree(tree) = ix else {
+            unreachable!("secondary indexes are B+trees")
+        };
+        if limit == 0 {
+            return Ok(0);
+        }
+        let rs = t.row_size;
+        let part = part.unwrap_or(0..rs);
+        // The words that hold `part`, copied to where they sit in the row.
+        let first = part.start / 8;
+        let end = (part.end.div_ceil(8) * 8).min(rs).max(first * 8);
+        let mut n = 0usize;
+        let rc = self.read_committed;
+        let mut torn = false;
+        let Self {
+            reads,
+            nodes,
+            writes,
+            wmap,
+            arena,
+            row,
+            row2,
+            ..
+        } = self;
+        tree.scan_hint(
+            lo,
+            hi,
+            dir == Dir::Forward,
+            limit,
+            &mut |ver, v| {
+                if !rc {
+                    nodes.push(NodeEntry { ver, v })
+                }
+            },
+            &mut |k, val| {
+                let rec = Rec::from_u64(val);
+                let data: &[u8] = match find_write(writes, wmap, rec) {
+                    Some(i) => {
+                        if !complete(&mut writes[i], arena, &mut row2[..rs]) {
+                            torn = true;
+                            return false;
+                        }
+                        let w = writes[i];
+                        match w.kind {
+                            WKind::Insert | WKind::Update => {
+                                let off = w.data_off as usize;
+                                &arena[off + part.start..off + part.end]
+                            }
+                            WKind::Delete | WKind::Dead => return true,
+                        }
+                    }
+                    None => {
+                        let tid = rec.stable_read_at(&mut row[first * 8..end], first);
+                        if !rc {
+                            reads.push(ReadEntry { rec, tid });
+                        }
+                        if tid & ABSENT != 0 {
+                            return true;
+                        }
+                        &row[part.clone()]
+                    }
+                };
+                n += 1;
+                f(k, data) && n < limit
+            },
+        );
+        if torn {
+            return Err(self.conflict(
+                AbortReason::ReadValidation,
+                "a row updated in part changed before the rest of it was read",
+            ));
+        }
+        Ok(n)
+    }
+
     /// `get` of the bytes `part` (within the row): only the words that hold them are
     /// copied out of the record.
     fn get_bytes(
@@ -658,101 +773,24 @@ impl Worker for MemoryWorker<'_> {
         limit: usize,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        for b in [lo, hi] {
-            if let Bound::Included(k) | Bound::Excluded(k) = b {
-                check_key(k)?;
-            }
+        self.scan_bytes(index, lo, hi, dir, limit, None, f)
+    }
+
+    fn scan_part(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let rs = self.table(index.table).row_size;
+        if part.start > part.end || part.end > rs {
+            return Err(api::engine::part_out_of_row(index.table, &part, rs));
         }
-        let t = self.table(index.table);
-        assert!(self.guard.is_some(), "scan outside a transaction");
-        let ix = if index.index == 0 {
-            if t.kind == IndexKind::Hash {
-                return Err(Error::fatal(format!(
-                    "scan over the hash index of table {}",
-                    t.name
-                )));
-            }
-            &t.primary
-        } else {
-            match t.secondary.get(index.index as usize - 1) {
-                Some(s) => &s.index,
-                None => {
-                    return Err(Error::fatal(format!(
-                        "table {} has no secondary index {}",
-                        t.name,
-                        index.index - 1
-                    )))
-                }
-            }
-        };
-        let crate::catalog::Index::BTree(tree) = ix else {
-            unreachable!("secondary indexes are B+trees")
-        };
-        if limit == 0 {
-            return Ok(0);
-        }
-        let rs = t.row_size;
-        let mut n = 0usize;
-        let rc = self.read_committed;
-        let mut torn = false;
-        let Self {
-            reads,
-            nodes,
-            writes,
-            wmap,
-            arena,
-            row,
-            row2,
-            ..
-        } = self;
-        tree.scan_hint(
-            lo,
-            hi,
-            dir == Dir::Forward,
-            limit,
-            &mut |ver, v| {
-                if !rc {
-                    nodes.push(NodeEntry { ver, v })
-                }
-            },
-            &mut |k, val| {
-                let rec = Rec::from_u64(val);
-                let data: &[u8] = match find_write(writes, wmap, rec) {
-                    Some(i) => {
-                        if !complete(&mut writes[i], arena, &mut row2[..rs]) {
-                            torn = true;
-                            return false;
-                        }
-                        let w = writes[i];
-                        match w.kind {
-                            WKind::Insert | WKind::Update => {
-                                &arena[w.data_off as usize..w.data_off as usize + rs]
-                            }
-                            WKind::Delete | WKind::Dead => return true,
-                        }
-                    }
-                    None => {
-                        let tid = rec.stable_read(&mut row[..rs]);
-                        if !rc {
-                            reads.push(ReadEntry { rec, tid });
-                        }
-                        if tid & ABSENT != 0 {
-                            return true;
-                        }
-                        &row[..rs]
-                    }
-                };
-                n += 1;
-                f(k, data) && n < limit
-            },
-        );
-        if torn {
-            return Err(self.conflict(
-                AbortReason::ReadValidation,
-                "a row updated in part changed before the rest of it was read",
-            ));
-        }
-        Ok(n)
+        self.scan_bytes(index, lo, hi, dir, limit, Some(part), f)
     }
 
     fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {

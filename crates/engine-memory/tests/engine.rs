@@ -190,3 +190,144 @@ fn insert_after_a_miss_through_a_deleted_record_is_a_conflict() {
         e.shutdown().unwrap();
     }
 }
+
+/// A table of 24-byte rows whose secondary key is byte 0 (declared, so updates of part
+/// of a row are taken as such).
+fn open_parts(threads: usize) -> (MemoryEngine, TableId) {
+    use api::typed::{KeyEnc, Part, SqlType};
+    let u8t = SqlType::Int {
+        bytes: 1,
+        signed: false,
+    };
+    let mut s = Schema::new();
+    let t = s.add(
+        TableDef::new("t", 24, IndexKind::Hash, 8)
+            .with_secondary("by_first", false, |r, k| {
+                k.push_u8(r[0]);
+            })
+            .columns(&[("first", u8t, 0)])
+            .primary_key(&[Part::key_only("id", KeyEnc::U8)])
+            .secondary_key("by_first", &[Part::col("first", KeyEnc::U8)]),
+    );
+    let opts = EngineOptions {
+        threads,
+        ..EngineOptions::default()
+    };
+    (MemoryEngine::open(Arc::new(s), &opts).unwrap(), t)
+}
+
+#[test]
+fn updates_of_part_of_a_row_keep_the_rest_and_check_secondary_keys() {
+    let (e, t) = open_parts(1);
+    let mut s = Session::new(e.worker(0));
+    let row: Vec<u8> = (0..24).collect();
+    s.run(0, |s| s.insert(t, &[1], &row)).unwrap();
+    // Bytes 9..11 of word 1 only; then the whole row in the same transaction (the rest is
+    // read then, from the same version).
+    s.run(0, |s| {
+        assert!(s.update_part(t, &[1], 9..11, |b| b.copy_from_slice(&[90, 91]))?);
+        assert!(s.get(t, &[1], |r| {
+            assert_eq!(&r[..9], &row[..9]);
+            assert_eq!(&r[9..11], &[90, 91]);
+            assert_eq!(&r[11..], &row[11..]);
+        })?);
+        assert!(s.update_part(t, &[1], 20..24, |b| b[3] = 99)?);
+        Ok(())
+    })
+    .unwrap();
+    let mut want = row.clone();
+    want[9..11].copy_from_slice(&[90, 91]);
+    want[23] = 99;
+    s.run(0, |s| {
+        assert!(s.get(t, &[1], |r| assert_eq!(r, want))?);
+        assert!(s.get_part(t, &[1], 8..12, |r| assert_eq!(r, &want[8..12]))?);
+        Ok(())
+    })
+    .unwrap();
+    // A part that holds the secondary key's byte may not change it.
+    let r = s.run(0, |s| s.update_part(t, &[1], 0..4, |b| b[0] = 7));
+    assert!(matches!(r, Err(Error::Fatal(_))), "{r:?}");
+    // ...but may change the bytes around it.
+    s.run(0, |s| s.update_part(t, &[1], 0..4, |b| b[1] = 7))
+        .unwrap();
+    want[1] = 7;
+    s.run(0, |s| s.get(t, &[1], |r| assert_eq!(r, want)))
+        .unwrap();
+    // A part out of the row is an error, not a panic.
+    let r = s.run(0, |s| s.update_part(t, &[1], 20..25, |_| {}));
+    assert!(matches!(r, Err(Error::Fatal(_))), "{r:?}");
+    let r = s.run(0, |s| s.get_part(t, &[1], 25..26, |_| {}));
+    assert!(matches!(r, Err(Error::Fatal(_))), "{r:?}");
+    drop(s);
+    e.shutdown().unwrap();
+}
+
+/// An update of part of a row read only those words; when the transaction later needs
+/// the rest and the record has a newer version by then, it cannot commit: a conflict at
+/// once (the rest is never taken from another version).
+#[test]
+fn the_rest_of_a_partly_read_row_from_a_newer_version_is_a_conflict() {
+    let (e, t) = open_parts(2);
+    let mut a = Session::new(e.worker(0));
+    let mut b = Session::new(e.worker(1));
+    a.run(0, |s| s.insert(t, &[1], &[1; 24])).unwrap();
+    for then_read in 0..3 {
+        a.begin(0).unwrap();
+        assert!(a.update_part(t, &[1], 8..16, |r| r[0] = 2).unwrap());
+        b.run(0, |s| s.update(t, &[1], |r| r[20] = r[20].wrapping_add(1)))
+            .unwrap();
+        let r = match then_read {
+            0 => a.get(t, &[1], |_| {}),
+            1 => a.update(t, &[1], |_| {}),
+            _ => a.delete(t, &[1]),
+        };
+        let err = r.unwrap_err();
+        assert!(err.is_conflict(), "{err}");
+        a.abort();
+    }
+    // Nothing of `a`'s reached the row: byte 8 as inserted, byte 20 bumped three times.
+    a.run(0, |s| {
+        s.get(t, &[1], |r| {
+            assert_eq!(r[8], 1);
+            assert_eq!(r[20], 4);
+        })
+    })
+    .unwrap();
+    drop((a, b));
+    e.shutdown().unwrap();
+}
+
+/// After `read_committed`, a transaction's reads are not validated: a row it read that
+/// changes before it commits does not abort it (a serializable one would).
+#[test]
+fn read_committed_reads_are_not_validated() {
+    for rc in [false, true] {
+        let (e, t) = open(IndexKind::BTree, 2);
+        let mut a = Session::new(e.worker(0));
+        let mut b = Session::new(e.worker(1));
+        a.run(0, |s| s.insert(t, &[1], &[1; 8])).unwrap();
+        a.begin(0).unwrap();
+        if rc {
+            a.read_committed();
+        }
+        assert!(a.get(t, &[1], |r| assert_eq!(r, [1; 8])).unwrap());
+        let n = a
+            .scan(
+                t.primary(),
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Dir::Forward,
+                9,
+                |_, _| true,
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+        b.run(0, |s| s.update(t, &[1], |r| r[0] = 2)).unwrap();
+        b.run(0, |s| s.insert(t, &[2], &[2; 8])).unwrap();
+        a.insert(t, &[3], &[3; 8]).unwrap();
+        let r = a.commit();
+        assert_eq!(r.is_ok(), rc, "{r:?}");
+        drop((a, b));
+        e.shutdown().unwrap();
+    }
+}

@@ -309,7 +309,8 @@ fn btree_runs_appended_in_the_middle_fill_their_nodes() {
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
 }
 
-/// Inserts through a hint (where the last insert went) agree with a model, whatever
+/// Inserts through a hint (where the last insert went), and lookups through another,
+/// agree with a model, whatever
 /// else changes the tree between them: other inserts splitting the hinted leaf or its
 /// neighbours, removals emptying and pruning leaves, duplicates.
 #[test]
@@ -317,6 +318,7 @@ fn btree_hinted_inserts_match_a_model() {
     let t = BTree::new();
     let mut model = BTreeMap::new();
     let mut hint = LeafHint::default();
+    let mut look = LeafHint::default();
     let key = |r: u64, i: u64| {
         let mut k = ((r << 40) | i).to_be_bytes().to_vec();
         k.push((i % 3) as u8); // 9-byte keys: two words, as TPC-C's
@@ -377,6 +379,14 @@ fn btree_hinted_inserts_match_a_model() {
                     model.remove(&k);
                 }
             }
+        }
+        // Lookups through a finger (where the last one ended): runs of nearby keys, and
+        // keys of other runs, present or not, as the tree changes under the finger.
+        for j in 0..4 {
+            let q = if j == 3 { (x >> 30) % 8 } else { r };
+            let k = key(q, (x >> (32 + 4 * j)) % (next[q as usize] + 5));
+            let (got, _, _) = t.get_hinted(&k, &mut look);
+            assert_eq!(got, model.get(&k).copied(), "step {step}: {k:?}");
         }
     }
     let all = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);

@@ -411,14 +411,17 @@ impl Tpcc {
                 let prefix = customer_name_prefix(w, d, &gen::last_name(num));
                 let end = prefix.prefix_end().expect("name prefix is never all 0xff");
                 ids.clear();
-                s.scan(
+                // Only C_ID of each 680-byte row (the rows' first line).
+                let c_id = std::mem::offset_of!(Customer, c_id);
+                s.scan_part(
                     CUSTOMER.secondary(0),
                     Bound::Included(&prefix),
                     Bound::Excluded(&end),
                     Dir::Forward,
                     CUSTOMERS as usize,
+                    c_id..c_id + 4,
                     |_, r| {
-                        ids.push(u32_at(r, std::mem::offset_of!(Customer, c_id)));
+                        ids.push(u32_at(r, 0));
                         true
                     },
                 )?;
