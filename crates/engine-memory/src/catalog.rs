@@ -164,6 +164,14 @@ pub struct Catalog {
 
 impl Catalog {
     pub fn new(schema: &Schema) -> Result<Self> {
+        // A write-set entry names its table in 16 bits.
+        if schema.tables.len() > u16::MAX as usize {
+            return Err(api::Error::fatal(format!(
+                "{} tables: the memory engine holds at most {}",
+                schema.tables.len(),
+                u16::MAX
+            )));
+        }
         let tables = schema
             .tables
             .iter()

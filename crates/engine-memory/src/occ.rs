@@ -156,7 +156,16 @@ impl MemoryWorker<'_> {
                     let words = [w.words[0] as usize, w.words[1] as usize];
                     if logging && w.kind == WKind::Update && w.locked_tid & ABSENT == 0 {
                         let prev = w.locked_tid & !FLAGS;
-                        log::append_update(stage, tid, w.table, key, prev, w.rec, row, words);
+                        log::append_update(
+                            stage,
+                            tid,
+                            w.table as u32,
+                            key,
+                            prev,
+                            w.rec,
+                            row,
+                            words,
+                        );
                     } else if words != [0, t.words] {
                         // Part of a row (`update_part`): validation passed, so the record
                         // is still the present version those words were read from.
@@ -165,7 +174,7 @@ impl MemoryWorker<'_> {
                     } else {
                         w.rec.store_row(row);
                         if logging {
-                            log::append_put(stage, tid, w.table, key, row);
+                            log::append_put(stage, tid, w.table as u32, key, row);
                         }
                     }
                     w.rec.unlock_with(tid);
@@ -175,7 +184,7 @@ impl MemoryWorker<'_> {
                 }
                 WKind::Delete => {
                     if logging {
-                        log::append_delete(stage, tid, w.table, key);
+                        log::append_delete(stage, tid, w.table as u32, key);
                     }
                     // Absent (and still locked) before leaving the indexes; unlinked after.
                     w.rec.tid().store(tid | ABSENT | LOCK, Release);
