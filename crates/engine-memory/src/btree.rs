@@ -709,6 +709,32 @@ impl LeafHint {
     }
 }
 
+/// One table's B+tree leaf hints (`LeafHint`), several so that interleaved runs of keys
+/// keep one each: TPC-C appends orders, order lines and history in ten districts, and a
+/// worker's consecutive transactions go to different ones. A key takes the hint its first
+/// eight bytes select (its district, in TPC-C); a wrong one only costs the check.
+pub struct Hints(Box<[LeafHint; HINTS]>);
+
+const HINTS: usize = 32;
+
+impl Default for Hints {
+    fn default() -> Self {
+        Hints(Box::new(std::array::from_fn(|_| Default::default())))
+    }
+}
+
+impl Hints {
+    #[inline]
+    pub fn for_key(&mut self, key: &[u8]) -> &mut LeafHint {
+        let w = match key.first_chunk::<8>() {
+            Some(w) => u64::from_le_bytes(*w),
+            None => key.iter().fold(0u64, |h, &b| (h << 8) | b as u64),
+        };
+        let h = w.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        &mut self.0[(h >> 59) as usize % HINTS]
+    }
+}
+
 /// Where a read-only descent should go.
 #[derive(Clone, Copy)]
 enum Seek<'a> {

@@ -52,10 +52,10 @@ impl<K: Keys> Index<K> {
         &self,
         k: &[u8],
         g: &Guard,
-        hint: &mut crate::btree::LeafHint,
+        hints: &mut crate::btree::Hints,
     ) -> (Option<u64>, *const AtomicU64, u64) {
         match self {
-            Index::BTree(t) => t.get_hinted(k, hint),
+            Index::BTree(t) => t.get_hinted(k, hints.for_key(k)),
             Index::Hash(h) => h.get(k, g),
         }
     }
@@ -82,10 +82,10 @@ impl<K: Keys> Index<K> {
         k: &[u8],
         v: u64,
         g: &Guard,
-        hint: &mut crate::btree::LeafHint,
+        hints: &mut crate::btree::Hints,
     ) -> std::result::Result<NodeChange, u64> {
         match self {
-            Index::BTree(t) => t.insert_hinted(k, v, hint),
+            Index::BTree(t) => t.insert_hinted(k, v, hints.for_key(k)),
             Index::Hash(h) => h.insert(k, v, g),
         }
     }

@@ -103,11 +103,11 @@ pub struct MemoryWorker<'e> {
     /// `hinted_done` on (`fetch_hinted`).
     pub(crate) hinted: Vec<(u32, u64, u8)>,
     pub(crate) hinted_done: usize,
-    /// Per table: where this worker's last insert into its primary B+tree went.
-    pub(crate) insert_hints: Vec<crate::btree::LeafHint>,
-    /// Per table: the B+tree leaf this worker's last point lookup ended in (a finger:
+    /// Per table: where this worker's last inserts into its primary B+tree went.
+    pub(crate) insert_hints: Vec<crate::btree::Hints>,
+    /// Per table: the B+tree leaves this worker's last point lookups ended in (fingers:
     /// the next lookup nearby starts there instead of at the root).
-    look_hints: Vec<crate::btree::LeafHint>,
+    look_hints: Vec<crate::btree::Hints>,
     /// `Worker::read_committed` was called in this transaction: `get` and `scan` record
     /// neither the records nor the index nodes they read (nothing to validate: a stable
     /// read sees only committed rows, as installs happen under the record's lock).
