@@ -24,7 +24,8 @@ const T_WIDE: TableId = TableId(2);
 
 /// Table 0: B+tree, 16-byte rows (u64 group, u64 echo of the primary key) with a
 /// non-unique secondary index on the group and a unique one on the echo. Table 1: hash,
-/// 8-byte rows. Table 2: hash, 64-byte rows (its updates are logged as their changes).
+/// 8-byte rows. Table 2: hash, 64-byte rows (its updates are logged as their changes,
+/// half of them made in two parts through `update_part`).
 fn schema() -> Schema {
     let mut s = Schema::new();
     let mut t = TableDef::new("ordered", 16, IndexKind::BTree, 1000);
@@ -191,11 +192,19 @@ fn churn(e: &MemoryEngine, threads: usize, txns: usize, seed: u64) {
                             s.insert(T_WIDE, &key(k), &wide_row(v))?;
                         } else if v == 1 {
                             s.delete(T_WIDE, &key(k))?;
-                        } else {
+                        } else if v.is_multiple_of(2) {
                             s.update(T_WIDE, &key(k), |r| {
                                 let n = wide_count(r) + v;
                                 r[0..8].copy_from_slice(&n.to_le_bytes());
                                 r[40 + v as usize] ^= 1;
+                            })?;
+                        } else {
+                            // The same change in two parts of the row (logged as their
+                            // words; the second completes the first's entry).
+                            s.update_part(T_WIDE, &key(k), 40..48, |b| b[v as usize] ^= 1)?;
+                            s.update_part(T_WIDE, &key(k), 0..8, |b| {
+                                let n = wide_count(b) + v;
+                                b.copy_from_slice(&n.to_le_bytes());
                             })?;
                         }
                         Ok(())

@@ -127,7 +127,7 @@ pub struct CustomerHead {
 // The head is laid out as the row's leading columns.
 const _: () = {
     use std::mem::{offset_of, size_of};
-    assert!(size_of::<CustomerHead>() % 8 == 0);
+    assert!(size_of::<CustomerHead>().is_multiple_of(8));
     assert!(offset_of!(CustomerHead, c_data_start) == offset_of!(Customer, c_data));
     assert!(size_of::<CustomerHead>() < size_of::<Customer>());
     assert!(offset_of!(CustomerHead, c_balance) == offset_of!(Customer, c_balance));
