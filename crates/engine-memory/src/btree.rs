@@ -913,15 +913,29 @@ impl BTree {
         }
     }
 
-    /// The lookup in the hinted leaf, if it is unchanged since the hint was taken (so it
-    /// still covers at least the range it covered then; see `insert_at_hint`) and `k` lies
-    /// in it (from its first key to the high fence seen then). `None`: take the full path.
+    /// The lookup in the hinted leaf (`hinted_leaf`). `None`: take the full path.
     fn get_at_hint(
         k: &KeyWords,
         hint: &mut LeafHint,
     ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
+        let (leaf, v, n) = Self::hinted_leaf(k, hint)?;
+        txnstats::add(txnstats::Counter::IndexNodes, 1);
+        let i = leaf.keys.rank(n, k, false);
+        let val =
+            (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then(|| leaf.vals[i].load(Relaxed));
+        leaf.hdr
+            .check(v)
+            .then_some((val, &leaf.hdr.version as *const AtomicU64, v))
+    }
+
+    /// The leaf `hint` holds, its version and key count, if it is unchanged since the hint
+    /// was taken (so it is still in the tree and covers at least the range it covered
+    /// then: a pruned neighbour's range may have joined it, nothing else changes a range
+    /// without changing the leaf's version) and `k` lies in it (from its first key to the
+    /// high fence seen then). A changed leaf also clears the hint.
+    fn hinted_leaf<'t>(k: &KeyWords, hint: &mut LeafHint) -> Option<(&'t Leaf, u64, usize)> {
         // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
-        // never freed while the tree is shared.
+        // never freed while the tree is shared (`'t` is the tree's).
         let leaf = unsafe { hint.leaf.as_ref()? };
         let v = hint.v;
         if leaf.hdr.version.load(Acquire) != v {
@@ -939,13 +953,7 @@ impl BTree {
         {
             return None;
         }
-        txnstats::add(txnstats::Counter::IndexNodes, 1);
-        let i = leaf.keys.rank(n, k, false);
-        let val =
-            (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then(|| leaf.vals[i].load(Relaxed));
-        leaf.hdr
-            .check(v)
-            .then_some((val, &leaf.hdr.version as *const AtomicU64, v))
+        Some((leaf, v, n))
     }
 
     /// Insert `key -> val`. `Err(existing)` if the key is present.
@@ -970,33 +978,15 @@ impl BTree {
         self.insert_impl(&k, val, Some(hint))
     }
 
-    /// The hinted leaf, if it is unchanged since the hint was taken (so it is still in
-    /// the tree and covers at least the range it covered then: a pruned neighbour's range
-    /// may have joined it, nothing else changes a range without changing the leaf's
-    /// version), `k` lies in it (from its first key to the high fence seen then), and it
-    /// has room. `None`: take the full path.
+    /// The insert into the hinted leaf (`hinted_leaf`), if it has room. `None`: take the
+    /// full path.
     fn insert_at_hint(
         k: &KeyWords,
         val: u64,
         hint: &mut LeafHint,
     ) -> Option<Result<NodeChange, u64>> {
-        // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
-        // never freed while the tree is shared.
-        let leaf = unsafe { hint.leaf.as_ref()? };
-        let v = hint.v;
-        if leaf.hdr.version.load(Acquire) != v {
-            hint.leaf = std::ptr::null();
-            return None;
-        }
-        let n = leaf.hdr.count();
-        if n == 0 || n == FANOUT || leaf.keys.cmp(0, k) == Ordering::Greater {
-            return None;
-        }
-        if hint
-            .hi
-            .as_ref()
-            .is_some_and(|hi| k.cmp(hi) != Ordering::Less)
-        {
+        let (leaf, v, n) = Self::hinted_leaf(k, hint)?;
+        if n == FANOUT {
             return None;
         }
         let i = leaf.keys.rank(n, k, false);

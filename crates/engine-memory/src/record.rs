@@ -261,19 +261,7 @@ impl Rec {
     /// Store the row (caller holds the lock, or the record is not yet shared).
     #[inline]
     pub fn store_row(&self, row: &[u8]) {
-        let n = row.len() / 8;
-        let src = row.as_ptr() as *const u64;
-        for i in 0..n {
-            // SAFETY: word `i < n` of `row` is in bounds.
-            let w = u64::from_le(unsafe { src.add(i).read_unaligned() });
-            self.word(i).store(w, Relaxed);
-        }
-        let r = row.len() % 8;
-        if r != 0 {
-            let mut b = [0u8; 8];
-            b[..r].copy_from_slice(&row[n * 8..]);
-            self.word(n).store(u64::from_le_bytes(b), Relaxed);
-        }
+        self.store_words(row, 0, row_words(row.len()))
     }
 
     /// [`Rec::store_row`] of the row's words `first..end` only (`row` is the whole row;

@@ -116,6 +116,30 @@ pub struct MemoryWorker<'e> {
     pub(crate) abort_reason: Option<AbortReason>,
 }
 
+/// The row words that hold the bytes `part`: `[first, end)`.
+#[inline]
+fn words_of(part: &std::ops::Range<usize>) -> [u16; 2] {
+    let first = part.start / 8;
+    [first as u16, row_words(part.end).max(first) as u16]
+}
+
+/// The bytes of the row words `w` in a row of `rs` bytes.
+#[inline]
+fn bytes_of(w: [u16; 2], rs: usize) -> std::ops::Range<usize> {
+    w[0] as usize * 8..(w[1] as usize * 8).min(rs)
+}
+
+/// `part` within a row of table `t`, else the error `_part` operations return.
+fn check_part(t: &TableData, table: TableId, part: &std::ops::Range<usize>) -> Result<()> {
+    if part.start > part.end || part.end > t.row_size {
+        return Err(api::engine::part_out_of_row(table, part, t.row_size));
+    }
+    Ok(())
+}
+
+/// Why a transaction fails when it needs the rest of a row it updated in part.
+const TORN: &str = "a row updated in part changed before the rest of it was read";
+
 /// Make write `w` hold the whole row (see `WriteEntry::words`), reading the words it
 /// lacks from its record into `arena` through `tmp` (a row's length); false when the
 /// record is no longer the version the entry was read from.
@@ -129,9 +153,9 @@ fn complete(w: &mut WriteEntry, arena: &mut [u8], tmp: &mut [u8]) -> bool {
         return false;
     }
     let off = w.data_off as usize;
-    let (a, b) = (w.words[0] as usize * 8, (w.words[1] as usize * 8).min(rs));
-    arena[off..off + a].copy_from_slice(&tmp[..a]);
-    arena[off + b..off + rs].copy_from_slice(&tmp[b..]);
+    let had = bytes_of(w.words, rs);
+    arena[off..off + had.start].copy_from_slice(&tmp[..had.start]);
+    arena[off + had.end..off + rs].copy_from_slice(&tmp[had.end..]);
     w.words = [0, all];
     true
 }
@@ -437,10 +461,7 @@ impl MemoryWorker<'_> {
         let rs = t.row_size;
         let all = row_words(rs) as u16;
         let words = match &t.sec_cols {
-            Some(_) if rs <= u16::MAX as usize => {
-                let first = (part.start / 8) as u16;
-                [first, (row_words(part.end) as u16).max(first)]
-            }
+            Some(_) if rs <= u16::MAX as usize => words_of(&part),
             _ => [0, all],
         };
         let g = self.guard.as_ref().expect("update outside a transaction");
@@ -466,8 +487,11 @@ impl MemoryWorker<'_> {
                 // Read straight into the write-set copy (one row copy less).
                 let key_off = self.push_bytes(key);
                 let off = self.data_slot(rs);
-                let (a, b) = (words[0] as usize * 8, (words[1] as usize * 8).min(rs));
-                let tid = rec.stable_read_at(&mut self.arena[off + a..off + b], words[0] as usize);
+                let b = bytes_of(words, rs);
+                let tid = rec.stable_read_at(
+                    &mut self.arena[off + b.start..off + b.end],
+                    words[0] as usize,
+                );
                 self.reads.push(ReadEntry { rec, tid });
                 if tid & ABSENT != 0 {
                     self.arena.truncate(key_off as usize);
@@ -536,10 +560,7 @@ impl MemoryWorker<'_> {
         if complete(&mut self.writes[i], &mut self.arena, &mut self.row2[..rs]) {
             Ok(())
         } else {
-            Err(self.conflict(
-                AbortReason::ReadValidation,
-                "a row updated in part changed before the rest of it was read",
-            ))
+            Err(self.conflict(AbortReason::ReadValidation, TORN))
         }
     }
 
@@ -592,8 +613,8 @@ impl MemoryWorker<'_> {
         let rs = t.row_size;
         let part = part.unwrap_or(0..rs);
         // The words that hold `part`, copied to where they sit in the row.
-        let first = part.start / 8;
-        let end = (part.end.div_ceil(8) * 8).min(rs).max(first * 8);
+        let words = words_of(&part);
+        let held = bytes_of(words, rs);
         let mut n = 0usize;
         let rc = self.read_committed;
         let mut torn = false;
@@ -635,7 +656,7 @@ impl MemoryWorker<'_> {
                         }
                     }
                     None => {
-                        let tid = rec.stable_read_at(&mut row[first * 8..end], first);
+                        let tid = rec.stable_read_at(&mut row[held.clone()], words[0] as usize);
                         if !rc {
                             reads.push(ReadEntry { rec, tid });
                         }
@@ -650,10 +671,7 @@ impl MemoryWorker<'_> {
             },
         );
         if torn {
-            return Err(self.conflict(
-                AbortReason::ReadValidation,
-                "a row updated in part changed before the rest of it was read",
-            ));
+            return Err(self.conflict(AbortReason::ReadValidation, TORN));
         }
         Ok(n)
     }
@@ -696,8 +714,7 @@ impl MemoryWorker<'_> {
                 let w = self.writes[i];
                 return Ok(match w.kind {
                     WKind::Insert | WKind::Update => {
-                        let first = (part.start / 8) as u16;
-                        self.cover(i, [first, (row_words(part.end) as u16).max(first)])?;
+                        self.cover(i, words_of(&part))?;
                         let off = w.data_off as usize;
                         f(&self.arena[off + part.start..off + part.end]);
                         true
@@ -707,9 +724,11 @@ impl MemoryWorker<'_> {
             }
         }
         // The words that hold `part`, copied to where they sit in the row.
-        let first = part.start / 8;
-        let end = (part.end.div_ceil(8) * 8).min(t.row_size).max(first * 8);
-        let tid = rec.stable_read_at(&mut self.row[first * 8..end], first);
+        let words = words_of(&part);
+        let tid = rec.stable_read_at(
+            &mut self.row[bytes_of(words, t.row_size)],
+            words[0] as usize,
+        );
         if self.read_committed {
             if tid & ABSENT != 0 {
                 return Ok(false);
@@ -745,10 +764,7 @@ impl Worker for MemoryWorker<'_> {
         part: std::ops::Range<usize>,
         f: &mut dyn FnMut(&[u8]),
     ) -> Result<bool> {
-        let rs = self.table(table).row_size;
-        if part.start > part.end || part.end > rs {
-            return Err(api::engine::part_out_of_row(table, &part, rs));
-        }
+        check_part(self.table(table), table, &part)?;
         self.get_bytes(table, key, part, f)
     }
 
@@ -789,10 +805,7 @@ impl Worker for MemoryWorker<'_> {
         part: std::ops::Range<usize>,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        let rs = self.table(index.table).row_size;
-        if part.start > part.end || part.end > rs {
-            return Err(api::engine::part_out_of_row(index.table, &part, rs));
-        }
+        check_part(self.table(index.table), index.table, &part)?;
         self.scan_bytes(index, lo, hi, dir, limit, Some(part), f)
     }
 
@@ -878,10 +891,7 @@ impl Worker for MemoryWorker<'_> {
         part: std::ops::Range<usize>,
         f: &mut dyn FnMut(&mut [u8]),
     ) -> Result<bool> {
-        let rs = self.table(table).row_size;
-        if part.start > part.end || part.end > rs {
-            return Err(api::engine::part_out_of_row(table, &part, rs));
-        }
+        check_part(self.table(table), table, &part)?;
         self.update_bytes(table, key, part, f)
     }
 
