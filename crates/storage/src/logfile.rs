@@ -453,45 +453,6 @@ impl Watermark {
 /// waited 5.5% of their time at W=2/2T, at 16 MiB 1.5-2% (issue 15, ninth session).
 pub const BUFFER_LIMIT: usize = 16 << 20;
 
-/// Append `src` to a worker's log buffer `dst` with streaming (non-temporal) stores
-/// where it can: the buffer is read next by the flusher on another core, so writing it
-/// through this core's caches would only push the worker's own data out of them (TPC-C
-/// writes about 2.5 KB of log per transaction, megabytes per flush round). The bytes are
-/// ordered before any later store (an `sfence`), so releasing the buffer's lock after
-/// this publishes them as an ordinary append would.
-pub fn extend_streaming(dst: &mut Vec<u8>, src: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
-        // Below a few lines the ordinary copy is as good and keeps the code path short.
-        if src.len() >= 256 {
-            dst.reserve(src.len());
-            let len = dst.len();
-            // SAFETY: `reserve` made room for `src.len()` bytes after `len`; the head and
-            // tail copies and the 16-byte streaming stores stay inside that range (the
-            // stores are at 16-byte aligned addresses, as `_mm_stream_si128` requires),
-            // every byte of the range is written before `set_len`, and SSE2 is part of
-            // the x86_64 baseline.
-            unsafe {
-                let out = dst.as_mut_ptr().add(len);
-                let head = (out as usize).wrapping_neg() & 15;
-                std::ptr::copy_nonoverlapping(src.as_ptr(), out, head);
-                let mut i = head;
-                while i + 16 <= src.len() {
-                    let v = _mm_loadu_si128(src.as_ptr().add(i) as *const __m128i);
-                    _mm_stream_si128(out.add(i) as *mut __m128i, v);
-                    i += 16;
-                }
-                std::ptr::copy_nonoverlapping(src.as_ptr().add(i), out.add(i), src.len() - i);
-                _mm_sfence();
-                dst.set_len(len + src.len());
-            }
-            return;
-        }
-    }
-    dst.extend_from_slice(src);
-}
-
 /// The per-worker log buffers of an in-memory engine's logger: each worker appends a
 /// commit's records to its own buffer under one short hold of its lock (so a
 /// transaction's records never straddle two blocks), and the flusher swaps every
