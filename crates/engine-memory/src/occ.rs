@@ -212,8 +212,7 @@ impl MemoryWorker<'_> {
         // The records go to the log buffer under one short hold of its lock (the logger
         // drains whole transactions); then the commit is no longer in flight. Plain
         // stores: streaming ones (and the `sfence` they need before the unlock) stalled
-        // the stores after them, 1.10-1.23x fewer commits at W=2/2T (issue 15, twelfth
-        // session).
+        // the stores after them (`docs/design/memory-engine.md`).
         let mut full = None;
         if let Some(l) = &e.logger {
             rt::point(rt::Point::Ctx(rt::Component::LogInsert));
