@@ -5,6 +5,16 @@ Usage: scripts/bench.py SET [--duration S] [--out DIR]
 Sets: foundation, tpcc, silo, disk, all. `silo`: issue 15's comparison (full TPC-C mix,
 run with --duration 20), printed with the ratio to Silo's figures on this machine kind. Each run's JSON report is kept in DIR (default
 bench-results/) so figures can be traced back to their full configuration.
+
+Usage: scripts/bench.py ab --run NAME=BINARY[:EXTRA ARGS] ... [--rounds N] -- ARGS
+Back-to-back comparison (this VM varies 15-25% run to run, so two set-ups are compared
+only as ratios of runs made one right after the other): each round runs every NAME in
+turn, `BINARY ARGS EXTRA ARGS`, and the table gives each run's throughput and its ratio
+to the round's first run. Example, log async against log off on one binary:
+  scripts/bench.py ab --rounds 4 --run off=target/release/oltpscope \
+    --run async=target/release/oltpscope:"--log async --db /tmp/abdb" -- \
+    run tpcc --engine memory --warehouses 1 --threads 1 --duration 20 --mem-reserve 6GB
+A `--db` directory in a run's arguments is removed before the run (a fresh load).
 """
 import argparse, json, os, shutil, subprocess, sys, datetime
 
@@ -91,7 +101,61 @@ SETS["silo"] = [
 SETS["all"] = SETS["foundation"] + SETS["tpcc"] + SETS["disk"]
 
 
+def die(msg):
+    print(f"error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def ab(argv):
+    """`ab` mode (see the module's docstring)."""
+    if "--" not in argv:
+        die("bench.py ab needs `-- ARGS` (the oltpscope command to run)")
+    cut = argv.index("--")
+    ap = argparse.ArgumentParser(prog="bench.py ab")
+    ap.add_argument("--run", action="append", required=True, metavar="NAME=BINARY[:ARGS]")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", default="bench-results")
+    a = ap.parse_args(argv[:cut])
+    common = argv[cut + 1:]
+    runs = []
+    for spec in a.run:
+        name, eq, rest = spec.partition("=")
+        binary, _, extra = rest.partition(":")
+        if not eq or not name or not binary:
+            die(f"--run {spec!r}: expected NAME=BINARY[:EXTRA ARGS]")
+        if not os.access(binary, os.X_OK):
+            die(f"--run {spec!r}: {binary} is not an executable file")
+        runs.append((name, binary, extra.split()))
+    os.makedirs(a.out, exist_ok=True)
+    print("| round | run | started (UTC) | txn/s | workers on CPU | / first | checks |")
+    print("|---:|---|---|---:|---:|---:|---|")
+    for r in range(1, a.rounds + 1):
+        first = None
+        for name, binary, extra in runs:
+            args = common + extra
+            if "--db" in args[:-1]:
+                shutil.rmtree(args[args.index("--db") + 1], ignore_errors=True)
+            path = os.path.join(a.out, f"ab-{r}-{name}.json")
+            start = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
+            p = subprocess.run([binary] + args + ["--json", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                err = (p.stderr.strip().splitlines() or ["failed"])[-1]
+                print(f"| {r} | {name} | {start} | failed: {err} | | | |", flush=True)
+                continue
+            rep = json.load(open(path))
+            t = rep["throughput_tps"]
+            first = first or t
+            busy = rep.get("worker_cpu_busy")
+            cpu = f"{100 * busy:.0f}%" if busy is not None else "n/a"
+            ok = "pass" if rep["checks"]["passed"] else "FAIL"
+            print(f"| {r} | {name} | {start} | {t:,.0f} | {cpu} | {t / first:.2f} | {ok} |",
+                  flush=True)
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "ab":
+        return ab(sys.argv[2:])
     ap = argparse.ArgumentParser()
     ap.add_argument("set", choices=sorted(SETS))
     ap.add_argument("--duration", default="10")
