@@ -246,7 +246,7 @@ pub trait Worker {
     fn read_committed(&mut self) {}
     /// [`Worker::update`] passing `f` only the bytes `part` of the row: an engine may read,
     /// install and log no more of the row than those (Payment's counters at the head of
-    /// a 704-byte Customer row). Out of the row: an error.
+    /// a 680-byte Customer row). Out of the row: an error.
     fn update_part(
         &mut self,
         table: TableId,
@@ -268,7 +268,7 @@ pub trait Worker {
         }
     }
     /// [`Worker::get`] passing `f` only the bytes `part` of the row: an engine may read no
-    /// more of the row than those (one counter of a 306-byte Stock row). Out of the row:
+    /// more of the row than those (one counter of a 316-byte Stock row). Out of the row:
     /// an error.
     fn get_part(
         &mut self,

@@ -191,14 +191,7 @@ impl<W: Worker> Session<W> {
         mut f: impl FnMut(&mut H),
     ) -> Result<bool> {
         self.update_part(table, key, 0..std::mem::size_of::<H>(), |b| {
-            match bytemuck::try_from_bytes_mut::<H>(b) {
-                Ok(r) => f(r),
-                Err(_) => {
-                    let mut r = row::read::<H>(b);
-                    f(&mut r);
-                    row::write(&r, b);
-                }
-            }
+            with_pod_mut(b, &mut f)
         })
     }
 
@@ -280,18 +273,7 @@ impl<W: Worker> Session<W> {
         key: &[u8],
         mut f: impl FnMut(&mut T),
     ) -> Result<bool> {
-        self.update(table, key, |b| {
-            // In place when the engine's bytes happen to be aligned for `T` (rows of
-            // hundreds of bytes: two copies saved); through a copy otherwise.
-            match bytemuck::try_from_bytes_mut::<T>(b) {
-                Ok(r) => f(r),
-                Err(_) => {
-                    let mut r = row::read::<T>(b);
-                    f(&mut r);
-                    row::write(&r, b);
-                }
-            }
-        })
+        self.update(table, key, |b| with_pod_mut(b, &mut f))
     }
 
     pub fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
@@ -381,5 +363,19 @@ impl<W: Worker> Session<W> {
 impl<W: Worker> Drop for Session<W> {
     fn drop(&mut self) {
         self.abort();
+    }
+}
+
+/// Run `f` on `b` as a `T`: in place when the engine's bytes happen to be aligned for `T`
+/// (rows of hundreds of bytes: two copies saved), through a copy otherwise.
+#[inline]
+fn with_pod_mut<T: Pod>(b: &mut [u8], f: &mut impl FnMut(&mut T)) {
+    match bytemuck::try_from_bytes_mut::<T>(b) {
+        Ok(r) => f(r),
+        Err(_) => {
+            let mut r = row::read::<T>(b);
+            f(&mut r);
+            row::write(&r, b);
+        }
     }
 }

@@ -689,6 +689,16 @@ impl Default for LeafHint {
     }
 }
 
+impl Leaf {
+    /// The value of key `k` among the leaf's first `n` keys (read under a version the
+    /// caller checks after).
+    #[inline]
+    fn find(&self, n: usize, k: &KeyWords) -> Option<u64> {
+        let i = self.keys.rank(n, k, false);
+        (i < n && self.keys.cmp(i, k) == Ordering::Equal).then(|| self.vals[i].load(Relaxed))
+    }
+}
+
 impl LeafHint {
     /// Remember `leaf` at version `v`, with the high fence read from `hi_at` if that node
     /// is still at the version the descent saw (else no hint).
@@ -870,17 +880,7 @@ impl BTree {
 
     /// Point lookup. Returns the value (if present) and the leaf version observed.
     pub fn get(&self, key: &[u8]) -> (Option<u64>, *const AtomicU64, u64) {
-        let k = KeyWords::new(key);
-        loop {
-            let f = self.descend(Seek::At(&k), false);
-            let n = f.leaf.hdr.count();
-            let i = f.leaf.keys.rank(n, &k, false);
-            let val = (i < n && f.leaf.keys.cmp(i, &k) == Ordering::Equal)
-                .then(|| f.leaf.vals[i].load(Relaxed));
-            if f.leaf.hdr.check(f.v) {
-                return (val, &f.leaf.hdr.version, f.v);
-            }
-        }
+        self.get_from_root(&KeyWords::new(key), None)
     }
 
     /// [`BTree::get`] looking first in the leaf `hint` remembers (where the caller's last
@@ -896,18 +896,26 @@ impl BTree {
         if let Some(r) = Self::get_at_hint(&k, hint) {
             return r;
         }
+        self.get_from_root(&k, Some(hint))
+    }
+
+    /// The lookup down from the root; with a `hint`, remembering the leaf it ends in.
+    fn get_from_root(
+        &self,
+        k: &KeyWords,
+        mut hint: Option<&mut LeafHint>,
+    ) -> (Option<u64>, *const AtomicU64, u64) {
         loop {
-            let f = self.descend(Seek::At(&k), true);
-            let n = f.leaf.hdr.count();
-            let i = f.leaf.keys.rank(n, &k, false);
-            let val = (i < n && f.leaf.keys.cmp(i, &k) == Ordering::Equal)
-                .then(|| f.leaf.vals[i].load(Relaxed));
+            let f = self.descend(Seek::At(k), hint.is_some());
+            let val = f.leaf.find(f.leaf.hdr.count(), k);
             if f.leaf.hdr.check(f.v) {
-                // `hi` was read before the versions on the path were checked: it is the
-                // leaf's high fence at `f.v`.
-                hint.leaf = f.leaf;
-                hint.v = f.v;
-                hint.hi = f.hi;
+                if let Some(h) = hint.as_deref_mut() {
+                    // `hi` was read before the versions on the path were checked: it is
+                    // the leaf's high fence at `f.v`.
+                    h.leaf = f.leaf;
+                    h.v = f.v;
+                    h.hi = f.hi;
+                }
                 return (val, &f.leaf.hdr.version, f.v);
             }
         }
@@ -920,9 +928,7 @@ impl BTree {
     ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
         let (leaf, v, n) = Self::hinted_leaf(k, hint)?;
         txnstats::add(txnstats::Counter::IndexNodes, 1);
-        let i = leaf.keys.rank(n, k, false);
-        let val =
-            (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then(|| leaf.vals[i].load(Relaxed));
+        let val = leaf.find(n, k);
         leaf.hdr
             .check(v)
             .then_some((val, &leaf.hdr.version as *const AtomicU64, v))

@@ -140,15 +140,15 @@ fn check_part(t: &TableData, table: TableId, part: &std::ops::Range<usize>) -> R
 /// Why a transaction fails when it needs the rest of a row it updated in part.
 const TORN: &str = "a row updated in part changed before the rest of it was read";
 
-/// Make write `w` hold the whole row (see `WriteEntry::words`), reading the words it
-/// lacks from its record into `arena` through `tmp` (a row's length); false when the
-/// record is no longer the version the entry was read from.
-fn complete(w: &mut WriteEntry, arena: &mut [u8], tmp: &mut [u8]) -> bool {
-    let rs = tmp.len();
-    let all = row_words(rs) as u16;
-    if w.words == [0, all] {
+/// Make write `w` hold at least the row's words `want` (see `WriteEntry::words`): if it
+/// does not, the whole row, reading the words it lacks from its record into `arena`
+/// through `tmp` (a row's length). False when the record is no longer the version the
+/// entry was read from.
+fn widen(w: &mut WriteEntry, want: [u16; 2], arena: &mut [u8], tmp: &mut [u8]) -> bool {
+    if w.words[0] <= want[0] && want[1] <= w.words[1] {
         return true;
     }
+    let rs = tmp.len();
     if w.rec.stable_read(tmp) != w.locked_tid {
         return false;
     }
@@ -156,7 +156,7 @@ fn complete(w: &mut WriteEntry, arena: &mut [u8], tmp: &mut [u8]) -> bool {
     let had = bytes_of(w.words, rs);
     arena[off..off + had.start].copy_from_slice(&tmp[..had.start]);
     arena[off + had.end..off + rs].copy_from_slice(&tmp[had.end..]);
-    w.words = [0, all];
+    w.words = [0, row_words(rs) as u16];
     true
 }
 
@@ -552,12 +552,13 @@ impl MemoryWorker<'_> {
     /// read only its own): the rest is read now, from the version the part was read
     /// from. A newer version means this transaction cannot commit: a conflict now.
     fn cover(&mut self, i: usize, want: [u16; 2]) -> Result<()> {
-        let w = self.writes[i];
-        if w.words[0] <= want[0] && want[1] <= w.words[1] {
-            return Ok(());
-        }
-        let rs = self.e.catalog.tables[w.table as usize].row_size;
-        if complete(&mut self.writes[i], &mut self.arena, &mut self.row2[..rs]) {
+        let rs = self.e.catalog.tables[self.writes[i].table as usize].row_size;
+        if widen(
+            &mut self.writes[i],
+            want,
+            &mut self.arena,
+            &mut self.row2[..rs],
+        ) {
             Ok(())
         } else {
             Err(self.conflict(AbortReason::ReadValidation, TORN))
@@ -641,20 +642,19 @@ impl MemoryWorker<'_> {
             &mut |k, val| {
                 let rec = Rec::from_u64(val);
                 let data: &[u8] = match find_write(writes, wmap, rec) {
-                    Some(i) => {
-                        if !complete(&mut writes[i], arena, &mut row2[..rs]) {
-                            torn = true;
-                            return false;
-                        }
-                        let w = writes[i];
-                        match w.kind {
-                            WKind::Insert | WKind::Update => {
-                                let off = w.data_off as usize;
-                                &arena[off + part.start..off + part.end]
+                    Some(i) => match writes[i].kind {
+                        WKind::Insert | WKind::Update => {
+                            // As `get` does: the rest of a row updated in part only if
+                            // `part` needs it.
+                            if !widen(&mut writes[i], words, arena, &mut row2[..rs]) {
+                                torn = true;
+                                return false;
                             }
-                            WKind::Delete | WKind::Dead => return true,
+                            let off = writes[i].data_off as usize;
+                            &arena[off + part.start..off + part.end]
                         }
-                    }
+                        WKind::Delete | WKind::Dead => return true,
+                    },
                     None => {
                         let tid = rec.stable_read_at(&mut row[held.clone()], words[0] as usize);
                         if !rc {
