@@ -721,15 +721,37 @@ impl LeafHint {
 
 /// One table's B+tree leaf hints (`LeafHint`), several so that interleaved runs of keys
 /// keep one each: TPC-C appends orders, order lines and history in ten districts, and a
-/// worker's consecutive transactions go to different ones. A key takes the hint its first
-/// eight bytes select (its district, in TPC-C); a wrong one only costs the check.
-pub struct Hints(Box<[LeafHint; HINTS]>);
+/// worker's consecutive transactions go to different ones. A key's first eight bytes (its
+/// prefix: the district, in TPC-C) choose between two slots; the slot that served that
+/// prefix last is taken, else the one used longer ago. A wrong hint only costs the check.
+///
+/// Two choices with tags, not one hashed slot: ten districts hashed into 32 slots share
+/// slots (a multiplicative hash of the prefix word gave them 2-4 slots, as the district
+/// byte sits in the middle of the word), and two districts in one slot undo each other's
+/// hint at every change of district. 64 slots keep the 20 districts of two warehouses
+/// apart (`tests/index.rs`).
+pub struct Hints(Box<HintSet>);
 
-const HINTS: usize = 32;
+const HINTS: usize = 64;
+const _: () = assert!(HINTS == 1 << (64 - 58));
+
+struct HintSet {
+    hints: [LeafHint; HINTS],
+    /// The prefix word each slot last served.
+    tags: [u64; HINTS],
+    /// When each slot was last taken (`clock` then).
+    used: [u64; HINTS],
+    clock: u64,
+}
 
 impl Default for Hints {
     fn default() -> Self {
-        Hints(Box::new(std::array::from_fn(|_| Default::default())))
+        Hints(Box::new(HintSet {
+            hints: std::array::from_fn(|_| Default::default()),
+            tags: [u64::MAX; HINTS],
+            used: [0; HINTS],
+            clock: 0,
+        }))
     }
 }
 
@@ -740,8 +762,23 @@ impl Hints {
             Some(w) => u64::from_le_bytes(*w),
             None => key.iter().fold(0u64, |h, &b| (h << 8) | b as u64),
         };
-        let h = w.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        &mut self.0[(h >> 59) as usize % HINTS]
+        // Fold the high half down before the multiply, which carries bits upwards only;
+        // the two choices are two ranges of the product's high bits.
+        let h = (w ^ (w >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let (a, b) = ((h >> 58) as usize, (h >> 40) as usize % HINTS);
+        let s = &mut *self.0;
+        s.clock += 1;
+        let i = if s.tags[a] == w {
+            a
+        } else if s.tags[b] == w {
+            b
+        } else {
+            let i = if s.used[a] <= s.used[b] { a } else { b };
+            s.tags[i] = w;
+            i
+        };
+        s.used[i] = s.clock;
+        &mut s.hints[i]
     }
 }
 

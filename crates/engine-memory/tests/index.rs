@@ -3,7 +3,7 @@
 //! disjoint and overlapping keys; the content afterwards is exactly what the successful
 //! operations imply; scans are always sorted).
 
-use engine_memory::btree::{BTree, LeafHint};
+use engine_memory::btree::{BTree, Hints, LeafHint};
 use engine_memory::hash::{HashIndex, Keys};
 use proptest::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -391,6 +391,44 @@ fn btree_hinted_inserts_match_a_model() {
     }
     let all = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
     assert_eq!(all, model.into_iter().collect::<Vec<_>>());
+}
+
+/// A table's hints keep one slot per key prefix for TPC-C's keys: the twenty districts of
+/// two warehouses, visited in turn, each find the slot they used before, and no two share
+/// one (a shared slot undoes the other district's hint at every visit).
+#[test]
+fn btree_hints_keep_one_slot_per_district() {
+    let key = |w: u32, d: u8, o: u32| {
+        let mut k = w.to_be_bytes().to_vec();
+        k.push(d);
+        k.extend_from_slice(&o.to_be_bytes());
+        k.push(1);
+        k
+    };
+    for o in [1u32, 3_000, 70_000, 1 << 20] {
+        let mut h = Hints::default();
+        let mut first = Vec::new();
+        for round in 0..3 {
+            for w in 1..=2 {
+                for d in 1..=10 {
+                    let p = h.for_key(&key(w, d, o + round)) as *const LeafHint;
+                    if round == 0 {
+                        first.push(p);
+                    } else {
+                        assert_eq!(p, first[((w - 1) * 10 + d as u32 - 1) as usize]);
+                    }
+                }
+            }
+        }
+        let mut distinct = first.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            20,
+            "orders near {o}: districts share hint slots"
+        );
+    }
 }
 
 /// Ten queues side by side (TPC-C's New-Order table, one per district): each appends
