@@ -8,8 +8,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 use workloads::tpcc::schema::*;
 use workloads::tpcc::{
-    gen, CustomerBy, DeliveryIn, NewOrderIn, OrderLineIn, OrderStatusIn, PaymentIn, StockLevelIn,
-    Tpcc, TpccConfig,
+    gen, CustomerBy, DeliveryIn, DistinctIds, NewOrderIn, OrderLineIn, OrderStatusIn, PaymentIn,
+    StockLevelIn, Tpcc, TpccConfig,
 };
 use workloads::{RunInfo, Workload};
 
@@ -95,6 +95,7 @@ fn transactions_do_what_the_specification_says() {
     let (t, e) = small(2);
     let mut s = Session::new(e.worker(0));
     let mut ids = Vec::new();
+    let mut distinct = DistinctIds::default();
 
     // ---- New-Order: quantities on both sides of the +10 rule, one remote line ----
     set_quantity(&mut s, 1, 10, 12);
@@ -273,7 +274,7 @@ fn transactions_do_what_the_specification_says() {
             threshold,
         };
         let got = s
-            .run(4, |s| t.stock_level_count(s, &mut ids, &input))
+            .run(4, |s| t.stock_level_count(s, &mut distinct, &input))
             .unwrap();
         assert_eq!(got, want, "threshold {threshold}");
         assert!(got >= 5);
@@ -339,4 +340,34 @@ fn transactions_do_what_the_specification_says() {
     assert_eq!(skipped, 1, "the emptied district is skipped and counted");
     let nos: Vec<NewOrder> = rows(&mut s, NEW_ORDER.primary(), &district_key(2, 6));
     assert_eq!(nos[0].no_o_id, FIRST_UNDELIVERED + 1);
+}
+
+/// Stock-Level's distinct ids: each id once, in the order first seen, across reuses (the
+/// bitmap is cleared for the next transaction), ids beyond the items' range included.
+#[test]
+fn distinct_ids_keep_each_id_once() {
+    let mut d = DistinctIds::default();
+    for round in 0..3u32 {
+        d.clear();
+        let input = [
+            5,
+            64,
+            5,
+            63,
+            100_000,
+            64,
+            u32::MAX,
+            7 + round,
+            u32::MAX,
+            100_001,
+            63,
+        ];
+        for id in input {
+            d.add(id);
+        }
+        assert_eq!(d.ids, [5, 64, 63, 100_000, u32::MAX, 7 + round, 100_001]);
+    }
+    d.clear();
+    d.add(5);
+    assert_eq!(d.ids, [5]);
 }

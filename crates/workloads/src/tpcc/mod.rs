@@ -11,8 +11,8 @@ pub mod txn;
 
 pub use gen::NurandC;
 pub use txn::{
-    CustomerBy, DeliveryIn, NewOrderIn, OrderLineIn, OrderStatusIn, PaymentIn, StockLevelIn,
-    TpccInput, TpccWorker, TXN_NAMES,
+    CustomerBy, DeliveryIn, DistinctIds, NewOrderIn, OrderLineIn, OrderStatusIn, PaymentIn,
+    StockLevelIn, TpccInput, TpccWorker, TXN_NAMES,
 };
 
 use crate::{Check, RunInfo, Workload};

@@ -122,8 +122,10 @@ pub struct TpccWorker {
     pub home: Option<(u32, u32)>,
     pub h_nonce: u64,
     pub h_seq: u64,
-    /// Scratch: customer ids (Payment/Order-Status by name), item ids (Stock-Level).
+    /// Scratch: customer ids (Payment/Order-Status by name).
     pub ids: Vec<u32>,
+    /// Scratch: Stock-Level's distinct item ids.
+    pub items: DistinctIds,
     /// The order id the last New-Order body assigned (its acknowledgement tag names it).
     pub last_o_id: u32,
     /// The card deck the mix is dealt from (clause 5.2.4.2): each type's percentage in
@@ -155,6 +157,7 @@ impl Tpcc {
             h_nonce,
             h_seq: 0,
             ids: Vec::with_capacity(64),
+            items: DistinctIds::default(),
             last_o_id: 0,
             deck: (0..5u8)
                 .flat_map(|t| std::iter::repeat_n(t, self.cfg.mix[t as usize] as usize))
@@ -640,7 +643,7 @@ impl Tpcc {
         st: &mut TpccWorker,
         i: &StockLevelIn,
     ) -> Result<()> {
-        self.stock_level_count(s, &mut st.ids, i).map(|n| {
+        self.stock_level_count(s, &mut st.items, i).map(|n| {
             std::hint::black_box(n);
         })
     }
@@ -648,7 +651,7 @@ impl Tpcc {
     pub fn stock_level_count<W: Worker>(
         &self,
         s: &mut Session<W>,
-        ids: &mut Vec<u32>,
+        items: &mut DistinctIds,
         i: &StockLevelIn,
     ) -> Result<u32> {
         let (w, d) = (i.w_id, i.d_id);
@@ -658,7 +661,7 @@ impl Tpcc {
         let next = dist.d_next_o_id;
         let lo = order_key(w, d, next.saturating_sub(20));
         let hi = order_key(w, d, next);
-        ids.clear();
+        items.clear();
         // Only OL_I_ID of each order line.
         let i_id = std::mem::offset_of!(OrderLine, ol_i_id);
         s.scan_part(
@@ -669,12 +672,11 @@ impl Tpcc {
             20 * MAX_OL_CNT,
             i_id..i_id + 4,
             |_, r| {
-                ids.push(u32_at(r, 0));
+                items.add(u32_at(r, 0));
                 true
             },
         )?;
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = &items.ids;
         for &item in ids.iter() {
             s.prefetch(STOCK, &stock_key(w, item));
         }
@@ -691,6 +693,49 @@ impl Tpcc {
             }
         }
         Ok(low)
+    }
+}
+
+/// Distinct item ids (clause 2.8.2.2 counts each item of the last 20 orders once), in
+/// the order first seen: a bitmap over the ids marks those taken, and is cleared word by
+/// word at the next use. Sorting a Stock-Level's ~200 ids to drop repeats was 5% of its
+/// instructions.
+#[derive(Default)]
+pub struct DistinctIds {
+    pub ids: Vec<u32>,
+    seen: Vec<u64>,
+}
+
+impl DistinctIds {
+    /// Ids past every item id (a damaged database's) are checked against the list
+    /// instead: the bitmap never grows past the items' range.
+    const MAX_WORDS: usize = (ITEMS as usize + 1) / 64 + 1;
+
+    pub fn clear(&mut self) {
+        for &id in &self.ids {
+            if let Some(w) = self.seen.get_mut(id as usize / 64) {
+                *w = 0;
+            }
+        }
+        self.ids.clear();
+    }
+
+    pub fn add(&mut self, id: u32) {
+        let w = id as usize / 64;
+        if w >= self.seen.len() {
+            if w >= Self::MAX_WORDS {
+                if !self.ids.contains(&id) {
+                    self.ids.push(id);
+                }
+                return;
+            }
+            self.seen.resize(w + 1, 0);
+        }
+        let bit = 1u64 << (id % 64);
+        if self.seen[w] & bit == 0 {
+            self.seen[w] |= bit;
+            self.ids.push(id);
+        }
     }
 }
 
