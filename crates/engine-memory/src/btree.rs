@@ -694,14 +694,8 @@ impl Default for LeafHint {
 }
 
 impl Leaf {
-    /// The value of key `k` among the leaf's first `n` keys (read under a version the
-    /// caller checks after).
-    #[inline]
-    fn find(&self, n: usize, k: &KeyWords) -> Option<u64> {
-        self.find_at(n, k).map(|(_, v)| v)
-    }
-
-    /// [`Leaf::find`], with the key's slot.
+    /// The slot and value of key `k` among the leaf's first `n` keys (read under a
+    /// version the caller checks after).
     #[inline]
     fn find_at(&self, n: usize, k: &KeyWords) -> Option<(usize, u64)> {
         let i = self.keys.rank(n, k, false);

@@ -14,11 +14,6 @@ use crate::{AbortReason, WorkerStats};
 use api::{Error, LogMode, Result};
 use std::sync::atomic::{fence, Ordering::*};
 
-/// The largest write map (in entries it can hold) kept from one transaction to the next:
-/// TPC-C's largest, Delivery, writes about 130 rows (a map of 256 buckets, 224 entries),
-/// and regrowing the map at every Delivery would cost more than clearing it.
-const WMAP_KEEP: usize = 256;
-
 impl MemoryWorker<'_> {
     pub(crate) fn validate_reads(&self) -> bool {
         self.reads.iter().all(|r| {
@@ -45,14 +40,7 @@ impl MemoryWorker<'_> {
         self.reads.clear();
         self.nodes.clear();
         self.writes.clear();
-        // Clearing a hash map writes all of its control bytes: one grown by a large
-        // transaction (a load's batch of 500 rows) would make every later transaction
-        // with a map (above 16 writes) pay for that size. Start such a map afresh.
-        if self.wmap.capacity() > WMAP_KEEP {
-            self.wmap = Default::default();
-        } else {
-            self.wmap.clear();
-        }
+        self.wmap.clear();
         self.arena.clear();
         self.abort_reason = None;
         self.guard = None;
