@@ -1264,6 +1264,54 @@ impl BTree {
         self.remove_impl(key, expect, true)
     }
 
+    /// [`BTree::remove`] (or, with `prune`, [`BTree::remove_and_prune`]) trying first the
+    /// leaf `hint` remembers: Delivery's delete of the New-Order row its lookup just found
+    /// then does not descend again at commit. A removal that would empty the hinted leaf
+    /// takes the full path (pruning needs the leaf's parent).
+    pub fn remove_hinted(
+        &self,
+        key: &[u8],
+        expect: u64,
+        prune: bool,
+        hint: &mut LeafHint,
+    ) -> Option<NodeChange> {
+        let k = KeyWords::new(key);
+        if let Some((leaf, v, n)) = Self::hinted_leaf(&k, hint) {
+            if n > 1 {
+                let i = if hint.pos < n && leaf.keys.cmp(hint.pos, &k) == Ordering::Equal {
+                    hint.pos
+                } else {
+                    leaf.keys.rank(n, &k, false)
+                };
+                let hit = i < n
+                    && leaf.keys.cmp(i, &k) == Ordering::Equal
+                    && leaf.vals[i].load(Relaxed) == expect;
+                if !hit && leaf.hdr.check(v) {
+                    // The leaf covers `k` at `v`: it is not in the tree with `expect`.
+                    return None;
+                }
+                // Locked at the version every read above was made at: they all still hold.
+                if hit && leaf.hdr.upgrade(v) {
+                    txnstats::add(txnstats::Counter::IndexNodes, 1);
+                    leaf.keys.shift_left(i, n);
+                    for j in i..n - 1 {
+                        leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
+                    }
+                    leaf.hdr.count.store(n as u32 - 1, Relaxed);
+                    let after = leaf.hdr.unlock();
+                    hint.v = after;
+                    return Some(NodeChange {
+                        ver: &leaf.hdr.version,
+                        before: v,
+                        after,
+                        split: None,
+                    });
+                }
+            }
+        }
+        self.remove_impl(key, expect, prune)
+    }
+
     fn remove_impl(&self, key: &[u8], expect: u64, prune: bool) -> Option<NodeChange> {
         let k = KeyWords::new(key);
         loop {

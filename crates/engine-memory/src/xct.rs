@@ -173,7 +173,7 @@ pub struct MemoryWorker<'e> {
     pub(crate) insert_hints: Vec<crate::btree::Hints>,
     /// Per table: the B+tree leaves this worker's last point lookups ended in (fingers:
     /// the next lookup nearby starts there instead of at the root).
-    look_hints: Vec<crate::btree::Hints>,
+    pub(crate) look_hints: Vec<crate::btree::Hints>,
     /// `Worker::read_committed` was called in this transaction: `get` and `scan` record
     /// neither the records nor the index nodes they read (nothing to validate: a stable
     /// read sees only committed rows, as installs happen under the record's lock).
@@ -278,9 +278,16 @@ pub(crate) fn unlink(
     rec: Rec,
     committed_delete: bool,
     g: &Guard,
+    hints: Option<&mut crate::btree::Hints>,
     mut on_change: impl FnMut(crate::btree::NodeChange),
 ) {
-    if let Some(c) = t.primary.remove(key, rec.as_u64(), committed_delete, g) {
+    let c = match hints {
+        Some(h) => t
+            .primary
+            .remove_hinted(key, rec.as_u64(), committed_delete, g, h),
+        None => t.primary.remove(key, rec.as_u64(), committed_delete, g),
+    };
+    if let Some(c) = c {
         on_change(c);
     }
     let mut sk = Key::new();
@@ -905,7 +912,7 @@ impl Worker for MemoryWorker<'_> {
                 Err(existing) => {
                     // Undo this insert's entries; readers may have seen the record.
                     let nodes = &mut self.nodes;
-                    unlink(t, key, row, rec, false, g, |c| fix_nodes(nodes, c));
+                    unlink(t, key, row, rec, false, g, None, |c| fix_nodes(nodes, c));
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t, g);
                     let existing = Rec::from_u64(existing);
@@ -984,7 +991,7 @@ impl Worker for MemoryWorker<'_> {
                     let off = w.data_off as usize;
                     self.row2[..rs].copy_from_slice(&self.arena[off..off + rs]);
                     let nodes = &mut self.nodes;
-                    unlink(t, key, &self.row2[..rs], rec, false, g, |c| {
+                    unlink(t, key, &self.row2[..rs], rec, false, g, None, |c| {
                         fix_nodes(nodes, c)
                     });
                     rec.tid().store(ABSENT | UNLINKED, Release);

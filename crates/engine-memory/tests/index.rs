@@ -309,8 +309,8 @@ fn btree_runs_appended_in_the_middle_fill_their_nodes() {
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
 }
 
-/// Inserts through a hint (where the last insert went), and lookups through another,
-/// agree with a model, whatever
+/// Inserts through a hint (where the last insert went), and lookups and removals through
+/// another, agree with a model, whatever
 /// else changes the tree between them: other inserts splitting the hinted leaf or its
 /// neighbours, removals emptying and pruning leaves, duplicates.
 #[test]
@@ -375,7 +375,13 @@ fn btree_hinted_inserts_match_a_model() {
                     .map(|(k, v)| (k.clone(), *v))
                     .collect();
                 for (k, v) in gone {
-                    assert!(t.remove_and_prune(&k, v).is_some());
+                    // Through the lookup finger too (a wrong value first: not removed).
+                    if step % 2 == 0 {
+                        assert!(t.remove_hinted(&k, v + 1, true, &mut look).is_none());
+                        assert!(t.remove_hinted(&k, v, true, &mut look).is_some());
+                    } else {
+                        assert!(t.remove_and_prune(&k, v).is_some());
+                    }
                     model.remove(&k);
                 }
             }
