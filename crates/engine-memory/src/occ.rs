@@ -191,7 +191,7 @@ impl MemoryWorker<'_> {
                     t.deleted_tid.fetch_max(tid, SeqCst);
                     // The lookup that found the row left its leaf as the hint.
                     let hints = &mut self.look_hints[w.table as usize];
-                    unlink(t, key, row, w.rec, true, g, Some(hints), |_| {});
+                    unlink(t, key, row, w.rec, Some(hints), g, |_| {});
                     w.rec.unlock_with(tid | ABSENT | UNLINKED);
                     retire(w.rec, t, g);
                     WorkerStats::bump(&st.records_deleted);
@@ -238,7 +238,7 @@ impl MemoryWorker<'_> {
             let t = &e.catalog.tables[w.table as usize];
             let key = &self.arena[w.key_off as usize..w.key_off as usize + w.key_len as usize];
             let row = &self.arena[w.data_off as usize..w.data_off as usize + t.row_size];
-            unlink(t, key, row, w.rec, false, g, None, |_| {});
+            unlink(t, key, row, w.rec, None, g, |_| {});
             // Readers that saw the absent record must re-read the index.
             w.rec.tid().store(ABSENT | UNLINKED, Release);
             retire(w.rec, t, g);

@@ -270,22 +270,22 @@ fn check_key(key: &[u8]) -> Result<()> {
 
 /// Remove a record's entries (primary key `key`, row `row`) from the table's indexes.
 /// Entries pointing elsewhere are left alone (a partial insert has only some).
-/// `committed_delete`: emptied B+tree leaves are pruned (never when undoing an insert).
+/// `committed`: a committed delete, with the worker's lookup hints of the table (its
+/// lookup left the leaf as one); emptied B+tree leaves are then pruned. `None`: undoing an
+/// insert (never pruned).
 pub(crate) fn unlink(
     t: &TableData,
     key: &[u8],
     row: &[u8],
     rec: Rec,
-    committed_delete: bool,
+    committed: Option<&mut crate::btree::Hints>,
     g: &Guard,
-    hints: Option<&mut crate::btree::Hints>,
     mut on_change: impl FnMut(crate::btree::NodeChange),
 ) {
-    let c = match hints {
-        Some(h) => t
-            .primary
-            .remove_hinted(key, rec.as_u64(), committed_delete, g, h),
-        None => t.primary.remove(key, rec.as_u64(), committed_delete, g),
+    let committed_delete = committed.is_some();
+    let c = match committed {
+        Some(h) => t.primary.remove_hinted(key, rec.as_u64(), true, g, h),
+        None => t.primary.remove(key, rec.as_u64(), false, g),
     };
     if let Some(c) = c {
         on_change(c);
@@ -912,7 +912,7 @@ impl Worker for MemoryWorker<'_> {
                 Err(existing) => {
                     // Undo this insert's entries; readers may have seen the record.
                     let nodes = &mut self.nodes;
-                    unlink(t, key, row, rec, false, g, None, |c| fix_nodes(nodes, c));
+                    unlink(t, key, row, rec, None, g, |c| fix_nodes(nodes, c));
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t, g);
                     let existing = Rec::from_u64(existing);
@@ -991,7 +991,7 @@ impl Worker for MemoryWorker<'_> {
                     let off = w.data_off as usize;
                     self.row2[..rs].copy_from_slice(&self.arena[off..off + rs]);
                     let nodes = &mut self.nodes;
-                    unlink(t, key, &self.row2[..rs], rec, false, g, None, |c| {
+                    unlink(t, key, &self.row2[..rs], rec, None, g, |c| {
                         fix_nodes(nodes, c)
                     });
                     rec.tid().store(ABSENT | UNLINKED, Release);
