@@ -92,7 +92,7 @@ impl MemoryWorker<'_> {
         // (see `TableData::deleted_tid`). Read before the epoch: a delete seen here read
         // its epoch earlier, so its TID's epoch is never above the one read below.
         let mut delete_floor = 0;
-        for w in self.writes.iter().filter(|w| w.kind == WKind::Insert) {
+        for w in self.writes.iter().filter(|w| w.kind.is_insert()) {
             delete_floor =
                 delete_floor.max(e.catalog.tables[w.table as usize].deleted_tid.load(SeqCst));
         }
@@ -150,7 +150,7 @@ impl MemoryWorker<'_> {
             let key = &self.arena[w.key_off as usize..w.key_off as usize + w.key_len as usize];
             let row = &self.arena[w.data_off as usize..w.data_off as usize + t.row_size];
             match w.kind {
-                WKind::Insert | WKind::Update => {
+                WKind::Insert | WKind::InsertChanged | WKind::Update => {
                     // An update of a present version is logged as its changes; anything
                     // else (an insert, a row taking the place of a deleted one) whole.
                     let words = [w.words[0] as usize, w.words[1] as usize];
@@ -172,13 +172,16 @@ impl MemoryWorker<'_> {
                         debug_assert!(w.kind == WKind::Update && w.locked_tid & ABSENT == 0);
                         w.rec.store_words(row, words[0], words[1]);
                     } else {
-                        w.rec.store_row(row);
+                        // A new record holds its row since the insert, unless changed.
+                        if w.kind != WKind::Insert {
+                            w.rec.store_row(row);
+                        }
                         if logging {
                             log::append_put(stage, tid, w.table as u32, key, row);
                         }
                     }
                     w.rec.unlock_with(tid);
-                    if w.kind == WKind::Insert {
+                    if w.kind.is_insert() {
                         WorkerStats::bump(&st.records_inserted);
                     }
                 }
@@ -232,7 +235,7 @@ impl MemoryWorker<'_> {
         };
         let e = self.e;
         for w in &self.writes {
-            if w.kind != WKind::Insert {
+            if !w.kind.is_insert() {
                 continue;
             }
             let t = &e.catalog.tables[w.table as usize];

@@ -33,12 +33,21 @@ pub(crate) struct NodeEntry {
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum WKind {
-    /// A new record, in the indexes as absent until commit.
+    /// A new record, in the indexes as absent until commit. Its record holds the row as
+    /// inserted (`TableData::new_record`), so commit need not store it again.
     Insert,
+    /// An `Insert` this transaction changed since: commit stores the row.
+    InsertChanged,
     Update,
     Delete,
     /// An insert deleted again by the same transaction (already unlinked).
     Dead,
+}
+
+impl WKind {
+    pub(crate) fn is_insert(self) -> bool {
+        matches!(self, WKind::Insert | WKind::InsertChanged)
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -457,7 +466,7 @@ impl<'e> MemoryWorker<'e> {
                     self.writes[i].kind = WKind::Update;
                     Ok(())
                 }
-                WKind::Insert | WKind::Update => Err(Error::Duplicate),
+                WKind::Insert | WKind::InsertChanged | WKind::Update => Err(Error::Duplicate),
                 WKind::Dead => unreachable!("a dead insert is no longer in any index"),
             };
         }
@@ -550,8 +559,12 @@ impl MemoryWorker<'_> {
         let rec = Rec::from_u64(r);
         let off = match find_write(&self.writes, &self.wmap, rec) {
             Some(i) => match self.writes[i].kind {
-                WKind::Insert | WKind::Update => {
+                WKind::Insert | WKind::InsertChanged | WKind::Update => {
                     self.cover(i, words)?;
+                    // `f` changes the write set's row, no longer the record's.
+                    if self.writes[i].kind == WKind::Insert {
+                        self.writes[i].kind = WKind::InsertChanged;
+                    }
                     self.writes[i].data_off as usize
                 }
                 WKind::Delete | WKind::Dead => return Ok(false),
@@ -716,7 +729,7 @@ impl MemoryWorker<'_> {
                 let rec = Rec::from_u64(val);
                 let data: &[u8] = match find_write(writes, wmap, rec) {
                     Some(i) => match writes[i].kind {
-                        WKind::Insert | WKind::Update => {
+                        WKind::Insert | WKind::InsertChanged | WKind::Update => {
                             // As `get` does: the rest of a row updated in part only if
                             // `part` needs it.
                             if !widen(&mut writes[i], words, arena, &mut row2[..rs]) {
@@ -786,7 +799,7 @@ impl MemoryWorker<'_> {
             if let Some(i) = find_write(&self.writes, &self.wmap, rec) {
                 let w = self.writes[i];
                 return Ok(match w.kind {
-                    WKind::Insert | WKind::Update => {
+                    WKind::Insert | WKind::InsertChanged | WKind::Update => {
                         self.cover(i, words_of(&part))?;
                         let off = w.data_off as usize;
                         f(&self.arena[off + part.start..off + part.end]);
@@ -986,7 +999,7 @@ impl Worker for MemoryWorker<'_> {
         if let Some(i) = find_write(&self.writes, &self.wmap, rec) {
             let w = self.writes[i];
             return Ok(match w.kind {
-                WKind::Insert => {
+                WKind::Insert | WKind::InsertChanged => {
                     // Our own uncommitted insert: take it out of the indexes now.
                     let off = w.data_off as usize;
                     self.row2[..rs].copy_from_slice(&self.arena[off..off + rs]);

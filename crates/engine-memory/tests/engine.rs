@@ -38,6 +38,12 @@ fn own_inserts_do_not_fail_own_validation() {
                 assert_eq!(n, 1);
                 s.insert(t, &[2], &[2; 8])?;
             }
+            // An insert changed by its own transaction commits changed (in whole and in
+            // part); one only read commits as inserted.
+            s.insert(t, &[4], &[4; 8])?;
+            assert!(s.update(t, &[4], |r| r.copy_from_slice(&[5; 8]))?);
+            s.insert(t, &[6], &[6; 8])?;
+            assert!(s.update_part(t, &[6], 0..2, |r| r.copy_from_slice(&[7; 2]))?);
             // Insert then delete in one transaction leaves nothing behind.
             s.insert(t, &[3], &[3; 8])?;
             assert!(s.delete(t, &[3])?);
@@ -46,8 +52,10 @@ fn own_inserts_do_not_fail_own_validation() {
         })
         .expect("own inserts must not abort the transaction");
         s.run(0, |s| {
-            assert!(s.get(t, &[1], |_| {})?);
+            assert!(s.get(t, &[1], |r| assert_eq!(r, [1; 8]))?);
             assert!(!s.get(t, &[3], |_| {})?);
+            assert!(s.get(t, &[4], |r| assert_eq!(r, [5; 8]))?);
+            assert!(s.get(t, &[6], |r| assert_eq!(r, [7, 7, 6, 6, 6, 6, 6, 6]))?);
             Ok(())
         })
         .unwrap();
