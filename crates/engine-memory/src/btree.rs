@@ -694,12 +694,16 @@ impl Default for LeafHint {
 }
 
 impl Leaf {
-    /// The slot and value of key `k` among the leaf's first `n` keys (read under a
-    /// version the caller checks after).
+    /// The slot of key `k` among the leaf's first `n` keys (read under a version the
+    /// caller checks after), trying slot `guess` first (a hint's; out of range: none),
+    /// then a search.
     #[inline]
-    fn find_at(&self, n: usize, k: &KeyWords) -> Option<(usize, u64)> {
+    fn slot_of(&self, n: usize, k: &KeyWords, guess: usize) -> Option<usize> {
+        if guess < n && self.keys.cmp(guess, k) == Ordering::Equal {
+            return Some(guess);
+        }
         let i = self.keys.rank(n, k, false);
-        (i < n && self.keys.cmp(i, k) == Ordering::Equal).then(|| (i, self.vals[i].load(Relaxed)))
+        (i < n && self.keys.cmp(i, k) == Ordering::Equal).then_some(i)
     }
 }
 
@@ -948,7 +952,8 @@ impl BTree {
     ) -> (Option<u64>, *const AtomicU64, u64) {
         loop {
             let f = self.descend(Seek::At(k), hint.is_some());
-            let found = f.leaf.find_at(f.leaf.hdr.count(), k);
+            let found = f.leaf.slot_of(f.leaf.hdr.count(), k, usize::MAX);
+            let val = found.map(|i| f.leaf.vals[i].load(Relaxed));
             if f.leaf.hdr.check(f.v) {
                 if let Some(h) = hint.as_deref_mut() {
                     // `hi` was read before the versions on the path were checked: it is
@@ -956,9 +961,9 @@ impl BTree {
                     h.leaf = f.leaf;
                     h.v = f.v;
                     h.hi = f.hi;
-                    h.pos = found.map_or(0, |(i, _)| i);
+                    h.pos = found.unwrap_or(0);
                 }
-                return (found.map(|(_, v)| v), &f.leaf.hdr.version, f.v);
+                return (val, &f.leaf.hdr.version, f.v);
             }
         }
     }
@@ -970,18 +975,13 @@ impl BTree {
     ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
         let (leaf, v, n) = Self::hinted_leaf(k, hint)?;
         txnstats::add(txnstats::Counter::IndexNodes, 1);
-        // The slot after the last one found, then a search. The slot is only a guess
-        // (an insert since may have moved keys); the compare decides.
-        let next = hint.pos + 1;
-        let val = if next < n && leaf.keys.cmp(next, k) == Ordering::Equal {
-            hint.pos = next;
-            Some(leaf.vals[next].load(Relaxed))
-        } else {
-            leaf.find_at(n, k).map(|(i, val)| {
-                hint.pos = i;
-                val
-            })
-        };
+        // The slot after the last one found first. Only a guess (an insert since may
+        // have moved keys): the compare decides.
+        let found = leaf.slot_of(n, k, hint.pos + 1);
+        if let Some(i) = found {
+            hint.pos = i;
+        }
+        let val = found.map(|i| leaf.vals[i].load(Relaxed));
         leaf.hdr
             .check(v)
             .then_some((val, &leaf.hdr.version as *const AtomicU64, v))
@@ -1253,7 +1253,7 @@ impl BTree {
     /// Remove `key` if it maps to `expect`. Returns how the leaf version changed.
     /// An emptied leaf stays in the tree (see [`BTree::remove_and_prune`]).
     pub fn remove(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
-        self.remove_impl(key, expect, false)
+        self.remove_impl(&KeyWords::new(key), expect, false)
     }
 
     /// [`BTree::remove`], also taking the leaf out of the tree if this empties it. For
@@ -1261,43 +1261,33 @@ impl BTree {
     /// insert could split the same full leaf again, abort on its own split again (splits
     /// are not forgiven in the node set), and so on forever.
     pub fn remove_and_prune(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
-        self.remove_impl(key, expect, true)
+        self.remove_impl(&KeyWords::new(key), expect, true)
     }
 
-    /// [`BTree::remove`] (or, with `prune`, [`BTree::remove_and_prune`]) trying first the
-    /// leaf `hint` remembers: Delivery's delete of the New-Order row its lookup just found
-    /// then does not descend again at commit. A removal that would empty the hinted leaf
-    /// takes the full path (pruning needs the leaf's parent).
+    /// [`BTree::remove_and_prune`] (a committed delete) trying first the leaf `hint`
+    /// remembers, at the slot it found last: Delivery's delete of the New-Order row its
+    /// lookup just found then does not descend again at commit. A removal that would
+    /// empty the hinted leaf takes the full path (pruning needs the leaf's parent).
     pub fn remove_hinted(
         &self,
         key: &[u8],
         expect: u64,
-        prune: bool,
         hint: &mut LeafHint,
     ) -> Option<NodeChange> {
         let k = KeyWords::new(key);
         if let Some((leaf, v, n)) = Self::hinted_leaf(&k, hint) {
             if n > 1 {
-                let i = if hint.pos < n && leaf.keys.cmp(hint.pos, &k) == Ordering::Equal {
-                    hint.pos
-                } else {
-                    leaf.keys.rank(n, &k, false)
-                };
-                let hit = i < n
-                    && leaf.keys.cmp(i, &k) == Ordering::Equal
-                    && leaf.vals[i].load(Relaxed) == expect;
-                if !hit && leaf.hdr.check(v) {
+                let i = leaf
+                    .slot_of(n, &k, hint.pos)
+                    .filter(|&i| leaf.vals[i].load(Relaxed) == expect);
+                if i.is_none() && leaf.hdr.check(v) {
                     // The leaf covers `k` at `v`: it is not in the tree with `expect`.
                     return None;
                 }
                 // Locked at the version every read above was made at: they all still hold.
-                if hit && leaf.hdr.upgrade(v) {
+                if let Some(i) = i.filter(|_| leaf.hdr.upgrade(v)) {
                     txnstats::add(txnstats::Counter::IndexNodes, 1);
-                    leaf.keys.shift_left(i, n);
-                    for j in i..n - 1 {
-                        leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
-                    }
-                    leaf.hdr.count.store(n as u32 - 1, Relaxed);
+                    leaf_remove(leaf, i, n);
                     let after = leaf.hdr.unlock();
                     hint.v = after;
                     return Some(NodeChange {
@@ -1309,35 +1299,29 @@ impl BTree {
                 }
             }
         }
-        self.remove_impl(key, expect, prune)
+        self.remove_impl(&k, expect, true)
     }
 
-    fn remove_impl(&self, key: &[u8], expect: u64, prune: bool) -> Option<NodeChange> {
-        let k = KeyWords::new(key);
+    fn remove_impl(&self, k: &KeyWords, expect: u64, prune: bool) -> Option<NodeChange> {
         loop {
-            let f = self.descend(Seek::At(&k), false);
+            let f = self.descend(Seek::At(k), false);
             let leaf = f.leaf;
             let n = leaf.hdr.count();
-            let i = leaf.keys.rank(n, &k, false);
-            let hit = i < n
-                && leaf.keys.cmp(i, &k) == Ordering::Equal
-                && leaf.vals[i].load(Relaxed) == expect;
-            if !hit {
+            let hit = leaf
+                .slot_of(n, k, usize::MAX)
+                .filter(|&i| leaf.vals[i].load(Relaxed) == expect);
+            let Some(i) = hit else {
                 if leaf.hdr.check(f.v) {
                     return None;
                 }
                 continue;
-            }
+            };
             if !leaf.hdr.upgrade(f.v) {
                 continue;
             }
-            leaf.keys.shift_left(i, n);
-            for j in i..n - 1 {
-                leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
-            }
-            leaf.hdr.count.store(n as u32 - 1, Relaxed);
+            leaf_remove(leaf, i, n);
             if n == 1 && prune {
-                self.prune(leaf, &k, f.parent);
+                self.prune(leaf, k, f.parent);
             }
             let after = leaf.hdr.unlock();
             return Some(NodeChange {
@@ -1603,6 +1587,16 @@ fn leaf_insert(leaf: &Leaf, i: usize, n: usize, k: &KeyWords, val: u64) {
     leaf.vals[i].store(val, Relaxed);
     leaf.hdr.count.store(n as u32 + 1, Relaxed);
     leaf.hdr.next_at.store(i as u8 + 1, Relaxed);
+}
+
+/// Take slot `i` out of the leaf's `n` (caller holds the leaf's lock).
+fn leaf_remove(leaf: &Leaf, i: usize, n: usize) {
+    debug_assert!(i < n);
+    leaf.keys.shift_left(i, n);
+    for j in i..n - 1 {
+        leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
+    }
+    leaf.hdr.count.store(n as u32 - 1, Relaxed);
 }
 
 fn inner_insert(inner: &Inner, sep: &KeyWords, right: *mut Hdr) {

@@ -104,18 +104,17 @@ impl<K: Keys> Index<K> {
             Index::Hash(h) => h.remove(k, v, g),
         }
     }
-    /// `remove`, a B+tree trying first the leaf `hint` remembers (`BTree::remove_hinted`;
-    /// `hint` belongs to this index).
+    /// `remove` of a committed delete, a B+tree trying first the leaf `hint` remembers
+    /// (`BTree::remove_hinted`; `hint` belongs to this index).
     pub fn remove_hinted(
         &self,
         k: &[u8],
         v: u64,
-        prune: bool,
         g: &Guard,
         hints: &mut crate::btree::Hints,
     ) -> Option<NodeChange> {
         match self {
-            Index::BTree(t) => t.remove_hinted(k, v, prune, hints.for_key(k)),
+            Index::BTree(t) => t.remove_hinted(k, v, hints.for_key(k)),
             Index::Hash(h) => h.remove(k, v, g),
         }
     }

@@ -293,7 +293,7 @@ pub(crate) fn unlink(
 ) {
     let committed_delete = committed.is_some();
     let c = match committed {
-        Some(h) => t.primary.remove_hinted(key, rec.as_u64(), true, g, h),
+        Some(h) => t.primary.remove_hinted(key, rec.as_u64(), g, h),
         None => t.primary.remove(key, rec.as_u64(), false, g),
     };
     if let Some(c) = c {

@@ -377,8 +377,8 @@ fn btree_hinted_inserts_match_a_model() {
                 for (k, v) in gone {
                     // Through the lookup finger too (a wrong value first: not removed).
                     if step % 2 == 0 {
-                        assert!(t.remove_hinted(&k, v + 1, true, &mut look).is_none());
-                        assert!(t.remove_hinted(&k, v, true, &mut look).is_some());
+                        assert!(t.remove_hinted(&k, v + 1, &mut look).is_none());
+                        assert!(t.remove_hinted(&k, v, &mut look).is_some());
                     } else {
                         assert!(t.remove_and_prune(&k, v).is_some());
                     }
