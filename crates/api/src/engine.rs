@@ -237,7 +237,9 @@ pub trait Worker {
     /// may start bringing the memory it will touch into the cache, so that the misses of
     /// several lookups overlap instead of coming one after the other. Reads nothing the
     /// transaction depends on, changes nothing, never fails; the default does nothing.
-    fn prefetch(&mut self, _table: TableId, _key: &[u8]) {}
+    /// `part`: the bytes of the row the lookup will read (`get_part`, `update_part`), so
+    /// an engine need not bring in the rest; `None`: the whole row.
+    fn prefetch(&mut self, _table: TableId, _key: &[u8], _part: Option<std::ops::Range<usize>>) {}
     /// From here to its end, this transaction needs only isolation level 1: its `get`s and
     /// `scan`s must see committed rows only (no dirty reads), but need not be repeatable
     /// nor protected from phantoms. TPC-C asks no more of Stock-Level (clause 3.4.1);

@@ -117,7 +117,14 @@ impl<W: Worker> Session<W> {
     /// Hint that `key` of `table` will be looked up soon ([`Worker::prefetch`]).
     #[inline]
     pub fn prefetch(&mut self, table: TableId, key: &[u8]) {
-        self.w.prefetch(table, key);
+        self.w.prefetch(table, key, None);
+    }
+
+    /// Hint that the bytes `part` of `key`'s row in `table` will be read soon (by
+    /// `get_part`, `get_field` or `update_part`): an engine may bring in those alone.
+    #[inline]
+    pub fn prefetch_part(&mut self, table: TableId, key: &[u8], part: std::ops::Range<usize>) {
+        self.w.prefetch(table, key, Some(part));
     }
 
     /// The rest of this transaction needs only isolation level 1

@@ -1,5 +1,6 @@
-//! `occ`: Silo's commit protocol and abort. Commit: lock the write set in address order,
-//! read the global epoch, validate the read set (TID unchanged, not locked by another,
+//! `occ`: Silo's commit protocol and abort. Commit: lock the write set in address order
+//! (checking that each record updated or deleted still has the TID it was read at), read
+//! the global epoch, validate the read set (TID unchanged, not locked by another,
 //! not unlinked) and the node set (index versions unchanged), pick a TID above every TID
 //! read or written and the worker's last one, in the current epoch, install the writes
 //! and release the locks. Read-only transactions only validate (no lock, no shared write).
@@ -76,11 +77,30 @@ impl MemoryWorker<'_> {
             return Err(Error::Fatal(l.error().unwrap_or_default()));
         }
 
-        // Phase 1: lock the write set in a global order (record address).
+        // Phase 1: lock the write set in a global order (record address). A record
+        // written after it was read (update, delete) is validated as it is locked: its
+        // read left no read-set entry (`xct`), and once locked its TID cannot change, so
+        // checking it now is checking it at the serialization point. A stale one stops
+        // the locking there.
         self.writes.sort_unstable_by_key(|w| w.rec);
+        let mut locked = 0;
+        let mut stale = false;
         for w in self.writes.iter_mut() {
             rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
+            let read = w.locked_tid;
             w.locked_tid = w.rec.lock();
+            locked += 1;
+            if !w.kind.is_insert() && (w.locked_tid != read || w.locked_tid & UNLINKED != 0) {
+                stale = true;
+                break;
+            }
+        }
+        if stale {
+            for w in &self.writes[..locked] {
+                w.rec.unlock_with(w.locked_tid);
+            }
+            self.abort_reason = Some(AbortReason::ReadValidation);
+            return Err(Error::Conflict("read set changed"));
         }
         // `--stats`: Silo's only locks, one per record written, taken at commit.
         txnstats::add(txnstats::Counter::RowLocks, self.writes.len() as u64);

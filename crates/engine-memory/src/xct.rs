@@ -53,8 +53,10 @@ impl WKind {
 #[derive(Clone, Copy)]
 pub(crate) struct WriteEntry {
     pub rec: Rec,
-    /// Before commit, an update's: the TID of the version its data was read from. From
-    /// commit's lock on: the TID the record had when commit locked it.
+    /// Before commit, an update's or a delete's: the TID of the version its data was read
+    /// from (the write stands for that read: no read-set entry; commit compares it with
+    /// the TID it finds as it locks). From commit's lock on: the TID the record had when
+    /// commit locked it.
     pub locked_tid: u64,
     pub key_off: u32,
     /// Insert/Update: the new row; Delete: the old row (for its secondary keys).
@@ -173,10 +175,10 @@ pub struct MemoryWorker<'e> {
     pub(crate) log_stage: Vec<u8>,
     pub(crate) row: Vec<u8>,
     pub(crate) row2: Vec<u8>,
-    /// Hinted hash lookups whose bucket lines were asked for (`prefetch`): (table, hash,
-    /// key length), in order. Lookups ask for their records, a few at a time from
-    /// `hinted_done` on (`fetch_hinted`).
-    pub(crate) hinted: Vec<(u32, u64, u8)>,
+    /// Hinted hash lookups whose bucket lines were asked for (`prefetch`), in order.
+    /// Lookups ask for their records, a few at a time from `hinted_done` on
+    /// (`fetch_hinted`).
+    pub(crate) hinted: Vec<Hinted>,
     pub(crate) hinted_done: usize,
     /// Per table: where this worker's last inserts into its primary B+tree went.
     pub(crate) insert_hints: Vec<crate::btree::Hints>,
@@ -189,6 +191,16 @@ pub struct MemoryWorker<'e> {
     pub(crate) read_committed: bool,
     pub(crate) last_tid: u64,
     pub(crate) abort_reason: Option<AbortReason>,
+}
+
+/// A hinted lookup (`Worker::prefetch`) whose bucket line was asked for.
+#[derive(Clone, Copy)]
+pub(crate) struct Hinted {
+    pub hash: u64,
+    pub table: u32,
+    /// The row words the lookup will read, `[first, end)` (all of them: `[0, row words]`).
+    pub words: [u16; 2],
+    pub key_len: u8,
 }
 
 /// The row words that hold the bytes `part`: `[first, end)`.
@@ -417,10 +429,17 @@ impl<'e> MemoryWorker<'e> {
         // changed by a committer, which makes the view doubtful too. So does a read of an
         // unlinked record (a miss through a deleted one): its key may have a new record
         // now, and the unlinked one never changes again (`validate_reads` fails it).
-        let reads_unchanged = self.reads.iter().all(|r| {
-            let cur = r.rec.tid().load(std::sync::atomic::Ordering::Acquire);
-            cur == r.tid && cur & UNLINKED == 0
-        });
+        // Records updated or deleted were read at their write's `locked_tid`.
+        let unchanged = |rec: Rec, tid: u64| {
+            let cur = rec.tid().load(std::sync::atomic::Ordering::Acquire);
+            cur == tid && cur & UNLINKED == 0
+        };
+        let reads_unchanged = self.reads.iter().all(|r| unchanged(r.rec, r.tid))
+            && self
+                .writes
+                .iter()
+                .filter(|w| matches!(w.kind, WKind::Update | WKind::Delete))
+                .all(|w| unchanged(w.rec, w.locked_tid));
         if !reads_unchanged {
             Err(self.conflict(
                 AbortReason::ReadValidation,
@@ -502,11 +521,11 @@ impl MemoryWorker<'_> {
             HINT_STEP
         };
         let end = (self.hinted_done + step).min(self.hinted.len());
-        for &(table, h, len) in &self.hinted[self.hinted_done..end] {
-            let t = &self.e.catalog.tables[table as usize];
+        for hn in &self.hinted[self.hinted_done..end] {
+            let t = &self.e.catalog.tables[hn.table as usize];
             if let crate::catalog::Index::Hash(hx) = &t.primary {
-                hx.prefetch_values(h, |v| {
-                    Rec::from_u64(v).prefetch_whole(t.words, len as usize)
+                hx.prefetch_values(hn.hash, |v| {
+                    Rec::from_u64(v).prefetch_part(t.words, hn.key_len as usize, hn.words)
                 });
             }
         }
@@ -578,11 +597,13 @@ impl MemoryWorker<'_> {
                     &mut self.arena[off + b.start..off + b.end],
                     words[0] as usize,
                 );
-                self.reads.push(ReadEntry { rec, tid });
                 if tid & ABSENT != 0 {
+                    // The transaction depends on the key being absent.
+                    self.reads.push(ReadEntry { rec, tid });
                     self.arena.truncate(key_off as usize);
                     return self.surprise(Ok(false));
                 }
+                // No read-set entry: commit checks `locked_tid` as it locks the record.
                 self.push_write(WriteEntry {
                     rec,
                     table: table.0 as u16,
@@ -857,12 +878,24 @@ impl Worker for MemoryWorker<'_> {
     /// The first stage of a hint: the bucket line. The second (the record, once the
     /// bucket has come) is taken at the next lookup: a New-Order's 30 Item and Stock
     /// records then come in parallel instead of one miss at a time in its loop.
-    fn prefetch(&mut self, table: TableId, key: &[u8]) {
+    fn prefetch(&mut self, table: TableId, key: &[u8], part: Option<std::ops::Range<usize>>) {
         if key.len() <= MAX_KEY_LEN {
             if let Some(t) = self.e.catalog.tables.get(table.0 as usize) {
-                if let Some(h) = t.primary.prefetch(key) {
+                if let Some(hash) = t.primary.prefetch(key) {
                     if self.hinted.len() < MAX_HINTED {
-                        self.hinted.push((table.0, h, key.len() as u8));
+                        // A part out of the row (an error at its lookup) asks for no
+                        // row words here: a hint never fails.
+                        let all = t.words as u16;
+                        let words = match part {
+                            Some(p) => words_of(&p).map(|w| w.min(all)),
+                            None => [0, all],
+                        };
+                        self.hinted.push(Hinted {
+                            hash,
+                            table: table.0,
+                            words,
+                            key_len: key.len() as u8,
+                        });
                     }
                 }
             }
@@ -1022,10 +1055,11 @@ impl Worker for MemoryWorker<'_> {
             });
         }
         let tid = rec.stable_read(&mut self.row[..rs]);
-        self.reads.push(ReadEntry { rec, tid });
         if tid & ABSENT != 0 {
+            self.reads.push(ReadEntry { rec, tid });
             return self.surprise(Ok(false));
         }
+        // No read-set entry: commit checks `locked_tid` as it locks the record.
         let key_off = self.push_bytes(key);
         let off = self.data_slot(rs);
         self.arena[off..off + rs].copy_from_slice(&self.row[..rs]);

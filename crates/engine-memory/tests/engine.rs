@@ -270,6 +270,63 @@ fn updates_of_part_of_a_row_keep_the_rest_and_check_secondary_keys() {
     e.shutdown().unwrap();
 }
 
+/// Hints (`prefetch`, whole rows and parts of them, parts out of the row, absent keys,
+/// more hints than kept) change nothing: the lookups after them see what they would
+/// without them, and a part out of the row fails at its lookup, not at its hint.
+#[test]
+fn hints_of_parts_change_no_answer() {
+    let (e, t) = open_parts(1);
+    let mut s = Session::new(e.worker(0));
+    s.run(0, |s| {
+        for k in 0..200u8 {
+            let row: Vec<u8> = (0..24).map(|b| b ^ k).collect();
+            s.insert(t, &[k], &row)?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    s.run(0, |s| {
+        for k in 0..=255u8 {
+            match k % 4 {
+                0 => s.prefetch(t, &[k]),
+                1 => s.prefetch_part(t, &[k], 8..12),
+                2 => s.prefetch_part(t, &[k], 20..40),
+                _ => s.prefetch_part(t, &[k], 30..31),
+            }
+        }
+        // More hints than the engine keeps, and keys that are absent or too long.
+        s.prefetch_part(t, &[0; 300], 0..1);
+        for k in 0..=255u8 {
+            let want: Vec<u8> = (0..24).map(|b| b ^ k).collect();
+            let found = s.get_part(t, &[k], 8..12, |r| assert_eq!(r, &want[8..12]))?;
+            assert_eq!(found, k < 200, "key {k}");
+            if k < 200 && k % 3 == 0 {
+                assert!(s.update_part(t, &[k], 20..24, |b| b[0] = b[0].wrapping_add(1))?);
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    let r = s.run(0, |s| {
+        s.prefetch_part(t, &[1], 25..26);
+        s.get_part(t, &[1], 25..26, |_| {})
+    });
+    assert!(matches!(r, Err(Error::Fatal(_))), "{r:?}");
+    s.run(0, |s| {
+        for k in 0..200u8 {
+            let mut want: Vec<u8> = (0..24).map(|b| b ^ k).collect();
+            if k % 3 == 0 {
+                want[20] = want[20].wrapping_add(1);
+            }
+            assert!(s.get(t, &[k], |r| assert_eq!(r, want))?);
+        }
+        Ok(())
+    })
+    .unwrap();
+    drop(s);
+    e.shutdown().unwrap();
+}
+
 /// An update of part of a row read only those words; when the transaction later needs
 /// the rest and the record has a newer version by then, it cannot commit: a conflict at
 /// once (the rest is never taken from another version).
