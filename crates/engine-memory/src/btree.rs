@@ -680,6 +680,19 @@ pub struct LeafHint {
     /// Where in the leaf the last hinted lookup found its key: the next lookup tries the
     /// slot after it first (Delivery reads an order's lines in key order).
     pos: usize,
+    /// The value in the slot after the key the last hinted lookup found, when it found
+    /// it in the slot after the one before (a run of neighbouring keys, whose next key is
+    /// likely next): its caller may ask for that value's lines. 0: none. Read under no
+    /// version check, so only ever a hint.
+    ahead: u64,
+}
+
+impl LeafHint {
+    /// See the `ahead` field.
+    #[inline]
+    pub fn ahead(&self) -> u64 {
+        self.ahead
+    }
 }
 
 impl Default for LeafHint {
@@ -689,6 +702,7 @@ impl Default for LeafHint {
             v: 0,
             hi: None,
             pos: 0,
+            ahead: 0,
         }
     }
 }
@@ -962,6 +976,7 @@ impl BTree {
                     h.v = f.v;
                     h.hi = f.hi;
                     h.pos = found.unwrap_or(0);
+                    h.ahead = 0;
                 }
                 return (val, &f.leaf.hdr.version, f.v);
             }
@@ -977,9 +992,14 @@ impl BTree {
         txnstats::add(txnstats::Counter::IndexNodes, 1);
         // The slot after the last one found first. Only a guess (an insert since may
         // have moved keys): the compare decides.
-        let found = leaf.slot_of(n, k, hint.pos + 1);
+        let next = hint.pos + 1;
+        let found = leaf.slot_of(n, k, next);
+        hint.ahead = 0;
         if let Some(i) = found {
             hint.pos = i;
+            if i == next && i + 1 < n {
+                hint.ahead = leaf.vals[i + 1].load(Relaxed);
+            }
         }
         let val = found.map(|i| leaf.vals[i].load(Relaxed));
         leaf.hdr

@@ -46,16 +46,26 @@ impl<K: Keys> Index<K> {
         }
     }
     /// `get`, a B+tree looking first in the leaf `hint` remembers (`BTree::get_hinted`;
-    /// `hint` belongs to this index).
+    /// `hint` belongs to this index). A B+tree lookup in a run of neighbouring keys
+    /// hands `ahead` the value of the key after it (`LeafHint::ahead`: to ask for its
+    /// lines, nothing more).
     #[inline]
     pub fn get_hinted(
         &self,
         k: &[u8],
         g: &Guard,
         hints: &mut crate::btree::Hints,
+        ahead: impl FnOnce(u64),
     ) -> (Option<u64>, *const AtomicU64, u64) {
         match self {
-            Index::BTree(t) => t.get_hinted(k, hints.for_key(k)),
+            Index::BTree(t) => {
+                let h = hints.for_key(k);
+                let r = t.get_hinted(k, h);
+                if h.ahead() != 0 {
+                    ahead(h.ahead());
+                }
+                r
+            }
             Index::Hash(h) => h.get(k, g),
         }
     }

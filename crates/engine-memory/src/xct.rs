@@ -569,7 +569,9 @@ impl MemoryWorker<'_> {
         let (hit, ver, v) = {
             let _d = api::session::descent();
             t.primary
-                .get_hinted(key, g, &mut self.look_hints[table.0 as usize])
+                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
+                    Rec::from_u64(a).prefetch(t.words)
+                })
         };
         let Some(r) = hit else {
             self.nodes.push(NodeEntry { ver, v });
@@ -799,9 +801,11 @@ impl MemoryWorker<'_> {
         }
         let t = self.table(table);
         let g = self.guard.as_ref().expect("get outside a transaction");
-        let (hit, ver, v) = t
-            .primary
-            .get_hinted(key, g, &mut self.look_hints[table.0 as usize]);
+        let (hit, ver, v) =
+            t.primary
+                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
+                    Rec::from_u64(a).prefetch(t.words)
+                });
         let Some(r) = hit else {
             if self.read_committed {
                 return Ok(false);
@@ -1022,7 +1026,9 @@ impl Worker for MemoryWorker<'_> {
         let (hit, ver, v) = {
             let _d = api::session::descent();
             t.primary
-                .get_hinted(key, g, &mut self.look_hints[table.0 as usize])
+                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
+                    Rec::from_u64(a).prefetch(t.words)
+                })
         };
         let Some(r) = hit else {
             self.nodes.push(NodeEntry { ver, v });

@@ -319,6 +319,7 @@ fn btree_hinted_inserts_match_a_model() {
     let mut model = BTreeMap::new();
     let mut hint = LeafHint::default();
     let mut look = LeafHint::default();
+    let mut aheads = 0u64;
     let key = |r: u64, i: u64| {
         let mut k = ((r << 40) | i).to_be_bytes().to_vec();
         k.push((i % 3) as u8); // 9-byte keys: two words, as TPC-C's
@@ -393,8 +394,32 @@ fn btree_hinted_inserts_match_a_model() {
             let k = key(q, (x >> (32 + 4 * j)) % (next[q as usize] + 5));
             let (got, _, _) = t.get_hinted(&k, &mut look);
             assert_eq!(got, model.get(&k).copied(), "step {step}: {k:?}");
+            // Then the keys after it, in order, as Delivery reads an order's lines: a
+            // lookup that found its key in the slot after the last one names the value
+            // of the key after it (`ahead`), and only that.
+            if j == 0 {
+                let run: Vec<Vec<u8>> = model
+                    .range::<Vec<u8>, _>((Bound::Excluded(&k), Bound::Unbounded))
+                    .take(4)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for k in run {
+                    let (got, _, _) = t.get_hinted(&k, &mut look);
+                    assert_eq!(got, model.get(&k).copied(), "step {step}: {k:?}");
+                    if look.ahead() != 0 {
+                        let after = model
+                            .range::<Vec<u8>, _>((Bound::Excluded(&k), Bound::Unbounded))
+                            .next()
+                            .map(|(_, v)| *v);
+                        assert_eq!(Some(look.ahead()), after, "step {step}: {k:?}");
+                        aheads += 1;
+                    }
+                }
+            }
         }
     }
+    // Most runs of lookups stay in one leaf: the values ahead were named.
+    assert!(aheads > 50_000, "{aheads} values ahead named");
     let all = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
     assert_eq!(all, model.into_iter().collect::<Vec<_>>());
 }
