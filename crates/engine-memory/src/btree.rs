@@ -62,7 +62,9 @@ impl KeyWords {
 
     /// The key's bytes, written into `out`.
     pub fn bytes<'a>(&self, out: &'a mut [u8; MAX_KEY_LEN]) -> &'a [u8] {
-        for (i, w) in self.w.iter().enumerate() {
+        // The key's words only (a scan passes every key it visits through here).
+        let n = (self.len as usize).div_ceil(8);
+        for (i, w) in self.w[..n].iter().enumerate() {
             out[i * 8..i * 8 + 8].copy_from_slice(&w.to_be_bytes());
         }
         &out[..self.len as usize]

@@ -69,6 +69,7 @@ const _: () = assert!(key_offset(0) == 8 && key_offset(13) == 112);
 /// The cache lines (addresses / 64) of the keyed record at `base` that a lookup of the
 /// row words `words` (`[first, end)`) reads: the TID's, those words' and the key area's,
 /// each once, in increasing order (`Rec::prefetch_part`).
+#[inline(always)]
 fn part_lines(
     base: usize,
     row_words: usize,
@@ -78,6 +79,13 @@ fn part_lines(
 ) {
     let key = base + key_offset(row_words);
     let (first, end) = (words[0] as usize, words[1] as usize);
+    if first == 0 && end == row_words {
+        // The whole record: one run of lines.
+        for line in (base >> 6)..=((key + key_len) >> 6) {
+            f(line);
+        }
+        return;
+    }
     let mut next = 0;
     let mut ask = |lo: usize, hi: usize| {
         for line in (lo >> 6).max(next)..=(hi >> 6) {
