@@ -124,6 +124,9 @@ pub struct CustomerHead {
     pub c_data_start: [u8; 5],
 }
 
+/// The bytes of a Customer row its head covers (for `Session::prefetch_part`).
+pub const CUSTOMER_HEAD: std::ops::Range<usize> = 0..std::mem::size_of::<CustomerHead>();
+
 // The head is laid out as the row's leading columns.
 const _: () = {
     use std::mem::{offset_of, size_of};

@@ -307,8 +307,10 @@ impl Tpcc {
     pub fn new_order<W: Worker>(&self, s: &mut Session<W>, i: &NewOrderIn) -> Result<u32> {
         let (w, d) = (i.w_id, i.d_id);
         let lines = &i.lines[..i.ol_cnt as usize];
-        // Up to 30 lookups of random Item and Stock rows follow: ask for their index
-        // lines now, so their misses overlap with each other and with the work before.
+        // The customer's head and up to 30 random Item and Stock rows are looked up
+        // below: ask for their index lines now, so their misses overlap with each other
+        // and with the work before.
+        s.prefetch_part(CUSTOMER, &customer_key(w, d, i.c_id), CUSTOMER_HEAD);
         for l in lines {
             s.prefetch(ITEM, &item_key(l.i_id));
             s.prefetch(STOCK, &stock_key(l.supply_w_id, l.i_id));
@@ -449,6 +451,10 @@ impl Tpcc {
         i: &PaymentIn,
     ) -> Result<u32> {
         let (w, d) = (i.w_id, i.d_id);
+        if let CustomerBy::Id(c) = i.customer {
+            // Looked up after the warehouse and the district: its misses overlap those.
+            s.prefetch_part(CUSTOMER, &customer_key(i.c_w_id, i.c_d_id, c), CUSTOMER_HEAD);
+        }
         let mut w_name = None;
         s.update_row(WAREHOUSE, &warehouse_key(w), |r: &mut Warehouse| {
             r.w_ytd += i.amount;
@@ -606,6 +612,8 @@ impl Tpcc {
                 order = Some(*r);
             })?;
             let order = need(order, "order", o_id)?;
+            // Its lines are updated first: the customer's head comes meanwhile.
+            s.prefetch_part(CUSTOMER, &customer_key(w, d, order.o_c_id), CUSTOMER_HEAD);
             let mut total = 0i64;
             for n in 1..=order.o_ol_cnt {
                 let found = s.update_row(
