@@ -203,6 +203,15 @@ pub(crate) struct Hinted {
     pub key_len: u8,
 }
 
+/// Append `row` to the arena at an 8-byte-aligned offset (as `data_slot` places rows)
+/// and return that offset; the row is copied once, not zeroed first.
+fn push_row(arena: &mut Vec<u8>, row: &[u8]) -> usize {
+    let off = arena.len().next_multiple_of(8);
+    arena.resize(off, 0);
+    arena.extend_from_slice(row);
+    off
+}
+
 /// The row words that hold the bytes `part`: `[first, end)`.
 #[inline]
 fn words_of(part: &std::ops::Range<usize>) -> [u16; 2] {
@@ -986,9 +995,7 @@ impl Worker for MemoryWorker<'_> {
             }
         }
         let key_off = self.push_bytes(key);
-        let data_off = self.data_slot(row.len());
-        self.arena[data_off..data_off + row.len()].copy_from_slice(row);
-        let data_off = data_off as u32;
+        let data_off = push_row(&mut self.arena, row) as u32;
         self.push_write(WriteEntry {
             rec,
             table: table.0 as u16,
@@ -1067,8 +1074,7 @@ impl Worker for MemoryWorker<'_> {
         }
         // No read-set entry: commit checks `locked_tid` as it locks the record.
         let key_off = self.push_bytes(key);
-        let off = self.data_slot(rs);
-        self.arena[off..off + rs].copy_from_slice(&self.row[..rs]);
+        let off = push_row(&mut self.arena, &self.row[..rs]);
         self.push_write(WriteEntry {
             rec,
             table: table.0 as u16,

@@ -453,7 +453,11 @@ impl Tpcc {
         let (w, d) = (i.w_id, i.d_id);
         if let CustomerBy::Id(c) = i.customer {
             // Looked up after the warehouse and the district: its misses overlap those.
-            s.prefetch_part(CUSTOMER, &customer_key(i.c_w_id, i.c_d_id, c), CUSTOMER_HEAD);
+            s.prefetch_part(
+                CUSTOMER,
+                &customer_key(i.c_w_id, i.c_d_id, c),
+                CUSTOMER_HEAD,
+            );
         }
         let mut w_name = None;
         s.update_row(WAREHOUSE, &warehouse_key(w), |r: &mut Warehouse| {
