@@ -217,7 +217,7 @@ impl<K: Keys> HashIndex<K> {
     /// had time to come (`prefetch` some time before), read its slots and hand `f` each
     /// value whose tag matches, to ask for the record. Reads nothing beyond the bucket and
     /// dereferences no value: stale or unrelated values only cost a wasted prefetch.
-    #[inline]
+    #[inline(always)]
     pub fn prefetch_values(&self, h: u64, mut f: impl FnMut(u64)) {
         let b = self.bucket_of(h);
         let tags = b.tags.load(Relaxed);

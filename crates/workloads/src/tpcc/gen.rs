@@ -92,14 +92,39 @@ pub fn data_50(rng: &mut impl Rng, out: &mut [u8; 50]) {
 }
 
 /// Whether `data` holds "ORIGINAL" (New-Order's brand check, once per order line).
-/// The candidates are its 'O's, found with `memchr`'s vector search (about one in a
-/// 50-byte field): comparing all 43 windows took about 90 instructions per field.
+/// Eight bytes at a time, the 'O's are found with a zero-byte test on the word XOR
+/// "OOOOOOOO", and only those places are compared with the whole word: about 60
+/// instructions for a 50-byte field where comparing all 43 windows took 86 (and
+/// `memchr`'s iterator, tried, about 280).
 pub fn contains_original(data: &[u8]) -> bool {
-    const WORD: &[u8; 8] = b"ORIGINAL";
-    let Some(last) = data.len().checked_sub(WORD.len()) else {
+    const WORD: u64 = u64::from_le_bytes(*b"ORIGINAL");
+    const OS: u64 = u64::from_le_bytes([b'O'; 8]);
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let Some(last) = data.len().checked_sub(8) else {
         return false;
     };
-    memchr::memchr_iter(b'O', &data[..=last]).any(|i| &data[i..i + 8] == WORD)
+    let at = |i: usize| u64::from_le_bytes(data[i..i + 8].try_into().unwrap());
+    let mut i = 0;
+    loop {
+        // The last word overlaps the one before it: its places are looked at again.
+        let start = i.min(last);
+        let x = at(start) ^ OS;
+        // A high bit at every zero byte (an 'O'), and possibly at a byte just above one:
+        // every place flagged is checked, so none is missed and none wrongly taken.
+        let mut m = x.wrapping_sub(LO) & !x & HI;
+        while m != 0 {
+            let j = start + (m.trailing_zeros() / 8) as usize;
+            if j <= last && at(j) == WORD {
+                return true;
+            }
+            m &= m - 1;
+        }
+        if start == last {
+            return false;
+        }
+        i += 8;
+    }
 }
 
 /// Zip code: 4 random digits followed by "11111" (clause 4.3.2.7).
