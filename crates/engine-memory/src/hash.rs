@@ -488,7 +488,7 @@ mod tests {
     /// distinct word for each 1- or 2-byte tail.
     #[test]
     fn tail_words_are_the_bytes() {
-        let bytes: Vec<u8> = (1..=7).map(|b| b * 37).collect();
+        let bytes: Vec<u8> = (1..=7u8).map(|b| b.wrapping_mul(37)).collect();
         for n in 3..8 {
             let mut w = [0u8; 8];
             w[..n].copy_from_slice(&bytes[..n]);
