@@ -10,7 +10,7 @@
 
 use crate::log;
 use crate::record::{epoch_of, ABSENT, EPOCH_SHIFT, FLAGS, LOCK, SEQ_ONE, UNLINKED};
-use crate::xct::{retire, unlink, MemoryWorker, WKind};
+use crate::xct::{retire, still_as_read, unlink, MemoryWorker, WKind};
 use crate::{AbortReason, WorkerStats};
 use api::{Error, LogMode, Result};
 use std::sync::atomic::{fence, Ordering::*};
@@ -19,7 +19,7 @@ impl MemoryWorker<'_> {
     pub(crate) fn validate_reads(&self) -> bool {
         self.reads.iter().all(|r| {
             let cur = r.rec.tid().load(Acquire);
-            if cur & !LOCK != r.tid || cur & UNLINKED != 0 {
+            if !still_as_read(cur & !LOCK, r.tid) {
                 return false;
             }
             // Locked: fine only if we hold the lock (our write set is sorted by address).
@@ -90,7 +90,7 @@ impl MemoryWorker<'_> {
             let read = w.locked_tid;
             w.locked_tid = w.rec.lock();
             locked += 1;
-            if !w.kind.is_insert() && (w.locked_tid != read || w.locked_tid & UNLINKED != 0) {
+            if w.kind.was_read() && !still_as_read(w.locked_tid, read) {
                 stale = true;
                 break;
             }

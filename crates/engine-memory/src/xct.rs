@@ -48,6 +48,20 @@ impl WKind {
     pub(crate) fn is_insert(self) -> bool {
         matches!(self, WKind::Insert | WKind::InsertChanged)
     }
+
+    /// The write stands for a read of the record: its entry's `locked_tid` is the TID
+    /// read, checked like a read-set entry's (no read-set entry was made).
+    pub(crate) fn was_read(self) -> bool {
+        matches!(self, WKind::Update | WKind::Delete)
+    }
+}
+
+/// A record read at TID `read` still holds that version when its TID is now `cur`
+/// (a locked `cur` does not, unless the caller masked its own lock) and it was not
+/// unlinked since: the one test of a read, at commit and before a miss.
+#[inline]
+pub(crate) fn still_as_read(cur: u64, read: u64) -> bool {
+    cur == read && cur & UNLINKED == 0
 }
 
 #[derive(Clone, Copy)]
@@ -439,15 +453,12 @@ impl<'e> MemoryWorker<'e> {
         // unlinked record (a miss through a deleted one): its key may have a new record
         // now, and the unlinked one never changes again (`validate_reads` fails it).
         // Records updated or deleted were read at their write's `locked_tid`.
-        let unchanged = |rec: Rec, tid: u64| {
-            let cur = rec.tid().load(std::sync::atomic::Ordering::Acquire);
-            cur == tid && cur & UNLINKED == 0
-        };
+        let unchanged = |rec: Rec, tid: u64| still_as_read(rec.tid().load(Acquire), tid);
         let reads_unchanged = self.reads.iter().all(|r| unchanged(r.rec, r.tid))
             && self
                 .writes
                 .iter()
-                .filter(|w| matches!(w.kind, WKind::Update | WKind::Delete))
+                .filter(|w| w.kind.was_read())
                 .all(|w| unchanged(w.rec, w.locked_tid));
         if !reads_unchanged {
             Err(self.conflict(
