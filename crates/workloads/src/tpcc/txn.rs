@@ -729,22 +729,35 @@ impl DistinctIds {
         self.ids.clear();
     }
 
+    #[inline]
     pub fn add(&mut self, id: u32) {
-        let w = id as usize / 64;
-        if w >= self.seen.len() {
-            if w >= Self::MAX_WORDS {
-                if !self.ids.contains(&id) {
+        match self.seen.get_mut(id as usize / 64) {
+            Some(word) => {
+                let bit = 1u64 << (id % 64);
+                if *word & bit == 0 {
+                    *word |= bit;
                     self.ids.push(id);
                 }
-                return;
             }
-            self.seen.resize(w + 1, 0);
+            None => self.add_past_bitmap(id),
         }
-        let bit = 1u64 << (id % 64);
-        if self.seen[w] & bit == 0 {
-            self.seen[w] |= bit;
-            self.ids.push(id);
+    }
+
+    /// `add` of an id past the bitmap's words: grow it, or past every item id, search
+    /// the list.
+    #[cold]
+    #[inline(never)]
+    fn add_past_bitmap(&mut self, id: u32) {
+        let w = id as usize / 64;
+        if w >= Self::MAX_WORDS {
+            if !self.ids.contains(&id) {
+                self.ids.push(id);
+            }
+            return;
         }
+        self.seen.resize(w + 1, 0);
+        self.seen[w] |= 1u64 << (id % 64);
+        self.ids.push(id);
     }
 }
 
