@@ -182,10 +182,9 @@ pub mod client {
     pub const RUNNING_ON_VALGRIND: u64 = 0x1001;
 
     /// Issues the oltptrace request `code` (1..=8) with arguments `a`, `b`: only under
-    /// valgrind. Natively a request is one load and a branch: the sequence itself, with
-    /// its arguments stored to the stack and the compiler's registers written back around
-    /// it (it may read memory), cost about 2% of a TPC-C transaction's instructions with
-    /// a request at each operation's start and end.
+    /// valgrind. Natively a request is one load and a branch instead of the sequence, its
+    /// six argument stores and the registers the compiler writes back around it (the
+    /// sequence may read memory), at a few hundred markers per TPC-C transaction.
     #[inline(always)]
     pub fn request(code: u64, a: u64, b: u64) {
         debug_assert!(
