@@ -15,6 +15,15 @@ to the round's first run. Example, log async against log off on one binary:
     --run async=target/release/oltpscope:"--log async --db /tmp/abdb" -- \
     run tpcc --engine memory --warehouses 1 --threads 1 --duration 20 --mem-reserve 6GB
 A `--db` directory in a run's arguments is removed before the run (a fresh load).
+
+Usage: scripts/bench.py pair --run A=BINARY[:ARGS] --run B=BINARY[:ARGS] [--rounds N] -- ARGS
+Two one-thread set-ups run at the same time, one per core (`taskset`, `--no-pin`), then
+again with the cores swapped; the table gives B/A for each pair. Runs made at once share
+the VM's moment, and the swap evens out a faster core; a process's own luck (where its
+memory lies) remains, so a difference of a few percent needs about a dozen pairs (the
+same binary against itself gave 0.92-1.10). Example:
+  scripts/bench.py pair --rounds 6 --run old=/tmp/old --run new=target/release/oltpscope -- \
+    run tpcc --engine memory --warehouses 1 --threads 1 --duration 10 --mem-reserve 4GB
 """
 import argparse, json, os, shutil, subprocess, sys, datetime
 
@@ -106,17 +115,17 @@ def die(msg):
     sys.exit(2)
 
 
-def ab(argv):
-    """`ab` mode (see the module's docstring)."""
+def parse_runs(mode, argv):
+    """The options, runs (name, binary, extra args) and common arguments of `ab` and
+    `pair`."""
     if "--" not in argv:
-        die("bench.py ab needs `-- ARGS` (the oltpscope command to run)")
+        die(f"bench.py {mode} needs `-- ARGS` (the oltpscope command to run)")
     cut = argv.index("--")
-    ap = argparse.ArgumentParser(prog="bench.py ab")
+    ap = argparse.ArgumentParser(prog=f"bench.py {mode}")
     ap.add_argument("--run", action="append", required=True, metavar="NAME=BINARY[:ARGS]")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default="bench-results")
     a = ap.parse_args(argv[:cut])
-    common = argv[cut + 1:]
     runs = []
     for spec in a.run:
         name, eq, rest = spec.partition("=")
@@ -127,6 +136,12 @@ def ab(argv):
             die(f"--run {spec!r}: {binary} is not an executable file")
         runs.append((name, binary, extra.split()))
     os.makedirs(a.out, exist_ok=True)
+    return a, runs, argv[cut + 1:]
+
+
+def ab(argv):
+    """`ab` mode (see the module's docstring)."""
+    a, runs, common = parse_runs("ab", argv)
     print("| round | run | started (UTC) | txn/s | workers on CPU | / first | checks |")
     print("|---:|---|---|---:|---:|---:|---|")
     for r in range(1, a.rounds + 1):
@@ -153,9 +168,73 @@ def ab(argv):
                   flush=True)
 
 
+def pair(argv):
+    """`pair` mode (see the module's docstring)."""
+    a, runs, common = parse_runs("pair", argv)
+    if len(runs) != 2 or runs[0][0] == runs[1][0]:
+        die("bench.py pair needs two --run set-ups with different names")
+    if (os.cpu_count() or 1) < 2 or shutil.which("taskset") is None:
+        die("bench.py pair needs two cores and taskset")
+    dbs = []
+    for name, _, extra in runs:
+        args = common + extra
+        if "--threads" in args[:-1] and args[args.index("--threads") + 1] != "1":
+            die("bench.py pair runs one worker thread per set-up (--threads 1)")
+        if "--db" in args[:-1]:
+            dbs.append(args[args.index("--db") + 1])
+    if len(dbs) == 2 and os.path.abspath(dbs[0]) == os.path.abspath(dbs[1]):
+        die("bench.py pair: the two set-ups need different --db directories")
+    (na, _, _), (nb, _, _) = runs
+    print(f"| round | {na} on core | {na} txn/s | {nb} on core | {nb} txn/s | {nb} / {na} | checks |")
+    print("|---:|---:|---:|---:|---:|---:|---|")
+    ratios = []
+    for r in range(1, a.rounds + 1):
+        for swap in (False, True):
+            procs = []
+            for i, (name, binary, extra) in enumerate(runs):
+                args = common + extra
+                if "--db" in args[:-1]:
+                    shutil.rmtree(args[args.index("--db") + 1], ignore_errors=True)
+                core = str(i ^ swap)
+                path = os.path.join(a.out, f"pair-{r}{'s' if swap else ''}-{name}.json")
+                if os.path.exists(path):
+                    os.remove(path)
+                p = subprocess.Popen(["taskset", "-c", core, binary] + args
+                                     + ["--no-pin", "--json", path],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+                procs.append((name, core, p, path))
+            got = []
+            for name, core, p, path in procs:
+                _, err = p.communicate()
+                if p.returncode != 0:
+                    msg = (err.strip().splitlines() or ["failed"])[-1]
+                    got.append((core, None, f"{name} failed: {msg}"))
+                    continue
+                rep = json.load(open(path))
+                got.append((core, rep["throughput_tps"],
+                            "pass" if rep["checks"]["passed"] else "FAIL"))
+            (ca, ta, oka), (cb, tb, okb) = got
+            if ta is None or tb is None:
+                print(f"| {r} | {ca} | | {cb} | | | {oka if ta is None else okb} |", flush=True)
+                continue
+            ratios.append(tb / ta)
+            ok = "pass" if oka == okb == "pass" else "FAIL"
+            print(f"| {r} | {ca} | {ta:,.0f} | {cb} | {tb:,.0f} | {tb / ta:.3f} | {ok} |",
+                  flush=True)
+    if ratios:
+        ratios.sort()
+        mid = len(ratios) // 2
+        median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
+        print(f"\n{nb} / {na} over {len(ratios)} pairs: mean {sum(ratios) / len(ratios):.3f}, "
+              f"median {median:.3f}, {sum(x > 1 for x in ratios)} above 1")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "ab":
         return ab(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] == "pair":
+        return pair(sys.argv[2:])
     ap = argparse.ArgumentParser()
     ap.add_argument("set", choices=sorted(SETS))
     ap.add_argument("--duration", default="10")
