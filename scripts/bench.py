@@ -21,7 +21,9 @@ Two one-thread set-ups run at the same time, one per core (`taskset`, `--no-pin`
 again with the cores swapped; the table gives B/A for each pair. Runs made at once share
 the VM's moment, and the swap evens out a faster core; a process's own luck (where its
 memory lies) remains, so a difference of a few percent needs about a dozen pairs (the
-same binary against itself gave 0.92-1.10). Example:
+same binary against itself gave 0.92-1.10). Each process is confined to its core with
+all its threads, so set-ups whose background threads differ (a log writer: `--log async`
+against `--log off`) are not compared fairly here; use `ab` for them. Example:
   scripts/bench.py pair --rounds 6 --run old=/tmp/old --run new=target/release/oltpscope -- \
     run tpcc --engine memory --warehouses 1 --threads 1 --duration 10 --mem-reserve 4GB
 """
