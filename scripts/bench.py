@@ -117,6 +117,17 @@ def die(msg):
     sys.exit(2)
 
 
+def opt(args, name):
+    """The value of option `name` in an argument list, or None."""
+    return args[args.index(name) + 1] if name in args[:-1] else None
+
+
+def fresh_db(args):
+    """Remove the run's `--db` directory, if it names one (a fresh load)."""
+    if opt(args, "--db") is not None:
+        shutil.rmtree(opt(args, "--db"), ignore_errors=True)
+
+
 def parse_runs(mode, argv):
     """The options, runs (name, binary, extra args) and common arguments of `ab` and
     `pair`."""
@@ -150,8 +161,7 @@ def ab(argv):
         first = None
         for name, binary, extra in runs:
             args = common + extra
-            if "--db" in args[:-1]:
-                shutil.rmtree(args[args.index("--db") + 1], ignore_errors=True)
+            fresh_db(args)
             path = os.path.join(a.out, f"ab-{r}-{name}.json")
             start = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S")
             p = subprocess.run([binary] + args + ["--json", path], stdout=subprocess.PIPE,
@@ -180,10 +190,10 @@ def pair(argv):
     dbs = []
     for name, _, extra in runs:
         args = common + extra
-        if "--threads" in args[:-1] and args[args.index("--threads") + 1] != "1":
+        if opt(args, "--threads") not in (None, "1"):
             die("bench.py pair runs one worker thread per set-up (--threads 1)")
-        if "--db" in args[:-1]:
-            dbs.append(args[args.index("--db") + 1])
+        if opt(args, "--db") is not None:
+            dbs.append(opt(args, "--db"))
     if len(dbs) == 2 and os.path.abspath(dbs[0]) == os.path.abspath(dbs[1]):
         die("bench.py pair: the two set-ups need different --db directories")
     (na, _, _), (nb, _, _) = runs
@@ -195,8 +205,7 @@ def pair(argv):
             procs = []
             for i, (name, binary, extra) in enumerate(runs):
                 args = common + extra
-                if "--db" in args[:-1]:
-                    shutil.rmtree(args[args.index("--db") + 1], ignore_errors=True)
+                fresh_db(args)
                 core = str(i ^ swap)
                 path = os.path.join(a.out, f"pair-{r}{'s' if swap else ''}-{name}.json")
                 if os.path.exists(path):

@@ -154,9 +154,9 @@ pub fn tracing_stop() {
     client::request(client::TRACE_STOP, 0, 0);
 }
 
-/// True when the process runs under valgrind (any tool). Natively a few instructions.
+/// True when the process runs under valgrind (any tool): asked once, then remembered.
 pub fn running_on_valgrind() -> bool {
-    client::running_on_valgrind_depth() > 0
+    client::on_valgrind()
 }
 
 /// Valgrind client requests: the amd64 "magic sequence" that valgrind's JIT recognises
@@ -204,7 +204,7 @@ pub mod client {
     const VALGRIND: u8 = 2;
 
     #[inline(always)]
-    fn on_valgrind() -> bool {
+    pub(crate) fn on_valgrind() -> bool {
         match ON_VALGRIND.load(Relaxed) {
             NATIVE => false,
             VALGRIND => true,
