@@ -1,16 +1,17 @@
-//! `occ`: Silo's commit protocol and abort. Commit: lock the write set in address order
-//! (checking that each record updated or deleted still has the TID it was read at), read
-//! the global epoch, validate the read set (TID unchanged, not locked by another,
-//! not unlinked) and the node set (index versions unchanged), pick a TID above every TID
-//! read or written and the worker's last one, in the current epoch, install the writes
-//! and release the locks. Read-only transactions only validate (no lock, no shared write).
+//! `occ`: Silo's commit protocol and abort. Commit: lock the write set (in the order
+//! written while no lock is held by another, else in address order; checking that each
+//! record updated or deleted still has the TID it was read at), read the global epoch,
+//! validate the read set (TID unchanged, not locked by another, not unlinked) and the
+//! node set (index versions unchanged), pick a TID above every TID read or written and
+//! the worker's last one, in the current epoch, install the writes and release the
+//! locks. Read-only transactions only validate (no lock, no shared write).
 //!
 //! This module must never install a write before validation succeeded, and never leave
 //! a record locked when it returns.
 
 use crate::log;
 use crate::record::{epoch_of, ABSENT, EPOCH_SHIFT, FLAGS, LOCK, SEQ_ONE, UNLINKED};
-use crate::xct::{retire, still_as_read, unlink, MemoryWorker, WKind};
+use crate::xct::{find_write, retire, still_as_read, unlink, MemoryWorker, WKind};
 use crate::{AbortReason, WorkerStats};
 use api::{Error, LogMode, Result};
 use std::sync::atomic::{fence, Ordering::*};
@@ -22,9 +23,78 @@ impl MemoryWorker<'_> {
             if !still_as_read(cur & !LOCK, r.tid) {
                 return false;
             }
-            // Locked: fine only if we hold the lock (our write set is sorted by address).
-            cur & LOCK == 0 || self.writes.binary_search_by_key(&r.rec, |w| w.rec).is_ok()
+            // Locked: fine only if we hold the lock (the record is in our write set).
+            cur & LOCK == 0 || self.holds_lock(r.rec)
         })
+    }
+
+    /// Is `rec` in the write set (locked by this commit)? The write set is in address
+    /// order if commit had to sort it, else in the order written, with `wmap` current.
+    #[cold]
+    fn holds_lock(&self, rec: crate::record::Rec) -> bool {
+        if self.writes_sorted {
+            self.writes.binary_search_by_key(&rec, |w| w.rec).is_ok()
+        } else {
+            find_write(&self.writes, &self.wmap, rec).is_some()
+        }
+    }
+
+    /// Commit's first phase: lock every record written, checking that each one written
+    /// after it was read still has the TID it was read at. Locks are taken in the order
+    /// written, each only if free; if one is held by another transaction, those taken
+    /// are released and all are taken again in address order, waiting where held (the
+    /// one global order keeps waiting committers free of deadlock, and a committer that
+    /// never waits cannot be part of one). `Err` (nothing left locked): a stale record.
+    fn lock_writes(&mut self) -> std::result::Result<(), ()> {
+        let mut locked = 0;
+        let mut busy = false;
+        let mut stale = false;
+        for w in self.writes.iter_mut() {
+            rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
+            let Some(t) = w.rec.try_lock() else {
+                busy = true;
+                break;
+            };
+            locked += 1;
+            if w.kind.was_read() && !still_as_read(t, w.locked_tid) {
+                stale = true;
+                break;
+            }
+            // For a record read, `t` is the TID it was read at (just checked), so
+            // `locked_tid` keeps its meaning for the ordered pass below.
+            w.locked_tid = t;
+        }
+        if stale || busy {
+            for w in &self.writes[..locked] {
+                w.rec.unlock();
+            }
+        }
+        if stale {
+            return Err(());
+        }
+        if !busy {
+            return Ok(());
+        }
+        self.writes.sort_unstable_by_key(|w| w.rec);
+        self.writes_sorted = true;
+        let mut locked = 0;
+        for w in self.writes.iter_mut() {
+            rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
+            let read = w.locked_tid;
+            w.locked_tid = w.rec.lock();
+            locked += 1;
+            if w.kind.was_read() && !still_as_read(w.locked_tid, read) {
+                stale = true;
+                break;
+            }
+        }
+        if stale {
+            for w in &self.writes[..locked] {
+                w.rec.unlock_with(w.locked_tid);
+            }
+            return Err(());
+        }
+        Ok(())
     }
 
     pub(crate) fn validate_nodes(&self) -> bool {
@@ -38,6 +108,7 @@ impl MemoryWorker<'_> {
     /// Clear per-transaction state and unpin.
     fn finish(&mut self) {
         self.read_committed = false;
+        self.writes_sorted = false;
         self.reads.clear();
         self.nodes.clear();
         self.writes.clear();
@@ -50,7 +121,12 @@ impl MemoryWorker<'_> {
     pub(crate) fn commit_txn(&mut self) -> Result<()> {
         assert!(self.guard.is_some(), "commit outside a transaction");
         let st = self.stats();
+        let n = self.writes.len();
         self.writes.retain(|w| w.kind != WKind::Dead);
+        if self.writes.len() != n {
+            // Indexes moved: `wmap` (used by `holds_lock`) must name the entries anew.
+            self.rebuild_wmap();
+        }
         if self.writes.is_empty() {
             fence(Acquire);
             let why = if !self.validate_reads() {
@@ -77,28 +153,11 @@ impl MemoryWorker<'_> {
             return Err(Error::Fatal(l.error().unwrap_or_default()));
         }
 
-        // Phase 1: lock the write set in a global order (record address). A record
-        // written after it was read (update, delete) is validated as it is locked: its
-        // read left no read-set entry (`xct`), and once locked its TID cannot change, so
-        // checking it now is checking it at the serialization point. A stale one stops
-        // the locking there.
-        self.writes.sort_unstable_by_key(|w| w.rec);
-        let mut locked = 0;
-        let mut stale = false;
-        for w in self.writes.iter_mut() {
-            rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
-            let read = w.locked_tid;
-            w.locked_tid = w.rec.lock();
-            locked += 1;
-            if w.kind.was_read() && !still_as_read(w.locked_tid, read) {
-                stale = true;
-                break;
-            }
-        }
-        if stale {
-            for w in &self.writes[..locked] {
-                w.rec.unlock_with(w.locked_tid);
-            }
+        // Phase 1: lock the write set (`lock_writes`). A record written after it was
+        // read (update, delete) is validated as it is locked: its read left no read-set
+        // entry (`xct`), and once locked its TID cannot change, so checking it now is
+        // checking it at the serialization point. A stale one stops the locking there.
+        if self.lock_writes().is_err() {
             self.abort_reason = Some(AbortReason::ReadValidation);
             return Err(Error::Conflict("read set changed"));
         }
@@ -269,5 +328,108 @@ impl MemoryWorker<'_> {
         let r = self.abort_reason.unwrap_or(AbortReason::User);
         WorkerStats::bump(&self.stats().aborts[r as usize]);
         self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::record::{Rec, LOCK};
+    use crate::MemoryEngine;
+    use api::{Engine, EngineOptions, IndexKind, Schema, Session, TableDef};
+    use std::sync::atomic::Ordering::Relaxed;
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    /// A commit that finds one of its records locked by another releases what it took,
+    /// locks all again in address order, waits, and commits once the record is free:
+    /// every row written, every record unlocked. Its write set is written in descending
+    /// key order and holds a record it also read (the read set's "locked by me?" check),
+    /// and more than `LINEAR_WRITES` entries (the write map). Uncontended commits of the
+    /// same shape, with and without an insert deleted again (an entry dropped, the map
+    /// rebuilt), and of only a few writes (no map) commit without sorting.
+    #[test]
+    fn a_contended_commit_locks_again_in_address_order() {
+        let mut s = Schema::new();
+        let t = s.add(TableDef::new("t", 8, IndexKind::Hash, 64));
+        let opts = EngineOptions {
+            threads: 2,
+            ..EngineOptions::default()
+        };
+        let e = MemoryEngine::open(Arc::new(s), &opts).unwrap();
+        let n = 20u8;
+        let mut s0 = Session::new(e.worker(0));
+        s0.run(0, |s| {
+            for k in 0..n {
+                s.insert(t, &[k], &[0; 8])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        // Uncontended: read key 5, then write keys in descending order.
+        for (round, writes, churn) in [(1u8, n, false), (2, n, true), (3, 4, false)] {
+            s0.run(0, |s| {
+                assert!(s.get(t, &[5], |_| {})?);
+                if churn {
+                    s.insert(t, &[200], &[9; 8])?;
+                    assert!(s.delete(t, &[200])?);
+                }
+                for k in (0..writes).rev() {
+                    assert!(s.update(t, &[k], |r| r[0] = round)?);
+                }
+                Ok(())
+            })
+            .unwrap();
+        }
+        let rec_of = |k: u8| {
+            let g = crossbeam_epoch::pin();
+            let v = e.catalog.tables[t.0 as usize].primary.get(&[k], &g).0;
+            Rec::from_u64(v.expect("loaded key"))
+        };
+        let held = rec_of(7);
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (go_tx, go_rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::scope(|sc| {
+            let e = &e;
+            sc.spawn(move || {
+                let mut s1 = Session::new(e.worker(1));
+                s1.begin(0).unwrap();
+                assert!(s1.get(t, &[5], |_| {}).unwrap());
+                for k in (0..n).rev() {
+                    assert!(s1.update(t, &[k], |r| r[0] = 9).unwrap());
+                }
+                ready_tx.send(()).unwrap();
+                go_rx.recv().unwrap();
+                done_tx.send(s1.commit()).unwrap();
+            });
+            ready_rx.recv().unwrap();
+            held.try_lock().expect("no one holds key 7 yet");
+            go_tx.send(()).unwrap();
+            assert!(
+                done_rx.recv_timeout(Duration::from_millis(200)).is_err(),
+                "the commit must wait for key 7"
+            );
+            held.unlock();
+            done_rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("the commit goes on once key 7 is free")
+                .expect("and commits");
+        });
+        for k in 0..n {
+            assert_eq!(
+                rec_of(k).tid().load(Relaxed) & LOCK,
+                0,
+                "key {k} left locked"
+            );
+        }
+        s0.run(0, |s| {
+            for k in 0..n {
+                assert!(s.get(t, &[k], |r| assert_eq!(r[0], 9, "key {k}"))?);
+            }
+            Ok(())
+        })
+        .unwrap();
+        drop(s0);
+        e.shutdown().unwrap();
     }
 }

@@ -508,6 +508,32 @@ impl Rec {
         }
     }
 
+    /// Lock if no one holds the lock now; `None` (nothing done) if someone does. Never
+    /// waits: commit's first pass takes its locks in any order this way.
+    #[inline]
+    pub fn try_lock(&self) -> Option<u64> {
+        let t = self.tid().load(Relaxed);
+        if t & LOCK == 0
+            && self
+                .tid()
+                .compare_exchange(t, t | LOCK, Acquire, Relaxed)
+                .is_ok()
+        {
+            // Row stores after this must not be seen before the lock bit.
+            fence(Release);
+            return Some(t);
+        }
+        None
+    }
+
+    /// Release a lock this thread holds, the TID unchanged.
+    #[inline]
+    pub fn unlock(&self) {
+        let t = self.tid().load(Relaxed);
+        debug_assert!(t & LOCK != 0, "unlock of a record not locked");
+        self.tid().store(t & !LOCK, Release);
+    }
+
     /// Release with a new TID (unlocked) published after the row stores.
     pub fn unlock_with(&self, tid: u64) {
         debug_assert!(tid & LOCK == 0);

@@ -84,7 +84,7 @@ pub(crate) struct WriteEntry {
     pub key_len: u8,
 }
 
-// Sorted and scanned at every commit: kept to half a cache line.
+// Scanned at every commit (and sorted when its locks are contended): kept to half a cache line.
 const _: () = assert!(std::mem::size_of::<WriteEntry>() == 32);
 
 /// The write set's index by record address, for write sets above `LINEAR_WRITES`: open
@@ -203,6 +203,9 @@ pub struct MemoryWorker<'e> {
     /// neither the records nor the index nodes they read (nothing to validate: a stable
     /// read sees only committed rows, as installs happen under the record's lock).
     pub(crate) read_committed: bool,
+    /// Commit sorted the write set by address (its locks were contended): `wmap` no
+    /// longer names the entries.
+    pub(crate) writes_sorted: bool,
     pub(crate) last_tid: u64,
     pub(crate) abort_reason: Option<AbortReason>,
 }
@@ -384,6 +387,7 @@ impl<'e> MemoryWorker<'e> {
                 .map(|_| Default::default())
                 .collect(),
             read_committed: false,
+            writes_sorted: false,
             look_hints: e
                 .catalog
                 .tables
@@ -411,11 +415,19 @@ impl<'e> MemoryWorker<'e> {
         self.writes.push(w);
         let n = self.writes.len();
         if n == LINEAR_WRITES + 1 {
+            self.rebuild_wmap();
+        } else if n > LINEAR_WRITES + 1 {
+            self.wmap.insert(w.rec.0 as u64, n as u32 - 1);
+        }
+    }
+
+    /// Make `wmap` name the write set's entries anew (after entries moved).
+    pub(crate) fn rebuild_wmap(&mut self) {
+        self.wmap.clear();
+        if self.writes.len() > LINEAR_WRITES {
             for (i, w) in self.writes.iter().enumerate() {
                 self.wmap.insert(w.rec.0 as u64, i as u32);
             }
-        } else if n > LINEAR_WRITES + 1 {
-            self.wmap.insert(w.rec.0 as u64, n as u32 - 1);
         }
     }
 
