@@ -16,8 +16,10 @@ use crossbeam_epoch::Guard;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
-/// Write sets up to this size are searched linearly; larger ones through a map.
-const LINEAR_WRITES: usize = 16;
+/// Write sets up to this size are searched linearly; larger ones through a map. A
+/// New-Order's 23 writes stay below it: its 11 updates compare about 120 entries in all,
+/// 370 instructions fewer (`simulate`) than building the map at 16.
+const LINEAR_WRITES: usize = 32;
 
 #[derive(Clone, Copy)]
 pub(crate) struct ReadEntry {
