@@ -1709,3 +1709,27 @@ impl Drop for BTree {
         }
     }
 }
+
+#[cfg(test)]
+mod key_word_tests {
+    use super::{KeyWords, KW};
+
+    /// Every length from 0 to the longest key gives the key's bytes, big-endian, in
+    /// whole words padded with zeros, and its length.
+    #[test]
+    fn key_words_hold_the_key_padded_with_zeros() {
+        let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8 | 1).collect();
+        for n in 0..=64 {
+            let k = &bytes[..n];
+            let kw = KeyWords::new(k);
+            let mut want = [0u64; KW];
+            for (j, &b) in k.iter().enumerate() {
+                want[j / 8] |= (b as u64) << (56 - 8 * (j % 8));
+            }
+            assert_eq!(kw.w, want, "length {n}");
+            assert_eq!(kw.len as usize, n);
+            let mut out = [0u8; 64];
+            assert_eq!(kw.bytes(&mut out), k, "length {n}");
+        }
+    }
+}
