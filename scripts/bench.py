@@ -27,7 +27,7 @@ against `--log off`) are not compared fairly here; use `ab` for them. Example:
   scripts/bench.py pair --rounds 6 --run old=/tmp/old --run new=target/release/oltpscope -- \
     run tpcc --engine memory --warehouses 1 --threads 1 --duration 10 --mem-reserve 4GB
 """
-import argparse, json, os, shutil, subprocess, sys, datetime
+import argparse, json, os, shutil, statistics, subprocess, sys, datetime
 
 BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "oltpscope")
 
@@ -234,11 +234,8 @@ def pair(argv):
             print(f"| {r} | {ca} | {ta:,.0f} | {cb} | {tb:,.0f} | {tb / ta:.3f} | {ok} |",
                   flush=True)
     if ratios:
-        ratios.sort()
-        mid = len(ratios) // 2
-        median = ratios[mid] if len(ratios) % 2 else (ratios[mid - 1] + ratios[mid]) / 2
-        print(f"\n{nb} / {na} over {len(ratios)} pairs: mean {sum(ratios) / len(ratios):.3f}, "
-              f"median {median:.3f}, {sum(x > 1 for x in ratios)} above 1")
+        print(f"\n{nb} / {na} over {len(ratios)} pairs: mean {statistics.mean(ratios):.3f}, "
+              f"median {statistics.median(ratios):.3f}, {sum(x > 1 for x in ratios)} above 1")
 
 
 def main():

@@ -16,6 +16,15 @@ use crate::{AbortReason, WorkerStats};
 use api::{Error, LogMode, Result};
 use std::sync::atomic::{fence, Ordering::*};
 
+/// How `lock_in_turn` ended.
+enum Locking {
+    Done,
+    /// A record was held by another (nothing left locked).
+    Busy,
+    /// A record read had changed since (nothing left locked).
+    Stale,
+}
+
 impl MemoryWorker<'_> {
     pub(crate) fn validate_reads(&self) -> bool {
         self.reads.iter().all(|r| {
@@ -46,55 +55,51 @@ impl MemoryWorker<'_> {
     /// one global order keeps waiting committers free of deadlock, and a committer that
     /// never waits cannot be part of one). `Err` (nothing left locked): a stale record.
     fn lock_writes(&mut self) -> std::result::Result<(), ()> {
+        match self.lock_in_turn::<false>() {
+            Locking::Done => Ok(()),
+            Locking::Stale => Err(()),
+            Locking::Busy => {
+                self.writes.sort_unstable_by_key(|w| w.rec);
+                self.writes_sorted = true;
+                match self.lock_in_turn::<true>() {
+                    Locking::Done => Ok(()),
+                    _ => Err(()),
+                }
+            }
+        }
+    }
+
+    /// Lock the write set's records in its order: waiting where held (`WAIT`), or
+    /// stopping at the first one held. Each entry's `locked_tid` becomes the TID found,
+    /// checked first against the one it was read at (for a record read, so equal to it
+    /// when the check passes). Unless all are locked, those taken are released.
+    fn lock_in_turn<const WAIT: bool>(&mut self) -> Locking {
         let mut locked = 0;
-        let mut busy = false;
-        let mut stale = false;
+        let mut end = Locking::Done;
         for w in self.writes.iter_mut() {
             rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
-            let Some(t) = w.rec.try_lock() else {
-                busy = true;
-                break;
+            let t = if WAIT {
+                w.rec.lock()
+            } else {
+                let Some(t) = w.rec.try_lock() else {
+                    end = Locking::Busy;
+                    break;
+                };
+                t
             };
             locked += 1;
-            if w.kind.was_read() && !still_as_read(t, w.locked_tid) {
-                stale = true;
-                break;
-            }
-            // For a record read, `t` is the TID it was read at (just checked), so
-            // `locked_tid` keeps its meaning for the ordered pass below.
-            w.locked_tid = t;
-        }
-        if stale || busy {
-            for w in &self.writes[..locked] {
-                w.rec.unlock();
-            }
-        }
-        if stale {
-            return Err(());
-        }
-        if !busy {
-            return Ok(());
-        }
-        self.writes.sort_unstable_by_key(|w| w.rec);
-        self.writes_sorted = true;
-        let mut locked = 0;
-        for w in self.writes.iter_mut() {
-            rt::point(rt::Point::Ctx(rt::Component::LockAcquire));
-            let read = w.locked_tid;
-            w.locked_tid = w.rec.lock();
-            locked += 1;
-            if w.kind.was_read() && !still_as_read(w.locked_tid, read) {
-                stale = true;
+            let read = std::mem::replace(&mut w.locked_tid, t);
+            if w.kind.was_read() && !still_as_read(t, read) {
+                end = Locking::Stale;
                 break;
             }
         }
-        if stale {
+        if !matches!(end, Locking::Done) {
             for w in &self.writes[..locked] {
                 w.rec.unlock_with(w.locked_tid);
             }
-            return Err(());
         }
-        Ok(())
+        end
     }
 
     pub(crate) fn validate_nodes(&self) -> bool {
@@ -403,13 +408,13 @@ mod tests {
                 done_tx.send(s1.commit()).unwrap();
             });
             ready_rx.recv().unwrap();
-            held.try_lock().expect("no one holds key 7 yet");
+            let t7 = held.try_lock().expect("no one holds key 7 yet");
             go_tx.send(()).unwrap();
             assert!(
                 done_rx.recv_timeout(Duration::from_millis(200)).is_err(),
                 "the commit must wait for key 7"
             );
-            held.unlock();
+            held.unlock_with(t7);
             done_rx
                 .recv_timeout(Duration::from_secs(20))
                 .expect("the commit goes on once key 7 is free")

@@ -481,9 +481,7 @@ impl Rec {
             if t & LOCK == 0 {
                 return t;
             }
-            rt::wait_until(rt::WaitKind::Lock, None, || {
-                self.tid().load(Relaxed) & LOCK == 0
-            });
+            self.wait_unlocked();
         }
     }
 
@@ -491,20 +489,10 @@ impl Rec {
     /// Returns the TID before locking.
     pub fn lock(&self) -> u64 {
         loop {
-            let t = self.tid().load(Relaxed);
-            if t & LOCK == 0
-                && self
-                    .tid()
-                    .compare_exchange_weak(t, t | LOCK, Acquire, Relaxed)
-                    .is_ok()
-            {
-                // Row stores after this must not be seen before the lock bit.
-                fence(Release);
+            if let Some(t) = self.try_lock() {
                 return t;
             }
-            rt::wait_until(rt::WaitKind::Lock, None, || {
-                self.tid().load(Relaxed) & LOCK == 0
-            });
+            self.wait_unlocked();
         }
     }
 
@@ -524,14 +512,6 @@ impl Rec {
             return Some(t);
         }
         None
-    }
-
-    /// Release a lock this thread holds, the TID unchanged.
-    #[inline]
-    pub fn unlock(&self) {
-        let t = self.tid().load(Relaxed);
-        debug_assert!(t & LOCK != 0, "unlock of a record not locked");
-        self.tid().store(t & !LOCK, Release);
     }
 
     /// Release with a new TID (unlocked) published after the row stores.
