@@ -119,15 +119,18 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             if log_dir.is_some_and(|l| l != dir) {
                 return Err("--log-dir: the partitioned engine keeps its log in --db".to_string());
             }
-            let (l, s) = (
+            let (l, s, m) = (
                 engine_partitioned::log::LOG_FILE,
                 engine_partitioned::snapshot::SNAPSHOT_FILE,
+                engine_partitioned::log::MARK_FILE,
             );
             [
                 l.to_string(),
                 s.to_string(),
+                m.to_string(),
                 format!("{l}.tmp"),
                 format!("{s}.tmp"),
+                format!("{m}.tmp"),
             ]
             .iter()
             .map(|n| dir.join(n))
@@ -163,13 +166,13 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
         EngineName::Memory => {
             // Marker before log (as --reload does): a crash in between leaves a log that
             // is still recognised, never a marker alone.
-            engine_memory::recovery::LogDir::new(dir)
+            engine_memory::recovery::log_dir(dir)
                 .remove(&*st)
                 .map_err(|e| e.to_string())?;
         }
         EngineName::Mvcc => {
             // Marker before log, as the mvcc engine's --reload does.
-            engine_mvcc::recovery::LogDir::new(dir)
+            engine_mvcc::recovery::log_dir(dir)
                 .remove(&*st)
                 .map_err(|e| e.to_string())?;
         }

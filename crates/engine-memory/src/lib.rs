@@ -164,25 +164,25 @@ fn open_log(
         }
         let tmp = storage::temp::create("memory")
             .map_err(|e| api::Error::fatal(format!("cannot create a log directory: {e}")))?;
-        let ld = recovery::LogDir::new(tmp.path());
-        let tail = ld.create(st, fp)?;
+        let ld = recovery::log_dir(tmp.path());
+        let tail = recovery::create(&ld, st, fp)?;
         return Ok((Some(tail), Some(ld), None, Some(tmp)));
     };
-    let ld = recovery::LogDir::new(dir);
+    let ld = recovery::log_dir(dir);
     if opts.reload {
-        ld.remove(st)?;
+        ld.remove(st).map_err(api::Error::Fatal)?;
     }
-    if ld.has_log(st)? {
+    if ld.has_log(st).map_err(api::Error::Fatal)? {
         if !logging && opts.create {
             return Err(api::Error::fatal(format!(
                 "{} holds a memory-engine log: with --log off this run's changes would not be logged; give --log sync or --log async (or --reload to start over)",
                 dir.display()
             )));
         }
-        let (r, tail) = ld.recover(st, catalog, fp, logging)?;
+        let (r, tail) = recovery::recover(&ld, st, catalog, fp, logging)?;
         return Ok((tail, Some(ld), Some(r), None));
     }
-    if ld.has_marker(st)? {
+    if ld.has_marker(st).map_err(api::Error::Fatal)? {
         return Err(api::Error::fatal(format!(
             "{} is there but {} is missing: the log was removed or lost, refused (remove the directory or rerun with --reload)",
             ld.marker.display(),
@@ -198,7 +198,7 @@ fn open_log(
     if !logging {
         return Ok((None, None, None, None));
     }
-    let tail = ld.create(st, fp)?;
+    let tail = recovery::create(&ld, st, fp)?;
     Ok((Some(tail), Some(ld), None, None))
 }
 
@@ -239,6 +239,12 @@ impl Engine for MemoryEngine {
             Some(tail) => {
                 let (lg, h) = log::Logger::start(tail, workers, epochs.clone())?;
                 threads.push(h);
+                if let (Some(ld), Some(_)) = (&log_dir, &recovered) {
+                    // A recovered log's marker holds its mark: the logger advances it.
+                    lg.io
+                        .arm_mark(ld.mark_file(opts.storage.clone(), lg.database_id), false)
+                        .map_err(api::Error::Fatal)?;
+                }
                 Some(lg)
             }
         };
@@ -271,13 +277,9 @@ impl Engine for MemoryEngine {
         // durable, the whole load is in the log.
         let e = self.epochs.current();
         l.wait_durable(e, &self.epochs)?;
-        ld.write_marker(
-            &*self.storage,
-            &log::LoadMarker {
-                database_id: l.database_id,
-                log_bytes: l.io.bytes.load(std::sync::atomic::Ordering::Acquire),
-            },
-        )
+        // The load marker is the log's durable mark from now on.
+        l.io.arm_mark(ld.mark_file(self.storage.clone(), l.database_id), true)
+            .map_err(api::Error::Fatal)
     }
 
     fn schema(&self) -> &Schema {

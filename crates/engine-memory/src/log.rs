@@ -13,8 +13,8 @@
 //! put, 2 delete, 3 update), `u8` key bytes, key, body: a put's row; nothing for a
 //! delete; an update's `u64` TID of the version it changes, then its changed bytes as
 //! runs of `u16` offset, `u16` length and the bytes, in increasing offset order (format
-//! 2 had no updates). The side file `memory.loaded` marks a finished
-//! load (`LoadMarker`).
+//! 2 had no updates). The side file `memory.loaded` marks a finished load and is the
+//! log's durable mark (`LoadMarker`, `storage::logfile::MarkFile`).
 //!
 //! Committing workers take no lock on the way to the log but their own buffer's, and
 //! that only while appending one transaction's records; they announce a commit in
@@ -459,6 +459,11 @@ impl Logger {
             }
             self.mark.publish(durable);
             if stopping {
+                // A clean stop leaves the mark at the log's end: a cut of any length
+                // after it is refused.
+                if let Err(msg) = self.io.advance_mark(true) {
+                    self.fail(msg);
+                }
                 return;
             }
         }

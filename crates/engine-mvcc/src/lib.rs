@@ -188,6 +188,12 @@ impl Engine for MvccEngine {
             None => (None, None),
             Some(tail) => {
                 let (lg, h) = log::Logger::start(tail, workers, clock.clone())?;
+                if let (Some(ld), Some(_)) = (&log_dir, &recovered) {
+                    // A recovered log's marker holds its mark: the flusher advances it.
+                    lg.io
+                        .arm_mark(ld.mark_file(opts.storage.clone(), lg.database_id), false)
+                        .map_err(api::Error::Fatal)?;
+                }
                 (Some(lg), Some(h))
             }
         };
@@ -221,13 +227,9 @@ impl Engine for MvccEngine {
         // Every load commit took a timestamp at or below the clock: once it is durable,
         // the whole load is in the log.
         l.wait_durable(self.clock())?;
-        ld.write_marker(
-            &*self.storage,
-            &log::LoadMarker {
-                database_id: l.database_id,
-                log_bytes: l.io.bytes.load(Acquire),
-            },
-        )
+        // The load marker is the log's durable mark from now on.
+        l.io.arm_mark(ld.mark_file(self.storage.clone(), l.database_id), true)
+            .map_err(api::Error::Fatal)
     }
 
     fn shutdown(&self) -> Result<()> {
@@ -365,11 +367,11 @@ fn open_log(
         }
         let tmp = storage::temp::create("mvcc")
             .map_err(|e| api::Error::fatal(format!("cannot create a log directory: {e}")))?;
-        let ld = recovery::LogDir::new(tmp.path());
-        let tail = ld.create(st, fp)?;
+        let ld = recovery::log_dir(tmp.path());
+        let tail = recovery::create(&ld, st, fp)?;
         return Ok((Some(tail), Some(ld), None, Some(tmp)));
     };
-    let ld = recovery::LogDir::new(&dir);
+    let ld = recovery::log_dir(&dir);
     let other = dir.join(engine_memory::log::LOG_FILE);
     if st.exists(&other).unwrap_or(false) {
         return Err(api::Error::fatal(format!(
@@ -379,19 +381,19 @@ fn open_log(
         )));
     }
     if opts.reload {
-        ld.remove(st)?;
+        ld.remove(st).map_err(api::Error::Fatal)?;
     }
-    if ld.has_log(st)? {
+    if ld.has_log(st).map_err(api::Error::Fatal)? {
         if !logging && opts.create {
             return Err(api::Error::fatal(format!(
                 "{} holds an mvcc-engine log: with --log off this run's changes would not be logged; give --log sync or --log async (or --reload to start over)",
                 dir.display()
             )));
         }
-        let (r, tail) = ld.recover(st, catalog, fp, logging)?;
+        let (r, tail) = recovery::recover(&ld, st, catalog, fp, logging)?;
         return Ok((tail, Some(ld), Some(r), None));
     }
-    if ld.has_marker(st)? {
+    if ld.has_marker(st).map_err(api::Error::Fatal)? {
         return Err(api::Error::fatal(format!(
             "{} is there but {} is missing: the log was removed or lost, refused (remove the directory or rerun with --reload)",
             ld.marker.display(),
@@ -410,6 +412,6 @@ fn open_log(
             dir.display()
         )));
     }
-    let tail = ld.create(st, fp)?;
+    let tail = recovery::create(&ld, st, fp)?;
     Ok((Some(tail), Some(ld), None, None))
 }

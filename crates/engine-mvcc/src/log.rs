@@ -346,6 +346,11 @@ impl Logger {
             }
             self.mark.publish(c);
             if stopping {
+                // A clean stop leaves the mark at the log's end: a cut of any length
+                // after it is refused.
+                if let Err(msg) = self.io.advance_mark(true) {
+                    self.fail(msg);
+                }
                 return;
             }
         }

@@ -19,16 +19,16 @@
 //! record above the durable timestamp.
 
 use crate::catalog::{Catalog, Index, Table};
-use crate::log::{self, FileHeader, LoadMarker, LogEnd, LogReader, RecordRef};
+use crate::log::{self, FileHeader, LogEnd, LogReader, RecordRef};
 use crate::version::{Obj, Version};
 use api::key::Key;
 use api::{Error, Result};
-use std::io;
 use std::ops::Bound;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering::*;
-use std::sync::Arc;
-use storage::{File, Open, Storage};
+pub use storage::logdir::LogDir;
+use storage::logdir::LogDirFormat;
+use storage::{File, Storage};
 
 /// What a replay found.
 #[derive(Debug, Default, Clone)]
@@ -49,11 +49,6 @@ pub struct Replayed {
 
 fn fatal(msg: String) -> Error {
     Error::Fatal(msg)
-}
-
-fn io_err(what: &str, e: io::Error) -> Error {
-    // Storage errors already name the file; keep one line.
-    fatal(format!("{what}: {e}"))
 }
 
 /// Apply one durable record (exclusive access): the highest timestamp per key wins.
@@ -246,183 +241,60 @@ fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
     Ok(rows)
 }
 
-/// The files of a database directory.
-pub struct LogDir {
-    pub dir: PathBuf,
-    pub log: PathBuf,
-    pub marker: PathBuf,
+/// The log directory's files: the log and its load marker (the durable mark).
+pub const DIR: LogDirFormat = LogDirFormat {
+    log: log::LOG_FILE,
+    marker: log::MARKER_FILE,
+    header: &log::HEADER,
+    marker_format: &log::MARKER,
+};
+
+/// The log directory `dir`.
+pub fn log_dir(dir: &Path) -> LogDir {
+    LogDir::new(dir, &DIR)
 }
 
-impl LogDir {
-    pub fn new(dir: &Path) -> Self {
-        LogDir {
-            dir: dir.to_path_buf(),
-            log: dir.join(log::LOG_FILE),
-            marker: dir.join(log::MARKER_FILE),
-        }
-    }
+/// Create a new, empty log in `ld` and say where the flusher appends.
+pub fn create(ld: &LogDir, st: &dyn Storage, schema_fp: u32) -> Result<log::LogTail> {
+    let (file, header) = ld.create(st, schema_fp).map_err(fatal)?;
+    Ok(log::LogTail {
+        file,
+        path: ld.log.clone(),
+        database_id: header.database_id,
+        offset: log::FILE_HEADER_BYTES as u64,
+        durable: 0,
+        restart: None,
+    })
+}
 
-    fn exists(&self, st: &dyn Storage, p: &Path) -> Result<bool> {
-        st.exists(p).map_err(|e| io_err("looking for the log", e))
+/// Recover from the existing log in `ld` into `catalog` (the file is only read).
+/// `append`: also return where the flusher continues. A log that ends before its
+/// durable mark is refused.
+pub fn recover(
+    ld: &LogDir,
+    st: &dyn Storage,
+    catalog: &mut Catalog,
+    schema_fp: u32,
+    append: bool,
+) -> Result<(Replayed, Option<log::LogTail>)> {
+    let o = ld.open(st, append).map_err(fatal)?;
+    let r = replay(catalog, &*o.file, &ld.log, schema_fp)?;
+    let end = r.end.expect("replay read to the end");
+    ld.check_end(end.valid, &o.marker).map_err(fatal)?;
+    if !append {
+        return Ok((r, None));
     }
-
-    pub fn has_log(&self, st: &dyn Storage) -> Result<bool> {
-        self.exists(st, &self.log)
-    }
-
-    pub fn has_marker(&self, st: &dyn Storage) -> Result<bool> {
-        self.exists(st, &self.marker)
-    }
-
-    /// `--reload`: remove this engine's log and marker (the marker first: a crash in
-    /// between leaves a log whose load is unfinished, never a marker without its log).
-    /// A file that is not this engine's is refused, not removed.
-    pub fn remove(&self, st: &dyn Storage) -> Result<()> {
-        let log_here = self.has_log(st)?;
-        if log_here {
-            let f = st
-                .open(&self.log, Open::Read)
-                .map_err(|e| io_err("opening the log", e))?;
-            let mut head = [0u8; 16];
-            let n = f
-                .read_full_at(&mut head, 0)
-                .map_err(|e| io_err("reading the log", e))?;
-            if !log::HEADER.looks_like(&head[..n]) {
-                return Err(fatal(format!(
-                    "{} is not an mvcc-engine log: --reload refuses to remove it",
-                    self.log.display()
-                )));
-            }
-        }
-        let marker_here = self.has_marker(st)?;
-        if marker_here {
-            let b = st
-                .read(&self.marker)
-                .map_err(|e| io_err("reading the load marker", e))?;
-            if !log::MARKER.looks_like(&b) {
-                return Err(fatal(format!(
-                    "{} is not an mvcc-engine load marker: --reload refuses to remove it",
-                    self.marker.display()
-                )));
-            }
-            st.remove(&self.marker)
-                .map_err(|e| io_err("removing the load marker", e))?;
-        }
-        if log_here {
-            st.remove(&self.log)
-                .map_err(|e| io_err("removing the log", e))?;
-        }
-        if log_here || marker_here {
-            st.sync_dir(&self.dir)
-                .map_err(|e| io_err("syncing the database directory", e))?;
-        }
-        Ok(())
-    }
-
-    /// Create a new, empty log (header only) atomically, and open it for appending.
-    pub fn create(&self, st: &dyn Storage, schema_fp: u32) -> Result<log::LogTail> {
-        st.create_dir_all(&self.dir)
-            .map_err(|e| io_err("creating the database directory", e))?;
-        let header = FileHeader {
-            database_id: storage::random_id(),
-            schema: schema_fp,
-        };
-        storage::write_atomic(st, &self.dir, log::LOG_FILE, &log::HEADER.encode(&header))
-            .map_err(|e| io_err("creating the log", e))?;
-        let file = st
-            .open(&self.log, Open::ReadWrite)
-            .map_err(|e| io_err("opening the log", e))?;
-        Ok(log::LogTail {
-            file,
-            path: self.log.clone(),
-            database_id: header.database_id,
-            offset: log::FILE_HEADER_BYTES as u64,
-            durable: 0,
-            restart: None,
-        })
-    }
-
-    /// The load marker, checked against the log's database id.
-    pub fn read_marker(&self, st: &dyn Storage, header: &FileHeader) -> Result<LoadMarker> {
-        if !self.has_marker(st)? {
-            return Err(fatal(format!(
-                "the load did not finish in {} (no {}): remove {} or rerun with --reload",
-                self.dir.display(),
-                log::MARKER_FILE,
-                self.dir.display()
-            )));
-        }
-        let b = st
-            .read(&self.marker)
-            .map_err(|e| io_err("reading the load marker", e))?;
-        let m = log::MARKER.decode(&b, &self.marker).map_err(fatal)?;
-        if m.database_id != header.database_id {
-            return Err(fatal(format!(
-                "{} belongs to another log (database id {:016x}, the log's is {:016x}): refused",
-                self.marker.display(),
-                m.database_id,
-                header.database_id
-            )));
-        }
-        Ok(m)
-    }
-
-    /// Write the load marker (after the load is durable).
-    pub fn write_marker(&self, st: &dyn Storage, m: &LoadMarker) -> Result<()> {
-        let bytes = log::MARKER.encode(m);
-        storage::write_atomic(st, &self.dir, log::MARKER_FILE, &bytes).map_err(|e| {
-            if storage::is_no_space(&e) {
-                fatal(format!(
-                    "no space left on the device holding {}: cannot mark the load complete",
-                    self.dir.display()
-                ))
-            } else {
-                io_err("writing the load marker", e)
-            }
-        })
-    }
-
-    /// Recover from the existing log into `catalog` (the file is only read). `append`:
-    /// also return where the flusher continues.
-    pub fn recover(
-        &self,
-        st: &dyn Storage,
-        catalog: &mut Catalog,
-        schema_fp: u32,
-        append: bool,
-    ) -> Result<(Replayed, Option<log::LogTail>)> {
-        let how = if append { Open::ReadWrite } else { Open::Read };
-        let file: Arc<dyn File> = st
-            .open(&self.log, how)
-            .map_err(|e| io_err("opening the log", e))?;
-        let header = log::read_header(&*file, &self.log)?;
-        let marker = self.read_marker(st, &header)?;
-        let r = replay(catalog, &*file, &self.log, schema_fp)?;
-        let end = r.end.expect("replay read to the end");
-        if end.valid < marker.log_bytes {
-            return Err(fatal(format!(
-                "log file {} ends at byte {} before the end of its load (byte {} recorded in {}): the log lost data, refused",
-                self.log.display(),
-                end.valid,
-                marker.log_bytes,
-                log::MARKER_FILE
-            )));
-        }
-        if !append {
-            return Ok((r, None));
-        }
-        // Nothing is written here: the flusher cuts a torn tail and writes the restart
-        // block before its first block (see `log::LogTail::restart`).
-        let tail = log::LogTail {
-            file,
-            path: self.log.clone(),
-            database_id: header.database_id,
-            offset: end.valid,
-            durable: r.durable,
-            restart: Some(log::Restart {
-                torn: end.torn_bytes > 0,
-            }),
-        };
-        Ok((r, Some(tail)))
-    }
+    // Nothing is written here: the flusher cuts a torn tail and writes the restart
+    // block before its first block (see `log::LogTail::restart`).
+    let tail = log::LogTail {
+        file: o.file,
+        path: ld.log.clone(),
+        database_id: o.header.database_id,
+        offset: end.valid,
+        durable: r.durable,
+        restart: Some(log::Restart {
+            torn: end.torn_bytes > 0,
+        }),
+    };
+    Ok((r, Some(tail)))
 }

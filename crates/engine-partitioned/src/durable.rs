@@ -43,6 +43,7 @@ pub struct Dir {
     pub dir: PathBuf,
     pub snapshot: PathBuf,
     pub log: PathBuf,
+    pub mark: PathBuf,
 }
 
 impl Dir {
@@ -51,7 +52,44 @@ impl Dir {
             dir: dir.to_path_buf(),
             snapshot: dir.join(snapshot::SNAPSHOT_FILE),
             log: dir.join(log::LOG_FILE),
+            mark: dir.join(log::MARK_FILE),
         }
+    }
+
+    /// The log's durable mark, as the flusher writes it.
+    pub fn mark_file(&self, st: Arc<dyn Storage>, database_id: u64) -> storage::logfile::MarkFile {
+        storage::logfile::MarkFile {
+            st,
+            dir: self.dir.clone(),
+            name: log::MARK_FILE,
+            format: &log::MARK,
+            database_id,
+            interval: storage::logfile::MARK_INTERVAL,
+        }
+    }
+
+    /// The durable mark, checked against the log's database id: how long the log is
+    /// known to be.
+    fn read_mark(&self, st: &dyn Storage, header: &FileHeader) -> Result<u64> {
+        if !Self::exists(st, &self.mark)? {
+            return Err(Error::fatal(format!(
+                "{} is missing: without the log's durable mark a cut log cannot be told from a whole one, refused (a database of an older build: rerun with --reload)",
+                self.mark.display()
+            )));
+        }
+        let b = st
+            .read(&self.mark)
+            .map_err(|e| Error::fatal(format!("{}: {e}", self.mark.display())))?;
+        let m = log::MARK.decode(&b, &self.mark).map_err(Error::Fatal)?;
+        if m.database_id != header.database_id {
+            return Err(Error::fatal(format!(
+                "{} belongs to another database (database id {:016x}, the log's is {:016x}): refused",
+                self.mark.display(),
+                m.database_id,
+                header.database_id
+            )));
+        }
+        Ok(m.log_bytes)
     }
 
     fn exists(st: &dyn Storage, p: &Path) -> Result<bool> {
@@ -72,16 +110,21 @@ impl Dir {
     }
 
     /// Remove the database: the snapshot first (so a crash in between leaves a log
-    /// without a snapshot, a load not finished, never a snapshot without its log).
-    /// Files that are not this engine's are refused, and nothing is removed then.
+    /// without a snapshot, a load not finished, never a snapshot without its log), then
+    /// the mark, then the log. Files that are not this engine's are refused, and nothing
+    /// is removed then.
     pub fn remove(&self, st: &dyn Storage) -> Result<()> {
         let mut gone = Vec::new();
+        let mark = |h: &[u8]| log::MARK.looks_like(h);
+        let snap = |h: &[u8]| snapshot::HEADER.looks_like(h);
+        let lg = |h: &[u8]| log::HEADER.looks_like(h);
         for (p, ours) in [
-            (&self.snapshot, &snapshot::HEADER),
-            (&self.log, &log::HEADER),
+            (&self.snapshot, &snap as &dyn Fn(&[u8]) -> bool),
+            (&self.mark, &mark),
+            (&self.log, &lg),
         ] {
             if Self::exists(st, p)? {
-                if !ours.looks_like(&Self::head(st, p)?) {
+                if !ours(&Self::head(st, p)?) {
                     return Err(Error::fatal(format!(
                         "{} is not a partitioned-engine file: refused, nothing removed",
                         p.display()
@@ -212,8 +255,8 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
                 files.log.display()
             )));
         }
-        st.remove(&files.log)
-            .map_err(|e| Error::fatal(format!("cannot remove {}: {e}", files.log.display())))?;
+        // (`remove` also takes a mark left beside it, checking it is one.)
+        files.remove(st)?;
     }
     st.create_dir_all(&dir)
         .map_err(|e| Error::fatal(format!("cannot create {}: {e}", dir.display())))?;
@@ -273,6 +316,15 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
             files.snapshot.display()
         )));
     }
+    let marked = files.read_mark(st, &header)?;
+    if contents.valid_bytes < marked {
+        return Err(Error::fatal(format!(
+            "log file {} ends at byte {} before byte {marked} that {} records as durable: the log was cut or damaged and lost acknowledged commits, refused, the file is left as it is",
+            files.log.display(),
+            contents.valid_bytes,
+            log::MARK_FILE
+        )));
+    }
     let d = Durability {
         files,
         st: opts.storage.clone(),
@@ -306,6 +358,8 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
                 offset: contents.valid_bytes,
                 commands: contents.commands.len() as u64,
             })?;
+            // The mark holds a length already: the flusher advances it.
+            d.arm_mark()?;
         }
     }
     Ok(Opened {
@@ -342,9 +396,14 @@ impl Durability {
                 Error::fatal(format!("{}: {err}", p.display()))
             }
         };
-        // The log first, whole (atomically): a snapshot never exists without its log.
+        // The log first, whole (atomically), and its mark: a snapshot never exists
+        // without them.
         storage::write_atomic(st, dir, log::LOG_FILE, &log::HEADER.encode(&self.header))
             .map_err(|err| fail(&self.files.log, err))?;
+        self.files
+            .mark_file(self.st.clone(), self.header.database_id)
+            .write(log::FILE_HEADER_BYTES as u64)
+            .map_err(Error::Fatal)?;
         let mut w = snapshot::Writer::create(st, dir, &self.header, tables)?;
         rows(&mut w)?;
         w.finish()?;
@@ -356,7 +415,19 @@ impl Durability {
             path: self.files.log.clone(),
             offset: log::FILE_HEADER_BYTES as u64,
             commands: 0,
-        })
+        })?;
+        self.arm_mark()
+    }
+
+    /// From now on the flusher advances the durable mark (which holds a length).
+    fn arm_mark(&self) -> Result<()> {
+        let l = self.logger.get().expect("the flusher is started");
+        l.io.arm_mark(
+            self.files
+                .mark_file(self.st.clone(), self.header.database_id),
+            false,
+        )
+        .map_err(Error::Fatal)
     }
 
     /// Write what is appended and stop the flusher; its error, if it failed.

@@ -29,10 +29,13 @@ use std::time::Duration;
 /// Who a log (and a snapshot) belongs to.
 pub use storage::logfile::Header as FileHeader;
 pub(crate) use storage::logfile::{crc, le32, le64};
-use storage::logfile::{HeaderFormat, Watermark, BUFFER_LIMIT};
+use storage::logfile::{HeaderFormat, MarkerFormat, Watermark, BUFFER_LIMIT};
 use storage::File;
 
 pub const LOG_FILE: &str = "partitioned.log";
+/// The log's durable mark (`storage::logfile::MarkFile`): how long the log is known to
+/// be fsync'd; recovery refuses a log whose valid part ends before it.
+pub const MARK_FILE: &str = "partitioned.mark";
 pub const FILE_MAGIC: &[u8; 8] = b"OLTPPLOG";
 /// Bytes 12..16 of the file header: which engine wrote the log.
 pub const ENGINE_TAG: &[u8; 4] = b"part";
@@ -58,6 +61,16 @@ pub const HEADER: HeaderFormat = HeaderFormat {
     what: "a partitioned-engine command log",
     version_hint: "",
     others: &[],
+};
+
+/// The durable mark `MARK_FILE`: magic `b"OLTPPMRK"`, `u32` version, `u32` zero, `u64`
+/// database id, `u64` log bytes known durable, `u32` CRC-32 of bytes 0..32 (the load
+/// marker's layout). Written before the snapshot at the end of the load, then advanced
+/// by the flusher.
+pub const MARK: MarkerFormat = MarkerFormat {
+    magic: b"OLTPPMRK",
+    version: FORMAT_VERSION,
+    what: "a partitioned-engine durable mark",
 };
 
 /// Append one command to a block payload.
@@ -348,6 +361,11 @@ impl Logger {
                 self.mark.publish(first + count as u64);
             }
             if stopping {
+                // A clean stop leaves the mark at the log's end: a cut of any length
+                // after it is refused.
+                if let Err(msg) = self.io.advance_mark(true) {
+                    self.fail(msg);
+                }
                 return;
             }
         }

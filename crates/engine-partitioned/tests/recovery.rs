@@ -529,3 +529,75 @@ fn a_full_log_buffer_holds_its_committer_until_the_flusher_took_it() {
     let c = engine_partitioned::log::read_log(&std::fs::read(&path).unwrap(), &path).unwrap();
     assert_eq!(c.commands.len() as u64, n);
 }
+
+/// A log cut before its durable mark lost acknowledged commits, which a crash never
+/// does: refused by `check` and by a run, the file left as it is; the mark follows the
+/// log while it runs and reaches its end at a clean stop. A missing mark, or another
+/// database's, is refused too. (Before the mark, each of these cuts was accepted and
+/// the commands after it silently lost.)
+#[test]
+fn a_log_cut_before_its_durable_mark_is_refused() {
+    use engine_partitioned::log::{MARK, MARK_FILE};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let mark_of = |d: &Path| {
+        let p = d.join(MARK_FILE);
+        MARK.decode(&std::fs::read(&p).unwrap(), &p)
+            .unwrap()
+            .log_bytes
+    };
+    let e = open(&opts(&dir, LogMode::Sync, 1), 1).unwrap();
+    load_or_replay(&e);
+    let load_end = mark_of(&dir);
+    assert_eq!(load_end, engine_partitioned::log::FILE_HEADER_BYTES as u64);
+    run_commands(&e, 1, 20, 0);
+    std::thread::sleep(storage::logfile::MARK_INTERVAL + Duration::from_millis(100));
+    run_commands(&e, 1, 20, 100);
+    assert!(
+        mark_of(&dir) > load_end,
+        "the mark did not advance while running"
+    );
+    e.shutdown().unwrap();
+    drop(e);
+    let log = dir.join(engine_partitioned::log::LOG_FILE);
+    let whole = std::fs::read(&log).unwrap();
+    assert_eq!(
+        mark_of(&dir),
+        whole.len() as u64,
+        "a clean stop marks the log's end"
+    );
+    for cut in [whole.len() - 10, whole.len() / 2, 40] {
+        std::fs::write(&log, &whole[..cut]).unwrap();
+        for o in [check_opts(&dir), opts(&dir, LogMode::Sync, 1)] {
+            let e = err_of(open(&o, 1));
+            assert!(
+                e.contains("records as durable") && e.contains("refused"),
+                "{e}"
+            );
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert_eq!(
+                std::fs::read(&log).unwrap(),
+                &whole[..cut],
+                "a refused log changed"
+            );
+        }
+    }
+    std::fs::write(&log, &whole).unwrap();
+    let mark = std::fs::read(dir.join(MARK_FILE)).unwrap();
+    std::fs::remove_file(dir.join(MARK_FILE)).unwrap();
+    let e = err_of(open(&check_opts(&dir), 1));
+    assert!(e.contains("is missing") && e.contains(MARK_FILE), "{e}");
+    let other = tmp.path().join("other");
+    small_db(&other);
+    std::fs::copy(other.join(MARK_FILE), dir.join(MARK_FILE)).unwrap();
+    let e = err_of(open(&check_opts(&dir), 1));
+    assert!(e.contains("belongs to another database"), "{e}");
+    std::fs::write(dir.join(MARK_FILE), &mark).unwrap();
+    let e = open(&check_opts(&dir), 1).unwrap();
+    let committed = (0..20).chain(100..120).filter(|i| i % 7 != 0).count();
+    assert_eq!(
+        load_or_replay(&e).len(),
+        committed,
+        "every commit but the rollbacks"
+    );
+}

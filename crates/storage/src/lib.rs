@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub mod gated;
+pub mod logdir;
 pub mod logfile;
 pub mod real;
 pub mod sim;

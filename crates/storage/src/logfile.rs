@@ -1,6 +1,7 @@
 //! `logfile`: the plumbing the in-memory engines' log files share, once: little-endian
 //! reads and the CRC-32 (`le32`, `le64`, `crc`), the checksummed 32-byte file header
-//! (`HeaderFormat`), the load-marker file (`MarkerFormat`), the durability watermark a
+//! (`HeaderFormat`), the load-marker file (`MarkerFormat`), the durable mark that says
+//! how long the log is known to be (`MarkFile`, advanced by `BlockWriter`), the durability watermark a
 //! flusher thread publishes and committers wait on (`Watermark`), the bounded
 //! per-worker log buffers a flusher drains (`WorkerBuffers`, `BUFFER_LIMIT`), and the
 //! one line a failed log write becomes (`io_failure`). Each engine names what differs (magic,
@@ -15,14 +16,15 @@
 //! bytes of engine tag (or a word of the file's own, such as the snapshot's table
 //! count), `u64` database id, `u32` schema fingerprint, `u32` CRC-32 of bytes 0..28.
 //! Load marker (36 bytes): magic (8 bytes), `u32` format version, `u32` zero, `u64`
-//! database id, `u64` length of the log when the load was durable, `u32` CRC-32 of
-//! bytes 0..32.
+//! database id, `u64` length of the log known durable (the load's end, then advanced
+//! as the durable mark), `u32` CRC-32 of bytes 0..32.
 
 use crossbeam_utils::CachePadded;
 use parking_lot::{Mutex, MutexGuard};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The `u32` at the start of `b` (little-endian).
 #[inline]
@@ -193,7 +195,8 @@ impl HeaderFormat {
 pub struct LoadMarker {
     /// The log's database id.
     pub database_id: u64,
-    /// The valid log is at least this long (the load's blocks end here or before).
+    /// The valid log is at least this long: the end of the load when it is written,
+    /// then advanced by the flusher as the log's durable mark ([`MarkFile`]).
     pub log_bytes: u64,
 }
 
@@ -250,14 +253,72 @@ impl MarkerFormat {
     }
 }
 
+/// How often a flusher advances its log's durable mark (at most: a mark is written
+/// after a block only once this much time has passed since the last one). A log cut
+/// after its last mark cannot be told from a crash; this bounds that window.
+pub const MARK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// A log's durable mark: a small file (a [`MarkerFormat`] file; for the memory and
+/// mvcc engines the load marker itself) that records a length of the log known to be
+/// fsync'd. Recovery refuses a log whose valid part ends before it: a log cut or
+/// damaged behind the mark lost acknowledged commits, which a crash never does.
+/// Rewritten whole with [`crate::write_atomic`], so it is the old mark or the new one.
+#[derive(Debug, Clone)]
+pub struct MarkFile {
+    pub st: Arc<dyn crate::Storage>,
+    pub dir: PathBuf,
+    /// The file's name in `dir`.
+    pub name: &'static str,
+    pub format: &'static MarkerFormat,
+    /// The log's database id, recorded in the mark.
+    pub database_id: u64,
+    /// [`MARK_INTERVAL`] (tests: shorter).
+    pub interval: Duration,
+}
+
+impl MarkFile {
+    /// Record that the log is durable up to `log_bytes`. The error is the user's line.
+    pub fn write(&self, log_bytes: u64) -> Result<(), String> {
+        let m = LoadMarker {
+            database_id: self.database_id,
+            log_bytes,
+        };
+        crate::write_atomic(&*self.st, &self.dir, self.name, &self.format.encode(&m)).map_err(
+            |e| {
+                let path = self.dir.join(self.name);
+                if crate::is_no_space(&e) {
+                    format!(
+                        "no space left on the device holding {}: the log's durable mark cannot advance; commits acknowledged before this are durable (free space, then continue with --no-load)",
+                        path.display()
+                    )
+                } else {
+                    format!("{}: writing the log's durable mark failed: {e}", path.display())
+                }
+            },
+        )
+    }
+}
+
+/// An armed mark: where, what it says now, and when it was written.
+#[derive(Debug)]
+struct Marking {
+    file: MarkFile,
+    written: u64,
+    at: Instant,
+}
+
 /// What a logger has written to its log file (statistics), and the one way it writes a
-/// block: at the end, then fsync, then counted.
+/// block: at the end, then fsync, then counted, then (once armed, at most every
+/// [`MARK_INTERVAL`]) the durable mark advanced to the new length.
 #[derive(Debug)]
 pub struct BlockWriter {
-    /// File length after the last block written.
+    /// File length after the last block written (durable: counted after the fsync).
     pub bytes: AtomicU64,
     pub blocks: AtomicU64,
     pub fsyncs: AtomicU64,
+    /// Durable marks written.
+    pub marks: AtomicU64,
+    mark: Mutex<Option<Marking>>,
 }
 
 impl BlockWriter {
@@ -267,7 +328,49 @@ impl BlockWriter {
             bytes: AtomicU64::new(offset),
             blocks: AtomicU64::new(0),
             fsyncs: AtomicU64::new(0),
+            marks: AtomicU64::new(0),
+            mark: Mutex::new(None),
         }
+    }
+
+    /// From now on the durable mark in `file` follows the log. `now`: write it at once
+    /// at the log's durable length (the end of a load; the caller made the load
+    /// durable first); otherwise it already holds a length (a recovered log) and is
+    /// advanced after the next block once the interval has passed. Only one mark may
+    /// be armed, once.
+    pub fn arm_mark(&self, file: MarkFile, now: bool) -> Result<(), String> {
+        let mut g = self.mark.lock();
+        assert!(g.is_none(), "a log's durable mark armed twice");
+        let mut m = Marking {
+            file,
+            written: 0,
+            at: Instant::now(),
+        };
+        if now {
+            let b = self.bytes.load(Acquire);
+            m.file.write(b)?;
+            m.written = b;
+            self.marks.fetch_add(1, Relaxed);
+        }
+        *g = Some(m);
+        Ok(())
+    }
+
+    /// Advance the mark to the durable length if it is armed and behind, and the
+    /// interval has passed (`force`: whatever the interval, as at a clean stop).
+    pub fn advance_mark(&self, force: bool) -> Result<(), String> {
+        let mut g = self.mark.lock();
+        let Some(m) = g.as_mut() else {
+            return Ok(());
+        };
+        let b = self.bytes.load(Acquire);
+        if b > m.written && (force || m.at.elapsed() >= m.file.interval) {
+            m.file.write(b)?;
+            m.written = b;
+            m.at = Instant::now();
+            self.marks.fetch_add(1, Relaxed);
+        }
+        Ok(())
     }
 
     /// Write `block` at `*offset` of `file` (the log at `path`) and make it durable;
@@ -285,10 +388,10 @@ impl BlockWriter {
             .map_err(|e| io_failure("fsync", path, &e))?;
         file.drop_cached(*offset, block.len() as u64);
         *offset += block.len() as u64;
-        self.bytes.store(*offset, Relaxed);
+        self.bytes.store(*offset, Release);
         self.blocks.fetch_add(1, Relaxed);
         self.fsyncs.fetch_add(1, Relaxed);
-        Ok(())
+        self.advance_mark(false)
     }
 }
 
@@ -578,6 +681,106 @@ mod tests {
         assert!(!e.contains('\n'), "{e}");
         assert!(e.contains(P) && e.contains("refused"), "{e}");
         e
+    }
+
+    const MARKS: MarkerFormat = MarkerFormat {
+        magic: b"OLTPTMRK",
+        version: 1,
+        what: "a test-engine mark",
+    };
+
+    /// A writer on a simulated disk appending to `/db/t.log`, and its mark's file.
+    fn marked(
+        interval: Duration,
+    ) -> (
+        crate::SimStorage,
+        Arc<dyn crate::File>,
+        BlockWriter,
+        MarkFile,
+    ) {
+        let sim = crate::SimStorage::new(7);
+        let st = sim.as_storage();
+        st.create_dir_all(Path::new("/db")).unwrap();
+        let f = crate::create_durable(&*st, Path::new("/db/t.log")).unwrap();
+        let mf = MarkFile {
+            st,
+            dir: "/db".into(),
+            name: "t.mark",
+            format: &MARKS,
+            database_id: 9,
+            interval,
+        };
+        (sim, f, BlockWriter::new(0), mf)
+    }
+
+    fn mark_on_disk(sim: &crate::SimStorage) -> Option<u64> {
+        let b = sim.read_file(Path::new("/db/t.mark"))?;
+        let m = MARKS.decode(&b, Path::new("/db/t.mark")).unwrap();
+        assert_eq!(m.database_id, 9);
+        Some(m.log_bytes)
+    }
+
+    /// The mark follows the durable length of the log: at once when armed at the end of
+    /// a load, after a block once the interval has passed, at every block with no
+    /// interval, and whatever the interval when forced (a clean stop); never beyond
+    /// what is fsync'd, and it survives a power loss.
+    #[test]
+    fn the_durable_mark_follows_the_log() {
+        let (sim, f, w, mf) = marked(Duration::from_secs(3600));
+        let mut off = 0;
+        w.write_durably(&*f, &mut off, &[1; 100], Path::new("/db/t.log"))
+            .unwrap();
+        assert_eq!(mark_on_disk(&sim), None, "not armed: no mark");
+        w.arm_mark(mf, true).unwrap();
+        assert_eq!(mark_on_disk(&sim), Some(100));
+        w.write_durably(&*f, &mut off, &[2; 50], Path::new("/db/t.log"))
+            .unwrap();
+        assert_eq!(mark_on_disk(&sim), Some(100), "the interval has not passed");
+        w.advance_mark(true).unwrap();
+        assert_eq!(mark_on_disk(&sim), Some(150));
+        assert_eq!(w.marks.load(Relaxed), 2);
+        w.advance_mark(true).unwrap();
+        assert_eq!(
+            w.marks.load(Relaxed),
+            2,
+            "a mark already there is not rewritten"
+        );
+        sim.crash();
+        assert_eq!(mark_on_disk(&sim), Some(150), "the mark is durable");
+
+        let (sim, f, w, mf) = marked(Duration::ZERO);
+        w.arm_mark(mf, false).unwrap();
+        assert_eq!(
+            mark_on_disk(&sim),
+            None,
+            "a recovered log's mark is not rewritten at once"
+        );
+        let mut off = 0;
+        for i in 1..=3u64 {
+            w.write_durably(&*f, &mut off, &[3; 10], Path::new("/db/t.log"))
+                .unwrap();
+            assert_eq!(mark_on_disk(&sim), Some(10 * i));
+        }
+    }
+
+    /// A mark that cannot be written is the user's one line, not a panic; a full disk
+    /// says that acknowledged commits are durable.
+    #[test]
+    fn a_mark_that_cannot_be_written_is_one_line() {
+        let (sim, f, w, mf) = marked(Duration::ZERO);
+        w.arm_mark(mf, false).unwrap();
+        let mut off = 0;
+        sim.set_faults(crate::sim::Faults {
+            no_space_after: Some(40), // the block fits, the mark (36 bytes) does not
+            ..crate::sim::Faults::default()
+        });
+        let e = w
+            .write_durably(&*f, &mut off, &[4; 20], Path::new("/db/t.log"))
+            .unwrap_err();
+        assert!(
+            e.contains("no space left") && e.contains("t.mark") && !e.contains('\n'),
+            "{e}"
+        );
     }
 
     /// The header as it is on disk, byte by byte: logs written before this module

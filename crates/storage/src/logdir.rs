@@ -1,0 +1,222 @@
+//! `logdir`: the directory life cycle of a value log with a load marker (the `memory`
+//! and `mvcc` engines): which files it holds, creating a new log, removing both files on
+//! `--reload` or `drop` (only if they are this engine's), and opening an existing log for
+//! recovery with its marker checked: the marker must name the log's database, and the
+//! log's valid part must reach the length the marker records as durable (the load's
+//! end, then the durable mark the flusher advances, `logfile::MarkFile`).
+//!
+//! The engines keep their own replay; this module never reads a block. Refusals are
+//! one-line `String`s (this crate does not know `api`).
+//!
+//! Must never: remove a file that is not this engine's, remove the log before its
+//! marker (a crash in between would leave a marker without its log), or accept a log
+//! that ends before its durable mark.
+
+use crate::logfile::{Header, HeaderFormat, LoadMarker, MarkFile, MarkerFormat, HEADER_BYTES};
+use crate::{File, Open, Storage};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What one engine's log directory holds.
+#[derive(Debug)]
+pub struct LogDirFormat {
+    /// The log's file name.
+    pub log: &'static str,
+    /// The load marker's (and durable mark's) file name.
+    pub marker: &'static str,
+    pub header: &'static HeaderFormat,
+    pub marker_format: &'static MarkerFormat,
+}
+
+/// The files of one log directory.
+#[derive(Debug, Clone)]
+pub struct LogDir {
+    pub dir: PathBuf,
+    pub log: PathBuf,
+    pub marker: PathBuf,
+    pub format: &'static LogDirFormat,
+}
+
+/// An existing log opened for recovery: its file, header and marker, checked against
+/// each other. Replay it, then [`LogDir::check_end`] its valid length.
+pub struct Opened {
+    pub file: Arc<dyn File>,
+    pub header: Header,
+    pub marker: LoadMarker,
+}
+
+fn err(what: &str, e: io::Error) -> String {
+    // Storage errors already name the file; keep one line.
+    format!("{what}: {e}")
+}
+
+impl LogDir {
+    pub fn new(dir: &Path, format: &'static LogDirFormat) -> Self {
+        LogDir {
+            dir: dir.to_path_buf(),
+            log: dir.join(format.log),
+            marker: dir.join(format.marker),
+            format,
+        }
+    }
+
+    fn exists(&self, st: &dyn Storage, p: &Path) -> Result<bool, String> {
+        st.exists(p).map_err(|e| err("looking for the log", e))
+    }
+
+    pub fn has_log(&self, st: &dyn Storage) -> Result<bool, String> {
+        self.exists(st, &self.log)
+    }
+
+    pub fn has_marker(&self, st: &dyn Storage) -> Result<bool, String> {
+        self.exists(st, &self.marker)
+    }
+
+    /// `--reload` or `drop`: remove this engine's log and marker (the marker first: a
+    /// crash in between leaves a log whose load is unfinished, never a marker without
+    /// its log). A file that is not this engine's is refused, and nothing is removed.
+    pub fn remove(&self, st: &dyn Storage) -> Result<(), String> {
+        let log_here = self.has_log(st)?;
+        if log_here {
+            let f = st
+                .open(&self.log, Open::Read)
+                .map_err(|e| err("opening the log", e))?;
+            let mut head = [0u8; 16];
+            let n = f
+                .read_full_at(&mut head, 0)
+                .map_err(|e| err("reading the log", e))?;
+            if !self.format.header.looks_like(&head[..n]) {
+                return Err(format!(
+                    "{} is not {}: oltpscope refuses to remove it",
+                    self.log.display(),
+                    self.format.header.what
+                ));
+            }
+        }
+        let marker_here = self.has_marker(st)?;
+        if marker_here {
+            let b = st
+                .read(&self.marker)
+                .map_err(|e| err("reading the load marker", e))?;
+            if !self.format.marker_format.looks_like(&b) {
+                return Err(format!(
+                    "{} is not {}: oltpscope refuses to remove it",
+                    self.marker.display(),
+                    self.format.marker_format.what
+                ));
+            }
+            st.remove(&self.marker)
+                .map_err(|e| err("removing the load marker", e))?;
+        }
+        if log_here {
+            st.remove(&self.log)
+                .map_err(|e| err("removing the log", e))?;
+        }
+        if log_here || marker_here {
+            st.sync_dir(&self.dir)
+                .map_err(|e| err("syncing the log directory", e))?;
+        }
+        Ok(())
+    }
+
+    /// Create a new, empty log (header only, a new database id) atomically, and open it
+    /// for appending.
+    pub fn create(&self, st: &dyn Storage, schema: u32) -> Result<(Arc<dyn File>, Header), String> {
+        st.create_dir_all(&self.dir)
+            .map_err(|e| err("creating the log directory", e))?;
+        let header = Header {
+            database_id: crate::random_id(),
+            schema,
+        };
+        crate::write_atomic(
+            st,
+            &self.dir,
+            self.format.log,
+            &self.format.header.encode(&header),
+        )
+        .map_err(|e| err("creating the log", e))?;
+        let file = st
+            .open(&self.log, Open::ReadWrite)
+            .map_err(|e| err("opening the log", e))?;
+        Ok((file, header))
+    }
+
+    /// The log's verified header.
+    pub fn read_header(&self, f: &dyn File) -> Result<Header, String> {
+        let mut b = [0u8; HEADER_BYTES];
+        let n = f
+            .read_full_at(&mut b, 0)
+            .map_err(|e| format!("log file {}: {e}", self.log.display()))?;
+        self.format.header.decode(&b[..n], &self.log)
+    }
+
+    /// The load marker, checked against the log's database id.
+    pub fn read_marker(&self, st: &dyn Storage, header: &Header) -> Result<LoadMarker, String> {
+        if !self.has_marker(st)? {
+            return Err(format!(
+                "the load did not finish in {} (no {}): remove {} or rerun with --reload",
+                self.dir.display(),
+                self.format.marker,
+                self.dir.display()
+            ));
+        }
+        let b = st
+            .read(&self.marker)
+            .map_err(|e| err("reading the load marker", e))?;
+        let m = self.format.marker_format.decode(&b, &self.marker)?;
+        if m.database_id != header.database_id {
+            return Err(format!(
+                "{} belongs to another log (database id {:016x}, the log's is {:016x}): refused",
+                self.marker.display(),
+                m.database_id,
+                header.database_id
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Open the existing log (`append`: for writing after recovery) with its header and
+    /// marker verified. Nothing is written.
+    pub fn open(&self, st: &dyn Storage, append: bool) -> Result<Opened, String> {
+        let how = if append { Open::ReadWrite } else { Open::Read };
+        let file = st
+            .open(&self.log, how)
+            .map_err(|e| err("opening the log", e))?;
+        let header = self.read_header(&*file)?;
+        let marker = self.read_marker(st, &header)?;
+        Ok(Opened {
+            file,
+            header,
+            marker,
+        })
+    }
+
+    /// After replay: a log whose valid part (`valid` bytes) ends before the length its
+    /// marker records as durable lost acknowledged commits (it was cut, or damaged
+    /// where a crash never tears), and is refused.
+    pub fn check_end(&self, valid: u64, marker: &LoadMarker) -> Result<(), String> {
+        if valid < marker.log_bytes {
+            return Err(format!(
+                "log file {} ends at byte {valid} before byte {} that {} records as durable: the log was cut or damaged and lost acknowledged commits, refused, the file is left as it is",
+                self.log.display(),
+                marker.log_bytes,
+                self.format.marker
+            ));
+        }
+        Ok(())
+    }
+
+    /// The load marker as the log's durable mark: written when the load is durable,
+    /// then advanced by the flusher (`logfile::BlockWriter::arm_mark`).
+    pub fn mark_file(&self, st: Arc<dyn Storage>, database_id: u64) -> MarkFile {
+        MarkFile {
+            st,
+            dir: self.dir.clone(),
+            name: self.format.marker,
+            format: self.format.marker_format,
+            database_id,
+            interval: crate::logfile::MARK_INTERVAL,
+        }
+    }
+}
