@@ -13,6 +13,7 @@
 //! This crate must never know about a particular engine or workload.
 
 pub mod conformance;
+pub mod crash_suite;
 pub mod engine;
 pub mod error;
 pub mod key;

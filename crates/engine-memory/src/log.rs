@@ -274,11 +274,7 @@ pub struct LogTail {
     pub restart: Option<Restart>,
 }
 
-/// What the logger does to a recovered log before appending to it.
-#[derive(Debug, Clone, Copy)]
-pub struct Restart {
-    pub torn: bool,
-}
+pub use storage::logfile::Restart;
 
 impl Logger {
     /// Start the logger thread appending to `tail`.
@@ -376,14 +372,13 @@ impl Logger {
         self.mark.fail(msg);
     }
 
-    /// A recovered log's first write: cut a torn tail, then a restart block (records
+    /// A recovered log's first write: its unmarked tail made durable and a torn tail cut
+    /// (`Restart::prepare`), then a restart block (records
     /// of epochs above `durable` written before it are void).
     fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
-        if r.torn {
-            if let Err(err) = file.set_len(*offset) {
-                self.fail(io_failure("cutting the torn tail", &self.path, &err));
-                return false;
-            }
+        if let Err(msg) = r.prepare(file, *offset, &self.path) {
+            self.fail(msg);
+            return false;
         }
         let mut b = [0u8; BLOCK_HEADER_BYTES];
         seal_block(&mut b, durable, 0, BLOCK_RESTART);

@@ -384,6 +384,7 @@ pub fn recover(
         durable: r.durable,
         restart: Some(log::Restart {
             torn: end.torn_bytes > 0,
+            marked: o.marker.log_bytes,
         }),
     };
     Ok((r, Some(tail)))

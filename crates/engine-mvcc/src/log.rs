@@ -134,11 +134,7 @@ pub struct LogTail {
     pub restart: Option<Restart>,
 }
 
-/// What the flusher does to a recovered log before appending to it.
-#[derive(Debug, Clone, Copy)]
-pub struct Restart {
-    pub torn: bool,
-}
+pub use storage::logfile::Restart;
 
 /// `Logger::inflight` of a worker that announced a commit but has no timestamp yet.
 const COMMITTING: u64 = u64::MAX;
@@ -270,14 +266,13 @@ impl Logger {
         self.mark.fail(msg);
     }
 
-    /// A recovered log's first write: cut a torn tail, then a restart block (records
+    /// A recovered log's first write: its unmarked tail made durable and a torn tail cut
+    /// (`Restart::prepare`), then a restart block (records
     /// above `durable` written before it are void).
     fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
-        if r.torn {
-            if let Err(err) = file.set_len(*offset) {
-                self.fail(io_failure("cutting the torn tail", &self.path, &err));
-                return false;
-            }
+        if let Err(msg) = r.prepare(file, *offset, &self.path) {
+            self.fail(msg);
+            return false;
         }
         let mut b = [0u8; BLOCK_HEADER_BYTES];
         seal_block(&mut b, durable, 0, BLOCK_RESTART);

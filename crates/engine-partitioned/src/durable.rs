@@ -340,16 +340,21 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
         let file = st
             .open(&d.files.log, Open::ReadWrite)
             .map_err(|err| Error::fatal(format!("log file {}: {err}", d.files.log.display())))?;
-        if contents.torn_bytes > 0 {
-            // The normal trace of a crash: a block written in part. Cut it.
-            file.set_len(contents.valid_bytes)
-                .and_then(|()| file.sync_data())
-                .map_err(|err| {
-                    Error::fatal(format!(
-                        "log file {}: cutting the torn tail failed: {err}",
-                        d.files.log.display()
-                    ))
-                })?;
+        // The commands after the mark made durable again and a torn tail (the normal
+        // trace of a crash: a block written in part) cut, before anything new is built
+        // on them (`Restart::prepare` says why).
+        let restart = storage::logfile::Restart {
+            torn: contents.torn_bytes > 0,
+            marked,
+        };
+        if restart.torn || marked < contents.valid_bytes {
+            restart
+                .prepare(&*file, contents.valid_bytes, &d.files.log)
+                .and_then(|()| {
+                    file.sync_data()
+                        .map_err(|err| storage::logfile::io_failure("fsync", &d.files.log, &err))
+                })
+                .map_err(Error::Fatal)?;
         }
         if opts.log != LogMode::Off {
             d.start(LogTail {
