@@ -15,9 +15,12 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// A file's name, bytes and modification time.
+type FileState = (String, Vec<u8>, SystemTime);
+
 /// Every file under the given directories with its bytes and modification time
 /// (directories that do not exist are recorded as absent).
-fn snapshot(dirs: &[&Path]) -> BTreeMap<String, Option<Vec<(String, Vec<u8>, SystemTime)>>> {
+fn snapshot(dirs: &[&Path]) -> BTreeMap<String, Option<Vec<FileState>>> {
     dirs.iter()
         .map(|d| {
             let files = std::fs::read_dir(d).ok().map(|rd| {

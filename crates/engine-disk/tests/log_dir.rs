@@ -54,7 +54,7 @@ fn accounts(db: &Path, log: &Path) -> usize {
     let e = DiskEngine::open(schema(100), &with_log(db, log)).unwrap();
     assert!(e.has_data());
     let mut s = Session::new(e.worker(0));
-    let n = s.run(0, |s| total(s)).unwrap().1;
+    let n = s.run(0, total).unwrap().1;
     drop(s);
     e.shutdown().unwrap();
     n
