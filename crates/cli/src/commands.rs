@@ -823,6 +823,17 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             external_program(engine)
         ));
     }
+    if engine == EngineName::Disk && c.no_load {
+        // Nothing to run on is a refusal, not a new (unloaded) database left behind.
+        opts.create = false;
+    }
+    look_before_writing(
+        wl,
+        engine,
+        &opts,
+        !c.no_load,
+        "add --no-load to run on it, or --reload to discard it and load again",
+    )?;
     let json = JsonOut::open(c.json.as_deref())?;
     let out = match &c.out {
         Some(p) => match lab::results::ResultsDir::create(p) {
@@ -1011,6 +1022,13 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
     }
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
+    look_before_writing(
+        wl,
+        engine,
+        &opts,
+        true,
+        "run on it with `run --no-load`, or load again with --reload",
+    )?;
     let interactive = std::io::stderr().is_terminal();
     let secs = with_engine!(engine, E => driver::load_only::<E, W>(wl, &opts, c.seed, interactive))
         .map_err(|e| e.to_string())?;
@@ -1026,6 +1044,44 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         if matches!(engine, EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned) { " --log async" } else { "" }
     );
     Ok(())
+}
+
+/// `run` or `load` on an existing disk-engine database: it is opened read-only first and
+/// refused there if the command cannot use it (`loads`: the command would load, so
+/// existing data is refused with `hint`; else the workload's settings must match it,
+/// `Workload::check_loaded`), because opening it for writing recovers it and starts a
+/// session (the last log flush rewritten, a checkpoint, the control file replaced): a
+/// refusal after that would leave every file rewritten. Costs one more (read-only)
+/// recovery; that needs a pool holding every page it dirties, as `check` does.
+fn look_before_writing<W: Workload>(
+    wl: &W,
+    engine: EngineName,
+    opts: &EngineOptions,
+    loads: bool,
+    hint: &str,
+) -> Result<(), String> {
+    let Some(dir) = opts.db_dir.as_deref() else {
+        return Ok(());
+    };
+    if engine != EngineName::Disk
+        || opts.reload
+        || crate::dbdir::detect(dir) != Some(EngineName::Disk)
+    {
+        return Ok(());
+    }
+    let ro = EngineOptions {
+        read_only: true,
+        create: false,
+        ..opts.clone()
+    };
+    let schema = std::sync::Arc::new(wl.schema());
+    let e =
+        <engine_disk::DiskEngine as api::Engine>::open(schema, &ro).map_err(|e| e.to_string())?;
+    if loads {
+        // A read-only open succeeds only on a loaded database.
+        return Err(format!("the database already holds data: {hint}"));
+    }
+    wl.check_loaded(&e).map_err(|e| e.to_string())
 }
 
 fn check<W: Workload>(wl: &W, c: &CheckOpts) -> Result<(), String> {

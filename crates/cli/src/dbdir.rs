@@ -85,9 +85,14 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
     };
     let own: Vec<std::path::PathBuf> = match engine {
         EngineName::Disk => {
-            // A control file that is not the engine's (or is damaged) is refused here.
-            engine_disk::checkpoint::Control::read(&*st, dir).map_err(|e| e.to_string())?;
-            engine_disk::own_files(&*st, dir, log_dir.unwrap_or(dir)).map_err(|e| e.to_string())?
+            // A control file that is not the engine's (or is damaged) is refused here,
+            // and a log directory holding another database's log (or none of this
+            // one's) by `own_files`.
+            let control = engine_disk::checkpoint::Control::read(&*st, dir)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("{} holds no disk-engine control file", dir.display()))?;
+            engine_disk::own_files(&*st, dir, log_dir.unwrap_or(dir), &control)
+                .map_err(|e| e.to_string())?
         }
         EngineName::Memory | EngineName::Mvcc => {
             if log_dir.is_some_and(|l| l != dir) {
@@ -191,15 +196,14 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             }
         }
         _ => {
-            // The control file last: until it goes, the directory is still recognised
-            // (and refused by the engine as incomplete), so a second drop can finish.
-            let control = dir.join(engine_disk::checkpoint::CONTROL);
-            for f in own.iter().filter(|f| **f != control) {
+            // In `own_files`' order: the data file first (then its log is no longer
+            // required), the control file last (until it goes, the directory is still
+            // recognised and refused by the engine as incomplete), so a second drop
+            // can finish.
+            for f in &own {
                 std::fs::remove_file(f)
                     .map_err(|e| format!("cannot remove {}: {e}", f.display()))?;
             }
-            std::fs::remove_file(&control)
-                .map_err(|e| format!("cannot remove {}: {e}", control.display()))?;
         }
     }
     for f in &own {

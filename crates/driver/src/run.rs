@@ -818,6 +818,9 @@ pub fn run_observed<E: Engine, W: Workload>(
             "the database already holds data: add --no-load to run on it, or --reload to discard it and load again",
         ));
     } else {
+        // Before the first transaction (the replay's included): a database of other
+        // settings is refused, not written to.
+        wl.check_loaded(&engine)?;
         replay(&engine, wl, cfg.seed)?;
     }
 
@@ -1247,6 +1250,8 @@ pub fn check_only<E: Engine, W: Workload>(
     if !engine.has_data() {
         return Err(Error::fatal("the database holds no data to check"));
     }
+    // Other settings are a refusal, not a failed check.
+    wl.check_loaded(&engine)?;
     replay(&engine, wl, 0)?;
     let list = wl.check(&engine, info)?;
     engine.shutdown()?;

@@ -217,30 +217,76 @@ fn build_inner(
     })
 }
 
-/// The files of this engine's database in `dir` (and its log in `log_dir`), by name
-/// (`--reload`, and `oltpscope drop`, remove exactly these).
-pub fn own_files(st: &dyn Storage, dir: &Path, log_dir: &Path) -> Result<Vec<PathBuf>> {
+/// The files of the database whose control file `control` is in `dir`, with its log in
+/// `log_dir` (`--reload` and `oltpscope drop` remove exactly these, in this order), after
+/// checking that both directories are this database's to remove from. A log directory
+/// belongs to one database: every segment there (and in `dir`) must name this
+/// database's id in its header, else nothing is to be removed (another database's log
+/// is refused, not taken). While the data file is still there the log must be found
+/// too: a database loaded with `--log-dir` keeps its log there (the control file does
+/// not record where), and removing the rest would orphan it.
+///
+/// Order: the data file first (after it is gone, its log is no longer required, so a
+/// removal cut short can finish), the control file last (until it goes, the directory
+/// is still recognised as this engine's).
+pub fn own_files(
+    st: &dyn Storage,
+    dir: &Path,
+    log_dir: &Path,
+    control: &Control,
+) -> Result<Vec<PathBuf>> {
+    let data = dir.join(DATA_FILE);
     let mut v = Vec::new();
-    for n in st.list(dir).map_err(io_err)? {
-        if [
-            checkpoint::CONTROL,
-            DATA_FILE,
-            "control.tmp",
-            doublewrite::NAME,
-        ]
-        .contains(&n.as_str())
-            || log::is_segment_name(&n)
-            || log::is_segment_tmp_name(&n)
-        {
-            v.push(dir.join(n));
-        }
-    }
+    let mut log_found = false;
+    let mut dirs = vec![dir];
     if log_dir != dir {
-        for n in st.list(log_dir).map_err(io_err)? {
-            if log::is_segment_name(&n) || log::is_segment_tmp_name(&n) {
-                v.push(log_dir.join(n));
+        dirs.push(log_dir);
+    }
+    for d in dirs {
+        for n in st.list(d).map_err(io_err)? {
+            let (seg, tmp) = (log::is_segment_name(&n), log::is_segment_tmp_name(&n));
+            let p = d.join(&n);
+            if seg || tmp {
+                match log::segment_owner(st, &p, tmp)? {
+                    log::SegOwner::Db(id) if id == control.db_id => {
+                        log_found |= seg && d == log_dir;
+                    }
+                    log::SegOwner::Empty => {}
+                    log::SegOwner::Db(id) => {
+                        return Err(Error::fatal(format!(
+                            "{} belongs to another database (id {id:016x}; the database in {} is {:016x}): nothing removed",
+                            p.display(),
+                            dir.display(),
+                            control.db_id
+                        )))
+                    }
+                    log::SegOwner::Unknown => {
+                        return Err(Error::fatal(format!(
+                            "{} has no log segment header, so it cannot be told to be the database's in {}: nothing removed",
+                            p.display(),
+                            dir.display()
+                        )))
+                    }
+                }
+                v.push(p);
+            } else if d == dir && ["control.tmp", doublewrite::NAME].contains(&n.as_str()) {
+                v.push(p);
             }
         }
+    }
+    let has_data = st.exists(&data).map_err(io_err)?;
+    if has_data && control.checkpoint_lsn > 0 && !log_found {
+        return Err(Error::fatal(format!(
+            "{} holds no log segment of the database in {}: give the directory that holds its log with --log-dir (if its log is lost, remove the database by hand); nothing removed",
+            log_dir.display(),
+            dir.display()
+        )));
+    }
+    if has_data {
+        v.insert(0, data);
+    }
+    if st.exists(&dir.join(checkpoint::CONTROL)).map_err(io_err)? {
+        v.push(dir.join(checkpoint::CONTROL));
     }
     Ok(v)
 }
@@ -274,6 +320,9 @@ impl DiskEngine {
             }
         };
         let log_dir = opts.log_dir.clone().unwrap_or_else(|| dir.clone());
+        // Directories are created only with the database, after every check: a refused
+        // open leaves no trace.
+        let mut missing = Vec::new();
         for d in [&dir, &log_dir] {
             if !st.exists(d).map_err(io_err)? {
                 if !opts.create {
@@ -282,18 +331,26 @@ impl DiskEngine {
                         d.display()
                     )));
                 }
-                st.create_dir_all(d).map_err(io_err)?;
+                missing.push(d.clone());
             }
         }
         let mut control = Control::read(&*st, &dir)?;
+        if let (Some(_), Some(d)) = (&control, missing.first()) {
+            return Err(Error::fatal(format!(
+                "{} does not exist: the log of the database in {} is not there",
+                d.display(),
+                dir.display()
+            )));
+        }
         if opts.read_only && control.is_none() {
             return Err(Error::fatal(format!(
                 "{} holds no disk-engine database (no control file)",
                 dir.display()
             )));
         }
-        if opts.reload && !opts.read_only && control.is_some() {
-            for f in own_files(&*st, &dir, &log_dir)? {
+        if let (true, false, Some(c)) = (opts.reload, opts.read_only, &control) {
+            // Only this database's files, checked before the first is removed.
+            for f in own_files(&*st, &dir, &log_dir, c)? {
                 st.remove(&f).map_err(io_err)?;
             }
             st.sync_dir(&dir).map_err(io_err)?;
@@ -309,20 +366,30 @@ impl DiskEngine {
                         dir.display()
                     )));
                 }
-                let mut found = st.list(&dir).map_err(io_err)?;
-                if log_dir != dir {
+                // Named by the directory it is in: with --log-dir, a log there is
+                // another database's (or an orphan), never overwritten.
+                let mut found = Vec::new();
+                if !missing.contains(&dir) {
+                    found.extend(st.list(&dir).map_err(io_err)?.into_iter().map(|n| (&dir, n)));
+                }
+                if log_dir != dir && !missing.contains(&log_dir) {
                     found.extend(
                         st.list(&log_dir)
                             .map_err(io_err)?
                             .into_iter()
-                            .filter(|n| log::is_segment_name(n) || log::is_segment_tmp_name(n)),
+                            .filter(|n| log::is_segment_name(n) || log::is_segment_tmp_name(n))
+                            .map(|n| (&log_dir, n)),
                     );
                 }
-                if let Some(f) = found.first() {
+                if let Some((d, f)) = found.first() {
                     return Err(Error::fatal(format!(
-                        "{} is not empty and holds no disk-engine database (found {f}; no control file): refusing to create one over it",
+                        "{} is not empty and holds no disk-engine database (found {f}; no control file in {}): refusing to create one over it",
+                        d.display(),
                         dir.display()
                     )));
+                }
+                for d in &missing {
+                    st.create_dir_all(d).map_err(io_err)?;
                 }
                 let seg_bytes = hooks.seg_bytes.unwrap_or(log::DEFAULT_SEG_BYTES);
                 assert!(

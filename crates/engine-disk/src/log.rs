@@ -22,7 +22,7 @@ use crate::page::{get_u16, get_u32, get_u64, put_u16, put_u32, put_u64, PAGE_SIZ
 use api::{Error, LogMode, Result};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -213,6 +213,34 @@ pub fn is_segment_name(name: &str) -> bool {
 /// A segment being created (`Segments::create`), left behind by a crash.
 pub fn is_segment_tmp_name(name: &str) -> bool {
     name.strip_suffix(".tmp").is_some_and(is_segment_name)
+}
+
+/// Which database a segment file (`wal.<n>`, or `wal.<n>.tmp` being created) is, by its
+/// header alone (the log directory's ownership check: `crate::own_files`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegOwner {
+    /// The header names this database id (its checksum is not required: a damaged
+    /// header that still carries the magic and an id is that database's damaged file).
+    Db(u64),
+    /// A `.tmp` cut before its header was whole: it holds no record (segments get
+    /// records only after the rename), so it is no database's data.
+    Empty,
+    /// Not a segment header: whose it is cannot be told.
+    Unknown,
+}
+
+/// The owner of the segment file at `path` (see [`SegOwner`]).
+pub fn segment_owner(st: &dyn Storage, path: &Path, tmp: bool) -> Result<SegOwner> {
+    let f = st.open(path, Open::Read).map_err(io_err)?;
+    let mut h = [0u8; SEG_HEADER];
+    let n = f.read_full_at(&mut h, 0).map_err(io_err)?;
+    Ok(if n >= 24 && &h[..8] == SEG_MAGIC {
+        SegOwner::Db(get_u64(&h, 16))
+    } else if tmp && n < SEG_HEADER {
+        SegOwner::Empty
+    } else {
+        SegOwner::Unknown
+    })
 }
 
 impl Segments {

@@ -177,4 +177,43 @@ pub trait Workload: Send + Sync + 'static {
 
     /// The workload's consistency conditions, evaluated on a quiescent database.
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>>;
+
+    /// Refuse (`Error::Fatal`, one line) a database loaded with other settings than this
+    /// kit's (another scale, warehouse or key count): the driver asks before the first
+    /// transaction of `run --no-load` and before `check`, so such a database is refused,
+    /// not changed by transactions that then find rows missing, nor reported as
+    /// inconsistent. Reads only. Default: no setting to compare.
+    fn check_loaded<E: Engine>(&self, _engine: &E) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// `Workload::check_loaded` for a kit whose size is the last id of a table: the row
+/// `last` must be present and the row `next` after it absent (loads are all or nothing,
+/// and no transaction adds to these tables). `setting`: the option as given (`--scale
+/// 2`); `row(which)`: the row named for the message.
+pub(crate) fn check_extent<E: Engine>(
+    engine: &E,
+    kit: &str,
+    setting: &str,
+    t: api::TableId,
+    last: &[u8],
+    next: &[u8],
+    row: impl Fn(bool) -> String,
+) -> Result<()> {
+    let mut s = Session::new(engine.worker(0));
+    let (has_last, has_next) = s.run_retry(u32::MAX, 100, |s| {
+        Ok((s.get(t, last, |_| ())?, s.get(t, next, |_| ())?))
+    })?;
+    if has_last && !has_next {
+        return Ok(());
+    }
+    Err(api::Error::fatal(format!(
+        "{kit}: the database was not loaded with {setting} ({}): give the setting it was loaded with",
+        if has_last {
+            format!("{} is present", row(false))
+        } else {
+            format!("{} is missing", row(true))
+        }
+    )))
 }

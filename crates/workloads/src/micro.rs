@@ -405,6 +405,20 @@ impl Workload for Micro {
         Ok(MicroInput { keys })
     }
 
+    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+        // Rows 0..keys; transactions only read or update them.
+        let n = self.cfg.keys;
+        crate::check_extent(
+            engine,
+            "micro",
+            &format!("{n} keys (--keys or --size)"),
+            self.table,
+            &self.key(n - 1),
+            &self.key(n),
+            |last| format!("row {}", if last { n - 1 } else { n }),
+        )
+    }
+
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
         let mut s = Session::new(engine.worker(0));
         let (mut rows, mut bad_rows, mut updates) = (0u64, 0u64, 0i128);

@@ -510,6 +510,20 @@ impl Workload for Tpcb {
         Some(format!("{} {} {}", i.run_id, i.worker, i.seq))
     }
 
+    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+        // Branch ids are 1..=scale; tellers and accounts are loaded with their branch.
+        let sc = self.cfg.scale;
+        crate::check_extent(
+            engine,
+            "tpcb",
+            &format!("--scale {sc}"),
+            BRANCH,
+            &Self::id_key(sc),
+            &Self::id_key(sc + 1),
+            |last| format!("branch {}", if last { sc } else { sc + 1 }),
+        )
+    }
+
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
         let mut s = Session::new(engine.worker(0));
         let bal_branch =

@@ -300,6 +300,20 @@ impl Workload for Tpcc {
         v
     }
 
+    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+        // Warehouses 1..=W, every other table loaded with its warehouse.
+        let w = self.cfg.warehouses;
+        crate::check_extent(
+            engine,
+            "tpcc",
+            &format!("--warehouses {w}"),
+            schema::WAREHOUSE,
+            &schema::warehouse_key(w),
+            &schema::warehouse_key(w + 1),
+            |last| format!("warehouse {}", if last { w } else { w + 1 }),
+        )
+    }
+
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
         check::check(self, engine, info)
     }

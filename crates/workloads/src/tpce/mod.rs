@@ -371,6 +371,33 @@ impl Workload for Tpce {
         v
     }
 
+    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+        // Customers 1..=customers (no transaction adds one), then the initial trades
+        // 1..=initial_max_trade_id, which the lookups draw from (later trades follow
+        // them, so only their last is looked for).
+        let c = self.cfg.customers;
+        crate::check_extent(
+            engine,
+            "tpce",
+            &format!("--customers {c}"),
+            schema::CUSTOMER,
+            &schema::k_u64(c),
+            &schema::k_u64(c + 1),
+            |last| format!("customer {}", if last { c } else { c + 1 }),
+        )?;
+        let t = self.initial_max_trade_id();
+        let mut s = Session::new(engine.worker(0));
+        if !s.run_retry(u32::MAX, 100, |s| {
+            s.get(schema::TRADE, &schema::k_u64(t), |_| ())
+        })? {
+            return Err(api::Error::fatal(format!(
+                "tpce: the database was not loaded with {} trade days (trade {t} is missing): give the --trade-days it was loaded with",
+                self.cfg.trade_hours as f64 / HOURS_PER_DAY as f64
+            )));
+        }
+        Ok(())
+    }
+
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
         check::check(self, engine, info)
     }
