@@ -480,13 +480,12 @@ impl Writer<'_> {
     }
 }
 
+/// Takes each row (key, TID, row) of a scan.
+type RowSink<'a> = dyn FnMut(&[u8], u64, &[u8]) -> std::io::Result<()> + 'a;
+
 /// Pass every present row of `t` (key, TID, row) to `put`, reading while
 /// transactions run. `Ok(false)`: stopped.
-fn scan_table(
-    t: &TableData,
-    stop: &AtomicBool,
-    put: &mut dyn FnMut(&[u8], u64, &[u8]) -> std::io::Result<()>,
-) -> std::io::Result<bool> {
+fn scan_table(t: &TableData, stop: &AtomicBool, put: &mut RowSink<'_>) -> std::io::Result<bool> {
     let mut row = vec![0u8; t.row_size];
     // A consistent (TID, row) of a record reached from the index while pinned;
     // absent records (uncommitted inserts, deletes) are not rows.

@@ -176,7 +176,7 @@ pub fn whole_pages(off: u64, len: u64) -> Option<(u64, u64)> {
     const PAGE: u64 = 4096;
     let start = off.div_ceil(PAGE) * PAGE;
     let end = (off + len) / PAGE * PAGE;
-    (end > start).then_some((start, end - start))
+    (end > start).then(|| (start, end - start))
 }
 
 /// A random 64-bit id for a new set of files (a database, a log): the clock, the pid
