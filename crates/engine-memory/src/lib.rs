@@ -7,7 +7,9 @@
 //!
 //! Modules: `catalog` (tables and their indexes), `record`, `btree`, `hash`, `xct` (a
 //! worker's transaction operations), `occ` (the commit protocol), `epoch`, `log`,
-//! `recovery` (replaying the log when the engine opens a log directory that holds one).
+//! `recovery` (replaying the newest checkpoint and the log after it when the engine opens
+//! a log directory that holds one), `checkpoint` (fuzzy checkpoints in the background;
+//! the log's prefix they cover is freed).
 //! See docs/design/memory-engine.md. The engine never waits except through `rt`.
 
 pub mod arena;
