@@ -245,6 +245,9 @@ pub struct Checkpointer {
     stop: AtomicBool,
     wake: rt::Event,
     progress: Mutex<Progress>,
+    /// Held by the one checkpoint being written: two would share the `.tmp` name, and
+    /// one could rename the other's unfinished file.
+    taking: Mutex<()>,
 }
 
 impl Checkpointer {
@@ -280,6 +283,7 @@ impl Checkpointer {
             stop: AtomicBool::new(false),
             wake: rt::Event::new(),
             progress: Mutex::new(progress),
+            taking: Mutex::new(()),
         })
     }
 
@@ -333,6 +337,7 @@ impl Checkpointer {
     /// Take one checkpoint now (the thread's, or a test's). `Ok(None)`: nothing to
     /// start from yet, or abandoned because the engine stops.
     pub fn take(&self) -> Result<Option<Done>, String> {
+        let _one = self.taking.lock();
         let Some(cut) = self.logger.cut() else {
             return Ok(None);
         };
