@@ -779,6 +779,20 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         ));
     }
     // The memory engine's own options.
+    if let Some(b) = c.memory.checkpoint_log {
+        if engine != EngineName::Memory {
+            return Err(format!(
+                "--checkpoint-log is an option of the memory engine (this command uses the {} engine)",
+                engine.as_str()
+            ));
+        }
+        if c.memory.mem_reserve.is_none() {
+            opts = opts.with_own(engine_memory::MemoryOptions {
+                reserve_bytes: None,
+                checkpoint_log_bytes: Some(b),
+            });
+        }
+    }
     if let Some(r) = c.memory.mem_reserve {
         if engine != EngineName::Memory {
             return Err(format!(
@@ -796,6 +810,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         }
         opts = opts.with_own(engine_memory::MemoryOptions {
             reserve_bytes: Some(r),
+            checkpoint_log_bytes: c.memory.checkpoint_log,
         });
         // The engine reserves when it opens; done here first, the reserve shows its
         // progress on a terminal (the engine then finds it made).

@@ -101,13 +101,21 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
                     engine.as_str()
                 ));
             }
-            let (l, m) = if engine == EngineName::Memory {
+            let (l, m, side) = if engine == EngineName::Memory {
                 (
                     engine_memory::log::LOG_FILE,
                     engine_memory::log::MARKER_FILE,
+                    &[
+                        engine_memory::checkpoint::CKPT_FILE,
+                        engine_memory::checkpoint::CKPT_TMP,
+                    ][..],
                 )
             } else {
-                (engine_mvcc::log::LOG_FILE, engine_mvcc::log::MARKER_FILE)
+                (
+                    engine_mvcc::log::LOG_FILE,
+                    engine_mvcc::log::MARKER_FILE,
+                    &[][..],
+                )
             };
             [
                 l.to_string(),
@@ -116,6 +124,8 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
                 format!("{m}.tmp"),
             ]
             .iter()
+            .cloned()
+            .chain(side.iter().map(|f| f.to_string()))
             .map(|n| dir.join(n))
             .filter(|p| p.exists())
             .collect()
@@ -172,7 +182,7 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
             // Marker before log (as --reload does): a crash in between leaves a log that
             // is still recognised, never a marker alone.
             engine_memory::recovery::log_dir(dir)
-                .remove(&*st)
+                .remove_with(&*st, &[engine_memory::checkpoint::SIDE])
                 .map_err(|e| e.to_string())?;
         }
         EngineName::Mvcc => {

@@ -425,6 +425,44 @@ impl<K: Keys> HashIndex<K> {
         (entries, self.buckets.len() as u64)
     }
 
+    /// Number of buckets (`bucket_values` takes `0..buckets()`).
+    pub fn buckets(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// The values of bucket `i` as one version of it held them (while transactions
+    /// run: the checkpointer's scan), appended to `out`. A removal refills a slot from
+    /// the chain, so reading slots and chain without the version could miss a value
+    /// that moved behind the reader. The values stay allocated while `_g` is pinned.
+    pub fn bucket_values(&self, i: usize, out: &mut Vec<u64>, _g: &Guard) {
+        let b = &self.buckets[i];
+        let start = out.len();
+        loop {
+            let v = b.version.load(Acquire);
+            if v & LOCKED != 0 {
+                rt::wait_until(rt::WaitKind::Latch, None, || {
+                    b.version.load(Relaxed) & LOCKED == 0
+                });
+                continue;
+            }
+            // Acquire: a value's record (its key area) was written before it was linked.
+            out.extend(
+                (0..SLOTS)
+                    .map(|j| b.val[j].load(Acquire))
+                    .filter(|&x| x != 0),
+            );
+            out.extend(Self::chain(b).map(|p| {
+                // SAFETY: a chain entry, live while the caller is pinned.
+                unsafe { (*p).val }
+            }));
+            fence(Acquire);
+            if b.version.load(Relaxed) == v {
+                return;
+            }
+            out.truncate(start);
+        }
+    }
+
     /// Every value of a bucket (exclusive access, or a pinned caller that tolerates
     /// values vanishing or appearing).
     fn values(b: &Bucket) -> impl Iterator<Item = u64> + '_ {

@@ -7,12 +7,15 @@
 //!
 //! Modules: `catalog` (tables and their indexes), `record`, `btree`, `hash`, `xct` (a
 //! worker's transaction operations), `occ` (the commit protocol), `epoch`, `log`,
-//! `recovery` (replaying the log when the engine opens a log directory that holds one).
+//! `recovery` (replaying the newest checkpoint and the log after it when the engine opens
+//! a log directory that holds one), `checkpoint` (fuzzy checkpoints in the background;
+//! the log's prefix they cover is freed).
 //! See docs/design/memory-engine.md. The engine never waits except through `rt`.
 
 pub mod arena;
 pub mod btree;
 pub mod catalog;
+pub mod checkpoint;
 pub mod epoch;
 pub mod hash;
 mod huge;
@@ -44,6 +47,11 @@ pub struct MemoryOptions {
     /// instead of paying each new page's fault and zeroing while it is measured.
     /// `None`: none reserved (memory is faulted in as it is first used).
     pub reserve_bytes: Option<u64>,
+    /// With logging on: a checkpoint is taken when the log has grown by more than this
+    /// since the last checkpoint's start in it (checked every 100 ms). `None`: the
+    /// larger of 64 MiB and the last checkpoint's size (recovery then reads at most
+    /// about twice the database). `Some(0)`: whenever the log grew at all (tests).
+    pub checkpoint_log_bytes: Option<u64>,
 }
 
 /// Why a transaction aborted (index into the per-worker abort counters).
@@ -96,7 +104,7 @@ impl WorkerStats {
 
 pub struct MemoryEngine {
     schema: Arc<Schema>,
-    pub(crate) catalog: Catalog,
+    pub(crate) catalog: Arc<Catalog>,
     pub(crate) epochs: Arc<epoch::Epochs>,
     pub(crate) logger: Option<Arc<log::Logger>>,
     pub(crate) log_mode: LogMode,
@@ -112,6 +120,10 @@ pub struct MemoryEngine {
     temp_log_dir: Option<storage::temp::TempDir>,
     /// `open` replayed a log whose load had finished.
     recovered: Option<Replayed>,
+    /// The checkpointer (logging on, once the load is done or a log was recovered).
+    ckpt: Mutex<Option<(Arc<checkpoint::Checkpointer>, JoinHandle<()>)>>,
+    /// `MemoryOptions::checkpoint_log_bytes`.
+    checkpoint_log_bytes: Option<u64>,
 }
 
 impl MemoryEngine {
@@ -133,6 +145,39 @@ impl MemoryEngine {
     /// What `open` replayed from an existing log (None: the engine started empty).
     pub fn recovered(&self) -> Option<&Replayed> {
         self.recovered.as_ref()
+    }
+
+    /// The checkpointer, once started (tests take checkpoints with it).
+    pub fn checkpointer(&self) -> Option<Arc<checkpoint::Checkpointer>> {
+        self.ckpt.lock().as_ref().map(|c| c.0.clone())
+    }
+
+    /// Start the checkpointer thread (once; logging on, the load done).
+    fn start_checkpointer(&self) -> Result<()> {
+        let (Some(l), Some(ld)) = (&self.logger, &self.log_dir) else {
+            return Ok(());
+        };
+        let mut g = self.ckpt.lock();
+        if g.is_some() || self.shut.load(Acquire) {
+            return Ok(());
+        }
+        let from = self
+            .recovered
+            .as_ref()
+            .and_then(|r| r.checkpoint.map(|e| (e, r.checkpoint_bytes)));
+        let c = checkpoint::Checkpointer::new(
+            self.catalog.clone(),
+            l.clone(),
+            self.epochs.clone(),
+            self.storage.clone(),
+            ld.dir.clone(),
+            log::schema_fingerprint(&self.schema),
+            self.checkpoint_log_bytes,
+            from,
+        );
+        let h = c.start()?;
+        *g = Some((c, h));
+        Ok(())
     }
 }
 
@@ -170,7 +215,19 @@ fn open_log(
     };
     let ld = recovery::log_dir(dir);
     if opts.reload {
-        ld.remove(st).map_err(api::Error::Fatal)?;
+        ld.remove_with(st, &[checkpoint::SIDE])
+            .map_err(api::Error::Fatal)?;
+    }
+    let ckpt = dir.join(checkpoint::CKPT_FILE);
+    let ckpt_here = st
+        .exists(&ckpt)
+        .map_err(|e| api::Error::fatal(format!("looking for the checkpoint: {e}")))?;
+    if ckpt_here && !ld.has_log(st).map_err(api::Error::Fatal)? {
+        return Err(api::Error::fatal(format!(
+            "{} is there but {} is missing: the log was removed or lost, refused (remove the directory or rerun with --reload)",
+            ckpt.display(),
+            ld.log.display()
+        )));
     }
     if ld.has_log(st).map_err(api::Error::Fatal)? {
         if !logging && opts.create {
@@ -217,6 +274,7 @@ impl Engine for MemoryEngine {
         if let Some(b) = opts.own::<MemoryOptions>()?.reserve_bytes {
             arena::reserve(b);
         }
+        let own = opts.own::<MemoryOptions>()?;
         let mut catalog = Catalog::new(&schema)?;
         let (tail, log_dir, recovered, temp_log_dir) = open_log(&schema, opts, &mut catalog)?;
         // Epochs continue above every epoch the log holds (replayed or void), so new
@@ -249,9 +307,9 @@ impl Engine for MemoryEngine {
             }
         };
         threads.push(epochs.start());
-        Ok(MemoryEngine {
+        let e = MemoryEngine {
             schema,
-            catalog,
+            catalog: Arc::new(catalog),
             epochs,
             logger,
             log_mode: opts.log,
@@ -262,7 +320,14 @@ impl Engine for MemoryEngine {
             log_dir,
             temp_log_dir,
             recovered,
-        })
+            ckpt: Mutex::new(None),
+            checkpoint_log_bytes: own.checkpoint_log_bytes,
+        };
+        if e.recovered.is_some() {
+            // A recovered log's load is done: checkpoints from the start.
+            e.start_checkpointer()?;
+        }
+        Ok(e)
     }
 
     fn has_data(&self) -> bool {
@@ -279,7 +344,8 @@ impl Engine for MemoryEngine {
         l.wait_durable(e, &self.epochs)?;
         // The load marker is the log's durable mark from now on.
         l.io.arm_mark(ld.mark_file(self.storage.clone(), l.database_id), true)
-            .map_err(api::Error::Fatal)
+            .map_err(api::Error::Fatal)?;
+        self.start_checkpointer()
     }
 
     fn schema(&self) -> &Schema {
@@ -298,6 +364,11 @@ impl Engine for MemoryEngine {
     fn shutdown(&self) -> Result<()> {
         if self.shut.swap(true, AcqRel) {
             return Ok(());
+        }
+        // The checkpointer first: it waits for the logger.
+        if let Some((c, h)) = self.ckpt.lock().take() {
+            c.stop();
+            let _ = h.join();
         }
         if let Some(l) = &self.logger {
             l.stop();
@@ -360,6 +431,7 @@ impl Engine for MemoryEngine {
                 "durable_epoch": r.durable,
                 "rows": r.rows,
                 "torn_tail_bytes": r.end.map_or(0, |e| e.torn_bytes),
+                "checkpoint": r.checkpoint,
             });
         }
         if let Some(l) = &self.logger {
@@ -369,7 +441,12 @@ impl Engine for MemoryEngine {
                 "bytes": l.io.bytes.load(Relaxed),
                 "blocks": l.io.blocks.load(Relaxed),
                 "fsyncs": l.io.fsyncs.load(Relaxed),
+                "allocated_bytes": l.file.allocated().ok().flatten(),
+                "checkpoints": 0,
             });
+            if let Some((c, _)) = &*self.ckpt.lock() {
+                c.stats(&mut v["log"]);
+            }
         }
         v
     }

@@ -61,6 +61,10 @@ pub const KIND_UPDATE: u8 = 3;
 /// for appending (records of epochs above its durable epoch written before it are void).
 pub const BLOCK_DATA: u32 = 0;
 pub const BLOCK_RESTART: u32 = 1;
+/// A checkpoint file's last block (`checkpoint`): no records, `END_BYTES` of fields.
+pub const BLOCK_END: u32 = 2;
+/// Payload of an end block: `u64` log_from, tomb_from, epoch, rows.
+pub const END_BYTES: usize = 32;
 /// How often the logger drains buffers when no `Sync` commit asks sooner.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// A worker whose buffer holds this much after a commit waits until the logger has
@@ -108,6 +112,16 @@ pub fn schema_fingerprint(s: &Schema) -> u32 {
     h.finalize()
 }
 
+/// The little-endian `u64` at `off` of `b`.
+pub fn le64_at(b: &[u8], off: usize) -> u64 {
+    le64(&b[off..off + 8])
+}
+
+/// The little-endian `u32` at `off` of `b`.
+pub fn le32_at(b: &[u8], off: usize) -> u32 {
+    le32(&b[off..off + 4])
+}
+
 /// Read and verify the header of the log `f` (`path` names it in errors).
 pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
     let mut b = [0u8; FILE_HEADER_BYTES];
@@ -144,6 +158,23 @@ pub struct Logger {
     pub database_id: u64,
     /// What has been written: bytes, blocks, fsyncs.
     pub io: storage::logfile::BlockWriter,
+    /// The log file (the checkpointer frees its prefix, `File::punch_hole`).
+    pub file: Arc<dyn File>,
+    /// Where a checkpoint taken now would start its log (`Cut`), after the last block.
+    cut: parking_lot::Mutex<Option<Cut>>,
+}
+
+/// A place in the log a checkpoint can start from, published after each block: every
+/// record of an epoch `<= durable` is before `log_from`, and every record before
+/// `tomb_from` has an epoch `<= durable`. So a record after `log_from` can have a
+/// lower TID than a record of the same key before it (two commits' appends reach the
+/// buffers in either order) only if that record is in `tomb_from..log_from`: recovery
+/// reads the deletes there (see `checkpoint`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    pub log_from: u64,
+    pub tomb_from: u64,
+    pub durable: u64,
 }
 
 /// `Logger::inflight` of a worker that announced a commit but has not read its epoch.
@@ -292,6 +323,8 @@ impl Logger {
             path: tail.path.clone(),
             database_id: tail.database_id,
             io: storage::logfile::BlockWriter::new(tail.offset),
+            file: tail.file.clone(),
+            cut: parking_lot::Mutex::new(None),
         });
         let me = lg.clone();
         let h = std::thread::Builder::new()
@@ -342,6 +375,11 @@ impl Logger {
 
     pub fn durable_epoch(&self) -> u64 {
         self.mark.durable()
+    }
+
+    /// Where a checkpoint taken now starts its log (None: no block written yet).
+    pub fn cut(&self) -> Option<Cut> {
+        *self.cut.lock()
     }
 
     /// Whether a write or sync failed (nothing more will become durable).
@@ -403,6 +441,10 @@ impl Logger {
         // Highest epoch of any record written so far; while it is above the durable
         // epoch of the last block written, a later block must state a higher one.
         let mut max_rec_epoch = last_d;
+        // Block boundaries with the highest record epoch before each (increasing in
+        // both): where `Cut::tomb_from` is found. Before this run's first block every
+        // valid record has an epoch `<= last_d` (later ones are void: restart block).
+        let mut bounds: std::collections::VecDeque<(u64, u64)> = [(last_d, offset)].into();
         loop {
             let stopping = self.mark.next_round(FLUSH_INTERVAL);
             if stopping {
@@ -451,6 +493,22 @@ impl Logger {
                     return;
                 }
                 last_d = durable;
+                match bounds.back_mut() {
+                    Some(b) if b.0 == max_rec_epoch => b.1 = offset,
+                    _ => bounds.push_back((max_rec_epoch, offset)),
+                }
+                // The last boundary with nothing above `durable` before it; older ones
+                // are never wanted again (`durable` only grows).
+                while bounds.len() > 1 && bounds[1].0 <= durable {
+                    bounds.pop_front();
+                }
+                let (top, tomb_from) = bounds[0];
+                assert!(top <= durable && tomb_from <= offset, "a cut out of order");
+                *self.cut.lock() = Some(Cut {
+                    log_from: offset,
+                    tomb_from,
+                    durable,
+                });
             }
             self.mark.publish(durable);
             if stopping {
@@ -617,6 +675,62 @@ fn check_payload(payload: &[u8], count: u32) -> std::result::Result<(), String> 
     Ok(())
 }
 
+/// Validate the block at `at` of `f` (`len` bytes long) into `buf`: Ok(its total
+/// length) or Err(why it is not a valid block of one of `kinds`). A checkpoint's end
+/// block (`BLOCK_END`) holds `END_BYTES` of fields and no record.
+pub fn probe_block(
+    f: &dyn File,
+    len: u64,
+    at: u64,
+    buf: &mut Vec<u8>,
+    kinds: &[u32],
+) -> std::io::Result<std::result::Result<usize, String>> {
+    let rest = len.saturating_sub(at);
+    if rest < BLOCK_HEADER_BYTES as u64 {
+        return Ok(Err("incomplete block header".into()));
+    }
+    let mut h = [0u8; BLOCK_HEADER_BYTES];
+    let n = f.read_full_at(&mut h, at)?;
+    if n < BLOCK_HEADER_BYTES {
+        return Ok(Err("incomplete block header".into()));
+    }
+    if le32(&h[0..4]) != BLOCK_MAGIC {
+        return Ok(Err("no block magic".into()));
+    }
+    let plen = le32(&h[4..8]) as usize;
+    if plen > MAX_BLOCK_BYTES {
+        return Ok(Err(format!("block claims {plen} bytes")));
+    }
+    if rest < (BLOCK_HEADER_BYTES + plen) as u64 {
+        return Ok(Err("block cut short".into()));
+    }
+    buf.clear();
+    buf.resize(BLOCK_HEADER_BYTES + plen, 0);
+    buf[..BLOCK_HEADER_BYTES].copy_from_slice(&h);
+    let n = f.read_full_at(
+        &mut buf[BLOCK_HEADER_BYTES..],
+        at + BLOCK_HEADER_BYTES as u64,
+    )?;
+    if n < plen {
+        return Ok(Err("block cut short".into()));
+    }
+    if crc(&[&buf[0..28], &buf[BLOCK_HEADER_BYTES..]]) != le32(&h[28..32]) {
+        return Ok(Err("checksum mismatch".into()));
+    }
+    let kind = le32(&h[20..24]);
+    if !kinds.contains(&kind) {
+        return Ok(Err(format!("unknown block kind {kind}")));
+    }
+    if kind == BLOCK_END {
+        if plen != END_BYTES || le32(&h[16..20]) != 0 {
+            return Ok(Err("an end block of the wrong size".into()));
+        }
+    } else if let Err(why) = check_payload(&buf[BLOCK_HEADER_BYTES..], le32(&h[16..20])) {
+        return Ok(Err(why));
+    }
+    Ok(Ok(BLOCK_HEADER_BYTES + plen))
+}
+
 /// Reads a log's blocks in order, one at a time (memory: one block), verifying each.
 /// At the first invalid block it decides: if a valid block follows anywhere after it,
 /// the log is damaged in the middle (an error naming the file and offset); otherwise the
@@ -643,6 +757,12 @@ pub struct LogEnd {
 
 impl<'f> LogReader<'f> {
     pub fn new(f: &'f dyn File, path: &Path) -> Result<Self> {
+        Self::new_at(f, path, FILE_HEADER_BYTES as u64)
+    }
+
+    /// A reader of the blocks from `from` on (a block boundary: a checkpoint's
+    /// `tomb_from`); the header is still read and verified.
+    pub fn new_at(f: &'f dyn File, path: &Path, from: u64) -> Result<Self> {
         let header = read_header(f, path)?;
         let len = f
             .len()
@@ -651,7 +771,7 @@ impl<'f> LogReader<'f> {
             f,
             path: path.to_path_buf(),
             len,
-            at: FILE_HEADER_BYTES as u64,
+            at: from.max(FILE_HEADER_BYTES as u64),
             buf: Vec::new(),
             header,
             end: None,
@@ -664,49 +784,14 @@ impl<'f> LogReader<'f> {
 
     /// Validate the block at `at`: Ok(total length) or Err(why not).
     fn probe(&mut self, at: u64) -> Result<std::result::Result<usize, String>> {
-        let rest = self.len - at;
-        if rest < BLOCK_HEADER_BYTES as u64 {
-            return Ok(Err("incomplete block header".into()));
-        }
-        let mut h = [0u8; BLOCK_HEADER_BYTES];
-        let n = self.f.read_full_at(&mut h, at).map_err(|e| self.io(e))?;
-        if n < BLOCK_HEADER_BYTES {
-            return Ok(Err("incomplete block header".into()));
-        }
-        if le32(&h[0..4]) != BLOCK_MAGIC {
-            return Ok(Err("no block magic".into()));
-        }
-        let plen = le32(&h[4..8]) as usize;
-        if plen > MAX_BLOCK_BYTES {
-            return Ok(Err(format!("block claims {plen} bytes")));
-        }
-        if rest < (BLOCK_HEADER_BYTES + plen) as u64 {
-            return Ok(Err("block cut short".into()));
-        }
-        self.buf.clear();
-        self.buf.resize(BLOCK_HEADER_BYTES + plen, 0);
-        self.buf[..BLOCK_HEADER_BYTES].copy_from_slice(&h);
-        let n = self
-            .f
-            .read_full_at(
-                &mut self.buf[BLOCK_HEADER_BYTES..],
-                at + BLOCK_HEADER_BYTES as u64,
-            )
-            .map_err(|e| self.io(e))?;
-        if n < plen {
-            return Ok(Err("block cut short".into()));
-        }
-        if crc(&[&self.buf[0..28], &self.buf[BLOCK_HEADER_BYTES..]]) != le32(&h[28..32]) {
-            return Ok(Err("checksum mismatch".into()));
-        }
-        let kind = le32(&h[20..24]);
-        if kind != BLOCK_DATA && kind != BLOCK_RESTART {
-            return Ok(Err(format!("unknown block kind {kind}")));
-        }
-        if let Err(why) = check_payload(&self.buf[BLOCK_HEADER_BYTES..], le32(&h[16..20])) {
-            return Ok(Err(why));
-        }
-        Ok(Ok(BLOCK_HEADER_BYTES + plen))
+        probe_block(
+            self.f,
+            self.len,
+            at,
+            &mut self.buf,
+            &[BLOCK_DATA, BLOCK_RESTART],
+        )
+        .map_err(|e| self.io(e))
     }
 
     /// The offset of the first valid block starting after `from`, if any. Streams the

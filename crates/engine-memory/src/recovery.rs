@@ -48,6 +48,11 @@ pub struct Replayed {
     pub discarded: u64,
     /// Rows in the database after the replay.
     pub rows: u64,
+    /// The checkpoint recovery started from (its rows are applied before the log from
+    /// its `tomb_from` on; `blocks` counts log blocks only).
+    pub checkpoint: Option<crate::checkpoint::End>,
+    /// Its file's length.
+    pub checkpoint_bytes: u64,
 }
 
 fn fatal(msg: String) -> Error {
@@ -158,22 +163,25 @@ impl Apply {
     }
 }
 
-/// Replay the log `f` into the (empty) catalog.
+/// Replay the checkpoint in `dir` (if there is one) and then the log `f` into the
+/// (empty) catalog.
 pub fn replay(
     catalog: &mut Catalog,
+    st: &dyn Storage,
+    dir: &Path,
     f: &dyn File,
     path: &Path,
     schema_fp: u32,
 ) -> Result<Replayed> {
-    let mut reader = LogReader::new(f, path)?;
-    if reader.header.schema != schema_fp {
+    let header = log::read_header(f, path)?;
+    if header.schema != schema_fp {
         return Err(fatal(format!(
             "log file {} was written for another schema (another workload, or other options such as --pad): refused",
             path.display()
         )));
     }
     let mut out = Replayed {
-        header: Some(reader.header),
+        header: Some(header),
         ..Replayed::default()
     };
     let max_row = catalog.tables.iter().map(|t| t.row_size).max().unwrap_or(0);
@@ -183,9 +191,48 @@ pub fn replay(
         tombstones: Vec::new(),
         waiting: Waiting::new(),
     };
+    let g = crossbeam_epoch::pin();
+    // The checkpoint's rows first: all durable when it was made (its `epoch` was).
+    let ckpt = crate::checkpoint::read(st, dir, &header, |r| {
+        let t = catalog
+            .tables
+            .get(r.table as usize)
+            .ok_or_else(|| format!("a row of table {} not in the schema", r.table))?;
+        if !matches!(r.body, Body::Put(row) if row.len() == t.row_size) {
+            return Err(format!("a row of table {} of the wrong size", r.table));
+        }
+        let (hit, _, _) = t.primary.get(r.key, &g);
+        if hit.is_some() {
+            return Err(format!("a key of table {} twice", r.table));
+        }
+        ap.record(t, r.table, r, &g)
+    })
+    .map_err(fatal)?;
+    let (mut from, mut log_from) = (log::FILE_HEADER_BYTES as u64, 0);
+    if let Some(end) = ckpt {
+        let len = f
+            .len()
+            .map_err(|e| fatal(format!("log file {}: {e}", path.display())))?;
+        if end.log_from > len {
+            return Err(fatal(format!(
+                "checkpoint file {} continues at byte {} of log file {}, which is {len} bytes long: refused, the files are left as they are",
+                dir.join(crate::checkpoint::CKPT_FILE).display(),
+                end.log_from,
+                path.display()
+            )));
+        }
+        out.durable = end.epoch;
+        out.max_epoch = end.epoch;
+        out.checkpoint = Some(end);
+        out.checkpoint_bytes = st
+            .open(&dir.join(crate::checkpoint::CKPT_FILE), storage::Open::Read)
+            .and_then(|c| c.len())
+            .map_err(|e| fatal(format!("checkpoint file: {e}")))?;
+        (from, log_from) = (end.tomb_from, end.log_from);
+    }
+    let mut reader = LogReader::new_at(f, path, from)?;
     // Records of epochs above the durable epoch known when they were read.
     let mut pending: Vec<(u32, u64, Key, OwnedBody)> = Vec::new();
-    let g = crossbeam_epoch::pin();
     let bad_record = |b: u64, table: u32, why: &str| {
         fatal(format!(
             "log file {} block at byte {b}: record of table {table} {why} (a log of another database?): refused",
@@ -194,6 +241,17 @@ pub fn replay(
     };
     while let Some(b) = reader.next_block()? {
         out.blocks += 1;
+        let b_end = b.offset + (log::BLOCK_HEADER_BYTES + b.payload.len()) as u64;
+        if b.offset < log_from && b_end > log_from {
+            return Err(fatal(format!(
+                "log file {}: the checkpoint continues at byte {log_from}, inside the block at byte {}: the checkpoint is not this log's, refused, the files are left as they are",
+                path.display(),
+                b.offset
+            )));
+        }
+        // Before `log_from` (after `tomb_from`) only deletes are read: the checkpoint
+        // holds every other write there or a newer one (see `checkpoint`).
+        let deletes_only = b.offset < log_from;
         if b.kind == log::BLOCK_RESTART {
             out.discarded += pending.len() as u64;
             pending.clear();
@@ -232,6 +290,9 @@ pub fn replay(
                 ));
             }
             out.max_epoch = out.max_epoch.max(epoch_of(r.tid));
+            if deletes_only && !matches!(r.body, Body::Delete) {
+                continue;
+            }
             if epoch_of(r.tid) <= out.durable {
                 ap.record(t, r.table, &r, &g)
                     .map_err(|why| bad_record(b.offset, r.table, &why))?;
@@ -244,6 +305,13 @@ pub fn replay(
     out.discarded += pending.len() as u64;
     drop(pending);
     out.end = reader.end();
+    let valid = out.end.expect("replay read to the end").valid;
+    if valid < log_from {
+        return Err(fatal(format!(
+            "log file {}: its valid part ends at byte {valid}, before byte {log_from} where the checkpoint continues: the log was cut or damaged, refused, the files are left as they are",
+            path.display()
+        )));
+    }
 
     // An update still waiting is harmless if a later write of its key was applied (it
     // would have been overwritten); otherwise the version it changes is not in the log,
@@ -368,7 +436,7 @@ pub fn recover(
     append: bool,
 ) -> Result<(Replayed, Option<log::LogTail>)> {
     let o = ld.open(st, append).map_err(fatal)?;
-    let r = replay(catalog, &*o.file, &ld.log, schema_fp)?;
+    let r = replay(catalog, st, &ld.dir, &*o.file, &ld.log, schema_fp)?;
     let end = r.end.expect("replay read to the end");
     ld.check_end(end.valid, &o.marker).map_err(fatal)?;
     if !append {

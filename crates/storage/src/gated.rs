@@ -82,6 +82,12 @@ impl crate::File for GatedFile {
     fn path(&self) -> &Path {
         self.f.path()
     }
+    fn punch_hole(&self, off: u64, len: u64) -> std::io::Result<()> {
+        self.f.punch_hole(off, len)
+    }
+    fn allocated(&self) -> std::io::Result<Option<u64>> {
+        self.f.allocated()
+    }
 }
 
 impl Storage for Gated {

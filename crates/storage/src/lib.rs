@@ -50,6 +50,17 @@ pub trait File: Send + Sync + fmt::Debug {
     /// Advise that `len` bytes at `off`, already durable, will not be read again soon
     /// (the page cache may drop them). Only advice: a file may ignore it.
     fn drop_cached(&self, _off: u64, _len: u64) {}
+    /// Free the disk space of the whole 4 KiB pages inside `len` bytes at `off`; the
+    /// file keeps its length and those bytes read back as zeros. Only for bytes nothing
+    /// will read again (a log's prefix a checkpoint made useless). A file system that
+    /// cannot (EOPNOTSUPP, [`is_unsupported`]) is not an error the caller must stop for.
+    fn punch_hole(&self, _off: u64, _len: u64) -> io::Result<()> {
+        Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+    }
+    /// Bytes of disk the file takes (`st_blocks` * 512), where known.
+    fn allocated(&self) -> io::Result<Option<u64>> {
+        Ok(None)
+    }
 
     /// Read until `buf` is full or the file ends; returns the bytes read.
     fn read_full_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize> {
@@ -152,6 +163,20 @@ pub fn parent(path: &Path) -> &Path {
 /// Whether an error means the device is full (for the one-line message users get).
 pub fn is_no_space(e: &io::Error) -> bool {
     e.raw_os_error() == Some(28) || e.kind() == io::ErrorKind::StorageFull
+}
+
+/// Whether an error means the file system cannot do what was asked (a hole punch on a
+/// file system without one): reported, never fatal.
+pub fn is_unsupported(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EOPNOTSUPP) || e.kind() == io::ErrorKind::Unsupported
+}
+
+/// The whole `PAGE`-aligned pages inside `off..off + len` (`None`: not one).
+pub fn whole_pages(off: u64, len: u64) -> Option<(u64, u64)> {
+    const PAGE: u64 = 4096;
+    let start = off.div_ceil(PAGE) * PAGE;
+    let end = (off + len) / PAGE * PAGE;
+    (end > start).then(|| (start, end - start))
 }
 
 /// A random 64-bit id for a new set of files (a database, a log): the clock, the pid

@@ -29,6 +29,14 @@ pub struct LogDirFormat {
     pub marker_format: &'static MarkerFormat,
 }
 
+/// A file kept beside the log (the memory engine's checkpoint): its name and header
+/// format, for [`LogDir::remove_with`].
+#[derive(Debug, Clone, Copy)]
+pub struct SideFile {
+    pub name: &'static str,
+    pub header: &'static HeaderFormat,
+}
+
 /// The files of one log directory.
 #[derive(Debug, Clone)]
 pub struct LogDir {
@@ -77,6 +85,16 @@ impl LogDir {
     /// crash in between leaves a log whose load is unfinished, never a marker without
     /// its log). A file that is not this engine's is refused, and nothing is removed.
     pub fn remove(&self, st: &dyn Storage) -> Result<(), String> {
+        self.remove_with(st, &[])
+    }
+
+    /// [`LogDir::remove`] of a directory that also holds `side` files (the memory
+    /// engine's checkpoint), removed after the marker and before the log, each with its
+    /// temporary file (`<name>.tmp`, the one an interrupted atomic write leaves), all
+    /// checked before anything is removed. Order: marker, side files, log. A crash in
+    /// between leaves a log without marker (refused as an unfinished load) and at most
+    /// some side files, never a marker without its log.
+    pub fn remove_with(&self, st: &dyn Storage, side: &[SideFile]) -> Result<(), String> {
         let log_here = self.has_log(st)?;
         if log_here {
             let f = st
@@ -106,14 +124,52 @@ impl LogDir {
                     self.format.marker_format.what
                 ));
             }
+        }
+        let mut sides = Vec::new();
+        for s in side {
+            for (name, tmp) in [
+                (s.name.to_string(), false),
+                (format!("{}.tmp", s.name), true),
+            ] {
+                let p = self.dir.join(&name);
+                if !self.exists(st, &p)? {
+                    continue;
+                }
+                let f = st.open(&p, Open::Read).map_err(|e| err("opening", e))?;
+                let mut head = [0u8; 16];
+                let n = f
+                    .read_full_at(&mut head, 0)
+                    .map_err(|e| err("reading", e))?;
+                // A temporary file may be cut anywhere (a crash while it was written):
+                // what it holds must still begin like the format.
+                let ours = s.header.looks_like(&head[..n])
+                    || (tmp && n < 8 && head[..n] == s.header.magic[..n]);
+                if !ours {
+                    return Err(format!(
+                        "{} is not {}: oltpscope refuses to remove it",
+                        p.display(),
+                        s.header.what
+                    ));
+                }
+                sides.push(p);
+            }
+        }
+        if marker_here {
             st.remove(&self.marker)
                 .map_err(|e| err("removing the load marker", e))?;
+            // The marker's removal is durable before anything else goes: a crash never
+            // leaves a marker without its log.
+            st.sync_dir(&self.dir)
+                .map_err(|e| err("syncing the log directory", e))?;
+        }
+        for p in &sides {
+            st.remove(p).map_err(|e| err("removing", e))?;
         }
         if log_here {
             st.remove(&self.log)
                 .map_err(|e| err("removing the log", e))?;
         }
-        if log_here || marker_here {
+        if log_here || marker_here || !sides.is_empty() {
             st.sync_dir(&self.dir)
                 .map_err(|e| err("syncing the log directory", e))?;
         }

@@ -51,6 +51,37 @@ impl File for RealFile {
     fn path(&self) -> &Path {
         &self.path
     }
+    fn punch_hole(&self, off: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let Some((start, n)) = crate::whole_pages(off, len) else {
+            return Ok(());
+        };
+        // SAFETY: fallocate on an open descriptor; no memory is passed.
+        let r = unsafe {
+            libc::fallocate(
+                self.f.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                start as libc::off_t,
+                n as libc::off_t,
+            )
+        };
+        if r != 0 {
+            return Err(with_path(
+                io::Error::last_os_error(),
+                "punching a hole in",
+                &self.path,
+            ));
+        }
+        Ok(())
+    }
+    fn allocated(&self) -> io::Result<Option<u64>> {
+        use std::os::unix::fs::MetadataExt;
+        let m = self
+            .f
+            .metadata()
+            .map_err(|e| with_path(e, "reading the size of", &self.path))?;
+        Ok(Some(m.blocks() * 512))
+    }
     fn drop_cached(&self, off: u64, len: u64) {
         use std::os::fd::AsRawFd;
         // SAFETY: advice on an open descriptor; no memory is passed.

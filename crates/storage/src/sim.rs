@@ -66,7 +66,7 @@ pub struct Faults {
     /// `Some(n)`: the first `n` mutating operations after these faults were set succeed
     /// and the next one fails with "storage crashed", as does every later operation on
     /// this storage, until [`SimStorage::crash`] (or [`SimStorage::kill`]) restarts it.
-    /// Mutating operations: `write_at` (of at least one byte), `set_len`, `sync_data`,
+    /// Mutating operations: `write_at` (of at least one byte), `set_len`, `sync_data`, `punch_hole`,
     /// `sync_dir`, `rename`, `remove` and opening with `Open::CreateNew`, whatever their
     /// outcome. The failing operation may have reached the page cache: a write a random
     /// prefix of its bytes (which the crash may tear further), a `set_len`, rename,
@@ -96,6 +96,8 @@ pub struct SimStats {
     pub crashes: u64,
     /// Calls of [`SimStorage::kill`].
     pub kills: u64,
+    /// Bytes zeroed by `punch_hole` (whole 4 KiB pages inside the files' lengths).
+    pub punched_bytes: u64,
 }
 
 impl SimStats {
@@ -758,6 +760,29 @@ impl File for SimFile {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The model of a hole: the whole pages inside the range (and the file) read back
+    /// as zeros, the length unchanged; until `sync_data` it is pending like a write of
+    /// zeros (a crash may keep any of its sectors).
+    fn punch_hole(&self, off: u64, len: u64) -> io::Result<()> {
+        self.assert_writable("punching a hole in");
+        let mut s = self.st.lock();
+        self.check(&s, "punching a hole in")?;
+        let cur = s.inodes[&self.ino].current.len() as u64;
+        let Some((start, n)) = crate::whole_pages(off, len.min(cur.saturating_sub(off))) else {
+            return Ok(());
+        };
+        let zeros = vec![0u8; n as usize];
+        if s.mutation() {
+            if s.rng.gen_bool(0.5) {
+                s.write(self.ino, start, &zeros);
+            }
+            return Err(crashed("punching a hole in", &self.path));
+        }
+        s.write(self.ino, start, &zeros);
+        s.stats.punched_bytes += n;
+        Ok(())
     }
 }
 
