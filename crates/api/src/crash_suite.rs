@@ -178,6 +178,7 @@ pub fn trial<E: Engine>(
     seed: u64,
     budget: u64,
     opts: &dyn Fn(Arc<dyn Storage>, bool) -> EngineOptions,
+    hook: fn(&E),
 ) -> std::result::Result<SeedStats, String> {
     let sim = SimStorage::new(seed);
     let mut rng = Rng::new(seed);
@@ -215,9 +216,13 @@ pub fn trial<E: Engine>(
     }
     let mut acked = Bank::new();
     let mut maybe = None;
+    let hook_at = rng.below(STEPS);
     {
         let mut s = Session::new(e.worker(0));
         for i in 0..STEPS {
+            if i == hook_at {
+                hook(&e);
+            }
             match run_transfer(&mut s, i) {
                 Ok(()) => acked.apply(i),
                 Err(_) => {
@@ -254,6 +259,9 @@ pub fn trial<E: Engine>(
     {
         let mut s = Session::new(e.worker(0));
         for i in STEPS..STEPS + MORE {
+            if i == STEPS + MORE / 2 {
+                hook(&e);
+            }
             run_transfer(&mut s, i).map_err(|err| format!("transfer after recovery: {err}"))?;
             acked.apply(i);
         }
@@ -275,7 +283,19 @@ pub fn run_seeds<E: Engine + 'static>(
     n: u64,
     opts: fn(Arc<dyn Storage>, bool) -> EngineOptions,
 ) -> SeedStats {
-    let calib = trial::<E>(u64::MAX, 0, &opts)
+    run_seeds_with::<E>(first, n, opts, |_| {})
+}
+
+/// [`run_seeds`] calling `hook` on the engine once at a seed-chosen step under faults
+/// and once after recovery (an engine's own background work done there, such as a
+/// checkpoint, so that crashes land inside it).
+pub fn run_seeds_with<E: Engine + 'static>(
+    first: u64,
+    n: u64,
+    opts: fn(Arc<dyn Storage>, bool) -> EngineOptions,
+    hook: fn(&E),
+) -> SeedStats {
+    let calib = trial::<E>(u64::MAX, 0, &opts, hook)
         .unwrap_or_else(|err| panic!("crash suite, {}: the fault-free run failed: {err}", E::NAME));
     // Crash points spread over the run and a little past it (a run with no crash).
     let budget = calib.mutations + calib.mutations / 8 + 2;
@@ -284,7 +304,7 @@ pub fn run_seeds<E: Engine + 'static>(
         let (tx, rx) = std::sync::mpsc::channel();
         let t0 = Instant::now();
         std::thread::spawn(move || {
-            let r = std::panic::catch_unwind(|| trial::<E>(seed, budget, &opts));
+            let r = std::panic::catch_unwind(|| trial::<E>(seed, budget, &opts, hook));
             let _ = tx.send(r);
         });
         let r = match rx.recv_timeout(HANG) {
