@@ -452,7 +452,12 @@ pub fn recover(
         durable: r.durable,
         restart: Some(log::Restart {
             torn: end.torn_bytes > 0,
-            marked: o.marker.log_bytes,
+            // The log before the checkpoint's `tomb_from` is never read (and may be
+            // freed): nothing there to make durable.
+            marked: o
+                .marker
+                .log_bytes
+                .max(r.checkpoint.map_or(0, |c| c.tomb_from)),
         }),
     };
     Ok((r, Some(tail)))
