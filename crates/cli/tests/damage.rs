@@ -7,7 +7,7 @@
 //! by a refused open.
 
 mod common;
-use common::{last_segment, oltpscope};
+use common::{copy_dir, cut, last_segment, oltpscope, Outcome};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,29 +20,6 @@ fn exe() -> &'static str {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Every file in `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.map(|e| {
-                let e = e.unwrap();
-                (
-                    e.file_name().to_string_lossy().into_owned(),
-                    std::fs::read(e.path()).unwrap(),
-                )
-            })
-            .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for (name, bytes) in snapshot(from) {
-        std::fs::write(to.join(name), bytes).unwrap();
-    }
 }
 
 /// A TPC-B database killed with SIGKILL while committing, and its acknowledged commits.
@@ -92,16 +69,9 @@ fn killed_database(dir: &Path) -> (PathBuf, PathBuf) {
     (db, acked)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Outcome {
-    Repaired,
-    Refused,
-    CaughtByCheck,
-}
-
-/// Check `db` and classify the result; panics on any forbidden outcome.
+/// Check `db` (with its log in `log_dir`) with the acknowledged commits in `acked`
+/// (`common::classify`).
 fn classify(case: &str, db: &Path, acked: &Path, log_dir: Option<&Path>) -> Outcome {
-    let before = snapshot(db);
     let mut args = vec![
         "check",
         "tpcb",
@@ -115,49 +85,13 @@ fn classify(case: &str, db: &Path, acked: &Path, log_dir: Option<&Path>) -> Outc
     if let Some(l) = log_dir {
         args.extend(["--log-dir", s(l)]);
     }
-    let (code, out, err) = oltpscope(&args);
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{case}: {err}"
-    );
-    assert_eq!(snapshot(db), before, "{case}: check changed the files");
-    match code {
-        0 => {
-            assert!(
-                out.contains("all passed") && out.contains("0 missing"),
-                "{case}: exit 0 without every acknowledged commit: {out}"
-            );
-            Outcome::Repaired
-        }
-        2 => {
-            assert_eq!(err.trim_end().lines().count(), 1, "{case}: {err}");
-            assert!(err.starts_with("error:"), "{case}: {err}");
-            Outcome::Refused
-        }
-        1 => {
-            assert!(
-                out.contains("[FAIL] acknowledged commits durable"),
-                "{case}: exit 1 for another reason: {out}{err}"
-            );
-            Outcome::CaughtByCheck
-        }
-        c => panic!("{case}: exit code {c}: {out}{err}"),
-    }
+    common::classify(case, db, &args)
 }
 
 fn flip(path: &Path, off: u64) {
     let mut b = std::fs::read(path).unwrap();
     b[off as usize] ^= 0x5a;
     std::fs::write(path, b).unwrap();
-}
-
-fn cut(path: &Path, len: u64) {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_len(len)
-        .unwrap();
 }
 
 fn zero_page(path: &Path, page: u64) {

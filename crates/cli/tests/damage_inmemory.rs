@@ -11,7 +11,7 @@
 //! every cut of the log is refused.
 
 mod common;
-use common::oltpscope;
+use common::{copy_dir, cut, oltpscope, snapshot, Outcome};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,29 +20,6 @@ use std::time::{Duration, Instant};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Every file in `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.map(|e| {
-                let e = e.unwrap();
-                (
-                    e.file_name().to_string_lossy().into_owned(),
-                    std::fs::read(e.path()).unwrap(),
-                )
-            })
-            .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for (name, bytes) in snapshot(from) {
-        std::fs::write(to.join(name), bytes).unwrap();
-    }
 }
 
 fn run_args<'a>(engine: &'a str, db: &'a Path, acked: &'a Path, duration: &'a str) -> Vec<&'a str> {
@@ -103,45 +80,10 @@ fn stopped_database(dir: &Path, engine: &str) -> (PathBuf, PathBuf) {
     (db, acked)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Outcome {
-    Repaired,
-    Refused,
-    CaughtByCheck,
-}
-
-/// Check `db` and classify the result; panics on any forbidden outcome.
+/// Check `db` with the acknowledged commits in `acked` (`common::classify`).
 fn classify(case: &str, db: &Path, acked: &Path) -> Outcome {
-    let before = snapshot(db);
     let args = ["check", "tpcb", "--db", s(db), "--acked-file", s(acked)];
-    let (code, out, err) = oltpscope(&args);
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{case}: {err}"
-    );
-    assert_eq!(snapshot(db), before, "{case}: check changed the files");
-    match code {
-        0 => {
-            assert!(
-                out.contains("all passed") && out.contains("0 missing"),
-                "{case}: exit 0 without every acknowledged commit: {out}"
-            );
-            Outcome::Repaired
-        }
-        2 => {
-            assert_eq!(err.trim_end().lines().count(), 1, "{case}: {err}");
-            assert!(err.starts_with("error:"), "{case}: {err}");
-            Outcome::Refused
-        }
-        1 => {
-            assert!(
-                out.contains("[FAIL] acknowledged commits durable"),
-                "{case}: exit 1 for another reason: {out}{err}"
-            );
-            Outcome::CaughtByCheck
-        }
-        c => panic!("{case}: exit code {c}: {out}{err}"),
-    }
+    common::classify(case, db, &args)
 }
 
 fn flip(path: &Path, frac: f64) {
@@ -149,15 +91,6 @@ fn flip(path: &Path, frac: f64) {
     let at = ((b.len() as f64 * frac) as usize).min(b.len() - 1);
     b[at] ^= 0x5a;
     std::fs::write(path, b).unwrap();
-}
-
-fn cut(path: &Path, len: u64) {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_len(len)
-        .unwrap();
 }
 
 type Damage = Box<dyn Fn(&Path)>;

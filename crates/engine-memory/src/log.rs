@@ -290,20 +290,7 @@ pub fn apply_runs(row: &mut [u8], mut runs: &[u8]) -> std::result::Result<(), St
     Ok(())
 }
 
-/// Where the logger continues: the open file, the offset to append at, and the durable
-/// epoch of the log so far (0 for a new log).
-pub struct LogTail {
-    pub file: Arc<dyn File>,
-    pub path: PathBuf,
-    pub database_id: u64,
-    pub offset: u64,
-    pub durable: u64,
-    /// A recovered log: before its first block the logger cuts the file at `offset`
-    /// (`torn`: a torn tail follows it) and writes a restart block. Nothing is written
-    /// to a recovered log until a commit needs it, so a run refused after opening (or
-    /// one that commits nothing) leaves the file exactly as it was.
-    pub restart: Option<Restart>,
-}
+pub use storage::logdir::LogTail;
 
 pub use storage::logfile::Restart;
 

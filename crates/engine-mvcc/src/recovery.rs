@@ -256,15 +256,7 @@ pub fn log_dir(dir: &Path) -> LogDir {
 
 /// Create a new, empty log in `ld` and say where the flusher appends.
 pub fn create(ld: &LogDir, st: &dyn Storage, schema_fp: u32) -> Result<log::LogTail> {
-    let (file, header) = ld.create(st, schema_fp).map_err(fatal)?;
-    Ok(log::LogTail {
-        file,
-        path: ld.log.clone(),
-        database_id: header.database_id,
-        offset: log::FILE_HEADER_BYTES as u64,
-        durable: 0,
-        restart: None,
-    })
+    ld.create_tail(st, schema_fp).map_err(fatal)
 }
 
 /// Recover from the existing log in `ld` into `catalog` (the file is only read).
@@ -286,16 +278,6 @@ pub fn recover(
     }
     // Nothing is written here: the flusher cuts a torn tail and writes the restart
     // block before its first block (see `log::LogTail::restart`).
-    let tail = log::LogTail {
-        file: o.file,
-        path: ld.log.clone(),
-        database_id: o.header.database_id,
-        offset: end.valid,
-        durable: r.durable,
-        restart: Some(log::Restart {
-            torn: end.torn_bytes > 0,
-            marked: o.marker.log_bytes,
-        }),
-    };
+    let tail = ld.recovered_tail(o, end.valid, end.torn_bytes > 0, r.durable, 0);
     Ok((r, Some(tail)))
 }

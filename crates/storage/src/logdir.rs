@@ -12,7 +12,9 @@
 //! marker (a crash in between would leave a marker without its log), or accept a log
 //! that ends before its durable mark.
 
-use crate::logfile::{Header, HeaderFormat, LoadMarker, MarkFile, MarkerFormat, HEADER_BYTES};
+use crate::logfile::{
+    Header, HeaderFormat, LoadMarker, MarkFile, MarkerFormat, Restart, HEADER_BYTES,
+};
 use crate::{File, Open, Storage};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -44,6 +46,21 @@ pub struct LogDir {
     pub log: PathBuf,
     pub marker: PathBuf,
     pub format: &'static LogDirFormat,
+}
+
+/// Where a flusher appends: the open file, the offset after its valid part, and the
+/// durable counter of the log so far (0 for a new log).
+pub struct LogTail {
+    pub file: Arc<dyn File>,
+    pub path: PathBuf,
+    pub database_id: u64,
+    pub offset: u64,
+    pub durable: u64,
+    /// A recovered log: before its first block the flusher makes its valid part safe
+    /// to build on and cuts a torn tail (`Restart::prepare`), then writes its restart
+    /// block. Nothing is written to a recovered log until a commit needs it, so a run
+    /// refused after opening (or one that commits nothing) leaves the file as it was.
+    pub restart: Option<Restart>,
 }
 
 /// An existing log opened for recovery: its file, header and marker, checked against
@@ -196,6 +213,44 @@ impl LogDir {
             .open(&self.log, Open::ReadWrite)
             .map_err(|e| err("opening the log", e))?;
         Ok((file, header))
+    }
+
+    /// Create a new, empty log and say where its flusher appends.
+    pub fn create_tail(&self, st: &dyn Storage, schema: u32) -> Result<LogTail, String> {
+        let (file, header) = self.create(st, schema)?;
+        Ok(LogTail {
+            file,
+            path: self.log.clone(),
+            database_id: header.database_id,
+            offset: HEADER_BYTES as u64,
+            durable: 0,
+            restart: None,
+        })
+    }
+
+    /// Where the flusher continues a recovered log `o` whose valid part ends at `valid`
+    /// (`torn`: garbage follows), `durable` its durable counter; nothing before
+    /// `read_from` was read by recovery (a checkpoint covers it), so nothing before it is
+    /// made durable again.
+    pub fn recovered_tail(
+        &self,
+        o: Opened,
+        valid: u64,
+        torn: bool,
+        durable: u64,
+        read_from: u64,
+    ) -> LogTail {
+        LogTail {
+            file: o.file,
+            path: self.log.clone(),
+            database_id: o.header.database_id,
+            offset: valid,
+            durable,
+            restart: Some(Restart {
+                torn,
+                marked: o.marker.log_bytes.max(read_from),
+            }),
+        }
     }
 
     /// The log's verified header.

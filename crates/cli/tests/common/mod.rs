@@ -156,3 +156,82 @@ pub fn trace_into(
     assert!(status.success(), "traced run failed: {status}\n{err}");
     result.unwrap_or_else(|e| panic!("reading the trace: {e}\n{err}"));
 }
+
+/// Every file in `dir` with its bytes (empty if `dir` does not exist).
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Copy the files of `from` into `to` (created).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for (name, bytes) in snapshot(from) {
+        std::fs::write(to.join(name), bytes).unwrap();
+    }
+}
+
+/// Cut (or grow) the file at `path` to `len` bytes.
+pub fn cut(path: &Path, len: u64) {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(len)
+        .unwrap();
+}
+
+/// What a `check --acked-file` of a damaged database may end in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// Exit 0 with every acknowledged commit present.
+    Repaired,
+    /// One error line, exit 2.
+    Refused,
+    /// The acknowledged-commit check failed (exit 1).
+    CaughtByCheck,
+}
+
+/// Run `check` with `args` on the database in `db` and classify the result; panics on
+/// any forbidden outcome (exit 0 with a commit missing, a panic, a file of `db` changed).
+pub fn classify(case: &str, db: &Path, args: &[&str]) -> Outcome {
+    let before = snapshot(db);
+    let (code, out, err) = oltpscope(args);
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{case}: {err}"
+    );
+    assert_eq!(snapshot(db), before, "{case}: check changed the files");
+    match code {
+        0 => {
+            assert!(
+                out.contains("all passed") && out.contains("0 missing"),
+                "{case}: exit 0 without every acknowledged commit: {out}"
+            );
+            Outcome::Repaired
+        }
+        2 => {
+            assert_eq!(err.trim_end().lines().count(), 1, "{case}: {err}");
+            assert!(err.starts_with("error:"), "{case}: {err}");
+            Outcome::Refused
+        }
+        1 => {
+            assert!(
+                out.contains("[FAIL] acknowledged commits durable"),
+                "{case}: exit 1 for another reason: {out}{err}"
+            );
+            Outcome::CaughtByCheck
+        }
+        c => panic!("{case}: exit code {c}: {out}{err}"),
+    }
+}
