@@ -106,8 +106,30 @@ fn run_transfer<W: Worker>(s: &mut Session<W>, i: u64) -> Result<()> {
             })?;
             assert!(found, "account {a} missing");
         }
-        s.insert(JOURNAL, &key(i), &amount.to_le_bytes())
+        s.insert(JOURNAL, &key(i), &amount.to_le_bytes())?;
+        // A command-logging engine logs the transfer's number (others ignore it).
+        s.command(0, &i.to_le_bytes());
+        Ok(())
     })
+}
+
+/// Reopen: a command-logging engine's recovered commands are run again, in order.
+fn reopen<E: Engine>(e: &E) -> std::result::Result<(), String> {
+    let cmds = e
+        .recovered_commands()
+        .map_err(|err| format!("recovered commands: {err}"))?;
+    let mut s = Session::new(e.worker(0));
+    for c in &cmds {
+        let i = u64::from_le_bytes(
+            c.input
+                .as_slice()
+                .try_into()
+                .map_err(|_| "a command of another length".to_string())?,
+        );
+        run_transfer(&mut s, i).map_err(|err| format!("replaying transfer {i}: {err}"))?;
+    }
+    drop(s);
+    e.replay_done().map_err(|err| format!("replay_done: {err}"))
 }
 
 fn read_bank<E: Engine>(e: &E) -> Result<Bank> {
@@ -197,6 +219,8 @@ pub fn trial<E: Engine>(
         .map_err(|err| format!("load: {err}"))?;
     }
     e.load_done().map_err(|err| format!("load_done: {err}"))?;
+    e.replay_done()
+        .map_err(|err| format!("replay_done: {err}"))?;
     let before = sim.stats().mutations;
     if budget > 0 {
         let mut f = Faults {
@@ -253,6 +277,7 @@ pub fn trial<E: Engine>(
     }
     sim.set_faults(Faults::default());
     let e = open(true).map_err(|err| format!("reopen after the crash was refused: {err}"))?;
+    reopen(&e)?;
     let got = read_bank(&e).map_err(|err| format!("read after recovery: {err}"))?;
     check("after the crash", &got, &acked, maybe)?;
     let mut acked = got;
@@ -271,6 +296,7 @@ pub fn trial<E: Engine>(
     sim.crash();
     st.power_losses += 1;
     let e = open(false).map_err(|err| format!("read-only open after a clean stop: {err}"))?;
+    reopen(&e)?;
     let got = read_bank(&e).map_err(|err| format!("read after the second recovery: {err}"))?;
     check("after a clean stop and a power loss", &got, &acked, None)?;
     Ok(st)
