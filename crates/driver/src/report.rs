@@ -101,6 +101,12 @@ pub struct Report {
     pub latency_us: Latency,
     pub per_txn: Vec<TxnTypeReport>,
     pub checks: Checks,
+    /// Why the run ended before its time (a memory limit, a signal); absent when it ran
+    /// to its end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Stopped>,
+    /// The process's resident memory during the run and the limit it was held to.
+    pub memory: crate::memwatch::MemoryReport,
     pub load_s: Option<f64>,
     pub config: serde_json::Value,
     pub engine_stats: serde_json::Value,
@@ -115,6 +121,20 @@ pub struct Report {
     /// order of `per_txn` (serialized apart, in HdrHistogram's V2 form).
     #[serde(skip)]
     pub histograms: Vec<Histogram<u64>>,
+}
+
+/// A run ended before its time: the report covers what ran until then.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Stopped {
+    /// `memory-limit` or `interrupted`.
+    pub reason: String,
+    /// The signal that interrupted the run (the process dies of it after the report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Seconds into the run (warm-up included) when it was stopped.
+    pub at_s: f64,
+    /// One line saying why.
+    pub message: String,
 }
 
 /// STEPS team statistics (the paper's Table 4 and Section 4.3), over the whole run,
@@ -361,6 +381,9 @@ impl Report {
             self.abort_rate * 100.0,
             fmt_count(self.user_aborts as f64)
         );
+        if let Some(s) = &self.stopped {
+            let _ = writeln!(o, "stopped {:.1} s into the run: {}", s.at_s, s.message);
+        }
         if let Some(r) = &self.open_loop {
             let _ = writeln!(
                 o,
