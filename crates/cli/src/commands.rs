@@ -965,7 +965,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         std::process::exit(1);
     }
     // A run stopped at its memory limit or by a signal ends here, after its report.
-    driver::exit_if_stopped(&report);
+    driver::exit_if_stopped(report);
     Ok(())
 }
 

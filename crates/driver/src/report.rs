@@ -56,6 +56,9 @@ pub struct WaitReport {
 pub struct Checks {
     pub passed: bool,
     pub list: Vec<Check>,
+    /// Why the check did not run, when it was to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -107,6 +110,9 @@ pub struct Report {
     pub stopped: Option<Stopped>,
     /// The process's resident memory during the run and the limit it was held to.
     pub memory: crate::memwatch::MemoryReport,
+    /// A stopped run's engine, already shut down, released after the report is out.
+    #[serde(skip)]
+    pub(crate) _held: Held,
     pub load_s: Option<f64>,
     pub config: serde_json::Value,
     pub engine_stats: serde_json::Value,
@@ -121,6 +127,29 @@ pub struct Report {
     /// order of `per_txn` (serialized apart, in HdrHistogram's V2 form).
     #[serde(skip)]
     pub histograms: Vec<Histogram<u64>>,
+}
+
+/// The engine of a stopped run, kept (shut down) until its report is out: its teardown
+/// may allocate (the memory engine lists its records to free them: 90 MB on a 360 MB
+/// TPC-C database, measured), which a run stopped at its memory limit does not have.
+/// A clone of the report does not hold it.
+#[derive(Default)]
+pub(crate) struct Held(pub(crate) Option<Box<dyn std::any::Any + Send + Sync>>);
+
+impl Clone for Held {
+    fn clone(&self) -> Self {
+        Held(None)
+    }
+}
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Held(engine)"
+        } else {
+            "Held(none)"
+        })
+    }
 }
 
 /// A run ended before its time: the report covers what ran until then.
@@ -508,10 +537,10 @@ impl Report {
         let _ = writeln!(
             o,
             "consistency checks: {}",
-            if self.checks.passed {
-                "all passed"
-            } else {
-                "FAILED"
+            match &self.checks.skipped {
+                Some(why) => format!("skipped ({why})"),
+                None if self.checks.passed => "all passed".into(),
+                None => "FAILED".into(),
             }
         );
         for c in &self.checks.list {
