@@ -136,6 +136,18 @@ pub enum RunWorkload<C: Args> {
     Tpce(TpceRun<C>),
 }
 
+impl<C: Args> RunWorkload<C> {
+    /// The command's options, whatever the workload.
+    pub fn common(&self) -> &C {
+        match self {
+            RunWorkload::Micro(a) => &a.common,
+            RunWorkload::Tpcb(a) => &a.common,
+            RunWorkload::Tpcc(a) => &a.common,
+            RunWorkload::Tpce(a) => &a.common,
+        }
+    }
+}
+
 /// A workload with the options that shape its database only (load, check).
 #[derive(Subcommand, Debug)]
 pub enum DataWorkload<C: Args> {
@@ -481,6 +493,12 @@ pub struct RunOpts {
     pub partitioned: PartitionedTuning,
     #[command(flatten)]
     pub memory: MemoryTuning,
+    /// Resident memory the run may use, e.g. 1.5GB (any engine; default: the cgroup's
+    /// limit or the machine's available memory). A run reaching 90% of the smallest of
+    /// these stops with its report and exit code 2; one whose growth after the warm-up
+    /// will not fit its duration is warned about.
+    #[arg(long, value_parser = parse_size)]
+    pub mem_limit: Option<u64>,
     /// Do not pin worker threads to cores.
     #[arg(long)]
     pub no_pin: bool,

@@ -914,7 +914,11 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         timeseries: c.out.is_some(),
     };
     let obs = profiler.as_ref().map(|p| p as &dyn driver::Observer);
-    let report = match with_engine!(engine, E => driver::run_observed::<E, W>(wl, &cfg, obs)) {
+    let limits = driver::Limits {
+        mem_limit: c.mem_limit,
+    };
+    let report = match with_engine!(engine, E => driver::run_limited::<E, W>(wl, &cfg, obs, &limits))
+    {
         Ok(r) => r,
         Err(e) => {
             json.abandon();
@@ -986,6 +990,8 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         eprintln!("error: consistency check failed");
         std::process::exit(1);
     }
+    // A run stopped at its memory limit or by a signal ends here, after its report.
+    driver::exit_if_stopped(report);
     Ok(())
 }
 

@@ -42,8 +42,23 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // Ctrl-C and SIGTERM stop a run with its report and remove its temporary files
+    // (driver::interrupt). A traced run is `simulate`'s child: its parent handles them.
+    let run = match &cli.cmd {
+        args::Cmd::Run { workload: Some(w) } => Some(w.common()),
+        args::Cmd::Profile { workload: Some(w) } => Some(&w.common().run),
+        _ => None,
+    };
+    if run.is_some_and(|r| !r.trace_measured) {
+        driver::interrupt::install();
+    }
     if let Err(msg) = commands::dispatch(cli) {
         eprintln!("error: {msg}");
+        // An interrupted run that then failed (its server stopped, say) still dies of
+        // the signal, as the caller expects of an interrupt.
+        if let Some(sig) = driver::interrupt::taken() {
+            driver::interrupt::die(sig);
+        }
         std::process::exit(2);
     }
 }

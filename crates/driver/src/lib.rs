@@ -5,12 +5,18 @@
 //!
 //! The driver owns all timing and printing; engines and kits never print.
 
+pub mod interrupt;
 pub mod machine;
+pub mod memwatch;
 pub mod observe;
 pub mod report;
 mod run;
 pub mod stats;
 
 pub use observe::{Observer, ThreadObserver};
+pub use report::Stopped;
 pub use report::{Report, Second, SecondTxn};
-pub use run::{check_only, load_only, replay, run, run_observed, Rate, RunConfig, Stop};
+pub use run::{
+    check_only, exit_if_stopped, load_only, replay, run, run_limited, run_observed, Limits, Rate,
+    RunConfig, Stop,
+};

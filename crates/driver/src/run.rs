@@ -1,8 +1,12 @@
 //! The run loop: load, warm up, measure, check, report.
 
+use crate::interrupt;
 use crate::machine;
+use crate::memwatch::{self, Verdict};
 use crate::observe::{Observer, ThreadObserver};
-use crate::report::{Checks, Latency, Report, Second, SecondTxn, TxnTypeReport, WaitReport};
+use crate::report::{
+    Checks, Latency, Report, Second, SecondTxn, Stopped, TxnTypeReport, WaitReport,
+};
 use api::{Engine, EngineOptions, Error, Session};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
@@ -70,6 +74,14 @@ pub struct RunConfig {
     /// Per-transaction statistics (`--stats`): arm each worker's `txnstats` counters,
     /// take them after every attempt, and census the tables after the load.
     pub stats: bool,
+}
+
+/// What a run may use beyond its configuration (`run_limited`).
+#[derive(Debug, Clone, Default)]
+pub struct Limits {
+    /// `--mem-limit`: the process's resident bytes allowed (the cgroup's limit and the
+    /// machine's available memory apply whether or not it is given; see `memwatch`).
+    pub mem_limit: Option<u64>,
 }
 
 /// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
@@ -768,6 +780,18 @@ pub fn run_observed<E: Engine, W: Workload>(
     cfg: &RunConfig,
     obs: Option<&dyn Observer>,
 ) -> api::Result<Report> {
+    run_limited::<E, W>(wl, cfg, obs, &Limits::default())
+}
+
+/// `run_observed` held to `limits`. A run that reaches its memory limit, or that a
+/// signal interrupts (once `interrupt::install` was called), stops as at its end and
+/// returns the report of what ran, with `Report::stopped` saying why.
+pub fn run_limited<E: Engine, W: Workload>(
+    wl: &W,
+    cfg: &RunConfig,
+    obs: Option<&dyn Observer>,
+    limits: &Limits,
+) -> api::Result<Report> {
     let started_at_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -869,6 +893,10 @@ pub fn run_observed<E: Engine, W: Workload>(
 
     let mut measure_start = Instant::now();
     let mut measured = Duration::ZERO;
+    // Read once: a cgroup's limit does not change under a run.
+    let mut watch = memwatch::Watch::new(limits.mem_limit, memwatch::cgroup_limit());
+    let mut stopped: Option<Stopped> = None;
+    let mut stopped_in_warmup = false;
     let results: Vec<WorkerResult> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..cfg.threads)
             .map(|w| {
@@ -985,11 +1013,38 @@ pub fn run_observed<E: Engine, W: Workload>(
             };
             let mut last = (0u64, 0u64);
             let mut tick = 1u64;
+            let total_s = matches!(cfg.stop, Stop::Seconds(_)).then(|| total.as_secs_f64());
+            let running = interrupt::Running::start();
             loop {
                 if phase.load(Ordering::Relaxed) == STOP {
                     break;
                 }
                 let now = run_start.elapsed();
+                if let Some(sig) = running.pending() {
+                    stopped = Some(interrupted(sig, now));
+                    break;
+                }
+                // At most 100 ms apart (the sleep below): a database growing 100 MB/s
+                // passes the stop line by at most 10 MB, well inside the headroom.
+                if let Some(s) = memwatch::read_sample(now.as_secs_f64()) {
+                    match watch.observe(s, warm.as_secs_f64(), total_s) {
+                        Verdict::Fine => {}
+                        Verdict::Warn(m) => eprintln!("{m}"),
+                        Verdict::Stop(message) => {
+                            // Said at once: what follows (the workers' last transactions,
+                            // the report) still takes memory, and the user must learn why
+                            // even if the kernel then has its way.
+                            eprintln!("stopped: {message}");
+                            stopped = Some(Stopped {
+                                reason: "memory-limit".into(),
+                                signal: None,
+                                at_s: now.as_secs_f64(),
+                                message,
+                            });
+                            break;
+                        }
+                    }
+                }
                 if phase.load(Ordering::Relaxed) == WARMUP && now >= warm {
                     measure_start = Instant::now();
                     phase.store(MEASURE, Ordering::Relaxed);
@@ -1024,7 +1079,16 @@ pub fn run_observed<E: Engine, W: Workload>(
                         .min(Duration::from_millis(100)),
                 );
             }
-            measured = measure_start.elapsed();
+            // A signal taken after the loop's last look still ends the run as stopped.
+            if let (Some(sig), None) = (running.finish(), &stopped) {
+                stopped = Some(interrupted(sig, run_start.elapsed()));
+            }
+            stopped_in_warmup = phase.load(Ordering::Relaxed) == WARMUP;
+            measured = if stopped_in_warmup {
+                Duration::ZERO
+            } else {
+                measure_start.elapsed()
+            };
             phase.store(STOP, Ordering::Relaxed);
             // The rest since the last line (a partial second, usually).
             let end = run_start.elapsed().as_secs_f64();
@@ -1042,7 +1106,7 @@ pub fn run_observed<E: Engine, W: Workload>(
             series.add(iv);
         }
         series.settle(true);
-        if matches!(cfg.stop, Stop::Txns(_)) {
+        if matches!(cfg.stop, Stop::Txns(_)) && !stopped_in_warmup {
             let end = results.iter().filter_map(|r| r.ended).max();
             measured = end.map_or(Duration::ZERO, |e| {
                 e.saturating_duration_since(measure_start)
@@ -1168,7 +1232,18 @@ pub fn run_observed<E: Engine, W: Workload>(
         .collect();
     let notes = wl.notes(&done, &counters);
 
-    let checks = if cfg.check {
+    let at_memory_limit = stopped.as_ref().is_some_and(|s| s.signal.is_none());
+    let checks = if cfg.check && at_memory_limit {
+        // The check builds maps of its own (TPC-C's: hundreds of thousands of order
+        // lines): run at the limit, it is what the kernel would kill.
+        Checks {
+            passed: true,
+            list: vec![],
+            skipped: Some(
+                "the run stopped at its memory limit, and the check needs memory of its own".into(),
+            ),
+        }
+    } else if cfg.check {
         let info = RunInfo {
             committed: fresh.then_some(committed_all),
             acked: None,
@@ -1177,15 +1252,24 @@ pub fn run_observed<E: Engine, W: Workload>(
         Checks {
             passed: list.iter().all(|c| c.passed),
             list,
+            skipped: None,
         }
     } else {
         Checks {
             passed: true,
             list: vec![],
+            skipped: None,
         }
     };
     let engine_stats = engine.stats();
     engine.shutdown()?;
+    let held = match stopped {
+        Some(_) => crate::report::Held(Some(Box::new(engine))),
+        None => {
+            drop(engine);
+            crate::report::Held(None)
+        }
+    };
 
     let config = serde_json::json!({
         "workload": wl.config(),
@@ -1229,6 +1313,9 @@ pub fn run_observed<E: Engine, W: Workload>(
         latency_us: Latency::from_ns(&all_hist),
         per_txn,
         checks,
+        stopped,
+        memory: watch.report(),
+        _held: held,
         load_s,
         config,
         engine_stats,
@@ -1238,6 +1325,40 @@ pub fn run_observed<E: Engine, W: Workload>(
         timeseries,
         histograms,
     })
+}
+
+/// A run stopped by signal `sig`, `at` into it; says so at once (the check and the
+/// report may take a while).
+fn interrupted(sig: i32, at: Duration) -> Stopped {
+    let message = format!("interrupted by {}", interrupt::name(sig));
+    eprintln!("stopped: {message}");
+    Stopped {
+        reason: "interrupted".into(),
+        signal: Some(sig),
+        at_s: at.as_secs_f64(),
+        message,
+    }
+}
+
+/// For the command line, once the report is out: a stopped run (which said why in one
+/// line when it stopped) ends with exit code 2 at a memory limit, or dies of the signal
+/// that interrupted it (exit status 128+n, as without a handler).
+pub fn exit_if_stopped(r: Report) {
+    let Some(s) = &r.stopped else { return };
+    match s.signal {
+        Some(sig) => {
+            // The engine's teardown removes its temporary directory.
+            drop(r);
+            interrupt::die(sig)
+        }
+        None => {
+            // At the memory limit the (shut down) engine is not torn down: that would
+            // allocate, and exit releases its memory anyway. Only its temporary
+            // directories are left to remove.
+            interrupt::remove_own_temp_dirs(&std::env::temp_dir());
+            std::process::exit(2)
+        }
+    }
 }
 
 /// Open an existing database and run the workload's consistency check on it.

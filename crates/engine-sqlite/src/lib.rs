@@ -131,7 +131,7 @@ pub struct SqliteEngine {
     has_data: bool,
     read_only: bool,
     /// Held (not read) so that a temporary database is removed with the engine.
-    _tmp: Option<tempfile::TempDir>,
+    _tmp: Option<storage::temp::TempDir>,
 }
 
 /// A table's statement texts.
@@ -238,9 +238,9 @@ impl Engine for SqliteEngine {
         let (dir, tmp) = match &opts.db_dir {
             Some(d) => (d.clone(), None),
             None => {
-                let t = tempfile::Builder::new()
-                    .prefix("oltpscope-sqlite-")
-                    .tempdir()?;
+                // storage::temp's naming: an interrupted run's driver removes it, and
+                // the next run removes one a killed process left.
+                let t = storage::temp::create("sqlite")?;
                 (t.path().to_path_buf(), Some(t))
             }
         };
