@@ -378,6 +378,7 @@ impl Checkpointer {
             block: Vec::with_capacity(BLOCK_TARGET + (64 << 10)),
             count: 0,
             durable: cut.durable,
+            top: 0,
         };
         w.block.resize(BLOCK_HEADER_BYTES, 0);
         let mut rows = 0u64;
@@ -388,6 +389,7 @@ impl Checkpointer {
                 rows += 1;
                 log::append_put(&mut w.block, tid, ti as u32, key, row);
                 w.count += 1;
+                w.top = w.top.max(epoch_of(tid));
                 if w.block.len() >= BLOCK_TARGET {
                     w.flush()?;
                 }
@@ -480,6 +482,9 @@ struct Writer<'f> {
     block: Vec<u8>,
     count: u32,
     durable: u64,
+    /// The highest epoch of a row in the block being filled: rows committed while the
+    /// scan runs are above `durable`, and a block states an epoch no row of it exceeds.
+    top: u64,
 }
 
 impl Writer<'_> {
@@ -487,7 +492,9 @@ impl Writer<'_> {
         if self.count == 0 {
             return Ok(());
         }
-        log::seal_block(&mut self.block, self.durable, self.count, log::BLOCK_DATA);
+        let d = self.durable.max(self.top);
+        log::seal_block(&mut self.block, d, self.count, log::BLOCK_DATA);
+        self.top = 0;
         self.f.write_all_at(&self.block, self.off)?;
         self.off += self.block.len() as u64;
         self.block.truncate(BLOCK_HEADER_BYTES);
