@@ -838,7 +838,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             external_program(engine)
         ));
     }
-    if engine == EngineName::Disk && c.no_load {
+    if c.no_load && !engine.is_external() {
         // Nothing to run on is a refusal, not a new (unloaded) database left behind.
         opts.create = false;
     }
@@ -1081,9 +1081,17 @@ fn look_before_writing<W: Workload>(
     loads: bool,
     hint: &str,
 ) -> Result<(), String> {
-    let Some(dir) = opts.db_dir.as_deref() else {
+    // The memory engine's database is its log directory.
+    let Some(dir) = opts.db_dir.as_deref().or(opts.log_dir.as_deref()) else {
         return Ok(());
     };
+    if !loads && !engine.is_external() && crate::dbdir::detect(dir).is_none() {
+        // Refused before the engine opens (and would create its first file there).
+        return Err(format!(
+            "--no-load: there is no database in {}: load one first (`oltpscope load`), or run without --no-load",
+            dir.display()
+        ));
+    }
     if engine != EngineName::Disk
         || opts.reload
         || crate::dbdir::detect(dir) != Some(EngineName::Disk)

@@ -278,3 +278,58 @@ fn a_run_of_another_scale_commits_nothing_on_the_memory_engine() {
         "a refused run committed: {out}"
     );
 }
+
+#[test]
+fn run_no_load_on_an_empty_directory_leaves_nothing_behind() {
+    let t = tempfile::tempdir().unwrap();
+    for engine in ["memory", "mvcc", "partitioned", "disk"] {
+        let d = t.path().join(engine);
+        for dir in [d.clone(), d.join("sub")] {
+            // An empty directory and one that does not exist: refused, nothing created.
+            std::fs::create_dir_all(&d).unwrap();
+            refused_unchanged(
+                &[
+                    "run",
+                    "tpcb",
+                    "--engine",
+                    engine,
+                    "--db",
+                    s(&dir),
+                    "--log",
+                    "async",
+                    "--no-load",
+                    "--duration",
+                    "1",
+                ],
+                "there is no database in",
+                &[&d, &dir],
+            );
+        }
+    }
+}
+
+#[test]
+fn a_run_on_an_existing_database_says_how_long_opening_it_took() {
+    let t = tempfile::tempdir().unwrap();
+    let m = t.path().join("M");
+    let m = s(&m);
+    ok(&["load", "tpcb", "--engine", "mvcc", "--db", m]);
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcb",
+        "--db",
+        m,
+        "--log",
+        "async",
+        "--no-load",
+        "--txns",
+        "10",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("opened the database in") && out.contains("(recovery included)"),
+        "{out}"
+    );
+    let load = ok(&["run", "tpcb", "--engine", "mvcc", "--txns", "10"]);
+    assert!(!load.contains("opened the database"), "{load}");
+}

@@ -114,6 +114,10 @@ pub struct Report {
     #[serde(skip)]
     pub(crate) _held: Held,
     pub load_s: Option<f64>,
+    /// Seconds to open an existing database (`--no-load`): its recovery, checkpoint
+    /// and log read and any command replay included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_s: Option<f64>,
     pub config: serde_json::Value,
     pub engine_stats: serde_json::Value,
     pub machine: Machine,
@@ -410,6 +414,13 @@ impl Report {
             self.abort_rate * 100.0,
             fmt_count(self.user_aborts as f64)
         );
+        if let Some(s) = self.open_s {
+            let _ = writeln!(
+                o,
+                "opened the database in {} (recovery included)",
+                fmt_secs(s)
+            );
+        }
         if let Some(s) = &self.stopped {
             let _ = writeln!(o, "stopped {:.1} s into the run: {}", s.at_s, s.message);
         }

@@ -821,9 +821,11 @@ pub fn run_limited<E: Engine, W: Workload>(
     // Every coroutine is a worker of its own (its own id, log buffer, epoch participant).
     let mut eopts = cfg.engine.clone();
     eopts.threads = cfg.threads * ncoro;
+    let opened = std::time::Instant::now();
     let engine = E::open(schema.clone(), &eopts)?;
     let fresh = !engine.has_data();
     let mut load_s = None;
+    let mut open_s = None;
     if fresh {
         if cfg.no_load {
             return Err(Error::fatal(
@@ -846,6 +848,7 @@ pub fn run_limited<E: Engine, W: Workload>(
         // settings is refused, not written to.
         wl.check_loaded(&engine)?;
         replay(&engine, wl, cfg.seed)?;
+        open_s = Some(opened.elapsed().as_secs_f64());
     }
 
     // The database as stored after the load (or as found), before any measured change.
@@ -1317,6 +1320,7 @@ pub fn run_limited<E: Engine, W: Workload>(
         memory: watch.report(),
         _held: held,
         load_s,
+        open_s,
         config,
         engine_stats,
         machine: machine::describe(),

@@ -255,6 +255,8 @@ impl Workload for Tpcc {
         vec![
             ("delivery_skipped_districts", st.skipped_districts),
             ("deliveries", st.deliveries),
+            // One per worker: the notes allow for each worker's partly dealt decks.
+            ("mix_decks", 1),
         ]
     }
 
@@ -268,7 +270,14 @@ impl Workload for Tpcc {
         } else {
             "home warehouse: drawn uniformly per transaction (the default; --affinity gives each worker its own)".to_string()
         });
+        let get = |k: &str| counters.iter().find(|(n, _)| n == k).map_or(0, |(_, c)| *c);
         let total: u64 = done.iter().sum();
+        // Each worker deals from its own deck, and the measured interval cuts into up to
+        // two decks per worker: over whole decks the mix is exact, but the cut decks may
+        // lack up to 2 x (cards of a type) transactions of that type per worker. Clause
+        // 5.2.3 is missed only when the counts fall short by more than that, or when the
+        // deck itself holds fewer cards than the minimum.
+        let decks = get("mix_decks");
         if total > 0 {
             // Clause 5.2.3's minimum shares (New-Order has none: it takes the rest).
             for (t, min) in [
@@ -277,18 +286,25 @@ impl Workload for Tpcc {
                 (DELIVERY_TXN, 4),
                 (STOCK_LEVEL_TXN, 4),
             ] {
-                let n = done[t as usize];
-                // Compared exactly, in integers: 3.999% is below 4%.
-                if n * 100 < min * total {
+                let name = TXN_NAMES[t as usize];
+                let cards = self.cfg.mix[t as usize] as u64;
+                if cards < min {
                     v.push(format!(
-                        "the mix missed clause 5.2.3's minimum: {} {n} of {total} transactions ({}%), below {min}%",
-                        TXN_NAMES[t as usize],
+                        "the mix is off clause 5.2.3: --mix gives {name} {cards}%, its minimum is {min}%"
+                    ));
+                    continue;
+                }
+                let n = done[t as usize];
+                let slack = 2 * cards * decks;
+                // Compared exactly, in integers: 3.999% is below 4%.
+                if (n + slack) * 100 < min * total {
+                    v.push(format!(
+                        "the mix missed clause 5.2.3's minimum: {name} {n} of {total} transactions ({}%), below {min}% by more than the {decks} workers' partly dealt decks explain",
                         share_below(n, total)
                     ));
                 }
             }
         }
-        let get = |k: &str| counters.iter().find(|(n, _)| n == k).map_or(0, |(_, c)| *c);
         let (del, skipped) = (get("deliveries"), get("delivery_skipped_districts"));
         if del > 0 {
             v.push(format!(
@@ -434,6 +450,46 @@ mod tests {
             let (tb, _) = timed.next(&mut b);
             assert_eq!(ta, tb);
         }
+    }
+
+    #[test]
+    fn partly_dealt_decks_are_not_a_missed_minimum_but_a_real_shortfall_is() {
+        let t = Tpcc::new(TpccConfig::default()).unwrap();
+        let decks = |n| [("mix_decks".to_string(), n)];
+        // The run of the issue: 2 workers, payment 116,373 of 270,636 (42.999%).
+        let done = [121_785, 116_373, 10_826, 10_826, 10_826];
+        let total: u64 = done.iter().sum();
+        assert!(116_373 * 100 < 43 * total);
+        let missed = |notes: &[String]| notes.iter().any(|n| n.contains("missed"));
+        assert!(
+            !missed(&t.notes(&done, &decks(2))),
+            "within 2 x 43 x 2 cards"
+        );
+        // The same counts with no deck to allow for, and a shortfall beyond the decks.
+        assert!(missed(&t.notes(&done, &decks(0))));
+        let short = [121_785 + 200, 116_373 - 200, 10_826, 10_826, 10_826];
+        let notes = t.notes(&short, &decks(2));
+        assert!(
+            notes.iter().any(|n| n.contains("payment 116173 of")),
+            "{notes:?}"
+        );
+        // A deck below a minimum is said as such, at any count.
+        let t = Tpcc::new(TpccConfig {
+            mix: [50, 40, 2, 4, 4],
+            ..TpccConfig::default()
+        })
+        .unwrap();
+        let notes = t.notes(&[50, 40, 2, 4, 4], &decks(1));
+        assert!(
+            notes.iter().any(|n| n.contains("--mix gives payment 40%")),
+            "{notes:?}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("--mix gives order-status 2%")),
+            "{notes:?}"
+        );
     }
 
     #[test]
