@@ -8,7 +8,8 @@
 # ENGINE: memory, mvcc, partitioned or disk. RATE: offered TPC-C transactions per second
 # (--rate; pick one whose growth fits in memory for MINUTES). Environment: OLTPSCOPE (the
 # binary, default target/release/oltpscope), WAREHOUSES (default 2), EXTRA (more `run`
-# options, e.g. "--checkpoint-log 1TB" for the same run without checkpoints).
+# options, e.g. "--checkpoint-log 1TB" for the same run without checkpoints), LOCK (a
+# file to flock around each timed reopening, when other work shares the machine).
 # Prints one CSV line per minute: the directory's files (apparent and allocated bytes),
 # then the reopening run's "opened the database in" time (recovery included).
 set -euo pipefail
@@ -19,6 +20,7 @@ dir=${4:-/tmp/log-growth-$engine}
 bin=${OLTPSCOPE:-target/release/oltpscope}
 wh=${WAREHOUSES:-2}
 extra=${EXTRA:-}
+locked() { if [ -n "${LOCK:-}" ]; then flock "$LOCK" "$@"; else "$@"; fi; }
 if [ -e "$dir" ]; then
   echo "error: $dir exists: give a new directory (this script does not remove anything)" >&2
   exit 2
@@ -43,7 +45,7 @@ for m in $(seq 1 "$minutes"); do
   line="$m,$acked,$(apparent "$db"),$(allocated "$db"),$big,$(allocated "$db/$big")"
   # The reopening run: recovery, one transaction, a clean stop.
   # shellcheck disable=SC2086
-  "$bin" run tpcc --engine "$engine" --db "$db" --no-load --log async --warehouses "$wh" \
+  locked "$bin" run tpcc --engine "$engine" --db "$db" --no-load --log async --warehouses "$wh" \
     --threads 1 --txns 1 --warmup 0 --no-check $extra --json "$dir/open-$m.json" \
     >"$dir/open-$m.out" 2>&1
   open_s=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["open_s"])' "$dir/open-$m.json")

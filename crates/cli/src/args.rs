@@ -659,6 +659,10 @@ pub struct CompareArgs {
     pub a: PathBuf,
     /// The second report, set against the first (ratios are B/A).
     pub b: PathBuf,
+    /// Every figure, most changed first, with whole names (by default: the settings
+    /// that differ, the headline figures and the 20 most changed others, in 100 columns).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// `oltpscope sweep`: its own options first, then the options every run gets.

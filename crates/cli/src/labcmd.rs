@@ -22,11 +22,12 @@ pub fn compare(a: &CompareArgs) -> Result<(), String> {
             a.b.display()
         ));
     }
-    let rows = lab::compare::compare(&ra, &rb);
+    let c = lab::compare::arrange(&ra, &rb);
     say(&lab::compare::to_text(
-        &rows,
+        &c,
         &a.a.display().to_string(),
         &a.b.display().to_string(),
+        a.all,
     ));
     Ok(())
 }

@@ -126,14 +126,22 @@ fn compare_sets_two_runs_side_by_side_with_ratios() {
     assert_eq!(code, 0, "{err}");
     let line = out
         .lines()
-        .find(|l| l.starts_with("committed "))
+        .find(|l| l.trim_start().starts_with("committed "))
         .unwrap_or_else(|| panic!("{out}"));
     let cells: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(cells, ["committed", "200", "400", "2.000"], "{line}");
+    // The headline leads; every figure is behind --all.
     assert!(
-        out.lines()
-            .any(|l| l.starts_with("per_txn[read].latency_us.p99 ")),
+        out.contains("headline") && out.contains("throughput_tps"),
         "{out}"
+    );
+    let (code, all, err) =
+        oltpscope(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        all.lines()
+            .any(|l| l.trim_start().starts_with("per_txn[read].latency_us.p99 ")),
+        "{all}"
     );
     // Not a report: one line.
     let (code, _, err) = oltpscope(&["compare", a.to_str().unwrap(), d.path().to_str().unwrap()]);
@@ -342,6 +350,7 @@ fn a_profile_sweep_summarizes_shares_resumes_and_draws_stacked_bars() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("profile.components[lock].share"), "{out}");
+    assert!(out.contains("settings that differ"), "{out}");
 
     // What makes no sense for a profile sweep: one line, exit 2.
     let o2 = d.path().join("bad");
