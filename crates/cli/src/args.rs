@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[command(
     name = "oltpscope",
     version,
-    about = "An OLTP storage engine and a laboratory around it: run TPC-B, TPC-C and a micro-benchmark on several engine designs and see where the cycles go."
+    about = "An OLTP storage engine and a laboratory around it: run a micro-benchmark, TPC-B, TPC-C and TPC-E on several engine designs and see where the cycles go."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -67,7 +67,7 @@ pub enum Cmd {
     /// Run a paper's key experiments at this machine's scale and set them beside the
     /// paper's tables: wonderland, revisited, sensitivity, a-to-e, steps.
     Reproduce(ReproduceArgs),
-    /// Kill TPC-B runs at random moments and check that recovery keeps every
+    /// Kill TPC-B or TPC-C runs at random moments and check that recovery keeps every
     /// acknowledged commit and nothing else (soak test of a durable engine).
     Crashtest(CrashArgs),
 }
@@ -736,8 +736,9 @@ pub struct ReproduceArgs {
     /// A few minutes instead of up to an hour (fewer points, shorter runs).
     #[arg(long)]
     pub quick: bool,
-    /// The smallest runs that exercise every step (tests).
-    #[arg(long, hide = true, conflicts_with = "quick")]
+    /// The smallest runs that exercise every step, in seconds (the figures mean
+    /// nothing: a check that the machinery works).
+    #[arg(long, conflicts_with = "quick")]
     pub tiny: bool,
     /// Where the sweeps, reproduce.json, reproduce.txt and index.html go (default
     /// reproduce-<paper>; a rerun on the same directory resumes its sweeps).
@@ -987,10 +988,18 @@ pub enum CrashWorkload {
     Tpcc,
 }
 
+/// The engines a crash test can kill: oltpscope's own durable ones (SQLite and
+/// PostgreSQL have their own crash tests).
+fn durable_engine() -> impl clap::builder::TypedValueParser<Value = EngineName> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["disk", "memory", "mvcc", "partitioned"])
+        .map(|s| <EngineName as ValueEnum>::from_str(&s, false).expect("a durable engine's name"))
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct CrashArgs {
-    /// Engine under test (must be durable: disk, memory, mvcc or partitioned).
-    #[arg(long, value_enum, default_value = "disk")]
+    /// Engine under test: one of oltpscope's durable engines.
+    #[arg(long, default_value = "disk", value_parser = durable_engine())]
     pub engine: EngineName,
     /// Workload of the killed runs.
     #[arg(long, value_enum, default_value = "tpcb")]

@@ -77,6 +77,7 @@ fn bad_input_gives_one_line_and_exit_code_2() {
             "/nonexistent",
         ],
         &["run", "tpcb", "--engine", "disk", "--bpool-size", "12XB"],
+        &["crashtest", "--engine", "sqlite", "--trials", "1"],
         &["run", "tpcb", "--engine", "disk", "--checkpoint-ms", "1e12"],
         &[
             "run",

@@ -93,6 +93,10 @@ pub struct Report {
     /// requires (TPC-C only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpmc: Option<f64>,
+    /// Trade-Result transactions per second, TPC-E's reported throughput (clause 6.7.1;
+    /// TPC-E only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tpse: Option<f64>,
     /// Open loop: the offered rate and arrivals (latency counts from intended starts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub open_loop: Option<crate::run::Rate>,
@@ -491,6 +495,9 @@ impl Report {
                 "tpmC (New-Order per minute, rolled back included) {}",
                 fmt_count(t)
             );
+        }
+        if let Some(t) = self.tpse.filter(|_| !short) {
+            let _ = writeln!(o, "tpsE (Trade-Result per second) {}", fmt_count(t));
         }
         for n in &self.notes {
             let _ = writeln!(o, "{n}");

@@ -1222,6 +1222,10 @@ pub fn run_limited<E: Engine, W: Workload>(
         .iter()
         .find(|t| t.name == "new-order" || t.name == "new_order")
         .map(|t| (t.committed + t.user_aborts) as f64 * 60.0 / secs);
+    let tpse = per_txn
+        .iter()
+        .find(|t| t.name == "trade-result")
+        .map(|t| t.committed as f64 / secs);
     let mut counters: Vec<(String, u64)> = Vec::new();
     for (name, n) in results.iter().flat_map(|r| r.counters.iter()) {
         match counters.iter_mut().find(|(k, _)| k == name) {
@@ -1310,6 +1314,7 @@ pub fn run_limited<E: Engine, W: Workload>(
         throughput_tps: committed as f64 / secs,
         worker_cpu_busy: cpu_busy,
         tpmc,
+        tpse,
         counters: counters.into_iter().collect(),
         open_loop: cfg.rate,
         notes,

@@ -67,6 +67,16 @@ fn run_ok<E: Engine>(log: LogMode, threads: usize) {
         .unwrap_or_else(|e| panic!("tpce on {}: {e}", E::NAME));
     assert!(r.committed > 0, "tpce on {}: nothing committed", E::NAME);
     assert!(r.checks.passed, "tpce on {}: {:#?}", E::NAME, r.checks);
+    // tpsE: the Trade-Results committed per second of the measurement.
+    let tr = r.per_txn.iter().find(|t| t.name == "trade-result").unwrap();
+    let tpse = r.tpse.expect("a TPC-E report states tpsE");
+    assert!(
+        (tpse - tr.committed as f64 / r.duration_s).abs() < 1e-6 * tpse.max(1.0),
+        "{tpse} against {} trade-results in {} s",
+        tr.committed,
+        r.duration_s
+    );
+    assert!(r.tpmc.is_none());
 }
 
 #[test]
