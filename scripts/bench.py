@@ -11,8 +11,8 @@ Back-to-back comparison (this VM varies 15-25% run to run, so two set-ups are co
 only as ratios of runs made one right after the other): each round runs every NAME in
 turn, `BINARY ARGS EXTRA ARGS`, and the table gives each run's throughput and its ratio
 to the round's first run. Example, log async against log off on one binary:
-  scripts/bench.py ab --rounds 4 --run off=target/release/oltpscope \
-    --run async=target/release/oltpscope:"--log async --db /tmp/abdb" -- \
+  scripts/bench.py ab --rounds 4 --run off=target/figures/oltpscope \
+    --run async=target/figures/oltpscope:"--log async --db /tmp/abdb" -- \
     run tpcc --engine memory --warehouses 1 --threads 1 --duration 20 --mem-reserve 6GB
 A `--db` directory in a run's arguments is removed before the run (a fresh load).
 
@@ -24,12 +24,13 @@ memory lies) remains, so a difference of a few percent needs about a dozen pairs
 same binary against itself gave 0.92-1.10). Each process is confined to its core with
 all its threads, so set-ups whose background threads differ (a log writer: `--log async`
 against `--log off`) are not compared fairly here; use `ab` for them. Example:
-  scripts/bench.py pair --rounds 6 --run old=/tmp/old --run new=target/release/oltpscope -- \
+  scripts/bench.py pair --rounds 6 --run old=/tmp/old --run new=target/figures/oltpscope -- \
     run tpcc --engine memory --warehouses 1 --threads 1 --duration 10 --mem-reserve 4GB
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, datetime
 
-BIN = os.path.join(os.path.dirname(__file__), "..", "target", "release", "oltpscope")
+# The figures' build: `cargo build --profile figures` (fat LTO, one unit; Cargo.toml).
+BIN = os.path.join(os.path.dirname(__file__), "..", "target", "figures", "oltpscope")
 
 SETS = {
     "foundation": [
@@ -249,6 +250,8 @@ def main():
     ap.add_argument("--out", default="bench-results")
     ap.add_argument("--only", default=None, help="substring filter on run names")
     a = ap.parse_args()
+    if not os.path.exists(BIN):
+        die(f"{BIN} is missing: build it with `cargo build --profile figures`")
     os.makedirs(a.out, exist_ok=True)
     rows = []
     for name, cmd in SETS[a.set]:
