@@ -597,6 +597,16 @@ fn check_fits_in(
     have: u64,
 ) -> Result<(), String> {
     if let Some(bp) = bpool {
+        let least = (engine_disk::bpool::MIN_FRAMES * engine_disk::page::PAGE_SIZE) as u64;
+        if bp < least {
+            // Said, not rounded up behind the user's back.
+            return Err(format!(
+                "--bpool-size {bp} bytes is below the smallest pool, {} frames of {} KiB ({} KiB)",
+                engine_disk::bpool::MIN_FRAMES,
+                engine_disk::page::PAGE_SIZE >> 10,
+                least >> 10
+            ));
+        }
         if have > 0 && bp > have {
             return Err(format!(
                 "--bpool-size {} is more than the {} of memory available",
@@ -882,9 +892,6 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         }
         return Err(e.into());
     }
-    if engine == EngineName::Disk && c.log == LogArg::Off {
-        eprintln!("note: --log off keeps the disk engine's log in memory only: a crash loses data (a clean end is safe)");
-    }
     let cfg = RunConfig {
         engine: opts,
         threads: c.threads as usize,
@@ -928,6 +935,10 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             return Err(e.to_string());
         }
     };
+    if engine == EngineName::Disk && c.log == LogArg::Off {
+        // After the run, so that a refusal stays one line.
+        eprintln!("note: --log off kept the disk engine's log in memory only: a crash would have lost data (a clean end is safe)");
+    }
     let mut value = serde_json::to_value(&report).expect("reports serialize");
     let mut text = report.to_text();
     if let Some(s) = &report.stats {

@@ -78,6 +78,7 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         ],
         &["run", "tpcb", "--engine", "disk", "--bpool-size", "12XB"],
         &["crashtest", "--engine", "sqlite", "--trials", "1"],
+        &["run", "tpcb", "--engine", "disk", "--bpool-size", "1KB"],
         &["run", "tpcb", "--engine", "disk", "--checkpoint-ms", "1e12"],
         &[
             "run",
