@@ -19,7 +19,8 @@
 //! record above the durable timestamp.
 
 use crate::catalog::{Catalog, Index, Table};
-use crate::log::{self, FileHeader, LogEnd, LogReader, RecordRef};
+use crate::log::{self, FileHeader, LogEnd, RecordRef};
+use storage::valuelog::LogReader;
 use crate::version::{Obj, Version};
 use api::key::Key;
 use api::{Error, Result};
@@ -95,7 +96,7 @@ pub fn replay(
     path: &Path,
     schema_fp: u32,
 ) -> Result<Replayed> {
-    let mut reader = LogReader::new(f, path)?;
+    let mut reader = LogReader::new_at(f, path, &log::HEADER, &log::BLOCKS, 0).map_err(fatal)?;
     if reader.header.schema != schema_fp {
         return Err(fatal(format!(
             "log file {} was written for another schema (another workload, or other options such as --pad): refused",
@@ -118,7 +119,7 @@ pub fn replay(
             r.table
         ))
     };
-    while let Some(b) = reader.next_block()? {
+    while let Some(b) = reader.next_block().map_err(fatal)? {
         out.blocks += 1;
         if b.kind == log::BLOCK_RESTART {
             out.discarded += pending.len() as u64;
@@ -151,7 +152,7 @@ pub fn replay(
                 }
             }
         }
-        for r in b.records() {
+        for r in log::records(&b) {
             let Some(t) = catalog.tables.get(r.table as usize) else {
                 return Err(bad_record(b.offset, &r, "not in the schema"));
             };
