@@ -233,7 +233,27 @@ fn scan_table(t: &TableData, stop: &AtomicBool, put: &mut RowSink<'_>) -> Result
         assert!(tid & FLAGS == 0, "a present row with flags {tid:#x}");
         put(key, tid, &row)
     };
-    match &t.primary {
+    // SAFETY: a keyed record (hash table), linked when its bucket was read and so
+    // allocated while the scan is pinned; its key area never changes.
+    let key_of = |v: u64| unsafe { Rec::from_u64(v).key(t.words) };
+    scan_index(&t.primary, &key_of, stop, &mut one)
+}
+
+/// Pass every (key, value) of the index `ix` to `one` while transactions run, under a
+/// crossbeam-epoch pin per `CHUNK` entries (so `one` may read what a value points to);
+/// `key_of` gives a hash index's value's key (called pinned). The B+tree through its
+/// OLC `scan` in chunks, each from just after the last key of the chunk before; a hash
+/// index bucket by bucket, each bucket's values read under its version
+/// (`HashIndex::bucket_values`: a removal refills a slot from the chain, so a reader
+/// that ignored the version could miss a value moved behind it). `Ok(false)`: `stop`
+/// was set. Also the mvcc engine's checkpoint scan (its indexes are these).
+pub fn scan_index<K: crate::hash::Keys>(
+    ix: &Index<K>,
+    key_of: &dyn Fn(u64) -> &'static [u8],
+    stop: &AtomicBool,
+    one: &mut dyn FnMut(&[u8], u64) -> Result<(), String>,
+) -> Result<bool, String> {
+    match ix {
         Index::BTree(b) => {
             let mut last: Option<api::key::Key> = None;
             loop {
@@ -282,11 +302,7 @@ fn scan_table(t: &TableData, stop: &AtomicBool, put: &mut RowSink<'_>) -> Result
                     vals.clear();
                     h.bucket_values(b, &mut vals, &g);
                     for &v in &vals {
-                        // SAFETY: a keyed record (hash table), linked when the bucket
-                        // was read and so allocated while `g` is pinned; its key area
-                        // never changes.
-                        let key = unsafe { Rec::from_u64(v).key(t.words) };
-                        one(key, v)?;
+                        one(key_of(v), v)?;
                     }
                 }
                 i = end;
