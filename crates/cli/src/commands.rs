@@ -788,15 +788,19 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             engine.as_str()
         ));
     }
-    // The memory engine's own options.
+    // The memory engine's own options (--checkpoint-log also the mvcc engine's).
     if let Some(b) = c.memory.checkpoint_log {
-        if engine != EngineName::Memory {
+        if !matches!(engine, EngineName::Memory | EngineName::Mvcc) {
             return Err(format!(
-                "--checkpoint-log is an option of the memory engine (this command uses the {} engine)",
+                "--checkpoint-log is an option of the memory and mvcc engines (this command uses the {} engine)",
                 engine.as_str()
             ));
         }
-        if c.memory.mem_reserve.is_none() {
+        if engine == EngineName::Mvcc {
+            opts = opts.with_own(engine_mvcc::MvccOptions {
+                checkpoint_log_bytes: Some(b),
+            });
+        } else if c.memory.mem_reserve.is_none() {
             opts = opts.with_own(engine_memory::MemoryOptions {
                 reserve_bytes: None,
                 checkpoint_log_bytes: Some(b),

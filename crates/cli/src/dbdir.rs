@@ -114,7 +114,10 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
                 (
                     engine_mvcc::log::LOG_FILE,
                     engine_mvcc::log::MARKER_FILE,
-                    &[][..],
+                    &[
+                        engine_mvcc::checkpoint::CKPT_FILE,
+                        engine_mvcc::checkpoint::CKPT_TMP,
+                    ][..],
                 )
             };
             [
@@ -188,7 +191,7 @@ pub fn drop_database(dir: &Path, log_dir: Option<&Path>) -> Result<String, Strin
         EngineName::Mvcc => {
             // Marker before log, as the mvcc engine's --reload does.
             engine_mvcc::recovery::log_dir(dir)
-                .remove(&*st)
+                .remove_with(&*st, &[engine_mvcc::checkpoint::SIDE])
                 .map_err(|e| e.to_string())?;
         }
         EngineName::Partitioned => {

@@ -37,9 +37,8 @@ use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use storage::logfile::{
-    crc, io_failure, le32, le64, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers,
-};
+use storage::logfile::{io_failure, le64, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers};
+use storage::valuelog::{BlockFormat, RecordFormat};
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
 use storage::File;
 
@@ -50,29 +49,42 @@ pub const MARKER_MAGIC: &[u8; 8] = b"OLTPMLDN";
 pub const FORMAT_VERSION: u32 = 3;
 pub const BLOCK_MAGIC: u32 = 0x4B4C_424D; // "MBLK"
 pub const FILE_HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
-pub const BLOCK_HEADER_BYTES: usize = 32;
 pub const MARKER_BYTES: usize = storage::logfile::MARKER_BYTES;
-pub const RECORD_HEADER_BYTES: usize = 18;
-pub const KIND_PUT: u8 = 1;
-pub const KIND_DELETE: u8 = 2;
+/// The block and record layout (`storage::valuelog`, shared with the mvcc engine):
+/// blocks of kinds data, restart (records of epochs above its durable epoch written
+/// before it are void) and a checkpoint's end; puts and deletes.
+pub use storage::valuelog::{
+    LogEnd, BLOCK_DATA, BLOCK_END, BLOCK_HEADER_BYTES, BLOCK_RESTART, END_BYTES, KIND_DELETE,
+    KIND_PUT, MAX_BLOCK_BYTES, RECORD_HEADER_BYTES,
+};
 /// An update: the changed bytes of the row, on top of the version whose TID it names.
 pub const KIND_UPDATE: u8 = 3;
-/// Block kinds: records, or the restart mark written when a recovered log is reopened
-/// for appending (records of epochs above its durable epoch written before it are void).
-pub const BLOCK_DATA: u32 = 0;
-pub const BLOCK_RESTART: u32 = 1;
-/// A checkpoint file's last block (`checkpoint`): no records, `END_BYTES` of fields.
-pub const BLOCK_END: u32 = 2;
-/// Payload of an end block: `u64` log_from, tomb_from, epoch, rows.
-pub const END_BYTES: usize = 32;
+
+/// This engine's records: a put's row, a delete's nothing, an update's `u64` TID of
+/// the version it changes and its runs; a TID never has flag bits.
+pub const RECORDS: RecordFormat = RecordFormat {
+    kind_ok: |kind, body| {
+        kind == KIND_PUT || (kind == KIND_DELETE && body == 0) || (kind == KIND_UPDATE && body >= 8)
+    },
+    stamp_error: |tid| {
+        (tid & crate::record::FLAGS != 0).then(|| "a record's TID has flag bits set".to_string())
+    },
+    counter_of: crate::record::epoch_of,
+    counter: "epoch",
+    max_key: api::key::MAX_KEY_LEN,
+};
+
+/// This engine's blocks (magic `BLOCK_MAGIC`, payload `RECORDS`).
+pub const BLOCKS: BlockFormat = BlockFormat {
+    magic: BLOCK_MAGIC,
+    check_payload: |p, n| RECORDS.check(p, n),
+};
 /// How often the logger drains buffers when no `Sync` commit asks sooner.
 const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// A worker whose buffer holds this much after a commit waits until the logger has
 /// drained it (`Logger::wait_drained`; the limit is shared with the other in-memory
 /// engines' loggers).
 pub use storage::logfile::BUFFER_LIMIT;
-/// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
-pub const MAX_BLOCK_BYTES: usize = 1 << 30;
 
 /// The log's file header (bytes 12..16 zero: it names no engine).
 pub const HEADER: HeaderFormat = HeaderFormat {
@@ -112,37 +124,15 @@ pub fn schema_fingerprint(s: &Schema) -> u32 {
     h.finalize()
 }
 
-/// The little-endian `u64` at `off` of `b`.
-pub fn le64_at(b: &[u8], off: usize) -> u64 {
-    le64(&b[off..off + 8])
-}
-
-/// The little-endian `u32` at `off` of `b`.
-pub fn le32_at(b: &[u8], off: usize) -> u32 {
-    le32(&b[off..off + 4])
-}
-
 /// Read and verify the header of the log `f` (`path` names it in errors).
 pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
-    let mut b = [0u8; FILE_HEADER_BYTES];
-    let n = f
-        .read_full_at(&mut b, 0)
-        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
-    HEADER.decode(&b[..n], path).map_err(Error::fatal)
+    storage::valuelog::read_header(f, path, &HEADER).map_err(Error::Fatal)
 }
 
 /// Encode a block (header and payload) into `block`, whose first `BLOCK_HEADER_BYTES`
 /// are reserved for the header and the rest is the payload.
 pub fn seal_block(block: &mut [u8], durable: u64, count: u32, kind: u32) {
-    let payload = block.len() - BLOCK_HEADER_BYTES;
-    block[0..4].copy_from_slice(&BLOCK_MAGIC.to_le_bytes());
-    block[4..8].copy_from_slice(&(payload as u32).to_le_bytes());
-    block[8..16].copy_from_slice(&durable.to_le_bytes());
-    block[16..20].copy_from_slice(&count.to_le_bytes());
-    block[20..24].copy_from_slice(&kind.to_le_bytes());
-    block[24..28].copy_from_slice(&0u32.to_le_bytes());
-    let c = crc(&[&block[0..28], &block[BLOCK_HEADER_BYTES..]]);
-    block[28..32].copy_from_slice(&c.to_le_bytes());
+    BLOCKS.seal(block, durable, count, kind)
 }
 
 pub struct Logger {
@@ -164,18 +154,8 @@ pub struct Logger {
     cut: parking_lot::Mutex<Option<Cut>>,
 }
 
-/// A place in the log a checkpoint can start from, published after each block: every
-/// record of an epoch `<= durable` is before `log_from`, and every record before
-/// `tomb_from` has an epoch `<= durable`. So a record after `log_from` can have a
-/// lower TID than a record of the same key before it (two commits' appends reach the
-/// buffers in either order) only if that record is in `tomb_from..log_from`: recovery
-/// reads the deletes there (see `checkpoint`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cut {
-    pub log_from: u64,
-    pub tomb_from: u64,
-    pub durable: u64,
-}
+/// A place in the log a checkpoint can start from (`storage::valuelog::Cut`).
+pub use storage::valuelog::Cut;
 
 /// `Logger::inflight` of a worker that announced a commit but has not read its epoch.
 const COMMITTING: u64 = u64::MAX;
@@ -206,29 +186,7 @@ pub fn append_delete(buf: &mut Vec<u8>, tid: u64, table: u32, key: &[u8]) {
     append(buf, tid, table, KIND_DELETE, key, &[]);
 }
 fn append(buf: &mut Vec<u8>, tid: u64, table: u32, kind: u8, key: &[u8], row: &[u8]) {
-    assert!(
-        key.len() <= u8::MAX as usize,
-        "a key above 255 bytes in the log"
-    );
-    let n = RECORD_HEADER_BYTES + key.len() + row.len();
-    buf.reserve(n);
-    // One reservation and plain stores: a commit appends a record per write (TPC-C about
-    // 17 per transaction), so the per-piece length checks of `extend_from_slice` counted.
-    // SAFETY: `reserve` made room for the `n` bytes written after `len`, every one of
-    // them before `set_len`.
-    unsafe {
-        let len = buf.len();
-        let p = buf.as_mut_ptr().add(len);
-        (p as *mut u64).write_unaligned(tid.to_le());
-        (p.add(8) as *mut u32).write_unaligned(table.to_le());
-        (p.add(12) as *mut u32).write_unaligned((row.len() as u32).to_le());
-        *p.add(16) = kind;
-        *p.add(17) = key.len() as u8;
-        let p = p.add(RECORD_HEADER_BYTES);
-        std::ptr::copy_nonoverlapping(key.as_ptr(), p, key.len());
-        std::ptr::copy_nonoverlapping(row.as_ptr(), p.add(key.len()), row.len());
-        buf.set_len(len + n);
-    }
+    storage::valuelog::append_record(buf, tid, table, kind, key, row);
 }
 
 /// Install `row` into `rec` (locked by the caller, its version `prev`) and log it: as an
@@ -428,10 +386,9 @@ impl Logger {
         // Highest epoch of any record written so far; while it is above the durable
         // epoch of the last block written, a later block must state a higher one.
         let mut max_rec_epoch = last_d;
-        // Block boundaries with the highest record epoch before each (increasing in
-        // both): where `Cut::tomb_from` is found. Before this run's first block every
-        // valid record has an epoch `<= last_d` (later ones are void: restart block).
-        let mut bounds: std::collections::VecDeque<(u64, u64)> = [(last_d, offset)].into();
+        // Where `Cut::tomb_from` is found. Before this run's first block every valid
+        // record has an epoch `<= last_d` (later ones are void: restart block).
+        let mut cuts = storage::valuelog::CutTracker::new(last_d, offset);
         loop {
             let stopping = self.mark.next_round(FLUSH_INTERVAL);
             if stopping {
@@ -459,7 +416,7 @@ impl Logger {
                 .drain(&mut spare, &self.mark, |b| block.extend_from_slice(b));
             let payload = block.len() - BLOCK_HEADER_BYTES;
             let durable = e - 1;
-            let (count, top) = scan_records(&block[BLOCK_HEADER_BYTES..]);
+            let (count, top) = RECORDS.scan(&block[BLOCK_HEADER_BYTES..]);
             max_rec_epoch = max_rec_epoch.max(top);
             // A block with no records is written only to state a durable epoch that
             // covers records already written (a record may carry an epoch above the
@@ -480,22 +437,7 @@ impl Logger {
                     return;
                 }
                 last_d = durable;
-                match bounds.back_mut() {
-                    Some(b) if b.0 == max_rec_epoch => b.1 = offset,
-                    _ => bounds.push_back((max_rec_epoch, offset)),
-                }
-                // The last boundary with nothing above `durable` before it; older ones
-                // are never wanted again (`durable` only grows).
-                while bounds.len() > 1 && bounds[1].0 <= durable {
-                    bounds.pop_front();
-                }
-                let (top, tomb_from) = bounds[0];
-                assert!(top <= durable && tomb_from <= offset, "a cut out of order");
-                *self.cut.lock() = Some(Cut {
-                    log_from: offset,
-                    tomb_from,
-                    durable,
-                });
+                *self.cut.lock() = Some(cuts.block_written(max_rec_epoch, offset, durable));
             }
             self.mark.publish(durable);
             if stopping {
@@ -508,20 +450,6 @@ impl Logger {
             }
         }
     }
-}
-
-/// Number of records in a well-formed buffer and the highest epoch among them.
-fn scan_records(mut p: &[u8]) -> (u32, u64) {
-    let (mut n, mut top) = (0, 0);
-    while p.len() >= RECORD_HEADER_BYTES {
-        top = top.max(crate::record::epoch_of(le64(&p[0..8])));
-        let row = le32(&p[12..16]) as usize;
-        let key = p[17] as usize;
-        p = &p[RECORD_HEADER_BYTES + key + row..];
-        n += 1;
-    }
-    assert!(p.is_empty(), "log buffer holds a partial record");
-    (n, top)
 }
 
 /// One record of a block.
@@ -579,282 +507,25 @@ impl OwnedBody {
     }
 }
 
-/// A verified block.
-#[derive(Debug)]
-pub struct Block<'a> {
-    /// Offset of its header in the file.
-    pub offset: u64,
-    pub durable: u64,
-    pub kind: u32,
-    pub payload: &'a [u8],
-}
+/// A verified block (`storage::valuelog`).
+pub use storage::valuelog::Block;
 
-impl Block<'_> {
-    pub fn records(&self) -> Records<'_> {
-        Records { p: self.payload }
-    }
-}
-
-pub struct Records<'a> {
-    p: &'a [u8],
-}
-
-impl<'a> Iterator for Records<'a> {
-    type Item = RecordRef<'a>;
-    fn next(&mut self) -> Option<RecordRef<'a>> {
-        // The reader checked the layout before handing out the block.
-        let p = self.p;
-        if p.is_empty() {
-            return None;
-        }
-        let row_len = le32(&p[12..16]) as usize;
-        let key_len = p[17] as usize;
-        let key = &p[RECORD_HEADER_BYTES..RECORD_HEADER_BYTES + key_len];
-        let end = RECORD_HEADER_BYTES + key_len + row_len;
-        let b = &p[RECORD_HEADER_BYTES + key_len..end];
-        let body = match p[16] {
-            KIND_PUT => Body::Put(b),
+/// The records of a verified block.
+pub fn records<'a>(b: &Block<'a>) -> impl Iterator<Item = RecordRef<'a>> {
+    b.records().map(|r| RecordRef {
+        tid: r.stamp,
+        table: r.table,
+        key: r.key,
+        body: match r.kind {
+            KIND_PUT => Body::Put(r.body),
             KIND_DELETE => Body::Delete,
+            // The block was verified: an update's body holds its version's TID.
             _ => Body::Update {
-                prev: le64(&b[..8]),
-                runs: &b[8..],
+                prev: le64(&r.body[..8]),
+                runs: &r.body[8..],
             },
-        };
-        self.p = &p[end..];
-        Some(RecordRef {
-            tid: le64(&p[0..8]),
-            table: le32(&p[8..12]),
-            key,
-            body,
-        })
-    }
-}
-
-/// Why a block at some offset is not valid.
-fn check_payload(payload: &[u8], count: u32) -> std::result::Result<(), String> {
-    let mut p = payload;
-    let mut n = 0u32;
-    while !p.is_empty() {
-        if p.len() < RECORD_HEADER_BYTES {
-            return Err("a record is cut short".into());
-        }
-        let row_len = le32(&p[12..16]) as usize;
-        let kind = p[16];
-        let key_len = p[17] as usize;
-        if key_len > api::key::MAX_KEY_LEN || p.len() < RECORD_HEADER_BYTES + key_len + row_len {
-            return Err("a record overruns the block".into());
-        }
-        if !(kind == KIND_PUT
-            || (kind == KIND_DELETE && row_len == 0)
-            || (kind == KIND_UPDATE && row_len >= 8))
-        {
-            return Err(format!("bad record kind {kind}"));
-        }
-        if le64(&p[0..8]) & crate::record::FLAGS != 0 {
-            return Err("a record's TID has flag bits set".into());
-        }
-        p = &p[RECORD_HEADER_BYTES + key_len + row_len..];
-        n += 1;
-    }
-    if n != count {
-        return Err(format!("{n} records, header says {count}"));
-    }
-    Ok(())
-}
-
-/// Validate the block at `at` of `f` (`len` bytes long) into `buf`: Ok(its total
-/// length) or Err(why it is not a valid block of one of `kinds`). A checkpoint's end
-/// block (`BLOCK_END`) holds `END_BYTES` of fields and no record.
-pub fn probe_block(
-    f: &dyn File,
-    len: u64,
-    at: u64,
-    buf: &mut Vec<u8>,
-    kinds: &[u32],
-) -> std::io::Result<std::result::Result<usize, String>> {
-    let rest = len.saturating_sub(at);
-    if rest < BLOCK_HEADER_BYTES as u64 {
-        return Ok(Err("incomplete block header".into()));
-    }
-    let mut h = [0u8; BLOCK_HEADER_BYTES];
-    let n = f.read_full_at(&mut h, at)?;
-    if n < BLOCK_HEADER_BYTES {
-        return Ok(Err("incomplete block header".into()));
-    }
-    if le32(&h[0..4]) != BLOCK_MAGIC {
-        return Ok(Err("no block magic".into()));
-    }
-    let plen = le32(&h[4..8]) as usize;
-    if plen > MAX_BLOCK_BYTES {
-        return Ok(Err(format!("block claims {plen} bytes")));
-    }
-    if rest < (BLOCK_HEADER_BYTES + plen) as u64 {
-        return Ok(Err("block cut short".into()));
-    }
-    buf.clear();
-    buf.resize(BLOCK_HEADER_BYTES + plen, 0);
-    buf[..BLOCK_HEADER_BYTES].copy_from_slice(&h);
-    let n = f.read_full_at(
-        &mut buf[BLOCK_HEADER_BYTES..],
-        at + BLOCK_HEADER_BYTES as u64,
-    )?;
-    if n < plen {
-        return Ok(Err("block cut short".into()));
-    }
-    if crc(&[&buf[0..28], &buf[BLOCK_HEADER_BYTES..]]) != le32(&h[28..32]) {
-        return Ok(Err("checksum mismatch".into()));
-    }
-    let kind = le32(&h[20..24]);
-    if !kinds.contains(&kind) {
-        return Ok(Err(format!("unknown block kind {kind}")));
-    }
-    if kind == BLOCK_END {
-        if plen != END_BYTES || le32(&h[16..20]) != 0 {
-            return Ok(Err("an end block of the wrong size".into()));
-        }
-    } else if let Err(why) = check_payload(&buf[BLOCK_HEADER_BYTES..], le32(&h[16..20])) {
-        return Ok(Err(why));
-    }
-    Ok(Ok(BLOCK_HEADER_BYTES + plen))
-}
-
-/// Reads a log's blocks in order, one at a time (memory: one block), verifying each.
-/// At the first invalid block it decides: if a valid block follows anywhere after it,
-/// the log is damaged in the middle (an error naming the file and offset); otherwise the
-/// rest of the file is a torn tail (a write cut short by a crash), reported by `end`.
-pub struct LogReader<'f> {
-    f: &'f dyn File,
-    path: PathBuf,
-    len: u64,
-    at: u64,
-    buf: Vec<u8>,
-    pub header: FileHeader,
-    /// After the last block: where the valid prefix ends, and whether bytes follow it.
-    end: Option<LogEnd>,
-}
-
-/// Where the valid log ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogEnd {
-    /// Length of the valid prefix (header and whole valid blocks).
-    pub valid: u64,
-    /// Bytes after it: a torn tail (0: the file ends cleanly).
-    pub torn_bytes: u64,
-}
-
-impl<'f> LogReader<'f> {
-    pub fn new(f: &'f dyn File, path: &Path) -> Result<Self> {
-        Self::new_at(f, path, FILE_HEADER_BYTES as u64)
-    }
-
-    /// A reader of the blocks from `from` on (a block boundary: a checkpoint's
-    /// `tomb_from`); the header is still read and verified.
-    pub fn new_at(f: &'f dyn File, path: &Path, from: u64) -> Result<Self> {
-        let header = read_header(f, path)?;
-        let len = f
-            .len()
-            .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
-        Ok(LogReader {
-            f,
-            path: path.to_path_buf(),
-            len,
-            at: from.max(FILE_HEADER_BYTES as u64),
-            buf: Vec::new(),
-            header,
-            end: None,
-        })
-    }
-
-    fn io(&self, e: std::io::Error) -> Error {
-        Error::fatal(format!("log file {}: {e}", self.path.display()))
-    }
-
-    /// Validate the block at `at`: Ok(total length) or Err(why not).
-    fn probe(&mut self, at: u64) -> Result<std::result::Result<usize, String>> {
-        probe_block(
-            self.f,
-            self.len,
-            at,
-            &mut self.buf,
-            &[BLOCK_DATA, BLOCK_RESTART],
-        )
-        .map_err(|e| self.io(e))
-    }
-
-    /// The offset of the first valid block starting after `from`, if any. Streams the
-    /// file looking for the block magic and verifies each candidate's checksum.
-    fn find_valid_after(&mut self, from: u64) -> Result<Option<u64>> {
-        const CHUNK: usize = 1 << 20;
-        let magic = BLOCK_MAGIC.to_le_bytes();
-        let mut chunk = vec![0u8; CHUNK + 3];
-        let mut pos = from;
-        while pos + (BLOCK_HEADER_BYTES as u64) <= self.len {
-            let n = self
-                .f
-                .read_full_at(&mut chunk, pos)
-                .map_err(|e| self.io(e))?;
-            if n < 4 {
-                break;
-            }
-            let mut i = 0;
-            while i + 4 <= n {
-                if chunk[i..i + 4] == magic {
-                    let cand = pos + i as u64;
-                    if self.probe(cand)?.is_ok() {
-                        return Ok(Some(cand));
-                    }
-                }
-                i += 1;
-            }
-            pos += (n - 3) as u64;
-        }
-        Ok(None)
-    }
-
-    /// The next valid block, or `None` at the end of the valid log (see `end`).
-    pub fn next_block(&mut self) -> Result<Option<Block<'_>>> {
-        if self.end.is_some() {
-            return Ok(None);
-        }
-        let at = self.at;
-        if at >= self.len {
-            self.end = Some(LogEnd {
-                valid: at,
-                torn_bytes: 0,
-            });
-            return Ok(None);
-        }
-        match self.probe(at)? {
-            Ok(total) => {
-                self.at += total as u64;
-                let h = &self.buf[..BLOCK_HEADER_BYTES];
-                Ok(Some(Block {
-                    offset: at,
-                    durable: le64(&h[8..16]),
-                    kind: le32(&h[20..24]),
-                    payload: &self.buf[BLOCK_HEADER_BYTES..],
-                }))
-            }
-            Err(why) => {
-                if let Some(next) = self.find_valid_after(at + 1)? {
-                    return Err(Error::fatal(format!(
-                        "log file {} is damaged at byte {at} ({why}) with a valid block after it at byte {next}: refused, the file is left as it is",
-                        self.path.display()
-                    )));
-                }
-                self.end = Some(LogEnd {
-                    valid: at,
-                    torn_bytes: self.len - at,
-                });
-                Ok(None)
-            }
-        }
-    }
-
-    /// Where the valid log ends (after `next_block` returned `None`).
-    pub fn end(&self) -> Option<LogEnd> {
-        self.end
-    }
+        },
+    })
 }
 
 /// One record read back from a log file (owned; for tests and tools).
@@ -887,18 +558,11 @@ pub struct LogContents {
 /// A damaged file (bad header, or an invalid block followed by a valid one) is an
 /// error; an invalid tail is reported as `torn_tail`.
 pub fn read_log(path: &Path) -> Result<LogContents> {
-    let st = storage::RealStorage;
-    let f = storage::Storage::open(&st, path, storage::Open::Read)
-        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
-    let mut r = LogReader::new(&*f, path)?;
-    let mut out = LogContents {
-        header: Some(r.header),
-        ..LogContents::default()
-    };
-    while let Some(b) = r.next_block()? {
+    let mut out = LogContents::default();
+    let (header, end) = storage::valuelog::read_file(path, &HEADER, &BLOCKS, |b| {
         out.durable_epoch = out.durable_epoch.max(b.durable);
         out.blocks += 1;
-        for rec in b.records() {
+        for rec in records(b) {
             out.records.push(LogRecord {
                 tid: rec.tid,
                 table: rec.table,
@@ -906,8 +570,9 @@ pub fn read_log(path: &Path) -> Result<LogContents> {
                 body: rec.body.to_owned(),
             });
         }
-    }
-    let end = r.end().expect("reader finished");
+    })
+    .map_err(Error::Fatal)?;
+    out.header = Some(header);
     out.torn_tail = end.torn_bytes > 0;
     out.valid_bytes = end.valid;
     Ok(out)

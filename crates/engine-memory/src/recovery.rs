@@ -21,7 +21,8 @@
 //! record of an epoch above the durable epoch.
 
 use crate::catalog::{Catalog, Index, TableData};
-use crate::log::{self, Body, FileHeader, LogEnd, LogReader, OwnedBody, RecordRef};
+use crate::log::{self, Body, FileHeader, LogEnd, OwnedBody, RecordRef};
+use storage::valuelog::LogReader;
 use crate::record::{epoch_of, Rec, ABSENT, FLAGS};
 use api::key::Key;
 use api::{Error, Result};
@@ -209,7 +210,7 @@ pub fn replay(
     })
     .map_err(fatal)?;
     let (mut from, mut log_from) = (log::FILE_HEADER_BYTES as u64, 0);
-    if let Some(end) = ckpt {
+    if let Some((end, ckpt_bytes)) = ckpt {
         let len = f
             .len()
             .map_err(|e| fatal(format!("log file {}: {e}", path.display())))?;
@@ -221,16 +222,13 @@ pub fn replay(
                 path.display()
             )));
         }
-        out.durable = end.epoch;
-        out.max_epoch = end.epoch;
+        out.durable = end.durable;
+        out.max_epoch = end.durable;
         out.checkpoint = Some(end);
-        out.checkpoint_bytes = st
-            .open(&dir.join(crate::checkpoint::CKPT_FILE), storage::Open::Read)
-            .and_then(|c| c.len())
-            .map_err(|e| fatal(format!("checkpoint file: {e}")))?;
+        out.checkpoint_bytes = ckpt_bytes;
         (from, log_from) = (end.tomb_from, end.log_from);
     }
-    let mut reader = LogReader::new_at(f, path, from)?;
+    let mut reader = LogReader::new_at(f, path, &log::HEADER, &log::BLOCKS, from).map_err(fatal)?;
     // Records of epochs above the durable epoch known when they were read.
     let mut pending: Vec<(u32, u64, Key, OwnedBody)> = Vec::new();
     let bad_record = |b: u64, table: u32, why: &str| {
@@ -239,9 +237,9 @@ pub fn replay(
             path.display(),
         ))
     };
-    while let Some(b) = reader.next_block()? {
+    while let Some(b) = reader.next_block().map_err(fatal)? {
         out.blocks += 1;
-        let b_end = b.offset + (log::BLOCK_HEADER_BYTES + b.payload.len()) as u64;
+        let b_end = b.end();
         if b.offset < log_from && b_end > log_from {
             return Err(fatal(format!(
                 "log file {}: the checkpoint continues at byte {log_from}, inside the block at byte {}: the checkpoint is not this log's, refused, the files are left as they are",
@@ -278,7 +276,7 @@ pub fn replay(
                 }
             }
         }
-        for r in b.records() {
+        for r in log::records(&b) {
             let Some(t) = catalog.tables.get(r.table as usize) else {
                 return Err(bad_record(b.offset, r.table, "not in the schema"));
             };

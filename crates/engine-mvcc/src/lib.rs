@@ -9,12 +9,16 @@
 //! against phantoms for serializability, read-only transactions need not (`validate`);
 //! versions nobody can see any more, and deleted keys, are collected cooperatively
 //! (`gc`). Committed versions are logged with group commit by a flusher thread (`log`)
-//! and replayed when the engine opens a directory that holds a log (`recovery`).
 //!
-//! Modules: `catalog`, `version`, `xct`, `validate`, `gc`, `log`, `recovery`. See
+//! and replayed when the engine opens a directory that holds a log, from the newest
+//! checkpoint (`checkpoint`, taken in the background) on (`recovery`).
+//!
+//! Modules: `catalog`, `version`, `xct`, `validate`, `gc`, `log`, `checkpoint`,
+//! `recovery`. See
 //! docs/design/mvcc-engine.md.
 
 pub mod catalog;
+pub mod checkpoint;
 pub mod gc;
 pub mod log;
 pub mod recovery;
@@ -85,12 +89,22 @@ impl WorkerStats {
     }
 }
 
+/// The mvcc engine's own settings (`Engine::Options`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MvccOptions {
+    /// With logging on: a checkpoint is taken when the log has grown by more than this
+    /// since the last checkpoint's start in it (checked every 100 ms). `None`: the
+    /// larger of 64 MiB and the last checkpoint's size (recovery then reads at most
+    /// about twice the database). `Some(0)`: whenever the log grew at all (tests).
+    pub checkpoint_log_bytes: Option<u64>,
+}
+
 /// No read timestamp: the worker runs no transaction.
 pub(crate) const IDLE: u64 = u64::MAX;
 
 pub struct MvccEngine {
     schema: Arc<Schema>,
-    pub(crate) catalog: Catalog,
+    pub(crate) catalog: Arc<Catalog>,
     /// The last commit timestamp handed out. A read timestamp is its value at begin.
     /// (Shared with the log's flusher, which reads it to bound what it flushes.)
     pub(crate) clock: Arc<CachePadded<AtomicU64>>,
@@ -110,6 +124,10 @@ pub struct MvccEngine {
     temp_dir: Option<storage::temp::TempDir>,
     /// `open` replayed a log whose load had finished.
     recovered: Option<Replayed>,
+    /// The checkpointer (logging on, once the load is done or a log was recovered).
+    ckpt: Mutex<Option<(Arc<checkpoint::Checkpointer>, JoinHandle<()>)>>,
+    /// `MvccOptions::checkpoint_log_bytes`.
+    checkpoint_log_bytes: Option<u64>,
 }
 
 impl MvccEngine {
@@ -133,6 +151,39 @@ impl MvccEngine {
         self.recovered.as_ref()
     }
 
+    /// The checkpointer, once started (tests take checkpoints with it).
+    pub fn checkpointer(&self) -> Option<Arc<checkpoint::Checkpointer>> {
+        self.ckpt.lock().as_ref().map(|c| c.0.clone())
+    }
+
+    /// Start the checkpointer thread (once; logging on, the load done).
+    fn start_checkpointer(&self) -> Result<()> {
+        let (Some(l), Some(ld)) = (&self.logger, &self.log_dir) else {
+            return Ok(());
+        };
+        let mut g = self.ckpt.lock();
+        if g.is_some() || self.shut.load(Acquire) {
+            return Ok(());
+        }
+        let from = self
+            .recovered
+            .as_ref()
+            .and_then(|r| r.checkpoint.map(|e| (e, r.checkpoint_bytes)));
+        let c = checkpoint::Checkpointer::new(
+            self.catalog.clone(),
+            l.clone(),
+            self.clock.clone(),
+            self.storage.clone(),
+            ld.dir.clone(),
+            engine_memory::log::schema_fingerprint(&self.schema),
+            self.checkpoint_log_bytes,
+            from,
+        );
+        let h = c.start()?;
+        *g = Some((c, h));
+        Ok(())
+    }
+
     /// How many versions the chain of `key` in `table` holds (tests and diagnostics;
     /// 0: no object). Exact only when no transaction runs.
     pub fn chain_len(&self, table: api::TableId, key: &[u8]) -> usize {
@@ -154,7 +205,7 @@ impl MvccEngine {
 
 impl Engine for MvccEngine {
     type Worker<'e> = MvccWorker<'e>;
-    type Options = ();
+    type Options = MvccOptions;
     const NAME: &'static str = "mvcc";
     const COUNTED: api::Counted = api::Counted {
         pages: false,
@@ -170,6 +221,7 @@ impl Engine for MvccEngine {
                 version::WORKER_MASK
             )));
         }
+        let own = opts.own::<MvccOptions>()?;
         let mut catalog = Catalog::new(&schema);
         let (tail, log_dir, recovered, temp_dir) = open_log(&schema, opts, &mut catalog)?;
         // The clock continues above every timestamp the log holds (applied or void), so
@@ -197,8 +249,9 @@ impl Engine for MvccEngine {
                 (Some(lg), Some(h))
             }
         };
-        Ok(MvccEngine {
-            catalog,
+        let logging = logger.is_some();
+        let e = MvccEngine {
+            catalog: Arc::new(catalog),
             schema,
             clock,
             active: (0..workers)
@@ -213,7 +266,14 @@ impl Engine for MvccEngine {
             log_dir,
             temp_dir,
             recovered,
-        })
+            ckpt: Mutex::new(None),
+            checkpoint_log_bytes: own.checkpoint_log_bytes,
+        };
+        if logging && e.recovered.is_some() {
+            // A recovered log's load is done: checkpoints from the start.
+            e.start_checkpointer()?;
+        }
+        Ok(e)
     }
 
     fn has_data(&self) -> bool {
@@ -229,12 +289,18 @@ impl Engine for MvccEngine {
         l.wait_durable(self.clock())?;
         // The load marker is the log's durable mark from now on.
         l.io.arm_mark(ld.mark_file(self.storage.clone(), l.database_id), true)
-            .map_err(api::Error::Fatal)
+            .map_err(api::Error::Fatal)?;
+        self.start_checkpointer()
     }
 
     fn shutdown(&self) -> Result<()> {
         if self.shut.swap(true, AcqRel) {
             return Ok(());
+        }
+        // The checkpointer first: it waits for the flusher.
+        if let Some((c, h)) = self.ckpt.lock().take() {
+            c.stop();
+            let _ = h.join();
         }
         let Some(l) = &self.logger else {
             return Ok(());
@@ -309,6 +375,7 @@ impl Engine for MvccEngine {
                 "durable_ts": r.durable,
                 "rows": r.rows,
                 "torn_tail_bytes": r.end.map_or(0, |e| e.torn_bytes),
+                "checkpoint": r.checkpoint.as_ref().map(checkpoint::end_json),
             });
         }
         if let Some(l) = &self.logger {
@@ -318,7 +385,12 @@ impl Engine for MvccEngine {
                 "bytes": l.io.bytes.load(Relaxed),
                 "blocks": l.io.blocks.load(Relaxed),
                 "fsyncs": l.io.fsyncs.load(Relaxed),
+                "allocated_bytes": l.file.allocated().ok().flatten(),
+                "checkpoints": 0,
             });
+            if let Some((c, _)) = &*self.ckpt.lock() {
+                c.stats(&mut v["log"]);
+            }
         }
         v
     }
@@ -381,7 +453,19 @@ fn open_log(
         )));
     }
     if opts.reload {
-        ld.remove(st).map_err(api::Error::Fatal)?;
+        ld.remove_with(st, &[checkpoint::SIDE])
+            .map_err(api::Error::Fatal)?;
+    }
+    let ckpt = dir.join(checkpoint::CKPT_FILE);
+    let ckpt_here = st
+        .exists(&ckpt)
+        .map_err(|e| api::Error::fatal(format!("looking for the checkpoint: {e}")))?;
+    if ckpt_here && !ld.has_log(st).map_err(api::Error::Fatal)? {
+        return Err(api::Error::fatal(format!(
+            "{} is there but {} is missing: the log was removed or lost, refused (remove the directory or rerun with --reload)",
+            ckpt.display(),
+            ld.log.display()
+        )));
     }
     if ld.has_log(st).map_err(api::Error::Fatal)? {
         if !logging && opts.create {

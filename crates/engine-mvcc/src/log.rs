@@ -31,9 +31,8 @@ use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use storage::logfile::{
-    crc, io_failure, le32, le64, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers,
-};
+use storage::logfile::{io_failure, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers};
+use storage::valuelog::{BlockFormat, RecordFormat};
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
 use storage::File;
 
@@ -46,19 +45,38 @@ pub const MARKER_MAGIC: &[u8; 8] = b"OLTPVLDN";
 pub const FORMAT_VERSION: u32 = 1;
 pub const BLOCK_MAGIC: u32 = 0x4B4C_4256; // "VBLK"
 pub const FILE_HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
-pub const BLOCK_HEADER_BYTES: usize = 32;
 pub const MARKER_BYTES: usize = storage::logfile::MARKER_BYTES;
-pub const RECORD_HEADER_BYTES: usize = 18;
-pub const KIND_PUT: u8 = 1;
-pub const KIND_TOMB: u8 = 2;
-/// Block kinds: records, or the restart mark written when a recovered log is reopened
-/// for appending (records above its durable timestamp written before it are void).
-pub const BLOCK_DATA: u32 = 0;
-pub const BLOCK_RESTART: u32 = 1;
+/// The block and record layout (`storage::valuelog`, shared with the memory engine):
+/// blocks of kinds data, restart (records above its durable timestamp written before
+/// it are void) and a checkpoint's end; puts and tombstones.
+pub use storage::valuelog::{
+    LogEnd, BLOCK_DATA, BLOCK_END, BLOCK_HEADER_BYTES, BLOCK_RESTART, END_BYTES, KIND_PUT,
+    MAX_BLOCK_BYTES, RECORD_HEADER_BYTES,
+};
+/// A tombstone (a delete): no body.
+pub const KIND_TOMB: u8 = storage::valuelog::KIND_DELETE;
+
+/// This engine's records: a put's row or a tombstone's nothing, stamped with a commit
+/// timestamp in `1..MAX_TS`.
+pub const RECORDS: RecordFormat = RecordFormat {
+    kind_ok: |kind, body| kind == KIND_PUT || (kind == KIND_TOMB && body == 0),
+    stamp_error: |ts| {
+        (ts == 0 || ts >= crate::version::MAX_TS)
+            .then(|| format!("a record's timestamp {ts} is out of range"))
+    },
+    counter_of: |ts| ts,
+    counter: "timestamp",
+    max_key: api::key::MAX_KEY_LEN,
+};
+
+/// This engine's blocks (magic `BLOCK_MAGIC`, payload `RECORDS`).
+pub const BLOCKS: BlockFormat = BlockFormat {
+    magic: BLOCK_MAGIC,
+    check_payload: |p, n| RECORDS.check(p, n),
+};
+
 /// How often the flusher drains buffers when no `Sync` commit asks sooner.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
-/// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
-pub const MAX_BLOCK_BYTES: usize = 1 << 30;
 
 /// The log's file header; a memory-engine log in its place is refused by name.
 pub const HEADER: HeaderFormat = HeaderFormat {
@@ -83,40 +101,23 @@ pub const MARKER: MarkerFormat = MarkerFormat {
 
 /// Read and verify the header of the log `f` (`path` names it in errors).
 pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
-    let mut b = [0u8; FILE_HEADER_BYTES];
-    let n = f
-        .read_full_at(&mut b, 0)
-        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
-    HEADER.decode(&b[..n], path).map_err(Error::fatal)
+    storage::valuelog::read_header(f, path, &HEADER).map_err(Error::Fatal)
 }
 
 /// Encode a block's header into the first `BLOCK_HEADER_BYTES` of `block` (the rest
 /// is the payload).
 pub fn seal_block(block: &mut [u8], durable: u64, count: u32, kind: u32) {
-    let payload = block.len() - BLOCK_HEADER_BYTES;
-    block[0..4].copy_from_slice(&BLOCK_MAGIC.to_le_bytes());
-    block[4..8].copy_from_slice(&(payload as u32).to_le_bytes());
-    block[8..16].copy_from_slice(&durable.to_le_bytes());
-    block[16..20].copy_from_slice(&count.to_le_bytes());
-    block[20..24].copy_from_slice(&kind.to_le_bytes());
-    block[24..28].copy_from_slice(&0u32.to_le_bytes());
-    let c = crc(&[&block[0..28], &block[BLOCK_HEADER_BYTES..]]);
-    block[28..32].copy_from_slice(&c.to_le_bytes());
+    BLOCKS.seal(block, durable, count, kind)
 }
 
 /// Append a record: `row` `None` is a tombstone (a delete).
+#[inline]
 pub fn append(buf: &mut Vec<u8>, ts: u64, table: u32, key: &[u8], row: Option<&[u8]>) {
     let (kind, row) = match row {
         Some(r) => (KIND_PUT, r),
         None => (KIND_TOMB, &[][..]),
     };
-    buf.extend_from_slice(&ts.to_le_bytes());
-    buf.extend_from_slice(&table.to_le_bytes());
-    buf.extend_from_slice(&(row.len() as u32).to_le_bytes());
-    buf.push(kind);
-    buf.push(key.len() as u8);
-    buf.extend_from_slice(key);
-    buf.extend_from_slice(row);
+    storage::valuelog::append_record(buf, ts, table, kind, key, row);
 }
 
 pub use storage::logdir::LogTail;
@@ -157,7 +158,15 @@ pub struct Logger {
     pub database_id: u64,
     /// What has been written: bytes, blocks, fsyncs.
     pub io: storage::logfile::BlockWriter,
+    /// The log file (the checkpointer frees its prefix, `File::punch_hole`).
+    pub file: Arc<dyn File>,
+    /// Where a checkpoint taken now would start its log (`Cut`), after the last block.
+    cut: parking_lot::Mutex<Option<Cut>>,
 }
+
+/// A place in the log a checkpoint can start from (`storage::valuelog::Cut`), with
+/// timestamps for counters.
+pub use storage::valuelog::Cut;
 
 impl Logger {
     /// Start the flusher thread appending to `tail`; `clock` is the engine's last
@@ -176,6 +185,8 @@ impl Logger {
             path: tail.path.clone(),
             database_id: tail.database_id,
             io: storage::logfile::BlockWriter::new(tail.offset),
+            file: tail.file.clone(),
+            cut: parking_lot::Mutex::new(None),
         });
         let me = lg.clone();
         let h = std::thread::Builder::new()
@@ -227,6 +238,11 @@ impl Logger {
     /// Every commit with a timestamp at or below this is in the file, fsync'd.
     pub fn durable_ts(&self) -> u64 {
         self.mark.durable()
+    }
+
+    /// Where a checkpoint taken now starts its log (None: no block written yet).
+    pub fn cut(&self) -> Option<Cut> {
+        *self.cut.lock()
     }
 
     /// Whether a write or sync failed (nothing more will become durable).
@@ -284,6 +300,9 @@ impl Logger {
         // Highest timestamp of any record written so far; while it is above the durable
         // timestamp of the last block written, a later block must state a higher one.
         let mut max_rec = last_d;
+        // Where `Cut::tomb_from` is found. Before this run's first block every valid
+        // record has a timestamp `<= last_d` (later ones are void: restart block).
+        let mut cuts = storage::valuelog::CutTracker::new(last_d, offset);
         loop {
             let stopping = self.mark.next_round(FLUSH_INTERVAL);
             // A commit announced after the look at its slot below takes a timestamp
@@ -305,7 +324,7 @@ impl Logger {
             self.bufs
                 .drain(&mut spare, &self.mark, |b| block.extend_from_slice(b));
             let payload = block.len() - BLOCK_HEADER_BYTES;
-            let (count, top) = scan_records(&block[BLOCK_HEADER_BYTES..]);
+            let (count, top) = RECORDS.scan(&block[BLOCK_HEADER_BYTES..]);
             max_rec = max_rec.max(top);
             // A block without records only states a durable timestamp that covers
             // records already written above the last stated one.
@@ -325,6 +344,7 @@ impl Logger {
                     return;
                 }
                 last_d = c;
+                *self.cut.lock() = Some(cuts.block_written(max_rec, offset, c));
             }
             self.mark.publish(c);
             if stopping {
@@ -339,20 +359,6 @@ impl Logger {
     }
 }
 
-/// Number of records in a well-formed buffer and the highest timestamp among them.
-fn scan_records(mut p: &[u8]) -> (u32, u64) {
-    let (mut n, mut top) = (0, 0);
-    while p.len() >= RECORD_HEADER_BYTES {
-        top = top.max(le64(&p[0..8]));
-        let row = le32(&p[12..16]) as usize;
-        let key = p[17] as usize;
-        p = &p[RECORD_HEADER_BYTES + key + row..];
-        n += 1;
-    }
-    assert!(p.is_empty(), "log buffer holds a partial record");
-    (n, top)
-}
-
 /// One record of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordRef<'a> {
@@ -363,239 +369,17 @@ pub struct RecordRef<'a> {
     pub row: Option<&'a [u8]>,
 }
 
-/// A verified block.
-#[derive(Debug)]
-pub struct Block<'a> {
-    /// Offset of its header in the file.
-    pub offset: u64,
-    pub durable: u64,
-    pub kind: u32,
-    pub payload: &'a [u8],
-}
+/// A verified block (`storage::valuelog`).
+pub use storage::valuelog::Block;
 
-impl Block<'_> {
-    pub fn records(&self) -> Records<'_> {
-        Records { p: self.payload }
-    }
-}
-
-pub struct Records<'a> {
-    p: &'a [u8],
-}
-
-impl<'a> Iterator for Records<'a> {
-    type Item = RecordRef<'a>;
-    fn next(&mut self) -> Option<RecordRef<'a>> {
-        // The reader checked the layout before handing out the block.
-        let p = self.p;
-        if p.is_empty() {
-            return None;
-        }
-        let row_len = le32(&p[12..16]) as usize;
-        let key_len = p[17] as usize;
-        let key = &p[RECORD_HEADER_BYTES..RECORD_HEADER_BYTES + key_len];
-        let end = RECORD_HEADER_BYTES + key_len + row_len;
-        let row = (p[16] == KIND_PUT).then(|| &p[RECORD_HEADER_BYTES + key_len..end]);
-        self.p = &p[end..];
-        Some(RecordRef {
-            ts: le64(&p[0..8]),
-            table: le32(&p[8..12]),
-            key,
-            row,
-        })
-    }
-}
-
-/// Why a block's payload is not well formed.
-fn check_payload(payload: &[u8], count: u32) -> std::result::Result<(), String> {
-    let mut p = payload;
-    let mut n = 0u32;
-    while !p.is_empty() {
-        if p.len() < RECORD_HEADER_BYTES {
-            return Err("a record is cut short".into());
-        }
-        let row_len = le32(&p[12..16]) as usize;
-        let kind = p[16];
-        let key_len = p[17] as usize;
-        if key_len > api::key::MAX_KEY_LEN || p.len() < RECORD_HEADER_BYTES + key_len + row_len {
-            return Err("a record overruns the block".into());
-        }
-        if !(kind == KIND_PUT || (kind == KIND_TOMB && row_len == 0)) {
-            return Err(format!("bad record kind {kind}"));
-        }
-        let ts = le64(&p[0..8]);
-        if ts == 0 || ts >= crate::version::MAX_TS {
-            return Err(format!("a record's timestamp {ts} is out of range"));
-        }
-        p = &p[RECORD_HEADER_BYTES + key_len + row_len..];
-        n += 1;
-    }
-    if n != count {
-        return Err(format!("{n} records, header says {count}"));
-    }
-    Ok(())
-}
-
-/// Where the valid log ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogEnd {
-    /// Length of the valid prefix (header and whole valid blocks).
-    pub valid: u64,
-    /// Bytes after it: a torn tail (0: the file ends cleanly).
-    pub torn_bytes: u64,
-}
-
-/// Reads a log's blocks in order, one at a time, verifying each. At the first invalid
-/// block it decides: if a valid block follows anywhere after it, the log is damaged in
-/// the middle (an error naming the file and offsets); otherwise the rest of the file is
-/// a torn tail (a write cut short by a crash), reported by `end`.
-pub struct LogReader<'f> {
-    f: &'f dyn File,
-    path: PathBuf,
-    len: u64,
-    at: u64,
-    buf: Vec<u8>,
-    pub header: FileHeader,
-    end: Option<LogEnd>,
-}
-
-impl<'f> LogReader<'f> {
-    pub fn new(f: &'f dyn File, path: &Path) -> Result<Self> {
-        let header = read_header(f, path)?;
-        let len = f
-            .len()
-            .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
-        Ok(LogReader {
-            f,
-            path: path.to_path_buf(),
-            len,
-            at: FILE_HEADER_BYTES as u64,
-            buf: Vec::new(),
-            header,
-            end: None,
-        })
-    }
-
-    fn io(&self, e: std::io::Error) -> Error {
-        Error::fatal(format!("log file {}: {e}", self.path.display()))
-    }
-
-    /// Validate the block at `at` into `buf`: Ok(total length) or Err(why not).
-    fn probe(&mut self, at: u64) -> Result<std::result::Result<usize, String>> {
-        let rest = self.len - at;
-        if rest < BLOCK_HEADER_BYTES as u64 {
-            return Ok(Err("incomplete block header".into()));
-        }
-        let mut h = [0u8; BLOCK_HEADER_BYTES];
-        let n = self.f.read_full_at(&mut h, at).map_err(|e| self.io(e))?;
-        if n < BLOCK_HEADER_BYTES {
-            return Ok(Err("incomplete block header".into()));
-        }
-        if le32(&h[0..4]) != BLOCK_MAGIC {
-            return Ok(Err("no block magic".into()));
-        }
-        let plen = le32(&h[4..8]) as usize;
-        if plen > MAX_BLOCK_BYTES {
-            return Ok(Err(format!("block claims {plen} bytes")));
-        }
-        if rest < (BLOCK_HEADER_BYTES + plen) as u64 {
-            return Ok(Err("block cut short".into()));
-        }
-        self.buf.clear();
-        self.buf.resize(BLOCK_HEADER_BYTES + plen, 0);
-        self.buf[..BLOCK_HEADER_BYTES].copy_from_slice(&h);
-        let n = self
-            .f
-            .read_full_at(
-                &mut self.buf[BLOCK_HEADER_BYTES..],
-                at + BLOCK_HEADER_BYTES as u64,
-            )
-            .map_err(|e| self.io(e))?;
-        if n < plen {
-            return Ok(Err("block cut short".into()));
-        }
-        if crc(&[&self.buf[0..28], &self.buf[BLOCK_HEADER_BYTES..]]) != le32(&h[28..32]) {
-            return Ok(Err("checksum mismatch".into()));
-        }
-        let kind = le32(&h[20..24]);
-        if kind != BLOCK_DATA && kind != BLOCK_RESTART {
-            return Ok(Err(format!("unknown block kind {kind}")));
-        }
-        if let Err(why) = check_payload(&self.buf[BLOCK_HEADER_BYTES..], le32(&h[16..20])) {
-            return Ok(Err(why));
-        }
-        Ok(Ok(BLOCK_HEADER_BYTES + plen))
-    }
-
-    /// The offset of the first valid block starting after `from`, if any: streams the
-    /// file looking for the block magic and verifies each candidate.
-    fn find_valid_after(&mut self, from: u64) -> Result<Option<u64>> {
-        const CHUNK: usize = 1 << 20;
-        let magic = BLOCK_MAGIC.to_le_bytes();
-        let mut chunk = vec![0u8; CHUNK + 3];
-        let mut pos = from;
-        while pos + (BLOCK_HEADER_BYTES as u64) <= self.len {
-            let n = self
-                .f
-                .read_full_at(&mut chunk, pos)
-                .map_err(|e| self.io(e))?;
-            if n < 4 {
-                break;
-            }
-            for i in 0..=n - 4 {
-                if chunk[i..i + 4] == magic && self.probe(pos + i as u64)?.is_ok() {
-                    return Ok(Some(pos + i as u64));
-                }
-            }
-            pos += (n - 3) as u64;
-        }
-        Ok(None)
-    }
-
-    /// The next valid block, or `None` at the end of the valid log (see `end`).
-    pub fn next_block(&mut self) -> Result<Option<Block<'_>>> {
-        if self.end.is_some() {
-            return Ok(None);
-        }
-        let at = self.at;
-        if at >= self.len {
-            self.end = Some(LogEnd {
-                valid: at,
-                torn_bytes: 0,
-            });
-            return Ok(None);
-        }
-        match self.probe(at)? {
-            Ok(total) => {
-                self.at += total as u64;
-                let h = &self.buf[..BLOCK_HEADER_BYTES];
-                Ok(Some(Block {
-                    offset: at,
-                    durable: le64(&h[8..16]),
-                    kind: le32(&h[20..24]),
-                    payload: &self.buf[BLOCK_HEADER_BYTES..],
-                }))
-            }
-            Err(why) => {
-                if let Some(next) = self.find_valid_after(at + 1)? {
-                    return Err(Error::fatal(format!(
-                        "log file {} is damaged at byte {at} ({why}) with a valid block after it at byte {next}: refused, the file is left as it is",
-                        self.path.display()
-                    )));
-                }
-                self.end = Some(LogEnd {
-                    valid: at,
-                    torn_bytes: self.len - at,
-                });
-                Ok(None)
-            }
-        }
-    }
-
-    /// Where the valid log ends (after `next_block` returned `None`).
-    pub fn end(&self) -> Option<LogEnd> {
-        self.end
-    }
+/// The records of a verified block.
+pub fn records<'a>(b: &Block<'a>) -> impl Iterator<Item = RecordRef<'a>> {
+    b.records().map(|r| RecordRef {
+        ts: r.stamp,
+        table: r.table,
+        key: r.key,
+        row: (r.kind == KIND_PUT).then_some(r.body),
+    })
 }
 
 /// One record read back from a log file (owned; tests and tools).
@@ -625,19 +409,12 @@ pub struct LogContents {
 /// Read a whole log file back. A damaged file is an error; an invalid tail is reported
 /// as `torn_tail`.
 pub fn read_log(path: &Path) -> Result<LogContents> {
-    let st = storage::RealStorage;
-    let f = storage::Storage::open(&st, path, storage::Open::Read)
-        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
-    let mut r = LogReader::new(&*f, path)?;
-    let mut out = LogContents {
-        header: Some(r.header),
-        ..LogContents::default()
-    };
-    while let Some(b) = r.next_block()? {
+    let mut out = LogContents::default();
+    let (header, end) = storage::valuelog::read_file(path, &HEADER, &BLOCKS, |b| {
         out.durable = out.durable.max(b.durable);
         out.blocks += 1;
         out.restarts += (b.kind == BLOCK_RESTART) as u64;
-        for rec in b.records() {
+        for rec in records(b) {
             out.records.push(LogRecord {
                 ts: rec.ts,
                 table: rec.table,
@@ -645,8 +422,9 @@ pub fn read_log(path: &Path) -> Result<LogContents> {
                 row: rec.row.map(<[u8]>::to_vec),
             });
         }
-    }
-    let end = r.end().expect("reader finished");
+    })
+    .map_err(Error::Fatal)?;
+    out.header = Some(header);
     out.torn_tail = end.torn_bytes > 0;
     out.valid_bytes = end.valid;
     Ok(out)

@@ -19,7 +19,8 @@
 //! record above the durable timestamp.
 
 use crate::catalog::{Catalog, Index, Table};
-use crate::log::{self, FileHeader, LogEnd, LogReader, RecordRef};
+use crate::log::{self, FileHeader, LogEnd, RecordRef};
+use storage::valuelog::LogReader;
 use crate::version::{Obj, Version};
 use api::key::Key;
 use api::{Error, Result};
@@ -45,6 +46,11 @@ pub struct Replayed {
     pub discarded: u64,
     /// Rows in the database after the replay.
     pub rows: u64,
+    /// The checkpoint recovery started from (its rows are applied before the log from
+    /// its `tomb_from` on; `blocks` counts log blocks only).
+    pub checkpoint: Option<crate::checkpoint::End>,
+    /// Its file's length.
+    pub checkpoint_bytes: u64,
 }
 
 fn fatal(msg: String) -> Error {
@@ -88,27 +94,68 @@ fn apply(t: &Table, table: u32, r: &RecordRef<'_>, zeros: &[u8], tombs: &mut Vec
     }
 }
 
-/// Replay the log `f` into the (empty) catalog.
+/// Replay the checkpoint in `dir` (if there is one) and then the log `f` into the
+/// (empty) catalog.
 pub fn replay(
     catalog: &mut Catalog,
+    st: &dyn Storage,
+    dir: &Path,
     f: &dyn File,
     path: &Path,
     schema_fp: u32,
 ) -> Result<Replayed> {
-    let mut reader = LogReader::new(f, path)?;
-    if reader.header.schema != schema_fp {
+    let header = log::read_header(f, path)?;
+    if header.schema != schema_fp {
         return Err(fatal(format!(
             "log file {} was written for another schema (another workload, or other options such as --pad): refused",
             path.display()
         )));
     }
     let mut out = Replayed {
-        header: Some(reader.header),
+        header: Some(header),
         ..Replayed::default()
     };
     let max_row = catalog.tables.iter().map(|t| t.row_size).max().unwrap_or(0);
     let zeros = vec![0u8; max_row];
     let mut tombs: Vec<(u32, Key)> = Vec::new();
+    // The checkpoint's rows first: all durable when it was made (its timestamp was).
+    let ckpt = crate::checkpoint::read(st, dir, &header, |r| {
+        let t = catalog
+            .tables
+            .get(r.table as usize)
+            .ok_or_else(|| format!("a row of table {} not in the schema", r.table))?;
+        if r.row.is_none_or(|row| row.len() != t.row_size) {
+            return Err(format!("a row of table {} of the wrong size", r.table));
+        }
+        let g = crossbeam_epoch::pin();
+        if t.primary.get(r.key, &g).0.is_some() {
+            return Err(format!("a key of table {} twice", r.table));
+        }
+        apply(t, r.table, r, &zeros, &mut tombs);
+        Ok(())
+    })
+    .map_err(fatal)?;
+    let (mut from, mut log_from) = (log::FILE_HEADER_BYTES as u64, 0);
+    if let Some((end, bytes)) = ckpt {
+        let len = f
+            .len()
+            .map_err(|e| fatal(format!("log file {}: {e}", path.display())))?;
+        if end.log_from > len {
+            return Err(fatal(format!(
+                "checkpoint file {} continues at byte {} of log file {}, which is {len} bytes long: refused, the files are left as they are",
+                dir.join(crate::checkpoint::CKPT_FILE).display(),
+                end.log_from,
+                path.display()
+            )));
+        }
+        out.durable = end.durable;
+        out.max_ts = end.durable;
+        out.checkpoint = Some(end);
+        out.checkpoint_bytes = bytes;
+        (from, log_from) = (end.tomb_from, end.log_from);
+    }
+    let mut reader =
+        LogReader::new_at(f, path, &log::HEADER, &log::BLOCKS, from).map_err(fatal)?;
     // Records above the durable timestamp known when they were read.
     let mut pending: Vec<(u32, u64, Key, Option<Vec<u8>>)> = Vec::new();
     let bad_record = |b: u64, r: &RecordRef<'_>, why: &str| {
@@ -118,8 +165,18 @@ pub fn replay(
             r.table
         ))
     };
-    while let Some(b) = reader.next_block()? {
+    while let Some(b) = reader.next_block().map_err(fatal)? {
         out.blocks += 1;
+        if b.offset < log_from && b.end() > log_from {
+            return Err(fatal(format!(
+                "log file {}: the checkpoint continues at byte {log_from}, inside the block at byte {}: the checkpoint is not this log's, refused, the files are left as they are",
+                path.display(),
+                b.offset
+            )));
+        }
+        // Before `log_from` (after `tomb_from`) only tombstones are read: the
+        // checkpoint holds every other write there or a newer one (see `checkpoint`).
+        let tombs_only = b.offset < log_from;
         if b.kind == log::BLOCK_RESTART {
             out.discarded += pending.len() as u64;
             pending.clear();
@@ -151,7 +208,7 @@ pub fn replay(
                 }
             }
         }
-        for r in b.records() {
+        for r in log::records(&b) {
             let Some(t) = catalog.tables.get(r.table as usize) else {
                 return Err(bad_record(b.offset, &r, "not in the schema"));
             };
@@ -159,6 +216,9 @@ pub fn replay(
                 return Err(bad_record(b.offset, &r, "with a row of the wrong size"));
             }
             out.max_ts = out.max_ts.max(r.ts);
+            if tombs_only && r.row.is_some() {
+                continue;
+            }
             if r.ts <= out.durable {
                 apply(t, r.table, &r, &zeros, &mut tombs);
                 out.applied += 1;
@@ -175,6 +235,13 @@ pub fn replay(
     out.discarded += pending.len() as u64;
     drop(pending);
     out.end = reader.end();
+    let valid = out.end.expect("replay read to the end").valid;
+    if valid < log_from {
+        return Err(fatal(format!(
+            "log file {}: its valid part ends at byte {valid}, before byte {log_from} where the checkpoint continues: the log was cut or damaged, refused, the files are left as they are",
+            path.display()
+        )));
+    }
 
     // Tombstones leave the primary index (a key deleted twice is listed twice).
     let g = crossbeam_epoch::pin();
@@ -270,7 +337,7 @@ pub fn recover(
     append: bool,
 ) -> Result<(Replayed, Option<log::LogTail>)> {
     let o = ld.open(st, append).map_err(fatal)?;
-    let r = replay(catalog, &*o.file, &ld.log, schema_fp)?;
+    let r = replay(catalog, st, &ld.dir, &*o.file, &ld.log, schema_fp)?;
     let end = r.end.expect("replay read to the end");
     ld.check_end(end.valid, &o.marker).map_err(fatal)?;
     if !append {
@@ -278,6 +345,12 @@ pub fn recover(
     }
     // Nothing is written here: the flusher cuts a torn tail and writes the restart
     // block before its first block (see `log::LogTail::restart`).
-    let tail = ld.recovered_tail(o, end.valid, end.torn_bytes > 0, r.durable, 0);
+    let tail = ld.recovered_tail(
+        o,
+        end.valid,
+        end.torn_bytes > 0,
+        r.durable,
+        r.checkpoint.map_or(0, |c| c.tomb_from),
+    );
     Ok((r, Some(tail)))
 }

@@ -18,6 +18,7 @@ pub mod logfile;
 pub mod real;
 pub mod sim;
 pub mod temp;
+pub mod valuelog;
 
 pub use real::RealStorage;
 pub use sim::SimStorage;
