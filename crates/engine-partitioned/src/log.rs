@@ -160,24 +160,80 @@ fn probe(data: &[u8], at: usize) -> std::result::Result<(u64, Vec<Command>, usiz
     Ok((le64(&rest[8..16]), cmds, BLOCK_HEADER_BYTES + plen))
 }
 
-/// Read a whole log (held in memory: recovery replays every command anyway). At the
-/// first invalid block: if a valid block follows anywhere after it, the log is damaged
-/// in the middle (an error naming the file and offsets); otherwise the rest is a torn
-/// tail (a write cut short by a crash), reported in `torn_bytes`.
+/// A place in the log: the byte offset of a block boundary and the number of commands
+/// before it (the sequence number of the first command after it). A snapshot records
+/// the position its state corresponds to; recovery reads the log from there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LogPosition {
+    pub offset: u64,
+    pub commands: u64,
+}
+
+impl LogPosition {
+    /// Just after the file header: an empty log (the snapshot written after the load).
+    pub const START: LogPosition = LogPosition {
+        offset: FILE_HEADER_BYTES as u64,
+        commands: 0,
+    };
+}
+
+/// Read a whole log held in memory from its start (tests; recovery reads from a
+/// snapshot's position with [`read_log_at`]).
 pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
     let header = HEADER
         .decode(&data[..data.len().min(FILE_HEADER_BYTES)], path)
         .map_err(Error::fatal)?;
+    let from = FILE_HEADER_BYTES.min(data.len());
+    read_blocks(header, &data[from..], LogPosition::START, path)
+}
+
+/// Read the log `file` (at `path`) from `from`, a snapshot's position: the header, then
+/// the blocks after `from` (the bytes before it are never read: a checkpoint may have
+/// freed them). A file that ends before `from` lost commands the snapshot says it
+/// holds: refused.
+pub fn read_log_at(file: &dyn File, path: &Path, from: LogPosition) -> Result<LogContents> {
+    let io = |e: std::io::Error| Error::fatal(format!("log file {}: {e}", path.display()));
+    let len = file.len().map_err(io)?;
+    let mut head = [0u8; FILE_HEADER_BYTES];
+    let n = file.read_full_at(&mut head, 0).map_err(io)?;
+    let header = HEADER.decode(&head[..n], path).map_err(Error::fatal)?;
+    if len < from.offset {
+        return Err(Error::fatal(format!(
+            "log file {} ends at byte {len} before byte {} where the snapshot's commands end: the log was cut and lost acknowledged commits, refused, the file is left as it is",
+            path.display(),
+            from.offset
+        )));
+    }
+    let mut data = vec![0u8; (len - from.offset) as usize];
+    let got = file.read_full_at(&mut data, from.offset).map_err(io)?;
+    data.truncate(got);
+    read_blocks(header, &data, from, path)
+}
+
+/// The blocks of `data`, the log's bytes from `from`. At the first invalid block: if a
+/// valid block follows anywhere after it, the log is damaged in the middle (an error
+/// naming the file and offsets); otherwise the rest is a torn tail (a write cut short
+/// by a crash), reported in `torn_bytes`. Offsets in messages and results are the
+/// file's.
+fn read_blocks(
+    header: FileHeader,
+    data: &[u8],
+    from: LogPosition,
+    path: &Path,
+) -> Result<LogContents> {
+    let base = from.offset;
     let mut commands = Vec::new();
-    let mut at = FILE_HEADER_BYTES;
+    let next_seq = |commands: &Vec<Command>| from.commands + commands.len() as u64;
+    let mut at = 0usize;
     while at < data.len() {
         match probe(data, at) {
             Ok((first, cmds, len)) => {
-                if first != commands.len() as u64 {
+                if first != next_seq(&commands) {
                     return Err(Error::fatal(format!(
-                        "log file {}: the block at byte {at} starts at command {first}, {} expected: damaged, refused, the file is left as it is",
+                        "log file {}: the block at byte {} starts at command {first}, {} expected: damaged, refused, the file is left as it is",
                         path.display(),
-                        commands.len()
+                        base + at as u64,
+                        next_seq(&commands)
                     )));
                 }
                 commands.extend(cmds);
@@ -188,15 +244,24 @@ pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
                 if let Some(next) = (at + 1..data.len().saturating_sub(3))
                     .find(|&i| data[i..i + 4] == magic && probe(data, i).is_ok())
                 {
+                    // Zeros where the snapshot's commands should continue: a hole a
+                    // later checkpoint punched (this snapshot is older than the log).
+                    let hole = if next - at >= 4096 && data[at..next].iter().all(|&b| b == 0) {
+                        ", zeroed pages: freed by a later checkpoint than this snapshot, or damaged"
+                    } else {
+                        ""
+                    };
                     return Err(Error::fatal(format!(
-                        "log file {} is damaged at byte {at} ({why}) with a valid block after it at byte {next}: refused, the file is left as it is",
-                        path.display()
+                        "log file {} is damaged at byte {} ({why}){hole} with a valid block after it at byte {}: refused, the file is left as it is",
+                        path.display(),
+                        base + at as u64,
+                        base + next as u64
                     )));
                 }
                 return Ok(LogContents {
                     header,
                     commands,
-                    valid_bytes: at as u64,
+                    valid_bytes: base + at as u64,
                     torn_bytes: (data.len() - at) as u64,
                 });
             }
@@ -205,7 +270,7 @@ pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
     Ok(LogContents {
         header,
         commands,
-        valid_bytes: at as u64,
+        valid_bytes: base + at as u64,
         torn_bytes: 0,
     })
 }
@@ -235,6 +300,10 @@ struct Pending {
     /// Sequence number of the first command in `buf`.
     first: u64,
     count: u32,
+    /// Whole blocks sealed by `Logger::cut` (before `buf`'s commands), written first.
+    sealed: Vec<u8>,
+    /// File offset after every block taken so far (written or being written).
+    taken_end: u64,
 }
 
 pub struct Logger {
@@ -245,6 +314,8 @@ pub struct Logger {
     /// Commands durable: every command with a sequence number below it is fsync'd.
     mark: Watermark,
     pub path: PathBuf,
+    /// The file the flusher appends to (checkpoints free its prefix).
+    pub file: Arc<dyn File>,
     /// What has been written: bytes, blocks, fsyncs.
     pub io: storage::logfile::BlockWriter,
 }
@@ -257,10 +328,13 @@ impl Logger {
                 buf: Vec::with_capacity(1 << 16),
                 first: tail.commands,
                 count: 0,
+                sealed: Vec::new(),
+                taken_end: tail.offset,
             }),
             taken: AtomicU64::new(tail.commands),
             mark: Watermark::new(tail.commands),
             path: tail.path.clone(),
+            file: tail.file.clone(),
             io: storage::logfile::BlockWriter::new(tail.offset),
         });
         let me = lg.clone();
@@ -296,6 +370,27 @@ impl Logger {
             n: p.first + p.count as u64,
             full: p.buf.len() >= BUFFER_LIMIT,
         })
+    }
+
+    /// Seal every command appended so far into a block of its own and return the
+    /// position after it: the commands before it and the file offset where it will
+    /// end (durable once `durable()` reaches `commands`). A checkpoint calls it while
+    /// it owns every partition, so no commit appends meanwhile and its copy is the state
+    /// after exactly these commands; later commands go into later blocks, so the
+    /// position stays a block boundary.
+    pub fn cut(&self) -> LogPosition {
+        let mut p = rt::lock(rt::WaitKind::Latch, &self.pending);
+        if p.count > 0 {
+            let b = seal_block(&p.buf, p.first, p.count);
+            p.sealed.extend_from_slice(&b);
+            p.first += p.count as u64;
+            p.count = 0;
+            p.buf.clear();
+        }
+        LogPosition {
+            offset: p.taken_end + p.sealed.len() as u64,
+            commands: p.first,
+        }
     }
 
     /// Wait (through `rt`) until the flusher has taken the first `n` commands out of
@@ -338,18 +433,32 @@ impl Logger {
         let mut spare: Vec<u8> = Vec::with_capacity(1 << 16);
         loop {
             let stopping = self.mark.next_round(FLUSH_INTERVAL);
-            let (first, count) = {
+            let (sealed, first, count) = {
                 let mut p = rt::lock(rt::WaitKind::Latch, &self.pending);
                 std::mem::swap(&mut p.buf, &mut spare);
-                let taken = (p.first, p.count);
+                let sealed = std::mem::take(&mut p.sealed);
+                let taken = (sealed, p.first, p.count);
                 p.first += p.count as u64;
                 p.count = 0;
+                p.taken_end += taken.0.len() as u64;
+                if taken.2 > 0 {
+                    p.taken_end += (BLOCK_HEADER_BYTES + spare.len()) as u64;
+                }
                 self.taken.store(p.first, Release);
                 taken
             };
-            if count > 0 {
+            if count > 0 || !sealed.is_empty() {
                 self.mark.notify_taken();
-                let block = seal_block(&spare, first, count);
+                // Blocks a checkpoint sealed come first: they hold earlier commands.
+                let mut block = sealed;
+                if count > 0 {
+                    let b = seal_block(&spare, first, count);
+                    if block.is_empty() {
+                        block = b;
+                    } else {
+                        block.extend_from_slice(&b);
+                    }
+                }
                 spare.clear();
                 if let Err(msg) = self
                     .io
