@@ -332,6 +332,14 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
         let f = st
             .open(&files.log, Open::Read)
             .map_err(|err| Error::fatal(format!("log file {}: {err}", files.log.display())))?;
+        // Whose log it is, before any block is read.
+        if log::read_header(&*f, &files.log)? != header {
+            return Err(Error::fatal(format!(
+                "log file {} belongs to another database than the snapshot {} beside it: refused, the files are left as they are",
+                files.log.display(),
+                files.snapshot.display()
+            )));
+        }
         log::read_log_at(&*f, &files.log, pos)?
     };
     if contents.header != header {

@@ -193,10 +193,8 @@ pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
 /// holds: refused.
 pub fn read_log_at(file: &dyn File, path: &Path, from: LogPosition) -> Result<LogContents> {
     let io = |e: std::io::Error| Error::fatal(format!("log file {}: {e}", path.display()));
+    let header = read_header(file, path)?;
     let len = file.len().map_err(io)?;
-    let mut head = [0u8; FILE_HEADER_BYTES];
-    let n = file.read_full_at(&mut head, 0).map_err(io)?;
-    let header = HEADER.decode(&head[..n], path).map_err(Error::fatal)?;
     if len < from.offset {
         return Err(Error::fatal(format!(
             "log file {} ends at byte {len} before byte {} where the snapshot's commands end: the log was cut and lost acknowledged commits, refused, the file is left as it is",
@@ -208,6 +206,15 @@ pub fn read_log_at(file: &dyn File, path: &Path, from: LogPosition) -> Result<Lo
     let got = file.read_full_at(&mut data, from.offset).map_err(io)?;
     data.truncate(got);
     read_blocks(header, &data, from, path)
+}
+
+/// The log `file`'s header, verified.
+pub fn read_header(file: &dyn File, path: &Path) -> Result<FileHeader> {
+    let mut head = [0u8; FILE_HEADER_BYTES];
+    let n = file
+        .read_full_at(&mut head, 0)
+        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
+    HEADER.decode(&head[..n], path).map_err(Error::fatal)
 }
 
 /// The blocks of `data`, the log's bytes from `from`. At the first invalid block: if a
@@ -648,5 +655,88 @@ mod tests {
                 (6, b"ccc".to_vec())
             ]
         );
+    }
+
+    /// `cut` seals the commands appended so far into a block of their own: the
+    /// position it returns is where that block ends and the next begins, the commands
+    /// after it are read back from there alone, and a log shorter than the position,
+    /// or zeros (a freed prefix) at it before valid blocks, is refused.
+    #[test]
+    fn a_cut_is_a_block_boundary_and_the_log_reads_from_it() {
+        let st = storage::os();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let file = storage::create_durable(&*st, &path).unwrap();
+        file.write_all_at(&HEADER.encode(&header()), 0).unwrap();
+        let (lg, h) = Logger::start(LogTail {
+            file: file.clone(),
+            path: path.clone(),
+            offset: FILE_HEADER_BYTES as u64,
+            commands: 0,
+        })
+        .unwrap();
+        // Nothing appended: the position is the log's start.
+        assert_eq!(lg.cut(), LogPosition::START);
+        lg.append(1, b"one").unwrap();
+        lg.append(2, b"two").unwrap();
+        let pos = lg.cut();
+        let sealed = (BLOCK_HEADER_BYTES + 2 * COMMAND_HEADER_BYTES + 6) as u64;
+        assert_eq!(
+            pos,
+            LogPosition {
+                offset: FILE_HEADER_BYTES as u64 + sealed,
+                commands: 2
+            }
+        );
+        // A second cut with nothing new is the same position.
+        assert_eq!(lg.cut(), pos);
+        assert_eq!(lg.append(3, b"three").unwrap().n, 3);
+        lg.wait_durable(3).unwrap();
+        lg.stop();
+        h.join().unwrap();
+        let all = read_log(&std::fs::read(&path).unwrap(), &path).unwrap();
+        assert_eq!(all.commands.len(), 3);
+        let after = read_log_at(&*file, &path, pos).unwrap();
+        assert_eq!(after.commands.len(), 1);
+        assert_eq!(after.commands[0].input, b"three");
+        assert_eq!(after.valid_bytes, all.valid_bytes);
+        // A position past the end: the log was cut behind the snapshot.
+        file.set_len(pos.offset - 1).unwrap();
+        let e = read_log_at(&*file, &path, pos).unwrap_err().to_string();
+        assert!(
+            e.contains("before byte") && e.contains("snapshot's commands end"),
+            "{e}"
+        );
+        // Zeros where the commands after an older position should be, valid blocks
+        // after them: damaged (a prefix freed by a later checkpoint), refused.
+        let mut f = HEADER.encode(&header()).to_vec();
+        f.resize(FILE_HEADER_BYTES + 8192, 0);
+        let mut p = Vec::new();
+        append_command(&mut p, 7, b"x");
+        f.extend(seal_block(&p, 9, 1));
+        std::fs::write(&path, &f).unwrap();
+        let file = st.open(&path, storage::Open::Read).unwrap();
+        let e = read_log_at(&*file, &path, LogPosition::START)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("zeroed pages") && e.contains("refused"), "{e}");
+        // From the right position the same file reads.
+        let at = LogPosition {
+            offset: (FILE_HEADER_BYTES + 8192) as u64,
+            commands: 9,
+        };
+        assert_eq!(read_log_at(&*file, &path, at).unwrap().commands.len(), 1);
+        // A position that names another command count than the block there: damaged.
+        let e = read_log_at(
+            &*file,
+            &path,
+            LogPosition {
+                commands: 8,
+                ..at
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("starts at command 9, 8 expected"), "{e}");
     }
 }
