@@ -765,6 +765,8 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
                 }
                 _ => engine_partitioned::OrderedKind::BTree,
             },
+            // `--checkpoint-log` (declared with the memory engine's options, shared).
+            checkpoint_log_bytes: c.memory.checkpoint_log,
         });
     } else if let Some(f) = [
         (pt.partitions.is_some(), "--partitions"),
@@ -778,15 +780,16 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             engine.as_str()
         ));
     }
-    // The memory engine's own options.
+    // The memory engine's own options (`--checkpoint-log` is the partitioned
+    // engine's too: taken above).
     if let Some(b) = c.memory.checkpoint_log {
-        if engine != EngineName::Memory {
+        if !matches!(engine, EngineName::Memory | EngineName::Partitioned) {
             return Err(format!(
-                "--checkpoint-log is an option of the memory engine (this command uses the {} engine)",
+                "--checkpoint-log is an option of the memory and partitioned engines (this command uses the {} engine)",
                 engine.as_str()
             ));
         }
-        if c.memory.mem_reserve.is_none() {
+        if engine == EngineName::Memory && c.memory.mem_reserve.is_none() {
             opts = opts.with_own(engine_memory::MemoryOptions {
                 reserve_bytes: None,
                 checkpoint_log_bytes: Some(b),
