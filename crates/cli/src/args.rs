@@ -401,10 +401,11 @@ pub struct MemoryTuning {
     /// mapped instead of paying each new page's fault and zeroing while it is measured.
     #[arg(long, value_parser = parse_size)]
     pub mem_reserve: Option<u64>,
-    /// With logging on, take a checkpoint (memory.ckpt, mvcc.ckpt) when the log has grown
-    /// by more than this since the last one, e.g. 256MB (memory and mvcc engines; default: the larger of
+    /// With logging on, take a checkpoint (memory.ckpt, mvcc.ckpt; the partitioned
+    /// engine: a new partitioned.snap) when the log has grown by more than this since the
+    /// last one, e.g. 256MB (memory, mvcc and partitioned engines; default: the larger of
     /// 64 MiB and the last checkpoint's size, so recovery reads at most about twice the
-    /// database; 0: as often as the log grows)
+    /// database; 0: as often as the log grows; 1TB: in effect never)
     #[arg(long, value_parser = parse_size)]
     pub checkpoint_log: Option<u64>,
 }

@@ -775,6 +775,8 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
                 }
                 _ => engine_partitioned::OrderedKind::BTree,
             },
+            // `--checkpoint-log` (declared with the memory engine's options, shared).
+            checkpoint_log_bytes: c.memory.checkpoint_log,
         });
     } else if let Some(f) = [
         (pt.partitions.is_some(), "--partitions"),
@@ -788,11 +790,15 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             engine.as_str()
         ));
     }
-    // The memory engine's own options (--checkpoint-log also the mvcc engine's).
+    // `--checkpoint-log`: the memory, mvcc and partitioned engines' (the partitioned
+    // engine's taken above).
     if let Some(b) = c.memory.checkpoint_log {
-        if !matches!(engine, EngineName::Memory | EngineName::Mvcc) {
+        if !matches!(
+            engine,
+            EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
+        ) {
             return Err(format!(
-                "--checkpoint-log is an option of the memory and mvcc engines (this command uses the {} engine)",
+                "--checkpoint-log is an option of the memory, mvcc and partitioned engines (this command uses the {} engine)",
                 engine.as_str()
             ));
         }
@@ -800,7 +806,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             opts = opts.with_own(engine_mvcc::MvccOptions {
                 checkpoint_log_bytes: Some(b),
             });
-        } else if c.memory.mem_reserve.is_none() {
+        } else if engine == EngineName::Memory && c.memory.mem_reserve.is_none() {
             opts = opts.with_own(engine_memory::MemoryOptions {
                 reserve_bytes: None,
                 checkpoint_log_bytes: Some(b),

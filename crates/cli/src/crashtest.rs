@@ -5,8 +5,8 @@
 //! present, and nothing else but in-flight ones. Trials continue on the same database:
 //! the first run loads, every later one recovers (`run --no-load`), so recovery of a
 //! recovered database is tested too. Some trials also kill a recovery. The disk engine
-//! gets a random checkpoint interval per trial (10 ms to 2 s), the memory and mvcc engines a
-//! random log growth between checkpoints (0 to 4 MB).
+//! gets a random checkpoint interval per trial (10 ms to 2 s), the memory, mvcc and
+//! partitioned engines a random log growth between checkpoints (0 to 4 MB).
 //!
 //! `--enospc` replaces kills by a full disk: the database lives on a small tmpfs grown
 //! only a little above its size; the run must fail with one "no space left" line and
@@ -246,7 +246,10 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
             let ms = 10 + next(&mut seed) % 1991;
             extra = vec![s("--checkpoint-ms"), ms.to_string()];
             note = format!(", checkpoint every {ms} ms");
-        } else if matches!(a.engine, EngineName::Memory | EngineName::Mvcc) {
+        } else if matches!(
+            a.engine,
+            EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
+        ) {
             // Checkpoints (and the freeing of the log) every 0-4 MB of log, so kills
             // land inside them and recovery starts from them.
             let kb = next(&mut seed) % 4096;

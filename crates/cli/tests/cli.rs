@@ -261,7 +261,7 @@ fn simulate_bad_input_gives_one_line_and_exit_code_2() {
 #[test]
 fn simulate_reports_misses_by_level_operation_and_component() {
     if tracer::prepare().is_err() {
-        eprintln!("SKIPPED: {}", tracer::prepare().unwrap_err());
+        common::skip(&tracer::prepare().unwrap_err().to_string());
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -77,7 +77,7 @@ fn bad_coroutine_counts_give_one_line_and_exit_code_2() {
 #[test]
 fn simulate_traces_transactions_run_as_coroutines() {
     if let Err(e) = tracer::prepare() {
-        eprintln!("SKIPPED: {e}");
+        common::skip(&e.to_string());
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -72,7 +72,10 @@ fn killed_database(dir: &Path, engine: &str) -> (PathBuf, PathBuf) {
     // Past a mark interval: the mark has moved beyond the load's end.
     std::thread::sleep(Duration::from_millis(1300));
     while engine == "mvcc" && !db.join("mvcc.ckpt").exists() {
-        assert!(t0.elapsed() < Duration::from_secs(300), "no checkpoint taken");
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "no checkpoint taken"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     child.kill().unwrap();

@@ -144,6 +144,7 @@ fn partitioned_engine_runs_every_workload() {
         engine_partitioned::PartitionedOptions {
             partitions: None,
             ordered: engine_partitioned::OrderedKind::RbTree,
+            ..Default::default()
         },
     );
 }

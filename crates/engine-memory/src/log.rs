@@ -38,8 +38,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use storage::logfile::{io_failure, le64, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers};
-use storage::valuelog::{BlockFormat, RecordFormat};
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
+use storage::valuelog::{BlockFormat, RecordFormat};
 use storage::File;
 
 pub const LOG_FILE: &str = "memory.log";

@@ -22,7 +22,6 @@
 
 use crate::catalog::{Catalog, Index, TableData};
 use crate::log::{self, Body, FileHeader, LogEnd, OwnedBody, RecordRef};
-use storage::valuelog::LogReader;
 use crate::record::{epoch_of, Rec, ABSENT, FLAGS};
 use api::key::Key;
 use api::{Error, Result};
@@ -32,6 +31,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering::*;
 pub use storage::logdir::LogDir;
 use storage::logdir::LogDirFormat;
+use storage::valuelog::LogReader;
 use storage::{File, Storage};
 
 /// What a replay found.

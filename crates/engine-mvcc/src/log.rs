@@ -32,8 +32,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use storage::logfile::{io_failure, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers};
-use storage::valuelog::{BlockFormat, RecordFormat};
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
+use storage::valuelog::{BlockFormat, RecordFormat};
 use storage::File;
 
 pub const LOG_FILE: &str = "mvcc.log";

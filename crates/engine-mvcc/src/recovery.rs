@@ -20,7 +20,6 @@
 
 use crate::catalog::{Catalog, Index, Table};
 use crate::log::{self, FileHeader, LogEnd, RecordRef};
-use storage::valuelog::LogReader;
 use crate::version::{Obj, Version};
 use api::key::Key;
 use api::{Error, Result};
@@ -29,6 +28,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering::*;
 pub use storage::logdir::LogDir;
 use storage::logdir::LogDirFormat;
+use storage::valuelog::LogReader;
 use storage::{File, Storage};
 
 /// What a replay found.
@@ -154,8 +154,7 @@ pub fn replay(
         out.checkpoint_bytes = bytes;
         (from, log_from) = (end.tomb_from, end.log_from);
     }
-    let mut reader =
-        LogReader::new_at(f, path, &log::HEADER, &log::BLOCKS, from).map_err(fatal)?;
+    let mut reader = LogReader::new_at(f, path, &log::HEADER, &log::BLOCKS, from).map_err(fatal)?;
     // Records above the durable timestamp known when they were read.
     let mut pending: Vec<(u32, u64, Key, Option<Vec<u8>>)> = Vec::new();
     let bad_record = |b: u64, r: &RecordRef<'_>, why: &str| {

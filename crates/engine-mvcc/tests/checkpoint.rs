@@ -7,8 +7,8 @@
 //! file left as it is; a delete before `log_from` beats an older write after it.
 
 use api::{
-    Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Schema, SecondaryDef, Session,
-    TableDef, TableId,
+    Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Schema, SecondaryDef, Session, TableDef,
+    TableId,
 };
 use engine_mvcc::checkpoint::{End, CKPT_FILE, CKPT_TMP};
 use engine_mvcc::log::{self, FileHeader, LoadMarker};
@@ -93,30 +93,57 @@ fn dump(e: &MvccEngine) -> Dump {
     let mut s = Session::new(e.worker(0));
     s.run(0, |s| {
         out.clear();
-        s.scan(T_ORDERED.primary(), Bound::Unbounded, Bound::Unbounded, Dir::Forward, usize::MAX, |k, r| {
-            out.insert((0, u64::from_be_bytes(k.try_into().unwrap())), r.to_vec());
-            true
-        })?;
+        s.scan(
+            T_ORDERED.primary(),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Dir::Forward,
+            usize::MAX,
+            |k, r| {
+                out.insert((0, u64::from_be_bytes(k.try_into().unwrap())), r.to_vec());
+                true
+            },
+        )?;
         for k in 0..HKEYS {
             s.get(T_HASH, &key(k), |r| {
                 out.insert((1, k), r.to_vec());
             })?;
         }
         let mut by_group = Vec::new();
-        s.scan(T_ORDERED.secondary(0), Bound::Unbounded, Bound::Unbounded, Dir::Forward, usize::MAX, |k, r| {
-            assert_eq!(&k[0..8], &r[0..8], "secondary key is not the row's group");
-            by_group.push(u64::from_be_bytes(k[8..16].try_into().unwrap()));
-            true
-        })?;
+        s.scan(
+            T_ORDERED.secondary(0),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Dir::Forward,
+            usize::MAX,
+            |k, r| {
+                assert_eq!(&k[0..8], &r[0..8], "secondary key is not the row's group");
+                by_group.push(u64::from_be_bytes(k[8..16].try_into().unwrap()));
+                true
+            },
+        )?;
         let mut by_echo = Vec::new();
-        s.scan(T_ORDERED.secondary(1), Bound::Unbounded, Bound::Unbounded, Dir::Forward, usize::MAX, |k, _| {
-            by_echo.push(u64::from_be_bytes(k.try_into().unwrap()));
-            true
-        })?;
+        s.scan(
+            T_ORDERED.secondary(1),
+            Bound::Unbounded,
+            Bound::Unbounded,
+            Dir::Forward,
+            usize::MAX,
+            |k, _| {
+                by_echo.push(u64::from_be_bytes(k.try_into().unwrap()));
+                true
+            },
+        )?;
         let rows: Vec<u64> = out.keys().filter(|k| k.0 == 0).map(|k| k.1).collect();
         by_group.sort();
-        assert_eq!(by_group, rows, "non-unique secondary index differs from the rows");
-        assert_eq!(by_echo, rows, "unique secondary index differs from the rows");
+        assert_eq!(
+            by_group, rows,
+            "non-unique secondary index differs from the rows"
+        );
+        assert_eq!(
+            by_echo, rows,
+            "unique secondary index differs from the rows"
+        );
         Ok(())
     })
     .unwrap();
@@ -216,7 +243,10 @@ fn recovery_from_a_checkpoint_and_the_log_after_it_keeps_every_commit() {
     let model = churn(&e, 500, 8, model);
     assert_eq!(dump(&e), model);
     let stats = e.stats();
-    assert!(stats["log"]["log_freed_to"].as_u64().unwrap() > 0, "{stats}");
+    assert!(
+        stats["log"]["log_freed_to"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
     e.shutdown().unwrap();
     drop(e);
     // The clean reopen starts from the newest checkpoint and holds exactly the model.
@@ -291,7 +321,11 @@ fn crash_images_taken_while_checkpointing_keep_every_acknowledged_commit() {
         }
         stop.store(true, Ordering::Relaxed);
     });
-    assert!(checkpoints(&e) >= 2, "the checkpointer took {}", checkpoints(&e));
+    assert!(
+        checkpoints(&e) >= 2,
+        "the checkpointer took {}",
+        checkpoints(&e)
+    );
     e.shutdown().unwrap();
     drop(e);
     let mut from_ckpt = 0;
@@ -304,13 +338,22 @@ fn crash_images_taken_while_checkpointing_keep_every_acknowledged_commit() {
         let has = |t: u32, w: u64, i: u64| rows.contains_key(&(t, 1000 + i * 2 + w));
         for w in 0..2u64 {
             for i in 0..before[w as usize] {
-                assert!(has(1, w, i), "{}: acknowledged transaction {w}/{i} lost", img.display());
+                assert!(
+                    has(1, w, i),
+                    "{}: acknowledged transaction {w}/{i} lost",
+                    img.display()
+                );
             }
             for i in 0.. {
                 if !has(1, w, i) {
                     break;
                 }
-                assert_eq!(has(0, w, i), !has(1, w, i + 10), "{}: key {w}/{i} (a deleted key back, or half a transaction)", img.display());
+                assert_eq!(
+                    has(0, w, i),
+                    !has(1, w, i + 10),
+                    "{}: key {w}/{i} (a deleted key back, or half a transaction)",
+                    img.display()
+                );
             }
         }
     }
@@ -323,7 +366,10 @@ fn files(d: &Path) -> BTreeMap<String, Vec<u8>> {
         .unwrap()
         .map(|f| {
             let f = f.unwrap();
-            (f.file_name().to_string_lossy().into_owned(), std::fs::read(f.path()).unwrap())
+            (
+                f.file_name().to_string_lossy().into_owned(),
+                std::fs::read(f.path()).unwrap(),
+            )
         })
         .collect()
 }
@@ -332,7 +378,10 @@ fn refused(d: &Path, want: &str) {
     let before = files(d);
     for o in [check_opts(d), opts(d, LogMode::Sync, 1, None)] {
         let err = open(&o).err().expect("refused").to_string();
-        assert!(err.contains(want) && !err.contains('\n'), "want {want}: {err}");
+        assert!(
+            err.contains(want) && !err.contains('\n'),
+            "want {want}: {err}"
+        );
         assert_eq!(files(d), before, "a refusal changed a file");
     }
 }
@@ -367,7 +416,10 @@ fn damaged_lone_and_foreign_checkpoints_and_a_cut_log_are_refused() {
     refused(&c, "is missing");
     let c = copy("memory");
     let mut m = engine_memory::checkpoint::HEADER
-        .encode(&FileHeader { database_id: 1, schema: 2 })
+        .encode(&FileHeader {
+            database_id: 1,
+            schema: 2,
+        })
         .to_vec();
     m.extend_from_slice(&ck[32..]);
     std::fs::write(c.join(CKPT_FILE), m).unwrap();
@@ -380,7 +432,11 @@ fn damaged_lone_and_foreign_checkpoints_and_a_cut_log_are_refused() {
     // --reload removes the checkpoint and its .tmp, and starts empty.
     let c = copy("reload");
     std::fs::write(c.join(CKPT_TMP), &ck[..20]).unwrap();
-    let e = open(&EngineOptions { reload: true, ..opts(&c, LogMode::Sync, 1, None) }).unwrap();
+    let e = open(&EngineOptions {
+        reload: true,
+        ..opts(&c, LogMode::Sync, 1, None)
+    })
+    .unwrap();
     assert!(e.recovered().is_none());
     assert!(!c.join(CKPT_FILE).exists() && !c.join(CKPT_TMP).exists());
 }
@@ -403,7 +459,13 @@ fn a_delete_before_log_from_still_beats_an_older_write_after_it() {
         let block = |f: &mut Vec<u8>, d: u64, recs: &[(u64, Option<u8>)]| {
             let mut b = vec![0u8; log::BLOCK_HEADER_BYTES];
             for (ts, v) in recs {
-                log::append(&mut b, *ts, 1, &key(1), v.map(|v| [v; 8]).as_ref().map(|r| &r[..]));
+                log::append(
+                    &mut b,
+                    *ts,
+                    1,
+                    &key(1),
+                    v.map(|v| [v; 8]).as_ref().map(|r| &r[..]),
+                );
             }
             log::seal_block(&mut b, d, recs.len() as u32, log::BLOCK_DATA);
             f.extend_from_slice(&b);
@@ -414,9 +476,17 @@ fn a_delete_before_log_from_still_beats_an_older_write_after_it() {
         let log_from = f.len() as u64;
         block(&mut f, 5, &[(4, Some(8))]);
         std::fs::write(d.join(log::LOG_FILE), &f).unwrap();
-        let m = LoadMarker { database_id: 42, log_bytes: f.len() as u64 };
+        let m = LoadMarker {
+            database_id: 42,
+            log_bytes: f.len() as u64,
+        };
         std::fs::write(d.join(log::MARKER_FILE), log::MARKER.encode(&m)).unwrap();
-        let end = End { log_from, tomb_from: if control { log_from } else { tomb_from }, durable: 5, rows: 0 };
+        let end = End {
+            log_from,
+            tomb_from: if control { log_from } else { tomb_from },
+            durable: 5,
+            rows: 0,
+        };
         let mut c = engine_mvcc::checkpoint::HEADER.encode(&header).to_vec();
         let mut b = vec![0u8; log::BLOCK_HEADER_BYTES];
         b.extend_from_slice(&end.encode());

@@ -1,14 +1,16 @@
 //! `durable`: the database directory of a logging partitioned engine: which files it
-//! holds (`partitioned.snap`, the snapshot that marks the load complete, and
-//! `partitioned.log`, the command log), creating, recovering or removing them as the
-//! options say, and writing the snapshot at the end of the load. Recovery reads the
-//! snapshot into the partitions here; the commands after it go to the caller, which
-//! re-executes them through the workload (the engine does not know workloads).
+//! holds (`partitioned.snap`, the newest snapshot, which also marks the load complete;
+//! `partitioned.log`, the command log; `partitioned.mark`, its durable mark), creating,
+//! recovering or removing them as the options say, writing the snapshot at the end of
+//! the load, and starting the checkpointer (`checkpoint`). Recovery reads the snapshot
+//! into the partitions here; the commands after its log position go to the caller,
+//! which re-executes them through the workload (the engine does not know workloads).
 //!
 //! Must never: overwrite or remove a file that is not this engine's, or open a
 //! snapshot without its log (their commands would be lost).
 
-use crate::log::{self, FileHeader, LogTail, Logger};
+use crate::checkpoint::{self, Checkpointer};
+use crate::log::{self, FileHeader, LogPosition, LogTail, Logger};
 use crate::snapshot;
 use crate::PartitionedEngine;
 use api::{Command, Engine, EngineOptions, Error, LogMode, Result, Schema, Worker};
@@ -42,6 +44,8 @@ pub fn schema_fingerprint(s: &Schema) -> u32 {
 pub struct Dir {
     pub dir: PathBuf,
     pub snapshot: PathBuf,
+    /// A snapshot being written (a checkpoint abandoned or cut by a crash leaves it).
+    pub snapshot_tmp: PathBuf,
     pub log: PathBuf,
     pub mark: PathBuf,
 }
@@ -51,6 +55,7 @@ impl Dir {
         Dir {
             dir: dir.to_path_buf(),
             snapshot: dir.join(snapshot::SNAPSHOT_FILE),
+            snapshot_tmp: dir.join(snapshot::SNAPSHOT_TMP),
             log: dir.join(log::LOG_FILE),
             mark: dir.join(log::MARK_FILE),
         }
@@ -111,15 +116,21 @@ impl Dir {
 
     /// Remove the database: the snapshot first (so a crash in between leaves a log
     /// without a snapshot, a load not finished, never a snapshot without its log), then
-    /// the mark, then the log. Files that are not this engine's are refused, and nothing
-    /// is removed then.
+    /// a snapshot being written, the mark, then the log. Files that are not this
+    /// engine's are refused, and nothing is removed then.
     pub fn remove(&self, st: &dyn Storage) -> Result<()> {
         let mut gone = Vec::new();
         let mark = |h: &[u8]| log::MARK.looks_like(h);
         let snap = |h: &[u8]| snapshot::HEADER.looks_like(h);
+        // A snapshot cut short while written may be any prefix of one, even empty.
+        let tmp = |h: &[u8]| {
+            snapshot::HEADER.looks_like(h)
+                || (h.len() < 8 && snapshot::SNAPSHOT_MAGIC.starts_with(h))
+        };
         let lg = |h: &[u8]| log::HEADER.looks_like(h);
         for (p, ours) in [
             (&self.snapshot, &snap as &dyn Fn(&[u8]) -> bool),
+            (&self.snapshot_tmp, &tmp),
             (&self.mark, &mark),
             (&self.log, &lg),
         ] {
@@ -154,6 +165,11 @@ pub struct Durability {
     /// Started at `open` for a recovered database, at `load_done` for a new one.
     pub logger: OnceLock<Arc<Logger>>,
     flusher: Mutex<Option<JoinHandle<()>>>,
+    /// The newest durable snapshot's position and length (where checkpoints start).
+    base: Mutex<(LogPosition, u64)>,
+    /// Started once commits are logged (`start_checkpoints`).
+    pub checkpointer: OnceLock<Arc<Checkpointer>>,
+    checkpoint_threads: Mutex<Vec<JoinHandle<()>>>,
     /// A directory made for a log nobody asked to keep (removed on drop).
     _temp: Option<storage::temp::TempDir>,
 }
@@ -194,6 +210,9 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
         read_only: false,
         logger: OnceLock::new(),
         flusher: Mutex::new(None),
+        base: Mutex::new((LogPosition::START, 0)),
+        checkpointer: OnceLock::new(),
+        checkpoint_threads: Mutex::new(Vec::new()),
         _temp: temp,
     };
     let Some(dir) = dir else {
@@ -271,7 +290,7 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
 fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> Result<Opened> {
     let st = &*opts.storage;
     let tables = e.schema.tables.len() as u32;
-    let header = {
+    let snap = {
         let mut w = e.worker(0);
         let mut in_txn = 0usize;
         let h = snapshot::read(st, &files.snapshot, tables, fp, &mut |t, k, r| {
@@ -305,10 +324,24 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
             }
         }
     };
-    let data = st
-        .read(&files.log)
-        .map_err(|err| Error::fatal(format!("log file {}: {err}", files.log.display())))?;
-    let contents = log::read_log(&data, &files.log)?;
+    let header = snap.header;
+    let pos = snap.position;
+    // Only the commands after the snapshot's position are read: the bytes before it
+    // may have been freed by the checkpoint that wrote it.
+    let contents = {
+        let f = st
+            .open(&files.log, Open::Read)
+            .map_err(|err| Error::fatal(format!("log file {}: {err}", files.log.display())))?;
+        // Whose log it is, before any block is read.
+        if log::read_header(&*f, &files.log)? != header {
+            return Err(Error::fatal(format!(
+                "log file {} belongs to another database than the snapshot {} beside it: refused, the files are left as they are",
+                files.log.display(),
+                files.snapshot.display()
+            )));
+        }
+        log::read_log_at(&*f, &files.log, pos)?
+    };
     if contents.header != header {
         return Err(Error::fatal(format!(
             "log file {} belongs to another database than the snapshot {} beside it: refused, the files are left as they are",
@@ -333,6 +366,9 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
         read_only: opts.read_only || opts.log == LogMode::Off,
         logger: OnceLock::new(),
         flusher: Mutex::new(None),
+        base: Mutex::new((pos, snap.bytes)),
+        checkpointer: OnceLock::new(),
+        checkpoint_threads: Mutex::new(Vec::new()),
         _temp: None,
     };
     if !opts.read_only {
@@ -342,12 +378,14 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
             .map_err(|err| Error::fatal(format!("log file {}: {err}", d.files.log.display())))?;
         // The commands after the mark made durable again and a torn tail (the normal
         // trace of a crash: a block written in part) cut, before anything new is built
-        // on them (`Restart::prepare` says why).
+        // on them (`Restart::prepare` says why). The snapshot's position was durable
+        // before the snapshot was renamed into place, and the bytes before it may be
+        // freed: neither is rewritten.
         let restart = storage::logfile::Restart {
             torn: contents.torn_bytes > 0,
-            marked,
+            marked: marked.max(pos.offset),
         };
-        if restart.torn || marked < contents.valid_bytes {
+        if restart.torn || restart.marked < contents.valid_bytes {
             restart
                 .prepare(&*file, contents.valid_bytes, &d.files.log)
                 .and_then(|()| {
@@ -361,7 +399,7 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
                 file,
                 path: d.files.log.clone(),
                 offset: contents.valid_bytes,
-                commands: contents.commands.len() as u64,
+                commands: pos.commands + contents.commands.len() as u64,
             })?;
             // The mark holds a length already: the flusher advances it.
             d.arm_mark()?;
@@ -411,7 +449,8 @@ impl Durability {
             .map_err(Error::Fatal)?;
         let mut w = snapshot::Writer::create(st, dir, &self.header, tables)?;
         rows(&mut w)?;
-        w.finish()?;
+        let written = w.finish(LogPosition::START)?;
+        *self.base.lock() = (LogPosition::START, written.bytes);
         let file = st
             .open(&self.files.log, Open::ReadWrite)
             .map_err(|err| fail(&self.files.log, err))?;
@@ -435,8 +474,51 @@ impl Durability {
         .map_err(Error::Fatal)
     }
 
-    /// Write what is appended and stop the flusher; its error, if it failed.
+    /// Start the checkpointer (once; not for a read-only database): commits are
+    /// logged from now on, so the partitions' state follows the log.
+    pub fn start_checkpoints(
+        &self,
+        parts: Arc<[crate::partition::Partition]>,
+        shared: Arc<crate::partition::Partition>,
+        tables: u32,
+        log_bytes: Option<u64>,
+    ) -> Result<()> {
+        let Some(lg) = self.logger.get() else {
+            return Ok(());
+        };
+        if self.read_only || self.checkpointer.get().is_some() {
+            return Ok(());
+        }
+        let c = Checkpointer::new(
+            parts,
+            shared,
+            lg.clone(),
+            checkpoint::Files {
+                st: self.st.clone(),
+                dir: self.files.dir.clone(),
+                header: self.header,
+                tables,
+            },
+            log_bytes,
+            *self.base.lock(),
+        );
+        *self.checkpoint_threads.lock() = c.start()?;
+        assert!(
+            self.checkpointer.set(c).is_ok(),
+            "the checkpointer is started once"
+        );
+        Ok(())
+    }
+
+    /// Stop the checkpointer (abandoning one being written), then write what is
+    /// appended and stop the flusher; its error, if it failed.
     pub fn shutdown(&self) -> Result<()> {
+        if let Some(c) = self.checkpointer.get() {
+            c.stop();
+        }
+        for h in std::mem::take(&mut *self.checkpoint_threads.lock()) {
+            let _ = h.join();
+        }
         let Some(l) = self.logger.get() else {
             return Ok(());
         };

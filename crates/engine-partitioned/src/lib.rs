@@ -9,13 +9,15 @@
 //! all). Durability is by command logging, as in H-Store: with `--log async|sync` the
 //! whole database is written to a snapshot after the load, and each committed writing
 //! transaction's command (its type and encoded inputs, handed over by the driver) is
-//! logged; recovery reads the snapshot and hands the commands back to the driver, which
-//! re-executes them through the workload.
+//! logged; recovery reads the snapshot and hands the commands after its log position
+//! back to the driver, which re-executes them through the workload. Checkpoints write
+//! a new snapshot whenever the log has grown enough, and free the log before it.
 //!
-//! Modules: `catalog`, `index`, `partition`, `xct`, `log`, `snapshot`, `durable`. See
-//! docs/design/partitioned-engine.md.
+//! Modules: `catalog`, `index`, `partition`, `xct`, `log`, `snapshot`, `checkpoint`,
+//! `durable`. See docs/design/partitioned-engine.md.
 
 pub mod catalog;
+pub mod checkpoint;
 pub mod durable;
 pub mod index;
 pub mod log;
@@ -33,13 +35,19 @@ use std::sync::Arc;
 pub use index::OrderedKind;
 pub use xct::PartitionedWorker;
 
-/// This engine's own options (`Engine::Options`; `--partitions`, `--ordered-index`).
+/// This engine's own options (`Engine::Options`; `--partitions`, `--ordered-index`,
+/// `--checkpoint-log`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PartitionedOptions {
     /// Number of partitions; `None`: one per worker thread.
     pub partitions: Option<usize>,
     /// The structure of ordered indexes (B+tree-kind primary and all secondary ones).
     pub ordered: index::OrderedKind,
+    /// With logging on, take a checkpoint when the log has grown by more than this
+    /// since the newest snapshot's position; `None`: the larger of
+    /// `checkpoint::DEFAULT_LOG_BYTES` and the newest snapshot's size; `Some(0)`:
+    /// whenever it grew.
+    pub checkpoint_log_bytes: Option<u64>,
 }
 
 /// The most partitions an engine may have.
@@ -66,11 +74,13 @@ impl WorkerStats {
 
 pub struct PartitionedEngine {
     schema: Arc<Schema>,
-    pub(crate) parts: Box<[Partition]>,
+    /// Shared with the checkpointer's threads.
+    pub(crate) parts: Arc<[Partition]>,
     /// The tables without a partition key, in one copy.
-    pub(crate) shared: Partition,
+    pub(crate) shared: Arc<Partition>,
     pub(crate) stats: Box<[CachePadded<WorkerStats>]>,
     ordered: index::OrderedKind,
+    checkpoint_log_bytes: Option<u64>,
     /// The snapshot, the command log and its flusher (None: nothing kept).
     pub(crate) durable: Option<durable::Durability>,
     /// Commits are logged: from the end of the load, or of the replay of a recovered
@@ -101,11 +111,12 @@ impl PartitionedEngine {
             parts: (0..n)
                 .map(|_| Partition::new(catalog::Tables::new(&schema, p.ordered)))
                 .collect(),
-            shared: Partition::new(catalog::Tables::new(&schema, p.ordered)),
+            shared: Arc::new(Partition::new(catalog::Tables::new(&schema, p.ordered))),
             stats: (0..opts.threads.max(1))
                 .map(|_| CachePadded::default())
                 .collect(),
             ordered: p.ordered,
+            checkpoint_log_bytes: p.checkpoint_log_bytes,
             schema,
             durable: None,
             logging: AtomicBool::new(false),
@@ -139,6 +150,24 @@ impl PartitionedEngine {
         self.parts.len()
     }
 
+    /// The checkpointer, once commits are logged (a database kept with logging on).
+    pub fn checkpointer(&self) -> Option<&Arc<checkpoint::Checkpointer>> {
+        self.durable.as_ref()?.checkpointer.get()
+    }
+
+    /// Commits are logged now: start taking checkpoints.
+    fn start_checkpoints(&self) -> Result<()> {
+        match &self.durable {
+            Some(d) => d.start_checkpoints(
+                self.parts.clone(),
+                self.shared.clone(),
+                self.schema.tables.len() as u32,
+                self.checkpoint_log_bytes,
+            ),
+            None => Ok(()),
+        }
+    }
+
     /// Rows of `table` in partition `p` (tests and diagnostics); waits to own it.
     pub fn rows_in(&self, table: api::TableId, p: usize) -> usize {
         let _own = self.parts[p].acquire();
@@ -154,7 +183,7 @@ impl PartitionedEngine {
     pub fn digest(&self) -> u64 {
         let owned: Vec<_> = self.parts.iter().map(|p| p.acquire()).collect();
         let mut sum = 0u64;
-        for part in self.parts.iter().chain(std::iter::once(&self.shared)) {
+        for part in self.parts.iter().chain(std::iter::once(&*self.shared)) {
             // SAFETY: every partition owned, so no transaction reads or writes any data.
             let data = unsafe { part.data() };
             for (t, table) in data.tables.iter().enumerate() {
@@ -203,7 +232,7 @@ impl Engine for PartitionedEngine {
         let owned: Vec<_> = self.parts.iter().map(|p| p.acquire()).collect();
         let tables = self.schema.tables.len() as u32;
         d.load_done(tables, &mut |w| {
-            for part in self.parts.iter().chain(std::iter::once(&self.shared)) {
+            for part in self.parts.iter().chain(std::iter::once(&*self.shared)) {
                 // SAFETY: every partition owned, so no transaction reads or writes any data.
                 let data = unsafe { part.data() };
                 for (t, table) in data.tables.iter().enumerate() {
@@ -220,7 +249,7 @@ impl Engine for PartitionedEngine {
         })?;
         drop(owned);
         self.logging.store(true, Release);
-        Ok(())
+        self.start_checkpoints()
     }
 
     fn recovered_commands(&self) -> Result<Vec<Command>> {
@@ -235,6 +264,7 @@ impl Engine for PartitionedEngine {
             .is_some_and(|d| d.logger.get().is_some())
         {
             self.logging.store(true, Release);
+            self.start_checkpoints()?;
         }
         Ok(())
     }
@@ -253,7 +283,7 @@ impl Engine for PartitionedEngine {
         // Own every partition (ascending, as transactions do): a consistent count.
         let owned: Vec<_> = self.parts.iter().map(|p| p.acquire()).collect();
         let mut records = vec![0u64; self.schema.tables.len()];
-        for part in self.parts.iter().chain(std::iter::once(&self.shared)) {
+        for part in self.parts.iter().chain(std::iter::once(&*self.shared)) {
             // SAFETY: every partition owned, so no transaction reads or writes any data.
             let d = unsafe { part.data() };
             for (r, t) in records.iter_mut().zip(&d.tables) {
@@ -286,12 +316,22 @@ impl Engine for PartitionedEngine {
             "multi_partition_commits": self.sum(&|s| &s.multi_partition_commits),
             "aborts": self.sum(&|s| &s.aborts),
             "out_of_order_aborts": self.sum(&|s| &s.out_of_order_aborts),
-            "log": self.durable.as_ref().and_then(|d| d.logger.get()).map(|l| serde_json::json!({
-                "commands_durable": l.durable(),
-                "bytes": l.io.bytes.load(Relaxed),
-                "blocks": l.io.blocks.load(Relaxed),
-                "fsyncs": l.io.fsyncs.load(Relaxed),
-            })),
+            "log": self.durable.as_ref().and_then(|d| d.logger.get()).map(|l| {
+                let mut v = serde_json::json!({
+                    "commands_durable": l.durable(),
+                    "bytes": l.io.bytes.load(Relaxed),
+                    "blocks": l.io.blocks.load(Relaxed),
+                    "fsyncs": l.io.fsyncs.load(Relaxed),
+                });
+                // The disk the log takes (its freed prefix excluded), where known.
+                if let Ok(Some(a)) = l.file.allocated() {
+                    v["allocated_bytes"] = a.into();
+                }
+                if let Some(c) = self.checkpointer() {
+                    c.stats(&mut v);
+                }
+                v
+            }),
         })
     }
 }

@@ -160,24 +160,87 @@ fn probe(data: &[u8], at: usize) -> std::result::Result<(u64, Vec<Command>, usiz
     Ok((le64(&rest[8..16]), cmds, BLOCK_HEADER_BYTES + plen))
 }
 
-/// Read a whole log (held in memory: recovery replays every command anyway). At the
-/// first invalid block: if a valid block follows anywhere after it, the log is damaged
-/// in the middle (an error naming the file and offsets); otherwise the rest is a torn
-/// tail (a write cut short by a crash), reported in `torn_bytes`.
+/// A place in the log: the byte offset of a block boundary and the number of commands
+/// before it (the sequence number of the first command after it). A snapshot records
+/// the position its state corresponds to; recovery reads the log from there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LogPosition {
+    pub offset: u64,
+    pub commands: u64,
+}
+
+impl LogPosition {
+    /// Just after the file header: an empty log (the snapshot written after the load).
+    pub const START: LogPosition = LogPosition {
+        offset: FILE_HEADER_BYTES as u64,
+        commands: 0,
+    };
+}
+
+/// Read a whole log held in memory from its start (tests; recovery reads from a
+/// snapshot's position with [`read_log_at`]).
 pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
     let header = HEADER
         .decode(&data[..data.len().min(FILE_HEADER_BYTES)], path)
         .map_err(Error::fatal)?;
+    let from = FILE_HEADER_BYTES.min(data.len());
+    read_blocks(header, &data[from..], LogPosition::START, path)
+}
+
+/// Read the log `file` (at `path`) from `from`, a snapshot's position: the header, then
+/// the blocks after `from` (the bytes before it are never read: a checkpoint may have
+/// freed them). A file that ends before `from` lost commands the snapshot says it
+/// holds: refused.
+pub fn read_log_at(file: &dyn File, path: &Path, from: LogPosition) -> Result<LogContents> {
+    let io = |e: std::io::Error| Error::fatal(format!("log file {}: {e}", path.display()));
+    let header = read_header(file, path)?;
+    let len = file.len().map_err(io)?;
+    if len < from.offset {
+        return Err(Error::fatal(format!(
+            "log file {} ends at byte {len} before byte {} where the snapshot's commands end: the log was cut and lost acknowledged commits, refused, the file is left as it is",
+            path.display(),
+            from.offset
+        )));
+    }
+    let mut data = vec![0u8; (len - from.offset) as usize];
+    let got = file.read_full_at(&mut data, from.offset).map_err(io)?;
+    data.truncate(got);
+    read_blocks(header, &data, from, path)
+}
+
+/// The log `file`'s header, verified.
+pub fn read_header(file: &dyn File, path: &Path) -> Result<FileHeader> {
+    let mut head = [0u8; FILE_HEADER_BYTES];
+    let n = file
+        .read_full_at(&mut head, 0)
+        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
+    HEADER.decode(&head[..n], path).map_err(Error::fatal)
+}
+
+/// The blocks of `data`, the log's bytes from `from`. At the first invalid block: if a
+/// valid block follows anywhere after it, the log is damaged in the middle (an error
+/// naming the file and offsets); otherwise the rest is a torn tail (a write cut short
+/// by a crash), reported in `torn_bytes`. Offsets in messages and results are the
+/// file's.
+fn read_blocks(
+    header: FileHeader,
+    data: &[u8],
+    from: LogPosition,
+    path: &Path,
+) -> Result<LogContents> {
+    let base = from.offset;
     let mut commands = Vec::new();
-    let mut at = FILE_HEADER_BYTES;
+    let next_seq = |commands: &Vec<Command>| from.commands + commands.len() as u64;
+    let mut at = 0usize;
     while at < data.len() {
         match probe(data, at) {
             Ok((first, cmds, len)) => {
-                if first != commands.len() as u64 {
+                if first != next_seq(&commands) {
                     return Err(Error::fatal(format!(
-                        "log file {}: the block at byte {at} starts at command {first}, {} expected: damaged, refused, the file is left as it is",
+                        "log file {}: the block at byte {} starts at command {first}, {} expected: damaged, refused, the file is left as it is",
                         path.display(),
-                        commands.len()
+                        base + at as u64,
+                        next_seq(&commands)
                     )));
                 }
                 commands.extend(cmds);
@@ -188,15 +251,24 @@ pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
                 if let Some(next) = (at + 1..data.len().saturating_sub(3))
                     .find(|&i| data[i..i + 4] == magic && probe(data, i).is_ok())
                 {
+                    // Zeros where the snapshot's commands should continue: a hole a
+                    // later checkpoint punched (this snapshot is older than the log).
+                    let hole = if next - at >= 4096 && data[at..next].iter().all(|&b| b == 0) {
+                        ", zeroed pages: freed by a later checkpoint than this snapshot, or damaged"
+                    } else {
+                        ""
+                    };
                     return Err(Error::fatal(format!(
-                        "log file {} is damaged at byte {at} ({why}) with a valid block after it at byte {next}: refused, the file is left as it is",
-                        path.display()
+                        "log file {} is damaged at byte {} ({why}){hole} with a valid block after it at byte {}: refused, the file is left as it is",
+                        path.display(),
+                        base + at as u64,
+                        base + next as u64
                     )));
                 }
                 return Ok(LogContents {
                     header,
                     commands,
-                    valid_bytes: at as u64,
+                    valid_bytes: base + at as u64,
                     torn_bytes: (data.len() - at) as u64,
                 });
             }
@@ -205,7 +277,7 @@ pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
     Ok(LogContents {
         header,
         commands,
-        valid_bytes: at as u64,
+        valid_bytes: base + at as u64,
         torn_bytes: 0,
     })
 }
@@ -235,6 +307,10 @@ struct Pending {
     /// Sequence number of the first command in `buf`.
     first: u64,
     count: u32,
+    /// Whole blocks sealed by `Logger::cut` (before `buf`'s commands), written first.
+    sealed: Vec<u8>,
+    /// File offset after every block taken so far (written or being written).
+    taken_end: u64,
 }
 
 pub struct Logger {
@@ -245,6 +321,8 @@ pub struct Logger {
     /// Commands durable: every command with a sequence number below it is fsync'd.
     mark: Watermark,
     pub path: PathBuf,
+    /// The file the flusher appends to (checkpoints free its prefix).
+    pub file: Arc<dyn File>,
     /// What has been written: bytes, blocks, fsyncs.
     pub io: storage::logfile::BlockWriter,
 }
@@ -257,10 +335,13 @@ impl Logger {
                 buf: Vec::with_capacity(1 << 16),
                 first: tail.commands,
                 count: 0,
+                sealed: Vec::new(),
+                taken_end: tail.offset,
             }),
             taken: AtomicU64::new(tail.commands),
             mark: Watermark::new(tail.commands),
             path: tail.path.clone(),
+            file: tail.file.clone(),
             io: storage::logfile::BlockWriter::new(tail.offset),
         });
         let me = lg.clone();
@@ -296,6 +377,27 @@ impl Logger {
             n: p.first + p.count as u64,
             full: p.buf.len() >= BUFFER_LIMIT,
         })
+    }
+
+    /// Seal every command appended so far into a block of its own and return the
+    /// position after it: the commands before it and the file offset where it will
+    /// end (durable once `durable()` reaches `commands`). A checkpoint calls it while
+    /// it owns every partition, so no commit appends meanwhile and its copy is the state
+    /// after exactly these commands; later commands go into later blocks, so the
+    /// position stays a block boundary.
+    pub fn cut(&self) -> LogPosition {
+        let mut p = rt::lock(rt::WaitKind::Latch, &self.pending);
+        if p.count > 0 {
+            let b = seal_block(&p.buf, p.first, p.count);
+            p.sealed.extend_from_slice(&b);
+            p.first += p.count as u64;
+            p.count = 0;
+            p.buf.clear();
+        }
+        LogPosition {
+            offset: p.taken_end + p.sealed.len() as u64,
+            commands: p.first,
+        }
     }
 
     /// Wait (through `rt`) until the flusher has taken the first `n` commands out of
@@ -338,18 +440,32 @@ impl Logger {
         let mut spare: Vec<u8> = Vec::with_capacity(1 << 16);
         loop {
             let stopping = self.mark.next_round(FLUSH_INTERVAL);
-            let (first, count) = {
+            let (sealed, first, count) = {
                 let mut p = rt::lock(rt::WaitKind::Latch, &self.pending);
                 std::mem::swap(&mut p.buf, &mut spare);
-                let taken = (p.first, p.count);
+                let sealed = std::mem::take(&mut p.sealed);
+                let taken = (sealed, p.first, p.count);
                 p.first += p.count as u64;
                 p.count = 0;
+                p.taken_end += taken.0.len() as u64;
+                if taken.2 > 0 {
+                    p.taken_end += (BLOCK_HEADER_BYTES + spare.len()) as u64;
+                }
                 self.taken.store(p.first, Release);
                 taken
             };
-            if count > 0 {
+            if count > 0 || !sealed.is_empty() {
                 self.mark.notify_taken();
-                let block = seal_block(&spare, first, count);
+                // Blocks a checkpoint sealed come first: they hold earlier commands.
+                let mut block = sealed;
+                if count > 0 {
+                    let b = seal_block(&spare, first, count);
+                    if block.is_empty() {
+                        block = b;
+                    } else {
+                        block.extend_from_slice(&b);
+                    }
+                }
                 spare.clear();
                 if let Err(msg) = self
                     .io
@@ -539,5 +655,81 @@ mod tests {
                 (6, b"ccc".to_vec())
             ]
         );
+    }
+
+    /// `cut` seals the commands appended so far into a block of their own: the
+    /// position it returns is where that block ends and the next begins, the commands
+    /// after it are read back from there alone, and a log shorter than the position,
+    /// or zeros (a freed prefix) at it before valid blocks, is refused.
+    #[test]
+    fn a_cut_is_a_block_boundary_and_the_log_reads_from_it() {
+        let st = storage::os();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOG_FILE);
+        let file = storage::create_durable(&*st, &path).unwrap();
+        file.write_all_at(&HEADER.encode(&header()), 0).unwrap();
+        let (lg, h) = Logger::start(LogTail {
+            file: file.clone(),
+            path: path.clone(),
+            offset: FILE_HEADER_BYTES as u64,
+            commands: 0,
+        })
+        .unwrap();
+        // Nothing appended: the position is the log's start.
+        assert_eq!(lg.cut(), LogPosition::START);
+        lg.append(1, b"one").unwrap();
+        lg.append(2, b"two").unwrap();
+        let pos = lg.cut();
+        let sealed = (BLOCK_HEADER_BYTES + 2 * COMMAND_HEADER_BYTES + 6) as u64;
+        assert_eq!(
+            pos,
+            LogPosition {
+                offset: FILE_HEADER_BYTES as u64 + sealed,
+                commands: 2
+            }
+        );
+        // A second cut with nothing new is the same position.
+        assert_eq!(lg.cut(), pos);
+        assert_eq!(lg.append(3, b"three").unwrap().n, 3);
+        lg.wait_durable(3).unwrap();
+        lg.stop();
+        h.join().unwrap();
+        let all = read_log(&std::fs::read(&path).unwrap(), &path).unwrap();
+        assert_eq!(all.commands.len(), 3);
+        let after = read_log_at(&*file, &path, pos).unwrap();
+        assert_eq!(after.commands.len(), 1);
+        assert_eq!(after.commands[0].input, b"three");
+        assert_eq!(after.valid_bytes, all.valid_bytes);
+        // A position past the end: the log was cut behind the snapshot.
+        file.set_len(pos.offset - 1).unwrap();
+        let e = read_log_at(&*file, &path, pos).unwrap_err().to_string();
+        assert!(
+            e.contains("before byte") && e.contains("snapshot's commands end"),
+            "{e}"
+        );
+        // Zeros where the commands after an older position should be, valid blocks
+        // after them: damaged (a prefix freed by a later checkpoint), refused.
+        let mut f = HEADER.encode(&header()).to_vec();
+        f.resize(FILE_HEADER_BYTES + 8192, 0);
+        let mut p = Vec::new();
+        append_command(&mut p, 7, b"x");
+        f.extend(seal_block(&p, 9, 1));
+        std::fs::write(&path, &f).unwrap();
+        let file = st.open(&path, storage::Open::Read).unwrap();
+        let e = read_log_at(&*file, &path, LogPosition::START)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("zeroed pages") && e.contains("refused"), "{e}");
+        // From the right position the same file reads.
+        let at = LogPosition {
+            offset: (FILE_HEADER_BYTES + 8192) as u64,
+            commands: 9,
+        };
+        assert_eq!(read_log_at(&*file, &path, at).unwrap().commands.len(), 1);
+        // A position that names another command count than the block there: damaged.
+        let e = read_log_at(&*file, &path, LogPosition { commands: 8, ..at })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("starts at command 9, 8 expected"), "{e}");
     }
 }

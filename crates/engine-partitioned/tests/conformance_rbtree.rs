@@ -10,6 +10,7 @@ fn rb() -> EngineOptions {
     EngineOptions::default().with_own(PartitionedOptions {
         partitions: None,
         ordered: OrderedKind::RbTree,
+        ..Default::default()
     })
 }
 

@@ -56,6 +56,7 @@ fn open_with(
         PartitionedOptions {
             partitions: Some(parts),
             ordered,
+            ..Default::default()
         },
     )
     .unwrap();

@@ -5,7 +5,10 @@
 //! in the middle, a damaged snapshot, a missing, foreign or other database's log are
 //! refused in one line; a writing transaction without its command is refused; a
 //! commit that finds the log buffer full waits until the flusher has taken it (a stuck
-//! disk holds commits back).
+//! disk holds commits back). With checkpoints: a checkpoint plus the commands after
+//! it recovers the same database, the log before it is freed, killed processes
+//! checkpointing all the time lose nothing, and a log cut behind a snapshot, an older
+//! snapshot put back, or another database's snapshot are refused.
 
 use api::key::Key;
 use api::{
@@ -22,9 +25,11 @@ const ACCTS: u32 = 64;
 const START: i64 = 1000;
 const ACCT: TableId = TableId(0);
 const SEEN: TableId = TableId(1);
+const LEDGER: TableId = TableId(2);
 
-/// Accounts partitioned by number, and a shared (unpartitioned) table of command ids
-/// that every tenth command writes (so it owns every partition).
+/// Accounts partitioned by number, a shared (unpartitioned) table of command ids
+/// that every tenth command writes (so it owns every partition), and a ledger of every
+/// committed command's id, placed with its source account.
 fn schema() -> Schema {
     let mut s = Schema::new();
     s.add(
@@ -35,6 +40,13 @@ fn schema() -> Schema {
         }),
     );
     s.add(TableDef::new("seen", 8, IndexKind::BTree, 1000));
+    s.add(
+        TableDef::new("ledger", 8, IndexKind::BTree, 100_000).partitioned(Partitioning {
+            values: ACCTS as u64,
+            of_key: |_, k| (k.len() >= 4).then(|| api::key::read_u32(k, 0) as u64),
+            of_row: None,
+        }),
+    );
     s
 }
 
@@ -79,6 +91,9 @@ fn apply<W: Worker>(s: &mut Session<W>, c: &[u8]) -> api::Result<()> {
     if id.is_multiple_of(10) {
         s.insert(SEEN, &k64(id), &id.to_le_bytes())?;
     }
+    let mut k = k32(from);
+    k.push_u64(id);
+    s.insert(LEDGER, &k, &id.to_le_bytes())?;
     Ok(())
 }
 
@@ -113,11 +128,21 @@ fn check_opts(dir: &Path) -> EngineOptions {
 }
 
 fn open(o: &EngineOptions, parts: usize) -> api::Result<PartitionedEngine> {
+    open_ckpt(o, parts, None)
+}
+
+/// `open` with a checkpoint threshold (`Some(u64::MAX)`: only `take`'s checkpoints).
+fn open_ckpt(
+    o: &EngineOptions,
+    parts: usize,
+    checkpoint_log_bytes: Option<u64>,
+) -> api::Result<PartitionedEngine> {
     PartitionedEngine::open_with(
         Arc::new(schema()),
         o,
         PartitionedOptions {
             partitions: Some(parts),
+            checkpoint_log_bytes,
             ..Default::default()
         },
     )
@@ -170,6 +195,29 @@ fn totals(e: &PartitionedEngine) -> (i64, u64) {
     .unwrap()
 }
 
+/// The ids in the ledger: every committed command's.
+fn ledger_ids(e: &PartitionedEngine) -> std::collections::HashSet<u64> {
+    let mut s = Session::new(e.worker(0));
+    let mut ids = std::collections::HashSet::new();
+    s.run(0, |s| {
+        ids.clear();
+        s.scan(
+            LEDGER.primary(),
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            api::Dir::Forward,
+            usize::MAX,
+            |k, _| {
+                ids.insert(api::key::read_u64(k, 4));
+                true
+            },
+        )?;
+        Ok(())
+    })
+    .unwrap();
+    ids
+}
+
 /// `threads` workers each running `n` commands with ids `base + worker * 1e6 + i`.
 fn run_commands(e: &PartitionedEngine, threads: usize, n: u64, base: u64) {
     std::thread::scope(|sc| {
@@ -205,8 +253,11 @@ const CHILD_ENV: &str = "PARTITIONED_RECOVERY_CHILD";
 
 /// The child process: open (load or recover) with `Sync` logging, then commit commands
 /// from two threads forever, appending each acknowledged id to `acked` after commit.
-fn child(dir: &Path, round: u64) -> ! {
-    let e = open(&opts(dir, LogMode::Sync, 2), 2).unwrap();
+/// `checkpoints`: one whenever the log grew (every `CHECK_INTERVAL`), so kills land
+/// in their copies, files, renames and the freeing of the log.
+fn child(dir: &Path, round: u64, checkpoints: bool) -> ! {
+    let every = checkpoints.then_some(0);
+    let e = open_ckpt(&opts(dir, LogMode::Sync, 2), 2, every).unwrap();
     load_or_replay(&e);
     // A line the previous child was killed in the middle of was never an
     // acknowledgement: cut it, or this child's first line would run on from it.
@@ -262,20 +313,28 @@ fn acked_ids(dir: &Path) -> Vec<u64> {
 
 #[test]
 fn killed_processes_lose_no_acknowledged_commit() {
+    killed("killed_processes_lose_no_acknowledged_commit", false);
+}
+
+#[test]
+fn killed_processes_checkpointing_lose_no_acknowledged_commit() {
+    killed(
+        "killed_processes_checkpointing_lose_no_acknowledged_commit",
+        true,
+    );
+}
+
+fn killed(test: &str, checkpoints: bool) {
     if let Ok(v) = std::env::var(CHILD_ENV) {
         let (dir, round) = v.split_once('|').unwrap();
-        child(Path::new(dir), round.parse().unwrap());
+        child(Path::new(dir), round.parse().unwrap(), checkpoints);
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
     for round in 1..=3u64 {
         let before = acked_ids(tmp.path()).len();
         let mut c = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "killed_processes_lose_no_acknowledged_commit",
-                "--nocapture",
-            ])
+            .args(["--exact", test, "--nocapture"])
             .env(CHILD_ENV, format!("{}|{round}", dir.display()))
             .stdout(std::process::Stdio::null())
             .spawn()
@@ -303,12 +362,6 @@ fn killed_processes_lose_no_acknowledged_commit() {
         let cmds = load_or_replay(&e);
         let logged: std::collections::HashSet<u64> = cmds.iter().map(|c| id_of(&c.input)).collect();
         assert_eq!(logged.len(), cmds.len(), "a command logged twice");
-        let acked = acked_ids(&dir);
-        let lost: Vec<&u64> = acked.iter().filter(|i| !logged.contains(i)).collect();
-        assert!(
-            lost.is_empty(),
-            "round {round}: acknowledged commits lost: {lost:?}"
-        );
         assert!(
             logged.iter().all(|i| i % 7 != 0),
             "a rolled-back command was logged"
@@ -319,7 +372,25 @@ fn killed_processes_lose_no_acknowledged_commit() {
             ACCTS as i64 * START,
             "round {round}: money made or lost"
         );
-        assert_eq!(seen, logged.iter().filter(|i| *i % 10 == 0).count() as u64);
+        // Every acknowledged command is in the ledger (replayed from the log after the
+        // snapshot, or in the snapshot), and no rolled-back one.
+        let in_db = ledger_ids(&e);
+        assert!(in_db.iter().all(|i| i % 7 != 0), "a rollback in the ledger");
+        assert!(logged.is_subset(&in_db));
+        let acked = acked_ids(&dir);
+        let lost: Vec<&u64> = acked.iter().filter(|i| !in_db.contains(i)).collect();
+        assert!(
+            lost.is_empty(),
+            "round {round}: acknowledged commits lost: {lost:?}"
+        );
+        if !checkpoints {
+            let lost: Vec<&u64> = acked.iter().filter(|i| !logged.contains(i)).collect();
+            assert!(
+                lost.is_empty(),
+                "round {round}: acknowledged commits lost: {lost:?}"
+            );
+            assert_eq!(seen, logged.iter().filter(|i| *i % 10 == 0).count() as u64);
+        }
     }
 }
 
@@ -600,4 +671,177 @@ fn a_log_cut_before_its_durable_mark_is_refused() {
         committed,
         "every commit but the rollbacks"
     );
+}
+
+/// The log's commands durable so far (statistics).
+fn durable_commands(e: &PartitionedEngine) -> u64 {
+    e.stats()["log"]["commands_durable"].as_u64().unwrap()
+}
+
+/// A checkpoint taken between commands, more commands, a clean stop: recovery reads
+/// the checkpoint and replays only the commands after it, and gives the database that
+/// stopped; the log before the checkpoint's position is freed (zeros); recovering and
+/// checkpointing again works the same.
+#[test]
+fn a_checkpoint_and_the_commands_after_it_recover_the_same_database() {
+    use engine_partitioned::log::LOG_FILE;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let e = open_ckpt(&opts(dir, LogMode::Async, 2), 2, Some(u64::MAX)).unwrap();
+    load_or_replay(&e);
+    run_commands(&e, 2, 400, 0);
+    let done = e.checkpointer().unwrap().take().unwrap().unwrap();
+    assert_eq!(done.position.commands, durable_commands(&e));
+    assert_eq!(
+        done.rows,
+        ACCTS as u64 + totals(&e).1 + ledger_ids(&e).len() as u64
+    );
+    run_commands(&e, 2, 150, 5_000_000);
+    let (d1, t1) = (e.digest(), totals(&e));
+    let stats = e.stats();
+    assert_eq!(stats["log"]["checkpoints"], 1, "{stats}");
+    assert_eq!(
+        stats["log"]["log_freed_to"].as_u64().unwrap(),
+        done.position.offset / 4096 * 4096,
+        "{stats}"
+    );
+    e.shutdown().unwrap();
+    let n1 = durable_commands(&e);
+    drop(e);
+    // The freed prefix reads as zeros (ext4 and tmpfs punch holes); the header stays.
+    let log = std::fs::read(dir.join(LOG_FILE)).unwrap();
+    let freed = &log[4096..(done.position.offset / 4096 * 4096) as usize];
+    assert!(freed.len() >= 4096 && freed.iter().all(|&b| b == 0));
+    assert!(engine_partitioned::log::HEADER
+        .looks_like(&log[..engine_partitioned::log::FILE_HEADER_BYTES]));
+    let e = open(&check_opts(dir), 3).unwrap();
+    let replayed = load_or_replay(&e).len() as u64;
+    assert_eq!(
+        replayed,
+        n1 - done.position.commands,
+        "only the commands after it"
+    );
+    assert_eq!(
+        e.digest(),
+        d1,
+        "the checkpoint plus its log is another database"
+    );
+    assert_eq!(totals(&e), t1);
+    drop(e);
+    // Reopened to write: more commands, a second checkpoint, then a stop.
+    let e = open_ckpt(&opts(dir, LogMode::Sync, 2), 2, Some(u64::MAX)).unwrap();
+    load_or_replay(&e);
+    run_commands(&e, 2, 100, 9_000_000);
+    let second = e.checkpointer().unwrap().take().unwrap().unwrap();
+    assert!(second.position.offset > done.position.offset);
+    assert_eq!(second.position.commands, durable_commands(&e));
+    let d2 = e.digest();
+    e.shutdown().unwrap();
+    drop(e);
+    let e = open(&check_opts(dir), 1).unwrap();
+    assert_eq!(
+        load_or_replay(&e).len(),
+        0,
+        "nothing after the second checkpoint"
+    );
+    assert_eq!(e.digest(), d2);
+}
+
+/// The checkpointer's thread: with a threshold of 0 it checkpoints whenever the log
+/// grew; the database recovered after a stop is the one that stopped.
+#[test]
+fn the_checkpointer_thread_checkpoints_while_commands_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let e = open_ckpt(&opts(dir, LogMode::Async, 2), 2, Some(0)).unwrap();
+    load_or_replay(&e);
+    let t0 = Instant::now();
+    let mut base = 0;
+    while e.checkpointer().unwrap().count() < 3 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no checkpoints");
+        run_commands(&e, 2, 50, base);
+        base += 10_000_000;
+    }
+    run_commands(&e, 2, 50, base);
+    let d = e.digest();
+    let stats = e.stats();
+    assert!(stats["log"]["checkpoint_error"].is_null(), "{stats}");
+    assert!(
+        stats["log"]["checkpoint_pause_us_max"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    e.shutdown().unwrap();
+    drop(e);
+    let e = open(&check_opts(dir), 2).unwrap();
+    load_or_replay(&e);
+    assert_eq!(e.digest(), d);
+    assert_eq!(totals(&e).0, ACCTS as i64 * START);
+}
+
+/// What recovery refuses once checkpoints exist, each in one line with every file
+/// left as it was: the log cut before the snapshot's position, or after it but before
+/// the durable mark; the load's snapshot put back after a checkpoint freed the log it
+/// needs; another database's snapshot.
+#[test]
+fn checkpoints_refuse_a_cut_log_an_older_snapshot_and_another_database() {
+    use engine_partitioned::log::LOG_FILE;
+    use engine_partitioned::snapshot::SNAPSHOT_FILE;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let e = open_ckpt(&opts(&dir, LogMode::Async, 1), 1, Some(u64::MAX)).unwrap();
+    load_or_replay(&e);
+    let load_snapshot = std::fs::read(dir.join(SNAPSHOT_FILE)).unwrap();
+    run_commands(&e, 1, 600, 0);
+    let done = e.checkpointer().unwrap().take().unwrap().unwrap();
+    run_commands(&e, 1, 100, 1_000_000);
+    e.shutdown().unwrap();
+    drop(e);
+    let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|f| {
+                let f = f.unwrap();
+                (
+                    f.file_name().into_string().unwrap(),
+                    std::fs::read(f.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let refused = |want: &str| {
+        let before = files(&dir);
+        for o in [check_opts(&dir), opts(&dir, LogMode::Sync, 1)] {
+            let e = err_of(open(&o, 1));
+            assert!(e.contains(want) && e.contains("refused"), "{want}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(
+                files(&dir) == before,
+                "{want}: a refused open changed a file"
+            );
+        }
+    };
+    let log_path = dir.join(LOG_FILE);
+    let log = std::fs::read(&log_path).unwrap();
+    let pos = done.position.offset as usize;
+    for cut in [pos - 1, pos / 2, 100] {
+        std::fs::write(&log_path, &log[..cut]).unwrap();
+        refused("snapshot's commands end");
+    }
+    std::fs::write(&log_path, &log[..pos + 10]).unwrap();
+    refused("records as durable");
+    std::fs::write(&log_path, &log).unwrap();
+    // The load's snapshot back in place: the commands it needs were freed.
+    let snap = std::fs::read(dir.join(SNAPSHOT_FILE)).unwrap();
+    std::fs::write(dir.join(SNAPSHOT_FILE), &load_snapshot).unwrap();
+    refused("damaged");
+    // Another database's snapshot.
+    let other = tmp.path().join("other");
+    small_db(&other);
+    std::fs::copy(other.join(SNAPSHOT_FILE), dir.join(SNAPSHOT_FILE)).unwrap();
+    refused("belongs to another database");
+    std::fs::write(dir.join(SNAPSHOT_FILE), &snap).unwrap();
+    let e = open(&check_opts(&dir), 1).unwrap();
+    assert_eq!(totals(&e).0, ACCTS as i64 * START);
 }

@@ -54,6 +54,15 @@ pub fn last_segment(dir: &Path) -> std::path::PathBuf {
     v.pop().expect("a log segment")
 }
 
+/// Say that a test skipped its checks, and why, where the summary shows it: the test
+/// runner hides what `println!`/`eprintln!` print in a passing test, not what is written
+/// to standard error directly.
+#[allow(dead_code)] // not every test binary skips
+pub fn skip(reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+}
+
 /// The prepared tracer, or None (after printing `SKIPPED`) when valgrind is absent.
 /// Any other tracer problem (tool not built, version mismatch) fails the test.
 pub fn tracer_or_skip() -> Option<tracer::TracerSetup> {
@@ -62,7 +71,7 @@ pub fn tracer_or_skip() -> Option<tracer::TracerSetup> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !present {
-        println!("SKIPPED: valgrind not found");
+        skip("valgrind not found");
         return None;
     }
     Some(tracer::prepare().unwrap_or_else(|e| panic!("valgrind is installed but: {e}")))

@@ -15,7 +15,10 @@
 //! Must never: free log bytes a durable checkpoint does not cover, or leave a file
 //! that a reader could take for whole when it is not.
 
-use super::{BlockFormat, RecordFormat, RecordRef, BLOCK_DATA, BLOCK_END, BLOCK_HEADER_BYTES, END_BYTES, KIND_PUT};
+use super::{
+    BlockFormat, RecordFormat, RecordRef, BLOCK_DATA, BLOCK_END, BLOCK_HEADER_BYTES, END_BYTES,
+    KIND_PUT,
+};
 use crate::logfile::{le64, Header, HeaderFormat, HEADER_BYTES};
 use crate::{File, Open, Storage};
 use parking_lot::Mutex;
@@ -79,7 +82,10 @@ impl End {
 }
 
 fn refuse(path: &Path, why: String) -> String {
-    format!("checkpoint file {} {why}: refused, the file is left as it is", path.display())
+    format!(
+        "checkpoint file {} {why}: refused, the file is left as it is",
+        path.display()
+    )
 }
 
 /// Read the checkpoint in `dir` of the log whose header is `log` (None: there is none),
@@ -117,7 +123,10 @@ pub fn read(
     let mut rows = 0u64;
     loop {
         if at == len {
-            return Err(refuse(&path, format!("has no end block (ends at byte {len})")));
+            return Err(refuse(
+                &path,
+                format!("has no end block (ends at byte {len})"),
+            ));
         }
         let total = match fmt
             .blocks
@@ -131,7 +140,10 @@ pub fn read(
         if block.kind == BLOCK_END {
             let end = End::decode(block.payload);
             if at + total as u64 != len {
-                return Err(refuse(&path, format!("has bytes after its end block at byte {at}")));
+                return Err(refuse(
+                    &path,
+                    format!("has bytes after its end block at byte {at}"),
+                ));
             }
             if end.rows != rows {
                 return Err(refuse(
@@ -142,19 +154,28 @@ pub fn read(
             if end.tomb_from > end.log_from || end.tomb_from < HEADER_BYTES as u64 {
                 return Err(refuse(
                     &path,
-                    format!("names log bytes {}..{} out of order", end.tomb_from, end.log_from),
+                    format!(
+                        "names log bytes {}..{} out of order",
+                        end.tomb_from, end.log_from
+                    ),
                 ));
             }
             return Ok(Some((end, len)));
         }
         for r in block.records() {
             if r.kind != KIND_PUT {
-                return Err(refuse(&path, format!("holds a record that is not a row at block {at}")));
+                return Err(refuse(
+                    &path,
+                    format!("holds a record that is not a row at block {at}"),
+                ));
             }
             if (fmt.records.counter_of)(r.stamp) > block.durable {
                 return Err(refuse(
                     &path,
-                    format!("holds a row above its {} at block {at}", fmt.records.counter),
+                    format!(
+                        "holds a row above its {} at block {at}",
+                        fmt.records.counter
+                    ),
                 ));
             }
             put(&r).map_err(|why| refuse(&path, format!("block at byte {at}: {why}")))?;
@@ -317,7 +338,8 @@ impl Checkpoints {
     fn threshold(&self, last_bytes: u64) -> u64 {
         // Default: recovery reads at most about twice the database (the checkpoint and
         // a log suffix as long) and never less than 64 MiB at a time is checkpointed.
-        self.log_bytes.unwrap_or_else(|| DEFAULT_LOG_BYTES.max(last_bytes))
+        self.log_bytes
+            .unwrap_or_else(|| DEFAULT_LOG_BYTES.max(last_bytes))
     }
 
     /// The checkpointer thread's body: every `CHECK_INTERVAL`, if the log (`written()`
@@ -331,7 +353,9 @@ impl Checkpoints {
     ) {
         while !self.stopping() {
             self.wake
-                .wait(rt::WaitKind::Other, Some(CHECK_INTERVAL), || self.stopping());
+                .wait(rt::WaitKind::Other, Some(CHECK_INTERVAL), || {
+                    self.stopping()
+                });
             if self.stopping() || failed() {
                 continue;
             }
@@ -365,13 +389,17 @@ impl Checkpoints {
         let t0 = Instant::now();
         let tmp = self.dir.join(self.fmt.tmp);
         let path = self.dir.join(self.fmt.file);
-        let io = |what: &str, e: std::io::Error| format!("checkpoint {}: {what}: {e}", tmp.display());
+        let io =
+            |what: &str, e: std::io::Error| format!("checkpoint {}: {what}: {e}", tmp.display());
         match self.st.remove(&tmp) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io("removing an unfinished one", e)),
         }
-        let f = self.st.open(&tmp, Open::CreateNew).map_err(|e| io("creating", e))?;
+        let f = self
+            .st
+            .open(&tmp, Open::CreateNew)
+            .map_err(|e| io("creating", e))?;
         f.write_all_at(&self.fmt.header.encode(&self.header), 0)
             .map_err(|e| io("writing", e))?;
         let mut w = Writer {
@@ -397,7 +425,12 @@ impl Checkpoints {
         );
         w.durable = durable;
         w.flush()?;
-        let end = End { log_from: cut.log_from, tomb_from: cut.tomb_from, durable, rows: w.rows };
+        let end = End {
+            log_from: cut.log_from,
+            tomb_from: cut.tomb_from,
+            durable,
+            rows: w.rows,
+        };
         let mut b = vec![0u8; BLOCK_HEADER_BYTES];
         b.extend_from_slice(&end.encode());
         self.fmt.blocks.seal(&mut b, durable, 0, BLOCK_END);
@@ -409,7 +442,11 @@ impl Checkpoints {
         self.st
             .sync_dir(&self.dir)
             .map_err(|e| io("syncing the directory", e))?;
-        let done = Done { end, bytes, millis: t0.elapsed().as_millis() as u64 };
+        let done = Done {
+            end,
+            bytes,
+            millis: t0.elapsed().as_millis() as u64,
+        };
         self.finished(done)?;
         Ok(Some(done))
     }

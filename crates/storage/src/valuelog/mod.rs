@@ -117,7 +117,10 @@ impl RecordFormat {
 /// and the per-piece length checks of `extend_from_slice` counted, issue 15).
 #[inline]
 pub fn append_record(buf: &mut Vec<u8>, stamp: u64, table: u32, kind: u8, key: &[u8], body: &[u8]) {
-    assert!(key.len() <= u8::MAX as usize, "a key above 255 bytes in the log");
+    assert!(
+        key.len() <= u8::MAX as usize,
+        "a key above 255 bytes in the log"
+    );
     let n = RECORD_HEADER_BYTES + key.len() + body.len();
     buf.reserve(n);
     // SAFETY: `reserve` made room for the `n` bytes written after `len`, every one of
@@ -238,7 +241,10 @@ impl BlockFormat {
         buf.clear();
         buf.resize(BLOCK_HEADER_BYTES + plen, 0);
         buf[..BLOCK_HEADER_BYTES].copy_from_slice(&h);
-        let n = f.read_full_at(&mut buf[BLOCK_HEADER_BYTES..], at + BLOCK_HEADER_BYTES as u64)?;
+        let n = f.read_full_at(
+            &mut buf[BLOCK_HEADER_BYTES..],
+            at + BLOCK_HEADER_BYTES as u64,
+        )?;
         if n < plen {
             return Ok(Err("block cut short".into()));
         }
@@ -360,9 +366,13 @@ impl<'f> LogReader<'f> {
 
     /// Validate the block at `at`: Ok(total length) or Err(why not).
     fn probe(&mut self, at: u64) -> Result<Result<usize, String>, String> {
-        let r = self
-            .blocks
-            .probe(self.f, self.len, at, &mut self.buf, &[BLOCK_DATA, BLOCK_RESTART]);
+        let r = self.blocks.probe(
+            self.f,
+            self.len,
+            at,
+            &mut self.buf,
+            &[BLOCK_DATA, BLOCK_RESTART],
+        );
         r.map_err(|e| self.io(e))
     }
 
@@ -374,7 +384,10 @@ impl<'f> LogReader<'f> {
         let mut chunk = vec![0u8; CHUNK + 3];
         let mut pos = from;
         while pos + (BLOCK_HEADER_BYTES as u64) <= self.len {
-            let n = self.f.read_full_at(&mut chunk, pos).map_err(|e| self.io(e))?;
+            let n = self
+                .f
+                .read_full_at(&mut chunk, pos)
+                .map_err(|e| self.io(e))?;
             if n < 4 {
                 break;
             }
@@ -395,7 +408,10 @@ impl<'f> LogReader<'f> {
         }
         let at = self.at;
         if at >= self.len {
-            self.end = Some(LogEnd { valid: at, torn_bytes: 0 });
+            self.end = Some(LogEnd {
+                valid: at,
+                torn_bytes: 0,
+            });
             return Ok(None);
         }
         match self.probe(at)? {
@@ -411,7 +427,10 @@ impl<'f> LogReader<'f> {
                         self.path.display()
                     ));
                 }
-                self.end = Some(LogEnd { valid: at, torn_bytes: self.len - at });
+                self.end = Some(LogEnd {
+                    valid: at,
+                    torn_bytes: self.len - at,
+                });
                 Ok(None)
             }
         }
@@ -467,7 +486,10 @@ impl CutTracker {
     /// A log whose valid records up to `offset` all have counters `<= durable` (a new
     /// log, or a recovered one: later records are void behind its restart block).
     pub fn new(durable: u64, offset: u64) -> Self {
-        CutTracker { bounds: [(durable, offset)].into(), top: durable }
+        CutTracker {
+            bounds: [(durable, offset)].into(),
+            top: durable,
+        }
     }
 
     /// A block holding records of counters up to `top` ended at `offset` and stated
@@ -485,7 +507,11 @@ impl CutTracker {
         }
         let (top, tomb_from) = self.bounds[0];
         assert!(top <= durable && tomb_from <= offset, "a cut out of order");
-        Cut { log_from: offset, tomb_from, durable }
+        Cut {
+            log_from: offset,
+            tomb_from,
+            durable,
+        }
     }
 
     /// The highest record counter written so far.

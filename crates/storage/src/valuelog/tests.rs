@@ -15,7 +15,10 @@ const RECS: RecordFormat = RecordFormat {
     counter: "epoch",
     max_key: 64,
 };
-const BLKS: BlockFormat = BlockFormat { magic: 0x4B4C_4254, check_payload: |p, n| RECS.check(p, n) };
+const BLKS: BlockFormat = BlockFormat {
+    magic: 0x4B4C_4254,
+    check_payload: |p, n| RECS.check(p, n),
+};
 const LOGH: HeaderFormat = HeaderFormat {
     magic: b"TESTVLOG",
     version: 1,
@@ -26,10 +29,22 @@ const LOGH: HeaderFormat = HeaderFormat {
     version_hint: "",
     others: &[],
 };
-const CKH: HeaderFormat = HeaderFormat { magic: b"TESTCKPT", label: "checkpoint file", ..LOGH };
-const CK: CheckpointFormat =
-    CheckpointFormat { file: "t.ckpt", tmp: "t.ckpt.tmp", header: &CKH, blocks: &BLKS, records: &RECS };
-const HDR: Header = Header { database_id: 7, schema: 9 };
+const CKH: HeaderFormat = HeaderFormat {
+    magic: b"TESTCKPT",
+    label: "checkpoint file",
+    ..LOGH
+};
+const CK: CheckpointFormat = CheckpointFormat {
+    file: "t.ckpt",
+    tmp: "t.ckpt.tmp",
+    header: &CKH,
+    blocks: &BLKS,
+    records: &RECS,
+};
+const HDR: Header = Header {
+    database_id: 7,
+    schema: 9,
+};
 
 /// A block of `recs` (stamp, key, row or None) stating `durable`.
 fn block(durable: u64, recs: &[(u64, &[u8], Option<&[u8]>)]) -> Vec<u8> {
@@ -75,7 +90,10 @@ fn a_sealed_block_has_the_documented_layout() {
     assert_eq!(le32(&b[20..24]), BLOCK_DATA);
     assert_eq!(le32(&b[24..28]), 0);
     assert_eq!(le32(&b[28..32]), crc(&[&b[0..28], &b[32..]]));
-    assert_eq!(&b[32..50], b"\x00\x03\0\0\0\0\0\0\x03\0\0\0\x03\0\0\0\x01\x01");
+    assert_eq!(
+        &b[32..50],
+        b"\x00\x03\0\0\0\0\0\0\x03\0\0\0\x03\0\0\0\x01\x01"
+    );
     assert_eq!(RECS.scan(&b[32..]), (1, 3));
 }
 
@@ -89,7 +107,13 @@ fn the_reader_cuts_only_a_torn_tail() {
     let whole = log_of(&[a.clone(), b.clone(), c.clone()]);
     let (blocks, end) = read_all(&whole).unwrap();
     assert_eq!(blocks.iter().map(|b| b.1).collect::<Vec<_>>(), [1, 2, 3]);
-    assert_eq!(end, LogEnd { valid: whole.len() as u64, torn_bytes: 0 });
+    assert_eq!(
+        end,
+        LogEnd {
+            valid: whole.len() as u64,
+            torn_bytes: 0
+        }
+    );
     // The last block cut short: a torn tail, the valid log ends before it.
     let torn = &whole[..whole.len() - 2];
     let (blocks, end) = read_all(torn).unwrap();
@@ -102,7 +126,10 @@ fn the_reader_cuts_only_a_torn_tail() {
     let e = read_all(&bad).unwrap_err();
     let at = 32 + a.len();
     assert!(
-        e.contains(&format!("is damaged at byte {at} (checksum mismatch) with a valid block after it at byte {}", at + b.len())),
+        e.contains(&format!(
+            "is damaged at byte {at} (checksum mismatch) with a valid block after it at byte {}",
+            at + b.len()
+        )),
         "{e}"
     );
     // A record the format refuses (a zero stamp) in a block whose checksum is right.
@@ -115,10 +142,31 @@ fn the_reader_cuts_only_a_torn_tail() {
 fn a_cut_tracker_finds_the_last_boundary_below_the_durable_counter() {
     let mut t = CutTracker::new(5, 32);
     // A block with records up to 7 stating 6: records before 32 are all <= 6.
-    assert_eq!(t.block_written(7, 100, 6), Cut { log_from: 100, tomb_from: 32, durable: 6 });
+    assert_eq!(
+        t.block_written(7, 100, 6),
+        Cut {
+            log_from: 100,
+            tomb_from: 32,
+            durable: 6
+        }
+    );
     // Then one stating 7: everything before 100 is <= 7.
-    assert_eq!(t.block_written(7, 200, 7), Cut { log_from: 200, tomb_from: 200, durable: 7 });
-    assert_eq!(t.block_written(9, 300, 8), Cut { log_from: 300, tomb_from: 200, durable: 8 });
+    assert_eq!(
+        t.block_written(7, 200, 7),
+        Cut {
+            log_from: 200,
+            tomb_from: 200,
+            durable: 7
+        }
+    );
+    assert_eq!(
+        t.block_written(9, 300, 8),
+        Cut {
+            log_from: 300,
+            tomb_from: 200,
+            durable: 8
+        }
+    );
 }
 
 /// A checkpoint of two rows from a cut, read back; then its refusals.
@@ -130,8 +178,15 @@ fn a_checkpoint_is_whole_or_refused() {
     st.create_dir_all(dir).unwrap();
     let log: Arc<dyn crate::File> = crate::create_durable(&*st, &dir.join("v.log")).unwrap();
     let c = Checkpoints::new(st.clone(), dir.into(), &CK, HDR, log, Some(0), None);
-    assert!(c.take(None, |_, _| unreachable!()).unwrap().is_none(), "no cut: nothing");
-    let cut = Cut { log_from: 4096 * 3, tomb_from: 4096 * 2, durable: 4 };
+    assert!(
+        c.take(None, |_, _| unreachable!()).unwrap().is_none(),
+        "no cut: nothing"
+    );
+    let cut = Cut {
+        log_from: 4096 * 3,
+        tomb_from: 4096 * 2,
+        durable: 4,
+    };
     let done = c
         .take(Some(cut), |w, _| {
             w.put(3, b"a", 0x300, b"1")?;
@@ -141,7 +196,15 @@ fn a_checkpoint_is_whole_or_refused() {
         })
         .unwrap()
         .unwrap();
-    assert_eq!(done.end, vc::End { log_from: 4096 * 3, tomb_from: 4096 * 2, durable: 5, rows: 2 });
+    assert_eq!(
+        done.end,
+        vc::End {
+            log_from: 4096 * 3,
+            tomb_from: 4096 * 2,
+            durable: 5,
+            rows: 2
+        }
+    );
     assert_eq!(c.progress().count, 1);
     assert!(!st.exists(&dir.join("t.ckpt.tmp")).unwrap());
     let mut rows = Vec::new();
@@ -157,8 +220,15 @@ fn a_checkpoint_is_whole_or_refused() {
     let refused = |bytes: &[u8], log: &Header, want: &str| {
         sim.write_file(&dir.join("t.ckpt"), bytes);
         let e = vc::read(&*st, dir, &CK, log, |_| Ok(())).unwrap_err();
-        assert!(e.contains(want) && e.ends_with("refused, the file is left as it is"), "{want}: {e}");
-        assert_eq!(sim.read_file(&dir.join("t.ckpt")).unwrap(), bytes, "left as it is");
+        assert!(
+            e.contains(want) && e.ends_with("refused, the file is left as it is"),
+            "{want}: {e}"
+        );
+        assert_eq!(
+            sim.read_file(&dir.join("t.ckpt")).unwrap(),
+            bytes,
+            "left as it is"
+        );
     };
     let mut flip = good.clone();
     flip[40] ^= 4;
@@ -168,8 +238,22 @@ fn a_checkpoint_is_whole_or_refused() {
     let mut more = good.clone();
     more.extend_from_slice(&block(9, &[(0x900, b"c", Some(b"3"))]));
     refused(&more, &HDR, "has bytes after its end block");
-    refused(&good, &Header { database_id: 8, schema: 9 }, "belongs to another log");
-    refused(&good, &Header { database_id: 7, schema: 1 }, "was written for another schema");
+    refused(
+        &good,
+        &Header {
+            database_id: 8,
+            schema: 9,
+        },
+        "belongs to another log",
+    );
+    refused(
+        &good,
+        &Header {
+            database_id: 7,
+            schema: 1,
+        },
+        "was written for another schema",
+    );
     // A row above the counter its block states.
     let mut f = CKH.encode(&HDR).to_vec();
     f.extend_from_slice(&block(2, &[(0x300, b"a", Some(b"1"))]));
