@@ -152,6 +152,11 @@ pub struct Config {
     /// Ordered (pattern, component) rules: the first pattern found in `::` + the
     /// demangled function name wins; no match is `other`.
     pub components: Vec<(String, String)>,
+    /// The external system whose code the trace holds (`sqlite`, `postgres`): its rule
+    /// table (`components::rules_for`) goes between the user's rules and the default
+    /// table. Kept as a name so the report's configuration stays small.
+    #[serde(default)]
+    pub system: Option<String>,
 }
 
 fn yes() -> bool {
@@ -265,7 +270,23 @@ impl Config {
             three_c: true,
             cachegrind_compat: false,
             components: default_components(),
+            system: None,
         })
+    }
+
+    /// The rule table the simulator classifies with: the user's rules, the system's
+    /// (`system`), then the default table.
+    pub fn component_rules(&self) -> Vec<(String, String)> {
+        let Some(sys) = &self.system else {
+            return self.components.clone();
+        };
+        let user = self.components.len() - self.default_rule_count();
+        let d = default_components().len();
+        let own = components::rules_for(sys);
+        let mut v = self.components[..user].to_vec();
+        v.extend(own[..own.len() - d].iter().cloned());
+        v.extend(self.components[user..].iter().cloned());
+        v
     }
 
     /// Overrides one level (`l1i`, `l1d`, `l2`, `llc`) from `SIZE:WAYS:LINE[:LATENCY]`;
@@ -370,7 +391,8 @@ impl Config {
     }
 
     fn validate_components(&self) -> Result<(), String> {
-        let mut names: Vec<&str> = self.components.iter().map(|(_, n)| n.as_str()).collect();
+        let rules = self.component_rules();
+        let mut names: Vec<&str> = rules.iter().map(|(_, n)| n.as_str()).collect();
         names.sort_unstable();
         names.dedup();
         if names.len() + 1 > MAX_COMPONENTS {

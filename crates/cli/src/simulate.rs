@@ -129,6 +129,13 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
         memory_latency_cycles: s.memory_latency,
     }
     .to_config()
+    .map(|mut cfg| {
+        // SQLite's code runs in the traced process: its own component table.
+        if c.engine.is_external() {
+            cfg.system = Some(c.engine.as_str().to_string());
+        }
+        cfg
+    })
 }
 
 pub fn simulate(c: &SimOpts, workload_args: Vec<String>) -> Result<(), String> {

@@ -99,6 +99,19 @@ fn pg_err(e: postgres::Error) -> Error {
 
 static NEXT_SCHEMA: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    /// The server process serving the connection of the worker made last on this thread.
+    static BACKEND_PID: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// The pid of the backend process serving the connection of the last worker made on
+/// this thread (`pg_backend_pid()`, asked once when it connects): what `profile` samples
+/// and `simulate` traces for that worker. `None` before any worker, or if it could not
+/// connect.
+pub fn backend_pid_of_this_thread() -> Option<u32> {
+    BACKEND_PID.with(|p| p.get())
+}
+
 /// The kits' database in a PostgreSQL schema of its own.
 pub struct PostgresEngine {
     schema: Arc<Schema>,
@@ -257,9 +270,19 @@ impl Engine for PostgresEngine {
     }
 
     fn worker(&self, _worker_id: usize) -> PostgresWorker<'_> {
+        let conn = connect(&self.url, &self.pg_schema, self.own.synchronous_commit)
+            .map_err(|e| e.to_string());
+        BACKEND_PID.with(|p| p.set(None));
+        let conn = conn.and_then(|mut c| {
+            let row = c
+                .query_one("SELECT pg_backend_pid()", &[])
+                .map_err(|e| format!("postgres: pg_backend_pid(): {e}"))?;
+            let pid: i32 = row.get(0);
+            BACKEND_PID.with(|p| p.set(u32::try_from(pid).ok()));
+            Ok(c)
+        });
         PostgresWorker {
-            conn: connect(&self.url, &self.pg_schema, self.own.synchronous_commit)
-                .map_err(|e| e.to_string()),
+            conn,
             e: self,
             in_txn: false,
             stmts: HashMap::new(),
