@@ -750,4 +750,18 @@ mod tests {
         assert_eq!(c.components[1].1, "mine");
         assert_eq!(c.components[2].0, "::btree::");
     }
+
+    #[test]
+    fn a_system_s_rules_go_between_the_user_s_and_the_defaults() {
+        let mut c = Config::preset("zen3").unwrap();
+        c.add_component("sqlite3BtreeNext=mine").unwrap();
+        c.system = Some("sqlite".into());
+        let rules = c.component_rules();
+        assert_eq!(rules[0], ("sqlite3BtreeNext".into(), "mine".into()));
+        assert!(rules.ends_with(&default_components()));
+        assert!(rules.iter().any(|(p, n)| p == "sqlite3Btree*" && n == "btree"));
+        // The report's configuration names the system, not its thousands of rules.
+        assert_eq!(c.components.len(), default_components().len() + 1);
+        c.validate().unwrap();
+    }
 }

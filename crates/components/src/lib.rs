@@ -292,6 +292,46 @@ mod tests {
     }
 
     #[test]
+    fn c_rules_match_c_names_only_and_the_first_rule_wins() {
+        let rules: Vec<(String, String)> = [
+            ("walLock*", "lock"),
+            ("::log::", "log"),
+            ("wal*", "walog"),
+            ("*_selectivity", "plan"),
+            ("sqlite3BtreeNext", "btree"),
+            ("sqlite3BtreeNext", "never"),
+            ("walIndexAppend", "late"),
+        ]
+        .iter()
+        .map(|(p, n)| (p.to_string(), n.to_string()))
+        .collect();
+        let t = ComponentTable::new(&rules);
+        let name = |f: &str| t.names()[t.classify_demangled(f) as usize].clone();
+        assert_eq!(name("walLockShared"), "lock");
+        assert_eq!(name("walIndexAppend"), "walog", "an earlier prefix beats a later exact name");
+        assert_eq!(name("walFrames.isra.0"), "walog", "clone suffixes are dropped");
+        assert_eq!(name("eqsel_selectivity"), "plan");
+        assert_eq!(name("_selectivity"), "plan");
+        assert_eq!(name("sqlite3BtreeNext"), "btree");
+        assert_eq!(name("sqlite3BtreeNextx"), "other", "an exact rule is exact");
+        // A C rule never matches a Rust path, a path rule never a C name.
+        assert_eq!(name("engine::wal::Writer::append"), "other");
+        assert_eq!(name("engine::log::Writer::append"), "log");
+        assert_eq!(name("log"), "other");
+        assert!(ComponentTable::c_pattern_matches("pg_*_aclmask", "pg_class_aclmask"));
+        assert!(!ComponentTable::c_pattern_matches("pg_*_aclmask", "pg_aclmask"));
+    }
+
+    #[test]
+    fn systems_rules_come_before_the_defaults() {
+        let sqlite = rules_for("sqlite");
+        let d = default_components();
+        assert!(sqlite.ends_with(&d) && sqlite.len() > d.len() + 1000);
+        assert_eq!(rules_for("disk"), d);
+        assert!(has_system_rules("postgres") && !has_system_rules("memory"));
+    }
+
+    #[test]
     fn module_paths_of_demangled_names() {
         let cases = [
             ("engine::btree::Tree<K, V>::get", "engine::btree::Tree::get"),

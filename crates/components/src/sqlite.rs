@@ -100,7 +100,9 @@ pub const FILES: &[(&str, &str)] = &[
 
 /// Name prefixes of SQLite's convention, matched before the per-file list (first match
 /// wins): the file-local names of a component go with it even where the list missed a
-/// definition. The transaction steps of the B-tree and the pager come first: they are
+/// definition. Only prefixes no other file uses: `sqlite3Wal*` and `wal*` would take the
+/// parser's tree walkers (`sqlite3WalkExpr`, `walkWindowList`), `unix*` the date
+/// function `unixepochFunc`; wal.c and os_unix.c go by the per-file list instead. The transaction steps of the B-tree and the pager come first: they are
 /// the transaction manager's work (`xct`), as in oltpscope's engines.
 pub const PREFIXES: &[(&str, &str)] = &[
     ("sqlite3BtreeBeginTrans", "xct"),
@@ -130,8 +132,6 @@ pub const PREFIXES: &[(&str, &str)] = &[
     ("sqlite3Pcache*", "bpool"),
     ("sqlite3PCache*", "bpool"),
     ("pcache*", "bpool"),
-    ("sqlite3Wal*", "log"),
-    ("wal*", "log"),
     ("sqlite3Vdbe*", "executor"),
     ("vdbe*", "executor"),
     ("sqlite3_step", "executor"),
@@ -148,7 +148,6 @@ pub const PREFIXES: &[(&str, &str)] = &[
     ("sqlite3Where*", "prepare"),
     ("sqlite3_mutex_*", "latch"),
     ("pthreadMutex*", "latch"),
-    ("unix*", "io"),
     ("robust_*", "io"),
     ("seekAndRead*", "io"),
     ("seekAndWrite*", "io"),

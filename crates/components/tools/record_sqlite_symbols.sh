@@ -10,8 +10,8 @@ bin=$1
 amalgamation=$2
 echo "# SQLite's function symbols in $(basename "$bin") with their source files"
 echo "# (recorded by crates/components/tools/record_sqlite_symbols.sh from a build of $(date -u +%Y-%m-%d))"
-grep -n '^/\*\*\*\*\*\*\*\*\*\*\*\*\*\* Begin file ' "$amalgamation" \
-    | sed -E 's/^([0-9]+):.*Begin file ([^ ]+).*/\1 \2/' > /tmp/sqlite-files.$$
+grep -nE '^/\*+ (Begin file|Continuing where we left off in) ' "$amalgamation" \
+    | sed -E 's/^([0-9]+):.*(Begin file|left off in) ([^ ]+).*/\1 \3/' > /tmp/sqlite-files.$$
 nm --defined-only -l "$bin" 2>/dev/null \
     | awk '($2=="t"||$2=="T") && $4 ~ /sqlite3\.c:[0-9]+$/ {split($4,a,":"); print $3, a[2]}' \
     | awk 'NR==FNR {start[NR]=$1; file[NR]=$2; n=NR; next}
