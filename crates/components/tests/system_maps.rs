@@ -205,7 +205,7 @@ fn postgres_modules_land_in_their_components() {
         ("secure_read", "network"),
         ("WaitEventSetWait", "network"),
         ("palloc", "memory"),
-        ("AllocSetAlloc", "memory"),
+        ("MemoryContextAlloc", "memory"),
         ("MemoryContextReset", "memory"),
         ("numeric_add", "types"),
         ("int4eq", "types"),
