@@ -179,6 +179,8 @@ pub const TEXT_ROWS: usize = 40;
 /// How many functions the report lists.
 pub const TOP_FUNCTIONS: usize = 30;
 
+const OTHER_NAME: &str = components::OTHER;
+
 /// How many unmapped functions the report keeps (the text shows `UNMAPPED_TEXT`).
 pub const UNMAPPED_KEPT: usize = 2000;
 const UNMAPPED_TEXT: usize = 15;
@@ -881,13 +883,16 @@ impl Report {
         if self.instructions > 0 {
             let _ = writeln!(
                 o,
-                "\nunmapped code: {:.1}% of instructions in {} functions no component rule maps{}",
+                "\nunmapped code: {:.1}% of instructions in {} functions no component rule maps (libc, std, code without a symbol, what a map misses; JSON: unmapped_functions){}",
                 pct(self.unmapped_instructions, self.instructions),
                 self.unmapped_functions.len(),
-                if self.config.caller_attribution {
-                    " (each run counts for the component of the code that ran before it; JSON: unmapped_functions)"
-                } else {
-                    " (counted as 'other'; JSON: unmapped_functions)"
+                match self.by_component.iter().find(|b| b.component.as_deref() == Some(OTHER_NAME)) {
+                    Some(b) if self.config.caller_attribution => format!(
+                        "; each run counts for the component of the code that ran before it, which leaves {:.1}% in 'other'",
+                        pct(b.instructions, self.instructions)
+                    ),
+                    _ if self.config.caller_attribution => "; each run counts for the component of the code that ran before it, which leaves 0.0% in 'other'".to_string(),
+                    _ => "; counted as 'other'".to_string(),
                 }
             );
             let rows: Vec<Vec<String>> = self

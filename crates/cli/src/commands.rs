@@ -111,6 +111,9 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         } => {
             let w = workload.ok_or_else(|| no_workload("steps place"))?;
             let (c, child) = traced_workload(&w)?;
+            if c.as_ref().engine.is_external() {
+                return Err("`steps place` places CTX points in oltpscope's own engines".into());
+            }
             crate::steps::place(c, child)
         }
         Cmd::Check { workload } => match workload.ok_or_else(|| no_workload("check"))? {
@@ -135,6 +138,17 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// Whether a traced workload asks for coroutines or STEPS teams.
+fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
+    let c = match w {
+        RunWorkload::Micro(a) => a.common.as_ref(),
+        RunWorkload::Tpcb(a) => a.common.as_ref(),
+        RunWorkload::Tpcc(a) => a.common.as_ref(),
+        RunWorkload::Tpce(a) => a.common.as_ref(),
+    };
+    !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1)
+}
+
 /// A workload to run under the tracer (`simulate`, `steps place`): its options checked
 /// here, so errors come before valgrind starts, and the child's workload arguments built
 /// from what was parsed.
@@ -147,9 +161,9 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
         RunWorkload::Tpcc(a) => a.common.as_ref().engine,
         RunWorkload::Tpce(a) => a.common.as_ref().engine,
     };
-    if engine == EngineName::Postgres {
+    if engine == EngineName::Postgres && w_steps(w) {
         return Err(format!(
-            "the simulator traces the process it starts: {} runs in processes of its own (the backends), which `simulate` does not trace yet; `oltpscope profile --engine postgres` samples them",
+            "--steps-team and --coroutines switch inside oltpscope's own engines: {} runs each transaction in a backend process",
             external_program(engine)
         ));
     }

@@ -48,11 +48,12 @@ pub struct Profile {
     pub by_operation: Vec<Breakdown>,
     /// Innermost functions with the most samples.
     pub top_functions: Vec<Share>,
-    /// Innermost functions that match no component rule (libc, std, code without a
-    /// symbol, functions the map misses), most samples first; their samples count for
-    /// the first caller on the stack that has a component.
+    /// The innermost functions of the samples no frame of which matches a component
+    /// rule (the samples charged to `other`), most samples first: what the map misses.
+    /// (A sample in libc or in a function without a symbol whose caller has a component
+    /// counts for that component, as everywhere in the profile.)
     pub unmapped_functions: Vec<Share>,
-    /// Samples whose innermost function matches no rule, over all samples.
+    /// Samples charged to `other`, over all samples.
     pub unmapped_share: f64,
     /// The server processes sampled instead of the workers (PostgreSQL's backends), if
     /// any: then operations are not known (they are marked in oltpscope's process).
@@ -133,7 +134,7 @@ impl Builder {
         self.by_txn[slot][ci] += 1;
         self.by_op[op_slot(c.op)][ci] += 1;
         let leaf_name = c.leaf.unwrap_or_else(|| "(unknown)".into());
-        if self.table.classify_demangled(&leaf_name) == 0 {
+        if c.component == 0 {
             *self.unmapped.entry(leaf_name.clone()).or_default() += 1;
         }
         let leaf = if kernel {
@@ -335,7 +336,7 @@ impl Profile {
         }
         let _ = writeln!(
             s,
-            "\nunmapped code: {} of the samples are in {} functions no component rule maps (each counts for the first caller with a component; JSON: profile.unmapped_functions)",
+            "\nunmapped code: {} of the samples have no function on their stack that a component rule maps ('other'); their innermost functions ({}; JSON: profile.unmapped_functions):",
             pct(self.unmapped_share).trim(),
             self.unmapped_functions.len()
         );
