@@ -199,7 +199,9 @@ fn simulate_into(
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
     if c.engine == crate::args::EngineName::Postgres {
-        let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);
+        // Each backend's pg_backend_pid() query is a transaction of the warm-up.
+        let warmup = cfg.warmup_txns.saturating_sub(c.threads as u64);
+        let args = child_args(c, workload_args, warmup, coroutines);
         return crate::simulate_pg::simulate(&cfg, &args, json);
     }
     let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);

@@ -168,6 +168,8 @@ pub const RUST: &[(&str, &str)] = &[
     ("::sqlmap::", "adapter"),
     ("::rusqlite::", "adapter"),
     ("::libsqlite3_sys::", "adapter"),
+    // The typed rows the SQL adapters convert to and from columns.
+    ("::api::typed::", "adapter"),
 ];
 
 /// `name file` lines: every function of the amalgamation and the file it is defined in.

@@ -114,6 +114,9 @@ pub const TRACE_ENV: &str = "OLTPSCOPE_PG_TRACE_OUT";
 /// top-level transaction).
 pub const TRACE_START_AT: &str = "pg_backend_pid";
 pub const TXN_END_AT: &str = "ProcArrayEndTransaction";
+/// Where a backend stops tracing: its exit (what runs after it, the libraries' exit
+/// handlers, is no transaction's work).
+pub const TRACE_STOP_AT: &str = "proc_exit";
 
 /// The tracer's launcher for the postmaster, if this run is traced.
 fn trace_launcher() -> Result<Option<pgserver::Launcher>> {
@@ -128,6 +131,7 @@ fn trace_launcher() -> Result<Option<pgserver::Launcher>> {
             "--follow-forks=yes".to_string(),
             format!("--trace-start-at={TRACE_START_AT}"),
             format!("--txn-end-at={TXN_END_AT}"),
+            format!("--trace-stop-at={TRACE_STOP_AT}"),
         ]
         .map(Into::into),
     );

@@ -82,6 +82,7 @@ static Bool clo_follow_forks = False;
    clo_start_at; every entry of clo_txn_end_at while tracing writes a TXN_END marker. */
 static const HChar* clo_start_at = NULL;
 static const HChar* clo_txn_end_at = NULL;
+static const HChar* clo_stop_at = NULL; /* a process stops tracing when it enters this */
 
 static Bool ot_process_cmd_line_option(const HChar* arg)
 {
@@ -91,6 +92,7 @@ static Bool ot_process_cmd_line_option(const HChar* arg)
    } else if VG_BOOL_CLO (arg, "--follow-forks", clo_follow_forks) {
    } else if VG_STR_CLO (arg, "--trace-start-at", clo_start_at) {
    } else if VG_STR_CLO (arg, "--txn-end-at", clo_txn_end_at) {
+   } else if VG_STR_CLO (arg, "--trace-stop-at", clo_stop_at) {
    } else
       return False;
    return True;
@@ -108,7 +110,8 @@ static void ot_print_usage(void)
       "    --follow-forks=no|yes     forked children trace into the same stream, in\n"
       "                              frames of (pid, bytes) [no]\n"
       "    --trace-start-at=<fn>     a process starts tracing when it enters <fn>\n"
-      "    --txn-end-at=<fn>         each entry of <fn> while tracing is a TXN_END\n");
+      "    --txn-end-at=<fn>         each entry of <fn> while tracing is a TXN_END\n"
+      "    --trace-stop-at=<fn>      a process stops tracing when it enters <fn>\n");
 }
 
 static void ot_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -676,6 +679,7 @@ static void add_instr(IRSB* sb, Addr a, UInt len)
 /* Entries of --trace-start-at and --txn-end-at functions. */
 #define ENTRY_START 1
 #define ENTRY_TXN_END 2
+#define ENTRY_STOP 3
 
 static VG_REGPARM(1) void h_entry(UWord what)
 {
@@ -689,6 +693,10 @@ static VG_REGPARM(1) void h_entry(UWord what)
       put_marker(CR_TRACE_START, 0);
    } else if (what == ENTRY_TXN_END && tracing) {
       put_marker(CR_TXN_END, 0);
+   } else if (what == ENTRY_STOP && tracing) {
+      put_marker(CR_TRACE_STOP, 0);
+      tracing = False;
+      flush_buffer();
    }
 }
 
@@ -697,7 +705,7 @@ static VG_REGPARM(1) void h_entry(UWord what)
    marker follows the records of the instructions before it. */
 static void add_entry_call(IRSB* sb, Addr a)
 {
-   if (clo_start_at == NULL && clo_txn_end_at == NULL)
+   if (clo_start_at == NULL && clo_txn_end_at == NULL && clo_stop_at == NULL)
       return;
    const HChar* fn = NULL;
    if (!VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &fn) || fn == NULL)
@@ -707,6 +715,8 @@ static void add_entry_call(IRSB* sb, Addr a)
       what = ENTRY_START;
    else if (clo_txn_end_at != NULL && VG_(strcmp)(fn, clo_txn_end_at) == 0)
       what = ENTRY_TXN_END;
+   else if (clo_stop_at != NULL && VG_(strcmp)(fn, clo_stop_at) == 0)
+      what = ENTRY_STOP;
    if (what == 0)
       return;
    close_run(sb);
