@@ -101,11 +101,12 @@ pub fn process_segments(pid: u32) -> Result<Vec<Segment>, String> {
             .entry(path.clone())
             .or_insert_with(|| load_headers(&path));
         // The PT_LOAD segment holding this mapping's file offset gives its address.
+        // (The mapping starts at the page holding the segment's first byte.)
         if let Some(&(p_off, p_vaddr, _)) = loads
             .iter()
-            .find(|&&(o, _, size)| o <= off && off < o + size.max(1))
+            .find(|&&(o, _, size)| (o & !0xfff) <= off && off < o + size.max(1))
         {
-            let vaddr = p_vaddr + (off - p_off);
+            let vaddr = p_vaddr.wrapping_add(off).wrapping_sub(p_off);
             out.push(Segment {
                 start,
                 end,
