@@ -152,6 +152,11 @@ pub struct Config {
     /// Ordered (pattern, component) rules: the first pattern found in `::` + the
     /// demangled function name wins; no match is `other`.
     pub components: Vec<(String, String)>,
+    /// The external system whose code the trace holds (`sqlite`, `postgres`): its rule
+    /// table (`components::rules_for`) goes between the user's rules and the default
+    /// table. Kept as a name so the report's configuration stays small.
+    #[serde(default)]
+    pub system: Option<String>,
 }
 
 fn yes() -> bool {
@@ -265,7 +270,23 @@ impl Config {
             three_c: true,
             cachegrind_compat: false,
             components: default_components(),
+            system: None,
         })
+    }
+
+    /// The rule table the simulator classifies with: the user's rules, the system's
+    /// (`system`), then the default table.
+    pub fn component_rules(&self) -> Vec<(String, String)> {
+        let Some(sys) = &self.system else {
+            return self.components.clone();
+        };
+        let user = self.components.len() - self.default_rule_count();
+        let d = default_components().len();
+        let own = components::rules_for(sys);
+        let mut v = self.components[..user].to_vec();
+        v.extend(own[..own.len() - d].iter().cloned());
+        v.extend(self.components[user..].iter().cloned());
+        v
     }
 
     /// Overrides one level (`l1i`, `l1d`, `l2`, `llc`) from `SIZE:WAYS:LINE[:LATENCY]`;
@@ -370,7 +391,8 @@ impl Config {
     }
 
     fn validate_components(&self) -> Result<(), String> {
-        let mut names: Vec<&str> = self.components.iter().map(|(_, n)| n.as_str()).collect();
+        let rules = self.component_rules();
+        let mut names: Vec<&str> = rules.iter().map(|(_, n)| n.as_str()).collect();
         names.sort_unstable();
         names.dedup();
         if names.len() + 1 > MAX_COMPONENTS {
@@ -727,5 +749,19 @@ mod tests {
         assert_eq!(c.components[0].1, "evict");
         assert_eq!(c.components[1].1, "mine");
         assert_eq!(c.components[2].0, "::btree::");
+    }
+
+    #[test]
+    fn a_system_s_rules_go_between_the_user_s_and_the_defaults() {
+        let mut c = Config::preset("zen3").unwrap();
+        c.add_component("sqlite3BtreeNext=mine").unwrap();
+        c.system = Some("sqlite".into());
+        let rules = c.component_rules();
+        assert_eq!(rules[0], ("sqlite3BtreeNext".into(), "mine".into()));
+        assert!(rules.ends_with(&default_components()));
+        assert!(rules.iter().any(|(p, n)| p == "sqlite3Btree*" && n == "btree"));
+        // The report's configuration names the system, not its thousands of rules.
+        assert_eq!(c.components.len(), default_components().len() + 1);
+        c.validate().unwrap();
     }
 }

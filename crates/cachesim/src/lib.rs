@@ -20,6 +20,7 @@
 pub mod autosteps;
 pub mod cache;
 pub mod config;
+pub mod forks;
 pub mod lackey;
 pub mod report;
 pub mod sim;

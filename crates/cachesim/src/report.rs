@@ -179,6 +179,12 @@ pub const TEXT_ROWS: usize = 40;
 /// How many functions the report lists.
 pub const TOP_FUNCTIONS: usize = 30;
 
+const OTHER_NAME: &str = components::OTHER;
+
+/// How many unmapped functions the report keeps (the text shows `UNMAPPED_TEXT`).
+pub const UNMAPPED_KEPT: usize = 2000;
+const UNMAPPED_TEXT: usize = 15;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub config: Config,
@@ -210,6 +216,13 @@ pub struct Report {
     pub functions_resolved: usize,
     /// The `TOP_FUNCTIONS` functions with the most stall cycles.
     pub top_functions: Vec<FunctionRow>,
+    /// Worker instructions in functions that match no component rule (libc, std, code
+    /// without a symbol, functions a system's map misses), before caller attribution.
+    #[serde(default)]
+    pub unmapped_instructions: u64,
+    /// Those functions, most instructions first (at most `UNMAPPED_KEPT`).
+    #[serde(default)]
+    pub unmapped_functions: Vec<FunctionRow>,
     pub warnings: Vec<String>,
     pub caveat: String,
 }
@@ -448,6 +461,18 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             }
         })
         .collect();
+    let mut unmapped_functions: Vec<FunctionRow> = top_functions
+        .iter()
+        .filter(|f| f.component == names[0])
+        .cloned()
+        .collect();
+    let unmapped_instructions = unmapped_functions.iter().map(|f| f.instructions).sum();
+    unmapped_functions.sort_by(|a, b| {
+        b.instructions
+            .cmp(&a.instructions)
+            .then(a.function.cmp(&b.function))
+    });
+    unmapped_functions.truncate(UNMAPPED_KEPT);
     top_functions.sort_by(|a, b| {
         b.stall_cycles
             .cmp(&a.stall_cycles)
@@ -520,6 +545,8 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         by_operation_component,
         functions_resolved: sim.functions.len() - 2,
         top_functions,
+        unmapped_instructions,
+        unmapped_functions,
         warnings,
         caveat: CAVEAT.to_string(),
     }
@@ -852,6 +879,40 @@ impl Report {
                 })
                 .collect();
             table(&mut o, &header, &rows);
+        }
+        if self.instructions > 0 {
+            let _ = writeln!(
+                o,
+                "\nunmapped code: {:.1}% of instructions in {} functions no component rule maps (libc, std, code without a symbol, what a map misses; JSON: unmapped_functions){}",
+                pct(self.unmapped_instructions, self.instructions),
+                self.unmapped_functions.len(),
+                match self.by_component.iter().find(|b| b.component.as_deref() == Some(OTHER_NAME)) {
+                    Some(b) if self.config.caller_attribution => format!(
+                        "; each run counts for the component of the code that ran before it, which leaves {:.1}% in 'other'",
+                        pct(b.instructions, self.instructions)
+                    ),
+                    _ if self.config.caller_attribution => "; each run counts for the component of the code that ran before it, which leaves 0.0% in 'other'".to_string(),
+                    _ => "; counted as 'other'".to_string(),
+                }
+            );
+            let rows: Vec<Vec<String>> = self
+                .unmapped_functions
+                .iter()
+                .take(UNMAPPED_TEXT)
+                .map(|f| {
+                    let mut name = f.function.clone();
+                    if name.chars().count() > 70 {
+                        name = name.chars().take(67).collect::<String>() + "...";
+                    }
+                    vec![
+                        name,
+                        format!("{:.2}", pct(f.instructions, self.instructions)),
+                    ]
+                })
+                .collect();
+            if !rows.is_empty() {
+                table(&mut o, &["function", "instr %"], &rows);
+            }
         }
         let _ = writeln!(o, "note: {}", self.caveat);
         for w in &self.warnings {

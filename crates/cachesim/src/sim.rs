@@ -179,7 +179,7 @@ impl Simulator {
         config.validate()?;
         let three_c = config.three_c;
         let plru = config.tree_plru;
-        let table = ComponentTable::new(&config.components);
+        let table = ComponentTable::new(&config.component_rules());
         let ncomp = table.names().len();
         let mut unified = Vec::new();
         if let Some(l2) = config.l2 {

@@ -111,6 +111,9 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         } => {
             let w = workload.ok_or_else(|| no_workload("steps place"))?;
             let (c, child) = traced_workload(&w)?;
+            if c.as_ref().engine.is_external() {
+                return Err("`steps place` places CTX points in oltpscope's own engines".into());
+            }
             crate::steps::place(c, child)
         }
         Cmd::Check { workload } => match workload.ok_or_else(|| no_workload("check"))? {
@@ -135,6 +138,17 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
     }
 }
 
+/// Whether a traced workload asks for coroutines or STEPS teams.
+fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
+    let c = match w {
+        RunWorkload::Micro(a) => a.common.as_ref(),
+        RunWorkload::Tpcb(a) => a.common.as_ref(),
+        RunWorkload::Tpcc(a) => a.common.as_ref(),
+        RunWorkload::Tpce(a) => a.common.as_ref(),
+    };
+    !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1)
+}
+
 /// A workload to run under the tracer (`simulate`, `steps place`): its options checked
 /// here, so errors come before valgrind starts, and the child's workload arguments built
 /// from what was parsed.
@@ -147,11 +161,10 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
         RunWorkload::Tpcc(a) => a.common.as_ref().engine,
         RunWorkload::Tpce(a) => a.common.as_ref().engine,
     };
-    if engine.is_external() {
+    if engine == EngineName::Postgres && w_steps(w) {
         return Err(format!(
-            "the simulator traces oltpscope's own code: it does not attribute time inside another program ({}), so it does not run --engine {}",
-            external_program(engine),
-            engine.as_str()
+            "--steps-team and --coroutines switch inside oltpscope's own engines: {} runs each transaction in a backend process",
+            external_program(engine)
         ));
     }
     Ok(match w {
@@ -721,12 +734,6 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
     let (engine, _) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
-    if prof.is_some() && engine.is_external() {
-        return Err(format!(
-            "the profiler attributes time to oltpscope's own components: it does not attribute time inside another program ({}); `oltpscope run` gives its figures",
-            external_program(engine)
-        ));
-    }
     check_fits(wl, engine, c.disk.bpool_size)?;
     // A recorded counter file is read first: a bad one is one line, before any run.
     let recorded = match prof.and_then(|p| p.counters_from.as_ref()) {
@@ -754,6 +761,10 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         Some(p) => Some(profiler::Profiler::new(profiler::Settings {
             frequency_hz: p.frequency,
             counters: count,
+            components: profiler::components::rules_for(engine.as_str()),
+            // PostgreSQL's time is spent in the backend serving each worker's connection.
+            target: (engine == EngineName::Postgres)
+                .then_some(engine_postgres::backend_pid_of_this_thread as fn() -> Option<u32>),
         })?),
         None => None,
     };

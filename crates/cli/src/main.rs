@@ -13,6 +13,7 @@ mod dbdir;
 mod labcmd;
 mod profile;
 mod simulate;
+mod simulate_pg;
 mod stats;
 mod steps;
 

@@ -16,6 +16,11 @@ const DEFAULT_TXNS: u64 = 10_000;
 const DEFAULT_WARMUP_TXNS: u64 = 1_000;
 /// The most transactions an automatic warm-up takes.
 const DEFAULT_WARMUP_CAP: u64 = 200_000;
+/// PostgreSQL under valgrind runs a few transactions per second: its warm-up is fixed
+/// by default, and an automatic one is capped lower.
+const PG_DEFAULT_WARMUP_TXNS: u64 = 100;
+const PG_WARMUP_CAP: u64 = 2_000;
+const PG_DEFAULT_TXNS: u64 = 500;
 
 /// The child run's arguments, from `simulate`'s parsed options: the workload's, the
 /// engine's, and the transactions to trace (cache warm-up included; no timed warm-up).
@@ -62,7 +67,7 @@ pub(crate) fn child_args(
     if let Some(p) = &c.steps_points {
         v.extend([s("--steps-points"), p.display().to_string()]);
     }
-    let txns = c.txns.unwrap_or(DEFAULT_TXNS);
+    let txns = c.txns.unwrap_or(default_txns(c));
     v.extend([
         s("--txns"),
         (txns + warmup_txns).to_string(),
@@ -72,6 +77,14 @@ pub(crate) fn child_args(
         s("--no-check"),
     ]);
     v
+}
+
+fn default_txns(c: &SimOpts) -> u64 {
+    if c.engine == crate::args::EngineName::Postgres {
+        PG_DEFAULT_TXNS
+    } else {
+        DEFAULT_TXNS
+    }
 }
 
 /// Whether the traced run's engine keeps files (the disk engine, the memory engine with
@@ -90,8 +103,10 @@ pub(crate) fn keeps_files(c: &SimOpts) -> bool {
 
 pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
     let s = &c.sim;
+    let pg = c.engine == crate::args::EngineName::Postgres;
     let warmup = match (s.warmup_txns, c.steps_team.is_empty()) {
         (Some(w), _) => w,
+        (None, _) if pg => Warmup::Txns(PG_DEFAULT_WARMUP_TXNS),
         (None, true) => Warmup::Auto,
         (None, false) => Warmup::Txns(DEFAULT_WARMUP_TXNS),
     };
@@ -105,6 +120,7 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
         return Err("--warmup-cap applies to --warmup-txns auto only".to_string());
     }
     let (warmup_txns, warmup_auto) = match warmup {
+        Warmup::Auto if pg => (s.warmup_cap.unwrap_or(PG_WARMUP_CAP), true),
         Warmup::Auto => (s.warmup_cap.unwrap_or(DEFAULT_WARMUP_CAP), true),
         Warmup::Txns(n) => (n, false),
     };
@@ -120,7 +136,7 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
         warmup_auto,
         // Auto: the child runs up to the cap plus the measured transactions, and the
         // simulation stops reading once it has measured them.
-        measure_txns: warmup_auto.then(|| c.txns.unwrap_or(DEFAULT_TXNS)),
+        measure_txns: warmup_auto.then(|| c.txns.unwrap_or(default_txns(c))),
         background_shared_core: s.background_shares_core,
         caller_attribution: !s.no_caller_attribution,
         no_three_c: s.no_3c,
@@ -129,6 +145,13 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
         memory_latency_cycles: s.memory_latency,
     }
     .to_config()
+    .map(|mut cfg| {
+        // SQLite's code runs in the traced process: its own component table.
+        if c.engine.is_external() {
+            cfg.system = Some(c.engine.as_str().to_string());
+        }
+        cfg
+    })
 }
 
 pub fn simulate(c: &SimOpts, workload_args: Vec<String>) -> Result<(), String> {
@@ -175,6 +198,12 @@ fn simulate_into(
 ) -> Result<serde_json::Value, String> {
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
+    if c.engine == crate::args::EngineName::Postgres {
+        // Each backend's pg_backend_pid() query is a transaction of the warm-up.
+        let warmup = cfg.warmup_txns.saturating_sub(c.threads as u64);
+        let args = child_args(c, workload_args, warmup, coroutines);
+        return crate::simulate_pg::simulate(&cfg, &args, json);
+    }
     let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);
     let db = keeps_files(c);
 
@@ -374,11 +403,11 @@ fn steps_table(rows: &[StepsRow]) -> String {
     o
 }
 
-fn sim_json(report: &cachesim::Report) -> serde_json::Value {
+pub(crate) fn sim_json(report: &cachesim::Report) -> serde_json::Value {
     serde_json::from_str(&report.to_json()).expect("report JSON parses")
 }
 
-fn report_text(report: &cachesim::Report, elapsed: f64) -> String {
+pub(crate) fn report_text(report: &cachesim::Report, elapsed: f64) -> String {
     if !report.warmup_completed {
         eprintln!(
             "note: the run ended before {} warm-up transactions: statistics include cold caches",

@@ -7,8 +7,47 @@
 //! addresses of an object file a sized symbol covers, so both symbolizers refuse the same
 //! names. Knows nothing of samples or traces: callers resolve addresses to names first
 //! (with `addr2line`).
+//!
+//! Two kinds of rule: a pattern holding `::` is looked for in `::` + a Rust module path
+//! (oltpscope's own code); a pattern without `::` names C functions (the code of SQLite
+//! and PostgreSQL): `prefix*` matches a C name that starts with `prefix`, anything else
+//! matches that exact name. C rules never match a Rust path and Rust rules never a C
+//! name (a C name holds no `::`), so one table can hold both. The systems' own tables
+//! ([`sqlite`], [`postgres`]) come before the default table for their engine
+//! ([`rules_for`]).
 
 pub mod extents;
+pub mod postgres;
+pub mod sqlite;
+
+use std::collections::HashMap;
+
+/// The component tables of the external systems, by engine name: one line per system.
+const SYSTEMS: &[(&str, fn() -> Vec<(String, String)>)] =
+    &[("sqlite", sqlite::rules), ("postgres", postgres::rules)];
+
+/// The rule table for code run by `engine`: the system's own rules (SQLite's, the
+/// PostgreSQL server's) first, then the default table (oltpscope's own code, which runs
+/// with every engine).
+pub fn rules_for(engine: &str) -> Vec<(String, String)> {
+    let mut v = SYSTEMS
+        .iter()
+        .find(|(name, _)| *name == engine)
+        .map_or_else(Vec::new, |(_, rules)| rules());
+    v.extend(default_components());
+    v
+}
+
+/// Whether the engine's time is spent in another system's code with a table of its own.
+pub fn has_system_rules(engine: &str) -> bool {
+    SYSTEMS.iter().any(|(name, _)| *name == engine)
+}
+
+/// A C function name as a symbol table gives it, without GCC's clone suffixes
+/// (`foo.isra.0`, `foo.part.1`, `foo.constprop.0`, `foo.cold`).
+pub fn c_name(name: &str) -> &str {
+    name.split('.').next().unwrap_or(name)
+}
 
 /// The default component table, in matching order.
 pub fn default_components() -> Vec<(String, String)> {
@@ -48,13 +87,36 @@ pub const OTHER: &str = "other";
 /// Ordered `pattern -> component` rules; index 0 is always `other`.
 pub struct ComponentTable {
     names: Vec<String>,
-    rules: Vec<(String, u16)>,
+    /// Rust path patterns and C prefix patterns: (rule number, pattern, component).
+    rules: Vec<(usize, Rule, u16)>,
+    /// Exact C names: name -> (rule number of its first rule, component).
+    exact: HashMap<String, (usize, u16)>,
+}
+
+enum Rule {
+    /// Looked for in `::` + the module path.
+    Path(String),
+    /// A C name starting with the first string and ending with the second (a pattern
+    /// with one `*`).
+    CGlob(String, String),
+}
+
+impl Rule {
+    fn matches_c(&self, name: &str) -> bool {
+        match self {
+            Rule::CGlob(p, s) => {
+                name.len() >= p.len() + s.len() && name.starts_with(p.as_str()) && name.ends_with(s.as_str())
+            }
+            Rule::Path(_) => false,
+        }
+    }
 }
 
 impl ComponentTable {
     pub fn new(rules: &[(String, String)]) -> ComponentTable {
         let mut names = vec![OTHER.to_string()];
         let mut out = Vec::new();
+        let mut exact = HashMap::new();
         for (pat, name) in rules {
             let idx = match names.iter().position(|n| n == name) {
                 Some(i) => i,
@@ -63,23 +125,59 @@ impl ComponentTable {
                     names.len() - 1
                 }
             };
-            out.push((pat.clone(), idx as u16));
+            let number = out.len() + exact.len();
+            if pat.contains("::") {
+                out.push((number, Rule::Path(pat.clone()), idx as u16));
+            } else if let Some((prefix, suffix)) = pat.split_once('*') {
+                let glob = Rule::CGlob(prefix.to_string(), suffix.to_string());
+                out.push((number, glob, idx as u16));
+            } else {
+                exact.entry(pat.clone()).or_insert((number, idx as u16));
+            }
         }
-        ComponentTable { names, rules: out }
+        ComponentTable {
+            names,
+            rules: out,
+            exact,
+        }
+    }
+
+    /// Whether the C name `name` matches rule `pattern` (a C pattern: `a*b` or exact).
+    pub fn c_pattern_matches(pattern: &str, name: &str) -> bool {
+        match pattern.split_once('*') {
+            Some((p, s)) => Rule::CGlob(p.into(), s.into()).matches_c(name),
+            None => pattern == name,
+        }
     }
 
     pub fn names(&self) -> &[String] {
         &self.names
     }
 
-    /// Component of a demangled function name; patterns are matched against
-    /// `::` + name so `::btree::` also matches a top-level `btree::f`.
+    /// Component of a demangled function name; path patterns are matched against
+    /// `::` + name so `::btree::` also matches a top-level `btree::f`; a name without
+    /// `::` is a C function, matched by the C rules (clone suffixes removed).
     pub fn classify(&self, function: &str) -> u16 {
-        let s = format!("::{function}");
-        self.rules
+        if function.contains("::") {
+            let s = format!("::{function}");
+            return self
+                .rules
+                .iter()
+                .find(|(_, r, _)| matches!(r, Rule::Path(p) if s.contains(p.as_str())))
+                .map_or(0, |(_, _, i)| *i);
+        }
+        let name = c_name(function);
+        let by_prefix = self
+            .rules
             .iter()
-            .find(|(p, _)| s.contains(p.as_str()))
-            .map_or(0, |(_, i)| *i)
+            .find(|(_, r, _)| r.matches_c(name))
+            .map(|(n, _, i)| (*n, *i));
+        let by_name = self.exact.get(name).copied();
+        match (by_prefix, by_name) {
+            (Some(a), Some(b)) => a.min(b).1,
+            (Some((_, i)), None) | (None, Some((_, i))) => i,
+            (None, None) => 0,
+        }
     }
 
     /// Component of a demangled function name as it comes from the symbols: read as its
@@ -191,6 +289,46 @@ mod tests {
         assert_eq!(name("workloads::tpcc::new_order"), "workload");
         assert_eq!(name("api::session::Session::get"), "api");
         assert_eq!(name("core::slice::sort::quicksort"), "other");
+    }
+
+    #[test]
+    fn c_rules_match_c_names_only_and_the_first_rule_wins() {
+        let rules: Vec<(String, String)> = [
+            ("walLock*", "lock"),
+            ("::log::", "log"),
+            ("wal*", "walog"),
+            ("*_selectivity", "plan"),
+            ("sqlite3BtreeNext", "btree"),
+            ("sqlite3BtreeNext", "never"),
+            ("walIndexAppend", "late"),
+        ]
+        .iter()
+        .map(|(p, n)| (p.to_string(), n.to_string()))
+        .collect();
+        let t = ComponentTable::new(&rules);
+        let name = |f: &str| t.names()[t.classify_demangled(f) as usize].clone();
+        assert_eq!(name("walLockShared"), "lock");
+        assert_eq!(name("walIndexAppend"), "walog", "an earlier prefix beats a later exact name");
+        assert_eq!(name("walFrames.isra.0"), "walog", "clone suffixes are dropped");
+        assert_eq!(name("eqsel_selectivity"), "plan");
+        assert_eq!(name("_selectivity"), "plan");
+        assert_eq!(name("sqlite3BtreeNext"), "btree");
+        assert_eq!(name("sqlite3BtreeNextx"), "other", "an exact rule is exact");
+        // A C rule never matches a Rust path, a path rule never a C name.
+        assert_eq!(name("engine::wal::Writer::append"), "other");
+        assert_eq!(name("engine::log::Writer::append"), "log");
+        assert_eq!(name("log"), "other");
+        assert!(ComponentTable::c_pattern_matches("pg_*_aclmask", "pg_class_aclmask"));
+        assert!(!ComponentTable::c_pattern_matches("pg_*_aclmask", "pg_aclmask"));
+    }
+
+    #[test]
+    fn systems_rules_come_before_the_defaults() {
+        let sqlite = rules_for("sqlite");
+        let d = default_components();
+        assert!(sqlite.ends_with(&d) && sqlite.len() > d.len() + 1000);
+        assert_eq!(rules_for("disk"), d);
+        assert!(has_system_rules("postgres") && !has_system_rules("memory"));
     }
 
     #[test]

@@ -99,6 +99,54 @@ fn pg_err(e: postgres::Error) -> Error {
 
 static NEXT_SCHEMA: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    /// The server process serving the connection of the worker made last on this thread.
+    static BACKEND_PID: std::cell::Cell<Option<u32>> = const { std::cell::Cell::new(None) };
+}
+
+/// `simulate --engine postgres` sets this variable (a FIFO path) for its child run: the
+/// private server then starts under the oltpscope tracer following its forks, and each
+/// worker made after the load starts tracing its backend (see `docs/design/tracer.md`,
+/// "Forked processes").
+pub const TRACE_ENV: &str = "OLTPSCOPE_PG_TRACE_OUT";
+/// The server function a backend starts tracing at (the workers call it once, after the
+/// load) and the one whose every call ends a transaction (commit or abort, once per
+/// top-level transaction).
+pub const TRACE_START_AT: &str = "pg_backend_pid";
+pub const TXN_END_AT: &str = "ProcArrayEndTransaction";
+/// Where a backend stops tracing: its exit (what runs after it, the libraries' exit
+/// handlers, is no transaction's work).
+pub const TRACE_STOP_AT: &str = "proc_exit";
+
+/// The tracer's launcher for the postmaster, if this run is traced.
+fn trace_launcher() -> Result<Option<pgserver::Launcher>> {
+    let Some(out) = std::env::var_os(TRACE_ENV) else {
+        return Ok(None);
+    };
+    let setup = tracer::prepare().map_err(|e| Error::fatal(format!("postgres: {e}")))?;
+    let mut opts = tracer::TraceOptions::default();
+    opts.valgrind_args.extend(
+        [
+            "--trace-children=yes".to_string(),
+            "--follow-forks=yes".to_string(),
+            format!("--trace-start-at={TRACE_START_AT}"),
+            format!("--txn-end-at={TXN_END_AT}"),
+            format!("--trace-stop-at={TRACE_STOP_AT}"),
+        ]
+        .map(Into::into),
+    );
+    let (program, args, env) = setup.prefix(std::path::Path::new(&out), &opts);
+    Ok(Some(pgserver::Launcher { program, args, env }))
+}
+
+/// The pid of the backend process serving the connection of the last worker made on
+/// this thread (`pg_backend_pid()`, asked once when it connects): what `profile` samples
+/// and `simulate` traces for that worker. `None` before any worker, or if it could not
+/// connect.
+pub fn backend_pid_of_this_thread() -> Option<u32> {
+    BACKEND_PID.with(|p| p.get())
+}
+
 /// The kits' database in a PostgreSQL schema of its own.
 pub struct PostgresEngine {
     schema: Arc<Schema>,
@@ -190,8 +238,16 @@ impl Engine for PostgresEngine {
         let (server, url) = match &own.url {
             Some(u) => (None, u.clone()),
             None => {
+                let launcher = trace_launcher()?;
                 let s = pgserver::PgServer::start(&pgserver::PgOptions {
                     max_connections: (opts.threads as u32 + 16).max(64),
+                    // Under valgrind the server starts many times slower.
+                    start_timeout: std::time::Duration::from_secs(if launcher.is_some() {
+                        600
+                    } else {
+                        60
+                    }),
+                    launcher,
                     ..pgserver::PgOptions::default()
                 })
                 .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
@@ -257,9 +313,24 @@ impl Engine for PostgresEngine {
     }
 
     fn worker(&self, _worker_id: usize) -> PostgresWorker<'_> {
+        let conn = connect(&self.url, &self.pg_schema, self.own.synchronous_commit)
+            .map_err(|e| e.to_string());
+        BACKEND_PID.with(|p| p.set(None));
+        // Traced: only the run's workers ask (the question starts tracing the backend).
+        let ask = std::env::var_os(TRACE_ENV).is_none() || !self.loading.load(Ordering::Acquire);
+        let conn = conn.and_then(|mut c| {
+            if !ask {
+                return Ok(c);
+            }
+            let row = c
+                .query_one("SELECT pg_backend_pid()", &[])
+                .map_err(|e| format!("postgres: pg_backend_pid(): {e}"))?;
+            let pid: i32 = row.get(0);
+            BACKEND_PID.with(|p| p.set(u32::try_from(pid).ok()));
+            Ok(c)
+        });
         PostgresWorker {
-            conn: connect(&self.url, &self.pg_schema, self.own.synchronous_commit)
-                .map_err(|e| e.to_string()),
+            conn,
             e: self,
             in_txn: false,
             stmts: HashMap::new(),

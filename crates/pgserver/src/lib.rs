@@ -92,6 +92,17 @@ pub struct PgOptions {
     pub start_timeout: Duration,
     /// More `name=value` settings passed as `-c name=value`, after the ones above.
     pub extra_settings: Vec<(String, String)>,
+    /// Start the postmaster under another program (`simulate`: valgrind with the
+    /// oltpscope tracer): `program args... postgres -D ...`, with `env` added.
+    pub launcher: Option<Launcher>,
+}
+
+/// A program the postmaster runs under (see `PgOptions::launcher`).
+#[derive(Debug, Clone, Default)]
+pub struct Launcher {
+    pub program: PathBuf,
+    pub args: Vec<std::ffi::OsString>,
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 impl Default for PgOptions {
@@ -105,6 +116,7 @@ impl Default for PgOptions {
             install_if_missing: true,
             start_timeout: Duration::from_secs(60),
             extra_settings: Vec::new(),
+            launcher: None,
         }
     }
 }
@@ -237,7 +249,15 @@ impl PgServer {
         let log2 = log
             .try_clone()
             .map_err(|e| format!("cannot open the server log: {e}"))?;
-        let mut cmd = Command::new(self.bindir.join("postgres"));
+        let mut cmd = match &opts.launcher {
+            None => Command::new(self.bindir.join("postgres")),
+            Some(l) => {
+                let mut c = Command::new(&l.program);
+                c.args(&l.args).arg(self.bindir.join("postgres"));
+                c.envs(l.env.iter().map(|(k, v)| (k, v)));
+                c
+            }
+        };
         cmd.arg("-D").arg(self.data_dir());
         for (name, value) in settings(opts, &self.dir) {
             cmd.arg("-c").arg(format!("{name}={value}"));

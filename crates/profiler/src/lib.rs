@@ -17,6 +17,7 @@ pub mod sampler;
 pub mod symbolize;
 pub mod tmam;
 
+pub use components;
 pub use report::Profile;
 pub use sampler::{Profiler, Settings};
 

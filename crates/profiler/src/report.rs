@@ -3,7 +3,7 @@
 
 use crate::attribute::charge;
 use crate::sampler::NO_TXN;
-use components::{default_components, ComponentTable};
+use components::ComponentTable;
 use probe::Op;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -48,12 +48,24 @@ pub struct Profile {
     pub by_operation: Vec<Breakdown>,
     /// Innermost functions with the most samples.
     pub top_functions: Vec<Share>,
+    /// The innermost functions of the samples no frame of which matches a component
+    /// rule (the samples charged to `other`), most samples first: what the map misses.
+    /// (A sample in libc or in a function without a symbol whose caller has a component
+    /// counts for that component, as everywhere in the profile.)
+    pub unmapped_functions: Vec<Share>,
+    /// Samples charged to `other`, over all samples.
+    pub unmapped_share: f64,
+    /// The server processes sampled instead of the workers (PostgreSQL's backends), if
+    /// any: then operations are not known (they are marked in oltpscope's process).
+    pub sampled_processes: Option<Vec<u32>>,
     pub warnings: Vec<String>,
 }
 
 const OUTSIDE: &str = "(between operations)";
 const NO_TYPE: &str = "(no transaction)";
 const TOP: usize = 15;
+/// Unmapped functions kept in the JSON (the text shows `TOP`).
+const UNMAPPED_KEPT: usize = 2000;
 
 /// Accumulates charged samples.
 pub struct Builder {
@@ -69,6 +81,8 @@ pub struct Builder {
     /// [op index (0 = outside)][component].
     by_op: Vec<Vec<u64>>,
     leaves: HashMap<String, u64>,
+    /// Samples by innermost function that matches no rule.
+    unmapped: HashMap<String, u64>,
 }
 
 fn op_slot(op: Option<Op>) -> usize {
@@ -84,8 +98,9 @@ fn op_name(slot: usize) -> &'static str {
 }
 
 impl Builder {
-    pub fn new(txn_types: &[&str]) -> Builder {
-        let table = ComponentTable::new(&default_components());
+    /// `rules`: the component table (`components::rules_for(engine)`).
+    pub fn new(txn_types: &[&str], rules: &[(String, String)]) -> Builder {
+        let table = ComponentTable::new(rules);
         let nc = table.names().len();
         Builder {
             txn_names: txn_types.iter().map(|s| s.to_string()).collect(),
@@ -97,6 +112,7 @@ impl Builder {
             by_txn: vec![vec![0; nc]; txn_types.len() + 1],
             by_op: vec![vec![0; nc]; Op::ALL.len() + 1],
             leaves: HashMap::new(),
+            unmapped: HashMap::new(),
             table,
         }
     }
@@ -117,10 +133,14 @@ impl Builder {
         };
         self.by_txn[slot][ci] += 1;
         self.by_op[op_slot(c.op)][ci] += 1;
+        let leaf_name = c.leaf.unwrap_or_else(|| "(unknown)".into());
+        if c.component == 0 {
+            *self.unmapped.entry(leaf_name.clone()).or_default() += 1;
+        }
         let leaf = if kernel {
             "(kernel)".to_string()
         } else {
-            c.leaf.unwrap_or_else(|| "(unknown)".into())
+            leaf_name
         };
         *self.leaves.entry(leaf).or_default() += 1;
     }
@@ -180,17 +200,21 @@ impl Builder {
                 share: b.share,
             })
             .collect();
-        let mut leaves: Vec<(String, u64)> = self.leaves.into_iter().collect();
-        leaves.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let top_functions = leaves
-            .into_iter()
-            .take(TOP)
-            .map(|(name, n)| Share {
-                name,
-                samples: n,
-                share: n as f64 / total,
-            })
-            .collect();
+        let ranked = |m: HashMap<String, u64>, keep: usize| -> Vec<Share> {
+            let mut v: Vec<(String, u64)> = m.into_iter().collect();
+            v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            v.into_iter()
+                .take(keep)
+                .map(|(name, n)| Share {
+                    name,
+                    samples: n,
+                    share: n as f64 / total,
+                })
+                .collect()
+        };
+        let unmapped_samples: u64 = self.unmapped.values().sum();
+        let top_functions = ranked(self.leaves, TOP);
+        let unmapped_functions = ranked(self.unmapped, UNMAPPED_KEPT);
         Profile {
             event: "cpu-clock",
             frequency_hz,
@@ -206,6 +230,9 @@ impl Builder {
             txn_types,
             by_operation,
             top_functions,
+            unmapped_functions,
+            unmapped_share: unmapped_samples as f64 / total,
+            sampled_processes: None,
             warnings,
         }
     }
@@ -220,13 +247,21 @@ impl Profile {
     /// transaction type; then operations and the top functions.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
+        let whom = match &self.sampled_processes {
+            None => format!("{} worker thread(s)", self.threads),
+            Some(pids) => format!(
+                "{} server process(es) serving the workers' connections (pids {})",
+                pids.len(),
+                pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        };
         let _ = writeln!(
             s,
-            "\nprofile: {} samples of {} at {} Hz on {} worker thread(s), {} lost; {} in the kernel{}",
+            "\nprofile: {} samples of {} at {} Hz on {}, {} lost; {} in the kernel{}",
             self.samples,
             self.event,
             self.frequency_hz,
-            self.threads,
+            whom,
             self.lost,
             pct(self.kernel_share).trim(),
             if self.kernel_sampled { "" } else { " (kernel time not sampled: not allowed here)" }
@@ -266,7 +301,13 @@ impl Profile {
         }
         let _ = writeln!(s);
         let _ = writeln!(s, "\ntime by operation");
-        for o in &self.operations {
+        if self.sampled_processes.is_some() {
+            let _ = writeln!(
+                s,
+                "  not measured: the operations are marked in oltpscope's process, the samples are the server's"
+            );
+        }
+        for o in self.operations.iter().filter(|_| self.sampled_processes.is_none()) {
             let top: Vec<String> = self
                 .by_operation
                 .iter()
@@ -291,6 +332,15 @@ impl Profile {
         }
         let _ = writeln!(s, "\ntop functions (innermost frame)");
         for f in &self.top_functions {
+            let _ = writeln!(s, "  {}  {}", pct(f.share), trunc(&f.name, 100));
+        }
+        let _ = writeln!(
+            s,
+            "\nunmapped code: {} of the samples have no function on their stack that a component rule maps ('other'); their innermost functions ({}; JSON: profile.unmapped_functions):",
+            pct(self.unmapped_share).trim(),
+            self.unmapped_functions.len()
+        );
+        for f in self.unmapped_functions.iter().take(TOP) {
             let _ = writeln!(s, "  {}  {}", pct(f.share), trunc(&f.name, 100));
         }
         for w in &self.warnings {
@@ -318,7 +368,7 @@ mod tests {
 
     #[test]
     fn samples_are_split_by_component_type_and_operation() {
-        let mut b = Builder::new(&["new_order", "payment"]);
+        let mut b = Builder::new(&["new_order", "payment"], &components::default_components());
         let lock = vec![
             f(&["engine_disk::lock::LockManager::acquire"]),
             f(&["api::session::Session<X>::update"]),

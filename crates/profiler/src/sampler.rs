@@ -27,19 +27,41 @@ const CONTEXT_MAX: u64 = u64::MAX - 4095 + 1;
 const CONTEXT_USER: u64 = (-512i64) as u64;
 const KERNEL_START: u64 = 1 << 63;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Settings {
     /// Samples per second of a thread's CPU time.
     pub frequency_hz: u64,
     /// Also count the generic hardware events on each worker (`counters`); only where
     /// `counters::available` said yes.
     pub counters: bool,
+    /// The component rules (`components::rules_for(engine)`).
+    pub components: Vec<(String, String)>,
+    /// Where a worker's time is spent, asked on the worker thread when its measured
+    /// phase starts: `None` samples the worker itself; a function giving the pid of
+    /// another process (the PostgreSQL backend serving this thread's connection) samples
+    /// that process instead, and its samples are symbolized with its own objects.
+    pub target: Option<fn() -> Option<u32>>,
+}
+
+impl Settings {
+    /// Sample the workers themselves, with the default component table.
+    pub fn new(frequency_hz: u64) -> Settings {
+        Settings {
+            frequency_hz,
+            counters: false,
+            components: components::default_components(),
+            target: None,
+        }
+    }
 }
 
 /// Samples of one thread, flattened: per sample `[txn_type | kernel << 32, n, n addrs]`
 /// (user-space addresses, innermost first).
 #[derive(Default)]
 struct ThreadSamples {
+    /// The process sampled instead of this thread (see `Settings::target`) and its
+    /// executable segments, read when sampling began.
+    target: Option<(u32, Vec<crate::symbolize::Segment>)>,
     chains: Vec<u64>,
     samples: u64,
     lost: u64,
@@ -62,10 +84,13 @@ pub struct Profiler {
     settings: Settings,
 }
 
-fn open(period_ns: u64, kernel: bool) -> std::io::Result<Sampler> {
-    Builder::new(Software::CPU_CLOCK)
-        .observe_self()
-        .any_cpu()
+fn open(period_ns: u64, kernel: bool, pid: Option<u32>) -> std::io::Result<Sampler> {
+    let mut b = Builder::new(Software::CPU_CLOCK);
+    match pid {
+        None => b.observe_self(),
+        Some(p) => b.observe_pid(p as i32),
+    };
+    b.any_cpu()
         .sample_period(period_ns)
         .sample(SampleFlag::IP | SampleFlag::CALLCHAIN)
         .exclude_kernel(!kernel)
@@ -85,9 +110,9 @@ impl Profiler {
             return Err("the sampling frequency must be at least 1 Hz".into());
         }
         let period_ns = (1_000_000_000 / settings.frequency_hz).max(1);
-        let kernel = match open(period_ns, true) {
+        let kernel = match open(period_ns, true, None) {
             Ok(_) => true,
-            Err(_) => match open(period_ns, false) {
+            Err(_) => match open(period_ns, false, None) {
                 Ok(_) => false,
                 Err(e) => {
                     return Err(format!(
@@ -122,10 +147,28 @@ impl Profiler {
             return Err(e.clone());
         }
         let threads = std::mem::take(&mut *self.inner.threads.lock().unwrap());
-        let mut sym = Symbolizer::new(loaded_segments());
-        let mut b = crate::report::Builder::new(txn_types);
+        let mut own = Symbolizer::new(loaded_segments());
+        // Processes sampled instead of the workers: one symbolizer per distinct layout
+        // (backends forked from one postmaster share theirs).
+        let mut others: Vec<(Vec<crate::symbolize::Segment>, Symbolizer)> = Vec::new();
+        let mut b = crate::report::Builder::new(txn_types, &self.settings.components);
         let mut read_ns = 0;
+        let mut pids = Vec::new();
         for t in &threads {
+            let sym = match &t.target {
+                None => &mut own,
+                Some((pid, segs)) => {
+                    pids.push(*pid);
+                    let i = match others.iter().position(|(s, _)| same_layout(s, segs)) {
+                        Some(i) => i,
+                        None => {
+                            others.push((segs.clone(), Symbolizer::new(segs.clone())));
+                            others.len() - 1
+                        }
+                    };
+                    &mut others[i].1
+                }
+            };
             b.lost += t.lost;
             read_ns += t.read_ns;
             let mut i = 0;
@@ -143,33 +186,83 @@ impl Profiler {
                 b.add(head as u32, head >> 32 != 0, &frames);
             }
         }
-        Ok(b.finish(
+        let mut warnings = own.warnings;
+        for (_, s) in others {
+            warnings.extend(s.warnings.into_iter().filter(|w| !warnings.contains(w)).collect::<Vec<_>>());
+        }
+        let mut p = b.finish(
             self.settings.frequency_hz,
             self.inner.kernel,
             threads.len(),
             read_ns as f64 / thread_ns.max(1) as f64,
-            sym.warnings,
-        ))
+            warnings,
+        );
+        if self.settings.target.is_some() {
+            p.sampled_processes = Some(pids);
+        }
+        Ok(p)
+    }
+}
+
+/// Whether two processes' executable segments are the same (so one symbolizer serves
+/// both).
+fn same_layout(a: &[crate::symbolize::Segment], b: &[crate::symbolize::Segment]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.start == y.start && x.end == y.end && x.path == y.path)
+}
+
+impl Profiler {
+    fn error(&self, e: String) {
+        self.inner.errors.lock().unwrap().push(e);
     }
 }
 
 impl driver::Observer for Profiler {
     fn thread_start(&self) -> Box<dyn driver::ThreadObserver> {
-        let sampler = match open(self.inner.period_ns, self.inner.kernel) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                self.inner
-                    .errors
-                    .lock()
-                    .unwrap()
-                    .push(format!("cannot open a worker thread's sampler: {e}"));
-                None
+        let mut data = ThreadSamples::default();
+        let pid = match self.settings.target {
+            None => None,
+            Some(f) => match f() {
+                Some(pid) => match crate::symbolize::process_segments(pid) {
+                    Ok(segs) => {
+                        data.target = Some((pid, segs));
+                        Some(pid)
+                    }
+                    Err(e) => {
+                        self.error(e);
+                        None
+                    }
+                },
+                None => {
+                    self.error(
+                        "a worker thread has no server process to sample (no backend pid)"
+                            .to_string(),
+                    );
+                    None
+                }
+            },
+        };
+        let sampler = if self.settings.target.is_some() && pid.is_none() {
+            None
+        } else {
+            match open(self.inner.period_ns, self.inner.kernel, pid) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    let whose = match pid {
+                        Some(p) => format!("server process {p}'s"),
+                        None => "a worker thread's".to_string(),
+                    };
+                    self.error(format!("cannot open {whose} sampler: {e}"));
+                    None
+                }
             }
         };
         Box::new(ThreadSampler {
             inner: self.inner.clone(),
             sampler,
-            data: ThreadSamples::default(),
+            data,
             counters: self
                 .inner
                 .counters

@@ -76,6 +76,81 @@ pub fn loaded_segments() -> Vec<Segment> {
     out
 }
 
+/// The executable segments of another process (`/proc/<pid>/maps`), each with the load
+/// bias computed from its file's program headers: what `loaded_segments` gives for this
+/// process. Read while the process lives (a backend exits when its connection closes).
+pub fn process_segments(pid: u32) -> Result<Vec<Segment>, String> {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .map_err(|e| format!("cannot read /proc/{pid}/maps: {e}"))?;
+    let mut headers: HashMap<PathBuf, Vec<(u64, u64, u64)>> = HashMap::new();
+    let mut out = Vec::new();
+    for line in maps.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 6 || !f[1].contains('x') || !f[5].starts_with('/') {
+            continue;
+        }
+        let Some((start, end)) = f[0].split_once('-') else {
+            continue;
+        };
+        let hex = |x: &str| u64::from_str_radix(x, 16).ok();
+        let (Some(start), Some(end), Some(off)) = (hex(start), hex(end), hex(f[2])) else {
+            continue;
+        };
+        let path = PathBuf::from(f[5..].join(" "));
+        let loads = headers
+            .entry(path.clone())
+            .or_insert_with(|| load_headers(&path));
+        // The PT_LOAD segment holding this mapping's file offset gives its address.
+        // (The mapping starts at the page holding the segment's first byte.)
+        if let Some(&(p_off, p_vaddr, _)) = loads
+            .iter()
+            .find(|&&(o, _, size)| (o & !0xfff) <= off && off < o + size.max(1))
+        {
+            let vaddr = p_vaddr.wrapping_add(off).wrapping_sub(p_off);
+            out.push(Segment {
+                start,
+                end,
+                bias: start.wrapping_sub(vaddr),
+                path,
+            });
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("process {pid} has no executable file mapped"));
+    }
+    out.sort_by_key(|s| s.start);
+    Ok(out)
+}
+
+/// (p_offset, p_vaddr, p_filesz) of each PT_LOAD segment of an ELF file; empty if it
+/// cannot be read.
+fn load_headers(path: &std::path::Path) -> Vec<(u64, u64, u64)> {
+    use object::read::elf::{FileHeader as _, ProgramHeader as _};
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(elf) = object::elf::FileHeader64::<object::Endianness>::parse(&*data) else {
+        return Vec::new();
+    };
+    let Ok(endian) = elf.endian() else {
+        return Vec::new();
+    };
+    let Ok(phdrs) = elf.program_headers(endian, &*data) else {
+        return Vec::new();
+    };
+    phdrs
+        .iter()
+        .filter(|p| p.p_type(endian) == object::elf::PT_LOAD)
+        .map(|p| {
+            (
+                p.p_offset(endian),
+                p.p_vaddr(endian),
+                p.p_filesz(endian),
+            )
+        })
+        .collect()
+}
+
 pub struct Symbolizer {
     segments: Vec<Segment>,
     loaders: HashMap<PathBuf, Option<Loader>>,
@@ -186,5 +261,26 @@ mod tests {
             "{names:?}"
         );
         assert!(s.frames(8).is_empty(), "an unmapped address is unknown");
+    }
+
+    #[test]
+    fn another_process_s_segments_match_what_it_loaded() {
+        // This process read through /proc, as a backend would be: the same objects at
+        // the same addresses, with the same biases.
+        let own = loaded_segments();
+        let by_maps = process_segments(std::process::id()).unwrap();
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let a = own.iter().find(|s| s.path == exe).unwrap();
+        let b = by_maps.iter().find(|s| s.path == exe).unwrap();
+        assert_eq!(a.bias, b.bias);
+        assert!(b.start <= a.start + 4096 && a.start < b.end, "{a:?} {b:?}");
+        let addr = a_function_to_find as *const () as u64;
+        let mut s = Symbolizer::new(by_maps);
+        let names = s.frames(addr).to_vec();
+        assert!(
+            names.iter().any(|n| n.contains("a_function_to_find")),
+            "{names:?}"
+        );
+        assert!(process_segments(u32::MAX - 1).is_err());
     }
 }

@@ -75,12 +75,24 @@ extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 static const HChar* clo_trace_out = "oltptrace.%p.trace";
 static Bool clo_trace_start = False;
 static Bool clo_inline = True; /* records written by generated IR, not helper calls */
+/* Forked children keep tracing into the same stream, each process's records in frames
+   of its own (see "Forked processes" in docs/design/tracer.md). */
+static Bool clo_follow_forks = False;
+/* Function names (exact symbol names): a process starts tracing when it enters
+   clo_start_at; every entry of clo_txn_end_at while tracing writes a TXN_END marker. */
+static const HChar* clo_start_at = NULL;
+static const HChar* clo_txn_end_at = NULL;
+static const HChar* clo_stop_at = NULL; /* a process stops tracing when it enters this */
 
 static Bool ot_process_cmd_line_option(const HChar* arg)
 {
    if VG_STR_CLO (arg, "--trace-out", clo_trace_out) {
    } else if VG_BOOL_CLO (arg, "--trace-start", clo_trace_start) {
    } else if VG_BOOL_CLO (arg, "--inline-records", clo_inline) {
+   } else if VG_BOOL_CLO (arg, "--follow-forks", clo_follow_forks) {
+   } else if VG_STR_CLO (arg, "--trace-start-at", clo_start_at) {
+   } else if VG_STR_CLO (arg, "--txn-end-at", clo_txn_end_at) {
+   } else if VG_STR_CLO (arg, "--trace-stop-at", clo_stop_at) {
    } else
       return False;
    return True;
@@ -94,7 +106,12 @@ static void ot_print_usage(void)
       "    --trace-start=no|yes      trace from the start, not from the first\n"
       "                              TRACE_START client request [no]\n"
       "    --inline-records=yes|no   write records with generated code (yes) or\n"
-      "                              with one helper call per record group [yes]\n");
+      "                              with one helper call per record group [yes]\n"
+      "    --follow-forks=no|yes     forked children trace into the same stream, in\n"
+      "                              frames of (pid, bytes) [no]\n"
+      "    --trace-start-at=<fn>     a process starts tracing when it enters <fn>\n"
+      "    --txn-end-at=<fn>         each entry of <fn> while tracing is a TXN_END\n"
+      "    --trace-stop-at=<fn>      a process stops tracing when it enters <fn>\n");
 }
 
 static void ot_print_debug_usage(void) { VG_(printf)("    (none)\n"); }
@@ -118,7 +135,33 @@ static ULong n_instr_traced = 0;
 static ThreadId written_tid = VG_INVALID_THREADID; /* tid of the last THREAD record */
 static ULong n_bytes_written = 0;
 
+static void write_raw(const void* data, SizeT len);
+
+/* --follow-forks: every process writes its records in frames of at most PIPE_BUF
+   (4096) bytes, a header word (pid << 32 | payload bytes) and the payload, so the
+   kernel never interleaves two processes' frames in the pipe. */
+#define FRAME_BYTES 4096
+static Int my_pid = 0;
+
 static void write_all(const void* data, SizeT len)
+{
+   if (!clo_follow_forks) {
+      write_raw(data, len);
+      return;
+   }
+   static ULong frame[FRAME_BYTES / 8];
+   const UChar* p = data;
+   while (len > 0) {
+      SizeT n = len > FRAME_BYTES - 8 ? FRAME_BYTES - 8 : len;
+      frame[0] = ((ULong)(UInt)my_pid << 32) | (ULong)n;
+      VG_(memcpy)(&frame[1], p, n);
+      write_raw(frame, n + 8);
+      p += n;
+      len -= n;
+   }
+}
+
+static void write_raw(const void* data, SizeT len)
 {
    const UChar* p = data;
    while (len > 0) {
@@ -214,6 +257,7 @@ static void put_marker(UInt code, UInt arg)
 typedef struct {
    Addr avma;
    SizeT size;
+   PtrdiffT bias;
    HChar* name;
 } Mapped;
 
@@ -287,6 +331,7 @@ static void ensure_mapped(Addr a)
    mapped[n_mapped].avma = avma;
    mapped[n_mapped].size = size;
    mapped[n_mapped].name = VG_(strdup)("ot.mapped", name);
+   mapped[n_mapped].bias = VG_(DebugInfo_get_text_bias)(di);
    n_mapped++;
    put_map(avma, size, VG_(DebugInfo_get_text_bias)(di), name);
 }
@@ -631,12 +676,64 @@ static void add_instr(IRSB* sb, Addr a, UInt len)
       close_run(sb);
 }
 
+/* Entries of --trace-start-at and --txn-end-at functions. */
+#define ENTRY_START 1
+#define ENTRY_TXN_END 2
+#define ENTRY_STOP 3
+
+static VG_REGPARM(1) void h_entry(UWord what)
+{
+   if (out_fd < 0)
+      return;
+   if (what == ENTRY_START && !tracing) {
+      /* The process serves a worker (it runs the function the workers call to start
+         tracing): its thread has the worker role (probe::Role::Worker = 1). */
+      set_role(VG_(get_running_tid)(), 1);
+      tracing = True;
+      put_marker(CR_TRACE_START, 0);
+   } else if (what == ENTRY_TXN_END && tracing) {
+      put_marker(CR_TXN_END, 0);
+   } else if (what == ENTRY_STOP && tracing) {
+      put_marker(CR_TRACE_STOP, 0);
+      tracing = False;
+      flush_buffer();
+   }
+}
+
+/* Before the instruction at `a`: a call to h_entry if `a` is the entry of a function
+   named by --trace-start-at or --txn-end-at. The open run is closed first, so the
+   marker follows the records of the instructions before it. */
+static void add_entry_call(IRSB* sb, Addr a)
+{
+   if (clo_start_at == NULL && clo_txn_end_at == NULL && clo_stop_at == NULL)
+      return;
+   const HChar* fn = NULL;
+   if (!VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &fn) || fn == NULL)
+      return;
+   UWord what = 0;
+   if (clo_start_at != NULL && VG_(strcmp)(fn, clo_start_at) == 0)
+      what = ENTRY_START;
+   else if (clo_txn_end_at != NULL && VG_(strcmp)(fn, clo_txn_end_at) == 0)
+      what = ENTRY_TXN_END;
+   else if (clo_stop_at != NULL && VG_(strcmp)(fn, clo_stop_at) == 0)
+      what = ENTRY_STOP;
+   if (what == 0)
+      return;
+   close_run(sb);
+   IRDirty* d = unsafeIRDirty_0_N(1, "h_entry", VG_(fnptr_to_fnentry)(h_entry),
+                                  mkIRExprVec_1(IRExpr_Const(IRConst_U64(what))));
+   addStmtToIRSB(sb, IRStmt_Dirty(d));
+}
+
 static IRSB* ot_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                            const VexGuestLayout* layout, const VexGuestExtents* vge,
                            const VexArchInfo* archinfo_host, IRType gWordTy,
                            IRType hWordTy)
 {
-   if (!tracing || out_fd < 0)
+   /* Following forks, every translation is instrumented (helpers check `tracing`):
+      a process starts tracing by itself at a function's entry, without discarding
+      the translations its parent made. */
+   if ((!tracing && !clo_follow_forks) || out_fd < 0)
       return sbIn;
    if (gWordTy != hWordTy)
       VG_(tool_panic)("oltptrace: host/guest word size mismatch");
@@ -663,6 +760,7 @@ static IRSB* ot_instrument(VgCallbackClosure* closure, IRSB* sbIn,
          continue;
       switch (st->tag) {
       case Ist_IMark:
+         add_entry_call(sbOut, (Addr)st->Ist.IMark.addr);
          add_instr(sbOut, (Addr)st->Ist.IMark.addr, st->Ist.IMark.len);
          addStmtToIRSB(sbOut, st);
          break;
@@ -771,7 +869,8 @@ static void start_tracing(void)
       return;
    tracing = True;
    put_marker(CR_TRACE_START, 0);
-   discard_all_translations();
+   if (!clo_follow_forks)
+      discard_all_translations();
 }
 
 static void stop_tracing(void)
@@ -781,7 +880,8 @@ static void stop_tracing(void)
    put_marker(CR_TRACE_STOP, 0);
    tracing = False;
    flush_buffer();
-   discard_all_translations();
+   if (!clo_follow_forks)
+      discard_all_translations();
 }
 
 static void ot_start_client_code(ThreadId tid, ULong blocks_dispatched)
@@ -827,8 +927,23 @@ static Bool ot_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
 /* A forked child must not write into the parent's stream: it stops tracing and
    forgets the stream (the parent flushed its buffer before the fork). */
 static void ot_atfork_pre(ThreadId tid) { flush_buffer(); }
+static void put_header(void);
 static void ot_atfork_child(ThreadId tid)
 {
+   if (clo_follow_forks && out_fd >= 0) {
+      /* A stream of its own in the shared pipe: a header, the objects its parent
+         mapped (its inherited translations will not announce them again), and
+         nothing else until it starts tracing. */
+      my_pid = VG_(getpid)();
+      buf_pos = buf;
+      tracing = False;
+      n_instr_traced = 0;
+      written_tid = VG_INVALID_THREADID;
+      put_header();
+      for (UInt i = 0; i < n_mapped; i++)
+         put_map(mapped[i].avma, mapped[i].size, mapped[i].bias, mapped[i].name);
+      return;
+   }
    if (out_fd >= 0)
       VG_(close)(out_fd);
    out_fd = -1;
@@ -852,6 +967,13 @@ static void ot_post_syscall(ThreadId tid, UInt syscallno, UWord* args, UInt nArg
 /*------------------------------------------------------------*/
 /*--- Setup and teardown                                   ---*/
 /*------------------------------------------------------------*/
+
+static void put_header(void)
+{
+   /* Header: magic, version 1, flags 0. */
+   put_word(0x314543415254534FULL); /* "OSTRACE1" read as a little-endian u64 */
+   put_word(1ULL);
+}
 
 static void ot_post_clo_init(void)
 {
@@ -881,9 +1003,10 @@ static void ot_post_clo_init(void)
    role_pending = VG_(calloc)("ot.role", VG_N_THREADS, sizeof(Bool));
    desc_pool = VG_(newDedupPA)(64 * 1024, sizeof(ULong), VG_(malloc), "ot.desc", VG_(free));
 
-   /* Header: magic, version 1, flags 0. */
-   put_word(0x314543415254534FULL); /* "OSTRACE1" read as a little-endian u64 */
-   put_word(1ULL);
+   my_pid = VG_(getpid)();
+   if (clo_follow_forks)
+      clo_inline = False; /* helpers check `tracing`: translations serve both states */
+   put_header();
    VG_(atfork)(ot_atfork_pre, NULL, ot_atfork_child);
 
    if (clo_trace_start) {

@@ -125,6 +125,25 @@ impl TracerSetup {
         cmd
     }
 
+    /// The pieces of `command_with` for another launcher to use (pgserver starts the
+    /// postmaster under them): the valgrind program, its arguments up to (without) the
+    /// traced program, and the environment it needs.
+    pub fn prefix(
+        &self,
+        trace_out: &Path,
+        opts: &TraceOptions,
+    ) -> (PathBuf, Vec<OsString>, Vec<(OsString, OsString)>) {
+        let cmd = self.command_with("", std::iter::empty::<&str>(), trace_out, opts);
+        let mut args: Vec<OsString> = cmd.get_args().map(|a| a.to_os_string()).collect();
+        // command_with appended the (empty) program last.
+        args.pop();
+        let env = cmd
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_os_string(), v?.to_os_string())))
+            .collect();
+        (PathBuf::from(cmd.get_program()), args, env)
+    }
+
     /// `valgrind --tool=TOOL` with VALGRIND_LIB set (any stock tool or oltptrace); the
     /// caller adds the options and the program.
     pub fn valgrind_command(&self, tool: &str) -> Command {
