@@ -122,7 +122,8 @@ pub fn process_segments(pid: u32) -> Result<Vec<Segment>, String> {
     Ok(out)
 }
 
-/// (p_offset, p_vaddr, p_filesz) of each PT_LOAD segment of an ELF file; empty if it
+/// (p_offset, p_vaddr, p_filesz) of each executable PT_LOAD segment of an ELF file
+/// (a read-only segment may share the page an executable one starts in); empty if it
 /// cannot be read.
 fn load_headers(path: &std::path::Path) -> Vec<(u64, u64, u64)> {
     use object::read::elf::{FileHeader as _, ProgramHeader as _};
@@ -140,7 +141,9 @@ fn load_headers(path: &std::path::Path) -> Vec<(u64, u64, u64)> {
     };
     phdrs
         .iter()
-        .filter(|p| p.p_type(endian) == object::elf::PT_LOAD)
+        .filter(|p| {
+            p.p_type(endian) == object::elf::PT_LOAD && p.p_flags(endian) & object::elf::PF_X != 0
+        })
         .map(|p| {
             (
                 p.p_offset(endian),
