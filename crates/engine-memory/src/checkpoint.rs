@@ -241,7 +241,8 @@ fn scan_table(t: &TableData, stop: &AtomicBool, put: &mut RowSink<'_>) -> Result
 
 /// Pass every (key, value) of the index `ix` to `one` while transactions run, under a
 /// crossbeam-epoch pin per `CHUNK` entries (so `one` may read what a value points to);
-/// `key_of` gives a hash index's value's key (called pinned). The B+tree through its
+/// `key_of` gives a hash index's value's key (called pinned; the key is valid only
+/// until `one` returns, the `'static` stands for a lifetime the pin cannot name). The B+tree through its
 /// OLC `scan` in chunks, each from just after the last key of the chunk before; a hash
 /// index bucket by bucket, each bucket's values read under its version
 /// (`HashIndex::bucket_values`: a removal refills a slot from the chain, so a reader
