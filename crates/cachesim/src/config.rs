@@ -759,7 +759,9 @@ mod tests {
         let rules = c.component_rules();
         assert_eq!(rules[0], ("sqlite3BtreeNext".into(), "mine".into()));
         assert!(rules.ends_with(&default_components()));
-        assert!(rules.iter().any(|(p, n)| p == "sqlite3Btree*" && n == "btree"));
+        assert!(rules
+            .iter()
+            .any(|(p, n)| p == "sqlite3Btree*" && n == "btree"));
         // The report's configuration names the system, not its thousands of rules.
         assert_eq!(c.components.len(), default_components().len() + 1);
         c.validate().unwrap();

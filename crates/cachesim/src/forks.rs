@@ -171,7 +171,11 @@ pub fn merge<R: Read, W: Write>(mut input: R, out: W) -> io::Result<ForkStats> {
             m.procs.insert(pid, Proc::default());
             m.order.push(pid);
         }
-        m.procs.get_mut(&pid).unwrap().pending.extend_from_slice(&frame[..len]);
+        m.procs
+            .get_mut(&pid)
+            .unwrap()
+            .pending
+            .extend_from_slice(&frame[..len]);
         m.drain(pid)?;
     }
     let mut stats = ForkStats {

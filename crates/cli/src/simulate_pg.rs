@@ -30,7 +30,9 @@ pub(crate) fn simulate(
     // The server runs as the `postgres` user when we are root: it must reach the FIFO.
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755))
         .map_err(|e| format!("cannot open up {}: {e}", tmp.path().display()))?;
-    eprintln!("simulate: running the workload natively first (the baseline for valgrind's slow-down)");
+    eprintln!(
+        "simulate: running the workload natively first (the baseline for valgrind's slow-down)"
+    );
     let t0 = Instant::now();
     let native = run_child(args, tmp.path(), "native", None)?;
     let native_s = t0.elapsed().as_secs_f64();

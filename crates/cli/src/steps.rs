@@ -133,8 +133,9 @@ pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
         }
         Ok(((), false))
     })?;
-    let mut sym =
-        cachesim::symbols::Symbolizer::new(cachesim::symbols::ComponentTable::new(&cfg.component_rules()));
+    let mut sym = cachesim::symbols::Symbolizer::new(cachesim::symbols::ComponentTable::new(
+        &cfg.component_rules(),
+    ));
     for (avma, size, bias, path) in &col.maps {
         sym.add_object(*avma, *size, *bias, path);
     }

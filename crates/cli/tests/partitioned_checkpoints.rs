@@ -123,7 +123,7 @@ fn checkpoint_log_is_refused_on_an_engine_without_checkpoints() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("--checkpoint-log is an option of the memory and partitioned engines"),
+        err.contains("--checkpoint-log is an option of the memory, mvcc and partitioned engines"),
         "{err}"
     );
 }

@@ -29,9 +29,15 @@ fn share(list: &serde_json::Value, key: &str, name: &str) -> f64 {
 
 fn postgres_installed() -> bool {
     let dirs = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| d.flatten().map(|e| e.path().join("bin")).collect::<Vec<_>>())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path().join("bin"))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
-    let found = dirs.iter().any(|d| d.join("postgres").exists() && d.join("initdb").exists());
+    let found = dirs
+        .iter()
+        .any(|d| d.join("postgres").exists() && d.join("initdb").exists());
     if !found {
         println!("SKIPPED: PostgreSQL server binaries not found (run scripts/install-postgres.sh)");
     }
@@ -42,8 +48,20 @@ fn postgres_installed() -> bool {
 fn profile_sqlite_charges_its_code_to_its_components() {
     let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
     let v = json(&[
-        "profile", "micro", "--engine", "sqlite", "--keys", "5000", "--duration", "1",
-        "--warmup", "0", "--threads", "1", "--frequency", "4000",
+        "profile",
+        "micro",
+        "--engine",
+        "sqlite",
+        "--keys",
+        "5000",
+        "--duration",
+        "1",
+        "--warmup",
+        "0",
+        "--threads",
+        "1",
+        "--frequency",
+        "4000",
     ]);
     let p = &v["profile"];
     let n = p["samples"].as_u64().unwrap();
@@ -66,8 +84,18 @@ fn simulate_sqlite_prints_the_tables_with_sqlite_s_components() {
         return;
     }
     let v = json(&[
-        "simulate", "micro", "--engine", "sqlite", "--keys", "2000", "--txns", "300",
-        "--warmup-txns", "100", "--threads", "1",
+        "simulate",
+        "micro",
+        "--engine",
+        "sqlite",
+        "--keys",
+        "2000",
+        "--txns",
+        "300",
+        "--warmup-txns",
+        "100",
+        "--threads",
+        "1",
     ]);
     let s = &v["simulation"];
     assert_eq!(s["transactions"].as_u64(), Some(300), "{}", s["warnings"]);
@@ -91,7 +119,11 @@ fn simulate_sqlite_prints_the_tables_with_sqlite_s_components() {
         .map(|f| f["instructions"].as_u64().unwrap())
         .sum();
     assert_eq!(listed, s["unmapped_instructions"].as_u64().unwrap());
-    assert!(s["config"]["system"] == "sqlite", "{}", s["config"]["system"]);
+    assert!(
+        s["config"]["system"] == "sqlite",
+        "{}",
+        s["config"]["system"]
+    );
 }
 
 #[test]
@@ -101,8 +133,20 @@ fn profile_postgres_samples_the_backends() {
         return;
     }
     let v = json(&[
-        "profile", "micro", "--engine", "postgres", "--keys", "2000", "--duration", "2",
-        "--warmup", "0", "--threads", "2", "--frequency", "2000",
+        "profile",
+        "micro",
+        "--engine",
+        "postgres",
+        "--keys",
+        "2000",
+        "--duration",
+        "2",
+        "--warmup",
+        "0",
+        "--threads",
+        "2",
+        "--frequency",
+        "2000",
     ]);
     let p = &v["profile"];
     let pids = p["sampled_processes"].as_array().expect("backends sampled");
@@ -126,8 +170,18 @@ fn simulate_postgres_traces_the_backends_and_counts_their_transactions() {
         return;
     }
     let v = json(&[
-        "simulate", "micro", "--engine", "postgres", "--keys", "1000", "--txns", "40",
-        "--warmup-txns", "10", "--threads", "1",
+        "simulate",
+        "micro",
+        "--engine",
+        "postgres",
+        "--keys",
+        "1000",
+        "--txns",
+        "40",
+        "--warmup-txns",
+        "10",
+        "--threads",
+        "1",
     ]);
     let pg = &v["postgres"];
     assert_eq!(pg["traced_backends"].as_u64(), Some(1), "{pg}");
@@ -137,7 +191,11 @@ fn simulate_postgres_traces_the_backends_and_counts_their_transactions() {
     // The run's attempts plus the backend's pg_backend_pid() query.
     let run = &pg["traced_run"];
     let attempts = run["committed"].as_u64().unwrap() + run["aborted"].as_u64().unwrap();
-    assert_eq!(pg["transactions_traced"].as_u64(), Some(attempts + 1), "{pg}");
+    assert_eq!(
+        pg["transactions_traced"].as_u64(),
+        Some(attempts + 1),
+        "{pg}"
+    );
     assert!(pg["valgrind_slowdown"].as_f64().unwrap() > 2.0, "{pg}");
     let instr = s["instructions"].as_u64().unwrap() as f64;
     let comp = |name: &str| {
@@ -148,6 +206,10 @@ fn simulate_postgres_traces_the_backends_and_counts_their_transactions() {
             .find(|b| b["component"] == name)
             .map_or(0.0, |b| b["instructions"].as_u64().unwrap() as f64 / instr)
     };
-    assert!(comp("btree") > 0.01 && comp("executor") > 0.01, "{}", s["by_component"]);
+    assert!(
+        comp("btree") > 0.01 && comp("executor") > 0.01,
+        "{}",
+        s["by_component"]
+    );
     assert!(s["unmapped_functions"].as_array().unwrap().len() > 0);
 }

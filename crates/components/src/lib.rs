@@ -105,7 +105,9 @@ impl Rule {
     fn matches_c(&self, name: &str) -> bool {
         match self {
             Rule::CGlob(p, s) => {
-                name.len() >= p.len() + s.len() && name.starts_with(p.as_str()) && name.ends_with(s.as_str())
+                name.len() >= p.len() + s.len()
+                    && name.starts_with(p.as_str())
+                    && name.ends_with(s.as_str())
             }
             Rule::Path(_) => false,
         }
@@ -308,8 +310,16 @@ mod tests {
         let t = ComponentTable::new(&rules);
         let name = |f: &str| t.names()[t.classify_demangled(f) as usize].clone();
         assert_eq!(name("walLockShared"), "lock");
-        assert_eq!(name("walIndexAppend"), "walog", "an earlier prefix beats a later exact name");
-        assert_eq!(name("walFrames.isra.0"), "walog", "clone suffixes are dropped");
+        assert_eq!(
+            name("walIndexAppend"),
+            "walog",
+            "an earlier prefix beats a later exact name"
+        );
+        assert_eq!(
+            name("walFrames.isra.0"),
+            "walog",
+            "clone suffixes are dropped"
+        );
         assert_eq!(name("eqsel_selectivity"), "plan");
         assert_eq!(name("_selectivity"), "plan");
         assert_eq!(name("sqlite3BtreeNext"), "btree");
@@ -318,8 +328,14 @@ mod tests {
         assert_eq!(name("engine::wal::Writer::append"), "other");
         assert_eq!(name("engine::log::Writer::append"), "log");
         assert_eq!(name("log"), "other");
-        assert!(ComponentTable::c_pattern_matches("pg_*_aclmask", "pg_class_aclmask"));
-        assert!(!ComponentTable::c_pattern_matches("pg_*_aclmask", "pg_aclmask"));
+        assert!(ComponentTable::c_pattern_matches(
+            "pg_*_aclmask",
+            "pg_class_aclmask"
+        ));
+        assert!(!ComponentTable::c_pattern_matches(
+            "pg_*_aclmask",
+            "pg_aclmask"
+        ));
     }
 
     #[test]

@@ -120,7 +120,10 @@ fn sqlite_s_hot_functions_by_name() {
         ("sqlite3DbMallocRawNN", "memory"),
         ("sqlite3GetVarint", "util"),
         ("rusqlite::statement::Statement::execute", "adapter"),
-        ("<engine_sqlite::SqliteWorker as api::engine::Worker>::get", "adapter"),
+        (
+            "<engine_sqlite::SqliteWorker as api::engine::Worker>::get",
+            "adapter",
+        ),
         // oltpscope's own code keeps the default table.
         ("api::session::Session<X>::get", "api"),
         ("workloads::tpcc::new_order", "workload"),
@@ -216,7 +219,10 @@ fn postgres_modules_land_in_their_components() {
         ("errstart", "util"),
         ("pgstat_report_stat", "stats"),
     ] {
-        assert!(symbols.contains(f), "{f} is not in the recorded server's symbols");
+        assert!(
+            symbols.contains(f),
+            "{f} is not in the recorded server's symbols"
+        );
         assert_eq!(component(&t, f), want, "{f}");
     }
     // A static function has no symbol in the stripped server: its code matches nothing.

@@ -252,7 +252,10 @@ impl Profile {
             Some(pids) => format!(
                 "{} server process(es) serving the workers' connections (pids {})",
                 pids.len(),
-                pids.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+                pids.iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         };
         let _ = writeln!(
@@ -264,7 +267,11 @@ impl Profile {
             whom,
             self.lost,
             pct(self.kernel_share).trim(),
-            if self.kernel_sampled { "" } else { " (kernel time not sampled: not allowed here)" }
+            if self.kernel_sampled {
+                ""
+            } else {
+                " (kernel time not sampled: not allowed here)"
+            }
         );
         let _ = writeln!(
             s,
@@ -307,7 +314,11 @@ impl Profile {
                 "  not measured: the operations are marked in oltpscope's process, the samples are the server's"
             );
         }
-        for o in self.operations.iter().filter(|_| self.sampled_processes.is_none()) {
+        for o in self
+            .operations
+            .iter()
+            .filter(|_| self.sampled_processes.is_none())
+        {
             let top: Vec<String> = self
                 .by_operation
                 .iter()

@@ -188,7 +188,12 @@ impl Profiler {
         }
         let mut warnings = own.warnings;
         for (_, s) in others {
-            warnings.extend(s.warnings.into_iter().filter(|w| !warnings.contains(w)).collect::<Vec<_>>());
+            warnings.extend(
+                s.warnings
+                    .into_iter()
+                    .filter(|w| !warnings.contains(w))
+                    .collect::<Vec<_>>(),
+            );
         }
         let mut p = b.finish(
             self.settings.frequency_hz,

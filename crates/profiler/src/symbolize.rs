@@ -144,13 +144,7 @@ fn load_headers(path: &std::path::Path) -> Vec<(u64, u64, u64)> {
         .filter(|p| {
             p.p_type(endian) == object::elf::PT_LOAD && p.p_flags(endian) & object::elf::PF_X != 0
         })
-        .map(|p| {
-            (
-                p.p_offset(endian),
-                p.p_vaddr(endian),
-                p.p_filesz(endian),
-            )
-        })
+        .map(|p| (p.p_offset(endian), p.p_vaddr(endian), p.p_filesz(endian)))
         .collect()
 }
 
