@@ -244,6 +244,22 @@ impl Checkpointer {
 
     /// Own every partition, cut the log, copy every row, let the partitions go.
     pub fn copy(&self) -> Copy {
+        // Chunk buffers for a database the size of the last snapshot, their pages
+        // touched before the pause, so the pause does not fault in fresh memory
+        // (TPC-C W=2: 350 MB, about 85,000 pages).
+        let want = self.progress.lock().last_bytes / CHUNK_BYTES as u64 + 2;
+        let pool: Mutex<Vec<Vec<u8>>> = Mutex::new(
+            (0..want)
+                .map(|_| {
+                    let mut b = snapshot::new_chunk();
+                    let cap = b.capacity();
+                    b.resize(cap, 0);
+                    b.truncate(snapshot::CHUNK_HEADER_BYTES);
+                    b
+                })
+                .collect(),
+        );
+        let fresh = || pool.lock().pop().unwrap_or_else(snapshot::new_chunk);
         let t0 = Instant::now();
         // Ascending, as transactions take them: no deadlock with any of them.
         let owned: Vec<_> = self.parts.iter().map(|p| p.acquire()).collect();
@@ -267,7 +283,7 @@ impl Checkpointer {
                 // SAFETY: every partition is owned by this checkpoint, so no
                 // transaction reads or writes any data, and each partition is read
                 // by one copying thread only.
-                copy_partition(unsafe { part.data() }, &mut mine);
+                copy_partition(unsafe { part.data() }, &mut mine, &fresh);
             }
         };
         let chunks: Vec<(Vec<u8>, u32)> = std::thread::scope(|sc| {
@@ -280,6 +296,7 @@ impl Checkpointer {
         });
         drop(owned);
         let pause = t0.elapsed();
+        drop(pool);
         let rows = chunks.iter().map(|c| c.1 as u64).sum();
         Copy {
             position,
@@ -387,15 +404,19 @@ impl Checkpointer {
 }
 
 /// Every row of one partition's tables into chunk buffers.
-fn copy_partition(data: &crate::catalog::Tables, out: &mut Vec<(Vec<u8>, u32)>) {
-    let mut cur = snapshot::new_chunk();
+fn copy_partition(
+    data: &crate::catalog::Tables,
+    out: &mut Vec<(Vec<u8>, u32)>,
+    fresh: &dyn Fn() -> Vec<u8>,
+) {
+    let mut cur = fresh();
     let mut n = 0u32;
     for (t, table) in data.tables.iter().enumerate() {
         table.primary.for_each(&mut |k, r| {
             snapshot::put_row(&mut cur, t as u32, k, r);
             n += 1;
             if cur.len() >= CHUNK_BYTES {
-                out.push((std::mem::replace(&mut cur, snapshot::new_chunk()), n));
+                out.push((std::mem::replace(&mut cur, fresh()), n));
                 n = 0;
             }
         });
