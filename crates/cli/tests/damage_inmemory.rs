@@ -42,8 +42,9 @@ fn run_args<'a>(engine: &'a str, db: &'a Path, acked: &'a Path, duration: &'a st
         "--acked-file",
         s(acked),
     ];
-    if engine == "mvcc" {
-        // Checkpoints every megabyte of log: mvcc.ckpt is in the matrix too.
+    if engine == "mvcc" || engine == "memory" {
+        // Checkpoints every megabyte of log: memory.ckpt and mvcc.ckpt are in the
+        // matrix too.
         v.extend(["--checkpoint-log", "1MB"]);
     }
     v
@@ -71,7 +72,8 @@ fn killed_database(dir: &Path, engine: &str) -> (PathBuf, PathBuf) {
     }
     // Past a mark interval: the mark has moved beyond the load's end.
     std::thread::sleep(Duration::from_millis(1300));
-    while engine == "mvcc" && !db.join("mvcc.ckpt").exists() {
+    let ckpt = db.join(format!("{engine}.ckpt"));
+    while (engine == "mvcc" || engine == "memory") && !ckpt.exists() {
         assert!(
             t0.elapsed() < Duration::from_secs(300),
             "no checkpoint taken"

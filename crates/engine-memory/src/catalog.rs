@@ -147,6 +147,53 @@ impl<K: Keys> SecIndex<K> {
     }
 }
 
+/// Recovery's last step: insert every row of `primary` into the `secondary` indexes
+/// (empty ones, built from the recovered rows), with `read_row` copying a value's row
+/// into the buffer (`row_size` bytes). Returns the rows visited, or `Err(())` if two
+/// rows share a key of a unique secondary index (a damaged or foreign log). Single
+/// threaded: no transaction runs yet. Also the mvcc engine's.
+pub fn fill_secondaries<K: Keys>(
+    primary: &mut Index<K>,
+    secondary: &[SecIndex<K>],
+    row_size: usize,
+    read_row: &dyn Fn(u64, &mut [u8]),
+) -> std::result::Result<u64, ()> {
+    let g = crossbeam_epoch::pin();
+    let mut rows = 0u64;
+    let mut row = vec![0u8; row_size];
+    let mut sk = Key::new();
+    let mut dup = false;
+    let mut visit = |k: &[u8], v: u64| {
+        rows += 1;
+        if secondary.is_empty() {
+            return;
+        }
+        read_row(v, &mut row);
+        for s in secondary {
+            s.entry_key(k, &row, &mut sk);
+            dup |= s.index.insert(sk.as_bytes(), v, &g).is_err();
+        }
+    };
+    match primary {
+        Index::BTree(b) => b.scan(
+            Bound::Unbounded,
+            Bound::Unbounded,
+            true,
+            &mut |_, _| {},
+            &mut |k, v| {
+                visit(k, v);
+                true
+            },
+        ),
+        Index::Hash(h) => h.for_each_entry(|k, v| visit(k, v)),
+    }
+    if dup {
+        Err(())
+    } else {
+        Ok(rows)
+    }
+}
+
 pub struct TableData {
     pub name: String,
     pub row_size: usize,

@@ -165,7 +165,7 @@ impl MemoryEngine {
             .recovered
             .as_ref()
             .and_then(|r| r.checkpoint.map(|e| (e, r.checkpoint_bytes)));
-        let c = checkpoint::Checkpointer::new(
+        let c = checkpoint::checkpointer(
             self.catalog.clone(),
             l.clone(),
             self.epochs.clone(),
@@ -175,7 +175,7 @@ impl MemoryEngine {
             self.checkpoint_log_bytes,
             from,
         );
-        let h = c.start()?;
+        let h = c.start("mem-ckpt").map_err(api::Error::fatal)?;
         *g = Some((c, h));
         Ok(())
     }

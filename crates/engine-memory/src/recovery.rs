@@ -20,13 +20,12 @@
 //! Must never: change a log file it refuses, cut anything but a torn tail, or apply a
 //! record of an epoch above the durable epoch.
 
-use crate::catalog::{Catalog, Index, TableData};
+use crate::catalog::{Catalog, TableData};
 use crate::log::{self, Body, FileHeader, LogEnd, OwnedBody, RecordRef};
 use crate::record::{epoch_of, Rec, ABSENT, FLAGS};
 use api::key::Key;
 use api::{Error, Result};
 use std::collections::HashMap;
-use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::Ordering::*;
 pub use storage::logdir::LogDir;
@@ -350,49 +349,19 @@ pub fn replay(
 
 /// Insert every row's secondary-index entries; returns the number of rows.
 fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
-    let g = crossbeam_epoch::pin();
-    let mut rows = 0u64;
+    let mut rows = 0;
     for t in catalog.tables.iter_mut() {
-        let TableData {
-            primary,
-            secondary,
-            row_size,
-            name,
-            ..
-        } = t;
-        let mut row = vec![0u8; *row_size];
-        let mut sk = Key::new();
-        let mut dup = false;
-        let mut visit = |k: &[u8], v: u64| {
-            rows += 1;
-            if secondary.is_empty() {
-                return;
-            }
-            Rec::from_u64(v).stable_read(&mut row);
-            for s in secondary.iter() {
-                s.entry_key(k, &row, &mut sk);
-                dup |= s.index.insert(sk.as_bytes(), v, &g).is_err();
-            }
+        let read = |v: u64, row: &mut [u8]| {
+            Rec::from_u64(v).stable_read(row);
         };
-        match primary {
-            Index::BTree(b) => b.scan(
-                Bound::Unbounded,
-                Bound::Unbounded,
-                true,
-                &mut |_, _| {},
-                &mut |k, v| {
-                    visit(k, v);
-                    true
-                },
-            ),
-            Index::Hash(h) => h.for_each_entry(|k, v| visit(k, v)),
-        }
-        if dup {
-            return Err(fatal(format!(
-                "log file {}: two rows of table {name} share a key of a unique secondary index (a damaged or foreign log): refused",
-                path.display(),
-            )));
-        }
+        rows += crate::catalog::fill_secondaries(&mut t.primary, &t.secondary, t.row_size, &read)
+            .map_err(|()| {
+                fatal(format!(
+                    "log file {}: two rows of table {} share a key of a unique secondary index (a damaged or foreign log): refused",
+                    path.display(),
+                    t.name
+                ))
+            })?;
     }
     Ok(rows)
 }

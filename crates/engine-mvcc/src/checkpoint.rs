@@ -68,12 +68,7 @@ pub const SIDE: storage::logdir::SideFile = storage::logdir::SideFile {
 
 /// `end` for the statistics (its counter is a commit timestamp).
 pub fn end_json(end: &End) -> serde_json::Value {
-    serde_json::json!({
-        "log_from": end.log_from,
-        "tomb_from": end.tomb_from,
-        "ts": end.durable,
-        "rows": end.rows,
-    })
+    FORMAT.end_json(end)
 }
 
 /// Read the checkpoint in `dir` of the log whose header is `log` (None: there is
@@ -95,113 +90,73 @@ pub fn read(
     })
 }
 
-/// The checkpointer: its thread's state, shared with the engine.
-pub struct Checkpointer {
+/// The mvcc engine's checkpointer (`vc::Checkpointer`, thread "mvcc-ckpt").
+pub type Checkpointer = vc::Checkpointer<Versions>;
+
+/// What the mvcc engine brings to a checkpoint: its log, its clock and its scan of the
+/// newest committed versions.
+pub struct Versions {
     catalog: Arc<Catalog>,
     logger: Arc<Logger>,
     clock: Arc<crossbeam_utils::CachePadded<AtomicU64>>,
-    ckpts: Checkpoints,
 }
 
-impl Checkpointer {
-    /// `recovered`: the checkpoint recovery started from (and its file's length).
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        catalog: Arc<Catalog>,
-        logger: Arc<Logger>,
-        clock: Arc<crossbeam_utils::CachePadded<AtomicU64>>,
-        st: Arc<dyn Storage>,
-        dir: PathBuf,
-        schema: u32,
-        log_bytes: Option<u64>,
-        recovered: Option<(End, u64)>,
-    ) -> Arc<Self> {
-        let header = Header {
-            database_id: logger.database_id,
-            schema,
-        };
-        let file = logger.file.clone();
-        let ckpts = Checkpoints::new(st, dir, &FORMAT, header, file, log_bytes, recovered);
-        Arc::new(Checkpointer {
+/// The checkpointer of the engine's log in `dir` (`recovered`: the checkpoint recovery
+/// started from, and its file's length).
+pub fn checkpointer(
+    catalog: Arc<Catalog>,
+    logger: Arc<Logger>,
+    clock: Arc<crossbeam_utils::CachePadded<AtomicU64>>,
+    st: Arc<dyn Storage>,
+    dir: PathBuf,
+    schema: u32,
+    log_bytes: Option<u64>,
+    recovered: Option<(End, u64)>,
+) -> Arc<Checkpointer> {
+    let header = Header {
+        database_id: logger.database_id,
+        schema,
+    };
+    let file = logger.file.clone();
+    let ckpts = Checkpoints::new(st, dir, &FORMAT, header, file, log_bytes, recovered);
+    vc::Checkpointer::new(
+        Versions {
             catalog,
             logger,
             clock,
-            ckpts,
-        })
+        },
+        ckpts,
+    )
+}
+
+impl vc::Source for Versions {
+    fn written(&self) -> u64 {
+        self.logger.io.bytes.load(Acquire)
     }
 
-    /// Start the thread (at the lowest CPU priority).
-    pub fn start(self: &Arc<Self>) -> api::Result<std::thread::JoinHandle<()>> {
-        let me = self.clone();
-        std::thread::Builder::new()
-            .name("mvcc-ckpt".into())
-            .spawn(move || {
-                probe::thread_role(probe::Role::Checkpointer);
-                vc::lowest_priority();
-                me.ckpts.run(
-                    || me.logger.io.bytes.load(Acquire),
-                    || me.logger.has_failed(),
-                    || me.take(),
-                )
-            })
-            .map_err(|e| api::Error::fatal(format!("spawn checkpointer thread: {e}")))
+    fn failed(&self) -> bool {
+        self.logger.has_failed()
     }
 
-    /// Ask the thread to end (a checkpoint being written is abandoned).
-    pub fn stop(&self) {
-        self.ckpts.stop();
+    fn cut(&self) -> Option<storage::valuelog::Cut> {
+        self.logger.cut()
     }
 
-    /// Take one checkpoint now (the thread's, or a test's). `Ok(None)`: nothing to
-    /// start from yet, or abandoned because the engine stops.
-    pub fn take(&self) -> Result<Option<Done>, String> {
-        let cut = self.logger.cut();
-        if let Some(c) = cut {
-            assert!(
-                c.log_from <= self.logger.io.bytes.load(Acquire),
-                "a cut beyond the log: {c:?}"
-            );
-        }
-        self.ckpts.take(cut, |w, stop| {
-            for (ti, t) in self.catalog.tables.iter().enumerate() {
-                let mut put = |key: &[u8], ts: u64, row: &[u8]| w.put(ti as u32, key, ts, row);
-                if !scan_table(t, stop, &mut put)? {
-                    return Ok(None); // stopping: the .tmp goes at the next checkpoint
-                }
+    fn scan(&self, w: &mut vc::Writer, stop: &AtomicBool) -> Result<Option<u64>, String> {
+        for (ti, t) in self.catalog.tables.iter().enumerate() {
+            let mut put = |key: &[u8], ts: u64, row: &[u8]| w.put(ti as u32, key, ts, row);
+            if !scan_table(t, stop, &mut put)? {
+                return Ok(None); // stopping
             }
-            // Every version read was stamped with a timestamp the clock had handed out
-            // (a commit takes it before it stamps): once the clock's value now is
-            // durable, no row of the checkpoint can be lost by a crash.
-            let e = self.clock.load(SeqCst);
-            self.logger
-                .wait_durable(e)
-                .map_err(|e| format!("checkpoint: {e}"))?;
-            Ok(Some(e))
-        })
-    }
-
-    /// The statistics' `checkpoints` part of `log`.
-    pub fn stats(&self, v: &mut serde_json::Value) {
-        let p = self.ckpts.progress();
-        v["checkpoints"] = p.count.into();
-        v["last_checkpoint"] = p.last.map_or(serde_json::Value::Null, |d| {
-            let mut j = end_json(&d.end);
-            j["bytes"] = d.bytes.into();
-            j["millis"] = d.millis.into();
-            j
-        });
-        v["log_freed_to"] = p.punched_to.into();
-        if let Some(m) = &p.punch_unsupported {
-            v["punch_hole"] = m.clone().into();
         }
-        if let Some(m) = &p.last_error {
-            v["checkpoint_error"] = m.clone().into();
-        }
-    }
-
-    /// Checkpoints finished so far.
-    pub fn count(&self) -> u64 {
-        self.ckpts.progress().count
+        // Every version read was stamped with a timestamp the clock had handed out
+        // (a commit takes it before it stamps): once the clock's value now is
+        // durable, no row of the checkpoint can be lost by a crash.
+        let e = self.clock.load(SeqCst);
+        self.logger
+            .wait_durable(e)
+            .map_err(|e| format!("checkpoint: {e}"))?;
+        Ok(Some(e))
     }
 }
 

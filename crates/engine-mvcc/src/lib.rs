@@ -169,7 +169,7 @@ impl MvccEngine {
             .recovered
             .as_ref()
             .and_then(|r| r.checkpoint.map(|e| (e, r.checkpoint_bytes)));
-        let c = checkpoint::Checkpointer::new(
+        let c = checkpoint::checkpointer(
             self.catalog.clone(),
             l.clone(),
             self.clock.clone(),
@@ -179,7 +179,7 @@ impl MvccEngine {
             self.checkpoint_log_bytes,
             from,
         );
-        let h = c.start()?;
+        let h = c.start("mvcc-ckpt").map_err(api::Error::fatal)?;
         *g = Some((c, h));
         Ok(())
     }

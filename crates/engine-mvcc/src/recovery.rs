@@ -18,12 +18,11 @@
 //! Must never: change a log file it refuses, cut anything but a torn tail, or apply a
 //! record above the durable timestamp.
 
-use crate::catalog::{Catalog, Index, Table};
+use crate::catalog::{Catalog, Table};
 use crate::log::{self, FileHeader, LogEnd, RecordRef};
 use crate::version::{Obj, Version};
 use api::key::Key;
 use api::{Error, Result};
-use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::Ordering::*;
 pub use storage::logdir::LogDir;
@@ -264,45 +263,25 @@ pub fn replay(
 
 /// Insert every object's secondary-index entries; returns the number of rows.
 fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
-    let g = crossbeam_epoch::pin();
-    let mut rows = 0u64;
+    let mut rows = 0;
     for t in catalog.tables.iter_mut() {
-        let Table {
-            primary,
-            secondary,
-            name,
-            ..
-        } = t;
-        let mut sk = Key::new();
-        let mut dup = false;
-        let mut visit = |k: &[u8], o: u64| {
-            rows += 1;
-            // SAFETY: single-threaded; the object and its one version are live.
-            let row = unsafe { (*Obj::from_u64(o).head.load(Relaxed)).row() };
-            for s in secondary.iter() {
-                s.entry_key(k, row, &mut sk);
-                dup |= s.index.insert(sk.as_bytes(), o, &g).is_err();
-            }
+        // SAFETY: single-threaded; the object and its one version are live.
+        let read = |o: u64, row: &mut [u8]| {
+            row.copy_from_slice(unsafe { (*Obj::from_u64(o).head.load(Relaxed)).row() })
         };
-        match primary {
-            Index::BTree(b) => b.scan(
-                Bound::Unbounded,
-                Bound::Unbounded,
-                true,
-                &mut |_, _| {},
-                &mut |k, v| {
-                    visit(k, v);
-                    true
-                },
-            ),
-            Index::Hash(h) => h.for_each_entry(|k, v| visit(k, v)),
-        }
-        if dup {
-            return Err(fatal(format!(
-                "log file {}: two rows of table {name} share a key of a unique secondary index (a damaged or foreign log): refused",
+        rows += engine_memory::catalog::fill_secondaries(
+            &mut t.primary,
+            &t.secondary,
+            t.row_size,
+            &read,
+        )
+        .map_err(|()| {
+            fatal(format!(
+                "log file {}: two rows of table {} share a key of a unique secondary index (a damaged or foreign log): refused",
                 path.display(),
-            )));
-        }
+                t.name
+            ))
+        })?;
     }
     Ok(rows)
 }
