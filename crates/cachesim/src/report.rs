@@ -237,6 +237,14 @@ fn op_name(slot: usize) -> String {
     }
 }
 
+impl Simulator {
+    /// Everything measured so far (here, not in `sim`, so the simulator never imports
+    /// its report).
+    pub fn report(&self) -> Report {
+        build(self)
+    }
+}
+
 pub(crate) fn build(sim: &Simulator) -> Report {
     let cfg = &sim.config;
     let instr = sim.counts.instructions;

@@ -9,7 +9,6 @@
 
 use crate::cache::{Class, Level, LevelStats, Outcome, D, EMPTY, I};
 use crate::config::Config;
-use crate::report::{self, Report};
 use crate::symbols::{ComponentTable, Symbolizer};
 use crate::trace::{self, marker, Reader, Record};
 use rustc_hash::FxHashMap;
@@ -833,11 +832,6 @@ impl Simulator {
     pub(crate) fn unmatched_op_end(&self) -> u64 {
         self.unmatched_op_end
     }
-
-    /// Everything measured so far.
-    pub fn report(&self) -> Report {
-        report::build(self)
-    }
 }
 
 /// Slots of `Simulator::comp_memo` (16 B each): more than the distinct run addresses of
@@ -923,7 +917,7 @@ mod caller_tests {
 
     /// Code at 0x1000 is the B-tree's, code at 0x2000 has no component (libc): with
     /// caller attribution the second run's instructions and misses count for the B-tree.
-    fn run(caller: bool) -> Report {
+    fn run(caller: bool) -> crate::report::Report {
         let mut cfg = Config::preset("xeon-e5-2660").unwrap();
         cfg.caller_attribution = caller;
         let mut sim = Simulator::new(cfg).unwrap();
@@ -955,7 +949,7 @@ mod caller_tests {
 
     #[test]
     fn code_without_a_component_counts_for_its_caller() {
-        let comp = |r: &Report, n: &str| {
+        let comp = |r: &crate::report::Report, n: &str| {
             r.by_component
                 .iter()
                 .find(|b| b.component.as_deref() == Some(n))

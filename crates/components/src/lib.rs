@@ -72,7 +72,18 @@ pub fn default_components() -> Vec<(String, String)> {
         ("::rbtree::", "rbtree"),
         ("::epoch::", "epoch"),
         ("::recovery::", "recovery"),
+        // Checkpoints of every engine (the partitioned engine's is a snapshot) and
+        // the shared value log's checkpoint file.
+        ("::checkpoint::", "checkpoint"),
+        ("::snapshot::", "checkpoint"),
+        // The partitioned engine's command log and durable mark.
+        ("::durable::", "log"),
         ("::record::", "record"),
+        // The memory engine's record allocator and its huge-page reservations.
+        ("::arena::", "record"),
+        ("::huge::", "memory"),
+        // The disk engine's page format and checksums, written and read by the pool.
+        ("::page::", "bpool"),
         ("::workloads::", "workload"),
         ("::api::session", "api"),
         ("::driver::", "driver"),
@@ -291,6 +302,20 @@ mod tests {
         assert_eq!(name("workloads::tpcc::new_order"), "workload");
         assert_eq!(name("api::session::Session::get"), "api");
         assert_eq!(name("core::slice::sort::quicksort"), "other");
+        // Every engine module has a component (none falls into "other").
+        assert_eq!(
+            name("engine_disk::checkpoint::control::Control::write"),
+            "checkpoint"
+        );
+        assert_eq!(
+            name("storage::valuelog::checkpoint::Writer::put"),
+            "checkpoint"
+        );
+        assert_eq!(name("engine_partitioned::snapshot::write"), "checkpoint");
+        assert_eq!(name("engine_partitioned::durable::Mark::advance"), "log");
+        assert_eq!(name("engine_memory::arena::Arena::alloc"), "record");
+        assert_eq!(name("engine_memory::huge::reserve"), "memory");
+        assert_eq!(name("engine_disk::page::verify"), "bpool");
     }
 
     #[test]

@@ -25,7 +25,7 @@ use crate::bpool::{BufferPool, PageGuard};
 use crate::latch::Mode;
 use crate::log::{Kind, Log, Rec};
 use crate::page::{self, get_u16, get_u64, put_u16, put_u32, put_u64, Page, PageType, PAGE_SIZE};
-use crate::xct::TxnLog;
+use crate::xct::txnlog::TxnLog;
 use api::{Error, Result};
 use std::cmp::Ordering;
 
@@ -945,7 +945,7 @@ pub fn unchanged(pool: &BufferPool, pid: u64, lsn: u64) -> Result<bool> {
 mod tests {
     use super::*;
     use crate::log::Log;
-    use crate::xct::{TxnLog, TxnSlot};
+    use crate::xct::txnlog::{TxnLog, TxnSlot};
     use proptest::prelude::*;
     use std::collections::BTreeMap;
     use std::sync::Arc;

@@ -13,7 +13,7 @@ use crate::bpool::{BufferPool, PageGuard};
 use crate::latch::Mode;
 use crate::log::{Kind, Log, Rec};
 use crate::page::{self, get_u16, put_u16, put_u32, Page, PageType, NO_PAGE, PAGE_SIZE};
-use crate::xct::TxnLog;
+use crate::xct::txnlog::TxnLog;
 use api::{Error, Result};
 use parking_lot::Mutex;
 
@@ -355,7 +355,7 @@ pub fn undo_update(pool: &BufferPool, log: &Log, tl: &mut TxnLog, r: &Rec<'_>) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::xct::TxnSlot;
+    use crate::xct::txnlog::TxnSlot;
     use std::sync::Arc;
 
     #[test]

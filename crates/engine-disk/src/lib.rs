@@ -10,6 +10,7 @@
 pub mod bpool;
 pub mod btree;
 pub mod catalog;
+pub mod db;
 pub mod checkpoint;
 pub mod heap;
 pub mod latch;
@@ -35,8 +36,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 use storage::{Open, Storage};
-use xct::TxnSlot;
 
+pub use db::{Inner, TableRt};
 pub use xct::DiskWorker;
 
 const DATA_FILE: &str = "data.db";
@@ -45,41 +46,13 @@ const DEFAULT_CHECKPOINT_MS: u64 = 5000;
 /// The smallest default pool (64 MiB).
 const MIN_DEFAULT_FRAMES: usize = 8192;
 
-/// A table at run time: its heap and its indexes (primary first).
-pub struct TableRt {
-    pub heap: HeapFile,
-    pub trees: Vec<Tree>,
-    pub row_size: usize,
-    /// Offset of the row in its heap record (primary key stored in front when the
-    /// table has secondary indexes).
-    pub row_off: usize,
-}
-
-pub struct Inner {
-    pub schema: Arc<Schema>,
-    pub pool: BufferPool,
-    pub log: Arc<Log>,
-    pub locks: LockManager,
-    pub tables: Vec<TableRt>,
-    pub slots: Mutex<Vec<Arc<TxnSlot>>>,
-    pub next_txn: AtomicU64,
-    pub commits: AtomicU64,
-    pub aborts: AtomicU64,
-    pub checkpoints: AtomicU64,
-    /// The log's files (storage, directory, database id, segment size).
-    pub segs: Segments,
-    /// The control file's content as last written (checkpoints update it).
-    pub control: Mutex<Control>,
-    /// One checkpoint at a time (the daemon, load_done and close may race).
-    pub checkpoint_lock: Mutex<()>,
-    /// Opened read-only: nothing is ever written (see `EngineOptions::read_only`).
-    pub read_only: bool,
-    /// A background thread's failure (see `fail`).
-    failure: Mutex<Option<String>>,
-    failed: AtomicBool,
-    stop: AtomicBool,
-    wake: rt::Event,
-    dir: PathBuf,
+/// The content checks of the page types that have one, registered with the buffer
+/// pool (which knows no data structure): a B+tree node's cells, in full.
+pub fn check_content(t: page::PageType, p: &page::Page, pid: u64) -> Result<()> {
+    match t {
+        page::PageType::BTree => btree::check_cells(p, pid),
+        _ => Ok(()),
+    }
 }
 
 pub struct DiskEngine {
@@ -461,7 +434,8 @@ impl DiskEngine {
         };
         let dw = DoubleWrite::create(&*st, dir, control.db_id)?;
         let log = Arc::new(Log::create(segs.clone(), opts.log)?);
-        let pool = BufferPool::new(file, Some(dw), frames, 1, log.clone());
+        let pool = BufferPool::new(file, Some(dw), frames, 1, log.clone())
+            .with_content_check(check_content);
         let mut roots = Vec::new();
         for (i, t) in schema.tables.iter().enumerate() {
             let mut r = Vec::new();
@@ -575,7 +549,8 @@ impl DiskEngine {
             frames,
             cat.next_page.max(len / page_bytes),
             log.clone(),
-        );
+        )
+        .with_content_check(check_content);
         if opts.read_only {
             pool.set_read_only();
         }
@@ -634,7 +609,8 @@ impl DiskEngine {
         drop(reader);
         let log = Arc::new(Log::open(segs.clone(), opts.log, next_lsn)?);
         let dw = DoubleWrite::open(&*st, dir, control.db_id, Open::ReadWrite)?;
-        let pool = BufferPool::new(file, Some(dw), frames, c.next_page, log.clone());
+        let pool = BufferPool::new(file, Some(dw), frames, c.next_page, log.clone())
+            .with_content_check(check_content);
         let control = Control {
             unlogged: opts.log == LogMode::Off,
             ..control
@@ -687,7 +663,7 @@ impl DiskEngine {
                     if i.stop.load(Ordering::Acquire) {
                         return;
                     }
-                    if let Err(e) = i.checkpoint() {
+                    if let Err(e) = checkpoint::take(&i) {
                         i.fail(format!("checkpoint: {e}"));
                         return;
                     }
@@ -708,7 +684,7 @@ impl DiskEngine {
 
     /// Take a fuzzy checkpoint now.
     pub fn checkpoint(&self) -> Result<()> {
-        self.inner.checkpoint()
+        checkpoint::take(&self.inner).map(|_| ())
     }
 
     /// One page cleaner pass now (the cleaner thread's step; for `Hooks::inline`).
@@ -769,42 +745,6 @@ impl DiskEngine {
     }
 }
 
-impl Inner {
-    /// Record a background thread's failure (the first one): commits report it.
-    fn fail(&self, why: String) {
-        if self.log.is_detached() {
-            return; // the crash hook, not a failure
-        }
-        let mut f = self.failure.lock();
-        if f.is_none() {
-            *f = Some(why);
-            self.failed.store(true, Ordering::Release);
-        }
-    }
-
-    /// Whether any write failed: the log's, the pool's or a background thread's.
-    #[inline]
-    pub fn failed(&self) -> bool {
-        self.log.failed() || self.pool.failed() || self.failed.load(Ordering::Acquire)
-    }
-
-    /// The first failure, as the one line a user sees.
-    pub fn failure(&self) -> Option<String> {
-        self.log
-            .failure()
-            .or_else(|| self.pool.failure())
-            .or_else(|| self.failure.lock().clone())
-    }
-
-    /// Take a fuzzy checkpoint now.
-    pub fn checkpoint(&self) -> Result<()> {
-        checkpoint::take(self).map(|_| ())
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-}
 
 impl Engine for DiskEngine {
     type Worker<'e> = DiskWorker<'e>;

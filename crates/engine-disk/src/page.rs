@@ -16,6 +16,16 @@ pub const NO_PAGE: u64 = u64::MAX;
 
 pub type Page = [u8; PAGE_SIZE];
 
+/// The full check of a page's content by the module that owns its type (the B+tree's
+/// `check_cells`), run once when a page enters the buffer pool from disk. Registered
+/// with the pool (`BufferPool::with_content_check`) so the pool knows no data structure.
+pub type ContentCheck = fn(PageType, &Page, u64) -> api::Result<()>;
+
+/// The content check of a pool nobody registered one with (unit tests of the pool).
+pub fn no_content_check(_: PageType, _: &Page, _: u64) -> api::Result<()> {
+    Ok(())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum PageType {

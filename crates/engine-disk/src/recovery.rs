@@ -12,7 +12,7 @@ use crate::latch::Mode;
 use crate::log::{Kind, LogReader, Rec};
 use crate::page;
 use crate::xct::{self, TxnLog, TxnSlot};
-use crate::Inner;
+use crate::db::Inner;
 use api::{Error, Result};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;

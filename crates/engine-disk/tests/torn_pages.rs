@@ -194,6 +194,7 @@ fn open_dw(dir: &Path) -> DoubleWrite {
 /// A pool with a log that keeps nothing (its next LSN is 64: pages carry LSNs below).
 fn pool_over(file: Arc<dyn File>, dw: Option<DoubleWrite>) -> BufferPool {
     BufferPool::new(file, dw, 64, 1, Arc::new(Log::memory_only()))
+        .with_content_check(engine_disk::check_content)
 }
 
 /// A pool with a double-write file over a data file whose faults the test controls.
@@ -584,7 +585,8 @@ fn page_with_an_lsn_beyond_the_log_end_is_refused() {
         page::seal(&mut pg);
         f.write_all_at(&pg, pid * PAGE_SIZE as u64).unwrap();
     }
-    let p = BufferPool::new(f, None, 64, 4, Arc::new(Log::memory_only_at(1000)));
+    let p = BufferPool::new(f, None, 64, 4, Arc::new(Log::memory_only_at(1000)))
+        .with_content_check(engine_disk::check_content);
     assert!(p.fix(2, Mode::S).is_ok());
     let m = fatal(p.fix(3, Mode::S).map(|_| ()));
     assert_eq!(

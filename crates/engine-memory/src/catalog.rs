@@ -33,7 +33,8 @@ impl Keys for RecKeys {
     }
     #[inline(always)]
     fn prefetch(&self, v: u64, len: usize) {
-        Rec::from_u64(v).prefetch_keyed(self.words, len);
+        // SAFETY: a prefetch reads nothing; the record need not be alive.
+        unsafe { Rec::from_u64(v) }.prefetch_keyed(self.words, len);
     }
 }
 
@@ -367,7 +368,8 @@ mod tests {
                 for (i, k) in keys.iter().enumerate() {
                     let (hit, _, _) = t.primary.get(k, &g);
                     assert_eq!(hit, Some(recs[i].as_u64()), "key of {} bytes", k.len());
-                    Rec::from_u64(hit.unwrap()).stable_read(&mut row);
+                    // SAFETY: an indexed record read while pinned (freed only through the epoch).
+                    unsafe { Rec::from_u64(hit.unwrap()) }.stable_read(&mut row);
                     assert_eq!(row, row_of(round * 100 + i as u64, row_size));
                 }
                 // Remove every key and insert it again with a new record.
@@ -410,7 +412,8 @@ mod tests {
                     while !stop.load(Relaxed) {
                         let g = crossbeam_epoch::pin();
                         if let (Some(v), _, _) = t.primary.get(&key, &g) {
-                            let r = Rec::from_u64(v);
+                            // SAFETY: an indexed record read while pinned (freed only through the epoch).
+                            let r = unsafe { Rec::from_u64(v) };
                             for _ in 0..3 {
                                 // SAFETY: keyed, and the reader is still pinned.
                                 assert_eq!(unsafe { r.key(t.words) }, &key[..]);
@@ -432,7 +435,8 @@ mod tests {
             for n in 2..3000u64 {
                 let w = crossbeam_epoch::pin();
                 assert!(t.primary.remove(&key, cur, true, &w).is_some());
-                crate::xct::retire(Rec::from_u64(cur), t, &w);
+                // SAFETY: an indexed record read while pinned (freed only through the epoch).
+                crate::xct::retire(unsafe { Rec::from_u64(cur) }, t, &w);
                 let r = t.new_record(&key, SEQ_ONE, &row_of(n, 100));
                 t.primary.insert(&key, r.as_u64(), &w).unwrap();
                 cur = r.as_u64();
@@ -441,7 +445,8 @@ mod tests {
             // SAFETY: `g` has been pinned since `seen` was read from the index.
             assert_eq!(unsafe { Rec::from_u64(seen).key(t.words) }, &key[..]);
             let mut row = vec![0u8; 100];
-            Rec::from_u64(seen).stable_read(&mut row);
+            // SAFETY: an indexed record read while pinned (freed only through the epoch).
+            unsafe { Rec::from_u64(seen) }.stable_read(&mut row);
             assert_eq!(
                 row,
                 row_of(1, 100),

@@ -172,7 +172,8 @@ fn scan_table(t: &TableData, stop: &AtomicBool, put: &mut RowSink<'_>) -> Result
     // A consistent (TID, row) of a record reached from the index while pinned;
     // absent records (uncommitted inserts, deletes) are not rows.
     let mut one = |key: &[u8], v: u64| -> Result<(), String> {
-        let tid = Rec::from_u64(v).stable_read(&mut row);
+        // SAFETY: an indexed record read while pinned (freed only through the epoch).
+        let tid = unsafe { Rec::from_u64(v) }.stable_read(&mut row);
         if tid & ABSENT != 0 {
             return Ok(());
         }

@@ -388,7 +388,8 @@ mod tests {
         let rec_of = |k: u8| {
             let g = crossbeam_epoch::pin();
             let v = e.catalog.tables[t.0 as usize].primary.get(&[k], &g).0;
-            Rec::from_u64(v.expect("loaded key"))
+            // SAFETY: an indexed record read while pinned (freed only through the epoch).
+            unsafe { Rec::from_u64(v.expect("loaded key")) }
         };
         let held = rec_of(7);
         let (ready_tx, ready_rx) = mpsc::channel();

@@ -46,7 +46,7 @@ pub fn row_words(row_size: usize) -> usize {
 /// ^ Rec.0     ^ Rec.0 + 8                     ^ Rec.0 + 8 * (1 + row_words)
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub struct Rec(pub *const AtomicU64);
+pub struct Rec(*const AtomicU64);
 
 /// Byte offset of the key area in a keyed record of `row_words`.
 #[inline(always)]
@@ -248,7 +248,13 @@ impl Rec {
         });
     }
 
-    pub fn from_u64(v: u64) -> Rec {
+    /// The record at address `v`.
+    ///
+    /// # Safety
+    /// `v` is the address of a record `Rec::alloc` made, not yet freed, and kept from
+    /// being freed while the `Rec` is used (an epoch pin, or no other thread), except
+    /// that the prefetch methods, which read nothing, accept any address.
+    pub unsafe fn from_u64(v: u64) -> Rec {
         Rec(v as usize as *const AtomicU64)
     }
     pub fn as_u64(self) -> u64 {

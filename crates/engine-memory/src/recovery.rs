@@ -129,7 +129,8 @@ impl Apply {
             }
             return Ok((flagged == tid).then_some(tid));
         };
-        let rec = Rec::from_u64(v);
+        // SAFETY: an indexed record read while pinned (freed only through the epoch).
+        let rec = unsafe { Rec::from_u64(v) };
         let cur = rec.tid().load(Relaxed);
         if tid <= cur & !FLAGS {
             return Ok(None); // a newer write of this key was applied already
@@ -316,7 +317,8 @@ pub fn replay(
     for ((table, key, prev), (tid, _)) in &ap.waiting {
         let t = &catalog.tables[*table as usize];
         let cur = match t.primary.get(key, &g) {
-            (Some(v), _, _) => Rec::from_u64(v).tid().load(Relaxed) & !FLAGS,
+            // SAFETY: an indexed record read while pinned (freed only through the epoch).
+            (Some(v), _, _) => unsafe { Rec::from_u64(v) }.tid().load(Relaxed) & !FLAGS,
             _ => 0,
         };
         if cur < *tid {
@@ -333,7 +335,8 @@ pub fn replay(
         let (Some(v), _, _) = t.primary.get(key.as_bytes(), &g) else {
             continue;
         };
-        let rec = Rec::from_u64(v);
+        // SAFETY: an indexed record read while pinned (freed only through the epoch).
+        let rec = unsafe { Rec::from_u64(v) };
         let tid = rec.tid().load(Relaxed);
         if tid & ABSENT != 0 {
             t.primary.remove(key.as_bytes(), v, true, &g);
@@ -352,7 +355,8 @@ fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
     let mut rows = 0;
     for t in catalog.tables.iter_mut() {
         let read = |v: u64, row: &mut [u8]| {
-            Rec::from_u64(v).stable_read(row);
+            // SAFETY: an indexed record read while pinned (freed only through the epoch).
+            unsafe { Rec::from_u64(v) }.stable_read(row);
         };
         rows += crate::catalog::fill_secondaries(&mut t.primary, &t.secondary, t.row_size, &read)
             .map_err(|()| {

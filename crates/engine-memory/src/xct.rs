@@ -279,7 +279,7 @@ pub(crate) fn find_write(writes: &[WriteEntry], map: &WMap, rec: Rec) -> Option<
     if writes.len() <= LINEAR_WRITES {
         writes.iter().position(|w| w.rec == rec)
     } else {
-        map.get(rec.0 as u64).map(|i| i as usize)
+        map.get(rec.as_u64()).map(|i| i as usize)
     }
 }
 
@@ -419,7 +419,7 @@ impl<'e> MemoryWorker<'e> {
         if n == LINEAR_WRITES + 1 {
             self.rebuild_wmap();
         } else if n > LINEAR_WRITES + 1 {
-            self.wmap.insert(w.rec.0 as u64, n as u32 - 1);
+            self.wmap.insert(w.rec.as_u64(), n as u32 - 1);
         }
     }
 
@@ -428,7 +428,7 @@ impl<'e> MemoryWorker<'e> {
         self.wmap.clear();
         if self.writes.len() > LINEAR_WRITES {
             for (i, w) in self.writes.iter().enumerate() {
-                self.wmap.insert(w.rec.0 as u64, i as u32);
+                self.wmap.insert(w.rec.as_u64(), i as u32);
             }
         }
     }
@@ -559,7 +559,8 @@ impl MemoryWorker<'_> {
             let t = &self.e.catalog.tables[hn.table as usize];
             if let crate::catalog::Index::Hash(hx) = &t.primary {
                 hx.prefetch_values(hn.hash, |v| {
-                    Rec::from_u64(v).prefetch_part(t.words, hn.key_len as usize, hn.words)
+                    // SAFETY: a prefetch reads nothing; the record need not be alive.
+                    unsafe { Rec::from_u64(v) }.prefetch_part(t.words, hn.key_len as usize, hn.words)
                 });
             }
         }
@@ -604,14 +605,16 @@ impl MemoryWorker<'_> {
             let _d = api::session::descent();
             t.primary
                 .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
-                    Rec::from_u64(a).prefetch(t.words)
+                    // SAFETY: a prefetch reads nothing; the record need not be alive.
+                    unsafe { Rec::from_u64(a) }.prefetch(t.words)
                 })
         };
         let Some(r) = hit else {
             self.nodes.push(NodeEntry { ver, v });
             return self.surprise(Ok(false));
         };
-        let rec = Rec::from_u64(r);
+        // SAFETY: an indexed record read while pinned (freed only through the epoch).
+        let rec = unsafe { Rec::from_u64(r) };
         let off = match find_write(&self.writes, &self.wmap, rec) {
             Some(i) => match self.writes[i].kind {
                 WKind::Insert | WKind::InsertChanged | WKind::Update => {
@@ -783,7 +786,8 @@ impl MemoryWorker<'_> {
                 }
             },
             &mut |k, val| {
-                let rec = Rec::from_u64(val);
+                // SAFETY: an indexed record read while pinned (freed only through the epoch).
+                let rec = unsafe { Rec::from_u64(val) };
                 let data: &[u8] = match find_write(writes, wmap, rec) {
                     Some(i) => match writes[i].kind {
                         WKind::Insert | WKind::InsertChanged | WKind::Update => {
@@ -838,7 +842,8 @@ impl MemoryWorker<'_> {
         let (hit, ver, v) =
             t.primary
                 .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
-                    Rec::from_u64(a).prefetch(t.words)
+                    // SAFETY: a prefetch reads nothing; the record need not be alive.
+                    unsafe { Rec::from_u64(a) }.prefetch(t.words)
                 });
         let Some(r) = hit else {
             if self.read_committed {
@@ -847,7 +852,8 @@ impl MemoryWorker<'_> {
             self.nodes.push(NodeEntry { ver, v });
             return self.surprise(Ok(false));
         };
-        let rec = Rec::from_u64(r);
+        // SAFETY: an indexed record read while pinned (freed only through the epoch).
+        let rec = unsafe { Rec::from_u64(r) };
         if t.kind == IndexKind::BTree {
             // The hash probe asked for the record already (it holds the key); the B+tree
             // knows it only now. Under --interleave, another transaction runs meanwhile.
@@ -985,7 +991,8 @@ impl Worker for MemoryWorker<'_> {
             Err(existing) => {
                 // SAFETY: never published.
                 unsafe { t.free_record(rec) };
-                return self.insert_over(t, key, row, Rec::from_u64(existing));
+                // SAFETY: an indexed record read while pinned (freed only through the epoch).
+                return self.insert_over(t, key, row, unsafe { Rec::from_u64(existing) });
             }
         }
         let mut sk = Key::new();
@@ -999,7 +1006,8 @@ impl Worker for MemoryWorker<'_> {
                     unlink(t, key, row, rec, None, g, |c| fix_nodes(nodes, c));
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t, g);
-                    let existing = Rec::from_u64(existing);
+                    // SAFETY: an indexed record read while pinned (freed only through the epoch).
+                    let existing = unsafe { Rec::from_u64(existing) };
                     if find_write(&self.writes, &self.wmap, existing).is_some() {
                         return Err(Error::fatal(format!(
                             "table {}: insert collides in a unique secondary index with a row \
@@ -1059,14 +1067,16 @@ impl Worker for MemoryWorker<'_> {
             let _d = api::session::descent();
             t.primary
                 .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
-                    Rec::from_u64(a).prefetch(t.words)
+                    // SAFETY: a prefetch reads nothing; the record need not be alive.
+                    unsafe { Rec::from_u64(a) }.prefetch(t.words)
                 })
         };
         let Some(r) = hit else {
             self.nodes.push(NodeEntry { ver, v });
             return self.surprise(Ok(false));
         };
-        let rec = Rec::from_u64(r);
+        // SAFETY: an indexed record read while pinned (freed only through the epoch).
+        let rec = unsafe { Rec::from_u64(r) };
         if let Some(i) = find_write(&self.writes, &self.wmap, rec) {
             let w = self.writes[i];
             return Ok(match w.kind {

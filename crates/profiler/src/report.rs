@@ -2,11 +2,13 @@
 //! (A-to-E's Figure 1 is the component column), as text and JSON.
 
 use crate::attribute::charge;
-use crate::sampler::NO_TXN;
 use components::ComponentTable;
 use probe::Op;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+
+/// Samples with no transaction (read when the thread stopped).
+pub const NO_TXN: u32 = u32::MAX;
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Share {

@@ -9,7 +9,7 @@
 //! next, an approximation the report states.) The kernel walks the user stack by frame
 //! pointers, which the workspace build keeps (`.cargo/config.toml`).
 
-use crate::report::Profile;
+use crate::report::{Profile, NO_TXN};
 use crate::symbolize::{loaded_segments, Symbolizer};
 use perf_event::data::Record;
 use perf_event::events::Software;
@@ -17,8 +17,6 @@ use perf_event::{Builder, SampleFlag, Sampler};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// Samples with no transaction (read when the thread stopped).
-pub const NO_TXN: u32 = u32::MAX;
 /// The ring buffer of each thread's sampler: room for about a thousand deep call chains
 /// between two reads (a long transaction at a high frequency).
 const RING_BYTES: usize = 256 * 1024;
