@@ -614,7 +614,11 @@ const FILE_COMMANDS: [&str; 3] = ["run", "simulate", "profile"];
 /// override the file's (a file option is dropped when the command line gives it, or an
 /// option that conflicts with it). Other command lines are returned as they are.
 pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
-    let Some(cmd) = argv.get(1).filter(|c| FILE_COMMANDS.contains(&c.as_str())) else {
+    let Some(cmd) = argv
+        .get(1)
+        .filter(|c| FILE_COMMANDS.contains(&c.as_str()))
+        .cloned()
+    else {
         return Ok(argv);
     };
     let Some(at) = argv
@@ -631,7 +635,7 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
             .ok_or("--file needs a value: a TOML file or a results directory's manifest.json")?,
     };
     let f = lab::runfile::read(std::path::Path::new(&path))?;
-    if let Some(kind) = f.kind.as_deref().filter(|k| k != cmd) {
+    if let Some(kind) = f.kind.as_deref().filter(|k| *k != cmd.as_str()) {
         return Err(format!(
             "--file {path}: it is a `{kind}` file; this is `oltpscope {cmd}`"
         ));
@@ -646,8 +650,8 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
         return Err("--file given twice".into());
     }
     // The command line's workload, if it names one (it comes first, as always).
-    if let Some(w) = rest.first().filter(|a| !a.starts_with('-')) {
-        if *w != f.workload {
+    if let Some(w) = rest.first().filter(|a| !a.starts_with('-')).cloned() {
+        if w != f.workload {
             return Err(format!(
                 "--file {path}: it is a run of {}; the command line names {w}",
                 f.workload
@@ -658,7 +662,7 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
     use clap::CommandFactory;
     let top = Cli::command();
     let sub = top
-        .find_subcommand(cmd)
+        .find_subcommand(&cmd)
         .and_then(|c| c.find_subcommand(&f.workload))
         .ok_or_else(|| format!("--file {path}: unknown workload '{}'", f.workload))?;
     let long = |tok: &str| -> Option<String> {
@@ -668,7 +672,7 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
     // What the command line gives, and what conflicts with it: the file's are dropped.
     let mut given: Vec<String> = Vec::new();
     for name in rest.iter().filter_map(|t| long(t)) {
-        if let Some(arg) = sub.get_arguments().find(|a| a.get_long() == Some(&name)) {
+        if let Some(arg) = sub.get_arguments().find(|a| a.get_long() == Some(name.as_str())) {
             given.extend(
                 sub.get_arg_conflicts_with(arg)
                     .iter()
@@ -688,7 +692,7 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
         let takes_value = !tok.contains('=')
             && sub
                 .get_arguments()
-                .find(|a| a.get_long() == Some(&name))
+                .find(|a| a.get_long() == Some(name.as_str()))
                 .is_some_and(|a| a.get_action().takes_values());
         let value = if takes_value {
             it.next().cloned()

@@ -210,13 +210,12 @@ fn chart_svg(s: &Summary, curves: &[&Curve]) -> Result<String, String> {
     {
         let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
-        let keys: Vec<f64> = xs.iter().map(|&x| tx(x)).collect();
         let mut ch = ChartBuilder::on(&root)
             .caption(&title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d((lo..hi).with_key_points(keys), 0.0..ymax)
+            .build_cartesian_2d(lo..hi, 0.0..ymax)
             .map_err(draw_err)?;
         let xfmt = move |v: &f64| fmt_x(axis, if log { v.exp2() } else { *v });
         ch.configure_mesh()
@@ -226,6 +225,11 @@ fn chart_svg(s: &Summary, curves: &[&Curve]) -> Result<String, String> {
                 c0.over.clone()
             })
             .y_desc(format!("{what} (median of runs)"))
+            .x_labels(x_label_count(
+                &xs.iter().map(|&x| tx(x)).collect::<Vec<_>>(),
+                lo,
+                hi,
+            ))
             .x_label_formatter(&xfmt)
             .y_label_formatter(&|v: &f64| {
                 if *v >= 100.0 {
@@ -340,6 +344,19 @@ fn chart_svg(s: &Summary, curves: &[&Curve]) -> Result<String, String> {
         root.present().map_err(draw_err)?;
     }
     Ok(out)
+}
+
+/// How many x labels to ask plotters for. When every position is an integer (thread
+/// counts; powers of two on a log axis) at most one per integer in the range, so the
+/// step plotters picks (1, 2, 5, 10, ... times a power of ten, the finest that fits) is
+/// a whole number: no tick at 1.5 threads.
+fn x_label_count(positions: &[f64], lo: f64, hi: f64) -> usize {
+    let integral = positions.iter().all(|x| (x - x.round()).abs() < 1e-9);
+    if integral {
+        ((hi.floor() - lo.ceil()) as usize + 1).clamp(2, 12)
+    } else {
+        10
+    }
 }
 
 /// Segment colours: ten strong ones, then their light companions, so up to 20 series
@@ -1296,6 +1313,15 @@ mod tests {
         assert!(html.contains("Figure 2"), "{html}");
     }
 
+    #[test]
+    fn integer_positions_get_a_whole_step() {
+        // Threads 1..8 on a linear axis: at most 8 labels, so the step is 1, not 0.5.
+        assert_eq!(x_label_count(&[1.0, 2.0, 4.0, 8.0], 0.65, 8.35), 8);
+        // Many integers: capped, and plotters' steps above 1 are whole (2, 5, 10).
+        assert_eq!(x_label_count(&[1.0, 64.0], -2.0, 67.0), 12);
+        assert_eq!(x_label_count(&[1.5, 3.0], 1.4, 3.1), 10);
+    }
+
     fn count_of(s: &str, what: &str) -> usize {
         s.matches(what).count()
     }
@@ -1310,14 +1336,19 @@ mod tests {
         )
         .unwrap();
         let files = plot(d.path()).unwrap();
-        assert_eq!(files.len(), 3, "{files:?}");
+        // One chart over size, a curve per engine in it.
+        assert_eq!(files.len(), 2, "{files:?}");
         let svg = std::fs::read_to_string(&files[0]).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.contains("<polyline"),
             "{svg}"
         );
+        assert!(
+            svg.contains("engine=disk") && svg.contains("engine=memory"),
+            "{svg}"
+        );
         let html = std::fs::read_to_string(d.path().join(INDEX)).unwrap();
-        assert_eq!(html.matches("<svg").count(), 2);
+        assert_eq!(html.matches("<svg").count(), 1);
         assert_eq!(
             html.matches("class=\"norm\"").count(),
             2,

@@ -109,7 +109,14 @@ fn from_command_line(line: &[String], kind: &str) -> Result<RunFile, String> {
         }
     }
     Ok(RunFile {
-        kind: Some(if cmd.starts_with('-') { kind } else { cmd }.to_string()),
+        kind: Some(
+            if cmd.starts_with('-') {
+                kind
+            } else {
+                cmd.as_str()
+            }
+            .to_string(),
+        ),
         workload: workload.clone(),
         args,
     })
