@@ -606,21 +606,26 @@ pub struct RunFileArg {
     pub path: Option<PathBuf>,
 }
 
-/// The commands that take `--file`.
-const FILE_COMMANDS: [&str; 3] = ["run", "simulate", "profile"];
+/// The commands that take `--file` (their words), and the kind of run file each reads
+/// (`steps place` takes simulate's options).
+const FILE_COMMANDS: [(&[&str], &str); 4] = [
+    (&["run"], "run"),
+    (&["simulate"], "simulate"),
+    (&["profile"], "profile"),
+    (&["steps", "place"], "simulate"),
+];
 
 /// `oltpscope run|simulate|profile [WORKLOAD] --file F [options]`: the command line with
 /// the file's workload and options put in, before the command line's own options; those
 /// override the file's (a file option is dropped when the command line gives it, or an
 /// option that conflicts with it). Other command lines are returned as they are.
 pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
-    let Some(cmd) = argv
-        .get(1)
-        .filter(|c| FILE_COMMANDS.contains(&c.as_str()))
-        .cloned()
-    else {
+    let Some(&(words, kind_of_cmd)) = FILE_COMMANDS.iter().find(|(w, _)| {
+        argv.len() > w.len() && argv[1..=w.len()].iter().zip(w.iter()).all(|(a, b)| a == b)
+    }) else {
         return Ok(argv);
     };
+    let cmd = words.join(" ");
     let Some(at) = argv
         .iter()
         .position(|a| a == "--file" || a.starts_with("--file="))
@@ -635,13 +640,17 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
             .ok_or("--file needs a value: a TOML file or a results directory's manifest.json")?,
     };
     let f = lab::runfile::read(std::path::Path::new(&path))?;
-    if let Some(kind) = f.kind.as_deref().filter(|k| *k != cmd.as_str()) {
+    if let Some(kind) = f.kind.as_deref().filter(|k| *k != kind_of_cmd) {
         return Err(format!(
             "--file {path}: it is a `{kind}` file; this is `oltpscope {cmd}`"
         ));
     }
     let skip = if argv[at].contains('=') { 1 } else { 2 };
-    let mut rest: Vec<String> = argv[2..at].to_vec();
+    let first = 1 + words.len();
+    if at < first {
+        return Err(format!("--file goes after `oltpscope {cmd}`"));
+    }
+    let mut rest: Vec<String> = argv[first..at].to_vec();
     rest.extend(argv[at + skip..].iter().cloned());
     if rest
         .iter()
@@ -661,10 +670,12 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
     }
     use clap::CommandFactory;
     let top = Cli::command();
-    let sub = top
-        .find_subcommand(&cmd)
-        .and_then(|c| c.find_subcommand(&f.workload))
-        .ok_or_else(|| format!("--file {path}: unknown workload '{}'", f.workload))?;
+    let mut sub = &top;
+    for w in words.iter().copied().chain([f.workload.as_str()]) {
+        sub = sub
+            .find_subcommand(w)
+            .ok_or_else(|| format!("--file {path}: unknown workload '{}'", f.workload))?;
+    }
     let long = |tok: &str| -> Option<String> {
         let name = tok.strip_prefix("--")?;
         Some(name.split('=').next().unwrap_or(name).to_string())
@@ -672,17 +683,26 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
     // What the command line gives, and what conflicts with it: the file's are dropped.
     let mut given: Vec<String> = Vec::new();
     for name in rest.iter().filter_map(|t| long(t)) {
-        if let Some(arg) = sub.get_arguments().find(|a| a.get_long() == Some(name.as_str())) {
-            given.extend(
-                sub.get_arg_conflicts_with(arg)
+        if let Some(arg) = sub
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name.as_str()))
+        {
+            // A conflict is declared on one side only (`--txns` names `--duration`).
+            let names = |a: &clap::Arg, b: &clap::Arg| {
+                sub.get_arg_conflicts_with(a)
                     .iter()
-                    .filter_map(|c| c.get_long().map(str::to_string)),
+                    .any(|c| c.get_id() == b.get_id())
+            };
+            given.extend(
+                sub.get_arguments()
+                    .filter(|o| names(arg, o) || names(o, arg))
+                    .filter_map(|o| o.get_long().map(str::to_string)),
             );
         }
         given.push(name);
     }
     let mut from_file = Vec::new();
-    let mut it = f.args.iter().peekable();
+    let mut it = f.args.iter();
     while let Some(tok) = it.next() {
         let Some(name) = long(tok) else {
             from_file.push(tok.clone());
@@ -704,7 +724,9 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
             from_file.extend(value);
         }
     }
-    let mut out = vec![argv[0].clone(), cmd.clone(), f.workload.clone()];
+    let mut out = vec![argv[0].clone()];
+    out.extend(words.iter().map(|w| w.to_string()));
+    out.push(f.workload.clone());
     out.extend(from_file);
     out.extend(rest);
     Ok(out)
