@@ -202,3 +202,62 @@ fn off_a_terminal_long_work_prints_plain_progress_lines() {
         "{err}"
     );
 }
+
+/// `dir` copied to `to`, recursively.
+fn copy_dir(dir: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_sweep_prints_the_cpu_share_and_which_points_are_noise() {
+    // The recorded sweep of the lab's tests: every repetition is complete, so the sweep
+    // resumes, runs nothing and summarizes.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("noisy-sweep");
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/tests/fixtures/noisy-sweep"),
+        &out,
+    );
+    let (code, text, err) = oltpscope(&[
+        "sweep",
+        "micro",
+        "--vary",
+        "engine=memory,mvcc",
+        "--vary",
+        "threads=1,2,3",
+        "--repeat",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+        "--duration",
+        "5",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row = |p: &str| {
+        text.lines()
+            // The table's row, not the progress lines ("... rep1: already done").
+            .find(|l| l.starts_with(p) && !l.contains(" rep"))
+            .unwrap_or_else(|| panic!("{p}: {text}"))
+    };
+    assert!(row("engine-memory_threads-2 ").contains("72%"), "{text}");
+    assert!(
+        row("engine-memory_threads-2 ").ends_with("unreliable"),
+        "{text}"
+    );
+    assert!(
+        !row("engine-mvcc_threads-1 ").contains("unreliable"),
+        "{text}"
+    );
+    assert!(
+        text.contains("unreliable: engine-mvcc_threads-2: repetitions spread 2.37x"),
+        "{text}"
+    );
+}
