@@ -698,7 +698,10 @@ impl PlainRun {
     /// an interval has passed since the last one, or at the `end` (when anything is left).
     pub fn at(&mut self, t_s: f64, now: (u64, u64), end: bool) {
         let len = t_s - self.last_s;
-        if len < self.every_s - 1e-6 && !(end && len > 0.05) {
+        // The warm-up's end closes an interval, so a measured line holds no warm-up (the
+        // first, at a whole second, holds the warm-up's fraction, as per-second lines).
+        let warmup_ends = self.last_s < self.warmup_s && t_s >= self.warmup_s;
+        if len < self.every_s - 1e-6 && !(end && len > 0.05) && !warmup_ends {
             return;
         }
         let (dc, da) = (now.0 - self.last.0, now.1 - self.last.1);

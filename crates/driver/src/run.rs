@@ -1127,7 +1127,8 @@ pub fn run_limited<E: Engine, W: Workload>(
                 let counts = live_counts(&live);
                 progress_line(&mut progress, tick - 1, Some(end), warm, counts, last);
             }
-            if let Some(p) = &mut plain {
+            // A stopped run's last line stays its `stopped:` line (the report follows).
+            if let (Some(p), None) = (&mut plain, &stopped) {
                 p.at(end, live_counts(&live), true);
             }
         }
