@@ -474,6 +474,13 @@ pub struct RunOpts {
     /// Write the per-second lines to this file (on a terminal they go to standard error).
     #[arg(long)]
     pub progress_file: Option<PathBuf>,
+    /// Print a plain progress line every SECONDS to standard error (load progress,
+    /// throughput over the interval) instead of the terminal's live display; default: 10
+    /// when standard error is not a terminal; 0: no progress lines.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_or_zero)]
+    pub report_interval: Option<f64>,
+    #[command(flatten)]
+    pub file: RunFileArg,
     /// Write a results directory here (a new or empty directory): report.json,
     /// timeseries.csv, latency/<txn>.hdr, manifest.json (see docs/results.md).
     #[arg(long)]
@@ -581,6 +588,148 @@ pub struct LoadOpts {
     /// Buffer-pool size, e.g. 64MB (disk engine; default: large enough for the data).
     #[arg(long, value_parser = parse_size)]
     pub bpool_size: Option<u64>,
+    /// Print a plain line on the load's progress every SECONDS to standard error instead
+    /// of the terminal's progress bar; default: 10 when standard error is not a
+    /// terminal; 0: none.
+    #[arg(long, value_name = "SECONDS", value_parser = seconds_or_zero)]
+    pub report_interval: Option<f64>,
+}
+
+/// `--file F` of run, simulate and profile. `expand_file` replaces it by the file's
+/// workload and options before parsing; it is declared so that --help shows it.
+#[derive(Args, Debug, Clone)]
+pub struct RunFileArg {
+    /// Take the workload and options from this file: TOML with a sweep file's keys
+    /// (kind, workload, args, out) or a results directory's manifest.json (or the
+    /// directory), to repeat its run; options on the command line override the file's.
+    #[arg(long = "file", value_name = "FILE")]
+    pub path: Option<PathBuf>,
+}
+
+/// The commands that take `--file` (their words), and the kind of run file each reads
+/// (`steps place` takes simulate's options).
+const FILE_COMMANDS: [(&[&str], &str); 4] = [
+    (&["run"], "run"),
+    (&["simulate"], "simulate"),
+    (&["profile"], "profile"),
+    (&["steps", "place"], "simulate"),
+];
+
+/// `oltpscope run|simulate|profile [WORKLOAD] --file F [options]`: the command line with
+/// the file's workload and options put in, before the command line's own options; those
+/// override the file's (a file option is dropped when the command line gives it, or an
+/// option that conflicts with it). Other command lines are returned as they are.
+pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
+    let Some(&(words, kind_of_cmd)) = FILE_COMMANDS.iter().find(|(w, _)| {
+        argv.len() > w.len() && argv[1..=w.len()].iter().zip(w.iter()).all(|(a, b)| a == b)
+    }) else {
+        return Ok(argv);
+    };
+    let cmd = words.join(" ");
+    let Some(at) = argv
+        .iter()
+        .position(|a| a == "--file" || a.starts_with("--file="))
+    else {
+        return Ok(argv);
+    };
+    let path = match argv[at].strip_prefix("--file=") {
+        Some(p) => p.to_string(),
+        None => argv
+            .get(at + 1)
+            .cloned()
+            .ok_or("--file needs a value: a TOML file or a results directory's manifest.json")?,
+    };
+    let f = lab::runfile::read(std::path::Path::new(&path))?;
+    if let Some(kind) = f.kind.as_deref().filter(|k| *k != kind_of_cmd) {
+        return Err(format!(
+            "--file {path}: it is a `{kind}` file; this is `oltpscope {cmd}`"
+        ));
+    }
+    let skip = if argv[at].contains('=') { 1 } else { 2 };
+    let first = 1 + words.len();
+    if at < first {
+        return Err(format!("--file goes after `oltpscope {cmd}`"));
+    }
+    let mut rest: Vec<String> = argv[first..at].to_vec();
+    rest.extend(argv[at + skip..].iter().cloned());
+    if rest
+        .iter()
+        .any(|a| a == "--file" || a.starts_with("--file="))
+    {
+        return Err("--file given twice".into());
+    }
+    // The command line's workload, if it names one (it comes first, as always).
+    if let Some(w) = rest.first().filter(|a| !a.starts_with('-')).cloned() {
+        if w != f.workload {
+            return Err(format!(
+                "--file {path}: it is a run of {}; the command line names {w}",
+                f.workload
+            ));
+        }
+        rest.remove(0);
+    }
+    use clap::CommandFactory;
+    let top = Cli::command();
+    let mut sub = &top;
+    for w in words.iter().copied().chain([f.workload.as_str()]) {
+        sub = sub
+            .find_subcommand(w)
+            .ok_or_else(|| format!("--file {path}: unknown workload '{}'", f.workload))?;
+    }
+    let long = |tok: &str| -> Option<String> {
+        let name = tok.strip_prefix("--")?;
+        Some(name.split('=').next().unwrap_or(name).to_string())
+    };
+    // What the command line gives, and what conflicts with it: the file's are dropped.
+    let mut given: Vec<String> = Vec::new();
+    for name in rest.iter().filter_map(|t| long(t)) {
+        if let Some(arg) = sub
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name.as_str()))
+        {
+            // A conflict is declared on one side only (`--txns` names `--duration`).
+            let names = |a: &clap::Arg, b: &clap::Arg| {
+                sub.get_arg_conflicts_with(a)
+                    .iter()
+                    .any(|c| c.get_id() == b.get_id())
+            };
+            given.extend(
+                sub.get_arguments()
+                    .filter(|o| names(arg, o) || names(o, arg))
+                    .filter_map(|o| o.get_long().map(str::to_string)),
+            );
+        }
+        given.push(name);
+    }
+    let mut from_file = Vec::new();
+    let mut it = f.args.iter();
+    while let Some(tok) = it.next() {
+        let Some(name) = long(tok) else {
+            from_file.push(tok.clone());
+            continue;
+        };
+        // An option with a value not written `--name=value` takes the next token.
+        let takes_value = !tok.contains('=')
+            && sub
+                .get_arguments()
+                .find(|a| a.get_long() == Some(name.as_str()))
+                .is_some_and(|a| a.get_action().takes_values());
+        let value = if takes_value {
+            it.next().cloned()
+        } else {
+            None
+        };
+        if !given.contains(&name) {
+            from_file.push(tok.clone());
+            from_file.extend(value);
+        }
+    }
+    let mut out = vec![argv[0].clone()];
+    out.extend(words.iter().map(|w| w.to_string()));
+    out.push(f.workload.clone());
+    out.extend(from_file);
+    out.extend(rest);
+    Ok(out)
 }
 
 /// `oltpscope simulate`: the child run's options it passes on, and its own.
@@ -589,6 +738,8 @@ pub struct SimOpts {
     /// Engine design.
     #[arg(long, value_enum, default_value = "memory")]
     pub engine: EngineName,
+    #[command(flatten)]
+    pub file: RunFileArg,
     /// Worker threads of the traced run.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: u32,

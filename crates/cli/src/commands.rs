@@ -924,7 +924,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         seed: c.seed,
         pin: !c.no_pin,
         no_load: c.no_load,
-        interactive: std::io::stderr().is_terminal(),
+        interactive: progress_display(c.report_interval, c.trace_measured),
         trace_measured: c.trace_measured,
         acked_file: c.acked_file.clone(),
         check: !c.no_check,
@@ -945,6 +945,14 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     let limits = driver::Limits {
         mem_limit: c.mem_limit,
     };
+    if engine == EngineName::Postgres && c.db.postgres.pg_url.is_none() && !c.trace_measured {
+        // Said before it happens: initdb and the server's start take seconds (minutes
+        // when Debian's packages must be installed first).
+        eprintln!(
+            "starting a private PostgreSQL server in {} (removed at the end; --pg-url uses a server you have)",
+            std::env::temp_dir().display()
+        );
+    }
     let report = match with_engine!(engine, E => driver::run_limited::<E, W>(wl, &cfg, obs, &limits))
     {
         Ok(r) => r,
@@ -1054,6 +1062,24 @@ pub fn write_results(
     Ok(())
 }
 
+/// How long work shows its progress: the terminal's live display (returns true), or
+/// plain lines every `--report-interval` seconds on standard error (default 10 s when
+/// standard error is not a terminal, so logs and pipes see progress too; 0: none). A
+/// traced run is `simulate`'s child, whose output its parent owns: no lines unless asked.
+fn progress_display(report_interval: Option<f64>, traced: bool) -> bool {
+    let tty = std::io::stderr().is_terminal();
+    let every = match report_interval {
+        Some(s) => s,
+        None if tty || traced => 0.0,
+        None => DEFAULT_REPORT_INTERVAL_S,
+    };
+    driver::report::set_plain_interval(every);
+    tty && report_interval.is_none()
+}
+
+/// Plain progress lines' interval off a terminal (sysbench's --report-interval).
+const DEFAULT_REPORT_INTERVAL_S: f64 = 10.0;
+
 fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
     let Some(dir) = &c.db.db else {
         return Err("`oltpscope load` needs --db DIR (a database in a temporary directory would be removed at once)".into());
@@ -1082,7 +1108,13 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         true,
         "run on it with `run --no-load`, or load again with --reload",
     )?;
-    let interactive = std::io::stderr().is_terminal();
+    let interactive = progress_display(c.report_interval, false);
+    if engine == EngineName::Postgres && c.db.postgres.pg_url.is_none() {
+        eprintln!(
+            "starting a private PostgreSQL server in {} (removed at the end; --pg-url uses a server you have)",
+            std::env::temp_dir().display()
+        );
+    }
     let secs = with_engine!(engine, E => driver::load_only::<E, W>(wl, &opts, c.seed, interactive))
         .map_err(|e| e.to_string())?;
     println!(

@@ -223,6 +223,10 @@ fn summary_text(s: &sweep::Summary) -> String {
             o += &format!("  {h:>10}");
         }
     }
+    let cpu = s.spec.kind != sweep::Kind::Simulate;
+    if cpu {
+        o += &format!("  {:>5}", "CPU");
+    }
     o += "\n";
     let num = |v: f64| {
         if v >= 100.0 {
@@ -245,7 +249,23 @@ fn summary_text(s: &sweep::Summary) -> String {
                 o += &format!("  {:>10}", sp.map_or("-".into(), |t| num(t.median)));
             }
         }
+        if cpu {
+            let c = p
+                .worker_cpu_busy
+                .map_or("-".into(), |c| format!("{:.0}%", 100.0 * c.median));
+            o += &format!("  {c:>5}");
+        }
+        if p.unreliable.is_some() {
+            o += "  unreliable";
+        }
         o += "\n";
+    }
+    for p in s.points.iter().filter(|p| p.unreliable.is_some()) {
+        o += &format!(
+            "unreliable: {}: {}\n",
+            p.name,
+            p.unreliable.as_deref().unwrap_or_default()
+        );
     }
     if s.spec.kind == sweep::Kind::Profile {
         o += &profile_text(s);

@@ -20,7 +20,18 @@ mod steps;
 use clap::Parser;
 
 fn main() {
-    let cli = match args::Cli::try_parse() {
+    // `--file F` puts the file's workload and options in first (args::expand_file).
+    let argv = match args::expand_file(std::env::args().collect()) {
+        Ok(a) => a,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            std::process::exit(2);
+        }
+    };
+    if argv.iter().ne(std::env::args().collect::<Vec<_>>().iter()) {
+        lab::manifest::set_command_line(argv.clone());
+    }
+    let cli = match args::Cli::try_parse_from(&argv) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -585,3 +585,140 @@ mod tests {
         assert_eq!(super::fmt_secs(10.0), "10.0 s");
     }
 }
+
+/// Plain progress lines (sysbench's `--report-interval`): what a terminal's live display
+/// shows, as a line every interval on standard error, for logs and pipes where a
+/// progress bar is invisible. The interval in milliseconds, 0 = no lines; process-wide
+/// like the standard error it writes to, set once by the CLI before the work starts.
+static PLAIN_INTERVAL_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Print plain progress lines every `seconds` (0: none).
+pub fn set_plain_interval(seconds: f64) {
+    assert!(
+        seconds >= 0.0 && seconds.is_finite(),
+        "an interval is a duration"
+    );
+    let ms = (seconds * 1000.0).round() as u64;
+    PLAIN_INTERVAL_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The plain lines' interval in milliseconds, if they are on.
+fn plain_interval_ms() -> Option<u64> {
+    Some(PLAIN_INTERVAL_MS.load(std::sync::atomic::Ordering::Relaxed)).filter(|&ms| ms > 0)
+}
+
+/// A load's plain progress: a line on starting, one every interval (rows, share, rate),
+/// one at the end. Shared by the loader threads.
+pub struct PlainLoad {
+    what: String,
+    total: u64,
+    every_ms: u64,
+    start: std::time::Instant,
+    done: std::sync::atomic::AtomicU64,
+    next_ms: std::sync::atomic::AtomicU64,
+}
+
+impl PlainLoad {
+    /// None when plain lines are off; else says what is being loaded.
+    pub fn start(what: &str, total: u64, threads: usize) -> Option<PlainLoad> {
+        let every_ms = plain_interval_ms()?;
+        eprintln!(
+            "loading {what}: {} rows with {threads} thread(s)",
+            fmt_count(total as f64)
+        );
+        Some(PlainLoad {
+            what: what.to_string(),
+            total,
+            every_ms,
+            start: std::time::Instant::now(),
+            done: 0.into(),
+            next_ms: every_ms.into(),
+        })
+    }
+
+    /// `n` more rows loaded; prints a line when the interval has passed (one thread
+    /// wins the line, the others go on).
+    pub fn inc(&self, n: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let done = self.done.fetch_add(n, Relaxed) + n;
+        let now = self.start.elapsed().as_millis() as u64;
+        let next = self.next_ms.load(Relaxed);
+        if now < next
+            || self
+                .next_ms
+                .compare_exchange(next, now + self.every_ms, Relaxed, Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let secs = now as f64 / 1000.0;
+        eprintln!(
+            "[{secs:>6.0}s] loading {}: {} of {} rows ({:.0}%), {} rows/s",
+            self.what,
+            fmt_count(done as f64),
+            fmt_count(self.total as f64),
+            100.0 * done as f64 / self.total.max(1) as f64,
+            fmt_count(done as f64 / secs.max(1e-3))
+        );
+    }
+
+    pub fn finish(&self) {
+        eprintln!(
+            "loaded {}: {} rows in {:.1} s",
+            self.what,
+            fmt_count(self.done.load(std::sync::atomic::Ordering::Relaxed) as f64),
+            self.start.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// A run's plain progress: throughput and abort share over each interval.
+pub struct PlainRun {
+    every_s: f64,
+    warmup_s: f64,
+    /// The last line's time and (committed, aborted) then.
+    last_s: f64,
+    last: (u64, u64),
+}
+
+impl PlainRun {
+    /// None when plain lines are off; else says what the run will do.
+    pub fn start(workload: &str, warmup_s: f64, stop: &str) -> Option<PlainRun> {
+        let every_s = plain_interval_ms()? as f64 / 1000.0;
+        eprintln!("running {workload}: {warmup_s:.1} s warm-up, then {stop}");
+        Some(PlainRun {
+            every_s,
+            warmup_s,
+            last_s: 0.0,
+            last: (0, 0),
+        })
+    }
+
+    /// At `t_s` seconds into the run with `now` (committed, aborted) so far: a line if
+    /// an interval has passed since the last one, or at the `end` (when anything is left).
+    pub fn at(&mut self, t_s: f64, now: (u64, u64), end: bool) {
+        let len = t_s - self.last_s;
+        // The warm-up's end closes an interval, so a measured line holds no warm-up (the
+        // first, at a whole second, holds the warm-up's fraction, as per-second lines).
+        let warmup_ends = self.last_s < self.warmup_s && t_s >= self.warmup_s;
+        if len < self.every_s - 1e-6 && !(end && len > 0.05) && !warmup_ends {
+            return;
+        }
+        let (dc, da) = (now.0 - self.last.0, now.1 - self.last.1);
+        let what = if self.last_s < self.warmup_s {
+            "warm-up"
+        } else {
+            "measure"
+        };
+        let aborts = if dc + da > 0 {
+            100.0 * da as f64 / (dc + da) as f64
+        } else {
+            0.0
+        };
+        eprintln!(
+            "[{t_s:>6.1}s] {what:<8} {:>11} txn/s   aborts {aborts:>6.2}%",
+            fmt_count(dc as f64 / len)
+        );
+        (self.last_s, self.last) = (t_s, now);
+    }
+}

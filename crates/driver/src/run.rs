@@ -743,10 +743,24 @@ fn load_phase<E: Engine, W: Workload>(
     } else {
         ProgressBar::hidden()
     };
-    wl.load(engine, threads, seed, &|n| bar.inc(n))?;
+    // Off a terminal: plain lines every --report-interval instead of the bar.
+    let plain = if interactive {
+        None
+    } else {
+        crate::report::PlainLoad::start(wl.name(), wl.load_rows(), threads)
+    };
+    wl.load(engine, threads, seed, &|n| {
+        bar.inc(n);
+        if let Some(p) = &plain {
+            p.inc(n);
+        }
+    })?;
     // Durable and marked complete: a load cut short is never taken for data.
     engine.load_done()?;
     bar.finish_and_clear();
+    if let Some(p) = &plain {
+        p.finish();
+    }
     Ok(t0.elapsed().as_secs_f64())
 }
 
@@ -1016,6 +1030,16 @@ pub fn run_limited<E: Engine, W: Workload>(
             };
             let mut last = (0u64, 0u64);
             let mut tick = 1u64;
+            // Off a terminal: a plain line every --report-interval instead.
+            let mut plain = if cfg.interactive {
+                None
+            } else {
+                let stop = match cfg.stop {
+                    Stop::Seconds(s) => format!("{s:.1} s measured"),
+                    Stop::Txns(n) => format!("{n} transactions measured"),
+                };
+                crate::report::PlainRun::start(wl.name(), cfg.warmup_s, &stop)
+            };
             let total_s = matches!(cfg.stop, Stop::Seconds(_)).then(|| total.as_secs_f64());
             let running = interrupt::Running::start();
             loop {
@@ -1065,6 +1089,9 @@ pub fn run_limited<E: Engine, W: Workload>(
                     second.store(tick, Ordering::Relaxed);
                     let counts = live_counts(&live);
                     progress_line(&mut progress, tick - 1, None, warm, counts, last);
+                    if let Some(p) = &mut plain {
+                        p.at(tick as f64, counts, false);
+                    }
                     last = counts;
                     tick += 1;
                 }
@@ -1099,6 +1126,10 @@ pub fn run_limited<E: Engine, W: Workload>(
             if end - (tick - 1) as f64 > 0.05 {
                 let counts = live_counts(&live);
                 progress_line(&mut progress, tick - 1, Some(end), warm, counts, last);
+            }
+            // A stopped run's last line stays its `stopped:` line (the report follows).
+            if let (Some(p), None) = (&mut plain, &stopped) {
+                p.at(end, live_counts(&live), true);
             }
         }
         let results: Vec<WorkerResult> = handles

@@ -13,4 +13,5 @@ pub mod manifest;
 pub mod plot;
 pub mod reproduce;
 pub mod results;
+pub mod runfile;
 pub mod sweep;

@@ -45,6 +45,16 @@ pub struct Manifest {
     pub files: Vec<String>,
 }
 
+/// The command line manifests record when it is not the process's own: `--file`
+/// expands to the file's options, and the manifest keeps the expanded line, so it repeats
+/// the run without the file.
+static COMMAND_LINE: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Record `line` as this process's command line for manifests (the first call wins).
+pub fn set_command_line(line: Vec<String>) {
+    let _ = COMMAND_LINE.set(line);
+}
+
 impl Manifest {
     /// A manifest for this process: `allocator` is the binary's global allocator.
     pub fn new(kind: &str, config: serde_json::Value, allocator: &str) -> Manifest {
@@ -52,7 +62,10 @@ impl Manifest {
         Manifest {
             schema_version: SCHEMA_VERSION,
             kind: kind.to_string(),
-            command_line: std::env::args().collect(),
+            command_line: COMMAND_LINE
+                .get()
+                .cloned()
+                .unwrap_or_else(|| std::env::args().collect()),
             config_hash: config_hash(&config),
             config,
             build: Build {

@@ -36,12 +36,18 @@ pub fn plot(dir: &Path) -> Result<Vec<PathBuf>, String> {
         plot_sweep(dir, &s)
     } else if dir.join(results::TIMESERIES).is_file() {
         plot_results(dir)
+    } else if let Some(r) = results::load_report(dir)
+        .ok()
+        .filter(|r| r.get("simulation").is_some())
+    {
+        plot_simulation(dir, &r)
     } else if dir.is_dir() {
         Err(format!(
-            "{}: neither a sweep directory ({}) nor a run's results directory ({})",
+            "{}: neither a sweep directory ({}), a run's results directory ({}) nor a simulation's ({} with a simulation)",
             dir.display(),
             sweep::SUMMARY_JSON,
-            results::TIMESERIES
+            results::TIMESERIES,
+            results::REPORT
         ))
     } else {
         Err(format!("{}: no such directory", dir.display()))
@@ -89,10 +95,59 @@ fn point_of<'a>(s: &'a Summary, c: &Curve, value: &str) -> Option<&'a PointSumma
     })
 }
 
-/// One curve as SVG: median throughput with min-max bars, knee and 90/95% marks.
-fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
-    let axis = sweep::axis(&c.over);
-    let xs: Vec<f64> = c.points.iter().map(|p| p.1).collect();
+/// Curves drawn together: the same figure over the same key with the same numeric
+/// settings, one curve per value of the category keys (engine, mode, ...), so engines
+/// are compared on one chart instead of one SVG each.
+pub fn charts(s: &Summary) -> Vec<Vec<&Curve>> {
+    let numeric_fixed = |c: &Curve| -> Vec<(String, String)> {
+        c.fixed
+            .iter()
+            .filter(|(k, _)| sweep::axis(k) != Axis::Category)
+            .cloned()
+            .collect()
+    };
+    let mut out: Vec<Vec<&Curve>> = Vec::new();
+    for c in s.curves.iter().filter(|c| !c.points.is_empty()) {
+        let key = (&c.over, &c.figure, numeric_fixed(c));
+        match out
+            .iter_mut()
+            .find(|g| (&g[0].over, &g[0].figure, numeric_fixed(g[0])) == key)
+        {
+            Some(g) => g.push(c),
+            None => out.push(vec![c]),
+        }
+    }
+    out
+}
+
+/// A curve's name in a chart's legend: its category values (`engine=disk`).
+fn curve_name(c: &Curve) -> String {
+    let cat: Vec<String> = c
+        .fixed
+        .iter()
+        .filter(|(k, _)| sweep::axis(k) == Axis::Category)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if cat.is_empty() {
+        "median".into()
+    } else {
+        cat.join(", ")
+    }
+}
+
+/// One chart as SVG: each curve's median with min-max bars (hollow markers on points
+/// flagged unreliable), its knee as a vertical line in its colour; with one curve also
+/// the 90/95%-of-best levels. Ticks sit on the varied values, so a thread count gets
+/// integer ticks and a size its typed form.
+fn chart_svg(s: &Summary, curves: &[&Curve]) -> Result<String, String> {
+    let c0 = curves[0];
+    let axis = sweep::axis(&c0.over);
+    let mut xs: Vec<f64> = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.1))
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
     let (x0, x1) = (xs[0], xs[xs.len() - 1]);
     let log = x0 > 0.0 && x1 / x0 >= 16.0;
     let tx = move |x: f64| if log { x.log2() } else { x };
@@ -102,17 +157,35 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
     } else {
         (tx(x0) - 1.0, tx(x0) + 1.0)
     };
-    let spreads: Vec<(f64, f64, f64)> = c
-        .points
+    // (x, min, max, unreliable) per point of each curve.
+    let spreads: Vec<Vec<(f64, f64, f64, bool)>> = curves
         .iter()
-        .map(|(v, x, m)| {
-            let sp = point_of(s, c, v).and_then(|p| sweep::figure(p, &c.figure));
-            (*x, sp.map_or(*m, |t| t.min), sp.map_or(*m, |t| t.max))
+        .map(|c| {
+            c.points
+                .iter()
+                .map(|(v, x, m)| {
+                    let p = point_of(s, c, v);
+                    let sp = p.and_then(|p| sweep::figure(p, &c.figure));
+                    let bad = p.is_some_and(|p| p.unreliable.is_some());
+                    (*x, sp.map_or(*m, |t| t.min), sp.map_or(*m, |t| t.max), bad)
+                })
+                .collect()
         })
         .collect();
-    let ymax = spreads.iter().map(|p| p.2).fold(0.0, f64::max).max(1.0) * 1.1;
-    let fixed: Vec<String> = c.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let what = sweep::figure_label(&c.figure);
+    let ymax = spreads
+        .iter()
+        .flatten()
+        .map(|p| p.2)
+        .fold(0.0, f64::max)
+        .max(1.0)
+        * 1.1;
+    let fixed: Vec<String> = c0
+        .fixed
+        .iter()
+        .filter(|(k, _)| curves.len() == 1 || sweep::axis(k) != Axis::Category)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let what = sweep::figure_label(&c0.figure);
     let title = format!(
         "{}{} {} over {}{}",
         match s.spec.kind {
@@ -121,12 +194,12 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
             sweep::Kind::Run => "",
         },
         s.spec.workload,
-        if c.figure == "throughput_tps" {
+        if c0.figure == "throughput_tps" {
             "throughput"
         } else {
             &what
         },
-        c.over,
+        c0.over,
         if fixed.is_empty() {
             String::new()
         } else {
@@ -147,11 +220,16 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
         let xfmt = move |v: &f64| fmt_x(axis, if log { v.exp2() } else { *v });
         ch.configure_mesh()
             .x_desc(if log {
-                format!("{} (log scale)", c.over)
+                format!("{} (log scale)", c0.over)
             } else {
-                c.over.clone()
+                c0.over.clone()
             })
             .y_desc(format!("{what} (median of runs)"))
+            .x_labels(x_label_count(
+                &xs.iter().map(|&x| tx(x)).collect::<Vec<_>>(),
+                lo,
+                hi,
+            ))
             .x_label_formatter(&xfmt)
             .y_label_formatter(&|v: &f64| {
                 if *v >= 100.0 {
@@ -162,13 +240,13 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
             })
             .draw()
             .map_err(draw_err)?;
-        if let Some(a) = &c.analysis {
+        if let (Some(a), true) = (&c0.analysis, curves.len() == 1) {
             for (share, color, name) in [
                 (0.90, &RGBColor(230, 140, 0), "90%"),
                 (0.95, &RGBColor(200, 0, 120), "95%"),
             ] {
                 // A cost's level: the most it may be for its inverse to reach the share.
-                let y = if c.lower_is_better {
+                let y = if c0.lower_is_better {
                     a.best_y / share
                 } else {
                     a.best_y * share
@@ -177,51 +255,108 @@ fn curve_svg(s: &Summary, c: &Curve) -> Result<String, String> {
                     .map_err(draw_err)?
                     .label(format!(
                         "{name} of best: from {}={}",
-                        c.over,
+                        c0.over,
                         fmt_x(axis, if name == "90%" { a.x_90 } else { a.x_95 })
                     ))
                     .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
             }
-            if let Some(k) = a.knee_x {
-                let red = RGBColor(200, 0, 0);
-                ch.draw_series(LineSeries::new(
+        }
+        for (i, (c, sp)) in curves.iter().zip(&spreads).enumerate() {
+            // One curve keeps the knee red as before; several get their own colours.
+            let colour = if curves.len() == 1 {
+                RGBColor(20, 80, 200)
+            } else {
+                PALETTE[i % 10]
+            };
+            if let Some(k) = c.analysis.as_ref().and_then(|a| a.knee_x) {
+                let kc = if curves.len() == 1 {
+                    RGBColor(200, 0, 0)
+                } else {
+                    colour
+                };
+                ch.draw_series(DashedLineSeries::new(
                     [(tx(k), 0.0), (tx(k), ymax)],
-                    red.stroke_width(2),
+                    6,
+                    4,
+                    kc.stroke_width(2),
                 ))
                 .map_err(draw_err)?
-                .label(format!("knee at {}={}", c.over, fmt_x(axis, k)))
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], red));
+                .label(if curves.len() == 1 {
+                    format!("knee at {}={}", c.over, fmt_x(axis, k))
+                } else {
+                    format!("{}: knee at {}={}", curve_name(c), c.over, fmt_x(axis, k))
+                })
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], kc));
             }
+            ch.draw_series(LineSeries::new(
+                c.points.iter().map(|p| (tx(p.1), p.2)),
+                colour.stroke_width(2),
+            ))
+            .map_err(draw_err)?
+            .label(if curves.len() == 1 {
+                format!("median {what} (bars: min-max)")
+            } else {
+                curve_name(c)
+            })
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
+            ch.draw_series(c.points.iter().zip(sp).map(|(p, q)| {
+                let style = if q.3 {
+                    colour.stroke_width(2)
+                } else {
+                    colour.filled()
+                };
+                Circle::new((tx(p.1), p.2), 4, style)
+            }))
+            .map_err(draw_err)?;
+            ch.draw_series(sp.iter().map(|&(x, a, b, _)| {
+                PathElement::new([(tx(x), a), (tx(x), b)], colour.stroke_width(1))
+            }))
+            .map_err(draw_err)?;
         }
-        let blue = RGBColor(20, 80, 200);
-        ch.draw_series(LineSeries::new(
-            c.points.iter().map(|p| (tx(p.1), p.2)),
-            blue.stroke_width(2),
-        ))
-        .map_err(draw_err)?
-        .label(format!("median {what} (bars: min-max)"))
-        .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], blue));
-        ch.draw_series(
-            c.points
-                .iter()
-                .map(|p| Circle::new((tx(p.1), p.2), 4, blue.filled())),
-        )
-        .map_err(draw_err)?;
-        ch.draw_series(
-            spreads
-                .iter()
-                .map(|&(x, a, b)| PathElement::new([(tx(x), a), (tx(x), b)], blue.stroke_width(1))),
-        )
-        .map_err(draw_err)?;
+        if spreads.iter().flatten().any(|p| p.3) {
+            // A legend entry for the hollow markers: what makes a point unreliable.
+            let grey = RGBColor(90, 90, 90);
+            ch.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+                .map_err(draw_err)?
+                .label(format!(
+                    "hollow: unreliable (spread > {}x or CPU < {:.0}%)",
+                    sweep::MAX_SPREAD_RATIO,
+                    100.0 * sweep::MIN_WORKER_CPU
+                ))
+                .legend(move |(x, y)| Circle::new((x + 8, y), 4, grey.stroke_width(2)));
+        }
+        if curves.len() > 1 {
+            ch.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+                .map_err(draw_err)?
+                .label("bars: min-max of runs")
+                .legend(|(x, y)| PathElement::new([(x + 8, y - 5), (x + 8, y + 5)], BLACK));
+        }
+        let last: Vec<(String, f64, f64)> = curves
+            .iter()
+            .filter_map(|c| c.points.last().cloned())
+            .collect();
         ch.configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(legend_corner(&c.points, ymax))
+            .position(legend_corner(&last, ymax))
             .draw()
             .map_err(draw_err)?;
         root.present().map_err(draw_err)?;
     }
     Ok(out)
+}
+
+/// How many x labels to ask plotters for. When every position is an integer (thread
+/// counts; powers of two on a log axis) at most one per integer in the range, so the
+/// step plotters picks (1, 2, 5, 10, ... times a power of ten, the finest that fits) is
+/// a whole number: no tick at 1.5 threads.
+fn x_label_count(positions: &[f64], lo: f64, hi: f64) -> usize {
+    let integral = positions.iter().all(|x| (x - x.round()).abs() < 1e-9);
+    if integral {
+        ((hi.floor() - lo.ceil()) as usize + 1).clamp(2, 12)
+    } else {
+        10
+    }
 }
 
 /// Segment colours: ten strong ones, then their light companions, so up to 20 series
@@ -251,9 +386,11 @@ const PALETTE: [RGBColor; 20] = [
 
 /// Where the legend goes: the right-hand corner the curve's right end is away from (a
 /// falling curve ends low, so its legend goes up), so it hides no point there.
+/// With several curves, `points` are their right ends: the legend goes up only when
+/// every one ends low.
 fn legend_corner(points: &[(String, f64, f64)], ymax: f64) -> SeriesLabelPosition {
-    match points.last() {
-        Some(&(_, _, y)) if y < ymax / 2.0 => SeriesLabelPosition::UpperRight,
+    match points.iter().map(|p| p.2).reduce(f64::max) {
+        Some(y) if y < ymax / 2.0 => SeriesLabelPosition::UpperRight,
         _ => SeriesLabelPosition::LowerRight,
     }
 }
@@ -664,11 +801,9 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
             esc(&caption)
         );
     }
-    for (i, c) in s.curves.iter().enumerate() {
-        if c.points.is_empty() {
-            continue;
-        }
-        let svg = curve_svg(s, c)?;
+    body += &unreliable_note(s);
+    for (i, g) in charts(s).iter().enumerate() {
+        let svg = chart_svg(s, g)?;
         files.push(write(&pd.join(format!("curve-{}.svg", i + 1)), &svg)?);
         body += &format!("<figure>{svg}</figure>\n");
     }
@@ -689,10 +824,37 @@ fn plot_sweep(dir: &Path, s: &Summary) -> Result<Vec<PathBuf>, String> {
     Ok(files)
 }
 
-/// A line over the run's seconds.
-fn series_svg(title: &str, y_desc: &str, pts: &[(f64, f64)]) -> Result<String, String> {
-    let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max);
-    let ymax = pts.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.1;
+/// The points flagged unreliable, with their reasons (an empty string when none is).
+fn unreliable_note(s: &Summary) -> String {
+    let bad: Vec<String> = s
+        .points
+        .iter()
+        .filter_map(|p| {
+            let why = p.unreliable.as_ref()?;
+            Some(format!("<li>{}: {}</li>", esc(&point_label(p)), esc(why)))
+        })
+        .collect();
+    if bad.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<p class=\"unreliable\">Unreliable points (hollow markers; repetitions spread more than {}x, or workers on CPU under {:.0}% of the measured time):</p>\n<ul>{}</ul>\n",
+        sweep::MAX_SPREAD_RATIO,
+        100.0 * sweep::MIN_WORKER_CPU,
+        bad.join("")
+    )
+}
+
+/// Lines over the run's seconds, one per named series (a legend when there are
+/// several).
+fn series_svg(
+    title: &str,
+    y_desc: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> Result<String, String> {
+    let all = || series.iter().flat_map(|s| s.1.iter());
+    let xmax = all().map(|p| p.0).fold(1.0, f64::max);
+    let ymax = all().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.1;
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
@@ -716,18 +878,38 @@ fn series_svg(title: &str, y_desc: &str, pts: &[(f64, f64)]) -> Result<String, S
             })
             .draw()
             .map_err(draw_err)?;
-        let blue = RGBColor(20, 80, 200);
-        ch.draw_series(LineSeries::new(pts.iter().copied(), blue.stroke_width(2)))
-            .map_err(draw_err)?;
+        for (i, (name, pts)) in series.iter().enumerate() {
+            let c = if series.len() == 1 {
+                RGBColor(20, 80, 200)
+            } else {
+                PALETTE[i % PALETTE.len()]
+            };
+            ch.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
+                .map_err(draw_err)?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], c));
+        }
+        if series.len() > 1 {
+            ch.configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperRight)
+                .draw()
+                .map_err(draw_err)?;
+        }
         root.present().map_err(draw_err)?;
     }
     Ok(out)
 }
 
-fn plot_results(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let path = dir.join(results::TIMESERIES);
-    let mut rd = csv::Reader::from_path(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+/// The per-second series of `timeseries.csv`: throughput, and p99 latency per
+/// transaction type (`<txn>_p99_us` columns; the aggregate `p99_us` when the file has
+/// none, or only one type).
+fn read_timeseries(
+    path: &Path,
+) -> Result<(Vec<(f64, f64)>, Vec<(String, Vec<(f64, f64)>)>), String> {
+    let mut rd =
+        csv::Reader::from_path(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let h = rd
         .headers()
         .map_err(|e| format!("{}: {e}", path.display()))?
@@ -738,7 +920,18 @@ fn plot_results(dir: &Path) -> Result<Vec<PathBuf>, String> {
             .ok_or_else(|| format!("{}: no column {n}", path.display()))
     };
     let (cs, ct, cp) = (col("second")?, col("throughput_tps")?, col("p99_us")?);
-    let (mut tps, mut p99) = (Vec::new(), Vec::new());
+    let mut lat: Vec<(String, usize)> = h
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| Some((c.strip_suffix("_p99_us")?.to_string(), i)))
+        .filter(|(n, _)| !n.is_empty())
+        .collect();
+    if lat.len() < 2 {
+        lat = vec![("all types".into(), cp)];
+    }
+    let mut tps = Vec::new();
+    let mut p99: Vec<(String, Vec<(f64, f64)>)> =
+        lat.iter().map(|(n, _)| (n.clone(), Vec::new())).collect();
     for r in rd.records() {
         let r = r.map_err(|e| format!("{}: {e}", path.display()))?;
         let num = |i: usize| r.get(i).and_then(|v| v.parse::<f64>().ok());
@@ -748,13 +941,30 @@ fn plot_results(dir: &Path) -> Result<Vec<PathBuf>, String> {
         if let Some(t) = num(ct) {
             tps.push((s, t));
         }
-        if let Some(l) = num(cp) {
-            p99.push((s, l));
+        // An empty cell: nothing of that type ended in the second (no point drawn).
+        for (k, (_, i)) in lat.iter().enumerate() {
+            if let Some(l) = num(*i) {
+                p99[k].1.push((s, l));
+            }
         }
     }
+    Ok((tps, p99))
+}
+
+fn plot_results(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let (tps, p99) = read_timeseries(&dir.join(results::TIMESERIES))?;
     let pd = plots_dir(dir)?;
-    let a = series_svg("throughput per second", "txn/s", &tps)?;
-    let b = series_svg("99th-percentile latency per second", "us", &p99)?;
+    let a = series_svg(
+        "throughput per second",
+        "txn/s",
+        &[("throughput".to_string(), tps)],
+    )?;
+    let title = if p99.len() > 1 {
+        "99th-percentile latency per second, per transaction type"
+    } else {
+        "99th-percentile latency per second"
+    };
+    let b = series_svg(title, "us", &p99)?;
     let files = vec![
         write(&pd.join("throughput.svg"), &a)?,
         write(&pd.join("latency-p99.svg"), &b)?,
@@ -773,6 +983,122 @@ fn plot_results(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = files;
     files.push(write(&dir.join(INDEX), &page(&title, &body))?);
     Ok(files)
+}
+
+/// A `simulate --out` directory: MPKI per level split into instructions and data, and
+/// the share of the stall cycles per component and per database operation, stacked by
+/// level (from the report's `simulation`; [docs/results.md]).
+fn plot_simulation(dir: &Path, report: &serde_json::Value) -> Result<Vec<PathBuf>, String> {
+    let sim = &report["simulation"];
+    let bad = |what: &str| format!("{}: the simulation has no {what}", dir.display());
+    let levels = sim["levels"].as_array().ok_or_else(|| bad("levels"))?;
+    let names: Vec<String> = levels
+        .iter()
+        .map(|l| l["name"].as_str().unwrap_or("?").to_string())
+        .collect();
+    let split = |part: &str| -> Vec<f64> {
+        levels
+            .iter()
+            .map(|l| l["mpki"][part].as_f64().unwrap_or(0.0))
+            .collect()
+    };
+    let mpki = stacked_bars(
+        "misses per 1000 instructions, per level",
+        "MPKI",
+        &names,
+        &[
+            ("instructions".to_string(), split("i")),
+            ("data".to_string(), split("d")),
+        ],
+    )?;
+    let total = sim["total_stall_cycles"]
+        .as_f64()
+        .ok_or_else(|| bad("total_stall_cycles"))?;
+    // Rows of a breakdown as categories, levels as the stacked series (% of all stall
+    // cycles), rows with no stall cycles left out.
+    let breakdown = |key: &str, label: &str| -> Result<Option<String>, String> {
+        let Some(rows) = sim[key].as_array() else {
+            return Ok(None);
+        };
+        let rows: Vec<&serde_json::Value> = rows
+            .iter()
+            .filter(|r| r["stall_cycles"].as_f64().unwrap_or(0.0) > 0.0)
+            .collect();
+        if rows.is_empty() || total <= 0.0 {
+            return Ok(None);
+        }
+        let field = if key == "by_component" {
+            "component"
+        } else {
+            "operation"
+        };
+        let cats: Vec<String> = rows
+            .iter()
+            .map(|r| r[field].as_str().unwrap_or("?").to_string())
+            .collect();
+        let series: Vec<(String, Vec<f64>)> = names
+            .iter()
+            .map(|lv| {
+                let v = rows
+                    .iter()
+                    .map(|r| {
+                        let cycles = r["levels"]
+                            .as_array()
+                            .and_then(|ls| ls.iter().find(|l| l["level"] == lv.as_str()))
+                            .and_then(|l| l["stall_cycles"]["total"].as_f64())
+                            .unwrap_or(0.0);
+                        100.0 * cycles / total
+                    })
+                    .collect();
+                (lv.clone(), v)
+            })
+            .collect();
+        stacked_bars(
+            &format!("share of stall cycles by {label}, per level"),
+            "% of stall cycles",
+            &cats,
+            &series,
+        )
+        .map(Some)
+    };
+    let pd = plots_dir(dir)?;
+    let mut files = vec![write(&pd.join("mpki.svg"), &mpki)?];
+    let mut body = format!("<figure>{mpki}</figure>\n");
+    for (key, label, file) in [
+        ("by_component", "component", "stall-by-component.svg"),
+        ("by_operation", "operation", "stall-by-operation.svg"),
+    ] {
+        if let Some(svg) = breakdown(key, label)? {
+            files.push(write(&pd.join(file), &svg)?);
+            body += &format!("<figure>{svg}</figure>\n");
+        }
+    }
+    let what = report["child_args"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    let title = format!("oltpscope simulate: {}", sim_title(sim, &what));
+    files.push(write(&dir.join(INDEX), &page(&title, &body))?);
+    Ok(files)
+}
+
+/// Transactions and instructions per transaction, and the traced run's command.
+fn sim_title(sim: &serde_json::Value, what: &str) -> String {
+    format!(
+        "{} transactions, {:.0} instructions/txn{}",
+        sim["transactions"].as_u64().unwrap_or(0),
+        sim["instructions_per_txn"].as_f64().unwrap_or(0.0),
+        if what.is_empty() {
+            String::new()
+        } else {
+            format!(" ({what})")
+        }
+    )
 }
 
 #[cfg(test)]
@@ -806,6 +1132,9 @@ mod tests {
                 latency_p99_us: None,
                 simulation: None,
                 profile: None,
+                worker_cpu_busy: None,
+                spread_ratio: None,
+                unreliable: None,
             })
             .collect();
         let curves = sweep::curves(&spec, &points);
@@ -833,18 +1162,20 @@ mod tests {
 
     #[test]
     fn the_legend_goes_where_the_curve_does_not_end() {
-        let pts = |ys: &[f64]| -> Vec<(String, f64, f64)> {
-            ys.iter()
-                .enumerate()
-                .map(|(i, &y)| (i.to_string(), i as f64, y))
-                .collect()
+        // The curves' right ends: the legend goes up only when all of them end low.
+        let ends = |ys: &[f64]| -> Vec<(String, f64, f64)> {
+            ys.iter().map(|&y| ("8".to_string(), 8.0, y)).collect()
         };
         assert!(matches!(
-            legend_corner(&pts(&[500.0, 100.0]), 550.0),
+            legend_corner(&ends(&[100.0]), 550.0),
             SeriesLabelPosition::UpperRight
         ));
         assert!(matches!(
-            legend_corner(&pts(&[100.0, 500.0]), 550.0),
+            legend_corner(&ends(&[500.0]), 550.0),
+            SeriesLabelPosition::LowerRight
+        ));
+        assert!(matches!(
+            legend_corner(&ends(&[100.0, 500.0]), 550.0),
             SeriesLabelPosition::LowerRight
         ));
     }
@@ -931,6 +1262,9 @@ mod tests {
                         lock_lc: Spread::of(&[0.05 * i as f64]),
                     }),
                 }),
+                worker_cpu_busy: None,
+                spread_ratio: None,
+                unreliable: None,
             })
             .collect();
         let curves = sweep::curves(&spec, &points);
@@ -979,6 +1313,15 @@ mod tests {
         assert!(html.contains("Figure 2"), "{html}");
     }
 
+    #[test]
+    fn integer_positions_get_a_whole_step() {
+        // Threads 1..8 on a linear axis: at most 8 labels, so the step is 1, not 0.5.
+        assert_eq!(x_label_count(&[1.0, 2.0, 4.0, 8.0], 0.65, 8.35), 8);
+        // Many integers: capped, and plotters' steps above 1 are whole (2, 5, 10).
+        assert_eq!(x_label_count(&[1.0, 64.0], -2.0, 67.0), 12);
+        assert_eq!(x_label_count(&[1.5, 3.0], 1.4, 3.1), 10);
+    }
+
     fn count_of(s: &str, what: &str) -> usize {
         s.matches(what).count()
     }
@@ -993,14 +1336,19 @@ mod tests {
         )
         .unwrap();
         let files = plot(d.path()).unwrap();
-        assert_eq!(files.len(), 3, "{files:?}");
+        // One chart over size, a curve per engine in it.
+        assert_eq!(files.len(), 2, "{files:?}");
         let svg = std::fs::read_to_string(&files[0]).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.contains("<polyline"),
             "{svg}"
         );
+        assert!(
+            svg.contains("engine=disk") && svg.contains("engine=memory"),
+            "{svg}"
+        );
         let html = std::fs::read_to_string(d.path().join(INDEX)).unwrap();
-        assert_eq!(html.matches("<svg").count(), 2);
+        assert_eq!(html.matches("<svg").count(), 1);
         assert_eq!(
             html.matches("class=\"norm\"").count(),
             2,

@@ -765,6 +765,67 @@ pub struct PointSummary {
     /// The figures of a profile sweep's point (None in other sweeps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<ProfileFigures>,
+    /// The workers' share of the measured time on CPU (the report's `worker_cpu_busy`)
+    /// over the repetitions; None in simulate sweeps and where no thread clock exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_cpu_busy: Option<Spread>,
+    /// The repetitions' spread of the point's main figure (`main_figure`): max / min;
+    /// None with fewer than two repetitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread_ratio: Option<f64>,
+    /// Why the point's figure is noise rather than measurement (`reliability`); None
+    /// when it is not flagged. Summaries older than the flag have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreliable: Option<String>,
+}
+
+/// A point whose repetitions' main figure spans more than this ratio (max / min) is
+/// flagged unreliable: a 25% disagreement between repeats of one setting is larger
+/// than most effects a sweep looks for.
+pub const MAX_SPREAD_RATIO: f64 = 1.25;
+
+/// A run point whose workers were on CPU less than this share of the measured time
+/// (median over its repetitions) is flagged unreliable: the workers waited (disk,
+/// locks) or something else took their cores, so its throughput measures the machine
+/// as much as the engine (the README's "compare only runs near 100%").
+pub const MIN_WORKER_CPU: f64 = 0.90;
+
+/// The figure a point's repetitions are judged by: throughput for runs and profiles,
+/// stall cycles per transaction for simulations.
+pub fn main_figure(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Run | Kind::Profile => "throughput_tps",
+        Kind::Simulate => "stall_cycles_per_txn",
+    }
+}
+
+/// The spread ratio of `p`'s main figure and, when the spread exceeds
+/// `MAX_SPREAD_RATIO` or the workers' CPU share is under `MIN_WORKER_CPU`, the reason
+/// the point is unreliable.
+pub fn reliability(kind: Kind, p: &PointSummary) -> (Option<f64>, Option<String>) {
+    let ratio = figure(p, main_figure(kind)).filter(|t| t.n >= 2).map(|t| {
+        if t.min > 0.0 {
+            t.max / t.min
+        } else if t.max > 0.0 {
+            f64::INFINITY
+        } else {
+            1.0
+        }
+    });
+    let mut why = Vec::new();
+    if let Some(r) = ratio.filter(|r| *r > MAX_SPREAD_RATIO) {
+        why.push(format!(
+            "repetitions spread {r:.2}x (max/min; bound {MAX_SPREAD_RATIO}x)"
+        ));
+    }
+    if let Some(c) = p.worker_cpu_busy.filter(|c| c.median < MIN_WORKER_CPU) {
+        why.push(format!(
+            "workers on CPU {:.0}% (bound {:.0}%)",
+            100.0 * c.median,
+            100.0 * MIN_WORKER_CPU
+        ));
+    }
+    (ratio, (!why.is_empty()).then(|| why.join("; ")))
 }
 
 /// A profiled point's figures over its repetitions: each share's median and spread
@@ -1099,6 +1160,7 @@ pub fn figure(p: &PointSummary, name: &str) -> Option<Spread> {
         "throughput_tps" => return p.throughput_tps,
         "abort_rate" => return p.abort_rate,
         "latency_p99_us" => return p.latency_p99_us,
+        "worker_cpu_busy" => return p.worker_cpu_busy,
         _ => {}
     }
     if let Some(prof) = &p.profile {
@@ -1244,7 +1306,7 @@ pub fn summarize(
     let mut points = Vec::new();
     for p in spec.points() {
         let name = p.name();
-        let (mut tps, mut ab, mut p99) = (vec![], vec![], vec![]);
+        let (mut tps, mut ab, mut p99, mut cpu) = (vec![], vec![], vec![], vec![]);
         let mut sims = Vec::new();
         let mut profs = Vec::new();
         let mut done = 0;
@@ -1281,6 +1343,9 @@ pub fn summarize(
             };
             tps.push(t);
             ab.push(a);
+            if let Some(c) = f("worker_cpu_busy") {
+                cpu.push(c);
+            }
             if let Some(l) = r
                 .get("latency_us")
                 .and_then(|l| l.get("p99"))
@@ -1295,7 +1360,7 @@ pub fn summarize(
             .filter(|(n, _)| *n == name)
             .map(|(_, e)| e)
             .collect();
-        points.push(PointSummary {
+        let mut ps = PointSummary {
             name,
             values: p.values.clone(),
             reps_done: done,
@@ -1306,7 +1371,12 @@ pub fn summarize(
             latency_p99_us: Spread::of(&p99),
             simulation: (spec.kind == Kind::Simulate).then(|| sim_figures(&sims)),
             profile: (spec.kind == Kind::Profile).then(|| prof_figures(&profs)),
-        });
+            worker_cpu_busy: Spread::of(&cpu),
+            spread_ratio: None,
+            unreliable: None,
+        };
+        (ps.spread_ratio, ps.unreliable) = reliability(spec.kind, &ps);
+        points.push(ps);
     }
     let curves = curves(spec, &points);
     Ok(Summary {
@@ -1400,6 +1470,13 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
                 };
                 cols.push((format!("{fig}_{which}"), fig.into(), pick));
             }
+            for (which, pick) in [("median", median), ("min", min)] {
+                cols.push((
+                    format!("worker_cpu_busy_{which}"),
+                    "worker_cpu_busy".into(),
+                    pick,
+                ));
+            }
             if s.spec.kind == Kind::Profile {
                 cols.extend(profile_columns(&s.points));
             }
@@ -1430,7 +1507,7 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
         }
     }
     header.extend(cols.iter().map(|c| c.0.clone()));
-    header.push("error".into());
+    header.extend(["spread_ratio".into(), "unreliable".into(), "error".into()]);
     let err = |e: csv::Error| format!("cannot write {SUMMARY_CSV}: {e}");
     w.write_record(&header).map_err(err)?;
     let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
@@ -1441,6 +1518,8 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
         for (_, fig, pick) in &cols {
             rec.push(f(figure(p, fig).map(|t| pick(&t))));
         }
+        rec.push(f(p.spread_ratio.filter(|r| r.is_finite())));
+        rec.push(p.unreliable.clone().unwrap_or_default());
         rec.push(p.error.clone().unwrap_or_default());
         w.write_record(&rec).map_err(err)?;
     }
@@ -1750,6 +1829,9 @@ mod tests {
                     latency_p99_us: None,
                     simulation: None,
                     profile: None,
+                    worker_cpu_busy: None,
+                    spread_ratio: None,
+                    unreliable: None,
                 }
             })
             .collect();
