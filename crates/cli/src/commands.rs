@@ -2,6 +2,7 @@
 //! refuse what cannot work, run, print.
 
 use crate::args::*;
+use crate::output::{write_results, JsonOut};
 use api::{EngineOptions, IndexKind, LogMode};
 use driver::{RunConfig, Stop};
 use std::io::IsTerminal;
@@ -659,72 +660,6 @@ fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<(), String> {
     engine_setup(&db, &c.disk, Some(c.log()), None).map(|_| ())
 }
 
-/// Where `--json` goes, checked before any work so a bad path is found at once.
-pub enum JsonOut {
-    None,
-    Stdout,
-    /// A file opened for writing; `created`: it did not exist before (removed again if
-    /// the command fails, so a failed run leaves no empty report).
-    File {
-        path: PathBuf,
-        created: bool,
-    },
-}
-
-impl JsonOut {
-    pub fn open(p: Option<&Path>) -> Result<JsonOut, String> {
-        let Some(p) = p else { return Ok(JsonOut::None) };
-        if p == Path::new("-") {
-            return Ok(JsonOut::Stdout);
-        }
-        if p.is_dir() {
-            return Err(format!("--json {}: is a directory", p.display()));
-        }
-        let created = !p.exists();
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(p)
-            .map_err(|e| format!("--json {}: cannot write there: {e}", p.display()))?;
-        Ok(JsonOut::File {
-            path: p.to_path_buf(),
-            created,
-        })
-    }
-
-    /// The text report goes to standard error when the JSON takes standard output.
-    pub fn text(&self, text: &str) {
-        match self {
-            JsonOut::Stdout => eprint!("{text}"),
-            _ => print!("{text}"),
-        }
-    }
-
-    pub fn write(&self, v: &serde_json::Value) -> Result<(), String> {
-        let text = serde_json::to_string_pretty(v).expect("JSON values serialize") + "\n";
-        match self {
-            JsonOut::None => Ok(()),
-            JsonOut::Stdout => {
-                print!("{text}");
-                Ok(())
-            }
-            JsonOut::File { path, .. } => std::fs::write(path, text)
-                .map_err(|e| format!("cannot write {}: {e}", path.display())),
-        }
-    }
-
-    /// The command failed: remove the file if this command created it.
-    pub fn abandon(&self) {
-        if let JsonOut::File {
-            path,
-            created: true,
-        } = self
-        {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-}
 
 fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
     run_with(wl, c, None)
@@ -1035,32 +970,6 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     Ok(())
 }
 
-/// Fill a results directory and seal it with its manifest; on a failure, remove what
-/// this command created.
-pub fn write_results(
-    mut o: lab::results::ResultsDir,
-    value: &serde_json::Value,
-    report: Option<&driver::Report>,
-    config: serde_json::Value,
-) -> Result<(), String> {
-    let kind = if report.is_some() { "run" } else { "simulate" };
-    let mut fill = || -> Result<(), String> {
-        o.write_report(value)?;
-        if let Some(r) = report {
-            o.write_timeseries(r)?;
-            o.write_histograms(r)?;
-        }
-        Ok(())
-    };
-    if let Err(e) = fill() {
-        o.abandon();
-        return Err(e);
-    }
-    let m = lab::manifest::Manifest::new(kind, config, crate::ALLOCATOR);
-    let path = o.finish(m)?;
-    eprintln!("results in {}", path.display());
-    Ok(())
-}
 
 /// How long work shows its progress: the terminal's live display (returns true), or
 /// plain lines every `--report-interval` seconds on standard error (default 10 s when

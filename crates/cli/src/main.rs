@@ -3,14 +3,13 @@
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-/// The global allocator's name, for results manifests.
-pub const ALLOCATOR: &str = "mimalloc";
 
 mod args;
 mod commands;
 mod crashtest;
 mod dbdir;
 mod labcmd;
+mod output;
 mod profile;
 mod simulate;
 mod simulate_pg;

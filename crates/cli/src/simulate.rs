@@ -3,7 +3,7 @@
 //! this process (on the other core), then print the simulation report.
 
 use crate::args::{SimOpts, Warmup};
-use crate::commands::JsonOut;
+use crate::output::{report_text, sim_json, JsonOut};
 use std::io::BufReader;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -176,7 +176,7 @@ pub fn simulate(c: &SimOpts, workload_args: Vec<String>) -> Result<(), String> {
                     "cache": value["simulation"]["config"],
                     "warmup_txns": value["simulation"]["warmup_txns"],
                 });
-                crate::commands::write_results(o, &value, None, config)
+                crate::output::write_results(o, &value, None, config)
             }
             None => Ok(()),
         },
@@ -401,24 +401,6 @@ fn steps_table(rows: &[StepsRow]) -> String {
         let _ = writeln!(o, "(no team size 1 in the list: no baseline, no bound)");
     }
     o
-}
-
-pub(crate) fn sim_json(report: &cachesim::Report) -> serde_json::Value {
-    serde_json::from_str(&report.to_json()).expect("report JSON parses")
-}
-
-pub(crate) fn report_text(report: &cachesim::Report, elapsed: f64) -> String {
-    if !report.warmup_completed {
-        eprintln!(
-            "note: the run ended before {} warm-up transactions: statistics include cold caches",
-            report.warmup_txns
-        );
-    }
-    format!(
-        "{}simulated {} instructions in {elapsed:.1} s (tracer and simulator together)\n",
-        report.to_text(),
-        cachesim::report::sep(report.instructions)
-    )
 }
 
 /// Run the child `oltpscope run` with `args` under the tracer and simulate its trace.

@@ -9,7 +9,7 @@
 //! simulator reads, one thread per backend. Before the traced run, the same child runs
 //! once natively, so the report can say how much valgrind slowed the server.
 
-use crate::commands::JsonOut;
+use crate::output::JsonOut;
 use std::io::BufReader;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -51,7 +51,7 @@ pub(crate) fn simulate(
         .iter()
         .map(|(p, _)| p.to_string())
         .collect();
-    let mut text = crate::simulate::report_text(&report, elapsed);
+    let mut text = crate::output::report_text(&report, elapsed);
     text += &format!(
         "\nPostgreSQL: traced {} backend process(es) serving the workers' connections (pids {}); \
          the other {} server processes (postmaster, checkpointer, background writer, WAL writer, \
@@ -81,7 +81,7 @@ pub(crate) fn simulate(
     let value = serde_json::json!({
         "child_args": args,
         "elapsed_s": elapsed,
-        "simulation": crate::simulate::sim_json(&report),
+        "simulation": crate::output::sim_json(&report),
         "postgres": {
             "traced_backends": stats.traced_processes,
             "untraced_processes": stats.processes.saturating_sub(stats.traced_processes),

@@ -121,7 +121,7 @@ pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
         knee_height: o.knee.1,
         warmup_txns: cfg.warmup_txns,
     };
-    let json = crate::commands::JsonOut::open(c.json.as_deref())?;
+    let json = crate::output::JsonOut::open(c.json.as_deref())?;
     let setup = tracer::prepare()?;
     let mut args = crate::simulate::child_args(c, workload_args, cfg.warmup_txns, 1);
     args.push("--trace-ctx".into());

@@ -15,8 +15,8 @@ pub mod stats;
 
 pub use observe::{Observer, ThreadObserver};
 pub use report::Stopped;
-pub use report::{Report, Second, SecondTxn};
+pub use report::{Rate, Report, Second, SecondTxn};
 pub use run::{
-    check_only, exit_if_stopped, load_only, replay, run, run_limited, run_observed, Limits, Rate,
+    check_only, exit_if_stopped, load_only, replay, run, run_limited, run_observed, Limits,
     RunConfig, Stop,
 };

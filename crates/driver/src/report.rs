@@ -4,6 +4,15 @@ use crate::machine::Machine;
 use hdrhistogram::Histogram;
 use workloads::Check;
 
+/// Open-loop arrivals (`--rate`, a setting the report states): `tps` in total, split
+/// evenly over the workers.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Rate {
+    pub tps: f64,
+    /// Exponential gaps between arrivals (a Poisson process) instead of equal ones.
+    pub poisson: bool,
+}
+
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Latency {
     pub mean: f64,
@@ -99,7 +108,7 @@ pub struct Report {
     pub tpse: Option<f64>,
     /// Open loop: the offered rate and arrivals (latency counts from intended starts).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub open_loop: Option<crate::run::Rate>,
+    pub open_loop: Option<Rate>,
     /// The workload's counters of measured commits (TPC-C: skipped Delivery districts).
     pub counters: std::collections::BTreeMap<String, u64>,
     /// The workload's remarks on the run (TPC-C: home-warehouse mode, missed mix

@@ -7,6 +7,7 @@ use crate::observe::{Observer, ThreadObserver};
 use crate::report::{
     Checks, Latency, Report, Second, SecondTxn, Stopped, TxnTypeReport, WaitReport,
 };
+use crate::report::Rate;
 use api::{Engine, EngineOptions, Error, Session};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
@@ -82,14 +83,6 @@ pub struct Limits {
     /// `--mem-limit`: the process's resident bytes allowed (the cgroup's limit and the
     /// machine's available memory apply whether or not it is given; see `memwatch`).
     pub mem_limit: Option<u64>,
-}
-
-/// Open-loop arrivals (`--rate`): `tps` in total, split evenly over the workers.
-#[derive(Debug, Clone, Copy, serde::Serialize)]
-pub struct Rate {
-    pub tps: f64,
-    /// Exponential gaps between arrivals (a Poisson process) instead of equal ones.
-    pub poisson: bool,
 }
 
 /// When one worker's transactions are due in an open-loop run. Latency then counts from
