@@ -26,18 +26,12 @@ const ROWS_PER_LOAD_TXN: usize = 10_000;
 /// A table layout fingerprint (names, row sizes, index kinds), so a database is never
 /// opened with another workload's schema.
 pub fn schema_fingerprint(s: &Schema) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    for t in &s.tables {
-        h.update(t.name.as_bytes());
-        h.update(&(t.row_size as u64).to_le_bytes());
-        h.update(&[t.primary as u8]);
-        for x in &t.secondary {
-            h.update(x.name.as_bytes());
-            h.update(&[x.unique as u8]);
-        }
-        h.update(b";");
-    }
-    h.finalize()
+    storage::logfile::schema_fingerprint(s.tables.iter().map(|t| storage::logfile::TableShape {
+        name: &t.name,
+        row_size: t.row_size,
+        primary: t.primary as u8,
+        secondary: t.secondary.iter().map(|x| (x.name.as_str(), x.unique)),
+    }))
 }
 
 /// The files of a database directory.
@@ -530,5 +524,35 @@ impl Durability {
             Some(msg) => Err(Error::Fatal(msg)),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use api::{IndexKind, TableDef};
+
+    /// A schema with both primary kinds and secondary indexes of both uniquenesses.
+    pub(crate) fn sample() -> Schema {
+        let mut s = Schema::new();
+        s.add(TableDef::new("acct", 100, IndexKind::Hash, 10));
+        s.add(
+            TableDef::new("orders", 24, IndexKind::BTree, 10)
+                .with_secondary("by_cust", false, |_, _| {})
+                .with_secondary("by_id", true, |_, _| {}),
+        );
+        s
+    }
+
+    /// The fingerprint is the shared one and keeps the value both engines computed
+    /// before it moved to `storage` (memory-engine logs of earlier builds carry it).
+    #[test]
+    fn the_schema_fingerprint_is_the_shared_one_and_keeps_its_value() {
+        assert_eq!(schema_fingerprint(&sample()), 0x2901_568f);
+        assert_eq!(
+            engine_memory::log::schema_fingerprint(&sample()),
+            schema_fingerprint(&sample())
+        );
+        assert_eq!(schema_fingerprint(&Schema::new()), 0);
     }
 }
