@@ -161,11 +161,26 @@ pub struct Durability {
     flusher: Mutex<Option<JoinHandle<()>>>,
     /// The newest durable snapshot's position and length (where checkpoints start).
     base: Mutex<(LogPosition, u64)>,
+    /// What recovery costs here (measured by this open's recovery where it could):
+    /// the checkpointer's default rule estimates with it.
+    pub costs: Mutex<checkpoint::Costs>,
+    /// This open's recovery, timed (statistics).
+    pub recovery: Mutex<Option<Recovery>>,
     /// Started once commits are logged (`start_checkpoints`).
     pub checkpointer: OnceLock<Arc<Checkpointer>>,
     checkpoint_threads: Mutex<Vec<JoinHandle<()>>>,
     /// A directory made for a log nobody asked to keep (removed on drop).
     _temp: Option<storage::temp::TempDir>,
+}
+
+/// How long this open's recovery took (`--json` engine stats, `log.recovery`).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Recovery {
+    pub snapshot_bytes: u64,
+    pub snapshot_ms: u64,
+    pub commands: u64,
+    /// From handing the commands to the caller to `replay_done`.
+    pub replay_ms: u64,
 }
 
 /// What `open` found.
@@ -205,6 +220,8 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
         logger: OnceLock::new(),
         flusher: Mutex::new(None),
         base: Mutex::new((LogPosition::START, 0)),
+        costs: Mutex::new(checkpoint::Costs::DEFAULT),
+        recovery: Mutex::new(None),
         checkpointer: OnceLock::new(),
         checkpoint_threads: Mutex::new(Vec::new()),
         _temp: temp,
@@ -284,6 +301,7 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
 fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> Result<Opened> {
     let st = &*opts.storage;
     let tables = e.schema.tables.len() as u32;
+    let t0 = std::time::Instant::now();
     let snap = {
         let mut w = e.worker(0);
         let mut in_txn = 0usize;
@@ -318,6 +336,7 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
             }
         }
     };
+    let snapshot_took = t0.elapsed();
     let header = snap.header;
     let pos = snap.position;
     // Only the commands after the snapshot's position are read: the bytes before it
@@ -361,6 +380,13 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
         logger: OnceLock::new(),
         flusher: Mutex::new(None),
         base: Mutex::new((pos, snap.bytes)),
+        costs: Mutex::new(checkpoint::Costs::DEFAULT.with_snapshot(snap.bytes, snapshot_took)),
+        recovery: Mutex::new(Some(Recovery {
+            snapshot_bytes: snap.bytes,
+            snapshot_ms: snapshot_took.as_millis() as u64,
+            commands: contents.commands.len() as u64,
+            replay_ms: 0,
+        })),
         checkpointer: OnceLock::new(),
         checkpoint_threads: Mutex::new(Vec::new()),
         _temp: None,
@@ -468,6 +494,16 @@ impl Durability {
         .map_err(Error::Fatal)
     }
 
+    /// The recovered commands were replayed in `took`: measure the cost of one.
+    pub fn replayed(&self, took: std::time::Duration) {
+        let mut r = self.recovery.lock();
+        if let Some(r) = r.as_mut() {
+            r.replay_ms = took.as_millis() as u64;
+            let mut c = self.costs.lock();
+            *c = c.with_replay(r.commands, took);
+        }
+    }
+
     /// Start the checkpointer (once; not for a read-only database): commits are
     /// logged from now on, so the partitions' state follows the log.
     pub fn start_checkpoints(
@@ -494,6 +530,7 @@ impl Durability {
                 tables,
             },
             log_bytes,
+            *self.costs.lock(),
             *self.base.lock(),
         );
         *self.checkpoint_threads.lock() = c.start()?;
