@@ -301,6 +301,14 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
 fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> Result<Opened> {
     let st = &*opts.storage;
     let tables = e.schema.tables.len() as u32;
+    // The log's header first (whose and which format: a log of an earlier build is
+    // refused before a snapshot of hundreds of MB is read into the partitions).
+    {
+        let f = st
+            .open(&files.log, Open::Read)
+            .map_err(|err| Error::fatal(format!("log file {}: {err}", files.log.display())))?;
+        log::read_header(&*f, &files.log)?;
+    }
     let t0 = std::time::Instant::now();
     let snap = {
         let mut w = e.worker(0);
