@@ -110,18 +110,12 @@ pub const MARKER: MarkerFormat = MarkerFormat {
 /// A fingerprint of what the log's rows mean: table names, row sizes, index kinds and
 /// secondary indexes (a log is never replayed into another workload's tables).
 pub fn schema_fingerprint(s: &Schema) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    for t in &s.tables {
-        h.update(t.name.as_bytes());
-        h.update(&(t.row_size as u64).to_le_bytes());
-        h.update(&[t.primary as u8]);
-        for x in &t.secondary {
-            h.update(x.name.as_bytes());
-            h.update(&[x.unique as u8]);
-        }
-        h.update(b";");
-    }
-    h.finalize()
+    storage::logfile::schema_fingerprint(s.tables.iter().map(|t| storage::logfile::TableShape {
+        name: &t.name,
+        row_size: t.row_size,
+        primary: t.primary as u8,
+        secondary: t.secondary.iter().map(|x| (x.name.as_str(), x.unique)),
+    }))
 }
 
 /// Read and verify the header of the log `f` (`path` names it in errors).

@@ -32,8 +32,105 @@ use storage::Storage;
 
 /// How often the checkpointer looks at the log's growth.
 pub const CHECK_INTERVAL: Duration = Duration::from_millis(100);
-/// The default growth of the log that starts a checkpoint (at least; see `threshold`).
+/// With the default rule, a log grown by more than the larger of this and the newest
+/// snapshot's size starts a checkpoint whatever its replay would cost (it bounds the
+/// log's disk use; see `due`).
 pub const DEFAULT_LOG_BYTES: u64 = 64 << 20;
+/// The default rule lets the log's replay grow to at least this before a checkpoint,
+/// however small the snapshot: a database that loads in milliseconds would otherwise
+/// pause every transaction for a checkpoint every few milliseconds.
+pub const MIN_REPLAY: Duration = Duration::from_secs(1);
+/// A recovery replaying fewer commands, or reading a smaller snapshot, measures
+/// nothing: fixed costs (opening, the first pages) would dominate the rate.
+pub const MIN_MEASURED_COMMANDS: u64 = 10_000;
+pub const MIN_MEASURED_SNAPSHOT: u64 = 16 << 20;
+
+/// What recovery costs on this machine: replaying a logged command (decoding and
+/// re-executing it through the workload, single-threaded) and reading a snapshot back
+/// into the partitions. Measured at the last recovery of this database when it had
+/// enough to measure (`measured`), else the defaults (`Costs::DEFAULT`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Costs {
+    pub replay_ns_per_command: u64,
+    pub snapshot_bytes_per_s: u64,
+    /// Which of the two were measured (the rest are defaults).
+    pub replay_measured: bool,
+    pub snapshot_measured: bool,
+}
+
+impl Costs {
+    /// Conservative defaults (docs/design/partitioned-engine.md, "When"): TPC-C's
+    /// replay cost per command and the fastest snapshot read measured on the reference
+    /// machine (2026-11-28, Xeon @ 2.50GHz, 2 cores: 30.5-31.4 µs; 50-99 MB/s), so that
+    /// without a measurement the log is checkpointed sooner, not later.
+    pub const DEFAULT: Costs = Costs {
+        replay_ns_per_command: 30_000,
+        snapshot_bytes_per_s: 100_000_000,
+        replay_measured: false,
+        snapshot_measured: false,
+    };
+
+    /// The defaults with the replay of `commands` that took `took` (a recovery's),
+    /// if there were enough to measure.
+    pub fn with_replay(mut self, commands: u64, took: Duration) -> Costs {
+        if commands >= MIN_MEASURED_COMMANDS {
+            self.replay_ns_per_command = (took.as_nanos() as u64 / commands).max(1);
+            self.replay_measured = true;
+        }
+        self
+    }
+
+    /// The costs with a snapshot of `bytes` read back in `took`, if large enough.
+    pub fn with_snapshot(mut self, bytes: u64, took: Duration) -> Costs {
+        if bytes >= MIN_MEASURED_SNAPSHOT {
+            let ns = took.as_nanos().max(1);
+            self.snapshot_bytes_per_s = ((bytes as u128 * 1_000_000_000 / ns) as u64).max(1);
+            self.snapshot_measured = true;
+        }
+        self
+    }
+
+    /// Estimated time to replay `commands`.
+    pub fn replay(&self, commands: u64) -> Duration {
+        Duration::from_nanos(commands.saturating_mul(self.replay_ns_per_command))
+    }
+
+    /// Estimated time to read a snapshot of `bytes` back.
+    pub fn load(&self, bytes: u64) -> Duration {
+        let ns = bytes as u128 * 1_000_000_000 / self.snapshot_bytes_per_s.max(1) as u128;
+        Duration::from_nanos(ns.min(u64::MAX as u128) as u64)
+    }
+}
+
+/// What the log holds since the newest snapshot's position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Growth {
+    /// Log bytes after the position (durable or being written).
+    pub log_bytes: u64,
+    /// Durable commands after the position (what a recovery now would replay).
+    pub commands: u64,
+    /// The newest snapshot's file length.
+    pub snapshot_bytes: u64,
+}
+
+/// Whether the log has grown enough for a checkpoint. `explicit`
+/// (`PartitionedOptions::checkpoint_log_bytes`): a growth above that many bytes
+/// (`Some(0)`: any growth). Default: when replaying the commands since the snapshot
+/// would take longer than reading the snapshot back (at least `MIN_REPLAY`), so a
+/// recovery takes at most about twice the snapshot's load; a byte of log costs far
+/// more to recover than a byte of snapshot (each command is re-executed), so a byte
+/// threshold let recovery grow with the run. Also when the log grew by more than the
+/// larger of `DEFAULT_LOG_BYTES` and the snapshot, whatever its replay costs: that
+/// bounds its disk use.
+pub fn due(explicit: Option<u64>, g: Growth, costs: &Costs) -> bool {
+    if let Some(bytes) = explicit {
+        return g.log_bytes > bytes;
+    }
+    if g.log_bytes > DEFAULT_LOG_BYTES.max(g.snapshot_bytes) {
+        return true;
+    }
+    costs.replay(g.commands) > costs.load(g.snapshot_bytes).max(MIN_REPLAY)
+}
 /// The page size `punch_hole` frees whole pages of.
 const PAGE: u64 = 4096;
 
@@ -89,6 +186,8 @@ pub struct Checkpointer {
     tables: u32,
     /// `PartitionedOptions::checkpoint_log_bytes`.
     log_bytes: Option<u64>,
+    /// What the default rule estimates recovery with.
+    costs: Costs,
     stop: AtomicBool,
     wake: rt::Event,
     /// A checkpoint is being copied or written: no other starts (they share the
@@ -113,6 +212,7 @@ impl Checkpointer {
         logger: Arc<Logger>,
         files: Files,
         log_bytes: Option<u64>,
+        costs: Costs,
         base: (LogPosition, u64),
     ) -> Arc<Self> {
         Arc::new(Checkpointer {
@@ -124,6 +224,7 @@ impl Checkpointer {
             header: files.header,
             tables: files.tables,
             log_bytes,
+            costs,
             stop: AtomicBool::new(false),
             wake: rt::Event::new(),
             busy: AtomicBool::new(false),
@@ -184,12 +285,9 @@ impl Checkpointer {
         self.wake.notify_all();
     }
 
-    /// The log growth since the newest snapshot's position that starts a checkpoint.
-    fn threshold(&self, last_bytes: u64) -> u64 {
-        // Default: recovery reads at most about twice the database (the snapshot and
-        // a log suffix as long), and never less than 64 MiB is checkpointed at a time.
-        self.log_bytes
-            .unwrap_or_else(|| DEFAULT_LOG_BYTES.max(last_bytes))
+    /// The costs the default rule estimates recovery with.
+    pub fn costs(&self) -> Costs {
+        self.costs
     }
 
     fn watch(&self, tx: mpsc::Sender<Copy>) {
@@ -203,10 +301,19 @@ impl Checkpointer {
             }
             let (from, last) = {
                 let p = self.progress.lock();
-                (p.last_position.offset, p.last_bytes)
+                (p.last_position, p.last_bytes)
             };
-            let bytes = self.logger.io.bytes.load(Acquire);
-            if bytes.saturating_sub(from) <= self.threshold(last) {
+            let growth = Growth {
+                log_bytes: self
+                    .logger
+                    .io
+                    .bytes
+                    .load(Acquire)
+                    .saturating_sub(from.offset),
+                commands: self.logger.durable().saturating_sub(from.commands),
+                snapshot_bytes: last,
+            };
+            if !due(self.log_bytes, growth, &self.costs) {
                 continue;
             }
             if self
@@ -390,6 +497,10 @@ impl Checkpointer {
     pub fn stats(&self, v: &mut serde_json::Value) {
         let p = self.progress.lock();
         v["checkpoints"] = p.count.into();
+        v["checkpoint_rule"] = match self.log_bytes {
+            Some(b) => serde_json::json!({ "log_bytes": b }),
+            None => serde_json::to_value(self.costs).unwrap_or_default(),
+        };
         v["last_checkpoint"] = serde_json::to_value(p.last).unwrap_or_default();
         v["checkpoint_pause_us_total"] = p.pause_us_total.into();
         v["checkpoint_pause_us_max"] = p.pause_us_max.into();
@@ -423,5 +534,86 @@ fn copy_partition(
     }
     if n > 0 {
         out.push((cur, n));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+    /// 10 µs a command, 100 MB/s: a 300 MB snapshot loads in 3 s.
+    const C: Costs = Costs {
+        replay_ns_per_command: 10_000,
+        snapshot_bytes_per_s: 100_000_000,
+        replay_measured: true,
+        snapshot_measured: true,
+    };
+
+    fn g(log_bytes: u64, commands: u64, snapshot_bytes: u64) -> Growth {
+        Growth {
+            log_bytes,
+            commands,
+            snapshot_bytes,
+        }
+    }
+
+    #[test]
+    fn the_default_rule_checkpoints_when_replay_would_outlast_the_snapshots_load() {
+        // 3 s of load; 299,999 commands replay in 2.99999 s, 300,001 in 3.00001 s.
+        assert!(!due(None, g(20 * MB, 299_999, 300_000_000), &C));
+        assert!(due(None, g(20 * MB, 300_001, 300_000_000), &C));
+        // The case: TPC-C at 5000 txn/s grew the log ~20 MB a minute; a
+        // snapshot of 350 MB made the byte rule wait 17 minutes. By cost: 3.5 s of
+        // load is 350,000 commands of 10 µs, about 70 s of that run.
+        assert!(!due(None, g(19 * MB, 300_000, 350 << 20), &C));
+        assert!(due(None, g(24 * MB, 370_000, 350 << 20), &C));
+    }
+
+    #[test]
+    fn a_small_snapshot_waits_for_the_minimum_replay() {
+        // 1 MB loads in 10 ms, but nothing is checkpointed below 1 s of replay.
+        assert!(!due(None, g(MB, 100_000, MB), &C));
+        assert!(due(None, g(MB, 100_001, MB), &C));
+    }
+
+    #[test]
+    fn the_log_is_checkpointed_at_the_byte_bound_whatever_its_replay() {
+        // Cheap commands (10 ns): 64 MiB of log replays in a blink, but the log's disk
+        // use is bounded by the larger of 64 MiB and the snapshot.
+        let cheap = Costs {
+            replay_ns_per_command: 10,
+            ..C
+        };
+        assert!(!due(None, g(64 * MB, 1_000_000, 10 * MB), &cheap));
+        assert!(due(None, g(64 * MB + 1, 1_000_000, 10 * MB), &cheap));
+        assert!(!due(None, g(200 * MB, 1_000_000, 200 * MB), &cheap));
+        assert!(due(None, g(200 * MB + 1, 1_000_000, 200 * MB), &cheap));
+    }
+
+    #[test]
+    fn an_explicit_byte_threshold_overrides_the_cost_rule() {
+        // Far past the cost rule, below the bytes: not due; above them: due.
+        assert!(!due(Some(100 * MB), g(50 * MB, 10_000_000, MB), &C));
+        assert!(due(Some(MB), g(MB + 1, 1, 300 * MB), &C));
+        // Some(0): whenever the log grew.
+        assert!(!due(Some(0), g(0, 0, MB), &C));
+        assert!(due(Some(0), g(1, 0, MB), &C));
+    }
+
+    #[test]
+    fn costs_are_measured_only_from_enough_work() {
+        let d = Costs::DEFAULT;
+        // Too few commands, too small a snapshot: the defaults stay.
+        assert_eq!(d.with_replay(9_999, Duration::from_secs(9)), d);
+        assert_eq!(d.with_snapshot(MB, Duration::from_secs(9)), d);
+        let m = d
+            .with_replay(20_000, Duration::from_millis(300))
+            .with_snapshot(200_000_000, Duration::from_secs(4));
+        assert_eq!(m.replay_ns_per_command, 15_000);
+        assert_eq!(m.snapshot_bytes_per_s, 50_000_000);
+        assert!(m.replay_measured && m.snapshot_measured);
+        assert_eq!(m.replay(1000), Duration::from_millis(15));
+        assert_eq!(m.load(100_000_000), Duration::from_secs(2));
     }
 }

@@ -26,18 +26,12 @@ const ROWS_PER_LOAD_TXN: usize = 10_000;
 /// A table layout fingerprint (names, row sizes, index kinds), so a database is never
 /// opened with another workload's schema.
 pub fn schema_fingerprint(s: &Schema) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    for t in &s.tables {
-        h.update(t.name.as_bytes());
-        h.update(&(t.row_size as u64).to_le_bytes());
-        h.update(&[t.primary as u8]);
-        for x in &t.secondary {
-            h.update(x.name.as_bytes());
-            h.update(&[x.unique as u8]);
-        }
-        h.update(b";");
-    }
-    h.finalize()
+    storage::logfile::schema_fingerprint(s.tables.iter().map(|t| storage::logfile::TableShape {
+        name: &t.name,
+        row_size: t.row_size,
+        primary: t.primary as u8,
+        secondary: t.secondary.iter().map(|x| (x.name.as_str(), x.unique)),
+    }))
 }
 
 /// The files of a database directory.
@@ -167,11 +161,26 @@ pub struct Durability {
     flusher: Mutex<Option<JoinHandle<()>>>,
     /// The newest durable snapshot's position and length (where checkpoints start).
     base: Mutex<(LogPosition, u64)>,
+    /// What recovery costs here (measured by this open's recovery where it could):
+    /// the checkpointer's default rule estimates with it.
+    pub costs: Mutex<checkpoint::Costs>,
+    /// This open's recovery, timed (statistics).
+    pub recovery: Mutex<Option<Recovery>>,
     /// Started once commits are logged (`start_checkpoints`).
     pub checkpointer: OnceLock<Arc<Checkpointer>>,
     checkpoint_threads: Mutex<Vec<JoinHandle<()>>>,
     /// A directory made for a log nobody asked to keep (removed on drop).
     _temp: Option<storage::temp::TempDir>,
+}
+
+/// How long this open's recovery took (`--json` engine stats, `log.recovery`).
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct Recovery {
+    pub snapshot_bytes: u64,
+    pub snapshot_ms: u64,
+    pub commands: u64,
+    /// From handing the commands to the caller to `replay_done`.
+    pub replay_ms: u64,
 }
 
 /// What `open` found.
@@ -211,6 +220,8 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
         logger: OnceLock::new(),
         flusher: Mutex::new(None),
         base: Mutex::new((LogPosition::START, 0)),
+        costs: Mutex::new(checkpoint::Costs::DEFAULT),
+        recovery: Mutex::new(None),
         checkpointer: OnceLock::new(),
         checkpoint_threads: Mutex::new(Vec::new()),
         _temp: temp,
@@ -290,6 +301,15 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
 fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> Result<Opened> {
     let st = &*opts.storage;
     let tables = e.schema.tables.len() as u32;
+    // The log's header first (whose and which format: a log of an earlier build is
+    // refused before a snapshot of hundreds of MB is read into the partitions).
+    {
+        let f = st
+            .open(&files.log, Open::Read)
+            .map_err(|err| Error::fatal(format!("log file {}: {err}", files.log.display())))?;
+        log::read_header(&*f, &files.log)?;
+    }
+    let t0 = std::time::Instant::now();
     let snap = {
         let mut w = e.worker(0);
         let mut in_txn = 0usize;
@@ -324,6 +344,7 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
             }
         }
     };
+    let snapshot_took = t0.elapsed();
     let header = snap.header;
     let pos = snap.position;
     // Only the commands after the snapshot's position are read: the bytes before it
@@ -367,6 +388,13 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
         logger: OnceLock::new(),
         flusher: Mutex::new(None),
         base: Mutex::new((pos, snap.bytes)),
+        costs: Mutex::new(checkpoint::Costs::DEFAULT.with_snapshot(snap.bytes, snapshot_took)),
+        recovery: Mutex::new(Some(Recovery {
+            snapshot_bytes: snap.bytes,
+            snapshot_ms: snapshot_took.as_millis() as u64,
+            commands: contents.commands.len() as u64,
+            replay_ms: 0,
+        })),
         checkpointer: OnceLock::new(),
         checkpoint_threads: Mutex::new(Vec::new()),
         _temp: None,
@@ -474,6 +502,16 @@ impl Durability {
         .map_err(Error::Fatal)
     }
 
+    /// The recovered commands were replayed in `took`: measure the cost of one.
+    pub fn replayed(&self, took: std::time::Duration) {
+        let mut r = self.recovery.lock();
+        if let Some(r) = r.as_mut() {
+            r.replay_ms = took.as_millis() as u64;
+            let mut c = self.costs.lock();
+            *c = c.with_replay(r.commands, took);
+        }
+    }
+
     /// Start the checkpointer (once; not for a read-only database): commits are
     /// logged from now on, so the partitions' state follows the log.
     pub fn start_checkpoints(
@@ -500,6 +538,7 @@ impl Durability {
                 tables,
             },
             log_bytes,
+            *self.costs.lock(),
             *self.base.lock(),
         );
         *self.checkpoint_threads.lock() = c.start()?;
@@ -530,5 +569,35 @@ impl Durability {
             Some(msg) => Err(Error::Fatal(msg)),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use api::{IndexKind, TableDef};
+
+    /// A schema with both primary kinds and secondary indexes of both uniquenesses.
+    pub(crate) fn sample() -> Schema {
+        let mut s = Schema::new();
+        s.add(TableDef::new("acct", 100, IndexKind::Hash, 10));
+        s.add(
+            TableDef::new("orders", 24, IndexKind::BTree, 10)
+                .with_secondary("by_cust", false, |_, _| {})
+                .with_secondary("by_id", true, |_, _| {}),
+        );
+        s
+    }
+
+    /// The fingerprint is the shared one and keeps the value both engines computed
+    /// before it moved to `storage` (memory-engine logs of earlier builds carry it).
+    #[test]
+    fn the_schema_fingerprint_is_the_shared_one_and_keeps_its_value() {
+        assert_eq!(schema_fingerprint(&sample()), 0x2901_568f);
+        assert_eq!(
+            engine_memory::log::schema_fingerprint(&sample()),
+            schema_fingerprint(&sample())
+        );
+        assert_eq!(schema_fingerprint(&Schema::new()), 0);
     }
 }

@@ -44,9 +44,9 @@ pub struct PartitionedOptions {
     /// The structure of ordered indexes (B+tree-kind primary and all secondary ones).
     pub ordered: index::OrderedKind,
     /// With logging on, take a checkpoint when the log has grown by more than this
-    /// since the newest snapshot's position; `None`: the larger of
-    /// `checkpoint::DEFAULT_LOG_BYTES` and the newest snapshot's size; `Some(0)`:
-    /// whenever it grew.
+    /// since the newest snapshot's position (`Some(0)`: whenever it grew); `None`: when
+    /// replaying the log since the snapshot would cost more than reading the snapshot
+    /// back (`checkpoint::due`).
     pub checkpoint_log_bytes: Option<u64>,
 }
 
@@ -90,6 +90,8 @@ pub struct PartitionedEngine {
     pub(crate) sync: bool,
     /// Recovered commands not yet taken by `recovered_commands`.
     recovered: parking_lot::Mutex<Option<Vec<Command>>>,
+    /// When `recovered_commands` handed them over: `replay_done` measures the replay.
+    replay_started: parking_lot::Mutex<Option<std::time::Instant>>,
     has_data: bool,
     shut: AtomicBool,
 }
@@ -122,6 +124,7 @@ impl PartitionedEngine {
             logging: AtomicBool::new(false),
             sync: opts.log == LogMode::Sync,
             recovered: parking_lot::Mutex::new(None),
+            replay_started: parking_lot::Mutex::new(None),
             has_data: false,
             shut: AtomicBool::new(false),
         };
@@ -253,10 +256,17 @@ impl Engine for PartitionedEngine {
     }
 
     fn recovered_commands(&self) -> Result<Vec<Command>> {
-        Ok(self.recovered.lock().take().unwrap_or_default())
+        let cmds = self.recovered.lock().take();
+        if cmds.is_some() {
+            *self.replay_started.lock() = Some(std::time::Instant::now());
+        }
+        Ok(cmds.unwrap_or_default())
     }
 
     fn replay_done(&self) -> Result<()> {
+        if let (Some(t0), Some(d)) = (self.replay_started.lock().take(), &self.durable) {
+            d.replayed(t0.elapsed());
+        }
         // A read-only recovery (`check`) has no logger: nothing is logged then.
         if self
             .durable
@@ -329,6 +339,9 @@ impl Engine for PartitionedEngine {
                 }
                 if let Some(c) = self.checkpointer() {
                     c.stats(&mut v);
+                }
+                if let Some(r) = self.durable.as_ref().and_then(|d| *d.recovery.lock()) {
+                    v["recovery"] = serde_json::to_value(r).unwrap_or_default();
                 }
                 v
             }),

@@ -8,13 +8,16 @@
 //! found it so waits, once it has let its partitions go, until the flusher has taken
 //! its command (`Appended::full`, `Logger::wait_taken`).
 //!
-//! File format 1 (all integers little-endian; see docs/design/partitioned-engine.md):
+//! File format 2 (all integers little-endian; see docs/design/partitioned-engine.md):
 //! file header (32 bytes) `b"OLTPPLOG"`, `u32` version, `b"part"`, `u64` database id
-//! (the snapshot's), `u32` schema fingerprint, `u32` CRC-32 of bytes 0..28; then
-//! blocks: header (24 bytes) `u32` `BLOCK_MAGIC`, `u32` payload bytes, `u64` sequence
-//! number of the block's first command (commands are numbered from 0 in log order),
-//! `u32` command count, `u32` CRC-32 of header bytes 0..20 and the payload; payload:
-//! commands `u32` transaction type, `u32` input bytes, input.
+//! (the snapshot's), `u32` schema fingerprint, `u32` CRC-32 of bytes 0..28; then the
+//! blocks of `storage::valuelog` (32-byte header: `u32` `BLOCK_MAGIC`, `u32` payload
+//! bytes, `u64` sequence number of the block's first command (commands are numbered
+//! from 0 in log order), `u32` command count, `u32` kind (`BLOCK_DATA`), `u32` zero,
+//! `u32` CRC-32 of header bytes 0..28 and the payload), read by its `LogReader` (a torn
+//! tail ends the log, damage before a valid block is refused); payload: commands `u32`
+//! transaction type, `u32` input bytes, input. Format 1 (earlier builds: 24-byte block
+//! headers of its own) is refused by its header's version.
 //!
 //! Must never: publish a command durable before the block holding it is fsync'd, or
 //! hand recovery a block whose first sequence number does not continue the last.
@@ -28,8 +31,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 /// Who a log (and a snapshot) belongs to.
 pub use storage::logfile::Header as FileHeader;
-pub(crate) use storage::logfile::{crc, le32, le64};
+pub(crate) use storage::logfile::{crc, le32};
 use storage::logfile::{HeaderFormat, MarkerFormat, Watermark, BUFFER_LIMIT};
+use storage::valuelog::{BlockFormat, LogReader, BLOCK_DATA};
 use storage::File;
 
 pub const LOG_FILE: &str = "partitioned.log";
@@ -39,15 +43,18 @@ pub const MARK_FILE: &str = "partitioned.mark";
 pub const FILE_MAGIC: &[u8; 8] = b"OLTPPLOG";
 /// Bytes 12..16 of the file header: which engine wrote the log.
 pub const ENGINE_TAG: &[u8; 4] = b"part";
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: the blocks of `storage::valuelog`. 1 (24-byte block headers of its own) is refused.
+pub const FORMAT_VERSION: u32 = 2;
+/// The durable mark's layout did not change with the log's blocks.
+pub const MARK_VERSION: u32 = 1;
 pub const BLOCK_MAGIC: u32 = 0x4B4C_4250; // "PBLK"
 pub const FILE_HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
-pub const BLOCK_HEADER_BYTES: usize = 24;
+pub const BLOCK_HEADER_BYTES: usize = storage::valuelog::BLOCK_HEADER_BYTES;
 pub const COMMAND_HEADER_BYTES: usize = 8;
 /// How often the flusher writes when no `Sync` commit asks sooner.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// Largest block payload the reader accepts (a sanity limit against corrupt lengths).
-pub const MAX_BLOCK_BYTES: usize = 1 << 30;
+pub const MAX_BLOCK_BYTES: usize = storage::valuelog::MAX_BLOCK_BYTES;
 /// Largest encoded input of one command (the kits' largest is a few hundred bytes).
 pub const MAX_INPUT_BYTES: usize = 1 << 20;
 
@@ -59,8 +66,15 @@ pub const HEADER: HeaderFormat = HeaderFormat {
     label: "log file",
     kind: "log",
     what: "a partitioned-engine command log",
-    version_hint: "",
+    version_hint: " (format 1 was written by an earlier build: start over with --reload)",
     others: &[],
+};
+
+/// The log's blocks: `storage::valuelog`'s, whose `u64` field is the sequence number
+/// of the block's first command and whose count is its commands'.
+pub static BLOCKS: BlockFormat = BlockFormat {
+    magic: BLOCK_MAGIC,
+    check_payload: check_commands,
 };
 
 /// The durable mark `MARK_FILE`: magic `b"OLTPPMRK"`, `u32` version, `u32` zero, `u64`
@@ -69,7 +83,7 @@ pub const HEADER: HeaderFormat = HeaderFormat {
 /// by the flusher.
 pub const MARK: MarkerFormat = MarkerFormat {
     magic: b"OLTPPMRK",
-    version: FORMAT_VERSION,
+    version: MARK_VERSION,
     what: "a partitioned-engine durable mark",
 };
 
@@ -88,13 +102,9 @@ pub fn append_command(buf: &mut Vec<u8>, txn_type: u32, input: &[u8]) {
 /// A whole block: header (first sequence number `first`, `count` commands) and payload.
 pub fn seal_block(payload: &[u8], first: u64, count: u32) -> Vec<u8> {
     let mut b = Vec::with_capacity(BLOCK_HEADER_BYTES + payload.len());
-    b.extend_from_slice(&BLOCK_MAGIC.to_le_bytes());
-    b.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-    b.extend_from_slice(&first.to_le_bytes());
-    b.extend_from_slice(&count.to_le_bytes());
-    let c = crc(&[&b[0..20], payload]);
-    b.extend_from_slice(&c.to_le_bytes());
+    b.resize(BLOCK_HEADER_BYTES, 0);
     b.extend_from_slice(payload);
+    BLOCKS.seal(&mut b, first, count, BLOCK_DATA);
     b
 }
 
@@ -110,54 +120,37 @@ pub struct LogContents {
     pub torn_bytes: u64,
 }
 
-/// The commands of a valid payload holding `count` of them, or why it is not valid.
-fn parse_payload(p: &[u8], count: u32) -> std::result::Result<Vec<Command>, String> {
-    let mut out = Vec::with_capacity(count as usize);
+/// Why `p` is not `count` well-formed commands (`BLOCKS`' payload check).
+fn check_commands(p: &[u8], count: u32) -> std::result::Result<(), String> {
     let mut p = p;
+    let mut n = 0u32;
     while !p.is_empty() {
         if p.len() < COMMAND_HEADER_BYTES {
             return Err("a command is cut short".into());
         }
-        let n = le32(&p[4..8]) as usize;
-        if n > MAX_INPUT_BYTES || p.len() < COMMAND_HEADER_BYTES + n {
+        let len = le32(&p[4..8]) as usize;
+        if len > MAX_INPUT_BYTES || p.len() < COMMAND_HEADER_BYTES + len {
             return Err("a command overruns its block".into());
         }
+        p = &p[COMMAND_HEADER_BYTES + len..];
+        n += 1;
+    }
+    if n != count {
+        return Err(format!("{n} commands, its header says {count}"));
+    }
+    Ok(())
+}
+
+/// The commands of a payload `check_commands` accepted, appended to `out`.
+fn parse_commands(mut p: &[u8], out: &mut Vec<Command>) {
+    while !p.is_empty() {
+        let n = le32(&p[4..8]) as usize;
         out.push(Command {
             txn_type: le32(&p[0..4]),
             input: p[COMMAND_HEADER_BYTES..COMMAND_HEADER_BYTES + n].to_vec(),
         });
         p = &p[COMMAND_HEADER_BYTES + n..];
     }
-    if out.len() != count as usize {
-        return Err(format!("{} commands, its header says {count}", out.len()));
-    }
-    Ok(out)
-}
-
-/// The block at `at` in `data`: Ok((first sequence number, commands, total length))
-/// or Err(why it is not a valid block).
-#[allow(clippy::type_complexity)]
-fn probe(data: &[u8], at: usize) -> std::result::Result<(u64, Vec<Command>, usize), String> {
-    let rest = &data[at..];
-    if rest.len() < BLOCK_HEADER_BYTES {
-        return Err("incomplete block header".into());
-    }
-    if le32(&rest[0..4]) != BLOCK_MAGIC {
-        return Err("no block magic".into());
-    }
-    let plen = le32(&rest[4..8]) as usize;
-    if plen > MAX_BLOCK_BYTES {
-        return Err(format!("block claims {plen} bytes"));
-    }
-    if rest.len() < BLOCK_HEADER_BYTES + plen {
-        return Err("block cut short".into());
-    }
-    let payload = &rest[BLOCK_HEADER_BYTES..BLOCK_HEADER_BYTES + plen];
-    if crc(&[&rest[0..20], payload]) != le32(&rest[20..24]) {
-        return Err("checksum mismatch".into());
-    }
-    let cmds = parse_payload(payload, le32(&rest[16..20]))?;
-    Ok((le64(&rest[8..16]), cmds, BLOCK_HEADER_BYTES + plen))
 }
 
 /// A place in the log: the byte offset of a block boundary and the number of commands
@@ -180,21 +173,69 @@ impl LogPosition {
 /// Read a whole log held in memory from its start (tests; recovery reads from a
 /// snapshot's position with [`read_log_at`]).
 pub fn read_log(data: &[u8], path: &Path) -> Result<LogContents> {
-    let header = HEADER
-        .decode(&data[..data.len().min(FILE_HEADER_BYTES)], path)
-        .map_err(Error::fatal)?;
-    let from = FILE_HEADER_BYTES.min(data.len());
-    read_blocks(header, &data[from..], LogPosition::START, path)
+    read_log_at(
+        &Bytes {
+            data,
+            path: path.to_path_buf(),
+        },
+        path,
+        LogPosition::START,
+    )
+}
+
+/// A log held in memory, read through the `File` interface (`read_log`).
+#[derive(Debug)]
+struct Bytes<'a> {
+    data: &'a [u8],
+    path: PathBuf,
+}
+
+impl File for Bytes<'_> {
+    fn read_at(&self, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
+        let from = (off as usize).min(self.data.len());
+        let n = buf.len().min(self.data.len() - from);
+        buf[..n].copy_from_slice(&self.data[from..from + n]);
+        Ok(n)
+    }
+    fn write_at(&self, _: &[u8], _: u64) -> std::io::Result<usize> {
+        Err(std::io::Error::other("a log read from memory is read-only"))
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        Ok(self.data.len() as u64)
+    }
+    fn set_len(&self, _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("a log read from memory is read-only"))
+    }
+    fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// Read the log `file` (at `path`) from `from`, a snapshot's position: the header, then
 /// the blocks after `from` (the bytes before it are never read: a checkpoint may have
-/// freed them). A file that ends before `from` lost commands the snapshot says it
-/// holds: refused.
+/// freed them), streamed by `storage::valuelog::LogReader`: at the first invalid block,
+/// a valid block anywhere after it is damage in the middle (refused in one line, with
+/// a word on zeroed pages), none a torn tail (the normal trace of a crash), reported in
+/// `torn_bytes`. Refused too: a file that ends before `from` (it lost commands the
+/// snapshot says it holds), a block whose first sequence number does not continue the
+/// last (the first: `from.commands`), a block of another kind.
 pub fn read_log_at(file: &dyn File, path: &Path, from: LogPosition) -> Result<LogContents> {
-    let io = |e: std::io::Error| Error::fatal(format!("log file {}: {e}", path.display()));
-    let header = read_header(file, path)?;
-    let len = file.len().map_err(io)?;
+    let refuse = |why: String| {
+        Error::fatal(format!(
+            "log file {}: {why}: damaged, refused, the file is left as it is",
+            path.display()
+        ))
+    };
+    let mut r = LogReader::new_at(file, path, &HEADER, &BLOCKS, from.offset)
+        .map_err(Error::Fatal)?
+        .zeroed_hint(", zeroed pages: freed by a later checkpoint than this snapshot, or damaged");
+    let header = r.header;
+    let len = file
+        .len()
+        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
     if len < from.offset {
         return Err(Error::fatal(format!(
             "log file {} ends at byte {len} before byte {} where the snapshot's commands end: the log was cut and lost acknowledged commits, refused, the file is left as it is",
@@ -202,84 +243,35 @@ pub fn read_log_at(file: &dyn File, path: &Path, from: LogPosition) -> Result<Lo
             from.offset
         )));
     }
-    let mut data = vec![0u8; (len - from.offset) as usize];
-    let got = file.read_full_at(&mut data, from.offset).map_err(io)?;
-    data.truncate(got);
-    read_blocks(header, &data, from, path)
+    let mut commands = Vec::new();
+    while let Some(b) = r.next_block().map_err(Error::Fatal)? {
+        let next = from.commands + commands.len() as u64;
+        if b.kind != BLOCK_DATA {
+            return Err(refuse(format!(
+                "the block at byte {} is of kind {}, not a block of commands",
+                b.offset, b.kind
+            )));
+        }
+        if b.durable != next {
+            return Err(refuse(format!(
+                "the block at byte {} starts at command {}, {next} expected",
+                b.offset, b.durable
+            )));
+        }
+        parse_commands(b.payload, &mut commands);
+    }
+    let end = r.end().expect("the reader reached the end");
+    Ok(LogContents {
+        header,
+        commands,
+        valid_bytes: end.valid,
+        torn_bytes: end.torn_bytes,
+    })
 }
 
 /// The log `file`'s header, verified.
 pub fn read_header(file: &dyn File, path: &Path) -> Result<FileHeader> {
-    let mut head = [0u8; FILE_HEADER_BYTES];
-    let n = file
-        .read_full_at(&mut head, 0)
-        .map_err(|e| Error::fatal(format!("log file {}: {e}", path.display())))?;
-    HEADER.decode(&head[..n], path).map_err(Error::fatal)
-}
-
-/// The blocks of `data`, the log's bytes from `from`. At the first invalid block: if a
-/// valid block follows anywhere after it, the log is damaged in the middle (an error
-/// naming the file and offsets); otherwise the rest is a torn tail (a write cut short
-/// by a crash), reported in `torn_bytes`. Offsets in messages and results are the
-/// file's.
-fn read_blocks(
-    header: FileHeader,
-    data: &[u8],
-    from: LogPosition,
-    path: &Path,
-) -> Result<LogContents> {
-    let base = from.offset;
-    let mut commands = Vec::new();
-    let next_seq = |commands: &Vec<Command>| from.commands + commands.len() as u64;
-    let mut at = 0usize;
-    while at < data.len() {
-        match probe(data, at) {
-            Ok((first, cmds, len)) => {
-                if first != next_seq(&commands) {
-                    return Err(Error::fatal(format!(
-                        "log file {}: the block at byte {} starts at command {first}, {} expected: damaged, refused, the file is left as it is",
-                        path.display(),
-                        base + at as u64,
-                        next_seq(&commands)
-                    )));
-                }
-                commands.extend(cmds);
-                at += len;
-            }
-            Err(why) => {
-                let magic = BLOCK_MAGIC.to_le_bytes();
-                if let Some(next) = (at + 1..data.len().saturating_sub(3))
-                    .find(|&i| data[i..i + 4] == magic && probe(data, i).is_ok())
-                {
-                    // Zeros where the snapshot's commands should continue: a hole a
-                    // later checkpoint punched (this snapshot is older than the log).
-                    let hole = if next - at >= 4096 && data[at..next].iter().all(|&b| b == 0) {
-                        ", zeroed pages: freed by a later checkpoint than this snapshot, or damaged"
-                    } else {
-                        ""
-                    };
-                    return Err(Error::fatal(format!(
-                        "log file {} is damaged at byte {} ({why}){hole} with a valid block after it at byte {}: refused, the file is left as it is",
-                        path.display(),
-                        base + at as u64,
-                        base + next as u64
-                    )));
-                }
-                return Ok(LogContents {
-                    header,
-                    commands,
-                    valid_bytes: base + at as u64,
-                    torn_bytes: (data.len() - at) as u64,
-                });
-            }
-        }
-    }
-    Ok(LogContents {
-        header,
-        commands,
-        valid_bytes: base + at as u64,
-        torn_bytes: 0,
-    })
+    storage::valuelog::read_header(file, path, &HEADER).map_err(Error::Fatal)
 }
 
 /// Where the flusher appends: the open file and the offset after its valid part, and
@@ -501,17 +493,82 @@ mod tests {
         }
     }
 
-    /// The header is format 1's, byte for byte (checksum computed apart, with
-    /// Python's zlib.crc32): logs of earlier builds must still be read.
+    /// The header is format 2's, byte for byte (checksum computed apart, with
+    /// Python's zlib.crc32).
     #[test]
-    fn header_bytes_are_format_1() {
+    fn header_bytes_are_format_2() {
         let h = FileHeader {
             database_id: 0x0102_0304_0506_0708,
             schema: 0xA1B2_C3D4,
         };
-        let want = b"OLTPPLOG\x01\0\0\0part\x08\x07\x06\x05\x04\x03\x02\x01\xD4\xC3\xB2\xA1\x6D\x41\x64\x45";
+        let want = b"OLTPPLOG\x02\0\0\0part\x08\x07\x06\x05\x04\x03\x02\x01\xD4\xC3\xB2\xA1\xA7\x0C\xCD\xEA";
         assert_eq!(&HEADER.encode(&h), want);
         assert_eq!(HEADER.decode(want, Path::new(P)), Ok(h));
+    }
+
+    /// A block is `storage::valuelog`'s, byte for byte: magic, payload bytes, first
+    /// command's sequence number, count, kind 0, zero, CRC-32 (zlib.crc32 of header
+    /// bytes 0..28 and the payload), payload.
+    #[test]
+    fn a_block_is_the_value_logs_block_byte_for_byte() {
+        let mut p = Vec::new();
+        append_command(&mut p, 3, b"ab");
+        let b = seal_block(&p, 7, 1);
+        let want: Vec<u8> = [
+            &b"PBLK"[..],
+            &10u32.to_le_bytes(),
+            &7u64.to_le_bytes(),
+            &1u32.to_le_bytes(),
+            &0u32.to_le_bytes(),
+            &0u32.to_le_bytes(),
+            &0xacd3_b7a6u32.to_le_bytes(),
+            &3u32.to_le_bytes(),
+            &2u32.to_le_bytes(),
+            b"ab",
+        ]
+        .concat();
+        assert_eq!(b, want);
+    }
+
+    /// A log of format 1 (earlier builds: 24-byte block headers) is refused by its
+    /// header, in one line saying how to start over, before any block is read.
+    #[test]
+    fn a_format_1_log_is_refused_in_one_line() {
+        let mut f = b"OLTPPLOG\x01\0\0\0part\x08\x07\x06\x05\x04\x03\x02\x01\xD4\xC3\xB2\xA1\x6D\x41\x64\x45".to_vec();
+        // A format-1 block: magic, payload bytes, first command, count, CRC-32.
+        let mut p = Vec::new();
+        append_command(&mut p, 1, b"x");
+        let mut b = BLOCK_MAGIC.to_le_bytes().to_vec();
+        b.extend((p.len() as u32).to_le_bytes());
+        b.extend(0u64.to_le_bytes());
+        b.extend(1u32.to_le_bytes());
+        let c = crc(&[&b, &p]);
+        b.extend(c.to_le_bytes());
+        f.extend(b);
+        f.extend(&p);
+        let e = read_log(&f, Path::new(P)).unwrap_err().to_string();
+        assert!(
+            e.contains("log format 1, this oltpscope reads format 2")
+                && e.contains("--reload")
+                && e.contains("refused"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+    }
+
+    /// A block of another kind than commands (a value log's restart block, say) with
+    /// this log's magic is refused, never read as commands.
+    #[test]
+    fn a_block_of_another_kind_is_refused() {
+        let mut f = HEADER.encode(&header()).to_vec();
+        let mut p = Vec::new();
+        append_command(&mut p, 1, b"x");
+        let mut b = vec![0u8; BLOCK_HEADER_BYTES];
+        b.extend(&p);
+        BLOCKS.seal(&mut b, 0, 1, storage::valuelog::BLOCK_RESTART);
+        f.extend(b);
+        let e = read_log(&f, Path::new(P)).unwrap_err().to_string();
+        assert!(e.contains("of kind 1, not a block of commands"), "{e}");
     }
 
     /// A log of two blocks: commands 0..2 and 2..3.

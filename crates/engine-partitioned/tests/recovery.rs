@@ -479,7 +479,7 @@ fn a_torn_tail_is_cut_and_damage_is_refused() {
 
     // A flipped byte in the first block, valid blocks after it: refused, left alone.
     let mut bad = good.clone();
-    bad[32 + 24 + 3] ^= 0x20;
+    bad[32 + engine_partitioned::log::BLOCK_HEADER_BYTES + 3] ^= 0x20;
     std::fs::write(&log, &bad).unwrap();
     let e = err_of(open(&opts(dir, LogMode::Async, 1), 1));
     assert!(
@@ -515,6 +515,26 @@ fn a_torn_tail_is_cut_and_damage_is_refused() {
     std::fs::copy(other.join(engine_partitioned::log::LOG_FILE), &log).unwrap();
     let e = err_of(open(&check_opts(dir), 1));
     assert!(e.contains("belongs to another database"), "{e}");
+
+    // A log of format 1 (an earlier build's, its own 24-byte block headers): refused
+    // in one line naming --reload, before the snapshot is read, the files left alone.
+    let mut old = good.clone();
+    old[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let c = storage::logfile::crc(&[&old[0..28]]);
+    old[28..32].copy_from_slice(&c.to_le_bytes());
+    std::fs::write(&log, &old).unwrap();
+    for o in [check_opts(dir), opts(dir, LogMode::Async, 1)] {
+        let e = err_of(open(&o, 1));
+        assert!(
+            e.contains("log format 1, this oltpscope reads format 2")
+                && e.contains("--reload")
+                && !e.contains('\n'),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&log).unwrap(), old);
+        assert_eq!(std::fs::read(&snap).unwrap(), snap_good);
+    }
+    std::fs::write(&log, &good).unwrap();
 
     // The log missing beside its snapshot.
     std::fs::remove_file(&log).unwrap();

@@ -15,6 +15,10 @@
 //! of the payload, so a log whose blocks hold something else (the partitioned engine's
 //! commands) can use the same reader.
 //!
+//! The partitioned engine's command log uses the same blocks (its own magic): the `u64`
+//! field holds the sequence number of the block's first command and the count its
+//! commands (`engine_partitioned::log`).
+//!
 //! The reader (`LogReader`) verifies each block before handing it out, and at the first
 //! invalid one decides: a valid block anywhere after it means damage in the middle
 //! (refused, naming the file and both offsets); none means a torn tail (a write a crash
@@ -330,6 +334,9 @@ pub struct LogReader<'f> {
     buf: Vec<u8>,
     pub header: Header,
     end: Option<LogEnd>,
+    /// Said in the damage refusal when the damaged span is whole pages of zeros
+    /// (`zeroed_hint`); `None`: nothing said.
+    zeroed: Option<&'static str>,
 }
 
 impl<'f> LogReader<'f> {
@@ -357,7 +364,33 @@ impl<'f> LogReader<'f> {
             buf: Vec::new(),
             header,
             end: None,
+            zeroed: None,
         })
+    }
+
+    /// Add `hint` to the refusal of damage before a valid block when the damaged span
+    /// is at least a page of zeros (the partitioned engine: a log prefix a later
+    /// checkpoint punched out, read from an older snapshot's position).
+    pub fn zeroed_hint(mut self, hint: &'static str) -> Self {
+        self.zeroed = Some(hint);
+        self
+    }
+
+    /// Whether the bytes `from..to` are all zeros.
+    fn all_zeros(&self, from: u64, to: u64) -> Result<bool, String> {
+        const CHUNK: u64 = 1 << 20;
+        let mut buf = Vec::new();
+        let mut at = from;
+        while at < to {
+            let n = CHUNK.min(to - at) as usize;
+            buf.resize(n, 0);
+            let got = self.f.read_full_at(&mut buf, at).map_err(|e| self.io(e))?;
+            if got < n || buf.iter().any(|&b| b != 0) {
+                return Ok(false);
+            }
+            at += n as u64;
+        }
+        Ok(true)
     }
 
     fn io(&self, e: std::io::Error) -> String {
@@ -421,8 +454,12 @@ impl<'f> LogReader<'f> {
             }
             Err(why) => {
                 if let Some(next) = self.find_valid_after(at + 1)? {
+                    let hint = match self.zeroed {
+                        Some(h) if next - at >= 4096 && self.all_zeros(at, next)? => h,
+                        _ => "",
+                    };
                     return Err(format!(
-                        "{} {} is damaged at byte {at} ({why}) with a valid block after it at byte {next}: refused, the file is left as it is",
+                        "{} {} is damaged at byte {at} ({why}){hint} with a valid block after it at byte {next}: refused, the file is left as it is",
                         self.label,
                         self.path.display()
                     ));
