@@ -486,8 +486,11 @@ pub struct RunOpts {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Logging: off, async (group commit, commit does not wait) or sync (commit waits).
-    #[arg(long, value_enum, default_value = "off")]
-    pub log: LogArg,
+    /// Default: off, except on an in-memory engine's database kept in --db or
+    /// --log-dir (memory, mvcc, partitioned), which keeps logging as it was loaded
+    /// (async).
+    #[arg(long, value_enum)]
+    pub log: Option<LogArg>,
     /// Run on the data already in --db instead of loading.
     #[arg(long)]
     pub no_load: bool,
@@ -1244,4 +1247,19 @@ pub fn coroutines(coroutines: Option<u32>, teams: &[u32]) -> Result<u32, String>
         (None, Some(t)) => Ok(t),
         (None, None) => Ok(1),
     }
+}
+
+/// clap's message on one line: the error and its hints (possible values, a similar
+/// argument), without the usage that --help is for.
+pub fn one_line(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if parts.is_empty() {
+        return "error: bad arguments (see --help)".into();
+    }
+    format!("{} (see --help)", parts.join("; "))
 }

@@ -6,7 +6,6 @@ use crate::output::{write_results, JsonOut};
 use api::{EngineOptions, IndexKind, LogMode};
 use driver::{RunConfig, Stop};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
@@ -515,6 +514,9 @@ fn engine_setup(
             if o.log_dir.is_some() && log == Some(LogArg::Off) {
                 return Err("the memory engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
             }
+            if o.log_dir.is_some() && log.is_none() {
+                o.log = LogMode::Async; // the database's own setting: it was loaded so
+            }
         }
         EngineName::Serial => {
             if let Some(f) = disk.first_given() {
@@ -551,6 +553,9 @@ fn engine_setup(
             if o.db_dir.is_some() && log == Some(LogArg::Off) {
                 return Err("the mvcc engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
             }
+            if o.db_dir.is_some() && log.is_none() {
+                o.log = LogMode::Async; // the database's own setting: it was loaded so
+            }
         }
         EngineName::Partitioned => {
             if let Some(f) = disk.first_given() {
@@ -568,6 +573,9 @@ fn engine_setup(
             };
             if o.db_dir.is_some() && log == Some(LogArg::Off) {
                 return Err("the partitioned engine keeps a database only with its command log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
+            }
+            if o.db_dir.is_some() && log.is_none() {
+                o.log = LogMode::Async; // the database's own setting: it was loaded so
             }
         }
     }
@@ -668,7 +676,7 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
 /// `run`, or `profile` when `prof` is given: the run under the sampler, its profile
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
-    let (engine, _) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
+    let (engine, _) = engine_setup(&c.db, &c.disk, c.log, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.disk.bpool_size)?;
     // A recorded counter file is read first: a bad one is one line, before any run.
     let recorded = match prof.and_then(|p| p.counters_from.as_ref()) {
@@ -707,7 +715,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));
     }
     rt::set_trace_ctx(c.trace_ctx);
-    let (engine, mut opts) = engine_setup(&c.db, &c.disk, Some(c.log), Some(EngineName::Memory))?;
+    let (engine, mut opts) = engine_setup(&c.db, &c.disk, c.log, Some(EngineName::Memory))?;
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
     // The partitioned engine's own options.
@@ -899,7 +907,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             return Err(e.to_string());
         }
     };
-    if engine == EngineName::Disk && c.log == LogArg::Off {
+    if engine == EngineName::Disk && c.log.unwrap_or(LogArg::Off) == LogArg::Off {
         // After the run, so that a refusal stays one line.
         eprintln!("note: --log off kept the disk engine's log in memory only: a crash would have lost data (a clean end is safe)");
     }

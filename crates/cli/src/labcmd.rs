@@ -107,7 +107,7 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
         return Err(format!(
             "the runs' options ({}): {}",
             spec.args.join(" "),
-            crate::one_line(&e.to_string())
+            crate::args::one_line(&e.to_string())
         ));
     }
     Ok((spec, out))

@@ -49,7 +49,7 @@ fn main() {
                     },
                 );
             }
-            eprintln!("{}", one_line(&e.to_string()));
+            eprintln!("{}", args::one_line(&e.to_string()));
             std::process::exit(2);
         }
     };
@@ -74,20 +74,6 @@ fn main() {
     }
 }
 
-/// clap's message on one line: the error and its hints (possible values, a similar
-/// argument), without the usage that --help is for.
-fn one_line(text: &str) -> String {
-    let parts: Vec<&str> = text
-        .lines()
-        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if parts.is_empty() {
-        return "error: bad arguments (see --help)".into();
-    }
-    format!("{} (see --help)", parts.join("; "))
-}
 
 #[cfg(test)]
 mod tests {
@@ -101,7 +87,7 @@ mod tests {
     fn clap_hints_stay_on_the_one_line() {
         let text = "error: unexpected argument '--thread' found\n\n  tip: a similar argument exists: '--threads'\n\nUsage: oltpscope run tpcc [OPTIONS]\n\nFor more information, try '--help'.\n";
         assert_eq!(
-            super::one_line(text),
+            crate::args::one_line(text),
             "error: unexpected argument '--thread' found; tip: a similar argument exists: '--threads' (see --help)"
         );
     }

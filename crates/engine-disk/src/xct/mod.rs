@@ -136,7 +136,7 @@ impl<'e> DiskWorker<'e> {
         assert!(self.active, "operation outside a transaction");
     }
 
-    fn table(&self, t: TableId) -> Result<&'e crate::TableRt> {
+    fn table(&self, t: TableId) -> Result<&'e crate::db::TableRt> {
         self.e
             .tables
             .get(t.0 as usize)
