@@ -250,9 +250,10 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
             a.engine,
             EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
         ) {
-            // Checkpoints (and the freeing of the log) every 0-4 MB of log, so kills
-            // land inside them and recovery starts from them.
-            let kb = next(&mut seed) % 4096;
+            // Checkpoints (and the freeing of the log) every 1 KB-4 MB of log, so kills
+            // land inside them and recovery starts from them (0 is not a size the
+            // option takes: one trial in 4,096 once stopped a soak).
+            let kb = 1 + next(&mut seed) % 4096;
             extra = vec![s("--checkpoint-log"), format!("{kb}KB")];
             note = format!(", checkpoint every {kb} KB of log");
         }
