@@ -185,11 +185,11 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
         &tpcc,
         &per,
         &[
-            ("new_order", 48.0),
+            ("new-order", 48.0),
             ("payment", 12.0),
-            ("order_status", 20.0),
+            ("order-status", 20.0),
             ("delivery", 260.0),
-            ("stock_level", 200.0),
+            ("stock-level", 200.0),
         ],
     );
     drop(e);
@@ -205,7 +205,7 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
     .unwrap();
     let e = open(&tpcb, &url);
     let per = count_statements(&tpcb, &e, 200);
-    check_pins(&tpcb, &per, &[("tpcb", 9.0)]);
+    check_pins(&tpcb, &per, &[("account_update", 9.0)]);
 }
 
 /// After `read_committed()` a transaction sees what others committed since its first
