@@ -1,8 +1,15 @@
 //! `--engine postgres`: the kits on PostgreSQL through the typed schema ([`sqlmap`]):
 //! real tables, primary keys and secondary indexes; one connection per worker;
 //! statements prepared once per connection; serializable (default) or repeatable-read
-//! transactions. Serialization failures (40001) and deadlocks (40P01) are retryable
-//! `Error::Conflict`s; a unique violation (23505) is `Error::Duplicate`.
+//! transactions, read committed from a kit's `read_committed()` on. Serialization
+//! failures (40001) and deadlocks (40P01) are retryable `Error::Conflict`s; a unique
+//! violation (23505) is `Error::Duplicate`.
+//!
+//! `BEGIN` is sent with the transaction's first statement, not by `begin`: a kit's
+//! `read_committed()` comes after `begin`, and PostgreSQL fixes a transaction's level
+//! at its first statement. Partial reads (`get_part`, `update_part`, `scan_part`)
+//! select only the columns holding the bytes asked for (and a partial update sets only
+//! those). Every statement a worker runs is counted (`stats()["statements"]`).
 //!
 //! The server is the one `--pg-url` names, or a private one started here
 //! ([`pgserver`]) and stopped when the engine is dropped. Each run creates its tables
@@ -22,7 +29,7 @@ use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, Tabl
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};
-use sqlmap::{Cond, Dialect, Kind, ScanPlan, ScanShape, TableMap};
+use sqlmap::{Dialect, Kind, ScanShape, TableMap};
 use std::collections::HashMap;
 use std::io::Write;
 use std::ops::Bound;
@@ -46,8 +53,9 @@ pub enum Isolation {
 }
 
 impl Isolation {
-    fn begin(self) -> &'static str {
+    fn begin(self, read_committed: bool) -> &'static str {
         match self {
+            _ if read_committed => "BEGIN ISOLATION LEVEL READ COMMITTED",
             Isolation::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE",
             Isolation::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ",
         }
@@ -162,10 +170,15 @@ pub struct PostgresEngine {
     /// The private server, if this engine started one (stopped when dropped, after
     /// the connections).
     server: Option<pgserver::PgServer>,
+    /// Statements the workers ran (BEGIN, COMMIT and ROLLBACK included; the prepares,
+    /// once per connection and statement text, not).
+    statements: AtomicU64,
 }
 
 struct TableSql {
     get: String,
+    /// `get` with `FOR UPDATE`: the read of an update at read committed.
+    get_lock: String,
     insert: String,
     update: Option<String>,
     delete: String,
@@ -279,6 +292,7 @@ impl Engine for PostgresEngine {
             .iter()
             .map(|m| TableSql {
                 get: m.get_sql(D),
+                get_lock: m.get_cols_sql(D, m.all_cols(), true),
                 insert: m.insert_sql(D),
                 update: m.update_sql(D),
                 delete: m.delete_sql(D),
@@ -305,6 +319,7 @@ impl Engine for PostgresEngine {
             admin: Mutex::new(admin),
             dropped: AtomicBool::new(false),
             server,
+            statements: AtomicU64::new(0),
         })
     }
 
@@ -333,6 +348,9 @@ impl Engine for PostgresEngine {
             conn,
             e: self,
             in_txn: false,
+            began: false,
+            read_committed: false,
+            parts: HashMap::new(),
             stmts: HashMap::new(),
             scans: HashMap::new(),
             copy: vec![Vec::new(); self.maps.len()],
@@ -382,6 +400,7 @@ impl Engine for PostgresEngine {
             "isolation": self.own.isolation,
             "private_server": self.server.is_some(),
             "schema": self.pg_schema,
+            "statements": self.statements.load(Ordering::Relaxed),
         })
     }
 }
@@ -443,16 +462,34 @@ fn copy_field(out: &mut Vec<u8>, kind: Kind, v: &Value) -> Result<()> {
     Ok(())
 }
 
-/// A scan statement's cache key: its table and shape.
-type ScanKey = (TableId, ScanShape);
+/// A scan statement's cache key: its table, shape and the bytes of the rows it reads
+/// (`None`: whole rows).
+type ScanKey = (TableId, ScanShape, Option<(usize, usize)>);
+
+/// A partial read's statements (`get_part`, `update_part`), per table and byte range.
+struct PartSql {
+    /// The columns selected, in order.
+    cols: Vec<usize>,
+    get: String,
+    get_lock: String,
+    /// The columns the update sets (those of `cols` outside the primary key) and its
+    /// statement (`None`: the bytes are all in the primary key).
+    set: Vec<usize>,
+    update: Option<String>,
+}
 
 /// One worker's connection, prepared statements and load buffers.
 pub struct PostgresWorker<'e> {
     e: &'e PostgresEngine,
     conn: std::result::Result<Client, String>,
     in_txn: bool,
+    /// Whether this transaction's BEGIN was sent (with its first statement).
+    began: bool,
+    /// The kit asked for read committed before the first statement.
+    read_committed: bool,
     stmts: HashMap<String, Statement>,
-    scans: HashMap<ScanKey, String>,
+    scans: HashMap<ScanKey, Arc<(String, Vec<usize>)>>,
+    parts: HashMap<(TableId, usize, usize), Arc<PartSql>>,
     /// Per table: rows in COPY text format not yet copied (loading only).
     copy: Vec<Vec<u8>>,
     copy_rows: usize,
@@ -481,12 +518,29 @@ impl PostgresWorker<'_> {
         Ok(s)
     }
 
+    fn count(&self) {
+        self.e.statements.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Send the transaction's BEGIN, at the level known now, before its first statement.
+    fn ensure_begun(&mut self) -> Result<()> {
+        if !self.in_txn || self.began {
+            return Ok(());
+        }
+        let begin = self.e.own.isolation.begin(self.read_committed);
+        self.count();
+        self.client()?.batch_execute(begin).map_err(pg_err)?;
+        self.began = true;
+        Ok(())
+    }
+
     /// Copy the buffered load rows (before any other statement, so the transaction
     /// reads its own inserts, and at commit).
     fn flush(&mut self) -> Result<()> {
         if self.copy_rows == 0 {
             return Ok(());
         }
+        self.ensure_begun()?;
         self.copy_rows = 0;
         let e = self.e;
         let bufs = std::mem::take(&mut self.copy);
@@ -495,6 +549,7 @@ impl PostgresWorker<'_> {
             if buf.is_empty() {
                 continue;
             }
+            self.count();
             let client = self.client()?;
             let mut w = client.copy_in(e.sql[t].copy.as_str()).map_err(pg_err)?;
             w.write_all(&buf)?;
@@ -503,35 +558,41 @@ impl PostgresWorker<'_> {
         Ok(())
     }
 
-    fn params(
+    fn params<'v>(
         map: &TableMap,
         cols: impl Iterator<Item = usize>,
-        vals: &[Value],
+        vals: impl IntoIterator<Item = &'v Value>,
     ) -> Result<Vec<Box<dyn ToSql + Sync>>> {
         cols.zip(vals)
             .map(|(c, v)| param(map.cols[c].kind, v))
             .collect()
     }
 
-    /// Run a select, decode each row and pass it to `f` (false: stop). Returns the rows
-    /// passed.
+    /// Run a select of SQL columns `cols` (in that order), decode each row (the bytes of
+    /// other columns zero; the primary key too when `with_pk`, then `cols` hold its
+    /// columns) and pass it to `f` (false: stop). Returns the rows passed.
     fn select(
         &mut self,
         t: TableId,
         sql: &str,
         params: Vec<Box<dyn ToSql + Sync>>,
+        cols: &[usize],
+        with_pk: bool,
         mut f: impl FnMut(&TableMap, &[u8], &Key) -> bool,
     ) -> Result<usize> {
+        self.ensure_begun()?;
         self.flush()?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+        self.count();
         let rows = self.client()?.query(&st, &refs).map_err(pg_err)?;
         let map = &self.e.maps[t.0 as usize];
         let mut n = 0;
-        let mut vals = Vec::with_capacity(map.cols.len());
+        let mut vals = Vec::with_capacity(cols.len());
         for r in &rows {
             vals.clear();
-            for (i, c) in map.cols.iter().enumerate() {
+            for (i, &c) in cols.iter().enumerate() {
+                let c = &map.cols[c];
                 let get =
                     |e: postgres::Error| Error::fatal(format!("postgres: column {}: {e}", c.name));
                 vals.push(match c.kind {
@@ -546,7 +607,8 @@ impl PostgresWorker<'_> {
                     Kind::Bytes => Value::Bytes(r.try_get::<_, Vec<u8>>(i).map_err(get)?),
                 });
             }
-            map.decode(&vals, &mut self.row, &mut self.pk)?;
+            let pk = if with_pk { Some(&mut self.pk) } else { None };
+            map.decode_cols(cols, &vals, &mut self.row, pk)?;
             n += 1;
             if !f(map, &self.row, &self.pk) {
                 break;
@@ -556,9 +618,11 @@ impl PostgresWorker<'_> {
     }
 
     fn execute(&mut self, sql: &str, params: Vec<Box<dyn ToSql + Sync>>) -> Result<u64> {
+        self.ensure_begun()?;
         self.flush()?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+        self.count();
         self.client()?.execute(&st, &refs).map_err(pg_err)
     }
 
@@ -567,6 +631,115 @@ impl PostgresWorker<'_> {
         let vals = map.key_params(key)?;
         Self::params(map, map.pk_cols().iter().copied(), &vals)
     }
+
+    /// The statements of a partial read of bytes `part` of `table`'s rows.
+    fn part_sql(&mut self, table: TableId, part: &std::ops::Range<usize>) -> Result<Arc<PartSql>> {
+        let k = (table, part.start, part.end);
+        if let Some(p) = self.parts.get(&k) {
+            return Ok(p.clone());
+        }
+        let map = self.map(table)?;
+        let cols = map.part_cols(table, part)?;
+        let set = map.set_cols_of(&cols);
+        let p = Arc::new(PartSql {
+            get: map.get_cols_sql(D, &cols, false),
+            get_lock: map.get_cols_sql(D, &cols, true),
+            update: map.update_some_sql(D, &set),
+            set,
+            cols,
+        });
+        self.parts.insert(k, p.clone());
+        Ok(p)
+    }
+
+    /// Read-modify-write of the row under `key` through the columns `cols` (all of them,
+    /// or a partial update's), `f` seeing the row with the other columns' bytes zero.
+    #[allow(clippy::too_many_arguments)]
+    fn update_cols(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        cols: &[usize],
+        get: &str,
+        get_lock: &str,
+        set: &[usize],
+        update: Option<&str>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<bool> {
+        let e = self.e;
+        let params = self.key_params(table, key)?;
+        // At read committed the read must lock the row, or a concurrent update between
+        // it and ours would be lost; the other levels detect that conflict themselves.
+        let get = if self.read_committed { get_lock } else { get };
+        let mut old = Vec::new();
+        let found = self.select(table, get, params, cols, false, |_, row, _| {
+            old.extend_from_slice(row);
+            false
+        })? > 0;
+        if !found {
+            return Ok(false);
+        }
+        let mut row = old.clone();
+        f(&mut row);
+        let map = &e.maps[table.0 as usize];
+        map.check_update(&old, &row)?;
+        if let Some(sql) = update {
+            let vals = map.update_some_params(set, key, &row)?;
+            let params = Self::params(
+                map,
+                set.iter().chain(map.pk_cols()).copied(),
+                &vals,
+            )?;
+            self.execute(sql, params)?;
+        }
+        Ok(true)
+    }
+
+    /// A scan of `index`, of whole rows or (`part`) of the columns holding those bytes.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_cols(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        part: Option<std::ops::Range<usize>>,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        let e = self.e;
+        let map = self.map(index.table)?;
+        let Some(plan) = map.plan_scan(D, index.index, lo, hi, dir == Dir::Forward, limit)?
+        else {
+            return Ok(0);
+        };
+        let map = &e.maps[index.table.0 as usize];
+        let k = (index.table, plan.shape, part.as_ref().map(|p| (p.start, p.end)));
+        let stmt = match self.scans.get(&k) {
+            Some(s) => s.clone(),
+            None => {
+                let cols = map.scan_cols(index.table, index.index, part.as_ref())?;
+                let s = Arc::new((map.scan_sql(D, index.index, &plan, &cols, dir), cols));
+                self.scans.insert(k, s.clone());
+                s
+            }
+        };
+        let icols = map.index_cols(index.index);
+        let pv = plan.params();
+        let mut params = Self::params(map, pv.iter().map(|(i, _)| icols[*i]), pv.iter().map(|(_, v)| *v))?;
+        if plan.limited {
+            params.push(Box::new(limit as i64));
+        }
+        let (sql, cols) = &*stmt;
+        let mut key = Key::new();
+        self.select(index.table, sql, params, cols, true, |map, row, pk| {
+            map.index_key(index.index, row, pk, &mut key);
+            match &part {
+                Some(p) => f(&key, &row[p.clone()]),
+                None => f(&key, row),
+            }
+        })
+    }
 }
 
 impl api::Worker for PostgresWorker<'_> {
@@ -574,17 +747,50 @@ impl api::Worker for PostgresWorker<'_> {
         if self.in_txn {
             return Err(Error::fatal("postgres: begin inside a transaction"));
         }
-        let begin = self.e.own.isolation.begin();
-        self.client()?.batch_execute(begin).map_err(pg_err)?;
+        self.client()?;
         self.in_txn = true;
+        self.began = false;
+        self.read_committed = false;
         Ok(())
+    }
+
+    fn read_committed(&mut self) {
+        // Once a statement ran the level is fixed: the transaction keeps the stronger
+        // one, which the hint allows.
+        if self.in_txn && !self.began {
+            self.read_committed = true;
+        }
     }
 
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let params = self.key_params(table, key)?;
         let e = self.e;
-        let n = self.select(table, &e.sql[table.0 as usize].get, params, |_, row, _| {
-            f(row);
+        let map = &e.maps[table.0 as usize];
+        let n = self.select(
+            table,
+            &e.sql[table.0 as usize].get,
+            params,
+            map.all_cols(),
+            false,
+            |_, row, _| {
+                f(row);
+                false
+            },
+        )?;
+        Ok(n > 0)
+    }
+
+    fn get_part(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Result<bool> {
+        let ps = self.part_sql(table, &part)?;
+        let params = self.key_params(table, key)?;
+        let n = self.select(table, &ps.get, params, &ps.cols, false, |_, row, _| {
+            f(&row[part.clone()]);
             false
         })?;
         Ok(n > 0)
@@ -599,40 +805,21 @@ impl api::Worker for PostgresWorker<'_> {
         limit: usize,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        let e = self.e;
-        let map = self.map(index.table)?;
-        let Some(plan) = map.plan_scan(index.index, lo, hi, dir == Dir::Forward, limit)? else {
-            return Ok(0);
-        };
-        let ScanPlan {
-            lo,
-            hi,
-            limited,
-            shape,
-        } = plan;
-        let sh = (index.table, shape);
-        let map = &e.maps[index.table.0 as usize];
-        let sql = self
-            .scans
-            .entry(sh)
-            .or_insert_with(|| map.scan_sql(D, index.index, &lo, &hi, dir, limited))
-            .clone();
-        // Each condition compares the index's first columns.
-        let cols = map.index_cols(index.index);
-        let mut params = Vec::new();
-        for c in [&lo, &hi] {
-            if let Cond::Cmp { vals, .. } = c {
-                params.extend(Self::params(map, cols.iter().copied(), vals)?);
-            }
-        }
-        if limited {
-            params.push(Box::new(limit as i64));
-        }
-        let mut key = Key::new();
-        self.select(index.table, &sql, params, |map, row, pk| {
-            map.index_key(index.index, row, pk, &mut key);
-            f(&key, row)
-        })
+        self.scan_cols(index, lo, hi, dir, limit, None, f)
+    }
+
+    fn scan_part(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        self.map(index.table)?.part_cols(index.table, &part)?;
+        self.scan_cols(index, lo, hi, dir, limit, Some(part), f)
     }
 
     fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
@@ -664,26 +851,38 @@ impl api::Worker for PostgresWorker<'_> {
 
     fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool> {
         let e = self.e;
-        let params = self.key_params(table, key)?;
-        let mut old = Vec::new();
-        let found = self.select(table, &e.sql[table.0 as usize].get, params, |_, row, _| {
-            old.extend_from_slice(row);
-            false
-        })? > 0;
-        if !found {
-            return Ok(false);
-        }
-        let mut row = old.clone();
-        f(&mut row);
-        let map = &e.maps[table.0 as usize];
-        map.check_update(&old, &row)?;
-        if let Some(sql) = &e.sql[table.0 as usize].update {
-            let vals = map.update_params(key, &row)?;
-            let cols = map.update_cols();
-            let params = Self::params(map, cols.into_iter(), &vals)?;
-            self.execute(sql, params)?;
-        }
-        Ok(true)
+        self.map(table)?;
+        let (map, sql) = (&e.maps[table.0 as usize], &e.sql[table.0 as usize]);
+        self.update_cols(
+            table,
+            key,
+            map.all_cols(),
+            &sql.get,
+            &sql.get_lock,
+            map.set_cols(),
+            sql.update.as_deref(),
+            f,
+        )
+    }
+
+    fn update_part(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        part: std::ops::Range<usize>,
+        f: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<bool> {
+        let ps = self.part_sql(table, &part)?;
+        self.update_cols(
+            table,
+            key,
+            &ps.cols,
+            &ps.get,
+            &ps.get_lock,
+            &ps.set,
+            ps.update.as_deref(),
+            &mut |r: &mut [u8]| f(&mut r[part.clone()]),
+        )
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
@@ -694,8 +893,12 @@ impl api::Worker for PostgresWorker<'_> {
 
     fn commit(&mut self) -> Result<()> {
         self.flush()?;
-        self.client()?.batch_execute("COMMIT").map_err(pg_err)?;
+        if self.began {
+            self.count();
+            self.client()?.batch_execute("COMMIT").map_err(pg_err)?;
+        }
         self.in_txn = false;
+        self.began = false;
         Ok(())
     }
 
@@ -706,9 +909,13 @@ impl api::Worker for PostgresWorker<'_> {
         self.copy_rows = 0;
         if self.in_txn {
             self.in_txn = false;
-            if let Ok(c) = &mut self.conn {
-                // A failed rollback (a broken connection) leaves nothing to undo.
-                let _ = c.batch_execute("ROLLBACK");
+            if self.began {
+                self.began = false;
+                self.count();
+                if let Ok(c) = &mut self.conn {
+                    // A failed rollback (a broken connection) leaves nothing to undo.
+                    let _ = c.batch_execute("ROLLBACK");
+                }
             }
         }
     }

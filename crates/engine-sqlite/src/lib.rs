@@ -17,7 +17,7 @@ use api::typed::Value;
 use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, TableSize};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OpenFlags};
-use sqlmap::{Dialect, ScanPlan, ScanShape, TableMap};
+use sqlmap::{Dialect, ScanShape, TableMap};
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -520,25 +520,21 @@ impl api::Worker for SqliteWorker<'_> {
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
         let map = self.map(index.table)?;
-        let Some(plan) = map.plan_scan(index.index, lo, hi, dir == Dir::Forward, limit)? else {
+        let Some(plan) = map.plan_scan(D, index.index, lo, hi, dir == Dir::Forward, limit)?
+        else {
             return Ok(0);
         };
-        let ScanPlan {
-            lo,
-            hi,
-            limited,
-            shape,
-        } = plan;
-        let sh = (index.table, shape);
+        let sh = (index.table, plan.shape);
         let sql = match self.scans.get(&sh) {
             Some(s) => s.clone(),
             None => {
-                let s = map.scan_sql(D, index.index, &lo, &hi, dir, limited);
+                let s = map.scan_sql(D, index.index, &plan, map.all_cols(), dir);
                 self.scans.insert(sh, s.clone());
                 s
             }
         };
-        let params = TableMap::scan_params(&lo, &hi);
+        let params: Vec<Value> = plan.params().into_iter().map(|(_, v)| v.clone()).collect();
+        let (limited, limit) = (plan.limited, limit);
         let mut key = self.key;
         let n = self.select(
             index.table,

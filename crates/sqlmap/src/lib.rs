@@ -15,6 +15,8 @@ use std::fmt::Write;
 use std::ops::Bound;
 
 pub mod bounds;
+#[cfg(test)]
+mod scan_tests;
 
 pub use bounds::{Cond, Op};
 
@@ -120,6 +122,8 @@ pub struct TableMap {
     indexes: Vec<IndexMap>,
     /// Columns an UPDATE sets: those not in the primary key.
     set_cols: Vec<usize>,
+    /// Every column, in order.
+    all: Vec<usize>,
 }
 
 /// Quote an identifier (names come from the kits; quoting keeps SQL keywords usable).
@@ -223,6 +227,7 @@ impl TableMap {
         let set_cols = (0..cols.len()).filter(|c| !pk.contains(c)).collect();
         Ok(TableMap {
             def: def.clone(),
+            all: (0..cols.len()).collect(),
             cols,
             pk,
             indexes,
@@ -275,23 +280,71 @@ impl TableMap {
         names.join(", ")
     }
 
-    /// The select list: every column, decimals as integer units.
-    fn select_list(&self, d: Dialect) -> String {
-        let items: Vec<String> = self
-            .cols
+    /// The select list of SQL columns `cols` (in that order), decimals as integer units.
+    fn select_cols(&self, d: Dialect, cols: &[usize]) -> String {
+        let items: Vec<String> = cols
             .iter()
-            .map(|c| match (d, c.kind) {
-                (Dialect::Postgres, Kind::Decimal { scale, .. }) => {
-                    format!(
-                        "({} * 1{})::int8",
-                        ident(&c.name),
-                        "0".repeat(scale as usize)
-                    )
+            .map(|&c| {
+                let c = &self.cols[c];
+                match (d, c.kind) {
+                    (Dialect::Postgres, Kind::Decimal { scale, .. }) => {
+                        format!(
+                            "({} * 1{})::int8",
+                            ident(&c.name),
+                            "0".repeat(scale as usize)
+                        )
+                    }
+                    _ => ident(&c.name),
                 }
-                _ => ident(&c.name),
             })
             .collect();
         items.join(", ")
+    }
+
+    /// Every SQL column, in order (what the statements select by default).
+    pub fn all_cols(&self) -> &[usize] {
+        &self.all
+    }
+
+    /// The SQL columns holding any of the row's bytes `part`, in column order: what a
+    /// partial read (`get_part`, `update_part`) selects. Out of the row: an error.
+    pub fn part_cols(&self, table: api::TableId, part: &std::ops::Range<usize>) -> api::Result<Vec<usize>> {
+        if part.start > part.end || part.end > self.def.row_size {
+            return Err(api::engine::part_out_of_row(table, part, self.def.row_size));
+        }
+        Ok(self
+            .cols
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| match c.source {
+                Source::Row(i) => {
+                    let col = &self.def.columns[i];
+                    col.offset < part.end && part.start < col.offset + col.ty.width()
+                }
+                Source::KeyOnly(_) => false,
+            })
+            .map(|(i, _)| i)
+            .collect())
+    }
+
+    /// What a scan of `index` selects: every column, or for a scan of the bytes `part`
+    /// only, the columns holding them and those the reported key is made of (the primary
+    /// key's and the index's), in column order.
+    pub fn scan_cols(
+        &self,
+        table: api::TableId,
+        index: u16,
+        part: Option<&std::ops::Range<usize>>,
+    ) -> api::Result<Vec<usize>> {
+        let Some(part) = part else {
+            return Ok(self.all.clone());
+        };
+        let mut cols = self.part_cols(table, part)?;
+        cols.extend(&self.pk);
+        cols.extend(&self.indexes[index as usize].cols);
+        cols.sort_unstable();
+        cols.dedup();
+        Ok(cols)
     }
 
     fn placeholder(&self, d: Dialect, col: usize, n: usize) -> String {
@@ -317,11 +370,19 @@ impl TableMap {
 
     /// Point lookup; parameters: [`TableMap::key_params`]; result: every column.
     pub fn get_sql(&self, d: Dialect) -> String {
+        self.get_cols_sql(d, self.all_cols(), false)
+    }
+
+    /// Point lookup of SQL columns `cols` (in that order); parameters:
+    /// [`TableMap::key_params`]. `lock`: `FOR UPDATE` (PostgreSQL), for a read that an
+    /// update of the row follows.
+    pub fn get_cols_sql(&self, d: Dialect, cols: &[usize], lock: bool) -> String {
         format!(
-            "SELECT {} FROM {} WHERE {}",
-            self.select_list(d),
+            "SELECT {} FROM {} WHERE {}{}",
+            self.select_cols(d, cols),
             ident(self.name()),
-            self.pk_where(d, 1)
+            self.pk_where(d, 1),
+            if lock { " FOR UPDATE" } else { "" }
         )
     }
 
@@ -342,11 +403,16 @@ impl TableMap {
     /// [`TableMap::update_params`]. `None`: every column is in the primary key (an
     /// update can change nothing).
     pub fn update_sql(&self, d: Dialect) -> Option<String> {
-        if self.set_cols.is_empty() {
+        self.update_some_sql(d, &self.set_cols)
+    }
+
+    /// Update of SQL columns `cols` (outside the primary key; [`TableMap::set_cols_of`]);
+    /// parameters: their values, then the key. `None` for no column.
+    pub fn update_some_sql(&self, d: Dialect, cols: &[usize]) -> Option<String> {
+        if cols.is_empty() {
             return None;
         }
-        let sets: Vec<String> = self
-            .set_cols
+        let sets: Vec<String> = cols
             .iter()
             .enumerate()
             .map(|(i, &c)| {
@@ -361,7 +427,7 @@ impl TableMap {
             "UPDATE {} SET {} WHERE {}",
             ident(self.name()),
             sets.join(", "),
-            self.pk_where(d, self.set_cols.len() + 1)
+            self.pk_where(d, cols.len() + 1)
         ))
     }
 
@@ -379,51 +445,63 @@ impl TableMap {
         format!("SELECT count(*) FROM {}", ident(self.name()))
     }
 
-    /// The scan of `index` between `lo` and `hi` (from [`TableMap::bound`]) in `dir`
-    /// order; parameters: [`TableMap::scan_params`], then the limit (an integer) when
-    /// `limited`. Result: every column.
+    /// The scan `plan` of `index` (from [`TableMap::plan_scan`]) in `dir` order, selecting
+    /// `cols` (SQL columns, in the order given: [`TableMap::scan_cols`]); parameters:
+    /// [`ScanPlan::params`], then the limit (an integer) when the plan is limited.
     pub fn scan_sql(
         &self,
         d: Dialect,
         index: u16,
-        lo: &Cond,
-        hi: &Cond,
+        plan: &ScanPlan,
+        cols: &[usize],
         dir: api::Dir,
-        limited: bool,
     ) -> String {
         let ix = &self.indexes[index as usize];
+        let name = |i: usize| ident(&self.cols[ix.cols[i]].name);
+        let ph = |i: usize, n: usize| self.placeholder(d, ix.cols[i], n);
         let mut n = 1;
         let mut conds = Vec::new();
-        for c in [lo, hi] {
+        // Equalities on the shared leading parts: each value is a parameter once.
+        for i in 0..plan.eq.len() {
+            conds.push(format!("{} = {}", name(i), ph(i, n)));
+            n += 1;
+        }
+        for c in [&plan.lo, &plan.hi] {
             match c {
                 Cond::All => {}
                 Cond::Nothing => conds.push("1 = 0".to_string()),
                 Cond::Cmp { op, vals } => {
-                    let k = vals.len();
-                    let cols: Vec<String> = ix.cols[..k]
-                        .iter()
-                        .map(|&c| ident(&self.cols[c].name))
-                        .collect();
-                    let ph: Vec<String> = ix.cols[..k]
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &c)| self.placeholder(d, c, n + i))
-                        .collect();
-                    n += k;
-                    if k == 1 {
-                        conds.push(format!("{} {} {}", cols[0], op.sql(), ph[0]));
+                    // The parts after the equalities (`plan_scan` dropped the conditions
+                    // the equalities alone decide).
+                    let (from, k) = (plan.eq.len(), vals.len());
+                    if k - from == 1 {
+                        conds.push(format!("{} {} {}", name(from), op.sql(), ph(from, n)));
                     } else {
+                        if plan.form == ScanForm::Prefix {
+                            // A plain range on the first remaining column as well: the
+                            // row-value comparison alone lets PostgreSQL's B-tree stop
+                            // the scan on its first column only.
+                            let wide = match op {
+                                Op::Ge | Op::Gt => Op::Ge,
+                                Op::Le | Op::Lt => Op::Le,
+                            };
+                            conds.push(format!("{} {} {}", name(from), wide.sql(), ph(from, n)));
+                        }
+                        let names: Vec<String> = (from..k).map(name).collect();
+                        let phs: Vec<String> =
+                            (from..k).map(|i| ph(i, n + i - from)).collect();
                         conds.push(format!(
                             "({}) {} ({})",
-                            cols.join(", "),
+                            names.join(", "),
                             op.sql(),
-                            ph.join(", ")
+                            phs.join(", ")
                         ));
                     }
+                    n += k - from;
                 }
             }
         }
-        let mut s = format!("SELECT {} FROM {}", self.select_list(d), ident(self.name()));
+        let mut s = format!("SELECT {} FROM {}", self.select_cols(d, cols), ident(self.name()));
         if !conds.is_empty() {
             let _ = write!(s, " WHERE {}", conds.join(" AND "));
         }
@@ -437,7 +515,7 @@ impl TableMap {
             .map(|&c| format!("{}{order}", ident(&self.cols[c].name)))
             .collect();
         let _ = write!(s, " ORDER BY {}", ord.join(", "));
-        if limited {
+        if plan.limited {
             let _ = write!(s, " LIMIT {}", placeholder(d, Kind::I64, n));
         }
         s
@@ -485,9 +563,26 @@ impl TableMap {
 
     /// The values of [`TableMap::update_sql`]: the columns it sets, then the key.
     pub fn update_params(&self, key: &[u8], row: &[u8]) -> api::Result<Vec<Value>> {
+        self.update_some_params(&self.set_cols, key, row)
+    }
+
+    /// Of SQL columns `cols`, those an UPDATE may set (outside the primary key).
+    pub fn set_cols_of(&self, cols: &[usize]) -> Vec<usize> {
+        cols.iter()
+            .copied()
+            .filter(|c| self.set_cols.contains(c))
+            .collect()
+    }
+
+    /// The values of [`TableMap::update_some_sql`] for `cols`: theirs, then the key.
+    pub fn update_some_params(
+        &self,
+        cols: &[usize],
+        key: &[u8],
+        row: &[u8],
+    ) -> api::Result<Vec<Value>> {
         self.check_row_len(row)?;
-        let mut v: Vec<Value> = self
-            .set_cols
+        let mut v: Vec<Value> = cols
             .iter()
             .map(|&c| match self.cols[c].source {
                 Source::Row(i) => column_value(&self.def.columns[i], row),
@@ -513,16 +608,38 @@ impl TableMap {
     /// Rebuild a row and its primary key from the values of every column (a select's
     /// result, in column order).
     pub fn decode(&self, vals: &[Value], row: &mut Vec<u8>, pk: &mut Key) -> api::Result<()> {
+        self.decode_cols(self.all_cols(), vals, row, Some(pk))
+    }
+
+    /// [`TableMap::decode`] from the values of SQL columns `cols` only (`vals[i]` is
+    /// column `cols[i]`'s): the other bytes of the row are zero. The primary key is
+    /// rebuilt when `pk` is given (then `cols` must hold its columns).
+    pub fn decode_cols(
+        &self,
+        cols: &[usize],
+        vals: &[Value],
+        row: &mut Vec<u8>,
+        pk: Option<&mut Key>,
+    ) -> api::Result<()> {
         row.clear();
         row.resize(self.def.row_size, 0);
-        for (c, v) in self.cols.iter().zip(vals) {
-            if let Source::Row(i) = c.source {
+        for (&c, v) in cols.iter().zip(vals) {
+            if let Source::Row(i) = self.cols[c].source {
                 set_column(&self.def.columns[i], row, v)?;
             }
         }
-        pk.clear();
-        for (p, &c) in self.def.primary_key.iter().zip(&self.pk) {
-            api::typed::push_key_part(p, &vals[c], pk)?;
+        if let Some(pk) = pk {
+            pk.clear();
+            for (p, c) in self.def.primary_key.iter().zip(&self.pk) {
+                let at = cols.iter().position(|x| x == c).ok_or_else(|| {
+                    api::Error::fatal(format!(
+                        "table {}: the key's column {} was not selected",
+                        self.name(),
+                        self.cols[*c].name
+                    ))
+                })?;
+                api::typed::push_key_part(p, &vals[at], pk)?;
+            }
         }
         Ok(())
     }
@@ -562,11 +679,26 @@ impl TableMap {
         )
     }
 
-    /// Plan a scan of `index` between byte bounds `lo` and `hi`: the engines' checks (the
-    /// index exists and is ordered) and both bounds as conditions. `None`: no row can
-    /// match (a zero limit or an empty range), so nothing need be asked.
+    /// Plan a scan of `index` between byte bounds `lo` and `hi` for dialect `d` (its
+    /// [`Dialect::scan_form`]): the engines' checks (the index exists and is ordered) and
+    /// both bounds as conditions. `None`: no row can match (a zero limit or an empty
+    /// range), so nothing need be asked.
     pub fn plan_scan(
         &self,
+        d: Dialect,
+        index: u16,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        forward: bool,
+        limit: usize,
+    ) -> api::Result<Option<ScanPlan>> {
+        self.plan_scan_as(d.scan_form(), index, lo, hi, forward, limit)
+    }
+
+    /// [`TableMap::plan_scan`] written in `form`.
+    pub fn plan_scan_as(
+        &self,
+        form: ScanForm,
         index: u16,
         lo: Bound<&[u8]>,
         hi: Bound<&[u8]>,
@@ -588,22 +720,48 @@ impl TableMap {
         if limit == 0 {
             return Ok(None);
         }
-        let (lo, hi) = (self.bound(index, lo, true), self.bound(index, hi, false));
+        let (mut lo, mut hi) = (self.bound(index, lo, true), self.bound(index, hi, false));
         if lo == Cond::Nothing || hi == Cond::Nothing {
             return Ok(None);
         }
+        let mut eq_vals = Vec::new();
+        if form == ScanForm::Prefix {
+            if let (Cond::Cmp { vals: l, .. }, Cond::Cmp { vals: h, .. }) = (&lo, &hi) {
+                // A row meeting both has these leading values: (c1..ck) >= (l1..lk)
+                // implies (c1..cp) >= (l1..lp), and (c1..cm) < or <= (h1..hm) implies
+                // (c1..cp) <= (h1..hp).
+                let p = l.iter().zip(h).take_while(|(a, b)| a == b).count();
+                eq_vals = l[..p].to_vec();
+            }
+            // Given the equalities, a condition on no further column compares equal
+            // tuples: true for >= and <=, false for > and <.
+            for c in [&mut lo, &mut hi] {
+                if let Cond::Cmp { op, vals } = c {
+                    if vals.len() == eq_vals.len() {
+                        match op {
+                            Op::Ge | Op::Le => *c = Cond::All,
+                            Op::Gt | Op::Lt => return Ok(None),
+                        }
+                    }
+                }
+            }
+        }
+        let eq = eq_vals.len();
         let limited = limit < i64::MAX as usize;
         let shape = ScanShape {
             index,
+            eq,
             lo: lo.shape(),
             hi: hi.shape(),
             forward,
             limited,
         };
         Ok(Some(ScanPlan {
+            eq: eq_vals,
             lo,
             hi,
             limited,
+            form,
             shape,
         }))
     }
@@ -625,17 +783,6 @@ impl TableMap {
         Ok(())
     }
 
-    /// The parameters of a scan's two conditions, in order.
-    pub fn scan_params(lo: &Cond, hi: &Cond) -> Vec<Value> {
-        let mut v = Vec::new();
-        for c in [lo, hi] {
-            if let Cond::Cmp { vals, .. } = c {
-                v.extend(vals.iter().cloned());
-            }
-        }
-        v
-    }
-
     /// The SQL column of each primary key part.
     pub fn pk_cols(&self) -> &[usize] {
         &self.pk
@@ -644,6 +791,11 @@ impl TableMap {
     /// The SQL column of each part of `index`'s keys (as a scan reports them).
     pub fn index_cols(&self, index: u16) -> &[usize] {
         &self.indexes[index as usize].cols
+    }
+
+    /// The SQL columns [`TableMap::update_sql`] sets, in order.
+    pub fn set_cols(&self) -> &[usize] {
+        &self.set_cols
     }
 
     /// The SQL columns of [`TableMap::update_params`], in order.
@@ -657,10 +809,41 @@ impl TableMap {
     }
 }
 
+/// How a scan's bounds are written in SQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScanForm {
+    /// Each bound one row-value comparison over the index's leading columns:
+    /// `(c1, c2, c3) >= (l1, l2, l3) AND (c1, c2, c3) < (h1, h2, h3)`.
+    RowValue,
+    /// Equalities on the leading columns both bounds share, then per bound a plain
+    /// comparison on the next column, and a row-value comparison over the columns after
+    /// the equalities only when a bound has more than one of them:
+    /// `c1 = l1 AND c2 = l2 AND c3 >= l3 AND c3 < h3`.
+    Prefix,
+}
+
+impl Dialect {
+    /// The form a dialect's scans are written in. PostgreSQL's B-tree ends a scan bounded
+    /// by a row-value comparison on its first column only (TPC-C's Order-Line scan read
+    /// the rest of the warehouse: 856 buffers); SQLite's planner bounds both ends of an
+    /// index range by row values, so it keeps them (docs/design/sql-adapters.md).
+    pub fn scan_form(self) -> ScanForm {
+        match self {
+            Dialect::Sqlite => ScanForm::RowValue,
+            Dialect::Postgres => ScanForm::Prefix,
+        }
+    }
+}
+
 /// A planned scan ([`TableMap::plan_scan`]).
 pub struct ScanPlan {
+    /// The values of the leading index columns both bounds fix (`ScanForm::Prefix`).
+    pub eq: Vec<Value>,
+    /// The bounds; in `ScanForm::Prefix` a `Cmp` compares more than `eq.len()` columns
+    /// and its first `eq.len()` values are `eq`.
     pub lo: Cond,
     pub hi: Cond,
+    pub form: ScanForm,
     /// Whether the statement takes a LIMIT (the limit is below `i64::MAX`).
     pub limited: bool,
     /// What the statement's text depends on (within its table): a key for a cache of
@@ -668,10 +851,28 @@ pub struct ScanPlan {
     pub shape: ScanShape,
 }
 
+impl ScanPlan {
+    /// The statement's parameters in order ([`TableMap::scan_sql`]), each with the
+    /// position (in [`TableMap::index_cols`]) of the index column it is compared with;
+    /// the limit, if any, comes after them.
+    pub fn params(&self) -> Vec<(usize, &Value)> {
+        let eq = self.eq.len();
+        let mut v: Vec<(usize, &Value)> = self.eq.iter().enumerate().collect();
+        for c in [&self.lo, &self.hi] {
+            if let Cond::Cmp { vals, .. } = c {
+                v.extend(vals.iter().enumerate().skip(eq));
+            }
+        }
+        v
+    }
+}
+
 /// The shape of a scan statement of one table: its text depends on nothing else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ScanShape {
     pub index: u16,
+    /// Leading columns compared by equality.
+    pub eq: usize,
     pub lo: (u8, usize),
     pub hi: (u8, usize),
     pub forward: bool,

@@ -1,0 +1,254 @@
+//! What the adapter asks of PostgreSQL, on a private server (one `SKIPPED: ...` line
+//! where PostgreSQL is missing or cannot start): the buffers TPC-C's bounded scans read
+//! (EXPLAIN (ANALYZE, BUFFERS) of the statements the adapter writes), the statements per
+//! transaction type of TPC-B and TPC-C (pinned: later work may only lower them), and
+//! the read-committed hint in effect.
+
+use api::{Engine, EngineOptions, Session, Worker};
+use engine_postgres::{Isolation, PostgresEngine, PostgresOptions};
+use postgres::types::ToSql;
+use sqlmap::{Dialect, Kind, ScanForm, TableMap};
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Arc;
+use workloads::tpcb::{Tpcb, TpcbConfig};
+use workloads::tpcc::schema::{customer_name_prefix, order_key, CUSTOMER, ORDER_LINE};
+use workloads::tpcc::{Tpcc, TpccConfig};
+use workloads::Workload;
+
+fn server() -> Option<pgserver::PgServer> {
+    match pgserver::PgServer::start(&pgserver::PgOptions::default()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            println!("SKIPPED: PostgreSQL cannot be started here: {e}");
+            None
+        }
+    }
+}
+
+fn open<W: Workload>(wl: &W, url: &str) -> PostgresEngine {
+    let opts = EngineOptions {
+        threads: 1,
+        ..EngineOptions::default()
+    }
+    .with_own(PostgresOptions {
+        isolation: Isolation::Serializable,
+        url: Some(url.to_string()),
+        copy_load: true,
+        synchronous_commit: false,
+    });
+    let e = PostgresEngine::open(Arc::new(wl.schema()), &opts).unwrap();
+    wl.load(&e, 1, 3, &|_| {}).unwrap();
+    e.load_done().unwrap();
+    e
+}
+
+fn statements(e: &PostgresEngine) -> u64 {
+    e.stats()["statements"].as_u64().expect("a statement count")
+}
+
+/// Run `n` transactions of `wl` on one worker; per transaction type: (count, statements).
+fn count_statements<W: Workload>(wl: &W, e: &PostgresEngine, n: usize) -> Vec<(u64, u64)> {
+    let mut st = wl.worker_state(0, 1, 11);
+    let mut s = Session::new(e.worker(0));
+    let mut per = vec![(0u64, 0u64); wl.txn_types().len()];
+    for _ in 0..n {
+        let (ty, input) = wl.next(&mut st);
+        let before = statements(e);
+        s.begin(ty).unwrap();
+        wl.execute(&mut s, &mut st, &input)
+            .unwrap_or_else(|err| panic!("{} {}: {err}", wl.name(), wl.txn_types()[ty as usize]));
+        s.commit().unwrap();
+        per[ty as usize].0 += 1;
+        per[ty as usize].1 += statements(e) - before;
+    }
+    per
+}
+
+/// Assert each type's mean statements per transaction is at most its pin.
+fn check_pins<W: Workload>(wl: &W, per: &[(u64, u64)], pins: &[(&str, f64)]) {
+    let names = wl.txn_types();
+    let mut report = BTreeMap::new();
+    for (i, &(n, stmts)) in per.iter().enumerate() {
+        assert!(n > 0, "{}: no {} ran", wl.name(), names[i]);
+        report.insert(names[i], stmts as f64 / n as f64);
+    }
+    println!("{} statements per transaction: {report:?}", wl.name());
+    for (name, pin) in pins {
+        let got = report[name];
+        assert!(
+            got <= *pin,
+            "{} {name}: {got:.2} statements per transaction, pinned at {pin} (lower the pin \
+             when it goes down; it must not go up)",
+            wl.name()
+        );
+    }
+}
+
+/// A parameter as the adapter binds it for a column of `kind`.
+fn param(kind: Kind, v: &api::typed::Value) -> Box<dyn ToSql + Sync> {
+    match (kind, v) {
+        (Kind::I16, api::typed::Value::Int(x)) => Box::new(*x as i16),
+        (Kind::I32, api::typed::Value::Int(x)) => Box::new(*x as i32),
+        (_, api::typed::Value::Int(x)) => Box::new(*x),
+        (_, api::typed::Value::Text(s)) => Box::new(String::from_utf8(s.clone()).unwrap()),
+        (_, api::typed::Value::Bytes(b)) => Box::new(b.clone()),
+    }
+}
+
+/// Shared buffers (hit and read) EXPLAIN (ANALYZE, BUFFERS) reports for the scan the
+/// adapter writes in `form` over `index` of `map`, between `lo` and `hi`.
+fn scan_buffers(
+    c: &mut postgres::Client,
+    map: &TableMap,
+    form: ScanForm,
+    index: u16,
+    lo: &[u8],
+    hi: &[u8],
+    part: Option<std::ops::Range<usize>>,
+) -> u64 {
+    let plan = map
+        .plan_scan_as(form, index, Bound::Included(lo), Bound::Excluded(hi), true, usize::MAX)
+        .unwrap()
+        .expect("a non-empty range");
+    let cols = map
+        .scan_cols(api::TableId(0), index, part.as_ref())
+        .unwrap();
+    let sql = map.scan_sql(Dialect::Postgres, index, &plan, &cols, api::Dir::Forward);
+    let icols = map.index_cols(index);
+    let params: Vec<Box<dyn ToSql + Sync>> = plan
+        .params()
+        .into_iter()
+        .map(|(i, v)| param(map.cols[icols[i]].kind, v))
+        .collect();
+    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+    let rows = c
+        .query(&format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"), &refs)
+        .unwrap();
+    let lines: Vec<String> = rows.iter().map(|r| r.get::<_, String>(0)).collect();
+    // The first Buffers line is the top node's: the whole statement's.
+    let line = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with("Buffers: shared"))
+        .unwrap_or_else(|| panic!("no buffer counts in {lines:#?}"));
+    let count = |what: &str| -> u64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(what))
+            .map_or(0, |n| n.trim_end_matches(',').parse().unwrap())
+    };
+    let n = count("hit=") + count("read=");
+    println!("{form:?}: {n} buffers\n  {sql}\n  {}", lines.join("\n  "));
+    n
+}
+
+#[test]
+fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
+    let Some(server) = server() else { return };
+    let url = server.url();
+    let tpcc = Tpcc::new(TpccConfig {
+        warehouses: 1,
+        affinity: false,
+        ..TpccConfig::default()
+    })
+    .unwrap();
+    let e = open(&tpcc, &url);
+    let schema = tpcc.schema();
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute(&format!(
+        "SET search_path TO {}",
+        sqlmap::ident(e.pg_schema())
+    ))
+    .unwrap();
+    // Stock-Level's Order-Line scan: the last 20 orders of district 1 (the load leaves
+    // 3,000 per district). Written as row values it ran to the end of the warehouse.
+    let ol = TableMap::new(schema.table(ORDER_LINE)).unwrap();
+    let (lo, hi) = (order_key(1, 1, 2981), order_key(1, 1, 3001));
+    let rows = scan_buffers(&mut c, &ol, ScanForm::RowValue, 0, &lo, &hi, None);
+    let eq = scan_buffers(&mut c, &ol, ScanForm::Prefix, 0, &lo, &hi, None);
+    assert!(
+        eq <= 16,
+        "the bounded Order-Line scan read {eq} buffers (row values: {rows})"
+    );
+    // Payment's and Order-Status' customers by last name (ids only).
+    let cu = TableMap::new(schema.table(CUSTOMER)).unwrap();
+    let p = customer_name_prefix(1, 1, &workloads::tpcc::gen::last_name(0));
+    let end = p.prefix_end().unwrap();
+    let rows = scan_buffers(&mut c, &cu, ScanForm::RowValue, 1, &p, &end, Some(0..4));
+    let eq = scan_buffers(&mut c, &cu, ScanForm::Prefix, 1, &p, &end, Some(0..4));
+    assert!(
+        eq <= 16,
+        "the Customer-by-last-name scan read {eq} buffers (row values: {rows})"
+    );
+
+    let per = count_statements(&tpcc, &e, 300);
+    check_pins(
+        &tpcc,
+        &per,
+        &[
+            ("new-order", 48.0),
+            ("payment", 9.9),
+            ("order-status", 5.6),
+            ("delivery", 264.0),
+            ("stock-level", 205.5),
+        ],
+    );
+    drop(e);
+
+    let tpcb = Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: true,
+            affinity: false,
+        },
+        1,
+    )
+    .unwrap();
+    let e = open(&tpcb, &url);
+    let per = count_statements(&tpcb, &e, 200);
+    check_pins(&tpcb, &per, &[("account_update", 9.0)]);
+}
+
+/// After `read_committed()` a transaction sees what others committed since its first
+/// read; without it (serializable) it keeps its snapshot.
+#[test]
+fn read_committed_hint_is_honoured() {
+    let Some(server) = server() else { return };
+    let tpcb = Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: true,
+            affinity: false,
+        },
+        1,
+    )
+    .unwrap();
+    let e = open(&tpcb, &server.url());
+    // Branch 1 (TPC-B's ids start at 1; keys are 8-byte big-endian ids).
+    let t = api::TableId(0);
+    let mut key = api::Key::new();
+    key.push_u64(1);
+    let (mut a, mut b) = (e.worker(0), e.worker(0));
+    for rc in [false, true] {
+        a.begin().unwrap();
+        if rc {
+            a.read_committed();
+        }
+        let mut first = Vec::new();
+        assert!(a.get(t, &key, &mut |r| first = r.to_vec()).unwrap());
+        b.begin().unwrap();
+        // The balance: bytes 8..16 of a Branch row.
+        let bal = std::mem::offset_of!(workloads::tpcb::Branch, balance);
+        b.update(t, &key, &mut |r| r[bal] = r[bal].wrapping_add(1))
+            .unwrap();
+        b.commit().unwrap();
+        let mut second = Vec::new();
+        a.get(t, &key, &mut |r| second = r.to_vec()).unwrap();
+        a.commit().unwrap();
+        assert_eq!(
+            first != second,
+            rc,
+            "read committed {rc}: the second read saw {}the other's commit",
+            if first != second { "" } else { "not " }
+        );
+    }
+}
