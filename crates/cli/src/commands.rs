@@ -514,9 +514,6 @@ fn engine_setup(
             if o.log_dir.is_some() && log == Some(LogArg::Off) {
                 return Err("the memory engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
             }
-            if o.log_dir.is_some() && log.is_none() {
-                o.log = LogMode::Async; // the database's own setting: it was loaded so
-            }
         }
         EngineName::Serial => {
             if let Some(f) = disk.first_given() {
@@ -553,9 +550,6 @@ fn engine_setup(
             if o.db_dir.is_some() && log == Some(LogArg::Off) {
                 return Err("the mvcc engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
             }
-            if o.db_dir.is_some() && log.is_none() {
-                o.log = LogMode::Async; // the database's own setting: it was loaded so
-            }
         }
         EngineName::Partitioned => {
             if let Some(f) = disk.first_given() {
@@ -573,9 +567,6 @@ fn engine_setup(
             };
             if o.db_dir.is_some() && log == Some(LogArg::Off) {
                 return Err("the partitioned engine keeps a database only with its command log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
-            }
-            if o.db_dir.is_some() && log.is_none() {
-                o.log = LogMode::Async; // the database's own setting: it was loaded so
             }
         }
     }
@@ -669,6 +660,22 @@ fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<(), String> {
 }
 
 
+/// `run`'s logging: `--log`; else async on an in-memory engine's database kept in --db
+/// or --log-dir (memory, mvcc, partitioned: it keeps logging as it was loaded); else
+/// none given (off). Only `run`: `check` and the rest open a database without writing.
+fn run_log(c: &RunOpts) -> Result<Option<LogArg>, String> {
+    let dir = c.db.db.as_deref().or(c.db.log_dir.as_deref());
+    if c.log.is_some() || dir.is_none() {
+        return Ok(c.log);
+    }
+    let engine = crate::dbdir::resolve(c.db.engine, dir, Some(EngineName::Memory))?;
+    let kept_in_log = matches!(
+        engine,
+        EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
+    );
+    Ok(kept_in_log.then_some(LogArg::Async))
+}
+
 fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
     run_with(wl, c, None)
 }
@@ -676,7 +683,7 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
 /// `run`, or `profile` when `prof` is given: the run under the sampler, its profile
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
-    let (engine, _) = engine_setup(&c.db, &c.disk, c.log, Some(EngineName::Memory))?;
+    let (engine, _) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.disk.bpool_size)?;
     // A recorded counter file is read first: a bad one is one line, before any run.
     let recorded = match prof.and_then(|p| p.counters_from.as_ref()) {
@@ -715,7 +722,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));
     }
     rt::set_trace_ctx(c.trace_ctx);
-    let (engine, mut opts) = engine_setup(&c.db, &c.disk, c.log, Some(EngineName::Memory))?;
+    let (engine, mut opts) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
     // The partitioned engine's own options.

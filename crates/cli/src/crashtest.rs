@@ -147,6 +147,9 @@ impl Setup {
             seed.to_string(),
             s("--acked-file"),
             acked.display().to_string(),
+            // The harness reads the run's stderr for its one error line: no progress.
+            s("--report-interval"),
+            s("0"),
         ]);
         v.extend(stop.iter().map(|x| x.to_string()));
         if !load {

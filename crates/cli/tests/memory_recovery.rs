@@ -217,6 +217,8 @@ fn run_no_load_continues_from_the_log_and_a_reused_dir_is_refused() {
         "--log-dir",
         s(&dir),
         "--no-load",
+        "--log",
+        "off",
         "--duration",
         "0.1",
     ]));

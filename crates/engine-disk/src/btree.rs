@@ -950,8 +950,10 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
+    /// A pool that checks nodes read from disk, as the engine registers it.
     fn setup(dir: &std::path::Path, frames: usize) -> (BufferPool, Arc<Log>) {
-        crate::bpool::for_tests(dir, frames)
+        let (pool, log) = crate::bpool::for_tests(dir, frames);
+        (pool.with_content_check(crate::check_content), log)
     }
 
     fn tl() -> TxnLog {
