@@ -659,7 +659,6 @@ fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<(), String> {
     engine_setup(&db, &c.disk, Some(c.log()), None).map(|_| ())
 }
 
-
 /// `run`'s logging: `--log`; else async on an in-memory engine's database kept in --db
 /// or --log-dir (memory, mvcc, partitioned: it keeps logging as it was loaded); else
 /// none given (off). Only `run`: `check` and the rest open a database without writing.
@@ -984,7 +983,6 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     driver::exit_if_stopped(report);
     Ok(())
 }
-
 
 /// How long work shows its progress: the terminal's live display (returns true), or
 /// plain lines every `--report-interval` seconds on standard error (default 10 s when

@@ -74,7 +74,6 @@ fn main() {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     #[test]

@@ -91,7 +91,14 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         &["run", "tpcb", "--engine", "disk", "--escalation", "0"],
         // Options of another engine, or of another command.
         // The memory engine keeps nothing in --db with its log off.
-        &["run", "tpcb", "--db", "/tmp/oltpscope-never-made", "--log", "off"],
+        &[
+            "run",
+            "tpcb",
+            "--db",
+            "/tmp/oltpscope-never-made",
+            "--log",
+            "off",
+        ],
         &["run", "tpcb", "--bpool-size", "64MB"],
         &["run", "tpcb", "--escalation", "100"],
         &["run", "tpcb", "--checkpoint-ms", "100"],

@@ -21,8 +21,17 @@ fn in_memory_databases_keep_logging_without_log() {
         assert_eq!(code, 0, "{engine} load: {out}{err}");
         let run = |extra: &[&str]| {
             let mut a = vec![
-                "run", "tpcb", "--db", db, "--no-load", "--txns", "200", "--warmup", "0",
-                "--json", "-",
+                "run",
+                "tpcb",
+                "--db",
+                db,
+                "--no-load",
+                "--txns",
+                "200",
+                "--warmup",
+                "0",
+                "--json",
+                "-",
             ];
             a.extend_from_slice(extra);
             oltpscope(&a)

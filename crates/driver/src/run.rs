@@ -4,10 +4,10 @@ use crate::interrupt;
 use crate::machine;
 use crate::memwatch::{self, Verdict};
 use crate::observe::{Observer, ThreadObserver};
+use crate::report::Rate;
 use crate::report::{
     Checks, Latency, Report, Second, SecondTxn, Stopped, TxnTypeReport, WaitReport,
 };
-use crate::report::Rate;
 use api::{Engine, EngineOptions, Error, Session};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;

@@ -10,8 +10,8 @@
 pub mod bpool;
 pub mod btree;
 pub mod catalog;
-pub mod db;
 pub mod checkpoint;
+pub mod db;
 pub mod heap;
 pub mod latch;
 pub mod lock;
@@ -744,7 +744,6 @@ impl DiskEngine {
         Ok(())
     }
 }
-
 
 impl Engine for DiskEngine {
     type Worker<'e> = DiskWorker<'e>;

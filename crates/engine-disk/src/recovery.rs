@@ -7,12 +7,12 @@
 
 use crate::btree;
 use crate::checkpoint;
+use crate::db::Inner;
 use crate::heap;
 use crate::latch::Mode;
 use crate::log::{Kind, LogReader, Rec};
 use crate::page;
 use crate::xct::{self, TxnLog, TxnSlot};
-use crate::db::Inner;
 use api::{Error, Result};
 use rustc_hash::FxHashMap;
 use std::sync::atomic::Ordering;

@@ -560,7 +560,11 @@ impl MemoryWorker<'_> {
             if let crate::catalog::Index::Hash(hx) = &t.primary {
                 hx.prefetch_values(hn.hash, |v| {
                     // SAFETY: a prefetch reads nothing; the record need not be alive.
-                    unsafe { Rec::from_u64(v) }.prefetch_part(t.words, hn.key_len as usize, hn.words)
+                    unsafe { Rec::from_u64(v) }.prefetch_part(
+                        t.words,
+                        hn.key_len as usize,
+                        hn.words,
+                    )
                 });
             }
         }

@@ -685,11 +685,7 @@ impl PostgresWorker<'_> {
         map.check_update(&old, &row)?;
         if let Some(sql) = update {
             let vals = map.update_some_params(set, key, &row)?;
-            let params = Self::params(
-                map,
-                set.iter().chain(map.pk_cols()).copied(),
-                &vals,
-            )?;
+            let params = Self::params(map, set.iter().chain(map.pk_cols()).copied(), &vals)?;
             self.execute(sql, params)?;
         }
         Ok(true)
@@ -709,12 +705,15 @@ impl PostgresWorker<'_> {
     ) -> Result<usize> {
         let e = self.e;
         let map = self.map(index.table)?;
-        let Some(plan) = map.plan_scan(D, index.index, lo, hi, dir == Dir::Forward, limit)?
-        else {
+        let Some(plan) = map.plan_scan(D, index.index, lo, hi, dir == Dir::Forward, limit)? else {
             return Ok(0);
         };
         let map = &e.maps[index.table.0 as usize];
-        let k = (index.table, plan.shape, part.as_ref().map(|p| (p.start, p.end)));
+        let k = (
+            index.table,
+            plan.shape,
+            part.as_ref().map(|p| (p.start, p.end)),
+        );
         let stmt = match self.scans.get(&k) {
             Some(s) => s.clone(),
             None => {
@@ -726,7 +725,11 @@ impl PostgresWorker<'_> {
         };
         let icols = map.index_cols(index.index);
         let pv = plan.params();
-        let mut params = Self::params(map, pv.iter().map(|(i, _)| icols[*i]), pv.iter().map(|(_, v)| *v))?;
+        let mut params = Self::params(
+            map,
+            pv.iter().map(|(i, _)| icols[*i]),
+            pv.iter().map(|(_, v)| *v),
+        )?;
         if plan.limited {
             params.push(Box::new(limit as i64));
         }

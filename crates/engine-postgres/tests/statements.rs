@@ -108,7 +108,14 @@ fn scan_buffers(
     part: Option<std::ops::Range<usize>>,
 ) -> u64 {
     let plan = map
-        .plan_scan_as(form, index, Bound::Included(lo), Bound::Excluded(hi), true, usize::MAX)
+        .plan_scan_as(
+            form,
+            index,
+            Bound::Included(lo),
+            Bound::Excluded(hi),
+            true,
+            usize::MAX,
+        )
         .unwrap()
         .expect("a non-empty range");
     let cols = map

@@ -520,8 +520,7 @@ impl api::Worker for SqliteWorker<'_> {
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
         let map = self.map(index.table)?;
-        let Some(plan) = map.plan_scan(D, index.index, lo, hi, dir == Dir::Forward, limit)?
-        else {
+        let Some(plan) = map.plan_scan(D, index.index, lo, hi, dir == Dir::Forward, limit)? else {
             return Ok(0);
         };
         let sh = (index.table, plan.shape);

@@ -308,7 +308,11 @@ impl TableMap {
 
     /// The SQL columns holding any of the row's bytes `part`, in column order: what a
     /// partial read (`get_part`, `update_part`) selects. Out of the row: an error.
-    pub fn part_cols(&self, table: api::TableId, part: &std::ops::Range<usize>) -> api::Result<Vec<usize>> {
+    pub fn part_cols(
+        &self,
+        table: api::TableId,
+        part: &std::ops::Range<usize>,
+    ) -> api::Result<Vec<usize>> {
         if part.start > part.end || part.end > self.def.row_size {
             return Err(api::engine::part_out_of_row(table, part, self.def.row_size));
         }
@@ -488,8 +492,7 @@ impl TableMap {
                             conds.push(format!("{} {} {}", name(from), wide.sql(), ph(from, n)));
                         }
                         let names: Vec<String> = (from..k).map(name).collect();
-                        let phs: Vec<String> =
-                            (from..k).map(|i| ph(i, n + i - from)).collect();
+                        let phs: Vec<String> = (from..k).map(|i| ph(i, n + i - from)).collect();
                         conds.push(format!(
                             "({}) {} ({})",
                             names.join(", "),
@@ -501,7 +504,11 @@ impl TableMap {
                 }
             }
         }
-        let mut s = format!("SELECT {} FROM {}", self.select_cols(d, cols), ident(self.name()));
+        let mut s = format!(
+            "SELECT {} FROM {}",
+            self.select_cols(d, cols),
+            ident(self.name())
+        );
         if !conds.is_empty() {
             let _ = write!(s, " WHERE {}", conds.join(" AND "));
         }

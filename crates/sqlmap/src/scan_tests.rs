@@ -172,14 +172,28 @@ fn bound_shapes() {
     let p = key(1, 2, None, None);
     let e = p.prefix_end().unwrap();
     assert_eq!(
-        pg(Bound::Included(&p), Bound::Excluded(&e), Dir::Forward, usize::MAX).unwrap(),
-        format!(r#"SELECT "w", "o" FROM "ol" WHERE "w" = $1::int4 AND "d" >= $2::int2 AND "d" < $3::int2{ORDER}"#)
+        pg(
+            Bound::Included(&p),
+            Bound::Excluded(&e),
+            Dir::Forward,
+            usize::MAX
+        )
+        .unwrap(),
+        format!(
+            r#"SELECT "w", "o" FROM "ol" WHERE "w" = $1::int4 AND "d" >= $2::int2 AND "d" < $3::int2{ORDER}"#
+        )
     );
     // Full keys differing in their first part: no equality; a plain range on the first
     // column, row values for the rest.
     let (a, b) = (key(1, 2, Some(3), Some(4)), key(5, 0, Some(0), Some(0)));
     assert_eq!(
-        pg(Bound::Excluded(&a), Bound::Included(&b), Dir::Forward, usize::MAX).unwrap(),
+        pg(
+            Bound::Excluded(&a),
+            Bound::Included(&b),
+            Dir::Forward,
+            usize::MAX
+        )
+        .unwrap(),
         format!(
             r#"SELECT "w", "o" FROM "ol" WHERE "w" >= $1::int4 AND ("w", "d", "o", "n") > ($1::int4, $2::int2, $3::int8, $4::int2) AND "w" <= $5::int4 AND ("w", "d", "o", "n") <= ($5::int4, $6::int2, $7::int8, $8::int2){ORDER}"#
         )
@@ -209,7 +223,13 @@ fn bound_shapes() {
     // row values over the third and fourth.
     let (a, b) = (key(1, 2, Some(3), Some(4)), key(1, 2, Some(9), Some(0)));
     assert_eq!(
-        pg(Bound::Included(&a), Bound::Excluded(&b), Dir::Forward, usize::MAX).unwrap(),
+        pg(
+            Bound::Included(&a),
+            Bound::Excluded(&b),
+            Dir::Forward,
+            usize::MAX
+        )
+        .unwrap(),
         format!(
             r#"SELECT "w", "o" FROM "ol" WHERE "w" = $1::int4 AND "d" = $2::int2 AND "o" >= $3::int8 AND ("o", "n") >= ($3::int8, $4::int2) AND "o" <= $5::int8 AND ("o", "n") < ($5::int8, $6::int2){ORDER}"#
         )
@@ -277,8 +297,11 @@ fn run_scan(
         return Vec::new();
     };
     let sql = m.scan_sql(Dialect::Sqlite, index, &plan, m.all_cols(), dir);
-    let mut params: Vec<rusqlite::types::Value> =
-        plan.params().into_iter().map(|(_, v)| sql_value(v)).collect();
+    let mut params: Vec<rusqlite::types::Value> = plan
+        .params()
+        .into_iter()
+        .map(|(_, v)| sql_value(v))
+        .collect();
     if plan.limited {
         params.push(rusqlite::types::Value::Integer(limit as i64));
     }
@@ -409,7 +432,10 @@ fn partial_columns() {
     assert_eq!(m.part_cols(t, &(3..4)).unwrap(), Vec::<usize>::new());
     assert!(m.part_cols(t, &(15..19)).is_err());
     assert_eq!(m.scan_cols(t, 0, Some(&(10..14))).unwrap(), [0, 1, 2, 3, 4]);
-    assert_eq!(m.scan_cols(t, 1, Some(&(10..11))).unwrap(), [0, 1, 2, 3, 4, 5]);
+    assert_eq!(
+        m.scan_cols(t, 1, Some(&(10..11))).unwrap(),
+        [0, 1, 2, 3, 4, 5]
+    );
     assert_eq!(m.set_cols_of(&[0, 4, 5]), [4, 5]);
     assert_eq!(
         m.get_cols_sql(Dialect::Postgres, &[4], true),
@@ -423,12 +449,25 @@ fn partial_columns() {
     let (k, r) = row_of(1, 2, 3, 4, "ab");
     let vals = m.row_params(&k, &r).unwrap();
     let (mut row, mut pk) = (Vec::new(), Key::new());
-    m.decode_cols(&[4, 0, 1, 2, 3], &[vals[4].clone(), vals[0].clone(), vals[1].clone(), vals[2].clone(), vals[3].clone()], &mut row, Some(&mut pk))
-        .unwrap();
+    m.decode_cols(
+        &[4, 0, 1, 2, 3],
+        &[
+            vals[4].clone(),
+            vals[0].clone(),
+            vals[1].clone(),
+            vals[2].clone(),
+            vals[3].clone(),
+        ],
+        &mut row,
+        Some(&mut pk),
+    )
+    .unwrap();
     assert_eq!(pk.as_bytes(), k.as_bytes());
     assert_eq!(&row[..14], &r[..14]);
     assert_eq!(&row[14..], &[0; 4]);
-    assert!(m.decode_cols(&[4], &[vals[4].clone()], &mut row, Some(&mut pk)).is_err());
+    assert!(m
+        .decode_cols(&[4], &[vals[4].clone()], &mut row, Some(&mut pk))
+        .is_err());
 }
 
 /// Why SQLite keeps row values: its planner bounds both ends of the index range by them
@@ -453,13 +492,17 @@ fn sqlite_bounds_both_ends_by_row_values() {
     let mut st = c.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
     let params = plan.params().into_iter().map(|(_, v)| sql_value(v));
     let detail: Vec<String> = st
-        .query_map(rusqlite::params_from_iter(params), |r| r.get::<_, String>(3))
+        .query_map(rusqlite::params_from_iter(params), |r| {
+            r.get::<_, String>(3)
+        })
         .unwrap()
         .map(|r| r.unwrap())
         .collect();
     let detail = detail.join("; ");
     assert!(
-        detail.contains("SEARCH") && detail.contains("(w,d,o)>(?,?,?)") && detail.contains("(w,d,o)<(?,?,?)"),
+        detail.contains("SEARCH")
+            && detail.contains("(w,d,o)>(?,?,?)")
+            && detail.contains("(w,d,o)<(?,?,?)"),
         "{detail}"
     );
 }

@@ -13,8 +13,8 @@ use crate::db::Inner;
 use crate::log::{Kind, Rec, REC_HEADER};
 use crate::page::{get_u32, get_u64, PAGE_SIZE};
 use api::{Error, Result};
-use std::sync::atomic::Ordering;
 pub use control::{Control, State, CONTROL};
+use std::sync::atomic::Ordering;
 
 /// Payload of a checkpoint record: analysis rescans from `begin`; `att` holds (txn,
 /// last lsn, first lsn), `dpt` (page, recovery lsn).

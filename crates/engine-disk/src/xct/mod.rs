@@ -14,16 +14,16 @@
 pub mod txnlog;
 
 use crate::btree::{self, From, TKey, Tree};
+use crate::db::Inner;
 use crate::heap::{self, Rid};
 use crate::lock::{LockId, LockMode, TxnLocks};
 use crate::log::{Kind, Rec};
-pub use txnlog::{TxnLog, TxnSlot};
-use crate::db::Inner;
 use api::{Dir, Error, IndexId, IndexKind, Result, TableId};
 use std::hash::Hasher;
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+pub use txnlog::{TxnLog, TxnSlot};
 
 /// Undo one record (runtime rollback and restart undo); `tl` is in CLR mode.
 pub fn undo_one(e: &Inner, tl: &mut TxnLog, r: &Rec<'_>) -> Result<()> {

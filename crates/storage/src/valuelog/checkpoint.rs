@@ -562,11 +562,8 @@ impl<S: Source> Checkpointer<S> {
             .spawn(move || {
                 probe::thread_role(probe::Role::Checkpointer);
                 lowest_priority();
-                me.ckpts.run(
-                    || me.source.written(),
-                    || me.source.failed(),
-                    || me.take(),
-                )
+                me.ckpts
+                    .run(|| me.source.written(), || me.source.failed(), || me.take())
             })
             .map_err(|e| format!("spawn checkpointer thread: {e}"))
     }
