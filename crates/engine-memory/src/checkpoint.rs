@@ -70,11 +70,6 @@ pub const SIDE: storage::logdir::SideFile = storage::logdir::SideFile {
     header: &HEADER,
 };
 
-/// `end` for the statistics (its counter is an epoch).
-pub fn end_json(end: &End) -> serde_json::Value {
-    FORMAT.end_json(end)
-}
-
 /// Read the checkpoint in `dir` of the log whose header is `log` (None: there is
 /// none), passing each row to `put`: its end and its file's length. Any damage is
 /// refused in one line.

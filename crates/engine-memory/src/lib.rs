@@ -431,7 +431,7 @@ impl Engine for MemoryEngine {
                 "durable_epoch": r.durable,
                 "rows": r.rows,
                 "torn_tail_bytes": r.end.map_or(0, |e| e.torn_bytes),
-                "checkpoint": r.checkpoint.as_ref().map(checkpoint::end_json),
+                "checkpoint": r.checkpoint.as_ref().map(|c| checkpoint::FORMAT.end_json(c)),
             });
         }
         if let Some(l) = &self.logger {
