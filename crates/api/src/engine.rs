@@ -1,7 +1,7 @@
 //! The traits an engine design implements. Workloads never call a [`Worker`] directly:
 //! they go through [`crate::Session`], the one entry point per database operation.
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::schema::{IndexId, Schema, TableId};
 use std::any::Any;
 use std::ops::Bound;
@@ -105,7 +105,7 @@ impl EngineOptions {
         match &self.own.value {
             None => Ok(T::default()),
             Some(v) => v.downcast_ref::<T>().cloned().ok_or_else(|| {
-                crate::Error::fatal(format!(
+                Error::fatal(format!(
                     "options of another engine ({}) given to an engine that takes {}",
                     self.own.json,
                     std::any::type_name::<T>()
@@ -359,12 +359,8 @@ pub trait Worker {
 pub use serde_json;
 
 /// The error of a `get_part` whose bytes are not within the row.
-pub fn part_out_of_row(
-    table: TableId,
-    part: &std::ops::Range<usize>,
-    row_len: usize,
-) -> crate::Error {
-    crate::Error::fatal(format!(
+pub fn part_out_of_row(table: TableId, part: &std::ops::Range<usize>, row_len: usize) -> Error {
+    Error::fatal(format!(
         "table {}: bytes {}..{} are not within its {row_len}-byte rows",
         table.0, part.start, part.end
     ))

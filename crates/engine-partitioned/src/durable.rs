@@ -12,8 +12,7 @@
 use crate::checkpoint::{self, Checkpointer};
 use crate::log::{self, FileHeader, LogPosition, LogTail, Logger};
 use crate::snapshot;
-use crate::PartitionedEngine;
-use api::{Command, Engine, EngineOptions, Error, LogMode, Result, Schema, Worker};
+use api::{Command, EngineOptions, Error, LogMode, Result, Schema, Worker};
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -191,11 +190,16 @@ pub struct Opened {
 }
 
 /// Find, create, recover or remove the database as the options say; a recovered
-/// snapshot's rows go into `e`'s partitions.
-pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
+/// snapshot's rows go in through `worker` (the engine's own worker: this module is
+/// below the engine and never names it).
+pub fn open<W: Worker>(
+    schema: &Schema,
+    opts: &EngineOptions,
+    worker: impl FnOnce() -> W,
+) -> Result<Opened> {
     let st = &*opts.storage;
     let logging = opts.log != LogMode::Off;
-    let fp = schema_fingerprint(&e.schema);
+    let fp = schema_fingerprint(schema);
     let none = Opened {
         durability: None,
         commands: None,
@@ -263,7 +267,7 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
                 files.log.display()
             )));
         }
-        return recover(e, opts, files, fp);
+        return recover(schema, opts, worker, files, fp);
     }
     if !opts.create {
         return Err(Error::fatal(format!(
@@ -298,9 +302,15 @@ pub fn open(e: &PartitionedEngine, opts: &EngineOptions) -> Result<Opened> {
 
 /// Read the snapshot into `e`, read the log, and (unless read-only) cut its torn tail
 /// and start the flusher after its last command.
-fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> Result<Opened> {
+fn recover<W: Worker>(
+    schema: &Schema,
+    opts: &EngineOptions,
+    worker: impl FnOnce() -> W,
+    files: Dir,
+    fp: u32,
+) -> Result<Opened> {
     let st = &*opts.storage;
-    let tables = e.schema.tables.len() as u32;
+    let tables = schema.tables.len() as u32;
     // The log's header first (whose and which format: a log of an earlier build is
     // refused before a snapshot of hundreds of MB is read into the partitions).
     {
@@ -311,7 +321,7 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
     }
     let t0 = std::time::Instant::now();
     let snap = {
-        let mut w = e.worker(0);
+        let mut w = worker();
         let mut in_txn = 0usize;
         let h = snapshot::read(st, &files.snapshot, tables, fp, &mut |t, k, r| {
             if in_txn == 0 {
@@ -321,7 +331,7 @@ fn recover(e: &PartitionedEngine, opts: &EngineOptions, files: Dir, fp: u32) -> 
                 Error::fatal(format!(
                     "snapshot {}: a row of table {} does not fit this workload ({err}): refused",
                     files.snapshot.display(),
-                    e.schema.table(api::TableId(t)).name
+                    schema.table(api::TableId(t)).name
                 ))
             })?;
             in_txn += 1;

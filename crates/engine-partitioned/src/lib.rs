@@ -128,7 +128,7 @@ impl PartitionedEngine {
             has_data: false,
             shut: AtomicBool::new(false),
         };
-        let opened = durable::open(&e, opts)?;
+        let opened = durable::open(&e.schema, opts, || e.worker(0))?;
         e.durable = opened.durability;
         e.has_data = opened.commands.is_some();
         *e.recovered.get_mut() = opened.commands;

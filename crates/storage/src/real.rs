@@ -1,6 +1,6 @@
 //! The operating system's file system behind the [`Storage`] trait.
 
-use crate::{File, Open, Storage};
+use crate::file::{whole_pages, File, Open, Storage};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -53,7 +53,7 @@ impl File for RealFile {
     }
     fn punch_hole(&self, off: u64, len: u64) -> io::Result<()> {
         use std::os::fd::AsRawFd;
-        let Some((start, n)) = crate::whole_pages(off, len) else {
+        let Some((start, n)) = whole_pages(off, len) else {
             return Ok(());
         };
         // SAFETY: fallocate on an open descriptor; no memory is passed.

@@ -21,7 +21,7 @@
 //! Determinism holds for a single-threaded sequence of calls; threads racing on one
 //! `SimStorage` get a seeded but interleaving-dependent run.
 
-use crate::{parent, File, Open, Storage};
+use crate::file::{parent, whole_pages, File, Open, Storage};
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -770,7 +770,7 @@ impl File for SimFile {
         let mut s = self.st.lock();
         self.check(&s, "punching a hole in")?;
         let cur = s.inodes[&self.ino].current.len() as u64;
-        let Some((start, n)) = crate::whole_pages(off, len.min(cur.saturating_sub(off))) else {
+        let Some((start, n)) = whole_pages(off, len.min(cur.saturating_sub(off))) else {
             return Ok(());
         };
         let zeros = vec![0u8; n as usize];
