@@ -283,7 +283,10 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
         let before = file_len(&acked);
         let mut child = spawn(&run_args, &stderr)?;
         // Wait for loading or recovery to finish and this run's first acknowledgement.
-        let t0 = Instant::now();
+        // The limit counts only time in which the harness itself ran: a soak paused
+        // with SIGSTOP (while a measurement needs the machine) must not time out.
+        let mut waited = Duration::ZERO;
+        let mut last = Instant::now();
         while file_len(&acked) == before {
             if let Ok(Some(st)) = child.try_wait() {
                 let err = std::fs::read_to_string(&stderr).unwrap_or_default();
@@ -292,7 +295,12 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
                     err.trim()
                 ));
             }
-            if t0.elapsed() > Duration::from_secs(600) {
+            let step = last.elapsed();
+            last = Instant::now();
+            if step < Duration::from_secs(1) {
+                waited += step;
+            }
+            if waited > Duration::from_secs(600) {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!(
