@@ -12,7 +12,7 @@
 //! Why a reserve: a growing database (TPC-C's inserts, about 1 KB per transaction) takes
 //! fresh memory all the time, and the first touch of a page costs its fault and zeroing,
 //! which on a VM whose host backs guest memory lazily is 0.3-4 s per GiB (measured on
-//! this project's VM, `docs/PERFORMANCE.md`): a fifth of a TPC-C run's time went to
+//! this project's VM, `docs/performance/history.md`, issue 15's eighth session): a fifth of a TPC-C run's time went to
 //! `clear_page`. `reserve` takes that cost before the measurement, as Silo's allocator
 //! does when its benchmark is given `--numa-memory`.
 //!
