@@ -520,6 +520,28 @@ impl SeriesMerge {
         agg.wall += iv.wall;
     }
 
+    /// The settled seconds as the report's time series; `run_s`: the run's length (the
+    /// last second may be partial), `warm_s`: seconds before it are warm-up.
+    fn seconds(self, run_s: f64, warm_s: f64) -> Vec<Second> {
+        self.done
+            .into_iter()
+            .map(|(k, per_txn, all, cpu)| {
+                let interval_s = (run_s - k as f64).clamp(1e-9, 1.0);
+                Second {
+                    second: k,
+                    warmup: (k as f64) < warm_s,
+                    interval_s,
+                    committed: per_txn.iter().map(|t| t.committed).sum(),
+                    aborted: per_txn.iter().map(|t| t.aborted).sum(),
+                    user_aborts: per_txn.iter().map(|t| t.user_aborts).sum(),
+                    worker_cpu_busy: cpu.map(|(c, w)| c.as_secs_f64() / w.as_secs_f64().max(1e-9)),
+                    latency_us: all,
+                    per_txn,
+                }
+            })
+            .collect()
+    }
+
     /// Summarize the seconds every worker is done with (`all`: every second left).
     fn settle(&mut self, all: bool) {
         let min = if all {
@@ -793,6 +815,9 @@ pub fn run_observed<E: Engine, W: Workload>(
 /// `run_observed` held to `limits`. A run that reaches its memory limit, or that a
 /// signal interrupts (once `interrupt::install` was called), stops as at its end and
 /// returns the report of what ran, with `Report::stopped` saying why.
+///
+/// The phases, each a function below: open (and load or recover), measure (the workers
+/// and the main thread's clock), aggregate, check, report.
 pub fn run_limited<E: Engine, W: Workload>(
     wl: &W,
     cfg: &RunConfig,
@@ -803,498 +828,66 @@ pub fn run_limited<E: Engine, W: Workload>(
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    // The per-second lines: to --progress-file, else to a terminal, else nowhere.
-    let mut progress: Option<Box<dyn Write + Send>> = match &cfg.progress_file {
-        Some(p) => Some(Box::new(std::fs::File::create(p).map_err(|e| {
-            Error::fatal(format!("cannot create {}: {e}", p.display()))
-        })?)),
-        None if cfg.interactive => Some(Box::new(std::io::stderr())),
-        None => None,
-    };
+    let progress = progress_writer(cfg)?;
+    let ncoro = coroutines(cfg)?;
     let schema = Arc::new(wl.schema());
-    let ncoro = cfg.coroutines.max(1);
-    if ncoro > 1 && cfg.stats {
-        // The counters are per thread: a thread's coroutines would mix their counts.
-        return Err(Error::fatal(
-            "--stats cannot be combined with --coroutines, --steps-team or --interleave yet (its counters are per thread)",
-        ));
-    }
-    if ncoro > 1 && cfg.rate.is_some() {
-        // The pacer sleeps the thread, which would hold up its other coroutines.
-        return Err(Error::fatal(
-            "--rate cannot be combined with --coroutines yet: give one or the other",
-        ));
-    }
-    // Every coroutine is a worker of its own (its own id, log buffer, epoch participant).
-    let mut eopts = cfg.engine.clone();
-    eopts.threads = cfg.threads * ncoro;
-    let opened = std::time::Instant::now();
-    let engine = E::open(schema.clone(), &eopts)?;
-    let fresh = !engine.has_data();
-    let mut load_s = None;
-    let mut open_s = None;
-    if fresh {
-        if cfg.no_load {
-            return Err(Error::fatal(
-                "--no-load given but the database holds no data",
-            ));
-        }
-        load_s = Some(load_phase(
-            &engine,
-            wl,
-            cfg.threads,
-            cfg.seed,
-            cfg.interactive,
-        )?);
-    } else if !cfg.no_load {
-        return Err(Error::fatal(
-            "the database already holds data: add --no-load to run on it, or --reload to discard it and load again",
-        ));
-    } else {
-        // Before the first transaction (the replay's included): a database of other
-        // settings is refused, not written to.
-        wl.check_loaded(&engine)?;
-        replay(&engine, wl, cfg.seed)?;
-        open_s = Some(opened.elapsed().as_secs_f64());
-    }
-
+    let opened = open_database::<E, W>(wl, cfg, schema.clone(), ncoro)?;
+    let engine = opened.engine;
     // The database as stored after the load (or as found), before any measured change.
     let tables = if cfg.stats {
         engine.table_sizes()?
     } else {
         Vec::new()
     };
-    let ntypes = wl.txn_types().len();
-    let phase = AtomicU8::new(if cfg.warmup_s <= 0.0 { MEASURE } else { WARMUP });
-    let live: Vec<CachePadded<Live>> = (0..cfg.threads).map(|_| CachePadded::default()).collect();
-    let fatal: Mutex<Option<Error>> = Mutex::new(None);
-    let acked = match &cfg.acked_file {
-        Some(p) => Some(Mutex::new(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| Error::fatal(format!("cannot open {}: {e}", p.display())))?,
-        )),
-        None => None,
-    };
     let cores = core_affinity::get_core_ids().unwrap_or_default();
-    // Split over every transaction stream (thread x coroutine).
-    let streams = cfg.threads * ncoro;
-    let per_stream_txns = match cfg.stop {
-        Stop::Txns(n) => Some(
-            (0..streams)
-                .map(|i| n / streams as u64 + (i < (n % streams as u64) as usize) as u64)
-                .collect::<Vec<_>>(),
-        ),
-        Stop::Seconds(_) => None,
-    };
-    // This thread keeps time while the workers run: not a worker (see cachesim).
-    probe::thread_role(probe::Role::Main);
-    if cfg.trace_measured && phase.load(Ordering::Relaxed) == MEASURE {
-        probe::tracing_start();
-    }
+    let m = measure(&engine, wl, cfg, obs, limits, ncoro, &cores, progress)?;
+    assert!(
+        m.results.len() == cfg.threads,
+        "one result per worker thread"
+    );
 
-    // The time series: the second the run is in (workers read it), and their intervals.
-    let second = AtomicU64::new(0);
-    let (series_tx, series_rx) = mpsc::channel::<Interval>();
-    let mut series = SeriesMerge::new(cfg.threads, ntypes);
-    let mut run_s = 0.0f64;
-
-    let mut measure_start = Instant::now();
-    let mut measured = Duration::ZERO;
-    // Read once: a cgroup's limit does not change under a run.
-    let mut watch = memwatch::Watch::new(limits.mem_limit, memwatch::cgroup_limit());
-    let mut stopped: Option<Stopped> = None;
-    let mut stopped_in_warmup = false;
-    let results: Vec<WorkerResult> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..cfg.threads)
-            .map(|w| {
-                let (engine, phase, live, fatal, acked, cores, second) =
-                    (&engine, &phase, &live, &fatal, &acked, &cores, &second);
-                let series_tx = cfg.timeseries.then(|| series_tx.clone());
-                let quotas = &per_stream_txns;
-                sc.spawn(move || {
-                    probe::thread_role(probe::Role::Worker);
-                    if cfg.pin && !cores.is_empty() {
-                        core_affinity::set_for_current(cores[w % cores.len()]);
-                    }
-                    let sh = Shared {
-                        wl,
-                        phase,
-                        live: &live[w],
-                        fatal,
-                        acked,
-                        clock: LatencyClock::new(),
-                        at_measure: Cell::new(None),
-                        rate: cfg.rate,
-                        streams,
-                        seed: cfg.seed,
-                        second,
-                        iv: std::cell::RefCell::new(
-                            series_tx.as_ref().map(|_| Interval::new(w, 0, ntypes)),
-                        ),
-                        series_tx,
-                        worker: w,
-                        ntypes,
-                        obs,
-                        thread_obs: std::cell::RefCell::new(None),
-                        stats: cfg.stats,
-                    };
-                    if cfg.stats {
-                        txnstats::arm(true);
-                    }
-                    let mut r = WorkerResult::new(ntypes);
-                    if ncoro == 1 {
-                        // No coroutine at all: the plain loop on this thread.
-                        let mut st = wl.worker_state(w, cfg.threads, cfg.seed);
-                        let mut s = Session::new(engine.worker(w));
-                        sh.stream(
-                            &mut s,
-                            &mut st,
-                            quotas.as_ref().map(|q| q[w]),
-                            w as u64,
-                            &mut r,
-                        );
-                    } else {
-                        let parts: Vec<std::cell::RefCell<WorkerResult>> = (0..ncoro)
-                            .map(|_| std::cell::RefCell::new(WorkerResult::new(ntypes)))
-                            .collect();
-                        let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..ncoro)
-                            .map(|c| {
-                                let (sh, part) = (&sh, &parts[c]);
-                                let id = w * ncoro + c;
-                                Box::new(move || {
-                                    let mut st = wl.worker_state(id, streams, cfg.seed);
-                                    let mut s = Session::new(engine.worker(id));
-                                    let quota = quotas.as_ref().map(|q| q[id]);
-                                    sh.stream(
-                                        &mut s,
-                                        &mut st,
-                                        quota,
-                                        id as u64,
-                                        &mut part.borrow_mut(),
-                                    );
-                                }) as Box<dyn FnOnce() + '_>
-                            })
-                            .collect();
-                        let policy = match (cfg.steps_team, cfg.coroutine_seed) {
-                            (Some(team), _) => rt::coro::Policy::Steps { team },
-                            (None, Some(seed)) => rt::coro::Policy::Seeded(seed ^ w as u64),
-                            (None, None) if cfg.interleave => rt::coro::Policy::Interleave,
-                            (None, None) => rt::coro::Policy::RoundRobin,
-                        };
-                        let cs = rt::coro::run(policy, bodies);
-                        r.switches = cs.switches;
-                        r.steps = cs.steps;
-                        for p in &parts {
-                            r.merge(&p.borrow());
-                        }
-                    }
-                    if let Some(o) = sh.thread_obs.take() {
-                        o.finish();
-                    }
-                    if let Some((cpu0, waits0, t0)) = sh.at_measure.get() {
-                        if let (Some(a), Some(b)) = (cpu0, thread_cpu()) {
-                            r.cpu = Some(b.saturating_sub(a));
-                            r.wall = t0.elapsed();
-                        }
-                        r.waits = rt::thread_stats().since(&waits0);
-                    }
-                    if let (Some(cur), Some(tx)) = (sh.iv.take(), sh.series_tx.as_ref()) {
-                        let _ = tx.send(cur.close());
-                    }
-                    r
-                })
-            })
-            .collect();
-
-        // The main thread keeps time and prints the live line.
-        let run_start = Instant::now();
-        if phase.load(Ordering::Relaxed) == MEASURE {
-            measure_start = run_start;
-        }
-        {
-            let warm = Duration::from_secs_f64(cfg.warmup_s.max(0.0));
-            let total = match cfg.stop {
-                Stop::Seconds(secs) => warm + Duration::from_secs_f64(secs),
-                // Until every worker has run its quota.
-                Stop::Txns(_) => Duration::MAX,
-            };
-            let mut last = (0u64, 0u64);
-            let mut tick = 1u64;
-            // Off a terminal: a plain line every --report-interval instead.
-            let mut plain = if cfg.interactive {
-                None
-            } else {
-                let stop = match cfg.stop {
-                    Stop::Seconds(s) => format!("{s:.1} s measured"),
-                    Stop::Txns(n) => format!("{n} transactions measured"),
-                };
-                crate::report::PlainRun::start(wl.name(), cfg.warmup_s, &stop)
-            };
-            let total_s = matches!(cfg.stop, Stop::Seconds(_)).then(|| total.as_secs_f64());
-            let running = interrupt::Running::start();
-            loop {
-                if phase.load(Ordering::Relaxed) == STOP {
-                    break;
-                }
-                let now = run_start.elapsed();
-                if let Some(sig) = running.pending() {
-                    stopped = Some(interrupted(sig, now));
-                    break;
-                }
-                // At most 100 ms apart (the sleep below): a database growing 100 MB/s
-                // passes the stop line by at most 10 MB, well inside the headroom.
-                if let Some(s) = memwatch::read_sample(now.as_secs_f64()) {
-                    match watch.observe(s, warm.as_secs_f64(), total_s) {
-                        Verdict::Fine => {}
-                        Verdict::Warn(m) => eprintln!("{m}"),
-                        Verdict::Stop(message) => {
-                            // Said at once: what follows (the workers' last transactions,
-                            // the report) still takes memory, and the user must learn why
-                            // even if the kernel then has its way.
-                            eprintln!("stopped: {message}");
-                            stopped = Some(Stopped {
-                                reason: "memory-limit".into(),
-                                signal: None,
-                                at_s: now.as_secs_f64(),
-                                message,
-                            });
-                            break;
-                        }
-                    }
-                }
-                if phase.load(Ordering::Relaxed) == WARMUP && now >= warm {
-                    measure_start = Instant::now();
-                    phase.store(MEASURE, Ordering::Relaxed);
-                    if cfg.trace_measured {
-                        probe::tracing_start();
-                    }
-                }
-                if now >= total
-                    || (matches!(cfg.stop, Stop::Txns(_))
-                        && handles.iter().all(|h| h.is_finished()))
-                {
-                    break;
-                }
-                if now >= Duration::from_secs(tick) {
-                    second.store(tick, Ordering::Relaxed);
-                    let counts = live_counts(&live);
-                    progress_line(&mut progress, tick - 1, None, warm, counts, last);
-                    if let Some(p) = &mut plain {
-                        p.at(tick as f64, counts, false);
-                    }
-                    last = counts;
-                    tick += 1;
-                }
-                while let Ok(iv) = series_rx.try_recv() {
-                    series.add(iv);
-                }
-                series.settle(false);
-                // Sleep until the next event: the end of warm-up, the next second, the end.
-                let mut next = total.min(Duration::from_secs(tick));
-                if phase.load(Ordering::Relaxed) == WARMUP {
-                    next = next.min(warm);
-                }
-                std::thread::sleep(
-                    next.saturating_sub(run_start.elapsed())
-                        .min(Duration::from_millis(100)),
-                );
-            }
-            // A signal taken after the loop's last look still ends the run as stopped.
-            if let (Some(sig), None) = (running.finish(), &stopped) {
-                stopped = Some(interrupted(sig, run_start.elapsed()));
-            }
-            stopped_in_warmup = phase.load(Ordering::Relaxed) == WARMUP;
-            measured = if stopped_in_warmup {
-                Duration::ZERO
-            } else {
-                measure_start.elapsed()
-            };
-            phase.store(STOP, Ordering::Relaxed);
-            // The rest since the last line (a partial second, usually).
-            let end = run_start.elapsed().as_secs_f64();
-            run_s = end;
-            if end - (tick - 1) as f64 > 0.05 {
-                let counts = live_counts(&live);
-                progress_line(&mut progress, tick - 1, Some(end), warm, counts, last);
-            }
-            // A stopped run's last line stays its `stopped:` line (the report follows).
-            if let (Some(p), None) = (&mut plain, &stopped) {
-                p.at(end, live_counts(&live), true);
-            }
-        }
-        let results: Vec<WorkerResult> = handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread panicked"))
-            .collect();
-        while let Ok(iv) = series_rx.try_recv() {
-            series.add(iv);
-        }
-        series.settle(true);
-        if matches!(cfg.stop, Stop::Txns(_)) && !stopped_in_warmup {
-            let end = results.iter().filter_map(|r| r.ended).max();
-            measured = end.map_or(Duration::ZERO, |e| {
-                e.saturating_duration_since(measure_start)
-            });
-        }
-        results
-    });
-    if cfg.trace_measured {
-        probe::tracing_stop();
-    }
-    if let Some(e) = fatal.into_inner().unwrap() {
-        return Err(e);
-    }
-
-    let secs = measured.as_secs_f64().max(1e-9);
+    let secs = m.measured.as_secs_f64().max(1e-9);
     let warm_s = cfg.warmup_s.max(0.0);
     // With --txns the workers may stop after the main thread's last look: the series'
     // last second ends with the last worker.
-    let run_s = run_s.max(warm_s + secs);
-    let timeseries: Vec<Second> = series
-        .done
-        .into_iter()
-        .map(|(k, per_txn, all, cpu)| {
-            let interval_s = (run_s - k as f64).clamp(1e-9, 1.0);
-            Second {
-                second: k,
-                warmup: (k as f64) < warm_s,
-                interval_s,
-                committed: per_txn.iter().map(|t| t.committed).sum(),
-                aborted: per_txn.iter().map(|t| t.aborted).sum(),
-                user_aborts: per_txn.iter().map(|t| t.user_aborts).sum(),
-                worker_cpu_busy: cpu.map(|(c, w)| c.as_secs_f64() / w.as_secs_f64().max(1e-9)),
-                latency_us: all,
-                per_txn,
-            }
-        })
-        .collect();
-    let mut per_txn = Vec::new();
-    let mut stat_sums = vec![crate::stats::Sums::default(); ntypes];
-    let mut histograms = Vec::new();
-    let mut all_hist = new_hist();
-    let mut committed_all = vec![0u64; ntypes];
-    for (t, name) in wl.txn_types().iter().enumerate() {
-        let mut h = new_hist();
-        let (mut c, mut a, mut u) = (0, 0, 0);
-        for r in &results {
-            stat_sums[t].add(&r.stats[t]);
-            h.add(&r.hist[t])
-                .expect("histograms of the same precision add");
-            c += r.committed[t];
-            a += r.aborted[t];
-            u += r.user_aborts[t];
-            committed_all[t] += r.committed_all[t];
-        }
-        all_hist
-            .add(&h)
-            .expect("histograms of the same precision add");
-        histograms.push(h.clone());
-        per_txn.push(TxnTypeReport {
-            name: name.to_string(),
-            committed: c,
-            aborted: a,
-            user_aborts: u,
-            throughput_tps: c as f64 / secs,
-            latency_us: Latency::from_ns(&h),
-        });
-    }
-    // Share of the measured interval the workers spent on a CPU (1.0 = each had a core):
-    // each worker's CPU time over the wall time of the same stretch of its own thread.
-    // (Dividing by the main thread's interval gave shares above 100%: the main thread,
-    // short of a core while the workers and the logger ran, ended the interval late or
-    // set the phase late, and a worker's stretch ran past it.)
-    let wall: f64 = results.iter().map(|r| r.wall.as_secs_f64()).sum();
-    let cpu_busy = results
-        .iter()
-        .map(|r| r.cpu)
-        .sum::<Option<Duration>>()
-        .map(|c| c.as_secs_f64() / wall.max(1e-9));
-    let mut waits = rt::WaitStats::default();
-    for r in &results {
-        waits.add(&r.waits);
-    }
-    let waits: Vec<WaitReport> = rt::WaitKind::ALL
-        .iter()
-        .map(|&k| WaitReport {
-            kind: k.name().to_string(),
-            count: waits.waits[k as usize],
-            total_ms: waits.wait_ns[k as usize] as f64 / 1e6,
-        })
-        .collect();
-    let switches: u64 = results.iter().map(|r| r.switches).sum();
-    let steps = results
-        .iter()
-        .filter_map(|r| r.steps.as_ref())
-        .fold(None, |acc: Option<rt::coro::StepsStats>, s| {
-            let mut a = acc.unwrap_or_default();
-            a.add(s);
-            Some(a)
-        })
-        .map(|s| crate::report::StepsReport::new(&s, &schema));
+    let timeseries = m.series.seconds(m.run_s.max(warm_s + secs), warm_s);
+    let t = Totals::of(wl, &m.results, secs);
     let stats = cfg.stats.then(|| {
-        let committed: Vec<u64> = per_txn.iter().map(|t| t.committed).collect();
-        crate::stats::StatsReport::new(wl.txn_types(), &stat_sums, &committed, E::COUNTED, tables)
+        let committed: Vec<u64> = t.per_txn.iter().map(|t| t.committed).collect();
+        crate::stats::StatsReport::new(wl.txn_types(), &t.stat_sums, &committed, E::COUNTED, tables)
     });
-    let committed: u64 = per_txn.iter().map(|t| t.committed).sum();
-    let aborted: u64 = per_txn.iter().map(|t| t.aborted).sum();
-    let user_aborts: u64 = per_txn.iter().map(|t| t.user_aborts).sum();
+    let steps = t
+        .steps
+        .map(|s| crate::report::StepsReport::new(&s, &schema));
+    let committed: u64 = t.per_txn.iter().map(|t| t.committed).sum();
+    let aborted: u64 = t.per_txn.iter().map(|t| t.aborted).sum();
+    let user_aborts: u64 = t.per_txn.iter().map(|t| t.user_aborts).sum();
     // Rolled-back New-Orders count too (clause 5.4.2): they are user aborts here.
-    let tpmc = per_txn
+    let tpmc = t
+        .per_txn
         .iter()
         .find(|t| t.name == "new-order" || t.name == "new_order")
         .map(|t| (t.committed + t.user_aborts) as f64 * 60.0 / secs);
-    let tpse = per_txn
+    let tpse = t
+        .per_txn
         .iter()
         .find(|t| t.name == "trade-result")
         .map(|t| t.committed as f64 / secs);
-    let mut counters: Vec<(String, u64)> = Vec::new();
-    for (name, n) in results.iter().flat_map(|r| r.counters.iter()) {
-        match counters.iter_mut().find(|(k, _)| k == name) {
-            Some((_, c)) => *c += n,
-            None => counters.push((name.to_string(), *n)),
-        }
-    }
-    let done: Vec<u64> = per_txn
+    let done: Vec<u64> = t
+        .per_txn
         .iter()
         .map(|t| t.committed + t.user_aborts)
         .collect();
-    let notes = wl.notes(&done, &counters);
+    let notes = wl.notes(&done, &t.counters);
 
-    let at_memory_limit = stopped.as_ref().is_some_and(|s| s.signal.is_none());
-    let checks = if cfg.check && at_memory_limit {
-        // The check builds maps of its own (TPC-C's: hundreds of thousands of order
-        // lines): run at the limit, it is what the kernel would kill.
-        Checks {
-            passed: true,
-            list: vec![],
-            skipped: Some(
-                "the run stopped at its memory limit, and the check needs memory of its own".into(),
-            ),
-        }
-    } else if cfg.check {
-        let info = RunInfo {
-            committed: fresh.then_some(committed_all),
-            acked: None,
-        };
-        let list = wl.check(&engine, &info)?;
-        Checks {
-            passed: list.iter().all(|c| c.passed),
-            list,
-            skipped: None,
-        }
-    } else {
-        Checks {
-            passed: true,
-            list: vec![],
-            skipped: None,
-        }
-    };
+    let at_memory_limit = m.stopped.as_ref().is_some_and(|s| s.signal.is_none());
+    let committed_all = opened.fresh.then_some(t.committed_all);
+    let checks = run_checks(&engine, wl, cfg, at_memory_limit, committed_all)?;
     let engine_stats = engine.stats();
     engine.shutdown()?;
-    let held = match stopped {
+    // A stopped run's engine stays open until the report is printed (its memory is what
+    // the report is about); a finished one is closed now.
+    let held = match m.stopped {
         Some(_) => crate::report::Held(Some(Box::new(engine))),
         None => {
             drop(engine);
@@ -1320,12 +913,12 @@ pub fn run_limited<E: Engine, W: Workload>(
         engine: E::NAME.to_string(),
         threads: cfg.threads,
         coroutines: ncoro,
-        coroutine_switches: switches,
+        coroutine_switches: t.switches,
         steps,
         stats,
-        waits,
+        waits: t.waits,
         duration_s: secs,
-        warmup_s: cfg.warmup_s.max(0.0),
+        warmup_s: warm_s,
         seed: cfg.seed,
         committed,
         aborted,
@@ -1336,27 +929,617 @@ pub fn run_limited<E: Engine, W: Workload>(
             0.0
         },
         throughput_tps: committed as f64 / secs,
-        worker_cpu_busy: cpu_busy,
+        worker_cpu_busy: t.cpu_busy,
         tpmc,
         tpse,
-        counters: counters.into_iter().collect(),
+        counters: t.counters.into_iter().collect(),
         open_loop: cfg.rate,
         notes,
-        latency_us: Latency::from_ns(&all_hist),
-        per_txn,
+        latency_us: Latency::from_ns(&t.all_hist),
+        per_txn: t.per_txn,
         checks,
-        stopped,
-        memory: watch.report(),
+        stopped: m.stopped,
+        memory: m.memory,
         _held: held,
-        load_s,
-        open_s,
+        load_s: opened.load_s,
+        open_s: opened.open_s,
         config,
         engine_stats,
         machine: machine::describe(),
         version: env!("CARGO_PKG_VERSION").to_string(),
         started_at_unix_s,
         timeseries,
-        histograms,
+        histograms: t.histograms,
+    })
+}
+
+/// Where the per-second lines go: to --progress-file, else to a terminal, else nowhere.
+fn progress_writer(cfg: &RunConfig) -> api::Result<Option<Box<dyn Write + Send>>> {
+    Ok(match &cfg.progress_file {
+        Some(p) => Some(Box::new(std::fs::File::create(p).map_err(|e| {
+            Error::fatal(format!("cannot create {}: {e}", p.display()))
+        })?)),
+        None if cfg.interactive => Some(Box::new(std::io::stderr())),
+        None => None,
+    })
+}
+
+/// The coroutines per worker thread, refused with the options they cannot go with.
+fn coroutines(cfg: &RunConfig) -> api::Result<usize> {
+    let ncoro = cfg.coroutines.max(1);
+    if ncoro > 1 && cfg.stats {
+        // The counters are per thread: a thread's coroutines would mix their counts.
+        return Err(Error::fatal(
+            "--stats cannot be combined with --coroutines, --steps-team or --interleave yet (its counters are per thread)",
+        ));
+    }
+    if ncoro > 1 && cfg.rate.is_some() {
+        // The pacer sleeps the thread, which would hold up its other coroutines.
+        return Err(Error::fatal(
+            "--rate cannot be combined with --coroutines yet: give one or the other",
+        ));
+    }
+    Ok(ncoro)
+}
+
+/// The engine, opened and loaded (or recovered and checked against the workload).
+struct Opened<E> {
+    engine: E,
+    /// It was loaded by this run.
+    fresh: bool,
+    load_s: Option<f64>,
+    /// Time to open an existing database (recovery and the replay of its commands).
+    open_s: Option<f64>,
+}
+
+fn open_database<E: Engine, W: Workload>(
+    wl: &W,
+    cfg: &RunConfig,
+    schema: Arc<api::Schema>,
+    ncoro: usize,
+) -> api::Result<Opened<E>> {
+    // Every coroutine is a worker of its own (its own id, log buffer, epoch participant).
+    let mut eopts = cfg.engine.clone();
+    eopts.threads = cfg.threads * ncoro;
+    let opened = std::time::Instant::now();
+    let engine = E::open(schema, &eopts)?;
+    let fresh = !engine.has_data();
+    let (mut load_s, mut open_s) = (None, None);
+    if fresh {
+        if cfg.no_load {
+            return Err(Error::fatal(
+                "--no-load given but the database holds no data",
+            ));
+        }
+        load_s = Some(load_phase(
+            &engine,
+            wl,
+            cfg.threads,
+            cfg.seed,
+            cfg.interactive,
+        )?);
+    } else if !cfg.no_load {
+        return Err(Error::fatal(
+            "the database already holds data: add --no-load to run on it, or --reload to discard it and load again",
+        ));
+    } else {
+        // Before the first transaction (the replay's included): a database of other
+        // settings is refused, not written to.
+        wl.check_loaded(&engine)?;
+        replay(&engine, wl, cfg.seed)?;
+        open_s = Some(opened.elapsed().as_secs_f64());
+    }
+    Ok(Opened {
+        engine,
+        fresh,
+        load_s,
+        open_s,
+    })
+}
+
+/// What the measured phase leaves.
+struct Measured {
+    results: Vec<WorkerResult>,
+    /// The measured interval (zero when the run stopped in its warm-up).
+    measured: Duration,
+    /// The whole run, warm-up included, as the main thread saw it.
+    run_s: f64,
+    stopped: Option<Stopped>,
+    series: SeriesMerge,
+    memory: memwatch::MemoryReport,
+}
+
+/// What every worker thread of a run reads.
+struct Ctx<'a, E, W> {
+    engine: &'a E,
+    wl: &'a W,
+    cfg: &'a RunConfig,
+    obs: Option<&'a dyn Observer>,
+    ncoro: usize,
+    /// Transaction streams in all (thread x coroutine).
+    streams: usize,
+    ntypes: usize,
+    phase: &'a AtomicU8,
+    live: &'a [CachePadded<Live>],
+    fatal: &'a Mutex<Option<Error>>,
+    acked: &'a Option<Mutex<std::fs::File>>,
+    cores: &'a [core_affinity::CoreId],
+    second: &'a AtomicU64,
+    /// With --txns: each stream's share.
+    quotas: &'a Option<Vec<u64>>,
+    series_tx: &'a mpsc::Sender<Interval>,
+}
+
+/// Run the workers and keep time on this thread until the run stops.
+#[allow(clippy::too_many_arguments)]
+fn measure<E: Engine, W: Workload>(
+    engine: &E,
+    wl: &W,
+    cfg: &RunConfig,
+    obs: Option<&dyn Observer>,
+    limits: &Limits,
+    ncoro: usize,
+    cores: &[core_affinity::CoreId],
+    mut progress: Option<Box<dyn Write + Send>>,
+) -> api::Result<Measured> {
+    let ntypes = wl.txn_types().len();
+    let phase = AtomicU8::new(if cfg.warmup_s <= 0.0 { MEASURE } else { WARMUP });
+    let live: Vec<CachePadded<Live>> = (0..cfg.threads).map(|_| CachePadded::default()).collect();
+    let fatal: Mutex<Option<Error>> = Mutex::new(None);
+    let acked = match &cfg.acked_file {
+        Some(p) => Some(Mutex::new(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| Error::fatal(format!("cannot open {}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let streams = cfg.threads * ncoro;
+    let quotas = match cfg.stop {
+        Stop::Txns(n) => Some(
+            (0..streams)
+                .map(|i| n / streams as u64 + (i < (n % streams as u64) as usize) as u64)
+                .collect::<Vec<_>>(),
+        ),
+        Stop::Seconds(_) => None,
+    };
+    // This thread keeps time while the workers run: not a worker (see cachesim).
+    probe::thread_role(probe::Role::Main);
+    if cfg.trace_measured && phase.load(Ordering::Relaxed) == MEASURE {
+        probe::tracing_start();
+    }
+    // The time series: the second the run is in (workers read it), and their intervals.
+    let second = AtomicU64::new(0);
+    let (series_tx, series_rx) = mpsc::channel::<Interval>();
+    let mut series = SeriesMerge::new(cfg.threads, ntypes);
+    // Read once: a cgroup's limit does not change under a run.
+    let mut watch = memwatch::Watch::new(limits.mem_limit, memwatch::cgroup_limit());
+    let ctx = Ctx {
+        engine,
+        wl,
+        cfg,
+        obs,
+        ncoro,
+        streams,
+        ntypes,
+        phase: &phase,
+        live: &live,
+        fatal: &fatal,
+        acked: &acked,
+        cores,
+        second: &second,
+        quotas: &quotas,
+        series_tx: &series_tx,
+    };
+    let (results, kept) = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..cfg.threads)
+            .map(|w| {
+                let ctx = &ctx;
+                sc.spawn(move || worker_thread(ctx, w))
+            })
+            .collect();
+        let mut kept = keep_time(
+            &ctx,
+            &|| handles.iter().all(|h| h.is_finished()),
+            &mut progress,
+            &mut watch,
+            &mut series,
+            &series_rx,
+        );
+        let results: Vec<WorkerResult> = handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect();
+        while let Ok(iv) = series_rx.try_recv() {
+            series.add(iv);
+        }
+        series.settle(true);
+        if matches!(cfg.stop, Stop::Txns(_)) && !kept.in_warmup {
+            let end = results.iter().filter_map(|r| r.ended).max();
+            kept.measured = end.map_or(Duration::ZERO, |e| {
+                e.saturating_duration_since(kept.measure_start)
+            });
+        }
+        (results, kept)
+    });
+    if cfg.trace_measured {
+        probe::tracing_stop();
+    }
+    if let Some(e) = fatal.into_inner().unwrap() {
+        return Err(e);
+    }
+    Ok(Measured {
+        results,
+        measured: kept.measured,
+        run_s: kept.run_s,
+        stopped: kept.stopped,
+        series,
+        memory: watch.report(),
+    })
+}
+
+/// One worker thread: its transaction stream, or its coroutines' streams under the
+/// run's scheduling policy; then its CPU time, waits and last interval.
+fn worker_thread<E: Engine, W: Workload>(c: &Ctx<'_, E, W>, w: usize) -> WorkerResult {
+    let (cfg, wl, engine) = (c.cfg, c.wl, c.engine);
+    probe::thread_role(probe::Role::Worker);
+    if cfg.pin && !c.cores.is_empty() {
+        core_affinity::set_for_current(c.cores[w % c.cores.len()]);
+    }
+    let series_tx = cfg.timeseries.then(|| c.series_tx.clone());
+    let sh = Shared {
+        wl,
+        phase: c.phase,
+        live: &c.live[w],
+        fatal: c.fatal,
+        acked: c.acked,
+        clock: LatencyClock::new(),
+        at_measure: Cell::new(None),
+        rate: cfg.rate,
+        streams: c.streams,
+        seed: cfg.seed,
+        second: c.second,
+        iv: std::cell::RefCell::new(series_tx.as_ref().map(|_| Interval::new(w, 0, c.ntypes))),
+        series_tx,
+        worker: w,
+        ntypes: c.ntypes,
+        obs: c.obs,
+        thread_obs: std::cell::RefCell::new(None),
+        stats: cfg.stats,
+    };
+    if cfg.stats {
+        txnstats::arm(true);
+    }
+    let mut r = WorkerResult::new(c.ntypes);
+    let quota = |id: usize| c.quotas.as_ref().map(|q| q[id]);
+    if c.ncoro == 1 {
+        // No coroutine at all: the plain loop on this thread.
+        let mut st = wl.worker_state(w, cfg.threads, cfg.seed);
+        let mut s = Session::new(engine.worker(w));
+        sh.stream(&mut s, &mut st, quota(w), w as u64, &mut r);
+    } else {
+        let parts: Vec<std::cell::RefCell<WorkerResult>> = (0..c.ncoro)
+            .map(|_| std::cell::RefCell::new(WorkerResult::new(c.ntypes)))
+            .collect();
+        let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..c.ncoro)
+            .map(|k| {
+                let (sh, part) = (&sh, &parts[k]);
+                let id = w * c.ncoro + k;
+                let quota = quota(id);
+                Box::new(move || {
+                    let mut st = wl.worker_state(id, c.streams, cfg.seed);
+                    let mut s = Session::new(engine.worker(id));
+                    sh.stream(&mut s, &mut st, quota, id as u64, &mut part.borrow_mut());
+                }) as Box<dyn FnOnce() + '_>
+            })
+            .collect();
+        let policy = match (cfg.steps_team, cfg.coroutine_seed) {
+            (Some(team), _) => rt::coro::Policy::Steps { team },
+            (None, Some(seed)) => rt::coro::Policy::Seeded(seed ^ w as u64),
+            (None, None) if cfg.interleave => rt::coro::Policy::Interleave,
+            (None, None) => rt::coro::Policy::RoundRobin,
+        };
+        let cs = rt::coro::run(policy, bodies);
+        r.switches = cs.switches;
+        r.steps = cs.steps;
+        for p in &parts {
+            r.merge(&p.borrow());
+        }
+    }
+    if let Some(o) = sh.thread_obs.take() {
+        o.finish();
+    }
+    if let Some((cpu0, waits0, t0)) = sh.at_measure.get() {
+        if let (Some(a), Some(b)) = (cpu0, thread_cpu()) {
+            r.cpu = Some(b.saturating_sub(a));
+            r.wall = t0.elapsed();
+        }
+        r.waits = rt::thread_stats().since(&waits0);
+    }
+    if let (Some(cur), Some(tx)) = (sh.iv.take(), sh.series_tx.as_ref()) {
+        let _ = tx.send(cur.close());
+    }
+    r
+}
+
+/// What the main thread's clock saw.
+struct Kept {
+    measure_start: Instant,
+    measured: Duration,
+    run_s: f64,
+    stopped: Option<Stopped>,
+    /// The run stopped before its warm-up ended.
+    in_warmup: bool,
+}
+
+/// The main thread while the workers run: ends the warm-up, prints the live line each
+/// second, watches memory and signals, merges the time series, and says when to stop.
+fn keep_time<E, W: Workload>(
+    c: &Ctx<'_, E, W>,
+    all_finished: &dyn Fn() -> bool,
+    progress: &mut Option<Box<dyn Write + Send>>,
+    watch: &mut memwatch::Watch,
+    series: &mut SeriesMerge,
+    series_rx: &mpsc::Receiver<Interval>,
+) -> Kept {
+    let (cfg, phase, live) = (c.cfg, c.phase, c.live);
+    let run_start = Instant::now();
+    let mut measure_start = run_start;
+    let mut stopped = None;
+    let warm = Duration::from_secs_f64(cfg.warmup_s.max(0.0));
+    let total = match cfg.stop {
+        Stop::Seconds(secs) => warm + Duration::from_secs_f64(secs),
+        // Until every worker has run its quota.
+        Stop::Txns(_) => Duration::MAX,
+    };
+    let mut last = (0u64, 0u64);
+    let mut tick = 1u64;
+    // Off a terminal: a plain line every --report-interval instead.
+    let mut plain = if cfg.interactive {
+        None
+    } else {
+        let stop = match cfg.stop {
+            Stop::Seconds(s) => format!("{s:.1} s measured"),
+            Stop::Txns(n) => format!("{n} transactions measured"),
+        };
+        crate::report::PlainRun::start(c.wl.name(), cfg.warmup_s, &stop)
+    };
+    let total_s = matches!(cfg.stop, Stop::Seconds(_)).then(|| total.as_secs_f64());
+    let running = interrupt::Running::start();
+    loop {
+        if phase.load(Ordering::Relaxed) == STOP {
+            break;
+        }
+        let now = run_start.elapsed();
+        if let Some(sig) = running.pending() {
+            stopped = Some(interrupted(sig, now));
+            break;
+        }
+        // At most 100 ms apart (the sleep below): a database growing 100 MB/s
+        // passes the stop line by at most 10 MB, well inside the headroom.
+        if let Some(s) = memwatch::read_sample(now.as_secs_f64()) {
+            match watch.observe(s, warm.as_secs_f64(), total_s) {
+                Verdict::Fine => {}
+                Verdict::Warn(m) => eprintln!("{m}"),
+                Verdict::Stop(message) => {
+                    // Said at once: what follows (the workers' last transactions,
+                    // the report) still takes memory, and the user must learn why
+                    // even if the kernel then has its way.
+                    eprintln!("stopped: {message}");
+                    stopped = Some(Stopped {
+                        reason: "memory-limit".into(),
+                        signal: None,
+                        at_s: now.as_secs_f64(),
+                        message,
+                    });
+                    break;
+                }
+            }
+        }
+        if phase.load(Ordering::Relaxed) == WARMUP && now >= warm {
+            measure_start = Instant::now();
+            phase.store(MEASURE, Ordering::Relaxed);
+            if cfg.trace_measured {
+                probe::tracing_start();
+            }
+        }
+        if now >= total || (matches!(cfg.stop, Stop::Txns(_)) && all_finished()) {
+            break;
+        }
+        if now >= Duration::from_secs(tick) {
+            c.second.store(tick, Ordering::Relaxed);
+            let counts = live_counts(live);
+            progress_line(progress, tick - 1, None, warm, counts, last);
+            if let Some(p) = &mut plain {
+                p.at(tick as f64, counts, false);
+            }
+            last = counts;
+            tick += 1;
+        }
+        while let Ok(iv) = series_rx.try_recv() {
+            series.add(iv);
+        }
+        series.settle(false);
+        // Sleep until the next event: the end of warm-up, the next second, the end.
+        let mut next = total.min(Duration::from_secs(tick));
+        if phase.load(Ordering::Relaxed) == WARMUP {
+            next = next.min(warm);
+        }
+        std::thread::sleep(
+            next.saturating_sub(run_start.elapsed())
+                .min(Duration::from_millis(100)),
+        );
+    }
+    // A signal taken after the loop's last look still ends the run as stopped.
+    if let (Some(sig), None) = (running.finish(), &stopped) {
+        stopped = Some(interrupted(sig, run_start.elapsed()));
+    }
+    let in_warmup = phase.load(Ordering::Relaxed) == WARMUP;
+    let measured = if in_warmup {
+        Duration::ZERO
+    } else {
+        measure_start.elapsed()
+    };
+    phase.store(STOP, Ordering::Relaxed);
+    // The rest since the last line (a partial second, usually).
+    let end = run_start.elapsed().as_secs_f64();
+    if end - (tick - 1) as f64 > 0.05 {
+        let counts = live_counts(live);
+        progress_line(progress, tick - 1, Some(end), warm, counts, last);
+    }
+    // A stopped run's last line stays its `stopped:` line (the report follows).
+    if let (Some(p), None) = (&mut plain, &stopped) {
+        p.at(end, live_counts(live), true);
+    }
+    Kept {
+        measure_start,
+        measured,
+        run_s: end,
+        stopped,
+        in_warmup,
+    }
+}
+
+/// The workers' results summed per transaction type and over the run.
+struct Totals {
+    per_txn: Vec<TxnTypeReport>,
+    histograms: Vec<Histogram<u64>>,
+    all_hist: Histogram<u64>,
+    stat_sums: Vec<crate::stats::Sums>,
+    /// Committed per type since the run started, warm-up included.
+    committed_all: Vec<u64>,
+    /// Share of the measured interval the workers spent on a CPU.
+    cpu_busy: Option<f64>,
+    waits: Vec<WaitReport>,
+    switches: u64,
+    steps: Option<rt::coro::StepsStats>,
+    counters: Vec<(String, u64)>,
+}
+
+impl Totals {
+    fn of<W: Workload>(wl: &W, results: &[WorkerResult], secs: f64) -> Totals {
+        let ntypes = wl.txn_types().len();
+        let mut per_txn = Vec::new();
+        let mut stat_sums = vec![crate::stats::Sums::default(); ntypes];
+        let mut histograms = Vec::new();
+        let mut all_hist = new_hist();
+        let mut committed_all = vec![0u64; ntypes];
+        for (t, name) in wl.txn_types().iter().enumerate() {
+            let mut h = new_hist();
+            let (mut c, mut a, mut u) = (0, 0, 0);
+            for r in results {
+                stat_sums[t].add(&r.stats[t]);
+                h.add(&r.hist[t])
+                    .expect("histograms of the same precision add");
+                c += r.committed[t];
+                a += r.aborted[t];
+                u += r.user_aborts[t];
+                committed_all[t] += r.committed_all[t];
+            }
+            all_hist
+                .add(&h)
+                .expect("histograms of the same precision add");
+            histograms.push(h.clone());
+            per_txn.push(TxnTypeReport {
+                name: name.to_string(),
+                committed: c,
+                aborted: a,
+                user_aborts: u,
+                throughput_tps: c as f64 / secs,
+                latency_us: Latency::from_ns(&h),
+            });
+        }
+        // Share of the measured interval the workers spent on a CPU (1.0 = each had a
+        // core): each worker's CPU time over the wall time of the same stretch of its
+        // own thread. (Dividing by the main thread's interval gave shares above 100%:
+        // the main thread, short of a core while the workers and the logger ran, ended
+        // the interval late or set the phase late, and a worker's stretch ran past it.)
+        let wall: f64 = results.iter().map(|r| r.wall.as_secs_f64()).sum();
+        let cpu_busy = results
+            .iter()
+            .map(|r| r.cpu)
+            .sum::<Option<Duration>>()
+            .map(|c| c.as_secs_f64() / wall.max(1e-9));
+        let mut waits = rt::WaitStats::default();
+        for r in results {
+            waits.add(&r.waits);
+        }
+        let waits = rt::WaitKind::ALL
+            .iter()
+            .map(|&k| WaitReport {
+                kind: k.name().to_string(),
+                count: waits.waits[k as usize],
+                total_ms: waits.wait_ns[k as usize] as f64 / 1e6,
+            })
+            .collect();
+        let steps = results.iter().filter_map(|r| r.steps.as_ref()).fold(
+            None,
+            |acc: Option<rt::coro::StepsStats>, s| {
+                let mut a = acc.unwrap_or_default();
+                a.add(s);
+                Some(a)
+            },
+        );
+        let mut counters: Vec<(String, u64)> = Vec::new();
+        for (name, n) in results.iter().flat_map(|r| r.counters.iter()) {
+            match counters.iter_mut().find(|(k, _)| k == name) {
+                Some((_, c)) => *c += n,
+                None => counters.push((name.to_string(), *n)),
+            }
+        }
+        Totals {
+            per_txn,
+            histograms,
+            all_hist,
+            stat_sums,
+            committed_all,
+            cpu_busy,
+            waits,
+            switches: results.iter().map(|r| r.switches).sum(),
+            steps,
+            counters,
+        }
+    }
+}
+
+/// The workload's consistency check after the run (unless it was turned off, or the run
+/// stopped at its memory limit: the check needs memory of its own).
+fn run_checks<E: Engine, W: Workload>(
+    engine: &E,
+    wl: &W,
+    cfg: &RunConfig,
+    at_memory_limit: bool,
+    committed: Option<Vec<u64>>,
+) -> api::Result<Checks> {
+    if !cfg.check {
+        return Ok(Checks {
+            passed: true,
+            list: vec![],
+            skipped: None,
+        });
+    }
+    if at_memory_limit {
+        // The check builds maps of its own (TPC-C's: hundreds of thousands of order
+        // lines): run at the limit, it is what the kernel would kill.
+        return Ok(Checks {
+            passed: true,
+            list: vec![],
+            skipped: Some(
+                "the run stopped at its memory limit, and the check needs memory of its own".into(),
+            ),
+        });
+    }
+    let info = RunInfo {
+        committed,
+        acked: None,
+    };
+    let list = wl.check(engine, &info)?;
+    Ok(Checks {
+        passed: list.iter().all(|c| c.passed),
+        list,
+        skipped: None,
     })
 }
 
