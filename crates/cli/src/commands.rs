@@ -460,6 +460,7 @@ fn engine_setup(
                 copy_load: true,
                 synchronous_commit: db.postgres.pg_sync != Some(OnOff::Off),
                 batch_inserts: true,
+                defer_updates: true,
             });
         }
         EngineName::Sqlite => {

@@ -11,6 +11,11 @@
 //! select only the columns holding the bytes asked for (and a partial update sets only
 //! those). Every statement a worker runs is counted (`stats()["statements"]`).
 //!
+//! Round trips: after the load a transaction's inserts and its updates' writes are kept
+//! and sent as one statement before the next statement on a table holding some, and at
+//! commit (so a duplicate key is reported there); batches of keys (`get_batch`,
+//! `update_batch`) are one select each (docs/design/sql-adapters.md, "Round trips").
+//!
 //! The server is the one `--pg-url` names, or a private one started here
 //! ([`pgserver`]) and stopped when the engine is dropped. Each run creates its tables
 //! in a fresh schema of its own (`oltpscope_<pid>_<n>`), dropped at shutdown: a run
@@ -102,6 +107,10 @@ pub struct PostgresOptions {
     /// `insert`'s `Duplicate` but by aborting, which then happens a little later. The
     /// conformance suite's comparison of each operation's answer turns it off.
     pub batch_inserts: bool,
+    /// After the load, send an update's write (its read went out at once: the kit needs
+    /// the row) with the buffered inserts, in the same statement (default). An error of
+    /// the write (a serialization failure) is then reported by that statement.
+    pub defer_updates: bool,
 }
 
 impl Default for PostgresOptions {
@@ -112,6 +121,7 @@ impl Default for PostgresOptions {
             copy_load: true,
             synchronous_commit: true,
             batch_inserts: true,
+            defer_updates: true,
         }
     }
 }
@@ -382,7 +392,8 @@ impl Engine for PostgresEngine {
             copy_rows: 0,
             pending: vec![Vec::new(); self.maps.len()],
             pending_rows: 0,
-            inserts: HashMap::new(),
+            pending_upd: (0..self.maps.len()).map(|_| None).collect(),
+            writes: HashMap::new(),
             batch: HashMap::new(),
             row: Vec::new(),
             pk: Key::new(),
@@ -455,6 +466,38 @@ fn param(kind: Kind, v: &Value) -> Result<Box<dyn ToSql + Sync>> {
             )))
         }
     })
+}
+
+/// One statement running the writes `parts` (each an `UPDATE ... FROM unnest(..)` or
+/// `INSERT ... SELECT ... FROM unnest(..)`) one after the other, in order. PostgreSQL
+/// runs a statement's data-modifying `WITH`s in no order it promises (unreferenced ones
+/// after the main query), so each one's rows wait on a scalar subquery over the one
+/// before (an init plan, run before its first row), and the main query reads the last.
+fn chain_writes(parts: &[String]) -> String {
+    if parts.len() == 1 {
+        return parts[0].clone();
+    }
+    let mut sql = String::from("WITH ");
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let p = if i == 0 {
+            p.clone()
+        } else {
+            // Both statement forms end in a clause these conditions can extend: the
+            // update's WHERE, the insert's FROM (given a WHERE here).
+            let after = format!("(SELECT count(*) FROM w{}) >= 0", i - 1);
+            if p.starts_with("UPDATE ") {
+                format!("{p} AND {after}")
+            } else {
+                format!("{p} WHERE {after}")
+            }
+        };
+        sql.push_str(&format!("w{i} AS ({p} RETURNING 1)"));
+    }
+    sql.push_str(&format!(" SELECT count(*) FROM w{}", parts.len() - 1));
+    sql
 }
 
 /// Values of a column of `kind` as one array parameter ([`sqlmap::array_placeholder`]).
@@ -559,6 +602,13 @@ struct PartSql {
     update: Option<String>,
 }
 
+/// An update's write not yet sent: the columns it sets and, per column of those and
+/// then of the primary key, the values of the rows it changes.
+struct PendingUpdate {
+    set: Vec<usize>,
+    vals: Vec<Vec<Value>>,
+}
+
 /// A batch of lookups' or updates' statements (`get_batch`, `update_batch`).
 struct BatchSql {
     /// The columns selected, in order (the key's position in the batch follows them).
@@ -589,8 +639,13 @@ pub struct PostgresWorker<'e> {
     /// and their count over all tables (at most `PENDING_ROWS`).
     pending: Vec<Vec<Vec<Value>>>,
     pending_rows: usize,
-    /// The statement sending the buffered inserts, per set of tables holding some.
-    inserts: HashMap<Vec<usize>, String>,
+    /// Per table: the write of its last update (or batch of updates) not yet sent. At
+    /// most one per table: an update's read, a statement on its table, sends the one
+    /// before it.
+    pending_upd: Vec<Option<PendingUpdate>>,
+    /// The statement sending the buffered writes, per list of (table, columns an update
+    /// sets, or `None` for inserts).
+    writes: HashMap<Vec<(usize, Option<Vec<usize>>)>, String>,
     /// Batched lookups' and updates' statements, per table and byte range (`None`:
     /// whole rows).
     batch: HashMap<(TableId, Option<(usize, usize)>), Arc<BatchSql>>,
@@ -660,61 +715,93 @@ impl PostgresWorker<'_> {
     }
 
     /// Before a statement on table `t`: BEGIN, the load's copies, and this transaction's
-    /// buffered inserts if `t` holds some (all tables' at once: one statement either way),
-    /// so the statement sees the transaction's own rows.
+    /// buffered writes if `t` has some (all tables' at once: one statement either way),
+    /// so the statement sees the transaction's own writes.
     fn before(&mut self, t: TableId) -> Result<()> {
         self.ensure_begun()?;
         self.flush()?;
-        if self
-            .pending
-            .get(t.0 as usize)
-            .is_some_and(|p| !p.is_empty())
+        let t = t.0 as usize;
+        if self.pending.get(t).is_some_and(|p| !p.is_empty())
+            || self.pending_upd.get(t).is_some_and(Option::is_some)
         {
-            self.flush_inserts()?;
+            self.flush_writes()?;
         }
         Ok(())
     }
 
-    /// Send the buffered inserts of every table as one statement (a chain of
-    /// data-modifying `WITH`s, one multi-row insert per table).
-    fn flush_inserts(&mut self) -> Result<()> {
-        if self.pending_rows == 0 {
+    /// Hold the write of an update of `t` until the next statement on `t` or commit.
+    fn defer_update(&mut self, t: TableId, set: &[usize], vals: Vec<Vec<Value>>) {
+        let slot = &mut self.pending_upd[t.0 as usize];
+        assert!(
+            slot.is_none(),
+            "an update's read sends the write before it (table {})",
+            t.0
+        );
+        *slot = Some(PendingUpdate {
+            set: set.to_vec(),
+            vals,
+        });
+    }
+
+    /// Send the buffered writes of every table as one statement (a chain of
+    /// data-modifying `WITH`s: per table one update of many rows, one insert of many).
+    /// No row is written twice: an update's read sent the writes of its table before.
+    fn flush_writes(&mut self) -> Result<()> {
+        if self.pending_rows == 0 && self.pending_upd.iter().all(Option::is_none) {
             return Ok(());
         }
         self.ensure_begun()?;
         let e = self.e;
-        let tables: Vec<usize> = (0..self.pending.len())
-            .filter(|&t| !self.pending[t].is_empty())
-            .collect();
-        let sql = match self.inserts.get(&tables) {
+        // Updates before inserts: an insert may depend on a value an update's read saw
+        // (New-Order's order id, from the district), so a concurrent writer of that row
+        // must fail the update (a conflict), not the insert (a duplicate key).
+        let mut sig: Vec<(usize, Option<Vec<usize>>)> = Vec::new();
+        for (t, u) in self.pending_upd.iter().enumerate() {
+            if let Some(u) = u {
+                sig.push((t, Some(u.set.clone())));
+            }
+        }
+        for (t, rows) in self.pending.iter().enumerate() {
+            if !rows.is_empty() {
+                sig.push((t, None));
+            }
+        }
+        let sql = match self.writes.get(&sig) {
             Some(s) => s.clone(),
             None => {
                 let mut first = 1;
                 let mut parts = Vec::new();
-                for &t in &tables {
-                    parts.push(e.maps[t].insert_many_sql(first));
-                    first += e.maps[t].cols.len();
+                for (t, set) in &sig {
+                    let m = &e.maps[*t];
+                    match set {
+                        Some(set) => {
+                            parts.push(m.update_many_sql(set, first).expect("columns to set"));
+                            first += set.len() + m.pk_cols().len();
+                        }
+                        None => {
+                            parts.push(m.insert_many_sql(first));
+                            first += m.cols.len();
+                        }
+                    }
                 }
-                let last = parts.pop().expect("a table holds rows");
-                let mut sql = String::new();
-                for (i, p) in parts.iter().enumerate() {
-                    sql.push_str(if i == 0 { "WITH " } else { ", " });
-                    sql.push_str(&format!("i{i} AS ({p})"));
-                }
-                if !sql.is_empty() {
-                    sql.push(' ');
-                }
-                sql.push_str(&last);
-                self.inserts.insert(tables.clone(), sql.clone());
+                let sql = chain_writes(&parts);
+                self.writes.insert(sig.clone(), sql.clone());
                 sql
             }
         };
         let mut params: Vec<Box<dyn ToSql + Sync>> = Vec::new();
-        for &t in &tables {
-            let rows = std::mem::take(&mut self.pending[t]);
-            let map = &e.maps[t];
-            for (c, col) in map.cols.iter().enumerate() {
-                params.push(array_param(col.kind, rows.iter().map(|r| &r[c]))?);
+        for (t, set) in &sig {
+            let map = &e.maps[*t];
+            if set.is_some() {
+                let u = self.pending_upd[*t].take().expect("in the signature");
+                for (&c, vals) in u.set.iter().chain(map.pk_cols()).zip(&u.vals) {
+                    params.push(array_param(map.cols[c].kind, vals.iter())?);
+                }
+            } else {
+                let rows = std::mem::take(&mut self.pending[*t]);
+                for (c, col) in map.cols.iter().enumerate() {
+                    params.push(array_param(col.kind, rows.iter().map(|r| &r[c]))?);
+                }
             }
         }
         self.pending_rows = 0;
@@ -750,7 +837,7 @@ impl PostgresWorker<'_> {
         let b = Arc::new(BatchSql {
             get: map.get_many_sql(&cols, false),
             get_lock: map.get_many_sql(&cols, true),
-            update: map.update_many_sql(&set),
+            update: map.update_many_sql(&set, 1),
             set,
             cols,
         });
@@ -933,6 +1020,10 @@ impl PostgresWorker<'_> {
         map.check_update(&old, &row)?;
         if let Some(sql) = update {
             let vals = map.update_some_params(set, key, &row)?;
+            if e.own.defer_updates {
+                self.defer_update(table, set, vals.into_iter().map(|v| vec![v]).collect());
+                return Ok(true);
+            }
             let params = Self::params(map, set.iter().chain(map.pk_cols()).copied(), &vals)?;
             self.execute(table, sql, params)?;
         }
@@ -1165,6 +1256,10 @@ impl api::Worker for PostgresWorker<'_> {
         if per_col[0].is_empty() {
             return Ok(found);
         }
+        if e.own.defer_updates {
+            self.defer_update(table, &b.set, per_col);
+            return Ok(found);
+        }
         let params = b
             .set
             .iter()
@@ -1202,7 +1297,7 @@ impl api::Worker for PostgresWorker<'_> {
             self.pending[table.0 as usize].push(vals);
             self.pending_rows += 1;
             if self.pending_rows >= PENDING_ROWS {
-                self.flush_inserts()?;
+                self.flush_writes()?;
             }
             return Ok(());
         }
@@ -1255,7 +1350,7 @@ impl api::Worker for PostgresWorker<'_> {
 
     fn commit(&mut self) -> Result<()> {
         self.flush()?;
-        self.flush_inserts()?;
+        self.flush_writes()?;
         if self.began {
             self.count();
             self.client()?.batch_execute("COMMIT").map_err(pg_err)?;
@@ -1274,6 +1369,9 @@ impl api::Worker for PostgresWorker<'_> {
             p.clear();
         }
         self.pending_rows = 0;
+        for u in &mut self.pending_upd {
+            *u = None;
+        }
         if self.in_txn {
             self.in_txn = false;
             if self.began {

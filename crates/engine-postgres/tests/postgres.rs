@@ -75,6 +75,7 @@ fn postgres_conforms_and_runs_the_kits() {
         copy_load: true,
         synchronous_commit: true,
         batch_inserts: true,
+        defer_updates: true,
     };
     let opts = EngineOptions::default().with_own(PostgresOptions {
         copy_load: false,
@@ -103,6 +104,16 @@ fn postgres_conforms_and_runs_the_kits() {
     )
     .unwrap();
     run_ok(&wl, &cfg(2, own.clone()));
+    run_ok(
+        &wl,
+        &cfg(
+            2,
+            PostgresOptions {
+                isolation: Isolation::ReadCommitted,
+                ..own.clone()
+            },
+        ),
+    );
     // --pg-sync off: the session's commits stop waiting for the WAL flush.
     run_ok(
         &wl,
@@ -121,6 +132,12 @@ fn postgres_conforms_and_runs_the_kits() {
     })
     .unwrap();
     run_ok(&wl, &cfg(2, own.clone()));
+    // Read committed: every update's read locks its row, so the checks still hold.
+    let rc = PostgresOptions {
+        isolation: Isolation::ReadCommitted,
+        ..own.clone()
+    };
+    run_ok(&wl, &cfg(2, rc));
     let wl = Micro::new(MicroConfig {
         keys: 5_000,
         rows_per_txn: 10,

@@ -37,6 +37,7 @@ fn open<W: Workload>(wl: &W, url: &str) -> PostgresEngine {
         copy_load: true,
         synchronous_commit: false,
         batch_inserts: true,
+        defer_updates: true,
     });
     let e = PostgresEngine::open(Arc::new(wl.schema()), &opts).unwrap();
     wl.load(&e, 1, 3, &|_| {}).unwrap();
@@ -232,11 +233,11 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
         &tpcc,
         &per,
         &[
-            ("new-order", 48.0),
-            ("payment", 9.9),
+            ("new-order", 8.0),
+            ("payment", 6.85),
             ("order-status", 5.6),
-            ("delivery", 264.0),
-            ("stock-level", 205.5),
+            ("delivery", 62.0),
+            ("stock-level", 5.0),
         ],
     );
     drop(e);
@@ -252,7 +253,7 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
     .unwrap();
     let e = open(&tpcb, &url);
     let per = count_statements(&tpcb, &e, 200);
-    check_pins(&tpcb, &per, &[("account_update", 9.0)]);
+    check_pins(&tpcb, &per, &[("account_update", 6.0)]);
 }
 
 /// After `read_committed()` a transaction sees what others committed since its first

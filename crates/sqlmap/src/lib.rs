@@ -362,10 +362,10 @@ impl TableMap {
     }
 
     /// PostgreSQL: update of many rows in one statement, setting SQL columns `set`
-    /// (outside the primary key). Parameters: one array per column of `set` and then per
-    /// primary key column ([`TableMap::update_some_params`]' values, row by row); each
-    /// key at most once. `None` for no column.
-    pub fn update_many_sql(&self, set: &[usize]) -> Option<String> {
+    /// (outside the primary key). Parameters, numbered from `first`: one array per
+    /// column of `set` and then per primary key column ([`TableMap::update_some_params`]'
+    /// values, row by row); each key at most once. `None` for no column.
+    pub fn update_many_sql(&self, set: &[usize], first: usize) -> Option<String> {
         if set.is_empty() {
             return None;
         }
@@ -373,7 +373,7 @@ impl TableMap {
         let arrays: Vec<String> = all
             .iter()
             .enumerate()
-            .map(|(i, &c)| array_placeholder(self.cols[c].kind, i + 1))
+            .map(|(i, &c)| array_placeholder(self.cols[c].kind, first + i))
             .collect();
         let names: Vec<String> = (0..all.len()).map(|i| format!("v{i}")).collect();
         let sets: Vec<String> = set
