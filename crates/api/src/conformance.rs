@@ -733,6 +733,11 @@ enum CrudOp {
     GetPart(u32),
     /// `update_part` of the value's bytes.
     UpdatePart(u32, i64),
+    /// `get_batch` of three keys (repeats allowed), and `get_part_batch` of the value's
+    /// bytes of the same keys.
+    GetBatch([u32; 3]),
+    /// `update_row_batch` of three keys (a repeated key is changed twice).
+    UpdateBatch([u32; 3], i64),
 }
 
 fn run_crud<W: crate::Worker>(
@@ -772,6 +777,38 @@ fn run_crud<W: crate::Worker>(
                     let f =
                         s.update_part(t, &k32(k), 8..16, |r| put_i64(r, 0, get_i64(r, 0) + d))?;
                     format!("update_part {k}: {f}")
+                }
+                CrudOp::GetBatch(ks) => {
+                    let mut v = Vec::new();
+                    let n = s.get_batch(
+                        t,
+                        ks.len(),
+                        |i| k32(ks[i]),
+                        |i, r| v.push((i, get_i64(r, 8))),
+                    )?;
+                    let mut w = Vec::new();
+                    let m = s.get_part_batch(
+                        t,
+                        ks.len(),
+                        |i| k32(ks[i]),
+                        8..16,
+                        |i, r| w.push((i, get_i64(r, 0))),
+                    )?;
+                    format!("get_batch {ks:?}: {n} {v:?} {m} {w:?}")
+                }
+                CrudOp::UpdateBatch(ks, d) => {
+                    let mut seen = Vec::new();
+                    let n = s.update_row_batch(
+                        t,
+                        ks.len(),
+                        |i| k32(ks[i]),
+                        |i, r: &mut [u8; 24]| {
+                            let v = get_i64(r, 8);
+                            seen.push((i, v));
+                            put_i64(r, 8, v + d + i as i64);
+                        },
+                    )?;
+                    format!("update_batch {ks:?}: {n} {seen:?}")
                 }
                 CrudOp::Scan(ix, lo, hi, fwd, limit, part) => {
                     let ix = if ix == 0 && primary == IndexKind::Hash {
@@ -855,6 +892,14 @@ pub fn crud_matches_serial<E: Engine>(opts: &EngineOptions, primary: IndexKind) 
                     7 => CrudOp::Delete(k),
                     8 => CrudOp::GetPart(k),
                     9 => CrudOp::UpdatePart(k, rng.below(100) as i64 - 50),
+                    10 if rng.below(2) == 0 => {
+                        let ks = [k, rng.below(KEYS) as u32, rng.below(KEYS) as u32];
+                        if rng.below(2) == 0 {
+                            CrudOp::GetBatch(ks)
+                        } else {
+                            CrudOp::UpdateBatch(ks, rng.below(100) as i64 - 50)
+                        }
+                    }
                     _ => {
                         let ix = rng.below(3) as u16;
                         // Bounds in each index's key space: pk, pk % 7, or !pk.

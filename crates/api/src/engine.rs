@@ -3,6 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::schema::{IndexId, Schema, TableId};
+use crate::Key;
 use std::any::Any;
 use std::ops::Bound;
 use std::path::PathBuf;
@@ -288,6 +289,59 @@ pub trait Worker {
             Some(len) => Err(crate::engine::part_out_of_row(table, &part, len)),
             None => Ok(hit),
         }
+    }
+    /// Whether [`Worker::get_batch`] and [`Worker::update_batch`] do better than a loop
+    /// of single operations (one round trip for the whole set: the SQL adapters). When
+    /// false (the default) [`crate::Session`] loops over single operations itself, so an
+    /// engine's operations, marks and statistics are exactly those of the loop.
+    fn batches(&self) -> bool {
+        false
+    }
+    /// Point lookups of `n` keys (`key(i)` for `i` in `0..n`), all of the row or of the
+    /// bytes `part` only: `f(i, bytes)` for each key present, in the order of `i` (a key
+    /// given twice is seen twice). Returns how many were present. The default loops over
+    /// [`Worker::get`] / [`Worker::get_part`].
+    fn get_batch(
+        &mut self,
+        table: TableId,
+        n: usize,
+        key: &dyn Fn(usize) -> Key,
+        part: Option<std::ops::Range<usize>>,
+        f: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<usize> {
+        let mut found = 0;
+        for i in 0..n {
+            let k = key(i);
+            let hit = match &part {
+                Some(p) => self.get_part(table, &k, p.clone(), &mut |b| f(i, b))?,
+                None => self.get(table, &k, &mut |b| f(i, b))?,
+            };
+            found += hit as usize;
+        }
+        Ok(found)
+    }
+    /// Read-modify-writes of `n` keys' rows (or of their bytes `part`), in the order of
+    /// `i`, each as [`Worker::update`] would do it (a key given twice is changed twice,
+    /// the second seeing the first's result). Returns how many were present. The default
+    /// loops over [`Worker::update`] / [`Worker::update_part`].
+    fn update_batch(
+        &mut self,
+        table: TableId,
+        n: usize,
+        key: &dyn Fn(usize) -> Key,
+        part: Option<std::ops::Range<usize>>,
+        f: &mut dyn FnMut(usize, &mut [u8]),
+    ) -> Result<usize> {
+        let mut found = 0;
+        for i in 0..n {
+            let k = key(i);
+            let hit = match &part {
+                Some(p) => self.update_part(table, &k, p.clone(), &mut |b| f(i, b))?,
+                None => self.update(table, &k, &mut |b| f(i, b))?,
+            };
+            found += hit as usize;
+        }
+        Ok(found)
     }
     /// Range scan over an index in `dir` order, at most `limit` rows; `f` returns false to
     /// stop early. Returns the number of rows passed to `f`.

@@ -11,6 +11,7 @@ use crate::engine::{Dir, Worker};
 use crate::error::{Error, Result};
 use crate::row::{self, Pod};
 use crate::schema::{IndexId, TableId};
+use crate::Key;
 use probe::Op;
 use std::ops::Bound;
 
@@ -207,6 +208,82 @@ impl<W: Worker> Session<W> {
         let mut out = None;
         self.get(table, key, |b| out = Some(row::read::<T>(b)))?;
         Ok(out)
+    }
+
+    /// Point lookups of `n` keys (`key(i)`): `f(i, row)` for each present, in the order
+    /// of `i`; returns how many were present ([`Worker::get_batch`]). An engine that does
+    /// not batch ([`Worker::batches`]) gets exactly the loop of [`Session::get`]s.
+    pub fn get_batch(
+        &mut self,
+        table: TableId,
+        n: usize,
+        key: impl Fn(usize) -> Key,
+        mut f: impl FnMut(usize, &[u8]),
+    ) -> Result<usize> {
+        if !self.w.batches() {
+            let mut found = 0;
+            for i in 0..n {
+                found += self.get(table, &key(i), |b| f(i, b))? as usize;
+            }
+            return Ok(found);
+        }
+        let _m = mark(Op::IndexProbe, rt::obj(table.0, 0));
+        let r = self.w.get_batch(table, n, &key, None, &mut f);
+        if let Ok(found) = r {
+            txnstats::add(txnstats::Counter::RecordsRead, found as u64);
+        }
+        r
+    }
+
+    /// [`Session::get_batch`] of the bytes `part` of each row only (as [`Session::get_part`]).
+    pub fn get_part_batch(
+        &mut self,
+        table: TableId,
+        n: usize,
+        key: impl Fn(usize) -> Key,
+        part: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, &[u8]),
+    ) -> Result<usize> {
+        if !self.w.batches() {
+            let mut found = 0;
+            for i in 0..n {
+                found += self.get_part(table, &key(i), part.clone(), |b| f(i, b))? as usize;
+            }
+            return Ok(found);
+        }
+        let _m = mark(Op::IndexProbe, rt::obj(table.0, 0));
+        let r = self.w.get_batch(table, n, &key, Some(part), &mut f);
+        if let Ok(found) = r {
+            txnstats::add(txnstats::Counter::RecordsRead, found as u64);
+        }
+        r
+    }
+
+    /// Read-modify-writes of `n` keys' rows as `T`s, in the order of `i` (a key given
+    /// twice is changed twice); returns how many were present ([`Worker::update_batch`]).
+    /// An engine that does not batch gets exactly the loop of [`Session::update_row`]s.
+    pub fn update_row_batch<T: Pod>(
+        &mut self,
+        table: TableId,
+        n: usize,
+        key: impl Fn(usize) -> Key,
+        mut f: impl FnMut(usize, &mut T),
+    ) -> Result<usize> {
+        if !self.w.batches() {
+            let mut found = 0;
+            for i in 0..n {
+                found += self.update_row(table, &key(i), |r: &mut T| f(i, r))? as usize;
+            }
+            return Ok(found);
+        }
+        let _m = mark(Op::Update, rt::NO_OBJ);
+        let r = self.w.update_batch(table, n, &key, None, &mut |i, b| {
+            with_pod_mut(b, &mut |r: &mut T| f(i, r))
+        });
+        if let Ok(found) = r {
+            txnstats::add(txnstats::Counter::RecordsWritten, found as u64);
+        }
+        r
     }
 
     pub fn scan(

@@ -306,8 +306,9 @@ pub struct DbArgs {
 /// Settings of the PostgreSQL engine (refused on the others).
 #[derive(Args, Debug, Clone, Default)]
 pub struct PostgresTuning {
-    /// Transaction isolation (postgres engine): serializable (default) or
-    /// repeatable-read (snapshot isolation: write skew possible).
+    /// Transaction isolation (postgres engine): serializable (default),
+    /// repeatable-read (snapshot isolation: write skew possible) or read-committed
+    /// (PostgreSQL's and pgbench's default; every update's read locks its row).
     #[arg(long, value_enum)]
     pub isolation: Option<IsolationArg>,
     /// An existing PostgreSQL server (postgres engine; a libpq connection string or
@@ -346,6 +347,7 @@ impl PostgresTuning {
 pub enum IsolationArg {
     Serializable,
     RepeatableRead,
+    ReadCommitted,
 }
 
 /// Settings of the SQLite engine (refused on the others).

@@ -451,6 +451,7 @@ fn engine_setup(
                     Some(IsolationArg::RepeatableRead) => {
                         engine_postgres::Isolation::RepeatableRead
                     }
+                    Some(IsolationArg::ReadCommitted) => engine_postgres::Isolation::ReadCommitted,
                     Some(IsolationArg::Serializable) | None => {
                         engine_postgres::Isolation::Serializable
                     }
@@ -458,6 +459,8 @@ fn engine_setup(
                 url: db.postgres.pg_url.clone(),
                 copy_load: true,
                 synchronous_commit: db.postgres.pg_sync != Some(OnOff::Off),
+                batch_inserts: true,
+                defer_updates: true,
             });
         }
         EngineName::Sqlite => {

@@ -427,6 +427,10 @@ impl Report {
             self.abort_rate * 100.0,
             fmt_count(self.user_aborts as f64)
         );
+        // An engine's own settings worth a line (a SQL engine's isolation level).
+        if let Some(s) = self.engine_stats.get("settings").and_then(|s| s.as_str()) {
+            let _ = writeln!(o, "engine settings: {s}");
+        }
         if let Some(s) = self.open_s {
             let _ = writeln!(
                 o,

@@ -11,6 +11,11 @@
 //! select only the columns holding the bytes asked for (and a partial update sets only
 //! those). Every statement a worker runs is counted (`stats()["statements"]`).
 //!
+//! Round trips: after the load a transaction's inserts and its updates' writes are kept
+//! and sent as one statement before the next statement on a table holding some, and at
+//! commit (so a duplicate key is reported there); batches of keys (`get_batch`,
+//! `update_batch`) are one select each (docs/design/sql-adapters.md, "Round trips").
+//!
 //! The server is the one `--pg-url` names, or a private one started here
 //! ([`pgserver`]) and stopped when the engine is dropped. Each run creates its tables
 //! in a fresh schema of its own (`oltpscope_<pid>_<n>`), dropped at shutdown: a run
@@ -40,6 +45,9 @@ const D: Dialect = Dialect::Postgres;
 
 /// Rows a worker buffers per table during the load before copying them.
 const COPY_BATCH_ROWS: usize = 10_000;
+/// Rows a transaction's buffered inserts (all tables) hold before they are sent anyway:
+/// bounds the buffer and the statement (a TPC-C New-Order buffers at most 17).
+const PENDING_ROWS: usize = 1_000;
 
 /// The transaction isolation level (`--isolation`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -50,14 +58,28 @@ pub enum Isolation {
     Serializable,
     /// Snapshot isolation: write skew is possible (first-updater-wins only).
     RepeatableRead,
+    /// PostgreSQL's default and pgbench's: each statement sees what committed before it.
+    /// Every update's read is `SELECT ... FOR UPDATE`, so no update is lost and the
+    /// kits' consistency conditions hold (a read-only transaction may see two states).
+    ReadCommitted,
 }
 
 impl Isolation {
     fn begin(self, read_committed: bool) -> &'static str {
         match self {
             _ if read_committed => "BEGIN ISOLATION LEVEL READ COMMITTED",
+            Isolation::ReadCommitted => "BEGIN ISOLATION LEVEL READ COMMITTED",
             Isolation::Serializable => "BEGIN ISOLATION LEVEL SERIALIZABLE",
             Isolation::RepeatableRead => "BEGIN ISOLATION LEVEL REPEATABLE READ",
+        }
+    }
+
+    /// As the report names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::Serializable => "serializable",
+            Isolation::RepeatableRead => "repeatable read",
+            Isolation::ReadCommitted => "read committed",
         }
     }
 }
@@ -78,6 +100,17 @@ pub struct PostgresOptions {
     /// on (default) a commit waits for its WAL flush; off it returns first (a crash may
     /// lose the last commits, never corrupt: as the built-in engines' `--log async`).
     pub synchronous_commit: bool,
+    /// After the load, buffer a transaction's inserts and send them as one statement
+    /// (all tables, many rows) before the next statement on a table holding some, and
+    /// at commit (default). A duplicate key is then reported by that statement (the
+    /// next operation on that table, or commit), not by `insert` itself: no kit acts on
+    /// `insert`'s `Duplicate` but by aborting, which then happens a little later. The
+    /// conformance suite's comparison of each operation's answer turns it off.
+    pub batch_inserts: bool,
+    /// After the load, send an update's write (its read went out at once: the kit needs
+    /// the row) with the buffered inserts, in the same statement (default). An error of
+    /// the write (a serialization failure) is then reported by that statement.
+    pub defer_updates: bool,
 }
 
 impl Default for PostgresOptions {
@@ -87,6 +120,8 @@ impl Default for PostgresOptions {
             url: None,
             copy_load: true,
             synchronous_commit: true,
+            batch_inserts: true,
+            defer_updates: true,
         }
     }
 }
@@ -355,6 +390,11 @@ impl Engine for PostgresEngine {
             scans: HashMap::new(),
             copy: vec![Vec::new(); self.maps.len()],
             copy_rows: 0,
+            pending: vec![Vec::new(); self.maps.len()],
+            pending_rows: 0,
+            pending_upd: (0..self.maps.len()).map(|_| None).collect(),
+            writes: HashMap::new(),
+            batch: HashMap::new(),
             row: Vec::new(),
             pk: Key::new(),
         }
@@ -397,6 +437,12 @@ impl Engine for PostgresEngine {
 
     fn stats(&self) -> serde_json::Value {
         serde_json::json!({
+            "settings": format!(
+                "isolation {}, synchronous_commit {}, {}",
+                self.own.isolation.name(),
+                if self.own.synchronous_commit { "on" } else { "off" },
+                if self.server.is_some() { "private server" } else { "server of --pg-url" }
+            ),
             "isolation": self.own.isolation,
             "private_server": self.server.is_some(),
             "schema": self.pg_schema,
@@ -419,6 +465,84 @@ fn param(kind: Kind, v: &Value) -> Result<Box<dyn ToSql + Sync>> {
                 "postgres: a {k:?} column cannot hold {v:?}"
             )))
         }
+    })
+}
+
+/// One statement running the writes `parts` (each an `UPDATE ... FROM unnest(..)` or
+/// `INSERT ... SELECT ... FROM unnest(..)`) one after the other, in order. PostgreSQL
+/// runs a statement's data-modifying `WITH`s in no order it promises (unreferenced ones
+/// after the main query), so each one's rows wait on a scalar subquery over the one
+/// before (an init plan, run before its first row), and the main query reads the last.
+fn chain_writes(parts: &[String]) -> String {
+    if parts.len() == 1 {
+        return parts[0].clone();
+    }
+    let mut sql = String::from("WITH ");
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        let p = if i == 0 {
+            p.clone()
+        } else {
+            // Both statement forms end in a clause these conditions can extend: the
+            // update's WHERE, the insert's FROM (given a WHERE here).
+            let after = format!("(SELECT count(*) FROM w{}) >= 0", i - 1);
+            if p.starts_with("UPDATE ") {
+                format!("{p} AND {after}")
+            } else {
+                format!("{p} WHERE {after}")
+            }
+        };
+        sql.push_str(&format!("w{i} AS ({p} RETURNING 1)"));
+    }
+    sql.push_str(&format!(" SELECT count(*) FROM w{}", parts.len() - 1));
+    sql
+}
+
+/// Values of a column of `kind` as one array parameter ([`sqlmap::array_placeholder`]).
+fn array_param<'v>(
+    kind: Kind,
+    vals: impl Iterator<Item = &'v Value>,
+) -> Result<Box<dyn ToSql + Sync>> {
+    let bad = |v: &Value| Error::fatal(format!("postgres: a {kind:?} column cannot hold {v:?}"));
+    let range = |x: i64| Error::fatal(format!("postgres: {x} does not fit a {kind:?} column"));
+    Ok(match kind {
+        Kind::I16 => Box::new(
+            vals.map(|v| match v {
+                Value::Int(x) => i16::try_from(*x).map_err(|_| range(*x)),
+                v => Err(bad(v)),
+            })
+            .collect::<Result<Vec<i16>>>()?,
+        ),
+        Kind::I32 => Box::new(
+            vals.map(|v| match v {
+                Value::Int(x) => i32::try_from(*x).map_err(|_| range(*x)),
+                v => Err(bad(v)),
+            })
+            .collect::<Result<Vec<i32>>>()?,
+        ),
+        Kind::I64 | Kind::Decimal { .. } => Box::new(
+            vals.map(|v| match v {
+                Value::Int(x) => Ok(*x),
+                v => Err(bad(v)),
+            })
+            .collect::<Result<Vec<i64>>>()?,
+        ),
+        Kind::Text => Box::new(
+            vals.map(|v| match v {
+                Value::Text(t) => text(t).map(str::to_string),
+                v => Err(bad(v)),
+            })
+            .collect::<Result<Vec<String>>>()?,
+        ),
+        Kind::Bytes => Box::new(
+            vals.map(|v| match v {
+                Value::Bytes(b) => Ok(b.clone()),
+                v => Err(bad(v)),
+            })
+            .collect::<Result<Vec<Vec<u8>>>>()?,
+        ),
     })
 }
 
@@ -478,6 +602,24 @@ struct PartSql {
     update: Option<String>,
 }
 
+/// An update's write not yet sent: the columns it sets and, per column of those and
+/// then of the primary key, the values of the rows it changes.
+struct PendingUpdate {
+    set: Vec<usize>,
+    vals: Vec<Vec<Value>>,
+}
+
+/// A batch of lookups' or updates' statements (`get_batch`, `update_batch`).
+struct BatchSql {
+    /// The columns selected, in order (the key's position in the batch follows them).
+    cols: Vec<usize>,
+    get: String,
+    get_lock: String,
+    /// The columns the update sets and its statement (`None`: nothing to set).
+    set: Vec<usize>,
+    update: Option<String>,
+}
+
 /// One worker's connection, prepared statements and load buffers.
 pub struct PostgresWorker<'e> {
     e: &'e PostgresEngine,
@@ -493,6 +635,20 @@ pub struct PostgresWorker<'e> {
     /// Per table: rows in COPY text format not yet copied (loading only).
     copy: Vec<Vec<u8>>,
     copy_rows: usize,
+    /// Per table: this transaction's inserts not yet sent (each row's column values),
+    /// and their count over all tables (at most `PENDING_ROWS`).
+    pending: Vec<Vec<Vec<Value>>>,
+    pending_rows: usize,
+    /// Per table: the write of its last update (or batch of updates) not yet sent. At
+    /// most one per table: an update's read, a statement on its table, sends the one
+    /// before it.
+    pending_upd: Vec<Option<PendingUpdate>>,
+    /// The statement sending the buffered writes, per list of (table, columns an update
+    /// sets, or `None` for inserts).
+    writes: HashMap<Vec<(usize, Option<Vec<usize>>)>, String>,
+    /// Batched lookups' and updates' statements, per table and byte range (`None`:
+    /// whole rows).
+    batch: HashMap<(TableId, Option<(usize, usize)>), Arc<BatchSql>>,
     row: Vec<u8>,
     pk: Key,
 }
@@ -558,6 +714,182 @@ impl PostgresWorker<'_> {
         Ok(())
     }
 
+    /// Before a statement on table `t`: BEGIN, the load's copies, and this transaction's
+    /// buffered writes if `t` has some (all tables' at once: one statement either way),
+    /// so the statement sees the transaction's own writes.
+    fn before(&mut self, t: TableId) -> Result<()> {
+        self.ensure_begun()?;
+        self.flush()?;
+        let t = t.0 as usize;
+        if self.pending.get(t).is_some_and(|p| !p.is_empty())
+            || self.pending_upd.get(t).is_some_and(Option::is_some)
+        {
+            self.flush_writes()?;
+        }
+        Ok(())
+    }
+
+    /// Hold the write of an update of `t` until the next statement on `t` or commit.
+    fn defer_update(&mut self, t: TableId, set: &[usize], vals: Vec<Vec<Value>>) {
+        let slot = &mut self.pending_upd[t.0 as usize];
+        assert!(
+            slot.is_none(),
+            "an update's read sends the write before it (table {})",
+            t.0
+        );
+        *slot = Some(PendingUpdate {
+            set: set.to_vec(),
+            vals,
+        });
+    }
+
+    /// Send the buffered writes of every table as one statement (a chain of
+    /// data-modifying `WITH`s: per table one update of many rows, one insert of many).
+    /// No row is written twice: an update's read sent the writes of its table before.
+    fn flush_writes(&mut self) -> Result<()> {
+        if self.pending_rows == 0 && self.pending_upd.iter().all(Option::is_none) {
+            return Ok(());
+        }
+        self.ensure_begun()?;
+        let e = self.e;
+        // Updates before inserts: an insert may depend on a value an update's read saw
+        // (New-Order's order id, from the district), so a concurrent writer of that row
+        // must fail the update (a conflict), not the insert (a duplicate key).
+        let mut sig: Vec<(usize, Option<Vec<usize>>)> = Vec::new();
+        for (t, u) in self.pending_upd.iter().enumerate() {
+            if let Some(u) = u {
+                sig.push((t, Some(u.set.clone())));
+            }
+        }
+        for (t, rows) in self.pending.iter().enumerate() {
+            if !rows.is_empty() {
+                sig.push((t, None));
+            }
+        }
+        let sql = match self.writes.get(&sig) {
+            Some(s) => s.clone(),
+            None => {
+                let mut first = 1;
+                let mut parts = Vec::new();
+                for (t, set) in &sig {
+                    let m = &e.maps[*t];
+                    match set {
+                        Some(set) => {
+                            parts.push(m.update_many_sql(set, first).expect("columns to set"));
+                            first += set.len() + m.pk_cols().len();
+                        }
+                        None => {
+                            parts.push(m.insert_many_sql(first));
+                            first += m.cols.len();
+                        }
+                    }
+                }
+                let sql = chain_writes(&parts);
+                self.writes.insert(sig.clone(), sql.clone());
+                sql
+            }
+        };
+        let mut params: Vec<Box<dyn ToSql + Sync>> = Vec::new();
+        for (t, set) in &sig {
+            let map = &e.maps[*t];
+            if set.is_some() {
+                let u = self.pending_upd[*t].take().expect("in the signature");
+                for (&c, vals) in u.set.iter().chain(map.pk_cols()).zip(&u.vals) {
+                    params.push(array_param(map.cols[c].kind, vals.iter())?);
+                }
+            } else {
+                let rows = std::mem::take(&mut self.pending[*t]);
+                for (c, col) in map.cols.iter().enumerate() {
+                    params.push(array_param(col.kind, rows.iter().map(|r| &r[c]))?);
+                }
+            }
+        }
+        self.pending_rows = 0;
+        let st = self.prepared(&sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+        self.count();
+        self.client()?.execute(&st, &refs).map_err(pg_err)?;
+        Ok(())
+    }
+
+    /// Whether this transaction runs at read committed (`--isolation` or the kit's
+    /// hint): an update's read must then lock the row.
+    fn rc(&self) -> bool {
+        self.read_committed || self.e.own.isolation == Isolation::ReadCommitted
+    }
+
+    /// The statements of batched lookups and updates of `table` (of bytes `part`).
+    fn batch_sql(
+        &mut self,
+        table: TableId,
+        part: Option<&std::ops::Range<usize>>,
+    ) -> Result<Arc<BatchSql>> {
+        let k = (table, part.map(|p| (p.start, p.end)));
+        if let Some(b) = self.batch.get(&k) {
+            return Ok(b.clone());
+        }
+        let map = self.map(table)?;
+        let cols = match part {
+            Some(p) => map.part_cols(table, p)?,
+            None => map.all_cols().to_vec(),
+        };
+        let set = map.set_cols_of(&cols);
+        let b = Arc::new(BatchSql {
+            get: map.get_many_sql(&cols, false),
+            get_lock: map.get_many_sql(&cols, true),
+            update: map.update_many_sql(&set, 1),
+            set,
+            cols,
+        });
+        self.batch.insert(k, b.clone());
+        Ok(b)
+    }
+
+    /// The rows (columns `cols`, the others' bytes zero) of `keys`, by position: a
+    /// batched lookup's select.
+    fn select_many(
+        &mut self,
+        table: TableId,
+        sql: &str,
+        keys: &[Key],
+        cols: &[usize],
+    ) -> Result<Vec<Option<Vec<u8>>>> {
+        let e = self.e;
+        let map = &e.maps[table.0 as usize];
+        let mut per_col: Vec<Vec<Value>> =
+            vec![Vec::with_capacity(keys.len()); map.pk_cols().len()];
+        for k in keys {
+            for (i, v) in map.key_params(k)?.into_iter().enumerate() {
+                per_col[i].push(v);
+            }
+        }
+        let params = map
+            .pk_cols()
+            .iter()
+            .zip(&per_col)
+            .map(|(&c, vals)| array_param(map.cols[c].kind, vals.iter()))
+            .collect::<Result<Vec<_>>>()?;
+        let mut rows = vec![None; keys.len()];
+        let mut bad = None;
+        self.select(table, sql, params, cols, false, |_, row, _, r| {
+            let at = r
+                .try_get::<_, i64>(cols.len())
+                .ok()
+                .and_then(|o| usize::try_from(o - 1).ok().filter(|&o| o < keys.len()));
+            match at {
+                Some(o) => rows[o] = Some(row.to_vec()),
+                None => bad = Some(()),
+            }
+            bad.is_none()
+        })?;
+        if bad.is_some() {
+            return Err(Error::fatal(
+                "postgres: a batched lookup returned no valid position",
+            ));
+        }
+        Ok(rows)
+    }
+
     fn params<'v>(
         map: &TableMap,
         cols: impl Iterator<Item = usize>,
@@ -578,10 +910,9 @@ impl PostgresWorker<'_> {
         params: Vec<Box<dyn ToSql + Sync>>,
         cols: &[usize],
         with_pk: bool,
-        mut f: impl FnMut(&TableMap, &[u8], &Key) -> bool,
+        mut f: impl FnMut(&TableMap, &[u8], &Key, &postgres::Row) -> bool,
     ) -> Result<usize> {
-        self.ensure_begun()?;
-        self.flush()?;
+        self.before(t)?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
         self.count();
@@ -610,16 +941,20 @@ impl PostgresWorker<'_> {
             let pk = if with_pk { Some(&mut self.pk) } else { None };
             map.decode_cols(cols, &vals, &mut self.row, pk)?;
             n += 1;
-            if !f(map, &self.row, &self.pk) {
+            if !f(map, &self.row, &self.pk, r) {
                 break;
             }
         }
         Ok(n)
     }
 
-    fn execute(&mut self, sql: &str, params: Vec<Box<dyn ToSql + Sync>>) -> Result<u64> {
-        self.ensure_begun()?;
-        self.flush()?;
+    fn execute(
+        &mut self,
+        t: TableId,
+        sql: &str,
+        params: Vec<Box<dyn ToSql + Sync>>,
+    ) -> Result<u64> {
+        self.before(t)?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
         self.count();
@@ -670,9 +1005,9 @@ impl PostgresWorker<'_> {
         let params = self.key_params(table, key)?;
         // At read committed the read must lock the row, or a concurrent update between
         // it and ours would be lost; the other levels detect that conflict themselves.
-        let get = if self.read_committed { get_lock } else { get };
+        let get = if self.rc() { get_lock } else { get };
         let mut old = Vec::new();
-        let found = self.select(table, get, params, cols, false, |_, row, _| {
+        let found = self.select(table, get, params, cols, false, |_, row, _, _| {
             old.extend_from_slice(row);
             false
         })? > 0;
@@ -685,8 +1020,12 @@ impl PostgresWorker<'_> {
         map.check_update(&old, &row)?;
         if let Some(sql) = update {
             let vals = map.update_some_params(set, key, &row)?;
+            if e.own.defer_updates {
+                self.defer_update(table, set, vals.into_iter().map(|v| vec![v]).collect());
+                return Ok(true);
+            }
             let params = Self::params(map, set.iter().chain(map.pk_cols()).copied(), &vals)?;
-            self.execute(sql, params)?;
+            self.execute(table, sql, params)?;
         }
         Ok(true)
     }
@@ -735,7 +1074,7 @@ impl PostgresWorker<'_> {
         }
         let (sql, cols) = &*stmt;
         let mut key = Key::new();
-        self.select(index.table, sql, params, cols, true, |map, row, pk| {
+        self.select(index.table, sql, params, cols, true, |map, row, pk, _| {
             map.index_key(index.index, row, pk, &mut key);
             match &part {
                 Some(p) => f(&key, &row[p.clone()]),
@@ -775,7 +1114,7 @@ impl api::Worker for PostgresWorker<'_> {
             params,
             map.all_cols(),
             false,
-            |_, row, _| {
+            |_, row, _, _| {
                 f(row);
                 false
             },
@@ -792,7 +1131,7 @@ impl api::Worker for PostgresWorker<'_> {
     ) -> Result<bool> {
         let ps = self.part_sql(table, &part)?;
         let params = self.key_params(table, key)?;
-        let n = self.select(table, &ps.get, params, &ps.cols, false, |_, row, _| {
+        let n = self.select(table, &ps.get, params, &ps.cols, false, |_, row, _, _| {
             f(&row[part.clone()]);
             false
         })?;
@@ -825,6 +1164,113 @@ impl api::Worker for PostgresWorker<'_> {
         self.scan_cols(index, lo, hi, dir, limit, Some(part), f)
     }
 
+    fn batches(&self) -> bool {
+        true
+    }
+
+    fn get_batch(
+        &mut self,
+        table: TableId,
+        n: usize,
+        key: &dyn Fn(usize) -> Key,
+        part: Option<std::ops::Range<usize>>,
+        f: &mut dyn FnMut(usize, &[u8]),
+    ) -> Result<usize> {
+        if n == 0 {
+            return Ok(0);
+        }
+        let b = self.batch_sql(table, part.as_ref())?;
+        let keys: Vec<Key> = (0..n).map(key).collect();
+        let rows = self.select_many(table, &b.get, &keys, &b.cols)?;
+        let mut found = 0;
+        for (i, r) in rows.iter().enumerate() {
+            if let Some(r) = r {
+                match &part {
+                    Some(p) => f(i, &r[p.clone()]),
+                    None => f(i, r),
+                }
+                found += 1;
+            }
+        }
+        Ok(found)
+    }
+
+    /// One select of the distinct keys' rows (locking them at read committed), the
+    /// changes applied in the order of the batch, one update of the rows found.
+    fn update_batch(
+        &mut self,
+        table: TableId,
+        n: usize,
+        key: &dyn Fn(usize) -> Key,
+        part: Option<std::ops::Range<usize>>,
+        f: &mut dyn FnMut(usize, &mut [u8]),
+    ) -> Result<usize> {
+        if n == 0 {
+            return Ok(0);
+        }
+        let e = self.e;
+        let b = self.batch_sql(table, part.as_ref())?;
+        // Each key once: PostgreSQL updates a row at most once per statement.
+        let mut distinct: Vec<Key> = Vec::with_capacity(n);
+        let mut slot = Vec::with_capacity(n);
+        let mut seen: HashMap<Key, usize> = HashMap::with_capacity(n);
+        for i in 0..n {
+            let k = key(i);
+            let at = *seen.entry(k).or_insert_with(|| {
+                distinct.push(k);
+                distinct.len() - 1
+            });
+            slot.push(at);
+        }
+        let get = if self.rc() { &b.get_lock } else { &b.get };
+        let old = self.select_many(table, get, &distinct, &b.cols)?;
+        let mut rows = old.clone();
+        let mut found = 0;
+        for (i, &at) in slot.iter().enumerate() {
+            if let Some(r) = &mut rows[at] {
+                match &part {
+                    Some(p) => f(i, &mut r[p.clone()]),
+                    None => f(i, r),
+                }
+                found += 1;
+            }
+        }
+        let map = &e.maps[table.0 as usize];
+        let Some(sql) = &b.update else {
+            return Ok(found);
+        };
+        let mut per_col: Vec<Vec<Value>> = vec![Vec::new(); b.set.len() + map.pk_cols().len()];
+        for ((k, old), new) in distinct.iter().zip(&old).zip(&rows) {
+            let (Some(old), Some(new)) = (old, new) else {
+                continue;
+            };
+            map.check_update(old, new)?;
+            for (i, v) in map
+                .update_some_params(&b.set, k, new)?
+                .into_iter()
+                .enumerate()
+            {
+                per_col[i].push(v);
+            }
+        }
+        if per_col[0].is_empty() {
+            return Ok(found);
+        }
+        if e.own.defer_updates {
+            self.defer_update(table, &b.set, per_col);
+            return Ok(found);
+        }
+        let params = b
+            .set
+            .iter()
+            .chain(map.pk_cols())
+            .zip(&per_col)
+            .map(|(&c, vals)| array_param(map.cols[c].kind, vals.iter()))
+            .collect::<Result<Vec<_>>>()?;
+        self.execute(table, sql, params)?;
+        Ok(found)
+    }
+
     fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
         let e = self.e;
         let map = e
@@ -847,8 +1293,16 @@ impl api::Worker for PostgresWorker<'_> {
             }
             return Ok(());
         }
+        if e.own.batch_inserts {
+            self.pending[table.0 as usize].push(vals);
+            self.pending_rows += 1;
+            if self.pending_rows >= PENDING_ROWS {
+                self.flush_writes()?;
+            }
+            return Ok(());
+        }
         let params = Self::params(map, 0..map.cols.len(), &vals)?;
-        self.execute(&e.sql[table.0 as usize].insert, params)?;
+        self.execute(table, &e.sql[table.0 as usize].insert, params)?;
         Ok(())
     }
 
@@ -891,11 +1345,12 @@ impl api::Worker for PostgresWorker<'_> {
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
         let e = self.e;
         let params = self.key_params(table, key)?;
-        Ok(self.execute(&e.sql[table.0 as usize].delete, params)? > 0)
+        Ok(self.execute(table, &e.sql[table.0 as usize].delete, params)? > 0)
     }
 
     fn commit(&mut self) -> Result<()> {
         self.flush()?;
+        self.flush_writes()?;
         if self.began {
             self.count();
             self.client()?.batch_execute("COMMIT").map_err(pg_err)?;
@@ -910,6 +1365,13 @@ impl api::Worker for PostgresWorker<'_> {
             b.clear();
         }
         self.copy_rows = 0;
+        for p in &mut self.pending {
+            p.clear();
+        }
+        self.pending_rows = 0;
+        for u in &mut self.pending_upd {
+            *u = None;
+        }
         if self.in_txn {
             self.in_txn = false;
             if self.began {

@@ -282,6 +282,11 @@ impl TableMap {
 
     /// The select list of SQL columns `cols` (in that order), decimals as integer units.
     fn select_cols(&self, d: Dialect, cols: &[usize]) -> String {
+        self.select_cols_of(d, cols, "")
+    }
+
+    /// [`TableMap::select_cols`] with each column qualified by `qual` (e.g. `t.`).
+    fn select_cols_of(&self, d: Dialect, cols: &[usize], qual: &str) -> String {
         let items: Vec<String> = cols
             .iter()
             .map(|&c| {
@@ -289,16 +294,121 @@ impl TableMap {
                 match (d, c.kind) {
                     (Dialect::Postgres, Kind::Decimal { scale, .. }) => {
                         format!(
-                            "({} * 1{})::int8",
+                            "({qual}{} * 1{})::int8",
                             ident(&c.name),
                             "0".repeat(scale as usize)
                         )
                     }
-                    _ => ident(&c.name),
+                    _ => format!("{qual}{}", ident(&c.name)),
                 }
             })
             .collect();
         items.join(", ")
+    }
+
+    /// PostgreSQL: insert of many rows in one statement, each column's values an array
+    /// parameter numbered from `first` (one per column, in column order, of
+    /// [`TableMap::row_params`]' values: [`array_placeholder`]), unnested row by row. Its text depends on
+    /// the table only, not on the number of rows.
+    pub fn insert_many_sql(&self, first: usize) -> String {
+        let n = self.cols.len();
+        let arrays: Vec<String> = (0..n)
+            .map(|c| array_placeholder(self.cols[c].kind, first + c))
+            .collect();
+        let names: Vec<String> = (0..n).map(|c| format!("c{c}")).collect();
+        let vals: Vec<String> = (0..n)
+            .map(|c| from_array(self.cols[c].kind, &format!("u.c{c}")))
+            .collect();
+        format!(
+            "INSERT INTO {} ({}) SELECT {} FROM unnest({}) AS u({})",
+            ident(self.name()),
+            self.col_list(&self.all),
+            vals.join(", "),
+            arrays.join(", "),
+            names.join(", ")
+        )
+    }
+
+    /// PostgreSQL: point lookups of many keys in one statement, selecting SQL columns
+    /// `cols` (in that order) and then the key's position (1-based, `bigint`) in the
+    /// arrays. Parameters: one array per primary key column ([`TableMap::key_params`]'
+    /// values). A key given twice returns its row twice; an absent key returns nothing.
+    /// `lock`: `FOR UPDATE` of the rows (the read of an update at read committed).
+    pub fn get_many_sql(&self, cols: &[usize], lock: bool) -> String {
+        let k = self.pk.len();
+        let arrays: Vec<String> = (0..k)
+            .map(|i| array_placeholder(self.cols[self.pk[i]].kind, i + 1))
+            .collect();
+        let names: Vec<String> = (0..k).map(|i| format!("k{i}")).collect();
+        let on: Vec<String> = (0..k)
+            .map(|i| {
+                let c = &self.cols[self.pk[i]];
+                format!(
+                    "t.{} = {}",
+                    ident(&c.name),
+                    from_array(c.kind, &format!("u.k{i}"))
+                )
+            })
+            .collect();
+        format!(
+            "SELECT {}, u.ord FROM unnest({}) WITH ORDINALITY AS u({}, ord) JOIN {} AS t ON {}{}",
+            self.select_cols_of(Dialect::Postgres, cols, "t."),
+            arrays.join(", "),
+            names.join(", "),
+            ident(self.name()),
+            on.join(" AND "),
+            if lock { " FOR UPDATE OF t" } else { "" }
+        )
+    }
+
+    /// PostgreSQL: update of many rows in one statement, setting SQL columns `set`
+    /// (outside the primary key). Parameters, numbered from `first`: one array per
+    /// column of `set` and then per primary key column ([`TableMap::update_some_params`]'
+    /// values, row by row); each key at most once. `None` for no column.
+    pub fn update_many_sql(&self, set: &[usize], first: usize) -> Option<String> {
+        if set.is_empty() {
+            return None;
+        }
+        let all: Vec<usize> = set.iter().chain(&self.pk).copied().collect();
+        let arrays: Vec<String> = all
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| array_placeholder(self.cols[c].kind, first + i))
+            .collect();
+        let names: Vec<String> = (0..all.len()).map(|i| format!("v{i}")).collect();
+        let sets: Vec<String> = set
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let c = &self.cols[c];
+                format!(
+                    "{} = {}",
+                    ident(&c.name),
+                    from_array(c.kind, &format!("u.v{i}"))
+                )
+            })
+            .collect();
+        let on: Vec<String> = self
+            .pk
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let c = &self.cols[c];
+                format!(
+                    "t.{} = {}",
+                    ident(&c.name),
+                    from_array(c.kind, &format!("u.v{}", set.len() + i))
+                )
+            })
+            .collect();
+        Some(format!(
+            "UPDATE {} AS t SET {} FROM unnest({}) AS u({}) WHERE {}",
+            ident(self.name()),
+            sets.join(", "),
+            arrays.join(", "),
+            names.join(", "),
+            on.join(" AND ")
+        ))
     }
 
     /// Every SQL column, in order (what the statements select by default).
@@ -901,6 +1011,31 @@ pub fn placeholder(d: Dialect, k: Kind, n: usize) -> String {
             Kind::Text => format!("${n}::text"),
             Kind::Bytes => format!("${n}::bytea"),
         },
+    }
+}
+
+/// PostgreSQL: an array parameter `n` of the element type a column of `kind` is bound
+/// as (decimals as integer units, as [`placeholder`]).
+pub fn array_placeholder(k: Kind, n: usize) -> String {
+    let ty = match k {
+        Kind::I16 => "int2",
+        Kind::I32 => "int4",
+        Kind::I64 | Kind::Decimal { .. } => "int8",
+        Kind::Text => "text",
+        Kind::Bytes => "bytea",
+    };
+    format!("${n}::{ty}[]")
+}
+
+/// PostgreSQL: the column value of an element `expr` of an array bound by
+/// [`array_placeholder`] (decimal units scaled back).
+pub fn from_array(k: Kind, expr: &str) -> String {
+    match k {
+        Kind::Decimal { scale: 0, .. } => format!("{expr}::numeric"),
+        Kind::Decimal { scale, .. } => {
+            format!("({expr} * 0.{}1)", "0".repeat(scale as usize - 1))
+        }
+        _ => expr.to_string(),
     }
 }
 

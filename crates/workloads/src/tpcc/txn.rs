@@ -348,15 +348,29 @@ impl Tpcc {
         };
         s.insert_row(NEW_ORDER, &new_order_key(w, d, o_id), &no)?;
 
-        let mut total: i64 = 0;
-        let mut brand_generic = [b'G'; MAX_OL_CNT];
-        for (n, l) in lines.iter().enumerate() {
-            // An unused item id means the order was entered wrongly: roll back.
-            let Some(item) = s.get_row::<Item>(ITEM, &item_key(l.i_id))? else {
-                return Err(Error::UserAbort);
-            };
-            let mut stock = None;
-            s.update_row(STOCK, &stock_key(l.supply_w_id, l.i_id), |r: &mut Stock| {
+        // The items, then the stocks, each as one batch (one round trip on a SQL
+        // engine; a loop of single operations on the others).
+        let mut items = [None::<(i64, bool)>; MAX_OL_CNT];
+        s.get_batch(
+            ITEM,
+            lines.len(),
+            |n| item_key(lines[n].i_id),
+            |n, r| {
+                let item = row::read::<Item>(r);
+                items[n] = Some((item.i_price, gen::contains_original(&item.i_data)));
+            },
+        )?;
+        // An unused item id means the order was entered wrongly: roll back.
+        if items[..lines.len()].iter().any(Option::is_none) {
+            return Err(Error::UserAbort);
+        }
+        let mut stocks = [None; MAX_OL_CNT];
+        s.update_row_batch(
+            STOCK,
+            lines.len(),
+            |n| stock_key(lines[n].supply_w_id, lines[n].i_id),
+            |n, r: &mut Stock| {
+                let l = &lines[n];
                 let q = l.quantity as i32;
                 r.s_quantity = if r.s_quantity >= q + 10 {
                     r.s_quantity - q
@@ -368,13 +382,18 @@ impl Tpcc {
                 if l.supply_w_id != w {
                     r.s_remote_cnt += 1;
                 }
-                stock = Some((r.s_dist[d as usize - 1], gen::contains_original(&r.s_data)));
-            })?;
-            let (dist_info, s_original) = need(stock, "stock", l.i_id)?;
-            if s_original && gen::contains_original(&item.i_data) {
+                stocks[n] = Some((r.s_dist[d as usize - 1], gen::contains_original(&r.s_data)));
+            },
+        )?;
+        let mut total: i64 = 0;
+        let mut brand_generic = [b'G'; MAX_OL_CNT];
+        for (n, l) in lines.iter().enumerate() {
+            let (i_price, i_original) = items[n].expect("checked above");
+            let (dist_info, s_original) = need(stocks[n], "stock", l.i_id)?;
+            if s_original && i_original {
                 brand_generic[n] = b'B';
             }
-            let amount = l.quantity as i64 * item.i_price;
+            let amount = l.quantity as i64 * i_price;
             total += amount;
             let ol = OrderLine {
                 ol_delivery_d: 0,
@@ -606,9 +625,12 @@ impl Tpcc {
                 continue;
             };
             if !s.delete(NEW_ORDER, &new_order_key(w, d, o_id))? {
-                return Err(Error::fatal(format!(
-                    "tpcc: new-order ({w}, {d}, {o_id}) vanished during delivery"
-                )));
+                // Only at read committed (a SQL engine's --isolation): a concurrent
+                // Delivery took it between the scan and the delete. Retried, it takes
+                // the next one; at the stronger levels the scan's read prevents it.
+                return Err(Error::Conflict(
+                    "tpcc: a concurrent delivery took the oldest new-order",
+                ));
             }
             let mut order = None;
             s.update_row(ORDER, &order_key(w, d, o_id), |r: &mut Order| {
@@ -619,20 +641,20 @@ impl Tpcc {
             // Its lines are updated first: the customer's head comes meanwhile.
             s.prefetch_part(CUSTOMER, &customer_key(w, d, order.o_c_id), CUSTOMER_HEAD);
             let mut total = 0i64;
-            for n in 1..=order.o_ol_cnt {
-                let found = s.update_row(
-                    ORDER_LINE,
-                    &order_line_key(w, d, o_id, n),
-                    |r: &mut OrderLine| {
-                        r.ol_delivery_d = i.date;
-                        total += r.ol_amount;
-                    },
-                )?;
-                if !found {
-                    return Err(Error::fatal(format!(
-                        "tpcc: order ({w}, {d}, {o_id}) lacks order line {n}"
-                    )));
-                }
+            let found = s.update_row_batch(
+                ORDER_LINE,
+                order.o_ol_cnt as usize,
+                |n| order_line_key(w, d, o_id, n as u32 + 1),
+                |_, r: &mut OrderLine| {
+                    r.ol_delivery_d = i.date;
+                    total += r.ol_amount;
+                },
+            )?;
+            if found != order.o_ol_cnt as usize {
+                return Err(Error::fatal(format!(
+                    "tpcc: order ({w}, {d}, {o_id}) has {found} of its {} order lines",
+                    order.o_ol_cnt
+                )));
             }
             let found = s.update_head(
                 CUSTOMER,
@@ -695,11 +717,22 @@ impl Tpcc {
             s.prefetch_part(STOCK, &stock_key(w, item), q_at..q_at + 4);
         }
         let mut low = 0;
-        for &item in ids.iter() {
-            let q = s.get_field::<i32>(STOCK, &stock_key(w, item), q_at)?;
-            if need(q, "stock", item)? < i.threshold {
-                low += 1;
-            }
+        let found = s.get_part_batch(
+            STOCK,
+            ids.len(),
+            |n| stock_key(w, ids[n]),
+            q_at..q_at + 4,
+            |_, b| {
+                if bytemuck::pod_read_unaligned::<i32>(b) < i.threshold {
+                    low += 1;
+                }
+            },
+        )?;
+        if found != ids.len() {
+            let missing = ids.len() - found;
+            return Err(Error::fatal(format!(
+                "tpcc: {missing} stock row(s) of warehouse {w} not found (damaged database?)"
+            )));
         }
         Ok(low)
     }
