@@ -597,10 +597,33 @@ impl Report {
         serde_json::to_string_pretty(self).expect("a Report always serializes")
     }
 
-    /// Terminal rendering.
+    /// Terminal rendering: the run's header, then one table per section.
     pub fn to_text(&self) -> String {
-        let c = &self.config;
         let mut o = String::new();
+        self.text_header(&mut o);
+        self.text_levels(&mut o);
+        self.text_three_c(&mut o);
+        self.text_sweep(&mut o);
+        self.text_breakdown(&mut o, "by operation", &self.by_operation);
+        self.text_breakdown(&mut o, "by component", &self.by_component);
+        self.text_breakdown(
+            &mut o,
+            "by operation and component",
+            &self.by_operation_component,
+        );
+        self.text_threads(&mut o);
+        self.text_top_functions(&mut o);
+        self.text_unmapped(&mut o);
+        let _ = writeln!(o, "note: {}", self.caveat);
+        for w in &self.warnings {
+            let _ = writeln!(o, "warning: {w}");
+        }
+        o
+    }
+
+    /// The preset, counts and warm-up, and what the tables count.
+    fn text_header(&self, o: &mut String) {
+        let c = &self.config;
         let _ = writeln!(
             o,
             "cache simulation: preset {}, {}, {} last level, memory {} cycles",
@@ -662,7 +685,10 @@ impl Report {
             o.push('\n');
         }
         o.push('\n');
+    }
 
+    /// One row per cache level, and the total stall cycles.
+    fn text_levels(&self, o: &mut String) {
         let rows: Vec<Vec<String>> = self
             .levels
             .iter()
@@ -684,7 +710,7 @@ impl Report {
             })
             .collect();
         table(
-            &mut o,
+            o,
             &[
                 "level",
                 "size:ways:line:lat",
@@ -701,7 +727,10 @@ impl Report {
             &rows,
         );
         let _ = writeln!(o, "total stall cycles {}", sep(self.total_stall_cycles));
+    }
 
+    /// Compulsory, capacity and conflict misses per level (when classified).
+    fn text_three_c(&self, o: &mut String) {
         if self.levels.iter().any(|l| l.three_c.is_some()) {
             o.push_str("\n3C classification (misses)\n");
             let mut rows = Vec::new();
@@ -725,12 +754,15 @@ impl Report {
                 }
             }
             table(
-                &mut o,
+                o,
                 &["level", "misses", "compulsory", "capacity", "conflict"],
                 &rows,
             );
         }
+    }
 
+    /// The cache size sweep (when one ran).
+    fn text_sweep(&self, o: &mut String) {
         if !self.sweep.is_empty() {
             o.push_str(
                 "\ncache size sweep (misses; stall cycles = misses x the level's penalty)\n",
@@ -759,7 +791,7 @@ impl Report {
                 })
                 .collect();
             table(
-                &mut o,
+                o,
                 &[
                     "cache",
                     "miss I",
@@ -773,59 +805,59 @@ impl Report {
                 &rows,
             );
         }
+    }
 
-        let level_names: Vec<String> = self.levels.iter().map(|l| l.name.clone()).collect();
-        let breakdown = |o: &mut String, title: &str, rows_in: &[Breakdown]| {
+    /// One breakdown table (by operation, component or both), its longest rows in JSON only.
+    fn text_breakdown(&self, o: &mut String, title: &str, rows_in: &[Breakdown]) {
+        let _ = writeln!(
+            o,
+            "\n{title} (misses per 1000 instructions of the run; stall cycles)"
+        );
+        let mut header = vec!["", "instr %"];
+        let mpki_headers: Vec<String> = self
+            .levels
+            .iter()
+            .map(|l| format!("{} MPKI", l.name))
+            .collect();
+        header.extend(mpki_headers.iter().map(String::as_str));
+        header.push("stall cycles");
+        header.push("stall %");
+        let rows: Vec<Vec<String>> = rows_in
+            .iter()
+            .take(TEXT_ROWS)
+            .map(|b| {
+                let label = match (&b.operation, &b.component) {
+                    (Some(op), Some(c)) => format!("{op} / {c}"),
+                    (Some(op), None) => op.clone(),
+                    (None, Some(c)) => c.clone(),
+                    (None, None) => "-".into(),
+                };
+                let mut r = vec![
+                    label,
+                    format!("{:.1}", pct(b.instructions, self.instructions)),
+                ];
+                r.extend(b.levels.iter().map(|l| f2(l.mpki.total)));
+                r.push(sep(b.stall_cycles));
+                r.push(format!(
+                    "{:.1}",
+                    pct(b.stall_cycles, self.total_stall_cycles)
+                ));
+                r
+            })
+            .collect();
+        table(o, &header, &rows);
+        if rows_in.len() > TEXT_ROWS {
             let _ = writeln!(
                 o,
-                "\n{title} (misses per 1000 instructions of the run; stall cycles)"
+                "({} more rows in the JSON report)",
+                rows_in.len() - TEXT_ROWS
             );
-            let mut header = vec!["", "instr %"];
-            let mpki_headers: Vec<String> =
-                level_names.iter().map(|n| format!("{n} MPKI")).collect();
-            header.extend(mpki_headers.iter().map(String::as_str));
-            header.push("stall cycles");
-            header.push("stall %");
-            let rows: Vec<Vec<String>> = rows_in
-                .iter()
-                .take(TEXT_ROWS)
-                .map(|b| {
-                    let label = match (&b.operation, &b.component) {
-                        (Some(op), Some(c)) => format!("{op} / {c}"),
-                        (Some(op), None) => op.clone(),
-                        (None, Some(c)) => c.clone(),
-                        (None, None) => "-".into(),
-                    };
-                    let mut r = vec![
-                        label,
-                        format!("{:.1}", pct(b.instructions, self.instructions)),
-                    ];
-                    r.extend(b.levels.iter().map(|l| f2(l.mpki.total)));
-                    r.push(sep(b.stall_cycles));
-                    r.push(format!(
-                        "{:.1}",
-                        pct(b.stall_cycles, self.total_stall_cycles)
-                    ));
-                    r
-                })
-                .collect();
-            table(o, &header, &rows);
-            if rows_in.len() > TEXT_ROWS {
-                let _ = writeln!(
-                    o,
-                    "({} more rows in the JSON report)",
-                    rows_in.len() - TEXT_ROWS
-                );
-            }
-        };
-        breakdown(&mut o, "by operation", &self.by_operation);
-        breakdown(&mut o, "by component", &self.by_component);
-        breakdown(
-            &mut o,
-            "by operation and component",
-            &self.by_operation_component,
-        );
+        }
+    }
 
+    /// The threads table (background threads apart).
+    fn text_threads(&self, o: &mut String) {
+        let level_names: Vec<String> = self.levels.iter().map(|l| l.name.clone()).collect();
         if self.threads.len() > 1 {
             let _ = writeln!(
                 o,
@@ -853,9 +885,13 @@ impl Report {
                     r
                 })
                 .collect();
-            table(&mut o, &header, &rows);
+            table(o, &header, &rows);
         }
+    }
 
+    /// Functions by stall cycles.
+    fn text_top_functions(&self, o: &mut String) {
+        let level_names: Vec<String> = self.levels.iter().map(|l| l.name.clone()).collect();
         if !self.top_functions.is_empty() {
             let _ = writeln!(
                 o,
@@ -886,8 +922,12 @@ impl Report {
                     r
                 })
                 .collect();
-            table(&mut o, &header, &rows);
+            table(o, &header, &rows);
         }
+    }
+
+    /// The code no component rule maps, listed rather than guessed.
+    fn text_unmapped(&self, o: &mut String) {
         if self.instructions > 0 {
             let _ = writeln!(
                 o,
@@ -919,14 +959,9 @@ impl Report {
                 })
                 .collect();
             if !rows.is_empty() {
-                table(&mut o, &["function", "instr %"], &rows);
+                table(o, &["function", "instr %"], &rows);
             }
         }
-        let _ = writeln!(o, "note: {}", self.caveat);
-        for w in &self.warnings {
-            let _ = writeln!(o, "warning: {w}");
-        }
-        o
     }
 }
 

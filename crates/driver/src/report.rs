@@ -400,9 +400,20 @@ fn fmt_secs(s: f64) -> String {
 }
 
 impl Report {
+    /// Terminal rendering: the summary lines, the per-type table, the checks.
     pub fn to_text(&self) -> String {
-        use std::fmt::Write;
         let mut o = String::new();
+        self.text_summary(&mut o);
+        o.push('\n');
+        self.text_types(&mut o);
+        o.push('\n');
+        self.text_checks(&mut o);
+        o
+    }
+
+    /// What ran and how fast, the run's conditions, waits and the workload's notes.
+    fn text_summary(&self, o: &mut String) {
+        use std::fmt::Write;
         let short = self.duration_s < SHORT_RUN_S;
         let _ = writeln!(
             o,
@@ -478,7 +489,7 @@ impl Report {
             );
         }
         if let Some(s) = &self.steps {
-            s.to_text(&mut o);
+            s.to_text(o);
         }
         let waited: Vec<String> = self
             .waits
@@ -515,7 +526,10 @@ impl Report {
         for n in &self.notes {
             let _ = writeln!(o, "{n}");
         }
-        let _ = writeln!(o);
+    }
+
+    /// One row per transaction type (and all of them), with latency percentiles.
+    fn text_types(&self, o: &mut String) {
         let mut rows: Vec<Vec<String>> = Vec::new();
         let mut row = |name: &str, c: u64, a: u64, u: u64, tps: f64, l: &Latency| {
             let mut r = vec![
@@ -549,7 +563,7 @@ impl Report {
             );
         }
         table(
-            &mut o,
+            o,
             &[
                 "transaction",
                 "committed",
@@ -564,7 +578,11 @@ impl Report {
             ],
             rows,
         );
-        let _ = writeln!(o);
+    }
+
+    /// The consistency checks, one line each.
+    fn text_checks(&self, o: &mut String) {
+        use std::fmt::Write;
         let _ = writeln!(
             o,
             "consistency checks: {}",
@@ -583,7 +601,6 @@ impl Report {
                 c.detail
             );
         }
-        o
     }
 }
 

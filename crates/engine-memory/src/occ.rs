@@ -123,9 +123,11 @@ impl MemoryWorker<'_> {
         self.guard = None;
     }
 
+    /// Commit by Silo's protocol, one phase per function: lock the write set, read the
+    /// epoch (the serialization point), validate, pick the TID, install and unlock, hand
+    /// the log records over, wait as the log mode says.
     pub(crate) fn commit_txn(&mut self) -> Result<()> {
         assert!(self.guard.is_some(), "commit outside a transaction");
-        let st = self.stats();
         let n = self.writes.len();
         self.writes.retain(|w| w.kind != WKind::Dead);
         if self.writes.len() != n {
@@ -133,24 +135,8 @@ impl MemoryWorker<'_> {
             self.rebuild_wmap();
         }
         if self.writes.is_empty() {
-            fence(Acquire);
-            let why = if !self.validate_reads() {
-                Some((AbortReason::ReadValidation, "read set changed"))
-            } else if !self.validate_nodes() {
-                Some((AbortReason::NodeValidation, "index node changed (phantom)"))
-            } else {
-                None
-            };
-            if let Some((r, msg)) = why {
-                self.abort_reason = Some(r);
-                return Err(Error::Conflict(msg));
-            }
-            WorkerStats::bump(&st.read_only_commits);
-            WorkerStats::bump(&st.commits);
-            self.finish();
-            return Ok(());
+            return self.commit_read_only();
         }
-
         let e = self.e;
         // Once the log cannot be written nothing more can become durable: refuse
         // (an `Async` commit would otherwise be acknowledged and then lost).
@@ -166,20 +152,19 @@ impl MemoryWorker<'_> {
             self.abort_reason = Some(AbortReason::ReadValidation);
             return Err(Error::Conflict("read set changed"));
         }
+        debug_assert!(
+            self.writes
+                .iter()
+                .all(|w| w.rec.tid().load(Relaxed) & LOCK != 0),
+            "every record written is locked before the epoch is read"
+        );
         // `--stats`: Silo's only locks, one per record written, taken at commit.
         txnstats::add(txnstats::Counter::RowLocks, self.writes.len() as u64);
         // Announced to the logger before the epoch read (after the record locks, which
         // may wait): the logger does not flush past this commit's epoch until its
         // records are appended (`log::Logger::commit_start`). No lock is held for it.
         let flight = e.logger.as_ref().map(|l| l.commit_start(self.id));
-        // Inserts commit above any delete that unlinked an earlier record of their key
-        // (see `TableData::deleted_tid`). Read before the epoch: a delete seen here read
-        // its epoch earlier, so its TID's epoch is never above the one read below.
-        let mut delete_floor = 0;
-        for w in self.writes.iter().filter(|w| w.kind.is_insert()) {
-            delete_floor =
-                delete_floor.max(e.catalog.tables[w.table as usize].deleted_tid.load(SeqCst));
-        }
+        let delete_floor = self.delete_floor();
         // The serialization point: the epoch read after every lock is held.
         fence(SeqCst);
         let epoch = e.epochs.current();
@@ -188,6 +173,61 @@ impl MemoryWorker<'_> {
         }
 
         // Phase 2: validate.
+        if let Err(err) = self.validate() {
+            for w in &self.writes {
+                w.rec.unlock_with(w.locked_tid);
+            }
+            drop(flight);
+            return Err(err);
+        }
+
+        // Phase 3: the TID. Phase 4: install, unlock, stage the log records.
+        let tid = self.commit_tid(delete_floor, epoch);
+        self.install(tid);
+
+        // The records go to the log buffer under one short hold of its lock (the logger
+        // drains whole transactions); then the commit is no longer in flight. Plain
+        // stores: streaming ones (and the `sfence` they need before the unlock) stalled
+        // the stores after them (`docs/design/memory-engine.md`).
+        let mut full = None;
+        if let Some(l) = &e.logger {
+            rt::point(rt::Point::Ctx(rt::Component::LogInsert));
+            let mut b = l.buffer(self.id);
+            b.extend_from_slice(&self.log_stage);
+            full = l.full(self.id, &b);
+        }
+        drop(flight);
+        self.last_tid = tid;
+        WorkerStats::bump(&self.stats().commits);
+        self.finish();
+        // A full buffer: the log is behind; wait for it, with nothing held.
+        if let (Some(seen), Some(l)) = (full, &e.logger) {
+            l.wait_drained(self.id, seen)?;
+        }
+        if e.log_mode == LogMode::Sync {
+            if let Some(l) = &e.logger {
+                l.wait_durable(epoch, &e.epochs)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A transaction that wrote nothing only validates: no lock, no shared write.
+    fn commit_read_only(&mut self) -> Result<()> {
+        debug_assert!(self.writes.is_empty());
+        fence(Acquire);
+        self.validate()?;
+        let st = self.stats();
+        WorkerStats::bump(&st.read_only_commits);
+        WorkerStats::bump(&st.commits);
+        self.finish();
+        Ok(())
+    }
+
+    /// The read set and then the node set unchanged since read; else the conflict, with
+    /// its reason kept for the statistics.
+    #[inline]
+    fn validate(&mut self) -> Result<()> {
         let why = if !self.validate_reads() {
             Some((AbortReason::ReadValidation, "read set changed"))
         } else if !self.validate_nodes() {
@@ -195,16 +235,32 @@ impl MemoryWorker<'_> {
         } else {
             None
         };
-        if let Some((r, msg)) = why {
-            for w in &self.writes {
-                w.rec.unlock_with(w.locked_tid);
+        match why {
+            None => Ok(()),
+            Some((r, msg)) => {
+                self.abort_reason = Some(r);
+                Err(Error::Conflict(msg))
             }
-            drop(flight);
-            self.abort_reason = Some(r);
-            return Err(Error::Conflict(msg));
         }
+    }
 
-        // Phase 3: a TID above everything this transaction saw, in the current epoch.
+    /// Inserts commit above any delete that unlinked an earlier record of their key
+    /// (see `TableData::deleted_tid`). Read before the epoch: a delete seen here read
+    /// its epoch earlier, so its TID's epoch is never above the one read after.
+    #[inline]
+    fn delete_floor(&self) -> u64 {
+        let tables = &self.e.catalog.tables;
+        self.writes
+            .iter()
+            .filter(|w| w.kind.is_insert())
+            .map(|w| tables[w.table as usize].deleted_tid.load(SeqCst))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A TID above everything this transaction saw (and the worker's last), in `epoch`.
+    #[inline]
+    fn commit_tid(&self, delete_floor: u64, epoch: u64) -> u64 {
         let mut max = self.last_tid.max(delete_floor);
         for r in &self.reads {
             max = max.max(r.tid & !FLAGS);
@@ -221,10 +277,18 @@ impl MemoryWorker<'_> {
             epoch,
             "TID epoch must be the commit epoch (a record carries a future epoch?)"
         );
+        assert!(tid > self.last_tid, "a worker's TIDs grow");
+        assert_eq!(tid & FLAGS, 0, "a TID carries no flag");
+        tid
+    }
 
-        // Phase 4: install and unlock, and with a log, write each write's record to this
-        // worker's staging buffer (it stays in cache): an update's record holds only the
-        // bytes it changed (`log::append_update` installs the row as it compares).
+    /// Install every write under `tid` and unlock it; with a log, write each write's
+    /// record to this worker's staging buffer (it stays in cache): an update's record
+    /// holds only the bytes it changed (`log::append_update` installs the row as it
+    /// compares). Validation has passed: nothing here may fail.
+    fn install(&mut self, tid: u64) {
+        let e = self.e;
+        let st = self.stats();
         let g = self.guard.as_ref().expect("pinned during commit");
         let logging = e.logger.is_some();
         let stage = &mut self.log_stage;
@@ -286,31 +350,6 @@ impl MemoryWorker<'_> {
                 WKind::Dead => unreachable!("dead writes were dropped"),
             }
         }
-        // The records go to the log buffer under one short hold of its lock (the logger
-        // drains whole transactions); then the commit is no longer in flight. Plain
-        // stores: streaming ones (and the `sfence` they need before the unlock) stalled
-        // the stores after them (`docs/design/memory-engine.md`).
-        let mut full = None;
-        if let Some(l) = &e.logger {
-            rt::point(rt::Point::Ctx(rt::Component::LogInsert));
-            let mut b = l.buffer(self.id);
-            b.extend_from_slice(stage);
-            full = l.full(self.id, &b);
-        }
-        drop(flight);
-        self.last_tid = tid;
-        WorkerStats::bump(&st.commits);
-        self.finish();
-        // A full buffer: the log is behind; wait for it, with nothing held.
-        if let (Some(seen), Some(l)) = (full, &e.logger) {
-            l.wait_drained(self.id, seen)?;
-        }
-        if e.log_mode == LogMode::Sync {
-            if let Some(l) = &e.logger {
-                l.wait_durable(epoch, &e.epochs)?;
-            }
-        }
-        Ok(())
     }
 
     pub(crate) fn abort_txn(&mut self) {
