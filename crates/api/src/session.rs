@@ -381,7 +381,7 @@ impl<W: Worker> Session<W> {
             self.w.abort();
         }
         self.in_txn = false;
-        probe::txn_end(self.txn_type);
+        probe::txn_end(self.txn_type, r.is_ok());
         r
     }
 
@@ -394,7 +394,7 @@ impl<W: Worker> Session<W> {
             self.w.abort();
         }
         self.in_txn = false;
-        probe::txn_end(self.txn_type);
+        probe::txn_end(self.txn_type, false);
     }
 
     /// Run `body` as one transaction: begin, body, commit. On any error the transaction

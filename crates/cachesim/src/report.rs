@@ -190,7 +190,12 @@ pub struct Report {
     pub config: Config,
     /// After warm-up.
     pub instructions: u64,
+    /// Transaction attempts (an aborted attempt counts): the `per_txn` figures' divisor.
     pub transactions: u64,
+    /// Of `transactions`, those that committed (traces that do not mark aborts count
+    /// every attempt). None in reports older than the count.
+    #[serde(default)]
+    pub committed_transactions: Option<u64>,
     pub instructions_per_txn: Option<f64>,
     pub warmup_txns: u64,
     pub warmup_completed: bool,
@@ -523,6 +528,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         config: cfg.clone(),
         instructions: instr,
         transactions: txns,
+        committed_transactions: Some(sim.counts.committed),
         instructions_per_txn: (txns > 0).then(|| instr as f64 / txns as f64),
         warmup_txns: cfg.warmup_txns,
         warmup_completed: sim.warmed_up,
@@ -646,6 +652,12 @@ impl Report {
             sep(self.instructions),
             sep(self.transactions)
         );
+        if let Some(c) = self
+            .committed_transactions
+            .filter(|c| *c < self.transactions)
+        {
+            let _ = write!(o, " ({} committed)", sep(c));
+        }
         if let Some(ipt) = self.instructions_per_txn {
             let _ = write!(o, "  instructions/txn {ipt:.0}");
         }

@@ -102,7 +102,10 @@ struct Unified {
 #[derive(Default, Clone)]
 pub(crate) struct Counts {
     pub instructions: u64,
+    /// Every TXN_END: attempts, an aborted attempt included.
     pub transactions: u64,
+    /// TXN_ENDs without `probe::TXN_ABORTED`.
+    pub committed: u64,
     pub cells: Vec<Cell>,
     /// Per function id.
     pub func: Vec<FuncCell>,
@@ -233,6 +236,7 @@ impl Simulator {
             counts: Counts {
                 instructions: 0,
                 transactions: 0,
+                committed: 0,
                 cells: vec![Cell::default(); OP_SLOTS * ncomp + ROLE_SLOTS],
                 // Id 1 collects background threads' code (not listed).
                 func: vec![FuncCell::default(); 2],
@@ -702,6 +706,9 @@ impl Simulator {
             marker::TXN_END => {
                 self.txns_all += 1;
                 self.counts.transactions += 1;
+                if arg & probe::TXN_ABORTED == 0 {
+                    self.counts.committed += 1;
+                }
                 if !self.warmed_up {
                     self.warmup_step();
                 } else if let Some(n) = self.config.measure_txns {
@@ -794,6 +801,7 @@ impl Simulator {
     pub fn reset_stats(&mut self) {
         self.counts.instructions = 0;
         self.counts.transactions = 0;
+        self.counts.committed = 0;
         self.counts.role_instructions = [0; ROLE_SLOTS];
         self.counts.inherited_instructions = 0;
         self.counts

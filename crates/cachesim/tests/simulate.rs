@@ -154,6 +154,31 @@ fn warm_up_resets_statistics_but_keeps_cache_contents() {
 }
 
 #[test]
+fn aborted_attempts_count_as_transactions_but_not_as_commits() {
+    let mut cfg = small_config();
+    cfg.warmup_txns = 1;
+    // Attempts 0..6: the warm-up one, then aborted (odd) and committed (even) ones.
+    let mut recs = Vec::new();
+    for t in 0..6u32 {
+        recs.push(Record::IFetch {
+            addr: 0x1000,
+            ninstr: 10,
+            len: 40,
+        });
+        let aborted = if t % 2 == 1 { probe::TXN_ABORTED } else { 0 };
+        recs.push(Record::Marker {
+            code: marker::TXN_END,
+            arg: 2 | aborted,
+        });
+    }
+    let rep = simulate(cfg, &recs);
+    assert_eq!(rep.transactions, 5);
+    // Attempts 2 and 4 after the warm-up one committed; 1, 3 and 5 aborted.
+    assert_eq!(rep.committed_transactions, Some(2));
+    assert!(rep.to_text().contains("transactions 5 (2 committed)"));
+}
+
+#[test]
 fn inclusive_last_level_back_invalidates_the_l1() {
     // L1-D 4 ways, LLC 2 ways, one set each: the LLC evicts line A while the L1 still
     // holds it; with inclusion A is dropped from the L1 and the next access misses there.

@@ -235,7 +235,8 @@ fn simulate_into(
         }
         rows.push(StepsRow::new(team, coroutines, &report, run, a, elapsed)?);
     }
-    // The baseline is the team size 1 run, if there is one.
+    // The baseline is the team size 1 run, if there is one (same coroutines per thread:
+    // a team of 1 switches only where a transaction waits).
     if let Some(base) = rows.iter().find(|r| r.team == 1).map(|r| r.l1i_per_txn) {
         for r in &mut rows {
             let n = r.avg_team.max(1.0);
@@ -257,6 +258,9 @@ fn simulate_into(
             "child_args": r.args,
             "elapsed_s": r.elapsed,
             "l1i_misses_per_txn": r.l1i_per_txn,
+            "committed_txns": r.committed,
+            "l1i_misses_per_committed_txn": r.l1i_per_committed,
+            "instructions_per_committed_txn": r.instr_per_committed,
             "l1i_mpki": r.l1i_mpki,
             "l1d_misses_per_txn": r.l1d_per_txn,
             "aborts_per_commit": r.aborts_per_commit,
@@ -284,6 +288,12 @@ struct StepsRow {
     args: Vec<String>,
     elapsed: f64,
     l1i_per_txn: f64,
+    /// Committed transactions in the measured part of the trace.
+    committed: u64,
+    /// The STEPS paper's measure: misses of every attempt over the commits (an aborted
+    /// attempt's work is overhead of the ones that commit). None without a commit.
+    l1i_per_committed: Option<f64>,
+    instr_per_committed: Option<f64>,
     l1i_mpki: f64,
     l1d_per_txn: f64,
     avg_team: f64,
@@ -322,10 +332,15 @@ impl StepsRow {
                 .and_then(|v| v.as_f64())
                 .unwrap_or(0.0)
         };
+        let committed = report.committed_transactions.unwrap_or(report.transactions);
+        let per_commit = |x: u64| (committed > 0).then(|| x as f64 / committed as f64);
         Ok(StepsRow {
             team,
             coroutines,
             l1i_per_txn: per_txn(l1i)?,
+            committed,
+            l1i_per_committed: per_commit(l1i.misses.total),
+            instr_per_committed: per_commit(report.instructions),
             l1i_mpki: l1i.mpki.total,
             l1d_per_txn: per_txn(l1d)?,
             avg_team: f("avg_team_size"),
@@ -349,7 +364,7 @@ impl StepsRow {
 
 fn steps_table(rows: &[StepsRow]) -> String {
     use std::fmt::Write;
-    let base = rows.iter().find(|r| r.team == 1).map(|r| r.l1i_per_txn);
+    let base = rows.iter().find(|r| r.team == 1);
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -358,43 +373,47 @@ fn steps_table(rows: &[StepsRow]) -> String {
     );
     let _ = writeln!(
         o,
-        "{:>5} {:>9} {:>8} {:>13} {:>12} {:>9} {:>12} {:>12} {:>9}",
+        "{:>5} {:>9} {:>8} {:>13} {:>10} {:>11} {:>10} {:>12} {:>10} {:>9} {:>12} {:>9}",
         "team",
         "mean team",
         "CTX/txn",
         "aborts/commit",
         "L1-I/txn",
-        "L1-I MPKI",
+        "L1-I/commit",
         "vs team 1",
+        "instr/commit",
+        "vs team 1",
+        "L1-I MPKI",
         "bound/txn",
         "L1-D/txn"
     );
+    // Change against team 1 of a figure, as a signed percentage.
+    let vs = |x: Option<f64>, b: Option<f64>| match (x, b) {
+        (Some(x), Some(b)) if b > 0.0 => format!("{:.1}%", (x / b - 1.0) * 100.0),
+        _ => "-".to_string(),
+    };
+    let opt1 = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
     for r in rows {
-        let bound = r.bound;
-        let vs = base.map_or("-".to_string(), |b| {
-            if b > 0.0 {
-                format!("{:.1}%", (r.l1i_per_txn / b - 1.0) * 100.0)
-            } else {
-                "-".to_string()
-            }
-        });
         let _ = writeln!(
             o,
-            "{:>5} {:>9.2} {:>8.1} {:>13.2} {:>12.1} {:>9.2} {:>12} {:>12} {:>9.1}",
+            "{:>5} {:>9.2} {:>8.1} {:>13.2} {:>10.1} {:>11} {:>10} {:>12} {:>10} {:>9.2} {:>12} {:>9.1}",
             r.team,
             r.avg_team,
             r.ctx_per_txn,
             r.aborts_per_commit,
             r.l1i_per_txn,
+            opt1(r.l1i_per_committed),
+            vs(r.l1i_per_committed, base.and_then(|b| b.l1i_per_committed)),
+            r.instr_per_committed.map_or("-".to_string(), |x| format!("{x:.0}")),
+            vs(r.instr_per_committed, base.and_then(|b| b.instr_per_committed)),
             r.l1i_mpki,
-            vs,
-            bound.map_or("-".to_string(), |b| format!("{b:.1}")),
+            opt1(r.bound),
             r.l1d_per_txn
         );
     }
     let _ = writeln!(
         o,
-        "per txn: per transaction attempt (a conflict-aborted attempt counts; see aborts/commit)"
+        "per txn: per transaction attempt (a conflict-aborted attempt counts; see aborts/commit); per commit: every attempt's misses or instructions over the committed transactions"
     );
     let _ = writeln!(o, "{BOUND_TEXT}");
     if base.is_none() {

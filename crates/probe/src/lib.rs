@@ -132,9 +132,18 @@ pub fn txn_begin(txn_type: u32) {
     client::request(client::TXN_BEGIN, txn_type as u64, 0);
 }
 
+/// Set in TXN_END's argument when the transaction aborted: the simulator counts
+/// committed transactions apart from attempts. A trace that never sets it (older traces,
+/// PostgreSQL's, marked at the backend's end of transaction) counts every end as a commit.
+/// The argument keeps the type's low 31 bits (the untyped `u32::MAX` of loads and checks
+/// loses its top bit; nothing reads the type back from TXN_END).
+pub const TXN_ABORTED: u32 = 1 << 31;
+
 #[inline(always)]
-pub fn txn_end(txn_type: u32) {
-    client::request(client::TXN_END, txn_type as u64, 0);
+pub fn txn_end(txn_type: u32, committed: bool) {
+    let ty = txn_type & !TXN_ABORTED;
+    let arg = if committed { ty } else { ty | TXN_ABORTED };
+    client::request(client::TXN_END, arg as u64, 0);
 }
 
 /// A STEPS candidate context-switch point of engine component `component` (the index
@@ -283,7 +292,7 @@ mod tests {
         );
         let _g = op(Op::Scan);
         txn_begin(3);
-        txn_end(3);
+        txn_end(3, true);
         tracing_start();
         tracing_stop();
     }

@@ -29,7 +29,7 @@ fn markers() {
         let _g = probe::op(Op::Insert);
         black_box(work(100));
     }
-    probe::txn_end(11);
+    probe::txn_end(11, true);
     probe::tracing_stop();
     black_box(work(1000)); // not traced
     probe::txn_begin(98); // not traced: markers only while tracing
@@ -39,7 +39,7 @@ fn markers() {
         black_box(work(10));
     }
     probe::tracing_stop();
-    probe::txn_end(99); // not traced
+    probe::txn_end(99, true); // not traced
     black_box(work(1000));
 }
 
@@ -93,7 +93,7 @@ fn threads() {
                 barrier.wait();
                 probe::txn_begin(100 + i);
                 let r = work(20_000);
-                probe::txn_end(100 + i);
+                probe::txn_end(100 + i, true);
                 r
             })
         })
@@ -127,7 +127,7 @@ fn roles() {
         probe::thread_role(probe::Role::Worker);
         probe::txn_begin(7);
         let r = work(5_000);
-        probe::txn_end(7);
+        probe::txn_end(7, true);
         r
     });
     black_box(worker.join().expect("worker thread panicked"));
