@@ -2,8 +2,8 @@
 //! they go through [`crate::Session`], the one entry point per database operation.
 
 use crate::error::{Error, Result};
+use crate::key::Key;
 use crate::schema::{IndexId, Schema, TableId};
-use crate::Key;
 use std::any::Any;
 use std::ops::Bound;
 use std::path::PathBuf;

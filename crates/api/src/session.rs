@@ -9,9 +9,9 @@
 
 use crate::engine::{Dir, Worker};
 use crate::error::{Error, Result};
+use crate::key::Key;
 use crate::row::{self, Pod};
 use crate::schema::{IndexId, TableId};
-use crate::Key;
 use probe::Op;
 use std::ops::Bound;
 
