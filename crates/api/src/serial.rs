@@ -308,6 +308,7 @@ impl Worker for SerialWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::IndexKind;
     use crate::schema::TableDef;
     use crate::Session;
 
