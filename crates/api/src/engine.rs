@@ -6,19 +6,11 @@ use crate::key::Key;
 use crate::schema::{IndexId, Schema, TableId};
 use std::any::Any;
 use std::ops::Bound;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogMode {
-    /// No log written to storage (the disk engine keeps it in memory only).
-    Off,
-    /// Log written by a background flusher; commit does not wait for durability.
-    Async,
-    /// Commit returns only once its log records are durable.
-    Sync,
-}
+pub use crate::place::LogMode;
+use crate::place::{Given, Place};
 
 /// One engine design's own settings (its [`Engine::Options`]), carried through the
 /// shared [`EngineOptions`] without the shared struct knowing their type, so that adding
@@ -169,6 +161,66 @@ pub trait Engine: Send + Sync + Sized + 'static {
         escalations: false,
     };
 
+    /// One line saying what the design is (`--engine`'s help).
+    const ABOUT: &'static str;
+
+    /// Whether it keeps a database on storage that a later run opens again (a crash
+    /// test can kill it and check what recovery brings back).
+    const DURABLE: bool = false;
+
+    /// Whether its database is its log (and a snapshot beside it): kept only while it
+    /// logs, so `run` on such a `--db` logs unless told otherwise.
+    const DB_IS_LOG: bool = false;
+
+    /// For an adapter to another database system: that system (its time is spent there,
+    /// where oltpscope's simulator and profiler do not attribute it).
+    const EXTERNAL: Option<&'static str> = None;
+
+    /// Where this engine keeps its database from the storage flags a user gave, refusing
+    /// (with a message naming the flag) those it cannot use. The default keeps nothing
+    /// on storage and refuses them all.
+    fn place(given: &Given) -> Result<Place> {
+        match given.first_stored() {
+            Some(f) => Err(Error::fatal(format!(
+                "{f}: the {} engine keeps nothing on storage",
+                Self::NAME
+            ))),
+            None => Ok(Place::default()),
+        }
+    }
+
+    /// Whether `dir` holds a database of this engine, told by its own files (so a
+    /// directory needs no extra file naming its engine). Never true for two engines.
+    fn owns_dir(_st: &dyn storage::Storage, _dir: &Path) -> bool {
+        false
+    }
+
+    /// The files of this engine's database in `dir` (and its log in `log_dir`, if it
+    /// keeps one apart), all that `oltpscope drop` may remove; refuses a `log_dir` it
+    /// does not use. Called only when [`Engine::owns_dir`] said yes.
+    fn db_files(
+        _st: &dyn storage::Storage,
+        dir: &Path,
+        _log_dir: Option<&Path>,
+    ) -> Result<Vec<PathBuf>> {
+        Err(Error::fatal(format!(
+            "{}: the {} engine keeps no database in a directory",
+            dir.display(),
+            Self::NAME
+        )))
+    }
+
+    /// Remove this engine's database, whose files are `files` ([`Engine::db_files`]),
+    /// in an order that leaves a removal cut short still recognised (and finished by a
+    /// second one). Files it leaves are removed by the caller afterwards.
+    fn remove_db(_st: &dyn storage::Storage, _dir: &Path, files: &[PathBuf]) -> Result<()> {
+        for f in files {
+            std::fs::remove_file(f)
+                .map_err(|e| Error::fatal(format!("cannot remove {}: {e}", f.display())))?;
+        }
+        Ok(())
+    }
+
     /// Create (or, for a durable engine with an existing database, open and recover) a
     /// database with this schema.
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self>;
@@ -220,6 +272,43 @@ pub trait Engine: Send + Sync + Sized + 'static {
     }
 }
 
+/// An engine design's descriptor: what a registry of engines (`cli/src/engines.rs`)
+/// needs to list, detect, place and drop it without naming its type again.
+#[derive(Clone, Copy)]
+pub struct Descriptor {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub durable: bool,
+    pub db_is_log: bool,
+    pub external: Option<&'static str>,
+    pub place: fn(&Given) -> Result<Place>,
+    pub owns_dir: fn(&dyn storage::Storage, &Path) -> bool,
+    pub db_files: fn(&dyn storage::Storage, &Path, Option<&Path>) -> Result<Vec<PathBuf>>,
+    pub remove_db: fn(&dyn storage::Storage, &Path, &[PathBuf]) -> Result<()>,
+}
+
+impl Descriptor {
+    pub const fn of<E: Engine>() -> Descriptor {
+        Descriptor {
+            name: E::NAME,
+            about: E::ABOUT,
+            durable: E::DURABLE,
+            db_is_log: E::DB_IS_LOG,
+            external: E::EXTERNAL,
+            place: E::place,
+            owns_dir: E::owns_dir,
+            db_files: E::db_files,
+            remove_db: E::remove_db,
+        }
+    }
+}
+
+impl std::fmt::Debug for Descriptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Descriptor({})", self.name)
+    }
+}
+
 /// One logged command: a transaction's type and its encoded inputs (the workload's
 /// `encode_input`), enough to re-execute it on the same database state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -230,7 +319,14 @@ pub struct Command {
 
 /// Raw operations of one transaction at a time. After any operation returns an error
 /// the caller must `abort`. Callers go through [`crate::Session`].
+///
+/// [`crate::Session`] has already refused what no engine can do (keys longer than
+/// [`crate::key::MAX_KEY_LEN`], a scan over a hash index or a missing index): a worker
+/// `debug_assert!`s these preconditions instead of checking them again.
 pub trait Worker {
+    /// The schema of the engine this worker runs on (read by [`crate::Session`] to
+    /// check operations before they reach the engine).
+    fn schema(&self) -> &Schema;
     fn begin(&mut self) -> Result<()>;
     /// Point lookup by primary key; `f` sees the row if present.
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool>;

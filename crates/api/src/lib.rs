@@ -3,7 +3,9 @@
 //!
 //! * [`schema`]: tables, primary and secondary indexes, chosen per table.
 //! * [`key`] and [`row`]: order-preserving key encodings and fixed-layout rows.
-//! * [`engine`]: the [`Engine`]/[`Worker`] traits an engine design implements.
+//! * [`engine`]: the [`Engine`]/[`Worker`] traits an engine design implements, and the
+//!   [`Descriptor`] a registry of engines reads from an [`Engine`].
+//! * [`place`]: where an engine keeps its database, from the storage flags given.
 //! * [`session`]: the one entry point per database operation that workloads call; it
 //!   marks each operation for the profiler and the tracer before entering the engine.
 //! * [`typed`]: SQL column types and key parts declared over rows and keys, for
@@ -17,14 +19,18 @@ pub mod crash_suite;
 pub mod engine;
 pub mod error;
 pub mod key;
+pub mod place;
 pub mod row;
 pub mod schema;
 pub mod serial;
 pub mod session;
 pub mod typed;
 
-pub use engine::{Command, Counted, Dir, Engine, EngineOptions, LogMode, Own, TableSize, Worker};
+pub use engine::{
+    Command, Counted, Descriptor, Dir, Engine, EngineOptions, LogMode, Own, TableSize, Worker,
+};
 pub use error::{Error, Result};
 pub use key::Key;
+pub use place::{Given, Place};
 pub use schema::{IndexId, IndexKind, Partitioning, Schema, SecondaryDef, TableDef, TableId};
 pub use session::Session;

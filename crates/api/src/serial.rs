@@ -6,7 +6,7 @@
 use crate::engine::{Dir, Engine, EngineOptions, Worker};
 use crate::error::{Error, Result};
 use crate::key::Key;
-use crate::schema::{IndexId, IndexKind, Schema, TableId};
+use crate::schema::{IndexId, Schema, TableId};
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -53,6 +53,17 @@ impl Engine for SerialEngine {
     type Worker<'e> = SerialWorker<'e>;
     type Options = ();
     const NAME: &'static str = "serial";
+    const ABOUT: &'static str =
+        "One transaction at a time under a global lock (the reference oracle).";
+
+    fn place(given: &crate::Given) -> Result<crate::Place> {
+        match given.first_stored() {
+            Some(f) => Err(Error::fatal(format!(
+                "{f}: the serial engine keeps nothing on storage (use --engine disk, memory or mvcc)"
+            ))),
+            None => Ok(crate::Place::default()),
+        }
+    }
 
     fn open(schema: Arc<Schema>, _opts: &EngineOptions) -> Result<Self> {
         let tables = schema
@@ -147,6 +158,10 @@ impl SerialWorker<'_> {
 }
 
 impl Worker for SerialWorker<'_> {
+    fn schema(&self) -> &Schema {
+        &self.e.schema
+    }
+
     fn begin(&mut self) -> Result<()> {
         assert!(self.guard.is_none(), "begin inside a transaction");
         // Held for the whole transaction: another transaction of this thread (a
@@ -177,13 +192,7 @@ impl Worker for SerialWorker<'_> {
         limit: usize,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        let def = self.e.schema.table(index.table);
-        if index.index == 0 && def.primary == IndexKind::Hash {
-            return Err(Error::fatal(format!(
-                "scan over hash index of table {}",
-                def.name
-            )));
-        }
+        debug_assert!(crate::session::scan_checked(&self.e.schema, index));
         // An empty range (start above end, or equal with an excluded bound) holds nothing;
         // BTreeMap::range would panic on it.
         let empty = match (lo, hi) {
@@ -299,6 +308,7 @@ impl Worker for SerialWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schema::IndexKind;
     use crate::schema::TableDef;
     use crate::Session;
 

@@ -5,13 +5,15 @@
 //! where it may switch (STEPS parks it in the team of that operation and table), and then enters the engine.
 //! It also counts the records each operation hands over or changes (`txnstats`, for
 //! `--stats`: a read per row a get or scan returns, a write per row inserted, updated
-//! or deleted), so every engine is counted the same way.
+//! or deleted), so every engine is counted the same way. And it refuses, once for every
+//! engine, what no engine can do: a key longer than [`MAX_KEY_LEN`], a scan over a hash
+//! index or over an index the table does not have; engines only `debug_assert!` these.
 
 use crate::engine::{Dir, Worker};
 use crate::error::{Error, Result};
-use crate::key::Key;
+use crate::key::{Key, MAX_KEY_LEN};
 use crate::row::{self, Pod};
-use crate::schema::{IndexId, TableId};
+use crate::schema::{IndexId, IndexKind, Schema, TableId};
 use probe::Op;
 use std::ops::Bound;
 
@@ -57,6 +59,53 @@ impl Drop for Descent {
         probe::op_end(Op::IndexProbe);
         rt::op_mark(Op::IndexProbe as u32, false);
     }
+}
+
+/// A key no engine stores (keys are at most [`MAX_KEY_LEN`] bytes): refused before the
+/// engine sees it.
+#[inline]
+fn check_key(key: &[u8]) -> Result<()> {
+    if key.len() > MAX_KEY_LEN {
+        return Err(key_too_long(key.len()));
+    }
+    Ok(())
+}
+
+#[cold]
+fn key_too_long(len: usize) -> Error {
+    Error::fatal(format!("key of {len} bytes, longer than {MAX_KEY_LEN}"))
+}
+
+/// What every engine's scan requires: bounds no longer than a key, an index the table
+/// has, and one in key order (a hash primary index has none).
+fn check_scan(schema: &Schema, index: IndexId, lo: Bound<&[u8]>, hi: Bound<&[u8]>) -> Result<()> {
+    for b in [lo, hi] {
+        if let Bound::Included(k) | Bound::Excluded(k) = b {
+            check_key(k)?;
+        }
+    }
+    let def = schema.table(index.table);
+    if index.index == 0 && def.primary == IndexKind::Hash {
+        return Err(Error::fatal(format!(
+            "scan over the hash index of table {}",
+            def.name
+        )));
+    }
+    if index.index as usize > def.secondary.len() {
+        return Err(Error::fatal(format!(
+            "table {} has no index {}",
+            def.name, index.index
+        )));
+    }
+    Ok(())
+}
+
+/// The preconditions [`Session`] has checked before an engine's `scan`, for the engine
+/// to `debug_assert!` (never a user error by the time the engine runs).
+pub fn scan_checked(schema: &Schema, index: IndexId) -> bool {
+    let def = schema.table(index.table);
+    !(index.index == 0 && def.primary == IndexKind::Hash)
+        && index.index as usize <= def.secondary.len()
 }
 
 pub struct Session<W: Worker> {
@@ -107,6 +156,7 @@ impl<W: Worker> Session<W> {
     }
 
     pub fn get(&mut self, table: TableId, key: &[u8], mut f: impl FnMut(&[u8])) -> Result<bool> {
+        check_key(key)?;
         let _m = mark(Op::IndexProbe, rt::obj(table.0, 0));
         let r = self.w.get(table, key, &mut f);
         if let Ok(true) = r {
@@ -143,6 +193,7 @@ impl<W: Worker> Session<W> {
         part: std::ops::Range<usize>,
         mut f: impl FnMut(&[u8]),
     ) -> Result<bool> {
+        check_key(key)?;
         let _m = mark(Op::IndexProbe, rt::obj(table.0, 0));
         let r = self.w.get_part(table, key, part, &mut f);
         if let Ok(true) = r {
@@ -173,6 +224,7 @@ impl<W: Worker> Session<W> {
         part: std::ops::Range<usize>,
         mut f: impl FnMut(&mut [u8]),
     ) -> Result<bool> {
+        check_key(key)?;
         let _m = mark(Op::Update, rt::NO_OBJ);
         let r = self.w.update_part(table, key, part, &mut f);
         if let Ok(true) = r {
@@ -295,6 +347,7 @@ impl<W: Worker> Session<W> {
         limit: usize,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
+        check_scan(self.w.schema(), index, lo, hi)?;
         let _m = mark(Op::Scan, rt::obj(index.table.0, index.index));
         let r = self.w.scan(index, lo, hi, dir, limit, &mut f);
         if let Ok(n) = r {
@@ -315,6 +368,7 @@ impl<W: Worker> Session<W> {
         part: std::ops::Range<usize>,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
+        check_scan(self.w.schema(), index, lo, hi)?;
         let _m = mark(Op::Scan, rt::obj(index.table.0, index.index));
         let r = self.w.scan_part(index, lo, hi, dir, limit, part, &mut f);
         if let Ok(n) = r {
@@ -324,6 +378,7 @@ impl<W: Worker> Session<W> {
     }
 
     pub fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
+        check_key(key)?;
         let _m = mark(Op::Insert, rt::obj(table.0, 0));
         let r = self.w.insert(table, key, row);
         if r.is_ok() {
@@ -342,6 +397,7 @@ impl<W: Worker> Session<W> {
         key: &[u8],
         mut f: impl FnMut(&mut [u8]),
     ) -> Result<bool> {
+        check_key(key)?;
         let _m = mark(Op::Update, rt::NO_OBJ);
         let r = self.w.update(table, key, &mut f);
         if let Ok(true) = r {
@@ -361,6 +417,7 @@ impl<W: Worker> Session<W> {
     }
 
     pub fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
+        check_key(key)?;
         let _m = mark(Op::Delete, rt::obj(table.0, 0));
         let r = self.w.delete(table, key);
         if let Ok(true) = r {

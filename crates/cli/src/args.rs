@@ -209,49 +209,8 @@ pub struct WithData<C: Args, D: Args> {
     pub data: D,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EngineName {
-    /// In-memory, Silo-style: OCC with epochs, B+tree with optimistic lock coupling.
-    Memory,
-    /// Disk-based, Shore-MT-style: buffer pool, latches, page B+tree, 2PL, ARIES log.
-    Disk,
-    /// One transaction at a time under a global lock (the reference oracle).
-    Serial,
-    /// In-memory, multi-version, Hekaton-style: version chains, a global timestamp
-    /// counter, snapshot reads, validation at commit, a log of committed versions.
-    Mvcc,
-    /// In-memory, partitioned, H-Store-style: a transaction owns the partitions it
-    /// touches (taken in a fixed order) and runs on them with no concurrency control;
-    /// durable by command logging (a snapshot after the load, then each committed
-    /// transaction's type and inputs; recovery replays them).
-    Partitioned,
-    /// SQLite (embedded, bundled): real tables from the kits' typed schemas, WAL mode,
-    /// one connection per worker, one writer at a time (BEGIN IMMEDIATE).
-    Sqlite,
-    /// PostgreSQL (--pg-url, else a private server for the run): real tables from the
-    /// kits' typed schemas, one connection per worker, serializable transactions.
-    Postgres,
-}
-
-impl EngineName {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EngineName::Memory => "memory",
-            EngineName::Disk => "disk",
-            EngineName::Serial => "serial",
-            EngineName::Mvcc => "mvcc",
-            EngineName::Partitioned => "partitioned",
-            EngineName::Sqlite => "sqlite",
-            EngineName::Postgres => "postgres",
-        }
-    }
-
-    /// True for an adapter to another database system: its time is spent in another
-    /// program (or library), which oltpscope's simulator and profiler do not attribute.
-    pub fn is_external(self) -> bool {
-        matches!(self, EngineName::Sqlite | EngineName::Postgres)
-    }
-}
+/// `--engine`'s values: the registry's (`engines.rs`).
+pub use crate::engines::EngineName;
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LogArg {
@@ -1149,8 +1108,19 @@ pub enum CrashWorkload {
 /// PostgreSQL have their own crash tests).
 fn durable_engine() -> impl clap::builder::TypedValueParser<Value = EngineName> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(["disk", "memory", "mvcc", "partitioned"])
-        .map(|s| <EngineName as ValueEnum>::from_str(&s, false).expect("a durable engine's name"))
+    // By name: the order clap lists them in.
+    let mut durable: Vec<EngineName> = EngineName::ALL
+        .iter()
+        .copied()
+        .filter(|e| e.descriptor().durable && !e.is_external())
+        .collect();
+    durable.sort_by_key(|e| e.as_str());
+    clap::builder::PossibleValuesParser::new(
+        durable
+            .iter()
+            .map(|e| e.to_possible_value().expect("named")),
+    )
+    .map(|s| <EngineName as ValueEnum>::from_str(&s, false).expect("a durable engine's name"))
 }
 
 #[derive(Args, Debug, Clone)]

@@ -12,42 +12,6 @@ use workloads::tpcc::{Tpcc, TpccConfig};
 use workloads::tpce::{Tpce, TpceConfig};
 use workloads::Workload;
 
-/// Run `$body` with `$E` bound to the engine type named by `$name`.
-macro_rules! with_engine {
-    ($name:expr, $E:ident => $body:expr) => {
-        match $name {
-            EngineName::Memory => {
-                type $E = engine_memory::MemoryEngine;
-                $body
-            }
-            EngineName::Disk => {
-                type $E = engine_disk::DiskEngine;
-                $body
-            }
-            EngineName::Serial => {
-                type $E = api::serial::SerialEngine;
-                $body
-            }
-            EngineName::Mvcc => {
-                type $E = engine_mvcc::MvccEngine;
-                $body
-            }
-            EngineName::Partitioned => {
-                type $E = engine_partitioned::PartitionedEngine;
-                $body
-            }
-            EngineName::Sqlite => {
-                type $E = engine_sqlite::SqliteEngine;
-                $body
-            }
-            EngineName::Postgres => {
-                type $E = engine_postgres::PostgresEngine;
-                $body
-            }
-        }
-    };
-}
-
 fn no_workload(cmd: &str) -> String {
     format!("`oltpscope {cmd}` needs a workload: micro, tpcb, tpcc or tpce (e.g. `oltpscope {cmd} tpcb --help`)")
 }
@@ -421,31 +385,26 @@ fn engine_setup(
             ));
         }
     }
+    if engine != EngineName::Disk {
+        if let Some(f) = disk.first_given() {
+            return Err(format!(
+                "{f} is an option of the disk engine {}",
+                on(engine)
+            ));
+        }
+    }
+    // Where the database goes (and which of --db, --log-dir and --log the engine
+    // refuses): the engine's own rule.
+    let given = api::Given {
+        db: db.db.as_deref(),
+        log_dir: db.log_dir.as_deref(),
+        log: log.map(log_mode),
+    };
+    let place = (engine.descriptor().place)(&given).map_err(|e| e.to_string())?;
+    (o.db_dir, o.log_dir) = (place.db_dir, place.log_dir);
+    // The engine's own settings, from its flags.
     match engine {
         EngineName::Postgres => {
-            if let Some(f) = disk.first_given() {
-                return Err(format!(
-                    "{f} is an option of the disk engine {}",
-                    on(engine)
-                ));
-            }
-            if let Some(f) = [
-                (db.db.is_some(), "--db"),
-                (db.log_dir.is_some(), "--log-dir"),
-            ]
-            .iter()
-            .find_map(|(given, f)| given.then_some(f))
-            {
-                return Err(format!(
-                    "{f}: the postgres engine keeps its tables in the server, in a schema of their own for one run (--pg-url names a server)"
-                ));
-            }
-            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
-                return Err(format!(
-                    "--log {}: PostgreSQL keeps its own write-ahead log",
-                    l.as_str()
-                ));
-            }
             o = o.with_own(engine_postgres::PostgresOptions {
                 isolation: match db.postgres.isolation {
                     Some(IsolationArg::RepeatableRead) => {
@@ -464,25 +423,6 @@ fn engine_setup(
             });
         }
         EngineName::Sqlite => {
-            if let Some(f) = disk.first_given() {
-                return Err(format!(
-                    "{f} is an option of the disk engine {}",
-                    on(engine)
-                ));
-            }
-            if db.log_dir.is_some() {
-                return Err(
-                    "--log-dir: SQLite keeps its write-ahead log beside its database file in --db"
-                        .into(),
-                );
-            }
-            if let Some(l) = log.filter(|l| *l != LogArg::Off) {
-                return Err(format!(
-                    "--log {}: SQLite keeps its own write-ahead log; choose its durability with --sqlite-sync",
-                    l.as_str()
-                ));
-            }
-            o.db_dir = db.db.clone();
             o = o.with_own(engine_sqlite::SqliteOptions {
                 sync: match db.sqlite.sqlite_sync {
                     Some(SqliteSyncArg::Off) => engine_sqlite::SyncMode::Off,
@@ -492,97 +432,20 @@ fn engine_setup(
             });
         }
         EngineName::Disk => {
-            o.db_dir = db.db.clone();
-            o.log_dir = db.log_dir.clone();
             o = o.with_own(engine_disk::DiskOptions {
                 bpool_bytes: disk.bpool_size,
                 escalation: disk.escalation,
                 checkpoint_ms: disk.checkpoint_ms,
             });
         }
-        EngineName::Memory => {
-            if let Some(f) = disk.first_given() {
-                return Err(format!(
-                    "{f} is an option of the disk engine {}",
-                    on(engine)
-                ));
-            }
-            // The memory engine's database is its log: --db and --log-dir name one place.
-            o.log_dir = match (&db.db, &db.log_dir) {
-                (Some(a), Some(b)) if a != b => {
-                    return Err("the memory engine keeps its database in its log: give --db or --log-dir, not both".into())
-                }
-                (a, b) => a.clone().or(b.clone()),
-            };
-            if o.log_dir.is_some() && log == Some(LogArg::Off) {
-                return Err("the memory engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
-            }
-        }
-        EngineName::Serial => {
-            if let Some(f) = disk.first_given() {
-                return Err(format!(
-                    "{f} is an option of the disk engine {}",
-                    on(engine)
-                ));
-            }
-            let stored = [
-                (db.db.is_some(), "--db"),
-                (db.log_dir.is_some(), "--log-dir"),
-                (log.is_some_and(|l| l != LogArg::Off), "--log"),
-            ];
-            if let Some((_, f)) = stored.iter().find(|(given, _)| *given) {
-                return Err(format!(
-                    "{f}: the serial engine keeps nothing on storage (use --engine disk, memory or mvcc)"
-                ));
-            }
-        }
-        EngineName::Mvcc => {
-            if let Some(f) = disk.first_given() {
-                return Err(format!(
-                    "{f} is an option of the disk engine {}",
-                    on(engine)
-                ));
-            }
-            // As the memory engine: the database is the log, --db and --log-dir name it.
-            o.db_dir = match (&db.db, &db.log_dir) {
-                (Some(a), Some(b)) if a != b => {
-                    return Err("the mvcc engine keeps its database in its log: give --db or --log-dir, not both".into())
-                }
-                (a, b) => a.clone().or(b.clone()),
-            };
-            if o.db_dir.is_some() && log == Some(LogArg::Off) {
-                return Err("the mvcc engine keeps its database in its log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
-            }
-        }
-        EngineName::Partitioned => {
-            if let Some(f) = disk.first_given() {
-                return Err(format!(
-                    "{f} is an option of the disk engine {}",
-                    on(engine)
-                ));
-            }
-            // A snapshot and a command log in one directory: --db and --log-dir name it.
-            o.db_dir = match (&db.db, &db.log_dir) {
-                (Some(a), Some(b)) if a != b => {
-                    return Err("the partitioned engine keeps its snapshot and command log in one directory: give --db or --log-dir, not both".into())
-                }
-                (a, b) => a.clone().or(b.clone()),
-            };
-            if o.db_dir.is_some() && log == Some(LogArg::Off) {
-                return Err("the partitioned engine keeps a database only with its command log: --db needs --log async or --log sync (with --log off nothing is kept)".into());
-            }
-        }
+        _ => {}
     }
     Ok((engine, o))
 }
 
 /// The other program an external engine's time is spent in.
 fn external_program(e: EngineName) -> &'static str {
-    match e {
-        EngineName::Sqlite => "the SQLite library",
-        EngineName::Postgres => "the PostgreSQL server",
-        _ => "none",
-    }
+    e.descriptor().external.unwrap_or("none")
 }
 
 fn gib(b: u64) -> String {
@@ -671,11 +534,7 @@ fn run_log(c: &RunOpts) -> Result<Option<LogArg>, String> {
         return Ok(c.log);
     }
     let engine = crate::dbdir::resolve(c.db.engine, dir, Some(EngineName::Memory))?;
-    let kept_in_log = matches!(
-        engine,
-        EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
-    );
-    Ok(kept_in_log.then_some(LogArg::Async))
+    Ok(engine.descriptor().db_is_log.then_some(LogArg::Async))
 }
 
 fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
@@ -1051,7 +910,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         secs,
         wl.name(),
         dir.display(),
-        if matches!(engine, EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned) { " --log async" } else { "" }
+        if engine.descriptor().db_is_log { " --log async" } else { "" }
     );
     Ok(())
 }

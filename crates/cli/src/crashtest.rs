@@ -19,11 +19,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn engine_arg(e: EngineName) -> String {
-    use clap::ValueEnum;
-    e.to_possible_value()
-        .expect("engines have names")
-        .get_name()
-        .to_string()
+    e.as_str().to_string()
 }
 
 /// A tiny xorshift for kill times (the run's own inputs come from its --seed).
@@ -223,10 +219,7 @@ fn run_check(s: &Setup, acked: &Path) -> Result<Checked, String> {
 }
 
 pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
-    if !matches!(
-        a.engine,
-        EngineName::Disk | EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
-    ) {
+    if !a.engine.descriptor().durable || a.engine.is_external() {
         return Err(format!(
             "crashtest needs a durable engine of oltpscope's own: the {} engine does not recover here (use --engine disk, memory, mvcc or partitioned)",
             engine_arg(a.engine)
@@ -249,10 +242,7 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
             let ms = 10 + next(&mut seed) % 1991;
             extra = vec![s("--checkpoint-ms"), ms.to_string()];
             note = format!(", checkpoint every {ms} ms");
-        } else if matches!(
-            a.engine,
-            EngineName::Memory | EngineName::Mvcc | EngineName::Partitioned
-        ) {
+        } else if a.engine.descriptor().db_is_log {
             // Checkpoints (and the freeing of the log) every 1 KB-4 MB of log, so kills
             // land inside them and recovery starts from them (0 is not a size the
             // option takes: one trial in 4,096 once stopped a soak).

@@ -90,15 +90,8 @@ fn default_txns(c: &SimOpts) -> u64 {
 /// Whether the traced run's engine keeps files (the disk engine, the memory engine with
 /// its log on): then its database goes in the temporary directory.
 pub(crate) fn keeps_files(c: &SimOpts) -> bool {
-    match c.engine {
-        crate::args::EngineName::Disk => true,
-        crate::args::EngineName::Memory => c.log() != crate::args::LogArg::Off,
-        crate::args::EngineName::Sqlite => true,
-        crate::args::EngineName::Postgres => false,
-        crate::args::EngineName::Serial
-        | crate::args::EngineName::Mvcc
-        | crate::args::EngineName::Partitioned => false,
-    }
+    let d = c.engine.descriptor();
+    d.durable && (!d.db_is_log || c.log() != crate::args::LogArg::Off)
 }
 
 pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {

@@ -754,6 +754,38 @@ impl Engine for DiskEngine {
         index_nodes: false,
         escalations: true,
     };
+    const ABOUT: &'static str =
+        "Disk-based, Shore-MT-style: buffer pool, latches, page B+tree, 2PL, ARIES log.";
+    const DURABLE: bool = true;
+
+    fn place(g: &api::Given) -> Result<api::Place> {
+        // Pages in --db, the log there too or apart in --log-dir.
+        Ok(api::Place {
+            db_dir: g.db.map(Path::to_path_buf),
+            log_dir: g.log_dir.map(Path::to_path_buf),
+        })
+    }
+
+    fn owns_dir(st: &dyn Storage, dir: &Path) -> bool {
+        api::place::any_exists(st, dir, &[checkpoint::CONTROL])
+    }
+
+    fn db_files(st: &dyn Storage, dir: &Path, log_dir: Option<&Path>) -> Result<Vec<PathBuf>> {
+        // A control file that is not the engine's (or is damaged) is refused here, and a
+        // log directory holding another database's log (or none of this one's) by
+        // `own_files`.
+        let control = Control::read(st, dir)
+            .map_err(|e| Error::fatal(e.to_string()))?
+            .ok_or_else(|| {
+                Error::fatal(format!(
+                    "{} holds no disk-engine control file",
+                    dir.display()
+                ))
+            })?;
+        own_files(st, dir, log_dir.unwrap_or(dir), &control)
+    }
+    // `remove_db`: the default, in `own_files`' order (the data file first, then its log
+    // is no longer required; the control file last, so a second drop can finish).
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         Self::open_with(schema, opts, StopAt::Never)

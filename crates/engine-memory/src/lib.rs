@@ -29,7 +29,7 @@ use api::{Engine, EngineOptions, LogMode, Result, Schema};
 use catalog::Catalog;
 use crossbeam_utils::CachePadded;
 use parking_lot::Mutex;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -268,6 +268,49 @@ impl Engine for MemoryEngine {
         index_nodes: true,
         escalations: false,
     };
+    const ABOUT: &'static str =
+        "In-memory, Silo-style: OCC with epochs, B+tree with optimistic lock coupling.";
+    const DURABLE: bool = true;
+    const DB_IS_LOG: bool = true;
+
+    fn place(g: &api::Given) -> Result<api::Place> {
+        const WHY: &str = "the memory engine keeps its database in its log";
+        Ok(api::Place {
+            db_dir: None,
+            log_dir: api::place::logged_dir(g, WHY, WHY)?,
+        })
+    }
+
+    fn owns_dir(st: &dyn storage::Storage, dir: &Path) -> bool {
+        api::place::any_exists(st, dir, &[log::LOG_FILE, log::MARKER_FILE])
+    }
+
+    fn db_files(
+        st: &dyn storage::Storage,
+        dir: &Path,
+        log_dir: Option<&Path>,
+    ) -> Result<Vec<PathBuf>> {
+        api::place::log_in_db(dir, log_dir, "the memory engine keeps its log in --db")?;
+        let (l, m) = (log::LOG_FILE, log::MARKER_FILE);
+        let tmp = [format!("{l}.tmp"), format!("{m}.tmp")];
+        let names = [
+            l,
+            m,
+            tmp[0].as_str(),
+            tmp[1].as_str(),
+            checkpoint::CKPT_FILE,
+            checkpoint::CKPT_TMP,
+        ];
+        Ok(api::place::existing(st, dir, &names))
+    }
+
+    fn remove_db(st: &dyn storage::Storage, dir: &Path, _files: &[PathBuf]) -> Result<()> {
+        // Marker before log (as --reload does): a crash in between leaves a log that is
+        // still recognised, never a marker alone.
+        recovery::log_dir(dir)
+            .remove_with(st, &[checkpoint::SIDE])
+            .map_err(api::Error::Fatal)
+    }
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let workers = opts.threads.max(1);

@@ -307,16 +307,6 @@ pub(crate) fn fix_nodes(nodes: &mut Vec<NodeEntry>, c: crate::btree::NodeChange)
     }
 }
 
-fn check_key(key: &[u8]) -> Result<()> {
-    if key.len() > MAX_KEY_LEN {
-        return Err(Error::fatal(format!(
-            "key of {} bytes, longer than {MAX_KEY_LEN}",
-            key.len()
-        )));
-    }
-    Ok(())
-}
-
 /// Remove a record's entries (primary key `key`, row `row`) from the table's indexes.
 /// Entries pointing elsewhere are left alone (a partial insert has only some).
 /// `committed`: a committed delete, with the worker's lookup hints of the table (its
@@ -593,7 +583,7 @@ impl MemoryWorker<'_> {
         part: std::ops::Range<usize>,
         f: &mut dyn FnMut(&mut [u8]),
     ) -> Result<bool> {
-        check_key(key)?;
+        debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
         if !self.hinted.is_empty() {
             self.fetch_hinted();
         }
@@ -728,32 +718,13 @@ impl MemoryWorker<'_> {
         part: Option<std::ops::Range<usize>>,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        for b in [lo, hi] {
-            if let Bound::Included(k) | Bound::Excluded(k) = b {
-                check_key(k)?;
-            }
-        }
+        debug_assert!(api::session::scan_checked(&self.e.schema, index));
         let t = self.table(index.table);
         assert!(self.guard.is_some(), "scan outside a transaction");
         let ix = if index.index == 0 {
-            if t.kind == IndexKind::Hash {
-                return Err(Error::fatal(format!(
-                    "scan over the hash index of table {}",
-                    t.name
-                )));
-            }
             &t.primary
         } else {
-            match t.secondary.get(index.index as usize - 1) {
-                Some(s) => &s.index,
-                None => {
-                    return Err(Error::fatal(format!(
-                        "table {} has no secondary index {}",
-                        t.name,
-                        index.index - 1
-                    )))
-                }
-            }
+            &t.secondary[index.index as usize - 1].index
         };
         let crate::catalog::Index::BTree(tree) = ix else {
             unreachable!("secondary indexes are B+trees")
@@ -837,7 +808,7 @@ impl MemoryWorker<'_> {
         part: std::ops::Range<usize>,
         f: &mut dyn FnMut(&[u8]),
     ) -> Result<bool> {
-        check_key(key)?;
+        debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
         if !self.hinted.is_empty() {
             self.fetch_hinted();
         }
@@ -900,6 +871,10 @@ impl MemoryWorker<'_> {
 }
 
 impl Worker for MemoryWorker<'_> {
+    fn schema(&self) -> &api::Schema {
+        &self.e.schema
+    }
+
     fn begin(&mut self) -> Result<()> {
         assert!(self.guard.is_none(), "begin inside a transaction");
         debug_assert!(self.reads.is_empty() && self.writes.is_empty());
@@ -977,7 +952,7 @@ impl Worker for MemoryWorker<'_> {
     }
 
     fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
-        check_key(key)?;
+        debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
         let t = self.table(table);
         if row.len() != t.row_size {
             return Err(Error::fatal(format!(
@@ -1063,7 +1038,7 @@ impl Worker for MemoryWorker<'_> {
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
-        check_key(key)?;
+        debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
         let t = self.table(table);
         let rs = t.row_size;
         let g = self.guard.as_ref().expect("delete outside a transaction");

@@ -203,6 +203,9 @@ impl MvccEngine {
     }
 }
 
+/// Why `--db` and `--log-dir` name one directory.
+const ONE_DIR: &str = "the mvcc engine keeps its database in its log";
+
 impl Engine for MvccEngine {
     type Worker<'e> = MvccWorker<'e>;
     type Options = MvccOptions;
@@ -212,6 +215,46 @@ impl Engine for MvccEngine {
         index_nodes: true,
         escalations: false,
     };
+    const ABOUT: &'static str = "In-memory, multi-version, Hekaton-style: version chains, a global timestamp counter, snapshot reads, validation at commit, a log of committed versions.";
+    const DURABLE: bool = true;
+    const DB_IS_LOG: bool = true;
+
+    fn place(g: &api::Given) -> Result<api::Place> {
+        Ok(api::Place {
+            db_dir: api::place::logged_dir(g, ONE_DIR, ONE_DIR)?,
+            log_dir: None,
+        })
+    }
+
+    fn owns_dir(st: &dyn storage::Storage, dir: &Path) -> bool {
+        api::place::any_exists(st, dir, &[log::LOG_FILE, log::MARKER_FILE])
+    }
+
+    fn db_files(
+        st: &dyn storage::Storage,
+        dir: &Path,
+        log_dir: Option<&Path>,
+    ) -> Result<Vec<PathBuf>> {
+        api::place::log_in_db(dir, log_dir, "the mvcc engine keeps its log in --db")?;
+        let (l, m) = (log::LOG_FILE, log::MARKER_FILE);
+        let tmp = [format!("{l}.tmp"), format!("{m}.tmp")];
+        let names = [
+            l,
+            m,
+            tmp[0].as_str(),
+            tmp[1].as_str(),
+            checkpoint::CKPT_FILE,
+            checkpoint::CKPT_TMP,
+        ];
+        Ok(api::place::existing(st, dir, &names))
+    }
+
+    fn remove_db(st: &dyn storage::Storage, dir: &Path, _files: &[PathBuf]) -> Result<()> {
+        // Marker before log, as --reload does.
+        recovery::log_dir(dir)
+            .remove_with(st, &[checkpoint::SIDE])
+            .map_err(api::Error::Fatal)
+    }
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let workers = opts.threads.max(1);
@@ -421,13 +464,7 @@ fn open_log(
     let fp = engine_memory::log::schema_fingerprint(schema);
     let logging = opts.log != LogMode::Off;
     // The database is the log: --db and --log-dir name one place.
-    let dir =
-        match (&opts.db_dir, &opts.log_dir) {
-            (Some(a), Some(b)) if a != b => return Err(api::Error::fatal(
-                "the mvcc engine keeps its database in its log: give --db or --log-dir, not both",
-            )),
-            (a, b) => a.clone().or(b.clone()),
-        };
+    let dir = api::place::one_dir(opts.db_dir.as_deref(), opts.log_dir.as_deref(), ONE_DIR)?;
     let Some(dir) = dir else {
         if !opts.create {
             return Err(api::Error::fatal(
@@ -444,12 +481,11 @@ fn open_log(
         return Ok((Some(tail), Some(ld), None, Some(tmp)));
     };
     let ld = recovery::log_dir(&dir);
-    let other = dir.join(engine_memory::log::LOG_FILE);
-    if st.exists(&other).unwrap_or(false) {
+    // Asked of the memory engine's descriptor: its files' names are its own business.
+    if <engine_memory::MemoryEngine as Engine>::owns_dir(st, &dir) {
         return Err(api::Error::fatal(format!(
-            "{} holds a memory-engine log ({}): the mvcc engine does not open it, refused",
-            dir.display(),
-            other.display()
+            "{} holds a memory-engine log: the mvcc engine does not open it, refused",
+            dir.display()
         )));
     }
     if opts.reload {

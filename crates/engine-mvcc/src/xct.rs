@@ -16,7 +16,7 @@ use crate::version::{
 };
 use crate::{AbortReason, MvccEngine, WorkerStats};
 use api::key::{Key, MAX_KEY_LEN};
-use api::{Dir, Error, IndexId, IndexKind, Result, TableId, Worker};
+use api::{Dir, Error, IndexId, Result, TableId, Worker};
 use crossbeam_epoch::Guard;
 use engine_memory::btree::NodeChange;
 use std::collections::VecDeque;
@@ -95,16 +95,6 @@ pub(crate) fn fix_nodes(nodes: &mut Vec<NodeEntry>, c: NodeChange) {
             n.v = c.after;
         }
     }
-}
-
-fn check_key(key: &[u8]) -> Result<()> {
-    if key.len() > MAX_KEY_LEN {
-        return Err(Error::fatal(format!(
-            "key of {} bytes, longer than {MAX_KEY_LEN}",
-            key.len()
-        )));
-    }
-    Ok(())
 }
 
 /// The version of `o` a transaction with read timestamp `rts` run by worker `me` sees:
@@ -330,6 +320,10 @@ impl<'e> MvccWorker<'e> {
 }
 
 impl Worker for MvccWorker<'_> {
+    fn schema(&self) -> &api::Schema {
+        &self.e.schema
+    }
+
     fn begin(&mut self) -> Result<()> {
         assert!(self.guard.is_none(), "begin inside a transaction");
         self.guard = Some(self.epoch.pin());
@@ -349,7 +343,7 @@ impl Worker for MvccWorker<'_> {
     }
 
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
-        check_key(key)?;
+        debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
         let t = self.table(table);
         let g = self.guard.as_ref().expect("get outside a transaction");
         let (hit, ver, nv) = t.primary.get(key, g);
@@ -380,32 +374,13 @@ impl Worker for MvccWorker<'_> {
         limit: usize,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        for b in [lo, hi] {
-            if let Bound::Included(k) | Bound::Excluded(k) = b {
-                check_key(k)?;
-            }
-        }
+        debug_assert!(api::session::scan_checked(&self.e.schema, index));
         let t = self.table(index.table);
         assert!(self.guard.is_some(), "scan outside a transaction");
         let ix = if index.index == 0 {
-            if t.kind == IndexKind::Hash {
-                return Err(Error::fatal(format!(
-                    "scan over the hash index of table {}",
-                    t.name
-                )));
-            }
             &t.primary
         } else {
-            match t.secondary.get(index.index as usize - 1) {
-                Some(s) => &s.index,
-                None => {
-                    return Err(Error::fatal(format!(
-                        "table {} has no secondary index {}",
-                        t.name,
-                        index.index - 1
-                    )))
-                }
-            }
+            &t.secondary[index.index as usize - 1].index
         };
         let crate::catalog::Index::BTree(tree) = ix else {
             unreachable!("secondary indexes are B+trees")
@@ -441,7 +416,7 @@ impl Worker for MvccWorker<'_> {
     }
 
     fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
-        check_key(key)?;
+        debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
         let t = self.table(table);
         if row.len() != t.row_size {
             return Err(Error::fatal(format!(
@@ -510,7 +485,7 @@ impl Worker for MvccWorker<'_> {
     }
 
     fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool> {
-        check_key(key)?;
+        debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
         let t = self.table(table);
         let g = self.guard.as_ref().expect("update outside a transaction");
         let (hit, ver, nv) = {
@@ -581,7 +556,7 @@ impl Worker for MvccWorker<'_> {
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
-        check_key(key)?;
+        debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
         let t = self.table(table);
         let g = self.guard.as_ref().expect("delete outside a transaction");
         let (hit, ver, nv) = {

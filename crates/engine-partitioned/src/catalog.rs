@@ -127,7 +127,7 @@ impl Table {
         };
         if index == 0 {
             let Primary::Ordered(m) = &self.primary else {
-                return Err(Error::fatal("scan over a hash index"));
+                unreachable!("Session refuses scans over a hash index")
             };
             m.range(lo, hi, dir, &mut |k, r| each(k, r))?;
         } else {

@@ -192,6 +192,10 @@ pub struct Opened {
 /// Find, create, recover or remove the database as the options say; a recovered
 /// snapshot's rows go in through `worker` (the engine's own worker: this module is
 /// below the engine and never names it).
+/// Why `--db` and `--log-dir` name one directory.
+pub const ONE_DIR: &str =
+    "the partitioned engine keeps its snapshot and command log in one directory";
+
 pub fn open<W: Worker>(
     schema: &Schema,
     opts: &EngineOptions,
@@ -204,14 +208,7 @@ pub fn open<W: Worker>(
         durability: None,
         commands: None,
     };
-    let dir = match (&opts.db_dir, &opts.log_dir) {
-        (Some(a), Some(b)) if a != b => {
-            return Err(Error::fatal(
-                "the partitioned engine keeps its snapshot and its log in one directory: give --db or --log-dir, not both",
-            ))
-        }
-        (a, b) => a.clone().or(b.clone()),
-    };
+    let dir = api::place::one_dir(opts.db_dir.as_deref(), opts.log_dir.as_deref(), ONE_DIR)?;
     let new = |files: Dir, temp| Durability {
         files,
         st: opts.storage.clone(),

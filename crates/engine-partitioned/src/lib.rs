@@ -29,6 +29,7 @@ pub mod xct;
 use api::{Command, Engine, EngineOptions, LogMode, Result, Schema};
 use crossbeam_utils::CachePadded;
 use partition::Partition;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
 use std::sync::Arc;
 
@@ -210,6 +211,41 @@ impl Engine for PartitionedEngine {
     type Worker<'e> = PartitionedWorker<'e>;
     type Options = PartitionedOptions;
     const NAME: &'static str = "partitioned";
+    const ABOUT: &'static str = "In-memory, partitioned, H-Store-style: a transaction owns the partitions it touches (taken in a fixed order) and runs on them with no concurrency control; durable by command logging (a snapshot after the load, then each committed transaction's type and inputs; recovery replays them).";
+    const DURABLE: bool = true;
+    const DB_IS_LOG: bool = true;
+
+    fn place(g: &api::Given) -> Result<api::Place> {
+        Ok(api::Place {
+            db_dir: api::place::logged_dir(
+                g,
+                durable::ONE_DIR,
+                "the partitioned engine keeps a database only with its command log",
+            )?,
+            log_dir: None,
+        })
+    }
+
+    fn owns_dir(st: &dyn storage::Storage, dir: &Path) -> bool {
+        api::place::any_exists(st, dir, &[log::LOG_FILE, snapshot::SNAPSHOT_FILE])
+    }
+
+    fn db_files(
+        st: &dyn storage::Storage,
+        dir: &Path,
+        log_dir: Option<&Path>,
+    ) -> Result<Vec<PathBuf>> {
+        api::place::log_in_db(dir, log_dir, "the partitioned engine keeps its log in --db")?;
+        let (l, s, m) = (log::LOG_FILE, snapshot::SNAPSHOT_FILE, log::MARK_FILE);
+        let tmp = [format!("{l}.tmp"), format!("{s}.tmp"), format!("{m}.tmp")];
+        let names = [l, s, m, tmp[0].as_str(), tmp[1].as_str(), tmp[2].as_str()];
+        Ok(api::place::existing(st, dir, &names))
+    }
+
+    fn remove_db(st: &dyn storage::Storage, dir: &Path, _files: &[PathBuf]) -> Result<()> {
+        // Snapshot before log, as --reload does.
+        durable::Dir::new(dir).remove(st)
+    }
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         Self::open_with(schema, opts, opts.own::<PartitionedOptions>()?)

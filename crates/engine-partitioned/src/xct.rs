@@ -220,15 +220,18 @@ impl<'e> PartitionedWorker<'e> {
             .chain((a..=b).map(Place::Part))
     }
 
-    fn check_key(key: &[u8]) -> Result<Key> {
-        if key.len() > api::key::MAX_KEY_LEN {
-            return Err(Error::fatal("key longer than the longest key"));
-        }
-        Ok(Key::from_bytes(key))
+    /// `key` as a [`Key`]: [`api::Session`] has refused longer keys (a longer one here
+    /// is a caller's bug, and `from_bytes` panics on it).
+    fn key(key: &[u8]) -> Key {
+        Key::from_bytes(key)
     }
 }
 
 impl Worker for PartitionedWorker<'_> {
+    fn schema(&self) -> &api::Schema {
+        &self.e.schema
+    }
+
     fn begin(&mut self) -> Result<()> {
         assert!(!self.in_txn, "begin inside a transaction");
         self.in_txn = true;
@@ -243,7 +246,7 @@ impl Worker for PartitionedWorker<'_> {
     }
 
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
-        let k = Self::check_key(key)?;
+        let k = Self::key(key);
         let w = self.parts_of(table, 0, key);
         self.for_read(w)?;
         for place in Self::places(w) {
@@ -265,12 +268,7 @@ impl Worker for PartitionedWorker<'_> {
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
         let t = index.table.0 as usize;
-        if index.index == 0 && self.e.schema.table(index.table).primary == api::IndexKind::Hash {
-            return Err(Error::fatal(format!(
-                "scan over hash index of table {}",
-                self.e.schema.table(index.table).name
-            )));
-        }
+        debug_assert!(api::session::scan_checked(&self.e.schema, index));
         let w = self.parts_of_range(index, lo, hi);
         self.for_read(w)?;
         let single = match w {
@@ -313,7 +311,7 @@ impl Worker for PartitionedWorker<'_> {
                 def.row_size
             )));
         }
-        let k = Self::check_key(key)?;
+        let k = Self::key(key);
         let place = match def.partitioning {
             None => {
                 self.for_write(Where::Shared)?;
@@ -352,7 +350,7 @@ impl Worker for PartitionedWorker<'_> {
     }
 
     fn update(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&mut [u8])) -> Result<bool> {
-        let k = Self::check_key(key)?;
+        let k = Self::key(key);
         let w = self.parts_of(table, 0, key);
         self.for_write(w)?;
         for place in Self::places(w) {
@@ -365,7 +363,7 @@ impl Worker for PartitionedWorker<'_> {
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
-        let k = Self::check_key(key)?;
+        let k = Self::key(key);
         let w = self.parts_of(table, 0, key);
         self.for_write(w)?;
         for place in Self::places(w) {

@@ -262,6 +262,26 @@ impl Engine for PostgresEngine {
     type Worker<'e> = PostgresWorker<'e>;
     const NAME: &'static str = "postgres";
     type Options = PostgresOptions;
+    const ABOUT: &'static str = "PostgreSQL (--pg-url, else a private server for the run): real tables from the kits' typed schemas, one connection per worker, serializable transactions.";
+    const EXTERNAL: Option<&'static str> = Some("the PostgreSQL server");
+
+    fn place(g: &api::Given) -> Result<api::Place> {
+        if let Some(f) = [(g.db.is_some(), "--db"), (g.log_dir.is_some(), "--log-dir")]
+            .iter()
+            .find_map(|(given, f)| given.then_some(f))
+        {
+            return Err(Error::fatal(format!(
+                "{f}: the postgres engine keeps its tables in the server, in a schema of their own for one run (--pg-url names a server)"
+            )));
+        }
+        if let Some(l) = g.log.filter(|l| *l != api::LogMode::Off) {
+            return Err(Error::fatal(format!(
+                "--log {}: PostgreSQL keeps its own write-ahead log",
+                l.as_str()
+            )));
+        }
+        Ok(api::Place::default())
+    }
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let own = opts.own::<PostgresOptions>()?;
@@ -1085,6 +1105,10 @@ impl PostgresWorker<'_> {
 }
 
 impl api::Worker for PostgresWorker<'_> {
+    fn schema(&self) -> &Schema {
+        &self.e.schema
+    }
+
     fn begin(&mut self) -> Result<()> {
         if self.in_txn {
             return Err(Error::fatal("postgres: begin inside a transaction"));

@@ -226,6 +226,54 @@ impl Engine for SqliteEngine {
     type Worker<'e> = SqliteWorker<'e>;
     const NAME: &'static str = "sqlite";
     type Options = SqliteOptions;
+    const ABOUT: &'static str = "SQLite (embedded, bundled): real tables from the kits' typed schemas, WAL mode, one connection per worker, one writer at a time (BEGIN IMMEDIATE).";
+    const DURABLE: bool = true;
+    const EXTERNAL: Option<&'static str> = Some("the SQLite library");
+
+    fn place(g: &api::Given) -> Result<api::Place> {
+        if g.log_dir.is_some() {
+            return Err(Error::fatal(
+                "--log-dir: SQLite keeps its write-ahead log beside its database file in --db",
+            ));
+        }
+        if let Some(l) = g.log.filter(|l| *l != api::LogMode::Off) {
+            return Err(Error::fatal(format!(
+                "--log {}: SQLite keeps its own write-ahead log; choose its durability with --sqlite-sync",
+                l.as_str()
+            )));
+        }
+        Ok(api::Place {
+            db_dir: g.db.map(Path::to_path_buf),
+            log_dir: None,
+        })
+    }
+
+    fn owns_dir(st: &dyn storage::Storage, dir: &Path) -> bool {
+        api::place::any_exists(st, dir, &[DB_FILE])
+    }
+
+    fn db_files(
+        _st: &dyn storage::Storage,
+        dir: &Path,
+        log_dir: Option<&Path>,
+    ) -> Result<Vec<PathBuf>> {
+        api::place::log_in_db(
+            dir,
+            log_dir,
+            "SQLite keeps its log beside its database in --db",
+        )?;
+        Ok(own_files(dir))
+    }
+
+    fn remove_db(_st: &dyn storage::Storage, dir: &Path, files: &[PathBuf]) -> Result<()> {
+        // The database file last: until it goes, the directory is still recognised.
+        let db = dir.join(DB_FILE);
+        for f in files.iter().filter(|f| **f != db).chain([&db]) {
+            std::fs::remove_file(f)
+                .map_err(|e| Error::fatal(format!("cannot remove {}: {e}", f.display())))?;
+        }
+        Ok(())
+    }
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let own = opts.own::<SqliteOptions>()?;
@@ -483,6 +531,10 @@ impl SqliteWorker<'_> {
 }
 
 impl api::Worker for SqliteWorker<'_> {
+    fn schema(&self) -> &Schema {
+        &self.e.schema
+    }
+
     fn begin(&mut self) -> Result<()> {
         let conn = self.conn()?;
         if !conn.is_autocommit() {

@@ -18,7 +18,7 @@ use crate::db::Inner;
 use crate::heap::{self, Rid};
 use crate::lock::{LockId, LockMode, TxnLocks};
 use crate::log::{Kind, Rec};
-use api::{Dir, Error, IndexId, IndexKind, Result, TableId};
+use api::{Dir, Error, IndexId, Result, TableId};
 use std::hash::Hasher;
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
@@ -213,6 +213,10 @@ fn in_range(k: &[u8], end: Bound<&[u8]>, forward: bool) -> bool {
 }
 
 impl api::Worker for DiskWorker<'_> {
+    fn schema(&self) -> &api::Schema {
+        &self.e.schema
+    }
+
     fn begin(&mut self) -> Result<()> {
         assert!(!self.active, "begin inside a transaction");
         let txn = self.e.next_txn.fetch_add(1, Ordering::Relaxed);
@@ -254,16 +258,8 @@ impl api::Worker for DiskWorker<'_> {
     ) -> Result<usize> {
         self.check_active();
         let t = self.table(index.table)?;
-        let def = self.e.schema.table(index.table);
-        if index.index == 0 && def.primary == IndexKind::Hash {
-            return Err(Error::fatal(format!(
-                "scan over hash index of table {}",
-                def.name
-            )));
-        }
-        let tr = *t.trees.get(index.index as usize).ok_or_else(|| {
-            Error::fatal(format!("table {} has no index {}", def.name, index.index))
-        })?;
+        debug_assert!(api::session::scan_checked(&self.e.schema, index));
+        let tr = t.trees[index.index as usize];
         let forward = dir == Dir::Forward;
         let (start, end) = if forward { (lo, hi) } else { (hi, lo) };
         if !forward {

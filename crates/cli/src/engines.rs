@@ -1,0 +1,121 @@
+//! The registry of engine designs: one line per engine, in `registry!` below. From it
+//! come `--engine`'s values and their help ([`EngineName`], named and described by each
+//! engine's [`api::Descriptor`]), the dispatch from a name to the engine's type
+//! (`with_engine!`), and the descriptor the rest of `cli` asks instead of matching on
+//! engines: whether it is durable, whose directory a directory is, where its database
+//! goes from `--db`/`--log-dir`/`--log`, which files `drop` removes.
+//!
+//! Adding an engine: its crate (an `api::Engine` with its descriptor) and one line in
+//! `registry!` here.
+//! `EngineName` stays an enum (generated, one variant per line) rather than a string:
+//! `cli` compares engines in a few places where a flag belongs to one engine (the disk
+//! engine's `--bpool-size`), and a variant is checked by the compiler where a name is not.
+
+use api::Descriptor;
+
+/// The registry: `registry! { $ Variant => Type, ... }` defines [`EngineName`] (one
+/// variant per line) and `with_engine!` (`$` is passed in so that the macro it defines
+/// can have variables of its own).
+macro_rules! registry {
+    ($d:tt $($V:ident => $T:ty),* $(,)?) => {
+        /// An engine design, as `--engine` names it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum EngineName {
+            $($V),*
+        }
+
+        impl EngineName {
+            /// Every engine, in the registry's order.
+            pub const ALL: &'static [EngineName] = &[$(EngineName::$V),*];
+
+            /// The engine's descriptor.
+            pub fn descriptor(self) -> &'static Descriptor {
+                match self {
+                    $(EngineName::$V => {
+                        const D: Descriptor = Descriptor::of::<$T>();
+                        &D
+                    })*
+                }
+            }
+        }
+
+        /// Run `$body` with `$E` bound to the engine type named by `$name` (an
+        /// [`EngineName`]).
+        macro_rules! with_engine {
+            ($d name:expr, $d E:ident => $d body:expr) => {
+                match $d name {
+                    $($crate::engines::EngineName::$V => {
+                        type $d E = $T;
+                        $d body
+                    })*
+                }
+            };
+        }
+    };
+}
+
+registry! { $
+    Memory => engine_memory::MemoryEngine,
+    Disk => engine_disk::DiskEngine,
+    Serial => api::serial::SerialEngine,
+    Mvcc => engine_mvcc::MvccEngine,
+    Partitioned => engine_partitioned::PartitionedEngine,
+    Sqlite => engine_sqlite::SqliteEngine,
+    Postgres => engine_postgres::PostgresEngine,
+}
+
+impl EngineName {
+    pub fn as_str(self) -> &'static str {
+        self.descriptor().name
+    }
+
+    /// True for an adapter to another database system: its time is spent in another
+    /// program (or library), which oltpscope's simulator and profiler do not attribute.
+    pub fn is_external(self) -> bool {
+        self.descriptor().external.is_some()
+    }
+
+    /// The engine `dir` holds a database of (told by the engines' own files), if any.
+    pub fn owning(st: &dyn storage::Storage, dir: &std::path::Path) -> Option<EngineName> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|e| (e.descriptor().owns_dir)(st, dir))
+    }
+}
+
+impl clap::ValueEnum for EngineName {
+    fn value_variants<'a>() -> &'a [Self] {
+        Self::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let d = self.descriptor();
+        Some(clap::builder::PossibleValue::new(d.name).help(d.about))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_names_each_engine_once_by_its_own_name() {
+        let names: Vec<&str> = EngineName::ALL.iter().map(|e| e.as_str()).collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for e in EngineName::ALL {
+            let n = with_engine!(*e, E => <E as api::Engine>::NAME);
+            assert_eq!(n, e.as_str());
+            use clap::ValueEnum;
+            assert_eq!(EngineName::from_str(n, false), Ok(*e));
+        }
+        // The engines a database directory is recognised for keep files.
+        let dir = std::env::temp_dir().join(format!("oltpscope-registry-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(EngineName::owning(&*storage::os(), &dir), None);
+        std::fs::remove_dir(&dir).unwrap();
+    }
+}
