@@ -31,11 +31,11 @@ pub enum Scale {
 
 fn paper_text(name: &str) -> Option<&'static str> {
     Some(match name {
-        "wonderland" => include_str!("papers/wonderland.toml"),
-        "revisited" => include_str!("papers/revisited.toml"),
-        "sensitivity" => include_str!("papers/sensitivity.toml"),
-        "a-to-e" => include_str!("papers/a-to-e.toml"),
-        "steps" => include_str!("papers/steps.toml"),
+        "wonderland" => include_str!("../papers/wonderland.toml"),
+        "revisited" => include_str!("../papers/revisited.toml"),
+        "sensitivity" => include_str!("../papers/sensitivity.toml"),
+        "a-to-e" => include_str!("../papers/a-to-e.toml"),
+        "steps" => include_str!("../papers/steps.toml"),
         _ => return None,
     })
 }
