@@ -495,6 +495,21 @@ impl Verdicts {
     }
 }
 
+/// Which of the papers' systems the real ones stand for, said in every report that
+/// measures them (docs/reproduce.md says the same).
+pub(crate) const POSTGRES_ROLE: &str = "PostgreSQL (a disk-based system with a large legacy code base: the revisited paper's DBMS D, the commercial systems the papers cite)";
+pub(crate) const SQLITE_ROLE: &str =
+    "SQLite (an embedded system, in the process: no counterpart in the papers)";
+/// A PostgreSQL case where no server is installed: never 0, never dropped.
+pub(crate) const PG_NOT_INSTALLED: &str =
+    "not measured: PostgreSQL not installed (scripts/install-postgres.sh installs it)";
+
+/// Are PostgreSQL's server binaries here? (The runs themselves would try to install
+/// it; a reproduction only says it is missing.)
+pub(crate) fn postgres_installed() -> bool {
+    pgserver::find_bindir().is_some()
+}
+
 /// `run` options shared by the papers that measure throughput: a short run on one
 /// thread, with `extra`.
 pub(crate) fn run_args(ctx: &Ctx, extra: &[&str]) -> Vec<String> {

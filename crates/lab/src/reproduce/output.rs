@@ -73,6 +73,10 @@ pub fn to_text(o: &Outcome) -> String {
             f.why
         );
     }
+    if let Some(t) = per_system(&o.verdicts) {
+        s += "\n";
+        s += &table_text(&t.caption, None, &t.columns, &t.rows);
+    }
     s += &format!(
         "\n{}; {:.0} s at the {} scale\n",
         o.counts.text(),
@@ -84,6 +88,44 @@ pub fn to_text(o: &Outcome) -> String {
         }
     );
     s
+}
+
+/// The verdicts of the findings judged per system, one column per system (its label up
+/// to the parenthesis), one row per finding; None when no finding is judged per system.
+fn per_system(verdicts: &[Verdict]) -> Option<Table> {
+    let short = |c: &str| c.split(" (").next().unwrap_or(c).to_string();
+    let mut systems: Vec<String> = Vec::new();
+    for c in verdicts.iter().filter_map(|f| f.case.as_deref()) {
+        if !systems.contains(&short(c)) {
+            systems.push(short(c));
+        }
+    }
+    if systems.is_empty() {
+        return None;
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    for f in verdicts.iter().filter(|f| f.case.is_some()) {
+        let i = match rows.iter().position(|r| r.name == f.id) {
+            Some(i) => i,
+            None => {
+                rows.push(Row {
+                    name: f.id.clone(),
+                    values: vec!["-".into(); systems.len()],
+                });
+                rows.len() - 1
+            }
+        };
+        let col = (systems.iter())
+            .position(|x| *x == short(f.case.as_deref().expect("filtered")))
+            .expect("collected above");
+        rows[i].values[col] = f.status.as_str().to_string();
+    }
+    Some(Table {
+        beside: None,
+        caption: "Verdicts per system (\"-\": not judged on that system)".into(),
+        columns: systems,
+        rows,
+    })
 }
 
 fn esc(s: &str) -> String {
@@ -236,7 +278,8 @@ mod tests {
             out.iter()
                 .filter(|f| f.status == Status::NotAvailable)
                 .count(),
-            2
+            // The cycle breakdown (hardware counters); DBMS D is PostgreSQL's case now.
+            1
         );
         let html = to_html(&Outcome {
             paper: p.clone(),
@@ -285,5 +328,29 @@ mod tests {
         let j = serde_json::to_value(&o).unwrap();
         assert_eq!(j["counts"]["within_noise"], 1);
         assert_eq!(j["verdicts"][0]["status"], "within_noise");
+    }
+
+    #[test]
+    fn per_system_verdicts_make_one_table() {
+        let v = |id: &str, case: Option<&str>, status| Verdict {
+            id: id.into(),
+            source: "s".into(),
+            claim: "c".into(),
+            case: case.map(str::to_string),
+            status,
+            why: "w".into(),
+        };
+        let t = per_system(&[
+            v("a", Some("disk engine (Shore-MT-like)"), Status::Agrees),
+            v("a", Some("PostgreSQL (legacy)"), Status::NotMeasured),
+            v("b", None, Status::Agrees),
+            v("c", Some("PostgreSQL (legacy)"), Status::Disagrees),
+        ])
+        .unwrap();
+        assert_eq!(t.columns, vec!["disk engine", "PostgreSQL"]);
+        assert_eq!(t.rows.len(), 2);
+        assert_eq!(t.rows[0].values, vec!["agrees", "not measured"]);
+        assert_eq!(t.rows[1].values, vec!["-", "DISAGREES"]);
+        assert!(per_system(&[v("b", None, Status::Agrees)]).is_none());
     }
 }

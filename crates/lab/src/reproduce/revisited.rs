@@ -33,6 +33,28 @@ fn paper_ratio(p: &Paper, table: &str, num: &str, den: &str) -> Vec<Option<f64>>
 /// engine for Shore-MT, mvcc for DBMS M, partitioned for DBMS N, memory for Silo.
 const DESIGNS: [&str; 4] = ["disk", "mvcc", "partitioned", "memory"];
 
+/// The real systems measured beside the designs (each judged apart), and whom they
+/// stand for.
+const REAL: [(&str, &str); 2] = [("sqlite", SQLITE_ROLE), ("postgres", POSTGRES_ROLE)];
+
+/// The real systems of this run: those measured, and those not with why (never dropped
+/// silently). PostgreSQL starts a private server per point: not at the test scale.
+fn real_systems(
+    scale: Scale,
+    pg_installed: bool,
+) -> (Vec<&'static str>, Vec<(&'static str, String)>) {
+    let mut present = vec!["sqlite"];
+    let mut absent = Vec::new();
+    if !pg_installed {
+        absent.push(("postgres", PG_NOT_INSTALLED.to_string()));
+    } else if scale == Scale::Tiny {
+        absent.push(("postgres", "not measured: PostgreSQL runs from --quick on (a private server per point is too slow for the test scale)".to_string()));
+    } else {
+        present.push("postgres");
+    }
+    (present, absent)
+}
+
 /// Each design's throughput divided by the disk engine's, per column, and each design's
 /// throughput, from sweep `s` whose points vary `key` over `vals` (and `engine`), with
 /// `fixed` pinning any other varied key.
@@ -44,6 +66,7 @@ fn design_table(
     key: &str,
     vals: &[&str],
     fixed: &[(&str, &str)],
+    engines: &[&str],
 ) -> Table {
     let tps = |e: &str, x: &str| {
         let mut at = vec![("engine", e), (key, x)];
@@ -51,7 +74,7 @@ fn design_table(
         median(s, &at, "throughput_tps")
     };
     let mut rows = Vec::new();
-    for e in &DESIGNS[1..] {
+    for e in &engines[1..] {
         rows.push(Row {
             name: format!("{e} / disk"),
             values: vals
@@ -65,7 +88,7 @@ fn design_table(
                 .collect(),
         });
     }
-    for e in DESIGNS {
+    for e in engines {
         rows.push(Row {
             name: format!("{e} txn/s"),
             values: vals
@@ -98,11 +121,81 @@ pub(super) fn revisited(
         _ => &["1", "10", "100"],
     };
     let largest = sizes[sizes.len() - 1];
-    let s = revisited_size(ctx, tables, sizes)?;
+    let (real, absent) = real_systems(ctx.scale, postgres_installed());
+    let engines: Vec<&str> = DESIGNS
+        .iter()
+        .copied()
+        .chain(real.iter().copied())
+        .collect();
+    let s = revisited_size(ctx, tables, sizes, &engines)?;
     size_verdicts(v, &s, sizes);
+    real_verdicts(v, &s, sizes, &absent);
     revisited_index(ctx, v, tables, largest)?;
     revisited_rows(ctx, v, tables, sizes, rows)?;
-    revisited_tpc(ctx, v, tables)
+    revisited_tpc(ctx, v, tables, &engines)
+}
+
+/// The findings judged on each real system apart: DBMS D's (flat with size, the
+/// in-memory engine at least twice as fast) and updates slower than reads.
+fn real_verdicts(v: &mut Verdicts, s: &Summary, sizes: &[&str], absent: &[(&str, String)]) {
+    let (smallest, largest) = (sizes[0], sizes[sizes.len() - 1]);
+    let tps = |e: &str, size: &str, mode: &str| {
+        median(
+            s,
+            &[("engine", e), ("size", size), ("mode", mode)],
+            "throughput_tps",
+        )
+    };
+    for (e, role) in REAL {
+        if let Some((_, why)) = absent.iter().find(|a| a.0 == e) {
+            for id in ["legacy-systems", "read-write-slower"] {
+                v.set_case(id, Some(role), Status::NotMeasured, why.clone());
+            }
+            continue;
+        }
+        let (st, why) = legacy_verdict(e, [smallest, largest], |e, x| tps(e, x, "read"));
+        v.set_case("legacy-systems", Some(role), st, why);
+        let (st, why) = match (tps(e, smallest, "update"), tps(e, smallest, "read")) {
+            (Some(u), Some(r)) => (
+                holds(u / r < 0.95),
+                format!("{e}: update / read {} at {smallest} (agreement needs below 0.95; paper 0.5-0.9)", f2(u / r)),
+            ),
+            _ => (Status::NotMeasured, format!("{e}: a size point failed (see the sweep's summary)")),
+        };
+        v.set_case("read-write-slower", Some(role), st, why);
+    }
+}
+
+/// DBMS D's finding on system `e`: its read throughput at the largest size at least 80%
+/// of the smallest's (as `mvcc-flat-with-size`), and the memory engine at least twice
+/// as fast at both (the paper: 2-75x). `tps(engine, size)`.
+fn legacy_verdict(
+    e: &str,
+    [small, large]: [&str; 2],
+    tps: impl Fn(&str, &str) -> Option<f64>,
+) -> (Status, String) {
+    let (Some(a), Some(b), Some(ma), Some(mb)) = (
+        tps(e, small),
+        tps(e, large),
+        tps("memory", small),
+        tps("memory", large),
+    ) else {
+        return (
+            Status::NotMeasured,
+            format!("{e}: a size point failed (see the sweep's summary)"),
+        );
+    };
+    let flat = b >= 0.8 * a;
+    let faster = ma / a >= 2.0 && mb / b >= 2.0;
+    (
+        holds(flat && faster),
+        format!(
+            "{e} {a:.0} txn/s at {small}, {b:.0} at {large} ({} of it; agreement needs at least 80%); memory engine / {e} {} at {small}, {} at {large} (agreement needs at least 2, the paper 2-75x); whether it is instruction-bound is `reproduce wonderland`'s L1-I finding",
+            pct(b / a),
+            f2(ma / a),
+            f2(mb / b)
+        ),
+    )
 }
 
 /// The size sweep (Table 2, reads, and Table 14, updates over reads: by size, 1 row per
@@ -111,8 +204,9 @@ fn revisited_size(
     ctx: &mut Ctx,
     tables: &mut Vec<Table>,
     sizes: &[&str],
+    systems: &[&str],
 ) -> Result<Summary, String> {
-    let engines = format!("engine={}", DESIGNS.join(","));
+    let engines = format!("engine={}", systems.join(","));
     let spec = Spec {
         kind: Kind::Run,
         workload: "micro".into(),
@@ -140,9 +234,10 @@ fn revisited_size(
         "size",
         sizes,
         &[("mode", "read")],
+        systems,
     ));
     let mut rw = Vec::new();
-    for e in DESIGNS {
+    for e in systems {
         rw.push(Row {
             name: format!("{e}: update / read"),
             values: sizes
@@ -158,7 +253,7 @@ fn revisited_size(
     }
     tables.push(Table {
         beside: Some("rw".into()),
-        caption: "Measured read-write throughput normalized to read-only, per design, by data size (1 row per transaction, 1 thread)".into(),
+        caption: "Measured read-write throughput normalized to read-only, per design and real system, by data size (1 row per transaction, 1 thread)".into(),
         columns: sizes.iter().map(|s| s.to_string()).collect(),
         rows: rw,
     });
@@ -358,6 +453,7 @@ fn revisited_rows(
         "rows",
         rows,
         &[],
+        &DESIGNS,
     ));
     let rr = |x: &str| {
         Some(
@@ -387,9 +483,14 @@ fn revisited_rows(
 }
 
 /// Table 4: TPC-B and TPC-C.
-fn revisited_tpc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
+fn revisited_tpc(
+    ctx: &mut Ctx,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+    systems: &[&str],
+) -> Result<(), String> {
     let paper = v.paper.clone();
-    let engines = format!("engine={}", DESIGNS.join(","));
+    let engines = format!("engine={}", systems.join(","));
     let mut tpc: Vec<(&str, Option<Summary>)> = Vec::new();
     for w in ["tpcb", "tpcc"] {
         if ctx.scale == Scale::Tiny && w == "tpcc" {
@@ -413,7 +514,7 @@ fn revisited_tpc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
             .and_then(|s| median(s, &[("engine", e)], "throughput_tps"))
     };
     let mut trows = Vec::new();
-    for e in &DESIGNS[1..] {
+    for e in &systems[1..] {
         trows.push(Row {
             name: format!("{e} / disk"),
             values: (0..2)
@@ -421,7 +522,7 @@ fn revisited_tpc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
                 .collect(),
         });
     }
-    for e in DESIGNS {
+    for e in systems {
         trows.push(Row {
             name: format!("{e} txn/s"),
             values: (0..2)
@@ -473,5 +574,89 @@ mod tests {
             m[3].is_none() && (m[2].unwrap() - 3.0 / 2.1).abs() < 0.01,
             "{m:?}"
         );
+    }
+
+    /// A run sweep's summary as recorded: the read and update throughput per engine
+    /// and size.
+    fn size_summary(tps: &[(&str, &str, &str, f64)]) -> Summary {
+        let points = tps
+            .iter()
+            .map(|(e, size, mode, t)| {
+                serde_json::from_value(serde_json::json!({
+                    "name": format!("engine-{e}_size-{size}_mode-{mode}"),
+                    "values": [["engine", e], ["size", size], ["mode", mode]],
+                    "reps_done": 1, "reps_failed": 0, "error": null,
+                    "throughput_tps": {"median": t, "min": t, "max": t, "n": 1},
+                    "abort_rate": null, "latency_p99_us": null,
+                }))
+                .expect("a recorded point parses")
+            })
+            .collect();
+        Summary {
+            spec: Spec {
+                kind: Kind::Run,
+                workload: "micro".into(),
+                vary: vec![],
+                repeat: 1,
+                args: vec![],
+            },
+            points,
+            curves: vec![],
+        }
+    }
+
+    #[test]
+    fn real_systems_are_judged_apart_and_never_dropped() {
+        let p = load_paper("revisited").unwrap();
+        // PostgreSQL flat with size (95%) and 3-4x slower than the memory engine: DBMS D's
+        // finding agrees; SQLite loses half its throughput: disagrees.
+        let s = size_summary(&[
+            ("memory", "1MB", "read", 40000.0),
+            ("memory", "100MB", "read", 30000.0),
+            ("postgres", "1MB", "read", 10000.0),
+            ("postgres", "100MB", "read", 9500.0),
+            ("postgres", "1MB", "update", 6000.0),
+            ("sqlite", "1MB", "read", 20000.0),
+            ("sqlite", "100MB", "read", 10000.0),
+            ("sqlite", "1MB", "update", 19500.0),
+        ]);
+        let mut v = Verdicts::new(&p);
+        real_verdicts(&mut v, &s, &["1MB", "100MB"], &[]);
+        let get = |v: &Verdicts, id: &str, case: &str| {
+            let x = (v.out.iter())
+                .find(|x| x.id == id && x.case.as_deref().is_some_and(|c| c.starts_with(case)))
+                .unwrap_or_else(|| panic!("{id} {case}"));
+            (x.status, x.why.clone())
+        };
+        let (st, why) = get(&v, "legacy-systems", "PostgreSQL");
+        assert_eq!(st, Status::Agrees, "{why}");
+        assert!(
+            why.contains("95.0% of it") && why.contains("4.00 at 1MB"),
+            "{why}"
+        );
+        assert_eq!(get(&v, "legacy-systems", "SQLite").0, Status::Disagrees);
+        assert_eq!(get(&v, "read-write-slower", "PostgreSQL").0, Status::Agrees);
+        let (st, why) = get(&v, "read-write-slower", "SQLite");
+        assert_eq!(st, Status::Disagrees, "{why}");
+        // PostgreSQL not installed: its cases say so, not 0 and not dropped.
+        let (real, absent) = real_systems(Scale::Quick, false);
+        assert_eq!(real, vec!["sqlite"]);
+        let mut v = Verdicts::new(&p);
+        real_verdicts(&mut v, &s, &["1MB", "100MB"], &absent);
+        for id in ["legacy-systems", "read-write-slower"] {
+            let (st, why) = get(&v, id, "PostgreSQL");
+            assert_eq!(st, Status::NotMeasured, "{why}");
+            assert!(why.contains("PostgreSQL not installed"), "{why}");
+        }
+        // A failed point: not measured either.
+        let (st, _) = legacy_verdict("postgres", ["1MB", "10GB"], |e, x| {
+            (e == "memory" || x == "1MB").then_some(1.0)
+        });
+        assert_eq!(st, Status::NotMeasured);
+        assert_eq!(
+            real_systems(Scale::Quick, true).0,
+            vec!["sqlite", "postgres"]
+        );
+        assert_eq!(real_systems(Scale::Tiny, true).1[0].0, "postgres");
     }
 }
