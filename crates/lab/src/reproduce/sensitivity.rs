@@ -1,0 +1,326 @@
+//! Sensitivity: cores, write bandwidth (cgroups), LLC (simulator).
+
+use super::common::*;
+use crate::sweep::{self, Kind, Spec};
+
+/// `run` options on the disk engine with `extra` (which gives the thread count).
+fn disk_args(ctx: &Ctx, extra: &[&str]) -> Vec<String> {
+    let mut a = run_args(ctx, &["--engine", "disk"]);
+    // Drop run_args' `--threads 1` pair (by position: a `1` may be another option's).
+    if let Some(i) = a.iter().position(|x| x == "--threads") {
+        a.drain(i..i + 2);
+    }
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+/// Load `workload` into `db` once (unthrottled), so that throttled points run on it.
+/// A load that finished leaves `<db>.loaded`; without it the directory is loaded anew.
+fn preload(
+    ctx: &mut Ctx,
+    workload: &str,
+    db: &std::path::Path,
+    extra: &[&str],
+) -> Result<(), String> {
+    let done = db.with_extension("loaded");
+    if done.exists() && db.exists() {
+        return Ok(());
+    }
+    (ctx.say)(&format!(
+        "  loading {workload} into {} (once, unthrottled)\n",
+        db.display()
+    ));
+    let out = std::process::Command::new(&ctx.exe)
+        .arg("load")
+        .arg(workload)
+        .arg("--db")
+        .arg(db)
+        .arg("--reload")
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", ctx.exe.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "loading {workload} into {} failed: {}",
+            db.display(),
+            err.lines().last().unwrap_or("(no message)")
+        ));
+    }
+    std::fs::write(&done, b"").map_err(|e| format!("cannot write {}: {e}", done.display()))
+}
+
+/// The sensitivity paper's write-bandwidth curve (blkio / io.max on the database's device).
+fn write_bw(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
+    // Write bandwidth.
+    let bws: &[&str] = match ctx.scale {
+        Scale::Tiny => &["256KB", "64MB"],
+        Scale::Quick => &["256KB", "1MB", "4MB", "64MB"],
+        Scale::Full => &["256KB", "512KB", "1MB", "2MB", "4MB", "16MB", "64MB"],
+    };
+    // The throttle holds for the whole run, its load too: TPC-C (the paper's workload)
+    // is loaded once, unthrottled, into a database every point then runs on (`--db
+    // --no-load`; each point's run adds its New-Orders to it). At the test scale a small
+    // micro-benchmark table instead (a TPC-C load takes tens of seconds in a debug build).
+    let (workload, args, caption) = if ctx.scale == Scale::Tiny {
+        (
+            "micro",
+            disk_args(
+                ctx,
+                &[
+                    "--threads", "1", "--log", "sync", "--keys", "10000", "--rows", "10",
+                    "--mode", "update",
+                ],
+            ),
+            "Measured micro-benchmark update transactions (10 rows of 10,000, disk engine, --log sync, 1 thread) throughput by write bandwidth (bytes/s)",
+        )
+    } else {
+        let db = ctx.out.join("write-bw-db");
+        match preload(ctx, "tpcc", &db, &["--engine", "disk", "--warehouses", "1"]) {
+            Ok(()) => {}
+            Err(e) => {
+                v.unmeasured("write-bw-bites", &e);
+                return Ok(());
+            }
+        }
+        let db = db.display().to_string();
+        (
+            "tpcc",
+            disk_args(
+                ctx,
+                &[
+                    "--threads", "1", "--log", "sync", "--warehouses", "1", "--db", &db,
+                    "--no-load",
+                ],
+            ),
+            "Measured TPC-C (1 warehouse loaded once, disk engine, --log sync, 1 thread) throughput by write bandwidth (bytes/s)",
+        )
+    };
+    let spec = Spec {
+        kind: Kind::Run,
+        workload: workload.into(),
+        vary: vec![sweep::parse_vary(&format!("write-bw={}", bws.join(",")))?],
+        repeat: ctx.repeat(),
+        args,
+    };
+    match ctx.sweep("write-bw", spec) {
+        Ok(s) => {
+            let vals: Vec<Option<f64>> = bws
+                .iter()
+                .map(|b| median(&s, &[("write-bw", b)], "throughput_tps"))
+                .collect();
+            let curve = s.curves.iter().find(|c| c.over == "write-bw");
+            let mut row2 = vec![];
+            if let Some(a) = curve.and_then(|c| c.analysis.as_ref()) {
+                let lab = |x: f64| crate::plot::fmt_size(x);
+                row2.push(Row {
+                    name: "90% / 95% of best from; knee".into(),
+                    values: {
+                        let mut r = vec!["-".to_string(); bws.len()];
+                        r[0] = format!(
+                            "{} / {}; knee {}",
+                            lab(a.x_90),
+                            lab(a.x_95),
+                            a.knee_x.map_or("none".into(), lab)
+                        );
+                        r
+                    },
+                });
+            }
+            let mut rows = vec![Row {
+                name: "txn/s".into(),
+                values: vals
+                    .iter()
+                    .map(|x| opt(*x, |t| format!("{t:.0}")))
+                    .collect(),
+            }];
+            rows.extend(row2);
+            tables.push(Table {
+                beside: Some("write-bw".into()),
+                caption: caption.into(),
+                columns: bws.iter().map(|b| format!("{b}/s")).collect(),
+                rows,
+            });
+            match (vals[0], vals[vals.len() - 1]) {
+                (Some(lo), Some(hi)) => v.check(
+                    "write-bw-bites",
+                    lo < 0.9 * hi,
+                    format!(
+                        "{lo:.0} txn/s at {}/s, {hi:.0} at {}/s (a drop of {})",
+                        bws[0],
+                        bws[bws.len() - 1],
+                        pct(1.0 - lo / hi)
+                    ),
+                ),
+                _ => v.unmeasured(
+                    "write-bw-bites",
+                    "a bandwidth point failed (see the sweep's summary)",
+                ),
+            }
+        }
+        Err(e) => v.unmeasured("write-bw-bites", &e),
+    }
+    Ok(())
+}
+
+pub(super) fn sensitivity(
+    ctx: &mut Ctx,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+) -> Result<(), String> {
+    // Cores (cpusets), two threads.
+    // At the tiny (test) scale TPC-B: a TPC-C load takes tens of seconds in a debug build.
+    let spec = if ctx.scale == Scale::Tiny {
+        Spec {
+            kind: Kind::Run,
+            workload: "tpcb".into(),
+            vary: vec![sweep::parse_vary("cores=1,2")?],
+            repeat: 1,
+            args: disk_args(ctx, &["--threads", "2", "--scale", "2"]),
+        }
+    } else {
+        Spec {
+            kind: Kind::Run,
+            workload: "tpcc".into(),
+            vary: vec![sweep::parse_vary("cores=1,2")?],
+            repeat: ctx.repeat(),
+            args: disk_args(ctx, &["--threads", "2", "--warehouses", "2"]),
+        }
+    };
+    let spec_name = format!("{} {}", spec.workload, spec.args.join(" "));
+    match ctx.sweep("cores", spec) {
+        Ok(s) => {
+            let t = |c: &str| median(&s, &[("cores", c)], "throughput_tps");
+            match (t("1"), t("2")) {
+                (Some(a), Some(b)) => {
+                    v.check(
+                        "cores-scale",
+                        b >= 1.3 * a,
+                        format!("{a:.0} txn/s on 1 core, {b:.0} on 2 ({}x; agreement needs 1.3x; the machine is shared)", f2(b / a)),
+                    );
+                    tables.push(Table {
+                        beside: None,
+                        caption: format!("Measured {spec_name}: throughput by cores"),
+                        columns: vec!["1 core".into(), "2 cores".into()],
+                        rows: vec![Row {
+                            name: "txn/s".into(),
+                            values: vec![format!("{a:.0}"), format!("{b:.0}")],
+                        }],
+                    });
+                }
+                _ => v.unmeasured(
+                    "cores-scale",
+                    "a cores point failed (see the sweep's summary)",
+                ),
+            }
+        }
+        Err(e) => v.unmeasured("cores-scale", &e),
+    }
+    write_bw(ctx, v, tables)?;
+    // LLC through the simulator.
+    // Quick: three sizes (the verdict needs the smallest within 90% of the best, to
+    // compare with a third of 20MB). Both scales use a fixed warm-up: the automatic one
+    // made these valgrind runs take 1-7 minutes each, and eight of them most of the
+    // hour. 3,000 TPC-C transactions touch every line of the 20MB model many times over
+    // (about 680 M instructions on the disk engine).
+    let (llcs, txns, warm): (&[&str], &str, Option<&str>) = match ctx.scale {
+        Scale::Tiny => (&["1MB", "20MB"], "5", Some("5")),
+        Scale::Quick => (&["1MB", "4MB", "20MB"], "200", Some("300")),
+        Scale::Full => (
+            &["1MB", "2MB", "4MB", "6MB", "8MB", "12MB", "16MB", "20MB"],
+            "2000",
+            Some("3000"),
+        ),
+    };
+    let spec = Spec {
+        kind: Kind::Simulate,
+        workload: if ctx.scale == Scale::Tiny {
+            "tpcb"
+        } else {
+            "tpcc"
+        }
+        .into(),
+        vary: vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
+        repeat: 1,
+        args: [
+            "--engine",
+            "disk",
+            "--cpu",
+            "xeon-e5-2660",
+            "--txns",
+            txns,
+            "--no-3c",
+        ]
+        .iter()
+        .copied()
+        .chain(warm.into_iter().flat_map(|w| ["--warmup-txns", w]))
+        .map(|s| s.to_string())
+        .collect(),
+    };
+    match ctx.sweep("llc", spec) {
+        Ok(s) => {
+            let c = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
+            let vals: Vec<String> = llcs
+                .iter()
+                .map(|l| {
+                    opt(median(&s, &[("llc", l)], "stall_cycles_per_txn"), |t| {
+                        format!("{t:.0}")
+                    })
+                })
+                .collect();
+            tables.push(Table {
+                beside: Some("llc".into()),
+                caption: "Measured (simulated) stall cycles per transaction by LLC size, disk engine; performance read as its inverse".into(),
+                columns: llcs.iter().map(|s| s.to_string()).collect(),
+                rows: vec![Row {
+                    name: "stall cycles/txn".into(),
+                    values: vals,
+                }],
+            });
+            match c.and_then(|c| c.analysis.as_ref()) {
+                Some(a) => {
+                    let full = crate::sweep::numeric("llc", llcs[llcs.len() - 1]).expect("a size");
+                    v.check(
+                        "llc-overprovisioned",
+                        a.x_90 <= full / 3.0,
+                        format!(
+                            "within 90% of the best from {}, 95% from {} of {} (agreement needs at most a third)",
+                            crate::plot::fmt_size(a.x_90),
+                            crate::plot::fmt_size(a.x_95),
+                            crate::plot::fmt_size(full)
+                        ),
+                    );
+                }
+                None => v.unmeasured("llc-overprovisioned", "no simulated LLC point completed"),
+            }
+        }
+        Err(e) => v.unmeasured("llc-overprovisioned", &e),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn disk_args_replace_only_the_thread_count() {
+        for scale in [Scale::Tiny, Scale::Quick, Scale::Full] {
+            let mut say = |_: &str| {};
+            let ctx = Ctx::new("x".into(), "o".into(), scale, &mut say);
+            let plain = run_args(&ctx, &[]);
+            let a = disk_args(&ctx, &["--threads", "2"]);
+            // Every option of run_args but the thread count, with its value.
+            let i = plain.iter().position(|x| x == "--threads").unwrap();
+            let mut want = plain.clone();
+            want.drain(i..i + 2);
+            assert_eq!(a[..want.len()], want[..], "{scale:?}");
+            assert_eq!(a.iter().filter(|x| *x == "--threads").count(), 1);
+            // Full scale warms up for 1 s: that `1` must stay.
+            if scale == Scale::Full {
+                let w = a.iter().position(|x| x == "--warmup").unwrap();
+                assert_eq!(a[w + 1], "1");
+            }
+        }
+    }
+}
