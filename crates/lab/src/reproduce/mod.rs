@@ -28,8 +28,13 @@ use common::Verdicts;
 use serde_json::Value;
 use std::path::Path;
 
+/// Written first into a new output directory, with the paper's name: a run stopped
+/// before its `reproduce.json` can still be resumed, and nothing else is mistaken for it.
+const STARTED: &str = "reproduce.started";
+
 /// The output directory must be new, empty, or an earlier reproduction of the same
-/// paper (resumed): its files are rewritten, so anything else is refused.
+/// paper (resumed, finished or stopped): its files are rewritten, so anything else is
+/// refused.
 fn check_out(out: &Path, paper: &str) -> Result<(), String> {
     let mut entries = match std::fs::read_dir(out) {
         Ok(e) => e,
@@ -40,6 +45,17 @@ fn check_out(out: &Path, paper: &str) -> Result<(), String> {
         return Ok(());
     }
     let prev = out.join(RESULT_JSON);
+    if !prev.exists() {
+        if let Ok(started) = std::fs::read_to_string(out.join(STARTED)) {
+            return match started.trim() {
+                p if p == paper => Ok(()),
+                other => Err(format!(
+                    "--out {}: a reproduction of {other} (choose a new directory for {paper})",
+                    out.display()
+                )),
+            };
+        }
+    }
     let text = std::fs::read_to_string(&prev).map_err(|_| {
         format!(
             "--out {}: holds other files and no {RESULT_JSON}: not a reproduction (choose a new directory)",
@@ -65,6 +81,8 @@ pub fn reproduce(paper: &str, ctx: &mut Ctx) -> Result<Outcome, String> {
     check_out(&ctx.out, paper)?;
     std::fs::create_dir_all(&ctx.out)
         .map_err(|e| format!("--out {}: cannot create it: {e}", ctx.out.display()))?;
+    std::fs::write(ctx.out.join(STARTED), format!("{paper}\n"))
+        .map_err(|e| format!("--out {}: cannot write {STARTED}: {e}", ctx.out.display()))?;
     let mut v = Verdicts::new(&p);
     let mut tables = Vec::new();
     let mut figures = Vec::new();
@@ -107,6 +125,15 @@ mod tests {
             r#"{"paper": {"paper": "wonderland"}}"#,
         )
         .unwrap();
+        assert!(check_out(d.path(), "wonderland").is_ok());
+        assert!(check_out(d.path(), "steps")
+            .unwrap_err()
+            .contains("reproduction of wonderland"));
+        // A run stopped before its reproduce.json resumes from its marker.
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("tpcb-simulate")).unwrap();
+        assert!(check_out(d.path(), "wonderland").is_err(), "no marker");
+        std::fs::write(d.path().join(STARTED), "wonderland\n").unwrap();
         assert!(check_out(d.path(), "wonderland").is_ok());
         assert!(check_out(d.path(), "steps")
             .unwrap_err()
