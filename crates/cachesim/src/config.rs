@@ -164,17 +164,59 @@ fn yes() -> bool {
 }
 
 /// Preset names, for help texts.
-pub const PRESETS: [&str; 6] = [
+pub const PRESETS: [&str; 9] = [
     "xeon-e5-2660",
     "broadwell-e5-2680v4",
     "athlonxp",
     "pentium3",
     "skylake-sp",
     "zen3",
+    "xeon-e5-2660-lean16k",
+    "xeon-e5-2660-lean8k",
+    "athlonxp-lean16k",
 ];
 
 const K: u64 = 1024;
 const M: u64 = 1024 * 1024;
+
+/// The lean presets: a paper's machine with a smaller L1-I, so that oltpscope's lean
+/// engines (the disk engine's hot TPC-C code is ~48 KB) overflow it about as the papers'
+/// systems overflowed theirs (Wonderland: ~128 KB of code on a 32 KB L1-I, ~4:1). Every
+/// other level is the machine's. How the sizes were chosen: docs/design/cachesim.md,
+/// "Lean presets". (name, machine preset, L1-I, what the report header says)
+const LEAN: [(&str, &str, LevelConfig, &str); 3] = [
+    (
+        "xeon-e5-2660-lean16k",
+        "xeon-e5-2660",
+        LevelConfig::new(16 * K, 8, 64, 4),
+        "the Wonderland machine with a 16K 8-way L1-I: ~48 KB of hot code to 16 KB (3:1), \
+         near Wonderland's ~128 KB to 32 KB (4:1)",
+    ),
+    (
+        "xeon-e5-2660-lean8k",
+        "xeon-e5-2660",
+        LevelConfig::new(8 * K, 8, 64, 4),
+        "the Wonderland machine with an 8K 8-way L1-I: ~48 KB of hot code to 8 KB (6:1), \
+         beyond Wonderland's ~128 KB to 32 KB (4:1)",
+    ),
+    (
+        "athlonxp-lean16k",
+        "athlonxp",
+        LevelConfig::new(16 * K, 2, 64, 3),
+        "the STEPS AthlonXP with a 16K 2-way L1-I (a geometry STEPS simulated, Fig. 10): \
+         ~48 KB of hot code to 16 KB (3:1), near Wonderland's ~128 KB to 32 KB (4:1)",
+    ),
+];
+
+/// What a lean preset stands for, while its L1-I is still the preset's (None for the
+/// papers' machines as built, or once `--l1i` replaced the L1-I).
+pub fn preset_note(c: &Config) -> Option<String> {
+    LEAN.iter()
+        .find(|(n, _, l1i, _)| *n == c.preset && *l1i == c.l1i)
+        .map(|(n, _, _, note)| {
+            format!("{n} is a lean preset, keeping the papers' code-footprint-to-L1-I ratio for oltpscope's lean engines: {note}")
+        })
+}
 
 /// The default component table, in matching order (kept in the `components` crate,
 /// shared with `profile`).
@@ -184,6 +226,12 @@ impl Config {
     /// A named preset. Latencies not given by the papers are typical published values
     /// (see docs/design/cachesim.md).
     pub fn preset(name: &str) -> Result<Config, String> {
+        if let Some((_, machine, l1i, _)) = LEAN.iter().find(|(n, ..)| *n == name) {
+            let mut c = Config::preset(machine)?;
+            c.preset = name.to_string();
+            c.l1i = *l1i;
+            return Ok(c);
+        }
         let l = LevelConfig::new;
         let (l1i, l1d, l2, llc, incl, mem) = match name {
             // OLTP in Wonderland, Table 1.
@@ -637,6 +685,30 @@ mod tests {
             let c = Config::preset(p).unwrap();
             c.validate().unwrap_or_else(|e| panic!("preset {p}: {e}"));
         }
+    }
+
+    #[test]
+    fn lean_presets_are_their_machine_with_a_smaller_l1i() {
+        for (lean, machine, l1i) in [
+            ("xeon-e5-2660-lean16k", "xeon-e5-2660", "16K:8:64:4"),
+            ("xeon-e5-2660-lean8k", "xeon-e5-2660", "8K:8:64:4"),
+            ("athlonxp-lean16k", "athlonxp", "16K:2:64:3"),
+        ] {
+            let c = Options {
+                preset: lean.into(),
+                ..Options::default()
+            }
+            .to_config()
+            .unwrap();
+            let m = Config::preset(machine).unwrap();
+            assert_eq!((c.preset.as_str(), c.l1i.spec()), (lean, l1i.to_string()));
+            assert_eq!((c.l1d, c.l2, c.llc), (m.l1d, m.l2, m.llc));
+            assert_eq!(c.memory_latency_cycles, m.memory_latency_cycles);
+            assert!(preset_note(&c).unwrap().contains("lean preset"));
+            assert!(preset_note(&m).is_none());
+        }
+        let e = Config::preset("xeon-lean").unwrap_err();
+        assert!(e.contains("athlonxp-lean16k"), "{e}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! transaction figures). Must never change simulator state.
 
 use crate::cache::{LevelStats, D, I};
-use crate::config::{format_size, Config, LevelConfig};
+use crate::config::{format_size, preset_note, Config, LevelConfig};
 use crate::sim::{Cell, Simulator, L1D, L1I, OP_SLOTS, OP_UNKNOWN, ROLE_SLOTS, ROLE_UNKNOWN};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
@@ -106,6 +106,20 @@ pub struct SweepPoint {
     /// misses x the swept level's miss penalty.
     pub stall_cycles: u64,
     pub three_c: Option<ThreeC>,
+    /// The swept level's share (0-1) of the stall cycles with this cache in place of the
+    /// configured one: `swapped_stall_share` (None when nothing stalled, and in reports
+    /// older than the figure).
+    #[serde(default)]
+    pub stall_share: Option<f64>,
+}
+
+/// A level's share (0-1) of all stall cycles, had a swept cache of `swept` stall cycles
+/// replaced the configured level of `configured` (the report's levels' shares, with
+/// that one level swapped; the other levels' stall cycles stay as measured with the
+/// configured cache, see docs/design/cachesim.md "Size sweeps"). None when the total is 0.
+pub fn swapped_stall_share(total: u64, configured: u64, swept: u64) -> Option<f64> {
+    let t = total.saturating_sub(configured) + swept;
+    (t > 0).then(|| swept as f64 / t as f64)
 }
 
 /// One level's figures inside a breakdown row.
@@ -313,9 +327,10 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             mpki: misses.per(instr, 1000.0),
             stall_cycles: misses.total * pen as u64,
             three_c: cfg.three_c.then(|| ThreeC::of(st)),
+            stall_share: None,
         }
     };
-    let sweep = (sim
+    let mut sweep: Vec<SweepPoint> = (sim
         .sweep
         .iter()
         .zip(&wsweep)
@@ -327,6 +342,19 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             .map(|(l, st)| point("LLC", l, st, cfg.memory_latency_cycles)),
     )
     .collect();
+    // Each point's share: the L1-I's against the configured L1-I, an LLC point's
+    // against the last level present.
+    let configured = |name: &str| {
+        let l = if name == "L1-I" {
+            levels.first()
+        } else {
+            levels.last().filter(|l| l.name == "L2" || l.name == "LLC")
+        };
+        l.map_or(0, |l| l.stall_cycles.total)
+    };
+    for p in &mut sweep {
+        p.stall_share = swapped_stall_share(total_stall, configured(&p.level), p.stall_cycles);
+    }
 
     let names = sim.symbols.table.names();
     let ncomp = sim.ncomp();
@@ -646,6 +674,9 @@ impl Report {
             },
             c.memory_latency_cycles
         );
+        if let Some(note) = preset_note(c) {
+            let _ = writeln!(o, "{note}");
+        }
         let _ = write!(
             o,
             "instructions {}  transactions {}",
@@ -716,6 +747,7 @@ impl Report {
                     f2(l.mpki.d),
                     l.miss_penalty_cycles.to_string(),
                     sep(l.stall_cycles.total),
+                    format!("{:.1}", pct(l.stall_cycles.total, self.total_stall_cycles)),
                     l.misses_per_txn
                         .map_or("-".into(), |m| format!("{:.1}", m.total)),
                 ]
@@ -734,6 +766,7 @@ impl Report {
                 "MPKI D",
                 "penalty",
                 "stall cycles",
+                "stall %",
                 "miss/txn",
             ],
             &rows,
@@ -777,7 +810,9 @@ impl Report {
     fn text_sweep(&self, o: &mut String) {
         if !self.sweep.is_empty() {
             o.push_str(
-                "\ncache size sweep (misses; stall cycles = misses x the level's penalty)\n",
+                "\ncache size sweep (misses; stall cycles = misses x the level's penalty; stall %: \
+                 the level's share of all stall cycles with this cache in place of the \
+                 configured one, the other levels as measured)\n",
             );
             let rows: Vec<Vec<String>> = self
                 .sweep
@@ -796,6 +831,8 @@ impl Report {
                         sep(s.misses.d),
                         f2(s.mpki.total),
                         sep(s.stall_cycles),
+                        s.stall_share
+                            .map_or("-".into(), |x| format!("{:.1}", 100.0 * x)),
                         t.map_or("-".into(), |t| sep(t.compulsory.total)),
                         t.map_or("-".into(), |t| sep(t.capacity.total)),
                         t.map_or("-".into(), |t| sep(t.conflict.total)),
@@ -810,6 +847,7 @@ impl Report {
                     "miss D",
                     "MPKI",
                     "stall cycles",
+                    "stall %",
                     "compulsory",
                     "capacity",
                     "conflict",

@@ -237,11 +237,67 @@ fn l1i_sweep_sees_the_footprint_knee() {
     assert_eq!(rep.levels[0].misses.i, s[1].misses.i);
     assert!((s[1].mpki.i - 1000.0 / 16.0).abs() < 1e-9);
     assert_eq!(s[1].stall_cycles, 5 * lines * 20);
+    // Stall shares: no data accesses, so the stall cycles are the L1-I's (20 cycles,
+    // the LLC's latency, per miss) and the LLC's (167 per miss: its misses are the 48 KB
+    // touched once). The configured 32K L1-I: 5 misses per line against 1.
+    let lines_stall = |l1i_misses_per_line: u64| (l1i_misses_per_line * 20) as f64;
+    assert_eq!(rep.total_stall_cycles, lines * (5 * 20 + 167));
+    let share = |k: u64| lines_stall(k) / (lines_stall(k) + 167.0);
+    for (p, k) in s.iter().zip([5, 5, 1, 1]) {
+        let got = p.stall_share.unwrap();
+        assert!((got - share(k)).abs() < 1e-12, "{}: {got}", p.config.spec());
+    }
+    // 100 / 267 at 32K (the configured L1-I's own share), 20 / 187 at 64K.
+    assert!((s[1].stall_share.unwrap() - 100.0 / 267.0).abs() < 1e-12);
+    assert!((s[2].stall_share.unwrap() - 20.0 / 187.0).abs() < 1e-12);
     let text = rep.to_text();
     assert!(
         text.contains("cache size sweep") && text.contains("L1-I 64K 1024-way 64B"),
         "{text}"
     );
+    // The shares in the sweep table (37.5% = 100/267, 10.7% = 20/187) and the levels'.
+    let sweep_row = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}: {text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sweep_row("L1-I 32K 8-way 64B")[8], "37.5", "{text}");
+    assert_eq!(sweep_row("L1-I 64K 1024-way 64B")[8], "10.7", "{text}");
+    let json: Report = serde_json::from_str(&rep.to_json()).unwrap();
+    assert!((json.sweep[2].stall_share.unwrap() - 20.0 / 187.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_swapped_stall_share_replaces_one_level_s_stall_cycles() {
+    use cachesim::report::swapped_stall_share;
+    // 1000 stall cycles of which the configured level's 400: a swept cache stalling
+    // 100 leaves 600 elsewhere, so 100 / 700.
+    assert_eq!(swapped_stall_share(1000, 400, 100), Some(100.0 / 700.0));
+    assert_eq!(swapped_stall_share(1000, 400, 400), Some(0.4));
+    assert_eq!(swapped_stall_share(1000, 1000, 0), None);
+    assert_eq!(swapped_stall_share(0, 0, 0), None);
+}
+
+#[test]
+fn a_lean_preset_says_so_in_the_report_header() {
+    let cfg = Config::preset("xeon-e5-2660-lean16k").unwrap();
+    assert_eq!(cfg.l1i.spec(), "16K:8:64:4");
+    let text = simulate(cfg.clone(), &misses(0x1000, 4)).to_text();
+    let first: Vec<&str> = text.lines().take(2).collect();
+    assert!(
+        first[0].contains("preset xeon-e5-2660-lean16k")
+            && first[1].contains("lean preset")
+            && first[1].contains("(3:1)"),
+        "{text}"
+    );
+    // Once --l1i replaced the L1-I, the ratio no longer holds: no note.
+    let mut other = cfg;
+    other.set_level("l1i", "32K:8:64").unwrap();
+    let text = simulate(other, &misses(0x1000, 4)).to_text();
+    assert!(!text.contains("lean preset"), "{text}");
 }
 
 #[test]

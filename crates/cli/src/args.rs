@@ -882,7 +882,10 @@ pub const MAX_TXNS: u64 = 1 << 48;
 #[command(next_help_heading = "Cache simulation")]
 pub struct SimArgs {
     /// Cache hierarchy preset: xeon-e5-2660, broadwell-e5-2680v4, athlonxp, pentium3,
-    /// skylake-sp, zen3.
+    /// skylake-sp, zen3 (the papers' and today's machines), or a lean preset keeping the
+    /// papers' code-footprint-to-L1-I ratio (~4:1) for oltpscope's ~48 KB of hot code:
+    /// xeon-e5-2660-lean16k, xeon-e5-2660-lean8k, athlonxp-lean16k (the machine with a
+    /// 16K or 8K L1-I).
     #[arg(long)]
     pub cpu: Option<String>,
     /// L1-I override, SIZE:WAYS:LINE[:LATENCY], e.g. 32K:8:64.
