@@ -107,6 +107,29 @@ pub fn log_in_db(dir: &Path, log_dir: Option<&Path>, why: &str) -> Result<()> {
     }
 }
 
+/// The files of an engine that keeps its log in its database directory `dir` (for
+/// `oltpscope drop`): those of `with_tmp` and their `.tmp` twins (written, then renamed
+/// into place), and those of `others`, that exist. A `--log-dir` apart from `dir` is
+/// refused with `who` ("the memory engine").
+pub fn log_db_files(
+    st: &dyn storage::Storage,
+    dir: &Path,
+    log_dir: Option<&Path>,
+    who: &str,
+    with_tmp: &[&str],
+    others: &[&str],
+) -> Result<Vec<PathBuf>> {
+    log_in_db(dir, log_dir, &format!("{who} keeps its log in --db"))?;
+    let tmp: Vec<String> = with_tmp.iter().map(|n| format!("{n}.tmp")).collect();
+    let names: Vec<&str> = with_tmp
+        .iter()
+        .copied()
+        .chain(tmp.iter().map(String::as_str))
+        .chain(others.iter().copied())
+        .collect();
+    Ok(existing(st, dir, &names))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

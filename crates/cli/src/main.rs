@@ -67,12 +67,14 @@ fn main() {
         driver::interrupt::install();
     }
     if let Err(msg) = commands::dispatch(cli) {
-        eprintln!("error: {msg}");
-        // An interrupted run that then failed (its server stopped, say) still dies of
-        // the signal, as the caller expects of an interrupt.
+        // An interrupted run that then failed (its server stopped, or its temporary
+        // database removed under the load by the interrupt) still dies of the signal,
+        // as the caller expects of an interrupt; the failure is the interrupt's doing,
+        // so its "stopped:" line stays the last word.
         if let Some(sig) = driver::interrupt::taken() {
             driver::interrupt::die(sig);
         }
+        eprintln!("error: {msg}");
         std::process::exit(2);
     }
 }

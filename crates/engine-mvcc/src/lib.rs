@@ -235,18 +235,14 @@ impl Engine for MvccEngine {
         dir: &Path,
         log_dir: Option<&Path>,
     ) -> Result<Vec<PathBuf>> {
-        api::place::log_in_db(dir, log_dir, "the mvcc engine keeps its log in --db")?;
-        let (l, m) = (log::LOG_FILE, log::MARKER_FILE);
-        let tmp = [format!("{l}.tmp"), format!("{m}.tmp")];
-        let names = [
-            l,
-            m,
-            tmp[0].as_str(),
-            tmp[1].as_str(),
-            checkpoint::CKPT_FILE,
-            checkpoint::CKPT_TMP,
-        ];
-        Ok(api::place::existing(st, dir, &names))
+        api::place::log_db_files(
+            st,
+            dir,
+            log_dir,
+            "the mvcc engine",
+            &[log::LOG_FILE, log::MARKER_FILE],
+            &[checkpoint::CKPT_FILE, checkpoint::CKPT_TMP],
+        )
     }
 
     fn remove_db(st: &dyn storage::Storage, dir: &Path, _files: &[PathBuf]) -> Result<()> {

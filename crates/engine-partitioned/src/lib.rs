@@ -235,11 +235,14 @@ impl Engine for PartitionedEngine {
         dir: &Path,
         log_dir: Option<&Path>,
     ) -> Result<Vec<PathBuf>> {
-        api::place::log_in_db(dir, log_dir, "the partitioned engine keeps its log in --db")?;
-        let (l, s, m) = (log::LOG_FILE, snapshot::SNAPSHOT_FILE, log::MARK_FILE);
-        let tmp = [format!("{l}.tmp"), format!("{s}.tmp"), format!("{m}.tmp")];
-        let names = [l, s, m, tmp[0].as_str(), tmp[1].as_str(), tmp[2].as_str()];
-        Ok(api::place::existing(st, dir, &names))
+        api::place::log_db_files(
+            st,
+            dir,
+            log_dir,
+            "the partitioned engine",
+            &[log::LOG_FILE, snapshot::SNAPSHOT_FILE, log::MARK_FILE],
+            &[],
+        )
     }
 
     fn remove_db(st: &dyn storage::Storage, dir: &Path, _files: &[PathBuf]) -> Result<()> {
