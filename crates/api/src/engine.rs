@@ -272,6 +272,9 @@ pub trait Engine: Send + Sync + Sized + 'static {
     }
 }
 
+/// [`Engine::db_files`] as a value: the files of the database in a directory.
+pub type DbFilesFn = fn(&dyn storage::Storage, &Path, Option<&Path>) -> Result<Vec<PathBuf>>;
+
 /// An engine design's descriptor: what a registry of engines (`cli/src/engines.rs`)
 /// needs to list, detect, place and drop it without naming its type again.
 #[derive(Clone, Copy)]
@@ -283,7 +286,7 @@ pub struct Descriptor {
     pub external: Option<&'static str>,
     pub place: fn(&Given) -> Result<Place>,
     pub owns_dir: fn(&dyn storage::Storage, &Path) -> bool,
-    pub db_files: fn(&dyn storage::Storage, &Path, Option<&Path>) -> Result<Vec<PathBuf>>,
+    pub db_files: DbFilesFn,
     pub remove_db: fn(&dyn storage::Storage, &Path, &[PathBuf]) -> Result<()>,
 }
 

@@ -58,6 +58,7 @@ fn real_systems(
 /// Each design's throughput divided by the disk engine's, per column, and each design's
 /// throughput, from sweep `s` whose points vary `key` over `vals` (and `engine`), with
 /// `fixed` pinning any other varied key.
+#[allow(clippy::too_many_arguments)] // a table's caption, columns and the sweep's selectors
 fn design_table(
     id: &str,
     caption: &str,
