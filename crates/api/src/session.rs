@@ -84,28 +84,28 @@ fn check_scan(schema: &Schema, index: IndexId, lo: Bound<&[u8]>, hi: Bound<&[u8]
             check_key(k)?;
         }
     }
+    match scan_refusal(schema, index) {
+        Some(why) => Err(Error::fatal(why)),
+        None => Ok(()),
+    }
+}
+
+/// Why no engine can scan `index`, if it cannot.
+fn scan_refusal(schema: &Schema, index: IndexId) -> Option<String> {
     let def = schema.table(index.table);
     if index.index == 0 && def.primary == IndexKind::Hash {
-        return Err(Error::fatal(format!(
-            "scan over the hash index of table {}",
-            def.name
-        )));
+        return Some(format!("scan over the hash index of table {}", def.name));
     }
     if index.index as usize > def.secondary.len() {
-        return Err(Error::fatal(format!(
-            "table {} has no index {}",
-            def.name, index.index
-        )));
+        return Some(format!("table {} has no index {}", def.name, index.index));
     }
-    Ok(())
+    None
 }
 
 /// The preconditions [`Session`] has checked before an engine's `scan`, for the engine
 /// to `debug_assert!` (never a user error by the time the engine runs).
 pub fn scan_checked(schema: &Schema, index: IndexId) -> bool {
-    let def = schema.table(index.table);
-    !(index.index == 0 && def.primary == IndexKind::Hash)
-        && index.index as usize <= def.secondary.len()
+    scan_refusal(schema, index).is_none()
 }
 
 pub struct Session<W: Worker> {
