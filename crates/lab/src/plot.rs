@@ -987,7 +987,8 @@ fn plot_results(dir: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// A `simulate --out` directory: MPKI per level split into instructions and data, and
 /// the share of the stall cycles per component and per database operation, stacked by
-/// level (from the report's `simulation`; [docs/results.md]).
+/// level (from the report's `simulation`; [docs/results.md]); with a size sweep, the
+/// swept levels' MPKI and stall share per size.
 fn plot_simulation(dir: &Path, report: &serde_json::Value) -> Result<Vec<PathBuf>, String> {
     let sim = &report["simulation"];
     let bad = |what: &str| format!("{}: the simulation has no {what}", dir.display());
@@ -1073,6 +1074,14 @@ fn plot_simulation(dir: &Path, report: &serde_json::Value) -> Result<Vec<PathBuf
             body += &format!("<figure>{svg}</figure>\n");
         }
     }
+    for (level, svgs) in size_sweep(sim)? {
+        for (i, svg) in svgs.iter().enumerate() {
+            let kind = ["mpki", "stall-share"][i];
+            let file = format!("sweep-{}-{kind}.svg", level.to_lowercase());
+            files.push(write(&pd.join(file), svg)?);
+            body += &format!("<figure>{svg}</figure>\n");
+        }
+    }
     let what = report["child_args"]
         .as_array()
         .map(|a| {
@@ -1085,6 +1094,71 @@ fn plot_simulation(dir: &Path, report: &serde_json::Value) -> Result<Vec<PathBuf
     let title = format!("oltpscope simulate: {}", sim_title(sim, &what));
     files.push(write(&dir.join(INDEX), &page(&title, &body))?);
     Ok(files)
+}
+
+/// A size sweep (`simulate --sweep l1i=...,llc=...`): per swept level, its MPKI at each
+/// size (instructions and data) and its share of all stall cycles had that cache been in
+/// place (the report's `stall_share`; sizes of reports older than the figure get none),
+/// the papers' footprint-to-cache question as two charts.
+fn size_sweep(sim: &serde_json::Value) -> Result<Vec<(String, Vec<String>)>, String> {
+    let Some(points) = sim["sweep"].as_array().filter(|p| !p.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let mut levels: Vec<String> = Vec::new();
+    for p in points {
+        let l = p["level"].as_str().unwrap_or("?").to_string();
+        if !levels.contains(&l) {
+            levels.push(l);
+        }
+    }
+    let mut out = Vec::new();
+    for level in levels {
+        let pts: Vec<&serde_json::Value> = points
+            .iter()
+            .filter(|p| p["level"].as_str() == Some(level.as_str()))
+            .collect();
+        let sizes: Vec<String> = pts
+            .iter()
+            .map(|p| {
+                let c = &p["config"];
+                let kb = c["size_bytes"].as_u64().unwrap_or(0) / 1024;
+                let size = if kb >= 1024 && kb % 1024 == 0 {
+                    format!("{} MB", kb / 1024)
+                } else {
+                    format!("{kb} KB")
+                };
+                format!("{size} {}-way", c["ways"].as_u64().unwrap_or(0))
+            })
+            .collect();
+        let split = |part: &str| -> Vec<f64> {
+            pts.iter()
+                .map(|p| p["mpki"][part].as_f64().unwrap_or(0.0))
+                .collect()
+        };
+        let mut svgs = vec![stacked_bars(
+            &format!("{level} misses per 1000 instructions, per {level} size"),
+            "MPKI",
+            &sizes,
+            &[
+                ("instructions".to_string(), split("i")),
+                ("data".to_string(), split("d")),
+            ],
+        )?];
+        if pts.iter().any(|p| p["stall_share"].is_f64()) {
+            let share: Vec<f64> = pts
+                .iter()
+                .map(|p| 100.0 * p["stall_share"].as_f64().unwrap_or(0.0))
+                .collect();
+            svgs.push(stacked_bars(
+                &format!("{level} share of all stall cycles, per {level} size"),
+                "% of stall cycles",
+                &sizes,
+                &[(level.clone(), share)],
+            )?);
+        }
+        out.push((level, svgs));
+    }
+    Ok(out)
 }
 
 /// Transactions and instructions per transaction, and the traced run's command.

@@ -186,6 +186,43 @@ fn a_simulate_results_directory_plots_mpki_per_level_and_stall_shares() {
 }
 
 #[test]
+fn a_size_sweep_plots_mpki_and_the_stall_share_per_size() {
+    let (_d, dir) = fixture("simulate-out");
+    let path = dir.join("report.json");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let point = |kb: u64, i: f64, share: f64| {
+        serde_json::json!({
+            "level": "L1-I",
+            "config": {"size_bytes": kb * 1024, "ways": 8, "line_bytes": 64, "latency_cycles": 4},
+            "mpki": {"i": i, "d": 0.0},
+            "stall_share": share,
+        })
+    };
+    r["simulation"]["sweep"] = serde_json::json!([
+        point(16, 40.0, 0.59),
+        point(32, 20.0, 0.41),
+        point(64, 5.0, 0.12)
+    ]);
+    std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
+    let files = plot::plot(&dir).unwrap();
+    let find = |name: &str| {
+        files
+            .iter()
+            .find(|f| f.ends_with(format!("plots/{name}")))
+            .unwrap_or_else(|| panic!("{name} in {files:?}"))
+    };
+    let mpki = labels(&std::fs::read_to_string(find("sweep-l1-i-mpki.svg")).unwrap());
+    let share = labels(&std::fs::read_to_string(find("sweep-l1-i-stall-share.svg")).unwrap());
+    for t in ["16 KB 8-way", "32 KB 8-way", "64 KB 8-way"] {
+        assert!(mpki.iter().any(|x| x == t), "{t} in {mpki:?}");
+        assert!(share.iter().any(|x| x == t), "{t} in {share:?}");
+    }
+    let html = std::fs::read_to_string(dir.join(plot::INDEX)).unwrap();
+    assert_eq!(html.matches("<svg").count(), 5);
+}
+
+#[test]
 fn a_run_plots_p99_latency_per_transaction_type() {
     let (_d, dir) = fixture("run-out");
     let files = plot::plot(&dir).unwrap();

@@ -1,0 +1,1735 @@
+//! `btree`: the ordered index. A B+tree of fixed-size nodes with optimistic lock coupling
+//! (Leis et al.): every node has a version word; readers never write shared memory, they
+//! read a node's fields and then check that its version did not change. Writers lock the
+//! nodes they modify (at most a leaf and its parent, or an inner node and its parent).
+//!
+//! Keys are byte strings of at most `MAX_KEY_LEN` bytes, stored in fixed slots as
+//! big-endian 64-bit words (so comparing words as integers is memcmp order); the first
+//! word of every slot sits in a separate array so a binary search touches few cache lines.
+//! Values are `u64` (record addresses).
+//!
+//! Exposes the version words of the leaves a lookup or scan observed, so OCC can validate
+//! them (phantom protection). Deletes never merge nodes; a leaf emptied by a delete is
+//! taken out of its parent (`prune`, version bumped) but kept allocated until the tree is
+//! dropped, so a node, once allocated, lives as long as the tree: readers may follow any
+//! pointer they read.
+//!
+//! This module must never block a reader on a writer other than by re-trying, and never
+//! free a node while the tree is shared.
+
+use crate::arena;
+use api::key::MAX_KEY_LEN;
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering::*};
+
+/// Keys per node (leaf and inner). 32 keys of up to 64 bytes: nodes of 576 bytes for
+/// short keys, plus 256 bytes per extra key word once a node holds longer keys.
+pub const FANOUT: usize = 32;
+/// Words per key slot.
+const KW: usize = MAX_KEY_LEN / 8;
+const LOCKED: u64 = 0b10;
+
+/// A key prepared for comparison: big-endian words, zero-padded.
+#[derive(Clone, Copy)]
+pub struct KeyWords {
+    w: [u64; KW],
+    len: u8,
+}
+
+impl KeyWords {
+    pub fn new(k: &[u8]) -> Self {
+        assert!(k.len() <= MAX_KEY_LEN, "key longer than MAX_KEY_LEN");
+        let mut w = [0u64; KW];
+        // Whole words as loads; the last bytes shifted in one by one (a padded copy of a
+        // variable length was a `memcpy` call per key).
+        let full = k.len() / 8;
+        for (i, word) in w.iter_mut().enumerate().take(full) {
+            *word = u64::from_be_bytes(k[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+        }
+        if full < KW {
+            let mut x = 0u64;
+            for (j, &b) in k[full * 8..].iter().enumerate() {
+                x |= (b as u64) << (56 - 8 * j);
+            }
+            w[full] = x;
+        }
+        KeyWords {
+            w,
+            len: k.len() as u8,
+        }
+    }
+
+    /// The key's bytes, written into `out`.
+    pub fn bytes<'a>(&self, out: &'a mut [u8; MAX_KEY_LEN]) -> &'a [u8] {
+        // The key's words only (a scan passes every key it visits through here).
+        let n = (self.len as usize).div_ceil(8);
+        for (i, w) in self.w[..n].iter().enumerate() {
+            out[i * 8..i * 8 + 8].copy_from_slice(&w.to_be_bytes());
+        }
+        &out[..self.len as usize]
+    }
+
+    fn cmp(&self, o: &KeyWords) -> Ordering {
+        let n = (self.len.max(o.len) as usize).div_ceil(8);
+        for i in 0..n {
+            if self.w[i] != o.w[i] {
+                return self.w[i].cmp(&o.w[i]);
+            }
+        }
+        self.len.cmp(&o.len)
+    }
+}
+
+/// How a version word changed when this tree modified a leaf: lets a transaction keep
+/// its own inserts and removals from failing its own node-set validation.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeChange {
+    pub ver: *const AtomicU64,
+    pub before: u64,
+    pub after: u64,
+    /// The insert split a full leaf first (at most one per insert).
+    pub split: Option<Split>,
+}
+
+/// A leaf split by an insert: its version went from `before` to `after`, and the keys
+/// above the split point moved to a new leaf, whose version was `right_v` when the split
+/// published it. A transaction that had read the leaf at `before` read exactly what the
+/// two leaves held then, so it may keep both in its node set instead of failing its own
+/// phantom check.
+#[derive(Clone, Copy, Debug)]
+pub struct Split {
+    pub ver: *const AtomicU64,
+    pub before: u64,
+    pub after: u64,
+    pub right: *const AtomicU64,
+    pub right_v: u64,
+}
+
+#[repr(C)]
+struct Hdr {
+    version: AtomicU64,
+    count: AtomicU32,
+    leaf: bool,
+    /// The node was allocated with a one-word key block right after it (`new_node`).
+    block: bool,
+    /// Where the next insert goes if inserts into this node are sequential: one past the
+    /// position of the last key (leaf) or separator (inner node) inserted; 0 for none.
+    /// Written under the node lock; read only to choose a split point.
+    next_at: AtomicU8,
+}
+
+impl Hdr {
+    /// The version if the node is not locked.
+    #[inline]
+    fn read_lock(&self) -> Option<u64> {
+        let v = self.version.load(Acquire);
+        (v & LOCKED == 0).then_some(v)
+    }
+    /// True if nothing changed since `v` was read (the reads in between were consistent).
+    #[inline]
+    fn check(&self, v: u64) -> bool {
+        fence(Acquire);
+        self.version.load(Relaxed) == v
+    }
+    fn upgrade(&self, v: u64) -> bool {
+        let ok = self
+            .version
+            .compare_exchange(v, v | LOCKED, AcqRel, Relaxed)
+            .is_ok();
+        if ok {
+            fence(Release);
+        }
+        ok
+    }
+    /// Unlock after a modification: the version moves on.
+    fn unlock(&self) -> u64 {
+        self.version.fetch_add(LOCKED, Release) + LOCKED
+    }
+    fn wait_unlocked(&self) {
+        rt::wait_until(rt::WaitKind::Latch, None, || {
+            self.version.load(Relaxed) & LOCKED == 0
+        });
+    }
+    fn count(&self) -> usize {
+        // A torn (concurrently changing) count is caught by the version check; clamp it
+        // so that reading with it can never index out of bounds.
+        (self.count.load(Relaxed) as usize).min(FANOUT)
+    }
+}
+
+/// Words 1.. of every slot's key: a block allocated only once a node holds a key longer
+/// than one word, `width` words per slot, as wide as the node's longest key needs (a
+/// node of 20-byte keys takes 528 bytes of them, not the 1.8 KB of room for 64-byte
+/// keys). A longer key replaces the block by a wider copy; the old one stays allocated,
+/// linked from the new one, for readers that may still hold it, and is freed with the
+/// node. Header, then `FANOUT * width` atomic words.
+#[repr(C)]
+struct Rest {
+    width: usize,
+    prev: *mut Rest,
+}
+
+// Every block width comes from the arena.
+const _: () = assert!(arena::fits(
+    Rest::bytes(KW - 1),
+    std::mem::align_of::<Rest>()
+));
+
+impl Rest {
+    /// Bytes of a block `width` words per slot wide (an arena size: header and words are
+    /// whole 8-byte words).
+    const fn bytes(width: usize) -> usize {
+        std::mem::size_of::<Rest>() + FANOUT * width * 8
+    }
+    /// A zeroed block of `width` words per slot, linked to `prev`.
+    fn alloc(width: usize, prev: *mut Rest) -> *mut Rest {
+        assert!((1..KW).contains(&width), "rest width {width}");
+        let p = arena::alloc(Self::bytes(width)) as *mut Rest;
+        // SAFETY: a fresh slot of the block's size, 8-byte aligned; zeroed atomics are
+        // valid; the header is written before the block is shared.
+        unsafe {
+            std::ptr::write_bytes(p as *mut u8, 0, Self::bytes(width));
+            p.write(Rest { width, prev });
+        }
+        p
+    }
+    /// Word `j` (0-based, < width) beyond the head of slot `i`.
+    #[inline]
+    fn word(&self, i: usize, j: usize) -> &AtomicU64 {
+        debug_assert!(i < FANOUT && j < self.width);
+        // SAFETY: the block holds FANOUT * width words after the header.
+        unsafe { &*((self as *const Rest).add(1) as *const AtomicU64).add(i * self.width + j) }
+    }
+    /// Word `x` of the block, counted across slots (`i * width + j` is `word(i, j)`).
+    #[inline]
+    fn flat(&self, x: usize) -> &AtomicU64 {
+        debug_assert!(x < FANOUT * self.width);
+        // SAFETY: the block holds FANOUT * width words after the header.
+        unsafe { &*((self as *const Rest).add(1) as *const AtomicU64).add(x) }
+    }
+    /// # Safety
+    /// `p` and its predecessors came from `alloc` (all but `adjacent`, the block allocated
+    /// with the node, which goes with it) and no one can reach them any more.
+    unsafe fn free_chain(mut p: *mut Rest, adjacent: *const Rest) {
+        while !p.is_null() {
+            let prev = (*p).prev;
+            if !std::ptr::eq(p, adjacent) {
+                arena::free(p as *mut u8, Self::bytes((*p).width));
+            }
+            p = prev;
+        }
+    }
+}
+
+/// Fixed key slots.
+#[repr(C)]
+struct Slots {
+    head: [AtomicU64; FANOUT],
+    len: [AtomicU8; FANOUT],
+    /// Null: every slot's words 1.. are zero. Replaced (under the node lock) only by a
+    /// wider block; freed only with the node.
+    rest: AtomicPtr<Rest>,
+}
+
+impl Slots {
+    #[inline]
+    fn rest(&self) -> Option<&Rest> {
+        // SAFETY: blocks are never freed while the tree is shared.
+        unsafe { self.rest.load(Acquire).as_ref() }
+    }
+    #[inline]
+    fn cmp(&self, i: usize, k: &KeyWords) -> Ordering {
+        let h = self.head[i].load(Relaxed);
+        if h != k.w[0] {
+            return h.cmp(&k.w[0]);
+        }
+        let sl = self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8);
+        let n = (sl.max(k.len) as usize).div_ceil(8);
+        if n > 1 {
+            let rest = self.rest();
+            for w in 1..n {
+                let a = rest.map_or(0, |r| {
+                    if w - 1 < r.width {
+                        r.word(i, w - 1).load(Relaxed)
+                    } else {
+                        0
+                    }
+                });
+                if a != k.w[w] {
+                    return a.cmp(&k.w[w]);
+                }
+            }
+        }
+        sl.cmp(&k.len)
+    }
+    fn load(&self, i: usize) -> KeyWords {
+        let mut w = [0u64; KW];
+        w[0] = self.head[i].load(Relaxed);
+        if let Some(rest) = self.rest() {
+            for j in 0..rest.width {
+                w[j + 1] = rest.word(i, j).load(Relaxed);
+            }
+        }
+        KeyWords {
+            w,
+            len: self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8),
+        }
+    }
+    /// Caller holds the node's lock (or the node is not shared yet).
+    fn store(&self, i: usize, k: &KeyWords) {
+        self.head[i].store(k.w[0], Relaxed);
+        self.len[i].store(k.len, Relaxed);
+        let need = (k.len as usize).div_ceil(8).saturating_sub(1);
+        let cur = self.rest();
+        let rest = match cur {
+            Some(r) if r.width >= need => r,
+            None if need == 0 => return,
+            _ => {
+                // Wider block: copy every slot's words over, then publish it.
+                let old = self.rest.load(Relaxed);
+                let b = Rest::alloc(need, old);
+                // SAFETY: just allocated, not shared yet.
+                let nb = unsafe { &*b };
+                if let Some(o) = cur {
+                    for s in 0..FANOUT {
+                        for j in 0..o.width {
+                            nb.word(s, j).store(o.word(s, j).load(Relaxed), Relaxed);
+                        }
+                    }
+                }
+                self.rest.store(b, Release);
+                nb
+            }
+        };
+        for j in 0..rest.width {
+            rest.word(i, j).store(k.w[j + 1], Relaxed);
+        }
+    }
+    /// Free the key blocks but `adjacent` (the node's own, or null).
+    fn free_rest(&mut self, adjacent: *const Rest) {
+        // SAFETY: exclusive access (the node is being freed).
+        unsafe { Rest::free_chain(*self.rest.get_mut(), adjacent) };
+    }
+    /// Move slots `i..n` one place right (slot `i` is then stale until stored). Caller
+    /// holds the node's lock; `n < FANOUT`. Word by word, not through `load`/`store`:
+    /// inserts shift about five slots on average in TPC-C, and a whole-key copy each
+    /// was a sixth of New-Order's instructions.
+    fn shift_right(&self, i: usize, n: usize) {
+        debug_assert!(i <= n && n < FANOUT);
+        for j in (i..n).rev() {
+            self.head[j + 1].store(self.head[j].load(Relaxed), Relaxed);
+            self.len[j + 1].store(self.len[j].load(Relaxed), Relaxed);
+        }
+        if let Some(r) = self.rest() {
+            let w = r.width;
+            for x in (i * w..n * w).rev() {
+                r.flat(x + w).store(r.flat(x).load(Relaxed), Relaxed);
+            }
+        }
+    }
+    /// Move slots `i + 1..n` one place left (slot `i` is overwritten; slot `n - 1` is
+    /// stale). Caller holds the node's lock.
+    fn shift_left(&self, i: usize, n: usize) {
+        debug_assert!(i < n && n <= FANOUT);
+        for j in i..n - 1 {
+            self.head[j].store(self.head[j + 1].load(Relaxed), Relaxed);
+            self.len[j].store(self.len[j + 1].load(Relaxed), Relaxed);
+        }
+        if let Some(r) = self.rest() {
+            let w = r.width;
+            for x in i * w..(n - 1) * w {
+                r.flat(x).store(r.flat(x + w).load(Relaxed), Relaxed);
+            }
+        }
+    }
+    /// Fill the slots `0..to - from` of this fresh (unshared, empty) node with `other`'s
+    /// slots `from..to`, with a key block as wide as `other`'s (its own adjacent block
+    /// when that is wide enough).
+    fn take_from(&self, other: &Slots, from: usize, to: usize) {
+        for j in from..to {
+            self.head[j - from].store(other.head[j].load(Relaxed), Relaxed);
+            self.len[j - from].store(other.len[j].load(Relaxed), Relaxed);
+        }
+        if let Some(o) = other.rest() {
+            let w = o.width;
+            let own = self.rest.load(Relaxed);
+            // SAFETY: the fresh node's own (adjacent) block, if any.
+            let b = match unsafe { own.as_ref() } {
+                Some(r) if r.width == w => own,
+                _ => Rest::alloc(w, own),
+            };
+            // SAFETY: just allocated, not shared yet.
+            let nb = unsafe { &*b };
+            for x in from * w..to * w {
+                nb.flat(x - from * w)
+                    .store(o.flat(x).load(Relaxed), Relaxed);
+            }
+            self.rest.store(b, Release);
+        }
+    }
+    /// Number of slots in `lo..hi` whose first word is < `x` (or <= `x` with `or_equal`),
+    /// plus `lo`. Integer compares only, written so the compiler can use conditional moves.
+    #[inline(always)]
+    fn heads_below(&self, mut lo: usize, hi: usize, x: u64, or_equal: bool) -> usize {
+        let mut len = hi - lo;
+        while len > 0 {
+            let half = len / 2;
+            let h = self.head[lo + half].load(Relaxed);
+            if h < x || (or_equal && h == x) {
+                lo += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        lo
+    }
+
+    /// `rank` where every key of the node and `k` fit in two words (TPC-C's composite
+    /// keys): one branch-free binary search on (first word, second word, length).
+    #[inline(always)]
+    fn rank_two_words(&self, n: usize, rest: Option<&Rest>, k: &KeyWords, or_equal: bool) -> usize {
+        let (x0, x1, xl) = (k.w[0], k.w[1], k.len);
+        let r = rest.expect("a node with two-word keys has a key block");
+        debug_assert_eq!(r.width, 1);
+        let (mut lo, mut len) = (0usize, n);
+        while len > 0 {
+            let half = len / 2;
+            let i = lo + half;
+            let h = self.head[i].load(Relaxed);
+            let w = r.word(i, 0).load(Relaxed);
+            let l = self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8);
+            let below =
+                h < x0 || (h == x0 && (w < x1 || (w == x1 && (l < xl || (or_equal && l == xl)))));
+            if below {
+                lo += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        lo
+    }
+
+    /// Word `w` of slot `i`'s key (0 beyond the node's key block).
+    #[inline(always)]
+    fn word_at(&self, rest: Option<&Rest>, i: usize, w: usize) -> u64 {
+        if w == 0 {
+            return self.head[i].load(Relaxed);
+        }
+        match rest {
+            Some(r) if w - 1 < r.width => r.word(i, w - 1).load(Relaxed),
+            _ => 0,
+        }
+    }
+
+    /// `heads_below` for word `w >= 1`: slots `lo..hi` agree on words `0..w` and are sorted
+    /// by word `w`.
+    #[inline(always)]
+    fn words_below(
+        &self,
+        rest: Option<&Rest>,
+        w: usize,
+        mut lo: usize,
+        hi: usize,
+        x: u64,
+        or_equal: bool,
+    ) -> usize {
+        let mut len = hi - lo;
+        while len > 0 {
+            let half = len / 2;
+            let h = self.word_at(rest, lo + half, w);
+            if h < x || (or_equal && h == x) {
+                lo += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        lo
+    }
+
+    /// Number of slots in `0..n` whose key is < `k` (or <= `k` with `or_equal`).
+    /// Slots are sorted by (word 0, word 1, ..., length), so the search narrows word by
+    /// word: a binary search on the first words gives the run of slots that share `k`'s,
+    /// the next word's search narrows that run, and so on; the length decides last. Integer
+    /// keys stop after the first word; composite keys whose first word a whole node shares
+    /// (TPC-C's order lines) search their second word the same branch-free way instead
+    /// of comparing whole keys.
+    #[inline]
+    fn rank(&self, n: usize, k: &KeyWords, or_equal: bool) -> usize {
+        let rest = self.rest();
+        if k.len > 8 && k.len <= 16 && rest.is_some_and(|r| r.width == 1) {
+            return self.rank_two_words(n, rest, k, or_equal);
+        }
+        let x = k.w[0];
+        let mut lo = self.heads_below(0, n, x, false);
+        if lo == n || self.head[lo].load(Relaxed) != x {
+            return lo;
+        }
+        let mut hi = if lo + 1 == n || self.head[lo + 1].load(Relaxed) != x {
+            lo + 1
+        } else {
+            self.heads_below(lo + 1, n, x, true)
+        };
+        // Words past both `k`'s and the key block's are zero in every key.
+        let words = (k.len as usize)
+            .div_ceil(8)
+            .max(1 + rest.map_or(0, |r| r.width))
+            .min(KW);
+        for w in 1..words {
+            let x = k.w[w];
+            let a = self.words_below(rest, w, lo, hi, x, false);
+            if a == hi || self.word_at(rest, a, w) != x {
+                return a;
+            }
+            hi = if a + 1 == hi || self.word_at(rest, a + 1, w) != x {
+                a + 1
+            } else {
+                self.words_below(rest, w, a + 1, hi, x, true)
+            };
+            lo = a;
+        }
+        // Equal words: shorter keys (trailing zero bytes fewer) come first.
+        while lo < hi {
+            let l = self.len[lo].load(Relaxed).min(MAX_KEY_LEN as u8);
+            if l < k.len || (or_equal && l == k.len) {
+                lo += 1;
+            } else {
+                break;
+            }
+        }
+        lo
+    }
+}
+
+// Cache-line aligned so a node spans the fewest lines (`prefetch` fetches them all).
+#[repr(C, align(64))]
+struct Leaf {
+    hdr: Hdr,
+    keys: Slots,
+    vals: [AtomicU64; FANOUT],
+}
+
+/// Inner node: child `i` holds the keys `k` with `key[i-1] <= k < key[i]`.
+#[repr(C, align(64))]
+struct Inner {
+    hdr: Hdr,
+    keys: Slots,
+    children: [AtomicPtr<Hdr>; FANOUT + 1],
+}
+
+// Nodes come from the arena (whole lines, line-aligned): no allocator header between
+// them, and the memory of a growing tree can be reserved before a run (`arena::reserve`).
+const _: () = assert!(arena::fits(
+    std::mem::size_of::<Leaf>(),
+    std::mem::align_of::<Leaf>()
+));
+const _: () = assert!(FANOUT < u8::MAX as usize && std::mem::size_of::<Hdr>() == 16);
+const _: () = assert!(arena::fits(
+    std::mem::size_of::<Inner>(),
+    std::mem::align_of::<Inner>()
+));
+
+/// Bytes of a node (leaf or inner), with a one-word key block after it or not: whole
+/// lines, so that nodes stay line-aligned.
+const fn node_bytes(leaf: bool, block: bool) -> usize {
+    let base = if leaf {
+        std::mem::size_of::<Leaf>()
+    } else {
+        std::mem::size_of::<Inner>()
+    };
+    if block {
+        (base + Rest::bytes(1)).next_multiple_of(64)
+    } else {
+        base
+    }
+}
+const _: () =
+    assert!(arena::fits(node_bytes(true, true), 64) && arena::fits(node_bytes(false, true), 64));
+/// Lines a descent prefetches of a node: the largest node.
+const NODE_LINES: usize = {
+    let (a, b) = (node_bytes(true, true), node_bytes(false, true));
+    (if a > b { a } else { b }) / 64
+};
+
+/// A zeroed node. With `block`, a one-word key block (`Rest` of width 1) follows it in the
+/// same allocation and is its key block from the start: a node of keys of 9-16 bytes
+/// (TPC-C's composite keys) then has its second words next to its first, fetched by the
+/// same prefetch, instead of in a block of its own that cost a dependent miss per node
+/// visited (40% of `Slots::rank`'s samples were that block's first load).
+fn new_node(leaf: bool, block: bool) -> *mut Hdr {
+    let bytes = node_bytes(leaf, block);
+    let p = arena::alloc(bytes);
+    // SAFETY: a fresh slot of `bytes`, line-aligned; every field of a node and of a key
+    // block is an atomic integer/pointer or bool, for which all-zero is valid; the block's
+    // header is written before the node is shared.
+    unsafe {
+        std::ptr::write_bytes(p, 0, bytes);
+        let h = p as *mut Hdr;
+        (*h).leaf = leaf;
+        (*h).block = block;
+        if block {
+            let r = p.add(node_bytes(leaf, false)) as *mut Rest;
+            r.write(Rest {
+                width: 1,
+                prev: std::ptr::null_mut(),
+            });
+            let keys = if leaf {
+                &(*(p as *const Leaf)).keys
+            } else {
+                &(*(p as *const Inner)).keys
+            };
+            keys.rest.store(r, Relaxed);
+        }
+        h
+    }
+}
+
+fn new_leaf(block: bool) -> *mut Hdr {
+    new_node(true, block)
+}
+
+fn new_inner(block: bool) -> *mut Inner {
+    new_node(false, block) as *mut Inner
+}
+
+/// Whether a node split off `keys` (or above it) gets an adjacent key block: when its
+/// keys need exactly one word more than the first.
+fn wants_block(keys: &Slots) -> bool {
+    keys.rest().is_some_and(|r| r.width == 1)
+}
+
+/// Give a node (and its key blocks) back to the arena.
+///
+/// # Safety
+/// `p` came from `new_leaf`/`new_inner`, is freed once, and no one can reach it any more.
+unsafe fn free_node(p: *mut Hdr) {
+    // SAFETY: caller.
+    unsafe {
+        let (leaf, block) = ((*p).leaf, (*p).block);
+        let adjacent = if block {
+            (p as *const u8).add(node_bytes(leaf, false)) as *const Rest
+        } else {
+            std::ptr::null()
+        };
+        if leaf {
+            (*(p as *mut Leaf)).keys.free_rest(adjacent);
+        } else {
+            (*(p as *mut Inner)).keys.free_rest(adjacent);
+        }
+        arena::free(p as *mut u8, node_bytes(leaf, block));
+    }
+}
+
+/// Ask for a whole node at once: header, first-word array and the value or child array.
+/// The binary search and the value (or child pointer) it selects then hit in cache,
+/// instead of each missing in turn (one memory latency per node instead of two or three).
+#[inline(always)]
+fn prefetch(p: *const Hdr) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let b = p as *const i8;
+        for line in 0..NODE_LINES {
+            // SAFETY: prefetch never faults.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(line * 64)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+#[inline]
+fn as_leaf(h: &Hdr) -> &Leaf {
+    debug_assert!(h.leaf);
+    // SAFETY: a Hdr with `leaf` set is the first field of a repr(C) Leaf.
+    unsafe { &*(h as *const Hdr as *const Leaf) }
+}
+#[inline]
+fn as_inner(h: &Hdr) -> &Inner {
+    debug_assert!(!h.leaf);
+    // SAFETY: a Hdr without `leaf` is the first field of a repr(C) Inner.
+    unsafe { &*(h as *const Hdr as *const Inner) }
+}
+
+pub struct BTree {
+    root: AtomicPtr<Hdr>,
+    /// Nodes taken out of the tree (emptied leaves, and the single-child inner nodes above
+    /// them): readers may still hold them, so they are freed only with the tree.
+    pruned: parking_lot::Mutex<Vec<usize>>,
+}
+
+// SAFETY: all shared state is atomics; nodes are freed only in Drop (exclusive access).
+unsafe impl Send for BTree {}
+unsafe impl Sync for BTree {}
+
+impl Default for BTree {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A leaf a worker last used in one tree: the leaf, its version then, and its high fence
+/// then (`None`: the rightmost leaf). Where its last insert went ([`BTree::insert_hinted`])
+/// or its last lookup ([`BTree::get_hinted`]). Belongs to one tree; never dereferenced
+/// after it.
+pub struct LeafHint {
+    leaf: *const Leaf,
+    v: u64,
+    hi: Option<KeyWords>,
+    /// Where in the leaf the last hinted lookup found its key: the next lookup tries the
+    /// slot after it first (Delivery reads an order's lines in key order).
+    pos: usize,
+    /// The value in the slot after the key the last hinted lookup found, when it found
+    /// it in the slot after the one before (a run of neighbouring keys, whose next key is
+    /// likely next): its caller may ask for that value's lines. 0: none. Read under no
+    /// version check, so only ever a hint.
+    ahead: u64,
+}
+
+impl LeafHint {
+    /// See the `ahead` field.
+    #[inline]
+    pub fn ahead(&self) -> u64 {
+        self.ahead
+    }
+}
+
+impl Default for LeafHint {
+    fn default() -> Self {
+        LeafHint {
+            leaf: std::ptr::null(),
+            v: 0,
+            hi: None,
+            pos: 0,
+            ahead: 0,
+        }
+    }
+}
+
+impl Leaf {
+    /// The slot of key `k` among the leaf's first `n` keys (read under a version the
+    /// caller checks after), trying slot `guess` first (a hint's; out of range: none),
+    /// then a search.
+    #[inline]
+    fn slot_of(&self, n: usize, k: &KeyWords, guess: usize) -> Option<usize> {
+        if guess < n && self.keys.cmp(guess, k) == Ordering::Equal {
+            return Some(guess);
+        }
+        let i = self.keys.rank(n, k, false);
+        (i < n && self.keys.cmp(i, k) == Ordering::Equal).then_some(i)
+    }
+}
+
+impl LeafHint {
+    /// Remember `leaf` at version `v`, with the high fence read from `hi_at` if that node
+    /// is still at the version the descent saw (else no hint).
+    fn take(&mut self, leaf: &Leaf, v: u64, hi_at: Option<(&Inner, u64, usize)>) {
+        self.leaf = std::ptr::null();
+        self.hi = match hi_at {
+            None => None,
+            Some((x, xv, i)) => {
+                let hi = x.keys.load(i);
+                if !x.hdr.check(xv) {
+                    return;
+                }
+                Some(hi)
+            }
+        };
+        self.leaf = leaf;
+        self.v = v;
+    }
+}
+
+/// One table's B+tree leaf hints (`LeafHint`), several so that interleaved runs of keys
+/// keep one each: TPC-C appends orders, order lines and history in ten districts, and a
+/// worker's consecutive transactions go to different ones. A key's first eight bytes (its
+/// prefix: the district, in TPC-C) choose between two slots; the slot that served that
+/// prefix last is taken, else the one used longer ago. A wrong hint only costs the check.
+///
+/// Two choices with tags, not one hashed slot: ten districts hashed into 32 slots share
+/// slots (a multiplicative hash of the prefix word gave them 2-4 slots, as the district
+/// byte sits in the middle of the word), and two districts in one slot undo each other's
+/// hint at every change of district. 64 slots keep the 20 districts of two warehouses
+/// apart (`tests/index.rs`).
+pub struct Hints(Box<HintSet>);
+
+const HINTS: usize = 64;
+const _: () = assert!(HINTS == 1 << (64 - 58));
+
+struct HintSet {
+    hints: [LeafHint; HINTS],
+    /// The prefix word each slot last served.
+    tags: [u64; HINTS],
+    /// When each slot was last taken (`clock` then).
+    used: [u64; HINTS],
+    clock: u64,
+}
+
+impl Default for Hints {
+    fn default() -> Self {
+        Hints(Box::new(HintSet {
+            hints: std::array::from_fn(|_| Default::default()),
+            tags: [u64::MAX; HINTS],
+            used: [0; HINTS],
+            clock: 0,
+        }))
+    }
+}
+
+impl Hints {
+    #[inline]
+    pub fn for_key(&mut self, key: &[u8]) -> &mut LeafHint {
+        let w = match key.first_chunk::<8>() {
+            Some(w) => u64::from_le_bytes(*w),
+            None => key.iter().fold(0u64, |h, &b| (h << 8) | b as u64),
+        };
+        // Fold the high half down before the multiply, which carries bits upwards only;
+        // the two choices are two ranges of the product's high bits.
+        let h = (w ^ (w >> 29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let (a, b) = ((h >> 58) as usize, (h >> 40) as usize % HINTS);
+        let s = &mut *self.0;
+        s.clock += 1;
+        let i = if s.tags[a] == w {
+            a
+        } else if s.tags[b] == w {
+            b
+        } else {
+            let i = if s.used[a] <= s.used[b] { a } else { b };
+            s.tags[i] = w;
+            i
+        };
+        s.used[i] = s.clock;
+        &mut s.hints[i]
+    }
+}
+
+/// Where a read-only descent should go.
+#[derive(Clone, Copy)]
+enum Seek<'a> {
+    /// The leaf that holds `k` (if present).
+    At(&'a KeyWords),
+    /// The leaf that holds the greatest keys below `k`.
+    Below(&'a KeyWords),
+    First,
+    Last,
+}
+
+/// A leaf found by a read-only descent, with the bounds of its key range.
+struct Found<'t> {
+    leaf: &'t Leaf,
+    v: u64,
+    lo: Option<KeyWords>,
+    hi: Option<KeyWords>,
+    /// The leaf's parent, its version when the child pointer was read, and the leaf's
+    /// index among its children (None: the leaf is the root).
+    parent: Option<(&'t Inner, u64, usize)>,
+}
+
+impl BTree {
+    pub fn new() -> Self {
+        BTree {
+            root: AtomicPtr::new(new_leaf(false)),
+            pruned: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+
+    fn root(&self) -> &Hdr {
+        // SAFETY: the root is always a valid node (nodes are never freed while shared).
+        unsafe { &*self.root.load(Acquire) }
+    }
+
+    /// Descend to a leaf for `seek`, optimistically; fences only when asked.
+    fn descend(&self, seek: Seek, fences: bool) -> Found<'_> {
+        'restart: loop {
+            let mut node = self.root();
+            let Some(mut v) = node.read_lock() else {
+                node.wait_unlocked();
+                continue;
+            };
+            if !std::ptr::eq(node, self.root()) {
+                continue;
+            }
+            let (mut lo, mut hi) = (None, None);
+            let mut parent = None;
+            let mut depth = 0u32;
+            while !node.leaf {
+                // A STEPS CTX point (optimistic: a switch costs at most a restart).
+                rt::point(rt::Point::Ctx(rt::Component::BtreeLevel));
+                let inner = as_inner(node);
+                let n = node.count();
+                let i = match seek {
+                    Seek::At(k) => inner.keys.rank(n, k, true),
+                    Seek::Below(k) => inner.keys.rank(n, k, false),
+                    Seek::First => 0,
+                    Seek::Last => n,
+                };
+                if fences {
+                    if i > 0 {
+                        lo = Some(inner.keys.load(i - 1));
+                    }
+                    if i < n {
+                        hi = Some(inner.keys.load(i));
+                    }
+                }
+                let child = inner.children[i].load(Acquire);
+                if !node.check(v) || child.is_null() {
+                    continue 'restart;
+                }
+                prefetch(child);
+                depth += 1;
+                // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
+                // likely a miss: an interleaving scheduler runs another transaction while
+                // it comes.
+                if depth > 2 {
+                    rt::point(rt::Point::Probe);
+                }
+                // SAFETY: validated child pointer of a live node; nodes are never freed.
+                let c = unsafe { &*child };
+                let Some(cv) = c.read_lock() else {
+                    c.wait_unlocked();
+                    continue 'restart;
+                };
+                // Coupling: the parent unchanged after the child's version was read means
+                // the child still covers the key at version `cv`.
+                if !node.check(v) {
+                    continue 'restart;
+                }
+                parent = Some((inner, v, i));
+                node = c;
+                v = cv;
+            }
+            // `--stats`: the nodes of this (last, successful) descent.
+            txnstats::add(txnstats::Counter::IndexNodes, depth as u64 + 1);
+            return Found {
+                leaf: as_leaf(node),
+                v,
+                lo,
+                hi,
+                parent,
+            };
+        }
+    }
+
+    /// (entries, nodes) of the tree, for `--stats`' database sizes. Exact when no
+    /// transaction runs (the driver asks after the load); never unsafe, as nodes are
+    /// never freed while the tree is shared.
+    pub fn census(&self) -> (u64, u64) {
+        let (mut entries, mut nodes) = (0u64, 0u64);
+        let mut stack = vec![self.root.load(Acquire) as *const Hdr];
+        while let Some(p) = stack.pop() {
+            // SAFETY: a child pointer read from a live node (see above).
+            let h = unsafe { &*p };
+            nodes += 1;
+            let n = h.count();
+            if h.leaf {
+                entries += n as u64;
+            } else {
+                let inner = as_inner(h);
+                for c in &inner.children[..=n] {
+                    let c = c.load(Acquire);
+                    if !c.is_null() {
+                        stack.push(c);
+                    }
+                }
+            }
+        }
+        (entries, nodes)
+    }
+
+    /// Point lookup. Returns the value (if present) and the leaf version observed.
+    pub fn get(&self, key: &[u8]) -> (Option<u64>, *const AtomicU64, u64) {
+        self.get_from_root(&KeyWords::new(key), None)
+    }
+
+    /// [`BTree::get`] looking first in the leaf `hint` remembers (where the caller's last
+    /// hinted lookup in this tree ended), and remembering where this one ends. Delivery's
+    /// ten order lines of one order, and any run of nearby keys one worker reads or
+    /// updates, then descend once, not once per key.
+    pub fn get_hinted(
+        &self,
+        key: &[u8],
+        hint: &mut LeafHint,
+    ) -> (Option<u64>, *const AtomicU64, u64) {
+        let k = KeyWords::new(key);
+        if let Some(r) = Self::get_at_hint(&k, hint) {
+            return r;
+        }
+        self.get_from_root(&k, Some(hint))
+    }
+
+    /// The lookup down from the root; with a `hint`, remembering the leaf it ends in.
+    fn get_from_root(
+        &self,
+        k: &KeyWords,
+        mut hint: Option<&mut LeafHint>,
+    ) -> (Option<u64>, *const AtomicU64, u64) {
+        loop {
+            let f = self.descend(Seek::At(k), hint.is_some());
+            let found = f.leaf.slot_of(f.leaf.hdr.count(), k, usize::MAX);
+            let val = found.map(|i| f.leaf.vals[i].load(Relaxed));
+            if f.leaf.hdr.check(f.v) {
+                if let Some(h) = hint.as_deref_mut() {
+                    // `hi` was read before the versions on the path were checked: it is
+                    // the leaf's high fence at `f.v`.
+                    h.leaf = f.leaf;
+                    h.v = f.v;
+                    h.hi = f.hi;
+                    h.pos = found.unwrap_or(0);
+                    h.ahead = 0;
+                }
+                return (val, &f.leaf.hdr.version, f.v);
+            }
+        }
+    }
+
+    /// The lookup in the hinted leaf (`hinted_leaf`). `None`: take the full path.
+    fn get_at_hint(
+        k: &KeyWords,
+        hint: &mut LeafHint,
+    ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
+        let (leaf, v, n) = Self::hinted_leaf(k, hint)?;
+        txnstats::add(txnstats::Counter::IndexNodes, 1);
+        // The slot after the last one found first. Only a guess (an insert since may
+        // have moved keys): the compare decides.
+        let next = hint.pos + 1;
+        let found = leaf.slot_of(n, k, next);
+        hint.ahead = 0;
+        if let Some(i) = found {
+            hint.pos = i;
+            if i == next && i + 1 < n {
+                hint.ahead = leaf.vals[i + 1].load(Relaxed);
+            }
+        }
+        let val = found.map(|i| leaf.vals[i].load(Relaxed));
+        leaf.hdr
+            .check(v)
+            .then_some((val, &leaf.hdr.version as *const AtomicU64, v))
+    }
+
+    /// The leaf `hint` holds, its version and key count, if it is unchanged since the hint
+    /// was taken (so it is still in the tree and covers at least the range it covered
+    /// then: a pruned neighbour's range may have joined it, nothing else changes a range
+    /// without changing the leaf's version) and `k` lies in it (from its first key to the
+    /// high fence seen then). A changed leaf also clears the hint.
+    fn hinted_leaf<'t>(k: &KeyWords, hint: &mut LeafHint) -> Option<(&'t Leaf, u64, usize)> {
+        // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
+        // never freed while the tree is shared (`'t` is the tree's).
+        let leaf = unsafe { hint.leaf.as_ref()? };
+        let v = hint.v;
+        if leaf.hdr.version.load(Acquire) != v {
+            hint.leaf = std::ptr::null();
+            return None;
+        }
+        let n = leaf.hdr.count();
+        if n == 0 || leaf.keys.cmp(0, k) == Ordering::Greater {
+            return None;
+        }
+        if hint
+            .hi
+            .as_ref()
+            .is_some_and(|hi| k.cmp(hi) != Ordering::Less)
+        {
+            return None;
+        }
+        Some((leaf, v, n))
+    }
+
+    /// Insert `key -> val`. `Err(existing)` if the key is present.
+    pub fn insert(&self, key: &[u8], val: u64) -> Result<NodeChange, u64> {
+        self.insert_impl(&KeyWords::new(key), val, None)
+    }
+
+    /// [`BTree::insert`] trying first the leaf `hint` remembers (where the caller's last
+    /// insert into this tree went), and remembering where this one goes. A New-Order's
+    /// ten order lines, and any run of keys one worker appends, then descend once, not
+    /// once per key (a descent of this tree's 4-5 levels was most of an insert's cost).
+    pub fn insert_hinted(
+        &self,
+        key: &[u8],
+        val: u64,
+        hint: &mut LeafHint,
+    ) -> Result<NodeChange, u64> {
+        let k = KeyWords::new(key);
+        if let Some(r) = Self::insert_at_hint(&k, val, hint) {
+            return r;
+        }
+        self.insert_impl(&k, val, Some(hint))
+    }
+
+    /// The insert into the hinted leaf (`hinted_leaf`), if it has room. `None`: take the
+    /// full path.
+    fn insert_at_hint(
+        k: &KeyWords,
+        val: u64,
+        hint: &mut LeafHint,
+    ) -> Option<Result<NodeChange, u64>> {
+        let (leaf, v, n) = Self::hinted_leaf(k, hint)?;
+        if n == FANOUT {
+            return None;
+        }
+        // Appends (TPC-C's orders, order lines and history, each district's at the end of
+        // its range) go after the last key: one compare instead of a search.
+        let i = if leaf.keys.cmp(n - 1, k) == Ordering::Less {
+            n
+        } else {
+            leaf.keys.rank(n, k, false)
+        };
+        if i < n && leaf.keys.cmp(i, k) == Ordering::Equal {
+            let existing = leaf.vals[i].load(Relaxed);
+            return leaf.hdr.check(v).then_some(Err(existing));
+        }
+        // Locked at the version every read above was made at: they all still hold.
+        if !leaf.hdr.upgrade(v) {
+            return None;
+        }
+        txnstats::add(txnstats::Counter::IndexNodes, 1);
+        leaf_insert(leaf, i, n, k, val);
+        let after = leaf.hdr.unlock();
+        hint.v = after;
+        Some(Ok(NodeChange {
+            ver: &leaf.hdr.version,
+            before: v,
+            after,
+            split: None,
+        }))
+    }
+
+    fn insert_impl(
+        &self,
+        k: &KeyWords,
+        val: u64,
+        mut hint: Option<&mut LeafHint>,
+    ) -> Result<NodeChange, u64> {
+        let k = *k;
+        let mut split = None;
+        'restart: loop {
+            let mut node = self.root();
+            let Some(mut v) = node.read_lock() else {
+                node.wait_unlocked();
+                continue;
+            };
+            if !std::ptr::eq(node, self.root()) {
+                continue;
+            }
+            let mut parent: Option<(&Inner, u64)> = None;
+            // The lowest inner node whose child taken is not its last: its separator after
+            // that child is the leaf's high fence (for the hint).
+            let mut hi_at: Option<(&Inner, u64, usize)> = None;
+            loop {
+                txnstats::add(txnstats::Counter::IndexNodes, 1);
+                let full = node.count() == FANOUT;
+                if node.leaf {
+                    let leaf = as_leaf(node);
+                    let n = node.count();
+                    let i = leaf.keys.rank(n, &k, false);
+                    if i < n && leaf.keys.cmp(i, &k) == Ordering::Equal {
+                        let existing = leaf.vals[i].load(Relaxed);
+                        if node.check(v) {
+                            return Err(existing);
+                        }
+                        continue 'restart;
+                    }
+                    if !full {
+                        if !node.upgrade(v) {
+                            continue 'restart;
+                        }
+                        // Parent check not needed: the leaf's version is unchanged since
+                        // we reached it through a valid path, so it still covers `k`.
+                        leaf_insert(leaf, i, n, &k, val);
+                        let after = node.unlock();
+                        if let Some(h) = hint.as_deref_mut() {
+                            h.take(leaf, after, hi_at);
+                        }
+                        return Ok(NodeChange {
+                            ver: &node.version,
+                            before: v,
+                            after,
+                            split,
+                        });
+                    }
+                }
+                if full {
+                    // Split eagerly (inner nodes on the way down, or the full leaf).
+                    if let Some((p, pv)) = parent {
+                        if !p.hdr.upgrade(pv) {
+                            continue 'restart;
+                        }
+                    }
+                    if !node.upgrade(v) {
+                        if let Some((p, _)) = parent {
+                            p.hdr.unlock();
+                        }
+                        continue 'restart;
+                    }
+                    if parent.is_none() && !std::ptr::eq(node, self.root()) {
+                        node.unlock();
+                        continue 'restart;
+                    }
+                    // Appending past the node's last key (loads, increasing ids): split
+                    // unevenly so that nodes stay nearly full instead of half full.
+                    // Inserting in sequence inside the node (the key goes where the last
+                    // insert's successor would: TPC-C's orders and order lines, appended
+                    // at the end of each district's range, in front of the next
+                    // district's first keys): split where the key goes, so the run being
+                    // appended to ends its node and goes on filling it; a middle split
+                    // there left every node of those tables half full.
+                    let n = node.count();
+                    let (append, at) = if node.leaf {
+                        let keys = &as_leaf(node).keys;
+                        (
+                            keys.cmp(n - 1, &k) == Ordering::Less,
+                            keys.rank(n, &k, false),
+                        )
+                    } else {
+                        let keys = &as_inner(node).keys;
+                        (
+                            keys.cmp(n - 1, &k) != Ordering::Greater,
+                            keys.rank(n, &k, true),
+                        )
+                    };
+                    let in_sequence = at > 0 && at < n && node.next_at.load(Relaxed) as usize == at;
+                    let mid = if append {
+                        n - 1
+                    } else if in_sequence {
+                        at
+                    } else {
+                        n / 2
+                    };
+                    let (sep, right) = if node.leaf {
+                        split_leaf(as_leaf(node), mid)
+                    } else {
+                        split_inner(as_inner(node), mid)
+                    };
+                    match parent {
+                        Some((p, _)) => inner_insert(p, &sep, right),
+                        None => {
+                            let r = new_inner(sep.len > 8 && sep.len <= 16);
+                            // SAFETY: fresh node, not yet shared.
+                            let ri = unsafe { &*r };
+                            ri.keys.store(0, &sep);
+                            ri.children[0].store(node as *const Hdr as *mut Hdr, Relaxed);
+                            ri.children[1].store(right, Relaxed);
+                            ri.hdr.count.store(1, Relaxed);
+                            self.root.store(r as *mut Hdr, Release);
+                        }
+                    }
+                    // The new leaf is reachable only through the locked nodes yet: its
+                    // version read here is the one it was published with.
+                    // SAFETY: `right` was just made by the split and is never freed
+                    // while the tree lives.
+                    let right_v = unsafe { (*right).version.load(Relaxed) };
+                    let after = node.unlock();
+                    if node.leaf {
+                        debug_assert!(split.is_none(), "an insert splits at most one leaf");
+                        split = Some(Split {
+                            ver: &node.version,
+                            before: v,
+                            after,
+                            // SAFETY: as above.
+                            right: unsafe { &(*right).version },
+                            right_v,
+                        });
+                    }
+                    if let Some((p, _)) = parent {
+                        p.hdr.unlock();
+                    }
+                    continue 'restart;
+                }
+                // Inner node, not full: go down.
+                let inner = as_inner(node);
+                if let Some((p, pv)) = parent {
+                    if !p.hdr.check(pv) {
+                        continue 'restart;
+                    }
+                }
+                let n = node.count();
+                let i = inner.keys.rank(n, &k, true);
+                let child = inner.children[i].load(Acquire);
+                if !node.check(v) || child.is_null() {
+                    continue 'restart;
+                }
+                if i < n {
+                    hi_at = Some((inner, v, i));
+                }
+                parent = Some((inner, v));
+                // As in `descend`: the whole child at once, one latency per level.
+                prefetch(child);
+                // SAFETY: validated child pointer; nodes are never freed while shared.
+                let c = unsafe { &*child };
+                let Some(cv) = c.read_lock() else {
+                    c.wait_unlocked();
+                    continue 'restart;
+                };
+                if !node.check(v) {
+                    continue 'restart;
+                }
+                node = c;
+                v = cv;
+            }
+        }
+    }
+
+    /// Remove `key` if it maps to `expect`. Returns how the leaf version changed.
+    /// An emptied leaf stays in the tree (see [`BTree::remove_and_prune`]).
+    pub fn remove(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
+        self.remove_impl(&KeyWords::new(key), expect, false)
+    }
+
+    /// [`BTree::remove`], also taking the leaf out of the tree if this empties it. For
+    /// committed deletes only: undoing an aborted insert must not prune, or a retried
+    /// insert could split the same full leaf again, abort on its own split again (splits
+    /// are not forgiven in the node set), and so on forever.
+    pub fn remove_and_prune(&self, key: &[u8], expect: u64) -> Option<NodeChange> {
+        self.remove_impl(&KeyWords::new(key), expect, true)
+    }
+
+    /// [`BTree::remove_and_prune`] (a committed delete) trying first the leaf `hint`
+    /// remembers, at the slot it found last: Delivery's delete of the New-Order row its
+    /// lookup just found then does not descend again at commit. A removal that would
+    /// empty the hinted leaf takes the full path (pruning needs the leaf's parent).
+    pub fn remove_hinted(
+        &self,
+        key: &[u8],
+        expect: u64,
+        hint: &mut LeafHint,
+    ) -> Option<NodeChange> {
+        let k = KeyWords::new(key);
+        if let Some((leaf, v, n)) = Self::hinted_leaf(&k, hint) {
+            if n > 1 {
+                let i = leaf
+                    .slot_of(n, &k, hint.pos)
+                    .filter(|&i| leaf.vals[i].load(Relaxed) == expect);
+                if i.is_none() && leaf.hdr.check(v) {
+                    // The leaf covers `k` at `v`: it is not in the tree with `expect`.
+                    return None;
+                }
+                // Locked at the version every read above was made at: they all still hold.
+                if let Some(i) = i.filter(|_| leaf.hdr.upgrade(v)) {
+                    txnstats::add(txnstats::Counter::IndexNodes, 1);
+                    leaf_remove(leaf, i, n);
+                    let after = leaf.hdr.unlock();
+                    hint.v = after;
+                    return Some(NodeChange {
+                        ver: &leaf.hdr.version,
+                        before: v,
+                        after,
+                        split: None,
+                    });
+                }
+            }
+        }
+        self.remove_impl(&k, expect, true)
+    }
+
+    fn remove_impl(&self, k: &KeyWords, expect: u64, prune: bool) -> Option<NodeChange> {
+        loop {
+            let f = self.descend(Seek::At(k), false);
+            let leaf = f.leaf;
+            let n = leaf.hdr.count();
+            let hit = leaf
+                .slot_of(n, k, usize::MAX)
+                .filter(|&i| leaf.vals[i].load(Relaxed) == expect);
+            let Some(i) = hit else {
+                if leaf.hdr.check(f.v) {
+                    return None;
+                }
+                continue;
+            };
+            if !leaf.hdr.upgrade(f.v) {
+                continue;
+            }
+            leaf_remove(leaf, i, n);
+            if n == 1 && prune {
+                self.prune(leaf, k, f.parent);
+            }
+            let after = leaf.hdr.unlock();
+            return Some(NodeChange {
+                ver: &leaf.hdr.version,
+                before: f.v,
+                after,
+                split: None,
+            });
+        }
+    }
+
+    /// Take the empty, locked `leaf` out of the tree, if its parent is unchanged since the
+    /// descent and keeps another child; if the parent has no other child, take out the
+    /// whole chain of single-child nodes above the leaf, up to the first ancestor that
+    /// has another child (`prune_chain`). Without this, keys deleted from the front of a
+    /// range (TPC-C's New-Order queue) leave a growing run of empty leaves that every scan
+    /// from the range's start walks through: with leaves alone pruned, each inner node at
+    /// the front kept its last, empty leaf, and Delivery's scans visited 760 nodes per
+    /// transaction after 2 s and 2,000 after 30 s. Best effort: ancestors are only
+    /// try-locked (a child-then-parent order that never waits cannot deadlock), and a leaf
+    /// left in place is merely empty. The leaf's version moves on when the caller unlocks
+    /// it, so every reader or writer that reached it fails its version check and
+    /// re-descends; the ancestor's version moves on too, so no new descent reaches it.
+    fn prune(&self, leaf: &Leaf, key: &KeyWords, parent: Option<(&Inner, u64, usize)>) {
+        let Some((p, pv, i)) = parent else { return };
+        if p.hdr.count() == 0 {
+            self.prune_chain(leaf, key);
+            return;
+        }
+        if !p.hdr.upgrade(pv) {
+            return;
+        }
+        assert!(
+            std::ptr::eq(p.children[i].load(Relaxed), &leaf.hdr),
+            "btree: a parent unchanged since the descent lost the child it led to"
+        );
+        cut_child(p, i);
+        p.hdr.unlock();
+        rt::lock(rt::WaitKind::Latch, &self.pruned).push(&leaf.hdr as *const Hdr as usize);
+    }
+
+    /// The empty, locked `leaf` (holding `key`'s range) is the only child of its parent:
+    /// find the path down to it again, and if every node on it from the lowest ancestor
+    /// with another child down to the leaf's parent can be locked at the version read, cut
+    /// that ancestor's pointer to the chain. The chain's nodes become unreachable (kept
+    /// until the tree is dropped, like pruned leaves).
+    fn prune_chain(&self, leaf: &Leaf, key: &KeyWords) {
+        const MAX_DEPTH: usize = 32;
+        let mut path: [(*const Inner, u64, usize); MAX_DEPTH] =
+            [(std::ptr::null(), 0, 0); MAX_DEPTH];
+        let mut depth = 0;
+        // An optimistic descent that never waits (the caller holds the leaf lock) and
+        // never reads the leaf; the versions read are checked when the nodes are locked.
+        let mut node = self.root();
+        loop {
+            if node.leaf || depth == MAX_DEPTH {
+                return; // not on a path to `leaf` any more (the tree changed)
+            }
+            let Some(v) = node.read_lock() else { return };
+            let inner = as_inner(node);
+            let i = inner.keys.rank(node.count(), key, true);
+            let child = inner.children[i].load(Acquire);
+            if !node.check(v) || child.is_null() {
+                return;
+            }
+            path[depth] = (inner as *const Inner, v, i);
+            depth += 1;
+            if std::ptr::eq(child, &leaf.hdr) {
+                break;
+            }
+            // SAFETY: a validated child pointer of a live node; nodes are never freed
+            // while the tree is shared.
+            node = unsafe { &*child };
+        }
+        // The lowest ancestor with another child; the nodes below it each have only one.
+        let Some(top) = (0..depth).rev().find(|&d| {
+            // SAFETY: nodes on the path are live (never freed while shared).
+            unsafe { (*path[d].0).hdr.count() > 0 }
+        }) else {
+            return; // a single-child chain from the root: leave it
+        };
+        let mut locked = 0;
+        for &(n, v, _) in &path[top..depth] {
+            // SAFETY: as above.
+            if !unsafe { (*n).hdr.upgrade(v) } {
+                break;
+            }
+            locked += 1;
+        }
+        let all = locked == depth - top;
+        if all {
+            let (a, _, i) = path[top];
+            // SAFETY: as above; locked at the version whose child `i` leads to the chain.
+            cut_child(unsafe { &*a }, i);
+        }
+        for &(n, _, _) in &path[top..top + locked] {
+            // SAFETY: locked above by this thread.
+            unsafe { (*n).hdr.unlock() };
+        }
+        if all {
+            let mut pruned = rt::lock(rt::WaitKind::Latch, &self.pruned);
+            for &(n, _, _) in &path[top + 1..depth] {
+                pruned.push(n as usize);
+            }
+            pruned.push(&leaf.hdr as *const Hdr as usize);
+        }
+    }
+
+    /// How many nodes were taken out of the tree (diagnostics and tests).
+    pub fn pruned_nodes(&self) -> usize {
+        rt::lock(rt::WaitKind::Latch, &self.pruned).len()
+    }
+
+    /// Range scan in `dir` order between `lo` and `hi`. For every leaf visited, `node`
+    /// gets its version word and the version observed (before any entry of the leaf is
+    /// passed on); `f` gets each entry and returns false to stop.
+    pub fn scan(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        forward: bool,
+        node: &mut dyn FnMut(*const AtomicU64, u64),
+        f: &mut dyn FnMut(&[u8], u64) -> bool,
+    ) {
+        self.scan_hint(lo, hi, forward, FANOUT, node, f)
+    }
+
+    /// [`BTree::scan`] expecting `f` to take about `want` entries: the first leaf visit
+    /// copies out at most `want` entries (a limit-1 scan loads one key, not a whole
+    /// leaf); if `f` wants more, the scan goes on from the last entry passed.
+    pub fn scan_hint(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        forward: bool,
+        want: usize,
+        node: &mut dyn FnMut(*const AtomicU64, u64),
+        f: &mut dyn FnMut(&[u8], u64) -> bool,
+    ) {
+        let mut cap = want.clamp(1, FANOUT);
+        let conv = |b: Bound<&[u8]>| match b {
+            Bound::Included(k) => Bound::Included(KeyWords::new(k)),
+            Bound::Excluded(k) => Bound::Excluded(KeyWords::new(k)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let (lo, hi) = (conv(lo), conv(hi));
+        // Where the next leaf starts (forward: its lowest key; backward: its highest).
+        let mut start = if forward { lo } else { hi };
+        let mut keys = [KeyWords::new(&[]); FANOUT];
+        let mut vals = [0u64; FANOUT];
+        let mut kb = [0u8; MAX_KEY_LEN];
+        loop {
+            let (fl, m, capped) = loop {
+                let seek = match (&start, forward) {
+                    (Bound::Unbounded, true) => Seek::First,
+                    (Bound::Unbounded, false) => Seek::Last,
+                    (Bound::Included(k), _) | (Bound::Excluded(k), true) => Seek::At(k),
+                    (Bound::Excluded(k), false) => Seek::Below(k),
+                };
+                let f = self.descend(seek, true);
+                let n = f.leaf.hdr.count();
+                // The entries from `start` on, found by binary search (not by loading and
+                // comparing every key before it): forward `first..n`, backward `0..end`
+                // downwards.
+                let ks = &f.leaf.keys;
+                let (first, end) = match (&start, forward) {
+                    (Bound::Unbounded, true) => (0, n),
+                    (Bound::Included(k), true) => (ks.rank(n, k, false), n),
+                    (Bound::Excluded(k), true) => (ks.rank(n, k, true), n),
+                    (Bound::Unbounded, false) => (0, n),
+                    (Bound::Included(k), false) => (0, ks.rank(n, k, true)),
+                    (Bound::Excluded(k), false) => (0, ks.rank(n, k, false)),
+                };
+                let mut m = 0;
+                let mut capped = false;
+                for step in 0..end.saturating_sub(first) {
+                    let i = if forward {
+                        first + step
+                    } else {
+                        end - 1 - step
+                    };
+                    if m == cap {
+                        capped = true;
+                        break;
+                    }
+                    let k = ks.load(i);
+                    let past_end = if forward {
+                        after(&k, &hi)
+                    } else {
+                        before(&k, &lo)
+                    };
+                    if past_end {
+                        break;
+                    }
+                    keys[m] = k;
+                    vals[m] = f.leaf.vals[i].load(Relaxed);
+                    m += 1;
+                }
+                if f.leaf.hdr.check(f.v) {
+                    break (f, m, capped);
+                }
+            };
+            node(&fl.leaf.hdr.version, fl.v);
+            for i in 0..m {
+                if !f(keys[i].bytes(&mut kb), vals[i]) {
+                    return;
+                }
+            }
+            if capped {
+                // More entries in this leaf: go on after the last one passed, at full pace.
+                start = Bound::Excluded(keys[m - 1]);
+                cap = FANOUT;
+                continue;
+            }
+            // Next leaf, unless the range ends inside this one.
+            let next = if forward { fl.hi } else { fl.lo };
+            let Some(next) = next else { return };
+            // Forward: later leaves hold keys >= next. Backward: earlier leaves hold keys
+            // < next, all out of range once next <= the lower bound.
+            let done = if forward {
+                after(&next, &hi)
+            } else {
+                match &lo {
+                    Bound::Unbounded => false,
+                    Bound::Included(x) | Bound::Excluded(x) => next.cmp(x) != Ordering::Greater,
+                }
+            };
+            if done {
+                return;
+            }
+            start = if forward {
+                Bound::Included(next)
+            } else {
+                Bound::Excluded(next)
+            };
+        }
+    }
+}
+
+/// `k` lies before the lower bound `b` (excluded by it).
+fn before(k: &KeyWords, b: &Bound<KeyWords>) -> bool {
+    match b {
+        Bound::Unbounded => false,
+        Bound::Included(x) => k.cmp(x) == Ordering::Less,
+        Bound::Excluded(x) => k.cmp(x) != Ordering::Greater,
+    }
+}
+/// `k` lies after the upper bound `b` (excluded by it).
+fn after(k: &KeyWords, b: &Bound<KeyWords>) -> bool {
+    match b {
+        Bound::Unbounded => false,
+        Bound::Included(x) => k.cmp(x) == Ordering::Greater,
+        Bound::Excluded(x) => k.cmp(x) != Ordering::Less,
+    }
+}
+fn leaf_insert(leaf: &Leaf, i: usize, n: usize, k: &KeyWords, val: u64) {
+    debug_assert!(n < FANOUT);
+    leaf.keys.shift_right(i, n);
+    for j in (i..n).rev() {
+        leaf.vals[j + 1].store(leaf.vals[j].load(Relaxed), Relaxed);
+    }
+    leaf.keys.store(i, k);
+    leaf.vals[i].store(val, Relaxed);
+    leaf.hdr.count.store(n as u32 + 1, Relaxed);
+    leaf.hdr.next_at.store(i as u8 + 1, Relaxed);
+}
+
+/// Take slot `i` out of the leaf's `n` (caller holds the leaf's lock).
+fn leaf_remove(leaf: &Leaf, i: usize, n: usize) {
+    debug_assert!(i < n);
+    leaf.keys.shift_left(i, n);
+    for j in i..n - 1 {
+        leaf.vals[j].store(leaf.vals[j + 1].load(Relaxed), Relaxed);
+    }
+    leaf.hdr.count.store(n as u32 - 1, Relaxed);
+}
+
+fn inner_insert(inner: &Inner, sep: &KeyWords, right: *mut Hdr) {
+    let n = inner.hdr.count();
+    assert!(
+        n < FANOUT,
+        "btree: parent of a split is full (eager split broken)"
+    );
+    let i = inner.keys.rank(n, sep, true);
+    inner.keys.shift_right(i, n);
+    for j in (i..n).rev() {
+        inner.children[j + 2].store(inner.children[j + 1].load(Relaxed), Relaxed);
+    }
+    inner.keys.store(i, sep);
+    inner.children[i + 1].store(right, Release);
+    inner.hdr.count.store(n as u32 + 1, Relaxed);
+    inner.hdr.next_at.store(i as u8 + 1, Relaxed);
+}
+
+/// Move the keys from `mid` on into a new right sibling; the separator is the right
+/// sibling's first key.
+/// Remove child `i` of the locked inner node `p` (which keeps at least one other): drop
+/// the separator below it (above it, for the first child), so the neighbour whose range
+/// borders the child's takes that range over.
+fn cut_child(p: &Inner, i: usize) {
+    let n = p.hdr.count();
+    assert!(
+        n > 0 && i <= n,
+        "btree: cutting child {i} of an inner node of {n} keys"
+    );
+    let k = i.saturating_sub(1);
+    p.keys.shift_left(k, n);
+    for j in i..n {
+        p.children[j].store(p.children[j + 1].load(Relaxed), Relaxed);
+    }
+    p.hdr.count.store(n as u32 - 1, Relaxed);
+}
+
+fn split_leaf(leaf: &Leaf, mid: usize) -> (KeyWords, *mut Hdr) {
+    let n = leaf.hdr.count();
+    assert!(mid > 0 && mid < n, "btree: leaf split point {mid} of {n}");
+    let r = new_leaf(wants_block(&leaf.keys));
+    let rl = as_leaf(unsafe { &*r });
+    rl.keys.take_from(&leaf.keys, mid, n);
+    for j in mid..n {
+        rl.vals[j - mid].store(leaf.vals[j].load(Relaxed), Relaxed);
+    }
+    rl.hdr.count.store((n - mid) as u32, Relaxed);
+    leaf.hdr.count.store(mid as u32, Relaxed);
+    (rl.keys.load(0), r)
+}
+
+/// Split a full inner node at `mid`: that key moves up, the ones after it move right.
+fn split_inner(inner: &Inner, mid: usize) -> (KeyWords, *mut Hdr) {
+    let n = inner.hdr.count();
+    assert!(mid > 0 && mid < n, "btree: inner split point {mid} of {n}");
+    let r = new_inner(wants_block(&inner.keys));
+    // SAFETY: fresh node, not yet shared.
+    let ri = unsafe { &*r };
+    ri.keys.take_from(&inner.keys, mid + 1, n);
+    for j in mid + 1..=n {
+        ri.children[j - mid - 1].store(inner.children[j].load(Relaxed), Relaxed);
+    }
+    ri.hdr.count.store((n - mid - 1) as u32, Relaxed);
+    let sep = inner.keys.load(mid);
+    inner.hdr.count.store(mid as u32, Relaxed);
+    (sep, r as *mut Hdr)
+}
+
+impl Drop for BTree {
+    fn drop(&mut self) {
+        fn free(p: *mut Hdr) {
+            // SAFETY: exclusive access in Drop; every node is reachable exactly once.
+            let h = unsafe { &*p };
+            if !h.leaf {
+                let inner = as_inner(h);
+                for i in 0..=h.count() {
+                    free(inner.children[i].load(Relaxed));
+                }
+            }
+            // SAFETY: as above; its children are freed already.
+            unsafe { free_node(p) };
+        }
+        free(self.root.load(Relaxed));
+        for &p in self.pruned.get_mut().iter() {
+            // SAFETY: pruned leaves are unreachable from the root and listed once.
+            unsafe { free_node(p as *mut Hdr) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod key_word_tests {
+    use super::{KeyWords, KW};
+
+    /// Every length from 0 to the longest key gives the key's bytes, big-endian, in
+    /// whole words padded with zeros, and its length.
+    #[test]
+    fn key_words_hold_the_key_padded_with_zeros() {
+        let bytes: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8 | 1).collect();
+        for n in 0..=64 {
+            let k = &bytes[..n];
+            let kw = KeyWords::new(k);
+            let mut want = [0u64; KW];
+            for (j, &b) in k.iter().enumerate() {
+                want[j / 8] |= (b as u64) << (56 - 8 * (j % 8));
+            }
+            assert_eq!(kw.w, want, "length {n}");
+            assert_eq!(kw.len as usize, n);
+            let mut out = [0u8; 64];
+            assert_eq!(kw.bytes(&mut out), k, "length {n}");
+        }
+    }
+}
