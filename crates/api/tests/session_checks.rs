@@ -1,8 +1,8 @@
 //! `Session` refuses, for every engine, what no engine can do: here on the serial
 //! engine, which checks none of it itself (a long key used to be stored by it).
 
-use api::serial::SerialEngine;
 use api::{Dir, Engine, EngineOptions, Error, IndexId, IndexKind, Schema, Session, TableDef};
+use engine_serial::SerialEngine;
 use std::ops::Bound;
 use std::sync::Arc;
 

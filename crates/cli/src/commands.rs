@@ -665,7 +665,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
                 .expect("static template")
                 .progress_chars("=> "),
             );
-            engine_memory::arena::reserve_with_progress(r, &mut |done, total| {
+            memindex::arena::reserve_with_progress(r, &mut |done, total| {
                 bar.set_length(total);
                 bar.set_position(done);
             });

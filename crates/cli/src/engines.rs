@@ -57,7 +57,7 @@ macro_rules! registry {
 registry! { $
     Memory => engine_memory::MemoryEngine,
     Disk => engine_disk::DiskEngine,
-    Serial => api::serial::SerialEngine,
+    Serial => engine_serial::SerialEngine,
     Mvcc => engine_mvcc::MvccEngine,
     Partitioned => engine_partitioned::PartitionedEngine,
     Sqlite => engine_sqlite::SqliteEngine,

@@ -298,7 +298,7 @@ mod tests {
         );
         assert_eq!(name("engine_disk::lock::LockManager::acquire"), "lock");
         assert_eq!(name("parking_lot::raw_mutex::RawMutex::lock_slow"), "other");
-        assert_eq!(name("engine_memory::hash::Table::get"), "index");
+        assert_eq!(name("memindex::hash::Table::get"), "index");
         assert_eq!(name("workloads::tpcc::new_order"), "workload");
         assert_eq!(name("api::session::Session::get"), "api");
         assert_eq!(name("core::slice::sort::quicksort"), "other");
@@ -313,7 +313,7 @@ mod tests {
         );
         assert_eq!(name("engine_partitioned::snapshot::write"), "checkpoint");
         assert_eq!(name("engine_partitioned::durable::Mark::advance"), "log");
-        assert_eq!(name("engine_memory::arena::Arena::alloc"), "record");
+        assert_eq!(name("memindex::arena::Arena::alloc"), "record");
         assert_eq!(name("engine_memory::huge::reserve"), "memory");
         assert_eq!(name("engine_disk::page::verify"), "bpool");
     }

@@ -1,4 +1,4 @@
-//! `crash_suite`: an engine-generic crash test on the simulated disk (`storage::sim`),
+//! `conformance::crash`: an engine-generic crash test on the simulated disk (`storage::sim`),
 //! for the engines that keep a database in files through `EngineOptions::storage`.
 //! One seed: a small bank (accounts in a hash table, one journal row per transfer in a
 //! B+tree) is loaded fault-free; then the disk is given the seed's faults (a crash at
@@ -15,10 +15,9 @@
 //! same interleaving). Must never: accept a lost acknowledged transfer, a half
 //! transfer, or a refusal after a crash.
 
-use crate::engine::{Dir, Engine, EngineOptions, Worker};
-use crate::error::Result;
-use crate::schema::{IndexKind, Schema, TableDef, TableId};
-use crate::session::Session;
+use api::{
+    Dir, Engine, EngineOptions, IndexKind, Result, Schema, Session, TableDef, TableId, Worker,
+};
 use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::sync::Arc;

@@ -5,16 +5,23 @@
 //! index kind of the tables (scans then go through a B+tree secondary index where the
 //! primary is a hash index).
 //!
-//! This module must never depend on a particular engine, and never accept an outcome a
+//! This crate must never depend on a particular engine under test (the serial oracle
+//! aside), and never accept an outcome a
 //! serializable engine could not produce.
+//!
+//! [`crash`]: the engine-generic crash test on the simulated disk.
+//!
+//! A crate of its own, a dev-dependency of the engines' tests: the API (`api`) must
+//! never know an engine, and this suite needs one (the serial oracle, `engine_serial`).
 
-use crate::engine::{Dir, Engine, EngineOptions};
-use crate::error::Error;
-use crate::key::Key;
-use crate::schema::{IndexId, IndexKind, Schema, TableDef, TableId};
-use crate::serial::SerialEngine;
-use crate::session::Session;
-use crate::typed::{KeyEnc, Part, SqlType};
+pub mod crash;
+
+use api::key::Key;
+use api::typed::{KeyEnc, Part, SqlType};
+use api::{
+    Dir, Engine, EngineOptions, Error, IndexId, IndexKind, Schema, Session, TableDef, TableId,
+};
+use engine_serial::SerialEngine;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -40,7 +47,7 @@ fn k32x2(a: u32, b: u32) -> Key {
     k.push_u32(a).push_u32(b);
     k
 }
-// Typed declarations (`crate::typed`), so that adapters to SQL systems run the suite.
+// Typed declarations (`api::typed`), so that adapters to SQL systems run the suite.
 const U32: SqlType = SqlType::Int {
     bytes: 4,
     signed: false,
@@ -173,7 +180,7 @@ pub fn all_under<E: Engine>(opts: &EngineOptions, primary: IndexKind, how: Concu
     phantom_insert_detected_under::<E>(opts, primary, how);
 }
 
-fn expect_ok<T>(what: &str, r: crate::Result<T>) -> T {
+fn expect_ok<T>(what: &str, r: api::Result<T>) -> T {
     match r {
         Ok(v) => v,
         Err(e) => panic!("conformance: {what}: {e}"),
@@ -337,7 +344,7 @@ pub fn scans_never_see_partial_txn_under<E: Engine>(
                     s.run_retry(1, TRIES, |s| {
                         // OCC engines may show a doomed transaction an inconsistent
                         // view; only a committed one must not have seen one.
-                        let dup = |r: crate::Result<()>| match r {
+                        let dup = |r: api::Result<()>| match r {
                             Err(Error::Duplicate) => Err(Error::Conflict("inconsistent view")),
                             r => r,
                         };
@@ -514,7 +521,7 @@ pub fn write_skew_prevented_under<E: Engine>(
 pub fn own_splits_keep_phantom_checks<E: Engine>(opts: &EngineOptions, primary: IndexKind) {
     let (schema, t) = pairs_schema(primary);
     let e: E = open(schema, opts, 2);
-    let scan_and_fill = |s: &mut Session<E::Worker<'_>>, pair: u32| -> crate::Result<()> {
+    let scan_and_fill = |s: &mut Session<E::Worker<'_>>, pair: u32| -> api::Result<()> {
         let (lo, hi) = (k32(pair), k32(pair + 1));
         let mut n = 0;
         s.scan(
@@ -740,13 +747,13 @@ enum CrudOp {
     UpdateBatch([u32; 3], i64),
 }
 
-fn run_crud<W: crate::Worker>(
+fn run_crud<W: api::Worker>(
     s: &mut Session<W>,
     t: TableId,
     primary: IndexKind,
     ops: &[CrudOp],
     commit: bool,
-) -> crate::Result<Vec<String>> {
+) -> api::Result<Vec<String>> {
     let mut out = Vec::new();
     s.begin(0)?;
     let r = (|| {

@@ -117,7 +117,7 @@ fn seeded<E: Engine>(log: LogMode, seeds: u64, reuse: bool) {
 
 #[test]
 fn serial_engine_under_seeded_coroutines() {
-    seeded::<api::serial::SerialEngine>(LogMode::Off, 4, false);
+    seeded::<engine_serial::SerialEngine>(LogMode::Off, 4, false);
 }
 
 #[test]
@@ -154,7 +154,7 @@ fn every_engine_runs_with_coroutines() {
         let r = run_ok::<E, _>(&tpcb(), &cfg(2, 4, None, log, 400));
         assert!(r.coroutine_switches > 0);
     }
-    tpcb_on::<api::serial::SerialEngine>(LogMode::Off);
+    tpcb_on::<engine_serial::SerialEngine>(LogMode::Off);
     tpcb_on::<engine_memory::MemoryEngine>(LogMode::Sync);
     tpcb_on::<engine_disk::DiskEngine>(LogMode::Sync);
     tpcb_on::<engine_partitioned::PartitionedEngine>(LogMode::Off);
@@ -215,7 +215,7 @@ fn steps_on<E: Engine>(log: LogMode, reuse: bool) {
 
 #[test]
 fn serial_engine_under_steps() {
-    steps_on::<api::serial::SerialEngine>(LogMode::Off, false);
+    steps_on::<engine_serial::SerialEngine>(LogMode::Off, false);
 }
 
 #[test]

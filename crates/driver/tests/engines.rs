@@ -117,7 +117,7 @@ fn all_workloads_with<E: Engine>(log: LogMode, own: E::Options) {
 
 #[test]
 fn serial_engine_runs_every_workload() {
-    all_workloads::<api::serial::SerialEngine>(LogMode::Off);
+    all_workloads::<engine_serial::SerialEngine>(LogMode::Off);
 }
 
 #[test]

@@ -81,7 +81,7 @@ fn run_ok<E: Engine>(log: LogMode, threads: usize) {
 
 #[test]
 fn serial_engine_runs_tpce() {
-    run_ok::<api::serial::SerialEngine>(LogMode::Off, 2);
+    run_ok::<engine_serial::SerialEngine>(LogMode::Off, 2);
 }
 
 #[test]
@@ -277,7 +277,7 @@ fn conformance<E: Engine>(log: LogMode) -> (Vec<u64>, Vec<(&'static str, u64, u6
 
 #[test]
 fn memory_disk_and_mvcc_leave_the_serial_engines_database() {
-    let (c_serial, d_serial) = conformance::<api::serial::SerialEngine>(LogMode::Off);
+    let (c_serial, d_serial) = conformance::<engine_serial::SerialEngine>(LogMode::Off);
     assert!(
         c_serial[workloads::tpce::txn::TRADE_RESULT as usize] > 0,
         "{c_serial:?}"

@@ -78,7 +78,7 @@ fn main() {
     let rows = a.first().copied().unwrap_or(100_000);
     let ops = a.get(1).copied().unwrap_or(300_000);
     if a.get(2) != Some(&1) {
-        run::<api::serial::SerialEngine>(rows, ops);
+        run::<engine_serial::SerialEngine>(rows, ops);
     }
     run::<engine_disk::DiskEngine>(rows, ops);
 }

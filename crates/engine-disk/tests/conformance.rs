@@ -2,8 +2,8 @@
 //! with a small buffer pool (so pages are evicted and read back) and frequent
 //! checkpoints, with B+tree and hash-declared primary indexes.
 
-use api::conformance::*;
 use api::{EngineOptions, IndexKind, LogMode};
+use conformance::*;
 use engine_disk::DiskEngine;
 
 const KINDS: [IndexKind; 2] = [IndexKind::BTree, IndexKind::Hash];

@@ -2,21 +2,15 @@
 //! built from the schema at open. Owns the index objects (and frees the records still in
 //! them when the engine is dropped); must never run transactional logic.
 
-use crate::btree::{BTree, NodeChange};
-use crate::hash::{HashIndex, Keys};
 use crate::record::{row_words, Rec};
-use api::key::Key;
 use api::{IndexKind, Result, Schema};
-use crossbeam_epoch::Guard;
+use memindex::btree::BTree;
+use memindex::hash::{HashIndex, Keys};
 use std::ops::Bound;
-use std::sync::atomic::AtomicU64;
 
-/// An index of either kind. `K`: where a hash index finds its values' keys (another
-/// engine built on these indexes supplies its own).
-pub enum Index<K: Keys = RecKeys> {
-    BTree(BTree),
-    Hash(HashIndex<K>),
-}
+/// The engine's indexes: hash indexes read their keys from the records.
+pub type Index = memindex::Index<RecKeys>;
+pub type SecIndex = memindex::SecIndex<RecKeys>;
 
 /// A hash index's keys are in its table's records (`record`'s key area): the index's
 /// values are record addresses, so a probe reads the key and the row from one allocation.
@@ -35,163 +29,6 @@ impl Keys for RecKeys {
     fn prefetch(&self, v: u64, len: usize) {
         // SAFETY: a prefetch reads nothing; the record need not be alive.
         unsafe { Rec::from_u64(v) }.prefetch_keyed(self.words, len);
-    }
-}
-
-impl<K: Keys> Index<K> {
-    #[inline]
-    pub fn get(&self, k: &[u8], g: &Guard) -> (Option<u64>, *const AtomicU64, u64) {
-        match self {
-            Index::BTree(t) => t.get(k),
-            Index::Hash(h) => h.get(k, g),
-        }
-    }
-    /// `get`, a B+tree looking first in the leaf `hint` remembers (`BTree::get_hinted`;
-    /// `hint` belongs to this index). A B+tree lookup in a run of neighbouring keys
-    /// hands `ahead` the value of the key after it (`LeafHint::ahead`: to ask for its
-    /// lines, nothing more).
-    #[inline]
-    pub fn get_hinted(
-        &self,
-        k: &[u8],
-        g: &Guard,
-        hints: &mut crate::btree::Hints,
-        ahead: impl FnOnce(u64),
-    ) -> (Option<u64>, *const AtomicU64, u64) {
-        match self {
-            Index::BTree(t) => {
-                let h = hints.for_key(k);
-                let r = t.get_hinted(k, h);
-                if h.ahead() != 0 {
-                    ahead(h.ahead());
-                }
-                r
-            }
-            Index::Hash(h) => h.get(k, g),
-        }
-    }
-    /// Hash: ask for the key's bucket line and return its hash (for `prefetch_rows`).
-    /// B+tree: nothing (its upper levels are cached and each descent prefetches the next
-    /// node anyway).
-    #[inline]
-    pub fn prefetch(&self, k: &[u8]) -> Option<u64> {
-        match self {
-            Index::Hash(h) => Some(h.prefetch(k)),
-            Index::BTree(_) => None,
-        }
-    }
-    pub fn insert(&self, k: &[u8], v: u64, g: &Guard) -> std::result::Result<NodeChange, u64> {
-        match self {
-            Index::BTree(t) => t.insert(k, v),
-            Index::Hash(h) => h.insert(k, v, g),
-        }
-    }
-    /// `insert`, a B+tree starting at the leaf `hint` remembers (`BTree::insert_hinted`;
-    /// `hint` belongs to this index).
-    pub fn insert_hinted(
-        &self,
-        k: &[u8],
-        v: u64,
-        g: &Guard,
-        hints: &mut crate::btree::Hints,
-    ) -> std::result::Result<NodeChange, u64> {
-        match self {
-            Index::BTree(t) => t.insert_hinted(k, v, hints.for_key(k)),
-            Index::Hash(h) => h.insert(k, v, g),
-        }
-    }
-    /// (entries, nodes: B+tree nodes or hash buckets), for `--stats`.
-    pub fn census(&self, g: &Guard) -> (u64, u64) {
-        match self {
-            Index::BTree(t) => t.census(),
-            Index::Hash(h) => h.census(g),
-        }
-    }
-    /// `prune`: a committed delete (B+tree leaves it empties leave the tree).
-    pub fn remove(&self, k: &[u8], v: u64, prune: bool, g: &Guard) -> Option<NodeChange> {
-        match self {
-            Index::BTree(t) if prune => t.remove_and_prune(k, v),
-            Index::BTree(t) => t.remove(k, v),
-            Index::Hash(h) => h.remove(k, v, g),
-        }
-    }
-    /// `remove` of a committed delete, a B+tree trying first the leaf `hint` remembers
-    /// (`BTree::remove_hinted`; `hint` belongs to this index).
-    pub fn remove_hinted(
-        &self,
-        k: &[u8],
-        v: u64,
-        g: &Guard,
-        hints: &mut crate::btree::Hints,
-    ) -> Option<NodeChange> {
-        match self {
-            Index::BTree(t) => t.remove_hinted(k, v, hints.for_key(k)),
-            Index::Hash(h) => h.remove(k, v, g),
-        }
-    }
-}
-
-pub struct SecIndex<K: Keys = RecKeys> {
-    pub index: Index<K>,
-    pub unique: bool,
-    pub key_of: fn(&[u8], &mut Key),
-}
-
-impl<K: Keys> SecIndex<K> {
-    /// The entry key of a row: `key_of(row)`, plus the primary key if non-unique.
-    pub fn entry_key(&self, pk: &[u8], row: &[u8], out: &mut Key) {
-        out.clear();
-        (self.key_of)(row, out);
-        if !self.unique {
-            out.push_bytes(pk);
-        }
-    }
-}
-
-/// Recovery's last step: insert every row of `primary` into the `secondary` indexes
-/// (empty ones, built from the recovered rows), with `read_row` copying a value's row
-/// into the buffer (`row_size` bytes). Returns the rows visited, or `Err(())` if two
-/// rows share a key of a unique secondary index (a damaged or foreign log). Single
-/// threaded: no transaction runs yet. Also the mvcc engine's.
-pub fn fill_secondaries<K: Keys>(
-    primary: &mut Index<K>,
-    secondary: &[SecIndex<K>],
-    row_size: usize,
-    read_row: &dyn Fn(u64, &mut [u8]),
-) -> std::result::Result<u64, ()> {
-    let g = crossbeam_epoch::pin();
-    let mut rows = 0u64;
-    let mut row = vec![0u8; row_size];
-    let mut sk = Key::new();
-    let mut dup = false;
-    let mut visit = |k: &[u8], v: u64| {
-        rows += 1;
-        if secondary.is_empty() {
-            return;
-        }
-        read_row(v, &mut row);
-        for s in secondary {
-            s.entry_key(k, &row, &mut sk);
-            dup |= s.index.insert(sk.as_bytes(), v, &g).is_err();
-        }
-    };
-    match primary {
-        Index::BTree(b) => b.scan(
-            Bound::Unbounded,
-            Bound::Unbounded,
-            true,
-            &mut |_, _| {},
-            &mut |k, v| {
-                visit(k, v);
-                true
-            },
-        ),
-        Index::Hash(h) => h.for_each_entry(|k, v| visit(k, v)),
-    }
-    if dup {
-        Err(())
-    } else {
-        Ok(rows)
     }
 }
 

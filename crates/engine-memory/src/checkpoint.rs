@@ -23,11 +23,10 @@
 //! Must never: free log bytes a durable checkpoint does not cover, or leave a file
 //! that recovery could take for whole when it is not.
 
-use crate::catalog::{Catalog, Index, TableData};
+use crate::catalog::{Catalog, TableData};
 use crate::epoch::Epochs;
 use crate::log::{self, Logger, RecordRef};
 use crate::record::{Rec, ABSENT, FLAGS};
-use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::Arc;
@@ -42,7 +41,6 @@ pub const CKPT_TMP: &str = "memory.ckpt.tmp";
 pub const CKPT_MAGIC: &[u8; 8] = b"OLTPMCKP";
 pub const CKPT_VERSION: u32 = 1;
 /// Rows read per pin of crossbeam-epoch (a long pin would hold back reclamation).
-const CHUNK: usize = 4096;
 
 pub const HEADER: HeaderFormat = HeaderFormat {
     magic: CKPT_MAGIC,
@@ -178,79 +176,5 @@ fn scan_table(t: &TableData, stop: &AtomicBool, put: &mut RowSink<'_>) -> Result
     // SAFETY: a keyed record (hash table), linked when its bucket was read and so
     // allocated while the scan is pinned; its key area never changes.
     let key_of = |v: u64| unsafe { Rec::from_u64(v).key(t.words) };
-    scan_index(&t.primary, &key_of, stop, &mut one)
-}
-
-/// Pass every (key, value) of the index `ix` to `one` while transactions run, under a
-/// crossbeam-epoch pin per `CHUNK` entries (so `one` may read what a value points to);
-/// `key_of` gives a hash index's value's key (called pinned; the key is valid only
-/// until `one` returns, the `'static` stands for a lifetime the pin cannot name). The B+tree through its
-/// OLC `scan` in chunks, each from just after the last key of the chunk before; a hash
-/// index bucket by bucket, each bucket's values read under its version
-/// (`HashIndex::bucket_values`: a removal refills a slot from the chain, so a reader
-/// that ignored the version could miss a value moved behind it). `Ok(false)`: `stop`
-/// was set. Also the mvcc engine's checkpoint scan (its indexes are these).
-pub fn scan_index<K: crate::hash::Keys>(
-    ix: &Index<K>,
-    key_of: &dyn Fn(u64) -> &'static [u8],
-    stop: &AtomicBool,
-    one: &mut dyn FnMut(&[u8], u64) -> Result<(), String>,
-) -> Result<bool, String> {
-    match ix {
-        Index::BTree(b) => {
-            let mut last: Option<api::key::Key> = None;
-            loop {
-                if stop.load(Acquire) {
-                    return Ok(false);
-                }
-                let _g = crossbeam_epoch::pin();
-                let lo = match &last {
-                    Some(k) => Bound::Excluded(k.as_bytes()),
-                    None => Bound::Unbounded,
-                };
-                let mut n = 0usize;
-                let mut next: Option<api::key::Key> = None;
-                let mut err = None;
-                b.scan(lo, Bound::Unbounded, true, &mut |_, _| {}, &mut |k, v| {
-                    if let Err(e) = one(k, v) {
-                        err = Some(e);
-                        return false;
-                    }
-                    n += 1;
-                    if n == CHUNK {
-                        next = Some(api::key::Key::from_bytes(k));
-                        return false;
-                    }
-                    true
-                });
-                if let Some(e) = err {
-                    return Err(e);
-                }
-                match next {
-                    Some(k) => last = Some(k),
-                    None => return Ok(true),
-                }
-            }
-        }
-        Index::Hash(h) => {
-            let mut vals = Vec::new();
-            let mut i = 0;
-            while i < h.buckets() {
-                if stop.load(Acquire) {
-                    return Ok(false);
-                }
-                let g = crossbeam_epoch::pin();
-                let end = (i + CHUNK).min(h.buckets());
-                for b in i..end {
-                    vals.clear();
-                    h.bucket_values(b, &mut vals, &g);
-                    for &v in &vals {
-                        one(key_of(v), v)?;
-                    }
-                }
-                i = end;
-            }
-            Ok(true)
-        }
-    }
+    memindex::index::scan_index(&t.primary, &key_of, stop, &mut one)
 }

@@ -12,13 +12,9 @@
 //! the log's prefix they cover is freed).
 //! See docs/design/memory-engine.md. The engine never waits except through `rt`.
 
-pub mod arena;
-pub mod btree;
 pub mod catalog;
 pub mod checkpoint;
 pub mod epoch;
-pub mod hash;
-mod huge;
 pub mod log;
 mod occ;
 pub mod record;
@@ -311,7 +307,7 @@ impl Engine for MemoryEngine {
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let workers = opts.threads.max(1);
         if let Some(b) = opts.own::<MemoryOptions>()?.reserve_bytes {
-            arena::reserve(b);
+            memindex::arena::reserve(b);
         }
         let own = opts.own::<MemoryOptions>()?;
         let mut catalog = Catalog::new(&schema)?;

@@ -105,9 +105,7 @@ impl MemoryWorker<'_> {
     pub(crate) fn validate_nodes(&self) -> bool {
         // SAFETY: version words belong to index nodes/buckets, which outlive the engine's
         // workers (B+tree nodes are never freed while shared; hash buckets never).
-        self.nodes
-            .iter()
-            .all(|n| unsafe { (*n.ver).load(Acquire) } == n.v)
+        unsafe { self.nodes.unchanged() }
     }
 
     /// Clear per-transaction state and unpin.

@@ -5,7 +5,7 @@
 //!
 //! This module must never decide whether a transaction may commit (that is `occ`).
 
-use crate::arena;
+use memindex::arena;
 
 use api::key::MAX_KEY_LEN;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};

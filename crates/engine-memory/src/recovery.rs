@@ -358,7 +358,7 @@ fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
             // SAFETY: an indexed record read while pinned (freed only through the epoch).
             unsafe { Rec::from_u64(v) }.stable_read(row);
         };
-        rows += crate::catalog::fill_secondaries(&mut t.primary, &t.secondary, t.row_size, &read)
+        rows += memindex::index::fill_secondaries(&mut t.primary, &t.secondary, t.row_size, &read)
             .map_err(|()| {
                 fatal(format!(
                     "log file {}: two rows of table {} share a key of a unique secondary index (a damaged or foreign log): refused",

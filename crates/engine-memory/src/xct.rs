@@ -14,7 +14,7 @@ use api::key::{Key, MAX_KEY_LEN};
 use api::{Dir, Error, IndexId, IndexKind, Result, TableId, Worker};
 use crossbeam_epoch::Guard;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 
 /// Write sets up to this size are searched linearly; larger ones through a map. A
 /// New-Order's 23 writes stay below it: its 11 updates compare about 120 entries in all,
@@ -25,12 +25,6 @@ const LINEAR_WRITES: usize = 32;
 pub(crate) struct ReadEntry {
     pub rec: Rec,
     pub tid: u64,
-}
-
-#[derive(Clone, Copy)]
-pub(crate) struct NodeEntry {
-    pub ver: *const AtomicU64,
-    pub v: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -183,7 +177,7 @@ pub struct MemoryWorker<'e> {
     /// nothing retired would ever be freed.
     pub(crate) epoch: crossbeam_epoch::LocalHandle,
     pub(crate) reads: Vec<ReadEntry>,
-    pub(crate) nodes: Vec<NodeEntry>,
+    pub(crate) nodes: memindex::NodeSet,
     pub(crate) writes: Vec<WriteEntry>,
     pub(crate) wmap: WMap,
     pub(crate) arena: Vec<u8>,
@@ -197,10 +191,10 @@ pub struct MemoryWorker<'e> {
     pub(crate) hinted: Vec<Hinted>,
     pub(crate) hinted_done: usize,
     /// Per table: where this worker's last inserts into its primary B+tree went.
-    pub(crate) insert_hints: Vec<crate::btree::Hints>,
+    pub(crate) insert_hints: Vec<memindex::btree::Hints>,
     /// Per table: the B+tree leaves this worker's last point lookups ended in (fingers:
     /// the next lookup nearby starts there instead of at the root).
-    pub(crate) look_hints: Vec<crate::btree::Hints>,
+    pub(crate) look_hints: Vec<memindex::btree::Hints>,
     /// `Worker::read_committed` was called in this transaction: `get` and `scan` record
     /// neither the records nor the index nodes they read (nothing to validate: a stable
     /// read sees only committed rows, as installs happen under the record's lock).
@@ -283,30 +277,6 @@ pub(crate) fn find_write(writes: &[WriteEntry], map: &WMap, rec: Rec) -> Option<
     }
 }
 
-/// A transaction's own index change must not fail its own node-set validation.
-pub(crate) fn fix_nodes(nodes: &mut Vec<NodeEntry>, c: crate::btree::NodeChange) {
-    if let Some(s) = c.split {
-        let mut read = false;
-        for n in nodes.iter_mut() {
-            if n.ver == s.ver && n.v == s.before {
-                n.v = s.after;
-                read = true;
-            }
-        }
-        if read {
-            nodes.push(NodeEntry {
-                ver: s.right,
-                v: s.right_v,
-            });
-        }
-    }
-    for n in nodes.iter_mut() {
-        if n.ver == c.ver && n.v == c.before {
-            n.v = c.after;
-        }
-    }
-}
-
 /// Remove a record's entries (primary key `key`, row `row`) from the table's indexes.
 /// Entries pointing elsewhere are left alone (a partial insert has only some).
 /// `committed`: a committed delete, with the worker's lookup hints of the table (its
@@ -317,9 +287,9 @@ pub(crate) fn unlink(
     key: &[u8],
     row: &[u8],
     rec: Rec,
-    committed: Option<&mut crate::btree::Hints>,
+    committed: Option<&mut memindex::btree::Hints>,
     g: &Guard,
-    mut on_change: impl FnMut(crate::btree::NodeChange),
+    mut on_change: impl FnMut(memindex::btree::NodeChange),
 ) {
     let committed_delete = committed.is_some();
     let c = match committed {
@@ -363,7 +333,7 @@ impl<'e> MemoryWorker<'e> {
             guard: None,
             epoch: crossbeam_epoch::default_collector().register(),
             reads: Vec::with_capacity(256),
-            nodes: Vec::with_capacity(64),
+            nodes: memindex::NodeSet::with_capacity(64),
             writes: Vec::with_capacity(64),
             wmap: WMap::default(),
             arena: Vec::with_capacity(1 << 14),
@@ -604,7 +574,7 @@ impl MemoryWorker<'_> {
                 })
         };
         let Some(r) = hit else {
-            self.nodes.push(NodeEntry { ver, v });
+            self.nodes.push(ver, v);
             return self.surprise(Ok(false));
         };
         // SAFETY: an indexed record read while pinned (freed only through the epoch).
@@ -757,7 +727,7 @@ impl MemoryWorker<'_> {
             limit,
             &mut |ver, v| {
                 if !rc {
-                    nodes.push(NodeEntry { ver, v })
+                    nodes.push(ver, v)
                 }
             },
             &mut |k, val| {
@@ -824,7 +794,7 @@ impl MemoryWorker<'_> {
             if self.read_committed {
                 return Ok(false);
             }
-            self.nodes.push(NodeEntry { ver, v });
+            self.nodes.push(ver, v);
             return self.surprise(Ok(false));
         };
         // SAFETY: an indexed record read while pinned (freed only through the epoch).
@@ -966,7 +936,7 @@ impl Worker for MemoryWorker<'_> {
         let rec = t.new_record(key, ABSENT, row);
         let hint = &mut self.insert_hints[table.0 as usize];
         match t.primary.insert_hinted(key, rec.as_u64(), g, hint) {
-            Ok(c) => fix_nodes(&mut self.nodes, c),
+            Ok(c) => self.nodes.forgive(c),
             Err(existing) => {
                 // SAFETY: never published.
                 unsafe { t.free_record(rec) };
@@ -978,11 +948,11 @@ impl Worker for MemoryWorker<'_> {
         for s in &t.secondary {
             s.entry_key(key, row, &mut sk);
             match s.index.insert(&sk, rec.as_u64(), g) {
-                Ok(c) => fix_nodes(&mut self.nodes, c),
+                Ok(c) => self.nodes.forgive(c),
                 Err(existing) => {
                     // Undo this insert's entries; readers may have seen the record.
                     let nodes = &mut self.nodes;
-                    unlink(t, key, row, rec, None, g, |c| fix_nodes(nodes, c));
+                    unlink(t, key, row, rec, None, g, |c| nodes.forgive(c));
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t, g);
                     // SAFETY: an indexed record read while pinned (freed only through the epoch).
@@ -1051,7 +1021,7 @@ impl Worker for MemoryWorker<'_> {
                 })
         };
         let Some(r) = hit else {
-            self.nodes.push(NodeEntry { ver, v });
+            self.nodes.push(ver, v);
             return self.surprise(Ok(false));
         };
         // SAFETY: an indexed record read while pinned (freed only through the epoch).
@@ -1064,9 +1034,7 @@ impl Worker for MemoryWorker<'_> {
                     let off = w.data_off as usize;
                     self.row2[..rs].copy_from_slice(&self.arena[off..off + rs]);
                     let nodes = &mut self.nodes;
-                    unlink(t, key, &self.row2[..rs], rec, None, g, |c| {
-                        fix_nodes(nodes, c)
-                    });
+                    unlink(t, key, &self.row2[..rs], rec, None, g, |c| nodes.forgive(c));
                     rec.tid().store(ABSENT | UNLINKED, Release);
                     retire(rec, t, g);
                     self.writes[i].kind = WKind::Dead;

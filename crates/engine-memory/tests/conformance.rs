@@ -1,8 +1,8 @@
 //! The engine-generic conformance tests (`api::conformance`) against the memory engine,
 //! with B+tree and with hash primary indexes.
 
-use api::conformance::*;
 use api::{EngineOptions, IndexKind};
+use conformance::*;
 use engine_memory::MemoryEngine;
 
 const KINDS: [IndexKind; 2] = [IndexKind::BTree, IndexKind::Hash];

@@ -4,8 +4,8 @@
 //! transaction, and interleaved transactions still read exactly what was written; the
 //! concurrent conformance tests pass with their streams interleaved at probes.
 
-use api::conformance::{self, Concurrency};
 use api::{Engine, EngineOptions, IndexKind, Schema, Session, TableDef, TableId};
+use conformance::Concurrency;
 use engine_memory::MemoryEngine;
 use std::sync::Arc;
 

@@ -1,15 +1,15 @@
 //! `catalog`: the engine's tables, each a primary index (B+tree or hash, from
-//! engine-memory) and secondary B+trees, all mapping keys to per-key objects
+//! `memindex`) and secondary B+trees, all mapping keys to per-key objects
 //! (`version::Obj`). Owns the objects still indexed when the engine is dropped; never
 //! runs transactional logic.
 
 use crate::version::{Obj, ObjKeys};
 
-/// engine-memory's indexes over per-key objects.
-pub type Index = engine_memory::catalog::Index<ObjKeys>;
-pub type SecIndex = engine_memory::catalog::SecIndex<ObjKeys>;
+/// The shared in-memory indexes over per-key objects.
+pub type Index = memindex::Index<ObjKeys>;
+pub type SecIndex = memindex::SecIndex<ObjKeys>;
 use api::{IndexKind, Schema};
-use engine_memory::{btree::BTree, hash::HashIndex};
+use memindex::{btree::BTree, hash::HashIndex};
 use std::ops::Bound;
 
 pub struct Table {

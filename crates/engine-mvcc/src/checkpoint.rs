@@ -189,5 +189,5 @@ fn scan_table(
     // SAFETY: the index holds object addresses, allocated while the scan is pinned;
     // an object's key never changes.
     let key_of = |v: u64| unsafe { Obj::from_u64(v) }.key();
-    engine_memory::checkpoint::scan_index(&t.primary, &key_of, stop, &mut one)
+    memindex::index::scan_index(&t.primary, &key_of, stop, &mut one)
 }

@@ -269,7 +269,7 @@ fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
         let read = |o: u64, row: &mut [u8]| {
             row.copy_from_slice(unsafe { (*Obj::from_u64(o).head.load(Relaxed)).row() })
         };
-        rows += engine_memory::catalog::fill_secondaries(
+        rows += memindex::index::fill_secondaries(
             &mut t.primary,
             &t.secondary,
             t.row_size,

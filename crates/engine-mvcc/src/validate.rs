@@ -68,9 +68,7 @@ impl MvccWorker<'_> {
     fn validate_nodes(&self) -> bool {
         // SAFETY: version words of B+tree nodes (never freed while the tree is shared)
         // and hash buckets (never freed).
-        self.nodes
-            .iter()
-            .all(|n| unsafe { (*n.ver).load(Acquire) } == n.v)
+        unsafe { self.nodes.unchanged() }
     }
 
     /// Clear per-transaction state, leave the active set and unpin.

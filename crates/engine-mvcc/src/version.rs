@@ -148,7 +148,7 @@ pub struct Obj {
 /// and an object holds its primary key after its header.
 pub struct ObjKeys;
 
-impl engine_memory::hash::Keys for ObjKeys {
+impl memindex::hash::Keys for ObjKeys {
     #[inline(always)]
     unsafe fn key<'a>(&self, v: u64) -> &'a [u8] {
         // SAFETY: the index holds object addresses; the caller keeps `v` allocated for

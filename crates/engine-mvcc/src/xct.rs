@@ -18,22 +18,16 @@ use crate::{AbortReason, MvccEngine, WorkerStats};
 use api::key::{Key, MAX_KEY_LEN};
 use api::{Dir, Error, IndexId, Result, TableId, Worker};
 use crossbeam_epoch::Guard;
-use engine_memory::btree::NodeChange;
+use memindex::btree::NodeChange;
 use std::collections::VecDeque;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, Ordering::*};
+use std::sync::atomic::Ordering::*;
 
 /// A version this transaction read (null: none visible) in an object's chain.
 #[derive(Clone, Copy)]
 pub(crate) struct ReadEntry {
     pub obj: *const Obj,
     pub seen: *mut Version,
-}
-
-#[derive(Clone, Copy)]
-pub(crate) struct NodeEntry {
-    pub ver: *const AtomicU64,
-    pub v: u64,
 }
 
 /// A version this transaction put at the head of an object's chain.
@@ -64,37 +58,11 @@ pub struct MvccWorker<'e> {
     pub(crate) epoch: crossbeam_epoch::LocalHandle,
     pub(crate) rts: u64,
     pub(crate) reads: Vec<ReadEntry>,
-    pub(crate) nodes: Vec<NodeEntry>,
+    pub(crate) nodes: memindex::NodeSet,
     pub(crate) writes: Vec<WriteEntry>,
     pub(crate) gcq: VecDeque<GcEntry>,
     pub(crate) commits_since_gc: u32,
     pub(crate) abort_reason: Option<AbortReason>,
-}
-
-/// A transaction's own index change must not fail its own node-set validation (as in
-/// engine-memory's `xct`): a leaf it read and then changed itself is expected at the
-/// version its change left, and a leaf split by its insert counts as both halves.
-pub(crate) fn fix_nodes(nodes: &mut Vec<NodeEntry>, c: NodeChange) {
-    if let Some(s) = c.split {
-        let mut read = false;
-        for n in nodes.iter_mut() {
-            if n.ver == s.ver && n.v == s.before {
-                n.v = s.after;
-                read = true;
-            }
-        }
-        if read {
-            nodes.push(NodeEntry {
-                ver: s.right,
-                v: s.right_v,
-            });
-        }
-    }
-    for n in nodes.iter_mut() {
-        if n.ver == c.ver && n.v == c.before {
-            n.v = c.after;
-        }
-    }
 }
 
 /// The version of `o` a transaction with read timestamp `rts` run by worker `me` sees:
@@ -194,7 +162,7 @@ impl<'e> MvccWorker<'e> {
             epoch: crossbeam_epoch::default_collector().register(),
             rts: 0,
             reads: Vec::with_capacity(256),
-            nodes: Vec::with_capacity(64),
+            nodes: memindex::NodeSet::with_capacity(64),
             writes: Vec::with_capacity(64),
             gcq: VecDeque::with_capacity(1024),
             commits_since_gc: 0,
@@ -348,7 +316,7 @@ impl Worker for MvccWorker<'_> {
         let g = self.guard.as_ref().expect("get outside a transaction");
         let (hit, ver, nv) = t.primary.get(key, g);
         let Some(o) = hit else {
-            self.nodes.push(NodeEntry { ver, v: nv });
+            self.nodes.push(ver, nv);
             return Ok(false);
         };
         // SAFETY: found by a pinned lookup.
@@ -357,7 +325,7 @@ impl Worker for MvccWorker<'_> {
         self.note_read(o, v);
         if v.is_null() || is_tomb(v) {
             // The key may also leave the index (collected) and come back as a new object.
-            self.nodes.push(NodeEntry { ver, v: nv });
+            self.nodes.push(ver, nv);
             return Ok(false);
         }
         // SAFETY: visible: committed (immutable) or this worker's own.
@@ -396,7 +364,7 @@ impl Worker for MvccWorker<'_> {
             hi,
             dir == Dir::Forward,
             limit,
-            &mut |ver, v| nodes.push(NodeEntry { ver, v }),
+            &mut |ver, v| nodes.push(ver, v),
             &mut |k, val| {
                 // SAFETY: an entry of a pinned scan.
                 let o = unsafe { Obj::from_u64(val) };
@@ -430,7 +398,7 @@ impl Worker for MvccWorker<'_> {
         let nv = Version::alloc(PENDING | self.me, std::ptr::null_mut(), false, row);
         let no = Obj::alloc(key, nv);
         match t.primary.insert(key, no as u64, g) {
-            Ok(c) => fix_nodes(&mut self.nodes, c),
+            Ok(c) => self.nodes.forgive(c),
             Err(existing) => {
                 // SAFETY: never published.
                 unsafe {
@@ -445,7 +413,7 @@ impl Worker for MvccWorker<'_> {
             s.entry_key(key, row, &mut sk);
             let existing = match s.index.insert(&sk, no as u64, g) {
                 Ok(c) => {
-                    fix_nodes(&mut self.nodes, c);
+                    self.nodes.forgive(c);
                     continue;
                 }
                 Err(existing) => existing,
@@ -455,7 +423,7 @@ impl Worker for MvccWorker<'_> {
             // (The transaction may go on after a duplicate: its own removals must not
             // fail its phantom check.)
             let nodes = &mut self.nodes;
-            unindex(t, key, row, no, false, g, |c| fix_nodes(nodes, c));
+            unindex(t, key, row, no, false, g, |c| nodes.forgive(c));
             // SAFETY: `no` is ours; readers see a dead object, then an aborted version.
             unsafe {
                 (*no).head.store(std::ptr::null_mut(), Release);
@@ -493,7 +461,7 @@ impl Worker for MvccWorker<'_> {
             t.primary.get(key, g)
         };
         let Some(o) = hit else {
-            self.nodes.push(NodeEntry { ver, v: nv });
+            self.nodes.push(ver, nv);
             return Ok(false);
         };
         // SAFETY: found by a pinned lookup.
@@ -501,7 +469,7 @@ impl Worker for MvccWorker<'_> {
         let v = visible(o, self.rts, self.me);
         if v.is_null() || is_tomb(v) {
             self.note_read(o, v);
-            self.nodes.push(NodeEntry { ver, v: nv });
+            self.nodes.push(ver, nv);
             return Ok(false);
         }
         if is_mine(v, self.me) {
@@ -564,7 +532,7 @@ impl Worker for MvccWorker<'_> {
             t.primary.get(key, g)
         };
         let Some(o) = hit else {
-            self.nodes.push(NodeEntry { ver, v: nv });
+            self.nodes.push(ver, nv);
             return Ok(false);
         };
         // SAFETY: found by a pinned lookup.
@@ -572,7 +540,7 @@ impl Worker for MvccWorker<'_> {
         let v = visible(o, self.rts, self.me);
         if v.is_null() || is_tomb(v) {
             self.note_read(o, v);
-            self.nodes.push(NodeEntry { ver, v: nv });
+            self.nodes.push(ver, nv);
             return Ok(false);
         }
         if is_mine(v, self.me) {

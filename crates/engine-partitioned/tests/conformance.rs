@@ -3,8 +3,8 @@
 //! key, so they exercise the shared tables (read under one partition, written under
 //! all); tests/engine.rs covers partitioned tables.
 
-use api::conformance::*;
 use api::{EngineOptions, IndexKind};
+use conformance::*;
 use engine_partitioned::PartitionedEngine;
 
 const KINDS: [IndexKind; 2] = [IndexKind::BTree, IndexKind::Hash];

@@ -2,8 +2,8 @@
 //! red-black trees as its ordered indexes (`--ordered-index rbtree`): B+tree-kind
 //! primary indexes and every secondary index are then red-black trees.
 
-use api::conformance::*;
 use api::{EngineOptions, IndexKind};
+use conformance::*;
 use engine_partitioned::{OrderedKind, PartitionedEngine, PartitionedOptions};
 
 fn rb() -> EngineOptions {

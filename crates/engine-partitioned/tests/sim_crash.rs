@@ -21,8 +21,8 @@ fn opts(st: Arc<dyn storage::Storage>, create: bool) -> EngineOptions {
 
 #[test]
 fn crashes_on_the_simulated_disk_lose_no_acknowledged_commit() {
-    let (first, n) = api::crash_suite::seeds_from_env(1000);
-    let s = api::crash_suite::run_seeds::<PartitionedEngine>(first, n, opts);
+    let (first, n) = conformance::crash::seeds_from_env(1000);
+    let s = conformance::crash::run_seeds::<PartitionedEngine>(first, n, opts);
     println!("partitioned: {n} seeds: {s:?}");
     assert!(s.faults > 0 && s.power_losses > n && s.kills > 0, "{s:?}");
 }
@@ -39,8 +39,8 @@ fn crashes_through_checkpoints_lose_no_acknowledged_commit() {
             ..Default::default()
         })
     }
-    let (first, n) = api::crash_suite::seeds_from_env(1000);
-    let s = api::crash_suite::run_seeds_with::<PartitionedEngine>(first, n, ckpt_opts, |e| {
+    let (first, n) = conformance::crash::seeds_from_env(1000);
+    let s = conformance::crash::run_seeds_with::<PartitionedEngine>(first, n, ckpt_opts, |e| {
         if let Some(c) = e.checkpointer() {
             let _ = c.take();
         }

@@ -3,8 +3,8 @@
 //! (installed from Debian's packages when missing). Where PostgreSQL cannot be
 //! installed or started, the test prints one `SKIPPED: ...` line and returns.
 
-use api::conformance::*;
 use api::{Engine, EngineOptions, IndexKind, Session};
+use conformance::*;
 use driver::{RunConfig, Stop};
 use engine_postgres::{Isolation, PostgresEngine, PostgresOptions};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};

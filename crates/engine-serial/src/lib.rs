@@ -1,12 +1,10 @@
-//! `serial`: a reference engine that runs one transaction at a time under a global lock,
+//! `engine_serial`: a reference engine that runs one transaction at a time under a global lock,
 //! with `BTreeMap`s as indexes and an undo list for aborts. Trivially serializable, so
 //! it is the oracle tests compare real engines with, and the "one big lock" baseline.
 //! It must stay simple enough to be obviously right; it is not meant to be fast.
 
-use crate::engine::{Dir, Engine, EngineOptions, Worker};
-use crate::error::{Error, Result};
-use crate::key::Key;
-use crate::schema::{IndexId, Schema, TableId};
+use api::key::Key;
+use api::{Dir, Engine, EngineOptions, Error, IndexId, Result, Schema, TableId, Worker};
 use parking_lot::{Mutex, MutexGuard};
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -56,12 +54,12 @@ impl Engine for SerialEngine {
     const ABOUT: &'static str =
         "One transaction at a time under a global lock (the reference oracle).";
 
-    fn place(given: &crate::Given) -> Result<crate::Place> {
+    fn place(given: &api::Given) -> Result<api::Place> {
         match given.first_stored() {
             Some(f) => Err(Error::fatal(format!(
                 "{f}: the serial engine keeps nothing on storage (use --engine disk, memory or mvcc)"
             ))),
-            None => Ok(crate::Place::default()),
+            None => Ok(api::Place::default()),
         }
     }
 
@@ -84,14 +82,14 @@ impl Engine for SerialEngine {
         &self.schema
     }
 
-    fn table_sizes(&self) -> Result<Vec<crate::TableSize>> {
+    fn table_sizes(&self) -> Result<Vec<api::TableSize>> {
         let st = self.state.lock();
         Ok(self
             .schema
             .tables
             .iter()
             .zip(&st.tables)
-            .map(|(d, t)| crate::TableSize {
+            .map(|(d, t)| api::TableSize {
                 name: d.name.to_string(),
                 records: t.rows.len() as u64,
                 ..Default::default()
@@ -192,7 +190,7 @@ impl Worker for SerialWorker<'_> {
         limit: usize,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        debug_assert!(crate::session::scan_checked(&self.e.schema, index));
+        debug_assert!(api::session::scan_checked(&self.e.schema, index));
         // An empty range (start above end, or equal with an excluded bound) holds nothing;
         // BTreeMap::range would panic on it.
         let empty = match (lo, hi) {
@@ -308,9 +306,7 @@ impl Worker for SerialWorker<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::IndexKind;
-    use crate::schema::TableDef;
-    use crate::Session;
+    use api::{IndexKind, Session, TableDef};
 
     #[test]
     fn empty_and_inverted_ranges_scan_nothing() {

@@ -3,8 +3,8 @@
 //! a scan over it must still be refused). Threads only: under coroutines on one thread
 //! a connection waiting for SQLite's write lock would block the coroutine holding it.
 
-use api::conformance::*;
 use api::{EngineOptions, IndexKind};
+use conformance::*;
 use engine_sqlite::SqliteEngine;
 
 const KINDS: [IndexKind; 2] = [IndexKind::BTree, IndexKind::Hash];

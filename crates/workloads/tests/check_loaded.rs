@@ -2,8 +2,8 @@
 //! driver asks before the first transaction of `run --no-load` and before `check`) and
 //! accepts its own, reading only.
 
-use api::serial::SerialEngine;
 use api::{Engine, EngineOptions, IndexKind};
+use engine_serial::SerialEngine;
 use std::sync::Arc;
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};

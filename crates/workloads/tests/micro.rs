@@ -1,8 +1,8 @@
 //! The micro-benchmark on the serial reference engine: loads every key, update runs keep
 //! the check passing, and a damaged row is caught.
 
-use api::serial::SerialEngine;
 use api::{Engine, EngineOptions, IndexKind, Session, TableId};
+use engine_serial::SerialEngine;
 use std::sync::Arc;
 use workloads::micro::{Columns, Distribution, LongRow, Micro, MicroConfig, Mode};
 use workloads::{RunInfo, Workload};

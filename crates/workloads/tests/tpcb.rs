@@ -1,8 +1,8 @@
 //! TPC-B on the serial reference engine: the consistency check passes after a
 //! multi-threaded run and fails on a database where one balance was altered.
 
-use api::serial::SerialEngine;
 use api::{Engine, EngineOptions, Session, TableId};
+use engine_serial::SerialEngine;
 use std::sync::Arc;
 use workloads::tpcb::{Account, Tpcb, TpcbConfig};
 use workloads::{RunInfo, Workload};

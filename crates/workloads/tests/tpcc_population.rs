@@ -4,8 +4,8 @@
 
 use api::key::Key;
 use api::row::get_str;
-use api::serial::SerialEngine;
 use api::{Dir, Engine, EngineOptions, Session, TableId};
+use engine_serial::SerialEngine;
 use std::collections::HashSet;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,7 +35,7 @@ fn load(w: u32) -> (Tpcc, SerialEngine) {
     (t, e)
 }
 
-fn count(s: &mut Session<api::serial::SerialWorker<'_>>, t: TableId, prefix: &Key) -> usize {
+fn count(s: &mut Session<engine_serial::SerialWorker<'_>>, t: TableId, prefix: &Key) -> usize {
     let end = prefix.prefix_end();
     let hi = end
         .as_ref()

@@ -3,8 +3,8 @@
 //! consistency conditions. Also: each condition fails on a database damaged for it, and
 //! each transaction type runs alone via the mix. Small item count (test-only setting).
 
-use api::serial::{SerialEngine, SerialWorker};
 use api::{Engine, EngineOptions, Error, Result, Session};
+use engine_serial::{SerialEngine, SerialWorker};
 use std::sync::Arc;
 use workloads::tpcc::schema::*;
 use workloads::tpcc::{Tpcc, TpccConfig};

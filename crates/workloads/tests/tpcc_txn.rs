@@ -2,8 +2,8 @@
 //! else at the specification's sizes), checked against hand-computed expectations.
 
 use api::row::{get_str, set_str};
-use api::serial::{SerialEngine, SerialWorker};
 use api::{Dir, Engine, EngineOptions, Error, Session};
+use engine_serial::{SerialEngine, SerialWorker};
 use std::ops::Bound;
 use std::sync::Arc;
 use workloads::tpcc::schema::*;

@@ -4,8 +4,8 @@
 //! type runs; Trade-Cleanup cancels what a previous run left. Small settings: one load
 //! unit, one trading hour, 20 daily-market days (test-only).
 
-use api::serial::SerialEngine;
 use api::{Engine, EngineOptions, Error, Session};
+use engine_serial::SerialEngine;
 use std::sync::Arc;
 use workloads::tpce::schema::*;
 use workloads::tpce::txn::*;
@@ -189,20 +189,21 @@ fn each_check_fails_on_a_damaged_database() {
             .collect()
     };
     let mut s = Session::new(e.worker(0));
-    let damage = |s: &mut Session<api::serial::SerialWorker<'_>>,
-                  f: &dyn Fn(&mut Session<api::serial::SerialWorker<'_>>) -> api::Result<()>,
-                  undo: &dyn Fn(&mut Session<api::serial::SerialWorker<'_>>) -> api::Result<()>,
-                  want: &str| {
-        s.run(0, f).unwrap();
-        let bad = failing(&e);
-        assert!(
-            bad.iter().any(|n| n.contains(want)),
-            "{want}: failing {bad:?}"
-        );
-        s.run(0, undo).unwrap();
-        assert!(failing(&e).is_empty(), "undo of {want}");
-    };
-    let trade = |s: &mut Session<api::serial::SerialWorker<'_>>, id: u64| -> Trade {
+    let damage =
+        |s: &mut Session<engine_serial::SerialWorker<'_>>,
+         f: &dyn Fn(&mut Session<engine_serial::SerialWorker<'_>>) -> api::Result<()>,
+         undo: &dyn Fn(&mut Session<engine_serial::SerialWorker<'_>>) -> api::Result<()>,
+         want: &str| {
+            s.run(0, f).unwrap();
+            let bad = failing(&e);
+            assert!(
+                bad.iter().any(|n| n.contains(want)),
+                "{want}: failing {bad:?}"
+            );
+            s.run(0, undo).unwrap();
+            assert!(failing(&e).is_empty(), "undo of {want}");
+        };
+    let trade = |s: &mut Session<engine_serial::SerialWorker<'_>>, id: u64| -> Trade {
         s.run(0, |s| s.get_row(TRADE, &k_u64(id))).unwrap().unwrap()
     };
     // Broker totals.
@@ -344,7 +345,7 @@ fn the_load_makes_the_specified_row_counts() {
     let t = Tpce::new(config()).unwrap();
     let e = loaded(&t);
     let mut s = Session::new(e.worker(0));
-    let count = |s: &mut Session<api::serial::SerialWorker<'_>>, idx: api::IndexId| {
+    let count = |s: &mut Session<engine_serial::SerialWorker<'_>>, idx: api::IndexId| {
         s.run(0, |s| {
             s.scan(
                 idx,

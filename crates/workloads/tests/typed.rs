@@ -3,9 +3,9 @@
 //! loaded and briefly run database reads back through its column values, with primary
 //! and secondary keys that the declared parts reproduce.
 
-use api::serial::SerialEngine;
 use api::typed::{column_value, SqlType};
 use api::{Dir, Engine, EngineOptions, IndexKind, Session, TableDef, Worker};
+use engine_serial::SerialEngine;
 use std::ops::Bound;
 use std::sync::Arc;
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
