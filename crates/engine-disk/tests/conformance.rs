@@ -1,4 +1,4 @@
-//! The engine-generic conformance tests (`api::conformance`) against the disk engine,
+//! The engine-generic conformance tests (the `conformance` crate) against the disk engine,
 //! with a small buffer pool (so pages are evicted and read back) and frequent
 //! checkpoints, with B+tree and hash-declared primary indexes.
 

@@ -1,4 +1,4 @@
-//! The engine-generic conformance tests (`api::conformance`) against the mvcc engine,
+//! The engine-generic conformance tests (the `conformance` crate) against the mvcc engine,
 //! with B+tree and with hash primary indexes.
 
 use api::{EngineOptions, IndexKind};

@@ -1,4 +1,4 @@
-//! The mvcc engine on the simulated disk: `api::crash_suite` over many seeds (faults,
+//! The mvcc engine on the simulated disk: `conformance::crash` over many seeds (faults,
 //! then a process kill or a power loss, then recovery; then a clean stop and a power
 //! loss). A failure names its seed; `OLTPSCOPE_SIM_SEEDS=N` runs more seeds,
 //! `OLTPSCOPE_SIM_FIRST` moves the first.

@@ -1,4 +1,4 @@
-//! The engine-generic conformance tests (`api::conformance`) against the partitioned
+//! The engine-generic conformance tests (the `conformance` crate) against the partitioned
 //! engine, with B+tree and with hash primary indexes. Their tables declare no partition
 //! key, so they exercise the shared tables (read under one partition, written under
 //! all); tests/engine.rs covers partitioned tables.

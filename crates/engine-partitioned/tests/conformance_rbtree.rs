@@ -1,4 +1,4 @@
-//! The conformance tests (`api::conformance`) against the partitioned engine with
+//! The conformance tests (the `conformance` crate) against the partitioned engine with
 //! red-black trees as its ordered indexes (`--ordered-index rbtree`): B+tree-kind
 //! primary indexes and every secondary index are then red-black trees.
 

@@ -1,4 +1,4 @@
-//! The partitioned engine on the simulated disk: `api::crash_suite` over many seeds
+//! The partitioned engine on the simulated disk: `conformance::crash` over many seeds
 //! (faults, then a process kill or a power loss, then recovery, which replays the
 //! logged commands; then a clean stop and a power loss), without and with checkpoints.
 //! A failure names its seed;
