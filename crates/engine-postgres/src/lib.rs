@@ -14,7 +14,10 @@
 //! Round trips: after the load a transaction's inserts and its updates' writes are kept
 //! and sent as one statement before the next statement on a table holding some, and at
 //! commit (so a duplicate key is reported there); batches of keys (`get_batch`,
-//! `update_batch`) are one select each (docs/design/sql-adapters.md, "Round trips").
+//! `update_batch`) are one select each. BEGIN shares the round trip of the first
+//! statement and COMMIT that of the kept writes ([`conn`]: pipelined requests); every
+//! statement, BEGIN and COMMIT too, is prepared once per connection
+//! (docs/design/sql-adapters.md, "Round trips").
 //!
 //! The server is the one `--pg-url` names, or a private one started here
 //! ([`pgserver`]) and stopped when the engine is dropped. Each run creates its tables
@@ -31,6 +34,7 @@
 use api::schema::Schema;
 use api::typed::Value;
 use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, TableSize};
+use conn::Conn;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};
@@ -40,6 +44,8 @@ use std::io::Write;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+mod conn;
 
 const D: Dialect = Dialect::Postgres;
 
@@ -208,6 +214,9 @@ pub struct PostgresEngine {
     /// Statements the workers ran (BEGIN, COMMIT and ROLLBACK included; the prepares,
     /// once per connection and statement text, not).
     statements: AtomicU64,
+    /// Round trips the workers made to run them (several statements may share one:
+    /// BEGIN goes with the first statement, COMMIT with the held writes).
+    round_trips: AtomicU64,
 }
 
 struct TableSql {
@@ -246,9 +255,8 @@ impl Drop for PostgresEngine {
     }
 }
 
-fn connect(url: &str, schema: &str, synchronous_commit: bool) -> Result<Client> {
-    let mut c = Client::connect(url, NoTls)
-        .map_err(|e| Error::fatal(format!("postgres: cannot connect ({url}): {e}")))?;
+fn connect(url: &str, schema: &str, synchronous_commit: bool) -> Result<Conn> {
+    let c = Conn::connect(url).map_err(Error::fatal)?;
     c.batch_execute(&format!(
         "SET search_path TO {}; SET synchronous_commit TO {}",
         sqlmap::ident(schema),
@@ -375,6 +383,7 @@ impl Engine for PostgresEngine {
             dropped: AtomicBool::new(false),
             server,
             statements: AtomicU64::new(0),
+            round_trips: AtomicU64::new(0),
         })
     }
 
@@ -388,22 +397,28 @@ impl Engine for PostgresEngine {
         BACKEND_PID.with(|p| p.set(None));
         // Traced: only the run's workers ask (the question starts tracing the backend).
         let ask = std::env::var_os(TRACE_ENV).is_none() || !self.loading.load(Ordering::Acquire);
-        let conn = conn.and_then(|mut c| {
+        let conn = conn.and_then(|c| {
             if !ask {
                 return Ok(c);
             }
-            let row = c
-                .query_one("SELECT pg_backend_pid()", &[])
-                .map_err(|e| format!("postgres: pg_backend_pid(): {e}"))?;
-            let pid: i32 = row.get(0);
+            let err = |e: postgres::Error| format!("postgres: pg_backend_pid(): {e}");
+            let st = c.prepare("SELECT pg_backend_pid()").map_err(err)?;
+            let sent = c.run(None, &st, &[], None).map_err(err)?;
+            let pid: i32 = sent
+                .rows
+                .first()
+                .ok_or("postgres: pg_backend_pid(): no row")?
+                .try_get(0)
+                .map_err(err)?;
             BACKEND_PID.with(|p| p.set(u32::try_from(pid).ok()));
             Ok(c)
         });
-        PostgresWorker {
+        let mut w = PostgresWorker {
             conn,
             e: self,
             in_txn: false,
             began: false,
+            begin_unsent: None,
             read_committed: false,
             parts: HashMap::new(),
             stmts: HashMap::new(),
@@ -417,7 +432,16 @@ impl Engine for PostgresEngine {
             batch: HashMap::new(),
             row: Vec::new(),
             pk: Key::new(),
+        };
+        // Transaction control prepared up front; an error here (no connection) comes
+        // back from the first operation.
+        let iso = self.own.isolation;
+        for sql in [iso.begin(false), iso.begin(true), "COMMIT", "ROLLBACK"] {
+            if w.prepared(sql).is_err() {
+                break;
+            }
         }
+        w
     }
 
     fn load_done(&self) -> Result<()> {
@@ -467,6 +491,7 @@ impl Engine for PostgresEngine {
             "private_server": self.server.is_some(),
             "schema": self.pg_schema,
             "statements": self.statements.load(Ordering::Relaxed),
+            "round_trips": self.round_trips.load(Ordering::Relaxed),
         })
     }
 }
@@ -606,6 +631,10 @@ fn copy_field(out: &mut Vec<u8>, kind: Kind, v: &Value) -> Result<()> {
     Ok(())
 }
 
+/// The buffered writes' shape: per table (in order) the columns its update sets (`None`:
+/// inserts) and whether it is one row.
+type WritesSig = Vec<(usize, Option<Vec<usize>>, bool)>;
+
 /// A scan statement's cache key: its table, shape and the bytes of the rows it reads
 /// (`None`: whole rows).
 type ScanKey = (TableId, ScanShape, Option<(usize, usize)>);
@@ -643,10 +672,12 @@ struct BatchSql {
 /// One worker's connection, prepared statements and load buffers.
 pub struct PostgresWorker<'e> {
     e: &'e PostgresEngine,
-    conn: std::result::Result<Client, String>,
+    conn: std::result::Result<Conn, String>,
     in_txn: bool,
     /// Whether this transaction's BEGIN was sent (with its first statement).
     began: bool,
+    /// The BEGIN to send in the round trip of the next statement.
+    begin_unsent: Option<Statement>,
     /// The kit asked for read committed before the first statement.
     read_committed: bool,
     stmts: HashMap<String, Statement>,
@@ -664,8 +695,8 @@ pub struct PostgresWorker<'e> {
     /// before it.
     pending_upd: Vec<Option<PendingUpdate>>,
     /// The statement sending the buffered writes, per list of (table, columns an update
-    /// sets, or `None` for inserts).
-    writes: HashMap<Vec<(usize, Option<Vec<usize>>)>, String>,
+    /// sets, or `None` for inserts, whether it is one row).
+    writes: HashMap<WritesSig, String>,
     /// Batched lookups' and updates' statements, per table and byte range (`None`:
     /// whole rows).
     batch: HashMap<(TableId, Option<(usize, usize)>), Arc<BatchSql>>,
@@ -674,8 +705,8 @@ pub struct PostgresWorker<'e> {
 }
 
 impl PostgresWorker<'_> {
-    fn client(&mut self) -> Result<&mut Client> {
-        self.conn.as_mut().map_err(|e| Error::fatal(e.clone()))
+    fn client(&self) -> Result<&Conn> {
+        self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))
     }
 
     fn map(&self, t: TableId) -> Result<&TableMap> {
@@ -694,19 +725,69 @@ impl PostgresWorker<'_> {
         Ok(s)
     }
 
+    /// This connection's prepared statements and how often PostgreSQL planned each:
+    /// (text, generic plans, custom plans), from `pg_prepared_statements`. A statement
+    /// planned at every execution shows as many custom plans. Not counted as a
+    /// statement of the run; outside a transaction only.
+    pub fn plans(&mut self) -> Result<Vec<(String, i64, i64)>> {
+        if self.in_txn {
+            return Err(Error::fatal("postgres: plans() inside a transaction"));
+        }
+        let st = self.prepared(
+            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements",
+        )?;
+        let sent = self.client()?.run(None, &st, &[], None).map_err(pg_err)?;
+        sent.rows
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect::<std::result::Result<_, postgres::Error>>()
+            .map_err(pg_err)
+    }
+
     fn count(&self) {
         self.e.statements.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Send the transaction's BEGIN, at the level known now, before its first statement.
+    /// Fix the transaction's BEGIN, at the level known now, before its first statement,
+    /// which carries it in its round trip ([`Self::send`]).
     fn ensure_begun(&mut self) -> Result<()> {
         if !self.in_txn || self.began {
             return Ok(());
         }
         let begin = self.e.own.isolation.begin(self.read_committed);
-        self.count();
-        self.client()?.batch_execute(begin).map_err(pg_err)?;
+        self.begin_unsent = Some(self.prepared(begin)?);
         self.began = true;
+        Ok(())
+    }
+
+    /// Run the prepared statement `st` in one round trip with the transaction's unsent
+    /// BEGIN ahead of it and, if `commit`, COMMIT behind it. Statements are prepared
+    /// once per connection (transaction control too): PostgreSQL neither parses nor
+    /// analyzes them again, as it would a simple query's text.
+    fn send(
+        &mut self,
+        st: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+        commit: bool,
+    ) -> Result<conn::Sent> {
+        let after = if commit {
+            Some(self.prepared("COMMIT")?)
+        } else {
+            None
+        };
+        let before = self.begin_unsent.take();
+        let n = 1 + before.is_some() as u64 + after.is_some() as u64;
+        self.e.statements.fetch_add(n, Ordering::Relaxed);
+        self.e.round_trips.fetch_add(1, Ordering::Relaxed);
+        self.client()?
+            .run(before.as_ref(), st, params, after.as_ref())
+            .map_err(pg_err)
+    }
+
+    /// Run a transaction control statement (COMMIT, ROLLBACK) alone.
+    fn control(&mut self, sql: &'static str) -> Result<()> {
+        let st = self.prepared(sql)?;
+        self.send(&st, &[], false)?;
         Ok(())
     }
 
@@ -725,11 +806,17 @@ impl PostgresWorker<'_> {
             if buf.is_empty() {
                 continue;
             }
+            if let Some(st) = self.begin_unsent.take() {
+                // COPY cannot share a round trip: BEGIN goes alone.
+                self.e.statements.fetch_add(1, Ordering::Relaxed);
+                self.e.round_trips.fetch_add(1, Ordering::Relaxed);
+                self.client()?.run(None, &st, &[], None).map_err(pg_err)?;
+            }
             self.count();
-            let client = self.client()?;
-            let mut w = client.copy_in(e.sql[t].copy.as_str()).map_err(pg_err)?;
-            w.write_all(&buf)?;
-            w.finish().map_err(pg_err)?;
+            self.e.round_trips.fetch_add(1, Ordering::Relaxed);
+            self.client()?
+                .copy_in(e.sql[t].copy.as_str(), buf)
+                .map_err(pg_err)?;
         }
         Ok(())
     }
@@ -744,7 +831,7 @@ impl PostgresWorker<'_> {
         if self.pending.get(t).is_some_and(|p| !p.is_empty())
             || self.pending_upd.get(t).is_some_and(Option::is_some)
         {
-            self.flush_writes()?;
+            self.flush_writes(false)?;
         }
         Ok(())
     }
@@ -766,24 +853,31 @@ impl PostgresWorker<'_> {
     /// Send the buffered writes of every table as one statement (a chain of
     /// data-modifying `WITH`s: per table one update of many rows, one insert of many).
     /// No row is written twice: an update's read sent the writes of its table before.
-    fn flush_writes(&mut self) -> Result<()> {
+    ///
+    /// With `commit`, COMMIT goes in the same round trip; returns whether it went (not
+    /// when there was nothing to write). The transaction is then over on the server
+    /// whatever the answer: a COMMIT after a failed statement rolls back.
+    fn flush_writes(&mut self, commit: bool) -> Result<bool> {
         if self.pending_rows == 0 && self.pending_upd.iter().all(Option::is_none) {
-            return Ok(());
+            return Ok(false);
         }
         self.ensure_begun()?;
         let e = self.e;
         // Updates before inserts: an insert may depend on a value an update's read saw
         // (New-Order's order id, from the district), so a concurrent writer of that row
         // must fail the update (a conflict), not the insert (a duplicate key).
-        let mut sig: Vec<(usize, Option<Vec<usize>>)> = Vec::new();
+        // A table's one row is written with scalar parameters: PostgreSQL plans that
+        // once per connection; the arrays of many rows it plans again each time (its
+        // generic plan assumes 10 rows, so it keeps to custom plans).
+        let mut sig: WritesSig = Vec::new();
         for (t, u) in self.pending_upd.iter().enumerate() {
             if let Some(u) = u {
-                sig.push((t, Some(u.set.clone())));
+                sig.push((t, Some(u.set.clone()), u.vals[0].len() == 1));
             }
         }
         for (t, rows) in self.pending.iter().enumerate() {
             if !rows.is_empty() {
-                sig.push((t, None));
+                sig.push((t, None, rows.len() == 1));
             }
         }
         let sql = match self.writes.get(&sig) {
@@ -791,15 +885,26 @@ impl PostgresWorker<'_> {
             None => {
                 let mut first = 1;
                 let mut parts = Vec::new();
-                for (t, set) in &sig {
+                for (t, set, one) in &sig {
                     let m = &e.maps[*t];
                     match set {
                         Some(set) => {
-                            parts.push(m.update_many_sql(set, first).expect("columns to set"));
+                            parts.push(
+                                if *one {
+                                    m.update_some_sql_from(D, set, first)
+                                } else {
+                                    m.update_many_sql(set, first)
+                                }
+                                .expect("columns to set"),
+                            );
                             first += set.len() + m.pk_cols().len();
                         }
                         None => {
-                            parts.push(m.insert_many_sql(first));
+                            parts.push(if *one {
+                                m.insert_one_sql(first)
+                            } else {
+                                m.insert_many_sql(first)
+                            });
                             first += m.cols.len();
                         }
                     }
@@ -810,26 +915,37 @@ impl PostgresWorker<'_> {
             }
         };
         let mut params: Vec<Box<dyn ToSql + Sync>> = Vec::new();
-        for (t, set) in &sig {
+        for (t, set, one) in &sig {
             let map = &e.maps[*t];
             if set.is_some() {
                 let u = self.pending_upd[*t].take().expect("in the signature");
                 for (&c, vals) in u.set.iter().chain(map.pk_cols()).zip(&u.vals) {
-                    params.push(array_param(map.cols[c].kind, vals.iter())?);
+                    params.push(if *one {
+                        param(map.cols[c].kind, &vals[0])?
+                    } else {
+                        array_param(map.cols[c].kind, vals.iter())?
+                    });
                 }
             } else {
                 let rows = std::mem::take(&mut self.pending[*t]);
                 for (c, col) in map.cols.iter().enumerate() {
-                    params.push(array_param(col.kind, rows.iter().map(|r| &r[c]))?);
+                    params.push(if *one {
+                        param(col.kind, &rows[0][c])?
+                    } else {
+                        array_param(col.kind, rows.iter().map(|r| &r[c]))?
+                    });
                 }
             }
         }
         self.pending_rows = 0;
         let st = self.prepared(&sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-        self.count();
-        self.client()?.execute(&st, &refs).map_err(pg_err)?;
-        Ok(())
+        let sent = self.send(&st, &refs, commit);
+        if commit {
+            self.began = false;
+        }
+        sent?;
+        Ok(commit)
     }
 
     /// Whether this transaction runs at read committed (`--isolation` or the kit's
@@ -935,8 +1051,7 @@ impl PostgresWorker<'_> {
         self.before(t)?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-        self.count();
-        let rows = self.client()?.query(&st, &refs).map_err(pg_err)?;
+        let rows = self.send(&st, &refs, false)?.rows;
         let map = &self.e.maps[t.0 as usize];
         let mut n = 0;
         let mut vals = Vec::with_capacity(cols.len());
@@ -977,8 +1092,7 @@ impl PostgresWorker<'_> {
         self.before(t)?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-        self.count();
-        self.client()?.execute(&st, &refs).map_err(pg_err)
+        Ok(self.send(&st, &refs, false)?.count)
     }
 
     fn key_params(&self, t: TableId, key: &[u8]) -> Result<Vec<Box<dyn ToSql + Sync>>> {
@@ -1321,7 +1435,7 @@ impl api::Worker for PostgresWorker<'_> {
             self.pending[table.0 as usize].push(vals);
             self.pending_rows += 1;
             if self.pending_rows >= PENDING_ROWS {
-                self.flush_writes()?;
+                self.flush_writes(false)?;
             }
             return Ok(());
         }
@@ -1374,10 +1488,10 @@ impl api::Worker for PostgresWorker<'_> {
 
     fn commit(&mut self) -> Result<()> {
         self.flush()?;
-        self.flush_writes()?;
-        if self.began {
-            self.count();
-            self.client()?.batch_execute("COMMIT").map_err(pg_err)?;
+        // The held writes and COMMIT in one round trip (or COMMIT alone).
+        if !self.flush_writes(true)? && self.began {
+            self.began = false;
+            self.control("COMMIT")?;
         }
         self.in_txn = false;
         self.began = false;
@@ -1398,13 +1512,11 @@ impl api::Worker for PostgresWorker<'_> {
         }
         if self.in_txn {
             self.in_txn = false;
-            if self.began {
+            // A BEGIN never sent opened nothing.
+            if self.began && self.begin_unsent.take().is_none() {
                 self.began = false;
-                self.count();
-                if let Ok(c) = &mut self.conn {
-                    // A failed rollback (a broken connection) leaves nothing to undo.
-                    let _ = c.batch_execute("ROLLBACK");
-                }
+                // A failed rollback (a broken connection) leaves nothing to undo.
+                let _ = self.control("ROLLBACK");
             }
         }
     }

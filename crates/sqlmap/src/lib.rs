@@ -329,6 +329,23 @@ impl TableMap {
         )
     }
 
+    /// PostgreSQL: insert of one row as `INSERT ... SELECT` (a `WHERE` may follow),
+    /// parameters as [`TableMap::insert_sql`]'s numbered from `first`. Unlike
+    /// [`TableMap::insert_many_sql`] its generic plan is its custom plan, so PostgreSQL
+    /// plans it once per connection (the array form's estimate of 10 rows makes the
+    /// server plan it again at every execution).
+    pub fn insert_one_sql(&self, first: usize) -> String {
+        let ph: Vec<String> = (0..self.cols.len())
+            .map(|c| self.placeholder(Dialect::Postgres, c, first + c))
+            .collect();
+        format!(
+            "INSERT INTO {} ({}) SELECT {}",
+            ident(self.name()),
+            self.col_list(&self.all),
+            ph.join(", ")
+        )
+    }
+
     /// PostgreSQL: point lookups of many keys in one statement, selecting SQL columns
     /// `cols` (in that order) and then the key's position (1-based, `bigint`) in the
     /// arrays. Parameters: one array per primary key column ([`TableMap::key_params`]'
@@ -523,6 +540,12 @@ impl TableMap {
     /// Update of SQL columns `cols` (outside the primary key; [`TableMap::set_cols_of`]);
     /// parameters: their values, then the key. `None` for no column.
     pub fn update_some_sql(&self, d: Dialect, cols: &[usize]) -> Option<String> {
+        self.update_some_sql_from(d, cols, 1)
+    }
+
+    /// [`TableMap::update_some_sql`] with its parameters numbered from `first` (a part
+    /// of a longer statement).
+    pub fn update_some_sql_from(&self, d: Dialect, cols: &[usize], first: usize) -> Option<String> {
         if cols.is_empty() {
             return None;
         }
@@ -533,7 +556,7 @@ impl TableMap {
                 format!(
                     "{} = {}",
                     ident(&self.cols[c].name),
-                    self.placeholder(d, c, i + 1)
+                    self.placeholder(d, c, first + i)
                 )
             })
             .collect();
@@ -541,7 +564,7 @@ impl TableMap {
             "UPDATE {} SET {} WHERE {}",
             ident(self.name()),
             sets.join(", "),
-            self.pk_where(d, cols.len() + 1)
+            self.pk_where(d, first + cols.len())
         ))
     }
 
