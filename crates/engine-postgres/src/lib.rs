@@ -395,24 +395,6 @@ impl Engine for PostgresEngine {
         let conn = connect(&self.url, &self.pg_schema, self.own.synchronous_commit)
             .map_err(|e| e.to_string());
         BACKEND_PID.with(|p| p.set(None));
-        // Traced: only the run's workers ask (the question starts tracing the backend).
-        let ask = std::env::var_os(TRACE_ENV).is_none() || !self.loading.load(Ordering::Acquire);
-        let conn = conn.and_then(|c| {
-            if !ask {
-                return Ok(c);
-            }
-            let err = |e: postgres::Error| format!("postgres: pg_backend_pid(): {e}");
-            let st = c.prepare("SELECT pg_backend_pid()").map_err(err)?;
-            let sent = c.run(None, &st, &[], None).map_err(err)?;
-            let pid: i32 = sent
-                .rows
-                .first()
-                .ok_or("postgres: pg_backend_pid(): no row")?
-                .try_get(0)
-                .map_err(err)?;
-            BACKEND_PID.with(|p| p.set(u32::try_from(pid).ok()));
-            Ok(c)
-        });
         let mut w = PostgresWorker {
             conn,
             e: self,
@@ -433,12 +415,36 @@ impl Engine for PostgresEngine {
             row: Vec::new(),
             pk: Key::new(),
         };
-        // Transaction control prepared up front; an error here (no connection) comes
-        // back from the first operation.
+        // Transaction control prepared up front, before the pid question below: each
+        // prepare outside a transaction block is an implicit transaction of its own, which
+        // a traced run (tracing from that question on) would count as one of the run's.
+        // An error here (no connection) comes back from the first operation.
         let iso = self.own.isolation;
         for sql in [iso.begin(false), iso.begin(true), "COMMIT", "ROLLBACK"] {
             if w.prepared(sql).is_err() {
                 break;
+            }
+        }
+        // Traced: only the run's workers ask (the question starts tracing the backend).
+        let ask = std::env::var_os(TRACE_ENV).is_none() || !self.loading.load(Ordering::Acquire);
+        if ask {
+            if let Ok(c) = &w.conn {
+                let err = |e: postgres::Error| format!("postgres: pg_backend_pid(): {e}");
+                let pid = c
+                    .prepare("SELECT pg_backend_pid()")
+                    .map_err(err)
+                    .and_then(|st| c.run(None, &st, &[], None).map_err(err))
+                    .and_then(|sent| {
+                        sent.rows
+                            .first()
+                            .ok_or_else(|| "postgres: pg_backend_pid(): no row".to_string())?
+                            .try_get::<_, i32>(0)
+                            .map_err(err)
+                    });
+                match pid {
+                    Ok(pid) => BACKEND_PID.with(|p| p.set(u32::try_from(pid).ok())),
+                    Err(e) => w.conn = Err(e),
+                }
             }
         }
         w
@@ -719,6 +725,14 @@ impl PostgresWorker<'_> {
     fn prepared(&mut self, sql: &str) -> Result<Statement> {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());
+        }
+        if let Some(st) = self.begin_unsent.take() {
+            // A prepare outside a transaction block would be an implicit transaction of
+            // its own (a snapshot, a commit; one more transaction in a traced run): the
+            // pending BEGIN goes first, alone, on a statement's first use only.
+            self.e.statements.fetch_add(1, Ordering::Relaxed);
+            self.e.round_trips.fetch_add(1, Ordering::Relaxed);
+            self.client()?.run(None, &st, &[], None).map_err(pg_err)?;
         }
         let s = self.client()?.prepare(sql).map_err(pg_err)?;
         self.stmts.insert(sql.to_string(), s.clone());

@@ -268,9 +268,12 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
         &per,
         &[
             ("new-order", 8.0, 6.0),
-            ("payment", 6.85, 4.85),
+            // Means over 300 transactions: a statement's first use on the connection also
+            // sends the pending BEGIN alone (a prepare outside a transaction block would be a
+            // transaction of its own).
+            ("payment", 6.9, 4.9),
             ("order-status", 5.6, 4.6),
-            ("delivery", 62.0, 60.0),
+            ("delivery", 62.0, 60.2),
             ("stock-level", 5.0, 4.0),
         ],
     );
@@ -292,7 +295,8 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
     let (per, plans) = count_statements(&tpcb, &e, 200);
     // BEGIN with the Account read, the Teller and Branch reads, the held writes (three
     // updates and the History insert, one statement) with COMMIT: pgbench sends 7.
-    check_pins(&tpcb, &per, &[("account_update", 6.0, 4.0)]);
+    // 4 round trips a transaction, plus the first use of each statement (see TPC-C).
+    check_pins(&tpcb, &per, &[("account_update", 6.0, 4.01)]);
     check_planned_once("tpcb", &plans, true);
 }
 
