@@ -726,14 +726,10 @@ impl PostgresWorker<'_> {
         if let Some(s) = self.stmts.get(sql) {
             return Ok(s.clone());
         }
-        if let Some(st) = self.begin_unsent.take() {
-            // A prepare outside a transaction block would be an implicit transaction of
-            // its own (a snapshot, a commit; one more transaction in a traced run): the
-            // pending BEGIN goes first, alone, on a statement's first use only.
-            self.e.statements.fetch_add(1, Ordering::Relaxed);
-            self.e.round_trips.fetch_add(1, Ordering::Relaxed);
-            self.client()?.run(None, &st, &[], None).map_err(pg_err)?;
-        }
+        // A prepare outside a transaction block would be an implicit transaction of its
+        // own (a snapshot, a commit; one more transaction in a traced run): the pending
+        // BEGIN goes first, on a statement's first use only.
+        self.begin_alone()?;
         let s = self.client()?.prepare(sql).map_err(pg_err)?;
         self.stmts.insert(sql.to_string(), s.clone());
         Ok(s)
@@ -798,6 +794,17 @@ impl PostgresWorker<'_> {
             .map_err(pg_err)
     }
 
+    /// Send the transaction's pending BEGIN, if any, in a round trip of its own (where
+    /// the next request cannot carry it).
+    fn begin_alone(&mut self) -> Result<()> {
+        if let Some(st) = self.begin_unsent.take() {
+            self.e.statements.fetch_add(1, Ordering::Relaxed);
+            self.e.round_trips.fetch_add(1, Ordering::Relaxed);
+            self.client()?.run(None, &st, &[], None).map_err(pg_err)?;
+        }
+        Ok(())
+    }
+
     /// Run a transaction control statement (COMMIT, ROLLBACK) alone.
     fn control(&mut self, sql: &'static str) -> Result<()> {
         let st = self.prepared(sql)?;
@@ -820,12 +827,8 @@ impl PostgresWorker<'_> {
             if buf.is_empty() {
                 continue;
             }
-            if let Some(st) = self.begin_unsent.take() {
-                // COPY cannot share a round trip: BEGIN goes alone.
-                self.e.statements.fetch_add(1, Ordering::Relaxed);
-                self.e.round_trips.fetch_add(1, Ordering::Relaxed);
-                self.client()?.run(None, &st, &[], None).map_err(pg_err)?;
-            }
+            // COPY cannot share a round trip.
+            self.begin_alone()?;
             self.count();
             self.e.round_trips.fetch_add(1, Ordering::Relaxed);
             self.client()?
