@@ -171,6 +171,11 @@ impl ComponentTable {
     /// `::` + name so `::btree::` also matches a top-level `btree::f`; a name without
     /// `::` is a C function, matched by the C rules (clone suffixes removed).
     pub fn classify(&self, function: &str) -> u16 {
+        if let Some((a, b)) = extents::gap_neighbours(function) {
+            // Code between two symbols: theirs if both have the same component.
+            let (ca, cb) = (self.classify_demangled(a), self.classify_demangled(b));
+            return if ca == cb { ca } else { 0 };
+        }
         if function.contains("::") {
             let s = format!("::{function}");
             return self
@@ -197,6 +202,9 @@ impl ComponentTable {
     /// module path, and `other` for standard-library code (which is charged to the
     /// component of the engine code around it by the caller).
     pub fn classify_demangled(&self, name: &str) -> u16 {
+        if extents::gap_neighbours(name).is_some() {
+            return self.classify(name);
+        }
         let path = module_path(name);
         if is_std(&path) {
             0
@@ -204,6 +212,13 @@ impl ComponentTable {
             self.classify(&path)
         }
     }
+}
+
+/// C code linked into oltpscope's own binary that is a library, not a system's code: the
+/// allocator (mimalloc's `mi_*` and `_mi_*`). Like libc's and Rust's standard library's
+/// code it has no component of its own and counts for the code that called it.
+pub fn is_library_c(name: &str) -> bool {
+    !name.contains("::") && (name.starts_with("mi_") || name.starts_with("_mi_"))
 }
 
 /// Rust standard-library code (`core::slice::index::...`, `<alloc::vec::Vec<T> as ..>`)

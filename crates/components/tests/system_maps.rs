@@ -218,6 +218,11 @@ fn postgres_modules_land_in_their_components() {
         ("lappend", "util"),
         ("errstart", "util"),
         ("pgstat_report_stat", "stats"),
+        ("check_functions_in_node", "plan"),
+        ("SS_identify_outer_params", "plan"),
+        ("CheckExprStillValid", "executor"),
+        ("getTypeBinaryInputInfo", "catalog"),
+        ("CopyArrayEls", "types"),
     ] {
         assert!(
             symbols.contains(f),
@@ -227,4 +232,10 @@ fn postgres_modules_land_in_their_components() {
     }
     // A static function has no symbol in the stripped server: its code matches nothing.
     assert_eq!(component(&t, "(postgres code without a symbol)"), "other");
+    // Code between two exported functions has their component when they agree (the
+    // static functions of nbtsearch.c lie between its exported ones), none otherwise.
+    let gap = "(postgres static code between _bt_parallel_advance_array_keys and _bt_compare)";
+    assert_eq!(component(&t, gap), "btree");
+    let gap = "(postgres static code between _bt_compare and ExecInitNode)";
+    assert_eq!(component(&t, gap), "other");
 }
