@@ -58,7 +58,7 @@ pub struct Symbolizer {
     pub table: ComponentTable,
     pub warnings: Vec<String>,
     /// The names resolved in library code: a shared library's, Rust's standard library's
-    /// or the allocator's ([`components::is_library_c`]).
+    /// or the allocator's ([`components::is_library_code`]).
     pub library: HashSet<String>,
 }
 
@@ -101,11 +101,7 @@ impl Symbolizer {
     pub fn resolve(&mut self, addr: u64) -> (Option<String>, u16) {
         let (name, comp, shared_library) = self.lookup(addr);
         if let Some(n) = &name {
-            if comp == 0
-                && (shared_library
-                    || components::is_std(&module_path(n))
-                    || components::is_library_c(n))
-            {
+            if comp == 0 && (shared_library || components::is_library_code(n)) {
                 self.library.insert(n.clone());
             }
         }

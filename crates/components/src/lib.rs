@@ -214,11 +214,16 @@ impl ComponentTable {
     }
 }
 
-/// C code linked into oltpscope's own binary that is a library, not a system's code: the
-/// allocator (mimalloc's `mi_*` and `_mi_*`). Like libc's and Rust's standard library's
-/// code it has no component of its own and counts for the code that called it.
-pub fn is_library_c(name: &str) -> bool {
-    !name.contains("::") && (name.starts_with("mi_") || name.starts_with("_mi_"))
+/// Library code by its name (a demangled function name): Rust's standard library and the
+/// allocator linked into oltpscope's binary (mimalloc's C `mi_*`, `_mi_*` and its Rust
+/// wrapper). Like a shared library's code (libc), it has no component of its own and
+/// counts for the code that called it.
+pub fn is_library_code(name: &str) -> bool {
+    if !name.contains("::") {
+        return name.starts_with("mi_") || name.starts_with("_mi_");
+    }
+    let path = module_path(name);
+    is_std(&path) || path.starts_with("mimalloc::")
 }
 
 /// Rust standard-library code (`core::slice::index::...`, `<alloc::vec::Vec<T> as ..>`)
@@ -300,6 +305,27 @@ pub fn module_path(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn library_code_is_told_by_its_name() {
+        for lib in [
+            "mi_page_malloc_zero",
+            "_mi_page_map_at",
+            "<mimalloc::MiMalloc as core::alloc::global::GlobalAlloc>::dealloc",
+            "core::ptr::drop_in_place<alloc::vec::Vec<u8>>",
+            "<alloc::vec::Vec<T> as core::clone::Clone>::clone",
+        ] {
+            assert!(is_library_code(lib), "{lib}");
+        }
+        for own in [
+            "sqlite3BtreeNext",
+            "mixed_case",
+            "engine_memory::occ::commit",
+            "<engine_disk::btree::Tree as api::Index>::get",
+        ] {
+            assert!(!is_library_code(own), "{own}");
+        }
+    }
 
     #[test]
     fn default_table_classifies_module_paths() {
