@@ -172,7 +172,11 @@ impl ComponentTable {
     /// `::` is a C function, matched by the C rules (clone suffixes removed).
     pub fn classify(&self, function: &str) -> u16 {
         if let Some((a, b)) = extents::gap_neighbours(function) {
-            // Code between two symbols: theirs if both have the same component.
+            // Code between two symbols: a rule naming it, else theirs if both have the
+            // same component.
+            if let Some(&(_, i)) = self.exact.get(function) {
+                return i;
+            }
             let (ca, cb) = (self.classify_demangled(a), self.classify_demangled(b));
             return if ca == cb { ca } else { 0 };
         }
@@ -214,16 +218,48 @@ impl ComponentTable {
     }
 }
 
-/// Library code by its name (a demangled function name): Rust's standard library and the
-/// allocator linked into oltpscope's binary (mimalloc's C `mi_*`, `_mi_*` and its Rust
-/// wrapper). Like a shared library's code (libc), it has no component of its own and
+/// oltpscope's own crates (the workspace's members, by crate name). Rust code of any
+/// other crate (the standard library, hash functions, random number generators) is
+/// library code. `tests/system_maps.rs` checks the list against the workspace.
+pub const OWN_CRATES: &[&str] = &[
+    "api",
+    "cachesim",
+    "components",
+    "conformance",
+    "driver",
+    "engine_disk",
+    "engine_memory",
+    "engine_mvcc",
+    "engine_partitioned",
+    "engine_postgres",
+    "engine_serial",
+    "engine_sqlite",
+    "lab",
+    "memindex",
+    "oltpscope",
+    "pgserver",
+    "probe",
+    "profiler",
+    "rt",
+    "sqlmap",
+    "storage",
+    "tracer",
+    "txnstats",
+    "workloads",
+];
+
+/// Library code by its name (a demangled function name): Rust code of crates other than
+/// oltpscope's own (the standard library, dependencies, methods of primitive types) and
+/// the C allocator linked into oltpscope's binary (mimalloc's `mi_*`, `_mi_*`,
+/// `__mi_*`). Like a shared library's code (libc), it has no component of its own and
 /// counts for the code that called it.
 pub fn is_library_code(name: &str) -> bool {
     if !name.contains("::") {
-        return name.starts_with("mi_") || name.starts_with("_mi_");
+        return ["mi_", "_mi_", "__mi_"].iter().any(|p| name.starts_with(p));
     }
     let path = module_path(name);
-    is_std(&path) || path.starts_with("mimalloc::")
+    let krate = path.split("::").next().unwrap_or("");
+    !OWN_CRATES.contains(&krate)
 }
 
 /// Rust standard-library code (`core::slice::index::...`, `<alloc::vec::Vec<T> as ..>`)
@@ -314,6 +350,9 @@ mod tests {
             "<mimalloc::MiMalloc as core::alloc::global::GlobalAlloc>::dealloc",
             "core::ptr::drop_in_place<alloc::vec::Vec<u8>>",
             "<alloc::vec::Vec<T> as core::clone::Clone>::clone",
+            "<ahash::fallback_hash::AHasher as core::hash::Hasher>::write",
+            "<u64>::wrapping_add",
+            "__mi_prim_thread_id",
         ] {
             assert!(is_library_code(lib), "{lib}");
         }
@@ -322,6 +361,8 @@ mod tests {
             "mixed_case",
             "engine_memory::occ::commit",
             "<engine_disk::btree::Tree as api::Index>::get",
+            "oltpscope::commands::run_with",
+            "workloads::tpcc::new_order::{{closure}}",
         ] {
             assert!(!is_library_code(own), "{own}");
         }

@@ -683,6 +683,89 @@ pub const RULES: &[(&str, &str)] = &[
     ("InterruptPending", "tcop"),
     ("SetWalWriterSleeping", "log"),
     ("AuxiliaryProcessMain", "util"),
+    // Exported functions that border static code executed in traced TPC-C runs
+    // (session 50), in their files' components, so the code between them is placed.
+    ("PrefetchSharedBuffer", "bpool"),
+    ("ScheduleBufferTagForWriteback", "bpool"),
+    ("IsBufferCleanupOK", "bpool"),
+    ("ReadRecentBuffer", "bpool"),
+    ("getmissingattr", "heap"),
+    ("pglz_decompress", "heap"),
+    ("nocache_index_getattr", "btree"),
+    ("execCurrentOf", "executor"),
+    ("end_tup_output", "executor"),
+    ("CheckSubscriptionRelkind", "executor"),
+    ("WalUsageAccumDiff", "executor"),
+    ("per_MultiFuncCall", "executor"),
+    ("printsimple*", "tcop"),
+    ("CreateQueryDesc", "tcop"),
+    ("PlannedStmtRequiresSnapshot", "tcop"),
+    ("PostgresSingleUserMain", "tcop"),
+    ("inet_spg_*", "types"),
+    ("pg_utf8_*", "types"),
+    ("MakeExpandedObjectReadOnlyInternal", "types"),
+    ("pg_foreach_ifaddr", "network"),
+    ("CheckPointPredicate", "lock"),
+    ("GetLockNameFromTagType", "lock"),
+    ("InitLocks", "lock"),
+    ("GetRedoRecPtr", "log"),
+    ("GetFullPageWriteInfo", "log"),
+    ("DataChecksumsEnabled", "log"),
+    ("tliSwitchPoint", "log"),
+    ("do_pg_abort_backup", "log"),
+    ("RestoreComboCIDState", "xct"),
+    ("SnapMgrShmemSize", "xct"),
+    ("IsSubxactTopXidLogPending", "xct"),
+    ("XactLogCommitRecord", "xct"),
+    ("EndParallelWorkerTransaction", "xct"),
+    ("evaluate_expr", "plan"),
+    ("indexcol_is_bool_constant_for_query", "plan"),
+    ("split_pathtarget_at_srfs", "plan"),
+    ("plan_create_index_workers", "plan"),
+    ("change_plan_targetlist", "plan"),
+    ("trivial_subqueryscan", "plan"),
+    ("limit_needed", "plan"),
+    ("is_pseudo_constant_for_index", "plan"),
+    ("is_redundant_with_indexclauses", "plan"),
+    ("check_index_predicates", "plan"),
+    ("is_projection_capable_*", "plan"),
+    ("has_useful_pathkeys", "plan"),
+    ("InitPlanCache", "plan"),
+    ("CheckFunctionValidatorAccess", "catalog"),
+    ("GetUserId", "catalog"),
+    ("GetCustomScanMethods", "util"),
+    ("escape_single_quotes_ascii", "util"),
+    ("pg_server_to_client", "util"),
+    ("pg_client_to_server", "util"),
+    ("SHMQueue*", "util"),
+    ("BasicOpenFile*", "io"),
+    ("AcquireExternalFD", "io"),
+    // Static code between two files of different components, placed by what runs
+    // there (a linker puts one file's trailing statics and the next file's leading
+    // ones between their exported functions; PostgreSQL 15 read for which are which).
+    // aset.c's AllocSetAlloc, AllocSetFree and AllocSetRealloc are static; tzparser.c's
+    // statics run only when a time zone file is read.
+    (
+        "(postgres static code between load_tzoffsets and AllocSetContextCreateInternal)",
+        "memory",
+    ),
+    // resowner.c's ResourceArray* helpers (every pin and lock is remembered) against
+    // slab.c's allocator, which only logical decoding uses.
+    (
+        "(postgres static code between SlabContextCreate and ResourceOwnerCreate)",
+        "xct",
+    ),
+    // heapam.c's heapgettup and heapgetpage against the hash access method's
+    // operator-class validation.
+    (
+        "(postgres static code between hashadjustmembers and heap_setscanlimits)",
+        "heap",
+    ),
+    // plancache.c's revalidation helpers against partcache.c's partition bounds.
+    (
+        "(postgres static code between get_partition_qual_relid and InitPlanCache)",
+        "plan",
+    ),
 ];
 
 /// The rule table, in matching order.
