@@ -235,13 +235,22 @@ pub struct Report {
     pub functions_resolved: usize,
     /// The `TOP_FUNCTIONS` functions with the most stall cycles.
     pub top_functions: Vec<FunctionRow>,
-    /// Worker instructions in functions that match no component rule (libc, std, code
-    /// without a symbol, functions a system's map misses), before caller attribution.
+    /// Worker instructions in the system's own functions that match no component rule
+    /// (what a map misses, code without a symbol whose neighbours' components differ),
+    /// before caller attribution. Library code is counted apart.
     #[serde(default)]
     pub unmapped_instructions: u64,
     /// Those functions, most instructions first (at most `UNMAPPED_KEPT`).
     #[serde(default)]
     pub unmapped_functions: Vec<FunctionRow>,
+    /// Worker instructions in library code, which has no component of its own (shared
+    /// libraries such as libc, Rust's standard library, the allocator), before caller
+    /// attribution.
+    #[serde(default)]
+    pub library_instructions: u64,
+    /// Those functions, most instructions first (at most `UNMAPPED_KEPT`).
+    #[serde(default)]
+    pub library_functions: Vec<FunctionRow>,
     pub warnings: Vec<String>,
     pub caveat: String,
 }
@@ -502,18 +511,24 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             }
         })
         .collect();
-    let mut unmapped_functions: Vec<FunctionRow> = top_functions
-        .iter()
-        .filter(|f| f.component == names[0])
-        .cloned()
-        .collect();
+    // Code with no component: library code (it has none of its own) apart from the
+    // system's code that no rule maps (the map's misses).
+    let (mut library_functions, mut unmapped_functions): (Vec<FunctionRow>, Vec<FunctionRow>) =
+        top_functions
+            .iter()
+            .filter(|f| f.component == names[0])
+            .cloned()
+            .partition(|f| sim.symbols.library.contains(&f.function));
     let unmapped_instructions = unmapped_functions.iter().map(|f| f.instructions).sum();
-    unmapped_functions.sort_by(|a, b| {
-        b.instructions
-            .cmp(&a.instructions)
-            .then(a.function.cmp(&b.function))
-    });
-    unmapped_functions.truncate(UNMAPPED_KEPT);
+    let library_instructions = library_functions.iter().map(|f| f.instructions).sum();
+    for v in [&mut unmapped_functions, &mut library_functions] {
+        v.sort_by(|a, b| {
+            b.instructions
+                .cmp(&a.instructions)
+                .then(a.function.cmp(&b.function))
+        });
+        v.truncate(UNMAPPED_KEPT);
+    }
     top_functions.sort_by(|a, b| {
         b.stall_cycles
             .cmp(&a.stall_cycles)
@@ -589,6 +604,8 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         top_functions,
         unmapped_instructions,
         unmapped_functions,
+        library_instructions,
+        library_functions,
         warnings,
         caveat: CAVEAT.to_string(),
     }
@@ -981,7 +998,15 @@ impl Report {
         if self.instructions > 0 {
             let _ = writeln!(
                 o,
-                "\nunmapped code: {:.1}% of instructions in {} functions no component rule maps (libc, std, code without a symbol, what a map misses; JSON: unmapped_functions){}",
+                "\nlibrary code: {:.1}% of instructions in {} functions of shared libraries (libc), Rust's standard library and the allocator, which have no component of their own (JSON: library_functions); {}\nunmapped code: {:.1}% of instructions in {} of the system's functions no component rule maps (what a map misses, code without a symbol between functions of different components; JSON: unmapped_functions){}",
+                pct(self.library_instructions, self.instructions),
+                self.library_functions.len(),
+                self.library_functions
+                    .iter()
+                    .take(4)
+                    .map(|f| format!("{} {:.2}%", f.function, pct(f.instructions, self.instructions)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 pct(self.unmapped_instructions, self.instructions),
                 self.unmapped_functions.len(),
                 match self.by_component.iter().find(|b| b.component.as_deref() == Some(OTHER_NAME)) {

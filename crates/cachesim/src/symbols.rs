@@ -6,10 +6,13 @@
 //! module path names a component, so a B-tree function inlined into session code is
 //! charged to the B-tree while `core`/`alloc` code inlined into it is charged to its
 //! caller's component. Must never fail the simulation: an unreadable object becomes a
-//! warning and its addresses are charged to `other`.
+//! warning and its addresses are charged to `other`. Also tells library code (shared
+//! libraries such as libc, Rust's standard library, the allocator) from the system's
+//! own, so a report can say which of the code no rule maps is a map's miss.
 
 use addr2line::Loader;
-use components::extents::{covered, symbol_extents};
+use components::extents::Layout;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 pub use components::{is_std, module_path, ComponentTable, OTHER};
@@ -41,9 +44,12 @@ struct Object {
     bias: i64,
     path: PathBuf,
     loader: Option<Result<Loader, String>>,
-    /// Merged [start, end) ELF address ranges of the symbols that have a size; loaded on
-    /// the first fallback to the symbol table.
-    extents: Option<Vec<(u64, u64)>>,
+    /// The object's sized symbols; loaded on the first fallback to the symbol table.
+    layout: Option<Layout>,
+    /// A shared library (`lib*.so*`, the dynamic loader): its code is library code.
+    shared_library: bool,
+    /// The object's file name (`path` may become its debug file's).
+    file: String,
 }
 
 /// Resolves runtime instruction addresses of MAP'd objects.
@@ -51,6 +57,9 @@ pub struct Symbolizer {
     objects: Vec<Object>,
     pub table: ComponentTable,
     pub warnings: Vec<String>,
+    /// The names resolved in library code: a shared library's, Rust's standard library's
+    /// or the allocator's ([`components::is_library_code`]).
+    pub library: HashSet<String>,
 }
 
 impl Symbolizer {
@@ -59,6 +68,7 @@ impl Symbolizer {
             objects: Vec::new(),
             table,
             warnings: Vec::new(),
+            library: HashSet::new(),
         }
     }
 
@@ -67,6 +77,9 @@ impl Symbolizer {
         // A re-announced range replaces the old one (an object unmapped and another
         // mapped in its place).
         let end = avma.saturating_add(size);
+        let file = path
+            .file_name()
+            .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
         self.objects
             .retain(|o| o.avma.saturating_add(o.size) <= avma || end <= o.avma);
         self.objects.push(Object {
@@ -75,20 +88,36 @@ impl Symbolizer {
             bias,
             path: path.to_path_buf(),
             loader: None,
-            extents: None,
+            layout: None,
+            shared_library: file.starts_with("lib") && file.contains(".so")
+                || file.starts_with("ld-"),
+            file,
         });
     }
 
     /// Demangled name of the function that decides the component (None if unknown), and
-    /// the component index.
+    /// the component index. A name with no component that is library code is recorded in
+    /// `library`.
     pub fn resolve(&mut self, addr: u64) -> (Option<String>, u16) {
+        let (name, comp, shared_library) = self.lookup(addr);
+        if let Some(n) = &name {
+            if comp == 0 && (shared_library || components::is_library_code(n)) {
+                self.library.insert(n.clone());
+            }
+        }
+        (name, comp)
+    }
+
+    /// `resolve`, and whether the address lies in a shared library.
+    fn lookup(&mut self, addr: u64) -> (Option<String>, u16, bool) {
         let Some(o) = self
             .objects
             .iter_mut()
             .find(|o| addr >= o.avma && addr - o.avma < o.size)
         else {
-            return (None, 0);
+            return (None, 0, false);
         };
+        let lib = o.shared_library;
         let loader = o.loader.get_or_insert_with(|| {
             // From now on the object is read through its debug file, if it has one.
             if let Some(d) = debug_file(&o.path) {
@@ -103,7 +132,7 @@ impl Symbolizer {
                 if !self.warnings.contains(&w) {
                     self.warnings.push(w);
                 }
-                return (None, 0);
+                return (None, 0, lib);
             }
         };
         let probe = (addr as i64).wrapping_sub(o.bias) as u64;
@@ -120,28 +149,25 @@ impl Symbolizer {
                     self.table.classify(&path)
                 };
                 if c != 0 {
-                    return (Some(name.into_owned()), c);
+                    return (Some(name.into_owned()), c, lib);
                 }
                 first.get_or_insert_with(|| name.into_owned());
             }
         }
         // The nearest preceding symbol is the function only if the address lies inside
         // it: a stripped library (libc's IFUNC memcmp/memcpy variants have no dynamic
-        // symbol) would otherwise name its code after an unrelated neighbour.
-        let extents = o.extents.get_or_insert_with(|| symbol_extents(&o.path));
+        // symbol) would otherwise name its code after an unrelated neighbour. Such code
+        // is named after the symbols on both sides, and has their component if they
+        // agree (see `components::extents`).
+        let layout = o.layout.get_or_insert_with(|| Layout::of(&o.path));
         let sym = loader.find_symbol(probe);
-        if sym.is_some() && !covered(extents, probe) {
+        if sym.is_some() && !layout.covered(probe) {
             if first.is_some() {
-                return (first, 0);
+                return (first, 0, lib);
             }
-            let file = o.path.file_name().unwrap_or(o.path.as_os_str());
-            return (
-                Some(format!(
-                    "({} code without a symbol)",
-                    file.to_string_lossy()
-                )),
-                0,
-            );
+            let name = layout.unnamed(&o.file, probe);
+            let c = self.table.classify_demangled(&name);
+            return (Some(name), c, lib);
         }
         if let Some(sym) = sym {
             let name = format!("{:#}", rustc_demangle::demangle(sym));
@@ -152,10 +178,10 @@ impl Symbolizer {
                 self.table.classify(&path)
             };
             if c != 0 || first.is_none() {
-                return (Some(name), c);
+                return (Some(name), c, lib);
             }
         }
-        (first, 0)
+        (first, 0, lib)
     }
 }
 
@@ -169,6 +195,14 @@ mod tests {
         let mut s = Symbolizer::new(ComponentTable::new(&default_components()));
         assert_eq!(s.resolve(0x1000), (None, 0));
         s.add_object(0x1000, 0x100, 0, Path::new("/nonexistent/object.so"));
+        assert!(!s.objects[0].shared_library);
+        s.add_object(
+            0x2000,
+            0x100,
+            0,
+            Path::new("/lib/x86_64-linux-gnu/libc.so.6"),
+        );
+        assert!(s.objects[1].shared_library);
         assert_eq!(s.resolve(0x1010), (None, 0));
         assert_eq!(s.warnings.len(), 1);
         assert!(

@@ -1,6 +1,7 @@
 //! `oltpscope simulate --engine postgres`: the workload runs natively in a child
-//! `oltpscope run`, whose private PostgreSQL server runs under the oltpscope tracer
-//! following its forks (`engine_postgres::TRACE_ENV`). Only the backends that serve the
+//! `oltpscope run`, whose private PostgreSQL server loads natively and then restarts
+//! under the oltpscope tracer following its forks (`engine_postgres::TRACE_ENV`). Only
+//! the backends that serve the
 //! run's workers trace (they start at `pg_backend_pid()`, which each worker calls after
 //! the load); the postmaster and the background processes never do and are counted
 //! apart. Transaction boundaries come from the server itself: each call of

@@ -171,6 +171,15 @@ impl ComponentTable {
     /// `::` + name so `::btree::` also matches a top-level `btree::f`; a name without
     /// `::` is a C function, matched by the C rules (clone suffixes removed).
     pub fn classify(&self, function: &str) -> u16 {
+        if let Some((a, b)) = extents::gap_neighbours(function) {
+            // Code between two symbols: a rule naming it, else theirs if both have the
+            // same component.
+            if let Some(&(_, i)) = self.exact.get(function) {
+                return i;
+            }
+            let (ca, cb) = (self.classify_demangled(a), self.classify_demangled(b));
+            return if ca == cb { ca } else { 0 };
+        }
         if function.contains("::") {
             let s = format!("::{function}");
             return self
@@ -197,6 +206,9 @@ impl ComponentTable {
     /// module path, and `other` for standard-library code (which is charged to the
     /// component of the engine code around it by the caller).
     pub fn classify_demangled(&self, name: &str) -> u16 {
+        if extents::gap_neighbours(name).is_some() {
+            return self.classify(name);
+        }
         let path = module_path(name);
         if is_std(&path) {
             0
@@ -204,6 +216,50 @@ impl ComponentTable {
             self.classify(&path)
         }
     }
+}
+
+/// oltpscope's own crates (the workspace's members, by crate name). Rust code of any
+/// other crate (the standard library, hash functions, random number generators) is
+/// library code. `tests/system_maps.rs` checks the list against the workspace.
+pub const OWN_CRATES: &[&str] = &[
+    "api",
+    "cachesim",
+    "components",
+    "conformance",
+    "driver",
+    "engine_disk",
+    "engine_memory",
+    "engine_mvcc",
+    "engine_partitioned",
+    "engine_postgres",
+    "engine_serial",
+    "engine_sqlite",
+    "lab",
+    "memindex",
+    "oltpscope",
+    "pgserver",
+    "probe",
+    "profiler",
+    "rt",
+    "sqlmap",
+    "storage",
+    "tracer",
+    "txnstats",
+    "workloads",
+];
+
+/// Library code by its name (a demangled function name): Rust code of crates other than
+/// oltpscope's own (the standard library, dependencies, methods of primitive types) and
+/// the C allocator linked into oltpscope's binary (mimalloc's `mi_*`, `_mi_*`,
+/// `__mi_*`). Like a shared library's code (libc), it has no component of its own and
+/// counts for the code that called it.
+pub fn is_library_code(name: &str) -> bool {
+    if !name.contains("::") {
+        return ["mi_", "_mi_", "__mi_"].iter().any(|p| name.starts_with(p));
+    }
+    let path = module_path(name);
+    let krate = path.split("::").next().unwrap_or("");
+    !OWN_CRATES.contains(&krate)
 }
 
 /// Rust standard-library code (`core::slice::index::...`, `<alloc::vec::Vec<T> as ..>`)
@@ -285,6 +341,32 @@ pub fn module_path(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn library_code_is_told_by_its_name() {
+        for lib in [
+            "mi_page_malloc_zero",
+            "_mi_page_map_at",
+            "<mimalloc::MiMalloc as core::alloc::global::GlobalAlloc>::dealloc",
+            "core::ptr::drop_in_place<alloc::vec::Vec<u8>>",
+            "<alloc::vec::Vec<T> as core::clone::Clone>::clone",
+            "<ahash::fallback_hash::AHasher as core::hash::Hasher>::write",
+            "<u64>::wrapping_add",
+            "__mi_prim_thread_id",
+        ] {
+            assert!(is_library_code(lib), "{lib}");
+        }
+        for own in [
+            "sqlite3BtreeNext",
+            "mixed_case",
+            "engine_memory::occ::commit",
+            "<engine_disk::btree::Tree as api::Index>::get",
+            "oltpscope::commands::run_with",
+            "workloads::tpcc::new_order::{{closure}}",
+        ] {
+            assert!(!is_library_code(own), "{own}");
+        }
+    }
 
     #[test]
     fn default_table_classifies_module_paths() {

@@ -210,7 +210,10 @@ pub struct PostgresEngine {
     dropped: AtomicBool,
     /// The private server, if this engine started one (stopped when dropped, after
     /// the connections).
-    server: Option<pgserver::PgServer>,
+    server: Mutex<Option<pgserver::PgServer>>,
+    /// A traced run (`simulate`): the launcher the server restarts under after the
+    /// load, which runs natively (under valgrind it would take hundreds of times longer).
+    trace_after_load: Mutex<Option<pgserver::Launcher>>,
     /// Statements the workers ran (BEGIN, COMMIT and ROLLBACK included; the prepares,
     /// once per connection and statement text, not).
     statements: AtomicU64,
@@ -233,6 +236,13 @@ impl PostgresEngine {
     /// The schema holding this run's tables.
     pub fn pg_schema(&self) -> &str {
         &self.pg_schema
+    }
+
+    fn has_private_server(&self) -> bool {
+        self.server
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     fn drop_schema(&self) -> Result<()> {
@@ -314,16 +324,8 @@ impl Engine for PostgresEngine {
         let (server, url) = match &own.url {
             Some(u) => (None, u.clone()),
             None => {
-                let launcher = trace_launcher()?;
                 let s = pgserver::PgServer::start(&pgserver::PgOptions {
                     max_connections: (opts.threads as u32 + 16).max(64),
-                    // Under valgrind the server starts many times slower.
-                    start_timeout: std::time::Duration::from_secs(if launcher.is_some() {
-                        600
-                    } else {
-                        60
-                    }),
-                    launcher,
                     ..pgserver::PgOptions::default()
                 })
                 .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
@@ -331,6 +333,12 @@ impl Engine for PostgresEngine {
                 (Some(s), u)
             }
         };
+        let launcher = trace_launcher()?;
+        if launcher.is_some() && server.is_none() {
+            return Err(Error::fatal(
+                "postgres: a traced run needs the private server (--pg-url names a server oltpscope cannot restart under valgrind)",
+            ));
+        }
         let pg_schema = format!(
             "oltpscope_{}_{}",
             std::process::id(),
@@ -381,7 +389,8 @@ impl Engine for PostgresEngine {
             loading: AtomicBool::new(copy_load),
             admin: Mutex::new(admin),
             dropped: AtomicBool::new(false),
-            server,
+            server: Mutex::new(server),
+            trace_after_load: Mutex::new(launcher),
             statements: AtomicU64::new(0),
             round_trips: AtomicU64::new(0),
         })
@@ -458,7 +467,30 @@ impl Engine for PostgresEngine {
             "SET search_path TO {}; ANALYZE",
             sqlmap::ident(&self.pg_schema)
         ))
-        .map_err(pg_err)
+        .map_err(pg_err)?;
+        let launcher = self
+            .trace_after_load
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(launcher) = launcher {
+            // The loaders' connections are closed; the admin connection is cut by the
+            // restart and opened again.
+            let mut server = self.server.lock().unwrap_or_else(|p| p.into_inner());
+            let server = server
+                .as_mut()
+                .expect("a traced run has its private server");
+            // Under valgrind the server starts many times slower.
+            server
+                .restart_under(Some(launcher), std::time::Duration::from_secs(600))
+                .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
+            *c = Client::connect(&self.url, NoTls).map_err(|e| {
+                Error::fatal(format!(
+                    "postgres: cannot connect again after the restart: {e}"
+                ))
+            })?;
+        }
+        Ok(())
     }
 
     fn shutdown(&self) -> Result<()> {
@@ -491,10 +523,10 @@ impl Engine for PostgresEngine {
                 "isolation {}, synchronous_commit {}, {}",
                 self.own.isolation.name(),
                 if self.own.synchronous_commit { "on" } else { "off" },
-                if self.server.is_some() { "private server" } else { "server of --pg-url" }
+                if self.has_private_server() { "private server" } else { "server of --pg-url" }
             ),
             "isolation": self.own.isolation,
-            "private_server": self.server.is_some(),
+            "private_server": self.has_private_server(),
             "schema": self.pg_schema,
             "statements": self.statements.load(Ordering::Relaxed),
             "round_trips": self.round_trips.load(Ordering::Relaxed),

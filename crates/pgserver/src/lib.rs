@@ -129,10 +129,13 @@ pub struct PgServer {
     dir: PathBuf,
     bindir: PathBuf,
     database: String,
+    /// How it was started: a restart keeps the settings.
+    opts: PgOptions,
+    run_as: Option<RunAs>,
 }
 
 /// The account `initdb` and `postgres` run as: they refuse to run as root.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct RunAs {
     uid: u32,
     gid: u32,
@@ -157,12 +160,35 @@ impl PgServer {
             dir,
             bindir,
             database: opts.database.clone(),
+            opts: opts.clone(),
+            run_as,
         };
         server.initdb(run_as)?;
         registry::attach(id, server.spawn_postgres(opts, run_as)?);
         server.wait_ready(opts.start_timeout)?;
         server.create_database()?;
         Ok(server)
+    }
+
+    /// Stops the postmaster with a fast shutdown (open transactions rolled back, a
+    /// shutdown checkpoint written) and starts it again on the same data directory,
+    /// under `launcher` (or none), waiting up to `timeout` for it to accept connections.
+    /// `simulate` loads natively and traces only the run: a load under valgrind would
+    /// take hundreds of times longer. Every client connection is cut; reconnect after.
+    /// A postmaster that needed SIGKILL to stop is an error (its data would go through
+    /// crash recovery, which is not what the run should measure).
+    pub fn restart_under(
+        &mut self,
+        launcher: Option<Launcher>,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        if let Some(mut child) = registry::detach(self.id) {
+            registry::stop(&mut child).map_err(|e| format!("restarting the server: {e}"))?;
+        }
+        self.opts.launcher = launcher;
+        let child = self.spawn_postgres(&self.opts, self.run_as)?;
+        registry::attach(self.id, child);
+        self.wait_ready(timeout)
     }
 
     /// The temporary directory holding the data directory (`data/`), the socket and
@@ -244,7 +270,11 @@ impl PgServer {
         opts: &PgOptions,
         run_as: Option<RunAs>,
     ) -> Result<std::process::Child, String> {
-        let log = File::create(self.log_path())
+        // Appended to: a restarted server's log follows the first one's.
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
             .map_err(|e| format!("cannot create {}: {e}", self.log_path().display()))?;
         let log2 = log
             .try_clone()

@@ -50,6 +50,12 @@ pub fn attach(id: u64, child: Child) {
     l.child = Some(child);
 }
 
+/// Takes the postmaster of a registered server out of the registry (to stop and
+/// replace it); the directory stays registered.
+pub fn detach(id: u64) -> Option<Child> {
+    live().iter_mut().find(|l| l.id == id)?.child.take()
+}
+
 /// Process id of a registered server's postmaster.
 pub fn pid(id: u64) -> Option<u32> {
     live()

@@ -143,6 +143,46 @@ fn start_connect_query_and_drop_cleans_up() {
 }
 
 #[test]
+fn a_restart_keeps_the_data_and_the_settings() {
+    if postgres_missing("a_restart_keeps_the_data_and_the_settings") {
+        return;
+    }
+    let mut opts = small_options(None);
+    opts.extra_settings.push(("work_mem".into(), "5MB".into()));
+    let mut server = PgServer::start(&opts).unwrap();
+    let pid = server.pid().unwrap();
+    let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    client
+        .batch_execute(
+            "CREATE TABLE t (k INT PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 100)",
+        )
+        .unwrap();
+    // `simulate` restarts under valgrind; here under nothing, the same path.
+    server.restart_under(None, Duration::from_secs(60)).unwrap();
+    assert!(!running(pid), "the first postmaster {pid} is stopped");
+    let new_pid = server.pid().unwrap();
+    assert_ne!(pid, new_pid);
+    assert!(
+        client.query_one("SELECT 1", &[]).is_err(),
+        "connections are cut"
+    );
+    let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM t", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 100, "committed rows survive the restart");
+    let wm: String = client.query_one("SHOW work_mem", &[]).unwrap().get(0);
+    assert_eq!(wm, "5MB", "the settings are kept");
+    let dir = server.dir().to_path_buf();
+    drop(server);
+    assert!(
+        !dir.exists() && !running(new_pid),
+        "dropping still stops and removes"
+    );
+}
+
+#[test]
 fn options_reach_the_server_and_a_panic_still_cleans_up() {
     if postgres_missing("options_reach_the_server_and_a_panic_still_cleans_up") {
         return;

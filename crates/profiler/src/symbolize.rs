@@ -151,7 +151,7 @@ fn load_headers(path: &std::path::Path) -> Vec<(u64, u64, u64)> {
 pub struct Symbolizer {
     segments: Vec<Segment>,
     loaders: HashMap<PathBuf, Option<Loader>>,
-    extents: HashMap<PathBuf, Vec<(u64, u64)>>,
+    layouts: HashMap<PathBuf, components::extents::Layout>,
     cache: HashMap<u64, Vec<String>>,
     pub warnings: Vec<String>,
 }
@@ -161,7 +161,7 @@ impl Symbolizer {
         Symbolizer {
             segments,
             loaders: HashMap::new(),
-            extents: HashMap::new(),
+            layouts: HashMap::new(),
             cache: HashMap::new(),
             warnings: Vec::new(),
         }
@@ -213,18 +213,16 @@ impl Symbolizer {
         }
         if names.is_empty() {
             if let Some(sym) = loader.find_symbol(probe) {
-                let ext = self
-                    .extents
+                let layout = self
+                    .layouts
                     .entry(path.clone())
-                    .or_insert_with(|| components::extents::symbol_extents(&path));
-                if components::extents::covered(ext, probe) {
+                    .or_insert_with(|| components::extents::Layout::of(&path));
+                if layout.covered(probe) {
                     names.push(format!("{:#}", rustc_demangle::demangle(sym)));
                 } else {
+                    // Named after its neighbours, whose component it has if they agree.
                     let file = path.file_name().unwrap_or(path.as_os_str());
-                    names.push(format!(
-                        "({} code without a symbol)",
-                        file.to_string_lossy()
-                    ));
+                    names.push(layout.unnamed(&file.to_string_lossy(), probe));
                 }
             }
         }

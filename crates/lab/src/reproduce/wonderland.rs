@@ -439,9 +439,8 @@ fn plan(
         ("postgres", Scale::Tiny) => {
             return Err("not measured: PostgreSQL is simulated from --quick on (its server traced under valgrind takes minutes, too long for the test scale)".into())
         }
-        // valgrind slows the server some hundred times (docs/design/real-systems.md), and
-        // its load runs instrumented too: TPC-B alone, a few hundred transactions, at
-        // --quick.
+        // valgrind slows the server some hundred times (docs/design/real-systems.md; the
+        // load runs natively): TPC-B alone, a few hundred transactions, at --quick.
         ("postgres", Scale::Quick) => (&["tpcb"], "200", "50"),
         ("postgres", Scale::Full) => (ALL, "500", "100"),
         (_, Scale::Tiny) => (&["tpcb"], "5", "2"),
