@@ -641,9 +641,13 @@ fn copy_field(out: &mut Vec<u8>, kind: Kind, v: &Value) -> Result<()> {
 /// inserts) and whether it is one row.
 type WritesSig = Vec<(usize, Option<Vec<usize>>, bool)>;
 
-/// A scan statement's cache key: its table, shape and the bytes of the rows it reads
-/// (`None`: whole rows).
-type ScanKey = (TableId, ScanShape, Option<(usize, usize)>);
+/// A scan statement's cache key: its table, shape, the bytes of the rows it reads
+/// (`None`: whole rows) and its limit when written as a literal.
+type ScanKey = (TableId, ScanShape, Option<(usize, usize)>, Option<usize>);
+
+/// Limits up to this are written into a scan's text (a statement per limit: kits use a
+/// few constant ones, Delivery's 1): PostgreSQL then plans the statement once.
+const LITERAL_LIMIT: usize = 100;
 
 /// A partial read's statements (`get_part`, `update_part`), per table and byte range.
 struct PartSql {
@@ -702,7 +706,7 @@ pub struct PostgresWorker<'e> {
     pending_upd: Vec<Option<PendingUpdate>>,
     /// The statement sending the buffered writes, per list of (table, columns an update
     /// sets, or `None` for inserts, whether it is one row).
-    writes: HashMap<WritesSig, String>,
+    writes: HashMap<WritesSig, Statement>,
     /// Batched lookups' and updates' statements, per table and byte range (`None`:
     /// whole rows).
     batch: HashMap<(TableId, Option<(usize, usize)>), Arc<BatchSql>>,
@@ -897,7 +901,9 @@ impl PostgresWorker<'_> {
                 sig.push((t, None, rows.len() == 1));
             }
         }
-        let sql = match self.writes.get(&sig) {
+        // The statement itself is kept per signature: its text is long (New-Order's is
+        // 3 kB), and copying and hashing it at every flush was client CPU for nothing.
+        let st = match self.writes.get(&sig) {
             Some(s) => s.clone(),
             None => {
                 let mut first = 1;
@@ -926,9 +932,9 @@ impl PostgresWorker<'_> {
                         }
                     }
                 }
-                let sql = chain_writes(&parts);
-                self.writes.insert(sig.clone(), sql.clone());
-                sql
+                let st = self.prepared(&chain_writes(&parts))?;
+                self.writes.insert(sig.clone(), st.clone());
+                st
             }
         };
         let mut params: Vec<Box<dyn ToSql + Sync>> = Vec::new();
@@ -955,7 +961,6 @@ impl PostgresWorker<'_> {
             }
         }
         self.pending_rows = 0;
-        let st = self.prepared(&sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
         let sent = self.send(&st, &refs, commit);
         if commit {
@@ -1199,16 +1204,19 @@ impl PostgresWorker<'_> {
             return Ok(0);
         };
         let map = &e.maps[index.table.0 as usize];
+        let literal = (plan.limited && limit <= LITERAL_LIMIT).then_some(limit);
         let k = (
             index.table,
             plan.shape,
             part.as_ref().map(|p| (p.start, p.end)),
+            literal,
         );
         let stmt = match self.scans.get(&k) {
             Some(s) => s.clone(),
             None => {
                 let cols = map.scan_cols(index.table, index.index, part.as_ref())?;
-                let s = Arc::new((map.scan_sql(D, index.index, &plan, &cols, dir), cols));
+                let sql = map.scan_sql_limit(D, index.index, &plan, &cols, dir, literal);
+                let s = Arc::new((sql, cols));
                 self.scans.insert(k, s.clone());
                 s
             }
@@ -1220,7 +1228,7 @@ impl PostgresWorker<'_> {
             pv.iter().map(|(i, _)| icols[*i]),
             pv.iter().map(|(_, v)| *v),
         )?;
-        if plan.limited {
+        if plan.limited && literal.is_none() {
             params.push(Box::new(limit as i64));
         }
         let (sql, cols) = &*stmt;
