@@ -338,6 +338,36 @@ impl<W: Worker> Session<W> {
         r
     }
 
+    /// [`Session::update_row_batch`] of the rows' heads as `H`s (see
+    /// [`Session::get_head`]); an engine that does not batch gets exactly the loop of
+    /// [`Session::update_head`]s.
+    pub fn update_head_batch<H: Pod>(
+        &mut self,
+        table: TableId,
+        n: usize,
+        key: impl Fn(usize) -> Key,
+        mut f: impl FnMut(usize, &mut H),
+    ) -> Result<usize> {
+        if !self.w.batches() {
+            let mut found = 0;
+            for i in 0..n {
+                found += self.update_head(table, &key(i), |r: &mut H| f(i, r))? as usize;
+            }
+            return Ok(found);
+        }
+        let _m = mark(Op::Update, rt::NO_OBJ);
+        let part = 0..std::mem::size_of::<H>();
+        let r = self
+            .w
+            .update_batch(table, n, &key, Some(part), &mut |i, b| {
+                with_pod_mut(b, &mut |r: &mut H| f(i, r))
+            });
+        if let Ok(found) = r {
+            txnstats::add(txnstats::Counter::RecordsWritten, found as u64);
+        }
+        r
+    }
+
     pub fn scan(
         &mut self,
         index: IndexId,

@@ -751,7 +751,8 @@ enum CrudOp {
     /// `get_batch` of three keys (repeats allowed), and `get_part_batch` of the value's
     /// bytes of the same keys.
     GetBatch([u32; 3]),
-    /// `update_row_batch` of three keys (a repeated key is changed twice).
+    /// `update_row_batch` of three keys (a repeated key is changed twice), then
+    /// `update_head_batch` of the same keys.
     UpdateBatch([u32; 3], i64),
 }
 
@@ -854,7 +855,19 @@ fn crud_op<W: api::Worker>(
                     put_i64(r, 8, v + d + i as i64);
                 },
             )?;
-            format!("update_batch {ks:?}: {n} {seen:?}")
+            // And the rows' heads (the key's and the value's bytes).
+            let mut heads = Vec::new();
+            let m = s.update_head_batch(
+                t,
+                ks.len(),
+                |i| k32(ks[i]),
+                |i, h: &mut [u8; 16]| {
+                    let v = get_i64(h, 8);
+                    heads.push((i, v));
+                    put_i64(h, 8, v - 2 * d);
+                },
+            )?;
+            format!("update_batch {ks:?}: {n} {seen:?}; heads {m} {heads:?}")
         }
         CrudOp::Scan(ix, lo, hi, fwd, limit, part) => {
             crud_scan(s, t, primary, (ix, lo, hi, fwd, limit, part))?

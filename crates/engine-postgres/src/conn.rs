@@ -3,7 +3,7 @@
 //! (`tokio_postgres` pipelines the requests of futures polled together). The blocking
 //! `postgres` crate has no way to do that; otherwise this is what it does.
 
-use futures_util::future::{join3, OptionFuture};
+use futures_util::future::{join4, OptionFuture};
 use futures_util::{pin_mut, SinkExt, TryStreamExt};
 use postgres::types::ToSql;
 use postgres::{Error, NoTls, Row, Statement};
@@ -59,13 +59,13 @@ impl Conn {
         self.rt.block_on(self.client().batch_execute(sql))
     }
 
-    /// Run `st`, with `before` sent ahead of it and `after` behind it in the same
-    /// round trip. The server runs them in order whatever fails: after a failed
-    /// statement in a transaction a COMMIT `after` rolls back. The first error is
-    /// returned.
+    /// Run `st`, with the statements `before` (at most two, with their parameters) sent
+    /// ahead of it and `after` behind it in the same round trip. The server runs them
+    /// in order whatever fails: after a failed statement in a transaction a COMMIT
+    /// `after` rolls back. The first error is returned.
     pub fn run(
         &self,
-        before: Option<&Statement>,
+        before: &[(&Statement, &[&(dyn ToSql + Sync)])],
         st: &Statement,
         params: &[&(dyn ToSql + Sync)],
         after: Option<&Statement>,
@@ -83,12 +83,18 @@ impl Conn {
             let count = rows.rows_affected().unwrap_or(out.len() as u64);
             Ok::<_, Error>(Sent { rows: out, count })
         };
-        let first: OptionFuture<_> = before.map(|s| c.execute(s, &[])).into();
+        assert!(
+            before.len() <= 2,
+            "at most BEGIN and the kept writes go first"
+        );
+        let pre =
+            |i: usize| -> OptionFuture<_> { before.get(i).map(|(s, p)| c.execute(*s, p)).into() };
         let last: OptionFuture<_> = after.map(|s| c.execute(s, &[])).into();
         // Polled in order: each request is queued at its first poll, so the server
         // receives them in this order.
-        let (b, m, a) = self.rt.block_on(join3(first, main, last));
-        b.transpose()?;
+        let (b0, b1, m, a) = self.rt.block_on(join4(pre(0), pre(1), main, last));
+        b0.transpose()?;
+        b1.transpose()?;
         let m = m?;
         a.transpose()?;
         Ok(m)

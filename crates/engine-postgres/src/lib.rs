@@ -420,6 +420,7 @@ impl Engine for PostgresEngine {
             pending_rows: 0,
             pending_upd: (0..self.maps.len()).map(|_| None).collect(),
             writes: HashMap::new(),
+            lock_next: false,
             batch: HashMap::new(),
             row: Vec::new(),
             pk: Key::new(),
@@ -442,7 +443,7 @@ impl Engine for PostgresEngine {
                 let pid = c
                     .prepare("SELECT pg_backend_pid()")
                     .map_err(err)
-                    .and_then(|st| c.run(None, &st, &[], None).map_err(err))
+                    .and_then(|st| c.run(&[], &st, &[], None).map_err(err))
                     .and_then(|sent| {
                         sent.rows
                             .first()
@@ -673,9 +674,16 @@ fn copy_field(out: &mut Vec<u8>, kind: Kind, v: &Value) -> Result<()> {
 /// inserts) and whether it is one row.
 type WritesSig = Vec<(usize, Option<Vec<usize>>, bool)>;
 
-/// A scan statement's cache key: its table, shape and the bytes of the rows it reads
-/// (`None`: whole rows).
-type ScanKey = (TableId, ScanShape, Option<(usize, usize)>);
+/// The kept writes as one statement and its parameters.
+type Writes = (Statement, Vec<Box<dyn ToSql + Sync>>);
+
+/// A scan statement's cache key: its table, shape, the bytes of the rows it reads
+/// (`None`: whole rows) and its limit when written as a literal.
+type ScanKey = (TableId, ScanShape, Option<(usize, usize)>, Option<usize>);
+
+/// Limits up to this are written into a scan's text (a statement per limit: kits use a
+/// few constant ones, Delivery's 1): PostgreSQL then plans the statement once.
+const LITERAL_LIMIT: usize = 100;
 
 /// A partial read's statements (`get_part`, `update_part`), per table and byte range.
 struct PartSql {
@@ -734,7 +742,10 @@ pub struct PostgresWorker<'e> {
     pending_upd: Vec<Option<PendingUpdate>>,
     /// The statement sending the buffered writes, per list of (table, columns an update
     /// sets, or `None` for inserts, whether it is one row).
-    writes: HashMap<WritesSig, String>,
+    writes: HashMap<WritesSig, Statement>,
+    /// The next statement is an update's locking read (read committed): it takes the
+    /// kept writes ahead of it ([`Self::before`]).
+    lock_next: bool,
     /// Batched lookups' and updates' statements, per table and byte range (`None`:
     /// whole rows).
     batch: HashMap<(TableId, Option<(usize, usize)>), Arc<BatchSql>>,
@@ -778,7 +789,7 @@ impl PostgresWorker<'_> {
         let st = self.prepared(
             "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements",
         )?;
-        let sent = self.client()?.run(None, &st, &[], None).map_err(pg_err)?;
+        let sent = self.client()?.run(&[], &st, &[], None).map_err(pg_err)?;
         sent.rows
             .iter()
             .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
@@ -806,23 +817,34 @@ impl PostgresWorker<'_> {
     /// BEGIN ahead of it and, if `commit`, COMMIT behind it. Statements are prepared
     /// once per connection (transaction control too): PostgreSQL neither parses nor
     /// analyzes them again, as it would a simple query's text.
+    /// `writes` (kept writes, [`Self::before`]) go between BEGIN and `st`.
     fn send(
         &mut self,
         st: &Statement,
         params: &[&(dyn ToSql + Sync)],
         commit: bool,
+        writes: Option<&Writes>,
     ) -> Result<conn::Sent> {
         let after = if commit {
             Some(self.prepared("COMMIT")?)
         } else {
             None
         };
-        let before = self.begin_unsent.take();
-        let n = 1 + before.is_some() as u64 + after.is_some() as u64;
+        let begin = self.begin_unsent.take();
+        let mut before: Vec<(&Statement, &[&(dyn ToSql + Sync)])> = Vec::with_capacity(2);
+        if let Some(b) = &begin {
+            before.push((b, &[]));
+        }
+        let wrefs: Vec<&(dyn ToSql + Sync)>;
+        if let Some((ws, wp)) = writes {
+            wrefs = wp.iter().map(|b| b.as_ref()).collect();
+            before.push((ws, &wrefs));
+        }
+        let n = 1 + before.len() as u64 + after.is_some() as u64;
         self.e.statements.fetch_add(n, Ordering::Relaxed);
         self.e.round_trips.fetch_add(1, Ordering::Relaxed);
         self.client()?
-            .run(before.as_ref(), st, params, after.as_ref())
+            .run(&before, st, params, after.as_ref())
             .map_err(pg_err)
     }
 
@@ -832,7 +854,7 @@ impl PostgresWorker<'_> {
         if let Some(st) = self.begin_unsent.take() {
             self.e.statements.fetch_add(1, Ordering::Relaxed);
             self.e.round_trips.fetch_add(1, Ordering::Relaxed);
-            self.client()?.run(None, &st, &[], None).map_err(pg_err)?;
+            self.client()?.run(&[], &st, &[], None).map_err(pg_err)?;
         }
         Ok(())
     }
@@ -840,7 +862,7 @@ impl PostgresWorker<'_> {
     /// Run a transaction control statement (COMMIT, ROLLBACK) alone.
     fn control(&mut self, sql: &'static str) -> Result<()> {
         let st = self.prepared(sql)?;
-        self.send(&st, &[], false)?;
+        self.send(&st, &[], false, None)?;
         Ok(())
     }
 
@@ -871,18 +893,24 @@ impl PostgresWorker<'_> {
     }
 
     /// Before a statement on table `t`: BEGIN, the load's copies, and this transaction's
-    /// buffered writes if `t` has some (all tables' at once: one statement either way),
-    /// so the statement sees the transaction's own writes.
-    fn before(&mut self, t: TableId) -> Result<()> {
+    /// buffered writes (all tables' at once: one statement either way), returned to go
+    /// ahead of the statement in its round trip, if `t` has some (so the statement sees
+    /// the transaction's own writes) or if the statement is a locking read (an
+    /// update's read at read committed: the writes held so far then do not wait for
+    /// commit while this transaction holds that row's lock, which on TPC-B's one
+    /// branch row made every transaction wait for the others' whole write statement).
+    fn before(&mut self, t: TableId) -> Result<Option<Writes>> {
         self.ensure_begun()?;
         self.flush()?;
+        let locks = std::mem::take(&mut self.lock_next);
         let t = t.0 as usize;
-        if self.pending.get(t).is_some_and(|p| !p.is_empty())
+        if locks
+            || self.pending.get(t).is_some_and(|p| !p.is_empty())
             || self.pending_upd.get(t).is_some_and(Option::is_some)
         {
-            self.flush_writes(false)?;
+            return self.take_writes();
         }
-        Ok(())
+        Ok(None)
     }
 
     /// Hold the write of an update of `t` until the next statement on `t` or commit.
@@ -907,8 +935,23 @@ impl PostgresWorker<'_> {
     /// when there was nothing to write). The transaction is then over on the server
     /// whatever the answer: a COMMIT after a failed statement rolls back.
     fn flush_writes(&mut self, commit: bool) -> Result<bool> {
-        if self.pending_rows == 0 && self.pending_upd.iter().all(Option::is_none) {
+        let Some((st, params)) = self.take_writes()? else {
             return Ok(false);
+        };
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+        let sent = self.send(&st, &refs, commit, None);
+        if commit {
+            self.began = false;
+        }
+        sent?;
+        Ok(commit)
+    }
+
+    /// The statement of the buffered writes and its parameters, the buffers emptied
+    /// (`None`: nothing kept).
+    fn take_writes(&mut self) -> Result<Option<Writes>> {
+        if self.pending_rows == 0 && self.pending_upd.iter().all(Option::is_none) {
+            return Ok(None);
         }
         self.ensure_begun()?;
         let e = self.e;
@@ -929,7 +972,9 @@ impl PostgresWorker<'_> {
                 sig.push((t, None, rows.len() == 1));
             }
         }
-        let sql = match self.writes.get(&sig) {
+        // The statement itself is kept per signature: its text is long (New-Order's is
+        // 3 kB), and copying and hashing it at every flush was client CPU for nothing.
+        let st = match self.writes.get(&sig) {
             Some(s) => s.clone(),
             None => {
                 let mut first = 1;
@@ -958,9 +1003,9 @@ impl PostgresWorker<'_> {
                         }
                     }
                 }
-                let sql = chain_writes(&parts);
-                self.writes.insert(sig.clone(), sql.clone());
-                sql
+                let st = self.prepared(&chain_writes(&parts))?;
+                self.writes.insert(sig.clone(), st.clone());
+                st
             }
         };
         let mut params: Vec<Box<dyn ToSql + Sync>> = Vec::new();
@@ -987,14 +1032,7 @@ impl PostgresWorker<'_> {
             }
         }
         self.pending_rows = 0;
-        let st = self.prepared(&sql)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-        let sent = self.send(&st, &refs, commit);
-        if commit {
-            self.began = false;
-        }
-        sent?;
-        Ok(commit)
+        Ok(Some((st, params)))
     }
 
     /// Whether this transaction runs at read committed (`--isolation` or the kit's
@@ -1097,10 +1135,10 @@ impl PostgresWorker<'_> {
         with_pk: bool,
         mut f: impl FnMut(&TableMap, &[u8], &Key, &postgres::Row) -> bool,
     ) -> Result<usize> {
-        self.before(t)?;
+        let writes = self.before(t)?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-        let rows = self.send(&st, &refs, false)?.rows;
+        let rows = self.send(&st, &refs, false, writes.as_ref())?.rows;
         let map = &self.e.maps[t.0 as usize];
         let mut n = 0;
         let mut vals = Vec::with_capacity(cols.len());
@@ -1138,10 +1176,10 @@ impl PostgresWorker<'_> {
         sql: &str,
         params: Vec<Box<dyn ToSql + Sync>>,
     ) -> Result<u64> {
-        self.before(t)?;
+        let writes = self.before(t)?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-        Ok(self.send(&st, &refs, false)?.count)
+        Ok(self.send(&st, &refs, false, writes.as_ref())?.count)
     }
 
     fn key_params(&self, t: TableId, key: &[u8]) -> Result<Vec<Box<dyn ToSql + Sync>>> {
@@ -1189,6 +1227,7 @@ impl PostgresWorker<'_> {
         // At read committed the read must lock the row, or a concurrent update between
         // it and ours would be lost; the other levels detect that conflict themselves.
         let get = if self.rc() { get_lock } else { get };
+        self.lock_next = self.rc();
         let mut old = Vec::new();
         let found = self.select(table, get, params, cols, false, |_, row, _, _| {
             old.extend_from_slice(row);
@@ -1231,16 +1270,19 @@ impl PostgresWorker<'_> {
             return Ok(0);
         };
         let map = &e.maps[index.table.0 as usize];
+        let literal = (plan.limited && limit <= LITERAL_LIMIT).then_some(limit);
         let k = (
             index.table,
             plan.shape,
             part.as_ref().map(|p| (p.start, p.end)),
+            literal,
         );
         let stmt = match self.scans.get(&k) {
             Some(s) => s.clone(),
             None => {
                 let cols = map.scan_cols(index.table, index.index, part.as_ref())?;
-                let s = Arc::new((map.scan_sql(D, index.index, &plan, &cols, dir), cols));
+                let sql = map.scan_sql_limit(D, index.index, &plan, &cols, dir, literal);
+                let s = Arc::new((sql, cols));
                 self.scans.insert(k, s.clone());
                 s
             }
@@ -1252,7 +1294,7 @@ impl PostgresWorker<'_> {
             pv.iter().map(|(i, _)| icols[*i]),
             pv.iter().map(|(_, v)| *v),
         )?;
-        if plan.limited {
+        if plan.limited && literal.is_none() {
             params.push(Box::new(limit as i64));
         }
         let (sql, cols) = &*stmt;
@@ -1410,6 +1452,7 @@ impl api::Worker for PostgresWorker<'_> {
             slot.push(at);
         }
         let get = if self.rc() { &b.get_lock } else { &b.get };
+        self.lock_next = self.rc();
         let old = self.select_many(table, get, &distinct, &b.cols)?;
         let mut rows = old.clone();
         let mut found = 0;
@@ -1548,6 +1591,7 @@ impl api::Worker for PostgresWorker<'_> {
     }
 
     fn abort(&mut self) {
+        self.lock_next = false;
         for b in &mut self.copy {
             b.clear();
         }

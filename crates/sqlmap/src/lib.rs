@@ -593,6 +593,22 @@ impl TableMap {
         cols: &[usize],
         dir: api::Dir,
     ) -> String {
+        self.scan_sql_limit(d, index, plan, cols, dir, None)
+    }
+
+    /// [`TableMap::scan_sql`], with a limited plan's limit written as the literal
+    /// `limit` when given (no limit parameter then). PostgreSQL's generic plan for a
+    /// `LIMIT $n` assumes a tenth of the rows, so its plan cache keeps to custom plans
+    /// and plans such a statement at every execution; with a literal it plans once.
+    pub fn scan_sql_limit(
+        &self,
+        d: Dialect,
+        index: u16,
+        plan: &ScanPlan,
+        cols: &[usize],
+        dir: api::Dir,
+        limit: Option<usize>,
+    ) -> String {
         let ix = &self.indexes[index as usize];
         let name = |i: usize| ident(&self.cols[ix.cols[i]].name);
         let ph = |i: usize, n: usize| self.placeholder(d, ix.cols[i], n);
@@ -655,8 +671,14 @@ impl TableMap {
             .map(|&c| format!("{}{order}", ident(&self.cols[c].name)))
             .collect();
         let _ = write!(s, " ORDER BY {}", ord.join(", "));
-        if plan.limited {
-            let _ = write!(s, " LIMIT {}", placeholder(d, Kind::I64, n));
+        match (plan.limited, limit) {
+            (false, _) => {}
+            (true, Some(l)) => {
+                let _ = write!(s, " LIMIT {l}");
+            }
+            (true, None) => {
+                let _ = write!(s, " LIMIT {}", placeholder(d, Kind::I64, n));
+            }
         }
         s
     }
@@ -712,6 +734,21 @@ impl TableMap {
             .copied()
             .filter(|c| self.set_cols.contains(c))
             .collect()
+    }
+
+    /// The SQL columns an UPDATE may set whose bytes differ between `old` and `new`
+    /// (rows of this table), in [`TableMap::set_cols`] order, into `out`.
+    pub fn changed_cols(&self, old: &[u8], new: &[u8], out: &mut Vec<usize>) {
+        out.clear();
+        for &c in &self.set_cols {
+            if let Source::Row(i) = self.cols[c].source {
+                let col = &self.def.columns[i];
+                let r = col.offset..col.offset + col.ty.width();
+                if old.get(r.clone()) != new.get(r) {
+                    out.push(c);
+                }
+            }
+        }
     }
 
     /// The values of [`TableMap::update_some_sql`] for `cols`: theirs, then the key.

@@ -210,6 +210,24 @@ fn bound_shapes() {
             r#"SELECT "w", "o" FROM "ol" WHERE "w" = $1::int4 AND "d" = $2::int2 AND "o" = $3::int8 AND "n" = $4::int2{ORDER} LIMIT $5::int8"#
         )
     );
+    // A literal limit (PostgreSQL plans such a statement once): no limit parameter.
+    let plan = m
+        .plan_scan(
+            Dialect::Postgres,
+            0,
+            Bound::Included(&a),
+            Bound::Included(&a),
+            true,
+            1,
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        m.scan_sql_limit(Dialect::Postgres, 0, &plan, &[0, 2], Dir::Forward, Some(1)),
+        format!(
+            r#"SELECT "w", "o" FROM "ol" WHERE "w" = $1::int4 AND "d" = $2::int2 AND "o" = $3::int8 AND "n" = $4::int2{ORDER} LIMIT 1"#
+        )
+    );
     // ... and exclusive at either: nothing can match, nothing is asked.
     assert_eq!(
         pg(Bound::Excluded(&a), Bound::Included(&a), Dir::Forward, 1),

@@ -586,6 +586,11 @@ impl Tpcc {
     pub fn delivery<W: Worker>(&self, s: &mut Session<W>, i: &DeliveryIn) -> Result<u32> {
         let w = i.w_id;
         let mut skipped = 0;
+        // Per district its oldest undelivered order, taken out of New-Order; then the
+        // taken orders, their lines and their customers each as one batch (an engine
+        // that does not batch runs the same operations one by one; a SQL engine sends
+        // each batch as one statement instead of one per district or per line).
+        let mut taken: Vec<(u32, u32)> = Vec::with_capacity(DISTRICTS as usize);
         for d in 1..=DISTRICTS {
             let lo = district_key(w, d);
             let hi = lo.prefix_end().expect("district prefix is never all 0xff");
@@ -614,39 +619,65 @@ impl Tpcc {
                     "tpcc: a concurrent delivery took the oldest new-order",
                 ));
             }
-            let mut order = None;
-            s.update_row(ORDER, &order_key(w, d, o_id), |r: &mut Order| {
+            taken.push((d, o_id));
+        }
+        let mut orders: Vec<Option<Order>> = vec![None; taken.len()];
+        s.update_row_batch(
+            ORDER,
+            taken.len(),
+            |n| order_key(w, taken[n].0, taken[n].1),
+            |n, r: &mut Order| {
                 r.o_carrier_id = i.carrier_id;
-                order = Some(*r);
-            })?;
-            let order = need(order, "order", o_id)?;
-            // Its lines are updated first: the customer's head comes meanwhile.
-            s.prefetch_part(CUSTOMER, &customer_key(w, d, order.o_c_id), CUSTOMER_HEAD);
-            let mut total = 0i64;
-            let found = s.update_row_batch(
-                ORDER_LINE,
-                order.o_ol_cnt as usize,
-                |n| order_line_key(w, d, o_id, n as u32 + 1),
-                |_, r: &mut OrderLine| {
-                    r.ol_delivery_d = i.date;
-                    total += r.ol_amount;
-                },
-            )?;
-            if found != order.o_ol_cnt as usize {
+                orders[n] = Some(*r);
+            },
+        )?;
+        let mut lines: Vec<(usize, u32)> = Vec::new();
+        for (n, (o, &(d, o_id))) in orders.iter().zip(&taken).enumerate() {
+            let o = need(*o, "order", o_id)?;
+            // The lines are updated first: the customers' heads come meanwhile.
+            s.prefetch_part(CUSTOMER, &customer_key(w, d, o.o_c_id), CUSTOMER_HEAD);
+            lines.extend((1..=o.o_ol_cnt).map(|l| (n, l)));
+        }
+        let mut total = vec![0i64; taken.len()];
+        let mut found = vec![0u32; taken.len()];
+        s.update_row_batch(
+            ORDER_LINE,
+            lines.len(),
+            |k| {
+                let (n, l) = lines[k];
+                order_line_key(w, taken[n].0, taken[n].1, l)
+            },
+            |k, r: &mut OrderLine| {
+                let n = lines[k].0;
+                r.ol_delivery_d = i.date;
+                total[n] += r.ol_amount;
+                found[n] += 1;
+            },
+        )?;
+        for (n, o) in orders.iter().enumerate() {
+            let o = o.expect("checked above");
+            if found[n] != o.o_ol_cnt {
+                let (d, o_id) = taken[n];
                 return Err(Error::fatal(format!(
-                    "tpcc: order ({w}, {d}, {o_id}) has {found} of its {} order lines",
-                    order.o_ol_cnt
+                    "tpcc: order ({w}, {d}, {o_id}) has {} of its {} order lines",
+                    found[n], o.o_ol_cnt
                 )));
             }
-            let found = s.update_head(
-                CUSTOMER,
-                &customer_key(w, d, order.o_c_id),
-                |r: &mut CustomerHead| {
-                    r.c_balance += total;
-                    r.c_delivery_cnt += 1;
-                },
-            )?;
-            need(found.then_some(()), "customer", order.o_c_id)?;
+        }
+        let customer = |n: usize| orders[n].expect("checked above").o_c_id;
+        let mut paid = vec![false; taken.len()];
+        s.update_head_batch(
+            CUSTOMER,
+            taken.len(),
+            |n| customer_key(w, taken[n].0, customer(n)),
+            |n, r: &mut CustomerHead| {
+                r.c_balance += total[n];
+                r.c_delivery_cnt += 1;
+                paid[n] = true;
+            },
+        )?;
+        if let Some(n) = paid.iter().position(|p| !p) {
+            need(None::<()>, "customer", customer(n))?;
         }
         Ok(skipped)
     }
