@@ -640,13 +640,28 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
             .find_subcommand(w)
             .ok_or_else(|| format!("--file {path}: unknown workload '{}'", f.workload))?;
     }
-    let long = |tok: &str| -> Option<String> {
-        let name = tok.strip_prefix("--")?;
-        Some(name.split('=').next().unwrap_or(name).to_string())
-    };
+    let from_file = file_options_kept(sub, &rest, &f.args);
+    let mut out = vec![argv[0].clone()];
+    out.extend(words.iter().map(|w| w.to_string()));
+    out.push(f.workload.clone());
+    out.extend(from_file);
+    out.extend(rest);
+    Ok(out)
+}
+
+/// A long option's name (`--name` or `--name=value`), none for other tokens.
+fn long_name(tok: &str) -> Option<String> {
+    let name = tok.strip_prefix("--")?;
+    Some(name.split('=').next().unwrap_or(name).to_string())
+}
+
+/// The file's options (`file_args`) that the command line's own (`rest`, of the command
+/// `sub`) leave standing: one the command line gives, or one conflicting with it, is
+/// dropped with its value.
+fn file_options_kept(sub: &clap::Command, rest: &[String], file_args: &[String]) -> Vec<String> {
     // What the command line gives, and what conflicts with it: the file's are dropped.
     let mut given: Vec<String> = Vec::new();
-    for name in rest.iter().filter_map(|t| long(t)) {
+    for name in rest.iter().filter_map(|t| long_name(t)) {
         if let Some(arg) = sub
             .get_arguments()
             .find(|a| a.get_long() == Some(name.as_str()))
@@ -666,9 +681,9 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
         given.push(name);
     }
     let mut from_file = Vec::new();
-    let mut it = f.args.iter();
+    let mut it = file_args.iter();
     while let Some(tok) = it.next() {
-        let Some(name) = long(tok) else {
+        let Some(name) = long_name(tok) else {
             from_file.push(tok.clone());
             continue;
         };
@@ -688,12 +703,7 @@ pub fn expand_file(argv: Vec<String>) -> Result<Vec<String>, String> {
             from_file.extend(value);
         }
     }
-    let mut out = vec![argv[0].clone()];
-    out.extend(words.iter().map(|w| w.to_string()));
-    out.push(f.workload.clone());
-    out.extend(from_file);
-    out.extend(rest);
-    Ok(out)
+    from_file
 }
 
 /// `oltpscope simulate`: the child run's options it passes on, and its own.

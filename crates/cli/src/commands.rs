@@ -541,12 +541,124 @@ fn run<W: Workload>(wl: &W, c: &RunOpts) -> Result<(), String> {
     run_with(wl, c, None)
 }
 
+/// A counter file recorded elsewhere (`profile --counters-from`): its path and counters.
+type Recorded = Option<(std::path::PathBuf, profiler::tmam::Counters)>;
+
 /// `run`, or `profile` when `prof` is given: the run under the sampler, its profile
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
     let (engine, _) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.disk.bpool_size)?;
-    // A recorded counter file is read first: a bad one is one line, before any run.
+    let (recorded, profiler) = profiler_setup(engine, prof)?;
+    if let Some(p) = &c.steps_points {
+        rt::set_ctx_points(Some(crate::steps::load_points(p)?));
+    }
+    rt::set_trace_ctx(c.trace_ctx);
+    let (engine, opts) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
+    let opts = run_engine_options(c, engine, opts)?;
+    look_before_writing(
+        wl,
+        engine,
+        &opts,
+        !c.no_load,
+        "add --no-load to run on it, or --reload to discard it and load again",
+    )?;
+    let json = JsonOut::open(c.json.as_deref())?;
+    let out = match &c.out {
+        Some(p) => match lab::results::ResultsDir::create(p) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                json.abandon();
+                return Err(e);
+            }
+        },
+        None => None,
+    };
+    // Every refusal from here on removes the outputs this command created.
+    let abandon = |out: Option<lab::results::ResultsDir>, e: String| {
+        json.abandon();
+        if let Some(o) = out {
+            o.abandon();
+        }
+        Err(e)
+    };
+    let cores = driver::machine::cores();
+    if c.threads as usize > cores {
+        eprintln!(
+            "note: {} worker threads on {cores} cores: workers will share cores",
+            c.threads
+        );
+    }
+    let clash = if c.interleave > 1 && engine != EngineName::Memory {
+        Some("--interleave needs the memory engine (only its index probes prefetch and switch)")
+    } else if c.interleave > 1 && c.rate.is_some() {
+        // The pacer sleeps the thread, which would hold up its other coroutines.
+        Some("--rate cannot be combined with --interleave yet: give one or the other")
+    } else {
+        None
+    };
+    if let Some(e) = clash {
+        return abandon(out, e.into());
+    }
+    let cfg = run_config(c, opts)?;
+    let obs = profiler.as_ref().map(|p| p as &dyn driver::Observer);
+    let limits = driver::Limits {
+        mem_limit: c.mem_limit,
+    };
+    if engine == EngineName::Postgres && c.db.postgres.pg_url.is_none() && !c.trace_measured {
+        // Said before it happens: initdb and the server's start take seconds (minutes
+        // when Debian's packages must be installed first).
+        eprintln!(
+            "starting a private PostgreSQL server in {} (removed at the end; --pg-url uses a server you have)",
+            std::env::temp_dir().display()
+        );
+    }
+    let report = match with_engine!(engine, E => driver::run_limited::<E, W>(wl, &cfg, obs, &limits))
+    {
+        Ok(r) => r,
+        Err(e) => return abandon(out, e.to_string()),
+    };
+    if engine == EngineName::Disk && c.log.unwrap_or(LogArg::Off) == LogArg::Off {
+        // After the run, so that a refusal stays one line.
+        eprintln!("note: --log off kept the disk engine's log in memory only: a crash would have lost data (a clean end is safe)");
+    }
+    let mut value = serde_json::to_value(&report).expect("reports serialize");
+    let mut text = report.to_text();
+    if let Some(s) = &report.stats {
+        text += &crate::stats::text(s, wl.name());
+    }
+    if let Some(p) = profiler {
+        if let Err(e) = profile_report(p, wl, &report, recorded, &mut text, &mut value) {
+            return abandon(out, e);
+        }
+    }
+    json.text(&text);
+    json.write(&value)?;
+    if let Some(o) = out {
+        let config = serde_json::json!({
+            "command": if prof.is_some() { "profile" } else { "run" },
+            "workload": wl.name(),
+            "engine": engine.as_str(),
+            "run": report.config,
+        });
+        write_results(o, &value, Some(&report), config)?;
+    }
+    if !report.checks.passed {
+        eprintln!("error: consistency check failed");
+        std::process::exit(1);
+    }
+    // A run stopped at its memory limit or by a signal ends here, after its report.
+    driver::exit_if_stopped(report);
+    Ok(())
+}
+
+/// `profile`'s set-up, before anything is created: the recorded counter file (a bad one
+/// is one line, before any run) and the sampler, counting hardware events when asked and
+/// the machine can.
+fn profiler_setup(
+    engine: EngineName,
+    prof: Option<&ProfOpts>,
+) -> Result<(Recorded, Option<profiler::Profiler>), String> {
     let recorded = match prof.and_then(|p| p.counters_from.as_ref()) {
         Some(f) => {
             let text = std::fs::read_to_string(f)
@@ -579,39 +691,19 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         })?),
         None => None,
     };
-    if let Some(p) = &c.steps_points {
-        rt::set_ctx_points(Some(crate::steps::load_points(p)?));
-    }
-    rt::set_trace_ctx(c.trace_ctx);
-    let (engine, mut opts) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
+    Ok((recorded, profiler))
+}
+
+/// `run`'s engine options past `engine_setup`: threads, reload, each engine's own
+/// options (refused for an engine they do not belong to), and `--mem-reserve` made.
+fn run_engine_options(
+    c: &RunOpts,
+    engine: EngineName,
+    mut opts: EngineOptions,
+) -> Result<EngineOptions, String> {
     opts.threads = c.threads as usize;
     opts.reload = c.reload;
-    // The partitioned engine's own options.
-    let pt = &c.partitioned;
-    if engine == EngineName::Partitioned {
-        opts = opts.with_own(engine_partitioned::PartitionedOptions {
-            partitions: pt.partitions.map(|p| p as usize),
-            ordered: match pt.ordered_index {
-                Some(crate::args::OrderedIndexArg::Rbtree) => {
-                    engine_partitioned::OrderedKind::RbTree
-                }
-                _ => engine_partitioned::OrderedKind::BTree,
-            },
-            // `--checkpoint-log` (declared with the memory engine's options, shared).
-            checkpoint_log_bytes: c.memory.checkpoint_log,
-        });
-    } else if let Some(f) = [
-        (pt.partitions.is_some(), "--partitions"),
-        (pt.ordered_index.is_some(), "--ordered-index"),
-    ]
-    .iter()
-    .find_map(|(given, f)| given.then_some(f))
-    {
-        return Err(format!(
-            "{f} is an option of the partitioned engine (this command uses the {} engine)",
-            engine.as_str()
-        ));
-    }
+    opts = partitioned_options(c, engine, opts)?;
     // `--checkpoint-log`: the memory, mvcc and partitioned engines' (the partitioned
     // engine's taken above).
     if let Some(b) = c.memory.checkpoint_log {
@@ -636,41 +728,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         }
     }
     if let Some(r) = c.memory.mem_reserve {
-        if engine != EngineName::Memory {
-            return Err(format!(
-                "--mem-reserve is an option of the memory engine (this command uses the {} engine)",
-                engine.as_str()
-            ));
-        }
-        let have = driver::machine::available_memory_bytes();
-        if have > 0 && r > have {
-            return Err(format!(
-                "--mem-reserve {} is more than the {} of memory available",
-                gib(r),
-                gib(have)
-            ));
-        }
-        opts = opts.with_own(engine_memory::MemoryOptions {
-            reserve_bytes: Some(r),
-            checkpoint_log_bytes: c.memory.checkpoint_log,
-        });
-        // The engine reserves when it opens; done here first, the reserve shows its
-        // progress on a terminal (the engine then finds it made).
-        if std::io::stderr().is_terminal() {
-            let bar = indicatif::ProgressBar::new(r);
-            bar.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "mem-reserve [{bar:20}] {bytes}/{total_bytes}, eta {eta}",
-                )
-                .expect("static template")
-                .progress_chars("=> "),
-            );
-            memindex::arena::reserve_with_progress(r, &mut |done, total| {
-                bar.set_length(total);
-                bar.set_position(done);
-            });
-            bar.finish_and_clear();
-        }
+        opts = mem_reserve(c, engine, opts, r)?;
     }
     if engine.is_external() && (c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some()) {
         // A connection waiting inside the other system blocks its whole thread.
@@ -684,47 +742,93 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         // Nothing to run on is a refusal, not a new (unloaded) database left behind.
         opts.create = false;
     }
-    look_before_writing(
-        wl,
-        engine,
-        &opts,
-        !c.no_load,
-        "add --no-load to run on it, or --reload to discard it and load again",
-    )?;
-    let json = JsonOut::open(c.json.as_deref())?;
-    let out = match &c.out {
-        Some(p) => match lab::results::ResultsDir::create(p) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                json.abandon();
-                return Err(e);
-            }
-        },
-        None => None,
-    };
-    let cores = driver::machine::cores();
-    if c.threads as usize > cores {
-        eprintln!(
-            "note: {} worker threads on {cores} cores: workers will share cores",
-            c.threads
+    Ok(opts)
+}
+
+/// The partitioned engine's own options, refused for any other engine.
+fn partitioned_options(
+    c: &RunOpts,
+    engine: EngineName,
+    opts: EngineOptions,
+) -> Result<EngineOptions, String> {
+    let pt = &c.partitioned;
+    if engine == EngineName::Partitioned {
+        return Ok(opts.with_own(engine_partitioned::PartitionedOptions {
+            partitions: pt.partitions.map(|p| p as usize),
+            ordered: match pt.ordered_index {
+                Some(crate::args::OrderedIndexArg::Rbtree) => {
+                    engine_partitioned::OrderedKind::RbTree
+                }
+                _ => engine_partitioned::OrderedKind::BTree,
+            },
+            // `--checkpoint-log` (declared with the memory engine's options, shared).
+            checkpoint_log_bytes: c.memory.checkpoint_log,
+        }));
+    }
+    if let Some(f) = [
+        (pt.partitions.is_some(), "--partitions"),
+        (pt.ordered_index.is_some(), "--ordered-index"),
+    ]
+    .iter()
+    .find_map(|(given, f)| given.then_some(f))
+    {
+        return Err(format!(
+            "{f} is an option of the partitioned engine (this command uses the {} engine)",
+            engine.as_str()
+        ));
+    }
+    Ok(opts)
+}
+
+/// `--mem-reserve r`: the memory engine's only, at most the memory available; reserved
+/// here with a progress bar on a terminal.
+fn mem_reserve(
+    c: &RunOpts,
+    engine: EngineName,
+    opts: EngineOptions,
+    r: u64,
+) -> Result<EngineOptions, String> {
+    if engine != EngineName::Memory {
+        return Err(format!(
+            "--mem-reserve is an option of the memory engine (this command uses the {} engine)",
+            engine.as_str()
+        ));
+    }
+    let have = driver::machine::available_memory_bytes();
+    if have > 0 && r > have {
+        return Err(format!(
+            "--mem-reserve {} is more than the {} of memory available",
+            gib(r),
+            gib(have)
+        ));
+    }
+    let opts = opts.with_own(engine_memory::MemoryOptions {
+        reserve_bytes: Some(r),
+        checkpoint_log_bytes: c.memory.checkpoint_log,
+    });
+    // The engine reserves when it opens; done here first, the reserve shows its
+    // progress on a terminal (the engine then finds it made).
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(r);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "mem-reserve [{bar:20}] {bytes}/{total_bytes}, eta {eta}",
+            )
+            .expect("static template")
+            .progress_chars("=> "),
         );
+        memindex::arena::reserve_with_progress(r, &mut |done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        });
+        bar.finish_and_clear();
     }
-    let clash = if c.interleave > 1 && engine != EngineName::Memory {
-        Some("--interleave needs the memory engine (only its index probes prefetch and switch)")
-    } else if c.interleave > 1 && c.rate.is_some() {
-        // The pacer sleeps the thread, which would hold up its other coroutines.
-        Some("--rate cannot be combined with --interleave yet: give one or the other")
-    } else {
-        None
-    };
-    if let Some(e) = clash {
-        json.abandon();
-        if let Some(o) = out {
-            o.abandon();
-        }
-        return Err(e.into());
-    }
-    let cfg = RunConfig {
+    Ok(opts)
+}
+
+/// The driver's configuration of a `run` from its options.
+fn run_config(c: &RunOpts, opts: EngineOptions) -> Result<RunConfig, String> {
+    Ok(RunConfig {
         engine: opts,
         threads: c.threads as usize,
         warmup_s: c.warmup,
@@ -751,98 +855,51 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         interleave: c.interleave > 1,
         stats: c.stats,
         timeseries: c.out.is_some(),
-    };
-    let obs = profiler.as_ref().map(|p| p as &dyn driver::Observer);
-    let limits = driver::Limits {
-        mem_limit: c.mem_limit,
-    };
-    if engine == EngineName::Postgres && c.db.postgres.pg_url.is_none() && !c.trace_measured {
-        // Said before it happens: initdb and the server's start take seconds (minutes
-        // when Debian's packages must be installed first).
-        eprintln!(
-            "starting a private PostgreSQL server in {} (removed at the end; --pg-url uses a server you have)",
-            std::env::temp_dir().display()
-        );
+    })
+}
+
+/// `profile`'s part of the report: the profile, waits and lock split after the run's
+/// text, and the hardware counters (measured, recorded) with their TMAM breakdown; the
+/// same added to the JSON as `profile`.
+fn profile_report<W: Workload>(
+    p: profiler::Profiler,
+    wl: &W,
+    report: &driver::Report,
+    recorded: Recorded,
+    text: &mut String,
+    value: &mut serde_json::Value,
+) -> Result<(), String> {
+    let counted = p.counters();
+    let thread_ns = (report.duration_s * 1e9) as u64 * report.threads as u64;
+    let profile = p.finish(wl.txn_types(), thread_ns)?;
+    *text += &profile.to_text();
+    *text += &crate::profile::waits_text(report);
+    let split = crate::profile::lock_split(report, &profile);
+    *text += &crate::profile::lock_split_text(split);
+    value["profile"] = serde_json::to_value(&profile).expect("profiles serialize");
+    if let Some(s) = split {
+        value["profile"]["lock_split"] = serde_json::json!(s);
     }
-    let report = match with_engine!(engine, E => driver::run_limited::<E, W>(wl, &cfg, obs, &limits))
-    {
-        Ok(r) => r,
-        Err(e) => {
-            json.abandon();
-            if let Some(o) = out {
-                o.abandon();
-            }
-            return Err(e.to_string());
-        }
-    };
-    if engine == EngineName::Disk && c.log.unwrap_or(LogArg::Off) == LogArg::Off {
-        // After the run, so that a refusal stays one line.
-        eprintln!("note: --log off kept the disk engine's log in memory only: a crash would have lost data (a clean end is safe)");
+    let mut counters = Vec::new();
+    if let Some(c) = counted {
+        counters.push(("the worker threads' measured phase".to_string(), c));
     }
-    let mut value = serde_json::to_value(&report).expect("reports serialize");
-    let mut text = report.to_text();
-    if let Some(s) = &report.stats {
-        text += &crate::stats::text(s, wl.name());
+    if let Some((f, c)) = recorded {
+        counters.push((format!("recorded in {}", f.display()), c));
     }
-    if let Some(p) = profiler {
-        let counted = p.counters();
-        let thread_ns = (report.duration_s * 1e9) as u64 * report.threads as u64;
-        let profile = match p.finish(wl.txn_types(), thread_ns) {
-            Ok(p) => p,
-            Err(e) => {
-                json.abandon();
-                if let Some(o) = out {
-                    o.abandon();
-                }
-                return Err(e);
-            }
-        };
-        text += &profile.to_text();
-        text += &crate::profile::waits_text(&report);
-        let split = crate::profile::lock_split(&report, &profile);
-        text += &crate::profile::lock_split_text(split);
-        value["profile"] = serde_json::to_value(&profile).expect("profiles serialize");
-        if let Some(s) = split {
-            value["profile"]["lock_split"] = serde_json::json!(s);
-        }
-        let mut counters = Vec::new();
-        if let Some(c) = counted {
-            counters.push(("the worker threads' measured phase".to_string(), c));
-        }
-        if let Some((f, c)) = recorded {
-            counters.push((format!("recorded in {}", f.display()), c));
-        }
-        for (source, c) in counters {
-            let m = profiler::tmam::compute(&c);
-            text += &format!("\nhardware counters ({source})\n");
-            text += &profiler::tmam::to_text(&m);
-            value["profile"]["counters"]
-                .as_array_mut()
-                .map(|a| a.push(serde_json::json!({"source": source, "values": c, "metrics": m})))
-                .unwrap_or_else(|| {
-                    value["profile"]["counters"] = serde_json::json!([
-                        {"source": source, "values": c, "metrics": m}
-                    ]);
-                });
-        }
+    for (source, c) in counters {
+        let m = profiler::tmam::compute(&c);
+        *text += &format!("\nhardware counters ({source})\n");
+        *text += &profiler::tmam::to_text(&m);
+        value["profile"]["counters"]
+            .as_array_mut()
+            .map(|a| a.push(serde_json::json!({"source": source, "values": c, "metrics": m})))
+            .unwrap_or_else(|| {
+                value["profile"]["counters"] = serde_json::json!([
+                    {"source": source, "values": c, "metrics": m}
+                ]);
+            });
     }
-    json.text(&text);
-    json.write(&value)?;
-    if let Some(o) = out {
-        let config = serde_json::json!({
-            "command": if prof.is_some() { "profile" } else { "run" },
-            "workload": wl.name(),
-            "engine": engine.as_str(),
-            "run": report.config,
-        });
-        write_results(o, &value, Some(&report), config)?;
-    }
-    if !report.checks.passed {
-        eprintln!("error: consistency check failed");
-        std::process::exit(1);
-    }
-    // A run stopped at its memory limit or by a signal ends here, after its report.
-    driver::exit_if_stopped(report);
     Ok(())
 }
 

@@ -233,23 +233,9 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
     let acked = base.join("acked");
     let mut seed = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut t = Totals::default();
-    let s = |x: &str| x.to_string();
     for trial in 0..a.trials {
         t.trials += 1;
-        let mut extra = Vec::new();
-        let mut note = String::new();
-        if a.engine == EngineName::Disk {
-            let ms = 10 + next(&mut seed) % 1991;
-            extra = vec![s("--checkpoint-ms"), ms.to_string()];
-            note = format!(", checkpoint every {ms} ms");
-        } else if a.engine.descriptor().db_is_log {
-            // Checkpoints (and the freeing of the log) every 1 KB-4 MB of log, so kills
-            // land inside them and recovery starts from them (0 is not a size the
-            // option takes: one trial in 4,096 once stopped a soak).
-            let kb = 1 + next(&mut seed) % 4096;
-            extra = vec![s("--checkpoint-log"), format!("{kb}KB")];
-            note = format!(", checkpoint every {kb} KB of log");
-        }
+        let (extra, mut note) = checkpoint_args(a, &mut seed);
         let load = trial == 0;
         let mut run_args = setup.run(
             a,
@@ -272,33 +258,7 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
         let stderr = base.join(format!("trial-{trial}.stderr"));
         let before = file_len(&acked);
         let mut child = spawn(&run_args, &stderr)?;
-        // Wait for loading or recovery to finish and this run's first acknowledgement.
-        // The limit counts only time in which the harness itself ran: a soak paused
-        // with SIGSTOP (while a measurement needs the machine) must not time out.
-        let mut waited = Duration::ZERO;
-        let mut last = Instant::now();
-        while file_len(&acked) == before {
-            if let Ok(Some(st)) = child.try_wait() {
-                let err = std::fs::read_to_string(&stderr).unwrap_or_default();
-                return Err(format!(
-                    "trial {trial}: the run exited ({st}) before any commit: {}",
-                    err.trim()
-                ));
-            }
-            let step = last.elapsed();
-            last = Instant::now();
-            if step < Duration::from_secs(1) {
-                waited += step;
-            }
-            if waited > Duration::from_secs(600) {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!(
-                    "trial {trial}: no commit acknowledged within 600 s"
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        wait_first_ack(&mut child, &acked, before, &stderr, trial)?;
         let kill_after = next(&mut seed) % a.max_kill_ms;
         std::thread::sleep(Duration::from_millis(kill_after));
         child
@@ -342,6 +302,68 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
     }
     t.report(&setup, lines_in(&acked));
     finish(a, &t)
+}
+
+/// A trial's checkpoint interval, drawn from `seed`: its run's options and the trial
+/// line's note (none for an engine without checkpoints of its own).
+fn checkpoint_args(a: &CrashArgs, seed: &mut u64) -> (Vec<String>, String) {
+    let s = |x: &str| x.to_string();
+    if a.engine == EngineName::Disk {
+        let ms = 10 + next(seed) % 1991;
+        (
+            vec![s("--checkpoint-ms"), ms.to_string()],
+            format!(", checkpoint every {ms} ms"),
+        )
+    } else if a.engine.descriptor().db_is_log {
+        // Checkpoints (and the freeing of the log) every 1 KB-4 MB of log, so kills
+        // land inside them and recovery starts from them (0 is not a size the
+        // option takes: one trial in 4,096 once stopped a soak).
+        let kb = 1 + next(seed) % 4096;
+        (
+            vec![s("--checkpoint-log"), format!("{kb}KB")],
+            format!(", checkpoint every {kb} KB of log"),
+        )
+    } else {
+        (Vec::new(), String::new())
+    }
+}
+
+/// Wait for loading or recovery to finish and this run's first acknowledgement (the
+/// acknowledgement file grown past `before` bytes). The limit counts only time in which
+/// the harness itself ran: a soak paused with SIGSTOP (while a measurement needs the
+/// machine) must not time out.
+fn wait_first_ack(
+    child: &mut std::process::Child,
+    acked: &Path,
+    before: u64,
+    stderr: &Path,
+    trial: u32,
+) -> Result<(), String> {
+    let mut waited = Duration::ZERO;
+    let mut last = Instant::now();
+    while file_len(acked) == before {
+        if let Ok(Some(st)) = child.try_wait() {
+            let err = std::fs::read_to_string(stderr).unwrap_or_default();
+            return Err(format!(
+                "trial {trial}: the run exited ({st}) before any commit: {}",
+                err.trim()
+            ));
+        }
+        let step = last.elapsed();
+        last = Instant::now();
+        if step < Duration::from_secs(1) {
+            waited += step;
+        }
+        if waited > Duration::from_secs(600) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!(
+                "trial {trial}: no commit acknowledged within 600 s"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(())
 }
 
 fn finish(a: &CrashArgs, t: &Totals) -> Result<(), String> {

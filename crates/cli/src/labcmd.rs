@@ -187,29 +187,7 @@ fn summary_text(s: &sweep::Summary) -> String {
         .unwrap_or(5)
         .max(5);
     // (heading, figure, its spread shown as median/min/max)
-    let cols: Vec<(String, String)> = match s.spec.kind {
-        sweep::Kind::Run | sweep::Kind::Profile => {
-            vec![("txn/s".into(), "throughput_tps".into())]
-        }
-        sweep::Kind::Simulate => {
-            let mut c = vec![("stall cyc/txn".into(), "stall_cycles_per_txn".into())];
-            let mut levels: Vec<String> = Vec::new();
-            for p in &s.points {
-                for l in p.simulation.iter().flat_map(|m| &m.levels) {
-                    if !levels.contains(&l.level) {
-                        levels.push(l.level.clone());
-                    }
-                }
-            }
-            for l in levels {
-                c.push((
-                    format!("{l} MPKI"),
-                    format!("{}_mpki", sweep::level_key(&l)),
-                ));
-            }
-            c
-        }
-    };
+    let cols = summary_columns(s);
     o += &format!("{:<w$}  {:>4}", "point", "runs");
     for (i, (h, _)) in cols.iter().enumerate() {
         if i == 0 {
@@ -228,13 +206,6 @@ fn summary_text(s: &sweep::Summary) -> String {
         o += &format!("  {:>5}", "CPU");
     }
     o += "\n";
-    let num = |v: f64| {
-        if v >= 100.0 {
-            format!("{v:.0}")
-        } else {
-            format!("{v:.2}")
-        }
-    };
     for p in &s.points {
         o += &format!("{:<w$}  {:>4}", p.name, p.reps_done);
         for (i, (_, fig)) in cols.iter().enumerate() {
@@ -270,6 +241,50 @@ fn summary_text(s: &sweep::Summary) -> String {
     if s.spec.kind == sweep::Kind::Profile {
         o += &profile_text(s);
     }
+    o += &curves_text(s);
+    o
+}
+
+/// The summary's figure columns for the sweep's kind: (heading, figure); a simulation's
+/// MPKI per level any point reports, in order of first appearance.
+fn summary_columns(s: &sweep::Summary) -> Vec<(String, String)> {
+    match s.spec.kind {
+        sweep::Kind::Run | sweep::Kind::Profile => {
+            vec![("txn/s".into(), "throughput_tps".into())]
+        }
+        sweep::Kind::Simulate => {
+            let mut c = vec![("stall cyc/txn".into(), "stall_cycles_per_txn".into())];
+            let mut levels: Vec<String> = Vec::new();
+            for p in &s.points {
+                for l in p.simulation.iter().flat_map(|m| &m.levels) {
+                    if !levels.contains(&l.level) {
+                        levels.push(l.level.clone());
+                    }
+                }
+            }
+            for l in levels {
+                c.push((
+                    format!("{l} MPKI"),
+                    format!("{}_mpki", sweep::level_key(&l)),
+                ));
+            }
+            c
+        }
+    }
+}
+
+/// A sweep figure as the summary prints it: whole numbers from 100 up, else two decimals.
+fn num(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// One line per curve of the summary: its best, 90% and 95% points and its knee.
+fn curves_text(s: &sweep::Summary) -> String {
+    let mut o = String::new();
     for c in &s.curves {
         let fixed: Vec<String> = c.fixed.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let label = |x: f64| {

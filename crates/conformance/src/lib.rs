@@ -390,31 +390,7 @@ pub fn scans_never_see_partial_txn_under<E: Engine>(
             };
             let (n, sum, ordered) = expect_ok(
                 "pair scanner",
-                s.run_retry(2, TRIES, |s| {
-                    let (mut n, mut sum, mut ordered) = (0u64, 0i64, true);
-                    let mut prev: Option<Key> = None;
-                    s.scan(
-                        index,
-                        Bound::Unbounded,
-                        Bound::Unbounded,
-                        dir,
-                        usize::MAX,
-                        |k, r| {
-                            if let Some(p) = &prev {
-                                let inorder = match dir {
-                                    Dir::Forward => p.as_bytes() < k,
-                                    Dir::Backward => p.as_bytes() > k,
-                                };
-                                ordered &= inorder;
-                            }
-                            prev = Some(Key::from_bytes(k));
-                            n += 1;
-                            sum += get_i64(r, 8);
-                            true
-                        },
-                    )?;
-                    Ok((n, sum, ordered))
-                }),
+                s.run_retry(2, TRIES, |s| scan_pairs(s, index, dir)),
             );
             assert!(
                 ordered,
@@ -429,6 +405,38 @@ pub fn scans_never_see_partial_txn_under<E: Engine>(
     }));
     concurrently(how, bodies);
     finish(e);
+}
+
+/// One scan of the pairs table's `index` in direction `dir`: the rows seen, the sum
+/// of their values, and whether the keys came in order.
+fn scan_pairs<W: api::Worker>(
+    s: &mut Session<W>,
+    index: IndexId,
+    dir: Dir,
+) -> api::Result<(u64, i64, bool)> {
+    let (mut n, mut sum, mut ordered) = (0u64, 0i64, true);
+    let mut prev: Option<Key> = None;
+    s.scan(
+        index,
+        Bound::Unbounded,
+        Bound::Unbounded,
+        dir,
+        usize::MAX,
+        |k, r| {
+            if let Some(p) = &prev {
+                let inorder = match dir {
+                    Dir::Forward => p.as_bytes() < k,
+                    Dir::Backward => p.as_bytes() > k,
+                };
+                ordered &= inorder;
+            }
+            prev = Some(Key::from_bytes(k));
+            n += 1;
+            sum += get_i64(r, 8);
+            true
+        },
+    )?;
+    Ok((n, sum, ordered))
 }
 
 /// Two transactions that each read both of two rows and write one of them cannot both
@@ -758,100 +766,7 @@ fn run_crud<W: api::Worker>(
     s.begin(0)?;
     let r = (|| {
         for op in ops {
-            let line = match *op {
-                CrudOp::Get(k) => {
-                    let mut v = None;
-                    let f = s.get(t, &k32(k), |r| v = Some(get_i64(r, 8)))?;
-                    format!("get {k}: {f} {v:?}")
-                }
-                CrudOp::Insert(k, v) => {
-                    s.insert(t, &k32(k), &crud_row(k, v))?;
-                    format!("insert {k}: ok")
-                }
-                CrudOp::Update(k, d) => {
-                    let f = s.update(t, &k32(k), |r| put_i64(r, 8, get_i64(r, 8) + d))?;
-                    format!("update {k}: {f}")
-                }
-                CrudOp::Delete(k) => format!("delete {k}: {}", s.delete(t, &k32(k))?),
-                CrudOp::GetPart(k) => {
-                    let mut v = None;
-                    let f = s.get_part(t, &k32(k), 8..16, |r| v = Some(get_i64(r, 0)))?;
-                    let mut w = None;
-                    s.get_part(t, &k32(k), 4..20, |r| w = Some(r.to_vec()))?;
-                    format!("get_part {k}: {f} {v:?} {w:?}")
-                }
-                CrudOp::UpdatePart(k, d) => {
-                    let f =
-                        s.update_part(t, &k32(k), 8..16, |r| put_i64(r, 0, get_i64(r, 0) + d))?;
-                    format!("update_part {k}: {f}")
-                }
-                CrudOp::GetBatch(ks) => {
-                    let mut v = Vec::new();
-                    let n = s.get_batch(
-                        t,
-                        ks.len(),
-                        |i| k32(ks[i]),
-                        |i, r| v.push((i, get_i64(r, 8))),
-                    )?;
-                    let mut w = Vec::new();
-                    let m = s.get_part_batch(
-                        t,
-                        ks.len(),
-                        |i| k32(ks[i]),
-                        8..16,
-                        |i, r| w.push((i, get_i64(r, 0))),
-                    )?;
-                    format!("get_batch {ks:?}: {n} {v:?} {m} {w:?}")
-                }
-                CrudOp::UpdateBatch(ks, d) => {
-                    let mut seen = Vec::new();
-                    let n = s.update_row_batch(
-                        t,
-                        ks.len(),
-                        |i| k32(ks[i]),
-                        |i, r: &mut [u8; 24]| {
-                            let v = get_i64(r, 8);
-                            seen.push((i, v));
-                            put_i64(r, 8, v + d + i as i64);
-                        },
-                    )?;
-                    format!("update_batch {ks:?}: {n} {seen:?}")
-                }
-                CrudOp::Scan(ix, lo, hi, fwd, limit, part) => {
-                    let ix = if ix == 0 && primary == IndexKind::Hash {
-                        1
-                    } else {
-                        ix
-                    };
-                    let index = IndexId {
-                        table: t,
-                        index: ix,
-                    };
-                    // Bounds as keys of the scanned index (a u32 prefix in all three).
-                    let (lo_k, hi_k) = (lo.map(k32), hi.map(k32));
-                    let lo_b = lo_k
-                        .as_ref()
-                        .map_or(Bound::Unbounded, |k| Bound::Included(k.as_bytes()));
-                    let hi_b = hi_k
-                        .as_ref()
-                        .map_or(Bound::Unbounded, |k| Bound::Excluded(k.as_bytes()));
-                    let dir = if fwd { Dir::Forward } else { Dir::Backward };
-                    let mut seen = Vec::new();
-                    let n = if part {
-                        s.scan_part(index, lo_b, hi_b, dir, limit, 8..16, |k, r| {
-                            seen.push((k.to_vec(), get_i64(r, 0)));
-                            true
-                        })?
-                    } else {
-                        s.scan(index, lo_b, hi_b, dir, limit, |k, r| {
-                            seen.push((k.to_vec(), get_i64(r, 8)));
-                            true
-                        })?
-                    };
-                    format!("scan ix{ix} {lo:?}..{hi:?} {dir:?} limit {limit}: {n} {seen:?}")
-                }
-            };
-            out.push(line);
+            out.push(crud_op(s, t, primary, op)?);
         }
         Ok(())
     })();
@@ -874,6 +789,120 @@ fn run_crud<W: api::Worker>(
         }
     }
     Ok(out)
+}
+
+/// One operation of `run_crud` and what it saw, as a line.
+fn crud_op<W: api::Worker>(
+    s: &mut Session<W>,
+    t: TableId,
+    primary: IndexKind,
+    op: &CrudOp,
+) -> api::Result<String> {
+    Ok(match *op {
+        CrudOp::Get(k) => {
+            let mut v = None;
+            let f = s.get(t, &k32(k), |r| v = Some(get_i64(r, 8)))?;
+            format!("get {k}: {f} {v:?}")
+        }
+        CrudOp::Insert(k, v) => {
+            s.insert(t, &k32(k), &crud_row(k, v))?;
+            format!("insert {k}: ok")
+        }
+        CrudOp::Update(k, d) => {
+            let f = s.update(t, &k32(k), |r| put_i64(r, 8, get_i64(r, 8) + d))?;
+            format!("update {k}: {f}")
+        }
+        CrudOp::Delete(k) => format!("delete {k}: {}", s.delete(t, &k32(k))?),
+        CrudOp::GetPart(k) => {
+            let mut v = None;
+            let f = s.get_part(t, &k32(k), 8..16, |r| v = Some(get_i64(r, 0)))?;
+            let mut w = None;
+            s.get_part(t, &k32(k), 4..20, |r| w = Some(r.to_vec()))?;
+            format!("get_part {k}: {f} {v:?} {w:?}")
+        }
+        CrudOp::UpdatePart(k, d) => {
+            let f = s.update_part(t, &k32(k), 8..16, |r| put_i64(r, 0, get_i64(r, 0) + d))?;
+            format!("update_part {k}: {f}")
+        }
+        CrudOp::GetBatch(ks) => {
+            let mut v = Vec::new();
+            let n = s.get_batch(
+                t,
+                ks.len(),
+                |i| k32(ks[i]),
+                |i, r| v.push((i, get_i64(r, 8))),
+            )?;
+            let mut w = Vec::new();
+            let m = s.get_part_batch(
+                t,
+                ks.len(),
+                |i| k32(ks[i]),
+                8..16,
+                |i, r| w.push((i, get_i64(r, 0))),
+            )?;
+            format!("get_batch {ks:?}: {n} {v:?} {m} {w:?}")
+        }
+        CrudOp::UpdateBatch(ks, d) => {
+            let mut seen = Vec::new();
+            let n = s.update_row_batch(
+                t,
+                ks.len(),
+                |i| k32(ks[i]),
+                |i, r: &mut [u8; 24]| {
+                    let v = get_i64(r, 8);
+                    seen.push((i, v));
+                    put_i64(r, 8, v + d + i as i64);
+                },
+            )?;
+            format!("update_batch {ks:?}: {n} {seen:?}")
+        }
+        CrudOp::Scan(ix, lo, hi, fwd, limit, part) => {
+            crud_scan(s, t, primary, (ix, lo, hi, fwd, limit, part))?
+        }
+    })
+}
+
+/// `CrudOp::Scan`: (index, low and high key, forward, limit, values only) as `run_crud`
+/// runs it (the primary index of a hash table is scanned through its first secondary).
+fn crud_scan<W: api::Worker>(
+    s: &mut Session<W>,
+    t: TableId,
+    primary: IndexKind,
+    (ix, lo, hi, fwd, limit, part): (u16, Option<u32>, Option<u32>, bool, usize, bool),
+) -> api::Result<String> {
+    let ix = if ix == 0 && primary == IndexKind::Hash {
+        1
+    } else {
+        ix
+    };
+    let index = IndexId {
+        table: t,
+        index: ix,
+    };
+    // Bounds as keys of the scanned index (a u32 prefix in all three).
+    let (lo_k, hi_k) = (lo.map(k32), hi.map(k32));
+    let lo_b = lo_k
+        .as_ref()
+        .map_or(Bound::Unbounded, |k| Bound::Included(k.as_bytes()));
+    let hi_b = hi_k
+        .as_ref()
+        .map_or(Bound::Unbounded, |k| Bound::Excluded(k.as_bytes()));
+    let dir = if fwd { Dir::Forward } else { Dir::Backward };
+    let mut seen = Vec::new();
+    let n = if part {
+        s.scan_part(index, lo_b, hi_b, dir, limit, 8..16, |k, r| {
+            seen.push((k.to_vec(), get_i64(r, 0)));
+            true
+        })?
+    } else {
+        s.scan(index, lo_b, hi_b, dir, limit, |k, r| {
+            seen.push((k.to_vec(), get_i64(r, 8)));
+            true
+        })?
+    };
+    Ok(format!(
+        "scan ix{ix} {lo:?}..{hi:?} {dir:?} limit {limit}: {n} {seen:?}"
+    ))
 }
 
 /// A random single-threaded sequence of transactions (gets, inserts, updates, deletes,

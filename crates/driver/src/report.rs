@@ -491,6 +491,13 @@ impl Report {
         if let Some(s) = &self.steps {
             s.to_text(o);
         }
+        self.text_waits_and_merit(o, short);
+    }
+
+    /// The summary's last lines: the workers' waits, the TPC figures of merit (not for a
+    /// short run) and the workload's notes.
+    fn text_waits_and_merit(&self, o: &mut String, short: bool) {
+        use std::fmt::Write;
         let waited: Vec<String> = self
             .waits
             .iter()

@@ -274,23 +274,7 @@ impl<W: Workload> Shared<'_, W> {
             if ph == STOP || quota.is_some_and(|q| done >= q) {
                 break;
             }
-            if ph == MEASURE && self.at_measure.get().is_none() {
-                self.at_measure
-                    .set(Some((thread_cpu(), rt::thread_stats(), Instant::now())));
-                if let Some(o) = self.obs {
-                    *self.thread_obs.borrow_mut() = Some(o.thread_start());
-                }
-            }
-            if let (Some(cur), Some(tx)) = (self.iv.borrow_mut().as_mut(), self.series_tx.as_ref())
-            {
-                let now_s = self.second.load(Ordering::Relaxed);
-                if now_s != cur.second {
-                    let old =
-                        std::mem::replace(cur, Interval::new(self.worker, now_s, self.ntypes));
-                    // The receiver outlives the workers: a send cannot fail.
-                    let _ = tx.send(old.close());
-                }
-            }
+            self.observe_phase(ph);
             let late = match pacer.as_mut() {
                 None => Duration::ZERO,
                 Some(p) => match p.wait(stop) {
@@ -320,27 +304,7 @@ impl<W: Workload> Shared<'_, W> {
                     }
                     Ok(())
                 });
-                if self.obs.is_some() {
-                    if let Some(o) = self.thread_obs.borrow_mut().as_mut() {
-                        o.txn_end(ty);
-                    }
-                }
-                if self.stats {
-                    // Every attempt's counts are taken (warm-up ones dropped); a
-                    // measured attempt that aborted is kept apart from the commits.
-                    let c = txnstats::take();
-                    if ph == MEASURE {
-                        let s = &mut r.stats[t];
-                        match &attempt {
-                            Ok(()) => s.committed.add(&c),
-                            Err(Error::Conflict(_)) | Err(Error::UserAbort) => {
-                                s.aborted.add(&c);
-                                s.aborted_attempts += 1;
-                            }
-                            Err(_) => {}
-                        }
-                    }
-                }
+                self.count_attempt(ph, ty, &attempt, r);
                 match attempt {
                     Err(Error::Conflict(_)) => {
                         if ph == MEASURE {
@@ -365,33 +329,7 @@ impl<W: Workload> Shared<'_, W> {
                 done += 1;
             }
             match outcome {
-                Ok(()) => {
-                    wl.committed(st, &input, ph == MEASURE);
-                    r.committed_all[t] += 1;
-                    if ph == MEASURE {
-                        r.committed[t] += 1;
-                        r.hist[t].saturating_record(ns.max(1));
-                    }
-                    if let Some(cur) = self.iv.borrow_mut().as_mut() {
-                        cur.committed[t] += 1;
-                        cur.hist[t].saturating_record(ns.max(1));
-                    }
-                    me.committed
-                        .store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-                    if let Some((f, tag)) = self
-                        .acked
-                        .as_ref()
-                        .and_then(|f| Some((f, wl.txn_tag(st, &input)?)))
-                    {
-                        let mut f = f.lock().unwrap();
-                        if let Err(e) = writeln!(f, "{tag}") {
-                            *self.fatal.lock().unwrap() = Some(Error::fatal(format!(
-                                "cannot write the acknowledgement file: {e}"
-                            )));
-                            phase.store(STOP, Ordering::Relaxed);
-                        }
-                    }
-                }
+                Ok(()) => self.record_commit(st, &input, ph == MEASURE, t, ns, r),
                 Err(Error::UserAbort) => {
                     if ph == MEASURE {
                         r.user_aborts[t] += 1;
@@ -419,6 +357,96 @@ impl<W: Workload> Shared<'_, W> {
         }
         r.ended = Some(Instant::now());
         r.counters = wl.counters(st);
+    }
+
+    /// Before each transaction: the thread's first look at the measured phase (its CPU
+    /// time, waits and observer start), and the time series' interval closed when the
+    /// run's second changed.
+    #[inline]
+    fn observe_phase(&self, ph: u8) {
+        if ph == MEASURE && self.at_measure.get().is_none() {
+            self.at_measure
+                .set(Some((thread_cpu(), rt::thread_stats(), Instant::now())));
+            if let Some(o) = self.obs {
+                *self.thread_obs.borrow_mut() = Some(o.thread_start());
+            }
+        }
+        if let (Some(cur), Some(tx)) = (self.iv.borrow_mut().as_mut(), self.series_tx.as_ref()) {
+            let now_s = self.second.load(Ordering::Relaxed);
+            if now_s != cur.second {
+                let old = std::mem::replace(cur, Interval::new(self.worker, now_s, self.ntypes));
+                // The receiver outlives the workers: a send cannot fail.
+                let _ = tx.send(old.close());
+            }
+        }
+    }
+
+    /// After each attempt: the observer's end of transaction and, with `--stats`, the
+    /// attempt's counts.
+    #[inline]
+    fn count_attempt(&self, ph: u8, ty: u32, attempt: &Result<(), Error>, r: &mut WorkerResult) {
+        if self.obs.is_some() {
+            if let Some(o) = self.thread_obs.borrow_mut().as_mut() {
+                o.txn_end(ty);
+            }
+        }
+        if self.stats {
+            // Every attempt's counts are taken (warm-up ones dropped); a measured
+            // attempt that aborted is kept apart from the commits.
+            let c = txnstats::take();
+            if ph == MEASURE {
+                let s = &mut r.stats[ty as usize];
+                match attempt {
+                    Ok(()) => s.committed.add(&c),
+                    Err(Error::Conflict(_)) | Err(Error::UserAbort) => {
+                        s.aborted.add(&c);
+                        s.aborted_attempts += 1;
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+
+    /// A commit of type `t` that took `ns` counted (in the results when `measured`, in
+    /// the current second, in the live counts) and acknowledged (`--acked-file`; a
+    /// failed write stops the run with a fatal error).
+    #[inline]
+    fn record_commit(
+        &self,
+        st: &mut W::WorkerState,
+        input: &W::Input,
+        measured: bool,
+        t: usize,
+        ns: u64,
+        r: &mut WorkerResult,
+    ) {
+        let me = self.live;
+        self.wl.committed(st, input, measured);
+        r.committed_all[t] += 1;
+        if measured {
+            r.committed[t] += 1;
+            r.hist[t].saturating_record(ns.max(1));
+        }
+        if let Some(cur) = self.iv.borrow_mut().as_mut() {
+            cur.committed[t] += 1;
+            cur.hist[t].saturating_record(ns.max(1));
+        }
+        me.committed
+            .store(me.committed.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        if let Some((f, tag)) = self
+            .acked
+            .as_ref()
+            .and_then(|f| Some((f, self.wl.txn_tag(st, input)?)))
+        {
+            let mut f = f.lock().unwrap();
+            if let Err(e) = writeln!(f, "{tag}") {
+                *self.fatal.lock().unwrap() = Some(Error::fatal(format!(
+                    "cannot write the acknowledgement file: {e}"
+                )));
+                self.phase.store(STOP, Ordering::Relaxed);
+            }
+        }
     }
 }
 
@@ -862,17 +890,7 @@ pub fn run_limited<E: Engine, W: Workload>(
     let committed: u64 = t.per_txn.iter().map(|t| t.committed).sum();
     let aborted: u64 = t.per_txn.iter().map(|t| t.aborted).sum();
     let user_aborts: u64 = t.per_txn.iter().map(|t| t.user_aborts).sum();
-    // Rolled-back New-Orders count too (clause 5.4.2): they are user aborts here.
-    let tpmc = t
-        .per_txn
-        .iter()
-        .find(|t| t.name == "new-order" || t.name == "new_order")
-        .map(|t| (t.committed + t.user_aborts) as f64 * 60.0 / secs);
-    let tpse = t
-        .per_txn
-        .iter()
-        .find(|t| t.name == "trade-result")
-        .map(|t| t.committed as f64 / secs);
+    let (tpmc, tpse) = tpmc_tpse(&t.per_txn, secs);
     let done: Vec<u64> = t
         .per_txn
         .iter()
@@ -895,19 +913,7 @@ pub fn run_limited<E: Engine, W: Workload>(
         }
     };
 
-    let config = serde_json::json!({
-        "workload": wl.config(),
-        "engine": cfg.engine,
-        "threads": cfg.threads,
-        "coroutines": ncoro,
-        "interleave": cfg.interleave && ncoro > 1,
-        "warmup_s": cfg.warmup_s,
-        "stop": cfg.stop,
-        "seed": cfg.seed,
-        "pin": cfg.pin && !cores.is_empty(),
-        "no_load": cfg.no_load,
-        "rate": cfg.rate,
-    });
+    let config = config_json(wl, cfg, ncoro, !cores.is_empty());
     Ok(Report {
         workload: wl.name().to_string(),
         engine: E::NAME.to_string(),
@@ -950,6 +956,74 @@ pub fn run_limited<E: Engine, W: Workload>(
         started_at_unix_s,
         timeseries,
         histograms: t.histograms,
+    })
+}
+
+/// The memory watch's look at `now`: a warning printed, or the run's stop at the memory
+/// limit (said at once).
+fn memory_stop(
+    watch: &mut memwatch::Watch,
+    now: Duration,
+    warm: Duration,
+    total_s: Option<f64>,
+) -> Option<Stopped> {
+    let s = memwatch::read_sample(now.as_secs_f64())?;
+    match watch.observe(s, warm.as_secs_f64(), total_s) {
+        Verdict::Fine => None,
+        Verdict::Warn(m) => {
+            eprintln!("{m}");
+            None
+        }
+        Verdict::Stop(message) => {
+            // Said at once: what follows (the workers' last transactions, the report)
+            // still takes memory, and the user must learn why even if the kernel then
+            // has its way.
+            eprintln!("stopped: {message}");
+            Some(Stopped {
+                reason: "memory-limit".into(),
+                signal: None,
+                at_s: now.as_secs_f64(),
+                message,
+            })
+        }
+    }
+}
+
+/// The TPC figures of merit over `secs` measured seconds: TPC-C's New-Orders per
+/// minute and TPC-E's Trade-Results per second (each none for other workloads).
+fn tpmc_tpse(per_txn: &[TxnTypeReport], secs: f64) -> (Option<f64>, Option<f64>) {
+    // Rolled-back New-Orders count too (clause 5.4.2): they are user aborts here.
+    let tpmc = per_txn
+        .iter()
+        .find(|t| t.name == "new-order" || t.name == "new_order")
+        .map(|t| (t.committed + t.user_aborts) as f64 * 60.0 / secs);
+    let tpse = per_txn
+        .iter()
+        .find(|t| t.name == "trade-result")
+        .map(|t| t.committed as f64 / secs);
+    (tpmc, tpse)
+}
+
+/// The run's configuration as the report records it (`pinned`: cores were found to pin
+/// the workers to).
+fn config_json<W: Workload>(
+    wl: &W,
+    cfg: &RunConfig,
+    ncoro: usize,
+    pinned: bool,
+) -> serde_json::Value {
+    serde_json::json!({
+        "workload": wl.config(),
+        "engine": cfg.engine,
+        "threads": cfg.threads,
+        "coroutines": ncoro,
+        "interleave": cfg.interleave && ncoro > 1,
+        "warmup_s": cfg.warmup_s,
+        "stop": cfg.stop,
+        "seed": cfg.seed,
+        "pin": cfg.pin && pinned,
+        "no_load": cfg.no_load,
+        "rate": cfg.rate,
     })
 }
 
@@ -1319,24 +1393,9 @@ fn keep_time<E, W: Workload>(
         }
         // At most 100 ms apart (the sleep below): a database growing 100 MB/s
         // passes the stop line by at most 10 MB, well inside the headroom.
-        if let Some(s) = memwatch::read_sample(now.as_secs_f64()) {
-            match watch.observe(s, warm.as_secs_f64(), total_s) {
-                Verdict::Fine => {}
-                Verdict::Warn(m) => eprintln!("{m}"),
-                Verdict::Stop(message) => {
-                    // Said at once: what follows (the workers' last transactions,
-                    // the report) still takes memory, and the user must learn why
-                    // even if the kernel then has its way.
-                    eprintln!("stopped: {message}");
-                    stopped = Some(Stopped {
-                        reason: "memory-limit".into(),
-                        signal: None,
-                        at_s: now.as_secs_f64(),
-                        message,
-                    });
-                    break;
-                }
-            }
+        if let Some(s) = memory_stop(watch, now, warm, total_s) {
+            stopped = Some(s);
+            break;
         }
         if phase.load(Ordering::Relaxed) == WARMUP && now >= warm {
             measure_start = Instant::now();

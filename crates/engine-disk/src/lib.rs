@@ -46,6 +46,123 @@ const DEFAULT_CHECKPOINT_MS: u64 = 5000;
 /// The smallest default pool (64 MiB).
 const MIN_DEFAULT_FRAMES: usize = 8192;
 
+/// Recovery's redo and undo passes over `e` (built on the log `log`), stopped where a
+/// test's `stop` says (an error then, after writing what was done).
+fn redo_undo(
+    e: &Inner,
+    reader: &LogReader,
+    an: &recovery::Analysis,
+    log: &Log,
+    stop: StopAt,
+) -> Result<()> {
+    recovery::redo(e, reader, an)?;
+    if stop == StopAt::AfterRedo {
+        e.pool.flush_all()?;
+        return Err(Error::fatal("recovery stopped after redo (test hook)"));
+    }
+    let lim = match stop {
+        StopAt::AfterUndo(n) => Some(n),
+        _ => None,
+    };
+    let undone = recovery::undo(e, reader, an, lim)?;
+    if lim.is_some_and(|n| undone >= n) {
+        log.flush_once()?;
+        e.pool.flush_all()?;
+        return Err(Error::fatal("recovery stopped during undo (test hook)"));
+    }
+    Ok(())
+}
+
+/// Recovery's first checks of the data file at `path`: there, and at least as long as
+/// the pages it had at the last checkpoint. Returns it open, and its length.
+fn open_data_file(
+    st: &dyn Storage,
+    path: &Path,
+    control: &Control,
+) -> Result<(Arc<dyn storage::File>, u64)> {
+    if !st.exists(path).map_err(io_err)? {
+        return Err(Error::fatal(format!(
+            "{} is missing: the database is damaged",
+            path.display()
+        )));
+    }
+    let file = st.open(path, Open::ReadWrite).map_err(io_err)?;
+    let len = file.len().map_err(io_err)?;
+    let page_bytes = page::PAGE_SIZE as u64;
+    if len < page_bytes || len < control.data_pages * page_bytes {
+        return Err(Error::fatal(format!(
+            "{} holds {len} bytes, less than the {} pages it had at the last checkpoint: it was cut or damaged",
+            path.display(),
+            control.data_pages.max(1)
+        )));
+    }
+    Ok((file, len))
+}
+
+/// The catalog of page 0 (from its double-write copy when the page is among the `torn`
+/// ones), which must be the control file's database's.
+fn read_catalog(
+    file: &dyn storage::File,
+    torn: &[(u64, Box<page::Page>)],
+    schema: &Schema,
+    path: &Path,
+    control: &Control,
+) -> Result<catalog::Catalog> {
+    let cat = match torn.iter().find(|(pid, _)| *pid == 0) {
+        Some((_, image)) => catalog::decode(image, schema)?,
+        None => catalog::read(file, schema)?,
+    }
+    .ok_or_else(|| {
+        Error::fatal(format!(
+            "{}: page 0 holds no catalog (zeroed or damaged)",
+            path.display()
+        ))
+    })?;
+    if cat.db_id != control.db_id {
+        return Err(Error::fatal(format!(
+            "{} belongs to another database (id {:016x}, the control file says {:016x})",
+            path.display(),
+            cat.db_id,
+            control.db_id
+        )));
+    }
+    Ok(cat)
+}
+
+/// With `--log-dir`, a log there is another database's (or an orphan), never
+/// overwritten: a new database is created only where none of the directories that exist
+/// (`missing` lists those that do not) holds a file of its own (the log directory: a log
+/// segment).
+fn refuse_foreign_files(
+    st: &dyn Storage,
+    dir: &Path,
+    log_dir: &Path,
+    missing: &[PathBuf],
+) -> Result<()> {
+    let absent = |d: &Path| missing.iter().any(|m| m.as_path() == d);
+    let mut found = Vec::new();
+    if !absent(dir) {
+        found.extend(st.list(dir).map_err(io_err)?.into_iter().map(|n| (dir, n)));
+    }
+    if log_dir != dir && !absent(log_dir) {
+        found.extend(
+            st.list(log_dir)
+                .map_err(io_err)?
+                .into_iter()
+                .filter(|n| log::is_segment_name(n) || log::is_segment_tmp_name(n))
+                .map(|n| (log_dir, n)),
+        );
+    }
+    if let Some((d, f)) = found.first() {
+        return Err(Error::fatal(format!(
+            "{} is not empty and holds no disk-engine database (found {f}; no control file in {}): refusing to create one over it",
+            d.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// The content checks of the page types that have one, registered with the buffer
 /// pool (which knows no data structure): a B+tree node's cells, in full.
 pub fn check_content(t: page::PageType, p: &page::Page, pid: u64) -> Result<()> {
@@ -339,28 +456,8 @@ impl DiskEngine {
                         dir.display()
                     )));
                 }
-                // Named by the directory it is in: with --log-dir, a log there is
-                // another database's (or an orphan), never overwritten.
-                let mut found = Vec::new();
-                if !missing.contains(&dir) {
-                    found.extend(st.list(&dir).map_err(io_err)?.into_iter().map(|n| (&dir, n)));
-                }
-                if log_dir != dir && !missing.contains(&log_dir) {
-                    found.extend(
-                        st.list(&log_dir)
-                            .map_err(io_err)?
-                            .into_iter()
-                            .filter(|n| log::is_segment_name(n) || log::is_segment_tmp_name(n))
-                            .map(|n| (&log_dir, n)),
-                    );
-                }
-                if let Some((d, f)) = found.first() {
-                    return Err(Error::fatal(format!(
-                        "{} is not empty and holds no disk-engine database (found {f}; no control file in {}): refusing to create one over it",
-                        d.display(),
-                        dir.display()
-                    )));
-                }
+                // Named by the directory it is in.
+                refuse_foreign_files(&*st, &dir, &log_dir, &missing)?;
                 for d in &missing {
                     st.create_dir_all(d).map_err(io_err)?;
                 }
@@ -471,22 +568,8 @@ impl DiskEngine {
     ) -> Result<Inner> {
         // Every check first: a refused database is left exactly as it was found.
         let path = dir.join(DATA_FILE);
-        if !st.exists(&path).map_err(io_err)? {
-            return Err(Error::fatal(format!(
-                "{} is missing: the database is damaged",
-                path.display()
-            )));
-        }
-        let file = st.open(&path, Open::ReadWrite).map_err(io_err)?;
-        let len = file.len().map_err(io_err)?;
+        let (file, len) = open_data_file(&*st, &path, &control)?;
         let page_bytes = page::PAGE_SIZE as u64;
-        if len < page_bytes || len < control.data_pages * page_bytes {
-            return Err(Error::fatal(format!(
-                "{} holds {len} bytes, less than the {} pages it had at the last checkpoint: it was cut or damaged",
-                path.display(),
-                control.data_pages.max(1)
-            )));
-        }
         // A torn page (the catalog included) has an intact copy in the double-write file.
         let dw_how = if opts.read_only {
             Open::Read
@@ -495,24 +578,7 @@ impl DiskEngine {
         };
         let dw = DoubleWrite::open(&*st, dir, control.db_id, dw_how)?;
         let torn = dw.damaged_pages(&*file)?;
-        let cat = match torn.iter().find(|(pid, _)| *pid == 0) {
-            Some((_, image)) => catalog::decode(image, &schema)?,
-            None => catalog::read(&*file, &schema)?,
-        }
-        .ok_or_else(|| {
-            Error::fatal(format!(
-                "{}: page 0 holds no catalog (zeroed or damaged)",
-                path.display()
-            ))
-        })?;
-        if cat.db_id != control.db_id {
-            return Err(Error::fatal(format!(
-                "{} belongs to another database (id {:016x}, the control file says {:016x})",
-                path.display(),
-                cat.db_id,
-                control.db_id
-            )));
-        }
+        let cat = read_catalog(&*file, &torn, &schema, &path, &control)?;
         let segs = Segments {
             st: st.clone(),
             dir: log_dir.to_path_buf(),
@@ -576,21 +642,7 @@ impl DiskEngine {
             segs.clone(),
             control,
         )?;
-        recovery::redo(&e, &reader, &an)?;
-        if stop == StopAt::AfterRedo {
-            e.pool.flush_all()?;
-            return Err(Error::fatal("recovery stopped after redo (test hook)"));
-        }
-        let lim = match stop {
-            StopAt::AfterUndo(n) => Some(n),
-            _ => None,
-        };
-        let undone = recovery::undo(&e, &reader, &an, lim)?;
-        if lim.is_some_and(|n| undone >= n) {
-            log.flush_once()?;
-            e.pool.flush_all()?;
-            return Err(Error::fatal("recovery stopped during undo (test hook)"));
-        }
+        redo_undo(&e, &reader, &an, &log, stop)?;
         if opts.read_only {
             return Ok(e);
         }

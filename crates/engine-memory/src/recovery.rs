@@ -74,6 +74,17 @@ struct Apply {
 }
 
 impl Apply {
+    /// Nothing applied yet, its rows sized for the largest row of `catalog`.
+    fn new(catalog: &Catalog) -> Apply {
+        let max_row = catalog.tables.iter().map(|t| t.row_size).max().unwrap_or(0);
+        Apply {
+            zeros: vec![0u8; max_row],
+            row: vec![0u8; max_row],
+            tombstones: Vec::new(),
+            waiting: Waiting::new(),
+        }
+    }
+
     /// Apply one record of a durable epoch to the primary index (exclusive access), then
     /// the updates that waited for the version it made. `Err`: a damaged update.
     fn record(
@@ -185,13 +196,7 @@ pub fn replay(
         header: Some(header),
         ..Replayed::default()
     };
-    let max_row = catalog.tables.iter().map(|t| t.row_size).max().unwrap_or(0);
-    let mut ap = Apply {
-        zeros: vec![0u8; max_row],
-        row: vec![0u8; max_row],
-        tombstones: Vec::new(),
-        waiting: Waiting::new(),
-    };
+    let mut ap = Apply::new(catalog);
     let g = crossbeam_epoch::pin();
     // The checkpoint's rows first: all durable when it was made (its `epoch` was).
     let ckpt = crate::checkpoint::read(st, dir, &header, |r| {
@@ -211,32 +216,12 @@ pub fn replay(
     .map_err(fatal)?;
     let (mut from, mut log_from) = (log::FILE_HEADER_BYTES as u64, 0);
     if let Some((end, ckpt_bytes)) = ckpt {
-        let len = f
-            .len()
-            .map_err(|e| fatal(format!("log file {}: {e}", path.display())))?;
-        if end.log_from > len {
-            return Err(fatal(format!(
-                "checkpoint file {} continues at byte {} of log file {}, which is {len} bytes long: refused, the files are left as they are",
-                dir.join(crate::checkpoint::CKPT_FILE).display(),
-                end.log_from,
-                path.display()
-            )));
-        }
-        out.durable = end.durable;
-        out.max_epoch = end.durable;
-        out.checkpoint = Some(end);
-        out.checkpoint_bytes = ckpt_bytes;
-        (from, log_from) = (end.tomb_from, end.log_from);
+        (from, log_from) = after_checkpoint(end, ckpt_bytes, f, path, dir, &mut out)?;
     }
     let mut reader = LogReader::new_at(f, path, &log::HEADER, &log::BLOCKS, from).map_err(fatal)?;
     // Records of epochs above the durable epoch known when they were read.
-    let mut pending: Vec<(u32, u64, Key, OwnedBody)> = Vec::new();
-    let bad_record = |b: u64, table: u32, why: &str| {
-        fatal(format!(
-            "log file {} block at byte {b}: record of table {table} {why} (a log of another database?): refused",
-            path.display(),
-        ))
-    };
+    let mut pending: Vec<Pending> = Vec::new();
+    let bad_record = |b: u64, table: u32, why: &str| foreign_record(path, b, table, why);
     while let Some(b) = reader.next_block().map_err(fatal)? {
         out.blocks += 1;
         let b_end = b.end();
@@ -257,24 +242,8 @@ pub fn replay(
         }
         if b.durable > out.durable {
             out.durable = b.durable;
-            let d = out.durable;
-            let mut i = 0;
-            while i < pending.len() {
-                if epoch_of(pending[i].1) <= d {
-                    let (table, tid, key, body) = pending.swap_remove(i);
-                    let r = RecordRef {
-                        tid,
-                        table,
-                        key: key.as_bytes(),
-                        body: body.as_body(),
-                    };
-                    ap.record(&catalog.tables[table as usize], table, &r, &g)
-                        .map_err(|why| bad_record(b.offset, table, &why))?;
-                    out.applied += 1;
-                } else {
-                    i += 1;
-                }
-            }
+            out.applied += apply_durable(&mut pending, out.durable, &mut ap, catalog, &g)
+                .map_err(|(table, why)| bad_record(b.offset, table, &why))?;
         }
         for r in log::records(&b) {
             let Some(t) = catalog.tables.get(r.table as usize) else {
@@ -311,12 +280,96 @@ pub fn replay(
         )));
     }
 
-    // An update still waiting is harmless if a later write of its key was applied (it
-    // would have been overwritten); otherwise the version it changes is not in the log,
-    // which a whole log never lacks: refused, rather than recover a row without it.
-    for ((table, key, prev), (tid, _)) in &ap.waiting {
+    check_waiting(catalog, &ap.waiting, path, &g)?;
+    drop_tombstones(catalog, ap.tombstones, &g);
+    drop(g);
+    out.rows = build_secondaries(catalog, path)?;
+    Ok(out)
+}
+
+/// Where the log's replay starts after the checkpoint `end` (`ckpt_bytes` long): the
+/// deletes from its `tomb_from`, every record from its `log_from` (which the log must
+/// reach); the checkpoint's durable epoch is the replay's to start with.
+fn after_checkpoint(
+    end: crate::checkpoint::End,
+    ckpt_bytes: u64,
+    f: &dyn File,
+    path: &Path,
+    dir: &Path,
+    out: &mut Replayed,
+) -> Result<(u64, u64)> {
+    let len = f
+        .len()
+        .map_err(|e| fatal(format!("log file {}: {e}", path.display())))?;
+    if end.log_from > len {
+        return Err(fatal(format!(
+            "checkpoint file {} continues at byte {} of log file {}, which is {len} bytes long: refused, the files are left as they are",
+            dir.join(crate::checkpoint::CKPT_FILE).display(),
+            end.log_from,
+            path.display()
+        )));
+    }
+    out.durable = end.durable;
+    out.max_epoch = end.durable;
+    out.checkpoint = Some(end);
+    out.checkpoint_bytes = ckpt_bytes;
+    Ok((end.tomb_from, end.log_from))
+}
+
+/// A log record of an epoch not yet known durable when it was read: (table, TID, key,
+/// body).
+type Pending = (u32, u64, Key, OwnedBody);
+
+/// A record of a log block at byte `b` that cannot be this database's.
+fn foreign_record(path: &Path, b: u64, table: u32, why: &str) -> Error {
+    fatal(format!(
+        "log file {} block at byte {b}: record of table {table} {why} (a log of another database?): refused",
+        path.display(),
+    ))
+}
+
+/// Apply the pending records whose epoch is now durable (at most `durable`); returns how
+/// many, or the table and reason of a record that cannot be applied.
+fn apply_durable(
+    pending: &mut Vec<Pending>,
+    durable: u64,
+    ap: &mut Apply,
+    catalog: &Catalog,
+    g: &crossbeam_epoch::Guard,
+) -> std::result::Result<u64, (u32, String)> {
+    let mut applied = 0;
+    let mut i = 0;
+    while i < pending.len() {
+        if epoch_of(pending[i].1) <= durable {
+            let (table, tid, key, body) = pending.swap_remove(i);
+            let r = RecordRef {
+                tid,
+                table,
+                key: key.as_bytes(),
+                body: body.as_body(),
+            };
+            ap.record(&catalog.tables[table as usize], table, &r, g)
+                .map_err(|why| (table, why))?;
+            applied += 1;
+        } else {
+            i += 1;
+        }
+    }
+    Ok(applied)
+}
+
+/// An update still waiting is harmless if a later write of its key was applied (it
+/// would have been overwritten); otherwise the version it changes is not in the log,
+/// which a whole log never lacks: refused, rather than recover a row without it.
+fn check_waiting(
+    catalog: &Catalog,
+    waiting: &Waiting,
+    path: &Path,
+    g: &crossbeam_epoch::Guard,
+) -> Result<()> {
+    for ((table, key, prev), (tid, _)) in waiting {
         let t = &catalog.tables[*table as usize];
-        let cur = match t.primary.get(key, &g) {
+        let cur = match t.primary.get(key, g) {
             // SAFETY: an indexed record read while pinned (freed only through the epoch).
             (Some(v), _, _) => unsafe { Rec::from_u64(v) }.tid().load(Relaxed) & !FLAGS,
             _ => 0,
@@ -328,26 +381,27 @@ pub fn replay(
             )));
         }
     }
+    Ok(())
+}
 
-    // Tombstones leave the primary index (a key deleted twice is listed twice).
-    for (table, key) in ap.tombstones {
+/// Tombstones leave the primary index (a key deleted twice is listed twice) and their
+/// records are freed.
+fn drop_tombstones(catalog: &Catalog, tombstones: Vec<(u32, Key)>, g: &crossbeam_epoch::Guard) {
+    for (table, key) in tombstones {
         let t = &catalog.tables[table as usize];
-        let (Some(v), _, _) = t.primary.get(key.as_bytes(), &g) else {
+        let (Some(v), _, _) = t.primary.get(key.as_bytes(), g) else {
             continue;
         };
         // SAFETY: an indexed record read while pinned (freed only through the epoch).
         let rec = unsafe { Rec::from_u64(v) };
         let tid = rec.tid().load(Relaxed);
         if tid & ABSENT != 0 {
-            t.primary.remove(key.as_bytes(), v, true, &g);
+            t.primary.remove(key.as_bytes(), v, true, g);
             t.deleted_tid.fetch_max(tid & !FLAGS, Relaxed);
             // SAFETY: no transaction runs yet and the record left its only index.
             unsafe { t.free_record(rec) };
         }
     }
-    drop(g);
-    out.rows = build_secondaries(catalog, path)?;
-    Ok(out)
 }
 
 /// Insert every row's secondary-index entries; returns the number of rows.

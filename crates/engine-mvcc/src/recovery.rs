@@ -136,26 +136,11 @@ pub fn replay(
     .map_err(fatal)?;
     let (mut from, mut log_from) = (log::FILE_HEADER_BYTES as u64, 0);
     if let Some((end, bytes)) = ckpt {
-        let len = f
-            .len()
-            .map_err(|e| fatal(format!("log file {}: {e}", path.display())))?;
-        if end.log_from > len {
-            return Err(fatal(format!(
-                "checkpoint file {} continues at byte {} of log file {}, which is {len} bytes long: refused, the files are left as they are",
-                dir.join(crate::checkpoint::CKPT_FILE).display(),
-                end.log_from,
-                path.display()
-            )));
-        }
-        out.durable = end.durable;
-        out.max_ts = end.durable;
-        out.checkpoint = Some(end);
-        out.checkpoint_bytes = bytes;
-        (from, log_from) = (end.tomb_from, end.log_from);
+        (from, log_from) = after_checkpoint(end, bytes, f, path, dir, &mut out)?;
     }
     let mut reader = LogReader::new_at(f, path, &log::HEADER, &log::BLOCKS, from).map_err(fatal)?;
     // Records above the durable timestamp known when they were read.
-    let mut pending: Vec<(u32, u64, Key, Option<Vec<u8>>)> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     let bad_record = |b: u64, r: &RecordRef<'_>, why: &str| {
         fatal(format!(
             "log file {} block at byte {b}: record of table {} {why} (a log of another database?): refused",
@@ -182,29 +167,7 @@ pub fn replay(
         }
         if b.durable > out.durable {
             out.durable = b.durable;
-            let d = out.durable;
-            let mut i = 0;
-            while i < pending.len() {
-                if pending[i].1 <= d {
-                    let (table, ts, key, row) = pending.swap_remove(i);
-                    let r = RecordRef {
-                        ts,
-                        table,
-                        key: key.as_bytes(),
-                        row: row.as_deref(),
-                    };
-                    apply(
-                        &catalog.tables[table as usize],
-                        table,
-                        &r,
-                        &zeros,
-                        &mut tombs,
-                    );
-                    out.applied += 1;
-                } else {
-                    i += 1;
-                }
-            }
+            out.applied += apply_durable(&mut pending, out.durable, catalog, &zeros, &mut tombs);
         }
         for r in log::records(&b) {
             let Some(t) = catalog.tables.get(r.table as usize) else {
@@ -241,7 +204,75 @@ pub fn replay(
         )));
     }
 
-    // Tombstones leave the primary index (a key deleted twice is listed twice).
+    drop_tombstones(catalog, tombs);
+    out.rows = build_secondaries(catalog, path)?;
+    Ok(out)
+}
+
+/// A log record above the durable timestamp known when it was read: (table, timestamp,
+/// key, row; none for a tombstone).
+type Pending = (u32, u64, Key, Option<Vec<u8>>);
+
+/// Where the log's replay starts after the checkpoint `end` (`bytes` long): the
+/// tombstones from its `tomb_from`, every record from its `log_from` (which the log must
+/// reach); the checkpoint's durable timestamp is the replay's to start with.
+fn after_checkpoint(
+    end: crate::checkpoint::End,
+    bytes: u64,
+    f: &dyn File,
+    path: &Path,
+    dir: &Path,
+    out: &mut Replayed,
+) -> Result<(u64, u64)> {
+    let len = f
+        .len()
+        .map_err(|e| fatal(format!("log file {}: {e}", path.display())))?;
+    if end.log_from > len {
+        return Err(fatal(format!(
+            "checkpoint file {} continues at byte {} of log file {}, which is {len} bytes long: refused, the files are left as they are",
+            dir.join(crate::checkpoint::CKPT_FILE).display(),
+            end.log_from,
+            path.display()
+        )));
+    }
+    out.durable = end.durable;
+    out.max_ts = end.durable;
+    out.checkpoint = Some(end);
+    out.checkpoint_bytes = bytes;
+    Ok((end.tomb_from, end.log_from))
+}
+
+/// Apply the pending records now durable (timestamp at most `durable`); returns how many.
+fn apply_durable(
+    pending: &mut Vec<Pending>,
+    durable: u64,
+    catalog: &Catalog,
+    zeros: &[u8],
+    tombs: &mut Vec<(u32, Key)>,
+) -> u64 {
+    let mut applied = 0;
+    let mut i = 0;
+    while i < pending.len() {
+        if pending[i].1 <= durable {
+            let (table, ts, key, row) = pending.swap_remove(i);
+            let r = RecordRef {
+                ts,
+                table,
+                key: key.as_bytes(),
+                row: row.as_deref(),
+            };
+            apply(&catalog.tables[table as usize], table, &r, zeros, tombs);
+            applied += 1;
+        } else {
+            i += 1;
+        }
+    }
+    applied
+}
+
+/// Tombstones leave the primary index (a key deleted twice is listed twice) and their
+/// objects are freed.
+fn drop_tombstones(catalog: &Catalog, tombs: Vec<(u32, Key)>) {
     let g = crossbeam_epoch::pin();
     for (table, key) in tombs {
         let t = &catalog.tables[table as usize];
@@ -257,8 +288,6 @@ pub fn replay(
         }
     }
     drop(g);
-    out.rows = build_secondaries(catalog, path)?;
-    Ok(out)
 }
 
 /// Insert every object's secondary-index entries; returns the number of rows.

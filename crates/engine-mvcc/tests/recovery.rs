@@ -7,6 +7,10 @@
 //! restart block voids what never became durable; a commit whose log buffer is full
 //! waits until the flusher has taken it (a stuck disk holds commits back).
 
+// Test code: a test walks through its scenario step by step; the function-length lint
+// (clippy.toml) is for library code.
+#![allow(clippy::too_many_lines)]
+
 use api::{
     Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Schema, SecondaryDef, Session, TableDef,
     TableId,

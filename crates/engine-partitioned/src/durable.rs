@@ -307,7 +307,6 @@ fn recover<W: Worker>(
     fp: u32,
 ) -> Result<Opened> {
     let st = &*opts.storage;
-    let tables = schema.tables.len() as u32;
     // The log's header first (whose and which format: a log of an earlier build is
     // refused before a snapshot of hundreds of MB is read into the partitions).
     {
@@ -317,66 +316,13 @@ fn recover<W: Worker>(
         log::read_header(&*f, &files.log)?;
     }
     let t0 = std::time::Instant::now();
-    let snap = {
-        let mut w = worker();
-        let mut in_txn = 0usize;
-        let h = snapshot::read(st, &files.snapshot, tables, fp, &mut |t, k, r| {
-            if in_txn == 0 {
-                w.begin()?;
-            }
-            w.insert(api::TableId(t), k, r).map_err(|err| {
-                Error::fatal(format!(
-                    "snapshot {}: a row of table {} does not fit this workload ({err}): refused",
-                    files.snapshot.display(),
-                    schema.table(api::TableId(t)).name
-                ))
-            })?;
-            in_txn += 1;
-            if in_txn == ROWS_PER_LOAD_TXN {
-                w.commit()?;
-                in_txn = 0;
-            }
-            Ok(())
-        });
-        match h {
-            Ok(h) => {
-                if in_txn > 0 {
-                    w.commit()?;
-                }
-                h
-            }
-            Err(err) => {
-                w.abort();
-                return Err(err);
-            }
-        }
-    };
+    let snap = load_snapshot(schema, st, worker, &files, fp)?;
     let snapshot_took = t0.elapsed();
     let header = snap.header;
     let pos = snap.position;
     // Only the commands after the snapshot's position are read: the bytes before it
     // may have been freed by the checkpoint that wrote it.
-    let contents = {
-        let f = st
-            .open(&files.log, Open::Read)
-            .map_err(|err| Error::fatal(format!("log file {}: {err}", files.log.display())))?;
-        // Whose log it is, before any block is read.
-        if log::read_header(&*f, &files.log)? != header {
-            return Err(Error::fatal(format!(
-                "log file {} belongs to another database than the snapshot {} beside it: refused, the files are left as they are",
-                files.log.display(),
-                files.snapshot.display()
-            )));
-        }
-        log::read_log_at(&*f, &files.log, pos)?
-    };
-    if contents.header != header {
-        return Err(Error::fatal(format!(
-            "log file {} belongs to another database than the snapshot {} beside it: refused, the files are left as they are",
-            files.log.display(),
-            files.snapshot.display()
-        )));
-    }
+    let contents = read_log_after(st, &files, &header, pos)?;
     let marked = files.read_mark(st, &header)?;
     if contents.valid_bytes < marked {
         return Err(Error::fatal(format!(
@@ -444,6 +390,81 @@ fn recover<W: Worker>(
         durability: Some(d),
         commands: Some(contents.commands),
     })
+}
+
+/// The snapshot read into the partitions through `worker`'s transactions (of
+/// `ROWS_PER_LOAD_TXN` rows each).
+fn load_snapshot<W: Worker>(
+    schema: &Schema,
+    st: &dyn Storage,
+    worker: impl FnOnce() -> W,
+    files: &Dir,
+    fp: u32,
+) -> Result<snapshot::Snapshot> {
+    let tables = schema.tables.len() as u32;
+    let mut w = worker();
+    let mut in_txn = 0usize;
+    let h = snapshot::read(st, &files.snapshot, tables, fp, &mut |t, k, r| {
+        if in_txn == 0 {
+            w.begin()?;
+        }
+        w.insert(api::TableId(t), k, r).map_err(|err| {
+            Error::fatal(format!(
+                "snapshot {}: a row of table {} does not fit this workload ({err}): refused",
+                files.snapshot.display(),
+                schema.table(api::TableId(t)).name
+            ))
+        })?;
+        in_txn += 1;
+        if in_txn == ROWS_PER_LOAD_TXN {
+            w.commit()?;
+            in_txn = 0;
+        }
+        Ok(())
+    });
+    match h {
+        Ok(h) => {
+            if in_txn > 0 {
+                w.commit()?;
+            }
+            Ok(h)
+        }
+        Err(err) => {
+            w.abort();
+            Err(err)
+        }
+    }
+}
+
+/// The log's commands after the snapshot's position `pos` (the bytes before it may have
+/// been freed by the checkpoint that wrote it); the log must be the snapshot's
+/// database's (`header`).
+fn read_log_after(
+    st: &dyn Storage,
+    files: &Dir,
+    header: &FileHeader,
+    pos: LogPosition,
+) -> Result<log::LogContents> {
+    let f = st
+        .open(&files.log, Open::Read)
+        .map_err(|err| Error::fatal(format!("log file {}: {err}", files.log.display())))?;
+    // Whose log it is, before any block is read.
+    if log::read_header(&*f, &files.log)? != *header {
+        return Err(Error::fatal(format!(
+            "log file {} belongs to another database than the snapshot {} beside it: refused, the files are left as they are",
+            files.log.display(),
+            files.snapshot.display()
+        )));
+    }
+    let contents = log::read_log_at(&*f, &files.log, pos)?;
+    if contents.header != *header {
+        return Err(Error::fatal(format!(
+            "log file {} belongs to another database than the snapshot {} beside it: refused, the files are left as they are",
+            files.log.display(),
+            files.snapshot.display()
+        )));
+    }
+    Ok(contents)
 }
 
 impl Durability {

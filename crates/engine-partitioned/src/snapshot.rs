@@ -321,33 +321,46 @@ pub fn read(
             });
         }
         let count = le32(&ch[8..12]);
-        let mut p = &payload[..];
-        let mut got = 0u32;
-        while !p.is_empty() {
-            if p.len() < 12 {
-                return Err(bad(format!("a row cut short in the chunk at byte {at}")));
-            }
-            let (t, k, r) = (
-                le32(&p[0..4]),
-                le32(&p[4..8]) as usize,
-                le32(&p[8..12]) as usize,
-            );
-            if t >= tables || k > api::key::MAX_KEY_LEN || p.len() < 12 + k + r {
-                return Err(bad(format!(
-                    "a damaged row in the chunk ending at byte {at}"
-                )));
-            }
-            f(t, &p[12..12 + k], &p[12 + k..12 + k + r])?;
-            p = &p[12 + k + r..];
-            got += 1;
+        rows += chunk_rows(&payload, count, tables, at, f, &bad)?;
+    }
+}
+
+/// Hand each row of a chunk's `payload` (ending at byte `at`; `count` rows by its
+/// header, each of a table below `tables`) to `f`; returns the number of rows.
+fn chunk_rows(
+    payload: &[u8],
+    count: u32,
+    tables: u32,
+    at: u64,
+    f: &mut RowSink<'_>,
+    bad: &dyn Fn(String) -> Error,
+) -> Result<u64> {
+    let mut p = payload;
+    let mut got = 0u32;
+    while !p.is_empty() {
+        if p.len() < 12 {
+            return Err(bad(format!("a row cut short in the chunk at byte {at}")));
         }
-        if got != count {
+        let (t, k, r) = (
+            le32(&p[0..4]),
+            le32(&p[4..8]) as usize,
+            le32(&p[8..12]) as usize,
+        );
+        if t >= tables || k > api::key::MAX_KEY_LEN || p.len() < 12 + k + r {
             return Err(bad(format!(
-                "{got} rows in the chunk ending at byte {at}, its header says {count}"
+                "a damaged row in the chunk ending at byte {at}"
             )));
         }
-        rows += got as u64;
+        f(t, &p[12..12 + k], &p[12 + k..12 + k + r])?;
+        p = &p[12 + k + r..];
+        got += 1;
     }
+    if got != count {
+        return Err(bad(format!(
+            "{got} rows in the chunk ending at byte {at}, its header says {count}"
+        )));
+    }
+    Ok(got as u64)
 }
 
 #[cfg(test)]

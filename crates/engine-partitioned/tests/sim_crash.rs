@@ -4,6 +4,10 @@
 //! A failure names its seed;
 //! `OLTPSCOPE_SIM_SEEDS=N` runs more seeds, `OLTPSCOPE_SIM_FIRST` moves the first.
 
+// Test code: a test walks through its scenario step by step; the function-length lint
+// (clippy.toml) is for library code.
+#![allow(clippy::too_many_lines)]
+
 use api::{EngineOptions, LogMode};
 use engine_partitioned::PartitionedEngine;
 use std::sync::Arc;

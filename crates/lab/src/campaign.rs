@@ -159,67 +159,10 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<sweep::Summary, String> {
         .iter()
         .map(|d| read_spec(d))
         .collect::<Result<_, _>>()?;
-    let first = &specs[0];
-    let keys: Vec<&str> = first.vary.iter().map(|v| v.key.as_str()).collect();
-    for (d, s) in inputs.iter().zip(&specs).skip(1) {
-        let their: Vec<&str> = s.vary.iter().map(|v| v.key.as_str()).collect();
-        let same = s.kind == first.kind
-            && s.workload == first.workload
-            && s.args == first.args
-            && s.repeat == first.repeat
-            && their == keys;
-        if !same {
-            return Err(format!(
-                "{} is not the same sweep as {} (kind, workload, runs' options, repetitions and varied keys must agree)",
-                d.display(),
-                inputs[0].display()
-            ));
-        }
-    }
-    let mut vary: Vec<Vary> = keys
-        .iter()
-        .map(|k| Vary {
-            key: k.to_string(),
-            values: vec![],
-        })
-        .collect();
-    for s in &specs {
-        for (i, v) in s.vary.iter().enumerate() {
-            for x in &v.values {
-                if !vary[i].values.contains(x) {
-                    vary[i].values.push(x.clone());
-                }
-            }
-        }
-    }
-    let merged = Spec {
-        kind: first.kind,
-        workload: first.workload.clone(),
-        vary,
-        repeat: first.repeat,
-        args: first.args.clone(),
-    };
+    let merged = merged_spec(inputs, &specs)?;
     merged.validate()?;
     // Who has which point, before anything is written.
-    let mut owner: Vec<(String, usize)> = Vec::new();
-    for (i, s) in specs.iter().enumerate() {
-        for p in s.points() {
-            let name = p.name();
-            let has_any =
-                (1..=s.repeat).any(|r| results::is_complete(&sweep::rep_dir(&inputs[i], &p, r).0));
-            if !has_any {
-                continue;
-            }
-            if let Some((_, j)) = owner.iter().find(|(n, _)| *n == name) {
-                return Err(format!(
-                    "the point {name} is in both {} and {}: merge each point once",
-                    inputs[*j].display(),
-                    inputs[i].display()
-                ));
-            }
-            owner.push((name, i));
-        }
-    }
+    let owner = point_owners(inputs, &specs)?;
     match std::fs::read_dir(out) {
         Ok(mut e) => {
             if e.next().is_some() {
@@ -259,6 +202,76 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<sweep::Summary, String> {
     let s = sweep::summarize(out, &merged, &[])?;
     sweep::write_summary(out, &s)?;
     Ok(s)
+}
+
+/// The campaign's spec: the inputs' spec (which must agree but for the varied values)
+/// with the union of their varied values, in order of first appearance.
+fn merged_spec(inputs: &[PathBuf], specs: &[Spec]) -> Result<Spec, String> {
+    let first = &specs[0];
+    let keys: Vec<&str> = first.vary.iter().map(|v| v.key.as_str()).collect();
+    for (d, s) in inputs.iter().zip(specs).skip(1) {
+        let their: Vec<&str> = s.vary.iter().map(|v| v.key.as_str()).collect();
+        let same = s.kind == first.kind
+            && s.workload == first.workload
+            && s.args == first.args
+            && s.repeat == first.repeat
+            && their == keys;
+        if !same {
+            return Err(format!(
+                "{} is not the same sweep as {} (kind, workload, runs' options, repetitions and varied keys must agree)",
+                d.display(),
+                inputs[0].display()
+            ));
+        }
+    }
+    let mut vary: Vec<Vary> = keys
+        .iter()
+        .map(|k| Vary {
+            key: k.to_string(),
+            values: vec![],
+        })
+        .collect();
+    for s in specs {
+        for (i, v) in s.vary.iter().enumerate() {
+            for x in &v.values {
+                if !vary[i].values.contains(x) {
+                    vary[i].values.push(x.clone());
+                }
+            }
+        }
+    }
+    Ok(Spec {
+        kind: first.kind,
+        workload: first.workload.clone(),
+        vary,
+        repeat: first.repeat,
+        args: first.args.clone(),
+    })
+}
+
+/// Which input holds each point with at least one complete repetition: (point, input);
+/// a point in two inputs is refused.
+fn point_owners(inputs: &[PathBuf], specs: &[Spec]) -> Result<Vec<(String, usize)>, String> {
+    let mut owner: Vec<(String, usize)> = Vec::new();
+    for (i, s) in specs.iter().enumerate() {
+        for p in s.points() {
+            let name = p.name();
+            let has_any =
+                (1..=s.repeat).any(|r| results::is_complete(&sweep::rep_dir(&inputs[i], &p, r).0));
+            if !has_any {
+                continue;
+            }
+            if let Some((_, j)) = owner.iter().find(|(n, _)| *n == name) {
+                return Err(format!(
+                    "the point {name} is in both {} and {}: merge each point once",
+                    inputs[*j].display(),
+                    inputs[i].display()
+                ));
+            }
+            owner.push((name, i));
+        }
+    }
+    Ok(owner)
 }
 
 #[cfg(test)]

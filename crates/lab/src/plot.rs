@@ -9,6 +9,7 @@
 
 use crate::results;
 use crate::sweep::{self, Axis, Curve, PointSummary, Summary};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -135,6 +136,13 @@ fn curve_name(c: &Curve) -> String {
     }
 }
 
+/// A chart's drawing context: both axes plain numbers (a log axis is drawn as log2 of
+/// the values).
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A point's spread for its bar: (x, min, max, unreliable).
+type PointSpread = (f64, f64, f64, bool);
+
 /// One chart as SVG: each curve's median with min-max bars (hollow markers on points
 /// flagged unreliable), its knee as a vertical line in its colour; with one curve also
 /// the 90/95%-of-best levels. Ticks sit on the varied values, so a thread count gets
@@ -157,21 +165,7 @@ fn chart_svg(s: &Summary, curves: &[&Curve]) -> Result<String, String> {
     } else {
         (tx(x0) - 1.0, tx(x0) + 1.0)
     };
-    // (x, min, max, unreliable) per point of each curve.
-    let spreads: Vec<Vec<(f64, f64, f64, bool)>> = curves
-        .iter()
-        .map(|c| {
-            c.points
-                .iter()
-                .map(|(v, x, m)| {
-                    let p = point_of(s, c, v);
-                    let sp = p.and_then(|p| sweep::figure(p, &c.figure));
-                    let bad = p.is_some_and(|p| p.unreliable.is_some());
-                    (*x, sp.map_or(*m, |t| t.min), sp.map_or(*m, |t| t.max), bad)
-                })
-                .collect()
-        })
-        .collect();
+    let spreads = point_spreads(s, curves);
     let ymax = spreads
         .iter()
         .flatten()
@@ -179,33 +173,8 @@ fn chart_svg(s: &Summary, curves: &[&Curve]) -> Result<String, String> {
         .fold(0.0, f64::max)
         .max(1.0)
         * 1.1;
-    let fixed: Vec<String> = c0
-        .fixed
-        .iter()
-        .filter(|(k, _)| curves.len() == 1 || sweep::axis(k) != Axis::Category)
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
     let what = sweep::figure_label(&c0.figure);
-    let title = format!(
-        "{}{} {} over {}{}",
-        match s.spec.kind {
-            sweep::Kind::Simulate => "simulated ",
-            sweep::Kind::Profile => "profiled ",
-            sweep::Kind::Run => "",
-        },
-        s.spec.workload,
-        if c0.figure == "throughput_tps" {
-            "throughput"
-        } else {
-            &what
-        },
-        c0.over,
-        if fixed.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", fixed.join(", "))
-        }
-    );
+    let title = chart_title(s, curves, &what);
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
@@ -241,96 +210,12 @@ fn chart_svg(s: &Summary, curves: &[&Curve]) -> Result<String, String> {
             .draw()
             .map_err(draw_err)?;
         if let (Some(a), true) = (&c0.analysis, curves.len() == 1) {
-            for (share, color, name) in [
-                (0.90, &RGBColor(230, 140, 0), "90%"),
-                (0.95, &RGBColor(200, 0, 120), "95%"),
-            ] {
-                // A cost's level: the most it may be for its inverse to reach the share.
-                let y = if c0.lower_is_better {
-                    a.best_y / share
-                } else {
-                    a.best_y * share
-                };
-                ch.draw_series(LineSeries::new([(lo, y), (hi, y)], color.stroke_width(1)))
-                    .map_err(draw_err)?
-                    .label(format!(
-                        "{name} of best: from {}={}",
-                        c0.over,
-                        fmt_x(axis, if name == "90%" { a.x_90 } else { a.x_95 })
-                    ))
-                    .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
-            }
+            draw_best_levels(&mut ch, c0, a, (lo, hi))?;
         }
         for (i, (c, sp)) in curves.iter().zip(&spreads).enumerate() {
-            // One curve keeps the knee red as before; several get their own colours.
-            let colour = if curves.len() == 1 {
-                RGBColor(20, 80, 200)
-            } else {
-                PALETTE[i % 10]
-            };
-            if let Some(k) = c.analysis.as_ref().and_then(|a| a.knee_x) {
-                let kc = if curves.len() == 1 {
-                    RGBColor(200, 0, 0)
-                } else {
-                    colour
-                };
-                ch.draw_series(DashedLineSeries::new(
-                    [(tx(k), 0.0), (tx(k), ymax)],
-                    6,
-                    4,
-                    kc.stroke_width(2),
-                ))
-                .map_err(draw_err)?
-                .label(if curves.len() == 1 {
-                    format!("knee at {}={}", c.over, fmt_x(axis, k))
-                } else {
-                    format!("{}: knee at {}={}", curve_name(c), c.over, fmt_x(axis, k))
-                })
-                .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], kc));
-            }
-            ch.draw_series(LineSeries::new(
-                c.points.iter().map(|p| (tx(p.1), p.2)),
-                colour.stroke_width(2),
-            ))
-            .map_err(draw_err)?
-            .label(if curves.len() == 1 {
-                format!("median {what} (bars: min-max)")
-            } else {
-                curve_name(c)
-            })
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
-            ch.draw_series(c.points.iter().zip(sp).map(|(p, q)| {
-                let style = if q.3 {
-                    colour.stroke_width(2)
-                } else {
-                    colour.filled()
-                };
-                Circle::new((tx(p.1), p.2), 4, style)
-            }))
-            .map_err(draw_err)?;
-            ch.draw_series(sp.iter().map(|&(x, a, b, _)| {
-                PathElement::new([(tx(x), a), (tx(x), b)], colour.stroke_width(1))
-            }))
-            .map_err(draw_err)?;
+            draw_curve(&mut ch, (i, curves.len()), c, sp, (log, axis), ymax, &what)?;
         }
-        if spreads.iter().flatten().any(|p| p.3) {
-            // A legend entry for the hollow markers: what makes a point unreliable.
-            let grey = RGBColor(90, 90, 90);
-            ch.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
-                .map_err(draw_err)?
-                .label(format!(
-                    "hollow: unreliable (spread > {}x or CPU < {:.0}%)",
-                    sweep::MAX_SPREAD_RATIO,
-                    100.0 * sweep::MIN_WORKER_CPU
-                ))
-                .legend(move |(x, y)| Circle::new((x + 8, y), 4, grey.stroke_width(2)));
-        }
-        if curves.len() > 1 {
-            ch.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
-                .map_err(draw_err)?
-                .label("bars: min-max of runs")
-                .legend(|(x, y)| PathElement::new([(x + 8, y - 5), (x + 8, y + 5)], BLACK));
-        }
+        draw_legend_notes(&mut ch, &spreads, curves.len())?;
         let last: Vec<(String, f64, f64)> = curves
             .iter()
             .filter_map(|c| c.points.last().cloned())
@@ -344,6 +229,174 @@ fn chart_svg(s: &Summary, curves: &[&Curve]) -> Result<String, String> {
         root.present().map_err(draw_err)?;
     }
     Ok(out)
+}
+
+/// Each curve's points' spreads over their repetitions (the median alone when a point
+/// has no summary of the figure).
+fn point_spreads(s: &Summary, curves: &[&Curve]) -> Vec<Vec<PointSpread>> {
+    curves
+        .iter()
+        .map(|c| {
+            c.points
+                .iter()
+                .map(|(v, x, m)| {
+                    let p = point_of(s, c, v);
+                    let sp = p.and_then(|p| sweep::figure(p, &c.figure));
+                    let bad = p.is_some_and(|p| p.unreliable.is_some());
+                    (*x, sp.map_or(*m, |t| t.min), sp.map_or(*m, |t| t.max), bad)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A chart's title: the kind of sweep, workload, figure and varied key, and the values
+/// held fixed (categories too when there is one curve: the curves name them otherwise).
+fn chart_title(s: &Summary, curves: &[&Curve], what: &str) -> String {
+    let c0 = curves[0];
+    let fixed: Vec<String> = c0
+        .fixed
+        .iter()
+        .filter(|(k, _)| curves.len() == 1 || sweep::axis(k) != Axis::Category)
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!(
+        "{}{} {} over {}{}",
+        match s.spec.kind {
+            sweep::Kind::Simulate => "simulated ",
+            sweep::Kind::Profile => "profiled ",
+            sweep::Kind::Run => "",
+        },
+        s.spec.workload,
+        if c0.figure == "throughput_tps" {
+            "throughput"
+        } else {
+            what
+        },
+        c0.over,
+        if fixed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", fixed.join(", "))
+        }
+    )
+}
+
+/// One curve's 90% and 95%-of-best levels as horizontal lines from `lo` to `hi`.
+fn draw_best_levels(
+    ch: &mut Chart,
+    c0: &Curve,
+    a: &crate::knee::Sufficiency,
+    (lo, hi): (f64, f64),
+) -> Result<(), String> {
+    let axis = sweep::axis(&c0.over);
+    for (share, color, name) in [
+        (0.90, &RGBColor(230, 140, 0), "90%"),
+        (0.95, &RGBColor(200, 0, 120), "95%"),
+    ] {
+        // A cost's level: the most it may be for its inverse to reach the share.
+        let y = if c0.lower_is_better {
+            a.best_y / share
+        } else {
+            a.best_y * share
+        };
+        ch.draw_series(LineSeries::new([(lo, y), (hi, y)], color.stroke_width(1)))
+            .map_err(draw_err)?
+            .label(format!(
+                "{name} of best: from {}={}",
+                c0.over,
+                fmt_x(axis, if name == "90%" { a.x_90 } else { a.x_95 })
+            ))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
+    }
+    Ok(())
+}
+
+/// Curve `i` of `n`: its knee, median line, markers (hollow when unreliable) and
+/// min-max bars.
+fn draw_curve(
+    ch: &mut Chart,
+    (i, n): (usize, usize),
+    c: &Curve,
+    sp: &[PointSpread],
+    (log, axis): (bool, Axis),
+    ymax: f64,
+    what: &str,
+) -> Result<(), String> {
+    let tx = move |x: f64| if log { x.log2() } else { x };
+    // One curve keeps the knee red as before; several get their own colours.
+    let colour = if n == 1 {
+        RGBColor(20, 80, 200)
+    } else {
+        PALETTE[i % 10]
+    };
+    if let Some(k) = c.analysis.as_ref().and_then(|a| a.knee_x) {
+        let kc = if n == 1 { RGBColor(200, 0, 0) } else { colour };
+        ch.draw_series(DashedLineSeries::new(
+            [(tx(k), 0.0), (tx(k), ymax)],
+            6,
+            4,
+            kc.stroke_width(2),
+        ))
+        .map_err(draw_err)?
+        .label(if n == 1 {
+            format!("knee at {}={}", c.over, fmt_x(axis, k))
+        } else {
+            format!("{}: knee at {}={}", curve_name(c), c.over, fmt_x(axis, k))
+        })
+        .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], kc));
+    }
+    ch.draw_series(LineSeries::new(
+        c.points.iter().map(|p| (tx(p.1), p.2)),
+        colour.stroke_width(2),
+    ))
+    .map_err(draw_err)?
+    .label(if n == 1 {
+        format!("median {what} (bars: min-max)")
+    } else {
+        curve_name(c)
+    })
+    .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour));
+    ch.draw_series(c.points.iter().zip(sp).map(|(p, q)| {
+        let style = if q.3 {
+            colour.stroke_width(2)
+        } else {
+            colour.filled()
+        };
+        Circle::new((tx(p.1), p.2), 4, style)
+    }))
+    .map_err(draw_err)?;
+    ch.draw_series(
+        sp.iter().map(|&(x, a, b, _)| {
+            PathElement::new([(tx(x), a), (tx(x), b)], colour.stroke_width(1))
+        }),
+    )
+    .map_err(draw_err)?;
+    Ok(())
+}
+
+/// Legend entries that belong to no curve: what a hollow marker means (when a point is
+/// unreliable) and, with several curves, what the bars are.
+fn draw_legend_notes(ch: &mut Chart, spreads: &[Vec<PointSpread>], n: usize) -> Result<(), String> {
+    if spreads.iter().flatten().any(|p| p.3) {
+        // A legend entry for the hollow markers: what makes a point unreliable.
+        let grey = RGBColor(90, 90, 90);
+        ch.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(draw_err)?
+            .label(format!(
+                "hollow: unreliable (spread > {}x or CPU < {:.0}%)",
+                sweep::MAX_SPREAD_RATIO,
+                100.0 * sweep::MIN_WORKER_CPU
+            ))
+            .legend(move |(x, y)| Circle::new((x + 8, y), 4, grey.stroke_width(2)));
+    }
+    if n > 1 {
+        ch.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(draw_err)?
+            .label("bars: min-max of runs")
+            .legend(|(x, y)| PathElement::new([(x + 8, y - 5), (x + 8, y + 5)], BLACK));
+    }
+    Ok(())
 }
 
 /// How many x labels to ask plotters for. When every position is an integer (thread
@@ -1015,53 +1068,6 @@ fn plot_simulation(dir: &Path, report: &serde_json::Value) -> Result<Vec<PathBuf
     let total = sim["total_stall_cycles"]
         .as_f64()
         .ok_or_else(|| bad("total_stall_cycles"))?;
-    // Rows of a breakdown as categories, levels as the stacked series (% of all stall
-    // cycles), rows with no stall cycles left out.
-    let breakdown = |key: &str, label: &str| -> Result<Option<String>, String> {
-        let Some(rows) = sim[key].as_array() else {
-            return Ok(None);
-        };
-        let rows: Vec<&serde_json::Value> = rows
-            .iter()
-            .filter(|r| r["stall_cycles"].as_f64().unwrap_or(0.0) > 0.0)
-            .collect();
-        if rows.is_empty() || total <= 0.0 {
-            return Ok(None);
-        }
-        let field = if key == "by_component" {
-            "component"
-        } else {
-            "operation"
-        };
-        let cats: Vec<String> = rows
-            .iter()
-            .map(|r| r[field].as_str().unwrap_or("?").to_string())
-            .collect();
-        let series: Vec<(String, Vec<f64>)> = names
-            .iter()
-            .map(|lv| {
-                let v = rows
-                    .iter()
-                    .map(|r| {
-                        let cycles = r["levels"]
-                            .as_array()
-                            .and_then(|ls| ls.iter().find(|l| l["level"] == lv.as_str()))
-                            .and_then(|l| l["stall_cycles"]["total"].as_f64())
-                            .unwrap_or(0.0);
-                        100.0 * cycles / total
-                    })
-                    .collect();
-                (lv.clone(), v)
-            })
-            .collect();
-        stacked_bars(
-            &format!("share of stall cycles by {label}, per level"),
-            "% of stall cycles",
-            &cats,
-            &series,
-        )
-        .map(Some)
-    };
     let pd = plots_dir(dir)?;
     let mut files = vec![write(&pd.join("mpki.svg"), &mpki)?];
     let mut body = format!("<figure>{mpki}</figure>\n");
@@ -1069,7 +1075,7 @@ fn plot_simulation(dir: &Path, report: &serde_json::Value) -> Result<Vec<PathBuf
         ("by_component", "component", "stall-by-component.svg"),
         ("by_operation", "operation", "stall-by-operation.svg"),
     ] {
-        if let Some(svg) = breakdown(key, label)? {
+        if let Some(svg) = stall_breakdown(sim, &names, total, key, label)? {
             files.push(write(&pd.join(file), &svg)?);
             body += &format!("<figure>{svg}</figure>\n");
         }
@@ -1094,6 +1100,61 @@ fn plot_simulation(dir: &Path, report: &serde_json::Value) -> Result<Vec<PathBuf
     let title = format!("oltpscope simulate: {}", sim_title(sim, &what));
     files.push(write(&dir.join(INDEX), &page(&title, &body))?);
     Ok(files)
+}
+
+/// A simulation's stall-cycle breakdown `key` (`by_component`, `by_operation`) as stacked
+/// bars: rows of the breakdown as categories, levels as the stacked series (% of all stall
+/// cycles `total`), rows with no stall cycles left out; none when there is nothing to draw.
+fn stall_breakdown(
+    sim: &serde_json::Value,
+    names: &[String],
+    total: f64,
+    key: &str,
+    label: &str,
+) -> Result<Option<String>, String> {
+    let Some(rows) = sim[key].as_array() else {
+        return Ok(None);
+    };
+    let rows: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["stall_cycles"].as_f64().unwrap_or(0.0) > 0.0)
+        .collect();
+    if rows.is_empty() || total <= 0.0 {
+        return Ok(None);
+    }
+    let field = if key == "by_component" {
+        "component"
+    } else {
+        "operation"
+    };
+    let cats: Vec<String> = rows
+        .iter()
+        .map(|r| r[field].as_str().unwrap_or("?").to_string())
+        .collect();
+    let series: Vec<(String, Vec<f64>)> = names
+        .iter()
+        .map(|lv| {
+            let v = rows
+                .iter()
+                .map(|r| {
+                    let cycles = r["levels"]
+                        .as_array()
+                        .and_then(|ls| ls.iter().find(|l| l["level"] == lv.as_str()))
+                        .and_then(|l| l["stall_cycles"]["total"].as_f64())
+                        .unwrap_or(0.0);
+                    100.0 * cycles / total
+                })
+                .collect();
+            (lv.clone(), v)
+        })
+        .collect();
+    stacked_bars(
+        &format!("share of stall cycles by {label}, per level"),
+        "% of stall cycles",
+        &cats,
+        &series,
+    )
+    .map(Some)
 }
 
 /// A size sweep (`simulate --sweep l1i=...,llc=...`): per swept level, its MPKI at each

@@ -1168,73 +1168,10 @@ impl BTree {
                         node.unlock();
                         continue 'restart;
                     }
-                    // Appending past the node's last key (loads, increasing ids): split
-                    // unevenly so that nodes stay nearly full instead of half full.
-                    // Inserting in sequence inside the node (the key goes where the last
-                    // insert's successor would: TPC-C's orders and order lines, appended
-                    // at the end of each district's range, in front of the next
-                    // district's first keys): split where the key goes, so the run being
-                    // appended to ends its node and goes on filling it; a middle split
-                    // there left every node of those tables half full.
-                    let n = node.count();
-                    let (append, at) = if node.leaf {
-                        let keys = &as_leaf(node).keys;
-                        (
-                            keys.cmp(n - 1, &k) == Ordering::Less,
-                            keys.rank(n, &k, false),
-                        )
-                    } else {
-                        let keys = &as_inner(node).keys;
-                        (
-                            keys.cmp(n - 1, &k) != Ordering::Greater,
-                            keys.rank(n, &k, true),
-                        )
-                    };
-                    let in_sequence = at > 0 && at < n && node.next_at.load(Relaxed) as usize == at;
-                    let mid = if append {
-                        n - 1
-                    } else if in_sequence {
-                        at
-                    } else {
-                        n / 2
-                    };
-                    let (sep, right) = if node.leaf {
-                        split_leaf(as_leaf(node), mid)
-                    } else {
-                        split_inner(as_inner(node), mid)
-                    };
-                    match parent {
-                        Some((p, _)) => inner_insert(p, &sep, right),
-                        None => {
-                            let r = new_inner(sep.len > 8 && sep.len <= 16);
-                            // SAFETY: fresh node, not yet shared.
-                            let ri = unsafe { &*r };
-                            ri.keys.store(0, &sep);
-                            ri.children[0].store(node as *const Hdr as *mut Hdr, Relaxed);
-                            ri.children[1].store(right, Relaxed);
-                            ri.hdr.count.store(1, Relaxed);
-                            self.root.store(r as *mut Hdr, Release);
-                        }
-                    }
-                    // The new leaf is reachable only through the locked nodes yet: its
-                    // version read here is the one it was published with.
-                    // SAFETY: `right` was just made by the split and is never freed
-                    // while the tree lives.
-                    let right_v = unsafe { (*right).version.load(Relaxed) };
-                    let after = node.unlock();
+                    let leaf_split = self.split_locked(node, v, parent, &k);
                     if node.leaf {
                         debug_assert!(split.is_none(), "an insert splits at most one leaf");
-                        split = Some(Split {
-                            ver: &node.version,
-                            before: v,
-                            after,
-                            // SAFETY: as above.
-                            right: unsafe { &(*right).version },
-                            right_v,
-                        });
-                    }
-                    if let Some((p, _)) = parent {
-                        p.hdr.unlock();
+                        split = leaf_split;
                     }
                     continue 'restart;
                 }
@@ -1270,6 +1207,82 @@ impl BTree {
                 v = cv;
             }
         }
+    }
+
+    /// Split the full `node` (read at version `v`), write-locked with its `parent` (also
+    /// locked; none for the root), at the point where the key `k` going in decides; the
+    /// separator goes up (into a new root above the root). Unlocks both. Returns the split
+    /// as a leaf's (read only when `node` is a leaf).
+    fn split_locked(
+        &self,
+        node: &Hdr,
+        v: u64,
+        parent: Option<(&Inner, u64)>,
+        k: &KeyWords,
+    ) -> Option<Split> {
+        // Appending past the node's last key (loads, increasing ids): split
+        // unevenly so that nodes stay nearly full instead of half full.
+        // Inserting in sequence inside the node (the key goes where the last
+        // insert's successor would: TPC-C's orders and order lines, appended
+        // at the end of each district's range, in front of the next
+        // district's first keys): split where the key goes, so the run being
+        // appended to ends its node and goes on filling it; a middle split
+        // there left every node of those tables half full.
+        let n = node.count();
+        let (append, at) = if node.leaf {
+            let keys = &as_leaf(node).keys;
+            (keys.cmp(n - 1, k) == Ordering::Less, keys.rank(n, k, false))
+        } else {
+            let keys = &as_inner(node).keys;
+            (
+                keys.cmp(n - 1, k) != Ordering::Greater,
+                keys.rank(n, k, true),
+            )
+        };
+        let in_sequence = at > 0 && at < n && node.next_at.load(Relaxed) as usize == at;
+        let mid = if append {
+            n - 1
+        } else if in_sequence {
+            at
+        } else {
+            n / 2
+        };
+        let (sep, right) = if node.leaf {
+            split_leaf(as_leaf(node), mid)
+        } else {
+            split_inner(as_inner(node), mid)
+        };
+        match parent {
+            Some((p, _)) => inner_insert(p, &sep, right),
+            None => {
+                let r = new_inner(sep.len > 8 && sep.len <= 16);
+                // SAFETY: fresh node, not yet shared.
+                let ri = unsafe { &*r };
+                ri.keys.store(0, &sep);
+                ri.children[0].store(node as *const Hdr as *mut Hdr, Relaxed);
+                ri.children[1].store(right, Relaxed);
+                ri.hdr.count.store(1, Relaxed);
+                self.root.store(r as *mut Hdr, Release);
+            }
+        }
+        // The new leaf is reachable only through the locked nodes yet: its
+        // version read here is the one it was published with.
+        // SAFETY: `right` was just made by the split and is never freed
+        // while the tree lives.
+        let right_v = unsafe { (*right).version.load(Relaxed) };
+        let after = node.unlock();
+        let s = node.leaf.then(|| Split {
+            ver: &node.version,
+            before: v,
+            after,
+            // SAFETY: as above.
+            right: unsafe { &(*right).version },
+            right_v,
+        });
+        if let Some((p, _)) = parent {
+            p.hdr.unlock();
+        }
+        s
     }
 
     /// Remove `key` if it maps to `expect`. Returns how the leaf version changed.

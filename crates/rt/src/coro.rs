@@ -566,34 +566,7 @@ pub fn run_with_points<'a>(
                 st.txns = sched.begins.get();
                 stats.steps = Some(st);
             }
-            Policy::Seeded(seed) => {
-                let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-                let mut idle = 0usize;
-                let mut round = 0u32;
-                while sched.live.get() > 0 {
-                    let live = sched.live.get();
-                    let k = (rng.next_u64() % live as u64) as usize;
-                    let i = (0..n)
-                        .filter(|&j| !sched.done[j].get())
-                        .nth(k)
-                        .expect("a live coroutine");
-                    match sched.resume(i) {
-                        Outcome::Yield(Yielded::StillWaiting) => idle += 1,
-                        _ => {
-                            idle = 0;
-                            round = 0;
-                        }
-                    }
-                    // Everyone waits on other threads: pause the thread as a lone waiter would.
-                    let live = sched.live.get();
-                    if live > 0 && idle >= live {
-                        idle = 0;
-                        stats.idle_pauses += 1;
-                        crate::pause(round);
-                        round = round.saturating_add(1);
-                    }
-                }
-            }
+            Policy::Seeded(seed) => run_seeded(&sched, seed, &mut stats),
             Policy::RoundRobin | Policy::Interleave => {
                 if n > 0 {
                     // Coroutine 0 starts; they hand the thread to each other, and the
@@ -618,6 +591,109 @@ pub fn run_with_points<'a>(
     stats.idle_pauses += sched.idle_pauses.get();
     stats.probe_switches = sched.probe_switches.get();
     stats
+}
+
+/// The list the next STEPS team comes from: the `prefer`red one (the list the last
+/// parked coroutine joined), unless the oldest parked coroutine has seen as many teams
+/// formed (`teams` now) as there are `live` coroutines since it parked: then its list.
+/// None when no coroutine is parked.
+fn next_list(lists: &[List], prefer: Option<(u32, u64)>, teams: u64, live: usize) -> Option<usize> {
+    let (stamp, oldest) = lists
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.parked.front().map(|&(_, stamp)| (stamp, i)))
+        .min()?;
+    let starved = teams - stamp >= live as u64;
+    Some(match prefer {
+        Some((op, obj)) if !starved => lists
+            .iter()
+            .position(|l| l.op == op && l.obj == obj && !l.parked.is_empty())
+            .unwrap_or(oldest),
+        _ => oldest,
+    })
+}
+
+/// Park coroutine `c` at the entry of operation `op` on `obj`: in that list, stamped
+/// with the number of teams formed so far.
+fn park(lists: &mut Vec<List>, st: &mut StepsStats, c: usize, op: u32, obj: u64) {
+    st.ops += 1;
+    let stamp = st.teams;
+    match lists.iter_mut().find(|l| l.op == op && l.obj == obj) {
+        Some(l) => l.parked.push_back((c, stamp)),
+        None => lists.push(List {
+            op,
+            obj,
+            parked: VecDeque::from([(c, stamp)]),
+        }),
+    }
+}
+
+/// Between two STEPS teams every stray gets one turn: to join its next list (the list
+/// then `prefer`red), to find its wait over, or to return (one fewer `live`). True when
+/// there were strays and every one is still waiting on other threads.
+fn strays_turn(
+    sched: &Sched,
+    strays: &mut VecDeque<usize>,
+    lists: &mut Vec<List>,
+    st: &mut StepsStats,
+    prefer: &mut Option<(u32, u64)>,
+    live: &mut usize,
+) -> bool {
+    let mut all_waiting = !strays.is_empty();
+    for _ in 0..strays.len() {
+        let c = strays.pop_front().expect("counted");
+        match sched.resume(c) {
+            Outcome::Yield(Yielded::Entry) => {
+                let (op, obj) = sched.entry.get();
+                park(lists, st, c, op, obj);
+                *prefer = Some((op, obj));
+                all_waiting = false;
+            }
+            Outcome::Yield(Yielded::StillWaiting) => strays.push_back(c),
+            // A stray bypasses CTX points; `Ctx` cannot come from one.
+            Outcome::Yield(Yielded::Progress | Yielded::Ctx) => {
+                strays.push_back(c);
+                all_waiting = false;
+            }
+            Outcome::Return => {
+                *live -= 1;
+                all_waiting = false;
+            }
+        }
+    }
+    all_waiting
+}
+
+/// [`Policy::Seeded`]: each turn goes to a live coroutine drawn from the seeded
+/// generator, until every one returned.
+fn run_seeded(sched: &Sched, seed: u64, stats: &mut Stats) {
+    let n = sched.sps.len();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut idle = 0usize;
+    let mut round = 0u32;
+    while sched.live.get() > 0 {
+        let live = sched.live.get();
+        let k = (rng.next_u64() % live as u64) as usize;
+        let i = (0..n)
+            .filter(|&j| !sched.done[j].get())
+            .nth(k)
+            .expect("a live coroutine");
+        match sched.resume(i) {
+            Outcome::Yield(Yielded::StillWaiting) => idle += 1,
+            _ => {
+                idle = 0;
+                round = 0;
+            }
+        }
+        // Everyone waits on other threads: pause the thread as a lone waiter would.
+        let live = sched.live.get();
+        if live > 0 && idle >= live {
+            idle = 0;
+            stats.idle_pauses += 1;
+            crate::pause(round);
+            round = round.saturating_add(1);
+        }
+    }
 }
 
 /// A STEPS team list: coroutines parked at the entry of one operation (on one object),
@@ -659,19 +735,6 @@ fn run_steps(sched: &Sched, cap: usize, stats: &mut Stats) -> StepsStats {
     let mut pos = 0usize;
     let mut prefer: Option<(u32, u64)> = None;
     let mut round = 0u32;
-
-    let park = |lists: &mut Vec<List>, st: &mut StepsStats, c: usize, op: u32, obj: u64| {
-        st.ops += 1;
-        let stamp = st.teams;
-        match lists.iter_mut().find(|l| l.op == op && l.obj == obj) {
-            Some(l) => l.parked.push_back((c, stamp)),
-            None => lists.push(List {
-                op,
-                obj,
-                parked: VecDeque::from([(c, stamp)]),
-            }),
-        }
-    };
 
     while live > 0 {
         if !team.is_empty() {
@@ -716,38 +779,18 @@ fn run_steps(sched: &Sched, cap: usize, stats: &mut Stats) -> StepsStats {
             continue;
         }
 
-        // Between teams: every stray gets one turn (to join its next list, or to find
-        // its wait over, or still waiting).
-        let mut all_waiting = !strays.is_empty();
-        for _ in 0..strays.len() {
-            let c = strays.pop_front().expect("counted");
-            match sched.resume(c) {
-                Outcome::Yield(Yielded::Entry) => {
-                    let (op, obj) = sched.entry.get();
-                    park(&mut lists, &mut st, c, op, obj);
-                    prefer = Some((op, obj));
-                    all_waiting = false;
-                }
-                Outcome::Yield(Yielded::StillWaiting) => strays.push_back(c),
-                // A stray bypasses CTX points; `Ctx` cannot come from one.
-                Outcome::Yield(Yielded::Progress | Yielded::Ctx) => {
-                    strays.push_back(c);
-                    all_waiting = false;
-                }
-                Outcome::Return => {
-                    live -= 1;
-                    all_waiting = false;
-                }
-            }
-        }
+        // Between teams: every stray gets one turn.
+        let all_waiting = strays_turn(
+            sched,
+            &mut strays,
+            &mut lists,
+            &mut st,
+            &mut prefer,
+            &mut live,
+        );
 
         // The next team.
-        let oldest = lists
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| l.parked.front().map(|&(_, stamp)| (stamp, i)))
-            .min();
-        let Some((stamp, oldest)) = oldest else {
+        let Some(li) = next_list(&lists, prefer, st.teams, live) else {
             // Only strays, all waiting on other threads: pause as a lone waiter would.
             if live > 0 && all_waiting {
                 stats.idle_pauses += 1;
@@ -759,14 +802,6 @@ fn run_steps(sched: &Sched, cap: usize, stats: &mut Stats) -> StepsStats {
             continue;
         };
         round = 0;
-        let starved = st.teams - stamp >= live as u64;
-        let li = match prefer {
-            Some((op, obj)) if !starved => lists
-                .iter()
-                .position(|l| l.op == op && l.obj == obj && !l.parked.is_empty())
-                .unwrap_or(oldest),
-            _ => oldest,
-        };
         let l = &mut lists[li];
         let k = l.parked.len().min(cap);
         team.extend(l.parked.drain(..k).map(|(c, _)| c));

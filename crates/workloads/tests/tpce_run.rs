@@ -4,6 +4,10 @@
 //! type runs; Trade-Cleanup cancels what a previous run left. Small settings: one load
 //! unit, one trading hour, 20 daily-market days (test-only).
 
+// Test code: a test walks through its scenario step by step; the function-length lint
+// (clippy.toml) is for library code.
+#![allow(clippy::too_many_lines)]
+
 use api::{Engine, EngineOptions, Error, Session};
 use engine_serial::SerialEngine;
 use std::sync::Arc;

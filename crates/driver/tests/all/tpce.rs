@@ -4,6 +4,10 @@
 //! on the serial oracle. Small settings (one load unit, one trading hour, 20 daily
 //! market days: test-only).
 
+// Test code: a test walks through its scenario step by step; the function-length lint
+// (clippy.toml) is for library code.
+#![allow(clippy::too_many_lines)]
+
 use api::row;
 use api::{Dir, Engine, EngineOptions, Error, LogMode, Session};
 use driver::{RunConfig, Stop};

@@ -94,28 +94,6 @@ fn a_to_e_table4(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
         .iter()
         .find(|t| t.id == "table4")
         .expect("Table 4 is transcribed");
-    // Our figure for each of the paper's rows.
-    let ours = |s: &Value, row: &str| -> Option<f64> {
-        let sum = |f: &str| {
-            s["tables"]
-                .as_array()
-                .map(|a| a.iter().filter_map(|t| t[f].as_f64()).sum::<f64>())
-        };
-        let per = |f: &str| s["all"]["per_commit"][f].as_f64();
-        match row {
-            "records (database)" => sum("records"),
-            "heap pages (database)" => sum("heap_pages"),
-            "index pages (database)" => sum("index_pages"),
-            "records accessed" => per("records_accessed"),
-            "row-level locks" => per("row_locks"),
-            "higher-level locks" => per("higher_locks"),
-            "heap pages (unique)" => per("heap_pages_unique"),
-            "index pages (unique)" => per("index_pages_unique"),
-            "heap pages" => per("heap_pages"),
-            "index pages" => per("index_pages"),
-            _ => None,
-        }
-    };
     tables.push(Table {
         beside: Some("table4".into()),
         caption: "Measured: `run --stats`, disk engine, one worker thread (averages per committed transaction)".into(),
@@ -140,6 +118,36 @@ fn a_to_e_table4(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
             })
             .collect(),
     });
+    a_to_e_table4_verdicts(ctx.scale, &stats, v);
+    Ok(())
+}
+
+/// Our figure for one of Table 4's rows from a run's `--stats` (sums over the tables for
+/// the database's rows, averages per committed transaction for the others).
+fn ours(s: &Value, row: &str) -> Option<f64> {
+    let sum = |f: &str| {
+        s["tables"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|t| t[f].as_f64()).sum::<f64>())
+    };
+    let per = |f: &str| s["all"]["per_commit"][f].as_f64();
+    match row {
+        "records (database)" => sum("records"),
+        "heap pages (database)" => sum("heap_pages"),
+        "index pages (database)" => sum("index_pages"),
+        "records accessed" => per("records_accessed"),
+        "row-level locks" => per("row_locks"),
+        "higher-level locks" => per("higher_locks"),
+        "heap pages (unique)" => per("heap_pages_unique"),
+        "index pages (unique)" => per("index_pages_unique"),
+        "heap pages" => per("heap_pages"),
+        "index pages" => per("index_pages"),
+        _ => None,
+    }
+}
+
+/// Table 4's findings from the TPC-B, TPC-C and TPC-E `--stats` (in that order).
+fn a_to_e_table4_verdicts(scale: Scale, stats: &[Option<Value>], v: &mut Verdicts) {
     let get = |i: usize, row: &str| stats[i].as_ref().and_then(|s| ours(s, row));
     match (get(0, "records accessed"), get(1, "records accessed")) {
         (Some(b), Some(c)) if b > 0.0 => {
@@ -157,7 +165,7 @@ fn a_to_e_table4(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
                 ),
             )
         }
-        _ if ctx.scale == Scale::Tiny => v.unmeasured(
+        _ if scale == Scale::Tiny => v.unmeasured(
             "tpcc-more-records",
             "TPC-C is not run at the tiny (test) scale",
         ),
@@ -184,7 +192,7 @@ fn a_to_e_table4(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
                 ),
             )
         }
-        _ if ctx.scale == Scale::Tiny => v.unmeasured(
+        _ if scale == Scale::Tiny => v.unmeasured(
             "tpce-complexity",
             "TPC-C and TPC-E are not run at the tiny (test) scale",
         ),
@@ -193,8 +201,14 @@ fn a_to_e_table4(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
             "a run failed (see the sweeps' summaries)",
         ),
     }
-    Ok(())
 }
+
+/// A profile run per column of Figures 1 and 2: the column's name and the point's
+/// summary (none when not run at this scale or when every repetition failed).
+type ProfileRuns = Vec<(String, Option<sweep::PointSummary>)>;
+
+/// The loads of Figures 1 and 2: worker threads.
+const PROFILE_THREADS: [&str; 2] = ["1", "2"];
 
 /// Figures 1 and 2 "as the machine load increases": a profile sweep per workload
 /// (`sweep --profile --vary threads=1,2`) on the disk engine. As the paper, the scaling
@@ -209,14 +223,49 @@ fn a_to_e_profiles(
     tables: &mut Vec<Table>,
     figures: &mut Vec<(String, String)>,
 ) -> Result<(), String> {
+    let runs = a_to_e_profile_runs(ctx)?;
+    let measured: Vec<&sweep::PointSummary> = runs.iter().filter_map(|(_, r)| r.as_ref()).collect();
+    // The components any run saw, in the map's order.
+    let names: Vec<String> = measured
+        .first()
+        .and_then(|p| p.profile.as_ref())
+        .map(|f| {
+            f.components
+                .iter()
+                .map(|c| c.name.clone())
+                .filter(|n| measured.iter().any(|p| share(p, n) > 0.0))
+                .collect()
+        })
+        .unwrap_or_default();
+    a_to_e_profile_tables(&runs, &names, tables);
+    if measured.is_empty() {
+        for id in [
+            "components-tpcb-tpcc",
+            "lock-work-not-contention",
+            "lock-btree-as-load-grows",
+        ] {
+            v.unmeasured(
+                id,
+                "every profile run failed (see the profile sweeps' summaries)",
+            );
+        }
+        return Ok(());
+    }
+    a_to_e_profile_figures(&runs, &measured, &names, figures)?;
+    a_to_e_profile_verdicts(&runs, &names, v);
+    Ok(())
+}
+
+/// Figures 1 and 2's measurement: a profile sweep per workload, one column per
+/// workload and thread count (TPC-C's left unrun at the tiny scale).
+fn a_to_e_profile_runs(ctx: &mut Ctx) -> Result<ProfileRuns, String> {
     let (d, w) = match ctx.scale {
         Scale::Tiny => ("0.3", "0"),
         Scale::Quick => ("2", "0.5"),
         Scale::Full => ("5", "1"),
     };
-    const THREADS: [&str; 2] = ["1", "2"];
-    // (column, the point's summary)
-    let mut runs: Vec<(String, Option<sweep::PointSummary>)> = Vec::new();
+    const THREADS: [&str; 2] = PROFILE_THREADS;
+    let mut runs: ProfileRuns = Vec::new();
     for wl in ["tpcb", "tpcc"] {
         let name = if wl == "tpcb" { "TPC-B" } else { "TPC-C" };
         let col = |t: &str| format!("{name} {t}t");
@@ -269,24 +318,31 @@ fn a_to_e_profiles(
             runs.push((col(t), p));
         }
     }
-    let fig = |p: &sweep::PointSummary, f: &str| sweep::figure(p, f).map(|t| t.median);
-    let share = |p: &sweep::PointSummary, name: &str| -> f64 {
-        fig(p, &format!("component_{name}_share")).unwrap_or(0.0)
-    };
-    let measured: Vec<&sweep::PointSummary> = runs.iter().filter_map(|(_, r)| r.as_ref()).collect();
-    // The components any run saw, in the map's order.
-    let names: Vec<String> = measured
-        .first()
-        .and_then(|p| p.profile.as_ref())
-        .map(|f| {
-            f.components
-                .iter()
-                .map(|c| c.name.clone())
-                .filter(|n| measured.iter().any(|p| share(p, n) > 0.0))
-                .collect()
-        })
-        .unwrap_or_default();
-    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    Ok(runs)
+}
+
+/// A profile point's figure `f`, median over its repetitions.
+fn fig(p: &sweep::PointSummary, f: &str) -> Option<f64> {
+    sweep::figure(p, f).map(|t| t.median)
+}
+
+/// A component's share of a profile point's samples (0 when it saw none).
+fn share(p: &sweep::PointSummary, name: &str) -> f64 {
+    fig(p, &format!("component_{name}_share")).unwrap_or(0.0)
+}
+
+/// A part of the lock split (`sweep::LOCK_SPLIT`'s keys) as a share of the workers' time.
+fn split(r: &sweep::PointSummary, k: &str) -> Option<f64> {
+    fig(r, &format!("lock_split_{k}_share"))
+}
+
+/// A share as a percentage (as Figures 1 and 2 always printed it: -0.0 stays "-0.0%").
+fn share_pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// Figures 1 and 2 as tables: share by component, then the lock split.
+fn a_to_e_profile_tables(runs: &ProfileRuns, names: &[String], tables: &mut Vec<Table>) {
     let columns: Vec<String> = runs.iter().map(|(c, _)| c.clone()).collect();
     let mut rows: Vec<Row> = names
         .iter()
@@ -294,7 +350,7 @@ fn a_to_e_profiles(
             name: n.clone(),
             values: runs
                 .iter()
-                .map(|(_, r)| r.as_ref().map_or("-".into(), |r| pct(share(r, n))))
+                .map(|(_, r)| r.as_ref().map_or("-".into(), |r| share_pct(share(r, n))))
                 .collect(),
         })
         .collect();
@@ -302,7 +358,7 @@ fn a_to_e_profiles(
         name: "profiler's own reading time".into(),
         values: runs
             .iter()
-            .map(|(_, r)| opt(r.as_ref().and_then(|r| fig(r, "read_overhead")), pct))
+            .map(|(_, r)| opt(r.as_ref().and_then(|r| fig(r, "read_overhead")), share_pct))
             .collect(),
     });
     tables.push(Table {
@@ -311,7 +367,6 @@ fn a_to_e_profiles(
         columns: columns.clone(),
         rows,
     });
-    let split = |r: &sweep::PointSummary, k: &str| fig(r, &format!("lock_split_{k}_share"));
     tables.push(Table {
         beside: None,
         caption: "Measured: lock manager time as shares of the workers' time as load increases (A-to-E Figure 2)"
@@ -323,71 +378,69 @@ fn a_to_e_profiles(
                 name: label.to_string(),
                 values: runs
                     .iter()
-                    .map(|(_, r)| opt(r.as_ref().and_then(|r| split(r, k)), pct))
+                    .map(|(_, r)| opt(r.as_ref().and_then(|r| split(r, k)), share_pct))
                     .collect(),
             })
             .collect(),
     });
-    if !measured.is_empty() {
-        // One bar per workload and thread count, as the paper's Figures 1 and 2.
-        let cats: Vec<String> = runs
-            .iter()
-            .filter(|(_, r)| r.is_some())
-            .map(|(c, _)| c.clone())
-            .collect();
-        let comp_series: Vec<(String, Vec<f64>)> = names
-            .iter()
-            .map(|n| {
-                (
-                    n.clone(),
-                    measured.iter().map(|p| 100.0 * share(p, n)).collect(),
-                )
-            })
-            .collect();
-        figures.push((
-            "Sampled time by storage-manager component as load increases (disk engine; A-to-E Figure 1)".into(),
-            plot::stacked_bars(
-                "Time by component, 1 and 2 threads",
-                "% of CPU samples",
-                &cats,
-                &comp_series,
-            )?,
-        ));
-        let split_series: Vec<(String, Vec<f64>)> = sweep::LOCK_SPLIT
-            .iter()
-            .map(|(k, label)| {
-                (
-                    label.to_string(),
-                    measured
-                        .iter()
-                        .map(|p| 100.0 * split(p, k).unwrap_or(0.0))
-                        .collect(),
-                )
-            })
-            .collect();
-        figures.push((
-            "Lock manager time as load increases: Lock, Lock-PC, Lock-LC (A-to-E Figure 2)".into(),
-            plot::stacked_bars(
-                "Lock manager time, 1 and 2 threads",
-                "% of workers' time",
-                &cats,
-                &split_series,
-            )?,
-        ));
-    }
-    if measured.is_empty() {
-        for id in [
-            "components-tpcb-tpcc",
-            "lock-work-not-contention",
-            "lock-btree-as-load-grows",
-        ] {
-            v.unmeasured(
-                id,
-                "every profile run failed (see the profile sweeps' summaries)",
-            );
-        }
-        return Ok(());
-    }
+}
+
+/// Figures 1 and 2 drawn: one bar per workload and thread count, as the paper's.
+fn a_to_e_profile_figures(
+    runs: &ProfileRuns,
+    measured: &[&sweep::PointSummary],
+    names: &[String],
+    figures: &mut Vec<(String, String)>,
+) -> Result<(), String> {
+    let cats: Vec<String> = runs
+        .iter()
+        .filter(|(_, r)| r.is_some())
+        .map(|(c, _)| c.clone())
+        .collect();
+    let comp_series: Vec<(String, Vec<f64>)> = names
+        .iter()
+        .map(|n| {
+            (
+                n.clone(),
+                measured.iter().map(|p| 100.0 * share(p, n)).collect(),
+            )
+        })
+        .collect();
+    figures.push((
+        "Sampled time by storage-manager component as load increases (disk engine; A-to-E Figure 1)".into(),
+        plot::stacked_bars(
+            "Time by component, 1 and 2 threads",
+            "% of CPU samples",
+            &cats,
+            &comp_series,
+        )?,
+    ));
+    let split_series: Vec<(String, Vec<f64>)> = sweep::LOCK_SPLIT
+        .iter()
+        .map(|(k, label)| {
+            (
+                label.to_string(),
+                measured
+                    .iter()
+                    .map(|p| 100.0 * split(p, k).unwrap_or(0.0))
+                    .collect(),
+            )
+        })
+        .collect();
+    figures.push((
+        "Lock manager time as load increases: Lock, Lock-PC, Lock-LC (A-to-E Figure 2)".into(),
+        plot::stacked_bars(
+            "Lock manager time, 1 and 2 threads",
+            "% of workers' time",
+            &cats,
+            &split_series,
+        )?,
+    ));
+    Ok(())
+}
+
+/// Figures 1 and 2's findings, judged from at least one measured run.
+fn a_to_e_profile_verdicts(runs: &ProfileRuns, names: &[String], v: &mut Verdicts) {
     let big = ["lock", "log", "btree", "bpool"];
     let small = ["catalog", "xct", "latch"];
     let mut lead = true;
@@ -398,8 +451,8 @@ fn a_to_e_profiles(
         lead &= b > 2.0 * s;
         why.push(format!(
             "{c}: lock+log+btree+bpool {}, catalog+xct+latch {}",
-            pct(b),
-            pct(s)
+            share_pct(b),
+            share_pct(s)
         ));
     }
     v.check(
@@ -407,18 +460,17 @@ fn a_to_e_profiles(
         lead,
         format!("{} (agreement needs twice as much)", why.join("; ")),
     );
-    match lock_work_verdict(&runs) {
+    match lock_work_verdict(runs) {
         Some((st, why)) => v.set("lock-work-not-contention", st, why),
         None => v.unmeasured("lock-work-not-contention", "no profile gave a lock split"),
     }
-    match load_growth_verdict(&runs, &names, THREADS.len()) {
+    match load_growth_verdict(runs, names, PROFILE_THREADS.len()) {
         Some((st, why)) => v.set("lock-btree-as-load-grows", st, why),
         None => v.unmeasured(
             "lock-btree-as-load-grows",
             "no workload was profiled at both loads",
         ),
     }
-    Ok(())
 }
 
 /// A profile point's figure over its repetitions.

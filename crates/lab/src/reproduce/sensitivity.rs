@@ -59,11 +59,35 @@ fn write_bw(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<
         Scale::Quick => &["256KB", "1MB", "4MB", "64MB"],
         Scale::Full => &["256KB", "512KB", "1MB", "2MB", "4MB", "16MB", "64MB"],
     };
+    let (workload, args, caption) = match write_bw_workload(ctx) {
+        Ok(w) => w,
+        Err(e) => {
+            v.unmeasured("write-bw-bites", &e);
+            return Ok(());
+        }
+    };
+    let spec = Spec {
+        kind: Kind::Run,
+        workload: workload.into(),
+        vary: vec![sweep::parse_vary(&format!("write-bw={}", bws.join(",")))?],
+        repeat: ctx.repeat(),
+        args,
+    };
+    match ctx.sweep("write-bw", spec) {
+        Ok(s) => write_bw_judge(&s, bws, caption, v, tables),
+        Err(e) => v.unmeasured("write-bw-bites", &e),
+    }
+    Ok(())
+}
+
+/// The write-bandwidth curve's workload, its arguments and its table's caption; an
+/// error when TPC-C's preload failed (the finding is then not measured).
+fn write_bw_workload(ctx: &mut Ctx) -> Result<(&'static str, Vec<String>, &'static str), String> {
     // The throttle holds for the whole run, its load too: TPC-C (the paper's workload)
     // is loaded once, unthrottled, into a database every point then runs on (`--db
     // --no-load`; each point's run adds its New-Orders to it). At the test scale a small
     // micro-benchmark table instead (a TPC-C load takes tens of seconds in a debug build).
-    let (workload, args, caption) = if ctx.scale == Scale::Tiny {
+    let w = if ctx.scale == Scale::Tiny {
         (
             "micro",
             disk_args(
@@ -77,13 +101,7 @@ fn write_bw(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<
         )
     } else {
         let db = ctx.out.join("write-bw-db");
-        match preload(ctx, "tpcc", &db, &["--engine", "disk", "--warehouses", "1"]) {
-            Ok(()) => {}
-            Err(e) => {
-                v.unmeasured("write-bw-bites", &e);
-                return Ok(());
-            }
-        }
+        preload(ctx, "tpcc", &db, &["--engine", "disk", "--warehouses", "1"])?;
         let db = db.display().to_string();
         (
             "tpcc",
@@ -97,79 +115,85 @@ fn write_bw(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<
             "Measured TPC-C (1 warehouse loaded once, disk engine, --log sync, 1 thread) throughput by write bandwidth (bytes/s)",
         )
     };
-    let spec = Spec {
-        kind: Kind::Run,
-        workload: workload.into(),
-        vary: vec![sweep::parse_vary(&format!("write-bw={}", bws.join(",")))?],
-        repeat: ctx.repeat(),
-        args,
-    };
-    match ctx.sweep("write-bw", spec) {
-        Ok(s) => {
-            let vals: Vec<Option<f64>> = bws
-                .iter()
-                .map(|b| median(&s, &[("write-bw", b)], "throughput_tps"))
-                .collect();
-            let curve = s.curves.iter().find(|c| c.over == "write-bw");
-            let mut row2 = vec![];
-            if let Some(a) = curve.and_then(|c| c.analysis.as_ref()) {
-                let lab = |x: f64| crate::plot::fmt_size(x);
-                row2.push(Row {
-                    name: "90% / 95% of best from; knee".into(),
-                    values: {
-                        let mut r = vec!["-".to_string(); bws.len()];
-                        r[0] = format!(
-                            "{} / {}; knee {}",
-                            lab(a.x_90),
-                            lab(a.x_95),
-                            a.knee_x.map_or("none".into(), lab)
-                        );
-                        r
-                    },
-                });
-            }
-            let mut rows = vec![Row {
-                name: "txn/s".into(),
-                values: vals
-                    .iter()
-                    .map(|x| opt(*x, |t| format!("{t:.0}")))
-                    .collect(),
-            }];
-            rows.extend(row2);
-            tables.push(Table {
-                beside: Some("write-bw".into()),
-                caption: caption.into(),
-                columns: bws.iter().map(|b| format!("{b}/s")).collect(),
-                rows,
-            });
-            match (vals[0], vals[vals.len() - 1]) {
-                (Some(lo), Some(hi)) => v.check(
-                    "write-bw-bites",
-                    lo < 0.9 * hi,
-                    format!(
-                        "{lo:.0} txn/s at {}/s, {hi:.0} at {}/s (a drop of {})",
-                        bws[0],
-                        bws[bws.len() - 1],
-                        pct(1.0 - lo / hi)
-                    ),
-                ),
-                _ => v.unmeasured(
-                    "write-bw-bites",
-                    "a bandwidth point failed (see the sweep's summary)",
-                ),
-            }
-        }
-        Err(e) => v.unmeasured("write-bw-bites", &e),
-    }
-    Ok(())
+    Ok(w)
 }
 
+/// The write-bandwidth sweep's table (throughput per bandwidth, the curve's 90/95% and
+/// knee) and its verdict: throughput at the least bandwidth below 90% of the most's.
+fn write_bw_judge(
+    s: &sweep::Summary,
+    bws: &[&str],
+    caption: &str,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+) {
+    let vals: Vec<Option<f64>> = bws
+        .iter()
+        .map(|b| median(s, &[("write-bw", b)], "throughput_tps"))
+        .collect();
+    let curve = s.curves.iter().find(|c| c.over == "write-bw");
+    let mut row2 = vec![];
+    if let Some(a) = curve.and_then(|c| c.analysis.as_ref()) {
+        let lab = |x: f64| crate::plot::fmt_size(x);
+        row2.push(Row {
+            name: "90% / 95% of best from; knee".into(),
+            values: {
+                let mut r = vec!["-".to_string(); bws.len()];
+                r[0] = format!(
+                    "{} / {}; knee {}",
+                    lab(a.x_90),
+                    lab(a.x_95),
+                    a.knee_x.map_or("none".into(), lab)
+                );
+                r
+            },
+        });
+    }
+    let mut rows = vec![Row {
+        name: "txn/s".into(),
+        values: vals
+            .iter()
+            .map(|x| opt(*x, |t| format!("{t:.0}")))
+            .collect(),
+    }];
+    rows.extend(row2);
+    tables.push(Table {
+        beside: Some("write-bw".into()),
+        caption: caption.into(),
+        columns: bws.iter().map(|b| format!("{b}/s")).collect(),
+        rows,
+    });
+    match (vals[0], vals[vals.len() - 1]) {
+        (Some(lo), Some(hi)) => v.check(
+            "write-bw-bites",
+            lo < 0.9 * hi,
+            format!(
+                "{lo:.0} txn/s at {}/s, {hi:.0} at {}/s (a drop of {})",
+                bws[0],
+                bws[bws.len() - 1],
+                pct(1.0 - lo / hi)
+            ),
+        ),
+        _ => v.unmeasured(
+            "write-bw-bites",
+            "a bandwidth point failed (see the sweep's summary)",
+        ),
+    }
+}
+
+/// The sensitivity paper's curves: cores, write bandwidth, LLC size.
 pub(super) fn sensitivity(
     ctx: &mut Ctx,
     v: &mut Verdicts,
     tables: &mut Vec<Table>,
 ) -> Result<(), String> {
-    // Cores (cpusets), two threads.
+    cores(ctx, v, tables)?;
+    write_bw(ctx, v, tables)?;
+    llc(ctx, v, tables)
+}
+
+/// The sensitivity paper's cores curve (cpusets), two threads.
+fn cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
     // At the tiny (test) scale TPC-B: a TPC-C load takes tens of seconds in a debug build.
     let spec = if ctx.scale == Scale::Tiny {
         Spec {
@@ -217,8 +241,11 @@ pub(super) fn sensitivity(
         }
         Err(e) => v.unmeasured("cores-scale", &e),
     }
-    write_bw(ctx, v, tables)?;
-    // LLC through the simulator.
+    Ok(())
+}
+
+/// The sensitivity paper's LLC curve, through the simulator.
+fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
     // Quick: three sizes (the verdict needs the smallest within 90% of the best, to
     // compare with a third of 20MB). Both scales use a fixed warm-up: the automatic one
     // made these valgrind runs take 1-7 minutes each, and eight of them most of the

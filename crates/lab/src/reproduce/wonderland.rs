@@ -61,116 +61,163 @@ fn per_engine(v: &mut Verdicts, id: &str, parts: &[Part], none: &str) {
     }
 }
 
+/// Figure 1's findings as they are gathered case by case: per finding, one (engine,
+/// status, why) per case; the two tables' rows; per engine the L1-I shares of stalls of
+/// its cases (for the ~50% level).
+#[derive(Default)]
+struct LevelFindings {
+    mpki_rows: Vec<Row>,
+    share_rows: Vec<Row>,
+    dominates: Vec<(String, Status, String)>,
+    largest: Vec<(String, Status, String)>,
+    l2llc: Vec<(String, Status, String)>,
+    llcd: Vec<(String, Status, String)>,
+    l1i_shares: Vec<(String, String, f64)>,
+}
+
+/// The cache levels of Figure 1, in its order.
+const LEVELS: [&str; 4] = ["L1-I", "L1-D", "L2", "LLC"];
+
 /// Figure 1's findings from each case's level figures; its two tables.
 fn wonderland_levels(v: &mut Verdicts, tables: &mut Vec<Table>, cases: &[(String, Value)]) {
-    let levels = ["L1-I", "L1-D", "L2", "LLC"];
-    let mut mpki_rows = Vec::new();
-    let mut share_rows = Vec::new();
-    let (mut dominates, mut largest, mut l2llc, mut llcd) = (vec![], vec![], vec![], vec![]);
-    // Per engine: the L1-I shares of stalls of its cases (for the ~50% level).
-    let mut l1i_shares: Vec<(String, String, f64)> = Vec::new();
+    let mut f = LevelFindings::default();
     for (name, sim) in cases {
-        let e = engine_of(name).to_string();
-        let mpki: Vec<Option<(f64, f64)>> = levels.iter().map(|l| level(sim, l, "mpki")).collect();
-        let stall: Vec<Option<(f64, f64)>> = levels
-            .iter()
-            .map(|l| level(sim, l, "stall_cycles"))
-            .collect();
-        mpki_rows.push(Row {
-            name: name.clone(),
-            values: mpki
-                .iter()
-                .flat_map(|m| [opt(m.map(|x| x.0), f2), opt(m.map(|x| x.1), f2)])
-                .collect(),
-        });
-        let missing: Vec<&str> = levels
-            .iter()
-            .zip(mpki.iter().zip(&stall))
-            .filter(|(_, (m, s))| m.is_none() || s.is_none())
-            .map(|(l, _)| *l)
-            .collect();
-        let total = sim["total_stall_cycles"].as_f64().filter(|t| *t > 0.0);
-        let (Some(total), true) = (total, missing.is_empty()) else {
-            let why = format!(
-                "{name}: not measured (the report has no {})",
-                if missing.is_empty() {
-                    "stall cycles".to_string()
-                } else {
-                    format!("{} level", missing.join(", "))
-                }
-            );
-            for list in [&mut dominates, &mut largest, &mut l2llc, &mut llcd] {
-                list.push((e.clone(), Status::NotMeasured, why.clone()));
-            }
-            share_rows.push(Row {
-                name: name.clone(),
-                values: vec!["-".into(); 4],
-            });
-            continue;
-        };
-        let mpki: Vec<(f64, f64)> = mpki.into_iter().map(|m| m.expect("checked")).collect();
-        let stall: Vec<(f64, f64)> = stall.into_iter().map(|m| m.expect("checked")).collect();
-        let all_mpki: f64 = mpki.iter().map(|(i, d)| i + d).sum::<f64>().max(1e-12);
-        let l1i_share = stall[0].0 / total;
-        let lower_i = (stall[2].0 + stall[3].0) / total;
-        let llc_d_mpki = mpki[3].1 / all_mpki;
-        let llc_d_stall = stall[3].1 / total;
-        share_rows.push(Row {
-            name: name.clone(),
-            values: vec![
-                pct(l1i_share),
-                pct(lower_i),
-                pct(llc_d_mpki),
-                pct(llc_d_stall),
-            ],
-        });
-        l1i_shares.push((e.clone(), name.clone(), l1i_share));
-        let l1i_total = mpki[0].0 + mpki[0].1;
-        let others_max = mpki[1..].iter().map(|(i, d)| i + d).fold(0.0, f64::max);
-        dominates.push((
-            e.clone(),
-            holds(l1i_total > others_max),
-            format!(
-                "{name}: L1-I MPKI {} vs the largest other level's {}",
-                f2(l1i_total),
-                f2(others_max)
-            ),
-        ));
-        let level_shares: Vec<f64> = stall.iter().map(|(i, d)| (i + d) / total).collect();
-        let biggest = level_shares[1..].iter().copied().fold(0.0, f64::max);
-        largest.push((
-            e.clone(),
-            holds(level_shares[0] >= biggest),
-            format!(
-                "{name}: L1-I {} of stalls, largest other level {}",
-                pct(level_shares[0]),
-                pct(biggest)
-            ),
-        ));
-        l2llc.push((
-            e.clone(),
-            holds(lower_i <= 0.02),
-            format!("{name}: {}", pct(lower_i)),
-        ));
-        llcd.push((
-            e.clone(),
-            holds(llc_d_mpki < 0.10 && llc_d_stall > llc_d_mpki),
-            format!(
-                "{name}: {} of MPKI, {} of stalls",
-                pct(llc_d_mpki),
-                pct(llc_d_stall)
-            ),
-        ));
+        levels_of_case(&mut f, name, sim);
     }
-    // The ~50% level itself: the engine's average L1-I share of stalls over its
-    // workloads within 10 points of the paper's 50% (its "~").
+    l1i_level(&mut f);
+    let none = "no simulation completed";
+    per_engine(v, "l1i-dominates-misses", &f.dominates, none);
+    per_engine(v, "l1i-largest-stall-share", &f.largest, none);
+    per_engine(v, "l2-llc-hold-instructions", &f.l2llc, none);
+    per_engine(v, "llc-data-few-but-costly", &f.llcd, none);
+    tables.push(Table {
+        beside: None,
+        caption: "Measured MPKI by level, instruction / data (Figure 1, left)".into(),
+        columns: LEVELS
+            .iter()
+            .flat_map(|l| [format!("{l} I"), format!("{l} D")])
+            .collect(),
+        rows: f.mpki_rows,
+    });
+    tables.push(Table {
+        beside: Some("stall-shares".into()),
+        caption: "Measured shares (stall cycles = misses x the next level's latency)".into(),
+        columns: vec![
+            "L1-I share of stalls".into(),
+            "L2+LLC instruction share".into(),
+            "LLC data share of MPKI".into(),
+            "LLC data share of stalls".into(),
+        ],
+        rows: f.share_rows,
+    });
+}
+
+/// One case's rows and Figure 1 findings (not measured when its report lacks a level or
+/// stall cycles).
+fn levels_of_case(f: &mut LevelFindings, name: &str, sim: &Value) {
+    let e = engine_of(name).to_string();
+    let mpki: Vec<Option<(f64, f64)>> = LEVELS.iter().map(|l| level(sim, l, "mpki")).collect();
+    let stall: Vec<Option<(f64, f64)>> = LEVELS
+        .iter()
+        .map(|l| level(sim, l, "stall_cycles"))
+        .collect();
+    f.mpki_rows.push(Row {
+        name: name.to_string(),
+        values: mpki
+            .iter()
+            .flat_map(|m| [opt(m.map(|x| x.0), f2), opt(m.map(|x| x.1), f2)])
+            .collect(),
+    });
+    let missing: Vec<&str> = LEVELS
+        .iter()
+        .zip(mpki.iter().zip(&stall))
+        .filter(|(_, (m, s))| m.is_none() || s.is_none())
+        .map(|(l, _)| *l)
+        .collect();
+    let total = sim["total_stall_cycles"].as_f64().filter(|t| *t > 0.0);
+    let (Some(total), true) = (total, missing.is_empty()) else {
+        let why = format!(
+            "{name}: not measured (the report has no {})",
+            if missing.is_empty() {
+                "stall cycles".to_string()
+            } else {
+                format!("{} level", missing.join(", "))
+            }
+        );
+        for list in [&mut f.dominates, &mut f.largest, &mut f.l2llc, &mut f.llcd] {
+            list.push((e.clone(), Status::NotMeasured, why.clone()));
+        }
+        f.share_rows.push(Row {
+            name: name.to_string(),
+            values: vec!["-".into(); 4],
+        });
+        return;
+    };
+    let mpki: Vec<(f64, f64)> = mpki.into_iter().map(|m| m.expect("checked")).collect();
+    let stall: Vec<(f64, f64)> = stall.into_iter().map(|m| m.expect("checked")).collect();
+    let all_mpki: f64 = mpki.iter().map(|(i, d)| i + d).sum::<f64>().max(1e-12);
+    let l1i_share = stall[0].0 / total;
+    let lower_i = (stall[2].0 + stall[3].0) / total;
+    let llc_d_mpki = mpki[3].1 / all_mpki;
+    let llc_d_stall = stall[3].1 / total;
+    f.share_rows.push(Row {
+        name: name.to_string(),
+        values: vec![
+            pct(l1i_share),
+            pct(lower_i),
+            pct(llc_d_mpki),
+            pct(llc_d_stall),
+        ],
+    });
+    f.l1i_shares.push((e.clone(), name.to_string(), l1i_share));
+    let l1i_total = mpki[0].0 + mpki[0].1;
+    let others_max = mpki[1..].iter().map(|(i, d)| i + d).fold(0.0, f64::max);
+    f.dominates.push((
+        e.clone(),
+        holds(l1i_total > others_max),
+        format!(
+            "{name}: L1-I MPKI {} vs the largest other level's {}",
+            f2(l1i_total),
+            f2(others_max)
+        ),
+    ));
+    let level_shares: Vec<f64> = stall.iter().map(|(i, d)| (i + d) / total).collect();
+    let biggest = level_shares[1..].iter().copied().fold(0.0, f64::max);
+    f.largest.push((
+        e.clone(),
+        holds(level_shares[0] >= biggest),
+        format!(
+            "{name}: L1-I {} of stalls, largest other level {}",
+            pct(level_shares[0]),
+            pct(biggest)
+        ),
+    ));
+    f.l2llc.push((
+        e.clone(),
+        holds(lower_i <= 0.02),
+        format!("{name}: {}", pct(lower_i)),
+    ));
+    f.llcd.push((
+        e.clone(),
+        holds(llc_d_mpki < 0.10 && llc_d_stall > llc_d_mpki),
+        format!(
+            "{name}: {} of MPKI, {} of stalls",
+            pct(llc_d_mpki),
+            pct(llc_d_stall)
+        ),
+    ));
+}
+
+/// The ~50% level itself: the engine's average L1-I share of stalls over its workloads
+/// within 10 points of the paper's 50% (its "~"), one more part of "largest share".
+fn l1i_level(f: &mut LevelFindings) {
     for (e, _) in WONDERLAND_ENGINES {
-        let mine: Vec<&(String, String, f64)> = l1i_shares.iter().filter(|x| x.0 == e).collect();
+        let mine: Vec<&(String, String, f64)> = f.l1i_shares.iter().filter(|x| x.0 == e).collect();
         if mine.is_empty() {
             continue;
         }
         let mean = mine.iter().map(|x| x.2).sum::<f64>() / mine.len() as f64;
-        largest.push((
+        f.largest.push((
             e.to_string(),
             holds((L1I_LEVEL - L1I_LEVEL_BAND..=L1I_LEVEL + L1I_LEVEL_BAND).contains(&mean)),
             format!(
@@ -184,31 +231,6 @@ fn wonderland_levels(v: &mut Verdicts, tables: &mut Vec<Table>, cases: &[(String
             ),
         ));
     }
-    let none = "no simulation completed";
-    per_engine(v, "l1i-dominates-misses", &dominates, none);
-    per_engine(v, "l1i-largest-stall-share", &largest, none);
-    per_engine(v, "l2-llc-hold-instructions", &l2llc, none);
-    per_engine(v, "llc-data-few-but-costly", &llcd, none);
-    tables.push(Table {
-        beside: None,
-        caption: "Measured MPKI by level, instruction / data (Figure 1, left)".into(),
-        columns: levels
-            .iter()
-            .flat_map(|l| [format!("{l} I"), format!("{l} D")])
-            .collect(),
-        rows: mpki_rows,
-    });
-    tables.push(Table {
-        beside: Some("stall-shares".into()),
-        caption: "Measured shares (stall cycles = misses x the next level's latency)".into(),
-        columns: vec![
-            "L1-I share of stalls".into(),
-            "L2+LLC instruction share".into(),
-            "LLC data share of MPKI".into(),
-            "LLC data share of stalls".into(),
-        ],
-        rows: share_rows,
-    });
 }
 
 /// Figure 4: misses by operation (L1-I instruction and LLC data misses) per case, the
@@ -221,27 +243,7 @@ fn wonderland_operations(
 ) -> Vec<(String, Vec<f64>)> {
     let mut op_rows = Vec::new();
     let mut probe = Vec::new();
-    let mut ops_seen: Vec<String> = Vec::new();
-    for (_, sim) in cases {
-        for b in sim["by_operation"].as_array().into_iter().flatten() {
-            let o = b["operation"].as_str().unwrap_or("?").to_string();
-            if !ops_seen.contains(&o) {
-                ops_seen.push(o);
-            }
-        }
-    }
-    let misses_of = |b: &Value| -> f64 {
-        b["levels"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|l| match l["level"].as_str() {
-                Some("L1-I") => l["misses"]["i"].as_f64().unwrap_or(0.0),
-                Some("LLC") => l["misses"]["d"].as_f64().unwrap_or(0.0),
-                _ => 0.0,
-            })
-            .sum()
-    };
+    let ops_seen = operations_seen(cases);
     let mut op_series: Vec<(String, Vec<f64>)> =
         ops_seen.iter().map(|o| (o.clone(), vec![])).collect();
     for (name, sim) in cases {
@@ -331,6 +333,34 @@ fn wonderland_operations(
     });
 
     op_series
+}
+
+/// The operations any case's report names, in the order first seen.
+fn operations_seen(cases: &[(String, Value)]) -> Vec<String> {
+    let mut ops_seen: Vec<String> = Vec::new();
+    for (_, sim) in cases {
+        for b in sim["by_operation"].as_array().into_iter().flatten() {
+            let o = b["operation"].as_str().unwrap_or("?").to_string();
+            if !ops_seen.contains(&o) {
+                ops_seen.push(o);
+            }
+        }
+    }
+    ops_seen
+}
+
+/// An operation's misses in Figure 4's sense: L1-I instruction plus LLC data misses.
+fn misses_of(b: &Value) -> f64 {
+    b["levels"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|l| match l["level"].as_str() {
+            Some("L1-I") => l["misses"]["i"].as_f64().unwrap_or(0.0),
+            Some("LLC") => l["misses"]["d"].as_f64().unwrap_or(0.0),
+            _ => 0.0,
+        })
+        .sum()
 }
 
 /// The L1-I's share of stall cycles the paper gives (Section 4: "~50%"), and how far

@@ -70,91 +70,18 @@ pub fn check<E: Engine>(t: &Tpcc, engine: &E, info: &RunInfo) -> Result<Vec<Chec
         "customers",
     );
 
-    // Pass 1: History, by (warehouse, district) of the payment; sums per district and
-    // per paying customer (who may be in another warehouse).
-    let cidx = |w: u32, d: u32, c: u32| -> Option<usize> {
-        let ok = (1..=nw).contains(&w) && (1..=DISTRICTS).contains(&d);
-        (ok && (1..=CUSTOMERS).contains(&c))
-            .then(|| ((w - 1) as usize * nd + (d - 1) as usize) * nc + (c - 1) as usize)
-    };
-    let mut cust_hist = vec![0i64; nw as usize * nd * nc];
-    let mut dist_hist = vec![0i64; nw as usize * nd];
-    let mut history_rows = 0u64;
-    // (w, d, nonce, worker, seq) of every History row, when checking acknowledgements.
-    let mut history_keys: Option<HashSet<PaymentTag>> = info.acked.as_ref().map(|_| HashSet::new());
-    for w in 1..=nw {
-        for d in 1..=DISTRICTS {
-            let dk = district_key(w, d).as_bytes().len();
-            s.run(CHECK_TXN, |s| {
-                scan_prefix(s, HISTORY.primary(), &district_key(w, d), |k, r| {
-                    let h = row::read::<History>(r);
-                    history_rows += 1;
-                    if let Some(keys) = history_keys.as_mut() {
-                        if k.len() == dk + 20 {
-                            keys.insert((
-                                w,
-                                d,
-                                u64::from_be_bytes(k[dk..dk + 8].try_into().unwrap()),
-                                u32::from_be_bytes(k[dk + 8..dk + 12].try_into().unwrap()),
-                                u64::from_be_bytes(k[dk + 12..dk + 20].try_into().unwrap()),
-                            ));
-                        }
-                    }
-                    dist_hist[(w - 1) as usize * nd + (d - 1) as usize] += h.h_amount;
-                    match cidx(h.h_c_w_id, h.h_c_d_id, h.h_c_id) {
-                        Some(i) => cust_hist[i] += h.h_amount,
-                        None => c10.record(false, || {
-                            format!(
-                                "history row of w={w} d={d} names no customer ({}, {}, {})",
-                                h.h_c_w_id, h.h_c_d_id, h.h_c_id
-                            )
-                        }),
-                    }
-                })
-            })?;
-        }
-    }
-
+    // Pass 1: History, by (warehouse, district) of the payment.
+    let hs = history_pass(&mut s, nw, info.acked.is_some(), &mut c10)?;
+    let (cust_hist, history_rows, history_keys) = (hs.cust, hs.rows, hs.keys);
     // Pass 2: Warehouse and District YTD (conditions 1, 8, 9).
-    let mut next_o = vec![0u32; nw as usize * nd];
-    for w in 1..=nw {
-        s.run(CHECK_TXN, |s| {
-            let wh: Warehouse = s
-                .get_row(WAREHOUSE, &warehouse_key(w))?
-                .ok_or_else(|| Error::fatal(format!("tpcc check: warehouse {w} missing")))?;
-            let mut d_sum = 0i64;
-            let mut h_sum = 0i64;
-            for d in 1..=DISTRICTS {
-                let di: District = s.get_row(DISTRICT, &district_key(w, d))?.ok_or_else(|| {
-                    Error::fatal(format!("tpcc check: district ({w}, {d}) missing"))
-                })?;
-                let i = (w - 1) as usize * nd + (d - 1) as usize;
-                next_o[i] = di.d_next_o_id;
-                d_sum += di.d_ytd;
-                h_sum += dist_hist[i];
-                c9.record(di.d_ytd == dist_hist[i], || {
-                    format!(
-                        "w={w} d={d}: D_YTD={} sum(H_AMOUNT)={}",
-                        di.d_ytd, dist_hist[i]
-                    )
-                });
-            }
-            c1.record(wh.w_ytd == d_sum, || {
-                format!("w={w}: W_YTD={} sum(D_YTD)={d_sum}", wh.w_ytd)
-            });
-            c8.record(wh.w_ytd == h_sum, || {
-                format!("w={w}: W_YTD={} sum(H_AMOUNT)={h_sum}", wh.w_ytd)
-            });
-            Ok(())
-        })?;
-    }
+    let next_o = ytd_pass(&mut s, nw, &hs.dist, [&mut c1, &mut c8, &mut c9])?;
 
     // Pass 3: one district at a time: Order, New-Order, Order-Line, Customer.
     let mut order_rows = 0u64;
     for w in 1..=nw {
         for d in 1..=DISTRICTS {
             let next = next_o[(w - 1) as usize * nd + (d - 1) as usize];
-            let hist = &cust_hist[cidx(w, d, 1).unwrap()..][..nc];
+            let hist = &cust_hist[cust_index(nw, w, d, 1).unwrap()..][..nc];
             s.run(CHECK_TXN, |s| {
                 check_district(
                     s,
@@ -191,23 +118,148 @@ pub fn check<E: Engine>(t: &Tpcc, engine: &E, info: &RunInfo) -> Result<Vec<Chec
     }
     // Row counts against the committed transactions, when the driver knows them.
     if let Some(committed) = &info.committed {
-        let initial = nw as u64 * DISTRICTS as u64 * INITIAL_ORDERS as u64;
-        let new_orders = committed.first().copied().unwrap_or(0);
-        let payments = committed.get(1).copied().unwrap_or(0);
-        out.push(Check::new(
+        out.extend(row_counts(nw, committed, order_rows, history_rows));
+    }
+    Ok(out)
+}
+
+/// The customer `(w, d, c)`'s place in the per-customer vectors (none for a customer the
+/// database cannot have).
+fn cust_index(nw: u32, w: u32, d: u32, c: u32) -> Option<usize> {
+    let (nd, nc) = (DISTRICTS as usize, CUSTOMERS as usize);
+    let ok = (1..=nw).contains(&w) && (1..=DISTRICTS).contains(&d);
+    (ok && (1..=CUSTOMERS).contains(&c))
+        .then(|| ((w - 1) as usize * nd + (d - 1) as usize) * nc + (c - 1) as usize)
+}
+
+/// The History table's sums: per paying customer (who may be in another warehouse) and
+/// per district of the payment, its row count and, when checking acknowledgements, the
+/// (w, d, nonce, worker, seq) of every row.
+struct HistorySums {
+    cust: Vec<i64>,
+    dist: Vec<i64>,
+    rows: u64,
+    keys: Option<HashSet<PaymentTag>>,
+}
+
+/// Pass 1: History, by (warehouse, district) of the payment (condition 10 fails for a
+/// row naming no customer).
+fn history_pass<W: Worker>(
+    s: &mut Session<W>,
+    nw: u32,
+    acked: bool,
+    c10: &mut Cond,
+) -> Result<HistorySums> {
+    let (nd, nc) = (DISTRICTS as usize, CUSTOMERS as usize);
+    let mut cust_hist = vec![0i64; nw as usize * nd * nc];
+    let mut dist_hist = vec![0i64; nw as usize * nd];
+    let mut history_rows = 0u64;
+    let mut history_keys: Option<HashSet<PaymentTag>> = acked.then(HashSet::new);
+    for w in 1..=nw {
+        for d in 1..=DISTRICTS {
+            let dk = district_key(w, d).as_bytes().len();
+            s.run(CHECK_TXN, |s| {
+                scan_prefix(s, HISTORY.primary(), &district_key(w, d), |k, r| {
+                    let h = row::read::<History>(r);
+                    history_rows += 1;
+                    if let Some(keys) = history_keys.as_mut() {
+                        if k.len() == dk + 20 {
+                            keys.insert((
+                                w,
+                                d,
+                                u64::from_be_bytes(k[dk..dk + 8].try_into().unwrap()),
+                                u32::from_be_bytes(k[dk + 8..dk + 12].try_into().unwrap()),
+                                u64::from_be_bytes(k[dk + 12..dk + 20].try_into().unwrap()),
+                            ));
+                        }
+                    }
+                    dist_hist[(w - 1) as usize * nd + (d - 1) as usize] += h.h_amount;
+                    match cust_index(nw, h.h_c_w_id, h.h_c_d_id, h.h_c_id) {
+                        Some(i) => cust_hist[i] += h.h_amount,
+                        None => c10.record(false, || {
+                            format!(
+                                "history row of w={w} d={d} names no customer ({}, {}, {})",
+                                h.h_c_w_id, h.h_c_d_id, h.h_c_id
+                            )
+                        }),
+                    }
+                })
+            })?;
+        }
+    }
+    Ok(HistorySums {
+        cust: cust_hist,
+        dist: dist_hist,
+        rows: history_rows,
+        keys: history_keys,
+    })
+}
+
+/// Pass 2: Warehouse and District YTD (conditions 1, 8, 9) against the History sums
+/// per district; returns each district's D_NEXT_O_ID.
+fn ytd_pass<W: Worker>(
+    s: &mut Session<W>,
+    nw: u32,
+    dist_hist: &[i64],
+    conds: [&mut Cond; 3],
+) -> Result<Vec<u32>> {
+    let [c1, c8, c9] = conds;
+    let nd = DISTRICTS as usize;
+    let mut next_o = vec![0u32; nw as usize * nd];
+    for w in 1..=nw {
+        s.run(CHECK_TXN, |s| {
+            let wh: Warehouse = s
+                .get_row(WAREHOUSE, &warehouse_key(w))?
+                .ok_or_else(|| Error::fatal(format!("tpcc check: warehouse {w} missing")))?;
+            let mut d_sum = 0i64;
+            let mut h_sum = 0i64;
+            for d in 1..=DISTRICTS {
+                let di: District = s.get_row(DISTRICT, &district_key(w, d))?.ok_or_else(|| {
+                    Error::fatal(format!("tpcc check: district ({w}, {d}) missing"))
+                })?;
+                let i = (w - 1) as usize * nd + (d - 1) as usize;
+                next_o[i] = di.d_next_o_id;
+                d_sum += di.d_ytd;
+                h_sum += dist_hist[i];
+                c9.record(di.d_ytd == dist_hist[i], || {
+                    format!(
+                        "w={w} d={d}: D_YTD={} sum(H_AMOUNT)={}",
+                        di.d_ytd, dist_hist[i]
+                    )
+                });
+            }
+            c1.record(wh.w_ytd == d_sum, || {
+                format!("w={w}: W_YTD={} sum(D_YTD)={d_sum}", wh.w_ytd)
+            });
+            c8.record(wh.w_ytd == h_sum, || {
+                format!("w={w}: W_YTD={} sum(H_AMOUNT)={h_sum}", wh.w_ytd)
+            });
+            Ok(())
+        })?;
+    }
+    Ok(next_o)
+}
+
+/// Row counts against the committed transactions (`committed`, per type: New-Order
+/// first, Payment second): orders and History rows.
+fn row_counts(nw: u32, committed: &[u64], order_rows: u64, history_rows: u64) -> [Check; 2] {
+    let initial = nw as u64 * DISTRICTS as u64 * INITIAL_ORDERS as u64;
+    let new_orders = committed.first().copied().unwrap_or(0);
+    let payments = committed.get(1).copied().unwrap_or(0);
+    [
+        Check::new(
             "orders = initial + committed New-Orders",
             order_rows == initial + new_orders,
             format!("{order_rows} orders; {initial} loaded + {new_orders} committed New-Orders"),
-        ));
-        out.push(Check::new(
+        ),
+        Check::new(
             "history = initial + committed Payments",
             history_rows == initial + payments,
             format!(
                 "{history_rows} history rows; {initial} loaded + {payments} committed Payments"
             ),
-        ));
-    }
-    Ok(out)
+        ),
+    ]
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -225,22 +277,7 @@ fn check_district<W: Worker>(
     let dk = district_key(w, d);
     // Vectors indexed by order id are sized by the largest id present (read first), never
     // by D_NEXT_O_ID, which a damaged database could make huge.
-    let mut top = 0u32;
-    for t in [ORDER, NEW_ORDER] {
-        let (lo, hi) = prefix_range(&dk);
-        s.scan(
-            t.primary(),
-            Bound::Included(&lo),
-            Bound::Excluded(&hi),
-            Dir::Backward,
-            1,
-            |k, _| {
-                top = top.max(order_id_of_key(k));
-                false
-            },
-        )?;
-    }
-    let slots = top as usize + 1;
+    let slots = top_order_id(s, &dk)? as usize + 1;
     // Per order id: in New-Order, exists, carrier, O_OL_CNT, customer, lines counted.
     let mut in_no = vec![false; slots];
     let mut exists = vec![false; slots];
@@ -249,14 +286,7 @@ fn check_district<W: Worker>(
     let mut cust = vec![0u32; slots];
     let mut lines = vec![0u32; slots];
 
-    let (mut no_count, mut no_min, mut no_max) = (0u64, u32::MAX, 0u32);
-    scan_prefix(s, NEW_ORDER.primary(), &dk, |k, _| {
-        let o = order_id_of_key(k);
-        no_count += 1;
-        no_min = no_min.min(o);
-        no_max = no_max.max(o);
-        in_no[o as usize] = true;
-    })?;
+    let (no_count, no_min, no_max) = new_orders(s, &dk, &mut in_no)?;
     let (mut o_max, mut ol_cnt_sum) = (0u32, 0u64);
     scan_prefix(s, ORDER.primary(), &dk, |k, r| {
         let o = row::read::<Order>(r);
@@ -344,6 +374,58 @@ fn check_district<W: Worker>(
         });
     }
 
+    check_customers(s, (w, d), &delivered, hist, [c10, c12])
+}
+
+/// The largest order id in district `dk`'s Order and New-Order tables (0: none).
+fn top_order_id<W: Worker>(s: &mut Session<W>, dk: &api::Key) -> Result<u32> {
+    let mut top = 0u32;
+    for t in [ORDER, NEW_ORDER] {
+        let (lo, hi) = prefix_range(dk);
+        s.scan(
+            t.primary(),
+            Bound::Included(&lo),
+            Bound::Excluded(&hi),
+            Dir::Backward,
+            1,
+            |k, _| {
+                top = top.max(order_id_of_key(k));
+                false
+            },
+        )?;
+    }
+    Ok(top)
+}
+
+/// District `dk`'s New-Order rows marked in `in_no` by order id; returns their count,
+/// least and largest order id.
+fn new_orders<W: Worker>(
+    s: &mut Session<W>,
+    dk: &api::Key,
+    in_no: &mut [bool],
+) -> Result<(u64, u32, u32)> {
+    let (mut no_count, mut no_min, mut no_max) = (0u64, u32::MAX, 0u32);
+    scan_prefix(s, NEW_ORDER.primary(), dk, |k, _| {
+        let o = order_id_of_key(k);
+        no_count += 1;
+        no_min = no_min.min(o);
+        no_max = no_max.max(o);
+        in_no[o as usize] = true;
+    })?;
+    Ok((no_count, no_min, no_max))
+}
+
+/// Conditions 10 and 12 for each customer of district `(w, d)`: its balance against the
+/// delivered order lines' amounts (`delivered`, by customer id) and its payments
+/// (`hist`, from customer 1).
+fn check_customers<W: Worker>(
+    s: &mut Session<W>,
+    (w, d): (u32, u32),
+    delivered: &[i64],
+    hist: &[i64],
+    conds: [&mut Cond; 2],
+) -> Result<()> {
+    let [c10, c12] = conds;
     for c in 1..=CUSTOMERS {
         let cu: Customer = s
             .get_row(CUSTOMER, &customer_key(w, d, c))?

@@ -155,95 +155,121 @@ fn load_warehouse<W: Worker>(
     })?;
 
     for d in 1..=DISTRICTS {
-        batched(s, 1, CUSTOMERS, BATCH_ROWS / 2, progress, |s, c| {
-            let mut r = Customer::zeroed();
-            r.c_id = c;
-            r.c_d_id = d;
-            r.c_w_id = w;
-            r.c_last = if c <= 1000 {
-                gen::last_name(c - 1)
-            } else {
-                gen::last_name(nurand(rng, 255, 0, 999, t.c.c_last_load))
-            };
-            row::set_str(&mut r.c_middle, b"OE");
-            a_string(rng, 8, 16, &mut r.c_first);
-            a_string(rng, 10, 20, &mut r.c_street_1);
-            a_string(rng, 10, 20, &mut r.c_street_2);
-            a_string(rng, 10, 20, &mut r.c_city);
-            gen::state(rng, &mut r.c_state);
-            gen::zip(rng, &mut r.c_zip);
-            n_string(rng, 16, 16, &mut r.c_phone);
-            r.c_since = now;
-            let bad = rng.gen_range(0..10) == 0;
-            row::set_str(&mut r.c_credit, if bad { b"BC" } else { b"GC" });
-            r.c_credit_lim = 5_000_000;
-            r.c_discount = rng.gen_range(0..=5000);
-            r.c_balance = -1000;
-            r.c_ytd_payment = 1000;
-            r.c_payment_cnt = 1;
-            r.c_delivery_cnt = 0;
-            a_string(rng, 300, 500, &mut r.c_data);
-            s.insert_row(CUSTOMER, &customer_key(w, d, c), &r)?;
-
-            let mut h = History::zeroed();
-            h.h_c_id = c;
-            h.h_c_d_id = d;
-            h.h_c_w_id = w;
-            h.h_d_id = d;
-            h.h_w_id = w;
-            h.h_date = now;
-            h.h_amount = 1000;
-            a_string(rng, 12, 24, &mut h.h_data);
-            s.insert_row(HISTORY, &history_key(w, d, 0, 0, c as u64), &h)?;
-            Ok(2)
-        })?;
-
-        // O_C_ID: a random permutation of the customer ids.
-        let mut perm: Vec<u32> = (1..=CUSTOMERS).collect();
-        perm.shuffle(rng);
-        batched(s, 1, INITIAL_ORDERS, BATCH_ORDERS, progress, |s, o| {
-            let delivered = o < FIRST_UNDELIVERED;
-            let ol_cnt = initial_ol_cnt(t.ol_salt(), w, d, o);
-            let mut r = Order::zeroed();
-            r.o_id = o;
-            r.o_d_id = d;
-            r.o_w_id = w;
-            r.o_c_id = perm[o as usize - 1];
-            r.o_entry_d = now;
-            r.o_carrier_id = if delivered { rng.gen_range(1..=10) } else { 0 };
-            r.o_ol_cnt = ol_cnt;
-            r.o_all_local = 1;
-            s.insert_row(ORDER, &order_key(w, d, o), &r)?;
-            for n in 1..=ol_cnt {
-                let mut l = OrderLine::zeroed();
-                l.ol_o_id = o;
-                l.ol_d_id = d;
-                l.ol_w_id = w;
-                l.ol_number = n;
-                l.ol_i_id = rng.gen_range(1..=t.cfg.items);
-                l.ol_supply_w_id = w;
-                l.ol_delivery_d = if delivered { now } else { 0 };
-                l.ol_quantity = 5;
-                l.ol_amount = if delivered {
-                    0
-                } else {
-                    rng.gen_range(1..=999_999)
-                };
-                a_string(rng, 24, 24, &mut l.ol_dist_info);
-                s.insert_row(ORDER_LINE, &order_line_key(w, d, o, n), &l)?;
-            }
-            let mut rows = 1 + ol_cnt as u64;
-            if !delivered {
-                let no = NewOrder {
-                    no_o_id: o,
-                    no_d_id: d,
-                    no_w_id: w,
-                };
-                s.insert_row(NEW_ORDER, &new_order_key(w, d, o), &no)?;
-                rows += 1;
-            }
-            Ok(rows)
-        })?;
+        load_customers(t, s, (w, d), rng, now, progress)?;
+        load_orders(t, s, (w, d), rng, now, progress)?;
     }
+    Ok(())
+}
+
+/// District `(w, d)`'s customers, each with its History row.
+fn load_customers<W: Worker>(
+    t: &Tpcc,
+    s: &mut Session<W>,
+    (w, d): (u32, u32),
+    rng: &mut impl Rng,
+    now: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    batched(s, 1, CUSTOMERS, BATCH_ROWS / 2, progress, |s, c| {
+        let mut r = Customer::zeroed();
+        r.c_id = c;
+        r.c_d_id = d;
+        r.c_w_id = w;
+        r.c_last = if c <= 1000 {
+            gen::last_name(c - 1)
+        } else {
+            gen::last_name(nurand(rng, 255, 0, 999, t.c.c_last_load))
+        };
+        row::set_str(&mut r.c_middle, b"OE");
+        a_string(rng, 8, 16, &mut r.c_first);
+        a_string(rng, 10, 20, &mut r.c_street_1);
+        a_string(rng, 10, 20, &mut r.c_street_2);
+        a_string(rng, 10, 20, &mut r.c_city);
+        gen::state(rng, &mut r.c_state);
+        gen::zip(rng, &mut r.c_zip);
+        n_string(rng, 16, 16, &mut r.c_phone);
+        r.c_since = now;
+        let bad = rng.gen_range(0..10) == 0;
+        row::set_str(&mut r.c_credit, if bad { b"BC" } else { b"GC" });
+        r.c_credit_lim = 5_000_000;
+        r.c_discount = rng.gen_range(0..=5000);
+        r.c_balance = -1000;
+        r.c_ytd_payment = 1000;
+        r.c_payment_cnt = 1;
+        r.c_delivery_cnt = 0;
+        a_string(rng, 300, 500, &mut r.c_data);
+        s.insert_row(CUSTOMER, &customer_key(w, d, c), &r)?;
+
+        let mut h = History::zeroed();
+        h.h_c_id = c;
+        h.h_c_d_id = d;
+        h.h_c_w_id = w;
+        h.h_d_id = d;
+        h.h_w_id = w;
+        h.h_date = now;
+        h.h_amount = 1000;
+        a_string(rng, 12, 24, &mut h.h_data);
+        s.insert_row(HISTORY, &history_key(w, d, 0, 0, c as u64), &h)?;
+        Ok(2)
+    })?;
+    Ok(())
+}
+
+/// District `(w, d)`'s initial orders with their order lines, the undelivered ones in
+/// New-Order.
+fn load_orders<W: Worker>(
+    t: &Tpcc,
+    s: &mut Session<W>,
+    (w, d): (u32, u32),
+    rng: &mut impl Rng,
+    now: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<()> {
+    // O_C_ID: a random permutation of the customer ids.
+    let mut perm: Vec<u32> = (1..=CUSTOMERS).collect();
+    perm.shuffle(rng);
+    batched(s, 1, INITIAL_ORDERS, BATCH_ORDERS, progress, |s, o| {
+        let delivered = o < FIRST_UNDELIVERED;
+        let ol_cnt = initial_ol_cnt(t.ol_salt(), w, d, o);
+        let mut r = Order::zeroed();
+        r.o_id = o;
+        r.o_d_id = d;
+        r.o_w_id = w;
+        r.o_c_id = perm[o as usize - 1];
+        r.o_entry_d = now;
+        r.o_carrier_id = if delivered { rng.gen_range(1..=10) } else { 0 };
+        r.o_ol_cnt = ol_cnt;
+        r.o_all_local = 1;
+        s.insert_row(ORDER, &order_key(w, d, o), &r)?;
+        for n in 1..=ol_cnt {
+            let mut l = OrderLine::zeroed();
+            l.ol_o_id = o;
+            l.ol_d_id = d;
+            l.ol_w_id = w;
+            l.ol_number = n;
+            l.ol_i_id = rng.gen_range(1..=t.cfg.items);
+            l.ol_supply_w_id = w;
+            l.ol_delivery_d = if delivered { now } else { 0 };
+            l.ol_quantity = 5;
+            l.ol_amount = if delivered {
+                0
+            } else {
+                rng.gen_range(1..=999_999)
+            };
+            a_string(rng, 24, 24, &mut l.ol_dist_info);
+            s.insert_row(ORDER_LINE, &order_line_key(w, d, o, n), &l)?;
+        }
+        let mut rows = 1 + ol_cnt as u64;
+        if !delivered {
+            let no = NewOrder {
+                no_o_id: o,
+                no_d_id: d,
+                no_w_id: w,
+            };
+            s.insert_row(NEW_ORDER, &new_order_key(w, d, o), &no)?;
+            rows += 1;
+        }
+        Ok(rows)
+    })?;
     Ok(())
 }

@@ -328,25 +328,7 @@ impl Tpcc {
             "customer",
             i.c_id,
         )?;
-        let all_local = lines.iter().all(|l| l.supply_w_id == w);
-        let order = Order {
-            o_entry_d: i.entry_d,
-            o_id,
-            o_d_id: d,
-            o_w_id: w,
-            o_c_id: i.c_id,
-            o_carrier_id: 0,
-            o_ol_cnt: i.ol_cnt,
-            o_all_local: all_local as u32,
-            _pad: [0; 4],
-        };
-        s.insert_row(ORDER, &order_key(w, d, o_id), &order)?;
-        let no = NewOrder {
-            no_o_id: o_id,
-            no_d_id: d,
-            no_w_id: w,
-        };
-        s.insert_row(NEW_ORDER, &new_order_key(w, d, o_id), &no)?;
+        insert_order(s, i, o_id)?;
 
         // The items, then the stocks, each as one batch (one round trip on a SQL
         // engine; a loop of single operations on the others).
@@ -937,4 +919,30 @@ pub fn decode_input(bytes: &[u8]) -> Result<TpccInput> {
     };
     d.end()?;
     Ok(input)
+}
+
+/// New-Order's order `o_id` entered: its Order row and its New-Order row.
+#[inline]
+fn insert_order<W: Worker>(s: &mut Session<W>, i: &NewOrderIn, o_id: u32) -> Result<()> {
+    let (w, d) = (i.w_id, i.d_id);
+    let lines = &i.lines[..i.ol_cnt as usize];
+    let all_local = lines.iter().all(|l| l.supply_w_id == w);
+    let order = Order {
+        o_entry_d: i.entry_d,
+        o_id,
+        o_d_id: d,
+        o_w_id: w,
+        o_c_id: i.c_id,
+        o_carrier_id: 0,
+        o_ol_cnt: i.ol_cnt,
+        o_all_local: all_local as u32,
+        _pad: [0; 4],
+    };
+    s.insert_row(ORDER, &order_key(w, d, o_id), &order)?;
+    let no = NewOrder {
+        no_o_id: o_id,
+        no_d_id: d,
+        no_w_id: w,
+    };
+    s.insert_row(NEW_ORDER, &new_order_key(w, d, o_id), &no)
 }

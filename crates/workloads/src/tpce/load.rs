@@ -217,151 +217,164 @@ fn fixed(t: &Tpce, rng: &mut impl Rng, sink: &mut dyn Sink) -> Result<()> {
 }
 
 fn market(t: &Tpce, unit: u64, rng: &mut impl Rng, sink: &mut dyn Sink) -> Result<()> {
-    let companies = t.companies();
     let co_lo = unit * COMPANIES_PER_UNIT + 1;
     for co in co_lo..co_lo + COMPANIES_PER_UNIT {
-        let mut a = Address::zeroed();
-        a.ad_id = company_address(co);
-        street(rng, &mut a.ad_line1);
-        a.ad_zc_code = zip_code(rng.gen_range(0..ZIP_CODES));
-        set(&mut a.ad_ctry, b"USA");
-        put(sink, ADDRESS, k_u64(a.ad_id), &a)?;
-        let mut r = Company::zeroed();
-        r.co_id = co;
-        r.co_st_id = ST_ACTIVE;
-        r.co_name = company_name(co);
-        r.co_in_id = industry(industry_of_company(co)).0;
-        set(
-            &mut r.co_sp_rate,
-            [&b"AAA"[..], b"AA", b"A", b"BBB"][rng.gen_range(0..4)],
-        );
-        let mut ceo = [0u8; 46];
-        first_name(rng, &mut ceo[..20]);
-        let n = row::get_str(&ceo).len();
-        last_name(rng, &mut ceo[n + 1..n + 26]);
-        ceo[n] = b' ';
-        r.co_ceo = ceo;
-        r.co_ad_id = a.ad_id;
-        text(rng, 150, &mut r.co_desc);
-        r.co_open_date = MARKET_START_US - rng.gen_range(0..20 * 365) * ONE_DAY_US;
-        put(sink, COMPANY, k_u64(co), &r)?;
-        let m = mix(co ^ 0xC0C0);
-        for j in 0..COMPETITORS_PER_COMPANY {
-            // Three distinct offsets from the company itself (never 0).
-            let comp = 1 + (co - 1 + 1 + (m + j) % (companies - 1)) % companies;
-            let mut c = CompanyCompetitor::zeroed();
-            c.cp_co_id = co;
-            c.cp_comp_co_id = comp;
-            c.cp_in_id = industry(industry_of_company(comp)).0;
-            put(
-                sink,
-                COMPANY_COMPETITOR,
-                competitor_key(co, comp, &c.cp_in_id),
-                &c,
-            )?;
-        }
-        for q in 0..FINANCIAL_QUARTERS {
-            let mut f = Financial::zeroed();
-            f.fi_co_id = co;
-            f.fi_year = 2000 + q / 4;
-            f.fi_qtr = q % 4 + 1;
-            f.fi_qtr_start_date = MARKET_START_US + q as u64 * 91 * ONE_DAY_US;
-            f.fi_revenue = rng.gen_range(10_000_000..1_000_000_000_000);
-            f.fi_net_earn = f.fi_revenue / rng.gen_range(5..40);
-            f.fi_out_basic = rng.gen_range(1_000_000..1_000_000_000);
-            f.fi_out_dilut = f.fi_out_basic + f.fi_out_basic / 50;
-            f.fi_basic_eps = f.fi_net_earn / f.fi_out_basic as i64;
-            f.fi_dilut_eps = f.fi_net_earn / f.fi_out_dilut as i64;
-            f.fi_margin = f.fi_net_earn * 10_000 / f.fi_revenue;
-            f.fi_inventory = rng.gen_range(0..f.fi_revenue);
-            f.fi_assets = f.fi_revenue * rng.gen_range(1..5);
-            f.fi_liability = f.fi_assets / rng.gen_range(2..10);
-            put(sink, FINANCIAL, financial_key(co, f.fi_year, f.fi_qtr), &f)?;
-        }
-        for j in 0..NEWS_PER_COMPANY {
-            let id = (co - 1) * NEWS_PER_COMPANY + j + 1;
-            let mut n = NewsItem::zeroed();
-            n.ni_id = id;
-            text(rng, 70, &mut n.ni_headline);
-            text(rng, 240, &mut n.ni_summary);
-            text(rng, NI_ITEM_LEN, &mut n.ni_item);
-            n.ni_dts = LOAD_START_US - rng.gen_range(1..365) * ONE_DAY_US;
-            text(rng, 20, &mut n.ni_source);
-            last_name(rng, &mut n.ni_author);
-            put(sink, NEWS_ITEM, k_u64(id), &n)?;
-            let x = NewsXref {
-                nx_ni_id: id,
-                nx_co_id: co,
-            };
-            put(sink, NEWS_XREF, k_u64x2(co, id), &x)?;
-        }
+        company(t, co, rng, sink)?;
     }
     let s_lo = unit * SECURITIES_PER_UNIT;
     for sec in s_lo..s_lo + SECURITIES_PER_UNIT {
-        let (co, issue) = security_company(sec);
-        let symb = symbol(sec);
-        let mut s = Security::zeroed();
-        s.s_symb = symb;
-        s.s_issue = *issue;
-        s.s_st_id = ST_ACTIVE;
-        let name = format!(
-            "{} {}",
-            String::from_utf8_lossy(row::get_str(&company_name(co))),
-            if issue == b"COMMON" {
-                "Common"
-            } else {
-                "Preferred"
-            }
-        );
-        set(&mut s.s_name, name.as_bytes());
-        s.s_ex_id = *EXCHANGES[exchange_of(sec)];
-        s.s_co_id = co;
-        s.s_num_out = rng.gen_range(4_000_000..10_000_000_000);
-        s.s_start_date = MARKET_START_US - rng.gen_range(0..3650) * ONE_DAY_US;
-        s.s_exch_date = s.s_start_date + rng.gen_range(0..365) * ONE_DAY_US;
-        s.s_pe = rng.gen_range(100..12_000);
-        let (mut hi, mut lo) = ((0i64, 0u64), (i64::MAX, 0u64));
-        let days = t.cfg.daily_market_days;
-        for d in 0..days {
-            let date = MARKET_START_US + d as u64 * ONE_DAY_US;
-            let (close, high, low) = daily_prices(sec, d);
-            if d + 260 >= days {
-                if high > hi.0 {
-                    hi = (high, date);
-                }
-                if low < lo.0 {
-                    lo = (low, date);
-                }
-            }
-            let dm = DailyMarket {
-                dm_date: date,
-                dm_close: close,
-                dm_high: high,
-                dm_low: low,
-                dm_vol: rng.gen_range(1_000..1_000_000),
-                dm_s_symb: symb,
-                _pad: [0],
-            };
-            put(sink, DAILY_MARKET, daily_market_key(&symb, date), &dm)?;
+        security(t, sec, rng, sink)?;
+    }
+    Ok(())
+}
+
+/// A company with its address, competitors, financial quarters and news.
+fn company(t: &Tpce, co: u64, rng: &mut impl Rng, sink: &mut dyn Sink) -> Result<()> {
+    let companies = t.companies();
+    let mut a = Address::zeroed();
+    a.ad_id = company_address(co);
+    street(rng, &mut a.ad_line1);
+    a.ad_zc_code = zip_code(rng.gen_range(0..ZIP_CODES));
+    set(&mut a.ad_ctry, b"USA");
+    put(sink, ADDRESS, k_u64(a.ad_id), &a)?;
+    let mut r = Company::zeroed();
+    r.co_id = co;
+    r.co_st_id = ST_ACTIVE;
+    r.co_name = company_name(co);
+    r.co_in_id = industry(industry_of_company(co)).0;
+    set(
+        &mut r.co_sp_rate,
+        [&b"AAA"[..], b"AA", b"A", b"BBB"][rng.gen_range(0..4)],
+    );
+    let mut ceo = [0u8; 46];
+    first_name(rng, &mut ceo[..20]);
+    let n = row::get_str(&ceo).len();
+    last_name(rng, &mut ceo[n + 1..n + 26]);
+    ceo[n] = b' ';
+    r.co_ceo = ceo;
+    r.co_ad_id = a.ad_id;
+    text(rng, 150, &mut r.co_desc);
+    r.co_open_date = MARKET_START_US - rng.gen_range(0..20 * 365) * ONE_DAY_US;
+    put(sink, COMPANY, k_u64(co), &r)?;
+    let m = mix(co ^ 0xC0C0);
+    for j in 0..COMPETITORS_PER_COMPANY {
+        // Three distinct offsets from the company itself (never 0).
+        let comp = 1 + (co - 1 + 1 + (m + j) % (companies - 1)) % companies;
+        let mut c = CompanyCompetitor::zeroed();
+        c.cp_co_id = co;
+        c.cp_comp_co_id = comp;
+        c.cp_in_id = industry(industry_of_company(comp)).0;
+        put(
+            sink,
+            COMPANY_COMPETITOR,
+            competitor_key(co, comp, &c.cp_in_id),
+            &c,
+        )?;
+    }
+    for q in 0..FINANCIAL_QUARTERS {
+        let mut f = Financial::zeroed();
+        f.fi_co_id = co;
+        f.fi_year = 2000 + q / 4;
+        f.fi_qtr = q % 4 + 1;
+        f.fi_qtr_start_date = MARKET_START_US + q as u64 * 91 * ONE_DAY_US;
+        f.fi_revenue = rng.gen_range(10_000_000..1_000_000_000_000);
+        f.fi_net_earn = f.fi_revenue / rng.gen_range(5..40);
+        f.fi_out_basic = rng.gen_range(1_000_000..1_000_000_000);
+        f.fi_out_dilut = f.fi_out_basic + f.fi_out_basic / 50;
+        f.fi_basic_eps = f.fi_net_earn / f.fi_out_basic as i64;
+        f.fi_dilut_eps = f.fi_net_earn / f.fi_out_dilut as i64;
+        f.fi_margin = f.fi_net_earn * 10_000 / f.fi_revenue;
+        f.fi_inventory = rng.gen_range(0..f.fi_revenue);
+        f.fi_assets = f.fi_revenue * rng.gen_range(1..5);
+        f.fi_liability = f.fi_assets / rng.gen_range(2..10);
+        put(sink, FINANCIAL, financial_key(co, f.fi_year, f.fi_qtr), &f)?;
+    }
+    for j in 0..NEWS_PER_COMPANY {
+        let id = (co - 1) * NEWS_PER_COMPANY + j + 1;
+        let mut n = NewsItem::zeroed();
+        n.ni_id = id;
+        text(rng, 70, &mut n.ni_headline);
+        text(rng, 240, &mut n.ni_summary);
+        text(rng, NI_ITEM_LEN, &mut n.ni_item);
+        n.ni_dts = LOAD_START_US - rng.gen_range(1..365) * ONE_DAY_US;
+        text(rng, 20, &mut n.ni_source);
+        last_name(rng, &mut n.ni_author);
+        put(sink, NEWS_ITEM, k_u64(id), &n)?;
+        let x = NewsXref {
+            nx_ni_id: id,
+            nx_co_id: co,
+        };
+        put(sink, NEWS_XREF, k_u64x2(co, id), &x)?;
+    }
+    Ok(())
+}
+
+/// A security with its daily market history (and 52-week high and low from it) and
+/// last trade.
+fn security(t: &Tpce, sec: u64, rng: &mut impl Rng, sink: &mut dyn Sink) -> Result<()> {
+    let (co, issue) = security_company(sec);
+    let symb = symbol(sec);
+    let mut s = Security::zeroed();
+    s.s_symb = symb;
+    s.s_issue = *issue;
+    s.s_st_id = ST_ACTIVE;
+    let name = format!(
+        "{} {}",
+        String::from_utf8_lossy(row::get_str(&company_name(co))),
+        if issue == b"COMMON" {
+            "Common"
+        } else {
+            "Preferred"
         }
-        s.s_52wk_high = hi.0;
-        s.s_52wk_high_date = hi.1;
-        s.s_52wk_low = if lo.0 == i64::MAX { 0 } else { lo.0 };
-        s.s_52wk_low_date = lo.1;
-        s.s_dividend = rng.gen_range(0..500);
-        s.s_yield = rng.gen_range(0..1_000);
-        put(sink, SECURITY, k_symb(&symb), &s)?;
-        let p = price_at(sec, 0);
-        let lt = LastTrade {
-            lt_dts: LOAD_START_US,
-            lt_price: p,
-            lt_open_price: p,
-            lt_vol: 0,
-            lt_s_symb: symb,
+    );
+    set(&mut s.s_name, name.as_bytes());
+    s.s_ex_id = *EXCHANGES[exchange_of(sec)];
+    s.s_co_id = co;
+    s.s_num_out = rng.gen_range(4_000_000..10_000_000_000);
+    s.s_start_date = MARKET_START_US - rng.gen_range(0..3650) * ONE_DAY_US;
+    s.s_exch_date = s.s_start_date + rng.gen_range(0..365) * ONE_DAY_US;
+    s.s_pe = rng.gen_range(100..12_000);
+    let (mut hi, mut lo) = ((0i64, 0u64), (i64::MAX, 0u64));
+    let days = t.cfg.daily_market_days;
+    for d in 0..days {
+        let date = MARKET_START_US + d as u64 * ONE_DAY_US;
+        let (close, high, low) = daily_prices(sec, d);
+        if d + 260 >= days {
+            if high > hi.0 {
+                hi = (high, date);
+            }
+            if low < lo.0 {
+                lo = (low, date);
+            }
+        }
+        let dm = DailyMarket {
+            dm_date: date,
+            dm_close: close,
+            dm_high: high,
+            dm_low: low,
+            dm_vol: rng.gen_range(1_000..1_000_000),
+            dm_s_symb: symb,
             _pad: [0],
         };
-        put(sink, LAST_TRADE, k_symb(&symb), &lt)?;
+        put(sink, DAILY_MARKET, daily_market_key(&symb, date), &dm)?;
     }
+    s.s_52wk_high = hi.0;
+    s.s_52wk_high_date = hi.1;
+    s.s_52wk_low = if lo.0 == i64::MAX { 0 } else { lo.0 };
+    s.s_52wk_low_date = lo.1;
+    s.s_dividend = rng.gen_range(0..500);
+    s.s_yield = rng.gen_range(0..1_000);
+    put(sink, SECURITY, k_symb(&symb), &s)?;
+    let p = price_at(sec, 0);
+    let lt = LastTrade {
+        lt_dts: LOAD_START_US,
+        lt_price: p,
+        lt_open_price: p,
+        lt_vol: 0,
+        lt_s_symb: symb,
+        _pad: [0],
+    };
+    put(sink, LAST_TRADE, k_symb(&symb), &lt)?;
     Ok(())
 }
 
@@ -496,21 +509,7 @@ fn initial_trades(
     sink: &mut dyn Sink,
 ) -> Result<()> {
     let c_lo = unit * LOAD_UNIT + 1;
-    let secs = t.securities();
-    let mut accts = Vec::new();
-    let mut weights = Vec::new();
-    for (i, c) in (c_lo..c_lo + LOAD_UNIT).enumerate() {
-        for k in 0..accounts_of(c) {
-            let ca = account_id(c, k);
-            accts.push(Acct {
-                ca_id: ca,
-                c_idx: i,
-                secs: account_securities(ca, secs).collect(),
-                bal: initial_balance(ca),
-            });
-            weights.push([1u32, 2, 4][tier(c) as usize - 1]);
-        }
-    }
+    let (mut accts, weights) = unit_accounts(t, unit);
     let pick = WeightedIndex::new(&weights).expect("positive weights");
     let mut lots: HashMap<(u64, u64), Vec<Lot>> = HashMap::new();
     let mut brokers: HashMap<u64, (u64, i64)> = HashMap::new();
@@ -579,42 +578,18 @@ fn initial_trades(
         tr.t_tax = tax;
         tr.t_lifo = lifo as u8;
         put(sink, TRADE, k_u64(t_id), &tr)?;
-        let mut hist: &[St] = &[ST_SUBMITTED, ST_COMPLETED];
-        if !gen::is_market(&tt) {
-            hist = &[ST_PENDING, ST_SUBMITTED, ST_COMPLETED];
-        }
-        for (i, st) in hist.iter().enumerate() {
-            let th = TradeHistory {
-                th_t_id: t_id,
-                th_dts: dts - (hist.len() - 1 - i) as u64 * 1_000_000,
-                th_st_id: *st,
-                _pad: [0; 4],
-            };
-            put(sink, TRADE_HISTORY, trade_history_key(t_id, st), &th)?;
-        }
-        let mut se = Settlement::zeroed();
-        se.se_t_id = t_id;
-        set(
-            &mut se.se_cash_type,
-            if is_cash { b"Cash Account" } else { b"Margin" },
-        );
-        se.se_cash_due_date = dts + 2 * ONE_DAY_US;
-        se.se_amt = se_amt;
-        put(sink, SETTLEMENT, k_u64(t_id), &se)?;
-        if is_cash {
-            a.bal += se_amt;
-            let mut ct = CashTransaction::zeroed();
-            ct.ct_t_id = t_id;
-            ct.ct_dts = dts;
-            ct.ct_amt = se_amt;
-            let name = format!(
+        trade_history(sink, t_id, dts, &tt)?;
+        let cash_name = || {
+            format!(
                 "{} {} shares of {}",
                 String::from_utf8_lossy(TRADE_TYPES[ti].1),
                 qty,
                 String::from_utf8_lossy(row::get_str(&symb))
-            );
-            set(&mut ct.ct_name, name.as_bytes());
-            put(sink, CASH_TRANSACTION, k_u64(t_id), &ct)?;
+            )
+        };
+        settle(sink, t_id, dts, se_amt, is_cash.then(cash_name))?;
+        if is_cash {
+            a.bal += se_amt;
         }
         for (h, before, after) in &ch.history {
             let hh = HoldingHistory {
@@ -630,6 +605,82 @@ fn initial_trades(
         b.1 += comm;
     }
     // What the trades left: holdings, summaries, balances, broker totals.
+    write_holdings(&lots, sink)?;
+    write_accounts(&accts, sink)?;
+    write_brokers(unit, &brokers, sink)
+}
+
+/// The unit's accounts as the initial trades start them, and each one's weight in the
+/// draw of the next trade's account (by its customer's tier).
+fn unit_accounts(t: &Tpce, unit: u64) -> (Vec<Acct>, Vec<u32>) {
+    let c_lo = unit * LOAD_UNIT + 1;
+    let secs = t.securities();
+    let mut accts = Vec::new();
+    let mut weights = Vec::new();
+    for (i, c) in (c_lo..c_lo + LOAD_UNIT).enumerate() {
+        for k in 0..accounts_of(c) {
+            let ca = account_id(c, k);
+            accts.push(Acct {
+                ca_id: ca,
+                c_idx: i,
+                secs: account_securities(ca, secs).collect(),
+                bal: initial_balance(ca),
+            });
+            weights.push([1u32, 2, 4][tier(c) as usize - 1]);
+        }
+    }
+    (accts, weights)
+}
+
+/// An initial trade's history: submitted and completed (a limit order pending first),
+/// a second apart up to its completion at `dts`.
+fn trade_history(sink: &mut dyn Sink, t_id: u64, dts: u64, tt: &Tt) -> Result<()> {
+    let mut hist: &[St] = &[ST_SUBMITTED, ST_COMPLETED];
+    if !gen::is_market(tt) {
+        hist = &[ST_PENDING, ST_SUBMITTED, ST_COMPLETED];
+    }
+    for (i, st) in hist.iter().enumerate() {
+        let th = TradeHistory {
+            th_t_id: t_id,
+            th_dts: dts - (hist.len() - 1 - i) as u64 * 1_000_000,
+            th_st_id: *st,
+            _pad: [0; 4],
+        };
+        put(sink, TRADE_HISTORY, trade_history_key(t_id, st), &th)?;
+    }
+    Ok(())
+}
+
+/// An initial trade's settlement of `amt`, and its cash transaction (named `cash`) when
+/// paid in cash.
+fn settle(sink: &mut dyn Sink, t_id: u64, dts: u64, amt: i64, cash: Option<String>) -> Result<()> {
+    let mut se = Settlement::zeroed();
+    se.se_t_id = t_id;
+    set(
+        &mut se.se_cash_type,
+        if cash.is_some() {
+            b"Cash Account"
+        } else {
+            b"Margin"
+        },
+    );
+    se.se_cash_due_date = dts + 2 * ONE_DAY_US;
+    se.se_amt = amt;
+    put(sink, SETTLEMENT, k_u64(t_id), &se)?;
+    if let Some(name) = cash {
+        let mut ct = CashTransaction::zeroed();
+        ct.ct_t_id = t_id;
+        ct.ct_dts = dts;
+        ct.ct_amt = amt;
+        set(&mut ct.ct_name, name.as_bytes());
+        put(sink, CASH_TRANSACTION, k_u64(t_id), &ct)?;
+    }
+    Ok(())
+}
+
+/// The holdings the initial trades left, in key order, and each account's summary per
+/// security still held.
+fn write_holdings(lots: &HashMap<(u64, u64), Vec<Lot>>, sink: &mut dyn Sink) -> Result<()> {
     let mut keys: Vec<&(u64, u64)> = lots.keys().collect();
     keys.sort_unstable();
     for &(ca, sec) in keys {
@@ -659,7 +710,12 @@ fn initial_trades(
             put(sink, HOLDING_SUMMARY, k_u64_symb(ca, &symb), &hs)?;
         }
     }
-    for a in &accts {
+    Ok(())
+}
+
+/// The unit's accounts with the balances the initial trades left.
+fn write_accounts(accts: &[Acct], sink: &mut dyn Sink) -> Result<()> {
+    for a in accts {
         let mut r = CustomerAccount::zeroed();
         r.ca_id = a.ca_id;
         r.ca_b_id = broker_of_account(a.ca_id);
@@ -670,6 +726,11 @@ fn initial_trades(
         r.ca_bal = a.bal;
         put(sink, CUSTOMER_ACCOUNT, k_u64(a.ca_id), &r)?;
     }
+    Ok(())
+}
+
+/// The unit's brokers with the trades and commissions the initial trades gave them.
+fn write_brokers(unit: u64, brokers: &HashMap<u64, (u64, i64)>, sink: &mut dyn Sink) -> Result<()> {
     let b_lo = unit * BROKERS_PER_UNIT + 1;
     for b in b_lo..b_lo + BROKERS_PER_UNIT {
         let (n, comm) = brokers.get(&b).copied().unwrap_or_default();

@@ -582,53 +582,7 @@ impl Tpce {
                 )?;
             }
             WatchBy::Industry(name, lo, hi) => {
-                let mut in_id = None;
-                prefix_scan(
-                    s,
-                    INDUSTRY.secondary(INDUSTRY_BY_NAME),
-                    &k_bytes(name),
-                    Dir::Forward,
-                    1,
-                    |_, r| {
-                        in_id = Some(row::read::<Industry>(r).in_id);
-                        false
-                    },
-                )?;
-                let in_id = need(
-                    in_id,
-                    "industry",
-                    String::from_utf8_lossy(row::get_str(name)),
-                )?;
-                let mut from = k_bytes(&in_id);
-                from.push_u64(*lo);
-                let mut to = k_bytes(&in_id);
-                to.push_u64(*hi);
-                let mut cos = Vec::new();
-                s.scan(
-                    COMPANY.secondary(COMPANY_BY_INDUSTRY),
-                    Bound::Included(&from),
-                    Bound::Included(&to),
-                    Dir::Forward,
-                    usize::MAX,
-                    |_, r| {
-                        cos.push(row::read::<Company>(r).co_id);
-                        true
-                    },
-                )?;
-                n += 1 + cos.len();
-                for co in cos {
-                    n += prefix_scan(
-                        s,
-                        SECURITY.secondary(SECURITY_BY_COMPANY),
-                        &k_u64(co),
-                        Dir::Forward,
-                        usize::MAX,
-                        |_, r| {
-                            symbs.push(row::read::<Security>(r).s_symb);
-                            true
-                        },
-                    )?;
-                }
+                n += industry_securities(s, name, *lo, *hi, &mut symbs)?;
             }
         }
         let (mut old_cap, mut new_cap) = (0i128, 0i128);
@@ -937,38 +891,7 @@ impl Tpce {
         // Frame 3: the security, its price, the holdings, tax and commission.
         let symb = match &i.security {
             SecurityBy::Symbol(sy) => *sy,
-            SecurityBy::Company(name, issue) => {
-                let mut co = None;
-                let mut k = Key::new();
-                k.push_str_fixed(&name[..CO_NAME_KEY], CO_NAME_KEY);
-                prefix_scan(
-                    s,
-                    COMPANY.secondary(COMPANY_BY_NAME),
-                    &k,
-                    Dir::Forward,
-                    1,
-                    |_, r| {
-                        co = Some(row::read::<Company>(r).co_id);
-                        false
-                    },
-                )?;
-                let co = need(co, "company", String::from_utf8_lossy(row::get_str(name)))?;
-                let mut k = k_u64(co);
-                k.push_bytes(issue);
-                let mut sy = None;
-                prefix_scan(
-                    s,
-                    SECURITY.secondary(SECURITY_BY_COMPANY),
-                    &k,
-                    Dir::Forward,
-                    1,
-                    |_, r| {
-                        sy = Some(row::read::<Security>(r).s_symb);
-                        false
-                    },
-                )?;
-                need(sy, "security of company", co)?
-            }
+            SecurityBy::Company(name, issue) => security_of_company(s, name, issue)?,
         };
         let sec: Security = get(s, SECURITY, &k_symb(&symb), "security")?;
         let _co: Company = get(s, COMPANY, &k_u64(sec.s_co_id), "company")?;
@@ -991,25 +914,7 @@ impl Tpce {
         let ch: Charge = get(s, CHARGE, &charge_key(&i.tt, cust.c_tier), "charge")?;
         let comm = trade::commission(i.qty, price, cr);
         if i.margin {
-            let mut assets = ca.ca_bal;
-            let mut hs_rows = Vec::new();
-            prefix_scan(
-                s,
-                HOLDING_SUMMARY.primary(),
-                &k_u64(i.ca_id),
-                Dir::Forward,
-                usize::MAX,
-                |_, r| {
-                    let h = row::read::<HoldingSummary>(r);
-                    hs_rows.push((h.hs_s_symb, h.hs_qty));
-                    true
-                },
-            )?;
-            for (sy, q) in hs_rows {
-                let p: LastTrade = get(s, LAST_TRADE, &k_symb(&sy), "last trade")?;
-                assets += q * p.lt_price;
-            }
-            std::hint::black_box(assets);
+            std::hint::black_box(account_assets(s, i.ca_id, ca.ca_bal)?);
         }
         // Frame 4: enter the order.
         // A replayed command takes its logged trade id, not a new one.
@@ -1162,48 +1067,7 @@ impl Tpce {
         let ca: CustomerAccount = get(s, CUSTOMER_ACCOUNT, &k_u64(t.t_ca_id), "account")?;
         let lots = self.lots(s, t.t_ca_id, &t.t_s_symb)?;
         let ch = trade::apply(&lots, hs, sell, t.t_qty, t.t_lifo == 1, price, t_id, now);
-        if ch.hs_before == 0 {
-            let r = HoldingSummary {
-                hs_ca_id: t.t_ca_id,
-                hs_qty: ch.hs_after,
-                hs_s_symb: t.t_s_symb,
-                _pad: [0],
-            };
-            s.insert_row(HOLDING_SUMMARY, &hs_key, &r)?;
-        } else if ch.hs_after == 0 {
-            s.delete(HOLDING_SUMMARY, &hs_key)?;
-        } else {
-            s.update_row(HOLDING_SUMMARY, &hs_key, |r: &mut HoldingSummary| {
-                r.hs_qty = ch.hs_after
-            })?;
-        }
-        for (h, before, after) in &ch.history {
-            let hh = HoldingHistory {
-                hh_h_t_id: *h,
-                hh_t_id: t_id,
-                hh_before_qty: *before,
-                hh_after_qty: *after,
-            };
-            s.insert_row(HOLDING_HISTORY, &k_u64x2(*h, t_id), &hh)?;
-        }
-        for (h, q) in &ch.updates {
-            s.update_row(HOLDING, &k_u64(*h), |r: &mut Holding| r.h_qty = *q)?;
-        }
-        for h in &ch.deletes {
-            s.delete(HOLDING, &k_u64(*h))?;
-        }
-        if let Some(l) = ch.insert {
-            let h = Holding {
-                h_t_id: l.h_t_id,
-                h_ca_id: t.t_ca_id,
-                h_dts: l.dts,
-                h_price: l.price,
-                h_qty: l.qty,
-                h_s_symb: t.t_s_symb,
-                _pad: [0],
-            };
-            s.insert_row(HOLDING, &k_u64(t_id), &h)?;
-        }
+        write_holdings(s, &t, t_id, &hs_key, &ch)?;
         // Frame 3: tax.
         let mut tax = 0;
         if ca.ca_tax_st != 0 && ch.sell_value > ch.buy_value {
@@ -1347,33 +1211,7 @@ impl Tpce {
             3 => s.update_row(CUSTOMER, &k_u64(c_id), |r: &mut Customer| {
                 toggle_suffix(&mut r.c_email_2, b".org")
             })?,
-            4 => {
-                // Replace the customer's divisional rate by another divisional one.
-                let ids = prefix_rows(
-                    s,
-                    CUSTOMER_TAXRATE.primary(),
-                    &k_u64(c_id),
-                    Dir::Forward,
-                    usize::MAX,
-                    |r: CustomerTaxrate| r.cx_tx_id,
-                )?;
-                let old = need(
-                    ids.iter().find(|x| x[0] == b'D').copied(),
-                    "divisional tax rate of customer",
-                    c_id,
-                )?;
-                let span = TAXRATES - NATIONAL_TAXRATES;
-                let cur = taxrate_index(&old).unwrap_or(NATIONAL_TAXRATES) - NATIONAL_TAXRATES;
-                let new = taxrate_id(NATIONAL_TAXRATES + (cur + 1 + b % (span - 1)) % span);
-                s.delete(CUSTOMER_TAXRATE, &customer_taxrate_key(c_id, &old))?;
-                let r = CustomerTaxrate {
-                    cx_c_id: c_id,
-                    cx_tx_id: new,
-                    _pad: [0; 4],
-                };
-                s.insert_row(CUSTOMER_TAXRATE, &customer_taxrate_key(c_id, &new), &r)?;
-                true
-            }
+            4 => dm_customer_taxrate(s, c_id, b)?,
             5 => {
                 let day = b % self.cfg.daily_market_days as u64;
                 let date = MARKET_START_US + day * ONE_DAY_US;
@@ -1388,23 +1226,7 @@ impl Tpce {
                 &k_bytes(EXCHANGES[(b % 4) as usize]),
                 |r: &mut Exchange| toggle_suffix(&mut r.ex_desc, b" LAST UPDATED"),
             )?,
-            7 => {
-                let mut n = 0;
-                for q in 0..FINANCIAL_QUARTERS {
-                    let k = financial_key(co, 2000 + q / 4, q % 4 + 1);
-                    n += s.update_row(FINANCIAL, &k, |r: &mut Financial| {
-                        // Alternately one day later and back (the first of the month).
-                        if (r.fi_qtr_start_date / ONE_DAY_US) % 2
-                            == (MARKET_START_US / ONE_DAY_US) % 2
-                        {
-                            r.fi_qtr_start_date += ONE_DAY_US
-                        } else {
-                            r.fi_qtr_start_date -= ONE_DAY_US
-                        }
-                    })? as u32;
-                }
-                n == FINANCIAL_QUARTERS
-            }
+            7 => dm_financial(s, co)?,
             8 => {
                 let id = (co - 1) * NEWS_PER_COMPANY + 1;
                 s.update_row(NEWS_ITEM, &k_u64(id), |r: &mut NewsItem| {
@@ -1419,42 +1241,46 @@ impl Tpce {
                 &k_bytes(&taxrate_id(b % TAXRATES)),
                 |r: &mut Taxrate| toggle_suffix(&mut r.tx_name, b" (revised)"),
             )?,
-            11 => {
-                // Replace one watch item by a security the list lacks.
-                let items = prefix_rows(
-                    s,
-                    WATCH_ITEM.primary(),
-                    &k_u64(c_id),
-                    Dir::Forward,
-                    usize::MAX,
-                    |r: WatchItem| r.wi_s_symb,
-                )?;
-                let old = need(
-                    items.get((b as usize) % items.len().max(1)).copied(),
-                    "watch item of list",
-                    c_id,
-                )?;
-                let mut cand = b;
-                let new = loop {
-                    let sy = symbol(cand % self.securities());
-                    if !items.contains(&sy) {
-                        break sy;
-                    }
-                    cand += 1;
-                };
-                s.delete(WATCH_ITEM, &k_u64_symb(c_id, &old))?;
-                let wi = WatchItem {
-                    wi_wl_id: c_id,
-                    wi_s_symb: new,
-                    _pad: [0],
-                };
-                s.insert_row(WATCH_ITEM, &k_u64_symb(c_id, &new), &wi)?;
-                true
-            }
+            11 => self.dm_watch_item(s, c_id, b)?,
             _ => unreachable!("data-maintenance has twelve tables"),
         };
         need(found.then_some(()), "data-maintenance row of table", table)?;
         Ok(1)
+    }
+
+    /// Data-Maintenance of WATCH_ITEM: one watch item of the customer's list replaced by
+    /// a security the list lacks.
+    fn dm_watch_item<W: Worker>(&self, s: &mut Session<W>, c_id: u64, b: u64) -> Result<bool> {
+        // Replace one watch item by a security the list lacks.
+        let items = prefix_rows(
+            s,
+            WATCH_ITEM.primary(),
+            &k_u64(c_id),
+            Dir::Forward,
+            usize::MAX,
+            |r: WatchItem| r.wi_s_symb,
+        )?;
+        let old = need(
+            items.get((b as usize) % items.len().max(1)).copied(),
+            "watch item of list",
+            c_id,
+        )?;
+        let mut cand = b;
+        let new = loop {
+            let sy = symbol(cand % self.securities());
+            if !items.contains(&sy) {
+                break sy;
+            }
+            cand += 1;
+        };
+        s.delete(WATCH_ITEM, &k_u64_symb(c_id, &old))?;
+        let wi = WatchItem {
+            wi_wl_id: c_id,
+            wi_s_symb: new,
+            _pad: [0],
+        };
+        s.insert_row(WATCH_ITEM, &k_u64_symb(c_id, &new), &wi)?;
+        Ok(true)
     }
 
     /// Trade-Cleanup (clause 3.3.13): orders a previous run left pending or submitted
@@ -1607,3 +1433,228 @@ pub fn row_u64(r: &[u8], off: usize) -> u64 {
 }
 
 pub use gen::now_us as now;
+
+/// Data-Maintenance of CUSTOMER_TAXRATE: the customer's divisional rate replaced by
+/// another divisional one.
+fn dm_customer_taxrate<W: Worker>(s: &mut Session<W>, c_id: u64, b: u64) -> Result<bool> {
+    // Replace the customer's divisional rate by another divisional one.
+    let ids = prefix_rows(
+        s,
+        CUSTOMER_TAXRATE.primary(),
+        &k_u64(c_id),
+        Dir::Forward,
+        usize::MAX,
+        |r: CustomerTaxrate| r.cx_tx_id,
+    )?;
+    let old = need(
+        ids.iter().find(|x| x[0] == b'D').copied(),
+        "divisional tax rate of customer",
+        c_id,
+    )?;
+    let span = TAXRATES - NATIONAL_TAXRATES;
+    let cur = taxrate_index(&old).unwrap_or(NATIONAL_TAXRATES) - NATIONAL_TAXRATES;
+    let new = taxrate_id(NATIONAL_TAXRATES + (cur + 1 + b % (span - 1)) % span);
+    s.delete(CUSTOMER_TAXRATE, &customer_taxrate_key(c_id, &old))?;
+    let r = CustomerTaxrate {
+        cx_c_id: c_id,
+        cx_tx_id: new,
+        _pad: [0; 4],
+    };
+    s.insert_row(CUSTOMER_TAXRATE, &customer_taxrate_key(c_id, &new), &r)?;
+    Ok(true)
+}
+
+/// Data-Maintenance of FINANCIAL: every quarter of the company `co` starts alternately
+/// one day later and back (the first of the month).
+fn dm_financial<W: Worker>(s: &mut Session<W>, co: u64) -> Result<bool> {
+    let mut n = 0;
+    for q in 0..FINANCIAL_QUARTERS {
+        let k = financial_key(co, 2000 + q / 4, q % 4 + 1);
+        n += s.update_row(FINANCIAL, &k, |r: &mut Financial| {
+            // Alternately one day later and back (the first of the month).
+            if (r.fi_qtr_start_date / ONE_DAY_US) % 2 == (MARKET_START_US / ONE_DAY_US) % 2 {
+                r.fi_qtr_start_date += ONE_DAY_US
+            } else {
+                r.fi_qtr_start_date -= ONE_DAY_US
+            }
+        })? as u32;
+    }
+    Ok(n == FINANCIAL_QUARTERS)
+}
+
+/// Trade-Order's frame 3 for an order naming the company: the security of `issue` of the
+/// company called `name`.
+fn security_of_company<W: Worker>(
+    s: &mut Session<W>,
+    name: &[u8; 60],
+    issue: &[u8; 6],
+) -> Result<Symb> {
+    let mut co = None;
+    let mut k = Key::new();
+    k.push_str_fixed(&name[..CO_NAME_KEY], CO_NAME_KEY);
+    prefix_scan(
+        s,
+        COMPANY.secondary(COMPANY_BY_NAME),
+        &k,
+        Dir::Forward,
+        1,
+        |_, r| {
+            co = Some(row::read::<Company>(r).co_id);
+            false
+        },
+    )?;
+    let co = need(co, "company", String::from_utf8_lossy(row::get_str(name)))?;
+    let mut k = k_u64(co);
+    k.push_bytes(issue);
+    let mut sy = None;
+    prefix_scan(
+        s,
+        SECURITY.secondary(SECURITY_BY_COMPANY),
+        &k,
+        Dir::Forward,
+        1,
+        |_, r| {
+            sy = Some(row::read::<Security>(r).s_symb);
+            false
+        },
+    )?;
+    need(sy, "security of company", co)
+}
+
+/// Trade-Order's frame 3 on margin: the account's assets, its balance `bal` plus each
+/// holding at the last trade's price.
+fn account_assets<W: Worker>(s: &mut Session<W>, ca_id: u64, bal: i64) -> Result<i64> {
+    let mut assets = bal;
+    let mut hs_rows = Vec::new();
+    prefix_scan(
+        s,
+        HOLDING_SUMMARY.primary(),
+        &k_u64(ca_id),
+        Dir::Forward,
+        usize::MAX,
+        |_, r| {
+            let h = row::read::<HoldingSummary>(r);
+            hs_rows.push((h.hs_s_symb, h.hs_qty));
+            true
+        },
+    )?;
+    for (sy, q) in hs_rows {
+        let p: LastTrade = get(s, LAST_TRADE, &k_symb(&sy), "last trade")?;
+        assets += q * p.lt_price;
+    }
+    Ok(assets)
+}
+
+/// Trade-Result's frame 2 written: the holding summary, the holding history and the
+/// holdings as the trade `t_id` changed them (`ch`).
+fn write_holdings<W: Worker>(
+    s: &mut Session<W>,
+    t: &Trade,
+    t_id: u64,
+    hs_key: &Key,
+    ch: &trade::LotChanges,
+) -> Result<()> {
+    if ch.hs_before == 0 {
+        let r = HoldingSummary {
+            hs_ca_id: t.t_ca_id,
+            hs_qty: ch.hs_after,
+            hs_s_symb: t.t_s_symb,
+            _pad: [0],
+        };
+        s.insert_row(HOLDING_SUMMARY, hs_key, &r)?;
+    } else if ch.hs_after == 0 {
+        s.delete(HOLDING_SUMMARY, hs_key)?;
+    } else {
+        s.update_row(HOLDING_SUMMARY, hs_key, |r: &mut HoldingSummary| {
+            r.hs_qty = ch.hs_after
+        })?;
+    }
+    for (h, before, after) in &ch.history {
+        let hh = HoldingHistory {
+            hh_h_t_id: *h,
+            hh_t_id: t_id,
+            hh_before_qty: *before,
+            hh_after_qty: *after,
+        };
+        s.insert_row(HOLDING_HISTORY, &k_u64x2(*h, t_id), &hh)?;
+    }
+    for (h, q) in &ch.updates {
+        s.update_row(HOLDING, &k_u64(*h), |r: &mut Holding| r.h_qty = *q)?;
+    }
+    for h in &ch.deletes {
+        s.delete(HOLDING, &k_u64(*h))?;
+    }
+    if let Some(l) = ch.insert {
+        let h = Holding {
+            h_t_id: l.h_t_id,
+            h_ca_id: t.t_ca_id,
+            h_dts: l.dts,
+            h_price: l.price,
+            h_qty: l.qty,
+            h_s_symb: t.t_s_symb,
+            _pad: [0],
+        };
+        s.insert_row(HOLDING, &k_u64(t_id), &h)?;
+    }
+    Ok(())
+}
+
+/// Market-Watch by industry: the securities of the industry `name`'s companies with ids
+/// in `lo..=hi`, added to `symbs`; returns the rows read.
+fn industry_securities<W: Worker>(
+    s: &mut Session<W>,
+    name: &[u8; 50],
+    lo: u64,
+    hi: u64,
+    symbs: &mut Vec<Symb>,
+) -> Result<usize> {
+    let mut n = 0;
+    let mut in_id = None;
+    prefix_scan(
+        s,
+        INDUSTRY.secondary(INDUSTRY_BY_NAME),
+        &k_bytes(name),
+        Dir::Forward,
+        1,
+        |_, r| {
+            in_id = Some(row::read::<Industry>(r).in_id);
+            false
+        },
+    )?;
+    let in_id = need(
+        in_id,
+        "industry",
+        String::from_utf8_lossy(row::get_str(name)),
+    )?;
+    let mut from = k_bytes(&in_id);
+    from.push_u64(lo);
+    let mut to = k_bytes(&in_id);
+    to.push_u64(hi);
+    let mut cos = Vec::new();
+    s.scan(
+        COMPANY.secondary(COMPANY_BY_INDUSTRY),
+        Bound::Included(&from),
+        Bound::Included(&to),
+        Dir::Forward,
+        usize::MAX,
+        |_, r| {
+            cos.push(row::read::<Company>(r).co_id);
+            true
+        },
+    )?;
+    n += 1 + cos.len();
+    for co in cos {
+        n += prefix_scan(
+            s,
+            SECURITY.secondary(SECURITY_BY_COMPANY),
+            &k_u64(co),
+            Dir::Forward,
+            usize::MAX,
+            |_, r| {
+                symbs.push(row::read::<Security>(r).s_symb);
+                true
+            },
+        )?;
+    }
+    Ok(n)
+}
