@@ -182,7 +182,7 @@ fn replay(evs: &[Ev], p: &Params, mode: Mode, out: &mut PlaceOut) -> Counts {
 }
 
 /// The state of one replay of a thread's stream.
-struct Replay<'p, 'm, 'o> {
+struct Replay<'m, 'o> {
     mode: Mode<'m>,
     out: &'o mut PlaceOut,
     shift: u32,
@@ -195,7 +195,6 @@ struct Replay<'p, 'm, 'o> {
     counting: bool,
     width: u64,
     height: u32,
-    p: &'p Params,
     // Per operation instance.
     stack: Vec<u32>,
     pos: u64,
@@ -209,8 +208,8 @@ struct Replay<'p, 'm, 'o> {
     since_ctx: u32,
 }
 
-impl<'p, 'm, 'o> Replay<'p, 'm, 'o> {
-    fn new(p: &'p Params, mode: Mode<'m>, out: &'o mut PlaceOut) -> Self {
+impl<'m, 'o> Replay<'m, 'o> {
+    fn new(p: &Params, mode: Mode<'m>, out: &'o mut PlaceOut) -> Self {
         Replay {
             mode,
             out,
@@ -223,7 +222,6 @@ impl<'p, 'm, 'o> Replay<'p, 'm, 'o> {
             counting: p.warmup_txns == 0,
             width: p.knee_width,
             height: p.knee_height.max(1),
-            p,
             stack: Vec::new(),
             pos: 0,
             ordinals: [0; 256],
