@@ -156,190 +156,246 @@ struct Reach {
 }
 
 fn replay(evs: &[Ev], p: &Params, mode: Mode, out: &mut PlaceOut) -> Counts {
-    let shift = p.l1i.line_bytes.trailing_zeros();
-    let mut cache = SetAssoc::new(p.l1i.sets(), p.l1i.ways);
-    // Segment of each cached line (0: touched outside any operation).
-    let mut tag: FxHashMap<u64, u64> = FxHashMap::default();
-    let mut seg = 0u64;
-    let mut c = Counts::default();
-    let mut txns_seen = 0u64;
-    let mut counting = p.warmup_txns == 0;
-    let width = p.knee_width;
-    let height = p.knee_height.max(1);
-
-    // Per operation instance.
-    let mut stack: Vec<u32> = Vec::new();
-    let mut pos = 0u64;
-    let mut ordinals = [0u16; 256];
-    let mut log: Vec<u64> = Vec::new();
-    let mut reaches: Vec<Reach> = Vec::new();
-    let mut pending = false;
-    let mut knee_h = 0u32;
-    let mut knee_start = (0u64, 0u64, 0usize);
-    let mut last_miss: Option<u64> = None;
-    let mut since_ctx = 0u32;
-
+    let mut r = Replay::new(p, mode, out);
     for &ev in evs {
         match ev {
-            Ev::Fetch { addr, ninstr, len } => {
-                let in_op = !stack.is_empty();
-                if in_op && counting {
-                    c.instructions += ninstr as u64;
-                }
-                let first = addr >> shift;
-                let last = (addr + len.max(1) as u64 - 1) >> shift;
-                for line in first..=last {
-                    let miss = cache.access(line);
-                    let mut steps_miss = false;
-                    if let Some(victim) = miss {
-                        if victim != EMPTY && tag.remove(&victim) == Some(seg) && in_op {
-                            steps_miss = true;
-                        }
-                    }
-                    tag.insert(line, if in_op { seg } else { 0 });
-                    if !in_op {
-                        continue;
-                    }
-                    if matches!(mode, Mode::Place) {
-                        log.push(line);
-                    }
-                    if counting && miss.is_some() {
-                        c.misses += 1;
-                    }
-                    if !steps_miss {
-                        continue;
-                    }
-                    if counting {
-                        c.steps_misses += 1;
-                    }
-                    if !matches!(mode, Mode::Place) {
-                        continue;
-                    }
-                    since_ctx += 1;
-                    if last_miss.is_some_and(|l| pos - l <= width) {
-                        knee_h += 1;
-                    } else {
-                        knee_h = 1;
-                        knee_start = (pos, addr, log.len() - 1);
-                    }
-                    last_miss = Some(pos);
-                    if pending || (knee_h < height && since_ctx < 2 * height) {
-                        continue;
-                    }
-                    // A CTX is wanted at the knee's start.
-                    let op = stack[0];
-                    if counting {
-                        *out.wanted.entry((knee_start.1, op)).or_default() += 1;
-                    }
-                    match reaches.iter().rev().find(|r| r.pos <= knee_start.0) {
-                        Some(r) => {
-                            if counting {
-                                *out.chosen.entry(r.key).or_default() += 1;
-                                c.ctx += 1;
-                            }
-                            seg += 1;
-                            // What ran since the point is the new segment's.
-                            for l in &log[r.log_at..] {
-                                if let Some(t) = tag.get_mut(l) {
-                                    *t = seg;
-                                }
-                            }
-                            log.clear();
-                            reaches.clear();
-                            knee_h = 0;
-                            since_ctx = 0;
-                            last_miss = None;
-                        }
-                        None => {
-                            pending = true;
-                            if counting {
-                                out.deferred += 1;
-                            }
-                        }
-                    }
-                }
-                if in_op {
-                    pos += ninstr as u64;
-                }
-            }
-            Ev::OpBegin(op) => {
-                if stack.is_empty() {
-                    // The team forms at every operation entry: a new segment.
-                    seg += 1;
-                    if counting {
-                        c.ops += 1;
-                    }
-                    pos = 0;
-                    ordinals = [0; 256];
-                    log.clear();
-                    reaches.clear();
-                    pending = false;
-                    knee_h = 0;
-                    since_ctx = 0;
-                    last_miss = None;
-                }
-                stack.push(op);
-            }
+            Ev::Fetch { addr, ninstr, len } => r.fetch(addr, ninstr, len),
+            Ev::OpBegin(op) => r.op_begin(op),
             Ev::OpEnd(op) => {
-                if let Some(i) = stack.iter().rposition(|&o| o == op) {
-                    stack.truncate(i);
+                if let Some(i) = r.stack.iter().rposition(|&o| o == op) {
+                    r.stack.truncate(i);
                 }
             }
-            Ev::Ctx(comp) => {
-                let Some(&op) = stack.first() else { continue };
-                let o = &mut ordinals[comp as usize];
-                *o = o.saturating_add(1);
-                let key = (op, comp, *o);
-                if counting {
-                    c.candidates += 1;
-                }
-                let switch = match mode {
-                    Mode::All => true,
-                    Mode::Fixed(set) => set.contains(&key),
-                    Mode::Place => {
-                        if counting {
-                            *out.reached.entry(key).or_default() += 1;
-                        }
-                        if pending {
-                            if counting {
-                                *out.chosen.entry(key).or_default() += 1;
-                            }
-                            pending = false;
-                            knee_h = 0;
-                            since_ctx = 0;
-                            last_miss = None;
-                            log.clear();
-                            reaches.clear();
-                            true
-                        } else {
-                            reaches.push(Reach {
-                                pos,
-                                log_at: log.len(),
-                                key,
-                            });
-                            false
-                        }
-                    }
-                };
-                if switch {
-                    seg += 1;
-                    if counting {
-                        c.ctx += 1;
-                    }
-                }
-            }
+            Ev::Ctx(comp) => r.ctx(comp),
             Ev::TxnEnd => {
-                txns_seen += 1;
-                if counting {
-                    c.txns += 1;
+                r.txns_seen += 1;
+                if r.counting {
+                    r.c.txns += 1;
                 }
-                if !counting && txns_seen >= p.warmup_txns {
-                    counting = true;
+                if !r.counting && r.txns_seen >= p.warmup_txns {
+                    r.counting = true;
                 }
             }
         }
     }
-    c
+    r.c
+}
+
+/// The state of one replay of a thread's stream.
+struct Replay<'m, 'o> {
+    mode: Mode<'m>,
+    out: &'o mut PlaceOut,
+    shift: u32,
+    cache: SetAssoc,
+    /// Segment of each cached line (0: touched outside any operation).
+    tag: FxHashMap<u64, u64>,
+    seg: u64,
+    c: Counts,
+    txns_seen: u64,
+    counting: bool,
+    width: u64,
+    height: u32,
+    // Per operation instance.
+    stack: Vec<u32>,
+    pos: u64,
+    ordinals: [u16; 256],
+    log: Vec<u64>,
+    reaches: Vec<Reach>,
+    pending: bool,
+    knee_h: u32,
+    knee_start: (u64, u64, usize),
+    last_miss: Option<u64>,
+    since_ctx: u32,
+}
+
+impl<'m, 'o> Replay<'m, 'o> {
+    fn new(p: &Params, mode: Mode<'m>, out: &'o mut PlaceOut) -> Self {
+        Replay {
+            mode,
+            out,
+            shift: p.l1i.line_bytes.trailing_zeros(),
+            cache: SetAssoc::new(p.l1i.sets(), p.l1i.ways),
+            tag: FxHashMap::default(),
+            seg: 0,
+            c: Counts::default(),
+            txns_seen: 0,
+            counting: p.warmup_txns == 0,
+            width: p.knee_width,
+            height: p.knee_height.max(1),
+            stack: Vec::new(),
+            pos: 0,
+            ordinals: [0; 256],
+            log: Vec::new(),
+            reaches: Vec::new(),
+            pending: false,
+            knee_h: 0,
+            knee_start: (0, 0, 0),
+            last_miss: None,
+            since_ctx: 0,
+        }
+    }
+
+    fn fetch(&mut self, addr: u64, ninstr: u8, len: u8) {
+        let in_op = !self.stack.is_empty();
+        if in_op && self.counting {
+            self.c.instructions += ninstr as u64;
+        }
+        let first = addr >> self.shift;
+        let last = (addr + len.max(1) as u64 - 1) >> self.shift;
+        for line in first..=last {
+            self.line(line, addr, in_op);
+        }
+        if in_op {
+            self.pos += ninstr as u64;
+        }
+    }
+
+    /// One line of a fetch.
+    fn line(&mut self, line: u64, addr: u64, in_op: bool) {
+        let miss = self.cache.access(line);
+        let mut steps_miss = false;
+        if let Some(victim) = miss {
+            if victim != EMPTY && self.tag.remove(&victim) == Some(self.seg) && in_op {
+                steps_miss = true;
+            }
+        }
+        self.tag.insert(line, if in_op { self.seg } else { 0 });
+        if !in_op {
+            return;
+        }
+        if matches!(self.mode, Mode::Place) {
+            self.log.push(line);
+        }
+        if self.counting && miss.is_some() {
+            self.c.misses += 1;
+        }
+        if !steps_miss {
+            return;
+        }
+        if self.counting {
+            self.c.steps_misses += 1;
+        }
+        if !matches!(self.mode, Mode::Place) {
+            return;
+        }
+        self.knee(addr);
+    }
+
+    /// A team member's miss under autoSTEPS: a CTX at the knee's start once the knee
+    /// rule fires.
+    fn knee(&mut self, addr: u64) {
+        self.since_ctx += 1;
+        if self.last_miss.is_some_and(|l| self.pos - l <= self.width) {
+            self.knee_h += 1;
+        } else {
+            self.knee_h = 1;
+            self.knee_start = (self.pos, addr, self.log.len() - 1);
+        }
+        self.last_miss = Some(self.pos);
+        if self.pending || (self.knee_h < self.height && self.since_ctx < 2 * self.height) {
+            return;
+        }
+        // A CTX is wanted at the knee's start.
+        let op = self.stack[0];
+        let counting = self.counting;
+        if counting {
+            *self.out.wanted.entry((self.knee_start.1, op)).or_default() += 1;
+        }
+        let knee_pos = self.knee_start.0;
+        match self.reaches.iter().rev().find(|r| r.pos <= knee_pos) {
+            Some(r) => {
+                if counting {
+                    *self.out.chosen.entry(r.key).or_default() += 1;
+                    self.c.ctx += 1;
+                }
+                self.seg += 1;
+                // What ran since the point is the new segment's.
+                for l in &self.log[r.log_at..] {
+                    if let Some(t) = self.tag.get_mut(l) {
+                        *t = self.seg;
+                    }
+                }
+                self.log.clear();
+                self.reaches.clear();
+                self.knee_h = 0;
+                self.since_ctx = 0;
+                self.last_miss = None;
+            }
+            None => {
+                self.pending = true;
+                if counting {
+                    self.out.deferred += 1;
+                }
+            }
+        }
+    }
+
+    fn op_begin(&mut self, op: u32) {
+        if self.stack.is_empty() {
+            // The team forms at every operation entry: a new segment.
+            self.seg += 1;
+            if self.counting {
+                self.c.ops += 1;
+            }
+            self.pos = 0;
+            self.ordinals = [0; 256];
+            self.log.clear();
+            self.reaches.clear();
+            self.pending = false;
+            self.knee_h = 0;
+            self.since_ctx = 0;
+            self.last_miss = None;
+        }
+        self.stack.push(op);
+    }
+
+    /// A candidate point reached: a switch there or not, by the mode.
+    fn ctx(&mut self, comp: u8) {
+        let Some(&op) = self.stack.first() else {
+            return;
+        };
+        let o = &mut self.ordinals[comp as usize];
+        *o = o.saturating_add(1);
+        let key = (op, comp, *o);
+        let counting = self.counting;
+        if counting {
+            self.c.candidates += 1;
+        }
+        let switch = match self.mode {
+            Mode::All => true,
+            Mode::Fixed(set) => set.contains(&key),
+            Mode::Place => {
+                if counting {
+                    *self.out.reached.entry(key).or_default() += 1;
+                }
+                if self.pending {
+                    if counting {
+                        *self.out.chosen.entry(key).or_default() += 1;
+                    }
+                    self.pending = false;
+                    self.knee_h = 0;
+                    self.since_ctx = 0;
+                    self.last_miss = None;
+                    self.log.clear();
+                    self.reaches.clear();
+                    true
+                } else {
+                    self.reaches.push(Reach {
+                        pos: self.pos,
+                        log_at: self.log.len(),
+                        key,
+                    });
+                    false
+                }
+            }
+        };
+        if switch {
+            self.seg += 1;
+            if counting {
+                self.c.ctx += 1;
+            }
+        }
+    }
 }
 
 /// One candidate point's figures.

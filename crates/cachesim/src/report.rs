@@ -277,109 +277,184 @@ pub(crate) fn build(sim: &Simulator) -> Report {
     let cfg = &sim.config;
     let instr = sim.counts.instructions;
     let txns = sim.counts.transactions;
-    // (name, slot, stats, config, penalty)
     // The workers' statistics, wherever they are while a background thread runs.
     let (wstats, wsweep, wsweep_llc) = sim.worker_stats();
-    let mut levels_raw: Vec<(&str, usize, LevelStats, LevelConfig)> = vec![
-        ("L1-I", L1I, wstats[0], sim.l1[I].config),
-        ("L1-D", L1D, wstats[1], sim.l1[D].config),
-    ];
-    for (j, (lvl, slot)) in sim.unified_levels().enumerate() {
-        levels_raw.push((
-            if slot == crate::sim::L2 { "L2" } else { "LLC" },
-            slot,
-            wstats[2 + j],
-            lvl.config,
-        ));
+    let ctx = Ctx::new(sim);
+    let (levels, total_stall) = ctx.levels(&wstats);
+    let sweep = ctx.sweep(&wsweep, &wsweep_llc, &levels, total_stall);
+    let (by_operation, by_component, by_operation_component) = ctx.breakdowns();
+    let threads = ctx.threads();
+    let functions = ctx.functions();
+    Report {
+        config: cfg.clone(),
+        instructions: instr,
+        transactions: txns,
+        committed_transactions: Some(sim.counts.committed),
+        instructions_per_txn: (txns > 0).then(|| instr as f64 / txns as f64),
+        warmup_txns: cfg.warmup_txns,
+        warmup_completed: sim.warmed_up,
+        warmup: Some(warmup(sim)),
+        threads,
+        caller_attributed_instructions: sim.counts.inherited_instructions,
+        tracer_instructions: sim.tracer_total,
+        levels,
+        total_stall_cycles: total_stall,
+        sweep,
+        by_operation,
+        by_component,
+        by_operation_component,
+        functions_resolved: sim.functions.len() - 2,
+        top_functions: functions.top,
+        unmapped_instructions: functions.unmapped_instructions,
+        unmapped_functions: functions.unmapped,
+        library_instructions: functions.library_instructions,
+        library_functions: functions.library,
+        warnings: warnings(sim),
+        caveat: CAVEAT.to_string(),
     }
-    let unified: Vec<LevelConfig> = sim.unified_levels().map(|(l, _)| l.config).collect();
-    // penalty[slot]: latency of whatever serves a miss in that slot.
-    let mut penalty = [cfg.memory_latency_cycles; 4];
-    let first_below = unified
-        .first()
-        .map_or(cfg.memory_latency_cycles, |c| c.latency_cycles);
-    penalty[L1I] = first_below;
-    penalty[L1D] = first_below;
-    for (j, (_, slot)) in sim.unified_levels().enumerate() {
-        penalty[slot] = unified
-            .get(j + 1)
-            .map_or(cfg.memory_latency_cycles, |c| c.latency_cycles);
-    }
-    let slot_names: Vec<(usize, &str)> = levels_raw.iter().map(|(n, s, _, _)| (*s, *n)).collect();
+}
 
-    let mut levels = Vec::new();
-    let mut total_stall = 0;
-    for (name, slot, st, lc) in &levels_raw {
-        let misses = Split::new(st.misses);
-        let stall = misses.times(penalty[*slot] as u64);
-        total_stall += stall.total;
-        levels.push(LevelReport {
-            name: name.to_string(),
-            config: *lc,
-            miss_penalty_cycles: penalty[*slot],
-            accesses: Split::new(st.accesses),
-            misses,
-            mpki: misses.per(instr, 1000.0),
-            misses_per_txn: (txns > 0).then(|| misses.per(txns, 1.0)),
-            stall_cycles: stall,
-            three_c: cfg.three_c.then(|| ThreeC::of(st)),
-        });
-    }
+/// What every table of the report needs: the levels present and what a miss costs in each.
+struct Ctx<'a> {
+    sim: &'a Simulator,
+    /// Worker instructions after warm-up: the MPKI divisor.
+    instr: u64,
+    /// (slot, name) of each level present, L1-I first.
+    slot_names: Vec<(usize, &'static str)>,
+    /// penalty[slot]: latency of whatever serves a miss in that slot.
+    penalty: [u32; 4],
+}
 
-    let point = |name: &str, l: &crate::cache::Level, st: &LevelStats, pen: u32| {
-        let misses = Split::new(st.misses);
-        SweepPoint {
-            level: name.to_string(),
-            config: l.config,
-            accesses: Split::new(st.accesses),
-            misses,
-            mpki: misses.per(instr, 1000.0),
-            stall_cycles: misses.total * pen as u64,
-            three_c: cfg.three_c.then(|| ThreeC::of(st)),
-            stall_share: None,
+/// The function tables: the top ones by stall cycles, and the code with no component.
+struct Functions {
+    top: Vec<FunctionRow>,
+    unmapped_instructions: u64,
+    unmapped: Vec<FunctionRow>,
+    library_instructions: u64,
+    library: Vec<FunctionRow>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(sim: &'a Simulator) -> Ctx<'a> {
+        let cfg = &sim.config;
+        let mut slot_names: Vec<(usize, &'static str)> = vec![(L1I, "L1-I"), (L1D, "L1-D")];
+        for (_, slot) in sim.unified_levels() {
+            slot_names.push((slot, if slot == crate::sim::L2 { "L2" } else { "LLC" }));
         }
-    };
-    let mut sweep: Vec<SweepPoint> = (sim
-        .sweep
-        .iter()
-        .zip(&wsweep)
-        .map(|(l, st)| point("L1-I", l, st, penalty[L1I])))
-    .chain(
-        sim.sweep_llc
-            .iter()
-            .zip(&wsweep_llc)
-            .map(|(l, st)| point("LLC", l, st, cfg.memory_latency_cycles)),
-    )
-    .collect();
-    // Each point's share: the L1-I's against the configured L1-I, an LLC point's
-    // against the last level present.
-    let configured = |name: &str| {
-        let l = if name == "L1-I" {
-            levels.first()
-        } else {
-            levels.last().filter(|l| l.name == "L2" || l.name == "LLC")
-        };
-        l.map_or(0, |l| l.stall_cycles.total)
-    };
-    for p in &mut sweep {
-        p.stall_share = swapped_stall_share(total_stall, configured(&p.level), p.stall_cycles);
+        let unified: Vec<LevelConfig> = sim.unified_levels().map(|(l, _)| l.config).collect();
+        let mut penalty = [cfg.memory_latency_cycles; 4];
+        let first_below = unified
+            .first()
+            .map_or(cfg.memory_latency_cycles, |c| c.latency_cycles);
+        penalty[L1I] = first_below;
+        penalty[L1D] = first_below;
+        for (j, (_, slot)) in sim.unified_levels().enumerate() {
+            penalty[slot] = unified
+                .get(j + 1)
+                .map_or(cfg.memory_latency_cycles, |c| c.latency_cycles);
+        }
+        Ctx {
+            sim,
+            instr: sim.counts.instructions,
+            slot_names,
+            penalty,
+        }
     }
 
-    let names = sim.symbols.table.names();
-    let ncomp = sim.ncomp();
-    let row = |op: Option<String>, comp: Option<String>, c: &Cell| {
+    /// The levels table (with each level's 3C) and the total of their stall cycles.
+    fn levels(&self, wstats: &[LevelStats]) -> (Vec<LevelReport>, u64) {
+        let sim = self.sim;
+        let txns = sim.counts.transactions;
+        let mut configs = vec![sim.l1[I].config, sim.l1[D].config];
+        configs.extend(sim.unified_levels().map(|(l, _)| l.config));
+        let mut levels = Vec::new();
+        let mut total_stall = 0;
+        for (j, (&(slot, name), lc)) in self.slot_names.iter().zip(configs).enumerate() {
+            let st = &wstats[j];
+            let misses = Split::new(st.misses);
+            let stall = misses.times(self.penalty[slot] as u64);
+            total_stall += stall.total;
+            levels.push(LevelReport {
+                name: name.to_string(),
+                config: lc,
+                miss_penalty_cycles: self.penalty[slot],
+                accesses: Split::new(st.accesses),
+                misses,
+                mpki: misses.per(self.instr, 1000.0),
+                misses_per_txn: (txns > 0).then(|| misses.per(txns, 1.0)),
+                stall_cycles: stall,
+                three_c: sim.config.three_c.then(|| ThreeC::of(st)),
+            });
+        }
+        (levels, total_stall)
+    }
+
+    /// The sweep's points, each with its share had it replaced the configured cache.
+    fn sweep(
+        &self,
+        wsweep: &[LevelStats],
+        wsweep_llc: &[LevelStats],
+        levels: &[LevelReport],
+        total_stall: u64,
+    ) -> Vec<SweepPoint> {
+        let sim = self.sim;
+        let cfg = &sim.config;
+        let point = |name: &str, l: &crate::cache::Level, st: &LevelStats, pen: u32| {
+            let misses = Split::new(st.misses);
+            SweepPoint {
+                level: name.to_string(),
+                config: l.config,
+                accesses: Split::new(st.accesses),
+                misses,
+                mpki: misses.per(self.instr, 1000.0),
+                stall_cycles: misses.total * pen as u64,
+                three_c: cfg.three_c.then(|| ThreeC::of(st)),
+                stall_share: None,
+            }
+        };
+        let mut sweep: Vec<SweepPoint> = (sim
+            .sweep
+            .iter()
+            .zip(wsweep)
+            .map(|(l, st)| point("L1-I", l, st, self.penalty[L1I])))
+        .chain(
+            sim.sweep_llc
+                .iter()
+                .zip(wsweep_llc)
+                .map(|(l, st)| point("LLC", l, st, cfg.memory_latency_cycles)),
+        )
+        .collect();
+        // Each point's share: the L1-I's against the configured L1-I, an LLC point's
+        // against the last level present.
+        let configured = |name: &str| {
+            let l = if name == "L1-I" {
+                levels.first()
+            } else {
+                levels.last().filter(|l| l.name == "L2" || l.name == "LLC")
+            };
+            l.map_or(0, |l| l.stall_cycles.total)
+        };
+        for p in &mut sweep {
+            p.stall_share = swapped_stall_share(total_stall, configured(&p.level), p.stall_cycles);
+        }
+        sweep
+    }
+
+    /// One breakdown row: a cell's figures per level.
+    fn row(&self, op: Option<String>, comp: Option<String>, c: &Cell) -> Breakdown {
         let mut stall_total = 0;
-        let levels = slot_names
+        let levels = self
+            .slot_names
             .iter()
             .map(|&(slot, name)| {
                 let misses = Split::new(c.misses[slot]);
-                let stall = misses.times(penalty[slot] as u64);
+                let stall = misses.times(self.penalty[slot] as u64);
                 stall_total += stall.total;
                 RowLevel {
                     level: name.to_string(),
                     accesses: Split::new(c.accesses[slot]),
                     misses,
-                    mpki: misses.per(instr, 1000.0),
+                    mpki: misses.per(self.instr, 1000.0),
                     stall_cycles: stall,
                 }
             })
@@ -391,151 +466,209 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             levels,
             stall_cycles: stall_total,
         }
-    };
-    let nonempty = |c: &Cell| c.instructions > 0 || c.accesses.iter().flatten().any(|&x| x > 0);
-    let cell = |op: usize, comp: usize| &sim.counts.cells[op * ncomp + comp];
-    let mut by_operation = Vec::new();
-    let mut by_operation_component = Vec::new();
-    for op in 0..OP_SLOTS {
-        let mut sum = Cell::default();
-        for (comp, name) in names.iter().enumerate() {
-            let c = cell(op, comp);
-            sum.add(c);
-            if nonempty(c) {
-                by_operation_component.push(row(Some(op_name(op)), Some(name.clone()), c));
+    }
+
+    /// By operation, by component, by (operation, component), each most stall first.
+    fn breakdowns(&self) -> (Vec<Breakdown>, Vec<Breakdown>, Vec<Breakdown>) {
+        let sim = self.sim;
+        let names = sim.symbols.table.names();
+        let ncomp = sim.ncomp();
+        let cell = |op: usize, comp: usize| &sim.counts.cells[op * ncomp + comp];
+        let mut by_operation = Vec::new();
+        let mut by_operation_component = Vec::new();
+        for op in 0..OP_SLOTS {
+            let mut sum = Cell::default();
+            for (comp, name) in names.iter().enumerate() {
+                let c = cell(op, comp);
+                sum.add(c);
+                if nonempty(c) {
+                    by_operation_component.push(self.row(Some(op_name(op)), Some(name.clone()), c));
+                }
+            }
+            if nonempty(&sum) {
+                by_operation.push(self.row(Some(op_name(op)), None, &sum));
             }
         }
-        if nonempty(&sum) {
-            by_operation.push(row(Some(op_name(op)), None, &sum));
+        let mut by_component = Vec::new();
+        for (comp, name) in names.iter().enumerate() {
+            let mut sum = Cell::default();
+            (0..OP_SLOTS).for_each(|op| sum.add(cell(op, comp)));
+            if nonempty(&sum) {
+                by_component.push(self.row(None, Some(name.clone()), &sum));
+            }
         }
+        let by_stall = |a: &Breakdown, b: &Breakdown| b.stall_cycles.cmp(&a.stall_cycles);
+        by_operation.sort_by(by_stall);
+        by_component.sort_by(by_stall);
+        by_operation_component.sort_by(by_stall);
+        (by_operation, by_component, by_operation_component)
     }
-    let mut by_component = Vec::new();
-    for (comp, name) in names.iter().enumerate() {
-        let mut sum = Cell::default();
-        (0..OP_SLOTS).for_each(|op| sum.add(cell(op, comp)));
-        if nonempty(&sum) {
-            by_component.push(row(None, Some(name.clone()), &sum));
-        }
-    }
-    let by_stall = |a: &Breakdown, b: &Breakdown| b.stall_cycles.cmp(&a.stall_cycles);
-    by_operation.sort_by(by_stall);
-    by_component.sort_by(by_stall);
-    by_operation_component.sort_by(by_stall);
 
-    // Rows per thread role, from the same cells: the workers' row sums the (operation,
-    // component) matrix, each background role has a cell of its own.
-    let role_name = |slot: usize| match slot {
-        ROLE_UNKNOWN => "unknown role".to_string(),
-        s => probe::Role::from_u32(s as u32)
-            .map_or("?", |r| r.name())
-            .to_string(),
-    };
-    // Misses per level and the stall cycles they cost, for the thread and function rows.
-    let misses_and_stall = |m: &[[u64; 2]; 4]| {
-        let misses: Vec<(String, Split)> = slot_names
+    /// Misses per level and the stall cycles they cost, for the thread and function rows.
+    fn misses_and_stall(&self, m: &[[u64; 2]; 4]) -> (Vec<(String, Split)>, u64) {
+        let misses: Vec<(String, Split)> = self
+            .slot_names
             .iter()
             .map(|&(slot, n)| (n.to_string(), Split::new(m[slot])))
             .collect();
-        let stall_cycles: u64 = slot_names
+        let stall_cycles: u64 = self
+            .slot_names
             .iter()
-            .map(|&(slot, _)| Split::new(m[slot]).total * penalty[slot] as u64)
+            .map(|&(slot, _)| Split::new(m[slot]).total * self.penalty[slot] as u64)
             .sum();
         (misses, stall_cycles)
-    };
-    let thread_row = |role: String, threads: usize, c: &Cell| {
-        let (misses, stall_cycles) = misses_and_stall(&c.misses);
-        ThreadRow {
-            role,
-            threads,
-            instructions: c.instructions,
-            misses,
-            stall_cycles,
-        }
-    };
-    // A thread is seen without a role until its role marker follows its THREAD record:
-    // it counts as unlabeled only if it never declared one.
-    let declared = |t: u32| sim.role_threads.iter().any(|&(u, s)| u == t && s != 0);
-    let count_threads = |pred: &dyn Fn(usize) -> bool| {
-        let mut tids: Vec<u32> = sim
-            .role_threads
-            .iter()
-            .filter(|&&(t, s)| t != 0 && pred(s) && (s != 0 || !declared(t)))
-            .map(|&(t, _)| t)
-            .collect();
-        tids.sort_unstable();
-        tids.dedup();
-        tids.len()
-    };
-    let is_worker = |s: usize| s == 0 || s == probe::Role::Worker as usize;
-    let mut workers = Cell::default();
-    sim.counts.cells[..OP_SLOTS * ncomp]
-        .iter()
-        .for_each(|c| workers.add(c));
-    let mut threads = vec![thread_row(
-        "workers".to_string(),
-        count_threads(&is_worker),
-        &workers,
-    )];
-    for slot in 1..ROLE_SLOTS {
-        if is_worker(slot) {
-            continue;
-        }
-        let c = &sim.counts.cells[OP_SLOTS * ncomp + slot];
-        if nonempty(c) {
-            threads.push(thread_row(
-                role_name(slot),
-                count_threads(&|s| s == slot),
-                c,
-            ));
-        }
     }
-    threads[1..].sort_by_key(|t| std::cmp::Reverse(t.stall_cycles));
 
-    let mut top_functions: Vec<FunctionRow> = sim
-        .functions
-        .iter()
-        .zip(&sim.counts.func)
-        .enumerate()
-        // Id 1 collects the background threads' code.
-        .filter(|(id, _)| *id != 1)
-        .map(|(_, f)| f)
-        .filter(|(_, c)| c.instructions > 0 || c.misses.iter().flatten().any(|&m| m > 0))
-        .map(|((name, comp), c)| {
-            let (misses, stall_cycles) = misses_and_stall(&c.misses);
-            FunctionRow {
-                function: name.clone(),
-                component: names[*comp as usize].clone(),
+    /// Rows per thread role, from the same cells: the workers' row sums the (operation,
+    /// component) matrix, each background role has a cell of its own.
+    fn threads(&self) -> Vec<ThreadRow> {
+        let sim = self.sim;
+        let ncomp = sim.ncomp();
+        let role_name = |slot: usize| match slot {
+            ROLE_UNKNOWN => "unknown role".to_string(),
+            s => probe::Role::from_u32(s as u32)
+                .map_or("?", |r| r.name())
+                .to_string(),
+        };
+        let thread_row = |role: String, threads: usize, c: &Cell| {
+            let (misses, stall_cycles) = self.misses_and_stall(&c.misses);
+            ThreadRow {
+                role,
+                threads,
                 instructions: c.instructions,
                 misses,
                 stall_cycles,
             }
-        })
-        .collect();
-    // Code with no component: library code (it has none of its own) apart from the
-    // system's code that no rule maps (the map's misses).
-    let (mut library_functions, mut unmapped_functions): (Vec<FunctionRow>, Vec<FunctionRow>) =
-        top_functions
+        };
+        // A thread is seen without a role until its role marker follows its THREAD record:
+        // it counts as unlabeled only if it never declared one.
+        let declared = |t: u32| sim.role_threads.iter().any(|&(u, s)| u == t && s != 0);
+        let count_threads = |pred: &dyn Fn(usize) -> bool| {
+            let mut tids: Vec<u32> = sim
+                .role_threads
+                .iter()
+                .filter(|&&(t, s)| t != 0 && pred(s) && (s != 0 || !declared(t)))
+                .map(|&(t, _)| t)
+                .collect();
+            tids.sort_unstable();
+            tids.dedup();
+            tids.len()
+        };
+        let is_worker = |s: usize| s == 0 || s == probe::Role::Worker as usize;
+        let mut workers = Cell::default();
+        sim.counts.cells[..OP_SLOTS * ncomp]
             .iter()
-            .filter(|f| f.component == names[0])
-            .cloned()
-            .partition(|f| sim.symbols.library.contains(&f.function));
-    let unmapped_instructions = unmapped_functions.iter().map(|f| f.instructions).sum();
-    let library_instructions = library_functions.iter().map(|f| f.instructions).sum();
-    for v in [&mut unmapped_functions, &mut library_functions] {
-        v.sort_by(|a, b| {
-            b.instructions
-                .cmp(&a.instructions)
+            .for_each(|c| workers.add(c));
+        let mut threads = vec![thread_row(
+            "workers".to_string(),
+            count_threads(&is_worker),
+            &workers,
+        )];
+        for slot in 1..ROLE_SLOTS {
+            if is_worker(slot) {
+                continue;
+            }
+            let c = &sim.counts.cells[OP_SLOTS * ncomp + slot];
+            if nonempty(c) {
+                threads.push(thread_row(
+                    role_name(slot),
+                    count_threads(&|s| s == slot),
+                    c,
+                ));
+            }
+        }
+        threads[1..].sort_by_key(|t| std::cmp::Reverse(t.stall_cycles));
+        threads
+    }
+
+    /// The top functions by stall cycles, and the unmapped and library functions.
+    fn functions(&self) -> Functions {
+        let sim = self.sim;
+        let names = sim.symbols.table.names();
+        let mut top_functions: Vec<FunctionRow> = sim
+            .functions
+            .iter()
+            .zip(&sim.counts.func)
+            .enumerate()
+            // Id 1 collects the background threads' code.
+            .filter(|(id, _)| *id != 1)
+            .map(|(_, f)| f)
+            .filter(|(_, c)| c.instructions > 0 || c.misses.iter().flatten().any(|&m| m > 0))
+            .map(|((name, comp), c)| {
+                let (misses, stall_cycles) = self.misses_and_stall(&c.misses);
+                FunctionRow {
+                    function: name.clone(),
+                    component: names[*comp as usize].clone(),
+                    instructions: c.instructions,
+                    misses,
+                    stall_cycles,
+                }
+            })
+            .collect();
+        // Code with no component: library code (it has none of its own) apart from the
+        // system's code that no rule maps (the map's misses).
+        let (mut library_functions, mut unmapped_functions): (Vec<FunctionRow>, Vec<FunctionRow>) =
+            top_functions
+                .iter()
+                .filter(|f| f.component == names[0])
+                .cloned()
+                .partition(|f| sim.symbols.library.contains(&f.function));
+        let unmapped_instructions = unmapped_functions.iter().map(|f| f.instructions).sum();
+        let library_instructions = library_functions.iter().map(|f| f.instructions).sum();
+        for v in [&mut unmapped_functions, &mut library_functions] {
+            v.sort_by(|a, b| {
+                b.instructions
+                    .cmp(&a.instructions)
+                    .then(a.function.cmp(&b.function))
+            });
+            v.truncate(UNMAPPED_KEPT);
+        }
+        top_functions.sort_by(|a, b| {
+            b.stall_cycles
+                .cmp(&a.stall_cycles)
                 .then(a.function.cmp(&b.function))
         });
-        v.truncate(UNMAPPED_KEPT);
+        top_functions.truncate(TOP_FUNCTIONS);
+        Functions {
+            top: top_functions,
+            unmapped_instructions,
+            unmapped: unmapped_functions,
+            library_instructions,
+            library: library_functions,
+        }
     }
-    top_functions.sort_by(|a, b| {
-        b.stall_cycles
-            .cmp(&a.stall_cycles)
-            .then(a.function.cmp(&b.function))
-    });
-    top_functions.truncate(TOP_FUNCTIONS);
+}
 
+fn nonempty(c: &Cell) -> bool {
+    c.instructions > 0 || c.accesses.iter().flatten().any(|&x| x > 0)
+}
+
+/// How warm-up went.
+fn warmup(sim: &Simulator) -> WarmupReport {
+    let cfg = &sim.config;
+    let instr = sim.counts.instructions;
+    let txns = sim.counts.transactions;
+    WarmupReport {
+        mode: if cfg.warmup_auto { "auto" } else { "fixed" }.to_string(),
+        txns_limit: cfg.warmup_txns,
+        txns: if sim.warmed_up {
+            sim.txns_all - txns
+        } else {
+            sim.txns_all
+        },
+        instructions: if sim.warmed_up {
+            sim.warmup_log.instructions
+        } else {
+            instr
+        },
+        decided: sim.warmup_log.decided.clone(),
+        windows: sim.warmup_log.windows.clone(),
+    }
+}
+
+/// The symbol loader's warnings, the trace's anomalies, and what the counts contradict.
+fn warnings(sim: &Simulator) -> Vec<String> {
+    let cfg = &sim.config;
     let mut warnings = sim.symbols.warnings.clone();
     warnings.extend(sim.anomalies.iter().cloned());
     if !sim.warmed_up {
@@ -567,48 +700,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
             ));
         }
     }
-    Report {
-        config: cfg.clone(),
-        instructions: instr,
-        transactions: txns,
-        committed_transactions: Some(sim.counts.committed),
-        instructions_per_txn: (txns > 0).then(|| instr as f64 / txns as f64),
-        warmup_txns: cfg.warmup_txns,
-        warmup_completed: sim.warmed_up,
-        warmup: Some(WarmupReport {
-            mode: if cfg.warmup_auto { "auto" } else { "fixed" }.to_string(),
-            txns_limit: cfg.warmup_txns,
-            txns: if sim.warmed_up {
-                sim.txns_all - txns
-            } else {
-                sim.txns_all
-            },
-            instructions: if sim.warmed_up {
-                sim.warmup_log.instructions
-            } else {
-                instr
-            },
-            decided: sim.warmup_log.decided.clone(),
-            windows: sim.warmup_log.windows.clone(),
-        }),
-        threads,
-        caller_attributed_instructions: sim.counts.inherited_instructions,
-        tracer_instructions: sim.tracer_total,
-        levels,
-        total_stall_cycles: total_stall,
-        sweep,
-        by_operation,
-        by_component,
-        by_operation_component,
-        functions_resolved: sim.functions.len() - 2,
-        top_functions,
-        unmapped_instructions,
-        unmapped_functions,
-        library_instructions,
-        library_functions,
-        warnings,
-        caveat: CAVEAT.to_string(),
-    }
+    warnings
 }
 
 /// Plain aligned table: first column left-aligned, the rest right-aligned.

@@ -175,6 +175,50 @@ pub struct Simulator {
     function_ids: FxHashMap<String, u32>,
 }
 
+/// The configured L2 and LLC, the shared levels below the L1s.
+fn unified_of(config: &Config) -> Vec<Unified> {
+    let (three_c, plru) = (config.three_c, config.tree_plru);
+    let mut unified = Vec::new();
+    if let Some(l2) = config.l2 {
+        unified.push(Unified {
+            level: Level::with_replacement(l2, three_c, plru),
+            slot: L2,
+        });
+    }
+    if let Some(llc) = config.llc {
+        unified.push(Unified {
+            level: Level::with_replacement(llc, three_c, plru),
+            slot: LLC,
+        });
+    }
+    unified
+}
+
+/// What a background thread swaps in: the other core's private levels if it has a core
+/// of its own (its shared levels' statistics are sized once the simulator exists).
+fn parked_of(config: &Config, unified: &[Unified]) -> Parked {
+    let (three_c, plru) = (config.three_c, config.tree_plru);
+    let nu = unified.len();
+    let own = config.background_own_core;
+    Parked {
+        l1: own.then(|| {
+            [
+                Level::with_replacement(config.l1i, three_c, plru),
+                Level::with_replacement(config.l1d, three_c, plru),
+            ]
+        }),
+        mid: if own {
+            unified[..nu.saturating_sub(1)]
+                .iter()
+                .map(|u| Level::with_replacement(u.level.config, three_c, plru))
+                .collect()
+        } else {
+            Vec::new()
+        },
+        stats: Vec::new(),
+    }
+}
+
 impl Simulator {
     /// Validates the configuration and allocates every cache (the only large allocation).
     pub fn new(config: Config) -> Result<Simulator, String> {
@@ -183,38 +227,8 @@ impl Simulator {
         let plru = config.tree_plru;
         let table = ComponentTable::new(&config.component_rules());
         let ncomp = table.names().len();
-        let mut unified = Vec::new();
-        if let Some(l2) = config.l2 {
-            unified.push(Unified {
-                level: Level::with_replacement(l2, three_c, plru),
-                slot: L2,
-            });
-        }
-        if let Some(llc) = config.llc {
-            unified.push(Unified {
-                level: Level::with_replacement(llc, three_c, plru),
-                slot: LLC,
-            });
-        }
-        let nu = unified.len();
-        let own = config.background_own_core;
-        let parked = Parked {
-            l1: own.then(|| {
-                [
-                    Level::with_replacement(config.l1i, three_c, plru),
-                    Level::with_replacement(config.l1d, three_c, plru),
-                ]
-            }),
-            mid: if own {
-                unified[..nu.saturating_sub(1)]
-                    .iter()
-                    .map(|u| Level::with_replacement(u.level.config, three_c, plru))
-                    .collect()
-            } else {
-                Vec::new()
-            },
-            stats: Vec::new(),
-        };
+        let unified = unified_of(&config);
+        let parked = parked_of(&config, &unified);
         let mut sim = Simulator {
             l1: [
                 Level::with_replacement(config.l1i, three_c, plru),

@@ -249,6 +249,22 @@ impl Profile {
     /// transaction type; then operations and the top functions.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
+        self.header_text(&mut s);
+        if self.samples == 0 {
+            let _ = writeln!(
+                s,
+                "no samples: run longer (--duration) or sample faster (--frequency)"
+            );
+            return s;
+        }
+        self.components_text(&mut s);
+        self.operations_text(&mut s);
+        self.functions_text(&mut s);
+        s
+    }
+
+    /// What was sampled, and what sampling cost.
+    fn header_text(&self, s: &mut String) {
         let whom = match &self.sampled_processes {
             None => format!("{} worker thread(s)", self.threads),
             Some(pids) => format!(
@@ -281,13 +297,10 @@ impl Profile {
             pct(self.read_overhead).trim(),
             self.mean_frames
         );
-        if self.samples == 0 {
-            let _ = writeln!(
-                s,
-                "no samples: run longer (--duration) or sample faster (--frequency)"
-            );
-            return s;
-        }
+    }
+
+    /// Time by component, for all the time and per transaction type.
+    fn components_text(&self, s: &mut String) {
         let types: Vec<&Breakdown> = self.txn_types.iter().filter(|b| b.samples > 0).collect();
         let _ = write!(s, "\ntime by component  {:>9}", "all");
         for t in &types {
@@ -309,6 +322,10 @@ impl Profile {
             let _ = write!(s, " {:>12}", pct(t.share));
         }
         let _ = writeln!(s);
+    }
+
+    /// Time by operation, with each operation's three main components.
+    fn operations_text(&self, s: &mut String) {
         let _ = writeln!(s, "\ntime by operation");
         if self.sampled_processes.is_some() {
             let _ = writeln!(
@@ -343,6 +360,10 @@ impl Profile {
                 top.join(", ")
             );
         }
+    }
+
+    /// The top functions, the unmapped code's functions, and the warnings.
+    fn functions_text(&self, s: &mut String) {
         let _ = writeln!(s, "\ntop functions (innermost frame)");
         for f in &self.top_functions {
             let _ = writeln!(s, "  {}  {}", pct(f.share), trunc(&f.name, 100));
@@ -359,7 +380,6 @@ impl Profile {
         for w in &self.warnings {
             let _ = writeln!(s, "warning: {w}");
         }
-        s
     }
 }
 

@@ -140,118 +140,168 @@ const INST: &str = "INST_RETIRED.ANY";
 
 /// Every figure the counters allow.
 pub fn compute(c: &Counters) -> Metrics {
-    let mut missing: Vec<String> = Vec::new();
-    // All of `events`, or None with the absent ones noted.
-    let mut need = |events: &[&str]| -> Option<Vec<f64>> {
-        let v: Vec<Option<f64>> = events.iter().map(|e| c.get(e)).collect();
+    let mut need = Need {
+        c,
+        missing: Vec::new(),
+    };
+    let mut m = Metrics {
+        ipc: need.all(&[INST, CLKS]).map(|v| ratio(v[0], v[1])),
+        branch_mispredictions_pki: need.pki("BR_MISP_RETIRED.ALL_BRANCHES"),
+        l1i_mpki: need.pki("ICACHE_64B.IFTAG_MISS"),
+        l1d_mpki: need.pki("MEM_LOAD_RETIRED.L1_MISS"),
+        l2_mpki: need.pki("MEM_LOAD_RETIRED.L2_MISS"),
+        llc_mpki: need.pki("MEM_LOAD_RETIRED.L3_MISS"),
+        mlp: need
+            .all(&["L1D_PEND_MISS.PENDING", "L1D_PEND_MISS.PENDING_CYCLES"])
+            .map(|v| ratio(v[0], v[1])),
+        ..Metrics::default()
+    };
+    if let Some(t) = tmam(&mut need) {
+        m.revisited_categories = paper_categories(&t);
+        m.tmam = Some(t);
+    }
+    m.missing = need.missing;
+    m
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// The counters, and the events a figure needed that they lack.
+struct Need<'a> {
+    c: &'a Counters,
+    missing: Vec<String>,
+}
+
+impl Need<'_> {
+    /// All of `events`, or None with the absent ones noted.
+    fn all(&mut self, events: &[&str]) -> Option<Vec<f64>> {
+        let v: Vec<Option<f64>> = events.iter().map(|e| self.c.get(e)).collect();
         if v.iter().all(Option::is_some) {
             return Some(v.into_iter().flatten().collect());
         }
         for (e, x) in events.iter().zip(&v) {
-            if x.is_none() && !missing.iter().any(|m| m == e) {
-                missing.push(e.to_string());
+            if x.is_none() && !self.missing.iter().any(|m| m == e) {
+                self.missing.push(e.to_string());
             }
         }
         None
-    };
-    let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
-    let pki = |miss: &str, need: &mut dyn FnMut(&[&str]) -> Option<Vec<f64>>| {
-        need(&[miss, INST]).map(|v| ratio(v[0] * 1000.0, v[1]))
-    };
-    let mut m = Metrics {
-        ipc: need(&[INST, CLKS]).map(|v| ratio(v[0], v[1])),
-        branch_mispredictions_pki: pki("BR_MISP_RETIRED.ALL_BRANCHES", &mut need),
-        l1i_mpki: pki("ICACHE_64B.IFTAG_MISS", &mut need),
-        l1d_mpki: pki("MEM_LOAD_RETIRED.L1_MISS", &mut need),
-        l2_mpki: pki("MEM_LOAD_RETIRED.L2_MISS", &mut need),
-        llc_mpki: pki("MEM_LOAD_RETIRED.L3_MISS", &mut need),
-        mlp: need(&["L1D_PEND_MISS.PENDING", "L1D_PEND_MISS.PENDING_CYCLES"])
-            .map(|v| ratio(v[0], v[1])),
-        ..Metrics::default()
-    };
-    let level1 = need(&[
+    }
+
+    /// `miss` events per 1000 instructions.
+    fn pki(&mut self, miss: &str) -> Option<f64> {
+        self.all(&[miss, INST]).map(|v| ratio(v[0] * 1000.0, v[1]))
+    }
+}
+
+/// TMAM's level 1, and of level 2 what the counters allow.
+fn tmam(need: &mut Need) -> Option<Tmam> {
+    let v = need.all(&[
         CLKS,
         "IDQ_UOPS_NOT_DELIVERED.CORE",
         "UOPS_ISSUED.ANY",
         "UOPS_RETIRED.RETIRE_SLOTS",
         "INT_MISC.RECOVERY_CYCLES",
-    ]);
-    if let Some(v) = level1 {
-        let (clks, idq, issued, retired, recovery) = (v[0], v[1], v[2], v[3], v[4]);
-        let slots = PIPELINE_WIDTH * clks;
-        let frontend = ratio(idq, slots);
-        let bad = ratio(issued - retired + PIPELINE_WIDTH * recovery, slots);
-        let retiring = ratio(retired, slots);
-        let backend = 1.0 - (frontend + bad + retiring);
-        let of_clks = |x: f64| ratio(x, clks);
-        let mut t = Tmam {
-            retiring,
-            bad_speculation: bad,
-            frontend_bound: frontend,
-            backend_bound: backend,
-            ..Tmam::default()
-        };
-        if let Some(v) = need(&["IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"]) {
-            let lat = ratio(PIPELINE_WIDTH * v[0], slots);
-            t.fetch_latency = Some(lat);
-            t.fetch_bandwidth = Some(frontend - lat);
-        }
-        t.icache_misses = need(&["ICACHE_16B.IFDATA_STALL"]).map(|v| of_clks(v[0]));
-        t.itlb_misses = need(&["ICACHE_64B.IFTAG_STALL"]).map(|v| of_clks(v[0]));
-        t.branch_resteers = need(&["INT_MISC.CLEAR_RESTEER_CYCLES", "BACLEARS.ANY"])
-            .map(|v| of_clks(v[0] + 9.0 * v[1]));
-        if let Some(v) = need(&["BR_MISP_RETIRED.ALL_BRANCHES", "MACHINE_CLEARS.COUNT"]) {
-            let bm = bad * ratio(v[0], v[0] + v[1]);
-            t.branch_mispredicts = Some(bm);
-            t.machine_clears = Some(bad - bm);
-        }
-        if let Some(v) = need(&[
-            "CYCLE_ACTIVITY.STALLS_TOTAL",
-            "CYCLE_ACTIVITY.STALLS_MEM_ANY",
-            "EXE_ACTIVITY.1_PORTS_UTIL",
-            "EXE_ACTIVITY.2_PORTS_UTIL",
-            "EXE_ACTIVITY.BOUND_ON_STORES",
-        ]) {
-            let (total, mem, one, two, stores) = (v[0], v[1], v[2], v[3], v[4]);
-            let few = one + if retiring > 0.1 { two } else { 0.0 };
-            let mb = backend * ratio(mem + stores, total + few + stores);
-            t.memory_bound = Some(mb);
-            t.core_bound = Some(backend - mb);
-            t.store_bound = Some(of_clks(stores));
-            if let Some(v) = need(&[
-                "CYCLE_ACTIVITY.STALLS_L1D_MISS",
-                "CYCLE_ACTIVITY.STALLS_L2_MISS",
-                "CYCLE_ACTIVITY.STALLS_L3_MISS",
-            ]) {
-                let (l1m, l2m, l3m) = (v[0], v[1], v[2]);
-                t.l1_bound = Some(of_clks(mem - l1m));
-                t.l2_bound = Some(of_clks(l1m - l2m));
-                t.l3_bound = Some(of_clks(l2m - l3m));
-                t.dram_bound = Some(of_clks(l3m));
-            }
-        }
-        if let (Some(lat), Some(bw), Some(ic), Some(itlb), Some(rs), Some(mb), Some(cb)) = (
-            t.fetch_latency,
-            t.fetch_bandwidth,
-            t.icache_misses,
-            t.itlb_misses,
-            t.branch_resteers,
-            t.memory_bound,
-            t.core_bound,
-        ) {
-            m.revisited_categories = Some(PaperCategories {
-                retiring,
-                branch_misprediction: bad + rs,
-                icache: ic + itlb,
-                decoding: (lat - ic - itlb - rs) + bw,
-                dcache: mb,
-                resource_dependency: cb,
-            });
-        }
-        m.tmam = Some(t);
+    ])?;
+    let (clks, idq, issued, retired, recovery) = (v[0], v[1], v[2], v[3], v[4]);
+    let slots = PIPELINE_WIDTH * clks;
+    let frontend = ratio(idq, slots);
+    let bad = ratio(issued - retired + PIPELINE_WIDTH * recovery, slots);
+    let retiring = ratio(retired, slots);
+    let backend = 1.0 - (frontend + bad + retiring);
+    let mut t = Tmam {
+        retiring,
+        bad_speculation: bad,
+        frontend_bound: frontend,
+        backend_bound: backend,
+        ..Tmam::default()
+    };
+    frontend_and_bad_speculation(need, &mut t, clks);
+    backend_level2(need, &mut t, clks);
+    Some(t)
+}
+
+/// Level 2 under the front end and under bad speculation.
+fn frontend_and_bad_speculation(need: &mut Need, t: &mut Tmam, clks: f64) {
+    let slots = PIPELINE_WIDTH * clks;
+    let of_clks = |x: f64| ratio(x, clks);
+    if let Some(v) = need.all(&["IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"]) {
+        let lat = ratio(PIPELINE_WIDTH * v[0], slots);
+        t.fetch_latency = Some(lat);
+        t.fetch_bandwidth = Some(t.frontend_bound - lat);
     }
-    m.missing = missing;
-    m
+    t.icache_misses = need
+        .all(&["ICACHE_16B.IFDATA_STALL"])
+        .map(|v| of_clks(v[0]));
+    t.itlb_misses = need.all(&["ICACHE_64B.IFTAG_STALL"]).map(|v| of_clks(v[0]));
+    t.branch_resteers = need
+        .all(&["INT_MISC.CLEAR_RESTEER_CYCLES", "BACLEARS.ANY"])
+        .map(|v| of_clks(v[0] + 9.0 * v[1]));
+    if let Some(v) = need.all(&["BR_MISP_RETIRED.ALL_BRANCHES", "MACHINE_CLEARS.COUNT"]) {
+        let bad = t.bad_speculation;
+        let bm = bad * ratio(v[0], v[0] + v[1]);
+        t.branch_mispredicts = Some(bm);
+        t.machine_clears = Some(bad - bm);
+    }
+}
+
+/// Level 2 (and the memory levels below it) under the back end.
+fn backend_level2(need: &mut Need, t: &mut Tmam, clks: f64) {
+    let of_clks = |x: f64| ratio(x, clks);
+    let Some(v) = need.all(&[
+        "CYCLE_ACTIVITY.STALLS_TOTAL",
+        "CYCLE_ACTIVITY.STALLS_MEM_ANY",
+        "EXE_ACTIVITY.1_PORTS_UTIL",
+        "EXE_ACTIVITY.2_PORTS_UTIL",
+        "EXE_ACTIVITY.BOUND_ON_STORES",
+    ]) else {
+        return;
+    };
+    let (total, mem, one, two, stores) = (v[0], v[1], v[2], v[3], v[4]);
+    let few = one + if t.retiring > 0.1 { two } else { 0.0 };
+    let mb = t.backend_bound * ratio(mem + stores, total + few + stores);
+    t.memory_bound = Some(mb);
+    t.core_bound = Some(t.backend_bound - mb);
+    t.store_bound = Some(of_clks(stores));
+    if let Some(v) = need.all(&[
+        "CYCLE_ACTIVITY.STALLS_L1D_MISS",
+        "CYCLE_ACTIVITY.STALLS_L2_MISS",
+        "CYCLE_ACTIVITY.STALLS_L3_MISS",
+    ]) {
+        let (l1m, l2m, l3m) = (v[0], v[1], v[2]);
+        t.l1_bound = Some(of_clks(mem - l1m));
+        t.l2_bound = Some(of_clks(l1m - l2m));
+        t.l3_bound = Some(of_clks(l2m - l3m));
+        t.dram_bound = Some(of_clks(l3m));
+    }
+}
+
+/// The "revisited" paper's categories, when every level 2 figure they add up is known.
+fn paper_categories(t: &Tmam) -> Option<PaperCategories> {
+    let (Some(lat), Some(bw), Some(ic), Some(itlb), Some(rs), Some(mb), Some(cb)) = (
+        t.fetch_latency,
+        t.fetch_bandwidth,
+        t.icache_misses,
+        t.itlb_misses,
+        t.branch_resteers,
+        t.memory_bound,
+        t.core_bound,
+    ) else {
+        return None;
+    };
+    Some(PaperCategories {
+        retiring: t.retiring,
+        branch_misprediction: t.bad_speculation + rs,
+        icache: ic + itlb,
+        decoding: (lat - ic - itlb - rs) + bw,
+        dcache: mb,
+        resource_dependency: cb,
+    })
 }
 
 /// Parses a recorded counter file: a TOML or JSON table of event = value (by the
