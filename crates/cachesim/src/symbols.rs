@@ -89,8 +89,7 @@ impl Symbolizer {
             path: path.to_path_buf(),
             loader: None,
             layout: None,
-            shared_library: file.starts_with("lib") && file.contains(".so")
-                || file.starts_with("ld-"),
+            shared_library: components::is_shared_library(&file),
             file,
         });
     }

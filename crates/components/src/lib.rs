@@ -218,6 +218,12 @@ impl ComponentTable {
     }
 }
 
+/// Whether an object file is a shared library (`lib*.so*`, the dynamic loader `ld-*`),
+/// by its file name: its code is library code.
+pub fn is_shared_library(file_name: &str) -> bool {
+    file_name.starts_with("lib") && file_name.contains(".so") || file_name.starts_with("ld-")
+}
+
 /// oltpscope's own crates (the workspace's members, by crate name). Rust code of any
 /// other crate (the standard library, hash functions, random number generators) is
 /// library code. `tests/system_maps.rs` checks the list against the workspace.

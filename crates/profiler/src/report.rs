@@ -4,7 +4,7 @@
 use crate::attribute::charge;
 use components::ComponentTable;
 use probe::Op;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// Samples with no transaction (read when the thread stopped).
@@ -55,8 +55,18 @@ pub struct Profile {
     /// (A sample in libc or in a function without a symbol whose caller has a component
     /// counts for that component, as everywhere in the profile.)
     pub unmapped_functions: Vec<Share>,
-    /// Samples charged to `other`, over all samples.
+    /// Samples charged to `other` whose innermost function is the system's own code, over
+    /// all samples: what the map misses.
     pub unmapped_share: f64,
+    /// Samples charged to `other` whose innermost function is library code (a shared
+    /// library such as libc, Rust code of other crates, the allocator) and whose call
+    /// chain holds no mapped caller (libc has no frame pointers, so a chain through it
+    /// is often cut), over all samples; with `unmapped_share`, the share of `other`.
+    #[serde(default)]
+    pub library_share: f64,
+    /// Their innermost functions, most samples first.
+    #[serde(default)]
+    pub library_functions: Vec<Share>,
     /// The server processes sampled instead of the workers (PostgreSQL's backends), if
     /// any: then operations are not known (they are marked in oltpscope's process).
     pub sampled_processes: Option<Vec<u32>>,
@@ -85,6 +95,8 @@ pub struct Builder {
     leaves: HashMap<String, u64>,
     /// Samples by innermost function that matches no rule.
     unmapped: HashMap<String, u64>,
+    /// Names of library code the symbolizers found (`Symbolizer::library`).
+    pub library: HashSet<String>,
 }
 
 fn op_slot(op: Option<Op>) -> usize {
@@ -115,6 +127,7 @@ impl Builder {
             by_op: vec![vec![0; nc]; Op::ALL.len() + 1],
             leaves: HashMap::new(),
             unmapped: HashMap::new(),
+            library: HashSet::new(),
             table,
         }
     }
@@ -214,9 +227,16 @@ impl Builder {
                 })
                 .collect()
         };
-        let unmapped_samples: u64 = self.unmapped.values().sum();
+        let library = &self.library;
+        let (library_map, unmapped_map): (HashMap<String, u64>, HashMap<String, u64>) = self
+            .unmapped
+            .into_iter()
+            .partition(|(name, _)| library.contains(name) || components::is_library_code(name));
+        let unmapped_samples: u64 = unmapped_map.values().sum();
+        let library_samples: u64 = library_map.values().sum();
         let top_functions = ranked(self.leaves, TOP);
-        let unmapped_functions = ranked(self.unmapped, UNMAPPED_KEPT);
+        let unmapped_functions = ranked(unmapped_map, UNMAPPED_KEPT);
+        let library_functions = ranked(library_map, UNMAPPED_KEPT);
         Profile {
             event: "cpu-clock",
             frequency_hz,
@@ -234,6 +254,8 @@ impl Builder {
             top_functions,
             unmapped_functions,
             unmapped_share: unmapped_samples as f64 / total,
+            library_share: library_samples as f64 / total,
+            library_functions,
             sampled_processes: None,
             warnings,
         }
@@ -370,7 +392,17 @@ impl Profile {
         }
         let _ = writeln!(
             s,
-            "\nunmapped code: {} of the samples have no function on their stack that a component rule maps ('other'); their innermost functions ({}; JSON: profile.unmapped_functions):",
+            "\nlibrary code with no mapped caller: {} of the samples are in library code (libc, Rust's standard library, the allocator) whose call chain holds no function a component rule maps ('other'; libc has no frame pointers, so chains through it are often cut; JSON: profile.library_functions){}",
+            pct(self.library_share).trim(),
+            self.library_functions
+                .iter()
+                .take(3)
+                .map(|f| format!("; {} {}", trunc(&f.name, 60), pct(f.share).trim()))
+                .collect::<String>()
+        );
+        let _ = writeln!(
+            s,
+            "unmapped code: {} of the samples have no function on their stack that a component rule maps ('other') and are the system's own code; their innermost functions ({}; JSON: profile.unmapped_functions):",
             pct(self.unmapped_share).trim(),
             self.unmapped_functions.len()
         );

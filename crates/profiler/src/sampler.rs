@@ -184,6 +184,10 @@ impl Profiler {
                 b.add(head as u32, head >> 32 != 0, &frames);
             }
         }
+        b.library.extend(own.library.iter().cloned());
+        for (_, s) in &others {
+            b.library.extend(s.library.iter().cloned());
+        }
         let mut warnings = own.warnings;
         for (_, s) in others {
             warnings.extend(

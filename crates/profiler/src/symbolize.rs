@@ -7,7 +7,7 @@
 //! what cannot be read is reported once as a warning and its addresses stay unnamed.
 
 use addr2line::Loader;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 /// One executable segment of a loaded object.
@@ -154,6 +154,9 @@ pub struct Symbolizer {
     layouts: HashMap<PathBuf, components::extents::Layout>,
     cache: HashMap<u64, Vec<String>>,
     pub warnings: Vec<String>,
+    /// The names found in shared libraries (libc): library code, which has no component
+    /// of its own (as in `simulate`).
+    pub library: HashSet<String>,
 }
 
 impl Symbolizer {
@@ -164,6 +167,7 @@ impl Symbolizer {
             layouts: HashMap::new(),
             cache: HashMap::new(),
             warnings: Vec::new(),
+            library: HashSet::new(),
         }
     }
 
@@ -186,6 +190,9 @@ impl Symbolizer {
         }
         let probe = addr.wrapping_sub(seg.bias);
         let path = seg.path.clone();
+        let shared = path
+            .file_name()
+            .is_some_and(|f| components::is_shared_library(&f.to_string_lossy()));
         let warnings = &mut self.warnings;
         let loader = self
             .loaders
@@ -225,6 +232,9 @@ impl Symbolizer {
                     names.push(layout.unnamed(&file.to_string_lossy(), probe));
                 }
             }
+        }
+        if shared {
+            self.library.extend(names.iter().cloned());
         }
         names
     }
