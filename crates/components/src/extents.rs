@@ -96,14 +96,9 @@ pub fn gap_neighbours(name: &str) -> Option<(&str, &str)> {
     (!a.is_empty() && !b.is_empty()).then_some((a, b))
 }
 
-/// The address ranges covered by sized function symbols of `path` (symtab and dynsym),
-/// sorted and merged. Empty if the file cannot be read: then no name is rejected.
-pub fn symbol_extents(path: &std::path::Path) -> Vec<(u64, u64)> {
-    Layout::of(path).extents
-}
-
-/// Whether `probe` lies inside a sized symbol (or nothing is known about sizes).
-pub fn covered(extents: &[(u64, u64)], probe: u64) -> bool {
+/// Whether `probe` lies inside one of the merged `extents` (or nothing is known about
+/// sizes).
+fn covered(extents: &[(u64, u64)], probe: u64) -> bool {
     if extents.is_empty() {
         return true;
     }
@@ -124,7 +119,7 @@ mod tests {
         assert!(covered(&[], 0x1234), "no size information rejects nothing");
         // The test binary's own symbols come out sorted and merged.
         let exe = std::env::current_exe().unwrap();
-        let ext = symbol_extents(&exe);
+        let ext = Layout::of(&exe).extents;
         assert!(!ext.is_empty());
         assert!(ext.windows(2).all(|w| w[0].1 < w[1].0), "merged and sorted");
     }
