@@ -333,21 +333,23 @@ fn simulate_reports_misses_by_level_operation_and_component() {
 }
 
 #[test]
-fn twenty_killed_tpcb_runs_recover_every_acknowledged_commit() {
+fn killed_tpcb_runs_recover_every_acknowledged_commit() {
+    // A smoke run of the harness (`crashtest_engines.rs` covers each engine and kit);
+    // the soak is the command itself with `--trials 1000` (README, "Soaks").
     let (code, out, err) = oltpscope(&[
         "crashtest",
         "--engine",
         "disk",
         "--trials",
-        "20",
+        "6",
         "--max-kill-ms",
         "300",
         "--seed",
         "7",
     ]);
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
-    assert!(out.contains("all 20 crash trials passed"), "{out}");
-    assert_eq!(out.matches(": ok").count(), 20, "{out}");
+    assert!(out.contains("all 6 crash trials passed"), "{out}");
+    assert_eq!(out.matches(": ok").count(), 6, "{out}");
 }
 
 #[test]
