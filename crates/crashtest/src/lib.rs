@@ -1,12 +1,13 @@
-//! The crash harness behind `oltpscope crashtest`: run TPC-B or TPC-C with synchronous logging in a child process
-//! on a durable engine (disk, memory, mvcc or partitioned), kill it with SIGKILL at a random moment,
-//! recover, and check the workload's consistency and that every commit the driver
-//! acknowledged (one line per commit in a side file, written after commit returned) is
-//! present, and nothing else but in-flight ones. Trials continue on the same database:
-//! the first run loads, every later one recovers (`run --no-load`), so recovery of a
-//! recovered database is tested too. Some trials also kill a recovery. The disk engine
-//! gets a random checkpoint interval per trial (10 ms to 2 s), the memory, mvcc and
-//! partitioned engines a random log growth between checkpoints (0 to 4 MB).
+//! The crash harness behind `oltpscope crashtest`: run TPC-B or TPC-C with synchronous
+//! logging in a child process on a durable engine (disk, memory, mvcc or partitioned),
+//! kill it with SIGKILL at a random moment, recover, and check the workload's consistency
+//! and that every commit the driver acknowledged (one line per commit in a side file,
+//! written after commit returned) is present, and nothing else but in-flight ones.
+//! Trials continue on the same database: the first run loads, every later one recovers
+//! (`run --no-load`), so recovery of a recovered database is tested too. Some trials
+//! also kill a recovery. The disk engine gets a random checkpoint interval per trial
+//! (10 ms to 2 s), the memory, mvcc and partitioned engines a random log growth between
+//! checkpoints (1 KB to 4 MB).
 //!
 //! `--enospc` replaces kills by a full disk: the database lives on a small tmpfs grown
 //! only a little above its size; the run must fail with one "no space left" line and
