@@ -278,11 +278,12 @@ pub fn crashtest(a: &Config) -> Result<Outcome, String> {
     let mut t = Totals::default();
     for trial in 0..a.trials {
         t.trials += 1;
-        let (extra, mut note) = checkpoint_args(a, &mut seed);
+        let (ck, mut note) = checkpoint_args(a, &mut seed);
         let load = trial == 0;
         let run = setup.run(a, a.seed + trial as u64, load, &acked, |o| {
             o.duration = Some(3600.0);
-            extra(o);
+            o.checkpoint_ms = ck.checkpoint_ms;
+            o.checkpoint_log = ck.checkpoint_log;
         });
         // Some trials first kill a run while it recovers (before it commits anything).
         if !load && trial % 3 == 2 {
@@ -345,28 +346,31 @@ pub fn crashtest(a: &Config) -> Result<Outcome, String> {
     Ok(finish(a, &t))
 }
 
-/// A trial's checkpoint interval, drawn from `seed`: what it sets in its run's options
-/// and the trial line's note (nothing for an engine without checkpoints of its own).
-fn checkpoint_args(a: &Config, seed: &mut u64) -> (Box<dyn FnOnce(&mut Options)>, String) {
+/// A trial's checkpoint interval, drawn from `seed`: the run options it sets
+/// (`checkpoint_ms` or `checkpoint_log`; none for an engine without checkpoints of its
+/// own) and the trial line's note.
+fn checkpoint_args(a: &Config, seed: &mut u64) -> (Options, String) {
     match a.checkpoints {
         Checkpoints::Interval => {
             let ms = 10 + next(seed) % 1991;
-            (
-                Box::new(move |o: &mut Options| o.checkpoint_ms = Some(ms)),
-                format!(", checkpoint every {ms} ms"),
-            )
+            let o = Options {
+                checkpoint_ms: Some(ms),
+                ..Options::default()
+            };
+            (o, format!(", checkpoint every {ms} ms"))
         }
         Checkpoints::LogGrowth => {
             // Checkpoints (and the freeing of the log) every 1 KB-4 MB of log, so kills
             // land inside them and recovery starts from them (0 is not a size the
             // option takes: one trial in 4,096 once stopped a soak).
             let kb = 1 + next(seed) % 4096;
-            (
-                Box::new(move |o: &mut Options| o.checkpoint_log = Some(kb << 10)),
-                format!(", checkpoint every {kb} KB of log"),
-            )
+            let o = Options {
+                checkpoint_log: Some(kb << 10),
+                ..Options::default()
+            };
+            (o, format!(", checkpoint every {kb} KB of log"))
         }
-        Checkpoints::None => (Box::new(|_: &mut Options| {}), String::new()),
+        Checkpoints::None => (Options::default(), String::new()),
     }
 }
 
