@@ -233,16 +233,6 @@ impl SimOpts {
     }
 }
 
-impl LogArg {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LogArg::Off => "off",
-            LogArg::Async => "async",
-            LogArg::Sync => "sync",
-        }
-    }
-}
-
 /// Where a database lives and which engine opens it.
 #[derive(Args, Debug, Clone, Default)]
 pub struct DbArgs {
@@ -387,15 +377,6 @@ pub struct PartitionedTuning {
 pub enum OrderedIndexArg {
     Btree,
     Rbtree,
-}
-
-impl OrderedIndexArg {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OrderedIndexArg::Btree => "btree",
-            OrderedIndexArg::Rbtree => "rbtree",
-        }
-    }
 }
 
 /// The longest checkpoint interval accepted: a day.

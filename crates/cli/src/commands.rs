@@ -98,7 +98,50 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         Cmd::Plot(a) => crate::labcmd::plot(&a),
         Cmd::Reproduce(a) => crate::labcmd::reproduce(&a),
         Cmd::Merge(a) => crate::labcmd::merge(&a),
-        Cmd::Crashtest(a) => crate::crashtest::crashtest(&a),
+        Cmd::Crashtest(a) => crashtest(&a),
+    }
+}
+
+/// `oltpscope crashtest`: the engine's questions answered here (the harness knows no
+/// engine), the trials run by the `crashtest` crate; a failed trial exits with 1.
+fn crashtest(a: &CrashArgs) -> Result<(), String> {
+    let d = a.engine.descriptor();
+    if !d.durable || a.engine.is_external() {
+        return Err(format!(
+            "crashtest needs a durable engine of oltpscope's own: the {} engine does not recover here (use --engine disk, memory, mvcc or partitioned)",
+            a.engine.as_str()
+        ));
+    }
+    let config = crashtest::Config {
+        exe: std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?,
+        engine: a.engine.as_str().to_string(),
+        db_in_log_dir: a.engine == EngineName::Memory,
+        checkpoints: if a.engine == EngineName::Disk {
+            crashtest::Checkpoints::Interval
+        } else if d.db_is_log {
+            crashtest::Checkpoints::LogGrowth
+        } else {
+            crashtest::Checkpoints::None
+        },
+        workload: match a.workload {
+            CrashWorkload::Tpcb => crashtest::CrashWorkload::Tpcb { scale: a.scale },
+            CrashWorkload::Tpcc => crashtest::CrashWorkload::Tpcc {
+                warehouses: a.warehouses,
+            },
+        },
+        trials: a.trials,
+        threads: a.threads,
+        max_kill_ms: a.max_kill_ms,
+        seed: a.seed,
+        keep: a.keep.clone(),
+        enospc: a.enospc,
+    };
+    match crashtest::crashtest(&config)? {
+        crashtest::Outcome::Passed => Ok(()),
+        crashtest::Outcome::Failed(why) => {
+            eprintln!("error: {why}");
+            std::process::exit(1);
+        }
     }
 }
 
@@ -114,11 +157,11 @@ fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
 }
 
 /// A workload to run under the tracer (`simulate`, `steps place`): its options checked
-/// here, so errors come before valgrind starts, and the child's workload arguments built
+/// here, so errors come before valgrind starts, and the child's workload specification built
 /// from what was parsed.
 fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
     w: &RunWorkload<C>,
-) -> Result<(&C, Vec<String>), String> {
+) -> Result<(&C, runspec::Workload), String> {
     let engine = match w {
         RunWorkload::Micro(a) => a.common.as_ref().engine,
         RunWorkload::Tpcb(a) => a.common.as_ref().engine,
@@ -131,37 +174,26 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             external_program(engine)
         ));
     }
-    Ok(match w {
+    let common = match w {
         RunWorkload::Micro(a) => {
             sim_fits(&micro(&a.data, Some(&a.txn))?, a.common.as_ref())?;
-            (
-                &a.common,
-                [vec!["micro".into()], micro_args(&a.data, &a.txn)].concat(),
-            )
+            &a.common
         }
         RunWorkload::Tpcb(a) => {
             let threads = a.common.as_ref().threads;
             sim_fits(&tpcb(&a.data, Some(&a.txn), threads)?, a.common.as_ref())?;
-            (
-                &a.common,
-                [vec!["tpcb".into()], tpcb_args(&a.data, &a.txn)].concat(),
-            )
+            &a.common
         }
         RunWorkload::Tpcc(a) => {
             sim_fits(&tpcc(&a.data, Some(&a.txn))?, a.common.as_ref())?;
-            (
-                &a.common,
-                [vec!["tpcc".into()], tpcc_args(&a.data, &a.txn)].concat(),
-            )
+            &a.common
         }
         RunWorkload::Tpce(a) => {
             sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
-            (
-                &a.common,
-                [vec!["tpce".into()], tpce_args(&a.data, &a.txn)].concat(),
-            )
+            &a.common
         }
-    })
+    };
+    Ok((common, crate::spec::workload(w)))
 }
 
 /// The micro-benchmark; `txn` None (load, check): the transactions do not matter.
@@ -242,109 +274,6 @@ fn tpce(d: &TpceData, txn: Option<&TpceTxn>) -> Result<Tpce, String> {
             .unwrap_or(workloads::tpce::DEFAULT_MIX),
         ..TpceConfig::default()
     })
-}
-
-// The workload options as arguments again, for `simulate`'s child run.
-
-fn micro_args(d: &MicroData, t: &MicroTxn) -> Vec<String> {
-    let mut v = Vec::new();
-    if let Some(k) = d.keys {
-        v.extend(["--keys".into(), k.to_string()]);
-    }
-    if let Some(s) = d.size {
-        v.extend(["--size".into(), s.to_string()]);
-    }
-    let columns = match d.columns {
-        ColumnsArg::Long => "long",
-        ColumnsArg::String => "string",
-    };
-    let index = match d.index {
-        IndexArg::Btree => "btree",
-        IndexArg::Hash => "hash",
-    };
-    let mode = match t.mode {
-        ModeArg::Read => "read",
-        ModeArg::Update => "update",
-    };
-    let dist = match t.distribution {
-        DistArg::Uniform => "uniform",
-        DistArg::Zipf => "zipf",
-    };
-    v.extend(
-        [
-            "--columns",
-            columns,
-            "--index",
-            index,
-            "--mode",
-            mode,
-            "--distribution",
-            dist,
-        ]
-        .map(String::from),
-    );
-    v.extend([
-        "--rows".into(),
-        t.rows.to_string(),
-        "--theta".into(),
-        t.theta.to_string(),
-    ]);
-    v
-}
-
-fn tpcb_args(d: &TpcbData, t: &TpcbTxn) -> Vec<String> {
-    let mut v = vec!["--scale".to_string(), d.scale.to_string()];
-    if d.pad {
-        v.push("--pad".into());
-    }
-    if t.affinity {
-        v.push("--affinity".into());
-    }
-    v
-}
-
-fn tpcc_args(d: &TpccData, t: &TpccTxn) -> Vec<String> {
-    let mut v = vec!["--warehouses".to_string(), d.warehouses.to_string()];
-    if let Some(mix) = t.mix {
-        let m: Vec<String> = workloads::tpcc::TXN_NAMES
-            .iter()
-            .zip(mix)
-            .map(|(n, p)| format!("{n}={p}"))
-            .collect();
-        v.extend(["--mix".into(), m.join(",")]);
-    }
-    if t.affinity {
-        v.push("--affinity".into());
-    }
-    if t.terminal_times {
-        v.push("--terminal-times".into());
-    }
-    v
-}
-
-fn tpce_args(d: &TpceData, t: &TpceTxn) -> Vec<String> {
-    let mut v = vec![
-        "--customers".to_string(),
-        d.customers.to_string(),
-        "--trade-days".to_string(),
-        d.trade_days.to_string(),
-    ];
-    if let Some(mix) = t.mix {
-        let m: Vec<String> = workloads::tpce::DEALT
-            .iter()
-            .map(|&i| {
-                let tenths = mix[i as usize];
-                format!(
-                    "{}={}.{}",
-                    workloads::tpce::TXN_NAMES[i as usize],
-                    tenths / 10,
-                    tenths % 10
-                )
-            })
-            .collect();
-        v.extend(["--mix".into(), m.join(",")]);
-    }
-    v
 }
 
 fn log_mode(l: LogArg) -> LogMode {

@@ -9,13 +9,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod engines;
 mod args;
 mod commands;
-mod crashtest;
 mod dbdir;
 mod labcmd;
 mod output;
 mod profile;
 mod simulate;
 mod simulate_pg;
+mod spec;
 mod stats;
 mod steps;
 

@@ -22,61 +22,36 @@ const PG_DEFAULT_WARMUP_TXNS: u64 = 100;
 const PG_WARMUP_CAP: u64 = 2_000;
 const PG_DEFAULT_TXNS: u64 = 500;
 
-/// The child run's arguments, from `simulate`'s parsed options: the workload's, the
-/// engine's, and the transactions to trace (cache warm-up included; no timed warm-up).
-pub(crate) fn child_args(
+/// The child run, from `simulate`'s parsed options: the workload's, the engine's, and
+/// the transactions to trace (cache warm-up included; no timed warm-up).
+pub(crate) fn child_spec(
     c: &SimOpts,
-    workload_args: Vec<String>,
+    workload: runspec::Workload,
     warmup_txns: u64,
     coroutines: u32,
-) -> Vec<String> {
-    let mut v = vec!["run".to_string()];
-    v.extend(workload_args);
-    let s = String::from;
-    v.extend([
-        s("--engine"),
-        s(c.engine.as_str()),
-        s("--threads"),
-        c.threads.to_string(),
-        s("--seed"),
-        c.seed.to_string(),
-        s("--log"),
-        s(c.log().as_str()),
-    ]);
-    if let Some(b) = c.disk.bpool_size {
-        v.extend([s("--bpool-size"), b.to_string()]);
-    }
-    if let Some(e) = c.disk.escalation {
-        v.extend([s("--escalation"), e.to_string()]);
-    }
-    if let Some(m) = c.disk.checkpoint_ms {
-        v.extend([s("--checkpoint-ms"), m.to_string()]);
-    }
-    if let Some(n) = c.partitioned.partitions {
-        v.extend([s("--partitions"), n.to_string()]);
-    }
-    if let Some(o) = c.partitioned.ordered_index {
-        v.extend([s("--ordered-index"), s(o.as_str())]);
-    }
-    if coroutines > 1 {
-        v.extend([s("--coroutines"), coroutines.to_string()]);
-    }
-    if c.no_pin {
-        v.push(s("--no-pin"));
-    }
-    if let Some(p) = &c.steps_points {
-        v.extend([s("--steps-points"), p.display().to_string()]);
-    }
+) -> runspec::RunSpec {
+    let mut spec = runspec::RunSpec::new(runspec::Command::Run, workload);
     let txns = c.txns.unwrap_or(default_txns(c));
-    v.extend([
-        s("--txns"),
-        (txns + warmup_txns).to_string(),
-        s("--warmup"),
-        s("0"),
-        s("--trace-measured"),
-        s("--no-check"),
-    ]);
-    v
+    spec.options = runspec::Options {
+        engine: Some(c.engine.as_str().to_string()),
+        threads: Some(c.threads),
+        seed: Some(c.seed),
+        log: Some(crate::spec::log_mode(c.log())),
+        bpool_size: c.disk.bpool_size,
+        escalation: c.disk.escalation,
+        checkpoint_ms: c.disk.checkpoint_ms,
+        partitions: c.partitioned.partitions,
+        ordered_index: c.partitioned.ordered_index.map(crate::spec::ordered_index),
+        coroutines: Some(coroutines).filter(|&n| n > 1),
+        no_pin: c.no_pin,
+        steps_points: c.steps_points.clone(),
+        txns: Some(txns + warmup_txns),
+        warmup: Some(0.0),
+        trace_measured: true,
+        no_check: true,
+        ..runspec::Options::default()
+    };
+    spec
 }
 
 fn default_txns(c: &SimOpts) -> u64 {
@@ -147,7 +122,7 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
     })
 }
 
-pub fn simulate(c: &SimOpts, workload_args: Vec<String>) -> Result<(), String> {
+pub fn simulate(c: &SimOpts, workload: runspec::Workload) -> Result<(), String> {
     let cfg = config(c)?;
     let json = JsonOut::open(c.json.as_deref())?;
     let out = match &c.out {
@@ -160,7 +135,7 @@ pub fn simulate(c: &SimOpts, workload_args: Vec<String>) -> Result<(), String> {
         },
         None => None,
     };
-    match simulate_into(c, workload_args, cfg, &json) {
+    match simulate_into(c, workload, cfg, &json) {
         Ok(value) => match out {
             Some(o) => {
                 let config = serde_json::json!({
@@ -185,7 +160,7 @@ pub fn simulate(c: &SimOpts, workload_args: Vec<String>) -> Result<(), String> {
 
 fn simulate_into(
     c: &SimOpts,
-    workload_args: Vec<String>,
+    workload: runspec::Workload,
     cfg: cachesim::Config,
     json: &JsonOut,
 ) -> Result<serde_json::Value, String> {
@@ -194,17 +169,17 @@ fn simulate_into(
     if c.engine == crate::args::EngineName::Postgres {
         // Each backend's pg_backend_pid() query is a transaction of the warm-up.
         let warmup = cfg.warmup_txns.saturating_sub(c.threads as u64);
-        let args = child_args(c, workload_args, warmup, coroutines);
-        return crate::simulate_pg::simulate(&cfg, &args, json);
+        let spec = child_spec(c, workload, warmup, coroutines);
+        return crate::simulate_pg::simulate(&cfg, &spec, json);
     }
-    let args = child_args(c, workload_args, cfg.warmup_txns, coroutines);
+    let spec = child_spec(c, workload, cfg.warmup_txns, coroutines);
     let db = keeps_files(c);
 
     if c.steps_team.is_empty() {
-        let (report, _, elapsed) = trace_once(&cfg, &setup, &args, false, db)?;
+        let (report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db)?;
         json.text(&report_text(&report, elapsed));
         let value = serde_json::json!({
-            "child_args": args,
+            "child_args": spec.to_args(),
             "elapsed_s": elapsed,
             "simulation": sim_json(&report),
         });
@@ -215,8 +190,8 @@ fn simulate_into(
     // One simulation per team size, then the table.
     let mut rows = Vec::new();
     for &team in &c.steps_team {
-        let mut a = args.clone();
-        a.extend(["--steps-team".to_string(), team.to_string()]);
+        let mut a = spec.clone();
+        a.options.steps_team = vec![team];
         let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true, db)?;
         if c.steps_team.len() == 1 {
             json.text(&report_text(&report, elapsed));
@@ -226,7 +201,14 @@ fn simulate_into(
                 cachesim::report::sep(report.instructions)
             );
         }
-        rows.push(StepsRow::new(team, coroutines, &report, run, a, elapsed)?);
+        rows.push(StepsRow::new(
+            team,
+            coroutines,
+            &report,
+            run,
+            a.to_args(),
+            elapsed,
+        )?);
     }
     // The baseline is the team size 1 run, if there is one (same coroutines per thread:
     // a team of 1 switches only where a transaction waits).
@@ -415,30 +397,30 @@ fn steps_table(rows: &[StepsRow]) -> String {
     o
 }
 
-/// Run the child `oltpscope run` with `args` under the tracer and simulate its trace.
+/// Run the child `oltpscope run` of `spec` under the tracer and simulate its trace.
 /// With `run_json`, the child also writes its run report, returned parsed.
 fn trace_once(
     cfg: &cachesim::Config,
     setup: &tracer::TracerSetup,
-    args: &[String],
+    spec: &runspec::RunSpec,
     run_json: bool,
     db: bool,
 ) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
     let mut sim = cachesim::Simulator::new(cfg.clone())?;
-    let (_, run, elapsed) = trace_with(setup, args, run_json, db, |r| {
+    let (_, run, elapsed) = trace_with(setup, spec, run_json, db, |r| {
         sim.run(r).map_err(|e| e.to_string())?;
         Ok(((), sim.stopped_early()))
     })?;
     Ok((sim.report(), run, elapsed))
 }
 
-/// Run the child `oltpscope run` with `args` under the tracer, its trace read by
+/// Run the child `oltpscope run` of `spec` under the tracer, its trace read by
 /// `consume` as it is made (which says whether it stopped reading on purpose). With
 /// `run_json`, the child also writes its run report, returned parsed, with the seconds
 /// the whole took. With `db`, the child's database is in the temporary directory.
 pub(crate) fn trace_with<T>(
     setup: &tracer::TracerSetup,
-    args: &[String],
+    spec: &runspec::RunSpec,
     run_json: bool,
     db: bool,
     consume: impl FnOnce(TraceReader) -> Result<(T, bool), String>,
@@ -448,29 +430,30 @@ pub(crate) fn trace_with<T>(
         .prefix("oltpscope-simulate-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    trace_in(setup, args, run_json, db, tmp.path(), consume)
+    trace_in(setup, spec, run_json, db, tmp.path(), consume)
 }
 
 pub(crate) type TraceReader = cachesim::trace::Reader<BufReader<std::fs::File>>;
 
 fn trace_in<T>(
     setup: &tracer::TracerSetup,
-    args: &[String],
+    spec: &runspec::RunSpec,
     run_json: bool,
     db: bool,
     dir: &std::path::Path,
     consume: impl FnOnce(TraceReader) -> Result<(T, bool), String>,
 ) -> Result<(T, serde_json::Value, f64), String> {
-    let mut args = args.to_vec();
+    let mut spec = spec.clone();
     // The child's database lives in our temporary directory: removed with it, even when
     // the child is stopped early (below).
     if db {
-        args.extend(["--db".to_string(), dir.join("db").display().to_string()]);
+        spec.options.db = Some(dir.join("db"));
     }
     let run_path = dir.join("run.json");
     if run_json {
-        args.extend(["--json".to_string(), run_path.display().to_string()]);
+        spec.options.json = Some(run_path.clone());
     }
+    let args = spec.to_args();
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     let stderr_path = dir.join("child.stderr");
@@ -547,7 +530,7 @@ fn trace_in<T>(
 
 #[cfg(test)]
 mod tests {
-    use super::child_args;
+    use super::child_spec;
     use crate::args::{Cli, Cmd, RunWorkload};
     use clap::Parser;
 
@@ -559,21 +542,19 @@ mod tests {
         )
         .unwrap();
         let Cmd::Simulate {
-            workload: Some(RunWorkload::Tpcb(a)),
-        } = cli.cmd
+            workload: Some(w @ RunWorkload::Tpcb(_)),
+        } = &cli.cmd
         else {
             panic!("parsed as something else")
         };
-        let v = child_args(
-            &a.common,
-            vec!["tpcb".into(), "--scale".into(), "2".into()],
-            7,
-            1,
-        );
+        let RunWorkload::Tpcb(a) = w else {
+            unreachable!()
+        };
+        let v = child_spec(&a.common, crate::spec::workload(w), 7, 1).to_args();
         let line = v.join(" ");
         assert_eq!(
             line,
-            "run tpcb --scale 2 --engine disk --threads 1 --seed 1 --log async --bpool-size 67108864 --txns 57 --warmup 0 --trace-measured --no-check"
+            "run tpcb --scale 2 --engine disk --threads 1 --seed 1 --log async --bpool-size 67108864 --txns 57 --warmup 0 --no-check --trace-measured"
         );
         // What the child is given, it accepts.
         let mut full = vec!["oltpscope".to_string()];

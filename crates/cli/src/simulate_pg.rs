@@ -21,7 +21,7 @@ use std::time::Instant;
 
 pub(crate) fn simulate(
     cfg: &cachesim::Config,
-    args: &[String],
+    spec: &runspec::RunSpec,
     json: &JsonOut,
 ) -> Result<serde_json::Value, String> {
     let tmp = tempfile::Builder::new()
@@ -35,10 +35,10 @@ pub(crate) fn simulate(
         "simulate: running the workload natively first (the baseline for valgrind's slow-down)"
     );
     let t0 = Instant::now();
-    let native = run_child(args, tmp.path(), "native", None)?;
+    let native = run_child(spec, tmp.path(), "native", None)?;
     let native_s = t0.elapsed().as_secs_f64();
     eprintln!("simulate: native run done in {native_s:.1} s; now the traced server");
-    let (report, stats, traced, elapsed) = traced_run(cfg, args, tmp.path())?;
+    let (report, stats, traced, elapsed) = traced_run(cfg, spec, tmp.path())?;
     let tps = |r: &serde_json::Value| {
         let n = r["committed"].as_f64().unwrap_or(0.0) + r["aborted"].as_f64().unwrap_or(0.0);
         n / r["duration_s"].as_f64().unwrap_or(0.0).max(1e-9)
@@ -80,7 +80,7 @@ pub(crate) fn simulate(
     }
     json.text(&text);
     let value = serde_json::json!({
-        "child_args": args,
+        "child_args": spec.to_args(),
         "elapsed_s": elapsed,
         "simulation": crate::output::sim_json(&report),
         "postgres": {
@@ -101,15 +101,15 @@ pub(crate) fn simulate(
     Ok(value)
 }
 
-/// Runs the child `oltpscope run` with `args` (plus `--json`), with the tracer's FIFO in
+/// Runs the child `oltpscope run` of `spec` (plus `--json`), with the tracer's FIFO in
 /// its environment when given; returns its run report.
 fn run_child(
-    args: &[String],
+    spec: &runspec::RunSpec,
     dir: &Path,
     name: &str,
     fifo: Option<&Path>,
 ) -> Result<serde_json::Value, String> {
-    let (mut child, report, stderr_path) = spawn_child(args, dir, name, fifo)?;
+    let (mut child, report, stderr_path) = spawn_child(spec, dir, name, fifo)?;
     let status = child
         .wait()
         .map_err(|e| format!("waiting for the {name} run: {e}"))?;
@@ -117,7 +117,7 @@ fn run_child(
 }
 
 fn spawn_child(
-    args: &[String],
+    spec: &runspec::RunSpec,
     dir: &Path,
     name: &str,
     fifo: Option<&Path>,
@@ -127,10 +127,10 @@ fn spawn_child(
     let stderr_path = dir.join(format!("{name}.stderr"));
     let stderr = std::fs::File::create(&stderr_path)
         .map_err(|e| format!("cannot create {}: {e}", stderr_path.display()))?;
+    let mut spec = spec.clone();
+    spec.options.json = Some(report.clone());
     let mut cmd = Command::new(exe);
-    cmd.args(args)
-        .arg("--json")
-        .arg(&report)
+    cmd.args(spec.to_args())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr);
@@ -171,14 +171,18 @@ type Traced = (
     f64,
 );
 
-fn traced_run(cfg: &cachesim::Config, args: &[String], dir: &Path) -> Result<Traced, String> {
+fn traced_run(
+    cfg: &cachesim::Config,
+    spec: &runspec::RunSpec,
+    dir: &Path,
+) -> Result<Traced, String> {
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     std::fs::set_permissions(&fifo, std::fs::Permissions::from_mode(0o666))
         .map_err(|e| format!("cannot open up {}: {e}", fifo.display()))?;
     let mut sim = cachesim::Simulator::new(cfg.clone())?;
     let t0 = Instant::now();
-    let (child, report_path, stderr_path) = spawn_child(args, dir, "traced", Some(&fifo))?;
+    let (child, report_path, stderr_path) = spawn_child(spec, dir, "traced", Some(&fifo))?;
     // If the child (or its server) fails before the server opens the FIFO, our open
     // would wait forever: a watcher opens it for writing once the child is gone.
     let opened = Arc::new(AtomicBool::new(false));

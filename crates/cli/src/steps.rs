@@ -91,7 +91,7 @@ pub fn load_points(path: &Path) -> Result<rt::CtxPoints, String> {
 /// Transactions that warm the modelled L1-I before anything is counted.
 const DEFAULT_WARMUP_TXNS: u64 = 300;
 
-pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
+pub fn place(o: &PlaceOpts, workload: runspec::Workload) -> Result<(), String> {
     let c: &SimOpts = &o.sim;
     if c.coroutines.is_some_and(|n| n > 1) || !c.steps_team.is_empty() {
         return Err("`steps place` traces transactions one at a time: --coroutines and --steps-team do not apply".into());
@@ -123,11 +123,12 @@ pub fn place(o: &PlaceOpts, workload_args: Vec<String>) -> Result<(), String> {
     };
     let json = crate::output::JsonOut::open(c.json.as_deref())?;
     let setup = tracer::prepare()?;
-    let mut args = crate::simulate::child_args(c, workload_args, cfg.warmup_txns, 1);
-    args.push("--trace-ctx".into());
+    let mut spec = crate::simulate::child_spec(c, workload, cfg.warmup_txns, 1);
+    spec.options.trace_ctx = true;
+    let args = spec.to_args();
     let mut col = Collector::new();
     let db = crate::simulate::keeps_files(c);
-    let ((), _, elapsed) = crate::simulate::trace_with(&setup, &args, false, db, |r| {
+    let ((), _, elapsed) = crate::simulate::trace_with(&setup, &spec, false, db, |r| {
         for rec in r {
             col.record(rec.map_err(|e| e.to_string())?);
         }

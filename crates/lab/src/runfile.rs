@@ -9,6 +9,7 @@
 //! reads.
 
 use crate::results;
+use runspec::flag;
 use std::path::{Path, PathBuf};
 
 /// One run's settings, as read.
@@ -82,7 +83,7 @@ pub fn read(path: &Path) -> Result<RunFile, String> {
     }
     let mut args = t.args;
     if let Some(out) = t.out {
-        args.extend(["--out".to_string(), out.display().to_string()]);
+        args.extend([flag::OUT.to_string(), out.display().to_string()]);
     }
     Ok(RunFile {
         kind: t.kind,
@@ -102,9 +103,9 @@ fn from_command_line(line: &[String], kind: &str) -> Result<RunFile, String> {
     let mut args = Vec::new();
     let mut it = rest.iter();
     while let Some(a) = it.next() {
-        if a == "--out" {
+        if a == flag::OUT {
             it.next();
-        } else if !a.starts_with("--out=") {
+        } else if !runspec::gives(std::slice::from_ref(a), flag::OUT) {
             args.push(a.clone());
         }
     }

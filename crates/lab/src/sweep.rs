@@ -13,6 +13,7 @@
 use crate::cgroup;
 use crate::knee::{self, Sufficiency};
 use crate::results;
+use runspec::{flag, RunSpec, Workload};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -28,7 +29,8 @@ pub const MAX_RUNS: usize = 10_000;
 /// How a varied key reaches the child run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Key {
-    /// Passed as this flag to the workloads listed; `axis`: how its values read.
+    /// A field of the child's spec (set by [`set_field`]), an option of the workloads
+    /// listed; `flag`: the option it is written as; `axis`: how its values read.
     Flag {
         flag: &'static str,
         workloads: &'static [&'static str],
@@ -72,6 +74,27 @@ impl Kind {
     pub fn native(self) -> bool {
         self != Kind::Simulate
     }
+
+    /// What a sweep of children of `command` runs (`check` is no sweep's: a bug).
+    pub fn of(command: runspec::Command) -> Kind {
+        match command {
+            runspec::Command::Run => Kind::Run,
+            runspec::Command::Simulate => Kind::Simulate,
+            runspec::Command::Profile => Kind::Profile,
+            runspec::Command::Load | runspec::Command::Check => {
+                panic!("a sweep runs run, simulate or profile")
+            }
+        }
+    }
+
+    /// The child's command.
+    pub fn command(self) -> runspec::Command {
+        match self {
+            Kind::Run => runspec::Command::Run,
+            Kind::Simulate => runspec::Command::Simulate,
+            Kind::Profile => runspec::Command::Profile,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,18 +117,18 @@ fn key(name: &str) -> Option<Key> {
         })
     };
     match name {
-        "threads" => f("--threads", ALL, Count),
-        "size" => f("--size", &["micro"], Size),
-        "rows" => f("--rows", &["micro"], Count),
-        "keys" => f("--keys", &["micro"], Count),
-        "engine" => f("--engine", ALL, Category),
-        "warehouses" => f("--warehouses", &["tpcc"], Count),
-        "scale" => f("--scale", &["tpcb"], Count),
-        "customers" => f("--customers", &["tpce"], Count),
-        "bpool" => f("--bpool-size", ALL, Size),
-        "coroutines" => f("--coroutines", ALL, Count),
-        "mode" => f("--mode", &["micro"], Category),
-        "ordered-index" => f("--ordered-index", ALL, Category),
+        "threads" => f(flag::THREADS, ALL, Count),
+        "size" => f(flag::SIZE, &["micro"], Size),
+        "rows" => f(flag::ROWS, &["micro"], Count),
+        "keys" => f(flag::KEYS, &["micro"], Count),
+        "engine" => f(flag::ENGINE, ALL, Category),
+        "warehouses" => f(flag::WAREHOUSES, &["tpcc"], Count),
+        "scale" => f(flag::SCALE, &["tpcb"], Count),
+        "customers" => f(flag::CUSTOMERS, &["tpce"], Count),
+        "bpool" => f(flag::BPOOL_SIZE, ALL, Size),
+        "coroutines" => f(flag::COROUTINES, ALL, Count),
+        "mode" => f(flag::MODE, &["micro"], Category),
+        "ordered-index" => f(flag::ORDERED_INDEX, ALL, Category),
         "cores" => Some(Key::Cores),
         "llc" => Some(Key::Cache { level: "llc" }),
         "l1i" => Some(Key::Cache { level: "l1i" }),
@@ -113,6 +136,37 @@ fn key(name: &str) -> Option<Key> {
         "read-bw" => Some(Key::Bandwidth { write: false }),
         _ => None,
     }
+}
+
+/// Set the field of `s` that key `name` varies to `x`, parsed as its type.
+fn set_field(name: &str, s: &mut RunSpec, x: &str) -> Result<(), String> {
+    let whole = |x: &str| {
+        x.parse::<u64>()
+            .map_err(|_| format!("'{x}' is not a whole number"))
+    };
+    let small = |x: &str| {
+        x.parse::<u32>()
+            .map_err(|_| format!("'{x}' is not a whole number below 2^32"))
+    };
+    // The same parser as the child's (units are powers of 1024).
+    let size = cachesim::config::parse_size;
+    let o = &mut s.options;
+    match (name, &mut s.workload) {
+        ("threads", _) => o.threads = Some(small(x)?),
+        ("engine", _) => o.engine = Some(x.to_string()),
+        ("bpool", _) => o.bpool_size = Some(size(x)?),
+        ("coroutines", _) => o.coroutines = Some(small(x)?),
+        ("ordered-index", _) => o.ordered_index = Some(runspec::OrderedIndex::parse(x)?),
+        ("size", Workload::Micro(m)) => m.size = Some(size(x)?),
+        ("rows", Workload::Micro(m)) => m.rows = Some(small(x)?),
+        ("keys", Workload::Micro(m)) => m.keys = Some(whole(x)?),
+        ("mode", Workload::Micro(m)) => m.mode = Some(runspec::MicroMode::parse(x)?),
+        ("warehouses", Workload::Tpcc(c)) => c.warehouses = Some(small(x)?),
+        ("scale", Workload::Tpcb(b)) => b.scale = Some(whole(x)?),
+        ("customers", Workload::Tpce(e)) => e.customers = Some(whole(x)?),
+        _ => return Err(format!("not a field of {}", s.workload.name())),
+    }
+    Ok(())
 }
 
 pub const KEYS: &str = "threads, size, rows, keys, engine, mode, ordered-index, warehouses, scale, customers, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
@@ -238,6 +292,17 @@ pub fn read_file(path: &Path) -> Result<(Spec, Option<PathBuf>), String> {
 }
 
 impl Spec {
+    /// A sweep of `run`'s command and workload, `run`'s options given to every run.
+    pub fn of(run: &RunSpec, vary: Vec<Vary>, repeat: u32) -> Spec {
+        Spec {
+            kind: Kind::of(run.command),
+            workload: run.workload.name().to_string(),
+            vary,
+            repeat,
+            args: run.option_args(),
+        }
+    }
+
     /// Refuse what cannot make a sweep, before any run.
     pub fn validate(&self) -> Result<(), String> {
         if !ALL.contains(&self.workload.as_str()) {
@@ -250,81 +315,11 @@ impl Spec {
             return Err("--repeat must be at least 1".into());
         }
         for (i, v) in self.vary.iter().enumerate() {
-            if self.vary[..i]
-                .iter()
-                .any(|u| u.key == v.key || key(&u.key) == key(&v.key))
-            {
-                return Err(format!("--vary {}: the key is varied twice", v.key));
-            }
-            if let Some(why) = refused_for(&v.key, self.kind) {
-                return Err(format!(
-                    "--vary {}: not a key of `{}` sweeps ({why})",
-                    v.key,
-                    self.kind.as_str()
-                ));
-            }
-            if let Some(Key::Cache { level }) = key(&v.key) {
-                let flag = format!("--{level}");
-                if self
-                    .args
-                    .iter()
-                    .any(|a| *a == flag || a.starts_with(&format!("{flag}=")))
-                {
-                    return Err(format!(
-                        "{flag} is both varied (--vary {}) and given for every run",
-                        v.key
-                    ));
-                }
-                for x in &v.values {
-                    cache_level_spec(&self.args, level, x)
-                        .map_err(|e| format!("--vary {}: {e}", v.key))?;
-                }
-            }
-            if let Some(Key::Flag {
-                flag, workloads, ..
-            }) = key(&v.key)
-            {
-                if !workloads.contains(&self.workload.as_str()) {
-                    return Err(format!(
-                        "--vary {}: {flag} is not an option of {} (it is of {})",
-                        v.key,
-                        self.workload,
-                        workloads.join(", ")
-                    ));
-                }
-                if self
-                    .args
-                    .iter()
-                    .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
-                {
-                    return Err(format!(
-                        "{flag} is both varied (--vary {}) and given for every run",
-                        v.key
-                    ));
-                }
-            }
-            if axis(&v.key) != Axis::Category {
-                if let Some(bad) = v.values.iter().find(|x| numeric(&v.key, x).is_none()) {
-                    return Err(format!("--vary {}: '{bad}' is not a number", v.key));
-                }
-            }
-            if matches!(key(&v.key), Some(Key::Bandwidth { .. }))
-                && v.values.iter().any(|x| numeric(&v.key, x) == Some(0.0))
-            {
-                return Err(format!(
-                    "--vary {}: a bandwidth of 0 is no limit to the kernel: give bytes per second above 0",
-                    v.key
-                ));
-            }
-            for (j, x) in v.values.iter().enumerate() {
-                if v.values[..j].contains(x) {
-                    return Err(format!("--vary {}: the value {x} is given twice", v.key));
-                }
-            }
+            self.validate_vary(&self.vary[..i], v)?;
         }
         for a in &self.args {
-            for own in ["--out", "--json", "--progress-file"] {
-                if a == own || a.starts_with(&format!("{own}=")) {
+            for own in [flag::OUT, flag::JSON, flag::PROGRESS_FILE] {
+                if runspec::gives(std::slice::from_ref(a), own) {
                     return Err(format!(
                         "{own}: the sweep chooses where each run writes (give the sweep --out DIR)"
                     ));
@@ -336,6 +331,82 @@ impl Spec {
             return Err(format!(
                 "the sweep has {runs} runs, more than the {MAX_RUNS} accepted"
             ));
+        }
+        Ok(())
+    }
+
+    /// Refuse a varied key that cannot be swept (`earlier`: the keys before it).
+    fn validate_vary(&self, earlier: &[Vary], v: &Vary) -> Result<(), String> {
+        if earlier
+            .iter()
+            .any(|u| u.key == v.key || key(&u.key) == key(&v.key))
+        {
+            return Err(format!("--vary {}: the key is varied twice", v.key));
+        }
+        if let Some(why) = refused_for(&v.key, self.kind) {
+            return Err(format!(
+                "--vary {}: not a key of `{}` sweeps ({why})",
+                v.key,
+                self.kind.as_str()
+            ));
+        }
+        if let Some(Key::Cache { level }) = key(&v.key) {
+            let flag = cache_flag(level);
+            if runspec::gives(&self.args, flag) {
+                return Err(format!(
+                    "{flag} is both varied (--vary {}) and given for every run",
+                    v.key
+                ));
+            }
+            for x in &v.values {
+                cache_level_spec(&self.args, level, x)
+                    .map_err(|e| format!("--vary {}: {e}", v.key))?;
+            }
+        }
+        if let Some(Key::Flag {
+            flag, workloads, ..
+        }) = key(&v.key)
+        {
+            if !workloads.contains(&self.workload.as_str()) {
+                return Err(format!(
+                    "--vary {}: {flag} is not an option of {} (it is of {})",
+                    v.key,
+                    self.workload,
+                    workloads.join(", ")
+                ));
+            }
+            if runspec::gives(&self.args, flag) {
+                return Err(format!(
+                    "{flag} is both varied (--vary {}) and given for every run",
+                    v.key
+                ));
+            }
+        }
+        if axis(&v.key) != Axis::Category {
+            if let Some(bad) = v.values.iter().find(|x| numeric(&v.key, x).is_none()) {
+                return Err(format!("--vary {}: '{bad}' is not a number", v.key));
+            }
+        }
+        if matches!(key(&v.key), Some(Key::Bandwidth { .. }))
+            && v.values.iter().any(|x| numeric(&v.key, x) == Some(0.0))
+        {
+            return Err(format!(
+                "--vary {}: a bandwidth of 0 is no limit to the kernel: give bytes per second above 0",
+                v.key
+            ));
+        }
+        for (j, x) in v.values.iter().enumerate() {
+            if v.values[..j].contains(x) {
+                return Err(format!("--vary {}: the value {x} is given twice", v.key));
+            }
+        }
+        // Each value as its field's type (a count a whole number, a category one of
+        // its words), so a point the child would refuse fails the sweep before any run.
+        if let Some(Key::Flag { .. }) = key(&v.key) {
+            let mut scratch = RunSpec::new(self.kind.command(), Workload::named(&self.workload)?);
+            for x in &v.values {
+                set_field(&v.key, &mut scratch, x).map_err(|e| format!("--vary {}: {e}", v.key))?;
+            }
         }
         Ok(())
     }
@@ -397,22 +468,35 @@ impl Point {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The child's arguments (after the executable), writing into `out`.
-    pub fn child_args(&self, spec: &Spec, out: &Path) -> Vec<String> {
-        let mut v = vec![spec.kind.as_str().to_string(), spec.workload.clone()];
-        v.extend(spec.args.iter().cloned());
+    /// The child's command line, writing into `out`: the sweep's options as given,
+    /// then this point's values.
+    pub fn child_spec(&self, spec: &Spec, out: &Path) -> RunSpec {
+        let workload = Workload::named(&spec.workload).expect("validated with the spec");
+        let mut s = RunSpec::new(spec.kind.command(), workload);
+        s.extra = spec.args.clone();
         for (k, x) in &self.values {
             match key(k) {
-                Some(Key::Flag { flag, .. }) => v.extend([flag.to_string(), x.clone()]),
-                Some(Key::Cache { level }) => v.extend([
-                    format!("--{level}"),
-                    cache_level_spec(&spec.args, level, x).expect("validated with the spec"),
-                ]),
+                Some(Key::Flag { .. }) => {
+                    set_field(k, &mut s, x).expect("validated with the spec");
+                }
+                Some(Key::Cache { level }) => {
+                    let v =
+                        cache_level_spec(&spec.args, level, x).expect("validated with the spec");
+                    match level {
+                        "l1i" => s.options.l1i = Some(v),
+                        _ => s.options.llc = Some(v),
+                    }
+                }
                 _ => {}
             }
         }
-        v.extend(["--out".to_string(), out.display().to_string()]);
-        v
+        s.options.out = Some(out.to_path_buf());
+        s
+    }
+
+    /// The child's arguments (after the executable), writing into `out`.
+    pub fn child_args(&self, spec: &Spec, out: &Path) -> Vec<String> {
+        self.child_spec(spec, out).to_args()
     }
 }
 
@@ -424,17 +508,9 @@ impl Point {
 /// simulator checks its options, so a size it would refuse fails the sweep before any
 /// run.
 pub fn cache_level_spec(args: &[String], level: &str, size: &str) -> Result<String, String> {
-    let cpu = args
-        .iter()
-        .enumerate()
-        .find_map(|(i, a)| {
-            if a == "--cpu" {
-                args.get(i + 1).cloned()
-            } else {
-                a.strip_prefix("--cpu=").map(str::to_string)
-            }
-        })
-        .unwrap_or_else(|| DEFAULT_CPU.to_string());
+    let cpu = runspec::values_of(args, flag::CPU)
+        .first()
+        .map_or_else(|| DEFAULT_CPU.to_string(), |c| c.to_string());
     let mut cfg = cachesim::Config::preset(&cpu)?;
     let base = match level {
         "l1i" => cfg.l1i,
@@ -457,6 +533,14 @@ pub fn cache_level_spec(args: &[String], level: &str, size: &str) -> Result<Stri
     cfg.set_level(level, &spec)?;
     cfg.validate()?;
     Ok(spec)
+}
+
+/// The option of a simulated cache level (`l1i`, `llc`).
+fn cache_flag(level: &str) -> &'static str {
+    match level {
+        "l1i" => flag::L1I,
+        _ => flag::LLC,
+    }
 }
 
 /// The simulator's preset when `--cpu` is not given (`simulate --help`).
@@ -573,17 +657,12 @@ pub struct Controls {
 /// The directories a run of `args` keeps its database and log in: `--db`, `--log-dir`,
 /// else the temporary directory the run makes its database in.
 pub fn data_dirs(args: &[String]) -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    for flag in ["--db", "--log-dir"] {
-        for (i, a) in args.iter().enumerate() {
-            if a == flag {
-                v.extend(args.get(i + 1).map(PathBuf::from));
-            } else if let Some(x) = a.strip_prefix(&format!("{flag}=")) {
-                v.push(PathBuf::from(x));
-            }
-        }
-    }
-    if !args.iter().any(|a| a == "--db" || a.starts_with("--db=")) {
+    let mut v: Vec<PathBuf> = [flag::DB, flag::LOG_DIR]
+        .iter()
+        .flat_map(|f| runspec::values_of(args, f))
+        .map(PathBuf::from)
+        .collect();
+    if !runspec::gives(args, flag::DB) {
         v.push(std::env::temp_dir());
     }
     v
@@ -1703,10 +1782,43 @@ mod tests {
             ]
         );
         let args = s.points()[1].child_args(&s, Path::new("/o"));
+        // The sizes go as bytes (the same parser reads both).
         assert_eq!(
             args.join(" "),
-            "run micro --txns 200 --threads 1 --size 10MB --out /o"
+            "run micro --txns 200 --size 10485760 --threads 1 --out /o"
         );
+    }
+
+    #[test]
+    fn each_key_sets_the_field_written_as_its_flag() {
+        for name in KEYS
+            .split([',', ' ', ';', '(', ')'])
+            .filter(|k| key(k).is_some())
+        {
+            let Some(Key::Flag {
+                flag,
+                workloads,
+                axis,
+            }) = key(name)
+            else {
+                continue;
+            };
+            let mut s = RunSpec::new(
+                runspec::Command::Run,
+                Workload::named(workloads[0]).unwrap(),
+            );
+            let x = match (name, axis) {
+                ("mode", _) => "update",
+                ("ordered-index", _) => "rbtree",
+                (_, Axis::Category) => "disk",
+                _ => "2",
+            };
+            set_field(name, &mut s, x).unwrap();
+            assert_eq!(s.option_args()[0], flag, "{name}");
+        }
+        let mut s = RunSpec::new(runspec::Command::Run, Workload::named("tpcb").unwrap());
+        assert!(set_field("rows", &mut s, "2").is_err());
+        assert!(set_field("threads", &mut s, "1.5").is_err());
     }
 
     #[test]
@@ -1718,6 +1830,10 @@ mod tests {
         assert!(e.contains("not an option of micro"), "{e}");
         let e = spec(&["threads=1,x"]).validate().unwrap_err();
         assert!(e.contains("not a number"), "{e}");
+        let e = spec(&["threads=1.5"]).validate().unwrap_err();
+        assert!(e.contains("not a whole number"), "{e}");
+        let e = spec(&["mode=write"]).validate().unwrap_err();
+        assert!(e.contains("not one of read, update"), "{e}");
         let e = spec(&["threads=1,1"]).validate().unwrap_err();
         assert!(e.contains("twice"), "{e}");
         let mut s = spec(&["threads=1"]);

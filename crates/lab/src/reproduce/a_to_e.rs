@@ -12,9 +12,9 @@ pub(super) fn a_to_e(
     figures: &mut Vec<(String, String)>,
 ) -> Result<(), String> {
     let txns = match ctx.scale {
-        Scale::Tiny => "5",
-        Scale::Quick => "300",
-        Scale::Full => "3000",
+        Scale::Tiny => 5,
+        Scale::Quick => 300,
+        Scale::Full => 3000,
     };
     let mut ipt = Vec::new();
     for w in ["tpcb", "tpcc"] {
@@ -23,16 +23,14 @@ pub(super) fn a_to_e(
             ipt.push(None);
             continue;
         }
-        let spec = Spec {
-            kind: Kind::Simulate,
-            workload: w.into(),
-            vary: vec![],
-            repeat: 1,
-            args: ["--engine", "disk", "--txns", txns, "--no-3c"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+        let mut sim = RunSpec::new(runspec::Command::Simulate, workload(w));
+        sim.options = Options {
+            engine: disk(),
+            txns: Some(txns),
+            no_3c: true,
+            ..Options::default()
         };
+        let spec = Spec::of(&sim, vec![], 1);
         let s = ctx.sweep(&format!("{w}-simulate"), spec)?;
         ipt.push(median(&s, &[], "instructions_per_txn"));
     }
@@ -78,13 +76,10 @@ fn a_to_e_table4(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Re
             continue;
         }
         let id = format!("{w}-stats");
-        let spec = Spec {
-            kind: Kind::Run,
-            workload: w.into(),
-            vary: vec![],
-            repeat: 1,
-            args: run_args(ctx, &["--engine", "disk", "--stats"]),
-        };
+        let mut run = short_run(ctx, Kind::Run, workload(w));
+        run.options.engine = disk();
+        run.options.stats = true;
+        let spec = Spec::of(&run, vec![], 1);
         let s = ctx.sweep(&id, spec)?;
         stats.push(report(&ctx.out.join(&id), &s, &[]).map(|r| r["stats"].clone()));
     }
@@ -259,11 +254,6 @@ fn a_to_e_profiles(
 /// Figures 1 and 2's measurement: a profile sweep per workload, one column per
 /// workload and thread count (TPC-C's left unrun at the tiny scale).
 fn a_to_e_profile_runs(ctx: &mut Ctx) -> Result<ProfileRuns, String> {
-    let (d, w) = match ctx.scale {
-        Scale::Tiny => ("0.3", "0"),
-        Scale::Quick => ("2", "0.5"),
-        Scale::Full => ("5", "1"),
-    };
     const THREADS: [&str; 2] = PROFILE_THREADS;
     let mut runs: ProfileRuns = Vec::new();
     for wl in ["tpcb", "tpcc"] {
@@ -273,40 +263,31 @@ fn a_to_e_profile_runs(ctx: &mut Ctx) -> Result<ProfileRuns, String> {
             runs.extend(THREADS.iter().map(|t| (col(t), None)));
             continue;
         }
-        let per_worker = if wl == "tpcb" {
-            "--scale"
+        // One home branch or warehouse per worker of the most threads.
+        let per_worker: u32 = THREADS[THREADS.len() - 1].parse().expect("a thread count");
+        let homes = if wl == "tpcb" {
+            Workload::Tpcb(runspec::Tpcb {
+                scale: Some(per_worker.into()),
+                affinity: true,
+                ..Default::default()
+            })
         } else {
-            "--warehouses"
+            Workload::Tpcc(runspec::Tpcc {
+                warehouses: Some(per_worker),
+                affinity: true,
+                ..Default::default()
+            })
         };
-        let mut args: Vec<String> = [
-            "--engine",
-            "disk",
-            per_worker,
-            THREADS[THREADS.len() - 1],
-            "--affinity",
-            "--log",
-            "async",
-            "--duration",
-            d,
-            "--warmup",
-            w,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        if ctx.scale == Scale::Tiny {
-            args.push("--no-check".into());
-        }
-        let spec = Spec {
-            kind: Kind::Profile,
-            workload: wl.into(),
-            vary: vec![sweep::Vary {
-                key: "threads".into(),
-                values: THREADS.iter().map(|t| t.to_string()).collect(),
-            }],
-            repeat: ctx.repeat_for_margin(),
-            args,
-        };
+        let mut run = short_run(ctx, Kind::Profile, homes);
+        // The thread count is the sweep's.
+        run.options.threads = None;
+        run.options.engine = disk();
+        run.options.log = Some(runspec::LogMode::Async);
+        let vary = vec![sweep::Vary {
+            key: "threads".into(),
+            values: THREADS.iter().map(|t| t.to_string()).collect(),
+        }];
+        let spec = Spec::of(&run, vary, ctx.repeat_for_margin());
         let s = ctx.sweep(&format!("{wl}-profile"), spec)?;
         for t in THREADS {
             let p = s

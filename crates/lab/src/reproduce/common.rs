@@ -6,7 +6,8 @@
 //! (it imports no paper file).
 
 use crate::plot;
-use crate::sweep::{self, Spec, Summary};
+use crate::sweep::{self, Kind, Spec, Summary};
+pub(crate) use runspec::{Options, RunSpec, Workload};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -510,25 +511,37 @@ pub(crate) fn postgres_installed() -> bool {
     pgserver::find_bindir().is_some()
 }
 
-/// `run` options shared by the papers that measure throughput: a short run on one
-/// thread, with `extra`.
-pub(crate) fn run_args(ctx: &Ctx, extra: &[&str]) -> Vec<String> {
+/// A child of `workload` with the options shared by the papers that measure
+/// throughput: a short run on one thread.
+pub(crate) fn short_run(ctx: &Ctx, kind: Kind, workload: Workload) -> RunSpec {
     let (d, w) = match ctx.scale {
-        Scale::Tiny => ("0.3", "0"),
-        Scale::Quick => ("2", "0.5"),
-        Scale::Full => ("5", "1"),
+        Scale::Tiny => (0.3, 0.0),
+        Scale::Quick => (2.0, 0.5),
+        Scale::Full => (5.0, 1.0),
     };
-    let mut a: Vec<String> = ["--duration", d, "--warmup", w, "--threads", "1"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    if ctx.scale == Scale::Tiny {
-        // The consistency check runs after the measurement; at the test scale it is
-        // most of the time of a debug build.
-        a.push("--no-check".into());
-    }
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+    let mut s = RunSpec::new(kind.command(), workload);
+    s.options.duration = Some(d);
+    s.options.warmup = Some(w);
+    s.options.threads = Some(1);
+    // The consistency check runs after the measurement; at the test scale it is most
+    // of the time of a debug build.
+    s.options.no_check = ctx.scale == Scale::Tiny;
+    s
+}
+
+/// The workload `name`, no option given.
+pub(crate) fn workload(name: &str) -> Workload {
+    Workload::named(name).expect("a workload's name")
+}
+
+/// The disk engine, as `Options::engine` names it.
+pub(crate) fn disk() -> Option<String> {
+    Some("disk".into())
+}
+
+/// A size of the papers' tables (`"64MB"`) in bytes.
+pub(crate) fn bytes(size: &str) -> u64 {
+    cachesim::config::parse_size(size).expect("a size written in this crate")
 }
 
 #[cfg(test)]

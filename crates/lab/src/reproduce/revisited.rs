@@ -208,17 +208,19 @@ fn revisited_size(
     systems: &[&str],
 ) -> Result<Summary, String> {
     let engines = format!("engine={}", systems.join(","));
-    let spec = Spec {
-        kind: Kind::Run,
-        workload: "micro".into(),
-        vary: vec![
+    let one_row = Workload::Micro(runspec::Micro {
+        rows: Some(1),
+        ..Default::default()
+    });
+    let spec = Spec::of(
+        &short_run(ctx, Kind::Run, one_row),
+        vec![
             sweep::parse_vary(&engines)?,
             sweep::parse_vary(&format!("size={}", sizes.join(",")))?,
             sweep::parse_vary("mode=read,update")?,
         ],
-        repeat: ctx.repeat(),
-        args: run_args(ctx, &["--rows", "1"]),
-    };
+        ctx.repeat(),
+    );
     let s = ctx.sweep("size", spec)?;
     let tps = |e: &str, size: &str, mode: &str| {
         median(
@@ -366,25 +368,19 @@ fn revisited_index(
     tables: &mut Vec<Table>,
     largest: &str,
 ) -> Result<(), String> {
-    let spec = Spec {
-        kind: Kind::Run,
-        workload: "micro".into(),
-        vary: vec![sweep::parse_vary("ordered-index=btree,rbtree")?],
-        repeat: ctx.repeat(),
-        args: run_args(
-            ctx,
-            &[
-                "--engine",
-                "partitioned",
-                "--size",
-                largest,
-                "--rows",
-                "1",
-                "--mode",
-                "read",
-            ],
-        ),
-    };
+    let reads = Workload::Micro(runspec::Micro {
+        size: Some(bytes(largest)),
+        rows: Some(1),
+        mode: Some(runspec::MicroMode::Read),
+        ..Default::default()
+    });
+    let mut run = short_run(ctx, Kind::Run, reads);
+    run.options.engine = Some("partitioned".into());
+    let spec = Spec::of(
+        &run,
+        vec![sweep::parse_vary("ordered-index=btree,rbtree")?],
+        ctx.repeat(),
+    );
     let s = ctx.sweep("index", spec)?;
     let ix = |k: &str| median(&s, &[("ordered-index", k)], "throughput_tps");
     tables.push(Table {
@@ -434,16 +430,19 @@ fn revisited_rows(
     } else {
         largest
     };
-    let spec = Spec {
-        kind: Kind::Run,
-        workload: "micro".into(),
-        vary: vec![
+    let reads = Workload::Micro(runspec::Micro {
+        size: Some(bytes(rows_size)),
+        mode: Some(runspec::MicroMode::Read),
+        ..Default::default()
+    });
+    let spec = Spec::of(
+        &short_run(ctx, Kind::Run, reads),
+        vec![
             sweep::parse_vary(&engines)?,
             sweep::parse_vary(&format!("rows={}", rows.join(",")))?,
         ],
-        repeat: ctx.repeat(),
-        args: run_args(ctx, &["--size", rows_size, "--mode", "read"]),
-    };
+        ctx.repeat(),
+    );
     let s = ctx.sweep("rows", spec)?;
     let p3 = paper_ratio(&paper, "rows", "Silo", "Shore-MT");
     tables.push(design_table(
@@ -499,13 +498,11 @@ fn revisited_tpc(
             tpc.push((w, None));
             continue;
         }
-        let spec = Spec {
-            kind: Kind::Run,
-            workload: w.into(),
-            vary: vec![sweep::parse_vary(&engines)?],
-            repeat: ctx.repeat(),
-            args: run_args(ctx, &[]),
-        };
+        let spec = Spec::of(
+            &short_run(ctx, Kind::Run, workload(w)),
+            vec![sweep::parse_vary(&engines)?],
+            ctx.repeat(),
+        );
         tpc.push((w, Some(ctx.sweep(w, spec)?)));
     }
     let t = |i: usize, e: &str| {

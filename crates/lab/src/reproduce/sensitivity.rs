@@ -3,25 +3,18 @@
 use super::common::*;
 use crate::sweep::{self, Kind, Spec};
 
-/// `run` options on the disk engine with `extra` (which gives the thread count).
-fn disk_args(ctx: &Ctx, extra: &[&str]) -> Vec<String> {
-    let mut a = run_args(ctx, &["--engine", "disk"]);
-    // Drop run_args' `--threads 1` pair (by position: a `1` may be another option's).
-    if let Some(i) = a.iter().position(|x| x == "--threads") {
-        a.drain(i..i + 2);
-    }
-    a.extend(extra.iter().map(|s| s.to_string()));
-    a
+/// A short `run` of `workload` on the disk engine with `threads` threads.
+fn disk_run(ctx: &Ctx, workload: Workload, threads: u32) -> RunSpec {
+    let mut run = short_run(ctx, Kind::Run, workload);
+    run.options.engine = disk();
+    run.options.threads = Some(threads);
+    run
 }
 
 /// Load `workload` into `db` once (unthrottled), so that throttled points run on it.
 /// A load that finished leaves `<db>.loaded`; without it the directory is loaded anew.
-fn preload(
-    ctx: &mut Ctx,
-    workload: &str,
-    db: &std::path::Path,
-    extra: &[&str],
-) -> Result<(), String> {
+fn preload(ctx: &mut Ctx, load: RunSpec, db: &std::path::Path) -> Result<(), String> {
+    let workload = load.workload.name();
     let done = db.with_extension("loaded");
     if done.exists() && db.exists() {
         return Ok(());
@@ -30,13 +23,11 @@ fn preload(
         "  loading {workload} into {} (once, unthrottled)\n",
         db.display()
     ));
+    let mut load = load;
+    load.options.db = Some(db.to_path_buf());
+    load.options.reload = true;
     let out = std::process::Command::new(&ctx.exe)
-        .arg("load")
-        .arg(workload)
-        .arg("--db")
-        .arg(db)
-        .arg("--reload")
-        .args(extra)
+        .args(load.to_args())
         .stdin(std::process::Stdio::null())
         .output()
         .map_err(|e| format!("cannot start {}: {e}", ctx.exe.display()))?;
@@ -59,20 +50,18 @@ fn write_bw(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<
         Scale::Quick => &["256KB", "1MB", "4MB", "64MB"],
         Scale::Full => &["256KB", "512KB", "1MB", "2MB", "4MB", "16MB", "64MB"],
     };
-    let (workload, args, caption) = match write_bw_workload(ctx) {
+    let (run, caption) = match write_bw_workload(ctx) {
         Ok(w) => w,
         Err(e) => {
             v.unmeasured("write-bw-bites", &e);
             return Ok(());
         }
     };
-    let spec = Spec {
-        kind: Kind::Run,
-        workload: workload.into(),
-        vary: vec![sweep::parse_vary(&format!("write-bw={}", bws.join(",")))?],
-        repeat: ctx.repeat(),
-        args,
-    };
+    let spec = Spec::of(
+        &run,
+        vec![sweep::parse_vary(&format!("write-bw={}", bws.join(",")))?],
+        ctx.repeat(),
+    );
     match ctx.sweep("write-bw", spec) {
         Ok(s) => write_bw_judge(&s, bws, caption, v, tables),
         Err(e) => v.unmeasured("write-bw-bites", &e),
@@ -80,38 +69,41 @@ fn write_bw(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<
     Ok(())
 }
 
-/// The write-bandwidth curve's workload, its arguments and its table's caption; an
-/// error when TPC-C's preload failed (the finding is then not measured).
-fn write_bw_workload(ctx: &mut Ctx) -> Result<(&'static str, Vec<String>, &'static str), String> {
+/// The write-bandwidth curve's run and its table's caption; an error when TPC-C's
+/// preload failed (the finding is then not measured).
+fn write_bw_workload(ctx: &mut Ctx) -> Result<(RunSpec, &'static str), String> {
     // The throttle holds for the whole run, its load too: TPC-C (the paper's workload)
     // is loaded once, unthrottled, into a database every point then runs on (`--db
     // --no-load`; each point's run adds its New-Orders to it). At the test scale a small
     // micro-benchmark table instead (a TPC-C load takes tens of seconds in a debug build).
     let w = if ctx.scale == Scale::Tiny {
+        let updates = Workload::Micro(runspec::Micro {
+            keys: Some(10_000),
+            rows: Some(10),
+            mode: Some(runspec::MicroMode::Update),
+            ..Default::default()
+        });
+        let mut run = disk_run(ctx, updates, 1);
+        run.options.log = Some(runspec::LogMode::Sync);
         (
-            "micro",
-            disk_args(
-                ctx,
-                &[
-                    "--threads", "1", "--log", "sync", "--keys", "10000", "--rows", "10",
-                    "--mode", "update",
-                ],
-            ),
+            run,
             "Measured micro-benchmark update transactions (10 rows of 10,000, disk engine, --log sync, 1 thread) throughput by write bandwidth (bytes/s)",
         )
     } else {
         let db = ctx.out.join("write-bw-db");
-        preload(ctx, "tpcc", &db, &["--engine", "disk", "--warehouses", "1"])?;
-        let db = db.display().to_string();
+        let one_warehouse = Workload::Tpcc(runspec::Tpcc {
+            warehouses: Some(1),
+            ..Default::default()
+        });
+        let mut load = RunSpec::new(runspec::Command::Load, one_warehouse.clone());
+        load.options.engine = disk();
+        preload(ctx, load, &db)?;
+        let mut run = disk_run(ctx, one_warehouse, 1);
+        run.options.log = Some(runspec::LogMode::Sync);
+        run.options.db = Some(db);
+        run.options.no_load = true;
         (
-            "tpcc",
-            disk_args(
-                ctx,
-                &[
-                    "--threads", "1", "--log", "sync", "--warehouses", "1", "--db", &db,
-                    "--no-load",
-                ],
-            ),
+            run,
             "Measured TPC-C (1 warehouse loaded once, disk engine, --log sync, 1 thread) throughput by write bandwidth (bytes/s)",
         )
     };
@@ -196,21 +188,25 @@ pub(super) fn sensitivity(
 fn cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
     // At the tiny (test) scale TPC-B: a TPC-C load takes tens of seconds in a debug build.
     let spec = if ctx.scale == Scale::Tiny {
-        Spec {
-            kind: Kind::Run,
-            workload: "tpcb".into(),
-            vary: vec![sweep::parse_vary("cores=1,2")?],
-            repeat: 1,
-            args: disk_args(ctx, &["--threads", "2", "--scale", "2"]),
-        }
+        let tpcb = Workload::Tpcb(runspec::Tpcb {
+            scale: Some(2),
+            ..Default::default()
+        });
+        Spec::of(
+            &disk_run(ctx, tpcb, 2),
+            vec![sweep::parse_vary("cores=1,2")?],
+            1,
+        )
     } else {
-        Spec {
-            kind: Kind::Run,
-            workload: "tpcc".into(),
-            vary: vec![sweep::parse_vary("cores=1,2")?],
-            repeat: ctx.repeat(),
-            args: disk_args(ctx, &["--threads", "2", "--warehouses", "2"]),
-        }
+        let tpcc = Workload::Tpcc(runspec::Tpcc {
+            warehouses: Some(2),
+            ..Default::default()
+        });
+        Spec::of(
+            &disk_run(ctx, tpcc, 2),
+            vec![sweep::parse_vary("cores=1,2")?],
+            ctx.repeat(),
+        )
     };
     let spec_name = format!("{} {}", spec.workload, spec.args.join(" "));
     match ctx.sweep("cores", spec) {
@@ -251,40 +247,34 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
     // made these valgrind runs take 1-7 minutes each, and eight of them most of the
     // hour. 3,000 TPC-C transactions touch every line of the 20MB model many times over
     // (about 680 M instructions on the disk engine).
-    let (llcs, txns, warm): (&[&str], &str, Option<&str>) = match ctx.scale {
-        Scale::Tiny => (&["1MB", "20MB"], "5", Some("5")),
-        Scale::Quick => (&["1MB", "4MB", "20MB"], "200", Some("300")),
+    let (llcs, txns, warm): (&[&str], u64, u64) = match ctx.scale {
+        Scale::Tiny => (&["1MB", "20MB"], 5, 5),
+        Scale::Quick => (&["1MB", "4MB", "20MB"], 200, 300),
         Scale::Full => (
             &["1MB", "2MB", "4MB", "6MB", "8MB", "12MB", "16MB", "20MB"],
-            "2000",
-            Some("3000"),
+            2000,
+            3000,
         ),
     };
-    let spec = Spec {
-        kind: Kind::Simulate,
-        workload: if ctx.scale == Scale::Tiny {
-            "tpcb"
-        } else {
-            "tpcc"
-        }
-        .into(),
-        vary: vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
-        repeat: 1,
-        args: [
-            "--engine",
-            "disk",
-            "--cpu",
-            "xeon-e5-2660",
-            "--txns",
-            txns,
-            "--no-3c",
-        ]
-        .iter()
-        .copied()
-        .chain(warm.into_iter().flat_map(|w| ["--warmup-txns", w]))
-        .map(|s| s.to_string())
-        .collect(),
+    let w = if ctx.scale == Scale::Tiny {
+        "tpcb"
+    } else {
+        "tpcc"
     };
+    let mut sim = RunSpec::new(runspec::Command::Simulate, workload(w));
+    sim.options = Options {
+        engine: disk(),
+        cpu: Some("xeon-e5-2660".into()),
+        txns: Some(txns),
+        no_3c: true,
+        warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
+        ..Options::default()
+    };
+    let spec = Spec::of(
+        &sim,
+        vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
+        1,
+    );
     match ctx.sweep("llc", spec) {
         Ok(s) => {
             let c = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
@@ -331,23 +321,20 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
 mod tests {
     use super::*;
     #[test]
-    fn disk_args_replace_only_the_thread_count() {
+    fn disk_runs_are_short_runs_on_the_disk_engine_with_their_thread_count() {
         for scale in [Scale::Tiny, Scale::Quick, Scale::Full] {
             let mut say = |_: &str| {};
             let ctx = Ctx::new("x".into(), "o".into(), scale, &mut say);
-            let plain = run_args(&ctx, &[]);
-            let a = disk_args(&ctx, &["--threads", "2"]);
-            // Every option of run_args but the thread count, with its value.
-            let i = plain.iter().position(|x| x == "--threads").unwrap();
-            let mut want = plain.clone();
-            want.drain(i..i + 2);
-            assert_eq!(a[..want.len()], want[..], "{scale:?}");
-            assert_eq!(a.iter().filter(|x| *x == "--threads").count(), 1);
-            // Full scale warms up for 1 s: that `1` must stay.
-            if scale == Scale::Full {
-                let w = a.iter().position(|x| x == "--warmup").unwrap();
-                assert_eq!(a[w + 1], "1");
-            }
+            let plain = short_run(&ctx, Kind::Run, workload("tpcb"));
+            let d = disk_run(&ctx, workload("tpcb"), 2);
+            assert_eq!(d.options.threads, Some(2));
+            assert_eq!(d.options.engine.as_deref(), Some("disk"));
+            let same = Options {
+                threads: plain.options.threads,
+                engine: None,
+                ..d.options.clone()
+            };
+            assert_eq!(same, plain.options, "{scale:?}");
         }
     }
 }

@@ -1,7 +1,7 @@
 //! STEPS: only where `simulate --steps-team` exists.
 
 use super::common::*;
-use crate::sweep::{self, Kind, Spec, Summary};
+use crate::sweep::{self, Spec, Summary};
 use serde_json::Value;
 use std::path::Path;
 
@@ -9,11 +9,20 @@ use std::path::Path;
 /// before it looks at --help.)
 fn has_steps_team(exe: &Path) -> bool {
     std::process::Command::new(exe)
-        .args(["simulate", "tpcb", "--steps-team", "2", "--help"])
+        .args(probe_args())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// `simulate tpcb --steps-team 2 --help` (help last: after the option it probes).
+fn probe_args() -> Vec<String> {
+    let mut probe = RunSpec::new(runspec::Command::Simulate, workload("tpcb"));
+    probe.options.steps_team = vec![2];
+    let mut a = probe.to_args();
+    a.push("--help".into());
+    a
 }
 
 /// STEPS' team size and the coroutines every run keeps (the baseline, team 1, too: a
@@ -157,50 +166,31 @@ pub(super) fn steps(
     }
     // Loading TPC-C under valgrind takes many minutes in a debug build: the test scale
     // runs TPC-B through the same steps and judges nothing.
-    let (workload, wl_args, txns, warm): (&str, &[&str], &str, &str) = match ctx.scale {
-        Scale::Tiny => ("tpcb", &[], "5", "2"),
-        Scale::Quick => (
-            "tpcc",
-            &["--mix", "payment=100", "--warehouses", "4"],
-            "300",
-            "200",
-        ),
-        Scale::Full => (
-            "tpcc",
-            &["--mix", "payment=100", "--warehouses", "8"],
-            "1000",
-            "500",
-        ),
+    let payments = |warehouses| {
+        Workload::Tpcc(runspec::Tpcc {
+            warehouses: Some(warehouses),
+            mix: Some("payment=100".into()),
+            ..Default::default()
+        })
     };
-    let team_list = format!("1,{STEPS_TEAM}");
-    let coroutines = STEPS_TEAM.to_string();
-    let mut args: Vec<String> = wl_args.iter().map(|s| s.to_string()).collect();
-    args.extend(
-        [
-            "--engine",
-            "disk",
-            "--cpu",
-            "athlonxp",
-            "--coroutines",
-            &coroutines,
-            "--steps-team",
-            &team_list,
-            "--txns",
-            txns,
-            "--warmup-txns",
-            warm,
-            "--no-3c",
-        ]
-        .iter()
-        .map(|s| s.to_string()),
-    );
-    let spec = Spec {
-        kind: Kind::Simulate,
-        workload: workload.into(),
-        vary: vec![],
-        repeat: ctx.repeat_for_margin(),
-        args,
+    let (w, txns, warm) = match ctx.scale {
+        Scale::Tiny => (workload("tpcb"), 5, 2),
+        Scale::Quick => (payments(4), 300, 200),
+        Scale::Full => (payments(8), 1000, 500),
     };
+    let workload = w.name();
+    let mut sim = RunSpec::new(runspec::Command::Simulate, w);
+    sim.options = Options {
+        engine: disk(),
+        cpu: Some("athlonxp".into()),
+        coroutines: Some(STEPS_TEAM),
+        steps_team: vec![1, STEPS_TEAM],
+        txns: Some(txns),
+        warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
+        no_3c: true,
+        ..Options::default()
+    };
+    let spec = Spec::of(&sim, vec![], ctx.repeat_for_margin());
     let id = format!("{workload}-teams");
     let s = match ctx.sweep(&id, spec) {
         Ok(s) => s,

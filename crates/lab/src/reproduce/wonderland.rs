@@ -4,7 +4,7 @@
 
 use super::common::*;
 use crate::plot;
-use crate::sweep::{self, Kind, Spec};
+use crate::sweep::{self, Spec};
 use serde_json::Value;
 
 /// A simulation report's level figures: (I, D) of a quantity; None when the report has
@@ -432,7 +432,7 @@ fn plan(
     engine: &str,
     scale: Scale,
     pg: bool,
-) -> Result<(&'static [&'static str], &'static str, &'static str), String> {
+) -> Result<(&'static [&'static str], u64, u64), String> {
     const ALL: &[&str] = &["tpcb", "tpcc", "tpce"];
     Ok(match (engine, scale) {
         ("postgres", _) if !pg => return Err(PG_NOT_INSTALLED.into()),
@@ -441,11 +441,11 @@ fn plan(
         }
         // valgrind slows the server some hundred times (docs/design/real-systems.md; the
         // load runs natively): TPC-B alone, a few hundred transactions, at --quick.
-        ("postgres", Scale::Quick) => (&["tpcb"], "200", "50"),
-        ("postgres", Scale::Full) => (ALL, "500", "100"),
-        (_, Scale::Tiny) => (&["tpcb"], "5", "2"),
-        (_, Scale::Quick) => (ALL, "300", "100"),
-        (_, Scale::Full) => (ALL, "3000", "500"),
+        ("postgres", Scale::Quick) => (&["tpcb"], 200, 50),
+        ("postgres", Scale::Full) => (ALL, 500, 100),
+        (_, Scale::Tiny) => (&["tpcb"], 5, 2),
+        (_, Scale::Quick) => (ALL, 300, 100),
+        (_, Scale::Full) => (ALL, 3000, 500),
     })
 }
 
@@ -521,26 +521,17 @@ fn wonderland_cases(ctx: &mut Ctx, v: &mut Verdicts) -> Result<Option<Cases>, St
 }
 
 /// A `simulate` sweep of workload `w` over `engines`, the paper's caches.
-fn simulate_spec(w: &str, engines: &[&str], txns: &str, warm: &str) -> Result<Spec, String> {
-    Ok(Spec {
-        kind: Kind::Simulate,
-        workload: w.to_string(),
-        vary: vec![sweep::parse_vary(&format!("engine={}", engines.join(",")))?],
-        repeat: 1,
-        args: [
-            "--cpu",
-            "xeon-e5-2660",
-            "--txns",
-            txns,
-            "--warmup-txns",
-            warm,
-            "--sweep",
-            &format!("l1i={}", L1I_SIZES.join(",")),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect(),
-    })
+fn simulate_spec(w: &str, engines: &[&str], txns: u64, warm: u64) -> Result<Spec, String> {
+    let mut sim = RunSpec::new(runspec::Command::Simulate, workload(w));
+    sim.options = Options {
+        cpu: Some("xeon-e5-2660".into()),
+        txns: Some(txns),
+        warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
+        sweep: vec![format!("l1i={}", L1I_SIZES.join(","))],
+        ..Options::default()
+    };
+    let vary = sweep::parse_vary(&format!("engine={}", engines.join(",")))?;
+    Ok(Spec::of(&sim, vec![vary], 1))
 }
 
 /// One case's row of the systems table, from its `simulate` report.

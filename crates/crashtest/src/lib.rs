@@ -1,25 +1,76 @@
-//! `oltpscope crashtest`: run TPC-B or TPC-C with synchronous logging in a child process
-//! on a durable engine (disk, memory, mvcc or partitioned), kill it with SIGKILL at a random moment,
-//! recover, and check the workload's consistency and that every commit the driver
-//! acknowledged (one line per commit in a side file, written after commit returned) is
-//! present, and nothing else but in-flight ones. Trials continue on the same database:
-//! the first run loads, every later one recovers (`run --no-load`), so recovery of a
-//! recovered database is tested too. Some trials also kill a recovery. The disk engine
-//! gets a random checkpoint interval per trial (10 ms to 2 s), the memory, mvcc and
-//! partitioned engines a random log growth between checkpoints (0 to 4 MB).
+//! The crash harness behind `oltpscope crashtest`: run TPC-B or TPC-C with synchronous
+//! logging in a child process on a durable engine (disk, memory, mvcc or partitioned),
+//! kill it with SIGKILL at a random moment, recover, and check the workload's consistency
+//! and that every commit the driver acknowledged (one line per commit in a side file,
+//! written after commit returned) is present, and nothing else but in-flight ones.
+//! Trials continue on the same database: the first run loads, every later one recovers
+//! (`run --no-load`), so recovery of a recovered database is tested too. Some trials
+//! also kill a recovery. The disk engine gets a random checkpoint interval per trial
+//! (10 ms to 2 s), the memory, mvcc and partitioned engines a random log growth between
+//! checkpoints (1 KB to 4 MB).
 //!
 //! `--enospc` replaces kills by a full disk: the database lives on a small tmpfs grown
 //! only a little above its size; the run must fail with one "no space left" line and
 //! exit code 2, and after the tmpfs is grown every acknowledged commit must be there.
-//! It needs root and `mount`; without them it says so and exits with 2 (never faked).
+//! It needs root and `mount`; without them it says so (an error, never faked).
+//!
+//! Owns the trials and their checks; the child command lines are `runspec`'s. Knows no
+//! engine: `cli` says what the chosen engine is ([`Config`]) and passes its own
+//! executable, whose `run` and `check` are the children.
 
-use crate::args::{CrashArgs, CrashWorkload, EngineName};
+use runspec::{Command as Child, Options, RunSpec, Workload};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child as Process, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn engine_arg(e: EngineName) -> String {
-    e.as_str().to_string()
+/// The workload of the killed runs, with its size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashWorkload {
+    /// TPC-B with this many branches.
+    Tpcb { scale: u64 },
+    /// TPC-C with this many warehouses.
+    Tpcc { warehouses: u32 },
+}
+
+/// How the engine under test takes checkpoints, so trials vary them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checkpoints {
+    /// Every `--checkpoint-ms` (the disk engine).
+    Interval,
+    /// When the log has grown by `--checkpoint-log` (the engines whose log is their
+    /// database).
+    LogGrowth,
+    /// None of its own.
+    None,
+}
+
+/// A crash test, as `cli` parsed and resolved it.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The oltpscope executable whose `run` and `check` are the children.
+    pub exe: PathBuf,
+    /// The engine, by its registry name (a durable one of oltpscope's own).
+    pub engine: String,
+    /// Its database goes in `--log-dir` rather than `--db`.
+    pub db_in_log_dir: bool,
+    pub checkpoints: Checkpoints,
+    pub workload: CrashWorkload,
+    pub trials: u32,
+    pub threads: u32,
+    pub max_kill_ms: u64,
+    pub seed: u64,
+    /// Work here and keep it, instead of a temporary directory.
+    pub keep: Option<PathBuf>,
+    /// Fill the disk instead of killing (root only).
+    pub enospc: bool,
+}
+
+/// How the trials ended (an error is something that kept them from running).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Passed,
+    /// The one line to end with (exit code 1).
+    Failed(String),
 }
 
 /// A tiny xorshift for kill times (the run's own inputs come from its --seed).
@@ -30,15 +81,11 @@ fn next(seed: &mut u64) -> u64 {
     *seed
 }
 
-fn exe() -> Result<PathBuf, String> {
-    std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))
-}
-
-fn spawn(args: &[String], stderr_to: &Path) -> Result<Child, String> {
+fn spawn(exe: &Path, spec: &RunSpec, stderr_to: &Path) -> Result<Process, String> {
     let err = std::fs::File::create(stderr_to)
         .map_err(|e| format!("cannot create {}: {e}", stderr_to.display()))?;
-    Command::new(exe()?)
-        .args(args)
+    Command::new(exe)
+        .args(spec.to_args())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(err)
@@ -46,9 +93,9 @@ fn spawn(args: &[String], stderr_to: &Path) -> Result<Child, String> {
         .map_err(|e| format!("cannot start a child run: {e}"))
 }
 
-fn output(args: &[String]) -> Result<Output, String> {
-    Command::new(exe()?)
-        .args(args)
+fn output(exe: &Path, spec: &RunSpec) -> Result<Output, String> {
+    Command::new(exe)
+        .args(spec.to_args())
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot start a child run: {e}"))
@@ -88,77 +135,77 @@ pub fn acked_counts(text: &str) -> Option<(u64, u64)> {
     Some((acked, lost))
 }
 
-/// The command lines of one crash test: workload, engine and database arguments.
+/// The children of one crash test: workload, engine and database.
 struct Setup {
-    workload: &'static str,
-    engine: String,
-    /// Workload and engine arguments shared by `run` and `check`.
-    common: Vec<String>,
+    exe: PathBuf,
+    /// The workload and engine options shared by `run` and `check`.
+    base: RunSpec,
 }
 
 impl Setup {
-    fn new(a: &CrashArgs, db: &Path) -> Setup {
-        let s = |x: &str| x.to_string();
-        let engine = engine_arg(a.engine);
-        let (workload, size) = match a.workload {
-            CrashWorkload::Tpcb => ("tpcb", vec![s("--scale"), a.scale.to_string()]),
-            CrashWorkload::Tpcc => ("tpcc", vec![s("--warehouses"), a.warehouses.to_string()]),
+    fn new(c: &Config, db: &Path) -> Setup {
+        let workload = match c.workload {
+            CrashWorkload::Tpcb { scale } => Workload::Tpcb(runspec::Tpcb {
+                scale: Some(scale),
+                ..Default::default()
+            }),
+            CrashWorkload::Tpcc { warehouses } => Workload::Tpcc(runspec::Tpcc {
+                warehouses: Some(warehouses),
+                ..Default::default()
+            }),
         };
-        let dir_flag = if a.engine == EngineName::Memory {
-            "--log-dir"
+        let mut base = RunSpec::new(Child::Run, workload);
+        base.options.engine = Some(c.engine.clone());
+        if c.db_in_log_dir {
+            base.options.log_dir = Some(db.to_path_buf());
         } else {
-            "--db"
-        };
-        let mut common = vec![s(workload), s("--engine"), engine.clone()];
-        common.extend(size);
-        common.extend([s(dir_flag), db.display().to_string()]);
+            base.options.db = Some(db.to_path_buf());
+        }
         Setup {
-            workload,
-            engine,
-            common,
+            exe: c.exe.clone(),
+            base,
         }
     }
 
-    /// `run` arguments: sync logging, acknowledgements to `acked`, measured for `stop`.
+    fn workload(&self) -> &'static str {
+        self.base.workload.name()
+    }
+
+    fn engine(&self) -> &str {
+        self.base.options.engine.as_deref().unwrap_or("?")
+    }
+
+    /// A `run`: sync logging, acknowledgements to `acked`, loading first when `load`;
+    /// `stop` sets its length.
     fn run(
         &self,
-        a: &CrashArgs,
+        c: &Config,
         seed: u64,
         load: bool,
         acked: &Path,
-        stop: &[&str],
-    ) -> Vec<String> {
-        let s = |x: &str| x.to_string();
-        let mut v = vec![s("run")];
-        v.extend(self.common.clone());
-        v.extend([
-            s("--log"),
-            s("sync"),
-            s("--threads"),
-            a.threads.to_string(),
-            s("--warmup"),
-            s("0"),
-            s("--no-check"),
-            s("--seed"),
-            seed.to_string(),
-            s("--acked-file"),
-            acked.display().to_string(),
-            // The harness reads the run's stderr for its one error line: no progress.
-            s("--report-interval"),
-            s("0"),
-        ]);
-        v.extend(stop.iter().map(|x| x.to_string()));
-        if !load {
-            v.push(s("--no-load"));
-        }
-        v
+        stop: impl FnOnce(&mut Options),
+    ) -> RunSpec {
+        let mut r = self.base.clone();
+        let o = &mut r.options;
+        o.log = Some(runspec::LogMode::Sync);
+        o.threads = Some(c.threads);
+        o.warmup = Some(0.0);
+        o.no_check = true;
+        o.seed = Some(seed);
+        o.acked_file = Some(acked.to_path_buf());
+        // The harness reads the run's stderr for its one error line: no progress.
+        o.report_interval = Some(0.0);
+        o.no_load = !load;
+        stop(o);
+        r
     }
 
-    fn check(&self, acked: &Path) -> Vec<String> {
-        let mut v = vec!["check".to_string()];
-        v.extend(self.common.clone());
-        v.extend(["--acked-file".to_string(), acked.display().to_string()]);
-        v
+    /// The `check` of every acknowledged commit in `acked` (recovering first).
+    fn check(&self, acked: &Path) -> RunSpec {
+        let mut r = self.base.clone();
+        r.command = Child::Check;
+        r.options.acked_file = Some(acked.to_path_buf());
+        r
     }
 }
 
@@ -176,8 +223,8 @@ impl Totals {
     fn report(&self, s: &Setup, acked_distinct: u64) {
         println!(
             "crashtest {} on {}: {} trials, {} acknowledged commits checked ({} distinct, each re-checked after every later crash), {} lost, {} recoveries killed and re-run",
-            s.workload,
-            s.engine,
+            s.workload(),
+            s.engine(),
             self.trials,
             self.acked_checked,
             acked_distinct,
@@ -205,7 +252,7 @@ struct Checked {
 }
 
 fn run_check(s: &Setup, acked: &Path) -> Result<Checked, String> {
-    let out = output(&s.check(acked))?;
+    let out = output(&s.exe, &s.check(acked))?;
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     let counts = acked_counts(&text);
@@ -218,13 +265,9 @@ fn run_check(s: &Setup, acked: &Path) -> Result<Checked, String> {
     })
 }
 
-pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
-    if !a.engine.descriptor().durable || a.engine.is_external() {
-        return Err(format!(
-            "crashtest needs a durable engine of oltpscope's own: the {} engine does not recover here (use --engine disk, memory, mvcc or partitioned)",
-            engine_arg(a.engine)
-        ));
-    }
+/// Run the trials of `a` (killing runs, or filling the disk with `enospc`), printing a
+/// line per trial and the totals.
+pub fn crashtest(a: &Config) -> Result<Outcome, String> {
     let (_tmp, base) = base_dir(a)?;
     if a.enospc {
         return enospc(a, &base);
@@ -235,19 +278,17 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
     let mut t = Totals::default();
     for trial in 0..a.trials {
         t.trials += 1;
-        let (extra, mut note) = checkpoint_args(a, &mut seed);
+        let (ck, mut note) = checkpoint_args(a, &mut seed);
         let load = trial == 0;
-        let mut run_args = setup.run(
-            a,
-            a.seed + trial as u64,
-            load,
-            &acked,
-            &["--duration", "3600"],
-        );
-        run_args.extend(extra);
+        let run = setup.run(a, a.seed + trial as u64, load, &acked, |o| {
+            o.duration = Some(3600.0);
+            o.checkpoint_ms = ck.checkpoint_ms;
+            o.checkpoint_log = ck.checkpoint_log;
+        });
         // Some trials first kill a run while it recovers (before it commits anything).
         if !load && trial % 3 == 2 {
-            let mut early = spawn(&run_args, &base.join(format!("trial-{trial}.early.stderr")))?;
+            let early_err = base.join(format!("trial-{trial}.early.stderr"));
+            let mut early = spawn(&setup.exe, &run, &early_err)?;
             std::thread::sleep(Duration::from_millis(next(&mut seed) % 150));
             let _ = early.kill();
             let _ = early.wait();
@@ -257,7 +298,7 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
         }
         let stderr = base.join(format!("trial-{trial}.stderr"));
         let before = file_len(&acked);
-        let mut child = spawn(&run_args, &stderr)?;
+        let mut child = spawn(&setup.exe, &run, &stderr)?;
         wait_first_ack(&mut child, &acked, before, &stderr, trial)?;
         let kill_after = next(&mut seed) % a.max_kill_ms;
         std::thread::sleep(Duration::from_millis(kill_after));
@@ -270,6 +311,7 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
         // Every third trial also crashes the recovery itself, early.
         if trial % 3 == 1 {
             let mut rec = spawn(
+                &setup.exe,
                 &setup.check(&acked),
                 &base.join(format!("trial-{trial}.recovery.stderr")),
             )?;
@@ -301,30 +343,34 @@ pub fn crashtest(a: &CrashArgs) -> Result<(), String> {
         }
     }
     t.report(&setup, lines_in(&acked));
-    finish(a, &t)
+    Ok(finish(a, &t))
 }
 
-/// A trial's checkpoint interval, drawn from `seed`: its run's options and the trial
-/// line's note (none for an engine without checkpoints of its own).
-fn checkpoint_args(a: &CrashArgs, seed: &mut u64) -> (Vec<String>, String) {
-    let s = |x: &str| x.to_string();
-    if a.engine == EngineName::Disk {
-        let ms = 10 + next(seed) % 1991;
-        (
-            vec![s("--checkpoint-ms"), ms.to_string()],
-            format!(", checkpoint every {ms} ms"),
-        )
-    } else if a.engine.descriptor().db_is_log {
-        // Checkpoints (and the freeing of the log) every 1 KB-4 MB of log, so kills
-        // land inside them and recovery starts from them (0 is not a size the
-        // option takes: one trial in 4,096 once stopped a soak).
-        let kb = 1 + next(seed) % 4096;
-        (
-            vec![s("--checkpoint-log"), format!("{kb}KB")],
-            format!(", checkpoint every {kb} KB of log"),
-        )
-    } else {
-        (Vec::new(), String::new())
+/// A trial's checkpoint interval, drawn from `seed`: the run options it sets
+/// (`checkpoint_ms` or `checkpoint_log`; none for an engine without checkpoints of its
+/// own) and the trial line's note.
+fn checkpoint_args(a: &Config, seed: &mut u64) -> (Options, String) {
+    match a.checkpoints {
+        Checkpoints::Interval => {
+            let ms = 10 + next(seed) % 1991;
+            let o = Options {
+                checkpoint_ms: Some(ms),
+                ..Options::default()
+            };
+            (o, format!(", checkpoint every {ms} ms"))
+        }
+        Checkpoints::LogGrowth => {
+            // Checkpoints (and the freeing of the log) every 1 KB-4 MB of log, so kills
+            // land inside them and recovery starts from them (0 is not a size the
+            // option takes: one trial in 4,096 once stopped a soak).
+            let kb = 1 + next(seed) % 4096;
+            let o = Options {
+                checkpoint_log: Some(kb << 10),
+                ..Options::default()
+            };
+            (o, format!(", checkpoint every {kb} KB of log"))
+        }
+        Checkpoints::None => (Options::default(), String::new()),
     }
 }
 
@@ -333,7 +379,7 @@ fn checkpoint_args(a: &CrashArgs, seed: &mut u64) -> (Vec<String>, String) {
 /// the harness itself ran: a soak paused with SIGSTOP (while a measurement needs the
 /// machine) must not time out.
 fn wait_first_ack(
-    child: &mut std::process::Child,
+    child: &mut Process,
     acked: &Path,
     before: u64,
     stderr: &Path,
@@ -366,24 +412,23 @@ fn wait_first_ack(
     Ok(())
 }
 
-fn finish(a: &CrashArgs, t: &Totals) -> Result<(), String> {
+fn finish(a: &Config, t: &Totals) -> Outcome {
     if t.failures > 0 || t.lost > 0 {
         if a.keep.is_none() {
             println!("(rerun with --keep DIR to keep the database and the trials' files)");
         }
-        eprintln!(
-            "error: {} of {} crash trials failed, {} acknowledged commits lost",
+        return Outcome::Failed(format!(
+            "{} of {} crash trials failed, {} acknowledged commits lost",
             t.failures, t.trials, t.lost
-        );
-        std::process::exit(1);
+        ));
     }
     println!("all {} crash trials passed", t.trials);
-    Ok(())
+    Outcome::Passed
 }
 
 /// The directory the trials work in: `--keep DIR`, or a process-owned temp dir removed
 /// at the end (and, if this process is killed, by the next oltpscope that makes one).
-fn base_dir(a: &CrashArgs) -> Result<(Option<storage::temp::TempDir>, PathBuf), String> {
+fn base_dir(a: &Config) -> Result<(Option<storage::temp::TempDir>, PathBuf), String> {
     match &a.keep {
         Some(k) => {
             std::fs::create_dir_all(k)
@@ -471,7 +516,7 @@ impl Drop for Tmpfs {
 /// Size of the tmpfs while loading: a limit, not a reservation.
 const ROOMY: u64 = 8 << 30;
 
-fn enospc(a: &CrashArgs, base: &Path) -> Result<(), String> {
+fn enospc(a: &Config, base: &Path) -> Result<Outcome, String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         return Err(
@@ -484,7 +529,8 @@ fn enospc(a: &CrashArgs, base: &Path) -> Result<(), String> {
     let mut seed = a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     let mut t = Totals::default();
     // Load (and one transaction) with room to spare.
-    let out = output(&setup.run(a, a.seed, true, &acked, &["--txns", "1"]))?;
+    let load = setup.run(a, a.seed, true, &acked, |o| o.txns = Some(1));
+    let out = output(&setup.exe, &load)?;
     if !out.status.success() {
         return Err(format!(
             "the load on the tmpfs failed: {}",
@@ -497,21 +543,14 @@ fn enospc(a: &CrashArgs, base: &Path) -> Result<(), String> {
         // Room for a few hundred to a few thousand commits.
         let margin = (64 << 10) + (next(&mut seed) % 16) * (64 << 10);
         fs.resize(used + margin)?;
-        let mut args = setup.run(
-            a,
-            a.seed + 1 + trial as u64,
-            false,
-            &acked,
-            &["--duration", "120"],
-        );
-        if a.engine == EngineName::Disk {
-            args.extend([
-                "--checkpoint-ms".to_string(),
-                (10 + next(&mut seed) % 1991).to_string(),
-            ]);
-        }
+        let interval =
+            (a.checkpoints == Checkpoints::Interval).then(|| 10 + next(&mut seed) % 1991);
+        let run = setup.run(a, a.seed + 1 + trial as u64, false, &acked, |o| {
+            o.duration = Some(120.0);
+            o.checkpoint_ms = interval;
+        });
         let before = lines_in(&acked);
-        let out = output(&args)?;
+        let out = output(&setup.exe, &run)?;
         cut_torn_line(&acked)?;
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("note:")).collect();
@@ -554,7 +593,7 @@ fn enospc(a: &CrashArgs, base: &Path) -> Result<(), String> {
     }
     t.report(&setup, lines_in(&acked));
     drop(fs);
-    finish(a, &t)
+    Ok(finish(a, &t))
 }
 
 #[cfg(test)]
