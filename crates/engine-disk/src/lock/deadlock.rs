@@ -34,7 +34,12 @@ impl Detector {
     /// always sees all of it (earlier members are registered and their requests queued).
     pub fn check(&self, txn: u64, id: LockId, table: &LockTable) -> Verdict {
         let (mut waits, _) = latch(&self.waits);
-        waits.insert(txn, id);
+        let before = waits.insert(txn, id);
+        // A transaction waits for one lock at a time (a recheck names the same one).
+        debug_assert!(
+            before.is_none_or(|b| b == id),
+            "txn {txn} waits for {before:?} and {id:?}"
+        );
         if !cycle_through(txn, &waits, table) {
             return Verdict::Wait;
         }
@@ -84,6 +89,8 @@ fn cycle_through(start: u64, waits: &FxHashMap<u64, LockId>, table: &LockTable) 
         out.clear();
         table.latch(l).blockers(u, l, &mut out);
         for &v in &out {
+            // A request never waits for its own transaction.
+            debug_assert_ne!(v, u, "txn {u} blocks itself on {l:?}");
             if v == start {
                 return true;
             }
