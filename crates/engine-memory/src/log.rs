@@ -682,7 +682,9 @@ mod tests {
         let mut i = 0u64;
         let seen = loop {
             let mut b = lg.buffer(1);
-            append_put(&mut b, (3 << 32) | (i + 1), 0, &i.to_le_bytes(), &row);
+            // A TID of epoch 3 without flag bits (a logged TID never has any).
+            let tid = (3 << 32) + (i + 1) * crate::record::SEQ_ONE;
+            append_put(&mut b, tid, 0, &i.to_le_bytes(), &row);
             i += 1;
             if let Some(seen) = lg.full(1, &b) {
                 assert!(b.len() >= BUFFER_LIMIT);
