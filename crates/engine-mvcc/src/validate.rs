@@ -175,24 +175,8 @@ impl MvccWorker<'_> {
                 ts,
             });
         }
-        // The log records, all under one short hold of this worker's buffer lock (the
-        // flusher drains whole transactions); then the commit is no longer in flight.
-        let mut full = None;
-        if let Some(l) = &e.logger {
-            rt::point(rt::Point::Ctx(rt::Component::LogInsert));
-            let mut b = l.buffer(self.id);
-            for w in &self.writes {
-                // SAFETY: this transaction's versions and objects, stamped, still pinned.
-                let (o, v) = unsafe { (&*w.obj, &*w.ver) };
-                let row = (!v.tomb.load(Relaxed)).then(|| v.row());
-                crate::log::append(&mut b, ts, w.table, o.key(), row);
-            }
-            debug_assert!(
-                b.len() >= self.writes.len() * crate::log::RECORD_HEADER_BYTES,
-                "a write without its log record"
-            );
-            full = l.full(self.id, &b);
-        }
+        // The log records; then the commit is no longer in flight.
+        let full = self.append_log(ts);
         drop(flight);
         WorkerStats::add(&st.commits, 1);
         self.finish();
@@ -214,6 +198,26 @@ impl MvccWorker<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The commit's log records (timestamp `ts`), all under one short hold of this
+    /// worker's buffer lock (the flusher drains whole transactions). With the buffer
+    /// full, the drain count to wait past once the commit is over (`Logger::full`).
+    fn append_log(&self, ts: u64) -> Option<u64> {
+        let l = self.e.logger.as_ref()?;
+        rt::point(rt::Point::Ctx(rt::Component::LogInsert));
+        let mut b = l.buffer(self.id);
+        for w in &self.writes {
+            // SAFETY: this transaction's versions and objects, stamped, still pinned.
+            let (o, v) = unsafe { (&*w.obj, &*w.ver) };
+            let row = (!v.tomb.load(Relaxed)).then(|| v.row());
+            crate::log::append(&mut b, ts, w.table, o.key(), row);
+        }
+        debug_assert!(
+            b.len() >= self.writes.len() * crate::log::RECORD_HEADER_BYTES,
+            "a write without its log record"
+        );
+        l.full(self.id, &b)
     }
 
     pub(crate) fn abort_txn(&mut self) {
