@@ -308,6 +308,21 @@ impl Schema {
         (0..self.tables.len() as u32).map(TableId)
     }
 
+    /// What the rows of a log or checkpoint of this schema mean: a CRC-32 of the table
+    /// names, row sizes, index kinds and secondary indexes, kept in the in-memory
+    /// engines' file headers so that a file is never read into another workload's
+    /// tables (`storage::logfile::schema_fingerprint`; its value never changes).
+    pub fn fingerprint(&self) -> u32 {
+        storage::logfile::schema_fingerprint(self.tables.iter().map(|t| {
+            storage::logfile::TableShape {
+                name: &t.name,
+                row_size: t.row_size,
+                primary: t.primary as u8,
+                secondary: t.secondary.iter().map(|x| (x.name.as_str(), x.unique)),
+            }
+        }))
+    }
+
     /// Rough bytes the data needs in memory (rows plus index entries): the basis of the
     /// driver's "does it fit" check. Engines may add their own overhead factor.
     pub fn estimated_bytes(&self) -> u64 {

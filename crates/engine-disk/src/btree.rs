@@ -55,6 +55,14 @@ pub const MAX_COUNT: usize = (PAGE_SIZE - SLOTS) / (SLOT + CELL_OVERHEAD);
 /// The average index key assumed when sizing the buffer pool (the schema does not say
 /// how long keys are; the workloads' keys are 8-30 bytes).
 const AVG_KEY_ESTIMATE: usize = 16;
+// The node header starts after the page header, its fields in order without overlap
+// (child 0 is the last, before the slots); cell offsets fit a slot's u16; a node holds
+// several longest entries (a split must leave room in both halves).
+const _: () = assert!(LEVEL == page::HEADER && LEVEL + 2 == COUNT && COUNT + 2 == TABLE);
+const _: () = assert!(TABLE + 4 == INDEX && INDEX + 2 == CELLS && CELLS + 2 == HOLES);
+const _: () = assert!(HOLES + 2 <= CHILD0 && CHILD0 + 8 <= SLOTS);
+const _: () = assert!(SLOT_HEAD + 8 == SLOT && PAGE_SIZE <= u16::MAX as usize + 1);
+const _: () = assert!(SLOTS + 4 * MAX_ENTRY <= PAGE_SIZE && MAX_TREE_KEY <= u8::MAX as usize);
 
 /// Bytes one index entry takes in the tree, for sizing the buffer pool: slot + cell of
 /// an average key, times 3/2 for leaves about two thirds full (random inserts leave

@@ -18,6 +18,11 @@ const ENTRY: usize = 128;
 const NAME_MAX: usize = 47;
 pub const MAX_INDEXES: usize = 8;
 pub const MAX_TABLES: usize = (PAGE_SIZE - 64) / ENTRY;
+// The name (length byte, then `[1..48)`) ends where the row size begins, an entry's
+// root pages (`[64..128)`, 8 bytes each) fill it, the unique-secondary bit mask (a
+// `u8`) has a bit per secondary, and the catalog header ends before the entries.
+const _: () = assert!(1 + NAME_MAX == 48 && 64 + 8 * MAX_INDEXES == ENTRY);
+const _: () = assert!(MAX_INDEXES - 1 <= 8 && page::HEADER + 32 == 64);
 
 #[derive(Debug, Clone)]
 pub struct Catalog {

@@ -20,6 +20,9 @@ use parking_lot::Mutex;
 const FLAGS: usize = 48;
 /// The largest slot a heap page holds (one slot per page).
 pub const MAX_SLOT: usize = PAGE_SIZE - FLAGS - 8 - 1;
+// The heap header (table at 32 .. used slots ending at 44) lies between the page
+// header and the flag bytes; slot counts and sizes are u16 fields.
+const _: () = assert!(page::HEADER == 32 && 44 <= FLAGS && PAGE_SIZE <= u16::MAX as usize);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rid {

@@ -44,6 +44,11 @@ pub const FIRST_LSN: u64 = 64;
 /// Longest record accepted (a split logs a few page images; a checkpoint lists every
 /// dirty page: 16 bytes each, so 256 MiB covers a pool of 16M frames).
 pub const MAX_REC: usize = 1 << 28;
+// The record header's last field (`[60..64)`) ends at `REC_HEADER`, its length field
+// (`u32`) holds any record, and the segment header's checksum (`[40..44)`) fits in
+// `SEG_HEADER`; the first LSN leaves LSN 0 free ("no record").
+const _: () = assert!(60 + 4 == REC_HEADER && MAX_REC <= u32::MAX as usize);
+const _: () = assert!(40 + 4 <= SEG_HEADER && FIRST_LSN > 0);
 /// The async flusher's period: the most an `Async` commit stays volatile.
 const ASYNC_PERIOD: Duration = Duration::from_millis(2);
 
@@ -128,6 +133,9 @@ impl<'a> Rec<'a> {
     pub fn encode(&self, lsn: u64, out: &mut [u8]) {
         let len = self.len();
         assert_eq!(out.len(), len, "log record buffer of the wrong size");
+        // What `decode` accepts: a length it reads back, an LSN past the segment header.
+        assert!(len <= MAX_REC, "a log record of {len} bytes");
+        debug_assert!(lsn >= FIRST_LSN, "a record at LSN {lsn}");
         put_u32(out, 0, len as u32);
         put_u64(out, 8, lsn);
         put_u64(out, 16, self.txn);
@@ -146,6 +154,10 @@ impl<'a> Rec<'a> {
         out[p..].copy_from_slice(self.payload2);
         let crc = crc32fast::hash(&out[8..]);
         put_u32(out, 4, crc);
+        debug_assert!(
+            Rec::decode(out, lsn).is_some(),
+            "an encoded record does not decode"
+        );
     }
 
     /// Decode the record at the start of `buf`; `None` if it is incomplete or damaged
@@ -163,6 +175,7 @@ impl<'a> Rec<'a> {
             return None;
         }
         let kind = Kind::from_u8(b[48])?;
+        debug_assert!(len >= REC_HEADER && b.len() == len);
         let pl = len - REC_HEADER;
         // Structural checks, so replaying a record can never index out of bounds.
         let well_formed = match kind {
@@ -742,6 +755,7 @@ impl Log {
     /// after it has been shown to be a torn tail): cut that tail and remove segments
     /// beyond it, so new records follow the last valid one.
     pub fn open(segs: Segments, mode: LogMode, end: u64) -> Result<Log> {
+        assert!(end >= FIRST_LSN, "a log end {end} before the first record");
         let seg = segs.seg_of(end);
         for s in segs.list()? {
             if s > seg {
@@ -815,6 +829,8 @@ impl Log {
         let len = rec.len();
         let mut b = crate::latch::lock(&self.buf);
         let lsn = b.next_lsn;
+        // The buffer holds exactly the records from `data_lsn` on (none with the log off).
+        debug_assert!(self.mode == LogMode::Off || b.data_lsn + b.data.len() as u64 == lsn);
         b.next_lsn += len as u64;
         b.appended += len as u64;
         if self.mode == LogMode::Off {
@@ -829,6 +845,11 @@ impl Log {
             if first.load(Ordering::Relaxed) == 0 {
                 first.store(lsn, Ordering::Release);
             }
+            // A transaction's records chain backwards (`prev`): its LSNs grow.
+            assert!(
+                last.load(Ordering::Relaxed) < lsn,
+                "a transaction's LSN went back"
+            );
             last.store(lsn, Ordering::Release);
         }
         drop(b);
@@ -962,6 +983,11 @@ impl Log {
             }
             let end = b.next_lsn;
             let data_lsn = b.data_lsn;
+            debug_assert_eq!(
+                end - data_lsn,
+                b.data.len() as u64,
+                "the buffer is the records from data_lsn"
+            );
             b.data_lsn = end;
             std::mem::swap(&mut b.data, &mut data);
             (data_lsn, end)
@@ -969,6 +995,12 @@ impl Log {
         mark_flush_start(&mut data);
         let sync = self.mode != LogMode::Off;
         rt::blocking(rt::WaitKind::LogFlush, || w.write(data_lsn, &data, sync))?;
+        // Flushes are serialised (`file` held): the durable LSN only grows, and what
+        // was written starts where the last flush ended.
+        assert!(
+            self.durable.load(Ordering::Relaxed) <= data_lsn,
+            "a flush overlaps the durable log"
+        );
         self.durable.store(end, Ordering::Release);
         self.flushes.fetch_add(1, Ordering::Relaxed);
         data.clear();

@@ -8,6 +8,18 @@
 
 pub const PAGE_SIZE: usize = 8192;
 pub const HEADER: usize = 32;
+// Header fields (byte offsets), in the order the layout above gives them.
+const CRC_AT: usize = 0;
+const MAGIC_AT: usize = 4;
+const ID_AT: usize = 8;
+const LSN_AT: usize = 16;
+const TYPE_AT: usize = 24;
+const VERSION_AT: usize = 25;
+// Each field ends where the next begins, the last inside the header; a page is whole
+// 4 KiB blocks (the unit the double-write file and the OS write).
+const _: () = assert!(CRC_AT + 4 == MAGIC_AT && MAGIC_AT + 4 == ID_AT && ID_AT + 8 == LSN_AT);
+const _: () = assert!(LSN_AT + 8 == TYPE_AT && TYPE_AT + 1 == VERSION_AT && VERSION_AT < HEADER);
+const _: () = assert!(PAGE_SIZE.is_power_of_two() && PAGE_SIZE.is_multiple_of(4096));
 pub const MAGIC: u32 = 0x4f53_4450; // "PDSO"
 /// 3: B-tree slots carry the key head (2: slotted B-tree pages; 1: fixed entry slots).
 pub const VERSION: u8 = 3;
@@ -75,34 +87,34 @@ pub fn put_u64(p: &mut [u8], at: usize, v: u64) {
 
 #[inline]
 pub fn lsn(p: &Page) -> u64 {
-    get_u64(p, 16)
+    get_u64(p, LSN_AT)
 }
 #[inline]
 pub fn set_lsn(p: &mut Page, lsn: u64) {
-    put_u64(p, 16, lsn)
+    put_u64(p, LSN_AT, lsn)
 }
 #[inline]
 pub fn page_id(p: &Page) -> u64 {
-    get_u64(p, 8)
+    get_u64(p, ID_AT)
 }
 #[inline]
 pub fn page_type(p: &Page) -> u8 {
-    p[24]
+    p[TYPE_AT]
 }
 
 /// Zero the page and write a fresh header of type `t` (LSN 0 until the caller logs).
 pub fn format(p: &mut Page, id: u64, t: PageType) {
     p.fill(0);
-    put_u32(p, 4, MAGIC);
-    put_u64(p, 8, id);
-    p[24] = t as u8;
-    p[25] = VERSION;
+    put_u32(p, MAGIC_AT, MAGIC);
+    put_u64(p, ID_AT, id);
+    p[TYPE_AT] = t as u8;
+    p[VERSION_AT] = VERSION;
 }
 
 /// Fill in the checksum (on a copy about to be written).
 pub fn seal(p: &mut Page) {
-    let c = crc32fast::hash(&p[4..]);
-    put_u32(p, 0, c);
+    let c = crc32fast::hash(&p[MAGIC_AT..]);
+    put_u32(p, CRC_AT, c);
 }
 
 /// Check a page read from disk as page `id`. An all-zero page is a page that was
@@ -111,21 +123,21 @@ pub fn verify(p: &Page, id: u64) -> api::Result<PageType> {
     if p.iter().all(|&b| b == 0) {
         return Ok(PageType::Free);
     }
-    let stored = get_u32(p, 0);
-    if crc32fast::hash(&p[4..]) != stored {
+    let stored = get_u32(p, CRC_AT);
+    if crc32fast::hash(&p[MAGIC_AT..]) != stored {
         return Err(api::Error::fatal(format!(
             "data page {id} is damaged (checksum mismatch)"
         )));
     }
-    if get_u32(p, 4) != MAGIC {
+    if get_u32(p, MAGIC_AT) != MAGIC {
         return Err(api::Error::fatal(format!(
             "data page {id} has a wrong magic number (not an oltpscope disk database?)"
         )));
     }
-    if p[25] != VERSION {
+    if p[VERSION_AT] != VERSION {
         return Err(api::Error::fatal(format!(
             "data page {id} has format version {}, this build reads version {VERSION}",
-            p[25]
+            p[VERSION_AT]
         )));
     }
     if page_id(p) != id {
@@ -134,8 +146,8 @@ pub fn verify(p: &Page, id: u64) -> api::Result<PageType> {
             page_id(p)
         )));
     }
-    PageType::from_u8(p[24])
-        .ok_or_else(|| api::Error::fatal(format!("data page {id} has unknown type {}", p[24])))
+    PageType::from_u8(p[TYPE_AT])
+        .ok_or_else(|| api::Error::fatal(format!("data page {id} has unknown type {}", p[TYPE_AT])))
 }
 
 #[cfg(test)]

@@ -55,13 +55,13 @@ pub struct TableData {
 
 impl TableData {
     /// A new record of this table (keyed if the table's records are).
-    pub fn new_record(&self, key: &[u8], tid: u64, row: &[u8]) -> Rec {
+    pub(crate) fn new_record(&self, key: &[u8], tid: u64, row: &[u8]) -> Rec {
         Rec::alloc(self.words, self.keyed.then_some(key), tid, row)
     }
 
     /// # Safety
     /// `r` came from `new_record` of this table, and no one can reach it any more.
-    pub unsafe fn free_record(&self, r: Rec) {
+    pub(crate) unsafe fn free_record(&self, r: Rec) {
         // SAFETY: the caller's.
         unsafe { r.free(self.words, self.keyed) }
     }

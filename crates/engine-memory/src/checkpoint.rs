@@ -30,27 +30,15 @@ use crate::record::{Rec, ABSENT, FLAGS};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::Arc;
-use storage::logfile::{Header, HeaderFormat};
+use storage::logfile::Header;
 use storage::valuelog::checkpoint::{self as vc, CheckpointFormat, Checkpoints};
 pub use storage::valuelog::checkpoint::{Done, End, CHECK_INTERVAL, DEFAULT_LOG_BYTES};
 use storage::Storage;
 
-pub const CKPT_FILE: &str = "memory.ckpt";
-/// The checkpoint being written (renamed to `CKPT_FILE` when whole).
-pub const CKPT_TMP: &str = "memory.ckpt.tmp";
-pub const CKPT_MAGIC: &[u8; 8] = b"OLTPMCKP";
-pub const CKPT_VERSION: u32 = 1;
-/// Rows read per pin of crossbeam-epoch (a long pin would hold back reclamation).
-
-pub const HEADER: HeaderFormat = HeaderFormat {
-    magic: CKPT_MAGIC,
-    version: CKPT_VERSION,
-    tag: None,
-    label: "checkpoint file",
-    kind: "checkpoint",
-    what: "a memory-engine checkpoint",
-    version_hint: "",
-    others: &[&log::HEADER],
+/// The file's names and header (`HEADER`) live in `storage` (the mvcc engine refuses a
+/// memory-engine checkpoint by name without depending on this engine).
+pub use storage::valuelog::identity::memory::{
+    CKPT as HEADER, CKPT_FILE, CKPT_MAGIC, CKPT_TMP, CKPT_VERSION,
 };
 
 /// The file, in the log's blocks and records.

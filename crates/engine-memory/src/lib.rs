@@ -17,7 +17,7 @@ pub mod checkpoint;
 pub mod epoch;
 pub mod log;
 mod occ;
-pub mod record;
+pub(crate) mod record;
 pub mod recovery;
 pub mod xct;
 
@@ -167,7 +167,7 @@ impl MemoryEngine {
             self.epochs.clone(),
             self.storage.clone(),
             ld.dir.clone(),
-            log::schema_fingerprint(&self.schema),
+            self.schema.fingerprint(),
             self.checkpoint_log_bytes,
             from,
         );
@@ -192,7 +192,7 @@ fn open_log(
     Option<storage::temp::TempDir>,
 )> {
     let st = &*opts.storage;
-    let fp = log::schema_fingerprint(schema);
+    let fp = schema.fingerprint();
     let logging = opts.log != LogMode::Off;
     let Some(dir) = &opts.log_dir else {
         if !opts.create {
@@ -206,7 +206,7 @@ fn open_log(
         let tmp = storage::temp::create("memory")
             .map_err(|e| api::Error::fatal(format!("cannot create a log directory: {e}")))?;
         let ld = recovery::log_dir(tmp.path());
-        let tail = recovery::create(&ld, st, fp)?;
+        let tail = ld.create_tail(st, fp).map_err(api::Error::Fatal)?;
         return Ok((Some(tail), Some(ld), None, Some(tmp)));
     };
     let ld = recovery::log_dir(dir);
@@ -251,7 +251,7 @@ fn open_log(
     if !logging {
         return Ok((None, None, None, None));
     }
-    let tail = recovery::create(&ld, st, fp)?;
+    let tail = ld.create_tail(st, fp).map_err(api::Error::Fatal)?;
     Ok((Some(tail), Some(ld), None, None))
 }
 
@@ -278,7 +278,7 @@ impl Engine for MemoryEngine {
     }
 
     fn owns_dir(st: &dyn storage::Storage, dir: &Path) -> bool {
-        api::place::any_exists(st, dir, &[log::LOG_FILE, log::MARKER_FILE])
+        api::place::any_exists(st, dir, storage::valuelog::identity::memory::OWNED)
     }
 
     fn db_files(
@@ -291,7 +291,7 @@ impl Engine for MemoryEngine {
             dir,
             log_dir,
             "the memory engine",
-            &[log::LOG_FILE, log::MARKER_FILE],
+            storage::valuelog::identity::memory::OWNED,
             &[checkpoint::CKPT_FILE, checkpoint::CKPT_TMP],
         )
     }

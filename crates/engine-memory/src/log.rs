@@ -29,7 +29,7 @@
 
 use crate::epoch::Epochs;
 use crate::record::Rec;
-use api::{Error, Result, Schema};
+use api::{Error, Result};
 use crossbeam_utils::CachePadded;
 use parking_lot::MutexGuard;
 use std::path::{Path, PathBuf};
@@ -37,16 +37,16 @@ use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use storage::logfile::{io_failure, le64, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers};
+use storage::logfile::{io_failure, le64, Watermark, WorkerBuffers};
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
 use storage::valuelog::{BlockFormat, RecordFormat};
 use storage::File;
 
-pub const LOG_FILE: &str = "memory.log";
-pub const MARKER_FILE: &str = "memory.loaded";
-pub const FILE_MAGIC: &[u8; 8] = b"OLTPMLOG";
-pub const MARKER_MAGIC: &[u8; 8] = b"OLTPMLDN";
-pub const FORMAT_VERSION: u32 = 3;
+/// The files' names and headers (`HEADER`, `MARKER`) live in `storage` (the mvcc engine
+/// refuses them by name without depending on this engine).
+pub use storage::valuelog::identity::memory::{
+    FILE_MAGIC, FORMAT_VERSION, LOG as HEADER, LOG_FILE, MARKER, MARKER_FILE, MARKER_MAGIC,
+};
 pub const BLOCK_MAGIC: u32 = 0x4B4C_424D; // "MBLK"
 pub const FILE_HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
 pub const MARKER_BYTES: usize = storage::logfile::MARKER_BYTES;
@@ -85,38 +85,6 @@ const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// drained it (`Logger::wait_drained`; the limit is shared with the other in-memory
 /// engines' loggers).
 pub use storage::logfile::BUFFER_LIMIT;
-
-/// The log's file header (bytes 12..16 zero: it names no engine).
-pub const HEADER: HeaderFormat = HeaderFormat {
-    magic: FILE_MAGIC,
-    version: FORMAT_VERSION,
-    tag: None,
-    label: "log file",
-    kind: "log",
-    what: "a memory-engine log",
-    version_hint: " (logs of formats 1 and 2 cannot be replayed by this build: remove it or rerun with --reload)",
-    others: &[],
-};
-
-/// The load marker `MARKER_FILE`: magic `MARKER_MAGIC`, `u32` version, `u32` zero,
-/// `u64` database id, `u64` length of the log when the load was durable, `u32` CRC-32
-/// of bytes 0..32. Written with `storage::write_atomic` once the load is durable.
-pub const MARKER: MarkerFormat = MarkerFormat {
-    magic: MARKER_MAGIC,
-    version: FORMAT_VERSION,
-    what: "a memory-engine load marker",
-};
-
-/// A fingerprint of what the log's rows mean: table names, row sizes, index kinds and
-/// secondary indexes (a log is never replayed into another workload's tables).
-pub fn schema_fingerprint(s: &Schema) -> u32 {
-    storage::logfile::schema_fingerprint(s.tables.iter().map(|t| storage::logfile::TableShape {
-        name: &t.name,
-        row_size: t.row_size,
-        primary: t.primary as u8,
-        secondary: t.secondary.iter().map(|x| (x.name.as_str(), x.unique)),
-    }))
-}
 
 /// Read and verify the header of the log `f` (`path` names it in errors).
 pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
@@ -161,6 +129,13 @@ impl InFlight<'_> {
     /// The epoch the commit read (its serialization point).
     #[inline]
     pub fn set_epoch(&self, e: u64) {
+        // Set once, between `commit_start` and the drop; 0 and `COMMITTING` mean "none".
+        debug_assert_eq!(
+            self.0.load(Relaxed),
+            COMMITTING,
+            "the epoch of a commit set twice"
+        );
+        assert!(e != 0 && e != COMMITTING, "commit epoch {e} out of range");
         self.0.store(e, SeqCst);
     }
 }
@@ -180,6 +155,8 @@ pub fn append_delete(buf: &mut Vec<u8>, tid: u64, table: u32, key: &[u8]) {
     append(buf, tid, table, KIND_DELETE, key, &[]);
 }
 fn append(buf: &mut Vec<u8>, tid: u64, table: u32, kind: u8, key: &[u8], row: &[u8]) {
+    // What `RECORDS` accepts on reading is what is written: a TID without flag bits.
+    debug_assert_eq!(tid & crate::record::FLAGS, 0, "a logged TID with flag bits");
     storage::valuelog::append_record(buf, tid, table, kind, key, row);
 }
 
@@ -191,7 +168,7 @@ fn append(buf: &mut Vec<u8>, tid: u64, table: u32, kind: u8, key: &[u8], row: &[
 /// `words`: the row's words the update holds (`row`'s bytes outside them are not its
 /// own: an update of part of a row). Such an update is always logged as its changes.
 #[allow(clippy::too_many_arguments)]
-pub fn append_update(
+pub(crate) fn append_update(
     buf: &mut Vec<u8>,
     tid: u64,
     table: u32,
@@ -202,6 +179,11 @@ pub fn append_update(
     words: [usize; 2],
 ) {
     let whole = words == [0, crate::record::row_words(row.len())];
+    debug_assert!(words[0] < words[1], "an update of no words");
+    debug_assert!(
+        prev < tid && prev & crate::record::FLAGS == 0,
+        "an update's base version"
+    );
     if row.len() > u16::MAX as usize {
         assert!(whole, "an update of part of a row above 64 KiB");
         rec.store_row(row);
@@ -216,6 +198,8 @@ pub fn append_update(
         buf.truncate(start);
         return append_put(buf, tid, table, key, row);
     }
+    // The record's body length (bytes 12..16 of its header): the base TID and the runs.
+    debug_assert!(len >= 8 && body == start + RECORD_HEADER_BYTES + key.len());
     buf[start + 12..start + 16].copy_from_slice(&(len as u32).to_le_bytes());
 }
 
@@ -236,6 +220,7 @@ pub fn apply_runs(row: &mut [u8], mut runs: &[u8]) -> std::result::Result<(), St
             ));
         }
         row[off..off + len].copy_from_slice(&runs[4..4 + len]);
+        debug_assert!(off + len > floor, "runs in increasing order");
         floor = off + len;
         runs = &runs[4 + len..];
     }
@@ -308,6 +293,12 @@ impl Logger {
     #[inline]
     pub fn commit_start(&self, worker: usize) -> InFlight<'_> {
         let slot = &self.inflight[worker];
+        // One commit in flight per worker: the last one's guard was dropped.
+        debug_assert_eq!(
+            slot.load(Relaxed),
+            0,
+            "worker {worker}: a commit already in flight"
+        );
         slot.store(COMMITTING, SeqCst);
         InFlight(slot)
     }
@@ -353,6 +344,10 @@ impl Logger {
     /// (`Restart::prepare`), then a restart block (records
     /// of epochs above `durable` written before it are void).
     fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
+        assert!(
+            *offset >= FILE_HEADER_BYTES as u64,
+            "a restart block inside the file header"
+        );
         if let Err(msg) = r.prepare(file, *offset, &self.path) {
             self.fail(msg);
             return false;
@@ -409,8 +404,16 @@ impl Logger {
             self.bufs
                 .drain(&mut spare, &self.mark, |b| block.extend_from_slice(b));
             let payload = block.len() - BLOCK_HEADER_BYTES;
+            // The durable epoch stated by consecutive blocks never goes back.
+            assert!(
+                e > last_d,
+                "the epoch {e} is not above the durable epoch {last_d}"
+            );
             let durable = e - 1;
             let (count, top) = RECORDS.scan(&block[BLOCK_HEADER_BYTES..]);
+            // Every commit of an epoch below `e` had appended (the wait above); none of
+            // `e` or later can be durable yet, but its records may be in the block.
+            debug_assert!(payload == 0 || count > 0, "a payload without records");
             max_rec_epoch = max_rec_epoch.max(top);
             // A block with no records is written only to state a durable epoch that
             // covers records already written (a record may carry an epoch above the
@@ -679,7 +682,9 @@ mod tests {
         let mut i = 0u64;
         let seen = loop {
             let mut b = lg.buffer(1);
-            append_put(&mut b, (3 << 32) | (i + 1), 0, &i.to_le_bytes(), &row);
+            // A TID of epoch 3 without flag bits (a logged TID never has any).
+            let tid = (3 << 32) + (i + 1) * crate::record::SEQ_ONE;
+            append_put(&mut b, tid, 0, &i.to_le_bytes(), &row);
             i += 1;
             if let Some(seen) = lg.full(1, &b) {
                 assert!(b.len() >= BUFFER_LIMIT);

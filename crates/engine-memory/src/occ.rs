@@ -27,6 +27,11 @@ enum Locking {
 
 impl MemoryWorker<'_> {
     pub(crate) fn validate_reads(&self) -> bool {
+        // The records read are reachable only while pinned (freed through the epoch).
+        debug_assert!(
+            self.guard.is_some(),
+            "validating reads outside a transaction"
+        );
         self.reads.iter().all(|r| {
             let cur = r.rec.tid().load(Acquire);
             if !still_as_read(cur & !LOCK, r.tid) {
@@ -55,12 +60,20 @@ impl MemoryWorker<'_> {
     /// one global order keeps waiting committers free of deadlock, and a committer that
     /// never waits cannot be part of one). `Err` (nothing left locked): a stale record.
     fn lock_writes(&mut self) -> std::result::Result<(), ()> {
+        assert!(!self.writes.is_empty(), "a read-only commit takes no locks");
+        debug_assert!(!self.writes_sorted, "the write set is sorted only here");
         match self.lock_in_turn::<false>() {
             Locking::Done => Ok(()),
             Locking::Stale => Err(()),
             Locking::Busy => {
                 self.writes.sort_unstable_by_key(|w| w.rec);
                 self.writes_sorted = true;
+                // One entry per record: a record twice in the write set would wait for
+                // its own lock.
+                debug_assert!(
+                    self.writes.windows(2).all(|p| p[0].rec < p[1].rec),
+                    "a record twice in the write set"
+                );
                 match self.lock_in_turn::<true>() {
                     Locking::Done => Ok(()),
                     _ => Err(()),
@@ -74,6 +87,11 @@ impl MemoryWorker<'_> {
     /// checked first against the one it was read at (for a record read, so equal to it
     /// when the check passes). Unless all are locked, those taken are released.
     fn lock_in_turn<const WAIT: bool>(&mut self) -> Locking {
+        // Waiting is deadlock-free only in the one global (address) order.
+        assert!(
+            !WAIT || self.writes_sorted,
+            "waiting for locks out of address order"
+        );
         let mut locked = 0;
         let mut end = Locking::Done;
         for w in self.writes.iter_mut() {
@@ -98,6 +116,8 @@ impl MemoryWorker<'_> {
             for w in &self.writes[..locked] {
                 w.rec.unlock_with(w.locked_tid);
             }
+        } else {
+            debug_assert_eq!(locked, self.writes.len(), "all locked when done");
         }
         end
     }
@@ -170,7 +190,8 @@ impl MemoryWorker<'_> {
             f.set_epoch(epoch);
         }
 
-        // Phase 2: validate.
+        // Phase 2: validate (every record written still locked by this commit).
+        debug_assert!(epoch >= epoch_of(self.last_tid), "the epoch went back");
         if let Err(err) = self.validate() {
             for w in &self.writes {
                 w.rec.unlock_with(w.locked_tid);
@@ -182,6 +203,12 @@ impl MemoryWorker<'_> {
         // Phase 3: the TID. Phase 4: install, unlock, stage the log records.
         let tid = self.commit_tid(delete_floor, epoch);
         self.install(tid);
+        // With a log, every write staged a record (at least its header).
+        debug_assert!(
+            e.logger.is_none()
+                || self.log_stage.len() >= self.writes.len() * log::RECORD_HEADER_BYTES,
+            "a write without its log record"
+        );
 
         // The records go to the log buffer under one short hold of its lock (the logger
         // drains whole transactions); then the commit is no longer in flight. Plain
@@ -213,6 +240,7 @@ impl MemoryWorker<'_> {
     /// A transaction that wrote nothing only validates: no lock, no shared write.
     fn commit_read_only(&mut self) -> Result<()> {
         debug_assert!(self.writes.is_empty());
+        debug_assert!(self.guard.is_some(), "commit outside a transaction");
         fence(Acquire);
         self.validate()?;
         let st = self.stats();
@@ -285,6 +313,13 @@ impl MemoryWorker<'_> {
     /// holds only the bytes it changed (`log::append_update` installs the row as it
     /// compares). Validation has passed: nothing here may fail.
     fn install(&mut self, tid: u64) {
+        assert_eq!(tid & FLAGS, 0, "installing a TID with flag bits");
+        debug_assert!(
+            self.writes
+                .iter()
+                .all(|w| w.rec.tid().load(Relaxed) & LOCK != 0 && w.kind != WKind::Dead),
+            "install: every write live and locked by this commit"
+        );
         let e = self.e;
         let st = self.stats();
         let g = self.guard.as_ref().expect("pinned during commit");

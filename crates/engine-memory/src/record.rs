@@ -46,7 +46,7 @@ pub fn row_words(row_size: usize) -> usize {
 /// ^ Rec.0     ^ Rec.0 + 8                     ^ Rec.0 + 8 * (1 + row_words)
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub struct Rec(*const AtomicU64);
+pub(crate) struct Rec(*const AtomicU64);
 
 /// Byte offset of the key area in a keyed record of `row_words`.
 #[inline(always)]
@@ -363,7 +363,9 @@ impl Rec {
     /// Store the row like `store_row` (caller holds the lock), writing only the words
     /// that change, and append to `runs` the changed bytes as runs of (offset `u16`,
     /// length `u16`, the bytes), in increasing offset order, at word granularity (the
-    /// log's update records, `log::append_update`). Rows must be below 64 KiB.
+    /// log's update records, `log::append_update`). Rows must be below 64 KiB. (The
+    /// whole row: tests; commits store part or all of it with `store_changes_in`.)
+    #[cfg(test)]
     pub fn store_changes(&self, row: &[u8], runs: &mut Vec<u8>) {
         self.store_changes_in(row, 0, row_words(row.len()), runs)
     }

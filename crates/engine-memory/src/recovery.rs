@@ -298,22 +298,14 @@ fn after_checkpoint(
     dir: &Path,
     out: &mut Replayed,
 ) -> Result<(u64, u64)> {
-    let len = f
-        .len()
-        .map_err(|e| fatal(format!("log file {}: {e}", path.display())))?;
-    if end.log_from > len {
-        return Err(fatal(format!(
-            "checkpoint file {} continues at byte {} of log file {}, which is {len} bytes long: refused, the files are left as they are",
-            dir.join(crate::checkpoint::CKPT_FILE).display(),
-            end.log_from,
-            path.display()
-        )));
-    }
+    let from = end
+        .replay_from(&dir.join(crate::checkpoint::CKPT_FILE), f, path)
+        .map_err(fatal)?;
     out.durable = end.durable;
     out.max_epoch = end.durable;
     out.checkpoint = Some(end);
     out.checkpoint_bytes = ckpt_bytes;
-    Ok((end.tomb_from, end.log_from))
+    Ok(from)
 }
 
 /// A log record of an epoch not yet known durable when it was read: (table, TID, key,
@@ -413,13 +405,7 @@ fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
             unsafe { Rec::from_u64(v) }.stable_read(row);
         };
         rows += memindex::index::fill_secondaries(&mut t.primary, &t.secondary, t.row_size, &read)
-            .map_err(|()| {
-                fatal(format!(
-                    "log file {}: two rows of table {} share a key of a unique secondary index (a damaged or foreign log): refused",
-                    path.display(),
-                    t.name
-                ))
-            })?;
+            .map_err(|()| fatal(storage::valuelog::duplicate_unique_key(path, &t.name)))?;
     }
     Ok(rows)
 }
@@ -437,11 +423,6 @@ pub fn log_dir(dir: &Path) -> LogDir {
     LogDir::new(dir, &DIR)
 }
 
-/// Create a new, empty log in `ld` and say where the logger appends.
-pub fn create(ld: &LogDir, st: &dyn Storage, schema_fp: u32) -> Result<log::LogTail> {
-    ld.create_tail(st, schema_fp).map_err(fatal)
-}
-
 /// Recover from the existing log in `ld` into `catalog` (the file is only read).
 /// `append`: also return where the logger continues. A log that ends before its
 /// durable mark is refused.
@@ -452,21 +433,9 @@ pub fn recover(
     schema_fp: u32,
     append: bool,
 ) -> Result<(Replayed, Option<log::LogTail>)> {
-    let o = ld.open(st, append).map_err(fatal)?;
-    let r = replay(catalog, st, &ld.dir, &*o.file, &ld.log, schema_fp)?;
-    let end = r.end.expect("replay read to the end");
-    ld.check_end(end.valid, &o.marker).map_err(fatal)?;
-    if !append {
-        return Ok((r, None));
-    }
-    // Nothing is written here: the logger cuts a torn tail and writes the restart
-    // block before its first block (see `log::LogTail::restart`).
-    let tail = ld.recovered_tail(
-        o,
-        end.valid,
-        end.torn_bytes > 0,
-        r.durable,
-        r.checkpoint.map_or(0, |c| c.tomb_from),
-    );
-    Ok((r, Some(tail)))
+    let replay = |f: &dyn File, path: &Path| replay(catalog, st, &ld.dir, f, path, schema_fp);
+    ld.recover(st, append, fatal, replay, |r| {
+        let end = r.end.expect("replay read to the end");
+        (end, r.durable, r.checkpoint.map_or(0, |c| c.tomb_from))
+    })
 }

@@ -585,7 +585,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) -> Vec<u64> {
     std::fs::create_dir_all(d).unwrap();
     let header = log::FileHeader {
         database_id: 42,
-        schema: log::schema_fingerprint(&schema()),
+        schema: schema().fingerprint(),
     };
     let mut f = log::HEADER.encode(&header).to_vec();
     let mut at = Vec::new();
@@ -609,7 +609,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) -> Vec<u64> {
 fn write_ckpt(d: &Path, rows: &[u8], count: u32, end: [u64; 4]) {
     let header = log::FileHeader {
         database_id: 42,
-        schema: log::schema_fingerprint(&schema()),
+        schema: schema().fingerprint(),
     };
     let mut f = engine_memory::checkpoint::HEADER.encode(&header).to_vec();
     let mut b = vec![0u8; log::BLOCK_HEADER_BYTES];

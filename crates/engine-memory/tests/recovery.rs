@@ -494,7 +494,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) -> u64 {
     std::fs::create_dir_all(d).unwrap();
     let header = FileHeader {
         database_id: 42,
-        schema: log::schema_fingerprint(&schema()),
+        schema: schema().fingerprint(),
     };
     let mut f = log::HEADER.encode(&header).to_vec();
     for (durable, kind, records) in blocks {

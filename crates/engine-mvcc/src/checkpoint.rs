@@ -48,7 +48,7 @@ pub const HEADER: HeaderFormat = HeaderFormat {
     kind: "checkpoint",
     what: "an mvcc-engine checkpoint",
     version_hint: "",
-    others: &[&engine_memory::checkpoint::HEADER, &log::HEADER],
+    others: &[&storage::valuelog::identity::memory::CKPT, &log::HEADER],
 };
 
 /// The file, in the log's blocks and records.

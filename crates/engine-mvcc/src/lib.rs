@@ -1,5 +1,5 @@
 //! The `mvcc` engine: a multi-version in-memory design in the style of Hekaton (the
-//! "revisited" paper's DBMS M). Indexes (engine-memory's B+tree and hash index) map a
+//! "revisited" paper's DBMS M). Indexes (memindex's B+tree and hash index) map a
 //! key to a per-key object whose chain of versions, newest first, carries commit
 //! timestamps (`version`); a global timestamp counter gives each transaction its read
 //! timestamp at begin and each committing writer its commit timestamp. Readers see the
@@ -175,7 +175,7 @@ impl MvccEngine {
             self.clock.clone(),
             self.storage.clone(),
             ld.dir.clone(),
-            engine_memory::log::schema_fingerprint(&self.schema),
+            self.schema.fingerprint(),
             self.checkpoint_log_bytes,
             from,
         );
@@ -457,7 +457,7 @@ fn open_log(
 )> {
     let st = &*opts.storage;
     // The same fingerprint as the memory engine's: table names, row sizes, indexes.
-    let fp = engine_memory::log::schema_fingerprint(schema);
+    let fp = schema.fingerprint();
     let logging = opts.log != LogMode::Off;
     // The database is the log: --db and --log-dir name one place.
     let dir = api::place::one_dir(opts.db_dir.as_deref(), opts.log_dir.as_deref(), ONE_DIR)?;
@@ -473,12 +473,13 @@ fn open_log(
         let tmp = storage::temp::create("mvcc")
             .map_err(|e| api::Error::fatal(format!("cannot create a log directory: {e}")))?;
         let ld = recovery::log_dir(tmp.path());
-        let tail = recovery::create(&ld, st, fp)?;
+        let tail = ld.create_tail(st, fp).map_err(api::Error::Fatal)?;
         return Ok((Some(tail), Some(ld), None, Some(tmp)));
     };
     let ld = recovery::log_dir(&dir);
-    // Asked of the memory engine's descriptor: its files' names are its own business.
-    if <engine_memory::MemoryEngine as Engine>::owns_dir(st, &dir) {
+    // The memory engine's own list (`MemoryEngine::owns_dir` asks the same), kept in
+    // `storage` so that this engine need not depend on that one.
+    if api::place::any_exists(st, &dir, storage::valuelog::identity::memory::OWNED) {
         return Err(api::Error::fatal(format!(
             "{} holds a memory-engine log: the mvcc engine does not open it, refused",
             dir.display()
@@ -528,6 +529,6 @@ fn open_log(
             dir.display()
         )));
     }
-    let tail = recovery::create(&ld, st, fp)?;
+    let tail = ld.create_tail(st, fp).map_err(api::Error::Fatal)?;
     Ok((Some(tail), Some(ld), None, None))
 }

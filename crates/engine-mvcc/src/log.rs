@@ -87,7 +87,7 @@ pub const HEADER: HeaderFormat = HeaderFormat {
     kind: "log",
     what: "an mvcc-engine log",
     version_hint: "",
-    others: &[&engine_memory::log::HEADER],
+    others: &[&storage::valuelog::identity::memory::LOG],
 };
 
 /// The load marker `MARKER_FILE`: magic `MARKER_MAGIC`, `u32` version, `u32` zero,
@@ -117,6 +117,11 @@ pub fn append(buf: &mut Vec<u8>, ts: u64, table: u32, key: &[u8], row: Option<&[
         Some(r) => (KIND_PUT, r),
         None => (KIND_TOMB, &[][..]),
     };
+    // What `RECORDS` accepts on reading is what is written.
+    debug_assert!(
+        ts != 0 && ts < crate::version::MAX_TS,
+        "a logged timestamp {ts} out of range"
+    );
     storage::valuelog::append_record(buf, ts, table, kind, key, row);
 }
 
@@ -134,6 +139,16 @@ impl InFlight<'_> {
     /// The commit timestamp the commit took.
     #[inline]
     pub fn set_ts(&self, ts: u64) {
+        // Set once, between `commit_start` and the drop; 0 and `COMMITTING` mean "none".
+        debug_assert_eq!(
+            self.0.load(Relaxed),
+            COMMITTING,
+            "the timestamp of a commit set twice"
+        );
+        assert!(
+            ts != 0 && ts != COMMITTING,
+            "commit timestamp {ts} out of range"
+        );
         self.0.store(ts, SeqCst);
     }
 }
@@ -231,6 +246,12 @@ impl Logger {
     #[inline]
     pub fn commit_start(&self, worker: usize) -> InFlight<'_> {
         let slot = &self.inflight[worker];
+        // One commit in flight per worker: the last one's guard was dropped.
+        debug_assert_eq!(
+            slot.load(Relaxed),
+            0,
+            "worker {worker}: a commit already in flight"
+        );
         slot.store(COMMITTING, SeqCst);
         InFlight(slot)
     }
@@ -273,6 +294,10 @@ impl Logger {
     /// (`Restart::prepare`), then a restart block (records
     /// above `durable` written before it are void).
     fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
+        assert!(
+            *offset >= FILE_HEADER_BYTES as u64,
+            "a restart block inside the file header"
+        );
         if let Err(msg) = r.prepare(file, *offset, &self.path) {
             self.fail(msg);
             return false;
@@ -312,6 +337,12 @@ impl Logger {
             // earlier one. (Between taking its timestamp and its last append a commit
             // waits only for committers with smaller timestamps.)
             let c = clock.load(SeqCst);
+            // The clock starts at or above the recovered durable timestamp and only
+            // grows: the durable timestamp stated by consecutive blocks never goes back.
+            assert!(
+                c >= last_d,
+                "the clock {c} is below the durable timestamp {last_d}"
+            );
             fence(SeqCst);
             for f in self.inflight.iter() {
                 rt::wait_until(rt::WaitKind::Latch, None, || {
@@ -325,6 +356,7 @@ impl Logger {
                 .drain(&mut spare, &self.mark, |b| block.extend_from_slice(b));
             let payload = block.len() - BLOCK_HEADER_BYTES;
             let (count, top) = RECORDS.scan(&block[BLOCK_HEADER_BYTES..]);
+            debug_assert!(payload == 0 || count > 0, "a payload without records");
             max_rec = max_rec.max(top);
             // A block without records only states a durable timestamp that covers
             // records already written above the last stated one.

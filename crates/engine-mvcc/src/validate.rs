@@ -23,6 +23,12 @@ impl MvccWorker<'_> {
     /// Every version read is still the newest committed one as of commit timestamp `ts`
     /// (versions above it are this transaction's own, aborted, or committed later).
     fn validate_reads(&self, ts: u64) -> bool {
+        // The snapshot was read below the commit timestamp, while pinned.
+        debug_assert!(
+            self.rts < ts && self.guard.is_some(),
+            "validating at {ts}, read at {}",
+            self.rts
+        );
         self.reads.iter().all(|r| {
             // SAFETY: the transaction is still pinned; objects are retired via the epoch.
             let o: &Obj = unsafe { &*r.obj };
@@ -100,13 +106,32 @@ impl MvccWorker<'_> {
         let committing = PENDING | COMMITTING | self.me;
         for w in &self.writes {
             // SAFETY: this transaction's own versions, pinned.
-            unsafe { (*w.ver).begin.store(committing, SeqCst) };
+            let (o, v) = unsafe { (&*w.obj, &*w.ver) };
+            // First writer wins: each version written is still its object's head,
+            // pending and this transaction's (no other writer can replace it).
+            debug_assert_eq!(
+                v.begin.load(Relaxed),
+                PENDING | self.me,
+                "a version not pending and own"
+            );
+            debug_assert_eq!(
+                o.head.load(Relaxed),
+                w.ver,
+                "a version written is not its chain's head"
+            );
+            v.begin.store(committing, SeqCst);
         }
         // Announced to the flusher before the timestamp is taken: it states no durable
         // timestamp at or above this commit's until the records below are appended (or
         // validation failed). Dropped on every return.
         let flight = e.logger.as_ref().map(|l| l.commit_start(self.id));
         let ts = e.clock.fetch_add(1, SeqCst) + 1;
+        // The clock only grows, and this transaction's snapshot was read from it before.
+        assert!(
+            ts > self.rts,
+            "commit timestamp {ts} not above the read timestamp {}",
+            self.rts
+        );
         if let Some(f) = &flight {
             f.set_ts(ts);
         }
@@ -114,6 +139,7 @@ impl MvccWorker<'_> {
             return Err(Error::fatal("the mvcc engine's timestamps are used up"));
         }
         let stamped = committing | ts << TS_SHIFT;
+        debug_assert_eq!(committing_ts(stamped), ts, "the timestamp fits its field");
         for w in &self.writes {
             // SAFETY: as above.
             unsafe { (*w.ver).begin.store(stamped, SeqCst) };
@@ -135,27 +161,22 @@ impl MvccWorker<'_> {
         }
         for w in &self.writes {
             // SAFETY: as above; from here on the version is immutable.
-            unsafe { (*w.ver).begin.store(ts, Release) };
+            let v = unsafe { &*w.ver };
+            // Still ours and committing: nobody else stamps or aborts another's version.
+            debug_assert_eq!(
+                v.begin.load(Relaxed),
+                stamped,
+                "a version changed while committing"
+            );
+            v.begin.store(ts, Release);
             self.gcq.push_back(GcEntry {
                 obj: w.obj,
                 table: w.table,
                 ts,
             });
         }
-        // The log records, all under one short hold of this worker's buffer lock (the
-        // flusher drains whole transactions); then the commit is no longer in flight.
-        let mut full = None;
-        if let Some(l) = &e.logger {
-            rt::point(rt::Point::Ctx(rt::Component::LogInsert));
-            let mut b = l.buffer(self.id);
-            for w in &self.writes {
-                // SAFETY: this transaction's versions and objects, stamped, still pinned.
-                let (o, v) = unsafe { (&*w.obj, &*w.ver) };
-                let row = (!v.tomb.load(Relaxed)).then(|| v.row());
-                crate::log::append(&mut b, ts, w.table, o.key(), row);
-            }
-            full = l.full(self.id, &b);
-        }
+        // The log records; then the commit is no longer in flight.
+        let full = self.append_log(ts);
         drop(flight);
         WorkerStats::add(&st.commits, 1);
         self.finish();
@@ -179,6 +200,26 @@ impl MvccWorker<'_> {
         Ok(())
     }
 
+    /// The commit's log records (timestamp `ts`), all under one short hold of this
+    /// worker's buffer lock (the flusher drains whole transactions). With the buffer
+    /// full, the drain count to wait past once the commit is over (`Logger::full`).
+    fn append_log(&self, ts: u64) -> Option<u64> {
+        let l = self.e.logger.as_ref()?;
+        rt::point(rt::Point::Ctx(rt::Component::LogInsert));
+        let mut b = l.buffer(self.id);
+        for w in &self.writes {
+            // SAFETY: this transaction's versions and objects, stamped, still pinned.
+            let (o, v) = unsafe { (&*w.obj, &*w.ver) };
+            let row = (!v.tomb.load(Relaxed)).then(|| v.row());
+            crate::log::append(&mut b, ts, w.table, o.key(), row);
+        }
+        debug_assert!(
+            b.len() >= self.writes.len() * crate::log::RECORD_HEADER_BYTES,
+            "a write without its log record"
+        );
+        l.full(self.id, &b)
+    }
+
     pub(crate) fn abort_txn(&mut self) {
         let Some(g) = self.guard.as_ref() else {
             return;
@@ -188,6 +229,11 @@ impl MvccWorker<'_> {
         for w in self.writes.iter().rev() {
             // SAFETY: this transaction's own version and object, pinned.
             let (o, v) = unsafe { (&*w.obj, &*w.ver) };
+            // Never stamped: a commit that stamped its versions returned `Ok`.
+            debug_assert!(
+                !is_committed(v.begin.load(Relaxed)),
+                "aborting a committed version"
+            );
             let next = v.next.load(Acquire);
             let took = o.head.compare_exchange(w.ver, next, AcqRel, Acquire);
             assert!(

@@ -24,6 +24,10 @@ pub const TS_SHIFT: u32 = 16;
 pub const WORKER_MASK: u64 = (1 << TS_SHIFT) - 1;
 /// Commit timestamps stay below this (they share the word with the flags above).
 pub const MAX_TS: u64 = 1 << 45;
+// A committing word holds the flags, a timestamp below `MAX_TS` shifted by `TS_SHIFT` and
+// the worker below it, without overlap; `ABORTED` is none of them.
+const _: () = assert!(((MAX_TS - 1) << TS_SHIFT) & (PENDING | COMMITTING) == 0);
+const _: () = assert!(PENDING & COMMITTING == 0 && ABORTED & !(PENDING | COMMITTING) != 0);
 
 #[inline]
 pub fn is_committed(b: u64) -> bool {
@@ -144,7 +148,7 @@ pub struct Obj {
     // `key_len` key bytes follow.
 }
 
-/// Where engine-memory's hash index finds a value's key: values are `Obj` addresses,
+/// Where memindex's hash index finds a value's key: values are `Obj` addresses,
 /// and an object holds its primary key after its header.
 pub struct ObjKeys;
 

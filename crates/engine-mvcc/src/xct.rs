@@ -129,7 +129,7 @@ pub(crate) fn same_secondary_keys(t: &Table, key: &[u8], old: &[u8], new: &[u8])
 
 /// Take object `o` (primary key `key`, a row `row` of it) out of the table's indexes.
 /// `prune`: emptied B+tree leaves leave the tree (collected deletes, not undone inserts:
-/// see engine-memory's `BTree::remove_and_prune`).
+/// see memindex's `BTree::remove_and_prune`).
 /// `on_change` gets each leaf or bucket change (a transaction forgives its own).
 pub(crate) fn unindex(
     t: &Table,

@@ -415,7 +415,7 @@ fn damaged_lone_and_foreign_checkpoints_and_a_cut_log_are_refused() {
     std::fs::remove_file(c.join(log::LOG_FILE)).unwrap();
     refused(&c, "is missing");
     let c = copy("memory");
-    let mut m = engine_memory::checkpoint::HEADER
+    let mut m = storage::valuelog::identity::memory::CKPT
         .encode(&FileHeader {
             database_id: 1,
             schema: 2,
@@ -453,7 +453,7 @@ fn a_delete_before_log_from_still_beats_an_older_write_after_it() {
         std::fs::create_dir_all(&d).unwrap();
         let header = FileHeader {
             database_id: 42,
-            schema: engine_memory::log::schema_fingerprint(&schema()),
+            schema: schema().fingerprint(),
         };
         let mut f = log::HEADER.encode(&header).to_vec();
         let block = |f: &mut Vec<u8>, d: u64, recs: &[(u64, Option<u8>)]| {

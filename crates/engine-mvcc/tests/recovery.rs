@@ -457,7 +457,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) {
     std::fs::create_dir_all(d).unwrap();
     let header = FileHeader {
         database_id: 42,
-        schema: engine_memory::log::schema_fingerprint(&schema()),
+        schema: schema().fingerprint(),
     };
     let mut f = log::HEADER.encode(&header).to_vec();
     for (durable, kind, records) in blocks {
@@ -565,7 +565,7 @@ fn foreign_missing_and_unasked_files_are_refused() {
             "memory-log",
             Box::new(|p: &Path| {
                 let mut b = std::fs::read(p.join(log::LOG_FILE)).unwrap();
-                b[0..8].copy_from_slice(engine_memory::log::FILE_MAGIC);
+                b[0..8].copy_from_slice(storage::valuelog::identity::memory::FILE_MAGIC);
                 std::fs::write(p.join(log::LOG_FILE), b).unwrap();
             }),
             "a memory-engine log",
@@ -650,7 +650,11 @@ fn foreign_missing_and_unasked_files_are_refused() {
     // A memory-engine database directory.
     let mem = dir.path().join("mem");
     std::fs::create_dir_all(&mem).unwrap();
-    std::fs::write(mem.join(engine_memory::log::LOG_FILE), b"OLTPMLOG").unwrap();
+    std::fs::write(
+        mem.join(storage::valuelog::identity::memory::LOG_FILE),
+        b"OLTPMLOG",
+    )
+    .unwrap();
     let err = one_line(open(&opts(&mem, LogMode::Sync, 1)));
     assert!(err.contains("memory-engine log"), "{err}");
     assert!(!mem.join(log::LOG_FILE).exists());

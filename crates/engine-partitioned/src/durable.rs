@@ -22,17 +22,6 @@ use storage::{Open, Storage};
 /// Rows inserted per transaction while reading a snapshot back.
 const ROWS_PER_LOAD_TXN: usize = 10_000;
 
-/// A table layout fingerprint (names, row sizes, index kinds), so a database is never
-/// opened with another workload's schema.
-pub fn schema_fingerprint(s: &Schema) -> u32 {
-    storage::logfile::schema_fingerprint(s.tables.iter().map(|t| storage::logfile::TableShape {
-        name: &t.name,
-        row_size: t.row_size,
-        primary: t.primary as u8,
-        secondary: t.secondary.iter().map(|x| (x.name.as_str(), x.unique)),
-    }))
-}
-
 /// The files of a database directory.
 pub struct Dir {
     pub dir: PathBuf,
@@ -203,7 +192,7 @@ pub fn open<W: Worker>(
 ) -> Result<Opened> {
     let st = &*opts.storage;
     let logging = opts.log != LogMode::Off;
-    let fp = schema_fingerprint(schema);
+    let fp = schema.fingerprint();
     let none = Opened {
         durability: None,
         commands: None,
@@ -617,15 +606,12 @@ mod tests {
         s
     }
 
-    /// The fingerprint is the shared one and keeps the value both engines computed
-    /// before it moved to `storage` (memory-engine logs of earlier builds carry it).
+    /// The fingerprint is the one the in-memory engines share (`Schema::fingerprint`)
+    /// and keeps the value it had when each engine computed its own (snapshots of
+    /// earlier builds carry it).
     #[test]
-    fn the_schema_fingerprint_is_the_shared_one_and_keeps_its_value() {
-        assert_eq!(schema_fingerprint(&sample()), 0x2901_568f);
-        assert_eq!(
-            engine_memory::log::schema_fingerprint(&sample()),
-            schema_fingerprint(&sample())
-        );
-        assert_eq!(schema_fingerprint(&Schema::new()), 0);
+    fn the_schema_fingerprint_keeps_its_value() {
+        assert_eq!(sample().fingerprint(), 0x2901_568f);
+        assert_eq!(Schema::new().fingerprint(), 0);
     }
 }

@@ -51,6 +51,9 @@ pub const BLOCK_MAGIC: u32 = 0x4B4C_4250; // "PBLK"
 pub const FILE_HEADER_BYTES: usize = storage::logfile::HEADER_BYTES;
 pub const BLOCK_HEADER_BYTES: usize = storage::valuelog::BLOCK_HEADER_BYTES;
 pub const COMMAND_HEADER_BYTES: usize = 8;
+// A command's header is its transaction type and input length (`u32` each), which holds
+// any input.
+const _: () = assert!(COMMAND_HEADER_BYTES == 4 + 4 && MAX_INPUT_BYTES <= u32::MAX as usize);
 /// How often the flusher writes when no `Sync` commit asks sooner.
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// Largest block payload the reader accepts (a sanity limit against corrupt lengths).

@@ -37,6 +37,10 @@ pub const MAX_CHUNK_BYTES: usize = 1 << 28;
 /// End-chunk payload bytes: format 2 (rows, log offset, commands) and format 1 (rows).
 const END_BYTES: usize = 24;
 const END_BYTES_V1: usize = 8;
+// A chunk header is its magic, payload bytes, row count and checksum; the end chunk's
+// payload three `u64`s (format 1: one); the payload length field holds any chunk.
+const _: () = assert!(CHUNK_HEADER_BYTES == 4 * 4 && END_BYTES == 3 * 8 && END_BYTES_V1 == 8);
+const _: () = assert!(CHUNK_BYTES <= MAX_CHUNK_BYTES && MAX_CHUNK_BYTES <= u32::MAX as usize);
 
 /// The snapshot's file header; bytes 12..16 hold the table count (`tag: None`).
 pub const HEADER: HeaderFormat = HeaderFormat {

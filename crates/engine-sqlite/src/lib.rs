@@ -204,6 +204,104 @@ impl SqliteEngine {
         .map_err(sql_err)?;
         t.commit().map_err(sql_err)
     }
+
+    /// Open's last phase for a database found on disk: it is oltpscope's, of this
+    /// workload and scale (`fingerprint`), and its load finished.
+    fn check_ours(&self) -> Result<()> {
+        let c = self.connect()?;
+        let not_ours = || {
+            Error::fatal(format!(
+                "{} is not a database oltpscope made: remove it or rerun with --reload",
+                self.path.display()
+            ))
+        };
+        let has_meta: bool = c
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'oltpscope_meta'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(|_| not_ours())?
+            > 0;
+        if !has_meta {
+            return Err(not_ours());
+        }
+        if meta(&c, "schema")?.as_deref() != Some(fingerprint(&self.maps).as_str()) {
+            return Err(Error::fatal(format!(
+                "{} holds the tables of another workload or scale: remove it or rerun \
+                 with --reload",
+                self.path.display()
+            )));
+        }
+        if meta(&c, "loaded")?.is_none() {
+            return Err(Error::fatal(format!(
+                "the load did not finish: remove {} or rerun with --reload",
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Open's first phase: the database's directory (`--db`, or a temporary one), made if
+/// the run may create a database.
+fn place(opts: &EngineOptions) -> Result<(PathBuf, Option<storage::temp::TempDir>)> {
+    let (dir, tmp) = match &opts.db_dir {
+        Some(d) => (d.clone(), None),
+        None => {
+            // storage::temp's naming: an interrupted run's driver removes it, and
+            // the next run removes one a killed process left.
+            let t = storage::temp::create("sqlite")?;
+            (t.path().to_path_buf(), Some(t))
+        }
+    };
+    if !dir.exists() {
+        if !opts.create {
+            return Err(Error::fatal(format!(
+                "{} does not exist: there is no database to open",
+                dir.display()
+            )));
+        }
+        std::fs::create_dir_all(&dir)?;
+    }
+    Ok((dir, tmp))
+}
+
+/// Open's second phase: the database file in `dir`, removed first on `--reload`, created
+/// (with `maps`' tables) when there is none and the run may create one, never over
+/// other files. Returns its path and whether it held a database already.
+fn database_file(
+    dir: &Path,
+    opts: &EngineOptions,
+    maps: &[TableMap],
+    sync: SyncMode,
+) -> Result<(PathBuf, bool)> {
+    let path = dir.join(DB_FILE);
+    let mut exists = path.exists();
+    if opts.reload && !opts.read_only && exists {
+        for f in own_files(dir) {
+            std::fs::remove_file(&f)?;
+        }
+        exists = false;
+    }
+    if !exists {
+        if !opts.create || opts.read_only {
+            return Err(Error::fatal(format!(
+                "{} holds no SQLite database (no {DB_FILE})",
+                dir.display()
+            )));
+        }
+        if let Some(f) = std::fs::read_dir(dir)?.next() {
+            return Err(Error::fatal(format!(
+                "{} is not empty and holds no SQLite database (found {}): refusing to \
+                 create one over it",
+                dir.display(),
+                f?.file_name().to_string_lossy()
+            )));
+        }
+        SqliteEngine::create(&path, maps, sync)?;
+    }
+    Ok((path, exists))
 }
 
 fn connect(path: &Path, flags: OpenFlags, sync: SyncMode) -> Result<Connection> {
@@ -289,49 +387,8 @@ impl Engine for SqliteEngine {
             .map(TableMap::new)
             .collect::<std::result::Result<Vec<_>, String>>()
             .map_err(|e| Error::fatal(format!("sqlite: {e}")))?;
-        let (dir, tmp) = match &opts.db_dir {
-            Some(d) => (d.clone(), None),
-            None => {
-                // storage::temp's naming: an interrupted run's driver removes it, and
-                // the next run removes one a killed process left.
-                let t = storage::temp::create("sqlite")?;
-                (t.path().to_path_buf(), Some(t))
-            }
-        };
-        if !dir.exists() {
-            if !opts.create {
-                return Err(Error::fatal(format!(
-                    "{} does not exist: there is no database to open",
-                    dir.display()
-                )));
-            }
-            std::fs::create_dir_all(&dir)?;
-        }
-        let path = dir.join(DB_FILE);
-        let mut exists = path.exists();
-        if opts.reload && !opts.read_only && exists {
-            for f in own_files(&dir) {
-                std::fs::remove_file(&f)?;
-            }
-            exists = false;
-        }
-        if !exists {
-            if !opts.create || opts.read_only {
-                return Err(Error::fatal(format!(
-                    "{} holds no SQLite database (no {DB_FILE})",
-                    dir.display()
-                )));
-            }
-            if let Some(f) = std::fs::read_dir(&dir)?.next() {
-                return Err(Error::fatal(format!(
-                    "{} is not empty and holds no SQLite database (found {}): refusing to \
-                     create one over it",
-                    dir.display(),
-                    f?.file_name().to_string_lossy()
-                )));
-            }
-            Self::create(&path, &maps, own.sync)?;
-        }
+        let (dir, tmp) = place(opts)?;
+        let (path, exists) = database_file(&dir, opts, &maps, own.sync)?;
         let sql = maps
             .iter()
             .map(|m| TableSql {
@@ -351,37 +408,7 @@ impl Engine for SqliteEngine {
             maps,
         };
         if exists {
-            let c = e.connect()?;
-            let not_ours = || {
-                Error::fatal(format!(
-                    "{} is not a database oltpscope made: remove it or rerun with --reload",
-                    e.path.display()
-                ))
-            };
-            let has_meta: bool = c
-                .query_row(
-                    "SELECT count(*) FROM sqlite_master WHERE name = 'oltpscope_meta'",
-                    [],
-                    |r| r.get::<_, i64>(0),
-                )
-                .map_err(|_| not_ours())?
-                > 0;
-            if !has_meta {
-                return Err(not_ours());
-            }
-            if meta(&c, "schema")?.as_deref() != Some(fingerprint(&e.maps).as_str()) {
-                return Err(Error::fatal(format!(
-                    "{} holds the tables of another workload or scale: remove it or rerun \
-                     with --reload",
-                    e.path.display()
-                )));
-            }
-            if meta(&c, "loaded")?.is_none() {
-                return Err(Error::fatal(format!(
-                    "the load did not finish: remove {} or rerun with --reload",
-                    e.path.display()
-                )));
-            }
+            e.check_ours()?;
         }
         Ok(e)
     }

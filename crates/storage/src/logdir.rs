@@ -15,6 +15,7 @@
 use crate::logfile::{
     Header, HeaderFormat, LoadMarker, MarkFile, MarkerFormat, Restart, HEADER_BYTES,
 };
+use crate::valuelog::LogEnd;
 use crate::{File, Open, Storage};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -251,6 +252,35 @@ impl LogDir {
                 marked: o.marker.log_bytes.max(read_from),
             }),
         }
+    }
+
+    /// Recover from the existing log (the file is only read): `open` it (`append`: for
+    /// writing after), run the engine's `replay` over it (the file and its path), take
+    /// from what replay returns its valid end, its durable counter and where it began
+    /// reading (`found`: nothing before it is made durable again), refuse a log that
+    /// ends before its durable mark (`check_end`), and with `append` say where the
+    /// flusher continues (`recovered_tail`). Nothing is written here: the flusher cuts a
+    /// torn tail and writes the restart block before its first block
+    /// (`LogTail::restart`). `fatal` makes this module's refusals the engine's errors.
+    pub fn recover<R, E>(
+        &self,
+        st: &dyn Storage,
+        append: bool,
+        fatal: fn(String) -> E,
+        replay: impl FnOnce(&dyn File, &Path) -> Result<R, E>,
+        found: impl FnOnce(&R) -> (LogEnd, u64, u64),
+    ) -> Result<(R, Option<LogTail>), E> {
+        let o = self.open(st, append).map_err(fatal)?;
+        let r = replay(&*o.file, self.log.as_path())?;
+        let (end, durable, read_from) = found(&r);
+        debug_assert!(
+            end.valid >= HEADER_BYTES as u64,
+            "a valid log holds its header"
+        );
+        self.check_end(end.valid, &o.marker).map_err(fatal)?;
+        let tail = append
+            .then(|| self.recovered_tail(o, end.valid, end.torn_bytes > 0, durable, read_from));
+        Ok((r, tail))
     }
 
     /// The log's verified header.

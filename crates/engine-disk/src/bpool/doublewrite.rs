@@ -62,6 +62,11 @@ const _: () = assert!(
     32 + SLOTS * ENTRY <= PAGE_SIZE,
     "the descriptor must fit a page"
 );
+// An entry is its page id, the image's checksum and 4 zero bytes; the page count field
+// (`u32`) holds `SLOTS`; the ring has room for a batch while the last one's data-file
+// writes become durable.
+const _: () = assert!(ENTRY == 8 + 4 + 4);
+const _: () = assert!(SLOTS <= u32::MAX as usize && REGIONS >= 2);
 
 /// Pages on their way to the data file, laid out as the double-write file's batch
 /// (descriptor page, then one sealed image per page) so the batch reaches `dw` in one
@@ -97,6 +102,8 @@ impl Batch {
     }
     /// Add page `pid`; returns its (zeroed) image to fill, then `seal`.
     pub fn push(&mut self, pid: u64) -> &mut Page {
+        // The buffer is the descriptor page and one image per page id.
+        debug_assert_eq!(self.bytes.len(), (1 + self.pids.len()) * PAGE_SIZE);
         self.pids.push(pid);
         let at = self.bytes.len();
         self.bytes.resize(at + PAGE_SIZE, 0);
@@ -105,6 +112,8 @@ impl Batch {
     /// Add page `pid` as a copy of `src` (one copy, no zeroing first); returns the
     /// image, to `seal` once the log is durable past it.
     pub fn push_copy(&mut self, pid: u64, src: &Page) -> &mut Page {
+        debug_assert_eq!(self.bytes.len(), (1 + self.pids.len()) * PAGE_SIZE);
+        assert!(pid != page::NO_PAGE, "a batch image of the null page id");
         self.pids.push(pid);
         let at = self.bytes.len();
         self.bytes.extend_from_slice(&src[..]);
@@ -126,6 +135,10 @@ impl Batch {
     /// a double-write file: unit tests of pages and trees).
     pub fn write_unprotected(&self, data: &dyn File) -> Result<()> {
         for i in 0..self.len() {
+            debug_assert!(
+                page::verify(self.page(i), self.pid(i)).is_ok(),
+                "an unsealed image"
+            );
             write_page(data, self.pid(i), self.page(i))?;
         }
         Ok(())
@@ -294,12 +307,22 @@ impl DoubleWrite {
         from: usize,
         k: usize,
     ) -> Result<()> {
+        assert!(
+            (1..=SLOTS).contains(&k) && from + k <= b.len(),
+            "a round of {k} pages from {from}"
+        );
+        assert!(
+            w.seq >= 1 && w.synced_below <= w.seq,
+            "the ring's numbers went wrong"
+        );
         // The region's previous batch (number seq - REGIONS) must be durable in the
         // data file before its copies are overwritten.
         if w.seq > REGIONS as u64 && w.synced_below <= w.seq - REGIONS as u64 {
             data.sync_data().map_err(io_err)?;
             w.synced_below = w.seq;
         }
+        // The region's last batch is durable in the data file: its copies may go.
+        debug_assert!(w.seq <= REGIONS as u64 || w.synced_below > w.seq - REGIONS as u64);
         // The descriptor is built in the buffer page right before the round's first image
         // (the descriptor page for the first round; for a later one the previous round's
         // last image, saved and put back), so the round reaches `dw` in one write.
@@ -387,6 +410,11 @@ impl DoubleWrite {
             });
         }
         out.sort_by_key(|r| r.seq);
+        // One batch per region, numbered apart (a batch goes to region `(seq - 1) % REGIONS`).
+        debug_assert!(
+            out.windows(2).all(|p| p[0].seq < p[1].seq),
+            "two regions of one batch"
+        );
         Ok(out)
     }
 

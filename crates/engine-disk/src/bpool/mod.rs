@@ -170,13 +170,26 @@ impl PageGuard<'_> {
     /// the append, so a concurrent checkpoint cannot miss it), append, stamp the LSN.
     pub fn log(&mut self, log: &Log, rec: &Rec<'_>, txn: Option<(&AtomicU64, &AtomicU64)>) -> u64 {
         self.mark_dirty(log);
+        let before = self.lsn();
         let lsn = log.append(rec, txn);
+        // WAL: a page's LSN only grows (redo skips records at or below it), and the
+        // page is dirty since at most this record (a checkpoint's redo point covers it).
+        assert!(
+            lsn > before,
+            "page {}: LSN {lsn} not above {before}",
+            self.pid()
+        );
+        debug_assert!(self.frame().rec_lsn.load(Ordering::Relaxed) <= lsn);
         page::set_lsn(self.page_mut(), lsn);
         lsn
     }
     pub fn mark_dirty(&self, log: &Log) {
         assert_eq!(self.mode, Mode::X, "page dirtied under a shared latch");
         let fr = self.frame();
+        debug_assert!(
+            fr.pin.load(Ordering::Relaxed) > 0,
+            "dirtied an unpinned frame"
+        );
         if !fr.dirty.load(Ordering::Relaxed) {
             fr.rec_lsn.store(log.next_lsn(), Ordering::Relaxed);
             fr.dirty.store(true, Ordering::Release);
@@ -311,6 +324,7 @@ impl BufferPool {
                         f,
                         mode,
                     };
+                    debug_assert!(!fr.io.load(Ordering::Relaxed), "a hit handed out mid-read");
                     count_request(&g);
                     return Ok(g);
                 }
@@ -320,6 +334,9 @@ impl BufferPool {
             assert!(fr.latch.try_x(), "a free frame was latched");
             {
                 let mut sh = crate::latch::write(lock);
+                // The frame is ours alone: unmapped, pinned once (by `get_frame`).
+                debug_assert_eq!(fr.page_id.load(Ordering::Relaxed), NO_PAGE);
+                debug_assert_eq!(fr.pin.load(Ordering::Relaxed), 1);
                 if sh.map.contains_key(&pid) {
                     drop(sh);
                     fr.latch.release(Mode::X);
@@ -340,6 +357,11 @@ impl BufferPool {
                 self.give_back(f);
                 return Err(e);
             }
+            // A page just read is its disk image: clean, and from this database's past.
+            debug_assert!(
+                page::lsn(data) < self.log.next_lsn()
+                    || page::page_type(data) == PageType::Free as u8
+            );
             fr.dirty.store(false, Ordering::Relaxed);
             fr.referenced.store(true, Ordering::Relaxed);
             fr.io.store(false, Ordering::Release);
@@ -388,6 +410,7 @@ impl BufferPool {
     /// A frame for a page just allocated with `alloc_page` (never on disk): zeroed,
     /// X-latched, no read.
     pub fn fix_new(&self, pid: u64) -> Result<PageGuard<'_>> {
+        assert!(pid != NO_PAGE, "fix_new of the null page id");
         let f = self.get_frame()?;
         let fr = &self.frames[f as usize];
         assert!(fr.latch.try_x(), "a free frame was latched");
@@ -412,11 +435,13 @@ impl BufferPool {
     }
 
     fn read_page(&self, pid: u64, data: &mut Page) -> Result<()> {
+        assert!(pid != NO_PAGE, "a read of the null page id");
         let file = &*self.file;
         let got = rt::blocking(rt::WaitKind::PageIo, || {
             file.read_full_at(&mut data[..], pid * PAGE_SIZE as u64)
         })
         .map_err(crate::log::io_err)?;
+        debug_assert!(got <= PAGE_SIZE, "read {got} bytes into a page");
         data[got..].fill(0); // past the end of the file: never written
         self.stats.reads.fetch_add(1, Ordering::Relaxed);
         let t = page::verify(data, pid)?;
@@ -434,6 +459,12 @@ impl BufferPool {
 
     fn give_back(&self, f: u32) {
         let fr = &self.frames[f as usize];
+        // The free list owns the one pin `get_frame` handed out.
+        debug_assert_eq!(
+            fr.pin.load(Ordering::Relaxed),
+            1,
+            "a frame given back while pinned by others"
+        );
         fr.page_id.store(NO_PAGE, Ordering::Release);
         fr.dirty.store(false, Ordering::Relaxed);
         crate::latch::lock(&self.free).push(f);
@@ -510,6 +541,13 @@ impl BufferPool {
                     continue;
                 }
             }
+            // A victim is clean (written back above) and pinned by us alone: nobody can
+            // reach it through the page table once it leaves it.
+            assert!(
+                !fr.dirty.load(Ordering::Acquire),
+                "evicting dirty page {pid}"
+            );
+            debug_assert_eq!(fr.pin.load(Ordering::Relaxed), 1);
             sh.map.remove(&pid);
             fr.page_id.store(NO_PAGE, Ordering::Release);
             drop(sh);
@@ -724,7 +762,8 @@ impl BufferPool {
         if fr.page_id.load(Ordering::Acquire) != pid {
             return None;
         }
-        fr.pin.fetch_add(1, Ordering::Acquire);
+        let prev = fr.pin.fetch_add(1, Ordering::Acquire);
+        assert!(prev < u32::MAX, "pin count overflow on page {pid}");
         drop(sh);
         Some(pid)
     }
@@ -778,6 +817,10 @@ impl BufferPool {
     /// Pages dirty since before `lsn` are to be written by the cleaner (a checkpoint's
     /// begin: the next checkpoint's redo point can then pass it).
     pub fn set_flush_target(&self, lsn: u64) {
+        debug_assert!(
+            lsn <= self.log.next_lsn(),
+            "a flush target past the log's end"
+        );
         self.flush_target.fetch_max(lsn, Ordering::AcqRel);
     }
 
@@ -849,6 +892,11 @@ impl BufferPool {
     /// Write a sealed page that lives outside the frames (the catalog) with the same
     /// torn-page protection, and sync it.
     pub fn write_through(&self, pid: u64, page: &Page) -> Result<()> {
+        // Sealed by the caller: a page written without its checksum would read as damaged.
+        debug_assert!(
+            page::verify(page, pid).is_ok(),
+            "page {pid} written through unsealed"
+        );
         self.may_write()?;
         let mut w = self.take_buf();
         w.batch.push_copy(pid, page);

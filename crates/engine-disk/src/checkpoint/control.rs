@@ -11,6 +11,8 @@ pub const CONTROL: &str = "control";
 const MAGIC: &[u8; 8] = b"OLTPDISK";
 const VERSION: u32 = 1;
 const BYTES: usize = 64;
+// The checksum (`[48..52)`, the last field) lies inside the file.
+const _: () = assert!(48 + 4 <= BYTES);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {

@@ -84,6 +84,8 @@ fn cycle_through(start: u64, waits: &FxHashMap<u64, LockId>, table: &LockTable) 
         out.clear();
         table.latch(l).blockers(u, l, &mut out);
         for &v in &out {
+            // A request never waits for its own transaction.
+            debug_assert_ne!(v, u, "txn {u} blocks itself on {l:?}");
             if v == start {
                 return true;
             }

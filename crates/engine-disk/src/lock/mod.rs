@@ -383,6 +383,13 @@ impl LockManager {
         if self.acquire(txn, id, own, mode, nowait)?.is_none() {
             return Ok(false);
         }
+        // The intention protocol: granted only under the intention locks it needs.
+        debug_assert!(
+            txn.covers(id, mode) && (0..n).all(|i| txn.covers(anc[i], need)),
+            "lock: {id:?} in {} granted without its ancestors' {}",
+            mode.name(),
+            need.name()
+        );
         if own.is_none() {
             if instant {
                 self.release_one(txn, id);
@@ -541,6 +548,13 @@ impl LockManager {
         all.clear();
         txn.scratch = all;
         txn.tables.clear();
+        // What it keeps is parked (or revoked by another since): none stays in use.
+        debug_assert!(
+            txn.kept
+                .values()
+                .all(|k| k.slot.load(Ordering::Relaxed) != IN_USE),
+            "lock: txn {id} keeps a lock still in use after release_all"
+        );
         if txn.registered {
             self.detector.forget(id);
             txn.registered = false;
@@ -605,6 +619,8 @@ impl LockManager {
     ) -> api::Result<Option<LockMode>> {
         debug_assert_eq!(held, txn.held(id), "lock: caller passed a stale held mode");
         let target = held.map_or(mode, |h| h.supremum(mode));
+        // An upgrade never gives up what was held.
+        debug_assert!(target.covers(mode) && held.is_none_or(|h| target.covers(h)));
         if held == Some(target) {
             return Ok(held);
         }
@@ -641,7 +657,8 @@ impl LockManager {
         if let Some(slot) = slot {
             txn.kept.insert(id, Kept { mode: target, slot });
         }
-        txn.held.insert(id, target);
+        let was = txn.held.insert(id, target);
+        assert_eq!(was, held, "lock: {id:?} changed hands while being acquired");
         txn.counters.acquired += 1;
         if held.is_some() {
             txn.counters.upgrades += 1;
@@ -749,6 +766,12 @@ impl LockManager {
             .expect("escalation: table counted");
         e.fine -= fine_dropped;
         e.retry_at = e.fine.saturating_add(threshold);
+        // The table lock now covers every lock dropped; what stays was not implied.
+        debug_assert!(txn.held(tid).is_some_and(|m| m == target));
+        debug_assert!(!txn
+            .held
+            .iter()
+            .any(|(&l, &m)| { l != tid && l.table() == Some(table) && target.implies_below(m) }));
     }
 }
 

@@ -44,6 +44,29 @@ const SUP: [[LockMode; 5]; 5] = [
     /* X   */ [X, X, X, X, X],
 ];
 
+// The matrices are those of a lock hierarchy, checked as the crate builds: the
+// compatibility is symmetric; the supremum commutative, idempotent and an upper bound
+// that covers both modes, and a mode compatible with it is compatible with both.
+const _: () = {
+    let mut a = 0;
+    while a < 5 {
+        assert!(SUP[a][a] as usize == a);
+        let mut b = 0;
+        while b < 5 {
+            let s = SUP[a][b] as usize;
+            assert!(COMPAT[a][b] == COMPAT[b][a] && s == SUP[b][a] as usize);
+            assert!(SUP[s][a] as usize == s && SUP[s][b] as usize == s);
+            let mut c = 0;
+            while c < 5 {
+                assert!(!COMPAT[s][c] || (COMPAT[a][c] && COMPAT[b][c]));
+                c += 1;
+            }
+            b += 1;
+        }
+        a += 1;
+    }
+};
+
 /// `COMPAT_MASK[a]`: bit `b` set when `a` and `b` are compatible. Lets a lock head test a
 /// request against the set of granted modes (one bit per mode) in one AND.
 pub(super) const COMPAT_MASK: [u8; 5] = {

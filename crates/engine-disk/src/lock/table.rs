@@ -102,11 +102,24 @@ impl Head {
     }
 
     fn add_granted(&mut self, m: LockMode) {
+        // Granted only where it is compatible with the others (conversions: with the
+        // others but the converting holder, whose old mode is removed first).
+        debug_assert!(
+            m.compatible_with_mask(self.mask),
+            "lock head: {} granted over {:#b}",
+            m.name(),
+            self.mask
+        );
         self.counts[m.index()] += 1;
         self.mask |= m.bit();
     }
 
     fn remove_granted(&mut self, m: LockMode) {
+        debug_assert!(
+            self.mask & m.bit() != 0,
+            "lock head: {} removed but not granted",
+            m.name()
+        );
         let c = &mut self.counts[m.index()];
         assert!(
             *c > 0,
@@ -251,6 +264,28 @@ impl Head {
             self.converting,
             "lock head: converting count disagrees with the queue"
         );
+        debug_assert!(
+            LockMode::ALL
+                .iter()
+                .all(|m| (self.mask & m.bit() != 0) == (self.counts[m.index()] > 0)),
+            "lock head: the mask disagrees with the granted counts"
+        );
+        debug_assert_eq!(
+            self.counts.iter().sum::<u32>() as usize,
+            self.queue.iter().filter(|r| r.granted).count(),
+            "lock head: granted counts disagree with the queue"
+        );
+        // The lock manager's one promise: the modes granted to different transactions
+        // are compatible.
+        debug_assert!(
+            self.queue.iter().filter(|r| r.granted).all(|a| self
+                .queue
+                .iter()
+                .filter(|b| b.granted && b.txn != a.txn)
+                .all(|b| a.mode.compatible(b.mode))),
+            "lock head {:?}: incompatible modes granted",
+            self.id
+        );
     }
 }
 
@@ -272,6 +307,10 @@ fn want(s: &Slot) -> bool {
 }
 
 fn grant(r: &mut Request, wake: &mut Vec<Arc<Waiter>>) {
+    debug_assert!(
+        r.granted && r.convert.is_none(),
+        "a waiter woken before its request is granted"
+    );
     let w = r
         .waiter
         .take()

@@ -85,6 +85,34 @@ impl End {
             rows: le64(&b[24..]),
         }
     }
+
+    /// Where a log's replay starts after this checkpoint (the file `ckpt`): the deletes
+    /// from `tomb_from`, every record from `log_from`, returned in that order. The log
+    /// `f` (at `path`) must reach `log_from`: a shorter one lost what the checkpoint
+    /// relies on, and is refused.
+    pub fn replay_from(
+        &self,
+        ckpt: &Path,
+        f: &dyn File,
+        path: &Path,
+    ) -> Result<(u64, u64), String> {
+        debug_assert!(
+            self.tomb_from <= self.log_from,
+            "a checkpoint's deletes start after its records"
+        );
+        let len = f
+            .len()
+            .map_err(|e| format!("log file {}: {e}", path.display()))?;
+        if self.log_from > len {
+            return Err(format!(
+                "checkpoint file {} continues at byte {} of log file {}, which is {len} bytes long: refused, the files are left as they are",
+                ckpt.display(),
+                self.log_from,
+                path.display()
+            ));
+        }
+        Ok((self.tomb_from, self.log_from))
+    }
 }
 
 fn refuse(path: &Path, why: String) -> String {

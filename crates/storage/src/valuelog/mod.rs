@@ -31,6 +31,7 @@
 //! does not know `api`).
 
 pub mod checkpoint;
+pub mod identity;
 
 use crate::logfile::{crc, le32, le64, Header, HeaderFormat, HEADER_BYTES};
 use crate::File;
@@ -51,6 +52,10 @@ pub const BLOCK_END: u32 = 2;
 /// Payload of an end block: `u64` log_from, tomb_from, durable counter, rows.
 pub const END_BYTES: usize = 32;
 pub const RECORD_HEADER_BYTES: usize = 18;
+// A record's header is its stamp, table, body length, kind and key length; the end
+// block's payload four `u64`s; a block's length field (`u32`) holds any block.
+const _: () = assert!(RECORD_HEADER_BYTES == 8 + 4 + 4 + 1 + 1 && END_BYTES == 4 * 8);
+const _: () = assert!(MAX_BLOCK_BYTES <= u32::MAX as usize);
 /// Record kinds every value log has: the whole row; the key's deletion (no body).
 pub const KIND_PUT: u8 = 1;
 pub const KIND_DELETE: u8 = 2;
@@ -300,6 +305,15 @@ impl<'a> Block<'a> {
     pub fn end(&self) -> u64 {
         self.offset + (BLOCK_HEADER_BYTES + self.payload.len()) as u64
     }
+}
+
+/// The refusal of a replayed log (at `path`) in which two rows of `table` share a key of
+/// a unique secondary index: a damaged log, or another database's.
+pub fn duplicate_unique_key(path: &Path, table: &str) -> String {
+    format!(
+        "log file {}: two rows of table {table} share a key of a unique secondary index (a damaged or foreign log): refused",
+        path.display()
+    )
 }
 
 /// Where the valid log ends.

@@ -263,3 +263,28 @@ fn a_checkpoint_is_whole_or_refused() {
     f.extend_from_slice(&block(2, &[(0x100, b"a", None)]));
     refused(&f, &HDR, "holds a record that is not a row");
 }
+
+#[test]
+fn a_checkpoint_past_the_end_of_its_log_is_refused() {
+    let sim = SimStorage::new(3);
+    let bytes = log_of(&[block(1, &[(0x100, b"k", Some(b"row"))])]);
+    sim.write_file(Path::new("/d/v.log"), &bytes);
+    let f = sim.open(Path::new("/d/v.log"), crate::Open::Read).unwrap();
+    let len = bytes.len() as u64;
+    let end = |log_from| vc::End {
+        log_from,
+        tomb_from: log_from - 1,
+        durable: 1,
+        rows: 0,
+    };
+    let (ckpt, log) = (Path::new("/d/t.ckpt"), Path::new("/d/v.log"));
+    // The log reaches the checkpoint's end (also exactly): replay starts there.
+    assert_eq!(end(len).replay_from(ckpt, &*f, log), Ok((len - 1, len)));
+    assert_eq!(end(40).replay_from(ckpt, &*f, log), Ok((39, 40)));
+    // A log shorter than where the checkpoint continues lost what it relies on.
+    let e = end(len + 1).replay_from(ckpt, &*f, log).unwrap_err();
+    assert_eq!(
+        e,
+        format!("checkpoint file /d/t.ckpt continues at byte {} of log file /d/v.log, which is {len} bytes long: refused, the files are left as they are", len + 1)
+    );
+}
