@@ -492,17 +492,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         !c.no_load,
         "add --no-load to run on it, or --reload to discard it and load again",
     )?;
-    let json = JsonOut::open(c.json.as_deref())?;
-    let out = match &c.out {
-        Some(p) => match lab::results::ResultsDir::create(p) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                json.abandon();
-                return Err(e);
-            }
-        },
-        None => None,
-    };
+    let (json, out) = JsonOut::open_with_dir(c.json.as_deref(), c.out.as_deref())?;
     // Every refusal from here on removes the outputs this command created.
     let abandon = |out: Option<lab::results::ResultsDir>, e: String| {
         json.abandon();

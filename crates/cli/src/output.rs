@@ -62,6 +62,22 @@ impl JsonOut {
         }
     }
 
+    /// `--json` and `--out` of one command, both checked before any work: a results
+    /// directory that cannot be made takes back the JSON file opened for it.
+    pub fn open_with_dir(
+        json: Option<&Path>,
+        out: Option<&Path>,
+    ) -> Result<(JsonOut, Option<lab::results::ResultsDir>), String> {
+        let json = JsonOut::open(json)?;
+        match out.map(lab::results::ResultsDir::create).transpose() {
+            Ok(dir) => Ok((json, dir)),
+            Err(e) => {
+                json.abandon();
+                Err(e)
+            }
+        }
+    }
+
     /// The command failed: remove the file if this command created it.
     pub fn abandon(&self) {
         if let JsonOut::File {

@@ -124,17 +124,7 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
 
 pub fn simulate(c: &SimOpts, workload: runspec::Workload) -> Result<(), String> {
     let cfg = config(c)?;
-    let json = JsonOut::open(c.json.as_deref())?;
-    let out = match &c.out {
-        Some(p) => match lab::results::ResultsDir::create(p) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                json.abandon();
-                return Err(e);
-            }
-        },
-        None => None,
-    };
+    let (json, out) = JsonOut::open_with_dir(c.json.as_deref(), c.out.as_deref())?;
     match simulate_into(c, workload, cfg, &json) {
         Ok(value) => match out {
             Some(o) => {
