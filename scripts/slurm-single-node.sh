@@ -1,6 +1,6 @@
 #!/bin/bash
 # A one-node SLURM on this machine for testing `oltpscope sweep --emit slurm` and
-# `oltpscope merge` (crates/cli/tests/slurm.rs, OLTPSCOPE_SLURM_TESTS=1): installs
+# `oltpscope merge` (crates/cli/tests/all/slurm.rs, OLTPSCOPE_SLURM_TESTS=1): installs
 # Debian's slurm-wlm and munge if missing, writes a minimal slurm.conf naming this
 # host, and starts munged, slurmctld and slurmd if they are not running. Needs root.
 # Idempotent: a second run only checks that the node is up.

@@ -9,12 +9,21 @@
 //! aside), and never accept an outcome a
 //! serializable engine could not produce.
 //!
-//! [`crash`]: the engine-generic crash test on the simulated disk.
+//! [`crash`]: the engine-generic crash test on the simulated disk. [`logged`]: the
+//! fixture of the logging in-memory engines' recovery tests. [`tests!`]: the suite as
+//! `#[test]` functions.
 //!
 //! A crate of its own, a dev-dependency of the engines' tests: the API (`api`) must
 //! never know an engine, and this suite needs one (the serial oracle, `engine_serial`).
 
 pub mod crash;
+pub mod logged;
+mod suite;
+
+// For `tests!`, which expands in the engines' test crates.
+pub use suite::KINDS;
+#[doc(hidden)]
+pub use {api, rt};
 
 use api::key::Key;
 use api::typed::{KeyEnc, Part, SqlType};

@@ -1,0 +1,11 @@
+//! The integration tests of this crate in one binary, one module per former test file:
+//! the crate and its dependencies' generic code are then compiled and linked once, not
+//! once per file (issue 39, the test build's cost). `cargo test -p cachesim --test all
+//! MODULE::` runs one module's tests.
+
+mod attribution;
+mod cachegrind_agreement;
+mod common;
+mod simulate;
+mod threads_warmup;
+mod three_c_reference;

@@ -1,0 +1,70 @@
+//! `--interleave N` from the command line: the memory engine runs the micro-benchmark
+//! (string keys, both index kinds) and TPC-B with its transactions interleaved at index
+//! probes and passes the checks; bad values, the other engines and a clash with
+//! `--coroutines` or `--rate` get one error line and exit code 2.
+
+use crate::common;
+use common::{assert_bad_input, oltpscope};
+
+#[test]
+fn interleaved_runs_pass_their_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: &[&[&str]] = &[
+        &[
+            "micro",
+            "--columns",
+            "string",
+            "--index",
+            "hash",
+            "--keys",
+            "20000",
+        ],
+        &[
+            "micro",
+            "--columns",
+            "string",
+            "--index",
+            "btree",
+            "--keys",
+            "20000",
+        ],
+        &[
+            "micro", "--mode", "update", "--rows", "4", "--keys", "20000", "--index", "hash",
+        ],
+        &["tpcb", "--threads", "2"],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        let json = dir.path().join(format!("r{i}.json"));
+        let mut a = vec!["run"];
+        a.extend_from_slice(args);
+        a.extend(["--interleave", "4", "--txns", "3000", "--warmup", "0"]);
+        a.extend(["--json", json.to_str().unwrap()]);
+        let (code, out, err) = oltpscope(&a);
+        assert_eq!(code, 0, "{a:?}\nstdout: {out}\nstderr: {err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["checks"]["passed"], true, "{a:?}: {}", v["checks"]);
+        assert_eq!(v["coroutines"], 4, "{a:?}");
+        assert_eq!(v["config"]["interleave"], true, "{a:?}");
+        // Several switches per transaction: at probes, not only at waits.
+        let switches = v["coroutine_switches"].as_u64().unwrap();
+        assert!(switches > 3000, "{a:?}: {switches} switches");
+    }
+}
+
+#[test]
+fn bad_interleave_uses_give_one_line_and_exit_code_2() {
+    let cases: &[&[&str]] = &[
+        &["run", "micro", "--interleave", "0"],
+        &["run", "micro", "--interleave", "lots"],
+        &["run", "micro", "--interleave", "5000"],
+        &["run", "micro", "--interleave", "4", "--engine", "disk"],
+        &["run", "tpcb", "--interleave", "2", "--engine", "serial"],
+        &["run", "micro", "--interleave", "4", "--coroutines", "4"],
+        &["run", "micro", "--interleave", "4", "--rate", "1000"],
+        &["load", "micro", "--interleave", "2"],
+    ];
+    for args in cases {
+        assert_bad_input(args);
+    }
+}

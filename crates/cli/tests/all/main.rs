@@ -1,0 +1,29 @@
+//! The integration tests of this crate in one binary, one module per former test file:
+//! the crate and its dependencies' generic code are then compiled and linked once, not
+//! once per file (issue 39, the test build's cost). `cargo test -p oltpscope --test all
+//! MODULE::` runs one module's tests.
+
+mod browser;
+mod cli;
+mod common;
+mod coroutines;
+mod crashtest_engines;
+mod damage;
+mod damage_inmemory;
+mod dbdir_safety;
+mod interleave;
+mod lab;
+mod limits_and_signals;
+mod log_default;
+mod memory_recovery;
+mod mvcc_recovery;
+mod partitioned_checkpoints;
+mod partitioned_recovery;
+mod profile;
+mod real_systems;
+mod run_file_and_progress;
+mod simulate_validation;
+mod slurm;
+mod sql_engines;
+mod stats;
+mod steps;

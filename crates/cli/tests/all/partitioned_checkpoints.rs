@@ -1,0 +1,129 @@
+//! The partitioned engine's checkpoints through the command line: a run with a small
+//! `--checkpoint-log` takes checkpoints (the report's engine statistics count them),
+//! frees the log before the newest snapshot's position (its allocated size shrinks
+//! below its length), `check` passes; a log cut before the snapshot's position is
+//! refused in one line with exit code 2 and every file left as it was; the option is
+//! refused on an engine without checkpoints.
+
+use crate::common;
+use common::{cut, oltpscope, snapshot};
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The log position a format-2 snapshot covers: its end chunk's last two words.
+fn snapshot_position(db: &Path) -> (u64, u64) {
+    let b = std::fs::read(db.join("partitioned.snap")).unwrap();
+    let n = b.len();
+    let le = |x: &[u8]| u64::from_le_bytes(x.try_into().unwrap());
+    (le(&b[n - 16..n - 8]), le(&b[n - 8..]))
+}
+
+#[test]
+fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let json = dir.path().join("report.json");
+    let (code, out, err) = oltpscope(&[
+        "run",
+        "tpcb",
+        "--engine",
+        "partitioned",
+        "--db",
+        s(&db),
+        "--log",
+        "async",
+        "--threads",
+        "2",
+        "--duration",
+        "3",
+        "--warmup",
+        "0",
+        "--checkpoint-log",
+        "64KB",
+        "--json",
+        s(&json),
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("consistency checks: all passed"), "{out}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let log = &report["engine_stats"]["log"];
+    let checkpoints = log["checkpoints"].as_u64().unwrap();
+    assert!(checkpoints >= 2, "{log}");
+    assert!(log["checkpoint_error"].is_null(), "{log}");
+    assert!(log["punch_hole"].is_null(), "ext4 punches holes: {log}");
+    let pause = log["last_checkpoint"]["pause_us"].as_u64().unwrap();
+    assert!(pause > 0, "{log}");
+
+    // The log before the snapshot's position is freed: it takes less disk than its
+    // length (by at least the freed pages).
+    let lp = db.join("partitioned.log");
+    let meta = std::fs::metadata(&lp).unwrap();
+    let (offset, commands) = snapshot_position(&db);
+    assert!(commands > 0 && offset > 8192, "({offset}, {commands})");
+    assert!(offset <= meta.len());
+    let allocated = meta.blocks() * 512;
+    assert!(
+        allocated + (offset / 4096 * 4096 - 4096) <= meta.len() + 4096,
+        "allocated {allocated} of {} bytes, freed up to {offset}",
+        meta.len()
+    );
+
+    let (code, out, err) = oltpscope(&["check", "tpcb", "--db", s(&db)]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("consistency checks all passed"), "{out}");
+
+    // Cut before the snapshot's position: refused by `check` and by `run --no-load`,
+    // one line, exit 2, files unchanged.
+    cut(&lp, offset - 1);
+    let before = snapshot(&db);
+    for args in [
+        vec!["check", "tpcb", "--db", s(&db)],
+        vec![
+            "run",
+            "tpcb",
+            "--db",
+            s(&db),
+            "--no-load",
+            "--log",
+            "async",
+            "--txns",
+            "10",
+        ],
+    ] {
+        let (code, out, err) = oltpscope(&args);
+        assert_eq!(code, 2, "{args:?}: stdout: {out}\nstderr: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("error:")
+                && err.contains("snapshot's commands end")
+                && err.contains("refused"),
+            "{err}"
+        );
+        assert_eq!(snapshot(&db), before, "{args:?} changed a file");
+    }
+}
+
+#[test]
+fn checkpoint_log_is_refused_on_an_engine_without_checkpoints() {
+    let (code, _, err) = oltpscope(&[
+        "run",
+        "tpcb",
+        "--engine",
+        "disk",
+        "--txns",
+        "10",
+        "--checkpoint-log",
+        "1MB",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--checkpoint-log is an option of the memory, mvcc and partitioned engines"),
+        "{err}"
+    );
+}
