@@ -13,7 +13,8 @@ use api::{
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::path::Path;
-use storage::logfile::MarkerFormat;
+use storage::logfile::{Header, HeaderFormat, LoadMarker, MarkerFormat};
+use storage::valuelog::{BLOCK_HEADER_BYTES, RECORD_HEADER_BYTES};
 
 /// B+tree, 16-byte rows (u64 group, u64 echo of the primary key) with a non-unique
 /// secondary index on the group and a unique one on the echo.
@@ -159,11 +160,52 @@ pub fn commit_inserts<E: Engine>(e: &E, from: u64, n: u64) {
     }
 }
 
-/// An engine's log files, for [`log_cut_before_its_durable_mark_is_refused`].
+/// An engine's log files and formats (its `log` module's), for [`write_log`] and
+/// [`log_cut_before_its_durable_mark_is_refused`].
 pub struct LogFiles {
     pub log: &'static str,
     pub marker: &'static str,
+    pub header: &'static HeaderFormat,
     pub format: &'static MarkerFormat,
+    /// Seals a block: (block, durable epoch or timestamp, records, kind).
+    pub seal_block: fn(&mut [u8], u64, u32, u32),
+}
+
+/// A log written by hand in `d` for a database of `schema`: header, the `blocks`
+/// (durable epoch or timestamp, kind, records), and a load marker at the header's end.
+/// Returns the log's length.
+pub fn write_log(
+    files: &LogFiles,
+    d: &Path,
+    schema: &Schema,
+    blocks: &[(u64, u32, Vec<u8>)],
+) -> u64 {
+    std::fs::create_dir_all(d).unwrap();
+    let header = Header {
+        database_id: 42,
+        schema: schema.fingerprint(),
+    };
+    let mut f = files.header.encode(&header).to_vec();
+    for (durable, kind, records) in blocks {
+        let mut b = vec![0u8; BLOCK_HEADER_BYTES];
+        b.extend_from_slice(records);
+        let mut n = 0;
+        let mut p = &records[..];
+        while !p.is_empty() {
+            let rl = u32::from_le_bytes(p[12..16].try_into().unwrap()) as usize;
+            p = &p[RECORD_HEADER_BYTES + p[17] as usize + rl..];
+            n += 1;
+        }
+        (files.seal_block)(&mut b, *durable, n, *kind);
+        f.extend_from_slice(&b);
+    }
+    std::fs::write(d.join(files.log), &f).unwrap();
+    let m = LoadMarker {
+        database_id: 42,
+        log_bytes: storage::logfile::HEADER_BYTES as u64,
+    };
+    std::fs::write(d.join(files.marker), files.format.encode(&m)).unwrap();
+    f.len() as u64
 }
 
 /// A log cut before its durable mark lost acknowledged commits, which a crash never

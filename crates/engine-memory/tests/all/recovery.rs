@@ -21,6 +21,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The counter of a wide row.
+/// The log's files and formats, for `conformance::logged`.
+const FILES: logged::LogFiles = logged::LogFiles {
+    log: log::LOG_FILE,
+    marker: log::MARKER_FILE,
+    header: &log::HEADER,
+    format: &log::MARKER,
+    seal_block: log::seal_block,
+};
+
 fn wide_count(r: &[u8]) -> u64 {
     u64::from_le_bytes(r[0..8].try_into().unwrap())
 }
@@ -378,32 +387,7 @@ fn an_unfinished_load_is_reported_and_reload_starts_over() {
 
 /// A log written by hand: header, blocks, marker.
 fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) -> u64 {
-    std::fs::create_dir_all(d).unwrap();
-    let header = FileHeader {
-        database_id: 42,
-        schema: schema(true).fingerprint(),
-    };
-    let mut f = log::HEADER.encode(&header).to_vec();
-    for (durable, kind, records) in blocks {
-        let mut b = vec![0u8; log::BLOCK_HEADER_BYTES];
-        b.extend_from_slice(records);
-        let mut n = 0;
-        let mut p = &records[..];
-        while !p.is_empty() {
-            let rl = u32::from_le_bytes(p[12..16].try_into().unwrap()) as usize;
-            p = &p[log::RECORD_HEADER_BYTES + p[17] as usize + rl..];
-            n += 1;
-        }
-        log::seal_block(&mut b, *durable, n, *kind);
-        f.extend_from_slice(&b);
-    }
-    std::fs::write(d.join(log::LOG_FILE), &f).unwrap();
-    let m = LoadMarker {
-        database_id: 42,
-        log_bytes: log::FILE_HEADER_BYTES as u64,
-    };
-    std::fs::write(d.join(log::MARKER_FILE), log::MARKER.encode(&m)).unwrap();
-    f.len() as u64
+    logged::write_log(&FILES, d, &schema(true), blocks)
 }
 
 fn tid(epoch: u64, seq: u64) -> u64 {
@@ -616,11 +600,7 @@ fn a_log_cut_before_its_durable_mark_is_refused() {
         open,
         |d| opts(d, LogMode::Sync, 1),
         read_only,
-        &logged::LogFiles {
-            log: log::LOG_FILE,
-            marker: log::MARKER_FILE,
-            format: &log::MARKER,
-        },
+        &FILES,
         &dir.path().join("db"),
     );
 }
