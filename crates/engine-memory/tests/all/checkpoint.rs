@@ -5,17 +5,13 @@
 //! damaged, missing or foreign checkpoint is refused in one line, no file changed; the
 //! log's prefix is freed (holes) and reads back only with its checkpoint.
 
-use api::{
-    Dir, Engine, EngineOptions, IndexKind, LogMode, Schema, SecondaryDef, Session, TableDef,
-    TableId,
-};
+use api::{Engine, EngineOptions, LogMode, Session};
 use conformance::logged::{self, key, ordered_row, schema, wide_row, Dump};
 use conformance::logged::{T_HASH, T_ORDERED, T_WIDE};
 use engine_memory::checkpoint::{CKPT_FILE, CKPT_TMP};
 use engine_memory::log;
 use engine_memory::{MemoryEngine, MemoryOptions};
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -471,7 +467,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) -> Vec<u64> {
     std::fs::create_dir_all(d).unwrap();
     let header = log::FileHeader {
         database_id: 42,
-        schema: schema().fingerprint(),
+        schema: schema(true).fingerprint(),
     };
     let mut f = log::HEADER.encode(&header).to_vec();
     let mut at = Vec::new();
@@ -495,7 +491,7 @@ fn write_log(d: &Path, blocks: &[(u64, u32, Vec<u8>)]) -> Vec<u64> {
 fn write_ckpt(d: &Path, rows: &[u8], count: u32, end: [u64; 4]) {
     let header = log::FileHeader {
         database_id: 42,
-        schema: schema().fingerprint(),
+        schema: schema(true).fingerprint(),
     };
     let mut f = engine_memory::checkpoint::HEADER.encode(&header).to_vec();
     let mut b = vec![0u8; log::BLOCK_HEADER_BYTES];

@@ -6,16 +6,11 @@
 //! logged as its changes applies on the version it names, whatever the order it is read
 //! in, and one whose version is missing is refused.
 
-use api::{
-    Dir, Engine, EngineOptions, IndexKind, LogMode, Schema, SecondaryDef, Session, TableDef,
-    TableId,
-};
-use conformance::logged::{self, commit_inserts, key, ordered_row, schema, wide_row, Dump};
+use api::{Engine, EngineOptions, IndexKind, LogMode, Schema, Session, TableDef};
+use conformance::logged::{self, key, ordered_row, schema, wide_row, Dump};
 use conformance::logged::{T_HASH, T_ORDERED, T_WIDE};
-use engine_memory::log::{self, FileHeader, LoadMarker};
+use engine_memory::log::{self, LoadMarker};
 use engine_memory::MemoryEngine;
-use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -6,16 +6,12 @@
 //! checkpoints and a log cut before the checkpoint's position are refused with every
 //! file left as it is; a delete before `log_from` beats an older write after it.
 
-use api::{
-    Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Schema, SecondaryDef, Session, TableDef,
-    TableId,
-};
+use api::{Engine, EngineOptions, Error, LogMode, Session};
 use conformance::logged::{self, key, ordered_row, schema, Dump, T_HASH, T_ORDERED};
 use engine_mvcc::checkpoint::{End, CKPT_FILE, CKPT_TMP};
 use engine_mvcc::log::{self, FileHeader, LoadMarker};
 use engine_mvcc::{MvccEngine, MvccOptions};
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -11,15 +11,10 @@
 // (clippy.toml) is for library code.
 #![allow(clippy::too_many_lines)]
 
-use api::{
-    Dir, Engine, EngineOptions, Error, IndexKind, LogMode, Schema, SecondaryDef, Session, TableDef,
-    TableId,
-};
+use api::{Engine, EngineOptions, Error, IndexKind, LogMode, Schema, Session, TableDef};
 use conformance::logged::{self, key, ordered_row, schema, Dump, T_HASH, T_ORDERED};
-use engine_mvcc::log::{self, FileHeader, LoadMarker};
+use engine_mvcc::log::{self, LoadMarker};
 use engine_mvcc::MvccEngine;
-use std::collections::BTreeMap;
-use std::ops::Bound;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
