@@ -324,6 +324,15 @@ fn killed_processes_checkpointing_lose_no_acknowledged_commit() {
     );
 }
 
+/// `test`'s name as the harness knows it: its module path in the test binary (the
+/// crate's tests are one binary, `tests/all`), then its own name.
+fn harness_name(test: &str) -> String {
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::{test}"),
+        None => test.to_string(),
+    }
+}
+
 fn killed(test: &str, checkpoints: bool) {
     if let Ok(v) = std::env::var(CHILD_ENV) {
         let (dir, round) = v.split_once('|').unwrap();
@@ -334,7 +343,7 @@ fn killed(test: &str, checkpoints: bool) {
     for round in 1..=3u64 {
         let before = acked_ids(tmp.path()).len();
         let mut c = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", test, "--nocapture"])
+            .args(["--exact", &harness_name(test), "--nocapture"])
             .env(CHILD_ENV, format!("{}|{round}", dir.display()))
             .stdout(std::process::Stdio::null())
             .spawn()
