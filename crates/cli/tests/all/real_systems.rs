@@ -233,5 +233,5 @@ fn simulate_postgres_traces_the_backends_and_counts_their_transactions() {
         "{}",
         s["by_component"]
     );
-    assert!(s["unmapped_functions"].as_array().unwrap().len() > 0);
+    assert!(!s["unmapped_functions"].as_array().unwrap().is_empty());
 }

@@ -126,7 +126,7 @@ fn a_crash_at_every_step_of_a_checkpoint_loses_nothing() {
             ..Faults::default()
         });
         drop(e);
-        if seed % 2 == 0 {
+        if seed.is_multiple_of(2) {
             sim.crash();
         } else {
             sim.kill();
