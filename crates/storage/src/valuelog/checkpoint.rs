@@ -675,16 +675,24 @@ impl<C: LogClock, R: Rows> Checkpointer<C, R> {
 /// An engine's checkpointer once started, and its thread: started at most once, never
 /// after `stop` (an engine shutting down does not start one behind its back).
 pub struct Slot<C: LogClock, R: Rows> {
-    running: Mutex<(
-        Option<(Arc<Checkpointer<C, R>>, std::thread::JoinHandle<()>)>,
-        bool,
-    )>,
+    state: Mutex<SlotState<C, R>>,
+}
+
+type Running<C, R> = (Arc<Checkpointer<C, R>>, std::thread::JoinHandle<()>);
+
+struct SlotState<C: LogClock, R: Rows> {
+    /// The checkpointer and its thread.
+    running: Option<Running<C, R>>,
+    stopped: bool,
 }
 
 impl<C: LogClock, R: Rows> Default for Slot<C, R> {
     fn default() -> Self {
         Slot {
-            running: Mutex::new((None, false)),
+            state: Mutex::new(SlotState {
+                running: None,
+                stopped: false,
+            }),
         }
     }
 }
@@ -692,7 +700,7 @@ impl<C: LogClock, R: Rows> Default for Slot<C, R> {
 impl<C: LogClock, R: Rows> Slot<C, R> {
     /// The checkpointer, once started.
     pub fn get(&self) -> Option<Arc<Checkpointer<C, R>>> {
-        self.running.lock().0.as_ref().map(|c| c.0.clone())
+        self.state.lock().running.as_ref().map(|c| c.0.clone())
     }
 
     /// Start the thread `name` of the checkpointer `make` builds, unless one was
@@ -702,22 +710,22 @@ impl<C: LogClock, R: Rows> Slot<C, R> {
         name: &str,
         make: impl FnOnce() -> Arc<Checkpointer<C, R>>,
     ) -> Result<(), String> {
-        let mut g = self.running.lock();
-        if g.0.is_some() || g.1 {
+        let mut g = self.state.lock();
+        if g.running.is_some() || g.stopped {
             return Ok(());
         }
         let c = make();
         let h = c.start(name)?;
-        g.0 = Some((c, h));
+        g.running = Some((c, h));
         Ok(())
     }
 
     /// Stop the thread and wait for it (a checkpoint being written is abandoned).
     pub fn stop(&self) {
         let running = {
-            let mut g = self.running.lock();
-            g.1 = true;
-            g.0.take()
+            let mut g = self.state.lock();
+            g.stopped = true;
+            g.running.take()
         };
         if let Some((c, h)) = running {
             c.stop();
