@@ -24,14 +24,13 @@
 //! that recovery could take for whole when it is not.
 
 use crate::catalog::{Catalog, TableData};
-use crate::epoch::Epochs;
-use crate::log::{self, Logger, RecordRef};
+use crate::log::{self, EpochClock, RecordRef};
 use crate::record::{Rec, ABSENT, FLAGS};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering::*};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use storage::logfile::Header;
-use storage::valuelog::checkpoint::{self as vc, CheckpointFormat, Checkpoints};
+use storage::valuelog::checkpoint::{self as vc, CheckpointFormat};
 pub use storage::valuelog::checkpoint::{Done, End, CHECK_INTERVAL, DEFAULT_LOG_BYTES};
 use storage::Storage;
 
@@ -76,70 +75,24 @@ pub fn read(
 }
 
 /// The memory engine's checkpointer (`vc::Checkpointer`, thread "mem-ckpt").
-pub type Checkpointer = vc::Checkpointer<Rows>;
+pub type Checkpointer = vc::Checkpointer<EpochClock, Rows>;
+/// The engine's checkpointer once started (`vc::Slot`).
+pub type Slot = vc::Slot<EpochClock, Rows>;
 
-/// What the memory engine brings to a checkpoint: its log and its scan of the rows.
+/// What the memory engine brings to a checkpoint: its scan of the rows.
 pub struct Rows {
-    catalog: Arc<Catalog>,
-    logger: Arc<Logger>,
-    epochs: Arc<Epochs>,
+    pub catalog: Arc<Catalog>,
 }
 
-/// The checkpointer of the engine's log in `dir` (`recovered`: the checkpoint recovery
-/// started from, and its file's length).
-pub fn checkpointer(
-    catalog: Arc<Catalog>,
-    logger: Arc<Logger>,
-    epochs: Arc<Epochs>,
-    st: Arc<dyn Storage>,
-    dir: PathBuf,
-    schema: u32,
-    log_bytes: Option<u64>,
-    recovered: Option<(End, u64)>,
-) -> Arc<Checkpointer> {
-    let header = Header {
-        database_id: logger.database_id,
-        schema,
-    };
-    let file = logger.file.clone();
-    let ckpts = Checkpoints::new(st, dir, &FORMAT, header, file, log_bytes, recovered);
-    vc::Checkpointer::new(
-        Rows {
-            catalog,
-            logger,
-            epochs,
-        },
-        ckpts,
-    )
-}
-
-impl vc::Source for Rows {
-    fn written(&self) -> u64 {
-        self.logger.io.bytes.load(Acquire)
-    }
-
-    fn failed(&self) -> bool {
-        self.logger.has_failed()
-    }
-
-    fn cut(&self) -> Option<storage::valuelog::Cut> {
-        self.logger.cut()
-    }
-
-    fn scan(&self, w: &mut vc::Writer, stop: &AtomicBool) -> Result<Option<u64>, String> {
+impl vc::Rows for Rows {
+    fn scan(&self, w: &mut vc::Writer, stop: &AtomicBool) -> Result<bool, String> {
         for (ti, t) in self.catalog.tables.iter().enumerate() {
             let mut put = |key: &[u8], tid: u64, row: &[u8]| w.put(ti as u32, key, tid, row);
             if !scan_table(t, stop, &mut put)? {
-                return Ok(None); // stopping
+                return Ok(false); // stopping
             }
         }
-        // Every row read was installed by a commit of an epoch at or below the epoch
-        // now; once it is durable, no row of the checkpoint can be lost by a crash.
-        let epoch = self.epochs.current();
-        self.logger
-            .wait_durable(epoch, &self.epochs)
-            .map_err(|e| format!("checkpoint: {e}"))?;
-        Ok(Some(epoch))
+        Ok(true)
     }
 }
 

@@ -117,7 +117,7 @@ pub struct MemoryEngine {
     /// `open` replayed a log whose load had finished.
     recovered: Option<Replayed>,
     /// The checkpointer (logging on, once the load is done or a log was recovered).
-    ckpt: Mutex<Option<(Arc<checkpoint::Checkpointer>, JoinHandle<()>)>>,
+    ckpt: checkpoint::Slot,
     /// `MemoryOptions::checkpoint_log_bytes`.
     checkpoint_log_bytes: Option<u64>,
 }
@@ -135,7 +135,7 @@ impl MemoryEngine {
 
     /// The latest epoch whose commits are all durable (0 without logging).
     pub fn durable_epoch(&self) -> u64 {
-        self.logger.as_ref().map_or(0, |l| l.durable_epoch())
+        self.logger.as_ref().map_or(0, |l| l.durable())
     }
 
     /// What `open` replayed from an existing log (None: the engine started empty).
@@ -145,7 +145,7 @@ impl MemoryEngine {
 
     /// The checkpointer, once started (tests take checkpoints with it).
     pub fn checkpointer(&self) -> Option<Arc<checkpoint::Checkpointer>> {
-        self.ckpt.lock().as_ref().map(|c| c.0.clone())
+        self.ckpt.get()
     }
 
     /// Start the checkpointer thread (once; logging on, the load done).
@@ -153,27 +153,28 @@ impl MemoryEngine {
         let (Some(l), Some(ld)) = (&self.logger, &self.log_dir) else {
             return Ok(());
         };
-        let mut g = self.ckpt.lock();
-        if g.is_some() || self.shut.load(Acquire) {
-            return Ok(());
-        }
         let from = self
             .recovered
             .as_ref()
             .and_then(|r| r.checkpoint.map(|e| (e, r.checkpoint_bytes)));
-        let c = checkpoint::checkpointer(
-            self.catalog.clone(),
-            l.clone(),
-            self.epochs.clone(),
-            self.storage.clone(),
-            ld.dir.clone(),
-            self.schema.fingerprint(),
-            self.checkpoint_log_bytes,
-            from,
-        );
-        let h = c.start("mem-ckpt").map_err(api::Error::fatal)?;
-        *g = Some((c, h));
-        Ok(())
+        let make = || {
+            let rows = checkpoint::Rows {
+                catalog: self.catalog.clone(),
+            };
+            checkpoint::Checkpointer::new(
+                rows,
+                l.clone(),
+                self.storage.clone(),
+                ld.dir.clone(),
+                &checkpoint::FORMAT,
+                self.schema.fingerprint(),
+                self.checkpoint_log_bytes,
+                from,
+            )
+        };
+        self.ckpt
+            .start_once("mem-ckpt", make)
+            .map_err(api::Error::Fatal)
     }
 }
 
@@ -205,11 +206,11 @@ fn open_log(
         }
         let tmp = storage::temp::create("memory")
             .map_err(|e| api::Error::fatal(format!("cannot create a log directory: {e}")))?;
-        let ld = recovery::log_dir(tmp.path());
+        let ld = log::log_dir(tmp.path());
         let tail = ld.create_tail(st, fp).map_err(api::Error::Fatal)?;
         return Ok((Some(tail), Some(ld), None, Some(tmp)));
     };
-    let ld = recovery::log_dir(dir);
+    let ld = log::log_dir(dir);
     if opts.reload {
         ld.remove_with(st, &[checkpoint::SIDE])
             .map_err(api::Error::Fatal)?;
@@ -299,7 +300,7 @@ impl Engine for MemoryEngine {
     fn remove_db(st: &dyn storage::Storage, dir: &Path, _files: &[PathBuf]) -> Result<()> {
         // Marker before log (as --reload does): a crash in between leaves a log that is
         // still recognised, never a marker alone.
-        recovery::log_dir(dir)
+        log::log_dir(dir)
             .remove_with(st, &[checkpoint::SIDE])
             .map_err(api::Error::Fatal)
     }
@@ -330,7 +331,7 @@ impl Engine for MemoryEngine {
         let logger = match tail {
             None => None,
             Some(tail) => {
-                let (lg, h) = log::Logger::start(tail, workers, epochs.clone())?;
+                let (lg, h) = log::start(tail, workers, epochs.clone())?;
                 threads.push(h);
                 if let (Some(ld), Some(_)) = (&log_dir, &recovered) {
                     // A recovered log's marker holds its mark: the logger advances it.
@@ -355,7 +356,7 @@ impl Engine for MemoryEngine {
             log_dir,
             temp_log_dir,
             recovered,
-            ckpt: Mutex::new(None),
+            ckpt: checkpoint::Slot::default(),
             checkpoint_log_bytes: own.checkpoint_log_bytes,
         };
         if e.recovered.is_some() {
@@ -376,7 +377,7 @@ impl Engine for MemoryEngine {
         // Every load commit took an epoch at or below the current one: once it is
         // durable, the whole load is in the log.
         let e = self.epochs.current();
-        l.wait_durable(e, &self.epochs)?;
+        l.wait_durable(e).map_err(api::Error::Fatal)?;
         // The load marker is the log's durable mark from now on.
         l.io.arm_mark(ld.mark_file(self.storage.clone(), l.database_id), true)
             .map_err(api::Error::Fatal)?;
@@ -401,10 +402,7 @@ impl Engine for MemoryEngine {
             return Ok(());
         }
         // The checkpointer first: it waits for the logger.
-        if let Some((c, h)) = self.ckpt.lock().take() {
-            c.stop();
-            let _ = h.join();
-        }
+        self.ckpt.stop();
         if let Some(l) = &self.logger {
             l.stop();
         }
@@ -424,19 +422,7 @@ impl Engine for MemoryEngine {
             .catalog
             .tables
             .iter()
-            .map(|t| {
-                let (records, mut nodes) = t.primary.census(&g);
-                for s in &t.secondary {
-                    nodes += s.index.census(&g).1;
-                }
-                api::TableSize {
-                    name: t.name.clone(),
-                    records,
-                    heap_pages: None,
-                    index_pages: None,
-                    index_nodes: Some(nodes),
-                }
-            })
+            .map(|t| memindex::index::table_size(&t.name, &t.primary, &t.secondary, &g))
             .collect())
     }
 
@@ -472,16 +458,14 @@ impl Engine for MemoryEngine {
         if let Some(l) = &self.logger {
             v["log"] = serde_json::json!({
                 "path": l.path.display().to_string(),
-                "durable_epoch": l.durable_epoch(),
+                "durable_epoch": l.durable(),
                 "bytes": l.io.bytes.load(Relaxed),
                 "blocks": l.io.blocks.load(Relaxed),
                 "fsyncs": l.io.fsyncs.load(Relaxed),
                 "allocated_bytes": l.file.allocated().ok().flatten(),
                 "checkpoints": 0,
             });
-            if let Some((c, _)) = &*self.ckpt.lock() {
-                c.stats(&mut v["log"]);
-            }
+            self.ckpt.stats(&mut v["log"]);
         }
         v
     }

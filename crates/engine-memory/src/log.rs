@@ -30,14 +30,11 @@
 use crate::epoch::Epochs;
 use crate::record::Rec;
 use api::{Error, Result};
-use crossbeam_utils::CachePadded;
-use parking_lot::MutexGuard;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{fence, AtomicU64, Ordering::*};
+use std::path::Path;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
-use storage::logfile::{io_failure, le64, Watermark, WorkerBuffers};
+use storage::logdir::{LogDir, LogDirFormat};
+use storage::logfile::le64;
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
 use storage::valuelog::{BlockFormat, RecordFormat};
 use storage::File;
@@ -79,12 +76,23 @@ pub const BLOCKS: BlockFormat = BlockFormat {
     magic: BLOCK_MAGIC,
     check_payload: |p, n| RECORDS.check(p, n),
 };
-/// How often the logger drains buffers when no `Sync` commit asks sooner.
-const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
 /// A worker whose buffer holds this much after a commit waits until the logger has
 /// drained it (`Logger::wait_drained`; the limit is shared with the other in-memory
 /// engines' loggers).
 pub use storage::logfile::BUFFER_LIMIT;
+
+/// The log directory's files: the log and its load marker (the durable mark).
+pub const DIR: LogDirFormat = LogDirFormat {
+    log: LOG_FILE,
+    marker: MARKER_FILE,
+    header: &HEADER,
+    marker_format: &MARKER,
+};
+
+/// The log directory `dir`.
+pub fn log_dir(dir: &Path) -> LogDir {
+    LogDir::new(dir, &DIR)
+}
 
 /// Read and verify the header of the log `f` (`path` names it in errors).
 pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
@@ -97,55 +105,52 @@ pub fn seal_block(block: &mut [u8], durable: u64, count: u32, kind: u32) {
     BLOCKS.seal(block, durable, count, kind)
 }
 
-pub struct Logger {
-    /// Per-worker buffers, bounded by `BUFFER_LIMIT`.
-    bufs: WorkerBuffers,
-    /// Per worker: 0, or the epoch of the commit it is installing and appending now
-    /// (`COMMITTING` between announcing the commit and reading the epoch). The logger
-    /// waits for commits of epochs below the one it flushes to finish their appends.
-    inflight: Box<[CachePadded<AtomicU64>]>,
-    /// The durable epoch.
-    mark: Watermark,
-    pub path: PathBuf,
-    pub database_id: u64,
-    /// What has been written: bytes, blocks, fsyncs.
-    pub io: storage::logfile::BlockWriter,
-    /// The log file (the checkpointer frees its prefix, `File::punch_hole`).
-    pub file: Arc<dyn File>,
-    /// Where a checkpoint taken now would start its log (`Cut`), after the last block.
-    cut: parking_lot::Mutex<Option<Cut>>,
-}
-
 /// A place in the log a checkpoint can start from (`storage::valuelog::Cut`).
 pub use storage::valuelog::Cut;
 
-/// `Logger::inflight` of a worker that announced a commit but has not read its epoch.
-const COMMITTING: u64 = u64::MAX;
+/// The group-commit flusher (`storage::valuelog::logger`), counting epochs.
+pub type Logger = storage::valuelog::logger::Logger<EpochClock>;
+/// A commit in flight (`Logger::commit_start`); its counter is the epoch it read.
+pub use storage::valuelog::logger::InFlight;
 
-/// A commit in flight (see `Logger::commit_start`); dropping it ends it.
-pub struct InFlight<'a>(&'a AtomicU64);
+/// This log's clock: a block written now states durable the epoch before the current
+/// one (a commit announced after the read takes the current epoch or a later one).
+pub struct EpochClock(pub Arc<Epochs>);
 
-impl InFlight<'_> {
-    /// The epoch the commit read (its serialization point).
-    #[inline]
-    pub fn set_epoch(&self, e: u64) {
-        // Set once, between `commit_start` and the drop; 0 and `COMMITTING` mean "none".
-        debug_assert_eq!(
-            self.0.load(Relaxed),
-            COMMITTING,
-            "the epoch of a commit set twice"
-        );
-        assert!(e != 0 && e != COMMITTING, "commit epoch {e} out of range");
-        self.0.store(e, SeqCst);
+impl storage::valuelog::logger::LogClock for EpochClock {
+    const THREAD: &'static str = "mem-logger";
+    const RECORDS: RecordFormat = RECORDS;
+    const BLOCKS: BlockFormat = BLOCKS;
+
+    fn durable_now(&self, stopping: bool) -> u64 {
+        if stopping {
+            // Everything committed so far becomes durable.
+            self.0.close(self.0.current());
+        }
+        let e = self.0.current();
+        // Epoch 0 is never current (`Epochs` starts at 1): epoch 0 holds no commit.
+        assert!(e >= 1, "the current epoch is 0");
+        e - 1
+    }
+
+    /// Every commit so far took the current epoch or an earlier one.
+    fn now(&self) -> u64 {
+        self.0.current()
+    }
+
+    /// Close epoch `e` so that the flusher's next round covers it.
+    fn hurry(&self, e: u64) {
+        self.0.close(e);
     }
 }
 
-impl Drop for InFlight<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        // Release: the appends made under it are in the buffer before the logger sees 0.
-        self.0.store(0, Release);
-    }
+/// Start the logger thread appending to `tail`.
+pub fn start(
+    tail: LogTail,
+    workers: usize,
+    epochs: Arc<Epochs>,
+) -> Result<(Arc<Logger>, JoinHandle<()>)> {
+    Logger::start(tail, workers, EpochClock(epochs)).map_err(Error::Fatal)
 }
 
 pub fn append_put(buf: &mut Vec<u8>, tid: u64, table: u32, key: &[u8], row: &[u8]) {
@@ -230,224 +235,6 @@ pub fn apply_runs(row: &mut [u8], mut runs: &[u8]) -> std::result::Result<(), St
 pub use storage::logdir::LogTail;
 
 pub use storage::logfile::Restart;
-
-impl Logger {
-    /// Start the logger thread appending to `tail`.
-    pub fn start(
-        tail: LogTail,
-        workers: usize,
-        epochs: Arc<Epochs>,
-    ) -> Result<(Arc<Logger>, JoinHandle<()>)> {
-        let lg = Arc::new(Logger {
-            bufs: WorkerBuffers::new(workers),
-            inflight: (0..workers)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
-            mark: Watermark::new(tail.durable),
-            path: tail.path.clone(),
-            database_id: tail.database_id,
-            io: storage::logfile::BlockWriter::new(tail.offset),
-            file: tail.file.clone(),
-            cut: parking_lot::Mutex::new(None),
-        });
-        let me = lg.clone();
-        let h = std::thread::Builder::new()
-            .name("mem-logger".into())
-            .spawn(move || {
-                probe::thread_role(probe::Role::LogFlusher);
-                me.run(tail, epochs)
-            })
-            .map_err(|e| Error::fatal(format!("spawn logger thread: {e}")))?;
-        Ok((lg, h))
-    }
-
-    /// A worker's buffer, locked only while a commit appends its records (all of them
-    /// at once, so a transaction's records never straddle two blocks); the flusher
-    /// takes it briefly to drain it, so a worker waits through `rt`.
-    #[inline]
-    pub fn buffer(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
-        self.bufs.lock(worker)
-    }
-
-    /// After a commit appended to `buf` (the locked buffer of `worker`): if the buffer
-    /// is full, the drain count to wait past (`wait_drained`, once the commit is over).
-    #[inline]
-    pub fn full(&self, worker: usize, buf: &MutexGuard<'_, Vec<u8>>) -> Option<u64> {
-        self.bufs.full(worker, buf)
-    }
-
-    /// Wait (through `rt`) until the logger has drained `worker`'s buffer since its
-    /// drain count was `seen`, asking for a flush now. The caller holds no lock and has
-    /// no commit in flight (the logger may be waiting for it).
-    pub fn wait_drained(&self, worker: usize, seen: u64) -> Result<()> {
-        self.bufs
-            .wait_drained(worker, seen, &self.mark)
-            .map_err(Error::Fatal)
-    }
-
-    /// Announce a commit of `worker`, before it reads the epoch (`occ`). Until the
-    /// returned guard is dropped (after the commit's last append, or its abort) the
-    /// logger does not flush past the commit's epoch. SeqCst, paired with the logger's
-    /// fence between its epoch read and its look at `inflight`: either the logger sees
-    /// the commit in flight, or the commit reads an epoch at least the logger's.
-    #[inline]
-    pub fn commit_start(&self, worker: usize) -> InFlight<'_> {
-        let slot = &self.inflight[worker];
-        // One commit in flight per worker: the last one's guard was dropped.
-        debug_assert_eq!(
-            slot.load(Relaxed),
-            0,
-            "worker {worker}: a commit already in flight"
-        );
-        slot.store(COMMITTING, SeqCst);
-        InFlight(slot)
-    }
-
-    pub fn durable_epoch(&self) -> u64 {
-        self.mark.durable()
-    }
-
-    /// Where a checkpoint taken now starts its log (None: no block written yet).
-    pub fn cut(&self) -> Option<Cut> {
-        *self.cut.lock()
-    }
-
-    /// Whether a write or sync failed (nothing more will become durable).
-    #[inline]
-    pub fn has_failed(&self) -> bool {
-        self.mark.has_failed()
-    }
-
-    /// Wait (through `rt`) until epoch `e` is durable, asking for an early flush.
-    pub fn wait_durable(&self, e: u64, epochs: &Epochs) -> Result<()> {
-        if self.mark.durable() >= e {
-            return Ok(());
-        }
-        epochs.close(e);
-        self.mark.wait_durable(e).map_err(Error::Fatal)
-    }
-
-    pub fn error(&self) -> Option<String> {
-        self.mark.error()
-    }
-
-    /// Ask the thread to flush everything and stop (it closes the current epoch first).
-    pub fn stop(&self) {
-        self.mark.stop();
-    }
-
-    fn fail(&self, msg: String) {
-        self.mark.fail(msg);
-    }
-
-    /// A recovered log's first write: its unmarked tail made durable and a torn tail cut
-    /// (`Restart::prepare`), then a restart block (records
-    /// of epochs above `durable` written before it are void).
-    fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
-        assert!(
-            *offset >= FILE_HEADER_BYTES as u64,
-            "a restart block inside the file header"
-        );
-        if let Err(msg) = r.prepare(file, *offset, &self.path) {
-            self.fail(msg);
-            return false;
-        }
-        let mut b = [0u8; BLOCK_HEADER_BYTES];
-        seal_block(&mut b, durable, 0, BLOCK_RESTART);
-        if let Err(err) = file.write_all_at(&b, *offset) {
-            self.fail(io_failure("writing the restart block", &self.path, &err));
-            return false;
-        }
-        *offset += b.len() as u64;
-        true
-    }
-
-    fn run(&self, tail: LogTail, epochs: Arc<Epochs>) {
-        let LogTail {
-            file,
-            mut offset,
-            durable: mut last_d,
-            mut restart,
-            ..
-        } = tail;
-        let mut spare: Vec<Vec<u8>> = (0..self.bufs.workers()).map(|_| Vec::new()).collect();
-        let mut block: Vec<u8> = Vec::with_capacity(1 << 20);
-        // Highest epoch of any record written so far; while it is above the durable
-        // epoch of the last block written, a later block must state a higher one.
-        let mut max_rec_epoch = last_d;
-        // Where `Cut::tomb_from` is found. Before this run's first block every valid
-        // record has an epoch `<= last_d` (later ones are void: restart block).
-        let mut cuts = storage::valuelog::CutTracker::new(last_d, offset);
-        loop {
-            let stopping = self.mark.next_round(FLUSH_INTERVAL);
-            if stopping {
-                // Everything committed so far becomes durable.
-                let e = epochs.current();
-                epochs.close(e);
-            }
-            // A commit that announces itself after this read takes an epoch `>= e`;
-            // one announced before is waited for if its epoch is below `e`, so every
-            // commit of an epoch below `e` has appended its records to its buffer before
-            // the buffers are drained, and after this flush every epoch below `e` is
-            // complete. (Commits hold no lock here; they wait for nothing but the
-            // latches of the index nodes a delete unlinks, so the wait is short.)
-            let e = epochs.current();
-            fence(SeqCst);
-            for f in self.inflight.iter() {
-                rt::wait_until(rt::WaitKind::Latch, None, || {
-                    let p = f.load(SeqCst);
-                    p == 0 || (p != COMMITTING && p >= e)
-                });
-            }
-            block.clear();
-            block.resize(BLOCK_HEADER_BYTES, 0);
-            self.bufs
-                .drain(&mut spare, &self.mark, |b| block.extend_from_slice(b));
-            let payload = block.len() - BLOCK_HEADER_BYTES;
-            // The durable epoch stated by consecutive blocks never goes back.
-            assert!(
-                e > last_d,
-                "the epoch {e} is not above the durable epoch {last_d}"
-            );
-            let durable = e - 1;
-            let (count, top) = RECORDS.scan(&block[BLOCK_HEADER_BYTES..]);
-            // Every commit of an epoch below `e` had appended (the wait above); none of
-            // `e` or later can be durable yet, but its records may be in the block.
-            debug_assert!(payload == 0 || count > 0, "a payload without records");
-            max_rec_epoch = max_rec_epoch.max(top);
-            // A block with no records is written only to state a durable epoch that
-            // covers records already written (a record may carry an epoch above the
-            // durable epoch of the block holding it).
-            let write = payload > 0 || (durable > last_d && max_rec_epoch > last_d);
-            if write {
-                if let Some(r) = restart.take() {
-                    if !self.restart(&*file, &mut offset, r, last_d) {
-                        return;
-                    }
-                }
-                seal_block(&mut block, durable, count, BLOCK_DATA);
-                if let Err(msg) = self
-                    .io
-                    .write_durably(&*file, &mut offset, &block, &self.path)
-                {
-                    self.fail(msg);
-                    return;
-                }
-                last_d = durable;
-                *self.cut.lock() = Some(cuts.block_written(max_rec_epoch, offset, durable));
-            }
-            self.mark.publish(durable);
-            if stopping {
-                // A clean stop leaves the mark at the log's end: a cut of any length
-                // after it is refused.
-                if let Err(msg) = self.io.advance_mark(true) {
-                    self.fail(msg);
-                }
-                return;
-            }
-        }
-    }
-}
 
 /// One record of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -578,7 +365,9 @@ pub fn read_log(path: &Path) -> Result<LogContents> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
+    use std::path::PathBuf;
+    use std::sync::atomic::Ordering::Acquire;
+    use std::time::{Duration, Instant};
 
     /// The header and the marker are format 3's, byte for byte (checksums computed
     /// apart, with Python's zlib.crc32): logs of earlier builds of this format must
@@ -623,7 +412,7 @@ mod tests {
             durable: 0,
             restart: None,
         };
-        let (lg, h) = Logger::start(tail, 2, epochs.clone()).unwrap();
+        let (lg, h) = start(tail, 2, epochs.clone()).unwrap();
         (dir, path, epochs, lg, h)
     }
 
@@ -635,13 +424,13 @@ mod tests {
     fn logger_waits_for_a_commit_in_flight() {
         let (dir, path, epochs, lg, h) = started("inflight", 5);
         let flight = lg.commit_start(1);
-        flight.set_epoch(epochs.current());
+        flight.set(epochs.current());
         epochs.close(5);
         epochs.close(6);
-        lg.mark.request_flush();
+        lg.request_flush();
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(
-            lg.durable_epoch(),
+            lg.durable(),
             0,
             "an epoch was published durable while a commit of it had not appended"
         );
@@ -654,7 +443,7 @@ mod tests {
         );
         drop(flight);
         let t0 = Instant::now();
-        while lg.durable_epoch() < 6 {
+        while lg.durable() < 6 {
             assert!(t0.elapsed() < Duration::from_secs(10), "never durable");
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -693,7 +482,7 @@ mod tests {
         };
         assert!(lg.full(0, &lg.buffer(0)).is_none(), "worker 0 is not full");
         lg.wait_drained(1, seen).unwrap();
-        assert!(lg.bufs.drained_since(1, seen));
+        assert!(lg.drained_since(1, seen));
         assert!(
             lg.buffer(1).len() < BUFFER_LIMIT,
             "the logger took the full buffer"

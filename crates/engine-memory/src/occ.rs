@@ -187,7 +187,7 @@ impl MemoryWorker<'_> {
         fence(SeqCst);
         let epoch = e.epochs.current();
         if let Some(f) = &flight {
-            f.set_epoch(epoch);
+            f.set(epoch);
         }
 
         // Phase 2: validate (every record written still locked by this commit).
@@ -227,11 +227,11 @@ impl MemoryWorker<'_> {
         self.finish();
         // A full buffer: the log is behind; wait for it, with nothing held.
         if let (Some(seen), Some(l)) = (full, &e.logger) {
-            l.wait_drained(self.id, seen)?;
+            l.wait_drained(self.id, seen).map_err(Error::Fatal)?;
         }
         if e.log_mode == LogMode::Sync {
             if let Some(l) = &e.logger {
-                l.wait_durable(epoch, &e.epochs)?;
+                l.wait_durable(epoch).map_err(Error::Fatal)?;
             }
         }
         Ok(())

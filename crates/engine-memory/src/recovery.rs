@@ -29,7 +29,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::Ordering::*;
 pub use storage::logdir::LogDir;
-use storage::logdir::LogDirFormat;
 use storage::valuelog::LogReader;
 use storage::{File, Storage};
 
@@ -408,19 +407,6 @@ fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
             .map_err(|()| fatal(storage::valuelog::duplicate_unique_key(path, &t.name)))?;
     }
     Ok(rows)
-}
-
-/// The log directory's files: the log and its load marker (the durable mark).
-pub const DIR: LogDirFormat = LogDirFormat {
-    log: log::LOG_FILE,
-    marker: log::MARKER_FILE,
-    header: &log::HEADER,
-    marker_format: &log::MARKER,
-};
-
-/// The log directory `dir`.
-pub fn log_dir(dir: &Path) -> LogDir {
-    LogDir::new(dir, &DIR)
 }
 
 /// Recover from the existing log in `ld` into `catalog` (the file is only read).

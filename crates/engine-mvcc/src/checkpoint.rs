@@ -24,13 +24,13 @@
 //! not durable when the file is renamed.
 
 use crate::catalog::{Catalog, Table};
-use crate::log::{self, Logger, RecordRef};
+use crate::log::{self, RecordRef, TsClock};
 use crate::version::{is_committed, Obj};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering::*};
 use std::sync::Arc;
 use storage::logfile::{Header, HeaderFormat};
-use storage::valuelog::checkpoint::{self as vc, CheckpointFormat, Checkpoints};
+use storage::valuelog::checkpoint::{self as vc, CheckpointFormat};
 pub use storage::valuelog::checkpoint::{Done, End};
 use storage::Storage;
 
@@ -86,72 +86,24 @@ pub fn read(
 }
 
 /// The mvcc engine's checkpointer (`vc::Checkpointer`, thread "mvcc-ckpt").
-pub type Checkpointer = vc::Checkpointer<Versions>;
+pub type Checkpointer = vc::Checkpointer<TsClock, Versions>;
+/// The engine's checkpointer once started (`vc::Slot`).
+pub type Slot = vc::Slot<TsClock, Versions>;
 
-/// What the mvcc engine brings to a checkpoint: its log, its clock and its scan of the
-/// newest committed versions.
+/// What the mvcc engine brings to a checkpoint: its scan of the newest versions.
 pub struct Versions {
-    catalog: Arc<Catalog>,
-    logger: Arc<Logger>,
-    clock: Arc<crossbeam_utils::CachePadded<AtomicU64>>,
+    pub catalog: Arc<Catalog>,
 }
 
-/// The checkpointer of the engine's log in `dir` (`recovered`: the checkpoint recovery
-/// started from, and its file's length).
-pub fn checkpointer(
-    catalog: Arc<Catalog>,
-    logger: Arc<Logger>,
-    clock: Arc<crossbeam_utils::CachePadded<AtomicU64>>,
-    st: Arc<dyn Storage>,
-    dir: PathBuf,
-    schema: u32,
-    log_bytes: Option<u64>,
-    recovered: Option<(End, u64)>,
-) -> Arc<Checkpointer> {
-    let header = Header {
-        database_id: logger.database_id,
-        schema,
-    };
-    let file = logger.file.clone();
-    let ckpts = Checkpoints::new(st, dir, &FORMAT, header, file, log_bytes, recovered);
-    vc::Checkpointer::new(
-        Versions {
-            catalog,
-            logger,
-            clock,
-        },
-        ckpts,
-    )
-}
-
-impl vc::Source for Versions {
-    fn written(&self) -> u64 {
-        self.logger.io.bytes.load(Acquire)
-    }
-
-    fn failed(&self) -> bool {
-        self.logger.has_failed()
-    }
-
-    fn cut(&self) -> Option<storage::valuelog::Cut> {
-        self.logger.cut()
-    }
-
-    fn scan(&self, w: &mut vc::Writer, stop: &AtomicBool) -> Result<Option<u64>, String> {
+impl vc::Rows for Versions {
+    fn scan(&self, w: &mut vc::Writer, stop: &AtomicBool) -> Result<bool, String> {
         for (ti, t) in self.catalog.tables.iter().enumerate() {
             let mut put = |key: &[u8], ts: u64, row: &[u8]| w.put(ti as u32, key, ts, row);
             if !scan_table(t, stop, &mut put)? {
-                return Ok(None); // stopping
+                return Ok(false); // stopping
             }
         }
-        // Every version read was stamped with a timestamp the clock had handed out
-        // (a commit takes it before it stamps): once the clock's value now is
-        // durable, no row of the checkpoint can be lost by a crash.
-        let e = self.clock.load(SeqCst);
-        self.logger
-            .wait_durable(e)
-            .map_err(|e| format!("checkpoint: {e}"))?;
-        Ok(Some(e))
+        Ok(true)
     }
 }
 

@@ -125,7 +125,7 @@ pub struct MvccEngine {
     /// `open` replayed a log whose load had finished.
     recovered: Option<Replayed>,
     /// The checkpointer (logging on, once the load is done or a log was recovered).
-    ckpt: Mutex<Option<(Arc<checkpoint::Checkpointer>, JoinHandle<()>)>>,
+    ckpt: checkpoint::Slot,
     /// `MvccOptions::checkpoint_log_bytes`.
     checkpoint_log_bytes: Option<u64>,
 }
@@ -143,7 +143,7 @@ impl MvccEngine {
 
     /// Every commit with a timestamp at or below this is durable (0 without logging).
     pub fn durable_ts(&self) -> u64 {
-        self.logger.as_ref().map_or(0, |l| l.durable_ts())
+        self.logger.as_ref().map_or(0, |l| l.durable())
     }
 
     /// What `open` replayed from an existing log (None: the engine started empty).
@@ -153,7 +153,7 @@ impl MvccEngine {
 
     /// The checkpointer, once started (tests take checkpoints with it).
     pub fn checkpointer(&self) -> Option<Arc<checkpoint::Checkpointer>> {
-        self.ckpt.lock().as_ref().map(|c| c.0.clone())
+        self.ckpt.get()
     }
 
     /// Start the checkpointer thread (once; logging on, the load done).
@@ -161,27 +161,28 @@ impl MvccEngine {
         let (Some(l), Some(ld)) = (&self.logger, &self.log_dir) else {
             return Ok(());
         };
-        let mut g = self.ckpt.lock();
-        if g.is_some() || self.shut.load(Acquire) {
-            return Ok(());
-        }
         let from = self
             .recovered
             .as_ref()
             .and_then(|r| r.checkpoint.map(|e| (e, r.checkpoint_bytes)));
-        let c = checkpoint::checkpointer(
-            self.catalog.clone(),
-            l.clone(),
-            self.clock.clone(),
-            self.storage.clone(),
-            ld.dir.clone(),
-            self.schema.fingerprint(),
-            self.checkpoint_log_bytes,
-            from,
-        );
-        let h = c.start("mvcc-ckpt").map_err(api::Error::fatal)?;
-        *g = Some((c, h));
-        Ok(())
+        let make = || {
+            let rows = checkpoint::Versions {
+                catalog: self.catalog.clone(),
+            };
+            checkpoint::Checkpointer::new(
+                rows,
+                l.clone(),
+                self.storage.clone(),
+                ld.dir.clone(),
+                &checkpoint::FORMAT,
+                self.schema.fingerprint(),
+                self.checkpoint_log_bytes,
+                from,
+            )
+        };
+        self.ckpt
+            .start_once("mvcc-ckpt", make)
+            .map_err(api::Error::Fatal)
     }
 
     /// How many versions the chain of `key` in `table` holds (tests and diagnostics;
@@ -247,7 +248,7 @@ impl Engine for MvccEngine {
 
     fn remove_db(st: &dyn storage::Storage, dir: &Path, _files: &[PathBuf]) -> Result<()> {
         // Marker before log, as --reload does.
-        recovery::log_dir(dir)
+        log::log_dir(dir)
             .remove_with(st, &[checkpoint::SIDE])
             .map_err(api::Error::Fatal)
     }
@@ -278,7 +279,7 @@ impl Engine for MvccEngine {
         let (logger, flusher) = match tail {
             None => (None, None),
             Some(tail) => {
-                let (lg, h) = log::Logger::start(tail, workers, clock.clone())?;
+                let (lg, h) = log::start(tail, workers, clock.clone())?;
                 if let (Some(ld), Some(_)) = (&log_dir, &recovered) {
                     // A recovered log's marker holds its mark: the flusher advances it.
                     lg.io
@@ -305,7 +306,7 @@ impl Engine for MvccEngine {
             log_dir,
             temp_dir,
             recovered,
-            ckpt: Mutex::new(None),
+            ckpt: checkpoint::Slot::default(),
             checkpoint_log_bytes: own.checkpoint_log_bytes,
         };
         if logging && e.recovered.is_some() {
@@ -325,7 +326,7 @@ impl Engine for MvccEngine {
         };
         // Every load commit took a timestamp at or below the clock: once it is durable,
         // the whole load is in the log.
-        l.wait_durable(self.clock())?;
+        l.wait_durable(self.clock()).map_err(api::Error::Fatal)?;
         // The load marker is the log's durable mark from now on.
         l.io.arm_mark(ld.mark_file(self.storage.clone(), l.database_id), true)
             .map_err(api::Error::Fatal)?;
@@ -337,10 +338,7 @@ impl Engine for MvccEngine {
             return Ok(());
         }
         // The checkpointer first: it waits for the flusher.
-        if let Some((c, h)) = self.ckpt.lock().take() {
-            c.stop();
-            let _ = h.join();
-        }
+        self.ckpt.stop();
         let Some(l) = &self.logger else {
             return Ok(());
         };
@@ -373,19 +371,7 @@ impl Engine for MvccEngine {
             .catalog
             .tables
             .iter()
-            .map(|t| {
-                let (records, mut nodes) = t.primary.census(&g);
-                for s in &t.secondary {
-                    nodes += s.index.census(&g).1;
-                }
-                api::TableSize {
-                    name: t.name.clone(),
-                    records,
-                    heap_pages: None,
-                    index_pages: None,
-                    index_nodes: Some(nodes),
-                }
-            })
+            .map(|t| memindex::index::table_size(&t.name, &t.primary, &t.secondary, &g))
             .collect())
     }
 
@@ -420,16 +406,14 @@ impl Engine for MvccEngine {
         if let Some(l) = &self.logger {
             v["log"] = serde_json::json!({
                 "path": l.path.display().to_string(),
-                "durable_ts": l.durable_ts(),
+                "durable_ts": l.durable(),
                 "bytes": l.io.bytes.load(Relaxed),
                 "blocks": l.io.blocks.load(Relaxed),
                 "fsyncs": l.io.fsyncs.load(Relaxed),
                 "allocated_bytes": l.file.allocated().ok().flatten(),
                 "checkpoints": 0,
             });
-            if let Some((c, _)) = &*self.ckpt.lock() {
-                c.stats(&mut v["log"]);
-            }
+            self.ckpt.stats(&mut v["log"]);
         }
         v
     }
@@ -472,11 +456,11 @@ fn open_log(
         }
         let tmp = storage::temp::create("mvcc")
             .map_err(|e| api::Error::fatal(format!("cannot create a log directory: {e}")))?;
-        let ld = recovery::log_dir(tmp.path());
+        let ld = log::log_dir(tmp.path());
         let tail = ld.create_tail(st, fp).map_err(api::Error::Fatal)?;
         return Ok((Some(tail), Some(ld), None, Some(tmp)));
     };
-    let ld = recovery::log_dir(&dir);
+    let ld = log::log_dir(&dir);
     // The memory engine's own list (`MemoryEngine::owns_dir` asks the same), kept in
     // `storage` so that this engine need not depend on that one.
     if api::place::any_exists(st, &dir, storage::valuelog::identity::memory::OWNED) {

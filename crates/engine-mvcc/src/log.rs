@@ -25,14 +25,13 @@
 
 use api::{Error, Result};
 use crossbeam_utils::CachePadded;
-use parking_lot::MutexGuard;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{fence, AtomicU64, Ordering::*};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
-use storage::logfile::{io_failure, HeaderFormat, MarkerFormat, Watermark, WorkerBuffers};
+use storage::logdir::{LogDir, LogDirFormat};
 pub use storage::logfile::{Header as FileHeader, LoadMarker};
+use storage::logfile::{HeaderFormat, MarkerFormat};
 use storage::valuelog::{BlockFormat, RecordFormat};
 use storage::File;
 
@@ -75,9 +74,6 @@ pub const BLOCKS: BlockFormat = BlockFormat {
     check_payload: |p, n| RECORDS.check(p, n),
 };
 
-/// How often the flusher drains buffers when no `Sync` commit asks sooner.
-pub const FLUSH_INTERVAL: Duration = Duration::from_millis(10);
-
 /// The log's file header; a memory-engine log in its place is refused by name.
 pub const HEADER: HeaderFormat = HeaderFormat {
     magic: FILE_MAGIC,
@@ -98,6 +94,19 @@ pub const MARKER: MarkerFormat = MarkerFormat {
     version: FORMAT_VERSION,
     what: "an mvcc-engine load marker",
 };
+
+/// The log directory's files: the log and its load marker (the durable mark).
+pub const DIR: LogDirFormat = LogDirFormat {
+    log: LOG_FILE,
+    marker: MARKER_FILE,
+    header: &HEADER,
+    marker_format: &MARKER,
+};
+
+/// The log directory `dir`.
+pub fn log_dir(dir: &Path) -> LogDir {
+    LogDir::new(dir, &DIR)
+}
 
 /// Read and verify the header of the log `f` (`path` names it in errors).
 pub fn read_header(f: &dyn File, path: &Path) -> Result<FileHeader> {
@@ -129,266 +138,42 @@ pub use storage::logdir::LogTail;
 
 pub use storage::logfile::Restart;
 
-/// `Logger::inflight` of a worker that announced a commit but has no timestamp yet.
-const COMMITTING: u64 = u64::MAX;
-
-/// A commit in flight (see `Logger::commit_start`); dropping it ends it.
-pub struct InFlight<'a>(&'a AtomicU64);
-
-impl InFlight<'_> {
-    /// The commit timestamp the commit took.
-    #[inline]
-    pub fn set_ts(&self, ts: u64) {
-        // Set once, between `commit_start` and the drop; 0 and `COMMITTING` mean "none".
-        debug_assert_eq!(
-            self.0.load(Relaxed),
-            COMMITTING,
-            "the timestamp of a commit set twice"
-        );
-        assert!(
-            ts != 0 && ts != COMMITTING,
-            "commit timestamp {ts} out of range"
-        );
-        self.0.store(ts, SeqCst);
-    }
-}
-
-impl Drop for InFlight<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        // Release: the appends made under it are in the buffer before the flusher sees 0.
-        self.0.store(0, Release);
-    }
-}
-
-pub struct Logger {
-    /// Per-worker buffers, bounded by `storage::logfile::BUFFER_LIMIT`.
-    bufs: WorkerBuffers,
-    /// Per worker: 0, [`COMMITTING`] (announced, no timestamp yet), or the commit
-    /// timestamp of the commit it is validating and appending now.
-    inflight: Box<[CachePadded<AtomicU64>]>,
-    /// The durable timestamp.
-    mark: Watermark,
-    pub path: PathBuf,
-    pub database_id: u64,
-    /// What has been written: bytes, blocks, fsyncs.
-    pub io: storage::logfile::BlockWriter,
-    /// The log file (the checkpointer frees its prefix, `File::punch_hole`).
-    pub file: Arc<dyn File>,
-    /// Where a checkpoint taken now would start its log (`Cut`), after the last block.
-    cut: parking_lot::Mutex<Option<Cut>>,
-}
-
 /// A place in the log a checkpoint can start from (`storage::valuelog::Cut`), with
 /// timestamps for counters.
 pub use storage::valuelog::Cut;
 
-impl Logger {
-    /// Start the flusher thread appending to `tail`; `clock` is the engine's last
-    /// commit timestamp handed out.
-    pub fn start(
-        tail: LogTail,
-        workers: usize,
-        clock: Arc<CachePadded<AtomicU64>>,
-    ) -> Result<(Arc<Logger>, JoinHandle<()>)> {
-        let lg = Arc::new(Logger {
-            bufs: WorkerBuffers::new(workers),
-            inflight: (0..workers)
-                .map(|_| CachePadded::new(AtomicU64::new(0)))
-                .collect(),
-            mark: Watermark::new(tail.durable),
-            path: tail.path.clone(),
-            database_id: tail.database_id,
-            io: storage::logfile::BlockWriter::new(tail.offset),
-            file: tail.file.clone(),
-            cut: parking_lot::Mutex::new(None),
-        });
-        let me = lg.clone();
-        let h = std::thread::Builder::new()
-            .name("mvcc-logger".into())
-            .spawn(move || {
-                probe::thread_role(probe::Role::LogFlusher);
-                me.run(tail, clock)
-            })
-            .map_err(|e| Error::fatal(format!("spawn logger thread: {e}")))?;
-        Ok((lg, h))
+/// The group-commit flusher (`storage::valuelog::logger`), counting commit timestamps.
+pub type Logger = storage::valuelog::logger::Logger<TsClock>;
+/// A commit in flight (`Logger::commit_start`); its counter is its commit timestamp.
+pub use storage::valuelog::logger::InFlight;
+
+/// This log's clock, the engine's last commit timestamp handed out: a block written now
+/// states it durable (a commit announced after the read takes a timestamp above it).
+pub struct TsClock(pub Arc<CachePadded<AtomicU64>>);
+
+impl storage::valuelog::logger::LogClock for TsClock {
+    const THREAD: &'static str = "mvcc-logger";
+    const RECORDS: RecordFormat = RECORDS;
+    const BLOCKS: BlockFormat = BLOCKS;
+
+    fn durable_now(&self, _stopping: bool) -> u64 {
+        self.0.load(SeqCst)
     }
 
-    /// A worker's buffer, locked only while a commit appends its records (all of them
-    /// at once, so a transaction's records never straddle two blocks).
-    #[inline]
-    pub fn buffer(&self, worker: usize) -> MutexGuard<'_, Vec<u8>> {
-        self.bufs.lock(worker)
+    /// A commit takes its timestamp from the clock before it stamps a version.
+    fn now(&self) -> u64 {
+        self.0.load(SeqCst)
     }
+}
 
-    /// After a commit appended to `buf` (the locked buffer of `worker`): if the buffer
-    /// is full, the drain count to wait past (`wait_drained`, once the commit is over).
-    #[inline]
-    pub fn full(&self, worker: usize, buf: &MutexGuard<'_, Vec<u8>>) -> Option<u64> {
-        self.bufs.full(worker, buf)
-    }
-
-    /// Wait (through `rt`) until the flusher has taken `worker`'s buffer since its
-    /// drain count was `seen`, asking for a flush now. The caller holds no lock and has
-    /// no commit in flight (the flusher may be waiting for it).
-    pub fn wait_drained(&self, worker: usize, seen: u64) -> Result<()> {
-        self.bufs
-            .wait_drained(worker, seen, &self.mark)
-            .map_err(Error::Fatal)
-    }
-
-    /// Announce a commit of `worker` before it takes its timestamp. Until the returned
-    /// guard is dropped (after the commit's last append, or a failed validation) the
-    /// flusher does not state a durable timestamp at or above the commit's. SeqCst,
-    /// paired with the flusher's fence between its clock read and its look at the
-    /// slots: either the flusher sees the commit in flight, or the commit's timestamp
-    /// is above the clock value the flusher read.
-    #[inline]
-    pub fn commit_start(&self, worker: usize) -> InFlight<'_> {
-        let slot = &self.inflight[worker];
-        // One commit in flight per worker: the last one's guard was dropped.
-        debug_assert_eq!(
-            slot.load(Relaxed),
-            0,
-            "worker {worker}: a commit already in flight"
-        );
-        slot.store(COMMITTING, SeqCst);
-        InFlight(slot)
-    }
-
-    /// Every commit with a timestamp at or below this is in the file, fsync'd.
-    pub fn durable_ts(&self) -> u64 {
-        self.mark.durable()
-    }
-
-    /// Where a checkpoint taken now starts its log (None: no block written yet).
-    pub fn cut(&self) -> Option<Cut> {
-        *self.cut.lock()
-    }
-
-    /// Whether a write or sync failed (nothing more will become durable).
-    #[inline]
-    pub fn has_failed(&self) -> bool {
-        self.mark.has_failed()
-    }
-
-    pub fn error(&self) -> Option<String> {
-        self.mark.error()
-    }
-
-    /// Wait (through `rt`) until timestamp `ts` is durable, asking for a flush now.
-    pub fn wait_durable(&self, ts: u64) -> Result<()> {
-        self.mark.wait_durable(ts).map_err(Error::Fatal)
-    }
-
-    /// Ask the thread to flush everything and stop.
-    pub fn stop(&self) {
-        self.mark.stop();
-    }
-
-    fn fail(&self, msg: String) {
-        self.mark.fail(msg);
-    }
-
-    /// A recovered log's first write: its unmarked tail made durable and a torn tail cut
-    /// (`Restart::prepare`), then a restart block (records
-    /// above `durable` written before it are void).
-    fn restart(&self, file: &dyn File, offset: &mut u64, r: Restart, durable: u64) -> bool {
-        assert!(
-            *offset >= FILE_HEADER_BYTES as u64,
-            "a restart block inside the file header"
-        );
-        if let Err(msg) = r.prepare(file, *offset, &self.path) {
-            self.fail(msg);
-            return false;
-        }
-        let mut b = [0u8; BLOCK_HEADER_BYTES];
-        seal_block(&mut b, durable, 0, BLOCK_RESTART);
-        if let Err(err) = file.write_all_at(&b, *offset) {
-            self.fail(io_failure("writing the restart block", &self.path, &err));
-            return false;
-        }
-        *offset += b.len() as u64;
-        true
-    }
-
-    fn run(&self, tail: LogTail, clock: Arc<CachePadded<AtomicU64>>) {
-        let LogTail {
-            file,
-            mut offset,
-            durable: mut last_d,
-            mut restart,
-            ..
-        } = tail;
-        let mut spare: Vec<Vec<u8>> = (0..self.bufs.workers()).map(|_| Vec::new()).collect();
-        let mut block: Vec<u8> = Vec::with_capacity(1 << 20);
-        // Highest timestamp of any record written so far; while it is above the durable
-        // timestamp of the last block written, a later block must state a higher one.
-        let mut max_rec = last_d;
-        // Where `Cut::tomb_from` is found. Before this run's first block every valid
-        // record has a timestamp `<= last_d` (later ones are void: restart block).
-        let mut cuts = storage::valuelog::CutTracker::new(last_d, offset);
-        loop {
-            let stopping = self.mark.next_round(FLUSH_INTERVAL);
-            // A commit announced after the look at its slot below takes a timestamp
-            // above `c`; one announced before is waited for until it has appended (or
-            // failed validation) if its timestamp is `<= c` or not known yet. So after
-            // the drain every record with a timestamp `<= c` is in this block or an
-            // earlier one. (Between taking its timestamp and its last append a commit
-            // waits only for committers with smaller timestamps.)
-            let c = clock.load(SeqCst);
-            // The clock starts at or above the recovered durable timestamp and only
-            // grows: the durable timestamp stated by consecutive blocks never goes back.
-            assert!(
-                c >= last_d,
-                "the clock {c} is below the durable timestamp {last_d}"
-            );
-            fence(SeqCst);
-            for f in self.inflight.iter() {
-                rt::wait_until(rt::WaitKind::Latch, None, || {
-                    let p = f.load(SeqCst);
-                    p == 0 || (p != COMMITTING && p > c)
-                });
-            }
-            block.clear();
-            block.resize(BLOCK_HEADER_BYTES, 0);
-            self.bufs
-                .drain(&mut spare, &self.mark, |b| block.extend_from_slice(b));
-            let payload = block.len() - BLOCK_HEADER_BYTES;
-            let (count, top) = RECORDS.scan(&block[BLOCK_HEADER_BYTES..]);
-            debug_assert!(payload == 0 || count > 0, "a payload without records");
-            max_rec = max_rec.max(top);
-            // A block without records only states a durable timestamp that covers
-            // records already written above the last stated one.
-            let write = payload > 0 || (c > last_d && max_rec > last_d);
-            if write {
-                if let Some(r) = restart.take() {
-                    if !self.restart(&*file, &mut offset, r, last_d) {
-                        return;
-                    }
-                }
-                seal_block(&mut block, c, count, BLOCK_DATA);
-                if let Err(msg) = self
-                    .io
-                    .write_durably(&*file, &mut offset, &block, &self.path)
-                {
-                    self.fail(msg);
-                    return;
-                }
-                last_d = c;
-                *self.cut.lock() = Some(cuts.block_written(max_rec, offset, c));
-            }
-            self.mark.publish(c);
-            if stopping {
-                // A clean stop leaves the mark at the log's end: a cut of any length
-                // after it is refused.
-                if let Err(msg) = self.io.advance_mark(true) {
-                    self.fail(msg);
-                }
-                return;
-            }
-        }
-    }
+/// Start the flusher thread appending to `tail`; `clock` is the engine's last commit
+/// timestamp handed out.
+pub fn start(
+    tail: LogTail,
+    workers: usize,
+    clock: Arc<CachePadded<AtomicU64>>,
+) -> Result<(Arc<Logger>, JoinHandle<()>)> {
+    Logger::start(tail, workers, TsClock(clock)).map_err(Error::Fatal)
 }
 
 /// One record of a block.
@@ -465,7 +250,7 @@ pub fn read_log(path: &Path) -> Result<LogContents> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     /// The header and the marker are format 1's, byte for byte (checksums computed
     /// apart, with Python's zlib.crc32): logs of earlier builds must still be read.
@@ -511,21 +296,21 @@ mod tests {
             durable: 0,
             restart: None,
         };
-        let (lg, h) = Logger::start(tail, 2, clock.clone()).unwrap();
+        let (lg, h) = start(tail, 2, clock.clone()).unwrap();
         let flight = lg.commit_start(1);
         let ts = clock.fetch_add(1, SeqCst) + 1;
-        flight.set_ts(ts);
-        lg.mark.request_flush();
+        flight.set(ts);
+        lg.request_flush();
         std::thread::sleep(Duration::from_millis(80));
         assert!(
-            lg.durable_ts() < ts,
+            lg.durable() < ts,
             "timestamp {} published durable while a commit of {ts} had not appended",
-            lg.durable_ts()
+            lg.durable()
         );
         append(&mut lg.buffer(1), ts, 3, b"key-in-flight", Some(b"row"));
         drop(flight);
         let t0 = Instant::now();
-        while lg.durable_ts() < ts {
+        while lg.durable() < ts {
             assert!(t0.elapsed() < Duration::from_secs(10), "never durable");
             std::thread::sleep(Duration::from_millis(2));
         }

@@ -133,7 +133,7 @@ impl MvccWorker<'_> {
             self.rts
         );
         if let Some(f) = &flight {
-            f.set_ts(ts);
+            f.set(ts);
         }
         if ts >= MAX_TS {
             return Err(Error::fatal("the mvcc engine's timestamps are used up"));
@@ -187,14 +187,14 @@ impl MvccWorker<'_> {
         // A full buffer: the log is behind; wait until the flusher took it, with no
         // commit in flight and nothing held (the flusher waits for commits in flight).
         if let (Some(seen), Some(l)) = (full, &e.logger) {
-            l.wait_drained(self.id, seen)?;
+            l.wait_drained(self.id, seen).map_err(api::Error::Fatal)?;
         }
         // `Sync`: acknowledged only once a block stating a durable timestamp at or
         // above this one is fsync'd (other commits' records share the block: group
         // commit).
         if e.log_mode == api::LogMode::Sync {
             if let Some(l) = &e.logger {
-                l.wait_durable(ts)?;
+                l.wait_durable(ts).map_err(api::Error::Fatal)?;
             }
         }
         Ok(())

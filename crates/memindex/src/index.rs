@@ -132,6 +132,27 @@ impl<K: Keys> SecIndex<K> {
     }
 }
 
+/// A table's size for `api::Engine::table_sizes`: its primary index's entries, and the
+/// nodes of all its indexes (an engine over these indexes has no pages).
+pub fn table_size<K: Keys>(
+    name: &str,
+    primary: &Index<K>,
+    secondary: &[SecIndex<K>],
+    g: &Guard,
+) -> api::TableSize {
+    let (records, mut nodes) = primary.census(g);
+    for s in secondary {
+        nodes += s.index.census(g).1;
+    }
+    api::TableSize {
+        name: name.to_string(),
+        records,
+        heap_pages: None,
+        index_pages: None,
+        index_nodes: Some(nodes),
+    }
+}
+
 /// Recovery's last step: insert every row of `primary` into the `secondary` indexes
 /// (empty ones, built from the recovered rows), with `read_row` copying a value's row
 /// into the buffer (`row_size` bytes). Returns the rows visited, or `Err(())` if two

@@ -15,6 +15,7 @@
 //! Must never: free log bytes a durable checkpoint does not cover, or leave a file
 //! that a reader could take for whole when it is not.
 
+use super::logger::{LogClock, Logger};
 use super::{
     BlockFormat, RecordFormat, RecordRef, BLOCK_DATA, BLOCK_END, BLOCK_HEADER_BYTES, END_BYTES,
     KIND_PUT,
@@ -555,31 +556,54 @@ impl CheckpointFormat {
     }
 }
 
-/// What an engine brings to its checkpoints: its log's state and its scan of the
-/// committed rows. Everything else (the thread, the schedule, the file, the statistics)
-/// is `Checkpointer`'s.
-pub trait Source: Send + Sync + 'static {
-    /// The log's length in bytes (written so far).
-    fn written(&self) -> u64;
-    /// The log has failed: no checkpoint is started.
-    fn failed(&self) -> bool;
-    /// Where a checkpoint started now begins in the log (None: no block written yet).
-    fn cut(&self) -> Option<super::Cut>;
-    /// Put every committed row into `w` (reading while transactions run), then wait
-    /// until a counter that every row is at or below is durable and return it.
-    /// `Ok(None)`: `stop` was set.
-    fn scan(&self, w: &mut Writer, stop: &AtomicBool) -> Result<Option<u64>, String>;
+/// What an engine brings to its checkpoints: its scan of the committed rows. Its log
+/// (`logger::Logger`) says how far the log is written, where a checkpoint starts in it
+/// and which counter every row read is at or below; everything else (the thread, the
+/// schedule, the file, the statistics) is `Checkpointer`'s.
+pub trait Rows: Send + Sync + 'static {
+    /// Put every committed row into `w`, reading while transactions run. `Ok(false)`:
+    /// `stop` was set.
+    fn scan(&self, w: &mut Writer, stop: &AtomicBool) -> Result<bool, String>;
 }
 
-/// An engine's checkpointer: its `Source`, the checkpoints of its log, and the thread.
-pub struct Checkpointer<S: Source> {
-    source: S,
+/// An engine's checkpointer: its rows, its log, the checkpoints of its log, and the
+/// thread.
+pub struct Checkpointer<C: LogClock, R: Rows> {
+    rows: R,
+    logger: Arc<Logger<C>>,
     ckpts: Checkpoints,
 }
 
-impl<S: Source> Checkpointer<S> {
-    pub fn new(source: S, ckpts: Checkpoints) -> Arc<Self> {
-        Arc::new(Checkpointer { source, ckpts })
+impl<C: LogClock, R: Rows> Checkpointer<C, R> {
+    /// The checkpointer of `logger`'s log in `dir`, whose checkpoint files are `fmt`
+    /// (`recovered`: the checkpoint recovery started from, and its file's length).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        rows: R,
+        logger: Arc<Logger<C>>,
+        st: Arc<dyn Storage>,
+        dir: PathBuf,
+        fmt: &'static CheckpointFormat,
+        schema: u32,
+        log_bytes: Option<u64>,
+        recovered: Option<(End, u64)>,
+    ) -> Arc<Self> {
+        let header = Header {
+            database_id: logger.database_id,
+            schema,
+        };
+        let file = logger.file.clone();
+        let ckpts = Checkpoints::new(st, dir, fmt, header, file, log_bytes, recovered);
+        Arc::new(Checkpointer {
+            rows,
+            logger,
+            ckpts,
+        })
+    }
+
+    /// The log's length in bytes (written so far).
+    fn written(&self) -> u64 {
+        self.logger.io.bytes.load(Acquire)
     }
 
     /// Start the thread `name`, at the lowest CPU priority.
@@ -591,7 +615,7 @@ impl<S: Source> Checkpointer<S> {
                 probe::thread_role(probe::Role::Checkpointer);
                 lowest_priority();
                 me.ckpts
-                    .run(|| me.source.written(), || me.source.failed(), || me.take())
+                    .run(|| me.written(), || me.logger.has_failed(), || me.take())
             })
             .map_err(|e| format!("spawn checkpointer thread: {e}"))
     }
@@ -604,14 +628,23 @@ impl<S: Source> Checkpointer<S> {
     /// Take one checkpoint now (the thread's, or a test's). `Ok(None)`: nothing to
     /// start from yet, or abandoned because the engine stops.
     pub fn take(&self) -> Result<Option<Done>, String> {
-        let cut = self.source.cut();
+        let cut = self.logger.cut();
         if let Some(c) = cut {
-            assert!(
-                c.log_from <= self.source.written(),
-                "a cut beyond the log: {c:?}"
-            );
+            assert!(c.log_from <= self.written(), "a cut beyond the log: {c:?}");
         }
-        self.ckpts.take(cut, |w, stop| self.source.scan(w, stop))
+        self.ckpts.take(cut, |w, stop| {
+            if !self.rows.scan(w, stop)? {
+                return Ok(None);
+            }
+            // Every row read was installed by a commit of a counter at or below the
+            // clock's value now: once it is durable, no row of the checkpoint can be
+            // lost by a crash.
+            let c = self.logger.clock().now();
+            self.logger
+                .wait_durable(c)
+                .map_err(|e| format!("checkpoint: {e}"))?;
+            Ok(Some(c))
+        })
     }
 
     /// The statistics' checkpoint fields of the engine's `log` object.
@@ -636,6 +669,76 @@ impl<S: Source> Checkpointer<S> {
     /// Checkpoints finished so far.
     pub fn count(&self) -> u64 {
         self.ckpts.progress().count
+    }
+}
+
+/// An engine's checkpointer once started, and its thread: started at most once, never
+/// after `stop` (an engine shutting down does not start one behind its back).
+pub struct Slot<C: LogClock, R: Rows> {
+    state: Mutex<SlotState<C, R>>,
+}
+
+type Running<C, R> = (Arc<Checkpointer<C, R>>, std::thread::JoinHandle<()>);
+
+struct SlotState<C: LogClock, R: Rows> {
+    /// The checkpointer and its thread.
+    running: Option<Running<C, R>>,
+    stopped: bool,
+}
+
+impl<C: LogClock, R: Rows> Default for Slot<C, R> {
+    fn default() -> Self {
+        Slot {
+            state: Mutex::new(SlotState {
+                running: None,
+                stopped: false,
+            }),
+        }
+    }
+}
+
+impl<C: LogClock, R: Rows> Slot<C, R> {
+    /// The checkpointer, once started.
+    pub fn get(&self) -> Option<Arc<Checkpointer<C, R>>> {
+        self.state.lock().running.as_ref().map(|c| c.0.clone())
+    }
+
+    /// Start the thread `name` of the checkpointer `make` builds, unless one was
+    /// started or `stop` was called.
+    pub fn start_once(
+        &self,
+        name: &str,
+        make: impl FnOnce() -> Arc<Checkpointer<C, R>>,
+    ) -> Result<(), String> {
+        let mut g = self.state.lock();
+        if g.running.is_some() || g.stopped {
+            return Ok(());
+        }
+        let c = make();
+        let h = c.start(name)?;
+        g.running = Some((c, h));
+        Ok(())
+    }
+
+    /// Stop the thread and wait for it (a checkpoint being written is abandoned).
+    pub fn stop(&self) {
+        let running = {
+            let mut g = self.state.lock();
+            g.stopped = true;
+            g.running.take()
+        };
+        if let Some((c, h)) = running {
+            c.stop();
+            let _ = h.join();
+        }
+    }
+
+    /// The statistics' checkpoint fields of the engine's `log` object (none before
+    /// the checkpointer starts).
+    pub fn stats(&self, v: &mut serde_json::Value) {
+        if let Some(c) = self.get() {
+            c.stats(v);
+        }
     }
 }
 

@@ -32,6 +32,7 @@
 
 pub mod checkpoint;
 pub mod identity;
+pub mod logger;
 
 use crate::logfile::{crc, le32, le64, Header, HeaderFormat, HEADER_BYTES};
 use crate::File;
