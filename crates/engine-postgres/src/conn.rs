@@ -1,14 +1,17 @@
 //! A worker's connection: PostgreSQL's frontend/backend protocol over a blocking socket,
 //! the messages built and parsed by `postgres-protocol` and the values by
 //! `postgres-types` (the crates `tokio_postgres` is made of), so that a round trip is
-//! one `write` of every request it carries and the `read`s of their answers, as libpq
-//! (and so pgbench) does it.
+//! one `write` of every request it carries and blocking `read`s of their answers, as
+//! libpq (and so pgbench) does it.
 //!
-//! Why not `tokio_postgres` (used here until issue 38's session 52): a runtime, a
-//! connection task and channels between it and the client for every request; profiled
-//! on TPC-B with the WAL wait off, that machinery was most of the worker's own CPU (see
-//! docs/design/sql-adapters.md, "Round trips"). The blocking `postgres` crate wraps the
-//! same and cannot pipeline. The admin connection (DDL, ANALYZE, counts) still uses it.
+//! Why not `tokio_postgres` on a current-thread runtime (this module until 2026-11-29):
+//! a runtime, a connection task and channels between it and the client for every
+//! request, and an `epoll_wait` park before each read. Profiled on TPC-B (1 client, read
+//! committed, WAL wait off, `perf record -e cpu-clock`), that runtime's code was 10% of
+//! the worker's CPU, and the same run went from 817 to 1,247 txn/s with this module
+//! (docs/design/sql-adapters.md, "The client's own CPU"). The blocking `postgres` crate
+//! wraps the same runtime and cannot pipeline; the admin connection (DDL, ANALYZE,
+//! counts) still uses it.
 //!
 //! Each statement is sent as Bind, Execute and Sync (every statement its own implicit
 //! sync point, as `tokio_postgres` sends them): after a failed statement in a
