@@ -726,6 +726,9 @@ struct BatchSql {
     update: Option<String>,
 }
 
+/// A batch statement's cache key: its table and byte range (`None`: whole rows).
+type BatchKey = (TableId, Option<(usize, usize)>);
+
 /// One worker's connection, prepared statements and load buffers.
 pub struct PostgresWorker<'e> {
     e: &'e PostgresEngine,
@@ -759,7 +762,7 @@ pub struct PostgresWorker<'e> {
     lock_next: bool,
     /// Batched lookups' and updates' statements, per table and byte range (`None`:
     /// whole rows).
-    batch: HashMap<(TableId, Option<(usize, usize)>), Arc<BatchSql>>,
+    batch: HashMap<BatchKey, Arc<BatchSql>>,
     row: Vec<u8>,
     pk: Key,
 }
