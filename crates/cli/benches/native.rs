@@ -13,7 +13,9 @@
 //!
 //! Run: `cargo bench -p oltpscope --bench native [-- postgres|sqlite] [--duration S]
 //! [--clients 1,2]`. Prints one line per pair and the ratio adapter / native; the
-//! figures and their machine go into docs/PERFORMANCE.md by hand.
+//! figures and their machine go into docs/PERFORMANCE.md by hand. `OLTPSCOPE_BIN=PATH`
+//! runs another oltpscope binary as the adapter (an earlier build, to compare builds
+//! against the same native runs' kind).
 
 use std::path::Path;
 use std::process::Command;
@@ -21,6 +23,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_oltpscope");
+
+/// The oltpscope binary the adapter runs on: this build's, or `OLTPSCOPE_BIN`.
+fn bin() -> String {
+    std::env::var("OLTPSCOPE_BIN").unwrap_or_else(|_| BIN.to_string())
+}
 
 struct Opts {
     which: String,
@@ -94,12 +101,13 @@ fn parse_args() -> Result<Opts, String> {
 /// Runs the oltpscope binary and returns (committed per second, abort rate, workers'
 /// CPU share) from its JSON report.
 fn adapter(args: &[&str], json: &Path) -> Result<(f64, f64, Option<f64>), String> {
-    let out = Command::new(BIN)
+    let bin = bin();
+    let out = Command::new(&bin)
         .args(args)
         .arg("--json")
         .arg(json)
         .output()
-        .map_err(|e| format!("cannot run {BIN}: {e}"))?;
+        .map_err(|e| format!("cannot run {bin}: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "oltpscope {} failed: {}",

@@ -35,9 +35,10 @@ use api::schema::Schema;
 use api::typed::Value;
 use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, TableSize};
 use conn::Conn;
+use conn::Statement;
 use postgres::error::SqlState;
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, NoTls};
 use sqlmap::{Dialect, Kind, ScanShape, TableMap};
 use std::collections::HashMap;
 use std::io::Write;
@@ -143,6 +144,17 @@ fn pg_err(e: postgres::Error) -> Error {
             Some(d) => Error::fatal(format!("postgres: {}: {}", d.code().code(), d.message())),
             None => Error::fatal(format!("postgres: {e}")),
         },
+    }
+}
+
+/// The workers' connections' errors ([`conn`]), mapped as [`pg_err`] maps the admin's.
+fn conn_err(e: conn::Error) -> Error {
+    match e.code() {
+        Some("40001") => Error::Conflict("postgres serialization failure"),
+        Some("40P01") => Error::Conflict("postgres deadlock"),
+        Some("23505") => Error::Duplicate,
+        Some(c) => Error::fatal(format!("postgres: {c}: {}", e.message())),
+        None => Error::fatal(format!("postgres: {e}")),
     }
 }
 
@@ -266,13 +278,13 @@ impl Drop for PostgresEngine {
 }
 
 fn connect(url: &str, schema: &str, synchronous_commit: bool) -> Result<Conn> {
-    let c = Conn::connect(url).map_err(Error::fatal)?;
+    let mut c = Conn::connect(url).map_err(Error::fatal)?;
     c.batch_execute(&format!(
         "SET search_path TO {}; SET synchronous_commit TO {}",
         sqlmap::ident(schema),
         if synchronous_commit { "on" } else { "off" }
     ))
-    .map_err(pg_err)?;
+    .map_err(conn_err)?;
     Ok(c)
 }
 
@@ -438,17 +450,16 @@ impl Engine for PostgresEngine {
         // Traced: only the run's workers ask (the question starts tracing the backend).
         let ask = std::env::var_os(TRACE_ENV).is_none() || !self.loading.load(Ordering::Acquire);
         if ask {
-            if let Ok(c) = &w.conn {
-                let err = |e: postgres::Error| format!("postgres: pg_backend_pid(): {e}");
+            if let Ok(c) = &mut w.conn {
+                let err = |e: conn::Error| format!("postgres: pg_backend_pid(): {e}");
                 let pid = c
                     .prepare("SELECT pg_backend_pid()")
                     .map_err(err)
                     .and_then(|st| c.run(&[], &st, &[], None).map_err(err))
                     .and_then(|sent| {
-                        sent.rows
-                            .first()
+                        sent.first()
                             .ok_or_else(|| "postgres: pg_backend_pid(): no row".to_string())?
-                            .try_get::<_, i32>(0)
+                            .try_get::<i32>(0)
                             .map_err(err)
                     });
                 match pid {
@@ -715,6 +726,9 @@ struct BatchSql {
     update: Option<String>,
 }
 
+/// A batch statement's cache key: its table and byte range (`None`: whole rows).
+type BatchKey = (TableId, Option<(usize, usize)>);
+
 /// One worker's connection, prepared statements and load buffers.
 pub struct PostgresWorker<'e> {
     e: &'e PostgresEngine,
@@ -748,14 +762,14 @@ pub struct PostgresWorker<'e> {
     lock_next: bool,
     /// Batched lookups' and updates' statements, per table and byte range (`None`:
     /// whole rows).
-    batch: HashMap<(TableId, Option<(usize, usize)>), Arc<BatchSql>>,
+    batch: HashMap<BatchKey, Arc<BatchSql>>,
     row: Vec<u8>,
     pk: Key,
 }
 
 impl PostgresWorker<'_> {
-    fn client(&self) -> Result<&Conn> {
-        self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))
+    fn client(&mut self) -> Result<&mut Conn> {
+        self.conn.as_mut().map_err(|e| Error::fatal(e.clone()))
     }
 
     fn map(&self, t: TableId) -> Result<&TableMap> {
@@ -773,7 +787,7 @@ impl PostgresWorker<'_> {
         // own (a snapshot, a commit; one more transaction in a traced run): the pending
         // BEGIN goes first, on a statement's first use only.
         self.begin_alone()?;
-        let s = self.client()?.prepare(sql).map_err(pg_err)?;
+        let s = self.client()?.prepare(sql).map_err(conn_err)?;
         self.stmts.insert(sql.to_string(), s.clone());
         Ok(s)
     }
@@ -789,12 +803,11 @@ impl PostgresWorker<'_> {
         let st = self.prepared(
             "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements",
         )?;
-        let sent = self.client()?.run(&[], &st, &[], None).map_err(pg_err)?;
-        sent.rows
-            .iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-            .collect::<std::result::Result<_, postgres::Error>>()
-            .map_err(pg_err)
+        let sent = self.client()?.run(&[], &st, &[], None).map_err(conn_err)?;
+        sent.rows()
+            .map(|r| Ok((r.try_get::<String>(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect::<std::result::Result<_, conn::Error>>()
+            .map_err(conn_err)
     }
 
     fn count(&self) {
@@ -845,7 +858,7 @@ impl PostgresWorker<'_> {
         self.e.round_trips.fetch_add(1, Ordering::Relaxed);
         self.client()?
             .run(&before, st, params, after.as_ref())
-            .map_err(pg_err)
+            .map_err(conn_err)
     }
 
     /// Send the transaction's pending BEGIN, if any, in a round trip of its own (where
@@ -854,7 +867,7 @@ impl PostgresWorker<'_> {
         if let Some(st) = self.begin_unsent.take() {
             self.e.statements.fetch_add(1, Ordering::Relaxed);
             self.e.round_trips.fetch_add(1, Ordering::Relaxed);
-            self.client()?.run(&[], &st, &[], None).map_err(pg_err)?;
+            self.client()?.run(&[], &st, &[], None).map_err(conn_err)?;
         }
         Ok(())
     }
@@ -887,7 +900,7 @@ impl PostgresWorker<'_> {
             self.e.round_trips.fetch_add(1, Ordering::Relaxed);
             self.client()?
                 .copy_in(e.sql[t].copy.as_str(), buf)
-                .map_err(pg_err)?;
+                .map_err(conn_err)?;
         }
         Ok(())
     }
@@ -1096,7 +1109,7 @@ impl PostgresWorker<'_> {
         let mut bad = None;
         self.select(table, sql, params, cols, false, |_, row, _, r| {
             let at = r
-                .try_get::<_, i64>(cols.len())
+                .try_get::<i64>(cols.len())
                 .ok()
                 .and_then(|o| usize::try_from(o - 1).ok().filter(|&o| o < keys.len()));
             match at {
@@ -1133,37 +1146,37 @@ impl PostgresWorker<'_> {
         params: Vec<Box<dyn ToSql + Sync>>,
         cols: &[usize],
         with_pk: bool,
-        mut f: impl FnMut(&TableMap, &[u8], &Key, &postgres::Row) -> bool,
+        mut f: impl FnMut(&TableMap, &[u8], &Key, &conn::RowRef<'_>) -> bool,
     ) -> Result<usize> {
         let writes = self.before(t)?;
         let st = self.prepared(sql)?;
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-        let rows = self.send(&st, &refs, false, writes.as_ref())?.rows;
+        let sent = self.send(&st, &refs, false, writes.as_ref())?;
         let map = &self.e.maps[t.0 as usize];
         let mut n = 0;
         let mut vals = Vec::with_capacity(cols.len());
-        for r in &rows {
+        for r in sent.rows() {
             vals.clear();
             for (i, &c) in cols.iter().enumerate() {
                 let c = &map.cols[c];
                 let get =
-                    |e: postgres::Error| Error::fatal(format!("postgres: column {}: {e}", c.name));
+                    |e: conn::Error| Error::fatal(format!("postgres: column {}: {e}", c.name));
                 vals.push(match c.kind {
-                    Kind::I16 => Value::Int(r.try_get::<_, i16>(i).map_err(get)? as i64),
-                    Kind::I32 => Value::Int(r.try_get::<_, i32>(i).map_err(get)? as i64),
+                    Kind::I16 => Value::Int(r.try_get::<i16>(i).map_err(get)? as i64),
+                    Kind::I32 => Value::Int(r.try_get::<i32>(i).map_err(get)? as i64),
                     Kind::I64 | Kind::Decimal { .. } => {
-                        Value::Int(r.try_get::<_, i64>(i).map_err(get)?)
+                        Value::Int(r.try_get::<i64>(i).map_err(get)?)
                     }
                     Kind::Text => {
-                        Value::Text(r.try_get::<_, &str>(i).map_err(get)?.as_bytes().to_vec())
+                        Value::Text(r.try_get::<&str>(i).map_err(get)?.as_bytes().to_vec())
                     }
-                    Kind::Bytes => Value::Bytes(r.try_get::<_, Vec<u8>>(i).map_err(get)?),
+                    Kind::Bytes => Value::Bytes(r.try_get::<&[u8]>(i).map_err(get)?.to_vec()),
                 });
             }
             let pk = if with_pk { Some(&mut self.pk) } else { None };
             map.decode_cols(cols, &vals, &mut self.row, pk)?;
             n += 1;
-            if !f(map, &self.row, &self.pk, r) {
+            if !f(map, &self.row, &self.pk, &r) {
                 break;
             }
         }

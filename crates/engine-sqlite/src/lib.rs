@@ -107,6 +107,19 @@ impl rusqlite::ToSql for P<'_> {
     }
 }
 
+/// Bind `params` (then `limit`, if any) to `st` in place: no vector of parameters built
+/// per statement.
+fn bind(st: &mut rusqlite::Statement<'_>, params: &[Value], limit: Option<i64>) -> Result<()> {
+    for (i, v) in params.iter().enumerate() {
+        st.raw_bind_parameter(i + 1, P(v)).map_err(sql_err)?;
+    }
+    if let Some(l) = limit {
+        st.raw_bind_parameter(params.len() + 1, l)
+            .map_err(sql_err)?;
+    }
+    Ok(())
+}
+
 /// Store `v` in `slot`, reusing the slot's buffer when it held bytes of the same
 /// kind (a worker keeps its slots: no allocation per row once they have grown).
 fn value_into(v: ValueRef<'_>, slot: &mut Value) -> Result<()> {
@@ -428,6 +441,7 @@ impl Engine for SqliteEngine {
             vals: Vec::new(),
             updates: vec![Vec::new(); self.maps.len()],
             changed: Vec::new(),
+            old_new: (Vec::new(), Vec::new()),
         }
     }
 
@@ -505,6 +519,8 @@ pub struct SqliteWorker<'e> {
     /// Per table, the updates of the column lists updates changed (a few each).
     updates: Vec<Vec<(Vec<usize>, String)>>,
     changed: Vec<usize>,
+    /// An update's row before and after the kit's change.
+    old_new: (Vec<u8>, Vec<u8>),
 }
 
 impl SqliteWorker<'_> {
@@ -532,15 +548,8 @@ impl SqliteWorker<'_> {
         let conn = self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))?;
         let map = &self.e.maps[t.0 as usize];
         let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
-        let mut p: Vec<&dyn rusqlite::ToSql> = Vec::with_capacity(params.len() + 1);
-        let bound: Vec<P<'_>> = params.iter().map(P).collect();
-        for b in &bound {
-            p.push(b);
-        }
-        if let Some(l) = &limit {
-            p.push(l);
-        }
-        let mut rows = st.query(&p[..]).map_err(sql_err)?;
+        bind(&mut st, params, limit)?;
+        let mut rows = st.raw_query();
         let mut n = 0;
         let vals = &mut self.vals;
         vals.resize(map.cols.len(), Value::Int(0));
@@ -560,9 +569,8 @@ impl SqliteWorker<'_> {
     fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
         let conn = self.conn()?;
         let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
-        let bound: Vec<P<'_>> = params.iter().map(P).collect();
-        let p: Vec<&dyn rusqlite::ToSql> = bound.iter().map(|b| b as _).collect();
-        st.execute(&p[..]).map_err(sql_err)
+        bind(&mut st, params, None)?;
+        st.raw_execute().map_err(sql_err)
     }
 
     /// Write the columns `changed` of `row` (nothing when none changed).
@@ -588,6 +596,19 @@ impl SqliteWorker<'_> {
         let params = map.update_some_params(changed, key, row)?;
         self.execute(&self.updates[table.0 as usize][at].1, &params)?;
         Ok(())
+    }
+
+    /// An update's write: the columns the kit's change touched (TPC-B's balance of a
+    /// 100-byte row), so SQLite binds and compares no more than those.
+    fn write_changed(&mut self, table: TableId, key: &[u8], old: &[u8], row: &[u8]) -> Result<()> {
+        let e = self.e;
+        let map = &e.maps[table.0 as usize];
+        map.check_update(old, row)?;
+        let mut changed = std::mem::take(&mut self.changed);
+        map.changed_cols(old, row, &mut changed);
+        let r = self.update_changed(table, key, row, &changed);
+        self.changed = changed;
+        r
     }
 
     fn statement(&self, t: TableId) -> &TableSql {
@@ -675,27 +696,25 @@ impl api::Worker for SqliteWorker<'_> {
         let params = self.map(table)?.key_params(key)?;
         let e = self.e;
         let sql = e.sql[table.0 as usize].get.as_str();
-        let mut old = Vec::new();
-        let found = self.select(table, sql, &params, None, |_, row, _| {
-            old.extend_from_slice(row);
+        // The row before and after the kit's change, in buffers the worker keeps.
+        let (mut old, mut row) = std::mem::take(&mut self.old_new);
+        old.clear();
+        let found = self.select(table, sql, &params, None, |_, r, _| {
+            old.extend_from_slice(r);
             false
-        })? > 0;
-        if !found {
-            return Ok(false);
-        }
-        let mut row = old.clone();
-        f(&mut row);
-        let e = self.e;
-        let map = &e.maps[table.0 as usize];
-        map.check_update(&old, &row)?;
-        // Only the columns that changed (TPC-B's balance of a 100-byte row): SQLite then
-        // binds and compares no more than those.
-        let mut changed = std::mem::take(&mut self.changed);
-        map.changed_cols(&old, &row, &mut changed);
-        let r = self.update_changed(table, key, &row, &changed);
-        self.changed = changed;
-        r?;
-        Ok(true)
+        });
+        let r = match found {
+            Ok(0) => Ok(false),
+            Ok(_) => {
+                row.clear();
+                row.extend_from_slice(&old);
+                f(&mut row);
+                self.write_changed(table, key, &old, &row).map(|()| true)
+            }
+            Err(e) => Err(e),
+        };
+        self.old_new = (old, row);
+        r
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
