@@ -3,5 +3,6 @@
 //! once per file (issue 39, the test build's cost). `cargo test -p engine_postgres --test all
 //! MODULE::` runs one module's tests.
 
+mod auth;
 mod postgres;
 mod statements;
