@@ -77,6 +77,16 @@ fn password_logins_md5_and_scram() {
         assert!(url.contains("user=oltpscope"), "{url}");
         url.replace("user=oltpscope", &format!("user={user} password={pw}"))
     };
+    // The postmaster reloads on a signal, after the call returns: wait until a wrong
+    // password is refused, so that every login below goes through the new rules.
+    let t0 = std::time::Instant::now();
+    while postgres::Client::connect(&as_user("u_md5", "wrong"), postgres::NoTls).is_ok() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(10),
+            "pg_hba.conf never reloaded"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     // A small micro-benchmark: what is tested is the login, not the load.
     let wl = Micro::new(MicroConfig {
         keys: 1_000,
