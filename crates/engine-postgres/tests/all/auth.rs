@@ -3,12 +3,12 @@
 //! them, a micro-benchmark run through each, and a wrong password refused in one line. Where
 //! PostgreSQL cannot be started, one `SKIPPED: ...` line.
 
-use api::EngineOptions;
 use api::IndexKind;
-use driver::{RunConfig, Stop};
+use driver::RunConfig;
 use engine_postgres::{Isolation, PostgresEngine, PostgresOptions};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 
+/// A short one-worker run through `url` (read committed, no WAL wait).
 fn run_config(url: String) -> RunConfig {
     let own = PostgresOptions {
         isolation: Isolation::ReadCommitted,
@@ -18,31 +18,7 @@ fn run_config(url: String) -> RunConfig {
         batch_inserts: true,
         defer_updates: true,
     };
-    RunConfig {
-        engine: EngineOptions {
-            threads: 1,
-            ..EngineOptions::default()
-        }
-        .with_own(own),
-        threads: 1,
-        warmup_s: 0.0,
-        stop: Stop::Seconds(0.2),
-        seed: 5,
-        pin: false,
-        no_load: false,
-        interactive: false,
-        trace_measured: false,
-        acked_file: None,
-        check: true,
-        progress_file: None,
-        rate: None,
-        coroutines: 1,
-        coroutine_seed: None,
-        interleave: false,
-        stats: false,
-        timeseries: false,
-        steps_team: None,
-    }
+    crate::postgres::cfg(1, own)
 }
 
 #[test]

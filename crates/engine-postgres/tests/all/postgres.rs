@@ -22,7 +22,8 @@ fn server() -> Option<pgserver::PgServer> {
     }
 }
 
-fn cfg(threads: usize, own: PostgresOptions) -> RunConfig {
+/// A short run of `threads` workers with checks (also `auth`'s).
+pub(crate) fn cfg(threads: usize, own: PostgresOptions) -> RunConfig {
     RunConfig {
         engine: EngineOptions {
             threads,
