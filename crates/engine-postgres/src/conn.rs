@@ -10,22 +10,23 @@
 //! committed, WAL wait off, `perf record -e cpu-clock`), that runtime's code was 10% of
 //! the worker's CPU, and the same run went from 817 to 1,247 txn/s with this module
 //! (docs/design/sql-adapters.md, "The client's own CPU"). The blocking `postgres` crate
-//! wraps the same runtime and cannot pipeline; the admin connection (DDL, ANALYZE,
-//! counts) still uses it.
+//! wraps the same runtime and cannot pipeline. The admin connection (DDL, ANALYZE,
+//! COPY, counts) is one of these too, and the connection string is parsed by
+//! [`crate::conninfo`]: no async runtime is built into oltpscope.
 //!
 //! Each statement is sent as Bind, Execute and Sync (every statement its own implicit
 //! sync point, as `tokio_postgres` sends them): after a failed statement in a
 //! transaction block the server still runs the ones behind it, which fail (or, for
 //! COMMIT, roll back), so the answers always line up with the requests.
 
+use crate::conninfo::{ConnInfo, Host};
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
-use postgres::config::Host;
-use postgres::types::{FromSql, ToSql, Type};
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256, SCRAM_SHA_256};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
+use postgres_types::{FromSql, ToSql, Type};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
@@ -210,10 +211,7 @@ pub struct Conn {
 impl Conn {
     pub fn connect(url: &str) -> std::result::Result<Conn, String> {
         let fail = |e: &dyn std::fmt::Display| format!("postgres: cannot connect ({url}): {e}");
-        let cfg: postgres::Config = url.parse().map_err(|e| fail(&e))?;
-        if cfg.get_ssl_mode() == postgres::config::SslMode::Require {
-            return Err(fail(&"sslmode=require: this client speaks no TLS"));
-        }
+        let cfg = crate::conninfo::parse(url).map_err(|e| fail(&e))?;
         let sock = open_socket(&cfg).map_err(|e| fail(&e))?;
         let mut c = Conn {
             sock,
@@ -229,25 +227,27 @@ impl Conn {
 
     /// The startup message, authentication, and the server's parameters up to its first
     /// ReadyForQuery.
-    fn startup(&mut self, cfg: &postgres::Config) -> Result<(), Error> {
+    fn startup(&mut self, cfg: &ConnInfo) -> Result<(), Error> {
         let env_user = std::env::var("USER").unwrap_or_else(|_| "postgres".into());
-        let user = cfg.get_user().unwrap_or(&env_user).to_string();
+        let user = cfg.user.clone().unwrap_or(env_user);
         let mut params = vec![
             ("client_encoding", "UTF8"),
             ("user", user.as_str()),
-            ("database", cfg.get_dbname().unwrap_or(&user)),
+            ("database", cfg.dbname.as_deref().unwrap_or(&user)),
         ];
-        if let Some(o) = cfg.get_options() {
+        if let Some(o) = &cfg.options {
             params.push(("options", o));
         }
-        if let Some(a) = cfg.get_application_name() {
+        if let Some(a) = &cfg.application_name {
             params.push(("application_name", a));
         }
         self.out.clear();
         frontend::startup_message(params.iter().copied(), &mut self.out)?;
         self.send_out()?;
         let password = || {
-            cfg.get_password()
+            cfg.password
+                .as_deref()
+                .map(str::as_bytes)
                 .ok_or_else(|| Error::client("the server asks for a password and none was given"))
         };
         let mut scram = None;
@@ -470,8 +470,8 @@ impl Conn {
             |(p, ty), buf| {
                 // The two crates' IsNull: the same answer.
                 Ok(match p.to_sql_checked(ty, buf)? {
-                    postgres::types::IsNull::Yes => postgres_protocol::IsNull::Yes,
-                    postgres::types::IsNull::No => postgres_protocol::IsNull::No,
+                    postgres_types::IsNull::Yes => postgres_protocol::IsNull::Yes,
+                    postgres_types::IsNull::No => postgres_protocol::IsNull::No,
                 })
             },
             std::iter::once(1),
@@ -556,24 +556,18 @@ impl Conn {
     }
 }
 
-fn open_socket(cfg: &postgres::Config) -> Result<Sock, String> {
-    let hosts = cfg.get_hosts();
-    if hosts.is_empty() {
-        return Err("no host given".into());
+fn open_socket(cfg: &ConnInfo) -> Result<Sock, String> {
+    if cfg.hosts.is_empty() {
+        return Err("no host given (host=DIR for a Unix socket, host=NAME for TCP)".into());
     }
-    let ports = cfg.get_ports();
     let mut last = String::new();
-    for (i, h) in hosts.iter().enumerate() {
-        let port = match ports.len() {
-            0 => 5432,
-            1 => ports[0],
-            _ => ports.get(i).copied().unwrap_or(5432),
-        };
+    for (i, h) in cfg.hosts.iter().enumerate() {
+        let port = cfg.port(i);
         let r = match h {
             Host::Unix(dir) => {
                 UnixStream::connect(dir.join(format!(".s.PGSQL.{port}"))).map(Sock::Unix)
             }
-            Host::Tcp(name) => TcpStream::connect((name.as_str(), port)).and_then(|s| {
+            Host::Tcp(name) => tcp(name, port, cfg.connect_timeout).and_then(|s| {
                 // Requests are written whole: nothing to gain from Nagle's delay.
                 s.set_nodelay(true)?;
                 Ok(Sock::Tcp(s))
@@ -581,10 +575,27 @@ fn open_socket(cfg: &postgres::Config) -> Result<Sock, String> {
         };
         match r {
             Ok(s) => return Ok(s),
-            Err(e) => last = format!("{h:?} port {port}: {e}"),
+            Err(e) => last = format!("{h} port {port}: {e}"),
         }
     }
     Err(last)
+}
+
+/// A TCP connection to the first of `name`'s addresses that answers, within `timeout`
+/// per address when given.
+fn tcp(name: &str, port: u16, timeout: Option<std::time::Duration>) -> std::io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let Some(t) = timeout else {
+        return TcpStream::connect((name, port));
+    };
+    let mut last = None;
+    for a in (name, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&a, t) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("the name has no address")))
 }
 
 impl Drop for Conn {

@@ -36,9 +36,7 @@ use api::typed::Value;
 use api::{Dir, Engine, EngineOptions, Error, IndexId, Key, Result, TableId, TableSize};
 use conn::Conn;
 use conn::Statement;
-use postgres::error::SqlState;
-use postgres::types::ToSql;
-use postgres::{Client, NoTls};
+use postgres_types::ToSql;
 use sqlmap::{Dialect, Kind, ScanShape, TableMap};
 use std::collections::HashMap;
 use std::io::Write;
@@ -46,7 +44,8 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-mod conn;
+pub mod conn;
+pub mod conninfo;
 
 const D: Dialect = Dialect::Postgres;
 
@@ -133,21 +132,9 @@ impl Default for PostgresOptions {
     }
 }
 
-fn pg_err(e: postgres::Error) -> Error {
-    match e.code() {
-        Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE => {
-            Error::Conflict("postgres serialization failure")
-        }
-        Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED => Error::Conflict("postgres deadlock"),
-        Some(c) if *c == SqlState::UNIQUE_VIOLATION => Error::Duplicate,
-        _ => match e.as_db_error() {
-            Some(d) => Error::fatal(format!("postgres: {}: {}", d.code().code(), d.message())),
-            None => Error::fatal(format!("postgres: {e}")),
-        },
-    }
-}
-
-/// The workers' connections' errors ([`conn`]), mapped as [`pg_err`] maps the admin's.
+/// A connection's error as the API's: serialization failures and deadlocks (SQLSTATE
+/// 40001, 40P01) are conflicts the driver retries, a unique violation (23505) a
+/// duplicate key, the rest fatal.
 fn conn_err(e: conn::Error) -> Error {
     match e.code() {
         Some("40001") => Error::Conflict("postgres serialization failure"),
@@ -218,7 +205,7 @@ pub struct PostgresEngine {
     own: PostgresOptions,
     /// True until `load_done`: inserts go through COPY.
     loading: AtomicBool,
-    admin: Mutex<Client>,
+    admin: Mutex<Conn>,
     dropped: AtomicBool,
     /// The private server, if this engine started one (stopped when dropped, after
     /// the connections).
@@ -266,7 +253,7 @@ impl PostgresEngine {
             "DROP SCHEMA IF EXISTS {} CASCADE",
             sqlmap::ident(&self.pg_schema)
         ))
-        .map_err(pg_err)
+        .map_err(conn_err)
     }
 }
 
@@ -356,8 +343,7 @@ impl Engine for PostgresEngine {
             std::process::id(),
             NEXT_SCHEMA.fetch_add(1, Ordering::Relaxed)
         );
-        let mut admin = Client::connect(&url, NoTls)
-            .map_err(|e| Error::fatal(format!("postgres: cannot connect ({url}): {e}")))?;
+        let mut admin = Conn::connect(&url).map_err(Error::fatal)?;
         let mut ddl = format!(
             "CREATE SCHEMA {0}; SET search_path TO {0};",
             sqlmap::ident(&pg_schema)
@@ -370,7 +356,7 @@ impl Engine for PostgresEngine {
         }
         admin
             .batch_execute(&format!("BEGIN; {ddl} COMMIT;"))
-            .map_err(pg_err)?;
+            .map_err(conn_err)?;
         let sql = maps
             .iter()
             .map(|m| TableSql {
@@ -479,7 +465,7 @@ impl Engine for PostgresEngine {
             "SET search_path TO {}; ANALYZE",
             sqlmap::ident(&self.pg_schema)
         ))
-        .map_err(pg_err)?;
+        .map_err(conn_err)?;
         let launcher = self
             .trace_after_load
             .lock()
@@ -496,11 +482,8 @@ impl Engine for PostgresEngine {
             server
                 .restart_under(Some(launcher), std::time::Duration::from_secs(600))
                 .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
-            *c = Client::connect(&self.url, NoTls).map_err(|e| {
-                Error::fatal(format!(
-                    "postgres: cannot connect again after the restart: {e}"
-                ))
-            })?;
+            // Its error names the server it could not reach.
+            *c = Conn::connect(&self.url).map_err(Error::fatal)?;
         }
         Ok(())
     }
@@ -515,11 +498,17 @@ impl Engine for PostgresEngine {
             "SET search_path TO {}",
             sqlmap::ident(&self.pg_schema)
         ))
-        .map_err(pg_err)?;
+        .map_err(conn_err)?;
         self.maps
             .iter()
             .map(|m| {
-                let n: i64 = c.query_one(&m.count_sql(), &[]).map_err(pg_err)?.get(0);
+                let st = c.prepare(&m.count_sql()).map_err(conn_err)?;
+                let sent = c.run(&[], &st, &[], None).map_err(conn_err)?;
+                let n: i64 = sent
+                    .first()
+                    .ok_or_else(|| Error::fatal("postgres: a count returned no row"))?
+                    .try_get(0)
+                    .map_err(conn_err)?;
                 Ok(TableSize {
                     name: m.name().to_string(),
                     records: n as u64,

@@ -7,7 +7,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use engine_postgres::conn::Conn;
 use pgserver::{PgOptions, PgServer};
+
+/// The first column of the first row of `sql`.
+fn one<T: for<'a> postgres_types::FromSql<'a>>(c: &mut Conn, sql: &str) -> T {
+    let st = c.prepare(sql).unwrap();
+    let sent = c.run(&[], &st, &[], None).unwrap();
+    sent.first().unwrap().try_get(0).unwrap()
+}
 
 /// Env var that turns `child_holds_a_server` on and names its parent directory.
 const CHILD_ENV: &str = "PGSERVER_TEST_CHILD_PARENT";
@@ -96,50 +104,37 @@ fn start_connect_query_and_drop_cleans_up() {
         server.url()
     );
 
-    let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    let mut client = Conn::connect(&server.url()).unwrap();
     client
         .batch_execute("CREATE TABLE t (k INT PRIMARY KEY, v TEXT NOT NULL)")
         .unwrap();
     for k in 0..10 {
-        client
-            .execute("INSERT INTO t VALUES ($1, $2)", &[&k, &format!("v{k}")])
-            .unwrap();
+        let st = client.prepare("INSERT INTO t VALUES ($1, $2)").unwrap();
+        client.run(&[], &st, &[&k, &format!("v{k}")], None).unwrap();
     }
-    let row = client
-        .query_one("SELECT count(*), max(v) FROM t", &[])
-        .unwrap();
-    assert_eq!(row.get::<_, i64>(0), 10);
-    assert_eq!(row.get::<_, String>(1), "v9");
-    let db: String = client
-        .query_one("SELECT current_database()", &[])
-        .unwrap()
-        .get(0);
+    let st = client.prepare("SELECT count(*), max(v) FROM t").unwrap();
+    let sent = client.run(&[], &st, &[], None).unwrap();
+    let row = sent.first().unwrap();
+    assert_eq!(row.try_get::<i64>(0).unwrap(), 10);
+    assert_eq!(row.try_get::<String>(1).unwrap(), "v9");
+    let db: String = one(&mut client, "SELECT current_database()");
     assert_eq!(db, "oltpscope");
     // Durability is measured: the defaults must not relax it.
-    let fsync: String = client.query_one("SHOW fsync", &[]).unwrap().get(0);
-    let sync: String = client
-        .query_one("SHOW synchronous_commit", &[])
-        .unwrap()
-        .get(0);
-    let listen: String = client
-        .query_one("SHOW listen_addresses", &[])
-        .unwrap()
-        .get(0);
+    let fsync: String = one(&mut client, "SHOW fsync");
+    let sync: String = one(&mut client, "SHOW synchronous_commit");
+    let listen: String = one(&mut client, "SHOW listen_addresses");
     assert_eq!(
         (fsync.as_str(), sync.as_str(), listen.as_str()),
         ("on", "on", "")
     );
-    let max_conn: String = client
-        .query_one("SHOW max_connections", &[])
-        .unwrap()
-        .get(0);
+    let max_conn: String = one(&mut client, "SHOW max_connections");
     assert!(max_conn.parse::<u32>().unwrap() >= 64);
 
     // Dropping with a client still connected: the fast shutdown disconnects it.
     drop(server);
     assert!(!dir.exists(), "{} must be removed", dir.display());
     assert!(!running(pid), "postmaster {pid} must be stopped");
-    assert!(client.query_one("SELECT 1", &[]).is_err());
+    assert!(client.batch_execute("SELECT 1").is_err());
 }
 
 #[test]
@@ -151,7 +146,7 @@ fn a_restart_keeps_the_data_and_the_settings() {
     opts.extra_settings.push(("work_mem".into(), "5MB".into()));
     let mut server = PgServer::start(&opts).unwrap();
     let pid = server.pid().unwrap();
-    let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    let mut client = Conn::connect(&server.url()).unwrap();
     client
         .batch_execute(
             "CREATE TABLE t (k INT PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 100)",
@@ -163,16 +158,13 @@ fn a_restart_keeps_the_data_and_the_settings() {
     let new_pid = server.pid().unwrap();
     assert_ne!(pid, new_pid);
     assert!(
-        client.query_one("SELECT 1", &[]).is_err(),
+        client.batch_execute("SELECT 1").is_err(),
         "connections are cut"
     );
-    let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
-    let n: i64 = client
-        .query_one("SELECT count(*) FROM t", &[])
-        .unwrap()
-        .get(0);
+    let mut client = Conn::connect(&server.url()).unwrap();
+    let n: i64 = one(&mut client, "SELECT count(*) FROM t");
     assert_eq!(n, 100, "committed rows survive the restart");
-    let wm: String = client.query_one("SHOW work_mem", &[]).unwrap().get(0);
+    let wm: String = one(&mut client, "SHOW work_mem");
     assert_eq!(wm, "5MB", "the settings are kept");
     let dir = server.dir().to_path_buf();
     drop(server);
@@ -194,15 +186,9 @@ fn options_reach_the_server_and_a_panic_still_cleans_up() {
     };
     let server = PgServer::start(&opts).unwrap();
     let (dir, pid) = (server.dir().to_path_buf(), server.pid().unwrap());
-    let mut client = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
-    let sync: String = client
-        .query_one("SHOW synchronous_commit", &[])
-        .unwrap()
-        .get(0);
-    let db: String = client
-        .query_one("SELECT current_database()", &[])
-        .unwrap()
-        .get(0);
+    let mut client = Conn::connect(&server.url()).unwrap();
+    let sync: String = one(&mut client, "SHOW synchronous_commit");
+    let db: String = one(&mut client, "SELECT current_database()");
     assert_eq!((sync.as_str(), db.as_str()), ("off", "bench_db"));
     drop(client);
     // A run that panics while holding the server: unwinding drops it.

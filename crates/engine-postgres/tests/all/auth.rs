@@ -30,7 +30,7 @@ fn password_logins_md5_and_scram() {
             return;
         }
     };
-    let mut admin = postgres::Client::connect(&server.url(), postgres::NoTls).unwrap();
+    let mut admin = engine_postgres::conn::Conn::connect(&server.url()).unwrap();
     admin
         .batch_execute(
             "SET password_encryption = 'md5';
@@ -56,7 +56,7 @@ fn password_logins_md5_and_scram() {
     // The postmaster reloads on a signal, after the call returns: wait until a wrong
     // password is refused, so that every login below goes through the new rules.
     let t0 = std::time::Instant::now();
-    while postgres::Client::connect(&as_user("u_md5", "wrong"), postgres::NoTls).is_ok() {
+    while engine_postgres::conn::Conn::connect(&as_user("u_md5", "wrong")).is_ok() {
         assert!(
             t0.elapsed() < std::time::Duration::from_secs(10),
             "pg_hba.conf never reloaded"

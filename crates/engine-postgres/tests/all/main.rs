@@ -4,5 +4,6 @@
 //! MODULE::` runs one module's tests.
 
 mod auth;
+mod conninfo;
 mod postgres;
 mod statements;

@@ -5,8 +5,9 @@
 //! the read-committed hint in effect.
 
 use api::{Engine, EngineOptions, Session, Worker};
+use engine_postgres::conn::Conn;
 use engine_postgres::{Isolation, PostgresEngine, PostgresOptions};
-use postgres::types::ToSql;
+use postgres_types::ToSql;
 use sqlmap::{Dialect, Kind, ScanForm, TableMap};
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -135,7 +136,7 @@ fn param(kind: Kind, v: &api::typed::Value) -> Box<dyn ToSql + Sync> {
 /// Shared buffers (hit and read) EXPLAIN (ANALYZE, BUFFERS) reports for the scan the
 /// adapter writes in `form` over `index` of `map`, between `lo` and `hi`.
 fn scan_buffers(
-    c: &mut postgres::Client,
+    c: &mut Conn,
     map: &TableMap,
     form: ScanForm,
     index: u16,
@@ -165,10 +166,7 @@ fn scan_buffers(
         .map(|(i, v)| param(map.cols[icols[i]].kind, v))
         .collect();
     let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
-    let rows = c
-        .query(&format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"), &refs)
-        .unwrap();
-    let lines: Vec<String> = rows.iter().map(|r| r.get::<_, String>(0)).collect();
+    let lines = explain(c, &sql, &refs);
     // The first Buffers line is the top node's: the whole statement's.
     let line = lines
         .iter()
@@ -184,12 +182,20 @@ fn scan_buffers(
     n
 }
 
-/// Shared buffers (hit and read) of `sql` with `params` under EXPLAIN (ANALYZE, BUFFERS).
-fn explain_buffers(c: &mut postgres::Client, sql: &str, params: &[&(dyn ToSql + Sync)]) -> u64 {
-    let rows = c
-        .query(&format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"), params)
+/// The plan's lines of `sql` with `params` under EXPLAIN (ANALYZE, BUFFERS).
+fn explain(c: &mut Conn, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Vec<String> {
+    let st = c
+        .prepare(&format!("EXPLAIN (ANALYZE, BUFFERS) {sql}"))
         .unwrap();
-    let lines: Vec<String> = rows.iter().map(|r| r.get::<_, String>(0)).collect();
+    let sent = c.run(&[], &st, params, None).unwrap();
+    sent.rows()
+        .map(|r| r.try_get::<String>(0).unwrap())
+        .collect()
+}
+
+/// Shared buffers (hit and read) of `sql` with `params` under EXPLAIN (ANALYZE, BUFFERS).
+fn explain_buffers(c: &mut Conn, sql: &str, params: &[&(dyn ToSql + Sync)]) -> u64 {
+    let lines = explain(c, sql, params);
     let line = lines
         .iter()
         .find(|l| l.trim_start().starts_with("Buffers: shared"))
@@ -215,7 +221,7 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
     .unwrap();
     let e = open(&tpcc, &url);
     let schema = tpcc.schema();
-    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut c = Conn::connect(&url).unwrap();
     c.batch_execute(&format!(
         "SET search_path TO {}",
         sqlmap::ident(e.pg_schema())

@@ -515,7 +515,7 @@ pub(crate) fn postgres_installed() -> bool {
 /// throughput: a short run on one thread.
 pub(crate) fn short_run(ctx: &Ctx, kind: Kind, workload: Workload) -> RunSpec {
     let (d, w) = match ctx.scale {
-        Scale::Tiny => (0.3, 0.0),
+        Scale::Tiny => (0.1, 0.0),
         Scale::Quick => (2.0, 0.5),
         Scale::Full => (5.0, 1.0),
     };
