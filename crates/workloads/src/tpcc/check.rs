@@ -426,9 +426,17 @@ fn check_customers<W: Worker>(
     conds: [&mut Cond; 2],
 ) -> Result<()> {
     let [c10, c12] = conds;
-    for c in 1..=CUSTOMERS {
-        let cu: Customer = s
-            .get_row(CUSTOMER, &customer_key(w, d, c))?
+    // The district's customers in one batch of point reads (one round trip where the
+    // engine batches: PostgreSQL answered 3,000 reads one by one before).
+    let mut rows: Vec<Option<Customer>> = vec![None; CUSTOMERS as usize];
+    s.get_batch(
+        CUSTOMER,
+        CUSTOMERS as usize,
+        |i| customer_key(w, d, i as u32 + 1),
+        |i, b| rows[i] = Some(row::read::<Customer>(b)),
+    )?;
+    for (c, cu) in (1..=CUSTOMERS).zip(rows) {
+        let cu = cu
             .ok_or_else(|| Error::fatal(format!("tpcc check: customer ({w}, {d}, {c}) missing")))?;
         let del = delivered[c as usize];
         let paid = hist[c as usize - 1];
