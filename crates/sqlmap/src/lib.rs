@@ -568,6 +568,48 @@ impl TableMap {
         ))
     }
 
+    /// The SQL column an add to the 8 bytes at `at` of the row changes
+    /// ([`api::Worker::add_i64`]): a column outside the primary key that is exactly
+    /// those bytes, a signed 8-byte integer or an 8-byte decimal. `None`: no such column
+    /// (the adapter then reads and writes the row as any update).
+    pub fn add_col(&self, at: usize) -> Option<usize> {
+        self.set_cols
+            .iter()
+            .copied()
+            .find(|&c| match self.cols[c].source {
+                Source::Row(i) => {
+                    let col = &self.def.columns[i];
+                    col.offset == at
+                        && matches!(
+                            col.ty,
+                            SqlType::Int {
+                                bytes: 8,
+                                signed: true
+                            } | SqlType::Decimal { bytes: 8, .. }
+                        )
+                }
+                Source::KeyOnly(_) => false,
+            })
+    }
+
+    /// An add to column `col` ([`TableMap::add_col`]): `UPDATE t SET c = c + delta WHERE
+    /// pk`, the delta (in the column's integer units) parameter `first`, the key's from
+    /// `first + 1`; `returning`: the new value comes back (as integer units).
+    pub fn add_sql(&self, d: Dialect, col: usize, first: usize, returning: bool) -> String {
+        let name = ident(&self.cols[col].name);
+        let ret = if returning {
+            format!(" RETURNING {}", self.select_cols(d, &[col]))
+        } else {
+            String::new()
+        };
+        format!(
+            "UPDATE {} SET {name} = {name} + {} WHERE {}{ret}",
+            ident(self.name()),
+            self.placeholder(d, col, first),
+            self.pk_where(d, first + 1)
+        )
+    }
+
     /// Delete; parameters: [`TableMap::key_params`].
     pub fn delete_sql(&self, d: Dialect) -> String {
         format!(
