@@ -4,18 +4,24 @@
 //! - PostgreSQL: `pgbench` (TPC-B-like, scale 1, prepared statements) against
 //!   `oltpscope run tpcb --engine postgres --pg-url URL` on the same private server
 //!   (`pgserver`'s settings), at 1 and 2 clients, at read committed (pgbench's default)
-//!   and serializable, with commit waiting for the WAL and with it off.
+//!   and serializable, with commit waiting for the WAL and with it off. A one-client
+//!   pair runs with the client and its backend on CPU 0 (`taskset`; `--no-pin` not):
+//!   unpinned, every round trip woke an idle core of this VM, which cost pgbench (7 round
+//!   trips a transaction) 482 txn/s against 3,443 pinned (2026-11-29, no WAL wait), so
+//!   the pair measured the VM's wake-ups, not the clients.
 //! - SQLite: a loop of the same TPC-B transaction over prepared statements on the
 //!   bundled library (the cheapest client there is: no kit, no typed rows) against
 //!   `oltpscope run tpcb --engine sqlite`, at 1 and 2 threads, with the adapter's
 //!   settings (WAL, `synchronous=NORMAL`, `BEGIN IMMEDIATE`, the same busy timeout and
-//!   page cache).
+//!   page cache). `--loop plain,adapter,...` runs loops doing one or more things as the
+//!   adapter does them (`WITHOUT ROWID` tables, History keyed, the account's balance by
+//!   `RETURNING`, reads before writes), each beside the same adapter run.
 //!
 //! Run: `cargo bench -p oltpscope --bench native [-- postgres|sqlite] [--duration S]
-//! [--clients 1,2]`. Prints one line per pair and the ratio adapter / native; the
-//! figures and their machine go into docs/PERFORMANCE.md by hand. `OLTPSCOPE_BIN=PATH`
-//! runs another oltpscope binary as the adapter (an earlier build, to compare builds
-//! against the same native runs' kind).
+//! [--clients 1,2] [--no-pin] [--loop plain,adapter]`. Prints one line per pair and the
+//! ratio adapter / native; the figures and their machine go into docs/PERFORMANCE.md by
+//! hand. `OLTPSCOPE_BIN=PATH` runs another oltpscope binary as the adapter (an earlier
+//! build, to compare builds against the same native runs' kind).
 
 use std::path::Path;
 use std::process::Command;
@@ -48,9 +54,12 @@ struct LoopShape {
     /// the integer key an alias of the rowid).
     without_rowid: bool,
     /// Each balance read, then written (`SELECT` of the whole row, `UPDATE .. SET
-    /// balance = ?`), as the kit's read-modify-write updates: 9 statements per
+    /// balance = ?`), as the kit's updates were before its adds: 9 statements per
     /// transaction against 7 (the plain loop adds the delta in SQL).
     read_write: bool,
+    /// The account's new balance from its update (`UPDATE .. RETURNING`), as the adapter's
+    /// `add_i64`, not from a `SELECT` after it (pgbench's): 6 statements against 7.
+    returning: bool,
     /// History keyed by (run, worker, sequence number), as the kit's (the plain loop:
     /// no key, rows appended by rowid).
     history_key: bool,
@@ -59,7 +68,8 @@ struct LoopShape {
 impl LoopShape {
     const ADAPTER: LoopShape = LoopShape {
         without_rowid: true,
-        read_write: true,
+        read_write: false,
+        returning: true,
         history_key: true,
     };
 
@@ -71,10 +81,11 @@ impl LoopShape {
                 "adapter" => s = LoopShape::ADAPTER,
                 "without-rowid" => s.without_rowid = true,
                 "read-write" => s.read_write = true,
+                "returning" => s.returning = true,
                 "history-key" => s.history_key = true,
                 p => {
                     return Err(format!(
-                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, history-key, joined by +)"
+                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, joined by +)"
                     ))
                 }
             }
@@ -95,6 +106,9 @@ impl LoopShape {
         }
         if self.read_write {
             parts.push("read-write");
+        }
+        if self.returning {
+            parts.push("returning");
         }
         if self.history_key {
             parts.push("history-key");
@@ -514,12 +528,15 @@ fn change(
     write: &mut rusqlite::Statement<'_>,
     id: i64,
     delta: i64,
+    returns: bool,
 ) -> rusqlite::Result<i64> {
     if shape.read_write {
-        // The whole row, as the adapter's get reads it.
+        // The whole row, as the adapter's get read it.
         let bal: i64 = read.query_row([id], |r| r.get(*col))?;
         write.execute([bal + delta, id])?;
         Ok(bal + delta)
+    } else if shape.returning && returns {
+        write.query_row([delta, id], |r| r.get(0))
     } else {
         write.execute([delta, id])?;
         Ok(0)
@@ -542,7 +559,13 @@ fn sqlite_worker(
     let upd = |t: &str, p: &str| {
         let col = format!("{p}_balance");
         let v = set.replace("{}", &col);
-        c.prepare(&format!("UPDATE {t} SET {col} {v} WHERE {p}_id = ?2"))
+        // The account's update returns its new balance in the `returning` shape.
+        let ret = if shape.returning && t == "account" {
+            format!(" RETURNING {col}")
+        } else {
+            String::new()
+        };
+        c.prepare(&format!("UPDATE {t} SET {col} {v} WHERE {p}_id = ?2{ret}"))
     };
     let sel = |t: &str, p: &str| -> rusqlite::Result<(rusqlite::Statement<'_>, usize)> {
         // The plain loop reads the account's balance after its update (pgbench's
@@ -581,12 +604,12 @@ fn sqlite_worker(
         let delta = (next() % 10_000) as i64 - 5_000;
         seq += 1;
         begin.execute([])?;
-        change(shape, &mut acct_r, &mut acct, a, delta)?;
-        if !shape.read_write {
+        change(shape, &mut acct_r, &mut acct, a, delta, true)?;
+        if !shape.read_write && !shape.returning {
             let _bal: i64 = acct_r.0.query_row([a], |r| r.get(1))?;
         }
-        change(shape, &mut tell_r, &mut tell, t, delta)?;
-        change(shape, &mut branch_r, &mut branch, 1, delta)?;
+        change(shape, &mut tell_r, &mut tell, t, delta, false)?;
+        change(shape, &mut branch_r, &mut branch, 1, delta, false)?;
         hist.execute([t, a, delta, 0, w as i64, seq])?;
         commit.execute([])?;
         done.fetch_add(1, Ordering::Relaxed);

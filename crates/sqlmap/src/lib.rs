@@ -14,6 +14,8 @@ use std::cmp::Ordering;
 use std::fmt::Write;
 use std::ops::Bound;
 
+#[cfg(test)]
+mod add_tests;
 pub mod bounds;
 #[cfg(test)]
 mod scan_tests;
