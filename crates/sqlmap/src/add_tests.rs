@@ -1,4 +1,5 @@
-//! The SQL of adds (`api::Worker::add_i64`): which columns take them, and the statements.
+//! The SQL of adds (`api::Worker::add_i64`): which columns take them, and the statements;
+//! and SQLite's table form for a key of one integer column (the rowid).
 
 use super::*;
 use api::typed::Part;
@@ -54,4 +55,43 @@ fn add_statements() {
         m.add_sql(Dialect::Sqlite, 1, 1, true),
         r#"UPDATE "acct" SET "bal" = "bal" + ?1 WHERE "id" = ?2 RETURNING "bal""#
     );
+}
+
+/// A key of one integer column is SQLite's rowid (no `WITHOUT ROWID`); any other key
+/// keeps the table clustered in it `WITHOUT ROWID`.
+#[test]
+fn sqlite_tables_keyed_by_one_integer_have_rowids() {
+    let m = table();
+    assert!(m.rowid_key());
+    assert_eq!(
+        m.ddl(Dialect::Sqlite)[0],
+        r#"CREATE TABLE "acct" ("id" INTEGER NOT NULL, "bal" INTEGER NOT NULL, "n" INTEGER NOT NULL, "u" INTEGER NOT NULL, "small" INTEGER NOT NULL, PRIMARY KEY ("id"))"#
+    );
+    let two = TableDef::new("pair", 16, IndexKind::BTree, 10)
+        .columns(&[
+            (
+                "a",
+                SqlType::Int {
+                    bytes: 8,
+                    signed: true,
+                },
+                0,
+            ),
+            (
+                "b",
+                SqlType::Int {
+                    bytes: 8,
+                    signed: true,
+                },
+                8,
+            ),
+        ])
+        .primary_key(&[Part::col("a", KeyEnc::I64), Part::col("b", KeyEnc::I64)]);
+    let two = TableMap::new(&two).unwrap();
+    assert!(!two.rowid_key());
+    assert!(two.ddl(Dialect::Sqlite)[0].ends_with(" WITHOUT ROWID"));
+    let text = TableDef::new("named", 8, IndexKind::BTree, 10)
+        .columns(&[("s", SqlType::Char(8), 0)])
+        .primary_key(&[Part::col("s", KeyEnc::Fixed(8))]);
+    assert!(!TableMap::new(&text).unwrap().rowid_key());
 }
