@@ -50,8 +50,9 @@ struct Opts {
 /// What a SQLite loop does the way the adapter does it (`--loop`).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 struct LoopShape {
-    /// Tables `WITHOUT ROWID`, as the adapter makes them (the plain loop: rowid tables,
-    /// the integer key an alias of the rowid).
+    /// Branch, Teller and Account `WITHOUT ROWID`, as the adapter made them before
+    /// 2026-11-29 (the plain loop and the adapter now: rowid tables, the integer key an
+    /// alias of the rowid).
     without_rowid: bool,
     /// Each balance read, then written (`SELECT` of the whole row, `UPDATE .. SET
     /// balance = ?`), as the kit's updates were before its adds: 9 statements per
@@ -60,14 +61,14 @@ struct LoopShape {
     /// The account's new balance from its update (`UPDATE .. RETURNING`), as the adapter's
     /// `add_i64`, not from a `SELECT` after it (pgbench's): 6 statements against 7.
     returning: bool,
-    /// History keyed by (run, worker, sequence number), as the kit's (the plain loop:
-    /// no key, rows appended by rowid).
+    /// History keyed by (run, worker, sequence number) `WITHOUT ROWID`, as the kit's and
+    /// the adapter's (the plain loop: no key, rows appended by rowid).
     history_key: bool,
 }
 
 impl LoopShape {
     const ADAPTER: LoopShape = LoopShape {
-        without_rowid: true,
+        without_rowid: false,
         read_write: false,
         returning: true,
         history_key: true,
@@ -466,9 +467,7 @@ fn sqlite_load(db: &Path, shape: LoopShape) -> rusqlite::Result<()> {
         }
     };
     let history = if shape.history_key {
-        format!(
-            "CREATE TABLE history (h_t_id INTEGER NOT NULL, h_b_id INTEGER NOT NULL, h_a_id INTEGER NOT NULL, h_delta INTEGER NOT NULL, h_time INTEGER NOT NULL, h_filler TEXT NOT NULL, h_run INTEGER NOT NULL, h_worker INTEGER NOT NULL, h_seq INTEGER NOT NULL, PRIMARY KEY (h_run, h_worker, h_seq)){tail}"
-        )
+        "CREATE TABLE history (h_t_id INTEGER NOT NULL, h_b_id INTEGER NOT NULL, h_a_id INTEGER NOT NULL, h_delta INTEGER NOT NULL, h_time INTEGER NOT NULL, h_filler TEXT NOT NULL, h_run INTEGER NOT NULL, h_worker INTEGER NOT NULL, h_seq INTEGER NOT NULL, PRIMARY KEY (h_run, h_worker, h_seq)) WITHOUT ROWID".to_string()
     } else {
         "CREATE TABLE history (h_t_id INTEGER, h_b_id INTEGER, h_a_id INTEGER, h_delta INTEGER, h_time INTEGER, h_filler TEXT, h_run INTEGER, h_worker INTEGER, h_seq INTEGER)".into()
     };
