@@ -615,6 +615,25 @@ impl SqliteWorker<'_> {
         r
     }
 
+    /// An add's statement and parameters (the delta, then the key); `None` when no
+    /// column takes adds there ([`TableMap::add_col`]).
+    fn add_statement(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        at: usize,
+        delta: i64,
+        returning: bool,
+    ) -> Result<Option<(String, Vec<Value>)>> {
+        let map = self.map(table)?;
+        let Some(col) = map.add_col(at) else {
+            return Ok(None);
+        };
+        let mut params = vec![Value::Int(delta)];
+        params.extend(map.key_params(key)?);
+        Ok(Some((self.add_sql(table, col, returning), params)))
+    }
+
     /// The statement of an add to column `col` of `table` (kept per worker: a few).
     fn add_sql(&mut self, table: TableId, col: usize, returning: bool) -> String {
         let k = (table, col, returning);
@@ -739,13 +758,9 @@ impl api::Worker for SqliteWorker<'_> {
         at: usize,
         delta: i64,
     ) -> Result<Option<i64>> {
-        let map = self.map(table)?;
-        let Some(col) = map.add_col(at) else {
+        let Some((sql, params)) = self.add_statement(table, key, at, delta, true)? else {
             return api::engine::add_i64_by_update(self, table, key, at, delta);
         };
-        let mut params = vec![Value::Int(delta)];
-        params.extend(map.key_params(key)?);
-        let sql = self.add_sql(table, col, true);
         let conn = self.conn()?;
         let mut st = conn.prepare_cached(&sql).map_err(sql_err)?;
         bind(&mut st, &params, None)?;
@@ -757,13 +772,9 @@ impl api::Worker for SqliteWorker<'_> {
     }
 
     fn add_i64_blind(&mut self, table: TableId, key: &[u8], at: usize, delta: i64) -> Result<()> {
-        let map = self.map(table)?;
-        let Some(col) = map.add_col(at) else {
+        let Some((sql, params)) = self.add_statement(table, key, at, delta, false)? else {
             return api::engine::add_i64_blind_by_add(self, table, key, at, delta);
         };
-        let mut params = vec![Value::Int(delta)];
-        params.extend(map.key_params(key)?);
-        let sql = self.add_sql(table, col, false);
         match self.execute(&sql, &params)? {
             1 => Ok(()),
             _ => Err(api::engine::absent_row(table)),

@@ -283,15 +283,7 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
     check_planned_once("tpcc", &plans, true);
     drop(e);
 
-    let tpcb = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: true,
-            affinity: false,
-        },
-        1,
-    )
-    .unwrap();
+    let tpcb = tpcb(1);
     let e = open(&tpcb, &url);
     let (per, plans) = count_statements(&tpcb, &e, 200);
     // BEGIN with the Account's add (`UPDATE .. RETURNING` its new balance), then the held
@@ -307,15 +299,7 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
 #[test]
 fn read_committed_hint_is_honoured() {
     let Some(server) = server() else { return };
-    let tpcb = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: true,
-            affinity: false,
-        },
-        1,
-    )
-    .unwrap();
+    let tpcb = tpcb(1);
     let e = open(&tpcb, &server.url());
     // Branch 1 (TPC-B's ids start at 1; keys are 8-byte big-endian ids).
     let t = api::TableId(0);
@@ -353,15 +337,7 @@ fn read_committed_hint_is_honoured() {
 #[test]
 fn adds_return_the_new_value_and_a_kept_add_to_no_row_fails_the_commit() {
     let Some(server) = server() else { return };
-    let tpcb = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: true,
-            affinity: false,
-        },
-        1,
-    )
-    .unwrap();
+    let tpcb = tpcb(1);
     let e = open(&tpcb, &server.url());
     let (branch, teller) = (api::TableId(0), api::TableId(1));
     let key = |id: u64| {
@@ -420,4 +396,17 @@ fn adds_return_the_new_value_and_a_kept_add_to_no_row_fails_the_commit() {
     );
     w.abort();
     assert_eq!(balance(&mut w, teller, 3, tbal), 510);
+}
+
+/// TPC-B at scale 1, padded rows, for `threads` workers.
+fn tpcb(threads: usize) -> Tpcb {
+    Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: true,
+            affinity: false,
+        },
+        threads,
+    )
+    .unwrap()
 }

@@ -54,15 +54,7 @@ fn run_ok<W: Workload>(wl: &W, c: &RunConfig) {
 
 #[test]
 fn tpcb_runs_and_checks_on_sqlite() {
-    let wl = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: true,
-            affinity: false,
-        },
-        2,
-    )
-    .unwrap();
+    let wl = tpcb(2);
     run_ok(&wl, &cfg(2));
 }
 
@@ -200,15 +192,7 @@ fn an_undeclared_table_is_refused() {
 #[test]
 fn adds_return_the_new_value_and_refuse_an_absent_row() {
     use api::Worker;
-    let wl = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: true,
-            affinity: false,
-        },
-        1,
-    )
-    .unwrap();
+    let wl = tpcb(1);
     let e = SqliteEngine::open(
         std::sync::Arc::new(wl.schema()),
         &EngineOptions::default().with_own(SqliteOptions {
@@ -251,4 +235,17 @@ fn adds_return_the_new_value_and_refuse_an_absent_row() {
     assert_eq!(read(&mut s, branch, 1, bal), 1_200);
     assert_eq!(read(&mut s, teller, 3, tbal), 500);
     s.commit().unwrap();
+}
+
+/// TPC-B at scale 1, padded rows, for `threads` workers.
+fn tpcb(threads: usize) -> Tpcb {
+    Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: true,
+            affinity: false,
+        },
+        threads,
+    )
+    .unwrap()
 }
