@@ -389,6 +389,28 @@ pub trait Worker {
             None => Ok(hit),
         }
     }
+    /// Adds `delta` to the signed 8-byte integer (or 8-byte decimal's units) at byte `at`
+    /// of the row under `key` and returns its new value; `None` if the row is absent.
+    /// An engine may do it without bringing the row to the caller (`UPDATE .. SET c = c +
+    /// $d RETURNING c`: one statement where a read-modify-write takes two). The default
+    /// is [`Worker::update_part`] of those 8 bytes (wrapping on overflow, as the kits'
+    /// own `+=` on rows would panic instead: the kits' sums stay far from it).
+    fn add_i64(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        at: usize,
+        delta: i64,
+    ) -> Result<Option<i64>> {
+        add_i64_by_update(self, table, key, at, delta)
+    }
+    /// [`Worker::add_i64`] whose new value the caller does not need: an engine may keep
+    /// it and send it with a later statement or at commit (one round trip for several),
+    /// and then reports an absent row there, as an `Error::Fatal`. An absent row is an
+    /// error either way (the default reports it at once).
+    fn add_i64_blind(&mut self, table: TableId, key: &[u8], at: usize, delta: i64) -> Result<()> {
+        add_i64_blind_by_add(self, table, key, at, delta)
+    }
     /// Whether [`Worker::get_batch`] and [`Worker::update_batch`] do better than a loop
     /// of single operations (one round trip for the whole set: the SQL adapters). When
     /// false (the default) [`crate::Session`] loops over single operations itself, so an
@@ -510,6 +532,43 @@ pub trait Worker {
 
 // Keep serde_json reachable for `Engine::stats` without making every crate name it.
 pub use serde_json;
+
+/// [`Worker::add_i64`]'s default, for an engine's own `add_i64` to fall back on: an
+/// [`Worker::update_part`] of the 8 bytes.
+pub fn add_i64_by_update<W: Worker + ?Sized>(
+    w: &mut W,
+    table: TableId,
+    key: &[u8],
+    at: usize,
+    delta: i64,
+) -> Result<Option<i64>> {
+    let mut new = 0i64;
+    let hit = w.update_part(table, key, at..at + 8, &mut |b| {
+        let v = i64::from_le_bytes(b.try_into().expect("8 bytes")).wrapping_add(delta);
+        b.copy_from_slice(&v.to_le_bytes());
+        new = v;
+    })?;
+    Ok(hit.then_some(new))
+}
+
+/// [`Worker::add_i64_blind`]'s default: [`Worker::add_i64`], an absent row an error at once.
+pub fn add_i64_blind_by_add<W: Worker + ?Sized>(
+    w: &mut W,
+    table: TableId,
+    key: &[u8],
+    at: usize,
+    delta: i64,
+) -> Result<()> {
+    match w.add_i64(table, key, at, delta)? {
+        Some(_) => Ok(()),
+        None => Err(absent_row(table)),
+    }
+}
+
+/// The error of [`Worker::add_i64_blind`] on an absent row.
+pub fn absent_row(table: TableId) -> Error {
+    Error::fatal(format!("table {}: add to a row that is not there", table.0))
+}
 
 /// The error of a `get_part` whose bytes are not within the row.
 pub fn part_out_of_row(table: TableId, part: &std::ops::Range<usize>, row_len: usize) -> Error {

@@ -436,6 +436,42 @@ impl<W: Worker> Session<W> {
         r
     }
 
+    /// Adds `delta` to the `i64` at byte `at` of the row (`offset_of!`) and returns the
+    /// new value; `None` if the row is absent ([`Worker::add_i64`]).
+    pub fn add_i64(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        at: usize,
+        delta: i64,
+    ) -> Result<Option<i64>> {
+        check_key(key)?;
+        let _m = mark(Op::Update, rt::NO_OBJ);
+        let r = self.w.add_i64(table, key, at, delta);
+        if let Ok(Some(_)) = r {
+            txnstats::add(txnstats::Counter::RecordsWritten, 1);
+        }
+        r
+    }
+
+    /// [`Session::add_i64`] without the new value: an engine may send it later, and then
+    /// reports an absent row later ([`Worker::add_i64_blind`]).
+    pub fn add_i64_blind(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        at: usize,
+        delta: i64,
+    ) -> Result<()> {
+        check_key(key)?;
+        let _m = mark(Op::Update, rt::NO_OBJ);
+        let r = self.w.add_i64_blind(table, key, at, delta);
+        if r.is_ok() {
+            txnstats::add(txnstats::Counter::RecordsWritten, 1);
+        }
+        r
+    }
+
     /// Read-modify-write of a row as a `T`.
     pub fn update_row<T: Pod>(
         &mut self,

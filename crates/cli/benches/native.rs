@@ -4,18 +4,24 @@
 //! - PostgreSQL: `pgbench` (TPC-B-like, scale 1, prepared statements) against
 //!   `oltpscope run tpcb --engine postgres --pg-url URL` on the same private server
 //!   (`pgserver`'s settings), at 1 and 2 clients, at read committed (pgbench's default)
-//!   and serializable, with commit waiting for the WAL and with it off.
+//!   and serializable, with commit waiting for the WAL and with it off. A one-client
+//!   pair runs with the client and its backend on CPU 0 (`taskset`; `--no-pin` not):
+//!   unpinned, every round trip woke an idle core of this VM, which cost pgbench (7 round
+//!   trips a transaction) 482 txn/s against 3,443 pinned (2026-11-29, no WAL wait), so
+//!   the pair measured the VM's wake-ups, not the clients.
 //! - SQLite: a loop of the same TPC-B transaction over prepared statements on the
 //!   bundled library (the cheapest client there is: no kit, no typed rows) against
 //!   `oltpscope run tpcb --engine sqlite`, at 1 and 2 threads, with the adapter's
 //!   settings (WAL, `synchronous=NORMAL`, `BEGIN IMMEDIATE`, the same busy timeout and
-//!   page cache).
+//!   page cache). `--loop plain,adapter,...` runs loops doing one or more things as the
+//!   adapter does them (`WITHOUT ROWID` tables, History keyed, the account's balance by
+//!   `RETURNING`, reads before writes), each beside the same adapter run.
 //!
 //! Run: `cargo bench -p oltpscope --bench native [-- postgres|sqlite] [--duration S]
-//! [--clients 1,2]`. Prints one line per pair and the ratio adapter / native; the
-//! figures and their machine go into docs/PERFORMANCE.md by hand. `OLTPSCOPE_BIN=PATH`
-//! runs another oltpscope binary as the adapter (an earlier build, to compare builds
-//! against the same native runs' kind).
+//! [--clients 1,2] [--no-pin] [--loop plain,adapter]`. Prints one line per pair and the
+//! ratio adapter / native; the figures and their machine go into docs/PERFORMANCE.md by
+//! hand. `OLTPSCOPE_BIN=PATH` runs another oltpscope binary as the adapter (an earlier
+//! build, to compare builds against the same native runs' kind).
 
 use std::path::Path;
 use std::process::Command;
@@ -33,6 +39,83 @@ struct Opts {
     which: String,
     duration: u64,
     clients: Vec<usize>,
+    /// The SQLite loops to run beside the adapter (`--loop`): the plain loop, and loops
+    /// doing one or more things the adapter does, so that the gap splits by cause.
+    loops: Vec<LoopShape>,
+    /// One-client PostgreSQL pairs with the client and its backend on CPU 0 (`--no-pin`
+    /// turns it off).
+    pin: bool,
+}
+
+/// What a SQLite loop does the way the adapter does it (`--loop`).
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct LoopShape {
+    /// Branch, Teller and Account `WITHOUT ROWID`, as the adapter made them before
+    /// 2026-11-29 (the plain loop and the adapter now: rowid tables, the integer key an
+    /// alias of the rowid).
+    without_rowid: bool,
+    /// Each balance read, then written (`SELECT` of the whole row, `UPDATE .. SET
+    /// balance = ?`), as the kit's updates were before its adds: 9 statements per
+    /// transaction against 7 (the plain loop adds the delta in SQL).
+    read_write: bool,
+    /// The account's new balance from its update (`UPDATE .. RETURNING`), as the adapter's
+    /// `add_i64`, not from a `SELECT` after it (pgbench's): 6 statements against 7.
+    returning: bool,
+    /// History keyed by (run, worker, sequence number) `WITHOUT ROWID`, as the kit's and
+    /// the adapter's (the plain loop: no key, rows appended by rowid).
+    history_key: bool,
+}
+
+impl LoopShape {
+    const ADAPTER: LoopShape = LoopShape {
+        without_rowid: false,
+        read_write: false,
+        returning: true,
+        history_key: true,
+    };
+
+    fn parse(v: &str) -> Result<LoopShape, String> {
+        let mut s = LoopShape::default();
+        for part in v.split('+') {
+            match part.trim() {
+                "plain" => {}
+                "adapter" => s = LoopShape::ADAPTER,
+                "without-rowid" => s.without_rowid = true,
+                "read-write" => s.read_write = true,
+                "returning" => s.returning = true,
+                "history-key" => s.history_key = true,
+                p => {
+                    return Err(format!(
+                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, joined by +)"
+                    ))
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    fn name(self) -> String {
+        if self == LoopShape::default() {
+            return "plain loop".into();
+        }
+        if self == LoopShape::ADAPTER {
+            return "loop as the adapter".into();
+        }
+        let mut parts = Vec::new();
+        if self.without_rowid {
+            parts.push("without-rowid");
+        }
+        if self.read_write {
+            parts.push("read-write");
+        }
+        if self.returning {
+            parts.push("returning");
+        }
+        if self.history_key {
+            parts.push("history-key");
+        }
+        format!("loop {}", parts.join("+"))
+    }
 }
 
 fn main() {
@@ -59,6 +142,8 @@ fn parse_args() -> Result<Opts, String> {
         which: "all".into(),
         duration: 10,
         clients: vec![1, 2],
+        loops: vec![LoopShape::default()],
+        pin: true,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -88,9 +173,17 @@ fn parse_args() -> Result<Opts, String> {
                     .collect::<Option<Vec<_>>>()
                     .ok_or(format!("--clients: not a list of 1..64: {v}"))?;
             }
+            "--no-pin" => o.pin = false,
+            "--loop" => {
+                let v = args.next().ok_or("--loop needs a list such as plain,adapter")?;
+                o.loops = v
+                    .split(',')
+                    .map(LoopShape::parse)
+                    .collect::<Result<_, _>>()?;
+            }
             _ => {
                 return Err(format!(
-                    "unknown argument {a} (postgres|sqlite|all, --duration S, --clients 1,2)"
+                    "unknown argument {a} (postgres|sqlite|all, --duration S, --clients 1,2, --loop plain,adapter)"
                 ))
             }
         }
@@ -101,8 +194,17 @@ fn parse_args() -> Result<Opts, String> {
 /// Runs the oltpscope binary and returns (committed per second, abort rate, workers'
 /// CPU share) from its JSON report.
 fn adapter(args: &[&str], json: &Path) -> Result<(f64, f64, Option<f64>), String> {
+    adapter_cmd(Command::new(bin()), args, json)
+}
+
+/// `adapter` through `cmd` (the binary, or a launcher of it).
+fn adapter_cmd(
+    mut cmd: Command,
+    args: &[&str],
+    json: &Path,
+) -> Result<(f64, f64, Option<f64>), String> {
     let bin = bin();
-    let out = Command::new(&bin)
+    let out = cmd
         .args(args)
         .arg("--json")
         .arg(json)
@@ -172,63 +274,39 @@ fn postgres(o: &Opts) -> Result<(), String> {
             ),
         ] {
             for &c in &o.clients {
-                let cs = c.to_string();
-                let out = Command::new(&pgbench)
-                    .env(
-                        "PGOPTIONS",
-                        format!("-c synchronous_commit={sync}{iso_opt}"),
+                let pin = o.pin && c == 1;
+                let pm = server.pid().ok_or("the server has no postmaster")?;
+                // Backends are forked by the postmaster: they inherit its CPUs.
+                set_cpus(pm, pin)?;
+                let native = pgbench_tps(&pgbench, &url, c, &d, sync, iso_opt, pin);
+                let ours = native.as_ref().map_err(String::clone).and_then(|_| {
+                    adapter_on(
+                        pin,
+                        &[
+                            "run",
+                            "tpcb",
+                            "--engine",
+                            "postgres",
+                            "--pg-url",
+                            &url,
+                            "--threads",
+                            &c.to_string(),
+                            "--duration",
+                            &d,
+                            "--isolation",
+                            iso,
+                            "--pg-sync",
+                            sync,
+                        ],
+                        &json,
                     )
-                    // Retry serialization failures as the adapter does (PostgreSQL 15+).
-                    .args([
-                        "-n",
-                        "-M",
-                        "prepared",
-                        "--max-tries=0",
-                        "-c",
-                        &cs,
-                        "-j",
-                        &cs,
-                        "-T",
-                        &d,
-                        &url,
-                    ])
-                    .output()
-                    .map_err(|e| format!("pgbench: {e}"))?;
-                let text = String::from_utf8_lossy(&out.stdout);
-                let tps = text
-                    .lines()
-                    .find(|l| l.starts_with("tps = "))
-                    .and_then(|l| l["tps = ".len()..].split_whitespace().next())
-                    .and_then(|t| t.parse::<f64>().ok())
-                    .ok_or_else(|| {
-                        format!(
-                            "pgbench printed no tps: {}",
-                            String::from_utf8_lossy(&out.stderr).trim()
-                        )
-                    })?;
-                let ours = adapter(
-                    &[
-                        "run",
-                        "tpcb",
-                        "--engine",
-                        "postgres",
-                        "--pg-url",
-                        &url,
-                        "--threads",
-                        &cs,
-                        "--duration",
-                        &d,
-                        "--isolation",
-                        iso,
-                        "--pg-sync",
-                        sync,
-                    ],
-                    &json,
-                )?;
+                });
+                set_cpus(pm, false)?;
+                let on = if pin { ", client+backend on CPU 0" } else { "" };
                 line(
-                    &format!("{c} client(s), {iso}, synchronous_commit {sync}"),
-                    tps,
-                    ours,
+                    &format!("{c} client(s), {iso}, synchronous_commit {sync}{on}"),
+                    native?,
+                    ours?,
                 );
             }
         }
@@ -236,19 +314,108 @@ fn postgres(o: &Opts) -> Result<(), String> {
     server.stop()
 }
 
+/// pgbench's TPC-B rate at `c` clients (`pin`: on CPU 0).
+fn pgbench_tps(
+    pgbench: &Path,
+    url: &str,
+    c: usize,
+    d: &str,
+    sync: &str,
+    iso_opt: &str,
+    pin: bool,
+) -> Result<f64, String> {
+    let cs = c.to_string();
+    let mut cmd = on_cpu0(pin, pgbench);
+    let out = cmd
+        .env(
+            "PGOPTIONS",
+            format!("-c synchronous_commit={sync}{iso_opt}"),
+        )
+        // Retry serialization failures as the adapter does (PostgreSQL 15+).
+        .args([
+            "-n",
+            "-M",
+            "prepared",
+            "--max-tries=0",
+            "-c",
+            &cs,
+            "-j",
+            &cs,
+            "-T",
+            d,
+            url,
+        ])
+        .output()
+        .map_err(|e| format!("pgbench: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find(|l| l.starts_with("tps = "))
+        .and_then(|l| l["tps = ".len()..].split_whitespace().next())
+        .and_then(|t| t.parse::<f64>().ok())
+        .ok_or_else(|| {
+            format!(
+                "pgbench printed no tps: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )
+        })
+}
+
+/// A command for `program`, run on CPU 0 when `pin` (`taskset -c 0`).
+fn on_cpu0(pin: bool, program: impl AsRef<std::ffi::OsStr>) -> Command {
+    if pin {
+        let mut c = Command::new("taskset");
+        c.args(["-c", "0"]).arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+/// The adapter's run (`pin`: on CPU 0).
+fn adapter_on(pin: bool, args: &[&str], json: &Path) -> Result<(f64, f64, Option<f64>), String> {
+    adapter_cmd(on_cpu0(pin, bin()), args, json)
+}
+
+/// Puts process `pid` on CPU 0 (`pin`) or on every CPU (`taskset -p`).
+fn set_cpus(pid: u32, pin: bool) -> Result<(), String> {
+    let cpus = if pin {
+        "0".to_string()
+    } else {
+        format!(
+            "0-{}",
+            std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+        )
+    };
+    let out = Command::new("taskset")
+        .args(["-p", "-c", &cpus, &pid.to_string()])
+        .output()
+        .map_err(|e| format!("cannot run taskset: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "taskset -p -c {cpus} {pid}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
 /// TPC-B on the bundled SQLite with nothing between the loop and the library.
 fn sqlite(o: &Opts) -> Result<(), String> {
     println!(
-        "SQLite TPC-B scale 1 (100,000 accounts), {} s runs, WAL, synchronous=NORMAL, a loop on the bundled library then the adapter",
+        "SQLite TPC-B scale 1 (100,000 accounts), {} s runs, WAL, synchronous=NORMAL, the loops on the bundled library then the adapter",
         o.duration
     );
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let json = dir.path().join("run.json");
     for &c in &o.clients {
-        let db = dir.path().join(format!("loop-{c}.sqlite"));
-        sqlite_load(&db).map_err(|e| format!("sqlite load: {e}"))?;
-        let tps = sqlite_loop(&db, c, Duration::from_secs(o.duration))
-            .map_err(|e| format!("sqlite loop: {e}"))?;
+        let mut natives = Vec::new();
+        for (i, &shape) in o.loops.iter().enumerate() {
+            let db = dir.path().join(format!("loop-{c}-{i}.sqlite"));
+            sqlite_load(&db, shape).map_err(|e| format!("sqlite load: {e}"))?;
+            let tps = sqlite_loop(&db, shape, c, Duration::from_secs(o.duration))
+                .map_err(|e| format!("sqlite loop: {e}"))?;
+            natives.push((shape, tps));
+        }
         let cs = c.to_string();
         let d = o.duration.to_string();
         let ours = adapter(
@@ -264,7 +431,9 @@ fn sqlite(o: &Opts) -> Result<(), String> {
             ],
             &json,
         )?;
-        line(&format!("{c} thread(s), BEGIN IMMEDIATE"), tps, ours);
+        for (shape, tps) in natives {
+            line(&format!("{c} thread(s), {}", shape.name()), tps, ours);
+        }
     }
     Ok(())
 }
@@ -280,23 +449,44 @@ fn sqlite_conn(db: &Path) -> rusqlite::Result<rusqlite::Connection> {
     Ok(c)
 }
 
-fn sqlite_load(db: &Path) -> rusqlite::Result<()> {
+fn sqlite_load(db: &Path, shape: LoopShape) -> rusqlite::Result<()> {
     let mut c = sqlite_conn(db)?;
     c.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))?;
     let t = c.transaction()?;
-    t.execute_batch(
-        "CREATE TABLE branch (b_id INTEGER PRIMARY KEY, b_balance INTEGER NOT NULL, b_filler TEXT);
-         CREATE TABLE teller (t_id INTEGER PRIMARY KEY, t_b_id INTEGER NOT NULL, t_balance INTEGER NOT NULL, t_filler TEXT);
-         CREATE TABLE account (a_id INTEGER PRIMARY KEY, a_b_id INTEGER NOT NULL, a_balance INTEGER NOT NULL, a_filler TEXT);
-         CREATE TABLE history (h_t_id INTEGER, h_b_id INTEGER, h_a_id INTEGER, h_delta INTEGER, h_time INTEGER, h_filler TEXT);
+    // The adapter's declarations (sqlmap) when the shape asks for them.
+    let (pk, tail) = if shape.without_rowid {
+        ("INTEGER NOT NULL", " WITHOUT ROWID")
+    } else {
+        ("INTEGER PRIMARY KEY", "")
+    };
+    let key = |c: &str| {
+        if shape.without_rowid {
+            format!(", PRIMARY KEY ({c})")
+        } else {
+            String::new()
+        }
+    };
+    let history = if shape.history_key {
+        "CREATE TABLE history (h_t_id INTEGER NOT NULL, h_b_id INTEGER NOT NULL, h_a_id INTEGER NOT NULL, h_delta INTEGER NOT NULL, h_time INTEGER NOT NULL, h_filler TEXT NOT NULL, h_run INTEGER NOT NULL, h_worker INTEGER NOT NULL, h_seq INTEGER NOT NULL, PRIMARY KEY (h_run, h_worker, h_seq)) WITHOUT ROWID".to_string()
+    } else {
+        "CREATE TABLE history (h_t_id INTEGER, h_b_id INTEGER, h_a_id INTEGER, h_delta INTEGER, h_time INTEGER, h_filler TEXT, h_run INTEGER, h_worker INTEGER, h_seq INTEGER)".into()
+    };
+    t.execute_batch(&format!(
+        "CREATE TABLE branch (b_id {pk}, b_balance INTEGER NOT NULL, b_filler TEXT NOT NULL{}){tail};
+         CREATE TABLE teller (t_id {pk}, t_b_id INTEGER NOT NULL, t_balance INTEGER NOT NULL, t_filler TEXT NOT NULL{}){tail};
+         CREATE TABLE account (a_id {pk}, a_b_id INTEGER NOT NULL, a_balance INTEGER NOT NULL, a_filler TEXT NOT NULL{}){tail};
+         {history};
          INSERT INTO branch VALUES (1, 0, printf('%.88c', 'b'));",
-    )?;
+        key("b_id"),
+        key("t_id"),
+        key("a_id"),
+    ))?;
     {
-        let mut st = t.prepare("INSERT INTO teller VALUES (?1, 1, 0, printf('%.84c', 't'))")?;
+        let mut st = t.prepare("INSERT INTO teller VALUES (?1, 1, 0, printf('%.80c', 't'))")?;
         for i in 1..=TELLERS {
             st.execute([i])?;
         }
-        let mut st = t.prepare("INSERT INTO account VALUES (?1, 1, 0, printf('%.84c', 'a'))")?;
+        let mut st = t.prepare("INSERT INTO account VALUES (?1, 1, 0, printf('%.80c', 'a'))")?;
         for i in 1..=ACCOUNTS {
             st.execute([i])?;
         }
@@ -304,7 +494,7 @@ fn sqlite_load(db: &Path) -> rusqlite::Result<()> {
     t.commit()
 }
 
-fn sqlite_loop(db: &Path, threads: usize, d: Duration) -> Result<f64, String> {
+fn sqlite_loop(db: &Path, shape: LoopShape, threads: usize, d: Duration) -> Result<f64, String> {
     let stop = AtomicBool::new(false);
     let done = AtomicU64::new(0);
     let failed = std::sync::Mutex::new(None::<String>);
@@ -313,7 +503,7 @@ fn sqlite_loop(db: &Path, threads: usize, d: Duration) -> Result<f64, String> {
         for w in 0..threads {
             let (stop, done, failed) = (&stop, &done, &failed);
             s.spawn(move || {
-                if let Err(e) = sqlite_worker(db, w as u64, stop, done) {
+                if let Err(e) = sqlite_worker(db, shape, w as u64, stop, done) {
                     *failed.lock().unwrap() = Some(e.to_string());
                     stop.store(true, Ordering::Relaxed);
                 }
@@ -329,15 +519,74 @@ fn sqlite_loop(db: &Path, threads: usize, d: Duration) -> Result<f64, String> {
     Ok(done.load(Ordering::Relaxed) as f64 / secs)
 }
 
-fn sqlite_worker(db: &Path, w: u64, stop: &AtomicBool, done: &AtomicU64) -> rusqlite::Result<()> {
+/// One balance change: by delta in SQL (the plain loop), or the row read then the new
+/// balance written (`LoopShape::read_write`).
+fn change(
+    shape: LoopShape,
+    (read, col): &mut (rusqlite::Statement<'_>, usize),
+    write: &mut rusqlite::Statement<'_>,
+    id: i64,
+    delta: i64,
+    returns: bool,
+) -> rusqlite::Result<i64> {
+    if shape.read_write {
+        // The whole row, as the adapter's get read it.
+        let bal: i64 = read.query_row([id], |r| r.get(*col))?;
+        write.execute([bal + delta, id])?;
+        Ok(bal + delta)
+    } else if shape.returning && returns {
+        write.query_row([delta, id], |r| r.get(0))
+    } else {
+        write.execute([delta, id])?;
+        Ok(0)
+    }
+}
+
+fn sqlite_worker(
+    db: &Path,
+    shape: LoopShape,
+    w: u64,
+    stop: &AtomicBool,
+    done: &AtomicU64,
+) -> rusqlite::Result<()> {
     let c = sqlite_conn(db)?;
+    let (set, whole) = if shape.read_write {
+        ("= ?1", "*")
+    } else {
+        ("= {} + ?1", "")
+    };
+    let upd = |t: &str, p: &str| {
+        let col = format!("{p}_balance");
+        let v = set.replace("{}", &col);
+        // The account's update returns its new balance in the `returning` shape.
+        let ret = if shape.returning && t == "account" {
+            format!(" RETURNING {col}")
+        } else {
+            String::new()
+        };
+        c.prepare(&format!("UPDATE {t} SET {col} {v} WHERE {p}_id = ?2{ret}"))
+    };
+    let sel = |t: &str, p: &str| -> rusqlite::Result<(rusqlite::Statement<'_>, usize)> {
+        // The plain loop reads the account's balance after its update (pgbench's
+        // SELECT); the read-write loop reads each row before changing it.
+        let (cols, col) = if whole.is_empty() {
+            (format!("{p}_id, {p}_balance"), 1)
+        } else {
+            // The balance is the second column of a branch, the third of the others.
+            (whole.to_string(), if t == "branch" { 1 } else { 2 })
+        };
+        Ok((
+            c.prepare(&format!("SELECT {cols} FROM {t} WHERE {p}_id = ?1"))?,
+            col,
+        ))
+    };
     let mut begin = c.prepare("BEGIN IMMEDIATE")?;
-    let mut acct = c.prepare("UPDATE account SET a_balance = a_balance + ?1 WHERE a_id = ?2")?;
-    let mut read = c.prepare("SELECT a_balance FROM account WHERE a_id = ?1")?;
-    let mut tell = c.prepare("UPDATE teller SET t_balance = t_balance + ?1 WHERE t_id = ?2")?;
-    let mut branch = c.prepare("UPDATE branch SET b_balance = b_balance + ?1 WHERE b_id = 1")?;
-    let mut hist =
-        c.prepare("INSERT INTO history VALUES (?1, 1, ?2, ?3, ?4, printf('%.22c', 'h'))")?;
+    let (mut acct, mut acct_r) = (upd("account", "a")?, sel("account", "a")?);
+    let (mut tell, mut tell_r) = (upd("teller", "t")?, sel("teller", "t")?);
+    let (mut branch, mut branch_r) = (upd("branch", "b")?, sel("branch", "b")?);
+    let mut hist = c.prepare(
+        "INSERT INTO history VALUES (?1, 1, ?2, ?3, ?4, printf('%.24c', 'h'), 1, ?5, ?6)",
+    )?;
     let mut commit = c.prepare("COMMIT")?;
     // xorshift: the loop's own draw, as cheap as pgbench's.
     let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (w + 1);
@@ -347,16 +596,20 @@ fn sqlite_worker(db: &Path, w: u64, stop: &AtomicBool, done: &AtomicU64) -> rusq
         x ^= x << 17;
         x
     };
+    let mut seq = 0i64;
     while !stop.load(Ordering::Relaxed) {
         let a = (next() % ACCOUNTS as u64) as i64 + 1;
         let t = (next() % TELLERS as u64) as i64 + 1;
         let delta = (next() % 10_000) as i64 - 5_000;
+        seq += 1;
         begin.execute([])?;
-        acct.execute([delta, a])?;
-        let _bal: i64 = read.query_row([a], |r| r.get(0))?;
-        tell.execute([delta, t])?;
-        branch.execute([delta])?;
-        hist.execute([t, a, delta, 0])?;
+        change(shape, &mut acct_r, &mut acct, a, delta, true)?;
+        if !shape.read_write && !shape.returning {
+            let _bal: i64 = acct_r.0.query_row([a], |r| r.get(1))?;
+        }
+        change(shape, &mut tell_r, &mut tell, t, delta, false)?;
+        change(shape, &mut branch_r, &mut branch, 1, delta, false)?;
+        hist.execute([t, a, delta, 0, w as i64, seq])?;
         commit.execute([])?;
         done.fetch_add(1, Ordering::Relaxed);
     }

@@ -140,6 +140,8 @@ fn conn_err(e: conn::Error) -> Error {
         Some("40001") => Error::Conflict("postgres serialization failure"),
         Some("40P01") => Error::Conflict("postgres deadlock"),
         Some("23505") => Error::Duplicate,
+        // Only the kept writes' check of an add divides (`chain_writes`).
+        Some("22012") => Error::fatal("postgres: an add found no row to change"),
         Some(c) => Error::fatal(format!("postgres: {c}: {}", e.message())),
         None => Error::fatal(format!("postgres: {e}")),
     }
@@ -417,6 +419,8 @@ impl Engine for PostgresEngine {
             pending: vec![Vec::new(); self.maps.len()],
             pending_rows: 0,
             pending_upd: (0..self.maps.len()).map(|_| None).collect(),
+            pending_add: (0..self.maps.len()).map(|_| None).collect(),
+            adds: HashMap::new(),
             writes: HashMap::new(),
             lock_next: false,
             batch: HashMap::new(),
@@ -557,9 +561,20 @@ fn param(kind: Kind, v: &Value) -> Result<Box<dyn ToSql + Sync>> {
 /// runs a statement's data-modifying `WITH`s in no order it promises (unreferenced ones
 /// after the main query), so each one's rows wait on a scalar subquery over the one
 /// before (an init plan, run before its first row), and the main query reads the last.
-fn chain_writes(parts: &[String]) -> String {
-    if parts.len() == 1 {
-        return parts[0].clone();
+///
+/// A part marked `true` (an add) must change a row: the condition over it divides by its
+/// count, so that an absent row fails the statement (SQLSTATE 22012, [`conn_err`]) instead
+/// of the add vanishing.
+fn chain_writes(parts: &[(String, bool)]) -> String {
+    let check = |i: usize| {
+        if parts[i].1 {
+            format!("(SELECT 1 / count(*) FROM w{i})")
+        } else {
+            format!("(SELECT count(*) FROM w{i})")
+        }
+    };
+    if parts.len() == 1 && !parts[0].1 {
+        return parts[0].0.clone();
     }
     let mut sql = String::from("WITH ");
     for (i, p) in parts.iter().enumerate() {
@@ -567,11 +582,12 @@ fn chain_writes(parts: &[String]) -> String {
             sql.push_str(", ");
         }
         let p = if i == 0 {
-            p.clone()
+            p.0.clone()
         } else {
+            let p = &p.0;
             // Both statement forms end in a clause these conditions can extend: the
             // update's WHERE, the insert's FROM (given a WHERE here).
-            let after = format!("(SELECT count(*) FROM w{}) >= 0", i - 1);
+            let after = format!("{} >= 0", check(i - 1));
             if p.starts_with("UPDATE ") {
                 format!("{p} AND {after}")
             } else {
@@ -580,7 +596,9 @@ fn chain_writes(parts: &[String]) -> String {
         };
         sql.push_str(&format!("w{i} AS ({p} RETURNING 1)"));
     }
-    sql.push_str(&format!(" SELECT count(*) FROM w{}", parts.len() - 1));
+    let last = parts.len() - 1;
+    let one = if parts[last].1 { "1 / " } else { "" };
+    sql.push_str(&format!(" SELECT {one}count(*) FROM w{last}"));
     sql
 }
 
@@ -670,9 +688,19 @@ fn copy_field(out: &mut Vec<u8>, kind: Kind, v: &Value) -> Result<()> {
     Ok(())
 }
 
-/// The buffered writes' shape: per table (in order) the columns its update sets (`None`:
-/// inserts) and whether it is one row.
-type WritesSig = Vec<(usize, Option<Vec<usize>>, bool)>;
+/// What a table's kept write is.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum WriteKind {
+    /// An update setting these columns.
+    Update(Vec<usize>),
+    /// An add to this column (`add_i64_blind`).
+    Add(usize),
+    Insert,
+}
+
+/// The buffered writes' shape: per table (in order) its kept write and whether it is one
+/// row.
+type WritesSig = Vec<(usize, WriteKind, bool)>;
 
 /// The kept writes as one statement and its parameters.
 type Writes = (Statement, Vec<Box<dyn ToSql + Sync>>);
@@ -695,6 +723,13 @@ struct PartSql {
     /// statement (`None`: the bytes are all in the primary key).
     set: Vec<usize>,
     update: Option<String>,
+}
+
+/// An add not yet sent (`add_i64_blind`): the column, the key's values, the delta.
+struct PendingAdd {
+    col: usize,
+    key: Vec<Value>,
+    delta: i64,
 }
 
 /// An update's write not yet sent: the columns it sets and, per column of those and
@@ -743,6 +778,10 @@ pub struct PostgresWorker<'e> {
     /// most one per table: an update's read, a statement on its table, sends the one
     /// before it.
     pending_upd: Vec<Option<PendingUpdate>>,
+    /// Per table: its add not yet sent (at most one: a second sends the first).
+    pending_add: Vec<Option<PendingAdd>>,
+    /// The statements of adds, per table, column and whether they return the new value.
+    adds: HashMap<(TableId, usize, bool), Arc<String>>,
     /// The statement sending the buffered writes, per list of (table, columns an update
     /// sets, or `None` for inserts, whether it is one row).
     writes: HashMap<WritesSig, Statement>,
@@ -909,6 +948,7 @@ impl PostgresWorker<'_> {
         if locks
             || self.pending.get(t).is_some_and(|p| !p.is_empty())
             || self.pending_upd.get(t).is_some_and(Option::is_some)
+            || self.pending_add.get(t).is_some_and(Option::is_some)
         {
             return self.take_writes();
         }
@@ -952,7 +992,10 @@ impl PostgresWorker<'_> {
     /// The statement of the buffered writes and its parameters, the buffers emptied
     /// (`None`: nothing kept).
     fn take_writes(&mut self) -> Result<Option<Writes>> {
-        if self.pending_rows == 0 && self.pending_upd.iter().all(Option::is_none) {
+        if self.pending_rows == 0
+            && self.pending_upd.iter().all(Option::is_none)
+            && self.pending_add.iter().all(Option::is_none)
+        {
             return Ok(None);
         }
         self.ensure_begun()?;
@@ -966,12 +1009,20 @@ impl PostgresWorker<'_> {
         let mut sig: WritesSig = Vec::new();
         for (t, u) in self.pending_upd.iter().enumerate() {
             if let Some(u) = u {
-                sig.push((t, Some(u.set.clone()), u.vals[0].len() == 1));
+                sig.push((t, WriteKind::Update(u.set.clone()), u.vals[0].len() == 1));
+            }
+        }
+        // Adds after updates (a table with both had its update sent by the add: a
+        // statement changes a row once), before inserts (TPC-B's branch, then History,
+        // as pgbench).
+        for (t, a) in self.pending_add.iter().enumerate() {
+            if let Some(a) = a {
+                sig.push((t, WriteKind::Add(a.col), true));
             }
         }
         for (t, rows) in self.pending.iter().enumerate() {
             if !rows.is_empty() {
-                sig.push((t, None, rows.len() == 1));
+                sig.push((t, WriteKind::Insert, rows.len() == 1));
             }
         }
         // The statement itself is kept per signature: its text is long (New-Order's is
@@ -981,26 +1032,35 @@ impl PostgresWorker<'_> {
             None => {
                 let mut first = 1;
                 let mut parts = Vec::new();
-                for (t, set, one) in &sig {
+                for (t, kind, one) in &sig {
                     let m = &e.maps[*t];
-                    match set {
-                        Some(set) => {
-                            parts.push(
+                    match kind {
+                        WriteKind::Update(set) => {
+                            parts.push((
                                 if *one {
                                     m.update_some_sql_from(D, set, first)
                                 } else {
                                     m.update_many_sql(set, first)
                                 }
                                 .expect("columns to set"),
-                            );
+                                false,
+                            ));
                             first += set.len() + m.pk_cols().len();
                         }
-                        None => {
-                            parts.push(if *one {
-                                m.insert_one_sql(first)
-                            } else {
-                                m.insert_many_sql(first)
-                            });
+                        WriteKind::Add(col) => {
+                            // Must change its row: an absent one fails the statement.
+                            parts.push((m.add_sql(D, *col, first, false), true));
+                            first += 1 + m.pk_cols().len();
+                        }
+                        WriteKind::Insert => {
+                            parts.push((
+                                if *one {
+                                    m.insert_one_sql(first)
+                                } else {
+                                    m.insert_many_sql(first)
+                                },
+                                false,
+                            ));
                             first += m.cols.len();
                         }
                     }
@@ -1011,30 +1071,49 @@ impl PostgresWorker<'_> {
             }
         };
         let mut params: Vec<Box<dyn ToSql + Sync>> = Vec::new();
-        for (t, set, one) in &sig {
+        for (t, kind, one) in &sig {
             let map = &e.maps[*t];
-            if set.is_some() {
-                let u = self.pending_upd[*t].take().expect("in the signature");
-                for (&c, vals) in u.set.iter().chain(map.pk_cols()).zip(&u.vals) {
-                    params.push(if *one {
-                        param(map.cols[c].kind, &vals[0])?
-                    } else {
-                        array_param(map.cols[c].kind, vals.iter())?
-                    });
+            match kind {
+                WriteKind::Update(_) => {
+                    let u = self.pending_upd[*t].take().expect("in the signature");
+                    for (&c, vals) in u.set.iter().chain(map.pk_cols()).zip(&u.vals) {
+                        params.push(if *one {
+                            param(map.cols[c].kind, &vals[0])?
+                        } else {
+                            array_param(map.cols[c].kind, vals.iter())?
+                        });
+                    }
                 }
-            } else {
-                let rows = std::mem::take(&mut self.pending[*t]);
-                for (c, col) in map.cols.iter().enumerate() {
-                    params.push(if *one {
-                        param(col.kind, &rows[0][c])?
-                    } else {
-                        array_param(col.kind, rows.iter().map(|r| &r[c]))?
-                    });
+                WriteKind::Add(_) => {
+                    let a = self.pending_add[*t].take().expect("in the signature");
+                    params.push(param(map.cols[a.col].kind, &Value::Int(a.delta))?);
+                    params.extend(Self::params(map, map.pk_cols().iter().copied(), &a.key)?);
+                }
+                WriteKind::Insert => {
+                    let rows = std::mem::take(&mut self.pending[*t]);
+                    for (c, col) in map.cols.iter().enumerate() {
+                        params.push(if *one {
+                            param(col.kind, &rows[0][c])?
+                        } else {
+                            array_param(col.kind, rows.iter().map(|r| &r[c]))?
+                        });
+                    }
                 }
             }
         }
         self.pending_rows = 0;
         Ok(Some((st, params)))
+    }
+
+    /// The statement of an add to column `col` of `table`.
+    fn add_sql(&mut self, table: TableId, col: usize, returning: bool) -> Arc<String> {
+        let k = (table, col, returning);
+        if let Some(s) = self.adds.get(&k) {
+            return s.clone();
+        }
+        let s = Arc::new(self.e.maps[table.0 as usize].add_sql(D, col, 1, returning));
+        self.adds.insert(k, s.clone());
+        s
     }
 
     /// Whether this transaction runs at read committed (`--isolation` or the kit's
@@ -1574,6 +1653,59 @@ impl api::Worker for PostgresWorker<'_> {
         )
     }
 
+    fn add_i64(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        at: usize,
+        delta: i64,
+    ) -> Result<Option<i64>> {
+        let e = self.e;
+        self.map(table)?;
+        let map = &e.maps[table.0 as usize];
+        let Some(col) = map.add_col(at) else {
+            return api::engine::add_i64_by_update(self, table, key, at, delta);
+        };
+        let mut params = vec![param(map.cols[col].kind, &Value::Int(delta))?];
+        params.extend(self.key_params(table, key)?);
+        let sql = self.add_sql(table, col, true);
+        // The update locks the row to commit: at read committed the kept writes go
+        // ahead of it, as ahead of an update's locking read (`Self::before`).
+        self.lock_next = self.rc();
+        let writes = self.before(table)?;
+        let st = self.prepared(&sql)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|b| b.as_ref()).collect();
+        let sent = self.send(&st, &refs, false, writes.as_ref())?;
+        let new = sent.first().map(|r| r.try_get::<i64>(0)).transpose();
+        new.map_err(conn_err)
+    }
+
+    fn add_i64_blind(&mut self, table: TableId, key: &[u8], at: usize, delta: i64) -> Result<()> {
+        let e = self.e;
+        self.map(table)?;
+        let map = &e.maps[table.0 as usize];
+        let Some(col) = map.add_col(at) else {
+            return api::engine::add_i64_blind_by_add(self, table, key, at, delta);
+        };
+        let t = table.0 as usize;
+        let key = map.key_params(key)?;
+        if !e.own.defer_updates {
+            let mut params = vec![param(map.cols[col].kind, &Value::Int(delta))?];
+            params.extend(Self::params(map, map.pk_cols().iter().copied(), &key)?);
+            let sql = self.add_sql(table, col, false);
+            return match self.execute(table, &sql, params)? {
+                1 => Ok(()),
+                _ => Err(api::engine::absent_row(table)),
+            };
+        }
+        // A statement changes a row once: a kept update or add of this table goes first.
+        if self.pending_add[t].is_some() || self.pending_upd[t].is_some() {
+            self.flush_writes(false)?;
+        }
+        self.pending_add[t] = Some(PendingAdd { col, key, delta });
+        Ok(())
+    }
+
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
         let e = self.e;
         let params = self.key_params(table, key)?;
@@ -1604,6 +1736,9 @@ impl api::Worker for PostgresWorker<'_> {
         self.pending_rows = 0;
         for u in &mut self.pending_upd {
             *u = None;
+        }
+        for a in &mut self.pending_add {
+            *a = None;
         }
         if self.in_txn {
             self.in_txn = false;

@@ -442,6 +442,7 @@ impl Engine for SqliteEngine {
             updates: vec![Vec::new(); self.maps.len()],
             changed: Vec::new(),
             old_new: (Vec::new(), Vec::new()),
+            adds: Vec::new(),
         }
     }
 
@@ -521,6 +522,9 @@ pub struct SqliteWorker<'e> {
     changed: Vec<usize>,
     /// An update's row before and after the kit's change.
     old_new: (Vec<u8>, Vec<u8>),
+    /// The statements of adds (`add_i64`): per table, column and whether it returns the
+    /// new value.
+    adds: Vec<((TableId, usize, bool), String)>,
 }
 
 impl SqliteWorker<'_> {
@@ -609,6 +613,36 @@ impl SqliteWorker<'_> {
         let r = self.update_changed(table, key, row, &changed);
         self.changed = changed;
         r
+    }
+
+    /// An add's statement and parameters (the delta, then the key); `None` when no
+    /// column takes adds there ([`TableMap::add_col`]).
+    fn add_statement(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        at: usize,
+        delta: i64,
+        returning: bool,
+    ) -> Result<Option<(String, Vec<Value>)>> {
+        let map = self.map(table)?;
+        let Some(col) = map.add_col(at) else {
+            return Ok(None);
+        };
+        let mut params = vec![Value::Int(delta)];
+        params.extend(map.key_params(key)?);
+        Ok(Some((self.add_sql(table, col, returning), params)))
+    }
+
+    /// The statement of an add to column `col` of `table` (kept per worker: a few).
+    fn add_sql(&mut self, table: TableId, col: usize, returning: bool) -> String {
+        let k = (table, col, returning);
+        if let Some((_, s)) = self.adds.iter().find(|(a, _)| *a == k) {
+            return s.clone();
+        }
+        let s = self.e.maps[table.0 as usize].add_sql(D, col, 1, returning);
+        self.adds.push((k, s.clone()));
+        s
     }
 
     fn statement(&self, t: TableId) -> &TableSql {
@@ -715,6 +749,36 @@ impl api::Worker for SqliteWorker<'_> {
         };
         self.old_new = (old, row);
         r
+    }
+
+    fn add_i64(
+        &mut self,
+        table: TableId,
+        key: &[u8],
+        at: usize,
+        delta: i64,
+    ) -> Result<Option<i64>> {
+        let Some((sql, params)) = self.add_statement(table, key, at, delta, true)? else {
+            return api::engine::add_i64_by_update(self, table, key, at, delta);
+        };
+        let conn = self.conn()?;
+        let mut st = conn.prepare_cached(&sql).map_err(sql_err)?;
+        bind(&mut st, &params, None)?;
+        let mut rows = st.raw_query();
+        match rows.next().map_err(sql_err)? {
+            Some(r) => Ok(Some(r.get::<_, i64>(0).map_err(sql_err)?)),
+            None => Ok(None),
+        }
+    }
+
+    fn add_i64_blind(&mut self, table: TableId, key: &[u8], at: usize, delta: i64) -> Result<()> {
+        let Some((sql, params)) = self.add_statement(table, key, at, delta, false)? else {
+            return api::engine::add_i64_blind_by_add(self, table, key, at, delta);
+        };
+        match self.execute(&sql, &params)? {
+            1 => Ok(()),
+            _ => Err(api::engine::absent_row(table)),
+        }
     }
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {

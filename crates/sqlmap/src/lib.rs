@@ -14,6 +14,8 @@ use std::cmp::Ordering;
 use std::fmt::Write;
 use std::ops::Bound;
 
+#[cfg(test)]
+mod add_tests;
 pub mod bounds;
 #[cfg(test)]
 mod scan_tests;
@@ -257,7 +259,7 @@ impl TableMap {
             let _ = write!(t, "{} {ty} NOT NULL, ", ident(&c.name));
         }
         let _ = write!(t, "PRIMARY KEY ({}))", self.col_list(&self.pk));
-        if d == Dialect::Sqlite {
+        if d == Dialect::Sqlite && !self.rowid_key() {
             // Rows clustered in the primary key's B-tree, as the built-in engines'
             // B+tree primary indexes keep them.
             t.push_str(" WITHOUT ROWID");
@@ -273,6 +275,14 @@ impl TableMap {
             ));
         }
         out
+    }
+
+    /// SQLite: whether the primary key is one integer column, which a table with rowids
+    /// makes the rowid (its declared type is exactly `INTEGER`): rows clustered in the
+    /// key's order all the same, in a B-tree of integer keys, where `WITHOUT ROWID` keeps
+    /// an index B-tree comparing records (TPC-B's tables, `benches/native.rs`).
+    pub fn rowid_key(&self) -> bool {
+        matches!(self.pk[..], [c] if self.cols[c].sqlite_ty == "INTEGER")
     }
 
     fn col_list(&self, cols: &[usize]) -> String {
@@ -566,6 +576,48 @@ impl TableMap {
             sets.join(", "),
             self.pk_where(d, first + cols.len())
         ))
+    }
+
+    /// The SQL column an add to the 8 bytes at `at` of the row changes
+    /// ([`api::Worker::add_i64`]): a column outside the primary key that is exactly
+    /// those bytes, a signed 8-byte integer or an 8-byte decimal. `None`: no such column
+    /// (the adapter then reads and writes the row as any update).
+    pub fn add_col(&self, at: usize) -> Option<usize> {
+        self.set_cols
+            .iter()
+            .copied()
+            .find(|&c| match self.cols[c].source {
+                Source::Row(i) => {
+                    let col = &self.def.columns[i];
+                    col.offset == at
+                        && matches!(
+                            col.ty,
+                            SqlType::Int {
+                                bytes: 8,
+                                signed: true
+                            } | SqlType::Decimal { bytes: 8, .. }
+                        )
+                }
+                Source::KeyOnly(_) => false,
+            })
+    }
+
+    /// An add to column `col` ([`TableMap::add_col`]): `UPDATE t SET c = c + delta WHERE
+    /// pk`, the delta (in the column's integer units) parameter `first`, the key's from
+    /// `first + 1`; `returning`: the new value comes back (as integer units).
+    pub fn add_sql(&self, d: Dialect, col: usize, first: usize, returning: bool) -> String {
+        let name = ident(&self.cols[col].name);
+        let ret = if returning {
+            format!(" RETURNING {}", self.select_cols(d, &[col]))
+        } else {
+            String::new()
+        };
+        format!(
+            "UPDATE {} SET {name} = {name} + {} WHERE {}{ret}",
+            ident(self.name()),
+            self.placeholder(d, col, first),
+            self.pk_where(d, first + 1)
+        )
     }
 
     /// Delete; parameters: [`TableMap::key_params`].

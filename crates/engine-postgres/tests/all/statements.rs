@@ -1,8 +1,8 @@
 //! What the adapter asks of PostgreSQL, on a private server (one `SKIPPED: ...` line
 //! where PostgreSQL is missing or cannot start): the buffers TPC-C's bounded scans read
 //! (EXPLAIN (ANALYZE, BUFFERS) of the statements the adapter writes), the statements per
-//! transaction type of TPC-B and TPC-C (pinned: later work may only lower them), and
-//! the read-committed hint in effect.
+//! transaction type of TPC-B and TPC-C (pinned: later work may only lower them), the
+//! read-committed hint in effect, and adds (`add_i64`, kept or not).
 
 use api::{Engine, EngineOptions, Session, Worker};
 use engine_postgres::conn::Conn;
@@ -289,21 +289,14 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
     check_planned_once("tpcc", &plans, true);
     drop(e);
 
-    let tpcb = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: true,
-            affinity: false,
-        },
-        1,
-    )
-    .unwrap();
+    let tpcb = tpcb(1);
     let e = open(&tpcb, &url);
     let (per, plans) = count_statements(&tpcb, &e, 200);
-    // BEGIN with the Account read, the Teller and Branch reads, the held writes (three
-    // updates and the History insert, one statement) with COMMIT: pgbench sends 7.
-    // 4 round trips a transaction, plus the first use of each statement (see TPC-C).
-    check_pins(&tpcb, &per, &[("account_update", 6.0, 4.01)]);
+    // BEGIN with the Account's add (`UPDATE .. RETURNING` its new balance), then the held
+    // writes (the Teller's and Branch's adds and the History insert, one statement) with
+    // COMMIT: pgbench sends 7. 2 round trips a transaction, plus the first use of each
+    // statement (see TPC-C).
+    check_pins(&tpcb, &per, &[("account_update", 4.0, 2.01)]);
     check_planned_once("tpcb", &plans, true);
 }
 
@@ -312,15 +305,7 @@ fn tpcc_scans_read_a_handful_of_buffers_and_statements_are_pinned() {
 #[test]
 fn read_committed_hint_is_honoured() {
     let Some(server) = server() else { return };
-    let tpcb = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: true,
-            affinity: false,
-        },
-        1,
-    )
-    .unwrap();
+    let tpcb = tpcb(1);
     let e = open(&tpcb, &server.url());
     // Branch 1 (TPC-B's ids start at 1; keys are 8-byte big-endian ids).
     let t = api::TableId(0);
@@ -350,4 +335,84 @@ fn read_committed_hint_is_honoured() {
             if first != second { "" } else { "not " }
         );
     }
+}
+
+/// `add_i64` returns the new balance (a NUMERIC(12,2) column: integer units both ways),
+/// `None` for an absent row; `add_i64_blind` is kept to the commit and then written, and
+/// a kept add to an absent row fails the commit (nothing written) with one clear error.
+#[test]
+fn adds_return_the_new_value_and_a_kept_add_to_no_row_fails_the_commit() {
+    let Some(server) = server() else { return };
+    let tpcb = tpcb(1);
+    let e = open(&tpcb, &server.url());
+    let (branch, teller) = (api::TableId(0), api::TableId(1));
+    let key = |id: u64| {
+        let mut k = api::Key::new();
+        k.push_u64(id);
+        k
+    };
+    let bal = std::mem::offset_of!(workloads::tpcb::Branch, balance);
+    let tbal = std::mem::offset_of!(workloads::tpcb::Teller, balance);
+    let balance = |w: &mut engine_postgres::PostgresWorker<'_>, t, id, at: usize| {
+        let mut v = None;
+        w.begin().unwrap();
+        w.get(t, &key(id), &mut |r| {
+            v = Some(i64::from_le_bytes(r[at..at + 8].try_into().unwrap()))
+        })
+        .unwrap();
+        w.commit().unwrap();
+        v.unwrap()
+    };
+    let mut w = e.worker(0);
+    let before = balance(&mut w, branch, 1, bal);
+    w.begin().unwrap();
+    assert_eq!(
+        w.add_i64(branch, &key(1), bal, 1_234).unwrap(),
+        Some(before + 1_234)
+    );
+    assert_eq!(
+        w.add_i64(branch, &key(1), bal, -34).unwrap(),
+        Some(before + 1_200)
+    );
+    assert_eq!(w.add_i64(branch, &key(99), bal, 1).unwrap(), None);
+    w.add_i64_blind(teller, &key(3), tbal, 500).unwrap();
+    // A second kept add to the table sends the first.
+    w.add_i64_blind(teller, &key(3), tbal, 7).unwrap();
+    w.commit().unwrap();
+    assert_eq!(balance(&mut w, branch, 1, bal), before + 1_200);
+    assert_eq!(balance(&mut w, teller, 3, tbal), 507);
+    // A kept add is read back by the transaction's next statement on its table.
+    w.begin().unwrap();
+    w.add_i64_blind(teller, &key(3), tbal, 3).unwrap();
+    let mut seen = 0;
+    w.get(teller, &key(3), &mut |r| {
+        seen = i64::from_le_bytes(r[tbal..tbal + 8].try_into().unwrap())
+    })
+    .unwrap();
+    assert_eq!(seen, 510);
+    w.commit().unwrap();
+    // An absent row: the commit fails and nothing of the transaction stays.
+    w.begin().unwrap();
+    w.add_i64_blind(teller, &key(3), tbal, 1_000).unwrap();
+    w.add_i64_blind(branch, &key(99), bal, 1).unwrap();
+    let err = w.commit().unwrap_err();
+    assert!(
+        err.to_string().contains("an add found no row"),
+        "unexpected error: {err}"
+    );
+    w.abort();
+    assert_eq!(balance(&mut w, teller, 3, tbal), 510);
+}
+
+/// TPC-B at scale 1, padded rows, for `threads` workers.
+fn tpcb(threads: usize) -> Tpcb {
+    Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: true,
+            affinity: false,
+        },
+        threads,
+    )
+    .unwrap()
 }

@@ -54,15 +54,7 @@ fn run_ok<W: Workload>(wl: &W, c: &RunConfig) {
 
 #[test]
 fn tpcb_runs_and_checks_on_sqlite() {
-    let wl = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: true,
-            affinity: false,
-        },
-        2,
-    )
-    .unwrap();
+    let wl = tpcb(2);
     run_ok(&wl, &cfg(2));
 }
 
@@ -193,4 +185,67 @@ fn an_undeclared_table_is_refused() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("no typed declaration"), "{err}");
+}
+
+/// `add_i64` is one `UPDATE .. RETURNING` of the balance (its new value back, `None` for
+/// an absent row); `add_i64_blind` changes the row at once and refuses an absent one.
+#[test]
+fn adds_return_the_new_value_and_refuse_an_absent_row() {
+    use api::Worker;
+    let wl = tpcb(1);
+    let e = SqliteEngine::open(
+        std::sync::Arc::new(wl.schema()),
+        &EngineOptions::default().with_own(SqliteOptions {
+            sync: SyncMode::Off,
+        }),
+    )
+    .unwrap();
+    wl.load(&e, 1, 3, &|_| {}).unwrap();
+    e.load_done().unwrap();
+    let (branch, teller) = (api::TableId(0), api::TableId(1));
+    let key = |id: u64| {
+        let mut k = api::Key::new();
+        k.push_u64(id);
+        k
+    };
+    let bal = std::mem::offset_of!(workloads::tpcb::Branch, balance);
+    let tbal = std::mem::offset_of!(workloads::tpcb::Teller, balance);
+    let mut w = e.worker(0);
+    w.begin().unwrap();
+    assert_eq!(w.add_i64(branch, &key(1), bal, 1_234).unwrap(), Some(1_234));
+    assert_eq!(w.add_i64(branch, &key(1), bal, -34).unwrap(), Some(1_200));
+    assert_eq!(w.add_i64(branch, &key(99), bal, 1).unwrap(), None);
+    w.add_i64_blind(teller, &key(3), tbal, 500).unwrap();
+    let err = w.add_i64_blind(teller, &key(99), tbal, 1).unwrap_err();
+    assert!(
+        err.to_string().contains("not there"),
+        "unexpected error: {err}"
+    );
+    w.commit().unwrap();
+    let mut s = Session::new(e.worker(0));
+    s.begin(0).unwrap();
+    let read = |s: &mut Session<_>, t, id, at: usize| {
+        let mut v = 0;
+        assert!(s
+            .get(t, &key(id), |r| v =
+                i64::from_le_bytes(r[at..at + 8].try_into().unwrap()))
+            .unwrap());
+        v
+    };
+    assert_eq!(read(&mut s, branch, 1, bal), 1_200);
+    assert_eq!(read(&mut s, teller, 3, tbal), 500);
+    s.commit().unwrap();
+}
+
+/// TPC-B at scale 1, padded rows, for `threads` workers.
+fn tpcb(threads: usize) -> Tpcb {
+    Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: true,
+            affinity: false,
+        },
+        threads,
+    )
+    .unwrap()
 }
