@@ -1873,7 +1873,7 @@ mod prefetch_tests {
         for i in 1_000..200_000u64 {
             let k = i.to_be_bytes();
             let h = hints.for_key(&k);
-            if h as *const LeafHint == slot {
+            if std::ptr::eq(h, slot) {
                 assert!(
                     h.leaf.is_null(),
                     "slot taken by prefix {i} kept the old leaf"
