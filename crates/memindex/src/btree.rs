@@ -21,7 +21,9 @@ use crate::arena;
 use api::key::MAX_KEY_LEN;
 use std::cmp::Ordering;
 use std::ops::Bound;
-use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering::*};
+use std::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, Ordering::*,
+};
 
 /// Keys per node (leaf and inner). 32 keys of up to 64 bytes: nodes of 576 bytes for
 /// short keys, plus 256 bytes per extra key word once a node holds longer keys.
@@ -553,6 +555,13 @@ const NODE_LINES: usize = {
     let (a, b) = (node_bytes(true, true), node_bytes(false, true));
     (if a > b { a } else { b }) / 64
 };
+/// Lines of the largest node without a key block: all a tree of keys of at most 8 bytes
+/// has (9, against `NODE_LINES`' 14).
+const SHORT_LINES: usize = {
+    let (a, b) = (node_bytes(true, false), node_bytes(false, false));
+    (if a > b { a } else { b }) / 64
+};
+const _: () = assert!(SHORT_LINES == 9 && NODE_LINES == 14);
 
 /// A zeroed node. With `block`, a one-word key block (`Rest` of width 1) follows it in the
 /// same allocation and is its key block from the start: a node of keys of 9-16 bytes
@@ -623,22 +632,17 @@ unsafe fn free_node(p: *mut Hdr) {
     }
 }
 
-/// Ask for a whole node at once: header, first-word array and the value or child array.
-/// The binary search and the value (or child pointer) it selects then hit in cache,
-/// instead of each missing in turn (one memory latency per node instead of two or three).
+/// Ask for a whole node at once (its first `lines` lines, `BTree::node_lines`): header,
+/// first-word array and the value or child array. The binary search and the value (or
+/// child pointer) it selects then hit in cache, instead of each missing in turn (one
+/// memory latency per node instead of two or three).
 #[inline(always)]
-fn prefetch(p: *const Hdr) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let b = p as *const i8;
-        for line in 0..NODE_LINES {
-            // SAFETY: prefetch never faults.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(line * 64)) };
-        }
+fn prefetch(p: *const Hdr, lines: usize) {
+    debug_assert!(lines <= NODE_LINES);
+    let b = p as *const u8;
+    for line in 0..lines {
+        rt::prefetch(b.wrapping_add(line * 64));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[inline]
@@ -656,6 +660,12 @@ fn as_inner(h: &Hdr) -> &Inner {
 
 pub struct BTree {
     root: AtomicPtr<Hdr>,
+    /// Set (for good) before the first key longer than 8 bytes goes in: until then no
+    /// node has a key block and a descent prefetches `SHORT_LINES` of each node, not
+    /// `NODE_LINES`. Under `--interleave` the five lines beyond a short node (the next
+    /// node in its arena chunk) took memory-system slots from the other coroutines'
+    /// misses. Only a prefetch hint: a stale `false` costs a miss, never a wrong read.
+    wide: AtomicBool,
     /// Nodes taken out of the tree (emptied leaves, and the single-child inner nodes above
     /// them): readers may still hold them, so they are freed only with the tree.
     pruned: parking_lot::Mutex<Vec<usize>>,
@@ -747,7 +757,8 @@ impl LeafHint {
 /// keep one each: TPC-C appends orders, order lines and history in ten districts, and a
 /// worker's consecutive transactions go to different ones. A key's first eight bytes (its
 /// prefix: the district, in TPC-C) choose between two slots; the slot that served that
-/// prefix last is taken, else the one used longer ago. A wrong hint only costs the check.
+/// prefix last is taken, else the one used longer ago, which then forgets its leaf (the
+/// other prefix's). A wrong hint only costs the check.
 ///
 /// Two choices with tags, not one hashed slot: ten districts hashed into 32 slots share
 /// slots (a multiplicative hash of the prefix word gave them 2-4 slots, as the district
@@ -799,6 +810,10 @@ impl Hints {
         } else {
             let i = if s.used[a] <= s.used[b] { a } else { b };
             s.tags[i] = w;
+            // The slot's leaf is another prefix's: checking it would cost a miss (and,
+            // in a large tree, a page walk) at the start of nearly every lookup of random
+            // keys, for a leaf that almost never holds the key.
+            s.hints[i].leaf = std::ptr::null();
             i
         };
         s.used[i] = s.clock;
@@ -832,7 +847,26 @@ impl BTree {
     pub fn new() -> Self {
         BTree {
             root: AtomicPtr::new(new_leaf(false)),
+            wide: AtomicBool::new(false),
             pruned: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Lines of a node a descent prefetches (see `wide`).
+    #[inline]
+    fn node_lines(&self) -> usize {
+        if self.wide.load(Relaxed) {
+            NODE_LINES
+        } else {
+            SHORT_LINES
+        }
+    }
+
+    /// Before a key goes in: a key longer than 8 bytes makes the tree `wide` for good.
+    #[inline]
+    fn note_key(&self, key: &[u8]) {
+        if key.len() > 8 && !self.wide.load(Relaxed) {
+            self.wide.store(true, Relaxed);
         }
     }
 
@@ -855,6 +889,7 @@ impl BTree {
             let (mut lo, mut hi) = (None, None);
             let mut parent = None;
             let mut depth = 0u32;
+            let lines = self.node_lines();
             while !node.leaf {
                 // A STEPS CTX point (optimistic: a switch costs at most a restart).
                 rt::point(rt::Point::Ctx(rt::Component::BtreeLevel));
@@ -878,7 +913,7 @@ impl BTree {
                 if !node.check(v) || child.is_null() {
                     continue 'restart;
                 }
-                prefetch(child);
+                prefetch(child, lines);
                 depth += 1;
                 // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
                 // likely a miss: an interleaving scheduler runs another transaction while
@@ -1039,6 +1074,7 @@ impl BTree {
 
     /// Insert `key -> val`. `Err(existing)` if the key is present.
     pub fn insert(&self, key: &[u8], val: u64) -> Result<NodeChange, u64> {
+        self.note_key(key);
         self.insert_impl(&KeyWords::new(key), val, None)
     }
 
@@ -1052,6 +1088,7 @@ impl BTree {
         val: u64,
         hint: &mut LeafHint,
     ) -> Result<NodeChange, u64> {
+        self.note_key(key);
         let k = KeyWords::new(key);
         if let Some(r) = Self::insert_at_hint(&k, val, hint) {
             return r;
@@ -1193,7 +1230,7 @@ impl BTree {
                 }
                 parent = Some((inner, v));
                 // As in `descend`: the whole child at once, one latency per level.
-                prefetch(child);
+                prefetch(child, self.node_lines());
                 // SAFETY: validated child pointer; nodes are never freed while shared.
                 let c = unsafe { &*child };
                 let Some(cv) = c.read_lock() else {
@@ -1744,5 +1781,110 @@ mod key_word_tests {
             let mut out = [0u8; 64];
             assert_eq!(kw.bytes(&mut out), k, "length {n}");
         }
+    }
+}
+
+#[cfg(test)]
+mod prefetch_tests {
+    use super::*;
+
+    /// Every node reachable from the root: (whether it has a key block, its key count).
+    fn nodes(t: &BTree) -> Vec<(bool, usize)> {
+        let mut out = Vec::new();
+        let mut stack = vec![t.root.load(Acquire) as *const Hdr];
+        while let Some(p) = stack.pop() {
+            // SAFETY: nodes of a live tree, no writer running.
+            let h = unsafe { &*p };
+            let keys = if h.leaf {
+                &as_leaf(h).keys
+            } else {
+                &as_inner(h).keys
+            };
+            out.push((h.block || keys.rest().is_some(), h.count()));
+            if !h.leaf {
+                for c in &as_inner(h).children[..=h.count()] {
+                    stack.push(c.load(Acquire));
+                }
+            }
+        }
+        out
+    }
+
+    /// A tree of keys of at most 8 bytes has no key block in any node, so the
+    /// `SHORT_LINES` its descents prefetch cover every node; its first longer key (by
+    /// either insert) makes it wide, and its descents then fetch `NODE_LINES`.
+    #[test]
+    fn short_key_trees_prefetch_only_the_lines_their_nodes_have() {
+        for hinted in [false, true] {
+            let t = BTree::new();
+            let mut h = LeafHint::default();
+            for i in 0..20_000u64 {
+                let k = (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (i % 3 * 8)).to_be_bytes();
+                let k = &k[..1 + (i % 8) as usize];
+                let r = if hinted {
+                    t.insert_hinted(k, i, &mut h)
+                } else {
+                    t.insert(k, i)
+                };
+                let _ = r;
+            }
+            let all = nodes(&t);
+            assert!(all.len() > 100, "a tree of several levels");
+            assert!(
+                all.iter().all(|&(block, _)| !block),
+                "a short-key node with a key block"
+            );
+            assert_eq!(t.node_lines(), SHORT_LINES);
+            assert!(node_bytes(true, false) <= SHORT_LINES * 64);
+            assert!(node_bytes(false, false) <= SHORT_LINES * 64);
+            let long = [7u8; 9];
+            if hinted {
+                t.insert_hinted(&long, 1, &mut h).expect("new key");
+            } else {
+                t.insert(&long, 1).expect("new key");
+            }
+            assert_eq!(t.node_lines(), NODE_LINES);
+            assert!(nodes(&t).iter().any(|&(block, _)| block));
+            assert_eq!(t.get(&long).0, Some(1));
+        }
+    }
+
+    /// A hint slot taken over by another key prefix forgets the leaf it held (the old
+    /// prefix's), so the lookup does not read that leaf; a slot that keeps its prefix
+    /// keeps its leaf.
+    #[test]
+    fn a_hint_slot_taken_by_another_prefix_forgets_its_leaf() {
+        let t = BTree::new();
+        for i in 0..5_000u64 {
+            t.insert(&i.to_be_bytes(), i).expect("new key");
+        }
+        let mut hints = Hints::default();
+        let first = 42u64.to_be_bytes();
+        let h = hints.for_key(&first);
+        assert_eq!(t.get_hinted(&first, h).0, Some(42));
+        let slot = h as *const LeafHint;
+        assert!(!h.leaf.is_null());
+        // Same prefix again: same slot, leaf kept, found at the hint.
+        let h = hints.for_key(&first);
+        assert_eq!(h as *const LeafHint, slot);
+        assert!(!h.leaf.is_null());
+        // Other prefixes until one takes the slot over.
+        let mut taken = false;
+        for i in 1_000..200_000u64 {
+            let k = i.to_be_bytes();
+            let h = hints.for_key(&k);
+            if std::ptr::eq(h, slot) {
+                assert!(
+                    h.leaf.is_null(),
+                    "slot taken by prefix {i} kept the old leaf"
+                );
+                assert_eq!(t.get_hinted(&k, h).0, (i < 5_000).then_some(i));
+                taken = true;
+                break;
+            }
+            // Every other slot touched is fresh or forgotten too.
+            assert!(h.leaf.is_null());
+        }
+        assert!(taken, "the slot was never taken over");
     }
 }
