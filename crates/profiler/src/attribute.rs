@@ -17,20 +17,24 @@ use components::{module_path, ComponentTable};
 use probe::Op;
 
 /// The operation of a `Session` method's module path (`api::session::Session::get`, its
-/// closures, its `_row` variants); `None` for other functions and for `run`/`run_retry`
-/// (a transaction body between operations).
+/// closures, its `_row`, `_part`, `_head` and `_batch` variants, an update's `add_i64`);
+/// `None` for other functions and for `run`/`run_retry` (a transaction body between
+/// operations). By the method's family, as `Session` marks them (`mark(Op::..)`), so a
+/// new variant of an operation is charged to it without a line here.
 pub fn session_op(path: &str) -> Option<Op> {
     let rest = path.split("api::session::Session::").nth(1)?;
     let method = rest.split("::").next().unwrap_or(rest);
+    let family = |p: &str| method == p || method.starts_with(&format!("{p}_"));
     Some(match method {
         "begin" => Op::Begin,
-        "get" | "get_row" => Op::IndexProbe,
-        "scan" => Op::Scan,
-        "insert" | "insert_row" => Op::Insert,
-        "update" | "update_row" => Op::Update,
-        "delete" => Op::Delete,
         "commit" => Op::Commit,
         "abort" => Op::Abort,
+        "descent" => Op::IndexProbe,
+        _ if family("get") => Op::IndexProbe,
+        _ if family("scan") => Op::Scan,
+        _ if family("insert") => Op::Insert,
+        _ if family("update") || family("add") => Op::Update,
+        _ if family("delete") => Op::Delete,
         _ => return None,
     })
 }
@@ -99,7 +103,25 @@ mod tests {
             session_op("api::session::Session::commit"),
             Some(Op::Commit)
         );
+        // The variants of each operation, TPC-B's adds among them.
+        for (m, op) in [
+            ("get_part", Op::IndexProbe),
+            ("get_part_batch", Op::IndexProbe),
+            ("get_head", Op::IndexProbe),
+            ("scan_part", Op::Scan),
+            ("update_part", Op::Update),
+            ("update_row_batch", Op::Update),
+            ("add_i64", Op::Update),
+            ("add_i64_blind::{{closure}}", Op::Update),
+            ("insert_row", Op::Insert),
+        ] {
+            let path = format!("api::session::Session::{m}");
+            assert_eq!(session_op(&path), Some(op), "{m}");
+        }
         assert_eq!(session_op("api::session::Session::run"), None);
+        assert_eq!(session_op("api::session::Session::run_retry"), None);
+        assert_eq!(session_op("api::session::Session::prefetch_part"), None);
+        assert_eq!(session_op("api::session::Session::getter"), None);
         assert_eq!(session_op("engine_disk::btree::BTree::get"), None);
     }
 
