@@ -135,6 +135,10 @@ impl Sent {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn rows(&self) -> impl Iterator<Item = RowRef<'_>> {
         (0..self.len()).map(move |i| RowRef { sent: self, i })
     }
