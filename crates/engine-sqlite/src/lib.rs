@@ -524,7 +524,7 @@ pub struct SqliteWorker<'e> {
     old_new: (Vec<u8>, Vec<u8>),
     /// The statements of adds (`add_i64`): per table, column and whether it returns the
     /// new value.
-    adds: Vec<((TableId, usize, bool), String)>,
+    adds: Vec<((TableId, usize, bool), std::sync::Arc<str>)>,
 }
 
 impl SqliteWorker<'_> {
@@ -624,7 +624,7 @@ impl SqliteWorker<'_> {
         at: usize,
         delta: i64,
         returning: bool,
-    ) -> Result<Option<(String, Vec<Value>)>> {
+    ) -> Result<Option<(std::sync::Arc<str>, Vec<Value>)>> {
         let map = self.map(table)?;
         let Some(col) = map.add_col(at) else {
             return Ok(None);
@@ -635,12 +635,14 @@ impl SqliteWorker<'_> {
     }
 
     /// The statement of an add to column `col` of `table` (kept per worker: a few).
-    fn add_sql(&mut self, table: TableId, col: usize, returning: bool) -> String {
+    fn add_sql(&mut self, table: TableId, col: usize, returning: bool) -> std::sync::Arc<str> {
         let k = (table, col, returning);
         if let Some((_, s)) = self.adds.iter().find(|(a, _)| *a == k) {
             return s.clone();
         }
-        let s = self.e.maps[table.0 as usize].add_sql(D, col, 1, returning);
+        let s: std::sync::Arc<str> = self.e.maps[table.0 as usize]
+            .add_sql(D, col, 1, returning)
+            .into();
         self.adds.push((k, s.clone()));
         s
     }

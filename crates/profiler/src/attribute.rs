@@ -24,7 +24,11 @@ use probe::Op;
 pub fn session_op(path: &str) -> Option<Op> {
     let rest = path.split("api::session::Session::").nth(1)?;
     let method = rest.split("::").next().unwrap_or(rest);
-    let family = |p: &str| method == p || method.starts_with(&format!("{p}_"));
+    let family = |p: &str| {
+        method
+            .strip_prefix(p)
+            .is_some_and(|r| r.is_empty() || r.starts_with('_'))
+    };
     Some(match method {
         "begin" => Op::Begin,
         "commit" => Op::Commit,
