@@ -141,6 +141,7 @@ impl Symbolizer {
                 let Some(name) = f.function.as_ref().and_then(|n| n.demangle().ok()) else {
                     continue;
                 };
+                let name = components::frame_name(&name, f.location.as_ref().and_then(|l| l.file));
                 let path = module_path(&name);
                 let c = if is_std(&path) {
                     0
@@ -148,9 +149,9 @@ impl Symbolizer {
                     self.table.classify(&path)
                 };
                 if c != 0 {
-                    return (Some(name.into_owned()), c, lib);
+                    return (Some(name), c, lib);
                 }
-                first.get_or_insert_with(|| name.into_owned());
+                first.get_or_insert(name);
             }
         }
         // The nearest preceding symbol is the function only if the address lies inside

@@ -363,9 +363,104 @@ pub fn module_path(name: &str) -> String {
     base + &strip_generics(&name[end + 1..])
 }
 
+/// The name a symbolizer reports for one (possibly inlined) frame: the demangled
+/// `function` when it holds its module path (full debug information, the symbol table),
+/// else, for Rust code, the short name DWARF gives under `debug = "line-tables-only"`
+/// (`fix`, `get<u32>`) prefixed with the module path of the source `file` that holds its
+/// code ([`source_module`]): `engine_disk::bpool::frame::fix`. The folder layout is the
+/// component map, so the file says as much as the namespace did. C names (SQLite's,
+/// PostgreSQL's) and names without a known file are returned as they are.
+pub fn frame_name(function: &str, file: Option<&str>) -> String {
+    if function.contains("::") {
+        return function.to_string();
+    }
+    match file.and_then(source_module) {
+        Some(m) => format!("{m}::{function}"),
+        None => function.to_string(),
+    }
+}
+
+/// The module path of a Rust source file, by the Cargo layout `<crate>/src/<modules>.rs`
+/// (the last `src` in the path): a workspace member under `crates/` by its crate name
+/// (`crates/engine-disk/src/bpool/frame.rs` -> `engine_disk::bpool::frame`; the binary's
+/// `crates/cli` is `oltpscope`), a registry crate without its version
+/// (`hashbrown-0.15.2/src/raw/mod.rs` -> `hashbrown::raw`), the standard library by its
+/// crate (`library/core/src/slice/mod.rs` -> `core::slice`). `None` for anything else (C
+/// sources, build scripts' generated files, paths without `src`).
+pub fn source_module(file: &str) -> Option<String> {
+    let file = file.strip_suffix(".rs")?;
+    let parts: Vec<&str> = file.split(['/', '\\']).collect();
+    let src = parts.iter().rposition(|p| *p == "src")?;
+    let dir = *parts.get(src.checked_sub(1)?)?;
+    let krate = if dir == "cli" && src >= 2 && parts[src - 2] == "crates" {
+        "oltpscope".to_string()
+    } else {
+        // A registry crate's directory ends in `-<version>`.
+        let name = match dir.rsplit_once('-') {
+            Some((n, v)) if v.starts_with(|c: char| c.is_ascii_digit()) => n,
+            _ => dir,
+        };
+        name.replace('-', "_")
+    };
+    if krate.is_empty() {
+        return None;
+    }
+    let mut path = krate;
+    let mods = &parts[src + 1..];
+    for (i, m) in mods.iter().enumerate() {
+        let last = i + 1 == mods.len();
+        // A crate root and a directory module's `mod.rs` add no module of their own.
+        if last && (*m == "mod" || (i == 0 && (*m == "lib" || *m == "main"))) {
+            break;
+        }
+        path.push_str("::");
+        path.push_str(m);
+    }
+    Some(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_dwarf_names_take_their_source_file_s_module() {
+        for (file, module) in [
+            ("/w/crates/engine-disk/src/bpool/frame.rs", "engine_disk::bpool::frame"),
+            ("crates/engine-disk/src/lib.rs", "engine_disk"),
+            ("/w/crates/cli/src/main.rs", "oltpscope"),
+            ("/w/crates/cli/src/simulate.rs", "oltpscope::simulate"),
+            ("/w/crates/memindex/src/btree/mod.rs", "memindex::btree"),
+            (
+                "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/hashbrown-0.15.2/src/raw/mod.rs",
+                "hashbrown::raw",
+            ),
+            (
+                "/rustc/59807616e1fa/library/core/src/slice/mod.rs",
+                "core::slice",
+            ),
+            ("/home/u/crates/x/crates/api/src/session.rs", "api::session"),
+        ] {
+            assert_eq!(source_module(file).as_deref(), Some(module), "{file}");
+        }
+        for none in ["/x/sqlite3/sqlite3.c", "/x/build/out/bindgen.rs", "main.rs"] {
+            assert_eq!(source_module(none), None, "{none}");
+        }
+        let t = ComponentTable::new(&default_components());
+        let comp = |f: &str, file: &str| {
+            t.names()[t.classify_demangled(&frame_name(f, Some(file))) as usize].clone()
+        };
+        assert_eq!(comp("fix", "/w/crates/engine-disk/src/bpool/frame.rs"), "bpool");
+        assert_eq!(comp("get<u64>", "/w/crates/memindex/src/btree.rs"), "btree");
+        assert_eq!(comp("next<u64>", "/rustc/h/library/core/src/iter/range.rs"), OTHER);
+        // A full name keeps its own path; C names are left alone.
+        assert_eq!(
+            frame_name("engine_memory::occ::commit", Some("/w/crates/api/src/session.rs")),
+            "engine_memory::occ::commit"
+        );
+        assert_eq!(frame_name("sqlite3BtreeNext", Some("/x/sqlite3.c")), "sqlite3BtreeNext");
+        assert_eq!(frame_name("get", None), "get");
+    }
 
     #[test]
     fn library_code_is_told_by_its_name() {

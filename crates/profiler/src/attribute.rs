@@ -22,7 +22,12 @@ use probe::Op;
 /// operations). By the method's family, as `Session` marks them (`mark(Op::..)`), so a
 /// new variant of an operation is charged to it without a line here.
 pub fn session_op(path: &str) -> Option<Op> {
-    let rest = path.split("api::session::Session::").nth(1)?;
+    // `api::session::get` is the same method named by its source file (line-tables-only
+    // debug information names a method without its type: `components::frame_name`).
+    let rest = path
+        .split("api::session::Session::")
+        .nth(1)
+        .or_else(|| path.strip_prefix("api::session::"))?;
     let method = rest.split("::").next().unwrap_or(rest);
     let family = |p: &str| {
         method
@@ -122,6 +127,9 @@ mod tests {
             let path = format!("api::session::Session::{m}");
             assert_eq!(session_op(&path), Some(op), "{m}");
         }
+        assert_eq!(session_op("api::session::get_row"), Some(Op::IndexProbe));
+        assert_eq!(session_op("api::session::add_i64_blind"), Some(Op::Update));
+        assert_eq!(session_op("api::session::run_retry"), None);
         assert_eq!(session_op("api::session::Session::run"), None);
         assert_eq!(session_op("api::session::Session::run_retry"), None);
         assert_eq!(session_op("api::session::Session::prefetch_part"), None);

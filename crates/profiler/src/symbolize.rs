@@ -214,7 +214,8 @@ impl Symbolizer {
         if let Ok(mut frames) = loader.find_frames(probe) {
             while let Ok(Some(f)) = frames.next() {
                 if let Some(n) = f.function.as_ref().and_then(|n| n.demangle().ok()) {
-                    names.push(n.into_owned());
+                    let file = f.location.as_ref().and_then(|l| l.file);
+                    names.push(components::frame_name(&n, file));
                 }
             }
         }
