@@ -62,7 +62,8 @@ struct LoopShape {
     /// `add_i64`, not from a `SELECT` after it (pgbench's): 6 statements against 7.
     returning: bool,
     /// History keyed by (run, worker, sequence number) `WITHOUT ROWID`, as the kit's and
-    /// the adapter's (the plain loop: no key, rows appended by rowid).
+    /// the adapter's were until 2026-11-29 (the plain loop, and the kit now: rows
+    /// appended by rowid; the kit's rowid is its packed History key).
     history_key: bool,
 }
 
@@ -71,7 +72,7 @@ impl LoopShape {
         without_rowid: false,
         read_write: false,
         returning: true,
-        history_key: true,
+        history_key: false,
     };
 
     fn parse(v: &str) -> Result<LoopShape, String> {

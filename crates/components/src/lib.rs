@@ -450,15 +450,27 @@ mod tests {
         let comp = |f: &str, file: &str| {
             t.names()[t.classify_demangled(&frame_name(f, Some(file))) as usize].clone()
         };
-        assert_eq!(comp("fix", "/w/crates/engine-disk/src/bpool/frame.rs"), "bpool");
+        assert_eq!(
+            comp("fix", "/w/crates/engine-disk/src/bpool/frame.rs"),
+            "bpool"
+        );
         assert_eq!(comp("get<u64>", "/w/crates/memindex/src/btree.rs"), "btree");
-        assert_eq!(comp("next<u64>", "/rustc/h/library/core/src/iter/range.rs"), OTHER);
+        assert_eq!(
+            comp("next<u64>", "/rustc/h/library/core/src/iter/range.rs"),
+            OTHER
+        );
         // A full name keeps its own path; C names are left alone.
         assert_eq!(
-            frame_name("engine_memory::occ::commit", Some("/w/crates/api/src/session.rs")),
+            frame_name(
+                "engine_memory::occ::commit",
+                Some("/w/crates/api/src/session.rs")
+            ),
             "engine_memory::occ::commit"
         );
-        assert_eq!(frame_name("sqlite3BtreeNext", Some("/x/sqlite3.c")), "sqlite3BtreeNext");
+        assert_eq!(
+            frame_name("sqlite3BtreeNext", Some("/x/sqlite3.c")),
+            "sqlite3BtreeNext"
+        );
         assert_eq!(frame_name("get", None), "get");
     }
 

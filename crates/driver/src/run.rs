@@ -861,6 +861,7 @@ pub fn run_limited<E: Engine, W: Workload>(
     let schema = Arc::new(wl.schema());
     let opened = open_database::<E, W>(wl, cfg, schema.clone(), ncoro)?;
     let engine = opened.engine;
+    wl.begin_run(&engine, &acked_so_far(cfg)?)?;
     // The database as stored after the load (or as found), before any measured change.
     let tables = if cfg.stats {
         engine.table_sizes()?
@@ -1028,6 +1029,19 @@ fn config_json<W: Workload>(
 }
 
 /// Where the per-second lines go: to --progress-file, else to a terminal, else nowhere.
+/// The lines of the acknowledgement file before this run appends to it (none when there
+/// is no such file yet).
+fn acked_so_far(cfg: &RunConfig) -> api::Result<Vec<String>> {
+    let Some(p) = &cfg.acked_file else {
+        return Ok(Vec::new());
+    };
+    match std::fs::read_to_string(p) {
+        Ok(t) => Ok(t.lines().map(str::to_string).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error::fatal(format!("cannot read {}: {e}", p.display()))),
+    }
+}
+
 fn progress_writer(cfg: &RunConfig) -> api::Result<Option<Box<dyn Write + Send>>> {
     Ok(match &cfg.progress_file {
         Some(p) => Some(Box::new(std::fs::File::create(p).map_err(|e| {

@@ -186,6 +186,15 @@ pub trait Workload: Send + Sync + 'static {
     fn check_loaded<E: Engine>(&self, _engine: &E) -> Result<()> {
         Ok(())
     }
+
+    /// Called once by the driver when the database is ready for this run (loaded, or
+    /// found and its command log replayed), before the first transaction: a kit numbers
+    /// the run here from what the database and `acked` (the acknowledgement file's
+    /// lines so far, `--acked-file`) already hold, so a run's keys are never an earlier
+    /// run's (TPC-B's History). Default: nothing to number.
+    fn begin_run<E: Engine>(&self, _engine: &E, _acked: &[String]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// `Workload::check_loaded` for a kit whose size is the last id of a table: the row

@@ -10,7 +10,7 @@
 use crate::util::KitRng;
 use crate::util::{load_range, parallel_units, rng_for};
 use crate::{Check, RunInfo, Workload};
-use api::key::{read_u32, read_u64};
+use api::key::read_u64;
 use api::row::{Pod, Zeroable};
 use api::typed::{KeyEnc, Part, SqlType};
 use api::{
@@ -21,6 +21,7 @@ use rand::Rng;
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const TELLERS_PER_BRANCH: u64 = 10;
 pub const ACCOUNTS_PER_BRANCH: u64 = 100_000;
@@ -92,10 +93,19 @@ pub struct History {
 
 pub struct Tpcb {
     cfg: TpcbConfig,
-    /// Distinguishes this process's History keys from those of earlier runs on the same
-    /// (durable) database.
-    run_id: u64,
+    /// This run's number: distinguishes its History keys from those of earlier runs on
+    /// the same (durable) database. 1 until `begin_run` numbers the run.
+    run_id: AtomicU64,
 }
+
+/// History keys pack (run, worker, sequence number) into one integer below 2^63 (an
+/// SQLite rowid: History is then a table of integer keys appended at its end, not an
+/// index B-tree of three-part records, which cost SQLite 15-25% of its TPC-B throughput,
+/// `benches/native.rs`, 2026-11-29): 17 bits of run, 12 of worker, 34 of sequence.
+const RUN_BITS: u32 = 17;
+const WORKER_BITS: u32 = 12;
+const SEQ_BITS: u32 = 34;
+const _: () = assert!(RUN_BITS + WORKER_BITS + SEQ_BITS == 63);
 
 pub struct TpcbState {
     rng: KitRng,
@@ -128,11 +138,10 @@ impl Tpcb {
                 cfg.scale
             ));
         }
-        let run_id = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        Ok(Tpcb { cfg, run_id })
+        Ok(Tpcb {
+            cfg,
+            run_id: AtomicU64::new(1),
+        })
     }
 
     fn id_key(id: u64) -> Key {
@@ -141,15 +150,33 @@ impl Tpcb {
         k
     }
 
-    /// History key: (run, worker, sequence number of the worker's transaction).
-    pub fn history_key(run_id: u64, worker: u32, seq: u64) -> Key {
+    /// History key: (run, worker, sequence number of the worker's transaction) packed
+    /// into one integer (see `RUN_BITS`); an error when a part does not fit.
+    pub fn history_key(run_id: u64, worker: u32, seq: u64) -> Result<Key> {
+        let fits = |v: u64, bits: u32| v < 1 << bits;
+        if !(fits(run_id, RUN_BITS) && fits(worker as u64, WORKER_BITS) && fits(seq, SEQ_BITS)) {
+            return Err(Error::fatal(format!(
+                "tpcb: History key (run {run_id}, worker {worker}, transaction {seq}) out of range: at most 2^{RUN_BITS} runs on one database, 2^{WORKER_BITS} workers, 2^{SEQ_BITS} transactions per worker and run"
+            )));
+        }
         let mut k = Key::new();
-        k.push_u64(run_id).push_u32(worker).push_u64(seq);
-        k
+        k.push_u64(run_id << (WORKER_BITS + SEQ_BITS) | (worker as u64) << SEQ_BITS | seq);
+        Ok(k)
+    }
+
+    /// (run, worker, sequence number) of a History key.
+    pub fn history_parts(key: &[u8]) -> (u64, u32, u64) {
+        let v = read_u64(key, 0);
+        let mask = |bits: u32| (1u64 << bits) - 1;
+        (
+            v >> (WORKER_BITS + SEQ_BITS),
+            ((v >> SEQ_BITS) & mask(WORKER_BITS)) as u32,
+            v & mask(SEQ_BITS),
+        )
     }
 
     pub fn run_id(&self) -> u64 {
-        self.run_id
+        self.run_id.load(Ordering::Relaxed)
     }
 
     fn pad_size(&self, base: usize) -> usize {
@@ -295,12 +322,9 @@ impl Workload for Tpcb {
                 ("h_time", SqlType::Timestamp, offset_of!(History, time_us)),
                 ("h_filler", SqlType::Char(24), offset_of!(History, filler)),
             ])
-            // The key (run, worker, sequence number) is not in the row.
-            .primary_key(&[
-                Part::key_only("h_run", KeyEnc::U64),
-                Part::key_only("h_worker", KeyEnc::U32),
-                Part::key_only("h_seq", KeyEnc::U64),
-            ])
+            // The key (run, worker, sequence number, packed: `Tpcb::history_key`) is not
+            // in the row.
+            .primary_key(&[Part::key_only("h_id", KeyEnc::U64)])
             .partitioned(Partitioning {
                 values: sc,
                 of_key: |_, _| None,
@@ -434,7 +458,7 @@ impl Workload for Tpcb {
                 delta,
                 worker: st.worker,
                 seq: st.seq,
-                run_id: self.run_id,
+                run_id: self.run_id(),
             },
         )
     }
@@ -474,7 +498,7 @@ impl Workload for Tpcb {
             time_us: 0,
             filler: [b'h'; 24],
         };
-        s.insert_row(HISTORY, &Self::history_key(i.run_id, i.worker, i.seq), &h)?;
+        s.insert_row(HISTORY, &Self::history_key(i.run_id, i.worker, i.seq)?, &h)?;
         s.add_i64_blind(
             TELLER,
             &Self::id_key(i.teller),
@@ -517,6 +541,38 @@ impl Workload for Tpcb {
 
     fn txn_tag(&self, _st: &TpcbState, i: &TpcbInput) -> Option<String> {
         Some(format!("{} {} {}", i.run_id, i.worker, i.seq))
+    }
+
+    /// The run's number: one more than any run in History or in the acknowledgement
+    /// file, so a run never takes the number of one whose rows were lost (its keys would
+    /// then answer for the lost ones in the crash check).
+    fn begin_run<E: Engine>(&self, engine: &E, acked: &[String]) -> Result<()> {
+        let mut s = Session::new(engine.worker(0));
+        let mut last = 0;
+        s.run_retry(u32::MAX, 100, |s| {
+            last = 0;
+            s.scan(
+                HISTORY.primary(),
+                Bound::Unbounded,
+                Bound::Unbounded,
+                Dir::Backward,
+                1,
+                |k, _| {
+                    last = Self::history_parts(k).0;
+                    false
+                },
+            )?;
+            Ok(())
+        })?;
+        let acked_max = acked
+            .iter()
+            .filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0);
+        let run = last.max(acked_max) + 1;
+        Self::history_key(run, 0, 0)?;
+        self.run_id.store(run, Ordering::Relaxed);
+        Ok(())
     }
 
     fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
@@ -569,7 +625,7 @@ impl Workload for Tpcb {
                         n += 1;
                         last = Some(Key::from_bytes(k));
                         if want_keys {
-                            keys.push((read_u64(k, 0), read_u32(k, 8), read_u64(k, 12)));
+                            keys.push(Self::history_parts(k));
                         }
                         true
                     },

@@ -139,3 +139,55 @@ fn account_branch_locality_follows_the_specification() {
         assert_eq!(wl.next(&mut st).1.branch, 2, "worker 1's home branch is 2");
     }
 }
+
+/// Each run numbers itself past every run the database and the acknowledgement file
+/// hold, and its History rows carry that number.
+#[test]
+fn runs_are_numbered_past_the_database_and_the_acknowledgements() {
+    let (wl, e) = load(1, 1);
+    wl.begin_run(&e, &[]).unwrap();
+    assert_eq!(wl.run_id(), 1, "a fresh database");
+    run(&wl, &e, 1, 10);
+    // The same process again (a second run on the database): past run 1's rows.
+    wl.begin_run(&e, &[]).unwrap();
+    assert_eq!(wl.run_id(), 2);
+    // A run 7 that acknowledged commits but left no rows (a lost commit) is not reused.
+    let acked = vec!["7 0 1".to_string(), "7 0".to_string()];
+    wl.begin_run(&e, &acked).unwrap();
+    assert_eq!(wl.run_id(), 8);
+    run(&wl, &e, 1, 5);
+    let mut s = Session::new(e.worker(0));
+    let mut runs = std::collections::BTreeMap::new();
+    s.run(0, |s| {
+        s.scan(
+            api::TableId(3).primary(),
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            api::Dir::Forward,
+            usize::MAX,
+            |k, _| {
+                *runs.entry(Tpcb::history_parts(k).0).or_insert(0) += 1;
+                true
+            },
+        )?;
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(runs.into_iter().collect::<Vec<_>>(), [(1, 10), (8, 5)]);
+}
+
+#[test]
+fn history_keys_keep_their_order_and_refuse_what_does_not_fit() {
+    let k = |r, w, s| Tpcb::history_key(r, w, s).unwrap();
+    assert_eq!(Tpcb::history_parts(k(5, 3, 9).as_bytes()), (5, 3, 9));
+    let max = ((1 << 17) - 1, (1 << 12) - 1, (1 << 34) - 1);
+    assert_eq!(Tpcb::history_parts(k(max.0, max.1, max.2).as_bytes()), max);
+    // Within a worker, by sequence; then by worker; then by run.
+    assert!(k(5, 3, 9) < k(5, 3, 10) && k(5, 3, 10) < k(5, 4, 1) && k(5, 4, 1) < k(6, 0, 1));
+    // Below 2^63: an SQLite rowid.
+    assert!(u64::from_be_bytes(k(max.0, max.1, max.2).as_bytes().try_into().unwrap()) < 1 << 63);
+    for (r, w, s) in [(1 << 17, 0, 1), (1, 1 << 12, 1), (1, 0, 1 << 34)] {
+        let e = Tpcb::history_key(r, w, s).unwrap_err().to_string();
+        assert!(e.contains("out of range"), "{e}");
+    }
+}
