@@ -371,7 +371,8 @@ pub fn module_path(name: &str) -> String {
 /// component map, so the file says as much as the namespace did. C names (SQLite's,
 /// PostgreSQL's) and names without a known file are returned as they are.
 pub fn frame_name(function: &str, file: Option<&str>) -> String {
-    if function.contains("::") {
+    // A short name may still hold paths in its generic arguments (`get<a::B>`).
+    if function.starts_with('<') || strip_generics(function).contains("::") {
         return function.to_string();
     }
     match file.and_then(source_module) {
@@ -455,6 +456,13 @@ mod tests {
             "bpool"
         );
         assert_eq!(comp("get<u64>", "/w/crates/memindex/src/btree.rs"), "btree");
+        assert_eq!(
+            frame_name(
+                "get<engine_memory::catalog::RecKeys>",
+                Some("/w/crates/memindex/src/hash.rs")
+            ),
+            "memindex::hash::get<engine_memory::catalog::RecKeys>"
+        );
         assert_eq!(
             comp("next<u64>", "/rustc/h/library/core/src/iter/range.rs"),
             OTHER
