@@ -838,7 +838,8 @@ pub struct MergeArgs {
 /// `oltpscope reproduce`.
 #[derive(Args, Debug, Clone)]
 pub struct ReproduceArgs {
-    /// The paper: wonderland, revisited, sensitivity, a-to-e or steps.
+    /// The paper: wonderland, revisited, sensitivity, a-to-e or steps; or all (each into
+    /// <out>/<paper>, then one index over the five).
     pub paper: String,
     /// A few minutes instead of up to an hour (fewer points, shorter runs).
     #[arg(long)]
@@ -848,7 +849,7 @@ pub struct ReproduceArgs {
     #[arg(long, conflicts_with = "quick")]
     pub tiny: bool,
     /// Where the sweeps, reproduce.json, reproduce.txt and index.html go (default
-    /// reproduce-<paper>; a rerun on the same directory resumes its sweeps).
+    /// reproduce-<paper>, reproduce-all; a rerun on the same directory resumes its sweeps).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

@@ -406,7 +406,9 @@ pub fn plot(a: &PlotArgs) -> Result<(), String> {
 pub fn reproduce(a: &ReproduceArgs) -> Result<(), String> {
     use lab::reproduce::{self, Scale};
     // Refuse an unknown paper before making any directory.
-    reproduce::load_paper(&a.paper)?;
+    if a.paper != reproduce::ALL {
+        reproduce::load_paper(&a.paper)?;
+    }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
     let out = a
         .out
@@ -422,6 +424,15 @@ pub fn reproduce(a: &ReproduceArgs) -> Result<(), String> {
     let mut progress = |line: &str| {
         let _ = std::io::stderr().write_all(line.as_bytes());
     };
+    if a.paper == reproduce::ALL {
+        let (entries, secs) = reproduce::reproduce_all(exe, &out, scale, &mut progress)?;
+        say(&reproduce::all_text(&entries, secs));
+        say(&format!(
+            "results in {} (index.html over the papers, each paper's own directory)\n",
+            out.display()
+        ));
+        return Ok(());
+    }
     let mut ctx = reproduce::Ctx::new(exe, out.clone(), scale, &mut progress);
     let o = reproduce::reproduce(&a.paper, &mut ctx)?;
     say(&reproduce::to_text(&o));

@@ -864,6 +864,14 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
         err.contains("unknown paper") && err.lines().count() == 1,
         "{err}"
     );
+    // `all` refuses a directory of one paper's reproduction before running anything
+    // (the papers' directories go inside it).
+    let (code, _, err) = oltpscope(&["reproduce", "all", "--tiny", "--out", o]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("a reproduction of revisited") && err.lines().count() == 1,
+        "{err}"
+    );
     let steps = d.path().join("steps");
     let (code, out, err) = oltpscope(&[
         "reproduce",

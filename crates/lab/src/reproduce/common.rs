@@ -79,8 +79,12 @@ pub struct FindingText {
 }
 
 pub fn load_paper(name: &str) -> Result<Paper, String> {
-    let text = paper_text(name)
-        .ok_or_else(|| format!("unknown paper '{name}' (one of: {})", PAPERS.join(", ")))?;
+    let text = paper_text(name).ok_or_else(|| {
+        format!(
+            "unknown paper '{name}' (one of: {}; or all)",
+            PAPERS.join(", ")
+        )
+    })?;
     let p: Paper = toml::from_str(text).map_err(|e| format!("papers/{name}.toml: {e}"))?;
     for t in &p.table {
         for r in &t.rows {

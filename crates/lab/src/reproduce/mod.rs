@@ -10,6 +10,7 @@
 //! hardware counters) as measured: those are listed as not available.
 
 mod a_to_e;
+mod all;
 mod common;
 mod output;
 mod revisited;
@@ -17,6 +18,7 @@ mod sensitivity;
 mod steps;
 mod wonderland;
 
+pub use all::{reproduce_all, to_text as all_text, Entry as AllEntry, ALL};
 pub use common::{
     combine, load_paper, Counts, Ctx, FindingText, Margin, Outcome, Paper, PaperTable, Row, Scale,
     Status, Table, Verdict, PAPERS, RESULT_JSON,

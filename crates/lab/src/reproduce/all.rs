@@ -1,0 +1,168 @@
+//! `oltpscope reproduce all`: every paper in turn, each into `<out>/<paper>/` as its own
+//! run would write it (and resumed the same way), then one index over the five: each
+//! paper's verdict counts and time, linked to its own page.
+
+use super::common::{Counts, Ctx, Outcome, Scale, PAPERS, RESULT_JSON};
+use super::{check_out, reproduce, STARTED};
+use std::path::{Path, PathBuf};
+
+/// The name `reproduce all` goes by (in `reproduce.started` and `reproduce.json`).
+pub const ALL: &str = "all";
+
+/// One paper's line of the index.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Entry {
+    pub paper: String,
+    pub title: String,
+    pub counts: Counts,
+    pub elapsed_s: f64,
+}
+
+impl Entry {
+    pub fn of(o: &Outcome) -> Entry {
+        Entry {
+            paper: o.paper.paper.clone(),
+            title: o.paper.title.clone(),
+            counts: o.counts,
+            elapsed_s: o.elapsed_s,
+        }
+    }
+}
+
+/// Every paper of `PAPERS` into `out/<paper>/`, then the index files of `out`; the
+/// papers' lines and the whole run's seconds.
+pub fn reproduce_all(
+    exe: PathBuf,
+    out: &Path,
+    scale: Scale,
+    say: &mut dyn FnMut(&str),
+) -> Result<(Vec<Entry>, f64), String> {
+    check_out(out, ALL)?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| format!("--out {}: cannot create it: {e}", out.display()))?;
+    std::fs::write(out.join(STARTED), format!("{ALL}\n"))
+        .map_err(|e| format!("--out {}: cannot write {STARTED}: {e}", out.display()))?;
+    let t0 = std::time::Instant::now();
+    let mut entries = Vec::new();
+    for paper in PAPERS {
+        say(&format!(
+            "== {paper} ({} of {})\n",
+            entries.len() + 1,
+            PAPERS.len()
+        ));
+        let mut ctx = Ctx::new(exe.clone(), out.join(paper), scale, &mut *say);
+        let o = reproduce(paper, &mut ctx)?;
+        say(&format!(
+            "== {paper}: {}, {:.0} s\n",
+            o.counts.text(),
+            o.elapsed_s
+        ));
+        entries.push(Entry::of(&o));
+    }
+    let elapsed_s = t0.elapsed().as_secs_f64();
+    write(out, scale, &entries, elapsed_s)?;
+    Ok((entries, elapsed_s))
+}
+
+/// `reproduce.json`, `reproduce.txt` and `index.html` over the papers' `entries`.
+pub fn write(out: &Path, scale: Scale, entries: &[Entry], elapsed_s: f64) -> Result<(), String> {
+    let w = |name: &str, text: &str| {
+        std::fs::write(out.join(name), text)
+            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
+    };
+    let json = serde_json::json!({
+        "paper": { "paper": ALL },
+        "scale": scale,
+        "papers": entries,
+        "elapsed_s": elapsed_s,
+    });
+    w(
+        RESULT_JSON,
+        &(serde_json::to_string_pretty(&json).expect("serializes") + "\n"),
+    )?;
+    w("reproduce.txt", &to_text(entries, elapsed_s))?;
+    w("index.html", &to_html(scale, entries, elapsed_s))
+}
+
+pub fn to_text(entries: &[Entry], elapsed_s: f64) -> String {
+    let mut t = String::new();
+    for e in entries {
+        t += &format!(
+            "{:<12} {:>6.0} s  {}  ({}/index.html)\n",
+            e.paper,
+            e.elapsed_s,
+            e.counts.text(),
+            e.paper
+        );
+    }
+    t + &format!("all five papers in {elapsed_s:.0} s\n")
+}
+
+fn to_html(scale: Scale, entries: &[Entry], elapsed_s: f64) -> String {
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let mut b = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>oltpscope: the five papers reproduced</title></head><body>\n<h1>The five papers reproduced</h1>\n<p>Scale: {scale:?}; {elapsed_s:.0} s in all.</p>\n<table><tr><th>paper</th><th>title</th><th>agree</th><th>disagree</th><th>within noise</th><th>not available</th><th>not measured</th><th>time (s)</th></tr>\n"
+    );
+    for e in entries {
+        let c = &e.counts;
+        b += &format!(
+            "<tr><td><a href=\"{0}/index.html\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td><td>{6}</td><td>{7:.0}</td></tr>\n",
+            esc(&e.paper),
+            esc(&e.title),
+            c.agrees,
+            c.disagrees,
+            c.within_noise,
+            c.not_available,
+            c.not_measured,
+            e.elapsed_s
+        );
+    }
+    b + "</table>\n</body></html>\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_lists_every_paper_with_its_counts_and_links() {
+        let d = tempfile::tempdir().unwrap();
+        let entries: Vec<Entry> = PAPERS
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Entry {
+                paper: p.to_string(),
+                title: format!("Title <{i}>"),
+                counts: Counts {
+                    agrees: i,
+                    disagrees: 1,
+                    ..Counts::default()
+                },
+                elapsed_s: 10.0 * i as f64,
+            })
+            .collect();
+        write(d.path(), Scale::Tiny, &entries, 123.0).unwrap();
+        let html = std::fs::read_to_string(d.path().join("index.html")).unwrap();
+        for p in PAPERS {
+            assert!(
+                html.contains(&format!("<a href=\"{p}/index.html\">{p}</a>")),
+                "{p}"
+            );
+        }
+        assert!(html.contains("Title &lt;3&gt;") && !html.contains("<3>"));
+        let text = std::fs::read_to_string(d.path().join("reproduce.txt")).unwrap();
+        assert_eq!(text.lines().count(), PAPERS.len() + 1);
+        assert!(text.contains("steps") && text.ends_with("all five papers in 123 s\n"));
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.path().join(RESULT_JSON)).unwrap())
+                .unwrap();
+        assert_eq!(j["papers"].as_array().unwrap().len(), PAPERS.len());
+        // The directory is then an earlier `all`: resumed, and refused to a paper.
+        assert!(check_out(d.path(), ALL).is_ok());
+        assert!(check_out(d.path(), "steps").is_err());
+    }
+}
