@@ -295,23 +295,15 @@ impl<W: Workload> Shared<'_, W> {
                     None => break,
                 },
             };
-            let (ty, input, key) = match ahead.as_mut() {
-                None => {
-                    let (ty, input) = wl.next(st);
-                    (ty, input, None)
-                }
-                Some(la) => match self.pick_input(la, st, r) {
-                    Some(d) => (d.ty, d.input, d.key),
-                    None => break,
-                },
+            let Some(pick::Drawn { ty, input, key }) = self.next_input(ahead.as_mut(), st, r)
+            else {
+                break;
             };
             // A terminal's keying time (before) and think time (after).
             let pause = wl.pauses(st, ty);
             if let Some((keying, _)) = pause {
                 if !nap(keying, stop) {
-                    if let (Some(k), Some(fl)) = (key, self.in_flight.as_ref()) {
-                        fl.leave(k);
-                    }
+                    self.release(key);
                     break;
                 }
             }
@@ -348,9 +340,7 @@ impl<W: Workload> Shared<'_, W> {
                     other => break other,
                 }
             };
-            if let (Some(k), Some(fl)) = (key, self.in_flight.as_ref()) {
-                fl.leave(k);
-            }
+            self.release(key);
             let ns = clock.nanos(t0, clock.now()) + late.as_nanos() as u64;
             // --txns counts measured transactions only (warm-up ones are extra).
             if ph == MEASURE {
@@ -385,6 +375,36 @@ impl<W: Workload> Shared<'_, W> {
         }
         r.ended = Some(Instant::now());
         r.counters = wl.counters(st);
+    }
+
+    /// The stream's next input: drawn, or under conflict keys picked (`pick_input`,
+    /// its key then in flight until `release`). `None`: the run stopped meanwhile.
+    #[inline]
+    fn next_input(
+        &self,
+        ahead: Option<&mut pick::Lookahead<W::Input>>,
+        st: &mut W::WorkerState,
+        r: &mut WorkerResult,
+    ) -> Option<pick::Drawn<W::Input>> {
+        match ahead {
+            None => {
+                let (ty, input) = self.wl.next(st);
+                Some(pick::Drawn {
+                    ty,
+                    input,
+                    key: None,
+                })
+            }
+            Some(la) => self.pick_input(la, st, r),
+        }
+    }
+
+    /// A picked input's transaction is over: its conflict key no longer in flight.
+    #[inline]
+    fn release(&self, key: Option<u64>) {
+        if let (Some(k), Some(fl)) = (key, self.in_flight.as_ref()) {
+            fl.leave(k);
+        }
     }
 
     /// The next input of a keyed stream (`pick`): the oldest drawn whose conflict key no
