@@ -9,6 +9,7 @@ pub mod interrupt;
 pub mod machine;
 pub mod memwatch;
 pub mod observe;
+mod pick;
 pub mod report;
 mod run;
 pub mod stats;

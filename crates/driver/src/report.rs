@@ -79,6 +79,11 @@ pub struct Report {
     pub coroutines: usize,
     /// Coroutine switches over the whole run (0 without coroutines).
     pub coroutine_switches: u64,
+    /// `--interleave`: inputs a stream started before older ones of its own because
+    /// their conflict keys were in flight on the thread, and waits for such a key, over
+    /// the whole run (`Workload::conflict_key`; 0 for a kit without keys).
+    pub keyed_reordered: u64,
+    pub keyed_held: u64,
     /// STEPS team statistics over the whole run (with `--steps-team`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steps: Option<StepsReport>,
@@ -487,6 +492,14 @@ impl Report {
                 self.coroutines,
                 fmt_count(self.coroutine_switches as f64)
             );
+            if self.keyed_reordered + self.keyed_held > 0 {
+                let _ = writeln!(
+                    o,
+                    "conflict keys in flight: {} inputs started before older ones of their stream, {} waits",
+                    fmt_count(self.keyed_reordered as f64),
+                    fmt_count(self.keyed_held as f64)
+                );
+            }
         }
         if let Some(s) = &self.steps {
             s.to_text(o);

@@ -4,6 +4,7 @@ use crate::interrupt;
 use crate::machine;
 use crate::memwatch::{self, Verdict};
 use crate::observe::{Observer, ThreadObserver};
+use crate::pick;
 use crate::report::Rate;
 use crate::report::{
     Checks, Latency, Report, Second, SecondTxn, Stopped, TxnTypeReport, WaitReport,
@@ -169,6 +170,10 @@ struct WorkerResult {
     waits: rt::WaitStats,
     /// Coroutine switches during the whole run (0 without coroutines).
     switches: u64,
+    /// Inputs started before older ones of their stream, and waits for a conflict key,
+    /// during the whole run (`pick`; 0 unless keyed).
+    reordered: u64,
+    held: u64,
     /// When this worker stopped (with --txns, the measured interval ends at the last).
     ended: Option<Instant>,
     /// The workload's counters of this worker's measured commits.
@@ -191,6 +196,8 @@ impl WorkerResult {
             wall: Duration::ZERO,
             waits: rt::WaitStats::default(),
             switches: 0,
+            reordered: 0,
+            held: 0,
             ended: None,
             counters: Vec::new(),
             steps: None,
@@ -211,6 +218,8 @@ impl WorkerResult {
                 .expect("histograms of the same precision add");
         }
         self.ended = self.ended.max(o.ended);
+        self.reordered += o.reordered;
+        self.held += o.held;
         for &(name, n) in &o.counters {
             match self.counters.iter_mut().find(|(k, _)| *k == name) {
                 Some((_, v)) => *v += n,
@@ -247,6 +256,9 @@ struct Shared<'a, W: Workload> {
     thread_obs: std::cell::RefCell<Option<Box<dyn ThreadObserver>>>,
     /// `--stats`: take the thread's `txnstats` counts after every attempt.
     stats: bool,
+    /// `--interleave`: the conflict keys this thread's coroutines have in flight (a
+    /// stream starts no transaction whose key is among them, see `pick`).
+    in_flight: Option<pick::InFlight>,
 }
 
 impl<W: Workload> Shared<'_, W> {
@@ -269,6 +281,7 @@ impl<W: Workload> Shared<'_, W> {
         // A command-logging engine gets each transaction's encoded inputs (reused buffer).
         let log_commands = s.wants_commands();
         let mut cmd: Vec<u8> = Vec::new();
+        let mut ahead = self.in_flight.as_ref().map(|_| pick::Lookahead::new());
         loop {
             let ph = phase.load(Ordering::Relaxed);
             if ph == STOP || quota.is_some_and(|q| done >= q) {
@@ -282,11 +295,15 @@ impl<W: Workload> Shared<'_, W> {
                     None => break,
                 },
             };
-            let (ty, input) = wl.next(st);
+            let Some(pick::Drawn { ty, input, key }) = self.next_input(ahead.as_mut(), st, r)
+            else {
+                break;
+            };
             // A terminal's keying time (before) and think time (after).
             let pause = wl.pauses(st, ty);
             if let Some((keying, _)) = pause {
                 if !nap(keying, stop) {
+                    self.release(key);
                     break;
                 }
             }
@@ -323,6 +340,7 @@ impl<W: Workload> Shared<'_, W> {
                     other => break other,
                 }
             };
+            self.release(key);
             let ns = clock.nanos(t0, clock.now()) + late.as_nanos() as u64;
             // --txns counts measured transactions only (warm-up ones are extra).
             if ph == MEASURE {
@@ -357,6 +375,72 @@ impl<W: Workload> Shared<'_, W> {
         }
         r.ended = Some(Instant::now());
         r.counters = wl.counters(st);
+    }
+
+    /// The stream's next input: drawn, or under conflict keys picked (`pick_input`,
+    /// its key then in flight until `release`). `None`: the run stopped meanwhile.
+    #[inline]
+    fn next_input(
+        &self,
+        ahead: Option<&mut pick::Lookahead<W::Input>>,
+        st: &mut W::WorkerState,
+        r: &mut WorkerResult,
+    ) -> Option<pick::Drawn<W::Input>> {
+        match ahead {
+            None => {
+                let (ty, input) = self.wl.next(st);
+                Some(pick::Drawn {
+                    ty,
+                    input,
+                    key: None,
+                })
+            }
+            Some(la) => self.pick_input(la, st, r),
+        }
+    }
+
+    /// A picked input's transaction is over: its conflict key no longer in flight.
+    #[inline]
+    fn release(&self, key: Option<u64>) {
+        if let (Some(k), Some(fl)) = (key, self.in_flight.as_ref()) {
+            fl.leave(k);
+        }
+    }
+
+    /// The next input of a keyed stream (`pick`): the oldest drawn whose conflict key no
+    /// other coroutine of the thread has in flight, its key then entered; waits (other
+    /// coroutines run) while every candidate's is. `None`: the run stopped meanwhile.
+    fn pick_input(
+        &self,
+        la: &mut pick::Lookahead<W::Input>,
+        st: &mut W::WorkerState,
+        r: &mut WorkerResult,
+    ) -> Option<pick::Drawn<W::Input>> {
+        let fl = self.in_flight.as_ref().expect("a keyed stream");
+        let stop = || self.phase.load(Ordering::Relaxed) == STOP;
+        loop {
+            let draw = || {
+                let (ty, input) = self.wl.next(st);
+                let key = self.wl.conflict_key(&input);
+                pick::Drawn { ty, input, key }
+            };
+            match la.pick(draw, |k| fl.busy(k)) {
+                pick::Pick::Start { drawn, reordered } => {
+                    r.reordered += u64::from(reordered);
+                    if let Some(k) = drawn.key {
+                        fl.enter(k);
+                    }
+                    return Some(drawn);
+                }
+                pick::Pick::Hold(k) => {
+                    r.held += 1;
+                    rt::wait_until(rt::WaitKind::Other, None, || !fl.busy(k) || stop());
+                    if stop() {
+                        return None;
+                    }
+                }
+            }
+        }
     }
 
     /// Before each transaction: the thread's first look at the measured phase (its CPU
@@ -921,6 +1005,8 @@ pub fn run_limited<E: Engine, W: Workload>(
         threads: cfg.threads,
         coroutines: ncoro,
         coroutine_switches: t.switches,
+        keyed_reordered: t.reordered,
+        keyed_held: t.held,
         steps,
         stats,
         waits: t.waits,
@@ -1296,6 +1382,7 @@ fn worker_thread<E: Engine, W: Workload>(c: &Ctx<'_, E, W>, w: usize) -> WorkerR
         obs: c.obs,
         thread_obs: std::cell::RefCell::new(None),
         stats: cfg.stats,
+        in_flight: (c.ncoro > 1 && cfg.interleave).then(pick::InFlight::default),
     };
     if cfg.stats {
         txnstats::arm(true);
@@ -1487,6 +1574,8 @@ struct Totals {
     cpu_busy: Option<f64>,
     waits: Vec<WaitReport>,
     switches: u64,
+    reordered: u64,
+    held: u64,
     steps: Option<rt::coro::StepsStats>,
     counters: Vec<(String, u64)>,
 }
@@ -1571,6 +1660,8 @@ impl Totals {
             cpu_busy,
             waits,
             switches: results.iter().map(|r| r.switches).sum(),
+            reordered: results.iter().map(|r| r.reordered).sum(),
+            held: results.iter().map(|r| r.held).sum(),
             steps,
             counters,
         }

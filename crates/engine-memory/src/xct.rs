@@ -190,6 +190,10 @@ pub struct MemoryWorker<'e> {
     /// (`fetch_hinted`).
     pub(crate) hinted: Vec<Hinted>,
     pub(crate) hinted_done: usize,
+    /// Hash lookups still to come that give an interleaving scheduler no chance to
+    /// switch: one per hint of this transaction (its lines were asked for; the switches
+    /// are taken once per burst in `fetch_hinted` instead).
+    pub(crate) quiet: u32,
     /// Per table: where this worker's last inserts into its primary B+tree went.
     pub(crate) insert_hints: Vec<memindex::btree::Hints>,
     /// Per table: the B+tree leaves this worker's last point lookups ended in (fingers:
@@ -341,6 +345,7 @@ impl<'e> MemoryWorker<'e> {
             row: vec![0; max_row],
             row2: vec![0; max_row],
             hinted: Vec::new(),
+            quiet: 0,
             hinted_done: 0,
             insert_hints: e
                 .catalog
@@ -515,6 +520,12 @@ impl MemoryWorker<'_> {
             HINT_STEP
         };
         let end = (self.hinted_done + step).min(self.hinted.len());
+        let first = self.hinted_done == 0;
+        if first {
+            // The bucket lines the hints asked for are read below: under --interleave,
+            // another transaction runs while they come (once for the whole burst).
+            rt::point(rt::Point::Probe);
+        }
         for hn in &self.hinted[self.hinted_done..end] {
             let t = &self.e.catalog.tables[hn.table as usize];
             if let crate::catalog::Index::Hash(hx) = &t.primary {
@@ -529,9 +540,23 @@ impl MemoryWorker<'_> {
             }
         }
         self.hinted_done = end;
+        if first {
+            // And while the burst's records come.
+            rt::point(rt::Point::Probe);
+        }
         if end == self.hinted.len() {
             self.clear_hints();
         }
+    }
+
+    /// Whether the next hash lookup in `table` is one a hint asked for (see `quiet`).
+    #[inline]
+    fn take_quiet(&mut self, table: TableId) -> bool {
+        if self.quiet == 0 || self.table(table).kind != IndexKind::Hash {
+            return false;
+        }
+        self.quiet -= 1;
+        true
     }
 
     fn clear_hints(&mut self) {
@@ -557,6 +582,7 @@ impl MemoryWorker<'_> {
         if !self.hinted.is_empty() {
             self.fetch_hinted();
         }
+        let quiet = self.take_quiet(table);
         let t = self.table(table);
         let rs = t.row_size;
         let all = row_words(rs) as u16;
@@ -568,7 +594,7 @@ impl MemoryWorker<'_> {
         let (hit, ver, v) = {
             let _d = api::session::descent();
             t.primary
-                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
+                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], quiet, |a| {
                     // SAFETY: a prefetch reads nothing; the record need not be alive.
                     unsafe { Rec::from_u64(a) }.prefetch(t.words)
                 })
@@ -782,11 +808,12 @@ impl MemoryWorker<'_> {
         if !self.hinted.is_empty() {
             self.fetch_hinted();
         }
+        let quiet = self.take_quiet(table);
         let t = self.table(table);
         let g = self.guard.as_ref().expect("get outside a transaction");
         let (hit, ver, v) =
             t.primary
-                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
+                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], quiet, |a| {
                     // SAFETY: a prefetch reads nothing; the record need not be alive.
                     unsafe { Rec::from_u64(a) }.prefetch(t.words)
                 });
@@ -876,6 +903,7 @@ impl Worker for MemoryWorker<'_> {
             if let Some(t) = self.e.catalog.tables.get(table.0 as usize) {
                 if let Some(hash) = t.primary.prefetch(key) {
                     if self.hinted.len() < MAX_HINTED {
+                        self.quiet += 1;
                         // A part out of the row (an error at its lookup) asks for no
                         // row words here: a hint never fails.
                         let all = t.words as u16;
@@ -1009,13 +1037,14 @@ impl Worker for MemoryWorker<'_> {
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
         debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
+        let quiet = self.take_quiet(table);
         let t = self.table(table);
         let rs = t.row_size;
         let g = self.guard.as_ref().expect("delete outside a transaction");
         let (hit, ver, v) = {
             let _d = api::session::descent();
             t.primary
-                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], |a| {
+                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], quiet, |a| {
                     // SAFETY: a prefetch reads nothing; the record need not be alive.
                     unsafe { Rec::from_u64(a) }.prefetch(t.words)
                 })
@@ -1077,11 +1106,13 @@ impl Worker for MemoryWorker<'_> {
 
     fn commit(&mut self) -> Result<()> {
         self.clear_hints();
+        self.quiet = 0;
         self.commit_txn()
     }
 
     fn abort(&mut self) {
         self.clear_hints();
+        self.quiet = 0;
         self.abort_txn()
     }
 }

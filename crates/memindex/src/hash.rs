@@ -260,7 +260,14 @@ impl<K: Keys> HashIndex<K> {
     /// `PROBE` (lookups, which hold no lock): after asking for the lines it needs next,
     /// give an interleaving scheduler the chance to run another transaction meanwhile.
     #[inline]
-    fn find<'a, const PROBE: bool>(&self, b: &'a Bucket, h: u64, k: &[u8]) -> Option<Found<'a>> {
+    /// `switch` false (a lookup whose lines were asked for earlier): prefetch, no point.
+    fn find<'a, const PROBE: bool>(
+        &self,
+        b: &'a Bucket,
+        h: u64,
+        k: &[u8],
+        switch: bool,
+    ) -> Option<Found<'a>> {
         // `--stats`: the bucket, and below each overflow entry visited.
         txnstats::add(txnstats::Counter::IndexNodes, 1);
         let tags = b.tags.load(Relaxed);
@@ -271,7 +278,9 @@ impl<K: Keys> HashIndex<K> {
                 if PROBE {
                     // The key and, on a match, the row: one allocation, asked for at once.
                     self.keys.prefetch(v, k.len());
-                    rt::point(rt::Point::Probe);
+                    if switch {
+                        rt::point(rt::Point::Probe);
+                    }
                 }
                 if self.holds(v, k) {
                     return Some(Found::Slot(i, v));
@@ -285,7 +294,11 @@ impl<K: Keys> HashIndex<K> {
                 return None;
             }
             if PROBE {
-                rt::prefetch_point(p);
+                if switch {
+                    rt::prefetch_point(p);
+                } else {
+                    rt::prefetch(p);
+                }
             }
             txnstats::add(txnstats::Counter::IndexNodes, 1);
             // SAFETY: entries reachable from a bucket stay allocated while the caller
@@ -294,7 +307,9 @@ impl<K: Keys> HashIndex<K> {
             if e.hash == h {
                 if PROBE {
                     self.keys.prefetch(e.val, k.len());
-                    rt::point(rt::Point::Probe);
+                    if switch {
+                        rt::point(rt::Point::Probe);
+                    }
                 }
                 if self.holds(e.val, k) {
                     return Some(Found::Chain(e, link));
@@ -305,10 +320,26 @@ impl<K: Keys> HashIndex<K> {
     }
 
     /// Point lookup: the value if present, and the bucket version observed.
-    pub fn get(&self, k: &[u8], _g: &Guard) -> (Option<u64>, *const AtomicU64, u64) {
+    pub fn get(&self, k: &[u8], g: &Guard) -> (Option<u64>, *const AtomicU64, u64) {
+        self.get_quiet_if(k, g, false)
+    }
+
+    /// `get`; `quiet`: the caller asked for this key's lines earlier (`prefetch` and
+    /// `prefetch_values`), so the lookup gives an interleaving scheduler no chance to
+    /// switch (the lines are there or on their way: a switch would only cost).
+    pub fn get_quiet_if(
+        &self,
+        k: &[u8],
+        _g: &Guard,
+        quiet: bool,
+    ) -> (Option<u64>, *const AtomicU64, u64) {
         let h = hash(k);
         let b = self.bucket_of(h);
-        rt::prefetch_point(b);
+        if quiet {
+            rt::prefetch(b);
+        } else {
+            rt::prefetch_point(b);
+        }
         loop {
             let v = b.version.load(Acquire);
             if v & LOCKED != 0 {
@@ -317,7 +348,7 @@ impl<K: Keys> HashIndex<K> {
                 });
                 continue;
             }
-            let val = self.find::<true>(b, h, k).map(|f| f.val());
+            let val = self.find::<true>(b, h, k, !quiet).map(|f| f.val());
             fence(Acquire);
             if b.version.load(Relaxed) == v {
                 return (val, &b.version, v);
@@ -335,7 +366,7 @@ impl<K: Keys> HashIndex<K> {
         let h = hash(k);
         let b = self.bucket_of(h);
         let before = Self::lock(b);
-        if let Some(f) = self.find::<false>(b, h, k) {
+        if let Some(f) = self.find::<false>(b, h, k, false) {
             let existing = f.val();
             b.version.store(before, Release); // unchanged: unlock without a new version
             return Err(existing);
@@ -372,7 +403,7 @@ impl<K: Keys> HashIndex<K> {
         let h = hash(k);
         let b = self.bucket_of(h);
         let before = Self::lock(b);
-        let freed = match self.find::<false>(b, h, k) {
+        let freed = match self.find::<false>(b, h, k, false) {
             Some(Found::Slot(i, v)) if v == expect => {
                 // Refill the slot from the chain, so slots stay the common case.
                 let o = b.overflow.load(Relaxed);

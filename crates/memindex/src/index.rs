@@ -40,6 +40,7 @@ impl<K: Keys> Index<K> {
         k: &[u8],
         g: &Guard,
         hints: &mut Hints,
+        quiet: bool,
         ahead: impl FnOnce(u64),
     ) -> (Option<u64>, *const AtomicU64, u64) {
         match self {
@@ -51,7 +52,7 @@ impl<K: Keys> Index<K> {
                 }
                 r
             }
-            Index::Hash(h) => h.get(k, g),
+            Index::Hash(h) => h.get_quiet_if(k, g, quiet),
         }
     }
     /// Hash: ask for the key's bucket line and return its hash (for `prefetch_rows`).

@@ -147,6 +147,16 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
 
+    /// A key naming the data an input's transaction mostly reads and writes (e.g. TPC-C's
+    /// warehouse): two transactions with the same key in flight at once would likely
+    /// abort each other under optimistic concurrency control. Under `--interleave` a
+    /// worker thread does not start a transaction whose key another of its coroutines
+    /// has in flight (it starts a later input of the same stream first, or waits).
+    /// `None` (the default): no key, never held back.
+    fn conflict_key(&self, _input: &Self::Input) -> Option<u64> {
+        None
+    }
+
     /// Pauses around a transaction of type `ty` that a terminal would take: (before it,
     /// after it), e.g. TPC-C's keying and think times. `None` (the default): none, the
     /// worker runs transactions back to back.

@@ -86,3 +86,43 @@ fn conformance_with_streams_interleaved_at_probes() {
         );
     }
 }
+
+/// Hash lookups a transaction hinted (`Session::prefetch`) take no probe point: the
+/// switches come once per hint burst (`fetch_hinted`: before its bucket lines, after
+/// its records), not twice per lookup; the rows read are still the right ones.
+#[test]
+fn hinted_lookups_switch_once_per_burst() {
+    let (e, t) = loaded(IndexKind::Hash, 4);
+    const HINTS: u64 = 10;
+    let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..4usize)
+        .map(|c| {
+            let e = &e;
+            Box::new(move || {
+                let mut s = Session::new(e.worker(c));
+                for i in 0..50u64 {
+                    s.run(0, |s| {
+                        let keys: Vec<u64> = (0..HINTS)
+                            .map(|j| (i * 97 + j * 13 + c as u64 * 1009) % KEYS)
+                            .collect();
+                        for k in &keys {
+                            s.prefetch(t, &k.to_be_bytes());
+                        }
+                        for &k in &keys {
+                            let found =
+                                s.get(t, &k.to_be_bytes(), |r| assert_eq!(r, [k as u8; 100]))?;
+                            assert!(found, "key {k} missing");
+                        }
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            }) as Box<dyn FnOnce() + '_>
+        })
+        .collect();
+    let st = rt::coro::run(rt::coro::Policy::Interleave, bodies);
+    // 4 streams x 50 transactions: 2 switches per transaction, against 2 per lookup
+    // (2 x 10) without quiet lookups.
+    let txns = 4 * 50;
+    assert!(st.probe_switches >= (2 * txns - 8) as u64, "{st:?}");
+    assert!(st.probe_switches <= (2 * txns) as u64, "{st:?}");
+}
