@@ -10,10 +10,17 @@ use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
 use workloads::tpce::{Tpce, TpceConfig};
+use workloads::tpch::{Tpch, TpchConfig};
 use workloads::Workload;
 
 fn no_workload(cmd: &str) -> String {
-    format!("`oltpscope {cmd}` needs a workload: micro, tpcb, tpcc or tpce (e.g. `oltpscope {cmd} tpcb --help`)")
+    // TPC-H has its data only so far: it is loaded and checked, not run.
+    let list = if matches!(cmd, "load" | "check") {
+        "micro, tpcb, tpcc, tpce or tpch"
+    } else {
+        "micro, tpcb, tpcc or tpce"
+    };
+    format!("`oltpscope {cmd}` needs a workload: {list} (e.g. `oltpscope {cmd} tpcb --help`)")
 }
 
 pub fn dispatch(cli: Cli) -> Result<(), String> {
@@ -64,6 +71,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             DataWorkload::Tpcb(a) => load(&tpcb(&a.data, None, a.common.threads)?, &a.common),
             DataWorkload::Tpcc(a) => load(&tpcc(&a.data, None)?, &a.common),
             DataWorkload::Tpce(a) => load(&tpce(&a.data, None)?, &a.common),
+            DataWorkload::Tpch(a) => load(&tpch(&a.data)?, &a.common),
         },
         Cmd::Simulate { workload } => {
             let w = workload.ok_or_else(|| no_workload("simulate"))?;
@@ -85,6 +93,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             DataWorkload::Tpcb(a) => check(&tpcb(&a.data, None, 1)?, &a.common),
             DataWorkload::Tpcc(a) => check(&tpcc(&a.data, None)?, &a.common),
             DataWorkload::Tpce(a) => check(&tpce(&a.data, None)?, &a.common),
+            DataWorkload::Tpch(a) => check(&tpch(&a.data)?, &a.common),
         },
         Cmd::Drop(a) => {
             println!(
@@ -273,6 +282,13 @@ fn tpce(d: &TpceData, txn: Option<&TpceTxn>) -> Result<Tpce, String> {
             .and_then(|t| t.mix)
             .unwrap_or(workloads::tpce::DEFAULT_MIX),
         ..TpceConfig::default()
+    })
+}
+
+fn tpch(d: &TpchData) -> Result<Tpch, String> {
+    Tpch::new(TpchConfig {
+        scale_factor: d.scale_factor,
+        ..TpchConfig::default()
     })
 }
 

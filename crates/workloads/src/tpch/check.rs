@@ -305,10 +305,10 @@ impl OrderConds {
         self.okey
             .record(k >= 1 && (k - 1) % 32 < 8, || format!("order key {k}"));
         let c = o.o_custkey as usize;
-        self.cust
-            .record(d.customers.get(c) == Some(&true) && !c.is_multiple_of(3), || {
-                format!("order {k} names customer {c}")
-            });
+        self.cust.record(
+            d.customers.get(c) == Some(&true) && !c.is_multiple_of(3),
+            || format!("order {k} names customer {c}"),
+        );
         let numbered = lines
             .iter()
             .enumerate()
