@@ -893,16 +893,32 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
     }
     let secs = with_engine!(engine, E => driver::load_only::<E, W>(wl, &opts, c.seed, interactive))
         .map_err(|e| e.to_string())?;
+    // A kit without transactions (TPC-H's data, so far) is checked, not run.
+    let next = if wl.txn_types().is_empty() {
+        format!(
+            "check it with `oltpscope check {} --db {}` and the same settings",
+            wl.name(),
+            dir.display()
+        )
+    } else {
+        format!(
+            "run it with `oltpscope run {} --db {} --no-load{}`",
+            wl.name(),
+            dir.display(),
+            if engine.descriptor().db_is_log {
+                " --log async"
+            } else {
+                ""
+            }
+        )
+    };
     println!(
-        "loaded {} ({} rows) into {} with the {} engine in {:.1} s; run it with `oltpscope run {} --db {} --no-load{}`",
+        "loaded {} ({} rows) into {} with the {} engine in {:.1} s; {next}",
         wl.name(),
         driver::report::fmt_count(wl.load_rows() as f64),
         dir.display(),
         engine.as_str(),
         secs,
-        wl.name(),
-        dir.display(),
-        if engine.descriptor().db_is_log { " --log async" } else { "" }
     );
     Ok(())
 }

@@ -29,6 +29,8 @@ fn load_check_drop(engine: &str) {
     );
     assert_eq!(code, 0, "{engine}: {out}{err}");
     assert!(out.contains(&format!("with the {engine} engine")), "{out}");
+    // Nothing to run yet: the hint names `check`, not `run`.
+    assert!(out.contains("check it with `oltpscope check tpch"), "{out}");
     let (code, out, err) = oltpscope(&[&["check", "tpch", "--db", db][..], &sf].concat());
     assert_eq!(code, 0, "{engine}: {out}{err}");
     assert!(
