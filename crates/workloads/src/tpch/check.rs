@@ -30,21 +30,7 @@ fn page<W: Worker, T: Pod>(
     hi: Bound<&Key>,
     limit: usize,
 ) -> Result<Page<T>> {
-    s.run_retry(CHECK_TXN, 100, |s| {
-        let mut v = Vec::new();
-        s.scan(
-            index,
-            lo.map(Key::as_bytes),
-            hi.map(Key::as_bytes),
-            Dir::Forward,
-            limit,
-            |k, r| {
-                v.push((Key::from_bytes(k), row::read::<T>(r)));
-                true
-            },
-        )?;
-        Ok(v)
-    })
+    s.run_retry(CHECK_TXN, 100, |s| page_in(s, index, lo, hi, limit))
 }
 
 /// Every row of `index` in key order, a page per transaction; returns the row count.
@@ -105,25 +91,21 @@ pub fn check<E: Engine>(t: &Tpch, engine: &E) -> Result<Vec<Check>> {
         }
     })?;
     count("NATION", n, 25);
-    let mut suppliers = vec![false; z.suppliers as usize + 1];
-    let n = each_row::<_, Supplier>(&mut s, SUPPLIER.primary(), |_, r| {
-        keys.record(nations.get(r.s_nationkey as usize) == Some(&true), || {
-            format!("supplier {} names nation {}", r.s_suppkey, r.s_nationkey)
-        });
-        if let Some(x) = suppliers.get_mut(r.s_suppkey as usize) {
-            *x = true;
-        }
-    })?;
+    let (n, suppliers) = parties::<_, Supplier>(
+        &mut s,
+        (SUPPLIER, "supplier", z.suppliers),
+        &nations,
+        &mut keys,
+        |r| (r.s_suppkey, r.s_nationkey),
+    )?;
     count("SUPPLIER", n, z.suppliers as u64);
-    let mut customers = vec![false; z.customers as usize + 1];
-    let n = each_row::<_, Customer>(&mut s, CUSTOMER.primary(), |_, r| {
-        keys.record(nations.get(r.c_nationkey as usize) == Some(&true), || {
-            format!("customer {} names nation {}", r.c_custkey, r.c_nationkey)
-        });
-        if let Some(x) = customers.get_mut(r.c_custkey as usize) {
-            *x = true;
-        }
-    })?;
+    let (n, customers) = parties::<_, Customer>(
+        &mut s,
+        (CUSTOMER, "customer", z.customers),
+        &nations,
+        &mut keys,
+        |r| (r.c_custkey, r.c_nationkey),
+    )?;
     count("CUSTOMER", n, z.customers as u64);
     let mut price = vec![0i64; z.parts as usize + 1];
     let n = each_row::<_, Part>(&mut s, PART.primary(), |_, r| {
@@ -168,6 +150,28 @@ pub fn check<E: Engine>(t: &Tpch, engine: &E) -> Result<Vec<Check>> {
     Ok(out)
 }
 
+/// SUPPLIER or CUSTOMER (`table`, its name, its expected size): each row's nation key
+/// must name a nation; returns the row count and which keys are present.
+fn parties<W: Worker, T: Pod>(
+    s: &mut Session<W>,
+    (table, what, n): (api::TableId, &str, u32),
+    nations: &[bool; 25],
+    keys: &mut Cond,
+    of: impl Fn(&T) -> (u32, u32),
+) -> Result<(u64, Vec<bool>)> {
+    let mut seen = vec![false; n as usize + 1];
+    let rows = each_row::<_, T>(s, table.primary(), |_, r| {
+        let (k, nation) = of(r);
+        keys.record(nations.get(nation as usize) == Some(&true), || {
+            format!("{what} {k} names nation {nation}")
+        });
+        if let Some(x) = seen.get_mut(k as usize) {
+            *x = true;
+        }
+    })?;
+    Ok((rows, seen))
+}
+
 /// The conditions on ORDERS and LINEITEM, evaluated a page of orders (with their
 /// lines) per transaction; returns the row counts of both tables.
 fn orders_and_lines<W: Worker>(
@@ -182,14 +186,26 @@ fn orders_and_lines<W: Worker>(
     loop {
         let lo = orders_key(done + 1);
         let (ords, lns) = s.run_retry(CHECK_TXN, 100, |s| {
-            let ords = page_in::<W, Orders>(s, ORDERS.primary(), &lo, None, PAGE)?;
+            let ords = page_in::<W, Orders>(
+                s,
+                ORDERS.primary(),
+                Bound::Included(&lo),
+                Bound::Unbounded,
+                PAGE,
+            )?;
             // The lines of these orders and of any order key between them.
             let hi = match ords.last() {
                 Some((_, o)) => lineitem_key(o.o_orderkey + 1, 0),
                 None => lineitem_key(u64::MAX, u32::MAX),
             };
             let lo = lineitem_key(done + 1, 0);
-            let lns = page_in::<W, Lineitem>(s, LINEITEM.primary(), &lo, Some(&hi), usize::MAX)?;
+            let lns = page_in::<W, Lineitem>(
+                s,
+                LINEITEM.primary(),
+                Bound::Included(&lo),
+                Bound::Excluded(&hi),
+                usize::MAX,
+            )?;
             Ok((ords, lns))
         })?;
         orders += ords.len() as u64;
@@ -219,20 +235,19 @@ fn orders_and_lines<W: Worker>(
     Ok((orders, lines, c.finish()))
 }
 
-/// Rows of `index` from `lo` (included) to `hi` (excluded; `None`: the end), at most
-/// `limit`, inside the caller's transaction.
+/// Up to `limit` rows of `index` in `lo..hi`, inside the caller's transaction.
 fn page_in<W: Worker, T: Pod>(
     s: &mut Session<W>,
     index: IndexId,
-    lo: &Key,
-    hi: Option<&Key>,
+    lo: Bound<&Key>,
+    hi: Bound<&Key>,
     limit: usize,
 ) -> Result<Page<T>> {
     let mut v = Vec::new();
     s.scan(
         index,
-        Bound::Included(lo.as_bytes()),
-        hi.map_or(Bound::Unbounded, |h| Bound::Excluded(h.as_bytes())),
+        lo.map(Key::as_bytes),
+        hi.map(Key::as_bytes),
         Dir::Forward,
         limit,
         |k, r| {

@@ -87,15 +87,29 @@ fn bbb(salt: u64, s: u32) -> Option<&'static str> {
     }
 }
 
+/// What suppliers and customers share: the numbered name, a v-string address, a nation,
+/// its phone and an account balance in -999.99..9,999.99; returns (nation, balance).
+fn party(
+    rng: &mut crate::util::KitRng,
+    (prefix, key): (&str, u32),
+    (name, address, tel): (&mut [u8], &mut [u8], &mut [u8]),
+) -> (u32, i64) {
+    numbered(prefix, key as u64, name);
+    v_string(rng, 10, 40, address);
+    let nation = rng.gen_range(0..25);
+    phone(rng, nation, tel);
+    (nation, cents(rng, -99_999, 999_999))
+}
+
 pub fn supplier_row(salt: u64, s: u32) -> Supplier {
     let mut rng = row_rng(salt, T_SUPPLIER, s as u64);
     let mut r = Supplier::zeroed();
     r.s_suppkey = s;
-    numbered("Supplier#", s as u64, &mut r.s_name);
-    v_string(&mut rng, 10, 40, &mut r.s_address);
-    r.s_nationkey = rng.gen_range(0..25);
-    phone(&mut rng, r.s_nationkey, &mut r.s_phone);
-    r.s_acctbal = cents(&mut rng, -99_999, 999_999);
+    (r.s_nationkey, r.s_acctbal) = party(
+        &mut rng,
+        ("Supplier#", s),
+        (&mut r.s_name, &mut r.s_address, &mut r.s_phone),
+    );
     text(&mut rng, 25, 100, &mut r.s_comment);
     if let Some(word) = bbb(salt, s) {
         // "Customer", some of the comment's own text, then the word (clause 4.2.3).
@@ -117,11 +131,11 @@ pub fn customer_row(salt: u64, c: u32) -> Customer {
     let mut rng = row_rng(salt, T_CUSTOMER, c as u64);
     let mut r = Customer::zeroed();
     r.c_custkey = c;
-    numbered("Customer#", c as u64, &mut r.c_name);
-    v_string(&mut rng, 10, 40, &mut r.c_address);
-    r.c_nationkey = rng.gen_range(0..25);
-    phone(&mut rng, r.c_nationkey, &mut r.c_phone);
-    r.c_acctbal = cents(&mut rng, -99_999, 999_999);
+    (r.c_nationkey, r.c_acctbal) = party(
+        &mut rng,
+        ("Customer#", c),
+        (&mut r.c_name, &mut r.c_address, &mut r.c_phone),
+    );
     row::set_str(
         &mut r.c_mktsegment,
         SEGMENTS[rng.gen_range(0..5)].as_bytes(),
