@@ -159,6 +159,9 @@ pub enum DataWorkload<C: Args> {
     Tpcc(WithData<C, TpccData>),
     /// TPC-E: 33 tables, broker, holding, trade-state and cash checks.
     Tpce(WithData<C, TpceData>),
+    /// TPC-H: eight tables at a scale factor, cardinality and invariant checks (its
+    /// queries are not implemented yet: no `run tpch`).
+    Tpch(WithData<C, TpchData>),
 }
 
 #[derive(Args, Debug)]
@@ -1172,6 +1175,14 @@ pub struct TpceData {
     /// default keeps the load short).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=300))]
     pub trade_days: u32,
+}
+
+/// What shapes TPC-H's database.
+#[derive(Args, Debug, Clone)]
+pub struct TpchData {
+    /// Scale factor, 0.01 to 10000 (1: 6 million line items, about 1 GB of rows).
+    #[arg(long, default_value_t = 1.0, value_parser = workloads::tpch::parse_scale_factor)]
+    pub scale_factor: f64,
 }
 
 /// TPC-E's transactions.

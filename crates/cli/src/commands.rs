@@ -10,10 +10,17 @@ use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
 use workloads::tpce::{Tpce, TpceConfig};
+use workloads::tpch::{Tpch, TpchConfig};
 use workloads::Workload;
 
 fn no_workload(cmd: &str) -> String {
-    format!("`oltpscope {cmd}` needs a workload: micro, tpcb, tpcc or tpce (e.g. `oltpscope {cmd} tpcb --help`)")
+    // TPC-H has its data only so far: it is loaded and checked, not run.
+    let list = if matches!(cmd, "load" | "check") {
+        "micro, tpcb, tpcc, tpce or tpch"
+    } else {
+        "micro, tpcb, tpcc or tpce"
+    };
+    format!("`oltpscope {cmd}` needs a workload: {list} (e.g. `oltpscope {cmd} tpcb --help`)")
 }
 
 pub fn dispatch(cli: Cli) -> Result<(), String> {
@@ -64,6 +71,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             DataWorkload::Tpcb(a) => load(&tpcb(&a.data, None, a.common.threads)?, &a.common),
             DataWorkload::Tpcc(a) => load(&tpcc(&a.data, None)?, &a.common),
             DataWorkload::Tpce(a) => load(&tpce(&a.data, None)?, &a.common),
+            DataWorkload::Tpch(a) => load(&tpch(&a.data)?, &a.common),
         },
         Cmd::Simulate { workload } => {
             let w = workload.ok_or_else(|| no_workload("simulate"))?;
@@ -85,6 +93,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             DataWorkload::Tpcb(a) => check(&tpcb(&a.data, None, 1)?, &a.common),
             DataWorkload::Tpcc(a) => check(&tpcc(&a.data, None)?, &a.common),
             DataWorkload::Tpce(a) => check(&tpce(&a.data, None)?, &a.common),
+            DataWorkload::Tpch(a) => check(&tpch(&a.data)?, &a.common),
         },
         Cmd::Drop(a) => {
             println!(
@@ -273,6 +282,13 @@ fn tpce(d: &TpceData, txn: Option<&TpceTxn>) -> Result<Tpce, String> {
             .and_then(|t| t.mix)
             .unwrap_or(workloads::tpce::DEFAULT_MIX),
         ..TpceConfig::default()
+    })
+}
+
+fn tpch(d: &TpchData) -> Result<Tpch, String> {
+    Tpch::new(TpchConfig {
+        scale_factor: d.scale_factor,
+        ..TpchConfig::default()
     })
 }
 
@@ -877,16 +893,32 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
     }
     let secs = with_engine!(engine, E => driver::load_only::<E, W>(wl, &opts, c.seed, interactive))
         .map_err(|e| e.to_string())?;
+    // A kit without transactions (TPC-H's data, so far) is checked, not run.
+    let next = if wl.txn_types().is_empty() {
+        format!(
+            "check it with `oltpscope check {} --db {}` and the same settings",
+            wl.name(),
+            dir.display()
+        )
+    } else {
+        format!(
+            "run it with `oltpscope run {} --db {} --no-load{}`",
+            wl.name(),
+            dir.display(),
+            if engine.descriptor().db_is_log {
+                " --log async"
+            } else {
+                ""
+            }
+        )
+    };
     println!(
-        "loaded {} ({} rows) into {} with the {} engine in {:.1} s; run it with `oltpscope run {} --db {} --no-load{}`",
+        "loaded {} ({} rows) into {} with the {} engine in {:.1} s; {next}",
         wl.name(),
         driver::report::fmt_count(wl.load_rows() as f64),
         dir.display(),
         engine.as_str(),
         secs,
-        wl.name(),
-        dir.display(),
-        if engine.descriptor().db_is_log { " --log async" } else { "" }
     );
     Ok(())
 }

@@ -135,6 +135,9 @@ fn data_workload<C: clap::Args>(w: &DataWorkload<C>) -> Workload {
             trade_days: Some(a.data.trade_days),
             mix: None,
         }),
+        DataWorkload::Tpch(a) => Workload::Tpch(runspec::Tpch {
+            scale_factor: Some(a.data.scale_factor),
+        }),
     }
 }
 
@@ -160,6 +163,7 @@ fn back(cli: &Cli) -> RunSpec {
                 DataWorkload::Tpcb(a) => &a.common,
                 DataWorkload::Tpcc(a) => &a.common,
                 DataWorkload::Tpce(a) => &a.common,
+                DataWorkload::Tpch(a) => &a.common,
             };
             spec(Command::Load, data_workload(w), load_options(c))
         }
@@ -169,6 +173,7 @@ fn back(cli: &Cli) -> RunSpec {
                 DataWorkload::Tpcb(a) => &a.common,
                 DataWorkload::Tpcc(a) => &a.common,
                 DataWorkload::Tpce(a) => &a.common,
+                DataWorkload::Tpch(a) => &a.common,
             };
             spec(Command::Check, data_workload(w), check_options(c))
         }
@@ -305,7 +310,19 @@ fn data_only(w: Workload) -> Workload {
             ..runspec::Tpcc::default()
         }),
         Workload::Tpce(e) => Workload::Tpce(runspec::Tpce { mix: None, ..e }),
+        Workload::Tpch(h) => Workload::Tpch(h),
     }
+}
+
+/// The workloads `load` and `check` take: every one's data options, and TPC-H (loaded
+/// and checked only, so far).
+fn data_workloads() -> impl Strategy<Value = Workload> {
+    prop_oneof![
+        workloads().prop_map(data_only),
+        (1..=1_000_000u32).prop_map(|n| Workload::Tpch(runspec::Tpch {
+            scale_factor: Some(f64::from(n) / 100.0),
+        })),
+    ]
 }
 
 /// The engine options `run` and `simulate` share, as clap fills them in.
@@ -441,14 +458,14 @@ fn simulate_spec() -> impl Strategy<Value = RunSpec> {
 
 fn check_spec() -> impl Strategy<Value = RunSpec> {
     (
-        workloads(),
+        data_workloads(),
         prop::option::of(engine()),
         (prop::option::of(path()), prop::option::of(path())),
         prop::option::of(size()),
         (prop::option::of(path()), prop::option::of(path())),
     )
         .prop_map(|(w, engine, (db, log_dir), b, (json, acked))| {
-            let mut s = RunSpec::new(Command::Check, data_only(w));
+            let mut s = RunSpec::new(Command::Check, w);
             s.options = Options {
                 engine,
                 db,
@@ -464,7 +481,7 @@ fn check_spec() -> impl Strategy<Value = RunSpec> {
 
 fn load_spec() -> impl Strategy<Value = RunSpec> {
     (
-        workloads(),
+        data_workloads(),
         prop::option::of(engine()),
         (prop::option::of(path()), prop::option::of(path())),
         (1..=1024u32, any::<u64>(), any::<bool>()),
@@ -472,7 +489,7 @@ fn load_spec() -> impl Strategy<Value = RunSpec> {
         prop::option::of(prop::sample::select(vec![0.0, 2.5])),
     )
         .prop_map(|(w, engine, (db, log_dir), (t, seed, reload), b, ri)| {
-            let mut s = RunSpec::new(Command::Load, data_only(w));
+            let mut s = RunSpec::new(Command::Load, w);
             s.options = Options {
                 engine,
                 db,

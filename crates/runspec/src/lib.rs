@@ -70,6 +70,7 @@ pub mod flag {
     pub const TERMINAL_TIMES: &str = "--terminal-times";
     pub const CUSTOMERS: &str = "--customers";
     pub const TRADE_DAYS: &str = "--trade-days";
+    pub const SCALE_FACTOR: &str = "--scale-factor";
 }
 
 /// An enum of an option's words: the type, its words, `as_str` and `parse`.
@@ -182,6 +183,12 @@ pub struct Tpce {
     pub mix: Option<String>,
 }
 
+/// TPC-H's options (its data only: `load` and `check`; the kit has no queries yet).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tpch {
+    pub scale_factor: Option<f64>,
+}
+
 /// A workload and the options that shape its database and transactions.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
@@ -189,6 +196,8 @@ pub enum Workload {
     Tpcb(Tpcb),
     Tpcc(Tpcc),
     Tpce(Tpce),
+    /// Loaded and checked only (`Workload::named` does not know it: nothing to run yet).
+    Tpch(Tpch),
 }
 
 impl Workload {
@@ -214,6 +223,7 @@ impl Workload {
             Workload::Tpcb(_) => "tpcb",
             Workload::Tpcc(_) => "tpcc",
             Workload::Tpce(_) => "tpce",
+            Workload::Tpch(_) => "tpch",
         }
     }
 
@@ -245,6 +255,7 @@ impl Workload {
                 a.opt(flag::TRADE_DAYS, e.trade_days);
                 a.opt(flag::MIX, e.mix.as_deref());
             }
+            Workload::Tpch(h) => a.opt(flag::SCALE_FACTOR, h.scale_factor),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Workload kits, written once against the transactional API (`api::Session`) and run
-//! unchanged on every engine design: the micro-benchmark, TPC-B, TPC-C and TPC-E.
+//! unchanged on every engine design: the micro-benchmark, TPC-B, TPC-C, TPC-E and TPC-H
+//! (its data only, so far).
 //!
 //! A kit defines its schema, loads its data in parallel, generates each transaction's
 //! inputs up front (so the driver can retry a conflict-aborted transaction with the same
@@ -11,6 +12,7 @@ pub mod micro;
 pub mod tpcb;
 pub mod tpcc;
 pub mod tpce;
+pub mod tpch;
 pub mod util;
 
 use api::{Engine, Result, Schema, Session, Worker};

@@ -73,6 +73,48 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         &["run", "tpce", "--mix", "trade-order=50"],
         &["run", "tpce", "--mix", "trade-result=100"],
         &[
+            "load",
+            "tpch",
+            "--scale-factor",
+            "0",
+            "--db",
+            "/nonexistent",
+        ],
+        &[
+            "load",
+            "tpch",
+            "--scale-factor",
+            "-1",
+            "--db",
+            "/nonexistent",
+        ],
+        &[
+            "load",
+            "tpch",
+            "--scale-factor",
+            "0.001",
+            "--db",
+            "/nonexistent",
+        ],
+        &[
+            "load",
+            "tpch",
+            "--scale-factor",
+            "nan",
+            "--db",
+            "/nonexistent",
+        ],
+        &[
+            "check",
+            "tpch",
+            "--scale-factor",
+            "20000",
+            "--db",
+            "/nonexistent",
+        ],
+        // TPC-H has no queries yet: nothing to run.
+        &["run", "tpch"],
+        &[
             "check",
             "tpce",
             "--customers",
@@ -491,6 +533,11 @@ fn every_command_and_workload_has_help() {
             assert_eq!(code, 0, "{cmd} {wl}: {err}");
             assert!(out.contains("Usage:"), "{cmd} {wl}: {out}");
         }
+    }
+    for cmd in ["load", "check"] {
+        let (code, out, err) = oltpscope(&[cmd, "tpch", "--help"]);
+        assert_eq!(code, 0, "{cmd} tpch: {err}");
+        assert!(out.contains("--scale-factor"), "{cmd} tpch: {out}");
     }
     for cmd in ["drop", "crashtest"] {
         let (code, _, err) = oltpscope(&[cmd, "--help"]);

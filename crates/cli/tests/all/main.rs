@@ -27,3 +27,4 @@ mod slurm;
 mod sql_engines;
 mod stats;
 mod steps;
+mod tpch;

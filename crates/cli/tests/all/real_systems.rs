@@ -5,7 +5,7 @@
 //! prints one `SKIPPED:` line and passes.
 
 use crate::common;
-use common::{oltpscope, tracer_or_skip};
+use common::{oltpscope, postgres_installed, tracer_or_skip};
 use std::sync::Mutex;
 
 /// One valgrind run or server at a time: the tests share a 2-core machine.
@@ -25,23 +25,6 @@ fn share(list: &serde_json::Value, key: &str, name: &str) -> f64 {
         .iter()
         .find(|c| c[key] == name)
         .map_or(0.0, |c| c["share"].as_f64().unwrap())
-}
-
-fn postgres_installed() -> bool {
-    let dirs = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.path().join("bin"))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    let found = dirs
-        .iter()
-        .any(|d| d.join("postgres").exists() && d.join("initdb").exists());
-    if !found {
-        println!("SKIPPED: PostgreSQL server binaries not found (run scripts/install-postgres.sh)");
-    }
-    found
 }
 
 #[test]

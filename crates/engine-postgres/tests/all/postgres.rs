@@ -10,6 +10,7 @@ use engine_postgres::{Isolation, PostgresEngine, PostgresOptions};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
+use workloads::tpch::{Tpch, TpchConfig};
 use workloads::Workload;
 
 fn server() -> Option<pgserver::PgServer> {
@@ -229,4 +230,26 @@ fn postgres_engine_starts_its_own_server() {
     assert!(seen);
     drop(s);
     e.shutdown().unwrap();
+}
+
+/// TPC-H's data at SF 0.01 loaded into a private server by two threads, and every check
+/// of it passing when read back through the adapter.
+#[test]
+fn tpch_loads_and_checks_on_postgres() {
+    if pgserver::find_bindir().is_none() {
+        println!("SKIPPED: no PostgreSQL installed (the other test installs it)");
+        return;
+    }
+    let wl = Tpch::new(TpchConfig::default()).unwrap();
+    let opts = EngineOptions {
+        threads: 2,
+        ..EngineOptions::default()
+    };
+    let e = PostgresEngine::open(std::sync::Arc::new(wl.schema()), &opts).unwrap();
+    wl.load(&e, 2, 0, &|_| {}).unwrap();
+    let checks = wl.check(&e, &workloads::RunInfo::default()).unwrap();
+    for c in &checks {
+        assert!(c.passed, "{c:?}");
+    }
+    wl.check_loaded(&e).unwrap();
 }

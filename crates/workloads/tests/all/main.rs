@@ -12,4 +12,5 @@ mod tpcc_population;
 mod tpcc_run;
 mod tpcc_txn;
 mod tpce_run;
+mod tpch_population;
 mod typed;

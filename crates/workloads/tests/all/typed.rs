@@ -162,3 +162,10 @@ fn tpce_declaration_matches_its_rows() {
         "{committed:?}"
     );
 }
+
+#[test]
+fn tpch_declaration_matches_its_rows() {
+    let wl = workloads::tpch::Tpch::new(workloads::tpch::TpchConfig::default()).unwrap();
+    // No transactions: the kit has its data only (docs/design/tpch.md).
+    assert!(check_kit(&wl, 0).is_empty());
+}

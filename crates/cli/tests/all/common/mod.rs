@@ -244,3 +244,21 @@ pub fn classify(case: &str, db: &Path, args: &[&str]) -> Outcome {
         c => panic!("{case}: exit code {c}: {out}{err}"),
     }
 }
+
+/// Whether PostgreSQL's server binaries are installed (else say the test skips).
+pub fn postgres_installed() -> bool {
+    let dirs = std::fs::read_dir("/usr/lib/postgresql")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path().join("bin"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let found = dirs
+        .iter()
+        .any(|d| d.join("postgres").exists() && d.join("initdb").exists());
+    if !found {
+        println!("SKIPPED: PostgreSQL server binaries not found (run scripts/install-postgres.sh)");
+    }
+    found
+}

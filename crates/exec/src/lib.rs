@@ -1,0 +1,19 @@
+//! A small query executor over the transactional API (issue 42): hand-written plans run
+//! the same way on every engine design. Operators work on materialized batches of
+//! [`Row`]s (vectors of typed [`Datum`]s): a [`scan`] pulls rows out of an engine's scan
+//! through `api::Session`, with the predicate and the projection applied inside the
+//! scan's callback (so rejected rows are never copied out); [`hash_join`],
+//! [`hash_aggregate`], [`sort`] and [`top_n`] combine them; [`Expr`] computes over
+//! typed columns.
+//!
+//! Decimals are `Int`s in units of 10^-scale (cents for TPC-H's DECIMAL(15,2)); a plan
+//! keeps track of each expression's scale itself.
+//!
+//! This crate knows no workload and no engine; it never begins or commits a
+//! transaction (the caller does, as for any transaction body).
+
+pub mod expr;
+pub mod ops;
+
+pub use expr::{Datum, Expr, Row};
+pub use ops::{hash_aggregate, hash_join, scan, sort, top_n, Agg, SortKey};
