@@ -258,6 +258,7 @@ pub const OWN_CRATES: &[&str] = &[
     "engine_postgres",
     "engine_serial",
     "engine_sqlite",
+    "exec",
     "lab",
     "memindex",
     "oltpscope",
