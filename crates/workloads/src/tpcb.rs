@@ -100,8 +100,9 @@ pub struct Tpcb {
 
 /// History keys pack (run, worker, sequence number) into one integer below 2^63 (an
 /// SQLite rowid: History is then a table of integer keys appended at its end, not an
-/// index B-tree of three-part records, which cost SQLite 15-25% of its TPC-B throughput,
-/// `benches/native.rs`, 2026-11-29): 17 bits of run, 12 of worker, 34 of sequence.
+/// index B-tree of three-part records, which cost a C loop on SQLite 15-25% of its TPC-B
+/// throughput and the adapter 3-5%, docs/PERFORMANCE.md, 2026-11-29; and an 8-byte key
+/// on every engine): 17 bits of run, 12 of worker, 34 of sequence.
 const RUN_BITS: u32 = 17;
 const WORKER_BITS: u32 = 12;
 const SEQ_BITS: u32 = 34;
