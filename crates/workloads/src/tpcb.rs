@@ -567,7 +567,8 @@ impl Workload for Tpcb {
         })?;
         let acked_max = acked
             .iter()
-            .filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok())
+            .filter_map(|l| Self::acked_tag(l))
+            .map(|t| t.0)
             .max()
             .unwrap_or(0);
         let run = last.max(acked_max) + 1;
@@ -675,22 +676,26 @@ impl Workload for Tpcb {
 }
 
 impl Tpcb {
+    /// (run, worker, sequence number) of an acknowledgement line (`txn_tag`'s); `None`
+    /// for a torn last line of the side file (killed mid-write), which is not an ack.
+    fn acked_tag(line: &str) -> Option<(u64, u32, u64)> {
+        let f: Vec<u64> = line
+            .split_whitespace()
+            .filter_map(|x| x.parse().ok())
+            .collect();
+        match f[..] {
+            [run, worker, seq] => Some((run, u32::try_from(worker).ok()?, seq)),
+            _ => None,
+        }
+    }
+
     /// After a crash: every acknowledged commit is present, and nothing else is but at
     /// most one in-flight transaction per worker (committed, not yet acknowledged: the
     /// one after its last acknowledged one).
     fn check_acked(acked: &[String], present: &HashSet<(u64, u32, u64)>) -> Check {
         let mut tags = HashSet::new();
         let mut last: HashMap<(u64, u32), u64> = HashMap::new();
-        for line in acked {
-            let f: Vec<u64> = line
-                .split_whitespace()
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            if f.len() != 3 {
-                // A torn last line of the side file (killed mid-write) is not an ack.
-                continue;
-            }
-            let t = (f[0], f[1] as u32, f[2]);
+        for t in acked.iter().filter_map(|l| Self::acked_tag(l)) {
             tags.insert(t);
             let e = last.entry((t.0, t.1)).or_insert(0);
             *e = (*e).max(t.2);
