@@ -954,37 +954,20 @@ pub fn run_limited<E: Engine, W: Workload>(
     };
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     let m = measure(&engine, wl, cfg, obs, limits, ncoro, &cores, progress)?;
-    assert!(
-        m.results.len() == cfg.threads,
-        "one result per worker thread"
-    );
 
-    let secs = m.measured.as_secs_f64().max(1e-9);
-    let warm_s = cfg.warmup_s.max(0.0);
-    // With --txns the workers may stop after the main thread's last look: the series'
-    // last second ends with the last worker.
-    let timeseries = m.series.seconds(m.run_s.max(warm_s + secs), warm_s);
-    let t = Totals::of(wl, &m.results, secs);
-    let stats = cfg.stats.then(|| {
-        let committed: Vec<u64> = t.per_txn.iter().map(|t| t.committed).collect();
-        crate::stats::StatsReport::new(wl.txn_types(), &t.stat_sums, &committed, E::COUNTED, tables)
-    });
-    let steps = t
-        .steps
-        .map(|s| crate::report::StepsReport::new(&s, &schema));
-    let committed: u64 = t.per_txn.iter().map(|t| t.committed).sum();
-    let aborted: u64 = t.per_txn.iter().map(|t| t.aborted).sum();
-    let user_aborts: u64 = t.per_txn.iter().map(|t| t.user_aborts).sum();
-    let (tpmc, tpse) = tpmc_tpse(&t.per_txn, secs);
+    let t = Totals::of(
+        wl.txn_types(),
+        &m.results,
+        m.measured.as_secs_f64().max(1e-9),
+    );
     let done: Vec<u64> = t
         .per_txn
         .iter()
         .map(|t| t.committed + t.user_aborts)
         .collect();
     let notes = wl.notes(&done, &t.counters);
-
     let at_memory_limit = m.stopped.as_ref().is_some_and(|s| s.signal.is_none());
-    let committed_all = opened.fresh.then_some(t.committed_all);
+    let committed_all = opened.fresh.then_some(t.committed_all.clone());
     let checks = run_checks(&engine, wl, cfg, at_memory_limit, committed_all)?;
     let engine_stats = engine.stats();
     engine.shutdown()?;
@@ -997,11 +980,75 @@ pub fn run_limited<E: Engine, W: Workload>(
             crate::report::Held(None)
         }
     };
+    let ran = Ran {
+        workload: wl.name(),
+        txn_types: wl.txn_types(),
+        engine: E::NAME,
+        counted: E::COUNTED,
+        config: config_json(wl.config(), cfg, ncoro, !cores.is_empty()),
+        schema: &schema,
+        tables,
+        notes,
+        checks,
+        engine_stats,
+        held,
+        load_s: opened.load_s,
+        open_s: opened.open_s,
+        started_at_unix_s,
+    };
+    Ok(report(ran, m, t, cfg, ncoro))
+}
 
-    let config = config_json(wl, cfg, ncoro, !cores.is_empty());
-    Ok(Report {
-        workload: wl.name().to_string(),
-        engine: E::NAME.to_string(),
+/// What the engine- and workload-typed part of a run hands to [`report`].
+struct Ran<'a> {
+    workload: &'static str,
+    txn_types: &'static [&'static str],
+    engine: &'static str,
+    counted: api::Counted,
+    config: serde_json::Value,
+    schema: &'a api::Schema,
+    tables: Vec<api::TableSize>,
+    notes: Vec<String>,
+    checks: Checks,
+    engine_stats: serde_json::Value,
+    held: crate::report::Held,
+    load_s: Option<f64>,
+    open_s: Option<f64>,
+    started_at_unix_s: u64,
+}
+
+/// The run's report from what it measured. Not generic, so compiled once rather than
+/// once per engine and workload (issue 39: the build's cost).
+fn report(ran: Ran<'_>, m: Measured, t: Totals, cfg: &RunConfig, ncoro: usize) -> Report {
+    assert!(
+        m.results.len() == cfg.threads,
+        "one result per worker thread"
+    );
+    let secs = m.measured.as_secs_f64().max(1e-9);
+    let warm_s = cfg.warmup_s.max(0.0);
+    // With --txns the workers may stop after the main thread's last look: the series'
+    // last second ends with the last worker.
+    let timeseries = m.series.seconds(m.run_s.max(warm_s + secs), warm_s);
+    let stats = cfg.stats.then(|| {
+        let committed: Vec<u64> = t.per_txn.iter().map(|t| t.committed).collect();
+        crate::stats::StatsReport::new(
+            ran.txn_types,
+            &t.stat_sums,
+            &committed,
+            ran.counted,
+            ran.tables,
+        )
+    });
+    let steps = t
+        .steps
+        .map(|s| crate::report::StepsReport::new(&s, ran.schema));
+    let committed: u64 = t.per_txn.iter().map(|t| t.committed).sum();
+    let aborted: u64 = t.per_txn.iter().map(|t| t.aborted).sum();
+    let user_aborts: u64 = t.per_txn.iter().map(|t| t.user_aborts).sum();
+    let (tpmc, tpse) = tpmc_tpse(&t.per_txn, secs);
+    Report {
+        workload: ran.workload.to_string(),
+        engine: ran.engine.to_string(),
         threads: cfg.threads,
         coroutines: ncoro,
         coroutine_switches: t.switches,
@@ -1027,23 +1074,23 @@ pub fn run_limited<E: Engine, W: Workload>(
         tpse,
         counters: t.counters.into_iter().collect(),
         open_loop: cfg.rate,
-        notes,
+        notes: ran.notes,
         latency_us: Latency::from_ns(&t.all_hist),
         per_txn: t.per_txn,
-        checks,
+        checks: ran.checks,
         stopped: m.stopped,
         memory: m.memory,
-        _held: held,
-        load_s: opened.load_s,
-        open_s: opened.open_s,
-        config,
-        engine_stats,
+        _held: ran.held,
+        load_s: ran.load_s,
+        open_s: ran.open_s,
+        config: ran.config,
+        engine_stats: ran.engine_stats,
         machine: machine::describe(),
         version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at_unix_s,
+        started_at_unix_s: ran.started_at_unix_s,
         timeseries,
         histograms: t.histograms,
-    })
+    }
 }
 
 /// The memory watch's look at `now`: a warning printed, or the run's stop at the memory
@@ -1093,14 +1140,14 @@ fn tpmc_tpse(per_txn: &[TxnTypeReport], secs: f64) -> (Option<f64>, Option<f64>)
 
 /// The run's configuration as the report records it (`pinned`: cores were found to pin
 /// the workers to).
-fn config_json<W: Workload>(
-    wl: &W,
+fn config_json(
+    workload: serde_json::Value,
     cfg: &RunConfig,
     ncoro: usize,
     pinned: bool,
 ) -> serde_json::Value {
     serde_json::json!({
-        "workload": wl.config(),
+        "workload": workload,
         "engine": cfg.engine,
         "threads": cfg.threads,
         "coroutines": ncoro,
@@ -1314,8 +1361,15 @@ fn measure<E: Engine, W: Workload>(
                 sc.spawn(move || worker_thread(ctx, w))
             })
             .collect();
+        let clock = Clock {
+            cfg,
+            phase: &phase,
+            live: &live,
+            second: &second,
+            workload: wl.name(),
+        };
         let mut kept = keep_time(
-            &ctx,
+            &clock,
             &|| handles.iter().all(|h| h.is_finished()),
             &mut progress,
             &mut watch,
@@ -1439,6 +1493,16 @@ fn worker_thread<E: Engine, W: Workload>(c: &Ctx<'_, E, W>, w: usize) -> WorkerR
     r
 }
 
+/// What the main thread reads and sets while the workers run (not generic: compiled
+/// once, not per engine and workload).
+struct Clock<'a> {
+    cfg: &'a RunConfig,
+    phase: &'a AtomicU8,
+    live: &'a [CachePadded<Live>],
+    second: &'a AtomicU64,
+    workload: &'static str,
+}
+
 /// What the main thread's clock saw.
 struct Kept {
     measure_start: Instant,
@@ -1451,8 +1515,8 @@ struct Kept {
 
 /// The main thread while the workers run: ends the warm-up, prints the live line each
 /// second, watches memory and signals, merges the time series, and says when to stop.
-fn keep_time<E, W: Workload>(
-    c: &Ctx<'_, E, W>,
+fn keep_time(
+    c: &Clock<'_>,
     all_finished: &dyn Fn() -> bool,
     progress: &mut Option<Box<dyn Write + Send>>,
     watch: &mut memwatch::Watch,
@@ -1479,7 +1543,7 @@ fn keep_time<E, W: Workload>(
             Stop::Seconds(s) => format!("{s:.1} s measured"),
             Stop::Txns(n) => format!("{n} transactions measured"),
         };
-        crate::report::PlainRun::start(c.wl.name(), cfg.warmup_s, &stop)
+        crate::report::PlainRun::start(c.workload, cfg.warmup_s, &stop)
     };
     let total_s = matches!(cfg.stop, Stop::Seconds(_)).then(|| total.as_secs_f64());
     let running = interrupt::Running::start();
@@ -1581,14 +1645,14 @@ struct Totals {
 }
 
 impl Totals {
-    fn of<W: Workload>(wl: &W, results: &[WorkerResult], secs: f64) -> Totals {
-        let ntypes = wl.txn_types().len();
+    fn of(txn_types: &[&str], results: &[WorkerResult], secs: f64) -> Totals {
+        let ntypes = txn_types.len();
         let mut per_txn = Vec::new();
         let mut stat_sums = vec![crate::stats::Sums::default(); ntypes];
         let mut histograms = Vec::new();
         let mut all_hist = new_hist();
         let mut committed_all = vec![0u64; ntypes];
-        for (t, name) in wl.txn_types().iter().enumerate() {
+        for (t, name) in txn_types.iter().enumerate() {
             let mut h = new_hist();
             let (mut c, mut a, mut u) = (0, 0, 0);
             for r in results {
