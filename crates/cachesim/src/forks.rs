@@ -167,15 +167,11 @@ pub fn merge<R: Read, W: Write>(mut input: R, out: W) -> io::Result<ForkStats> {
                 "the trace ends inside a frame",
             ));
         }
-        if !m.procs.contains_key(&pid) {
-            m.procs.insert(pid, Proc::default());
+        let proc = m.procs.entry(pid).or_insert_with(|| {
             m.order.push(pid);
-        }
-        m.procs
-            .get_mut(&pid)
-            .unwrap()
-            .pending
-            .extend_from_slice(&frame[..len]);
+            Proc::default()
+        });
+        proc.pending.extend_from_slice(&frame[..len]);
         m.drain(pid)?;
     }
     let mut stats = ForkStats {
