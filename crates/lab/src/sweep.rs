@@ -1710,8 +1710,20 @@ fn headline(kind: Kind, r: &serde_json::Value) -> Option<String> {
     }
 }
 
+/// Repetitions a sweep of `kind` runs at once. A simulation counts misses, not time,
+/// and its child (valgrind) uses one core: independent points run side by side, one per
+/// core (at most 8: each holds a traced process and its simulator). Runs and profiles
+/// measure time and run alone.
+pub fn jobs(kind: Kind) -> usize {
+    match kind {
+        Kind::Simulate => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        Kind::Run | Kind::Profile => 1,
+    }
+}
+
 /// Run the sweep into `dir` (resuming it if it holds the same sweep), then summarize.
-/// `exe`: the oltpscope executable the children run.
+/// `exe`: the oltpscope executable the children run; [`jobs`] repetitions at once, each
+/// announced (`Event::Start`) as it starts and reported as it finishes.
 pub fn run(
     exe: &Path,
     dir: &Path,
@@ -1721,33 +1733,59 @@ pub fn run(
     spec.validate()?;
     let controls = Controls::for_spec(spec)?;
     open_dir(dir, spec)?;
+    let jobs = jobs(spec.kind);
     let mut failures = Vec::new();
-    for p in spec.points() {
+    let mut finished = |p: &Point, rep: u32, outcome: Outcome, event: &mut dyn FnMut(Event)| {
         let name = p.name();
-        for rep in 1..=spec.repeat {
-            let outcome = if needs_run(dir, &p, rep)? {
-                event(Event::Start { point: &name, rep });
-                run_rep(exe, dir, spec, &controls, &p, rep)?
-            } else {
-                Outcome::Skipped
-            };
-            let headline = match outcome {
-                Outcome::Failed(ref e) => {
-                    failures.push((name.clone(), e.clone()));
-                    None
+        let headline = match outcome {
+            Outcome::Failed(ref e) => {
+                failures.push((name.clone(), e.clone()));
+                None
+            }
+            _ => results::load_report(&rep_dir(dir, p, rep).0)
+                .ok()
+                .and_then(|r| headline(spec.kind, &r)),
+        };
+        event(Event::Finished {
+            point: &name,
+            rep,
+            outcome: &outcome,
+            headline,
+        });
+    };
+    std::thread::scope(|sc| -> Result<(), String> {
+        let (tx, rx) = std::sync::mpsc::channel::<(Point, u32, Result<Outcome, String>)>();
+        let mut running = 0;
+        for p in spec.points() {
+            for rep in 1..=spec.repeat {
+                if !needs_run(dir, &p, rep)? {
+                    finished(&p, rep, Outcome::Skipped, &mut event);
+                    continue;
                 }
-                _ => results::load_report(&rep_dir(dir, &p, rep).0)
-                    .ok()
-                    .and_then(|r| headline(spec.kind, &r)),
-            };
-            event(Event::Finished {
-                point: &name,
-                rep,
-                outcome: &outcome,
-                headline,
-            });
+                while running >= jobs {
+                    let (q, r, o) = rx.recv().expect("a running repetition reports");
+                    running -= 1;
+                    finished(&q, r, o?, &mut event);
+                }
+                event(Event::Start {
+                    point: &p.name(),
+                    rep,
+                });
+                let (tx, controls, p) = (tx.clone(), &controls, p.clone());
+                sc.spawn(move || {
+                    let o = run_rep(exe, dir, spec, controls, &p, rep);
+                    // The receiver outlives every sender (this scope).
+                    let _ = tx.send((p, rep, o));
+                });
+                running += 1;
+            }
         }
-    }
+        drop(tx);
+        for (q, r, o) in rx {
+            finished(&q, r, o?, &mut event);
+        }
+        Ok(())
+    })?;
     let s = summarize(dir, spec, &failures)?;
     write_summary(dir, &s)?;
     Ok(s)
@@ -1765,6 +1803,14 @@ mod tests {
             repeat: 2,
             args: vec!["--txns".into(), "200".into()],
         }
+    }
+
+    #[test]
+    fn only_simulations_run_side_by_side() {
+        assert_eq!(jobs(Kind::Run), 1);
+        assert_eq!(jobs(Kind::Profile), 1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(jobs(Kind::Simulate), cores.min(8));
     }
 
     #[test]
