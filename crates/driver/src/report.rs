@@ -624,18 +624,6 @@ impl Report {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn counts_get_separators_and_short_times_milliseconds() {
-        assert_eq!(super::fmt_count(1234567.4), "1,234,567");
-        assert_eq!(super::fmt_count(-1234.6), "-1,235");
-        assert_eq!(super::fmt_count(999.0), "999");
-        assert_eq!(super::fmt_secs(0.026), "26 ms");
-        assert_eq!(super::fmt_secs(10.0), "10.0 s");
-    }
-}
-
 /// Plain progress lines (sysbench's `--report-interval`): what a terminal's live display
 /// shows, as a line every interval on standard error, for logs and pipes where a
 /// progress bar is invisible. The interval in milliseconds, 0 = no lines; process-wide
@@ -770,5 +758,17 @@ impl PlainRun {
             fmt_count(dc as f64 / len)
         );
         (self.last_s, self.last) = (t_s, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_get_separators_and_short_times_milliseconds() {
+        assert_eq!(super::fmt_count(1234567.4), "1,234,567");
+        assert_eq!(super::fmt_count(-1234.6), "-1,235");
+        assert_eq!(super::fmt_count(999.0), "999");
+        assert_eq!(super::fmt_secs(0.026), "26 ms");
+        assert_eq!(super::fmt_secs(10.0), "10.0 s");
     }
 }
