@@ -205,6 +205,39 @@ fn revenue(extendedprice: i64, discount: i64) -> i64 {
     extendedprice * (100 - discount)
 }
 
+/// The ids in column `c` of `rows`.
+fn ids(rows: &[Row], c: usize) -> std::collections::HashSet<i64> {
+    rows.iter().map(|r| r[c].int()).collect()
+}
+
+/// (l_orderkey, revenue) of the line items of the orders `keys` that `keep` accepts
+/// (the orders' keys tested in LINEITEM's scan: a semi-join).
+fn order_revenue<W: Worker>(
+    s: &mut Session<W>,
+    keys: &std::collections::HashSet<i64>,
+    keep: impl Fn(&[u8]) -> bool,
+) -> Result<Vec<Row>> {
+    use super::schema::{Lineitem, LINEITEM};
+    use std::mem::offset_of;
+    let order = |r: &[u8]| i64c(r, offset_of!(Lineitem, l_orderkey));
+    scan_all(
+        s,
+        LINEITEM,
+        |r| keep(r) && keys.contains(&order(r)),
+        |r| vec![Datum::Int(order(r)), line_revenue(r)],
+    )
+}
+
+/// A LINEITEM row's revenue (10^-4 units).
+fn line_revenue(r: &[u8]) -> Datum {
+    use super::schema::Lineitem;
+    use std::mem::offset_of;
+    Datum::Int(revenue(
+        i64c(r, offset_of!(Lineitem, l_extendedprice)),
+        i64c(r, offset_of!(Lineitem, l_discount)),
+    ))
+}
+
 /// Round a value of 10^-`scale` units to cents (half away from zero).
 fn to_cents(v: &Datum, scale: u32) -> Datum {
     Datum::Int(exec::expr::div_round(v.int(), 10i64.pow(scale - 2)))

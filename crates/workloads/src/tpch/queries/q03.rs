@@ -1,12 +1,11 @@
 //! Q3, the shipping priority query (clause 2.4.3): the ten unshipped orders of a
 //! market segment with the most revenue, as of a date.
 
-use super::{i64c, lit, pick, revenue, scan_all, strc, u32c, Sql};
+use super::{i64c, lit, pick, scan_all, strc, u32c, Sql};
 use crate::tpch::gen::{days_from_civil, SEGMENTS};
-use crate::tpch::schema::{Customer, Lineitem, Orders, CUSTOMER, LINEITEM, ORDERS};
+use crate::tpch::schema::{Customer, Lineitem, Orders, CUSTOMER, ORDERS};
 use api::{Result, Session, Worker};
 use exec::{hash_aggregate, hash_join, top_n, Agg, Datum, Expr, Row, SortKey};
-use std::collections::HashSet;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -38,15 +37,15 @@ impl Params {
 pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
     let date = i64::from(p.date);
     let seg = p.segment.as_bytes();
-    let custs: HashSet<i64> = scan_all(
-        s,
-        CUSTOMER,
-        |r| strc(r, offset_of!(Customer, c_mktsegment), 10) == seg,
-        |r| vec![Datum::Int(u32c(r, offset_of!(Customer, c_custkey)))],
-    )?
-    .into_iter()
-    .map(|r| r[0].int())
-    .collect();
+    let custs = super::ids(
+        &scan_all(
+            s,
+            CUSTOMER,
+            |r| strc(r, offset_of!(Customer, c_mktsegment), 10) == seg,
+            |r| vec![Datum::Int(u32c(r, offset_of!(Customer, c_custkey)))],
+        )?,
+        0,
+    );
     // (o_orderkey, o_orderdate, o_shippriority)
     let orders = scan_all(
         s,
@@ -63,25 +62,10 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
             ]
         },
     )?;
-    let keys: HashSet<i64> = orders.iter().map(|r| r[0].int()).collect();
     // (l_orderkey, revenue)
-    let lines = scan_all(
-        s,
-        LINEITEM,
-        |r| {
-            u32c(r, offset_of!(Lineitem, l_shipdate)) > date
-                && keys.contains(&i64c(r, offset_of!(Lineitem, l_orderkey)))
-        },
-        |r| {
-            vec![
-                Datum::Int(i64c(r, offset_of!(Lineitem, l_orderkey))),
-                Datum::Int(revenue(
-                    i64c(r, offset_of!(Lineitem, l_extendedprice)),
-                    i64c(r, offset_of!(Lineitem, l_discount)),
-                )),
-            ]
-        },
-    )?;
+    let lines = super::order_revenue(s, &super::ids(&orders, 0), |r| {
+        u32c(r, offset_of!(Lineitem, l_shipdate)) > date
+    })?;
     // (l_orderkey, revenue, o_orderkey, o_orderdate, o_shippriority)
     let joined = hash_join(&orders, &[0], &lines, &[0]);
     // (l_orderkey, o_orderdate, o_shippriority, revenue)

@@ -1,12 +1,12 @@
 //! Q5, the local supplier volume query (clause 2.4.5): a region's revenue by nation
 //! over a year, from line items whose customer and supplier share the nation.
 
-use super::{i64c, jan1, lit, pick, revenue, scan_all, strc, text, u32c, Sql};
+use super::ids;
+use super::{i64c, jan1, lit, pick, scan_all, strc, text, u32c, Sql};
 use crate::tpch::gen::REGIONS;
 use crate::tpch::schema::*;
 use api::{Result, Session, Worker};
 use exec::{hash_aggregate, hash_join, sort, Agg, Datum, Expr, Row, SortKey};
-use std::collections::HashSet;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,11 +31,6 @@ impl Params {
             date: jan1(1994),
         }
     }
-}
-
-/// The ids in column `c` of `rows`.
-fn ids(rows: &[Row], c: usize) -> HashSet<i64> {
-    rows.iter().map(|r| r[c].int()).collect()
 }
 
 /// Raw rows: n_name, revenue (10^-4); revenue descending (ties by name).
@@ -118,10 +113,7 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
             vec![
                 Datum::Int(i64c(r, offset_of!(Lineitem, l_orderkey))),
                 Datum::Int(u32c(r, offset_of!(Lineitem, l_suppkey))),
-                Datum::Int(revenue(
-                    i64c(r, offset_of!(Lineitem, l_extendedprice)),
-                    i64c(r, offset_of!(Lineitem, l_discount)),
-                )),
+                super::line_revenue(r),
             ]
         },
     )?;

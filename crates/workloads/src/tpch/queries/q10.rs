@@ -1,12 +1,11 @@
 //! Q10, the returned item reporting query (clause 2.4.10): the twenty customers whose
 //! returned items of a quarter's orders lost the most revenue.
 
-use super::{i64c, revenue, scan_all, strc, text, u32c, Sql};
+use super::{i64c, scan_all, strc, text, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::*;
 use api::{Result, Session, Worker};
 use exec::{hash_aggregate, hash_join, top_n, Agg, Datum, Expr, Row, SortKey};
-use std::collections::HashSet;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,25 +44,10 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
             ]
         },
     )?;
-    let ok: HashSet<i64> = orders.iter().map(|r| r[0].int()).collect();
     // (l_orderkey, revenue)
-    let lines = scan_all(
-        s,
-        LINEITEM,
-        |r| {
-            strc(r, offset_of!(Lineitem, l_returnflag), 1) == b"R"
-                && ok.contains(&i64c(r, offset_of!(Lineitem, l_orderkey)))
-        },
-        |r| {
-            vec![
-                Datum::Int(i64c(r, offset_of!(Lineitem, l_orderkey))),
-                Datum::Int(revenue(
-                    i64c(r, offset_of!(Lineitem, l_extendedprice)),
-                    i64c(r, offset_of!(Lineitem, l_discount)),
-                )),
-            ]
-        },
-    )?;
+    let lines = super::order_revenue(s, &super::ids(&orders, 0), |r| {
+        strc(r, offset_of!(Lineitem, l_returnflag), 1) == b"R"
+    })?;
     // (l_orderkey, revenue, o_orderkey, o_custkey) -> (o_custkey, revenue)
     let joined = hash_join(&orders, &[0], &lines, &[0]);
     let by_cust = hash_aggregate(&joined, &[3], &[Agg::Sum(Expr::col(1))]);
@@ -75,7 +59,7 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
         ],
         20,
     );
-    let ck: HashSet<i64> = top.iter().map(|r| r[0].int()).collect();
+    let ck = super::ids(&top, 0);
     // (c_custkey, c_name, c_acctbal, c_nationkey, c_address, c_phone, c_comment)
     let custs = scan_all(
         s,

@@ -6,7 +6,6 @@ use crate::tpch::gen::MODES;
 use crate::tpch::schema::{Lineitem, Orders, LINEITEM, ORDERS};
 use api::{Result, Session, Worker};
 use exec::{hash_aggregate, hash_join, sort, Agg, Datum, Expr, Row, SortKey};
-use std::collections::HashSet;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +59,7 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
             ]
         },
     )?;
-    let ok: HashSet<i64> = lines.iter().map(|r| r[0].int()).collect();
+    let ok = super::ids(&lines, 0);
     // (o_orderkey, o_orderpriority)
     let orders = scan_all(
         s,

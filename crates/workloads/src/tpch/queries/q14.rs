@@ -1,12 +1,11 @@
 //! Q14, the promotion effect query (clause 2.4.14): the share of a month's revenue
 //! from promotional parts.
 
-use super::{i64c, scan_all, strc, u32c, Sql};
+use super::{scan_all, strc, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::{Lineitem, Part, LINEITEM, PART};
 use api::{Result, Session, Worker};
 use exec::{hash_aggregate, hash_join, Agg, Datum, Expr, Row};
-use std::collections::HashSet;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -40,14 +39,11 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
         |r| {
             vec![
                 Datum::Int(u32c(r, offset_of!(Lineitem, l_partkey))),
-                Datum::Int(super::revenue(
-                    i64c(r, offset_of!(Lineitem, l_extendedprice)),
-                    i64c(r, offset_of!(Lineitem, l_discount)),
-                )),
+                super::line_revenue(r),
             ]
         },
     )?;
-    let pk: HashSet<i64> = lines.iter().map(|r| r[0].int()).collect();
+    let pk = super::ids(&lines, 0);
     // (p_partkey, promo 0/1)
     let parts = scan_all(
         s,

@@ -110,10 +110,7 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
         |r| {
             vec![
                 Datum::Int(u32c(r, offset_of!(Lineitem, l_partkey))),
-                Datum::Int(super::revenue(
-                    i64c(r, offset_of!(Lineitem, l_extendedprice)),
-                    i64c(r, offset_of!(Lineitem, l_discount)),
-                )),
+                super::line_revenue(r),
             ]
         },
     )?;
