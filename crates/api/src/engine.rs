@@ -326,6 +326,13 @@ pub struct Command {
 /// [`crate::Session`] has already refused what no engine can do (keys longer than
 /// [`crate::key::MAX_KEY_LEN`], a scan over a hash index or a missing index): a worker
 /// `debug_assert!`s these preconditions instead of checking them again.
+/// A dialect of SQL text ([`Worker::query`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlDialect {
+    Sqlite,
+    Postgres,
+}
+
 pub trait Worker {
     /// The schema of the engine this worker runs on (read by [`crate::Session`] to
     /// check operations before they reach the engine).
@@ -346,6 +353,19 @@ pub trait Worker {
     /// `update`s and `delete`s keep their full guarantees. An engine may ignore this and
     /// stay serializable (the default).
     fn read_committed(&mut self) {}
+    /// The dialect of SQL text this worker runs with [`Worker::query`] (the adapters to
+    /// real database systems); `None` for the built-in engines, which run no SQL: a
+    /// caller with a query runs its own plan over the other operations instead.
+    fn sql_dialect(&self) -> Option<SqlDialect> {
+        None
+    }
+    /// Run one read-only SQL query (text in [`Worker::sql_dialect`]'s dialect) inside
+    /// the transaction in progress; `f` sees each result row's values in order
+    /// (integers as `Value::Int`, strings as `Value::Text`). Only for workers with a
+    /// dialect; the default refuses.
+    fn query(&mut self, _sql: &str, _f: &mut dyn FnMut(&[crate::typed::Value])) -> Result<()> {
+        Err(Error::fatal("this engine runs no SQL text"))
+    }
     /// [`Worker::update`] passing `f` only the bytes `part` of the row: an engine may read,
     /// install and log no more of the row than those (Payment's counters at the head of
     /// a 680-byte Customer row). Out of the row: an error.

@@ -24,7 +24,8 @@ pub mod session;
 pub mod typed;
 
 pub use engine::{
-    Command, Counted, Descriptor, Dir, Engine, EngineOptions, LogMode, Own, TableSize, Worker,
+    Command, Counted, Descriptor, Dir, Engine, EngineOptions, LogMode, Own, SqlDialect, TableSize,
+    Worker,
 };
 pub use error::{Error, Result};
 pub use key::Key;

@@ -386,6 +386,25 @@ impl<W: Worker> Session<W> {
         r
     }
 
+    /// The SQL dialect the engine runs ([`Worker::sql_dialect`]); `None`: no SQL.
+    pub fn sql_dialect(&self) -> Option<crate::engine::SqlDialect> {
+        self.w.sql_dialect()
+    }
+
+    /// Run one read-only SQL query in the transaction in progress ([`Worker::query`]);
+    /// marked as a scan (of no particular table) for the profiler and the tracer.
+    pub fn query(&mut self, sql: &str, mut f: impl FnMut(&[crate::typed::Value])) -> Result<usize> {
+        assert!(self.in_txn, "query outside a transaction");
+        let _m = mark(Op::Scan, rt::NO_OBJ);
+        let mut n = 0;
+        self.w.query(sql, &mut |r| {
+            n += 1;
+            f(r)
+        })?;
+        txnstats::add(txnstats::Counter::RecordsRead, n as u64);
+        Ok(n)
+    }
+
     /// [`Session::scan`] of the bytes `part` of each row only ([`Worker::scan_part`]).
     #[allow(clippy::too_many_arguments)]
     pub fn scan_part(

@@ -134,6 +134,9 @@ pub enum RunWorkload<C: Args> {
     Tpcc(TpccRun<C>),
     /// TPC-E: the twelve transactions over 33 tables, with the market (MEE) in the driver.
     Tpce(TpceRun<C>),
+    /// TPC-H: a power run, each implemented query once in stream 0's order, timed, with
+    /// the geometric mean and a (partial) power figure; one stream, one thread.
+    Tpch(TpchRun<C>),
 }
 
 impl<C: Args> RunWorkload<C> {
@@ -144,6 +147,7 @@ impl<C: Args> RunWorkload<C> {
             RunWorkload::Tpcb(a) => &a.common,
             RunWorkload::Tpcc(a) => &a.common,
             RunWorkload::Tpce(a) => &a.common,
+            RunWorkload::Tpch(a) => &a.common,
         }
     }
 }
@@ -159,8 +163,7 @@ pub enum DataWorkload<C: Args> {
     Tpcc(WithData<C, TpccData>),
     /// TPC-E: 33 tables, broker, holding, trade-state and cash checks.
     Tpce(WithData<C, TpceData>),
-    /// TPC-H: eight tables at a scale factor, cardinality and invariant checks (its
-    /// queries are not implemented yet: no `run tpch`).
+    /// TPC-H: eight tables at a scale factor, cardinality and invariant checks.
     Tpch(WithData<C, TpchData>),
 }
 
@@ -202,6 +205,16 @@ pub struct TpceRun<C: Args> {
     pub data: TpceData,
     #[command(flatten)]
     pub txn: TpceTxn,
+}
+
+#[derive(Args, Debug)]
+pub struct TpchRun<C: Args> {
+    #[command(flatten)]
+    pub common: C,
+    #[command(flatten)]
+    pub data: TpchData,
+    #[command(flatten)]
+    pub txn: TpchTxn,
 }
 
 #[derive(Args, Debug)]
@@ -1183,6 +1196,33 @@ pub struct TpchData {
     /// Scale factor, 0.01 to 10000 (1: 6 million line items, about 1 GB of rows).
     #[arg(long, default_value_t = 1.0, value_parser = workloads::tpch::parse_scale_factor)]
     pub scale_factor: f64,
+}
+
+/// A list of TPC-H query numbers (`--queries 1,6,3`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryList(pub Vec<u32>);
+
+fn query_list(s: &str) -> Result<QueryList, String> {
+    workloads::tpch::power::parse_queries(s).map(QueryList)
+}
+
+fn one_query(s: &str) -> Result<QueryList, String> {
+    if s.contains(',') {
+        return Err("--query takes one query number (--queries takes a list)".into());
+    }
+    query_list(s)
+}
+
+/// Which TPC-H queries a power run executes (default: every implemented one; they run
+/// in stream 0's order of Appendix A whatever the order given).
+#[derive(Args, Debug, Clone)]
+pub struct TpchTxn {
+    /// Run this query only (1 to 22; those not implemented yet are refused).
+    #[arg(long, value_name = "N", value_parser = one_query, conflicts_with = "queries")]
+    pub query: Option<QueryList>,
+    /// Run these queries, e.g. 1,6,3.
+    #[arg(long, value_name = "LIST", value_parser = query_list)]
+    pub queries: Option<QueryList>,
 }
 
 /// TPC-E's transactions.

@@ -14,8 +14,8 @@ use workloads::tpch::{Tpch, TpchConfig};
 use workloads::Workload;
 
 fn no_workload(cmd: &str) -> String {
-    // TPC-H has its data only so far: it is loaded and checked, not run.
-    let list = if matches!(cmd, "load" | "check") {
+    // TPC-H's queries run (`run`, `profile`), but are not traced yet.
+    let list = if matches!(cmd, "load" | "check" | "run" | "profile") {
         "micro, tpcb, tpcc, tpce or tpch"
     } else {
         "micro, tpcb, tpcc or tpce"
@@ -37,6 +37,10 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 run(&tpcc(&a.data, Some(&a.txn))?, &a.common)
             }
             RunWorkload::Tpce(a) => run(&tpce(&a.data, Some(&a.txn))?, &a.common),
+            RunWorkload::Tpch(a) => {
+                let wl = tpch_power(&a.data, &a.txn)?;
+                run(&wl, &power_opts(&wl, &a.common)?)
+            }
         },
         Cmd::Profile { workload } => match workload.ok_or_else(|| no_workload("profile"))? {
             RunWorkload::Micro(a) => run_with(
@@ -65,6 +69,10 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 &a.common.run,
                 Some(&a.common),
             ),
+            RunWorkload::Tpch(a) => {
+                let wl = tpch_power(&a.data, &a.txn)?;
+                run_with(&wl, &power_opts(&wl, &a.common.run)?, Some(&a.common))
+            }
         },
         Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {
             DataWorkload::Micro(a) => load(&micro(&a.data, None)?, &a.common),
@@ -161,6 +169,7 @@ fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
         RunWorkload::Tpcb(a) => a.common.as_ref(),
         RunWorkload::Tpcc(a) => a.common.as_ref(),
         RunWorkload::Tpce(a) => a.common.as_ref(),
+        RunWorkload::Tpch(a) => a.common.as_ref(),
     };
     !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1)
 }
@@ -176,6 +185,9 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
         RunWorkload::Tpcb(a) => a.common.as_ref().engine,
         RunWorkload::Tpcc(a) => a.common.as_ref().engine,
         RunWorkload::Tpce(a) => a.common.as_ref().engine,
+        RunWorkload::Tpch(_) => {
+            return Err("tracing TPC-H's queries is not implemented yet (issue 42): `run tpch` and `profile tpch` run them".into())
+        }
     };
     if engine == EngineName::Postgres && w_steps(w) {
         return Err(format!(
@@ -201,6 +213,7 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
             &a.common
         }
+        RunWorkload::Tpch(_) => unreachable!("refused above"),
     };
     Ok((common, crate::spec::workload(w)))
 }
@@ -290,6 +303,46 @@ fn tpch(d: &TpchData) -> Result<Tpch, String> {
         scale_factor: d.scale_factor,
         ..TpchConfig::default()
     })
+}
+
+/// TPC-H for a power run of the queries `txn` names (default: every implemented one),
+/// in stream 0's order.
+fn tpch_power(d: &TpchData, txn: &TpchTxn) -> Result<Tpch, String> {
+    let chosen = txn
+        .query
+        .as_ref()
+        .or(txn.queries.as_ref())
+        .map(|q| q.0.as_slice());
+    Tpch::new(TpchConfig {
+        scale_factor: d.scale_factor,
+        queries: workloads::tpch::power::stream_order(chosen),
+        ..TpchConfig::default()
+    })
+}
+
+/// A power run's options: one stream (one thread), no warm-up, each query once
+/// (`--txns` set to their number). A duration, `--txns`, a warm-up or more threads
+/// given are refused: they would not be a power run.
+fn power_opts(wl: &Tpch, c: &RunOpts) -> Result<RunOpts, String> {
+    if c.threads != 1 {
+        return Err(format!(
+            "a TPC-H power run is one stream on one thread: --threads {} is refused (throughput runs are not implemented yet)",
+            c.threads
+        ));
+    }
+    if c.txns.is_some() {
+        return Err(
+            "a TPC-H power run runs each query once: --txns is refused (--queries chooses them)"
+                .into(),
+        );
+    }
+    if c.rate.is_some() {
+        return Err("a TPC-H power run runs its queries back to back: --rate is refused".into());
+    }
+    let mut c = c.clone();
+    c.txns = Some(wl.cfg.queries.len() as u64);
+    c.warmup = 0.0;
+    Ok(c)
 }
 
 fn log_mode(l: LogArg) -> LogMode {

@@ -27,6 +27,9 @@ pub fn workload<C: clap::Args>(w: &RunWorkload<C>) -> runspec::Workload {
             trade_days: Some(a.data.trade_days),
             mix: a.txn.mix.map(tpce_mix),
         }),
+        RunWorkload::Tpch(a) => runspec::Workload::Tpch(runspec::Tpch {
+            scale_factor: Some(a.data.scale_factor),
+        }),
     }
 }
 

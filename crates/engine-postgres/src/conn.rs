@@ -124,7 +124,8 @@ impl Sent {
         }
     }
 
-    fn width(&self) -> usize {
+    /// Columns per row.
+    pub fn width(&self) -> usize {
         self.cols.as_ref().map_or(0, |s| s.0.cols.len())
     }
 

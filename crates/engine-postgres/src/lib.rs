@@ -1414,6 +1414,39 @@ impl api::Worker for PostgresWorker<'_> {
         }
     }
 
+    fn sql_dialect(&self) -> Option<api::SqlDialect> {
+        Some(api::SqlDialect::Postgres)
+    }
+
+    /// The query prepared once per connection and text (a kit's few queries), sent with
+    /// the transaction's pending BEGIN; its columns must be integers or text.
+    fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[Value])) -> Result<()> {
+        // The transaction's own writes so far go first, so the query sees them.
+        self.flush()?;
+        let writes = self.take_writes()?;
+        self.ensure_begun()?;
+        let st = self.prepared(sql)?;
+        let sent = self.send(&st, &[], false, writes.as_ref())?;
+        let mut vals = Vec::with_capacity(sent.width());
+        for r in sent.rows() {
+            vals.clear();
+            for i in 0..sent.width() {
+                let get = |e: conn::Error| Error::fatal(format!("postgres: query column {i}: {e}"));
+                vals.push(if let Ok(v) = r.try_get::<i64>(i) {
+                    Value::Int(v)
+                } else if let Ok(v) = r.try_get::<i32>(i) {
+                    Value::Int(v.into())
+                } else if let Ok(v) = r.try_get::<i16>(i) {
+                    Value::Int(v.into())
+                } else {
+                    Value::Text(r.try_get::<&str>(i).map_err(get)?.as_bytes().to_vec())
+                });
+            }
+            f(&vals);
+        }
+        Ok(())
+    }
+
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let params = self.key_params(table, key)?;
         let e = self.e;

@@ -673,6 +673,26 @@ impl api::Worker for SqliteWorker<'_> {
         Ok(())
     }
 
+    fn sql_dialect(&self) -> Option<api::SqlDialect> {
+        Some(api::SqlDialect::Sqlite)
+    }
+
+    fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[Value])) -> Result<()> {
+        let conn = self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))?;
+        // Not `prepare_cached`: a query's text carries its parameters, each one new.
+        let mut st = conn.prepare(sql).map_err(sql_err)?;
+        let n = st.column_count();
+        let mut rows = st.raw_query();
+        let mut vals = vec![Value::Int(0); n];
+        while let Some(r) = rows.next().map_err(sql_err)? {
+            for (i, slot) in vals.iter_mut().enumerate() {
+                value_into(r.get_ref(i).map_err(sql_err)?, slot)?;
+            }
+            f(&vals);
+        }
+        Ok(())
+    }
+
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
         let params = self.map(table)?.key_params(key)?;
         let e = self.e;

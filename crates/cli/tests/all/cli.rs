@@ -112,8 +112,15 @@ fn bad_input_gives_one_line_and_exit_code_2() {
             "--db",
             "/nonexistent",
         ],
-        // TPC-H has no queries yet: nothing to run.
-        &["run", "tpch"],
+        // A query out of range, one not implemented, a list for --query, more than one
+        // stream, a count of transactions (the power run counts its queries).
+        &["run", "tpch", "--query", "23"],
+        &["run", "tpch", "--query", "0"],
+        &["run", "tpch", "--queries", "1,2"],
+        &["run", "tpch", "--query", "1,6"],
+        &["run", "tpch", "--threads", "2"],
+        &["run", "tpch", "--txns", "5"],
+        &["simulate", "tpch", "--scale-factor", "0.01"],
         &[
             "check",
             "tpce",
@@ -522,6 +529,8 @@ fn clap_errors_keep_their_hints_on_one_line() {
         "possible values lost: {err}"
     );
     let (_, _, err) = oltpscope(&["run"]);
+    assert!(err.contains("micro, tpcb, tpcc, tpce or tpch"), "{err}");
+    let (_, _, err) = oltpscope(&["simulate"]);
     assert!(err.contains("micro, tpcb, tpcc or tpce"), "{err}");
 }
 
@@ -534,7 +543,7 @@ fn every_command_and_workload_has_help() {
             assert!(out.contains("Usage:"), "{cmd} {wl}: {out}");
         }
     }
-    for cmd in ["load", "check"] {
+    for cmd in ["load", "check", "run", "profile"] {
         let (code, out, err) = oltpscope(&[cmd, "tpch", "--help"]);
         assert_eq!(code, 0, "{cmd} tpch: {err}");
         assert!(out.contains("--scale-factor"), "{cmd} tpch: {out}");

@@ -28,3 +28,4 @@ mod sql_engines;
 mod stats;
 mod steps;
 mod tpch;
+mod tpch_answers;

@@ -1,7 +1,8 @@
-//! `load tpch` and `check tpch` through the command line on every engine that keeps a
-//! database (the serial engine keeps none: its load and check are the `workloads`
-//! crate's tests): the checks pass on the loaded data, another scale factor is refused
-//! as a setting (exit 2), and the database drops. (PostgreSQL keeps no database between
+//! `load tpch`, `check tpch` and `run tpch` through the command line on every engine
+//! that keeps a database (the serial engine keeps none: its load and check are the
+//! `workloads` crate's tests): the checks pass on the loaded data, a power run of two
+//! queries reports them, another scale factor is refused as a setting (exit 2), and
+//! the database drops. (PostgreSQL keeps no database between
 //! commands: its load and check are `engine_postgres`'s tests.)
 
 use crate::common::oltpscope;
@@ -29,8 +30,7 @@ fn load_check_drop(engine: &str) {
     );
     assert_eq!(code, 0, "{engine}: {out}{err}");
     assert!(out.contains(&format!("with the {engine} engine")), "{out}");
-    // Nothing to run yet: the hint names `check`, not `run`.
-    assert!(out.contains("check it with `oltpscope check tpch"), "{out}");
+    assert!(out.contains("run it with `oltpscope run tpch"), "{out}");
     let (code, out, err) = oltpscope(&[&["check", "tpch", "--db", db][..], &sf].concat());
     assert_eq!(code, 0, "{engine}: {out}{err}");
     assert!(
@@ -38,6 +38,35 @@ fn load_check_drop(engine: &str) {
         "{out}"
     );
     assert!(out.contains("O_TOTALPRICE"), "{out}");
+    // A power run of two queries on the loaded data: stream 0's order (6 before 1),
+    // each query's time, the partial power figure naming what is missing.
+    let (code, out, err) = oltpscope(
+        &[
+            &["run", "tpch", "--db", db, "--no-load", "--queries", "1,6"][..],
+            &sf,
+        ]
+        .concat(),
+    );
+    assert_eq!(code, 0, "{engine}: {out}{err}");
+    let (q6, q1) = (
+        err.find("tpch: Q6 running (1 of 2)"),
+        err.find("tpch: Q1 running (2 of 2)"),
+    );
+    assert!(q6.is_some() && q1 > q6, "{engine}: {err}");
+    assert!(
+        out.contains("queries run: 2 of 22 (6, 1)"),
+        "{engine}: {out}"
+    );
+    assert!(
+        out.contains("power (partial: queries 2, 3, 4, 5, 7,"),
+        "{engine}: {out}"
+    );
+    // Q1's four groups (return flag and line status) at its time.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("Q1 ") && l.ends_with(" s  4 rows")),
+        "{out}"
+    );
     // Another scale factor is another database: refused, not a failed check.
     let (code, _, err) = oltpscope(&["check", "tpch", "--db", db, "--scale-factor", "0.02"]);
     assert_eq!(code, 2, "{engine}: {err}");
