@@ -1048,6 +1048,9 @@ impl BTree {
                 let mut asked = false;
                 if i < n && leaf.keys.head[i].load(Relaxed) == k.w[0] {
                     asked |= leaf.keys.prefetch_rest(i, width);
+                    // The value is the caller's record address (see the module doc): its
+                    // first line comes with the key's, not one latency after it.
+                    rt::prefetch(leaf.vals[i].load(Relaxed) as *const u8);
                 }
                 if let (Some((x, _, j)), true) = (f.hi_at, hint.is_some()) {
                     asked |= x.keys.prefetch_rest(j, width);

@@ -704,6 +704,29 @@ fn btree_concurrent_stress() {
     assert_eq!(got, want.into_iter().collect::<Vec<_>>());
 }
 
+/// The stress above through hinted lookups and inserts (one hint per thread): a
+/// lookup reads its leaf's high fence after the leaf, from the node the descent noted,
+/// and may suspend (a probe point) between searching the leaf and comparing the whole
+/// key; the leaf's and that node's versions, checked after, must catch every change.
+#[test]
+fn btree_concurrent_stress_hinted() {
+    thread_local! {
+        static LOOK: std::cell::RefCell<LeafHint> = std::cell::RefCell::new(LeafHint::default());
+        static INS: std::cell::RefCell<LeafHint> = std::cell::RefCell::new(LeafHint::default());
+    }
+    let t = Arc::new(BTree::new());
+    let want = stress(
+        &t,
+        30_000,
+        |t, k, v| INS.with(|h| t.insert_hinted(k, v, &mut h.borrow_mut()).map(|_| ())),
+        |t, k, v| LOOK.with(|h| t.remove_hinted(k, v, &mut h.borrow_mut()).is_some()),
+        |t, k| LOOK.with(|h| t.get_hinted(k, &mut h.borrow_mut()).0),
+        None,
+    );
+    let got = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+    assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+}
+
 #[test]
 fn hash_concurrent_stress() {
     // Small: long chains, slots refilled from them.
