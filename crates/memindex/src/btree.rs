@@ -240,6 +240,26 @@ impl Slots {
         // SAFETY: blocks are never freed while the tree is shared.
         unsafe { self.rest.load(Acquire).as_ref() }
     }
+    /// Ask for the key block's header line and slot `i`'s words in it, for a block
+    /// `width` words per slot wide (the caller's guess: its key's words past the first,
+    /// which every slot has when a tree's keys are all one length). Reads no line of the
+    /// block: its width sits in its header, and waiting for that line to learn where the
+    /// slot lies was the very miss this is for. A wrong guess only asks for other lines.
+    /// True if it asked (the node has a key block).
+    #[inline]
+    fn prefetch_rest(&self, i: usize, width: usize) -> bool {
+        debug_assert!(i < FANOUT && width >= 1);
+        let r = self.rest.load(Relaxed);
+        if r.is_null() {
+            return false;
+        }
+        rt::prefetch(r);
+        let first = (r as *const u8).wrapping_add(Rest::bytes(0) + i * width * 8);
+        rt::prefetch(first);
+        // The slot's last byte may sit on the next line.
+        rt::prefetch(first.wrapping_add(width * 8 - 1));
+        true
+    }
     #[inline]
     fn cmp(&self, i: usize, k: &KeyWords) -> Ordering {
         let h = self.head[i].load(Relaxed);
@@ -660,9 +680,11 @@ fn as_inner(h: &Hdr) -> &Inner {
 
 pub struct BTree {
     root: AtomicPtr<Hdr>,
-    /// Set (for good) before the first key longer than 8 bytes goes in: until then no
-    /// node has a key block and a descent prefetches `SHORT_LINES` of each node, not
-    /// `NODE_LINES`. Under `--interleave` the five lines beyond a short node (the next
+    /// Set (for good) before the first key of 9-16 bytes goes in: until then no node has
+    /// a key block allocated with it (`new_node`'s `block`: only nodes whose keys need
+    /// exactly one word more than the first get one) and a descent prefetches
+    /// `SHORT_LINES` of each node, not `NODE_LINES`. Longer keys' words live in blocks of
+    /// their own, which the node's prefetch does not reach either way. Under `--interleave` the five lines beyond a short node (the next
     /// node in its arena chunk) took memory-system slots from the other coroutines'
     /// misses. Only a prefetch hint: a stale `false` costs a miss, never a wrong read.
     wide: AtomicBool,
@@ -841,6 +863,12 @@ struct Found<'t> {
     /// The leaf's parent, its version when the child pointer was read, and the leaf's
     /// index among its children (None: the leaf is the root).
     parent: Option<(&'t Inner, u64, usize)>,
+    /// The lowest inner node on the path whose child taken is not its last, its version
+    /// then and that child's index: its separator after the child is the leaf's high
+    /// fence (`LeafHint::take`). Kept even without `fences`, so a lookup can load that one
+    /// key at the end instead of two keys per level (each a line of a separate key block
+    /// for keys longer than 16 bytes, not prefetched with the node).
+    hi_at: Option<(&'t Inner, u64, usize)>,
 }
 
 impl BTree {
@@ -862,10 +890,10 @@ impl BTree {
         }
     }
 
-    /// Before a key goes in: a key longer than 8 bytes makes the tree `wide` for good.
+    /// Before a key goes in: a key of 9-16 bytes makes the tree `wide` for good.
     #[inline]
     fn note_key(&self, key: &[u8]) {
-        if key.len() > 8 && !self.wide.load(Relaxed) {
+        if (9..=16).contains(&key.len()) && !self.wide.load(Relaxed) {
             self.wide.store(true, Relaxed);
         }
     }
@@ -888,6 +916,7 @@ impl BTree {
             }
             let (mut lo, mut hi) = (None, None);
             let mut parent = None;
+            let mut hi_at = None;
             let mut depth = 0u32;
             let lines = self.node_lines();
             while !node.leaf {
@@ -933,6 +962,9 @@ impl BTree {
                     continue 'restart;
                 }
                 parent = Some((inner, v, i));
+                if i < n {
+                    hi_at = parent;
+                }
                 node = c;
                 v = cv;
             }
@@ -944,6 +976,7 @@ impl BTree {
                 lo,
                 hi,
                 parent,
+                hi_at,
             };
         }
     }
@@ -1001,21 +1034,55 @@ impl BTree {
         k: &KeyWords,
         mut hint: Option<&mut LeafHint>,
     ) -> (Option<u64>, *const AtomicU64, u64) {
+        // Keys over 16 bytes: the fences' words past the first sit in key blocks the
+        // node prefetch does not cover, so the lookup reads the one fence it keeps at the
+        // end (`Found::hi_at`); shorter keys read both fences on the way down, as before
+        // (no gain measured either way for them).
+        let lazy = k.len > 16;
         loop {
-            let f = self.descend(Seek::At(k), hint.is_some());
-            let found = f.leaf.slot_of(f.leaf.hdr.count(), k, usize::MAX);
-            let val = found.map(|i| f.leaf.vals[i].load(Relaxed));
-            if f.leaf.hdr.check(f.v) {
+            let f = self.descend(Seek::At(k), hint.is_some() && !lazy);
+            let leaf = f.leaf;
+            let n = leaf.hdr.count();
+            let i = leaf.keys.rank(n, k, false);
+            // Keys longer than 16 bytes: the words past the first live in a key block of
+            // their own, which the node's prefetch does not cover. The compare below reads
+            // slot `i`'s, and the hint the high fence's: ask for both lines at once, and
+            // let another transaction run while they come.
+            if k.len > 16 {
+                let width = (k.len as usize).div_ceil(8) - 1;
+                let mut asked = false;
+                if i < n && leaf.keys.head[i].load(Relaxed) == k.w[0] {
+                    asked |= leaf.keys.prefetch_rest(i, width);
+                    // The value is the caller's record address (see the module doc): its
+                    // first line comes with the key's, not one latency after it.
+                    rt::prefetch(leaf.vals[i].load(Relaxed) as *const u8);
+                }
+                if let (Some((x, _, j)), true) = (f.hi_at, hint.is_some()) {
+                    asked |= x.keys.prefetch_rest(j, width);
+                }
+                if asked {
+                    rt::point(rt::Point::Probe);
+                }
+            }
+            let found = (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then_some(i);
+            let val = found.map(|i| leaf.vals[i].load(Relaxed));
+            if leaf.hdr.check(f.v) {
                 if let Some(h) = hint.as_deref_mut() {
-                    // `hi` was read before the versions on the path were checked: it is
-                    // the leaf's high fence at `f.v`.
-                    h.leaf = f.leaf;
-                    h.v = f.v;
-                    h.hi = f.hi;
+                    // The fence is read (and its node's version checked) after the leaf's
+                    // check: `take` keeps no hint if that node changed since the descent.
+                    if lazy {
+                        h.take(leaf, f.v, f.hi_at);
+                    } else {
+                        // `hi` was read before the versions on the path were checked: it
+                        // is the leaf's high fence at `f.v`.
+                        h.leaf = leaf;
+                        h.v = f.v;
+                        h.hi = f.hi;
+                    }
                     h.pos = found.unwrap_or(0);
                     h.ahead = 0;
                 }
-                return (val, &f.leaf.hdr.version, f.v);
+                return (val, &leaf.hdr.version, f.v);
             }
         }
     }

@@ -315,6 +315,19 @@ fn btree_runs_appended_in_the_middle_fill_their_nodes() {
 /// neighbours, removals emptying and pruning leaves, duplicates.
 #[test]
 fn btree_hinted_inserts_match_a_model() {
+    // 9-byte keys: two words, as TPC-C's (key blocks allocated with their nodes).
+    hinted_inserts_match_a_model(9);
+}
+
+/// The same with 50-byte keys (the micro benchmark's string keys): their words past the
+/// first sit in key blocks of their own, and a lookup reads the hint's high fence from
+/// the node it names after the descent, not level by level on the way down.
+#[test]
+fn btree_hinted_long_keys_match_a_model() {
+    hinted_inserts_match_a_model(50);
+}
+
+fn hinted_inserts_match_a_model(len: usize) {
     let t = BTree::new();
     let mut model = BTreeMap::new();
     let mut hint = LeafHint::default();
@@ -322,7 +335,8 @@ fn btree_hinted_inserts_match_a_model() {
     let mut aheads = 0u64;
     let key = |r: u64, i: u64| {
         let mut k = ((r << 40) | i).to_be_bytes().to_vec();
-        k.push((i % 3) as u8); // 9-byte keys: two words, as TPC-C's
+        // Bytes past the first word that vary too (the tail is not all one value).
+        k.extend((0..len - 8).map(|j| ((i % 3) as u8).wrapping_add(j as u8)));
         k
     };
     let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -685,6 +699,29 @@ fn btree_concurrent_stress() {
         |t, k, v| t.remove_and_prune(k, v).is_some(),
         |t, k| t.get(k).0,
         Some(&scan),
+    );
+    let got = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+    assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+}
+
+/// The stress above through hinted lookups and inserts (one hint per thread): a
+/// lookup reads its leaf's high fence after the leaf, from the node the descent noted,
+/// and may suspend (a probe point) between searching the leaf and comparing the whole
+/// key; the leaf's and that node's versions, checked after, must catch every change.
+#[test]
+fn btree_concurrent_stress_hinted() {
+    thread_local! {
+        static LOOK: std::cell::RefCell<LeafHint> = std::cell::RefCell::new(LeafHint::default());
+        static INS: std::cell::RefCell<LeafHint> = std::cell::RefCell::new(LeafHint::default());
+    }
+    let t = Arc::new(BTree::new());
+    let want = stress(
+        &t,
+        30_000,
+        |t, k, v| INS.with(|h| t.insert_hinted(k, v, &mut h.borrow_mut()).map(|_| ())),
+        |t, k, v| LOOK.with(|h| t.remove_hinted(k, v, &mut h.borrow_mut()).is_some()),
+        |t, k| LOOK.with(|h| t.get_hinted(k, &mut h.borrow_mut()).0),
+        None,
     );
     let got = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
     assert_eq!(got, want.into_iter().collect::<Vec<_>>());
