@@ -320,12 +320,6 @@ pub struct Command {
     pub input: Vec<u8>,
 }
 
-/// Raw operations of one transaction at a time. After any operation returns an error
-/// the caller must `abort`. Callers go through [`crate::Session`].
-///
-/// [`crate::Session`] has already refused what no engine can do (keys longer than
-/// [`crate::key::MAX_KEY_LEN`], a scan over a hash index or a missing index): a worker
-/// `debug_assert!`s these preconditions instead of checking them again.
 /// A dialect of SQL text ([`Worker::query`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SqlDialect {
@@ -333,6 +327,12 @@ pub enum SqlDialect {
     Postgres,
 }
 
+/// Raw operations of one transaction at a time. After any operation returns an error
+/// the caller must `abort`. Callers go through [`crate::Session`].
+///
+/// [`crate::Session`] has already refused what no engine can do (keys longer than
+/// [`crate::key::MAX_KEY_LEN`], a scan over a hash index or a missing index): a worker
+/// `debug_assert!`s these preconditions instead of checking them again.
 pub trait Worker {
     /// The schema of the engine this worker runs on (read by [`crate::Session`] to
     /// check operations before they reach the engine).
