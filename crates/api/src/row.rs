@@ -10,6 +10,12 @@ pub fn read<T: Pod>(bytes: &[u8]) -> T {
     bytemuck::pod_read_unaligned(bytes)
 }
 
+/// The `F` at byte `offset` of a row (`offset_of!`), without copying the rest of it.
+#[inline]
+pub fn field<F: Pod>(row: &[u8], offset: usize) -> F {
+    read(&row[offset..offset + std::mem::size_of::<F>()])
+}
+
 /// Write a row of type `T` into engine bytes.
 #[inline]
 pub fn write<T: Pod>(row: &T, bytes: &mut [u8]) {

@@ -8,6 +8,7 @@
 //! district id and order-line number take one byte (they are at most 10 and 15).
 
 use api::key::Key;
+use api::row::field;
 use api::typed::{KeyEnc, Part, SqlType};
 use api::{IndexKind, Partitioning, Schema, TableDef, TableId};
 use bytemuck::{Pod, Zeroable};
@@ -309,15 +310,11 @@ pub fn order_id_of_key(k: &[u8]) -> u32 {
     api::key::read_u32(k, 5)
 }
 
-fn u32_at(row: &[u8], off: usize) -> u32 {
-    u32::from_ne_bytes(row[off..off + 4].try_into().unwrap())
-}
-
 /// Customer secondary key: (c_w_id, c_d_id, c_last, c_first); non-unique, so the
 /// engine appends the primary key. Reads fields in place (no row copy).
 fn customer_name_key_of(row: &[u8], out: &mut Key) {
-    let w = u32_at(row, offset_of!(Customer, c_w_id));
-    let d = u32_at(row, offset_of!(Customer, c_d_id));
+    let w = field::<u32>(row, offset_of!(Customer, c_w_id));
+    let d = field::<u32>(row, offset_of!(Customer, c_d_id));
     let last = offset_of!(Customer, c_last);
     let first = offset_of!(Customer, c_first);
     out.push_u32(w)
@@ -328,10 +325,10 @@ fn customer_name_key_of(row: &[u8], out: &mut Key) {
 
 /// Order secondary key: (o_w_id, o_d_id, o_c_id, o_id), unique.
 fn order_customer_key_of(row: &[u8], out: &mut Key) {
-    out.push_u32(u32_at(row, offset_of!(Order, o_w_id)))
-        .push_u8(u32_at(row, offset_of!(Order, o_d_id)) as u8)
-        .push_u32(u32_at(row, offset_of!(Order, o_c_id)))
-        .push_u32(u32_at(row, offset_of!(Order, o_id)));
+    out.push_u32(field::<u32>(row, offset_of!(Order, o_w_id)))
+        .push_u8(field::<u32>(row, offset_of!(Order, o_d_id)) as u8)
+        .push_u32(field::<u32>(row, offset_of!(Order, o_c_id)))
+        .push_u32(field::<u32>(row, offset_of!(Order, o_id)));
 }
 
 /// Column types (clause 1.3) for the typed declarations (`api::typed`): ids are the

@@ -427,7 +427,7 @@ impl Tpcc {
                     CUSTOMERS as usize,
                     c_id..c_id + 4,
                     |_, r| {
-                        ids.push(u32_at(r, 0));
+                        ids.push(api::row::field::<u32>(r, 0));
                         true
                     },
                 )?;
@@ -719,7 +719,7 @@ impl Tpcc {
             20 * MAX_OL_CNT,
             i_id..i_id + 4,
             |_, r| {
-                items.add(u32_at(r, 0));
+                items.add(api::row::field::<u32>(r, 0));
                 true
             },
         )?;
@@ -805,10 +805,6 @@ impl DistinctIds {
         self.seen[w] |= 1u64 << (id % 64);
         self.ids.push(id);
     }
-}
-
-fn u32_at(row: &[u8], off: usize) -> u32 {
-    u32::from_ne_bytes(row[off..off + 4].try_into().unwrap())
 }
 
 /// A History-key nonce never handed out before: unique within the process (a counter)

@@ -13,6 +13,7 @@
 //! docs/design/tpce.md.
 
 use api::key::Key;
+use api::row::field;
 use api::{IndexKind, Schema, TableDef, TableId};
 use bytemuck::{Pod, Zeroable};
 use std::mem::{offset_of, size_of};
@@ -609,10 +610,6 @@ pub const TRADE_BY_SYMBOL: u16 = 1;
 pub const REQUEST_BY_SYMBOL: u16 = 0;
 pub const REQUEST_BY_BROKER: u16 = 1;
 
-fn u64_at(row: &[u8], off: usize) -> u64 {
-    u64::from_ne_bytes(row[off..off + 8].try_into().unwrap())
-}
-
 fn company_name_key_of(r: &[u8], out: &mut Key) {
     let o = offset_of!(Company, co_name);
     out.push_str_fixed(&r[o..o + CO_NAME_KEY], CO_NAME_KEY);
@@ -620,11 +617,11 @@ fn company_name_key_of(r: &[u8], out: &mut Key) {
 fn company_industry_key_of(r: &[u8], out: &mut Key) {
     let o = offset_of!(Company, co_in_id);
     out.push_bytes(&r[o..o + 2])
-        .push_u64(u64_at(r, offset_of!(Company, co_id)));
+        .push_u64(field::<u64>(r, offset_of!(Company, co_id)));
 }
 fn security_company_key_of(r: &[u8], out: &mut Key) {
     let o = offset_of!(Security, s_issue);
-    out.push_u64(u64_at(r, offset_of!(Security, s_co_id)))
+    out.push_u64(field::<u64>(r, offset_of!(Security, s_co_id)))
         .push_bytes(&r[o..o + 6]);
 }
 fn industry_name_key_of(r: &[u8], out: &mut Key) {
@@ -645,47 +642,47 @@ fn customer_tax_key_of(r: &[u8], out: &mut Key) {
     out.push_bytes(&r[o..o + 20]);
 }
 fn account_customer_key_of(r: &[u8], out: &mut Key) {
-    out.push_u64(u64_at(r, offset_of!(CustomerAccount, ca_c_id)))
-        .push_u64(u64_at(r, offset_of!(CustomerAccount, ca_id)));
+    out.push_u64(field::<u64>(r, offset_of!(CustomerAccount, ca_c_id)))
+        .push_u64(field::<u64>(r, offset_of!(CustomerAccount, ca_id)));
 }
 fn holding_account_key_of(r: &[u8], out: &mut Key) {
     let s = offset_of!(Holding, h_s_symb);
-    out.push_u64(u64_at(r, offset_of!(Holding, h_ca_id)))
+    out.push_u64(field::<u64>(r, offset_of!(Holding, h_ca_id)))
         .push_bytes(&r[s..s + SYMB_LEN])
-        .push_u64(u64_at(r, offset_of!(Holding, h_dts)))
-        .push_u64(u64_at(r, offset_of!(Holding, h_t_id)));
+        .push_u64(field::<u64>(r, offset_of!(Holding, h_dts)))
+        .push_u64(field::<u64>(r, offset_of!(Holding, h_t_id)));
 }
 fn holding_history_trade_key_of(r: &[u8], out: &mut Key) {
-    out.push_u64(u64_at(r, offset_of!(HoldingHistory, hh_t_id)))
-        .push_u64(u64_at(r, offset_of!(HoldingHistory, hh_h_t_id)));
+    out.push_u64(field::<u64>(r, offset_of!(HoldingHistory, hh_t_id)))
+        .push_u64(field::<u64>(r, offset_of!(HoldingHistory, hh_h_t_id)));
 }
 fn watch_list_customer_key_of(r: &[u8], out: &mut Key) {
-    out.push_u64(u64_at(r, offset_of!(WatchList, wl_c_id)))
-        .push_u64(u64_at(r, offset_of!(WatchList, wl_id)));
+    out.push_u64(field::<u64>(r, offset_of!(WatchList, wl_c_id)))
+        .push_u64(field::<u64>(r, offset_of!(WatchList, wl_id)));
 }
 fn broker_name_key_of(r: &[u8], out: &mut Key) {
     let o = offset_of!(Broker, b_name);
     out.push_bytes(&r[o..o + 49]);
 }
 fn trade_account_key_of(r: &[u8], out: &mut Key) {
-    out.push_u64(u64_at(r, offset_of!(Trade, t_ca_id)))
-        .push_u64(u64_at(r, offset_of!(Trade, t_id)));
+    out.push_u64(field::<u64>(r, offset_of!(Trade, t_ca_id)))
+        .push_u64(field::<u64>(r, offset_of!(Trade, t_id)));
 }
 fn trade_symbol_key_of(r: &[u8], out: &mut Key) {
     let s = offset_of!(Trade, t_s_symb);
     out.push_bytes(&r[s..s + SYMB_LEN])
-        .push_u64(u64_at(r, offset_of!(Trade, t_id)));
+        .push_u64(field::<u64>(r, offset_of!(Trade, t_id)));
 }
 fn request_symbol_key_of(r: &[u8], out: &mut Key) {
     let s = offset_of!(TradeRequest, tr_s_symb);
     out.push_bytes(&r[s..s + SYMB_LEN])
-        .push_u64(u64_at(r, offset_of!(TradeRequest, tr_t_id)));
+        .push_u64(field::<u64>(r, offset_of!(TradeRequest, tr_t_id)));
 }
 fn request_broker_key_of(r: &[u8], out: &mut Key) {
     let s = offset_of!(TradeRequest, tr_s_symb);
-    out.push_u64(u64_at(r, offset_of!(TradeRequest, tr_b_id)))
+    out.push_u64(field::<u64>(r, offset_of!(TradeRequest, tr_b_id)))
         .push_bytes(&r[s..s + SYMB_LEN])
-        .push_u64(u64_at(r, offset_of!(TradeRequest, tr_t_id)));
+        .push_u64(field::<u64>(r, offset_of!(TradeRequest, tr_t_id)));
 }
 
 /// Expected row counts of a database (sizing hints only).

@@ -173,10 +173,6 @@ pub struct TpceWorker {
     pub rows_read: u64,
 }
 
-fn u64_at(r: &[u8], off: usize) -> u64 {
-    u64::from_ne_bytes(r[off..off + 8].try_into().unwrap())
-}
-
 /// A row the transaction requires; its absence means a damaged or foreign database.
 pub fn need<T>(v: Option<T>, what: &str, id: impl std::fmt::Debug) -> Result<T> {
     v.ok_or_else(|| Error::fatal(format!("tpce: {what} {id:?} not found (damaged database?)")))
@@ -1429,7 +1425,7 @@ pub fn draw_lookup(t: &Tpce, rng: &mut KitRng, update: bool) -> Lookup {
 
 /// Reads a u64 of a row (for the checker's scans).
 pub fn row_u64(r: &[u8], off: usize) -> u64 {
-    u64_at(r, off)
+    api::row::field::<u64>(r, off)
 }
 
 pub use gen::now_us as now;

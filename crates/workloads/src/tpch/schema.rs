@@ -173,13 +173,9 @@ pub fn orders_by_customer_prefix(c: u32) -> Key {
     id_key(c)
 }
 
-fn u32_at(row: &[u8], off: usize) -> u32 {
-    u32::from_ne_bytes(row[off..off + 4].try_into().unwrap())
-}
-
 /// ORDERS' secondary key: (O_CUSTKEY), non-unique (the engine appends O_ORDERKEY).
 fn orders_by_customer_key_of(row: &[u8], out: &mut Key) {
-    out.push_u32(u32_at(row, offset_of!(Orders, o_custkey)));
+    out.push_u32(api::row::field::<u32>(row, offset_of!(Orders, o_custkey)));
 }
 
 const ID: SqlType = SqlType::Int {

@@ -182,12 +182,12 @@ fn scan_all<W: Worker>(
 
 /// A 4-byte unsigned column (ids, dates, sizes).
 fn u32c(r: &[u8], off: usize) -> i64 {
-    i64::from(u32::from_ne_bytes(r[off..off + 4].try_into().unwrap()))
+    i64::from(api::row::field::<u32>(r, off))
 }
 
 /// An 8-byte column (decimals in cents, order keys).
 fn i64c(r: &[u8], off: usize) -> i64 {
-    i64::from_ne_bytes(r[off..off + 8].try_into().unwrap())
+    api::row::field(r, off)
 }
 
 /// A string column of `len` bytes, up to its first zero byte (as the SQL adapters
