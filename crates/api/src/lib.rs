@@ -31,4 +31,4 @@ pub use error::{Error, Result};
 pub use key::Key;
 pub use place::{Given, Place};
 pub use schema::{IndexId, IndexKind, Partitioning, Schema, SecondaryDef, TableDef, TableId};
-pub use session::Session;
+pub use session::{Reader, Session};

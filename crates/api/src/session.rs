@@ -592,6 +592,54 @@ impl<W: Worker> Drop for Session<W> {
     }
 }
 
+/// What a read-only query plan asks of a session, as a trait object: a plan written
+/// against `&mut dyn Reader` is compiled once and runs on every engine, where one
+/// written against `Session<W>` is compiled again for each engine's worker type (TPC-H's
+/// plans: scans of whole tables, where a call through a
+/// pointer per operation costs nothing next to the rows; issue 39, the build's cost).
+/// The engine calls the row callback through `dyn` in either case ([`Worker::scan`]).
+pub trait Reader {
+    /// [`Session::scan`].
+    fn scan(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize>;
+    /// [`Session::get`].
+    fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool>;
+    /// [`Session::sql_dialect`].
+    fn sql_dialect(&self) -> Option<crate::engine::SqlDialect>;
+    /// [`Session::query`].
+    fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[crate::typed::Value])) -> Result<usize>;
+}
+
+impl<W: Worker> Reader for Session<W> {
+    fn scan(
+        &mut self,
+        index: IndexId,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        dir: Dir,
+        limit: usize,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<usize> {
+        Session::scan(self, index, lo, hi, dir, limit, f)
+    }
+    fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
+        Session::get(self, table, key, f)
+    }
+    fn sql_dialect(&self) -> Option<crate::engine::SqlDialect> {
+        Session::sql_dialect(self)
+    }
+    fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[crate::typed::Value])) -> Result<usize> {
+        Session::query(self, sql, f)
+    }
+}
+
 /// Run `f` on `b` as a `T`: in place when the engine's bytes happen to be aligned for `T`
 /// (rows of hundreds of bytes: two copies saved), through a copy otherwise.
 #[inline]

@@ -2,15 +2,16 @@
 //! materialized rows; a plan is a function calling them in order.
 
 use crate::expr::{Datum, Expr, Row};
-use api::{Dir, IndexId, Result, Session, Worker};
+use api::{Dir, IndexId, Reader, Result};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 use std::ops::Bound;
 
 /// Rows of `index` in `lo..hi` that `keep` accepts, as `project` makes them; the
 /// predicate and projection run inside the engine's scan callback, on the row bytes.
-pub fn scan<W: Worker>(
-    s: &mut Session<W>,
+/// Over `dyn Reader`: a plan is compiled once for every engine.
+pub fn scan(
+    s: &mut dyn Reader,
     index: IndexId,
     lo: Bound<&[u8]>,
     hi: Bound<&[u8]>,
@@ -18,7 +19,7 @@ pub fn scan<W: Worker>(
     project: impl Fn(&[u8]) -> Row,
 ) -> Result<Vec<Row>> {
     let mut out = Vec::new();
-    s.scan(index, lo, hi, Dir::Forward, usize::MAX, |_, r| {
+    s.scan(index, lo, hi, Dir::Forward, usize::MAX, &mut |_, r| {
         if keep(r) {
             out.push(project(r));
         }

@@ -22,7 +22,7 @@ pub mod q19;
 
 use super::gen::{civil_from_days, days_from_civil};
 use api::typed::Value;
-use api::{Result, Session, SqlDialect, TableId, Worker};
+use api::{Reader, Result, SqlDialect, TableId};
 use exec::{Datum, Row};
 use std::ops::Bound;
 
@@ -95,7 +95,7 @@ impl Query {
     }
 
     /// The raw rows by the plan over the transactional API.
-    fn plan<W: Worker>(&self, s: &mut Session<W>) -> Result<Vec<Row>> {
+    fn plan(&self, s: &mut dyn Reader) -> Result<Vec<Row>> {
         match self {
             Query::Q1(p) => q01::plan(s, p),
             Query::Q3(p) => q03::plan(s, p),
@@ -137,12 +137,13 @@ impl Query {
     }
 
     /// The answer, inside the caller's transaction: the SQL text on an engine that
-    /// runs SQL ([`Session::sql_dialect`]), the plan on any other.
-    pub fn answer<W: Worker>(&self, s: &mut Session<W>) -> Result<Vec<Row>> {
+    /// runs SQL ([`Reader::sql_dialect`]), the plan on any other. (A `Session` is a
+    /// `Reader`: the plans are compiled once for every engine.)
+    pub fn answer(&self, s: &mut dyn Reader) -> Result<Vec<Row>> {
         let raw = match s.sql_dialect() {
             Some(d) => {
                 let mut out = Vec::new();
-                s.query(&self.sql(d), |vals| {
+                s.query(&self.sql(d), &mut |vals| {
                     out.push(vals.iter().map(datum).collect());
                 })?;
                 out
@@ -164,8 +165,8 @@ fn datum(v: &Value) -> Datum {
 
 /// Every row of `table` that `keep` accepts, as `project` makes it (a full scan of the
 /// primary index, the predicate and projection inside the engine's scan).
-fn scan_all<W: Worker>(
-    s: &mut Session<W>,
+fn scan_all(
+    s: &mut dyn Reader,
     table: TableId,
     keep: impl Fn(&[u8]) -> bool,
     project: impl Fn(&[u8]) -> Row,
@@ -212,8 +213,8 @@ fn ids(rows: &[Row], c: usize) -> std::collections::HashSet<i64> {
 
 /// (l_orderkey, revenue) of the line items of the orders `keys` that `keep` accepts
 /// (the orders' keys tested in LINEITEM's scan: a semi-join).
-fn order_revenue<W: Worker>(
-    s: &mut Session<W>,
+fn order_revenue(
+    s: &mut dyn Reader,
     keys: &std::collections::HashSet<i64>,
     keep: impl Fn(&[u8]) -> bool,
 ) -> Result<Vec<Row>> {

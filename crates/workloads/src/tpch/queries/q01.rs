@@ -4,7 +4,7 @@
 use super::{i64c, revenue, scan_all, strc, to_cents, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::{Lineitem, LINEITEM};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_aggregate, sort, Agg, Datum, Expr, Row, SortKey};
 use std::mem::offset_of;
 
@@ -32,7 +32,7 @@ impl Params {
 
 /// Raw rows: flag, status, sum(qty), sum(price), sum(disc_price) (10^-4),
 /// sum(charge) (10^-6), sum(discount), count.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let cut = i64::from(p.cutoff());
     let lines = scan_all(
         s,

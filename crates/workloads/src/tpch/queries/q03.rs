@@ -4,7 +4,7 @@
 use super::{i64c, lit, pick, scan_all, strc, u32c, Sql};
 use crate::tpch::gen::{days_from_civil, SEGMENTS};
 use crate::tpch::schema::{Customer, Lineitem, Orders, CUSTOMER, ORDERS};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_aggregate, hash_join, top_n, Agg, Datum, Expr, Row, SortKey};
 use std::mem::offset_of;
 
@@ -34,7 +34,7 @@ impl Params {
 
 /// Raw rows: l_orderkey, revenue (10^-4), o_orderdate, o_shippriority; revenue
 /// descending, then order date and (for ties) order key; ten.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let date = i64::from(p.date);
     let seg = p.segment.as_bytes();
     let custs = super::ids(

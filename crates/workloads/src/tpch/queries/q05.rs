@@ -5,7 +5,7 @@ use super::ids;
 use super::{i64c, jan1, lit, pick, scan_all, strc, text, u32c, Sql};
 use crate::tpch::gen::REGIONS;
 use crate::tpch::schema::*;
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_aggregate, hash_join, sort, Agg, Datum, Expr, Row, SortKey};
 use std::mem::offset_of;
 
@@ -34,7 +34,7 @@ impl Params {
 }
 
 /// Raw rows: n_name, revenue (10^-4); revenue descending (ties by name).
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 12)));
     let name = p.region.as_bytes();
     let region = scan_all(

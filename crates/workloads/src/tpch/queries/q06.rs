@@ -3,7 +3,7 @@
 
 use super::{i64c, jan1, scan_all, u32c, Sql};
 use crate::tpch::schema::{Lineitem, LINEITEM};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_aggregate, Agg, Datum, Expr, Row};
 use std::mem::offset_of;
 
@@ -40,7 +40,7 @@ impl Params {
 }
 
 /// Raw rows: one, sum(l_extendedprice x l_discount) in 10^-4 units.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(p.end()));
     let (dlo, dhi, qty) = (p.discount - 1, p.discount + 1, p.quantity * 100);
     let lines = scan_all(

@@ -4,7 +4,7 @@
 use super::{i64c, scan_all, strc, text, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::*;
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_aggregate, hash_join, top_n, Agg, Datum, Expr, Row, SortKey};
 use std::mem::offset_of;
 
@@ -30,7 +30,7 @@ impl Params {
 
 /// Raw rows: c_custkey, c_name, revenue (10^-4), c_acctbal, n_name, c_address,
 /// c_phone, c_comment; revenue descending (ties by customer key); twenty.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 3)));
     // (o_orderkey, o_custkey)
     let orders = scan_all(

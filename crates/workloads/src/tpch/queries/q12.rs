@@ -4,7 +4,7 @@
 use super::{i64c, jan1, lit, scan_all, strc, text, u32c, Sql};
 use crate::tpch::gen::MODES;
 use crate::tpch::schema::{Lineitem, Orders, LINEITEM, ORDERS};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_aggregate, hash_join, sort, Agg, Datum, Expr, Row, SortKey};
 use std::mem::offset_of;
 
@@ -36,7 +36,7 @@ impl Params {
 }
 
 /// Raw (and reported) rows: l_shipmode, high_line_count, low_line_count, by mode.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 12)));
     let modes = [p.modes[0].as_bytes(), p.modes[1].as_bytes()];
     // (l_orderkey, l_shipmode)

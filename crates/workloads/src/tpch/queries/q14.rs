@@ -4,7 +4,7 @@
 use super::{scan_all, strc, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::{Lineitem, Part, LINEITEM, PART};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_aggregate, hash_join, Agg, Datum, Expr, Row};
 use std::mem::offset_of;
 
@@ -29,7 +29,7 @@ impl Params {
 }
 
 /// Raw row: the promotional revenue and all revenue (10^-4).
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 1)));
     // (l_partkey, revenue)
     let lines = scan_all(

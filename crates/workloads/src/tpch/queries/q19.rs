@@ -3,7 +3,7 @@
 
 use super::{i64c, lit, scan_all, strc, u32c, Sql};
 use crate::tpch::schema::{Lineitem, Part, LINEITEM, PART};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_aggregate, hash_join, Agg, Datum, Expr, Row};
 use std::collections::HashMap;
 use std::mem::offset_of;
@@ -57,7 +57,7 @@ fn class(p: &Params, brand: &[u8], container: &[u8], size: i64) -> Option<i64> {
 }
 
 /// Raw row: the revenue (10^-4).
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     // (p_partkey, class)
     let parts = scan_all(
         s,
