@@ -78,19 +78,7 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
         ],
         100,
     );
-    Ok(top
-        .into_iter()
-        .map(|r| {
-            vec![
-                r[6].clone(),
-                r[1].clone(),
-                r[0].clone(),
-                r[2].clone(),
-                r[3].clone(),
-                r[4].clone(),
-            ]
-        })
-        .collect())
+    Ok(super::sets::columns(top, &[6, 1, 0, 2, 3, 4]))
 }
 
 pub fn sql(q: Sql, p: &Params) -> String {

@@ -1,10 +1,12 @@
 //! What queries 15 to 22 share beyond `mod.rs`'s helpers: a scan that folds every row
 //! into the caller's state (hash maps and sets built inside the engine's scan, where a
-//! `Vec` per row would cost more than the row's use), and a nation's key by name.
+//! `Vec` per row would cost more than the row's use), a nation's key by name, a
+//! projection of rows, and `LIKE '%a%b%'`.
 
 use super::{strc, u32c};
 use crate::tpch::schema::{Nation, NATION};
 use api::{Dir, Result, Session, TableId, Worker};
+use exec::Row;
 use std::mem::offset_of;
 use std::ops::Bound;
 
@@ -37,6 +39,13 @@ pub(super) fn nation_key<W: Worker>(s: &mut Session<W>, name: &str) -> Result<Op
         }
     })?;
     Ok(key)
+}
+
+/// Each row's columns `cols`, in that order (a projection after a join).
+pub(super) fn columns(rows: Vec<Row>, cols: &[usize]) -> Vec<Row> {
+    rows.into_iter()
+        .map(|r| cols.iter().map(|&c| r[c].clone()).collect())
+        .collect()
 }
 
 /// `s LIKE '%a%b%'`: `a` occurs, and `b` after the end of it.
