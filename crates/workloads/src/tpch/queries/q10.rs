@@ -92,21 +92,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     // top (2) ++ customer (7) ++ nation (2), in the top's order.
     let tc = hash_join(&custs, &[0], &top, &[0]);
     let all = hash_join(&nations, &[0], &tc, &[5]);
-    Ok(all
-        .into_iter()
-        .map(|r| {
-            vec![
-                r[0].clone(),
-                r[3].clone(),
-                r[1].clone(),
-                r[4].clone(),
-                r[10].clone(),
-                r[6].clone(),
-                r[7].clone(),
-                r[8].clone(),
-            ]
-        })
-        .collect())
+    Ok(super::sets::columns(all, &[0, 3, 1, 4, 10, 6, 7, 8]))
 }
 
 pub fn sql(q: Sql, p: &Params) -> String {

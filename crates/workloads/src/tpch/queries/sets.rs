@@ -1,0 +1,74 @@
+//! What queries 15 to 22 share beyond `mod.rs`'s helpers: a scan that folds every row
+//! into the caller's state (hash maps and sets built inside the engine's scan, where a
+//! `Vec` per row would cost more than the row's use), a nation's key by name, a
+//! projection of rows, and `LIKE '%a%b%'`.
+
+use super::{strc, u32c};
+use crate::tpch::schema::{Nation, NATION};
+use api::{Dir, Result, Session, TableId, Worker};
+use exec::Row;
+use std::mem::offset_of;
+use std::ops::Bound;
+
+/// Call `f` on every row of `table` (a full scan of its primary index).
+pub(super) fn each<W: Worker>(
+    s: &mut Session<W>,
+    table: TableId,
+    mut f: impl FnMut(&[u8]),
+) -> Result<()> {
+    s.scan(
+        table.primary(),
+        Bound::Unbounded,
+        Bound::Unbounded,
+        Dir::Forward,
+        usize::MAX,
+        |_, r| {
+            f(r);
+            true
+        },
+    )?;
+    Ok(())
+}
+
+/// The key of the nation named `name` (`None`: no such nation).
+pub(super) fn nation_key<W: Worker>(s: &mut Session<W>, name: &str) -> Result<Option<i64>> {
+    let mut key = None;
+    each(s, NATION, |r| {
+        if strc(r, offset_of!(Nation, n_name), 25) == name.as_bytes() {
+            key = Some(u32c(r, offset_of!(Nation, n_nationkey)));
+        }
+    })?;
+    Ok(key)
+}
+
+/// Each row's columns `cols`, in that order (a projection after a join).
+pub(super) fn columns(rows: Vec<Row>, cols: &[usize]) -> Vec<Row> {
+    rows.into_iter()
+        .map(|r| cols.iter().map(|&c| r[c].clone()).collect())
+        .collect()
+}
+
+/// `s LIKE '%a%b%'`: `a` occurs, and `b` after the end of it.
+pub(super) fn contains_in_order(s: &[u8], a: &[u8], b: &[u8]) -> bool {
+    let find = |h: &[u8], n: &[u8]| h.windows(n.len()).position(|w| w == n);
+    match find(s, a) {
+        Some(i) => find(&s[i + a.len()..], b).is_some(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_in_order;
+
+    #[test]
+    fn like_percent_a_percent_b_percent() {
+        let t = |s: &str| contains_in_order(s.as_bytes(), b"Customer", b"Complaints");
+        assert!(t("x Customer y Complaints z"));
+        assert!(t("CustomerComplaints"));
+        assert!(!t("Complaints Customer"));
+        assert!(!t("customer Complaints"));
+        assert!(!t("CustomComplaints"));
+        assert!(t("Complaints Customer Complaints"));
+    }
+}
