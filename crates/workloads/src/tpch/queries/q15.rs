@@ -6,7 +6,7 @@ use super::sets::each;
 use super::{i64c, revenue, scan_all, text, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::{Lineitem, Supplier, LINEITEM, SUPPLIER};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{sort, Datum, Row, SortKey};
 use std::collections::HashMap;
 use std::mem::offset_of;
@@ -32,7 +32,7 @@ impl Params {
 }
 
 /// Raw rows: s_suppkey, s_name, s_address, s_phone, total_revenue (10^-4); by key.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 3)));
     // revenue0: l_suppkey -> total revenue.
     let mut rev: HashMap<i64, i64> = HashMap::new();

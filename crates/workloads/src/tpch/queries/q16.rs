@@ -6,7 +6,7 @@ use super::sets::{contains_in_order, each};
 use super::{lit, pick, strc, u32c, Sql};
 use crate::tpch::gen::{TYPE_S1, TYPE_S2};
 use crate::tpch::schema::{Part, PartSupp, Supplier, PART, PARTSUPP, SUPPLIER};
-use api::{Result, Session, SqlDialect, Worker};
+use api::{Reader, Result, SqlDialect};
 use exec::{sort, Datum, Row, SortKey};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
@@ -55,7 +55,7 @@ fn complains(comment: &[u8]) -> bool {
 
 /// Raw (and reported) rows: p_brand, p_type, p_size, supplier_cnt; supplier_cnt
 /// descending, then brand, type and size.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let mut bad = HashSet::new();
     each(s, SUPPLIER, |r| {
         if complains(strc(r, offset_of!(Supplier, s_comment), 101)) {

@@ -6,7 +6,7 @@ use super::sets::each;
 use super::{i64c, lit, pick, strc, u32c, Sql};
 use crate::tpch::gen::{CONTAINER_S1, CONTAINER_S2};
 use crate::tpch::schema::{Lineitem, Part, LINEITEM, PART};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{Datum, Row};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
@@ -36,7 +36,7 @@ impl Params {
 
 /// Raw row: sum(l_extendedprice) in cents of the small-quantity lines. A line is small
 /// when `l_quantity < 0.2 x avg`, i.e. `5 x l_quantity x count < sum` (exact).
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let mut parts = HashSet::new();
     each(s, PART, |r| {
         if strc(r, offset_of!(Part, p_brand), 10) == p.brand.as_bytes()

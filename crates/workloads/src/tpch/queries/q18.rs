@@ -4,7 +4,7 @@
 use super::sets::each;
 use super::{i64c, scan_all, text, u32c, Sql};
 use crate::tpch::schema::{Customer, Lineitem, Orders, CUSTOMER, LINEITEM, ORDERS};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{hash_join, top_n, Datum, Row, SortKey};
 use std::collections::HashMap;
 use std::mem::offset_of;
@@ -30,7 +30,7 @@ impl Params {
 /// Raw (and reported) rows: c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice,
 /// sum(l_quantity) (cents); o_totalprice descending, then o_orderdate (ties by order
 /// key); a hundred.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     // l_orderkey -> sum(l_quantity), every order's.
     let mut qty: HashMap<i64, i64> = HashMap::new();
     each(s, LINEITEM, |r| {

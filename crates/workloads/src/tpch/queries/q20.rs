@@ -6,7 +6,7 @@ use super::sets::{each, nation_key};
 use super::{i64c, jan1, lit, pick, scan_all, strc, text, u32c, Sql};
 use crate::tpch::gen::{NATIONS, P_NAME_WORDS};
 use crate::tpch::schema::{Lineitem, Part, PartSupp, Supplier, LINEITEM, PART, PARTSUPP, SUPPLIER};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{sort, Row, SortKey};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
@@ -46,7 +46,7 @@ impl Params {
 /// when `ps_availqty > 0.5 x sum(l_quantity)` of its lines shipped in the year, i.e.
 /// `200 x ps_availqty > sum` in cents, and only when it has such lines (the
 /// specification's subquery is NULL without them).
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let Some(nation) = nation_key(s, &p.nation)? else {
         return Ok(Vec::new());
     };

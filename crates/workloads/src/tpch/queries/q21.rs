@@ -5,7 +5,7 @@ use super::sets::{each, nation_key};
 use super::{i64c, lit, strc, text, u32c, Sql};
 use crate::tpch::gen::NATIONS;
 use crate::tpch::schema::{Lineitem, Orders, Supplier, LINEITEM, ORDERS, SUPPLIER};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{top_n, Datum, Row, SortKey};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
@@ -59,7 +59,7 @@ impl Order {
 }
 
 /// Raw (and reported) rows: s_name, numwait; numwait descending, then name; a hundred.
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let Some(nation) = nation_key(s, &p.nation)? else {
         return Ok(Vec::new());
     };

@@ -5,7 +5,7 @@
 use super::sets::each;
 use super::{i64c, lit, u32c, Sql};
 use crate::tpch::schema::{Customer, Orders, CUSTOMER, ORDERS};
-use api::{Result, Session, Worker};
+use api::{Reader, Result};
 use exec::{Datum, Row};
 use std::collections::{BTreeMap, HashMap};
 use std::mem::offset_of;
@@ -43,7 +43,7 @@ fn code<'p>(p: &'p Params, r: &[u8]) -> Option<&'p str> {
 
 /// Raw (and reported) rows: cntrycode, numcust, totacctbal (cents), by code. Above
 /// the average: `c_acctbal x count > sum` (exact).
-pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
+pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let bal = |r: &[u8]| i64c(r, offset_of!(Customer, c_acctbal));
     let (mut sum, mut n) = (0, 0);
     each(s, CUSTOMER, |r| {

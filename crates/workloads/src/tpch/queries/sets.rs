@@ -5,24 +5,20 @@
 
 use super::{strc, u32c};
 use crate::tpch::schema::{Nation, NATION};
-use api::{Dir, Result, Session, TableId, Worker};
+use api::{Dir, Reader, Result, TableId};
 use exec::Row;
 use std::mem::offset_of;
 use std::ops::Bound;
 
 /// Call `f` on every row of `table` (a full scan of its primary index).
-pub(super) fn each<W: Worker>(
-    s: &mut Session<W>,
-    table: TableId,
-    mut f: impl FnMut(&[u8]),
-) -> Result<()> {
+pub(super) fn each(s: &mut dyn Reader, table: TableId, mut f: impl FnMut(&[u8])) -> Result<()> {
     s.scan(
         table.primary(),
         Bound::Unbounded,
         Bound::Unbounded,
         Dir::Forward,
         usize::MAX,
-        |_, r| {
+        &mut |_, r| {
             f(r);
             true
         },
@@ -31,7 +27,7 @@ pub(super) fn each<W: Worker>(
 }
 
 /// The key of the nation named `name` (`None`: no such nation).
-pub(super) fn nation_key<W: Worker>(s: &mut Session<W>, name: &str) -> Result<Option<i64>> {
+pub(super) fn nation_key(s: &mut dyn Reader, name: &str) -> Result<Option<i64>> {
     let mut key = None;
     each(s, NATION, |r| {
         if strc(r, offset_of!(Nation, n_name), 25) == name.as_bytes() {
