@@ -259,6 +259,41 @@ fn scan_agg<W: Worker>(
     )
 }
 
+/// The (n_nationkey, n_name) rows of the nations `keep` accepts.
+fn nations<W: Worker>(s: &mut Session<W>, keep: impl Fn(&[u8]) -> bool) -> Result<Vec<Row>> {
+    use super::schema::{Nation, NATION};
+    use std::mem::offset_of;
+    scan_all(s, NATION, keep, |r| {
+        vec![
+            Datum::Int(u32c(r, offset_of!(Nation, n_nationkey))),
+            text(r, offset_of!(Nation, n_name), 25),
+        ]
+    })
+}
+
+/// The (n_nationkey, n_name) rows of the nations of region `name`.
+fn region_nations<W: Worker>(s: &mut Session<W>, name: &str) -> Result<Vec<Row>> {
+    use super::schema::{Nation, Region, REGION};
+    use std::mem::offset_of;
+    let region = scan_all(
+        s,
+        REGION,
+        |r| strc(r, offset_of!(Region, r_name), 25) == name.as_bytes(),
+        |r| vec![Datum::Int(u32c(r, offset_of!(Region, r_regionkey)))],
+    )?;
+    let rk = ids(&region, 0);
+    nations(s, |r| {
+        rk.contains(&u32c(r, offset_of!(Nation, n_regionkey)))
+    })
+}
+
+/// (key, value) rows as a map from the key.
+fn by_key(rows: Vec<Row>) -> std::collections::HashMap<i64, Datum> {
+    rows.into_iter()
+        .map(|r| (r[0].int(), r[1].clone()))
+        .collect()
+}
+
 /// A 4-byte unsigned column (ids, dates, sizes).
 fn u32c(r: &[u8], off: usize) -> i64 {
     i64::from(api::row::field::<u32>(r, off))

@@ -38,39 +38,10 @@ impl Params {
     }
 }
 
-/// The nations of region `name`: key -> N_NAME.
-pub(super) fn region_nations<W: Worker>(
-    s: &mut Session<W>,
-    name: &str,
-) -> Result<HashMap<i64, Datum>> {
-    let region = scan_all(
-        s,
-        REGION,
-        |r| strc(r, offset_of!(Region, r_name), 25) == name.as_bytes(),
-        |r| vec![Datum::Int(u32c(r, offset_of!(Region, r_regionkey)))],
-    )?;
-    let rk = super::ids(&region, 0);
-    let nations = scan_all(
-        s,
-        NATION,
-        |r| rk.contains(&u32c(r, offset_of!(Nation, n_regionkey))),
-        |r| {
-            vec![
-                Datum::Int(u32c(r, offset_of!(Nation, n_nationkey))),
-                text(r, offset_of!(Nation, n_name), 25),
-            ]
-        },
-    )?;
-    Ok(nations
-        .into_iter()
-        .map(|r| (r[0].int(), r[1].clone()))
-        .collect())
-}
-
 /// Raw rows: s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone,
 /// s_comment; s_acctbal descending, then n_name, s_name, p_partkey; a hundred.
 pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
-    let nations = region_nations(s, &p.region)?;
+    let nations = super::by_key(super::region_nations(s, &p.region)?);
     // s_suppkey -> (s_acctbal, s_name, n_name, s_address, s_phone, s_comment)
     let supps: HashMap<i64, Row> = scan_all(
         s,

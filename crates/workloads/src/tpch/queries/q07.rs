@@ -1,7 +1,7 @@
 //! Q7, the volume shipping query (clause 2.4.7): the revenue of goods shipped in 1995
 //! and 1996 between two nations, each way, by year.
 
-use super::{i64c, lit, scan_all, strc, text, u32c, Sql};
+use super::{i64c, lit, scan_all, strc, u32c, Sql};
 use crate::tpch::gen::{days_from_civil, NATIONS};
 use crate::tpch::schema::*;
 use api::{Result, Session, Worker};
@@ -41,24 +41,11 @@ pub(super) fn nations_named<W: Worker>(
     s: &mut Session<W>,
     names: &[String],
 ) -> Result<HashMap<i64, Datum>> {
-    let rows = scan_all(
-        s,
-        NATION,
-        |r| {
-            let n = strc(r, offset_of!(Nation, n_name), 25);
-            names.iter().any(|x| x.as_bytes() == n)
-        },
-        |r| {
-            vec![
-                Datum::Int(u32c(r, offset_of!(Nation, n_nationkey))),
-                text(r, offset_of!(Nation, n_name), 25),
-            ]
-        },
-    )?;
-    Ok(rows
-        .into_iter()
-        .map(|r| (r[0].int(), r[1].clone()))
-        .collect())
+    let rows = super::nations(s, |r| {
+        let n = strc(r, offset_of!(Nation, n_name), 25);
+        names.iter().any(|x| x.as_bytes() == n)
+    })?;
+    Ok(super::by_key(rows))
 }
 
 /// Raw rows: supp_nation, cust_nation, l_year, revenue (10^-4); by the first three.

@@ -50,7 +50,7 @@ const TO: u32 = days_from_civil(1996, 12, 31);
 
 /// Raw rows: o_year, the nation's revenue, all revenue (10^-4); by year.
 pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
-    let region = super::q02::region_nations(s, &p.region)?;
+    let region = super::by_key(super::region_nations(s, &p.region)?);
     let nation = super::q07::nations_named(s, std::slice::from_ref(&p.nation))?;
     let custs = scan_all(
         s,

@@ -1,7 +1,7 @@
 //! Q9, the product type profit measure query (clause 2.4.9): the profit on parts whose
 //! name holds a colour, by supplier nation and year.
 
-use super::{i64c, scan_all, strc, text, u32c, Sql};
+use super::{i64c, scan_all, strc, u32c, Sql};
 use crate::tpch::gen::P_NAME_WORDS;
 use crate::tpch::schema::*;
 use api::{Result, Session, Worker};
@@ -43,20 +43,7 @@ pub fn plan<W: Worker>(s: &mut Session<W>, p: &Params) -> Result<Vec<Row>> {
         |r| vec![Datum::Int(u32c(r, offset_of!(Part, p_partkey)))],
     )?;
     let pk = super::ids(&parts, 0);
-    let nations: HashMap<i64, Datum> = scan_all(
-        s,
-        NATION,
-        |_| true,
-        |r| {
-            vec![
-                Datum::Int(u32c(r, offset_of!(Nation, n_nationkey))),
-                text(r, offset_of!(Nation, n_name), 25),
-            ]
-        },
-    )?
-    .into_iter()
-    .map(|r| (r[0].int(), r[1].clone()))
-    .collect();
+    let nations = super::by_key(super::nations(s, |_| true)?);
     // s_suppkey -> s_nationkey
     let supps: HashMap<i64, i64> = scan_all(
         s,
