@@ -3,7 +3,8 @@
 //! [`Row`]s (vectors of typed [`Datum`]s): a [`scan`] pulls rows out of an engine's scan
 //! through `api::Session`, with the predicate and the projection applied inside the
 //! scan's callback (so rejected rows are never copied out); [`hash_join`],
-//! [`hash_aggregate`], [`sort`] and [`top_n`] combine them; [`Expr`] computes over
+//! [`hash_aggregate`], [`sort`] and [`top_n`] combine them; [`scan_aggregate`] folds a
+//! scan's kept rows into a hash aggregation inside the scan, materializing none; [`Expr`] computes over
 //! typed columns.
 //!
 //! Decimals are `Int`s in units of 10^-scale (cents for TPC-H's DECIMAL(15,2)); a plan
@@ -16,4 +17,7 @@ pub mod expr;
 pub mod ops;
 
 pub use expr::{Datum, Expr, Row};
-pub use ops::{hash_aggregate, hash_join, scan, sort, top_n, Agg, SortKey};
+pub use ops::{
+    hash_aggregate, hash_join, scan, scan_aggregate, scan_each, sort, top_n, Agg, Aggregator,
+    SortKey,
+};

@@ -1,5 +1,6 @@
 //! The operators: scan, hash join, hash aggregation, sort, top-N. Each takes and gives
-//! materialized rows; a plan is a function calling them in order.
+//! materialized rows, except [`scan_each`] and [`scan_aggregate`], which fold rows as
+//! the engine's scan passes them; a plan is a function calling them in order.
 
 use crate::expr::{Datum, Expr, Row};
 use api::{Dir, IndexId, Reader, Result};
@@ -9,7 +10,6 @@ use std::ops::Bound;
 
 /// Rows of `index` in `lo..hi` that `keep` accepts, as `project` makes them; the
 /// predicate and projection run inside the engine's scan callback, on the row bytes.
-/// Over `dyn Reader`: a plan is compiled once for every engine.
 pub fn scan(
     s: &mut dyn Reader,
     index: IndexId,
@@ -19,13 +19,53 @@ pub fn scan(
     project: impl Fn(&[u8]) -> Row,
 ) -> Result<Vec<Row>> {
     let mut out = Vec::new();
-    s.scan(index, lo, hi, Dir::Forward, usize::MAX, &mut |_, r| {
+    scan_each(s, index, lo, hi, |r| {
         if keep(r) {
             out.push(project(r));
         }
-        true
     })?;
     Ok(out)
+}
+
+/// Hand each row of `index` in `lo..hi` to `f`, inside the engine's scan callback:
+/// nothing is copied out unless `f` keeps it (a consumer folding rows as they pass).
+pub fn scan_each(
+    s: &mut dyn Reader,
+    index: IndexId,
+    lo: Bound<&[u8]>,
+    hi: Bound<&[u8]>,
+    mut f: impl FnMut(&[u8]),
+) -> Result<()> {
+    s.scan(index, lo, hi, Dir::Forward, usize::MAX, &mut |_, r| {
+        f(r);
+        true
+    })?;
+    Ok(())
+}
+
+/// [`scan`] then [`hash_aggregate`] grouped by the projection's first `group` columns,
+/// without materializing the scanned rows: each kept row is projected and folded into
+/// its group inside the engine's scan callback, then dropped. The same rows as the
+/// two steps give.
+#[allow(clippy::too_many_arguments)] // a scan's four and an aggregation's three
+pub fn scan_aggregate(
+    s: &mut dyn Reader,
+    index: IndexId,
+    lo: Bound<&[u8]>,
+    hi: Bound<&[u8]>,
+    keep: impl Fn(&[u8]) -> bool,
+    project: impl Fn(&[u8]) -> Row,
+    group: usize,
+    aggs: &[Agg],
+) -> Result<Vec<Row>> {
+    let mut a = Aggregator::new(group, aggs);
+    scan_each(s, index, lo, hi, |r| {
+        if keep(r) {
+            let row = project(r);
+            a.add(&row[..group], &row);
+        }
+    })?;
+    Ok(a.finish())
 }
 
 /// Inner equi-join: for each probe row, each build row with equal key columns, output
@@ -111,35 +151,73 @@ fn width(aggs: &[Agg]) -> usize {
         .sum()
 }
 
+/// A hash aggregation fed one row at a time ([`hash_aggregate`] over a batch,
+/// [`scan_aggregate`] inside a scan): groups in the order they first appear.
+#[derive(Debug)]
+pub struct Aggregator<'a> {
+    aggs: &'a [Agg],
+    group: usize,
+    width: usize,
+    index: HashMap<Vec<Datum>, usize>,
+    out: Vec<(Row, Vec<Datum>)>,
+}
+
+impl<'a> Aggregator<'a> {
+    /// An aggregation of `aggs` over groups of `group` key columns.
+    pub fn new(group: usize, aggs: &'a [Agg]) -> Aggregator<'a> {
+        Aggregator {
+            aggs,
+            group,
+            width: width(aggs),
+            index: HashMap::new(),
+            out: Vec::new(),
+        }
+    }
+
+    /// Fold row `r` into the group `key` (a key is copied only when its group is new).
+    pub fn add(&mut self, key: &[Datum], r: &[Datum]) {
+        debug_assert_eq!(key.len(), self.group, "a group key of the wrong width");
+        let (i, first) = match self.index.get(key) {
+            Some(&i) => (i, false),
+            None => {
+                self.index.insert(key.to_vec(), self.out.len());
+                self.out
+                    .push((key.to_vec(), vec![Datum::Int(0); self.width]));
+                (self.out.len() - 1, true)
+            }
+        };
+        fold(&mut self.out[i].1, self.aggs, r, first);
+    }
+
+    /// The groups' rows: key columns, then the aggregates. No key columns: one row,
+    /// even for no input (sums and counts 0, min/max `Int(0)`).
+    pub fn finish(mut self) -> Vec<Row> {
+        if self.group == 0 && self.out.is_empty() {
+            self.out.push((Vec::new(), vec![Datum::Int(0); self.width]));
+        }
+        self.out
+            .into_iter()
+            .map(|(mut k, a)| {
+                k.extend(a);
+                k
+            })
+            .collect()
+    }
+}
+
 /// Group `rows` by the `group` columns and compute `aggs` per group: output rows are
 /// the group's columns followed by the aggregates (`SumCount`: two columns), in the
 /// order groups first appear. No group columns: one row, even for no input (then
 /// sums and counts are 0 and min/max are `Int(0)`, as a plan must know).
 pub fn hash_aggregate(rows: &[Row], group: &[usize], aggs: &[Agg]) -> Vec<Row> {
-    let w = width(aggs);
-    let mut index: HashMap<Vec<Datum>, usize> = HashMap::new();
-    let mut out: Vec<(Row, Vec<Datum>)> = Vec::new();
+    let mut a = Aggregator::new(group.len(), aggs);
+    let mut key = Vec::with_capacity(group.len());
     for r in rows {
-        let key: Vec<Datum> = group.iter().map(|&c| r[c].clone()).collect();
-        let (i, first) = match index.get(&key) {
-            Some(&i) => (i, false),
-            None => {
-                index.insert(key.clone(), out.len());
-                out.push((key, vec![Datum::Int(0); w]));
-                (out.len() - 1, true)
-            }
-        };
-        fold(&mut out[i].1, aggs, r, first);
+        key.clear();
+        key.extend(group.iter().map(|&c| r[c].clone()));
+        a.add(&key, r);
     }
-    if group.is_empty() && out.is_empty() {
-        out.push((Vec::new(), vec![Datum::Int(0); w]));
-    }
-    out.into_iter()
-        .map(|(mut k, a)| {
-            k.extend(a);
-            k
-        })
-        .collect()
+    a.finish()
 }
 
 /// A sort key: a column, ascending or not.

@@ -4,7 +4,7 @@
 
 use api::{Engine, EngineOptions, IndexKind, Schema, Session, TableDef, TableId};
 use engine_serial::SerialEngine;
-use exec::{hash_aggregate, hash_join, scan, sort, Agg, Datum, Expr, SortKey};
+use exec::{hash_aggregate, hash_join, scan, scan_aggregate, sort, Agg, Datum, Expr, SortKey};
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -56,4 +56,51 @@ fn a_plan_over_two_tables_agrees_with_a_naive_computation() {
         .map(|g| vec![Datum::Int(g), Datum::Int(5 * g * 3), Datum::Int(5)])
         .collect();
     assert_eq!(agg, want);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// `scan_aggregate` (rows folded inside the engine's scan, none materialized) gives
+    /// the rows of the materializing path, `scan` then `hash_aggregate`, for any data,
+    /// predicate and grouping width.
+    #[test]
+    fn scan_aggregate_equals_scan_then_hash_aggregate(
+        rows in proptest::collection::vec((0u32..6, 0u32..100, 0u32..3), 0..60),
+        cut in 0u32..100,
+        group in 0usize..3,
+    ) {
+        let mut schema = Schema::new();
+        let t = schema.add(TableDef::new("t", 12, IndexKind::BTree, 100));
+        let e = SerialEngine::open(Arc::new(schema), &EngineOptions::default()).unwrap();
+        let mut s = Session::new(e.worker(0));
+        s.begin(0).unwrap();
+        for (i, (g, v, h)) in rows.iter().enumerate() {
+            let row = [g.to_le_bytes(), v.to_le_bytes(), h.to_le_bytes()].concat();
+            s.insert(t, &key(i as u32), &row).unwrap();
+        }
+        let at = |r: &[u8], o: usize| i64::from(u32::from_le_bytes(r[o..o + 4].try_into().unwrap()));
+        let keep = |r: &[u8]| at(r, 4) >= i64::from(cut);
+        // (g, "h" as a string, v): grouped by the first `group` columns.
+        let project = |r: &[u8]| {
+            vec![
+                Datum::Int(at(r, 0)),
+                Datum::Str(at(r, 8).to_string().into_bytes()),
+                Datum::Int(at(r, 4)),
+            ]
+        };
+        let aggs = [
+            Agg::Sum(Expr::col(2)),
+            Agg::Count,
+            Agg::Min(Expr::col(1)),
+            Agg::Max(Expr::col(2)),
+            Agg::SumCount(Expr::col(0)),
+        ];
+        let (lo, hi) = (Bound::Unbounded, Bound::Unbounded);
+        let got = scan_aggregate(&mut s, t.primary(), lo, hi, keep, project, group, &aggs).unwrap();
+        let rows = scan(&mut s, t.primary(), lo, hi, keep, project).unwrap();
+        s.commit().unwrap();
+        let cols: Vec<usize> = (0..group).collect();
+        proptest::prop_assert_eq!(got, hash_aggregate(&rows, &cols, &aggs));
+    }
 }

@@ -116,9 +116,13 @@ pub fn notes(times: &[Timed], sf: f64) -> Vec<String> {
         list(&ran),
         secs.iter().sum::<f64>()
     ));
+    let queries = if missing.is_empty() {
+        String::new()
+    } else {
+        format!("queries {} and ", list(&missing))
+    };
     out.push(format!(
-        "power (partial: {} and both refresh functions missing): {:.1} = 3600 x SF {sf} / geometric mean",
-        if missing.is_empty() { "no query".to_string() } else { format!("queries {}", list(&missing)) },
+        "power (partial: {queries}both refresh functions missing): {:.1} = 3600 x SF {sf} / geometric mean",
         3600.0 * sf / gm
     ));
     out

@@ -1,11 +1,11 @@
 //! Q1, the pricing summary report (clause 2.4.1): line items shipped up to DELTA days
 //! before 1998-12-01, summed by return flag and line status.
 
-use super::{i64c, revenue, scan_all, strc, to_cents, u32c, Sql};
+use super::{i64c, revenue, strc, to_cents, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::{Lineitem, LINEITEM};
 use api::{Reader, Result};
-use exec::{hash_aggregate, sort, Agg, Datum, Expr, Row, SortKey};
+use exec::{sort, Agg, Datum, Expr, Row, SortKey};
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +34,7 @@ impl Params {
 /// sum(charge) (10^-6), sum(discount), count.
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let cut = i64::from(p.cutoff());
-    let lines = scan_all(
+    let mut g = super::scan_agg(
         s,
         LINEITEM,
         |r| u32c(r, offset_of!(Lineitem, l_shipdate)) <= cut,
@@ -52,10 +52,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
                 Datum::Int(disc),
             ]
         },
-    )?;
-    let mut g = hash_aggregate(
-        &lines,
-        &[0, 1],
+        2,
         &[
             Agg::Sum(Expr::col(2)),
             Agg::Sum(Expr::col(3)),
@@ -64,7 +61,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
             Agg::Sum(Expr::col(6)),
             Agg::Count,
         ],
-    );
+    )?;
     sort(
         &mut g,
         &[SortKey { col: 0, asc: true }, SortKey { col: 1, asc: true }],

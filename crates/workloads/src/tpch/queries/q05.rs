@@ -2,7 +2,7 @@
 //! over a year, from line items whose customer and supplier share the nation.
 
 use super::ids;
-use super::{i64c, jan1, lit, pick, scan_all, strc, text, u32c, Sql};
+use super::{i64c, jan1, lit, pick, scan_all, u32c, Sql};
 use crate::tpch::gen::REGIONS;
 use crate::tpch::schema::*;
 use api::{Reader, Result};
@@ -36,26 +36,8 @@ impl Params {
 /// Raw rows: n_name, revenue (10^-4); revenue descending (ties by name).
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 12)));
-    let name = p.region.as_bytes();
-    let region = scan_all(
-        s,
-        REGION,
-        |r| strc(r, offset_of!(Region, r_name), 25) == name,
-        |r| vec![Datum::Int(u32c(r, offset_of!(Region, r_regionkey)))],
-    )?;
-    let rk = ids(&region, 0);
     // (n_nationkey, n_name)
-    let nations = scan_all(
-        s,
-        NATION,
-        |r| rk.contains(&u32c(r, offset_of!(Nation, n_regionkey))),
-        |r| {
-            vec![
-                Datum::Int(u32c(r, offset_of!(Nation, n_nationkey))),
-                text(r, offset_of!(Nation, n_name), 25),
-            ]
-        },
-    )?;
+    let nations = super::region_nations(s, &p.region)?;
     let nk = ids(&nations, 0);
     // (c_custkey, c_nationkey)
     let custs = scan_all(

@@ -1,10 +1,10 @@
 //! Q6, the forecasting revenue change (clause 2.4.6): the revenue a discount band of a
 //! year's small line items brought.
 
-use super::{i64c, jan1, scan_all, u32c, Sql};
+use super::{i64c, jan1, u32c, Sql};
 use crate::tpch::schema::{Lineitem, LINEITEM};
 use api::{Reader, Result};
-use exec::{hash_aggregate, Agg, Datum, Expr, Row};
+use exec::{Agg, Datum, Expr, Row};
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,7 +43,7 @@ impl Params {
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(p.end()));
     let (dlo, dhi, qty) = (p.discount - 1, p.discount + 1, p.quantity * 100);
-    let lines = scan_all(
+    super::scan_agg(
         s,
         LINEITEM,
         |r| {
@@ -59,12 +59,9 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
                 Datum::Int(i64c(r, offset_of!(Lineitem, l_discount))),
             ]
         },
-    )?;
-    Ok(hash_aggregate(
-        &lines,
-        &[],
+        0,
         &[Agg::Sum(Expr::col(0) * Expr::col(1))],
-    ))
+    )
 }
 
 pub fn sql(q: Sql, p: &Params) -> String {

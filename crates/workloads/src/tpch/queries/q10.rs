@@ -78,17 +78,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         },
     )?;
     // (n_nationkey, n_name)
-    let nations = scan_all(
-        s,
-        NATION,
-        |_| true,
-        |r| {
-            vec![
-                Datum::Int(u32c(r, offset_of!(Nation, n_nationkey))),
-                text(r, offset_of!(Nation, n_name), 25),
-            ]
-        },
-    )?;
+    let nations = super::nations(s, |_| true)?;
     // top (2) ++ customer (7) ++ nation (2), in the top's order.
     let tc = hash_join(&custs, &[0], &top, &[0]);
     let all = hash_join(&nations, &[0], &tc, &[5]);

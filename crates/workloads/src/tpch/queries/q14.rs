@@ -5,7 +5,7 @@ use super::{scan_all, strc, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::{Lineitem, Part, LINEITEM, PART};
 use api::{Reader, Result};
-use exec::{hash_aggregate, hash_join, Agg, Datum, Expr, Row};
+use exec::{Agg, Datum, Expr, Row};
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,42 +31,29 @@ impl Params {
 /// Raw row: the promotional revenue and all revenue (10^-4).
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 1)));
-    // (l_partkey, revenue)
-    let lines = scan_all(
+    // The promotional parts' keys (a fifth of PART), then the month's line items folded
+    // into the two sums inside LINEITEM's scan.
+    let promo = scan_all(
+        s,
+        PART,
+        |r| strc(r, offset_of!(Part, p_type), 25).starts_with(b"PROMO"),
+        |r| vec![Datum::Int(u32c(r, offset_of!(Part, p_partkey)))],
+    )?;
+    let promo = super::ids(&promo, 0);
+    super::scan_agg(
         s,
         LINEITEM,
         |r| (lo..hi).contains(&u32c(r, offset_of!(Lineitem, l_shipdate))),
         |r| {
-            vec![
-                Datum::Int(u32c(r, offset_of!(Lineitem, l_partkey))),
-                super::line_revenue(r),
-            ]
+            let is = promo.contains(&u32c(r, offset_of!(Lineitem, l_partkey)));
+            vec![Datum::Int(i64::from(is)), super::line_revenue(r)]
         },
-    )?;
-    let pk = super::ids(&lines, 0);
-    // (p_partkey, promo 0/1)
-    let parts = scan_all(
-        s,
-        PART,
-        |r| pk.contains(&u32c(r, offset_of!(Part, p_partkey))),
-        |r| {
-            let promo = strc(r, offset_of!(Part, p_type), 25).starts_with(b"PROMO");
-            vec![
-                Datum::Int(u32c(r, offset_of!(Part, p_partkey))),
-                Datum::Int(i64::from(promo)),
-            ]
-        },
-    )?;
-    // (l_partkey, revenue, p_partkey, promo)
-    let joined = hash_join(&parts, &[0], &lines, &[0]);
-    Ok(hash_aggregate(
-        &joined,
-        &[],
+        0,
         &[
-            Agg::Sum(Expr::col(1) * Expr::col(3)),
+            Agg::Sum(Expr::col(1) * Expr::col(0)),
             Agg::Sum(Expr::col(1)),
         ],
-    ))
+    )
 }
 
 pub fn sql(q: Sql, p: &Params) -> String {

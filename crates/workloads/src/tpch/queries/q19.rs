@@ -4,7 +4,7 @@
 use super::{i64c, lit, scan_all, strc, u32c, Sql};
 use crate::tpch::schema::{Lineitem, Part, LINEITEM, PART};
 use api::{Reader, Result};
-use exec::{hash_aggregate, hash_join, Agg, Datum, Expr, Row};
+use exec::{Agg, Datum, Expr, Row};
 use std::collections::HashMap;
 use std::mem::offset_of;
 
@@ -90,8 +90,9 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         .iter()
         .map(|q| (q * 100, (q + 10) * 100))
         .collect();
-    // (l_partkey, revenue): the quantity range of the part's class.
-    let lines = scan_all(
+    // The revenue of the line items in their part's class's quantity range, summed
+    // inside LINEITEM's scan.
+    super::scan_agg(
         s,
         LINEITEM,
         |r| {
@@ -107,15 +108,10 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
                 )
                 && strc(r, offset_of!(Lineitem, l_shipinstruct), 25) == b"DELIVER IN PERSON"
         },
-        |r| {
-            vec![
-                Datum::Int(u32c(r, offset_of!(Lineitem, l_partkey))),
-                super::line_revenue(r),
-            ]
-        },
-    )?;
-    let joined = hash_join(&parts, &[0], &lines, &[0]);
-    Ok(hash_aggregate(&joined, &[], &[Agg::Sum(Expr::col(1))]))
+        |r| vec![super::line_revenue(r)],
+        0,
+        &[Agg::Sum(Expr::col(0))],
+    )
 }
 
 pub fn sql(q: Sql, p: &Params) -> String {

@@ -5,25 +5,15 @@
 
 use super::{strc, u32c};
 use crate::tpch::schema::{Nation, NATION};
-use api::{Dir, Reader, Result, TableId};
+use api::{Reader, Result, TableId};
 use exec::Row;
 use std::mem::offset_of;
 use std::ops::Bound;
 
-/// Call `f` on every row of `table` (a full scan of its primary index).
-pub(super) fn each(s: &mut dyn Reader, table: TableId, mut f: impl FnMut(&[u8])) -> Result<()> {
-    s.scan(
-        table.primary(),
-        Bound::Unbounded,
-        Bound::Unbounded,
-        Dir::Forward,
-        usize::MAX,
-        &mut |_, r| {
-            f(r);
-            true
-        },
-    )?;
-    Ok(())
+/// Call `f` on every row of `table` (a full scan of its primary index, the rows handed
+/// over inside the engine's scan: `exec::scan_each`).
+pub(super) fn each(s: &mut dyn Reader, table: TableId, f: impl FnMut(&[u8])) -> Result<()> {
+    exec::scan_each(s, table.primary(), Bound::Unbounded, Bound::Unbounded, f)
 }
 
 /// The key of the nation named `name` (`None`: no such nation).
