@@ -527,6 +527,9 @@ pub struct SqliteWorker<'e> {
     adds: Vec<((TableId, usize, bool), std::sync::Arc<str>)>,
 }
 
+/// An add's column, statement and parameters ([`SqliteWorker::add_statement`]).
+type AddStatement = (usize, std::sync::Arc<str>, Vec<Value>);
+
 impl SqliteWorker<'_> {
     fn conn(&self) -> Result<&Connection> {
         self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))
@@ -623,7 +626,7 @@ impl SqliteWorker<'_> {
         key: &[u8],
         at: usize,
         delta: i64,
-    ) -> Result<Option<(usize, std::sync::Arc<str>, Vec<Value>)>> {
+    ) -> Result<Option<AddStatement>> {
         let map = self.map(table)?;
         let Some(col) = map.add_col(at) else {
             return Ok(None);

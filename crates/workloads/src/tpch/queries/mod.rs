@@ -527,114 +527,127 @@ mod tests {
             for n in IMPLEMENTED {
                 let q = Query::draw(n, seed).unwrap();
                 assert_eq!(q.number(), n);
-                match q {
-                    Query::Q1(p) => assert!((60..=120).contains(&p.delta)),
-                    Query::Q2(p) => {
-                        assert!((1..=50).contains(&p.size));
-                        assert!(crate::tpch::gen::TYPE_S3.contains(&p.type_.as_str()));
-                        assert!(crate::tpch::gen::REGIONS.contains(&p.region.as_str()));
-                    }
-                    Query::Q3(p) => {
-                        assert!(SEGMENTS_OK.contains(&p.segment.as_str()));
-                        assert!(date_string(p.date).starts_with("1995-03-"));
-                    }
-                    Query::Q4(p) => {
-                        let (y, m, d) = civil_from_days(p.date);
-                        assert_eq!(d, 1);
-                        assert!((1993 * 12..=1997 * 12 + 9).contains(&(y * 12 + m as i32 - 1)));
-                    }
-                    Query::Q5(p) => {
-                        assert!(crate::tpch::gen::REGIONS.contains(&p.region.as_str()));
-                        assert!((1993..=1997).contains(&civil_from_days(p.date).0));
-                        assert_eq!(civil_from_days(p.date).1, 1);
-                    }
-                    Query::Q6(p) => {
-                        assert!((2..=9).contains(&p.discount));
-                        assert!((24..=25).contains(&p.quantity));
-                        assert!(date_string(p.date).ends_with("-01-01"));
-                    }
-                    Query::Q7(p) => {
-                        assert_ne!(p.nations[0], p.nations[1]);
-                        for n in &p.nations {
-                            assert!(NATIONS.iter().any(|x| x.0 == n));
-                        }
-                    }
-                    Query::Q8(p) => {
-                        let n = NATIONS.iter().find(|x| x.0 == p.nation).unwrap();
-                        assert_eq!(crate::tpch::gen::REGIONS[n.1 as usize], p.region);
-                        let t: Vec<&str> = p.type_.split(' ').collect();
-                        assert!(crate::tpch::gen::TYPE_S1.contains(&t[0]));
-                        assert!(crate::tpch::gen::TYPE_S2.contains(&t[1]));
-                        assert!(crate::tpch::gen::TYPE_S3.contains(&t[2]) && t.len() == 3);
-                    }
-                    Query::Q9(p) => {
-                        assert!(crate::tpch::gen::P_NAME_WORDS.contains(&p.color.as_str()));
-                    }
-                    Query::Q10(p) => {
-                        let (y, m, d) = civil_from_days(p.date);
-                        assert_eq!(d, 1);
-                        assert!((1993 * 12 + 1..=1995 * 12).contains(&(y * 12 + m as i32 - 1)));
-                    }
-                    Query::Q11(p) => assert!(NATIONS.iter().any(|x| x.0 == p.nation)),
-                    Query::Q12(p) => assert_ne!(p.modes[0], p.modes[1]),
-                    Query::Q13(p) => {
-                        assert!(["special", "pending", "unusual", "express"]
-                            .contains(&p.word1.as_str()));
-                        assert!(["packages", "requests", "accounts", "deposits"]
-                            .contains(&p.word2.as_str()));
-                    }
-                    Query::Q14(p) => {
-                        let (y, _, d) = civil_from_days(p.date);
-                        assert!(d == 1 && (1993..=1997).contains(&y));
-                    }
-                    Query::Q15(p) => {
-                        let (y, m, d) = civil_from_days(p.date);
-                        assert_eq!(d, 1);
-                        assert!((1993 * 12..=1997 * 12 + 9).contains(&(y * 12 + m as i32 - 1)));
-                    }
-                    Query::Q16(p) => {
-                        assert!(brand_ok(&p.brand));
-                        let (a, b) = p.type_prefix.split_once(' ').unwrap();
-                        assert!(TYPE_S1.contains(&a) && TYPE_S2.contains(&b));
-                        let mut z = p.sizes.to_vec();
-                        z.sort_unstable();
-                        z.dedup();
-                        assert!(z.len() == 8 && z.iter().all(|z| (1..=50).contains(z)));
-                    }
-                    Query::Q17(p) => {
-                        assert!(brand_ok(&p.brand));
-                        let (a, b) = p.container.split_once(' ').unwrap();
-                        assert!(CONTAINER_S1.contains(&a) && CONTAINER_S2.contains(&b));
-                    }
-                    Query::Q18(p) => assert!((312..=315).contains(&p.quantity)),
-                    Query::Q19(p) => {
-                        assert!((1..=10).contains(&p.quantity[0]));
-                        assert!((10..=20).contains(&p.quantity[1]));
-                        assert!((20..=30).contains(&p.quantity[2]));
-                        for b in &p.brand {
-                            let d = &b.as_bytes()[6..];
-                            assert!(b.starts_with("Brand#") && d.len() == 2);
-                            assert!(d.iter().all(|c| (b'1'..=b'5').contains(c)));
-                        }
-                    }
-                    Query::Q20(p) => {
-                        assert!(P_NAME_WORDS.contains(&p.color.as_str()));
-                        assert!(NATIONS.iter().any(|n| n.0 == p.nation));
-                        let (y, m, d) = civil_from_days(p.date);
-                        assert!((1993..=1997).contains(&y) && m == 1 && d == 1);
-                    }
-                    Query::Q21(p) => assert!(NATIONS.iter().any(|n| n.0 == p.nation)),
-                    Query::Q22(p) => {
-                        let mut c: Vec<u32> = p.codes.iter().map(|c| c.parse().unwrap()).collect();
-                        c.sort_unstable();
-                        c.dedup();
-                        assert!(c.len() == 7 && c.iter().all(|c| (10..=34).contains(c)));
-                    }
-                }
+                assert_in_range(q);
             }
         }
         assert_eq!(Query::draw(23, 0), None);
         assert_eq!(Query::draw(1, 5), Query::draw(1, 5));
+    }
+
+    /// Query `q`'s parameters are within clause 2.4's ranges.
+    fn assert_in_range(q: Query) {
+        match q {
+            Query::Q1(p) => assert!((60..=120).contains(&p.delta)),
+            Query::Q2(p) => {
+                assert!((1..=50).contains(&p.size));
+                assert!(crate::tpch::gen::TYPE_S3.contains(&p.type_.as_str()));
+                assert!(crate::tpch::gen::REGIONS.contains(&p.region.as_str()));
+            }
+            Query::Q3(p) => {
+                assert!(SEGMENTS_OK.contains(&p.segment.as_str()));
+                assert!(date_string(p.date).starts_with("1995-03-"));
+            }
+            Query::Q4(p) => {
+                let (y, m, d) = civil_from_days(p.date);
+                assert_eq!(d, 1);
+                assert!((1993 * 12..=1997 * 12 + 9).contains(&(y * 12 + m as i32 - 1)));
+            }
+            Query::Q5(p) => {
+                assert!(crate::tpch::gen::REGIONS.contains(&p.region.as_str()));
+                assert!((1993..=1997).contains(&civil_from_days(p.date).0));
+                assert_eq!(civil_from_days(p.date).1, 1);
+            }
+            Query::Q6(p) => {
+                assert!((2..=9).contains(&p.discount));
+                assert!((24..=25).contains(&p.quantity));
+                assert!(date_string(p.date).ends_with("-01-01"));
+            }
+            Query::Q7(p) => {
+                assert_ne!(p.nations[0], p.nations[1]);
+                for n in &p.nations {
+                    assert!(NATIONS.iter().any(|x| x.0 == n));
+                }
+            }
+            Query::Q8(p) => {
+                let n = NATIONS.iter().find(|x| x.0 == p.nation).unwrap();
+                assert_eq!(crate::tpch::gen::REGIONS[n.1 as usize], p.region);
+                let t: Vec<&str> = p.type_.split(' ').collect();
+                assert!(crate::tpch::gen::TYPE_S1.contains(&t[0]));
+                assert!(crate::tpch::gen::TYPE_S2.contains(&t[1]));
+                assert!(crate::tpch::gen::TYPE_S3.contains(&t[2]) && t.len() == 3);
+            }
+            Query::Q9(p) => {
+                assert!(crate::tpch::gen::P_NAME_WORDS.contains(&p.color.as_str()));
+            }
+            Query::Q10(p) => {
+                let (y, m, d) = civil_from_days(p.date);
+                assert_eq!(d, 1);
+                assert!((1993 * 12 + 1..=1995 * 12).contains(&(y * 12 + m as i32 - 1)));
+            }
+            Query::Q11(p) => assert!(NATIONS.iter().any(|x| x.0 == p.nation)),
+            other => assert_in_range_12_to_22(other),
+        }
+    }
+
+    /// [`assert_in_range`] for queries 12 to 22.
+    fn assert_in_range_12_to_22(q: Query) {
+        match q {
+            Query::Q12(p) => assert_ne!(p.modes[0], p.modes[1]),
+            Query::Q13(p) => {
+                assert!(["special", "pending", "unusual", "express"].contains(&p.word1.as_str()));
+                assert!(
+                    ["packages", "requests", "accounts", "deposits"].contains(&p.word2.as_str())
+                );
+            }
+            Query::Q14(p) => {
+                let (y, _, d) = civil_from_days(p.date);
+                assert!(d == 1 && (1993..=1997).contains(&y));
+            }
+            Query::Q15(p) => {
+                let (y, m, d) = civil_from_days(p.date);
+                assert_eq!(d, 1);
+                assert!((1993 * 12..=1997 * 12 + 9).contains(&(y * 12 + m as i32 - 1)));
+            }
+            Query::Q16(p) => {
+                assert!(brand_ok(&p.brand));
+                let (a, b) = p.type_prefix.split_once(' ').unwrap();
+                assert!(TYPE_S1.contains(&a) && TYPE_S2.contains(&b));
+                let mut z = p.sizes.to_vec();
+                z.sort_unstable();
+                z.dedup();
+                assert!(z.len() == 8 && z.iter().all(|z| (1..=50).contains(z)));
+            }
+            Query::Q17(p) => {
+                assert!(brand_ok(&p.brand));
+                let (a, b) = p.container.split_once(' ').unwrap();
+                assert!(CONTAINER_S1.contains(&a) && CONTAINER_S2.contains(&b));
+            }
+            Query::Q18(p) => assert!((312..=315).contains(&p.quantity)),
+            Query::Q19(p) => {
+                assert!((1..=10).contains(&p.quantity[0]));
+                assert!((10..=20).contains(&p.quantity[1]));
+                assert!((20..=30).contains(&p.quantity[2]));
+                for b in &p.brand {
+                    let d = &b.as_bytes()[6..];
+                    assert!(b.starts_with("Brand#") && d.len() == 2);
+                    assert!(d.iter().all(|c| (b'1'..=b'5').contains(c)));
+                }
+            }
+            Query::Q20(p) => {
+                assert!(P_NAME_WORDS.contains(&p.color.as_str()));
+                assert!(NATIONS.iter().any(|n| n.0 == p.nation));
+                let (y, m, d) = civil_from_days(p.date);
+                assert!((1993..=1997).contains(&y) && m == 1 && d == 1);
+            }
+            Query::Q21(p) => assert!(NATIONS.iter().any(|n| n.0 == p.nation)),
+            Query::Q22(p) => {
+                let mut c: Vec<u32> = p.codes.iter().map(|c| c.parse().unwrap()).collect();
+                c.sort_unstable();
+                c.dedup();
+                assert!(c.len() == 7 && c.iter().all(|c| (10..=34).contains(c)));
+            }
+            other => unreachable!("{other:?}: queries 1 to 11 are assert_in_range's"),
+        }
     }
 
     const SEGMENTS_OK: [&str; 5] = crate::tpch::gen::SEGMENTS;
@@ -644,5 +657,4 @@ mod tests {
         let d = &b.as_bytes()[6..];
         b.starts_with("Brand#") && d.len() == 2 && d.iter().all(|c| (b'1'..=b'5').contains(c))
     }
-    use crate::tpch::gen::NATIONS;
 }
