@@ -594,10 +594,10 @@ impl<W: Worker> Drop for Session<W> {
 
 /// What a read-only query plan asks of a session, as a trait object: a plan written
 /// against `&mut dyn Reader` is compiled once and runs on every engine, where one
-/// written against `Session<W>` is compiled again for each engine's worker type (TPC-H's
-/// plans: scans of whole tables, where a call through a
-/// pointer per operation costs nothing next to the rows; issue 39, the build's cost).
-/// The engine calls the row callback through `dyn` in either case ([`Worker::scan`]).
+/// written against `Session<W>` is compiled again for each engine's worker type. For
+/// TPC-H's plans (scans of whole tables) a call through a pointer per operation costs
+/// nothing next to the rows, and the engine calls the row callback through `dyn` in
+/// either case ([`Worker::scan`]); the build is smaller (issue 39).
 pub trait Reader {
     /// [`Session::scan`].
     fn scan(

@@ -1,11 +1,12 @@
 //! A small query executor over the transactional API (issue 42): hand-written plans run
 //! the same way on every engine design. Operators work on materialized batches of
 //! [`Row`]s (vectors of typed [`Datum`]s): a [`scan`] pulls rows out of an engine's scan
-//! through `api::Session`, with the predicate and the projection applied inside the
-//! scan's callback (so rejected rows are never copied out); [`hash_join`],
-//! [`hash_aggregate`], [`sort`] and [`top_n`] combine them; [`scan_aggregate`] folds a
-//! scan's kept rows into a hash aggregation inside the scan, materializing none; [`Expr`] computes over
-//! typed columns.
+//! through `api::Reader` (every `Session` is one: the operators are compiled once for
+//! every engine), with the predicate and the projection applied inside the scan's
+//! callback (so rejected rows are never copied out); [`hash_join`], [`hash_aggregate`],
+//! [`sort`] and [`top_n`] combine them; [`scan_aggregate`] folds a scan's kept rows into
+//! a hash aggregation inside the scan, materializing none; [`Expr`] computes over typed
+//! columns.
 //!
 //! Decimals are `Int`s in units of 10^-scale (cents for TPC-H's DECIMAL(15,2)); a plan
 //! keeps track of each expression's scale itself.
