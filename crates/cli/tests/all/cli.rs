@@ -112,11 +112,13 @@ fn bad_input_gives_one_line_and_exit_code_2() {
             "--db",
             "/nonexistent",
         ],
-        // A query out of range, one not implemented, a list for --query, more than one
-        // stream, a count of transactions (the power run counts its queries).
+        // A query out of range (alone and in a list), one named twice, a list for
+        // --query, more than one stream, a count of transactions (the power run counts
+        // its queries).
         &["run", "tpch", "--query", "23"],
         &["run", "tpch", "--query", "0"],
-        &["run", "tpch", "--queries", "1,2"],
+        &["run", "tpch", "--queries", "1,23"],
+        &["run", "tpch", "--queries", "6,6"],
         &["run", "tpch", "--query", "1,6"],
         &["run", "tpch", "--threads", "2"],
         &["run", "tpch", "--txns", "5"],

@@ -52,205 +52,98 @@ pub const STREAM0: [u32; 22] = [
     14, 2, 9, 20, 6, 17, 18, 8, 21, 13, 3, 22, 16, 4, 11, 15, 1, 10, 19, 5, 7, 12,
 ];
 
-/// One query with its substitution parameters.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Query {
-    Q1(q01::Params),
-    Q2(q02::Params),
-    Q3(q03::Params),
-    Q4(q04::Params),
-    Q5(q05::Params),
-    Q6(q06::Params),
-    Q7(q07::Params),
-    Q8(q08::Params),
-    Q9(q09::Params),
-    Q10(q10::Params),
-    Q11(q11::Params),
-    Q12(q12::Params),
-    Q13(q13::Params),
-    Q14(q14::Params),
-    Q15(q15::Params),
-    Q16(q16::Params),
-    Q17(q17::Params),
-    Q18(q18::Params),
-    Q19(q19::Params),
-    Q20(q20::Params),
-    Q21(q21::Params),
-    Q22(q22::Params),
+/// The query types and their dispatch to the query modules, from one list: number,
+/// variant, module, and whether the module rounds its raw rows (`finish`) or they are
+/// the answer as they are (`raw`).
+macro_rules! queries {
+    ($($n:literal $q:ident $m:ident $f:ident;)*) => {
+        /// One query with its substitution parameters.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Query {
+            $($q($m::Params),)*
+        }
+
+        impl Query {
+            /// Query `n` with parameters drawn per clause 2.4 from `seed` (each query its
+            /// own stream of it); `None` when there is no query `n`.
+            pub fn draw(n: u32, seed: u64) -> Option<Query> {
+                let r = &mut crate::util::rng_for(seed, u64::from(n));
+                Some(match n {
+                    $($n => Query::$q($m::Params::draw(r)),)*
+                    _ => return None,
+                })
+            }
+
+            /// Query `n` with the validation parameters of clause 2.4.
+            pub fn validation(n: u32) -> Option<Query> {
+                Some(match n {
+                    $($n => Query::$q($m::Params::validation()),)*
+                    _ => return None,
+                })
+            }
+
+            pub fn number(&self) -> u32 {
+                match self {
+                    $(Query::$q(_) => $n,)*
+                }
+            }
+
+            /// The raw rows by the plan over the transactional API.
+            fn plan(&self, s: &mut dyn Reader) -> Result<Vec<Row>> {
+                match self {
+                    $(Query::$q(p) => $m::plan(s, p),)*
+                }
+            }
+
+            /// The SQL text giving the same raw rows as the plan.
+            pub fn sql(&self, d: SqlDialect) -> String {
+                match self {
+                    $(Query::$q(p) => $m::sql(Sql(d), p),)*
+                }
+            }
+
+            /// The answer from the raw rows, the plan's and the SQL text's alike.
+            fn finish(&self, raw: Vec<Row>) -> Vec<Row> {
+                match self {
+                    $(Query::$q(_) => queries!(@finish $m $f raw),)*
+                }
+            }
+        }
+    };
+    (@finish $m:ident finish $raw:ident) => {
+        $m::finish($raw)
+    };
+    (@finish $m:ident raw $raw:ident) => {
+        $raw
+    };
+}
+
+queries! {
+    1 Q1 q01 finish;
+    2 Q2 q02 raw;
+    3 Q3 q03 finish;
+    4 Q4 q04 raw;
+    5 Q5 q05 finish;
+    6 Q6 q06 finish;
+    7 Q7 q07 finish;
+    8 Q8 q08 finish;
+    9 Q9 q09 finish;
+    10 Q10 q10 finish;
+    11 Q11 q11 raw;
+    12 Q12 q12 raw;
+    13 Q13 q13 raw;
+    14 Q14 q14 finish;
+    15 Q15 q15 finish;
+    16 Q16 q16 raw;
+    17 Q17 q17 finish;
+    18 Q18 q18 raw;
+    19 Q19 q19 finish;
+    20 Q20 q20 raw;
+    21 Q21 q21 raw;
+    22 Q22 q22 raw;
 }
 
 impl Query {
-    /// Query `n` with parameters drawn per clause 2.4 from `seed` (each query its own
-    /// stream of it); `None` when `n` is not implemented.
-    pub fn draw(n: u32, seed: u64) -> Option<Query> {
-        let r = &mut crate::util::rng_for(seed, u64::from(n));
-        Some(match n {
-            1 => Query::Q1(q01::Params::draw(r)),
-            2 => Query::Q2(q02::Params::draw(r)),
-            3 => Query::Q3(q03::Params::draw(r)),
-            4 => Query::Q4(q04::Params::draw(r)),
-            5 => Query::Q5(q05::Params::draw(r)),
-            6 => Query::Q6(q06::Params::draw(r)),
-            7 => Query::Q7(q07::Params::draw(r)),
-            8 => Query::Q8(q08::Params::draw(r)),
-            9 => Query::Q9(q09::Params::draw(r)),
-            10 => Query::Q10(q10::Params::draw(r)),
-            11 => Query::Q11(q11::Params::draw(r)),
-            12 => Query::Q12(q12::Params::draw(r)),
-            13 => Query::Q13(q13::Params::draw(r)),
-            14 => Query::Q14(q14::Params::draw(r)),
-            15 => Query::Q15(q15::Params::draw(r)),
-            16 => Query::Q16(q16::Params::draw(r)),
-            17 => Query::Q17(q17::Params::draw(r)),
-            18 => Query::Q18(q18::Params::draw(r)),
-            19 => Query::Q19(q19::Params::draw(r)),
-            20 => Query::Q20(q20::Params::draw(r)),
-            21 => Query::Q21(q21::Params::draw(r)),
-            22 => Query::Q22(q22::Params::draw(r)),
-            _ => return None,
-        })
-    }
-
-    /// Query `n` with the validation parameters of clause 2.4.
-    pub fn validation(n: u32) -> Option<Query> {
-        Some(match n {
-            1 => Query::Q1(q01::Params::validation()),
-            2 => Query::Q2(q02::Params::validation()),
-            3 => Query::Q3(q03::Params::validation()),
-            4 => Query::Q4(q04::Params::validation()),
-            5 => Query::Q5(q05::Params::validation()),
-            6 => Query::Q6(q06::Params::validation()),
-            7 => Query::Q7(q07::Params::validation()),
-            8 => Query::Q8(q08::Params::validation()),
-            9 => Query::Q9(q09::Params::validation()),
-            10 => Query::Q10(q10::Params::validation()),
-            11 => Query::Q11(q11::Params::validation()),
-            12 => Query::Q12(q12::Params::validation()),
-            13 => Query::Q13(q13::Params::validation()),
-            14 => Query::Q14(q14::Params::validation()),
-            15 => Query::Q15(q15::Params::validation()),
-            16 => Query::Q16(q16::Params::validation()),
-            17 => Query::Q17(q17::Params::validation()),
-            18 => Query::Q18(q18::Params::validation()),
-            19 => Query::Q19(q19::Params::validation()),
-            20 => Query::Q20(q20::Params::validation()),
-            21 => Query::Q21(q21::Params::validation()),
-            22 => Query::Q22(q22::Params::validation()),
-            _ => return None,
-        })
-    }
-
-    pub fn number(&self) -> u32 {
-        match self {
-            Query::Q1(_) => 1,
-            Query::Q2(_) => 2,
-            Query::Q3(_) => 3,
-            Query::Q4(_) => 4,
-            Query::Q5(_) => 5,
-            Query::Q6(_) => 6,
-            Query::Q7(_) => 7,
-            Query::Q8(_) => 8,
-            Query::Q9(_) => 9,
-            Query::Q10(_) => 10,
-            Query::Q11(_) => 11,
-            Query::Q12(_) => 12,
-            Query::Q13(_) => 13,
-            Query::Q14(_) => 14,
-            Query::Q15(_) => 15,
-            Query::Q16(_) => 16,
-            Query::Q17(_) => 17,
-            Query::Q18(_) => 18,
-            Query::Q19(_) => 19,
-            Query::Q20(_) => 20,
-            Query::Q21(_) => 21,
-            Query::Q22(_) => 22,
-        }
-    }
-
-    /// The raw rows by the plan over the transactional API.
-    fn plan(&self, s: &mut dyn Reader) -> Result<Vec<Row>> {
-        match self {
-            Query::Q1(p) => q01::plan(s, p),
-            Query::Q2(p) => q02::plan(s, p),
-            Query::Q3(p) => q03::plan(s, p),
-            Query::Q4(p) => q04::plan(s, p),
-            Query::Q5(p) => q05::plan(s, p),
-            Query::Q6(p) => q06::plan(s, p),
-            Query::Q7(p) => q07::plan(s, p),
-            Query::Q8(p) => q08::plan(s, p),
-            Query::Q9(p) => q09::plan(s, p),
-            Query::Q10(p) => q10::plan(s, p),
-            Query::Q11(p) => q11::plan(s, p),
-            Query::Q12(p) => q12::plan(s, p),
-            Query::Q13(p) => q13::plan(s, p),
-            Query::Q14(p) => q14::plan(s, p),
-            Query::Q15(p) => q15::plan(s, p),
-            Query::Q16(p) => q16::plan(s, p),
-            Query::Q17(p) => q17::plan(s, p),
-            Query::Q18(p) => q18::plan(s, p),
-            Query::Q19(p) => q19::plan(s, p),
-            Query::Q20(p) => q20::plan(s, p),
-            Query::Q21(p) => q21::plan(s, p),
-            Query::Q22(p) => q22::plan(s, p),
-        }
-    }
-
-    /// The SQL text giving the same raw rows as the plan.
-    pub fn sql(&self, d: SqlDialect) -> String {
-        let q = Sql(d);
-        match self {
-            Query::Q1(p) => q01::sql(q, p),
-            Query::Q2(p) => q02::sql(q, p),
-            Query::Q3(p) => q03::sql(q, p),
-            Query::Q4(p) => q04::sql(q, p),
-            Query::Q5(p) => q05::sql(q, p),
-            Query::Q6(p) => q06::sql(q, p),
-            Query::Q7(p) => q07::sql(q, p),
-            Query::Q8(p) => q08::sql(q, p),
-            Query::Q9(p) => q09::sql(q, p),
-            Query::Q10(p) => q10::sql(q, p),
-            Query::Q11(p) => q11::sql(q, p),
-            Query::Q12(p) => q12::sql(q, p),
-            Query::Q13(p) => q13::sql(q, p),
-            Query::Q14(p) => q14::sql(q, p),
-            Query::Q15(p) => q15::sql(q, p),
-            Query::Q16(p) => q16::sql(q, p),
-            Query::Q17(p) => q17::sql(q, p),
-            Query::Q18(p) => q18::sql(q, p),
-            Query::Q19(p) => q19::sql(q, p),
-            Query::Q20(p) => q20::sql(q, p),
-            Query::Q21(p) => q21::sql(q, p),
-            Query::Q22(p) => q22::sql(q, p),
-        }
-    }
-
-    fn finish(&self, raw: Vec<Row>) -> Vec<Row> {
-        match self {
-            Query::Q1(_) => q01::finish(raw),
-            Query::Q2(_) => raw,
-            Query::Q3(_) => q03::finish(raw),
-            Query::Q4(_) => raw,
-            Query::Q5(_) => q05::finish(raw),
-            Query::Q6(_) => q06::finish(raw),
-            Query::Q7(_) => q07::finish(raw),
-            Query::Q8(_) => q08::finish(raw),
-            Query::Q9(_) => q09::finish(raw),
-            Query::Q10(_) => q10::finish(raw),
-            Query::Q11(_) => raw,
-            Query::Q12(_) => raw,
-            Query::Q13(_) => raw,
-            Query::Q14(_) => q14::finish(raw),
-            Query::Q15(_) => q15::finish(raw),
-            Query::Q16(_) => raw,
-            Query::Q17(_) => q17::finish(raw),
-            Query::Q18(_) => raw,
-            Query::Q19(_) => q19::finish(raw),
-            Query::Q20(_) => raw,
-            Query::Q21(_) => raw,
-            Query::Q22(_) => raw,
-        }
-    }
-
     /// The answer, inside the caller's transaction: the SQL text on an engine that
     /// runs SQL ([`Reader::sql_dialect`]), the plan on any other. (A `Session` is a
     /// `Reader`: the plans are compiled once for every engine.)
