@@ -559,8 +559,13 @@ impl<W: Worker> Session<W> {
         }
     }
 
-    /// Like [`Session::run`], retrying conflict aborts (at most `max_tries` times) after
-    /// `rt`'s back-off (the one policy: the driver's run loop uses it too).
+    /// Like [`Session::run`], retrying conflict aborts after `rt`'s back-off (the one
+    /// policy: the driver's run loop uses it too): given up after `max_tries` tries and
+    /// at least [`RETRY_FLOOR`] of retrying. The floor is for a loaded machine: the
+    /// transaction in the way may be off its core for milliseconds, longer than the
+    /// back-off of `max_tries` tries lasts (a TPC-H load's two threads on the disk
+    /// engine gave up so in a full test suite, 2026-11-29); past the tries, each retry
+    /// sleeps a millisecond.
     pub fn run_retry<R>(
         &mut self,
         txn_type: u32,
@@ -569,16 +574,23 @@ impl<W: Worker> Session<W> {
     ) -> Result<R> {
         // Salted by the session's address: concurrent sessions back off differently.
         let mut backoff = rt::Backoff::new(self as *const Self as u64 ^ txn_type as u64);
+        let start = std::time::Instant::now();
+        let mut tries = 0usize;
         loop {
             match self.run(txn_type, &mut body) {
                 Err(Error::Conflict(why)) => {
-                    if backoff.tries() as usize + 1 >= max_tries {
-                        return Err(Error::fatal(format!(
-                            "transaction still conflicting after {} tries ({why})",
-                            backoff.tries() + 1
-                        )));
+                    tries += 1;
+                    if tries >= max_tries {
+                        if start.elapsed() >= RETRY_FLOOR {
+                            return Err(Error::fatal(format!(
+                                "transaction still conflicting after {tries} tries in {:.1} s ({why})",
+                                start.elapsed().as_secs_f64()
+                            )));
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    } else {
+                        backoff.wait();
                     }
-                    backoff.wait();
                 }
                 r => return r,
             }
@@ -591,6 +603,10 @@ impl<W: Worker> Drop for Session<W> {
         self.abort();
     }
 }
+
+/// The least time [`Session::run_retry`] retries a conflicting transaction before it
+/// gives up.
+pub const RETRY_FLOOR: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What a read-only query plan asks of a session, as a trait object: a plan written
 /// against `&mut dyn Reader` is compiled once and runs on every engine, where one
