@@ -1,6 +1,7 @@
 //! Q13, the customer distribution query (clause 2.4.13): how many customers have how
 //! many orders, not counting orders whose comment mentions WORD1 then WORD2.
 
+use super::sets::contains_in_order;
 use super::{pick, strc, u32c, Sql};
 use crate::tpch::schema::*;
 use api::{Reader, Result};
@@ -32,16 +33,6 @@ impl Params {
     }
 }
 
-/// Where `needle` first occurs in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
-}
-
-/// `s LIKE '%a%b%'`: `a`, then `b` after it (the first `a` leaves the most room).
-fn mentions(s: &[u8], a: &[u8], b: &[u8]) -> bool {
-    find(s, a).is_some_and(|i| find(&s[i + a.len()..], b).is_some())
-}
-
 /// Raw rows: c_count, custdist; custdist descending, then c_count descending.
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (a, b) = (p.word1.as_bytes(), p.word2.as_bytes());
@@ -53,7 +44,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         std::ops::Bound::Unbounded,
         std::ops::Bound::Unbounded,
         |r| {
-            if !mentions(strc(r, offset_of!(Orders, o_comment), 79), a, b) {
+            if !contains_in_order(strc(r, offset_of!(Orders, o_comment), 79), a, b) {
                 *orders
                     .entry(u32c(r, offset_of!(Orders, o_custkey)))
                     .or_default() += 1;
@@ -90,17 +81,4 @@ pub fn sql(q: Sql, p: &Params) -> String {
          GROUP BY c_count ORDER BY custdist DESC, c_count DESC",
         q.like("o_comment", &format!("%{}%{}%", p.word1, p.word2)),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn mentions_is_like_with_two_wildcards() {
-        let m = |s: &str| super::mentions(s.as_bytes(), b"special", b"requests");
-        assert!(m("a special x requests"));
-        assert!(m("specialrequests"));
-        assert!(!m("requests special"));
-        assert!(!m("specialrequest"));
-        assert!(m("requests special special requests"));
-    }
 }

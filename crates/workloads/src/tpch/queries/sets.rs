@@ -34,7 +34,8 @@ pub(super) fn columns(rows: Vec<Row>, cols: &[usize]) -> Vec<Row> {
         .collect()
 }
 
-/// `s LIKE '%a%b%'`: `a` occurs, and `b` after the end of it.
+/// `s LIKE '%a%b%'`: `a` occurs, and `b` after the end of it (the first `a` leaves the
+/// most room).
 pub(super) fn contains_in_order(s: &[u8], a: &[u8], b: &[u8]) -> bool {
     let find = |h: &[u8], n: &[u8]| h.windows(n.len()).position(|w| w == n);
     match find(s, a) {
@@ -56,5 +57,10 @@ mod tests {
         assert!(!t("customer Complaints"));
         assert!(!t("CustomComplaints"));
         assert!(t("Complaints Customer Complaints"));
+        // Q13's `o_comment NOT LIKE '%special%requests%'`.
+        let m = |s: &str| contains_in_order(s.as_bytes(), b"special", b"requests");
+        assert!(m("a special x requests") && m("specialrequests"));
+        assert!(!m("requests special") && !m("specialrequest"));
+        assert!(m("requests special special requests"));
     }
 }
