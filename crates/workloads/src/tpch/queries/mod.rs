@@ -224,6 +224,20 @@ fn nations(s: &mut dyn Reader, keep: impl Fn(&[u8]) -> bool) -> Result<Vec<Row>>
     })
 }
 
+/// The keys of the nations named in `names` -> their N_NAME.
+fn nations_named(
+    s: &mut dyn Reader,
+    names: &[String],
+) -> Result<std::collections::HashMap<i64, Datum>> {
+    use super::schema::Nation;
+    use std::mem::offset_of;
+    let rows = nations(s, |r| {
+        let n = strc(r, offset_of!(Nation, n_name), 25);
+        names.iter().any(|x| x.as_bytes() == n)
+    })?;
+    Ok(by_key(rows))
+}
+
 /// The (n_nationkey, n_name) rows of the nations of region `name`.
 fn region_nations(s: &mut dyn Reader, name: &str) -> Result<Vec<Row>> {
     use super::schema::{Nation, Region, REGION};

@@ -1,7 +1,7 @@
 //! Q7, the volume shipping query (clause 2.4.7): the revenue of goods shipped in 1995
 //! and 1996 between two nations, each way, by year.
 
-use super::{i64c, lit, scan_all, strc, u32c, Sql};
+use super::{i64c, lit, scan_all, u32c, Sql};
 use crate::tpch::gen::{days_from_civil, NATIONS};
 use crate::tpch::schema::*;
 use api::{Reader, Result};
@@ -36,18 +36,9 @@ impl Params {
 const FROM: u32 = days_from_civil(1995, 1, 1);
 const TO: u32 = days_from_civil(1996, 12, 31);
 
-/// The keys of the nations named in `names` -> their N_NAME.
-pub(super) fn nations_named(s: &mut dyn Reader, names: &[String]) -> Result<HashMap<i64, Datum>> {
-    let rows = super::nations(s, |r| {
-        let n = strc(r, offset_of!(Nation, n_name), 25);
-        names.iter().any(|x| x.as_bytes() == n)
-    })?;
-    Ok(super::by_key(rows))
-}
-
 /// Raw rows: supp_nation, cust_nation, l_year, revenue (10^-4); by the first three.
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
-    let nations = nations_named(s, &p.nations)?;
+    let nations = super::nations_named(s, &p.nations)?;
     let key_to =
         |k: usize, n: usize| move |r: &[u8]| vec![Datum::Int(u32c(r, k)), Datum::Int(u32c(r, n))];
     let as_map = |rows: Vec<Row>| -> HashMap<i64, i64> {

@@ -51,7 +51,7 @@ const TO: u32 = days_from_civil(1996, 12, 31);
 /// Raw rows: o_year, the nation's revenue, all revenue (10^-4); by year.
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let region = super::by_key(super::region_nations(s, &p.region)?);
-    let nation = super::q07::nations_named(s, std::slice::from_ref(&p.nation))?;
+    let nation = super::nations_named(s, std::slice::from_ref(&p.nation))?;
     let custs = scan_all(
         s,
         CUSTOMER,

@@ -35,7 +35,7 @@ impl Params {
 
 /// Raw rows: ps_partkey, value (cents); value descending (ties by part key).
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
-    let nation = super::q07::nations_named(s, std::slice::from_ref(&p.nation))?;
+    let nation = super::nations_named(s, std::slice::from_ref(&p.nation))?;
     let (mut ours, mut suppliers) = (HashSet::new(), 0i64);
     exec::scan_each(
         s,

@@ -38,19 +38,13 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (a, b) = (p.word1.as_bytes(), p.word2.as_bytes());
     // o_custkey -> the number of its orders that count.
     let mut orders: HashMap<i64, i64> = HashMap::new();
-    exec::scan_each(
-        s,
-        ORDERS.primary(),
-        std::ops::Bound::Unbounded,
-        std::ops::Bound::Unbounded,
-        |r| {
-            if !contains_in_order(strc(r, offset_of!(Orders, o_comment), 79), a, b) {
-                *orders
-                    .entry(u32c(r, offset_of!(Orders, o_custkey)))
-                    .or_default() += 1;
-            }
-        },
-    )?;
+    super::sets::each(s, ORDERS, |r| {
+        if !contains_in_order(strc(r, offset_of!(Orders, o_comment), 79), a, b) {
+            *orders
+                .entry(u32c(r, offset_of!(Orders, o_custkey)))
+                .or_default() += 1;
+        }
+    })?;
     // Every customer (the outer join), by its count.
     let mut g = super::scan_agg(
         s,

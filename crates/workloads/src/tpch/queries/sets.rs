@@ -3,11 +3,8 @@
 //! `Vec` per row would cost more than the row's use), a nation's key by name, a
 //! projection of rows, and `LIKE '%a%b%'`.
 
-use super::{strc, u32c};
-use crate::tpch::schema::{Nation, NATION};
 use api::{Reader, Result, TableId};
 use exec::Row;
-use std::mem::offset_of;
 use std::ops::Bound;
 
 /// Call `f` on every row of `table` (a full scan of its primary index, the rows handed
@@ -18,13 +15,8 @@ pub(super) fn each(s: &mut dyn Reader, table: TableId, f: impl FnMut(&[u8])) -> 
 
 /// The key of the nation named `name` (`None`: no such nation).
 pub(super) fn nation_key(s: &mut dyn Reader, name: &str) -> Result<Option<i64>> {
-    let mut key = None;
-    each(s, NATION, |r| {
-        if strc(r, offset_of!(Nation, n_name), 25) == name.as_bytes() {
-            key = Some(u32c(r, offset_of!(Nation, n_nationkey)));
-        }
-    })?;
-    Ok(key)
+    let named = super::nations_named(s, std::slice::from_ref(&name.to_string()))?;
+    Ok(named.into_keys().next())
 }
 
 /// Each row's columns `cols`, in that order (a projection after a join).
