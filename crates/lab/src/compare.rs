@@ -261,7 +261,7 @@ fn settings(v: &Value) -> BTreeMap<String, String> {
     }
     if let Some(a) = v.get("child_args").and_then(Value::as_array) {
         let words: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
-        out.insert("run".into(), words.join(" "));
+        run_options(&words, &mut out);
     }
     // Circumstances that differ between any two runs say nothing.
     out.retain(|k, _| {
@@ -271,6 +271,20 @@ fn settings(v: &Value) -> BTreeMap<String, String> {
         )
     });
     out
+}
+
+/// A traced run's command line (`simulate`'s `child_args`: command, workload, then
+/// options) as one setting per option, so the option that differs is the one shown
+/// (`run --engine: memory, disk`), not a middle cut out of two long command lines.
+fn run_options(words: &[&str], out: &mut BTreeMap<String, String>) {
+    let mut w = words.iter().skip(1).peekable();
+    if let Some(workload) = w.next_if(|x| !x.starts_with("--")) {
+        out.insert("run workload".into(), (*workload).to_string());
+    }
+    while let Some(opt) = w.next() {
+        let value = w.next_if(|x| !x.starts_with("--")).map_or("on", |x| x);
+        out.insert(format!("run {opt}"), value.to_string());
+    }
 }
 
 /// One setting that differs between the two reports.
@@ -295,6 +309,9 @@ pub struct Comparison {
 fn change(r: &Row) -> f64 {
     match (r.a, r.b) {
         (Some(a), Some(b)) if a == b => 0.0,
+        // A zero on one side only (a component the other run never entered) says
+        // nothing the missing side does not.
+        (Some(x), None) | (None, Some(x)) if x == 0.0 => 0.0,
         (Some(a), Some(b)) if a != 0.0 && b != 0.0 && (a > 0.0) == (b > 0.0) => (b / a).ln().abs(),
         _ => f64::INFINITY,
     }
@@ -399,12 +416,15 @@ fn table(o: &mut String, title: &str, rows: &[Row], w: usize) {
     );
     for r in rows {
         let q = r.ratio().map_or("-".into(), |x| format!("{x:.3}"));
+        // Every figure of a simulation report is under `simulation.`: the prefix would
+        // only push the names' distinguishing middle out of the column.
+        let name = r.figure.strip_prefix("simulation.").unwrap_or(&r.figure);
         *o += &format!(
             "  {:<w2$}  {:>NUM_W$}  {:>NUM_W$}  {q:>8}\n",
             if w == NAME_W {
-                fit(&r.figure, w - 2)
+                fit(name, w - 2)
             } else {
-                r.figure.clone()
+                name.to_string()
             },
             num(r.a),
             num(r.b),
@@ -642,5 +662,33 @@ mod tests {
         assert_eq!(c.settings[0].name, "simulation.config.l1i.size");
         // Settings are not figures.
         assert!(c.rest.iter().all(|r| !r.figure.contains("config")));
+    }
+
+    #[test]
+    fn a_traced_run_s_differing_option_is_named_and_zeros_on_one_side_are_not_changes() {
+        let sim = |engine: &str, component: &str| {
+            json!({"child_args": ["run", "micro", "--columns", "long", "--engine", engine,
+                                  "--threads", "1", "--txns", "202000", "--no-check",
+                                  "--trace-measured"],
+                   "simulation": {"instructions_per_txn": 1000.0,
+                   "by_component": [{"operation": null, "component": component,
+                                     "stall_cycles": 0, "instructions": 0},
+                                    {"operation": null, "component": "btree",
+                                     "stall_cycles": 10, "instructions": 10}]}})
+        };
+        let c = arrange(&sim("memory", "record"), &sim("disk", "bpool"));
+        let names: Vec<&str> = c.settings.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["run --engine"], "{:?}", c.settings);
+        let text = to_text(&c, "s1", "s2", false);
+        assert!(text.contains("memory") && text.contains("disk"), "{text}");
+        assert!(!text.contains("simulation.by_component"), "{text}");
+        assert!(
+            c.rest
+                .iter()
+                .filter(|r| r.figure.contains("[record]") || r.figure.contains("[bpool]"))
+                .all(|r| change(r) == 0.0),
+            "{:?}",
+            c.rest
+        );
     }
 }

@@ -3,6 +3,15 @@
 //! cachesim), and check it against what the programs did and against cachegrind.
 //! Every test prints "SKIPPED: <reason>" and returns when valgrind is not usable.
 
+/// A skipped test's one line, written past the test harness's capture (which hides
+/// what a passing test prints with `println!`), so the run's output shows every skip.
+macro_rules! skipped {
+    ($($a:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: {}", format_args!($($a)*));
+    }};
+}
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -141,7 +150,7 @@ fn setup() -> Option<TracerSetup> {
         Ok(s) => Some(s),
         Err(e) => {
             // CI has valgrind; a machine without it cannot run these tests.
-            eprintln!("SKIPPED: {e}");
+            skipped!("{e}");
             None
         }
     }
@@ -240,7 +249,7 @@ fn markers(recs: &[Rec]) -> Vec<(u8, u32)> {
 fn whole_program_instruction_count_matches_cachegrind() {
     let Some(setup) = setup() else { return };
     let Some(prog) = tracer::test_program() else {
-        eprintln!("SKIPPED: the C test program was not built (see the build warnings)");
+        skipped!("the C test program was not built (see the build warnings)");
         return;
     };
     let (recs, stdout) = trace(&setup, prog, &[], true);
@@ -327,7 +336,7 @@ fn check_symbol_traced(recs: &[Rec], program: &str, symbol: &str) {
     let nm = match Command::new("nm").args(["-S", "-C", program]).output() {
         Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
         _ => {
-            eprintln!("SKIPPED (symbol check): nm is not available");
+            skipped!("(symbol check) nm is not available");
             return;
         }
     };
@@ -599,7 +608,7 @@ fn nothing_is_recorded_without_trace_start() {
 fn helper_and_inline_records_give_the_same_stream() {
     let Some(setup) = setup() else { return };
     let Some(prog) = tracer::test_program() else {
-        eprintln!("SKIPPED: the C test program was not built (see the build warnings)");
+        skipped!("the C test program was not built (see the build warnings)");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -26,7 +26,7 @@ fn password_logins_md5_and_scram() {
     let server = match pgserver::PgServer::start(&pgserver::PgOptions::default()) {
         Ok(s) => s,
         Err(e) => {
-            println!("SKIPPED: PostgreSQL cannot be started here: {e}");
+            skipped!("PostgreSQL cannot be started here: {e}");
             return;
         }
     };

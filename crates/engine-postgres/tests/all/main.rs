@@ -3,6 +3,15 @@
 //! once per file (issue 39, the test build's cost). `cargo test -p engine_postgres --test all
 //! MODULE::` runs one module's tests.
 
+/// A skipped test's one line, written past the test harness's capture (which hides
+/// what a passing test prints with `println!`), so the run's output shows every skip.
+macro_rules! skipped {
+    ($($a:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: {}", format_args!($($a)*));
+    }};
+}
+
 mod auth;
 mod conninfo;
 mod postgres;

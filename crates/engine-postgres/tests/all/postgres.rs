@@ -17,7 +17,7 @@ fn server() -> Option<pgserver::PgServer> {
     match pgserver::PgServer::start(&pgserver::PgOptions::default()) {
         Ok(s) => Some(s),
         Err(e) => {
-            println!("SKIPPED: PostgreSQL cannot be started here: {e}");
+            skipped!("PostgreSQL cannot be started here: {e}");
             None
         }
     }
@@ -184,7 +184,7 @@ fn run_kits(own: &PostgresOptions) {
 #[test]
 fn postgres_engine_starts_its_own_server() {
     if pgserver::find_bindir().is_none() {
-        println!("SKIPPED: no PostgreSQL installed (the other test installs it)");
+        skipped!("no PostgreSQL installed (the other test installs it)");
         return;
     }
     let wl = Tpcb::new(
@@ -200,7 +200,7 @@ fn postgres_engine_starts_its_own_server() {
     let e = match PostgresEngine::open(schema.clone(), &EngineOptions::default()) {
         Ok(e) => e,
         Err(err) => {
-            println!("SKIPPED: PostgreSQL cannot be started here: {err}");
+            skipped!("PostgreSQL cannot be started here: {err}");
             return;
         }
     };
@@ -240,7 +240,7 @@ fn postgres_engine_starts_its_own_server() {
 #[test]
 fn tpch_loads_and_checks_on_postgres() {
     if pgserver::find_bindir().is_none() {
-        println!("SKIPPED: no PostgreSQL installed (the other test installs it)");
+        skipped!("no PostgreSQL installed (the other test installs it)");
         return;
     }
     let wl = Tpch::new(TpchConfig::default()).unwrap();

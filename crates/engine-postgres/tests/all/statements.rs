@@ -21,7 +21,7 @@ fn server() -> Option<pgserver::PgServer> {
     match pgserver::PgServer::start(&pgserver::PgOptions::default()) {
         Ok(s) => Some(s),
         Err(e) => {
-            println!("SKIPPED: PostgreSQL cannot be started here: {e}");
+            skipped!("PostgreSQL cannot be started here: {e}");
             None
         }
     }

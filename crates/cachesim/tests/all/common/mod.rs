@@ -1,6 +1,15 @@
 //! Test-side helpers: run valgrind's lackey and convert its text trace into records.
 #![allow(dead_code)]
 
+/// A skipped test's one line, written past the test harness's capture (which hides
+/// what a passing test prints with `println!`), so the run's output shows every skip.
+macro_rules! skipped {
+    ($($a:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "SKIPPED: {}", format_args!($($a)*));
+    }};
+}
+
 use cachesim::trace::Record;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,7 +21,7 @@ pub fn have_valgrind() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        println!("SKIPPED: valgrind not found");
+        skipped!("valgrind not found");
     }
     ok
 }

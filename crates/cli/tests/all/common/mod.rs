@@ -258,7 +258,7 @@ pub fn postgres_installed() -> bool {
         .iter()
         .any(|d| d.join("postgres").exists() && d.join("initdb").exists());
     if !found {
-        println!("SKIPPED: PostgreSQL server binaries not found (run scripts/install-postgres.sh)");
+        skip("PostgreSQL server binaries not found (run scripts/install-postgres.sh)");
     }
     found
 }
