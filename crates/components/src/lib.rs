@@ -23,8 +23,9 @@ pub mod sqlite;
 use std::collections::HashMap;
 
 /// The component tables of the external systems, by engine name: one line per system.
-const SYSTEMS: &[(&str, fn() -> Vec<(String, String)>)] =
-    &[("sqlite", sqlite::rules), ("postgres", postgres::rules)];
+/// A system's component rules: (pattern, component) pairs.
+type Rules = fn() -> Vec<(String, String)>;
+const SYSTEMS: &[(&str, Rules)] = &[("sqlite", sqlite::rules), ("postgres", postgres::rules)];
 
 /// The rule table for code run by `engine`: the system's own rules (SQLite's, the
 /// PostgreSQL server's) first, then the default table (oltpscope's own code, which runs

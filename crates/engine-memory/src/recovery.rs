@@ -404,7 +404,9 @@ fn build_secondaries(catalog: &mut Catalog, path: &Path) -> Result<u64> {
             unsafe { Rec::from_u64(v) }.stable_read(row);
         };
         rows += memindex::index::fill_secondaries(&mut t.primary, &t.secondary, t.row_size, &read)
-            .map_err(|()| fatal(storage::valuelog::duplicate_unique_key(path, &t.name)))?;
+            .map_err(|memindex::index::DuplicateKey| {
+                fatal(storage::valuelog::duplicate_unique_key(path, &t.name))
+            })?;
     }
     Ok(rows)
 }

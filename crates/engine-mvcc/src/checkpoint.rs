@@ -107,14 +107,13 @@ impl vc::Rows for Versions {
     }
 }
 
+/// What `scan_table` passes each (key, commit timestamp, row) to.
+type PutFn<'a> = dyn FnMut(&[u8], u64, &[u8]) -> Result<(), String> + 'a;
+
 /// Pass every key's newest committed version of `t` that is not a tombstone (key,
 /// commit timestamp, row) to `put`, reading while transactions run. `Ok(false)`:
 /// stopped.
-fn scan_table(
-    t: &Table,
-    stop: &AtomicBool,
-    put: &mut dyn FnMut(&[u8], u64, &[u8]) -> Result<(), String>,
-) -> Result<bool, String> {
+fn scan_table(t: &Table, stop: &AtomicBool, put: &mut PutFn<'_>) -> Result<bool, String> {
     let mut one = |key: &[u8], v: u64| -> Result<(), String> {
         // SAFETY: reached from the index under the scan's pin: objects and versions are
         // freed only through the epoch.

@@ -156,7 +156,7 @@ pub fn table_size<K: Keys>(
 
 /// Recovery's last step: insert every row of `primary` into the `secondary` indexes
 /// (empty ones, built from the recovered rows), with `read_row` copying a value's row
-/// into the buffer (`row_size` bytes). Returns the rows visited, or `Err(())` if two
+/// into the buffer (`row_size` bytes). Returns the rows visited, or `DuplicateKey` if two
 /// rows share a key of a unique secondary index (a damaged or foreign log). Single
 /// threaded: no transaction runs yet. Also the mvcc engine's.
 pub fn fill_secondaries<K: Keys>(
@@ -164,7 +164,7 @@ pub fn fill_secondaries<K: Keys>(
     secondary: &[SecIndex<K>],
     row_size: usize,
     read_row: &dyn Fn(u64, &mut [u8]),
-) -> std::result::Result<u64, ()> {
+) -> std::result::Result<u64, DuplicateKey> {
     let g = crossbeam_epoch::pin();
     let mut rows = 0u64;
     let mut row = vec![0u8; row_size];
@@ -195,11 +195,18 @@ pub fn fill_secondaries<K: Keys>(
         Index::Hash(h) => h.for_each_entry(|k, v| visit(k, v)),
     }
     if dup {
-        Err(())
+        Err(DuplicateKey)
     } else {
         Ok(rows)
     }
 }
+
+/// Two recovered rows share a key of a unique secondary index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DuplicateKey;
+
+/// What `scan_index` passes each (key, value) to.
+pub type EntryFn<'a> = dyn FnMut(&[u8], u64) -> Result<(), String> + 'a;
 
 /// Pass every (key, value) of the index `ix` to `one` while transactions run, under a
 /// crossbeam-epoch pin per `CHUNK` entries (so `one` may read what a value points to);
@@ -214,7 +221,7 @@ pub fn scan_index<K: Keys>(
     ix: &Index<K>,
     key_of: &dyn Fn(u64) -> &'static [u8],
     stop: &AtomicBool,
-    one: &mut dyn FnMut(&[u8], u64) -> Result<(), String>,
+    one: &mut EntryFn<'_>,
 ) -> Result<bool, String> {
     match ix {
         Index::BTree(b) => {

@@ -264,7 +264,7 @@ impl Writer {
     }
 
     /// The highest counter of any row so far.
-    pub fn top(&self) -> u64 {
+    pub fn max_counter(&self) -> u64 {
         self.max
     }
 

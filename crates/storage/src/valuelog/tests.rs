@@ -46,8 +46,13 @@ const HDR: Header = Header {
     schema: 9,
 };
 
-/// A block of `recs` (stamp, key, row or None) stating `durable`.
-fn block(durable: u64, recs: &[(u64, &[u8], Option<&[u8]>)]) -> Vec<u8> {
+/// A record of a test block: stamp, key, row (None: a delete).
+type Rec<'a> = (u64, &'a [u8], Option<&'a [u8]>);
+/// A block as the reader handed it out: offset, durable, its records' stamps.
+type ReadBlock = (u64, u64, Vec<u64>);
+
+/// A block of `recs` stating `durable`.
+fn block(durable: u64, recs: &[Rec<'_>]) -> Vec<u8> {
     let mut b = vec![0u8; BLOCK_HEADER_BYTES];
     for (s, k, r) in recs {
         let kind = if r.is_some() { KIND_PUT } else { KIND_DELETE };
@@ -66,7 +71,7 @@ fn log_of(blocks: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Every block the reader hands out (offset, durable, stamps), and its end.
-fn read_all(bytes: &[u8]) -> Result<(Vec<(u64, u64, Vec<u64>)>, LogEnd), String> {
+fn read_all(bytes: &[u8]) -> Result<(Vec<ReadBlock>, LogEnd), String> {
     let sim = SimStorage::new(1);
     sim.write_file(Path::new("/d/v.log"), bytes);
     let f = sim.open(Path::new("/d/v.log"), crate::Open::Read).unwrap();
@@ -191,7 +196,7 @@ fn a_checkpoint_is_whole_or_refused() {
         .take(Some(cut), |w, _| {
             w.put(3, b"a", 0x300, b"1")?;
             w.put(3, b"b", 0x500, b"2")?;
-            assert_eq!(w.top(), 5);
+            assert_eq!(w.max_counter(), 5);
             Ok(Some(5))
         })
         .unwrap()
