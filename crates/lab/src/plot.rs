@@ -955,12 +955,13 @@ fn series_svg(
     Ok(out)
 }
 
+/// A named series of (second, value) points.
+type Series = (String, Vec<(f64, f64)>);
+
 /// The per-second series of `timeseries.csv`: throughput, and p99 latency per
 /// transaction type (`<txn>_p99_us` columns; the aggregate `p99_us` when the file has
 /// none, or only one type).
-fn read_timeseries(
-    path: &Path,
-) -> Result<(Vec<(f64, f64)>, Vec<(String, Vec<(f64, f64)>)>), String> {
+fn read_timeseries(path: &Path) -> Result<(Vec<(f64, f64)>, Vec<Series>), String> {
     let mut rd =
         csv::Reader::from_path(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let h = rd
@@ -983,8 +984,7 @@ fn read_timeseries(
         lat = vec![("all types".into(), cp)];
     }
     let mut tps = Vec::new();
-    let mut p99: Vec<(String, Vec<(f64, f64)>)> =
-        lat.iter().map(|(n, _)| (n.clone(), Vec::new())).collect();
+    let mut p99: Vec<Series> = lat.iter().map(|(n, _)| (n.clone(), Vec::new())).collect();
     for r in rd.records() {
         let r = r.map_err(|e| format!("{}: {e}", path.display()))?;
         let num = |i: usize| r.get(i).and_then(|v| v.parse::<f64>().ok());
