@@ -955,13 +955,15 @@ fn series_svg(
     Ok(out)
 }
 
-/// A named series of (second, value) points.
-type Series = (String, Vec<(f64, f64)>);
+/// (second, value) points.
+type Points = Vec<(f64, f64)>;
+/// A named series of points.
+type Series = (String, Points);
 
 /// The per-second series of `timeseries.csv`: throughput, and p99 latency per
 /// transaction type (`<txn>_p99_us` columns; the aggregate `p99_us` when the file has
 /// none, or only one type).
-fn read_timeseries(path: &Path) -> Result<(Vec<(f64, f64)>, Vec<Series>), String> {
+fn read_timeseries(path: &Path) -> Result<(Points, Vec<Series>), String> {
     let mut rd =
         csv::Reader::from_path(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let h = rd
