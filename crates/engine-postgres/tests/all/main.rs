@@ -4,6 +4,7 @@
 //! MODULE::` runs one module's tests.
 
 mod auth;
+mod chbench;
 mod conninfo;
 mod postgres;
 mod statements;

@@ -19,6 +19,8 @@ pub mod q11;
 pub mod q12;
 pub mod q13;
 pub mod q14;
+pub mod q15;
+pub mod q17;
 pub mod q19;
 
 use api::typed::Value;
@@ -26,7 +28,7 @@ use api::{Reader, Result, SqlDialect};
 use exec::{Datum, Row};
 
 /// The queries that exist, in number order.
-pub const IMPLEMENTED: [u32; 9] = [1, 4, 5, 6, 11, 12, 13, 14, 19];
+pub const IMPLEMENTED: [u32; 11] = [1, 4, 5, 6, 11, 12, 13, 14, 15, 17, 19];
 
 /// Each analytical stream's order: every implemented query in number order, again
 /// and again (the benchmark leaves the order to the driver; BenchBase runs them in
@@ -41,29 +43,7 @@ pub fn stream_order(chosen: Option<&[u32]>) -> Vec<u32> {
 
 /// Parse `--queries 1,6`: numbers in 1..=22, each implemented, none twice.
 pub fn parse_queries(s: &str) -> std::result::Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for part in s.split(',') {
-        let n: u32 = part
-            .trim()
-            .parse()
-            .map_err(|_| format!("query '{part}' is not a number"))?;
-        if !(1..=22).contains(&n) {
-            return Err(format!(
-                "query {n} is out of range: CH-benCHmark has queries 1 to 22"
-            ));
-        }
-        if !IMPLEMENTED.contains(&n) {
-            return Err(format!(
-                "CH-benCHmark query {n} is not implemented yet (implemented: {})",
-                list(&IMPLEMENTED)
-            ));
-        }
-        if out.contains(&n) {
-            return Err(format!("query {n} is named twice"));
-        }
-        out.push(n);
-    }
-    Ok(out)
+    crate::util::parse_query_list(s, "CH-benCHmark", &IMPLEMENTED)
 }
 
 pub fn list(q: &[u32]) -> String {
@@ -105,6 +85,8 @@ fn plan(n: u32, s: &mut dyn Reader) -> Result<Vec<Row>> {
         12 => q12::plan(s),
         13 => q13::plan(s),
         14 => q14::plan(s),
+        15 => q15::plan(s),
+        17 => q17::plan(s),
         19 => q19::plan(s),
         _ => unknown(n),
     }
@@ -122,6 +104,8 @@ pub fn sql(n: u32, d: SqlDialect) -> String {
         12 => q12::sql(q),
         13 => q13::sql(q),
         14 => q14::sql(q),
+        15 => q15::sql(q),
+        17 => q17::sql(q),
         19 => q19::sql(q),
         _ => unknown(n),
     }
@@ -131,6 +115,7 @@ fn finish(n: u32, raw: Vec<Row>) -> Vec<Row> {
     match n {
         1 => q01::finish(raw),
         14 => q14::finish(raw),
+        17 => q17::finish(raw),
         _ => raw,
     }
 }

@@ -47,7 +47,10 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
         .collect();
     exec::sort(
         &mut rows,
-        &[SortKey { col: 1, asc: false }, SortKey { col: 0, asc: false }],
+        &[
+            SortKey { col: 1, asc: false },
+            SortKey { col: 0, asc: false },
+        ],
     );
     Ok(rows)
 }
