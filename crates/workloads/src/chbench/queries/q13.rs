@@ -55,10 +55,17 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-pub fn sql(_q: Sql) -> String {
-    "SELECT c_count, count(*) AS custdist FROM (SELECT c_id, count(o_id) AS c_count \
-     FROM customer LEFT OUTER JOIN \"order\" ON (c_w_id = o_w_id AND c_d_id = o_d_id \
-     AND c_id = o_c_id AND o_carrier_id > 8) GROUP BY c_id) AS c_orders \
-     GROUP BY c_count ORDER BY custdist DESC, c_count DESC"
-        .to_string()
+/// The outer join's right side pre-aggregated per customer (the same counts: a
+/// customer's matching orders counted once each): SQLite otherwise searches ORDER by
+/// (warehouse, district) alone for every customer, 7.4 s against 0.04 s at one
+/// warehouse.
+pub fn sql(q: Sql) -> String {
+    format!(
+        "SELECT c_count, count(*) AS custdist FROM (SELECT c_id, {} AS c_count \
+         FROM customer LEFT OUTER JOIN (SELECT o_w_id, o_d_id, o_c_id, count(*) AS n \
+         FROM \"order\" WHERE o_carrier_id > 8 GROUP BY o_w_id, o_d_id, o_c_id) o \
+         ON (c_w_id = o_w_id AND c_d_id = o_d_id AND c_id = o_c_id) GROUP BY c_id) AS c_orders \
+         GROUP BY c_count ORDER BY custdist DESC, c_count DESC",
+        q.sum("n")
+    )
 }
