@@ -42,10 +42,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 let wl = tpch_power(&a.data, &a.txn)?;
                 run(&wl, &power_opts(&wl, &a.common)?)
             }
-            RunWorkload::Chbench(a) => {
-                let wl = chbench(&a.data, Some((&a.txn, &a.ch)), a.common.threads)?;
-                run(&wl, &hybrid_opts(&wl, &a.common)?)
-            }
+            RunWorkload::Chbench(a) => hybrid(&a.data, &a.txn, &a.ch, &a.common, None),
         },
         Cmd::Profile { workload } => match workload.ok_or_else(|| no_workload("profile"))? {
             RunWorkload::Micro(a) => run_with(
@@ -79,8 +76,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 run_with(&wl, &power_opts(&wl, &a.common.run)?, Some(&a.common))
             }
             RunWorkload::Chbench(a) => {
-                let wl = chbench(&a.data, Some((&a.txn, &a.ch)), a.common.run.threads)?;
-                run_with(&wl, &hybrid_opts(&wl, &a.common.run)?, Some(&a.common))
+                hybrid(&a.data, &a.txn, &a.ch, &a.common.run, Some(&a.common))
             }
         },
         Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {
@@ -381,6 +377,18 @@ fn chbench(
             ch.and_then(|c| c.queries.as_ref()).map(|q| q.0.as_slice()),
         ),
     })
+}
+
+/// `run chbench` (or `profile chbench` with `prof`).
+fn hybrid(
+    d: &TpccData,
+    txn: &TpccTxn,
+    ch: &ChbenchTxn,
+    c: &RunOpts,
+    prof: Option<&ProfOpts>,
+) -> Result<(), String> {
+    let wl = chbench(d, Some((txn, ch)), c.threads)?;
+    run_with(&wl, &hybrid_opts(&wl, c)?, prof)
 }
 
 /// A hybrid run's options: the driver's threads are the TPC-C workers and the
