@@ -531,7 +531,10 @@ fn clap_errors_keep_their_hints_on_one_line() {
         "possible values lost: {err}"
     );
     let (_, _, err) = oltpscope(&["run"]);
-    assert!(err.contains("micro, tpcb, tpcc, tpce, tpch or chbench"), "{err}");
+    assert!(
+        err.contains("micro, tpcb, tpcc, tpce, tpch or chbench"),
+        "{err}"
+    );
     let (_, _, err) = oltpscope(&["simulate"]);
     assert!(err.contains("micro, tpcb, tpcc or tpce"), "{err}");
 }
