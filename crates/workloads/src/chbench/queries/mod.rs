@@ -186,6 +186,26 @@ fn nation_keys_named(s: &mut dyn Reader, name: &str) -> Result<std::collections:
     Ok(out)
 }
 
+/// (key, value) pairs as two-column rows sorted by value descending, then key
+/// (ascending if `key_asc`): the order of Q5's, Q11's and Q13's answers.
+fn pairs(it: impl IntoIterator<Item = (Datum, i64)>, key_asc: bool) -> Vec<Row> {
+    let mut rows: Vec<Row> = it
+        .into_iter()
+        .map(|(k, v)| vec![k, Datum::Int(v)])
+        .collect();
+    exec::sort(
+        &mut rows,
+        &[
+            exec::SortKey { col: 1, asc: false },
+            exec::SortKey {
+                col: 0,
+                asc: key_asc,
+            },
+        ],
+    );
+    rows
+}
+
 /// An order's identity (warehouse, district, order id) as one integer.
 fn order_id(w: i64, d: i64, o: i64) -> i64 {
     (w << 40) | (d << 32) | o

@@ -5,7 +5,7 @@ use super::{i64c, nation_of_state, order_id, since_2007, strc, u32c, Sql};
 use crate::chbench::schema::{Nation, Region, Supplier, NATION, REGION, SUPPLIER};
 use crate::tpcc::schema::{Customer, Order, OrderLine, CUSTOMER, ORDER, ORDER_LINE};
 use api::{Reader, Result};
-use exec::{Datum, Row, SortKey};
+use exec::{Datum, Row};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 use std::ops::Bound::Unbounded;
@@ -64,18 +64,10 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
             *revenue.entry(n).or_default() += i64c(r, offset_of!(OrderLine, ol_amount));
         }
     })?;
-    let mut rows: Vec<Row> = revenue
-        .into_iter()
-        .map(|(n, v)| vec![europe[&n].clone(), Datum::Int(v)])
-        .collect();
-    exec::sort(
-        &mut rows,
-        &[
-            SortKey { col: 1, asc: false },
-            SortKey { col: 0, asc: true },
-        ],
-    );
-    Ok(rows)
+    Ok(super::pairs(
+        revenue.into_iter().map(|(n, v)| (europe[&n].clone(), v)),
+        true,
+    ))
 }
 
 /// The nations of region `name`: key -> N_NAME.

@@ -5,7 +5,7 @@ use super::{nation_keys_named, u32c, Sql};
 use crate::chbench::schema::{Supplier, SUPPLIER};
 use crate::tpcc::schema::{Stock, STOCK};
 use api::{Reader, Result};
-use exec::{Datum, Row, SortKey};
+use exec::{Datum, Row};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 use std::ops::Bound::Unbounded;
@@ -28,19 +28,13 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     })?;
     // HAVING sum > 0.005 x total, exactly: 200 x sum > total.
     let total: i64 = by_item.values().sum();
-    let mut rows: Vec<Row> = by_item
-        .into_iter()
-        .filter(|&(_, c)| 200 * c > total)
-        .map(|(i, c)| vec![Datum::Int(i), Datum::Int(c)])
-        .collect();
-    exec::sort(
-        &mut rows,
-        &[
-            SortKey { col: 1, asc: false },
-            SortKey { col: 0, asc: true },
-        ],
-    );
-    Ok(rows)
+    Ok(super::pairs(
+        by_item
+            .into_iter()
+            .filter(|&(_, c)| 200 * c > total)
+            .map(|(i, c)| (Datum::Int(i), c)),
+        true,
+    ))
 }
 
 pub fn sql(q: Sql) -> String {

@@ -5,7 +5,7 @@
 use super::{u32c, Sql};
 use crate::tpcc::schema::{Customer, Order, CUSTOMER, ORDER};
 use api::{Reader, Result};
-use exec::{Datum, Row, SortKey};
+use exec::{Datum, Row};
 use std::collections::{BTreeSet, HashMap};
 use std::mem::offset_of;
 use std::ops::Bound::Unbounded;
@@ -41,18 +41,10 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     for c in ids {
         *dist.entry(count[&c]).or_default() += 1;
     }
-    let mut rows: Vec<Row> = dist
-        .into_iter()
-        .map(|(c, n)| vec![Datum::Int(c), Datum::Int(n)])
-        .collect();
-    exec::sort(
-        &mut rows,
-        &[
-            SortKey { col: 1, asc: false },
-            SortKey { col: 0, asc: false },
-        ],
-    );
-    Ok(rows)
+    Ok(super::pairs(
+        dist.into_iter().map(|(c, n)| (Datum::Int(c), n)),
+        false,
+    ))
 }
 
 /// The outer join's right side pre-aggregated per customer (the same counts: a
