@@ -137,6 +137,11 @@ pub enum RunWorkload<C: Args> {
     /// TPC-H: a power run, each implemented query once in stream 0's order, timed, with
     /// the geometric mean and a (partial) power figure; one stream, one thread.
     Tpch(TpchRun<C>),
+    /// CH-benCHmark (HTAP): TPC-C's mix on --threads workers beside
+    /// --analytic-streams threads each running the analytical queries in a loop
+    /// (implemented: Q1, Q4, Q5, Q6, Q10, Q11, Q12, Q13, Q14, Q15, Q17, Q19; the others are missing); TPC-C's txn/s and
+    /// the queries per hour side by side, each query's times and staleness.
+    Chbench(ChbenchRun<C>),
 }
 
 impl<C: Args> RunWorkload<C> {
@@ -148,6 +153,7 @@ impl<C: Args> RunWorkload<C> {
             RunWorkload::Tpcc(a) => &a.common,
             RunWorkload::Tpce(a) => &a.common,
             RunWorkload::Tpch(a) => &a.common,
+            RunWorkload::Chbench(a) => &a.common,
         }
     }
 }
@@ -165,6 +171,9 @@ pub enum DataWorkload<C: Args> {
     Tpce(WithData<C, TpceData>),
     /// TPC-H: eight tables at a scale factor, cardinality and invariant checks.
     Tpch(WithData<C, TpchData>),
+    /// CH-benCHmark: TPC-C's nine tables and SUPPLIER, NATION, REGION; TPC-C's
+    /// consistency conditions and the added tables' cardinalities.
+    Chbench(WithData<C, TpccData>),
 }
 
 #[derive(Args, Debug)]
@@ -215,6 +224,18 @@ pub struct TpchRun<C: Args> {
     pub data: TpchData,
     #[command(flatten)]
     pub txn: TpchTxn,
+}
+
+#[derive(Args, Debug)]
+pub struct ChbenchRun<C: Args> {
+    #[command(flatten)]
+    pub common: C,
+    #[command(flatten)]
+    pub data: TpccData,
+    #[command(flatten)]
+    pub txn: TpccTxn,
+    #[command(flatten)]
+    pub ch: ChbenchTxn,
 }
 
 #[derive(Args, Debug)]
@@ -1223,6 +1244,34 @@ pub struct TpchTxn {
     /// Run these queries, e.g. 1,6,3.
     #[arg(long, value_name = "LIST", value_parser = query_list)]
     pub queries: Option<QueryList>,
+}
+
+/// A list of CH-benCHmark query numbers (`--queries 1,6`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChQueryList(pub Vec<u32>);
+
+fn ch_query_list(s: &str) -> Result<ChQueryList, String> {
+    workloads::chbench::queries::parse_queries(s).map(ChQueryList)
+}
+
+/// CH-benCHmark's analytical side (its TPC-C side takes `run tpcc`'s options, and
+/// --threads is the number of TPC-C workers).
+#[derive(Args, Debug, Clone)]
+pub struct ChbenchTxn {
+    /// Analytical streams, 0 to 64: each a thread running the queries one after the
+    /// other in number order, again and again, each query one read-only transaction
+    /// (0: TPC-C alone, the baseline of the hybrid run).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub analytic_streams: u32,
+    /// The queries the streams run, e.g. 1,6 (default: every implemented one:
+    /// 1, 4, 5, 6, 10, 11, 12, 13, 14, 15, 17, 19; not yet implemented: 2, 3, 7-9, 16,
+    /// 18, 20-22).
+    #[arg(long, value_name = "LIST", value_parser = ch_query_list)]
+    pub queries: Option<ChQueryList>,
+    /// Run the analytical streams alone, no TPC-C worker (the baseline of the
+    /// queries; --threads is then not used).
+    #[arg(long)]
+    pub analytics_only: bool,
 }
 
 /// TPC-E's transactions.

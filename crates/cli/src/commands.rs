@@ -6,6 +6,7 @@ use crate::output::{write_results, JsonOut};
 use api::{EngineOptions, IndexKind, LogMode};
 use driver::{RunConfig, Stop};
 use std::io::IsTerminal;
+use workloads::chbench::{ChConfig, Chbench};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
@@ -16,7 +17,7 @@ use workloads::Workload;
 fn no_workload(cmd: &str) -> String {
     // TPC-H's queries run (`run`, `profile`), but are not traced yet.
     let list = if matches!(cmd, "load" | "check" | "run" | "profile") {
-        "micro, tpcb, tpcc, tpce or tpch"
+        "micro, tpcb, tpcc, tpce, tpch or chbench"
     } else {
         "micro, tpcb, tpcc or tpce"
     };
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 let wl = tpch_power(&a.data, &a.txn)?;
                 run(&wl, &power_opts(&wl, &a.common)?)
             }
+            RunWorkload::Chbench(a) => hybrid(&a.data, &a.txn, &a.ch, &a.common, None),
         },
         Cmd::Profile { workload } => match workload.ok_or_else(|| no_workload("profile"))? {
             RunWorkload::Micro(a) => run_with(
@@ -73,6 +75,9 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 let wl = tpch_power(&a.data, &a.txn)?;
                 run_with(&wl, &power_opts(&wl, &a.common.run)?, Some(&a.common))
             }
+            RunWorkload::Chbench(a) => {
+                hybrid(&a.data, &a.txn, &a.ch, &a.common.run, Some(&a.common))
+            }
         },
         Cmd::Load { workload } => match workload.ok_or_else(|| no_workload("load"))? {
             DataWorkload::Micro(a) => load(&micro(&a.data, None)?, &a.common),
@@ -80,6 +85,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             DataWorkload::Tpcc(a) => load(&tpcc(&a.data, None)?, &a.common),
             DataWorkload::Tpce(a) => load(&tpce(&a.data, None)?, &a.common),
             DataWorkload::Tpch(a) => load(&tpch(&a.data)?, &a.common),
+            DataWorkload::Chbench(a) => load(&chbench(&a.data, None, 1)?, &a.common),
         },
         Cmd::Simulate { workload } => {
             let w = workload.ok_or_else(|| no_workload("simulate"))?;
@@ -102,6 +108,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             DataWorkload::Tpcc(a) => check(&tpcc(&a.data, None)?, &a.common),
             DataWorkload::Tpce(a) => check(&tpce(&a.data, None)?, &a.common),
             DataWorkload::Tpch(a) => check(&tpch(&a.data)?, &a.common),
+            DataWorkload::Chbench(a) => check(&chbench(&a.data, None, 1)?, &a.common),
         },
         Cmd::Drop(a) => {
             println!(
@@ -170,6 +177,7 @@ fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
         RunWorkload::Tpcc(a) => a.common.as_ref(),
         RunWorkload::Tpce(a) => a.common.as_ref(),
         RunWorkload::Tpch(a) => a.common.as_ref(),
+        RunWorkload::Chbench(a) => a.common.as_ref(),
     };
     !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1)
 }
@@ -187,6 +195,9 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
         RunWorkload::Tpce(a) => a.common.as_ref().engine,
         RunWorkload::Tpch(_) => {
             return Err("tracing TPC-H's queries is not implemented yet (issue 42): `run tpch` and `profile tpch` run them".into())
+        }
+        RunWorkload::Chbench(_) => {
+            return Err("tracing CH-benCHmark is not implemented yet (issue 42): `run chbench` and `profile chbench` run it".into())
         }
     };
     if engine == EngineName::Postgres && w_steps(w) {
@@ -213,7 +224,7 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
             &a.common
         }
-        RunWorkload::Tpch(_) => unreachable!("refused above"),
+        RunWorkload::Tpch(_) | RunWorkload::Chbench(_) => unreachable!("refused above"),
     };
     Ok((common, crate::spec::workload(w)))
 }
@@ -342,6 +353,65 @@ fn power_opts(wl: &Tpch, c: &RunOpts) -> Result<RunOpts, String> {
     let mut c = c.clone();
     c.txns = Some(wl.cfg.queries.len() as u64);
     c.warmup = 0.0;
+    Ok(c)
+}
+
+/// CH-benCHmark; `txn` None (load, check): the run's settings do not matter.
+/// `threads`: `--threads`, the TPC-C workers (none with `--analytics-only`).
+fn chbench(
+    d: &TpccData,
+    txn: Option<(&TpccTxn, &ChbenchTxn)>,
+    threads: u32,
+) -> Result<Chbench, String> {
+    let tpcc = tpcc(d, txn.map(|t| t.0))?;
+    let ch = txn.map(|t| t.1);
+    Chbench::new(ChConfig {
+        tpcc: tpcc.cfg,
+        tpcc_threads: if ch.is_some_and(|c| c.analytics_only) {
+            0
+        } else {
+            threads as usize
+        },
+        streams: ch.map_or(1, |c| c.analytic_streams as usize),
+        queries: workloads::chbench::queries::stream_order(
+            ch.and_then(|c| c.queries.as_ref()).map(|q| q.0.as_slice()),
+        ),
+    })
+}
+
+/// `run chbench` (or `profile chbench` with `prof`).
+fn hybrid(
+    d: &TpccData,
+    txn: &TpccTxn,
+    ch: &ChbenchTxn,
+    c: &RunOpts,
+    prof: Option<&ProfOpts>,
+) -> Result<(), String> {
+    let wl = chbench(d, Some((txn, ch)), c.threads)?;
+    run_with(&wl, &hybrid_opts(&wl, c)?, prof)
+}
+
+/// A hybrid run's options: the driver's threads are the TPC-C workers and the
+/// analytical streams together (workers are numbered TPC-C's first). Refused: --txns
+/// (a hybrid run is timed), and coroutines, STEPS teams and --interleave, which
+/// number streams otherwise.
+fn hybrid_opts(wl: &Chbench, c: &RunOpts) -> Result<RunOpts, String> {
+    if c.txns.is_some() {
+        return Err("a CH-benCHmark run is timed: --txns is refused (give --duration)".into());
+    }
+    if c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some() || c.interleave > 1 {
+        return Err(
+            "--coroutines, --steps-team and --interleave are not supported by chbench (one stream per thread)"
+                .into(),
+        );
+    }
+    if wl.cfg.tpcc_threads == 0 && (wl.cfg.tpcc.terminal_times || c.rate.is_some()) {
+        return Err(
+            "--analytics-only runs no TPC-C worker: --terminal-times and --rate are refused".into(),
+        );
+    }
+    let mut c = c.clone();
+    c.threads = (wl.cfg.tpcc_threads + wl.cfg.streams) as u32;
     Ok(c)
 }
 

@@ -138,6 +138,7 @@ fn data_workload<C: clap::Args>(w: &DataWorkload<C>) -> Workload {
         DataWorkload::Tpch(a) => Workload::Tpch(runspec::Tpch {
             scale_factor: Some(a.data.scale_factor),
         }),
+        DataWorkload::Chbench(_) => unreachable!("no child command line loads chbench"),
     }
 }
 
@@ -164,6 +165,7 @@ fn back(cli: &Cli) -> RunSpec {
                 DataWorkload::Tpcc(a) => &a.common,
                 DataWorkload::Tpce(a) => &a.common,
                 DataWorkload::Tpch(a) => &a.common,
+                DataWorkload::Chbench(a) => &a.common,
             };
             spec(Command::Load, data_workload(w), load_options(c))
         }
@@ -174,6 +176,7 @@ fn back(cli: &Cli) -> RunSpec {
                 DataWorkload::Tpcc(a) => &a.common,
                 DataWorkload::Tpce(a) => &a.common,
                 DataWorkload::Tpch(a) => &a.common,
+                DataWorkload::Chbench(a) => &a.common,
             };
             spec(Command::Check, data_workload(w), check_options(c))
         }

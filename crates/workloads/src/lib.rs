@@ -1,12 +1,13 @@
 //! Workload kits, written once against the transactional API (`api::Session`) and run
 //! unchanged on every engine design: the micro-benchmark, TPC-B, TPC-C, TPC-E and TPC-H
-//! (its data only, so far).
+//! (its data and queries), and CH-benCHmark (TPC-C beside analytical queries).
 //!
 //! A kit defines its schema, loads its data in parallel, generates each transaction's
 //! inputs up front (so the driver can retry a conflict-aborted transaction with the same
 //! inputs), executes one transaction body, and checks the database's consistency.
 //! Kits never time anything and never print: the driver does.
 
+pub mod chbench;
 pub mod codec;
 pub mod micro;
 pub mod tpcb;
@@ -185,6 +186,18 @@ pub trait Workload: Send + Sync + 'static {
     /// (committed or rolled back by the workload), `counters` the summed counters.
     fn notes(&self, _done: &[u64], _counters: &[(String, u64)]) -> Vec<String> {
         Vec::new()
+    }
+
+    /// [`Workload::notes`] knowing the measured seconds too (a kit reporting rates of
+    /// its own, e.g. CH-benCHmark's queries per hour). The driver calls this one.
+    /// Default: the notes.
+    fn notes_measured(
+        &self,
+        done: &[u64],
+        counters: &[(String, u64)],
+        _measured_s: f64,
+    ) -> Vec<String> {
+        self.notes(done, counters)
     }
 
     /// The workload's consistency conditions, evaluated on a quiescent database.

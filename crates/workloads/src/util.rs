@@ -77,3 +77,37 @@ pub fn load_range<W: Worker>(
     }
     Ok(())
 }
+
+/// Parse a list of query numbers (`--queries 1,6,3`) of a kit with queries 1 to 22:
+/// each a number in 1..=22, among `implemented`, none twice; anything else is one line
+/// (exit 2 upstream). `kit` names the benchmark in messages.
+pub fn parse_query_list(
+    s: &str,
+    kit: &str,
+    implemented: &[u32],
+) -> std::result::Result<Vec<u32>, String> {
+    let list = |q: &[u32]| q.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let n: u32 = part
+            .trim()
+            .parse()
+            .map_err(|_| format!("query '{part}' is not a number"))?;
+        if !(1..=22).contains(&n) {
+            return Err(format!(
+                "query {n} is out of range: {kit} has queries 1 to 22"
+            ));
+        }
+        if !implemented.contains(&n) {
+            return Err(format!(
+                "{kit} query {n} is not implemented yet (implemented: {})",
+                list(implemented)
+            ));
+        }
+        if out.contains(&n) {
+            return Err(format!("query {n} is named twice"));
+        }
+        out.push(n);
+    }
+    Ok(out)
+}

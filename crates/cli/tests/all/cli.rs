@@ -531,7 +531,10 @@ fn clap_errors_keep_their_hints_on_one_line() {
         "possible values lost: {err}"
     );
     let (_, _, err) = oltpscope(&["run"]);
-    assert!(err.contains("micro, tpcb, tpcc, tpce or tpch"), "{err}");
+    assert!(
+        err.contains("micro, tpcb, tpcc, tpce, tpch or chbench"),
+        "{err}"
+    );
     let (_, _, err) = oltpscope(&["simulate"]);
     assert!(err.contains("micro, tpcb, tpcc or tpce"), "{err}");
 }
@@ -549,6 +552,16 @@ fn every_command_and_workload_has_help() {
         let (code, out, err) = oltpscope(&[cmd, "tpch", "--help"]);
         assert_eq!(code, 0, "{cmd} tpch: {err}");
         assert!(out.contains("--scale-factor"), "{cmd} tpch: {out}");
+    }
+    for (cmd, option) in [
+        ("load", "--warehouses"),
+        ("check", "--warehouses"),
+        ("run", "--analytic-streams"),
+        ("profile", "--analytic-streams"),
+    ] {
+        let (code, out, err) = oltpscope(&[cmd, "chbench", "--help"]);
+        assert_eq!(code, 0, "{cmd} chbench: {err}");
+        assert!(out.contains(option), "{cmd} chbench: {out}");
     }
     for cmd in ["drop", "crashtest"] {
         let (code, _, err) = oltpscope(&[cmd, "--help"]);

@@ -13,6 +13,7 @@ macro_rules! skipped {
 }
 
 mod auth;
+mod chbench;
 mod conninfo;
 mod postgres;
 mod statements;
