@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[command(
     name = "oltpscope",
     version,
-    about = "An OLTP storage engine and a laboratory around it: run a micro-benchmark, TPC-B, TPC-C and TPC-E on several engine designs and see where the cycles go."
+    about = "An OLTP storage engine and a laboratory around it: run a micro-benchmark, TPC-B, TPC-C, TPC-E, TPC-H and CH-benCHmark (TPC-C beside analytical queries) on several engine designs and see where the cycles go."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -13,7 +13,7 @@ use workloads::Workload;
 #[test]
 fn chbench_loads_checks_and_answers_alike_on_postgres() {
     if pgserver::find_bindir().is_none() {
-        println!("SKIPPED: no PostgreSQL installed (the postgres module's test installs it)");
+        skipped!("no PostgreSQL installed (the postgres module's test installs it)");
         return;
     }
     let ch = Chbench::new(ChConfig::default()).unwrap();
