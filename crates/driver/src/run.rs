@@ -288,6 +288,9 @@ impl<W: Workload> Shared<'_, W> {
                 break;
             }
             self.observe_phase(ph);
+            if !wl.wait_turn(st, &stop) {
+                break;
+            }
             let late = match pacer.as_mut() {
                 None => Duration::ZERO,
                 Some(p) => match p.wait(stop) {
@@ -1321,7 +1324,10 @@ fn measure<E: Engine, W: Workload>(
     let quotas = match cfg.stop {
         Stop::Txns(n) => Some(
             (0..streams)
-                .map(|i| n / streams as u64 + (i < (n % streams as u64) as usize) as u64)
+                .map(|i| {
+                    wl.stream_txns(i, streams, n)
+                        .unwrap_or(n / streams as u64 + (i < (n % streams as u64) as usize) as u64)
+                })
                 .collect::<Vec<_>>(),
         ),
         Stop::Seconds(_) => None,
