@@ -67,24 +67,7 @@ struct Dims {
 pub fn check<E: Engine>(t: &Tpch, engine: &E) -> Result<Vec<Check>> {
     let mut s = Session::new(engine.worker(0));
     let z = t.sizes();
-    // The refresh pairs applied, read from the keys: the expected ORDERS and LINEITEM
-    // follow from them (none found in step: compared as if none ran, so the counts fail).
-    let mut paired = Cond::new(
-        "refresh functions in step: RF1 and RF2 ran as often, on whole key sets",
-        "databases",
-    );
-    let done = match refresh::done(t, &mut s)? {
-        Ok(d) => {
-            paired.record(d.rf1 == d.rf2, || {
-                format!("RF1 ran {} times, RF2 {} times", d.rf1, d.rf2)
-            });
-            d
-        }
-        Err(why) => {
-            paired.record(false, || why);
-            refresh::Done::default()
-        }
-    };
+    let (done, paired) = refreshed(t, &mut s)?;
     let mut card = Cond::new("cardinalities (clause 4.2.5)", "tables");
     let mut keys = Cond::new("S_NATIONKEY, C_NATIONKEY and N_REGIONKEY resolve", "rows");
     let mut parts = Cond::new("P_RETAILPRICE follows its formula", "parts");
@@ -170,6 +153,29 @@ pub fn check<E: Engine>(t: &Tpch, engine: &E) -> Result<Vec<Check>> {
     out.append(&mut conds);
     out.push(idx);
     Ok(out)
+}
+
+/// The refresh pairs applied, read from the keys, and the condition that they are in
+/// step: the expected ORDERS and LINEITEM follow from them (none found in step:
+/// compared as if none ran, so the counts fail too).
+fn refreshed<W: Worker>(t: &Tpch, s: &mut Session<W>) -> Result<(refresh::Done, Cond)> {
+    let mut paired = Cond::new(
+        "refresh functions in step: RF1 and RF2 ran as often, on whole key sets",
+        "databases",
+    );
+    let done = match refresh::done(t, s)? {
+        Ok(d) => {
+            paired.record(d.rf1 == d.rf2, || {
+                format!("RF1 ran {} times, RF2 {} times", d.rf1, d.rf2)
+            });
+            d
+        }
+        Err(why) => {
+            paired.record(false, || why);
+            refresh::Done::default()
+        }
+    };
+    Ok((done, paired))
 }
 
 /// SUPPLIER or CUSTOMER (`table`, its name, its expected size): each row's nation key

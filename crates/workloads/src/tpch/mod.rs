@@ -182,7 +182,7 @@ impl Workload for Tpch {
     /// The stream's next step: a query (parameters drawn from the stream's seed) or a
     /// refresh function's batch.
     fn next(&self, st: &mut Self::WorkerState) -> (u32, power::Item) {
-        st.next()
+        st.draw()
     }
 
     fn execute<W: Worker>(
