@@ -598,27 +598,36 @@ mod tests {
         assert_eq!(all[0], 14);
     }
 
-    #[test]
-    fn the_geometric_mean_floors_at_a_thousandth_of_the_longest() {
-        assert!((geometric_mean(&[1.0, 4.0]) - 2.0).abs() < 1e-12);
-        // 0.0001 counts as 10 / 1000 = 0.01: sqrt(0.01 x 10) = 0.316...
-        assert!((geometric_mean(&[0.0001, 10.0]) - 0.1f64.sqrt()).abs() < 1e-12);
-        let t = Tpch::new(crate::tpch::TpchConfig {
+    /// The kit at SF 0.1 with `streams` throughput streams.
+    fn kit(streams: usize) -> Tpch {
+        Tpch::new(crate::tpch::TpchConfig {
             scale_factor: 0.1,
+            streams,
             ..Default::default()
         })
-        .unwrap();
-        let now = Instant::now();
-        let at = |what, seconds, stream, throughput| Timed {
+        .unwrap()
+    }
+
+    fn timed(what: What, seconds: f64, (stream, throughput): (usize, bool), end: Instant) -> Timed {
+        Timed {
             stream,
             throughput,
             what,
             seconds,
             rows: 1,
-            end: now,
-        };
-        t.run.record(at(What::Query(6), 1.0, 0, false));
-        t.run.record(at(What::Query(1), 4.0, 0, false));
+            end,
+        }
+    }
+
+    #[test]
+    fn the_geometric_mean_floors_at_a_thousandth_of_the_longest() {
+        assert!((geometric_mean(&[1.0, 4.0]) - 2.0).abs() < 1e-12);
+        // 0.0001 counts as 10 / 1000 = 0.01: sqrt(0.01 x 10) = 0.316...
+        assert!((geometric_mean(&[0.0001, 10.0]) - 0.1f64.sqrt()).abs() < 1e-12);
+        let t = kit(0);
+        let now = Instant::now();
+        t.run.record(timed(What::Query(6), 1.0, (0, false), now));
+        t.run.record(timed(What::Query(1), 4.0, (0, false), now));
         let n = notes(&t);
         assert!(n[3].contains("geometric mean 2.0000 s"), "{n:?}");
         assert!(
@@ -636,21 +645,9 @@ mod tests {
     /// sqrt(180 x 158.4).
     #[test]
     fn the_three_figures_follow_clause_5_4() {
-        let t = Tpch::new(crate::tpch::TpchConfig {
-            scale_factor: 0.1,
-            streams: 2,
-            ..Default::default()
-        })
-        .unwrap();
+        let t = kit(2);
         let t0 = Instant::now();
-        let timed = |what, stream, throughput, end| Timed {
-            stream,
-            throughput,
-            what,
-            seconds: 2.0,
-            rows: 1,
-            end,
-        };
+        let timed = |what, stream, throughput, end| timed(what, 2.0, (stream, throughput), end);
         for n in STREAM0 {
             t.run.record(timed(What::Query(n), 0, false, t0));
         }
