@@ -208,6 +208,8 @@ pub struct StreamWorker {
     pending: u64,
     /// Re-executing logged commands (`decode`): no announcement, no time.
     replaying: bool,
+    /// When the step in flight was drawn.
+    drawn: Instant,
 }
 
 /// Stream `s`'s query parameters' seed: the run's for stream 0 (the power test draws
@@ -260,6 +262,7 @@ pub fn stream_worker(t: &Tpch, id: usize, seed: u64) -> StreamWorker {
         rf: None,
         pending: 0,
         replaying: false,
+        drawn: Instant::now(),
     }
 }
 
@@ -279,6 +282,12 @@ impl StreamWorker {
         let at = self.next % self.work.len();
         self.next += 1;
         self.throughput = self.stream > 0 || at >= self.power_len;
+        // A step's time runs from here (before its transaction begins: a wait for a
+        // lock at the begin, as SQLite's writer may have, counts) to its commit.
+        self.drawn = Instant::now();
+        if let Work::Refresh(Step { batch: 0, .. }) = self.work[at] {
+            self.rf = Some((self.drawn, 0));
+        }
         match self.work[at] {
             Work::Query(n) => {
                 let q = Query::draw(n, self.seed).expect("only implemented queries are listed");
@@ -315,21 +324,19 @@ impl StreamWorker {
                 // read-set tracking.
                 s.read_committed();
                 self.announce(&What::Query(q.number()), at);
-                let t0 = Instant::now();
                 let rows = q.answer(s)?.len() as u64;
                 self.last = Some(Timed {
                     stream: self.stream,
                     throughput: self.throughput,
                     what: What::Query(q.number()),
-                    seconds: t0.elapsed().as_secs_f64(),
+                    seconds: 0.0,
                     rows,
-                    end: Instant::now(),
+                    end: self.drawn,
                 });
             }
             Item::Refresh(step) => {
                 if step.batch == 0 {
                     self.announce(&What::Rf(step.rf), at);
-                    self.rf = Some((Instant::now(), 0));
                 }
                 self.pending = refresh::run_step(t, s, *step)?;
             }
@@ -360,7 +367,11 @@ impl StreamWorker {
     /// batch committed; the power test's last step starts the throughput test.
     pub fn committed(&mut self, t: &Tpch, item: &Item, measured: bool) {
         let done = match item {
-            Item::Query(_) => self.last.take(),
+            Item::Query(_) => self.last.take().map(|l| Timed {
+                seconds: self.drawn.elapsed().as_secs_f64(),
+                end: Instant::now(),
+                ..l
+            }),
             Item::Refresh(step) => {
                 let (start, rows) = self.rf.get_or_insert((Instant::now(), 0));
                 *rows += std::mem::take(&mut self.pending);
