@@ -1234,16 +1234,35 @@ fn one_query(s: &str) -> Result<QueryList, String> {
     query_list(s)
 }
 
-/// Which TPC-H queries a power run executes (default: every implemented one; they run
-/// in stream 0's order of Appendix A whatever the order given).
+/// `--streams S` (`None`: the minimum for the scale factor, `--streams min`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Streams(pub Option<usize>);
+
+fn streams(s: &str) -> Result<Streams, String> {
+    workloads::tpch::power::parse_streams(s).map(Streams)
+}
+
+/// Which TPC-H queries the performance test executes (default: all 22; they run in
+/// each stream's order of Appendix A whatever the order given), and its runs: the power
+/// test (RF1, the queries, RF2), then with --streams the throughput test.
 #[derive(Args, Debug, Clone)]
 pub struct TpchTxn {
-    /// Run this query only (1 to 22; those not implemented yet are refused).
+    /// Run this query only (1 to 22).
     #[arg(long, value_name = "N", value_parser = one_query, conflicts_with = "queries")]
     pub query: Option<QueryList>,
     /// Run these queries, e.g. 1,6,3.
     #[arg(long, value_name = "LIST", value_parser = query_list)]
     pub queries: Option<QueryList>,
+    /// After the power test, a throughput test of S query streams (each a thread) and a
+    /// refresh stream of S refresh pairs, then QphH@Size. `--streams` alone or `min`:
+    /// clause 5.3.4's minimum for the scale factor (2 up to SF 10); 0 or omitted: the
+    /// power test only. At most 40.
+    #[arg(long, value_name = "S", value_parser = streams, num_args = 0..=1, default_missing_value = "min")]
+    pub streams: Option<Streams>,
+    /// Leave the refresh functions out (the queries only: a read-only run, whose
+    /// figures are marked partial).
+    #[arg(long)]
+    pub no_refresh: bool,
 }
 
 /// A list of CH-benCHmark query numbers (`--queries 1,6`).

@@ -316,42 +316,58 @@ fn tpch(d: &TpchData) -> Result<Tpch, String> {
     })
 }
 
-/// TPC-H for a power run of the queries `txn` names (default: every implemented one),
-/// in stream 0's order.
+/// TPC-H's performance test of the queries `txn` names (default: all 22): the power
+/// test, and the throughput test of `--streams` streams.
 fn tpch_power(d: &TpchData, txn: &TpchTxn) -> Result<Tpch, String> {
     let chosen = txn
         .query
         .as_ref()
         .or(txn.queries.as_ref())
         .map(|q| q.0.as_slice());
+    let streams = match txn.streams {
+        None => 0,
+        Some(Streams(None)) => workloads::tpch::power::min_streams(d.scale_factor),
+        Some(Streams(Some(n))) => n,
+    };
     Tpch::new(TpchConfig {
         scale_factor: d.scale_factor,
         queries: workloads::tpch::power::stream_order(chosen),
+        refresh: !txn.no_refresh,
+        streams,
         ..TpchConfig::default()
     })
 }
 
-/// A power run's options: one stream (one thread), no warm-up, each query once
-/// (`--txns` set to their number). A duration, `--txns`, a warm-up or more threads
-/// given are refused: they would not be a power run.
+/// The performance test's options: the power test's stream on one thread and each
+/// throughput stream on one more, no warm-up, each stream's steps once (`--txns` set
+/// to their number). `--threads`, `--txns`, `--rate` or coroutines given are refused:
+/// the streams set them.
 fn power_opts(wl: &Tpch, c: &RunOpts) -> Result<RunOpts, String> {
     if c.threads != 1 {
         return Err(format!(
-            "a TPC-H power run is one stream on one thread: --threads {} is refused (throughput runs are not implemented yet)",
+            "a TPC-H run has a thread per stream: --threads {} is refused (--streams S runs S query streams beside the power test's)",
             c.threads
         ));
     }
     if c.txns.is_some() {
         return Err(
-            "a TPC-H power run runs each query once: --txns is refused (--queries chooses them)"
+            "a TPC-H run runs each query once per stream: --txns is refused (--queries chooses them)"
                 .into(),
         );
     }
     if c.rate.is_some() {
-        return Err("a TPC-H power run runs its queries back to back: --rate is refused".into());
+        return Err("a TPC-H run runs its queries back to back: --rate is refused".into());
+    }
+    if c.coroutines.is_some_and(|n| n > 1) {
+        return Err("a TPC-H run's streams are threads: --coroutines is refused".into());
     }
     let mut c = c.clone();
-    c.txns = Some(wl.cfg.queries.len() as u64);
+    c.threads = 1 + wl.cfg.streams as u32;
+    c.txns = Some(
+        (0..c.threads as usize)
+            .map(|id| wl.stream_txns(id, c.threads as usize, 0).unwrap_or(0))
+            .sum(),
+    );
     c.warmup = 0.0;
     Ok(c)
 }

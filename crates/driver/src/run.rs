@@ -284,7 +284,8 @@ impl<W: Workload> Shared<'_, W> {
         let mut ahead = self.in_flight.as_ref().map(|_| pick::Lookahead::new());
         loop {
             let ph = phase.load(Ordering::Relaxed);
-            if ph == STOP || quota.is_some_and(|q| done >= q) {
+            // A stream may have to wait for its turn (`Workload::wait_turn`).
+            if ph == STOP || quota.is_some_and(|q| done >= q) || !wl.wait_turn(st, &stop) {
                 break;
             }
             self.observe_phase(ph);
@@ -1291,6 +1292,19 @@ struct Ctx<'a, E, W> {
     series_tx: &'a mpsc::Sender<Interval>,
 }
 
+/// With `Stop::Txns`: each stream's share (the workload's, or an even split).
+fn quotas<W: Workload>(wl: &W, stop: Stop, streams: usize) -> Option<Vec<u64>> {
+    let Stop::Txns(n) = stop else {
+        return None;
+    };
+    let even = |i: usize| n / streams as u64 + (i < (n % streams as u64) as usize) as u64;
+    Some(
+        (0..streams)
+            .map(|i| wl.stream_txns(i, streams, n).unwrap_or_else(|| even(i)))
+            .collect(),
+    )
+}
+
 /// Run the workers and keep time on this thread until the run stops.
 #[allow(clippy::too_many_arguments)]
 fn measure<E: Engine, W: Workload>(
@@ -1318,14 +1332,7 @@ fn measure<E: Engine, W: Workload>(
         None => None,
     };
     let streams = cfg.threads * ncoro;
-    let quotas = match cfg.stop {
-        Stop::Txns(n) => Some(
-            (0..streams)
-                .map(|i| n / streams as u64 + (i < (n % streams as u64) as usize) as u64)
-                .collect::<Vec<_>>(),
-        ),
-        Stop::Seconds(_) => None,
-    };
+    let quotas = quotas(wl, cfg.stop, streams);
     // This thread keeps time while the workers run: not a worker (see cachesim).
     probe::thread_role(probe::Role::Main);
     if cfg.trace_measured && phase.load(Ordering::Relaxed) == MEASURE {

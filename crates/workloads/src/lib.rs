@@ -171,6 +171,21 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
 
+    /// Called by the driver before it draws each transaction of a stream: a kit whose
+    /// streams start in an order (TPC-H's throughput test starts when its power test
+    /// ends) blocks here until `st`'s stream may go on, polling `stop`; false: the run
+    /// stopped while it waited, so the stream ends. Default: never waits.
+    fn wait_turn(&self, _st: &mut Self::WorkerState, _stop: &dyn Fn() -> bool) -> bool {
+        true
+    }
+
+    /// With a transaction count (`Stop::Txns`): stream `id`'s share of `total` over
+    /// `streams` streams, for a kit whose streams differ in length (TPC-H's power and
+    /// refresh stream beside its query streams). `None` (the default): the even split.
+    fn stream_txns(&self, _id: usize, _streams: usize, _total: u64) -> Option<u64> {
+        None
+    }
+
     /// Called by the driver right after each commit (`measured`: during the measured
     /// phase), with the state the body left, so a kit can count what its committed
     /// transactions did (e.g. TPC-C's skipped Delivery districts).

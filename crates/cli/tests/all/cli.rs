@@ -113,8 +113,9 @@ fn bad_input_gives_one_line_and_exit_code_2() {
             "/nonexistent",
         ],
         // A query out of range (alone and in a list), one named twice, a list for
-        // --query, more than one stream, a count of transactions (the power run counts
-        // its queries).
+        // --query, threads given (the streams set them), a count of transactions (each
+        // stream counts its steps), more throughput streams than Appendix A orders, a
+        // stream count that is no number.
         &["run", "tpch", "--query", "23"],
         &["run", "tpch", "--query", "0"],
         &["run", "tpch", "--queries", "1,23"],
@@ -122,6 +123,8 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         &["run", "tpch", "--query", "1,6"],
         &["run", "tpch", "--threads", "2"],
         &["run", "tpch", "--txns", "5"],
+        &["run", "tpch", "--streams", "41"],
+        &["run", "tpch", "--streams", "two"],
         &["simulate", "tpch", "--scale-factor", "0.01"],
         &[
             "check",

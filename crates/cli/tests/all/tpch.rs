@@ -1,8 +1,9 @@
 //! `load tpch`, `check tpch` and `run tpch` through the command line on every engine
 //! that keeps a database (the serial engine keeps none: its load and check are the
-//! `workloads` crate's tests): the checks pass on the loaded data, a power run of two
-//! queries reports them, another scale factor is refused as a setting (exit 2), and
-//! the database drops. (PostgreSQL keeps no database between
+//! `workloads` crate's tests): the checks pass on the loaded data, a run of two queries
+//! (the power test with its refresh functions and a throughput test of one stream and
+//! one refresh pair) reports them and leaves a database the checks pass on, another
+//! scale factor is refused as a setting (exit 2), and the database drops. (PostgreSQL keeps no database between
 //! commands: its load and check are `engine_postgres`'s tests.)
 
 use crate::common::oltpscope;
@@ -38,35 +39,67 @@ fn load_check_drop(engine: &str) {
         "{out}"
     );
     assert!(out.contains("O_TOTALPRICE"), "{out}");
-    // A power run of two queries on the loaded data: stream 0's order (6 before 1),
-    // each query's time, the partial power figure naming what is missing.
+    // Two queries on the loaded data: the power test in stream 0's order (RF1, 6, 1,
+    // RF2), each step's time, the partial figures naming what is missing; then a
+    // throughput stream (stream 1's order: 6 before 1) beside a refresh pair.
     let (code, out, err) = oltpscope(
         &[
-            &["run", "tpch", "--db", db, "--no-load", "--queries", "1,6"][..],
+            &[
+                "run",
+                "tpch",
+                "--db",
+                db,
+                "--no-load",
+                "--queries",
+                "1,6",
+                "--streams",
+                "1",
+            ][..],
             &sf,
         ]
         .concat(),
     );
     assert_eq!(code, 0, "{engine}: {out}{err}");
-    let (q6, q1) = (
-        err.find("tpch: Q6 running (1 of 2)"),
-        err.find("tpch: Q1 running (2 of 2)"),
-    );
-    assert!(q6.is_some() && q1 > q6, "{engine}: {err}");
+    let at = |s: &str| {
+        err.find(s)
+            .unwrap_or_else(|| panic!("{engine}: no '{s}' in {err}"))
+    };
+    assert!(at("tpch: RF1 running (1 of 4)") < at("tpch: Q6 running (2 of 4)"));
+    assert!(at("tpch: Q6 running (2 of 4)") < at("tpch: Q1 running (3 of 4)"));
+    assert!(at("tpch: Q1 running (3 of 4)") < at("tpch: RF2 running (4 of 4)"));
     assert!(
-        out.contains("queries run: 2 of 22 (6, 1)"),
+        at("tpch: refresh stream: RF1 running (1 of 2)")
+            < at("tpch: refresh stream: RF2 running (2 of 2)")
+    );
+    assert!(at("tpch: stream 1: Q6 running (1 of 2)") < at("tpch: stream 1: Q1 running (2 of 2)"));
+    assert!(
+        out.contains("queries run: 2 of 22 (6, 1); refresh functions: RF1 and RF2"),
         "{engine}: {out}"
     );
     assert!(
-        out.contains("power (partial: queries 2, 3, 4, 5, 7,"),
+        out.contains("Power@Size (partial: queries 2, 3, 4, 5, 7,"),
         "{engine}: {out}"
     );
+    assert!(out.contains("stream 1: 2 of 2 steps"), "{engine}: {out}");
+    assert!(
+        out.contains("refresh stream: 2 of 2 steps"),
+        "{engine}: {out}"
+    );
+    assert!(
+        out.contains("Throughput@Size (partial: queries 2,"),
+        "{engine}: {out}"
+    );
+    assert!(out.contains("QphH@Size: not computed"), "{engine}: {out}");
     // Q1's four groups (return flag and line status) at its time.
     assert!(
         out.lines()
             .any(|l| l.starts_with("Q1 ") && l.ends_with(" s  4 rows")),
         "{out}"
     );
+    // Two refresh pairs later the database checks as before.
+    let (code, out, err) = oltpscope(&[&["check", "tpch", "--db", db][..], &sf].concat());
+    assert_eq!(code, 0, "{engine}: {out}{err}");
+    assert!(out.contains("2 refresh pairs applied"), "{engine}: {out}");
     // Another scale factor is another database: refused, not a failed check.
     let (code, _, err) = oltpscope(&["check", "tpch", "--db", db, "--scale-factor", "0.02"]);
     assert_eq!(code, 2, "{engine}: {err}");

@@ -285,6 +285,40 @@ fn tpch_loads_and_checks_on_postgres() {
     // Every case has rows but Q18's four with clause 2.4's parameters.
     let cases = 4 * workloads::tpch::queries::IMPLEMENTED.len() + 1;
     assert_eq!(nonempty, cases - 4, "answers without rows");
+    // A refresh pair on both: PostgreSQL's database still checks, and queries over
+    // ORDERS and LINEITEM still answer as the plans do.
+    use workloads::tpch::refresh;
+    for s in [&mut pg as &mut dyn RefreshPair, &mut plan] {
+        s.pair(&wl);
+    }
+    drop(pg);
+    for c in workloads::tpch::check::check(&wl, &e).unwrap() {
+        assert!(c.passed, "after a refresh pair: {c:?}");
+    }
+    let mut pg = Session::new(e.worker(0));
+    assert_eq!(
+        refresh::done(&wl, &mut pg).unwrap(),
+        Ok(refresh::Done { rf1: 1, rf2: 1 })
+    );
+    for n in [1, 3, 13] {
+        let q = workloads::tpch::queries::Query::validation(n).unwrap();
+        assert_eq!(
+            answer(&mut pg, &q),
+            answer(&mut plan, &q),
+            "{q:?} after a refresh pair"
+        );
+    }
+}
+
+/// A session a refresh pair runs on, whatever its engine.
+trait RefreshPair {
+    fn pair(&mut self, t: &Tpch);
+}
+
+impl<W: api::Worker> RefreshPair for Session<W> {
+    fn pair(&mut self, t: &Tpch) {
+        workloads::tpch::refresh::run_pair(t, self, 1).unwrap();
+    }
 }
 
 fn answer<W: api::Worker>(

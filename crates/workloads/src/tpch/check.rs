@@ -6,6 +6,7 @@
 
 use super::gen::*;
 use super::load::order_status;
+use super::refresh;
 use super::schema::*;
 use super::Tpch;
 use crate::{Check, Cond};
@@ -66,6 +67,7 @@ struct Dims {
 pub fn check<E: Engine>(t: &Tpch, engine: &E) -> Result<Vec<Check>> {
     let mut s = Session::new(engine.worker(0));
     let z = t.sizes();
+    let (done, paired) = refreshed(t, &mut s)?;
     let mut card = Cond::new("cardinalities (clause 4.2.5)", "tables");
     let mut keys = Cond::new("S_NATIONKEY, C_NATIONKEY and N_REGIONKEY resolve", "rows");
     let mut parts = Cond::new("P_RETAILPRICE follows its formula", "parts");
@@ -140,14 +142,40 @@ pub fn check<E: Engine>(t: &Tpch, engine: &E) -> Result<Vec<Check>> {
         customers,
         partsupp,
     };
-    let (orders, lines, mut conds) = orders_and_lines(t, &mut s, &dims)?;
-    count("ORDERS", orders, z.orders);
-    count("LINEITEM", lines, t.lineitems());
+    let (orders, lines, mut conds) = orders_and_lines(t, &mut s, &dims, &done)?;
+    count("ORDERS", orders, done.orders(t));
+    count("LINEITEM", lines, done.lineitems(t));
     let idx = orders_index(&mut s, orders)?;
     let mut out = vec![card.finish(), keys.finish(), parts.finish(), ps.finish()];
+    let mut p = paired.finish();
+    p.detail = format!("{} refresh pairs applied; {}", done.rf2, p.detail);
+    out.push(p);
     out.append(&mut conds);
     out.push(idx);
     Ok(out)
+}
+
+/// The refresh pairs applied, read from the keys, and the condition that they are in
+/// step: the expected ORDERS and LINEITEM follow from them (none found in step:
+/// compared as if none ran, so the counts fail too).
+fn refreshed<W: Worker>(t: &Tpch, s: &mut Session<W>) -> Result<(refresh::Done, Cond)> {
+    let mut paired = Cond::new(
+        "refresh functions in step: RF1 and RF2 ran as often, on whole key sets",
+        "databases",
+    );
+    let done = match refresh::done(t, s)? {
+        Ok(d) => {
+            paired.record(d.rf1 == d.rf2, || {
+                format!("RF1 ran {} times, RF2 {} times", d.rf1, d.rf2)
+            });
+            d
+        }
+        Err(why) => {
+            paired.record(false, || why);
+            refresh::Done::default()
+        }
+    };
+    Ok((done, paired))
 }
 
 /// SUPPLIER or CUSTOMER (`table`, its name, its expected size): each row's nation key
@@ -178,6 +206,7 @@ fn orders_and_lines<W: Worker>(
     t: &Tpch,
     s: &mut Session<W>,
     d: &Dims,
+    refreshed: &refresh::Done,
 ) -> Result<(u64, u64, Vec<Check>)> {
     let mut c = OrderConds::new();
     let (mut orders, mut lines) = (0u64, 0u64);
@@ -222,7 +251,7 @@ fn orders_and_lines<W: Worker>(
                 at += 1;
             }
             let mine: Vec<&Lineitem> = lns[from..at].iter().map(|(_, l)| l).collect();
-            c.order(t, d, o, &mine);
+            c.order((t, refreshed), d, o, &mine);
         }
         for (_, l) in &lns[at..] {
             c.orphan(l);
@@ -273,7 +302,10 @@ struct OrderConds {
 impl OrderConds {
     fn new() -> Self {
         OrderConds {
-            okey: Cond::new("O_ORDERKEY sparse: the first 8 of each 32 keys", "orders"),
+            okey: Cond::new(
+                "O_ORDERKEY: a loaded key (the first 8 of each 32) not yet deleted by RF2, or a key RF1 inserted (the other 24)",
+                "orders",
+            ),
             cust: Cond::new(
                 "O_CUSTKEY resolves to a customer whose key is not a multiple of 3",
                 "orders",
@@ -315,10 +347,16 @@ impl OrderConds {
         });
     }
 
-    fn order(&mut self, t: &Tpch, d: &Dims, o: &Orders, lines: &[&Lineitem]) {
+    fn order(
+        &mut self,
+        (t, done): (&Tpch, &refresh::Done),
+        d: &Dims,
+        o: &Orders,
+        lines: &[&Lineitem],
+    ) {
         let k = o.o_orderkey;
         self.okey
-            .record(k >= 1 && (k - 1) % 32 < 8, || format!("order key {k}"));
+            .record(done.holds(t, k), || format!("order key {k}"));
         let c = o.o_custkey as usize;
         self.cust.record(
             d.customers.get(c) == Some(&true) && !c.is_multiple_of(3),

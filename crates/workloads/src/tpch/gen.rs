@@ -430,6 +430,12 @@ pub fn lines_of_order(salt: u64, i: u64) -> u32 {
     1 + (z % 7) as u32
 }
 
+/// The number of line items of the `m`-th order inserted by the refresh functions
+/// (1-based over all refresh pairs): 1 to 7, as a loaded order's, from another hash.
+pub fn lines_of_new_order(salt: u64, m: u64) -> u32 {
+    lines_of_order(salt ^ 0x5EED_0F2E_F2E5, m)
+}
+
 /// O_TOTALPRICE's formula (clause 4.2.3): sum over the order's lines of
 /// L_EXTENDEDPRICE x (1 + L_TAX) x (1 - L_DISCOUNT), in cents. Each term is exact in
 /// 10^-6 units; the sum is rounded half away from zero to cents once, at the end.

@@ -1,14 +1,17 @@
 //! TPC-H (specification 3.0.x) as an oltpscope kit: the eight tables, their population
 //! at a scale factor, the consistency checks of the generated data, the queries
-//! (`queries`, those implemented so far) and the power run (`power`). Owns the kit's
+//! (`queries`), the refresh functions (`refresh`) and the performance test's runs
+//! (`power`: the power test, and the throughput test's streams). Owns the kit's
 //! configuration and its `Workload` implementation: each query is a read-only
-//! transaction type, run once per power run in stream 0's order (docs/design/tpch.md).
+//! transaction type, each refresh function's batch of orders a transaction of type RF1
+//! or RF2; a worker runs one stream's list of them (docs/design/tpch.md).
 
 pub mod check;
 pub mod gen;
 pub mod load;
 pub mod power;
 pub mod queries;
+pub mod refresh;
 pub mod schema;
 
 use crate::{Check, RunInfo, Workload};
@@ -27,8 +30,14 @@ pub struct TpchConfig {
     pub scale_factor: f64,
     /// Salt of every generated value of the population (a function of it alone).
     pub load_salt: u64,
-    /// The queries a run executes, in order (`power::stream_order`).
+    /// The queries a run executes, in stream 0's order (`power::stream_order`); each
+    /// throughput stream runs the same ones in its own order.
     pub queries: Vec<u32>,
+    /// The power test runs RF1 before its queries and RF2 after them (false: the
+    /// queries only, a read-only run).
+    pub refresh: bool,
+    /// Query streams of the throughput test run after the power test (0: none).
+    pub streams: usize,
 }
 
 impl Default for TpchConfig {
@@ -37,6 +46,8 @@ impl Default for TpchConfig {
             scale_factor: MIN_SF,
             load_salt: 0x7C_4EED,
             queries: power::stream_order(None),
+            refresh: true,
+            streams: 0,
         }
     }
 }
@@ -57,21 +68,23 @@ pub struct Tpch {
     pub cfg: TpchConfig,
     /// Line items of the whole population, counted once (`None`: not yet).
     lineitems: std::sync::OnceLock<u64>,
-    /// The measured queries' times, for the report.
-    times: power::Times,
+    /// What the run's streams share: where the refresh pairs start, when the power
+    /// test ended, the measured times.
+    run: power::RunState,
 }
 
 impl Tpch {
     pub fn new(cfg: TpchConfig) -> std::result::Result<Tpch, String> {
         parse_scale_factor(&cfg.scale_factor.to_string())?;
+        power::parse_streams(&cfg.streams.to_string())?;
         Ok(Tpch {
             cfg,
             lineitems: std::sync::OnceLock::new(),
-            times: power::Times::default(),
+            run: power::RunState::default(),
         })
     }
 
-    fn scaled(&self, base: f64) -> u64 {
+    pub(crate) fn scaled(&self, base: f64) -> u64 {
         ((base * self.cfg.scale_factor).round() as u64).max(1)
     }
 
@@ -109,24 +122,16 @@ impl Tpch {
     }
 }
 
-/// The transaction types: query N is type N - 1 (those not implemented are never
-/// drawn).
-const QUERY_NAMES: [&str; 22] = [
+/// The transaction types: query N is type N - 1, then the refresh functions'
+/// transactions (`refresh::ty`).
+const TXN_NAMES: [&str; 24] = [
     "Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7", "Q8", "Q9", "Q10", "Q11", "Q12", "Q13", "Q14", "Q15",
-    "Q16", "Q17", "Q18", "Q19", "Q20", "Q21", "Q22",
+    "Q16", "Q17", "Q18", "Q19", "Q20", "Q21", "Q22", "RF1", "RF2",
 ];
 
-/// A worker's place in the run's list of queries.
-pub struct PowerWorker {
-    seed: u64,
-    next: usize,
-    /// The last query's measured execution (taken by `committed`).
-    last: Option<power::Timed>,
-}
-
 impl Workload for Tpch {
-    type Input = queries::Query;
-    type WorkerState = PowerWorker;
+    type Input = power::Item;
+    type WorkerState = power::StreamWorker;
 
     fn name(&self) -> &'static str {
         "tpch"
@@ -137,11 +142,16 @@ impl Workload for Tpch {
     }
 
     fn txn_types(&self) -> &'static [&'static str] {
-        &QUERY_NAMES
+        &TXN_NAMES
     }
 
     fn config(&self) -> serde_json::Value {
-        serde_json::json!({ "scale_factor": self.cfg.scale_factor, "queries": self.cfg.queries })
+        serde_json::json!({
+            "scale_factor": self.cfg.scale_factor,
+            "queries": self.cfg.queries,
+            "refresh": self.cfg.refresh,
+            "streams": self.cfg.streams,
+        })
     }
 
     fn load_rows(&self) -> u64 {
@@ -165,67 +175,80 @@ impl Workload for Tpch {
         load::load(self, engine, threads, progress)
     }
 
-    fn worker_state(&self, _worker_id: usize, _threads: usize, seed: u64) -> PowerWorker {
-        PowerWorker {
-            seed,
-            next: 0,
-            last: None,
-        }
+    fn worker_state(&self, worker_id: usize, _threads: usize, seed: u64) -> Self::WorkerState {
+        power::stream_worker(self, worker_id, seed)
     }
 
-    /// The run's queries in order (again from the first if more are asked), each with
-    /// its parameters drawn from the run's seed.
-    fn next(&self, st: &mut PowerWorker) -> (u32, queries::Query) {
-        let n = self.cfg.queries[st.next % self.cfg.queries.len()];
-        st.next += 1;
-        let q = queries::Query::draw(n, st.seed).expect("only implemented queries are listed");
-        (n - 1, q)
+    /// The stream's next step: a query (parameters drawn from the stream's seed) or a
+    /// refresh function's batch.
+    fn next(&self, st: &mut Self::WorkerState) -> (u32, power::Item) {
+        st.draw()
     }
 
     fn execute<W: Worker>(
         &self,
         s: &mut Session<W>,
-        st: &mut PowerWorker,
-        q: &queries::Query,
+        st: &mut Self::WorkerState,
+        item: &power::Item,
     ) -> Result<()> {
-        // A query reads committed data only (clause 3.4's isolation asks no more of it
-        // against the refresh functions), so an engine may skip read-set tracking.
-        s.read_committed();
-        let of = self.cfg.queries.len();
-        power::announce(q, (st.next + of - 1) % of, of);
-        let t = std::time::Instant::now();
-        let rows = q.answer(s)?.len();
-        st.last = Some(power::Timed {
-            query: q.number(),
-            seconds: t.elapsed().as_secs_f64(),
-            rows,
-        });
-        Ok(())
+        st.execute(self, s, item)
     }
 
-    fn committed(&self, st: &mut PowerWorker, _q: &queries::Query, measured: bool) {
-        if let (true, Some(t)) = (measured, st.last.take()) {
-            self.times.record(t);
-        }
+    fn wait_turn(&self, st: &mut Self::WorkerState, stop: &dyn Fn() -> bool) -> bool {
+        st.wait_turn(self, stop)
+    }
+
+    /// Each stream runs its own list once: the power test's (and the refresh stream's)
+    /// on worker 0, a query stream's on each other.
+    fn stream_txns(&self, id: usize, _streams: usize, _total: u64) -> Option<u64> {
+        Some(power::stream_worker(self, id, 0).len() as u64)
+    }
+
+    fn committed(&self, st: &mut Self::WorkerState, item: &power::Item, measured: bool) {
+        st.committed(self, item, measured);
     }
 
     fn notes(&self, _done: &[u64], _counters: &[(String, u64)]) -> Vec<String> {
-        power::notes(&self.times.all(), self.cfg.scale_factor)
+        power::notes(self)
     }
 
-    /// A query's command: its number (it writes nothing; the parameters follow from
-    /// the worker's seed).
-    fn encode_input(&self, _st: &PowerWorker, q: &queries::Query, out: &mut Vec<u8>) {
-        out.extend_from_slice(&q.number().to_le_bytes());
+    fn encode_input(&self, _st: &Self::WorkerState, item: &power::Item, out: &mut Vec<u8>) {
+        power::StreamWorker::encode(item, out);
     }
 
-    fn decode_input(&self, st: &mut PowerWorker, bytes: &[u8]) -> Result<queries::Query> {
-        let n = bytes
-            .try_into()
-            .map(u32::from_le_bytes)
-            .map_err(|_| Error::fatal("tpch: a logged query of the wrong length"))?;
-        queries::Query::draw(n, st.seed)
-            .ok_or_else(|| Error::fatal(format!("tpch: logged query {n} is not implemented")))
+    fn decode_input(&self, st: &mut Self::WorkerState, bytes: &[u8]) -> Result<power::Item> {
+        st.decode(bytes)
+    }
+
+    /// Number this run's refresh pairs from what the database has had, and refuse a
+    /// database whose refresh functions are out of step or that has no delete set left
+    /// for this run's pairs.
+    fn begin_run<E: Engine>(&self, engine: &E, _acked: &[String]) -> Result<()> {
+        if !self.cfg.refresh {
+            return Ok(());
+        }
+        let mut s = Session::new(engine.worker(0));
+        let done = refresh::done(self, &mut s)?.map_err(|why| {
+            Error::fatal(format!(
+                "tpch: this database's refresh functions are out of step ({why}): load it again"
+            ))
+        })?;
+        if done.rf1 != done.rf2 {
+            return Err(Error::fatal(format!(
+                "tpch: RF1 ran {} times on this database but RF2 {} times (an interrupted run?): load it again",
+                done.rf1, done.rf2
+            )));
+        }
+        let (need, max) = (1 + self.cfg.streams as u64, refresh::max_pairs(self));
+        if done.rf2 + need > max {
+            return Err(Error::fatal(format!(
+                "tpch: this database has had {} refresh pairs and this run needs {need} more; at {} it takes at most {max} (its delete set would reach the last loaded order): load it again",
+                done.rf2,
+                self.setting()
+            )));
+        }
+        let _ = self.run.base.set(done.rf2);
+        Ok(())
     }
 
     fn check<E: Engine>(&self, engine: &E, _info: &RunInfo) -> Result<Vec<Check>> {
