@@ -1,4 +1,5 @@
-//! Shared pieces of the kits: seeded random number generators, parallel loading.
+//! Shared pieces of the kits: seeded random number generators, parallel loading, the
+//! analytical kits' query lists and SQL text pieces.
 
 use api::{Engine, Result, Session, Worker};
 use rand::SeedableRng;
@@ -110,4 +111,21 @@ pub fn parse_query_list(
         out.push(n);
     }
     Ok(out)
+}
+
+/// A decimal column as integer cents in SQL text: SQLite stores the cents already,
+/// PostgreSQL a NUMERIC (docs/design/sql-adapters.md).
+pub fn sql_cents(d: api::SqlDialect, col: &str) -> String {
+    match d {
+        api::SqlDialect::Sqlite => col.to_string(),
+        api::SqlDialect::Postgres => format!("({col} * 100)::int8"),
+    }
+}
+
+/// `sum(e)` of integers in SQL text, an integer (0 over no rows).
+pub fn sql_int_sum(d: api::SqlDialect, e: &str) -> String {
+    match d {
+        api::SqlDialect::Sqlite => format!("coalesce(sum({e}), 0)"),
+        api::SqlDialect::Postgres => format!("coalesce(sum({e}), 0)::int8"),
+    }
 }

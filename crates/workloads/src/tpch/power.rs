@@ -57,29 +57,7 @@ pub fn parse_streams(s: &str) -> Result<Option<usize>, String> {
 /// Parse `--queries 1,6,3` (or `--query N`): numbers in 1..=22, each implemented,
 /// none twice. Out of range, unknown or not implemented: one line (exit 2 upstream).
 pub fn parse_queries(s: &str) -> Result<Vec<u32>, String> {
-    let mut out = Vec::new();
-    for part in s.split(',') {
-        let n: u32 = part
-            .trim()
-            .parse()
-            .map_err(|_| format!("query '{part}' is not a number"))?;
-        if !(1..=22).contains(&n) {
-            return Err(format!(
-                "query {n} is out of range: TPC-H has queries 1 to 22"
-            ));
-        }
-        if !IMPLEMENTED.contains(&n) {
-            return Err(format!(
-                "query {n} is not implemented yet (implemented: {})",
-                list(&IMPLEMENTED)
-            ));
-        }
-        if out.contains(&n) {
-            return Err(format!("query {n} is named twice"));
-        }
-        out.push(n);
-    }
-    Ok(out)
+    crate::util::parse_query_list(s, "TPC-H", &IMPLEMENTED)
 }
 
 fn list(q: &[u32]) -> String {

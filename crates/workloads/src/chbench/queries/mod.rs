@@ -222,10 +222,7 @@ pub struct Sql(pub SqlDialect);
 impl Sql {
     /// A decimal column as integer cents (SQLite stores cents already).
     fn m(self, col: &str) -> String {
-        match self.0 {
-            SqlDialect::Sqlite => col.to_string(),
-            SqlDialect::Postgres => format!("({col} * 100)::int8"),
-        }
+        crate::util::sql_cents(self.0, col)
     }
 
     /// The nation key of a customer: the code of C_STATE's first character.
@@ -238,10 +235,7 @@ impl Sql {
 
     /// `sum(e)` of integers, an integer (0 over no rows).
     fn sum(self, e: &str) -> String {
-        match self.0 {
-            SqlDialect::Sqlite => format!("coalesce(sum({e}), 0)"),
-            SqlDialect::Postgres => format!("coalesce(sum({e}), 0)::int8"),
-        }
+        crate::util::sql_int_sum(self.0, e)
     }
 }
 

@@ -403,18 +403,12 @@ pub struct Sql(pub SqlDialect);
 impl Sql {
     /// A DECIMAL(15,2) column as integer cents (SQLite stores cents already).
     fn m(self, col: &str) -> String {
-        match self.0 {
-            SqlDialect::Sqlite => col.to_string(),
-            SqlDialect::Postgres => format!("({col} * 100)::int8"),
-        }
+        crate::util::sql_cents(self.0, col)
     }
 
     /// `sum(e)` of integers, an integer (0 over no rows).
     fn sum(self, e: &str) -> String {
-        match self.0 {
-            SqlDialect::Sqlite => format!("coalesce(sum({e}), 0)"),
-            SqlDialect::Postgres => format!("coalesce(sum({e}), 0)::int8"),
-        }
+        crate::util::sql_int_sum(self.0, e)
     }
 
     /// `col LIKE pattern` (`%` its only wildcard), case-sensitive in both systems
