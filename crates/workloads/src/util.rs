@@ -129,3 +129,19 @@ pub fn sql_int_sum(d: api::SqlDialect, e: &str) -> String {
         api::SqlDialect::Postgres => format!("coalesce(sum({e}), 0)::int8"),
     }
 }
+
+/// A row's 4-byte unsigned column (ids, dates, sizes) as the plans' integer.
+pub fn u32c(r: &[u8], off: usize) -> i64 {
+    i64::from(api::row::field::<u32>(r, off))
+}
+
+/// A row's 8-byte column (decimals in cents, keys, timestamps).
+pub fn i64c(r: &[u8], off: usize) -> i64 {
+    api::row::field(r, off)
+}
+
+/// A row's string column of `len` bytes, up to its first zero byte (as the SQL
+/// adapters store it).
+pub fn strc(r: &[u8], off: usize, len: usize) -> &[u8] {
+    api::row::get_str(&r[off..off + len])
+}

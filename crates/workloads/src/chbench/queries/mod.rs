@@ -24,6 +24,7 @@ pub mod q15;
 pub mod q17;
 pub mod q19;
 
+use crate::util::{i64c, strc, u32c};
 use api::typed::Value;
 use api::{Reader, Result, SqlDialect};
 use exec::{Datum, Row};
@@ -149,21 +150,6 @@ pub fn far_future() -> i64 {
 
 /// 2100-01-01, microseconds.
 pub const FAR_FUTURE: i64 = 4_102_444_800_000_000;
-
-/// A 4-byte unsigned column.
-fn u32c(r: &[u8], off: usize) -> i64 {
-    i64::from(api::row::field::<u32>(r, off))
-}
-
-/// An 8-byte column (money in cents, timestamps).
-fn i64c(r: &[u8], off: usize) -> i64 {
-    api::row::field(r, off)
-}
-
-/// A string column of `len` bytes up to its first zero byte.
-fn strc(r: &[u8], off: usize, len: usize) -> &[u8] {
-    api::row::get_str(&r[off..off + len])
-}
 
 /// The nation key of a customer: its C_STATE's first character's code.
 fn nation_of_state(r: &[u8], off: usize) -> i64 {

@@ -36,6 +36,7 @@ pub mod q22;
 mod sets;
 
 use super::gen::{civil_from_days, days_from_civil};
+use crate::util::{i64c, strc, u32c};
 use api::typed::Value;
 use api::{Reader, Result, SqlDialect, TableId};
 use exec::{Datum, Row};
@@ -304,22 +305,6 @@ fn by_key(rows: Vec<Row>) -> std::collections::HashMap<i64, Datum> {
     rows.into_iter()
         .map(|r| (r[0].int(), r[1].clone()))
         .collect()
-}
-
-/// A 4-byte unsigned column (ids, dates, sizes).
-fn u32c(r: &[u8], off: usize) -> i64 {
-    i64::from(api::row::field::<u32>(r, off))
-}
-
-/// An 8-byte column (decimals in cents, order keys).
-fn i64c(r: &[u8], off: usize) -> i64 {
-    api::row::field(r, off)
-}
-
-/// A string column of `len` bytes, up to its first zero byte (as the SQL adapters
-/// store it).
-fn strc(r: &[u8], off: usize, len: usize) -> &[u8] {
-    api::row::get_str(&r[off..off + len])
 }
 
 fn text(r: &[u8], off: usize, len: usize) -> Datum {
