@@ -966,7 +966,7 @@ pub fn run_limited<E: Engine, W: Workload>(
         .iter()
         .map(|t| t.committed + t.user_aborts)
         .collect();
-    let notes = wl.notes_measured(&done, &t.counters, m.measured.as_secs_f64());
+    let notes = wl.notes(&done, &t.counters, m.measured.as_secs_f64());
     let at_memory_limit = m.stopped.as_ref().is_some_and(|s| s.signal.is_none());
     let committed_all = opened.fresh.then_some(t.committed_all.clone());
     let checks = run_checks(&engine, wl, cfg, at_memory_limit, committed_all)?;

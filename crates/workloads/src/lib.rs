@@ -198,21 +198,11 @@ pub trait Workload: Send + Sync + 'static {
     }
 
     /// Lines the report adds about the run: `done` is the measured transactions per type
-    /// (committed or rolled back by the workload), `counters` the summed counters.
-    fn notes(&self, _done: &[u64], _counters: &[(String, u64)]) -> Vec<String> {
+    /// (committed or rolled back by the workload), `counters` the summed counters,
+    /// `measured_s` the measured phase's seconds (for a kit's rates of its own, e.g.
+    /// CH-benCHmark's queries per hour).
+    fn notes(&self, _done: &[u64], _counters: &[(String, u64)], _measured_s: f64) -> Vec<String> {
         Vec::new()
-    }
-
-    /// [`Workload::notes`] knowing the measured seconds too (a kit reporting rates of
-    /// its own, e.g. CH-benCHmark's queries per hour). The driver calls this one.
-    /// Default: the notes.
-    fn notes_measured(
-        &self,
-        done: &[u64],
-        counters: &[(String, u64)],
-        _measured_s: f64,
-    ) -> Vec<String> {
-        self.notes(done, counters)
     }
 
     /// The workload's consistency conditions, evaluated on a quiescent database.

@@ -352,24 +352,12 @@ impl Workload for Chbench {
         }
     }
 
-    fn notes(&self, done: &[u64], counters: &[(String, u64)]) -> Vec<String> {
-        let mut v = if self.cfg.tpcc_threads > 0 {
-            self.tpcc.notes(&done[..5], counters)
-        } else {
-            Vec::new()
-        };
-        v.extend(report::query_lines(&self.times()));
-        v
-    }
-
-    fn notes_measured(
-        &self,
-        done: &[u64],
-        counters: &[(String, u64)],
-        measured_s: f64,
-    ) -> Vec<String> {
+    fn notes(&self, done: &[u64], counters: &[(String, u64)], measured_s: f64) -> Vec<String> {
         let mut v = vec![report::side_by_side(self, done, measured_s)];
-        v.extend(self.notes(done, counters));
+        if self.cfg.tpcc_threads > 0 {
+            v.extend(self.tpcc.notes(&done[..5], counters, measured_s));
+        }
+        v.extend(report::query_lines(&self.times()));
         v
     }
 

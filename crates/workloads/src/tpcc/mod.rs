@@ -275,7 +275,7 @@ impl Workload for Tpcc {
         ]
     }
 
-    fn notes(&self, done: &[u64], counters: &[(String, u64)]) -> Vec<String> {
+    fn notes(&self, done: &[u64], counters: &[(String, u64)], _measured_s: f64) -> Vec<String> {
         let mut v = vec![];
         if self.cfg.terminal_times {
             v.push("terminal times: each worker is one terminal, with the keying and think times of clause 5.2.5 (tpmC is then at most about 1.29 per worker)".to_string());
@@ -477,13 +477,13 @@ mod tests {
         assert!(116_373 * 100 < 43 * total);
         let missed = |notes: &[String]| notes.iter().any(|n| n.contains("missed"));
         assert!(
-            !missed(&t.notes(&done, &decks(2))),
+            !missed(&t.notes(&done, &decks(2), 1.0)),
             "within 2 x 43 x 2 cards"
         );
         // The same counts with no deck to allow for, and a shortfall beyond the decks.
-        assert!(missed(&t.notes(&done, &decks(0))));
+        assert!(missed(&t.notes(&done, &decks(0), 1.0)));
         let short = [121_785 + 200, 116_373 - 200, 10_826, 10_826, 10_826];
-        let notes = t.notes(&short, &decks(2));
+        let notes = t.notes(&short, &decks(2), 1.0);
         assert!(
             notes.iter().any(|n| n.contains("payment 116173 of")),
             "{notes:?}"
@@ -494,7 +494,7 @@ mod tests {
             ..TpccConfig::default()
         })
         .unwrap();
-        let notes = t.notes(&[50, 40, 2, 4, 4], &decks(1));
+        let notes = t.notes(&[50, 40, 2, 4, 4], &decks(1), 1.0);
         assert!(
             notes.iter().any(|n| n.contains("--mix gives payment 40%")),
             "{notes:?}"
@@ -510,7 +510,7 @@ mod tests {
     #[test]
     fn notes_name_the_home_mode_missed_minimums_and_skipped_deliveries() {
         let t = Tpcc::new(TpccConfig::default()).unwrap();
-        let notes = t.notes(&[45, 43, 4, 4, 4], &[]);
+        let notes = t.notes(&[45, 43, 4, 4, 4], &[], 1.0);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
             notes[0].contains("drawn uniformly per transaction"),
@@ -520,7 +520,7 @@ mod tests {
             ("deliveries".to_string(), 4),
             ("delivery_skipped_districts".to_string(), 3),
         ];
-        let notes = t.notes(&[46, 42, 4, 4, 4], &counters);
+        let notes = t.notes(&[46, 42, 4, 4, 4], &counters, 1.0);
         assert!(
             notes
                 .iter()

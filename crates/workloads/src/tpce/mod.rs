@@ -341,7 +341,7 @@ impl Workload for Tpce {
         ]
     }
 
-    fn notes(&self, done: &[u64], counters: &[(String, u64)]) -> Vec<String> {
+    fn notes(&self, done: &[u64], counters: &[(String, u64)], _measured_s: f64) -> Vec<String> {
         let get = |k: &str| counters.iter().find(|(n, _)| n == k).map_or(0, |(_, c)| *c);
         let mut v = vec![format!(
             "initial trades: {} ({} trade days of 8 hours; the specification loads 300)",

@@ -208,7 +208,7 @@ impl Workload for Tpch {
         st.committed(self, item, measured);
     }
 
-    fn notes(&self, _done: &[u64], _counters: &[(String, u64)]) -> Vec<String> {
+    fn notes(&self, _done: &[u64], _counters: &[(String, u64)], _measured_s: f64) -> Vec<String> {
         power::notes(self)
     }
 
