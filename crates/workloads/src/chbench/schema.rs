@@ -4,6 +4,7 @@
 //! layout of the three added tables; never generates data.
 
 use crate::tpcc::schema as tpcc;
+use crate::tpch::schema as tpch;
 use api::key::Key;
 use api::typed::{KeyEnc, Part, SqlType};
 use api::{IndexKind, Schema, TableDef, TableId};
@@ -34,24 +35,9 @@ pub struct Supplier {
     pub _pad: [u8; 3],
 }
 
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Pod, Zeroable)]
-pub struct Nation {
-    pub n_nationkey: u32,
-    pub n_regionkey: u32,
-    pub n_name: [u8; 25],
-    pub n_comment: [u8; 152],
-    pub _pad: [u8; 3],
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Pod, Zeroable)]
-pub struct Region {
-    pub r_regionkey: u32,
-    pub r_name: [u8; 25],
-    pub r_comment: [u8; 152],
-    pub _pad: [u8; 3],
-}
+/// NATION's and REGION's rows and declarations are TPC-H's (CH-benCHmark takes them
+/// from it, with 62 nations).
+pub use crate::tpch::schema::{Nation, Region};
 
 fn id_key(id: u32) -> Key {
     let mut k = Key::new();
@@ -122,39 +108,8 @@ pub fn build(warehouses: u32, items: u32) -> Schema {
         ),
     ])
     .primary_key(&[Part::col("su_suppkey", KeyEnc::U32)]);
-    let nation = TableDef::new(
-        "nation",
-        size_of::<Nation>(),
-        IndexKind::BTree,
-        u64::from(NATIONS),
-    )
-    .columns(&[
-        ("n_nationkey", ID, offset_of!(Nation, n_nationkey)),
-        ("n_name", SqlType::Char(25), offset_of!(Nation, n_name)),
-        ("n_regionkey", ID, offset_of!(Nation, n_regionkey)),
-        (
-            "n_comment",
-            SqlType::VarChar(152),
-            offset_of!(Nation, n_comment),
-        ),
-    ])
-    .primary_key(&[Part::col("n_nationkey", KeyEnc::U32)]);
-    let region = TableDef::new(
-        "region",
-        size_of::<Region>(),
-        IndexKind::BTree,
-        u64::from(REGIONS),
-    )
-    .columns(&[
-        ("r_regionkey", ID, offset_of!(Region, r_regionkey)),
-        ("r_name", SqlType::Char(25), offset_of!(Region, r_name)),
-        (
-            "r_comment",
-            SqlType::VarChar(152),
-            offset_of!(Region, r_comment),
-        ),
-    ])
-    .primary_key(&[Part::col("r_regionkey", KeyEnc::U32)]);
+    let nation = tpch::nation_table(u64::from(NATIONS));
+    let region = tpch::region_table();
     // Not partitioned: one copy every partition reads (as TPC-C's ITEM).
     let ids = [supplier, nation, region].map(|t| s.add(t));
     assert_eq!(

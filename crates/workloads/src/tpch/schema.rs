@@ -386,7 +386,22 @@ pub fn build(z: Sizes) -> Schema {
         api::typed::Part::col("l_orderkey", KeyEnc::U64),
         id_part("l_linenumber"),
     ]);
-    let nation = TableDef::new("nation", size_of::<Nation>(), IndexKind::BTree, 25)
+    let nation = nation_table(25);
+    let region = region_table();
+    let ids = [
+        part, supplier, partsupp, customer, orders, lineitem, nation, region,
+    ]
+    .map(|t| s.add(t));
+    let want = [
+        PART, SUPPLIER, PARTSUPP, CUSTOMER, ORDERS, LINEITEM, NATION, REGION,
+    ];
+    assert_eq!(ids, want, "TPC-H table ids must follow the constants");
+    s
+}
+
+/// NATION with `rows` rows (TPC-H's 25; CH-benCHmark's 62 share its layout).
+pub fn nation_table(rows: u64) -> TableDef {
+    TableDef::new("nation", size_of::<Nation>(), IndexKind::BTree, rows)
         .columns(&[
             ("n_nationkey", ID, offset_of!(Nation, n_nationkey)),
             ("n_name", SqlType::Char(25), offset_of!(Nation, n_name)),
@@ -397,8 +412,12 @@ pub fn build(z: Sizes) -> Schema {
                 offset_of!(Nation, n_comment),
             ),
         ])
-        .primary_key(&[id_part("n_nationkey")]);
-    let region = TableDef::new("region", size_of::<Region>(), IndexKind::BTree, 5)
+        .primary_key(&[id_part("n_nationkey")])
+}
+
+/// REGION's five rows (TPC-H's and CH-benCHmark's).
+pub fn region_table() -> TableDef {
+    TableDef::new("region", size_of::<Region>(), IndexKind::BTree, 5)
         .columns(&[
             ("r_regionkey", ID, offset_of!(Region, r_regionkey)),
             ("r_name", SqlType::Char(25), offset_of!(Region, r_name)),
@@ -408,16 +427,7 @@ pub fn build(z: Sizes) -> Schema {
                 offset_of!(Region, r_comment),
             ),
         ])
-        .primary_key(&[id_part("r_regionkey")]);
-    let ids = [
-        part, supplier, partsupp, customer, orders, lineitem, nation, region,
-    ]
-    .map(|t| s.add(t));
-    let want = [
-        PART, SUPPLIER, PARTSUPP, CUSTOMER, ORDERS, LINEITEM, NATION, REGION,
-    ];
-    assert_eq!(ids, want, "TPC-H table ids must follow the constants");
-    s
+        .primary_key(&[id_part("r_regionkey")])
 }
 
 #[cfg(test)]
