@@ -134,8 +134,9 @@ pub enum RunWorkload<C: Args> {
     Tpcc(TpccRun<C>),
     /// TPC-E: the twelve transactions over 33 tables, with the market (MEE) in the driver.
     Tpce(TpceRun<C>),
-    /// TPC-H: a power run, each implemented query once in stream 0's order, timed, with
-    /// the geometric mean and a (partial) power figure; one stream, one thread.
+    /// TPC-H: the performance test: the power test (RF1, the 22 queries in stream 0's
+    /// order, RF2, each timed; Power@Size), then with --streams S the throughput test (S
+    /// query streams beside a refresh stream; Throughput@Size) and QphH@Size.
     Tpch(TpchRun<C>),
     /// CH-benCHmark (HTAP): TPC-C's mix on --threads workers beside
     /// --analytic-streams threads each running the analytical queries in a loop
