@@ -10,6 +10,16 @@ pub enum Datum {
     Str(Vec<u8>),
 }
 
+impl From<&api::typed::Value> for Datum {
+    /// A SQL system's value (its integers, decimals in cents, dates as day numbers).
+    fn from(v: &api::typed::Value) -> Datum {
+        match v {
+            api::typed::Value::Int(i) => Datum::Int(*i),
+            api::typed::Value::Text(b) | api::typed::Value::Bytes(b) => Datum::Str(b.clone()),
+        }
+    }
+}
+
 impl Datum {
     /// The integer; a string is a plan's error (its types are fixed when it is written).
     pub fn int(&self) -> i64 {

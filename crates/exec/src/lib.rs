@@ -19,6 +19,6 @@ pub mod ops;
 
 pub use expr::{Datum, Expr, Row};
 pub use ops::{
-    hash_aggregate, hash_join, scan, scan_aggregate, scan_each, sort, top_n, Agg, Aggregator,
-    SortKey,
+    hash_aggregate, hash_join, query_rows, scan, scan_aggregate, scan_each, sort, top_n, Agg,
+    Aggregator, SortKey,
 };

@@ -27,6 +27,16 @@ pub fn scan(
     Ok(out)
 }
 
+/// The rows `sql` gives on an engine that runs SQL ([`Reader::query`]), as datums: how
+/// a query's SQL text answers where the built-in engines run its plan.
+pub fn query_rows(s: &mut dyn Reader, sql: &str) -> Result<Vec<Row>> {
+    let mut out = Vec::new();
+    s.query(sql, &mut |vals| {
+        out.push(vals.iter().map(Datum::from).collect())
+    })?;
+    Ok(out)
+}
+
 /// Hand each row of `index` in `lo..hi` to `f`, inside the engine's scan callback:
 /// nothing is copied out unless `f` keeps it (a consumer folding rows as they pass).
 pub fn scan_each(

@@ -82,12 +82,16 @@ pub fn load_range<W: Worker>(
 /// Parse a list of query numbers (`--queries 1,6,3`) of a kit with queries 1 to 22:
 /// each a number in 1..=22, among `implemented`, none twice; anything else is one line
 /// (exit 2 upstream). `kit` names the benchmark in messages.
+/// Query numbers as the reports and messages write them: `1, 4, 6`.
+pub fn query_list(q: &[u32]) -> String {
+    q.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
 pub fn parse_query_list(
     s: &str,
     kit: &str,
     implemented: &[u32],
 ) -> std::result::Result<Vec<u32>, String> {
-    let list = |q: &[u32]| q.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     let mut out = Vec::new();
     for part in s.split(',') {
         let n: u32 = part
@@ -102,7 +106,7 @@ pub fn parse_query_list(
         if !implemented.contains(&n) {
             return Err(format!(
                 "{kit} query {n} is not implemented yet (implemented: {})",
-                list(implemented)
+                query_list(implemented)
             ));
         }
         if out.contains(&n) {

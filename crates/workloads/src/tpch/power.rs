@@ -60,9 +60,7 @@ pub fn parse_queries(s: &str) -> Result<Vec<u32>, String> {
     crate::util::parse_query_list(s, "TPC-H", &IMPLEMENTED)
 }
 
-fn list(q: &[u32]) -> String {
-    q.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-}
+use crate::util::query_list as list;
 
 /// The queries of a power run in stream 0's order (Appendix A): the `chosen` ones, or
 /// every implemented one.

@@ -25,7 +25,6 @@ pub mod q17;
 pub mod q19;
 
 use crate::util::{i64c, strc, u32c};
-use api::typed::Value;
 use api::{Reader, Result, SqlDialect};
 use exec::{Datum, Row};
 
@@ -48,10 +47,6 @@ pub fn parse_queries(s: &str) -> std::result::Result<Vec<u32>, String> {
     crate::util::parse_query_list(s, "CH-benCHmark", &IMPLEMENTED)
 }
 
-pub fn list(q: &[u32]) -> String {
-    q.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-}
-
 /// The queries not implemented yet, for docs and messages.
 pub fn missing() -> Vec<u32> {
     (1..=22).filter(|n| !IMPLEMENTED.contains(n)).collect()
@@ -61,13 +56,7 @@ pub fn missing() -> Vec<u32> {
 /// runs SQL, the plan on any other. `None`: not implemented.
 pub fn answer(n: u32, s: &mut dyn Reader) -> Result<Vec<Row>> {
     let raw = match s.sql_dialect() {
-        Some(d) => {
-            let mut out = Vec::new();
-            s.query(&sql(n, d), &mut |vals| {
-                out.push(vals.iter().map(datum).collect());
-            })?;
-            out
-        }
+        Some(d) => exec::query_rows(s, &sql(n, d))?,
         None => plan(n, s)?,
     };
     Ok(finish(n, raw))
@@ -121,13 +110,6 @@ fn finish(n: u32, raw: Vec<Row>) -> Vec<Row> {
         14 => q14::finish(raw),
         17 => q17::finish(raw),
         _ => raw,
-    }
-}
-
-fn datum(v: &Value) -> Datum {
-    match v {
-        Value::Int(i) => Datum::Int(*i),
-        Value::Text(b) | Value::Bytes(b) => Datum::Str(b.clone()),
     }
 }
 

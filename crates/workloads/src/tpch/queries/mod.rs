@@ -37,7 +37,6 @@ mod sets;
 
 use super::gen::{civil_from_days, days_from_civil};
 use crate::util::{i64c, strc, u32c};
-use api::typed::Value;
 use api::{Reader, Result, SqlDialect, TableId};
 use exec::{Datum, Row};
 use std::ops::Bound;
@@ -195,23 +194,10 @@ impl Query {
     /// `Reader`: the plans are compiled once for every engine.)
     pub fn answer(&self, s: &mut dyn Reader) -> Result<Vec<Row>> {
         let raw = match s.sql_dialect() {
-            Some(d) => {
-                let mut out = Vec::new();
-                s.query(&self.sql(d), &mut |vals| {
-                    out.push(vals.iter().map(datum).collect());
-                })?;
-                out
-            }
+            Some(d) => exec::query_rows(s, &self.sql(d))?,
             None => self.plan(s)?,
         };
         Ok(self.finish(raw))
-    }
-}
-
-fn datum(v: &Value) -> Datum {
-    match v {
-        Value::Int(i) => Datum::Int(*i),
-        Value::Text(b) | Value::Bytes(b) => Datum::Str(b.clone()),
     }
 }
 
