@@ -132,7 +132,10 @@ pub enum RunWorkload<C: Args> {
     Tpcb(TpcbRun<C>),
     /// TPC-C: the five transactions over nine tables, with consistency conditions 1-12.
     Tpcc(TpccRun<C>),
-    /// TPC-E: the twelve transactions over 33 tables, with the market (MEE) in the driver.
+    /// TPC-E: the twelve transactions over 33 tables, with the market (MEE) in the driver;
+    /// with --analytics N the resource-sensitivity paper's hybrid mix: N threads beside
+    /// them each running four analytical queries of ours (A1-A4) in a loop, TPC-E's
+    /// txn/s and tpsE beside the queries per hour, each query's times and staleness.
     Tpce(TpceRun<C>),
     /// TPC-H: the performance test: the power test (RF1, the 22 queries in stream 0's
     /// order, RF2, each timed; Power@Size), then with --streams S the throughput test (S
@@ -1290,8 +1293,21 @@ pub struct ChbenchTxn {
     pub queries: Option<ChQueryList>,
     /// Run the analytical streams alone, no TPC-C worker (the baseline of the
     /// queries; --threads is then not used).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "alone")]
     pub analytics_only: bool,
+    /// Three runs of --duration each, every one on the database loaded afresh: TPC-C
+    /// alone, the analytical streams alone, then both; reports each side's rate alone
+    /// and together and the slowdown ratios.
+    #[arg(long)]
+    pub alone: bool,
+}
+
+/// A list of TPC-E analytical query numbers (`--queries 1,3`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TpceQueryList(pub Vec<u32>);
+
+fn tpce_query_list(s: &str) -> Result<TpceQueryList, String> {
+    workloads::tpce::analytics::parse_queries(s).map(TpceQueryList)
 }
 
 /// TPC-E's transactions.
@@ -1302,6 +1318,21 @@ pub struct TpceTxn {
     /// Trade-Result and Market-Feed come from the market, not the mix).
     #[arg(long, value_parser = workloads::tpce::parse_mix)]
     pub mix: Option<[u32; 12]>,
+    /// Analytical streams, 0 to 64, beside the --threads TPC-E workers: each a thread
+    /// running the analytical queries A1-A4 one after the other, again and again, each
+    /// one read-only transaction (0: TPC-E alone; docs/design/htap.md).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub analytics: u32,
+    /// The analytical queries the streams run, e.g. 1,3 (default: all four: A1 trading
+    /// by sector, A2 settlements by tier, A3 top brokers by commission, A4 holdings by
+    /// industry at the last price).
+    #[arg(long, value_name = "LIST", value_parser = tpce_query_list)]
+    pub queries: Option<TpceQueryList>,
+    /// With --analytics: three runs of --duration each, every one on the database
+    /// loaded afresh: TPC-E alone, the analytical streams alone, then both; reports each
+    /// side's rate alone and together and the slowdown ratios.
+    #[arg(long)]
+    pub alone: bool,
 }
 
 /// TPC-C's transactions.

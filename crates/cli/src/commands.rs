@@ -7,9 +7,11 @@ use api::{EngineOptions, IndexKind, LogMode};
 use driver::{RunConfig, Stop};
 use std::io::IsTerminal;
 use workloads::chbench::{ChConfig, Chbench};
+use workloads::htap::{Hybrid, HybridConfig, Kit};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
+use workloads::tpce::analytics::TpceHybrid;
 use workloads::tpce::{Tpce, TpceConfig};
 use workloads::tpch::{Tpch, TpchConfig};
 use workloads::Workload;
@@ -37,7 +39,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                 }
                 run(&tpcc(&a.data, Some(&a.txn))?, &a.common)
             }
-            RunWorkload::Tpce(a) => run(&tpce(&a.data, Some(&a.txn))?, &a.common),
+            RunWorkload::Tpce(a) => tpce_run(&a.data, &a.txn, &a.common, None),
             RunWorkload::Tpch(a) => {
                 let wl = tpch_power(&a.data, &a.txn)?;
                 run(&wl, &power_opts(&wl, &a.common)?)
@@ -66,11 +68,7 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
                     Some(&a.common),
                 )
             }
-            RunWorkload::Tpce(a) => run_with(
-                &tpce(&a.data, Some(&a.txn))?,
-                &a.common.run,
-                Some(&a.common),
-            ),
+            RunWorkload::Tpce(a) => tpce_run(&a.data, &a.txn, &a.common.run, Some(&a.common)),
             RunWorkload::Tpch(a) => {
                 let wl = tpch_power(&a.data, &a.txn)?;
                 run_with(&wl, &power_opts(&wl, &a.common.run)?, Some(&a.common))
@@ -221,6 +219,9 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             &a.common
         }
         RunWorkload::Tpce(a) => {
+            if a.txn.analytics > 0 || a.txn.queries.is_some() || a.txn.alone {
+                return Err("tracing TPC-E's analytical mix is not implemented yet (issue 42): `run tpce --analytics N` and `profile tpce --analytics N` run it".into());
+            }
             sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
             &a.common
         }
@@ -379,16 +380,29 @@ fn chbench(
     txn: Option<(&TpccTxn, &ChbenchTxn)>,
     threads: u32,
 ) -> Result<Chbench, String> {
+    let ch = txn.map(|t| t.1);
+    let tpcc_threads = if ch.is_some_and(|c| c.analytics_only) {
+        0
+    } else {
+        threads as usize
+    };
+    let streams = ch.map_or(1, |c| c.analytic_streams as usize);
+    chbench_of(d, txn, tpcc_threads, streams)
+}
+
+/// CH-benCHmark with `tpcc_threads` TPC-C workers and `streams` analytical streams.
+fn chbench_of(
+    d: &TpccData,
+    txn: Option<(&TpccTxn, &ChbenchTxn)>,
+    tpcc_threads: usize,
+    streams: usize,
+) -> Result<Chbench, String> {
     let tpcc = tpcc(d, txn.map(|t| t.0))?;
     let ch = txn.map(|t| t.1);
     Chbench::new(ChConfig {
         tpcc: tpcc.cfg,
-        tpcc_threads: if ch.is_some_and(|c| c.analytics_only) {
-            0
-        } else {
-            threads as usize
-        },
-        streams: ch.map_or(1, |c| c.analytic_streams as usize),
+        tpcc_threads,
+        streams,
         queries: workloads::chbench::queries::stream_order(
             ch.and_then(|c| c.queries.as_ref()).map(|q| q.0.as_slice()),
         ),
@@ -404,30 +418,169 @@ fn hybrid(
     prof: Option<&ProfOpts>,
 ) -> Result<(), String> {
     let wl = chbench(d, Some((txn, ch)), c.threads)?;
-    run_with(&wl, &hybrid_opts(&wl, c)?, prof)
+    if wl.cfg.txn_threads == 0 && txn.terminal_times {
+        return Err("--analytics-only runs no TPC-C worker: --terminal-times is refused".into());
+    }
+    if ch.alone && txn.terminal_times {
+        return Err(
+            "--alone's analytics-alone run has no TPC-C worker: --terminal-times is refused".into(),
+        );
+    }
+    let make = |t: usize, a: usize| chbench_of(d, Some((txn, ch)), t, a);
+    hybrid_run(&wl, make, ch.alone, c, prof)
 }
 
-/// A hybrid run's options: the driver's threads are the TPC-C workers and the
-/// analytical streams together (workers are numbered TPC-C's first). Refused: --txns
-/// (a hybrid run is timed), and coroutines, STEPS teams and --interleave, which
-/// number streams otherwise.
-fn hybrid_opts(wl: &Chbench, c: &RunOpts) -> Result<RunOpts, String> {
-    if c.txns.is_some() {
-        return Err("a CH-benCHmark run is timed: --txns is refused (give --duration)".into());
+/// `run tpce` (or `profile tpce` with `prof`): TPC-E alone, or with --analytics N its
+/// hybrid mix.
+fn tpce_run(
+    d: &TpceData,
+    txn: &TpceTxn,
+    c: &RunOpts,
+    prof: Option<&ProfOpts>,
+) -> Result<(), String> {
+    if txn.analytics == 0 {
+        if txn.queries.is_some() {
+            return Err(
+                "--queries chooses the queries of the analytical streams: give --analytics N"
+                    .into(),
+            );
+        }
+        if txn.alone {
+            return Err(
+                "--alone compares TPC-E with its analytical streams: give --analytics N".into(),
+            );
+        }
+        return run_with(&tpce(d, Some(txn))?, c, prof);
     }
-    if c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some() || c.interleave > 1 {
+    let queries =
+        workloads::tpce::analytics::stream_order(txn.queries.as_ref().map(|q| q.0.as_slice()));
+    let make = |t: usize, a: usize| {
+        TpceHybrid::new(
+            tpce(d, Some(txn))?,
+            HybridConfig {
+                txn_threads: t,
+                streams: a,
+                queries: queries.clone(),
+            },
+        )
+    };
+    let wl = make(c.threads as usize, txn.analytics as usize)?;
+    hybrid_run(&wl, make, txn.alone, c, prof)
+}
+
+/// A hybrid run `wl`; with `alone`, the three runs of `--alone`, each a workload
+/// `make(transaction workers, streams)` makes.
+fn hybrid_run<K: Kit>(
+    wl: &Hybrid<K>,
+    make: impl Fn(usize, usize) -> Result<Hybrid<K>, String>,
+    alone: bool,
+    c: &RunOpts,
+    prof: Option<&ProfOpts>,
+) -> Result<(), String> {
+    let opts = hybrid_opts(wl, c)?;
+    if !alone {
+        return run_with(wl, &opts, prof);
+    }
+    if prof.is_some() {
+        return Err("--alone is an option of `run` (profile one of its runs at a time)".into());
+    }
+    alone_runs(wl, make, c)
+}
+
+/// `--alone`: the transactions alone, the analytical streams alone, then both, each
+/// for --duration on the database loaded afresh (the load is a function of the
+/// kit's settings and seed, so the three start from the same data); each run's report,
+/// then the rates side by side and the slowdown ratios (`alone`).
+fn alone_runs<K: Kit>(
+    wl: &Hybrid<K>,
+    make: impl Fn(usize, usize) -> Result<Hybrid<K>, String>,
+    c: &RunOpts,
+) -> Result<(), String> {
+    let label = wl.kit.txn_label();
+    if wl.cfg.streams == 0 || wl.cfg.txn_threads == 0 {
+        return Err(format!(
+            "--alone compares {label} with analytical streams: it needs both (--threads and the streams at least 1)"
+        ));
+    }
+    if c.no_load {
         return Err(
-            "--coroutines, --steps-team and --interleave are not supported by chbench (one stream per thread)"
+            "--alone loads the database afresh for each of its three runs: --no-load is refused"
                 .into(),
         );
     }
-    if wl.cfg.tpcc_threads == 0 && (wl.cfg.tpcc.terminal_times || c.rate.is_some()) {
+    if c.rate.is_some() {
         return Err(
-            "--analytics-only runs no TPC-C worker: --terminal-times and --rate are refused".into(),
+            "--alone's analytics-alone run has no transaction worker to pace: --rate is refused"
+                .into(),
         );
     }
+    let (json, out) = JsonOut::open_with_dir(c.json.as_deref(), c.out.as_deref())?;
+    let mut done: Vec<Done> = Vec::new();
+    for (i, (title, txn, streams)) in crate::alone::PHASES.iter().enumerate() {
+        let t = if *txn { wl.cfg.txn_threads } else { 0 };
+        let a = if *streams { wl.cfg.streams } else { 0 };
+        eprintln!("--alone: run {} of 3: {title}", i + 1);
+        let run = make(t, a).and_then(|w| {
+            let mut ci = hybrid_opts(&w, c)?;
+            // The database the first run loaded is loaded again: the same data.
+            ci.reload |= i > 0;
+            let prep = prepare_run(&w, &ci, None)?;
+            measure_run(&w, &ci, prep)
+        });
+        match run {
+            Ok(d) => {
+                json.text(&format!("== {title} ==\n{}", d.text));
+                done.push(d);
+            }
+            Err(e) => return abandon(&json, out, e),
+        }
+    }
+    let runs = [&done[0].report, &done[1].report, &done[2].report];
+    let (text, summary) = crate::alone::summary(label, runs, wl.kit_types());
+    json.text(&text);
+    let value = serde_json::json!({
+        "alone": summary,
+        "transactions_alone": done[0].value,
+        "analytics_alone": done[1].value,
+        "together": done[2].value,
+    });
+    json.write(&value)?;
+    if let Some(o) = out {
+        let mut config = results_config(false, wl, &done[2]);
+        config["alone"] = serde_json::json!(true);
+        write_results(o, &value, Some(&done[2].report), config)?;
+    }
+    if done.iter().any(|d| !d.report.checks.passed) {
+        eprintln!("error: consistency check failed");
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// A hybrid run's options: the driver's threads are the transaction workers and the
+/// analytical streams together (workers are numbered the kit's first). Refused: --txns
+/// (a hybrid run is timed), and coroutines, STEPS teams and --interleave, which
+/// number streams otherwise.
+pub(crate) fn hybrid_opts<K: Kit>(wl: &Hybrid<K>, c: &RunOpts) -> Result<RunOpts, String> {
+    let name = wl.kit.name();
+    if c.txns.is_some() {
+        return Err(format!(
+            "a hybrid run ({name} with analytical streams) is timed: --txns is refused (give --duration)"
+        ));
+    }
+    if c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some() || c.interleave > 1 {
+        return Err(format!(
+            "--coroutines, --steps-team and --interleave are not supported by a hybrid run ({name}: one stream per thread)"
+        ));
+    }
+    if wl.cfg.txn_threads == 0 && c.rate.is_some() {
+        return Err(format!(
+            "this run has no {} worker: --rate is refused",
+            wl.kit.txn_label()
+        ));
+    }
     let mut c = c.clone();
-    c.threads = (wl.cfg.tpcc_threads + wl.cfg.streams) as u32;
+    c.threads = (wl.cfg.txn_threads + wl.cfg.streams) as u32;
     Ok(c)
 }
 
@@ -631,6 +784,67 @@ type Recorded = Option<(std::path::PathBuf, profiler::tmam::Counters)>;
 /// `run`, or `profile` when `prof` is given: the run under the sampler, its profile
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
+    let prep = prepare_run(wl, c, prof)?;
+    let (json, out) = JsonOut::open_with_dir(c.json.as_deref(), c.out.as_deref())?;
+    let done = match measure_run(wl, c, prep) {
+        Ok(d) => d,
+        Err(e) => return abandon(&json, out, e),
+    };
+    json.text(&done.text);
+    json.write(&done.value)?;
+    if let Some(o) = out {
+        let config = results_config(prof.is_some(), wl, &done);
+        write_results(o, &done.value, Some(&done.report), config)?;
+    }
+    if !done.report.checks.passed {
+        eprintln!("error: consistency check failed");
+        std::process::exit(1);
+    }
+    // A run stopped at its memory limit or by a signal ends here, after its report.
+    driver::exit_if_stopped(done.report);
+    Ok(())
+}
+
+/// A refusal after the outputs were opened: remove what this command created.
+fn abandon(json: &JsonOut, out: Option<lab::results::ResultsDir>, e: String) -> Result<(), String> {
+    json.abandon();
+    if let Some(o) = out {
+        o.abandon();
+    }
+    Err(e)
+}
+
+/// A results directory's `config`: the command, workload, engine and the run's.
+fn results_config<W: Workload>(profile: bool, wl: &W, done: &Done) -> serde_json::Value {
+    serde_json::json!({
+        "command": if profile { "profile" } else { "run" },
+        "workload": wl.name(),
+        "engine": done.engine.as_str(),
+        "run": done.report.config,
+    })
+}
+
+/// What `run` settles before opening its outputs (every refusal that needs no run).
+struct Prepared {
+    engine: EngineName,
+    opts: EngineOptions,
+    recorded: Recorded,
+    profiler: Option<profiler::Profiler>,
+}
+
+/// A finished run: its report, text and JSON.
+struct Done {
+    engine: EngineName,
+    report: driver::Report,
+    text: String,
+    value: serde_json::Value,
+}
+
+fn prepare_run<W: Workload>(
+    wl: &W,
+    c: &RunOpts,
+    prof: Option<&ProfOpts>,
+) -> Result<Prepared, String> {
     let (engine, _) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.disk.bpool_size)?;
     let (recorded, profiler) = profiler_setup(engine, prof)?;
@@ -647,15 +861,22 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         !c.no_load,
         "add --no-load to run on it, or --reload to discard it and load again",
     )?;
-    let (json, out) = JsonOut::open_with_dir(c.json.as_deref(), c.out.as_deref())?;
-    // Every refusal from here on removes the outputs this command created.
-    let abandon = |out: Option<lab::results::ResultsDir>, e: String| {
-        json.abandon();
-        if let Some(o) = out {
-            o.abandon();
-        }
-        Err(e)
-    };
+    Ok(Prepared {
+        engine,
+        opts,
+        recorded,
+        profiler,
+    })
+}
+
+/// The run itself, its report and (with a profiler) its profile.
+fn measure_run<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<Done, String> {
+    let Prepared {
+        engine,
+        opts,
+        recorded,
+        profiler,
+    } = p;
     let cores = driver::machine::cores();
     if c.threads as usize > cores {
         eprintln!(
@@ -663,16 +884,17 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             c.threads
         );
     }
-    let clash = if c.interleave > 1 && engine != EngineName::Memory {
-        Some("--interleave needs the memory engine (only its index probes prefetch and switch)")
-    } else if c.interleave > 1 && c.rate.is_some() {
+    if c.interleave > 1 && engine != EngineName::Memory {
+        return Err(
+            "--interleave needs the memory engine (only its index probes prefetch and switch)"
+                .into(),
+        );
+    }
+    if c.interleave > 1 && c.rate.is_some() {
         // The pacer sleeps the thread, which would hold up its other coroutines.
-        Some("--rate cannot be combined with --interleave yet: give one or the other")
-    } else {
-        None
-    };
-    if let Some(e) = clash {
-        return abandon(out, e.into());
+        return Err(
+            "--rate cannot be combined with --interleave yet: give one or the other".into(),
+        );
     }
     let cfg = run_config(c, opts)?;
     let obs = profiler.as_ref().map(|p| p as &dyn driver::Observer);
@@ -687,11 +909,8 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             std::env::temp_dir().display()
         );
     }
-    let report = match with_engine!(engine, E => driver::run_limited::<E, W>(wl, &cfg, obs, &limits))
-    {
-        Ok(r) => r,
-        Err(e) => return abandon(out, e.to_string()),
-    };
+    let report = with_engine!(engine, E => driver::run_limited::<E, W>(wl, &cfg, obs, &limits))
+        .map_err(|e| e.to_string())?;
     if engine == EngineName::Disk && c.log.unwrap_or(LogArg::Off) == LogArg::Off {
         // After the run, so that a refusal stays one line.
         eprintln!("note: --log off kept the disk engine's log in memory only: a crash would have lost data (a clean end is safe)");
@@ -702,28 +921,14 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         text += &crate::stats::text(s, wl.name());
     }
     if let Some(p) = profiler {
-        if let Err(e) = profile_report(p, wl, &report, recorded, &mut text, &mut value) {
-            return abandon(out, e);
-        }
+        profile_report(p, wl, &report, recorded, &mut text, &mut value)?;
     }
-    json.text(&text);
-    json.write(&value)?;
-    if let Some(o) = out {
-        let config = serde_json::json!({
-            "command": if prof.is_some() { "profile" } else { "run" },
-            "workload": wl.name(),
-            "engine": engine.as_str(),
-            "run": report.config,
-        });
-        write_results(o, &value, Some(&report), config)?;
-    }
-    if !report.checks.passed {
-        eprintln!("error: consistency check failed");
-        std::process::exit(1);
-    }
-    // A run stopped at its memory limit or by a signal ends here, after its report.
-    driver::exit_if_stopped(report);
-    Ok(())
+    Ok(Done {
+        engine,
+        report,
+        text,
+        value,
+    })
 }
 
 /// `profile`'s set-up, before anything is created: the recorded counter file (a bad one

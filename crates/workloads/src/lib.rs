@@ -11,6 +11,7 @@
 
 pub mod chbench;
 pub mod codec;
+pub mod htap;
 pub mod micro;
 pub mod tpcb;
 pub mod tpcc;

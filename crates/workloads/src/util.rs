@@ -92,15 +92,25 @@ pub fn parse_query_list(
     kit: &str,
     implemented: &[u32],
 ) -> std::result::Result<Vec<u32>, String> {
+    parse_query_list_of(s, kit, implemented, 22)
+}
+
+/// [`parse_query_list`] for a kit with queries 1 to `max`.
+pub fn parse_query_list_of(
+    s: &str,
+    kit: &str,
+    implemented: &[u32],
+    max: u32,
+) -> std::result::Result<Vec<u32>, String> {
     let mut out = Vec::new();
     for part in s.split(',') {
         let n: u32 = part
             .trim()
             .parse()
             .map_err(|_| format!("query '{part}' is not a number"))?;
-        if !(1..=22).contains(&n) {
+        if !(1..=max).contains(&n) {
             return Err(format!(
-                "query {n} is out of range: {kit} has queries 1 to 22"
+                "query {n} is out of range: {kit} has queries 1 to {max}"
             ));
         }
         if !implemented.contains(&n) {

@@ -28,5 +28,6 @@ mod slurm;
 mod sql_engines;
 mod stats;
 mod steps;
+mod tpce_analytics;
 mod tpch;
 mod tpch_answers;

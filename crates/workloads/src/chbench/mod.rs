@@ -1,24 +1,20 @@
 //! CH-benCHmark (Cole et al., DBTest 2011) as an oltpscope kit: TPC-C's five
 //! transactions (the `tpcc` kit, composed: its schema, load, transactions and checks)
 //! beside analytical queries adapted from TPC-H (`queries`), over TPC-C's tables and
-//! SUPPLIER, NATION and REGION (`schema`, `load`). Owns the hybrid run's split of
-//! workers (the first `tpcc_threads` run TPC-C's mix, the others one analytical
-//! stream each), the queries' measured times and how stale their reads were, and the
-//! report's lines comparing both halves (docs/design/chbench.md).
+//! SUPPLIER, NATION and REGION (`schema`, `load`). The hybrid run itself (the split of
+//! workers, the query loop, the queries' times and staleness, the report's lines) is
+//! `htap`'s, shared with TPC-E's analytical mix; this module says what is
+//! CH-benCHmark's there (`ChKit`; docs/design/chbench.md).
 
 pub mod load;
 pub mod queries;
 pub mod schema;
 
-use crate::tpcc::{Tpcc, TpccConfig, TpccInput, TpccWorker};
+use crate::htap::{Hybrid, HybridConfig, Kit};
+pub use crate::htap::{Timed, MAX_STREAMS};
+use crate::tpcc::{Tpcc, TpccConfig};
 use crate::{Check, RunInfo, Workload};
-use api::{Engine, Error, Result, Schema, Session, Worker};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
-use std::time::Duration;
-
-/// Most analytical streams a run takes (each is a thread).
-pub const MAX_STREAMS: usize = 64;
+use api::{Engine, Result, Schema, Session, Worker};
 
 /// TPC-C's five transaction types, then Q1 to Q22 (query n is type 4 + n).
 pub const TXN_NAMES: [&str; 27] = [
@@ -51,11 +47,6 @@ pub const TXN_NAMES: [&str; 27] = [
     "Q22",
 ];
 
-/// The type number of query `n`.
-fn query_type(n: u32) -> u32 {
-    4 + n
-}
-
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ChConfig {
     /// TPC-C's settings (warehouses, mix, affinity, terminal times).
@@ -79,128 +70,100 @@ impl Default for ChConfig {
     }
 }
 
-/// One measured query.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Timed {
-    pub query: u32,
-    pub seconds: f64,
-    pub rows: usize,
-    /// TPC-C commits acknowledged while the query ran (from just before its first read
-    /// to its last): what a snapshot taken at its start did not see by its end.
-    pub commits_during: u64,
-}
-
-pub struct Chbench {
-    pub cfg: ChConfig,
+/// CH-benCHmark's side of the hybrid run (`htap::Kit`): TPC-C, the queries, the added
+/// tables.
+pub struct ChKit {
     pub tpcc: Tpcc,
-    /// TPC-C commits so far (any phase): the staleness clock.
-    commits: AtomicU64,
-    times: Mutex<Vec<Timed>>,
 }
 
-/// A worker: a TPC-C terminal or an analytical stream.
-pub enum ChWorker {
-    Tpcc(TpccWorker),
-    Stream(StreamWorker),
-}
+/// The CH-benCHmark run: TPC-C beside the analytical streams.
+pub type Chbench = Hybrid<ChKit>;
 
-pub struct StreamWorker {
-    /// Where in the query list this stream is.
-    next: usize,
-    last: Option<Timed>,
-    /// Measured queries, their microseconds and missed commits (the counters).
-    done: u64,
-    micros: u64,
-    stale: u64,
-}
-
-/// A transaction of the mix: one of TPC-C's, or a query by number.
-// Not boxed: TPC-C's inputs are the common case, and a box would allocate for each.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq)]
-pub enum ChInput {
-    Tpcc(TpccInput),
-    Query(u32),
-}
-
-impl Chbench {
+impl Hybrid<ChKit> {
     pub fn new(cfg: ChConfig) -> std::result::Result<Chbench, String> {
         if cfg.streams > MAX_STREAMS {
+            // Before TPC-C's own checks, as the flag's bound.
             return Err(format!(
                 "--analytic-streams {} is more than {MAX_STREAMS}",
                 cfg.streams
             ));
         }
-        if cfg.tpcc_threads + cfg.streams == 0 {
-            return Err("nothing to run: no TPC-C worker and no analytical stream".into());
-        }
-        if cfg.streams > 0 && cfg.queries.is_empty() {
-            return Err("the analytical streams have no query to run".into());
-        }
-        for &n in &cfg.queries {
-            if !queries::IMPLEMENTED.contains(&n) {
-                return Err(format!("CH-benCHmark query {n} is not implemented yet"));
-            }
-        }
-        let tpcc = Tpcc::new(cfg.tpcc.clone())?;
-        Ok(Chbench {
-            cfg,
-            tpcc,
-            commits: AtomicU64::new(0),
-            times: Mutex::new(Vec::new()),
-        })
-    }
-
-    /// The measured queries, in the order they completed.
-    pub fn times(&self) -> Vec<Timed> {
-        self.times.lock().unwrap().clone()
-    }
-
-    fn run_query<W: Worker>(
-        &self,
-        s: &mut Session<W>,
-        st: &mut StreamWorker,
-        n: u32,
-    ) -> Result<()> {
-        // A query reads committed data (on mvcc a snapshot, taken at the transaction's
-        // begin; the hint lets the memory engine skip validating a scan's reads).
-        s.read_committed();
-        let before = self.commits.load(Ordering::Relaxed);
-        let t = std::time::Instant::now();
-        let rows = queries::answer(n, s)?.len();
-        st.last = Some(Timed {
-            query: n,
-            seconds: t.elapsed().as_secs_f64(),
-            rows,
-            commits_during: self.commits.load(Ordering::Relaxed) - before,
-        });
-        Ok(())
+        let kit = ChKit {
+            tpcc: Tpcc::new(cfg.tpcc.clone())?,
+        };
+        Hybrid::with(
+            kit,
+            HybridConfig {
+                txn_threads: cfg.tpcc_threads,
+                streams: cfg.streams,
+                queries: cfg.queries,
+            },
+        )
     }
 }
 
-impl Workload for Chbench {
-    type Input = ChInput;
-    type WorkerState = ChWorker;
+impl Kit for ChKit {
+    type Txn = Tpcc;
+
+    fn txn(&self) -> &Tpcc {
+        &self.tpcc
+    }
 
     fn name(&self) -> &'static str {
         "chbench"
     }
 
-    fn schema(&self) -> Schema {
-        schema::build(self.cfg.tpcc.warehouses, self.cfg.tpcc.items)
+    fn txn_label(&self) -> &'static str {
+        "TPC-C"
+    }
+
+    fn queries_label(&self) -> &'static str {
+        "CH-benCHmark"
+    }
+
+    fn streams_flag(&self) -> &'static str {
+        "--analytic-streams"
+    }
+
+    fn doc(&self) -> &'static str {
+        "docs/design/chbench.md"
     }
 
     fn txn_types(&self) -> &'static [&'static str] {
         &TXN_NAMES
     }
 
-    fn config(&self) -> serde_json::Value {
+    fn implemented(&self) -> &'static [u32] {
+        &queries::IMPLEMENTED
+    }
+
+    fn query_name(&self, n: u32) -> String {
+        format!("Q{n}")
+    }
+
+    fn answer(&self, n: u32, s: &mut dyn api::Reader) -> Result<Vec<exec::Row>> {
+        queries::answer(n, s)
+    }
+
+    fn txn_rate(&self, done: &[u64], secs: f64) -> String {
+        format!(
+            "TPC-C {:.1} txn/s (tpmC {:.0})",
+            done.iter().sum::<u64>() as f64 / secs,
+            done[0] as f64 * 60.0 / secs,
+        )
+    }
+
+    fn config(&self, cfg: &HybridConfig) -> serde_json::Value {
         serde_json::json!({
             "tpcc": self.tpcc.config(),
-            "tpcc_threads": self.cfg.tpcc_threads,
-            "analytic_streams": self.cfg.streams,
-            "queries": self.cfg.queries,
+            "tpcc_threads": cfg.txn_threads,
+            "analytic_streams": cfg.streams,
+            "queries": cfg.queries,
         })
+    }
+
+    fn schema(&self) -> Schema {
+        schema::build(self.tpcc.cfg.warehouses, self.tpcc.cfg.items)
     }
 
     fn load_rows(&self) -> u64 {
@@ -216,149 +179,6 @@ impl Workload for Chbench {
     ) -> Result<()> {
         self.tpcc.load(engine, threads, seed, progress)?;
         load::load_extra(&mut Session::new(engine.worker(0)), progress)
-    }
-
-    fn worker_state(&self, worker_id: usize, _threads: usize, seed: u64) -> ChWorker {
-        let t = self.cfg.tpcc_threads;
-        if worker_id < t {
-            ChWorker::Tpcc(self.tpcc.worker_state(worker_id, t, seed))
-        } else {
-            // Stream k starts at the k-th query, so streams do not run in step.
-            let k = worker_id - t;
-            ChWorker::Stream(StreamWorker {
-                next: k % self.cfg.queries.len().max(1),
-                last: None,
-                done: 0,
-                micros: 0,
-                stale: 0,
-            })
-        }
-    }
-
-    fn next(&self, st: &mut ChWorker) -> (u32, ChInput) {
-        match st {
-            ChWorker::Tpcc(w) => {
-                let (ty, i) = self.tpcc.next(w);
-                (ty, ChInput::Tpcc(i))
-            }
-            ChWorker::Stream(w) => {
-                let n = self.cfg.queries[w.next % self.cfg.queries.len()];
-                w.next += 1;
-                (query_type(n), ChInput::Query(n))
-            }
-        }
-    }
-
-    fn execute<W: Worker>(
-        &self,
-        s: &mut Session<W>,
-        st: &mut ChWorker,
-        input: &ChInput,
-    ) -> Result<()> {
-        match (st, input) {
-            (ChWorker::Tpcc(w), ChInput::Tpcc(i)) => self.tpcc.execute(s, w, i),
-            (ChWorker::Stream(w), ChInput::Query(n)) => self.run_query(s, w, *n),
-            _ => Err(Error::fatal(
-                "chbench: a TPC-C transaction given to an analytical stream, or a query to a TPC-C worker",
-            )),
-        }
-    }
-
-    /// TPC-C's command behind a 0 byte; a query's number behind a 1 (it writes nothing).
-    fn encode_input(&self, st: &ChWorker, input: &ChInput, out: &mut Vec<u8>) {
-        match (st, input) {
-            (ChWorker::Tpcc(w), ChInput::Tpcc(i)) => {
-                out.push(0);
-                self.tpcc.encode_input(w, i, out);
-            }
-            (_, ChInput::Query(n)) => {
-                out.push(1);
-                out.extend_from_slice(&n.to_le_bytes());
-            }
-            (ChWorker::Stream(_), ChInput::Tpcc(i)) => {
-                out.push(0);
-                crate::tpcc::txn::encode_input(i, out);
-            }
-        }
-    }
-
-    fn decode_input(&self, st: &mut ChWorker, bytes: &[u8]) -> Result<ChInput> {
-        match bytes.split_first() {
-            Some((0, rest)) => {
-                let i = match st {
-                    ChWorker::Tpcc(w) => self.tpcc.decode_input(w, rest)?,
-                    ChWorker::Stream(_) => crate::tpcc::txn::decode_input(rest)?,
-                };
-                Ok(ChInput::Tpcc(i))
-            }
-            Some((1, rest)) => {
-                let n = <[u8; 4]>::try_from(rest)
-                    .map(u32::from_le_bytes)
-                    .map_err(|_| Error::fatal("chbench: a logged query of the wrong length"))?;
-                Ok(ChInput::Query(n))
-            }
-            _ => Err(Error::fatal("chbench: a logged command of another kit")),
-        }
-    }
-
-    fn txn_tag(&self, st: &ChWorker, input: &ChInput) -> Option<String> {
-        match (st, input) {
-            (ChWorker::Tpcc(w), ChInput::Tpcc(i)) => self.tpcc.txn_tag(w, i),
-            _ => None,
-        }
-    }
-
-    fn conflict_key(&self, input: &ChInput) -> Option<u64> {
-        match input {
-            ChInput::Tpcc(i) => self.tpcc.conflict_key(i),
-            ChInput::Query(_) => None,
-        }
-    }
-
-    fn pauses(&self, st: &mut ChWorker, ty: u32) -> Option<(Duration, Duration)> {
-        match st {
-            ChWorker::Tpcc(w) => self.tpcc.pauses(w, ty),
-            ChWorker::Stream(_) => None,
-        }
-    }
-
-    fn committed(&self, st: &mut ChWorker, input: &ChInput, measured: bool) {
-        match st {
-            ChWorker::Tpcc(w) => {
-                self.commits.fetch_add(1, Ordering::Relaxed);
-                if let ChInput::Tpcc(i) = input {
-                    self.tpcc.committed(w, i, measured);
-                }
-            }
-            ChWorker::Stream(w) => {
-                if let (true, Some(t)) = (measured, w.last.take()) {
-                    w.done += 1;
-                    w.micros += (t.seconds * 1e6) as u64;
-                    w.stale += t.commits_during;
-                    self.times.lock().unwrap().push(t);
-                }
-            }
-        }
-    }
-
-    fn counters(&self, st: &ChWorker) -> Vec<(&'static str, u64)> {
-        match st {
-            ChWorker::Tpcc(w) => self.tpcc.counters(w),
-            ChWorker::Stream(w) => vec![
-                ("analytic_queries", w.done),
-                ("analytic_query_us", w.micros),
-                ("analytic_commits_during_queries", w.stale),
-            ],
-        }
-    }
-
-    fn notes(&self, done: &[u64], counters: &[(String, u64)], measured_s: f64) -> Vec<String> {
-        let mut v = vec![report::side_by_side(self, done, measured_s)];
-        if self.cfg.tpcc_threads > 0 {
-            v.extend(self.tpcc.notes(&done[..5], counters, measured_s));
-        }
-        v.extend(report::query_lines(&self.times()));
-        v
     }
 
     fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
@@ -401,15 +221,7 @@ pub fn run_tpcc_txns<W: Worker>(
     n: usize,
     seed: u64,
 ) -> Result<()> {
-    let mut st = ch.tpcc.worker_state(0, 1, seed);
-    for _ in 0..n {
-        let (ty, input) = ch.tpcc.next(&mut st);
-        match s.run(ty, |s| ch.tpcc.execute(s, &mut st, &input)) {
-            Ok(()) | Err(Error::UserAbort) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    crate::htap::run_txns(&ch.kit.tpcc, s, n, seed)
 }
 
 /// The added tables' cardinalities (SUPPLIER 10,000, NATION 62, REGION 5), each key
@@ -471,5 +283,3 @@ fn check_extra<E: Engine>(engine: &E) -> Result<Check> {
         format!("{suppliers} suppliers, {nations} nations, {regions} regions; {orphans} suppliers without their nation"),
     ))
 }
-
-pub mod report;

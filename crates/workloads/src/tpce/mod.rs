@@ -4,6 +4,7 @@
 //! configuration and its `Workload` implementation; it never times, prints or retries
 //! (the driver does). Deviations from the specification: docs/design/tpce.md.
 
+pub mod analytics;
 pub mod check;
 pub mod command;
 pub mod gen;
