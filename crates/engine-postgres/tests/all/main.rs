@@ -17,3 +17,4 @@ mod chbench;
 mod conninfo;
 mod postgres;
 mod statements;
+mod tpce_analytics;
