@@ -16,23 +16,52 @@ pub fn workload<C: clap::Args>(w: &RunWorkload<C>) -> runspec::Workload {
             pad: a.data.pad,
             affinity: a.txn.affinity,
         }),
-        RunWorkload::Tpcc(a) => runspec::Workload::Tpcc(runspec::Tpcc {
-            warehouses: Some(a.data.warehouses),
-            mix: a.txn.mix.map(tpcc_mix),
-            affinity: a.txn.affinity,
-            terminal_times: a.txn.terminal_times,
-        }),
+        RunWorkload::Tpcc(a) => runspec::Workload::Tpcc(tpcc(&a.data, &a.txn)),
         RunWorkload::Tpce(a) => runspec::Workload::Tpce(runspec::Tpce {
             customers: Some(a.data.customers),
             trade_days: Some(a.data.trade_days),
             mix: a.txn.mix.map(tpce_mix),
+            analytics: Some(a.txn.analytics),
+            queries: a.txn.queries.as_ref().map(|q| query_words(&q.0)),
+            alone: a.txn.alone,
         }),
         RunWorkload::Tpch(a) => runspec::Workload::Tpch(runspec::Tpch {
             scale_factor: Some(a.data.scale_factor),
+            // `--query N` is `--queries N`.
+            queries: a
+                .txn
+                .query
+                .as_ref()
+                .or(a.txn.queries.as_ref())
+                .map(|q| query_words(&q.0)),
+            streams: a.txn.streams.map(|s| match s.0 {
+                Some(n) => n.to_string(),
+                None => "min".to_string(),
+            }),
+            no_refresh: a.txn.no_refresh,
         }),
-        // No child command line runs it (`simulate chbench` is refused before).
-        RunWorkload::Chbench(_) => unreachable!("chbench is not traced"),
+        RunWorkload::Chbench(a) => runspec::Workload::Chbench(runspec::Chbench {
+            tpcc: tpcc(&a.data, &a.txn),
+            analytic_streams: Some(a.ch.analytic_streams),
+            analytics_only: a.ch.analytics_only,
+            queries: a.ch.queries.as_ref().map(|q| query_words(&q.0)),
+            alone: a.ch.alone,
+        }),
     }
+}
+
+fn tpcc(d: &TpccData, t: &TpccTxn) -> runspec::Tpcc {
+    runspec::Tpcc {
+        warehouses: Some(d.warehouses),
+        mix: t.mix.map(tpcc_mix),
+        affinity: t.affinity,
+        terminal_times: t.terminal_times,
+    }
+}
+
+/// A query list in `--queries`' words: `1,6,3`.
+pub fn query_words(q: &[u32]) -> String {
+    q.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 fn micro(d: &MicroData, t: &MicroTxn) -> runspec::Workload {

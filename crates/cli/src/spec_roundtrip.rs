@@ -133,12 +133,19 @@ fn data_workload<C: clap::Args>(w: &DataWorkload<C>) -> Workload {
         DataWorkload::Tpce(a) => Workload::Tpce(runspec::Tpce {
             customers: Some(a.data.customers),
             trade_days: Some(a.data.trade_days),
-            mix: None,
+            ..runspec::Tpce::default()
         }),
         DataWorkload::Tpch(a) => Workload::Tpch(runspec::Tpch {
             scale_factor: Some(a.data.scale_factor),
+            ..runspec::Tpch::default()
         }),
-        DataWorkload::Chbench(_) => unreachable!("no child command line loads chbench"),
+        DataWorkload::Chbench(a) => Workload::Chbench(runspec::Chbench {
+            tpcc: runspec::Tpcc {
+                warehouses: Some(a.data.warehouses),
+                ..runspec::Tpcc::default()
+            },
+            ..runspec::Chbench::default()
+        }),
     }
 }
 
@@ -247,8 +254,79 @@ fn mix(slots: Vec<usize>, total: u32) -> impl Strategy<Value = Vec<(usize, u32)>
         .prop_map(move |(i, j, k)| vec![(i, k), (j, total - k)])
 }
 
-fn workloads() -> impl Strategy<Value = Workload> {
+/// A query list of `max` queries in `--queries`' words (one to three, none twice).
+fn queries(max: u32) -> impl Strategy<Value = String> {
+    prop::sample::subsequence((1..=max).collect::<Vec<_>>(), 1..=3)
+        .prop_map(|q| crate::spec::query_words(&q))
+}
+
+fn tpcc_options() -> impl Strategy<Value = runspec::Tpcc> {
     let tpcc: Vec<usize> = (0..workloads::tpcc::TXN_NAMES.len()).collect();
+    (
+        1..=100_000u32,
+        prop::option::of(mix(tpcc, 100)),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(w, m, affinity, terminal_times)| runspec::Tpcc {
+            warehouses: Some(w),
+            mix: m.map(|m| {
+                let mut a = [0; 5];
+                m.into_iter().for_each(|(i, p)| a[i] += p);
+                tpcc_mix(a)
+            }),
+            affinity,
+            terminal_times,
+        })
+}
+
+/// The workloads every run command parses: the transactional kits, and TPC-H's and
+/// CH-benCHmark's run options ([`workloads`] adds them).
+fn workloads() -> impl Strategy<Value = Workload> {
+    prop_oneof![
+        oltp_workloads(),
+        (
+            1..=1000u32,
+            prop::option::of(queries(22)),
+            prop::option::of(prop_oneof![
+                Just("min".to_string()),
+                (0..=40u32).prop_map(|n| n.to_string())
+            ]),
+            any::<bool>(),
+        )
+            .prop_map(
+                |(sf, q, streams, no_refresh)| Workload::Tpch(runspec::Tpch {
+                    scale_factor: Some(f64::from(sf) / 100.0),
+                    // Only implemented CH queries parse; every TPC-H query is.
+                    queries: q,
+                    streams,
+                    no_refresh,
+                })
+            ),
+        (
+            tpcc_options(),
+            0..=64u32,
+            any::<bool>(),
+            prop::option::of(prop::sample::subsequence(
+                workloads::chbench::queries::IMPLEMENTED.to_vec(),
+                1..=3
+            )),
+            any::<bool>(),
+        )
+            .prop_map(
+                |(tpcc, a, only, q, alone)| Workload::Chbench(runspec::Chbench {
+                    tpcc,
+                    analytic_streams: Some(a),
+                    // The two conflict: one of them at most.
+                    analytics_only: only && !alone,
+                    queries: q.map(|q| crate::spec::query_words(&q)),
+                    alone,
+                })
+            ),
+    ]
+}
+
+fn oltp_workloads() -> impl Strategy<Value = Workload> {
     let tpce: Vec<usize> = workloads::tpce::DEALT.iter().map(|&i| i as usize).collect();
     prop_oneof![
         micro_txn().prop_map(Workload::Micro),
@@ -259,30 +337,16 @@ fn workloads() -> impl Strategy<Value = Workload> {
                 affinity,
             })
         }),
-        (
-            1..=100_000u32,
-            prop::option::of(mix(tpcc, 100)),
-            any::<bool>(),
-            any::<bool>()
-        )
-            .prop_map(|(w, m, affinity, terminal_times)| {
-                Workload::Tpcc(runspec::Tpcc {
-                    warehouses: Some(w),
-                    mix: m.map(|m| {
-                        let mut a = [0; 5];
-                        m.into_iter().for_each(|(i, p)| a[i] += p);
-                        tpcc_mix(a)
-                    }),
-                    affinity,
-                    terminal_times,
-                })
-            }),
+        tpcc_options().prop_map(Workload::Tpcc),
         (
             1..=1_000_000u64,
             1..=300u32,
-            prop::option::of(mix(tpce, 1000))
+            prop::option::of(mix(tpce, 1000)),
+            0..=64u32,
+            prop::option::of(queries(4)),
+            any::<bool>(),
         )
-            .prop_map(|(c, d, m)| Workload::Tpce(runspec::Tpce {
+            .prop_map(|(c, d, m, n, q, alone)| Workload::Tpce(runspec::Tpce {
                 customers: Some(c),
                 trade_days: Some(d),
                 mix: m.map(|m| {
@@ -290,6 +354,9 @@ fn workloads() -> impl Strategy<Value = Workload> {
                     m.into_iter().for_each(|(i, p)| a[i] += p);
                     tpce_mix(a)
                 }),
+                analytics: Some(n),
+                queries: q,
+                alone,
             })),
     ]
 }
@@ -312,8 +379,22 @@ fn data_only(w: Workload) -> Workload {
             warehouses: c.warehouses,
             ..runspec::Tpcc::default()
         }),
-        Workload::Tpce(e) => Workload::Tpce(runspec::Tpce { mix: None, ..e }),
-        Workload::Tpch(h) => Workload::Tpch(h),
+        Workload::Tpce(e) => Workload::Tpce(runspec::Tpce {
+            customers: e.customers,
+            trade_days: e.trade_days,
+            ..runspec::Tpce::default()
+        }),
+        Workload::Tpch(h) => Workload::Tpch(runspec::Tpch {
+            scale_factor: h.scale_factor,
+            ..runspec::Tpch::default()
+        }),
+        Workload::Chbench(c) => Workload::Chbench(runspec::Chbench {
+            tpcc: runspec::Tpcc {
+                warehouses: c.tpcc.warehouses,
+                ..runspec::Tpcc::default()
+            },
+            ..runspec::Chbench::default()
+        }),
     }
 }
 
@@ -324,6 +405,7 @@ fn data_workloads() -> impl Strategy<Value = Workload> {
         workloads().prop_map(data_only),
         (1..=1_000_000u32).prop_map(|n| Workload::Tpch(runspec::Tpch {
             scale_factor: Some(f64::from(n) / 100.0),
+            ..runspec::Tpch::default()
         })),
     ]
 }

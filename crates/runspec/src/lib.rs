@@ -71,6 +71,13 @@ pub mod flag {
     pub const CUSTOMERS: &str = "--customers";
     pub const TRADE_DAYS: &str = "--trade-days";
     pub const SCALE_FACTOR: &str = "--scale-factor";
+    pub const QUERIES: &str = "--queries";
+    pub const STREAMS: &str = "--streams";
+    pub const NO_REFRESH: &str = "--no-refresh";
+    pub const ANALYTIC_STREAMS: &str = "--analytic-streams";
+    pub const ANALYTICS_ONLY: &str = "--analytics-only";
+    pub const ANALYTICS: &str = "--analytics";
+    pub const ALONE: &str = "--alone";
 }
 
 /// An enum of an option's words: the type, its words, `as_str` and `parse`.
@@ -175,18 +182,39 @@ pub struct Tpcc {
     pub terminal_times: bool,
 }
 
-/// TPC-E's options.
+/// TPC-E's options, its analytical mix's included.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tpce {
     pub customers: Option<u64>,
     pub trade_days: Option<u32>,
     pub mix: Option<String>,
+    /// `--analytics N`: analytical streams beside the transactions.
+    pub analytics: Option<u32>,
+    /// `--queries 1,3`: the analytical queries, in the command line's words.
+    pub queries: Option<String>,
+    pub alone: bool,
 }
 
-/// TPC-H's options (its data only: `load` and `check`; the kit has no queries yet).
+/// TPC-H's options: its data, and its run's queries and streams.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tpch {
     pub scale_factor: Option<f64>,
+    /// `--queries 1,6,3`, in the command line's words.
+    pub queries: Option<String>,
+    /// `--streams S` or `--streams min`.
+    pub streams: Option<String>,
+    pub no_refresh: bool,
+}
+
+/// CH-benCHmark's options: TPC-C's and the analytical side's.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Chbench {
+    pub tpcc: Tpcc,
+    pub analytic_streams: Option<u32>,
+    pub analytics_only: bool,
+    /// `--queries 1,6`, in the command line's words.
+    pub queries: Option<String>,
+    pub alone: bool,
 }
 
 /// A workload and the options that shape its database and transactions.
@@ -196,8 +224,10 @@ pub enum Workload {
     Tpcb(Tpcb),
     Tpcc(Tpcc),
     Tpce(Tpce),
-    /// Loaded and checked only (`Workload::named` does not know it: nothing to run yet).
+    /// `Workload::named` does not know it (no sweep runs it yet).
     Tpch(Tpch),
+    /// `Workload::named` does not know it (no sweep runs it yet).
+    Chbench(Chbench),
 }
 
 impl Workload {
@@ -224,6 +254,7 @@ impl Workload {
             Workload::Tpcc(_) => "tpcc",
             Workload::Tpce(_) => "tpce",
             Workload::Tpch(_) => "tpch",
+            Workload::Chbench(_) => "chbench",
         }
     }
 
@@ -244,19 +275,38 @@ impl Workload {
                 a.switch(flag::PAD, b.pad);
                 a.switch(flag::AFFINITY, b.affinity);
             }
-            Workload::Tpcc(c) => {
-                a.opt(flag::WAREHOUSES, c.warehouses);
-                a.opt(flag::MIX, c.mix.as_deref());
-                a.switch(flag::AFFINITY, c.affinity);
-                a.switch(flag::TERMINAL_TIMES, c.terminal_times);
-            }
+            Workload::Tpcc(c) => c.push_args(a),
             Workload::Tpce(e) => {
                 a.opt(flag::CUSTOMERS, e.customers);
                 a.opt(flag::TRADE_DAYS, e.trade_days);
                 a.opt(flag::MIX, e.mix.as_deref());
+                a.opt(flag::ANALYTICS, e.analytics);
+                a.opt(flag::QUERIES, e.queries.as_deref());
+                a.switch(flag::ALONE, e.alone);
             }
-            Workload::Tpch(h) => a.opt(flag::SCALE_FACTOR, h.scale_factor),
+            Workload::Tpch(h) => {
+                a.opt(flag::SCALE_FACTOR, h.scale_factor);
+                a.opt(flag::QUERIES, h.queries.as_deref());
+                a.opt(flag::STREAMS, h.streams.as_deref());
+                a.switch(flag::NO_REFRESH, h.no_refresh);
+            }
+            Workload::Chbench(c) => {
+                c.tpcc.push_args(a);
+                a.opt(flag::ANALYTIC_STREAMS, c.analytic_streams);
+                a.switch(flag::ANALYTICS_ONLY, c.analytics_only);
+                a.opt(flag::QUERIES, c.queries.as_deref());
+                a.switch(flag::ALONE, c.alone);
+            }
         }
+    }
+}
+
+impl Tpcc {
+    fn push_args(&self, a: &mut Args) {
+        a.opt(flag::WAREHOUSES, self.warehouses);
+        a.opt(flag::MIX, self.mix.as_deref());
+        a.switch(flag::AFFINITY, self.affinity);
+        a.switch(flag::TERMINAL_TIMES, self.terminal_times);
     }
 }
 

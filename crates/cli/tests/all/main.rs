@@ -16,6 +16,7 @@ mod interleave;
 mod lab;
 mod limits_and_signals;
 mod log_default;
+mod manifest_options;
 mod memory_recovery;
 mod mvcc_recovery;
 mod partitioned_checkpoints;
