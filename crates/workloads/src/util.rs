@@ -79,6 +79,16 @@ pub fn load_range<W: Worker>(
     Ok(())
 }
 
+/// The queries of `implemented` that `chosen` names (all of them without a choice), in
+/// `implemented`'s order.
+pub fn chosen_in_order(implemented: &[u32], chosen: Option<&[u32]>) -> Vec<u32> {
+    implemented
+        .iter()
+        .copied()
+        .filter(|n| chosen.is_none_or(|c| c.contains(n)))
+        .collect()
+}
+
 /// Parse a list of query numbers (`--queries 1,6,3`) of a kit with queries 1 to 22:
 /// each a number in 1..=22, among `implemented`, none twice; anything else is one line
 /// (exit 2 upstream). `kit` names the benchmark in messages.

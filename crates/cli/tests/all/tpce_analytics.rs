@@ -1,8 +1,8 @@
 //! TPC-E's analytical mix (`run tpce --analytics N`): its four queries answer alike on
 //! every built-in engine (the plans) and on SQLite (the SQL text) at TPC-E's smallest
-//! test scale after TPC-E transactions added trades, and through the command line a
-//! one-second hybrid run reports both sides, bad input refused with one line and exit
-//! 2. (PostgreSQL: engine_postgres's `tpce_analytics` test.)
+//! test scale after TPC-E transactions added trades, and through the command line
+//! `--alone`'s three short runs (the hybrid run the last) report both sides and the
+//! ratios, bad input refused with one line and exit 2. (PostgreSQL: engine_postgres's `tpce_analytics` test.)
 
 use crate::common::{assert_bad_input, oltpscope};
 use api::{Engine, EngineOptions, Session};
@@ -15,20 +15,10 @@ use workloads::Workload;
 /// TPC-E transactions run before the queries.
 const TXNS: usize = 300;
 
-/// One load unit, one trading hour, 20 daily-market days (test-only): seconds to load.
-pub fn small() -> TpceConfig {
-    TpceConfig {
-        customers: 1000,
-        trade_hours: 1,
-        daily_market_days: 20,
-        ..TpceConfig::default()
-    }
-}
-
-/// Every query's answer on engine `E`, loaded at [`small`] and after [`TXNS`] of
+/// Every query's answer on engine `E`, loaded at `TpceConfig::smallest_test` and after [`TXNS`] of
 /// TPC-E's transactions, and the trades the transactions added.
 fn answers<E: Engine>() -> (Vec<Vec<Row>>, u64) {
-    let t = Tpce::new(small()).unwrap();
+    let t = Tpce::new(TpceConfig::smallest_test()).unwrap();
     let opts = EngineOptions {
         threads: 2,
         ..EngineOptions::default()
@@ -104,8 +94,12 @@ fn the_four_queries_answer_alike_on_every_engine() {
     compare("disk", &answers::<engine_disk::DiskEngine>(), &want);
 }
 
+/// `--alone`: three runs, each side's rate alone and together and the ratios, in the
+/// text, the JSON and the results directory's manifest; bad input refused.
 #[test]
-fn a_hybrid_run_reports_both_sides_and_bad_input_is_refused() {
+fn a_hybrid_run_alone_reports_both_sides_and_bad_input_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let (out_dir, json) = (d.path().join("r"), d.path().join("r.json"));
     let (code, out, err) = oltpscope(&[
         "run",
         "tpce",
@@ -117,25 +111,57 @@ fn a_hybrid_run_reports_both_sides_and_bad_input_is_refused() {
         "1",
         "--queries",
         "4,1",
+        "--alone",
         "--duration",
-        "1",
+        "0.5",
         "--warmup",
         "0",
         "--report-interval",
         "0",
+        "--json",
+        json.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("tpce: TPC-E "), "{out}");
-    assert!(out.contains("tpsE"), "{out}");
-    assert!(out.contains("queries/h on 1 stream(s)"), "{out}");
-    assert!(out.contains("staleness: "), "{out}");
-    assert!(out.contains("consistency checks: all passed"), "{out}");
+    for want in [
+        "== transactions alone ==",
+        "== analytics alone ==",
+        "== together ==",
+        "tpce: TPC-E ",
+        "tpsE",
+        "queries/h on 1 stream(s)",
+        "staleness: ",
+        "slowdown: TPC-E with analytics / alone ",
+        "consistency checks: all passed",
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let a = &v["alone"];
+    assert!(a["transactions_alone_per_s"].as_f64().unwrap() > 0.0, "{a}");
+    assert!(a["queries_alone_per_h"].as_f64().unwrap() > 0.0, "{a}");
+    assert!(a["transactions_ratio"].as_f64().is_some(), "{a}");
+    assert!(a["queries_ratio"].as_f64().is_some(), "{a}");
+    assert_eq!(v["analytics_alone"]["config"]["threads"], 1, "{v}");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(m["config"]["alone"], true, "{m}");
+    assert!(m["command_line"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a == "--alone"));
     for bad in [
         &["--analytics", "65"][..],
         &["--analytics", "1", "--queries", "5"],
         &["--analytics", "1", "--queries", "1,1"],
         &["--queries", "1"],
+        &["--alone"],
         &["--analytics", "1", "--txns", "10"],
+        &["--analytics", "1", "--alone", "--no-load"],
     ] {
         assert_bad_input(&[&["run", "tpce", "--duration", "1"][..], bad].concat());
     }

@@ -16,14 +16,7 @@ fn tpce_analytics_answer_alike_on_postgres() {
         skipped!("no PostgreSQL installed (the postgres module's test installs it)");
         return;
     }
-    // One load unit, one trading hour, 20 daily-market days (test-only).
-    let t = Tpce::new(TpceConfig {
-        customers: 1000,
-        trade_hours: 1,
-        daily_market_days: 20,
-        ..TpceConfig::default()
-    })
-    .unwrap();
+    let t = Tpce::new(TpceConfig::smallest_test()).unwrap();
     let opts = EngineOptions {
         threads: 2,
         ..EngineOptions::default()

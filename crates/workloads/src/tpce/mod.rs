@@ -74,6 +74,19 @@ impl Default for TpceConfig {
     }
 }
 
+impl TpceConfig {
+    /// The smallest database the tests load (seconds): one load unit, one trading hour,
+    /// 20 daily-market days (test-only, see `daily_market_days`).
+    pub fn smallest_test() -> TpceConfig {
+        TpceConfig {
+            customers: 1000,
+            trade_hours: 1,
+            daily_market_days: 20,
+            ..TpceConfig::default()
+        }
+    }
+}
+
 /// Parse `--mix trade-order=50,trade-status=50`: percentages (one decimal allowed) of
 /// the dealt types; unnamed ones get 0; the sum must be 100.
 pub fn parse_mix(s: &str) -> std::result::Result<[u32; 12], String> {
