@@ -5,7 +5,7 @@
 //! line (the `postgres` module's test installs it).
 
 use api::{Engine, EngineOptions, Session};
-use engine_postgres::{PostgresEngine, PostgresOptions};
+use engine_postgres::PostgresEngine;
 use workloads::chbench::queries::{answer, IMPLEMENTED};
 use workloads::chbench::{run_tpcc_txns, ChConfig, Chbench};
 use workloads::Workload;
@@ -17,17 +17,8 @@ fn chbench_loads_checks_and_answers_alike_on_postgres() {
         return;
     }
     let ch = Chbench::new(ChConfig::default()).unwrap();
-    // Commits without waiting for their WAL flush: the test's thousand TPC-C
-    // transactions would otherwise wait for a thousand fsyncs.
-    let opts = EngineOptions {
-        threads: 2,
-        ..EngineOptions::default()
-    }
-    .with_own(PostgresOptions {
-        synchronous_commit: false,
-        ..PostgresOptions::default()
-    });
-    let pg = PostgresEngine::open(std::sync::Arc::new(ch.schema()), &opts).unwrap();
+    let pg =
+        PostgresEngine::open(std::sync::Arc::new(ch.schema()), &crate::quick_commits()).unwrap();
     ch.load(&pg, 2, 7, &|_| {}).unwrap();
     // The planner's statistics, as the driver has them gathered after a load (without
     // them PostgreSQL took 47 s for Q5 at one warehouse).

@@ -12,6 +12,20 @@ macro_rules! skipped {
     }};
 }
 
+/// Two workers' options committing without waiting for their WAL flush: the
+/// analytical kits' tests run a thousand transactions before their queries, which
+/// would otherwise wait for a thousand fsyncs.
+fn quick_commits() -> api::EngineOptions {
+    api::EngineOptions {
+        threads: 2,
+        ..api::EngineOptions::default()
+    }
+    .with_own(engine_postgres::PostgresOptions {
+        synchronous_commit: false,
+        ..engine_postgres::PostgresOptions::default()
+    })
+}
+
 mod auth;
 mod chbench;
 mod conninfo;

@@ -5,7 +5,7 @@
 //! installed, one `SKIPPED` line (the `postgres` module's test installs it).
 
 use api::{Engine, EngineOptions, Session};
-use engine_postgres::{PostgresEngine, PostgresOptions};
+use engine_postgres::PostgresEngine;
 use workloads::tpce::analytics::{answer, IMPLEMENTED};
 use workloads::tpce::{Tpce, TpceConfig};
 use workloads::Workload;
@@ -17,15 +17,8 @@ fn tpce_analytics_answer_alike_on_postgres() {
         return;
     }
     let t = Tpce::new(TpceConfig::smallest_test()).unwrap();
-    let opts = EngineOptions {
-        threads: 2,
-        ..EngineOptions::default()
-    }
-    .with_own(PostgresOptions {
-        synchronous_commit: false,
-        ..PostgresOptions::default()
-    });
-    let pg = PostgresEngine::open(std::sync::Arc::new(t.schema()), &opts).unwrap();
+    let pg =
+        PostgresEngine::open(std::sync::Arc::new(t.schema()), &crate::quick_commits()).unwrap();
     t.load(&pg, 2, 7, &|_| {}).unwrap();
     pg.load_done().unwrap();
     let serial = engine_serial::SerialEngine::open(
