@@ -290,6 +290,50 @@ fn order_id(w: i64, d: i64, o: i64) -> i64 {
     (w << 40) | (d << 32) | o
 }
 
+/// An order line's order, as [`order_id`].
+fn line_order(r: &[u8]) -> i64 {
+    use crate::tpcc::schema::OrderLine;
+    use std::mem::offset_of;
+    order_id(
+        u32c(r, offset_of!(OrderLine, ol_w_id)),
+        u32c(r, offset_of!(OrderLine, ol_d_id)),
+        u32c(r, offset_of!(OrderLine, ol_o_id)),
+    )
+}
+
+/// An ORDER row's identity, as [`order_id`].
+fn order_of(r: &[u8]) -> i64 {
+    use crate::tpcc::schema::Order;
+    use std::mem::offset_of;
+    order_id(
+        u32c(r, offset_of!(Order, o_w_id)),
+        u32c(r, offset_of!(Order, o_d_id)),
+        u32c(r, offset_of!(Order, o_id)),
+    )
+}
+
+/// An ORDER row's customer (warehouse, district, customer id), as [`order_id`].
+fn order_customer(r: &[u8]) -> i64 {
+    use crate::tpcc::schema::Order;
+    use std::mem::offset_of;
+    order_id(
+        u32c(r, offset_of!(Order, o_w_id)),
+        u32c(r, offset_of!(Order, o_d_id)),
+        u32c(r, offset_of!(Order, o_c_id)),
+    )
+}
+
+/// A CUSTOMER row's identity, as [`order_id`] (what [`order_customer`] gives).
+fn customer_of(r: &[u8]) -> i64 {
+    use crate::tpcc::schema::Customer;
+    use std::mem::offset_of;
+    order_id(
+        u32c(r, offset_of!(Customer, c_w_id)),
+        u32c(r, offset_of!(Customer, c_d_id)),
+        u32c(r, offset_of!(Customer, c_id)),
+    )
+}
+
 /// SQL text pieces in a dialect, over the schema's encoding (decimals in cents,
 /// timestamps in microseconds).
 #[derive(Debug, Clone, Copy)]

@@ -18,11 +18,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let mut customers: HashSet<i64> = HashSet::new();
     exec::scan_each(s, CUSTOMER.primary(), Unbounded, Unbounded, |r| {
         if r[offset_of!(Customer, c_state)] == b'A' {
-            customers.insert(order_id(
-                u32c(r, offset_of!(Customer, c_w_id)),
-                u32c(r, offset_of!(Customer, c_d_id)),
-                u32c(r, offset_of!(Customer, c_id)),
-            ));
+            customers.insert(super::customer_of(r));
         }
     })?;
     let mut new: HashSet<i64> = HashSet::new();
@@ -37,25 +33,14 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let mut orders: HashMap<i64, (i64, i64)> = HashMap::new();
     exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
         let e = i64c(r, offset_of!(Order, o_entry_d));
-        let (w, d) = (
-            u32c(r, offset_of!(Order, o_w_id)),
-            u32c(r, offset_of!(Order, o_d_id)),
-        );
-        let id = order_id(w, d, u32c(r, offset_of!(Order, o_id)));
-        if e > since
-            && new.contains(&id)
-            && customers.contains(&order_id(w, d, u32c(r, offset_of!(Order, o_c_id))))
-        {
+        let id = super::order_of(r);
+        if e > since && new.contains(&id) && customers.contains(&super::order_customer(r)) {
             orders.insert(id, (e, 0));
         }
     })?;
     let mut lines: HashSet<i64> = HashSet::new();
     exec::scan_each(s, ORDER_LINE.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(OrderLine, ol_w_id)),
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         if let Some(o) = orders.get_mut(&id) {
             o.1 += i64c(r, offset_of!(OrderLine, ol_amount));
             lines.insert(id);

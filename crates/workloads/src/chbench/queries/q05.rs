@@ -21,11 +21,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     exec::scan_each(s, CUSTOMER.primary(), Unbounded, Unbounded, |r| {
         let n = nation_of_state(r, offset_of!(Customer, c_state));
         if europe.contains_key(&n) {
-            let id = order_id(
-                u32c(r, offset_of!(Customer, c_w_id)),
-                u32c(r, offset_of!(Customer, c_d_id)),
-                u32c(r, offset_of!(Customer, c_id)),
-            );
+            let id = super::customer_of(r);
             customer.insert(id, n);
         }
     })?;

@@ -2,7 +2,7 @@
 //! Germany and customer of Cambodia or the reverse, by supplier nation, customer
 //! nation (C_STATE's first letter) and year of the order's entry.
 
-use super::{far_future, i64c, nation_keys_named, order_id, since_2007, u32c, year_of, Sql};
+use super::{far_future, i64c, nation_keys_named, since_2007, u32c, year_of, Sql};
 use crate::tpcc::schema::{Customer, Order, OrderLine, CUSTOMER, ORDER, ORDER_LINE};
 use api::{Reader, Result};
 use exec::{Agg, Datum, Expr, Row, SortKey};
@@ -28,24 +28,16 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     exec::scan_each(s, CUSTOMER.primary(), Unbounded, Unbounded, |r| {
         let c = r[offset_of!(Customer, c_state)];
         if side.contains_key(&i64::from(c)) {
-            let id = order_id(
-                u32c(r, offset_of!(Customer, c_w_id)),
-                u32c(r, offset_of!(Customer, c_d_id)),
-                u32c(r, offset_of!(Customer, c_id)),
-            );
+            let id = super::customer_of(r);
             customers.insert(id, c);
         }
     })?;
     // Their orders: id -> (the customer's character, year).
     let mut orders: HashMap<i64, (u8, i64)> = HashMap::new();
     exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
-        let (w, d) = (
-            u32c(r, offset_of!(Order, o_w_id)),
-            u32c(r, offset_of!(Order, o_d_id)),
-        );
-        if let Some(&c) = customers.get(&order_id(w, d, u32c(r, offset_of!(Order, o_c_id)))) {
+        if let Some(&c) = customers.get(&super::order_customer(r)) {
             let y = year_of(i64c(r, offset_of!(Order, o_entry_d)));
-            orders.insert(order_id(w, d, u32c(r, offset_of!(Order, o_id))), (c, y));
+            orders.insert(super::order_of(r), (c, y));
         }
     })?;
     let aggs = [Agg::Sum(Expr::col(3))];
@@ -54,12 +46,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
         if !(lo..=hi).contains(&i64c(r, offset_of!(OrderLine, ol_delivery_d))) {
             return;
         }
-        let w = u32c(r, offset_of!(OrderLine, ol_w_id));
-        let id = order_id(
-            w,
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         let Some(&(c, y)) = orders.get(&id) else {
             return;
         };

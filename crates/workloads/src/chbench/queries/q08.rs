@@ -3,8 +3,7 @@
 //! `b`.
 
 use super::{
-    far_future, i64c, nation_keys_named, nation_of_state, order_id, since_2007, strc, u32c,
-    year_of, Sql,
+    far_future, i64c, nation_keys_named, nation_of_state, since_2007, strc, u32c, year_of, Sql,
 };
 use crate::tpcc::schema::{Customer, Item, Order, OrderLine, CUSTOMER, ITEM, ORDER, ORDER_LINE};
 use api::{Reader, Result};
@@ -31,25 +30,15 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let mut customers: HashSet<i64> = HashSet::new();
     exec::scan_each(s, CUSTOMER.primary(), Unbounded, Unbounded, |r| {
         if europe.contains_key(&nation_of_state(r, offset_of!(Customer, c_state))) {
-            customers.insert(order_id(
-                u32c(r, offset_of!(Customer, c_w_id)),
-                u32c(r, offset_of!(Customer, c_d_id)),
-                u32c(r, offset_of!(Customer, c_id)),
-            ));
+            customers.insert(super::customer_of(r));
         }
     })?;
     // Their orders in the dates: id -> year.
     let mut orders: HashMap<i64, i64> = HashMap::new();
     exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
         let e = i64c(r, offset_of!(Order, o_entry_d));
-        let (w, d) = (
-            u32c(r, offset_of!(Order, o_w_id)),
-            u32c(r, offset_of!(Order, o_d_id)),
-        );
-        if (lo..=hi).contains(&e)
-            && customers.contains(&order_id(w, d, u32c(r, offset_of!(Order, o_c_id))))
-        {
-            orders.insert(order_id(w, d, u32c(r, offset_of!(Order, o_id))), year_of(e));
+        if (lo..=hi).contains(&e) && customers.contains(&super::order_customer(r)) {
+            orders.insert(super::order_of(r), year_of(e));
         }
     })?;
     let mut by_year: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
@@ -58,11 +47,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
         if !items.contains(&i) {
             return;
         }
-        let id = order_id(
-            u32c(r, offset_of!(OrderLine, ol_w_id)),
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         let Some(&y) = orders.get(&id) else { return };
         let su = super::supplier_of(u32c(r, offset_of!(OrderLine, ol_supply_w_id)), i);
         let Some(n) = suppliers.get(&su) else { return };

@@ -1,7 +1,7 @@
 //! Q9: the amount of the order lines of items whose I_DATA ends in `BB`, by the
 //! supplier's nation and the year of the order's entry.
 
-use super::{i64c, order_id, strc, u32c, year_of, Sql};
+use super::{i64c, strc, u32c, year_of, Sql};
 use crate::tpcc::schema::{Item, Order, OrderLine, ITEM, ORDER, ORDER_LINE};
 use api::{Reader, Result};
 use exec::{Agg, Datum, Expr, Row, SortKey};
@@ -29,11 +29,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
         }
         let su = super::supplier_of(u32c(r, offset_of!(OrderLine, ol_supply_w_id)), i);
         let Some(&n) = suppliers.get(&su) else { return };
-        let id = order_id(
-            u32c(r, offset_of!(OrderLine, ol_w_id)),
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         lines
             .entry(id)
             .or_default()
@@ -42,11 +38,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let aggs = [Agg::Sum(Expr::col(2))];
     let mut a = exec::Aggregator::new(2, &aggs);
     exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(Order, o_w_id)),
-            u32c(r, offset_of!(Order, o_d_id)),
-            u32c(r, offset_of!(Order, o_id)),
-        );
+        let id = super::order_of(r);
         let Some(ls) = lines.get(&id) else { return };
         let y = Datum::Int(year_of(i64c(r, offset_of!(Order, o_entry_d))));
         for &(n, amount) in ls {

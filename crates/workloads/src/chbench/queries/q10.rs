@@ -58,11 +58,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let aggs = [Agg::Sum(Expr::col(5))];
     let mut a = exec::Aggregator::new(5, &aggs);
     exec::scan_each(s, ORDER_LINE.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(OrderLine, ol_w_id)),
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         let Some(&(c, e)) = orders.get(&id) else {
             return;
         };

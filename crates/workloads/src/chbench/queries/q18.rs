@@ -18,11 +18,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     // The grouped lines first: order -> amount.
     let mut amount: HashMap<i64, i64> = HashMap::new();
     exec::scan_each(s, ORDER_LINE.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(OrderLine, ol_w_id)),
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         *amount.entry(id).or_default() += i64c(r, offset_of!(OrderLine, ol_amount));
     })?;
     amount.retain(|_, a| *a > MORE_THAN);
@@ -51,11 +47,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     })?;
     let mut rows: Vec<Row> = Vec::new();
     exec::scan_each(s, CUSTOMER.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(Customer, c_w_id)),
-            u32c(r, offset_of!(Customer, c_d_id)),
-            u32c(r, offset_of!(Customer, c_id)),
-        );
+        let id = super::customer_of(r);
         if let Some(orders) = by_customer.remove(&id) {
             let last = Datum::Str(strc(r, offset_of!(Customer, c_last), 16).to_vec());
             for o in orders {

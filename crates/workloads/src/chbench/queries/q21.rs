@@ -40,11 +40,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     // The orders' entries, for the candidates' orders only.
     let mut entry: HashMap<i64, i64> = lines.iter().map(|l| (l.0, i64::MAX)).collect();
     exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(Order, o_w_id)),
-            u32c(r, offset_of!(Order, o_d_id)),
-            u32c(r, offset_of!(Order, o_id)),
-        );
+        let id = super::order_of(r);
         if let Some(e) = entry.get_mut(&id) {
             *e = i64c(r, offset_of!(Order, o_entry_d));
         }

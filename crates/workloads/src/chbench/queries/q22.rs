@@ -2,8 +2,8 @@
 //! positive balance of such customers, and who have no order, counted and their
 //! balances summed by C_STATE's first letter.
 
-use super::{i64c, order_id, u32c, Sql};
-use crate::tpcc::schema::{Customer, Order, CUSTOMER, ORDER};
+use super::{i64c, Sql};
+use crate::tpcc::schema::{Customer, CUSTOMER, ORDER};
 use api::{Reader, Result};
 use exec::{Datum, Row};
 use std::collections::{BTreeMap, HashMap};
@@ -25,11 +25,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
             sum += b;
             n += 1;
         }
-        let id = order_id(
-            u32c(r, offset_of!(Customer, c_w_id)),
-            u32c(r, offset_of!(Customer, c_d_id)),
-            u32c(r, offset_of!(Customer, c_id)),
-        );
+        let id = super::customer_of(r);
         cands.insert(id, (r[offset_of!(Customer, c_state)], b));
     })?;
     // balance > sum / n, exactly: balance x n > sum.
@@ -39,11 +35,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
         if cands.is_empty() {
             return;
         }
-        cands.remove(&order_id(
-            u32c(r, offset_of!(Order, o_w_id)),
-            u32c(r, offset_of!(Order, o_d_id)),
-            u32c(r, offset_of!(Order, o_c_id)),
-        ));
+        cands.remove(&super::order_customer(r));
     })?;
     let mut by: BTreeMap<u8, (i64, i64)> = BTreeMap::new();
     for (c, b) in cands.into_values() {
