@@ -1,7 +1,7 @@
 //! Q21: German suppliers by how many of their order lines were delivered after the
 //! order's entry and no later than any other line of the order.
 
-use super::{i64c, nation_keys_named, order_id, strc, supplier_of, u32c, Sql};
+use super::{i64c, nation_keys_named, strc, supplier_of, u32c, Sql};
 use crate::chbench::schema::{Supplier, SUPPLIER};
 use crate::tpcc::schema::{Order, OrderLine, ORDER, ORDER_LINE};
 use api::{Reader, Result};
@@ -14,41 +14,37 @@ use std::ops::Bound::Unbounded;
 pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let germany = nation_keys_named(s, "Germany")?;
     let suppliers = super::suppliers_where(s, |n| germany.contains(&n))?;
+    // ORDER before ORDER_LINE, the order TPC-C's writers lock them in (a two-phase
+    // locking engine's query reading ORDER_LINE first deadlocks with New-Order):
+    // every order's entry.
+    let mut entry: HashMap<i64, i64> = HashMap::new();
+    exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
+        entry.insert(super::order_of(r), i64c(r, offset_of!(Order, o_entry_d)));
+    })?;
     // One scan of ORDER_LINE: each order's latest delivery (the NOT EXISTS l2 is an
     // anti-join on the order with l2.ol_delivery_d > l1.ol_delivery_d: a line passes
     // it iff no line of its order was delivered later, i.e. it holds the order's
-    // maximum), and the lines of German suppliers: (order, delivery, supplier).
+    // maximum), and the lines of German suppliers delivered after their order's
+    // entry: (order, delivery, supplier).
     let mut latest: HashMap<i64, i64> = HashMap::new();
     let mut lines: Vec<(i64, i64, i64)> = Vec::new();
     exec::scan_each(s, ORDER_LINE.primary(), Unbounded, Unbounded, |r| {
-        let w = u32c(r, offset_of!(OrderLine, ol_w_id));
-        let id = order_id(
-            w,
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         let d = i64c(r, offset_of!(OrderLine, ol_delivery_d));
         let m = latest.entry(id).or_insert(d);
         *m = (*m).max(d);
-        let su = supplier_of(w, u32c(r, offset_of!(OrderLine, ol_i_id)));
-        if suppliers.contains_key(&su) {
+        let su = supplier_of(
+            u32c(r, offset_of!(OrderLine, ol_w_id)),
+            u32c(r, offset_of!(OrderLine, ol_i_id)),
+        );
+        // The inner join with ORDER: a line without its order is dropped.
+        if suppliers.contains_key(&su) && entry.get(&id).is_some_and(|&e| d > e) {
             lines.push((id, d, su));
         }
     })?;
-    lines.retain(|(id, d, _)| *d >= latest[id]);
-    drop(latest);
-    // The orders' entries, for the candidates' orders only.
-    let mut entry: HashMap<i64, i64> = lines.iter().map(|l| (l.0, i64::MAX)).collect();
-    exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
-        let id = super::order_of(r);
-        if let Some(e) = entry.get_mut(&id) {
-            *e = i64c(r, offset_of!(Order, o_entry_d));
-        }
-    })?;
-    // An order missing from ORDER keeps i64::MAX: the inner join drops its lines.
     let mut waits: HashMap<i64, i64> = HashMap::new();
     for (id, d, su) in lines {
-        if d > entry[&id] {
+        if d >= latest[&id] {
             *waits.entry(su).or_default() += 1;
         }
     }
