@@ -1286,9 +1286,7 @@ pub struct ChbenchTxn {
     /// (0: TPC-C alone, the baseline of the hybrid run).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=64))]
     pub analytic_streams: u32,
-    /// The queries the streams run, e.g. 1,6 (default: every implemented one:
-    /// 1, 4, 5, 6, 10, 11, 12, 13, 14, 15, 17, 19; not yet implemented: 2, 3, 7-9, 16,
-    /// 18, 20-22).
+    /// The queries the streams run, e.g. 1,6 (default: all 22).
     #[arg(long, value_name = "LIST", value_parser = ch_query_list)]
     pub queries: Option<ChQueryList>,
     /// Run the analytical streams alone, no TPC-C worker (the baseline of the

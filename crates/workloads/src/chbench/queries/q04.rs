@@ -1,7 +1,7 @@
 //! Q4: orders entered since 2007-01-02 with a line delivered at or after the order's
 //! entry, counted by their line count.
 
-use super::{far_future, i64c, order_id, since_2007, u32c, Sql};
+use super::{far_future, i64c, since_2007, u32c, Sql};
 use crate::tpcc::schema::{Order, OrderLine, ORDER, ORDER_LINE};
 use api::{Reader, Result};
 use exec::{Datum, Row};
@@ -17,22 +17,14 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
         let e = i64c(r, offset_of!(Order, o_entry_d));
         if (lo..hi).contains(&e) {
-            let id = order_id(
-                u32c(r, offset_of!(Order, o_w_id)),
-                u32c(r, offset_of!(Order, o_d_id)),
-                u32c(r, offset_of!(Order, o_id)),
-            );
+            let id = super::order_of(r);
             orders.insert(id, (e, u32c(r, offset_of!(Order, o_ol_cnt))));
         }
     })?;
     // The EXISTS: orders with a line delivered at or after their entry.
     let mut late: HashSet<i64> = HashSet::new();
     exec::scan_each(s, ORDER_LINE.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(OrderLine, ol_w_id)),
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         if let Some(&(e, _)) = orders.get(&id) {
             if i64c(r, offset_of!(OrderLine, ol_delivery_d)) >= e {
                 late.insert(id);

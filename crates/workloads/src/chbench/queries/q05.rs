@@ -2,7 +2,7 @@
 //! supplier are of the same nation of region Europe, by nation.
 
 use super::{i64c, nation_of_state, order_id, since_2007, strc, u32c, Sql};
-use crate::chbench::schema::{Nation, Region, Supplier, NATION, REGION, SUPPLIER};
+use crate::chbench::schema::{Nation, Region, NATION, REGION};
 use crate::tpcc::schema::{Customer, Order, OrderLine, CUSTOMER, ORDER, ORDER_LINE};
 use api::{Reader, Result};
 use exec::{Datum, Row};
@@ -15,23 +15,13 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let since = since_2007();
     let europe = region_nations(s, "Europe")?;
     // Suppliers of those nations: key -> nation key.
-    let mut supplier: HashMap<i64, i64> = HashMap::new();
-    exec::scan_each(s, SUPPLIER.primary(), Unbounded, Unbounded, |r| {
-        let n = u32c(r, offset_of!(Supplier, su_nationkey));
-        if europe.contains_key(&n) {
-            supplier.insert(u32c(r, offset_of!(Supplier, su_suppkey)), n);
-        }
-    })?;
+    let supplier = super::suppliers_where(s, |n| europe.contains_key(&n))?;
     // Customers of those nations: (w, d, c) -> nation key.
     let mut customer: HashMap<i64, i64> = HashMap::new();
     exec::scan_each(s, CUSTOMER.primary(), Unbounded, Unbounded, |r| {
         let n = nation_of_state(r, offset_of!(Customer, c_state));
         if europe.contains_key(&n) {
-            let id = order_id(
-                u32c(r, offset_of!(Customer, c_w_id)),
-                u32c(r, offset_of!(Customer, c_d_id)),
-                u32c(r, offset_of!(Customer, c_id)),
-            );
+            let id = super::customer_of(r);
             customer.insert(id, n);
         }
     })?;

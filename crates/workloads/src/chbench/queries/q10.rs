@@ -3,7 +3,6 @@
 //! amount descending.
 
 use super::{i64c, nation_of_state, order_id, since_2007, strc, u32c, Sql};
-use crate::chbench::schema::{Nation, NATION};
 use crate::tpcc::schema::{Customer, Order, OrderLine, CUSTOMER, ORDER, ORDER_LINE};
 use api::{Reader, Result};
 use exec::{Agg, Datum, Expr, Row, SortKey};
@@ -15,13 +14,7 @@ use std::ops::Bound::Unbounded;
 /// ties by the other columns in that order.
 pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let since = since_2007();
-    let mut nations: HashMap<i64, Datum> = HashMap::new();
-    exec::scan_each(s, NATION.primary(), Unbounded, Unbounded, |r| {
-        nations.insert(
-            u32c(r, offset_of!(Nation, n_nationkey)),
-            Datum::Str(strc(r, offset_of!(Nation, n_name), 25).to_vec()),
-        );
-    })?;
+    let nations = super::nation_names(s)?;
     // Customers with a nation: (w, d, c) -> the group's columns.
     let mut customers: HashMap<i64, [Datum; 5]> = HashMap::new();
     exec::scan_each(s, CUSTOMER.primary(), Unbounded, Unbounded, |r| {
@@ -65,11 +58,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let aggs = [Agg::Sum(Expr::col(5))];
     let mut a = exec::Aggregator::new(5, &aggs);
     exec::scan_each(s, ORDER_LINE.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(OrderLine, ol_w_id)),
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         let Some(&(c, e)) = orders.get(&id) else {
             return;
         };

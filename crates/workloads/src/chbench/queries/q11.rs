@@ -2,27 +2,21 @@
 //! of all such stock's orders, with their order counts.
 
 use super::{nation_keys_named, u32c, Sql};
-use crate::chbench::schema::{Supplier, SUPPLIER};
 use crate::tpcc::schema::{Stock, STOCK};
 use api::{Reader, Result};
 use exec::{Datum, Row};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::mem::offset_of;
 use std::ops::Bound::Unbounded;
 
 /// Rows: s_i_id, ordercount, by ordercount descending (ties: item).
 pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     let germany = nation_keys_named(s, "Germany")?;
-    let mut suppliers: HashSet<i64> = HashSet::new();
-    exec::scan_each(s, SUPPLIER.primary(), Unbounded, Unbounded, |r| {
-        if germany.contains(&u32c(r, offset_of!(Supplier, su_nationkey))) {
-            suppliers.insert(u32c(r, offset_of!(Supplier, su_suppkey)));
-        }
-    })?;
+    let suppliers = super::suppliers_where(s, |n| germany.contains(&n))?;
     let mut by_item: HashMap<i64, i64> = HashMap::new();
     exec::scan_each(s, STOCK.primary(), Unbounded, Unbounded, |r| {
         let i = u32c(r, offset_of!(Stock, s_i_id));
-        if suppliers.contains(&((u32c(r, offset_of!(Stock, s_w_id)) * i) % 10_000)) {
+        if suppliers.contains_key(&super::supplier_of(u32c(r, offset_of!(Stock, s_w_id)), i)) {
             *by_item.entry(i).or_default() += u32c(r, offset_of!(Stock, s_order_cnt));
         }
     })?;

@@ -2,7 +2,7 @@
 //! entry, counted by the order's line count, split by carrier 1 or 2 against the
 //! others.
 
-use super::{far_future, i64c, order_id, u32c, Sql};
+use super::{far_future, i64c, u32c, Sql};
 use crate::tpcc::schema::{Order, OrderLine, ORDER, ORDER_LINE};
 use api::{Reader, Result};
 use exec::{Agg, Datum, Expr, Row, SortKey};
@@ -16,11 +16,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
     // Every order: id -> (o_entry_d, o_ol_cnt, o_carrier_id).
     let mut orders: HashMap<i64, (i64, i64, i64)> = HashMap::new();
     exec::scan_each(s, ORDER.primary(), Unbounded, Unbounded, |r| {
-        let id = order_id(
-            u32c(r, offset_of!(Order, o_w_id)),
-            u32c(r, offset_of!(Order, o_d_id)),
-            u32c(r, offset_of!(Order, o_id)),
-        );
+        let id = super::order_of(r);
         orders.insert(
             id,
             (
@@ -37,11 +33,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
         if d >= hi {
             return;
         }
-        let id = order_id(
-            u32c(r, offset_of!(OrderLine, ol_w_id)),
-            u32c(r, offset_of!(OrderLine, ol_d_id)),
-            u32c(r, offset_of!(OrderLine, ol_o_id)),
-        );
+        let id = super::line_order(r);
         if let Some(&(e, cnt, carrier)) = orders.get(&id) {
             if e <= d {
                 let high = i64::from(carrier == 1 || carrier == 2);

@@ -3,7 +3,7 @@
 
 use super::{i64c, strc, u32c, Sql};
 use crate::tpcc::schema::{Item, OrderLine, ITEM, ORDER_LINE};
-use api::{Reader, Result, SqlDialect};
+use api::{Reader, Result};
 use exec::{Datum, Row};
 use std::collections::HashMap;
 use std::mem::offset_of;
@@ -39,10 +39,7 @@ pub fn plan(s: &mut dyn Reader) -> Result<Vec<Row>> {
 }
 
 pub fn sql(q: Sql) -> String {
-    let ends_b = match q.0 {
-        SqlDialect::Sqlite => "i_data GLOB '*b'",
-        SqlDialect::Postgres => "i_data LIKE '%b'",
-    };
+    let ends_b = q.like("i_data", "%b");
     format!(
         "SELECT {} FROM order_line, (SELECT i_id, sum(ol_quantity) AS s, count(*) AS c \
          FROM item, order_line WHERE {ends_b} AND ol_i_id = i_id GROUP BY i_id) t \

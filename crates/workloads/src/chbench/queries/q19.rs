@@ -3,7 +3,7 @@
 
 use super::{i64c, strc, u32c, Sql};
 use crate::tpcc::schema::{Item, OrderLine, ITEM, ORDER_LINE};
-use api::{Reader, Result, SqlDialect};
+use api::{Reader, Result};
 use exec::{Datum, Row};
 use std::collections::HashMap;
 use std::mem::offset_of;
@@ -43,11 +43,7 @@ pub fn sql(q: Sql) -> String {
     let arms: Vec<String> = ARMS
         .iter()
         .map(|(l, ws)| {
-            let ends = match q.0 {
-                // SQLite's LIKE ignores ASCII case; its GLOB does not.
-                SqlDialect::Sqlite => format!("i_data GLOB '*{}'", *l as char),
-                SqlDialect::Postgres => format!("i_data LIKE '%{}'", *l as char),
-            };
+            let ends = q.like("i_data", &format!("%{}", *l as char));
             format!(
                 "(ol_i_id = i_id AND {ends} AND ol_quantity >= 1 AND ol_quantity <= 10 \
                  AND {} BETWEEN 100 AND 40000000 AND ol_w_id IN ({}, {}, {}))",
