@@ -687,8 +687,7 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
             std::env::temp_dir().display()
         );
     }
-    let report = match with_engine!(engine, E => driver::run_limited::<E, W>(wl, &cfg, obs, &limits))
-    {
+    let report = match driver::run_limited(engine.descriptor().open, wl, &cfg, obs, &limits) {
         Ok(r) => r,
         Err(e) => return abandon(out, e.to_string()),
     };
@@ -1030,7 +1029,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
             std::env::temp_dir().display()
         );
     }
-    let secs = with_engine!(engine, E => driver::load_only::<E, W>(wl, &opts, c.seed, interactive))
+    let secs = driver::load_only(engine.descriptor().open, wl, &opts, c.seed, interactive)
         .map_err(|e| e.to_string())?;
     // A kit without transactions (TPC-H's data, so far) is checked, not run.
     let next = if wl.txn_types().is_empty() {
@@ -1138,7 +1137,7 @@ fn check<W: Workload>(wl: &W, c: &CheckOpts) -> Result<(), String> {
         committed: None,
         acked,
     };
-    let list = match with_engine!(engine, E => driver::check_only::<E, W>(wl, &opts, &info)) {
+    let list = match driver::check_only(engine.descriptor().open, wl, &opts, &info) {
         Ok(l) => l,
         Err(e) => {
             json.abandon();

@@ -12,7 +12,7 @@ pub mod schema;
 
 use crate::tpcc::{Tpcc, TpccConfig, TpccInput, TpccWorker};
 use crate::{Check, RunInfo, Workload};
-use api::{Engine, Error, Result, Schema, Session, Worker};
+use api::{Database, Error, Result, Schema, Session, Worker};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -207,9 +207,9 @@ impl Workload for Chbench {
         self.tpcc.load_rows() + load::rows()
     }
 
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -361,13 +361,13 @@ impl Workload for Chbench {
         v
     }
 
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
         let mut out = self.tpcc.check(engine, info)?;
         out.push(check_extra(engine)?);
         Ok(out)
     }
 
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         self.tpcc.check_loaded(engine)?;
         // The added tables: the last supplier present, none after it.
         crate::check_extent(
@@ -414,7 +414,7 @@ pub fn run_tpcc_txns<W: Worker>(
 
 /// The added tables' cardinalities (SUPPLIER 10,000, NATION 62, REGION 5), each key
 /// in range, and every supplier's nation present.
-fn check_extra<E: Engine>(engine: &E) -> Result<Check> {
+fn check_extra(engine: &dyn Database) -> Result<Check> {
     use api::row::field;
     use std::mem::offset_of;
     use std::ops::Bound::Unbounded;
