@@ -288,6 +288,8 @@ pub struct Descriptor {
     pub owns_dir: fn(&dyn storage::Storage, &Path) -> bool,
     pub db_files: DbFilesFn,
     pub remove_db: fn(&dyn storage::Storage, &Path, &[PathBuf]) -> Result<()>,
+    /// [`Engine::open`], giving the engine as a [`crate::Database`].
+    pub open: crate::database::OpenFn,
 }
 
 impl Descriptor {
@@ -302,6 +304,7 @@ impl Descriptor {
             owns_dir: E::owns_dir,
             db_files: E::db_files,
             remove_db: E::remove_db,
+            open: crate::database::open::<E>,
         }
     }
 }

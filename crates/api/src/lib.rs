@@ -5,6 +5,8 @@
 //! * [`key`] and [`row`]: order-preserving key encodings and fixed-layout rows.
 //! * [`engine`]: the [`Engine`]/[`Worker`] traits an engine design implements, and the
 //!   [`Descriptor`] a registry of engines reads from an [`Engine`].
+//! * [`database`]: an engine as a trait object ([`Database`], [`DynWorker`]), what the
+//!   driver and the kits run on, so that they are compiled once for every design.
 //! * [`place`]: where an engine keeps its database, from the storage flags given.
 //! * [`session`]: the one entry point per database operation that workloads call; it
 //!   marks each operation for the profiler and the tracer before entering the engine.
@@ -14,6 +16,7 @@
 //! This crate must never know about a particular engine or workload (the serial oracle
 //! is `engine_serial`, the engine-generic test suites `conformance`).
 
+pub mod database;
 pub mod engine;
 pub mod error;
 pub mod key;
@@ -23,6 +26,7 @@ pub mod schema;
 pub mod session;
 pub mod typed;
 
+pub use database::{Database, DynWorker, OpenFn};
 pub use engine::{
     Command, Counted, Descriptor, Dir, Engine, EngineOptions, LogMode, Own, SqlDialect, TableSize,
     Worker,

@@ -909,7 +909,7 @@ fn measure_run<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<Done, St
             std::env::temp_dir().display()
         );
     }
-    let report = with_engine!(engine, E => driver::run_limited::<E, W>(wl, &cfg, obs, &limits))
+    let report = driver::run_limited(engine.descriptor().open, wl, &cfg, obs, &limits)
         .map_err(|e| e.to_string())?;
     if engine == EngineName::Disk && c.log.unwrap_or(LogArg::Off) == LogArg::Off {
         // After the run, so that a refusal stays one line.
@@ -1235,7 +1235,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
             std::env::temp_dir().display()
         );
     }
-    let secs = with_engine!(engine, E => driver::load_only::<E, W>(wl, &opts, c.seed, interactive))
+    let secs = driver::load_only(engine.descriptor().open, wl, &opts, c.seed, interactive)
         .map_err(|e| e.to_string())?;
     // A kit without transactions (TPC-H's data, so far) is checked, not run.
     let next = if wl.txn_types().is_empty() {
@@ -1343,7 +1343,7 @@ fn check<W: Workload>(wl: &W, c: &CheckOpts) -> Result<(), String> {
         committed: None,
         acked,
     };
-    let list = match with_engine!(engine, E => driver::check_only::<E, W>(wl, &opts, &info)) {
+    let list = match driver::check_only(engine.descriptor().open, wl, &opts, &info) {
         Ok(l) => l,
         Err(e) => {
             json.abandon();

@@ -1,9 +1,9 @@
 //! The registry of engine designs: one line per engine, in `registry!` below. From it
 //! come `--engine`'s values and their help ([`EngineName`], named and described by each
-//! engine's [`api::Descriptor`]), the dispatch from a name to the engine's type
-//! (`with_engine!`), and the descriptor the rest of `cli` asks instead of matching on
-//! engines: whether it is durable, whose directory a directory is, where its database
-//! goes from `--db`/`--log-dir`/`--log`, which files `drop` removes.
+//! engine's [`api::Descriptor`]), and the descriptor the rest of `cli` asks instead of
+//! matching on engines: how to open it (as an `api::Database`, what the driver runs
+//! on), whether it is durable, whose directory a directory is, where its database goes
+//! from `--db`/`--log-dir`/`--log`, which files `drop` removes.
 //!
 //! Adding an engine: its crate (an `api::Engine` with its descriptor) and one line in
 //! `registry!` here.
@@ -13,11 +13,10 @@
 
 use api::Descriptor;
 
-/// The registry: `registry! { $ Variant => Type, ... }` defines [`EngineName`] (one
-/// variant per line) and `with_engine!` (`$` is passed in so that the macro it defines
-/// can have variables of its own).
+/// The registry: `registry! { Variant => Type, ... }` defines [`EngineName`] (one
+/// variant per line).
 macro_rules! registry {
-    ($d:tt $($V:ident => $T:ty),* $(,)?) => {
+    ($($V:ident => $T:ty),* $(,)?) => {
         /// An engine design, as `--engine` names it.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum EngineName {
@@ -38,23 +37,10 @@ macro_rules! registry {
                 }
             }
         }
-
-        /// Run `$body` with `$E` bound to the engine type named by `$name` (an
-        /// [`EngineName`]).
-        macro_rules! with_engine {
-            ($d name:expr, $d E:ident => $d body:expr) => {
-                match $d name {
-                    $($crate::engines::EngineName::$V => {
-                        type $d E = $T;
-                        $d body
-                    })*
-                }
-            };
-        }
     };
 }
 
-registry! { $
+registry! {
     Memory => engine_memory::MemoryEngine,
     Disk => engine_disk::DiskEngine,
     Serial => engine_serial::SerialEngine,
@@ -107,8 +93,7 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "{names:?}");
         for e in EngineName::ALL {
-            let n = with_engine!(*e, E => <E as api::Engine>::NAME);
-            assert_eq!(n, e.as_str());
+            let n = e.as_str();
             use clap::ValueEnum;
             assert_eq!(EngineName::from_str(n, false), Ok(*e));
         }

@@ -4,13 +4,11 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-// First: its `with_engine!` is used by the modules declared after it.
-#[macro_use]
-mod engines;
 mod alone;
 mod args;
 mod commands;
 mod dbdir;
+mod engines;
 mod labcmd;
 mod output;
 mod profile;

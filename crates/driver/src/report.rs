@@ -156,7 +156,7 @@ pub struct Report {
 /// TPC-C database, measured), which a run stopped at its memory limit does not have.
 /// A clone of the report does not hold it.
 #[derive(Default)]
-pub(crate) struct Held(pub(crate) Option<Box<dyn std::any::Any + Send + Sync>>);
+pub(crate) struct Held(pub(crate) Option<Box<dyn api::Database>>);
 
 impl Clone for Held {
     fn clone(&self) -> Self {

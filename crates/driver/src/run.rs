@@ -9,7 +9,7 @@ use crate::report::Rate;
 use crate::report::{
     Checks, Latency, Report, Second, SecondTxn, Stopped, TxnTypeReport, WaitReport,
 };
-use api::{Engine, EngineOptions, Error, Session};
+use api::{Database, Engine, EngineOptions, Error, OpenFn, Session};
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -808,7 +808,7 @@ fn progress_line(
 /// Re-execute the commands a command-logging engine recovered from its log
 /// (`Engine::recovered_commands`), one at a time in log order on worker 0, before any
 /// other transaction; then tell the engine (`Engine::replay_done`). Returns how many.
-pub fn replay<E: Engine, W: Workload>(engine: &E, wl: &W, seed: u64) -> api::Result<usize> {
+pub fn replay<W: Workload>(engine: &dyn Database, wl: &W, seed: u64) -> api::Result<usize> {
     let cmds = engine.recovered_commands()?;
     if !cmds.is_empty() {
         let ntypes = wl.txn_types().len();
@@ -842,8 +842,8 @@ pub fn replay<E: Engine, W: Workload>(engine: &E, wl: &W, seed: u64) -> api::Res
 }
 
 /// Load `wl` into a fresh `engine` and mark the load complete; returns its seconds.
-fn load_phase<E: Engine, W: Workload>(
-    engine: &E,
+fn load_phase<W: Workload>(
+    engine: &dyn Database,
     wl: &W,
     threads: usize,
     seed: u64,
@@ -894,44 +894,39 @@ fn load_phase<E: Engine, W: Workload>(
 
 /// `oltpscope load`: create the database, load it, and close it (no run). Returns the
 /// load's seconds.
-pub fn load_only<E: Engine, W: Workload>(
+pub fn load_only<W: Workload>(
+    open: OpenFn,
     wl: &W,
     opts: &EngineOptions,
     seed: u64,
     interactive: bool,
 ) -> api::Result<f64> {
-    let engine = E::open(Arc::new(wl.schema()), opts)?;
+    let engine = open(Arc::new(wl.schema()), opts)?;
     if engine.has_data() {
         return Err(Error::fatal(
             "the database already holds data: run on it with `run --no-load`, or load again with --reload",
         ));
     }
-    let secs = load_phase(&engine, wl, opts.threads.max(1), seed, interactive)?;
+    let secs = load_phase(&*engine, wl, opts.threads.max(1), seed, interactive)?;
     engine.shutdown()?;
     Ok(secs)
 }
 
 /// Load (unless the database already has data) and run `wl` on engine `E`.
 pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Report> {
-    run_observed::<E, W>(wl, cfg, None)
+    run_limited(api::database::open::<E>, wl, cfg, None, &Limits::default())
 }
 
-/// `run`, with `obs` told about each worker thread's measured phase and transactions.
-pub fn run_observed<E: Engine, W: Workload>(
-    wl: &W,
-    cfg: &RunConfig,
-    obs: Option<&dyn Observer>,
-) -> api::Result<Report> {
-    run_limited::<E, W>(wl, cfg, obs, &Limits::default())
-}
-
-/// `run_observed` held to `limits`. A run that reaches its memory limit, or that a
-/// signal interrupts (once `interrupt::install` was called), stops as at its end and
-/// returns the report of what ran, with `Report::stopped` saying why.
+/// Load (unless the database already has data) and run `wl` on the engine `open`
+/// opens, with `obs` told about each worker thread's measured phase and transactions,
+/// held to `limits`. A run that reaches its memory limit, or that a signal interrupts
+/// (once `interrupt::install` was called), stops as at its end and returns the report
+/// of what ran, with `Report::stopped` saying why.
 ///
 /// The phases, each a function below: open (and load or recover), measure (the workers
 /// and the main thread's clock), aggregate, check, report.
-pub fn run_limited<E: Engine, W: Workload>(
+pub fn run_limited<W: Workload>(
+    open: OpenFn,
     wl: &W,
     cfg: &RunConfig,
     obs: Option<&dyn Observer>,
@@ -944,9 +939,9 @@ pub fn run_limited<E: Engine, W: Workload>(
     let progress = progress_writer(cfg)?;
     let ncoro = coroutines(cfg)?;
     let schema = Arc::new(wl.schema());
-    let opened = open_database::<E, W>(wl, cfg, schema.clone(), ncoro)?;
+    let opened = open_database(open, wl, cfg, schema.clone(), ncoro)?;
     let engine = opened.engine;
-    wl.begin_run(&engine, &acked_so_far(cfg)?)?;
+    wl.begin_run(&*engine, &acked_so_far(cfg)?)?;
     // The database as stored after the load (or as found), before any measured change.
     let tables = if cfg.stats {
         engine.table_sizes()?
@@ -954,7 +949,7 @@ pub fn run_limited<E: Engine, W: Workload>(
         Vec::new()
     };
     let cores = core_affinity::get_core_ids().unwrap_or_default();
-    let m = measure(&engine, wl, cfg, obs, limits, ncoro, &cores, progress)?;
+    let m = measure(&*engine, wl, cfg, obs, limits, ncoro, &cores, progress)?;
 
     let t = Totals::of(
         wl.txn_types(),
@@ -969,13 +964,14 @@ pub fn run_limited<E: Engine, W: Workload>(
     let notes = wl.notes(&done, &t.counters, m.measured.as_secs_f64());
     let at_memory_limit = m.stopped.as_ref().is_some_and(|s| s.signal.is_none());
     let committed_all = opened.fresh.then_some(t.committed_all.clone());
-    let checks = run_checks(&engine, wl, cfg, at_memory_limit, committed_all)?;
+    let checks = run_checks(&*engine, wl, cfg, at_memory_limit, committed_all)?;
     let engine_stats = engine.stats();
+    let (engine_name, counted) = (engine.name(), engine.counted());
     engine.shutdown()?;
     // A stopped run's engine stays open until the report is printed (its memory is what
     // the report is about); a finished one is closed now.
     let held = match m.stopped {
-        Some(_) => crate::report::Held(Some(Box::new(engine))),
+        Some(_) => crate::report::Held(Some(engine)),
         None => {
             drop(engine);
             crate::report::Held(None)
@@ -984,8 +980,8 @@ pub fn run_limited<E: Engine, W: Workload>(
     let ran = Ran {
         workload: wl.name(),
         txn_types: wl.txn_types(),
-        engine: E::NAME,
-        counted: E::COUNTED,
+        engine: engine_name,
+        counted,
         config: config_json(wl.config(), cfg, ncoro, !cores.is_empty()),
         schema: &schema,
         tables,
@@ -1205,8 +1201,8 @@ fn coroutines(cfg: &RunConfig) -> api::Result<usize> {
 }
 
 /// The engine, opened and loaded (or recovered and checked against the workload).
-struct Opened<E> {
-    engine: E,
+struct Opened {
+    engine: Box<dyn Database>,
     /// It was loaded by this run.
     fresh: bool,
     load_s: Option<f64>,
@@ -1214,17 +1210,18 @@ struct Opened<E> {
     open_s: Option<f64>,
 }
 
-fn open_database<E: Engine, W: Workload>(
+fn open_database<W: Workload>(
+    open: OpenFn,
     wl: &W,
     cfg: &RunConfig,
     schema: Arc<api::Schema>,
     ncoro: usize,
-) -> api::Result<Opened<E>> {
+) -> api::Result<Opened> {
     // Every coroutine is a worker of its own (its own id, log buffer, epoch participant).
     let mut eopts = cfg.engine.clone();
     eopts.threads = cfg.threads * ncoro;
     let opened = std::time::Instant::now();
-    let engine = E::open(schema, &eopts)?;
+    let engine = open(schema, &eopts)?;
     let fresh = !engine.has_data();
     let (mut load_s, mut open_s) = (None, None);
     if fresh {
@@ -1234,7 +1231,7 @@ fn open_database<E: Engine, W: Workload>(
             ));
         }
         load_s = Some(load_phase(
-            &engine,
+            &*engine,
             wl,
             cfg.threads,
             cfg.seed,
@@ -1247,8 +1244,8 @@ fn open_database<E: Engine, W: Workload>(
     } else {
         // Before the first transaction (the replay's included): a database of other
         // settings is refused, not written to.
-        wl.check_loaded(&engine)?;
-        replay(&engine, wl, cfg.seed)?;
+        wl.check_loaded(&*engine)?;
+        replay(&*engine, wl, cfg.seed)?;
         open_s = Some(opened.elapsed().as_secs_f64());
     }
     Ok(Opened {
@@ -1272,8 +1269,8 @@ struct Measured {
 }
 
 /// What every worker thread of a run reads.
-struct Ctx<'a, E, W> {
-    engine: &'a E,
+struct Ctx<'a, W> {
+    engine: &'a dyn Database,
     wl: &'a W,
     cfg: &'a RunConfig,
     obs: Option<&'a dyn Observer>,
@@ -1307,8 +1304,8 @@ fn quotas<W: Workload>(wl: &W, stop: Stop, streams: usize) -> Option<Vec<u64>> {
 
 /// Run the workers and keep time on this thread until the run stops.
 #[allow(clippy::too_many_arguments)]
-fn measure<E: Engine, W: Workload>(
-    engine: &E,
+fn measure<W: Workload>(
+    engine: &dyn Database,
     wl: &W,
     cfg: &RunConfig,
     obs: Option<&dyn Observer>,
@@ -1417,7 +1414,7 @@ fn measure<E: Engine, W: Workload>(
 
 /// One worker thread: its transaction stream, or its coroutines' streams under the
 /// run's scheduling policy; then its CPU time, waits and last interval.
-fn worker_thread<E: Engine, W: Workload>(c: &Ctx<'_, E, W>, w: usize) -> WorkerResult {
+fn worker_thread<W: Workload>(c: &Ctx<'_, W>, w: usize) -> WorkerResult {
     let (cfg, wl, engine) = (c.cfg, c.wl, c.engine);
     probe::thread_role(probe::Role::Worker);
     if cfg.pin && !c.cores.is_empty() {
@@ -1741,8 +1738,8 @@ impl Totals {
 
 /// The workload's consistency check after the run (unless it was turned off, or the run
 /// stopped at its memory limit: the check needs memory of its own).
-fn run_checks<E: Engine, W: Workload>(
-    engine: &E,
+fn run_checks<W: Workload>(
+    engine: &dyn Database,
     wl: &W,
     cfg: &RunConfig,
     at_memory_limit: bool,
@@ -1813,19 +1810,20 @@ pub fn exit_if_stopped(r: Report) {
 }
 
 /// Open an existing database and run the workload's consistency check on it.
-pub fn check_only<E: Engine, W: Workload>(
+pub fn check_only<W: Workload>(
+    open: OpenFn,
     wl: &W,
     opts: &EngineOptions,
     info: &RunInfo,
 ) -> api::Result<Vec<workloads::Check>> {
-    let engine = E::open(Arc::new(wl.schema()), opts)?;
+    let engine = open(Arc::new(wl.schema()), opts)?;
     if !engine.has_data() {
         return Err(Error::fatal("the database holds no data to check"));
     }
     // Other settings are a refusal, not a failed check.
-    wl.check_loaded(&engine)?;
-    replay(&engine, wl, 0)?;
-    let list = wl.check(&engine, info)?;
+    wl.check_loaded(&*engine)?;
+    replay(&*engine, wl, 0)?;
+    let list = wl.check(&*engine, info)?;
     engine.shutdown()?;
     Ok(list)
 }

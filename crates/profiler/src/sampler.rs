@@ -76,7 +76,7 @@ struct Inner {
     counters: Option<crate::counters::Totals>,
 }
 
-/// The profiler of one run: give it to `driver::run_observed`, then `finish`.
+/// The profiler of one run: give it to `driver::run_limited`, then `finish`.
 pub struct Profiler {
     inner: Arc<Inner>,
     settings: Settings,

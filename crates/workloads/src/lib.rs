@@ -19,7 +19,7 @@ pub mod tpce;
 pub mod tpch;
 pub mod util;
 
-use api::{Engine, Result, Schema, Session, Worker};
+use api::{Database, Result, Schema, Session, Worker};
 
 /// One consistency condition's outcome.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -113,9 +113,9 @@ pub trait Workload: Send + Sync + 'static {
     fn load_rows(&self) -> u64;
     /// Populate an empty database using `threads` threads; call `progress(n)` after
     /// inserting `n` more rows.
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -209,14 +209,14 @@ pub trait Workload: Send + Sync + 'static {
     }
 
     /// The workload's consistency conditions, evaluated on a quiescent database.
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>>;
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>>;
 
     /// Refuse (`Error::Fatal`, one line) a database loaded with other settings than this
     /// kit's (another scale, warehouse or key count): the driver asks before the first
     /// transaction of `run --no-load` and before `check`, so such a database is refused,
     /// not changed by transactions that then find rows missing, nor reported as
     /// inconsistent. Reads only. Default: no setting to compare.
-    fn check_loaded<E: Engine>(&self, _engine: &E) -> Result<()> {
+    fn check_loaded(&self, _engine: &dyn Database) -> Result<()> {
         Ok(())
     }
 
@@ -225,7 +225,7 @@ pub trait Workload: Send + Sync + 'static {
     /// the run here from what the database and `acked` (the acknowledgement file's
     /// lines so far, `--acked-file`) already hold, so a run's keys are never an earlier
     /// run's (TPC-B's History). Default: nothing to number.
-    fn begin_run<E: Engine>(&self, _engine: &E, _acked: &[String]) -> Result<()> {
+    fn begin_run(&self, _engine: &dyn Database, _acked: &[String]) -> Result<()> {
         Ok(())
     }
 }
@@ -234,8 +234,8 @@ pub trait Workload: Send + Sync + 'static {
 /// `last` must be present and the row `next` after it absent (loads are all or nothing,
 /// and no transaction adds to these tables). `setting`: the option as given (`--scale
 /// 2`); `row(which)`: the row named for the message.
-pub(crate) fn check_extent<E: Engine>(
-    engine: &E,
+pub(crate) fn check_extent(
+    engine: &dyn Database,
     kit: &str,
     setting: &str,
     t: api::TableId,

@@ -11,7 +11,8 @@ use crate::{Check, RunInfo, Workload};
 use api::row::{self, Pod, Zeroable};
 use api::typed::{KeyEnc, Part, SqlType};
 use api::{
-    Engine, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId, Worker,
+    Database, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId,
+    Worker,
 };
 use rand::Rng;
 use smallvec::SmallVec;
@@ -306,9 +307,9 @@ impl Workload for Micro {
         self.cfg.keys
     }
 
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         _seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -405,7 +406,7 @@ impl Workload for Micro {
         Ok(MicroInput { keys })
     }
 
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         // Rows 0..keys; transactions only read or update them.
         let n = self.cfg.keys;
         crate::check_extent(
@@ -419,7 +420,7 @@ impl Workload for Micro {
         )
     }
 
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
         let mut s = Session::new(engine.worker(0));
         let (mut rows, mut bad_rows, mut updates) = (0u64, 0u64, 0i128);
         const BATCH: u64 = 4096;

@@ -14,7 +14,7 @@ use api::key::read_u64;
 use api::row::{Pod, Zeroable};
 use api::typed::{KeyEnc, Part, SqlType};
 use api::{
-    Dir, Engine, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId,
+    Database, Dir, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId,
     Worker,
 };
 use rand::Rng;
@@ -348,9 +348,9 @@ impl Workload for Tpcb {
         self.cfg.scale + self.tellers() + self.accounts()
     }
 
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         _seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -547,7 +547,7 @@ impl Workload for Tpcb {
     /// The run's number: one more than any run in History or in the acknowledgement
     /// file, so a run never takes the number of one whose rows were lost (its keys would
     /// then answer for the lost ones in the crash check).
-    fn begin_run<E: Engine>(&self, engine: &E, acked: &[String]) -> Result<()> {
+    fn begin_run(&self, engine: &dyn Database, acked: &[String]) -> Result<()> {
         let mut s = Session::new(engine.worker(0));
         let mut last = 0;
         s.run_retry(u32::MAX, 100, |s| {
@@ -577,7 +577,7 @@ impl Workload for Tpcb {
         Ok(())
     }
 
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         // Branch ids are 1..=scale; tellers and accounts are loaded with their branch.
         let sc = self.cfg.scale;
         crate::check_extent(
@@ -591,7 +591,7 @@ impl Workload for Tpcb {
         )
     }
 
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
         let mut s = Session::new(engine.worker(0));
         let bal_branch =
             |b: &[u8]| api::row::read::<Branch>(&b[..std::mem::size_of::<Branch>()]).balance;

@@ -1,7 +1,7 @@
 //! Shared pieces of the kits: seeded random number generators, parallel loading, the
 //! analytical kits' query lists and SQL text pieces.
 
-use api::{Engine, Result, Session, Worker};
+use api::{Database, DynWorker, Result, Session, Worker};
 use rand::SeedableRng;
 
 /// The kits' generator: an algorithm fixed by name (xoshiro256++), so a seed repeats the
@@ -19,11 +19,11 @@ pub fn rng_for(seed: u64, stream: u64) -> KitRng {
 
 /// Run `unit(session, i)` for every `i` in `0..units`, spread over `threads` threads
 /// (unit `i` goes to thread `i % threads`). Each unit runs its own transactions.
-pub fn parallel_units<E: Engine>(
-    engine: &E,
+pub fn parallel_units(
+    engine: &dyn Database,
     threads: usize,
     units: u64,
-    unit: impl Fn(&mut Session<E::Worker<'_>>, u64) -> Result<()> + Sync,
+    unit: impl Fn(&mut Session<DynWorker<'_>>, u64) -> Result<()> + Sync,
 ) -> Result<()> {
     let threads = threads.max(1).min(units.max(1) as usize);
     std::thread::scope(|sc| {

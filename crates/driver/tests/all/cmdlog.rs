@@ -190,9 +190,13 @@ fn the_driver_logs_runs_and_replays_them_before_the_next() {
     assert!(r.engine_stats["log"]["commands_durable"].as_u64().unwrap() > 0);
     let r = driver::run::<PartitionedEngine, _>(&wl, &cfg(dir, LogMode::Async, true)).unwrap();
     assert!(r.committed > 0 && r.checks.passed, "{:#?}", r.checks);
-    let checks =
-        driver::check_only::<PartitionedEngine, _>(&wl, &check_opts(dir), &RunInfo::default())
-            .unwrap();
+    let checks = driver::check_only(
+        api::database::open::<PartitionedEngine>,
+        &wl,
+        &check_opts(dir),
+        &RunInfo::default(),
+    )
+    .unwrap();
     assert!(checks.iter().all(|c| c.passed), "{checks:#?}");
     // The New-Orders of both runs are in the recovered database.
     let e = PartitionedEngine::open(Arc::new(wl.schema()), &check_opts(dir)).unwrap();

@@ -14,7 +14,7 @@ use crate::htap::{Hybrid, HybridConfig, Kit};
 pub use crate::htap::{Timed, MAX_STREAMS};
 use crate::tpcc::{Tpcc, TpccConfig};
 use crate::{Check, RunInfo, Workload};
-use api::{Engine, Result, Schema, Session, Worker};
+use api::{Database, Result, Schema, Session, Worker};
 
 /// TPC-C's five transaction types, then Q1 to Q22 (query n is type 4 + n).
 pub const TXN_NAMES: [&str; 27] = [
@@ -170,9 +170,9 @@ impl Kit for ChKit {
         self.tpcc.load_rows() + load::rows()
     }
 
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -181,13 +181,13 @@ impl Kit for ChKit {
         load::load_extra(&mut Session::new(engine.worker(0)), progress)
     }
 
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
         let mut out = self.tpcc.check(engine, info)?;
         out.push(check_extra(engine)?);
         Ok(out)
     }
 
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         self.tpcc.check_loaded(engine)?;
         // The added tables: the last supplier present, none after it.
         crate::check_extent(
@@ -226,7 +226,7 @@ pub fn run_tpcc_txns<W: Worker>(
 
 /// The added tables' cardinalities (SUPPLIER 10,000, NATION 62, REGION 5), each key
 /// in range, and every supplier's nation present.
-fn check_extra<E: Engine>(engine: &E) -> Result<Check> {
+fn check_extra(engine: &dyn Database) -> Result<Check> {
     use api::row::field;
     use std::mem::offset_of;
     use std::ops::Bound::Unbounded;

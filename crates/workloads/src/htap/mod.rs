@@ -10,7 +10,7 @@
 pub mod report;
 
 use crate::{Check, RunInfo, Workload};
-use api::{Engine, Error, Reader, Result, Schema, Session, Worker};
+use api::{Database, Error, Reader, Result, Schema, Session, Worker};
 use exec::Row;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -56,19 +56,19 @@ pub trait Kit: Send + Sync + 'static {
     fn load_rows(&self) -> u64 {
         self.txn().load_rows()
     }
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         seed: u64,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<()> {
         self.txn().load(engine, threads, seed, progress)
     }
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
         self.txn().check(engine, info)
     }
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         self.txn().check_loaded(engine)
     }
 }
@@ -234,9 +234,9 @@ impl<K: Kit> Workload for Hybrid<K> {
         self.kit.load_rows()
     }
 
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -394,15 +394,15 @@ impl<K: Kit> Workload for Hybrid<K> {
         v
     }
 
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
         self.kit.check(engine, info)
     }
 
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         self.kit.check_loaded(engine)
     }
 
-    fn begin_run<E: Engine>(&self, engine: &E, acked: &[String]) -> Result<()> {
+    fn begin_run(&self, engine: &dyn Database, acked: &[String]) -> Result<()> {
         self.kit.txn().begin_run(engine, acked)
     }
 }

@@ -6,7 +6,7 @@ use super::schema::*;
 use super::Tpcc;
 use crate::{Check, Cond, RunInfo};
 use api::row;
-use api::{Dir, Engine, Error, Result, Session, Worker};
+use api::{Database, Dir, Error, Result, Session, Worker};
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 
@@ -39,7 +39,7 @@ fn scan_prefix<W: Worker>(
     Ok(())
 }
 
-pub fn check<E: Engine>(t: &Tpcc, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+pub fn check(t: &Tpcc, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
     let nw = t.cfg.warehouses;
     let nd = DISTRICTS as usize;
     let nc = CUSTOMERS as usize;

@@ -6,7 +6,7 @@ use super::gen::{self, a_string, n_string, nurand};
 use super::schema::*;
 use super::Tpcc;
 use api::row::{self, Zeroable};
-use api::{Engine, Result, Session, Worker};
+use api::{Database, Result, Session, Worker};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -40,9 +40,9 @@ pub fn warehouse_rows(t: &Tpcc, w: u32) -> u64 {
     n
 }
 
-pub fn load<E: Engine>(
+pub fn load(
     t: &Tpcc,
-    engine: &E,
+    engine: &dyn Database,
     threads: usize,
     seed: u64,
     progress: &(dyn Fn(u64) + Sync),

@@ -16,7 +16,7 @@ pub use txn::{
 };
 
 use crate::{Check, RunInfo, Workload};
-use api::{Engine, Result, Schema, Session, Worker};
+use api::{Database, Result, Schema, Session, Worker};
 use schema::DISTRICTS;
 use std::time::Duration;
 use txn::{DELIVERY_TXN, ORDER_STATUS_TXN, PAYMENT_TXN, STOCK_LEVEL_TXN};
@@ -173,9 +173,9 @@ impl Workload for Tpcc {
                 .sum::<u64>()
     }
 
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -331,7 +331,7 @@ impl Workload for Tpcc {
         v
     }
 
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         // Warehouses 1..=W, every other table loaded with its warehouse.
         let w = self.cfg.warehouses;
         crate::check_extent(
@@ -345,7 +345,7 @@ impl Workload for Tpcc {
         )
     }
 
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
         check::check(self, engine, info)
     }
 }

@@ -12,7 +12,7 @@ use super::txn::{TRADE_ORDER, TRADE_RESULT};
 use super::Tpce;
 use crate::{Check, Cond, RunInfo};
 use api::row;
-use api::{Dir, Engine, Error, Result, Session, Worker};
+use api::{Database, Dir, Error, Result, Session, Worker};
 use std::collections::HashMap;
 use std::ops::Bound;
 
@@ -87,7 +87,7 @@ struct Tally {
     requests_seen: u64,
 }
 
-pub fn check<E: Engine>(t: &Tpce, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+pub fn check(t: &Tpce, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
     let mut s = Session::new(engine.worker(0));
     let mut c = Conds::new();
     let mut tally = Tally {

@@ -12,7 +12,7 @@ use super::trade::{self, Lot};
 use super::Tpce;
 use api::key::Key;
 use api::row::{self, Pod, Zeroable};
-use api::{Engine, Result, Session, TableId, Worker};
+use api::{Database, Result, Session, TableId, Worker};
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::Rng;
 use std::collections::HashMap;
@@ -95,9 +95,9 @@ pub fn count_rows(t: &Tpce) -> u64 {
     c.0
 }
 
-pub fn load<E: Engine>(
+pub fn load(
     t: &Tpce,
-    engine: &E,
+    engine: &dyn Database,
     threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<()> {

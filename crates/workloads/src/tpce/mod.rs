@@ -17,7 +17,7 @@ pub mod txn;
 pub use txn::{TpceInput, TpceWorker, TXN_NAMES};
 
 use crate::{Check, RunInfo, Workload};
-use api::{Engine, Result, Schema, Session, Worker};
+use api::{Database, Result, Schema, Session, Worker};
 use gen::*;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Mutex;
@@ -274,9 +274,9 @@ impl Workload for Tpce {
         load::count_rows(self)
     }
 
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         _seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -385,7 +385,7 @@ impl Workload for Tpce {
         v
     }
 
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         // Customers 1..=customers (no transaction adds one), then the initial trades
         // 1..=initial_max_trade_id, which the lookups draw from (later trades follow
         // them, so only their last is looked for).
@@ -412,7 +412,7 @@ impl Workload for Tpce {
         Ok(())
     }
 
-    fn check<E: Engine>(&self, engine: &E, info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, info: &RunInfo) -> Result<Vec<Check>> {
         check::check(self, engine, info)
     }
 }

@@ -12,7 +12,7 @@ use super::Tpch;
 use crate::{Check, Cond};
 use api::key::Key;
 use api::row::{self, Pod};
-use api::{Dir, Engine, IndexId, Result, Session, Worker};
+use api::{Database, Dir, IndexId, Result, Session, Worker};
 use std::collections::HashSet;
 use std::ops::Bound;
 
@@ -64,7 +64,7 @@ struct Dims {
     partsupp: HashSet<u64>,
 }
 
-pub fn check<E: Engine>(t: &Tpch, engine: &E) -> Result<Vec<Check>> {
+pub fn check(t: &Tpch, engine: &dyn Database) -> Result<Vec<Check>> {
     let mut s = Session::new(engine.worker(0));
     let z = t.sizes();
     let (done, paired) = refreshed(t, &mut s)?;

@@ -8,7 +8,7 @@ use super::gen::*;
 use super::schema::*;
 use super::Tpch;
 use api::row::{self, Zeroable};
-use api::{Engine, Result, Session, Worker};
+use api::{Database, Result, Session, Worker};
 use rand::Rng;
 use smallvec::SmallVec;
 
@@ -303,9 +303,9 @@ fn units(t: &Tpch) -> Vec<Unit> {
     v
 }
 
-pub fn load<E: Engine>(
+pub fn load(
     t: &Tpch,
-    engine: &E,
+    engine: &dyn Database,
     threads: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<()> {

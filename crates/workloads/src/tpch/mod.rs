@@ -15,7 +15,7 @@ pub mod refresh;
 pub mod schema;
 
 use crate::{Check, RunInfo, Workload};
-use api::{Engine, Error, Result, Schema, Session, Worker};
+use api::{Database, Error, Result, Schema, Session, Worker};
 use schema::Sizes;
 
 /// The smallest and largest scale factors accepted: below 0.01 a table is too small
@@ -163,9 +163,9 @@ impl Workload for Tpch {
             + self.lineitems()
     }
 
-    fn load<E: Engine>(
+    fn load(
         &self,
-        engine: &E,
+        engine: &dyn Database,
         threads: usize,
         _seed: u64,
         progress: &(dyn Fn(u64) + Sync),
@@ -223,7 +223,7 @@ impl Workload for Tpch {
     /// Number this run's refresh pairs from what the database has had, and refuse a
     /// database whose refresh functions are out of step or that has no delete set left
     /// for this run's pairs.
-    fn begin_run<E: Engine>(&self, engine: &E, _acked: &[String]) -> Result<()> {
+    fn begin_run(&self, engine: &dyn Database, _acked: &[String]) -> Result<()> {
         if !self.cfg.refresh {
             return Ok(());
         }
@@ -251,11 +251,11 @@ impl Workload for Tpch {
         Ok(())
     }
 
-    fn check<E: Engine>(&self, engine: &E, _info: &RunInfo) -> Result<Vec<Check>> {
+    fn check(&self, engine: &dyn Database, _info: &RunInfo) -> Result<Vec<Check>> {
         check::check(self, engine)
     }
 
-    fn check_loaded<E: Engine>(&self, engine: &E) -> Result<()> {
+    fn check_loaded(&self, engine: &dyn Database) -> Result<()> {
         // The last order present and the next one absent: ORDERS' size follows the
         // scale factor most finely (1,500,000 x SF).
         let n = self.sizes().orders;
