@@ -263,9 +263,9 @@ struct Shared<'a, W: Workload> {
 
 impl<W: Workload> Shared<'_, W> {
     /// Run transactions on `s` until the run stops or `quota` is done.
-    fn stream<X: api::Worker>(
+    fn stream(
         &self,
-        s: &mut Session<X>,
+        s: &mut Session<api::DynWorker<'_>>,
         st: &mut W::WorkerState,
         quota: Option<u64>,
         salt: u64,

@@ -820,24 +820,6 @@ impl PostgresWorker<'_> {
         Ok(s)
     }
 
-    /// This connection's prepared statements and how often PostgreSQL planned each:
-    /// (text, generic plans, custom plans), from `pg_prepared_statements`. A statement
-    /// planned at every execution shows as many custom plans. Not counted as a
-    /// statement of the run; outside a transaction only.
-    pub fn plans(&mut self) -> Result<Vec<(String, i64, i64)>> {
-        if self.in_txn {
-            return Err(Error::fatal("postgres: plans() inside a transaction"));
-        }
-        let st = self.prepared(
-            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements",
-        )?;
-        let sent = self.client()?.run(&[], &st, &[], None).map_err(conn_err)?;
-        sent.rows()
-            .map(|r| Ok((r.try_get::<String>(0)?, r.try_get(1)?, r.try_get(2)?)))
-            .collect::<std::result::Result<_, conn::Error>>()
-            .map_err(conn_err)
-    }
-
     fn count(&self) {
         self.e.statements.fetch_add(1, Ordering::Relaxed);
     }

@@ -19,7 +19,7 @@ pub mod tpce;
 pub mod tpch;
 pub mod util;
 
-use api::{Database, Result, Schema, Session, Worker};
+use api::{Database, Result, Schema, Session};
 
 /// One consistency condition's outcome.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -125,9 +125,9 @@ pub trait Workload: Send + Sync + 'static {
     /// Draw the next transaction: its type number and inputs.
     fn next(&self, st: &mut Self::WorkerState) -> (u32, Self::Input);
     /// The transaction's body (the driver wraps it in begin/commit and retries conflicts).
-    fn execute<W: Worker>(
+    fn execute(
         &self,
-        s: &mut Session<W>,
+        s: &mut Session<api::DynWorker<'_>>,
         st: &mut Self::WorkerState,
         input: &Self::Input,
     ) -> Result<()>;

@@ -12,7 +12,6 @@ use api::row::{self, Pod, Zeroable};
 use api::typed::{KeyEnc, Part, SqlType};
 use api::{
     Database, Error, IndexKind, Key, Partitioning, Result, Schema, Session, TableDef, TableId,
-    Worker,
 };
 use rand::Rng;
 use smallvec::SmallVec;
@@ -345,9 +344,9 @@ impl Workload for Micro {
         (0, MicroInput { keys })
     }
 
-    fn execute<W: Worker>(
+    fn execute(
         &self,
-        s: &mut Session<W>,
+        s: &mut Session<api::DynWorker<'_>>,
         _st: &mut MicroState,
         input: &MicroInput,
     ) -> Result<()> {

@@ -464,9 +464,9 @@ impl Workload for Tpcb {
         )
     }
 
-    fn execute<W: Worker>(
+    fn execute(
         &self,
-        s: &mut Session<W>,
+        s: &mut Session<api::DynWorker<'_>>,
         _st: &mut TpcbState,
         i: &TpcbInput,
     ) -> Result<()> {

@@ -27,7 +27,7 @@ fn answers<E: Engine>() -> Vec<Vec<Row>> {
     let ch = Chbench::new(ChConfig::default()).unwrap();
     let e = E::open(Arc::new(ch.schema()), &opts()).unwrap();
     ch.load(&e, 2, 7, &|_| {}).unwrap();
-    let mut s = Session::new(e.worker(0));
+    let mut s = Session::new(api::Database::worker(&e, 0));
     // The same TPC-C transactions on every engine deliver lines with amounts.
     workloads::chbench::run_tpcc_txns(&ch, &mut s, TPCC_TXNS, 3)
         .unwrap_or_else(|err| panic!("TPC-C on {}: {err}", E::NAME));

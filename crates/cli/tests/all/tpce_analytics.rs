@@ -25,7 +25,7 @@ fn answers<E: Engine>() -> (Vec<Vec<Row>>, u64) {
     };
     let e = E::open(Arc::new(t.schema()), &opts).unwrap();
     t.load(&e, 2, 7, &|_| {}).unwrap();
-    let mut s = Session::new(e.worker(0));
+    let mut s = Session::new(api::Database::worker(&e, 0));
     workloads::htap::run_txns(&t, &mut s, TXNS, 3)
         .unwrap_or_else(|err| panic!("TPC-E on {}: {err}", E::NAME));
     let out = IMPLEMENTED

@@ -58,7 +58,7 @@ fn replay_rebuilds_the_database<W: Workload>(wl: &W, txns: u64) {
             let e = &e;
             sc.spawn(move || {
                 let mut st = wl.worker_state(w, threads, SEED);
-                let mut s = Session::new(e.worker(w));
+                let mut s = Session::new(api::Database::worker(e, w));
                 assert!(s.wants_commands());
                 let mut buf = Vec::new();
                 for _ in 0..txns {

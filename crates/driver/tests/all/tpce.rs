@@ -234,7 +234,7 @@ fn digest<E: Engine>(e: &E, t: &Tpce) -> Vec<(&'static str, u64, u64)> {
 
 /// One worker's stream, transaction by transaction, as the driver runs it.
 fn stream<E: Engine>(e: &E, t: &Tpce, txns: usize) -> Vec<u64> {
-    let mut s = Session::new(e.worker(0));
+    let mut s = Session::new(api::Database::worker(e, 0));
     let mut st = t.worker_state(0, 1, 21);
     let mut committed = vec![0u64; 12];
     for _ in 0..txns {

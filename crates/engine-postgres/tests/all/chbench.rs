@@ -30,7 +30,10 @@ fn chbench_loads_checks_and_answers_alike_on_postgres() {
     )
     .unwrap();
     ch.load(&serial, 1, 7, &|_| {}).unwrap();
-    let (mut a, mut b) = (Session::new(pg.worker(0)), Session::new(serial.worker(0)));
+    let (mut a, mut b) = (
+        Session::new(api::Database::worker(&pg, 0)),
+        Session::new(api::Database::worker(&serial, 0)),
+    );
     run_tpcc_txns(&ch, &mut a, 1000, 3).unwrap();
     run_tpcc_txns(&ch, &mut b, 1000, 3).unwrap();
     // Customers without orders (Q22) and German-supplied `co` items (Q20).

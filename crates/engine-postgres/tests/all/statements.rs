@@ -4,6 +4,7 @@
 //! transaction type of TPC-B and TPC-C (pinned: later work may only lower them), the
 //! read-committed hint in effect, and adds (`add_i64`, kept or not).
 
+use api::typed::Value;
 use api::{Engine, EngineOptions, Session, Worker};
 use engine_postgres::conn::Conn;
 use engine_postgres::{Isolation, PostgresEngine, PostgresOptions};
@@ -65,7 +66,7 @@ fn count_statements<W: Workload>(
     n: usize,
 ) -> (Counts, Vec<(String, i64, i64)>) {
     let mut st = wl.worker_state(0, 1, 11);
-    let mut s = Session::new(e.worker(0));
+    let mut s = Session::new(api::Database::worker(e, 0));
     let mut per = vec![(0u64, 0u64, 0u64); wl.txn_types().len()];
     for _ in 0..n {
         let (ty, input) = wl.next(&mut st);
@@ -80,7 +81,21 @@ fn count_statements<W: Workload>(
         p.1 += after.0 - before.0;
         p.2 += after.1 - before.1;
     }
-    let plans = s.worker_mut().plans().unwrap();
+    // The worker's own prepared statements, read on its connection as SQL text (the
+    // session holds the worker as any engine's).
+    let mut plans = Vec::new();
+    s.begin(0).unwrap();
+    s.query(
+        "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements",
+        |r| match r {
+            [Value::Text(sql), Value::Int(g), Value::Int(c)] => {
+                plans.push((String::from_utf8_lossy(sql).into_owned(), *g, *c))
+            }
+            other => panic!("pg_prepared_statements gave {other:?}"),
+        },
+    )
+    .unwrap();
+    s.commit().unwrap();
     (per, plans)
 }
 

@@ -28,7 +28,10 @@ fn tpce_analytics_answer_alike_on_postgres() {
     .unwrap();
     let ts = Tpce::new(t.cfg.clone()).unwrap();
     ts.load(&serial, 1, 7, &|_| {}).unwrap();
-    let (mut a, mut b) = (Session::new(pg.worker(0)), Session::new(serial.worker(0)));
+    let (mut a, mut b) = (
+        Session::new(api::Database::worker(&pg, 0)),
+        Session::new(api::Database::worker(&serial, 0)),
+    );
     workloads::htap::run_txns(&t, &mut a, 300, 3).unwrap();
     workloads::htap::run_txns(&ts, &mut b, 300, 3).unwrap();
     for &n in &IMPLEMENTED {

@@ -14,7 +14,7 @@ use crate::htap::{Hybrid, HybridConfig, Kit};
 pub use crate::htap::{Timed, MAX_STREAMS};
 use crate::tpcc::{Tpcc, TpccConfig};
 use crate::{Check, RunInfo, Workload};
-use api::{Database, Result, Schema, Session, Worker};
+use api::{Database, Result, Schema, Session};
 
 /// TPC-C's five transaction types, then Q1 to Q22 (query n is type 4 + n).
 pub const TXN_NAMES: [&str; 27] = [
@@ -215,9 +215,9 @@ impl Kit for ChKit {
 /// every engine, but for clock readings), rolled-back New-Orders included: a loaded
 /// database's delivered lines have no amount (clause 4.3.3.1), so tests comparing the
 /// queries' answers across engines run this first.
-pub fn run_tpcc_txns<W: Worker>(
+pub fn run_tpcc_txns(
     ch: &Chbench,
-    s: &mut Session<W>,
+    s: &mut Session<api::DynWorker<'_>>,
     n: usize,
     seed: u64,
 ) -> Result<()> {

@@ -275,7 +275,12 @@ impl<K: Kit> Workload for Hybrid<K> {
         }
     }
 
-    fn execute<W: Worker>(&self, s: &mut Session<W>, st: &mut St<K>, input: &In<K>) -> Result<()> {
+    fn execute(
+        &self,
+        s: &mut Session<api::DynWorker<'_>>,
+        st: &mut St<K>,
+        input: &In<K>,
+    ) -> Result<()> {
         match (st, input) {
             (Role::Txn(w), Input::Txn(i)) => self.kit.txn().execute(s, w, i),
             (Role::Stream(w), Input::Query(n)) => self.run_query(s, w, *n),
@@ -412,9 +417,9 @@ impl<K: Kit> Workload for Hybrid<K> {
 /// drawn from `seed` (the same on every engine, but for clock readings), rolled-back
 /// ones included: tests comparing the queries' answers across engines run this first,
 /// so the growing tables hold rows the load did not write.
-pub fn run_txns<T: Workload, W: Worker>(
+pub fn run_txns<T: Workload>(
     kit: &T,
-    s: &mut Session<W>,
+    s: &mut Session<api::DynWorker<'_>>,
     n: usize,
     seed: u64,
 ) -> Result<()> {

@@ -16,7 +16,7 @@ pub use txn::{
 };
 
 use crate::{Check, RunInfo, Workload};
-use api::{Database, Result, Schema, Session, Worker};
+use api::{Database, Result, Schema, Session};
 use schema::DISTRICTS;
 use std::time::Duration;
 use txn::{DELIVERY_TXN, ORDER_STATUS_TXN, PAYMENT_TXN, STOCK_LEVEL_TXN};
@@ -191,9 +191,9 @@ impl Workload for Tpcc {
         self.next_impl(st)
     }
 
-    fn execute<W: Worker>(
+    fn execute(
         &self,
-        s: &mut Session<W>,
+        s: &mut Session<api::DynWorker<'_>>,
         st: &mut TpccWorker,
         input: &TpccInput,
     ) -> Result<()> {

@@ -17,7 +17,7 @@ pub mod txn;
 pub use txn::{TpceInput, TpceWorker, TXN_NAMES};
 
 use crate::{Check, RunInfo, Workload};
-use api::{Database, Result, Schema, Session, Worker};
+use api::{Database, Result, Schema, Session};
 use gen::*;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Mutex;
@@ -310,9 +310,9 @@ impl Workload for Tpce {
         (input.txn_type(), input)
     }
 
-    fn execute<W: Worker>(
+    fn execute(
         &self,
-        s: &mut Session<W>,
+        s: &mut Session<api::DynWorker<'_>>,
         st: &mut TpceWorker,
         input: &TpceInput,
     ) -> Result<()> {

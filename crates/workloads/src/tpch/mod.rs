@@ -15,7 +15,7 @@ pub mod refresh;
 pub mod schema;
 
 use crate::{Check, RunInfo, Workload};
-use api::{Database, Error, Result, Schema, Session, Worker};
+use api::{Database, Error, Result, Schema, Session};
 use schema::Sizes;
 
 /// The smallest and largest scale factors accepted: below 0.01 a table is too small
@@ -185,9 +185,9 @@ impl Workload for Tpch {
         st.draw()
     }
 
-    fn execute<W: Worker>(
+    fn execute(
         &self,
-        s: &mut Session<W>,
+        s: &mut Session<api::DynWorker<'_>>,
         st: &mut Self::WorkerState,
         item: &power::Item,
     ) -> Result<()> {

@@ -23,7 +23,7 @@ fn run_and_check(wl: &Micro) -> (SerialEngine, u64) {
     let e = SerialEngine::open(Arc::new(wl.schema()), &EngineOptions::default()).unwrap();
     wl.load(&e, 2, 1, &|_| {}).unwrap();
     let mut st = wl.worker_state(0, 1, 5);
-    let mut s = Session::new(e.worker(0));
+    let mut s = Session::new(api::Database::worker(&e, 0));
     for _ in 0..500 {
         let (ty, input) = wl.next(&mut st);
         s.run(ty, |s| wl.execute(s, &mut st, &input)).unwrap();

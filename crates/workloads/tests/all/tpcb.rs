@@ -29,7 +29,7 @@ fn run(wl: &Tpcb, e: &SerialEngine, threads: usize, per_thread: u64) -> u64 {
             .map(|w| {
                 sc.spawn(move || {
                     let mut st = wl.worker_state(w, threads, 11);
-                    let mut s = Session::new(e.worker(w));
+                    let mut s = Session::new(api::Database::worker(e, w));
                     for _ in 0..per_thread {
                         let (ty, input) = wl.next(&mut st);
                         s.run_retry(ty, 1000, |s| wl.execute(s, &mut st, &input))

@@ -42,7 +42,7 @@ fn run(
         let hs: Vec<_> = (0..threads)
             .map(|i| {
                 sc.spawn(move || {
-                    let mut s = Session::new(e.worker(i));
+                    let mut s = Session::new(api::Database::worker(e, i));
                     let mut st = t.worker_state(i, threads, seed);
                     let (mut committed, mut aborts) = ([0u64; 5], 0u64);
                     for _ in 0..per_thread {
@@ -419,7 +419,7 @@ fn check_reports_missing_rows_as_errors() {
     let err = t.check(&e, &RunInfo::default()).unwrap_err();
     assert!(err.to_string().contains("district (1, 4) missing"), "{err}");
     // Transactions on the damaged database fail with an error, never a panic.
-    let mut s = Session::new(e.worker(0));
+    let mut s = Session::new(api::Database::worker(&e, 0));
     let mut st = t.worker_state(0, 1, 1);
     let input = workloads::tpcc::TpccInput::StockLevel(workloads::tpcc::StockLevelIn {
         w_id: 1,

@@ -52,7 +52,7 @@ pub fn run<E: Engine>(
         let hs: Vec<_> = (0..threads)
             .map(|i| {
                 sc.spawn(move || {
-                    let mut s = Session::new(e.worker(i));
+                    let mut s = Session::new(api::Database::worker(e, i));
                     let mut st = t.worker_state(i, threads, seed);
                     let (mut committed, mut aborts) = (vec![0u64; 12], 0u64);
                     for _ in 0..per_thread {
@@ -146,7 +146,7 @@ fn trade_cleanup_cancels_what_a_previous_run_left() {
     let mut mix = [0; 12];
     mix[TRADE_ORDER as usize] = 1000;
     let orders = Tpce::new(TpceConfig { mix, ..cfg.clone() }).unwrap();
-    let mut s = Session::new(e.worker(0));
+    let mut s = Session::new(api::Database::worker(&e, 0));
     let mut st = orders.worker_state(0, 1, 3);
     let (mut entered, mut cleanups) = (0, 0);
     for _ in 0..200 {

@@ -27,7 +27,7 @@ fn check_kit<W: Workload>(wl: &W, txns: u64) -> Vec<u64> {
     let e = SerialEngine::open(Arc::new(schema), &EngineOptions::default()).unwrap();
     wl.load(&e, 1, 3, &|_| {}).unwrap();
     let mut st = wl.worker_state(0, 1, 5);
-    let mut s = Session::new(e.worker(0));
+    let mut s = Session::new(api::Database::worker(&e, 0));
     let mut committed = vec![0u64; wl.txn_types().len()];
     for _ in 0..txns {
         let (ty, input) = wl.next(&mut st);
