@@ -124,7 +124,8 @@ pub trait Workload: Send + Sync + 'static {
     fn worker_state(&self, worker_id: usize, threads: usize, seed: u64) -> Self::WorkerState;
     /// Draw the next transaction: its type number and inputs.
     fn next(&self, st: &mut Self::WorkerState) -> (u32, Self::Input);
-    /// The transaction's body (the driver wraps it in begin/commit and retries conflicts).
+    /// The transaction's body (the driver wraps it in begin/commit and retries conflicts),
+    /// on any engine's worker: compiled once, in this crate (`api::database`).
     fn execute(
         &self,
         s: &mut Session<api::DynWorker<'_>>,
