@@ -6,8 +6,9 @@
 //! times into the binary, most of its build time (issue 39). [`Database`] is the same
 //! engine as a trait object and [`DynWorker`] its worker, so that code is compiled once
 //! for all engines. The price is one indirect call per operation into the engine:
-//! +0.3% to +0.7% instructions per transaction under valgrind, -0.9% on the
-//! micro-benchmark (docs/PERFORMANCE.md, "Build and test costs", session 58).
+//! valgrind counts 0.3% and 0.7% more instructions per TPC-C and TPC-B transaction,
+//! 0.9% fewer per micro-benchmark read (docs/PERFORMANCE.md, "Build and test costs",
+//! session 58).
 
 use crate::engine::{Command, Counted, Dir, Engine, EngineOptions, SqlDialect, TableSize, Worker};
 use crate::error::Result;
