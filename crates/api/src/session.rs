@@ -123,11 +123,6 @@ impl<W: Worker> Session<W> {
         }
     }
 
-    /// The engine's worker, for engine-specific calls outside transactions.
-    pub fn worker_mut(&mut self) -> &mut W {
-        &mut self.w
-    }
-
     pub fn in_txn(&self) -> bool {
         self.in_txn
     }

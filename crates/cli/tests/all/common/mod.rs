@@ -12,6 +12,22 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+/// The engines whose answers the analytical kits' tests compare with the serial
+/// engine's (the oracle): every other built-in design and SQLite, each opened as an
+/// `api::Database` (PostgreSQL's adapter has its own test, with its server).
+pub fn compared_engines() -> [api::Descriptor; 5] {
+    [
+        api::Descriptor::of::<engine_sqlite::SqliteEngine>(),
+        api::Descriptor::of::<engine_memory::MemoryEngine>(),
+        api::Descriptor::of::<engine_mvcc::MvccEngine>(),
+        api::Descriptor::of::<engine_partitioned::PartitionedEngine>(),
+        api::Descriptor::of::<engine_disk::DiskEngine>(),
+    ]
+}
+
+/// The serial engine's `open`: the oracle of the answers tests.
+pub const ORACLE: api::OpenFn = api::database::open::<engine_serial::SerialEngine>;
+
 /// The oltpscope binary this test build made.
 pub const OLTPSCOPE: &str = env!("CARGO_BIN_EXE_oltpscope");
 
