@@ -9,6 +9,7 @@ use exec::Row;
 use std::sync::Arc;
 use workloads::chbench::queries::{answer, edge, q14, without_clock, IMPLEMENTED};
 use workloads::chbench::{ChConfig, Chbench};
+use workloads::tpcc::TpccConfig;
 use workloads::Workload;
 
 /// TPC-C transactions run before the queries.
@@ -24,7 +25,14 @@ fn opts() -> EngineOptions {
 /// Every implemented query's answer on the engine `open` opens, loaded at one warehouse
 /// and after [`TPCC_TXNS`] of TPC-C's transactions, then Q14's raw sums by its plan.
 fn answers(open: OpenFn) -> Vec<Vec<Row>> {
-    let ch = Chbench::new(ChConfig::default()).unwrap();
+    let ch = Chbench::new(ChConfig {
+        tpcc: TpccConfig {
+            items: edge::TEST_ITEMS,
+            ..TpccConfig::default()
+        },
+        ..ChConfig::default()
+    })
+    .unwrap();
     let e = open(Arc::new(ch.schema()), &opts()).unwrap();
     let name = e.name();
     ch.load(&*e, 2, 7, &|_| {}).unwrap();
@@ -33,7 +41,7 @@ fn answers(open: OpenFn) -> Vec<Vec<Row>> {
     workloads::chbench::run_tpcc_txns(&ch, &mut s, TPCC_TXNS, 3)
         .unwrap_or_else(|err| panic!("TPC-C on {}: {err}", name));
     // Customers without orders (Q22) and German-supplied `co` items (Q20).
-    s.run(4 + 22, edge::add_edge_rows)
+    s.run(4 + 22, |s| edge::add_edge_rows(s, edge::TEST_ITEMS))
         .unwrap_or_else(|err| panic!("edge rows on {}: {err}", name));
     let out = IMPLEMENTED
         .iter()

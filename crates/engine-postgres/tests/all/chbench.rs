@@ -8,6 +8,7 @@ use api::{Engine, EngineOptions, Session};
 use engine_postgres::PostgresEngine;
 use workloads::chbench::queries::{answer, edge, without_clock, IMPLEMENTED};
 use workloads::chbench::{run_tpcc_txns, ChConfig, Chbench};
+use workloads::tpcc::TpccConfig;
 use workloads::Workload;
 
 #[test]
@@ -16,7 +17,14 @@ fn chbench_loads_checks_and_answers_alike_on_postgres() {
         skipped!("no PostgreSQL installed (the postgres module's test installs it)");
         return;
     }
-    let ch = Chbench::new(ChConfig::default()).unwrap();
+    let ch = Chbench::new(ChConfig {
+        tpcc: TpccConfig {
+            items: edge::TEST_ITEMS,
+            ..TpccConfig::default()
+        },
+        ..ChConfig::default()
+    })
+    .unwrap();
     let pg =
         PostgresEngine::open(std::sync::Arc::new(ch.schema()), &crate::quick_commits()).unwrap();
     ch.load(&pg, 2, 7, &|_| {}).unwrap();
@@ -37,8 +45,8 @@ fn chbench_loads_checks_and_answers_alike_on_postgres() {
     run_tpcc_txns(&ch, &mut a, 1000, 3).unwrap();
     run_tpcc_txns(&ch, &mut b, 1000, 3).unwrap();
     // Customers without orders (Q22) and German-supplied `co` items (Q20).
-    a.run(4 + 22, edge::add_edge_rows).unwrap();
-    b.run(4 + 22, edge::add_edge_rows).unwrap();
+    a.run(4 + 22, |s| edge::add_edge_rows(s, edge::TEST_ITEMS)).unwrap();
+    b.run(4 + 22, |s| edge::add_edge_rows(s, edge::TEST_ITEMS)).unwrap();
     for &n in &IMPLEMENTED {
         let got = without_clock(n, a.run(4 + n, |s| answer(n, s)).unwrap());
         let want = without_clock(n, b.run(4 + n, |s| answer(n, s)).unwrap());
