@@ -1,4 +1,5 @@
-//! The partitioned engine's checkpoints through the command line: a run with a small
+//! The partitioned engine's checkpoints through the command line: a run (updates of the
+//! micro-benchmark's 20,000 rows, a snapshot of under 1 MB) with a small
 //! `--checkpoint-log` takes checkpoints (the report's engine statistics count them),
 //! frees the log before the newest snapshot's position (its allocated size shrinks
 //! below its length), `check` passes; a log cut before the snapshot's position is
@@ -10,6 +11,9 @@ use common::{cut, oltpscope, snapshot};
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+/// The micro-benchmark's rows.
+const KEYS: &str = "20000";
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -30,7 +34,11 @@ fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused(
     let json = dir.path().join("report.json");
     let (code, out, err) = oltpscope(&[
         "run",
-        "tpcb",
+        "micro",
+        "--mode",
+        "update",
+        "--keys",
+        KEYS,
         "--engine",
         "partitioned",
         "--db",
@@ -39,10 +47,10 @@ fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused(
         "async",
         "--threads",
         "2",
-        // Two checkpoints at least: each writes the whole 14 MB database, which took
-        // 1.2-1.5 s in a loaded full suite run (2026-11-29), so 3 s held only one.
+        // Two checkpoints at least: each writes the whole database (0.7 MB), which took
+        // 50 ms alone (16 checkpoints in 2 s; 2026-11-30).
         "--duration",
-        "6",
+        "2",
         "--warmup",
         "0",
         "--checkpoint-log",
@@ -86,7 +94,7 @@ fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused(
         meta.len()
     );
 
-    let (code, out, err) = oltpscope(&["check", "tpcb", "--db", s(&db)]);
+    let (code, out, err) = oltpscope(&["check", "micro", "--keys", KEYS, "--db", s(&db)]);
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     assert!(out.contains("consistency checks all passed"), "{out}");
 
@@ -95,10 +103,12 @@ fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused(
     cut(&lp, offset - 1);
     let before = snapshot(&db);
     for args in [
-        vec!["check", "tpcb", "--db", s(&db)],
+        vec!["check", "micro", "--keys", KEYS, "--db", s(&db)],
         vec![
             "run",
-            "tpcb",
+            "micro",
+            "--keys",
+            KEYS,
             "--db",
             s(&db),
             "--no-load",
