@@ -816,7 +816,7 @@ pub struct CompareArgs {
 /// `oltpscope sweep`: its own options first, then the options every run gets.
 #[derive(Args, Debug, Clone)]
 pub struct SweepArgs {
-    /// Workload: micro, tpcb, tpcc or tpce (or in --file).
+    /// Workload: micro, tpcb, tpcc, tpce, tpch or chbench (or in --file).
     pub workload: Option<String>,
     /// Sweep `oltpscope simulate` instead of `run`: each point is a cache simulation,
     /// summarized by MPKI, stall cycles and misses per transaction.

@@ -65,7 +65,7 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
         }
         None => {
             let workload = a.workload.clone().ok_or(
-                "`oltpscope sweep` needs a workload (micro, tpcb, tpcc or tpce) or --file exp.toml",
+                "`oltpscope sweep` needs a workload (micro, tpcb, tpcc, tpce, tpch or chbench) or --file exp.toml",
             )?;
             let vary = a
                 .vary

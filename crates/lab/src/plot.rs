@@ -1267,6 +1267,7 @@ mod tests {
                 throughput_tps: Spread::of(&[100.0 * (i + 1) as f64]),
                 abort_rate: None,
                 latency_p99_us: None,
+                queries_per_hour: None,
                 simulation: None,
                 profile: None,
                 worker_cpu_busy: None,
@@ -1372,6 +1373,7 @@ mod tests {
                 throughput_tps: Spread::of(&[100.0]),
                 abort_rate: None,
                 latency_p99_us: None,
+                queries_per_hour: None,
                 simulation: None,
                 profile: Some(ProfileFigures {
                     samples: Spread::of(&[1000.0]),

@@ -104,7 +104,7 @@ pub enum Axis {
     Category,
 }
 
-const ALL: &[&str] = &["micro", "tpcb", "tpcc", "tpce"];
+const ALL: &[&str] = &["micro", "tpcb", "tpcc", "tpce", "tpch", "chbench"];
 
 /// The keys `--vary` supports, and how each reaches the child.
 fn key(name: &str) -> Option<Key> {
@@ -122,7 +122,10 @@ fn key(name: &str) -> Option<Key> {
         "rows" => f(flag::ROWS, &["micro"], Count),
         "keys" => f(flag::KEYS, &["micro"], Count),
         "engine" => f(flag::ENGINE, ALL, Category),
-        "warehouses" => f(flag::WAREHOUSES, &["tpcc"], Count),
+        "warehouses" => f(flag::WAREHOUSES, &["tpcc", "chbench"], Count),
+        "scale-factor" => f(flag::SCALE_FACTOR, &["tpch"], Count),
+        "streams" => f(flag::STREAMS, &["tpch"], Count),
+        "analytic-streams" => f(flag::ANALYTIC_STREAMS, &["chbench"], Count),
         "scale" => f(flag::SCALE, &["tpcb"], Count),
         "customers" => f(flag::CUSTOMERS, &["tpce"], Count),
         "bpool" => f(flag::BPOOL_SIZE, ALL, Size),
@@ -164,12 +167,27 @@ fn set_field(name: &str, s: &mut RunSpec, x: &str) -> Result<(), String> {
         ("warehouses", Workload::Tpcc(c)) => c.warehouses = Some(small(x)?),
         ("scale", Workload::Tpcb(b)) => b.scale = Some(whole(x)?),
         ("customers", Workload::Tpce(e)) => e.customers = Some(whole(x)?),
+        ("warehouses", Workload::Chbench(c)) => c.tpcc.warehouses = Some(small(x)?),
+        ("scale-factor", Workload::Tpch(h)) => {
+            h.scale_factor = Some(
+                x.parse::<f64>()
+                    .ok()
+                    .filter(|f| *f > 0.0 && f.is_finite())
+                    .ok_or_else(|| {
+                        format!("'{x}' is not a scale factor (a number above 0, e.g. 0.1)")
+                    })?,
+            )
+        }
+        // A whole number of throughput-test streams (`min`, the specification's least
+        // for the scale factor, is a category on no axis: give the number).
+        ("streams", Workload::Tpch(h)) => h.streams = Some(small(x)?.to_string()),
+        ("analytic-streams", Workload::Chbench(c)) => c.analytic_streams = Some(small(x)?),
         _ => return Err(format!("not a field of {}", s.workload.name())),
     }
     Ok(())
 }
 
-pub const KEYS: &str = "threads, size, rows, keys, engine, mode, ordered-index, warehouses, scale, customers, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
+pub const KEYS: &str = "threads, size, rows, keys, engine, mode, ordered-index, warehouses, scale, customers, scale-factor, streams, analytic-streams, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
 
 /// Why `name` cannot be varied in a sweep of `kind`, if it cannot.
 fn refused_for(name: &str, kind: Kind) -> Option<&'static str> {
@@ -307,7 +325,7 @@ impl Spec {
     pub fn validate(&self) -> Result<(), String> {
         if !ALL.contains(&self.workload.as_str()) {
             return Err(format!(
-                "unknown workload '{}' (micro, tpcb, tpcc or tpce)",
+                "unknown workload '{}' (micro, tpcb, tpcc, tpce, tpch or chbench)",
                 self.workload
             ));
         }
@@ -826,6 +844,14 @@ fn run_rep(
     Ok(Outcome::Done)
 }
 
+/// A hybrid run's analytical queries per hour, from its report: the `analytic_queries`
+/// counter (queries finished in the measured time) over `duration_s`.
+fn queries_per_hour(r: &serde_json::Value) -> Option<f64> {
+    let q = r.get("counters")?.get("analytic_queries")?.as_f64()?;
+    let d = r.get("duration_s")?.as_f64().filter(|d| *d > 0.0)?;
+    Some(q / d * 3600.0)
+}
+
 /// One point's figures over its repetitions.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PointSummary {
@@ -838,6 +864,12 @@ pub struct PointSummary {
     pub throughput_tps: Option<Spread>,
     pub abort_rate: Option<Spread>,
     pub latency_p99_us: Option<Spread>,
+    /// Analytical queries per hour of a hybrid run (`chbench`, `tpce --analytics N`:
+    /// the report's `analytic_queries` counter over its measured time); None elsewhere.
+    /// Its transactions are `throughput_tps`, which counts the queries too (a few in
+    /// tens of thousands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queries_per_hour: Option<Spread>,
     /// The figures of a simulate sweep's point (None in run sweeps).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulation: Option<SimFigures>,
@@ -1240,6 +1272,7 @@ pub fn figure(p: &PointSummary, name: &str) -> Option<Spread> {
         "abort_rate" => return p.abort_rate,
         "latency_p99_us" => return p.latency_p99_us,
         "worker_cpu_busy" => return p.worker_cpu_busy,
+        "queries_per_hour" => return p.queries_per_hour,
         _ => {}
     }
     if let Some(prof) = &p.profile {
@@ -1269,6 +1302,7 @@ pub fn figure_label(name: &str) -> String {
         "throughput_tps" => "txn/s".into(),
         "abort_rate" => "abort rate".into(),
         "latency_p99_us" => "p99 latency (us)".into(),
+        "queries_per_hour" => "queries/h".into(),
         "instructions_per_txn" => "instructions/txn".into(),
         "stall_cycles_per_txn" => "stall cycles/txn".into(),
         "samples" => "CPU samples".into(),
@@ -1300,13 +1334,14 @@ pub fn figure_label(name: &str) -> String {
 
 /// Is lower better for this figure? (Costs: misses, stall cycles, latency, aborts.)
 pub fn lower_is_better(name: &str) -> bool {
-    name != "throughput_tps"
+    !matches!(name, "throughput_tps" | "queries_per_hour")
 }
 
 /// The figures curves are drawn and knees found on, for a sweep of `kind` over `key`.
 pub fn curve_figures(kind: Kind, key: &str) -> Vec<String> {
     match kind {
-        Kind::Run | Kind::Profile => vec!["throughput_tps".into()],
+        // Hybrid runs' queries per hour: a curve only where the points have them.
+        Kind::Run | Kind::Profile => vec!["throughput_tps".into(), "queries_per_hour".into()],
         Kind::Simulate => match key {
             "llc" => vec!["llc_mpki".into(), "stall_cycles_per_txn".into()],
             "l1i" => vec!["l1i_mpki".into(), "stall_cycles_per_txn".into()],
@@ -1385,7 +1420,7 @@ pub fn summarize(
     let mut points = Vec::new();
     for p in spec.points() {
         let name = p.name();
-        let (mut tps, mut ab, mut p99, mut cpu) = (vec![], vec![], vec![], vec![]);
+        let (mut tps, mut ab, mut p99, mut cpu, mut qph) = (vec![], vec![], vec![], vec![], vec![]);
         let mut sims = Vec::new();
         let mut profs = Vec::new();
         let mut done = 0;
@@ -1425,6 +1460,9 @@ pub fn summarize(
             if let Some(c) = f("worker_cpu_busy") {
                 cpu.push(c);
             }
+            if let Some(q) = queries_per_hour(&r) {
+                qph.push(q);
+            }
             if let Some(l) = r
                 .get("latency_us")
                 .and_then(|l| l.get("p99"))
@@ -1448,6 +1486,7 @@ pub fn summarize(
             throughput_tps: Spread::of(&tps),
             abort_rate: Spread::of(&ab),
             latency_p99_us: Spread::of(&p99),
+            queries_per_hour: Spread::of(&qph),
             simulation: (spec.kind == Kind::Simulate).then(|| sim_figures(&sims)),
             profile: (spec.kind == Kind::Profile).then(|| prof_figures(&profs)),
             worker_cpu_busy: Spread::of(&cpu),
@@ -1554,6 +1593,13 @@ pub fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
                     format!("worker_cpu_busy_{which}"),
                     "worker_cpu_busy".into(),
                     pick,
+                ));
+            }
+            if s.points.iter().any(|p| p.queries_per_hour.is_some()) {
+                cols.push((
+                    "queries_per_hour_median".into(),
+                    "queries_per_hour".into(),
+                    median,
                 ));
             }
             if s.spec.kind == Kind::Profile {
@@ -1940,6 +1986,77 @@ mod tests {
     }
 
     #[test]
+    fn hybrid_and_analytical_sweeps_vary_their_own_settings_and_count_queries_per_hour() {
+        // TPC-H's and CH-benCHmark's own keys reach their flags; another workload's are
+        // refused before any run.
+        let mut h = Spec {
+            workload: "tpch".into(),
+            ..spec(&["scale-factor=0.01,0.1", "streams=1,2", "cores=1,2"])
+        };
+        h.validate().unwrap();
+        let mut run = RunSpec::new(runspec::Command::Run, Workload::named("tpch").unwrap());
+        set_field("scale-factor", &mut run, "0.01").unwrap();
+        assert_eq!(run.option_args()[..2], ["--scale-factor", "0.01"]);
+        for bad in ["0", "-1", "x", "inf"] {
+            assert!(set_field("scale-factor", &mut run, bad).is_err(), "{bad}");
+        }
+        h.vary = vec![parse_vary("warehouses=1,2").unwrap()];
+        assert!(h.validate().unwrap_err().contains("not an option of tpch"));
+        let c = Spec {
+            workload: "chbench".into(),
+            repeat: 1,
+            ..spec(&["cores=1,2", "warehouses=1,2", "analytic-streams=0,1"])
+        };
+        c.validate().unwrap();
+        // Queries per hour: the report's analytic_queries over its measured time; none
+        // for a point whose report has no such counter (no analytical stream).
+        let d = tempfile::tempdir().unwrap();
+        let c = Spec {
+            vary: vec![parse_vary("cores=1,2").unwrap()],
+            ..c
+        };
+        open_dir(d.path(), &c).unwrap();
+        for (p, q) in c.points().iter().zip([Some(3.0), Some(5.0)]) {
+            let (done, _) = rep_dir(d.path(), p, 1);
+            std::fs::create_dir_all(&done).unwrap();
+            let counters = q.map_or(String::new(), |q| {
+                format!(r#", "counters": {{"analytic_queries": {q}}}"#)
+            });
+            std::fs::write(
+                done.join(results::REPORT),
+                format!(
+                    r#"{{"throughput_tps": 5.0, "abort_rate": 0.0, "duration_s": 2.0{counters}}}"#
+                ),
+            )
+            .unwrap();
+            std::fs::write(done.join(results::MANIFEST), "{}").unwrap();
+        }
+        let sum = summarize(d.path(), &c, &[]).unwrap();
+        let qph: Vec<f64> = sum
+            .points
+            .iter()
+            .map(|p| p.queries_per_hour.unwrap().median)
+            .collect();
+        assert_eq!(qph, [5400.0, 9000.0]);
+        let curve = sum
+            .curves
+            .iter()
+            .find(|c| c.figure == "queries_per_hour")
+            .unwrap();
+        assert_eq!(curve.points.len(), 2);
+        write_summary(d.path(), &sum).unwrap();
+        let csv = std::fs::read_to_string(d.path().join("summary.csv")).unwrap();
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .contains("queries_per_hour_median"),
+            "{csv}"
+        );
+        assert_eq!(figure_label("queries_per_hour"), "queries/h");
+    }
+
+    #[test]
     fn bandwidth_is_throttled_where_the_database_and_log_are() {
         let a = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(
@@ -1989,6 +2106,7 @@ mod tests {
                     throughput_tps: Spread::of(&[tps]),
                     abort_rate: None,
                     latency_p99_us: None,
+                    queries_per_hour: None,
                     simulation: None,
                     profile: None,
                     worker_cpu_busy: None,

@@ -224,15 +224,13 @@ pub enum Workload {
     Tpcb(Tpcb),
     Tpcc(Tpcc),
     Tpce(Tpce),
-    /// `Workload::named` does not know it (no sweep runs it yet).
     Tpch(Tpch),
-    /// `Workload::named` does not know it (no sweep runs it yet).
     Chbench(Chbench),
 }
 
 impl Workload {
     /// The workloads' names, as the command line spells them.
-    pub const NAMES: [&'static str; 4] = ["micro", "tpcb", "tpcc", "tpce"];
+    pub const NAMES: [&'static str; 6] = ["micro", "tpcb", "tpcc", "tpce", "tpch", "chbench"];
 
     /// The workload `name` with no option given.
     pub fn named(name: &str) -> Result<Workload, String> {
@@ -241,8 +239,10 @@ impl Workload {
             "tpcb" => Ok(Workload::Tpcb(Tpcb::default())),
             "tpcc" => Ok(Workload::Tpcc(Tpcc::default())),
             "tpce" => Ok(Workload::Tpce(Tpce::default())),
+            "tpch" => Ok(Workload::Tpch(Tpch::default())),
+            "chbench" => Ok(Workload::Chbench(Chbench::default())),
             _ => Err(format!(
-                "unknown workload '{name}' (micro, tpcb, tpcc or tpce)"
+                "unknown workload '{name}' (micro, tpcb, tpcc, tpce, tpch or chbench)"
             )),
         }
     }

@@ -45,8 +45,10 @@ fn chbench_loads_checks_and_answers_alike_on_postgres() {
     run_tpcc_txns(&ch, &mut a, 1000, 3).unwrap();
     run_tpcc_txns(&ch, &mut b, 1000, 3).unwrap();
     // Customers without orders (Q22) and German-supplied `co` items (Q20).
-    a.run(4 + 22, |s| edge::add_edge_rows(s, edge::TEST_ITEMS)).unwrap();
-    b.run(4 + 22, |s| edge::add_edge_rows(s, edge::TEST_ITEMS)).unwrap();
+    a.run(4 + 22, |s| edge::add_edge_rows(s, edge::TEST_ITEMS))
+        .unwrap();
+    b.run(4 + 22, |s| edge::add_edge_rows(s, edge::TEST_ITEMS))
+        .unwrap();
     for &n in &IMPLEMENTED {
         let got = without_clock(n, a.run(4 + n, |s| answer(n, s)).unwrap());
         let want = without_clock(n, b.run(4 + n, |s| answer(n, s)).unwrap());

@@ -34,7 +34,10 @@ pub const BB_ITEMS: u32 = 5;
 /// suppliers' items below 1,000 (item k of supplier k) end in `b`, and that of the
 /// [`BB_ITEMS`] highest of the database's `items` end in `BB`.
 pub fn add_edge_rows<W: Worker>(s: &mut Session<W>, items: u32) -> Result<()> {
-    assert!(items > 1000 + BB_ITEMS, "the edge rows need over 1,005 items");
+    assert!(
+        items > 1000 + BB_ITEMS,
+        "the edge rows need over 1,005 items"
+    );
     let base: Customer = s
         .get_row(CUSTOMER, &customer_key(1, 1, 1))?
         .ok_or_else(|| api::Error::Fatal("customer (1, 1, 1) missing".into()))?;
