@@ -180,6 +180,7 @@ pub(super) fn sensitivity(
     tables: &mut Vec<Table>,
 ) -> Result<(), String> {
     cores(ctx, v, tables)?;
+    analytics_cores(ctx, v, tables)?;
     write_bw(ctx, v, tables)?;
     llc(ctx, v, tables)
 }
@@ -236,6 +237,92 @@ fn cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(),
             }
         }
         Err(e) => v.unmeasured("cores-scale", &e),
+    }
+    Ok(())
+}
+
+/// The sensitivity paper's Figure 2 (a, g) for its analytical and hybrid workloads at
+/// this machine's scale: TPC-H with three query streams (as the paper runs it) and
+/// CH-benCHmark (one TPC-C worker beside one analytical stream) on 1 and 2 cores, disk
+/// engine. Not at the test scale (each point loads its database).
+fn analytics_cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
+    if ctx.scale == Scale::Tiny {
+        let why = "not at the test scale (each point loads its database)";
+        v.unmeasured("tpch-cores-scale", why);
+        v.unmeasured("htap-cores-benefit", why);
+        return Ok(());
+    }
+    let sf = if ctx.scale == Scale::Full { 0.1 } else { 0.01 };
+    let tpch = Workload::Tpch(runspec::Tpch {
+        scale_factor: Some(sf),
+        streams: Some("3".into()),
+        ..Default::default()
+    });
+    // TPC-H runs its power test then its throughput test: a fixed amount of work, not
+    // a duration.
+    let mut h = disk_run(ctx, tpch, 1);
+    (h.options.duration, h.options.warmup) = (None, None);
+    let ch = Workload::Chbench(runspec::Chbench {
+        analytic_streams: Some(1),
+        ..Default::default()
+    });
+    let vary = || sweep::parse_vary("cores=1,2");
+    let at = |s: &sweep::Summary, fig: &str| {
+        (
+            median(s, &[("cores", "1")], fig),
+            median(s, &[("cores", "2")], fig),
+        )
+    };
+    let row = |name: &str, (a, b): (Option<f64>, Option<f64>)| Row {
+        name: name.into(),
+        values: [a, b]
+            .iter()
+            .map(|x| opt(*x, |t| format!("{t:.0}")))
+            .collect(),
+    };
+    let columns = vec!["1 core".to_string(), "2 cores".to_string()];
+    match ctx.sweep("cores-tpch", Spec::of(&h, vec![vary()?], ctx.repeat())) {
+        Ok(s) => {
+            let q = at(&s, "throughput_tps");
+            tables.push(Table {
+                beside: None,
+                caption: format!("Measured TPC-H (SF {sf}, power test then 3 streams, disk engine): queries and refresh functions per second over both tests, by cores"),
+                columns: columns.clone(),
+                rows: vec![row("queries/s", q)],
+            });
+            match q {
+                (Some(a), Some(b)) => v.check(
+                    "tpch-cores-scale",
+                    b >= 1.3 * a,
+                    format!("{a:.1} queries/s on 1 core, {b:.1} on 2 ({}x over the power and throughput tests; agreement needs 1.3x)", f2(b / a)),
+                ),
+                _ => v.unmeasured("tpch-cores-scale", "a cores point failed (see the sweep's summary)"),
+            }
+        }
+        Err(e) => v.unmeasured("tpch-cores-scale", &e),
+    }
+    match ctx.sweep(
+        "cores-htap",
+        Spec::of(&disk_run(ctx, ch, 1), vec![vary()?], ctx.repeat()),
+    ) {
+        Ok(s) => {
+            let (t, q) = (at(&s, "throughput_tps"), at(&s, "queries_per_hour"));
+            tables.push(Table {
+                beside: None,
+                caption: "Measured CH-benCHmark (1 warehouse, 1 TPC-C worker beside 1 analytical stream, disk engine) by cores".into(),
+                columns,
+                rows: vec![row("TPC-C txn/s", t), row("queries/h", q)],
+            });
+            match (t, q) {
+                ((Some(t1), Some(t2)), (Some(q1), Some(q2))) => v.check(
+                    "htap-cores-benefit",
+                    t2 > t1 && q2 > q1,
+                    format!("TPC-C {t1:.0} -> {t2:.0} txn/s ({}x), queries {q1:.0} -> {q2:.0} per hour ({}x) from 1 to 2 cores (agreement needs both to gain)", f2(t2 / t1), f2(q2 / q1)),
+                ),
+                _ => v.unmeasured("htap-cores-benefit", "a cores point failed or counted no query (see the sweep's summary)"),
+            }
+        }
+        Err(e) => v.unmeasured("htap-cores-benefit", &e),
     }
     Ok(())
 }
