@@ -526,6 +526,7 @@ fn throughput_notes(t: &Tpch, all: &[Timed]) -> (Vec<String>, Option<f64>) {
     let ts = end.duration_since(start).as_secs_f64();
     let q = t.cfg.queries.len();
     let pairs = if t.cfg.refresh { s } else { 0 };
+    // `reproduce sensitivity` reads Ts from this line (`lab`'s `throughput_ts`).
     out.push(format!(
         "throughput test: {s} query streams and a refresh stream of {pairs} pairs; Ts {ts:.3} s (the power test's end to the last stream's end)"
     ));
