@@ -65,6 +65,13 @@ struct LoopShape {
     /// the adapter's were until 2026-11-29 (the plain loop, and the kit now: rows
     /// appended by rowid; the kit's rowid is its packed History key).
     history_key: bool,
+    /// History rows inserted with the kit's rowid (`Tpcb::history_key`: run, worker,
+    /// sequence number packed into one integer, the worker above the sequence number):
+    /// at two threads the first worker's rows go into the middle of the table.
+    kit_rowid: bool,
+    /// History rows inserted with the rowid packed as (run, sequence number, worker):
+    /// every worker's rows go near the table's end.
+    seq_rowid: bool,
 }
 
 impl LoopShape {
@@ -73,6 +80,8 @@ impl LoopShape {
         read_write: false,
         returning: true,
         history_key: false,
+        kit_rowid: false,
+        seq_rowid: false,
     };
 
     fn parse(v: &str) -> Result<LoopShape, String> {
@@ -85,9 +94,11 @@ impl LoopShape {
                 "read-write" => s.read_write = true,
                 "returning" => s.returning = true,
                 "history-key" => s.history_key = true,
+                "kit-rowid" => s.kit_rowid = true,
+                "seq-rowid" => s.seq_rowid = true,
                 p => {
                     return Err(format!(
-                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, joined by +)"
+                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, kit-rowid, seq-rowid, joined by +)"
                     ))
                 }
             }
@@ -114,6 +125,12 @@ impl LoopShape {
         }
         if self.history_key {
             parts.push("history-key");
+        }
+        if self.kit_rowid {
+            parts.push("kit-rowid");
+        }
+        if self.seq_rowid {
+            parts.push("seq-rowid");
         }
         format!("loop {}", parts.join("+"))
     }
@@ -585,9 +602,11 @@ fn sqlite_worker(
     let (mut acct, mut acct_r) = (upd("account", "a")?, sel("account", "a")?);
     let (mut tell, mut tell_r) = (upd("teller", "t")?, sel("teller", "t")?);
     let (mut branch, mut branch_r) = (upd("branch", "b")?, sel("branch", "b")?);
-    let mut hist = c.prepare(
-        "INSERT INTO history VALUES (?1, 1, ?2, ?3, ?4, printf('%.24c', 'h'), 1, ?5, ?6)",
-    )?;
+    let mut hist = c.prepare(if shape.kit_rowid || shape.seq_rowid {
+        "INSERT INTO history (h_t_id, h_b_id, h_a_id, h_delta, h_time, h_filler, h_run, h_worker, h_seq, rowid) VALUES (?1, 1, ?2, ?3, ?4, printf('%.24c', 'h'), 1, ?5, ?6, ?7)"
+    } else {
+        "INSERT INTO history VALUES (?1, 1, ?2, ?3, ?4, printf('%.24c', 'h'), 1, ?5, ?6)"
+    })?;
     let mut commit = c.prepare("COMMIT")?;
     // xorshift: the loop's own draw, as cheap as pgbench's.
     let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (w + 1);
@@ -610,7 +629,19 @@ fn sqlite_worker(
         }
         change(shape, &mut tell_r, &mut tell, t, delta, false)?;
         change(shape, &mut branch_r, &mut branch, 1, delta, false)?;
-        hist.execute([t, a, delta, 0, w as i64, seq])?;
+        // The kit's packing (run 1): 12 bits of worker, 34 of sequence number.
+        let p = [t, a, delta, 0, w as i64, seq];
+        if shape.kit_rowid {
+            hist.execute(rusqlite::params_from_iter(
+                p.iter().chain([&(1 << 46 | (w as i64) << 34 | seq)]),
+            ))?;
+        } else if shape.seq_rowid {
+            hist.execute(rusqlite::params_from_iter(
+                p.iter().chain([&(1 << 46 | seq << 12 | w as i64)]),
+            ))?;
+        } else {
+            hist.execute(p)?;
+        }
         commit.execute([])?;
         done.fetch_add(1, Ordering::Relaxed);
     }
