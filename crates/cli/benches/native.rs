@@ -18,7 +18,7 @@
 //!   `RETURNING`, reads before writes), each beside the same adapter run.
 //!
 //! Run: `cargo bench -p oltpscope --bench native [-- postgres|sqlite] [--duration S]
-//! [--clients 1,2] [--no-pin] [--loop plain,adapter]`. Prints one line per pair and the
+//! [--clients 1,2] [--no-pin] [--loop plain,adapter] [--adapter-first]`. Prints one line per pair and the
 //! ratio adapter / native; the figures and their machine go into docs/PERFORMANCE.md by
 //! hand. `OLTPSCOPE_BIN=PATH` runs another oltpscope binary as the adapter (an earlier
 //! build, to compare builds against the same native runs' kind).
@@ -45,6 +45,10 @@ struct Opts {
     /// One-client PostgreSQL pairs with the client and its backend on CPU 0 (`--no-pin`
     /// turns it off).
     pin: bool,
+    /// SQLite: the adapter's run before the loops of its thread count instead of after
+    /// them (`--adapter-first`), so that alternating passes cancel what the run before
+    /// leaves behind (the disk's queued writes, the page cache).
+    adapter_first: bool,
 }
 
 /// What a SQLite loop does the way the adapter does it (`--loop`).
@@ -162,6 +166,7 @@ fn parse_args() -> Result<Opts, String> {
         clients: vec![1, 2],
         loops: vec![LoopShape::default()],
         pin: true,
+        adapter_first: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -192,6 +197,7 @@ fn parse_args() -> Result<Opts, String> {
                     .ok_or(format!("--clients: not a list of 1..64: {v}"))?;
             }
             "--no-pin" => o.pin = false,
+            "--adapter-first" => o.adapter_first = true,
             "--loop" => {
                 let v = args.next().ok_or("--loop needs a list such as plain,adapter")?;
                 o.loops = v
@@ -201,7 +207,7 @@ fn parse_args() -> Result<Opts, String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown argument {a} (postgres|sqlite|all, --duration S, --clients 1,2, --loop plain,adapter)"
+                    "unknown argument {a} (postgres|sqlite|all, --duration S, --clients 1,2, --loop plain,adapter, --adapter-first)"
                 ))
             }
         }
@@ -426,29 +432,49 @@ fn sqlite(o: &Opts) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let json = dir.path().join("run.json");
     for &c in &o.clients {
+        let cs = c.to_string();
+        let d = o.duration.to_string();
+        let run_adapter = || {
+            adapter(
+                &[
+                    "run",
+                    "tpcb",
+                    "--engine",
+                    "sqlite",
+                    "--threads",
+                    &cs,
+                    "--duration",
+                    &d,
+                ],
+                &json,
+            )
+        };
+        let first = if o.adapter_first {
+            Some(run_adapter()?)
+        } else {
+            None
+        };
         let mut natives = Vec::new();
         for (i, &shape) in o.loops.iter().enumerate() {
             let db = dir.path().join(format!("loop-{c}-{i}.sqlite"));
             sqlite_load(&db, shape).map_err(|e| format!("sqlite load: {e}"))?;
             let tps = sqlite_loop(&db, shape, c, Duration::from_secs(o.duration))
                 .map_err(|e| format!("sqlite loop: {e}"))?;
+            // Removed at once, as the adapter removes its temporary database: its pages
+            // still waiting to be written would otherwise load the disk under the run
+            // that follows.
+            for f in ["", "-wal", "-shm"] {
+                let p = dir.path().join(format!("loop-{c}-{i}.sqlite{f}"));
+                if p.exists() {
+                    std::fs::remove_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                }
+            }
             natives.push((shape, tps));
         }
-        let cs = c.to_string();
-        let d = o.duration.to_string();
-        let ours = adapter(
-            &[
-                "run",
-                "tpcb",
-                "--engine",
-                "sqlite",
-                "--threads",
-                &cs,
-                "--duration",
-                &d,
-            ],
-            &json,
-        )?;
+        let ours = match first {
+            Some(r) => r,
+            None => run_adapter()?,
+        };
         for (shape, tps) in natives {
             line(&format!("{c} thread(s), {}", shape.name()), tps, ours);
         }
