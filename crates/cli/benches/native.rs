@@ -76,6 +76,9 @@ struct LoopShape {
     /// History rows inserted with the rowid packed as (run, sequence number, worker):
     /// every worker's rows go near the table's end.
     seq_rowid: bool,
+    /// A 5 us spin between COMMIT and the next BEGIN, as the driver's and kit's work
+    /// between the adapter's transactions (the write lock is free meanwhile).
+    gap: bool,
 }
 
 impl LoopShape {
@@ -86,6 +89,7 @@ impl LoopShape {
         history_key: false,
         kit_rowid: false,
         seq_rowid: false,
+        gap: false,
     };
 
     fn parse(v: &str) -> Result<LoopShape, String> {
@@ -100,9 +104,10 @@ impl LoopShape {
                 "history-key" => s.history_key = true,
                 "kit-rowid" => s.kit_rowid = true,
                 "seq-rowid" => s.seq_rowid = true,
+                "gap" => s.gap = true,
                 p => {
                     return Err(format!(
-                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, kit-rowid, seq-rowid, joined by +)"
+                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, kit-rowid, seq-rowid, gap, joined by +)"
                     ))
                 }
             }
@@ -135,6 +140,9 @@ impl LoopShape {
         }
         if self.seq_rowid {
             parts.push("seq-rowid");
+        }
+        if self.gap {
+            parts.push("gap");
         }
         format!("loop {}", parts.join("+"))
     }
@@ -670,6 +678,12 @@ fn sqlite_worker(
         }
         commit.execute([])?;
         done.fetch_add(1, Ordering::Relaxed);
+        if shape.gap {
+            let t0 = Instant::now();
+            while t0.elapsed() < Duration::from_micros(5) {
+                std::hint::spin_loop();
+            }
+        }
     }
     Ok(())
 }
