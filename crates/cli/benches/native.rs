@@ -15,7 +15,9 @@
 //!   settings (WAL, `synchronous=NORMAL`, `BEGIN IMMEDIATE`, the same busy timeout and
 //!   page cache). `--loop plain,adapter,...` runs loops doing one or more things as the
 //!   adapter does them (`WITHOUT ROWID` tables, History keyed, the account's balance by
-//!   `RETURNING`, reads before writes), each beside the same adapter run.
+//!   `RETURNING`, reads before writes, History's rowid packed as the kit packs it, a
+//!   pause between transactions), each beside the same adapter run. `--adapter-first`
+//!   runs the adapter before the loops (alternate it across passes).
 //!
 //! Run: `cargo bench -p oltpscope --bench native [-- postgres|sqlite] [--duration S]
 //! [--clients 1,2] [--no-pin] [--loop plain,adapter] [--adapter-first]`. Prints one line per pair and the
