@@ -20,9 +20,9 @@
 //!   runs the adapter before the loops (alternate it across passes).
 //!
 //! Run: `cargo bench -p oltpscope --bench native [-- postgres|sqlite] [--duration S]
-//! [--clients 1,2] [--no-pin] [--loop plain,adapter] [--adapter-first]`. Prints one line per pair and the
-//! ratio adapter / native; the figures and their machine go into docs/PERFORMANCE.md by
-//! hand. `OLTPSCOPE_BIN=PATH` runs another oltpscope binary as the adapter (an earlier
+//! [--clients 1,2] [--no-pin] [--loop plain,adapter] [--adapter-first]`. Prints one line
+//! per pair and the ratio adapter / native; the figures and their machine go into
+//! docs/PERFORMANCE.md by hand. `OLTPSCOPE_BIN=PATH` runs another oltpscope binary as the adapter (an earlier
 //! build, to compare builds against the same native runs' kind).
 
 use std::path::Path;
