@@ -124,28 +124,18 @@ impl LoopShape {
         if self == LoopShape::ADAPTER {
             return "loop as the adapter".into();
         }
-        let mut parts = Vec::new();
-        if self.without_rowid {
-            parts.push("without-rowid");
-        }
-        if self.read_write {
-            parts.push("read-write");
-        }
-        if self.returning {
-            parts.push("returning");
-        }
-        if self.history_key {
-            parts.push("history-key");
-        }
-        if self.kit_rowid {
-            parts.push("kit-rowid");
-        }
-        if self.seq_rowid {
-            parts.push("seq-rowid");
-        }
-        if self.gap {
-            parts.push("gap");
-        }
+        let parts: Vec<&str> = [
+            (self.without_rowid, "without-rowid"),
+            (self.read_write, "read-write"),
+            (self.returning, "returning"),
+            (self.history_key, "history-key"),
+            (self.kit_rowid, "kit-rowid"),
+            (self.seq_rowid, "seq-rowid"),
+            (self.gap, "gap"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
         format!("loop {}", parts.join("+"))
     }
 }
