@@ -15,12 +15,14 @@
 //!   settings (WAL, `synchronous=NORMAL`, `BEGIN IMMEDIATE`, the same busy timeout and
 //!   page cache). `--loop plain,adapter,...` runs loops doing one or more things as the
 //!   adapter does them (`WITHOUT ROWID` tables, History keyed, the account's balance by
-//!   `RETURNING`, reads before writes), each beside the same adapter run.
+//!   `RETURNING`, reads before writes, History's rowid packed as the kit packs it, a
+//!   pause between transactions), each beside the same adapter run. `--adapter-first`
+//!   runs the adapter before the loops (alternate it across passes).
 //!
 //! Run: `cargo bench -p oltpscope --bench native [-- postgres|sqlite] [--duration S]
-//! [--clients 1,2] [--no-pin] [--loop plain,adapter]`. Prints one line per pair and the
-//! ratio adapter / native; the figures and their machine go into docs/PERFORMANCE.md by
-//! hand. `OLTPSCOPE_BIN=PATH` runs another oltpscope binary as the adapter (an earlier
+//! [--clients 1,2] [--no-pin] [--loop plain,adapter] [--adapter-first]`. Prints one line
+//! per pair and the ratio adapter / native; the figures and their machine go into
+//! docs/PERFORMANCE.md by hand. `OLTPSCOPE_BIN=PATH` runs another oltpscope binary as the adapter (an earlier
 //! build, to compare builds against the same native runs' kind).
 
 use std::path::Path;
@@ -45,6 +47,10 @@ struct Opts {
     /// One-client PostgreSQL pairs with the client and its backend on CPU 0 (`--no-pin`
     /// turns it off).
     pin: bool,
+    /// SQLite: the adapter's run before the loops of its thread count instead of after
+    /// them (`--adapter-first`), so that alternating passes cancel what the run before
+    /// leaves behind (the disk's queued writes, the page cache).
+    adapter_first: bool,
 }
 
 /// What a SQLite loop does the way the adapter does it (`--loop`).
@@ -65,6 +71,16 @@ struct LoopShape {
     /// the adapter's were until 2026-11-29 (the plain loop, and the kit now: rows
     /// appended by rowid; the kit's rowid is its packed History key).
     history_key: bool,
+    /// History rows inserted with the kit's rowid (`Tpcb::history_key`: run, worker,
+    /// sequence number packed into one integer, the worker above the sequence number):
+    /// at two threads the first worker's rows go into the middle of the table.
+    kit_rowid: bool,
+    /// History rows inserted with the rowid packed as (run, sequence number, worker):
+    /// every worker's rows go near the table's end.
+    seq_rowid: bool,
+    /// A 5 us spin between COMMIT and the next BEGIN, as the driver's and kit's work
+    /// between the adapter's transactions (the write lock is free meanwhile).
+    gap: bool,
 }
 
 impl LoopShape {
@@ -73,6 +89,9 @@ impl LoopShape {
         read_write: false,
         returning: true,
         history_key: false,
+        kit_rowid: false,
+        seq_rowid: false,
+        gap: false,
     };
 
     fn parse(v: &str) -> Result<LoopShape, String> {
@@ -85,9 +104,12 @@ impl LoopShape {
                 "read-write" => s.read_write = true,
                 "returning" => s.returning = true,
                 "history-key" => s.history_key = true,
+                "kit-rowid" => s.kit_rowid = true,
+                "seq-rowid" => s.seq_rowid = true,
+                "gap" => s.gap = true,
                 p => {
                     return Err(format!(
-                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, joined by +)"
+                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, kit-rowid, seq-rowid, gap, joined by +)"
                     ))
                 }
             }
@@ -102,19 +124,18 @@ impl LoopShape {
         if self == LoopShape::ADAPTER {
             return "loop as the adapter".into();
         }
-        let mut parts = Vec::new();
-        if self.without_rowid {
-            parts.push("without-rowid");
-        }
-        if self.read_write {
-            parts.push("read-write");
-        }
-        if self.returning {
-            parts.push("returning");
-        }
-        if self.history_key {
-            parts.push("history-key");
-        }
+        let parts: Vec<&str> = [
+            (self.without_rowid, "without-rowid"),
+            (self.read_write, "read-write"),
+            (self.returning, "returning"),
+            (self.history_key, "history-key"),
+            (self.kit_rowid, "kit-rowid"),
+            (self.seq_rowid, "seq-rowid"),
+            (self.gap, "gap"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
         format!("loop {}", parts.join("+"))
     }
 }
@@ -145,6 +166,7 @@ fn parse_args() -> Result<Opts, String> {
         clients: vec![1, 2],
         loops: vec![LoopShape::default()],
         pin: true,
+        adapter_first: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -175,6 +197,7 @@ fn parse_args() -> Result<Opts, String> {
                     .ok_or(format!("--clients: not a list of 1..64: {v}"))?;
             }
             "--no-pin" => o.pin = false,
+            "--adapter-first" => o.adapter_first = true,
             "--loop" => {
                 let v = args.next().ok_or("--loop needs a list such as plain,adapter")?;
                 o.loops = v
@@ -184,7 +207,7 @@ fn parse_args() -> Result<Opts, String> {
             }
             _ => {
                 return Err(format!(
-                    "unknown argument {a} (postgres|sqlite|all, --duration S, --clients 1,2, --loop plain,adapter)"
+                    "unknown argument {a} (postgres|sqlite|all, --duration S, --clients 1,2, --loop plain,adapter, --adapter-first)"
                 ))
             }
         }
@@ -409,29 +432,49 @@ fn sqlite(o: &Opts) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let json = dir.path().join("run.json");
     for &c in &o.clients {
+        let cs = c.to_string();
+        let d = o.duration.to_string();
+        let run_adapter = || {
+            adapter(
+                &[
+                    "run",
+                    "tpcb",
+                    "--engine",
+                    "sqlite",
+                    "--threads",
+                    &cs,
+                    "--duration",
+                    &d,
+                ],
+                &json,
+            )
+        };
+        let first = if o.adapter_first {
+            Some(run_adapter()?)
+        } else {
+            None
+        };
         let mut natives = Vec::new();
         for (i, &shape) in o.loops.iter().enumerate() {
             let db = dir.path().join(format!("loop-{c}-{i}.sqlite"));
             sqlite_load(&db, shape).map_err(|e| format!("sqlite load: {e}"))?;
             let tps = sqlite_loop(&db, shape, c, Duration::from_secs(o.duration))
                 .map_err(|e| format!("sqlite loop: {e}"))?;
+            // Removed at once, as the adapter removes its temporary database: its pages
+            // still waiting to be written would otherwise load the disk under the run
+            // that follows.
+            for f in ["", "-wal", "-shm"] {
+                let p = dir.path().join(format!("loop-{c}-{i}.sqlite{f}"));
+                if p.exists() {
+                    std::fs::remove_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                }
+            }
             natives.push((shape, tps));
         }
-        let cs = c.to_string();
-        let d = o.duration.to_string();
-        let ours = adapter(
-            &[
-                "run",
-                "tpcb",
-                "--engine",
-                "sqlite",
-                "--threads",
-                &cs,
-                "--duration",
-                &d,
-            ],
-            &json,
-        )?;
+        let ours = match first {
+            Some(r) => r,
+            None => run_adapter()?,
+        };
         for (shape, tps) in natives {
             line(&format!("{c} thread(s), {}", shape.name()), tps, ours);
         }
@@ -585,9 +628,11 @@ fn sqlite_worker(
     let (mut acct, mut acct_r) = (upd("account", "a")?, sel("account", "a")?);
     let (mut tell, mut tell_r) = (upd("teller", "t")?, sel("teller", "t")?);
     let (mut branch, mut branch_r) = (upd("branch", "b")?, sel("branch", "b")?);
-    let mut hist = c.prepare(
-        "INSERT INTO history VALUES (?1, 1, ?2, ?3, ?4, printf('%.24c', 'h'), 1, ?5, ?6)",
-    )?;
+    let mut hist = c.prepare(if shape.kit_rowid || shape.seq_rowid {
+        "INSERT INTO history (h_t_id, h_b_id, h_a_id, h_delta, h_time, h_filler, h_run, h_worker, h_seq, rowid) VALUES (?1, 1, ?2, ?3, ?4, printf('%.24c', 'h'), 1, ?5, ?6, ?7)"
+    } else {
+        "INSERT INTO history VALUES (?1, 1, ?2, ?3, ?4, printf('%.24c', 'h'), 1, ?5, ?6)"
+    })?;
     let mut commit = c.prepare("COMMIT")?;
     // xorshift: the loop's own draw, as cheap as pgbench's.
     let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (w + 1);
@@ -610,9 +655,27 @@ fn sqlite_worker(
         }
         change(shape, &mut tell_r, &mut tell, t, delta, false)?;
         change(shape, &mut branch_r, &mut branch, 1, delta, false)?;
-        hist.execute([t, a, delta, 0, w as i64, seq])?;
+        // The kit's packing (run 1): 12 bits of worker, 34 of sequence number.
+        let p = [t, a, delta, 0, w as i64, seq];
+        if shape.kit_rowid {
+            hist.execute(rusqlite::params_from_iter(
+                p.iter().chain([&(1 << 46 | (w as i64) << 34 | seq)]),
+            ))?;
+        } else if shape.seq_rowid {
+            hist.execute(rusqlite::params_from_iter(
+                p.iter().chain([&(1 << 46 | seq << 12 | w as i64)]),
+            ))?;
+        } else {
+            hist.execute(p)?;
+        }
         commit.execute([])?;
         done.fetch_add(1, Ordering::Relaxed);
+        if shape.gap {
+            let t0 = Instant::now();
+            while t0.elapsed() < Duration::from_micros(5) {
+                std::hint::spin_loop();
+            }
+        }
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `--engine sqlite`: the kits on SQLite (embedded, bundled with rusqlite), through the
 //! typed schema ([`sqlmap`]): real tables, primary keys and secondary indexes; one
-//! connection per worker; WAL mode; prepared statements cached per connection.
+//! connection per worker; WAL mode; each worker's statements prepared once and kept
+//! beside its connection.
 //!
 //! Transactions begin with `BEGIN IMMEDIATE`: SQLite has one writer at a time, and a
 //! deferred transaction that read and then wants to write fails with SQLITE_BUSY
@@ -31,9 +32,6 @@ pub const DB_FILE: &str = "oltpscope.sqlite";
 /// giving up with a conflict abort: longer than any kit transaction takes, times the
 /// writers queued before it.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Statements a connection keeps prepared (a table's four, plus scan shapes).
-const STATEMENT_CACHE: usize = 256;
 
 /// Page cache per connection, in KiB (SQLite's default is 2 MiB).
 const CACHE_KIB: i64 = 64 * 1024;
@@ -321,7 +319,6 @@ fn connect(path: &Path, flags: OpenFlags, sync: SyncMode) -> Result<Connection> 
     let c = Connection::open_with_flags(path, flags)
         .map_err(|e| Error::fatal(format!("sqlite: cannot open {}: {e}", path.display())))?;
     c.busy_timeout(BUSY_TIMEOUT).map_err(sql_err)?;
-    c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     c.execute_batch(&format!(
         "PRAGMA synchronous={}; PRAGMA cache_size=-{CACHE_KIB};",
         sync.pragma()
@@ -431,8 +428,12 @@ impl Engine for SqliteEngine {
     }
 
     fn worker(&self, _worker_id: usize) -> SqliteWorker<'_> {
+        let fixed = FIXED_SLOTS + TABLE_SLOTS * self.maps.len();
         SqliteWorker {
-            conn: self.connect().map_err(|e| e.to_string()),
+            conn: self
+                .connect()
+                .map(|c| Conn::new(c, |_| Stmts((0..fixed).map(|_| None).collect())))
+                .map_err(|e| e.to_string()),
             e: self,
             row: Vec::new(),
             pk: Key::new(),
@@ -503,36 +504,124 @@ impl Engine for SqliteEngine {
     }
 }
 
-/// A scan statement's cache key: its table and shape.
+/// A scan statement's key: its table and shape.
 type ScanKey = (TableId, ScanShape);
+
+/// A worker's prepared statements by slot: `BEGIN`, `COMMIT` and `ROLLBACK`, then each
+/// table's get, insert and delete (prepared on first use), then the updates, adds and
+/// scans the worker needed (prepared when first needed). Kept beside the connection
+/// instead of in rusqlite's statement cache, which looks a statement up by its SQL text
+/// and returns it to the cache (clearing its bindings) after every execution: 1.3 us of
+/// a TPC-B transaction's 75 (docs/PERFORMANCE.md, session 57).
+struct Stmts<'c>(Vec<Option<rusqlite::Statement<'c>>>);
+
+self_cell::self_cell!(
+    /// A worker's connection and its statements (which borrow it).
+    struct Conn {
+        owner: Connection,
+        #[not_covariant]
+        dependent: Stmts,
+    }
+);
+
+const BEGIN: usize = 0;
+const COMMIT: usize = 1;
+const ROLLBACK: usize = 2;
+const FIXED_SLOTS: usize = 3;
+const TABLE_SLOTS: usize = 3;
+const GET: usize = 0;
+const INSERT: usize = 1;
+const DELETE: usize = 2;
+
+/// Table `t`'s statement `which` (`GET`, `INSERT`, `DELETE`).
+fn table_slot(t: TableId, which: usize) -> usize {
+    FIXED_SLOTS + TABLE_SLOTS * t.0 as usize + which
+}
+
+/// The connection, or why it could not be opened (reported by `begin`).
+type ConnOrWhy = std::result::Result<Conn, String>;
+
+fn conn_of(c: &mut ConnOrWhy) -> Result<&mut Conn> {
+    c.as_mut().map_err(|e| Error::fatal(e.clone()))
+}
+
+/// Run `f` on the statement in `slot`, prepared from `sql` if the slot holds none yet
+/// (`None`: a slot filled when its statement was made, [`new_slot`]).
+fn with_stmt<R>(
+    conn: &mut ConnOrWhy,
+    slot: usize,
+    sql: Option<&str>,
+    f: impl FnOnce(&mut rusqlite::Statement<'_>) -> Result<R>,
+) -> Result<R> {
+    conn_of(conn)?.with_dependent_mut(|db, st| {
+        if st.0.len() <= slot {
+            st.0.resize_with(slot + 1, || None);
+        }
+        let s = &mut st.0[slot];
+        if s.is_none() {
+            let sql = sql.ok_or_else(|| Error::fatal("sqlite: a statement was never prepared"))?;
+            *s = Some(db.prepare(sql).map_err(sql_err)?);
+        }
+        match s {
+            Some(s) => f(s),
+            None => Err(Error::fatal("sqlite: a statement was never prepared")),
+        }
+    })
+}
+
+/// Prepare `sql` into a new slot after the others; returns the slot.
+fn new_slot(conn: &mut ConnOrWhy, sql: &str) -> Result<usize> {
+    conn_of(conn)?.with_dependent_mut(|db, st| {
+        st.0.push(Some(db.prepare(sql).map_err(sql_err)?));
+        Ok(st.0.len() - 1)
+    })
+}
+
+/// Run the statement in `slot` without rows (its parameters bound by `params`); returns
+/// the rows it changed.
+fn run_execute(
+    conn: &mut ConnOrWhy,
+    slot: usize,
+    sql: Option<&str>,
+    params: &[Value],
+) -> Result<usize> {
+    with_stmt(conn, slot, sql, |st| {
+        bind(st, params, None)?;
+        st.raw_execute().map_err(sql_err)
+    })
+}
 
 /// One worker's connection and buffers.
 pub struct SqliteWorker<'e> {
     e: &'e SqliteEngine,
-    /// The connection, or why it could not be opened (reported by `begin`).
-    conn: std::result::Result<Connection, String>,
+    conn: ConnOrWhy,
     row: Vec<u8>,
     pk: Key,
     key: Key,
-    scans: HashMap<ScanKey, String>,
+    /// The slots of the scans' statements.
+    scans: HashMap<ScanKey, usize>,
     /// A select's column values, kept between rows and statements.
     vals: Vec<Value>,
-    /// Per table, the updates of the column lists updates changed (a few each).
-    updates: Vec<Vec<(Vec<usize>, String)>>,
+    /// Per table, the slots of the updates of the column lists updates changed (a few
+    /// each).
+    updates: Vec<Vec<(Vec<usize>, usize)>>,
     changed: Vec<usize>,
     /// An update's row before and after the kit's change.
     old_new: (Vec<u8>, Vec<u8>),
-    /// The statements of adds (`add_i64`): per table and column, the add (`false`) and
-    /// the read of the new value after it (`true`).
-    adds: Vec<((TableId, usize, bool), std::sync::Arc<str>)>,
+    /// The slots of adds' statements (`add_i64`): per table and column, the add
+    /// (`false`) and the read of the new value after it (`true`).
+    adds: Vec<((TableId, usize, bool), usize)>,
 }
 
-/// An add's column, statement and parameters ([`SqliteWorker::add_statement`]).
-type AddStatement = (usize, std::sync::Arc<str>, Vec<Value>);
+/// An add's column, statement slot and parameters ([`SqliteWorker::add_statement`]).
+type AddStatement = (usize, usize, Vec<Value>);
 
 impl SqliteWorker<'_> {
     fn conn(&self) -> Result<&Connection> {
-        self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))
+        self.conn
+            .as_ref()
+            .map(Conn::borrow_owner)
+            .map_err(|e| Error::fatal(e.clone()))
     }
 
     fn map(&self, t: TableId) -> Result<&TableMap> {
@@ -542,42 +631,37 @@ impl SqliteWorker<'_> {
             .ok_or_else(|| Error::fatal(format!("no table {}", t.0)))
     }
 
-    /// Run `sql` with `params`, decode each row into `self.row`/`self.pk` and pass it
-    /// to `f` (which returns false to stop). Returns the rows passed.
+    /// Run the statement in `slot` (prepared from `sql` on first use) with `params`,
+    /// decode each row into `self.row`/`self.pk` and pass it to `f` (which returns false
+    /// to stop). Returns the rows passed.
     fn select(
         &mut self,
         t: TableId,
-        sql: &str,
+        slot: usize,
+        sql: Option<&str>,
         params: &[Value],
         limit: Option<i64>,
         mut f: impl FnMut(&TableMap, &[u8], &Key) -> bool,
     ) -> Result<usize> {
-        let conn = self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))?;
         let map = &self.e.maps[t.0 as usize];
-        let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
-        bind(&mut st, params, limit)?;
-        let mut rows = st.raw_query();
-        let mut n = 0;
-        let vals = &mut self.vals;
-        vals.resize(map.cols.len(), Value::Int(0));
-        while let Some(r) = rows.next().map_err(sql_err)? {
-            for (i, slot) in vals.iter_mut().enumerate() {
-                value_into(r.get_ref(i).map_err(sql_err)?, slot)?;
+        let (vals, row, pk) = (&mut self.vals, &mut self.row, &mut self.pk);
+        with_stmt(&mut self.conn, slot, sql, |st| {
+            bind(st, params, limit)?;
+            let mut rows = st.raw_query();
+            let mut n = 0;
+            vals.resize(map.cols.len(), Value::Int(0));
+            while let Some(r) = rows.next().map_err(sql_err)? {
+                for (i, slot) in vals.iter_mut().enumerate() {
+                    value_into(r.get_ref(i).map_err(sql_err)?, slot)?;
+                }
+                map.decode(&vals[..map.cols.len()], row, pk)?;
+                n += 1;
+                if !f(map, row, pk) {
+                    break;
+                }
             }
-            map.decode(&vals[..map.cols.len()], &mut self.row, &mut self.pk)?;
-            n += 1;
-            if !f(map, &self.row, &self.pk) {
-                break;
-            }
-        }
-        Ok(n)
-    }
-
-    fn execute(&self, sql: &str, params: &[Value]) -> Result<usize> {
-        let conn = self.conn()?;
-        let mut st = conn.prepare_cached(sql).map_err(sql_err)?;
-        bind(&mut st, params, None)?;
-        st.raw_execute().map_err(sql_err)
+            Ok(n)
+        })
     }
 
     /// Write the columns `changed` of `row` (nothing when none changed).
@@ -589,19 +673,20 @@ impl SqliteWorker<'_> {
         changed: &[usize],
     ) -> Result<()> {
         let map = &self.e.maps[table.0 as usize];
-        let known = &mut self.updates[table.0 as usize];
-        let at = match known.iter().position(|(c, _)| c == changed) {
-            Some(at) => at,
+        let known = &self.updates[table.0 as usize];
+        let slot = match known.iter().find(|(c, _)| c == changed) {
+            Some((_, slot)) => *slot,
             None => {
                 let Some(sql) = map.update_some_sql(D, changed) else {
                     return Ok(());
                 };
-                known.push((changed.to_vec(), sql));
-                known.len() - 1
+                let slot = new_slot(&mut self.conn, &sql)?;
+                self.updates[table.0 as usize].push((changed.to_vec(), slot));
+                slot
             }
         };
         let params = map.update_some_params(changed, key, row)?;
-        self.execute(&self.updates[table.0 as usize][at].1, &params)?;
+        run_execute(&mut self.conn, slot, None, &params)?;
         Ok(())
     }
 
@@ -618,8 +703,8 @@ impl SqliteWorker<'_> {
         r
     }
 
-    /// An add's column, statement and parameters (the delta, then the key); `None` when
-    /// no column takes adds there ([`TableMap::add_col`]).
+    /// An add's column, statement slot and parameters (the delta, then the key); `None`
+    /// when no column takes adds there ([`TableMap::add_col`]).
     fn add_statement(
         &mut self,
         table: TableId,
@@ -633,29 +718,42 @@ impl SqliteWorker<'_> {
         };
         let mut params = vec![Value::Int(delta)];
         params.extend(map.key_params(key)?);
-        Ok(Some((col, self.add_sql(table, col, false), params)))
+        Ok(Some((col, self.add_slot(table, col, false)?, params)))
     }
 
-    /// The statement of an add to column `col` of `table` (`read`: the read of the
-    /// column's value after it), kept per worker: a few.
-    fn add_sql(&mut self, table: TableId, col: usize, read: bool) -> std::sync::Arc<str> {
+    /// The slot of an add to column `col` of `table` (`read`: the read of the column's
+    /// value after it), kept per worker: a few.
+    fn add_slot(&mut self, table: TableId, col: usize, read: bool) -> Result<usize> {
         let k = (table, col, read);
         if let Some((_, s)) = self.adds.iter().find(|(a, _)| *a == k) {
-            return s.clone();
+            return Ok(*s);
         }
         let map = &self.e.maps[table.0 as usize];
-        let s: std::sync::Arc<str> = if read {
+        let sql = if read {
             map.get_cols_sql(D, &[col], false)
         } else {
             map.add_sql(D, col, 1, false)
-        }
-        .into();
-        self.adds.push((k, s.clone()));
-        s
+        };
+        let slot = new_slot(&mut self.conn, &sql)?;
+        self.adds.push((k, slot));
+        Ok(slot)
     }
 
-    fn statement(&self, t: TableId) -> &TableSql {
-        &self.e.sql[t.0 as usize]
+    /// Run table `t`'s statement `which` (`INSERT`, `DELETE`) with `params`.
+    fn table_execute(&mut self, t: TableId, which: usize, params: &[Value]) -> Result<usize> {
+        let e = self.e;
+        let sql = &e.sql[t.0 as usize];
+        let text = if which == INSERT {
+            &sql.insert
+        } else {
+            &sql.delete
+        };
+        run_execute(&mut self.conn, table_slot(t, which), Some(text), params)
+    }
+
+    /// Run `BEGIN`, `COMMIT` or `ROLLBACK` (`slot`).
+    fn control(&mut self, slot: usize, sql: &str) -> Result<()> {
+        run_execute(&mut self.conn, slot, Some(sql), &[]).map(drop)
     }
 }
 
@@ -665,8 +763,7 @@ impl api::Worker for SqliteWorker<'_> {
     }
 
     fn begin(&mut self) -> Result<()> {
-        let conn = self.conn()?;
-        if !conn.is_autocommit() {
+        if !self.conn()?.is_autocommit() {
             return Err(Error::fatal("sqlite: begin inside a transaction"));
         }
         let sql = if self.e.read_only {
@@ -674,10 +771,7 @@ impl api::Worker for SqliteWorker<'_> {
         } else {
             "BEGIN IMMEDIATE"
         };
-        conn.prepare_cached(sql)
-            .and_then(|mut s| s.execute([]))
-            .map_err(sql_err)?;
-        Ok(())
+        self.control(BEGIN, sql)
     }
 
     fn sql_dialect(&self) -> Option<api::SqlDialect> {
@@ -685,8 +779,8 @@ impl api::Worker for SqliteWorker<'_> {
     }
 
     fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[Value])) -> Result<()> {
-        let conn = self.conn.as_ref().map_err(|e| Error::fatal(e.clone()))?;
-        // Not `prepare_cached`: a query's text carries its parameters, each one new.
+        let conn = self.conn()?;
+        // Not kept: a query's text carries its parameters, each one new.
         let mut st = conn.prepare(sql).map_err(sql_err)?;
         let n = st.column_count();
         let mut rows = st.raw_query();
@@ -704,10 +798,17 @@ impl api::Worker for SqliteWorker<'_> {
         let params = self.map(table)?.key_params(key)?;
         let e = self.e;
         let sql = e.sql[table.0 as usize].get.as_str();
-        let n = self.select(table, sql, &params, None, |_, row, _| {
-            f(row);
-            false
-        })?;
+        let n = self.select(
+            table,
+            table_slot(table, GET),
+            Some(sql),
+            &params,
+            None,
+            |_, row, _| {
+                f(row);
+                false
+            },
+        )?;
         Ok(n > 0)
     }
 
@@ -720,16 +821,21 @@ impl api::Worker for SqliteWorker<'_> {
         limit: usize,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
-        let map = self.map(index.table)?;
+        let e = self.e;
+        let map = e
+            .maps
+            .get(index.table.0 as usize)
+            .ok_or_else(|| Error::fatal(format!("no table {}", index.table.0)))?;
         let Some(plan) = map.plan_scan(D, index.index, lo, hi, dir == Dir::Forward, limit)? else {
             return Ok(0);
         };
         let sh = (index.table, plan.shape);
-        let sql = match self.scans.get(&sh) {
-            Some(s) => s.clone(),
+        let slot = match self.scans.get(&sh) {
+            Some(s) => *s,
             None => {
-                let s = map.scan_sql(D, index.index, &plan, map.all_cols(), dir);
-                self.scans.insert(sh, s.clone());
+                let sql = map.scan_sql(D, index.index, &plan, map.all_cols(), dir);
+                let s = new_slot(&mut self.conn, &sql)?;
+                self.scans.insert(sh, s);
                 s
             }
         };
@@ -738,7 +844,8 @@ impl api::Worker for SqliteWorker<'_> {
         let mut key = self.key;
         let n = self.select(
             index.table,
-            &sql,
+            slot,
+            None,
             &params,
             limited.then_some(limit as i64),
             |map, row, pk| {
@@ -751,7 +858,7 @@ impl api::Worker for SqliteWorker<'_> {
 
     fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {
         let params = self.map(table)?.row_params(key, row)?;
-        self.execute(&self.statement(table).insert, &params)?;
+        self.table_execute(table, INSERT, &params)?;
         Ok(())
     }
 
@@ -762,10 +869,17 @@ impl api::Worker for SqliteWorker<'_> {
         // The row before and after the kit's change, in buffers the worker keeps.
         let (mut old, mut row) = std::mem::take(&mut self.old_new);
         old.clear();
-        let found = self.select(table, sql, &params, None, |_, r, _| {
-            old.extend_from_slice(r);
-            false
-        });
+        let found = self.select(
+            table,
+            table_slot(table, GET),
+            Some(sql),
+            &params,
+            None,
+            |_, r, _| {
+                old.extend_from_slice(r);
+                false
+            },
+        );
         let r = match found {
             Ok(0) => Ok(false),
             Ok(_) => {
@@ -787,34 +901,34 @@ impl api::Worker for SqliteWorker<'_> {
         at: usize,
         delta: i64,
     ) -> Result<Option<i64>> {
-        let Some((col, sql, params)) = self.add_statement(table, key, at, delta)? else {
+        let Some((col, slot, params)) = self.add_statement(table, key, at, delta)? else {
             return api::engine::add_i64_by_update(self, table, key, at, delta);
         };
         // The add, then the new value read in the same transaction (as pgbench reads the
         // balance it changed), not `UPDATE .. RETURNING`: SQLite collects a RETURNING
         // statement's rows in an ephemeral table it opens and drops on every execution,
         // which cost a C loop of TPC-B 5-10% of its rate (issue 38).
-        if self.execute(&sql, &params)? == 0 {
+        if run_execute(&mut self.conn, slot, None, &params)? == 0 {
             return Ok(None);
         }
-        let read = self.add_sql(table, col, true);
-        let conn = self.conn()?;
-        let mut st = conn.prepare_cached(&read).map_err(sql_err)?;
-        bind(&mut st, &params[1..], None)?;
-        let mut rows = st.raw_query();
-        match rows.next().map_err(sql_err)? {
-            Some(r) => Ok(Some(r.get::<_, i64>(0).map_err(sql_err)?)),
-            None => Err(Error::fatal(
-                "sqlite: a row added to was not found by the read after it",
-            )),
-        }
+        let read = self.add_slot(table, col, true)?;
+        with_stmt(&mut self.conn, read, None, |st| {
+            bind(st, &params[1..], None)?;
+            let mut rows = st.raw_query();
+            match rows.next().map_err(sql_err)? {
+                Some(r) => Ok(Some(r.get::<_, i64>(0).map_err(sql_err)?)),
+                None => Err(Error::fatal(
+                    "sqlite: a row added to was not found by the read after it",
+                )),
+            }
+        })
     }
 
     fn add_i64_blind(&mut self, table: TableId, key: &[u8], at: usize, delta: i64) -> Result<()> {
-        let Some((_, sql, params)) = self.add_statement(table, key, at, delta)? else {
+        let Some((_, slot, params)) = self.add_statement(table, key, at, delta)? else {
             return api::engine::add_i64_blind_by_add(self, table, key, at, delta);
         };
-        match self.execute(&sql, &params)? {
+        match run_execute(&mut self.conn, slot, None, &params)? {
             1 => Ok(()),
             _ => Err(api::engine::absent_row(table)),
         }
@@ -822,24 +936,18 @@ impl api::Worker for SqliteWorker<'_> {
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
         let params = self.map(table)?.key_params(key)?;
-        Ok(self.execute(&self.statement(table).delete, &params)? > 0)
+        Ok(self.table_execute(table, DELETE, &params)? > 0)
     }
 
     fn commit(&mut self) -> Result<()> {
-        let conn = self.conn()?;
-        conn.prepare_cached("COMMIT")
-            .and_then(|mut s| s.execute([]))
-            .map_err(sql_err)?;
-        Ok(())
+        self.control(COMMIT, "COMMIT")
     }
 
     fn abort(&mut self) {
-        if let Ok(c) = &self.conn {
-            if !c.is_autocommit() {
-                // A failed rollback leaves nothing to undo: SQLite rolls back itself
-                // when it cannot (and reports the cause on the next statement).
-                let _ = c.execute_batch("ROLLBACK");
-            }
+        if matches!(self.conn(), Ok(c) if !c.is_autocommit()) {
+            // A failed rollback leaves nothing to undo: SQLite rolls back itself when
+            // it cannot (and reports the cause on the next statement).
+            let _ = self.control(ROLLBACK, "ROLLBACK");
         }
     }
 }
