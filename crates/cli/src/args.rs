@@ -32,7 +32,8 @@ pub enum Cmd {
     /// 3C per level, misses by database operation, by storage-manager component (query
     /// operators included: q-scan, hash-join, hash-agg, sort) and by transaction type
     /// (a column per TPC-H query). `simulate tpch` traces the power test's chosen
-    /// queries once each, with no warm-up unless --warmup-txns N.
+    /// queries once each, with no warm-up unless --warmup-txns N; `simulate chbench`
+    /// TPC-C beside the analytical streams until --txns are measured.
     Simulate {
         #[command(subcommand)]
         workload: Option<RunWorkload<SimOpts>>,

@@ -55,6 +55,17 @@ fn query_steps(w: &runspec::Workload) -> bool {
     matches!(w, runspec::Workload::Tpch(_))
 }
 
+/// Whether the child is a hybrid run (CH-benCHmark), which is timed: it runs for at
+/// most `HYBRID_CAP_S` and the simulation stops it once it has measured its
+/// transactions (TPC-C's and the queries' TXN_ENDs together).
+fn timed(w: &runspec::Workload) -> bool {
+    matches!(w, runspec::Workload::Chbench(_))
+}
+
+/// The traced hybrid run's duration: a cap, never reached in practice (the simulation
+/// closes the trace once it has measured `--txns`).
+const HYBRID_CAP_S: f64 = 86_400.0;
+
 /// The child run, from `simulate`'s parsed options: the workload's, the engine's, and
 /// the transactions to trace (cache warm-up included; no timed warm-up).
 pub(crate) fn child_spec(
@@ -64,6 +75,7 @@ pub(crate) fn child_spec(
     coroutines: u32,
 ) -> runspec::RunSpec {
     let steps = query_steps(&workload);
+    let timed = timed(&workload);
     let mut spec = runspec::RunSpec::new(runspec::Command::Run, workload);
     let txns = c.txns.unwrap_or(default_txns(c));
     spec.options = runspec::Options {
@@ -80,7 +92,8 @@ pub(crate) fn child_spec(
         no_pin: c.no_pin,
         steps_points: c.steps_points.clone(),
         // TPC-H's steps set the run's transactions and its (no) warm-up themselves.
-        txns: (!steps).then_some(txns + warmup_txns),
+        txns: (!steps && !timed).then_some(txns + warmup_txns),
+        duration: timed.then_some(HYBRID_CAP_S),
         warmup: (!steps).then_some(0.0),
         trace_measured: true,
         no_check: true,
@@ -166,7 +179,11 @@ fn config_for(c: &SimOpts, steps: bool) -> Result<cachesim::Config, String> {
 
 /// `names`: the workload's transaction types by number, for the per-type tables.
 pub fn simulate(c: &SimOpts, workload: runspec::Workload, names: &[String]) -> Result<(), String> {
-    let cfg = config_for(c, query_steps(&workload))?;
+    let mut cfg = config_for(c, query_steps(&workload))?;
+    if timed(&workload) {
+        // The child runs until the simulation has measured enough, warm-up fixed or not.
+        cfg.measure_txns = Some(c.txns.unwrap_or(default_txns(c)));
+    }
     let (json, out) = JsonOut::open_with_dir(c.json.as_deref(), c.out.as_deref())?;
     match simulate_into(c, workload, cfg, &json, names) {
         Ok(value) => match out {
