@@ -151,12 +151,22 @@ fn whole_run_miss_counts_agree_with_cachegrind() {
     }
 }
 
-/// `oltpscope simulate micro --index INDEX --keys 100000 --txns 2000`'s JSON report.
-fn simulate_micro(index: &str) -> serde_json::Value {
+/// `oltpscope simulate ARGS --json F`'s `simulation` object.
+fn simulation(args: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("sim.json");
-    run_ok(std::process::Command::new(OLTPSCOPE).args([
-        "simulate",
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", json.to_str().unwrap()]);
+    run_ok(std::process::Command::new(OLTPSCOPE).args(&all));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v["simulation"].clone()
+}
+
+/// `oltpscope simulate micro --index INDEX --keys 100000 --txns 2000`'s JSON report.
+fn simulate_micro(index: &str) -> serde_json::Value {
+    simulation(&[
         "micro",
         "--engine",
         "memory",
@@ -174,12 +184,7 @@ fn simulate_micro(index: &str) -> serde_json::Value {
         "--log",
         "off",
         "--no-caller-attribution",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    v["simulation"].clone()
+    ])
 }
 
 /// Instructions and L1-D misses of `index_probe`, by component.
@@ -287,10 +292,7 @@ fn simulate_counts_workers_apart_from_background_threads() {
     if tracer_or_skip().is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("sim.json");
-    run_ok(std::process::Command::new(OLTPSCOPE).args([
-        "simulate",
+    let v = simulation(&[
         "micro",
         "--engine",
         "disk",
@@ -303,12 +305,8 @@ fn simulate_counts_workers_apart_from_background_threads() {
         "--warmup-cap",
         "1500",
         "--no-3c",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let sim = &v["simulation"];
+    ]);
+    let sim = &v;
     assert_eq!(sim["transactions"], 300);
     let w = &sim["warmup"];
     assert_eq!(w["mode"], "auto");
@@ -378,10 +376,7 @@ fn simulate_tpch_traces_each_query_with_its_operators() {
     if tracer_or_skip().is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("sim.json");
-    run_ok(std::process::Command::new(OLTPSCOPE).args([
-        "simulate",
+    let v = simulation(&[
         "tpch",
         "--scale-factor",
         "0.01",
@@ -389,12 +384,8 @@ fn simulate_tpch_traces_each_query_with_its_operators() {
         "11",
         "--no-refresh",
         "--no-3c",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let sim = &v["simulation"];
+    ]);
+    let sim = &v;
     assert_eq!(sim["transactions"], 1, "one query traced");
     assert_eq!(sim["warmup_txns"], 0);
     let types = sim["by_txn_type"].as_array().unwrap();
