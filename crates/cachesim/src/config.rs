@@ -820,7 +820,8 @@ mod tests {
         c.add_component("mycrate::=mine").unwrap();
         assert_eq!(c.components[0].1, "evict");
         assert_eq!(c.components[1].1, "mine");
-        assert_eq!(c.components[2].0, "::btree::");
+        assert_eq!(c.components[2].0, "::exec::scan::");
+        assert_eq!(c.components[2..], components::default_components());
     }
 
     #[test]

@@ -5,7 +5,9 @@
 
 use crate::cache::{LevelStats, D, I};
 use crate::config::{format_size, preset_note, Config, LevelConfig};
-use crate::sim::{Cell, Simulator, L1D, L1I, OP_SLOTS, OP_UNKNOWN, ROLE_SLOTS, ROLE_UNKNOWN};
+use crate::sim::{
+    Cell, FuncCell, Simulator, L1D, L1I, OP_SLOTS, OP_UNKNOWN, ROLE_SLOTS, ROLE_UNKNOWN, TYPE_SLOTS,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -143,6 +145,29 @@ pub struct Breakdown {
     pub stall_cycles: u64,
 }
 
+/// The workers' figures for one transaction type (a TPC-H query, a TPC-C transaction),
+/// by the type number each transaction's TXN_BEGIN marker carries: `simulate` shows a
+/// column per query as `profile` does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TypeRow {
+    /// The workload's type number; None: code outside any transaction (the driver
+    /// between transactions, a trace without typed TXN_BEGIN markers).
+    pub txn_type: Option<u32>,
+    /// The workload's name of the type, when the caller gave the names
+    /// ([`Report::name_types`]).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// TXN_ENDs of this type after warm-up.
+    pub transactions: u64,
+    pub instructions: u64,
+    /// (level name, misses) for each level present.
+    pub misses: Vec<(String, Split)>,
+    pub stall_cycles: u64,
+    /// Per component with instructions or misses: (component, instructions, stall
+    /// cycles).
+    pub components: Vec<(String, u64, u64)>,
+}
+
 /// One function's figures (functions are ranked by stall cycles).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionRow {
@@ -251,6 +276,9 @@ pub struct Report {
     /// Those functions, most instructions first (at most `UNMAPPED_KEPT`).
     #[serde(default)]
     pub library_functions: Vec<FunctionRow>,
+    /// By transaction type, in type order (empty in reports older than the table).
+    #[serde(default)]
+    pub by_txn_type: Vec<TypeRow>,
     pub warnings: Vec<String>,
     pub caveat: String,
 }
@@ -285,6 +313,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
     let (by_operation, by_component, by_operation_component) = ctx.breakdowns();
     let threads = ctx.threads();
     let functions = ctx.functions();
+    let by_txn_type = ctx.types();
     Report {
         config: cfg.clone(),
         instructions: instr,
@@ -309,6 +338,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         unmapped_functions: functions.unmapped,
         library_instructions: functions.library_instructions,
         library_functions: functions.library,
+        by_txn_type,
         warnings: warnings(sim),
         caveat: CAVEAT.to_string(),
     }
@@ -517,6 +547,46 @@ impl<'a> Ctx<'a> {
             .map(|&(slot, _)| Split::new(m[slot]).total * self.penalty[slot] as u64)
             .sum();
         (misses, stall_cycles)
+    }
+
+    /// Rows per transaction type slot with instructions or transactions.
+    fn types(&self) -> Vec<TypeRow> {
+        let sim = self.sim;
+        let names = sim.symbols.table.names();
+        let ncomp = sim.ncomp();
+        let mut out = Vec::new();
+        for slot in 0..TYPE_SLOTS {
+            let cells = &sim.counts.types[slot * ncomp..(slot + 1) * ncomp];
+            let mut sum = FuncCell::default();
+            let mut components = Vec::new();
+            for (comp, c) in cells.iter().enumerate() {
+                sum.instructions += c.instructions;
+                for l in 0..4 {
+                    for k in 0..2 {
+                        sum.misses[l][k] += c.misses[l][k];
+                    }
+                }
+                if *c != FuncCell::default() {
+                    let (_, stall) = self.misses_and_stall(&c.misses);
+                    components.push((names[comp].clone(), c.instructions, stall));
+                }
+            }
+            let txns = sim.counts.type_txns[slot];
+            if sum == FuncCell::default() && txns == 0 {
+                continue;
+            }
+            let (misses, stall_cycles) = self.misses_and_stall(&sum.misses);
+            out.push(TypeRow {
+                txn_type: slot.checked_sub(1).map(|t| t as u32),
+                name: None,
+                transactions: txns,
+                instructions: sum.instructions,
+                misses,
+                stall_cycles,
+                components,
+            });
+        }
+        out
     }
 
     /// Rows per thread role, from the same cells: the workers' row sums the (operation,
@@ -754,6 +824,7 @@ impl Report {
             "by operation and component",
             &self.by_operation_component,
         );
+        self.text_types(&mut o);
         self.text_threads(&mut o);
         self.text_top_functions(&mut o);
         self.text_unmapped(&mut o);
@@ -1012,6 +1083,94 @@ impl Report {
                 rows_in.len() - TEXT_ROWS
             );
         }
+    }
+
+    /// Name the transaction types (`names[t]` for type number t), for the per-type
+    /// tables: the simulator knows numbers only.
+    pub fn name_types(&mut self, names: &[String]) {
+        for r in &mut self.by_txn_type {
+            r.name = r.txn_type.and_then(|t| names.get(t as usize).cloned());
+        }
+    }
+
+    /// The per-type tables: each type's misses per 1000 of its own instructions and its
+    /// stall cycles, then each type's stall cycles by component (a column per type, as
+    /// `profile`'s time by component). Only with more than one typed row.
+    fn text_types(&self, o: &mut String) {
+        let typed = self
+            .by_txn_type
+            .iter()
+            .filter(|r| r.txn_type.is_some())
+            .count();
+        if typed < 2 && !self.by_txn_type.iter().any(|r| r.name.is_some()) {
+            return;
+        }
+        let label = |r: &TypeRow| match (&r.name, r.txn_type) {
+            (Some(n), _) => n.clone(),
+            (None, Some(t)) => format!("type {t}"),
+            (None, None) => "(no transaction)".into(),
+        };
+        let _ = writeln!(
+            o,
+            "
+by transaction type (misses per 1000 of the type's own instructions; stall % of the run's)"
+        );
+        let mut header = vec!["".to_string(), "txns".into(), "instr/txn".into()];
+        header.extend(self.levels.iter().map(|l| format!("{} MPKI", l.name)));
+        header.push("stall %".into());
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let rows: Vec<Vec<String>> = self
+            .by_txn_type
+            .iter()
+            .map(|r| {
+                let mut row = vec![
+                    label(r),
+                    r.transactions.to_string(),
+                    r.instructions
+                        .checked_div(r.transactions)
+                        .map_or("-".into(), sep),
+                ];
+                row.extend(
+                    r.misses
+                        .iter()
+                        .map(|(_, m)| f2(m.per(r.instructions, 1000.0).total)),
+                );
+                row.push(format!(
+                    "{:.1}",
+                    pct(r.stall_cycles, self.total_stall_cycles)
+                ));
+                row
+            })
+            .collect();
+        table(o, &header, &rows);
+        // Stall shares by component within each type, components by the run's order.
+        let _ = writeln!(
+            o,
+            "
+stall cycles by component within each transaction type (%)"
+        );
+        let mut header = vec![String::new()];
+        header.extend(self.by_txn_type.iter().map(label));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let rows: Vec<Vec<String>> = self
+            .by_component
+            .iter()
+            .filter_map(|b| b.component.as_ref())
+            .take(TEXT_ROWS)
+            .map(|comp| {
+                let mut row = vec![comp.clone()];
+                row.extend(self.by_txn_type.iter().map(|r| {
+                    let stall = r
+                        .components
+                        .iter()
+                        .find(|(c, _, _)| c == comp)
+                        .map_or(0, |x| x.2);
+                    format!("{:.1}", pct(stall, r.stall_cycles))
+                }));
+                row
+            })
+            .collect();
+        table(o, &header, &rows);
     }
 
     /// The threads table (background threads apart).

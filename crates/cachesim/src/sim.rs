@@ -16,6 +16,9 @@ use std::io::Read;
 
 /// Attribution slots: 0 = outside any operation, 1..=8 = probe::Op, 9 = unknown code.
 pub const OP_SLOTS: usize = 10;
+/// Transaction-type slots of the per-type table: 0 = outside a transaction (or a trace
+/// without TXN_BEGIN types), type t in slot t + 1, the last slot every type above.
+pub const TYPE_SLOTS: usize = 64;
 pub const OP_UNKNOWN: u8 = 9;
 /// Level slots in attribution cells.
 pub const L1I: usize = 0;
@@ -61,6 +64,8 @@ pub(crate) struct WarmupLog {
 struct ThreadState {
     stack: Vec<u8>,
     caller_comp: u16,
+    /// Type slot of the transaction in progress (0: none).
+    txn_type: usize,
 }
 
 /// What a background thread swaps in: with its own core, the other core's private
@@ -109,6 +114,11 @@ pub(crate) struct Counts {
     pub cells: Vec<Cell>,
     /// Per function id.
     pub func: Vec<FuncCell>,
+    /// The workers' counters per (transaction type slot, component): `TYPE_SLOTS x
+    /// ncomp`, then one cell that background threads' counts go to (not reported).
+    pub types: Vec<FuncCell>,
+    /// TXN_ENDs per transaction type slot.
+    pub type_txns: Vec<u64>,
     /// Instructions per role slot (every thread; `instructions` is the workers').
     pub role_instructions: [u64; ROLE_SLOTS],
     /// Worker instructions charged to the caller's component (caller attribution).
@@ -163,6 +173,9 @@ pub struct Simulator {
     cur_op: usize,
     cur_comp: usize,
     cur_cell: usize,
+    /// The running thread's transaction type slot, and its cell in `counts.types`.
+    cur_type: usize,
+    cur_type_cell: usize,
     /// Run address -> (component, function id).
     comp_cache: FxHashMap<u64, (u16, u32)>,
     /// Direct-mapped memo in front of `comp_cache` (a hash-map probe per instruction run
@@ -254,6 +267,8 @@ impl Simulator {
                 cells: vec![Cell::default(); OP_SLOTS * ncomp + ROLE_SLOTS],
                 // Id 1 collects background threads' code (not listed).
                 func: vec![FuncCell::default(); 2],
+                types: vec![FuncCell::default(); TYPE_SLOTS * ncomp + 1],
+                type_txns: vec![0; TYPE_SLOTS],
                 role_instructions: [0; ROLE_SLOTS],
                 inherited_instructions: 0,
             },
@@ -279,6 +294,8 @@ impl Simulator {
             cur_op: 0,
             cur_comp: 0,
             cur_cell: 0,
+            cur_type: 0,
+            cur_type_cell: 0,
             comp_cache: FxHashMap::default(),
             comp_memo: vec![(EMPTY, 0, 0); COMP_MEMO_SLOTS].into_boxed_slice(),
             cur_func: 0,
@@ -466,6 +483,7 @@ impl Simulator {
                 if comp != self.cur_comp {
                     self.cur_comp = comp;
                     self.cur_cell = self.cur_op * self.ncomp + comp;
+                    self.set_type_cell();
                 }
             }
         }
@@ -474,6 +492,7 @@ impl Simulator {
         self.counts.role_instructions[self.cur_role] += n;
         self.counts.cells[self.cur_cell].instructions += n;
         self.counts.func[self.cur_func].instructions += n;
+        self.counts.types[self.cur_type_cell].instructions += n;
         if !self.bg {
             self.counts.instructions += n;
             if self.cur_inherited {
@@ -568,6 +587,7 @@ impl Simulator {
         if let Outcome::Miss(_) = self.l1[k].access(line, k) {
             cell.misses[k][k] += 1;
             self.counts.func[self.cur_func].misses[k][k] += 1;
+            self.counts.types[self.cur_type_cell].misses[k][k] += 1;
             self.below(k, line << self.l1[k].line_shift);
         }
     }
@@ -589,6 +609,7 @@ impl Simulator {
             }
             cell.misses[lvl_slot][k] += 1;
             self.counts.func[self.cur_func].misses[lvl_slot][k] += 1;
+            self.counts.types[self.cur_type_cell].misses[lvl_slot][k] += 1;
             // Config::validate rules out an inclusive last level here: no back-invalidation.
             if j == self.unified.len() {
                 return;
@@ -623,6 +644,7 @@ impl Simulator {
                 Outcome::Miss(victim) => {
                     cell.misses[u.slot][k] += 1;
                     self.counts.func[self.cur_func].misses[u.slot][k] += 1;
+                    self.counts.types[self.cur_type_cell].misses[u.slot][k] += 1;
                     if j == n - 1 && victim != EMPTY && self.config.last_level_inclusive {
                         let bytes = u.level.config.line_bytes as u64;
                         let victim_addr = victim << u.level.line_shift;
@@ -651,7 +673,16 @@ impl Simulator {
         }
     }
 
+    fn set_type_cell(&mut self) {
+        self.cur_type_cell = if self.bg {
+            TYPE_SLOTS * self.ncomp
+        } else {
+            self.cur_type * self.ncomp + self.cur_comp
+        };
+    }
+
     fn set_op(&mut self) {
+        self.set_type_cell();
         self.cur_op = self.stack.last().copied().unwrap_or(0) as usize;
         self.cur_cell = if self.bg {
             OP_SLOTS * self.ncomp + self.cur_role
@@ -667,14 +698,16 @@ impl Simulator {
         let old = ThreadState {
             stack: std::mem::take(&mut self.stack),
             caller_comp: self.caller_comp,
+            txn_type: self.cur_type,
         };
-        if !old.stack.is_empty() || old.caller_comp != 0 {
+        if !old.stack.is_empty() || old.caller_comp != 0 || old.txn_type != 0 {
             self.threads.insert(self.tid, old);
         }
         self.tid = tid;
         let st = self.threads.remove(&tid).unwrap_or_default();
         self.stack = st.stack;
         self.caller_comp = st.caller_comp;
+        self.cur_type = st.txn_type;
         self.apply_role();
     }
 
@@ -717,7 +750,16 @@ impl Simulator {
                 }
                 self.set_op();
             }
+            marker::TXN_BEGIN => {
+                self.cur_type = (arg as usize + 1).min(TYPE_SLOTS - 1);
+                self.set_type_cell();
+            }
             marker::TXN_END => {
+                if !self.bg {
+                    self.counts.type_txns[self.cur_type] += 1;
+                }
+                self.cur_type = 0;
+                self.set_type_cell();
                 self.txns_all += 1;
                 self.counts.transactions += 1;
                 if arg & probe::TXN_ABORTED == 0 {
@@ -737,7 +779,7 @@ impl Simulator {
                 }
                 self.apply_role();
             }
-            marker::TXN_BEGIN | marker::TRACE_START | marker::TRACE_STOP | marker::CTX_POINT => {}
+            marker::TRACE_START | marker::TRACE_STOP | marker::CTX_POINT => {}
             c => {
                 let msg = format!("unknown MARKER code {c} ignored");
                 if !self.anomalies.contains(&msg) {
@@ -827,6 +869,11 @@ impl Simulator {
             .func
             .iter_mut()
             .for_each(|f| *f = FuncCell::default());
+        self.counts
+            .types
+            .iter_mut()
+            .for_each(|f| *f = FuncCell::default());
+        self.counts.type_txns.iter_mut().for_each(|t| *t = 0);
         self.l1.iter_mut().for_each(Level::reset_stats);
         self.unified.iter_mut().for_each(|u| u.level.reset_stats());
         self.sweep.iter_mut().for_each(Level::reset_stats);

@@ -137,22 +137,23 @@ impl Symbolizer {
         let probe = (addr as i64).wrapping_sub(o.bias) as u64;
         let mut first: Option<String> = None;
         if let Ok(mut frames) = loader.find_frames(probe) {
+            // The inlined frames at this address, innermost first; the shared rule picks
+            // the one that decides (a plan's closure inlined into a query operator
+            // counts for the operator).
+            let mut names = Vec::new();
             while let Ok(Some(f)) = frames.next() {
                 let Some(name) = f.function.as_ref().and_then(|n| n.demangle().ok()) else {
                     continue;
                 };
-                let name = components::frame_name(&name, f.location.as_ref().and_then(|l| l.file));
-                let path = module_path(&name);
-                let c = if is_std(&path) {
-                    0
-                } else {
-                    self.table.classify(&path)
-                };
-                if c != 0 {
-                    return (Some(name), c, lib);
-                }
-                first.get_or_insert(name);
+                names.push(components::frame_name(
+                    &name,
+                    f.location.as_ref().and_then(|l| l.file),
+                ));
             }
+            if let Some((i, c)) = self.table.charge_chain(names.iter().map(String::as_str)) {
+                return (Some(names.swap_remove(i)), c, lib);
+            }
+            first = names.into_iter().next();
         }
         // The nearest preceding symbol is the function only if the address lies inside
         // it: a stripped library (libc's IFUNC memcmp/memcpy variants have no dynamic

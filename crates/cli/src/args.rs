@@ -29,7 +29,11 @@ pub enum Cmd {
         workload: Option<DataWorkload<LoadOpts>>,
     },
     /// Run a workload under the tracer and simulate its caches: MPKI, stall cycles and
-    /// 3C per level, misses by database operation and by storage-manager component.
+    /// 3C per level, misses by database operation, by storage-manager component (query
+    /// operators included: q-scan, hash-join, hash-agg, sort) and by transaction type
+    /// (a column per TPC-H query). `simulate tpch` traces the power test's chosen
+    /// queries once each, with no warm-up unless --warmup-txns N; `simulate chbench`
+    /// TPC-C beside the analytical streams until --txns are measured.
     Simulate {
         #[command(subcommand)]
         workload: Option<RunWorkload<SimOpts>>,

@@ -87,14 +87,17 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
         },
         Cmd::Simulate { workload } => {
             let w = workload.ok_or_else(|| no_workload("simulate"))?;
-            let (c, child) = traced_workload(&w)?;
-            crate::simulate::simulate(c, child)
+            let (c, child, names) = traced_workload(&w)?;
+            crate::simulate::simulate(c, child, &names)
         }
         Cmd::Steps {
             cmd: StepsCmd::Place { workload },
         } => {
             let w = workload.ok_or_else(|| no_workload("steps place"))?;
-            let (c, child) = traced_workload(&w)?;
+            if matches!(w, RunWorkload::Tpch(_)) {
+                return Err("`steps place` places CTX points for transactions: TPC-H's queries are not traced by it".into());
+            }
+            let (c, child, _) = traced_workload(&w)?;
             if c.as_ref().engine.is_external() {
                 return Err("`steps place` places CTX points in oltpscope's own engines".into());
             }
@@ -185,18 +188,14 @@ fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
 /// from what was parsed.
 fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
     w: &RunWorkload<C>,
-) -> Result<(&C, runspec::Workload), String> {
+) -> Result<(&C, runspec::Workload, Vec<String>), String> {
     let engine = match w {
         RunWorkload::Micro(a) => a.common.as_ref().engine,
         RunWorkload::Tpcb(a) => a.common.as_ref().engine,
         RunWorkload::Tpcc(a) => a.common.as_ref().engine,
         RunWorkload::Tpce(a) => a.common.as_ref().engine,
-        RunWorkload::Tpch(_) => {
-            return Err("tracing TPC-H's queries is not implemented yet (issue 42): `run tpch` and `profile tpch` run them".into())
-        }
-        RunWorkload::Chbench(_) => {
-            return Err("tracing CH-benCHmark is not implemented yet (issue 42): `run chbench` and `profile chbench` run it".into())
-        }
+        RunWorkload::Tpch(a) => a.common.as_ref().engine,
+        RunWorkload::Chbench(a) => a.common.as_ref().engine,
     };
     if engine == EngineName::Postgres && w_steps(w) {
         return Err(format!(
@@ -204,30 +203,53 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             external_program(engine)
         ));
     }
-    let common = match w {
+    let (common, names) = match w {
         RunWorkload::Micro(a) => {
-            sim_fits(&micro(&a.data, Some(&a.txn))?, a.common.as_ref())?;
-            &a.common
+            let names = sim_fits(&micro(&a.data, Some(&a.txn))?, a.common.as_ref())?;
+            (&a.common, names)
         }
         RunWorkload::Tpcb(a) => {
             let threads = a.common.as_ref().threads;
-            sim_fits(&tpcb(&a.data, Some(&a.txn), threads)?, a.common.as_ref())?;
-            &a.common
+            let names = sim_fits(&tpcb(&a.data, Some(&a.txn), threads)?, a.common.as_ref())?;
+            (&a.common, names)
         }
         RunWorkload::Tpcc(a) => {
-            sim_fits(&tpcc(&a.data, Some(&a.txn))?, a.common.as_ref())?;
-            &a.common
+            let names = sim_fits(&tpcc(&a.data, Some(&a.txn))?, a.common.as_ref())?;
+            (&a.common, names)
         }
         RunWorkload::Tpce(a) => {
             if a.txn.analytics > 0 || a.txn.queries.is_some() || a.txn.alone {
                 return Err("tracing TPC-E's analytical mix is not implemented yet (issue 42): `run tpce --analytics N` and `profile tpce --analytics N` run it".into());
             }
-            sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
-            &a.common
+            let names = sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
+            (&a.common, names)
         }
-        RunWorkload::Tpch(_) | RunWorkload::Chbench(_) => unreachable!("refused above"),
+        RunWorkload::Tpch(a) => {
+            let c = a.common.as_ref();
+            crate::simulate::check_query_steps(c)?;
+            if engine == EngineName::Postgres && a.txn.streams.is_some() {
+                return Err("simulate tpch --engine postgres traces the power test's one backend: --streams is refused".into());
+            }
+            let wl = tpch_power(&a.data, &a.txn)?;
+            let names = sim_fits(&wl, c)?;
+            (&a.common, names)
+        }
+        RunWorkload::Chbench(a) => {
+            let c = a.common.as_ref();
+            if engine == EngineName::Postgres {
+                return Err("simulate chbench --engine postgres is not supported: its native baseline run would need the traced run's length, which a timed hybrid run does not have".into());
+            }
+            if a.ch.alone || a.ch.analytics_only {
+                return Err("simulate chbench traces TPC-C beside the analytical streams: --alone and --analytics-only are refused (simulate tpch traces queries alone)".into());
+            }
+            if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) {
+                return Err("--coroutines and --steps-team are not supported by a hybrid run (one stream per thread)".into());
+            }
+            let names = sim_fits(&chbench(&a.data, Some((&a.txn, &a.ch)), c.threads)?, c)?;
+            (&a.common, names)
+        }
     };
-    Ok((common, crate::spec::workload(w)))
+    Ok((common, crate::spec::workload(w), names))
 }
 
 /// The micro-benchmark; `txn` None (load, check): the transactions do not matter.
@@ -753,13 +775,16 @@ fn check_fits_in(
     Ok(())
 }
 
-fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<(), String> {
+/// Whether the traced run fits (before valgrind starts); the workload's transaction
+/// type names, for the simulation's per-type tables.
+fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<Vec<String>, String> {
     check_fits(wl, c.engine, c.disk.bpool_size)?;
     let db = DbArgs {
         engine: Some(c.engine),
         ..DbArgs::default()
     };
-    engine_setup(&db, &c.disk, Some(c.log()), None).map(|_| ())
+    engine_setup(&db, &c.disk, Some(c.log()), None)?;
+    Ok(wl.txn_types().iter().map(|n| n.to_string()).collect())
 }
 
 /// `run`'s logging: `--log`; else async on an in-memory engine's database kept in --db

@@ -22,6 +22,50 @@ const PG_DEFAULT_WARMUP_TXNS: u64 = 100;
 const PG_WARMUP_CAP: u64 = 2_000;
 const PG_DEFAULT_TXNS: u64 = 500;
 
+/// TPC-H's power test, traced: a fixed sequence of steps (RF1, the chosen queries in
+/// stream 0's order, RF2), each a transaction of the trace and each run once, on one
+/// thread per stream. So no `--txns` (the steps set their number), no automatic warm-up
+/// (its windows of 100, 200, ... transactions never close on at most 24 steps of
+/// milliseconds each: `--warmup-txns N` makes the first N steps warm-up, default 0),
+/// no coroutines or STEPS teams. Checked before valgrind starts.
+pub(crate) fn check_query_steps(c: &SimOpts) -> Result<(), String> {
+    if c.txns.is_some() {
+        return Err("simulate tpch traces each chosen query once: --txns is refused (--queries chooses them)".into());
+    }
+    if c.threads != 1 {
+        return Err(format!(
+            "a TPC-H run has a thread per stream: --threads {} is refused (--streams S adds S query streams)",
+            c.threads
+        ));
+    }
+    if c.sim.warmup_txns == Some(Warmup::Auto) || c.sim.warmup_cap.is_some() {
+        return Err("simulate tpch: an automatic warm-up needs windows of 100 or more transactions and a power test has at most 24 steps: give --warmup-txns N (default 0, the caches start empty)".into());
+    }
+    if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) {
+        return Err(
+            "a TPC-H run's streams are threads: --steps-team and --coroutines are refused".into(),
+        );
+    }
+    Ok(())
+}
+
+/// Whether the child runs a fixed sequence of steps (TPC-H's performance test) rather
+/// than a number of transactions.
+fn query_steps(w: &runspec::Workload) -> bool {
+    matches!(w, runspec::Workload::Tpch(_))
+}
+
+/// Whether the child is a hybrid run (CH-benCHmark), which is timed: it runs for at
+/// most `HYBRID_CAP_S` and the simulation stops it once it has measured its
+/// transactions (TPC-C's and the queries' TXN_ENDs together).
+fn timed(w: &runspec::Workload) -> bool {
+    matches!(w, runspec::Workload::Chbench(_))
+}
+
+/// The traced hybrid run's duration: a cap, never reached in practice (the simulation
+/// closes the trace once it has measured `--txns`).
+const HYBRID_CAP_S: f64 = 86_400.0;
+
 /// The child run, from `simulate`'s parsed options: the workload's, the engine's, and
 /// the transactions to trace (cache warm-up included; no timed warm-up).
 pub(crate) fn child_spec(
@@ -30,6 +74,8 @@ pub(crate) fn child_spec(
     warmup_txns: u64,
     coroutines: u32,
 ) -> runspec::RunSpec {
+    let steps = query_steps(&workload);
+    let timed = timed(&workload);
     let mut spec = runspec::RunSpec::new(runspec::Command::Run, workload);
     let txns = c.txns.unwrap_or(default_txns(c));
     spec.options = runspec::Options {
@@ -45,8 +91,10 @@ pub(crate) fn child_spec(
         coroutines: Some(coroutines).filter(|&n| n > 1),
         no_pin: c.no_pin,
         steps_points: c.steps_points.clone(),
-        txns: Some(txns + warmup_txns),
-        warmup: Some(0.0),
+        // TPC-H's steps set the run's transactions and its (no) warm-up themselves.
+        txns: (!steps && !timed).then_some(txns + warmup_txns),
+        duration: timed.then_some(HYBRID_CAP_S),
+        warmup: (!steps).then_some(0.0),
         trace_measured: true,
         no_check: true,
         ..runspec::Options::default()
@@ -70,10 +118,17 @@ pub(crate) fn keeps_files(c: &SimOpts) -> bool {
 }
 
 pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
+    config_for(c, false)
+}
+
+/// `config`; `steps`: the child runs TPC-H's fixed steps (`check_query_steps`), whose
+/// warm-up is 0 steps unless given and which the simulation reads to their end.
+fn config_for(c: &SimOpts, steps: bool) -> Result<cachesim::Config, String> {
     let s = &c.sim;
     let pg = c.engine == crate::args::EngineName::Postgres;
     let warmup = match (s.warmup_txns, c.steps_team.is_empty()) {
         (Some(w), _) => w,
+        (None, _) if steps => Warmup::Txns(0),
         (None, _) if pg => Warmup::Txns(PG_DEFAULT_WARMUP_TXNS),
         (None, true) => Warmup::Auto,
         (None, false) => Warmup::Txns(DEFAULT_WARMUP_TXNS),
@@ -104,7 +159,7 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
         warmup_auto,
         // Auto: the child runs up to the cap plus the measured transactions, and the
         // simulation stops reading once it has measured them.
-        measure_txns: warmup_auto.then(|| c.txns.unwrap_or(default_txns(c))),
+        measure_txns: (warmup_auto && !steps).then(|| c.txns.unwrap_or(default_txns(c))),
         background_shared_core: s.background_shares_core,
         caller_attribution: !s.no_caller_attribution,
         no_three_c: s.no_3c,
@@ -122,10 +177,15 @@ pub(crate) fn config(c: &SimOpts) -> Result<cachesim::Config, String> {
     })
 }
 
-pub fn simulate(c: &SimOpts, workload: runspec::Workload) -> Result<(), String> {
-    let cfg = config(c)?;
+/// `names`: the workload's transaction types by number, for the per-type tables.
+pub fn simulate(c: &SimOpts, workload: runspec::Workload, names: &[String]) -> Result<(), String> {
+    let mut cfg = config_for(c, query_steps(&workload))?;
+    if timed(&workload) {
+        // The child runs until the simulation has measured enough, warm-up fixed or not.
+        cfg.measure_txns = Some(c.txns.unwrap_or(default_txns(c)));
+    }
     let (json, out) = JsonOut::open_with_dir(c.json.as_deref(), c.out.as_deref())?;
-    match simulate_into(c, workload, cfg, &json) {
+    match simulate_into(c, workload, cfg, &json, names) {
         Ok(value) => match out {
             Some(o) => {
                 let config = serde_json::json!({
@@ -153,11 +213,17 @@ fn simulate_into(
     workload: runspec::Workload,
     cfg: cachesim::Config,
     json: &JsonOut,
+    names: &[String],
 ) -> Result<serde_json::Value, String> {
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
     if c.engine == crate::args::EngineName::Postgres {
-        // Each backend's pg_backend_pid() query is a transaction of the warm-up.
+        // Each backend's pg_backend_pid() query is a transaction of the warm-up (TPC-H's
+        // steps: on top of the steps given as warm-up).
+        let mut cfg = cfg;
+        if query_steps(&workload) {
+            cfg.warmup_txns += c.threads as u64;
+        }
         let warmup = cfg.warmup_txns.saturating_sub(c.threads as u64);
         let spec = child_spec(c, workload, warmup, coroutines);
         return crate::simulate_pg::simulate(&cfg, &spec, json);
@@ -166,7 +232,8 @@ fn simulate_into(
     let db = keeps_files(c);
 
     if c.steps_team.is_empty() {
-        let (report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db)?;
+        let (mut report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db)?;
+        report.name_types(names);
         json.text(&report_text(&report, elapsed));
         let value = serde_json::json!({
             "child_args": spec.to_args(),

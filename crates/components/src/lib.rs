@@ -53,6 +53,16 @@ pub fn c_name(name: &str) -> &str {
 /// The default component table, in matching order.
 pub fn default_components() -> Vec<(String, String)> {
     [
+        // The query executor's operators (crate `exec`, one module each), named apart
+        // from the `scan` *operation* (an `api::Session` call, which a `q-scan` makes).
+        // First, so no engine pattern below (`::hash::`, `::index::`) can take them.
+        ("::exec::scan::", "q-scan"),
+        ("::exec::join::", "hash-join"),
+        ("::exec::aggregate::", "hash-agg"),
+        ("::exec::sort::", "sort"),
+        // Datums and expressions: work for the operator calling them ([`CALLBACK`]).
+        ("::exec::expr::", "q-expr"),
+        ("::exec::", "exec"),
         ("::btree::", "btree"),
         ("::bpool::", "bpool"),
         ("::lock::", "lock"),
@@ -112,6 +122,16 @@ pub fn default_components() -> Vec<(String, String)> {
 }
 
 pub const OTHER: &str = "other";
+
+/// The query operators' components, by the default table's names and PostgreSQL's
+/// (`postgres::RULES` maps its executor nodes to the same names).
+pub const OPERATORS: &[&str] = &["q-scan", "hash-join", "hash-agg", "sort"];
+
+/// Components whose code works for the query operator that calls it: expression and
+/// datum code (`q-expr`), and a plan's closures (`workload` code named `{{closure}}`:
+/// the predicate and projection a scan runs on each row the engine passes it, a sort's
+/// or join's key code). See [`ComponentTable::charge_chain`].
+pub const CALLBACK: &str = "q-expr";
 
 /// Ordered `pattern -> component` rules; index 0 is always `other`.
 pub struct ComponentTable {
@@ -218,6 +238,43 @@ impl ComponentTable {
             (Some((_, i)), None) | (None, Some((_, i))) => i,
             (None, None) => 0,
         }
+    }
+
+    /// Which of a chain of frames (demangled names, innermost first: the functions
+    /// inlined at an address, then its callers where a stack is known) decides the
+    /// chain's component, and that component; `None` if no frame classifies.
+    ///
+    /// The first frame the map classifies decides (callee-based: the engine's B+tree
+    /// code under a scan is `btree`; library code is skipped, so it counts for its
+    /// caller), with one exception: code that a query operator calls back for each row
+    /// (a plan's `{{closure}}`, classified `workload`, and `q-expr`'s datum and
+    /// expression code) counts for that operator when the next classified frame
+    /// outward is an operator ([`OPERATORS`]): evaluating Q6's predicate on a row the
+    /// engine handed to a scan is scan work, and hashing a key is the join's. When the
+    /// next classified frame is something else (`api` around a TPC-C transaction
+    /// body's closure), the callback's own component stands.
+    pub fn charge_chain<'a>(
+        &self,
+        frames: impl IntoIterator<Item = &'a str>,
+    ) -> Option<(usize, u16)> {
+        let mut pending: Option<(usize, u16)> = None;
+        for (i, name) in frames.into_iter().enumerate() {
+            let c = self.classify_demangled(name);
+            if c == 0 {
+                continue;
+            }
+            let comp = self.names[c as usize].as_str();
+            let callback = comp == CALLBACK || (comp == "workload" && name.contains("{{closure}}"));
+            match pending {
+                None if callback => pending = Some((i, c)),
+                None => return Some((i, c)),
+                Some(_) if callback => {}
+                Some(p) => {
+                    return Some(if OPERATORS.contains(&comp) { (i, c) } else { p });
+                }
+            }
+        }
+        pending
     }
 
     /// Component of a demangled function name as it comes from the symbols: read as its
@@ -545,6 +602,81 @@ mod tests {
         assert_eq!(name("storage::sim::SimFile::write_at"), "io");
         assert_eq!(name("engine_disk::db::Inner::begin"), "engine");
         assert_eq!(name("engine_memory::MemoryEngine::open"), "engine");
+    }
+
+    /// The operators of `exec` by module; names recorded from a memory-engine TPC-H
+    /// profile (release build, `debug = "line-tables-only"`: short names prefixed with
+    /// their source file's module).
+    #[test]
+    fn query_operators_are_components() {
+        let t = ComponentTable::new(&default_components());
+        let name = |f: &str| t.names()[t.classify_demangled(f) as usize].clone();
+        assert_eq!(name("exec::scan::scan_each::{{closure}}"), "q-scan");
+        assert_eq!(name("exec::join::hash_join"), "hash-join");
+        assert_eq!(name("exec::aggregate::Aggregator::add"), "hash-agg");
+        assert_eq!(name("<exec::aggregate::Aggregator>::finish"), "hash-agg");
+        assert_eq!(name("exec::sort::compare"), "sort");
+        assert_eq!(name("exec::sort::top_n"), "sort");
+        assert_eq!(
+            name("<exec::expr::Datum as core::hash::Hash>::hash"),
+            "q-expr"
+        );
+        assert_eq!(name("exec::sql::query_rows"), "exec");
+        for op in OPERATORS {
+            assert!(t.names().iter().any(|n| n == op), "{op}");
+        }
+    }
+
+    #[test]
+    fn an_operator_s_callbacks_count_for_the_operator() {
+        let t = ComponentTable::new(&default_components());
+        let charged = |frames: &[&str]| {
+            t.charge_chain(frames.iter().copied())
+                .map(|(i, c)| (i, t.names()[c as usize].clone()))
+        };
+        // Q6's predicate inlined into the scan's callback, which the engine calls.
+        let q6 = [
+            "workloads::tpch::queries::q06::plan::{{closure}}",
+            "exec::scan::scan::{{closure}}",
+            "exec::scan::scan_each::{{closure}}",
+            "engine_memory::btree::Tree::scan",
+            "api::session::Session::scan",
+        ];
+        assert_eq!(charged(&q6), Some((1, "q-scan".into())));
+        // Library code inside the predicate (a slice copy) is skipped as before.
+        let mut with_lib = vec!["core::slice::copy_from_slice"];
+        with_lib.extend(q6);
+        assert_eq!(charged(&with_lib), Some((2, "q-scan".into())));
+        // A datum's hash inside the join: the join's.
+        let join = [
+            "<exec::expr::Datum as core::hash::Hash>::hash",
+            "hashbrown::map::HashMap::get",
+            "exec::join::hash_join",
+            "workloads::tpch::queries::q03::plan",
+        ];
+        assert_eq!(charged(&join), Some((2, "hash-join".into())));
+        // The engine's own code under a scan is the engine's (callee-based).
+        let btree = [
+            "engine_memory::btree::Tree::next",
+            "engine_memory::btree::Tree::scan",
+            "exec::scan::scan_each",
+        ];
+        assert_eq!(charged(&btree), Some((0, "btree".into())));
+        // A callback not called by an operator keeps its component: TPC-C's body.
+        let tpcc = [
+            "workloads::tpcc::new_order::{{closure}}",
+            "api::session::Session::run",
+        ];
+        assert_eq!(charged(&tpcc), Some((0, "workload".into())));
+        // A plan's own (non-closure) code is the workload's, even under a sort.
+        let plan = ["workloads::tpch::queries::q01::plan", "exec::sort::sort"];
+        assert_eq!(charged(&plan), Some((0, "workload".into())));
+        // A callback with nothing classified outside it (no stack: `simulate`).
+        assert_eq!(
+            charged(&["exec::expr::Expr::eval"]),
+            Some((0, "q-expr".into()))
+        );
+        assert_eq!(charged(&["core::ptr::drop_in_place"]), None);
     }
 
     /// The module path of each source file of the storage engines' crates (`engine-*`

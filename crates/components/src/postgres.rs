@@ -12,8 +12,10 @@
 //! The components are oltpscope's storage-manager names where PostgreSQL has the same
 //! thing (`btree`, `bpool`, `lock`, `latch`, `log`, `heap`, `xct`, `catalog`) and the
 //! query processor's stages where it has more: `prepare` (parser, analysis, rewriter),
-//! `plan` (planner, plan cache), `executor` (executor, expression evaluation, tuple
-//! slots), `types` (the data types' functions: comparisons, numeric arithmetic, text),
+//! `plan` (planner, plan cache), the query operators oltpscope's executor also has
+//! (`q-scan`, `hash-join`, `hash-agg`, `sort`, and `q-expr` for expression
+//! evaluation, named as in the default table), `executor` (the rest of the executor:
+//! other plan nodes, tuple slots, function calls), `types` (the data types' functions: comparisons, numeric arithmetic, text),
 //! `tcop` (the traffic cop: protocol messages, portals, snapshots of a statement),
 //! `network` (libpq's socket layer, latches and wait events), `memory` (memory
 //! contexts), `util` (hash tables, lists, error reporting, other helpers), `io` (the
@@ -425,6 +427,122 @@ pub const RULES: &[(&str, &str)] = &[
     ("expandRTE", "prepare"),
     ("IsBinaryCoercible", "prepare"),
     ("ScanKeywordLookup", "prepare"),
+    // The executor's plan nodes that oltpscope's own executor (crate `exec`) also has,
+    // by the same operator names (`components::OPERATORS`), so a query's time by
+    // operator compares: scans (sequential, index, index-only, bitmap; execScan.c's
+    // loop that runs the qual and projection), hash join (nodeHash.c and
+    // nodeHashjoin.c), hash aggregation (nodeAgg.c and the tuple hash tables of
+    // execGrouping.c; hashed subplans and SetOp use those tables too), sort (nodeSort.c,
+    // incremental sort, tuplesort.c). The expression interpreter is `q-expr`: like the
+    // closures a plan of `exec` gives its operators, it counts for the operator that
+    // called it (`ComponentTable::charge_chain`). The nodes' own functions (ExecSeqScan,
+    // ExecHashJoin, ExecAgg, ExecSort) are static: without the server's debug symbols
+    // their code is reached through the gap rules below (a node file's static code
+    // between its exported functions, or before its first one). Nested loops, merge
+    // joins, materialization, limits and the rest stay `executor`.
+    ("ExecScan", "q-scan"),
+    ("ExecScanReScan", "q-scan"),
+    ("ExecAssignScanProjectionInfo*", "q-scan"),
+    ("ExecSeqScan*", "q-scan"),
+    ("ExecInitSeqScan", "q-scan"),
+    ("ExecEndSeqScan", "q-scan"),
+    ("ExecReScanSeqScan", "q-scan"),
+    ("SeqNext", "q-scan"),
+    ("ExecIndex*", "q-scan"),
+    ("ExecInitIndex*", "q-scan"),
+    ("ExecEndIndex*", "q-scan"),
+    ("ExecReScanIndex*", "q-scan"),
+    ("IndexNext*", "q-scan"),
+    ("IndexOnlyNext", "q-scan"),
+    ("ExecBitmapHeap*", "q-scan"),
+    ("ExecInitBitmap*", "q-scan"),
+    ("ExecEndBitmap*", "q-scan"),
+    ("ExecReScanBitmap*", "q-scan"),
+    ("MultiExecBitmap*", "q-scan"),
+    ("BitmapHeapNext", "q-scan"),
+    ("ExecHash*", "hash-join"),
+    ("ExecInitHash*", "hash-join"),
+    ("ExecEndHash*", "hash-join"),
+    ("ExecReScanHash*", "hash-join"),
+    ("ExecShutdownHash*", "hash-join"),
+    ("ExecParallelHash*", "hash-join"),
+    ("ExecParallelScanHashBucket", "hash-join"),
+    ("ExecPrepHashTableForUnmatched", "hash-join"),
+    ("ExecScanHash*", "hash-join"),
+    ("ExecChooseHashTableSize", "hash-join"),
+    ("MultiExecHash", "hash-join"),
+    ("ExecAggInitGroup", "q-expr"),
+    ("ExecAggTransReparent", "q-expr"),
+    ("ExecAgg*", "hash-agg"),
+    ("ExecInitAgg", "hash-agg"),
+    ("ExecEndAgg", "hash-agg"),
+    ("ExecReScanAgg", "hash-agg"),
+    ("AggGet*", "hash-agg"),
+    ("AggCheckCallContext", "hash-agg"),
+    ("AggStateIsShared", "hash-agg"),
+    ("AggRegisterCallback", "hash-agg"),
+    ("hash_agg_*", "hash-agg"),
+    ("agg_*", "hash-agg"),
+    ("lookup_hash_entr*", "hash-agg"),
+    ("advance_aggregates", "hash-agg"),
+    ("tuplehash_*", "hash-agg"),
+    ("BuildTupleHashTable*", "hash-agg"),
+    ("LookupTupleHashEntry*", "hash-agg"),
+    ("FindTupleHashEntry", "hash-agg"),
+    ("TupleHashTableHash", "hash-agg"),
+    ("ResetTupleHashTable", "hash-agg"),
+    ("execTuplesHashPrepare", "hash-agg"),
+    ("execTuplesMatchPrepare", "hash-agg"),
+    ("ExecSort*", "sort"),
+    ("ExecInitSort", "sort"),
+    ("ExecEndSort", "sort"),
+    ("ExecReScanSort", "sort"),
+    ("ExecIncrementalSort*", "sort"),
+    ("ExecInitIncrementalSort", "sort"),
+    ("ExecEndIncrementalSort", "sort"),
+    ("ExecReScanIncrementalSort", "sort"),
+    ("tuplesort_*", "sort"),
+    ("ssup_datum_*", "sort"),
+    ("comparetup_*", "sort"),
+    ("qsort_tuple*", "sort"),
+    ("ExecEval*", "q-expr"),
+    ("ExecInterpExpr*", "q-expr"),
+    ("ExecReadyInterpretedExpr", "q-expr"),
+    // A node file's static code before its first exported function (the linker puts
+    // the previous file's last exported function on the other side; from `nm -D` of
+    // the recorded server, sorted by address): nodeSeqscan.c's SeqNext and
+    // ExecSeqScan, nodeIndexonlyscan.c's IndexOnlyNext and ExecIndexOnlyScan,
+    // nodeAgg.c's per-row code (advance_aggregates, lookup_hash_entries, ...; its
+    // first exported functions are hash_agg_entry_size and hash_agg_set_limits),
+    // nodeHash.c's ExecHash and MultiExecPrivateHash, nodeSort.c's ExecSort. Static
+    // code between two exported functions of one file needs no rule (both neighbours
+    // have the node's component).
+    (
+        "(postgres static code between ExecReScanSampleScan and ExecInitSeqScan)",
+        "q-scan",
+    ),
+    (
+        "(postgres static code between ExecIncrementalSortRetrieveInstrumentation and ExecReScanIndexOnlyScan)",
+        "q-scan",
+    ),
+    (
+        "(postgres static code between WalUsageAccumDiff and hash_agg_entry_size)",
+        "hash-agg",
+    ),
+    (
+        "(postgres static code between ExecReScanGroup and ExecInitHash)",
+        "hash-join",
+    ),
+    // nodeHashjoin.c's ExecHashJoin and its helpers, after nodeHash.c's last exported
+    // function (get_hash_memory_limit, which an earlier `get_hash_*` rule takes).
+    (
+        "(postgres static code between get_hash_memory_limit and ExecInitHashJoin)",
+        "hash-join",
+    ),
+    (
+        "(postgres static code between ExecReScanSetOp and ExecInitSort)",
+        "sort",
+    ),
     // The executor: plan nodes, expression evaluation, tuple slots, the executor's
     // state, function calls through fmgr.
     ("Exec*", "executor"),
@@ -468,7 +586,6 @@ pub const RULES: &[(&str, &str)] = &[
     ("ScanKeyInit", "btree"),
     ("ScanKeyEntryInitialize*", "btree"),
     ("ExprEvalPushStep", "executor"),
-    ("tuplesort_*", "executor"),
     ("tuplestore_*", "executor"),
     ("Tuple*", "executor"),
     ("BlessTupleDesc", "executor"),

@@ -14,11 +14,26 @@
 //! This crate knows no workload and no engine; it never begins or commits a
 //! transaction (the caller does, as for any transaction body).
 
-pub mod expr;
-pub mod ops;
+//!
+//! One module per operator (`scan`, `join`, `aggregate`, `sort`), because reports
+//! attribute time to components by module path: `profile` and `simulate` show a query's
+//! time as `q-scan`, `hash-join`, `hash-agg` and `sort` through the `components` crate's
+//! rules, and the plan's closures an operator calls (predicates, projections) count for
+//! that operator (docs/design/profile.md, "Query operators").
 
+pub mod aggregate;
+pub mod expr;
+pub mod join;
+pub mod scan;
+pub mod sort;
+pub mod sql;
+
+pub use aggregate::{hash_aggregate, Agg, Aggregator};
 pub use expr::{Datum, Expr, Row};
-pub use ops::{
-    hash_aggregate, hash_join, query_rows, scan, scan_aggregate, scan_each, sort, top_n, Agg,
-    Aggregator, SortKey,
-};
+pub use join::hash_join;
+pub use scan::{scan, scan_aggregate, scan_each};
+pub use sort::{sort, top_n, SortKey};
+pub use sql::query_rows;
+
+#[cfg(test)]
+mod tests;

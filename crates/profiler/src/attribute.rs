@@ -5,7 +5,9 @@
 //!   innermost first), the first function the component map classifies. Code of libc,
 //!   the allocator and Rust's standard library is not classified, so its time goes to
 //!   the innermost engine component that called it (A-to-E charges a memcpy inside the
-//!   buffer pool to the buffer pool the same way).
+//!   buffer pool to the buffer pool the same way). A query operator's callbacks (a
+//!   plan's predicate closure, datum code) count for the operator that called them
+//!   (`ComponentTable::charge_chain`, shared with `simulate`).
 //! - operation: the innermost `api::session::Session` method on the stack (the one entry
 //!   point per operation, the same place that emits the `probe` markers `simulate`
 //!   reads). Read from the stack rather than from a thread-local written at each
@@ -61,31 +63,13 @@ pub struct Charge {
 /// `frames`: the sample's user-space frames, innermost first; each frame lists the
 /// functions inlined at that address, innermost first (empty when nothing is known).
 pub fn charge<S: AsRef<str>>(table: &ComponentTable, frames: &[Vec<S>]) -> Charge {
-    let mut component = None;
-    let mut op = None;
-    let mut leaf = None;
-    for name in frames.iter().flatten() {
-        let name = name.as_ref();
-        if leaf.is_none() {
-            leaf = Some(name.to_string());
-        }
-        if component.is_none() {
-            let c = table.classify_demangled(name);
-            if c != 0 {
-                component = Some(c);
-            }
-        }
-        if op.is_none() {
-            op = session_op(&module_path(name));
-        }
-        if component.is_some() && op.is_some() {
-            break;
-        }
-    }
+    let names = || frames.iter().flatten().map(AsRef::as_ref);
+    let component = table.charge_chain(names()).map_or(0, |(_, c)| c);
+    let op = names().find_map(|n| session_op(&module_path(n)));
     Charge {
-        component: component.unwrap_or(0),
+        component,
         op,
-        leaf,
+        leaf: names().next().map(str::to_string),
     }
 }
 
@@ -159,6 +143,32 @@ mod tests {
         assert_eq!(name(&t, &c), "heap");
         assert_eq!(c.op, Some(Op::Update));
         assert_eq!(c.leaf.as_deref(), Some("__memmove_avx_unaligned_erms"));
+    }
+
+    // A TPC-H Q6 sample (memory engine): the plan's predicate, inlined into the scan
+    // operator's callback, called by the engine's scan under `Session::scan`.
+    #[test]
+    fn a_query_s_predicate_counts_for_its_scan_operator() {
+        let t = ComponentTable::new(&default_components());
+        let frames = vec![
+            vec![
+                "workloads::tpch::queries::q06::plan::{{closure}}",
+                "exec::scan::scan_each::{{closure}}",
+            ],
+            vec!["engine_memory::btree::BTree::scan"],
+            vec!["api::session::Session<X>::scan"],
+            vec![
+                "exec::scan::scan_each",
+                "workloads::tpch::queries::q06::plan",
+            ],
+        ];
+        let c = charge(&t, &frames);
+        assert_eq!(name(&t, &c), "q-scan");
+        assert_eq!(c.op, Some(Op::Scan));
+        assert_eq!(
+            c.leaf.as_deref(),
+            Some("workloads::tpch::queries::q06::plan::{{closure}}")
+        );
     }
 
     #[test]

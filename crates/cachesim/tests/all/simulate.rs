@@ -534,3 +534,46 @@ fn every_breakdown_sums_to_its_total() {
         "functions: stall cycles"
     );
 }
+
+/// The per-type table: each thread's misses go to the type of the transaction it has
+/// in progress (TXN_BEGIN's argument), code between transactions to no type; names
+/// come from the caller.
+#[test]
+fn misses_go_to_the_transaction_type_of_their_thread() {
+    let marker = |code, arg| Record::Marker { code, arg };
+    let mut recs = vec![Record::Thread { tid: 1 }];
+    recs.extend(misses(0x10_0000, 3)); // no transaction
+    recs.push(marker(marker::TXN_BEGIN, 4));
+    recs.extend(misses(0x20_0000, 5)); // type 4
+    recs.push(Record::Thread { tid: 2 });
+    recs.push(marker(marker::TXN_BEGIN, 0));
+    recs.extend(misses(0x30_0000, 7)); // type 0
+    recs.push(Record::Thread { tid: 1 });
+    recs.extend(misses(0x40_0000, 11)); // thread 1 still in type 4
+    recs.push(marker(marker::TXN_END, 4));
+    recs.extend(misses(0x50_0000, 13)); // no transaction
+    recs.push(Record::Thread { tid: 2 });
+    recs.push(marker(marker::TXN_END, probe::TXN_ABORTED));
+    let mut r = simulate(small_config(), &recs);
+    r.name_types(&[
+        "Q1".to_string(),
+        "Q2".into(),
+        "Q3".into(),
+        "Q4".into(),
+        "Q5".into(),
+    ]);
+    let l1d = |t: Option<u32>| {
+        let row = r
+            .by_txn_type
+            .iter()
+            .find(|x| x.txn_type == t)
+            .unwrap_or_else(|| panic!("no row {t:?}: {:?}", r.by_txn_type));
+        let m = row.misses.iter().find(|(l, _)| l == "L1-D").unwrap().1.d;
+        (m, row.transactions, row.name.clone())
+    };
+    assert_eq!(l1d(None), (16, 0, None));
+    assert_eq!(l1d(Some(4)), (16, 1, Some("Q5".into())));
+    assert_eq!(l1d(Some(0)), (7, 1, Some("Q1".into())));
+    assert_eq!(r.by_txn_type.len(), 3);
+    assert!(r.to_text().contains("by transaction type"));
+}

@@ -125,7 +125,10 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         &["run", "tpch", "--txns", "5"],
         &["run", "tpch", "--streams", "41"],
         &["run", "tpch", "--streams", "two"],
-        &["simulate", "tpch", "--scale-factor", "0.01"],
+        &["simulate", "tpch", "--scale-factor", "0.01", "--txns", "5"],
+        &["simulate", "chbench", "--alone"],
+        &["simulate", "chbench", "--analytics-only"],
+        &["simulate", "chbench", "--engine", "postgres"],
         &[
             "check",
             "tpce",

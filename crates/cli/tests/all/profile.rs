@@ -151,3 +151,46 @@ fn counters_say_in_one_line_whether_the_machine_has_them_and_profile_anyway() {
     assert_eq!(notes.len(), 1, "{err}");
     assert!(out.contains("time by component"), "{out}");
 }
+
+/// A query's time by operator: the `exec` operators are components (`q-scan`,
+/// `hash-join`, `hash-agg`, `sort`), per query. Q1 is a scan folded into a hash
+/// aggregation; Q3 joins three tables.
+#[test]
+fn tpch_time_is_split_by_query_operator() {
+    let (code, out, err) = oltpscope(&[
+        "profile",
+        "tpch",
+        "--scale-factor",
+        "0.01",
+        "--queries",
+        "1,3",
+        "--no-refresh",
+        "--frequency",
+        "4000",
+        "--json",
+        "-",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The table lists the components that have samples (Q3's join and both sorts
+    // are a few percent of a 30 ms run, so may have none).
+    for op in ["q-scan", "hash-agg"] {
+        assert!(err.contains(&format!("\n  {op} ")), "{op}: {err}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&out).expect("the JSON report parses");
+    let p = &v["profile"];
+    assert!(share(p, "q-scan") > 0.02, "{p}");
+    let query = |name: &str| {
+        p["txn_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+            .clone()
+    };
+    let q1 = query("Q1");
+    assert!(q1["samples"].as_u64().unwrap() > 20, "{q1}");
+    assert!(share(&q1, "hash-agg") > 0.0, "{q1}");
+    assert!(share(&q1, "q-scan") > 0.0, "{q1}");
+    assert!(share(&query("Q3"), "q-scan") > 0.0);
+}

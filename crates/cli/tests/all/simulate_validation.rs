@@ -151,12 +151,22 @@ fn whole_run_miss_counts_agree_with_cachegrind() {
     }
 }
 
-/// `oltpscope simulate micro --index INDEX --keys 100000 --txns 2000`'s JSON report.
-fn simulate_micro(index: &str) -> serde_json::Value {
+/// `oltpscope simulate ARGS --json F`'s `simulation` object.
+fn simulation(args: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("sim.json");
-    run_ok(std::process::Command::new(OLTPSCOPE).args([
-        "simulate",
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", json.to_str().unwrap()]);
+    run_ok(std::process::Command::new(OLTPSCOPE).args(&all));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    v["simulation"].clone()
+}
+
+/// `oltpscope simulate micro --index INDEX --keys 100000 --txns 2000`'s JSON report.
+fn simulate_micro(index: &str) -> serde_json::Value {
+    simulation(&[
         "micro",
         "--engine",
         "memory",
@@ -174,12 +184,7 @@ fn simulate_micro(index: &str) -> serde_json::Value {
         "--log",
         "off",
         "--no-caller-attribution",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    v["simulation"].clone()
+    ])
 }
 
 /// Instructions and L1-D misses of `index_probe`, by component.
@@ -287,10 +292,7 @@ fn simulate_counts_workers_apart_from_background_threads() {
     if tracer_or_skip().is_none() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("sim.json");
-    run_ok(std::process::Command::new(OLTPSCOPE).args([
-        "simulate",
+    let v = simulation(&[
         "micro",
         "--engine",
         "disk",
@@ -303,12 +305,8 @@ fn simulate_counts_workers_apart_from_background_threads() {
         "--warmup-cap",
         "1500",
         "--no-3c",
-        "--json",
-        json.to_str().unwrap(),
-    ]));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let sim = &v["simulation"];
+    ]);
+    let sim = &v;
     assert_eq!(sim["transactions"], 300);
     let w = &sim["warmup"];
     assert_eq!(w["mode"], "auto");
@@ -355,4 +353,62 @@ fn simulate_counts_workers_apart_from_background_threads() {
             .any(|w| w.as_str().unwrap().contains("declared no role")),
         "{warnings:?}"
     );
+}
+
+/// `simulate tpch`: the power test's chosen queries traced once each (no warm-up by
+/// default), a row per query in the per-type table, and the query operators among the
+/// components. Bad combinations are refused in one line before valgrind starts.
+#[test]
+fn simulate_tpch_traces_each_query_with_its_operators() {
+    for bad in [
+        &["--txns", "5"][..],
+        &["--warmup-txns", "auto"],
+        &["--threads", "2"],
+    ] {
+        let mut args = vec!["simulate", "tpch", "--scale-factor", "0.01"];
+        args.extend_from_slice(bad);
+        let (code, out, err) = common::oltpscope(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(out.is_empty());
+    }
+    let _one = VALGRIND.lock().unwrap_or_else(|e| e.into_inner());
+    if tracer_or_skip().is_none() {
+        return;
+    }
+    let v = simulation(&[
+        "tpch",
+        "--scale-factor",
+        "0.01",
+        "--queries",
+        "11",
+        "--no-refresh",
+        "--no-3c",
+    ]);
+    let sim = &v;
+    assert_eq!(sim["transactions"], 1, "one query traced");
+    assert_eq!(sim["warmup_txns"], 0);
+    let types = sim["by_txn_type"].as_array().unwrap();
+    let q11 = types
+        .iter()
+        .find(|t| t["name"] == "Q11")
+        .unwrap_or_else(|| panic!("no Q11 row: {types:?}"));
+    assert_eq!(q11["transactions"], 1);
+    let instr = q11["instructions"].as_u64().unwrap();
+    assert!(instr > 1_000_000, "{q11}");
+    let sum: u64 = types
+        .iter()
+        .map(|t| t["instructions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, sim["instructions"].as_u64().unwrap(), "types add up");
+    // Q11 scans PARTSUPP and aggregates by part: both operators ran.
+    let comps: Vec<&str> = q11["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c[0].as_str().unwrap())
+        .collect();
+    for op in ["q-scan", "hash-agg"] {
+        assert!(comps.contains(&op), "{op}: {comps:?}");
+    }
 }
