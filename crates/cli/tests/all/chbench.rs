@@ -8,8 +8,7 @@ use api::{EngineOptions, OpenFn, Session};
 use exec::Row;
 use std::sync::Arc;
 use workloads::chbench::queries::{answer, edge, q14, without_clock, IMPLEMENTED};
-use workloads::chbench::{ChConfig, Chbench};
-use workloads::tpcc::TpccConfig;
+use workloads::chbench::Chbench;
 use workloads::Workload;
 
 /// TPC-C transactions run before the queries.
@@ -25,14 +24,7 @@ fn opts() -> EngineOptions {
 /// Every implemented query's answer on the engine `open` opens, loaded at one warehouse
 /// and after [`TPCC_TXNS`] of TPC-C's transactions, then Q14's raw sums by its plan.
 fn answers(open: OpenFn) -> Vec<Vec<Row>> {
-    let ch = Chbench::new(ChConfig {
-        tpcc: TpccConfig {
-            items: edge::TEST_ITEMS,
-            ..TpccConfig::default()
-        },
-        ..ChConfig::default()
-    })
-    .unwrap();
+    let ch = Chbench::new(edge::test_config()).unwrap();
     let e = open(Arc::new(ch.schema()), &opts()).unwrap();
     let name = e.name();
     ch.load(&*e, 2, 7, &|_| {}).unwrap();

@@ -7,8 +7,7 @@
 use api::{Engine, EngineOptions, Session};
 use engine_postgres::PostgresEngine;
 use workloads::chbench::queries::{answer, edge, without_clock, IMPLEMENTED};
-use workloads::chbench::{run_tpcc_txns, ChConfig, Chbench};
-use workloads::tpcc::TpccConfig;
+use workloads::chbench::{run_tpcc_txns, Chbench};
 use workloads::Workload;
 
 #[test]
@@ -17,14 +16,7 @@ fn chbench_loads_checks_and_answers_alike_on_postgres() {
         skipped!("no PostgreSQL installed (the postgres module's test installs it)");
         return;
     }
-    let ch = Chbench::new(ChConfig {
-        tpcc: TpccConfig {
-            items: edge::TEST_ITEMS,
-            ..TpccConfig::default()
-        },
-        ..ChConfig::default()
-    })
-    .unwrap();
+    let ch = Chbench::new(edge::test_config()).unwrap();
     let pg =
         PostgresEngine::open(std::sync::Arc::new(ch.schema()), &crate::quick_commits()).unwrap();
     ch.load(&pg, 2, 7, &|_| {}).unwrap();

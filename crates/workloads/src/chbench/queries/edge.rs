@@ -24,6 +24,17 @@ pub const GERMAN_SUPPLIERS: usize = 5;
 /// specification's, which every query still finds rows in with the rows added here.
 pub const TEST_ITEMS: u32 = 10_000;
 
+/// The answers tests' CH-benCHmark: the default with [`TEST_ITEMS`] items.
+pub fn test_config() -> crate::chbench::ChConfig {
+    crate::chbench::ChConfig {
+        tpcc: crate::tpcc::TpccConfig {
+            items: TEST_ITEMS,
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
 /// Items, the highest ids, whose I_DATA is made to end in `BB` (Q9).
 pub const BB_ITEMS: u32 = 5;
 
