@@ -542,6 +542,11 @@ fn clap_errors_keep_their_hints_on_one_line() {
         "{err}"
     );
     let (_, _, err) = oltpscope(&["simulate"]);
+    assert!(
+        err.contains("micro, tpcb, tpcc, tpce, tpch or chbench"),
+        "{err}"
+    );
+    let (_, _, err) = oltpscope(&["steps", "place"]);
     assert!(err.contains("micro, tpcb, tpcc or tpce"), "{err}");
 }
 
