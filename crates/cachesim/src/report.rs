@@ -560,12 +560,7 @@ impl<'a> Ctx<'a> {
             let mut sum = FuncCell::default();
             let mut components = Vec::new();
             for (comp, c) in cells.iter().enumerate() {
-                sum.instructions += c.instructions;
-                for l in 0..4 {
-                    for k in 0..2 {
-                        sum.misses[l][k] += c.misses[l][k];
-                    }
-                }
+                sum.add(c);
                 if *c != FuncCell::default() {
                     let (_, stall) = self.misses_and_stall(&c.misses);
                     components.push((names[comp].clone(), c.instructions, stall));

@@ -132,6 +132,17 @@ pub struct FuncCell {
     pub misses: [[u64; 2]; 4],
 }
 
+impl FuncCell {
+    pub fn add(&mut self, o: &FuncCell) {
+        self.instructions += o.instructions;
+        for l in 0..4 {
+            for k in 0..2 {
+                self.misses[l][k] += o.misses[l][k];
+            }
+        }
+    }
+}
+
 pub struct Simulator {
     pub(crate) config: Config,
     pub(crate) l1: [Level; 2],

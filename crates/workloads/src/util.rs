@@ -89,14 +89,14 @@ pub fn chosen_in_order(implemented: &[u32], chosen: Option<&[u32]>) -> Vec<u32> 
         .collect()
 }
 
-/// Parse a list of query numbers (`--queries 1,6,3`) of a kit with queries 1 to 22:
-/// each a number in 1..=22, among `implemented`, none twice; anything else is one line
-/// (exit 2 upstream). `kit` names the benchmark in messages.
 /// Query numbers as the reports and messages write them: `1, 4, 6`.
 pub fn query_list(q: &[u32]) -> String {
     q.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
 
+/// Parse a list of query numbers (`--queries 1,6,3`) of a kit with queries 1 to 22:
+/// each a number in 1..=22, among `implemented`, none twice; anything else is one line
+/// (exit 2 upstream). `kit` names the benchmark in messages.
 pub fn parse_query_list(
     s: &str,
     kit: &str,

@@ -49,11 +49,7 @@ pub const IMPLEMENTED: [u32; 22] = [
 /// and again (the benchmark leaves the order to the driver; BenchBase runs them in
 /// number order too).
 pub fn stream_order(chosen: Option<&[u32]>) -> Vec<u32> {
-    IMPLEMENTED
-        .iter()
-        .copied()
-        .filter(|n| chosen.is_none_or(|c| c.contains(n)))
-        .collect()
+    crate::util::chosen_in_order(&IMPLEMENTED, chosen)
 }
 
 /// Parse `--queries 1,6`: numbers in 1..=22, none twice.
