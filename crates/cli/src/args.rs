@@ -1121,23 +1121,6 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::parse_size;
-
-    #[test]
-    fn sizes_parse_with_binary_units() {
-        assert_eq!(parse_size("10MB"), Ok(10 << 20));
-        assert_eq!(parse_size("1gb"), Ok(1 << 30));
-        assert_eq!(parse_size("1.5K"), Ok(1536));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(parse_size("0MB").is_err());
-        assert!(parse_size("-1MB").is_err());
-        assert!(parse_size("10XB").is_err());
-        assert!(parse_size("MB").is_err());
-    }
-}
-
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CrashWorkload {
     Tpcb,

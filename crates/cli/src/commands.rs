@@ -727,7 +727,7 @@ fn check_fits<W: Workload>(wl: &W, engine: EngineName, bpool: Option<u64>) -> Re
 
 /// `check_fits` with the workload's estimated bytes and the memory available (0:
 /// unknown) given.
-fn check_fits_in(
+pub fn check_fits_in(
     name: &str,
     need: u64,
     engine: EngineName,
@@ -1401,29 +1401,4 @@ fn check<W: Workload>(wl: &W, c: &CheckOpts) -> Result<(), String> {
         std::process::exit(1);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_disk_engine_runs_databases_larger_than_memory_through_its_buffer_pool() {
-        const G: u64 = 1 << 30;
-        let fits = |engine, bpool| check_fits_in("micro", 80 * G, engine, bpool, 20 * G);
-        // 80 GiB of data in 20 GiB of memory: refused unless the disk engine is given a
-        // buffer pool that fits.
-        let e = fits(EngineName::Memory, None).unwrap_err();
-        assert!(e.contains("80.0 GiB") && !e.contains("bpool"), "{e}");
-        let e = fits(EngineName::Disk, None).unwrap_err();
-        assert!(e.contains("--bpool-size"), "{e}");
-        fits(EngineName::Disk, Some(4 * G)).unwrap();
-        let e = fits(EngineName::Disk, Some(30 * G)).unwrap_err();
-        assert!(e.contains("more than the 20.0 GiB"), "{e}");
-        // A buffer pool does not make the memory engine's data smaller.
-        assert!(fits(EngineName::Memory, Some(4 * G)).is_err());
-        // What fits is accepted, and unknown memory (0) refuses nothing.
-        check_fits_in("micro", G, EngineName::Memory, None, 20 * G).unwrap();
-        check_fits_in("micro", 80 * G, EngineName::Memory, None, 0).unwrap();
-    }
 }

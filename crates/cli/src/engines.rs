@@ -80,27 +80,3 @@ impl clap::ValueEnum for EngineName {
         Some(clap::builder::PossibleValue::new(d.name).help(d.about))
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_registry_names_each_engine_once_by_its_own_name() {
-        let names: Vec<&str> = EngineName::ALL.iter().map(|e| e.as_str()).collect();
-        let mut unique = names.clone();
-        unique.sort();
-        unique.dedup();
-        assert_eq!(unique.len(), names.len(), "{names:?}");
-        for e in EngineName::ALL {
-            let n = e.as_str();
-            use clap::ValueEnum;
-            assert_eq!(EngineName::from_str(n, false), Ok(*e));
-        }
-        // The engines a database directory is recognised for keep files.
-        let dir = std::env::temp_dir().join(format!("oltpscope-registry-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        assert_eq!(EngineName::owning(&*storage::os(), &dir), None);
-        std::fs::remove_dir(&dir).unwrap();
-    }
-}

@@ -68,7 +68,7 @@ const HYBRID_CAP_S: f64 = 86_400.0;
 
 /// The child run, from `simulate`'s parsed options: the workload's, the engine's, and
 /// the transactions to trace (cache warm-up included; no timed warm-up).
-pub(crate) fn child_spec(
+pub fn child_spec(
     c: &SimOpts,
     workload: runspec::Workload,
     warmup_txns: u64,
@@ -583,39 +583,4 @@ fn trace_in<T>(
         serde_json::Value::Null
     };
     Ok((value, run, elapsed))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::child_spec;
-    use crate::args::{Cli, Cmd, RunWorkload};
-    use clap::Parser;
-
-    #[test]
-    fn the_child_gets_the_parsed_options_and_not_simulates_own() {
-        let cli = Cli::try_parse_from(
-            "oltpscope simulate tpcb --scale 2 --cpu zen3 --sweep=l1i=8K,16K --json out.json --txns 50 --threads 1 --engine disk --bpool-size 64MB"
-                .split(' '),
-        )
-        .unwrap();
-        let Cmd::Simulate {
-            workload: Some(w @ RunWorkload::Tpcb(_)),
-        } = &cli.cmd
-        else {
-            panic!("parsed as something else")
-        };
-        let RunWorkload::Tpcb(a) = w else {
-            unreachable!()
-        };
-        let v = child_spec(&a.common, crate::spec::workload(w), 7, 1).to_args();
-        let line = v.join(" ");
-        assert_eq!(
-            line,
-            "run tpcb --scale 2 --engine disk --threads 1 --seed 1 --log async --bpool-size 67108864 --txns 57 --warmup 0 --no-check --trace-measured"
-        );
-        // What the child is given, it accepts.
-        let mut full = vec!["oltpscope".to_string()];
-        full.extend(v);
-        Cli::try_parse_from(full).unwrap();
-    }
 }

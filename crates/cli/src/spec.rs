@@ -130,7 +130,3 @@ pub fn ordered_index(o: OrderedIndexArg) -> runspec::OrderedIndex {
         OrderedIndexArg::Rbtree => runspec::OrderedIndex::Rbtree,
     }
 }
-
-#[cfg(test)]
-#[path = "spec_roundtrip.rs"]
-mod roundtrip;

@@ -2,10 +2,13 @@
 //! clap parser and converted back, is the spec it was. A flag renamed (or a value
 //! spelled differently) in `args.rs` fails here, not in a sweep at run time.
 
-use super::*;
 use clap::Parser;
+use oltpscope::args::*;
+use oltpscope::spec::*;
 use proptest::prelude::*;
-use runspec::{Command, Options, RunSpec, WarmupTxns, Workload};
+use runspec::{
+    Columns, Command, Distribution, MicroIndex, MicroMode, Options, RunSpec, WarmupTxns, Workload,
+};
 use std::path::PathBuf;
 
 // ------------------------------------------------ from clap's structs back to a spec
@@ -257,7 +260,7 @@ fn mix(slots: Vec<usize>, total: u32) -> impl Strategy<Value = Vec<(usize, u32)>
 /// A query list of `max` queries in `--queries`' words (one to three, none twice).
 fn queries(max: u32) -> impl Strategy<Value = String> {
     prop::sample::subsequence((1..=max).collect::<Vec<_>>(), 1..=3)
-        .prop_map(|q| crate::spec::query_words(&q))
+        .prop_map(|q| oltpscope::spec::query_words(&q))
 }
 
 fn tpcc_options() -> impl Strategy<Value = runspec::Tpcc> {
@@ -319,7 +322,7 @@ fn workloads() -> impl Strategy<Value = Workload> {
                     analytic_streams: Some(a),
                     // The two conflict: one of them at most.
                     analytics_only: only && !alone,
-                    queries: q.map(|q| crate::spec::query_words(&q)),
+                    queries: q.map(|q| oltpscope::spec::query_words(&q)),
                     alone,
                 })
             ),
