@@ -311,6 +311,10 @@ impl<W: Workload> Shared<'_, W> {
             let t = ty as usize;
             let t0 = clock.now();
             backoff.reset();
+            // Conflicts counted from the stop on: a transaction starved during the run
+            // (one branch, a slow engine, a loaded machine) gets its own 1,000 retries
+            // once the other workers have quit, not none.
+            let mut tries_at_stop = None;
             let outcome = loop {
                 let attempt = s.run(ty, |s| {
                     wl.execute(s, st, &input)?;
@@ -334,7 +338,9 @@ impl<W: Workload> Shared<'_, W> {
                         me.aborted
                             .store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
                         backoff.wait();
-                        if phase.load(Ordering::Relaxed) == STOP && backoff.tries() > 1000 {
+                        let at_stop = (phase.load(Ordering::Relaxed) == STOP)
+                            .then(|| *tries_at_stop.get_or_insert(backoff.tries()));
+                        if at_stop.is_some_and(|t| backoff.tries() - t > 1000) {
                             break Err(Error::fatal("a transaction kept conflicting for 1000 retries at the end of the run"));
                         }
                     }
