@@ -271,7 +271,7 @@ impl<W: Workload> Shared<'_, W> {
         salt: u64,
         r: &mut WorkerResult,
     ) {
-        let (wl, phase, me, clock) = (self.wl, self.phase, self.live, &self.clock);
+        let (wl, phase, clock) = (self.wl, self.phase, &self.clock);
         let mut done = 0u64;
         let mut backoff = rt::Backoff::new(salt);
         let mut pacer = self
@@ -329,14 +329,7 @@ impl<W: Workload> Shared<'_, W> {
                 self.count_attempt(ph, ty, &attempt, r);
                 match attempt {
                     Err(Error::Conflict(_)) => {
-                        if ph == MEASURE {
-                            r.aborted[t] += 1;
-                        }
-                        if let Some(cur) = self.iv.borrow_mut().as_mut() {
-                            cur.aborted[t] += 1;
-                        }
-                        me.aborted
-                            .store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+                        self.count_conflict(ph, t, r);
                         backoff.wait();
                         let at_stop = (phase.load(Ordering::Relaxed) == STOP)
                             .then(|| *tries_at_stop.get_or_insert(backoff.tries()));
@@ -382,6 +375,20 @@ impl<W: Workload> Shared<'_, W> {
         }
         r.ended = Some(Instant::now());
         r.counters = wl.counters(st);
+    }
+
+    /// An attempt of type `t` aborted on a conflict: counted in the measured phase's
+    /// result, the current interval and the live counters.
+    fn count_conflict(&self, ph: u8, t: usize, r: &mut WorkerResult) {
+        if ph == MEASURE {
+            r.aborted[t] += 1;
+        }
+        if let Some(cur) = self.iv.borrow_mut().as_mut() {
+            cur.aborted[t] += 1;
+        }
+        let me = self.live;
+        me.aborted
+            .store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 
     /// The stream's next input: drawn, or under conflict keys picked (`pick_input`,
