@@ -4,5 +4,4 @@
 //! MODULE::` runs one module's tests.
 
 mod conformance;
-mod gate;
 mod kits;
