@@ -16,7 +16,7 @@
 //!   page cache). `--loop plain,adapter,...` runs loops doing one or more things as the
 //!   adapter does them (`WITHOUT ROWID` tables, History keyed, the account's balance by
 //!   `RETURNING`, reads before writes, History's rowid packed as the kit packs it, a
-//!   pause between transactions, an in-process writer gate), each beside the same
+//!   pause between transactions, the adapter's writer gate), each beside the same
 //!   adapter run. `--adapter-first`
 //!   runs the adapter before the loops (alternate it across passes).
 //!
@@ -28,9 +28,6 @@
 
 use std::path::Path;
 use std::process::Command;
-
-#[path = "native/gate.rs"]
-mod gate;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -85,9 +82,9 @@ struct LoopShape {
     /// A 5 us spin between COMMIT and the next BEGIN, as the driver's and kit's work
     /// between the adapter's transactions (the write lock is free meanwhile).
     gap: bool,
-    /// An in-process writer gate ([`gate`]): taken before `BEGIN IMMEDIATE`, given up
-    /// when the write lock is free, a waiter woken when the writer before it starts a
-    /// checkpoint (tried for the adapter in session 60 and not kept).
+    /// The adapter's writer gate (`engine_sqlite::gate`): taken before `BEGIN
+    /// IMMEDIATE`, given up when the write lock is free, a waiter woken when the writer
+    /// before it starts a checkpoint.
     gate: bool,
 }
 
@@ -553,7 +550,9 @@ fn sqlite_loop(db: &Path, shape: LoopShape, threads: usize, d: Duration) -> Resu
     let stop = AtomicBool::new(false);
     let done = AtomicU64::new(0);
     let failed = std::sync::Mutex::new(None::<String>);
-    let gate = shape.gate.then(std::sync::Arc::<gate::WriterGate>::default);
+    let gate = shape
+        .gate
+        .then(std::sync::Arc::<engine_sqlite::gate::WriterGate>::default);
     let start = Instant::now();
     std::thread::scope(|s| {
         for w in 0..threads {
@@ -602,12 +601,14 @@ fn sqlite_worker(
     db: &Path,
     shape: LoopShape,
     w: u64,
-    gate: Option<std::sync::Arc<gate::WriterGate>>,
+    gate: Option<std::sync::Arc<engine_sqlite::gate::WriterGate>>,
     stop: &AtomicBool,
     done: &AtomicU64,
 ) -> rusqlite::Result<()> {
     let c = sqlite_conn(db)?;
-    let writer = gate.map(|g| gate::Writer::install(&c, g)).transpose()?;
+    let writer = gate
+        .map(|g| engine_sqlite::gate::Writer::install(&c, g))
+        .transpose()?;
     let (set, whole) = if shape.read_write {
         ("= ?1", "*")
     } else {

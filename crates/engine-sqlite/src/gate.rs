@@ -1,16 +1,15 @@
-//! A writer gate for the SQLite loop (`--loop gate`): one in-process lock per database
-//! that a worker takes before `BEGIN IMMEDIATE` and gives up when SQLite's write lock is
-//! free again, so that a waiting writer is woken when the writer before it starts a WAL
-//! checkpoint, instead of sleeping out one of SQLite's busy-handler steps (1, 2, 5, 10 ms
-//! and more) while the lock is free. Built for the adapter in session 60 (h-sql b4b5da7)
-//! and not kept there: it made the loop and the adapter slower at two threads
-//! (docs/PERFORMANCE.md, session 60); kept here so that the measurement can be rerun.
+//! The writer gate: one in-process lock per database that a worker takes before
+//! `BEGIN IMMEDIATE` and gives up when SQLite's write lock is free again, so that a
+//! waiting writer is woken when the writer before it starts a WAL checkpoint, instead of
+//! sleeping out one of SQLite's busy-handler steps (1, 2, 5, 10 ms and more) while the
+//! lock is free (docs/design/sql-adapters.md, "The writer gate").
 //!
 //! Order, and why it cannot deadlock with SQLite's own lock: the gate is always taken
 //! before SQLite's write lock and given up only after it (in the commit's WAL hook, or
 //! after `ROLLBACK`); nobody waits for the gate while holding a SQLite lock, and a
 //! holder waits for SQLite's lock only through the busy handler, which gives up after
-//! the busy timeout. Other processes do not see the gate.
+//! the busy timeout. Other processes do not see the gate: against them the busy
+//! handler decides, as without it.
 //!
 //! The checkpoint stays SQLite's automatic one at the connection's own threshold
 //! (`PRAGMA wal_autocheckpoint`, read when the hook is installed): the hook replaces
@@ -167,6 +166,11 @@ impl<'c> Writer<'c> {
     /// that wrote nothing).
     pub fn committed(&self) {
         self.ctx.leave(false);
+    }
+
+    /// After `ROLLBACK`, or a `BEGIN` that failed: give the gate up and wake a waiter.
+    pub fn leave(&self) {
+        self.ctx.leave(true);
     }
 }
 
