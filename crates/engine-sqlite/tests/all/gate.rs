@@ -52,6 +52,8 @@ fn two_writers_lose_no_update_and_checkpoint() {
     let db = counter_db(tmp.path());
     let gate = Arc::new(WriterGate::default());
     const N: i64 = 300;
+    // Open throughout: the last connection to close would checkpoint the WAL itself.
+    let c = conn(&db);
     std::thread::scope(|s| {
         for _ in 0..2 {
             let (db, gate) = (&db, gate.clone());
@@ -66,7 +68,6 @@ fn two_writers_lose_no_update_and_checkpoint() {
             });
         }
     });
-    let c = conn(&db);
     let v: i64 = c
         .query_row("SELECT v FROM c WHERE id = 1", [], |r| r.get(0))
         .unwrap();
