@@ -16,7 +16,8 @@
 //!   page cache). `--loop plain,adapter,...` runs loops doing one or more things as the
 //!   adapter does them (`WITHOUT ROWID` tables, History keyed, the account's balance by
 //!   `RETURNING`, reads before writes, History's rowid packed as the kit packs it, a
-//!   pause between transactions), each beside the same adapter run. `--adapter-first`
+//!   pause between transactions, the adapter's writer gate), each beside the same
+//!   adapter run. `--adapter-first`
 //!   runs the adapter before the loops (alternate it across passes).
 //!
 //! Run: `cargo bench -p oltpscope --bench native [-- postgres|sqlite] [--duration S]
@@ -81,6 +82,10 @@ struct LoopShape {
     /// A 5 us spin between COMMIT and the next BEGIN, as the driver's and kit's work
     /// between the adapter's transactions (the write lock is free meanwhile).
     gap: bool,
+    /// The adapter's writer gate (`engine_sqlite::gate`): taken before `BEGIN
+    /// IMMEDIATE`, given up when the write lock is free, a waiter woken when the writer
+    /// before it starts a checkpoint.
+    gate: bool,
 }
 
 impl LoopShape {
@@ -92,6 +97,7 @@ impl LoopShape {
         kit_rowid: false,
         seq_rowid: false,
         gap: false,
+        gate: false,
     };
 
     fn parse(v: &str) -> Result<LoopShape, String> {
@@ -107,9 +113,10 @@ impl LoopShape {
                 "kit-rowid" => s.kit_rowid = true,
                 "seq-rowid" => s.seq_rowid = true,
                 "gap" => s.gap = true,
+                "gate" => s.gate = true,
                 p => {
                     return Err(format!(
-                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, kit-rowid, seq-rowid, gap, joined by +)"
+                        "--loop: unknown shape {p} (plain, adapter, without-rowid, read-write, returning, history-key, kit-rowid, seq-rowid, gap, gate, joined by +)"
                     ))
                 }
             }
@@ -132,6 +139,7 @@ impl LoopShape {
             (self.kit_rowid, "kit-rowid"),
             (self.seq_rowid, "seq-rowid"),
             (self.gap, "gap"),
+            (self.gate, "gate"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))
@@ -542,12 +550,15 @@ fn sqlite_loop(db: &Path, shape: LoopShape, threads: usize, d: Duration) -> Resu
     let stop = AtomicBool::new(false);
     let done = AtomicU64::new(0);
     let failed = std::sync::Mutex::new(None::<String>);
+    let gate = shape
+        .gate
+        .then(std::sync::Arc::<engine_sqlite::gate::WriterGate>::default);
     let start = Instant::now();
     std::thread::scope(|s| {
         for w in 0..threads {
-            let (stop, done, failed) = (&stop, &done, &failed);
+            let (stop, done, failed, gate) = (&stop, &done, &failed, gate.clone());
             s.spawn(move || {
-                if let Err(e) = sqlite_worker(db, shape, w as u64, stop, done) {
+                if let Err(e) = sqlite_worker(db, shape, w as u64, gate, stop, done) {
                     *failed.lock().unwrap() = Some(e.to_string());
                     stop.store(true, Ordering::Relaxed);
                 }
@@ -590,10 +601,14 @@ fn sqlite_worker(
     db: &Path,
     shape: LoopShape,
     w: u64,
+    gate: Option<std::sync::Arc<engine_sqlite::gate::WriterGate>>,
     stop: &AtomicBool,
     done: &AtomicU64,
 ) -> rusqlite::Result<()> {
     let c = sqlite_conn(db)?;
+    let writer = gate
+        .map(|g| engine_sqlite::gate::Writer::install(&c, g))
+        .transpose()?;
     let (set, whole) = if shape.read_write {
         ("= ?1", "*")
     } else {
@@ -648,6 +663,14 @@ fn sqlite_worker(
         let t = (next() % TELLERS as u64) as i64 + 1;
         let delta = (next() % 10_000) as i64 - 5_000;
         seq += 1;
+        if let Some(w) = &writer {
+            if !w.enter(engine_sqlite::BUSY_TIMEOUT) {
+                return Err(rusqlite::Error::SqliteFailure(
+                    rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                    Some("the writer gate stayed taken".into()),
+                ));
+            }
+        }
         begin.execute([])?;
         change(shape, &mut acct_r, &mut acct, a, delta, true)?;
         if !shape.read_write && !shape.returning {
@@ -669,6 +692,9 @@ fn sqlite_worker(
             hist.execute(p)?;
         }
         commit.execute([])?;
+        if let Some(w) = &writer {
+            w.committed();
+        }
         done.fetch_add(1, Ordering::Relaxed);
         if shape.gap {
             let t0 = Instant::now();

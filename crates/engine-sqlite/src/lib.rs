@@ -11,6 +11,10 @@
 //! cannot know which will not. A busy or locked error in a transaction (the wait ran
 //! out) is a retryable `Error::Conflict`. Read-only opens (`check`) begin deferred.
 //!
+//! The workers of one engine take an in-process writer gate ([`gate`]) before `BEGIN
+//! IMMEDIATE` and give it up when SQLite's write lock is free again, so that a waiting
+//! writer takes over as soon as the one before it starts a WAL checkpoint.
+//!
 //! This crate must never write a file outside its database directory.
 
 use api::schema::Schema;
@@ -24,6 +28,8 @@ use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+
+pub mod gate;
 
 /// The database file's name in its directory (`--db DIR`).
 pub const DB_FILE: &str = "oltpscope.sqlite";
@@ -148,6 +154,9 @@ pub struct SqliteEngine {
     own: SqliteOptions,
     has_data: bool,
     read_only: bool,
+    /// The workers' writer gate (none for a read-only open, whose transactions begin
+    /// deferred).
+    gate: Option<Arc<gate::WriterGate>>,
     /// Held (not read) so that a temporary database is removed with the engine.
     _tmp: Option<storage::temp::TempDir>,
 }
@@ -414,6 +423,7 @@ impl Engine for SqliteEngine {
             own,
             has_data: exists,
             read_only: opts.read_only,
+            gate: (!opts.read_only).then(Arc::default),
             _tmp: tmp,
             maps,
         };
@@ -432,8 +442,19 @@ impl Engine for SqliteEngine {
         SqliteWorker {
             conn: self
                 .connect()
-                .map(|c| Conn::new(c, |_| Stmts((0..fixed).map(|_| None).collect())))
-                .map_err(|e| e.to_string()),
+                .and_then(|c| {
+                    Conn::try_new(c, |c| {
+                        let writer = match &self.gate {
+                            Some(g) => Some(gate::Writer::install(c, g.clone()).map_err(sql_err)?),
+                            None => None,
+                        };
+                        Ok(Stmts {
+                            st: (0..fixed).map(|_| None).collect(),
+                            writer,
+                        })
+                    })
+                })
+                .map_err(|e: Error| e.to_string()),
             e: self,
             row: Vec::new(),
             pk: Key::new(),
@@ -513,7 +534,11 @@ type ScanKey = (TableId, ScanShape);
 /// instead of in rusqlite's statement cache, which looks a statement up by its SQL text
 /// and returns it to the cache (clearing its bindings) after every execution: 1.3 us of
 /// a TPC-B transaction's 75 (docs/PERFORMANCE.md, session 57).
-struct Stmts<'c>(Vec<Option<rusqlite::Statement<'c>>>);
+/// With them, the connection's side of the writer gate (dropped before the connection).
+struct Stmts<'c> {
+    st: Vec<Option<rusqlite::Statement<'c>>>,
+    writer: Option<gate::Writer<'c>>,
+}
 
 self_cell::self_cell!(
     /// A worker's connection and its statements (which borrow it).
@@ -554,10 +579,10 @@ fn with_stmt<R>(
     f: impl FnOnce(&mut rusqlite::Statement<'_>) -> Result<R>,
 ) -> Result<R> {
     conn_of(conn)?.with_dependent_mut(|db, st| {
-        if st.0.len() <= slot {
-            st.0.resize_with(slot + 1, || None);
+        if st.st.len() <= slot {
+            st.st.resize_with(slot + 1, || None);
         }
-        let s = &mut st.0[slot];
+        let s = &mut st.st[slot];
         if s.is_none() {
             let sql = sql.ok_or_else(|| Error::fatal("sqlite: a statement was never prepared"))?;
             *s = Some(db.prepare(sql).map_err(sql_err)?);
@@ -572,8 +597,8 @@ fn with_stmt<R>(
 /// Prepare `sql` into a new slot after the others; returns the slot.
 fn new_slot(conn: &mut ConnOrWhy, sql: &str) -> Result<usize> {
     conn_of(conn)?.with_dependent_mut(|db, st| {
-        st.0.push(Some(db.prepare(sql).map_err(sql_err)?));
-        Ok(st.0.len() - 1)
+        st.st.push(Some(db.prepare(sql).map_err(sql_err)?));
+        Ok(st.st.len() - 1)
     })
 }
 
@@ -755,6 +780,12 @@ impl SqliteWorker<'_> {
     fn control(&mut self, slot: usize, sql: &str) -> Result<()> {
         run_execute(&mut self.conn, slot, Some(sql), &[]).map(drop)
     }
+
+    /// `f` on the connection's side of the writer gate, if it has one.
+    fn writer<R>(&self, f: impl FnOnce(&gate::Writer<'_>) -> R) -> Option<R> {
+        let c = self.conn.as_ref().ok()?;
+        c.with_dependent(|_, d| d.writer.as_ref().map(f))
+    }
 }
 
 impl api::Worker for SqliteWorker<'_> {
@@ -771,7 +802,14 @@ impl api::Worker for SqliteWorker<'_> {
         } else {
             "BEGIN IMMEDIATE"
         };
-        self.control(BEGIN, sql)
+        if self.writer(|w| w.enter(BUSY_TIMEOUT)) == Some(false) {
+            return Err(Error::Conflict("sqlite busy (the writer gate)"));
+        }
+        let r = self.control(BEGIN, sql);
+        if r.is_err() {
+            self.writer(|w| w.leave());
+        }
+        r
     }
 
     fn sql_dialect(&self) -> Option<api::SqlDialect> {
@@ -940,7 +978,15 @@ impl api::Worker for SqliteWorker<'_> {
     }
 
     fn commit(&mut self) -> Result<()> {
-        self.control(COMMIT, "COMMIT")
+        let r = self.control(COMMIT, "COMMIT");
+        match r {
+            // The WAL hook gave the gate up already if the transaction wrote.
+            Ok(()) => self.writer(|w| w.committed()),
+            // A failed commit still in its transaction keeps the gate until `abort`.
+            Err(_) if matches!(self.conn(), Ok(c) if !c.is_autocommit()) => None,
+            Err(_) => self.writer(|w| w.leave()),
+        };
+        r
     }
 
     fn abort(&mut self) {
@@ -949,5 +995,6 @@ impl api::Worker for SqliteWorker<'_> {
             // it cannot (and reports the cause on the next statement).
             let _ = self.control(ROLLBACK, "ROLLBACK");
         }
+        self.writer(|w| w.leave());
     }
 }

@@ -4,4 +4,5 @@
 //! MODULE::` runs one module's tests.
 
 mod conformance;
+mod gate;
 mod kits;
