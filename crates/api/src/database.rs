@@ -108,6 +108,14 @@ impl<W: Worker + ?Sized> Worker for Box<W> {
     fn read_committed(&mut self) {
         (**self).read_committed()
     }
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
+        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+    ) -> Result<bool> {
+        (**self).scan_parts(index, parts, sinks)
+    }
     fn sql_dialect(&self) -> Option<SqlDialect> {
         (**self).sql_dialect()
     }

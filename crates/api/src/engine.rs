@@ -498,6 +498,20 @@ pub trait Worker {
         limit: usize,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize>;
+    /// Scan `index`'s key ranges `parts` (disjoint, in key order) on one thread each,
+    /// inside this transaction: part `i`'s rows go to `sinks[i]` in key order (a query's
+    /// scan on several threads, `exec`'s `--query-threads`). `Ok(false)`: this engine
+    /// cannot read on several threads within this transaction (the default); nothing was
+    /// scanned, and the caller scans serially instead.
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
+        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+    ) -> Result<bool> {
+        let _ = (index, parts, sinks);
+        Ok(false)
+    }
     /// [`Worker::scan`] passing `f` only the bytes `part` of each row (an engine may read
     /// no more of the rows than those: Payment finds a customer by name from the ids of
     /// 680-byte rows). Out of the row: an error.

@@ -112,6 +112,7 @@ pub struct Session<W: Worker> {
     w: W,
     txn_type: u32,
     in_txn: bool,
+    query_threads: usize,
 }
 
 impl<W: Worker> Session<W> {
@@ -120,6 +121,7 @@ impl<W: Worker> Session<W> {
             w,
             txn_type: 0,
             in_txn: false,
+            query_threads: 1,
         }
     }
 
@@ -381,6 +383,51 @@ impl<W: Worker> Session<W> {
         r
     }
 
+    /// Threads a query's scans may use ([`Session::scan_parts`]); 1 unless set.
+    pub fn query_threads(&self) -> usize {
+        self.query_threads
+    }
+
+    /// Let a query's scans use `n` threads (at least 1) from now on (a setting of the
+    /// session, as a connection's; `exec` reads it).
+    pub fn set_query_threads(&mut self, n: usize) {
+        self.query_threads = n.max(1);
+    }
+
+    /// Scan the key ranges `parts` of `index` on a thread each within this transaction,
+    /// part `i`'s rows to `sinks[i]` ([`Worker::scan_parts`]); `Ok(false)`: the engine
+    /// cannot, and nothing was scanned.
+    pub fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
+        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+    ) -> Result<bool> {
+        assert_eq!(parts.len(), sinks.len(), "a sink per part");
+        for &(lo, hi) in parts {
+            check_scan(self.w.schema(), index, lo, hi)?;
+        }
+        let _m = mark(Op::Scan, rt::obj(index.table.0, index.index));
+        let mut counts = vec![0u64; sinks.len()];
+        let mut counted: Vec<Box<dyn FnMut(&[u8], &[u8]) + Send + '_>> = sinks
+            .iter_mut()
+            .zip(counts.iter_mut())
+            .map(|(f, n)| {
+                Box::new(move |k: &[u8], r: &[u8]| {
+                    *n += 1;
+                    f(k, r)
+                }) as Box<dyn FnMut(&[u8], &[u8]) + Send + '_>
+            })
+            .collect();
+        let mut refs: Vec<&mut (dyn FnMut(&[u8], &[u8]) + Send)> =
+            counted.iter_mut().map(|b| &mut **b as _).collect();
+        let ran = self.w.scan_parts(index, parts, &mut refs)?;
+        drop(refs);
+        drop(counted);
+        txnstats::add(txnstats::Counter::RecordsRead, counts.iter().sum());
+        Ok(ran)
+    }
+
     /// The SQL dialect the engine runs ([`Worker::sql_dialect`]); `None`: no SQL.
     pub fn sql_dialect(&self) -> Option<crate::engine::SqlDialect> {
         self.w.sql_dialect()
@@ -626,6 +673,15 @@ pub trait Reader {
     fn sql_dialect(&self) -> Option<crate::engine::SqlDialect>;
     /// [`Session::query`].
     fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[crate::typed::Value])) -> Result<usize>;
+    /// [`Session::query_threads`].
+    fn query_threads(&self) -> usize;
+    /// [`Session::scan_parts`].
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
+        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+    ) -> Result<bool>;
 }
 
 impl<W: Worker> Reader for Session<W> {
@@ -648,6 +704,17 @@ impl<W: Worker> Reader for Session<W> {
     }
     fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[crate::typed::Value])) -> Result<usize> {
         Session::query(self, sql, f)
+    }
+    fn query_threads(&self) -> usize {
+        Session::query_threads(self)
+    }
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
+        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+    ) -> Result<bool> {
+        Session::scan_parts(self, index, parts, sinks)
     }
 }
 

@@ -208,8 +208,8 @@ impl Query {
 fn scan_all(
     s: &mut dyn Reader,
     table: TableId,
-    keep: impl Fn(&[u8]) -> bool,
-    project: impl Fn(&[u8]) -> Row,
+    keep: impl Fn(&[u8]) -> bool + Sync,
+    project: impl Fn(&[u8]) -> Row + Sync,
 ) -> Result<Vec<Row>> {
     exec::scan(
         s,
@@ -227,8 +227,8 @@ fn scan_all(
 fn scan_agg(
     s: &mut dyn Reader,
     table: TableId,
-    keep: impl Fn(&[u8]) -> bool,
-    project: impl Fn(&[u8]) -> Row,
+    keep: impl Fn(&[u8]) -> bool + Sync,
+    project: impl Fn(&[u8]) -> Row + Sync,
     group: usize,
     aggs: &[exec::Agg],
 ) -> Result<Vec<Row>> {
@@ -245,7 +245,7 @@ fn scan_agg(
 }
 
 /// The (n_nationkey, n_name) rows of the nations `keep` accepts.
-fn nations(s: &mut dyn Reader, keep: impl Fn(&[u8]) -> bool) -> Result<Vec<Row>> {
+fn nations(s: &mut dyn Reader, keep: impl Fn(&[u8]) -> bool + Sync) -> Result<Vec<Row>> {
     use super::schema::{Nation, NATION};
     use std::mem::offset_of;
     scan_all(s, NATION, keep, |r| {
@@ -312,7 +312,7 @@ fn ids(rows: &[Row], c: usize) -> std::collections::HashSet<i64> {
 fn order_revenue(
     s: &mut dyn Reader,
     keys: &std::collections::HashSet<i64>,
-    keep: impl Fn(&[u8]) -> bool,
+    keep: impl Fn(&[u8]) -> bool + Sync,
 ) -> Result<Vec<Row>> {
     use super::schema::{Lineitem, LINEITEM};
     use std::mem::offset_of;
