@@ -2,11 +2,11 @@
 //! many orders, not counting orders whose comment mentions WORD1 then WORD2.
 
 use super::sets::contains_in_order;
+use super::HashMap;
 use super::{pick, strc, u32c, Sql};
 use crate::tpch::schema::*;
 use api::{Reader, Result};
 use exec::{sort, Agg, Datum, Row, SortKey};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +37,7 @@ impl Params {
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (a, b) = (p.word1.as_bytes(), p.word2.as_bytes());
     // o_custkey -> the number of its orders that count.
-    let mut orders: HashMap<i64, i64> = HashMap::new();
+    let mut orders: HashMap<i64, i64> = HashMap::default();
     super::sets::each(s, ORDERS, |r| {
         if !contains_in_order(strc(r, offset_of!(Orders, o_comment), 79), a, b) {
             *orders
