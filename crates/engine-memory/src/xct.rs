@@ -370,6 +370,21 @@ impl<'e> MemoryWorker<'e> {
         &self.e.stats[self.id]
     }
 
+    /// The B+tree a scan of `index` walks (a scanned table's primary index is one:
+    /// `Session` checks; secondary indexes always are).
+    fn scan_tree(&self, index: IndexId) -> &'e memindex::btree::BTree {
+        let t = self.table(index.table);
+        let ix = if index.index == 0 {
+            &t.primary
+        } else {
+            &t.secondary[index.index as usize - 1].index
+        };
+        let crate::catalog::Index::BTree(tree) = ix else {
+            unreachable!("secondary indexes are B+trees")
+        };
+        tree
+    }
+
     fn table(&self, t: TableId) -> &'e TableData {
         let e: &'e MemoryEngine = self.e;
         e.catalog
@@ -717,14 +732,7 @@ impl MemoryWorker<'_> {
         debug_assert!(api::session::scan_checked(&self.e.schema, index));
         let t = self.table(index.table);
         assert!(self.guard.is_some(), "scan outside a transaction");
-        let ix = if index.index == 0 {
-            &t.primary
-        } else {
-            &t.secondary[index.index as usize - 1].index
-        };
-        let crate::catalog::Index::BTree(tree) = ix else {
-            unreachable!("secondary indexes are B+trees")
-        };
+        let tree = self.scan_tree(index);
         if limit == 0 {
             return Ok(0);
         }
@@ -965,14 +973,7 @@ impl Worker for MemoryWorker<'_> {
         }
         debug_assert!(api::session::scan_checked(&self.e.schema, index));
         let t = self.table(index.table);
-        let ix = if index.index == 0 {
-            &t.primary
-        } else {
-            &t.secondary[index.index as usize - 1].index
-        };
-        let crate::catalog::Index::BTree(tree) = ix else {
-            unreachable!("secondary indexes are B+trees")
-        };
+        let tree = self.scan_tree(index);
         let rs = t.row_size;
         std::thread::scope(|sc| {
             for (&(lo, hi), f) in parts.iter().zip(sinks.iter_mut()) {

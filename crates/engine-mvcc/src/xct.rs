@@ -174,6 +174,21 @@ impl<'e> MvccWorker<'e> {
         &self.e.stats[self.id]
     }
 
+    /// The B+tree a scan of `index` walks (a scanned table's primary index is one:
+    /// `Session` checks; secondary indexes always are).
+    fn scan_tree(&self, index: IndexId) -> &'e memindex::btree::BTree {
+        let t = self.table(index.table);
+        let ix = if index.index == 0 {
+            &t.primary
+        } else {
+            &t.secondary[index.index as usize - 1].index
+        };
+        let crate::catalog::Index::BTree(tree) = ix else {
+            unreachable!("secondary indexes are B+trees")
+        };
+        tree
+    }
+
     fn table(&self, t: TableId) -> &'e Table {
         let e: &'e MvccEngine = self.e;
         e.catalog
@@ -343,16 +358,8 @@ impl Worker for MvccWorker<'_> {
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
         debug_assert!(api::session::scan_checked(&self.e.schema, index));
-        let t = self.table(index.table);
         assert!(self.guard.is_some(), "scan outside a transaction");
-        let ix = if index.index == 0 {
-            &t.primary
-        } else {
-            &t.secondary[index.index as usize - 1].index
-        };
-        let crate::catalog::Index::BTree(tree) = ix else {
-            unreachable!("secondary indexes are B+trees")
-        };
+        let tree = self.scan_tree(index);
         if limit == 0 {
             return Ok(0);
         }
@@ -399,15 +406,7 @@ impl Worker for MvccWorker<'_> {
             return Ok(false);
         }
         debug_assert!(api::session::scan_checked(&self.e.schema, index));
-        let t = self.table(index.table);
-        let ix = if index.index == 0 {
-            &t.primary
-        } else {
-            &t.secondary[index.index as usize - 1].index
-        };
-        let crate::catalog::Index::BTree(tree) = ix else {
-            unreachable!("secondary indexes are B+trees")
-        };
+        let tree = self.scan_tree(index);
         let (rts, me) = (self.rts, self.me);
         // Addresses as integers to cross the threads' ends (the objects and node words
         // stay alive: this transaction's guard is pinned throughout).

@@ -12,6 +12,7 @@
 
 use crate::aggregate::{Agg, Aggregator};
 use crate::expr::Row;
+use api::session::Padded;
 use api::{Dir, IndexId, Reader, Result};
 use std::ops::Bound;
 
@@ -57,6 +58,31 @@ pub fn scan_each(
         true
     })?;
     Ok(())
+}
+
+/// Fold each row of `index` in `lo..hi` into a state (`init`, then `fold` per row,
+/// inside the engine's scan callback). With several query threads each part folds into
+/// its own state and `merge` folds the later parts' states into the first, in key
+/// order: the caller's `merge` must make that the serial fold's state (sums, counts,
+/// sets).
+pub fn scan_fold<S: Send>(
+    s: &mut dyn Reader,
+    index: IndexId,
+    lo: Bound<&[u8]>,
+    hi: Bound<&[u8]>,
+    init: impl Fn() -> S,
+    fold: impl Fn(&mut S, &[u8]) + Sync,
+    mut merge: impl FnMut(&mut S, S),
+) -> Result<S> {
+    if let Some(parts) = scan_split(s, index, lo, hi, &init, &fold)? {
+        let mut parts = parts.into_iter();
+        let mut st = parts.next().expect("at least two parts");
+        parts.for_each(|p| merge(&mut st, p));
+        return Ok(st);
+    }
+    let mut st = init();
+    scan_each(s, index, lo, hi, |r| fold(&mut st, r))?;
+    Ok(st)
 }
 
 /// [`scan`] then [`crate::hash_aggregate`] grouped by the projection's first `group` columns,
@@ -124,18 +150,18 @@ fn scan_split<S: Send>(
         from = Bound::Included(&c[..]);
     }
     parts.push((from, hi));
-    let mut states: Vec<S> = parts.iter().map(|_| start()).collect();
+    let mut states: Vec<Padded<S>> = parts.iter().map(|_| Padded(start())).collect();
     let each = &each;
     let mut sinks: Vec<Box<dyn FnMut(&[u8], &[u8]) + Send + '_>> = states
         .iter_mut()
-        .map(|st| Box::new(move |_: &[u8], r: &[u8]| each(st, r)) as Box<_>)
+        .map(|st| Box::new(move |_: &[u8], r: &[u8]| each(&mut st.0, r)) as Box<_>)
         .collect();
     let mut refs: Vec<&mut (dyn FnMut(&[u8], &[u8]) + Send)> =
         sinks.iter_mut().map(|b| &mut **b as _).collect();
     let ran = s.scan_parts(index, &parts, &mut refs)?;
     drop(refs);
     drop(sinks);
-    Ok(ran.then_some(states))
+    Ok(ran.then(|| states.into_iter().map(|s| s.0).collect()))
 }
 
 /// The first and last keys of `index` in `lo..hi`.
