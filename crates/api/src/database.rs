@@ -111,8 +111,8 @@ impl<W: Worker + ?Sized> Worker for Box<W> {
     fn scan_parts(
         &mut self,
         index: IndexId,
-        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
-        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+        parts: &[crate::engine::KeyRange<'_>],
+        sinks: &mut [&mut crate::engine::ScanSink<'_>],
     ) -> Result<bool> {
         (**self).scan_parts(index, parts, sinks)
     }

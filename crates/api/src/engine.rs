@@ -330,6 +330,12 @@ pub enum SqlDialect {
     Postgres,
 }
 
+/// A key range of a scan: its low and high bounds (`Worker::scan_parts`' parts).
+pub type KeyRange<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+/// Where one part of a scan on several threads hands its rows (key, row), on the
+/// part's thread (`Worker::scan_parts`).
+pub type ScanSink<'a> = dyn FnMut(&[u8], &[u8]) + Send + 'a;
+
 /// Raw operations of one transaction at a time. After any operation returns an error
 /// the caller must `abort`. Callers go through [`crate::Session`].
 ///
@@ -506,8 +512,8 @@ pub trait Worker {
     fn scan_parts(
         &mut self,
         index: IndexId,
-        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
-        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+        parts: &[KeyRange<'_>],
+        sinks: &mut [&mut ScanSink<'_>],
     ) -> Result<bool> {
         let _ = (index, parts, sinks);
         Ok(false)

@@ -400,8 +400,8 @@ impl<W: Worker> Session<W> {
     pub fn scan_parts(
         &mut self,
         index: IndexId,
-        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
-        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+        parts: &[crate::engine::KeyRange<'_>],
+        sinks: &mut [&mut crate::engine::ScanSink<'_>],
     ) -> Result<bool> {
         assert_eq!(parts.len(), sinks.len(), "a sink per part");
         for &(lo, hi) in parts {
@@ -409,17 +409,17 @@ impl<W: Worker> Session<W> {
         }
         let _m = mark(Op::Scan, rt::obj(index.table.0, index.index));
         let mut counts: Vec<Padded<u64>> = sinks.iter().map(|_| Padded(0)).collect();
-        let mut counted: Vec<Box<dyn FnMut(&[u8], &[u8]) + Send + '_>> = sinks
+        let mut counted: Vec<Box<crate::engine::ScanSink<'_>>> = sinks
             .iter_mut()
             .zip(counts.iter_mut())
             .map(|(f, n)| {
                 Box::new(move |k: &[u8], r: &[u8]| {
                     n.0 += 1;
                     f(k, r)
-                }) as Box<dyn FnMut(&[u8], &[u8]) + Send + '_>
+                }) as Box<crate::engine::ScanSink<'_>>
             })
             .collect();
-        let mut refs: Vec<&mut (dyn FnMut(&[u8], &[u8]) + Send)> =
+        let mut refs: Vec<&mut crate::engine::ScanSink<'_>> =
             counted.iter_mut().map(|b| &mut **b as _).collect();
         let ran = self.w.scan_parts(index, parts, &mut refs)?;
         drop(refs);
@@ -682,8 +682,8 @@ pub trait Reader {
     fn scan_parts(
         &mut self,
         index: IndexId,
-        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
-        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+        parts: &[crate::engine::KeyRange<'_>],
+        sinks: &mut [&mut crate::engine::ScanSink<'_>],
     ) -> Result<bool>;
 }
 
@@ -714,8 +714,8 @@ impl<W: Worker> Reader for Session<W> {
     fn scan_parts(
         &mut self,
         index: IndexId,
-        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
-        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+        parts: &[crate::engine::KeyRange<'_>],
+        sinks: &mut [&mut crate::engine::ScanSink<'_>],
     ) -> Result<bool> {
         Session::scan_parts(self, index, parts, sinks)
     }

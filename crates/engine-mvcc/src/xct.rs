@@ -398,8 +398,8 @@ impl Worker for MvccWorker<'_> {
     fn scan_parts(
         &mut self,
         index: IndexId,
-        parts: &[(Bound<&[u8]>, Bound<&[u8]>)],
-        sinks: &mut [&mut (dyn FnMut(&[u8], &[u8]) + Send)],
+        parts: &[api::engine::KeyRange<'_>],
+        sinks: &mut [&mut api::engine::ScanSink<'_>],
     ) -> Result<bool> {
         assert!(self.guard.is_some(), "scan outside a transaction");
         if !self.writes.is_empty() {

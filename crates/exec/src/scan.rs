@@ -12,6 +12,7 @@
 
 use crate::aggregate::{Agg, Aggregator};
 use crate::expr::Row;
+use api::engine::ScanSink;
 use api::session::Padded;
 use api::{Dir, IndexId, Reader, Result};
 use std::ops::Bound;
@@ -152,12 +153,11 @@ fn scan_split<S: Send>(
     parts.push((from, hi));
     let mut states: Vec<Padded<S>> = parts.iter().map(|_| Padded(start())).collect();
     let each = &each;
-    let mut sinks: Vec<Box<dyn FnMut(&[u8], &[u8]) + Send + '_>> = states
+    let mut sinks: Vec<Box<ScanSink<'_>>> = states
         .iter_mut()
         .map(|st| Box::new(move |_: &[u8], r: &[u8]| each(&mut st.0, r)) as Box<_>)
         .collect();
-    let mut refs: Vec<&mut (dyn FnMut(&[u8], &[u8]) + Send)> =
-        sinks.iter_mut().map(|b| &mut **b as _).collect();
+    let mut refs: Vec<&mut ScanSink<'_>> = sinks.iter_mut().map(|b| &mut **b as _).collect();
     let ran = s.scan_parts(index, &parts, &mut refs)?;
     drop(refs);
     drop(sinks);
