@@ -108,6 +108,14 @@ impl<W: Worker + ?Sized> Worker for Box<W> {
     fn read_committed(&mut self) {
         (**self).read_committed()
     }
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[crate::engine::KeyRange<'_>],
+        sinks: &mut [&mut crate::engine::ScanSink<'_>],
+    ) -> Result<bool> {
+        (**self).scan_parts(index, parts, sinks)
+    }
     fn sql_dialect(&self) -> Option<SqlDialect> {
         (**self).sql_dialect()
     }

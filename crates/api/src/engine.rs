@@ -330,6 +330,12 @@ pub enum SqlDialect {
     Postgres,
 }
 
+/// A key range of a scan: its low and high bounds (`Worker::scan_parts`' parts).
+pub type KeyRange<'a> = (Bound<&'a [u8]>, Bound<&'a [u8]>);
+/// Where one part of a scan on several threads hands its rows (key, row), on the
+/// part's thread (`Worker::scan_parts`).
+pub type ScanSink<'a> = dyn FnMut(&[u8], &[u8]) + Send + 'a;
+
 /// Raw operations of one transaction at a time. After any operation returns an error
 /// the caller must `abort`. Callers go through [`crate::Session`].
 ///
@@ -498,6 +504,20 @@ pub trait Worker {
         limit: usize,
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize>;
+    /// Scan `index`'s key ranges `parts` (disjoint, in key order) on one thread each,
+    /// inside this transaction: part `i`'s rows go to `sinks[i]` in key order (a query's
+    /// scan on several threads, `exec`'s `--query-threads`). `Ok(false)`: this engine
+    /// cannot read on several threads within this transaction (the default); nothing was
+    /// scanned, and the caller scans serially instead.
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[KeyRange<'_>],
+        sinks: &mut [&mut ScanSink<'_>],
+    ) -> Result<bool> {
+        let _ = (index, parts, sinks);
+        Ok(false)
+    }
     /// [`Worker::scan`] passing `f` only the bytes `part` of each row (an engine may read
     /// no more of the rows than those: Payment finds a customer by name from the ids of
     /// 680-byte rows). Out of the row: an error.

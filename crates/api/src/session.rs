@@ -112,6 +112,7 @@ pub struct Session<W: Worker> {
     w: W,
     txn_type: u32,
     in_txn: bool,
+    query_threads: usize,
 }
 
 impl<W: Worker> Session<W> {
@@ -120,6 +121,7 @@ impl<W: Worker> Session<W> {
             w,
             txn_type: 0,
             in_txn: false,
+            query_threads: 1,
         }
     }
 
@@ -381,6 +383,54 @@ impl<W: Worker> Session<W> {
         r
     }
 
+    /// Threads a query's scans may use ([`Session::scan_parts`]); 1 unless set.
+    pub fn query_threads(&self) -> usize {
+        self.query_threads
+    }
+
+    /// Let a query's scans use `n` threads (at least 1) from now on (a setting of the
+    /// session, as a connection's; `exec` reads it).
+    pub fn set_query_threads(&mut self, n: usize) {
+        self.query_threads = n.max(1);
+    }
+
+    /// Scan the key ranges `parts` of `index` on a thread each within this transaction,
+    /// part `i`'s rows to `sinks[i]` ([`Worker::scan_parts`]); `Ok(false)`: the engine
+    /// cannot, and nothing was scanned.
+    pub fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[crate::engine::KeyRange<'_>],
+        sinks: &mut [&mut crate::engine::ScanSink<'_>],
+    ) -> Result<bool> {
+        assert_eq!(parts.len(), sinks.len(), "a sink per part");
+        for &(lo, hi) in parts {
+            check_scan(self.w.schema(), index, lo, hi)?;
+        }
+        let _m = mark(Op::Scan, rt::obj(index.table.0, index.index));
+        let mut counts: Vec<Padded<u64>> = sinks.iter().map(|_| Padded(0)).collect();
+        let mut counted: Vec<Box<crate::engine::ScanSink<'_>>> = sinks
+            .iter_mut()
+            .zip(counts.iter_mut())
+            .map(|(f, n)| {
+                Box::new(move |k: &[u8], r: &[u8]| {
+                    n.0 += 1;
+                    f(k, r)
+                }) as Box<crate::engine::ScanSink<'_>>
+            })
+            .collect();
+        let mut refs: Vec<&mut crate::engine::ScanSink<'_>> =
+            counted.iter_mut().map(|b| &mut **b as _).collect();
+        let ran = self.w.scan_parts(index, parts, &mut refs)?;
+        drop(refs);
+        drop(counted);
+        txnstats::add(
+            txnstats::Counter::RecordsRead,
+            counts.iter().map(|n| n.0).sum(),
+        );
+        Ok(ran)
+    }
+
     /// The SQL dialect the engine runs ([`Worker::sql_dialect`]); `None`: no SQL.
     pub fn sql_dialect(&self) -> Option<crate::engine::SqlDialect> {
         self.w.sql_dialect()
@@ -626,6 +676,15 @@ pub trait Reader {
     fn sql_dialect(&self) -> Option<crate::engine::SqlDialect>;
     /// [`Session::query`].
     fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[crate::typed::Value])) -> Result<usize>;
+    /// [`Session::query_threads`].
+    fn query_threads(&self) -> usize;
+    /// [`Session::scan_parts`].
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[crate::engine::KeyRange<'_>],
+        sinks: &mut [&mut crate::engine::ScanSink<'_>],
+    ) -> Result<bool>;
 }
 
 impl<W: Worker> Reader for Session<W> {
@@ -649,7 +708,25 @@ impl<W: Worker> Reader for Session<W> {
     fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[crate::typed::Value])) -> Result<usize> {
         Session::query(self, sql, f)
     }
+    fn query_threads(&self) -> usize {
+        Session::query_threads(self)
+    }
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[crate::engine::KeyRange<'_>],
+        sinks: &mut [&mut crate::engine::ScanSink<'_>],
+    ) -> Result<bool> {
+        Session::scan_parts(self, index, parts, sinks)
+    }
 }
+
+/// A value on cache lines of its own: the per-part state of a scan on several threads
+/// (a row count, a part's rows), written for each row by one thread only, would
+/// otherwise share a line with its neighbour's and bounce between the cores.
+#[derive(Debug, Default)]
+#[repr(align(128))]
+pub struct Padded<T>(pub T);
 
 /// Run `f` on `b` as a `T`: in place when the engine's bytes happen to be aligned for `T`
 /// (rows of hundreds of bytes: two copies saved), through a copy otherwise.

@@ -1254,6 +1254,16 @@ pub struct TpchTxn {
     /// figures are marked partial).
     #[arg(long)]
     pub no_refresh: bool,
+    /// Threads each query's scans use (1 to 64): the scan's key range split in N
+    /// parts, each scanned, filtered and partially aggregated on its own thread, the
+    /// answers the serial plan's (memory and mvcc; disk, serial and partitioned scan
+    /// on one thread; SQLite and PostgreSQL refuse it).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = query_threads)]
+    pub query_threads: usize,
+}
+
+fn query_threads(s: &str) -> Result<usize, String> {
+    workloads::tpch::parse_query_threads(s)
 }
 
 /// A list of CH-benCHmark query numbers (`--queries 1,6`).
@@ -1285,6 +1295,10 @@ pub struct ChbenchTxn {
     /// and together and the slowdown ratios.
     #[arg(long)]
     pub alone: bool,
+    /// Threads each analytical query's scans use (1 to 64), as `run tpch
+    /// --query-threads`.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = query_threads)]
+    pub query_threads: usize,
 }
 
 /// A list of TPC-E analytical query numbers (`--queries 1,3`).

@@ -230,6 +230,11 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             if engine == EngineName::Postgres && a.txn.streams.is_some() {
                 return Err("simulate tpch --engine postgres traces the power test's one backend: --streams is refused".into());
             }
+            if a.txn.query_threads > 1 {
+                return Err(
+                    "simulate tpch traces one thread per stream: --query-threads is refused".into(),
+                );
+            }
             let wl = tpch_power(&a.data, &a.txn)?;
             let names = sim_fits(&wl, c)?;
             (&a.common, names)
@@ -244,6 +249,12 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             }
             if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) {
                 return Err("--coroutines and --steps-team are not supported by a hybrid run (one stream per thread)".into());
+            }
+            if a.ch.query_threads > 1 {
+                return Err(
+                    "simulate chbench traces one thread per stream: --query-threads is refused"
+                        .into(),
+                );
             }
             let names = sim_fits(&chbench(&a.data, Some((&a.txn, &a.ch)), c.threads)?, c)?;
             (&a.common, names)
@@ -357,6 +368,7 @@ fn tpch_power(d: &TpchData, txn: &TpchTxn) -> Result<Tpch, String> {
         queries: workloads::tpch::power::stream_order(chosen),
         refresh: !txn.no_refresh,
         streams,
+        query_threads: txn.query_threads,
         ..TpchConfig::default()
     })
 }
@@ -428,6 +440,7 @@ fn chbench_of(
         queries: workloads::chbench::queries::stream_order(
             ch.and_then(|c| c.queries.as_ref()).map(|q| q.0.as_slice()),
         ),
+        query_threads: ch.map_or(1, |c| c.query_threads),
     })
 }
 
@@ -483,6 +496,7 @@ fn tpce_run(
                 txn_threads: t,
                 streams: a,
                 queries: queries.clone(),
+                query_threads: 1,
             },
         )
     };
@@ -849,6 +863,27 @@ fn results_config<W: Workload>(profile: bool, wl: &W, done: &Done) -> serde_json
     })
 }
 
+/// Whether `engine` runs a query's scans on `n` threads (`--query-threads`): memory
+/// and mvcc do (within the query's transaction); disk, serial and partitioned cannot
+/// read on several threads within one transaction and scan on one, as noted; the SQL
+/// systems run the queries as SQL text, whose parallelism is their planner's: refused.
+fn query_threads_on(engine: EngineName, n: u64) -> Result<(), String> {
+    match engine {
+        EngineName::Memory | EngineName::Mvcc => Ok(()),
+        EngineName::Sqlite | EngineName::Postgres => Err(format!(
+            "--query-threads {n}: {} runs the queries as SQL text (its planner decides their parallelism); give 1",
+            external_program(engine)
+        )),
+        EngineName::Disk | EngineName::Serial | EngineName::Partitioned => {
+            eprintln!(
+                "note: --query-threads {n}: the {} engine cannot read on several threads within one transaction; each query's scans run on one thread",
+                engine.as_str()
+            );
+            Ok(())
+        }
+    }
+}
+
 /// What `run` settles before opening its outputs (every refusal that needs no run).
 struct Prepared {
     engine: EngineName,
@@ -872,6 +907,10 @@ fn prepare_run<W: Workload>(
 ) -> Result<Prepared, String> {
     let (engine, _) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.disk.bpool_size)?;
+    let query_threads = wl.config().get("query_threads").and_then(|v| v.as_u64());
+    if let Some(n) = query_threads.filter(|&n| n > 1) {
+        query_threads_on(engine, n)?;
+    }
     let (recorded, profiler) = profiler_setup(engine, prof)?;
     if let Some(p) = &c.steps_points {
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));

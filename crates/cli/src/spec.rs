@@ -39,6 +39,7 @@ pub fn workload<C: clap::Args>(w: &RunWorkload<C>) -> runspec::Workload {
                 None => "min".to_string(),
             }),
             no_refresh: a.txn.no_refresh,
+            query_threads: Some(a.txn.query_threads as u32),
         }),
         RunWorkload::Chbench(a) => runspec::Workload::Chbench(runspec::Chbench {
             tpcc: tpcc(&a.data, &a.txn),
@@ -46,6 +47,7 @@ pub fn workload<C: clap::Args>(w: &RunWorkload<C>) -> runspec::Workload {
             analytics_only: a.ch.analytics_only,
             queries: a.ch.queries.as_ref().map(|q| query_words(&q.0)),
             alone: a.ch.alone,
+            query_threads: Some(a.ch.query_threads as u32),
         }),
     }
 }

@@ -370,6 +370,21 @@ impl<'e> MemoryWorker<'e> {
         &self.e.stats[self.id]
     }
 
+    /// The B+tree a scan of `index` walks (a scanned table's primary index is one:
+    /// `Session` checks; secondary indexes always are).
+    fn scan_tree(&self, index: IndexId) -> &'e memindex::btree::BTree {
+        let t = self.table(index.table);
+        let ix = if index.index == 0 {
+            &t.primary
+        } else {
+            &t.secondary[index.index as usize - 1].index
+        };
+        let crate::catalog::Index::BTree(tree) = ix else {
+            unreachable!("secondary indexes are B+trees")
+        };
+        tree
+    }
+
     fn table(&self, t: TableId) -> &'e TableData {
         let e: &'e MemoryEngine = self.e;
         e.catalog
@@ -717,14 +732,7 @@ impl MemoryWorker<'_> {
         debug_assert!(api::session::scan_checked(&self.e.schema, index));
         let t = self.table(index.table);
         assert!(self.guard.is_some(), "scan outside a transaction");
-        let ix = if index.index == 0 {
-            &t.primary
-        } else {
-            &t.secondary[index.index as usize - 1].index
-        };
-        let crate::catalog::Index::BTree(tree) = ix else {
-            unreachable!("secondary indexes are B+trees")
-        };
+        let tree = self.scan_tree(index);
         if limit == 0 {
             return Ok(0);
         }
@@ -947,6 +955,44 @@ impl Worker for MemoryWorker<'_> {
     ) -> Result<usize> {
         check_part(self.table(index.table), index.table, &part)?;
         self.scan_bytes(index, lo, hi, dir, limit, Some(part), f)
+    }
+
+    /// On a thread per part, only where a serial scan would record nothing: read
+    /// committed (no read set, no node versions to validate) and nothing written yet
+    /// (no own writes to overlay). Each thread pins the epoch itself and reads each
+    /// record stably, as `scan_bytes` does; otherwise `Ok(false)`.
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[api::engine::KeyRange<'_>],
+        sinks: &mut [&mut api::engine::ScanSink<'_>],
+    ) -> Result<bool> {
+        assert!(self.guard.is_some(), "scan outside a transaction");
+        if !self.read_committed || !self.writes.is_empty() {
+            return Ok(false);
+        }
+        debug_assert!(api::session::scan_checked(&self.e.schema, index));
+        let t = self.table(index.table);
+        let tree = self.scan_tree(index);
+        let rs = t.row_size;
+        std::thread::scope(|sc| {
+            for (&(lo, hi), f) in parts.iter().zip(sinks.iter_mut()) {
+                sc.spawn(move || {
+                    let _g = crossbeam_epoch::pin();
+                    let mut row = vec![0u8; rs];
+                    tree.scan_hint(lo, hi, true, usize::MAX, &mut |_, _| {}, &mut |k, val| {
+                        // SAFETY: an indexed record read while pinned (freed only
+                        // through the epoch).
+                        let rec = unsafe { Rec::from_u64(val) };
+                        if rec.stable_read_at(&mut row, 0) & ABSENT == 0 {
+                            f(k, &row);
+                        }
+                        true
+                    });
+                });
+            }
+        });
+        Ok(true)
     }
 
     fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {

@@ -174,6 +174,21 @@ impl<'e> MvccWorker<'e> {
         &self.e.stats[self.id]
     }
 
+    /// The B+tree a scan of `index` walks (a scanned table's primary index is one:
+    /// `Session` checks; secondary indexes always are).
+    fn scan_tree(&self, index: IndexId) -> &'e memindex::btree::BTree {
+        let t = self.table(index.table);
+        let ix = if index.index == 0 {
+            &t.primary
+        } else {
+            &t.secondary[index.index as usize - 1].index
+        };
+        let crate::catalog::Index::BTree(tree) = ix else {
+            unreachable!("secondary indexes are B+trees")
+        };
+        tree
+    }
+
     fn table(&self, t: TableId) -> &'e Table {
         let e: &'e MvccEngine = self.e;
         e.catalog
@@ -343,16 +358,8 @@ impl Worker for MvccWorker<'_> {
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<usize> {
         debug_assert!(api::session::scan_checked(&self.e.schema, index));
-        let t = self.table(index.table);
         assert!(self.guard.is_some(), "scan outside a transaction");
-        let ix = if index.index == 0 {
-            &t.primary
-        } else {
-            &t.secondary[index.index as usize - 1].index
-        };
-        let crate::catalog::Index::BTree(tree) = ix else {
-            unreachable!("secondary indexes are B+trees")
-        };
+        let tree = self.scan_tree(index);
         if limit == 0 {
             return Ok(0);
         }
@@ -381,6 +388,75 @@ impl Worker for MvccWorker<'_> {
             },
         );
         Ok(n)
+    }
+
+    /// On a thread per part while the transaction has written nothing (every version
+    /// it sees is committed at or before its read timestamp: the same snapshot on every
+    /// thread). Each thread pins the epoch itself and keeps what a serial scan records
+    /// (index node versions, objects read); they join the transaction's sets after the
+    /// threads end, so validation at commit is the serial scan's.
+    fn scan_parts(
+        &mut self,
+        index: IndexId,
+        parts: &[api::engine::KeyRange<'_>],
+        sinks: &mut [&mut api::engine::ScanSink<'_>],
+    ) -> Result<bool> {
+        assert!(self.guard.is_some(), "scan outside a transaction");
+        if !self.writes.is_empty() {
+            return Ok(false);
+        }
+        debug_assert!(api::session::scan_checked(&self.e.schema, index));
+        let tree = self.scan_tree(index);
+        let (rts, me) = (self.rts, self.me);
+        // Addresses as integers to cross the threads' ends (the objects and node words
+        // stay alive: this transaction's guard is pinned throughout).
+        type Seen = (Vec<(usize, u64)>, Vec<(usize, usize)>);
+        let seen: Vec<Seen> = std::thread::scope(|sc| {
+            let handles: Vec<_> = parts
+                .iter()
+                .zip(sinks.iter_mut())
+                .map(|(&(lo, hi), f)| {
+                    sc.spawn(move || {
+                        let _g = crossbeam_epoch::pin();
+                        let (mut nodes, mut reads) = (Vec::new(), Vec::new());
+                        tree.scan_hint(
+                            lo,
+                            hi,
+                            true,
+                            usize::MAX,
+                            &mut |ver, v| nodes.push((ver as usize, v)),
+                            &mut |k, val| {
+                                // SAFETY: an entry of a pinned scan.
+                                let o = unsafe { Obj::from_u64(val) };
+                                let v = visible(o, rts, me);
+                                reads.push((o as *const Obj as usize, v as usize));
+                                if !v.is_null() && !is_tomb(v) {
+                                    // SAFETY: visible: committed.
+                                    f(k, unsafe { (*v).row() });
+                                }
+                                true
+                            },
+                        );
+                        (nodes, reads)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a scan thread panicked"))
+                .collect()
+        });
+        for (nodes, reads) in seen {
+            for (ver, v) in nodes {
+                self.nodes
+                    .push(ver as *const std::sync::atomic::AtomicU64, v);
+            }
+            self.reads.extend(reads.into_iter().map(|(o, v)| ReadEntry {
+                obj: o as *const Obj,
+                seen: v as *mut Version,
+            }));
+        }
+        Ok(true)
     }
 
     fn insert(&mut self, table: TableId, key: &[u8], row: &[u8]) -> Result<()> {

@@ -2,7 +2,7 @@
 //! [`hash_aggregate`] over a batch.
 
 use crate::expr::{Datum, Expr, Row};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// An aggregate over a group's rows.
 #[derive(Debug, Clone)]
@@ -47,6 +47,32 @@ fn fold(state: &mut [Datum], aggs: &[Agg], r: &[Datum], first: bool) {
     }
 }
 
+/// Fold the states `b` of a group into its states `a` (both of `aggs`).
+fn combine(a: &mut [Datum], aggs: &[Agg], b: &[Datum]) {
+    let mut at = 0;
+    for g in aggs {
+        match g {
+            Agg::Sum(_) | Agg::Count => a[at] = Datum::Int(a[at].int() + b[at].int()),
+            Agg::Min(_) => {
+                if b[at] < a[at] {
+                    a[at] = b[at].clone();
+                }
+            }
+            Agg::Max(_) => {
+                if b[at] > a[at] {
+                    a[at] = b[at].clone();
+                }
+            }
+            Agg::SumCount(_) => {
+                a[at] = Datum::Int(a[at].int() + b[at].int());
+                at += 1;
+                a[at] = Datum::Int(a[at].int() + b[at].int());
+            }
+        }
+        at += 1;
+    }
+}
+
 fn width(aggs: &[Agg]) -> usize {
     aggs.iter()
         .map(|a| if matches!(a, Agg::SumCount(_)) { 2 } else { 1 })
@@ -60,7 +86,7 @@ pub struct Aggregator<'a> {
     aggs: &'a [Agg],
     group: usize,
     width: usize,
-    index: HashMap<Vec<Datum>, usize>,
+    index: FxHashMap<Vec<Datum>, usize>,
     out: Vec<(Row, Vec<Datum>)>,
 }
 
@@ -71,7 +97,7 @@ impl<'a> Aggregator<'a> {
             aggs,
             group,
             width: width(aggs),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             out: Vec::new(),
         }
     }
@@ -89,6 +115,20 @@ impl<'a> Aggregator<'a> {
             }
         };
         fold(&mut self.out[i].1, self.aggs, r, first);
+    }
+
+    /// Fold in `other`'s groups (an aggregation of later rows over the same `aggs`):
+    /// its new groups after this one's, in their order, as if its rows had come here.
+    pub fn merge(&mut self, other: Aggregator<'_>) {
+        for (key, st) in other.out {
+            match self.index.get(&key) {
+                Some(&i) => combine(&mut self.out[i].1, self.aggs, &st),
+                None => {
+                    self.index.insert(key.clone(), self.out.len());
+                    self.out.push((key, st));
+                }
+            }
+        }
     }
 
     /// The groups' rows: key columns, then the aggregates. No key columns: one row,

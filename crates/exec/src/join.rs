@@ -1,7 +1,7 @@
 //! The hash join (`hash-join` in reports).
 
 use crate::expr::{Datum, Row};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Inner equi-join: for each probe row, each build row with equal key columns, output
 /// `probe ++ build`, in probe order (build rows in their order).
@@ -16,7 +16,8 @@ pub fn hash_join(
         probe_key.len(),
         "join keys of different lengths"
     );
-    let mut table: HashMap<Vec<&Datum>, Vec<usize>> = HashMap::with_capacity(build.len());
+    let mut table: FxHashMap<Vec<&Datum>, Vec<usize>> =
+        FxHashMap::with_capacity_and_hasher(build.len(), Default::default());
     for (i, r) in build.iter().enumerate() {
         table
             .entry(build_key.iter().map(|&c| &r[c]).collect())

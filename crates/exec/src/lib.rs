@@ -31,7 +31,7 @@ pub mod sql;
 pub use aggregate::{hash_aggregate, Agg, Aggregator};
 pub use expr::{Datum, Expr, Row};
 pub use join::hash_join;
-pub use scan::{scan, scan_aggregate, scan_each};
+pub use scan::{scan, scan_aggregate, scan_each, scan_fold};
 pub use sort::{sort, top_n, SortKey};
 pub use sql::query_rows;
 

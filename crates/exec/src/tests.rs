@@ -61,6 +61,30 @@ proptest! {
     }
 
     #[test]
+    fn merged_partial_aggregations_equal_one(r in rows(5), cuts in prop::collection::vec(0usize..40, 0..3)) {
+        // The rows cut in consecutive parts (as a scan on several threads cuts its key
+        // range), each aggregated alone, merged in order: the one aggregation's rows.
+        let aggs = [Agg::Sum(Expr::col(1)), Agg::Count, Agg::Min(Expr::col(2)), Agg::Max(Expr::col(1)), Agg::SumCount(Expr::col(1))];
+        let want = hash_aggregate(&r, &[0], &aggs);
+        let mut at: Vec<usize> = cuts.into_iter().map(|c| c.min(r.len())).collect();
+        at.sort_unstable();
+        at.push(r.len());
+        let (mut from, mut whole) = (0, None::<Aggregator>);
+        for to in at {
+            let mut a = Aggregator::new(1, &aggs);
+            for x in &r[from..to] {
+                a.add(&x[..1], x);
+            }
+            from = to;
+            match &mut whole {
+                Some(w) => w.merge(a),
+                None => whole = Some(a),
+            }
+        }
+        prop_assert_eq!(whole.unwrap().finish(), want);
+    }
+
+    #[test]
     fn sort_and_top_n_agree_with_std(r in rows(5), n in 0usize..50) {
         let keys = [SortKey { col: 0, asc: false }, SortKey { col: 2, asc: true }];
         let mut want = r.clone();

@@ -126,6 +126,7 @@ fn key(name: &str) -> Option<Key> {
         "scale-factor" => f(flag::SCALE_FACTOR, &["tpch"], Count),
         "streams" => f(flag::STREAMS, &["tpch"], Count),
         "analytic-streams" => f(flag::ANALYTIC_STREAMS, &["chbench"], Count),
+        "query-threads" => f(flag::QUERY_THREADS, &["tpch", "chbench"], Count),
         "scale" => f(flag::SCALE, &["tpcb"], Count),
         "customers" => f(flag::CUSTOMERS, &["tpce"], Count),
         "bpool" => f(flag::BPOOL_SIZE, ALL, Size),
@@ -182,12 +183,14 @@ fn set_field(name: &str, s: &mut RunSpec, x: &str) -> Result<(), String> {
         // for the scale factor, is a category on no axis: give the number).
         ("streams", Workload::Tpch(h)) => h.streams = Some(small(x)?.to_string()),
         ("analytic-streams", Workload::Chbench(c)) => c.analytic_streams = Some(small(x)?),
+        ("query-threads", Workload::Tpch(h)) => h.query_threads = Some(small(x)?),
+        ("query-threads", Workload::Chbench(c)) => c.query_threads = Some(small(x)?),
         _ => return Err(format!("not a field of {}", s.workload.name())),
     }
     Ok(())
 }
 
-pub const KEYS: &str = "threads, size, rows, keys, engine, mode, ordered-index, warehouses, scale, customers, scale-factor, streams, analytic-streams, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
+pub const KEYS: &str = "threads, size, rows, keys, engine, mode, ordered-index, warehouses, scale, customers, scale-factor, streams, analytic-streams, query-threads, bpool, coroutines, cores, write-bw (or log-write-bw), read-bw; with --simulate: llc, l1i";
 
 /// Why `name` cannot be varied in a sweep of `kind`, if it cannot.
 fn refused_for(name: &str, kind: Kind) -> Option<&'static str> {
@@ -200,6 +203,9 @@ fn refused_for(name: &str, kind: Kind) -> Option<&'static str> {
         ),
         (Key::Bandwidth { .. }, Kind::Simulate) => {
             Some("the simulator has no storage: sweep `run` for bandwidth")
+        }
+        (Key::Flag { flag, .. }, Kind::Simulate) if flag == flag::QUERY_THREADS => {
+            Some("the tracer runs one thread per stream: sweep `run` for query threads")
         }
         _ => None,
     }
@@ -2000,12 +2006,24 @@ mod tests {
         for bad in ["0", "-1", "x", "inf"] {
             assert!(set_field("scale-factor", &mut run, bad).is_err(), "{bad}");
         }
+        set_field("query-threads", &mut run, "2").unwrap();
+        let args = run.option_args();
+        assert!(
+            args.windows(2).any(|w| w == ["--query-threads", "2"]),
+            "{args:?}"
+        );
+        assert!(refused_for("query-threads", Kind::Simulate).is_some());
         h.vary = vec![parse_vary("warehouses=1,2").unwrap()];
         assert!(h.validate().unwrap_err().contains("not an option of tpch"));
         let c = Spec {
             workload: "chbench".into(),
             repeat: 1,
-            ..spec(&["cores=1,2", "warehouses=1,2", "analytic-streams=0,1"])
+            ..spec(&[
+                "cores=1,2",
+                "warehouses=1,2",
+                "analytic-streams=0,1",
+                "query-threads=1,2",
+            ])
         };
         c.validate().unwrap();
         // Queries per hour: the report's analytic_queries over its measured time; none

@@ -78,6 +78,7 @@ pub mod flag {
     pub const ANALYTICS_ONLY: &str = "--analytics-only";
     pub const ANALYTICS: &str = "--analytics";
     pub const ALONE: &str = "--alone";
+    pub const QUERY_THREADS: &str = "--query-threads";
 }
 
 /// An enum of an option's words: the type, its words, `as_str` and `parse`.
@@ -204,6 +205,8 @@ pub struct Tpch {
     /// `--streams S` or `--streams min`.
     pub streams: Option<String>,
     pub no_refresh: bool,
+    /// `--query-threads N`: threads per query's scans.
+    pub query_threads: Option<u32>,
 }
 
 /// CH-benCHmark's options: TPC-C's and the analytical side's.
@@ -215,6 +218,8 @@ pub struct Chbench {
     /// `--queries 1,6`, in the command line's words.
     pub queries: Option<String>,
     pub alone: bool,
+    /// `--query-threads N`: threads per analytical query's scans.
+    pub query_threads: Option<u32>,
 }
 
 /// A workload and the options that shape its database and transactions.
@@ -289,6 +294,7 @@ impl Workload {
                 a.opt(flag::QUERIES, h.queries.as_deref());
                 a.opt(flag::STREAMS, h.streams.as_deref());
                 a.switch(flag::NO_REFRESH, h.no_refresh);
+                a.opt(flag::QUERY_THREADS, h.query_threads);
             }
             Workload::Chbench(c) => {
                 c.tpcc.push_args(a);
@@ -296,6 +302,7 @@ impl Workload {
                 a.switch(flag::ANALYTICS_ONLY, c.analytics_only);
                 a.opt(flag::QUERIES, c.queries.as_deref());
                 a.switch(flag::ALONE, c.alone);
+                a.opt(flag::QUERY_THREADS, c.query_threads);
             }
         }
     }

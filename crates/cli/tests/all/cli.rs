@@ -125,6 +125,13 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         &["run", "tpch", "--txns", "5"],
         &["run", "tpch", "--streams", "41"],
         &["run", "tpch", "--streams", "two"],
+        // Query threads: none, no number, more than 64, on a SQL system, traced.
+        &["run", "tpch", "--query-threads", "0"],
+        &["run", "tpch", "--query-threads", "two"],
+        &["run", "tpch", "--query-threads", "65"],
+        &["run", "chbench", "--query-threads", "0"],
+        &["run", "tpch", "--engine", "sqlite", "--query-threads", "2"],
+        &["simulate", "tpch", "--query-threads", "2"],
         &["simulate", "tpch", "--scale-factor", "0.01", "--txns", "5"],
         &["simulate", "chbench", "--alone"],
         &["simulate", "chbench", "--analytics-only"],

@@ -296,14 +296,16 @@ fn workloads() -> impl Strategy<Value = Workload> {
                 (0..=40u32).prop_map(|n| n.to_string())
             ]),
             any::<bool>(),
+            1..=64u32,
         )
             .prop_map(
-                |(sf, q, streams, no_refresh)| Workload::Tpch(runspec::Tpch {
+                |(sf, q, streams, no_refresh, qt)| Workload::Tpch(runspec::Tpch {
                     scale_factor: Some(f64::from(sf) / 100.0),
                     // Only implemented CH queries parse; every TPC-H query is.
                     queries: q,
                     streams,
                     no_refresh,
+                    query_threads: Some(qt),
                 })
             ),
         (
@@ -315,17 +317,19 @@ fn workloads() -> impl Strategy<Value = Workload> {
                 1..=3
             )),
             any::<bool>(),
+            1..=64u32,
         )
-            .prop_map(
-                |(tpcc, a, only, q, alone)| Workload::Chbench(runspec::Chbench {
+            .prop_map(|(tpcc, a, only, q, alone, qt)| Workload::Chbench(
+                runspec::Chbench {
                     tpcc,
                     analytic_streams: Some(a),
                     // The two conflict: one of them at most.
                     analytics_only: only && !alone,
                     queries: q.map(|q| oltpscope::spec::query_words(&q)),
                     alone,
-                })
-            ),
+                    query_threads: Some(qt),
+                }
+            )),
     ]
 }
 

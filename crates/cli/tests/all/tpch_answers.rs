@@ -12,7 +12,10 @@
 //! count one pair, and a few queries touching ORDERS and LINEITEM must again answer
 //! alike; the serial engine's database must pass every check after it (the others'
 //! checks after refresh pairs are the command line's test, tests/all/tpch.rs, which
-//! runs them anyway). (PostgreSQL's answers are `engine_postgres`'s test.)
+//! runs them anyway). (PostgreSQL's answers are `engine_postgres`'s test.) The other
+//! built-in engines answer with two query threads (`--query-threads 2`): memory and
+//! mvcc scan in two parts on two threads, which must give the serial plan's rows;
+//! disk and partitioned fall back to one thread.
 
 use api::{Engine, EngineOptions, Session};
 use exec::Row;
@@ -60,14 +63,15 @@ fn opts() -> EngineOptions {
     }
 }
 
-/// Every case's answer on engine `E`, loaded at SF 0.01, then those of
-/// [`after_refresh`] after a refresh pair (`check`: whose database must then pass
-/// every check).
-fn answers<E: Engine>(opts: EngineOptions, check: bool) -> Vec<Vec<Row>> {
+/// Every case's answer on engine `E`, loaded at SF 0.01, with `threads` query threads,
+/// then those of [`after_refresh`] after a refresh pair (`check`: whose database must
+/// then pass every check).
+fn answers<E: Engine>(opts: EngineOptions, check: bool, threads: usize) -> Vec<Vec<Row>> {
     let t = Tpch::new(TpchConfig::default()).unwrap();
     let e = E::open(Arc::new(t.schema()), &opts).unwrap();
     t.load(&e, 2, 0, &|_| {}).unwrap();
     let mut s = Session::new(e.worker(0));
+    s.set_query_threads(threads);
     let run = |s: &mut Session<_>, q: &Query| {
         s.run(q.number() - 1, |s| {
             s.read_committed();
@@ -106,7 +110,7 @@ fn compare(engine: &str, got: &[Vec<Row>], want: &[Vec<Row>]) {
 
 #[test]
 fn every_query_answers_alike_on_every_engine() {
-    let want = answers::<engine_serial::SerialEngine>(opts(), true);
+    let want = answers::<engine_serial::SerialEngine>(opts(), true, 1);
     let found = |rows: &[Row]| match rows {
         [] => false,
         // One row: a sum must be non-zero (a row of strings is found).
@@ -136,26 +140,79 @@ fn every_query_answers_alike_on_every_engine() {
             }
         }
     }
-    let sqlite = answers::<engine_sqlite::SqliteEngine>(opts(), false);
+    let sqlite = answers::<engine_sqlite::SqliteEngine>(opts(), false, 1);
     compare("sqlite", &sqlite, &want);
     compare(
         "memory",
-        &answers::<engine_memory::MemoryEngine>(opts(), false),
+        &answers::<engine_memory::MemoryEngine>(opts(), false, 2),
         &want,
     );
     compare(
         "mvcc",
-        &answers::<engine_mvcc::MvccEngine>(opts(), false),
+        &answers::<engine_mvcc::MvccEngine>(opts(), false, 2),
         &want,
     );
     compare(
         "partitioned",
-        &answers::<engine_partitioned::PartitionedEngine>(opts(), false),
+        &answers::<engine_partitioned::PartitionedEngine>(opts(), false, 2),
         &want,
     );
     compare(
         "disk",
-        &answers::<engine_disk::DiskEngine>(opts(), false),
+        &answers::<engine_disk::DiskEngine>(opts(), false, 2),
         &want,
     );
+}
+
+/// With two query threads the memory and mvcc engines do scan on two threads inside a
+/// read-only transaction (the answers above would agree as well if they fell back to
+/// one), every row once.
+#[test]
+fn memory_and_mvcc_scan_on_several_threads() {
+    fn parts<E: Engine>() {
+        let t = Tpch::new(TpchConfig::default()).unwrap();
+        let e = E::open(Arc::new(t.schema()), &opts()).unwrap();
+        t.load(&e, 2, 0, &|_| {}).unwrap();
+        let mut s = Session::new(e.worker(0));
+        let ix = workloads::tpch::schema::LINEITEM.primary();
+        let (mut serial, mut threaded) = (0usize, [0usize; 2]);
+        s.run(0, |s| {
+            s.read_committed();
+            s.scan(
+                ix,
+                Unbounded,
+                Unbounded,
+                api::Dir::Forward,
+                usize::MAX,
+                |_, _| {
+                    serial += 1;
+                    true
+                },
+            )?;
+            let cut = workloads::tpch::schema::orders_key(30_000);
+            let [a, b] = &mut threaded;
+            let ran = s.scan_parts(
+                ix,
+                &[
+                    (Unbounded, Excluded(&cut[..])),
+                    (Included(&cut[..]), Unbounded),
+                ],
+                &mut [&mut |_, _| *a += 1, &mut |_, _| *b += 1],
+            )?;
+            assert!(ran, "{} refused a scan on two threads", E::NAME);
+            Ok(())
+        })
+        .unwrap();
+        assert!(
+            threaded[0] > 0 && threaded[1] > 0,
+            "{}: {threaded:?}",
+            E::NAME
+        );
+        assert_eq!(threaded[0] + threaded[1], serial, "{}", E::NAME);
+        drop(s);
+        e.shutdown().unwrap();
+    }
+    use std::ops::Bound::{Excluded, Included, Unbounded};
+    parts::<engine_memory::MemoryEngine>();
+    parts::<engine_mvcc::MvccEngine>();
 }

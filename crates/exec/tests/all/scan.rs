@@ -32,7 +32,7 @@ fn a_plan_over_two_tables_agrees_with_a_naive_computation() {
         s.insert(b, &key(g), &row).unwrap();
     }
     let u32_at = |r: &[u8], at: usize| u32::from_le_bytes(r[at..at + 4].try_into().unwrap()) as i64;
-    let read = |s: &mut Session<_>, t: TableId, keep: &dyn Fn(&[u8]) -> bool| {
+    let read = |s: &mut Session<_>, t: TableId, keep: &(dyn Fn(&[u8]) -> bool + Sync)| {
         scan(
             s,
             t.primary(),

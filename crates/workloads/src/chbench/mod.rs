@@ -57,6 +57,8 @@ pub struct ChConfig {
     pub streams: usize,
     /// The queries each stream runs, in this order, again and again.
     pub queries: Vec<u32>,
+    /// Threads each query's scans may use (`--query-threads`).
+    pub query_threads: usize,
 }
 
 impl Default for ChConfig {
@@ -66,6 +68,7 @@ impl Default for ChConfig {
             tpcc_threads: 1,
             streams: 1,
             queries: queries::stream_order(None),
+            query_threads: 1,
         }
     }
 }
@@ -97,6 +100,7 @@ impl Hybrid<ChKit> {
                 txn_threads: cfg.tpcc_threads,
                 streams: cfg.streams,
                 queries: cfg.queries,
+                query_threads: cfg.query_threads,
             },
         )
     }
@@ -159,6 +163,7 @@ impl Kit for ChKit {
             "tpcc_threads": cfg.txn_threads,
             "analytic_streams": cfg.streams,
             "queries": cfg.queries,
+            "query_threads": cfg.query_threads,
         })
     }
 

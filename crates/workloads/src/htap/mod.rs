@@ -82,6 +82,8 @@ pub struct HybridConfig {
     pub streams: usize,
     /// The queries each stream runs, in this order, again and again.
     pub queries: Vec<u32>,
+    /// Threads each query's scans may use (`--query-threads`).
+    pub query_threads: usize,
 }
 
 /// One measured query.
@@ -188,6 +190,7 @@ impl<K: Kit> Hybrid<K> {
         // A query reads committed data (on mvcc a snapshot, taken at the transaction's
         // begin; the hint lets the memory engine skip validating a scan's reads).
         s.read_committed();
+        s.set_query_threads(self.cfg.query_threads);
         let before = self.commits.load(Ordering::Relaxed);
         let t = std::time::Instant::now();
         let rows = self.kit.answer(n, s)?.len();

@@ -38,6 +38,9 @@ pub struct TpchConfig {
     pub refresh: bool,
     /// Query streams of the throughput test run after the power test (0: none).
     pub streams: usize,
+    /// Threads each query's scans may use (`--query-threads`; `exec` splits a scan
+    /// into that many parts on engines that can read on several threads).
+    pub query_threads: usize,
 }
 
 impl Default for TpchConfig {
@@ -48,7 +51,22 @@ impl Default for TpchConfig {
             queries: power::stream_order(None),
             refresh: true,
             streams: 0,
+            query_threads: 1,
         }
+    }
+}
+
+/// The most threads a query may use (`--query-threads`).
+pub const MAX_QUERY_THREADS: usize = 64;
+
+/// Parse `--query-threads N`: a whole number in `1..=MAX_QUERY_THREADS`.
+pub fn parse_query_threads(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_QUERY_THREADS).contains(&n) => Ok(n),
+        Ok(n) => Err(format!(
+            "--query-threads {n}: a query runs on 1 to {MAX_QUERY_THREADS} threads"
+        )),
+        Err(_) => Err(format!("--query-threads '{s}' is not a whole number")),
     }
 }
 
@@ -151,6 +169,7 @@ impl Workload for Tpch {
             "queries": self.cfg.queries,
             "refresh": self.cfg.refresh,
             "streams": self.cfg.streams,
+            "query_threads": self.cfg.query_threads,
         })
     }
 

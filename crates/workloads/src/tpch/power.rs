@@ -299,6 +299,7 @@ impl StreamWorker {
                 // more of it against the refresh functions), so an engine may skip
                 // read-set tracking.
                 s.read_committed();
+                s.set_query_threads(t.cfg.query_threads);
                 self.announce(&What::Query(q.number()), at);
                 let rows = q.answer(s)?.len() as u64;
                 self.last = Some(Timed {

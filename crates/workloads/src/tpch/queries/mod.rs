@@ -203,13 +203,20 @@ impl Query {
 
 // ---- what the plans share ----
 
+/// The plans' hash tables: FxHash (`rustc-hash`), not SipHash, whose defence against
+/// flooding is of no use on a query's own keys (integers, mostly) and costs several
+/// times as much per probe. No answer depends on a table's order (plans sort).
+pub(crate) type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
+/// See [`HashMap`].
+pub(crate) type HashSet<T> = rustc_hash::FxHashSet<T>;
+
 /// Every row of `table` that `keep` accepts, as `project` makes it (a full scan of the
 /// primary index, the predicate and projection inside the engine's scan).
 fn scan_all(
     s: &mut dyn Reader,
     table: TableId,
-    keep: impl Fn(&[u8]) -> bool,
-    project: impl Fn(&[u8]) -> Row,
+    keep: impl Fn(&[u8]) -> bool + Sync,
+    project: impl Fn(&[u8]) -> Row + Sync,
 ) -> Result<Vec<Row>> {
     exec::scan(
         s,
@@ -227,8 +234,8 @@ fn scan_all(
 fn scan_agg(
     s: &mut dyn Reader,
     table: TableId,
-    keep: impl Fn(&[u8]) -> bool,
-    project: impl Fn(&[u8]) -> Row,
+    keep: impl Fn(&[u8]) -> bool + Sync,
+    project: impl Fn(&[u8]) -> Row + Sync,
     group: usize,
     aggs: &[exec::Agg],
 ) -> Result<Vec<Row>> {
@@ -245,7 +252,7 @@ fn scan_agg(
 }
 
 /// The (n_nationkey, n_name) rows of the nations `keep` accepts.
-fn nations(s: &mut dyn Reader, keep: impl Fn(&[u8]) -> bool) -> Result<Vec<Row>> {
+fn nations(s: &mut dyn Reader, keep: impl Fn(&[u8]) -> bool + Sync) -> Result<Vec<Row>> {
     use super::schema::{Nation, NATION};
     use std::mem::offset_of;
     scan_all(s, NATION, keep, |r| {
@@ -257,10 +264,7 @@ fn nations(s: &mut dyn Reader, keep: impl Fn(&[u8]) -> bool) -> Result<Vec<Row>>
 }
 
 /// The keys of the nations named in `names` -> their N_NAME.
-fn nations_named(
-    s: &mut dyn Reader,
-    names: &[String],
-) -> Result<std::collections::HashMap<i64, Datum>> {
+fn nations_named(s: &mut dyn Reader, names: &[String]) -> Result<HashMap<i64, Datum>> {
     use super::schema::Nation;
     use std::mem::offset_of;
     let rows = nations(s, |r| {
@@ -287,7 +291,7 @@ fn region_nations(s: &mut dyn Reader, name: &str) -> Result<Vec<Row>> {
 }
 
 /// (key, value) rows as a map from the key.
-fn by_key(rows: Vec<Row>) -> std::collections::HashMap<i64, Datum> {
+fn by_key(rows: Vec<Row>) -> HashMap<i64, Datum> {
     rows.into_iter()
         .map(|r| (r[0].int(), r[1].clone()))
         .collect()
@@ -303,7 +307,7 @@ fn revenue(extendedprice: i64, discount: i64) -> i64 {
 }
 
 /// The ids in column `c` of `rows`.
-fn ids(rows: &[Row], c: usize) -> std::collections::HashSet<i64> {
+fn ids(rows: &[Row], c: usize) -> HashSet<i64> {
     rows.iter().map(|r| r[c].int()).collect()
 }
 
@@ -311,8 +315,8 @@ fn ids(rows: &[Row], c: usize) -> std::collections::HashSet<i64> {
 /// (the orders' keys tested in LINEITEM's scan: a semi-join).
 fn order_revenue(
     s: &mut dyn Reader,
-    keys: &std::collections::HashSet<i64>,
-    keep: impl Fn(&[u8]) -> bool,
+    keys: &HashSet<i64>,
+    keep: impl Fn(&[u8]) -> bool + Sync,
 ) -> Result<Vec<Row>> {
     use super::schema::{Lineitem, LINEITEM};
     use std::mem::offset_of;

@@ -2,12 +2,12 @@
 //! the suppliers of a region offering it at the region's lowest supply cost, the
 //! hundred with the largest account balances.
 
+use super::HashMap;
 use super::{i64c, lit, pick, scan_all, strc, text, u32c, Sql};
 use crate::tpch::gen::{REGIONS, TYPE_S3};
 use crate::tpch::schema::*;
 use api::{Reader, Result};
 use exec::{top_n, Datum, Row, SortKey};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,7 +97,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
             ]
         },
     )?;
-    let mut min: HashMap<i64, i64> = HashMap::new();
+    let mut min: HashMap<i64, i64> = HashMap::default();
     for o in &offers {
         let m = min.entry(o[0].int()).or_insert(i64::MAX);
         *m = (*m).min(o[2].int());

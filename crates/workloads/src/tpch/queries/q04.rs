@@ -1,12 +1,12 @@
 //! Q4, the order priority checking query (clause 2.4.4): the orders of a quarter with
 //! at least one line item received after its commit date, counted by priority.
 
+use super::HashSet;
 use super::{i64c, scan_all, text, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::*;
 use api::{Reader, Result};
 use exec::{sort, Agg, Datum, Row, SortKey};
-use std::collections::HashSet;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +46,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     )?;
     let ok = super::ids(&orders, 0);
     // The EXISTS: the quarter's orders with a late line item, gathered in LINEITEM's scan.
-    let mut late = HashSet::new();
+    let mut late = HashSet::default();
     exec::scan_each(
         s,
         LINEITEM.primary(),

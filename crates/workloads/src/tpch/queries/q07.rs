@@ -1,12 +1,12 @@
 //! Q7, the volume shipping query (clause 2.4.7): the revenue of goods shipped in 1995
 //! and 1996 between two nations, each way, by year.
 
+use super::HashMap;
 use super::{i64c, lit, scan_all, u32c, Sql};
 use crate::tpch::gen::{days_from_civil, NATIONS};
 use crate::tpch::schema::*;
 use api::{Reader, Result};
 use exec::{sort, Agg, Datum, Expr, Row, SortKey};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,12 +1,12 @@
 //! Q8, the national market share query (clause 2.4.8): a nation's share of a region's
 //! revenue from one part type in 1995 and 1996.
 
+use super::HashMap;
 use super::{i64c, lit, scan_all, strc, u32c, Sql};
 use crate::tpch::gen::{days_from_civil, NATIONS, REGIONS, TYPE_S1, TYPE_S2, TYPE_S3};
 use crate::tpch::schema::*;
 use api::{Reader, Result};
 use exec::{sort, Agg, Datum, Expr, Row, SortKey};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,12 +1,12 @@
 //! Q9, the product type profit measure query (clause 2.4.9): the profit on parts whose
 //! name holds a colour, by supplier nation and year.
 
+use super::HashMap;
 use super::{i64c, scan_all, strc, u32c, Sql};
 use crate::tpch::gen::P_NAME_WORDS;
 use crate::tpch::schema::*;
 use api::{Reader, Result};
 use exec::{sort, Agg, Datum, Expr, Row, SortKey};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,7 +76,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     .map(|r| ((r[0].int(), r[1].int()), r[2].int()))
     .collect();
     // o_orderkey -> o_year, every order.
-    let mut years = HashMap::new();
+    let mut years = HashMap::default();
     exec::scan_each(
         s,
         ORDERS.primary(),

@@ -1,12 +1,12 @@
 //! Q11, the important stock identification query (clause 2.4.11): the parts whose
 //! stock at a nation's suppliers is worth more than a fraction of all its stock.
 
+use super::HashSet;
 use super::{i64c, lit, u32c, Sql};
 use crate::tpch::gen::NATIONS;
 use crate::tpch::schema::*;
 use api::{Reader, Result};
 use exec::{sort, Agg, Datum, Expr, Row, SortKey};
-use std::collections::HashSet;
 use std::mem::offset_of;
 
 /// FRACTION is 0.0001 / SF (clause 2.4.11.3), and SUPPLIER holds 10,000 x SF rows, so
@@ -36,7 +36,7 @@ impl Params {
 /// Raw rows: ps_partkey, value (cents); value descending (ties by part key).
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let nation = super::nations_named(s, std::slice::from_ref(&p.nation))?;
-    let (mut ours, mut suppliers) = (HashSet::new(), 0i64);
+    let (mut ours, mut suppliers) = (HashSet::default(), 0i64);
     exec::scan_each(
         s,
         SUPPLIER.primary(),

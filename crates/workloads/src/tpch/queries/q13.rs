@@ -6,7 +6,6 @@ use super::{pick, strc, u32c, Sql};
 use crate::tpch::schema::*;
 use api::{Reader, Result};
 use exec::{sort, Agg, Datum, Row, SortKey};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,13 +36,9 @@ impl Params {
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (a, b) = (p.word1.as_bytes(), p.word2.as_bytes());
     // o_custkey -> the number of its orders that count.
-    let mut orders: HashMap<i64, i64> = HashMap::new();
-    super::sets::each(s, ORDERS, |r| {
-        if !contains_in_order(strc(r, offset_of!(Orders, o_comment), 79), a, b) {
-            *orders
-                .entry(u32c(r, offset_of!(Orders, o_custkey)))
-                .or_default() += 1;
-        }
+    let orders = super::sets::sum_by(s, ORDERS, |r| {
+        (!contains_in_order(strc(r, offset_of!(Orders, o_comment), 79), a, b))
+            .then(|| (u32c(r, offset_of!(Orders, o_custkey)), 1))
     })?;
     // Every customer (the outer join), by its count.
     let mut g = super::scan_agg(

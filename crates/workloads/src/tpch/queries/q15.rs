@@ -3,12 +3,12 @@
 //! in the SQL text (clause 2.1.3.3's variant) and a hash map in the plan.
 
 use super::sets::each;
+use super::HashMap;
 use super::{i64c, revenue, scan_all, text, u32c, Sql};
 use crate::tpch::gen::days_from_civil;
 use crate::tpch::schema::{Lineitem, Supplier, LINEITEM, SUPPLIER};
 use api::{Reader, Result};
 use exec::{sort, Datum, Row, SortKey};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -35,7 +35,7 @@ impl Params {
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 3)));
     // revenue0: l_suppkey -> total revenue.
-    let mut rev: HashMap<i64, i64> = HashMap::new();
+    let mut rev: HashMap<i64, i64> = HashMap::default();
     each(s, LINEITEM, |r| {
         if (lo..hi).contains(&u32c(r, offset_of!(Lineitem, l_shipdate))) {
             *rev.entry(u32c(r, offset_of!(Lineitem, l_suppkey)))

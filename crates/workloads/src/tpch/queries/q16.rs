@@ -4,11 +4,11 @@
 
 use super::sets::{contains_in_order, each};
 use super::{lit, pick, strc, u32c, Sql};
+use super::{HashMap, HashSet};
 use crate::tpch::gen::{TYPE_S1, TYPE_S2};
 use crate::tpch::schema::{Part, PartSupp, Supplier, PART, PARTSUPP, SUPPLIER};
 use api::{Reader, Result, SqlDialect};
 use exec::{sort, Datum, Row, SortKey};
-use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -56,14 +56,14 @@ fn complains(comment: &[u8]) -> bool {
 /// Raw (and reported) rows: p_brand, p_type, p_size, supplier_cnt; supplier_cnt
 /// descending, then brand, type and size.
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
-    let mut bad = HashSet::new();
+    let mut bad = HashSet::default();
     each(s, SUPPLIER, |r| {
         if complains(strc(r, offset_of!(Supplier, s_comment), 101)) {
             bad.insert(u32c(r, offset_of!(Supplier, s_suppkey)));
         }
     })?;
     // p_partkey -> (p_brand, p_type, p_size)
-    let mut parts: HashMap<i64, Group> = HashMap::new();
+    let mut parts: HashMap<i64, Group> = HashMap::default();
     each(s, PART, |r| {
         let brand = strc(r, offset_of!(Part, p_brand), 10);
         let ty = strc(r, offset_of!(Part, p_type), 25);
@@ -79,7 +79,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         }
     })?;
     // (brand, type, size) -> distinct suppliers
-    let mut groups: HashMap<&Group, HashSet<i64>> = HashMap::new();
+    let mut groups: HashMap<&Group, HashSet<i64>> = HashMap::default();
     each(s, PARTSUPP, |r| {
         let supp = u32c(r, offset_of!(PartSupp, ps_suppkey));
         if let Some(g) = parts.get(&u32c(r, offset_of!(PartSupp, ps_partkey))) {

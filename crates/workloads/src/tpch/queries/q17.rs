@@ -4,11 +4,11 @@
 
 use super::sets::each;
 use super::{i64c, lit, pick, strc, u32c, Sql};
+use super::{HashMap, HashSet};
 use crate::tpch::gen::{CONTAINER_S1, CONTAINER_S2};
 use crate::tpch::schema::{Lineitem, Part, LINEITEM, PART};
 use api::{Reader, Result};
 use exec::{Datum, Row};
-use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +37,7 @@ impl Params {
 /// Raw row: sum(l_extendedprice) in cents of the small-quantity lines. A line is small
 /// when `l_quantity < 0.2 x avg`, i.e. `5 x l_quantity x count < sum` (exact).
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
-    let mut parts = HashSet::new();
+    let mut parts = HashSet::default();
     each(s, PART, |r| {
         if strc(r, offset_of!(Part, p_brand), 10) == p.brand.as_bytes()
             && strc(r, offset_of!(Part, p_container), 10) == p.container.as_bytes()
@@ -58,7 +58,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         }
     })?;
     // l_partkey -> (sum of quantities, count)
-    let mut avg: HashMap<i64, (i64, i64)> = HashMap::new();
+    let mut avg: HashMap<i64, (i64, i64)> = HashMap::default();
     for &(part, qty, _) in &lines {
         let a = avg.entry(part).or_default();
         a.0 += qty;

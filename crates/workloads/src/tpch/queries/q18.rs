@@ -1,12 +1,10 @@
 //! Q18, the large volume customer query (clause 2.4.18): the hundred orders whose line
 //! items' quantities add up to more than QUANTITY, with their customers.
 
-use super::sets::each;
 use super::{i64c, scan_all, text, u32c, Sql};
 use crate::tpch::schema::{Customer, Lineitem, Orders, CUSTOMER, LINEITEM, ORDERS};
 use api::{Reader, Result};
 use exec::{hash_join, top_n, Datum, Row, SortKey};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -32,10 +30,11 @@ impl Params {
 /// key); a hundred.
 pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     // l_orderkey -> sum(l_quantity), every order's.
-    let mut qty: HashMap<i64, i64> = HashMap::new();
-    each(s, LINEITEM, |r| {
-        *qty.entry(i64c(r, offset_of!(Lineitem, l_orderkey)))
-            .or_default() += i64c(r, offset_of!(Lineitem, l_quantity));
+    let mut qty = super::sets::sum_by(s, LINEITEM, |r| {
+        Some((
+            i64c(r, offset_of!(Lineitem, l_orderkey)),
+            i64c(r, offset_of!(Lineitem, l_quantity)),
+        ))
     })?;
     qty.retain(|_, q| *q > p.quantity * 100);
     // (o_orderkey, o_custkey, o_orderdate, o_totalprice, sum)

@@ -1,11 +1,11 @@
 //! Q19, the discounted revenue query (clause 2.4.19): the revenue of air-shipped,
 //! hand-delivered line items of three brand, container, size and quantity classes.
 
+use super::HashMap;
 use super::{i64c, lit, scan_all, strc, u32c, Sql};
 use crate::tpch::schema::{Lineitem, Part, LINEITEM, PART};
 use api::{Reader, Result};
 use exec::{Agg, Datum, Expr, Row};
-use std::collections::HashMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]

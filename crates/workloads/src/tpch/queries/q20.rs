@@ -4,11 +4,11 @@
 
 use super::sets::{each, nation_key};
 use super::{i64c, jan1, lit, pick, scan_all, strc, text, u32c, Sql};
+use super::{HashMap, HashSet};
 use crate::tpch::gen::{NATIONS, P_NAME_WORDS};
 use crate::tpch::schema::{Lineitem, Part, PartSupp, Supplier, LINEITEM, PART, PARTSUPP, SUPPLIER};
 use api::{Reader, Result};
 use exec::{sort, Row, SortKey};
-use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -50,7 +50,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let Some(nation) = nation_key(s, &p.nation)? else {
         return Ok(Vec::new());
     };
-    let mut parts = HashSet::new();
+    let mut parts = HashSet::default();
     each(s, PART, |r| {
         if strc(r, offset_of!(Part, p_name), 55).starts_with(p.color.as_bytes()) {
             parts.insert(u32c(r, offset_of!(Part, p_partkey)));
@@ -58,7 +58,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     })?;
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 12)));
     // (l_partkey, l_suppkey) -> sum(l_quantity) over the year
-    let mut shipped: HashMap<(i64, i64), i64> = HashMap::new();
+    let mut shipped: HashMap<(i64, i64), i64> = HashMap::default();
     each(s, LINEITEM, |r| {
         let part = u32c(r, offset_of!(Lineitem, l_partkey));
         if parts.contains(&part) && (lo..hi).contains(&u32c(r, offset_of!(Lineitem, l_shipdate))) {
@@ -67,7 +67,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
                 .or_default() += i64c(r, offset_of!(Lineitem, l_quantity));
         }
     })?;
-    let mut supps = HashSet::new();
+    let mut supps = HashSet::default();
     each(s, PARTSUPP, |r| {
         let key = (
             u32c(r, offset_of!(PartSupp, ps_partkey)),

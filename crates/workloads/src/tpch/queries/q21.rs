@@ -3,11 +3,11 @@
 
 use super::sets::{each, nation_key};
 use super::{i64c, lit, strc, text, u32c, Sql};
+use super::{HashMap, HashSet};
 use crate::tpch::gen::NATIONS;
 use crate::tpch::schema::{Lineitem, Orders, Supplier, LINEITEM, ORDERS, SUPPLIER};
 use api::{Reader, Result};
 use exec::{top_n, Datum, Row, SortKey};
-use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +64,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         return Ok(Vec::new());
     };
     // s_suppkey -> s_name, the nation's suppliers.
-    let mut names: HashMap<i64, Datum> = HashMap::new();
+    let mut names: HashMap<i64, Datum> = HashMap::default();
     each(s, SUPPLIER, |r| {
         if u32c(r, offset_of!(Supplier, s_nationkey)) == nation {
             names.insert(
@@ -73,13 +73,13 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
             );
         }
     })?;
-    let mut finished = HashSet::new();
+    let mut finished = HashSet::default();
     each(s, ORDERS, |r| {
         if strc(r, offset_of!(Orders, o_orderstatus), 1) == b"F" {
             finished.insert(i64c(r, offset_of!(Orders, o_orderkey)));
         }
     })?;
-    let mut orders: HashMap<i64, Order> = HashMap::new();
+    let mut orders: HashMap<i64, Order> = HashMap::default();
     each(s, LINEITEM, |r| {
         let key = i64c(r, offset_of!(Lineitem, l_orderkey));
         if finished.contains(&key) {
@@ -93,7 +93,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     })?;
     // s_suppkey -> numwait: the late lines of an order's only late supplier, when the
     // order has another supplier.
-    let mut wait: HashMap<i64, i64> = HashMap::new();
+    let mut wait: HashMap<i64, i64> = HashMap::default();
     for o in orders.values() {
         match o.late {
             Some(supp) if o.several && !o.late_several && names.contains_key(&supp) => {

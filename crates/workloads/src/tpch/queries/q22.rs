@@ -3,11 +3,12 @@
 //! the average of those countries' positive balances.
 
 use super::sets::each;
+use super::HashMap;
 use super::{i64c, lit, u32c, Sql};
 use crate::tpch::schema::{Customer, Orders, CUSTOMER, ORDERS};
 use api::{Reader, Result};
 use exec::{Datum, Row};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::mem::offset_of;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +54,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         }
     })?;
     // c_custkey -> (code, balance) of the customers above the average.
-    let mut rich: HashMap<i64, (&str, i64)> = HashMap::new();
+    let mut rich: HashMap<i64, (&str, i64)> = HashMap::default();
     each(s, CUSTOMER, |r| {
         if let Some(c) = code(p, r) {
             if bal(r) * n > sum {

@@ -13,6 +13,33 @@ pub(super) fn each(s: &mut dyn Reader, table: TableId, f: impl FnMut(&[u8])) -> 
     exec::scan_each(s, table.primary(), Bound::Unbounded, Bound::Unbounded, f)
 }
 
+/// Sums by key over every row of `table`: `f` gives a row's (key, addend), or `None`
+/// for a row that does not count (on several query threads: a map per part, added up;
+/// `exec::scan_fold`).
+pub(super) fn sum_by(
+    s: &mut dyn Reader,
+    table: TableId,
+    f: impl Fn(&[u8]) -> Option<(i64, i64)> + Sync,
+) -> Result<super::HashMap<i64, i64>> {
+    exec::scan_fold(
+        s,
+        table.primary(),
+        Bound::Unbounded,
+        Bound::Unbounded,
+        super::HashMap::default,
+        |m, r| {
+            if let Some((k, v)) = f(r) {
+                *m.entry(k).or_default() += v;
+            }
+        },
+        |m, part| {
+            for (k, v) in part {
+                *m.entry(k).or_default() += v;
+            }
+        },
+    )
+}
+
 /// The key of the nation named `name` (`None`: no such nation).
 pub(super) fn nation_key(s: &mut dyn Reader, name: &str) -> Result<Option<i64>> {
     let named = super::nations_named(s, std::slice::from_ref(&name.to_string()))?;
