@@ -978,6 +978,7 @@ impl Worker for MemoryWorker<'_> {
         std::thread::scope(|sc| {
             for (&(lo, hi), f) in parts.iter().zip(sinks.iter_mut()) {
                 sc.spawn(move || {
+                    rt::unpin_current();
                     let _g = crossbeam_epoch::pin();
                     let mut row = vec![0u8; rs];
                     tree.scan_hint(lo, hi, true, usize::MAX, &mut |_, _| {}, &mut |k, val| {

@@ -417,6 +417,7 @@ impl Worker for MvccWorker<'_> {
                 .zip(sinks.iter_mut())
                 .map(|(&(lo, hi), f)| {
                     sc.spawn(move || {
+                        rt::unpin_current();
                         let _g = crossbeam_epoch::pin();
                         let (mut nodes, mut reads) = (Vec::new(), Vec::new());
                         tree.scan_hint(

@@ -499,6 +499,23 @@ pub fn blocking<R: Send>(kind: WaitKind, f: impl FnOnce() -> R + Send) -> R {
     r
 }
 
+/// Let the current thread run on any CPU the process may use. A thread inherits its
+/// creator's affinity, and the driver pins each worker to one core (`--no-pin` aside), so
+/// the threads a worker starts for one query's scan parts would otherwise all share the
+/// worker's core. The mask is the main thread's, which nothing pins: the process's CPUs
+/// (within its cgroup's cpuset, `--cores`).
+pub fn unpin_current() {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: a zeroed `cpu_set_t` is a valid empty set; both calls get its true size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(libc::getpid(), size, &mut set) == 0 {
+            // A failure leaves the thread where it was: slower, never wrong.
+            libc::sched_setaffinity(0, size, &set);
+        }
+    }
+}
+
 /// The one conflict back-off policy: before retry `n` of a transaction that aborted on
 /// a conflict, wait a random number of spins below 2^min(n, 12); past 16 tries also give
 /// the core (or, under a coroutine scheduler, the thread) away.
