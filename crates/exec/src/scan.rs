@@ -27,21 +27,13 @@ pub fn scan(
     keep: impl Fn(&[u8]) -> bool + Sync,
     project: impl Fn(&[u8]) -> Row + Sync,
 ) -> Result<Vec<Row>> {
-    let parts = scan_split(s, index, lo, hi, Vec::new, |out: &mut Vec<Row>, r| {
+    let keep_row = |out: &mut Vec<Row>, r: &[u8]| {
         if keep(r) {
             out.push(project(r));
         }
-    })?;
-    if let Some(parts) = parts {
-        return Ok(parts.concat());
-    }
-    let mut out = Vec::new();
-    scan_each(s, index, lo, hi, |r| {
-        if keep(r) {
-            out.push(project(r));
-        }
-    })?;
-    Ok(out)
+    };
+    // Parts in key order: their rows concatenated are the serial scan's.
+    scan_fold(s, index, lo, hi, Vec::new, keep_row, |out, p| out.extend(p))
 }
 
 /// Hand each row of `index` in `lo..hi` to `f`, inside the engine's scan callback:
@@ -107,21 +99,9 @@ pub fn scan_aggregate(
             a.add(&row[..group], &row);
         }
     };
-    let parts = scan_split(s, index, lo, hi, || Aggregator::new(group, aggs), fold)?;
-    let a = match parts {
-        Some(parts) => {
-            let mut parts = parts.into_iter();
-            let mut a = parts.next().expect("at least two parts");
-            // Parts in key order: groups then appear in the serial scan's order.
-            parts.for_each(|p| a.merge(p));
-            a
-        }
-        None => {
-            let mut a = Aggregator::new(group, aggs);
-            scan_each(s, index, lo, hi, |r| fold(&mut a, r))?;
-            a
-        }
-    };
+    // Parts in key order: groups then appear in the serial scan's order.
+    let init = || Aggregator::new(group, aggs);
+    let a = scan_fold(s, index, lo, hi, init, fold, |a, p| a.merge(p))?;
     Ok(a.finish())
 }
 
