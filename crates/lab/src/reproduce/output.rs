@@ -372,10 +372,10 @@ mod tests {
         };
         let text = to_text(&o);
         assert!(
-            text.contains("  tpcc-teams             1 s  2 repetitions run, 1 already done\n"),
+            text.contains("  tpcc-teams           1 s  2 repetitions run, 1 already done\n"),
             "{text}"
         );
-        assert!(text.contains("  (outside them)         0 s\n"), "{text}");
+        assert!(text.contains("  (outside them)       0 s\n"), "{text}");
         assert!(text.contains("[within noise]"), "{text}");
         assert!(
             text.contains("1 agree, 0 disagree, 1 within noise, 2 not available"),
