@@ -1773,6 +1773,64 @@ pub fn jobs(kind: Kind) -> usize {
     }
 }
 
+/// The machine's share of repetitions, across every sweep of this process: sweeps run
+/// side by side (`reproduce`'s simulations) hold one slot per simulation, at most
+/// [`jobs`]`(Simulate)` at once, and a native run or profile holds every slot, so it
+/// runs alone as its measured throughput needs. First come, first served: a native
+/// repetition waiting for every slot is not passed by later simulations.
+struct Slots {
+    state: std::sync::Mutex<SlotState>,
+    freed: std::sync::Condvar,
+}
+
+struct SlotState {
+    held: usize,
+    /// Tickets handed out and the next one served (FIFO).
+    next: u64,
+    serving: u64,
+}
+
+static SLOTS: Slots = Slots::new();
+
+/// Slots held by one repetition, given back when dropped.
+struct Held<'a>(&'a Slots, usize);
+
+impl Slots {
+    const fn new() -> Slots {
+        Slots {
+            state: std::sync::Mutex::new(SlotState {
+                held: 0,
+                next: 0,
+                serving: 0,
+            }),
+            freed: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Wait for the slots a repetition of `kind` needs, of `cap` in all.
+    fn take(&self, kind: Kind, cap: usize) -> Held<'_> {
+        let want = if kind.native() { cap } else { 1 };
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let ticket = st.next;
+        st.next += 1;
+        while st.serving != ticket || st.held + want > cap {
+            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.held += want;
+        st.serving += 1;
+        self.freed.notify_all();
+        Held(self, want)
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        let mut st = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.held -= self.1;
+        self.0.freed.notify_all();
+    }
+}
+
 /// Run the sweep into `dir` (resuming it if it holds the same sweep), then summarize.
 /// `exe`: the oltpscope executable the children run; [`jobs`] repetitions at once, each
 /// announced (`Event::Start`) as it starts and reported as it finishes.
@@ -1785,6 +1843,7 @@ pub fn run(
     spec.validate()?;
     let controls = Controls::for_spec(spec)?;
     open_dir(dir, spec)?;
+    let slots = jobs(Kind::Simulate);
     let jobs = jobs(spec.kind);
     let mut failures = Vec::new();
     let mut finished = |p: &Point, rep: u32, outcome: Outcome, event: &mut dyn FnMut(Event)| {
@@ -1825,7 +1884,9 @@ pub fn run(
                 });
                 let (tx, controls, p) = (tx.clone(), &controls, p.clone());
                 sc.spawn(move || {
+                    let held = SLOTS.take(spec.kind, slots);
                     let o = run_rep(exe, dir, spec, controls, &p, rep);
+                    drop(held);
                     // The receiver outlives every sender (this scope).
                     let _ = tx.send((p, rep, o));
                 });
@@ -1863,6 +1924,29 @@ mod tests {
         assert_eq!(jobs(Kind::Profile), 1);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         assert_eq!(jobs(Kind::Simulate), cores.min(8));
+    }
+
+    #[test]
+    fn simulations_share_the_slots_and_a_native_run_waits_for_all() {
+        let slots = Slots::new();
+        let (a, b) = (slots.take(Kind::Simulate, 2), slots.take(Kind::Simulate, 2));
+        std::thread::scope(|sc| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let slots = &slots;
+            sc.spawn(move || {
+                let held = slots.take(Kind::Run, 2);
+                tx.send(held.1).unwrap();
+            });
+            // Both slots are held: the run cannot start.
+            let wait = std::time::Duration::from_millis(50);
+            assert!(rx.recv_timeout(wait).is_err());
+            drop(a);
+            assert!(rx.recv_timeout(wait).is_err(), "one slot is not all");
+            drop(b);
+            assert_eq!(rx.recv().unwrap(), 2);
+        });
+        // All given back: a simulation takes one at once.
+        assert_eq!(slots.take(Kind::Simulate, 2).1, 1);
     }
 
     #[test]

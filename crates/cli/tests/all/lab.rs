@@ -790,6 +790,15 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
         "{out}"
     );
     let r = json(&dir.join("reproduce.json"));
+    // Each experiment's time in this run, in the order they ran, in the JSON and text.
+    let ex = r["experiments"].as_array().unwrap();
+    assert_eq!(ex[0]["id"], "size", "{ex:?}");
+    assert!(
+        ex.iter()
+            .all(|e| e["elapsed_s"].as_f64().unwrap() > 0.0 && e["ran"].as_u64().unwrap() >= 1),
+        "{ex:?}"
+    );
+    assert!(out.contains("Experiments (elapsed in this run)"), "{out}");
     let verdicts = r["verdicts"].as_array().unwrap();
     let status = |id: &str| {
         verdicts.iter().find(|v| v["id"] == id).unwrap()["status"]

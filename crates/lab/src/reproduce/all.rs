@@ -2,7 +2,7 @@
 //! run would write it (and resumed the same way), then one index over the five: each
 //! paper's verdict counts and time, linked to its own page.
 
-use super::common::{Counts, Ctx, Outcome, Scale, PAPERS, RESULT_JSON};
+use super::common::{Counts, Ctx, Experiment, Outcome, Scale, PAPERS, RESULT_JSON};
 use super::{check_out, reproduce, STARTED};
 use std::path::{Path, PathBuf};
 
@@ -16,6 +16,8 @@ pub struct Entry {
     pub title: String,
     pub counts: Counts,
     pub elapsed_s: f64,
+    /// The paper's experiments and their times in this run.
+    pub experiments: Vec<Experiment>,
 }
 
 impl Entry {
@@ -25,6 +27,7 @@ impl Entry {
             title: o.paper.title.clone(),
             counts: o.counts,
             elapsed_s: o.elapsed_s,
+            experiments: o.experiments.clone(),
         }
     }
 }
@@ -94,8 +97,19 @@ pub fn to_text(entries: &[Entry], elapsed_s: f64) -> String {
             e.counts.text(),
             e.paper
         );
+        if !e.experiments.is_empty() {
+            t += &format!("{:<12}          {}\n", "", experiments_line(&e.experiments));
+        }
     }
     t + &format!("all five papers in {elapsed_s:.0} s\n")
+}
+
+/// "size 310 s, index 12 s, ..." in the order they ran.
+fn experiments_line(xs: &[Experiment]) -> String {
+    (xs.iter())
+        .map(|x| format!("{} {:.0} s", x.id, x.elapsed_s))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn to_html(scale: Scale, entries: &[Entry], elapsed_s: f64) -> String {
@@ -105,12 +119,12 @@ fn to_html(scale: Scale, entries: &[Entry], elapsed_s: f64) -> String {
             .replace('>', "&gt;")
     };
     let mut b = format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>oltpscope: the five papers reproduced</title></head><body>\n<h1>The five papers reproduced</h1>\n<p>Scale: {scale:?}; {elapsed_s:.0} s in all.</p>\n<table><tr><th>paper</th><th>title</th><th>agree</th><th>disagree</th><th>within noise</th><th>not available</th><th>not measured</th><th>time (s)</th></tr>\n"
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>oltpscope: the five papers reproduced</title></head><body>\n<h1>The five papers reproduced</h1>\n<p>Scale: {scale:?}; {elapsed_s:.0} s in all.</p>\n<table><tr><th>paper</th><th>title</th><th>agree</th><th>disagree</th><th>within noise</th><th>not available</th><th>not measured</th><th>time (s)</th><th>experiments (time in this run)</th></tr>\n"
     );
     for e in entries {
         let c = &e.counts;
         b += &format!(
-            "<tr><td><a href=\"{0}/index.html\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td><td>{6}</td><td>{7:.0}</td></tr>\n",
+            "<tr><td><a href=\"{0}/index.html\">{0}</a></td><td>{1}</td><td>{2}</td><td>{3}</td><td>{4}</td><td>{5}</td><td>{6}</td><td>{7:.0}</td><td>{8}</td></tr>\n",
             esc(&e.paper),
             esc(&e.title),
             c.agrees,
@@ -118,7 +132,8 @@ fn to_html(scale: Scale, entries: &[Entry], elapsed_s: f64) -> String {
             c.within_noise,
             c.not_available,
             c.not_measured,
-            e.elapsed_s
+            e.elapsed_s,
+            esc(&experiments_line(&e.experiments))
         );
     }
     b + "</table>\n</body></html>\n"
@@ -143,6 +158,12 @@ mod tests {
                     ..Counts::default()
                 },
                 elapsed_s: 10.0 * i as f64,
+                experiments: vec![Experiment {
+                    id: format!("sweep{i}"),
+                    elapsed_s: 4.0 * i as f64,
+                    ran: 1,
+                    resumed: 0,
+                }],
             })
             .collect();
         write(d.path(), Scale::Tiny, &entries, 123.0).unwrap();
@@ -155,7 +176,8 @@ mod tests {
         }
         assert!(html.contains("Title &lt;3&gt;") && !html.contains("<3>"));
         let text = std::fs::read_to_string(d.path().join("reproduce.txt")).unwrap();
-        assert_eq!(text.lines().count(), PAPERS.len() + 1);
+        assert_eq!(text.lines().count(), 2 * PAPERS.len() + 1);
+        assert!(text.contains("sweep2 8 s\n") && html.contains("<td>sweep3 12 s</td>"));
         assert!(text.contains("steps") && text.ends_with("all five papers in 123 s\n"));
         let j: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(d.path().join(RESULT_JSON)).unwrap())

@@ -257,7 +257,21 @@ pub struct Outcome {
     pub figures: Vec<(String, String)>,
     /// The sweep directories, relative to the output directory.
     pub sweeps: Vec<String>,
+    /// Each experiment's time in this run, in the order they ran.
+    pub experiments: Vec<Experiment>,
     pub elapsed_s: f64,
+}
+
+/// One experiment (a sweep) of a reproduction: how long it took in this run and how
+/// many of its repetitions ran then (a resumed run skips those already done).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Experiment {
+    pub id: String,
+    pub elapsed_s: f64,
+    /// Repetitions run (failed ones included).
+    pub ran: usize,
+    /// Repetitions found done by an earlier run.
+    pub resumed: usize,
 }
 
 /// The verdicts counted by status.
@@ -299,6 +313,7 @@ pub struct Ctx<'a> {
     /// Progress lines (one per finished repetition).
     pub say: &'a mut dyn FnMut(&str),
     pub(crate) sweeps: Vec<String>,
+    pub(crate) experiments: Vec<Experiment>,
 }
 
 impl<'a> Ctx<'a> {
@@ -309,35 +324,61 @@ impl<'a> Ctx<'a> {
             scale,
             say,
             sweeps: Vec::new(),
+            experiments: Vec::new(),
         }
     }
 
     /// Run (or resume) a sweep into `out/<id>`.
     pub(crate) fn sweep(&mut self, id: &str, spec: Spec) -> Result<Summary, String> {
-        let dir = self.out.join(id);
-        let say = &mut self.say;
-        let r = sweep::run(&self.exe, &dir, &spec, |ev| {
-            if let sweep::Event::Finished {
-                point,
-                rep,
-                outcome,
-                headline,
-            } = ev
-            {
-                let what = match outcome {
-                    sweep::Outcome::Skipped => "already done".to_string(),
-                    sweep::Outcome::Done => headline.unwrap_or_else(|| "done".into()),
-                    sweep::Outcome::Failed(e) => format!("FAILED: {e}"),
-                };
-                say(&format!("  {id}/{point} rep{rep}: {what}\n"));
+        let mut r = self.sweeps_together(vec![(id.to_string(), spec)])?;
+        Ok(r.pop().expect("one sweep given, one summary"))
+    }
+
+    /// Run (or resume) several sweeps at once, each into `out/<id>`; their summaries in
+    /// the order given. Their repetitions share the machine's slots (`sweep::run`):
+    /// simulations of different sweeps fill both cores, a measured run still runs
+    /// alone. List the longest first: slots are served in the order asked for. Each
+    /// experiment's time is its own start to end, so times of sweeps run together
+    /// overlap.
+    pub(crate) fn sweeps_together(
+        &mut self,
+        list: Vec<(String, Spec)>,
+    ) -> Result<Vec<Summary>, String> {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let exe = &self.exe;
+        let out = &self.out;
+        let done: Vec<(Result<Summary, String>, Experiment)> = std::thread::scope(|sc| {
+            let handles: Vec<_> = list
+                .iter()
+                .map(|(id, spec)| {
+                    let tx = tx.clone();
+                    sc.spawn(move || run_one(exe, &out.join(id), id, spec, &tx))
+                })
+                .collect();
+            drop(tx);
+            // Progress lines as they come, from whichever sweep.
+            for line in rx {
+                (self.say)(&line);
             }
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a sweep's thread does not panic"))
+                .collect()
         });
-        if r.is_ok() {
+        let mut summaries = Vec::new();
+        for ((id, _), (r, e)) in list.iter().zip(done) {
+            let s = r?;
+            (self.say)(&format!(
+                "  {id}: {:.0} s ({} repetitions run, {} already done)\n",
+                e.elapsed_s, e.ran, e.resumed
+            ));
+            self.experiments.push(e);
             self.sweeps.push(id.to_string());
             // Figures of the sweep itself (curves, normalized table) in its directory.
-            plot::plot(&dir)?;
+            plot::plot(&self.out.join(id))?;
+            summaries.push(s);
         }
-        r
+        Ok(summaries)
     }
 
     pub(crate) fn repeat(&self) -> u32 {
@@ -355,6 +396,54 @@ impl<'a> Ctx<'a> {
             Scale::Quick | Scale::Full => 3,
         }
     }
+}
+
+/// One sweep of `Ctx::sweeps_together`, its progress lines sent to `say`; its summary and
+/// its time.
+fn run_one(
+    exe: &Path,
+    dir: &Path,
+    id: &str,
+    spec: &Spec,
+    say: &std::sync::mpsc::Sender<String>,
+) -> (Result<Summary, String>, Experiment) {
+    let t0 = std::time::Instant::now();
+    let (mut ran, mut resumed) = (0, 0);
+    let r = sweep::run(exe, dir, spec, |ev| {
+        if let sweep::Event::Finished {
+            point,
+            rep,
+            outcome,
+            headline,
+        } = ev
+        {
+            let what = match outcome {
+                sweep::Outcome::Skipped => {
+                    resumed += 1;
+                    "already done".to_string()
+                }
+                sweep::Outcome::Done => {
+                    ran += 1;
+                    headline.unwrap_or_else(|| "done".into())
+                }
+                sweep::Outcome::Failed(e) => {
+                    ran += 1;
+                    format!("FAILED: {e}")
+                }
+            };
+            let _ = say.send(format!(
+                "  {id}/{point} rep{rep}: {what} ({:.0} s into {id})\n",
+                t0.elapsed().as_secs_f64()
+            ));
+        }
+    });
+    let e = Experiment {
+        id: id.to_string(),
+        elapsed_s: t0.elapsed().as_secs_f64(),
+        ran,
+        resumed,
+    };
+    (r, e)
 }
 
 /// The first complete repetition's report of the point with these values.

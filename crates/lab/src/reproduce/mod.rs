@@ -20,8 +20,8 @@ mod wonderland;
 
 pub use all::{reproduce_all, to_text as all_text, Entry as AllEntry, ALL};
 pub use common::{
-    combine, load_paper, Counts, Ctx, FindingText, Margin, Outcome, Paper, PaperTable, Row, Scale,
-    Status, Table, Verdict, PAPERS, RESULT_JSON,
+    combine, load_paper, Counts, Ctx, Experiment, FindingText, Margin, Outcome, Paper, PaperTable,
+    Row, Scale, Status, Table, Verdict, PAPERS, RESULT_JSON,
 };
 pub use output::{to_html, to_text};
 pub use steps::{steps_verdicts, StepsRep};
@@ -105,6 +105,7 @@ pub fn reproduce(paper: &str, ctx: &mut Ctx) -> Result<Outcome, String> {
         verdicts,
         figures,
         sweeps: ctx.sweeps.clone(),
+        experiments: ctx.experiments.clone(),
         elapsed_s: t0.elapsed().as_secs_f64(),
     };
     output::write(&ctx.out, &o)?;

@@ -77,6 +77,7 @@ pub fn to_text(o: &Outcome) -> String {
         s += "\n";
         s += &table_text(&t.caption, None, &t.columns, &t.rows);
     }
+    s += &experiments_text(o);
     s += &format!(
         "\n{}; {:.0} s at the {} scale\n",
         o.counts.text(),
@@ -88,6 +89,43 @@ pub fn to_text(o: &Outcome) -> String {
         }
     );
     s
+}
+
+/// Each experiment's time in this run, and what the run spent outside them (judging,
+/// pages, a load done apart).
+fn experiments_text(o: &Outcome) -> String {
+    if o.experiments.is_empty() {
+        return String::new();
+    }
+    const OUTSIDE: &str = "(outside them)";
+    let w = (o.experiments.iter().map(|e| e.id.len()))
+        .max()
+        .unwrap_or(0)
+        .max(OUTSIDE.len());
+    let mut s = "\nExperiments (elapsed in this run)\n".to_string();
+    for e in &o.experiments {
+        s += &format!("  {:<w$}  {:>6.0} s  {}\n", e.id, e.elapsed_s, reps_text(e));
+    }
+    let inside: f64 = o.experiments.iter().map(|e| e.elapsed_s).sum();
+    s += &format!(
+        "  {:<w$}  {:>6.0} s\n",
+        OUTSIDE,
+        (o.elapsed_s - inside).max(0.0)
+    );
+    s
+}
+
+/// "4 repetitions run, 2 already done".
+fn reps_text(e: &Experiment) -> String {
+    let mut t = format!(
+        "{} repetition{} run",
+        e.ran,
+        if e.ran == 1 { "" } else { "s" }
+    );
+    if e.resumed > 0 {
+        t += &format!(", {} already done", e.resumed);
+    }
+    t
 }
 
 /// The verdicts of the findings judged per system, one column per system (its label up
@@ -223,9 +261,17 @@ pub fn to_html(o: &Outcome) -> String {
     if !o.sweeps.is_empty() {
         b += "<h2>Sweeps</h2>\n<ul>\n";
         for s in &o.sweeps {
+            let time = o
+                .experiments
+                .iter()
+                .find(|e| e.id == *s)
+                .map_or(String::new(), |e| {
+                    format!("; {:.0} s in this run, {}", e.elapsed_s, reps_text(e))
+                });
             b += &format!(
-                "<li><a href=\"{0}/index.html\">{0}</a> (its points' results directories, summary and curves)</li>\n",
-                esc(s)
+                "<li><a href=\"{0}/index.html\">{0}</a> (its points' results directories, summary and curves{1})</li>\n",
+                esc(s),
+                esc(&time)
             );
         }
         b += "</ul>\n";
@@ -289,6 +335,7 @@ mod tests {
             verdicts: out,
             figures: vec![],
             sweeps: vec![],
+            experiments: vec![],
             elapsed_s: 0.0,
         });
         assert!(html.contains("Table 2") && html.contains("not available"));
@@ -314,10 +361,21 @@ mod tests {
             counts: c,
             verdicts,
             figures: vec![],
-            sweeps: vec![],
+            sweeps: vec!["tpcc-teams".into()],
+            experiments: vec![Experiment {
+                id: "tpcc-teams".into(),
+                elapsed_s: 0.6,
+                ran: 2,
+                resumed: 1,
+            }],
             elapsed_s: 1.0,
         };
         let text = to_text(&o);
+        assert!(
+            text.contains("  tpcc-teams           1 s  2 repetitions run, 1 already done\n"),
+            "{text}"
+        );
+        assert!(text.contains("  (outside them)       0 s\n"), "{text}");
         assert!(text.contains("[within noise]"), "{text}");
         assert!(
             text.contains("1 agree, 0 disagree, 1 within noise, 2 not available"),
@@ -325,9 +383,15 @@ mod tests {
         );
         let html = to_html(&o);
         assert!(html.contains("class=\"noise\"") && html.contains("1 within noise"));
+        assert!(
+            html.contains("1 s in this run, 2 repetitions run"),
+            "{html}"
+        );
         let j = serde_json::to_value(&o).unwrap();
         assert_eq!(j["counts"]["within_noise"], 1);
         assert_eq!(j["verdicts"][0]["status"], "within_noise");
+        assert_eq!(j["experiments"][0]["id"], "tpcc-teams");
+        assert_eq!(j["experiments"][0]["ran"], 2);
     }
 
     #[test]

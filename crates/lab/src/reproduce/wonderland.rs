@@ -459,41 +459,56 @@ fn wonderland_cases(ctx: &mut Ctx, v: &mut Verdicts) -> Result<Option<Cases>, St
     let mut absent = Vec::new();
     let mut rows = Vec::new();
     // The built-in engines share a sweep (its id is the one earlier results have).
-    for (group, suffix) in [
-        (&["memory", "disk"][..], ""),
-        (&["sqlite"][..], "-sqlite"),
-        (&["postgres"][..], "-postgres"),
-    ] {
-        let (workloads, txns, warm) = match plan(group[0], ctx.scale, pg) {
-            Ok(p) => p,
-            Err(why) => {
-                absent.push((group[0], why));
+    const GROUPS: [(&[&str], &str); 3] = [
+        (&["memory", "disk"], ""),
+        (&["sqlite"], "-sqlite"),
+        (&["postgres"], "-postgres"),
+    ];
+    // Every simulation is independent of the others: all the sweeps run together, two
+    // simulations at a time, the longest (the real systems') asked for first.
+    let mut runs: Vec<(&[&str], &str, String, Spec)> = Vec::new();
+    let mut unplanned = Vec::new();
+    for (group, suffix) in GROUPS.iter().rev() {
+        match plan(group[0], ctx.scale, pg) {
+            Ok((workloads, txns, warm)) => {
+                for w in workloads {
+                    let spec = simulate_spec(w, group, txns, warm)?;
+                    runs.push((group, *w, format!("{w}-simulate{suffix}"), spec));
+                }
+            }
+            Err(why) => unplanned.push((group[0], why)),
+        }
+    }
+    let list = (runs.iter()).map(|r| (r.2.clone(), r.3.clone())).collect();
+    let summaries = ctx.sweeps_together(list)?;
+    // The cases in the order of the groups, then of the workloads (as the tables show
+    // them).
+    for (group, _) in GROUPS {
+        if let Some(i) = unplanned.iter().position(|u| u.0 == group[0]) {
+            absent.push(unplanned.remove(i));
+            continue;
+        }
+        let mut any = vec![false; group.len()];
+        for ((g, w, id, _), s) in runs.iter().zip(&summaries) {
+            if *g != group {
                 continue;
             }
-        };
-        let before = cases.len();
-        for w in workloads {
-            let id = format!("{w}-simulate{suffix}");
-            let s = ctx.sweep(&id, simulate_spec(w, group, txns, warm)?)?;
-            for e in group {
-                match report(&ctx.out.join(&id), &s, &[("engine", e)]) {
+            for (i, e) in group.iter().enumerate() {
+                match report(&ctx.out.join(id), s, &[("engine", e)]) {
                     Some(r) => {
                         rows.push(traced_row(&format!("{w} {e}"), &r));
                         cases.push((format!("{w} {e}"), r["simulation"].clone()));
+                        any[i] = true;
                     }
                     None => failed.push(format!("{w} {e}")),
                 }
             }
         }
-        for e in group {
-            if !cases[before..].iter().any(|c| engine_of(&c.0) == *e) {
-                absent.push((
-                    *e,
-                    format!(
-                        "not measured: every simulation of {e} failed (see the sweeps' summaries)"
-                    ),
-                ));
-            }
+        for (e, _) in group.iter().zip(&any).filter(|(_, a)| !**a) {
+            absent.push((
+                *e,
+                format!("not measured: every simulation of {e} failed (see the sweeps' summaries)"),
+            ));
         }
     }
     if cases.is_empty() {
