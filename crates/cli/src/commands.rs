@@ -358,6 +358,9 @@ fn tpch_power(d: &TpchData, txn: &TpchTxn) -> Result<Tpch, String> {
         .as_ref()
         .or(txn.queries.as_ref())
         .map(|q| q.0.as_slice());
+    if let Some(dir) = &txn.answers {
+        workloads::tpch::answers::prepare(dir)?;
+    }
     let streams = match txn.streams {
         None => 0,
         Some(Streams(None)) => workloads::tpch::power::min_streams(d.scale_factor),
@@ -369,6 +372,7 @@ fn tpch_power(d: &TpchData, txn: &TpchTxn) -> Result<Tpch, String> {
         refresh: !txn.no_refresh,
         streams,
         query_threads: txn.query_threads,
+        answers: txn.answers.clone(),
         ..TpchConfig::default()
     })
 }
