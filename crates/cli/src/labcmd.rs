@@ -50,7 +50,7 @@ fn compare_answers(a: &CompareArgs) -> Result<(), String> {
     }
     let v = answers::compare(&a.a, &a.b)?;
     let (lines, all) = answers::to_text(&v, &a.a.display().to_string(), &a.b.display().to_string());
-    say(&lines.join("\n"));
+    say(&(lines.join("\n") + "\n"));
     if !all {
         std::process::exit(1);
     }

@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 enum Kind {
     /// An integer (keys, counts, sizes, years).
     Int,
-    /// A decimal in hundredths (cents; Q8's and Q14's percentages in hundredths).
+    /// A decimal in hundredths: cents; Q8's market share (a fraction) and Q14's
+    /// percentage, both reported in hundredths.
     Dec,
     /// A day number, written as a date.
     Date,
@@ -73,7 +74,7 @@ const COLUMNS: [&[(&str, Kind)]; 22] = [
         ("l_year", Int),
         ("revenue", Dec),
     ],
-    &[("o_year", Int), ("mkt_share_percent", Dec)],
+    &[("o_year", Int), ("mkt_share", Dec)],
     &[("nation", Str), ("o_year", Int), ("sum_profit", Dec)],
     &[
         ("c_custkey", Int),
@@ -92,7 +93,7 @@ const COLUMNS: [&[(&str, Kind)]; 22] = [
         ("low_line_count", Int),
     ],
     &[("c_count", Int), ("custdist", Int)],
-    &[("promo_revenue_percent", Dec)],
+    &[("promo_revenue", Dec)],
     &[
         ("s_suppkey", Int),
         ("s_name", Str),
