@@ -33,7 +33,8 @@ pub enum Cmd {
     /// operators included: q-scan, hash-join, hash-agg, sort) and by transaction type
     /// (a column per TPC-H query). `simulate tpch` traces the power test's chosen
     /// queries once each, with no warm-up unless --warmup-txns N; `simulate chbench`
-    /// TPC-C beside the analytical streams until --txns are measured.
+    /// TPC-C beside the analytical streams, `simulate tpce --analytics N` TPC-E beside
+    /// its analytical streams, until --txns (transactions and queries) are measured.
     Simulate {
         #[command(subcommand)]
         workload: Option<RunWorkload<SimOpts>>,
