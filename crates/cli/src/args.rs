@@ -33,7 +33,8 @@ pub enum Cmd {
     /// operators included: q-scan, hash-join, hash-agg, sort) and by transaction type
     /// (a column per TPC-H query). `simulate tpch` traces the power test's chosen
     /// queries once each, with no warm-up unless --warmup-txns N; `simulate chbench`
-    /// TPC-C beside the analytical streams until --txns are measured.
+    /// TPC-C beside the analytical streams, `simulate tpce --analytics N` TPC-E beside
+    /// its analytical streams, until --txns (transactions and queries) are measured.
     Simulate {
         #[command(subcommand)]
         workload: Option<RunWorkload<SimOpts>>,
@@ -807,7 +808,8 @@ pub struct CheckOpts {
 /// `oltpscope compare`.
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
-    /// The first report: a report JSON file or a results directory.
+    /// The first report: a report JSON file or a results directory (or a directory of
+    /// TPC-H answers, `run tpch --answers`: then the answers are compared row by row).
     pub a: PathBuf,
     /// The second report, set against the first (ratios are B/A).
     pub b: PathBuf,
@@ -1260,6 +1262,11 @@ pub struct TpchTxn {
     /// on one thread; SQLite and PostgreSQL refuse it).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = query_threads)]
     pub query_threads: usize,
+    /// Write the power test's answers to DIR (new or empty), a file per query
+    /// (qNN.tsv: a context line, the columns, the rows; decimals rounded to cents);
+    /// `oltpscope compare A B` compares two such directories row by row.
+    #[arg(long, value_name = "DIR")]
+    pub answers: Option<PathBuf>,
 }
 
 fn query_threads(s: &str) -> Result<usize, String> {

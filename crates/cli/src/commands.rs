@@ -217,9 +217,16 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             let names = sim_fits(&tpcc(&a.data, Some(&a.txn))?, a.common.as_ref())?;
             (&a.common, names)
         }
+        RunWorkload::Tpce(a) if a.txn.analytics > 0 => {
+            let c = a.common.as_ref();
+            let alone = a.txn.alone.then_some("--alone is");
+            hybrid_sim_refusals("tpce --analytics N", "TPC-E", c, alone, 1)?;
+            let names = sim_fits(&tpce_hybrid(&a.data, &a.txn, c.threads as usize)?, c)?;
+            (&a.common, names)
+        }
         RunWorkload::Tpce(a) => {
-            if a.txn.analytics > 0 || a.txn.queries.is_some() || a.txn.alone {
-                return Err("tracing TPC-E's analytical mix is not implemented yet (issue 42): `run tpce --analytics N` and `profile tpce --analytics N` run it".into());
+            if a.txn.queries.is_some() || a.txn.alone {
+                return Err("--queries and --alone go with --analytics N".into());
             }
             let names = sim_fits(&tpce(&a.data, Some(&a.txn))?, a.common.as_ref())?;
             (&a.common, names)
@@ -235,32 +242,50 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
                     "simulate tpch traces one thread per stream: --query-threads is refused".into(),
                 );
             }
+            if a.txn.answers.is_some() {
+                return Err("--answers is an option of `run tpch` and `profile tpch` (the traced run writes no answers)".into());
+            }
             let wl = tpch_power(&a.data, &a.txn)?;
             let names = sim_fits(&wl, c)?;
             (&a.common, names)
         }
         RunWorkload::Chbench(a) => {
             let c = a.common.as_ref();
-            if engine == EngineName::Postgres {
-                return Err("simulate chbench --engine postgres is not supported: its native baseline run would need the traced run's length, which a timed hybrid run does not have".into());
-            }
-            if a.ch.alone || a.ch.analytics_only {
-                return Err("simulate chbench traces TPC-C beside the analytical streams: --alone and --analytics-only are refused (simulate tpch traces queries alone)".into());
-            }
-            if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) {
-                return Err("--coroutines and --steps-team are not supported by a hybrid run (one stream per thread)".into());
-            }
-            if a.ch.query_threads > 1 {
-                return Err(
-                    "simulate chbench traces one thread per stream: --query-threads is refused"
-                        .into(),
-                );
-            }
+            let alone =
+                (a.ch.alone || a.ch.analytics_only).then_some("--alone and --analytics-only are");
+            hybrid_sim_refusals("chbench", "TPC-C", c, alone, a.ch.query_threads)?;
             let names = sim_fits(&chbench(&a.data, Some((&a.txn, &a.ch)), c.threads)?, c)?;
             (&a.common, names)
         }
     };
     Ok((common, crate::spec::workload(w), names))
+}
+
+/// What `simulate` refuses of a hybrid run (`simulate chbench`, `simulate tpce
+/// --analytics N`: `what`), whose transactions are `label`'s, before valgrind starts.
+/// `alone`: the refused flags' words when --alone (or --analytics-only) was given.
+fn hybrid_sim_refusals(
+    what: &str,
+    label: &str,
+    c: &SimOpts,
+    alone: Option<&str>,
+    query_threads: usize,
+) -> Result<(), String> {
+    if c.engine == EngineName::Postgres {
+        return Err(format!("simulate {what} --engine postgres is not supported: its native baseline run would need the traced run's length, which a timed hybrid run does not have"));
+    }
+    if let Some(flags) = alone {
+        return Err(format!("simulate {what} traces {label} beside the analytical streams: {flags} refused (simulate tpch traces queries alone)"));
+    }
+    if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) {
+        return Err("--coroutines and --steps-team are not supported by a hybrid run (one stream per thread)".into());
+    }
+    if query_threads > 1 {
+        return Err(format!(
+            "simulate {what} traces one thread per stream: --query-threads is refused"
+        ));
+    }
+    Ok(())
 }
 
 /// The micro-benchmark; `txn` None (load, check): the transactions do not matter.
@@ -358,6 +383,9 @@ fn tpch_power(d: &TpchData, txn: &TpchTxn) -> Result<Tpch, String> {
         .as_ref()
         .or(txn.queries.as_ref())
         .map(|q| q.0.as_slice());
+    if let Some(dir) = &txn.answers {
+        workloads::tpch::answers::prepare(dir)?;
+    }
     let streams = match txn.streams {
         None => 0,
         Some(Streams(None)) => workloads::tpch::power::min_streams(d.scale_factor),
@@ -369,6 +397,7 @@ fn tpch_power(d: &TpchData, txn: &TpchTxn) -> Result<Tpch, String> {
         refresh: !txn.no_refresh,
         streams,
         query_threads: txn.query_threads,
+        answers: txn.answers.clone(),
         ..TpchConfig::default()
     })
 }
@@ -487,21 +516,35 @@ fn tpce_run(
         }
         return run_with(&tpce(d, Some(txn))?, c, prof);
     }
-    let queries =
-        workloads::tpce::analytics::stream_order(txn.queries.as_ref().map(|q| q.0.as_slice()));
-    let make = |t: usize, a: usize| {
-        TpceHybrid::new(
-            tpce(d, Some(txn))?,
-            HybridConfig {
-                txn_threads: t,
-                streams: a,
-                queries: queries.clone(),
-                query_threads: 1,
-            },
-        )
-    };
+    let make = |t: usize, a: usize| tpce_hybrid_of(d, txn, t, a);
     let wl = make(c.threads as usize, txn.analytics as usize)?;
     hybrid_run(&wl, make, txn.alone, c, prof)
+}
+
+/// TPC-E's hybrid mix: `threads` TPC-E workers beside `txn.analytics` streams.
+fn tpce_hybrid(d: &TpceData, txn: &TpceTxn, threads: usize) -> Result<TpceHybrid, String> {
+    tpce_hybrid_of(d, txn, threads, txn.analytics as usize)
+}
+
+/// TPC-E's hybrid mix with `txn_threads` TPC-E workers and `streams` analytical
+/// streams running `txn`'s queries.
+fn tpce_hybrid_of(
+    d: &TpceData,
+    txn: &TpceTxn,
+    txn_threads: usize,
+    streams: usize,
+) -> Result<TpceHybrid, String> {
+    TpceHybrid::new(
+        tpce(d, Some(txn))?,
+        HybridConfig {
+            txn_threads,
+            streams,
+            queries: workloads::tpce::analytics::stream_order(
+                txn.queries.as_ref().map(|q| q.0.as_slice()),
+            ),
+            query_threads: 1,
+        },
+    )
 }
 
 /// A hybrid run `wl`; with `alone`, the three runs of `--alone`, each a workload

@@ -12,6 +12,10 @@ fn say(text: &str) {
 }
 
 pub fn compare(a: &CompareArgs) -> Result<(), String> {
+    use workloads::tpch::answers;
+    if answers::is_set(&a.a) || answers::is_set(&a.b) {
+        return compare_answers(a);
+    }
     let ra = lab::results::load_report(&a.a)?;
     let rb = lab::results::load_report(&a.b)?;
     let (ka, kb) = (lab::compare::kind(&ra), lab::compare::kind(&rb));
@@ -29,6 +33,27 @@ pub fn compare(a: &CompareArgs) -> Result<(), String> {
         &a.b.display().to_string(),
         a.all,
     ));
+    Ok(())
+}
+
+/// Two directories of TPC-H answers, query by query; exit 1 when any query is not
+/// equal on both sides.
+fn compare_answers(a: &CompareArgs) -> Result<(), String> {
+    use workloads::tpch::answers;
+    for p in [&a.a, &a.b] {
+        if !answers::is_set(p) {
+            return Err(format!(
+                "{} holds no TPC-H answers (qNN.tsv files of `run tpch --answers`): compare two answer directories",
+                p.display()
+            ));
+        }
+    }
+    let v = answers::compare(&a.a, &a.b)?;
+    let (lines, all) = answers::to_text(&v, &a.a.display().to_string(), &a.b.display().to_string());
+    say(&(lines.join("\n") + "\n"));
+    if !all {
+        std::process::exit(1);
+    }
     Ok(())
 }
 

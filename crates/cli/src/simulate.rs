@@ -55,11 +55,15 @@ fn query_steps(w: &runspec::Workload) -> bool {
     matches!(w, runspec::Workload::Tpch(_))
 }
 
-/// Whether the child is a hybrid run (CH-benCHmark), which is timed: it runs for at
-/// most `HYBRID_CAP_S` and the simulation stops it once it has measured its
-/// transactions (TPC-C's and the queries' TXN_ENDs together).
+/// Whether the child is a hybrid run (CH-benCHmark, TPC-E with --analytics N), which
+/// is timed: it runs for at most `HYBRID_CAP_S` and the simulation stops it once it has
+/// measured its transactions (the transactions' and the queries' TXN_ENDs together).
 fn timed(w: &runspec::Workload) -> bool {
-    matches!(w, runspec::Workload::Chbench(_))
+    match w {
+        runspec::Workload::Chbench(_) => true,
+        runspec::Workload::Tpce(t) => t.analytics.is_some_and(|n| n > 0),
+        _ => false,
+    }
 }
 
 /// The traced hybrid run's duration: a cap, never reached in practice (the simulation

@@ -34,3 +34,4 @@ mod steps;
 mod tpce_analytics;
 mod tpch;
 mod tpch_answers;
+mod tpch_answers_cli;

@@ -162,3 +162,77 @@ fn a_hybrid_run_alone_reports_both_sides_and_bad_input_is_refused() {
         assert_bad_input(&[&["run", "tpce", "--duration", "1"][..], bad].concat());
     }
 }
+
+/// `simulate tpce --analytics 1`: TPC-E's transactions traced beside an analytical
+/// stream (a timed hybrid run, stopped once the transactions and queries measured
+/// reach --txns), with a row per TPC-E transaction type and per analytical query run
+/// in the per-type table, and the query's work attributed to the query operators among
+/// the components. Bad combinations are refused in one line before valgrind starts.
+#[test]
+fn simulate_tpce_with_analytics_traces_both_sides() {
+    for bad in [
+        &["--analytics", "1", "--alone"][..],
+        &["--analytics", "1", "--engine", "postgres"],
+        &["--analytics", "1", "--coroutines", "2"],
+        &["--queries", "1"],
+    ] {
+        assert_bad_input(&[&["simulate", "tpce"][..], bad].concat());
+    }
+    if crate::common::tracer_or_skip().is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("sim.json");
+    let (code, out, err) = oltpscope(&[
+        "simulate",
+        "tpce",
+        "--engine",
+        "memory",
+        "--threads",
+        "1",
+        "--analytics",
+        "1",
+        "--txns",
+        "300",
+        "--warmup-txns",
+        "20",
+        "--no-3c",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let sim = &v["simulation"];
+    assert_eq!(sim["transactions"], 300, "{}", sim["transactions"]);
+    let types = sim["by_txn_type"].as_array().unwrap();
+    // TPC-E's side committed transactions of its mix.
+    let row = |name: &str| types.iter().find(|t| t["name"] == name);
+    let tpce: u64 = ["trade-status", "market-watch", "security-detail"]
+        .iter()
+        .filter_map(|n| row(n))
+        .map(|t| t["transactions"].as_u64().unwrap())
+        .sum();
+    assert!(tpce > 0, "{types:?}");
+    // The analytical side ran (the query under way when the trace closed, or one
+    // that ended in it: A1, A2, ... in number order), its instructions charged to its
+    // own row, part of them to the scan operator.
+    let a = types
+        .iter()
+        .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with('A')))
+        .max_by_key(|t| t["instructions"].as_u64().unwrap())
+        .unwrap_or_else(|| panic!("no query's row: {types:?}"));
+    assert!(a["instructions"].as_u64().unwrap() > 1_000_000, "{a}");
+    let comps: Vec<&str> = a["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c[0].as_str().unwrap())
+        .collect();
+    assert!(comps.contains(&"q-scan"), "{comps:?}");
+    let sum: u64 = types
+        .iter()
+        .map(|t| t["instructions"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, sim["instructions"].as_u64().unwrap(), "types add up");
+}

@@ -393,6 +393,8 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
         vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
         1,
     );
+    // TPC-C's 90% and 95% points, which the hybrid row is judged against.
+    let mut transactional = None;
     match ctx.sweep("llc", spec) {
         Ok(s) => {
             let c = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
@@ -415,6 +417,7 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
             });
             match c.and_then(|c| c.analysis.as_ref()) {
                 Some(a) => {
+                    transactional = Some((a.x_90, a.x_95));
                     let full = crate::sweep::numeric("llc", llcs[llcs.len() - 1]).expect("a size");
                     v.check(
                         "llc-overprovisioned",
@@ -434,8 +437,123 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
     }
     if ctx.scale != Scale::Tiny {
         llc_tpch(ctx, llcs, tables)?;
+        llc_htap(ctx, llcs, (txns, warm), transactional, v, tables)?;
+    } else {
+        v.unmeasured(
+            "llc-htap-larger",
+            "not at the test scale (the hybrid run loads TPC-C under valgrind)",
+        );
     }
     Ok(())
+}
+
+/// Table 4's HTAP row at this machine's scale: CH-benCHmark (1 warehouse, one TPC-C
+/// worker beside one analytical stream, disk engine: `simulate chbench`) on the same
+/// LLC sizes, warm-up and measured transactions (TPC-C's and the queries' together)
+/// as TPC-C's curve, with its 90% and 95% points, judged against TPC-C's
+/// (`transactional`): the paper's hybrid rows need 10-16MB for 90% where its
+/// transactional ones need 6-12MB.
+fn llc_htap(
+    ctx: &mut Ctx,
+    llcs: &[&str],
+    (txns, warm): (u64, u64),
+    transactional: Option<(f64, f64)>,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+) -> Result<(), String> {
+    let ch = Workload::Chbench(runspec::Chbench {
+        tpcc: runspec::Tpcc {
+            warehouses: Some(1),
+            ..Default::default()
+        },
+        analytic_streams: Some(1),
+        ..Default::default()
+    });
+    let mut sim = RunSpec::new(runspec::Command::Simulate, ch);
+    sim.options = Options {
+        engine: disk(),
+        cpu: Some("xeon-e5-2660".into()),
+        threads: Some(1),
+        txns: Some(txns),
+        no_3c: true,
+        warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
+        ..Options::default()
+    };
+    let spec = Spec::of(
+        &sim,
+        vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
+        1,
+    );
+    let caption = "Measured (simulated) HTAP: CH-benCHmark (1 warehouse, 1 TPC-C worker beside 1 analytical stream, disk engine), stall cycles per transaction or query by LLC size; performance read as its inverse";
+    let size = crate::plot::fmt_size;
+    let mut rows = Vec::new();
+    match ctx.sweep("llc-htap", spec) {
+        Ok(s) => {
+            rows.push(Row {
+                name: "stall cycles/txn or query".into(),
+                values: llcs
+                    .iter()
+                    .map(|l| {
+                        opt(median(&s, &[("llc", l)], "stall_cycles_per_txn"), |t| {
+                            format!("{t:.0}")
+                        })
+                    })
+                    .collect(),
+            });
+            let curve = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
+            match (curve.and_then(|c| c.analysis.as_ref()), transactional) {
+                (Some(a), Some((t90, t95))) => {
+                    let mut r = vec!["-".to_string(); llcs.len()];
+                    r[0] = format!("{} / {}", size(a.x_90), size(a.x_95));
+                    rows.push(Row {
+                        name: "90% / 95% of best from".into(),
+                        values: r,
+                    });
+                    v.check(
+                        "llc-htap-larger",
+                        htap_needs_more((a.x_90, a.x_95), (t90, t95)),
+                        format!(
+                            "HTAP within 90% / 95% of its best from {} / {}, TPC-C from {} / {} (agreement needs HTAP's points at least TPC-C's and one of them larger)",
+                            size(a.x_90),
+                            size(a.x_95),
+                            size(t90),
+                            size(t95)
+                        ),
+                    );
+                }
+                (None, _) => {
+                    v.unmeasured("llc-htap-larger", "no simulated HTAP LLC point completed")
+                }
+                (_, None) => v.unmeasured(
+                    "llc-htap-larger",
+                    "TPC-C's LLC curve has no 90% point to compare with",
+                ),
+            }
+        }
+        Err(e) => {
+            rows.push(Row {
+                name: format!("not measured: {e}"),
+                values: vec!["-".to_string(); llcs.len()],
+            });
+            v.unmeasured("llc-htap-larger", &e);
+        }
+    }
+    tables.push(Table {
+        beside: Some("llc".into()),
+        caption: caption.into(),
+        columns: llcs.iter().map(|s| s.to_string()).collect(),
+        rows,
+    });
+    Ok(())
+}
+
+/// Whether the hybrid run needs a larger LLC than the transactional one, from their
+/// (90%, 95%) points: neither smaller, and one larger (equal points: the same LLC
+/// suffices, not "somewhat larger").
+fn htap_needs_more(htap: (f64, f64), transactional: (f64, f64)) -> bool {
+    htap.0 >= transactional.0
+        && htap.1 >= transactional.1
+        && (htap.0 > transactional.0 || htap.1 > transactional.1)
 }
 
 /// Table 4's TPC-H row at this machine's scale: the 22 queries once each (SF 0.01, no
@@ -519,6 +637,15 @@ mod tests {
         assert_eq!(throughput_ts(&none), None);
         assert_eq!(throughput_ts(&serde_json::json!({})), None);
     }
+    #[test]
+    fn htap_needs_more_only_when_a_point_is_larger_and_none_smaller() {
+        let mb = |x: f64| x * 1048576.0;
+        assert!(htap_needs_more((mb(20.0), mb(20.0)), (mb(4.0), mb(20.0))));
+        assert!(htap_needs_more((mb(4.0), mb(20.0)), (mb(4.0), mb(4.0))));
+        assert!(!htap_needs_more((mb(4.0), mb(4.0)), (mb(4.0), mb(4.0))));
+        assert!(!htap_needs_more((mb(1.0), mb(20.0)), (mb(4.0), mb(4.0))));
+    }
+
     #[test]
     fn disk_runs_are_short_runs_on_the_disk_engine_with_their_thread_count() {
         for scale in [Scale::Tiny, Scale::Quick, Scale::Full] {

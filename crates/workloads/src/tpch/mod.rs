@@ -6,6 +6,7 @@
 //! transaction type, each refresh function's batch of orders a transaction of type RF1
 //! or RF2; a worker runs one stream's list of them (docs/design/tpch.md).
 
+pub mod answers;
 pub mod check;
 pub mod gen;
 pub mod load;
@@ -41,6 +42,9 @@ pub struct TpchConfig {
     /// Threads each query's scans may use (`--query-threads`; `exec` splits a scan
     /// into that many parts on engines that can read on several threads).
     pub query_threads: usize,
+    /// Write the power test's answers here, a file per query (`--answers DIR`,
+    /// `answers`).
+    pub answers: Option<std::path::PathBuf>,
 }
 
 impl Default for TpchConfig {
@@ -52,6 +56,7 @@ impl Default for TpchConfig {
             refresh: true,
             streams: 0,
             query_threads: 1,
+            answers: None,
         }
     }
 }
@@ -244,6 +249,13 @@ impl Workload for Tpch {
     /// for this run's pairs.
     fn begin_run(&self, engine: &dyn Database, _acked: &[String]) -> Result<()> {
         if !self.cfg.refresh {
+            if self.cfg.answers.is_some() {
+                // The answers' context names the data's refresh functions.
+                let mut s = Session::new(engine.worker(0));
+                if let Ok(done) = refresh::done(self, &mut s)? {
+                    let _ = self.run.data.set((done.rf1, done.rf2));
+                }
+            }
             return Ok(());
         }
         let mut s = Session::new(engine.worker(0));
@@ -267,6 +279,8 @@ impl Workload for Tpch {
             )));
         }
         let _ = self.run.base.set(done.rf2);
+        // The power test's queries run after its RF1.
+        let _ = self.run.data.set((done.rf1 + 1, done.rf2));
         Ok(())
     }
 

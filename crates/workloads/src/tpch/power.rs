@@ -109,6 +109,11 @@ pub struct Timed {
 pub struct RunState {
     /// Refresh pairs the database had before this run (`Workload::begin_run`).
     pub base: OnceLock<u64>,
+    /// The RF1s and RF2s the data had had when the power test's queries ran (for
+    /// the answers' context; unset when not known).
+    pub data: OnceLock<(u64, u64)>,
+    /// Answers that could not be written (`--answers`), one line each.
+    unwritten: Mutex<Vec<String>>,
     /// When the power test ended and the throughput test began.
     started: Mutex<Option<Instant>>,
     go: Condvar,
@@ -122,6 +127,25 @@ impl RunState {
 
     pub fn all(&self) -> Vec<Timed> {
         self.times.lock().unwrap().clone()
+    }
+
+    /// Write query `q`'s answer into `dir`; a failure is kept for the report's notes.
+    fn write_answer(&self, t: &Tpch, dir: &std::path::Path, q: &Query, rows: &[exec::Row]) {
+        let ctx = super::answers::context(
+            q,
+            t.cfg.scale_factor,
+            t.cfg.load_salt,
+            self.data.get().copied(),
+        );
+        if let Err(e) = super::answers::write(dir, q, &ctx, rows) {
+            let line = format!(
+                "answers: Q{}'s NOT written to {}: {e}",
+                q.number(),
+                super::answers::file(dir, q.number()).display()
+            );
+            eprintln!("tpch: {line}");
+            self.unwritten.lock().unwrap().push(line);
+        }
     }
 
     fn start_throughput(&self) {
@@ -186,6 +210,8 @@ pub struct StreamWorker {
     replaying: bool,
     /// When the step in flight was drawn.
     drawn: Instant,
+    /// The power test's last answer, kept for `--answers` until its commit.
+    answer: Option<Vec<exec::Row>>,
 }
 
 /// Stream `s`'s query parameters' seed: the run's for stream 0 (the power test draws
@@ -239,6 +265,7 @@ pub fn stream_worker(t: &Tpch, id: usize, seed: u64) -> StreamWorker {
         pending: 0,
         replaying: false,
         drawn: Instant::now(),
+        answer: None,
     }
 }
 
@@ -301,7 +328,11 @@ impl StreamWorker {
                 s.read_committed();
                 s.set_query_threads(t.cfg.query_threads);
                 self.announce(&What::Query(q.number()), at);
-                let rows = q.answer(s)?.len() as u64;
+                let answer = q.answer(s)?;
+                let rows = answer.len() as u64;
+                if t.cfg.answers.is_some() && !self.throughput {
+                    self.answer = Some(answer);
+                }
                 self.last = Some(Timed {
                     stream: self.stream,
                     throughput: self.throughput,
@@ -344,11 +375,18 @@ impl StreamWorker {
     /// batch committed; the power test's last step starts the throughput test.
     pub fn committed(&mut self, t: &Tpch, item: &Item, measured: bool) {
         let done = match item {
-            Item::Query(_) => self.last.take().map(|l| Timed {
-                seconds: self.drawn.elapsed().as_secs_f64(),
-                end: Instant::now(),
-                ..l
-            }),
+            Item::Query(q) => {
+                let done = self.last.take().map(|l| Timed {
+                    seconds: self.drawn.elapsed().as_secs_f64(),
+                    end: Instant::now(),
+                    ..l
+                });
+                // Written after the step's time is taken.
+                if let (Some(dir), Some(rows)) = (&t.cfg.answers, self.answer.take()) {
+                    t.run.write_answer(t, dir, q, &rows);
+                }
+                done
+            }
             Item::Refresh(step) => {
                 let (start, rows) = self.rf.get_or_insert((Instant::now(), 0));
                 *rows += std::mem::take(&mut self.pending);
@@ -454,6 +492,22 @@ fn missing(ran: &[u32], rf: (bool, bool)) -> String {
 /// The report's lines: the power test's steps, its geometric mean and Power@Size; the
 /// throughput test's streams, Ts and Throughput@Size; QphH@Size when both ran whole.
 pub fn notes(t: &Tpch) -> Vec<String> {
+    let mut out = figures(t);
+    if let Some(dir) = &t.cfg.answers {
+        let unwritten = t.run.unwritten.lock().unwrap().clone();
+        if unwritten.is_empty() {
+            out.push(format!(
+                "answers: the power test's, a file per query in {} (compare two sets with `oltpscope compare A B`)",
+                dir.display()
+            ));
+        }
+        out.extend(unwritten);
+    }
+    out
+}
+
+/// The power test's and throughput test's lines and figures.
+fn figures(t: &Tpch) -> Vec<String> {
     let all = t.run.all();
     let sf = t.cfg.scale_factor;
     let power: Vec<&Timed> = all.iter().filter(|x| !x.throughput).collect();

@@ -45,14 +45,15 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         },
     )?;
     let ok = super::ids(&orders, 0);
-    // The EXISTS: the quarter's orders with a late line item, gathered in LINEITEM's scan.
-    let mut late = HashSet::default();
-    exec::scan_each(
+    // The EXISTS: the quarter's orders with a late line item, gathered in LINEITEM's
+    // scan (on several query threads a set per part, joined).
+    let late: HashSet<i64> = exec::scan_fold(
         s,
         LINEITEM.primary(),
         std::ops::Bound::Unbounded,
         std::ops::Bound::Unbounded,
-        |r| {
+        HashSet::default,
+        |late, r| {
             let o = i64c(r, offset_of!(Lineitem, l_orderkey));
             if u32c(r, offset_of!(Lineitem, l_commitdate))
                 < u32c(r, offset_of!(Lineitem, l_receiptdate))
@@ -61,6 +62,7 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
                 late.insert(o);
             }
         },
+        |late, part| late.extend(part),
     )?;
     let mut a = exec::Aggregator::new(1, &[Agg::Count]);
     for o in orders.iter().filter(|o| late.contains(&o[0].int())) {

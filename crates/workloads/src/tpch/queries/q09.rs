@@ -75,17 +75,19 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     .into_iter()
     .map(|r| ((r[0].int(), r[1].int()), r[2].int()))
     .collect();
-    // o_orderkey -> o_year, every order.
-    let mut years = HashMap::default();
-    exec::scan_each(
+    // o_orderkey -> o_year, every order (on several query threads a map per part of
+    // the keys, joined: no key is in two parts).
+    let years: HashMap<i64, i64> = exec::scan_fold(
         s,
         ORDERS.primary(),
         std::ops::Bound::Unbounded,
         std::ops::Bound::Unbounded,
-        |r| {
+        HashMap::default,
+        |years, r| {
             let d = u32c(r, offset_of!(Orders, o_orderdate));
             years.insert(i64c(r, offset_of!(Orders, o_orderkey)), super::year_of(d));
         },
+        |years, part| years.extend(part),
     )?;
     // (nation, o_year, amount), summed inside LINEITEM's scan.
     let mut g = super::scan_agg(

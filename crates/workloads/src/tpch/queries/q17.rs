@@ -46,17 +46,26 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         }
     })?;
     // The parts' lines: (l_partkey, l_quantity, l_extendedprice).
-    let mut lines = Vec::new();
-    each(s, LINEITEM, |r| {
-        let part = u32c(r, offset_of!(Lineitem, l_partkey));
-        if parts.contains(&part) {
-            lines.push((
-                part,
-                i64c(r, offset_of!(Lineitem, l_quantity)),
-                i64c(r, offset_of!(Lineitem, l_extendedprice)),
-            ));
-        }
-    })?;
+    // (On several query threads a list per part, concatenated in key order: the
+    // serial scan's list.)
+    let lines: Vec<(i64, i64, i64)> = exec::scan_fold(
+        s,
+        LINEITEM.primary(),
+        std::ops::Bound::Unbounded,
+        std::ops::Bound::Unbounded,
+        Vec::new,
+        |lines, r| {
+            let part = u32c(r, offset_of!(Lineitem, l_partkey));
+            if parts.contains(&part) {
+                lines.push((
+                    part,
+                    i64c(r, offset_of!(Lineitem, l_quantity)),
+                    i64c(r, offset_of!(Lineitem, l_extendedprice)),
+                ));
+            }
+        },
+        |lines, part| lines.extend(part),
+    )?;
     // l_partkey -> (sum of quantities, count)
     let mut avg: HashMap<i64, (i64, i64)> = HashMap::default();
     for &(part, qty, _) in &lines {

@@ -58,15 +58,29 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     })?;
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 12)));
     // (l_partkey, l_suppkey) -> sum(l_quantity) over the year
-    let mut shipped: HashMap<(i64, i64), i64> = HashMap::default();
-    each(s, LINEITEM, |r| {
-        let part = u32c(r, offset_of!(Lineitem, l_partkey));
-        if parts.contains(&part) && (lo..hi).contains(&u32c(r, offset_of!(Lineitem, l_shipdate))) {
-            *shipped
-                .entry((part, u32c(r, offset_of!(Lineitem, l_suppkey))))
-                .or_default() += i64c(r, offset_of!(Lineitem, l_quantity));
-        }
-    })?;
+    // (on several query threads a map per part, added up)
+    let shipped: HashMap<(i64, i64), i64> = exec::scan_fold(
+        s,
+        LINEITEM.primary(),
+        std::ops::Bound::Unbounded,
+        std::ops::Bound::Unbounded,
+        HashMap::default,
+        |shipped, r| {
+            let part = u32c(r, offset_of!(Lineitem, l_partkey));
+            if parts.contains(&part)
+                && (lo..hi).contains(&u32c(r, offset_of!(Lineitem, l_shipdate)))
+            {
+                *shipped
+                    .entry((part, u32c(r, offset_of!(Lineitem, l_suppkey))))
+                    .or_default() += i64c(r, offset_of!(Lineitem, l_quantity));
+            }
+        },
+        |shipped, part| {
+            for (k, v) in part {
+                *shipped.entry(k).or_default() += v;
+            }
+        },
+    )?;
     let mut supps = HashSet::default();
     each(s, PARTSUPP, |r| {
         let key = (
