@@ -379,33 +379,21 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
     } else {
         "tpcc"
     };
-    let mut sim = RunSpec::new(runspec::Command::Simulate, workload(w));
-    sim.options = Options {
-        engine: disk(),
-        cpu: Some("xeon-e5-2660".into()),
-        txns: Some(txns),
-        no_3c: true,
-        warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
-        ..Options::default()
-    };
-    let spec = Spec::of(
-        &sim,
-        vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
-        1,
-    );
+    let spec = llc_spec(
+        workload(w),
+        Options {
+            txns: Some(txns),
+            warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
+            ..Options::default()
+        },
+        llcs,
+    )?;
     // TPC-C's 90% and 95% points, which the hybrid row is judged against.
     let mut transactional = None;
     match ctx.sweep("llc", spec) {
         Ok(s) => {
             let c = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
-            let vals: Vec<String> = llcs
-                .iter()
-                .map(|l| {
-                    opt(median(&s, &[("llc", l)], "stall_cycles_per_txn"), |t| {
-                        format!("{t:.0}")
-                    })
-                })
-                .collect();
+            let vals = stall_row(&s, llcs);
             tables.push(Table {
                 beside: Some("llc".into()),
                 caption: "Measured (simulated) stall cycles per transaction by LLC size, disk engine; performance read as its inverse".into(),
@@ -475,21 +463,16 @@ fn llc_htap(
         analytic_streams: Some(1),
         ..Default::default()
     });
-    let mut sim = RunSpec::new(runspec::Command::Simulate, ch);
-    sim.options = Options {
-        engine: disk(),
-        cpu: Some("xeon-e5-2660".into()),
-        threads: Some(1),
-        txns: Some(txns),
-        no_3c: true,
-        warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
-        ..Options::default()
-    };
-    let spec = Spec::of(
-        &sim,
-        vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
-        1,
-    );
+    let spec = llc_spec(
+        ch,
+        Options {
+            threads: Some(1),
+            txns: Some(txns),
+            warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
+            ..Options::default()
+        },
+        llcs,
+    )?;
     let caption = "Measured (simulated) HTAP: CH-benCHmark (1 warehouse, 1 TPC-C worker beside 1 analytical stream, disk engine), stall cycles per transaction or query by LLC size; performance read as its inverse";
     let size = crate::plot::fmt_size;
     let mut rows = Vec::new();
@@ -497,14 +480,7 @@ fn llc_htap(
         Ok(s) => {
             rows.push(Row {
                 name: "stall cycles/txn or query".into(),
-                values: llcs
-                    .iter()
-                    .map(|l| {
-                        opt(median(&s, &[("llc", l)], "stall_cycles_per_txn"), |t| {
-                            format!("{t:.0}")
-                        })
-                    })
-                    .collect(),
+                values: stall_row(&s, llcs),
             });
             rows.push(Row {
                 name: "stall cycles/1000 instr".into(),
@@ -560,6 +536,34 @@ fn llc_htap(
     Ok(())
 }
 
+/// A sweep of `simulate` over the LLC sizes `llcs`, one repetition each: `w` with
+/// `options` on the disk engine and the paper's Xeon, without the 3C split.
+fn llc_spec(w: Workload, options: Options, llcs: &[&str]) -> Result<Spec, String> {
+    let mut sim = RunSpec::new(runspec::Command::Simulate, w);
+    sim.options = Options {
+        engine: disk(),
+        cpu: Some("xeon-e5-2660".into()),
+        no_3c: true,
+        ..options
+    };
+    Ok(Spec::of(
+        &sim,
+        vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
+        1,
+    ))
+}
+
+/// The median stall cycles per transaction (or query) end at each LLC size.
+fn stall_row(s: &sweep::Summary, llcs: &[&str]) -> Vec<String> {
+    llcs.iter()
+        .map(|l| {
+            opt(median(s, &[("llc", l)], "stall_cycles_per_txn"), |t| {
+                format!("{t:.0}")
+            })
+        })
+        .collect()
+}
+
 /// Stall cycles per instruction at each LLC size of an LLC sweep (the medians of its
 /// points' stall cycles and instructions per transaction end), and where they come
 /// within 90% and 95% of their least. None when no point has both figures.
@@ -610,31 +614,13 @@ fn llc_tpch(ctx: &mut Ctx, llcs: &[&str], tables: &mut Vec<Table>) -> Result<(),
         no_refresh: true,
         ..Default::default()
     });
-    let mut sim = RunSpec::new(runspec::Command::Simulate, tpch);
-    sim.options = Options {
-        engine: disk(),
-        cpu: Some("xeon-e5-2660".into()),
-        no_3c: true,
-        ..Options::default()
-    };
-    let spec = Spec::of(
-        &sim,
-        vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
-        1,
-    );
+    let spec = llc_spec(tpch, Options::default(), llcs)?;
     let caption = "Measured (simulated) TPC-H (SF 0.01, the 22 queries once each, disk engine): stall cycles per query by LLC size; performance read as its inverse";
     let rows = match ctx.sweep("llc-tpch", spec) {
         Ok(s) => {
             let mut rows = vec![Row {
                 name: "stall cycles/query".into(),
-                values: llcs
-                    .iter()
-                    .map(|l| {
-                        opt(median(&s, &[("llc", l)], "stall_cycles_per_txn"), |t| {
-                            format!("{t:.0}")
-                        })
-                    })
-                    .collect(),
+                values: stall_row(&s, llcs),
             }];
             let curve = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
             if let Some(a) = curve.and_then(|c| c.analysis.as_ref()) {
