@@ -344,6 +344,15 @@ impl<'a> Ctx<'a> {
         &mut self,
         list: Vec<(String, Spec)>,
     ) -> Result<Vec<Summary>, String> {
+        self.sweeps_each(list).into_iter().collect()
+    }
+
+    /// [`Ctx::sweeps_together`], with each sweep's own result: one that failed does not
+    /// hide the others' summaries.
+    pub(crate) fn sweeps_each(
+        &mut self,
+        list: Vec<(String, Spec)>,
+    ) -> Vec<Result<Summary, String>> {
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         let exe = &self.exe;
         let out = &self.out;
@@ -367,18 +376,20 @@ impl<'a> Ctx<'a> {
         });
         let mut summaries = Vec::new();
         for ((id, _), (r, e)) in list.iter().zip(done) {
-            let s = r?;
-            (self.say)(&format!(
-                "  {id}: {:.0} s ({} repetitions run, {} already done)\n",
-                e.elapsed_s, e.ran, e.resumed
-            ));
-            self.experiments.push(e);
-            self.sweeps.push(id.to_string());
-            // Figures of the sweep itself (curves, normalized table) in its directory.
-            plot::plot(&self.out.join(id))?;
-            summaries.push(s);
+            let r = r.and_then(|s| {
+                (self.say)(&format!(
+                    "  {id}: {:.0} s ({} repetitions run, {} already done)\n",
+                    e.elapsed_s, e.ran, e.resumed
+                ));
+                self.experiments.push(e);
+                self.sweeps.push(id.to_string());
+                // Figures of the sweep itself (curves, normalized table) in its directory.
+                plot::plot(&self.out.join(id))?;
+                Ok(s)
+            });
+            summaries.push(r);
         }
-        Ok(summaries)
+        summaries
     }
 
     pub(crate) fn repeat(&self) -> u32 {

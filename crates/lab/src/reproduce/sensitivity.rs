@@ -379,18 +379,45 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
     } else {
         "tpcc"
     };
-    let spec = llc_spec(
-        workload(w),
-        Options {
-            txns: Some(txns),
-            warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
-            ..Options::default()
-        },
-        llcs,
-    )?;
+    let counts = Options {
+        txns: Some(txns),
+        warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
+        ..Options::default()
+    };
+    let mut list = vec![(
+        "llc".to_string(),
+        llc_spec(workload(w), counts.clone(), llcs)?,
+    )];
+    let rows_beside = ctx.scale != Scale::Tiny;
+    if rows_beside {
+        // The three simulation sweeps are independent: they share the cores, the
+        // longest (the hybrid's) first, as slots are served in the order asked for.
+        let htap = Options {
+            threads: Some(1),
+            ..counts
+        };
+        list.insert(
+            0,
+            ("llc-htap".into(), llc_spec(htap_workload(), htap, llcs)?),
+        );
+        list.insert(
+            1,
+            (
+                "llc-tpch".into(),
+                llc_spec(tpch_workload(), Options::default(), llcs)?,
+            ),
+        );
+    }
+    let mut done = ctx.sweeps_each(list).into_iter();
+    let (htap, tpch) = if rows_beside {
+        (done.next(), done.next())
+    } else {
+        (None, None)
+    };
+    let tpcc = done.next().expect("the TPC-C sweep's result");
     // TPC-C's 90% and 95% points, which the hybrid row is judged against.
     let mut transactional = None;
-    match ctx.sweep("llc", spec) {
+    match tpcc {
         Ok(s) => {
             let c = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
             let vals = stall_row(&s, llcs);
@@ -429,9 +456,9 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
         }
         Err(e) => v.unmeasured("llc-overprovisioned", &e),
     }
-    if ctx.scale != Scale::Tiny {
-        llc_tpch(ctx, llcs, tables)?;
-        llc_htap(ctx, llcs, (txns, warm), transactional, v, tables)?;
+    if let (Some(htap), Some(tpch)) = (htap, tpch) {
+        llc_tpch(tpch, llcs, tables);
+        llc_htap(htap, llcs, transactional, v, tables);
     } else {
         v.unmeasured(
             "llc-htap-larger",
@@ -448,35 +475,16 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
 /// (`transactional`): the paper's hybrid rows need 10-16MB for 90% where its
 /// transactional ones need 6-12MB.
 fn llc_htap(
-    ctx: &mut Ctx,
+    swept: Result<sweep::Summary, String>,
     llcs: &[&str],
-    (txns, warm): (u64, u64),
     transactional: Option<(f64, f64)>,
     v: &mut Verdicts,
     tables: &mut Vec<Table>,
-) -> Result<(), String> {
-    let ch = Workload::Chbench(runspec::Chbench {
-        tpcc: runspec::Tpcc {
-            warehouses: Some(1),
-            ..Default::default()
-        },
-        analytic_streams: Some(1),
-        ..Default::default()
-    });
-    let spec = llc_spec(
-        ch,
-        Options {
-            threads: Some(1),
-            txns: Some(txns),
-            warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
-            ..Options::default()
-        },
-        llcs,
-    )?;
+) {
     let caption = "Measured (simulated) HTAP: CH-benCHmark (1 warehouse, 1 TPC-C worker beside 1 analytical stream, disk engine), stall cycles per transaction or query by LLC size; performance read as its inverse";
     let size = crate::plot::fmt_size;
     let mut rows = Vec::new();
-    match ctx.sweep("llc-htap", spec) {
+    match swept {
         Ok(s) => {
             rows.push(Row {
                 name: "stall cycles/txn or query".into(),
@@ -533,7 +541,28 @@ fn llc_htap(
         columns: llcs.iter().map(|s| s.to_string()).collect(),
         rows,
     });
-    Ok(())
+}
+
+/// CH-benCHmark as Table 4's hybrid row runs it: one warehouse, one analytical stream
+/// (beside the one TPC-C worker of `--threads 1`).
+fn htap_workload() -> Workload {
+    Workload::Chbench(runspec::Chbench {
+        tpcc: runspec::Tpcc {
+            warehouses: Some(1),
+            ..Default::default()
+        },
+        analytic_streams: Some(1),
+        ..Default::default()
+    })
+}
+
+/// TPC-H as Table 4's analytical row runs it: SF 0.01, no refresh functions.
+fn tpch_workload() -> Workload {
+    Workload::Tpch(runspec::Tpch {
+        scale_factor: Some(0.01),
+        no_refresh: true,
+        ..Default::default()
+    })
 }
 
 /// A sweep of `simulate` over the LLC sizes `llcs`, one repetition each: `w` with
@@ -608,15 +637,9 @@ fn htap_needs_more(htap: (f64, f64), transactional: (f64, f64)) -> bool {
 /// TPC-C's curve, with the least size within 90% and 95% of the best. Shown beside the
 /// paper's table, not judged: at SF 0.01 the data (about 10 MB) is the scale of the
 /// modelled LLC, not of the paper's SF 10-100 against 40 MB.
-fn llc_tpch(ctx: &mut Ctx, llcs: &[&str], tables: &mut Vec<Table>) -> Result<(), String> {
-    let tpch = Workload::Tpch(runspec::Tpch {
-        scale_factor: Some(0.01),
-        no_refresh: true,
-        ..Default::default()
-    });
-    let spec = llc_spec(tpch, Options::default(), llcs)?;
+fn llc_tpch(swept: Result<sweep::Summary, String>, llcs: &[&str], tables: &mut Vec<Table>) {
     let caption = "Measured (simulated) TPC-H (SF 0.01, the 22 queries once each, disk engine): stall cycles per query by LLC size; performance read as its inverse";
-    let rows = match ctx.sweep("llc-tpch", spec) {
+    let rows = match swept {
         Ok(s) => {
             let mut rows = vec![Row {
                 name: "stall cycles/query".into(),
@@ -648,7 +671,6 @@ fn llc_tpch(ctx: &mut Ctx, llcs: &[&str], tables: &mut Vec<Table>) -> Result<(),
         columns: llcs.iter().map(|s| s.to_string()).collect(),
         rows,
     });
-    Ok(())
 }
 
 #[cfg(test)]
