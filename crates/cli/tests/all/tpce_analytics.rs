@@ -192,8 +192,11 @@ fn simulate_tpce_with_analytics_traces_both_sides() {
         "1",
         "--analytics",
         "1",
+        // 1,000: with 300 the test build's trace (opt-level 1) held no row of the
+        // stream's queries, where the release build's held A1 with 27.7 M
+        // instructions; with 1,000 it holds A2's (2026-11-30). Why not is open.
         "--txns",
-        "300",
+        "1000",
         "--warmup-txns",
         "20",
         "--no-3c",
@@ -204,7 +207,7 @@ fn simulate_tpce_with_analytics_traces_both_sides() {
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let sim = &v["simulation"];
-    assert_eq!(sim["transactions"], 300, "{}", sim["transactions"]);
+    assert_eq!(sim["transactions"], 1000, "{}", sim["transactions"]);
     let types = sim["by_txn_type"].as_array().unwrap();
     // TPC-E's side committed transactions of its mix.
     let row = |name: &str| types.iter().find(|t| t["name"] == name);
