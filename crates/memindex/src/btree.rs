@@ -1628,6 +1628,24 @@ impl BTree {
         node: &mut dyn FnMut(*const AtomicU64, u64),
         f: &mut dyn FnMut(&[u8], u64) -> bool,
     ) {
+        self.scan_ahead(lo, hi, forward, want, node, &mut |_| {}, f)
+    }
+
+    /// [`BTree::scan_hint`] handing `ahead` the values of each leaf visit's entries
+    /// (validated) before `f` sees the first of them: a caller whose values are record
+    /// addresses asks for all their lines at once, so their misses overlap (and, under
+    /// `--interleave`, come while another transaction runs) instead of one per entry.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_ahead(
+        &self,
+        lo: Bound<&[u8]>,
+        hi: Bound<&[u8]>,
+        forward: bool,
+        want: usize,
+        node: &mut dyn FnMut(*const AtomicU64, u64),
+        ahead: &mut dyn FnMut(&[u64]),
+        f: &mut dyn FnMut(&[u8], u64) -> bool,
+    ) {
         let mut cap = want.clamp(1, FANOUT);
         let conv = |b: Bound<&[u8]>| match b {
             Bound::Included(k) => Bound::Included(KeyWords::new(k)),
@@ -1692,6 +1710,9 @@ impl BTree {
                 }
             };
             node(&fl.leaf.hdr.version, fl.v);
+            if m > 0 {
+                ahead(&vals[..m]);
+            }
             for i in 0..m {
                 if !f(keys[i].bytes(&mut kb), vals[i]) {
                     return;
