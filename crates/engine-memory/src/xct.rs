@@ -754,8 +754,7 @@ impl MemoryWorker<'_> {
             row2,
             ..
         } = self;
-        let row_words = t.words;
-        tree.scan_ahead(
+        tree.scan_hint(
             lo,
             hi,
             dir == Dir::Forward,
@@ -764,17 +763,6 @@ impl MemoryWorker<'_> {
                 if !rc {
                     nodes.push(ver, v)
                 }
-            },
-            &mut |vals| {
-                // The leaf's records (the rows of a customer's name, an order's lines,
-                // the oldest new order: mostly not in cache) are read one by one below:
-                // ask for them all now, and under --interleave let another transaction
-                // run while they come.
-                for &v in vals {
-                    // SAFETY: a prefetch reads nothing; the record need not be alive.
-                    unsafe { Rec::from_u64(v) }.prefetch(row_words);
-                }
-                rt::point(rt::Point::Probe);
             },
             &mut |k, val| {
                 // SAFETY: an indexed record read while pinned (freed only through the epoch).

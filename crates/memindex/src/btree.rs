@@ -532,10 +532,6 @@ struct Leaf {
     hdr: Hdr,
     keys: Slots,
     vals: [AtomicU64; FANOUT],
-    /// Times this leaf split (written under its lock): the only change that shrinks a
-    /// leaf's key range (see `BTree::hinted_leaf`). Fills the leaf's last line's spare
-    /// 8 bytes.
-    splits: AtomicU64,
 }
 
 /// Inner node: child `i` holds the keys `k` with `key[i-1] <= k < key[i]`.
@@ -553,8 +549,6 @@ const _: () = assert!(arena::fits(
     std::mem::align_of::<Leaf>()
 ));
 const _: () = assert!(FANOUT < u8::MAX as usize && std::mem::size_of::<Hdr>() == 16);
-// The split counter did not make a leaf longer than its 9 lines.
-const _: () = assert!(std::mem::size_of::<Leaf>() == 9 * 64);
 const _: () = assert!(arena::fits(
     std::mem::size_of::<Inner>(),
     std::mem::align_of::<Inner>()
@@ -716,9 +710,6 @@ impl Default for BTree {
 pub struct LeafHint {
     leaf: *const Leaf,
     v: u64,
-    /// The leaf's split count at `v`: while it is unchanged the leaf still covers
-    /// `[its first key, hi)`, whatever else changed its version.
-    splits: u64,
     hi: Option<KeyWords>,
     /// Where in the leaf the last hinted lookup found its key: the next lookup tries the
     /// slot after it first (Delivery reads an order's lines in key order).
@@ -743,7 +734,6 @@ impl Default for LeafHint {
         LeafHint {
             leaf: std::ptr::null(),
             v: 0,
-            splits: 0,
             hi: None,
             pos: 0,
             ahead: 0,
@@ -767,7 +757,7 @@ impl Leaf {
 
 impl LeafHint {
     /// Remember `leaf` at version `v`, with the high fence read from `hi_at` if that node
-    /// is still at the version the descent saw and the leaf still at `v` (else no hint).
+    /// is still at the version the descent saw (else no hint).
     fn take(&mut self, leaf: &Leaf, v: u64, hi_at: Option<(&Inner, u64, usize)>) {
         self.leaf = std::ptr::null();
         self.hi = match hi_at {
@@ -780,13 +770,8 @@ impl LeafHint {
                 Some(hi)
             }
         };
-        let splits = leaf.splits.load(Relaxed);
-        if !leaf.hdr.check(v) {
-            return;
-        }
         self.leaf = leaf;
         self.v = v;
-        self.splits = splits;
     }
 }
 
@@ -1081,7 +1066,6 @@ impl BTree {
             }
             let found = (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then_some(i);
             let val = found.map(|i| leaf.vals[i].load(Relaxed));
-            let splits = leaf.splits.load(Relaxed);
             if leaf.hdr.check(f.v) {
                 if let Some(h) = hint.as_deref_mut() {
                     // The fence is read (and its node's version checked) after the leaf's
@@ -1093,7 +1077,6 @@ impl BTree {
                         // is the leaf's high fence at `f.v`.
                         h.leaf = leaf;
                         h.v = f.v;
-                        h.splits = splits;
                         h.hi = f.hi;
                     }
                     h.pos = found.unwrap_or(0);
@@ -1128,30 +1111,19 @@ impl BTree {
             .then_some((val, &leaf.hdr.version as *const AtomicU64, v))
     }
 
-    /// The leaf `hint` holds, its version now and key count, if it has not split since
-    /// the hint was taken (so it covers at least the range it covered then: inserts and
-    /// removals leave a leaf's range alone, a pruned neighbour's range may have joined
-    /// it, and only a split, or its own pruning once empty, shrinks it) and `k` lies in
-    /// it (from its first key now to the high fence seen then). The caller validates
-    /// what it reads against the version returned (a check or a lock upgrade at it).
-    /// Inserts by other workers into the leaf do not spoil the hint: under
-    /// `--interleave` a thread's coroutines append to the same districts' leaves in turn,
-    /// and a hint that asked for an unchanged version failed nearly every time there. A
-    /// split leaf clears the hint; a locked one is passed over.
+    /// The leaf `hint` holds, its version and key count, if it is unchanged since the hint
+    /// was taken (so it is still in the tree and covers at least the range it covered
+    /// then: a pruned neighbour's range may have joined it, nothing else changes a range
+    /// without changing the leaf's version) and `k` lies in it (from its first key to the
+    /// high fence seen then). A changed leaf also clears the hint.
     fn hinted_leaf<'t>(k: &KeyWords, hint: &mut LeafHint) -> Option<(&'t Leaf, u64, usize)> {
         // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
         // never freed while the tree is shared (`'t` is the tree's).
         let leaf = unsafe { hint.leaf.as_ref()? };
-        let v = leaf.hdr.version.load(Acquire);
-        if v != hint.v {
-            if v & LOCKED != 0 {
-                return None;
-            }
-            // Read under `v`, which the caller's check or upgrade validates.
-            if leaf.splits.load(Relaxed) != hint.splits {
-                hint.leaf = std::ptr::null();
-                return None;
-            }
+        let v = hint.v;
+        if leaf.hdr.version.load(Acquire) != v {
+            hint.leaf = std::ptr::null();
+            return None;
         }
         let n = leaf.hdr.count();
         if n == 0 || leaf.keys.cmp(0, k) == Ordering::Greater {
@@ -1628,24 +1600,6 @@ impl BTree {
         node: &mut dyn FnMut(*const AtomicU64, u64),
         f: &mut dyn FnMut(&[u8], u64) -> bool,
     ) {
-        self.scan_ahead(lo, hi, forward, want, node, &mut |_| {}, f)
-    }
-
-    /// [`BTree::scan_hint`] handing `ahead` the values of each leaf visit's entries
-    /// (validated) before `f` sees the first of them: a caller whose values are record
-    /// addresses asks for all their lines at once, so their misses overlap (and, under
-    /// `--interleave`, come while another transaction runs) instead of one per entry.
-    #[allow(clippy::too_many_arguments)]
-    pub fn scan_ahead(
-        &self,
-        lo: Bound<&[u8]>,
-        hi: Bound<&[u8]>,
-        forward: bool,
-        want: usize,
-        node: &mut dyn FnMut(*const AtomicU64, u64),
-        ahead: &mut dyn FnMut(&[u64]),
-        f: &mut dyn FnMut(&[u8], u64) -> bool,
-    ) {
         let mut cap = want.clamp(1, FANOUT);
         let conv = |b: Bound<&[u8]>| match b {
             Bound::Included(k) => Bound::Included(KeyWords::new(k)),
@@ -1710,9 +1664,6 @@ impl BTree {
                 }
             };
             node(&fl.leaf.hdr.version, fl.v);
-            if m > 0 {
-                ahead(&vals[..m]);
-            }
             for i in 0..m {
                 if !f(keys[i].bytes(&mut kb), vals[i]) {
                     return;
@@ -1834,7 +1785,6 @@ fn split_leaf(leaf: &Leaf, mid: usize) -> (KeyWords, *mut Hdr) {
     }
     rl.hdr.count.store((n - mid) as u32, Relaxed);
     leaf.hdr.count.store(mid as u32, Relaxed);
-    leaf.splits.fetch_add(1, Relaxed);
     (rl.keys.load(0), r)
 }
 
@@ -2003,45 +1953,5 @@ mod prefetch_tests {
             assert!(h.leaf.is_null());
         }
         assert!(taken, "the slot was never taken over");
-    }
-
-    /// A hint stays good while other workers insert into its leaf (under `--interleave`
-    /// a thread's coroutines append to the same leaves in turn), and is dropped once the
-    /// leaf splits (its range may have shrunk).
-    #[test]
-    fn a_hint_survives_inserts_by_others_until_its_leaf_splits() {
-        let t = BTree::new();
-        let key = |i: u64| ((1u64 << 40) | i).to_be_bytes();
-        for i in 0..100u64 {
-            t.insert(&key(i), i).expect("new key");
-        }
-        let (mut a, mut b) = (LeafHint::default(), LeafHint::default());
-        t.insert_hinted(&key(100), 100, &mut a).expect("new key");
-        let leaf = a.leaf;
-        assert!(!leaf.is_null());
-        // Another worker appends to the same leaf: `a`'s version is stale, its range not.
-        t.insert_hinted(&key(101), 101, &mut b).expect("new key");
-        assert_eq!(b.leaf, leaf);
-        assert_ne!(unsafe { &*leaf }.hdr.version.load(Relaxed), a.v);
-        let (l, v, _) = BTree::hinted_leaf(&KeyWords::new(&key(102)), &mut a).expect("kept");
-        assert!(std::ptr::eq(l, leaf) && l.hdr.check(v));
-        t.insert_hinted(&key(102), 102, &mut a).expect("new key");
-        assert_eq!(
-            (a.leaf, a.v),
-            (leaf, unsafe { &*leaf }.hdr.version.load(Relaxed))
-        );
-        assert_eq!(t.get_hinted(&key(101), &mut a).0, Some(101));
-        // Others fill the leaf until it splits: `a` no longer vouches for its range.
-        let mut i = 103;
-        while unsafe { &*leaf }.splits.load(Relaxed) == a.splits {
-            t.insert_hinted(&key(i), i, &mut b).expect("new key");
-            i += 1;
-        }
-        assert!(BTree::hinted_leaf(&KeyWords::new(&key(i)), &mut a).is_none());
-        assert!(a.leaf.is_null());
-        t.insert_hinted(&key(i), i, &mut a).expect("new key");
-        for j in 0..=i {
-            assert_eq!(t.get(&key(j)).0, Some(j));
-        }
     }
 }
