@@ -79,6 +79,9 @@ pub struct Report {
     pub coroutines: usize,
     /// Coroutine switches over the whole run (0 without coroutines).
     pub coroutine_switches: u64,
+    /// Of those, the switches made at index probes (`--interleave`; the rest are waits,
+    /// conflict-key holds included, and coroutines ending).
+    pub probe_switches: u64,
     /// `--interleave`: inputs a stream started before older ones of its own because
     /// their conflict keys were in flight on the thread, and waits for such a key, over
     /// the whole run (`Workload::conflict_key`; 0 for a kit without keys).
@@ -488,9 +491,10 @@ impl Report {
         if self.coroutines > 1 {
             let _ = writeln!(
                 o,
-                "{} coroutines per thread, {} switches",
+                "{} coroutines per thread, {} switches ({} at index probes)",
                 self.coroutines,
-                fmt_count(self.coroutine_switches as f64)
+                fmt_count(self.coroutine_switches as f64),
+                fmt_count(self.probe_switches as f64)
             );
             if self.keyed_reordered + self.keyed_held > 0 {
                 let _ = writeln!(

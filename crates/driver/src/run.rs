@@ -168,8 +168,10 @@ struct WorkerResult {
     wall: Duration,
     /// This worker's thread's waits during the measured phase (`rt`).
     waits: rt::WaitStats,
-    /// Coroutine switches during the whole run (0 without coroutines).
+    /// Coroutine switches during the whole run (0 without coroutines), and those made at
+    /// index probes (`--interleave`).
     switches: u64,
+    probe_switches: u64,
     /// Inputs started before older ones of their stream, and waits for a conflict key,
     /// during the whole run (`pick`; 0 unless keyed).
     reordered: u64,
@@ -196,6 +198,7 @@ impl WorkerResult {
             wall: Duration::ZERO,
             waits: rt::WaitStats::default(),
             switches: 0,
+            probe_switches: 0,
             reordered: 0,
             held: 0,
             ended: None,
@@ -1062,6 +1065,7 @@ fn report(ran: Ran<'_>, m: Measured, t: Totals, cfg: &RunConfig, ncoro: usize) -
         threads: cfg.threads,
         coroutines: ncoro,
         coroutine_switches: t.switches,
+        probe_switches: t.probe_switches,
         keyed_reordered: t.reordered,
         keyed_held: t.held,
         steps,
@@ -1489,6 +1493,7 @@ fn worker_thread<W: Workload>(c: &Ctx<'_, W>, w: usize) -> WorkerResult {
         };
         let cs = rt::coro::run(policy, bodies);
         r.switches = cs.switches;
+        r.probe_switches = cs.probe_switches;
         r.steps = cs.steps;
         for p in &parts {
             r.merge(&p.borrow());
@@ -1655,6 +1660,7 @@ struct Totals {
     cpu_busy: Option<f64>,
     waits: Vec<WaitReport>,
     switches: u64,
+    probe_switches: u64,
     reordered: u64,
     held: u64,
     steps: Option<rt::coro::StepsStats>,
@@ -1741,6 +1747,7 @@ impl Totals {
             cpu_busy,
             waits,
             switches: results.iter().map(|r| r.switches).sum(),
+            probe_switches: results.iter().map(|r| r.probe_switches).sum(),
             reordered: results.iter().map(|r| r.reordered).sum(),
             held: results.iter().map(|r| r.held).sum(),
             steps,

@@ -309,10 +309,10 @@ fn btree_runs_appended_in_the_middle_fill_their_nodes() {
     assert!(all.windows(2).all(|w| w[0].0 < w[1].0));
 }
 
-/// Inserts through a hint (where the last insert went), and lookups and removals through
-/// another, agree with a model, whatever
-/// else changes the tree between them: other inserts splitting the hinted leaf or its
-/// neighbours, removals emptying and pruning leaves, duplicates.
+/// Inserts through two hints taken in turn (where each one's last insert went), and
+/// lookups and removals through another, agree with a model, whatever else changes the
+/// tree between them: the other hint's inserts, other inserts splitting the hinted leaf
+/// or its neighbours, removals emptying and pruning leaves, duplicates.
 #[test]
 fn btree_hinted_inserts_match_a_model() {
     // 9-byte keys: two words, as TPC-C's (key blocks allocated with their nodes).
@@ -330,7 +330,9 @@ fn btree_hinted_long_keys_match_a_model() {
 fn hinted_inserts_match_a_model(len: usize) {
     let t = BTree::new();
     let mut model = BTreeMap::new();
-    let mut hint = LeafHint::default();
+    // Two insert hints taken in turn, as two workers appending to the same runs: each
+    // sees the leaf changed by the other's inserts since it last used it.
+    let mut hints = [LeafHint::default(), LeafHint::default()];
     let mut look = LeafHint::default();
     let mut aheads = 0u64;
     let key = |r: u64, i: u64| {
@@ -352,7 +354,8 @@ fn hinted_inserts_match_a_model(len: usize) {
                 for _ in 0..(x >> 16) % 12 {
                     let k = key(r, next[r as usize]);
                     next[r as usize] += 1;
-                    let got = t.insert_hinted(&k, step, &mut hint);
+                    let hint = &mut hints[(next[r as usize] % 2) as usize];
+                    let got = t.insert_hinted(&k, step, hint);
                     match model.get(&k) {
                         Some(&was) => assert_eq!(got.err(), Some(was), "{k:?}"),
                         None => {
@@ -365,7 +368,7 @@ fn hinted_inserts_match_a_model(len: usize) {
             // A duplicate through the hint.
             6 if next[r as usize] > 0 => {
                 let k = key(r, next[r as usize] - 1);
-                let got = t.insert_hinted(&k, step, &mut hint);
+                let got = t.insert_hinted(&k, step, &mut hints[(step % 2) as usize]);
                 match model.get(&k) {
                     Some(&want) => assert_eq!(got.err(), Some(want)),
                     None => {
