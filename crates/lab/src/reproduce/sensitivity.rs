@@ -45,9 +45,14 @@ fn preload(ctx: &mut Ctx, load: RunSpec, db: &std::path::Path) -> Result<(), Str
 /// The sensitivity paper's write-bandwidth curve (blkio / io.max on the database's device).
 fn write_bw(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
     // Write bandwidth.
+    // Quick: from 1MB/s. A point's time is mostly the fsyncs of its run's checkpoints
+    // (the engine's open and close write about 15 MB through the throttle; 170-380 MB
+    // in all, most of it left to writeback): the 256KB point took 67 s of the curve's
+    // 114 s (2026-11-30), for a drop the 1MB point already shows (101 txn/s against
+    // 2,864 at 64MB; 24 at 256KB).
     let bws: &[&str] = match ctx.scale {
         Scale::Tiny => &["256KB", "64MB"],
-        Scale::Quick => &["256KB", "1MB", "4MB", "64MB"],
+        Scale::Quick => &["1MB", "4MB", "64MB"],
         Scale::Full => &["256KB", "512KB", "1MB", "2MB", "4MB", "16MB", "64MB"],
     };
     let (run, caption) = match write_bw_workload(ctx) {
@@ -408,7 +413,10 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
             ),
         );
     }
-    let mut done = ctx.sweeps_each(list).into_iter();
+    let out = ctx.out.clone();
+    let ids: Vec<String> = list.iter().map(|(id, _)| id.clone()).collect();
+    let mut done = (ctx.sweeps_each(list).into_iter().zip(ids))
+        .map(|(r, id)| r.and_then(|s| LlcCurve::of(&out.join(&id), &s, llcs)));
     let (htap, tpch) = if rows_beside {
         (done.next(), done.next())
     } else {
@@ -419,8 +427,7 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
     let mut transactional = None;
     match tpcc {
         Ok(s) => {
-            let c = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
-            let vals = stall_row(&s, llcs);
+            let vals = s.stall_row();
             tables.push(Table {
                 beside: Some("llc".into()),
                 caption: "Measured (simulated) stall cycles per transaction by LLC size, disk engine; performance read as its inverse".into(),
@@ -432,12 +439,12 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
                     },
                     Row {
                         name: "stall cycles/1000 instr".into(),
-                        values: per_kilo_instruction_row(&s, llcs),
+                        values: s.per_kilo_instruction_row(),
                     },
                 ],
             });
-            transactional = per_instruction(&s, llcs).map(|a| (a.x_90, a.x_95));
-            match c.and_then(|c| c.analysis.as_ref()) {
+            transactional = s.per_instruction().map(|a| (a.x_90, a.x_95));
+            match s.per_txn().as_ref() {
                 Some(a) => {
                     let full = crate::sweep::numeric("llc", llcs[llcs.len() - 1]).expect("a size");
                     v.check(
@@ -475,7 +482,7 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
 /// (`transactional`): the paper's hybrid rows need 10-16MB for 90% where its
 /// transactional ones need 6-12MB.
 fn llc_htap(
-    swept: Result<sweep::Summary, String>,
+    swept: Result<LlcCurve, String>,
     llcs: &[&str],
     transactional: Option<(f64, f64)>,
     v: &mut Verdicts,
@@ -488,17 +495,17 @@ fn llc_htap(
         Ok(s) => {
             rows.push(Row {
                 name: "stall cycles/txn or query".into(),
-                values: stall_row(&s, llcs),
+                values: s.stall_row(),
             });
             rows.push(Row {
                 name: "stall cycles/1000 instr".into(),
-                values: per_kilo_instruction_row(&s, llcs),
+                values: s.per_kilo_instruction_row(),
             });
             // Judged per instruction: a point's window holds TPC-C's transactions and
             // part of a query or more, so its stall cycles per transaction-or-query move
             // with how much query it caught (13x between two sizes at --quick); per
             // instruction they move with the cache.
-            match (per_instruction(&s, llcs).as_ref(), transactional) {
+            match (s.per_instruction().as_ref(), transactional) {
                 (Some(a), Some((t90, t95))) => {
                     let mut r = vec!["-".to_string(); llcs.len()];
                     r[0] = format!("{} / {}", size(a.x_90), size(a.x_95));
@@ -565,8 +572,14 @@ fn tpch_workload() -> Workload {
     })
 }
 
-/// A sweep of `simulate` over the LLC sizes `llcs`, one repetition each: `w` with
-/// `options` on the disk engine and the paper's Xeon, without the 3C split.
+/// One `simulate` of `w` with `options` on the disk engine and the paper's Xeon,
+/// without the 3C split, that measures every LLC size of `llcs` in the same pass: the
+/// largest configured (`--llc`), the others as `--sweep llc=` caches fed the same
+/// stream of L2 misses (docs/design/cachesim.md, "Size sweeps"). One load and one trace
+/// instead of one per size; the modelled LLC is inclusive, so a smaller swept one does
+/// not send the back-invalidations it would to the levels above: with separate runs
+/// (2026-11-30, `--quick`) the levels above the LLC stalled 7.30 M cycles at 1MB
+/// against 7.20 M at 20MB, 0.4% of the 1MB point's 29 M.
 fn llc_spec(w: Workload, options: Options, llcs: &[&str]) -> Result<Spec, String> {
     let mut sim = RunSpec::new(runspec::Command::Simulate, w);
     sim.options = Options {
@@ -575,52 +588,105 @@ fn llc_spec(w: Workload, options: Options, llcs: &[&str]) -> Result<Spec, String
         no_3c: true,
         ..options
     };
-    Ok(Spec::of(
-        &sim,
-        vec![sweep::parse_vary(&format!("llc={}", llcs.join(",")))?],
-        1,
-    ))
-}
-
-/// The median stall cycles per transaction (or query) end at each LLC size.
-fn stall_row(s: &sweep::Summary, llcs: &[&str]) -> Vec<String> {
-    llcs.iter()
-        .map(|l| {
-            opt(median(s, &[("llc", l)], "stall_cycles_per_txn"), |t| {
-                format!("{t:.0}")
-            })
-        })
-        .collect()
-}
-
-/// Stall cycles per instruction at each LLC size of an LLC sweep (the medians of its
-/// points' stall cycles and instructions per transaction end), and where they come
-/// within 90% and 95% of their least. None when no point has both figures.
-fn per_instruction(s: &sweep::Summary, llcs: &[&str]) -> Option<crate::knee::Sufficiency> {
-    let points: Vec<(f64, f64)> = llcs
+    let args = sim.to_args();
+    let geometry = |l: &str| sweep::cache_level_spec(&args, "llc", l);
+    let (largest, smaller) = llcs.split_last().expect("LLC sizes");
+    sim.options.llc = Some(geometry(largest)?);
+    let smaller = smaller
         .iter()
-        .filter_map(|l| {
-            let x = crate::sweep::numeric("llc", l)?;
-            Some((x, stall_per_instruction(s, l)?))
-        })
-        .collect();
-    crate::knee::analyse_cost(&points)
+        .map(|l| geometry(l))
+        .collect::<Result<Vec<_>, _>>()?;
+    sim.options.sweep = vec![format!("llc={}", smaller.join(","))];
+    Ok(Spec::of(&sim, vec![], 1))
 }
 
-fn stall_per_instruction(s: &sweep::Summary, llc: &str) -> Option<f64> {
-    let stall = median(s, &[("llc", llc)], "stall_cycles_per_txn")?;
-    let instr = median(s, &[("llc", llc)], "instructions_per_txn")?;
-    (instr > 0.0).then(|| stall / instr)
+/// An LLC curve from one `simulate` of `llc_spec`: per size, the stall cycles per
+/// transaction (or query) end had that LLC been in place (the report's total with the
+/// configured LLC's stall cycles swapped for the swept one's; the levels above stall
+/// the same), and the instructions per transaction end (the same trace for every size).
+#[derive(Debug, Clone, PartialEq)]
+struct LlcCurve {
+    sizes: Vec<f64>,
+    stall_per_txn: Vec<Option<f64>>,
+    instructions_per_txn: Option<f64>,
 }
 
-fn per_kilo_instruction_row(s: &sweep::Summary, llcs: &[&str]) -> Vec<String> {
-    llcs.iter()
-        .map(|l| {
-            opt(stall_per_instruction(s, l), |r| {
-                format!("{:.1}", r * 1000.0)
+impl LlcCurve {
+    /// From the report of the sweep's one point (in `dir`).
+    fn of(dir: &std::path::Path, s: &sweep::Summary, llcs: &[&str]) -> Result<LlcCurve, String> {
+        let r = report(dir, s, &[]).ok_or_else(|| {
+            format!(
+                "the simulation failed (see {})",
+                dir.join("summary.json").display()
+            )
+        })?;
+        Ok(LlcCurve::from_simulation(&r["simulation"], llcs))
+    }
+
+    fn from_simulation(sim: &serde_json::Value, llcs: &[&str]) -> LlcCurve {
+        let txns = sim["transactions"].as_f64().filter(|t| *t > 0.0);
+        let total = sim["total_stall_cycles"].as_f64();
+        let llc_level = (sim["levels"].as_array().into_iter().flatten())
+            .find(|l| l["name"] == "LLC")
+            .and_then(|l| l["stall_cycles"]["total"].as_f64());
+        let sizes: Vec<f64> = llcs.iter().map(|l| bytes(l) as f64).collect();
+        let largest = sizes[sizes.len() - 1];
+        let stall_per_txn = sizes
+            .iter()
+            .map(|&size| {
+                let stall = if size == largest {
+                    total?
+                } else {
+                    let point = (sim["sweep"].as_array().into_iter().flatten()).find(|p| {
+                        p["level"] == "LLC" && p["config"]["size_bytes"].as_f64() == Some(size)
+                    })?;
+                    total? - llc_level? + point["stall_cycles"].as_f64()?
+                };
+                Some(stall / txns?)
             })
-        })
-        .collect()
+            .collect();
+        LlcCurve {
+            sizes,
+            stall_per_txn,
+            instructions_per_txn: sim["instructions_per_txn"].as_f64().filter(|i| *i > 0.0),
+        }
+    }
+
+    /// Stall cycles per transaction end at each size.
+    fn stall_row(&self) -> Vec<String> {
+        (self.stall_per_txn.iter())
+            .map(|v| opt(*v, |t| format!("{t:.0}")))
+            .collect()
+    }
+
+    fn per_instruction_at(&self) -> Vec<Option<f64>> {
+        (self.stall_per_txn.iter())
+            .map(|v| Some(v.as_ref()? / self.instructions_per_txn?))
+            .collect()
+    }
+
+    fn per_kilo_instruction_row(&self) -> Vec<String> {
+        (self.per_instruction_at().iter())
+            .map(|v| opt(*v, |r| format!("{:.1}", r * 1000.0)))
+            .collect()
+    }
+
+    fn analyse(&self, ys: &[Option<f64>]) -> Option<crate::knee::Sufficiency> {
+        let points: Vec<(f64, f64)> = (self.sizes.iter().zip(ys))
+            .filter_map(|(x, y)| Some((*x, (*y)?)))
+            .collect();
+        crate::knee::analyse_cost(&points)
+    }
+
+    /// Where the stall cycles per transaction end come within 90% and 95% of their least.
+    fn per_txn(&self) -> Option<crate::knee::Sufficiency> {
+        self.analyse(&self.stall_per_txn)
+    }
+
+    /// The same per instruction.
+    fn per_instruction(&self) -> Option<crate::knee::Sufficiency> {
+        self.analyse(&self.per_instruction_at())
+    }
 }
 
 /// Whether the hybrid run needs a larger LLC than the transactional one, from their
@@ -637,16 +703,15 @@ fn htap_needs_more(htap: (f64, f64), transactional: (f64, f64)) -> bool {
 /// TPC-C's curve, with the least size within 90% and 95% of the best. Shown beside the
 /// paper's table, not judged: at SF 0.01 the data (about 10 MB) is the scale of the
 /// modelled LLC, not of the paper's SF 10-100 against 40 MB.
-fn llc_tpch(swept: Result<sweep::Summary, String>, llcs: &[&str], tables: &mut Vec<Table>) {
+fn llc_tpch(swept: Result<LlcCurve, String>, llcs: &[&str], tables: &mut Vec<Table>) {
     let caption = "Measured (simulated) TPC-H (SF 0.01, the 22 queries once each, disk engine): stall cycles per query by LLC size; performance read as its inverse";
     let rows = match swept {
         Ok(s) => {
             let mut rows = vec![Row {
                 name: "stall cycles/query".into(),
-                values: stall_row(&s, llcs),
+                values: s.stall_row(),
             }];
-            let curve = s.curves.iter().find(|c| c.figure == "stall_cycles_per_txn");
-            if let Some(a) = curve.and_then(|c| c.analysis.as_ref()) {
+            if let Some(a) = s.per_txn().as_ref() {
                 let mut r = vec!["-".to_string(); llcs.len()];
                 r[0] = format!(
                     "{} / {}",
@@ -688,6 +753,56 @@ mod tests {
         assert_eq!(throughput_ts(&none), None);
         assert_eq!(throughput_ts(&serde_json::json!({})), None);
     }
+    #[test]
+    fn an_llc_curve_swaps_the_configured_llc_for_each_swept_one() {
+        let mb = 1048576u64;
+        let sim = serde_json::json!({
+            "transactions": 10,
+            "instructions_per_txn": 50.0,
+            "total_stall_cycles": 1000,
+            "levels": [
+                {"name": "L2", "stall_cycles": {"total": 600}},
+                {"name": "LLC", "stall_cycles": {"total": 400}},
+            ],
+            "sweep": [
+                {"level": "L1-I", "config": {"size_bytes": mb}, "stall_cycles": 5},
+                {"level": "LLC", "config": {"size_bytes": mb}, "stall_cycles": 900},
+            ],
+        });
+        let c = LlcCurve::from_simulation(&sim, &["1MB", "4MB", "20MB"]);
+        // 1MB: 1000 - 400 + 900 over 10; 4MB was not swept; 20MB is the configured one.
+        assert_eq!(c.stall_per_txn, vec![Some(150.0), None, Some(100.0)]);
+        assert_eq!(c.stall_row(), ["150", "-", "100"]);
+        assert_eq!(c.per_kilo_instruction_row(), ["3000.0", "-", "2000.0"]);
+        let a = c.per_txn().unwrap();
+        assert_eq!((a.x_90, a.x_95), (20.0 * mb as f64, 20.0 * mb as f64));
+        assert_eq!(c.per_instruction().unwrap().x_90, a.x_90);
+        let none = LlcCurve::from_simulation(&serde_json::json!({}), &["1MB", "20MB"]);
+        assert_eq!(none.stall_per_txn, vec![None, None]);
+        assert!(none.per_txn().is_none());
+    }
+
+    #[test]
+    fn an_llc_sweep_is_one_simulation_of_the_largest_with_the_others_swept() {
+        let s = llc_spec(
+            workload("tpcc"),
+            Options::default(),
+            &["1MB", "4MB", "20MB"],
+        )
+        .unwrap();
+        assert!(s.vary.is_empty() && s.repeat == 1, "{s:?}");
+        let args = s.args.join(" ");
+        assert!(args.contains("--llc 20M:20:64:19"), "{args}");
+        assert!(
+            args.contains("--sweep llc=1M:16:64:19,4M:16:64:19"),
+            "{args}"
+        );
+        assert!(
+            args.contains("--cpu xeon-e5-2660") && args.contains("--no-3c"),
+            "{args}"
+        );
+    }
+
     #[test]
     fn htap_needs_more_only_when_a_point_is_larger_and_none_smaller() {
         let mb = |x: f64| x * 1048576.0;
