@@ -165,6 +165,14 @@ fn a_hybrid_run_reports_both_sides_and_bad_input_is_refused() {
     assert!(out.contains("tpmC"), "{out}");
     assert!(out.contains("staleness: "), "{out}");
     assert!(out.contains("consistency checks: all passed"), "{out}");
+    // The queries outside `--queries` are never tried: no row of zeros, one line.
+    assert!(!out.lines().any(|l| l.starts_with("Q22 ")), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("not run: ") && l.contains("Q2,") && l.ends_with("Q22")),
+        "{out}"
+    );
+    assert!(out.lines().any(|l| l.starts_with("new-order ")), "{out}");
     for bad in [
         &["--analytic-streams", "65"][..],
         &["--queries", "23"],
