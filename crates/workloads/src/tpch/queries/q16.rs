@@ -2,7 +2,7 @@
 //! none with complaints against it, offer parts of eight sizes, by brand, type and
 //! size, leaving out one brand and one type prefix.
 
-use super::sets::{contains_in_order, each};
+use super::sets::{contains_in_order, each, fold};
 use super::{lit, pick, strc, u32c, Sql};
 use super::{HashMap, HashSet};
 use crate::tpch::gen::{TYPE_S1, TYPE_S2};
@@ -79,15 +79,24 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
         }
     })?;
     // (brand, type, size) -> distinct suppliers
-    let mut groups: HashMap<&Group, HashSet<i64>> = HashMap::default();
-    each(s, PARTSUPP, |r| {
-        let supp = u32c(r, offset_of!(PartSupp, ps_suppkey));
-        if let Some(g) = parts.get(&u32c(r, offset_of!(PartSupp, ps_partkey))) {
-            if !bad.contains(&supp) {
-                groups.entry(g).or_default().insert(supp);
+    // (on the query's threads: the sets of a group from each part, united)
+    let groups = fold(
+        s,
+        PARTSUPP,
+        |groups: &mut HashMap<&Group, HashSet<i64>>, r| {
+            let supp = u32c(r, offset_of!(PartSupp, ps_suppkey));
+            if let Some(g) = parts.get(&u32c(r, offset_of!(PartSupp, ps_partkey))) {
+                if !bad.contains(&supp) {
+                    groups.entry(g).or_default().insert(supp);
+                }
             }
-        }
-    })?;
+        },
+        |groups, part| {
+            for (g, supps) in part {
+                groups.entry(g).or_default().extend(supps);
+            }
+        },
+    )?;
     let mut rows: Vec<Row> = groups
         .into_iter()
         .map(|((b, t, z), supps)| {

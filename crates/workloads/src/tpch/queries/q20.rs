@@ -2,7 +2,7 @@
 //! holding more than half of what they shipped in a year of some part named after a
 //! color.
 
-use super::sets::{each, nation_key};
+use super::sets::{each, fold, nation_key};
 use super::{i64c, jan1, lit, pick, scan_all, strc, text, u32c, Sql};
 use super::{HashMap, HashSet};
 use crate::tpch::gen::{NATIONS, P_NAME_WORDS};
@@ -81,18 +81,22 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
             }
         },
     )?;
-    let mut supps = HashSet::default();
-    each(s, PARTSUPP, |r| {
-        let key = (
-            u32c(r, offset_of!(PartSupp, ps_partkey)),
-            u32c(r, offset_of!(PartSupp, ps_suppkey)),
-        );
-        if let Some(&sum) = shipped.get(&key) {
-            if 200 * u32c(r, offset_of!(PartSupp, ps_availqty)) > sum {
-                supps.insert(key.1);
+    let supps = fold(
+        s,
+        PARTSUPP,
+        |supps: &mut HashSet<i64>, r| {
+            let key = (
+                u32c(r, offset_of!(PartSupp, ps_partkey)),
+                u32c(r, offset_of!(PartSupp, ps_suppkey)),
+            );
+            if let Some(&sum) = shipped.get(&key) {
+                if 200 * u32c(r, offset_of!(PartSupp, ps_availqty)) > sum {
+                    supps.insert(key.1);
+                }
             }
-        }
-    })?;
+        },
+        |supps, part| supps.extend(part),
+    )?;
     let mut rows = scan_all(
         s,
         SUPPLIER,

@@ -1,7 +1,7 @@
 //! Q21, the suppliers who kept orders waiting query (clause 2.4.21): a nation's
 //! suppliers that alone were late on a multi-supplier order that was completed.
 
-use super::sets::{each, nation_key};
+use super::sets::{each, fold, nation_key};
 use super::{i64c, lit, strc, text, u32c, Sql};
 use super::{HashMap, HashSet};
 use crate::tpch::gen::NATIONS;
@@ -44,6 +44,27 @@ struct Order {
 }
 
 impl Order {
+    /// The same order's lines folded on another query thread (a scan part may end
+    /// inside an order).
+    fn merge(&mut self, o: Order) {
+        if let Some(supp) = o.supplier {
+            if *self.supplier.get_or_insert(supp) != supp {
+                self.several = true;
+            }
+        }
+        self.several |= o.several;
+        match (self.late, o.late) {
+            (_, None) => {}
+            (None, Some(_)) => {
+                self.late = o.late;
+                self.late_lines = o.late_lines;
+            }
+            (Some(a), Some(b)) if a == b => self.late_lines += o.late_lines,
+            (Some(_), Some(_)) => self.late_several = true,
+        }
+        self.late_several |= o.late_several;
+    }
+
     fn add(&mut self, supplier: i64, late: bool) {
         if *self.supplier.get_or_insert(supplier) != supplier {
             self.several = true;
@@ -73,24 +94,37 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
             );
         }
     })?;
-    let mut finished = HashSet::default();
-    each(s, ORDERS, |r| {
-        if strc(r, offset_of!(Orders, o_orderstatus), 1) == b"F" {
-            finished.insert(i64c(r, offset_of!(Orders, o_orderkey)));
-        }
-    })?;
-    let mut orders: HashMap<i64, Order> = HashMap::default();
-    each(s, LINEITEM, |r| {
-        let key = i64c(r, offset_of!(Lineitem, l_orderkey));
-        if finished.contains(&key) {
-            let late = u32c(r, offset_of!(Lineitem, l_receiptdate))
-                > u32c(r, offset_of!(Lineitem, l_commitdate));
-            orders
-                .entry(key)
-                .or_default()
-                .add(u32c(r, offset_of!(Lineitem, l_suppkey)), late);
-        }
-    })?;
+    // ORDERS and LINEITEM fold on the query's threads (`exec::scan_fold`).
+    let finished = fold(
+        s,
+        ORDERS,
+        |set: &mut HashSet<i64>, r| {
+            if strc(r, offset_of!(Orders, o_orderstatus), 1) == b"F" {
+                set.insert(i64c(r, offset_of!(Orders, o_orderkey)));
+            }
+        },
+        |set, part| set.extend(part),
+    )?;
+    let orders = fold(
+        s,
+        LINEITEM,
+        |orders: &mut HashMap<i64, Order>, r| {
+            let key = i64c(r, offset_of!(Lineitem, l_orderkey));
+            if finished.contains(&key) {
+                let late = u32c(r, offset_of!(Lineitem, l_receiptdate))
+                    > u32c(r, offset_of!(Lineitem, l_commitdate));
+                orders
+                    .entry(key)
+                    .or_default()
+                    .add(u32c(r, offset_of!(Lineitem, l_suppkey)), late);
+            }
+        },
+        |orders, part| {
+            for (key, o) in part {
+                orders.entry(key).or_default().merge(o);
+            }
+        },
+    )?;
     // s_suppkey -> numwait: the late lines of an order's only late supplier, when the
     // order has another supplier.
     let mut wait: HashMap<i64, i64> = HashMap::default();
@@ -129,4 +163,41 @@ pub fn sql(_q: Sql, p: &Params) -> String {
          GROUP BY s_name ORDER BY numwait DESC, s_name LIMIT 100",
         lit(&p.nation),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Order;
+
+    /// What the query reads of an order: with two late suppliers, neither counts.
+    fn summary(o: &Order) -> (bool, bool, Option<(Option<i64>, i64)>) {
+        let single = (!o.late_several).then_some((o.late, o.late_lines));
+        (o.several, o.late_several, single)
+    }
+
+    /// An order's lines folded in two pieces split anywhere, then merged, say what
+    /// folding them in one piece says (a query thread's part may end inside an order).
+    #[test]
+    fn an_order_split_between_two_parts_merges_to_the_whole() {
+        let orders: [&[(i64, bool)]; 7] = [
+            &[(1, true), (1, false), (2, false)],
+            &[(1, true), (2, true)],
+            &[(3, false), (3, true), (3, true)],
+            &[(4, false), (5, false)],
+            &[(6, true), (6, true), (7, false), (6, true)],
+            &[(8, false), (9, true), (8, true)],
+            &[(1, true), (2, true), (1, true)],
+        ];
+        for lines in orders {
+            let mut whole = Order::default();
+            lines.iter().for_each(|&(s, l)| whole.add(s, l));
+            for cut in 0..=lines.len() {
+                let (mut a, mut b) = (Order::default(), Order::default());
+                lines[..cut].iter().for_each(|&(s, l)| a.add(s, l));
+                lines[cut..].iter().for_each(|&(s, l)| b.add(s, l));
+                a.merge(b);
+                assert_eq!(summary(&a), summary(&whole), "{lines:?} cut at {cut}");
+            }
+        }
+    }
 }

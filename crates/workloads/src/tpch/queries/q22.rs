@@ -2,9 +2,9 @@
 //! customers of seven countries who have placed no order and whose balance is above
 //! the average of those countries' positive balances.
 
-use super::sets::each;
-use super::HashMap;
+use super::sets::{each, fold};
 use super::{i64c, lit, u32c, Sql};
+use super::{HashMap, HashSet};
 use crate::tpch::schema::{Customer, Orders, CUSTOMER, ORDERS};
 use api::{Reader, Result};
 use exec::{Datum, Row};
@@ -62,10 +62,20 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
             }
         }
     })?;
-    // NOT EXISTS: the customers with an order leave.
-    each(s, ORDERS, |r| {
-        rich.remove(&u32c(r, offset_of!(Orders, o_custkey)));
-    })?;
+    // NOT EXISTS: the customers with an order leave (those of `rich` that ordered,
+    // found on the query's threads).
+    let ordered = fold(
+        s,
+        ORDERS,
+        |seen: &mut HashSet<i64>, r| {
+            let c = u32c(r, offset_of!(Orders, o_custkey));
+            if rich.contains_key(&c) {
+                seen.insert(c);
+            }
+        },
+        |seen, part| seen.extend(part),
+    )?;
+    rich.retain(|c, _| !ordered.contains(c));
     let mut by_code: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
     for (c, b) in rich.into_values() {
         let g = by_code.entry(c).or_default();
