@@ -479,6 +479,7 @@ fn revisited_rows(
         ctx.repeat(),
     );
     let mut s = ctx.sweep("rows", spec)?;
+    assert_eq!(rows[0], "1", "the size sweep's points read 1 row");
     s.points.extend(one_row_points(size, rows_size, rows[0]));
     let p3 = paper_ratio(&paper, "rows", "Silo", "Shore-MT");
     tables.push(design_table(
