@@ -27,11 +27,9 @@ fn snapshot_position(db: &Path) -> (u64, u64) {
     (le(&b[n - 16..n - 8]), le(&b[n - 8..]))
 }
 
-#[test]
-fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db");
-    let json = dir.path().join("report.json");
+/// Update-only runs on the partitioned engine's database `db` (loaded by the first)
+/// until two checkpoints at least are written; each report's log statistics checked.
+fn run_until_two_checkpoints(db: &std::path::Path, json: &std::path::Path) {
     // Two checkpoints at least. Each writes the whole database (0.7 MB): 50 ms alone,
     // 16 checkpoints in a 2 s run (2026-11-30). The writer runs at the lowest CPU
     // priority, so in a loaded suite a run may end before it finishes one (CI, 0 in
@@ -49,7 +47,7 @@ fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused(
             "--engine",
             "partitioned",
             "--db",
-            s(&db),
+            s(db),
             "--log",
             "async",
             "--threads",
@@ -61,7 +59,7 @@ fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused(
             "--checkpoint-log",
             "64KB",
             "--json",
-            s(&json),
+            s(json),
         ];
         if attempt > 0 {
             args.push("--no-load");
@@ -70,7 +68,7 @@ fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused(
         assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
         assert!(out.contains("consistency checks: all passed"), "{out}");
         let report: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
         let log = report["engine_stats"]["log"].clone();
         assert!(log["checkpoint_error"].is_null(), "{log}");
         assert!(log["punch_hole"].is_null(), "ext4 punches holes: {log}");
@@ -88,6 +86,14 @@ fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused(
     );
     let pause = last["last_checkpoint"]["pause_us"].as_u64().unwrap();
     assert!(pause > 0, "{last}");
+}
+
+#[test]
+fn a_run_checkpoints_frees_its_log_and_a_log_cut_behind_the_snapshot_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let json = dir.path().join("report.json");
+    run_until_two_checkpoints(&db, &json);
 
     // The log before the snapshot's position is freed: no data between its first page
     // and the page holding the position (`SEEK_DATA` from the first page finds none
