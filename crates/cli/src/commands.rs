@@ -221,7 +221,15 @@ fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
             let c = a.common.as_ref();
             let alone = a.txn.alone.then_some("--alone is");
             hybrid_sim_refusals("tpce --analytics N", "TPC-E", c, alone, 1)?;
-            let names = sim_fits(&tpce_hybrid(&a.data, &a.txn, c.threads as usize)?, c)?;
+            let names = sim_fits(
+                &tpce_hybrid(
+                    &a.data,
+                    &a.txn,
+                    c.threads as usize,
+                    a.txn.analytics as usize,
+                )?,
+                c,
+            )?;
             (&a.common, names)
         }
         RunWorkload::Tpce(a) => {
@@ -516,19 +524,14 @@ fn tpce_run(
         }
         return run_with(&tpce(d, Some(txn))?, c, prof);
     }
-    let make = |t: usize, a: usize| tpce_hybrid_of(d, txn, t, a);
+    let make = |t: usize, a: usize| tpce_hybrid(d, txn, t, a);
     let wl = make(c.threads as usize, txn.analytics as usize)?;
     hybrid_run(&wl, make, txn.alone, c, prof)
 }
 
-/// TPC-E's hybrid mix: `threads` TPC-E workers beside `txn.analytics` streams.
-fn tpce_hybrid(d: &TpceData, txn: &TpceTxn, threads: usize) -> Result<TpceHybrid, String> {
-    tpce_hybrid_of(d, txn, threads, txn.analytics as usize)
-}
-
 /// TPC-E's hybrid mix with `txn_threads` TPC-E workers and `streams` analytical
 /// streams running `txn`'s queries.
-fn tpce_hybrid_of(
+fn tpce_hybrid(
     d: &TpceData,
     txn: &TpceTxn,
     txn_threads: usize,

@@ -228,6 +228,25 @@ fn scan_all(
     )
 }
 
+/// A state folded over every row of `table`, from its `Default`: on several query
+/// threads a state per part, merged into the first in key order (`exec::scan_fold`).
+fn fold<S: Default + Send>(
+    s: &mut dyn Reader,
+    table: TableId,
+    f: impl Fn(&mut S, &[u8]) + Sync,
+    merge: impl FnMut(&mut S, S),
+) -> Result<S> {
+    exec::scan_fold(
+        s,
+        table.primary(),
+        Bound::Unbounded,
+        Bound::Unbounded,
+        S::default,
+        f,
+        merge,
+    )
+}
+
 /// [`scan_all`] then `hash_aggregate` over the projection's first `group` columns,
 /// folding each kept row into its group inside the engine's scan (nothing
 /// materialized: `exec::scan_aggregate`).

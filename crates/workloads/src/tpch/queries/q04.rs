@@ -47,13 +47,10 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let ok = super::ids(&orders, 0);
     // The EXISTS: the quarter's orders with a late line item, gathered in LINEITEM's
     // scan (on several query threads a set per part, joined).
-    let late: HashSet<i64> = exec::scan_fold(
+    let late = super::fold(
         s,
-        LINEITEM.primary(),
-        std::ops::Bound::Unbounded,
-        std::ops::Bound::Unbounded,
-        HashSet::default,
-        |late, r| {
+        LINEITEM,
+        |late: &mut HashSet<i64>, r| {
             let o = i64c(r, offset_of!(Lineitem, l_orderkey));
             if u32c(r, offset_of!(Lineitem, l_commitdate))
                 < u32c(r, offset_of!(Lineitem, l_receiptdate))

@@ -77,13 +77,10 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     .collect();
     // o_orderkey -> o_year, every order (on several query threads a map per part of
     // the keys, joined: no key is in two parts).
-    let years: HashMap<i64, i64> = exec::scan_fold(
+    let years = super::fold(
         s,
-        ORDERS.primary(),
-        std::ops::Bound::Unbounded,
-        std::ops::Bound::Unbounded,
-        HashMap::default,
-        |years, r| {
+        ORDERS,
+        |years: &mut HashMap<i64, i64>, r| {
             let d = u32c(r, offset_of!(Orders, o_orderdate));
             years.insert(i64c(r, offset_of!(Orders, o_orderkey)), super::year_of(d));
         },

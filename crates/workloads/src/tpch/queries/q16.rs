@@ -2,7 +2,8 @@
 //! none with complaints against it, offer parts of eight sizes, by brand, type and
 //! size, leaving out one brand and one type prefix.
 
-use super::sets::{contains_in_order, each, fold};
+use super::fold;
+use super::sets::{contains_in_order, each};
 use super::{lit, pick, strc, u32c, Sql};
 use super::{HashMap, HashSet};
 use crate::tpch::gen::{TYPE_S1, TYPE_S2};

@@ -48,13 +48,10 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     // The parts' lines: (l_partkey, l_quantity, l_extendedprice).
     // (On several query threads a list per part, concatenated in key order: the
     // serial scan's list.)
-    let lines: Vec<(i64, i64, i64)> = exec::scan_fold(
+    let lines = super::fold(
         s,
-        LINEITEM.primary(),
-        std::ops::Bound::Unbounded,
-        std::ops::Bound::Unbounded,
-        Vec::new,
-        |lines, r| {
+        LINEITEM,
+        |lines: &mut Vec<(i64, i64, i64)>, r| {
             let part = u32c(r, offset_of!(Lineitem, l_partkey));
             if parts.contains(&part) {
                 lines.push((

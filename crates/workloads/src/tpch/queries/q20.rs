@@ -2,7 +2,8 @@
 //! holding more than half of what they shipped in a year of some part named after a
 //! color.
 
-use super::sets::{each, fold, nation_key};
+use super::fold;
+use super::sets::{each, nation_key};
 use super::{i64c, jan1, lit, pick, scan_all, strc, text, u32c, Sql};
 use super::{HashMap, HashSet};
 use crate::tpch::gen::{NATIONS, P_NAME_WORDS};
@@ -59,13 +60,10 @@ pub fn plan(s: &mut dyn Reader, p: &Params) -> Result<Vec<Row>> {
     let (lo, hi) = (i64::from(p.date), i64::from(super::add_months(p.date, 12)));
     // (l_partkey, l_suppkey) -> sum(l_quantity) over the year
     // (on several query threads a map per part, added up)
-    let shipped: HashMap<(i64, i64), i64> = exec::scan_fold(
+    let shipped = super::fold(
         s,
-        LINEITEM.primary(),
-        std::ops::Bound::Unbounded,
-        std::ops::Bound::Unbounded,
-        HashMap::default,
-        |shipped, r| {
+        LINEITEM,
+        |shipped: &mut HashMap<(i64, i64), i64>, r| {
             let part = u32c(r, offset_of!(Lineitem, l_partkey));
             if parts.contains(&part)
                 && (lo..hi).contains(&u32c(r, offset_of!(Lineitem, l_shipdate)))

@@ -1,7 +1,8 @@
 //! Q21, the suppliers who kept orders waiting query (clause 2.4.21): a nation's
 //! suppliers that alone were late on a multi-supplier order that was completed.
 
-use super::sets::{each, fold, nation_key};
+use super::fold;
+use super::sets::{each, nation_key};
 use super::{i64c, lit, strc, text, u32c, Sql};
 use super::{HashMap, HashSet};
 use crate::tpch::gen::NATIONS;

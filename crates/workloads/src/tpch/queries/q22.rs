@@ -2,7 +2,8 @@
 //! customers of seven countries who have placed no order and whose balance is above
 //! the average of those countries' positive balances.
 
-use super::sets::{each, fold};
+use super::fold;
+use super::sets::each;
 use super::{i64c, lit, u32c, Sql};
 use super::{HashMap, HashSet};
 use crate::tpch::schema::{Customer, Orders, CUSTOMER, ORDERS};

@@ -13,25 +13,6 @@ pub(super) fn each(s: &mut dyn Reader, table: TableId, f: impl FnMut(&[u8])) -> 
     exec::scan_each(s, table.primary(), Bound::Unbounded, Bound::Unbounded, f)
 }
 
-/// A state folded over every row of `table`, from its `Default`: on several query
-/// threads a state per part, merged into the first in key order (`exec::scan_fold`).
-pub(super) fn fold<S: Default + Send>(
-    s: &mut dyn Reader,
-    table: TableId,
-    f: impl Fn(&mut S, &[u8]) + Sync,
-    merge: impl FnMut(&mut S, S),
-) -> Result<S> {
-    exec::scan_fold(
-        s,
-        table.primary(),
-        Bound::Unbounded,
-        Bound::Unbounded,
-        S::default,
-        f,
-        merge,
-    )
-}
-
 /// Sums by key over every row of `table`: `f` gives a row's (key, addend), or `None`
 /// for a row that does not count (on several query threads: a map per part, added up;
 /// `exec::scan_fold`).
@@ -40,7 +21,7 @@ pub(super) fn sum_by(
     table: TableId,
     f: impl Fn(&[u8]) -> Option<(i64, i64)> + Sync,
 ) -> Result<super::HashMap<i64, i64>> {
-    fold(
+    super::fold(
         s,
         table,
         |m: &mut super::HashMap<i64, i64>, r| {
