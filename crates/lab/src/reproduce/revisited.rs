@@ -238,12 +238,12 @@ fn revisited_size(
     sizes: &[&str],
     systems: &[&str],
 ) -> Result<Summary, String> {
+    let one_row = Workload::Micro(runspec::Micro {
+        rows: Some(1),
+        ..Default::default()
+    });
+    let (run, repeat) = (revisited_run(ctx, one_row), ctx.repeat());
     let spec = |engines: &[&str], sizes: &[&str], modes: &str| -> Result<Spec, String> {
-        let one_row = Workload::Micro(runspec::Micro {
-            rows: Some(1),
-            ..Default::default()
-        });
-        let run = revisited_run(ctx, one_row);
         Ok(Spec::of(
             &run,
             vec![
@@ -251,7 +251,7 @@ fn revisited_size(
                 sweep::parse_vary(&format!("size={}", sizes.join(",")))?,
                 sweep::parse_vary(&format!("mode={modes}"))?,
             ],
-            ctx.repeat(),
+            repeat,
         ))
     };
     let (pg, others): (Vec<&str>, Vec<&str>) =
@@ -269,13 +269,15 @@ fn revisited_size(
         .then(|| spec(&pg, sizes, modes))
         .transpose()?;
     let others_spec = spec(&others, sizes, modes)?;
+    let updates = (modes == "read")
+        .then(|| spec(systems, rw_sizes, "update"))
+        .transpose()?;
     let mut s = ctx.sweep("size", others_spec)?;
     if let Some(p) = pg_spec {
         s.points.extend(ctx.sweep(PG_SIZE, p)?.points);
     }
-    if modes == "read" {
-        let updates = spec(systems, rw_sizes, "update")?;
-        s.points.extend(ctx.sweep(SIZE_UPDATE, updates)?.points);
+    if let Some(u) = updates {
+        s.points.extend(ctx.sweep(SIZE_UPDATE, u)?.points);
     }
     let tps = |e: &str, size: &str, mode: &str| {
         median(
