@@ -751,32 +751,54 @@ mod tests {
     #[test]
     fn the_native_load_takes_the_data_options_alone() {
         let workloads = [
-            ("micro --size 1048576 --mode update --rows 10 --index hash", 2),
+            (
+                "micro --size 1048576 --mode update --rows 10 --index hash",
+                2,
+            ),
             ("tpcb --scale 2 --pad --affinity", 2),
             ("tpcc --warehouses 4 --mix payment=100 --terminal-times", 2),
             ("tpce --customers 1000 --trade-days 2 --analytics 1", 1),
             ("tpch --scale-factor 0.01 --queries 1,6", 1),
-            ("chbench --warehouses 1 --analytic-streams 1 --queries 1,6", 1),
+            (
+                "chbench --warehouses 1 --analytic-streams 1 --queries 1,6",
+                1,
+            ),
         ];
         for (w, threads) in workloads {
             let line: Vec<String> = format!("oltpscope simulate {w} --engine disk --threads {threads} --seed 7 --bpool-size 64MB")
                 .split(' ')
                 .map(String::from)
                 .collect();
-            let cli = crate::args::Cli::try_parse_from(&line).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let cli =
+                crate::args::Cli::try_parse_from(&line).unwrap_or_else(|e| panic!("{w}: {e}"));
             let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
                 panic!("{w}: not a simulate command")
             };
-            let (c, child, _) = crate::commands::traced_workload(&rw).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let (c, child, _) =
+                crate::commands::traced_workload(&rw).unwrap_or_else(|e| panic!("{w}: {e}"));
             let spec = child_spec(c.as_ref(), child, 0, 1);
             let load = load_spec(c.as_ref(), &spec, std::path::Path::new("/d/db"));
             let mut args = vec!["oltpscope".to_string()];
             args.extend(load.to_args());
             let text = args.join(" ");
             crate::args::Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert!(text.contains(" --db /d/db") && text.contains(" --seed 7") && text.contains(&format!(" --threads {threads}")), "{text}");
+            assert!(
+                text.contains(" --db /d/db")
+                    && text.contains(" --seed 7")
+                    && text.contains(&format!(" --threads {threads}")),
+                "{text}"
+            );
             assert!(text.contains(" --bpool-size 67108864"), "{text}");
-            for run_only in ["--mix", "--mode", "--rows", "--affinity", "--analytics", "--queries", "--streams", "--analytic-streams"] {
+            for run_only in [
+                "--mix",
+                "--mode",
+                "--rows",
+                "--affinity",
+                "--analytics",
+                "--queries",
+                "--streams",
+                "--analytic-streams",
+            ] {
                 assert!(!text.contains(run_only), "{text}");
             }
         }
