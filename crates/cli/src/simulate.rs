@@ -776,8 +776,8 @@ mod tests {
             };
             let (c, child, _) =
                 crate::commands::traced_workload(&rw).unwrap_or_else(|e| panic!("{w}: {e}"));
-            let spec = child_spec(c.as_ref(), child, 0, 1);
-            let load = load_spec(c.as_ref(), &spec, std::path::Path::new("/d/db"));
+            let spec = child_spec(c, child, 0, 1);
+            let load = load_spec(c, &spec, std::path::Path::new("/d/db"));
             let mut args = vec!["oltpscope".to_string()];
             args.extend(load.to_args());
             let text = args.join(" ");
