@@ -186,7 +186,7 @@ fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
 /// A workload to run under the tracer (`simulate`, `steps place`): its options checked
 /// here, so errors come before valgrind starts, and the child's workload specification built
 /// from what was parsed.
-fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
+pub(crate) fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
     w: &RunWorkload<C>,
 ) -> Result<(&C, runspec::Workload, Vec<String>), String> {
     let engine = match w {

@@ -233,7 +233,18 @@ fn simulate_into(
         return crate::simulate_pg::simulate(&cfg, &spec, json);
     }
     let spec = child_spec(c, workload, cfg.warmup_txns, coroutines);
-    let db = keeps_files(c);
+    // SQLite's database is loaded natively first: under valgrind the load was most of
+    // a short simulation (see `loads_natively`).
+    let loaded = if keeps_files(c) && loads_natively(c) {
+        Some(load_natively(c, &spec)?)
+    } else {
+        None
+    };
+    let db = match &loaded {
+        Some(l) => ChildDb::Loaded(l),
+        None if keeps_files(c) => ChildDb::Child,
+        None => ChildDb::Memory,
+    };
 
     if c.steps_team.is_empty() {
         let (mut report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db)?;
@@ -253,7 +264,7 @@ fn simulate_into(
     for &team in &c.steps_team {
         let mut a = spec.clone();
         a.options.steps_team = vec![team];
-        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true, db)?;
+        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true, db.clone())?;
         if c.steps_team.len() == 1 {
             json.text(&report_text(&report, elapsed));
         } else {
@@ -458,6 +469,139 @@ fn steps_table(rows: &[StepsRow]) -> String {
     o
 }
 
+/// Where the traced child's database is.
+#[derive(Clone)]
+pub(crate) enum ChildDb<'a> {
+    /// In its memory only (it loads it, traced).
+    Memory,
+    /// In the temporary directory, loaded by the child itself (traced).
+    Child,
+    /// Loaded natively beforehand: copied into the temporary directory, and the child
+    /// runs on it (`--no-load`).
+    Loaded(&'a NativeLoad),
+}
+
+/// The engines whose database `simulate` loads natively before the traced run, which
+/// reopens it (`run --no-load`): SQLite alone, whose traced run is the same either way
+/// (Wonderland's `--quick` TPC-B, TPC-C and TPC-E: instructions within 0.05%; 2026-11-30).
+/// Not the disk engine: reopened, its buffer pool starts empty, and every page the
+/// measured transactions touch is read and its checksum verified inside the traced
+/// window (TPC-C: 17% more instructions, 3.5x the stall cycles per transaction; TPC-E:
+/// 70% more instructions). Not the memory engine: its recovery lays the rows out
+/// otherwise than the load (TPC-C: 4% more instructions, 20% more stall cycles per
+/// transaction). PostgreSQL has its own path (its load is native already).
+fn loads_natively(c: &SimOpts) -> bool {
+    c.engine == crate::args::EngineName::Sqlite
+}
+
+/// A database loaded natively into a directory of its own, removed when dropped.
+pub(crate) struct NativeLoad {
+    dir: tempfile::TempDir,
+}
+
+impl NativeLoad {
+    fn db(&self) -> std::path::PathBuf {
+        self.dir.path().join("db")
+    }
+}
+
+/// What `load` takes of a workload: the options that shape its data.
+fn data_only(w: &runspec::Workload) -> runspec::Workload {
+    use runspec::Workload as W;
+    match w {
+        W::Micro(m) => W::Micro(runspec::Micro {
+            size: m.size,
+            keys: m.keys,
+            columns: m.columns,
+            index: m.index,
+            ..Default::default()
+        }),
+        W::Tpcb(b) => W::Tpcb(runspec::Tpcb {
+            scale: b.scale,
+            pad: b.pad,
+            ..Default::default()
+        }),
+        W::Tpcc(t) => W::Tpcc(runspec::Tpcc {
+            warehouses: t.warehouses,
+            ..Default::default()
+        }),
+        W::Tpce(e) => W::Tpce(runspec::Tpce {
+            customers: e.customers,
+            trade_days: e.trade_days,
+            ..Default::default()
+        }),
+        W::Tpch(h) => W::Tpch(runspec::Tpch {
+            scale_factor: h.scale_factor,
+            ..Default::default()
+        }),
+        W::Chbench(ch) => W::Chbench(runspec::Chbench {
+            tpcc: runspec::Tpcc {
+                warehouses: ch.tpcc.warehouses,
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+    }
+}
+
+/// The `oltpscope load` of the traced run `spec`: the same data (workload's data
+/// options, seed, loader threads as the run's load would use) into `db`.
+fn load_spec(c: &SimOpts, spec: &runspec::RunSpec, db: &std::path::Path) -> runspec::RunSpec {
+    let mut load = runspec::RunSpec::new(runspec::Command::Load, data_only(&spec.workload));
+    load.options = runspec::Options {
+        engine: spec.options.engine.clone(),
+        db: Some(db.to_path_buf()),
+        threads: Some(c.threads),
+        seed: Some(c.seed),
+        bpool_size: c.disk.bpool_size,
+        report_interval: Some(0.0),
+        ..runspec::Options::default()
+    };
+    load
+}
+
+/// Load the traced run's database natively (a child `oltpscope load`, not traced).
+fn load_natively(c: &SimOpts, spec: &runspec::RunSpec) -> Result<NativeLoad, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("oltpscope-simulate-load-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let l = NativeLoad { dir };
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
+    let args = load_spec(c, spec, &l.db()).to_args();
+    let out = Command::new(&exe)
+        .args(&args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot start the load: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().rev().find(|l| !l.trim().is_empty());
+        return Err(format!(
+            "loading the traced run's database natively ({}) failed: {}",
+            args.join(" "),
+            last.unwrap_or("no message").trim()
+        ));
+    }
+    Ok(l)
+}
+
+/// Copy directory `from` into `to` (a new directory), files and subdirectories.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
+    let err = |p: &std::path::Path, e: std::io::Error| format!("copying {}: {e}", p.display());
+    std::fs::create_dir(to).map_err(|e| err(to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| err(from, e))? {
+        let entry = entry.map_err(|e| err(from, e))?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().map_err(|e| err(&src, e))?.is_dir() {
+            copy_dir(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Run the child `oltpscope run` of `spec` under the tracer and simulate its trace.
 /// With `run_json`, the child also writes its run report, returned parsed.
 fn trace_once(
@@ -465,7 +609,7 @@ fn trace_once(
     setup: &tracer::TracerSetup,
     spec: &runspec::RunSpec,
     run_json: bool,
-    db: bool,
+    db: ChildDb,
 ) -> Result<(cachesim::Report, serde_json::Value, f64), String> {
     let mut sim = cachesim::Simulator::new(cfg.clone())?;
     let (_, run, elapsed) = trace_with(setup, spec, run_json, db, |r| {
@@ -478,12 +622,12 @@ fn trace_once(
 /// Run the child `oltpscope run` of `spec` under the tracer, its trace read by
 /// `consume` as it is made (which says whether it stopped reading on purpose). With
 /// `run_json`, the child also writes its run report, returned parsed, with the seconds
-/// the whole took. With `db`, the child's database is in the temporary directory.
+/// the whole took. `db`: where the child's database is (see [`ChildDb`]).
 pub(crate) fn trace_with<T>(
     setup: &tracer::TracerSetup,
     spec: &runspec::RunSpec,
     run_json: bool,
-    db: bool,
+    db: ChildDb,
     consume: impl FnOnce(TraceReader) -> Result<(T, bool), String>,
 ) -> Result<(T, serde_json::Value, f64), String> {
     // Removed when dropped, on every return below.
@@ -500,15 +644,22 @@ fn trace_in<T>(
     setup: &tracer::TracerSetup,
     spec: &runspec::RunSpec,
     run_json: bool,
-    db: bool,
+    db: ChildDb,
     dir: &std::path::Path,
     consume: impl FnOnce(TraceReader) -> Result<(T, bool), String>,
 ) -> Result<(T, serde_json::Value, f64), String> {
     let mut spec = spec.clone();
     // The child's database lives in our temporary directory: removed with it, even when
     // the child is stopped early (below).
-    if db {
-        spec.options.db = Some(dir.join("db"));
+    match db {
+        ChildDb::Memory => {}
+        ChildDb::Child => spec.options.db = Some(dir.join("db")),
+        ChildDb::Loaded(l) => {
+            // A copy: each traced run (one per STEPS team) starts from the same data.
+            copy_dir(&l.db(), &dir.join("db"))?;
+            spec.options.db = Some(dir.join("db"));
+            spec.options.no_load = true;
+        }
     }
     let run_path = dir.join("run.json");
     if run_json {
@@ -587,4 +738,69 @@ fn trace_in<T>(
         serde_json::Value::Null
     };
     Ok((value, run, elapsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The native load of a traced run is a `load` the command line takes: the
+    /// workload's run-only options (mix, mode, rows, streams, analytics) left out, its
+    /// data options, seed and threads kept.
+    #[test]
+    fn the_native_load_takes_the_data_options_alone() {
+        let workloads = [
+            (
+                "micro --size 1048576 --mode update --rows 10 --index hash",
+                2,
+            ),
+            ("tpcb --scale 2 --pad --affinity", 2),
+            ("tpcc --warehouses 4 --mix payment=100 --terminal-times", 2),
+            ("tpce --customers 1000 --trade-days 2 --analytics 1", 1),
+            ("tpch --scale-factor 0.01 --queries 1,6", 1),
+            (
+                "chbench --warehouses 1 --analytic-streams 1 --queries 1,6",
+                1,
+            ),
+        ];
+        for (w, threads) in workloads {
+            let line: Vec<String> = format!("oltpscope simulate {w} --engine disk --threads {threads} --seed 7 --bpool-size 64MB")
+                .split(' ')
+                .map(String::from)
+                .collect();
+            let cli =
+                crate::args::Cli::try_parse_from(&line).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
+                panic!("{w}: not a simulate command")
+            };
+            let (c, child, _) =
+                crate::commands::traced_workload(&rw).unwrap_or_else(|e| panic!("{w}: {e}"));
+            let spec = child_spec(c, child, 0, 1);
+            let load = load_spec(c, &spec, std::path::Path::new("/d/db"));
+            let mut args = vec!["oltpscope".to_string()];
+            args.extend(load.to_args());
+            let text = args.join(" ");
+            crate::args::Cli::try_parse_from(&args).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(
+                text.contains(" --db /d/db")
+                    && text.contains(" --seed 7")
+                    && text.contains(&format!(" --threads {threads}")),
+                "{text}"
+            );
+            assert!(text.contains(" --bpool-size 67108864"), "{text}");
+            for run_only in [
+                "--mix",
+                "--mode",
+                "--rows",
+                "--affinity",
+                "--analytics",
+                "--queries",
+                "--streams",
+                "--analytic-streams",
+            ] {
+                assert!(!text.contains(run_only), "{text}");
+            }
+        }
+    }
 }

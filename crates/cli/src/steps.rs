@@ -127,7 +127,11 @@ pub fn place(o: &PlaceOpts, workload: runspec::Workload) -> Result<(), String> {
     spec.options.trace_ctx = true;
     let args = spec.to_args();
     let mut col = Collector::new();
-    let db = crate::simulate::keeps_files(c);
+    let db = if crate::simulate::keeps_files(c) {
+        crate::simulate::ChildDb::Child
+    } else {
+        crate::simulate::ChildDb::Memory
+    };
     let ((), _, elapsed) = crate::simulate::trace_with(&setup, &spec, false, db, |r| {
         for rec in r {
             col.record(rec.map_err(|e| e.to_string())?);

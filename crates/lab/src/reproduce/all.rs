@@ -9,6 +9,10 @@ use std::path::{Path, PathBuf};
 /// The name `reproduce all` goes by (in `reproduce.started` and `reproduce.json`).
 pub const ALL: &str = "all";
 
+/// The papers whose experiments are all simulations: `reproduce all` runs them side by
+/// side, first (a measured run would wait for every slot, leaving the other idle).
+const TOGETHER: [&str; 2] = ["wonderland", "steps"];
+
 /// One paper's line of the index.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Entry {
@@ -46,11 +50,55 @@ pub fn reproduce_all(
     std::fs::write(out.join(STARTED), format!("{ALL}\n"))
         .map_err(|e| format!("--out {}: cannot write {STARTED}: {e}", out.display()))?;
     let t0 = std::time::Instant::now();
-    let mut entries = Vec::new();
-    for paper in PAPERS {
+    let mut done: Vec<Entry> = Vec::new();
+    // The papers made of simulations alone first, side by side: their simulations share
+    // the slots, so one paper's fill the core the other's longest leaves idle.
+    let together: Vec<&str> = PAPERS
+        .iter()
+        .copied()
+        .filter(|p| TOGETHER.contains(p))
+        .collect();
+    say(&format!(
+        "== {} together ({} of {})\n",
+        together.join(" and "),
+        together.len(),
+        PAPERS.len()
+    ));
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let outcomes: Vec<Result<Outcome, String>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (together.iter())
+            .map(|&paper| {
+                let (tx, exe, dir) = (tx.clone(), exe.clone(), out.join(paper));
+                sc.spawn(move || {
+                    let mut line = |l: &str| {
+                        let _ = tx.send(format!("[{paper}] {l}"));
+                    };
+                    let mut ctx = Ctx::new(exe, dir, scale, &mut line);
+                    reproduce(paper, &mut ctx)
+                })
+            })
+            .collect();
+        drop(tx);
+        for line in rx {
+            say(&line);
+        }
+        (handles.into_iter())
+            .map(|h| h.join().expect("a paper's thread does not panic"))
+            .collect()
+    });
+    for (paper, o) in together.iter().zip(outcomes) {
+        let o = o.map_err(|e| format!("{paper}: {e}"))?;
+        say(&format!(
+            "== {paper}: {}, {:.0} s\n",
+            o.counts.text(),
+            o.elapsed_s
+        ));
+        done.push(Entry::of(&o));
+    }
+    for &paper in PAPERS.iter().filter(|p| !TOGETHER.contains(*p)) {
         say(&format!(
             "== {paper} ({} of {})\n",
-            entries.len() + 1,
+            done.len() + 1,
             PAPERS.len()
         ));
         let mut ctx = Ctx::new(exe.clone(), out.join(paper), scale, &mut *say);
@@ -60,8 +108,12 @@ pub fn reproduce_all(
             o.counts.text(),
             o.elapsed_s
         ));
-        entries.push(Entry::of(&o));
+        done.push(Entry::of(&o));
     }
+    // The index in the papers' own order.
+    let entries: Vec<Entry> = (PAPERS.iter())
+        .filter_map(|p| done.iter().find(|e| e.paper == *p).cloned())
+        .collect();
     let elapsed_s = t0.elapsed().as_secs_f64();
     write(out, scale, &entries, elapsed_s)?;
     Ok((entries, elapsed_s))

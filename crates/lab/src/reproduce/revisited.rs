@@ -201,6 +201,34 @@ fn legacy_verdict(
 
 /// The size sweep of PostgreSQL's points.
 const PG_SIZE: &str = "size-postgres";
+/// Below full scale, the update points of every system (the smallest size).
+const SIZE_UPDATE: &str = "size-update";
+
+/// The sizes whose updates the size sweep runs: every size at full scale; below it the
+/// smallest alone, where `read-write-slower` judges them (the larger sizes' updates
+/// only filled Table 14's other columns: 12 points, about 100 s of `--quick`'s 348 on
+/// 2026-11-30, PostgreSQL's two 45 s of it).
+fn update_sizes<'a, 'b>(scale: Scale, sizes: &'b [&'a str]) -> &'b [&'a str] {
+    match scale {
+        Scale::Full => sizes,
+        _ => &sizes[..1],
+    }
+}
+
+/// A measured run of the revisited paper: `short_run`, but 1 second after a 0.25-second
+/// warm-up at `--quick` (2 and 0.5 elsewhere before): some 45 runs, every verdict a
+/// ratio of medians (issue 41: the `--quick` time).
+fn revisited_run(ctx: &Ctx, workload: Workload) -> RunSpec {
+    let mut run = short_run(ctx, Kind::Run, workload);
+    if ctx.scale == Scale::Quick {
+        run.options.duration = Some(QUICK_RUN_S);
+        run.options.warmup = Some(QUICK_WARMUP_S);
+    }
+    run
+}
+
+const QUICK_RUN_S: f64 = 1.0;
+const QUICK_WARMUP_S: f64 = 0.25;
 
 /// The size sweep (Table 2, reads, and Table 14, updates over reads: by size, 1 row per
 /// transaction) and its two tables.
@@ -210,32 +238,46 @@ fn revisited_size(
     sizes: &[&str],
     systems: &[&str],
 ) -> Result<Summary, String> {
-    let spec = |engines: &[&str]| -> Result<Spec, String> {
-        let one_row = Workload::Micro(runspec::Micro {
-            rows: Some(1),
-            ..Default::default()
-        });
-        let run = short_run(ctx, Kind::Run, one_row);
+    let one_row = Workload::Micro(runspec::Micro {
+        rows: Some(1),
+        ..Default::default()
+    });
+    let (run, repeat) = (revisited_run(ctx, one_row), ctx.repeat());
+    let spec = |engines: &[&str], sizes: &[&str], modes: &str| -> Result<Spec, String> {
         Ok(Spec::of(
             &run,
             vec![
                 sweep::parse_vary(&format!("engine={}", engines.join(",")))?,
                 sweep::parse_vary(&format!("size={}", sizes.join(",")))?,
-                sweep::parse_vary("mode=read,update")?,
+                sweep::parse_vary(&format!("mode={modes}"))?,
             ],
-            ctx.repeat(),
+            repeat,
         ))
     };
     let (pg, others): (Vec<&str>, Vec<&str>) =
         systems.iter().copied().partition(|e| *e == "postgres");
+    let rw_sizes = update_sizes(ctx.scale, sizes);
+    let modes = if rw_sizes.len() == sizes.len() {
+        "read,update"
+    } else {
+        "read"
+    };
     // PostgreSQL's points apart (their own experiment time). Their consistency check
     // reads the rows back in batches of 4,096 keys, one round trip each: 14 s at 100MB
     // (it was one round trip per key, over 4 minutes, and was skipped).
-    let pg_spec = (!pg.is_empty()).then(|| spec(&pg)).transpose()?;
-    let others_spec = spec(&others)?;
+    let pg_spec = (!pg.is_empty())
+        .then(|| spec(&pg, sizes, modes))
+        .transpose()?;
+    let others_spec = spec(&others, sizes, modes)?;
+    let updates = (modes == "read")
+        .then(|| spec(systems, rw_sizes, "update"))
+        .transpose()?;
     let mut s = ctx.sweep("size", others_spec)?;
     if let Some(p) = pg_spec {
         s.points.extend(ctx.sweep(PG_SIZE, p)?.points);
+    }
+    if let Some(u) = updates {
+        s.points.extend(ctx.sweep(SIZE_UPDATE, u)?.points);
     }
     let tps = |e: &str, size: &str, mode: &str| {
         median(
@@ -261,7 +303,7 @@ fn revisited_size(
     for e in systems {
         rw.push(Row {
             name: format!("{e}: update / read"),
-            values: sizes
+            values: rw_sizes
                 .iter()
                 .map(|x| {
                     opt(
@@ -274,8 +316,11 @@ fn revisited_size(
     }
     tables.push(Table {
         beside: Some("rw".into()),
-        caption: "Measured read-write throughput normalized to read-only, per design and real system, by data size (1 row per transaction, 1 thread)".into(),
-        columns: sizes.iter().map(|s| s.to_string()).collect(),
+        caption: format!(
+            "Measured read-write throughput normalized to read-only, per design and real system, by data size (1 row per transaction, 1 thread){}",
+            if rw_sizes.len() == sizes.len() { "" } else { "; updates at the smallest size only below full scale (sweep size-update)" }
+        ),
+        columns: rw_sizes.iter().map(|s| s.to_string()).collect(),
         rows: rw,
     });
     Ok(s)
@@ -393,7 +438,7 @@ fn revisited_index(
         mode: Some(runspec::MicroMode::Read),
         ..Default::default()
     });
-    let mut run = short_run(ctx, Kind::Run, reads);
+    let mut run = revisited_run(ctx, reads);
     run.options.engine = Some("partitioned".into());
     // The B+tree is the partitioned engine's default: its point is the size sweep's
     // (the same run, 1 row read at the largest size), not run again.
@@ -453,7 +498,8 @@ fn revisited_rows(
 ) -> Result<(), String> {
     let largest = sizes[sizes.len() - 1];
     let paper = v.paper.clone();
-    let engines = format!("engine={}", DESIGNS.join(","));
+    let designs = rows_designs(ctx.scale);
+    let engines = format!("engine={}", designs.join(","));
     // Table 3: by rows per transaction, at the largest size up to 100MB. (The paper
     // uses its largest; here a 1GB point loads for minutes on the disk engine, so the
     // table's points would take most of the hour full scale is allowed. 100MB is
@@ -471,7 +517,7 @@ fn revisited_rows(
     // 1 row read at this size is a point of the size sweep (the same run): taken from
     // it, not run again; the sweep runs the larger row counts.
     let spec = Spec::of(
-        &short_run(ctx, Kind::Run, reads),
+        &revisited_run(ctx, reads),
         vec![
             sweep::parse_vary(&engines)?,
             sweep::parse_vary(&format!("rows={}", rows[1..].join(",")))?,
@@ -484,13 +530,16 @@ fn revisited_rows(
     let p3 = paper_ratio(&paper, "rows", "Silo", "Shore-MT");
     tables.push(design_table(
         "rows",
-        &format!("Measured throughput normalized to the disk engine per column, by rows read per transaction ({rows_size}; 1 row: the size sweep's points)"),
+        &format!(
+            "Measured throughput normalized to the disk engine per column, by rows read per transaction ({rows_size}; 1 row: the size sweep's points){}",
+            if designs.len() < DESIGNS.len() { "; below full scale the disk and memory engines only (the finding's two)" } else { "" }
+        ),
         rows.iter().map(|r| format!("{r} rows")).collect(),
         &s,
         "rows",
         rows,
         &[],
-        &DESIGNS,
+        designs,
     ));
     let rr = |x: &str| {
         Some(
@@ -517,6 +566,16 @@ fn revisited_rows(
         ),
     }
     Ok(())
+}
+
+/// The designs the rows sweep runs: the four at full scale; below it the two its
+/// finding compares (memory / disk), the other two's rows only filling the table (four
+/// points of 100MB, about 25 s of `--quick` on 2026-11-30).
+fn rows_designs(scale: Scale) -> &'static [&'static str] {
+    match scale {
+        Scale::Full => &DESIGNS,
+        _ => &["disk", "memory"],
+    }
 }
 
 /// The size sweep's points of the four designs reading `rows` (1) row at `size`, as
@@ -558,7 +617,7 @@ fn revisited_tpc(
             continue;
         }
         let spec = Spec::of(
-            &short_run(ctx, Kind::Run, workload(w)),
+            &revisited_run(ctx, workload(w)),
             vec![sweep::parse_vary(&engines)?],
             ctx.repeat(),
         );
