@@ -7,7 +7,10 @@
 //! lines (`report`). A mix says what differs through [`Kit`]: its transactional kit,
 //! its queries and their names, the rate it reports (docs/design/htap.md).
 
+pub mod priority;
 pub mod report;
+
+pub use priority::Priority;
 
 use crate::{Check, RunInfo, Workload};
 use api::{Database, Error, Reader, Result, Schema, Session, Worker};
@@ -84,6 +87,8 @@ pub struct HybridConfig {
     pub queries: Vec<u32>,
     /// Threads each query's scans may use (`--query-threads`).
     pub query_threads: usize,
+    /// The streams' CPU priority (`--analytics-priority`).
+    pub priority: Priority,
 }
 
 /// One measured query.
@@ -104,6 +109,8 @@ pub struct Hybrid<K: Kit> {
     /// The kit's commits so far (any phase): the staleness clock.
     commits: AtomicU64,
     times: Mutex<Vec<Timed>>,
+    /// The first stream whose priority could not be set, and why (the report's note).
+    priority_failed: Mutex<Option<String>>,
 }
 
 /// A worker: one of the kit's or an analytical stream.
@@ -115,6 +122,9 @@ pub enum Role<T> {
 pub struct StreamWorker {
     /// Where in the query list this stream is.
     next: usize,
+    /// Whether this stream's thread has set its priority (on its first query: the
+    /// stream's state is made on its thread, but also on others', e.g. a log's replay).
+    prioritized: bool,
     last: Option<Timed>,
     /// Measured queries, their microseconds and missed commits (the counters).
     done: u64,
@@ -163,6 +173,7 @@ impl<K: Kit> Hybrid<K> {
             cfg,
             commits: AtomicU64::new(0),
             times: Mutex::new(Vec::new()),
+            priority_failed: Mutex::new(None),
         })
     }
 
@@ -187,6 +198,13 @@ impl<K: Kit> Hybrid<K> {
         st: &mut StreamWorker,
         n: u32,
     ) -> Result<()> {
+        if !st.prioritized {
+            st.prioritized = true;
+            if let Err(why) = priority::apply(self.cfg.priority) {
+                // The stream runs on at its priority so far; the report says so once.
+                self.priority_failed.lock().unwrap().get_or_insert(why);
+            }
+        }
         // A query reads committed data (on mvcc a snapshot, taken at the transaction's
         // begin; the hint lets the memory engine skip validating a scan's reads).
         s.read_committed();
@@ -256,6 +274,7 @@ impl<K: Kit> Workload for Hybrid<K> {
             let k = worker_id - t;
             Role::Stream(StreamWorker {
                 next: k % self.cfg.queries.len().max(1),
+                prioritized: false,
                 last: None,
                 done: 0,
                 micros: 0,
@@ -399,6 +418,10 @@ impl<K: Kit> Workload for Hybrid<K> {
             v.extend(self.kit.txn().notes(&done[..k], counters, measured_s));
         }
         v.extend(report::query_lines(self, &self.times()));
+        v.extend(report::priority_line(
+            self,
+            self.priority_failed.lock().unwrap().as_deref(),
+        ));
         v
     }
 

@@ -55,3 +55,19 @@ pub fn query_lines<K: Kit>(h: &Hybrid<K>, times: &[Timed]) -> Vec<String> {
     ));
     out
 }
+
+/// The streams' CPU priority (`--analytics-priority`), and, once, why it could not be
+/// set when a stream's call failed. None without a stream.
+pub fn priority_line<K: Kit>(h: &Hybrid<K>, failed: Option<&str>) -> Option<String> {
+    if h.cfg.streams == 0 {
+        return None;
+    }
+    let p = h.cfg.priority;
+    Some(match failed {
+        None => format!("analytics priority: {}", p.describe()),
+        Some(why) => format!(
+            "analytics priority: {} was asked, but a stream could not set it ({why}): it ran at its thread's priority before",
+            p.as_str()
+        ),
+    })
+}
