@@ -185,6 +185,10 @@ fn a_hybrid_run_reports_both_sides_and_bad_input_is_refused() {
     assert!(out.contains("queries/h on 1 stream(s)"), "{out}");
     assert!(out.contains("tpmC"), "{out}");
     assert!(out.contains("staleness: "), "{out}");
+    assert!(
+        out.contains("analytics on CPU: the streams' threads ran "),
+        "{out}"
+    );
     assert!(out.contains("consistency checks: all passed"), "{out}");
     // The queries outside `--queries` are never tried: no row of zeros, one line.
     assert!(!out.lines().any(|l| l.starts_with("Q22 ")), "{out}");

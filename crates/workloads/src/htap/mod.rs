@@ -96,6 +96,9 @@ pub struct HybridConfig {
 pub struct Timed {
     pub query: u32,
     pub seconds: f64,
+    /// Of `seconds`, the CPU time of the stream's own thread (its scan threads' not
+    /// counted): how much of a core the query had (`--analytics-priority`).
+    pub cpu_seconds: f64,
     pub rows: usize,
     /// The kit's commits acknowledged while the query ran (from just before its first
     /// read to its last): what a snapshot taken at its start did not see by its end.
@@ -129,6 +132,7 @@ pub struct StreamWorker {
     /// Measured queries, their microseconds and missed commits (the counters).
     done: u64,
     micros: u64,
+    cpu_micros: u64,
     stale: u64,
 }
 
@@ -210,11 +214,12 @@ impl<K: Kit> Hybrid<K> {
         s.read_committed();
         s.set_query_threads(self.cfg.query_threads);
         let before = self.commits.load(Ordering::Relaxed);
-        let t = std::time::Instant::now();
+        let (t, cpu) = (std::time::Instant::now(), thread_cpu_seconds());
         let rows = self.kit.answer(n, s)?.len();
         st.last = Some(Timed {
             query: n,
             seconds: t.elapsed().as_secs_f64(),
+            cpu_seconds: thread_cpu_seconds() - cpu,
             rows,
             commits_during: self.commits.load(Ordering::Relaxed) - before,
         });
@@ -278,6 +283,7 @@ impl<K: Kit> Workload for Hybrid<K> {
                 last: None,
                 done: 0,
                 micros: 0,
+                cpu_micros: 0,
                 stale: 0,
             })
         }
@@ -393,6 +399,7 @@ impl<K: Kit> Workload for Hybrid<K> {
                 if let (true, Some(t)) = (measured, w.last.take()) {
                     w.done += 1;
                     w.micros += (t.seconds * 1e6) as u64;
+                    w.cpu_micros += (t.cpu_seconds * 1e6) as u64;
                     w.stale += t.commits_during;
                     self.times.lock().unwrap().push(t);
                 }
@@ -406,6 +413,7 @@ impl<K: Kit> Workload for Hybrid<K> {
             Role::Stream(w) => vec![
                 ("analytic_queries", w.done),
                 ("analytic_query_us", w.micros),
+                ("analytic_query_cpu_us", w.cpu_micros),
                 ("analytic_commits_during_queries", w.stale),
             ],
         }
@@ -436,6 +444,20 @@ impl<K: Kit> Workload for Hybrid<K> {
     fn begin_run(&self, engine: &dyn Database, acked: &[String]) -> Result<()> {
         self.kit.txn().begin_run(engine, acked)
     }
+}
+
+/// The calling thread's CPU time so far, in seconds (0 if the clock cannot be read).
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only the timespec passed.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Run `n` of `kit`'s transactions on one worker as the driver would (each committed
