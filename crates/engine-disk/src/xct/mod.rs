@@ -80,8 +80,6 @@ pub struct DiskWorker<'e> {
     locks: TxnLocks,
     active: bool,
     wrote: bool,
-    /// The read-committed hint (`Worker::read_committed`): read locks of short duration.
-    rc: bool,
     cur_pages: Vec<u64>,
     freed: Vec<(u32, Rid)>,
     rec: Vec<u8>,
@@ -106,7 +104,6 @@ impl<'e> DiskWorker<'e> {
             locks: TxnLocks::new(e.next_txn.fetch_add(1, Ordering::Relaxed)),
             active: false,
             wrote: false,
-            rc: false,
             cur_pages: vec![crate::page::NO_PAGE; e.tables.len()],
             freed: Vec::new(),
             rec: Vec::new(),
@@ -120,29 +117,6 @@ impl<'e> DiskWorker<'e> {
         self.e
             .locks
             .lock(&mut self.locks, LockId::Key { table, index, hash }, m)
-    }
-
-    /// An S lock for reading one row. Under the read-committed hint, a lock this
-    /// transaction did not hold before is returned, to be given back once the row is read
-    /// (`read_done`): the row read is committed (no writer holds X on it meanwhile), and
-    /// nothing is held to the end, so writers do not wait for a long query. A lock held
-    /// before (the transaction's own write's, or a read's under full isolation) stays.
-    fn read_lock(&mut self, table: u32, index: u16, k: Option<&[u8]>) -> Result<Option<LockId>> {
-        let id = LockId::Key {
-            table,
-            index,
-            hash: k.map_or(END_HASH, key_hash),
-        };
-        let short = self.rc && self.locks.held(id).is_none();
-        self.e.locks.lock(&mut self.locks, id, LockMode::S)?;
-        Ok(short.then_some(id))
-    }
-
-    /// Give back a short read lock (`read_lock`).
-    fn read_done(&mut self, id: Option<LockId>) {
-        if let Some(id) = id {
-            self.e.locks.unlock(&mut self.locks, id);
-        }
     }
 
     fn lock_instant(
@@ -256,28 +230,21 @@ impl api::Worker for DiskWorker<'_> {
         self.locks.reset(txn);
         self.active = true;
         self.wrote = false;
-        self.rc = false;
         Ok(())
-    }
-
-    fn read_committed(&mut self) {
-        self.rc = true;
     }
 
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
         self.check_active();
         let t = self.table(table)?;
-        let l = self.read_lock(table.0, 0, Some(key))?;
-        let found = match btree::lookup(&self.e.pool, &t.trees[0], key)? {
-            None => false,
+        self.lock(table.0, 0, Some(key), LockMode::S)?;
+        match btree::lookup(&self.e.pool, &t.trees[0], key)? {
+            None => Ok(false),
             Some(v) => {
                 let off = t.row_off;
                 heap::read(&self.e.pool, Rid::unpack(v), |r| f(&r[off..]))?;
-                true
+                Ok(true)
             }
-        };
-        self.read_done(l);
-        Ok(found)
+        }
     }
 
     fn scan(
@@ -295,10 +262,9 @@ impl api::Worker for DiskWorker<'_> {
         let tr = t.trees[index.index as usize];
         let forward = dir == Dir::Forward;
         let (start, end) = if forward { (lo, hi) } else { (hi, lo) };
-        if !forward && !self.rc {
+        if !forward {
             // Next-key locking protects a gap by the key above it: a backward scan must
-            // also lock the first key at or past its upper end. (Read committed leaves
-            // phantoms unprotected.)
+            // also lock the first key at or past its upper end.
             self.lock_past(&tr, hi)?;
         }
         let mut last: Option<TKey> = None;
@@ -317,7 +283,6 @@ impl api::Worker for DiskWorker<'_> {
                 Some(e) => e,
                 None => match btree::seek(pool, &tr, from, forward)? {
                     Some(e) => e,
-                    None if self.rc => break, // no phantom protection to take
                     None => {
                         // Past the last key: lock the end of the index, then make sure
                         // nothing appeared meanwhile.
@@ -336,17 +301,14 @@ impl api::Worker for DiskWorker<'_> {
                 },
             };
             let k = e.key.as_bytes();
-            let kl = self.read_lock(tr.table, tr.index, Some(k))?;
+            self.lock(tr.table, tr.index, Some(k), LockMode::S)?;
             let Some(next) = btree::revalidate(pool, &e, forward)? else {
-                self.read_done(kl);
                 continue; // the leaf changed while we waited: look again
             };
             if !in_range(k, end, forward) {
-                self.read_done(kl);
                 break; // the key past the range is locked: no phantoms
             }
             let rid = Rid::unpack(e.val);
-            let mut pl = None;
             if index.index != 0 {
                 let mut pk = [0u8; api::key::MAX_KEY_LEN];
                 let pkn = heap::read(pool, rid, |r| {
@@ -354,12 +316,10 @@ impl api::Worker for DiskWorker<'_> {
                     pk[..n].copy_from_slice(&r[1..1 + n]);
                     n
                 })?;
-                pl = self.read_lock(tr.table, 0, Some(&pk[..pkn]))?;
+                self.lock(tr.table, 0, Some(&pk[..pkn]), LockMode::S)?;
             }
             let off = t.row_off;
             let go = heap::read(pool, rid, |r| f(k, &r[off..]))?;
-            self.read_done(pl);
-            self.read_done(kl);
             n += 1;
             last = Some(e.key);
             cand = next;
