@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
+use workloads::htap::Priority;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -1306,6 +1307,17 @@ pub struct ChbenchTxn {
     /// --query-threads`.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = query_threads)]
     pub query_threads: usize,
+    /// The analytical streams' CPU priority: normal (as the transactions' threads), low
+    /// (each stream's thread and its --query-threads scan threads at nice 19) or idle
+    /// (SCHED_IDLE: it runs only where a core has nothing else to run); a lowered stream
+    /// is not pinned to a core. Workload isolation where the cores are fewer than the
+    /// threads (docs/design/htap.md).
+    #[arg(long, value_name = "P", default_value = "normal", value_parser = analytics_priority)]
+    pub analytics_priority: Priority,
+}
+
+fn analytics_priority(s: &str) -> Result<Priority, String> {
+    Priority::parse(s)
 }
 
 /// A list of TPC-E analytical query numbers (`--queries 1,3`).
@@ -1339,6 +1351,13 @@ pub struct TpceTxn {
     /// side's rate alone and together and the slowdown ratios.
     #[arg(long)]
     pub alone: bool,
+    /// The analytical streams' CPU priority: normal (as the transactions' threads), low
+    /// (each stream's thread and its --query-threads scan threads at nice 19) or idle
+    /// (SCHED_IDLE: it runs only where a core has nothing else to run); a lowered stream
+    /// is not pinned to a core. Workload isolation where the cores are fewer than the
+    /// threads (docs/design/htap.md).
+    #[arg(long, value_name = "P", default_value = "normal", value_parser = analytics_priority)]
+    pub analytics_priority: Priority,
 }
 
 /// TPC-C's transactions.

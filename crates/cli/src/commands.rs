@@ -7,7 +7,7 @@ use api::{EngineOptions, IndexKind, LogMode};
 use driver::{RunConfig, Stop};
 use std::io::IsTerminal;
 use workloads::chbench::{ChConfig, Chbench};
-use workloads::htap::{Hybrid, HybridConfig, Kit};
+use workloads::htap::{Hybrid, HybridConfig, Kit, Priority};
 use workloads::micro::{Columns, Distribution, Micro, MicroConfig, Mode};
 use workloads::tpcb::{Tpcb, TpcbConfig};
 use workloads::tpcc::{Tpcc, TpccConfig};
@@ -478,6 +478,7 @@ fn chbench_of(
             ch.and_then(|c| c.queries.as_ref()).map(|q| q.0.as_slice()),
         ),
         query_threads: ch.map_or(1, |c| c.query_threads),
+        priority: ch.map_or(Priority::Normal, |c| c.analytics_priority),
     })
 }
 
@@ -522,6 +523,12 @@ fn tpce_run(
                 "--alone compares TPC-E with its analytical streams: give --analytics N".into(),
             );
         }
+        if txn.analytics_priority != Priority::Normal {
+            return Err(
+                "--analytics-priority sets the analytical streams' priority: give --analytics N"
+                    .into(),
+            );
+        }
         return run_with(&tpce(d, Some(txn))?, c, prof);
     }
     let make = |t: usize, a: usize| tpce_hybrid(d, txn, t, a);
@@ -546,6 +553,7 @@ fn tpce_hybrid(
                 txn.queries.as_ref().map(|q| q.0.as_slice()),
             ),
             query_threads: 1,
+            priority: txn.analytics_priority,
         },
     )
 }

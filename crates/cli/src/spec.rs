@@ -24,6 +24,7 @@ pub fn workload<C: clap::Args>(w: &RunWorkload<C>) -> runspec::Workload {
             analytics: Some(a.txn.analytics),
             queries: a.txn.queries.as_ref().map(|q| query_words(&q.0)),
             alone: a.txn.alone,
+            analytics_priority: Some(priority(a.txn.analytics_priority)),
         }),
         RunWorkload::Tpch(a) => runspec::Workload::Tpch(runspec::Tpch {
             scale_factor: Some(a.data.scale_factor),
@@ -48,6 +49,7 @@ pub fn workload<C: clap::Args>(w: &RunWorkload<C>) -> runspec::Workload {
             queries: a.ch.queries.as_ref().map(|q| query_words(&q.0)),
             alone: a.ch.alone,
             query_threads: Some(a.ch.query_threads as u32),
+            analytics_priority: Some(priority(a.ch.analytics_priority)),
         }),
     }
 }
@@ -59,6 +61,11 @@ fn tpcc(d: &TpccData, t: &TpccTxn) -> runspec::Tpcc {
         affinity: t.affinity,
         terminal_times: t.terminal_times,
     }
+}
+
+/// `--analytics-priority` as the spec's word.
+fn priority(p: workloads::htap::Priority) -> runspec::AnalyticsPriority {
+    runspec::AnalyticsPriority::parse(p.as_str()).expect("the same three words")
 }
 
 /// A query list in `--queries`' words: `1,6,3`.

@@ -79,6 +79,7 @@ pub mod flag {
     pub const ANALYTICS: &str = "--analytics";
     pub const ALONE: &str = "--alone";
     pub const QUERY_THREADS: &str = "--query-threads";
+    pub const ANALYTICS_PRIORITY: &str = "--analytics-priority";
 }
 
 /// An enum of an option's words: the type, its words, `as_str` and `parse`.
@@ -127,6 +128,11 @@ words!(
 words!(
     /// `--ordered-index` (partitioned engine).
     OrderedIndex { Btree => "btree", Rbtree => "rbtree" }
+);
+words!(
+    /// `--analytics-priority`: the analytical streams' CPU priority (CH-benCHmark's and
+    /// TPC-E's analytical mix).
+    AnalyticsPriority { Normal => "normal", Low => "low", Idle => "idle" }
 );
 words!(
     /// The micro-benchmark's `--mode`.
@@ -194,6 +200,7 @@ pub struct Tpce {
     /// `--queries 1,3`: the analytical queries, in the command line's words.
     pub queries: Option<String>,
     pub alone: bool,
+    pub analytics_priority: Option<AnalyticsPriority>,
 }
 
 /// TPC-H's options: its data, and its run's queries and streams.
@@ -220,6 +227,7 @@ pub struct Chbench {
     pub alone: bool,
     /// `--query-threads N`: threads per analytical query's scans.
     pub query_threads: Option<u32>,
+    pub analytics_priority: Option<AnalyticsPriority>,
 }
 
 /// A workload and the options that shape its database and transactions.
@@ -288,6 +296,10 @@ impl Workload {
                 a.opt(flag::ANALYTICS, e.analytics);
                 a.opt(flag::QUERIES, e.queries.as_deref());
                 a.switch(flag::ALONE, e.alone);
+                a.opt(
+                    flag::ANALYTICS_PRIORITY,
+                    e.analytics_priority.map(AnalyticsPriority::as_str),
+                );
             }
             Workload::Tpch(h) => {
                 a.opt(flag::SCALE_FACTOR, h.scale_factor);
@@ -303,6 +315,10 @@ impl Workload {
                 a.opt(flag::QUERIES, c.queries.as_deref());
                 a.switch(flag::ALONE, c.alone);
                 a.opt(flag::QUERY_THREADS, c.query_threads);
+                a.opt(
+                    flag::ANALYTICS_PRIORITY,
+                    c.analytics_priority.map(AnalyticsPriority::as_str),
+                );
             }
         }
     }

@@ -139,8 +139,12 @@ fn every_compared_engine_has_its_answers_test() {
     assert_eq!(names, ["sqlite", "memory", "mvcc", "partitioned", "disk"]);
 }
 
+/// A one-second hybrid run with the stream at low priority: both sides reported, the
+/// priority in the report and its JSON config; bad input refused.
 #[test]
 fn a_hybrid_run_reports_both_sides_and_bad_input_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("r.json");
     let (code, out, err) = oltpscope(&[
         "run",
         "chbench",
@@ -152,18 +156,39 @@ fn a_hybrid_run_reports_both_sides_and_bad_input_is_refused() {
         "1",
         "--queries",
         "6,1",
+        "--analytics-priority",
+        "low",
         "--duration",
         "1",
         "--warmup",
         "0",
         "--report-interval",
         "0",
+        "--json",
+        json.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{out}{err}");
+    // The stream set it (a failed call would say so instead).
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("analytics priority: low (each stream's thread")),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        v["config"]["workload"]["analytics_priority"], "low",
+        "{}",
+        v["config"]
+    );
     assert!(out.contains("chbench: TPC-C "), "{out}");
     assert!(out.contains("queries/h on 1 stream(s)"), "{out}");
     assert!(out.contains("tpmC"), "{out}");
     assert!(out.contains("staleness: "), "{out}");
+    assert!(
+        out.contains("analytics on CPU: the streams' threads ran "),
+        "{out}"
+    );
     assert!(out.contains("consistency checks: all passed"), "{out}");
     // The queries outside `--queries` are never tried: no row of zeros, one line.
     assert!(!out.lines().any(|l| l.starts_with("Q22 ")), "{out}");
@@ -179,7 +204,20 @@ fn a_hybrid_run_reports_both_sides_and_bad_input_is_refused() {
         &["--queries", "1,1"],
         &["--analytics-only", "--analytic-streams", "0"],
         &["--txns", "10"],
+        &["--analytics-priority", "high"],
+        &["--analytics-priority", ""],
     ] {
         assert_bad_input(&[&["run", "chbench", "--duration", "1"][..], bad].concat());
     }
+    // TPC-E's analytical mix takes it from the same machinery; without a stream it is
+    // refused, as --queries is.
+    assert_bad_input(&["run", "tpce", "--analytics-priority", "low"]);
+    assert_bad_input(&[
+        "run",
+        "tpce",
+        "--analytics",
+        "1",
+        "--analytics-priority",
+        "nice",
+    ]);
 }

@@ -318,8 +318,9 @@ fn workloads() -> impl Strategy<Value = Workload> {
             )),
             any::<bool>(),
             1..=64u32,
+            priority(),
         )
-            .prop_map(|(tpcc, a, only, q, alone, qt)| Workload::Chbench(
+            .prop_map(|(tpcc, a, only, q, alone, qt, p)| Workload::Chbench(
                 runspec::Chbench {
                     tpcc,
                     analytic_streams: Some(a),
@@ -328,6 +329,7 @@ fn workloads() -> impl Strategy<Value = Workload> {
                     queries: q.map(|q| oltpscope::spec::query_words(&q)),
                     alone,
                     query_threads: Some(qt),
+                    analytics_priority: Some(p),
                 }
             )),
     ]
@@ -352,8 +354,9 @@ fn oltp_workloads() -> impl Strategy<Value = Workload> {
             0..=64u32,
             prop::option::of(queries(4)),
             any::<bool>(),
+            priority(),
         )
-            .prop_map(|(c, d, m, n, q, alone)| Workload::Tpce(runspec::Tpce {
+            .prop_map(|(c, d, m, n, q, alone, p)| Workload::Tpce(runspec::Tpce {
                 customers: Some(c),
                 trade_days: Some(d),
                 mix: m.map(|m| {
@@ -364,8 +367,14 @@ fn oltp_workloads() -> impl Strategy<Value = Workload> {
                 analytics: Some(n),
                 queries: q,
                 alone,
+                analytics_priority: Some(p),
             })),
     ]
+}
+
+/// `--analytics-priority`'s words.
+fn priority() -> impl Strategy<Value = runspec::AnalyticsPriority> {
+    prop::sample::select(runspec::AnalyticsPriority::ALL)
 }
 
 /// A micro-benchmark's or TPC workload's data options only (`check`).

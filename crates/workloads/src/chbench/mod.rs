@@ -10,7 +10,7 @@ pub mod load;
 pub mod queries;
 pub mod schema;
 
-use crate::htap::{Hybrid, HybridConfig, Kit};
+use crate::htap::{Hybrid, HybridConfig, Kit, Priority};
 pub use crate::htap::{Timed, MAX_STREAMS};
 use crate::tpcc::{Tpcc, TpccConfig};
 use crate::{Check, RunInfo, Workload};
@@ -59,6 +59,8 @@ pub struct ChConfig {
     pub queries: Vec<u32>,
     /// Threads each query's scans may use (`--query-threads`).
     pub query_threads: usize,
+    /// The streams' CPU priority (`--analytics-priority`).
+    pub priority: Priority,
 }
 
 impl Default for ChConfig {
@@ -69,6 +71,7 @@ impl Default for ChConfig {
             streams: 1,
             queries: queries::stream_order(None),
             query_threads: 1,
+            priority: Priority::Normal,
         }
     }
 }
@@ -101,6 +104,7 @@ impl Hybrid<ChKit> {
                 streams: cfg.streams,
                 queries: cfg.queries,
                 query_threads: cfg.query_threads,
+                priority: cfg.priority,
             },
         )
     }
@@ -164,6 +168,7 @@ impl Kit for ChKit {
             "analytic_streams": cfg.streams,
             "queries": cfg.queries,
             "query_threads": cfg.query_threads,
+            "analytics_priority": cfg.priority,
         })
     }
 

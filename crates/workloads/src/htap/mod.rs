@@ -7,7 +7,10 @@
 //! lines (`report`). A mix says what differs through [`Kit`]: its transactional kit,
 //! its queries and their names, the rate it reports (docs/design/htap.md).
 
+pub mod priority;
 pub mod report;
+
+pub use priority::Priority;
 
 use crate::{Check, RunInfo, Workload};
 use api::{Database, Error, Reader, Result, Schema, Session, Worker};
@@ -84,6 +87,8 @@ pub struct HybridConfig {
     pub queries: Vec<u32>,
     /// Threads each query's scans may use (`--query-threads`).
     pub query_threads: usize,
+    /// The streams' CPU priority (`--analytics-priority`).
+    pub priority: Priority,
 }
 
 /// One measured query.
@@ -91,6 +96,9 @@ pub struct HybridConfig {
 pub struct Timed {
     pub query: u32,
     pub seconds: f64,
+    /// Of `seconds`, the CPU time of the stream's own thread (its scan threads' not
+    /// counted): how much of a core the query had (`--analytics-priority`).
+    pub cpu_seconds: f64,
     pub rows: usize,
     /// The kit's commits acknowledged while the query ran (from just before its first
     /// read to its last): what a snapshot taken at its start did not see by its end.
@@ -104,6 +112,8 @@ pub struct Hybrid<K: Kit> {
     /// The kit's commits so far (any phase): the staleness clock.
     commits: AtomicU64,
     times: Mutex<Vec<Timed>>,
+    /// The first stream whose priority could not be set, and why (the report's note).
+    priority_failed: Mutex<Option<String>>,
 }
 
 /// A worker: one of the kit's or an analytical stream.
@@ -115,10 +125,14 @@ pub enum Role<T> {
 pub struct StreamWorker {
     /// Where in the query list this stream is.
     next: usize,
+    /// Whether this stream's thread has set its priority (on its first query: the
+    /// stream's state is made on its thread, but also on others', e.g. a log's replay).
+    prioritized: bool,
     last: Option<Timed>,
     /// Measured queries, their microseconds and missed commits (the counters).
     done: u64,
     micros: u64,
+    cpu_micros: u64,
     stale: u64,
 }
 
@@ -163,6 +177,7 @@ impl<K: Kit> Hybrid<K> {
             cfg,
             commits: AtomicU64::new(0),
             times: Mutex::new(Vec::new()),
+            priority_failed: Mutex::new(None),
         })
     }
 
@@ -187,16 +202,24 @@ impl<K: Kit> Hybrid<K> {
         st: &mut StreamWorker,
         n: u32,
     ) -> Result<()> {
+        if !st.prioritized {
+            st.prioritized = true;
+            if let Err(why) = priority::apply(self.cfg.priority) {
+                // The stream runs on at its priority so far; the report says so once.
+                self.priority_failed.lock().unwrap().get_or_insert(why);
+            }
+        }
         // A query reads committed data (on mvcc a snapshot, taken at the transaction's
         // begin; the hint lets the memory engine skip validating a scan's reads).
         s.read_committed();
         s.set_query_threads(self.cfg.query_threads);
         let before = self.commits.load(Ordering::Relaxed);
-        let t = std::time::Instant::now();
+        let (t, cpu) = (std::time::Instant::now(), thread_cpu_seconds());
         let rows = self.kit.answer(n, s)?.len();
         st.last = Some(Timed {
             query: n,
             seconds: t.elapsed().as_secs_f64(),
+            cpu_seconds: thread_cpu_seconds() - cpu,
             rows,
             commits_during: self.commits.load(Ordering::Relaxed) - before,
         });
@@ -256,9 +279,11 @@ impl<K: Kit> Workload for Hybrid<K> {
             let k = worker_id - t;
             Role::Stream(StreamWorker {
                 next: k % self.cfg.queries.len().max(1),
+                prioritized: false,
                 last: None,
                 done: 0,
                 micros: 0,
+                cpu_micros: 0,
                 stale: 0,
             })
         }
@@ -374,6 +399,7 @@ impl<K: Kit> Workload for Hybrid<K> {
                 if let (true, Some(t)) = (measured, w.last.take()) {
                     w.done += 1;
                     w.micros += (t.seconds * 1e6) as u64;
+                    w.cpu_micros += (t.cpu_seconds * 1e6) as u64;
                     w.stale += t.commits_during;
                     self.times.lock().unwrap().push(t);
                 }
@@ -387,6 +413,7 @@ impl<K: Kit> Workload for Hybrid<K> {
             Role::Stream(w) => vec![
                 ("analytic_queries", w.done),
                 ("analytic_query_us", w.micros),
+                ("analytic_query_cpu_us", w.cpu_micros),
                 ("analytic_commits_during_queries", w.stale),
             ],
         }
@@ -399,6 +426,10 @@ impl<K: Kit> Workload for Hybrid<K> {
             v.extend(self.kit.txn().notes(&done[..k], counters, measured_s));
         }
         v.extend(report::query_lines(self, &self.times()));
+        v.extend(report::priority_line(
+            self,
+            self.priority_failed.lock().unwrap().as_deref(),
+        ));
         v
     }
 
@@ -413,6 +444,20 @@ impl<K: Kit> Workload for Hybrid<K> {
     fn begin_run(&self, engine: &dyn Database, acked: &[String]) -> Result<()> {
         self.kit.txn().begin_run(engine, acked)
     }
+}
+
+/// The calling thread's CPU time so far, in seconds (0 if the clock cannot be read).
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only the timespec passed.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Run `n` of `kit`'s transactions on one worker as the driver would (each committed

@@ -48,10 +48,31 @@ pub fn query_lines<K: Kit>(h: &Hybrid<K>, times: &[Timed]) -> Vec<String> {
     let n = times.len() as f64;
     let mean_stale = times.iter().map(|t| t.commits_during).sum::<u64>() as f64 / n;
     let max_stale = times.iter().map(|t| t.commits_during).max().unwrap_or(0);
-    let mean_age = times.iter().map(|t| t.seconds).sum::<f64>() / n;
+    let busy = times.iter().map(|t| t.seconds).sum::<f64>();
+    let mean_age = busy / n;
     out.push(format!(
         "staleness: by its end a query had missed {mean_stale:.0} {label} commits on average (max {max_stale}), its snapshot then {mean_age:.3} s old on average (mvcc reads the snapshot of the query's begin; memory, disk and sqlite read what is committed as they go: see {})",
         h.kit.doc()
     ));
+    out.push(format!(
+        "analytics on CPU: the streams' threads ran {:.0}% of their queries' time",
+        100.0 * times.iter().map(|t| t.cpu_seconds).sum::<f64>() / busy.max(1e-9)
+    ));
     out
+}
+
+/// The streams' CPU priority (`--analytics-priority`), and, once, why it could not be
+/// set when a stream's call failed. None without a stream.
+pub fn priority_line<K: Kit>(h: &Hybrid<K>, failed: Option<&str>) -> Option<String> {
+    if h.cfg.streams == 0 {
+        return None;
+    }
+    let p = h.cfg.priority;
+    Some(match failed {
+        None => format!("analytics priority: {}", p.describe()),
+        Some(why) => format!(
+            "analytics priority: {} was asked, but a stream could not set it ({why}): it ran at its thread's priority before",
+            p.as_str()
+        ),
+    })
 }

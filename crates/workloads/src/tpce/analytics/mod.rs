@@ -284,6 +284,7 @@ impl Kit for TpceKit {
             "txn_threads": cfg.txn_threads,
             "streams": cfg.streams,
             "queries": cfg.queries,
+            "priority": cfg.priority,
         });
         v
     }
