@@ -18,6 +18,7 @@ pub use txn::{
 use crate::{Check, RunInfo, Workload};
 use api::{Database, Result, Schema, Session};
 use schema::DISTRICTS;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use txn::{DELIVERY_TXN, ORDER_STATUS_TXN, PAYMENT_TXN, STOCK_LEVEL_TXN};
 
@@ -101,6 +102,13 @@ pub fn parse_mix(s: &str) -> std::result::Result<[u32; 5], String> {
 pub struct Tpcc {
     pub cfg: TpccConfig,
     pub c: NurandC,
+    /// Per district (`(w - 1) * DISTRICTS + d - 1`), an order id no undelivered order is
+    /// below: the oldest one a Delivery's scan found. Deliveries scan NEW_ORDER from it
+    /// rather than from the district's first key, so they do not walk the delivered
+    /// orders' keys an engine still keeps (mvcc's, until no snapshot can see them: a
+    /// long analytical query's). Sound because the scan sees committed rows only and new
+    /// orders take higher ids; reset by `load`.
+    delivered_floor: Vec<AtomicU32>,
 }
 
 impl Tpcc {
@@ -123,7 +131,19 @@ impl Tpcc {
             ));
         }
         let c = NurandC::from_seed(cfg.nurand_seed);
-        Ok(Tpcc { cfg, c })
+        let districts = (cfg.warehouses * schema::DISTRICTS) as usize;
+        let delivered_floor = (0..districts).map(|_| AtomicU32::new(0)).collect();
+        Ok(Tpcc {
+            cfg,
+            c,
+            delivered_floor,
+        })
+    }
+
+    /// District `d` of warehouse `w`'s floor of undelivered order ids (see the field).
+    pub(crate) fn delivered_floor(&self, w: u32, d: u32) -> &AtomicU32 {
+        debug_assert!((1..=self.cfg.warehouses).contains(&w) && (1..=DISTRICTS).contains(&d));
+        &self.delivered_floor[((w - 1) * DISTRICTS + d - 1) as usize]
     }
 
     /// Salt of the initial O_OL_CNT draws (see `load::initial_ol_cnt`).
@@ -180,6 +200,10 @@ impl Workload for Tpcc {
         seed: u64,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<()> {
+        // A fresh database: its undelivered orders start at every district's first.
+        for f in &self.delivered_floor {
+            f.store(0, Ordering::Relaxed);
+        }
         load::load(self, engine, threads, seed, progress)
     }
 
