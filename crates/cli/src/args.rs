@@ -373,6 +373,11 @@ pub struct DiskTuning {
     /// Checkpoint interval in milliseconds, 0 = none (disk engine).
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_CHECKPOINT_MS))]
     pub checkpoint_ms: Option<u64>,
+    /// Opening an existing database, read its pages into the buffer pool before the
+    /// first transaction, in page order, up to the pool's size (disk engine; PostgreSQL's
+    /// pg_prewarm): a run with --no-load then starts with the pool the load left.
+    #[arg(long)]
+    pub prewarm: bool,
 }
 
 impl DiskTuning {
@@ -384,6 +389,8 @@ impl DiskTuning {
             Some("--escalation")
         } else if self.checkpoint_ms.is_some() {
             Some("--checkpoint-ms")
+        } else if self.prewarm {
+            Some("--prewarm")
         } else {
             None
         }

@@ -755,11 +755,60 @@ fn engine_setup(
                 bpool_bytes: disk.bpool_size,
                 escalation: disk.escalation,
                 checkpoint_ms: disk.checkpoint_ms,
+                prewarm: disk.prewarm,
+                prewarm_progress: engine_disk::PrewarmProgress(Some(prewarm_progress)),
             });
         }
         _ => {}
     }
     Ok((engine, o))
+}
+
+/// The disk engine's `--prewarm` progress (pages read, pages to read): a bar on a
+/// terminal; otherwise, once it has taken 10 s, a plain line every 10 s (a small pool
+/// prewarms in well under that, silently).
+fn prewarm_progress(done: u64, total: u64) {
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+    const EVERY: Duration = Duration::from_secs(10);
+    static STATE: Mutex<Option<(Instant, Instant, Option<indicatif::ProgressBar>)>> =
+        Mutex::new(None);
+    let mut st = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    let now = Instant::now();
+    let (start, last, bar) = st.get_or_insert_with(|| {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "prewarm [{bar:20}] {pos}/{len} pages, eta {eta}",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            b
+        });
+        (now, now, bar)
+    });
+    match bar {
+        Some(b) => {
+            b.set_length(total);
+            b.set_position(done);
+            if done >= total {
+                b.finish_and_clear();
+            }
+        }
+        None if now - *last >= EVERY => {
+            *last = now;
+            eprintln!(
+                "[{:>6.0}s] prewarm: {done} of {total} pages read into the buffer pool",
+                (now - *start).as_secs_f64()
+            );
+        }
+        None => {}
+    }
+    if done >= total {
+        *st = None;
+    }
 }
 
 /// The other program an external engine's time is spent in.

@@ -219,6 +219,9 @@ fn simulate_into(
     json: &JsonOut,
     names: &[String],
 ) -> Result<serde_json::Value, String> {
+    if c.disk.prewarm {
+        return Err("--prewarm is an option of `run`: simulate prewarms the disk engine's buffer pool itself when it loads the database natively".into());
+    }
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
     if c.engine == crate::args::EngineName::Postgres {
@@ -233,8 +236,8 @@ fn simulate_into(
         return crate::simulate_pg::simulate(&cfg, &spec, json);
     }
     let spec = child_spec(c, workload, cfg.warmup_txns, coroutines);
-    // SQLite's database is loaded natively first: under valgrind the load was most of
-    // a short simulation (see `loads_natively`).
+    // SQLite's and the disk engine's databases are loaded natively first: under valgrind
+    // the load was most of a short simulation (see `loads_natively`).
     let loaded = if keeps_files(c) && loads_natively(c) {
         Some(load_natively(c, &spec)?)
     } else {
@@ -482,16 +485,34 @@ pub(crate) enum ChildDb<'a> {
 }
 
 /// The engines whose database `simulate` loads natively before the traced run, which
-/// reopens it (`run --no-load`): SQLite alone, whose traced run is the same either way
-/// (Wonderland's `--quick` TPC-B, TPC-C and TPC-E: instructions within 0.05%; 2026-11-30).
-/// Not the disk engine: reopened, its buffer pool starts empty, and every page the
-/// measured transactions touch is read and its checksum verified inside the traced
-/// window (TPC-C: 17% more instructions, 3.5x the stall cycles per transaction; TPC-E:
-/// 70% more instructions). Not the memory engine: its recovery lays the rows out
-/// otherwise than the load (TPC-C: 4% more instructions, 20% more stall cycles per
-/// transaction). PostgreSQL has its own path (its load is native already).
+/// reopens it (`run --no-load`): SQLite, whose traced run is the same either way
+/// (Wonderland's `--quick` TPC-B, TPC-C and TPC-E: instructions within 0.05%; 2026-11-30),
+/// and the disk engine with `--prewarm` (`child_args`): reopened without it, its buffer
+/// pool started empty and every page the measured transactions touched was read and
+/// verified inside the traced window (TPC-C: 17% more instructions, 3.5x the stall
+/// cycles per transaction); prewarmed, its pages are resident in page order, the frames
+/// the load gave them (docs/design/simulate-validation.md). Not the memory engine: its
+/// recovery lays the rows out otherwise than the load (TPC-C: 4% more instructions, 20%
+/// more stall cycles per transaction). PostgreSQL has its own path (its load is native
+/// already).
 fn loads_natively(c: &SimOpts) -> bool {
-    c.engine == crate::args::EngineName::Sqlite
+    matches!(
+        c.engine,
+        crate::args::EngineName::Sqlite | crate::args::EngineName::Disk
+    )
+}
+
+/// The traced child's command line for `spec` on a database `db` holds: a natively
+/// loaded disk-engine database is prewarmed (its pages read into the pool before the
+/// first transaction, untraced).
+fn child_args(spec: &runspec::RunSpec, db: &ChildDb) -> Vec<String> {
+    let mut args = spec.to_args();
+    if matches!(db, ChildDb::Loaded(_)) && spec.options.engine.as_deref() == Some("disk") {
+        // Not a field of the run specification (runspec): an open-time option that only
+        // this path needs.
+        args.push("--prewarm".into());
+    }
+    args
 }
 
 /// A database loaded natively into a directory of its own, removed when dropped.
@@ -665,7 +686,7 @@ fn trace_in<T>(
     if run_json {
         spec.options.json = Some(run_path.clone());
     }
-    let args = spec.to_args();
+    let args = child_args(&spec, &db);
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     let stderr_path = dir.join("child.stderr");
