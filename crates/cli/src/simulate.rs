@@ -824,4 +824,50 @@ mod tests {
             }
         }
     }
+
+    /// The disk engine's and SQLite's databases are loaded natively; a natively loaded
+    /// disk-engine database is prewarmed by the traced child (`--prewarm`, a flag `run`
+    /// takes), SQLite's and a database the child loads itself are not.
+    #[test]
+    fn a_natively_loaded_disk_database_is_prewarmed() {
+        let parse = |line: &str| {
+            let v: Vec<String> = line.split(' ').map(String::from).collect();
+            let cli = crate::args::Cli::try_parse_from(&v).unwrap_or_else(|e| panic!("{e}"));
+            let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
+                panic!("not a simulate command")
+            };
+            rw
+        };
+        let load = NativeLoad {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        for (engine, native, prewarm) in [
+            ("disk", true, true),
+            ("sqlite", true, false),
+            ("memory", false, false),
+        ] {
+            let rw = parse(&format!(
+                "oltpscope simulate tpcc --engine {engine} --txns 10"
+            ));
+            let (c, child, _) = crate::commands::traced_workload(&rw).unwrap();
+            assert_eq!(loads_natively(c), native, "{engine}");
+            let spec = child_spec(c, child, 0, 1);
+            for (db, want) in [
+                (ChildDb::Loaded(&load), prewarm),
+                (ChildDb::Child, false),
+                (ChildDb::Memory, false),
+            ] {
+                let args = child_args(&spec, &db);
+                assert_eq!(
+                    args.iter().any(|a| a == "--prewarm"),
+                    want,
+                    "{engine}: {args:?}"
+                );
+                let mut line = vec!["oltpscope".to_string()];
+                line.extend(args);
+                crate::args::Cli::try_parse_from(&line)
+                    .unwrap_or_else(|e| panic!("{}: {e}", line.join(" ")));
+            }
+        }
+    }
 }

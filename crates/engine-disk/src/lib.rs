@@ -517,11 +517,17 @@ impl DiskEngine {
             // Before the daemons and the first transaction. Page 0 is the catalog, read
             // at the open and never held by the pool.
             let show = own.prewarm_progress.0;
-            inner.pool.prewarm(1, &mut |done, total| {
-                if let Some(f) = show {
-                    f(done, total)
-                }
-            })?;
+            inner
+                .pool
+                .prewarm(1, &mut |done, total| {
+                    if let Some(f) = show {
+                        f(done, total)
+                    }
+                })
+                .map_err(|e| match e {
+                    Error::Fatal(m) => Error::fatal(format!("prewarm of the buffer pool: {m}")),
+                    e => e,
+                })?;
         }
         let e = DiskEngine {
             inner: Arc::new(inner),

@@ -410,7 +410,10 @@ impl BufferPool {
 
     /// Pages resident in the pool now (tests and `prewarm`'s callers).
     pub fn resident_pages(&self) -> usize {
-        self.shards.iter().map(|s| crate::latch::read(&s.0).map.len()).sum()
+        self.shards
+            .iter()
+            .map(|s| crate::latch::read(&s.0).map.len())
+            .sum()
     }
 
     /// Keep page `pid` in the pool for good (B-tree roots: every operation starts there,
@@ -1132,5 +1135,75 @@ mod tests {
         }
         // And still refused on retry (the failed frame was not left mapped).
         assert!(q.fix(3, Mode::S).is_err());
+    }
+
+    /// A pool over `dir/data` holding pages 1..=`pages`, written and flushed, then a
+    /// fresh pool of `frames` frames over the same file (as a reopen makes).
+    fn reopened(dir: &std::path::Path, pages: u64, frames: usize) -> BufferPool {
+        let p = pool(dir, 2 * MIN_FRAMES);
+        for pid in 1..=pages {
+            write_page(&p, pid, pid * 7);
+        }
+        p.flush_all().unwrap();
+        drop(p);
+        let q = pool(dir, frames);
+        q.reserve_pages(pages + 1);
+        q
+    }
+
+    /// `prewarm` reads every page once, in page order into frame order, so that every
+    /// later fix is a hit; a pool smaller than the file takes the first pages that fit
+    /// and evicts none.
+    #[test]
+    fn prewarm_reads_every_page_into_the_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let pages = 100;
+        let q = reopened(dir.path(), pages, 2 * MIN_FRAMES);
+        assert_eq!(q.resident_pages(), 0);
+        let mut told = Vec::new();
+        let read = q.prewarm(1, &mut |d, t| told.push((d, t))).unwrap();
+        assert_eq!(read, pages);
+        assert_eq!(q.resident_pages(), pages as usize);
+        assert_eq!(told.last(), Some(&(pages, pages)));
+        for pid in 1..=pages {
+            let g = q.fix(pid, Mode::S).unwrap();
+            assert_eq!(
+                g.f as u64,
+                pid - 1,
+                "page {pid} not in its page-order frame"
+            );
+            assert_eq!(page::get_u64(g.page(), 100), pid * 7);
+        }
+        assert_eq!(
+            q.stats.reads.load(Ordering::Relaxed),
+            pages,
+            "a fix after the prewarm read"
+        );
+        drop(q);
+
+        let small = reopened(dir.path(), pages, MIN_FRAMES);
+        assert_eq!(small.prewarm(1, &mut |_, _| {}).unwrap(), MIN_FRAMES as u64);
+        assert_eq!(small.resident_pages(), MIN_FRAMES);
+        assert_eq!(small.stats.evictions.load(Ordering::Relaxed), 0);
+        drop(small.fix(MIN_FRAMES as u64, Mode::S).unwrap());
+        assert_eq!(small.stats.reads.load(Ordering::Relaxed), MIN_FRAMES as u64);
+    }
+
+    /// A damaged page stops the prewarm with the read's own error.
+    #[test]
+    fn prewarm_refuses_a_damaged_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = reopened(dir.path(), 20, MIN_FRAMES);
+        drop(q);
+        let path = dir.path().join("data");
+        let mut raw = std::fs::read(&path).unwrap();
+        raw[9 * PAGE_SIZE + 300] ^= 0x10;
+        std::fs::write(&path, raw).unwrap();
+        let q = pool(dir.path(), MIN_FRAMES);
+        q.reserve_pages(21);
+        match q.prewarm(1, &mut |_, _| {}) {
+            Err(Error::Fatal(m)) => assert!(m.contains("damaged") && m.contains('9'), "{m}"),
+            other => panic!("damaged page accepted: {other:?}"),
+        }
     }
 }
