@@ -220,7 +220,7 @@ fn simulate_into(
     names: &[String],
 ) -> Result<serde_json::Value, String> {
     if c.disk.prewarm {
-        return Err("--prewarm is an option of `run`: simulate prewarms the disk engine's buffer pool itself when it loads the database natively".into());
+        return Err("--prewarm is an option of `run`, not of simulate (whose traced child loads the disk engine's database itself)".into());
     }
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
@@ -236,8 +236,8 @@ fn simulate_into(
         return crate::simulate_pg::simulate(&cfg, &spec, json);
     }
     let spec = child_spec(c, workload, cfg.warmup_txns, coroutines);
-    // SQLite's and the disk engine's databases are loaded natively first: under valgrind
-    // the load was most of a short simulation (see `loads_natively`).
+    // SQLite's database is loaded natively first: under valgrind the load was most of a
+    // short simulation (see `loads_natively`).
     let loaded = if keeps_files(c) && loads_natively(c) {
         Some(load_natively(c, &spec)?)
     } else {
@@ -485,26 +485,23 @@ pub(crate) enum ChildDb<'a> {
 }
 
 /// The engines whose database `simulate` loads natively before the traced run, which
-/// reopens it (`run --no-load`): SQLite, whose traced run is the same either way
-/// (Wonderland's `--quick` TPC-B, TPC-C and TPC-E: instructions within 0.05%; 2026-11-30),
-/// and the disk engine with `--prewarm` (`child_args`): reopened without it, its buffer
-/// pool started empty and every page the measured transactions touched was read and
-/// verified inside the traced window (TPC-C: 17% more instructions, 3.5x the stall
-/// cycles per transaction); prewarmed, its pages are resident in page order, the frames
-/// the load gave them (docs/design/simulate-validation.md). Not the memory engine: its
-/// recovery lays the rows out otherwise than the load (TPC-C: 4% more instructions, 20%
-/// more stall cycles per transaction). PostgreSQL has its own path (its load is native
-/// already).
+/// reopens it (`run --no-load`): SQLite alone, whose traced run is the same either way
+/// (Wonderland's `--quick` TPC-B, TPC-C and TPC-E: instructions within 0.05%; 2026-11-30).
+/// Not the disk engine, even with its pool prewarmed (`child_args`): against its load in
+/// the traced child, with the same binary, TPC-C ran 0.5% more instructions with 10%
+/// more L1-I and 4-5% more stall cycles per transaction, TPC-B 26% more stall cycles
+/// (its log and lock table, not its pool, start otherwise after a reopen) and
+/// CH-benCHmark twice the instructions, where two runs of one setting differ by under
+/// 1% (docs/design/simulate-validation.md). Not the memory engine: its recovery lays the
+/// rows out otherwise than the load (TPC-C: 4% more instructions, 20% more stall cycles
+/// per transaction). PostgreSQL has its own path (its load is native already).
 fn loads_natively(c: &SimOpts) -> bool {
-    matches!(
-        c.engine,
-        crate::args::EngineName::Sqlite | crate::args::EngineName::Disk
-    )
+    c.engine == crate::args::EngineName::Sqlite
 }
 
 /// The traced child's command line for `spec` on a database `db` holds: a natively
-/// loaded disk-engine database is prewarmed (its pages read into the pool before the
-/// first transaction, untraced).
+/// loaded disk-engine database would be prewarmed (its pages read into the pool before
+/// the first transaction, untraced), as measured against the load in the child.
 fn child_args(spec: &runspec::RunSpec, db: &ChildDb) -> Vec<String> {
     let mut args = spec.to_args();
     if matches!(db, ChildDb::Loaded(_)) && spec.options.engine.as_deref() == Some("disk") {
@@ -825,9 +822,9 @@ mod tests {
         }
     }
 
-    /// The disk engine's and SQLite's databases are loaded natively; a natively loaded
-    /// disk-engine database is prewarmed by the traced child (`--prewarm`, a flag `run`
-    /// takes), SQLite's and a database the child loads itself are not.
+    /// SQLite's database is loaded natively; a natively loaded disk-engine database
+    /// would be prewarmed by the traced child (`--prewarm`, a flag `run` takes), SQLite's
+    /// and a database the child loads itself are not.
     #[test]
     fn a_natively_loaded_disk_database_is_prewarmed() {
         let parse = |line: &str| {
@@ -842,7 +839,7 @@ mod tests {
             dir: tempfile::tempdir().unwrap(),
         };
         for (engine, native, prewarm) in [
-            ("disk", true, true),
+            ("disk", false, true),
             ("sqlite", true, false),
             ("memory", false, false),
         ] {

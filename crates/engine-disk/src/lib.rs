@@ -252,6 +252,28 @@ fn available_memory_bytes() -> Option<u64> {
         .map(|kib| kib * 1024)
 }
 
+/// `--prewarm`: an existing database's pages read into the pool before the daemons
+/// and the first transaction. Page 0 is the catalog, read at the open and never held by
+/// the pool.
+fn prewarm(inner: &Inner, own: &DiskOptions) -> Result<()> {
+    if !own.prewarm {
+        return Ok(());
+    }
+    let show = own.prewarm_progress.0;
+    inner
+        .pool
+        .prewarm(1, &mut |done, total| {
+            if let Some(f) = show {
+                f(done, total)
+            }
+        })
+        .map_err(|e| match e {
+            Error::Fatal(m) => Error::fatal(format!("prewarm of the buffer pool: {m}")),
+            e => e,
+        })?;
+    Ok(())
+}
+
 /// What a database is opened with besides its options (crash tests).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Hooks {
@@ -512,22 +534,8 @@ impl DiskEngine {
                 true,
             ),
         };
-        let own = opts.own::<DiskOptions>()?;
-        if own.prewarm && has_data {
-            // Before the daemons and the first transaction. Page 0 is the catalog, read
-            // at the open and never held by the pool.
-            let show = own.prewarm_progress.0;
-            inner
-                .pool
-                .prewarm(1, &mut |done, total| {
-                    if let Some(f) = show {
-                        f(done, total)
-                    }
-                })
-                .map_err(|e| match e {
-                    Error::Fatal(m) => Error::fatal(format!("prewarm of the buffer pool: {m}")),
-                    e => e,
-                })?;
+        if has_data {
+            prewarm(&inner, &opts.own::<DiskOptions>()?)?;
         }
         let e = DiskEngine {
             inner: Arc::new(inner),
