@@ -373,10 +373,9 @@ pub struct DiskTuning {
     /// Checkpoint interval in milliseconds, 0 = none (disk engine).
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_CHECKPOINT_MS))]
     pub checkpoint_ms: Option<u64>,
-    /// Opening an existing database, read its pages into the buffer pool before the
-    /// first transaction, in page order, up to the pool's size (disk engine; PostgreSQL's
-    /// pg_prewarm): a run with --no-load then starts with the pool the load left.
-    #[arg(long)]
+    /// `run --prewarm` (`RunOpts::prewarm`): a flag of `run` alone, kept here with the
+    /// disk engine's other settings so that the other engines refuse it.
+    #[arg(skip)]
     pub prewarm: bool,
 }
 
@@ -489,6 +488,11 @@ pub struct RunOpts {
     /// Run on the data already in --db instead of loading.
     #[arg(long)]
     pub no_load: bool,
+    /// Opening an existing database, read its pages into the buffer pool before the
+    /// first transaction, in page order, up to the pool's size (disk engine; PostgreSQL's
+    /// pg_prewarm).
+    #[arg(long)]
+    pub prewarm: bool,
     /// Discard the database that --db holds, if this engine made it, and load anew: the
     /// only way an existing database is ever replaced.
     #[arg(long, conflicts_with = "no_load")]

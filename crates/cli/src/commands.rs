@@ -1000,7 +1000,11 @@ fn prepare_run<W: Workload>(
     c: &RunOpts,
     prof: Option<&ProfOpts>,
 ) -> Result<Prepared, String> {
-    let (engine, _) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
+    let disk = DiskTuning {
+        prewarm: c.prewarm,
+        ..c.disk.clone()
+    };
+    let (engine, _) = engine_setup(&c.db, &disk, run_log(c)?, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.disk.bpool_size)?;
     let query_threads = wl.config().get("query_threads").and_then(|v| v.as_u64());
     if let Some(n) = query_threads.filter(|&n| n > 1) {
@@ -1011,7 +1015,7 @@ fn prepare_run<W: Workload>(
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));
     }
     rt::set_trace_ctx(c.trace_ctx);
-    let (engine, opts) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
+    let (engine, opts) = engine_setup(&c.db, &disk, run_log(c)?, Some(EngineName::Memory))?;
     let opts = run_engine_options(c, engine, opts)?;
     look_before_writing(
         wl,

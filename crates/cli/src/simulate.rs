@@ -219,9 +219,6 @@ fn simulate_into(
     json: &JsonOut,
     names: &[String],
 ) -> Result<serde_json::Value, String> {
-    if c.disk.prewarm {
-        return Err("--prewarm is an option of `run`, not of simulate (whose traced child loads the disk engine's database itself)".into());
-    }
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     let setup = tracer::prepare()?;
     if c.engine == crate::args::EngineName::Postgres {

@@ -1,6 +1,6 @@
 //! The disk engine's `--prewarm`: a run on an existing database reads its pages into the
 //! buffer pool first; a damaged page found there is refused with one line and exit code
-//! 2; the flag is the disk engine's (and `run`'s: `simulate` prewarms by itself).
+//! 2; the flag is the disk engine's, and `run`'s alone.
 
 use crate::common::oltpscope;
 
