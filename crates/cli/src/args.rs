@@ -374,6 +374,10 @@ pub struct DiskTuning {
     /// Checkpoint interval in milliseconds, 0 = none (disk engine).
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_CHECKPOINT_MS))]
     pub checkpoint_ms: Option<u64>,
+    /// `run --prewarm` (`RunOpts::prewarm`): a flag of `run` alone, kept here with the
+    /// disk engine's other settings so that the other engines refuse it.
+    #[arg(skip)]
+    pub prewarm: bool,
 }
 
 impl DiskTuning {
@@ -385,6 +389,8 @@ impl DiskTuning {
             Some("--escalation")
         } else if self.checkpoint_ms.is_some() {
             Some("--checkpoint-ms")
+        } else if self.prewarm {
+            Some("--prewarm")
         } else {
             None
         }
@@ -483,6 +489,11 @@ pub struct RunOpts {
     /// Run on the data already in --db instead of loading.
     #[arg(long)]
     pub no_load: bool,
+    /// Opening an existing database, read its pages into the buffer pool before the
+    /// first transaction, in page order, up to the pool's size (disk engine; PostgreSQL's
+    /// pg_prewarm).
+    #[arg(long)]
+    pub prewarm: bool,
     /// Discard the database that --db holds, if this engine made it, and load anew: the
     /// only way an existing database is ever replaced.
     #[arg(long, conflicts_with = "no_load")]

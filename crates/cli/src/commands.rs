@@ -763,11 +763,60 @@ fn engine_setup(
                 bpool_bytes: disk.bpool_size,
                 escalation: disk.escalation,
                 checkpoint_ms: disk.checkpoint_ms,
+                prewarm: disk.prewarm,
+                prewarm_progress: engine_disk::PrewarmProgress(Some(prewarm_progress)),
             });
         }
         _ => {}
     }
     Ok((engine, o))
+}
+
+/// The disk engine's `--prewarm` progress (pages read, pages to read): a bar on a
+/// terminal; otherwise, once it has taken 10 s, a plain line every 10 s (a small pool
+/// prewarms in well under that, silently).
+fn prewarm_progress(done: u64, total: u64) {
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+    const EVERY: Duration = Duration::from_secs(10);
+    static STATE: Mutex<Option<(Instant, Instant, Option<indicatif::ProgressBar>)>> =
+        Mutex::new(None);
+    let mut st = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    let now = Instant::now();
+    let (start, last, bar) = st.get_or_insert_with(|| {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = indicatif::ProgressBar::new(total);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "prewarm [{bar:20}] {pos}/{len} pages, eta {eta}",
+                )
+                .expect("static template")
+                .progress_chars("=> "),
+            );
+            b
+        });
+        (now, now, bar)
+    });
+    match bar {
+        Some(b) => {
+            b.set_length(total);
+            b.set_position(done);
+            if done >= total {
+                b.finish_and_clear();
+            }
+        }
+        None if now - *last >= EVERY => {
+            *last = now;
+            eprintln!(
+                "[{:>6.0}s] prewarm: {done} of {total} pages read into the buffer pool",
+                (now - *start).as_secs_f64()
+            );
+        }
+        None => {}
+    }
+    if done >= total {
+        *st = None;
+    }
 }
 
 /// The other program an external engine's time is spent in.
@@ -959,7 +1008,11 @@ fn prepare_run<W: Workload>(
     c: &RunOpts,
     prof: Option<&ProfOpts>,
 ) -> Result<Prepared, String> {
-    let (engine, _) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
+    let disk = DiskTuning {
+        prewarm: c.prewarm,
+        ..c.disk.clone()
+    };
+    let (engine, _) = engine_setup(&c.db, &disk, run_log(c)?, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.disk.bpool_size)?;
     let query_threads = wl.config().get("query_threads").and_then(|v| v.as_u64());
     if let Some(n) = query_threads.filter(|&n| n > 1) {
@@ -970,7 +1023,7 @@ fn prepare_run<W: Workload>(
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));
     }
     rt::set_trace_ctx(c.trace_ctx);
-    let (engine, opts) = engine_setup(&c.db, &c.disk, run_log(c)?, Some(EngineName::Memory))?;
+    let (engine, opts) = engine_setup(&c.db, &disk, run_log(c)?, Some(EngineName::Memory))?;
     let opts = run_engine_options(c, engine, opts)?;
     look_before_writing(
         wl,

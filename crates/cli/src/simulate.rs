@@ -233,8 +233,8 @@ fn simulate_into(
         return crate::simulate_pg::simulate(&cfg, &spec, json);
     }
     let spec = child_spec(c, workload, cfg.warmup_txns, coroutines);
-    // SQLite's database is loaded natively first: under valgrind the load was most of
-    // a short simulation (see `loads_natively`).
+    // SQLite's database is loaded natively first: under valgrind the load was most of a
+    // short simulation (see `loads_natively`).
     let loaded = if keeps_files(c) && loads_natively(c) {
         Some(load_natively(c, &spec)?)
     } else {
@@ -484,14 +484,29 @@ pub(crate) enum ChildDb<'a> {
 /// The engines whose database `simulate` loads natively before the traced run, which
 /// reopens it (`run --no-load`): SQLite alone, whose traced run is the same either way
 /// (Wonderland's `--quick` TPC-B, TPC-C and TPC-E: instructions within 0.05%; 2026-11-30).
-/// Not the disk engine: reopened, its buffer pool starts empty, and every page the
-/// measured transactions touch is read and its checksum verified inside the traced
-/// window (TPC-C: 17% more instructions, 3.5x the stall cycles per transaction; TPC-E:
-/// 70% more instructions). Not the memory engine: its recovery lays the rows out
-/// otherwise than the load (TPC-C: 4% more instructions, 20% more stall cycles per
-/// transaction). PostgreSQL has its own path (its load is native already).
+/// Not the disk engine, even with its pool prewarmed (`child_args`): against its load in
+/// the traced child, with the same binary, TPC-C ran 0.5% more instructions with 10%
+/// more L1-I and 4-5% more stall cycles per transaction, TPC-B 26% more stall cycles
+/// (its log and lock table, not its pool, start otherwise after a reopen) and
+/// CH-benCHmark twice the instructions, where two runs of one setting differ by under
+/// 1% (docs/design/simulate-validation.md). Not the memory engine: its recovery lays the
+/// rows out otherwise than the load (TPC-C: 4% more instructions, 20% more stall cycles
+/// per transaction). PostgreSQL has its own path (its load is native already).
 fn loads_natively(c: &SimOpts) -> bool {
     c.engine == crate::args::EngineName::Sqlite
+}
+
+/// The traced child's command line for `spec` on a database `db` holds: a natively
+/// loaded disk-engine database would be prewarmed (its pages read into the pool before
+/// the first transaction, untraced), as measured against the load in the child.
+fn child_args(spec: &runspec::RunSpec, db: &ChildDb) -> Vec<String> {
+    let mut args = spec.to_args();
+    if matches!(db, ChildDb::Loaded(_)) && spec.options.engine.as_deref() == Some("disk") {
+        // Not a field of the run specification (runspec): an open-time option that only
+        // this path needs.
+        args.push("--prewarm".into());
+    }
+    args
 }
 
 /// A database loaded natively into a directory of its own, removed when dropped.
@@ -665,7 +680,7 @@ fn trace_in<T>(
     if run_json {
         spec.options.json = Some(run_path.clone());
     }
-    let args = spec.to_args();
+    let args = child_args(&spec, &db);
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     let stderr_path = dir.join("child.stderr");
@@ -800,6 +815,52 @@ mod tests {
                 "--analytic-streams",
             ] {
                 assert!(!text.contains(run_only), "{text}");
+            }
+        }
+    }
+
+    /// SQLite's database is loaded natively; a natively loaded disk-engine database
+    /// would be prewarmed by the traced child (`--prewarm`, a flag `run` takes), SQLite's
+    /// and a database the child loads itself are not.
+    #[test]
+    fn a_natively_loaded_disk_database_is_prewarmed() {
+        let parse = |line: &str| {
+            let v: Vec<String> = line.split(' ').map(String::from).collect();
+            let cli = crate::args::Cli::try_parse_from(&v).unwrap_or_else(|e| panic!("{e}"));
+            let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
+                panic!("not a simulate command")
+            };
+            rw
+        };
+        let load = NativeLoad {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        for (engine, native, prewarm) in [
+            ("disk", false, true),
+            ("sqlite", true, false),
+            ("memory", false, false),
+        ] {
+            let rw = parse(&format!(
+                "oltpscope simulate tpcc --engine {engine} --txns 10"
+            ));
+            let (c, child, _) = crate::commands::traced_workload(&rw).unwrap();
+            assert_eq!(loads_natively(c), native, "{engine}");
+            let spec = child_spec(c, child, 0, 1);
+            for (db, want) in [
+                (ChildDb::Loaded(&load), prewarm),
+                (ChildDb::Child, false),
+                (ChildDb::Memory, false),
+            ] {
+                let args = child_args(&spec, &db);
+                assert_eq!(
+                    args.iter().any(|a| a == "--prewarm"),
+                    want,
+                    "{engine}: {args:?}"
+                );
+                let mut line = vec!["oltpscope".to_string()];
+                line.extend(args);
+                crate::args::Cli::try_parse_from(&line)
+                    .unwrap_or_else(|e| panic!("{}: {e}", line.join(" ")));
             }
         }
     }

@@ -190,7 +190,32 @@ pub struct DiskOptions {
     pub escalation: Option<u32>,
     /// Checkpoint interval in milliseconds; 0 disables periodic ones.
     pub checkpoint_ms: Option<u64>,
+    /// Opening an existing database, read its pages into the buffer pool first, in page
+    /// order, up to the pool's size (`--prewarm`; see `BufferPool::prewarm`).
+    pub prewarm: bool,
+    /// Told the prewarm's progress (pages read, pages to read); none: silent.
+    #[serde(skip)]
+    pub prewarm_progress: PrewarmProgress,
 }
+
+/// Where the prewarm's progress goes: a function of (pages read, pages to read), the
+/// command line's bar or lines (the engine prints nothing itself).
+#[derive(Clone, Copy, Default)]
+pub struct PrewarmProgress(pub Option<fn(u64, u64)>);
+
+impl std::fmt::Debug for PrewarmProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "shown" } else { "none" })
+    }
+}
+
+/// Where progress is shown is not a setting of the database: any two are equal.
+impl PartialEq for PrewarmProgress {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for PrewarmProgress {}
 
 fn frames_for(schema: &Schema, own: &DiskOptions) -> usize {
     match own.bpool_bytes {
@@ -225,6 +250,28 @@ fn available_memory_bytes() -> Option<u64> {
         .parse::<u64>()
         .ok()
         .map(|kib| kib * 1024)
+}
+
+/// `--prewarm`: an existing database's pages read into the pool before the daemons
+/// and the first transaction. Page 0 is the catalog, read at the open and never held by
+/// the pool.
+fn prewarm(inner: &Inner, own: &DiskOptions) -> Result<()> {
+    if !own.prewarm {
+        return Ok(());
+    }
+    let show = own.prewarm_progress.0;
+    inner
+        .pool
+        .prewarm(1, &mut |done, total| {
+            if let Some(f) = show {
+                f(done, total)
+            }
+        })
+        .map_err(|e| match e {
+            Error::Fatal(m) => Error::fatal(format!("prewarm of the buffer pool: {m}")),
+            e => e,
+        })?;
+    Ok(())
 }
 
 /// What a database is opened with besides its options (crash tests).
@@ -487,6 +534,9 @@ impl DiskEngine {
                 true,
             ),
         };
+        if has_data {
+            prewarm(&inner, &opts.own::<DiskOptions>()?)?;
+        }
         let e = DiskEngine {
             inner: Arc::new(inner),
             daemons: Mutex::new(Vec::new()),

@@ -1823,6 +1823,11 @@ impl Slots {
     }
 }
 
+/// Whether any repetition of this process has asked for a slot yet.
+pub fn slots_asked() -> bool {
+    SLOTS.state.lock().unwrap_or_else(|e| e.into_inner()).next > 0
+}
+
 impl Drop for Held<'_> {
     fn drop(&mut self) {
         let mut st = self.0.state.lock().unwrap_or_else(|e| e.into_inner());

@@ -22,6 +22,7 @@ mod memory_recovery;
 mod mvcc_recovery;
 mod partitioned_checkpoints;
 mod partitioned_recovery;
+mod prewarm;
 mod profile;
 mod real_systems;
 mod run_file_and_progress;

@@ -26,6 +26,8 @@ const SHARDS: usize = 64;
 /// The fewest frames a pool may have: enough for the deepest latch path (a split holds
 /// a root-to-leaf path plus new pages) on every worker.
 pub const MIN_FRAMES: usize = 64;
+/// Pages between two of `prewarm`'s progress calls (8 MiB).
+const PREWARM_STEP: usize = 1024;
 
 struct Frame {
     latch: Latch,
@@ -377,6 +379,41 @@ impl BufferPool {
             count_request(&g);
             return Ok(g);
         }
+    }
+
+    /// Read the data file's pages from `first` up to the last allocated one into free
+    /// frames, in page order, until the pool is full (PostgreSQL's pg_prewarm): a reopened
+    /// database then starts with its pages resident as the load that wrote them left them
+    /// (page order is also the order the load took frames in). Each page is read and
+    /// verified as any read is (a damaged page is an error); pages already resident are
+    /// left alone, and no page is evicted. `progress` is told (pages done, pages to do)
+    /// as it goes. Returns the pages read.
+    pub fn prewarm(&self, first: u64, progress: &mut dyn FnMut(u64, u64)) -> Result<u64> {
+        let end = self.next_page();
+        let free = crate::latch::lock(&self.free).len() as u64;
+        let todo = end.saturating_sub(first).min(free);
+        let mut read = 0;
+        for (i, pid) in (first..end).enumerate() {
+            if crate::latch::lock(&self.free).is_empty() {
+                break;
+            }
+            let before = self.stats.reads.load(Ordering::Relaxed);
+            drop(self.fix(pid, Mode::S)?);
+            read += self.stats.reads.load(Ordering::Relaxed) - before;
+            if (i + 1) % PREWARM_STEP == 0 {
+                progress(read, todo);
+            }
+        }
+        progress(read, todo);
+        Ok(read)
+    }
+
+    /// Pages resident in the pool now (tests and `prewarm`'s callers).
+    pub fn resident_pages(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| crate::latch::read(&s.0).map.len())
+            .sum()
     }
 
     /// Keep page `pid` in the pool for good (B-tree roots: every operation starts there,
@@ -1098,5 +1135,75 @@ mod tests {
         }
         // And still refused on retry (the failed frame was not left mapped).
         assert!(q.fix(3, Mode::S).is_err());
+    }
+
+    /// A pool over `dir/data` holding pages 1..=`pages`, written and flushed, then a
+    /// fresh pool of `frames` frames over the same file (as a reopen makes).
+    fn reopened(dir: &std::path::Path, pages: u64, frames: usize) -> BufferPool {
+        let p = pool(dir, 2 * MIN_FRAMES);
+        for pid in 1..=pages {
+            write_page(&p, pid, pid * 7);
+        }
+        p.flush_all().unwrap();
+        drop(p);
+        let q = pool(dir, frames);
+        q.reserve_pages(pages + 1);
+        q
+    }
+
+    /// `prewarm` reads every page once, in page order into frame order, so that every
+    /// later fix is a hit; a pool smaller than the file takes the first pages that fit
+    /// and evicts none.
+    #[test]
+    fn prewarm_reads_every_page_into_the_pool() {
+        let dir = tempfile::tempdir().unwrap();
+        let pages = 100;
+        let q = reopened(dir.path(), pages, 2 * MIN_FRAMES);
+        assert_eq!(q.resident_pages(), 0);
+        let mut told = Vec::new();
+        let read = q.prewarm(1, &mut |d, t| told.push((d, t))).unwrap();
+        assert_eq!(read, pages);
+        assert_eq!(q.resident_pages(), pages as usize);
+        assert_eq!(told.last(), Some(&(pages, pages)));
+        for pid in 1..=pages {
+            let g = q.fix(pid, Mode::S).unwrap();
+            assert_eq!(
+                g.f as u64,
+                pid - 1,
+                "page {pid} not in its page-order frame"
+            );
+            assert_eq!(page::get_u64(g.page(), 100), pid * 7);
+        }
+        assert_eq!(
+            q.stats.reads.load(Ordering::Relaxed),
+            pages,
+            "a fix after the prewarm read"
+        );
+        drop(q);
+
+        let small = reopened(dir.path(), pages, MIN_FRAMES);
+        assert_eq!(small.prewarm(1, &mut |_, _| {}).unwrap(), MIN_FRAMES as u64);
+        assert_eq!(small.resident_pages(), MIN_FRAMES);
+        assert_eq!(small.stats.evictions.load(Ordering::Relaxed), 0);
+        drop(small.fix(MIN_FRAMES as u64, Mode::S).unwrap());
+        assert_eq!(small.stats.reads.load(Ordering::Relaxed), MIN_FRAMES as u64);
+    }
+
+    /// A damaged page stops the prewarm with the read's own error.
+    #[test]
+    fn prewarm_refuses_a_damaged_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = reopened(dir.path(), 20, MIN_FRAMES);
+        drop(q);
+        let path = dir.path().join("data");
+        let mut raw = std::fs::read(&path).unwrap();
+        raw[9 * PAGE_SIZE + 300] ^= 0x10;
+        std::fs::write(&path, raw).unwrap();
+        let q = pool(dir.path(), MIN_FRAMES);
+        q.reserve_pages(21);
+        match q.prewarm(1, &mut |_, _| {}) {
+            Err(Error::Fatal(m)) => assert!(m.contains("damaged") && m.contains('9'), "{m}"),
+            other => panic!("damaged page accepted: {other:?}"),
+        }
     }
 }

@@ -16,6 +16,7 @@ fn opts() -> EngineOptions {
         bpool_bytes: Some(200 * 8192),
         checkpoint_ms: Some(20),
         escalation: None,
+        ..Default::default()
     })
 }
 

@@ -199,6 +199,7 @@ fn kill_trials(trials: u64) {
             bpool_bytes: Some(120 * 8192),
             checkpoint_ms: Some(3),
             escalation: None,
+            ..Default::default()
         });
         let e = DiskEngine::open(schema(N), &o).unwrap();
         let mut s = Session::new(e.worker(0));

@@ -624,6 +624,7 @@ fn opts(spy: &Spy, create: bool) -> EngineOptions {
         bpool_bytes: Some(POOL_PAGES * PS),
         checkpoint_ms: Some(0),
         escalation: None,
+        ..Default::default()
     })
 }
 

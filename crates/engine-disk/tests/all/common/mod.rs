@@ -67,6 +67,7 @@ pub fn opts(dir: &Path, log: LogMode, bpool_pages: Option<u64>) -> EngineOptions
         bpool_bytes: bpool_pages.map(|p| p * 8192),
         checkpoint_ms: Some(0),
         escalation: None,
+        ..Default::default()
     })
 }
 
