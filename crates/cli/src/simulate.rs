@@ -484,7 +484,7 @@ pub(crate) enum ChildDb<'a> {
 /// The engines whose database `simulate` loads natively before the traced run, which
 /// reopens it (`run --no-load`): SQLite alone, whose traced run is the same either way
 /// (Wonderland's `--quick` TPC-B, TPC-C and TPC-E: instructions within 0.05%; 2026-11-30).
-/// Not the disk engine, even with its pool prewarmed (`child_args`): against its load in
+/// Not the disk engine, even with its pool prewarmed (`run --prewarm`): against its load in
 /// the traced child, with the same binary, TPC-C ran 0.5% more instructions with 10%
 /// more L1-I and 4-5% more stall cycles per transaction, TPC-B 26% more stall cycles
 /// (its log and lock table, not its pool, start otherwise after a reopen) and
@@ -494,19 +494,6 @@ pub(crate) enum ChildDb<'a> {
 /// per transaction). PostgreSQL has its own path (its load is native already).
 fn loads_natively(c: &SimOpts) -> bool {
     c.engine == crate::args::EngineName::Sqlite
-}
-
-/// The traced child's command line for `spec` on a database `db` holds: a natively
-/// loaded disk-engine database would be prewarmed (its pages read into the pool before
-/// the first transaction, untraced), as measured against the load in the child.
-fn child_args(spec: &runspec::RunSpec, db: &ChildDb) -> Vec<String> {
-    let mut args = spec.to_args();
-    if matches!(db, ChildDb::Loaded(_)) && spec.options.engine.as_deref() == Some("disk") {
-        // Not a field of the run specification (runspec): an open-time option that only
-        // this path needs.
-        args.push("--prewarm".into());
-    }
-    args
 }
 
 /// A database loaded natively into a directory of its own, removed when dropped.
@@ -680,7 +667,7 @@ fn trace_in<T>(
     if run_json {
         spec.options.json = Some(run_path.clone());
     }
-    let args = child_args(&spec, &db);
+    let args = spec.to_args();
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     let stderr_path = dir.join("child.stderr");
@@ -819,11 +806,10 @@ mod tests {
         }
     }
 
-    /// SQLite's database is loaded natively; a natively loaded disk-engine database
-    /// would be prewarmed by the traced child (`--prewarm`, a flag `run` takes), SQLite's
-    /// and a database the child loads itself are not.
+    /// SQLite's database alone is loaded natively (the disk and memory engines' figures
+    /// move when reopened: `loads_natively`).
     #[test]
-    fn a_natively_loaded_disk_database_is_prewarmed() {
+    fn only_sqlite_is_loaded_natively() {
         let parse = |line: &str| {
             let v: Vec<String> = line.split(' ').map(String::from).collect();
             let cli = crate::args::Cli::try_parse_from(&v).unwrap_or_else(|e| panic!("{e}"));
@@ -832,36 +818,16 @@ mod tests {
             };
             rw
         };
-        let load = NativeLoad {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        for (engine, native, prewarm) in [
-            ("disk", false, true),
-            ("sqlite", true, false),
-            ("memory", false, false),
-        ] {
+        for (engine, native) in [("disk", false), ("sqlite", true), ("memory", false)] {
             let rw = parse(&format!(
                 "oltpscope simulate tpcc --engine {engine} --txns 10"
             ));
             let (c, child, _) = crate::commands::traced_workload(&rw).unwrap();
             assert_eq!(loads_natively(c), native, "{engine}");
-            let spec = child_spec(c, child, 0, 1);
-            for (db, want) in [
-                (ChildDb::Loaded(&load), prewarm),
-                (ChildDb::Child, false),
-                (ChildDb::Memory, false),
-            ] {
-                let args = child_args(&spec, &db);
-                assert_eq!(
-                    args.iter().any(|a| a == "--prewarm"),
-                    want,
-                    "{engine}: {args:?}"
-                );
-                let mut line = vec!["oltpscope".to_string()];
-                line.extend(args);
-                crate::args::Cli::try_parse_from(&line)
-                    .unwrap_or_else(|e| panic!("{}: {e}", line.join(" ")));
-            }
+            let mut line = vec!["oltpscope".to_string()];
+            line.extend(child_spec(c, child, 0, 1).to_args());
+            crate::args::Cli::try_parse_from(&line)
+                .unwrap_or_else(|e| panic!("{}: {e}", line.join(" ")));
         }
     }
 }
