@@ -1222,7 +1222,6 @@ impl BTree {
             // The lowest inner node whose child taken is not its last: its separator after
             // that child is the leaf's high fence (for the hint).
             let mut hi_at: Option<(&Inner, u64, usize)> = None;
-            let mut depth = 0;
             loop {
                 txnstats::add(txnstats::Counter::IndexNodes, 1);
                 let full = node.count() == FANOUT;
@@ -1297,14 +1296,8 @@ impl BTree {
                     hi_at = Some((inner, v, i));
                 }
                 parent = Some((inner, v));
-                // As in `descend`: the whole child at once, one latency per level, and below
-                // the top two levels a probe point (no lock is held here: a split unlocks
-                // before it restarts).
+                // As in `descend`: the whole child at once, one latency per level.
                 prefetch(child, self.node_lines());
-                depth += 1;
-                if depth > 2 {
-                    rt::point(rt::Point::Probe);
-                }
                 // SAFETY: validated child pointer; nodes are never freed while shared.
                 let c = unsafe { &*child };
                 let Some(cv) = c.read_lock() else {
