@@ -685,18 +685,6 @@ mod tests {
     use std::sync::Arc;
 
     #[test]
-    fn write_prefetches_never_fault_and_change_nothing() {
-        // A hint on any address: null, unmapped, and a live value it must not alter.
-        prefetch_write(std::ptr::null::<u8>());
-        prefetch_write(usize::MAX as *const u64);
-        prefetch_write(0xdead_0000_usize as *const u8);
-        let x = [7u64; 16];
-        prefetch_write(x.as_ptr());
-        prefetch_write(x.as_ptr().wrapping_add(8));
-        assert!(x.iter().all(|&w| w == 7));
-    }
-
-    #[test]
     fn event_wakes_waiter_when_condition_holds() {
         let ev = Arc::new(Event::new());
         let flag = Arc::new(AtomicBool::new(false));
