@@ -191,23 +191,6 @@ fn refill(c: usize, size: usize, out: &mut Vec<usize>) {
     }
 }
 
-/// Lines of the next slot asked for ahead (`alloc`): the first two, which a record's TID
-/// word and row (or a node's header and first keys) start in.
-const AHEAD_BYTES: usize = 2 * LINE;
-
-/// Ask for the first lines of the slot the next `alloc` of this class will hand out, for
-/// writing: its first touch is an insert's stores into fresh memory (46% of full TPC-C's
-/// last-level misses, issue 40), which no switch hides; asked for now, the lines come
-/// while the transaction goes on, before the insert that takes the slot.
-#[inline(always)]
-fn prefetch_slot(p: usize, size: usize) {
-    let last = p + size.min(AHEAD_BYTES) - 1;
-    rt::prefetch_write(p as *const u8);
-    if last / LINE != p / LINE {
-        rt::prefetch_write(last as *const u8);
-    }
-}
-
 /// A slot of `size` bytes (`fits(size, ..)`), aligned as `fits` says; its contents are
 /// arbitrary.
 pub fn alloc(size: usize) -> *mut u8 {
@@ -218,11 +201,7 @@ pub fn alloc(size: usize) -> *mut u8 {
         if v.is_empty() {
             refill(c, size, v);
         }
-        let p = v.pop();
-        if let Some(&next) = v.last() {
-            prefetch_slot(next, size);
-        }
-        p
+        v.pop()
     });
     let p = match from_cache {
         Ok(Some(p)) => p,

@@ -348,22 +348,6 @@ pub fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
-/// Ask for the cache line at `p` in order to write it (`prefetchw`: the line comes in
-/// owned, so the stores that follow need no second request for ownership). A hint: never
-/// faults. Emitted as an instruction, not through `_mm_prefetch`'s write hint, which
-/// without the `prfchw` target feature compiles to a read prefetch; processors without
-/// PREFETCHW (Intel before Broadwell) execute it as a no-op.
-#[inline(always)]
-pub fn prefetch_write<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetchw never faults and writes nothing (a hint, whatever the address).
-    unsafe {
-        std::arch::asm!("prefetchw [{0}]", in(reg) p, options(nostack, preserves_flags, readonly))
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
 /// Prefetch the line at `p` and reach [`Point::Probe`]: under `--interleave` the thread
 /// runs another transaction while the line comes; otherwise this is the prefetch plus
 /// one thread-local load and a branch.
