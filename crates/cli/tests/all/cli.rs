@@ -6,7 +6,7 @@
 #![allow(clippy::too_many_lines)]
 
 use crate::common;
-use common::{last_segment, oltpscope};
+use common::{flip, last_segment, oltpscope};
 
 use std::process::Command;
 
@@ -469,21 +469,6 @@ fn disk_database_reopens_with_no_load_and_checks() {
     let (code, _, err) = oltpscope(&["check", "tpcb", "--engine", "disk", "--db", db, "--pad"]);
     assert_eq!(code, 2, "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-}
-
-/// Flip one byte of a file at `offset`.
-fn flip(path: &std::path::Path, offset: u64) {
-    use std::io::{Read, Seek, SeekFrom, Write};
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8];
-    f.seek(SeekFrom::Start(offset)).unwrap();
-    f.read_exact(&mut b).unwrap();
-    f.seek(SeekFrom::Start(offset)).unwrap();
-    f.write_all(&[b[0] ^ 0xff]).unwrap();
 }
 
 #[test]

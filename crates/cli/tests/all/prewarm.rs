@@ -2,13 +2,7 @@
 //! buffer pool first; a damaged page found there is refused with one line and exit code
 //! 2; the flag is the disk engine's, and `run`'s alone.
 
-use crate::common::oltpscope;
-
-fn flip(path: &std::path::Path, offset: u64) {
-    let mut b = std::fs::read(path).unwrap();
-    b[offset as usize] ^= 0xff;
-    std::fs::write(path, b).unwrap();
-}
+use crate::common::{flip, oltpscope};
 
 #[test]
 fn prewarm_reads_the_database_and_refuses_a_damaged_page() {

@@ -216,6 +216,21 @@ pub fn cut(path: &Path, len: u64) {
         .unwrap();
 }
 
+/// Flip every bit of the byte at `offset` of the file at `path`, in place.
+pub fn flip(path: &Path, offset: u64) {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8];
+    f.seek(SeekFrom::Start(offset)).unwrap();
+    f.read_exact(&mut b).unwrap();
+    f.seek(SeekFrom::Start(offset)).unwrap();
+    f.write_all(&[b[0] ^ 0xff]).unwrap();
+}
+
 /// What a `check --acked-file` of a damaged database may end in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
