@@ -18,7 +18,6 @@ pub use txn::{
 use crate::{Check, RunInfo, Workload};
 use api::{Database, Result, Schema, Session};
 use schema::DISTRICTS;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use txn::{DELIVERY_TXN, ORDER_STATUS_TXN, PAYMENT_TXN, STOCK_LEVEL_TXN};
 
@@ -102,13 +101,6 @@ pub fn parse_mix(s: &str) -> std::result::Result<[u32; 5], String> {
 pub struct Tpcc {
     pub cfg: TpccConfig,
     pub c: NurandC,
-    /// Per district (`(w - 1) * DISTRICTS + d - 1`), an order id no undelivered order is
-    /// below: the oldest one a Delivery's scan found. Deliveries scan NEW_ORDER from it
-    /// rather than from the district's first key, so they do not walk the delivered
-    /// orders' keys an engine still keeps (mvcc's, until no snapshot can see them: a
-    /// long analytical query's). Sound because the scan sees committed rows only and new
-    /// orders take higher ids; reset by `load`.
-    delivered_floor: Vec<AtomicU32>,
 }
 
 impl Tpcc {
@@ -131,19 +123,7 @@ impl Tpcc {
             ));
         }
         let c = NurandC::from_seed(cfg.nurand_seed);
-        let districts = (cfg.warehouses * schema::DISTRICTS) as usize;
-        let delivered_floor = (0..districts).map(|_| AtomicU32::new(0)).collect();
-        Ok(Tpcc {
-            cfg,
-            c,
-            delivered_floor,
-        })
-    }
-
-    /// District `d` of warehouse `w`'s floor of undelivered order ids (see the field).
-    pub(crate) fn delivered_floor(&self, w: u32, d: u32) -> &AtomicU32 {
-        debug_assert!((1..=self.cfg.warehouses).contains(&w) && (1..=DISTRICTS).contains(&d));
-        &self.delivered_floor[((w - 1) * DISTRICTS + d - 1) as usize]
+        Ok(Tpcc { cfg, c })
     }
 
     /// Salt of the initial O_OL_CNT draws (see `load::initial_ol_cnt`).
@@ -200,10 +180,6 @@ impl Workload for Tpcc {
         seed: u64,
         progress: &(dyn Fn(u64) + Sync),
     ) -> Result<()> {
-        // A fresh database: its undelivered orders start at every district's first.
-        for f in &self.delivered_floor {
-            f.store(0, Ordering::Relaxed);
-        }
         load::load(self, engine, threads, seed, progress)
     }
 

@@ -12,7 +12,7 @@ use api::{Dir, Error, Result, Session, Worker};
 use rand::seq::SliceRandom;
 use rand::Rng;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Transaction type numbers (the driver computes tpmC from type 0).
 pub const NEW_ORDER_TXN: u32 = 0;
@@ -592,16 +592,13 @@ impl Tpcc {
         // each batch as one statement instead of one per district or per line).
         let mut taken: Vec<(u32, u32)> = Vec::with_capacity(DISTRICTS as usize);
         for d in 1..=DISTRICTS {
-            // Both bounds full keys of the district: a SQL engine's condition is two
-            // equalities and one range of NO_O_ID.
-            let floor = self.delivered_floor(w, d);
-            let lo = new_order_key(w, d, floor.load(Ordering::Relaxed));
-            let hi = new_order_key(w, d, u32::MAX);
+            let lo = district_key(w, d);
+            let hi = lo.prefix_end().expect("district prefix is never all 0xff");
             let mut oldest = None;
             s.scan(
                 NEW_ORDER.primary(),
                 Bound::Included(&lo),
-                Bound::Included(&hi),
+                Bound::Excluded(&hi),
                 Dir::Forward,
                 1,
                 |_, r| {
@@ -614,8 +611,6 @@ impl Tpcc {
                 skipped += 1;
                 continue;
             };
-            // Committed rows only below it, and never a new one: kept if this aborts.
-            floor.fetch_max(o_id, Ordering::Relaxed);
             if !s.delete(NEW_ORDER, &new_order_key(w, d, o_id))? {
                 // Only at read committed (a SQL engine's --isolation): a concurrent
                 // Delivery took it between the scan and the delete. Retried, it takes

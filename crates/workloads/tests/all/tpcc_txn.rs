@@ -346,55 +346,6 @@ fn transactions_do_what_the_specification_says() {
     assert_eq!(nos[0].no_o_id, FIRST_UNDELIVERED + 1);
 }
 
-/// Delivery scans New-Order from the oldest undelivered order a Delivery found before:
-/// one that rolled back leaves that order to the next, deliveries go on in order, and a
-/// fresh load under the same kit starts from its first undelivered orders again.
-#[test]
-fn delivery_starts_at_the_oldest_found_before() {
-    let (t, e) = small(1);
-    let heads = |s: &mut S<'_>| -> Vec<u32> {
-        (1..=DISTRICTS)
-            .map(|d| rows::<NewOrder>(s, NEW_ORDER.primary(), &district_key(1, d))[0].no_o_id)
-            .collect()
-    };
-    let del = DeliveryIn {
-        w_id: 1,
-        carrier_id: 3,
-        date: 5,
-    };
-    let mut s = Session::new(e.worker(0));
-    let r = s.run(3, |s| {
-        t.delivery(s, &del)?;
-        Err::<(), _>(Error::UserAbort)
-    });
-    assert!(matches!(r, Err(Error::UserAbort)), "{r:?}");
-    assert_eq!(heads(&mut s), vec![FIRST_UNDELIVERED; DISTRICTS as usize]);
-    for n in 1..=3 {
-        s.run(3, |s| t.delivery(s, &del).map(drop)).unwrap();
-        assert_eq!(
-            heads(&mut s),
-            vec![FIRST_UNDELIVERED + n; DISTRICTS as usize],
-            "after delivery {n}"
-        );
-    }
-    let o: Order = get(&mut s, ORDER, &order_key(1, 4, FIRST_UNDELIVERED)).unwrap();
-    assert_eq!(
-        o.o_carrier_id, 3,
-        "the rolled-back delivery's order was delivered next"
-    );
-    drop(s);
-    check_all_pass(&t, &e);
-
-    let e2 = SerialEngine::open(Arc::new(t.schema()), &EngineOptions::default()).unwrap();
-    t.load(&e2, 2, 11, &|_| {}).unwrap();
-    let mut s = Session::new(e2.worker(0));
-    s.run(3, |s| t.delivery(s, &del).map(drop)).unwrap();
-    assert_eq!(
-        heads(&mut s),
-        vec![FIRST_UNDELIVERED + 1; DISTRICTS as usize]
-    );
-}
-
 /// Stock-Level's distinct ids: each id once, in the order first seen, across reuses (the
 /// bitmap is cleared for the next transaction), ids beyond the items' range included.
 #[test]
