@@ -219,7 +219,9 @@ fn simulate_tpce_with_analytics_traces_both_sides() {
     assert!(tpce > 0, "{types:?}");
     // The analytical side ran (the query under way when the trace closed, or one
     // that ended in it: A1, A2, ... in number order), its instructions charged to its
-    // own row, part of them to the scan operator.
+    // own row, part of them to a query operator (components' OPERATORS): which one
+    // depends on the part of the query the window caught (a full suite's run caught a
+    // sort and no scan, 2026-11-30).
     let a = types
         .iter()
         .filter(|t| t["name"].as_str().is_some_and(|n| n.starts_with('A')))
@@ -232,7 +234,12 @@ fn simulate_tpce_with_analytics_traces_both_sides() {
         .iter()
         .map(|c| c[0].as_str().unwrap())
         .collect();
-    assert!(comps.contains(&"q-scan"), "{comps:?}");
+    assert!(
+        comps
+            .iter()
+            .any(|c| ["q-scan", "hash-join", "hash-agg", "sort"].contains(c)),
+        "{comps:?}"
+    );
     let sum: u64 = types
         .iter()
         .map(|t| t["instructions"].as_u64().unwrap())
