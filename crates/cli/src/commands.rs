@@ -784,17 +784,8 @@ fn prewarm_progress(done: u64, total: u64) {
     let mut st = STATE.lock().unwrap_or_else(|e| e.into_inner());
     let now = Instant::now();
     let (start, last, bar) = st.get_or_insert_with(|| {
-        let bar = std::io::stderr().is_terminal().then(|| {
-            let b = indicatif::ProgressBar::new(total);
-            b.set_style(
-                indicatif::ProgressStyle::with_template(
-                    "prewarm [{bar:20}] {pos}/{len} pages, eta {eta}",
-                )
-                .expect("static template")
-                .progress_chars("=> "),
-            );
-            b
-        });
+        let bar = (std::io::stderr().is_terminal())
+            .then(|| bar(total, "prewarm [{bar:20}] {pos}/{len} pages, eta {eta}"));
         (now, now, bar)
     });
     match bar {
@@ -817,6 +808,18 @@ fn prewarm_progress(done: u64, total: u64) {
     if done >= total {
         *st = None;
     }
+}
+
+/// A progress bar of `len` steps drawn with `template` (a terminal's: its callers
+/// print plain lines otherwise).
+pub(crate) fn bar(len: u64, template: &str) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(len);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    b
 }
 
 /// The other program an external engine's time is spent in.
@@ -1259,14 +1262,7 @@ fn mem_reserve(
     // The engine reserves when it opens; done here first, the reserve shows its
     // progress on a terminal (the engine then finds it made).
     if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(r);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "mem-reserve [{bar:20}] {bytes}/{total_bytes}, eta {eta}",
-            )
-            .expect("static template")
-            .progress_chars("=> "),
-        );
+        let bar = bar(r, "mem-reserve [{bar:20}] {bytes}/{total_bytes}, eta {eta}");
         memindex::arena::reserve_with_progress(r, &mut |done, total| {
             bar.set_length(total);
             bar.set_position(done);

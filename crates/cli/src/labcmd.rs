@@ -156,15 +156,7 @@ pub fn sweep(a: &SweepArgs) -> Result<(), String> {
     }
     let total = (spec.points().len() * spec.repeat as usize) as u64;
     let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(total);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "sweep [{bar:20}] {pos}/{len} runs, eta {eta}  {msg}",
-            )
-            .expect("static template")
-            .progress_chars("=> "),
-        );
-        b
+        crate::commands::bar(total, "sweep [{bar:20}] {pos}/{len} runs, eta {eta}  {msg}")
     } else {
         indicatif::ProgressBar::hidden()
     };

@@ -588,22 +588,6 @@ fn load_natively(c: &SimOpts, spec: &runspec::RunSpec) -> Result<NativeLoad, Str
     Ok(l)
 }
 
-/// Copy directory `from` into `to` (a new directory), files and subdirectories.
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
-    let err = |p: &std::path::Path, e: std::io::Error| format!("copying {}: {e}", p.display());
-    std::fs::create_dir(to).map_err(|e| err(to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| err(from, e))? {
-        let entry = entry.map_err(|e| err(from, e))?;
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type().map_err(|e| err(&src, e))?.is_dir() {
-            copy_dir(&src, &dst)?;
-        } else {
-            std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
-        }
-    }
-    Ok(())
-}
-
 /// Run the child `oltpscope run` of `spec` under the tracer and simulate its trace.
 /// With `run_json`, the child also writes its run report, returned parsed.
 fn trace_once(
@@ -658,7 +642,7 @@ fn trace_in<T>(
         ChildDb::Child => spec.options.db = Some(dir.join("db")),
         ChildDb::Loaded(l) => {
             // A copy: each traced run (one per STEPS team) starts from the same data.
-            copy_dir(&l.db(), &dir.join("db"))?;
+            lab::campaign::copy_tree(&l.db(), &dir.join("db"))?;
             spec.options.db = Some(dir.join("db"));
             spec.options.no_load = true;
         }

@@ -117,8 +117,9 @@ fn read_spec(dir: &Path) -> Result<Spec, String> {
     serde_json::from_str(&text).map_err(|e| format!("{}: damaged: {e}", p.display()))
 }
 
-/// Copy a directory tree (files and directories only).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+/// Copy a directory tree into `to` (created): files and directories only, anything else
+/// refused (also `simulate`'s copy of a natively loaded database).
+pub fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
     std::fs::create_dir(to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
     let rd = std::fs::read_dir(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
     for e in rd {
@@ -139,7 +140,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
             })?;
         } else {
             return Err(format!(
-                "{}: neither a file nor a directory: not a results directory",
+                "{}: neither a file nor a directory: not copied",
                 e.path().display()
             ));
         }
