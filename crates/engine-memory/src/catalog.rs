@@ -45,8 +45,13 @@ pub struct TableData {
     /// one: its TID must still come after the delete's for the log's "highest TID wins"
     /// replay, so inserts commit above this. Written only by deletes.
     pub deleted_tid: crossbeam_utils::CachePadded<std::sync::atomic::AtomicU64>,
-    /// Records carry their key (a hash primary index reads keys there).
+    /// Records carry their key (a hash primary index reads keys there; so does a B+tree
+    /// primary index of declared keys over 16 bytes, `keyed_btree`).
     pub keyed: bool,
+    /// A B+tree primary index whose records carry their keys: its lookups of keys over 16
+    /// bytes compare the key in the record instead of the leaf's key block
+    /// (`BTree::get_hinted_keyed`). `None` for every other table.
+    pub keyed_btree: Option<RecKeys>,
     /// The row's columns (byte ranges) secondary keys are made of, from the schema's
     /// declared key parts (empty: no secondary index). `None`: undeclared, so an update
     /// of part of a row cannot tell whether it touches a secondary key (it reads the row).
@@ -84,36 +89,51 @@ impl Catalog {
         let tables = schema
             .tables
             .iter()
-            .map(|t| TableData {
-                name: t.name.clone(),
-                row_size: t.row_size,
-                words: row_words(t.row_size),
-                primary: match t.primary {
-                    IndexKind::BTree => Index::BTree(BTree::new()),
-                    IndexKind::Hash => Index::Hash(HashIndex::new(
-                        t.expected_rows,
-                        RecKeys {
-                            words: row_words(t.row_size),
-                        },
-                    )),
-                },
-                kind: t.primary,
-                secondary: t
-                    .secondary
-                    .iter()
-                    .map(|s| SecIndex {
-                        index: Index::BTree(BTree::new()),
-                        unique: s.unique,
-                        key_of: s.key_of,
-                    })
-                    .collect(),
-                deleted_tid: Default::default(),
-                keyed: t.primary == IndexKind::Hash,
-                sec_cols: sec_cols(t),
+            .map(|t| {
+                let long = t.primary == IndexKind::BTree && long_keys(t);
+                TableData {
+                    name: t.name.clone(),
+                    row_size: t.row_size,
+                    words: row_words(t.row_size),
+                    primary: match t.primary {
+                        IndexKind::BTree => Index::BTree(BTree::new()),
+                        IndexKind::Hash => Index::Hash(HashIndex::new(
+                            t.expected_rows,
+                            RecKeys {
+                                words: row_words(t.row_size),
+                            },
+                        )),
+                    },
+                    kind: t.primary,
+                    secondary: t
+                        .secondary
+                        .iter()
+                        .map(|s| SecIndex {
+                            index: Index::BTree(BTree::new()),
+                            unique: s.unique,
+                            key_of: s.key_of,
+                        })
+                        .collect(),
+                    deleted_tid: Default::default(),
+                    keyed: t.primary == IndexKind::Hash || long,
+                    keyed_btree: long.then(|| RecKeys {
+                        words: row_words(t.row_size),
+                    }),
+                    sec_cols: sec_cols(t),
+                }
             })
             .collect();
         Ok(Catalog { tables })
     }
+}
+
+/// Keys longer than a B+tree node holds in its own lines: the declared primary key's
+/// parts take more than 16 bytes (the first word sits in the node's first-word array and
+/// a second in the block allocated with the node; further words in a key block of their
+/// own, a miss per lookup that the key kept in the record, read anyway, avoids). An
+/// undeclared key: no.
+fn long_keys(t: &api::schema::TableDef) -> bool {
+    t.primary_key.iter().map(|p| p.enc.width()).sum::<usize>() > 16
 }
 
 /// `TableData::sec_cols` of `t`.
@@ -171,6 +191,35 @@ mod tests {
         let mut s = Schema::new();
         s.add(TableDef::new("h", row_size, IndexKind::Hash, 4));
         Catalog::new(&s).unwrap()
+    }
+
+    /// B+tree tables keep keys in their records exactly when their declared primary
+    /// keys exceed 16 bytes; hash tables always.
+    #[test]
+    fn long_declared_btree_keys_make_keyed_records() {
+        use api::typed::{KeyEnc, Part};
+        let table = |kind, parts: &[Part]| {
+            let mut s = Schema::new();
+            s.add(TableDef::new("t", 100, kind, 4).primary_key(parts));
+            let c = Catalog::new(&s).unwrap();
+            let t = &c.tables[0];
+            (t.keyed, t.keyed_btree.as_ref().map(|k| k.words))
+        };
+        let long = [Part::key_only("k", KeyEnc::Fixed(50))];
+        let two = [
+            Part::key_only("a", KeyEnc::U64),
+            Part::key_only("b", KeyEnc::Fixed(9)),
+        ];
+        let sixteen = [
+            Part::key_only("a", KeyEnc::U64),
+            Part::key_only("b", KeyEnc::U64),
+        ];
+        assert_eq!(table(IndexKind::BTree, &long), (true, Some(13)));
+        assert_eq!(table(IndexKind::BTree, &two), (true, Some(13)));
+        assert_eq!(table(IndexKind::BTree, &sixteen), (false, None));
+        assert_eq!(table(IndexKind::BTree, &[]), (false, None));
+        assert_eq!(table(IndexKind::Hash, &long), (true, None));
+        assert_eq!(table(IndexKind::Hash, &[]), (true, None));
     }
 
     fn row_of(n: u64, size: usize) -> Vec<u8> {

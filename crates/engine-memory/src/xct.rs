@@ -606,13 +606,19 @@ impl MemoryWorker<'_> {
             _ => [0, all],
         };
         let g = self.guard.as_ref().expect("update outside a transaction");
-        let (hit, ver, v) = {
+        let (hit, ver, v, _) = {
             let _d = api::session::descent();
-            t.primary
-                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], quiet, |a| {
+            t.primary.get_hinted(
+                key,
+                g,
+                &mut self.look_hints[table.0 as usize],
+                quiet,
+                t.keyed_btree.as_ref(),
+                |a| {
                     // SAFETY: a prefetch reads nothing; the record need not be alive.
                     unsafe { Rec::from_u64(a) }.prefetch(t.words)
-                })
+                },
+            )
         };
         let Some(r) = hit else {
             self.nodes.push(ver, v);
@@ -819,12 +825,17 @@ impl MemoryWorker<'_> {
         let quiet = self.take_quiet(table);
         let t = self.table(table);
         let g = self.guard.as_ref().expect("get outside a transaction");
-        let (hit, ver, v) =
-            t.primary
-                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], quiet, |a| {
-                    // SAFETY: a prefetch reads nothing; the record need not be alive.
-                    unsafe { Rec::from_u64(a) }.prefetch(t.words)
-                });
+        let (hit, ver, v, fetched) = t.primary.get_hinted(
+            key,
+            g,
+            &mut self.look_hints[table.0 as usize],
+            quiet,
+            t.keyed_btree.as_ref(),
+            |a| {
+                // SAFETY: a prefetch reads nothing; the record need not be alive.
+                unsafe { Rec::from_u64(a) }.prefetch(t.words)
+            },
+        );
         let Some(r) = hit else {
             if self.read_committed {
                 return Ok(false);
@@ -834,9 +845,10 @@ impl MemoryWorker<'_> {
         };
         // SAFETY: an indexed record read while pinned (freed only through the epoch).
         let rec = unsafe { Rec::from_u64(r) };
-        if t.kind == IndexKind::BTree {
-            // The hash probe asked for the record already (it holds the key); the B+tree
-            // knows it only now. Under --interleave, another transaction runs meanwhile.
+        if !fetched {
+            // A hash probe, or a B+tree comparing the key in the record, asked for the
+            // record already (it holds the key); other B+tree lookups know it only now.
+            // Under --interleave, another transaction runs meanwhile.
             rec.prefetch(t.words);
             rt::point(rt::Point::Probe);
         }
@@ -1088,13 +1100,19 @@ impl Worker for MemoryWorker<'_> {
         let t = self.table(table);
         let rs = t.row_size;
         let g = self.guard.as_ref().expect("delete outside a transaction");
-        let (hit, ver, v) = {
+        let (hit, ver, v, _) = {
             let _d = api::session::descent();
-            t.primary
-                .get_hinted(key, g, &mut self.look_hints[table.0 as usize], quiet, |a| {
+            t.primary.get_hinted(
+                key,
+                g,
+                &mut self.look_hints[table.0 as usize],
+                quiet,
+                t.keyed_btree.as_ref(),
+                |a| {
                     // SAFETY: a prefetch reads nothing; the record need not be alive.
                     unsafe { Rec::from_u64(a) }.prefetch(t.words)
-                })
+                },
+            )
         };
         let Some(r) = hit else {
             self.nodes.push(ver, v);

@@ -711,6 +711,13 @@ pub struct LeafHint {
     leaf: *const Leaf,
     v: u64,
     hi: Option<KeyWords>,
+    /// Not null: `hi` is not read yet; it is separator `fence_i` of this inner node,
+    /// which the descent passed at version `fence_v` (`LeafHint::defer`). Read when the
+    /// hint is next used, if ever: a lookup of long keys then touches no key block of that
+    /// node (the separator's words past the first live there, a miss of its own).
+    fence: *const Inner,
+    fence_v: u64,
+    fence_i: usize,
     /// Where in the leaf the last hinted lookup found its key: the next lookup tries the
     /// slot after it first (Delivery reads an order's lines in key order).
     pos: usize,
@@ -735,6 +742,9 @@ impl Default for LeafHint {
             leaf: std::ptr::null(),
             v: 0,
             hi: None,
+            fence: std::ptr::null(),
+            fence_v: 0,
+            fence_i: 0,
             pos: 0,
             ahead: 0,
         }
@@ -760,6 +770,7 @@ impl LeafHint {
     /// is still at the version the descent saw (else no hint).
     fn take(&mut self, leaf: &Leaf, v: u64, hi_at: Option<(&Inner, u64, usize)>) {
         self.leaf = std::ptr::null();
+        self.fence = std::ptr::null();
         self.hi = match hi_at {
             None => None,
             Some((x, xv, i)) => {
@@ -772,6 +783,38 @@ impl LeafHint {
         };
         self.leaf = leaf;
         self.v = v;
+    }
+
+    /// `take`, leaving the high fence in its node until the hint is used (`fence`).
+    fn defer(&mut self, leaf: &Leaf, v: u64, hi_at: Option<(&Inner, u64, usize)>) {
+        self.hi = None;
+        self.fence = std::ptr::null();
+        if let Some((x, xv, i)) = hi_at {
+            self.fence = x;
+            self.fence_v = xv;
+            self.fence_i = i;
+        }
+        self.leaf = leaf;
+        self.v = v;
+    }
+
+    /// Read a deferred high fence (`defer`), if its node is still at the version the
+    /// descent saw: the separator is then the one the leaf's range ended at. False (and
+    /// the hint forgotten) if that node changed.
+    fn resolve_fence(&mut self) -> bool {
+        // SAFETY: a node of this hint's tree (the caller's contract); nodes are never
+        // freed while the tree is shared.
+        let Some(x) = (unsafe { self.fence.as_ref() }) else {
+            return true;
+        };
+        let hi = x.keys.load(self.fence_i);
+        self.fence = std::ptr::null();
+        if !x.hdr.check(self.fence_v) {
+            self.leaf = std::ptr::null();
+            return false;
+        }
+        self.hi = Some(hi);
+        true
     }
 }
 
@@ -1028,6 +1071,72 @@ impl BTree {
         self.get_from_root(&k, Some(hint))
     }
 
+    /// [`BTree::get_hinted`] for a tree whose values carry their keys (the memory
+    /// engine's records of long keys): a key over 16 bytes is not compared in the leaf's
+    /// key block (its words past the first, a random line of its own, one more page walk
+    /// per read on a large tree) but in the value's own copy, which the caller reads next
+    /// anyway. The leaf gives the candidate: the one slot whose first word and length are
+    /// the key's. `ask(v)` asks for the lines `holds(v, key)` and the caller will read;
+    /// `holds(v, key)` tells whether value `v` was inserted with `key`, and is called only
+    /// with a value the leaf held at a version checked after it was read (so, for a
+    /// caller pinned before the lookup whose values are freed only once unlinked and the
+    /// pinned readers gone, a value still allocated). Slots sharing their first word
+    /// (rare for random strings, the rule for structured keys) and keys of at most 16
+    /// bytes (whose words the node holds) take [`BTree::get_hinted`]'s path.
+    ///
+    /// Exact: at the checked version the candidate is the only slot that can hold the
+    /// key, so a value that does not hold it means the key is absent. The last field is
+    /// true when the value returned was asked for (`ask`) and waited for.
+    pub fn get_hinted_keyed(
+        &self,
+        key: &[u8],
+        hint: &mut LeafHint,
+        ask: impl FnOnce(u64),
+        holds: impl FnOnce(u64, &[u8]) -> bool,
+    ) -> (Option<u64>, *const AtomicU64, u64, bool) {
+        let k = KeyWords::new(key);
+        if let Some((val, ver, v)) = Self::get_at_hint(&k, hint) {
+            return (val, ver, v, false);
+        }
+        if k.len <= 16 {
+            let (val, ver, v) = self.get_from_root(&k, Some(hint));
+            return (val, ver, v, false);
+        }
+        let x = k.w[0];
+        loop {
+            let f = self.descend(Seek::At(&k), false);
+            let leaf = f.leaf;
+            let keys = &leaf.keys;
+            let n = leaf.hdr.count();
+            let i = keys.heads_below(0, n, x, false);
+            let head = i < n && keys.head[i].load(Relaxed) == x;
+            if head && i + 1 < n && keys.head[i + 1].load(Relaxed) == x {
+                // Several slots share the first word: the key block decides.
+                if !leaf.hdr.check(f.v) {
+                    continue;
+                }
+                let (val, ver, v) = self.get_from_root(&k, Some(hint));
+                return (val, ver, v, false);
+            }
+            let cand =
+                (head && keys.len[i].load(Relaxed) == k.len).then(|| leaf.vals[i].load(Relaxed));
+            if !leaf.hdr.check(f.v) {
+                continue;
+            }
+            let found = cand.filter(|&val| {
+                ask(val);
+                // Under --interleave, another transaction runs while the value comes.
+                rt::point(rt::Point::Probe);
+                holds(val, key)
+            });
+            hint.defer(leaf, f.v, f.hi_at);
+            hint.pos = if found.is_some() { i } else { 0 };
+            hint.ahead = 0;
+            let asked = found.is_some();
+            return (found, &leaf.hdr.version, f.v, asked);
+        }
+    }
+
     /// The lookup down from the root; with a `hint`, remembering the leaf it ends in.
     fn get_from_root(
         &self,
@@ -1078,6 +1187,7 @@ impl BTree {
                         h.leaf = leaf;
                         h.v = f.v;
                         h.hi = f.hi;
+                        h.fence = std::ptr::null();
                     }
                     h.pos = found.unwrap_or(0);
                     h.ahead = 0;
@@ -1123,6 +1233,9 @@ impl BTree {
         let v = hint.v;
         if leaf.hdr.version.load(Acquire) != v {
             hint.leaf = std::ptr::null();
+            return None;
+        }
+        if !hint.resolve_fence() {
             return None;
         }
         let n = leaf.hdr.count();

@@ -33,7 +33,11 @@ impl<K: Keys> Index<K> {
     /// `get`, a B+tree looking first in the leaf `hint` remembers (`BTree::get_hinted`;
     /// `hint` belongs to this index). A B+tree lookup in a run of neighbouring keys
     /// hands `ahead` the value of the key after it (`LeafHint::ahead`: to ask for its
-    /// lines, nothing more).
+    /// lines, nothing more). `keyed`: the B+tree's values carry their keys where `keyed`
+    /// finds them (as a hash index's do), so a long key is compared there, not in the
+    /// leaf's key block (`BTree::get_hinted_keyed`); only for a primary index whose
+    /// values were inserted with their own keys. The last field: the value's lines were
+    /// asked for and waited for already (a hash probe's record, a keyed B+tree hit).
     #[inline]
     pub fn get_hinted(
         &self,
@@ -41,18 +45,36 @@ impl<K: Keys> Index<K> {
         g: &Guard,
         hints: &mut Hints,
         quiet: bool,
+        keyed: Option<&K>,
         ahead: impl FnOnce(u64),
-    ) -> (Option<u64>, *const AtomicU64, u64) {
+    ) -> (Option<u64>, *const AtomicU64, u64, bool) {
         match self {
             Index::BTree(t) => {
                 let h = hints.for_key(k);
-                let r = t.get_hinted(k, h);
+                let r = match keyed {
+                    Some(keys) => t.get_hinted_keyed(
+                        k,
+                        h,
+                        |v| keys.prefetch(v, k.len()),
+                        // SAFETY: `get_hinted_keyed` passes a value its leaf held at a
+                        // version checked after the read, while the caller stays pinned
+                        // (`Guard`): still allocated (`Keys::key`'s contract).
+                        |v, k| unsafe { keys.key(v) } == k,
+                    ),
+                    None => {
+                        let (val, ver, v) = t.get_hinted(k, h);
+                        (val, ver, v, false)
+                    }
+                };
                 if h.ahead() != 0 {
                     ahead(h.ahead());
                 }
                 r
             }
-            Index::Hash(h) => h.get_quiet_if(k, g, quiet),
+            Index::Hash(h) => {
+                let (val, ver, v) = h.get_quiet_if(k, g, quiet);
+                (val, ver, v, true)
+            }
         }
     }
     /// Hash: ask for the key's bucket line and return its hash (for `prefetch_rows`).

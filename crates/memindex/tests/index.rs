@@ -605,6 +605,19 @@ fn stress<I: Sync>(
     get: impl Fn(&I, &[u8]) -> Option<u64> + Sync,
     scan: Option<&(dyn Fn(&I) + Sync)>,
 ) -> BTreeMap<Vec<u8>, u64> {
+    stress_by(stress_key, index, ops_per_thread, insert, remove, get, scan)
+}
+
+/// `stress` with the keys `key_of` makes of the numbers drawn.
+fn stress_by<I: Sync>(
+    key_of: fn(u64) -> Vec<u8>,
+    index: &I,
+    ops_per_thread: u64,
+    insert: impl Fn(&I, &[u8], u64) -> Result<(), u64> + Sync,
+    remove: impl Fn(&I, &[u8], u64) -> bool + Sync,
+    get: impl Fn(&I, &[u8]) -> Option<u64> + Sync,
+    scan: Option<&(dyn Fn(&I) + Sync)>,
+) -> BTreeMap<Vec<u8>, u64> {
     let models: Vec<BTreeMap<Vec<u8>, u64>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..THREADS)
             .map(|t| {
@@ -622,7 +635,7 @@ fn stress<I: Sync>(
                         } else {
                             1_000_000 + (x >> 8) % 2000
                         };
-                        let key = stress_key(k);
+                        let key = key_of(k);
                         let v = (t << 48) | i;
                         match (x >> 4) % 4 {
                             0 | 1 => {
@@ -822,4 +835,255 @@ fn btree_concurrent_queues() {
         .collect();
     assert_eq!(all, want);
     assert!(t.pruned_nodes() > 0);
+}
+
+/// A keyed B+tree lookup (`BTree::get_hinted_keyed`) whose values are leaked `Item`s:
+/// the key is compared in the item. Returns the item's number and whether the lookup
+/// found it through the item (the candidate slot alone, no key block).
+fn keyed_get(t: &BTree, hints: &mut Hints, k: &[u8]) -> (Option<u64>, bool) {
+    let (v, _, _, by_item) = t.get_hinted_keyed(
+        k,
+        hints.for_key(k),
+        |_| {},
+        // SAFETY: values are leaked `Item`s (never freed).
+        |v, k| unsafe { ItemKeys.key(v) } == k,
+    );
+    (v.map(n_of), by_item)
+}
+
+/// `k` with its last byte changed: the same first word and length, another key (the
+/// candidate a keyed lookup compares in the value, which must not take it for `k`).
+fn twin(k: &[u8]) -> Vec<u8> {
+    let mut t = k.to_vec();
+    if let Some(b) = t.last_mut() {
+        *b ^= 1;
+    }
+    t
+}
+
+/// Keys of 17-64 bytes (and a few short ones): a random first word (alone in its leaf,
+/// the keyed path), or first 8 or 16 bytes shared by many keys (the key block decides),
+/// tails over a tiny alphabet so that keys of equal first word and length abound.
+fn long_key() -> impl Strategy<Value = Vec<u8>> {
+    let tail = |lo: usize, hi: usize| {
+        prop::collection::vec(prop::sample::select(vec![0u8, 1, 0xff]), lo..hi)
+    };
+    prop_oneof![
+        3 => (any::<u64>(), tail(9, 57)).prop_map(|(w, t)| {
+            let mut k = w.to_be_bytes().to_vec();
+            k.extend(t);
+            k
+        }),
+        2 => (0u8..3, tail(9, 24)).prop_map(|(p, t)| {
+            let mut k = vec![p; 8];
+            k.extend(t);
+            k
+        }),
+        2 => (0u8..2, tail(1, 12)).prop_map(|(p, t)| {
+            let mut k = vec![b'q'; 8];
+            k.extend([p; 8]);
+            k.extend(t);
+            k
+        }),
+        1 => tail(0, 17),
+    ]
+}
+
+#[derive(Debug, Clone)]
+enum KeyedOp {
+    Insert(Vec<u8>),
+    Remove(Vec<u8>),
+    Get(Vec<u8>),
+}
+
+fn keyed_op() -> impl Strategy<Value = KeyedOp> {
+    prop_oneof![
+        4 => long_key().prop_map(KeyedOp::Insert),
+        1 => long_key().prop_map(KeyedOp::Remove),
+        3 => long_key().prop_map(KeyedOp::Get),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, .. ProptestConfig::default() })]
+
+    /// Keyed lookups agree with a map for every key present and absent, and for each
+    /// present key's twin (same first word and length, present or not); plain lookups
+    /// and scans of the same tree too.
+    #[test]
+    fn btree_keyed_lookups_match_btreemap(ops in prop::collection::vec(keyed_op(), 1..1200)) {
+        let t = BTree::new();
+        let mut hints = Hints::default();
+        let mut m: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+        for (n, o) in ops.iter().enumerate() {
+            match o {
+                KeyedOp::Insert(k) => {
+                    let v = item(k, n as u64);
+                    match t.insert_hinted(k, v, hints.for_key(k)) {
+                        Ok(_) => {
+                            prop_assert!(m.insert(k.clone(), v).is_none());
+                        }
+                        Err(old) => prop_assert_eq!(Some(old), m.get(k).copied()),
+                    }
+                }
+                KeyedOp::Remove(k) => match m.remove(k) {
+                    Some(v) => prop_assert!(t.remove_hinted(k, v, hints.for_key(k)).is_some()),
+                    None => prop_assert!(t.remove(k, 0).is_none()),
+                },
+                KeyedOp::Get(k) => {
+                    for k in [k.clone(), twin(k)] {
+                        let want = m.get(&k).copied().map(n_of);
+                        prop_assert_eq!(keyed_get(&t, &mut hints, &k).0, want, "{:?}", k);
+                    }
+                }
+            }
+        }
+        for (k, &v) in &m {
+            prop_assert_eq!(keyed_get(&t, &mut hints, k).0, Some(n_of(v)));
+            let tw = twin(k);
+            prop_assert_eq!(keyed_get(&t, &mut hints, &tw).0, m.get(&tw).copied().map(n_of));
+            prop_assert_eq!(t.get(k).0, Some(v));
+        }
+        let all = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+        prop_assert_eq!(all, m.into_iter().collect::<Vec<_>>());
+    }
+}
+
+/// Which path a keyed lookup takes: a key alone with its first word in its leaf is found
+/// through the value (its twin, same first word and length, is compared there and
+/// refused); keys sharing their first 8 or 16 bytes, and keys of at most 16 bytes, are
+/// found through the key block; lookups in key order (through the hint, whose high fence
+/// is read only then) and after removals agree.
+#[test]
+fn btree_keyed_lookups_compare_in_the_value_when_the_first_word_decides() {
+    let t = BTree::new();
+    let mut hints = Hints::default();
+    let random = |i: u64| {
+        let mut k = i.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes().to_vec();
+        k.extend_from_slice(&i.to_be_bytes());
+        k.resize(50, b'z');
+        k
+    };
+    let shared8 = |i: u64| {
+        let mut k = b"shared:8".to_vec();
+        k.extend_from_slice(&i.to_be_bytes());
+        k.resize(30, b'y');
+        k
+    };
+    let shared16 = |i: u64| {
+        let mut k = b"shared:16-bytes!".to_vec();
+        k.extend_from_slice(&i.to_be_bytes());
+        k.push(1);
+        k
+    };
+    let short = |i: u64| (i * 3).to_be_bytes()[2..].to_vec();
+    let kinds: [&dyn Fn(u64) -> Vec<u8>; 4] = [&random, &shared8, &shared16, &short];
+    const N: u64 = 5_000;
+    for (j, kind) in kinds.iter().enumerate() {
+        for i in 0..N {
+            let k = kind(i);
+            t.insert(&k, item(&k, j as u64 * N + i)).expect("a new key");
+        }
+    }
+    for (j, kind) in kinds.iter().enumerate() {
+        for i in 0..N {
+            let k = kind(i);
+            let (got, by_item) = keyed_get(&t, &mut hints, &k);
+            assert_eq!(got, Some(j as u64 * N + i), "kind {j} key {i}");
+            assert_eq!(by_item, j == 0, "kind {j} key {i}: found through the item");
+            assert_eq!(
+                keyed_get(&t, &mut hints, &twin(&k)).0,
+                None,
+                "kind {j} twin {i}"
+            );
+            let mut longer = k.clone();
+            longer.push(0);
+            assert_eq!(
+                keyed_get(&t, &mut hints, &longer).0,
+                None,
+                "kind {j} longer {i}"
+            );
+        }
+    }
+    // In key order: runs of lookups in one leaf, through the hint.
+    let all = tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+    assert_eq!(all.len() as u64, 4 * N);
+    for (k, v) in &all {
+        assert_eq!(keyed_get(&t, &mut hints, k).0, Some(n_of(*v)));
+    }
+    // Every other key removed: the removed ones absent, the others found.
+    for (i, (k, v)) in all.iter().enumerate() {
+        if i % 2 == 0 {
+            assert!(t.remove_and_prune(k, *v).is_some());
+        }
+    }
+    for (i, (k, v)) in all.iter().enumerate() {
+        let want = (i % 2 == 1).then(|| n_of(*v));
+        assert_eq!(
+            keyed_get(&t, &mut hints, k).0,
+            want,
+            "key {i} after removals"
+        );
+    }
+}
+
+/// Keys for the keyed stress: most with a first word of their own, a quarter sharing
+/// one, a few short; 17-56 bytes.
+fn keyed_stress_key(k: u64) -> Vec<u8> {
+    if k.is_multiple_of(7) {
+        return k.to_be_bytes().to_vec();
+    }
+    let mut v = if k.is_multiple_of(4) {
+        b"shared:k".to_vec()
+    } else {
+        k.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes().to_vec()
+    };
+    v.extend_from_slice(&k.to_be_bytes());
+    v.resize(17 + (k % 40) as usize, b'z');
+    v
+}
+
+/// The stress through keyed lookups (values are leaked `Item`s holding their keys, as
+/// the engine's records do): a lookup compares the key in the value after the leaf's
+/// version was checked and after a probe point, while other threads insert, remove and
+/// split around it.
+#[test]
+fn btree_concurrent_stress_keyed() {
+    thread_local! {
+        static LOOK: std::cell::RefCell<Hints> = std::cell::RefCell::new(Hints::default());
+        static INS: std::cell::RefCell<Hints> = std::cell::RefCell::new(Hints::default());
+        static OWN: std::cell::RefCell<HashMap<u64, u64>> = Default::default();
+    }
+    let t = BTree::new();
+    let want = stress_by(
+        keyed_stress_key,
+        &t,
+        30_000,
+        |t, k, n| {
+            let v = item(k, n);
+            INS.with(|h| t.insert_hinted(k, v, h.borrow_mut().for_key(k)))
+                .map(|_| {
+                    OWN.with(|o| o.borrow_mut().insert(n, v));
+                })
+                .map_err(n_of)
+        },
+        |t, k, n| {
+            let v = OWN
+                .with(|o| o.borrow_mut().remove(&n))
+                .expect("the owner's value");
+            LOOK.with(|h| t.remove_hinted(k, v, h.borrow_mut().for_key(k)).is_some())
+        },
+        |t, k| LOOK.with(|h| keyed_get(t, &mut h.borrow_mut(), k).0),
+        None,
+    );
+    let mut hints = Hints::default();
+    for (k, n) in &want {
+        assert_eq!(keyed_get(&t, &mut hints, k).0, Some(*n));
+    }
+    let got: Vec<(Vec<u8>, u64)> =
+        tree_scan(&t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX)
+            .into_iter()
+            .map(|(k, v)| (k, n_of(v)))
+            .collect();
+    assert_eq!(got, want.into_iter().collect::<Vec<_>>());
 }
