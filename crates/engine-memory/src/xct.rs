@@ -516,6 +516,24 @@ impl<'e> MemoryWorker<'e> {
     }
 }
 
+/// A point lookup of `key` in `t`'s primary index (`Index::get_hinted` with the worker's
+/// hints for `t`; a long key of a B+tree whose records carry their keys is compared in
+/// its record). A B+tree hit in a run of neighbouring keys asks for the next key's record.
+#[inline(always)]
+fn look_up(
+    t: &TableData,
+    hints: &mut memindex::btree::Hints,
+    g: &Guard,
+    key: &[u8],
+    quiet: bool,
+) -> (Option<u64>, *const std::sync::atomic::AtomicU64, u64, bool) {
+    t.primary
+        .get_hinted(key, g, hints, quiet, t.keyed_btree.as_ref(), |a| {
+            // SAFETY: a prefetch reads nothing; the record need not be alive.
+            unsafe { Rec::from_u64(a) }.prefetch(t.words)
+        })
+}
+
 /// Hints kept at most (a New-Order gives 30, a Stock-Level about 200); more are dropped.
 const MAX_HINTED: usize = 256;
 /// Hinted records asked for at the first lookup after the hints, and at each one after.
@@ -608,17 +626,7 @@ impl MemoryWorker<'_> {
         let g = self.guard.as_ref().expect("update outside a transaction");
         let (hit, ver, v, _) = {
             let _d = api::session::descent();
-            t.primary.get_hinted(
-                key,
-                g,
-                &mut self.look_hints[table.0 as usize],
-                quiet,
-                t.keyed_btree.as_ref(),
-                |a| {
-                    // SAFETY: a prefetch reads nothing; the record need not be alive.
-                    unsafe { Rec::from_u64(a) }.prefetch(t.words)
-                },
-            )
+            look_up(t, &mut self.look_hints[table.0 as usize], g, key, quiet)
         };
         let Some(r) = hit else {
             self.nodes.push(ver, v);
@@ -825,17 +833,8 @@ impl MemoryWorker<'_> {
         let quiet = self.take_quiet(table);
         let t = self.table(table);
         let g = self.guard.as_ref().expect("get outside a transaction");
-        let (hit, ver, v, fetched) = t.primary.get_hinted(
-            key,
-            g,
-            &mut self.look_hints[table.0 as usize],
-            quiet,
-            t.keyed_btree.as_ref(),
-            |a| {
-                // SAFETY: a prefetch reads nothing; the record need not be alive.
-                unsafe { Rec::from_u64(a) }.prefetch(t.words)
-            },
-        );
+        let (hit, ver, v, fetched) =
+            look_up(t, &mut self.look_hints[table.0 as usize], g, key, quiet);
         let Some(r) = hit else {
             if self.read_committed {
                 return Ok(false);
@@ -1102,17 +1101,7 @@ impl Worker for MemoryWorker<'_> {
         let g = self.guard.as_ref().expect("delete outside a transaction");
         let (hit, ver, v, _) = {
             let _d = api::session::descent();
-            t.primary.get_hinted(
-                key,
-                g,
-                &mut self.look_hints[table.0 as usize],
-                quiet,
-                t.keyed_btree.as_ref(),
-                |a| {
-                    // SAFETY: a prefetch reads nothing; the record need not be alive.
-                    unsafe { Rec::from_u64(a) }.prefetch(t.words)
-                },
-            )
+            look_up(t, &mut self.look_hints[table.0 as usize], g, key, quiet)
         };
         let Some(r) = hit else {
             self.nodes.push(ver, v);

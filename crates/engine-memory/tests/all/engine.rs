@@ -439,6 +439,71 @@ fn read_committed_reads_are_not_validated() {
     }
 }
 
+/// Key `i` of the long-key table: 50 bytes, a first word of its own (i % 3 == 0) or
+/// shared by a third of the keys, or 16 bytes shared by a third.
+fn long_key(i: u64) -> Vec<u8> {
+    let mut k = match i % 3 {
+        0 => (i + 1)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .to_be_bytes()
+            .to_vec(),
+        1 => b"sharedk:".to_vec(),
+        _ => b"shared sixteen b".to_vec(),
+    };
+    k.extend_from_slice(&i.to_be_bytes());
+    k.resize(50, b'k');
+    k
+}
+
+/// `k` with its last byte changed: same first word and length, never a key of the table.
+fn long_twin(mut k: Vec<u8>) -> Vec<u8> {
+    k[49] ^= 1;
+    k
+}
+
+fn long_row(i: u64, gen: u8) -> Vec<u8> {
+    let mut r = vec![gen; 100];
+    r[..8].copy_from_slice(&i.to_le_bytes());
+    r
+}
+
+/// Open (or reopen) the long-key table's engine logging into `dir`.
+fn open_long(dir: &std::path::Path) -> (MemoryEngine, TableId) {
+    use api::typed::{KeyEnc, Part};
+    let mut s = Schema::new();
+    let t = s.add(
+        TableDef::new("long", 100, IndexKind::BTree, 4_000)
+            .primary_key(&[Part::key_only("k", KeyEnc::Fixed(50))]),
+    );
+    let opts = EngineOptions {
+        threads: 1,
+        log: api::LogMode::Async,
+        log_dir: Some(dir.to_path_buf()),
+        ..EngineOptions::default()
+    };
+    (MemoryEngine::open(Arc::new(s), &opts).unwrap(), t)
+}
+
+/// Every key of the long-key table (and its twin) read as the model says.
+fn check_long(e: &MemoryEngine, t: TableId, model: &std::collections::BTreeMap<u64, Vec<u8>>) {
+    let mut s = Session::new(e.worker(0));
+    s.run(0, |s| {
+        for i in 0..3_000u64 {
+            let k = long_key(i);
+            let mut got = None;
+            let hit = s.get(t, &k, |r| got = Some(r.to_vec()))?;
+            assert_eq!(hit, model.contains_key(&i), "key {i}");
+            assert_eq!(got.as_ref(), model.get(&i), "key {i}");
+            assert!(!s.get(t, &long_twin(k.clone()), |_| {})?, "twin of {i}");
+            let mut part = None;
+            s.get_part(t, &k, 90..100, |r| part = Some(r.to_vec()))?;
+            assert_eq!(part, model.get(&i).map(|r| r[90..].to_vec()), "key {i}");
+        }
+        Ok(())
+    })
+    .unwrap();
+}
+
 /// A B+tree table of declared 50-byte keys keeps each key in its record and finds it
 /// there (not in the leaf's key block): rows read back through `get`, `get_part`,
 /// `update` and `delete` agree with a model for present keys, for absent keys that share
@@ -447,93 +512,36 @@ fn read_committed_reads_are_not_validated() {
 /// recovery).
 #[test]
 fn long_btree_keys_are_compared_in_their_records() {
-    use api::typed::{KeyEnc, Part};
-    use api::LogMode;
-    use std::collections::BTreeMap;
-    let schema = || {
-        let mut s = Schema::new();
-        let t = s.add(
-            TableDef::new("long", 100, IndexKind::BTree, 4_000)
-                .primary_key(&[Part::key_only("k", KeyEnc::Fixed(50))]),
-        );
-        (Arc::new(s), t)
-    };
-    let key = |i: u64| {
-        let mut k = match i % 3 {
-            0 => i.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes().to_vec(),
-            1 => b"sharedk:".to_vec(),
-            _ => b"shared sixteen b".to_vec(),
-        };
-        k.extend_from_slice(&i.to_be_bytes());
-        k.resize(50, b'k');
-        k
-    };
-    let twin = |mut k: Vec<u8>| {
-        k[49] ^= 1;
-        k
-    };
-    let row = |i: u64, gen: u8| {
-        let mut r = vec![gen; 100];
-        r[..8].copy_from_slice(&i.to_le_bytes());
-        r
-    };
     let dir = tempfile::tempdir().unwrap();
-    let opts = EngineOptions {
-        threads: 1,
-        log: LogMode::Async,
-        log_dir: Some(dir.path().to_path_buf()),
-        ..EngineOptions::default()
-    };
-    let check = |e: &MemoryEngine, t: TableId, model: &BTreeMap<u64, Vec<u8>>| {
-        let mut s = Session::new(e.worker(0));
-        s.run(0, |s| {
-            for i in 0..3_000u64 {
-                let k = key(i);
-                let mut got = None;
-                let hit = s.get(t, &k, |r| got = Some(r.to_vec()))?;
-                assert_eq!(hit, model.contains_key(&i), "key {i}");
-                assert_eq!(got.as_ref(), model.get(&i), "key {i}");
-                assert!(!s.get(t, &twin(k.clone()), |_| {})?, "twin of {i}");
-                let mut part = None;
-                s.get_part(t, &k, 90..100, |r| part = Some(r.to_vec()))?;
-                assert_eq!(part, model.get(&i).map(|r| r[90..].to_vec()), "key {i}");
-            }
-            Ok(())
-        })
-        .unwrap();
-    };
-    let (sch, t) = schema();
-    let e = MemoryEngine::open(sch, &opts).unwrap();
-    let mut model = BTreeMap::new();
+    let (e, t) = open_long(dir.path());
+    let mut model = std::collections::BTreeMap::new();
     let mut s = Session::new(e.worker(0));
     for chunk in (0..3_000u64).collect::<Vec<_>>().chunks(100) {
         s.run(0, |s| {
-            for &i in chunk {
-                if i % 5 != 4 {
-                    s.insert(t, &key(i), &row(i, 1))?;
-                }
+            for &i in chunk.iter().filter(|&&i| i % 5 != 4) {
+                s.insert(t, &long_key(i), &long_row(i, 1))?;
             }
             Ok(())
         })
         .unwrap();
     }
     for i in (0..3_000u64).filter(|i| i % 5 != 4) {
-        model.insert(i, row(i, 1));
+        model.insert(i, long_row(i, 1));
     }
     e.load_done().unwrap();
     // Updates, deletes and re-inserts (the twin of a present key is never present).
     s.run(0, |s| {
         for i in (0..3_000u64).step_by(7) {
-            let k = key(i);
+            let k = long_key(i);
             let hit = s.update(t, &k, |r| r[50..].fill(2))?;
             assert_eq!(hit, model.contains_key(&i));
             if let Some(r) = model.get_mut(&i) {
                 r[50..].fill(2);
             }
-            assert!(!s.update(t, &twin(k), |_| {})?);
+            assert!(!s.update(t, &long_twin(k), |_| {})?);
         }
         for i in (3..3_000u64).step_by(11) {
-            let hit = s.delete(t, &key(i))?;
+            let hit = s.delete(t, &long_key(i))?;
             assert_eq!(hit, model.remove(&i).is_some());
         }
         Ok(())
@@ -541,19 +549,18 @@ fn long_btree_keys_are_compared_in_their_records() {
     .unwrap();
     s.run(0, |s| {
         for i in (3..3_000u64).step_by(22) {
-            s.insert(t, &key(i), &row(i, 3))?;
-            model.insert(i, row(i, 3));
+            s.insert(t, &long_key(i), &long_row(i, 3))?;
+            model.insert(i, long_row(i, 3));
         }
         Ok(())
     })
     .unwrap();
     drop(s);
-    check(&e, t, &model);
+    check_long(&e, t, &model);
     e.shutdown().unwrap();
     drop(e);
-    let (sch, t) = schema();
-    let e = MemoryEngine::open(sch, &opts).unwrap();
+    let (e, t) = open_long(dir.path());
     assert!(e.has_data());
-    check(&e, t, &model);
+    check_long(&e, t, &model);
     e.shutdown().unwrap();
 }
