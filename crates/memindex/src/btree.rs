@@ -6,7 +6,9 @@
 //! Keys are byte strings of at most `MAX_KEY_LEN` bytes, stored in fixed slots as
 //! big-endian 64-bit words (so comparing words as integers is memcmp order); the first
 //! word of every slot sits in a separate array so a binary search touches few cache lines.
-//! Values are `u64` (record addresses).
+//! Values are `u64` (record addresses). Where the values carry their keys (the caller
+//! says how to read them), a point lookup of a long key compares it there instead of in
+//! the node's key block (`BTree::get_hinted_keyed`).
 //!
 //! Exposes the version words of the leaves a lookup or scan observed, so OCC can validate
 //! them (phantom protection). Deletes never merge nodes; a leaf emptied by a delete is
