@@ -743,9 +743,14 @@ impl Controls {
         Ok(c)
     }
 
-    /// The groups confining one repetition of `point`, made and configured; the child
-    /// joins them before it executes. Removed when dropped.
-    fn groups(&self, point: &Point, rep: u32) -> Result<Vec<cgroup::Group>, String> {
+    /// The groups confining one repetition of `point`, made and configured, and which
+    /// of them throttles its storage; the child joins them before it executes. Removed
+    /// when dropped.
+    fn groups(
+        &self,
+        point: &Point,
+        rep: u32,
+    ) -> Result<(Vec<cgroup::Group>, Option<usize>), String> {
         let tag = format!("{}-{rep}", point.name());
         let mut gs = Vec::new();
         if let (Some(h), Some(n)) = (&self.cpuset, point.get("cores")) {
@@ -768,9 +773,21 @@ impl Controls {
                 }
                 h.set_bandwidth(g.as_ref().expect("made above"), &self.devices, write, bps)?;
             }
-            gs.extend(g);
+            if let Some(g) = g {
+                gs.push(g);
+                let i = gs.len() - 1;
+                return Ok((gs, Some(i)));
+            }
         }
-        Ok(gs)
+        Ok((gs, None))
+    }
+
+    /// Lift the storage throttle of `group` (one of [`Controls::groups`]').
+    fn lift(&self, group: &cgroup::Group) -> Result<(), String> {
+        match &self.blkio {
+            Some(h) => h.lift_bandwidth(group, &self.devices),
+            None => Ok(()),
+        }
     }
 }
 
@@ -789,8 +806,9 @@ fn run_rep(
         .expect("a repetition has a point directory");
     std::fs::create_dir_all(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let args = point.child_args(spec, &partial);
     let mut cmd = Command::new(exe);
-    cmd.args(point.child_args(spec, &partial))
+    cmd.args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -806,16 +824,22 @@ fn run_rep(
             });
         }
     }
-    let _groups = match controls.groups(point, rep) {
+    let (groups, io) = match controls.groups(point, rep) {
         Ok(g) => {
-            cgroup::join_before_exec(&g, &mut cmd)?;
+            cgroup::join_before_exec(&g.0, &mut cmd)?;
             g
         }
         Err(e) => return Ok(Outcome::Failed(e)),
     };
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    // A throttled run's throttle holds from its start (its open, its warm-up) to the end
+    // of its measured window; what follows (the engine's close and its checkpoint, the
+    // consistency checks) measures nothing and runs unthrottled: at 1MB/s the close's
+    // writes took 17 of the point's 30 s (session 64).
+    let out = match (io, window_end(&args)) {
+        (Some(i), Some(end)) => output_lifting(cmd, end, || controls.lift(&groups[i])),
+        _ => cmd.output(),
+    }
+    .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let last = err
@@ -850,6 +874,68 @@ fn run_rep(
         )
     })?;
     Ok(Outcome::Done)
+}
+
+/// Seconds from a run's start to the end of its measured window (its `--warmup` and
+/// `--duration`); None for a run stopped otherwise (`--txns`) or not given both.
+fn window_end(args: &[String]) -> Option<f64> {
+    let secs = |f: &str| {
+        runspec::values_of(args, f)
+            .last()
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    if runspec::gives(args, "--txns") {
+        return None;
+    }
+    Some(secs("--warmup")? + secs("--duration")?)
+}
+
+/// Whether a run's progress line says its measured window ended at `end` seconds: its
+/// last line, `[   2.5s] measure ...`, printed once the window is over.
+fn window_closed(line: &str, end: f64) -> bool {
+    let Some((at, rest)) = line
+        .trim_start()
+        .strip_prefix('[')
+        .and_then(|l| l.split_once(']'))
+    else {
+        return false;
+    };
+    let at = at
+        .trim()
+        .strip_suffix('s')
+        .and_then(|t| t.parse::<f64>().ok());
+    rest.trim_start().starts_with("measure") && at.is_some_and(|t| t >= end - 0.05)
+}
+
+/// `cmd.output()`, calling `lift` once the child's stderr says its measured window ended.
+fn output_lifting(
+    mut cmd: Command,
+    end: f64,
+    lift: impl FnOnce() -> Result<(), String> + Send,
+) -> std::io::Result<std::process::Output> {
+    use std::io::BufRead;
+    let mut child = cmd.spawn()?;
+    let err = child.stderr.take().expect("stderr is piped");
+    std::thread::scope(|sc| {
+        let reader = sc.spawn(move || {
+            let (mut r, mut all, mut lift) = (std::io::BufReader::new(err), Vec::new(), Some(lift));
+            loop {
+                let from = all.len();
+                match r.read_until(b'\n', &mut all) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if lift.is_some() && window_closed(&String::from_utf8_lossy(&all[from..]), end) {
+                    // A failed lift leaves the rest throttled: slower, the figures the same.
+                    let _ = (lift.take().expect("checked"))();
+                }
+            }
+            all
+        });
+        let out = child.wait_with_output();
+        let stderr = reader.join().expect("the stderr reader does not panic");
+        out.map(|o| std::process::Output { stderr, ..o })
+    })
 }
 
 /// A hybrid run's analytical queries per hour, from its report: the `analytic_queries`
@@ -2138,6 +2224,40 @@ mod tests {
             None,
         );
         assert_eq!(failed, "base rep1: FAILED: x (1.0 s)");
+    }
+
+    #[test]
+    fn a_throttle_is_lifted_at_the_measured_windows_last_line_only() {
+        let a = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let end = window_end(&a("tpcc --duration 2 --warmup 0.5 --no-load")).unwrap();
+        assert!((end - 2.5).abs() < 1e-9);
+        assert_eq!(
+            window_end(&a("tpcc --txns 100 --duration 2 --warmup 0")),
+            None
+        );
+        assert_eq!(
+            window_end(&a("tpcc --duration 2")),
+            None,
+            "no warm-up given"
+        );
+        // The run's lines: the warm-up's, a second of the window, then its end.
+        assert!(!window_closed(
+            "[   1.0s] warm-up          101 txn/s   aborts   0.00%",
+            end
+        ));
+        assert!(!window_closed(
+            "[   2.0s] measure          101 txn/s   aborts   0.00%",
+            end
+        ));
+        assert!(window_closed(
+            "[   2.5s] measure          102 txn/s   aborts   0.00%",
+            end
+        ));
+        assert!(!window_closed(
+            "running tpcc: 0.5 s warm-up, then 2.0 s measured",
+            end
+        ));
+        assert!(!window_closed("[   2.5s] stopped: SIGINT", end));
     }
 
     #[test]
