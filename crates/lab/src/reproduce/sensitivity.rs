@@ -56,7 +56,9 @@ fn write_bw(
     // Write bandwidth.
     // Quick: from 1MB/s. A point's time is mostly the fsyncs of its run's checkpoints
     // (the engine's open and close write about 15 MB through the throttle; 170-380 MB
-    // in all, most of it left to writeback): the 256KB point took 67 s of the curve's
+    // in all, most of it left to writeback; the sweep lifts the throttle once the
+    // measured window ends, so the close now runs unthrottled): the 256KB point took
+    // 67 s of the curve's
     // 114 s (2026-11-30), for a drop the 1MB point already shows (101 txn/s against
     // 2,864 at 64MB; 24 at 256KB).
     let bws: &[&str] = match ctx.scale {
