@@ -799,12 +799,13 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
         out.contains("Silo") && out.contains("memory / disk"),
         "{out}"
     );
-    // A line per repetition with its own seconds and its sweep's so far.
-    let reps: Vec<&str> = (out.lines()).filter(|l| l.starts_with("  size/")).collect();
+    // A progress line (standard error) per repetition with its own seconds and its
+    // sweep's so far.
+    let reps: Vec<&str> = (err.lines()).filter(|l| l.starts_with("  size/")).collect();
     assert!(
         !reps.is_empty()
             && (reps.iter()).all(|l| l.contains(" s; ") && l.ends_with(" s into size)")),
-        "{out}"
+        "{err}"
     );
     let r = json(&dir.join("reproduce.json"));
     // Each experiment's time in this run, in the order they ran, in the JSON and text.
