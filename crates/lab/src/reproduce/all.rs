@@ -1,6 +1,7 @@
-//! `oltpscope reproduce all`: every paper in turn, each into `<out>/<paper>/` as its own
-//! run would write it (and resumed the same way), then one index over the five: each
-//! paper's verdict counts and time, linked to its own page.
+//! `oltpscope reproduce all`: every paper at once (their work shared out on `sweep`'s
+//! lanes), each into `<out>/<paper>/` as its own run would write it (and resumed the
+//! same way), then one index over the five: each paper's verdict counts and time, linked
+//! to its own page.
 
 use super::common::{Counts, Ctx, Experiment, Outcome, Scale, PAPERS, RESULT_JSON};
 use super::{check_out, reproduce, STARTED};
