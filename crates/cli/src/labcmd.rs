@@ -2,7 +2,7 @@
 
 use crate::args::{Cli, CompareArgs, MergeArgs, PlotArgs, ReproduceArgs, SweepArgs};
 use clap::Parser;
-use lab::sweep::{self, Event, Outcome, Spec};
+use lab::sweep::{self, Event, Spec};
 use std::io::{IsTerminal, Write};
 
 /// Print to standard output; a closed output (`| head`) must not stop a sweep whose
@@ -167,13 +167,10 @@ pub fn sweep(a: &SweepArgs) -> Result<(), String> {
             rep,
             outcome,
             headline,
+            seconds,
         } => {
-            let what = match outcome {
-                Outcome::Skipped => "already done".to_string(),
-                Outcome::Done => headline.unwrap_or_else(|| "done".into()),
-                Outcome::Failed(e) => format!("FAILED: {e}"),
-            };
-            bar.suspend(|| say(&format!("{point} rep{rep}: {what}\n")));
+            let line = sweep::rep_line(point, rep, outcome, headline, seconds, None);
+            bar.suspend(|| say(&format!("{line}\n")));
             bar.inc(1);
         }
     });

@@ -290,6 +290,29 @@ impl Hierarchy {
         }
         Ok(())
     }
+
+    /// Lift `group`'s throttles on `devices` (both directions): the group's processes
+    /// then read and write at the device's own speed.
+    pub fn lift_bandwidth(&self, group: &Group, devices: &[(u32, u32)]) -> Result<(), String> {
+        for (ma, mi) in devices {
+            match self.version {
+                // v1: a limit of 0 removes the device's rule.
+                Version::V1 => {
+                    for f in [
+                        "blkio.throttle.write_bps_device",
+                        "blkio.throttle.read_bps_device",
+                    ] {
+                        write(&group.path.join(f), &format!("{ma}:{mi} 0"))?;
+                    }
+                }
+                Version::V2 => write(
+                    &group.path.join("io.max"),
+                    &format!("{ma}:{mi} rbps=max wbps=max"),
+                )?,
+            }
+        }
+        Ok(())
+    }
 }
 
 /// CPU numbers of a cpuset list such as `0-3,6`.
@@ -449,6 +472,14 @@ mod tests {
             std::fs::read_to_string(g.path.join("blkio.throttle.read_bps_device")).unwrap(),
             "254:0 1048576"
         );
+        // Lifted: the device's rules removed (a limit of 0), both directions.
+        v1.lift_bandwidth(&g, &[(254, 0)]).unwrap();
+        for f in [
+            "blkio.throttle.write_bps_device",
+            "blkio.throttle.read_bps_device",
+        ] {
+            assert_eq!(std::fs::read_to_string(g.path.join(f)).unwrap(), "254:0 0");
+        }
         let gpath = g.path.clone();
         for f in [
             "blkio.throttle.write_bps_device",
@@ -475,6 +506,11 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(g.path.join("io.max")).unwrap(),
             "254:0 wbps=52428800"
+        );
+        v2.lift_bandwidth(&g, &[(254, 0)]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(g.path.join("io.max")).unwrap(),
+            "254:0 rbps=max wbps=max"
         );
         v2.set_cores(&g, 2).unwrap();
         assert_eq!(

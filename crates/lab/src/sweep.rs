@@ -591,6 +591,8 @@ pub enum Event<'a> {
         outcome: &'a Outcome,
         /// The repetition's main figure, as text (throughput, or stall cycles and MPKI).
         headline: Option<String>,
+        /// Its own seconds, from holding its lanes to its end (None: found done).
+        seconds: Option<f64>,
     },
 }
 
@@ -741,9 +743,14 @@ impl Controls {
         Ok(c)
     }
 
-    /// The groups confining one repetition of `point`, made and configured; the child
-    /// joins them before it executes. Removed when dropped.
-    fn groups(&self, point: &Point, rep: u32) -> Result<Vec<cgroup::Group>, String> {
+    /// The groups confining one repetition of `point`, made and configured, and which
+    /// of them throttles its storage; the child joins them before it executes. Removed
+    /// when dropped.
+    fn groups(
+        &self,
+        point: &Point,
+        rep: u32,
+    ) -> Result<(Vec<cgroup::Group>, Option<usize>), String> {
         let tag = format!("{}-{rep}", point.name());
         let mut gs = Vec::new();
         if let (Some(h), Some(n)) = (&self.cpuset, point.get("cores")) {
@@ -766,9 +773,21 @@ impl Controls {
                 }
                 h.set_bandwidth(g.as_ref().expect("made above"), &self.devices, write, bps)?;
             }
-            gs.extend(g);
+            if let Some(g) = g {
+                gs.push(g);
+                let i = gs.len() - 1;
+                return Ok((gs, Some(i)));
+            }
         }
-        Ok(gs)
+        Ok((gs, None))
+    }
+
+    /// Lift the storage throttle of `group` (one of [`Controls::groups`]').
+    fn lift(&self, group: &cgroup::Group) -> Result<(), String> {
+        match &self.blkio {
+            Some(h) => h.lift_bandwidth(group, &self.devices),
+            None => Ok(()),
+        }
     }
 }
 
@@ -787,8 +806,9 @@ fn run_rep(
         .expect("a repetition has a point directory");
     std::fs::create_dir_all(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let args = point.child_args(spec, &partial);
     let mut cmd = Command::new(exe);
-    cmd.args(point.child_args(spec, &partial))
+    cmd.args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -804,16 +824,22 @@ fn run_rep(
             });
         }
     }
-    let _groups = match controls.groups(point, rep) {
+    let (groups, io) = match controls.groups(point, rep) {
         Ok(g) => {
-            cgroup::join_before_exec(&g, &mut cmd)?;
+            cgroup::join_before_exec(&g.0, &mut cmd)?;
             g
         }
         Err(e) => return Ok(Outcome::Failed(e)),
     };
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    // A throttled run's throttle holds from its start (its open, its warm-up) to the end
+    // of its measured window; what follows (the engine's close and its checkpoint, the
+    // consistency checks) measures nothing and runs unthrottled: at 1MB/s the close's
+    // writes took 17 of the point's 30 s (session 64).
+    let out = match (io, window_end(&args)) {
+        (Some(i), Some(end)) => output_lifting(cmd, end, || controls.lift(&groups[i])),
+        _ => cmd.output(),
+    }
+    .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let last = err
@@ -848,6 +874,68 @@ fn run_rep(
         )
     })?;
     Ok(Outcome::Done)
+}
+
+/// Seconds from a run's start to the end of its measured window (its `--warmup` and
+/// `--duration`); None for a run stopped otherwise (`--txns`) or not given both.
+fn window_end(args: &[String]) -> Option<f64> {
+    let secs = |f: &str| {
+        runspec::values_of(args, f)
+            .last()
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    if runspec::gives(args, "--txns") {
+        return None;
+    }
+    Some(secs("--warmup")? + secs("--duration")?)
+}
+
+/// Whether a run's progress line says its measured window ended at `end` seconds: its
+/// last line, `[   2.5s] measure ...`, printed once the window is over.
+fn window_closed(line: &str, end: f64) -> bool {
+    let Some((at, rest)) = line
+        .trim_start()
+        .strip_prefix('[')
+        .and_then(|l| l.split_once(']'))
+    else {
+        return false;
+    };
+    let at = at
+        .trim()
+        .strip_suffix('s')
+        .and_then(|t| t.parse::<f64>().ok());
+    rest.trim_start().starts_with("measure") && at.is_some_and(|t| t >= end - 0.05)
+}
+
+/// `cmd.output()`, calling `lift` once the child's stderr says its measured window ended.
+fn output_lifting(
+    mut cmd: Command,
+    end: f64,
+    lift: impl FnOnce() -> Result<(), String> + Send,
+) -> std::io::Result<std::process::Output> {
+    use std::io::BufRead;
+    let mut child = cmd.spawn()?;
+    let err = child.stderr.take().expect("stderr is piped");
+    std::thread::scope(|sc| {
+        let reader = sc.spawn(move || {
+            let (mut r, mut all, mut lift) = (std::io::BufReader::new(err), Vec::new(), Some(lift));
+            loop {
+                let from = all.len();
+                match r.read_until(b'\n', &mut all) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if lift.is_some() && window_closed(&String::from_utf8_lossy(&all[from..]), end) {
+                    // A failed lift leaves the rest throttled: slower, the figures the same.
+                    let _ = (lift.take().expect("checked"))();
+                }
+            }
+            all
+        });
+        let out = child.wait_with_output();
+        let stderr = reader.join().expect("the stderr reader does not panic");
+        out.map(|o| std::process::Output { stderr, ..o })
+    })
 }
 
 /// A hybrid run's analytical queries per hour, from its report: the `analytic_queries`
@@ -1773,26 +1861,39 @@ pub fn jobs(kind: Kind) -> usize {
     }
 }
 
-/// The machine's share of repetitions, across every sweep of this process: sweeps run
-/// side by side (`reproduce`'s simulations) hold one slot per simulation, at most
-/// [`jobs`]`(Simulate)` at once, and a native run or profile holds every slot, so it
-/// runs alone as its measured throughput needs. First come, first served: a native
-/// repetition waiting for every slot is not passed by later simulations.
+/// The machine's share of work, across every sweep (and every paper of `reproduce all`)
+/// of this process. Two classes of work:
+/// - lane work counts, not time: a simulation (its instruction and miss counts do not
+///   depend on what runs beside it), a load, writing plots. Each takes one lane, at most
+///   [`jobs`]`(Simulate)` at once (one per core);
+/// - alone work is measured: a native run or profile, whose throughput would move with
+///   anything beside it. It takes every lane: it starts only when no lane is held and
+///   holds them all until it ends, so nothing of this process runs beside it.
+///
+/// Lane work is served first: an alone request waits while any lane work waits, so the
+/// simulations of every paper fill both cores first and the measured points follow, one
+/// at a time (a measured point cannot use a free lane anyway). Within each class, first
+/// come, first served.
 struct Slots {
     state: std::sync::Mutex<SlotState>,
     freed: std::sync::Condvar,
 }
 
 struct SlotState {
+    /// Lanes held (an alone holder holds them all).
     held: usize,
-    /// Tickets handed out and the next one served (FIFO).
-    next: u64,
-    serving: u64,
+    /// Requests ever made (so `slots_asked` can say whether any was).
+    asked: u64,
+    /// Tickets of each class: handed out and the next one served (FIFO).
+    lane_next: u64,
+    lane_serving: u64,
+    alone_next: u64,
+    alone_serving: u64,
 }
 
 static SLOTS: Slots = Slots::new();
 
-/// Slots held by one repetition, given back when dropped.
+/// Lanes held by one piece of work, given back when dropped.
 struct Held<'a>(&'a Slots, usize);
 
 impl Slots {
@@ -1800,32 +1901,67 @@ impl Slots {
         Slots {
             state: std::sync::Mutex::new(SlotState {
                 held: 0,
-                next: 0,
-                serving: 0,
+                asked: 0,
+                lane_next: 0,
+                lane_serving: 0,
+                alone_next: 0,
+                alone_serving: 0,
             }),
             freed: std::sync::Condvar::new(),
         }
     }
 
-    /// Wait for the slots a repetition of `kind` needs, of `cap` in all.
+    /// Wait for the lanes work of `kind` needs (one for a simulation, all `cap` for a
+    /// measured run), of `cap` in all.
     fn take(&self, kind: Kind, cap: usize) -> Held<'_> {
-        let want = if kind.native() { cap } else { 1 };
+        if kind.native() {
+            self.alone(cap)
+        } else {
+            self.lane(cap)
+        }
+    }
+
+    /// One lane, as soon as one is free and the lane requests before it are served.
+    fn lane(&self, cap: usize) -> Held<'_> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let ticket = st.next;
-        st.next += 1;
-        while st.serving != ticket || st.held + want > cap {
+        st.asked += 1;
+        let ticket = st.lane_next;
+        st.lane_next += 1;
+        while st.lane_serving != ticket || st.held >= cap {
             st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
         }
-        st.held += want;
-        st.serving += 1;
+        st.held += 1;
+        st.lane_serving += 1;
         self.freed.notify_all();
-        Held(self, want)
+        Held(self, 1)
+    }
+
+    /// Every lane, once none is held and no lane work waits.
+    fn alone(&self, cap: usize) -> Held<'_> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.asked += 1;
+        let ticket = st.alone_next;
+        st.alone_next += 1;
+        while st.alone_serving != ticket || st.held > 0 || st.lane_serving != st.lane_next {
+            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.held = cap.max(1);
+        st.alone_serving += 1;
+        self.freed.notify_all();
+        Held(self, cap.max(1))
     }
 }
 
-/// Whether any repetition of this process has asked for a slot yet.
-pub fn slots_asked() -> bool {
-    SLOTS.state.lock().unwrap_or_else(|e| e.into_inner()).next > 0
+/// How many requests for lanes (lane work or alone) this process has made so far.
+pub fn slots_asked() -> u64 {
+    SLOTS.state.lock().unwrap_or_else(|e| e.into_inner()).asked
+}
+
+/// Run `f` as lane work (a load, plotting: work whose result does not depend on what
+/// runs beside it), so that it never runs beside a measured repetition of this process.
+pub fn lane_work<T>(f: impl FnOnce() -> T) -> T {
+    let _held = SLOTS.lane(jobs(Kind::Simulate));
+    f()
 }
 
 impl Drop for Held<'_> {
@@ -1833,6 +1969,35 @@ impl Drop for Held<'_> {
         let mut st = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
         st.held -= self.1;
         self.0.freed.notify_all();
+    }
+}
+
+/// A repetition's progress line: its point, its main figure, its own seconds (holding its
+/// lanes, the wait for them left out) and the seconds since its sweep began.
+pub fn rep_line(
+    point: &str,
+    rep: u32,
+    outcome: &Outcome,
+    headline: Option<String>,
+    seconds: Option<f64>,
+    into: Option<(&str, f64)>,
+) -> String {
+    let what = match outcome {
+        Outcome::Skipped => "already done".to_string(),
+        Outcome::Done => headline.unwrap_or_else(|| "done".into()),
+        Outcome::Failed(e) => format!("FAILED: {e}"),
+    };
+    let mut when = Vec::new();
+    if let Some(s) = seconds {
+        when.push(format!("{s:.1} s"));
+    }
+    if let Some((id, t)) = into {
+        when.push(format!("{t:.0} s into {id}"));
+    }
+    if when.is_empty() {
+        format!("{point} rep{rep}: {what}")
+    } else {
+        format!("{point} rep{rep}: {what} ({})", when.join("; "))
     }
 }
 
@@ -1851,7 +2016,11 @@ pub fn run(
     let slots = jobs(Kind::Simulate);
     let jobs = jobs(spec.kind);
     let mut failures = Vec::new();
-    let mut finished = |p: &Point, rep: u32, outcome: Outcome, event: &mut dyn FnMut(Event)| {
+    let mut finished = |p: &Point,
+                        rep: u32,
+                        outcome: Outcome,
+                        seconds: Option<f64>,
+                        event: &mut dyn FnMut(Event)| {
         let name = p.name();
         let headline = match outcome {
             Outcome::Failed(ref e) => {
@@ -1867,21 +2036,23 @@ pub fn run(
             rep,
             outcome: &outcome,
             headline,
+            seconds,
         });
     };
     std::thread::scope(|sc| -> Result<(), String> {
-        let (tx, rx) = std::sync::mpsc::channel::<(Point, u32, Result<Outcome, String>)>();
+        type Done = (Point, u32, Result<Outcome, String>, f64);
+        let (tx, rx) = std::sync::mpsc::channel::<Done>();
         let mut running = 0;
         for p in spec.points() {
             for rep in 1..=spec.repeat {
                 if !needs_run(dir, &p, rep)? {
-                    finished(&p, rep, Outcome::Skipped, &mut event);
+                    finished(&p, rep, Outcome::Skipped, None, &mut event);
                     continue;
                 }
                 while running >= jobs {
-                    let (q, r, o) = rx.recv().expect("a running repetition reports");
+                    let (q, r, o, t) = rx.recv().expect("a running repetition reports");
                     running -= 1;
-                    finished(&q, r, o?, &mut event);
+                    finished(&q, r, o?, Some(t), &mut event);
                 }
                 event(Event::Start {
                     point: &p.name(),
@@ -1890,17 +2061,19 @@ pub fn run(
                 let (tx, controls, p) = (tx.clone(), &controls, p.clone());
                 sc.spawn(move || {
                     let held = SLOTS.take(spec.kind, slots);
+                    let t0 = std::time::Instant::now();
                     let o = run_rep(exe, dir, spec, controls, &p, rep);
+                    let t = t0.elapsed().as_secs_f64();
                     drop(held);
                     // The receiver outlives every sender (this scope).
-                    let _ = tx.send((p, rep, o));
+                    let _ = tx.send((p, rep, o, t));
                 });
                 running += 1;
             }
         }
         drop(tx);
-        for (q, r, o) in rx {
-            finished(&q, r, o?, &mut event);
+        for (q, r, o, t) in rx {
+            finished(&q, r, o?, Some(t), &mut event);
         }
         Ok(())
     })?;
@@ -1952,6 +2125,139 @@ mod tests {
         });
         // All given back: a simulation takes one at once.
         assert_eq!(slots.take(Kind::Simulate, 2).1, 1);
+    }
+
+    #[test]
+    fn a_measured_run_never_overlaps_other_work() {
+        // Many threads take lanes and alone turns at once; each holder checks, on entry
+        // and after a pause, that nothing runs beside an alone holder and that no more
+        // than `cap` lanes are held. Any overlap the scheduling allowed fails the test.
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+        let (slots, cap) = (Slots::new(), 2);
+        let (inside, alone_in) = (AtomicUsize::new(0), AtomicBool::new(false));
+        let (alone_turns, most_lanes) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|sc| {
+            for t in 0..6u64 {
+                let (slots, inside, alone_in) = (&slots, &inside, &alone_in);
+                let (alone_turns, most_lanes) = (&alone_turns, &most_lanes);
+                sc.spawn(move || {
+                    for i in 0..12u64 {
+                        let kind = if (t * 7 + i * 3) % 4 == 0 {
+                            Kind::Run
+                        } else {
+                            Kind::Simulate
+                        };
+                        let held = slots.take(kind, cap);
+                        let n = inside.fetch_add(1, SeqCst) + 1;
+                        if kind.native() {
+                            assert_eq!(n, 1, "a measured run started beside other work");
+                            alone_in.store(true, SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(2));
+                            assert_eq!(
+                                inside.load(SeqCst),
+                                1,
+                                "work started beside a measured run"
+                            );
+                            alone_in.store(false, SeqCst);
+                            alone_turns.fetch_add(1, SeqCst);
+                        } else {
+                            assert!(!alone_in.load(SeqCst), "a lane beside a measured run");
+                            assert!(n <= cap, "{n} lanes held of {cap}");
+                            most_lanes.fetch_max(n, SeqCst);
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                            assert!(!alone_in.load(SeqCst), "a measured run beside a lane");
+                        }
+                        inside.fetch_sub(1, SeqCst);
+                        drop(held);
+                    }
+                });
+            }
+        });
+        // Both kinds ran, and lanes did run side by side (the test exercised both).
+        assert_eq!(alone_turns.load(SeqCst), 18);
+        assert_eq!(most_lanes.load(SeqCst), cap);
+        assert_eq!(slots.state.lock().unwrap().held, 0);
+    }
+
+    #[test]
+    fn lane_work_is_served_before_a_waiting_measured_run() {
+        let slots = Slots::new();
+        let a = slots.take(Kind::Simulate, 2);
+        std::thread::scope(|sc| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let slots = &slots;
+            sc.spawn(move || {
+                let _held = slots.take(Kind::Run, 2);
+                tx.send("run").unwrap();
+            });
+            let wait = std::time::Duration::from_millis(50);
+            assert!(rx.recv_timeout(wait).is_err(), "a lane is held");
+            // A simulation asking after the measured run still gets the free lane.
+            let b = slots.take(Kind::Simulate, 2);
+            assert!(rx.recv_timeout(wait).is_err());
+            drop(a);
+            assert!(rx.recv_timeout(wait).is_err(), "one lane still held");
+            drop(b);
+            assert_eq!(rx.recv().unwrap(), "run");
+        });
+    }
+
+    #[test]
+    fn a_repetitions_line_has_its_own_seconds_and_its_sweeps() {
+        let line = rep_line(
+            "engine-disk",
+            2,
+            &Outcome::Done,
+            Some("100 txn/s".into()),
+            Some(4.26),
+            Some(("size", 31.4)),
+        );
+        assert_eq!(line, "engine-disk rep2: 100 txn/s (4.3 s; 31 s into size)");
+        let skipped = rep_line("base", 1, &Outcome::Skipped, None, None, None);
+        assert_eq!(skipped, "base rep1: already done");
+        let failed = rep_line(
+            "base",
+            1,
+            &Outcome::Failed("x".into()),
+            None,
+            Some(1.0),
+            None,
+        );
+        assert_eq!(failed, "base rep1: FAILED: x (1.0 s)");
+    }
+
+    #[test]
+    fn a_throttle_is_lifted_at_the_measured_windows_last_line_only() {
+        let a = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let end = window_end(&a("tpcc --duration 2 --warmup 0.5 --no-load")).unwrap();
+        assert!((end - 2.5).abs() < 1e-9);
+        assert_eq!(
+            window_end(&a("tpcc --txns 100 --duration 2 --warmup 0")),
+            None
+        );
+        assert_eq!(
+            window_end(&a("tpcc --duration 2")),
+            None,
+            "no warm-up given"
+        );
+        // The run's lines: the warm-up's, a second of the window, then its end.
+        assert!(!window_closed(
+            "[   1.0s] warm-up          101 txn/s   aborts   0.00%",
+            end
+        ));
+        assert!(!window_closed(
+            "[   2.0s] measure          101 txn/s   aborts   0.00%",
+            end
+        ));
+        assert!(window_closed(
+            "[   2.5s] measure          102 txn/s   aborts   0.00%",
+            end
+        ));
+        assert!(!window_closed(
+            "running tpcc: 0.5 s warm-up, then 2.0 s measured",
+            end
+        ));
+        assert!(!window_closed("[   2.5s] stopped: SIGINT", end));
     }
 
     #[test]

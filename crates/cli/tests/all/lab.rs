@@ -177,6 +177,16 @@ fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
     ];
     let (code, out, err) = oltpscope(&args);
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    // Each repetition's line gives its own seconds: "threads-1 rep1: 1234 txn/s (0.4 s)".
+    for p in ["threads-1", "threads-2"] {
+        let line = (out.lines())
+            .find(|l| l.starts_with(&format!("{p} rep1: ")))
+            .unwrap_or_else(|| panic!("no line for {p}: {out}"));
+        let secs = (line.strip_suffix(" s)"))
+            .and_then(|l| l.rsplit_once(" ("))
+            .and_then(|(_, t)| t.parse::<f64>().ok());
+        assert!(secs.is_some_and(|t| t > 0.0), "{line}");
+    }
     for p in ["threads-1", "threads-2"] {
         let rep = dir.join("points").join(p).join("rep1");
         assert!(rep.join("manifest.json").is_file(), "{}", rep.display());
@@ -788,6 +798,14 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
     assert!(
         out.contains("Silo") && out.contains("memory / disk"),
         "{out}"
+    );
+    // A progress line (standard error) per repetition with its own seconds and its
+    // sweep's so far.
+    let reps: Vec<&str> = (err.lines()).filter(|l| l.starts_with("  size/")).collect();
+    assert!(
+        !reps.is_empty()
+            && (reps.iter()).all(|l| l.contains(" s; ") && l.ends_with(" s into size)")),
+        "{err}"
     );
     let r = json(&dir.join("reproduce.json"));
     // Each experiment's time in this run, in the order they ran, in the JSON and text.

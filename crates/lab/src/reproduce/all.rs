@@ -1,6 +1,7 @@
-//! `oltpscope reproduce all`: every paper in turn, each into `<out>/<paper>/` as its own
-//! run would write it (and resumed the same way), then one index over the five: each
-//! paper's verdict counts and time, linked to its own page.
+//! `oltpscope reproduce all`: every paper at once (their work shared out on `sweep`'s
+//! lanes), each into `<out>/<paper>/` as its own run would write it (and resumed the
+//! same way), then one index over the five: each paper's verdict counts and time, linked
+//! to its own page.
 
 use super::common::{Counts, Ctx, Experiment, Outcome, Scale, PAPERS, RESULT_JSON};
 use super::{check_out, reproduce, STARTED};
@@ -9,11 +10,13 @@ use std::path::{Path, PathBuf};
 /// The name `reproduce all` goes by (in `reproduce.started` and `reproduce.json`).
 pub const ALL: &str = "all";
 
-/// The papers whose experiments are all simulations: `reproduce all` runs them side by
-/// side, first (a measured run would wait for every slot, leaving the other idle). The
-/// first asks for its slots first: Wonderland's first simulation is PostgreSQL's, the
-/// longest (it was the critical path when STEPS' two asked first: session 63).
-const TOGETHER: [&str; 2] = ["wonderland", "steps"];
+/// The order in which the papers start, each once the one before has asked for its
+/// first lane (or ended): lane requests are served in the order asked, so the longest
+/// lane work comes first. Wonderland's first simulation is PostgreSQL's, the longest (it
+/// was the critical path when STEPS' two asked first: session 63); STEPS' two come
+/// next, then A-to-E's and Sensitivity's simulations (their papers run them first);
+/// Revisited is all measured points.
+const ORDER: [&str; 5] = ["wonderland", "steps", "a-to-e", "sensitivity", "revisited"];
 
 /// One paper's line of the index.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -52,49 +55,51 @@ pub fn reproduce_all(
     std::fs::write(out.join(STARTED), format!("{ALL}\n"))
         .map_err(|e| format!("--out {}: cannot write {STARTED}: {e}", out.display()))?;
     let t0 = std::time::Instant::now();
-    let mut done: Vec<Entry> = Vec::new();
-    // The papers made of simulations alone first, side by side: their simulations share
-    // the slots, so one paper's fill the core the other's longest leaves idle.
-    let together: Vec<&str> = TOGETHER
-        .iter()
-        .copied()
+    // Every paper at once, each in its own thread: their repetitions share this process's
+    // lanes (`sweep`'s slots), so the simulations of all five fill both cores first and
+    // the measured points follow one at a time, each holding every lane (nothing of this
+    // process runs beside it).
+    let order: Vec<&str> = (ORDER.iter().copied())
         .filter(|p| PAPERS.contains(p))
+        .chain(PAPERS.iter().copied().filter(|p| !ORDER.contains(p)))
         .collect();
-    let first_done = std::sync::atomic::AtomicBool::new(false);
     say(&format!(
-        "== {} together ({} of {})\n",
-        together.join(" and "),
-        together.len(),
-        PAPERS.len()
+        "== {} papers together: {}\n",
+        order.len(),
+        order.join(", ")
     ));
+    let ended: Vec<std::sync::atomic::AtomicBool> = (order.iter())
+        .map(|_| std::sync::atomic::AtomicBool::new(false))
+        .collect();
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let outcomes: Vec<Result<Outcome, String>> = std::thread::scope(|sc| {
-        let first_done = &first_done;
-        let handles: Vec<_> = (together.iter().enumerate())
-            .map(|(i, &paper)| {
-                let (tx, exe, dir) = (tx.clone(), exe.clone(), out.join(paper));
-                sc.spawn(move || {
-                    if i > 0 {
-                        // After the first paper's first request for a slot (or its end,
-                        // when it had nothing left to run): slots are served in order.
-                        while !crate::sweep::slots_asked()
-                            && !first_done.load(std::sync::atomic::Ordering::Acquire)
-                        {
-                            std::thread::sleep(std::time::Duration::from_millis(20));
-                        }
-                    }
-                    let mut line = |l: &str| {
-                        let _ = tx.send(format!("[{paper}] {l}"));
-                    };
-                    let mut ctx = Ctx::new(exe, dir, scale, &mut line);
-                    let o = reproduce(paper, &mut ctx);
-                    if i == 0 {
-                        first_done.store(true, std::sync::atomic::Ordering::Release);
-                    }
-                    o
-                })
-            })
-            .collect();
+        let mut handles = Vec::new();
+        for (i, &paper) in order.iter().enumerate() {
+            let (tx, exe, dir, this) = (tx.clone(), exe.clone(), out.join(paper), &ended[i]);
+            let asked = crate::sweep::slots_asked();
+            handles.push(sc.spawn(move || {
+                let mut line = |l: &str| {
+                    let _ = tx.send(format!("[{paper}] {l}"));
+                };
+                let mut ctx = Ctx::new(exe, dir, scale, &mut line);
+                let o = reproduce(paper, &mut ctx);
+                this.store(true, std::sync::atomic::Ordering::Release);
+                if let Ok(o) = &o {
+                    let _ = tx.send(format!(
+                        "== {paper}: {}, {:.0} s\n",
+                        o.counts.text(),
+                        o.elapsed_s
+                    ));
+                }
+                o
+            }));
+            // The next paper starts once this one has asked for a lane (or ended).
+            while crate::sweep::slots_asked() == asked
+                && !this.load(std::sync::atomic::Ordering::Acquire)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
         drop(tx);
         for line in rx {
             say(&line);
@@ -103,28 +108,9 @@ pub fn reproduce_all(
             .map(|h| h.join().expect("a paper's thread does not panic"))
             .collect()
     });
-    for (paper, o) in together.iter().zip(outcomes) {
+    let mut done: Vec<Entry> = Vec::new();
+    for (paper, o) in order.iter().zip(outcomes) {
         let o = o.map_err(|e| format!("{paper}: {e}"))?;
-        say(&format!(
-            "== {paper}: {}, {:.0} s\n",
-            o.counts.text(),
-            o.elapsed_s
-        ));
-        done.push(Entry::of(&o));
-    }
-    for &paper in PAPERS.iter().filter(|p| !TOGETHER.contains(*p)) {
-        say(&format!(
-            "== {paper} ({} of {})\n",
-            done.len() + 1,
-            PAPERS.len()
-        ));
-        let mut ctx = Ctx::new(exe.clone(), out.join(paper), scale, &mut *say);
-        let o = reproduce(paper, &mut ctx)?;
-        say(&format!(
-            "== {paper}: {}, {:.0} s\n",
-            o.counts.text(),
-            o.elapsed_s
-        ));
         done.push(Entry::of(&o));
     }
     // The index in the papers' own order.
@@ -211,6 +197,17 @@ fn to_html(scale: Scale, entries: &[Entry], elapsed_s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_paper_starts_once_the_longest_lane_work_first() {
+        let mut sorted: Vec<&str> = ORDER.to_vec();
+        sorted.sort_unstable();
+        let mut papers: Vec<&str> = PAPERS.to_vec();
+        papers.sort_unstable();
+        assert_eq!(sorted, papers);
+        // PostgreSQL's simulation (Wonderland's first) asks before STEPS' two.
+        assert_eq!(&ORDER[..2], &["wonderland", "steps"]);
+    }
 
     #[test]
     fn the_index_lists_every_paper_with_its_counts_and_links() {

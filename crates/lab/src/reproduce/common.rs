@@ -383,8 +383,9 @@ impl<'a> Ctx<'a> {
                 ));
                 self.experiments.push(e);
                 self.sweeps.push(id.to_string());
-                // Figures of the sweep itself (curves, normalized table) in its directory.
-                plot::plot(&self.out.join(id))?;
+                // Figures of the sweep itself (curves, normalized table) in its directory:
+                // lane work, never beside a measured run of another paper.
+                sweep::lane_work(|| plot::plot(&self.out.join(id)))?;
                 Ok(s)
             });
             summaries.push(r);
@@ -426,26 +427,16 @@ fn run_one(
             rep,
             outcome,
             headline,
+            seconds,
         } = ev
         {
-            let what = match outcome {
-                sweep::Outcome::Skipped => {
-                    resumed += 1;
-                    "already done".to_string()
-                }
-                sweep::Outcome::Done => {
-                    ran += 1;
-                    headline.unwrap_or_else(|| "done".into())
-                }
-                sweep::Outcome::Failed(e) => {
-                    ran += 1;
-                    format!("FAILED: {e}")
-                }
-            };
-            let _ = say.send(format!(
-                "  {id}/{point} rep{rep}: {what} ({:.0} s into {id})\n",
-                t0.elapsed().as_secs_f64()
-            ));
+            match outcome {
+                sweep::Outcome::Skipped => resumed += 1,
+                _ => ran += 1,
+            }
+            let into = (id, t0.elapsed().as_secs_f64());
+            let line = sweep::rep_line(point, rep, outcome, headline, seconds, Some(into));
+            let _ = say.send(format!("  {id}/{line}\n"));
         }
     });
     let e = Experiment {

@@ -108,7 +108,8 @@ pub fn reproduce(paper: &str, ctx: &mut Ctx) -> Result<Outcome, String> {
         experiments: ctx.experiments.clone(),
         elapsed_s: t0.elapsed().as_secs_f64(),
     };
-    output::write(&ctx.out, &o)?;
+    // Lane work (its figures drawn): never beside a measured run of another paper.
+    crate::sweep::lane_work(|| output::write(&ctx.out, &o))?;
     Ok(o)
 }
 
