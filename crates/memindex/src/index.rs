@@ -38,7 +38,10 @@ impl<K: Keys> Index<K> {
     /// leaf's key block (`BTree::get_hinted_keyed`); only for a primary index whose
     /// values were inserted with their own keys. The last field: the value's lines were
     /// asked for and waited for already (a hash probe's record, a keyed B+tree hit).
-    #[inline]
+    /// Always inlined: a dispatch, whose instructions belong to the index it dispatches
+    /// to (`simulate` charges code by its function's module; unoptimised builds, as the
+    /// tests', would otherwise charge a B+tree probe's dispatch to `index`).
+    #[inline(always)]
     pub fn get_hinted(
         &self,
         k: &[u8],
