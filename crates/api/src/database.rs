@@ -108,6 +108,9 @@ impl<W: Worker + ?Sized> Worker for Box<W> {
     fn read_committed(&mut self) {
         (**self).read_committed()
     }
+    fn read_only_committed(&mut self) {
+        (**self).read_only_committed()
+    }
     fn scan_parts(
         &mut self,
         index: IndexId,
@@ -251,6 +254,9 @@ mod tests {
         fn read_committed(&mut self) {
             self.calls.push("read_committed");
         }
+        fn read_only_committed(&mut self) {
+            self.calls.push("read_only_committed");
+        }
         fn sql_dialect(&self) -> Option<SqlDialect> {
             Some(SqlDialect::Sqlite)
         }
@@ -377,6 +383,7 @@ mod tests {
             w.get(t, b"k", &mut |_| {}).unwrap();
             w.prefetch(t, b"k", None);
             w.read_committed();
+            w.read_only_committed();
             w.query("", &mut |_| {}).unwrap();
             w.update_part(t, b"k", 0..1, &mut |_| {}).unwrap();
             w.get_part(t, b"k", 0..1, &mut |_| {}).unwrap();
@@ -406,6 +413,7 @@ mod tests {
                 "get",
                 "prefetch",
                 "read_committed",
+                "read_only_committed",
                 "query",
                 "update_part",
                 "get_part",

@@ -362,6 +362,16 @@ pub trait Worker {
     /// `update`s and `delete`s keep their full guarantees. An engine may ignore this and
     /// stay serializable (the default).
     fn read_committed(&mut self) {}
+    /// From here to its end, this transaction is an analytical query's: it only reads,
+    /// and each read needs to see committed rows only, as they are when it reads them (no
+    /// dirty reads; neither repeatable nor free of phantoms; no snapshot asked for). Unlike
+    /// [`Worker::read_committed`], the hint an OLTP transaction gives (TPC-C's
+    /// Stock-Level), it lets a locking engine keep a read lock only while it reads the
+    /// row (short read locks), so a long query makes a writer wait for one row's read at
+    /// most instead of to the query's end. The default is [`Worker::read_committed`].
+    fn read_only_committed(&mut self) {
+        self.read_committed()
+    }
     /// The dialect of SQL text this worker runs with [`Worker::query`] (the adapters to
     /// real database systems); `None` for the built-in engines, which run no SQL: a
     /// caller with a query runs its own plan over the other operations instead.

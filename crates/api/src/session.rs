@@ -182,6 +182,13 @@ impl<W: Worker> Session<W> {
         self.w.read_committed();
     }
 
+    /// The rest of this transaction is an analytical query's: reads only, each of
+    /// committed rows ([`Worker::read_only_committed`]).
+    #[inline]
+    pub fn read_only_committed(&mut self) {
+        self.w.read_only_committed();
+    }
+
     /// Point lookup of the bytes `part` of the row only ([`Worker::get_part`]).
     pub fn get_part(
         &mut self,

@@ -80,6 +80,10 @@ pub struct DiskWorker<'e> {
     locks: TxnLocks,
     active: bool,
     wrote: bool,
+    /// An analytical query's request (`Worker::read_only_committed`): read locks of
+    /// short duration. (`Worker::read_committed`, TPC-C's Stock-Level hint, changes
+    /// nothing here: its locks stay to the end, as the lock statistics count them.)
+    short_reads: bool,
     cur_pages: Vec<u64>,
     freed: Vec<(u32, Rid)>,
     rec: Vec<u8>,
@@ -104,6 +108,7 @@ impl<'e> DiskWorker<'e> {
             locks: TxnLocks::new(e.next_txn.fetch_add(1, Ordering::Relaxed)),
             active: false,
             wrote: false,
+            short_reads: false,
             cur_pages: vec![crate::page::NO_PAGE; e.tables.len()],
             freed: Vec::new(),
             rec: Vec::new(),
@@ -117,6 +122,30 @@ impl<'e> DiskWorker<'e> {
         self.e
             .locks
             .lock(&mut self.locks, LockId::Key { table, index, hash }, m)
+    }
+
+    /// An S lock for reading one row. With short reads, a lock this transaction did not
+    /// hold before is returned, to be given back once the row is read (`read_done`): the
+    /// row read is committed (a writer holds X on its key to its commit, and no writer
+    /// gets X while we hold S), and nothing is held to the end, so writers do not wait
+    /// for a long query. A lock held before (the transaction's own write's, or a read's
+    /// before the request) stays.
+    fn read_lock(&mut self, table: u32, index: u16, k: Option<&[u8]>) -> Result<Option<LockId>> {
+        let id = LockId::Key {
+            table,
+            index,
+            hash: k.map_or(END_HASH, key_hash),
+        };
+        let short = self.short_reads && self.locks.held(id).is_none();
+        self.e.locks.lock(&mut self.locks, id, LockMode::S)?;
+        Ok(short.then_some(id))
+    }
+
+    /// Give back a short read lock (`read_lock`).
+    fn read_done(&mut self, id: Option<LockId>) {
+        if let Some(id) = id {
+            self.e.locks.unlock(&mut self.locks, id);
+        }
     }
 
     fn lock_instant(
@@ -230,21 +259,28 @@ impl api::Worker for DiskWorker<'_> {
         self.locks.reset(txn);
         self.active = true;
         self.wrote = false;
+        self.short_reads = false;
         Ok(())
+    }
+
+    fn read_only_committed(&mut self) {
+        self.short_reads = true;
     }
 
     fn get(&mut self, table: TableId, key: &[u8], f: &mut dyn FnMut(&[u8])) -> Result<bool> {
         self.check_active();
         let t = self.table(table)?;
-        self.lock(table.0, 0, Some(key), LockMode::S)?;
-        match btree::lookup(&self.e.pool, &t.trees[0], key)? {
-            None => Ok(false),
+        let l = self.read_lock(table.0, 0, Some(key))?;
+        let found = match btree::lookup(&self.e.pool, &t.trees[0], key)? {
+            None => false,
             Some(v) => {
                 let off = t.row_off;
                 heap::read(&self.e.pool, Rid::unpack(v), |r| f(&r[off..]))?;
-                Ok(true)
+                true
             }
-        }
+        };
+        self.read_done(l);
+        Ok(found)
     }
 
     fn scan(
@@ -262,9 +298,10 @@ impl api::Worker for DiskWorker<'_> {
         let tr = t.trees[index.index as usize];
         let forward = dir == Dir::Forward;
         let (start, end) = if forward { (lo, hi) } else { (hi, lo) };
-        if !forward {
+        if !forward && !self.short_reads {
             // Next-key locking protects a gap by the key above it: a backward scan must
-            // also lock the first key at or past its upper end.
+            // also lock the first key at or past its upper end. (Short reads leave
+            // phantoms unprotected.)
             self.lock_past(&tr, hi)?;
         }
         let mut last: Option<TKey> = None;
@@ -283,6 +320,7 @@ impl api::Worker for DiskWorker<'_> {
                 Some(e) => e,
                 None => match btree::seek(pool, &tr, from, forward)? {
                     Some(e) => e,
+                    None if self.short_reads => break, // no phantom protection to take
                     None => {
                         // Past the last key: lock the end of the index, then make sure
                         // nothing appeared meanwhile.
@@ -301,14 +339,17 @@ impl api::Worker for DiskWorker<'_> {
                 },
             };
             let k = e.key.as_bytes();
-            self.lock(tr.table, tr.index, Some(k), LockMode::S)?;
+            let kl = self.read_lock(tr.table, tr.index, Some(k))?;
             let Some(next) = btree::revalidate(pool, &e, forward)? else {
+                self.read_done(kl);
                 continue; // the leaf changed while we waited: look again
             };
             if !in_range(k, end, forward) {
+                self.read_done(kl);
                 break; // the key past the range is locked: no phantoms
             }
             let rid = Rid::unpack(e.val);
+            let mut pl = None;
             if index.index != 0 {
                 let mut pk = [0u8; api::key::MAX_KEY_LEN];
                 let pkn = heap::read(pool, rid, |r| {
@@ -316,10 +357,12 @@ impl api::Worker for DiskWorker<'_> {
                     pk[..n].copy_from_slice(&r[1..1 + n]);
                     n
                 })?;
-                self.lock(tr.table, 0, Some(&pk[..pkn]), LockMode::S)?;
+                pl = self.read_lock(tr.table, 0, Some(&pk[..pkn]))?;
             }
             let off = t.row_off;
             let go = heap::read(pool, rid, |r| f(k, &r[off..]))?;
+            self.read_done(pl);
+            self.read_done(kl);
             n += 1;
             last = Some(e.key);
             cand = next;

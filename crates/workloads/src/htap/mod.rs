@@ -210,8 +210,9 @@ impl<K: Kit> Hybrid<K> {
             }
         }
         // A query reads committed data (on mvcc a snapshot, taken at the transaction's
-        // begin; the hint lets the memory engine skip validating a scan's reads).
-        s.read_committed();
+        // begin; the request lets the memory engine skip validating a scan's reads, and
+        // the disk engine hold each read lock only while it reads the row).
+        s.read_only_committed();
         s.set_query_threads(self.cfg.query_threads);
         let before = self.commits.load(Ordering::Relaxed);
         let (t, cpu) = (std::time::Instant::now(), thread_cpu_seconds());

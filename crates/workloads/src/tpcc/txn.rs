@@ -140,6 +140,64 @@ pub struct TpccWorker {
     /// Measured committed Deliveries and the districts they skipped.
     pub deliveries: u64,
     pub skipped_districts: u64,
+    /// Where this worker's Deliveries start their scans of NEW_ORDER.
+    pub floor: DeliveryFloor,
+}
+
+/// Per district, an order id below which every order is delivered for good, as this
+/// worker's own committed Deliveries found: Delivery scans NEW_ORDER from it instead of
+/// from the district's first key. An engine may keep a deleted key in its index while
+/// some snapshot can still see the row (mvcc, for as long as the oldest running
+/// transaction: a long analytical query's, seconds), and a scan from the first key walks
+/// every such key; from the floor it walks the few another worker delivered since.
+///
+/// It lives in the worker's state, which the driver makes anew for every run, for a
+/// log's replay and for each database a test runs against: a floor never outlives the
+/// database it was found in (kept on the kit, it did: a replay started at the replayed
+/// run's floors). Why it never skips an undelivered order:
+/// * It is raised only when a Delivery commits (`Workload::committed`), to one past each
+///   order that Delivery took: a committed Delivery read a consistent state (a snapshot
+///   on mvcc, locks to its end on disk, validated reads on memory; each statement's
+///   committed rows at a SQL engine's read committed), in which every order of the
+///   district below the one it took was deleted by a committed Delivery, and it deleted
+///   that one. A rolled-back Delivery raises nothing (an optimistic engine's doomed
+///   transaction may have read an inconsistent state).
+/// * A delivered order never comes back: o_ids are handed out in increasing order per
+///   district by New-Order (D_NEXT_O_ID, a write every engine orders), so no new order
+///   ever takes an id below one already committed, and a committed delete is final.
+/// * This worker's next transaction begins after the one that raised the floor
+///   committed, so it sees at least what that one saw (a later snapshot, or locks taken
+///   later).
+#[derive(Debug, Default)]
+pub struct DeliveryFloor {
+    /// District `(w - 1) * DISTRICTS + d - 1` -> first order id that may be undelivered
+    /// (absent: 0, the district's first key). A map: a worker delivers to few districts
+    /// of a large database.
+    from: rustc_hash::FxHashMap<u32, u32>,
+    /// The orders the last Delivery body took, (district, o_id): raised into `from` when
+    /// it commits.
+    taken: Vec<(u32, u32)>,
+}
+
+impl DeliveryFloor {
+    fn district(w: u32, d: u32) -> u32 {
+        (w - 1) * DISTRICTS + d - 1
+    }
+
+    /// The order id district `d` of warehouse `w`'s scan starts from.
+    pub fn start(&self, w: u32, d: u32) -> u32 {
+        self.from.get(&Self::district(w, d)).copied().unwrap_or(0)
+    }
+
+    /// The last Delivery body committed: every order it took is delivered, and (its
+    /// scan found each the oldest) so is every order below them.
+    pub fn committed(&mut self) {
+        for &(dist, o_id) in &self.taken {
+            let f = self.from.entry(dist).or_insert(0);
+            *f = (*f).max(o_id + 1);
+        }
+        self.taken.clear();
+    }
 }
 
 impl Tpcc {
@@ -167,6 +225,7 @@ impl Tpcc {
             pause_rng: crate::util::rng_for(seed, 0x7CC2_0000 + worker_id as u64),
             deliveries: 0,
             skipped_districts: 0,
+            floor: DeliveryFloor::default(),
         }
     }
 
@@ -296,7 +355,7 @@ impl Tpcc {
             TpccInput::Payment(i) => self.payment(s, &mut st.ids, i).map(drop),
             TpccInput::OrderStatus(i) => self.order_status(s, &mut st.ids, i).map(drop),
             TpccInput::Delivery(i) => {
-                st.last_skipped = self.delivery(s, i)?;
+                st.last_skipped = self.delivery(s, &mut st.floor, i)?;
                 Ok(())
             }
             TpccInput::StockLevel(i) => self.stock_level(s, st, i),
@@ -582,23 +641,33 @@ impl Tpcc {
     }
 
     /// Clause 2.7.4: all ten districts in one transaction (the spec allows deferred
-    /// execution; we run it in-line). Returns the districts skipped.
-    pub fn delivery<W: Worker>(&self, s: &mut Session<W>, i: &DeliveryIn) -> Result<u32> {
+    /// execution; we run it in-line), each district's scan from `floor` (see
+    /// [`DeliveryFloor`]; the caller tells it when the transaction commits). Returns the
+    /// districts skipped.
+    pub fn delivery<W: Worker>(
+        &self,
+        s: &mut Session<W>,
+        floor: &mut DeliveryFloor,
+        i: &DeliveryIn,
+    ) -> Result<u32> {
         let w = i.w_id;
         let mut skipped = 0;
+        floor.taken.clear();
         // Per district its oldest undelivered order, taken out of New-Order; then the
         // taken orders, their lines and their customers each as one batch (an engine
         // that does not batch runs the same operations one by one; a SQL engine sends
         // each batch as one statement instead of one per district or per line).
         let mut taken: Vec<(u32, u32)> = Vec::with_capacity(DISTRICTS as usize);
         for d in 1..=DISTRICTS {
-            let lo = district_key(w, d);
-            let hi = lo.prefix_end().expect("district prefix is never all 0xff");
+            // Both bounds full keys of the district: a SQL engine's condition is two
+            // equalities and one range of NO_O_ID.
+            let lo = new_order_key(w, d, floor.start(w, d));
+            let hi = new_order_key(w, d, u32::MAX);
             let mut oldest = None;
             s.scan(
                 NEW_ORDER.primary(),
                 Bound::Included(&lo),
-                Bound::Excluded(&hi),
+                Bound::Included(&hi),
                 Dir::Forward,
                 1,
                 |_, r| {
@@ -619,6 +688,7 @@ impl Tpcc {
                     "tpcc: a concurrent delivery took the oldest new-order",
                 ));
             }
+            floor.taken.push((DeliveryFloor::district(w, d), o_id));
             taken.push((d, o_id));
         }
         let mut orders: Vec<Option<Order>> = vec![None; taken.len()];

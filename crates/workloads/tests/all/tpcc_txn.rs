@@ -12,8 +12,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 use workloads::tpcc::schema::*;
 use workloads::tpcc::{
-    gen, CustomerBy, DeliveryIn, DistinctIds, NewOrderIn, OrderLineIn, OrderStatusIn, PaymentIn,
-    StockLevelIn, Tpcc, TpccConfig,
+    gen, CustomerBy, DeliveryFloor, DeliveryIn, DistinctIds, NewOrderIn, OrderLineIn,
+    OrderStatusIn, PaymentIn, StockLevelIn, Tpcc, TpccConfig, TpccInput,
 };
 use workloads::{RunInfo, Workload};
 
@@ -301,7 +301,9 @@ fn transactions_do_what_the_specification_says() {
         carrier_id: 7,
         date: 999,
     };
-    s.run(3, |s| t.delivery(s, &del).map(drop)).unwrap();
+    let mut floor = DeliveryFloor::default();
+    s.run(3, |s| t.delivery(s, &mut floor, &del).map(drop))
+        .unwrap();
     for (d, (o, c, sum)) in (1..=DISTRICTS).zip(before) {
         let nos: Vec<NewOrder> = rows(&mut s, NEW_ORDER.primary(), &district_key(1, d));
         assert_eq!(nos[0].no_o_id, FIRST_UNDELIVERED + 1, "district {d}");
@@ -337,13 +339,131 @@ fn transactions_do_what_the_specification_says() {
     };
     let mut skipped = 0;
     s.run(3, |s| {
-        skipped = t.delivery(s, &del)?;
+        skipped = t.delivery(s, &mut DeliveryFloor::default(), &del)?;
         Ok(())
     })
     .unwrap();
     assert_eq!(skipped, 1, "the emptied district is skipped and counted");
     let nos: Vec<NewOrder> = rows(&mut s, NEW_ORDER.primary(), &district_key(2, 6));
     assert_eq!(nos[0].no_o_id, FIRST_UNDELIVERED + 1);
+}
+
+/// Delivery scans New-Order from its worker's floor: a rolled-back Delivery raises
+/// nothing, a committed one raises it past the orders it took, deliveries go on in order
+/// and still deliver an order below the floor if one were there; a new worker state (the
+/// driver makes one per run, per replay, per database) starts at every district's first
+/// key.
+#[test]
+fn delivery_scans_from_the_floor_its_commits_raise() {
+    let (t, e) = small(1);
+    let heads = |s: &mut S<'_>| -> Vec<u32> {
+        (1..=DISTRICTS)
+            .map(|d| rows::<NewOrder>(s, NEW_ORDER.primary(), &district_key(1, d))[0].no_o_id)
+            .collect()
+    };
+    let del = DeliveryIn {
+        w_id: 1,
+        carrier_id: 3,
+        date: 5,
+    };
+    let mut floor = DeliveryFloor::default();
+    let mut s = Session::new(e.worker(0));
+    let r = s.run(3, |s| {
+        t.delivery(s, &mut floor, &del)?;
+        Err::<(), _>(Error::UserAbort)
+    });
+    assert!(matches!(r, Err(Error::UserAbort)), "{r:?}");
+    assert_eq!(heads(&mut s), vec![FIRST_UNDELIVERED; DISTRICTS as usize]);
+    assert_eq!(
+        floor.start(1, 4),
+        0,
+        "a rolled-back delivery raises no floor"
+    );
+    for n in 1..=3 {
+        s.run(3, |s| t.delivery(s, &mut floor, &del).map(drop))
+            .unwrap();
+        floor.committed();
+        assert_eq!(
+            heads(&mut s),
+            vec![FIRST_UNDELIVERED + n; DISTRICTS as usize],
+            "after delivery {n}"
+        );
+        assert_eq!(floor.start(1, 4), FIRST_UNDELIVERED + n);
+    }
+    let o: Order = get(&mut s, ORDER, &order_key(1, 4, FIRST_UNDELIVERED)).unwrap();
+    assert_eq!(
+        o.o_carrier_id, 3,
+        "the rolled-back delivery's order was delivered next"
+    );
+    drop(s);
+    check_all_pass(&t, &e);
+}
+
+/// The floor is the worker state's, not the kit's: one kit runs on a database (through
+/// `Workload`, as the driver does, Deliveries raising its workers' floors), then on a
+/// freshly loaded second one with new worker states, whose first Delivery takes every
+/// district's oldest order (a floor carried over would skip them, and the consistency
+/// conditions would then fail on the second database).
+#[test]
+fn a_floor_does_not_carry_from_one_database_to_the_next() {
+    let t = Tpcc::new(TpccConfig {
+        warehouses: 1,
+        items: 1000,
+        mix: [30, 30, 0, 40, 0],
+        ..TpccConfig::default()
+    })
+    .unwrap();
+    let run = |e: &SerialEngine, n: usize| -> u32 {
+        let mut st = t.worker_state(0, 1, 5);
+        let mut s = Session::new(api::Database::worker(e, 0));
+        let mut delivered = 0;
+        for _ in 0..n {
+            let (ty, input) = t.next(&mut st);
+            match s.run(ty, |s| t.execute(s, &mut st, &input)) {
+                Ok(()) => {
+                    delivered += u32::from(matches!(input, TpccInput::Delivery(_)));
+                    t.committed(&mut st, &input, true);
+                }
+                Err(Error::UserAbort) => {}
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(st.floor.start(1, 1) > FIRST_UNDELIVERED, delivered > 0);
+        delivered
+    };
+    let open = || {
+        let e = SerialEngine::open(Arc::new(t.schema()), &EngineOptions::default()).unwrap();
+        t.load(&e, 2, 11, &|_| {}).unwrap();
+        e
+    };
+    let e1 = open();
+    assert!(run(&e1, 200) > 40, "the mix delivers");
+    check_all_pass(&t, &e1);
+    drop(e1);
+    let e2 = open();
+    // One Delivery, whatever the mix deals first.
+    let mut st = t.worker_state(0, 1, 5);
+    assert_eq!(st.floor.start(1, 1), 0);
+    let mut s = Session::new(api::Database::worker(&e2, 0));
+    let del = TpccInput::Delivery(DeliveryIn {
+        w_id: 1,
+        carrier_id: 2,
+        date: 9,
+    });
+    s.run(3, |s| t.execute(s, &mut st, &del)).unwrap();
+    t.committed(&mut st, &del, true);
+    for d in 1..=DISTRICTS {
+        let o: Order = s
+            .run(9, |s| {
+                s.get_row::<Order>(ORDER, &order_key(1, d, FIRST_UNDELIVERED))
+            })
+            .unwrap()
+            .unwrap();
+        assert_eq!(o.o_carrier_id, 2, "district {d}'s oldest order delivered");
+    }
+    drop(s);
+    assert!(run(&e2, 200) > 40);
+    check_all_pass(&t, &e2);
 }
 
 /// Stock-Level's distinct ids: each id once, in the order first seen, across reuses (the
