@@ -5,6 +5,7 @@
 //!
 //! The driver owns all timing and printing; engines and kits never print.
 
+pub mod gate;
 pub mod interrupt;
 pub mod machine;
 pub mod memwatch;

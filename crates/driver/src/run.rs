@@ -954,8 +954,9 @@ pub fn run<E: Engine, W: Workload>(wl: &W, cfg: &RunConfig) -> api::Result<Repor
 /// (once `interrupt::install` was called), stops as at its end and returns the report
 /// of what ran, with `Report::stopped` saying why.
 ///
-/// The phases, each a function below: open (and load or recover), measure (the workers
-/// and the main thread's clock), aggregate, check, report.
+/// The phases, each a function below: open (and load or recover), the gate (a parent's
+/// go, when asked: `gate`), measure (the workers and the main thread's clock),
+/// aggregate, check, report.
 pub fn run_limited<W: Workload>(
     open: OpenFn,
     wl: &W,
@@ -980,7 +981,10 @@ pub fn run_limited<W: Workload>(
         Vec::new()
     };
     let cores = core_affinity::get_core_ids().unwrap_or_default();
+    // A gated run (the lab's sweep) waits here, loaded, for its parent's go.
+    crate::gate::wait_for_go()?;
     let m = measure(&*engine, wl, cfg, obs, limits, ncoro, &cores, progress)?;
+    crate::gate::window_ended();
 
     let t = Totals::of(
         wl.txn_types(),

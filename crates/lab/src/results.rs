@@ -13,6 +13,8 @@ pub const REPORT: &str = "report.json";
 pub const TIMESERIES: &str = "timeseries.csv";
 pub const MANIFEST: &str = "manifest.json";
 pub const LATENCY_DIR: &str = "latency";
+/// A gated repetition's go and window-end times (`sweep::run_rep`), written by the sweep.
+pub const GATE: &str = "gate.txt";
 
 /// A results directory being written.
 pub struct ResultsDir {
@@ -277,7 +279,15 @@ pub fn only_our_files(dir: &Path) -> Result<bool, String> {
                 }
             }
         } else if !(ft.is_file()
-            && [REPORT, TIMESERIES, MANIFEST, "stdout.txt", "stderr.txt"].contains(&name.as_str()))
+            && [
+                REPORT,
+                TIMESERIES,
+                MANIFEST,
+                "stdout.txt",
+                "stderr.txt",
+                GATE,
+            ]
+            .contains(&name.as_str()))
         {
             return Ok(false);
         }

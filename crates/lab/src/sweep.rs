@@ -792,6 +792,12 @@ impl Controls {
 }
 
 /// Run one repetition: the child writes into the partial directory, renamed when done.
+///
+/// A measured repetition (`measured`: its share of the machine) runs gated: its child
+/// stops at its gate after its load, and the sweep gives the go once it holds every lane
+/// and the page cache is written back (`sync`: a load's or a neighbour's close's dirty
+/// pages would otherwise be written during the window). The go and window-end times go
+/// to the repetition's `gate.txt`.
 fn run_rep(
     exe: &Path,
     dir: &Path,
@@ -799,6 +805,7 @@ fn run_rep(
     controls: &Controls,
     point: &Point,
     rep: u32,
+    measured: Option<&mut Measured<'_>>,
 ) -> Result<Outcome, String> {
     let (done, partial) = rep_dir(dir, point, rep);
     let parent = partial
@@ -812,6 +819,9 @@ fn run_rep(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if measured.is_some() {
+        cmd.env(driver::gate::ENV, "stdin").stdin(Stdio::piped());
+    }
     {
         use std::os::unix::process::CommandExt;
         // SAFETY: prctl is async-signal-safe and touches no memory of ours. A sweep
@@ -835,9 +845,16 @@ fn run_rep(
     // of its measured window; what follows (the engine's close and its checkpoint, the
     // consistency checks) measures nothing and runs unthrottled: at 1MB/s the close's
     // writes took 17 of the point's 30 s (session 64).
-    let out = match (io, window_end(&args)) {
-        (Some(i), Some(end)) => output_lifting(cmd, end, || controls.lift(&groups[i])),
-        _ => cmd.output(),
+    let end = io.and(window_end(&args));
+    let lift = || match io {
+        Some(i) => controls.lift(&groups[i]),
+        None => Ok(()),
+    };
+    let gated = measured.is_some();
+    let (out, gate) = if gated || end.is_some() {
+        output_watched(cmd, end, lift, measured)
+    } else {
+        cmd.output().map(|o| (o, Vec::new()))
     }
     .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     if !out.status.success() {
@@ -862,7 +879,21 @@ fn run_rep(
             partial.display()
         )));
     }
-    for (name, bytes) in [("stdout.txt", &out.stdout), ("stderr.txt", &out.stderr)] {
+    if gated && !gate.iter().any(|g| g.window_end.is_some()) {
+        // Its window ran holding one lane only: not a measurement of this sweep.
+        return Ok(Outcome::Failed(
+            "the run never stopped at its gate: its window was not run alone".into(),
+        ));
+    }
+    let gate_text: String = gate.iter().map(GateTimes::line).collect();
+    for (name, bytes) in [
+        ("stdout.txt", &out.stdout),
+        ("stderr.txt", &out.stderr),
+        (results::GATE, &gate_text.into_bytes()),
+    ] {
+        if name == results::GATE && !gated {
+            continue;
+        }
         std::fs::write(partial.join(name), bytes)
             .map_err(|e| format!("cannot write {}: {e}", partial.join(name).display()))?;
     }
@@ -907,34 +938,111 @@ fn window_closed(line: &str, end: f64) -> bool {
     rest.trim_start().starts_with("measure") && at.is_some_and(|t| t >= end - 0.05)
 }
 
-/// `cmd.output()`, calling `lift` once the child's stderr says its measured window ended.
-fn output_lifting(
+/// One gated window of a repetition: when the go was given (after `sync_s` seconds of
+/// `sync`) and when the child said its window ended, as seconds since the Unix epoch.
+#[derive(Debug, Clone, Default)]
+struct GateTimes {
+    go: f64,
+    sync_s: f64,
+    window_end: Option<f64>,
+}
+
+impl GateTimes {
+    fn line(&self) -> String {
+        let end = self.window_end.map_or("none".into(), |e| format!("{e:.3}"));
+        format!(
+            "go {:.3} window_end {end} sync_s {:.3}\n",
+            self.go, self.sync_s
+        )
+    }
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// `cmd.output()` watching the child's stderr: `lift` once it says its measured window
+/// ended at `end` seconds (a throttled run), and for a gated run (`measured`) the go
+/// given at each `gate: ready` once every lane is held, and the lanes but one given back
+/// at each `gate: window ended`.
+fn output_watched(
     mut cmd: Command,
-    end: f64,
+    end: Option<f64>,
     lift: impl FnOnce() -> Result<(), String> + Send,
-) -> std::io::Result<std::process::Output> {
-    use std::io::BufRead;
+    mut measured: Option<&mut Measured<'_>>,
+) -> std::io::Result<(std::process::Output, Vec<GateTimes>)> {
+    use std::io::{BufRead, Write};
     let mut child = cmd.spawn()?;
     let err = child.stderr.take().expect("stderr is piped");
+    let mut gate_in = child.stdin.take();
     std::thread::scope(|sc| {
         let reader = sc.spawn(move || {
             let (mut r, mut all, mut lift) = (std::io::BufReader::new(err), Vec::new(), Some(lift));
+            let mut gate = Vec::new();
             loop {
                 let from = all.len();
                 match r.read_until(b'\n', &mut all) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {}
                 }
-                if lift.is_some() && window_closed(&String::from_utf8_lossy(&all[from..]), end) {
+                let line = String::from_utf8_lossy(&all[from..]).trim().to_string();
+                if let (Some(m), Some(input)) = (measured.as_deref_mut(), gate_in.as_mut()) {
+                    if line == driver::gate::READY {
+                        m.ready();
+                        let t = std::time::Instant::now();
+                        // SAFETY: sync takes no argument and cannot fail.
+                        unsafe { libc::sync() };
+                        let sync_s = t.elapsed().as_secs_f64();
+                        gate.push(GateTimes {
+                            go: unix_now(),
+                            sync_s,
+                            window_end: None,
+                        });
+                        // A child gone already fails on its own; nothing to give.
+                        let _ = input.write_all(b"go\n").and_then(|()| input.flush());
+                    } else if line == driver::gate::WINDOW_ENDED {
+                        m.window_ended();
+                        if let Some(g) = gate.last_mut() {
+                            g.window_end = Some(unix_now());
+                        }
+                    }
+                }
+                let closed = end.is_some_and(|e| window_closed(&line, e))
+                    || (end.is_some() && line == driver::gate::WINDOW_ENDED);
+                if lift.is_some() && closed {
                     // A failed lift leaves the rest throttled: slower, the figures the same.
                     let _ = (lift.take().expect("checked"))();
                 }
             }
-            all
+            // The child's stdin closes with the reader: a child still at its gate ends.
+            drop(gate_in);
+            (all, gate)
         });
-        let out = child.wait_with_output();
-        let stderr = reader.join().expect("the stderr reader does not panic");
-        out.map(|o| std::process::Output { stderr, ..o })
+        // Read beside stderr: a child blocked on a full stdout pipe would never end.
+        let out = child.stdout.take();
+        let out_reader = sc.spawn(move || {
+            let mut stdout = Vec::new();
+            if let Some(mut o) = out {
+                use std::io::Read;
+                let _ = o.read_to_end(&mut stdout);
+            }
+            stdout
+        });
+        let status = child.wait();
+        let stdout = out_reader.join().expect("the stdout reader does not panic");
+        let (stderr, gate) = reader.join().expect("the stderr reader does not panic");
+        status.map(|status| {
+            (
+                std::process::Output {
+                    status,
+                    stdout,
+                    stderr,
+                },
+                gate,
+            )
+        })
     })
 }
 
@@ -1866,14 +1974,21 @@ pub fn jobs(kind: Kind) -> usize {
 /// - lane work counts, not time: a simulation (its instruction and miss counts do not
 ///   depend on what runs beside it), a load, writing plots. Each takes one lane, at most
 ///   [`jobs`]`(Simulate)` at once (one per core);
-/// - alone work is measured: a native run or profile, whose throughput would move with
-///   anything beside it. It takes every lane: it starts only when no lane is held and
-///   holds them all until it ends, so nothing of this process runs beside it.
+/// - alone work is measured: the warm-up and measured window of a native run or
+///   profile, whose throughput would move with anything beside it. It takes every lane:
+///   it starts only when no lane is held and no lane work waits, and holds them all
+///   until the window ends, so nothing of this process runs beside it.
+///
+/// A measured repetition ([`Measured`]) is lane work but for its window: its child
+/// loads on one lane, stops at its gate (`driver::gate`), takes every lane for its
+/// warm-up and window, and gives all but one back when the window ends for its close
+/// and checks. One measured repetition at a time is between its load's start and its
+/// window's end (the measured turn): a loaded neighbour waiting at its gate would keep
+/// its engine's threads and its dirty pages beside the window.
 ///
 /// Lane work is served first: an alone request waits while any lane work waits, so the
-/// simulations of every paper fill both cores first and the measured points follow, one
-/// at a time (a measured point cannot use a free lane anyway). Within each class, first
-/// come, first served.
+/// simulations of every paper fill both cores first and the measured windows follow,
+/// one at a time. Within each class, first come, first served.
 struct Slots {
     state: std::sync::Mutex<SlotState>,
     freed: std::sync::Condvar,
@@ -1889,6 +2004,10 @@ struct SlotState {
     lane_serving: u64,
     alone_next: u64,
     alone_serving: u64,
+    /// The measured turn: taken, and its tickets (FIFO).
+    turn_taken: bool,
+    turn_next: u64,
+    turn_serving: u64,
 }
 
 static SLOTS: Slots = Slots::new();
@@ -1906,6 +2025,9 @@ impl Slots {
                 lane_serving: 0,
                 alone_next: 0,
                 alone_serving: 0,
+                turn_taken: false,
+                turn_next: 0,
+                turn_serving: 0,
             }),
             freed: std::sync::Condvar::new(),
         }
@@ -1949,6 +2071,88 @@ impl Slots {
         st.alone_serving += 1;
         self.freed.notify_all();
         Held(self, cap.max(1))
+    }
+
+    /// Give back all lanes of `held` but one (a measured window's end: its close and
+    /// checks are lane work).
+    fn keep_one(&self, held: &mut Held<'_>) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.held -= held.1 - 1;
+        held.1 = 1;
+        self.freed.notify_all();
+    }
+
+    /// The measured turn, once the repetitions asking before have had theirs.
+    fn take_turn(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let ticket = st.turn_next;
+        st.turn_next += 1;
+        while st.turn_serving != ticket || st.turn_taken {
+            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
+        }
+        st.turn_taken = true;
+        st.turn_serving += 1;
+        self.freed.notify_all();
+    }
+
+    fn give_turn(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.turn_taken = false;
+        self.freed.notify_all();
+    }
+}
+
+/// A measured repetition's share of the machine through its phases (see [`Slots`]):
+/// one lane for its load, every lane from its go to its window's end, one lane after.
+pub(crate) struct Measured<'a> {
+    slots: &'a Slots,
+    cap: usize,
+    held: Option<Held<'a>>,
+    turn: bool,
+}
+
+impl<'a> Measured<'a> {
+    /// The measured turn, then one lane for the load.
+    fn start(slots: &'a Slots, cap: usize) -> Measured<'a> {
+        slots.take_turn();
+        let held = Some(slots.lane(cap));
+        Measured {
+            slots,
+            cap,
+            held,
+            turn: true,
+        }
+    }
+
+    /// The child is loaded and waits at its gate: every lane, once no lane work runs or
+    /// waits. A child running several runs (`--alone`) takes the turn again here.
+    fn ready(&mut self) {
+        self.held = None;
+        if !self.turn {
+            self.slots.take_turn();
+            self.turn = true;
+        }
+        self.held = Some(self.slots.alone(self.cap));
+    }
+
+    /// The window is over: one lane kept for the close and checks; the turn passes on.
+    fn window_ended(&mut self) {
+        if let Some(h) = &mut self.held {
+            self.slots.keep_one(h);
+        }
+        if self.turn {
+            self.turn = false;
+            self.slots.give_turn();
+        }
+    }
+}
+
+impl Drop for Measured<'_> {
+    fn drop(&mut self) {
+        self.held = None;
+        if self.turn {
+            self.slots.give_turn();
+        }
     }
 }
 
@@ -2060,11 +2264,14 @@ pub fn run(
                 });
                 let (tx, controls, p) = (tx.clone(), &controls, p.clone());
                 sc.spawn(move || {
-                    let held = SLOTS.take(spec.kind, slots);
+                    // A measured repetition is lane work but for its window (`Slots`).
+                    let mut measured = spec.kind.native().then(|| Measured::start(&SLOTS, slots));
+                    let held = measured.is_none().then(|| SLOTS.take(spec.kind, slots));
                     let t0 = std::time::Instant::now();
-                    let o = run_rep(exe, dir, spec, controls, &p, rep);
+                    let o = run_rep(exe, dir, spec, controls, &p, rep, measured.as_mut());
                     let t = t0.elapsed().as_secs_f64();
                     drop(held);
+                    drop(measured);
                     // The receiver outlives every sender (this scope).
                     let _ = tx.send((p, rep, o, t));
                 });
@@ -2129,54 +2336,81 @@ mod tests {
 
     #[test]
     fn a_measured_run_never_overlaps_other_work() {
-        // Many threads take lanes and alone turns at once; each holder checks, on entry
-        // and after a pause, that nothing runs beside an alone holder and that no more
-        // than `cap` lanes are held. Any overlap the scheduling allowed fails the test.
+        // Many threads take lanes, alone turns and gated measured repetitions (a lane for
+        // the load, every lane for the window, one lane for the close) at once; each
+        // holder checks, on entry and after a pause, that nothing runs beside a window,
+        // that no more than `cap` lanes are held and that one measured repetition at a
+        // time is between its load and its window's end. Any overlap fails the test.
         use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
         let (slots, cap) = (Slots::new(), 2);
         let (inside, alone_in) = (AtomicUsize::new(0), AtomicBool::new(false));
         let (alone_turns, most_lanes) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let (loading, windows) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let pause = |ms| std::thread::sleep(std::time::Duration::from_millis(ms));
+        // A piece of lane work: one of at most `cap`, never beside a window.
+        let lane = |ms| {
+            let n = inside.fetch_add(1, SeqCst) + 1;
+            assert!(!alone_in.load(SeqCst), "a lane beside a measured window");
+            assert!(n <= cap, "{n} lanes held of {cap}");
+            most_lanes.fetch_max(n, SeqCst);
+            pause(ms);
+            assert!(!alone_in.load(SeqCst), "a measured window beside a lane");
+            inside.fetch_sub(1, SeqCst);
+        };
+        // A window: nothing else inside from its start to its end.
+        let window = || {
+            let n = inside.fetch_add(1, SeqCst) + 1;
+            assert_eq!(n, 1, "a measured window started beside other work");
+            alone_in.store(true, SeqCst);
+            pause(2);
+            assert_eq!(
+                inside.load(SeqCst),
+                1,
+                "work started beside a measured window"
+            );
+            alone_in.store(false, SeqCst);
+            inside.fetch_sub(1, SeqCst);
+        };
         std::thread::scope(|sc| {
             for t in 0..6u64 {
-                let (slots, inside, alone_in) = (&slots, &inside, &alone_in);
-                let (alone_turns, most_lanes) = (&alone_turns, &most_lanes);
+                let (slots, lane, window) = (&slots, &lane, &window);
+                let (alone_turns, loading, windows) = (&alone_turns, &loading, &windows);
                 sc.spawn(move || {
                     for i in 0..12u64 {
-                        let kind = if (t * 7 + i * 3) % 4 == 0 {
-                            Kind::Run
-                        } else {
-                            Kind::Simulate
-                        };
-                        let held = slots.take(kind, cap);
-                        let n = inside.fetch_add(1, SeqCst) + 1;
-                        if kind.native() {
-                            assert_eq!(n, 1, "a measured run started beside other work");
-                            alone_in.store(true, SeqCst);
-                            std::thread::sleep(std::time::Duration::from_millis(2));
-                            assert_eq!(
-                                inside.load(SeqCst),
-                                1,
-                                "work started beside a measured run"
-                            );
-                            alone_in.store(false, SeqCst);
-                            alone_turns.fetch_add(1, SeqCst);
-                        } else {
-                            assert!(!alone_in.load(SeqCst), "a lane beside a measured run");
-                            assert!(n <= cap, "{n} lanes held of {cap}");
-                            most_lanes.fetch_max(n, SeqCst);
-                            std::thread::sleep(std::time::Duration::from_millis(1));
-                            assert!(!alone_in.load(SeqCst), "a measured run beside a lane");
+                        match (t * 7 + i * 3) % 6 {
+                            0 => {
+                                let held = slots.take(Kind::Run, cap);
+                                window();
+                                alone_turns.fetch_add(1, SeqCst);
+                                drop(held);
+                            }
+                            1 | 2 => {
+                                let mut m = Measured::start(slots, cap);
+                                assert_eq!(loading.fetch_add(1, SeqCst), 0, "two loaded at once");
+                                lane(1);
+                                m.ready();
+                                window();
+                                loading.fetch_sub(1, SeqCst);
+                                m.window_ended();
+                                lane(1);
+                                windows.fetch_add(1, SeqCst);
+                            }
+                            _ => {
+                                let held = slots.take(Kind::Simulate, cap);
+                                lane(1);
+                                drop(held);
+                            }
                         }
-                        inside.fetch_sub(1, SeqCst);
-                        drop(held);
                     }
                 });
             }
         });
-        // Both kinds ran, and lanes did run side by side (the test exercised both).
-        assert_eq!(alone_turns.load(SeqCst), 18);
+        // Every kind ran, and lanes did run side by side (the test exercised them all).
+        assert_eq!(alone_turns.load(SeqCst), 12);
+        assert_eq!(windows.load(SeqCst), 24);
         assert_eq!(most_lanes.load(SeqCst), cap);
-        assert_eq!(slots.state.lock().unwrap().held, 0);
+        let st = slots.state.lock().unwrap();
+        assert_eq!((st.held, st.turn_taken), (0, false));
     }
 
     #[test]

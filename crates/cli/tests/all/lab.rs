@@ -153,6 +153,42 @@ fn compare_sets_two_runs_side_by_side_with_ratios() {
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
 
+/// A gated run (`OLTPSCOPE_GATE=stdin`, as a sweep runs its measured repetitions)
+/// waits after its load for `go` on stdin; a closed gate ends it with one line.
+#[test]
+fn a_gated_run_waits_for_its_go_and_a_closed_gate_ends_it() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let run = |input: Option<&[u8]>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_oltpscope"))
+            .args([
+                "run", "micro", "--txns", "50", "--keys", "100", "--warmup", "0",
+            ])
+            .env("OLTPSCOPE_GATE", "stdin")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = c.stdin.take().unwrap();
+        if let Some(b) = input {
+            stdin.write_all(b).unwrap();
+        }
+        drop(stdin);
+        let o = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        (o.status.code(), err)
+    };
+    let (code, err) = run(Some(b"go\n"));
+    assert_eq!(code, Some(0), "{err}");
+    let (ready, ended) = (err.find("gate: ready"), err.find("gate: window ended"));
+    assert!(ready.is_some() && ready < ended, "{err}");
+    let (code, err) = run(None);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("gate closed before its go"), "{err}");
+    assert!(!err.contains("gate: window ended"), "{err}");
+}
+
 #[test]
 fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
     let d = tempfile::tempdir().unwrap();
@@ -190,6 +226,15 @@ fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
     for p in ["threads-1", "threads-2"] {
         let rep = dir.join("points").join(p).join("rep1");
         assert!(rep.join("manifest.json").is_file(), "{}", rep.display());
+        // Each run stopped at its gate: a go, then its window's end (Unix seconds).
+        let gate = read(&rep.join("gate.txt"));
+        let t: Vec<f64> = (gate.split_whitespace().skip(1).step_by(2))
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert!(
+            t.len() == 3 && t[0] > 1e9 && t[1] >= t[0] && t[2] >= 0.0,
+            "{gate}"
+        );
         assert_eq!(
             json(&rep.join("report.json"))["threads"],
             p[8..].parse::<u64>().unwrap()
@@ -288,6 +333,15 @@ fn a_profile_sweep_summarizes_shares_resumes_and_draws_stacked_bars() {
     for p in ["threads-1", "threads-2"] {
         let rep = dir.join("points").join(p).join("rep1");
         assert!(rep.join("manifest.json").is_file(), "{}", rep.display());
+        // Each run stopped at its gate: a go, then its window's end (Unix seconds).
+        let gate = read(&rep.join("gate.txt"));
+        let t: Vec<f64> = (gate.split_whitespace().skip(1).step_by(2))
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert!(
+            t.len() == 3 && t[0] > 1e9 && t[1] >= t[0] && t[2] >= 0.0,
+            "{gate}"
+        );
         let r = json(&rep.join("report.json"));
         assert!(r["profile"]["samples"].as_u64().unwrap() > 0, "{p}");
         assert!(read(&rep.join("stdout.txt")).contains("time by component"));
