@@ -226,15 +226,7 @@ fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
     for p in ["threads-1", "threads-2"] {
         let rep = dir.join("points").join(p).join("rep1");
         assert!(rep.join("manifest.json").is_file(), "{}", rep.display());
-        // Each run stopped at its gate: a go, then its window's end (Unix seconds).
-        let gate = read(&rep.join("gate.txt"));
-        let t: Vec<f64> = (gate.split_whitespace().skip(1).step_by(2))
-            .map(|x| x.parse().unwrap())
-            .collect();
-        assert!(
-            t.len() == 3 && t[0] > 1e9 && t[1] >= t[0] && t[2] >= 0.0,
-            "{gate}"
-        );
+        assert_gated(&rep);
         assert_eq!(
             json(&rep.join("report.json"))["threads"],
             p[8..].parse::<u64>().unwrap()
@@ -333,15 +325,7 @@ fn a_profile_sweep_summarizes_shares_resumes_and_draws_stacked_bars() {
     for p in ["threads-1", "threads-2"] {
         let rep = dir.join("points").join(p).join("rep1");
         assert!(rep.join("manifest.json").is_file(), "{}", rep.display());
-        // Each run stopped at its gate: a go, then its window's end (Unix seconds).
-        let gate = read(&rep.join("gate.txt"));
-        let t: Vec<f64> = (gate.split_whitespace().skip(1).step_by(2))
-            .map(|x| x.parse().unwrap())
-            .collect();
-        assert!(
-            t.len() == 3 && t[0] > 1e9 && t[1] >= t[0] && t[2] >= 0.0,
-            "{gate}"
-        );
+        assert_gated(&rep);
         let r = json(&rep.join("report.json"));
         assert!(r["profile"]["samples"].as_u64().unwrap() > 0, "{p}");
         assert!(read(&rep.join("stdout.txt")).contains("time by component"));
@@ -1118,5 +1102,18 @@ fn reproduce_wonderland_simulates_and_draws_the_breakdowns() {
     assert!(
         out.contains("[paper, Figure 1 and Section 4 text]"),
         "{out}"
+    );
+}
+
+/// A measured repetition stopped at its gate: `gate.txt` gives its go, then its window's
+/// end (Unix seconds), then how long the `sync` before the go took.
+fn assert_gated(rep: &Path) {
+    let gate = read(&rep.join("gate.txt"));
+    let t: Vec<f64> = (gate.split_whitespace().skip(1).step_by(2))
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(
+        t.len() == 3 && t[0] > 1e9 && t[1] >= t[0] && t[2] >= 0.0,
+        "{gate}"
     );
 }
