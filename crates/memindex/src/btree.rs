@@ -1083,8 +1083,9 @@ impl BTree {
     /// with a value the leaf held at a version checked after it was read (so, for a
     /// caller pinned before the lookup whose values are freed only once unlinked and the
     /// pinned readers gone, a value still allocated). Slots sharing their first word
-    /// (rare for random strings, the rule for structured keys) and keys of at most 16
-    /// bytes (whose words the node holds) take [`BTree::get_hinted`]'s path.
+    /// (rare for random strings, the rule for structured keys) are compared in the key
+    /// block, in the leaf already reached (`get_in_leaf`); keys of at most 16 bytes
+    /// (whose words the node holds) take [`BTree::get_hinted`]'s path.
     ///
     /// Exact: at the checked version the candidate is the only slot that can hold the
     /// key, so a value that does not hold it means the key is absent. The last field is
@@ -1113,12 +1114,11 @@ impl BTree {
             let i = keys.heads_below(0, n, x, false);
             let head = i < n && keys.head[i].load(Relaxed) == x;
             if head && i + 1 < n && keys.head[i + 1].load(Relaxed) == x {
-                // Several slots share the first word: the key block decides.
-                if !leaf.hdr.check(f.v) {
-                    continue;
+                // Several slots share the first word: the key block decides, in this leaf.
+                match Self::get_in_leaf(&f, &k, Some(hint)) {
+                    Some((val, ver, v)) => return (val, ver, v, false),
+                    None => continue,
                 }
-                let (val, ver, v) = self.get_from_root(&k, Some(hint));
-                return (val, ver, v, false);
             }
             let cand =
                 (head && keys.len[i].load(Relaxed) == k.len).then(|| leaf.vals[i].load(Relaxed));
@@ -1152,51 +1152,66 @@ impl BTree {
         let lazy = k.len > 16;
         loop {
             let f = self.descend(Seek::At(k), hint.is_some() && !lazy);
-            let leaf = f.leaf;
-            let n = leaf.hdr.count();
-            let i = leaf.keys.rank(n, k, false);
-            // Keys longer than 16 bytes: the words past the first live in a key block of
-            // their own, which the node's prefetch does not cover. The compare below reads
-            // slot `i`'s, and the hint the high fence's: ask for both lines at once, and
-            // let another transaction run while they come.
-            if k.len > 16 {
-                let width = (k.len as usize).div_ceil(8) - 1;
-                let mut asked = false;
-                if i < n && leaf.keys.head[i].load(Relaxed) == k.w[0] {
-                    asked |= leaf.keys.prefetch_rest(i, width);
-                    // The value is the caller's record address (see the module doc): its
-                    // first line comes with the key's, not one latency after it.
-                    rt::prefetch(leaf.vals[i].load(Relaxed) as *const u8);
-                }
-                if let (Some((x, _, j)), true) = (f.hi_at, hint.is_some()) {
-                    asked |= x.keys.prefetch_rest(j, width);
-                }
-                if asked {
-                    rt::point(rt::Point::Probe);
-                }
-            }
-            let found = (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then_some(i);
-            let val = found.map(|i| leaf.vals[i].load(Relaxed));
-            if leaf.hdr.check(f.v) {
-                if let Some(h) = hint.as_deref_mut() {
-                    // The fence is read (and its node's version checked) after the leaf's
-                    // check: `take` keeps no hint if that node changed since the descent.
-                    if lazy {
-                        h.take(leaf, f.v, f.hi_at);
-                    } else {
-                        // `hi` was read before the versions on the path were checked: it
-                        // is the leaf's high fence at `f.v`.
-                        h.leaf = leaf;
-                        h.v = f.v;
-                        h.hi = f.hi;
-                        h.fence = std::ptr::null();
-                    }
-                    h.pos = found.unwrap_or(0);
-                    h.ahead = 0;
-                }
-                return (val, &leaf.hdr.version, f.v);
+            if let Some(r) = Self::get_in_leaf(&f, k, hint.as_deref_mut()) {
+                return r;
             }
         }
+    }
+
+    /// [`BTree::get_from_root`]'s step in the leaf `f` it descended to (found without the
+    /// fences when `k` is over 16 bytes). `None`: the leaf changed meanwhile; descend again.
+    #[inline]
+    fn get_in_leaf(
+        f: &Found<'_>,
+        k: &KeyWords,
+        hint: Option<&mut LeafHint>,
+    ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
+        let lazy = k.len > 16;
+        let leaf = f.leaf;
+        let n = leaf.hdr.count();
+        let i = leaf.keys.rank(n, k, false);
+        // Keys longer than 16 bytes: the words past the first live in a key block of
+        // their own, which the node's prefetch does not cover. The compare below reads
+        // slot `i`'s, and the hint the high fence's: ask for both lines at once, and
+        // let another transaction run while they come.
+        if k.len > 16 {
+            let width = (k.len as usize).div_ceil(8) - 1;
+            let mut asked = false;
+            if i < n && leaf.keys.head[i].load(Relaxed) == k.w[0] {
+                asked |= leaf.keys.prefetch_rest(i, width);
+                // The value is the caller's record address (see the module doc): its
+                // first line comes with the key's, not one latency after it.
+                rt::prefetch(leaf.vals[i].load(Relaxed) as *const u8);
+            }
+            if let (Some((x, _, j)), true) = (f.hi_at, hint.is_some()) {
+                asked |= x.keys.prefetch_rest(j, width);
+            }
+            if asked {
+                rt::point(rt::Point::Probe);
+            }
+        }
+        let found = (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then_some(i);
+        let val = found.map(|i| leaf.vals[i].load(Relaxed));
+        if leaf.hdr.check(f.v) {
+            if let Some(h) = hint {
+                // The fence is read (and its node's version checked) after the leaf's
+                // check: `take` keeps no hint if that node changed since the descent.
+                if lazy {
+                    h.take(leaf, f.v, f.hi_at);
+                } else {
+                    // `hi` was read before the versions on the path were checked: it
+                    // is the leaf's high fence at `f.v`.
+                    h.leaf = leaf;
+                    h.v = f.v;
+                    h.hi = f.hi;
+                    h.fence = std::ptr::null();
+                }
+                h.pos = found.unwrap_or(0);
+                h.ahead = 0;
+            }
+            return Some((val, &leaf.hdr.version, f.v));
+        }
+        None
     }
 
     /// The lookup in the hinted leaf (`hinted_leaf`). `None`: take the full path.

@@ -1124,10 +1124,7 @@ mod tests {
         write_page(&p, 3, 30);
         p.flush_all().unwrap();
         drop(p);
-        let path = dir.path().join("data");
-        let mut raw = std::fs::read(&path).unwrap();
-        raw[3 * PAGE_SIZE + 200] ^= 0x40;
-        std::fs::write(&path, raw).unwrap();
+        damage(dir.path(), 3 * PAGE_SIZE + 200, 0x40);
         let q = pool(dir.path(), MIN_FRAMES);
         match q.fix(3, Mode::S) {
             Err(Error::Fatal(m)) => assert!(m.contains("damaged"), "{m}"),
@@ -1135,6 +1132,14 @@ mod tests {
         }
         // And still refused on retry (the failed frame was not left mapped).
         assert!(q.fix(3, Mode::S).is_err());
+    }
+
+    /// Flip the bits `mask` of byte `at` of the pool's file `dir/data`.
+    fn damage(dir: &std::path::Path, at: usize, mask: u8) {
+        let path = dir.join("data");
+        let mut raw = std::fs::read(&path).unwrap();
+        raw[at] ^= mask;
+        std::fs::write(&path, raw).unwrap();
     }
 
     /// A pool over `dir/data` holding pages 1..=`pages`, written and flushed, then a
@@ -1195,10 +1200,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let q = reopened(dir.path(), 20, MIN_FRAMES);
         drop(q);
-        let path = dir.path().join("data");
-        let mut raw = std::fs::read(&path).unwrap();
-        raw[9 * PAGE_SIZE + 300] ^= 0x10;
-        std::fs::write(&path, raw).unwrap();
+        damage(dir.path(), 9 * PAGE_SIZE + 300, 0x10);
         let q = pool(dir.path(), MIN_FRAMES);
         q.reserve_pages(21);
         match q.prewarm(1, &mut |_, _| {}) {
