@@ -95,6 +95,16 @@ pub struct DiskWorker<'e> {
 /// primary key in front of the row: length byte + `MAX_KEY_LEN` bytes).
 pub const PK_PREFIX: usize = 1 + api::key::MAX_KEY_LEN;
 
+/// The lock on key `k` of index `index` of `table` (`None`: the index's end, which
+/// next-key locking takes past the last key).
+fn key_lock(table: u32, index: u16, k: Option<&[u8]>) -> LockId {
+    LockId::Key {
+        table,
+        index,
+        hash: k.map_or(END_HASH, key_hash),
+    }
+}
+
 impl<'e> DiskWorker<'e> {
     pub fn new(e: &'e Inner) -> Self {
         let slot = Arc::new(TxnSlot::default());
@@ -118,10 +128,9 @@ impl<'e> DiskWorker<'e> {
     }
 
     fn lock(&mut self, table: u32, index: u16, k: Option<&[u8]>, m: LockMode) -> Result<()> {
-        let hash = k.map_or(END_HASH, key_hash);
         self.e
             .locks
-            .lock(&mut self.locks, LockId::Key { table, index, hash }, m)
+            .lock(&mut self.locks, key_lock(table, index, k), m)
     }
 
     /// An S lock for reading one row. With short reads, a lock this transaction did not
@@ -131,11 +140,7 @@ impl<'e> DiskWorker<'e> {
     /// for a long query. A lock held before (the transaction's own write's, or a read's
     /// before the request) stays.
     fn read_lock(&mut self, table: u32, index: u16, k: Option<&[u8]>) -> Result<Option<LockId>> {
-        let id = LockId::Key {
-            table,
-            index,
-            hash: k.map_or(END_HASH, key_hash),
-        };
+        let id = key_lock(table, index, k);
         let short = self.short_reads && self.locks.held(id).is_none();
         self.e.locks.lock(&mut self.locks, id, LockMode::S)?;
         Ok(short.then_some(id))
@@ -155,10 +160,9 @@ impl<'e> DiskWorker<'e> {
         k: Option<&[u8]>,
         m: LockMode,
     ) -> Result<()> {
-        let hash = k.map_or(END_HASH, key_hash);
         self.e
             .locks
-            .lock_instant(&mut self.locks, LockId::Key { table, index, hash }, m)
+            .lock_instant(&mut self.locks, key_lock(table, index, k), m)
     }
 
     fn check_active(&self) {
