@@ -9,6 +9,7 @@ pub mod campaign;
 pub mod cgroup;
 pub mod compare;
 pub mod knee;
+pub mod lanes;
 pub mod manifest;
 pub mod plot;
 pub mod reproduce;

@@ -11,6 +11,7 @@
 //! Owns no engine code: the children are this same executable.
 
 use crate::cgroup;
+use crate::lanes::{Measured, Share, LANES};
 use crate::knee::{self, Sufficiency};
 use crate::results;
 use runspec::{flag, RunSpec, Workload};
@@ -805,7 +806,7 @@ fn run_rep(
     controls: &Controls,
     point: &Point,
     rep: u32,
-    measured: Option<&mut Measured<'_>>,
+    share: &mut Share<'_>,
 ) -> Result<Outcome, String> {
     let (done, partial) = rep_dir(dir, point, rep);
     let parent = partial
@@ -819,8 +820,11 @@ fn run_rep(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if measured.is_some() {
+    let gated = share.measured().is_some();
+    if gated {
         cmd.env(driver::gate::ENV, "stdin").stdin(Stdio::piped());
+    } else {
+        crate::lanes::lower_priority(&mut cmd);
     }
     {
         use std::os::unix::process::CommandExt;
@@ -850,13 +854,8 @@ fn run_rep(
         Some(i) => controls.lift(&groups[i]),
         None => Ok(()),
     };
-    let gated = measured.is_some();
-    let (out, gate) = if gated || end.is_some() {
-        output_watched(cmd, end, lift, measured)
-    } else {
-        cmd.output().map(|o| (o, Vec::new()))
-    }
-    .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let (out, gate) = output_watched(cmd, end, lift, share)
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let last = err
@@ -963,18 +962,21 @@ fn unix_now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// `cmd.output()` watching the child's stderr: `lift` once it says its measured window
-/// ended at `end` seconds (a throttled run), and for a gated run (`measured`) the go
-/// given at each `gate: ready` once every lane is held, and the lanes but one given back
-/// at each `gate: window ended`.
+/// `cmd.output()` for a repetition's child holding `share`, watching its stderr: `lift`
+/// once it says its measured window ended at `end` seconds (a throttled run), and for a
+/// gated run (a measured share) the go given at each `gate: ready` once its window holds
+/// the machine, and the window ended at each `gate: window ended`.
 fn output_watched(
     mut cmd: Command,
     end: Option<f64>,
     lift: impl FnOnce() -> Result<(), String> + Send,
-    mut measured: Option<&mut Measured<'_>>,
+    share: &mut Share<'_>,
 ) -> std::io::Result<(std::process::Output, Vec<GateTimes>)> {
     use std::io::{BufRead, Write};
     let mut child = cmd.spawn()?;
+    share.spawned(child.id());
+    let lanes = share.lanes();
+    let mut measured = share.measured();
     let err = child.stderr.take().expect("stderr is piped");
     let mut gate_in = child.stdin.take();
     std::thread::scope(|sc| {
@@ -1030,7 +1032,7 @@ fn output_watched(
             }
             stdout
         });
-        let status = child.wait();
+        let status = crate::lanes::wait_child(&mut child, lanes);
         let stdout = out_reader.join().expect("the stdout reader does not panic");
         let (stderr, gate) = reader.join().expect("the stderr reader does not panic");
         status.map(|status| {
@@ -1969,211 +1971,24 @@ pub fn jobs(kind: Kind) -> usize {
     }
 }
 
-/// The machine's share of work, across every sweep (and every paper of `reproduce all`)
-/// of this process. Two classes of work:
-/// - lane work counts, not time: a simulation (its instruction and miss counts do not
-///   depend on what runs beside it), a load, writing plots. Each takes one lane, at most
-///   [`jobs`]`(Simulate)` at once (one per core);
-/// - alone work is measured: the warm-up and measured window of a native run or
-///   profile, whose throughput would move with anything beside it. It takes every lane:
-///   it starts only when no lane is held and no lane work waits, and holds them all
-///   until the window ends, so nothing of this process runs beside it.
-///
-/// A measured repetition ([`Measured`]) is lane work but for its window: its child
-/// loads on one lane, stops at its gate (`driver::gate`), takes every lane for its
-/// warm-up and window, and gives all but one back when the window ends for its close
-/// and checks. One measured repetition at a time is between its load's start and its
-/// window's end (the measured turn): a loaded neighbour waiting at its gate would keep
-/// its engine's threads and its dirty pages beside the window.
-///
-/// Lane work is served first: an alone request waits while any lane work waits, so the
-/// simulations of every paper fill both cores first and the measured windows follow,
-/// one at a time. Within each class, first come, first served.
-struct Slots {
-    state: std::sync::Mutex<SlotState>,
-    freed: std::sync::Condvar,
-}
-
-struct SlotState {
-    /// Lanes held (an alone holder holds them all).
-    held: usize,
-    /// Requests ever made (so `slots_asked` can say whether any was).
-    asked: u64,
-    /// Tickets of each class: handed out and the next one served (FIFO).
-    lane_next: u64,
-    lane_serving: u64,
-    alone_next: u64,
-    alone_serving: u64,
-    /// The measured turn: taken, and its tickets (FIFO).
-    turn_taken: bool,
-    turn_next: u64,
-    turn_serving: u64,
-}
-
-static SLOTS: Slots = Slots::new();
-
-/// Lanes held by one piece of work, given back when dropped.
-struct Held<'a>(&'a Slots, usize);
-
-impl Slots {
-    const fn new() -> Slots {
-        Slots {
-            state: std::sync::Mutex::new(SlotState {
-                held: 0,
-                asked: 0,
-                lane_next: 0,
-                lane_serving: 0,
-                alone_next: 0,
-                alone_serving: 0,
-                turn_taken: false,
-                turn_next: 0,
-                turn_serving: 0,
-            }),
-            freed: std::sync::Condvar::new(),
-        }
-    }
-
-    /// Wait for the lanes work of `kind` needs (one for a simulation, all `cap` for a
-    /// measured run), of `cap` in all.
-    fn take(&self, kind: Kind, cap: usize) -> Held<'_> {
-        if kind.native() {
-            self.alone(cap)
-        } else {
-            self.lane(cap)
-        }
-    }
-
-    /// One lane, as soon as one is free and the lane requests before it are served.
-    fn lane(&self, cap: usize) -> Held<'_> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.asked += 1;
-        let ticket = st.lane_next;
-        st.lane_next += 1;
-        while st.lane_serving != ticket || st.held >= cap {
-            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-        st.held += 1;
-        st.lane_serving += 1;
-        self.freed.notify_all();
-        Held(self, 1)
-    }
-
-    /// Every lane, once none is held and no lane work waits.
-    fn alone(&self, cap: usize) -> Held<'_> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.asked += 1;
-        let ticket = st.alone_next;
-        st.alone_next += 1;
-        while st.alone_serving != ticket || st.held > 0 || st.lane_serving != st.lane_next {
-            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-        st.held = cap.max(1);
-        st.alone_serving += 1;
-        self.freed.notify_all();
-        Held(self, cap.max(1))
-    }
-
-    /// Give back all lanes of `held` but one (a measured window's end: its close and
-    /// checks are lane work).
-    fn keep_one(&self, held: &mut Held<'_>) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.held -= held.1 - 1;
-        held.1 = 1;
-        self.freed.notify_all();
-    }
-
-    /// The measured turn, once the repetitions asking before have had theirs.
-    fn take_turn(&self) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let ticket = st.turn_next;
-        st.turn_next += 1;
-        while st.turn_serving != ticket || st.turn_taken {
-            st = self.freed.wait(st).unwrap_or_else(|e| e.into_inner());
-        }
-        st.turn_taken = true;
-        st.turn_serving += 1;
-        self.freed.notify_all();
-    }
-
-    fn give_turn(&self) {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.turn_taken = false;
-        self.freed.notify_all();
-    }
-}
-
-/// A measured repetition's share of the machine through its phases (see [`Slots`]):
-/// one lane for its load, every lane from its go to its window's end, one lane after.
-pub(crate) struct Measured<'a> {
-    slots: &'a Slots,
-    cap: usize,
-    held: Option<Held<'a>>,
-    turn: bool,
-}
-
-impl<'a> Measured<'a> {
-    /// The measured turn, then one lane for the load.
-    fn start(slots: &'a Slots, cap: usize) -> Measured<'a> {
-        slots.take_turn();
-        let held = Some(slots.lane(cap));
-        Measured {
-            slots,
-            cap,
-            held,
-            turn: true,
-        }
-    }
-
-    /// The child is loaded and waits at its gate: every lane, once no lane work runs or
-    /// waits. A child running several runs (`--alone`) takes the turn again here.
-    fn ready(&mut self) {
-        self.held = None;
-        if !self.turn {
-            self.slots.take_turn();
-            self.turn = true;
-        }
-        self.held = Some(self.slots.alone(self.cap));
-    }
-
-    /// The window is over: one lane kept for the close and checks; the turn passes on.
-    fn window_ended(&mut self) {
-        if let Some(h) = &mut self.held {
-            self.slots.keep_one(h);
-        }
-        if self.turn {
-            self.turn = false;
-            self.slots.give_turn();
-        }
-    }
-}
-
-impl Drop for Measured<'_> {
-    fn drop(&mut self) {
-        self.held = None;
-        if self.turn {
-            self.slots.give_turn();
-        }
-    }
-}
-
-/// How many requests for lanes (lane work or alone) this process has made so far.
+/// How many requests for the machine's share (lanes, windows, measured turns) this
+/// process has made so far.
 pub fn slots_asked() -> u64 {
-    SLOTS.state.lock().unwrap_or_else(|e| e.into_inner()).asked
+    LANES.asked()
 }
 
-/// Run `f` as lane work (a load, plotting: work whose result does not depend on what
-/// runs beside it), so that it never runs beside a measured repetition of this process.
+/// Run `f` as lane work that cannot be stopped (in-process work: plotting, writing a
+/// paper's output), so that it never runs beside a measured window of this process
+/// ([`crate::lanes`]). A child process is better run through [`lane_output`]: a window
+/// stops it instead of waiting for it.
 pub fn lane_work<T>(f: impl FnOnce() -> T) -> T {
-    let _held = SLOTS.lane(jobs(Kind::Simulate));
-    f()
+    crate::lanes::lane_work(jobs(Kind::Simulate), f)
 }
 
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        let mut st = self.0.state.lock().unwrap_or_else(|e| e.into_inner());
-        st.held -= self.1;
-        self.0.freed.notify_all();
-    }
+/// Run `cmd` to its end as stoppable lane work (a load: work whose result does not
+/// depend on what runs beside it), as `Command::output` does.
+pub fn lane_output(cmd: Command) -> std::io::Result<std::process::Output> {
+    crate::lanes::lane_output(cmd, jobs(Kind::Simulate))
 }
 
 /// A repetition's progress line: its point, its main figure, its own seconds (holding its
@@ -2264,14 +2079,17 @@ pub fn run(
                 });
                 let (tx, controls, p) = (tx.clone(), &controls, p.clone());
                 sc.spawn(move || {
-                    // A measured repetition is lane work but for its window (`Slots`).
-                    let mut measured = spec.kind.native().then(|| Measured::start(&SLOTS, slots));
-                    let held = measured.is_none().then(|| SLOTS.take(spec.kind, slots));
+                    // A measured repetition loads and closes beside the lanes and runs its
+                    // window alone; a simulation takes a lane (`lanes`).
+                    let mut share = if spec.kind.native() {
+                        Share::Measured(Measured::start(&LANES))
+                    } else {
+                        Share::Lane(LANES.lane(slots, true))
+                    };
                     let t0 = std::time::Instant::now();
-                    let o = run_rep(exe, dir, spec, controls, &p, rep, measured.as_mut());
+                    let o = run_rep(exe, dir, spec, controls, &p, rep, &mut share);
                     let t = t0.elapsed().as_secs_f64();
-                    drop(held);
-                    drop(measured);
+                    drop(share);
                     // The receiver outlives every sender (this scope).
                     let _ = tx.send((p, rep, o, t));
                 });
@@ -2309,131 +2127,6 @@ mod tests {
         assert_eq!(jobs(Kind::Profile), 1);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         assert_eq!(jobs(Kind::Simulate), cores.min(8));
-    }
-
-    #[test]
-    fn simulations_share_the_slots_and_a_native_run_waits_for_all() {
-        let slots = Slots::new();
-        let (a, b) = (slots.take(Kind::Simulate, 2), slots.take(Kind::Simulate, 2));
-        std::thread::scope(|sc| {
-            let (tx, rx) = std::sync::mpsc::channel();
-            let slots = &slots;
-            sc.spawn(move || {
-                let held = slots.take(Kind::Run, 2);
-                tx.send(held.1).unwrap();
-            });
-            // Both slots are held: the run cannot start.
-            let wait = std::time::Duration::from_millis(50);
-            assert!(rx.recv_timeout(wait).is_err());
-            drop(a);
-            assert!(rx.recv_timeout(wait).is_err(), "one slot is not all");
-            drop(b);
-            assert_eq!(rx.recv().unwrap(), 2);
-        });
-        // All given back: a simulation takes one at once.
-        assert_eq!(slots.take(Kind::Simulate, 2).1, 1);
-    }
-
-    #[test]
-    fn a_measured_run_never_overlaps_other_work() {
-        // Many threads take lanes, alone turns and gated measured repetitions (a lane for
-        // the load, every lane for the window, one lane for the close) at once; each
-        // holder checks, on entry and after a pause, that nothing runs beside a window,
-        // that no more than `cap` lanes are held and that one measured repetition at a
-        // time is between its load and its window's end. Any overlap fails the test.
-        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-        let (slots, cap) = (Slots::new(), 2);
-        let (inside, alone_in) = (AtomicUsize::new(0), AtomicBool::new(false));
-        let (alone_turns, most_lanes) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let (loading, windows) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let pause = |ms| std::thread::sleep(std::time::Duration::from_millis(ms));
-        // A piece of lane work: one of at most `cap`, never beside a window.
-        let lane = |ms| {
-            let n = inside.fetch_add(1, SeqCst) + 1;
-            assert!(!alone_in.load(SeqCst), "a lane beside a measured window");
-            assert!(n <= cap, "{n} lanes held of {cap}");
-            most_lanes.fetch_max(n, SeqCst);
-            pause(ms);
-            assert!(!alone_in.load(SeqCst), "a measured window beside a lane");
-            inside.fetch_sub(1, SeqCst);
-        };
-        // A window: nothing else inside from its start to its end.
-        let window = || {
-            let n = inside.fetch_add(1, SeqCst) + 1;
-            assert_eq!(n, 1, "a measured window started beside other work");
-            alone_in.store(true, SeqCst);
-            pause(2);
-            assert_eq!(
-                inside.load(SeqCst),
-                1,
-                "work started beside a measured window"
-            );
-            alone_in.store(false, SeqCst);
-            inside.fetch_sub(1, SeqCst);
-        };
-        std::thread::scope(|sc| {
-            for t in 0..6u64 {
-                let (slots, lane, window) = (&slots, &lane, &window);
-                let (alone_turns, loading, windows) = (&alone_turns, &loading, &windows);
-                sc.spawn(move || {
-                    for i in 0..12u64 {
-                        match (t * 7 + i * 3) % 6 {
-                            0 => {
-                                let held = slots.take(Kind::Run, cap);
-                                window();
-                                alone_turns.fetch_add(1, SeqCst);
-                                drop(held);
-                            }
-                            1 | 2 => {
-                                let mut m = Measured::start(slots, cap);
-                                assert_eq!(loading.fetch_add(1, SeqCst), 0, "two loaded at once");
-                                lane(1);
-                                m.ready();
-                                window();
-                                loading.fetch_sub(1, SeqCst);
-                                m.window_ended();
-                                lane(1);
-                                windows.fetch_add(1, SeqCst);
-                            }
-                            _ => {
-                                let held = slots.take(Kind::Simulate, cap);
-                                lane(1);
-                                drop(held);
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        // Every kind ran, and lanes did run side by side (the test exercised them all).
-        assert_eq!(alone_turns.load(SeqCst), 12);
-        assert_eq!(windows.load(SeqCst), 24);
-        assert_eq!(most_lanes.load(SeqCst), cap);
-        let st = slots.state.lock().unwrap();
-        assert_eq!((st.held, st.turn_taken), (0, false));
-    }
-
-    #[test]
-    fn lane_work_is_served_before_a_waiting_measured_run() {
-        let slots = Slots::new();
-        let a = slots.take(Kind::Simulate, 2);
-        std::thread::scope(|sc| {
-            let (tx, rx) = std::sync::mpsc::channel();
-            let slots = &slots;
-            sc.spawn(move || {
-                let _held = slots.take(Kind::Run, 2);
-                tx.send("run").unwrap();
-            });
-            let wait = std::time::Duration::from_millis(50);
-            assert!(rx.recv_timeout(wait).is_err(), "a lane is held");
-            // A simulation asking after the measured run still gets the free lane.
-            let b = slots.take(Kind::Simulate, 2);
-            assert!(rx.recv_timeout(wait).is_err());
-            drop(a);
-            assert!(rx.recv_timeout(wait).is_err(), "one lane still held");
-            drop(b);
-            assert_eq!(rx.recv().unwrap(), "run");
-        });
     }
 
     #[test]

@@ -1,0 +1,691 @@
+//! The machine's share of work, across every sweep (and every paper of `reproduce all`)
+//! of this process. Two classes of work:
+//! - lane work counts, not time: a simulation (its instruction and miss counts do not
+//!   depend on what runs beside it), a load, writing plots. Each takes one lane, at most
+//!   `cap` at once (one per core: `sweep::jobs(Kind::Simulate)`);
+//! - a measured window: the warm-up and measured time of a native run or profile, whose
+//!   throughput would move with anything beside it. Nothing of this process runs beside
+//!   it.
+//!
+//! A window does not wait for lane work to end: it stops it. Lane work run as a child
+//! process (a simulation, [`lane_output`]) is *stoppable*: at a window's start every
+//! stoppable child and its descendants get `SIGSTOP`, and `SIGCONT` at its end. Lane work
+//! that cannot be stopped (in-process work: plots, [`lane_work`]) keeps its lane and the
+//! window waits for it to end; while a window waits, no such work starts. So the
+//! simulations that fill both cores no longer keep the measured windows waiting, and a
+//! window is still alone on the machine (stopped processes keep their memory, not a
+//! core).
+//!
+//! A measured repetition ([`Measured`]) loads and closes beside the lanes (its child at
+//! normal priority, the simulations' children at a lower one: the measured chain is the
+//! one that decides when a sweep ends); its child stops at its gate (`driver::gate`) after
+//! the load, its window runs alone, and its close and checks are stoppable work like a
+//! simulation's. One measured repetition at a time is between its load's start and its
+//! window's end (the measured turn): a loaded neighbour waiting at its gate would keep
+//! its engine's threads and its dirty pages beside the window.
+
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The niceness of stoppable lane work's children: below a measured repetition's load
+/// and close, which decide when the sweep ends; their figures do not depend on it.
+pub(crate) const LANE_NICE: i32 = 10;
+
+pub(crate) struct Lanes {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+struct State {
+    /// Lanes held.
+    held: usize,
+    /// Lanes held by work no window can stop: in-process work, and lanes whose child is
+    /// not started yet.
+    unstoppable: usize,
+    /// Stoppable processes running: lane work's children and measured repetitions'
+    /// closes (each with its descendants).
+    children: Vec<u32>,
+    /// A window runs, and the processes it stopped (in the order stopped).
+    window: bool,
+    stopped: Vec<u32>,
+    /// Requests ever made (so `asked` can say whether any was).
+    asked: u64,
+    /// Tickets of each class: handed out and the next one served (FIFO).
+    lane_next: u64,
+    lane_serving: u64,
+    window_next: u64,
+    window_serving: u64,
+    /// The measured turn: taken, and its tickets (FIFO).
+    turn_taken: bool,
+    turn_next: u64,
+    turn_serving: u64,
+}
+
+impl State {
+    fn window_waits(&self) -> bool {
+        self.window_serving != self.window_next
+    }
+}
+
+pub(crate) static LANES: Lanes = Lanes::new();
+
+/// One lane, given back when dropped.
+pub(crate) struct Lane<'a> {
+    lanes: &'a Lanes,
+    /// Counted as unstoppable (in-process work, or a child not registered yet).
+    unstoppable: bool,
+}
+
+/// A running window: every stopped process continues when it is dropped.
+pub(crate) struct Window<'a>(&'a Lanes);
+
+impl Lanes {
+    pub(crate) const fn new() -> Lanes {
+        Lanes {
+            state: Mutex::new(State {
+                held: 0,
+                unstoppable: 0,
+                children: Vec::new(),
+                window: false,
+                stopped: Vec::new(),
+                asked: 0,
+                lane_next: 0,
+                lane_serving: 0,
+                window_next: 0,
+                window_serving: 0,
+                turn_taken: false,
+                turn_next: 0,
+                turn_serving: 0,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'g>(&self, st: MutexGuard<'g, State>) -> MutexGuard<'g, State> {
+        self.changed.wait(st).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One lane of `cap`, as soon as one is free, no window runs and the lane requests
+    /// before it are served. Work that cannot be stopped (`stoppable` false) also waits
+    /// while a window waits, so that windows are not put off for ever.
+    pub(crate) fn lane(&self, cap: usize, stoppable: bool) -> Lane<'_> {
+        let mut st = self.lock();
+        st.asked += 1;
+        let ticket = st.lane_next;
+        st.lane_next += 1;
+        while st.lane_serving != ticket
+            || st.held >= cap.max(1)
+            || st.window
+            || (!stoppable && st.window_waits())
+        {
+            st = self.wait(st);
+        }
+        st.held += 1;
+        // A stoppable lane counts as unstoppable until its child is registered.
+        st.unstoppable += 1;
+        st.lane_serving += 1;
+        self.changed.notify_all();
+        Lane {
+            lanes: self,
+            unstoppable: true,
+        }
+    }
+
+    /// A window: once the windows asked before have run and no unstoppable lane work
+    /// runs, every stoppable process is stopped until the window is dropped.
+    pub(crate) fn window(&self) -> Window<'_> {
+        let mut st = self.lock();
+        st.asked += 1;
+        let ticket = st.window_next;
+        st.window_next += 1;
+        while st.window_serving != ticket || st.window || st.unstoppable > 0 {
+            st = self.wait(st);
+        }
+        st.window_serving += 1;
+        st.window = true;
+        // Stopped under the lock: no child registers or ends half-way through.
+        let mut stopped = Vec::new();
+        for &pid in &st.children {
+            stop_tree(pid, &mut stopped);
+        }
+        st.stopped = stopped;
+        self.changed.notify_all();
+        Window(self)
+    }
+
+    /// `pid`, a child of this process, runs stoppable work until [`Lanes::ended`].
+    fn register(st: &mut State, pid: u32) {
+        st.children.push(pid);
+        if st.window {
+            // Cannot happen for lane work (no lane is given during a window, and a window
+            // waits for a lane's child to be registered); stop it rather than trust that.
+            let mut more = Vec::new();
+            stop_tree(pid, &mut more);
+            st.stopped.extend(more);
+        }
+    }
+
+    /// `pid` has ended but is not reaped yet (so its number is not anyone else's): no
+    /// window may signal it from now on.
+    fn ended(&self, pid: u32) {
+        let mut st = self.lock();
+        st.children.retain(|&p| p != pid);
+        // Stopped during a window and ended (killed): not continued once reaped. Its
+        // descendants, stopped, keep their numbers and are continued with the rest.
+        st.stopped.retain(|&p| p != pid);
+        self.changed.notify_all();
+    }
+
+    /// The measured turn, once the repetitions asking before have had theirs.
+    fn take_turn(&self) {
+        let mut st = self.lock();
+        st.asked += 1;
+        let ticket = st.turn_next;
+        st.turn_next += 1;
+        while st.turn_serving != ticket || st.turn_taken {
+            st = self.wait(st);
+        }
+        st.turn_taken = true;
+        st.turn_serving += 1;
+        self.changed.notify_all();
+    }
+
+    fn give_turn(&self) {
+        let mut st = self.lock();
+        st.turn_taken = false;
+        self.changed.notify_all();
+    }
+
+    /// How many requests (lanes, windows, measured turns) were made so far.
+    pub(crate) fn asked(&self) -> u64 {
+        self.lock().asked
+    }
+
+    #[cfg(test)]
+    fn idle(&self) -> bool {
+        let st = self.lock();
+        st.held == 0
+            && st.unstoppable == 0
+            && st.children.is_empty()
+            && !st.window
+            && st.stopped.is_empty()
+            && !st.turn_taken
+    }
+}
+
+impl Lane<'_> {
+    /// The lane's work is the child `pid` (and its descendants), stoppable by a window
+    /// from now until it ends ([`wait_child`]).
+    pub(crate) fn run_by(&mut self, pid: u32) {
+        assert!(self.unstoppable, "a lane runs one child");
+        // One hold of the lock: a window starting in between would miss the child.
+        let mut st = self.lanes.lock();
+        st.unstoppable -= 1;
+        self.unstoppable = false;
+        Lanes::register(&mut st, pid);
+        self.lanes.changed.notify_all();
+    }
+}
+
+impl Drop for Lane<'_> {
+    fn drop(&mut self) {
+        let mut st = self.lanes.lock();
+        st.held -= 1;
+        if self.unstoppable {
+            st.unstoppable -= 1;
+        }
+        self.lanes.changed.notify_all();
+    }
+}
+
+impl Drop for Window<'_> {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        let stopped = std::mem::take(&mut st.stopped);
+        cont_all(&stopped);
+        st.window = false;
+        self.0.changed.notify_all();
+    }
+}
+
+/// A measured repetition's share of the machine through its phases (see the module's
+/// doc): its load beside the lanes, a window from its go to its window's end, its close
+/// stoppable.
+pub(crate) struct Measured<'a> {
+    lanes: &'a Lanes,
+    window: Option<Window<'a>>,
+    turn: bool,
+    child: Option<u32>,
+}
+
+impl<'a> Measured<'a> {
+    /// The measured turn; the load then runs.
+    pub(crate) fn start(lanes: &'a Lanes) -> Measured<'a> {
+        lanes.take_turn();
+        Measured {
+            lanes,
+            window: None,
+            turn: true,
+            child: None,
+        }
+    }
+
+    /// The repetition's child is `pid`.
+    pub(crate) fn spawned(&mut self, pid: u32) {
+        self.child = Some(pid);
+    }
+
+    /// The child is loaded and waits at its gate: a window. A child running several
+    /// runs (`--alone`) takes the turn again here.
+    pub(crate) fn ready(&mut self) {
+        if !self.turn {
+            self.lanes.take_turn();
+            self.turn = true;
+        }
+        if let Some(pid) = self.child {
+            // Its close of an earlier run was stoppable; its own window must not stop it.
+            self.lanes.lock().children.retain(|&p| p != pid);
+        }
+        if self.window.is_none() {
+            self.window = Some(self.lanes.window());
+        }
+    }
+
+    /// The window is over: the close and checks are stoppable; the turn passes on.
+    pub(crate) fn window_ended(&mut self) {
+        let had = self.window.take().is_some();
+        if had {
+            if let Some(pid) = self.child {
+                let mut st = self.lanes.lock();
+                if !st.children.contains(&pid) {
+                    Lanes::register(&mut st, pid);
+                }
+            }
+        }
+        if self.turn {
+            self.turn = false;
+            self.lanes.give_turn();
+        }
+    }
+}
+
+impl Drop for Measured<'_> {
+    fn drop(&mut self) {
+        self.window = None;
+        if self.turn {
+            self.lanes.give_turn();
+        }
+    }
+}
+
+/// What a repetition's child holds of the machine: a lane (a simulation) or a measured
+/// repetition's phases.
+pub(crate) enum Share<'a> {
+    Lane(Lane<'a>),
+    Measured(Measured<'a>),
+}
+
+impl<'a> Share<'a> {
+    /// The repetition's child `pid` has started.
+    pub(crate) fn spawned(&mut self, pid: u32) {
+        match self {
+            Share::Lane(l) => l.run_by(pid),
+            Share::Measured(m) => m.spawned(pid),
+        }
+    }
+
+    pub(crate) fn measured(&mut self) -> Option<&mut Measured<'a>> {
+        match self {
+            Share::Lane(_) => None,
+            Share::Measured(m) => Some(m),
+        }
+    }
+
+    pub(crate) fn lanes(&self) -> &'a Lanes {
+        match self {
+            Share::Lane(l) => l.lanes,
+            Share::Measured(m) => m.lanes,
+        }
+    }
+}
+
+/// Wait for `child` to end, then reap it. In between, once it has ended and while its
+/// number is still its own, it is taken off the stoppable processes: a window never
+/// signals a number another process may have taken.
+pub(crate) fn wait_child(child: &mut Child, lanes: &Lanes) -> std::io::Result<ExitStatus> {
+    let pid = child.id();
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid out-parameter; waitid writes it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for our own unreaped child without reaping it (WNOWAIT).
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            lanes.ended(pid);
+            return Err(e);
+        }
+    }
+    lanes.ended(pid);
+    child.wait()
+}
+
+/// Run `cmd` to its end as stoppable lane work of `cap` lanes (a load or any other work
+/// whose result does not depend on what runs beside it), at [`LANE_NICE`], collecting
+/// its output as `Command::output` does.
+pub fn lane_output(mut cmd: Command, cap: usize) -> std::io::Result<Output> {
+    let mut lane = LANES.lane(cap, true);
+    lower_priority(&mut cmd);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn()?;
+    lane.run_by(child.id());
+    let (out, err) = (child.stdout.take(), child.stderr.take());
+    std::thread::scope(|sc| {
+        let read = |p: Option<Box<dyn std::io::Read + Send>>| {
+            sc.spawn(move || {
+                let mut v = Vec::new();
+                if let Some(mut p) = p {
+                    let _ = p.read_to_end(&mut v);
+                }
+                v
+            })
+        };
+        let o = read(out.map(|o| Box::new(o) as Box<dyn std::io::Read + Send>));
+        let e = read(err.map(|e| Box::new(e) as Box<dyn std::io::Read + Send>));
+        let status = wait_child(&mut child, &LANES);
+        let stdout = o.join().expect("the stdout reader does not panic");
+        let stderr = e.join().expect("the stderr reader does not panic");
+        status.map(|status| Output {
+            status,
+            stdout,
+            stderr,
+        })
+    })
+}
+
+/// Start `cmd`'s child at [`LANE_NICE`].
+pub(crate) fn lower_priority(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setpriority is async-signal-safe and touches no memory of ours; a failure
+    // leaves the child at normal priority, which changes no figure.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::setpriority(libc::PRIO_PROCESS, 0, LANE_NICE);
+            Ok(())
+        });
+    }
+}
+
+/// Run `f` as lane work that cannot be stopped (in-process work: plots, a summary), so
+/// that it never runs beside a measured window of this process.
+pub fn lane_work<T>(cap: usize, f: impl FnOnce() -> T) -> T {
+    let _lane = LANES.lane(cap, false);
+    f()
+}
+
+/// Stop `pid`, then its descendants (each stopped before its children are read: a
+/// stopped process neither forks nor reaps, so the numbers read stay theirs), appending
+/// each process stopped to `out`.
+fn stop_tree(pid: u32, out: &mut Vec<u32>) {
+    // SAFETY: kill with a valid signal number has no memory effects.
+    if unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) } != 0 {
+        return;
+    }
+    out.push(pid);
+    wait_stopped(pid);
+    for c in children(pid) {
+        stop_tree(c, out);
+    }
+}
+
+/// Continue the processes of `stopped`, the last stopped first (children before their
+/// parents, so none is reaped before it is continued).
+fn cont_all(stopped: &[u32]) {
+    for &pid in stopped.iter().rev() {
+        // SAFETY: as in `stop_tree`.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
+    }
+}
+
+/// Wait until `pid` is stopped (or gone), at most half a second: a process inside a long
+/// system call stops when it returns, and a window does not wait for it longer.
+fn wait_stopped(pid: u32) {
+    let t0 = Instant::now();
+    while !matches!(proc_state(pid), None | Some('T' | 't' | 'Z' | 'X')) {
+        if t0.elapsed() > Duration::from_millis(500) {
+            return;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// A process's state letter (`/proc/PID/stat`'s third field); None once it is gone.
+pub(crate) fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: the state follows the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.trim_start().chars().next()
+}
+
+/// The children of every thread of `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+
+    fn pause(ms: u64) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+
+    #[test]
+    fn a_measured_window_never_overlaps_other_work() {
+        // Many threads take lanes for in-process work, windows and measured repetitions
+        // (a turn, a window, then a close) at once; each checks, on entry and after a
+        // pause, that nothing unstoppable runs beside a window, that no more than `cap`
+        // lanes are held and that one measured repetition at a time is between its load
+        // and its window's end. Any overlap fails the test.
+        let (lanes, cap) = (Lanes::new(), 2);
+        let (inside, window_in) = (AtomicUsize::new(0), AtomicBool::new(false));
+        let (windows, most_lanes, loading) =
+            (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+        let lane_work = |ms| {
+            let _lane = lanes.lane(cap, false);
+            let n = inside.fetch_add(1, SeqCst) + 1;
+            assert!(!window_in.load(SeqCst), "lane work beside a measured window");
+            assert!(n <= cap, "{n} lanes held of {cap}");
+            most_lanes.fetch_max(n, SeqCst);
+            pause(ms);
+            assert!(!window_in.load(SeqCst), "a measured window beside lane work");
+            inside.fetch_sub(1, SeqCst);
+        };
+        let window = || {
+            assert_eq!(inside.load(SeqCst), 0, "a window started beside lane work");
+            window_in.store(true, SeqCst);
+            pause(2);
+            assert_eq!(inside.load(SeqCst), 0, "lane work started beside a window");
+            window_in.store(false, SeqCst);
+            windows.fetch_add(1, SeqCst);
+        };
+        std::thread::scope(|sc| {
+            for t in 0..6u64 {
+                let (lanes, lane_work, window, loading) = (&lanes, &lane_work, &window, &loading);
+                sc.spawn(move || {
+                    for i in 0..12u64 {
+                        match (t * 7 + i * 3) % 6 {
+                            0 => {
+                                let _w = lanes.window();
+                                window();
+                            }
+                            1 | 2 => {
+                                let mut m = Measured::start(lanes);
+                                assert_eq!(loading.fetch_add(1, SeqCst), 0, "two loaded at once");
+                                pause(1);
+                                m.ready();
+                                window();
+                                loading.fetch_sub(1, SeqCst);
+                                m.window_ended();
+                            }
+                            _ => lane_work(1),
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(windows.load(SeqCst), 36);
+        assert_eq!(most_lanes.load(SeqCst), cap, "lanes ran side by side");
+        assert!(lanes.idle());
+    }
+
+    /// A child that spins until killed.
+    fn spinner() -> Child {
+        Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("sh starts")
+    }
+
+    fn cpu_ticks(pid: u32) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let f: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        // utime and stime: fields 14 and 15, the 12th and 13th after the state.
+        f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+    }
+
+    #[test]
+    fn a_window_stops_lane_children_and_their_descendants_until_it_ends() {
+        let lanes = Lanes::new();
+        // A stoppable lane whose child has a child of its own, both spinning.
+        let mut lane = lanes.lane(2, true);
+        let mut parent = Command::new("sh")
+            .args(["-c", "sh -c 'while :; do :; done' & while :; do :; done"])
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = parent.id();
+        lane.run_by(pid);
+        let grandchild = (0..200)
+            .find_map(|_| {
+                pause(5);
+                children(pid).first().copied()
+            })
+            .expect("the child forks");
+        let w = lanes.window();
+        for p in [pid, grandchild] {
+            assert_eq!(proc_state(p), Some('T'), "{p} stopped during the window");
+        }
+        let before = (cpu_ticks(pid), cpu_ticks(grandchild));
+        pause(150);
+        assert_eq!((cpu_ticks(pid), cpu_ticks(grandchild)), before, "no CPU while stopped");
+        drop(w);
+        pause(20);
+        for p in [pid, grandchild] {
+            assert_ne!(proc_state(p), Some('T'), "{p} runs again after the window");
+        }
+        // SAFETY: signals our own children.
+        unsafe {
+            libc::kill(grandchild as libc::pid_t, libc::SIGKILL);
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+        let st = wait_child(&mut parent, &lanes).unwrap();
+        assert!(!st.success());
+        drop(lane);
+        assert!(lanes.idle());
+    }
+
+    #[test]
+    fn a_window_waits_for_unstoppable_work_and_holds_back_more_of_it() {
+        let lanes = Lanes::new();
+        let fixed = lanes.lane(2, false);
+        std::thread::scope(|sc| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let lanes = &lanes;
+            let w = sc.spawn(move || {
+                let w = lanes.window();
+                tx.send("window").unwrap();
+                pause(30);
+                drop(w);
+            });
+            let wait = Duration::from_millis(50);
+            assert!(rx.recv_timeout(wait).is_err(), "in-process work runs");
+            // More in-process work waits behind the window; a stoppable lane also waits
+            // (FIFO) and then for the window's end.
+            let (tx2, rx2) = std::sync::mpsc::channel();
+            sc.spawn(move || {
+                let _l = lanes.lane(2, false);
+                tx2.send(()).unwrap();
+            });
+            assert!(rx2.recv_timeout(wait).is_err(), "held back while a window waits");
+            drop(fixed);
+            assert_eq!(rx.recv().unwrap(), "window");
+            w.join().unwrap();
+            rx2.recv().unwrap();
+        });
+        assert!(lanes.idle());
+    }
+
+    #[test]
+    fn a_measured_close_is_stopped_by_the_next_window() {
+        let lanes = Lanes::new();
+        let mut first = Measured::start(&lanes);
+        let mut close = spinner();
+        first.spawned(close.id());
+        first.ready();
+        first.window_ended();
+        // The next repetition's window stops the first one's close.
+        let mut second = Measured::start(&lanes);
+        second.ready();
+        assert_eq!(proc_state(close.id()), Some('T'));
+        second.window_ended();
+        pause(20);
+        assert_ne!(proc_state(close.id()), Some('T'));
+        close.kill().unwrap();
+        wait_child(&mut close, &lanes).unwrap();
+        drop((first, second));
+        assert!(lanes.idle());
+    }
+
+    #[test]
+    fn an_ended_child_is_never_signalled() {
+        let lanes = Lanes::new();
+        let mut lane = lanes.lane(1, true);
+        let mut child = Command::new("true").spawn().unwrap();
+        lane.run_by(child.id());
+        assert!(wait_child(&mut child, &lanes).unwrap().success());
+        // Taken off before it was reaped: a window has nothing to stop.
+        let w = lanes.window();
+        assert!(lanes.lock().stopped.is_empty());
+        drop(w);
+        drop(lane);
+        assert!(lanes.idle());
+    }
+}
