@@ -275,6 +275,14 @@ impl<'a> Measured<'a> {
         }
     }
 
+    /// How many processes the window running now stopped (0 outside a window).
+    pub(crate) fn stopped(&self) -> usize {
+        match &self.window {
+            Some(w) => w.0.lock().stopped.len(),
+            None => 0,
+        }
+    }
+
     /// The repetition's child is `pid`.
     pub(crate) fn spawned(&mut self, pid: u32) {
         self.child = Some(pid);

@@ -938,20 +938,23 @@ fn window_closed(line: &str, end: f64) -> bool {
 }
 
 /// One gated window of a repetition: when the go was given (after `sync_s` seconds of
-/// `sync`) and when the child said its window ended, as seconds since the Unix epoch.
+/// `sync`) and when the child said its window ended, as seconds since the Unix epoch, and
+/// how many processes it stopped.
 #[derive(Debug, Clone, Default)]
 struct GateTimes {
     go: f64,
     sync_s: f64,
     window_end: Option<f64>,
+    /// Processes (lane work's and closes', with their descendants) stopped for it.
+    stopped: usize,
 }
 
 impl GateTimes {
     fn line(&self) -> String {
         let end = self.window_end.map_or("none".into(), |e| format!("{e:.3}"));
         format!(
-            "go {:.3} window_end {end} sync_s {:.3}\n",
-            self.go, self.sync_s
+            "go {:.3} window_end {end} sync_s {:.3} stopped {}\n",
+            self.go, self.sync_s, self.stopped
         )
     }
 }
@@ -1001,6 +1004,7 @@ fn output_watched(
                             go: unix_now(),
                             sync_s,
                             window_end: None,
+                            stopped: m.stopped(),
                         });
                         // A child gone already fails on its own; nothing to give.
                         let _ = input.write_all(b"go\n").and_then(|()| input.flush());

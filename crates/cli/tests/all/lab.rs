@@ -1106,14 +1106,15 @@ fn reproduce_wonderland_simulates_and_draws_the_breakdowns() {
 }
 
 /// A measured repetition stopped at its gate: `gate.txt` gives its go, then its window's
-/// end (Unix seconds), then how long the `sync` before the go took.
+/// end (Unix seconds), then how long the `sync` before the go took, then how many
+/// processes it stopped.
 fn assert_gated(rep: &Path) {
     let gate = read(&rep.join("gate.txt"));
     let t: Vec<f64> = (gate.split_whitespace().skip(1).step_by(2))
         .map(|x| x.parse().unwrap())
         .collect();
     assert!(
-        t.len() == 3 && t[0] > 1e9 && t[1] >= t[0] && t[2] >= 0.0,
+        t.len() == 4 && t[0] > 1e9 && t[1] >= t[0] && t[2] >= 0.0 && t[3] >= 0.0,
         "{gate}"
     );
 }
