@@ -9,8 +9,8 @@
 //!
 //! A window does not wait for lane work to end: it stops it. Lane work run as a child
 //! process (a simulation, [`lane_output`]) is *stoppable*: at a window's start every
-//! stoppable child and its descendants get `SIGSTOP`, and `SIGCONT` at its end. Lane work
-//! that cannot be stopped (in-process work: plots, [`lane_work`]) keeps its lane and the
+//! stoppable child and its descendants get `SIGSTOP`, and `SIGCONT` at its end. Work
+//! that cannot be stopped (in-process work: plots, [`unstoppable`]) takes no lane, and a
 //! window waits for it to end; while a window waits, no such work starts. So the
 //! simulations that fill both cores no longer keep the measured windows waiting, and a
 //! window is still alone on the machine (stopped processes keep their memory, not a
@@ -19,14 +19,20 @@
 //! A measured repetition ([`Measured`]) loads and closes beside the lanes (its child at
 //! normal priority, the simulations' children at a lower one: the measured chain is the
 //! one that decides when a sweep ends); its child stops at its gate (`driver::gate`) after
-//! the load, its window runs alone, and its close and checks are stoppable work like a
-//! simulation's. One measured repetition at a time is between its load's start and its
-//! window's end (the measured turn): a loaded neighbour waiting at its gate would keep
-//! its engine's threads and its dirty pages beside the window.
+//! the load and its window runs alone. Its child is stoppable work like a simulation's
+//! but during its own window: another's window stops its load, its wait at the gate
+//! (its engine's threads) and its close. [`TURNS`] measured repetitions at a time are
+//! between their load's start and their window's end (the measured turns), so that one
+//! loads while the other runs its window.
 
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// Measured repetitions between their load's start and their window's end at once: one
+/// loads (stoppable, so no window sees it) while the other runs its window or waits for
+/// it, so the windows follow each other without a load between them.
+pub(crate) const TURNS: usize = 2;
 
 /// The niceness of stoppable lane work's children: below a measured repetition's load
 /// and close, which decide when the sweep ends; their figures do not depend on it.
@@ -40,8 +46,8 @@ pub(crate) struct Lanes {
 struct State {
     /// Lanes held.
     held: usize,
-    /// Lanes held by work no window can stop: in-process work, and lanes whose child is
-    /// not started yet.
+    /// Work no window can stop: in-process work ([`unstoppable`]), and lanes whose child
+    /// is not started yet.
     unstoppable: usize,
     /// Stoppable processes running: lane work's children and measured repetitions'
     /// closes (each with its descendants).
@@ -56,8 +62,8 @@ struct State {
     lane_serving: u64,
     window_next: u64,
     window_serving: u64,
-    /// The measured turn: taken, and its tickets (FIFO).
-    turn_taken: bool,
+    /// Measured turns taken (at most [`TURNS`]), and their tickets (FIFO).
+    turns: usize,
     turn_next: u64,
     turn_serving: u64,
 }
@@ -73,7 +79,7 @@ pub(crate) static LANES: Lanes = Lanes::new();
 /// One lane, given back when dropped.
 pub(crate) struct Lane<'a> {
     lanes: &'a Lanes,
-    /// Counted as unstoppable (in-process work, or a child not registered yet).
+    /// Counted as unstoppable (its child not registered yet).
     unstoppable: bool,
 }
 
@@ -94,7 +100,7 @@ impl Lanes {
                 lane_serving: 0,
                 window_next: 0,
                 window_serving: 0,
-                turn_taken: false,
+                turns: 0,
                 turn_next: 0,
                 turn_serving: 0,
             }),
@@ -111,22 +117,18 @@ impl Lanes {
     }
 
     /// One lane of `cap`, as soon as one is free, no window runs and the lane requests
-    /// before it are served. Work that cannot be stopped (`stoppable` false) also waits
-    /// while a window waits, so that windows are not put off for ever.
-    pub(crate) fn lane(&self, cap: usize, stoppable: bool) -> Lane<'_> {
+    /// before it are served. Its work is a child ([`Lane::run_by`]); until it starts, a
+    /// window waits.
+    pub(crate) fn lane(&self, cap: usize) -> Lane<'_> {
         let mut st = self.lock();
         st.asked += 1;
         let ticket = st.lane_next;
         st.lane_next += 1;
-        while st.lane_serving != ticket
-            || st.held >= cap.max(1)
-            || st.window
-            || (!stoppable && st.window_waits())
-        {
+        while st.lane_serving != ticket || st.held >= cap.max(1) || st.window {
             st = self.wait(st);
         }
         st.held += 1;
-        // A stoppable lane counts as unstoppable until its child is registered.
+        // Unstoppable until its child is registered.
         st.unstoppable += 1;
         st.lane_serving += 1;
         self.changed.notify_all();
@@ -136,9 +138,21 @@ impl Lanes {
         }
     }
 
+    /// Work that cannot be stopped, outside the lanes: once no window runs or waits.
+    pub(crate) fn unstoppable(&self) -> Unstoppable<'_> {
+        let mut st = self.lock();
+        st.asked += 1;
+        while st.window || st.window_waits() {
+            st = self.wait(st);
+        }
+        st.unstoppable += 1;
+        Unstoppable(self)
+    }
+
     /// A window: once the windows asked before have run and no unstoppable lane work
-    /// runs, every stoppable process is stopped until the window is dropped.
-    pub(crate) fn window(&self) -> Window<'_> {
+    /// runs, every stoppable process but `own` (the measured child itself) is stopped
+    /// until the window is dropped.
+    pub(crate) fn window(&self, own: Option<u32>) -> Window<'_> {
         let mut st = self.lock();
         st.asked += 1;
         let ticket = st.window_next;
@@ -150,7 +164,7 @@ impl Lanes {
         st.window = true;
         // Stopped under the lock: no child registers or ends half-way through.
         let mut stopped = Vec::new();
-        for &pid in &st.children {
+        for &pid in st.children.iter().filter(|&&p| Some(p) != own) {
             stop_tree(pid, &mut stopped);
         }
         st.stopped = stopped;
@@ -162,8 +176,9 @@ impl Lanes {
     fn register(st: &mut State, pid: u32) {
         st.children.push(pid);
         if st.window {
-            // Cannot happen for lane work (no lane is given during a window, and a window
-            // waits for a lane's child to be registered); stop it rather than trust that.
+            // A measured repetition's child started during another's window (lane work's
+            // cannot: no lane is given during a window, and a window waits for a lane's
+            // child to be registered).
             let mut more = Vec::new();
             stop_tree(pid, &mut more);
             st.stopped.extend(more);
@@ -181,23 +196,24 @@ impl Lanes {
         self.changed.notify_all();
     }
 
-    /// The measured turn, once the repetitions asking before have had theirs.
+    /// A measured turn, once the repetitions asking before have had theirs and fewer
+    /// than [`TURNS`] are taken.
     fn take_turn(&self) {
         let mut st = self.lock();
         st.asked += 1;
         let ticket = st.turn_next;
         st.turn_next += 1;
-        while st.turn_serving != ticket || st.turn_taken {
+        while st.turn_serving != ticket || st.turns >= TURNS {
             st = self.wait(st);
         }
-        st.turn_taken = true;
+        st.turns += 1;
         st.turn_serving += 1;
         self.changed.notify_all();
     }
 
     fn give_turn(&self) {
         let mut st = self.lock();
-        st.turn_taken = false;
+        st.turns -= 1;
         self.changed.notify_all();
     }
 
@@ -214,7 +230,7 @@ impl Lanes {
             && st.children.is_empty()
             && !st.window
             && st.stopped.is_empty()
-            && !st.turn_taken
+            && st.turns == 0
     }
 }
 
@@ -283,9 +299,10 @@ impl<'a> Measured<'a> {
         }
     }
 
-    /// The repetition's child is `pid`.
+    /// The repetition's child is `pid`: its load is stoppable by another's window.
     pub(crate) fn spawned(&mut self, pid: u32) {
         self.child = Some(pid);
+        Lanes::register(&mut self.lanes.lock(), pid);
     }
 
     /// The child is loaded and waits at its gate: a window. A child running several
@@ -295,26 +312,14 @@ impl<'a> Measured<'a> {
             self.lanes.take_turn();
             self.turn = true;
         }
-        if let Some(pid) = self.child {
-            // Its close of an earlier run was stoppable; its own window must not stop it.
-            self.lanes.lock().children.retain(|&p| p != pid);
-        }
         if self.window.is_none() {
-            self.window = Some(self.lanes.window());
+            self.window = Some(self.lanes.window(self.child));
         }
     }
 
-    /// The window is over: the close and checks are stoppable; the turn passes on.
+    /// The window is over: the close and checks are stoppable again; the turn passes on.
     pub(crate) fn window_ended(&mut self) {
-        let had = self.window.take().is_some();
-        if had {
-            if let Some(pid) = self.child {
-                let mut st = self.lanes.lock();
-                if !st.children.contains(&pid) {
-                    Lanes::register(&mut st, pid);
-                }
-            }
-        }
+        self.window = None;
         if self.turn {
             self.turn = false;
             self.lanes.give_turn();
@@ -396,7 +401,7 @@ pub(crate) fn wait_child(child: &mut Child, lanes: &Lanes) -> std::io::Result<Ex
 /// whose result does not depend on what runs beside it), at [`LANE_NICE`], collecting
 /// its output as `Command::output` does.
 pub fn lane_output(mut cmd: Command, cap: usize) -> std::io::Result<Output> {
-    let mut lane = LANES.lane(cap, true);
+    let mut lane = LANES.lane(cap);
     lower_priority(&mut cmd);
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -440,11 +445,25 @@ pub(crate) fn lower_priority(cmd: &mut Command) {
     }
 }
 
-/// Run `f` as lane work that cannot be stopped (in-process work: plots, a summary), so
-/// that it never runs beside a measured window of this process.
-pub fn lane_work<T>(cap: usize, f: impl FnOnce() -> T) -> T {
-    let _lane = LANES.lane(cap, false);
+/// Run `f`, work that cannot be stopped (in-process work: plots, a paper's output), never
+/// beside a measured window of this process: it waits while a window runs or waits, and
+/// a window waits for it. It takes no lane: it is short, and behind the simulations in
+/// the lanes' queue it would wait for them (a sweep's figures held the next sweep back by
+/// minutes).
+pub fn unstoppable<T>(f: impl FnOnce() -> T) -> T {
+    let _w = LANES.unstoppable();
     f()
+}
+
+/// Work that cannot be stopped and holds no lane (see [`unstoppable`]).
+pub(crate) struct Unstoppable<'a>(&'a Lanes);
+
+impl Drop for Unstoppable<'_> {
+    fn drop(&mut self) {
+        let mut st = self.0.lock();
+        st.unstoppable -= 1;
+        self.0.changed.notify_all();
+    }
 }
 
 /// Stop `pid`, then its descendants (each stopped before its children are read: a
@@ -519,14 +538,15 @@ mod tests {
         // Many threads take lanes for in-process work, windows and measured repetitions
         // (a turn, a window, then a close) at once; each checks, on entry and after a
         // pause, that nothing unstoppable runs beside a window, that no more than `cap`
-        // lanes are held and that one measured repetition at a time is between its load
-        // and its window's end. Any overlap fails the test.
+        // lanes are held and that at most `TURNS` measured repetitions at a time are
+        // between their load and their window's end. Any overlap fails the test.
         let (lanes, cap) = (Lanes::new(), 2);
         let (inside, window_in) = (AtomicUsize::new(0), AtomicBool::new(false));
         let (windows, most_lanes, loading) =
             (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+        // A lane whose child never starts: unstoppable, as in-process work is.
         let lane_work = |ms| {
-            let _lane = lanes.lane(cap, false);
+            let _lane = lanes.lane(cap);
             let n = inside.fetch_add(1, SeqCst) + 1;
             assert!(!window_in.load(SeqCst), "lane work beside a measured window");
             assert!(n <= cap, "{n} lanes held of {cap}");
@@ -546,21 +566,29 @@ mod tests {
         std::thread::scope(|sc| {
             for t in 0..6u64 {
                 let (lanes, lane_work, window, loading) = (&lanes, &lane_work, &window, &loading);
+                let window_in = &window_in;
                 sc.spawn(move || {
                     for i in 0..12u64 {
                         match (t * 7 + i * 3) % 6 {
                             0 => {
-                                let _w = lanes.window();
+                                let _w = lanes.window(None);
                                 window();
                             }
                             1 | 2 => {
                                 let mut m = Measured::start(lanes);
-                                assert_eq!(loading.fetch_add(1, SeqCst), 0, "two loaded at once");
+                                let n = loading.fetch_add(1, SeqCst);
+                                assert!(n < TURNS, "{} loaded at once", n + 1);
                                 pause(1);
                                 m.ready();
                                 window();
                                 loading.fetch_sub(1, SeqCst);
                                 m.window_ended();
+                            }
+                            3 => {
+                                let _u = lanes.unstoppable();
+                                assert!(!window_in.load(SeqCst), "in-process work beside a window");
+                                pause(1);
+                                assert!(!window_in.load(SeqCst), "a window beside in-process work");
                             }
                             _ => lane_work(1),
                         }
@@ -593,7 +621,7 @@ mod tests {
     fn a_window_stops_lane_children_and_their_descendants_until_it_ends() {
         let lanes = Lanes::new();
         // A stoppable lane whose child has a child of its own, both spinning.
-        let mut lane = lanes.lane(2, true);
+        let mut lane = lanes.lane(2);
         let mut parent = Command::new("sh")
             .args(["-c", "sh -c 'while :; do :; done' & while :; do :; done"])
             .stdin(Stdio::null())
@@ -607,7 +635,7 @@ mod tests {
                 children(pid).first().copied()
             })
             .expect("the child forks");
-        let w = lanes.window();
+        let w = lanes.window(None);
         for p in [pid, grandchild] {
             assert_eq!(proc_state(p), Some('T'), "{p} stopped during the window");
         }
@@ -633,23 +661,22 @@ mod tests {
     #[test]
     fn a_window_waits_for_unstoppable_work_and_holds_back_more_of_it() {
         let lanes = Lanes::new();
-        let fixed = lanes.lane(2, false);
+        let fixed = lanes.unstoppable();
         std::thread::scope(|sc| {
             let (tx, rx) = std::sync::mpsc::channel();
             let lanes = &lanes;
             let w = sc.spawn(move || {
-                let w = lanes.window();
+                let w = lanes.window(None);
                 tx.send("window").unwrap();
                 pause(30);
                 drop(w);
             });
             let wait = Duration::from_millis(50);
             assert!(rx.recv_timeout(wait).is_err(), "in-process work runs");
-            // More in-process work waits behind the window; a stoppable lane also waits
-            // (FIFO) and then for the window's end.
+            // More in-process work waits behind the waiting window.
             let (tx2, rx2) = std::sync::mpsc::channel();
             sc.spawn(move || {
-                let _l = lanes.lane(2, false);
+                let _l = lanes.unstoppable();
                 tx2.send(()).unwrap();
             });
             assert!(rx2.recv_timeout(wait).is_err(), "held back while a window waits");
@@ -683,14 +710,51 @@ mod tests {
     }
 
     #[test]
+    fn a_loading_neighbour_is_stopped_by_a_window_but_its_own_is_not() {
+        let lanes = Lanes::new();
+        let (mut a, mut b) = (Measured::start(&lanes), Measured::start(&lanes));
+        let (mut ca, mut cb) = (spinner(), spinner());
+        a.spawned(ca.id());
+        b.spawned(cb.id());
+        // `a` is at its gate and gets its window; `b`, loading, is stopped.
+        a.ready();
+        assert_eq!(proc_state(cb.id()), Some('T'));
+        assert_ne!(proc_state(ca.id()), Some('T'), "a window never stops its own child");
+        assert_eq!(a.stopped(), 1);
+        // A third repetition waits for a turn until one is given back.
+        std::thread::scope(|sc| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let lanes = &lanes;
+            sc.spawn(move || {
+                let c = Measured::start(lanes);
+                tx.send(()).unwrap();
+                drop(c);
+            });
+            assert!(rx.recv_timeout(Duration::from_millis(50)).is_err(), "{TURNS} turns");
+            a.window_ended();
+            rx.recv().unwrap();
+        });
+        pause(20);
+        assert_ne!(proc_state(cb.id()), Some('T'), "it loads on after the window");
+        b.ready();
+        b.window_ended();
+        for c in [&mut ca, &mut cb] {
+            c.kill().unwrap();
+            wait_child(c, &lanes).unwrap();
+        }
+        drop((a, b));
+        assert!(lanes.idle());
+    }
+
+    #[test]
     fn an_ended_child_is_never_signalled() {
         let lanes = Lanes::new();
-        let mut lane = lanes.lane(1, true);
+        let mut lane = lanes.lane(1);
         let mut child = Command::new("true").spawn().unwrap();
         lane.run_by(child.id());
         assert!(wait_child(&mut child, &lanes).unwrap().success());
         // Taken off before it was reaped: a window has nothing to stop.
-        let w = lanes.window();
+        let w = lanes.window(None);
         assert!(lanes.lock().stopped.is_empty());
         drop(w);
         drop(lane);

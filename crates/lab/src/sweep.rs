@@ -1981,12 +1981,11 @@ pub fn slots_asked() -> u64 {
     LANES.asked()
 }
 
-/// Run `f` as lane work that cannot be stopped (in-process work: plotting, writing a
-/// paper's output), so that it never runs beside a measured window of this process
-/// ([`crate::lanes`]). A child process is better run through [`lane_output`]: a window
-/// stops it instead of waiting for it.
+/// Run `f`, in-process work (plotting, writing a paper's output), never beside a
+/// measured window of this process ([`crate::lanes::unstoppable`]). A child process is
+/// better run through [`lane_output`]: a window stops it instead of waiting for it.
 pub fn lane_work<T>(f: impl FnOnce() -> T) -> T {
-    crate::lanes::lane_work(jobs(Kind::Simulate), f)
+    crate::lanes::unstoppable(f)
 }
 
 /// Run `cmd` to its end as stoppable lane work (a load: work whose result does not
@@ -2088,7 +2087,7 @@ pub fn run(
                     let mut share = if spec.kind.native() {
                         Share::Measured(Measured::start(&LANES))
                     } else {
-                        Share::Lane(LANES.lane(slots, true))
+                        Share::Lane(LANES.lane(slots))
                     };
                     let t0 = std::time::Instant::now();
                     let o = run_rep(exe, dir, spec, controls, &p, rep, &mut share);

@@ -56,9 +56,9 @@ pub fn reproduce_all(
         .map_err(|e| format!("--out {}: cannot write {STARTED}: {e}", out.display()))?;
     let t0 = std::time::Instant::now();
     // Every paper at once, each in its own thread: their repetitions share this process's
-    // lanes (`sweep`'s slots), so the simulations of all five fill both cores first and
-    // the measured points follow one at a time, each holding every lane (nothing of this
-    // process runs beside it).
+    // lanes (`crate::lanes`): the simulations of all five fill both cores, and the
+    // measured points run one at a time beside them, each window stopping them (nothing
+    // of this process runs beside a window).
     let order: Vec<&str> = (ORDER.iter().copied())
         .filter(|p| PAPERS.contains(p))
         .chain(PAPERS.iter().copied().filter(|p| !ORDER.contains(p)))
