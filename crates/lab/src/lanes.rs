@@ -162,6 +162,7 @@ impl Lanes {
         }
         st.window_serving += 1;
         st.window = true;
+        continue_on_signal();
         // Stopped under the lock: no child registers or ends half-way through.
         let mut stopped = Vec::new();
         for &pid in st.children.iter().filter(|&&p| Some(p) != own) {
@@ -464,6 +465,35 @@ impl Drop for Unstoppable<'_> {
         st.unstoppable -= 1;
         self.0.changed.notify_all();
     }
+}
+
+/// Once a window may stop processes: on SIGINT, SIGTERM or SIGHUP this process
+/// continues the processes a window of [`LANES`] stopped, then dies of the signal as by
+/// default. Killed otherwise, a stopped child would keep the signal pending (its
+/// parent-death SIGTERM too) and stay stopped for ever.
+fn continue_on_signal() {
+    static WATCH: std::sync::Once = std::sync::Once::new();
+    WATCH.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        else {
+            // Not fatal: an interrupted sweep then leaves its stopped children stopped
+            // until they are killed.
+            eprintln!("warning: cannot watch for Ctrl-C: a sweep stopped by it may leave simulations stopped");
+            return;
+        };
+        let _ = std::thread::Builder::new()
+            .name("lanes-signals".into())
+            .spawn(move || {
+                if let Some(sig) = signals.forever().next() {
+                    let mut st = LANES.lock();
+                    let stopped = std::mem::take(&mut st.stopped);
+                    cont_all(&stopped);
+                    let _ = signal_hook::low_level::emulate_default_handler(sig);
+                    std::process::exit(128 + sig);
+                }
+            });
+    });
 }
 
 /// Stop `pid`, then its descendants (each stopped before its children are read: a
