@@ -174,7 +174,6 @@ struct Rest {
     prev: *mut Rest,
 }
 
-
 impl Rest {
     /// Bytes of a block `width` words per slot wide (an arena size: header and words are
     /// whole 8-byte words).
