@@ -1106,7 +1106,8 @@ fn btree_deep_trees_at_the_fanout_match_a_model() {
     let count = 3 * FANOUT * FANOUT;
     assert!(count > FANOUT * (FANOUT + 1));
     let scramble = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17);
-    let kinds: [(&str, &dyn Fn(u64) -> Vec<u8>); 4] = [
+    type KeyOf<'a> = &'a dyn Fn(u64) -> Vec<u8>;
+    let kinds: [(&str, KeyOf); 4] = [
         ("8-byte", &|i| scramble(i).to_be_bytes().to_vec()),
         ("12-byte", &|i| {
             let mut k = vec![0u8; 4];
@@ -1180,7 +1181,9 @@ fn btree_deep_trees_at_the_fanout_match_a_model() {
         let gone: Vec<(Vec<u8>, u64)> = m
             .iter()
             .enumerate()
-            .filter(|(j, _)| scramble(*j as u64) % 2 == 0 || (j / FANOUT) % 5 == 0)
+            .filter(|(j, _)| {
+                scramble(*j as u64).is_multiple_of(2) || (j / FANOUT).is_multiple_of(5)
+            })
             .map(|(_, (k, v))| (k.clone(), *v))
             .collect();
         for (k, v) in &gone {
