@@ -29,7 +29,7 @@ use std::sync::atomic::{
 
 /// Keys per node (leaf and inner). 32 keys of up to 64 bytes: nodes of 576 bytes for
 /// short keys, plus 256 bytes per extra key word once a node holds longer keys. 64
-/// (tests passed) and 128 (built, measured) work too; they saved a level at 10 M keys but
+/// and 128 build and pass the tests too; they saved a level at 10 M keys but
 /// prefetch twice and four times the lines per node, which cost more than the level
 /// under `--interleave` (docs/PERFORMANCE.md, "Wider B+tree nodes").
 pub const FANOUT: usize = 32;
