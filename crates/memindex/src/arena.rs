@@ -372,9 +372,10 @@ mod tests {
         let size = 1984;
         let p = alloc(size) as usize;
         if before > 0 {
-            assert_eq!(
-                reserved_bytes(),
-                before - CHUNK as u64,
+            // At most: another test's class may take a chunk between the two reads (this
+            // failed once as an equality, 2026-11-30).
+            assert!(
+                reserved_bytes() <= before - CHUNK as u64,
                 "no chunk came from the reserve"
             );
         }

@@ -1091,3 +1091,110 @@ fn btree_concurrent_stress_keyed() {
             .collect();
     assert_eq!(got, want.into_iter().collect::<Vec<_>>());
 }
+
+/// Trees of at least three levels at whatever `FANOUT` nodes have (a two-level tree holds
+/// at most `FANOUT * (FANOUT + 1)` keys, and these hold three times `FANOUT` squared), of
+/// each kind of key: 8-byte integers (no key block), 12-byte composite keys (a one-word
+/// block allocated with each node), 50-byte strings (blocks of their own), and lengths
+/// from 1 to 64 bytes mixed (blocks widened in full nodes). Inserts in a scrambled
+/// order, plain and hinted (leaf and inner splits at every point of the node); then
+/// lookups, scans across many leaves both ways, capped and bounded; then half the keys
+/// removed with pruning, and the same checks again.
+#[test]
+fn btree_deep_trees_at_the_fanout_match_a_model() {
+    use memindex::btree::FANOUT;
+    let count = 3 * FANOUT * FANOUT;
+    assert!(count > FANOUT * (FANOUT + 1));
+    let scramble = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17);
+    type KeyOf<'a> = &'a dyn Fn(u64) -> Vec<u8>;
+    let kinds: [(&str, KeyOf); 4] = [
+        ("8-byte", &|i| scramble(i).to_be_bytes().to_vec()),
+        ("12-byte", &|i| {
+            let mut k = vec![0u8; 4];
+            k.extend(scramble(i).to_be_bytes());
+            k
+        }),
+        ("50-byte", &|i| {
+            let mut k = scramble(i).to_be_bytes().to_vec();
+            k.resize(50, b'x');
+            k[49] = i as u8;
+            k
+        }),
+        ("1-64-byte", &|i| {
+            let s = scramble(i);
+            let mut k = s.to_be_bytes().to_vec();
+            k.resize(1 + (s % 64) as usize, (i % 251) as u8);
+            k
+        }),
+    ];
+    for (name, key) in kinds {
+        let t = BTree::new();
+        let mut hint = LeafHint::default();
+        let mut m = BTreeMap::new();
+        for i in 0..count as u64 {
+            let k = key(i);
+            let r = if i % 3 == 0 {
+                t.insert_hinted(&k, i, &mut hint)
+            } else {
+                t.insert(&k, i)
+            };
+            match m.get(&k) {
+                Some(&old) => assert_eq!(r.err(), Some(old), "{name}"),
+                None => {
+                    assert!(r.is_ok(), "{name}");
+                    m.insert(k, i);
+                }
+            }
+        }
+        let check = |t: &BTree, m: &BTreeMap<Vec<u8>, u64>| {
+            assert_eq!(t.census().0, m.len() as u64, "{name}");
+            for (k, &v) in m.iter().step_by(7) {
+                assert_eq!(t.get(k).0, Some(v), "{name}");
+            }
+            let fwd = tree_scan(t, Bound::Unbounded, Bound::Unbounded, true, usize::MAX);
+            assert_eq!(
+                fwd,
+                m.iter().map(|(k, v)| (k.clone(), *v)).collect::<Vec<_>>()
+            );
+            let mut back = tree_scan(t, Bound::Unbounded, Bound::Unbounded, false, usize::MAX);
+            back.reverse();
+            assert_eq!(back, fwd, "{name}: backward scan");
+            let keys: Vec<&Vec<u8>> = m.keys().collect();
+            for j in 0..60u64 {
+                let a = keys[(scramble(j) % keys.len() as u64) as usize].clone();
+                let b = keys[(scramble(j + 1000) % keys.len() as u64) as usize].clone();
+                let (lo, hi) = if j % 2 == 0 {
+                    (Bound::Included(a), Bound::Excluded(b))
+                } else {
+                    (Bound::Excluded(a), Bound::Included(b))
+                };
+                let limit = [1, 3 * FANOUT, 700][j as usize % 3];
+                let fwd = j % 4 < 2;
+                assert_eq!(
+                    tree_scan(t, as_ref(&lo), as_ref(&hi), fwd, limit),
+                    model_scan(m, &lo, &hi, fwd, limit),
+                    "{name}: scan {j}"
+                );
+            }
+        };
+        check(&t, &m);
+        let gone: Vec<(Vec<u8>, u64)> = m
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| {
+                scramble(*j as u64).is_multiple_of(2) || (j / FANOUT).is_multiple_of(5)
+            })
+            .map(|(_, (k, v))| (k.clone(), *v))
+            .collect();
+        for (k, v) in &gone {
+            assert!(t.remove_and_prune(k, *v).is_some(), "{name}");
+            m.remove(k);
+            assert_eq!(t.get(k).0, None, "{name}");
+        }
+        assert!(
+            t.pruned_nodes() > 0,
+            "{name}: runs of removed keys empty whole leaves"
+        );
+        check(&t, &m);
+    }
+}
