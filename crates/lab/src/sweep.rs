@@ -271,6 +271,9 @@ pub struct LoadOnce {
     pub root: PathBuf,
 }
 
+/// `run --prewarm` (disk engine): read an opened database's pages into the pool first.
+const PREWARM: &str = "--prewarm";
+
 /// The marker of a finished load: `<db>.loaded`, holding the load's command line.
 pub fn loaded_marker(db: &Path) -> PathBuf {
     let name = db
@@ -720,6 +723,12 @@ impl Point {
         if let Some(db) = spec.shared_db(self) {
             s.options.db = Some(db);
             s.options.no_load = true;
+            // A load leaves the disk engine's pages in its pool; a run that opens them
+            // reads them in first, so that it starts as warm (its warm-up alone touched
+            // a fraction of a 1GB table).
+            if s.options.engine.as_deref() == Some("disk") && !runspec::gives(&s.extra, PREWARM) {
+                s.extra.push(PREWARM.to_string());
+            }
         }
         s.to_args()
     }
@@ -2524,6 +2533,99 @@ mod tests {
             args: vec!["--txns".into(), "200".into()],
             load_once: None,
         }
+    }
+
+    /// `spec(vary)` loading once per (engine, size) into `root`.
+    fn loading_once(vary: &[&str], root: &Path) -> Spec {
+        Spec {
+            load_once: Some(LoadOnce {
+                keys: vec!["engine".into(), "size".into()],
+                args: vec![],
+                root: root.to_path_buf(),
+            }),
+            ..spec(vary)
+        }
+    }
+
+    #[test]
+    fn points_sharing_a_data_shape_share_one_database() {
+        let root = Path::new("/x/db");
+        let s = loading_once(
+            &["engine=disk,memory", "size=1MB,1.5GB", "mode=read,update"],
+            root,
+        );
+        s.validate().unwrap();
+        let dbs: Vec<PathBuf> = s.points().iter().map(|p| s.shared_db(p).unwrap()).collect();
+        let mut shapes = dbs.clone();
+        shapes.dedup();
+        // Eight points, four shapes: each mode of a shape on its database.
+        assert_eq!((dbs.len(), shapes.len()), (8, 4), "{shapes:?}");
+        assert_eq!(dbs[0], root.join("engine-disk_size-1MB"));
+        assert_eq!(dbs[0], dbs[1], "read and update share the load");
+        assert_ne!(dbs[1], dbs[2], "another size is another load");
+        // The marker keeps the whole name (a size with a dot in it too).
+        assert_eq!(
+            loaded_marker(&root.join("engine-disk_size-1.5GB")),
+            root.join("engine-disk_size-1.5GB.loaded")
+        );
+        // The load: the shape's values, its database, never a run setting.
+        let p = &s.points()[1];
+        let load = s.load_spec(p, &dbs[1]).unwrap().to_args();
+        assert_eq!(load[..2], ["load", "micro"]);
+        for (f, v) in [
+            ("--engine", "disk"),
+            ("--size", "1048576"),
+            ("--db", "/x/db/engine-disk_size-1MB"),
+        ] {
+            assert_eq!(runspec::value_of(&load, f), Some(v), "{load:?}");
+        }
+        assert!(load.contains(&"--reload".to_string()));
+        for run_only in ["--mode", "--txns"] {
+            assert!(!runspec::gives(&load, run_only), "{load:?}");
+        }
+        // Each repetition runs on it, without loading.
+        let run = p.rep_args(&s, Path::new("/x/out"));
+        assert_eq!(
+            runspec::value_of(&run, "--db"),
+            Some("/x/db/engine-disk_size-1MB")
+        );
+        assert!(run.contains(&"--no-load".to_string()), "{run:?}");
+        assert_eq!(runspec::value_of(&run, "--mode"), Some("update"));
+        // The disk engine's pool read in first, as warm as after its load; not others'.
+        assert!(run.contains(&"--prewarm".to_string()), "{run:?}");
+        let memory = &s.points()[4];
+        assert_eq!(memory.get("engine"), Some("memory"));
+        assert!(!memory
+            .rep_args(&s, Path::new("/x/out"))
+            .contains(&"--prewarm".to_string()));
+        // Without load_once, nothing changes.
+        let plain = spec(&["engine=disk"]);
+        assert_eq!(plain.shared_db(&plain.points()[0]), None);
+        assert!(!plain.points()[0]
+            .rep_args(&plain, Path::new("/o"))
+            .contains(&"--no-load".to_string()));
+    }
+
+    #[test]
+    fn a_load_once_sweep_is_refused_what_it_cannot_share() {
+        let root = Path::new("/x/db");
+        let not_varied = loading_once(&["engine=disk,memory"], root);
+        assert!(not_varied
+            .validate()
+            .unwrap_err()
+            .contains("size is not a varied key"));
+        let mut own_db = loading_once(&["engine=disk", "size=1MB"], root);
+        own_db.args.extend(["--db".into(), "/y".into()]);
+        assert!(own_db
+            .validate()
+            .unwrap_err()
+            .contains("--db is the sweep's"));
+        let mut sim = loading_once(&["engine=disk", "size=1MB"], root);
+        sim.kind = Kind::Simulate;
+        assert!(sim.validate().unwrap_err().contains("`run` sweeps"));
+        // An older sweep.json (no load_once) still reads, and none is written.
+        let text = serde_json::to_string(&spec(&["engine=disk"])).unwrap();
+        assert!(!text.contains("load_once"), "{text}");
     }
 
     #[test]
