@@ -204,11 +204,19 @@ fn legacy_verdict(
 
 /// The size sweep of PostgreSQL's points.
 const PG_SIZE: &str = "size-postgres";
-/// Below full scale, the update points of every system but PostgreSQL (the smallest
-/// size), on the size sweep's databases.
+/// The update points of the disk engine and SQLite (every size at full scale, the
+/// smallest below it), on the size sweep's databases.
 const SIZE_UPDATE: &str = "size-update";
-/// Below full scale, PostgreSQL's update points.
+/// The update points of the in-memory designs, each loading its own database: on a kept
+/// database these engines log (asynchronously, their log being their database), which
+/// the size sweep's runs do not.
+const SIZE_UPDATE_MEMORY: &str = "size-update-memory";
+/// PostgreSQL's update points.
 const PG_SIZE_UPDATE: &str = "size-update-postgres";
+
+/// The designs whose database is their log: a run on a kept one logs (`run --log off`
+/// is refused there), so their updates are not run on the shared databases.
+const LOGGED_ON_A_KEPT_DB: [&str; 3] = ["mvcc", "partitioned", "memory"];
 
 /// The databases of the micro-benchmark sweeps (`size`, `size-update`, `rows`): one per
 /// (engine, size), loaded once (issue 41: a 1GB point loaded about 5 minutes on the disk
@@ -284,36 +292,32 @@ fn revisited_size(
     let (pg, others): (Vec<&str>, Vec<&str>) =
         systems.iter().copied().partition(|e| *e == "postgres");
     let rw_sizes = update_sizes(ctx.scale, sizes);
-    let modes = if rw_sizes.len() == sizes.len() {
-        "read,update"
-    } else {
-        "read"
-    };
-    // PostgreSQL's points apart (their own experiment time). Their consistency check
-    // reads the rows back in batches of 4,096 keys, one round trip each: 14 s at 100MB
-    // (it was one round trip per key, over 4 minutes, and was skipped). Its tables live
-    // for one run (a private server per run): each of its points loads.
-    let pg_spec = (!pg.is_empty())
-        .then(|| spec(&pg, sizes, modes))
-        .transpose()?;
-    // The others load each (engine, size) once: its modes and repetitions run on it.
-    let others_spec = loaded_once(ctx, spec(&others, sizes, modes)?);
-    let updates = (modes == "read")
-        .then(|| spec(&others, rw_sizes, "update").map(|s| loaded_once(ctx, s)))
-        .transpose()?;
-    let pg_updates = (modes == "read" && !pg.is_empty())
-        .then(|| spec(&pg, rw_sizes, "update"))
-        .transpose()?;
-    let mut s = ctx.sweep("size", others_spec.clone())?;
-    let mut shared = vec![others_spec];
-    if let Some(p) = pg_spec {
-        s.points.extend(ctx.sweep(PG_SIZE, p)?.points);
+    // The reads of every system but PostgreSQL load each (engine, size) once; the
+    // updates of the disk engine and SQLite run on the same databases after them.
+    let reads = loaded_once(ctx, spec(&others, sizes, "read")?);
+    let mut s = ctx.sweep("size", reads.clone())?;
+    let mut shared = vec![reads];
+    let (logged, kept): (Vec<&str>, Vec<&str>) = others
+        .iter()
+        .copied()
+        .partition(|e| LOGGED_ON_A_KEPT_DB.contains(e));
+    let updates = loaded_once(ctx, spec(&kept, rw_sizes, "update")?);
+    s.points
+        .extend(ctx.sweep(SIZE_UPDATE, updates.clone())?.points);
+    shared.push(updates);
+    if !logged.is_empty() {
+        let fresh = spec(&logged, rw_sizes, "update")?;
+        s.points
+            .extend(ctx.sweep(SIZE_UPDATE_MEMORY, fresh)?.points);
     }
-    if let Some(u) = updates {
-        s.points.extend(ctx.sweep(SIZE_UPDATE, u.clone())?.points);
-        shared.push(u);
-    }
-    if let Some(u) = pg_updates {
+    // PostgreSQL's points apart (their own experiment time), each loading: its tables
+    // live for one run on a server of that run. Their consistency check reads the rows
+    // back in batches of 4,096 keys, one round trip each: 14 s at 100MB (it was one
+    // round trip per key, over 4 minutes, and was skipped).
+    if !pg.is_empty() {
+        s.points
+            .extend(ctx.sweep(PG_SIZE, spec(&pg, sizes, "read")?)?.points);
+        let u = spec(&pg, rw_sizes, "update")?;
         s.points.extend(ctx.sweep(PG_SIZE_UPDATE, u)?.points);
     }
     let tps = |e: &str, size: &str, mode: &str| {
