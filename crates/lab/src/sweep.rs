@@ -269,6 +269,10 @@ pub struct LoadOnce {
     pub args: Vec<String>,
     /// Where the shapes' databases are (`<shape>/` and its marker `<shape>.loaded`).
     pub root: PathBuf,
+    /// Only the points with one of these values of this key share; the others load
+    /// their own, as without `load_once` (absent: every point shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<Vary>,
 }
 
 /// `run --prewarm` (disk engine): read an opened database's pages into the pool first.
@@ -276,18 +280,29 @@ const PREWARM: &str = "--prewarm";
 
 /// The marker of a finished load: `<db>.loaded`, holding the load's command line.
 pub fn loaded_marker(db: &Path) -> PathBuf {
+    marker(db, "loaded")
+}
+
+/// The marker of a load started: `<db>.loading`, the same line, written before the
+/// load creates `db` and removed once it finished; with it, a directory left behind
+/// is known to be an interrupted load of this sweep's, not someone else's.
+pub fn loading_marker(db: &Path) -> PathBuf {
+    marker(db, "loading")
+}
+
+fn marker(db: &Path, what: &str) -> PathBuf {
     let name = db
         .file_name()
         .map_or_else(Default::default, |n| n.to_string_lossy());
-    db.with_file_name(format!("{name}.loaded"))
+    db.with_file_name(format!("{name}.{what}"))
 }
 
 /// Load point `p`'s data shape into its shared database unless a finished load of it is
 /// there (lane work: never beside a measured run). `Err`: the sweep is refused (a marker
 /// that is not this load's, or a marker whose database is gone: never loaded again
-/// silently); `Ok(Some(why))`: the load failed, the shape's repetitions fail with it; a
-/// directory left by an interrupted load (no marker) is loaded again with `--reload`,
-/// which refuses a directory no engine of ours made.
+/// silently, or a directory there without this load's `.loading` marker: not ours);
+/// `Ok(Some(why))`: the load failed, the shape's repetitions fail with it. A directory
+/// left by an interrupted load (its `.loading` marker) is loaded again with `--reload`.
 fn load_shape(
     exe: &Path,
     spec: &Spec,
@@ -320,9 +335,20 @@ fn load_shape(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("cannot read {}: {e}", marker.display())),
     }
+    let loading = loading_marker(&db);
+    let ours = std::fs::read(&loading).is_ok_and(|t| t == line.as_bytes());
+    if db.exists() && !ours {
+        return Err(format!(
+            "{}: not a load of this sweep (no {} of it): refusing to load over it (remove it to load it again)",
+            db.display(),
+            loading.display()
+        ));
+    }
     let parent = db.parent().expect("under the shapes' root");
     std::fs::create_dir_all(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    std::fs::write(&loading, &line)
+        .map_err(|e| format!("cannot write {}: {e}", loading.display()))?;
     let shape = db.file_name().expect("a shape's name").to_string_lossy();
     let t0 = std::time::Instant::now();
     let out = lane_work(|| {
@@ -344,6 +370,8 @@ fn load_shape(
         )));
     }
     std::fs::write(&marker, line).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    std::fs::remove_file(&loading)
+        .map_err(|e| format!("cannot remove {}: {e}", loading.display()))?;
     event(Event::Loaded {
         shape: &shape,
         seconds: t0.elapsed().as_secs_f64(),
@@ -366,6 +394,7 @@ pub fn remove_shared(specs: &[&Spec]) -> Result<(), String> {
         }
     }
     for db in shapes {
+        let _ = std::fs::remove_file(loading_marker(&db));
         let marker = loaded_marker(&db);
         if marker.exists() {
             if db.exists() {
@@ -466,6 +495,9 @@ impl Spec {
     /// The shared database of point `p` (with [`Spec::load_once`]).
     pub fn shared_db(&self, p: &Point) -> Option<PathBuf> {
         let lo = self.load_once.as_ref()?;
+        if let Some(o) = &lo.only {
+            p.get(&o.key).filter(|x| o.values.iter().any(|v| v == x))?;
+        }
         Some(lo.root.join(shape(lo, p).name()))
     }
 
@@ -498,6 +530,13 @@ impl Spec {
             if !matches!(key(k), Some(Key::Flag { .. })) {
                 return Err(format!("load once: {k} is not an option of the load"));
             }
+        }
+        if let Some(o) = lo
+            .only
+            .as_ref()
+            .filter(|o| !self.vary.iter().any(|v| v.key == o.key))
+        {
+            return Err(format!("load once: {} is not a varied key", o.key));
         }
         for f in [flag::DB, flag::NO_LOAD, flag::RELOAD] {
             if runspec::gives(&self.args, f) || runspec::gives(&lo.args, f) {
@@ -2542,6 +2581,7 @@ mod tests {
                 keys: vec!["engine".into(), "size".into()],
                 args: vec![],
                 root: root.to_path_buf(),
+                only: None,
             }),
             ..spec(vary)
         }
@@ -2598,6 +2638,17 @@ mod tests {
         assert!(!memory
             .rep_args(&s, Path::new("/x/out"))
             .contains(&"--prewarm".to_string()));
+        // Points outside `only` load their own.
+        let mut some = s.clone();
+        some.load_once.as_mut().unwrap().only = Some(parse_vary("engine=disk").unwrap());
+        let shared: Vec<bool> = (some.points().iter())
+            .map(|p| some.shared_db(p).is_some())
+            .collect();
+        assert_eq!(shared, [true, true, true, true, false, false, false, false]);
+        let memory = &some.points()[4];
+        assert!(!memory
+            .rep_args(&some, Path::new("/o"))
+            .contains(&"--no-load".to_string()));
         // Without load_once, nothing changes.
         let plain = spec(&["engine=disk"]);
         assert_eq!(plain.shared_db(&plain.points()[0]), None);

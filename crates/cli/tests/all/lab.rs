@@ -839,7 +839,15 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
     );
     // A progress line (standard error) per repetition with its own seconds and its
     // sweep's so far.
-    let reps: Vec<&str> = (err.lines()).filter(|l| l.starts_with("  size/")).collect();
+    let reps: Vec<&str> = (err.lines())
+        .filter(|l| l.starts_with("  size/") && !l.contains(": loaded once in "))
+        .collect();
+    // The size sweep loads each (engine, size) once, with a line of its own.
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("  size/engine-disk_size-64KB: loaded once in ")),
+        "{err}"
+    );
     assert!(
         !reps.is_empty()
             && (reps.iter()).all(|l| l.contains(" s; ") && l.ends_with(" s into size)")),
@@ -1137,6 +1145,7 @@ fn load_once_sweep(root: &Path) -> lab::sweep::Spec {
             keys: vec!["engine".into(), "size".into()],
             args: vec![],
             root: root.to_path_buf(),
+            only: None,
         }),
     }
 }
@@ -1175,8 +1184,9 @@ fn a_sweep_loads_each_data_shape_once_and_runs_every_point_on_it() {
             let (done, _) = lab::sweep::rep_dir(&d.path().join("a"), &p, rep);
             let r = json(&done.join("report.json"));
             // Run on the shape's database, opened, not loaded; its checks passed.
-            assert_eq!(r["no_load"], true, "{}", done.display());
+            assert_eq!(r["config"]["no_load"], true, "{}", done.display());
             assert!(r["load_s"].is_null(), "{}", done.display());
+            assert!(r["open_s"].as_f64().is_some(), "{}", done.display());
             let checks = &r["checks"];
             assert_eq!(checks["passed"], true, "{checks}");
             let names: Vec<&str> = checks["list"]
@@ -1225,18 +1235,24 @@ fn a_shared_database_damaged_missing_or_foreign_is_refused_never_loaded_over() {
     assert!(e.contains("is missing"), "{e}");
     assert!(loads.is_empty() && !memory.exists());
 
-    // A foreign directory where a shape goes (no marker: an interrupted load's place):
-    // the load's --reload refuses it, the shape's repetitions fail, its file stays.
+    // A foreign directory where a shape goes (no marker of ours): refused, left alone.
     std::fs::remove_file(&marker).unwrap();
     std::fs::create_dir_all(&memory).unwrap();
     std::fs::write(memory.join("notes.txt"), "mine").unwrap();
     let (r, loads) = sweep_loads(&spec, &d.path().join("d"));
-    let s = r.unwrap();
-    let failed: Vec<_> = s.points.iter().filter(|p| p.reps_done == 0).collect();
-    assert_eq!(failed.len(), 2, "both memory points fail: {:?}", s.points);
-    assert!(failed.iter().all(|p| p.values[0].1 == "memory"));
+    let e = r.unwrap_err();
+    assert!(e.contains("not a load of this sweep"), "{e}");
     assert_eq!(read(&memory.join("notes.txt")), "mine");
-    assert!(!marker.exists());
-    // The disk engine's shape was loaded already (sweep b): not again.
-    assert!(loads.is_empty(), "{loads:?}");
+    assert!(loads.is_empty() && !marker.exists(), "{loads:?}");
+
+    // An interrupted load (its `.loading` marker, no `.loaded`): loaded again, once.
+    std::fs::remove_dir_all(&memory).unwrap();
+    std::fs::create_dir_all(&memory).unwrap();
+    let loading = lab::sweep::loading_marker(&memory);
+    let load = spec.load_spec(&spec.points()[0], &memory).unwrap();
+    std::fs::write(&loading, load.to_args().join(" ") + "\n").unwrap();
+    let (r, loads) = sweep_loads(&spec, &d.path().join("e"));
+    assert!(r.unwrap().points.iter().all(|p| p.reps_done == 2));
+    assert_eq!(loads, ["engine-memory_size-64KB"]);
+    assert!(marker.exists() && !loading.exists());
 }
