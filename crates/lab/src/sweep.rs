@@ -8,7 +8,7 @@
 //! so a killed sweep leaves no directory that looks finished; a rerun skips complete
 //! repetitions and redoes partial ones (after checking they hold only results files).
 //! A sweep that loads once per data shape (`Spec::load_once`) runs on databases in its
-//! `root`: `<shape>/` and its marker `<shape>.loaded`.
+//! `root`: `<shape>/` and its markers `<shape>.loading` and `<shape>.loaded`.
 //!
 //! Owns no engine code: the children are this same executable.
 
