@@ -109,6 +109,7 @@ fn spec_of(a: &SweepArgs) -> Result<(Spec, std::path::PathBuf), String> {
                 vary,
                 repeat: a.repeat.unwrap_or(1),
                 args: a.run_args.clone(),
+                load_once: None,
             };
             (spec, None)
         }
@@ -172,6 +173,9 @@ pub fn sweep(a: &SweepArgs) -> Result<(), String> {
             let line = sweep::rep_line(point, rep, outcome, headline, seconds, None);
             bar.suspend(|| say(&format!("{line}\n")));
             bar.inc(1);
+        }
+        Event::Loaded { shape, seconds } => {
+            bar.suspend(|| say(&format!("{shape}: loaded once in {seconds:.1} s\n")))
         }
     });
     bar.finish_and_clear();

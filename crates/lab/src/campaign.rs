@@ -247,6 +247,7 @@ fn merged_spec(inputs: &[PathBuf], specs: &[Spec]) -> Result<Spec, String> {
         vary,
         repeat: first.repeat,
         args: first.args.clone(),
+        load_once: first.load_once.clone(),
     })
 }
 
@@ -292,6 +293,7 @@ mod tests {
                 "--db".into(),
                 "/my dir".into(),
             ],
+            load_once: None,
         }
     }
 

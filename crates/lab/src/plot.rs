@@ -1253,6 +1253,7 @@ mod tests {
             ],
             repeat: 1,
             args: vec![],
+            load_once: None,
         };
         let points: Vec<PointSummary> = spec
             .points()
@@ -1355,6 +1356,7 @@ mod tests {
             vary: vec![parse_vary("threads=1,2").unwrap()],
             repeat: 1,
             args: vec!["--engine".into(), "disk".into()],
+            load_once: None,
         };
         let share = |n: &str, x: f64| ShareFigure {
             name: n.into(),

@@ -7,6 +7,8 @@
 //! `summary.json`. A repetition runs into `rep<k>.partial` and is renamed when complete,
 //! so a killed sweep leaves no directory that looks finished; a rerun skips complete
 //! repetitions and redoes partial ones (after checking they hold only results files).
+//! A sweep that loads once per data shape (`Spec::load_once`) runs on databases in its
+//! `root`: `<shape>/` and its markers `<shape>.loading` and `<shape>.loaded`.
 //!
 //! Owns no engine code: the children are this same executable.
 
@@ -248,6 +250,167 @@ pub struct Spec {
     pub repeat: u32,
     /// Options given to every run.
     pub args: Vec<String>,
+    /// Points equal on these keys share one database, loaded once (issue 41); absent:
+    /// each run loads its own. Not written when absent (older sweeps resume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_once: Option<LoadOnce>,
+}
+
+/// A sweep whose points share a data shape when equal on `keys` (e.g. engine and size)
+/// and differ only in run settings (mode, rows, threads, repetition): each shape is
+/// loaded once, by `oltpscope load` with `args` and the shape's values, into
+/// `root/<shape>`, and every run of it runs there with `--no-load`. Sweeps of one root
+/// and the same `args` share their shapes' loads too. A run that updates leaves
+/// its updates for the next; the runs' checks of the rows still hold (the micro
+/// benchmark's count of updates is checked on a fresh load only: docs/reproduce.md).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LoadOnce {
+    pub keys: Vec<String>,
+    /// The load's options besides the keys' values (the workload's shape, the engine's).
+    pub args: Vec<String>,
+    /// Where the shapes' databases are (`<shape>/` and its marker `<shape>.loaded`).
+    pub root: PathBuf,
+    /// Only the points with one of these values of this key share; the others load
+    /// their own, as without `load_once` (absent: every point shares).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<Vary>,
+}
+
+/// `run --prewarm` (disk engine): read an opened database's pages into the pool first.
+const PREWARM: &str = "--prewarm";
+
+/// The marker of a finished load: `<db>.loaded`, holding the load's command line.
+pub fn loaded_marker(db: &Path) -> PathBuf {
+    marker(db, "loaded")
+}
+
+/// The marker of a load started: `<db>.loading`, the same line, written before the
+/// load creates `db` and removed once it finished; with it, a directory left behind
+/// is known to be an interrupted load of this sweep's, not someone else's.
+pub fn loading_marker(db: &Path) -> PathBuf {
+    marker(db, "loading")
+}
+
+fn marker(db: &Path, what: &str) -> PathBuf {
+    let name = db
+        .file_name()
+        .map_or_else(Default::default, |n| n.to_string_lossy());
+    db.with_file_name(format!("{name}.{what}"))
+}
+
+/// Load point `p`'s data shape into its shared database unless a finished load of it is
+/// there (lane work: never beside a measured run). `Err`: the sweep is refused (a marker
+/// that is not this load's, or a marker whose database is gone: never loaded again
+/// silently, or a directory there without this load's `.loading` marker: not ours);
+/// `Ok(Some(why))`: the load failed, the shape's repetitions fail with it. A directory
+/// left by an interrupted load (its `.loading` marker) is loaded again with `--reload`.
+fn load_shape(
+    exe: &Path,
+    spec: &Spec,
+    p: &Point,
+    event: &mut dyn FnMut(Event),
+) -> Result<Option<String>, String> {
+    let Some(db) = spec.shared_db(p) else {
+        return Ok(None);
+    };
+    let load = spec.load_spec(p, &db).expect("a load-once sweep");
+    let args = load.to_args();
+    let line = args.join(" ") + "\n";
+    let marker = loaded_marker(&db);
+    match std::fs::read(&marker) {
+        Ok(text) if text != line.as_bytes() => {
+            return Err(format!(
+                "{}: damaged or another load's marker: refusing to run on {} (remove both to load it again)",
+                marker.display(),
+                db.display()
+            ))
+        }
+        Ok(_) if !db.is_dir() => {
+            return Err(format!(
+                "{}: a finished load's marker, but {} is missing: refusing to load it again silently (remove the marker to load again)",
+                marker.display(),
+                db.display()
+            ))
+        }
+        Ok(_) => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(format!("cannot read {}: {e}", marker.display())),
+    }
+    let loading = loading_marker(&db);
+    let ours = std::fs::read(&loading).is_ok_and(|t| t == line.as_bytes());
+    if db.exists() && !ours {
+        return Err(format!(
+            "{}: not a load of this sweep (no {} of it): refusing to load over it (remove it to load it again)",
+            db.display(),
+            loading.display()
+        ));
+    }
+    let parent = db.parent().expect("under the shapes' root");
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    std::fs::write(&loading, &line)
+        .map_err(|e| format!("cannot write {}: {e}", loading.display()))?;
+    let shape = db.file_name().expect("a shape's name").to_string_lossy();
+    let t0 = std::time::Instant::now();
+    let out = lane_work(|| {
+        Command::new(exe)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+    })
+    .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().rev().find(|l| !l.trim().is_empty());
+        return Ok(Some(format!(
+            "loading {shape} into {} failed: {}",
+            db.display(),
+            last.unwrap_or("no message").trim()
+        )));
+    }
+    std::fs::write(&marker, line).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    std::fs::remove_file(&loading)
+        .map_err(|e| format!("cannot remove {}: {e}", loading.display()))?;
+    event(Event::Loaded {
+        shape: &shape,
+        seconds: t0.elapsed().as_secs_f64(),
+    });
+    Ok(None)
+}
+
+/// Remove the shared databases of load-once sweeps (those their markers name, nothing
+/// else; then each root if empty), once no sweep of theirs runs again: a finished sweep
+/// resumes without them, a repetition that failed loads its shape again.
+pub fn remove_shared(specs: &[&Spec]) -> Result<(), String> {
+    let mut shapes: Vec<PathBuf> = Vec::new();
+    for spec in specs {
+        for p in spec.points() {
+            if let Some(db) = spec.shared_db(&p) {
+                if !shapes.contains(&db) {
+                    shapes.push(db);
+                }
+            }
+        }
+    }
+    for db in shapes {
+        let _ = std::fs::remove_file(loading_marker(&db));
+        let marker = loaded_marker(&db);
+        if marker.exists() {
+            if db.exists() {
+                std::fs::remove_dir_all(&db)
+                    .map_err(|e| format!("cannot remove {}: {e}", db.display()))?;
+            }
+            std::fs::remove_file(&marker)
+                .map_err(|e| format!("cannot remove {}: {e}", marker.display()))?;
+        }
+    }
+    for lo in specs.iter().filter_map(|s| s.load_once.as_ref()) {
+        // Only when empty: anything else there is not ours to remove.
+        let _ = std::fs::remove_dir(&lo.root);
+    }
+    Ok(())
 }
 
 /// Parse `key=v1,v2,...`.
@@ -312,6 +475,7 @@ pub fn read_file(path: &Path) -> Result<(Spec, Option<PathBuf>), String> {
         vary,
         repeat: f.repeat.unwrap_or(1),
         args: f.args,
+        load_once: None,
     };
     Ok((spec, f.out))
 }
@@ -325,7 +489,62 @@ impl Spec {
             vary,
             repeat,
             args: run.option_args(),
+            load_once: None,
         }
+    }
+
+    /// The shared database of point `p` (with [`Spec::load_once`]).
+    pub fn shared_db(&self, p: &Point) -> Option<PathBuf> {
+        let lo = self.load_once.as_ref()?;
+        if let Some(o) = &lo.only {
+            p.get(&o.key).filter(|x| o.values.iter().any(|v| v == x))?;
+        }
+        Some(lo.root.join(shape(lo, p).name()))
+    }
+
+    /// The load of `p`'s shape into `db`: `oltpscope load` with the shape's values.
+    pub fn load_spec(&self, p: &Point, db: &Path) -> Option<RunSpec> {
+        let lo = self.load_once.as_ref()?;
+        let workload = Workload::named(&self.workload).expect("validated with the spec");
+        let mut s = RunSpec::new(runspec::Command::Load, workload);
+        s.extra = lo.args.clone();
+        for (k, x) in &shape(lo, p).values {
+            set_field(k, &mut s, x).expect("validated with the spec");
+        }
+        s.options.db = Some(db.to_path_buf());
+        s.options.reload = true;
+        Some(s)
+    }
+
+    /// Refuse a load-once sweep that could not share its loads.
+    fn validate_load_once(&self) -> Result<(), String> {
+        let Some(lo) = &self.load_once else {
+            return Ok(());
+        };
+        if self.kind != Kind::Run {
+            return Err("loading once per data shape is for `run` sweeps".into());
+        }
+        for k in &lo.keys {
+            if !self.vary.iter().any(|v| &v.key == k) {
+                return Err(format!("load once: {k} is not a varied key"));
+            }
+            if !matches!(key(k), Some(Key::Flag { .. })) {
+                return Err(format!("load once: {k} is not an option of the load"));
+            }
+        }
+        if let Some(o) = lo
+            .only
+            .as_ref()
+            .filter(|o| !self.vary.iter().any(|v| v.key == o.key))
+        {
+            return Err(format!("load once: {} is not a varied key", o.key));
+        }
+        for f in [flag::DB, flag::NO_LOAD, flag::RELOAD] {
+            if runspec::gives(&self.args, f) || runspec::gives(&lo.args, f) {
+                return Err(format!("load once: {f} is the sweep's to give"));
+            }
+        }
+        Ok(())
     }
 
     /// Refuse what cannot make a sweep, before any run.
@@ -342,6 +561,7 @@ impl Spec {
         for (i, v) in self.vary.iter().enumerate() {
             self.validate_vary(&self.vary[..i], v)?;
         }
+        self.validate_load_once()?;
         for a in &self.args {
             for own in [flag::OUT, flag::JSON, flag::PROGRESS_FILE] {
                 if runspec::gives(std::slice::from_ref(a), own) {
@@ -455,6 +675,18 @@ impl Spec {
     }
 }
 
+/// `p` restricted to the keys that shape the data.
+fn shape(lo: &LoadOnce, p: &Point) -> Point {
+    Point {
+        values: p
+            .values
+            .iter()
+            .filter(|(k, _)| lo.keys.contains(k))
+            .cloned()
+            .collect(),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
     /// (key, value) in the order of the spec's keys.
@@ -522,6 +754,23 @@ impl Point {
     /// The child's arguments (after the executable), writing into `out`.
     pub fn child_args(&self, spec: &Spec, out: &Path) -> Vec<String> {
         self.child_spec(spec, out).to_args()
+    }
+
+    /// [`Point::child_args`] of a repetition: on its shape's database, with
+    /// `--no-load`, when the sweep loads once per shape.
+    pub fn rep_args(&self, spec: &Spec, out: &Path) -> Vec<String> {
+        let mut s = self.child_spec(spec, out);
+        if let Some(db) = spec.shared_db(self) {
+            s.options.db = Some(db);
+            s.options.no_load = true;
+            // A load leaves the disk engine's pages in its pool; a run that opens them
+            // reads them in first, so that it starts as warm (its warm-up alone touched
+            // a fraction of a 1GB table).
+            if s.options.engine.as_deref() == Some("disk") && !runspec::gives(&s.extra, PREWARM) {
+                s.extra.push(PREWARM.to_string());
+            }
+        }
+        s.to_args()
     }
 }
 
@@ -594,6 +843,11 @@ pub enum Event<'a> {
         headline: Option<String>,
         /// Its own seconds, from holding its lanes to its end (None: found done).
         seconds: Option<f64>,
+    },
+    /// A data shape loaded into its shared database (`Spec::load_once`).
+    Loaded {
+        shape: &'a str,
+        seconds: f64,
     },
 }
 
@@ -814,7 +1068,7 @@ fn run_rep(
         .expect("a repetition has a point directory");
     std::fs::create_dir_all(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let args = point.child_args(spec, &partial);
+    let args = point.rep_args(spec, &partial);
     let mut cmd = Command::new(exe);
     cmd.args(&args)
         .stdin(Stdio::null())
@@ -2065,6 +2319,7 @@ pub fn run(
         type Done = (Point, u32, Result<Outcome, String>, f64);
         let (tx, rx) = std::sync::mpsc::channel::<Done>();
         let mut running = 0;
+        let mut load_failed: Vec<(PathBuf, String)> = Vec::new();
         for p in spec.points() {
             for rep in 1..=spec.repeat {
                 if !needs_run(dir, &p, rep)? {
@@ -2075,6 +2330,21 @@ pub fn run(
                     let (q, r, o, t) = rx.recv().expect("a running repetition reports");
                     running -= 1;
                     finished(&q, r, o?, Some(t), &mut event);
+                }
+                // The shape's load, once, after the runs before it (their data stays); a
+                // failed load is not tried again for the shape's other repetitions.
+                let db = spec.shared_db(&p);
+                let failed = load_failed.iter().find(|(d, _)| Some(d) == db.as_ref());
+                let why = match failed {
+                    Some((_, why)) => Some(why.clone()),
+                    None => load_shape(exe, spec, &p, &mut event)?,
+                };
+                if let Some(why) = why {
+                    if failed.is_none() {
+                        load_failed.push((db.clone().expect("a shared database"), why.clone()));
+                    }
+                    finished(&p, rep, Outcome::Failed(why), None, &mut event);
+                    continue;
                 }
                 event(Event::Start {
                     point: &p.name(),
@@ -2121,7 +2391,113 @@ mod tests {
             vary: vary.iter().map(|v| parse_vary(v).unwrap()).collect(),
             repeat: 2,
             args: vec!["--txns".into(), "200".into()],
+            load_once: None,
         }
+    }
+
+    /// `spec(vary)` loading once per (engine, size) into `root`.
+    fn loading_once(vary: &[&str], root: &Path) -> Spec {
+        Spec {
+            load_once: Some(LoadOnce {
+                keys: vec!["engine".into(), "size".into()],
+                args: vec![],
+                root: root.to_path_buf(),
+                only: None,
+            }),
+            ..spec(vary)
+        }
+    }
+
+    #[test]
+    fn points_sharing_a_data_shape_share_one_database() {
+        let root = Path::new("/x/db");
+        let s = loading_once(
+            &["engine=disk,memory", "size=1MB,1.5GB", "mode=read,update"],
+            root,
+        );
+        s.validate().unwrap();
+        let dbs: Vec<PathBuf> = s.points().iter().map(|p| s.shared_db(p).unwrap()).collect();
+        let mut shapes = dbs.clone();
+        shapes.dedup();
+        // Eight points, four shapes: each mode of a shape on its database.
+        assert_eq!((dbs.len(), shapes.len()), (8, 4), "{shapes:?}");
+        assert_eq!(dbs[0], root.join("engine-disk_size-1MB"));
+        assert_eq!(dbs[0], dbs[1], "read and update share the load");
+        assert_ne!(dbs[1], dbs[2], "another size is another load");
+        // The marker keeps the whole name (a size with a dot in it too).
+        assert_eq!(
+            loaded_marker(&root.join("engine-disk_size-1.5GB")),
+            root.join("engine-disk_size-1.5GB.loaded")
+        );
+        // The load: the shape's values, its database, never a run setting.
+        let p = &s.points()[1];
+        let load = s.load_spec(p, &dbs[1]).unwrap().to_args();
+        assert_eq!(load[..2], ["load", "micro"]);
+        for (f, v) in [
+            ("--engine", "disk"),
+            ("--size", "1048576"),
+            ("--db", "/x/db/engine-disk_size-1MB"),
+        ] {
+            assert_eq!(runspec::value_of(&load, f), Some(v), "{load:?}");
+        }
+        assert!(load.contains(&"--reload".to_string()));
+        for run_only in ["--mode", "--txns"] {
+            assert!(!runspec::gives(&load, run_only), "{load:?}");
+        }
+        // Each repetition runs on it, without loading.
+        let run = p.rep_args(&s, Path::new("/x/out"));
+        assert_eq!(
+            runspec::value_of(&run, "--db"),
+            Some("/x/db/engine-disk_size-1MB")
+        );
+        assert!(run.contains(&"--no-load".to_string()), "{run:?}");
+        assert_eq!(runspec::value_of(&run, "--mode"), Some("update"));
+        // The disk engine's pool read in first, as warm as after its load; not others'.
+        assert!(run.contains(&"--prewarm".to_string()), "{run:?}");
+        let memory = &s.points()[4];
+        assert_eq!(memory.get("engine"), Some("memory"));
+        assert!(!memory
+            .rep_args(&s, Path::new("/x/out"))
+            .contains(&"--prewarm".to_string()));
+        // Points outside `only` load their own.
+        let mut some = s.clone();
+        some.load_once.as_mut().unwrap().only = Some(parse_vary("engine=disk").unwrap());
+        let shared: Vec<bool> = (some.points().iter())
+            .map(|p| some.shared_db(p).is_some())
+            .collect();
+        assert_eq!(shared, [true, true, true, true, false, false, false, false]);
+        let memory = &some.points()[4];
+        assert!(!memory
+            .rep_args(&some, Path::new("/o"))
+            .contains(&"--no-load".to_string()));
+        // Without load_once, nothing changes.
+        let plain = spec(&["engine=disk"]);
+        assert_eq!(plain.shared_db(&plain.points()[0]), None);
+        assert!(!plain.points()[0]
+            .rep_args(&plain, Path::new("/o"))
+            .contains(&"--no-load".to_string()));
+    }
+
+    #[test]
+    fn a_load_once_sweep_is_refused_what_it_cannot_share() {
+        let root = Path::new("/x/db");
+        let not_varied = loading_once(&["engine=disk,memory"], root);
+        assert!(not_varied
+            .validate()
+            .unwrap_err()
+            .contains("size is not a varied key"));
+        let mut own_db = loading_once(&["engine=disk", "size=1MB"], root);
+        own_db.args.extend(["--db".into(), "/y".into()]);
+        assert!(own_db
+            .validate()
+            .unwrap_err()
+            .contains("--db is the sweep's"));
+        let mut sim = loading_once(&["engine=disk", "size=1MB"], root);
+        sim.kind = Kind::Simulate;
+        assert!(sim.validate().unwrap_err().contains("`run` sweeps"));
+        // An older sweep.json (no load_once) still reads, and none is written.
+        let text = serde_json::to_string(&spec(&["engine=disk"])).unwrap();
+        assert!(!text.contains("load_once"), "{text}");
     }
 
     #[test]

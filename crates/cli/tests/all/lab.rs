@@ -839,7 +839,15 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
     );
     // A progress line (standard error) per repetition with its own seconds and its
     // sweep's so far.
-    let reps: Vec<&str> = (err.lines()).filter(|l| l.starts_with("  size/")).collect();
+    let reps: Vec<&str> = (err.lines())
+        .filter(|l| l.starts_with("  size/") && !l.contains(": loaded once in "))
+        .collect();
+    // The size sweep loads each (engine, size) once, with a line of its own.
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("  size/engine-disk_size-64KB: loaded once in ")),
+        "{err}"
+    );
     assert!(
         !reps.is_empty()
             && (reps.iter()).all(|l| l.contains(" s; ") && l.ends_with(" s into size)")),
@@ -1117,4 +1125,135 @@ fn assert_gated(rep: &Path) {
         t.len() == 4 && t[0] > 1e9 && t[1] >= t[0] && t[2] >= 0.0 && t[3] >= 0.0,
         "{gate}"
     );
+}
+
+/// A micro sweep of two engines, modes read and update, two repetitions each, loading
+/// once per (engine, size) into `root`.
+fn load_once_sweep(root: &Path) -> lab::sweep::Spec {
+    let vary = ["engine=memory,disk", "size=64KB", "mode=read,update"];
+    lab::sweep::Spec {
+        kind: lab::sweep::Kind::Run,
+        workload: "micro".into(),
+        vary: vary
+            .iter()
+            .map(|v| lab::sweep::parse_vary(v).unwrap())
+            .collect(),
+        repeat: 2,
+        args: ["--txns", "300", "--warmup", "0", "--threads", "1"]
+            .map(String::from)
+            .to_vec(),
+        load_once: Some(lab::sweep::LoadOnce {
+            keys: vec!["engine".into(), "size".into()],
+            args: vec![],
+            root: root.to_path_buf(),
+            only: None,
+        }),
+    }
+}
+
+/// Run `spec` into `out`: its summary (or refusal) and the shapes it loaded.
+fn sweep_loads(
+    spec: &lab::sweep::Spec,
+    out: &Path,
+) -> (Result<lab::sweep::Summary, String>, Vec<String>) {
+    let mut loads = Vec::new();
+    let exe = Path::new(common::OLTPSCOPE);
+    let r = lab::sweep::run(exe, out, spec, |ev| {
+        if let lab::sweep::Event::Loaded { shape, .. } = ev {
+            loads.push(shape.to_string());
+        }
+    });
+    (r, loads)
+}
+
+#[test]
+fn a_sweep_loads_each_data_shape_once_and_runs_every_point_on_it() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("db");
+    let spec = load_once_sweep(&root);
+    let (s, loads) = sweep_loads(&spec, &d.path().join("a"));
+    let s = s.unwrap();
+    // Two shapes (the engines), eight repetitions: two loads.
+    assert_eq!(
+        loads,
+        ["engine-memory_size-64KB", "engine-disk_size-64KB"],
+        "a shape loaded twice, or not at all"
+    );
+    assert!(s.points.iter().all(|p| p.reps_done == 2), "{:?}", s.points);
+    for p in spec.points() {
+        for rep in 1..=2 {
+            let (done, _) = lab::sweep::rep_dir(&d.path().join("a"), &p, rep);
+            let r = json(&done.join("report.json"));
+            // Run on the shape's database, opened, not loaded; its checks passed.
+            assert_eq!(r["config"]["no_load"], true, "{}", done.display());
+            assert!(r["load_s"].is_null(), "{}", done.display());
+            assert!(r["open_s"].as_f64().is_some(), "{}", done.display());
+            let checks = &r["checks"];
+            assert_eq!(checks["passed"], true, "{checks}");
+            let names: Vec<&str> = checks["list"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap())
+                .collect();
+            assert!(names.contains(&"all rows present"), "{names:?}");
+        }
+    }
+    // Another sweep of the same root and shapes (the way `size` and `rows` share)
+    // loads nothing.
+    let (s, loads) = sweep_loads(&spec, &d.path().join("b"));
+    assert!(s.unwrap().points.iter().all(|p| p.reps_done == 2));
+    assert!(loads.is_empty(), "{loads:?}");
+    // Removed when no longer needed: the databases and markers, then the root.
+    lab::sweep::remove_shared(&[&spec]).unwrap();
+    assert!(!root.exists());
+}
+
+#[test]
+fn a_shared_database_damaged_missing_or_foreign_is_refused_never_loaded_over() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("db");
+    let spec = load_once_sweep(&root);
+    let memory = root.join("engine-memory_size-64KB");
+    let marker = lab::sweep::loaded_marker(&memory);
+
+    // A damaged marker: the sweep is refused before any run on the database.
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(&marker, "load micro --size 1\n").unwrap();
+    let (r, loads) = sweep_loads(&spec, &d.path().join("a"));
+    let e = r.unwrap_err();
+    assert!(e.contains("damaged or another load's marker"), "{e}");
+    assert!(loads.is_empty());
+
+    // A marker whose database is gone: refused, not loaded again silently.
+    std::fs::remove_dir(&memory).unwrap();
+    std::fs::remove_file(&marker).unwrap();
+    let (r, _) = sweep_loads(&spec, &d.path().join("b"));
+    r.unwrap();
+    std::fs::remove_dir_all(&memory).unwrap();
+    let (r, loads) = sweep_loads(&spec, &d.path().join("c"));
+    let e = r.unwrap_err();
+    assert!(e.contains("is missing"), "{e}");
+    assert!(loads.is_empty() && !memory.exists());
+
+    // A foreign directory where a shape goes (no marker of ours): refused, left alone.
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::create_dir_all(&memory).unwrap();
+    std::fs::write(memory.join("notes.txt"), "mine").unwrap();
+    let (r, loads) = sweep_loads(&spec, &d.path().join("d"));
+    let e = r.unwrap_err();
+    assert!(e.contains("not a load of this sweep"), "{e}");
+    assert_eq!(read(&memory.join("notes.txt")), "mine");
+    assert!(loads.is_empty() && !marker.exists(), "{loads:?}");
+
+    // An interrupted load (its `.loading` marker, no `.loaded`): loaded again, once.
+    std::fs::remove_dir_all(&memory).unwrap();
+    std::fs::create_dir_all(&memory).unwrap();
+    let loading = lab::sweep::loading_marker(&memory);
+    let load = spec.load_spec(&spec.points()[0], &memory).unwrap();
+    std::fs::write(&loading, load.to_args().join(" ") + "\n").unwrap();
+    let (r, loads) = sweep_loads(&spec, &d.path().join("e"));
+    assert!(r.unwrap().points.iter().all(|p| p.reps_done == 2));
+    assert_eq!(loads, ["engine-memory_size-64KB"]);
+    assert!(marker.exists() && !loading.exists());
 }

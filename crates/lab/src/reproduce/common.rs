@@ -437,6 +437,8 @@ fn run_one(
             let into = (id, t0.elapsed().as_secs_f64());
             let line = sweep::rep_line(point, rep, outcome, headline, seconds, Some(into));
             let _ = say.send(format!("  {id}/{line}\n"));
+        } else if let sweep::Event::Loaded { shape, seconds } = ev {
+            let _ = say.send(format!("  {id}/{shape}: loaded once in {seconds:.1} s\n"));
         }
     });
     let e = Experiment {
