@@ -352,15 +352,10 @@ fn load_shape(
         .map_err(|e| format!("cannot write {}: {e}", loading.display()))?;
     let shape = db.file_name().expect("a shape's name").to_string_lossy();
     let t0 = std::time::Instant::now();
-    let out = lane_work(|| {
-        Command::new(exe)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-    })
-    .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    // Lane work a measured window stops (not waits for: a 1GB load takes minutes).
+    let mut cmd = Command::new(exe);
+    cmd.args(&args);
+    let out = lane_output(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let last = err.lines().rev().find(|l| !l.trim().is_empty());
