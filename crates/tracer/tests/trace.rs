@@ -342,8 +342,10 @@ fn carry_less_multiply_and_crc32_match_the_host() {
         for start in [false, true] {
             let dir = tempfile::tempdir().unwrap();
             let out = dir.path().join("t.trace");
-            let mut opts = TraceOptions::default();
-            opts.trace_start = start;
+            let opts = TraceOptions {
+                trace_start: start,
+                ..TraceOptions::default()
+            };
             let o = setup
                 .command_with(selftest(), ["clmul"], &out, &opts)
                 .output()
