@@ -725,6 +725,103 @@ static void add_entry_call(IRSB* sb, Addr a)
    addStmtToIRSB(sb, IRStmt_Dirty(d));
 }
 
+/* ---- Host instructions for what VEX emulates bit by bit -------------------------
+   VEX translates PCLMULQDQ and CRC32 into calls of clean C helpers that compute the
+   result a bit or a nibble at a time (amd64g_calculate_pclmul, amd64g_calc_crc32b/w/l/q).
+   The disk engine's checksums (crc32fast's carry-less-multiply path) spent 1.4 s of a
+   12 s `simulate tpcc` in the first, most of it loading the database. When the host
+   has the instruction (valgrind reports the host's CPUID to the program, which is why
+   the program uses it), each such call is redirected to a helper that executes it: the
+   same value, since both compute the instruction's definition. Every translation,
+   traced or not: the recorded stream is unchanged (the helpers are not guest code). */
+
+extern ULong amd64g_calc_crc32b(ULong crcIn, ULong b);
+extern ULong amd64g_calc_crc32w(ULong crcIn, ULong w);
+extern ULong amd64g_calc_crc32l(ULong crcIn, ULong l);
+extern ULong amd64g_calc_crc32q(ULong crcIn, ULong q);
+
+static Bool host_pclmul = False;
+static Bool host_crc32 = False;
+
+static void detect_host_features(void)
+{
+   UInt a = 1, b, c = 0, d;
+   __asm__ __volatile__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+   host_pclmul = (c >> 1) & 1;  /* CPUID.1:ECX.PCLMULQDQ */
+   host_crc32 = (c >> 20) & 1;  /* CPUID.1:ECX.SSE4_2 */
+}
+
+typedef long long ot_v2di __attribute__((vector_size(16)));
+
+/* amd64g_calculate_pclmul's contract: the 128-bit carry-less product of a and b, its
+   high half if `which`, else its low half. */
+__attribute__((target("pclmul"))) static ULong ot_pclmul(ULong a, ULong b, ULong which)
+{
+   ot_v2di x = {(long long)a, 0}, y = {(long long)b, 0};
+   ot_v2di r = __builtin_ia32_pclmulqdq128(x, y, 0);
+   return which ? (ULong)r[1] : (ULong)r[0];
+}
+
+/* amd64g_calc_crc32*'s contract: CRC-32C steps without inversion, as the instruction.
+   VEX passes a 32-bit CRC zero-extended; anything wider goes to VEX's own helper, whose
+   result then depends on the upper bits. */
+__attribute__((target("sse4.2"))) static ULong ot_crc32b(ULong crc, ULong v)
+{
+   return crc >> 32 ? amd64g_calc_crc32b(crc, v) : __builtin_ia32_crc32qi((UInt)crc, (UChar)v);
+}
+__attribute__((target("sse4.2"))) static ULong ot_crc32w(ULong crc, ULong v)
+{
+   return crc >> 32 ? amd64g_calc_crc32w(crc, v) : __builtin_ia32_crc32hi((UInt)crc, (UShort)v);
+}
+__attribute__((target("sse4.2"))) static ULong ot_crc32l(ULong crc, ULong v)
+{
+   return crc >> 32 ? amd64g_calc_crc32l(crc, v) : __builtin_ia32_crc32si((UInt)crc, (UInt)v);
+}
+__attribute__((target("sse4.2"))) static ULong ot_crc32q(ULong crc, ULong v)
+{
+   return crc >> 32 ? amd64g_calc_crc32q(crc, v) : __builtin_ia32_crc32di(crc, v);
+}
+
+/* The host helper for a VEX helper's name, or NULL. */
+static void* fast_helper(const HChar* name, const HChar** fast_name)
+{
+   if (host_pclmul && VG_(strcmp)(name, "amd64g_calculate_pclmul") == 0) {
+      *fast_name = "ot_pclmul";
+      return (void*)ot_pclmul;
+   }
+   if (!host_crc32 || VG_(strncmp)(name, "amd64g_calc_crc32", 17) != 0 || name[18] != 0)
+      return NULL;
+   switch (name[17]) {
+   case 'b': *fast_name = "ot_crc32b"; return (void*)ot_crc32b;
+   case 'w': *fast_name = "ot_crc32w"; return (void*)ot_crc32w;
+   case 'l': *fast_name = "ot_crc32l"; return (void*)ot_crc32l;
+   case 'q': *fast_name = "ot_crc32q"; return (void*)ot_crc32q;
+   default: return NULL;
+   }
+}
+
+/* Redirects, in place, every call of an emulating helper that has a host version (the
+   IR is flat: a clean call is the whole right-hand side of a WrTmp). */
+static void use_host_helpers(IRSB* sb)
+{
+   if (!host_pclmul && !host_crc32)
+      return;
+   for (Int i = 0; i < sb->stmts_used; i++) {
+      IRStmt* st = sb->stmts[i];
+      if (!st || st->tag != Ist_WrTmp || st->Ist.WrTmp.data->tag != Iex_CCall)
+         continue;
+      IRExpr* call = st->Ist.WrTmp.data;
+      const HChar* fast_name = NULL;
+      void* fast = fast_helper(call->Iex.CCall.cee->name, &fast_name);
+      if (!fast)
+         continue;
+      IRCallee* cee = mkIRCallee(call->Iex.CCall.cee->regparms, fast_name,
+                                 VG_(fnptr_to_fnentry)(fast));
+      sb->stmts[i] = IRStmt_WrTmp(st->Ist.WrTmp.tmp,
+                                  IRExpr_CCall(cee, call->Iex.CCall.retty, call->Iex.CCall.args));
+   }
+}
+
 static IRSB* ot_instrument(VgCallbackClosure* closure, IRSB* sbIn,
                            const VexGuestLayout* layout, const VexGuestExtents* vge,
                            const VexArchInfo* archinfo_host, IRType gWordTy,
@@ -733,6 +830,7 @@ static IRSB* ot_instrument(VgCallbackClosure* closure, IRSB* sbIn,
    /* Following forks, every translation is instrumented (helpers check `tracing`):
       a process starts tracing by itself at a function's entry, without discarding
       the translations its parent made. */
+   use_host_helpers(sbIn);
    if ((!tracing && !clo_follow_forks) || out_fd < 0)
       return sbIn;
    if (gWordTy != hWordTy)
@@ -977,6 +1075,7 @@ static void put_header(void)
 
 static void ot_post_clo_init(void)
 {
+   detect_host_features();
    HChar* path = VG_(expand_file_name)("--trace-out", clo_trace_out);
    clo_trace_out = path;
    SysRes sr = VG_(open)(path, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC, 0644);
