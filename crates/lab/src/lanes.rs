@@ -572,17 +572,26 @@ mod tests {
         // between their load and their window's end. Any overlap fails the test.
         let (lanes, cap) = (Lanes::new(), 2);
         let (inside, window_in) = (AtomicUsize::new(0), AtomicBool::new(false));
-        let (windows, most_lanes, loading) =
-            (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+        let (windows, most_lanes, loading) = (
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+        );
         // A lane whose child never starts: unstoppable, as in-process work is.
         let lane_work = |ms| {
             let _lane = lanes.lane(cap);
             let n = inside.fetch_add(1, SeqCst) + 1;
-            assert!(!window_in.load(SeqCst), "lane work beside a measured window");
+            assert!(
+                !window_in.load(SeqCst),
+                "lane work beside a measured window"
+            );
             assert!(n <= cap, "{n} lanes held of {cap}");
             most_lanes.fetch_max(n, SeqCst);
             pause(ms);
-            assert!(!window_in.load(SeqCst), "a measured window beside lane work");
+            assert!(
+                !window_in.load(SeqCst),
+                "a measured window beside lane work"
+            );
             inside.fetch_sub(1, SeqCst);
         };
         let window = || {
@@ -671,7 +680,11 @@ mod tests {
         }
         let before = (cpu_ticks(pid), cpu_ticks(grandchild));
         pause(150);
-        assert_eq!((cpu_ticks(pid), cpu_ticks(grandchild)), before, "no CPU while stopped");
+        assert_eq!(
+            (cpu_ticks(pid), cpu_ticks(grandchild)),
+            before,
+            "no CPU while stopped"
+        );
         drop(w);
         pause(20);
         for p in [pid, grandchild] {
@@ -709,7 +722,10 @@ mod tests {
                 let _l = lanes.unstoppable();
                 tx2.send(()).unwrap();
             });
-            assert!(rx2.recv_timeout(wait).is_err(), "held back while a window waits");
+            assert!(
+                rx2.recv_timeout(wait).is_err(),
+                "held back while a window waits"
+            );
             drop(fixed);
             assert_eq!(rx.recv().unwrap(), "window");
             w.join().unwrap();
@@ -749,7 +765,11 @@ mod tests {
         // `a` is at its gate and gets its window; `b`, loading, is stopped.
         a.ready();
         assert_eq!(proc_state(cb.id()), Some('T'));
-        assert_ne!(proc_state(ca.id()), Some('T'), "a window never stops its own child");
+        assert_ne!(
+            proc_state(ca.id()),
+            Some('T'),
+            "a window never stops its own child"
+        );
         assert_eq!(a.stopped(), 1);
         // A third repetition waits for a turn until one is given back.
         std::thread::scope(|sc| {
@@ -760,12 +780,19 @@ mod tests {
                 tx.send(()).unwrap();
                 drop(c);
             });
-            assert!(rx.recv_timeout(Duration::from_millis(50)).is_err(), "{TURNS} turns");
+            assert!(
+                rx.recv_timeout(Duration::from_millis(50)).is_err(),
+                "{TURNS} turns"
+            );
             a.window_ended();
             rx.recv().unwrap();
         });
         pause(20);
-        assert_ne!(proc_state(cb.id()), Some('T'), "it loads on after the window");
+        assert_ne!(
+            proc_state(cb.id()),
+            Some('T'),
+            "it loads on after the window"
+        );
         b.ready();
         b.window_ended();
         for c in [&mut ca, &mut cb] {

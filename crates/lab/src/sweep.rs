@@ -13,8 +13,8 @@
 //! Owns no engine code: the children are this same executable.
 
 use crate::cgroup;
-use crate::lanes::{Measured, Share, LANES};
 use crate::knee::{self, Sufficiency};
+use crate::lanes::{Measured, Share, LANES};
 use crate::results;
 use runspec::{flag, RunSpec, Workload};
 use std::path::{Path, PathBuf};

@@ -30,7 +30,7 @@ fn preload(ctx: &mut Ctx, load: RunSpec, db: &std::path::Path) -> Result<(), Str
     let mut cmd = std::process::Command::new(&ctx.exe);
     cmd.args(load.to_args());
     let out = crate::sweep::lane_output(cmd)
-    .map_err(|e| format!("cannot start {}: {e}", ctx.exe.display()))?;
+        .map_err(|e| format!("cannot start {}: {e}", ctx.exe.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(format!(
