@@ -15,4 +15,5 @@ pub mod plot;
 pub mod reproduce;
 pub mod results;
 pub mod runfile;
+pub mod shapes;
 pub mod sweep;

@@ -16,6 +16,8 @@ use crate::cgroup;
 use crate::knee::{self, Sufficiency};
 use crate::lanes::{Measured, Share, LANES};
 use crate::results;
+use crate::shapes::{load_shape, PREWARM};
+pub use crate::shapes::{loaded_marker, loading_marker, remove_shared, LoadOnce};
 use runspec::{flag, RunSpec, Workload};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -31,7 +33,7 @@ pub const MAX_RUNS: usize = 10_000;
 
 /// How a varied key reaches the child run.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Key {
+pub(crate) enum Key {
     /// A field of the child's spec (set by [`set_field`]), an option of the workloads
     /// listed; `flag`: the option it is written as; `axis`: how its values read.
     Flag {
@@ -110,7 +112,7 @@ pub enum Axis {
 const ALL: &[&str] = &["micro", "tpcb", "tpcc", "tpce", "tpch", "chbench"];
 
 /// The keys `--vary` supports, and how each reaches the child.
-fn key(name: &str) -> Option<Key> {
+pub(crate) fn key(name: &str) -> Option<Key> {
     use Axis::*;
     let f = |flag, workloads, axis| {
         Some(Key::Flag {
@@ -146,7 +148,7 @@ fn key(name: &str) -> Option<Key> {
 }
 
 /// Set the field of `s` that key `name` varies to `x`, parsed as its type.
-fn set_field(name: &str, s: &mut RunSpec, x: &str) -> Result<(), String> {
+pub(crate) fn set_field(name: &str, s: &mut RunSpec, x: &str) -> Result<(), String> {
     let whole = |x: &str| {
         x.parse::<u64>()
             .map_err(|_| format!("'{x}' is not a whole number"))
@@ -256,158 +258,6 @@ pub struct Spec {
     pub load_once: Option<LoadOnce>,
 }
 
-/// A sweep whose points share a data shape when equal on `keys` (e.g. engine and size)
-/// and differ only in run settings (mode, rows, threads, repetition): each shape is
-/// loaded once, by `oltpscope load` with `args` and the shape's values, into
-/// `root/<shape>`, and every run of it runs there with `--no-load`. Sweeps of one root
-/// and the same `args` share their shapes' loads too. A run that updates leaves
-/// its updates for the next; the runs' checks of the rows still hold (the micro
-/// benchmark's count of updates is checked on a fresh load only: docs/reproduce.md).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct LoadOnce {
-    pub keys: Vec<String>,
-    /// The load's options besides the keys' values (the workload's shape, the engine's).
-    pub args: Vec<String>,
-    /// Where the shapes' databases are (`<shape>/` and its marker `<shape>.loaded`).
-    pub root: PathBuf,
-    /// Only the points with one of these values of this key share; the others load
-    /// their own, as without `load_once` (absent: every point shares).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub only: Option<Vary>,
-}
-
-/// `run --prewarm` (disk engine): read an opened database's pages into the pool first.
-const PREWARM: &str = "--prewarm";
-
-/// The marker of a finished load: `<db>.loaded`, holding the load's command line.
-pub fn loaded_marker(db: &Path) -> PathBuf {
-    marker(db, "loaded")
-}
-
-/// The marker of a load started: `<db>.loading`, the same line, written before the
-/// load creates `db` and removed once it finished; with it, a directory left behind
-/// is known to be an interrupted load of this sweep's, not someone else's.
-pub fn loading_marker(db: &Path) -> PathBuf {
-    marker(db, "loading")
-}
-
-fn marker(db: &Path, what: &str) -> PathBuf {
-    let name = db
-        .file_name()
-        .map_or_else(Default::default, |n| n.to_string_lossy());
-    db.with_file_name(format!("{name}.{what}"))
-}
-
-/// Load point `p`'s data shape into its shared database unless a finished load of it is
-/// there (lane work: never beside a measured run). `Err`: the sweep is refused (a marker
-/// that is not this load's, or a marker whose database is gone: never loaded again
-/// silently, or a directory there without this load's `.loading` marker: not ours);
-/// `Ok(Some(why))`: the load failed, the shape's repetitions fail with it. A directory
-/// left by an interrupted load (its `.loading` marker) is loaded again with `--reload`.
-fn load_shape(
-    exe: &Path,
-    spec: &Spec,
-    p: &Point,
-    event: &mut dyn FnMut(Event),
-) -> Result<Option<String>, String> {
-    let Some(db) = spec.shared_db(p) else {
-        return Ok(None);
-    };
-    let load = spec.load_spec(p, &db).expect("a load-once sweep");
-    let args = load.to_args();
-    let line = args.join(" ") + "\n";
-    let marker = loaded_marker(&db);
-    match std::fs::read(&marker) {
-        Ok(text) if text != line.as_bytes() => {
-            return Err(format!(
-                "{}: damaged or another load's marker: refusing to run on {} (remove both to load it again)",
-                marker.display(),
-                db.display()
-            ))
-        }
-        Ok(_) if !db.is_dir() => {
-            return Err(format!(
-                "{}: a finished load's marker, but {} is missing: refusing to load it again silently (remove the marker to load again)",
-                marker.display(),
-                db.display()
-            ))
-        }
-        Ok(_) => return Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(format!("cannot read {}: {e}", marker.display())),
-    }
-    let loading = loading_marker(&db);
-    let ours = std::fs::read(&loading).is_ok_and(|t| t == line.as_bytes());
-    if db.exists() && !ours {
-        return Err(format!(
-            "{}: not a load of this sweep (no {} of it): refusing to load over it (remove it to load it again)",
-            db.display(),
-            loading.display()
-        ));
-    }
-    let parent = db.parent().expect("under the shapes' root");
-    std::fs::create_dir_all(parent)
-        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    std::fs::write(&loading, &line)
-        .map_err(|e| format!("cannot write {}: {e}", loading.display()))?;
-    let shape = db.file_name().expect("a shape's name").to_string_lossy();
-    let t0 = std::time::Instant::now();
-    // Lane work a measured window stops (not waits for: a 1GB load takes minutes).
-    let mut cmd = Command::new(exe);
-    cmd.args(&args);
-    let out = lane_output(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().rev().find(|l| !l.trim().is_empty());
-        return Ok(Some(format!(
-            "loading {shape} into {} failed: {}",
-            db.display(),
-            last.unwrap_or("no message").trim()
-        )));
-    }
-    std::fs::write(&marker, line).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
-    std::fs::remove_file(&loading)
-        .map_err(|e| format!("cannot remove {}: {e}", loading.display()))?;
-    event(Event::Loaded {
-        shape: &shape,
-        seconds: t0.elapsed().as_secs_f64(),
-    });
-    Ok(None)
-}
-
-/// Remove the shared databases of load-once sweeps (those their markers name, nothing
-/// else; then each root if empty), once no sweep of theirs runs again: a finished sweep
-/// resumes without them, a repetition that failed loads its shape again.
-pub fn remove_shared(specs: &[&Spec]) -> Result<(), String> {
-    let mut shapes: Vec<PathBuf> = Vec::new();
-    for spec in specs {
-        for p in spec.points() {
-            if let Some(db) = spec.shared_db(&p) {
-                if !shapes.contains(&db) {
-                    shapes.push(db);
-                }
-            }
-        }
-    }
-    for db in shapes {
-        let _ = std::fs::remove_file(loading_marker(&db));
-        let marker = loaded_marker(&db);
-        if marker.exists() {
-            if db.exists() {
-                std::fs::remove_dir_all(&db)
-                    .map_err(|e| format!("cannot remove {}: {e}", db.display()))?;
-            }
-            std::fs::remove_file(&marker)
-                .map_err(|e| format!("cannot remove {}: {e}", marker.display()))?;
-        }
-    }
-    for lo in specs.iter().filter_map(|s| s.load_once.as_ref()) {
-        // Only when empty: anything else there is not ours to remove.
-        let _ = std::fs::remove_dir(&lo.root);
-    }
-    Ok(())
-}
-
 /// Parse `key=v1,v2,...`.
 pub fn parse_vary(s: &str) -> Result<Vary, String> {
     let (k, vs) = s
@@ -486,60 +336,6 @@ impl Spec {
             args: run.option_args(),
             load_once: None,
         }
-    }
-
-    /// The shared database of point `p` (with [`Spec::load_once`]).
-    pub fn shared_db(&self, p: &Point) -> Option<PathBuf> {
-        let lo = self.load_once.as_ref()?;
-        if let Some(o) = &lo.only {
-            p.get(&o.key).filter(|x| o.values.iter().any(|v| v == x))?;
-        }
-        Some(lo.root.join(shape(lo, p).name()))
-    }
-
-    /// The load of `p`'s shape into `db`: `oltpscope load` with the shape's values.
-    pub fn load_spec(&self, p: &Point, db: &Path) -> Option<RunSpec> {
-        let lo = self.load_once.as_ref()?;
-        let workload = Workload::named(&self.workload).expect("validated with the spec");
-        let mut s = RunSpec::new(runspec::Command::Load, workload);
-        s.extra = lo.args.clone();
-        for (k, x) in &shape(lo, p).values {
-            set_field(k, &mut s, x).expect("validated with the spec");
-        }
-        s.options.db = Some(db.to_path_buf());
-        s.options.reload = true;
-        Some(s)
-    }
-
-    /// Refuse a load-once sweep that could not share its loads.
-    fn validate_load_once(&self) -> Result<(), String> {
-        let Some(lo) = &self.load_once else {
-            return Ok(());
-        };
-        if self.kind != Kind::Run {
-            return Err("loading once per data shape is for `run` sweeps".into());
-        }
-        for k in &lo.keys {
-            if !self.vary.iter().any(|v| &v.key == k) {
-                return Err(format!("load once: {k} is not a varied key"));
-            }
-            if !matches!(key(k), Some(Key::Flag { .. })) {
-                return Err(format!("load once: {k} is not an option of the load"));
-            }
-        }
-        if let Some(o) = lo
-            .only
-            .as_ref()
-            .filter(|o| !self.vary.iter().any(|v| v.key == o.key))
-        {
-            return Err(format!("load once: {} is not a varied key", o.key));
-        }
-        for f in [flag::DB, flag::NO_LOAD, flag::RELOAD] {
-            if runspec::gives(&self.args, f) || runspec::gives(&lo.args, f) {
-                return Err(format!("load once: {f} is the sweep's to give"));
-            }
-        }
-        Ok(())
     }
 
     /// Refuse what cannot make a sweep, before any run.
@@ -667,18 +463,6 @@ impl Spec {
                 .collect();
         }
         pts
-    }
-}
-
-/// `p` restricted to the keys that shape the data.
-fn shape(lo: &LoadOnce, p: &Point) -> Point {
-    Point {
-        values: p
-            .values
-            .iter()
-            .filter(|(k, _)| lo.keys.contains(k))
-            .cloned()
-            .collect(),
     }
 }
 
