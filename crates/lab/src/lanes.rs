@@ -8,7 +8,7 @@
 //!   it.
 //!
 //! A window does not wait for lane work to end: it stops it. Lane work run as a child
-//! process (a simulation, [`lane_output`]) is *stoppable*: at a window's start every
+//! process (a simulation) is *stoppable*: at a window's start every
 //! stoppable child and its descendants get `SIGSTOP`, and `SIGCONT` at its end. Work
 //! that cannot be stopped (in-process work: plots, [`unstoppable`]) takes no lane, and a
 //! window waits for it to end; while a window waits, no such work starts. So the
@@ -34,8 +34,9 @@ use std::time::{Duration, Instant};
 /// it, so the windows follow each other without a load between them.
 pub(crate) const TURNS: usize = 2;
 
-/// The niceness of stoppable lane work's children: below a measured repetition's load
-/// and close, which decide when the sweep ends; their figures do not depend on it.
+/// The niceness of lane work's children: below a measured repetition's load and close
+/// and a shared load ([`stoppable_output`]), which decide when the sweep ends; their
+/// figures do not depend on it.
 pub(crate) const LANE_NICE: i32 = 10;
 
 pub(crate) struct Lanes {
@@ -398,17 +399,17 @@ pub(crate) fn wait_child(child: &mut Child, lanes: &Lanes) -> std::io::Result<Ex
     child.wait()
 }
 
-/// Run `cmd` to its end as stoppable lane work of `cap` lanes (a load or any other work
-/// whose result does not depend on what runs beside it), at [`LANE_NICE`], collecting
-/// its output as `Command::output` does.
-pub fn lane_output(mut cmd: Command, cap: usize) -> std::io::Result<Output> {
-    let mut lane = LANES.lane(cap);
-    lower_priority(&mut cmd);
+/// Run `cmd` to its end beside the lanes, as a measured repetition's load runs, and
+/// stoppable by every window: work the measured repetitions wait for (a load of a
+/// database they share). In the lanes' queue it would wait for the simulations ahead of
+/// it (a shared 1MB load waited 192 s there, session 65) and hold back every run on it.
+/// Collects its output as `Command::output` does.
+pub fn stoppable_output(mut cmd: Command) -> std::io::Result<Output> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn()?;
-    lane.run_by(child.id());
+    Lanes::register(&mut LANES.lock(), child.id());
     let (out, err) = (child.stdout.take(), child.stderr.take());
     std::thread::scope(|sc| {
         let read = |p: Option<Box<dyn std::io::Read + Send>>| {

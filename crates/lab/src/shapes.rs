@@ -3,7 +3,8 @@
 //! shape is loaded once into `root/<shape>/` (markers `<shape>.loading` and
 //! `<shape>.loaded`) and every repetition runs there with `--no-load`.
 
-use crate::sweep::{key, lane_output, set_field, Event, Key, Kind, Point, Spec, Vary};
+use crate::lanes::stoppable_output;
+use crate::sweep::{key, set_field, Event, Key, Kind, Point, Spec, Vary};
 use runspec::{flag, RunSpec, Workload};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -104,10 +105,11 @@ pub(crate) fn load_shape(
         .map_err(|e| format!("cannot write {}: {e}", loading.display()))?;
     let shape = db.file_name().expect("a shape's name").to_string_lossy();
     let t0 = std::time::Instant::now();
-    // Lane work a measured window stops (not waits for: a 1GB load takes minutes).
+    // Stopped by a measured window, not waited for (a 1GB load takes minutes); beside
+    // the lanes, as the runs on it wait for it.
     let mut cmd = Command::new(exe);
     cmd.args(&args);
-    let out = lane_output(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let out = stoppable_output(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         let last = err.lines().rev().find(|l| !l.trim().is_empty());

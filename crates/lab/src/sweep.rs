@@ -2016,15 +2016,10 @@ pub fn slots_asked() -> u64 {
 
 /// Run `f`, in-process work (plotting, writing a paper's output), never beside a
 /// measured window of this process ([`crate::lanes::unstoppable`]). A child process is
-/// better run through [`lane_output`]: a window stops it instead of waiting for it.
+/// better run stoppable ([`crate::lanes::stoppable_output`]): a window stops it instead
+/// of waiting for it.
 pub fn lane_work<T>(f: impl FnOnce() -> T) -> T {
     crate::lanes::unstoppable(f)
-}
-
-/// Run `cmd` to its end as stoppable lane work (a load: work whose result does not
-/// depend on what runs beside it), as `Command::output` does.
-pub fn lane_output(cmd: Command) -> std::io::Result<std::process::Output> {
-    crate::lanes::lane_output(cmd, jobs(Kind::Simulate))
 }
 
 /// A repetition's progress line: its point, its main figure, its own seconds (holding its

@@ -543,6 +543,15 @@ struct Inner {
 
 // `next_at` and the key lengths are bytes; the header is two words.
 const _: () = assert!(FANOUT < u8::MAX as usize && std::mem::size_of::<Hdr>() == 16);
+// At the width in use every node and key block comes from the arena (so that
+// `arena::reserve` covers a growing tree); only wider experimental widths fall back to
+// the global allocator (`alloc_bytes`).
+const _: () = assert!(
+    FANOUT != 32
+        || (arena::fits(std::mem::size_of::<Leaf>(), std::mem::align_of::<Leaf>())
+            && arena::fits(std::mem::size_of::<Inner>(), std::mem::align_of::<Inner>())
+            && arena::fits(Rest::bytes(KW - 1), std::mem::align_of::<Rest>()))
+);
 
 /// Memory for a node or key block of `bytes` (a multiple of 8), line-aligned when a
 /// multiple of 64 (nodes are): from the arena (no allocator header between nodes, and
@@ -608,6 +617,14 @@ const SHORT_LINES: usize = {
     let (a, b) = (node_bytes(true, false), node_bytes(false, false));
     (if a > b { a } else { b }) / 64
 };
+// The prefetch counts measured at the width in use (docs/PERFORMANCE.md, issue 40).
+const _: () = assert!(
+    FANOUT != 32
+        || (SHORT_LINES == 9
+            && NODE_LINES == 14
+            && arena::fits(node_bytes(true, true), 64)
+            && arena::fits(node_bytes(false, true), 64))
+);
 
 /// A zeroed node. With `block`, a one-word key block (`Rest` of width 1) follows it in the
 /// same allocation and is its key block from the start: a node of keys of 9-16 bytes

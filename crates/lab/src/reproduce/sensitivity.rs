@@ -26,10 +26,10 @@ fn preload(ctx: &mut Ctx, load: RunSpec, db: &std::path::Path) -> Result<(), Str
     let mut load = load;
     load.options.db = Some(db.to_path_buf());
     load.options.reload = true;
-    // A load is not measured: lane work, beside simulations, stopped by a measured window.
+    // A load is not measured: beside the simulations, stopped by a measured window.
     let mut cmd = std::process::Command::new(&ctx.exe);
     cmd.args(load.to_args());
-    let out = crate::sweep::lane_output(cmd)
+    let out = crate::lanes::stoppable_output(cmd)
         .map_err(|e| format!("cannot start {}: {e}", ctx.exe.display()))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
