@@ -17,6 +17,9 @@ use std::process::Command;
 
 use tracer::{TraceOptions, TracerSetup};
 
+#[path = "../src/clmul.rs"]
+mod clmul;
+
 const ADDR_MASK: u64 = (1 << 48) - 1;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,39 +291,6 @@ fn rust_program_instruction_count_matches_cachegrind() {
     );
 }
 
-/// The selftest's `clmul_values`, computed here natively.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "pclmulqdq,sse4.2")]
-unsafe fn clmul_values() -> Vec<u64> {
-    use std::arch::x86_64::*;
-    let mut out = Vec::new();
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    for _ in 0..64 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let y = x.rotate_left(29) ^ 0xDEAD_BEEF;
-        let (a, b) = (
-            _mm_set_epi64x(y as i64, x as i64),
-            _mm_set_epi64x(x as i64, y as i64),
-        );
-        for p in [
-            _mm_clmulepi64_si128(a, b, 0x00),
-            _mm_clmulepi64_si128(a, b, 0x11),
-            _mm_clmulepi64_si128(a, b, 0x01),
-        ] {
-            out.push(_mm_cvtsi128_si64(p) as u64);
-            out.push(_mm_extract_epi64(p, 1) as u64);
-        }
-        let c = x as u32;
-        out.push(_mm_crc32_u8(c, y as u8) as u64);
-        out.push(_mm_crc32_u16(c, y as u16) as u64);
-        out.push(_mm_crc32_u32(c, y as u32) as u64);
-        out.push(_mm_crc32_u64(c as u64, y));
-    }
-    out
-}
-
 /// PCLMULQDQ and CRC32 under the tool (which runs them on the host instead of VEX's
 /// bit-by-bit helpers), traced and untraced, give the values they give natively.
 #[test]
@@ -334,7 +304,7 @@ fn carry_less_multiply_and_crc32_match_the_host() {
             return;
         }
         // SAFETY: both features were detected just above.
-        let want: Vec<String> = unsafe { clmul_values() }
+        let want: Vec<String> = unsafe { clmul::clmul_values() }
             .iter()
             .map(u64::to_string)
             .collect();

@@ -3,6 +3,9 @@
 //! Usage: tracer-selftest markers|buffer|threads|roles|count
 
 use probe::Op;
+
+#[path = "../clmul.rs"]
+mod clmul;
 use std::hint::black_box;
 
 #[inline(never)] // a symbol of its own: the tests find it through the MAP bias
@@ -147,46 +150,12 @@ fn clmul() {
             return;
         }
         // SAFETY: both features were detected just above.
-        let v = unsafe { clmul_values() };
+        let v = unsafe { clmul::clmul_values() };
         let line: Vec<String> = v.iter().map(u64::to_string).collect();
         println!("{}", line.join(" "));
     }
     #[cfg(not(target_arch = "x86_64"))]
     println!("unsupported");
-}
-
-/// The values `clmul` prints; the test has its own copy (a test cannot call a binary's
-/// function).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "pclmulqdq,sse4.2")]
-unsafe fn clmul_values() -> Vec<u64> {
-    use std::arch::x86_64::*;
-    let mut out = Vec::new();
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    for _ in 0..64 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let y = x.rotate_left(29) ^ 0xDEAD_BEEF;
-        let (a, b) = (
-            _mm_set_epi64x(y as i64, x as i64),
-            _mm_set_epi64x(x as i64, y as i64),
-        );
-        for p in [
-            _mm_clmulepi64_si128(a, b, 0x00),
-            _mm_clmulepi64_si128(a, b, 0x11),
-            _mm_clmulepi64_si128(a, b, 0x01),
-        ] {
-            out.push(_mm_cvtsi128_si64(p) as u64);
-            out.push(_mm_extract_epi64(p, 1) as u64);
-        }
-        let c = x as u32;
-        out.push(_mm_crc32_u8(c, y as u8) as u64);
-        out.push(_mm_crc32_u16(c, y as u16) as u64);
-        out.push(_mm_crc32_u32(c, y as u32) as u64);
-        out.push(_mm_crc32_u64(c as u64, y));
-    }
-    out
 }
 
 fn main() {
