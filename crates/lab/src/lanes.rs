@@ -1,15 +1,16 @@
 //! The machine's share of work, across every sweep (and every paper of `reproduce all`)
 //! of this process. Two classes of work:
 //! - lane work counts, not time: a simulation (its instruction and miss counts do not
-//!   depend on what runs beside it), a load, writing plots. Each takes one lane, at most
-//!   `cap` at once (one per core: `sweep::jobs(Kind::Simulate)`);
+//!   depend on what runs beside it). Each takes one lane, at most `cap` at once (one per
+//!   core: `sweep::jobs(Kind::Simulate)`);
 //! - a measured window: the warm-up and measured time of a native run or profile, whose
 //!   throughput would move with anything beside it. Nothing of this process runs beside
 //!   it.
 //!
-//! A window does not wait for lane work to end: it stops it. Lane work run as a child
-//! process (a simulation) is *stoppable*: at a window's start every
-//! stoppable child and its descendants get `SIGSTOP`, and `SIGCONT` at its end. Work
+//! A window does not wait for lane work to end: it stops it. A simulation's child and a
+//! load measured runs share ([`stoppable_output`], beside the lanes) are *stoppable*: at
+//! a window's start every stoppable child and its descendants get `SIGSTOP`, and
+//! `SIGCONT` at its end. Work
 //! that cannot be stopped (in-process work: plots, [`unstoppable`]) takes no lane, and a
 //! window waits for it to end; while a window waits, no such work starts. So the
 //! simulations that fill both cores no longer keep the measured windows waiting, and a
@@ -50,8 +51,8 @@ struct State {
     /// Work no window can stop: in-process work ([`unstoppable`]), and lanes whose child
     /// is not started yet.
     unstoppable: usize,
-    /// Stoppable processes running: lane work's children and measured repetitions'
-    /// closes (each with its descendants).
+    /// Stoppable processes running (each with its descendants): lane work's children,
+    /// shared loads and measured repetitions' children (but during their own window).
     children: Vec<u32>,
     /// A window runs, and the processes it stopped (in the order stopped).
     window: bool,
