@@ -1,7 +1,7 @@
 //! Sensitivity: cores, write bandwidth (cgroups), LLC (simulator).
 
 use super::common::*;
-use crate::sweep::{self, Kind, Spec};
+use crate::sweep::{self, Kind, Spec, Summary};
 
 /// A short `run` of `workload` on the disk engine with `threads` threads.
 fn disk_run(ctx: &Ctx, workload: Workload, threads: u32) -> RunSpec {
@@ -42,15 +42,8 @@ fn preload(ctx: &mut Ctx, load: RunSpec, db: &std::path::Path) -> Result<(), Str
     std::fs::write(&done, b"").map_err(|e| format!("cannot write {}: {e}", done.display()))
 }
 
-/// The sensitivity paper's write-bandwidth curve (blkio / io.max on the database's device).
-/// `workload`: [`write_bw_workload`]'s.
-fn write_bw(
-    ctx: &mut Ctx,
-    workload: Result<(RunSpec, &'static str), String>,
-    v: &mut Verdicts,
-    tables: &mut Vec<Table>,
-) -> Result<(), String> {
-    // Write bandwidth.
+/// The write-bandwidth curve's bandwidths.
+fn write_bws(scale: Scale) -> &'static [&'static str] {
     // Quick: from 1MB/s. A point's time is mostly the fsyncs of its run's checkpoints
     // (the engine's open and close write about 15 MB through the throttle; 170-380 MB
     // in all, most of it left to writeback; the sweep lifts the throttle once the
@@ -58,28 +51,24 @@ fn write_bw(
     // 67 s of the curve's
     // 114 s (2026-11-30), for a drop the 1MB point already shows (101 txn/s against
     // 2,864 at 64MB; 24 at 256KB).
-    let bws: &[&str] = match ctx.scale {
+    match scale {
         Scale::Tiny => &["256KB", "64MB"],
         Scale::Quick => &["1MB", "4MB", "64MB"],
         Scale::Full => &["256KB", "512KB", "1MB", "2MB", "4MB", "16MB", "64MB"],
-    };
-    let (run, caption) = match workload {
-        Ok(w) => w,
-        Err(e) => {
-            v.unmeasured("write-bw-bites", &e);
-            return Ok(());
-        }
-    };
-    let spec = Spec::of(
-        &run,
-        vec![sweep::parse_vary(&format!("write-bw={}", bws.join(",")))?],
-        ctx.repeat(),
-    );
-    match ctx.sweep("write-bw", spec) {
-        Ok(s) => write_bw_judge(&s, bws, caption, v, tables),
-        Err(e) => v.unmeasured("write-bw-bites", &e),
     }
-    Ok(())
+}
+
+/// The sensitivity paper's write-bandwidth curve (blkio / io.max on the database's
+/// device): its sweep of `run` ([`write_bw_workload`]'s).
+fn write_bw_spec(ctx: &Ctx, run: &RunSpec) -> Result<Spec, String> {
+    Ok(Spec::of(
+        run,
+        vec![sweep::parse_vary(&format!(
+            "write-bw={}",
+            write_bws(ctx.scale).join(",")
+        ))?],
+        ctx.repeat(),
+    ))
 }
 
 /// The write-bandwidth curve's run and its table's caption; an error when TPC-C's
@@ -192,24 +181,64 @@ pub(super) fn sensitivity(
     v: &mut Verdicts,
     tables: &mut Vec<Table>,
 ) -> Result<(), String> {
-    // The work that counts rather than times first (the LLC simulations, the write-
-    // bandwidth curve's load): under `reproduce all` it fills both cores beside the
-    // other papers' simulations, before the measured points, which run alone. The
-    // tables keep the paper's order.
-    let mut llc_tables = Vec::new();
-    llc(ctx, v, &mut llc_tables)?;
+    // Every sweep at once (issue 41): the LLC simulations (lane work, asked for first:
+    // under `reproduce all` they fill both cores beside the other papers' simulations)
+    // and the measured curves, whose windows stop them. One after the other, the
+    // measured curves ran last, alone on the machine for 42 s of `--quick`'s 315 with
+    // the other core idle (2026-11-30). The write-bandwidth curve's database is loaded
+    // first (a few seconds, unthrottled). The tables keep the paper's order.
     let wb = write_bw_workload(ctx);
-    cores(ctx, v, tables)?;
-    analytics_cores(ctx, v, tables)?;
-    write_bw(ctx, wb, v, tables)?;
-    tables.append(&mut llc_tables);
+    let llc = llc_plan(ctx)?;
+    let mut list = llc.sweeps.clone();
+    let cores = cores_spec(ctx)?;
+    let cores_name = format!("{} {}", cores.workload, cores.args.join(" "));
+    list.push(("cores".into(), cores));
+    let analytics = analytics_specs(ctx)?;
+    if let Some(a) = &analytics {
+        list.push(("cores-tpch".into(), a.tpch.clone()));
+        list.push(("cores-htap".into(), a.htap.clone()));
+    }
+    if let Ok((run, _)) = &wb {
+        list.push(("write-bw".into(), write_bw_spec(ctx, run)?));
+    }
+    let ids: Vec<String> = list.iter().map(|(id, _)| id.clone()).collect();
+    let mut done: Vec<(String, Result<Summary, String>)> =
+        ids.into_iter().zip(ctx.sweeps_each(list)).collect();
+    let mut take = |id: &str| {
+        let i = done
+            .iter()
+            .position(|(d, _)| d == id)
+            .expect("a sweep asked for");
+        done.remove(i).1
+    };
+    cores_judge(&cores_name, take("cores"), v, tables);
+    match &analytics {
+        Some(a) => {
+            tpch_cores_judge(ctx, a.sf, take("cores-tpch"), v, tables);
+            htap_cores_judge(take("cores-htap"), v, tables);
+        }
+        None => {
+            let why = "not at the test scale (each point loads its database)";
+            v.unmeasured("tpch-cores-scale", why);
+            v.unmeasured("htap-cores-benefit", why);
+        }
+    }
+    match wb {
+        Ok((_, caption)) => match take("write-bw") {
+            Ok(s) => write_bw_judge(&s, write_bws(ctx.scale), caption, v, tables),
+            Err(e) => v.unmeasured("write-bw-bites", &e),
+        },
+        Err(e) => v.unmeasured("write-bw-bites", &e),
+    }
+    let swept: Vec<Result<Summary, String>> = llc.sweeps.iter().map(|(id, _)| take(id)).collect();
+    llc_judge(ctx, &llc, swept, v, tables);
     Ok(())
 }
 
 /// The sensitivity paper's cores curve (cpusets), two threads.
-fn cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
+fn cores_spec(ctx: &Ctx) -> Result<Spec, String> {
     // At the tiny (test) scale TPC-B: a TPC-C load takes tens of seconds in a debug build.
-    let spec = if ctx.scale == Scale::Tiny {
+    Ok(if ctx.scale == Scale::Tiny {
         let tpcb = Workload::Tpcb(runspec::Tpcb {
             scale: Some(2),
             ..Default::default()
@@ -229,9 +258,17 @@ fn cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(),
             vec![sweep::parse_vary("cores=1,2")?],
             ctx.repeat(),
         )
-    };
-    let spec_name = format!("{} {}", spec.workload, spec.args.join(" "));
-    match ctx.sweep("cores", spec) {
+    })
+}
+
+/// The cores curve's table and verdict (`spec_name`: its workload and arguments).
+fn cores_judge(
+    spec_name: &str,
+    swept: Result<Summary, String>,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+) {
+    match swept {
         Ok(s) => {
             let t = |c: &str| median(&s, &[("cores", c)], "throughput_tps");
             match (t("1"), t("2")) {
@@ -259,19 +296,21 @@ fn cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(),
         }
         Err(e) => v.unmeasured("cores-scale", &e),
     }
-    Ok(())
 }
 
-/// The sensitivity paper's Figure 2 (a, g) for its analytical and hybrid workloads at
-/// this machine's scale: TPC-H with three query streams (as the paper runs it) and
-/// CH-benCHmark (one TPC-C worker beside one analytical stream) on 1 and 2 cores, disk
-/// engine. Not at the test scale (each point loads its database).
-fn analytics_cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
+/// The sweeps of the sensitivity paper's Figure 2 (a, g) for its analytical and hybrid
+/// workloads at this machine's scale: TPC-H with three query streams (as the paper runs
+/// it) and CH-benCHmark (one TPC-C worker beside one analytical stream) on 1 and 2
+/// cores, disk engine. None at the test scale (each point loads its database).
+struct AnalyticsCores {
+    sf: f64,
+    tpch: Spec,
+    htap: Spec,
+}
+
+fn analytics_specs(ctx: &Ctx) -> Result<Option<AnalyticsCores>, String> {
     if ctx.scale == Scale::Tiny {
-        let why = "not at the test scale (each point loads its database)";
-        v.unmeasured("tpch-cores-scale", why);
-        v.unmeasured("htap-cores-benefit", why);
-        return Ok(());
+        return Ok(None);
     }
     let sf = if ctx.scale == Scale::Full { 0.1 } else { 0.01 };
     let tpch = Workload::Tpch(runspec::Tpch {
@@ -288,23 +327,47 @@ fn analytics_cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> 
         ..Default::default()
     });
     let vary = || sweep::parse_vary("cores=1,2");
-    let at = |s: &sweep::Summary, fig: &str| {
-        (
-            median(s, &[("cores", "1")], fig),
-            median(s, &[("cores", "2")], fig),
-        )
-    };
-    let row = |name: &str, (a, b): (Option<f64>, Option<f64>)| Row {
+    Ok(Some(AnalyticsCores {
+        sf,
+        tpch: Spec::of(&h, vec![vary()?], ctx.repeat()),
+        htap: Spec::of(&disk_run(ctx, ch, 1), vec![vary()?], ctx.repeat()),
+    }))
+}
+
+/// A figure's medians on 1 and 2 cores.
+fn at_cores(s: &sweep::Summary, fig: &str) -> (Option<f64>, Option<f64>) {
+    (
+        median(s, &[("cores", "1")], fig),
+        median(s, &[("cores", "2")], fig),
+    )
+}
+
+/// A table row of a figure on 1 and 2 cores.
+fn cores_row(name: &str, (a, b): (Option<f64>, Option<f64>)) -> Row {
+    Row {
         name: name.into(),
         values: [a, b]
             .iter()
             .map(|x| opt(*x, |t| format!("{t:.0}")))
             .collect(),
-    };
-    let columns = vec!["1 core".to_string(), "2 cores".to_string()];
-    match ctx.sweep("cores-tpch", Spec::of(&h, vec![vary()?], ctx.repeat())) {
+    }
+}
+
+fn cores_columns() -> Vec<String> {
+    vec!["1 core".to_string(), "2 cores".to_string()]
+}
+
+/// TPC-H's cores curve: its table and verdict.
+fn tpch_cores_judge(
+    ctx: &Ctx,
+    sf: f64,
+    swept: Result<Summary, String>,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+) {
+    match swept {
         Ok(s) => {
-            let q = at(&s, "throughput_tps");
+            let q = at_cores(&s, "throughput_tps");
             let dir = ctx.out.join("cores-tpch");
             let ts = |c: &str| {
                 report(&dir, &s, &[("cores", c)])
@@ -315,9 +378,9 @@ fn analytics_cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> 
             tables.push(Table {
                 beside: None,
                 caption: format!("Measured TPC-H (SF {sf}, the power test then 3 query streams, disk engine) by cores: queries and refresh functions per second over both tests, and the throughput test's Ts"),
-                columns: columns.clone(),
+                columns: cores_columns(),
                 rows: vec![
-                    row("queries/s", q),
+                    cores_row("queries/s", q),
                     Row {
                         name: "throughput test Ts (s)".into(),
                         values: [t1, t2].iter().map(|x| opt(*x, |t| format!("{t:.3}"))).collect(),
@@ -337,17 +400,21 @@ fn analytics_cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> 
         }
         Err(e) => v.unmeasured("tpch-cores-scale", &e),
     }
-    match ctx.sweep(
-        "cores-htap",
-        Spec::of(&disk_run(ctx, ch, 1), vec![vary()?], ctx.repeat()),
-    ) {
+}
+
+/// CH-benCHmark's cores curve: its table and verdict.
+fn htap_cores_judge(swept: Result<Summary, String>, v: &mut Verdicts, tables: &mut Vec<Table>) {
+    match swept {
         Ok(s) => {
-            let (t, q) = (at(&s, "throughput_tps"), at(&s, "queries_per_hour"));
+            let (t, q) = (
+                at_cores(&s, "throughput_tps"),
+                at_cores(&s, "queries_per_hour"),
+            );
             tables.push(Table {
                 beside: None,
                 caption: "Measured CH-benCHmark (1 warehouse, 1 TPC-C worker beside 1 analytical stream, disk engine) by cores".into(),
-                columns,
-                rows: vec![row("TPC-C txn/s", t), row("queries/h", q)],
+                columns: cores_columns(),
+                rows: vec![cores_row("TPC-C txn/s", t), cores_row("queries/h", q)],
             });
             match (t, q) {
                 ((Some(t1), Some(t2)), (Some(q1), Some(q2))) => v.check(
@@ -360,7 +427,6 @@ fn analytics_cores(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> 
         }
         Err(e) => v.unmeasured("htap-cores-benefit", &e),
     }
-    Ok(())
 }
 
 /// A TPC-H report's throughput-test time Ts, in seconds, from its note ("throughput
@@ -379,14 +445,20 @@ fn throughput_ts(report: &serde_json::Value) -> Option<f64> {
         .ok()
 }
 
-/// The sensitivity paper's LLC curve, through the simulator.
-fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), String> {
+/// The sensitivity paper's LLC curves, through the simulator: the sizes and the
+/// sweeps (TPC-C's, and beside it above the test scale the hybrid's and TPC-H's).
+struct LlcPlan {
+    llcs: &'static [&'static str],
+    sweeps: Vec<(String, Spec)>,
+}
+
+fn llc_plan(ctx: &Ctx) -> Result<LlcPlan, String> {
     // Quick: three sizes (the verdict needs the smallest within 90% of the best, to
     // compare with a third of 20MB). Both scales use a fixed warm-up: the automatic one
     // made these valgrind runs take 1-7 minutes each, and eight of them most of the
     // hour. 3,000 TPC-C transactions touch every line of the 20MB model many times over
     // (about 680 M instructions on the disk engine).
-    let (llcs, txns, warm): (&[&str], u64, u64) = match ctx.scale {
+    let (llcs, txns, warm): (&'static [&'static str], u64, u64) = match ctx.scale {
         Scale::Tiny => (&["1MB", "20MB"], 5, 5),
         Scale::Quick => (&["1MB", "4MB", "20MB"], 200, 300),
         Scale::Full => (
@@ -429,10 +501,22 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
             ),
         );
     }
-    let out = ctx.out.clone();
-    let ids: Vec<String> = list.iter().map(|(id, _)| id.clone()).collect();
-    let mut done = (ctx.sweeps_each(list).into_iter().zip(ids))
-        .map(|(r, id)| r.and_then(|s| LlcCurve::of(&out.join(&id), &s, llcs)));
+    Ok(LlcPlan { llcs, sweeps: list })
+}
+
+/// The LLC curves' tables and verdicts from `swept`, the results of `plan`'s sweeps in
+/// its order.
+fn llc_judge(
+    ctx: &Ctx,
+    plan: &LlcPlan,
+    swept: Vec<Result<Summary, String>>,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+) {
+    let llcs = plan.llcs;
+    let rows_beside = plan.sweeps.len() > 1;
+    let mut done = (swept.into_iter().zip(&plan.sweeps))
+        .map(|(r, (id, _))| r.and_then(|s| LlcCurve::of(&ctx.out.join(id), &s, llcs)));
     let (htap, tpch) = if rows_beside {
         (done.next(), done.next())
     } else {
@@ -488,7 +572,6 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
             "not at the test scale (the hybrid run loads TPC-C under valgrind)",
         );
     }
-    Ok(())
 }
 
 /// Table 4's HTAP row at this machine's scale: CH-benCHmark (1 warehouse, one TPC-C
