@@ -3,7 +3,7 @@
 //! as the machine has them, found from `/proc/self/mountinfo`.
 //!
 //! Owns: finding the hierarchies and the block device under a path, creating one cgroup
-//! per child (`oltpscope-<pid>-<tag>`), making the child join it before it executes, and
+//! per child (`oltpscope-<pid>-<n>-<tag>`), making the child join it before it executes, and
 //! removing it afterwards. Every function that reads the system takes its inputs (the
 //! mountinfo text, the sysfs root) so tests run on recorded trees. Must never: change
 //! a cgroup it did not create, or leave a resource silently unconstrained (what cannot
@@ -192,9 +192,12 @@ fn read(path: &Path) -> Result<String, String> {
 }
 
 impl Hierarchy {
-    /// A new cgroup `oltpscope-<pid>-<tag>` under the root. On v2 the controller is
-    /// first enabled for the root's children (`+cpuset`, `+io` in `cgroup.subtree_control`).
+    /// A new cgroup `oltpscope-<pid>-<n>-<tag>` under the root, `n` counting this
+    /// process's groups: sweeps run at once (`reproduce`) make groups of the same tag
+    /// (`cores-2-1` of two sweeps varying cores). On v2 the controller is first enabled
+    /// for the root's children (`+cpuset`, `+io` in `cgroup.subtree_control`).
     pub fn create(&self, v2controller: &str, tag: &str) -> Result<Group, String> {
+        static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         if self.version == Version::V2 {
             let sc = self.root.join("cgroup.subtree_control");
             let on = read(&sc)?;
@@ -202,9 +205,11 @@ impl Hierarchy {
                 write(&sc, &format!("+{v2controller}"))?;
             }
         }
-        let path = self
-            .root
-            .join(format!("oltpscope-{}-{tag}", std::process::id()));
+        let path = self.root.join(format!(
+            "oltpscope-{}-{}-{tag}",
+            std::process::id(),
+            MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
         std::fs::create_dir(&path)
             .map_err(|e| format!("cannot create the cgroup {}: {e}", path.display()))?;
         Ok(Group { path })
@@ -449,6 +454,34 @@ mod tests {
         std::fs::create_dir_all(d.path().join("shm")).unwrap();
         let e = device_of(&d.path().join("shm/x"), &shm, &sys).unwrap_err();
         assert!(e.contains("no block device") && e.contains("tmpfs"), "{e}");
+    }
+
+    /// Sweeps run at once make groups of one tag (each sweep's point and repetition):
+    /// each gets its own, and an interrupted run's are still found stale by their pid.
+    #[test]
+    fn groups_of_one_tag_are_distinct_and_named_by_pid() {
+        let d = tempfile::tempdir().unwrap();
+        let h = Hierarchy {
+            root: d.path().join("cpuset"),
+            version: Version::V1,
+        };
+        std::fs::create_dir_all(&h.root).unwrap();
+        let a = h.create("cpuset", "cores-2-1").unwrap();
+        let b = h.create("cpuset", "cores-2-1").unwrap();
+        assert_ne!(a.path, b.path);
+        assert!(a.path.is_dir() && b.path.is_dir());
+        let pid = std::process::id().to_string();
+        for g in [&a, &b] {
+            let name = g.path.file_name().unwrap().to_string_lossy().to_string();
+            let rest = name.strip_prefix("oltpscope-").unwrap();
+            assert_eq!(rest.split('-').next(), Some(pid.as_str()), "{name}");
+            assert!(name.ends_with("-cores-2-1"), "{name}");
+        }
+        // A dead process's group is removed, ours kept.
+        let dead = h.root.join("oltpscope-4194304000-7-cores-1-1");
+        std::fs::create_dir(&dead).unwrap();
+        h.remove_stale();
+        assert!(!dead.exists() && a.path.is_dir());
     }
 
     #[test]
