@@ -45,32 +45,26 @@ pub struct KeyWords {
 }
 
 impl KeyWords {
-    #[inline(always)]
     pub fn new(k: &[u8]) -> Self {
         assert!(k.len() <= MAX_KEY_LEN, "key longer than MAX_KEY_LEN");
-        let n = k.len();
         let mut w = [0u64; KW];
         // Whole words as loads; the last bytes shifted in one by one (a padded copy of a
-        // variable length was a `memcpy` call per key). Every word is written once at a
-        // fixed index (the loop unrolls), in the caller (inlined): a last word stored at a
-        // variable index, then read back by a 16-byte copy of the array into the result,
-        // stalled on store-to-load forwarding (95% of `new`'s samples; 7% of a TPC-C
-        // transaction's time on the Intel Xeon VM, docs/PERFORMANCE.md).
-        for (i, word) in w.iter_mut().enumerate() {
-            let lo = i * 8;
-            *word = if lo + 8 <= n {
-                u64::from_be_bytes(k[lo..lo + 8].try_into().expect("8 bytes"))
-            } else if lo < n {
-                let mut x = 0u64;
-                for (j, &b) in k[lo..].iter().enumerate() {
-                    x |= (b as u64) << (56 - 8 * j);
-                }
-                x
-            } else {
-                0
-            };
+        // variable length was a `memcpy` call per key).
+        let full = k.len() / 8;
+        for (i, word) in w.iter_mut().enumerate().take(full) {
+            *word = u64::from_be_bytes(k[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
         }
-        KeyWords { w, len: n as u8 }
+        if full < KW {
+            let mut x = 0u64;
+            for (j, &b) in k[full * 8..].iter().enumerate() {
+                x |= (b as u64) << (56 - 8 * j);
+            }
+            w[full] = x;
+        }
+        KeyWords {
+            w,
+            len: k.len() as u8,
+        }
     }
 
     /// The key's bytes, written into `out`.
