@@ -46,6 +46,9 @@ pub(crate) fn check_query_steps(c: &SimOpts) -> Result<(), String> {
             "a TPC-H run's streams are threads: --steps-team and --coroutines are refused".into(),
         );
     }
+    if c.sim.until_settled.is_some() {
+        return Err("simulate tpch traces each chosen query once: --until-settled is refused (it stops a run of many transactions)".into());
+    }
     Ok(())
 }
 
@@ -146,6 +149,15 @@ fn config_for(c: &SimOpts, steps: bool) -> Result<cachesim::Config, String> {
     if s.warmup_cap.is_some() && warmup != Warmup::Auto {
         return Err("--warmup-cap applies to --warmup-txns auto only".to_string());
     }
+    if s.until_settled.is_some() && !c.steps_team.is_empty() {
+        return Err(
+            "--until-settled does not go with --steps-team (each run must end by itself: its run report holds the team statistics)"
+                .to_string(),
+        );
+    }
+    let settle = (s.until_settled)
+        .map(|pct| cachesim::settle::Rule::new(pct / 100.0))
+        .transpose()?;
     let (warmup_txns, warmup_auto) = match warmup {
         Warmup::Auto if pg => (s.warmup_cap.unwrap_or(PG_WARMUP_CAP), true),
         Warmup::Auto => (s.warmup_cap.unwrap_or(DEFAULT_WARMUP_CAP), true),
@@ -162,8 +174,11 @@ fn config_for(c: &SimOpts, steps: bool) -> Result<cachesim::Config, String> {
         warmup_txns,
         warmup_auto,
         // Auto: the child runs up to the cap plus the measured transactions, and the
-        // simulation stops reading once it has measured them.
-        measure_txns: (warmup_auto && !steps).then(|| c.txns.unwrap_or(default_txns(c))),
+        // simulation stops reading once it has measured them; until settled, --txns
+        // is the cap and the simulation may stop before it.
+        measure_txns: ((warmup_auto || settle.is_some()) && !steps)
+            .then(|| c.txns.unwrap_or(default_txns(c))),
+        settle,
         background_shared_core: s.background_shares_core,
         caller_attribution: !s.no_caller_attribution,
         no_three_c: s.no_3c,
