@@ -400,9 +400,13 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
     } else {
         "tpcc"
     };
+    // The rule watches every swept LLC's MPKI besides instructions per transaction,
+    // the two factors of the curve's stall cycles per transaction. TPC-H (below) takes
+    // none of these: its steps are each traced once.
     let counts = Options {
         txns: Some(txns),
         warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
+        until_settled: until_settled(ctx.scale, txns),
         ..Options::default()
     };
     let mut list = vec![(
