@@ -805,6 +805,35 @@ mod tests {
         }
     }
 
+    /// `--until-settled` alone is 2%, a value is a percentage, and either makes --txns
+    /// the cap of the measured transactions whatever the warm-up; without it a fixed
+    /// warm-up reads the trace to its end.
+    #[test]
+    fn until_settled_sets_the_rule_and_the_cap() {
+        let cfg = |line: &str| {
+            let v: Vec<String> = line.split(' ').map(String::from).collect();
+            let cli = crate::args::Cli::try_parse_from(&v).unwrap_or_else(|e| panic!("{e}"));
+            let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
+                panic!("not a simulate command")
+            };
+            let (c, _, _) = crate::commands::traced_workload(&rw).unwrap();
+            config(c).unwrap()
+        };
+        let base = "oltpscope simulate tpcc --engine disk --txns 3000 --warmup-txns 500";
+        let c = cfg(&format!("{base} --until-settled"));
+        assert_eq!(c.settle.map(|r| r.rel), Some(0.02));
+        assert_eq!(
+            (c.measure_txns, c.warmup_txns, c.warmup_auto),
+            (Some(3000), 500, false)
+        );
+        let c = cfg(&format!("{base} --until-settled 3%"));
+        assert_eq!(c.settle.map(|r| r.rel), Some(0.03));
+        let c = cfg(&format!("{base} --until-settled 2.5 --no-3c"));
+        assert_eq!(c.settle.map(|r| r.rel), Some(0.025));
+        let c = cfg(base);
+        assert_eq!((c.settle, c.measure_txns), (None, None));
+    }
+
     /// SQLite's database alone is loaded natively (the disk and memory engines' figures
     /// move when reopened: `loads_natively`).
     #[test]
