@@ -400,9 +400,8 @@ fn llc(ctx: &mut Ctx, v: &mut Verdicts, tables: &mut Vec<Table>) -> Result<(), S
     } else {
         "tpcc"
     };
-    // The rule watches every swept LLC's MPKI besides instructions per transaction,
-    // the two factors of the curve's stall cycles per transaction. TPC-H (below) takes
-    // none of these: its steps are each traced once.
+    // Until settled: the rule watches each swept LLC's MPKI and instructions per
+    // transaction, the curve's factors (TPC-H, below, traces each step once: no count).
     let counts = Options {
         txns: Some(txns),
         warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
