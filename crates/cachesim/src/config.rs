@@ -125,6 +125,10 @@ pub struct Config {
     /// Stop reading the trace after this many transactions past warm-up.
     #[serde(default)]
     pub measure_txns: Option<u64>,
+    /// Stop measuring once the figures have settled (`settle`), `measure_txns` being
+    /// the cap.
+    #[serde(default)]
+    pub settle: Option<crate::settle::Rule>,
     /// Threads that declared a background role run on a core of their own: private
     /// L1s and L2 (every level above the last), sharing the last level with the
     /// workers. Off: they share the workers' hierarchy. Either way they are counted
@@ -311,6 +315,7 @@ impl Config {
             warmup_txns: 0,
             warmup_auto: false,
             measure_txns: None,
+            settle: None,
             background_own_core: true,
             ignore_roles: false,
             caller_attribution: false,
@@ -546,6 +551,9 @@ pub struct Options {
     /// Warm up until the miss rates settle, at most `warmup_txns` transactions.
     pub warmup_auto: bool,
     pub measure_txns: Option<u64>,
+    /// Stop measuring once the figures have settled (at most `measure_txns`).
+    #[serde(default)]
+    pub settle: Option<crate::settle::Rule>,
     /// Background threads share the workers' L1s and L2.
     pub background_shared_core: bool,
     pub caller_attribution: bool,
@@ -585,6 +593,7 @@ impl Options {
         c.warmup_txns = self.warmup_txns;
         c.warmup_auto = self.warmup_auto;
         c.measure_txns = self.measure_txns;
+        c.settle = self.settle;
         c.background_own_core = !self.background_shared_core;
         c.caller_attribution = self.caller_attribution;
         c.three_c = !self.no_three_c;

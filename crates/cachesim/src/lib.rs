@@ -23,6 +23,7 @@ pub mod config;
 pub mod forks;
 pub mod lackey;
 pub mod report;
+pub mod settle;
 pub mod sim;
 pub mod symbols;
 pub mod trace;

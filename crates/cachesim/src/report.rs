@@ -212,6 +212,27 @@ pub struct WarmupReport {
     pub windows: Vec<(u64, Vec<f64>)>,
 }
 
+/// How the settling rule (`simulate --until-settled`) ended the measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettleReport {
+    pub rule: crate::settle::Rule,
+    /// The rule in words.
+    pub method: String,
+    /// `settled`, `cap` (the transaction cap came first) or `trace ended` (the trace
+    /// held fewer transactions than the cap).
+    pub stopped: String,
+    /// The cap (`--txns`), if any.
+    pub cap: Option<u64>,
+    /// Transactions measured (after warm-up).
+    pub transactions: u64,
+    /// Each watched figure over the complete batches: estimate, 95% half-width,
+    /// tolerance, halves.
+    pub intervals: Vec<crate::settle::Interval>,
+    /// Every complete batch (instructions, misses per watched level in `intervals`'
+    /// order after instructions/txn).
+    pub batches: Vec<crate::settle::Batch>,
+}
+
 /// Rows of a breakdown table in the text rendering (the JSON has them all).
 pub const TEXT_ROWS: usize = 40;
 
@@ -240,6 +261,9 @@ pub struct Report {
     pub warmup_completed: bool,
     #[serde(default)]
     pub warmup: Option<WarmupReport>,
+    /// The settling rule's outcome (None without `--until-settled`).
+    #[serde(default)]
+    pub settle: Option<SettleReport>,
     /// Workers first, then background roles; every other table is the workers'.
     #[serde(default)]
     pub threads: Vec<ThreadRow>,
@@ -323,6 +347,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         warmup_txns: cfg.warmup_txns,
         warmup_completed: sim.warmed_up,
         warmup: Some(warmup(sim)),
+        settle: settle_report(sim),
         threads,
         caller_attributed_instructions: sim.counts.inherited_instructions,
         tracer_instructions: sim.tracer_total,
@@ -731,6 +756,28 @@ fn warmup(sim: &Simulator) -> WarmupReport {
     }
 }
 
+/// The settling rule's outcome.
+fn settle_report(sim: &Simulator) -> Option<SettleReport> {
+    let rule = sim.config.settle?;
+    let log = &sim.settle_log;
+    let stopped = if log.settled_at.is_some() {
+        "settled"
+    } else if sim.done {
+        "cap"
+    } else {
+        "trace ended"
+    };
+    Some(SettleReport {
+        rule,
+        method: rule.describe(),
+        stopped: stopped.to_string(),
+        cap: sim.config.measure_txns,
+        transactions: sim.counts.transactions,
+        intervals: crate::settle::judge(&rule, &log.names, &log.batches),
+        batches: log.batches.clone(),
+    })
+}
+
 /// The symbol loader's warnings, the trace's anomalies, and what the counts contradict.
 fn warnings(sim: &Simulator) -> Vec<String> {
     let cfg = &sim.config;
@@ -798,6 +845,50 @@ pub fn sep(x: u64) -> String {
 
 fn f2(x: f64) -> String {
     format!("{x:.2}")
+}
+
+/// The settling rule's lines: how it stopped, then every figure with its interval.
+fn text_settle(o: &mut String, s: &SettleReport) {
+    let how = match s.stopped.as_str() {
+        "settled" => "settled".to_string(),
+        "cap" => format!(
+            "at the cap of {} transactions before every figure settled",
+            sep(s.cap.unwrap_or(s.transactions))
+        ),
+        _ => "the trace ended before the figures settled or the cap".to_string(),
+    };
+    let _ = writeln!(
+        o,
+        "until settled (±{}%): stopped {how}, {} transactions measured in {} batches of {}",
+        s.rule.rel * 100.0,
+        sep(s.transactions),
+        s.batches.len(),
+        s.rule.batch_txns
+    );
+    let figures: Vec<String> = (s.intervals.iter())
+        .map(|i| {
+            let (v, hw) = (i.value, i.half_width);
+            let hw = hw.map_or("?".to_string(), |h| match i.kind {
+                crate::settle::Kind::PerTxn => format!("{:.0} ({:.1}%)", h, pct_f(h, v)),
+                crate::settle::Kind::Mpki => format!("{h:.3}"),
+            });
+            let mark = if i.settled { "" } else { " (not settled)" };
+            match i.kind {
+                crate::settle::Kind::PerTxn => format!("{} {v:.0} ± {hw}{mark}", i.name),
+                crate::settle::Kind::Mpki => format!("{} {v:.3} ± {hw}{mark}", i.name),
+            }
+        })
+        .collect();
+    let _ = writeln!(o, "  95% intervals: {}", figures.join("; "));
+    let _ = writeln!(o, "  rule: {}", s.method);
+}
+
+fn pct_f(part: f64, whole: f64) -> f64 {
+    if whole == 0.0 {
+        0.0
+    } else {
+        part * 100.0 / whole
+    }
 }
 
 impl Report {
@@ -886,6 +977,9 @@ impl Report {
             _ => {}
         }
         o.push('\n');
+        if let Some(s) = &self.settle {
+            text_settle(o, s);
+        }
         if self.threads.len() > 1 || self.caller_attributed_instructions > 0 {
             let _ = write!(
                 o,

@@ -8,7 +8,8 @@
 //! on a new instruction-run address.
 
 use crate::cache::{Class, Level, LevelStats, Outcome, D, EMPTY, I};
-use crate::config::Config;
+use crate::config::{format_size, Config};
+use crate::settle::{self, Batch};
 use crate::symbols::{ComponentTable, Symbolizer};
 use crate::trace::{self, marker, Reader, Record};
 use rustc_hash::FxHashMap;
@@ -57,6 +58,19 @@ pub(crate) struct WarmupLog {
     pub decided: Option<String>,
     /// Instructions (of the workers) during warm-up.
     pub instructions: u64,
+}
+
+/// The settling rule's state (`config.settle`): the watched levels' names, the batches
+/// measured so far and the counts at the current batch's start.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SettleLog {
+    /// L1-I, L1-D, the unified levels, then the L1-I and LLC sweep points.
+    pub names: Vec<String>,
+    pub batches: Vec<Batch>,
+    /// (transactions, worker instructions, misses per watched level) at the batch's start.
+    start: (u64, u64, Vec<u64>),
+    /// Measured transactions when every figure had settled.
+    pub settled_at: Option<u64>,
 }
 
 /// State of a thread kept while another runs.
@@ -179,8 +193,9 @@ pub struct Simulator {
     /// Warm-up window being filled: transactions in it so far, its length, and the
     /// (instructions, misses per level) at its start.
     window: (u64, u64, u64, Vec<u64>),
-    /// `measure_txns` reached: `run` returns.
+    /// `measure_txns` reached or the figures settled: `run` returns.
     pub(crate) done: bool,
+    pub(crate) settle_log: SettleLog,
     cur_op: usize,
     cur_comp: usize,
     cur_cell: usize,
@@ -302,6 +317,7 @@ impl Simulator {
             warmup_log: WarmupLog::default(),
             window: (0, AUTO_FIRST_WINDOW, 0, Vec::new()),
             done: false,
+            settle_log: SettleLog::default(),
             cur_op: 0,
             cur_comp: 0,
             cur_cell: 0,
@@ -318,6 +334,7 @@ impl Simulator {
             function_ids: FxHashMap::default(),
             config,
         };
+        sim.settle_log.names = watched_names(&sim.config);
         // The shared levels' statistics the background side starts with.
         let n = sim.shared_levels().len();
         sim.parked.stats = vec![LevelStats::default(); n];
@@ -408,8 +425,8 @@ impl Simulator {
         &self.config
     }
 
-    /// `run` returned because `measure_txns` transactions were measured (the rest of
-    /// the stream was not read).
+    /// `run` returned because `measure_txns` transactions were measured or the figures
+    /// settled (`config.settle`): the rest of the stream was not read.
     pub fn stopped_early(&self) -> bool {
         self.done
     }
@@ -778,8 +795,12 @@ impl Simulator {
                 }
                 if !self.warmed_up {
                     self.warmup_step();
-                } else if let Some(n) = self.config.measure_txns {
-                    self.done |= self.counts.transactions >= n;
+                } else {
+                    // The batch ending here counts even when it reaches the cap.
+                    self.settle_step();
+                    if let Some(n) = self.config.measure_txns {
+                        self.done |= self.counts.transactions >= n;
+                    }
                 }
             }
             marker::THREAD_ROLE => {
@@ -804,6 +825,44 @@ impl Simulator {
     fn level_misses(&self) -> Vec<u64> {
         let (main, _, _) = self.worker_stats();
         main.iter().map(|s| s.misses[I] + s.misses[D]).collect()
+    }
+
+    /// The workers' misses of every level the settling rule watches (`watched_names`).
+    fn watched_misses(&self) -> Vec<u64> {
+        let (main, sweep, sweep_llc) = self.worker_stats();
+        (main.iter().chain(&sweep).chain(&sweep_llc))
+            .map(|s| s.misses[I] + s.misses[D])
+            .collect()
+    }
+
+    /// A transaction ended after warm-up: with a settling rule, close the batch if it is
+    /// full and stop once every figure has settled.
+    fn settle_step(&mut self) {
+        let Some(rule) = self.config.settle else {
+            return;
+        };
+        let txns = self.counts.transactions;
+        let (t0, i0, ref m0) = self.settle_log.start;
+        if txns - t0 < rule.batch_txns || self.settle_log.settled_at.is_some() {
+            return;
+        }
+        let misses = self.watched_misses();
+        let instr = self.counts.instructions;
+        let batch = Batch {
+            txns: txns - t0,
+            instructions: instr - i0,
+            misses: (misses.iter().enumerate())
+                .map(|(j, &m)| m - m0.get(j).copied().unwrap_or(0))
+                .collect(),
+        };
+        self.settle_log.batches.push(batch);
+        self.settle_log.start = (txns, instr, misses);
+        let log = &self.settle_log;
+        let intervals = settle::judge(&rule, &log.names, &log.batches);
+        if settle::settled(&rule, &intervals, log.batches.len()) {
+            self.settle_log.settled_at = Some(txns);
+            self.done = true;
+        }
     }
 
     /// A transaction ended during warm-up: end warm-up after `warmup_txns` (fixed), or
@@ -899,6 +958,12 @@ impl Simulator {
             .stats
             .iter_mut()
             .for_each(|s| *s = LevelStats::default());
+        // Batches count from the statistics' start.
+        let names = std::mem::take(&mut self.settle_log.names);
+        self.settle_log = SettleLog {
+            names,
+            ..SettleLog::default()
+        };
     }
 
     pub(crate) fn unified_levels(&self) -> impl Iterator<Item = (&Level, usize)> {
@@ -912,6 +977,25 @@ impl Simulator {
     pub(crate) fn unmatched_op_end(&self) -> u64 {
         self.unmatched_op_end
     }
+}
+
+/// The names of the levels the settling rule watches, in `watched_misses`' order.
+fn watched_names(c: &Config) -> Vec<String> {
+    let mut v = vec!["L1-I".to_string(), "L1-D".to_string()];
+    v.extend(c.l2.map(|_| "L2".to_string()));
+    v.extend(c.llc.map(|_| "LLC".to_string()));
+    // The report names every LLC sweep point `LLC`, whichever level is the last.
+    v.extend(
+        c.sweep_l1i
+            .iter()
+            .map(|l| format!("L1-I {}", format_size(l.size_bytes))),
+    );
+    v.extend(
+        c.sweep_llc
+            .iter()
+            .map(|l| format!("LLC {}", format_size(l.size_bytes))),
+    );
+    v
 }
 
 /// Slots of `Simulator::comp_memo` (16 B each): more than the distinct run addresses of

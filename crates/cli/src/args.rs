@@ -960,6 +960,13 @@ pub struct SimArgs {
     /// --warmup-cap; with --steps-team the default is 1000).
     #[arg(long, value_parser = parse_warmup)]
     pub warmup_txns: Option<Warmup>,
+    /// Stop measuring once the figures have settled: instructions per transaction and
+    /// every level's (and sweep point's) MPKI, each with its 95% confidence interval
+    /// over batches of 100 transactions within ±PCT% (default 2; an MPKI also within
+    /// ±0.05), after at least 10 batches; --txns is the cap. The report gives the
+    /// intervals.
+    #[arg(long, value_name = "PCT", num_args = 0..=1, default_missing_value = "2", value_parser = parse_settle)]
+    pub until_settled: Option<f64>,
     /// The most transactions an auto warm-up takes (default 200000).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_TXNS))]
     pub warmup_cap: Option<u64>,
@@ -994,6 +1001,16 @@ pub struct SimArgs {
 pub enum Warmup {
     Auto,
     Txns(u64),
+}
+
+/// `--until-settled PCT`: a percentage above 0 and at most 50 (`2`, `2.5%`).
+fn parse_settle(s: &str) -> Result<f64, String> {
+    match s.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 50.0 => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a percentage above 0 and at most 50 (e.g. 2 or 2.5%)"
+        )),
+    }
 }
 
 fn parse_warmup(s: &str) -> Result<Warmup, String> {

@@ -46,6 +46,9 @@ pub(crate) fn check_query_steps(c: &SimOpts) -> Result<(), String> {
             "a TPC-H run's streams are threads: --steps-team and --coroutines are refused".into(),
         );
     }
+    if c.sim.until_settled.is_some() {
+        return Err("simulate tpch traces each chosen query once: --until-settled is refused (it stops a run of many transactions)".into());
+    }
     Ok(())
 }
 
@@ -146,6 +149,15 @@ fn config_for(c: &SimOpts, steps: bool) -> Result<cachesim::Config, String> {
     if s.warmup_cap.is_some() && warmup != Warmup::Auto {
         return Err("--warmup-cap applies to --warmup-txns auto only".to_string());
     }
+    if s.until_settled.is_some() && !c.steps_team.is_empty() {
+        return Err(
+            "--until-settled does not go with --steps-team (each run must end by itself: its run report holds the team statistics)"
+                .to_string(),
+        );
+    }
+    let settle = (s.until_settled)
+        .map(|pct| cachesim::settle::Rule::new(pct / 100.0))
+        .transpose()?;
     let (warmup_txns, warmup_auto) = match warmup {
         Warmup::Auto if pg => (s.warmup_cap.unwrap_or(PG_WARMUP_CAP), true),
         Warmup::Auto => (s.warmup_cap.unwrap_or(DEFAULT_WARMUP_CAP), true),
@@ -162,8 +174,11 @@ fn config_for(c: &SimOpts, steps: bool) -> Result<cachesim::Config, String> {
         warmup_txns,
         warmup_auto,
         // Auto: the child runs up to the cap plus the measured transactions, and the
-        // simulation stops reading once it has measured them.
-        measure_txns: (warmup_auto && !steps).then(|| c.txns.unwrap_or(default_txns(c))),
+        // simulation stops reading once it has measured them; until settled, --txns
+        // is the cap and the simulation may stop before it.
+        measure_txns: ((warmup_auto || settle.is_some()) && !steps)
+            .then(|| c.txns.unwrap_or(default_txns(c))),
+        settle,
         background_shared_core: s.background_shares_core,
         caller_attribution: !s.no_caller_attribution,
         no_three_c: s.no_3c,
@@ -788,6 +803,35 @@ mod tests {
                 assert!(!text.contains(run_only), "{text}");
             }
         }
+    }
+
+    /// `--until-settled` alone is 2%, a value is a percentage, and either makes --txns
+    /// the cap of the measured transactions whatever the warm-up; without it a fixed
+    /// warm-up reads the trace to its end.
+    #[test]
+    fn until_settled_sets_the_rule_and_the_cap() {
+        let cfg = |line: &str| {
+            let v: Vec<String> = line.split(' ').map(String::from).collect();
+            let cli = crate::args::Cli::try_parse_from(&v).unwrap_or_else(|e| panic!("{e}"));
+            let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
+                panic!("not a simulate command")
+            };
+            let (c, _, _) = crate::commands::traced_workload(&rw).unwrap();
+            config(c).unwrap()
+        };
+        let base = "oltpscope simulate tpcc --engine disk --txns 3000 --warmup-txns 500";
+        let c = cfg(&format!("{base} --until-settled"));
+        assert_eq!(c.settle.map(|r| r.rel), Some(0.02));
+        assert_eq!(
+            (c.measure_txns, c.warmup_txns, c.warmup_auto),
+            (Some(3000), 500, false)
+        );
+        let c = cfg(&format!("{base} --until-settled 3%"));
+        assert_eq!(c.settle.map(|r| r.rel), Some(0.03));
+        let c = cfg(&format!("{base} --until-settled 2.5 --no-3c"));
+        assert_eq!(c.settle.map(|r| r.rel), Some(0.025));
+        let c = cfg(base);
+        assert_eq!((c.settle, c.measure_txns), (None, None));
     }
 
     /// SQLite's database alone is loaded natively (the disk and memory engines' figures

@@ -111,6 +111,9 @@ pub fn place(o: &PlaceOpts, workload: runspec::Workload) -> Result<(), String> {
                 .into(),
         ),
     };
+    if c.sim.until_settled.is_some() {
+        return Err("`steps place` reads its whole trace: --until-settled does not apply".into());
+    }
     let mut fixed = c.clone();
     fixed.sim.warmup_txns = Some(crate::args::Warmup::Txns(warmup));
     let c = &fixed;

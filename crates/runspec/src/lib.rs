@@ -49,6 +49,7 @@ pub mod flag {
     pub const LLC: &str = "--llc";
     pub const SWEEP: &str = "--sweep";
     pub const WARMUP_TXNS: &str = "--warmup-txns";
+    pub const UNTIL_SETTLED: &str = "--until-settled";
     pub const NO_3C: &str = "--no-3c";
     pub const JSON: &str = "--json";
     pub const PROGRESS_FILE: &str = "--progress-file";
@@ -378,6 +379,9 @@ pub struct Options {
     pub llc: Option<String>,
     pub sweep: Vec<String>,
     pub warmup_txns: Option<WarmupTxns>,
+    /// `simulate --until-settled PCT`: stop measuring once every figure's 95% interval
+    /// is within ±PCT% (`--txns` the cap).
+    pub until_settled: Option<f64>,
     pub no_3c: bool,
     pub json: Option<PathBuf>,
     pub progress_file: Option<PathBuf>,
@@ -430,6 +434,7 @@ impl Options {
             Some(WarmupTxns::Txns(n)) => a.opt(flag::WARMUP_TXNS, Some(n)),
             None => {}
         }
+        a.opt(flag::UNTIL_SETTLED, self.until_settled);
         a.switch(flag::NO_3C, self.no_3c);
         a.path(flag::JSON, &self.json);
         a.path(flag::PROGRESS_FILE, &self.progress_file);
@@ -550,6 +555,10 @@ mod tests {
         assert!(s
             .to_args()
             .ends_with(&["--warmup-txns".into(), "auto".into()]));
+        s.options.until_settled = Some(2.5);
+        assert!(s
+            .to_args()
+            .ends_with(&["--until-settled".into(), "2.5".into()]));
     }
 
     #[test]

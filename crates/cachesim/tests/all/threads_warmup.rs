@@ -211,3 +211,100 @@ fn the_simulation_stops_after_the_measured_transactions() {
     let r = sim.report();
     assert_eq!((r.transactions, r.instructions), (3, 12));
 }
+
+/// `n` transactions of one thread: each runs 40 code lines (more than the 1 KB L1-I)
+/// and loads 24 data lines of its own slice of a table (`extra(i)` more lines in
+/// transaction i), so every level misses at a steady rate unless `extra` grows.
+fn oltp_like(n: u64, extra: impl Fn(u64) -> u64) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut w = Writer::new(&mut buf).unwrap();
+    w.write(&Record::Thread { tid: 1 }).unwrap();
+    for i in 0..n {
+        for l in 0..40 {
+            w.write(&ifetch(0x10_0000 + l * 64)).unwrap();
+        }
+        for r in loads(0x4000_0000 + (i % 512) * 24 * 64, 24 + extra(i)) {
+            w.write(&r).unwrap();
+        }
+        w.write(&Record::Marker {
+            code: marker::TXN_END,
+            arg: 0,
+        })
+        .unwrap();
+    }
+    buf
+}
+
+fn settling(cap: u64) -> Config {
+    let mut c = config();
+    c.warmup_txns = 600;
+    c.measure_txns = Some(cap);
+    c.settle = Some(cachesim::settle::Rule::new(0.02).unwrap());
+    c.set_sweep("llc=16K,32K").unwrap();
+    c
+}
+
+/// A steady stream stops at the first batch end past the minimum (10 batches of 100);
+/// every table (levels, sweep points) covers the same 1,000 transactions, and the
+/// report's intervals are those tables' rates.
+#[test]
+fn until_settled_stops_a_steady_stream_after_the_minimum() {
+    let buf = oltp_like(4000, |_| 0);
+    let mut sim = Simulator::new(settling(3000)).unwrap();
+    sim.run(Reader::new(&buf[..]).unwrap()).unwrap();
+    assert!(sim.stopped_early());
+    let r = sim.report();
+    let s = r.settle.as_ref().expect("a settle report");
+    assert_eq!(s.stopped, "settled");
+    assert_eq!((r.transactions, s.transactions), (1000, 1000));
+    assert_eq!(s.batches.len(), 10);
+    assert!(s.intervals.iter().all(|i| i.settled), "{:?}", s.intervals);
+    let iv = |n: &str| s.intervals.iter().find(|i| i.name == n).unwrap().value;
+    assert_eq!(iv("instructions/txn"), r.instructions_per_txn.unwrap());
+    for l in &r.levels {
+        let want = iv(&format!("{} MPKI", l.name));
+        assert!(
+            (want - l.mpki.total).abs() < 1e-9,
+            "{}: {want} vs {}",
+            l.name,
+            l.mpki.total
+        );
+    }
+    let p16 = r
+        .sweep
+        .iter()
+        .find(|p| p.config.size_bytes == 16 << 10)
+        .unwrap();
+    assert!((iv("LLC 16K MPKI") - p16.mpki.total).abs() < 1e-9);
+    assert!(p16.misses.total > 0);
+    let text = r.to_text();
+    assert!(text.contains("until settled (±2%): stopped settled, 1,000 transactions measured in 10 batches of 100"), "{text}");
+}
+
+/// A stream whose data footprint keeps growing never settles: the cap ends it, and
+/// the report says so; a trace shorter than the cap ends by itself.
+#[test]
+fn until_settled_stops_at_the_cap_or_the_trace_end_otherwise() {
+    let buf = oltp_like(4000, |i| i.saturating_sub(600) / 40);
+    let mut sim = Simulator::new(settling(2500)).unwrap();
+    sim.run(Reader::new(&buf[..]).unwrap()).unwrap();
+    assert!(sim.stopped_early());
+    let r = sim.report();
+    let s = r.settle.as_ref().unwrap();
+    assert_eq!((s.stopped.as_str(), r.transactions), ("cap", 2500));
+    assert_eq!(s.batches.len(), 25);
+    let d = s.intervals.iter().find(|i| i.name == "L1-D MPKI").unwrap();
+    assert!(!d.settled, "{d:?}");
+    assert!(r
+        .to_text()
+        .contains("stopped at the cap of 2,500 transactions"));
+
+    let buf = oltp_like(1200, |i| i.saturating_sub(600) / 40);
+    let mut sim = Simulator::new(settling(2500)).unwrap();
+    // Without an END record the reader reports the cut stream; the statistics stay.
+    let _ = sim.run(Reader::new(&buf[..]).unwrap());
+    assert!(!sim.stopped_early());
+    let r = sim.report();
+    let s = r.settle.as_ref().unwrap();
+    assert_eq!((s.stopped.as_str(), r.transactions), ("trace ended", 600));
+}

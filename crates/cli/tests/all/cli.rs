@@ -318,6 +318,11 @@ fn simulate_bad_input_gives_one_line_and_exit_code_2() {
             "auto",
         ],
         &["simulate", "micro", "--warmup-cap", "0"],
+        &["simulate", "micro", "--until-settled", "0"],
+        &["simulate", "micro", "--until-settled", "60%"],
+        &["simulate", "micro", "--until-settled", "two"],
+        &["simulate", "micro", "--until-settled", "--steps-team", "1"],
+        &["simulate", "tpch", "--until-settled", "5"],
         &["run", "micro", "--cpu", "zen3"],
     ];
     for args in cases {

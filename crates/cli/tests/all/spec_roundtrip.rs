@@ -81,6 +81,7 @@ fn sim_options(o: &SimOpts) -> Options {
             Warmup::Auto => WarmupTxns::Auto,
             Warmup::Txns(n) => WarmupTxns::Txns(n),
         }),
+        until_settled: o.sim.until_settled,
         no_3c: o.sim.no_3c,
         json: o.json.clone(),
         out: o.out.clone(),
@@ -531,11 +532,25 @@ fn simulate_spec() -> impl Strategy<Value = RunSpec> {
             Just(WarmupTxns::Auto),
             (0..=MAX_TXNS).prop_map(WarmupTxns::Txns)
         ]),
-        any::<bool>(),
+        (
+            any::<bool>(),
+            // Half-percent steps up to 50%: every one is written and read back exactly.
+            prop::option::of((1..=100u32).prop_map(|h| h as f64 / 2.0)),
+        ),
         (prop::option::of(path()), prop::option::of(path())),
     )
         .prop_map(
-            |(w, base, txns, teams, points, (cpu, l1i, llc, sweep), warm, no_3c, (json, out))| {
+            |(
+                w,
+                base,
+                txns,
+                teams,
+                points,
+                (cpu, l1i, llc, sweep),
+                warm,
+                (no_3c, until_settled),
+                (json, out),
+            )| {
                 let mut s = RunSpec::new(Command::Simulate, w);
                 s.options = Options {
                     txns,
@@ -547,6 +562,7 @@ fn simulate_spec() -> impl Strategy<Value = RunSpec> {
                     llc,
                     sweep,
                     warmup_txns: warm,
+                    until_settled,
                     no_3c,
                     json,
                     out,

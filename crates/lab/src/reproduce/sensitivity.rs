@@ -453,6 +453,8 @@ struct LlcPlan {
 }
 
 fn llc_plan(ctx: &Ctx) -> Result<LlcPlan, String> {
+    // A fixed count, not `--until-settled`: at full scale the middle sizes' MPKI never
+    // settle within 2,000 transactions (docs/PERFORMANCE.md, session 66).
     // Quick: three sizes (the verdict needs the smallest within 90% of the best, to
     // compare with a third of 20MB). Both scales use a fixed warm-up: the automatic one
     // made these valgrind runs take 1-7 minutes each, and eight of them most of the

@@ -199,6 +199,8 @@ pub(super) fn steps(
         no_3c: true,
         ..Options::default()
     };
+    // A fixed count at every scale, not `--until-settled`: each team size's run must end
+    // by itself (its run report holds the team statistics).
     // The simulation is nearly deterministic (its repetitions agree to the digits
     // printed): at --quick two repetitions, which run side by side, give the spread.
     let reps = match ctx.scale {
