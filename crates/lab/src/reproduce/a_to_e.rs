@@ -31,9 +31,6 @@ pub(super) fn a_to_e(
             engine: disk(),
             txns: Some(txns),
             warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
-            // The figure is instructions per transaction, one of the figures the rule
-            // watches.
-            until_settled: until_settled(ctx.scale, txns),
             no_3c: true,
             ..Options::default()
         };

@@ -626,20 +626,6 @@ pub(crate) fn short_run(ctx: &Ctx, kind: Kind, workload: Workload) -> RunSpec {
     s
 }
 
-/// The settling tolerance of the papers' full-scale simulations, percent
-/// (`simulate --until-settled`).
-pub(crate) const SETTLE_PCT: f64 = 2.0;
-
-/// `simulate --until-settled` for a simulation of `txns` measured transactions at
-/// `scale`: at full scale the point stops once instructions per transaction and every
-/// level's MPKI have settled within ±`SETTLE_PCT`% (95%), `txns` (the paper's count)
-/// the cap. Not below full scale: the counts there are within the rule's minimum of
-/// batches, so the rule could only add its bookkeeping.
-pub(crate) fn until_settled(scale: Scale, txns: u64) -> Option<f64> {
-    let min = cachesim::settle::DEFAULT_MIN_BATCHES * cachesim::settle::DEFAULT_BATCH_TXNS;
-    (scale == Scale::Full && txns > min).then_some(SETTLE_PCT)
-}
-
 /// The workload `name`, no option given.
 pub(crate) fn workload(name: &str) -> Workload {
     Workload::named(name).expect("a workload's name")

@@ -472,8 +472,7 @@ fn wonderland_cases(ctx: &mut Ctx, v: &mut Verdicts) -> Result<Option<Cases>, St
         match plan(group[0], ctx.scale, pg) {
             Ok((workloads, txns, warm)) => {
                 for w in workloads {
-                    let settle = until_settled(ctx.scale, txns);
-                    let spec = simulate_spec(w, group, txns, warm, settle)?;
+                    let spec = simulate_spec(w, group, txns, warm)?;
                     runs.push((group, *w, format!("{w}-simulate{suffix}"), spec));
                 }
             }
@@ -536,21 +535,13 @@ fn wonderland_cases(ctx: &mut Ctx, v: &mut Verdicts) -> Result<Option<Cases>, St
     }))
 }
 
-/// A `simulate` sweep of workload `w` over `engines`, the paper's caches; `txns` the
-/// count (the cap with `settle`).
-fn simulate_spec(
-    w: &str,
-    engines: &[&str],
-    txns: u64,
-    warm: u64,
-    settle: Option<f64>,
-) -> Result<Spec, String> {
+/// A `simulate` sweep of workload `w` over `engines`, the paper's caches.
+fn simulate_spec(w: &str, engines: &[&str], txns: u64, warm: u64) -> Result<Spec, String> {
     let mut sim = RunSpec::new(runspec::Command::Simulate, workload(w));
     sim.options = Options {
         cpu: Some("xeon-e5-2660".into()),
         txns: Some(txns),
         warmup_txns: Some(runspec::WarmupTxns::Txns(warm)),
-        until_settled: settle,
         sweep: vec![format!("l1i={}", L1I_SIZES.join(","))],
         ..Options::default()
     };
