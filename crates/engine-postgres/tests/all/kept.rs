@@ -2,7 +2,7 @@
 //! found, the checks passing), refused when it is not ours or holds another shape.
 //! Without PostgreSQL each test prints one `SKIPPED:` line and returns.
 
-use api::{EngineOptions, IndexKind};
+use api::{Engine, EngineOptions, IndexKind};
 use driver::RunConfig;
 use engine_postgres::{PostgresEngine, PostgresOptions};
 use std::path::{Path, PathBuf};

@@ -917,6 +917,8 @@ mod tests {
             let run = points[0].rep_args(&pg, Path::new("/o/x"));
             assert!(run.contains(&"--no-load".to_string()), "{run:?}");
             assert_eq!(runspec::value_of(&run, "--engine"), Some("postgres"));
+            // Its buffers read in first: as warm as a fresh load's run.
+            assert!(run.contains(&"--prewarm".to_string()), "{run:?}");
             let load = pg
                 .load_spec(&points[0], dbs[0].as_ref().unwrap())
                 .unwrap()
