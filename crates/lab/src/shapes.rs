@@ -37,8 +37,8 @@ pub(crate) const PREWARM: &str = "--prewarm";
 /// leaves the disk engine's pages in its pool (its warm-up alone touched a fraction of
 /// a 1GB table) and pages in PostgreSQL's `shared_buffers`, a reopened server none; a
 /// run that opens them reads them in first, so that it starts as warm. PostgreSQL
-/// reopened without it read well below a fresh run's rate at 100MB, with it about the
-/// same (A/B, session 66: docs/reproduce.md).
+/// reopened without it read 0.35-0.87 of a fresh run's rate at 100MB, with it
+/// 0.89-1.06 (A/B, session 66: docs/reproduce.md).
 pub(crate) fn prewarms(engine: Option<&str>) -> bool {
     matches!(engine, Some("disk" | "postgres"))
 }
