@@ -381,31 +381,7 @@ impl Engine for PostgresEngine {
             .map(TableMap::new)
             .collect::<std::result::Result<Vec<_>, String>>()
             .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
-        let pg_opts = pgserver::PgOptions {
-            max_connections: (opts.threads as u32 + 16).max(64),
-            ..pgserver::PgOptions::default()
-        };
-        let pg_err = |e: String| Error::fatal(format!("postgres: {e}"));
-        let (server, url, has_data) = match (&own.url, kept_dir) {
-            (Some(u), _) => (None, u.clone(), false),
-            (None, None) => {
-                let s = pgserver::PgServer::start(&pg_opts).map_err(pg_err)?;
-                let u = s.url();
-                (Some(s), u, false)
-            }
-            (None, Some(dir)) => {
-                let label = kept_label(&maps);
-                let k = pgserver::Kept {
-                    dir,
-                    label: &label,
-                    create: opts.create,
-                    reload: opts.reload,
-                };
-                let (s, has_data) = pgserver::PgServer::start_kept(&pg_opts, &k).map_err(pg_err)?;
-                let u = s.url();
-                (Some(s), u, has_data)
-            }
-        };
+        let (server, url, has_data) = start_server(&own, kept_dir, &maps, opts)?;
         let launcher = trace_launcher()?;
         if launcher.is_some() && has_data {
             return Err(Error::fatal(
@@ -449,25 +425,7 @@ impl Engine for PostgresEngine {
                 .batch_execute(&format!("BEGIN; {ddl} COMMIT;"))
                 .map_err(conn_err)?;
         }
-        let sql = maps
-            .iter()
-            .map(|m| TableSql {
-                get: m.get_sql(D),
-                get_lock: m.get_cols_sql(D, m.all_cols(), true),
-                insert: m.insert_sql(D),
-                update: m.update_sql(D),
-                delete: m.delete_sql(D),
-                copy: format!(
-                    "COPY {} ({}) FROM STDIN",
-                    sqlmap::ident(m.name()),
-                    m.cols
-                        .iter()
-                        .map(|c| sqlmap::ident(&c.name))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            })
-            .collect();
+        let sql = maps.iter().map(table_sql).collect();
         let copy_load = own.copy_load && !has_data;
         Ok(PostgresEngine {
             schema,
@@ -655,6 +613,62 @@ impl Engine for PostgresEngine {
             "statements": self.statements.load(Ordering::Relaxed),
             "round_trips": self.round_trips.load(Ordering::Relaxed),
         })
+    }
+}
+
+/// The server of a run: `--pg-url`'s, a private one on a temporary cluster, or a
+/// private one on the cluster kept in `--db`; its connection string, and whether the
+/// kept cluster held a load already.
+fn start_server(
+    own: &PostgresOptions,
+    kept_dir: Option<&std::path::Path>,
+    maps: &[TableMap],
+    opts: &EngineOptions,
+) -> Result<(Option<pgserver::PgServer>, String, bool)> {
+    let pg_opts = pgserver::PgOptions {
+        max_connections: (opts.threads as u32 + 16).max(64),
+        ..pgserver::PgOptions::default()
+    };
+    let pg_err = |e: String| Error::fatal(format!("postgres: {e}"));
+    Ok(match (&own.url, kept_dir) {
+        (Some(u), _) => (None, u.clone(), false),
+        (None, None) => {
+            let s = pgserver::PgServer::start(&pg_opts).map_err(pg_err)?;
+            let u = s.url();
+            (Some(s), u, false)
+        }
+        (None, Some(dir)) => {
+            let label = kept_label(maps);
+            let k = pgserver::Kept {
+                dir,
+                label: &label,
+                create: opts.create,
+                reload: opts.reload,
+            };
+            let (s, has_data) = pgserver::PgServer::start_kept(&pg_opts, &k).map_err(pg_err)?;
+            let u = s.url();
+            (Some(s), u, has_data)
+        }
+    })
+}
+
+/// A table's statements, prepared once per connection.
+fn table_sql(m: &TableMap) -> TableSql {
+    TableSql {
+        get: m.get_sql(D),
+        get_lock: m.get_cols_sql(D, m.all_cols(), true),
+        insert: m.insert_sql(D),
+        update: m.update_sql(D),
+        delete: m.delete_sql(D),
+        copy: format!(
+            "COPY {} ({}) FROM STDIN",
+            sqlmap::ident(m.name()),
+            m.cols
+                .iter()
+                .map(|c| sqlmap::ident(&c.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 

@@ -207,4 +207,12 @@ fn a_cluster_of_another_shape_is_refused() {
         .to_string();
     assert!(e.contains("damaged or not oltpscope's"), "{e}");
     assert!(d.0.join("data").join("PG_VERSION").is_file());
+    // `oltpscope drop`: the marker names the engine, which removes its three names.
+    let st = storage::os();
+    assert!(PostgresEngine::owns_dir(&*st, &d.0));
+    let files = PostgresEngine::db_files(&*st, &d.0, None).unwrap();
+    assert_eq!(files.len(), 3, "{files:?}");
+    PostgresEngine::remove_db(&*st, &d.0, &files).unwrap();
+    assert_eq!(std::fs::read_dir(&d.0).unwrap().count(), 0);
+    assert!(!PostgresEngine::owns_dir(&*st, &d.0));
 }
