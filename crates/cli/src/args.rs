@@ -375,7 +375,8 @@ pub struct DiskTuning {
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_CHECKPOINT_MS))]
     pub checkpoint_ms: Option<u64>,
     /// `run --prewarm` (`RunOpts::prewarm`): a flag of `run` alone, kept here with the
-    /// disk engine's other settings so that the other engines refuse it.
+    /// disk engine's other settings so that the other engines refuse it (but PostgreSQL,
+    /// which prewarms a kept cluster: `engine_setup`).
     #[arg(skip)]
     pub prewarm: bool,
 }

@@ -712,8 +712,13 @@ fn engine_setup(
             ));
         }
     }
+    // `--prewarm` is the disk engine's and PostgreSQL's (on a kept cluster).
+    let disk_only = DiskTuning {
+        prewarm: disk.prewarm && engine != EngineName::Postgres,
+        ..disk.clone()
+    };
     if engine != EngineName::Disk {
-        if let Some(f) = disk.first_given() {
+        if let Some(f) = disk_only.first_given() {
             return Err(format!(
                 "{f} is an option of the disk engine {}",
                 on(engine)
@@ -747,6 +752,7 @@ fn engine_setup(
                 synchronous_commit: db.postgres.pg_sync != Some(OnOff::Off),
                 batch_inserts: true,
                 defer_updates: true,
+                prewarm: disk.prewarm,
             });
         }
         EngineName::Sqlite => {
@@ -1078,10 +1084,17 @@ fn measure_run<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<Done, St
     if engine == EngineName::Postgres && c.db.postgres.pg_url.is_none() && !c.trace_measured {
         // Said before it happens: initdb and the server's start take seconds (minutes
         // when Debian's packages must be installed first).
-        eprintln!(
-            "starting a private PostgreSQL server in {} (removed at the end; --pg-url uses a server you have)",
-            std::env::temp_dir().display()
-        );
+        match &c.db.db {
+            Some(dir) => eprintln!(
+                "starting a private PostgreSQL server on a cluster kept in {} (its socket in {})",
+                dir.display(),
+                std::env::temp_dir().display()
+            ),
+            None => eprintln!(
+                "starting a private PostgreSQL server in {} (removed at the end; --pg-url uses a server you have)",
+                std::env::temp_dir().display()
+            ),
+        }
     }
     let report = driver::run_limited(engine.descriptor().open, wl, &cfg, obs, &limits)
         .map_err(|e| e.to_string())?;
@@ -1191,8 +1204,9 @@ fn run_engine_options(
             external_program(engine)
         ));
     }
-    if c.no_load && !engine.is_external() {
-        // Nothing to run on is a refusal, not a new (unloaded) database left behind.
+    if c.no_load && (!engine.is_external() || engine == EngineName::Postgres) {
+        // Nothing to run on is a refusal, not a new (unloaded) database left behind
+        // (PostgreSQL: a kept cluster in --db, else its own refusal without --db).
         opts.create = false;
     }
     Ok(opts)
@@ -1398,7 +1412,8 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
     let interactive = progress_display(c.report_interval, false);
     if engine == EngineName::Postgres && c.db.postgres.pg_url.is_none() {
         eprintln!(
-            "starting a private PostgreSQL server in {} (removed at the end; --pg-url uses a server you have)",
+            "starting a private PostgreSQL server on a cluster kept in {} (its socket in {})",
+            dir.display(),
             std::env::temp_dir().display()
         );
     }

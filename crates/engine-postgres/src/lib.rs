@@ -22,8 +22,14 @@
 //! The server is the one `--pg-url` names, or a private one started here
 //! ([`pgserver`]) and stopped when the engine is dropped. Each run creates its tables
 //! in a fresh schema of its own (`oltpscope_<pid>_<n>`), dropped at shutdown: a run
-//! never reuses or overwrites tables it did not create, and there is no `--db` reuse
-//! (the private server lives for one run anyway).
+//! never reuses or overwrites tables it did not create.
+//!
+//! With `--db DIR` (the private server only) the server's cluster is kept in `DIR`
+//! (`pgserver::PgServer::start_kept`): a load makes it and creates its tables in the
+//! schema [`KEPT_SCHEMA`], kept at shutdown; a later `run --no-load` starts a server on
+//! it, finds those tables (the marker's label, the tables' definitions, must match the
+//! kit's; the driver then checks the rows' extent) and runs there. The marker says the
+//! load finished only after a checkpoint made it durable (docs/design/postgres.md).
 //!
 //! The load goes through COPY: while loading, a worker buffers its inserts per table
 //! and copies them at commit (or before any other operation of the transaction, so
@@ -48,6 +54,9 @@ pub mod conn;
 pub mod conninfo;
 
 const D: Dialect = Dialect::Postgres;
+
+/// The schema of a kept cluster's tables (`--db`): one load's, kept across runs.
+pub const KEPT_SCHEMA: &str = "oltpscope_kept";
 
 /// Rows a worker buffers per table during the load before copying them.
 const COPY_BATCH_ROWS: usize = 10_000;
@@ -117,6 +126,10 @@ pub struct PostgresOptions {
     /// the row) with the buffered inserts, in the same statement (default). An error of
     /// the write (a serialization failure) is then reported by that statement.
     pub defer_updates: bool,
+    /// On a kept cluster that holds data (`--db DIR --no-load`): read its tables and
+    /// indexes into the server's buffers (`pg_prewarm`) before the first transaction
+    /// (`run --prewarm`).
+    pub prewarm: bool,
 }
 
 impl Default for PostgresOptions {
@@ -128,8 +141,18 @@ impl Default for PostgresOptions {
             synchronous_commit: true,
             batch_inserts: true,
             defer_updates: true,
+            prewarm: false,
         }
     }
+}
+
+/// A kept cluster's label ([`pgserver::Kept::label`]): the tables' definitions, which
+/// a run on it must share.
+fn kept_label(maps: &[TableMap]) -> String {
+    maps.iter()
+        .flat_map(|m| m.ddl(D))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A connection's error as the API's: serialization failures and deadlocks (SQLSTATE
@@ -215,6 +238,10 @@ pub struct PostgresEngine {
     /// A traced run (`simulate`): the launcher the server restarts under after the
     /// load, which runs natively (under valgrind it would take hundreds of times longer).
     trace_after_load: Mutex<Option<pgserver::Launcher>>,
+    /// The tables live in a kept cluster (`--db`): never dropped; `has_data` when the
+    /// cluster held them already.
+    kept: bool,
+    has_data: bool,
     /// Statements the workers ran (BEGIN, COMMIT and ROLLBACK included; the prepares,
     /// once per connection and statement text, not).
     statements: AtomicU64,
@@ -281,17 +308,14 @@ impl Engine for PostgresEngine {
     type Worker<'e> = PostgresWorker<'e>;
     const NAME: &'static str = "postgres";
     type Options = PostgresOptions;
-    const ABOUT: &'static str = "PostgreSQL (--pg-url, else a private server for the run): real tables from the kits' typed schemas, one connection per worker, serializable transactions.";
+    const ABOUT: &'static str = "PostgreSQL (--pg-url, else a private server for the run, its cluster kept in --db if given): real tables from the kits' typed schemas, one connection per worker, serializable transactions.";
     const EXTERNAL: Option<&'static str> = Some("the PostgreSQL server");
 
     fn place(g: &api::Given) -> Result<api::Place> {
-        if let Some(f) = [(g.db.is_some(), "--db"), (g.log_dir.is_some(), "--log-dir")]
-            .iter()
-            .find_map(|(given, f)| given.then_some(f))
-        {
-            return Err(Error::fatal(format!(
-                "{f}: the postgres engine keeps its tables in the server, in a schema of their own for one run (--pg-url names a server)"
-            )));
+        if g.log_dir.is_some() {
+            return Err(Error::fatal(
+                "--log-dir: PostgreSQL keeps its write-ahead log in its cluster (kept in --db, or the server's)",
+            ));
         }
         if let Some(l) = g.log.filter(|l| *l != api::LogMode::Off) {
             return Err(Error::fatal(format!(
@@ -299,21 +323,56 @@ impl Engine for PostgresEngine {
                 l.as_str()
             )));
         }
-        Ok(api::Place::default())
+        Ok(api::Place {
+            db_dir: g.db.map(std::path::Path::to_path_buf),
+            log_dir: None,
+        })
+    }
+
+    fn owns_dir(_st: &dyn storage::Storage, dir: &std::path::Path) -> bool {
+        pgserver::kept::has_marker(dir)
+    }
+
+    fn db_files(
+        _st: &dyn storage::Storage,
+        dir: &std::path::Path,
+        log_dir: Option<&std::path::Path>,
+    ) -> Result<Vec<std::path::PathBuf>> {
+        if log_dir.is_some_and(|l| l != dir) {
+            return Err(Error::fatal(
+                "--log-dir: PostgreSQL keeps its write-ahead log in its cluster in --db",
+            ));
+        }
+        use pgserver::kept::{DATA, LOG, MARKER};
+        Ok([DATA, LOG, MARKER]
+            .iter()
+            .map(|n| dir.join(n))
+            .filter(|p| p.exists())
+            .collect())
+    }
+
+    fn remove_db(
+        _st: &dyn storage::Storage,
+        dir: &std::path::Path,
+        _files: &[std::path::PathBuf],
+    ) -> Result<()> {
+        // The data directory first, the marker last (kept.rs).
+        pgserver::kept::discard(dir).map_err(Error::fatal)
     }
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let own = opts.own::<PostgresOptions>()?;
-        if opts.read_only || !opts.create {
+        let kept_dir = opts.db_dir.as_deref();
+        if opts.read_only || (!opts.create && kept_dir.is_none()) {
             return Err(Error::fatal(
                 "the postgres engine's tables live for one run (a schema of their own, \
-                 dropped at its end): there is no database to open again",
+                 dropped at its end) unless kept with --db: there is no database to open again",
             ));
         }
-        if opts.db_dir.is_some() {
+        if kept_dir.is_some() && own.url.is_some() {
             return Err(Error::fatal(
-                "--db: the postgres engine keeps its tables in the server (--pg-url, or a \
-                 private server for the run)",
+                "--db keeps the private server's cluster: it cannot be given with --pg-url \
+                 (that server keeps its own)",
             ));
         }
         let maps = schema
@@ -322,30 +381,35 @@ impl Engine for PostgresEngine {
             .map(TableMap::new)
             .collect::<std::result::Result<Vec<_>, String>>()
             .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
-        let (server, url) = match &own.url {
-            Some(u) => (None, u.clone()),
-            None => {
-                let s = pgserver::PgServer::start(&pgserver::PgOptions {
-                    max_connections: (opts.threads as u32 + 16).max(64),
-                    ..pgserver::PgOptions::default()
-                })
-                .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
-                let u = s.url();
-                (Some(s), u)
-            }
-        };
+        let (server, url, has_data) = start_server(&own, kept_dir, &maps, opts)?;
         let launcher = trace_launcher()?;
+        if launcher.is_some() && has_data {
+            return Err(Error::fatal(
+                "postgres: a traced run loads its own cluster (a kept one is not restarted under valgrind)",
+            ));
+        }
         if launcher.is_some() && server.is_none() {
             return Err(Error::fatal(
                 "postgres: a traced run needs the private server (--pg-url names a server oltpscope cannot restart under valgrind)",
             ));
         }
-        let pg_schema = format!(
-            "oltpscope_{}_{}",
-            std::process::id(),
-            NEXT_SCHEMA.fetch_add(1, Ordering::Relaxed)
-        );
+        let kept = kept_dir.is_some();
+        let pg_schema = if kept {
+            KEPT_SCHEMA.to_string()
+        } else {
+            format!(
+                "oltpscope_{}_{}",
+                std::process::id(),
+                NEXT_SCHEMA.fetch_add(1, Ordering::Relaxed)
+            )
+        };
         let mut admin = Conn::connect(&url).map_err(Error::fatal)?;
+        if has_data {
+            find_tables(&mut admin, &pg_schema, &maps)?;
+            if own.prewarm {
+                prewarm(&mut admin, &pg_schema, &maps)?;
+            }
+        }
         let mut ddl = format!(
             "CREATE SCHEMA {0}; SET search_path TO {0};",
             sqlmap::ident(&pg_schema)
@@ -356,29 +420,13 @@ impl Engine for PostgresEngine {
                 ddl.push(';');
             }
         }
-        admin
-            .batch_execute(&format!("BEGIN; {ddl} COMMIT;"))
-            .map_err(conn_err)?;
-        let sql = maps
-            .iter()
-            .map(|m| TableSql {
-                get: m.get_sql(D),
-                get_lock: m.get_cols_sql(D, m.all_cols(), true),
-                insert: m.insert_sql(D),
-                update: m.update_sql(D),
-                delete: m.delete_sql(D),
-                copy: format!(
-                    "COPY {} ({}) FROM STDIN",
-                    sqlmap::ident(m.name()),
-                    m.cols
-                        .iter()
-                        .map(|c| sqlmap::ident(&c.name))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            })
-            .collect();
-        let copy_load = own.copy_load;
+        if !has_data {
+            admin
+                .batch_execute(&format!("BEGIN; {ddl} COMMIT;"))
+                .map_err(conn_err)?;
+        }
+        let sql = maps.iter().map(table_sql).collect();
+        let copy_load = own.copy_load && !has_data;
         Ok(PostgresEngine {
             schema,
             maps,
@@ -388,9 +436,12 @@ impl Engine for PostgresEngine {
             own,
             loading: AtomicBool::new(copy_load),
             admin: Mutex::new(admin),
-            dropped: AtomicBool::new(false),
+            // A kept cluster's schema is never dropped.
+            dropped: AtomicBool::new(kept),
             server: Mutex::new(server),
             trace_after_load: Mutex::new(launcher),
+            kept,
+            has_data,
             statements: AtomicU64::new(0),
             round_trips: AtomicU64::new(0),
         })
@@ -470,6 +521,17 @@ impl Engine for PostgresEngine {
             sqlmap::ident(&self.pg_schema)
         ))
         .map_err(conn_err)?;
+        if self.kept {
+            // Every loaded page on disk before the marker says loaded (a commit's WAL
+            // may not be flushed with --pg-sync off); the shutdown's checkpoint then has
+            // little left to write.
+            c.batch_execute("CHECKPOINT").map_err(conn_err)?;
+            let server = self.server.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(s) = server.as_ref() {
+                s.mark_loaded()
+                    .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
+            }
+        }
         let launcher = self
             .trace_after_load
             .lock()
@@ -492,8 +554,23 @@ impl Engine for PostgresEngine {
         Ok(())
     }
 
+    fn has_data(&self) -> bool {
+        self.has_data
+    }
+
     fn shutdown(&self) -> Result<()> {
-        self.drop_schema()
+        self.drop_schema()?;
+        if self.kept {
+            // Stopped now, so that a shutdown that is not clean (the postmaster needed
+            // SIGKILL) is the run's error, not a warning at drop. The admin connection
+            // is cut by the fast shutdown.
+            let server = self.server.lock().unwrap_or_else(|p| p.into_inner()).take();
+            if let Some(s) = server {
+                s.stop()
+                    .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
+            }
+        }
+        Ok(())
     }
 
     fn table_sizes(&self) -> Result<Vec<TableSize>> {
@@ -537,6 +614,111 @@ impl Engine for PostgresEngine {
             "round_trips": self.round_trips.load(Ordering::Relaxed),
         })
     }
+}
+
+/// The server of a run: `--pg-url`'s, a private one on a temporary cluster, or a
+/// private one on the cluster kept in `--db`; its connection string, and whether the
+/// kept cluster held a load already.
+fn start_server(
+    own: &PostgresOptions,
+    kept_dir: Option<&std::path::Path>,
+    maps: &[TableMap],
+    opts: &EngineOptions,
+) -> Result<(Option<pgserver::PgServer>, String, bool)> {
+    let pg_opts = pgserver::PgOptions {
+        max_connections: (opts.threads as u32 + 16).max(64),
+        ..pgserver::PgOptions::default()
+    };
+    let pg_err = |e: String| Error::fatal(format!("postgres: {e}"));
+    Ok(match (&own.url, kept_dir) {
+        (Some(u), _) => (None, u.clone(), false),
+        (None, None) => {
+            let s = pgserver::PgServer::start(&pg_opts).map_err(pg_err)?;
+            let u = s.url();
+            (Some(s), u, false)
+        }
+        (None, Some(dir)) => {
+            let label = kept_label(maps);
+            let k = pgserver::Kept {
+                dir,
+                label: &label,
+                create: opts.create,
+                reload: opts.reload,
+            };
+            let (s, has_data) = pgserver::PgServer::start_kept(&pg_opts, &k).map_err(pg_err)?;
+            let u = s.url();
+            (Some(s), u, has_data)
+        }
+    })
+}
+
+/// A table's statements, prepared once per connection.
+fn table_sql(m: &TableMap) -> TableSql {
+    TableSql {
+        get: m.get_sql(D),
+        get_lock: m.get_cols_sql(D, m.all_cols(), true),
+        insert: m.insert_sql(D),
+        update: m.update_sql(D),
+        delete: m.delete_sql(D),
+        copy: format!(
+            "COPY {} ({}) FROM STDIN",
+            sqlmap::ident(m.name()),
+            m.cols
+                .iter()
+                .map(|c| sqlmap::ident(&c.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// Checks that a kept cluster's schema holds every table of `maps` (the marker's label
+/// said their definitions match; a table missing means the cluster is damaged).
+fn find_tables(c: &mut Conn, schema: &str, maps: &[TableMap]) -> Result<()> {
+    let literal = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let names: Vec<String> = maps.iter().map(|m| literal(m.name())).collect();
+    let st = c
+        .prepare(&format!(
+            "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = {} AND tablename IN ({})",
+            literal(schema),
+            names.join(", ")
+        ))
+        .map_err(conn_err)?;
+    let sent = c.run(&[], &st, &[], None).map_err(conn_err)?;
+    let found: i64 = sent
+        .first()
+        .ok_or_else(|| Error::fatal("postgres: a count returned no row"))?
+        .try_get(0)
+        .map_err(conn_err)?;
+    if found != maps.len() as i64 {
+        return Err(Error::fatal(format!(
+            "postgres: the kept cluster's schema {schema} holds {found} of the {} tables its marker names: damaged, load it again with --reload",
+            maps.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Reads a kept cluster's tables and their indexes into the server's buffers
+/// (`pg_prewarm`, shipped with the server's contrib modules), up to `shared_buffers`.
+fn prewarm(c: &mut Conn, schema: &str, maps: &[TableMap]) -> Result<()> {
+    c.batch_execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        .map_err(|e| {
+            Error::fatal(format!(
+                "postgres: --prewarm needs the pg_prewarm extension: {}",
+                e.message()
+            ))
+        })?;
+    for m in maps {
+        let table = format!("{}.{}", sqlmap::ident(schema), sqlmap::ident(m.name()));
+        // The table, then each of its indexes (the primary key's included).
+        c.batch_execute(&format!(
+            "SELECT pg_prewarm('{t}'::regclass); SELECT pg_prewarm(indexrelid) FROM pg_catalog.pg_index WHERE indrelid = '{t}'::regclass",
+            t = table.replace('\'', "''")
+        ))
+        .map_err(conn_err)?;
+    }
+    Ok(())
 }
 
 /// A value as a parameter of the SQL type `kind` (the statement casts it to that).

@@ -29,8 +29,19 @@ pub struct LoadOnce {
     pub only: Option<Vary>,
 }
 
-/// `run --prewarm` (disk engine): read an opened database's pages into the pool first.
+/// `run --prewarm` (disk engine, PostgreSQL): read an opened database's pages into the
+/// pool (PostgreSQL's `shared_buffers`) first.
 pub(crate) const PREWARM: &str = "--prewarm";
+
+/// Whether a run of `engine` on a shared database prewarms it ([`PREWARM`]): a load
+/// leaves the disk engine's pages in its pool (its warm-up alone touched a fraction of
+/// a 1GB table) and pages in PostgreSQL's `shared_buffers`, a reopened server none; a
+/// run that opens them reads them in first, so that it starts as warm. PostgreSQL
+/// reopened without it read 0.35-0.87 of a fresh run's rate at 100MB, with it
+/// 0.89-1.06 (A/B, session 66: docs/reproduce.md).
+pub(crate) fn prewarms(engine: Option<&str>) -> bool {
+    matches!(engine, Some("disk" | "postgres"))
+}
 
 /// The marker of a finished load: `<db>.loaded`, holding the load's command line.
 pub fn loaded_marker(db: &Path) -> PathBuf {

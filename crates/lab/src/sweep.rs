@@ -16,7 +16,7 @@ use crate::cgroup;
 use crate::knee::{self, Sufficiency};
 use crate::lanes::{Measured, Share, LANES};
 use crate::results;
-use crate::shapes::{load_shape, PREWARM};
+use crate::shapes::{load_shape, prewarms, PREWARM};
 pub use crate::shapes::{loaded_marker, loading_marker, remove_shared, LoadOnce};
 use runspec::{flag, RunSpec, Workload};
 use std::path::{Path, PathBuf};
@@ -542,10 +542,8 @@ impl Point {
         if let Some(db) = spec.shared_db(self) {
             s.options.db = Some(db);
             s.options.no_load = true;
-            // A load leaves the disk engine's pages in its pool; a run that opens them
-            // reads them in first, so that it starts as warm (its warm-up alone touched
-            // a fraction of a 1GB table).
-            if s.options.engine.as_deref() == Some("disk") && !runspec::gives(&s.extra, PREWARM) {
+            // As warm as after its load (`shapes::prewarms`).
+            if prewarms(s.options.engine.as_deref()) && !runspec::gives(&s.extra, PREWARM) {
                 s.extra.push(PREWARM.to_string());
             }
         }

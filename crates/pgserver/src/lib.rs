@@ -8,9 +8,14 @@
 //! with SIGKILL, the postmaster gets SIGQUIT from its parent-death signal (spawn.rs)
 //! and the next start removes the directory (stale.rs). See docs/design/postgres.md.
 //!
+//! [`PgServer::start_kept`] starts one on a cluster kept in a directory instead (`--db
+//! DIR`, kept.rs): made there by `initdb` once, loaded once, started again by later
+//! runs; only its socket lives in a temporary directory, which is all that is removed.
+//!
 //! Every failure is one line (`Err(String)`), never a panic.
 
 mod find;
+pub mod kept;
 mod registry;
 mod spawn;
 mod stale;
@@ -25,6 +30,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 pub use find::{find_bindir, find_or_install_bindir, BINDIR_ENV};
+
+/// A cluster kept in a directory ([`PgServer::start_kept`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Kept<'a> {
+    /// The directory (`--db DIR`): `data/`, `postgres.log` and the marker.
+    pub dir: &'a Path,
+    /// What loads it, one line in the marker (the engine: its tables' definitions); a
+    /// cluster of another label is refused.
+    pub label: &'a str,
+    /// Make a cluster in an absent or empty directory (else refuse: nothing to open).
+    pub create: bool,
+    /// Discard our cluster there first (`--reload`).
+    pub reload: bool,
+}
 
 /// The database superuser `initdb` creates; trust auth lets any local client use it.
 pub const SUPERUSER: &str = "oltpscope";
@@ -126,7 +145,14 @@ impl Default for PgOptions {
 #[derive(Debug)]
 pub struct PgServer {
     id: u64,
+    /// The temporary directory: the socket, and for a temporary cluster its data and log.
     dir: PathBuf,
+    /// The data directory (`dir/data`, or a kept cluster's `DIR/data`).
+    data: PathBuf,
+    /// The server log (`dir/postgres.log`, or a kept cluster's `DIR/postgres.log`).
+    log: PathBuf,
+    /// A kept cluster's directory (`DIR`).
+    kept: Option<PathBuf>,
     bindir: PathBuf,
     database: String,
     /// How it was started: a restart keeps the settings.
@@ -157,6 +183,9 @@ impl PgServer {
         // stops the postmaster if it was started.
         let server = PgServer {
             id,
+            data: dir.join("data"),
+            log: dir.join("postgres.log"),
+            kept: None,
             dir,
             bindir,
             database: opts.database.clone(),
@@ -168,6 +197,104 @@ impl PgServer {
         server.wait_ready(opts.start_timeout)?;
         server.create_database()?;
         Ok(server)
+    }
+
+    /// Starts a private server on the cluster kept in `k.dir` (`--db DIR`): in an absent
+    /// or empty directory (when `k.create`) `initdb` makes one there, marked as
+    /// oltpscope's with `k.label` (what loads it) and not loaded yet; a cluster there
+    /// already must be ours (its marker), made by this PostgreSQL major version, loaded
+    /// ([`PgServer::mark_loaded`]) and of the same label, else one line refuses it and
+    /// nothing there is touched. `k.reload` discards our cluster first (kept.rs). Only
+    /// the socket is in a temporary directory (Unix socket paths are short). Returns the
+    /// server and whether the cluster held a finished load. A server killed with it is
+    /// left to PostgreSQL's crash recovery at the next start: the cluster is never
+    /// removed here.
+    pub fn start_kept(opts: &PgOptions, k: &Kept) -> Result<(PgServer, bool), String> {
+        check_options(opts)?;
+        let bindir = find::find_or_install_bindir(opts.install_if_missing)?;
+        let major = kept::installed_major(&bindir)?;
+        let run_as = run_as()?;
+        let mut found = kept::inspect(k.dir)?;
+        if k.reload && matches!(found, kept::Found::Ours(_)) {
+            kept::discard(k.dir)?;
+            found = kept::Found::Empty;
+        }
+        let fresh = match &found {
+            kept::Found::Empty if !k.create => {
+                return Err(format!(
+                    "{} holds no PostgreSQL cluster: load one first (`oltpscope load ... --db {}`)",
+                    k.dir.display(),
+                    k.dir.display()
+                ))
+            }
+            kept::Found::Empty => {
+                prepare_kept_dir(k.dir, run_as)?;
+                kept::write_marker(
+                    k.dir,
+                    &kept::Marker {
+                        major,
+                        loaded: false,
+                        label: k.label.to_string(),
+                    },
+                )?;
+                true
+            }
+            kept::Found::Ours(m) => {
+                kept::check_existing(k.dir, m, major, k.label)?;
+                false
+            }
+        };
+        let parent = opts.parent_dir.clone().unwrap_or_else(std::env::temp_dir);
+        stale::sweep(&parent);
+        let (id, dir) = make_dir(&parent, run_as)?;
+        registry::register_dir(id, dir.clone());
+        let server = PgServer {
+            id,
+            data: k.dir.join(kept::DATA),
+            log: k.dir.join(kept::LOG),
+            kept: Some(k.dir.to_path_buf()),
+            dir,
+            bindir,
+            database: opts.database.clone(),
+            opts: opts.clone(),
+            run_as,
+        };
+        // For the sweep of a killed process's socket directory (stale.rs).
+        let cluster = server.dir.join(stale::CLUSTER_FILE);
+        std::fs::write(&cluster, format!("{}\n", server.data.display()))
+            .map_err(|e| format!("cannot write {}: {e}", cluster.display()))?;
+        if fresh {
+            server.initdb(run_as)?;
+        }
+        registry::attach(id, server.spawn_postgres(opts, run_as)?);
+        server.wait_ready(opts.start_timeout)?;
+        if fresh {
+            server.create_database()?;
+        }
+        Ok((server, !fresh))
+    }
+
+    /// A kept cluster's load finished (and was made durable by the caller's checkpoint):
+    /// its marker says so from now on. Nothing to do for a temporary cluster.
+    pub fn mark_loaded(&self) -> Result<(), String> {
+        let Some(dir) = &self.kept else {
+            return Ok(());
+        };
+        let m = match kept::inspect(dir)? {
+            kept::Found::Ours(m) => m,
+            kept::Found::Empty => return Err(format!("{}: the marker is gone", dir.display())),
+        };
+        kept::write_marker(dir, &kept::Marker { loaded: true, ..m })
+    }
+
+    /// The kept cluster's directory (`--db DIR`), if the server runs on one.
+    pub fn kept_dir(&self) -> Option<&Path> {
+        self.kept.as_deref()
+    }
+
+    /// The data directory the server runs on.
+    pub fn data_dir(&self) -> &Path {
+        &self.data
     }
 
     /// Stops the postmaster with a fast shutdown (open transactions rolled back, a
@@ -230,17 +357,13 @@ impl PgServer {
     }
 
     fn log_path(&self) -> PathBuf {
-        self.dir.join("postgres.log")
-    }
-
-    fn data_dir(&self) -> PathBuf {
-        self.dir.join("data")
+        self.log.clone()
     }
 
     fn initdb(&self, run_as: Option<RunAs>) -> Result<(), String> {
         let mut cmd = Command::new(self.bindir.join("initdb"));
         cmd.arg("-D")
-            .arg(self.data_dir())
+            .arg(&self.data)
             .args([
                 "-U",
                 SUPERUSER,
@@ -248,9 +371,11 @@ impl PgServer {
                 "--encoding=UTF8",
                 "--locale=C",
             ])
-            // The cluster is thrown away at the end: no need to fsync its creation.
-            .arg("--no-sync")
             .current_dir(&self.dir);
+        if self.kept.is_none() {
+            // The cluster is thrown away at the end: no need to fsync its creation.
+            cmd.arg("--no-sync");
+        }
         apply_run_as(&mut cmd, run_as);
         let out = cmd
             .output()
@@ -288,7 +413,7 @@ impl PgServer {
                 c
             }
         };
-        cmd.arg("-D").arg(self.data_dir());
+        cmd.arg("-D").arg(&self.data);
         for (name, value) in settings(opts, &self.dir) {
             cmd.arg("-c").arg(format!("{name}={value}"));
         }
@@ -489,6 +614,23 @@ fn make_dir(parent: &Path, run_as: Option<RunAs>) -> Result<(u64, PathBuf), Stri
         "cannot find a free directory name under {}",
         parent.display()
     ))
+}
+
+/// Creates a kept cluster's directory if absent (mode 0700, owned by the account the
+/// server runs as, which must reach it).
+fn prepare_kept_dir(dir: &Path, run_as: Option<RunAs>) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Some(r) = run_as {
+        if let Some(parent) = dir.canonicalize().ok().as_deref().and_then(Path::parent) {
+            check_reachable(parent, r.uid)?;
+        }
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .and_then(|()| match run_as {
+            Some(r) => std::os::unix::fs::chown(dir, Some(r.uid), Some(r.gid)),
+            None => Ok(()),
+        })
+        .map_err(|e| format!("cannot prepare {}: {e}", dir.display()))
 }
 
 /// Checks that `uid` may enter every directory on the way to `parent` (a root-only

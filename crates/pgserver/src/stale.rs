@@ -6,12 +6,20 @@
 //! parent-death signal (spawn.rs); the sweep stops it too if it somehow survived, but
 //! only after checking its command line names that directory, so a reused pid is never
 //! signalled.
+//!
+//! A server on a kept cluster (`--db DIR`, kept.rs) has only its socket in such a
+//! directory, and there a file [`CLUSTER_FILE`] naming the cluster's data directory,
+//! where the sweep reads the postmaster's pid: it never removes, or writes in, the
+//! cluster (a killed run's cluster is left to PostgreSQL's crash recovery at its next
+//! start), nor any directory holding a kept cluster's marker, whatever its name.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Prefix of every private server directory.
 pub const DIR_PREFIX: &str = "oltpscope-pg-";
+/// In the socket directory of a server on a kept cluster: the cluster's data directory.
+pub const CLUSTER_FILE: &str = "cluster";
 
 /// The directory name for a server of process `pid`, attempt `n`.
 pub fn dir_name(pid: u32, n: u64) -> String {
@@ -26,7 +34,7 @@ fn owner_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -51,10 +59,10 @@ pub fn sweep(parent: &Path) -> Vec<PathBuf> {
         let Some(owner) = owner_pid(&name) else {
             continue;
         };
-        if owner == std::process::id() || alive(owner) {
+        let dir = entry.path();
+        if owner == std::process::id() || alive(owner) || super::kept::has_marker(&dir) {
             continue;
         }
-        let dir = entry.path();
         stop_orphan_postmaster(&dir);
         if super::registry::remove_dir(&dir).is_ok() {
             removed.push(dir);
@@ -63,10 +71,14 @@ pub fn sweep(parent: &Path) -> Vec<PathBuf> {
     removed
 }
 
-/// Stops the postmaster named in `<dir>/data/postmaster.pid` if it still runs and its
-/// command line mentions `dir`.
+/// Stops the postmaster named in `<dir>/data/postmaster.pid` (or in the kept cluster's
+/// that `<dir>/cluster` names) if it still runs and its command line mentions `dir`.
 fn stop_orphan_postmaster(dir: &Path) {
-    let Ok(text) = std::fs::read_to_string(dir.join("data").join("postmaster.pid")) else {
+    let data = match std::fs::read_to_string(dir.join(CLUSTER_FILE)) {
+        Ok(kept) => PathBuf::from(kept.trim_end_matches('\n')),
+        Err(_) => dir.join("data"),
+    };
+    let Ok(text) = std::fs::read_to_string(data.join("postmaster.pid")) else {
         return;
     };
     let Some(pid) = text
@@ -116,14 +128,21 @@ mod tests {
         let dead = parent.join(dir_name(99_999_999, 0));
         let mine = parent.join(dir_name(std::process::id(), 0));
         let unrelated = parent.join("something-else");
-        for d in [&dead, &mine, &unrelated] {
+        // A kept cluster someone put where a dead server's directory would be.
+        let kept = parent.join(dir_name(99_999_998, 0));
+        for d in [&dead, &mine, &unrelated, &kept] {
             std::fs::create_dir_all(d.join("data")).unwrap();
         }
+        std::fs::write(kept.join(crate::kept::MARKER), "x").unwrap();
         let removed = sweep(&parent);
-        let (dead_gone, mine_kept, unrelated_kept) =
-            (!dead.exists(), mine.exists(), unrelated.exists());
+        let (dead_gone, mine_kept, unrelated_kept, kept_kept) = (
+            !dead.exists(),
+            mine.exists(),
+            unrelated.exists(),
+            kept.join("data").exists(),
+        );
         std::fs::remove_dir_all(&parent).unwrap();
         assert_eq!(removed, vec![dead.clone()]);
-        assert!(dead_gone && mine_kept && unrelated_kept);
+        assert!(dead_gone && mine_kept && unrelated_kept && kept_kept);
     }
 }

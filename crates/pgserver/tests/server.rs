@@ -310,3 +310,120 @@ fn kill_9_stops_the_server_and_the_next_start_removes_its_directory() {
     assert!(dir_left, "SIGKILL leaves the directory for the next start");
     assert!(dir_swept, "the next start removes {}", dir.display());
 }
+
+/// Env var that turns `child_holds_a_kept_server` on: the kept cluster's directory and
+/// the parent of its socket directory, separated by a newline.
+const KEPT_CHILD_ENV: &str = "PGSERVER_TEST_KEPT_CHILD";
+
+fn kept<'a>(dir: &'a Path, create: bool) -> pgserver::Kept<'a> {
+    pgserver::Kept {
+        dir,
+        label: "the test's table t",
+        create,
+        reload: false,
+    }
+}
+
+/// Not a test on its own: the process `kill_9_leaves_a_kept_cluster_to_crash_recovery`
+/// starts and kills, holding a server on a kept cluster with 100 committed rows.
+#[test]
+#[ignore = "helper process for the kept-cluster kill test; runs only when it starts it"]
+fn child_holds_a_kept_server() {
+    let env = std::env::var(KEPT_CHILD_ENV).expect("started by the kill test");
+    let (dir, parent) = env.split_once('\n').unwrap();
+    let opts = small_options(Some(parent.into()));
+    let (server, had) = PgServer::start_kept(&opts, &kept(Path::new(dir), true)).unwrap();
+    assert!(!had, "a fresh cluster");
+    let mut c = Conn::connect(&server.url()).unwrap();
+    c.batch_execute(
+        "CREATE TABLE t (k INT PRIMARY KEY); INSERT INTO t SELECT generate_series(1, 100); CHECKPOINT",
+    )
+    .unwrap();
+    server.mark_loaded().unwrap();
+    // Committed after the checkpoint: only the WAL has it when the process is killed.
+    c.batch_execute("INSERT INTO t VALUES (101)").unwrap();
+    println!(
+        "{CHILD_MARKER} {} {}",
+        server.pid().unwrap(),
+        server.dir().display()
+    );
+    std::thread::sleep(Duration::from_secs(120));
+}
+
+#[test]
+fn kill_9_leaves_a_kept_cluster_to_crash_recovery() {
+    if postgres_missing("kill_9_leaves_a_kept_cluster_to_crash_recovery") {
+        return;
+    }
+    let guard = TestParent::new("keptkill");
+    let parent = guard.0.join("sockets");
+    let cluster = guard.0.join("cluster");
+    std::fs::create_dir_all(&parent).unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_holds_a_kept_server",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(
+            KEPT_CHILD_ENV,
+            format!("{}\n{}", cluster.display(), parent.display()),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut started = None;
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        if let Some((_, rest)) = line.split_once(CHILD_MARKER) {
+            let (pid, dir) = rest.trim().split_once(' ').unwrap();
+            started = Some((pid.parse::<u32>().unwrap(), PathBuf::from(dir)));
+            break;
+        }
+    }
+    let (pid, sockets) = started.expect("the child started a server on the kept cluster");
+    assert!(
+        sockets.starts_with(&parent) && !sockets.starts_with(&cluster),
+        "the socket is apart from the cluster"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let pid_gone = wait_not_running(pid, Duration::from_secs(10));
+    let sockets_left = sockets.exists();
+    // The next start sweeps the dead process's socket directory, never the cluster,
+    // and PostgreSQL recovers the cluster from its WAL.
+    let opts = small_options(Some(parent.clone()));
+    let started = PgServer::start_kept(&opts, &kept(&cluster, false));
+    let sockets_swept = !sockets.exists();
+    let (server, had) = started.unwrap();
+    assert!(pid_gone, "postmaster {pid} outlived its killed parent");
+    assert!(sockets_left, "SIGKILL leaves the socket directory");
+    assert!(
+        sockets_swept,
+        "the next start removes {}",
+        sockets.display()
+    );
+    assert!(had, "the cluster holds its load");
+    let mut c = Conn::connect(&server.url()).unwrap();
+    let n: i64 = one(&mut c, "SELECT count(*) FROM t");
+    assert_eq!(
+        n, 101,
+        "every committed row, the one after the checkpoint too"
+    );
+    drop(c);
+    let data = server.data_dir().to_path_buf();
+    server.stop().unwrap();
+    assert!(
+        data.join("PG_VERSION").is_file(),
+        "stopping keeps the cluster"
+    );
+    let log = std::fs::read_to_string(cluster.join(pgserver::kept::LOG)).unwrap();
+    assert!(
+        log.contains("not properly shut down") || log.contains("automatic recovery"),
+        "the second start recovered: {log}"
+    );
+}

@@ -67,7 +67,17 @@ fn external_engines_refuse_what_they_cannot_do() {
             "serializable",
         ],
         &["run", "tpcb", "--engine", "sqlite", "--pg-url", "host=/tmp"],
-        &["run", "tpcb", "--engine", "postgres", "--db", "/tmp/x"],
+        // (`--db` keeps a private server's cluster: crates/engine-postgres/tests/all/kept.rs.)
+        &[
+            "run",
+            "tpcb",
+            "--engine",
+            "postgres",
+            "--db",
+            "/tmp/x",
+            "--log-dir",
+            "/tmp/y",
+        ],
         &["crashtest", "--engine", "sqlite", "--workload", "tpcb"],
     ] {
         assert_bad_input(args);

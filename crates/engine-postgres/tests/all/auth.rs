@@ -17,6 +17,7 @@ fn run_config(url: String) -> RunConfig {
         synchronous_commit: false,
         batch_inserts: true,
         defer_updates: true,
+        prewarm: false,
     };
     crate::postgres::cfg(1, own)
 }

@@ -29,6 +29,7 @@ fn quick_commits() -> api::EngineOptions {
 mod auth;
 mod chbench;
 mod conninfo;
+mod kept;
 mod postgres;
 mod statements;
 mod tpce_analytics;

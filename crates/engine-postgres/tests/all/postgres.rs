@@ -78,6 +78,7 @@ fn postgres_conforms_and_runs_the_kits() {
         synchronous_commit: true,
         batch_inserts: true,
         defer_updates: true,
+        prewarm: false,
     };
     // The conformance suite checks what transactions see, not what survives a crash:
     // its thousands of commits need not each wait for a WAL flush (the kits below do).

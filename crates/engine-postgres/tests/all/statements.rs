@@ -40,6 +40,7 @@ fn open<W: Workload>(wl: &W, url: &str) -> PostgresEngine {
         synchronous_commit: false,
         batch_inserts: true,
         defer_updates: true,
+        prewarm: false,
     });
     let e = PostgresEngine::open(Arc::new(wl.schema()), &opts).unwrap();
     wl.load(&e, 1, 3, &|_| {}).unwrap();

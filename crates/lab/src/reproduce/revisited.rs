@@ -211,8 +211,9 @@ const SIZE_UPDATE: &str = "size-update";
 /// designs: reopened (recovered from their log and checkpoint) they ran 4-18% slower
 /// than after a load in A/B runs (memory 0.89 and 0.82, partitioned 0.82 and 0.96 of
 /// the fresh run's reads at 100MB; session 65), and on a kept database they log their
-/// updates, which a fresh run does not. Not PostgreSQL: its tables live for one run.
-const SHARED: &str = "engine=disk,sqlite";
+/// updates, which a fresh run does not. PostgreSQL's cluster is kept in the shape's
+/// directory (`--db`, session 66): its server starts again on it for each run.
+const SHARED: &str = "engine=disk,sqlite,postgres";
 
 /// The databases of the micro-benchmark sweeps (`size`, `size-update`, `rows`): one per
 /// (engine, size), loaded once (issue 41: a 1GB point loaded about 5 minutes on the disk
@@ -263,14 +264,17 @@ fn revisited_run(ctx: &Ctx, workload: Workload) -> RunSpec {
 const QUICK_RUN_S: f64 = 1.0;
 const QUICK_WARMUP_S: f64 = 0.25;
 
-/// The size sweep (Table 2, reads, and Table 14, updates over reads: by size, 1 row per
-/// transaction) and its two tables; the specs of its sweeps that load once.
-fn revisited_size(
-    ctx: &mut Ctx,
-    tables: &mut Vec<Table>,
-    sizes: &[&str],
-    systems: &[&str],
-) -> Result<(Summary, Vec<Spec>), String> {
+/// The size sweep's specs: the systems' but PostgreSQL's (sweep `size`), PostgreSQL's
+/// (sweep `size-postgres`, if measured) and, below full scale, the smallest size's
+/// updates (sweep `size-update`); each loading once per (engine, size) of the
+/// [`SHARED`] systems.
+struct SizeSpecs {
+    others: Spec,
+    pg: Option<Spec>,
+    updates: Option<Spec>,
+}
+
+fn size_specs(ctx: &Ctx, sizes: &[&str], systems: &[&str]) -> Result<SizeSpecs, String> {
     let one_row = Workload::Micro(runspec::Micro {
         rows: Some(1),
         ..Default::default()
@@ -299,18 +303,41 @@ fn revisited_size(
     // reads the rows back in batches of 4,096 keys, one round trip each: 14 s at 100MB
     // (it was one round trip per key, over 4 minutes, and was skipped).
     let pg_spec = (!pg.is_empty())
-        .then(|| spec(&pg, sizes, modes))
+        .then(|| spec(&pg, sizes, modes).map(|s| loaded_once(ctx, s)))
         .transpose()?;
-    // The disk engine's and SQLite's (engine, size) load once, for every mode and
-    // repetition (`loaded_once`).
+    // The disk engine's, SQLite's and PostgreSQL's (engine, size) load once, for every
+    // mode and repetition (`loaded_once`).
     let others_spec = loaded_once(ctx, spec(&others, sizes, modes)?);
     let updates = (modes == "read")
         .then(|| spec(systems, rw_sizes, "update").map(|s| loaded_once(ctx, s)))
         .transpose()?;
+    Ok(SizeSpecs {
+        others: others_spec,
+        pg: pg_spec,
+        updates,
+    })
+}
+
+/// The size sweep (Table 2, reads, and Table 14, updates over reads: by size, 1 row per
+/// transaction) and its two tables; the specs of its sweeps that load once.
+fn revisited_size(
+    ctx: &mut Ctx,
+    tables: &mut Vec<Table>,
+    sizes: &[&str],
+    systems: &[&str],
+) -> Result<(Summary, Vec<Spec>), String> {
+    let SizeSpecs {
+        others: others_spec,
+        pg: pg_spec,
+        updates,
+    } = size_specs(ctx, sizes, systems)?;
+    let rw_sizes = update_sizes(ctx.scale, sizes);
+    let pg_measured = pg_spec.is_some();
     let mut s = ctx.sweep("size", others_spec.clone())?;
     let mut shared = vec![others_spec];
     if let Some(p) = pg_spec {
-        s.points.extend(ctx.sweep(PG_SIZE, p)?.points);
+        s.points.extend(ctx.sweep(PG_SIZE, p.clone())?.points);
+        shared.push(p);
     }
     if let Some(u) = updates {
         s.points.extend(ctx.sweep(SIZE_UPDATE, u.clone())?.points);
@@ -327,7 +354,7 @@ fn revisited_size(
         "size",
         &format!(
             "Measured throughput normalized to the disk engine per column, by micro-benchmark data size (1 row read per transaction, 1 thread){}",
-            if pg.is_empty() { "" } else { "; PostgreSQL's points in sweep size-postgres" }
+            if pg_measured { "; PostgreSQL's points in sweep size-postgres" } else { "" }
         ),
         sizes.iter().map(|s| s.to_string()).collect(),
         &s,
@@ -718,6 +745,7 @@ fn revisited_tpc(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
     #[test]
     fn the_papers_ratios_are_computed_from_the_transcribed_rows() {
         let p = load_paper("revisited").unwrap();
@@ -863,5 +891,60 @@ mod tests {
             ),
             Some(13.0)
         );
+    }
+
+    #[test]
+    fn postgres_size_points_load_once_per_size_with_the_disk_engine_and_sqlite() {
+        for scale in [Scale::Quick, Scale::Full] {
+            let mut say = |_: &str| {};
+            let ctx = Ctx::new("x".into(), "/o".into(), scale, &mut say);
+            let sizes = ["1MB", "100MB"];
+            let systems = ["disk", "memory", "sqlite", "postgres"];
+            let sp = size_specs(&ctx, &sizes, &systems).unwrap();
+            let pg = sp.pg.expect("PostgreSQL measured");
+            let lo = pg
+                .load_once
+                .as_ref()
+                .expect("PostgreSQL's points load once");
+            assert_eq!(lo.root, Path::new("/o").join(MICRO_DB), "{scale:?}");
+            let points = pg.points();
+            let dbs: Vec<_> = points.iter().map(|p| pg.shared_db(p)).collect();
+            assert!(dbs.iter().all(Option::is_some), "{scale:?}: {dbs:?}");
+            // One database per size, shared by the modes (and the repetitions).
+            let mut distinct = dbs.clone();
+            distinct.dedup();
+            assert_eq!(distinct.len(), sizes.len(), "{scale:?}: {dbs:?}");
+            let run = points[0].rep_args(&pg, Path::new("/o/x"));
+            assert!(run.contains(&"--no-load".to_string()), "{run:?}");
+            assert_eq!(runspec::value_of(&run, "--engine"), Some("postgres"));
+            // Its buffers read in first: as warm as a fresh load's run.
+            assert!(run.contains(&"--prewarm".to_string()), "{run:?}");
+            let load = pg
+                .load_spec(&points[0], dbs[0].as_ref().unwrap())
+                .unwrap()
+                .to_args();
+            assert_eq!(load[..2], ["load", "micro"]);
+            assert_eq!(runspec::value_of(&load, "--engine"), Some("postgres"));
+            // The same shapes as the other sweeps' (one root, the same load): the
+            // smallest size's updates below full scale run on the read points' cluster.
+            assert_eq!(sp.others.load_once.as_ref().unwrap().args, lo.args);
+            if let Some(u) = &sp.updates {
+                let pg_update = u
+                    .points()
+                    .into_iter()
+                    .find(|p| p.get("engine") == Some("postgres"))
+                    .unwrap();
+                assert_eq!(u.shared_db(&pg_update), dbs[0], "{scale:?}");
+            }
+            assert_eq!(sp.updates.is_some(), scale != Scale::Full);
+            // The in-memory designs still load their own.
+            let mem = sp
+                .others
+                .points()
+                .into_iter()
+                .find(|p| p.get("engine") == Some("memory"))
+                .unwrap();
+            assert_eq!(sp.others.shared_db(&mem), None);
+        }
     }
 }
