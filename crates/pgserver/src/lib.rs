@@ -175,10 +175,7 @@ impl PgServer {
         check_options(opts)?;
         let bindir = find::find_or_install_bindir(opts.install_if_missing)?;
         let run_as = run_as()?;
-        let parent = opts.parent_dir.clone().unwrap_or_else(std::env::temp_dir);
-        stale::sweep(&parent);
-        let (id, dir) = make_dir(&parent, run_as)?;
-        registry::register_dir(id, dir.clone());
+        let (id, dir) = temp_dir(opts, run_as)?;
         // From here on an early return drops `server`, which removes the directory and
         // stops the postmaster if it was started.
         let server = PgServer {
@@ -244,10 +241,7 @@ impl PgServer {
                 false
             }
         };
-        let parent = opts.parent_dir.clone().unwrap_or_else(std::env::temp_dir);
-        stale::sweep(&parent);
-        let (id, dir) = make_dir(&parent, run_as)?;
-        registry::register_dir(id, dir.clone());
+        let (id, dir) = temp_dir(opts, run_as)?;
         let server = PgServer {
             id,
             data: k.dir.join(kept::DATA),
@@ -577,6 +571,16 @@ fn quote_conninfo(value: &str) -> String {
 
 /// Creates `<parent>/oltpscope-pg-<pid>-<n>` (mode 0700, owned by the account the
 /// server runs as) and returns the server id and the directory.
+/// A server's temporary directory under `opts`' parent (a killed process's swept
+/// first), registered for removal on exit and on signals.
+fn temp_dir(opts: &PgOptions, run_as: Option<RunAs>) -> Result<(u64, PathBuf), String> {
+    let parent = opts.parent_dir.clone().unwrap_or_else(std::env::temp_dir);
+    stale::sweep(&parent);
+    let (id, dir) = make_dir(&parent, run_as)?;
+    registry::register_dir(id, dir.clone());
+    Ok((id, dir))
+}
+
 fn make_dir(parent: &Path, run_as: Option<RunAs>) -> Result<(u64, PathBuf), String> {
     if let Some(r) = run_as {
         check_reachable(parent, r.uid)?;
