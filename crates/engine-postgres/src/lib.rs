@@ -308,7 +308,7 @@ impl Engine for PostgresEngine {
     type Worker<'e> = PostgresWorker<'e>;
     const NAME: &'static str = "postgres";
     type Options = PostgresOptions;
-    const ABOUT: &'static str = "PostgreSQL (--pg-url, else a private server for the run, its cluster kept in --db if given): real tables from the kits' typed schemas, one connection per worker, serializable transactions.";
+    const ABOUT: &'static str = "PostgreSQL (--pg-url, else a private server for the run, or one kept in a database directory): real tables from the kits' typed schemas, one connection per worker, serializable transactions.";
     const EXTERNAL: Option<&'static str> = Some("the PostgreSQL server");
 
     fn place(g: &api::Given) -> Result<api::Place> {
