@@ -374,11 +374,6 @@ pub struct DiskTuning {
     /// Checkpoint interval in milliseconds, 0 = none (disk engine).
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=MAX_CHECKPOINT_MS))]
     pub checkpoint_ms: Option<u64>,
-    /// `run --prewarm` (`RunOpts::prewarm`): a flag of `run` alone, kept here with the
-    /// disk engine's other settings so that the other engines refuse it (but PostgreSQL,
-    /// which prewarms a kept cluster: `engine_setup`).
-    #[arg(skip)]
-    pub prewarm: bool,
 }
 
 impl DiskTuning {
@@ -390,8 +385,6 @@ impl DiskTuning {
             Some("--escalation")
         } else if self.checkpoint_ms.is_some() {
             Some("--checkpoint-ms")
-        } else if self.prewarm {
-            Some("--prewarm")
         } else {
             None
         }

@@ -683,11 +683,13 @@ fn log_mode(l: LogArg) -> LogMode {
 }
 
 /// The engine and its options, refusing options that the engine would not use.
+/// `prewarm`: `run --prewarm` (the disk engine's pool, PostgreSQL's kept cluster).
 /// `fallback`: the engine when neither --engine nor the directory says (None: there
 /// must be a database to find).
 fn engine_setup(
     db: &DbArgs,
     disk: &DiskTuning,
+    prewarm: bool,
     log: Option<LogArg>,
     fallback: Option<EngineName>,
 ) -> Result<(EngineName, EngineOptions), String> {
@@ -712,13 +714,14 @@ fn engine_setup(
             ));
         }
     }
-    // `--prewarm` is the disk engine's and PostgreSQL's (on a kept cluster).
-    let disk_only = DiskTuning {
-        prewarm: disk.prewarm && engine != EngineName::Postgres,
-        ..disk.clone()
-    };
+    if prewarm && !matches!(engine, EngineName::Disk | EngineName::Postgres) {
+        return Err(format!(
+            "--prewarm is an option of the disk and postgres engines {}",
+            on(engine)
+        ));
+    }
     if engine != EngineName::Disk {
-        if let Some(f) = disk_only.first_given() {
+        if let Some(f) = disk.first_given() {
             return Err(format!(
                 "{f} is an option of the disk engine {}",
                 on(engine)
@@ -752,7 +755,7 @@ fn engine_setup(
                 synchronous_commit: db.postgres.pg_sync != Some(OnOff::Off),
                 batch_inserts: true,
                 defer_updates: true,
-                prewarm: disk.prewarm,
+                prewarm,
             });
         }
         EngineName::Sqlite => {
@@ -769,7 +772,7 @@ fn engine_setup(
                 bpool_bytes: disk.bpool_size,
                 escalation: disk.escalation,
                 checkpoint_ms: disk.checkpoint_ms,
-                prewarm: disk.prewarm,
+                prewarm,
                 prewarm_progress: engine_disk::PrewarmProgress(Some(prewarm_progress)),
             });
         }
@@ -909,7 +912,7 @@ fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<Vec<String>, String> {
         engine: Some(c.engine),
         ..DbArgs::default()
     };
-    engine_setup(&db, &c.disk, Some(c.log()), None)?;
+    engine_setup(&db, &c.disk, false, Some(c.log()), None)?;
     Ok(wl.txn_types().iter().map(|n| n.to_string()).collect())
 }
 
@@ -1017,11 +1020,13 @@ fn prepare_run<W: Workload>(
     c: &RunOpts,
     prof: Option<&ProfOpts>,
 ) -> Result<Prepared, String> {
-    let disk = DiskTuning {
-        prewarm: c.prewarm,
-        ..c.disk.clone()
-    };
-    let (engine, _) = engine_setup(&c.db, &disk, run_log(c)?, Some(EngineName::Memory))?;
+    let (engine, _) = engine_setup(
+        &c.db,
+        &c.disk,
+        c.prewarm,
+        run_log(c)?,
+        Some(EngineName::Memory),
+    )?;
     check_fits(wl, engine, c.disk.bpool_size)?;
     let query_threads = wl.config().get("query_threads").and_then(|v| v.as_u64());
     if let Some(n) = query_threads.filter(|&n| n > 1) {
@@ -1032,7 +1037,13 @@ fn prepare_run<W: Workload>(
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));
     }
     rt::set_trace_ctx(c.trace_ctx);
-    let (engine, opts) = engine_setup(&c.db, &disk, run_log(c)?, Some(EngineName::Memory))?;
+    let (engine, opts) = engine_setup(
+        &c.db,
+        &c.disk,
+        c.prewarm,
+        run_log(c)?,
+        Some(EngineName::Memory),
+    )?;
     let opts = run_engine_options(c, engine, opts)?;
     look_before_writing(
         wl,
@@ -1395,7 +1406,7 @@ fn load<W: Workload>(wl: &W, c: &LoadOpts) -> Result<(), String> {
         e if e.is_external() => None,
         _ => Some(LogArg::Async),
     };
-    let (engine, mut opts) = engine_setup(&c.db, &tuning, log, Some(EngineName::Memory))?;
+    let (engine, mut opts) = engine_setup(&c.db, &tuning, false, log, Some(EngineName::Memory))?;
     check_fits(wl, engine, c.bpool_size)?;
     if engine == EngineName::Serial {
         return Err("the serial engine keeps nothing on storage: there is nothing to load".into());
@@ -1503,7 +1514,7 @@ fn check<W: Workload>(wl: &W, c: &CheckOpts) -> Result<(), String> {
         bpool_size: c.bpool_size,
         ..DiskTuning::default()
     };
-    let (engine, opts) = engine_setup(&c.db, &tuning, None, None)?;
+    let (engine, opts) = engine_setup(&c.db, &tuning, false, None, None)?;
     let json = JsonOut::open(c.json.as_deref())?;
     // There must be something to check: never create a database or log.
     let opts = EngineOptions {

@@ -410,17 +410,17 @@ impl Engine for PostgresEngine {
                 prewarm(&mut admin, &pg_schema, &maps)?;
             }
         }
-        let mut ddl = format!(
-            "CREATE SCHEMA {0}; SET search_path TO {0};",
-            sqlmap::ident(&pg_schema)
-        );
-        for m in &maps {
-            for s in m.ddl(D) {
-                ddl.push_str(&s);
-                ddl.push(';');
-            }
-        }
         if !has_data {
+            let mut ddl = format!(
+                "CREATE SCHEMA {0}; SET search_path TO {0};",
+                sqlmap::ident(&pg_schema)
+            );
+            for m in &maps {
+                for s in m.ddl(D) {
+                    ddl.push_str(&s);
+                    ddl.push(';');
+                }
+            }
             admin
                 .batch_execute(&format!("BEGIN; {ddl} COMMIT;"))
                 .map_err(conn_err)?;
