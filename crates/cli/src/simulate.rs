@@ -746,6 +746,16 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    /// A `simulate` command line's workload and options, as the CLI parses them.
+    fn parse_simulate(line: &str) -> crate::args::RunWorkload<crate::args::SimOpts> {
+        let v: Vec<String> = line.split(' ').map(String::from).collect();
+        let cli = crate::args::Cli::try_parse_from(&v).unwrap_or_else(|e| panic!("{e}"));
+        let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
+            panic!("not a simulate command")
+        };
+        rw
+    }
+
     /// The native load of a traced run is a `load` the command line takes: the
     /// workload's run-only options (mix, mode, rows, streams, analytics) left out, its
     /// data options, seed and threads kept.
@@ -811,11 +821,7 @@ mod tests {
     #[test]
     fn until_settled_sets_the_rule_and_the_cap() {
         let cfg = |line: &str| {
-            let v: Vec<String> = line.split(' ').map(String::from).collect();
-            let cli = crate::args::Cli::try_parse_from(&v).unwrap_or_else(|e| panic!("{e}"));
-            let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
-                panic!("not a simulate command")
-            };
+            let rw = parse_simulate(line);
             let (c, _, _) = crate::commands::traced_workload(&rw).unwrap();
             config(c).unwrap()
         };
@@ -838,16 +844,8 @@ mod tests {
     /// move when reopened: `loads_natively`).
     #[test]
     fn only_sqlite_is_loaded_natively() {
-        let parse = |line: &str| {
-            let v: Vec<String> = line.split(' ').map(String::from).collect();
-            let cli = crate::args::Cli::try_parse_from(&v).unwrap_or_else(|e| panic!("{e}"));
-            let crate::args::Cmd::Simulate { workload: Some(rw) } = cli.cmd else {
-                panic!("not a simulate command")
-            };
-            rw
-        };
         for (engine, native) in [("disk", false), ("sqlite", true), ("memory", false)] {
-            let rw = parse(&format!(
+            let rw = parse_simulate(&format!(
                 "oltpscope simulate tpcc --engine {engine} --txns 10"
             ));
             let (c, child, _) = crate::commands::traced_workload(&rw).unwrap();
