@@ -815,12 +815,14 @@ pub struct CheckOpts {
 #[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
     /// The first report: a report JSON file or a results directory (or a directory of
-    /// TPC-H answers, `run tpch --answers`: then the answers are compared row by row).
+    /// TPC-H answers, `run tpch --answers`: then the answers are compared row by row; or
+    /// a `reproduce` output directory: then its verdicts and measured tables, per paper).
     pub a: PathBuf,
     /// The second report, set against the first (ratios are B/A).
     pub b: PathBuf,
     /// Every figure, most changed first, with whole names (by default: the settings
-    /// that differ, the headline figures and the 20 most changed others, in 100 columns).
+    /// that differ, the headline figures and the 20 most changed others, in 100 columns;
+    /// for two reproductions every table cell, not only those that moved).
     #[arg(long)]
     pub all: bool,
 }

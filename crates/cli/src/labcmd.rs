@@ -16,6 +16,11 @@ pub fn compare(a: &CompareArgs) -> Result<(), String> {
     if answers::is_set(&a.a) || answers::is_set(&a.b) {
         return compare_answers(a);
     }
+    // Two reproductions (`reproduce` output directories): their tables and verdicts.
+    if lab::reproduce::result_file(&a.a).is_some() || lab::reproduce::result_file(&a.b).is_some() {
+        say(&lab::reproduce::compare_results(&a.a, &a.b, a.all)?);
+        return Ok(());
+    }
     let ra = lab::results::load_report(&a.a)?;
     let rb = lab::results::load_report(&a.b)?;
     let (ka, kb) = (lab::compare::kind(&ra), lab::compare::kind(&rb));
@@ -176,6 +181,9 @@ pub fn sweep(a: &SweepArgs) -> Result<(), String> {
         }
         Event::Loaded { shape, seconds } => {
             bar.suspend(|| say(&format!("{shape}: loaded once in {seconds:.1} s\n")))
+        }
+        Event::Checked { shape, seconds } => {
+            bar.suspend(|| say(&format!("{shape}: checked in {seconds:.1} s\n")))
         }
     });
     bar.finish_and_clear();

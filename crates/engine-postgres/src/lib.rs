@@ -242,6 +242,8 @@ pub struct PostgresEngine {
     /// cluster held them already.
     kept: bool,
     has_data: bool,
+    /// Opened read-only (a kept cluster checked): its sessions refuse writes.
+    read_only: bool,
     /// Statements the workers ran (BEGIN, COMMIT and ROLLBACK included; the prepares,
     /// once per connection and statement text, not).
     statements: AtomicU64,
@@ -293,12 +295,16 @@ impl Drop for PostgresEngine {
     }
 }
 
-fn connect(url: &str, schema: &str, synchronous_commit: bool) -> Result<Conn> {
+/// A worker's connection; `read_only` (`oltpscope check` on a kept cluster): every
+/// transaction of it is read-only, so the server refuses a write.
+fn connect(url: &str, schema: &str, synchronous_commit: bool, read_only: bool) -> Result<Conn> {
+    let on = |b: bool| if b { "on" } else { "off" };
     let mut c = Conn::connect(url).map_err(Error::fatal)?;
     c.batch_execute(&format!(
-        "SET search_path TO {}; SET synchronous_commit TO {}",
+        "SET search_path TO {}; SET synchronous_commit TO {}; SET default_transaction_read_only TO {}",
         sqlmap::ident(schema),
-        if synchronous_commit { "on" } else { "off" }
+        on(synchronous_commit),
+        on(read_only)
     ))
     .map_err(conn_err)?;
     Ok(c)
@@ -363,7 +369,7 @@ impl Engine for PostgresEngine {
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let own = opts.own::<PostgresOptions>()?;
         let kept_dir = opts.db_dir.as_deref();
-        if opts.read_only || (!opts.create && kept_dir.is_none()) {
+        if kept_dir.is_none() && (opts.read_only || !opts.create) {
             return Err(Error::fatal(
                 "the postgres engine's tables live for one run (a schema of their own, \
                  dropped at its end) unless kept with --db: there is no database to open again",
@@ -382,6 +388,11 @@ impl Engine for PostgresEngine {
             .collect::<std::result::Result<Vec<_>, String>>()
             .map_err(|e| Error::fatal(format!("postgres: {e}")))?;
         let (server, url, has_data) = start_server(&own, kept_dir, &maps, opts)?;
+        if opts.read_only && !has_data {
+            return Err(Error::fatal(
+                "postgres: the kept cluster holds no loaded tables: nothing to open read-only",
+            ));
+        }
         let launcher = trace_launcher()?;
         if launcher.is_some() && has_data {
             return Err(Error::fatal(
@@ -442,6 +453,7 @@ impl Engine for PostgresEngine {
             trace_after_load: Mutex::new(launcher),
             kept,
             has_data,
+            read_only: opts.read_only,
             statements: AtomicU64::new(0),
             round_trips: AtomicU64::new(0),
         })
@@ -452,8 +464,13 @@ impl Engine for PostgresEngine {
     }
 
     fn worker(&self, _worker_id: usize) -> PostgresWorker<'_> {
-        let conn = connect(&self.url, &self.pg_schema, self.own.synchronous_commit)
-            .map_err(|e| e.to_string());
+        let conn = connect(
+            &self.url,
+            &self.pg_schema,
+            self.own.synchronous_commit,
+            self.read_only,
+        )
+        .map_err(|e| e.to_string());
         BACKEND_PID.with(|p| p.set(None));
         let mut w = PostgresWorker {
             conn,

@@ -140,6 +140,58 @@ pub(crate) fn load_shape(
     Ok(None)
 }
 
+/// Check each shared database of load-once sweeps once, after the last run on it (its
+/// runs skip their own check: `Point::rep_args`): `oltpscope check` with its load's
+/// options, beside the lanes like a load. `Err` names the first shape whose check
+/// failed or could not run; its database stays for inspection (`remove_shared` is
+/// for after a passed check). A shape without its finished load's marker was never
+/// run on: nothing to check.
+pub fn check_shared(
+    exe: &Path,
+    specs: &[&Spec],
+    event: &mut dyn FnMut(Event),
+) -> Result<(), String> {
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for spec in specs {
+        for p in spec.points() {
+            let Some(db) = spec.shared_db(&p) else {
+                continue;
+            };
+            if seen.contains(&db) || !loaded_marker(&db).exists() {
+                continue;
+            }
+            seen.push(db.clone());
+            let mut check = spec.load_spec(&p, &db).expect("a load-once sweep");
+            check.command = runspec::Command::Check;
+            check.options.reload = false;
+            let shape = db.file_name().expect("a shape's name").to_string_lossy();
+            let t0 = std::time::Instant::now();
+            let mut cmd = Command::new(exe);
+            cmd.args(check.to_args());
+            let out = stoppable_output(cmd)
+                .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+            if !out.status.success() {
+                let text = String::from_utf8_lossy(&out.stdout).to_string()
+                    + &String::from_utf8_lossy(&out.stderr);
+                let why = (text.lines())
+                    .find(|l| l.contains("[FAIL]"))
+                    .or_else(|| text.lines().rev().find(|l| !l.trim().is_empty()))
+                    .unwrap_or("no message");
+                return Err(format!(
+                    "{shape}: its consistency check after the runs on it failed ({}); {} kept for inspection",
+                    why.trim(),
+                    db.display()
+                ));
+            }
+            event(Event::Checked {
+                shape: &shape,
+                seconds: t0.elapsed().as_secs_f64(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Remove the shared databases of load-once sweeps (those their markers name, nothing
 /// else; then each root if empty), once no sweep of theirs runs again: a finished sweep
 /// resumes without them, a repetition that failed loads its shape again.

@@ -16,8 +16,8 @@ use crate::cgroup;
 use crate::knee::{self, Sufficiency};
 use crate::lanes::{Measured, Share, LANES};
 use crate::results;
+pub use crate::shapes::{check_shared, loaded_marker, loading_marker, remove_shared, LoadOnce};
 use crate::shapes::{load_shape, prewarms, PREWARM};
-pub use crate::shapes::{loaded_marker, loading_marker, remove_shared, LoadOnce};
 use runspec::{flag, RunSpec, Workload};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -542,6 +542,12 @@ impl Point {
         if let Some(db) = spec.shared_db(self) {
             s.options.db = Some(db);
             s.options.no_load = true;
+            // The shape is checked once, after its last run (`check_shared`): a run's
+            // own check read every row of it back (26 of a 1GB disk-engine point's 37
+            // s, session 67), and a row lost or torn by any run stays so to the end.
+            if !runspec::gives(&s.extra, flag::NO_CHECK) {
+                s.options.no_check = true;
+            }
             // As warm as after its load (`shapes::prewarms`).
             if prewarms(s.options.engine.as_deref()) && !runspec::gives(&s.extra, PREWARM) {
                 s.extra.push(PREWARM.to_string());
@@ -623,6 +629,11 @@ pub enum Event<'a> {
     },
     /// A data shape loaded into its shared database (`Spec::load_once`).
     Loaded {
+        shape: &'a str,
+        seconds: f64,
+    },
+    /// A shared database checked after its runs (`check_shared`): its checks passed.
+    Checked {
         shape: &'a str,
         seconds: f64,
     },

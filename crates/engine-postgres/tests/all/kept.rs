@@ -95,6 +95,30 @@ fn a_load_into_db_then_runs_with_no_load_on_it() {
         assert!(r.checks.passed, "{:?}", r.checks);
         assert!(r.checks.skipped.is_none(), "{:?}", r.checks);
     }
+    // `oltpscope check --db DIR` (a sweep's shape checked once after its runs) opens it
+    // read-only: the checks pass.
+    let read_only = EngineOptions {
+        read_only: true,
+        ..on(&d.0, false, false, false)
+    };
+    let info = workloads::RunInfo {
+        committed: None,
+        acked: None,
+    };
+    let list = driver::check_only(open, &reads, &read_only, &info).unwrap();
+    assert!(
+        !list.is_empty() && list.iter().all(|c| c.passed),
+        "{list:?}"
+    );
+    // Read-only, an empty directory is refused, never made a cluster.
+    let empty = Dir::new("loadrun-empty");
+    std::fs::create_dir_all(&empty.0).unwrap();
+    let ro_empty = EngineOptions {
+        read_only: true,
+        ..on(&empty.0, false, false, false)
+    };
+    assert!(driver::check_only(open, &reads, &ro_empty, &info).is_err());
+    assert_eq!(std::fs::read_dir(&empty.0).unwrap().count(), 0);
     // Another size: the driver's check of the rows' extent refuses it.
     let e =
         driver::run::<PostgresEngine, Micro>(&micro(5_000, Mode::Read), &no_load_run(&d.0, false))

@@ -12,6 +12,7 @@
 mod a_to_e;
 mod all;
 mod common;
+mod diff;
 mod output;
 mod revisited;
 mod sensitivity;
@@ -23,6 +24,8 @@ pub use common::{
     combine, load_paper, Counts, Ctx, Experiment, FindingText, Margin, Outcome, Paper, PaperTable,
     Row, Scale, Status, Table, Verdict, PAPERS, RESULT_JSON,
 };
+pub use diff::compare as compare_results;
+pub use diff::result_file;
 pub use output::{to_html, to_text};
 pub use steps::{steps_verdicts, StepsRep};
 
