@@ -1031,9 +1031,10 @@ impl BTree {
     /// top two levels, ask for the leaf's `SEARCH_LINES` only and leave the line of the
     /// value its search chooses to the caller (`Found::partial`), instead of the whole
     /// node: 5 + 1 lines instead of 9, at the cost of a second switch. On the Xeon kind
-    /// that made 10 M-key reads at `--interleave 8` 5-7% faster (docs/PERFORMANCE.md,
-    /// issue 40, session 67); inner nodes split the same way were slower (their lower
-    /// level is mostly in the last-level cache, where a switch costs more than 4 lines).
+    /// that made 10 M-key reads at `--interleave 8` about 6% faster (3-9% in four rounds;
+    /// docs/PERFORMANCE.md, issue 40, session 67); inner nodes split the same way were
+    /// not faster (their lower level is mostly in the last-level cache, where a switch
+    /// costs about what the lines saved do).
     /// Without such a scheduler the second line would be a stall of its own: whole nodes.
     fn descend(&self, seek: Seek, fences: bool, split_leaf: bool) -> Found<'_> {
         'restart: loop {
