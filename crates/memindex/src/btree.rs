@@ -626,6 +626,19 @@ const _: () = assert!(
             && arena::fits(node_bytes(false, true), 64))
 );
 
+/// Lines at the start of a node without a key block that its search reads: the header
+/// (version, count), the first words and the lengths (through the key-block pointer).
+/// A lookup's leaf under `--interleave` is asked for in two steps: these lines, then the
+/// one line of the value its search chose (`BTree::descend`'s `split_leaf`).
+const SEARCH_LINES: usize = {
+    let a = std::mem::offset_of!(Leaf, keys) + std::mem::offset_of!(Slots, rest) + 8;
+    let b = std::mem::offset_of!(Inner, keys) + std::mem::offset_of!(Slots, rest) + 8;
+    (if a > b { a } else { b }).div_ceil(64)
+};
+// At the width in use: 5 of the leaf's 9 lines, then 1 (docs/PERFORMANCE.md, issue 40,
+// session 67).
+const _: () = assert!(FANOUT != 32 || SEARCH_LINES == 5);
+
 /// A zeroed node. With `block`, a one-word key block (`Rest` of width 1) follows it in the
 /// same allocation and is its key block from the start: a node of keys of 9-16 bytes
 /// (TPC-C's composite keys) then has its second words next to its first, fetched by the
@@ -731,6 +744,12 @@ pub struct BTree {
     /// node in its arena chunk) took memory-system slots from the other coroutines'
     /// misses. Only a prefetch hint: a stale `false` costs a miss, never a wrong read.
     wide: AtomicBool,
+    /// The depth of the leaves (root: 0) as the last descent found it: where a lookup's
+    /// descent asks for the leaf in two steps under `--interleave` (`descend`). All leaves
+    /// are at one depth; a root split moves it by one, seen at the next descent. Only a
+    /// prefetch hint: a stale value makes one descent ask for a whole node, or for an
+    /// inner node's search lines only (its child line then misses), never a wrong read.
+    leaf_depth: AtomicU32,
     /// Nodes taken out of the tree (emptied leaves, and the single-child inner nodes above
     /// them): readers may still hold them, so they are freed only with the tree.
     pruned: parking_lot::Mutex<Vec<usize>>,
@@ -955,6 +974,21 @@ struct Found<'t> {
     /// key at the end instead of two keys per level (each a line of a separate key block
     /// for keys longer than 16 bytes, not prefetched with the node).
     hi_at: Option<(&'t Inner, u64, usize)>,
+    /// The leaf was asked for in two steps (`descend`'s `split_leaf`): only its
+    /// `SEARCH_LINES` so far; the caller asks for the line of the slot its search chooses,
+    /// and reaches a probe point, before reading that slot's value.
+    partial: bool,
+}
+
+impl Found<'_> {
+    /// Second step of a leaf asked for in two (`partial`): the line of slot `i`'s value,
+    /// then a probe point while it comes.
+    #[inline]
+    fn ask_slot(&self, i: usize) {
+        debug_assert!(self.partial && i < FANOUT);
+        rt::prefetch(&self.leaf.vals[i] as *const AtomicU64);
+        rt::point(rt::Point::Probe);
+    }
 }
 
 impl BTree {
@@ -962,6 +996,7 @@ impl BTree {
         BTree {
             root: AtomicPtr::new(new_leaf(false)),
             wide: AtomicBool::new(false),
+            leaf_depth: AtomicU32::new(0),
             pruned: parking_lot::Mutex::new(Vec::new()),
         }
     }
@@ -990,7 +1025,18 @@ impl BTree {
     }
 
     /// Descend to a leaf for `seek`, optimistically; fences only when asked.
-    fn descend(&self, seek: Seek, fences: bool) -> Found<'_> {
+    ///
+    /// `split_leaf` (point lookups, whose callers read one value of the leaf): when a
+    /// scheduler switches at probe points (`--interleave`) and the leaves lie below the
+    /// top two levels, ask for the leaf's `SEARCH_LINES` only and leave the line of the
+    /// value its search chooses to the caller (`Found::partial`), instead of the whole
+    /// node: 5 + 1 lines instead of 9, at the cost of a second switch. On the Xeon kind
+    /// that made 10 M-key reads at `--interleave 8` about 6% faster (3-9% in four rounds;
+    /// docs/PERFORMANCE.md, issue 40, session 67); inner nodes split the same way were
+    /// not faster (their lower level is mostly in the last-level cache, where a switch
+    /// costs about what the lines saved do).
+    /// Without such a scheduler the second line would be a stall of its own: whole nodes.
+    fn descend(&self, seek: Seek, fences: bool, split_leaf: bool) -> Found<'_> {
         'restart: loop {
             let mut node = self.root();
             let Some(mut v) = node.read_lock() else {
@@ -1005,6 +1051,11 @@ impl BTree {
             let mut hi_at = None;
             let mut depth = 0u32;
             let lines = self.node_lines();
+            // Trees of keys of 9-16 bytes keep second words after the node (`wide`): their
+            // search reads lines past `SEARCH_LINES`.
+            let split = split_leaf && lines == SHORT_LINES && rt::probes_switch();
+            let leaf_depth = self.leaf_depth.load(Relaxed);
+            let mut partial = false;
             while !node.leaf {
                 // A STEPS CTX point (optimistic: a switch costs at most a restart).
                 rt::point(rt::Point::Ctx(rt::Component::BtreeLevel));
@@ -1028,8 +1079,9 @@ impl BTree {
                 if !node.check(v) || child.is_null() {
                     continue 'restart;
                 }
-                prefetch(child, lines);
                 depth += 1;
+                partial = split && depth > 2 && depth == leaf_depth;
+                prefetch(child, if partial { SEARCH_LINES } else { lines });
                 // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
                 // likely a miss: an interleaving scheduler runs another transaction while
                 // it comes.
@@ -1054,6 +1106,9 @@ impl BTree {
                 node = c;
                 v = cv;
             }
+            if depth != leaf_depth {
+                self.leaf_depth.store(depth, Relaxed);
+            }
             // `--stats`: the nodes of this (last, successful) descent.
             txnstats::add(txnstats::Counter::IndexNodes, depth as u64 + 1);
             return Found {
@@ -1063,6 +1118,7 @@ impl BTree {
                 hi,
                 parent,
                 hi_at,
+                partial,
             };
         }
     }
@@ -1148,7 +1204,7 @@ impl BTree {
         }
         let x = k.w[0];
         loop {
-            let f = self.descend(Seek::At(&k), false);
+            let f = self.descend(Seek::At(&k), false, true);
             let leaf = f.leaf;
             let keys = &leaf.keys;
             let n = leaf.hdr.count();
@@ -1160,6 +1216,9 @@ impl BTree {
                     Some((val, ver, v)) => return (val, ver, v, false),
                     None => continue,
                 }
+            }
+            if f.partial && head {
+                f.ask_slot(i);
             }
             let cand =
                 (head && keys.len[i].load(Relaxed) == k.len).then(|| leaf.vals[i].load(Relaxed));
@@ -1192,7 +1251,7 @@ impl BTree {
         // (no gain measured either way for them).
         let lazy = k.len > 16;
         loop {
-            let f = self.descend(Seek::At(k), hint.is_some() && !lazy);
+            let f = self.descend(Seek::At(k), hint.is_some() && !lazy, true);
             if let Some(r) = Self::get_in_leaf(&f, k, hint.as_deref_mut()) {
                 return r;
             }
@@ -1211,6 +1270,9 @@ impl BTree {
         let leaf = f.leaf;
         let n = leaf.hdr.count();
         let i = leaf.keys.rank(n, k, false);
+        if f.partial && i < n {
+            f.ask_slot(i);
+        }
         // Keys longer than 16 bytes: the words past the first live in a key block of
         // their own, which the node's prefetch does not cover. The compare below reads
         // slot `i`'s, and the hint the high fence's: ask for both lines at once, and
@@ -1614,7 +1676,7 @@ impl BTree {
 
     fn remove_impl(&self, k: &KeyWords, expect: u64, prune: bool) -> Option<NodeChange> {
         loop {
-            let f = self.descend(Seek::At(k), false);
+            let f = self.descend(Seek::At(k), false, false);
             let leaf = f.leaf;
             let n = leaf.hdr.count();
             let hit = leaf
@@ -1791,7 +1853,7 @@ impl BTree {
                     (Bound::Included(k), _) | (Bound::Excluded(k), true) => Seek::At(k),
                     (Bound::Excluded(k), false) => Seek::Below(k),
                 };
-                let f = self.descend(seek, true);
+                let f = self.descend(seek, true, false);
                 let n = f.leaf.hdr.count();
                 // The entries from `start` on, found by binary search (not by loading and
                 // comparing every key before it): forward `first..n`, backward `0..end`

@@ -1198,3 +1198,58 @@ fn btree_deep_trees_at_the_fanout_match_a_model() {
         check(&t, &m);
     }
 }
+
+/// Under `--interleave` (a scheduler that switches at probe points), a point lookup asks
+/// for a leaf below the top two levels in two steps: the lines its search reads, then the
+/// line of the value the search chose, with a probe point after each; alone on its thread
+/// it asks for whole leaves. In a tree of four levels (leaves at depth 3, one probe point
+/// per lookup with whole leaves) that is two probe points per lookup of a present key;
+/// every lookup still reads the right value, and a scan the right keys.
+#[test]
+fn btree_interleaved_lookups_ask_for_the_leaf_in_two_steps() {
+    let t = BTree::new();
+    // Loaded in order, 40,000 keys make four levels at 32 keys per node (31 per node
+    // after the splits of appends: 1,291 leaves, 42 and 2 inner nodes, the root).
+    const N: u64 = 40_000;
+    for k in 0..N {
+        assert!(t.insert(&(2 * k).to_be_bytes(), k).is_ok());
+    }
+    const LOOKUPS: u64 = 500;
+    let t = &t;
+    let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..2u64)
+        .map(|c| {
+            Box::new(move || {
+                let mut hints = Hints::default();
+                for i in 0..LOOKUPS {
+                    let k = (i * 7919 + c * 104_729) % N;
+                    let key = (2 * k).to_be_bytes();
+                    assert_eq!(t.get_hinted(&key, hints.for_key(&key)).0, Some(k));
+                    assert_eq!(t.get(&key).0, Some(k));
+                }
+            }) as Box<dyn FnOnce() + '_>
+        })
+        .collect();
+    let st = rt::coro::run(rt::coro::Policy::Interleave, bodies);
+    // Two lookups per step of each coroutine; the last of one runs alone (no switch).
+    let lookups = 2 * 2 * LOOKUPS;
+    assert!(st.probe_switches >= 2 * lookups - 4, "{st:?}");
+    assert!(st.probe_switches <= 2 * lookups, "{st:?}");
+    // Absent keys (between present ones) and scans take the same leaves.
+    let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..2u64)
+        .map(|c| {
+            Box::new(move || {
+                for i in 0..LOOKUPS {
+                    let k = (i * 7919 + c * 104_729) % N;
+                    assert_eq!(t.get(&(2 * k + 1).to_be_bytes()).0, None);
+                    let from = (2 * k).to_be_bytes();
+                    let seen = tree_scan(t, Bound::Included(&from[..]), Bound::Unbounded, true, 3);
+                    let want: Vec<(Vec<u8>, u64)> = (k..(k + 3).min(N))
+                        .map(|j| ((2 * j).to_be_bytes().to_vec(), j))
+                        .collect();
+                    assert_eq!(seen, want);
+                }
+            }) as Box<dyn FnOnce() + '_>
+        })
+        .collect();
+    rt::coro::run(rt::coro::Policy::Interleave, bodies);
+}

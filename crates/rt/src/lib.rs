@@ -303,6 +303,15 @@ pub fn scheduled() -> bool {
     SCHED.with(|c| c.get()).is_some()
 }
 
+/// Whether a [`Point::Probe`] on this thread reaches a scheduler that acts on it (one
+/// that may run another transaction there: `--interleave N` with N > 1). A lookup that
+/// can split its misses over two probe points does so only then; without one, a second
+/// miss after the first is a stall of its own. One thread-local load.
+#[inline]
+pub fn probes_switch() -> bool {
+    interested(interest::PROBES)
+}
+
 /// Tell the scheduler (if any) that the running transaction reached point `p`. One
 /// thread-local load and a branch when no scheduler is installed (and for a CTX point a
 /// relaxed load of the autoSTEPS trace flag).
