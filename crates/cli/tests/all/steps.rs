@@ -72,6 +72,10 @@ fn bad_steps_options_give_one_line_and_exit_code_2() {
         &["run", "micro", "--coroutines", "2", "--steps-team", "4"],
         &["run", "micro", "--steps-team", "2,4"],
         &["check", "tpcb", "--steps-team", "2"],
+        // simulate's child's: needs --steps-team and --trace-measured.
+        &["run", "micro", "--steps-team", "1", "--then-steps-team", "2"],
+        &["run", "micro", "--then-steps-team", "2", "--trace-measured"],
+        &["simulate", "micro", "--steps-separate-loads"],
         &[
             "simulate",
             "micro",
@@ -115,6 +119,10 @@ fn simulate_steps_prints_a_table_per_team_size() {
     assert!(out.contains("bound: "), "{out}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // One traced run loaded the database and measured both team sizes.
+    assert_eq!(v["loads"], 1);
+    assert!(out.contains("loads: 1 (one traced run"), "{out}");
+    assert!(err.contains("team size 4: simulated"), "{err}");
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     for (r, team) in runs.iter().zip([1, 4]) {
@@ -133,12 +141,13 @@ fn simulate_steps_prints_a_table_per_team_size() {
             .iter()
             .map(|a| a.as_str().unwrap())
             .collect();
-        let team = team.to_string();
         assert!(
-            args.windows(2)
-                .any(|w| w == ["--steps-team", team.as_str()]),
+            args.windows(4)
+                .any(|w| w == ["--steps-team", "1", "--then-steps-team", "4"]),
             "{args:?}"
         );
+        // Each phase simulated its own warm-up and transactions afresh.
+        assert_eq!(r["simulation"]["warmup_txns"], 20, "{r}");
     }
     // The team of 4 formed teams larger than one; the bound is below the baseline.
     assert!(runs[1]["run_steps"]["avg_team_size"].as_f64().unwrap() > 1.0);
@@ -146,6 +155,46 @@ fn simulate_steps_prints_a_table_per_team_size() {
         runs[1]["bound_l1i_misses_per_txn"].as_f64().unwrap()
             < runs[0]["l1i_misses_per_txn"].as_f64().unwrap()
     );
+}
+
+/// `--steps-separate-loads`: a traced run and its load per team size, as before one
+/// run served them all.
+#[test]
+fn simulate_steps_with_separate_loads_runs_a_child_per_team_size() {
+    if tracer_or_skip().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sim.json");
+    let (code, out, err) = oltpscope(&[
+        "simulate",
+        "micro",
+        "--txns",
+        "40",
+        "--warmup-txns",
+        "10",
+        "--steps-team",
+        "1,2",
+        "--steps-separate-loads",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("loads: 2 (a traced run and its load per team size)"), "{out}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["loads"], 2);
+    let runs = v["runs"].as_array().unwrap();
+    for (r, team) in runs.iter().zip(["1", "2"]) {
+        let args: Vec<&str> = r["child_args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(args.windows(2).any(|w| w == ["--steps-team", team]), "{args:?}");
+        assert!(!args.contains(&"--then-steps-team"), "{args:?}");
+    }
 }
 
 #[test]
