@@ -534,7 +534,7 @@ pub struct RunOpts {
     /// After the measured phase, one more per team size given, on the same database,
     /// each traced in a window of its own (set by `oltpscope simulate --steps-team 1,8`:
     /// one load serves every team size); --json then holds `{"phases": [report...]}`.
-    #[arg(long, hide = true, value_delimiter = ',', requires_all = ["steps_team", "trace_measured"], value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, hide = true, value_delimiter = ',', requires = "steps_team", requires = "trace_measured", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub then_steps_team: Vec<u32>,
     /// Mark every candidate CTX point in the trace (for `steps place`).
     #[arg(long, hide = true)]
