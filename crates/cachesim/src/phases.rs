@@ -442,7 +442,8 @@ mod tests {
         p.finish().unwrap();
         let alone = |recs: &[Record]| {
             let mut sim = crate::Simulator::new(cfg.clone()).unwrap();
-            sim.run(Reader::new(&encode_all(recs)[..]).unwrap()).unwrap();
+            sim.run(Reader::new(&encode_all(recs)[..]).unwrap())
+                .unwrap();
             sim.report()
         };
         let phases = split(&bytes, 2).unwrap();
@@ -481,7 +482,10 @@ mod tests {
             total_instructions: 24,
         };
         let m = msg(split(&encode_all(&recs), 2));
-        assert!(m.contains("END counts 24 instructions, its 2 phases 25"), "{m}");
+        assert!(
+            m.contains("END counts 24 instructions, its 2 phases 25"),
+            "{m}"
+        );
         // A phase asked for past the expected count.
         let mut p = Phases::new(Reader::new(&good[..]).unwrap(), 1);
         let mut ph = p.next_phase().unwrap();

@@ -788,11 +788,12 @@ pub struct SimOpts {
     /// STEPS: switch only at these candidate CTX points (see `run --steps-points`).
     #[arg(long, requires = "steps_team")]
     pub steps_points: Option<PathBuf>,
-    /// With several --steps-team sizes: a traced run, and a traced load, per team size
-    /// (as before session 67) instead of one run that loads once and measures each
-    /// team size in a trace window of its own.
+    /// With several --steps-team sizes: one traced run that loads once and measures
+    /// each team size in turn, in a trace window of its own, instead of a traced run
+    /// and its load per team size. Faster, but a later team size runs on the database
+    /// the earlier ones changed, which moves its figures (docs/design/tracer.md).
     #[arg(long, requires = "steps_team")]
-    pub steps_separate_loads: bool,
+    pub steps_one_load: bool,
     /// Write a results directory here (a new or empty directory): report.json and
     /// manifest.json (see docs/results.md).
     #[arg(long)]

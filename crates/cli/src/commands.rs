@@ -971,7 +971,12 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
 /// one load, then a measured phase per team size (`driver::run_phases`), each traced in
 /// a window of its own; --json holds `{"phases": [report...]}` in that order.
 fn run_steps_phases<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<(), String> {
-    let teams: Vec<u32> = c.steps_team.iter().chain(&c.then_steps_team).copied().collect();
+    let teams: Vec<u32> = c
+        .steps_team
+        .iter()
+        .chain(&c.then_steps_team)
+        .copied()
+        .collect();
     crate::args::coroutines(c.coroutines, &teams)?;
     let json = JsonOut::open(c.json.as_deref())?;
     let cfg = run_config(c, p.opts)?;
@@ -979,13 +984,14 @@ fn run_steps_phases<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<(),
     let limits = driver::Limits {
         mem_limit: c.mem_limit,
     };
-    let reports = match driver::run_phases(p.engine.descriptor().open, wl, &cfg, &more, None, &limits) {
-        Ok(r) => r,
-        Err(e) => {
-            json.abandon();
-            return Err(e.to_string());
-        }
-    };
+    let reports =
+        match driver::run_phases(p.engine.descriptor().open, wl, &cfg, &more, None, &limits) {
+            Ok(r) => r,
+            Err(e) => {
+                json.abandon();
+                return Err(e.to_string());
+            }
+        };
     let text: Vec<String> = reports
         .iter()
         .zip(&teams)

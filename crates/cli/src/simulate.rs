@@ -277,9 +277,9 @@ fn simulate_into(
     simulate_teams(c, coroutines, &cfg, &setup, &spec, db, json)
 }
 
-/// `simulate --steps-team T1,T2...`: a simulation per team size (from one traced run
-/// unless `--steps-separate-loads`), then the table and the JSON with a run per team
-/// size.
+/// `simulate --steps-team T1,T2...`: a simulation per team size (a traced run each, or
+/// one for all with `--steps-one-load`), then the table and the JSON with a run per
+/// team size.
 fn simulate_teams(
     c: &SimOpts,
     coroutines: u32,
@@ -291,7 +291,9 @@ fn simulate_teams(
 ) -> Result<serde_json::Value, String> {
     // One simulation per team size, then the table.
     let mut rows = Vec::new();
-    let one_load = c.steps_team.len() > 1 && !c.steps_separate_loads;
+    // One load for all is asked for (`--steps-one-load`), not the default: a later team
+    // size's figures move (docs/design/tracer.md).
+    let one_load = c.steps_team.len() > 1 && c.steps_one_load;
     if one_load {
         // One traced run loads once and measures each team size in a trace window of
         // its own, split into a simulation per window (`cachesim::phases`).
@@ -706,7 +708,11 @@ fn trace_phases(
                 "team size {team}: simulated {} instructions ({:.1} s since the {})",
                 cachesim::report::sep(report.instructions),
                 at - since,
-                if sims.is_empty() { "start, the load included" } else { "previous team size" }
+                if sims.is_empty() {
+                    "start, the load included"
+                } else {
+                    "previous team size"
+                }
             );
             sims.push((report, at - since));
             since = at;
@@ -719,12 +725,15 @@ fn trace_phases(
     if let Some(last) = sims.last_mut() {
         last.1 += (total - counted).max(0.0);
     }
-    let reports = run["phases"].as_array().filter(|p| p.len() == teams.len()).ok_or_else(|| {
-        format!(
-            "the traced run's report does not hold its {} phases",
-            teams.len()
-        )
-    })?;
+    let reports = run["phases"]
+        .as_array()
+        .filter(|p| p.len() == teams.len())
+        .ok_or_else(|| {
+            format!(
+                "the traced run's report does not hold its {} phases",
+                teams.len()
+            )
+        })?;
     let runs = sims
         .into_iter()
         .zip(reports)

@@ -1094,8 +1094,22 @@ fn measure_phases<W: Workload>(
         steps_team: Some(t),
         ..cfg.clone()
     }));
-    for pcfg in cfgs {
-        let m = measure(engine, wl, &pcfg, obs, limits, ncoro, cores, progress.take())?;
+    for (i, pcfg) in cfgs.enumerate() {
+        if i > 0 {
+            // Each phase is a run of the workload on the database as the phases before
+            // left it (TPC-B numbers its History rows per run).
+            wl.begin_run(engine, &acked_so_far(cfg)?)?;
+        }
+        let m = measure(
+            engine,
+            wl,
+            &pcfg,
+            obs,
+            limits,
+            ncoro,
+            cores,
+            progress.take(),
+        )?;
         let t = Totals::of(
             wl.txn_types(),
             &m.results,
