@@ -664,6 +664,9 @@ fn trace_once(
     Ok((sim.report(), run, elapsed))
 }
 
+/// A team size's simulation, its run report and its seconds.
+type TeamRun = (cachesim::Report, serde_json::Value, f64);
+
 /// One child `oltpscope run` of `spec` under the tracer that loads once and measures
 /// once per team size of `teams`, in that order (`run --steps-team T1 --then-steps-team
 /// T2,...`), each measured phase simulated afresh from its own trace window. Per team
@@ -676,7 +679,7 @@ fn trace_phases(
     spec: &runspec::RunSpec,
     teams: &[u32],
     db: ChildDb,
-) -> Result<(Vec<(cachesim::Report, serde_json::Value, f64)>, Vec<String>), String> {
+) -> Result<(Vec<TeamRun>, Vec<String>), String> {
     let mut spec = spec.clone();
     spec.options.steps_team = vec![teams[0]];
     let more: Vec<String> = teams[1..].iter().map(u32::to_string).collect();
