@@ -531,6 +531,11 @@ pub struct RunOpts {
     /// wrote); without it every candidate point switches.
     #[arg(long, requires = "steps_team")]
     pub steps_points: Option<PathBuf>,
+    /// After the measured phase, one more per team size given, on the same database,
+    /// each traced in a window of its own (set by `oltpscope simulate --steps-team 1,8`:
+    /// one load serves every team size); --json then holds `{"phases": [report...]}`.
+    #[arg(long, hide = true, value_delimiter = ',', requires = "steps_team", requires = "trace_measured", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub then_steps_team: Vec<u32>,
     /// Mark every candidate CTX point in the trace (for `steps place`).
     #[arg(long, hide = true)]
     pub trace_ctx: bool,
@@ -783,6 +788,12 @@ pub struct SimOpts {
     /// STEPS: switch only at these candidate CTX points (see `run --steps-points`).
     #[arg(long, requires = "steps_team")]
     pub steps_points: Option<PathBuf>,
+    /// With several --steps-team sizes: one traced run that loads once and measures
+    /// each team size in turn, in a trace window of its own, instead of a traced run
+    /// and its load per team size. Faster, but a later team size runs on the database
+    /// the earlier ones changed, which moves its figures (docs/design/tracer.md).
+    #[arg(long, requires = "steps_team")]
+    pub steps_one_load: bool,
     /// Write a results directory here (a new or empty directory): report.json and
     /// manifest.json (see docs/results.md).
     #[arg(long)]

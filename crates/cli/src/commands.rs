@@ -938,7 +938,15 @@ type Recorded = Option<(std::path::PathBuf, profiler::tmam::Counters)>;
 /// `run`, or `profile` when `prof` is given: the run under the sampler, its profile
 /// printed after the run's report and added to the JSON as `profile`.
 fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result<(), String> {
+    if !c.then_steps_team.is_empty() && (prof.is_some() || c.out.is_some()) {
+        return Err(
+            "--then-steps-team is simulate's traced child's: not with profile or --out".into(),
+        );
+    }
     let prep = prepare_run(wl, c, prof)?;
+    if !c.then_steps_team.is_empty() {
+        return run_steps_phases(wl, c, prep);
+    }
     let (json, out) = JsonOut::open_with_dir(c.json.as_deref(), c.out.as_deref())?;
     let done = match measure_run(wl, c, prep) {
         Ok(d) => d,
@@ -956,6 +964,51 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
     }
     // A run stopped at its memory limit or by a signal ends here, after its report.
     driver::exit_if_stopped(done.report);
+    Ok(())
+}
+
+/// `run --steps-team T --then-steps-team U,V --trace-measured` (`simulate`'s child):
+/// one load, then a measured phase per team size (`driver::run_phases`), each traced in
+/// a window of its own; --json holds `{"phases": [report...]}` in that order.
+fn run_steps_phases<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<(), String> {
+    let teams: Vec<u32> = c
+        .steps_team
+        .iter()
+        .chain(&c.then_steps_team)
+        .copied()
+        .collect();
+    crate::args::coroutines(c.coroutines, &teams)?;
+    let json = JsonOut::open(c.json.as_deref())?;
+    let cfg = run_config(c, p.opts)?;
+    let more: Vec<usize> = c.then_steps_team.iter().map(|&t| t as usize).collect();
+    let limits = driver::Limits {
+        mem_limit: c.mem_limit,
+    };
+    let reports =
+        match driver::run_phases(p.engine.descriptor().open, wl, &cfg, &more, None, &limits) {
+            Ok(r) => r,
+            Err(e) => {
+                json.abandon();
+                return Err(e.to_string());
+            }
+        };
+    let text: Vec<String> = reports
+        .iter()
+        .zip(&teams)
+        .map(|(r, t)| format!("phase: STEPS team size {t}\n{}", r.to_text()))
+        .collect();
+    json.text(&text.join("\n"));
+    let phases: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|r| serde_json::to_value(r).expect("reports serialize"))
+        .collect();
+    json.write(&serde_json::json!({ "phases": phases }))?;
+    let last = reports.into_iter().last().expect("a phase at least");
+    if !last.checks.passed {
+        eprintln!("error: consistency check failed");
+        std::process::exit(1);
+    }
+    driver::exit_if_stopped(last);
     Ok(())
 }
 

@@ -274,12 +274,45 @@ fn simulate_into(
         return Ok(value);
     }
 
+    simulate_teams(c, coroutines, &cfg, &setup, &spec, db, json)
+}
+
+/// `simulate --steps-team T1,T2...`: a simulation per team size (a traced run each, or
+/// one for all with `--steps-one-load`), then the table and the JSON with a run per
+/// team size.
+fn simulate_teams(
+    c: &SimOpts,
+    coroutines: u32,
+    cfg: &cachesim::Config,
+    setup: &tracer::TracerSetup,
+    spec: &runspec::RunSpec,
+    db: ChildDb,
+    json: &JsonOut,
+) -> Result<serde_json::Value, String> {
     // One simulation per team size, then the table.
     let mut rows = Vec::new();
-    for &team in &c.steps_team {
+    // One load for all is asked for (`--steps-one-load`), not the default: a later team
+    // size's figures move (docs/design/tracer.md).
+    let one_load = c.steps_team.len() > 1 && c.steps_one_load;
+    if one_load {
+        // One traced run loads once and measures each team size in a trace window of
+        // its own, split into a simulation per window (`cachesim::phases`).
+        let (runs, args) = trace_phases(cfg, setup, spec, &c.steps_team, db.clone())?;
+        for (&team, (report, run, elapsed)) in c.steps_team.iter().zip(runs) {
+            rows.push(StepsRow::new(
+                team,
+                coroutines,
+                &report,
+                run,
+                args.clone(),
+                elapsed,
+            )?);
+        }
+    }
+    for &team in c.steps_team.iter().filter(|_| !one_load) {
         let mut a = spec.clone();
         a.options.steps_team = vec![team];
-        let (report, run, elapsed) = trace_once(&cfg, &setup, &a, true, db.clone())?;
+        let (report, run, elapsed) = trace_once(cfg, setup, &a, true, db.clone())?;
         if c.steps_team.len() == 1 {
             json.text(&report_text(&report, elapsed));
         } else {
@@ -305,12 +338,23 @@ fn simulate_into(
             r.bound = Some(base * (1.0 + (n - 1.0) * BETA_OVER_A) / n);
         }
     }
-    json.text(&steps_table(&rows));
+    let loads = if one_load { 1 } else { rows.len() };
+    json.text(&format!(
+        "{}loads: {loads} ({})\n",
+        steps_table(&rows),
+        if one_load {
+            "one traced run loaded the database and measured every team size in turn, each in a trace window and a simulation of its own"
+        } else {
+            "a traced run and its load per team size"
+        }
+    ));
     let first = &rows[0];
     let value = serde_json::json!({
         // The first run stands for the whole in a results directory's manifest.
         "child_args": first.args,
         "elapsed_s": rows.iter().map(|r| r.elapsed).sum::<f64>(),
+        // Traced loads: 1 when one run served every team size.
+        "loads": loads,
         "simulation": sim_json(&first.report),
         "bound": BOUND_TEXT,
         "bound_beta_over_a": BETA_OVER_A,
@@ -620,6 +664,89 @@ fn trace_once(
     Ok((sim.report(), run, elapsed))
 }
 
+/// A team size's simulation, its run report and its seconds.
+type TeamRun = (cachesim::Report, serde_json::Value, f64);
+
+/// One child `oltpscope run` of `spec` under the tracer that loads once and measures
+/// once per team size of `teams`, in that order (`run --steps-team T1 --then-steps-team
+/// T2,...`), each measured phase simulated afresh from its own trace window. Per team
+/// size: its simulation, its run report, and the seconds since the previous phase
+/// ended (the first's include the load); and the child's arguments. A phase missing,
+/// cut or in excess is an error.
+fn trace_phases(
+    cfg: &cachesim::Config,
+    setup: &tracer::TracerSetup,
+    spec: &runspec::RunSpec,
+    teams: &[u32],
+    db: ChildDb,
+) -> Result<(Vec<TeamRun>, Vec<String>), String> {
+    let mut spec = spec.clone();
+    spec.options.steps_team = vec![teams[0]];
+    let more: Vec<String> = teams[1..].iter().map(u32::to_string).collect();
+    let extra = vec!["--then-steps-team".to_string(), more.join(",")];
+    let tmp = tempfile::Builder::new()
+        .prefix("oltpscope-simulate-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let t0 = Instant::now();
+    let (mut sims, run, total) = trace_in(setup, &spec, true, db, tmp.path(), &extra, |r| {
+        let mut phases = cachesim::phases::Phases::new(r, teams.len());
+        let mut sims = Vec::new();
+        let mut since = 0.0;
+        for &team in teams {
+            let mut sim = cachesim::Simulator::new(cfg.clone())?;
+            let mut phase = phases.next_phase().map_err(|e| e.to_string())?;
+            let ran = cachesim::trace::Reader::new(&mut phase).and_then(|r| sim.run(r));
+            if let Err(e) = ran {
+                // The split's own reason, when it is the cause, is the clearer line.
+                return Err(match phase.failure() {
+                    Some(f) => f.to_string(),
+                    None => format!("team size {team}: {e}"),
+                });
+            }
+            phase.drain().map_err(|e| e.to_string())?;
+            let at = t0.elapsed().as_secs_f64();
+            let report = sim.report();
+            eprintln!(
+                "team size {team}: simulated {} instructions ({:.1} s since the {})",
+                cachesim::report::sep(report.instructions),
+                at - since,
+                if sims.is_empty() {
+                    "start, the load included"
+                } else {
+                    "previous team size"
+                }
+            );
+            sims.push((report, at - since));
+            since = at;
+        }
+        phases.finish().map_err(|e| e.to_string())?;
+        Ok((sims, false))
+    })?;
+    // The last phase's seconds run to the child's end (its close).
+    let counted: f64 = sims.iter().map(|s| s.1).sum();
+    if let Some(last) = sims.last_mut() {
+        last.1 += (total - counted).max(0.0);
+    }
+    let reports = run["phases"]
+        .as_array()
+        .filter(|p| p.len() == teams.len())
+        .ok_or_else(|| {
+            format!(
+                "the traced run's report does not hold its {} phases",
+                teams.len()
+            )
+        })?;
+    let runs = sims
+        .into_iter()
+        .zip(reports)
+        .map(|((report, secs), run)| (report, run.clone(), secs))
+        .collect();
+    let mut args = spec.to_args();
+    args.extend(extra);
+    Ok((runs, args))
+}
+
 /// Run the child `oltpscope run` of `spec` under the tracer, its trace read by
 /// `consume` as it is made (which says whether it stopped reading on purpose). With
 /// `run_json`, the child also writes its run report, returned parsed, with the seconds
@@ -636,7 +763,7 @@ pub(crate) fn trace_with<T>(
         .prefix("oltpscope-simulate-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    trace_in(setup, spec, run_json, db, tmp.path(), consume)
+    trace_in(setup, spec, run_json, db, tmp.path(), &[], consume)
 }
 
 pub(crate) type TraceReader = cachesim::trace::Reader<BufReader<std::fs::File>>;
@@ -647,6 +774,7 @@ fn trace_in<T>(
     run_json: bool,
     db: ChildDb,
     dir: &std::path::Path,
+    extra_args: &[String],
     consume: impl FnOnce(TraceReader) -> Result<(T, bool), String>,
 ) -> Result<(T, serde_json::Value, f64), String> {
     let mut spec = spec.clone();
@@ -666,7 +794,8 @@ fn trace_in<T>(
     if run_json {
         spec.options.json = Some(run_path.clone());
     }
-    let args = spec.to_args();
+    let mut args = spec.to_args();
+    args.extend_from_slice(extra_args);
     let fifo = dir.join("trace.fifo");
     tracer::make_fifo(&fifo)?;
     let stderr_path = dir.join("child.stderr");

@@ -964,12 +964,39 @@ pub fn run_limited<W: Workload>(
     obs: Option<&dyn Observer>,
     limits: &Limits,
 ) -> api::Result<Report> {
+    let mut reports = run_phases(open, wl, cfg, &[], obs, limits)?;
+    assert!(reports.len() == 1, "one phase, one report");
+    Ok(reports.remove(0))
+}
+
+/// [`run_limited`] with more measured phases on the one database it loads: after the
+/// phase `cfg` describes, one more per entry of `more_teams`, each `cfg` with its
+/// `steps_team` set to that team size (`simulate --steps-team 1,8`: one traced load
+/// serves every team size). Each phase is measured as a run of its own (its warm-up,
+/// its transactions, its trace window under `trace_measured`, its workers and
+/// coroutines started afresh) and has its own report; the database carries each
+/// phase's transactions into the next. The check runs once, after the last phase, and
+/// every report holds it. A phase that stops (signal, memory limit) ends the list: its
+/// report is the last, with `stopped` saying why.
+pub fn run_phases<W: Workload>(
+    open: OpenFn,
+    wl: &W,
+    cfg: &RunConfig,
+    more_teams: &[usize],
+    obs: Option<&dyn Observer>,
+    limits: &Limits,
+) -> api::Result<Vec<Report>> {
     let started_at_unix_s = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let progress = progress_writer(cfg)?;
     let ncoro = coroutines(cfg)?;
+    if !more_teams.is_empty() && (ncoro < 2 || more_teams.iter().any(|&t| t == 0 || t > ncoro)) {
+        return Err(Error::fatal(format!(
+            "more STEPS phases need coroutines and team sizes of 1 to {ncoro} (the coroutines per thread)"
+        )));
+    }
     let schema = Arc::new(wl.schema());
     let opened = open_database(open, wl, cfg, schema.clone(), ncoro)?;
     let engine = opened.engine;
@@ -983,52 +1010,134 @@ pub fn run_limited<W: Workload>(
     let cores = core_affinity::get_core_ids().unwrap_or_default();
     // A gated run (the lab's sweep) waits here, loaded, for its parent's go.
     crate::gate::wait_for_go()?;
-    let m = measure(&*engine, wl, cfg, obs, limits, ncoro, &cores, progress)?;
+    let phases = measure_phases(
+        &*engine, wl, cfg, more_teams, obs, limits, ncoro, &cores, progress,
+    )?;
     crate::gate::window_ended();
 
-    let t = Totals::of(
-        wl.txn_types(),
-        &m.results,
-        m.measured.as_secs_f64().max(1e-9),
-    );
-    let done: Vec<u64> = t
-        .per_txn
-        .iter()
-        .map(|t| t.committed + t.user_aborts)
-        .collect();
-    let notes = wl.notes(&done, &t.counters, m.measured.as_secs_f64());
-    let at_memory_limit = m.stopped.as_ref().is_some_and(|s| s.signal.is_none());
-    let committed_all = opened.fresh.then_some(t.committed_all.clone());
+    let last = &phases.last().expect("at least one phase").m;
+    let at_memory_limit = last.stopped.as_ref().is_some_and(|s| s.signal.is_none());
+    let stopped = last.stopped.is_some();
+    // The check counts every phase's commits.
+    let committed_all = opened.fresh.then(|| {
+        let mut all = vec![0u64; wl.txn_types().len()];
+        for p in &phases {
+            for (a, c) in all.iter_mut().zip(&p.t.committed_all) {
+                *a += c;
+            }
+        }
+        all
+    });
     let checks = run_checks(&*engine, wl, cfg, at_memory_limit, committed_all)?;
     let engine_stats = engine.stats();
     let (engine_name, counted) = (engine.name(), engine.counted());
     engine.shutdown()?;
     // A stopped run's engine stays open until the report is printed (its memory is what
     // the report is about); a finished one is closed now.
-    let held = match m.stopped {
-        Some(_) => crate::report::Held(Some(engine)),
-        None => {
-            drop(engine);
-            crate::report::Held(None)
+    let mut held = if stopped {
+        Some(crate::report::Held(Some(engine)))
+    } else {
+        drop(engine);
+        None
+    };
+    let n = phases.len();
+    let mut reports = Vec::with_capacity(n);
+    for (i, p) in phases.into_iter().enumerate() {
+        let ran = Ran {
+            workload: wl.name(),
+            txn_types: wl.txn_types(),
+            engine: engine_name,
+            counted,
+            config: config_json(wl.config(), &p.cfg, ncoro, !cores.is_empty()),
+            schema: &schema,
+            tables: if i == 0 { tables.clone() } else { Vec::new() },
+            notes: p.notes,
+            checks: checks.clone(),
+            engine_stats: engine_stats.clone(),
+            held: match i + 1 == n {
+                true => held.take().unwrap_or(crate::report::Held(None)),
+                false => crate::report::Held(None),
+            },
+            load_s: opened.load_s,
+            open_s: opened.open_s,
+            started_at_unix_s,
+        };
+        reports.push(report(ran, p.m, p.t, &p.cfg, ncoro));
+    }
+    Ok(reports)
+}
+
+/// One measured phase of a run: its configuration, what it measured, and its totals
+/// and notes.
+struct PhaseRun {
+    cfg: RunConfig,
+    m: Measured,
+    t: Totals,
+    notes: Vec<String>,
+}
+
+/// The measured phases of [`run_phases`], in order; a phase that stops ends them.
+#[allow(clippy::too_many_arguments)]
+fn measure_phases<W: Workload>(
+    engine: &dyn Database,
+    wl: &W,
+    cfg: &RunConfig,
+    more_teams: &[usize],
+    obs: Option<&dyn Observer>,
+    limits: &Limits,
+    ncoro: usize,
+    cores: &[core_affinity::CoreId],
+    mut progress: Option<Box<dyn Write + Send>>,
+) -> api::Result<Vec<PhaseRun>> {
+    let mut phases = Vec::new();
+    let cfgs = std::iter::once(cfg.clone()).chain(more_teams.iter().map(|&t| RunConfig {
+        steps_team: Some(t),
+        ..cfg.clone()
+    }));
+    for (i, pcfg) in cfgs.enumerate() {
+        if i > 0 {
+            // Each phase is a run of the workload on the database as the phases before
+            // left it (TPC-B numbers its History rows per run).
+            wl.begin_run(engine, &acked_so_far(cfg)?)?;
         }
-    };
-    let ran = Ran {
-        workload: wl.name(),
-        txn_types: wl.txn_types(),
-        engine: engine_name,
-        counted,
-        config: config_json(wl.config(), cfg, ncoro, !cores.is_empty()),
-        schema: &schema,
-        tables,
-        notes,
-        checks,
-        engine_stats,
-        held,
-        load_s: opened.load_s,
-        open_s: opened.open_s,
-        started_at_unix_s,
-    };
-    Ok(report(ran, m, t, cfg, ncoro))
+        let m = measure(
+            engine,
+            wl,
+            &pcfg,
+            obs,
+            limits,
+            ncoro,
+            cores,
+            progress.take(),
+        )?;
+        let t = Totals::of(
+            wl.txn_types(),
+            &m.results,
+            m.measured.as_secs_f64().max(1e-9),
+        );
+        let done: Vec<u64> = t
+            .per_txn
+            .iter()
+            .map(|t| t.committed + t.user_aborts)
+            .collect();
+        let notes = wl.notes(&done, &t.counters, m.measured.as_secs_f64());
+        let stopped = m.stopped.is_some();
+        phases.push(PhaseRun {
+            cfg: pcfg,
+            m,
+            t,
+            notes,
+        });
+        if stopped {
+            break;
+        }
+        // A later phase's live lines go to the terminal; a progress file keeps the
+        // first phase's (creating it again would cut them).
+        if cfg.progress_file.is_none() {
+            progress = progress_writer(cfg)?;
+        }
+    }
+    Ok(phases)
 }
 
 /// What the engine- and workload-typed part of a run hands to [`report`].

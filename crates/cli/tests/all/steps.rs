@@ -72,6 +72,17 @@ fn bad_steps_options_give_one_line_and_exit_code_2() {
         &["run", "micro", "--coroutines", "2", "--steps-team", "4"],
         &["run", "micro", "--steps-team", "2,4"],
         &["check", "tpcb", "--steps-team", "2"],
+        // simulate's child's: needs --steps-team and --trace-measured.
+        &[
+            "run",
+            "micro",
+            "--steps-team",
+            "1",
+            "--then-steps-team",
+            "2",
+        ],
+        &["run", "micro", "--then-steps-team", "2", "--trace-measured"],
+        &["simulate", "micro", "--steps-one-load"],
         &[
             "simulate",
             "micro",
@@ -115,6 +126,12 @@ fn simulate_steps_prints_a_table_per_team_size() {
     assert!(out.contains("bound: "), "{out}");
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // A traced run and its load per team size (the default).
+    assert_eq!(v["loads"], 2);
+    assert!(
+        out.contains("loads: 2 (a traced run and its load per team size)"),
+        "{out}"
+    );
     let runs = v["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     for (r, team) in runs.iter().zip([1, 4]) {
@@ -139,6 +156,7 @@ fn simulate_steps_prints_a_table_per_team_size() {
                 .any(|w| w == ["--steps-team", team.as_str()]),
             "{args:?}"
         );
+        assert!(!args.contains(&"--then-steps-team"), "{args:?}");
     }
     // The team of 4 formed teams larger than one; the bound is below the baseline.
     assert!(runs[1]["run_steps"]["avg_team_size"].as_f64().unwrap() > 1.0);
@@ -146,6 +164,61 @@ fn simulate_steps_prints_a_table_per_team_size() {
         runs[1]["bound_l1i_misses_per_txn"].as_f64().unwrap()
             < runs[0]["l1i_misses_per_txn"].as_f64().unwrap()
     );
+}
+
+/// `--steps-one-load`: one traced run loads once and measures both team sizes, each in a
+/// trace window simulated afresh (its own warm-up and transactions); TPC-B's second
+/// phase numbers its History rows as a run of its own.
+#[test]
+fn simulate_steps_with_one_load_measures_every_team_size_in_one_run() {
+    if tracer_or_skip().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sim.json");
+    let (code, out, err) = oltpscope(&[
+        "simulate",
+        "tpcb",
+        "--txns",
+        "120",
+        "--warmup-txns",
+        "20",
+        "--coroutines",
+        "4",
+        "--steps-team",
+        "1,4",
+        "--steps-one-load",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("loads: 1 (one traced run"), "{out}");
+    assert!(err.contains("team size 4: simulated"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["loads"], 1);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (r, team) in runs.iter().zip([1, 4]) {
+        assert_eq!(r["steps_team"], team);
+        assert_eq!(r["run_steps"]["team_cap"], team);
+        assert_eq!(r["simulation"]["warmup_txns"], 20, "{r}");
+        assert!(
+            r["simulation"]["transactions"].as_u64().unwrap() >= 120,
+            "{r}"
+        );
+        assert!(r["l1i_misses_per_txn"].as_f64().unwrap() > 0.0, "{r}");
+        let args: Vec<&str> = r["child_args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        for pair in [["--steps-team", "1"], ["--then-steps-team", "4"]] {
+            assert!(args.windows(2).any(|w| w == pair), "{args:?}");
+        }
+    }
+    assert!(runs[1]["run_steps"]["avg_team_size"].as_f64().unwrap() > 1.0);
 }
 
 #[test]

@@ -233,6 +233,35 @@ fn disk_engine_under_steps() {
     steps_on::<engine_disk::DiskEngine>(LogMode::Async, true);
 }
 
+/// `driver::run_phases` (`simulate --steps-team 1,4`'s child): one load, then a measured
+/// phase per team size on the same database, each with its own report; the check after
+/// the last phase counts every phase's commits (TPC-C's order and History counts).
+#[test]
+fn phases_measure_each_team_size_on_one_load() {
+    let mut k = cfg(1, 4, None, LogMode::Async, 60);
+    k.steps_team = Some(1);
+    let dir = tempfile::tempdir().unwrap();
+    k.engine.db_dir = Some(dir.path().to_path_buf());
+    k.engine.log_dir = Some(dir.path().to_path_buf());
+    let open = api::database::open::<engine_disk::DiskEngine>;
+    let wl = tpcc();
+    let reports = driver::run_phases(open, &wl, &k, &[4], None, &driver::Limits::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(reports.len(), 2);
+    for (r, team) in reports.iter().zip([1, 4]) {
+        assert!(r.checks.passed, "{:#?}", r.checks);
+        assert_eq!(r.committed + r.user_aborts, 60);
+        assert_eq!(r.steps.as_ref().unwrap().team_cap, team);
+    }
+    assert!(reports[0].load_s.is_some());
+    assert!(reports[1].steps.as_ref().unwrap().avg_team_size > 1.0);
+    // Team sizes the coroutines cannot hold are refused before anything is loaded.
+    let err = driver::run_phases(open, &wl, &k, &[8], None, &driver::Limits::default())
+        .map(|_| ())
+        .unwrap_err();
+    assert!(err.to_string().contains("team sizes of 1 to 4"), "{err}");
+}
+
 /// `run --interleave 4`: the memory engine's transactions switch at index probes too
 /// (`rt::coro::Policy::Interleave`); micro-benchmark (string keys, both index kinds,
 /// reads and updates), TPC-B and TPC-C keep their checks, on two threads.
