@@ -102,17 +102,20 @@ impl SetAssoc {
         if set[0] == line {
             return None;
         }
-        for i in 1..set.len() {
-            if set[i] == line {
-                set.copy_within(0..i, 1);
-                set[0] = line;
+        // Search and move down in one pass: each way takes the one above it until the
+        // line is found (a hit: it is now on top) or the last way falls out (the
+        // victim). A search, then `copy_within`, cost a `memmove` call per reference.
+        let mut carry = set[0];
+        set[0] = line;
+        for way in &mut set[1..] {
+            let t = *way;
+            *way = carry;
+            if t == line {
                 return None;
             }
+            carry = t;
         }
-        let victim = set[set.len() - 1];
-        set.copy_within(0..set.len() - 1, 1);
-        set[0] = line;
-        Some(victim)
+        Some(carry)
     }
 
     /// Removes `line` if present (back-invalidation); returns whether it was.

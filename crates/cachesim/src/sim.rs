@@ -275,7 +275,11 @@ impl Streams {
         // A shadow for the levels of one line size, if more than one level shares it.
         let shared = |first: LevelConfig, others: Vec<LevelConfig>| {
             let mut levels = vec![first];
-            levels.extend(others.into_iter().filter(|c| c.line_bytes == first.line_bytes));
+            levels.extend(
+                others
+                    .into_iter()
+                    .filter(|c| c.line_bytes == first.line_bytes),
+            );
             (levels.len() > 1).then(|| StreamShadow::new(&levels))
         };
         let llc_points = (config.sweep_llc.iter().zip(&mirror))
@@ -291,7 +295,12 @@ impl Streams {
 
     /// A sweep point's level: in `stream` if it has the stream's line size, else with a
     /// shadow of its own; with 3C off if it is a mirror (never referenced).
-    fn level(stream: Option<&StreamShadow>, c: LevelConfig, config: &Config, mirror: bool) -> Level {
+    fn level(
+        stream: Option<&StreamShadow>,
+        c: LevelConfig,
+        config: &Config,
+        mirror: bool,
+    ) -> Level {
         let plru = config.tree_plru;
         match stream {
             Some(st) if !mirror && c.line_bytes.trailing_zeros() == st.line_shift => {
@@ -1272,7 +1281,8 @@ mod compare_tests {
                     }
                 }
                 7..=13 => Record::Load {
-                    addr: 0x1000_0000 + (r >> 16) % [8 << 10, 96 << 10, 2 << 20][(r >> 8) as usize % 3],
+                    addr: 0x1000_0000
+                        + (r >> 16) % [8 << 10, 96 << 10, 2 << 20][(r >> 8) as usize % 3],
                     size: 1 + (r >> 40) as u16 % 16,
                 },
                 14 => Record::Marker {
@@ -1339,7 +1349,10 @@ mod compare_tests {
             }
             let (a, b) = (shared.report(), alone.report());
             assert!(b.levels.iter().all(|l| l.three_c.is_some()));
-            assert!(b.levels[3].misses.total > 1000, "the LLC must be overflowed");
+            assert!(
+                b.levels[3].misses.total > 1000,
+                "the LLC must be overflowed"
+            );
             assert_eq!(a.to_json(), b.to_json(), "seed {seed}");
         }
     }
