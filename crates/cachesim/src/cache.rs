@@ -6,6 +6,7 @@
 //! Must never know about the hierarchy above or below it: the simulator wires levels.
 
 use crate::config::LevelConfig;
+use crate::lru_stack::LruStack;
 use rustc_hash::FxHashMap;
 
 /// Tag value of an empty way; no real line number reaches it (addresses are < 2^48).
@@ -101,17 +102,20 @@ impl SetAssoc {
         if set[0] == line {
             return None;
         }
-        for i in 1..set.len() {
-            if set[i] == line {
-                set.copy_within(0..i, 1);
-                set[0] = line;
+        // Search and move down in one pass: each way takes the one above it until the
+        // line is found (a hit: it is now on top) or the last way falls out (the
+        // victim). A search, then `copy_within`, cost a `memmove` call per reference.
+        let mut carry = set[0];
+        set[0] = line;
+        for way in &mut set[1..] {
+            let t = *way;
+            *way = carry;
+            if t == line {
                 return None;
             }
+            carry = t;
         }
-        let victim = set[set.len() - 1];
-        set.copy_within(0..set.len() - 1, 1);
-        set[0] = line;
-        Some(victim)
+        Some(carry)
     }
 
     /// Removes `line` if present (back-invalidation); returns whether it was.
@@ -358,6 +362,79 @@ struct Shadow {
     seen: SeenSet,
 }
 
+/// A level's 3C state.
+enum ThreeC {
+    Off,
+    /// Its own fully-associative shadow and first-touch set.
+    Own(Shadow),
+    /// Its shadow is the `StreamShadow` of the levels that see the same stream of lines,
+    /// at this capacity index; the caller passes that stream's answer with each access.
+    Shared(usize),
+}
+
+/// The 3C shadow of every level that sees one stream of lines (the L1-I and its sweep
+/// points, the last level and its sweep points): one LRU stack for all their
+/// fully-associative capacities and one first-touch set, instead of a shadow each. A
+/// level's shadow sees exactly the stream without its immediate repeats, which change
+/// no LRU state; so does this one.
+pub struct StreamShadow {
+    stack: LruStack,
+    seen: SeenSet,
+    last: u64,
+    /// Log2 of the stream's line size.
+    pub line_shift: u32,
+}
+
+/// What the stream's shadow says of one reference: the index of the smallest capacity
+/// that held the line (see `LruStack::access`), and whether the stream never saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamRef {
+    zone: usize,
+    new: bool,
+}
+
+impl StreamRef {
+    /// For a level with no shared shadow (ignored by it).
+    pub const NONE: StreamRef = StreamRef {
+        zone: usize::MAX,
+        new: false,
+    };
+}
+
+impl StreamShadow {
+    /// For levels of these geometries, all of one line size.
+    pub fn new(levels: &[LevelConfig]) -> StreamShadow {
+        let line_bytes = levels[0].line_bytes;
+        assert!(
+            levels.iter().all(|l| l.line_bytes == line_bytes),
+            "one stream shadow for one line size: {levels:?}"
+        );
+        let caps: Vec<u64> = levels.iter().map(LevelConfig::lines).collect();
+        StreamShadow {
+            stack: LruStack::new(&caps),
+            seen: SeenSet::default(),
+            last: EMPTY,
+            line_shift: line_bytes.trailing_zeros(),
+        }
+    }
+
+    /// References `line` (at the stream's line size).
+    #[inline]
+    pub fn access(&mut self, line: u64) -> StreamRef {
+        if line == self.last {
+            return StreamRef {
+                zone: 0,
+                new: false,
+            };
+        }
+        self.last = line;
+        let zone = self.stack.access(line);
+        // A line the stack holds was seen; only one it does not hold asks the set.
+        let new = zone == self.stack.zones() && self.seen.insert(line);
+        StreamRef { zone, new }
+    }
+}
+
 /// 3C class of a miss (`Unclassified` when 3C is off).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
@@ -380,7 +457,7 @@ pub struct Level {
     pub config: LevelConfig,
     pub line_shift: u32,
     cache: SetAssoc,
-    shadow: Option<Shadow>,
+    three_c: ThreeC,
     /// The line referenced last: MRU in its set and in the shadow, so a repeat is a hit
     /// in both and changes no state.
     last_line: u64,
@@ -402,13 +479,34 @@ impl Level {
             } else {
                 SetAssoc::new(config.sets(), config.ways)
             },
-            shadow: three_c.then(|| Shadow {
-                fa: FaLru::new(config.lines()),
-                seen: SeenSet::default(),
-            }),
+            three_c: match three_c {
+                true => ThreeC::Own(Shadow {
+                    fa: FaLru::new(config.lines()),
+                    seen: SeenSet::default(),
+                }),
+                false => ThreeC::Off,
+            },
             last_line: EMPTY,
             stats: LevelStats::default(),
         }
+    }
+
+    /// A level whose 3C shadow is `stream`'s (3C on): every access then goes through
+    /// `access_with` / `reference_with` with the stream's answer for its line.
+    pub fn in_stream(config: LevelConfig, plru: bool, stream: &StreamShadow) -> Level {
+        assert_eq!(
+            config.line_bytes.trailing_zeros(),
+            stream.line_shift,
+            "a level shares the shadow of a stream of its own line size"
+        );
+        let mut l = Level::with_replacement(config, false, plru);
+        l.three_c = ThreeC::Shared(stream.stack.capacity_index(config.lines()));
+        l
+    }
+
+    /// Whether the level's 3C shadow is a stream's (`in_stream`).
+    pub fn shares_stream(&self) -> bool {
+        matches!(self.three_c, ThreeC::Shared(_))
     }
 
     /// References line number `line` (address >> line_shift) for kind `k` (I or D).
@@ -416,16 +514,23 @@ impl Level {
     /// stack accesses share lines) is counted inline, without a call.
     #[inline(always)]
     pub fn access(&mut self, line: u64, k: usize) -> Outcome {
+        self.access_with(line, k, StreamRef::NONE)
+    }
+
+    /// `access`; `r` is the shared stream shadow's answer for `line` if the level has
+    /// one (`in_stream`), ignored otherwise.
+    #[inline(always)]
+    pub fn access_with(&mut self, line: u64, k: usize, r: StreamRef) -> Outcome {
         if line == self.last_line {
             self.stats.accesses[k] += 1;
             return Outcome::Hit;
         }
-        self.access_other(line, k)
+        self.access_other(line, k, r)
     }
 
     #[inline(never)]
-    fn access_other(&mut self, line: u64, k: usize) -> Outcome {
-        let (out, class) = self.reference(line);
+    fn access_other(&mut self, line: u64, k: usize, r: StreamRef) -> Outcome {
+        let (out, class) = self.reference_with(line, r);
         self.count(k, (out != Outcome::Hit).then_some(class));
         out
     }
@@ -449,25 +554,39 @@ impl Level {
     /// meaningful only for a miss.
     #[inline]
     pub fn reference(&mut self, line: u64) -> (Outcome, Class) {
+        self.reference_with(line, StreamRef::NONE)
+    }
+
+    /// `reference` with the shared stream shadow's answer (see `access_with`).
+    #[inline]
+    pub fn reference_with(&mut self, line: u64, r: StreamRef) -> (Outcome, Class) {
         if line == self.last_line {
             return (Outcome::Hit, Class::Unclassified);
         }
         self.last_line = line;
         let res = self.cache.access(line);
-        let mut class = Class::Unclassified;
-        if let Some(sh) = &mut self.shadow {
-            let fa_hit = sh.fa.access(line);
-            if res.is_some() {
-                class = if sh.seen.insert(line) {
-                    Class::Compulsory
-                } else if !fa_hit {
-                    Class::Capacity
-                } else {
-                    // Includes misses caused by back-invalidation from an inclusive LLC.
-                    Class::Conflict
-                };
+        // (compulsory, fully-associative hit) if the level missed.
+        let shadow = match &mut self.three_c {
+            ThreeC::Off => None,
+            ThreeC::Own(sh) => {
+                let fa_hit = sh.fa.access(line);
+                res.is_some().then(|| (sh.seen.insert(line), fa_hit))
             }
-        }
+            &mut ThreeC::Shared(ci) => {
+                assert!(
+                    r != StreamRef::NONE,
+                    "a level sharing a stream's shadow was referenced without its answer"
+                );
+                res.is_some().then_some((r.new, r.zone <= ci))
+            }
+        };
+        let class = match shadow {
+            None => Class::Unclassified,
+            Some((true, _)) => Class::Compulsory,
+            Some((false, false)) => Class::Capacity,
+            // Includes misses caused by back-invalidation from an inclusive LLC.
+            Some((false, true)) => Class::Conflict,
+        };
         match res {
             None => (Outcome::Hit, class),
             Some(victim) => (Outcome::Miss(victim), class),

@@ -31,4 +31,5 @@ pub mod trace;
 pub use config::{Config, LevelConfig, Options, PRESETS};
 pub use report::Report;
 pub use sim::Simulator;
+pub mod lru_stack;
 pub mod phases;

@@ -7,8 +7,8 @@
 //! attribution matrix is sized at start-up and the address -> component cache only grows
 //! on a new instruction-run address.
 
-use crate::cache::{Class, Level, LevelStats, Outcome, D, EMPTY, I};
-use crate::config::{format_size, Config};
+use crate::cache::{Class, Level, LevelStats, Outcome, StreamRef, StreamShadow, D, EMPTY, I};
+use crate::config::{format_size, Config, LevelConfig};
 use crate::settle::{self, Batch};
 use crate::symbols::{ComponentTable, Symbolizer};
 use crate::trace::{self, marker, Reader, Record};
@@ -163,6 +163,13 @@ pub struct Simulator {
     unified: Vec<Unified>,
     pub(crate) sweep: Vec<Level>,
     pub(crate) sweep_llc: Vec<Level>,
+    /// The 3C shadow shared by the workers' L1-I and the sweep points of its line size,
+    /// and the one shared by the last level and its sweep's (see `Streams`).
+    i_stream: Option<StreamShadow>,
+    llc_stream: Option<StreamShadow>,
+    /// Per LLC sweep point: it has the last level's geometry, so it holds what the last
+    /// level holds and is not simulated: its statistics are the last level's.
+    sweep_llc_mirror: Vec<bool>,
     pub(crate) symbols: Symbolizer,
     ncomp: usize,
     pub(crate) counts: Counts,
@@ -214,23 +221,94 @@ pub struct Simulator {
     function_ids: FxHashMap<String, u32>,
 }
 
-/// The configured L2 and LLC, the shared levels below the L1s.
-fn unified_of(config: &Config) -> Vec<Unified> {
+/// The configured L2 and LLC, the shared levels below the L1s; the last one's 3C
+/// shadow is `llc_stream` if there is one.
+fn unified_of(config: &Config, llc_stream: Option<&StreamShadow>) -> Vec<Unified> {
     let (three_c, plru) = (config.three_c, config.tree_plru);
-    let mut unified = Vec::new();
-    if let Some(l2) = config.l2 {
-        unified.push(Unified {
-            level: Level::with_replacement(l2, three_c, plru),
-            slot: L2,
-        });
+    let present: Vec<(LevelConfig, usize)> = [(config.l2, L2), (config.llc, LLC)]
+        .into_iter()
+        .filter_map(|(c, slot)| c.map(|c| (c, slot)))
+        .collect();
+    let n = present.len();
+    (present.into_iter().enumerate())
+        .map(|(j, (c, slot))| Unified {
+            level: match llc_stream {
+                Some(st) if j == n - 1 => Level::in_stream(c, plru, st),
+                _ => Level::with_replacement(c, three_c, plru),
+            },
+            slot,
+        })
+        .collect()
+}
+
+/// Which levels share a 3C shadow, one per stream of lines (`cache::StreamShadow`): the
+/// workers' L1-I with the L1-I sweep points of its line size (all see the instruction
+/// stream), the last level with the LLC sweep points of its line size (all see the
+/// misses of the level above it). Each shadow answers every capacity of its stream in
+/// one LRU stack; the classes stay those of a shadow per level. Not with
+/// `cachegrind_compat` (its straddling accesses reference lines level by level).
+struct Streams {
+    i: Option<StreamShadow>,
+    llc: Option<StreamShadow>,
+    /// Per LLC sweep point: whether it has the last level's geometry (`sweep_llc_mirror`).
+    mirror: Vec<bool>,
+}
+
+impl Streams {
+    /// `share`: false gives every level a shadow of its own and simulates every sweep
+    /// point (what the shared ones must equal: `compare_tests`).
+    fn of(config: &Config, share: bool) -> Streams {
+        let last = config.llc.or(config.l2);
+        let same = |a: &LevelConfig, b: &LevelConfig| {
+            (a.size_bytes, a.ways, a.line_bytes) == (b.size_bytes, b.ways, b.line_bytes)
+        };
+        let mirror: Vec<bool> = (config.sweep_llc.iter())
+            .map(|c| share && last.is_some_and(|l| same(c, &l)))
+            .collect();
+        if !share || !config.three_c || config.cachegrind_compat {
+            return Streams {
+                i: None,
+                llc: None,
+                mirror,
+            };
+        }
+        // A shadow for the levels of one line size, if more than one level shares it.
+        let shared = |first: LevelConfig, others: Vec<LevelConfig>| {
+            let mut levels = vec![first];
+            levels.extend(
+                others
+                    .into_iter()
+                    .filter(|c| c.line_bytes == first.line_bytes),
+            );
+            (levels.len() > 1).then(|| StreamShadow::new(&levels))
+        };
+        let llc_points = (config.sweep_llc.iter().zip(&mirror))
+            .filter(|&(_, &m)| !m)
+            .map(|(c, _)| *c)
+            .collect();
+        Streams {
+            i: shared(config.l1i, config.sweep_l1i.clone()),
+            llc: last.and_then(|l| shared(l, llc_points)),
+            mirror,
+        }
     }
-    if let Some(llc) = config.llc {
-        unified.push(Unified {
-            level: Level::with_replacement(llc, three_c, plru),
-            slot: LLC,
-        });
+
+    /// A sweep point's level: in `stream` if it has the stream's line size, else with a
+    /// shadow of its own; with 3C off if it is a mirror (never referenced).
+    fn level(
+        stream: Option<&StreamShadow>,
+        c: LevelConfig,
+        config: &Config,
+        mirror: bool,
+    ) -> Level {
+        let plru = config.tree_plru;
+        match stream {
+            Some(st) if !mirror && c.line_bytes.trailing_zeros() == st.line_shift => {
+                Level::in_stream(c, plru, st)
+            }
+            _ => Level::with_replacement(c, config.three_c && !mirror, plru),
+        }
     }
-    unified
 }
 
 /// What a background thread swaps in: the other core's private levels if it has a core
@@ -261,29 +339,38 @@ fn parked_of(config: &Config, unified: &[Unified]) -> Parked {
 impl Simulator {
     /// Validates the configuration and allocates every cache (the only large allocation).
     pub fn new(config: Config) -> Result<Simulator, String> {
+        Simulator::build(config, true)
+    }
+
+    /// `new`; `share`: the levels of one stream share their 3C shadow (`Streams`).
+    fn build(config: Config, share: bool) -> Result<Simulator, String> {
         config.validate()?;
         let three_c = config.three_c;
         let plru = config.tree_plru;
         let table = ComponentTable::new(&config.component_rules());
         let ncomp = table.names().len();
-        let unified = unified_of(&config);
+        let streams = Streams::of(&config, share);
+        let unified = unified_of(&config, streams.llc.as_ref());
         let parked = parked_of(&config, &unified);
+        let i_stream = streams.i.as_ref();
         let mut sim = Simulator {
             l1: [
-                Level::with_replacement(config.l1i, three_c, plru),
+                match i_stream {
+                    Some(st) => Level::in_stream(config.l1i, plru, st),
+                    None => Level::with_replacement(config.l1i, three_c, plru),
+                },
                 Level::with_replacement(config.l1d, three_c, plru),
             ],
             unified,
-            sweep: config
-                .sweep_l1i
-                .iter()
-                .map(|c| Level::with_replacement(*c, three_c, plru))
+            sweep: (config.sweep_l1i.iter())
+                .map(|c| Streams::level(i_stream, *c, &config, false))
                 .collect(),
-            sweep_llc: config
-                .sweep_llc
-                .iter()
-                .map(|c| Level::with_replacement(*c, three_c, plru))
+            sweep_llc: (config.sweep_llc.iter().zip(&streams.mirror))
+                .map(|(c, &m)| Streams::level(streams.llc.as_ref(), *c, &config, m))
                 .collect(),
+            i_stream: streams.i,
+            llc_stream: streams.llc,
+            sweep_llc_mirror: streams.mirror,
             symbols: Symbolizer::new(table),
             ncomp,
             counts: Counts {
@@ -418,6 +505,11 @@ impl Simulator {
             }
             sweep_llc.iter_mut().for_each(&mut take);
         }
+        for (st, &m) in sweep_llc.iter_mut().zip(&self.sweep_llc_mirror) {
+            if m {
+                *st = *main.last().expect("a mirrored LLC point has a last level");
+            }
+        }
         (main, sweep, sweep_llc)
     }
 
@@ -530,6 +622,7 @@ impl Simulator {
         // A hand-made record may say 0 bytes; the reader rejects that, feed tolerates it.
         let last = addr + (len.max(1) as u64) - 1;
         let shift = self.l1[I].line_shift;
+        let own_core_bg = self.bg && self.config.background_own_core;
         if self.config.cachegrind_compat && addr >> shift != last >> shift {
             // With lines under 32 bytes the instruction starts may span lines too and
             // the trace cannot say where: the run stays one straddling access there.
@@ -542,18 +635,33 @@ impl Simulator {
                 // instruction's straddling one (first line a hit, miss iff the next
                 // line missed); a run counted as one access would merge two misses.
                 let line_end = (((addr >> shift) + 1) << shift) - 1;
-                self.l1_ref(I, addr >> shift);
+                self.l1_ref(I, addr >> shift, StreamRef::NONE);
                 self.span(I, line_end, last);
+            }
+        } else if self.i_stream.is_some() && !own_core_bg {
+            // The workers' L1-I and the sweep points sharing its stream's shadow: one
+            // shadow reference per line for all of them.
+            for line in addr >> shift..=last >> shift {
+                let r = (self.i_stream.as_mut()).map_or(StreamRef::NONE, |st| st.access(line));
+                self.l1_ref(I, line, r);
+                for s in &mut self.sweep {
+                    if s.shares_stream() {
+                        s.access_with(line, I, r);
+                    }
+                }
             }
         } else {
             for line in addr >> shift..=last >> shift {
-                self.l1_ref(I, line);
+                self.l1_ref(I, line, StreamRef::NONE);
             }
         }
         // With a core of its own, a background thread does not touch the workers'
         // L1-I, which the sweep models.
-        if !(self.bg && self.config.background_own_core) {
+        if !own_core_bg {
             for s in &mut self.sweep {
+                if s.shares_stream() {
+                    continue;
+                }
                 for line in addr >> s.line_shift..=last >> s.line_shift {
                     s.access(line, I);
                 }
@@ -603,16 +711,17 @@ impl Simulator {
             self.span(D, addr, last);
         } else {
             for line in addr >> shift..=last >> shift {
-                self.l1_ref(D, line);
+                self.l1_ref(D, line, StreamRef::NONE);
             }
         }
     }
 
+    /// `r`: the instruction stream's shadow answer if the L1 in place shares it.
     #[inline]
-    fn l1_ref(&mut self, k: usize, line: u64) {
+    fn l1_ref(&mut self, k: usize, line: u64, r: StreamRef) {
         let cell = &mut self.counts.cells[self.cur_cell];
         cell.accesses[k][k] += 1;
-        if let Outcome::Miss(_) = self.l1[k].access(line, k) {
+        if let Outcome::Miss(_) = self.l1[k].access_with(line, k, r) {
             cell.misses[k][k] += 1;
             self.counts.func[self.cur_func].misses[k][k] += 1;
             self.counts.types[self.cur_type_cell].misses[k][k] += 1;
@@ -643,8 +752,10 @@ impl Simulator {
                 return;
             }
             if j == self.unified.len() - 1 {
-                for s in &mut self.sweep_llc {
-                    span_level(s, k, first, last);
+                for (s, &m) in self.sweep_llc.iter_mut().zip(&self.sweep_llc_mirror) {
+                    if !m {
+                        span_level(s, k, first, last);
+                    }
                 }
             }
             lvl_slot = self.unified[j].slot;
@@ -658,16 +769,24 @@ impl Simulator {
     fn below(&mut self, k: usize, addr: u64) {
         let n = self.unified.len();
         for j in 0..n {
+            // The last level's stream: one shadow reference for it and its sweep's
+            // points (a level with a shadow of its own ignores the answer).
+            let mut r = StreamRef::NONE;
             if j == n - 1 {
-                for s in &mut self.sweep_llc {
-                    s.access(addr >> s.line_shift, k);
+                if let Some(st) = &mut self.llc_stream {
+                    r = st.access(addr >> st.line_shift);
+                }
+                for (s, &m) in self.sweep_llc.iter_mut().zip(&self.sweep_llc_mirror) {
+                    if !m {
+                        s.access_with(addr >> s.line_shift, k, r);
+                    }
                 }
             }
             let u = &mut self.unified[j];
             let line = addr >> u.level.line_shift;
             let cell = &mut self.counts.cells[self.cur_cell];
             cell.accesses[u.slot][k] += 1;
-            match u.level.access(line, k) {
+            match u.level.access_with(line, k, r) {
                 Outcome::Hit => return,
                 Outcome::Miss(victim) => {
                     cell.misses[u.slot][k] += 1;
@@ -1127,5 +1246,114 @@ mod caller_tests {
         assert_eq!(comp(&on, "btree"), Some((4, 4)));
         assert_eq!(comp(&on, "other"), None);
         assert_eq!(on.caller_attributed_instructions, 2);
+    }
+}
+
+#[cfg(test)]
+mod compare_tests {
+    use super::*;
+
+    /// A random stream over footprints a few times each level's size: instruction runs,
+    /// data accesses, operations, transactions, and a background thread now and then.
+    fn records(seed: u64, n: usize) -> Vec<Record> {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut v = vec![Record::Thread { tid: 1 }];
+        let mut pc = 0x40_0000u64;
+        for i in 0..n {
+            let r = next();
+            v.push(match r % 16 {
+                0..=6 => {
+                    pc = if r % 5 == 0 {
+                        0x40_0000 + (r >> 20) % (24 * 1024)
+                    } else {
+                        pc + 16
+                    };
+                    Record::IFetch {
+                        addr: pc,
+                        ninstr: 4,
+                        len: 1 + (r >> 8) as u8 % 40,
+                    }
+                }
+                7..=13 => Record::Load {
+                    addr: 0x1000_0000
+                        + (r >> 16) % [8 << 10, 96 << 10, 2 << 20][(r >> 8) as usize % 3],
+                    size: 1 + (r >> 40) as u16 % 16,
+                },
+                14 => Record::Marker {
+                    code: marker::TXN_END,
+                    arg: 0,
+                },
+                _ => match (r >> 8) % 8 {
+                    0 => Record::Thread {
+                        tid: 1 + (r >> 12) as u32 % 2,
+                    },
+                    // The running thread becomes a worker or a background thread.
+                    1 => Record::Marker {
+                        code: marker::THREAD_ROLE,
+                        arg: match (r >> 20) % 2 {
+                            0 => probe::Role::Worker as u32,
+                            _ => probe::Role::LogFlusher as u32,
+                        },
+                    },
+                    2 => Record::Marker {
+                        code: marker::OP_BEGIN,
+                        arg: 1 + (r >> 16) as u32 % 4,
+                    },
+                    _ => Record::Store {
+                        addr: 0x2000_0000 + (r >> 16) % (1 << 20) + i as u64 % 3,
+                        size: 8,
+                    },
+                },
+            });
+        }
+        v
+    }
+
+    /// Small levels, so that the stream overflows every one; sweeps of both kinds, one
+    /// L1-I point of another line size (a shadow of its own) and one LLC point with the
+    /// last level's geometry (a mirror).
+    fn config(own_core: bool, inclusive: bool) -> Config {
+        let mut c = Config::preset("xeon-e5-2660").unwrap();
+        c.set_level("l1i", "2K:4:64:4").unwrap();
+        c.set_level("l1d", "2K:4:64:4").unwrap();
+        c.set_level("l2", "8K:4:64:8").unwrap();
+        c.set_level("llc", "64K:8:64:19").unwrap();
+        c.set_sweep("l1i=1K,2K,4K:2:64,8K,4K:4:128").unwrap();
+        c.set_sweep("llc=32K,64K,128K:16:64,64K:4:64").unwrap();
+        c.warmup_txns = 50;
+        c.background_own_core = own_core;
+        c.last_level_inclusive = inclusive;
+        c
+    }
+
+    /// The shared shadows and the mirrored point change nothing: the report of every
+    /// level, class and sweep point equals the one with a shadow per level.
+    #[test]
+    fn shared_stream_shadows_give_the_same_report() {
+        for (seed, own_core, inclusive) in [(1, true, true), (2, false, true), (3, true, false)] {
+            let cfg = config(own_core, inclusive);
+            let mut shared = Simulator::build(cfg.clone(), true).unwrap();
+            let mut alone = Simulator::build(cfg, false).unwrap();
+            assert!(shared.i_stream.is_some() && shared.llc_stream.is_some());
+            assert_eq!(shared.sweep_llc_mirror, [false, true, false, false]);
+            assert!(alone.i_stream.is_none() && !alone.sweep_llc_mirror.contains(&true));
+            for rec in records(seed, 200_000) {
+                shared.feed(&rec);
+                alone.feed(&rec);
+            }
+            let (a, b) = (shared.report(), alone.report());
+            assert!(b.levels.iter().all(|l| l.three_c.is_some()));
+            assert!(
+                b.levels[3].misses.total > 1000,
+                "the LLC must be overflowed"
+            );
+            assert_eq!(a.to_json(), b.to_json(), "seed {seed}");
+        }
     }
 }
