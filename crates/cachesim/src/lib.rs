@@ -4,7 +4,8 @@
 //! database operation (probe markers) and the storage-manager component (function module
 //! path) that made it.
 //!
-//! Owns: reading the trace stream (`trace`), the cache model (`cache`, `sim`), symbol
+//! Owns: reading the trace stream (`trace`, split per measured phase by `phases`), the
+//! cache model (`cache`, `sim`; the 3C shadows shared by one stream's levels: `lru_stack`), symbol
 //! resolution (`symbols`) and the report (`report`). Must never panic on user input or
 //! a damaged stream: those are `Err`s with one clear line.
 //!
@@ -22,6 +23,8 @@ pub mod cache;
 pub mod config;
 pub mod forks;
 pub mod lackey;
+pub mod lru_stack;
+pub mod phases;
 pub mod report;
 pub mod settle;
 pub mod sim;
@@ -31,5 +34,3 @@ pub mod trace;
 pub use config::{Config, LevelConfig, Options, PRESETS};
 pub use report::Report;
 pub use sim::Simulator;
-pub mod lru_stack;
-pub mod phases;
