@@ -46,6 +46,14 @@ impl Table {
     /// Insert a row; `Duplicate` (and no change) if its primary key or a unique
     /// secondary key is present.
     pub fn insert(&mut self, pk: &Key, row: &[u8]) -> Result<()> {
+        if self.secondary.is_empty() {
+            // No secondary key to check first: test and insert in one search (the
+            // load's rows are mostly of such tables; micro's are all).
+            return self
+                .primary
+                .try_put(*pk, row.into())
+                .map_err(|_| Error::Duplicate);
+        }
         if self.primary.contains(pk) {
             return Err(Error::Duplicate);
         }

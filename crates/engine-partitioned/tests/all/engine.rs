@@ -371,3 +371,57 @@ fn a_directory_without_a_log_and_bad_partition_counts_are_refused() {
     .unwrap();
     assert_eq!(e.partitions(), 3, "default: one partition per thread");
 }
+
+/// Inserts test and place a row in one search of the index (`Primary::try_put`): rows
+/// inserted in any order each land in their key's partition with their own bytes, a
+/// present key is refused with the row left as it was, and an aborted insert is gone.
+#[test]
+fn inserts_keep_every_row_in_place_and_refuse_a_present_key() {
+    for (kind, ordered) in [
+        (IndexKind::BTree, OrderedKind::BTree),
+        (IndexKind::BTree, OrderedKind::RbTree),
+        (IndexKind::Hash, OrderedKind::BTree),
+    ] {
+        let (e, t) = open_with(1, 4, kind, ordered);
+        let mut s = Session::new(e.worker(0));
+        // Ascending in one transaction (as a load), then a scrambled order.
+        s.run(0, |s| {
+            for i in 0..ACCTS / 2 {
+                s.insert(t, &k(i), &(i as i64 * 3).to_le_bytes())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        s.run(0, |s| {
+            for j in 0..ACCTS / 2 {
+                let i = ACCTS / 2 + (j * 7) % (ACCTS / 2);
+                s.insert(t, &k(i), &(i as i64 * 3).to_le_bytes())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        for p in 0..4 {
+            assert_eq!(e.rows_in(t, p), 16, "{kind:?}/{ordered:?}: partition {p}");
+        }
+        for i in 0..ACCTS {
+            let got = s.run(0, |s| val(s, t, i)).unwrap();
+            assert_eq!(got, Some(i as i64 * 3), "{kind:?}/{ordered:?}: key {i}");
+        }
+        // A present key: refused, the row unchanged.
+        s.begin(0).unwrap();
+        assert!(matches!(
+            s.insert(t, &k(9), &99i64.to_le_bytes()),
+            Err(Error::Duplicate)
+        ));
+        s.abort();
+        assert_eq!(s.run(0, |s| val(s, t, 9)).unwrap(), Some(27));
+        // An aborted insert of a new key leaves nothing behind.
+        let (e2, t2) = open_with(1, 4, kind, ordered);
+        let mut s2 = Session::new(e2.worker(0));
+        s2.begin(0).unwrap();
+        s2.insert(t2, &k(3), &1i64.to_le_bytes()).unwrap();
+        s2.abort();
+        assert_eq!(s2.run(0, |s| val(s, t2, 3)).unwrap(), None);
+        assert_eq!(e2.rows_in(t2, 0), 0);
+    }
+}
