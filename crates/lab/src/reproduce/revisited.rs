@@ -264,8 +264,8 @@ fn update_sizes<'a, 'b>(scale: Scale, sizes: &'b [&'a str]) -> &'b [&'a str] {
 /// (5 and 1 before). Its some 210 full-scale runs of 6 seconds were 21 minutes of windows
 /// nothing else may overlap, and every verdict is a ratio of medians of 3 repetitions
 /// whose spread is the machine's (+-15-25%), not the window's: a 2-second window still
-/// holds 0.5-8 M transactions (issue 41; the full tables before and after side by side:
-/// docs/reproduce.md).
+/// holds 0.5-8 M transactions (issue 41: not yet compared with a full run of 5-second
+/// windows, docs/reproduce.md).
 fn revisited_run(ctx: &Ctx, workload: Workload) -> RunSpec {
     let mut run = short_run(ctx, Kind::Run, workload);
     let times = match ctx.scale {
