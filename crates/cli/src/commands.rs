@@ -1073,7 +1073,7 @@ fn prepare_run<W: Workload>(
     c: &RunOpts,
     prof: Option<&ProfOpts>,
 ) -> Result<Prepared, String> {
-    let (engine, _) = engine_setup(
+    let (engine, opts) = engine_setup(
         &c.db,
         &c.disk,
         c.prewarm,
@@ -1090,13 +1090,6 @@ fn prepare_run<W: Workload>(
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));
     }
     rt::set_trace_ctx(c.trace_ctx);
-    let (engine, opts) = engine_setup(
-        &c.db,
-        &c.disk,
-        c.prewarm,
-        run_log(c)?,
-        Some(EngineName::Memory),
-    )?;
     let opts = run_engine_options(c, engine, opts)?;
     look_before_writing(
         wl,
