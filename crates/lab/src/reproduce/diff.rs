@@ -175,17 +175,18 @@ fn cells(a: &Value, b: &Value) -> (Vec<Cell>, Vec<String>) {
 /// differ or a number in it does by more than [`MOVED`] ("insert (32.6%)" against
 /// "insert (34.1%)" has not moved).
 fn mark_moved(table: &mut [Cell]) {
-    let n = table.len();
-    for i in 0..n {
+    let mut col_max: std::collections::HashMap<String, f64> = Default::default();
+    for d in table.iter() {
+        for v in [number(&d.a), number(&d.b)].into_iter().flatten() {
+            let m = col_max.entry(d.column.clone()).or_default();
+            *m = m.max(v.abs());
+        }
+    }
+    for i in 0..table.len() {
         let c = &table[i];
         let moved = match (number(&c.a), number(&c.b)) {
             (Some(x), Some(y)) => {
-                let col_max = table
-                    .iter()
-                    .filter(|d| d.column == c.column)
-                    .flat_map(|d| [number(&d.a), number(&d.b)])
-                    .flatten()
-                    .fold(0.0f64, |m, v| m.max(v.abs()));
+                let col_max = col_max[&c.column];
                 let d = (y - x).abs();
                 d > MOVED * x.abs() && d > FLOOR * col_max
             }
