@@ -182,8 +182,7 @@ fn mark_moved(table: &mut [Cell]) {
             *m = m.max(v.abs());
         }
     }
-    for i in 0..table.len() {
-        let c = &table[i];
+    for c in table.iter_mut() {
         let moved = match (number(&c.a), number(&c.b)) {
             (Some(x), Some(y)) => {
                 let col_max = col_max[&c.column];
@@ -200,7 +199,7 @@ fn mark_moved(table: &mut [Cell]) {
                         .any(|(x, y)| (y - x).abs() > MOVED * x.abs())
             }
         };
-        table[i].moved = moved;
+        c.moved = moved;
     }
 }
 
