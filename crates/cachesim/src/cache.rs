@@ -143,172 +143,6 @@ impl SetAssoc {
     }
 }
 
-const NIL: u32 = u32::MAX;
-
-#[derive(Clone, Copy)]
-struct Slot {
-    /// EMPTY for a free slot.
-    line: u64,
-    prev: u32,
-    next: u32,
-}
-
-/// Fully-associative LRU of `capacity` lines, O(1) per access. One open-addressing table
-/// (linear probing, at most half full, backward-shift deletion) whose slots are also the
-/// nodes of an intrusive doubly-linked recency list: a lookup and the list update touch
-/// the same 16-byte slot, which matters when a large LLC's shadow misses the host caches.
-pub struct FaLru {
-    capacity: u32,
-    len: u32,
-    shift: u32,
-    mask: usize,
-    slots: Vec<Slot>,
-    head: u32,
-    tail: u32,
-}
-
-impl FaLru {
-    pub fn new(capacity: u64) -> FaLru {
-        assert!(
-            capacity > 0 && capacity < (NIL / 4) as u64,
-            "FA-LRU capacity {capacity} out of range"
-        );
-        let size = (capacity * 2).next_power_of_two().max(2);
-        FaLru {
-            capacity: capacity as u32,
-            len: 0,
-            shift: 64 - size.trailing_zeros(),
-            mask: size as usize - 1,
-            slots: vec![
-                Slot {
-                    line: EMPTY,
-                    prev: NIL,
-                    next: NIL
-                };
-                size as usize
-            ],
-            head: NIL,
-            tail: NIL,
-        }
-    }
-
-    #[inline]
-    fn home(&self, line: u64) -> usize {
-        // Fibonacci hashing: the top bits of a multiplicative hash.
-        (line.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize & self.mask
-    }
-
-    /// Slot holding `line`, or the free slot where it would go.
-    #[inline]
-    fn probe(&self, line: u64) -> (usize, bool) {
-        let mut i = self.home(line);
-        loop {
-            let l = self.slots[i].line;
-            if l == line {
-                return (i, true);
-            }
-            if l == EMPTY {
-                return (i, false);
-            }
-            i = (i + 1) & self.mask;
-        }
-    }
-
-    fn unlink(&mut self, n: u32) {
-        let Slot { prev, next, .. } = self.slots[n as usize];
-        if prev == NIL {
-            self.head = next;
-        } else {
-            self.slots[prev as usize].next = next;
-        }
-        if next == NIL {
-            self.tail = prev;
-        } else {
-            self.slots[next as usize].prev = prev;
-        }
-    }
-
-    fn push_front(&mut self, n: u32) {
-        self.slots[n as usize].prev = NIL;
-        self.slots[n as usize].next = self.head;
-        if self.head != NIL {
-            self.slots[self.head as usize].prev = n;
-        }
-        self.head = n;
-        if self.tail == NIL {
-            self.tail = n;
-        }
-    }
-
-    /// Frees slot `hole` (already unlinked), shifting later entries of its probe run back
-    /// so every entry stays reachable from its home slot; moved entries keep their links.
-    fn remove(&mut self, mut hole: usize) {
-        let mut j = hole;
-        loop {
-            j = (j + 1) & self.mask;
-            let line = self.slots[j].line;
-            if line == EMPTY {
-                break;
-            }
-            let home = self.home(line);
-            // Entry j may fill the hole unless its home lies cyclically in (hole, j].
-            let home_in_between = if hole <= j {
-                hole < home && home <= j
-            } else {
-                hole < home || home <= j
-            };
-            if home_in_between {
-                continue;
-            }
-            self.slots[hole] = self.slots[j];
-            let Slot { prev, next, .. } = self.slots[hole];
-            let h = hole as u32;
-            if prev == NIL {
-                self.head = h;
-            } else {
-                self.slots[prev as usize].next = h;
-            }
-            if next == NIL {
-                self.tail = h;
-            } else {
-                self.slots[next as usize].prev = h;
-            }
-            hole = j;
-        }
-        self.slots[hole] = Slot {
-            line: EMPTY,
-            prev: NIL,
-            next: NIL,
-        };
-    }
-
-    /// References `line`; returns whether it hit.
-    #[inline]
-    pub fn access(&mut self, line: u64) -> bool {
-        let (i, found) = self.probe(line);
-        if found {
-            if i as u32 != self.head {
-                self.unlink(i as u32);
-                self.push_front(i as u32);
-            }
-            return true;
-        }
-        let mut i = i;
-        if self.len == self.capacity {
-            let t = self.tail;
-            self.unlink(t);
-            self.remove(t as usize);
-            self.len -= 1;
-            // The removal may have shifted the run `line` probes through.
-            i = self.probe(line).0;
-        }
-        self.slots[i].line = line;
-        self.len += 1;
-        self.push_front(i as u32);
-        false
-    }
-}
-
 /// Counters of one level, each split instruction / data.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct LevelStats {
@@ -358,7 +192,8 @@ impl SeenSet {
 }
 
 struct Shadow {
-    fa: FaLru,
+    /// A stack of one capacity: the level's own fully-associative LRU shadow.
+    fa: LruStack,
     seen: SeenSet,
 }
 
@@ -481,7 +316,7 @@ impl Level {
             },
             three_c: match three_c {
                 true => ThreeC::Own(Shadow {
-                    fa: FaLru::new(config.lines()),
+                    fa: LruStack::new(&[config.lines()]),
                     seen: SeenSet::default(),
                 }),
                 false => ThreeC::Off,
@@ -569,7 +404,7 @@ impl Level {
         let shadow = match &mut self.three_c {
             ThreeC::Off => None,
             ThreeC::Own(sh) => {
-                let fa_hit = sh.fa.access(line);
+                let fa_hit = sh.fa.access(line) == 0;
                 res.is_some().then(|| (sh.seen.insert(line), fa_hit))
             }
             &mut ThreeC::Shared(ci) => {
@@ -660,28 +495,6 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             let line = (x >> 33) % 17;
             assert_eq!(l2.access(line).is_some(), p2.access(line).is_some());
-        }
-    }
-
-    #[test]
-    fn fa_lru_matches_a_naive_model() {
-        let mut fa = FaLru::new(4);
-        let mut naive: Vec<u64> = Vec::new();
-        let mut x: u64 = 12345;
-        for _ in 0..5000 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let line = (x >> 33) % 9;
-            let hit = fa.access(line);
-            let pos = naive.iter().position(|&l| l == line);
-            assert_eq!(hit, pos.is_some());
-            if let Some(p) = pos {
-                naive.remove(p);
-            } else if naive.len() == 4 {
-                naive.pop();
-            }
-            naive.insert(0, line);
         }
     }
 

@@ -9,9 +9,12 @@
 //! markers in front of the line's old position back by one (those lines slip one place
 //! deeper), so an access costs O(capacities below the line's depth), not O(depth).
 //!
-//! Owns the open-addressing table (linear probing, at most half full, backward-shift
-//! deletion) whose slots are also the list's nodes, as `cache::FaLru`. Must never
-//! allocate per access: every slot is allocated at start-up.
+//! One open-addressing table (linear probing, at most half full, backward-shift
+//! deletion) whose slots are also the nodes of the intrusive doubly-linked recency list:
+//! a lookup and the list update touch the same slot, which matters when a large LLC's
+//! shadow misses the host caches. A stack of one capacity is a level's own
+//! fully-associative shadow. Must never allocate per access: every slot is allocated at
+//! start-up.
 
 const NIL: u32 = u32::MAX;
 /// Line value of a free slot; no line number reaches it (line >= 8 bytes).
@@ -252,27 +255,51 @@ impl LruStack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cache::FaLru;
     use proptest::prelude::*;
 
-    /// Every capacity's answer equals its own FA-LRU's, reference by reference.
+    /// Every capacity's answer equals a naive LRU list's of that capacity, reference by
+    /// reference.
     fn check(caps: &[u64], stream: &[u64]) {
         let mut stack = LruStack::new(caps);
-        let mut fas: Vec<(usize, FaLru)> = caps
+        let mut naive: Vec<(usize, usize, Vec<u64>)> = caps
             .iter()
-            .map(|&c| (stack.capacity_index(c), FaLru::new(c)))
+            .map(|&c| (stack.capacity_index(c), c as usize, Vec::new()))
             .collect();
         for (t, &line) in stream.iter().enumerate() {
             let z = stack.access(line);
-            for (ci, fa) in &mut fas {
+            for (ci, cap, list) in &mut naive {
+                let pos = list.iter().position(|&l| l == line);
                 assert_eq!(
                     z <= *ci,
-                    fa.access(line),
-                    "reference {t} (line {line}), capacity {}",
-                    stack.caps[*ci]
+                    pos.is_some(),
+                    "reference {t} (line {line}), capacity {cap}"
                 );
+                match pos {
+                    Some(p) => {
+                        list.remove(p);
+                    }
+                    None if list.len() == *cap => {
+                        list.pop();
+                    }
+                    None => {}
+                }
+                list.insert(0, line);
             }
         }
+    }
+
+    #[test]
+    fn one_capacity_is_a_fully_associative_lru() {
+        let mut x: u64 = 12345;
+        let stream: Vec<u64> = (0..5000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) % 9
+            })
+            .collect();
+        check(&[4], &stream);
     }
 
     #[test]
@@ -293,7 +320,7 @@ mod tests {
     }
 
     #[test]
-    fn matches_fa_lru_on_a_cyclic_and_a_skewed_stream() {
+    fn matches_a_naive_lru_on_a_cyclic_and_a_skewed_stream() {
         let cyclic: Vec<u64> = (0..20).flat_map(|_| 0u64..12).collect();
         check(&[4, 8, 12, 16, 11], &cyclic);
         let mut x: u64 = 12345;
@@ -316,7 +343,7 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
         #[test]
-        fn answers_every_capacity_like_its_fa_lru(
+        fn answers_every_capacity_like_a_naive_lru(
             caps in prop::collection::vec(1u64..40, 1..6),
             stream in prop::collection::vec(0u64..90, 0..3000),
             spread in prop::bool::ANY,
