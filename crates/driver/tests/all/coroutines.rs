@@ -315,3 +315,42 @@ fn interleaved_tpcc_keeps_one_warehouse_apart() {
     assert!(r.keyed_held > 0, "no input was held back");
     assert!(r.coroutine_switches > 0);
 }
+
+/// A closed-loop stream tells its worker that its transactions run back to back
+/// (`Worker::back_to_back`), so the memory engine begins its read-only transactions on
+/// the pin kept from the one before (its `kept_pin_begins` count), with or without
+/// coroutines; an open-loop stream (`--rate`: it waits between arrivals) never does.
+#[test]
+fn closed_loop_reads_begin_on_kept_pins_and_open_loop_ones_never() {
+    let micro = Micro::new(MicroConfig {
+        keys: 10_000,
+        rows_per_txn: 1,
+        mode: Mode::Read,
+        columns: Columns::Long,
+        distribution: Distribution::Uniform,
+        index: IndexKind::BTree,
+    })
+    .unwrap();
+    let kept = |c: &RunConfig| {
+        let r = run_ok::<engine_memory::MemoryEngine, _>(&micro, c);
+        r.engine_stats["kept_pin_begins"]
+            .as_u64()
+            .expect("the memory engine counts kept pins")
+    };
+    let closed = kept(&cfg(1, 1, None, LogMode::Off, 2_000));
+    assert!(closed > 1_000, "closed loop: {closed} of 2,000 on a kept pin");
+    let interleaved = RunConfig {
+        interleave: true,
+        ..cfg(1, 4, None, LogMode::Off, 2_000)
+    };
+    let coro = kept(&interleaved);
+    assert!(coro > 1_000, "interleaved: {coro} of 2,000 on a kept pin");
+    let open = RunConfig {
+        rate: Some(driver::Rate {
+            tps: 100_000.0,
+            poisson: false,
+        }),
+        ..cfg(1, 1, None, LogMode::Off, 2_000)
+    };
+    assert_eq!(kept(&open), 0, "open loop: no pin kept while it waits");
+}
