@@ -558,11 +558,17 @@ mod tests {
         w.begin().unwrap();
         w.insert(t, &[2], &[0; 8]).unwrap();
         w.abort();
-        assert!(w.kept.is_none(), "an aborted insert retired its record: not kept");
+        assert!(
+            w.kept.is_none(),
+            "an aborted insert retired its record: not kept"
+        );
         w.begin().unwrap();
         assert!(w.get(t, &[1], &mut |_| {}).unwrap());
         w.abort();
-        assert!(w.kept.is_some(), "an aborted read-only transaction keeps it");
+        assert!(
+            w.kept.is_some(),
+            "an aborted read-only transaction keeps it"
+        );
         w.back_to_back(false);
         w.back_to_back(true);
         // One fresh pin, then KEEP_PIN_RUNS transactions on the kept one.
@@ -571,7 +577,10 @@ mod tests {
             assert!(w.kept.is_some(), "run {i}");
         }
         read(&mut w);
-        assert!(w.kept.is_none(), "a fresh pin after KEEP_PIN_RUNS kept ones");
+        assert!(
+            w.kept.is_none(),
+            "a fresh pin after KEEP_PIN_RUNS kept ones"
+        );
         read(&mut w);
         assert!(w.kept.is_some());
         w.back_to_back(false);

@@ -338,7 +338,10 @@ fn closed_loop_reads_begin_on_kept_pins_and_open_loop_ones_never() {
             .expect("the memory engine counts kept pins")
     };
     let closed = kept(&cfg(1, 1, None, LogMode::Off, 2_000));
-    assert!(closed > 1_000, "closed loop: {closed} of 2,000 on a kept pin");
+    assert!(
+        closed > 1_000,
+        "closed loop: {closed} of 2,000 on a kept pin"
+    );
     let interleaved = RunConfig {
         interleave: true,
         ..cfg(1, 4, None, LogMode::Off, 2_000)
