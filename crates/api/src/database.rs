@@ -222,9 +222,6 @@ impl<W: Worker + ?Sized> Worker for Box<W> {
     fn command(&mut self, txn_type: u32, input: &[u8]) {
         (**self).command(txn_type, input)
     }
-    fn back_to_back(&mut self, on: bool) {
-        (**self).back_to_back(on)
-    }
 }
 
 #[cfg(test)]
@@ -370,9 +367,6 @@ mod tests {
         fn command(&mut self, _: u32, _: &[u8]) {
             self.calls.push("command");
         }
-        fn back_to_back(&mut self, _: bool) {
-            self.calls.push("back_to_back");
-        }
     }
 
     #[test]
@@ -408,7 +402,6 @@ mod tests {
             w.command(0, b"");
             w.commit().unwrap();
             w.abort();
-            w.back_to_back(true);
             assert!(w.batches() && w.wants_commands());
             assert_eq!(w.sql_dialect(), Some(SqlDialect::Sqlite));
             b.calls.clone()
@@ -435,8 +428,7 @@ mod tests {
                 "delete",
                 "command",
                 "commit",
-                "abort",
-                "back_to_back"
+                "abort"
             ]
         );
     }

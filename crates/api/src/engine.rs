@@ -581,14 +581,6 @@ pub trait Worker {
     /// before `commit`; a command-logging engine logs it if the transaction commits.
     /// The default ignores it.
     fn command(&mut self, _txn_type: u32, _input: &[u8]) {}
-
-    /// `true`: from the next `begin` on, this worker's transactions follow one another
-    /// with no wait between them, until `back_to_back(false)`, which the caller gives
-    /// before it waits (a think time, a paced arrival) and when it is done. While on, an
-    /// engine may keep between transactions what each would otherwise take anew (the
-    /// memory engine: its epoch pin, across transactions that wrote nothing); at `false`
-    /// it lets go of it. The default ignores it.
-    fn back_to_back(&mut self, _on: bool) {}
 }
 
 // Keep serde_json reachable for `Engine::stats` without making every crate name it.

@@ -140,14 +140,6 @@ impl<W: Worker> Session<W> {
         self.w.command(txn_type, input);
     }
 
-    /// Whether this session's transactions now follow one another with no wait between
-    /// them ([`Worker::back_to_back`]): `false` before the caller waits and when it is
-    /// done.
-    #[inline]
-    pub fn back_to_back(&mut self, on: bool) {
-        self.w.back_to_back(on);
-    }
-
     /// Begin a transaction of workload-defined type `txn_type` (used by markers and
     /// per-type statistics).
     pub fn begin(&mut self, txn_type: u32) -> Result<()> {

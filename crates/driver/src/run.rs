@@ -290,12 +290,6 @@ impl<W: Workload> Shared<'_, W> {
         let log_commands = s.wants_commands();
         let mut cmd: Vec<u8> = Vec::new();
         let mut ahead = self.in_flight.as_ref().map(|_| pick::Lookahead::new());
-        // Closed loop: one transaction after the other, so the engine may keep between
-        // them what each would take anew (`Worker::back_to_back`); off before any pause
-        // and at the end. (A stream's `wait_turn` waits before its first transaction
-        // only, when nothing is kept yet.)
-        let mut back_to_back = pacer.is_none();
-        s.back_to_back(back_to_back);
         loop {
             let ph = phase.load(Ordering::Relaxed);
             // A stream may have to wait for its turn (`Workload::wait_turn`).
@@ -316,10 +310,6 @@ impl<W: Workload> Shared<'_, W> {
             };
             // A terminal's keying time (before) and think time (after).
             let pause = wl.pauses(st, ty);
-            if back_to_back && pause.is_some() {
-                back_to_back = false;
-                s.back_to_back(false);
-            }
             if let Some((keying, _)) = pause {
                 if !nap(keying, stop) {
                     self.release(key);
@@ -391,7 +381,6 @@ impl<W: Workload> Shared<'_, W> {
                 }
             }
         }
-        s.back_to_back(false);
         r.ended = Some(Instant::now());
         r.counters = wl.counters(st);
     }

@@ -89,9 +89,6 @@ pub struct WorkerStats {
     pub aborts: [AtomicU64; 4],
     pub records_inserted: AtomicU64,
     pub records_deleted: AtomicU64,
-    /// Transactions that began on the pin kept from the one before
-    /// (`Worker::back_to_back`).
-    pub kept_pin_begins: AtomicU64,
 }
 
 impl WorkerStats {
@@ -444,7 +441,6 @@ impl Engine for MemoryEngine {
             "aborts": aborts,
             "records_inserted": sum(&|s| &s.records_inserted),
             "records_deleted": sum(&|s| &s.records_deleted),
-            "kept_pin_begins": sum(&|s| &s.kept_pin_begins),
             "epoch": self.epochs.current(),
             "epoch_interval_ms": epoch::EPOCH_INTERVAL.as_millis() as u64,
         });

@@ -16,11 +16,6 @@ use crate::{AbortReason, WorkerStats};
 use api::{Error, LogMode, Result};
 use std::sync::atomic::{fence, Ordering::*};
 
-/// Transactions in a row that may begin on a pin kept from the one before
-/// (`MemoryWorker::kept`); then one pins anew, which is where crossbeam's collector runs
-/// (every 128th fresh pin) and the epoch advances.
-pub(crate) const KEEP_PIN_RUNS: u32 = 32;
-
 /// How `lock_in_turn` ended.
 enum Locking {
     Done,
@@ -133,8 +128,7 @@ impl MemoryWorker<'_> {
         unsafe { self.nodes.unchanged() }
     }
 
-    /// Clear per-transaction state and unpin (or keep the pin for the next transaction:
-    /// `MemoryWorker::kept`).
+    /// Clear per-transaction state and unpin.
     fn finish(&mut self) {
         self.read_committed = false;
         self.writes_sorted = false;
@@ -144,14 +138,7 @@ impl MemoryWorker<'_> {
         self.wmap.clear();
         self.arena.clear();
         self.abort_reason = None;
-        let g = self.guard.take();
-        if self.back_to_back && !self.changed && self.kept_runs < KEEP_PIN_RUNS {
-            self.kept_runs += 1;
-            self.kept = g;
-        } else {
-            self.kept_runs = 0;
-        }
-        self.changed = false;
+        self.guard = None;
     }
 
     /// Commit by Silo's protocol, one phase per function: lock the write set, read the
@@ -521,98 +508,6 @@ mod tests {
         })
         .unwrap();
         drop(s0);
-        e.shutdown().unwrap();
-    }
-
-    /// `Worker::back_to_back`: on, a transaction that wrote nothing (committed or
-    /// aborted) leaves its pin for the next one, one that wrote does not, and at most
-    /// `KEEP_PIN_RUNS` in a row begin on a kept pin; off lets go at once. A kept pin
-    /// follows the epoch (each `begin` repins it): garbage retired elsewhere is still
-    /// freed while the worker reads back to back and never pins anew.
-    #[test]
-    fn a_pin_is_kept_only_between_transactions_that_wrote_nothing() {
-        use super::KEEP_PIN_RUNS;
-        use api::Worker;
-        use std::sync::atomic::AtomicBool;
-        let mut s = Schema::new();
-        let t = s.add(TableDef::new("t", 8, IndexKind::BTree, 64));
-        let e = MemoryEngine::open(Arc::new(s), &EngineOptions::default()).unwrap();
-        let mut w = e.worker(0);
-        let read = |w: &mut crate::xct::MemoryWorker| {
-            w.begin().unwrap();
-            assert!(w.get(t, &[1], &mut |_| {}).unwrap());
-            w.commit().unwrap();
-        };
-        w.begin().unwrap();
-        w.insert(t, &[1], &[0; 8]).unwrap();
-        w.commit().unwrap();
-        read(&mut w);
-        assert!(w.kept.is_none(), "off (the default): nothing kept");
-        w.back_to_back(true);
-        read(&mut w);
-        assert!(w.kept.is_some(), "a read-only commit keeps its pin");
-        w.begin().unwrap();
-        assert!(w.update(t, &[1], &mut |r| r[0] += 1).unwrap());
-        w.commit().unwrap();
-        assert!(w.kept.is_none(), "a commit that wrote does not");
-        w.begin().unwrap();
-        w.insert(t, &[2], &[0; 8]).unwrap();
-        w.abort();
-        assert!(
-            w.kept.is_none(),
-            "an aborted insert retired its record: not kept"
-        );
-        w.begin().unwrap();
-        assert!(w.get(t, &[1], &mut |_| {}).unwrap());
-        w.abort();
-        assert!(
-            w.kept.is_some(),
-            "an aborted read-only transaction keeps it"
-        );
-        w.back_to_back(false);
-        w.back_to_back(true);
-        // One fresh pin, then KEEP_PIN_RUNS transactions on the kept one.
-        for i in 0..KEEP_PIN_RUNS {
-            read(&mut w);
-            assert!(w.kept.is_some(), "run {i}");
-        }
-        read(&mut w);
-        assert!(
-            w.kept.is_none(),
-            "a fresh pin after KEEP_PIN_RUNS kept ones"
-        );
-        read(&mut w);
-        assert!(w.kept.is_some());
-        w.back_to_back(false);
-        assert!(w.kept.is_none(), "off: let go at once");
-        read(&mut w);
-        assert!(w.kept.is_none());
-
-        // Garbage deferred by another participant is freed while `w` holds a kept pin
-        // between its reads and never pins anew (its run count held at 0).
-        w.back_to_back(true);
-        read(&mut w);
-        let freed = Arc::new(AtomicBool::new(false));
-        {
-            let f = freed.clone();
-            let g = crossbeam_epoch::pin();
-            g.defer(move || f.store(true, Relaxed));
-            g.flush();
-        }
-        // A liveness bound, not a timing check: other tests' workers pinned meanwhile
-        // may hold the epoch back for a while, never for seconds.
-        let start = std::time::Instant::now();
-        while !freed.load(Relaxed) {
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "the kept pin held the epoch back"
-            );
-            w.kept_runs = 0;
-            read(&mut w);
-            assert!(w.kept.is_some());
-            crossbeam_epoch::pin().flush();
-        }
-        drop(w);
         e.shutdown().unwrap();
     }
 }

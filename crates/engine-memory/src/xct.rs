@@ -171,20 +171,6 @@ pub struct MemoryWorker<'e> {
     pub(crate) e: &'e MemoryEngine,
     pub(crate) id: usize,
     pub(crate) guard: Option<Guard>,
-    /// The pin kept between transactions (`Worker::back_to_back`): the next `begin`
-    /// moves it to the current epoch (`Guard::repin`, a plain store when the epoch
-    /// moved) instead of pinning anew, whose full fence (a `lock cmpxchg`) was about 3%
-    /// of a B+tree point read's time under `--interleave 8` (issue 40). Kept only after
-    /// a transaction that wrote and retired nothing, and at most `KEEP_PIN_RUNS` times in
-    /// a row: a fresh pin is where the collector frees garbage and advances the epoch.
-    pub(crate) kept: Option<Guard>,
-    /// Transactions since the last fresh pin that began on a kept one.
-    pub(crate) kept_runs: u32,
-    /// `Worker::back_to_back` is on: a pin may be kept after a transaction.
-    pub(crate) back_to_back: bool,
-    /// This transaction wrote or may have retired something (insert, delete, a write
-    /// entry): its pin is not kept, so its garbage is collected as before.
-    pub(crate) changed: bool,
     /// This worker's own epoch participant. Not the thread's: transactions run as
     /// coroutines overlap on one thread, and a thread-wide participant would then stay
     /// pinned at the epoch of whichever began first (nested guards never repin), so
@@ -349,10 +335,6 @@ impl<'e> MemoryWorker<'e> {
             e,
             id,
             guard: None,
-            kept: None,
-            kept_runs: 0,
-            back_to_back: false,
-            changed: false,
             epoch: crossbeam_epoch::default_collector().register(),
             reads: Vec::with_capacity(256),
             nodes: memindex::NodeSet::with_capacity(64),
@@ -412,7 +394,6 @@ impl<'e> MemoryWorker<'e> {
     }
 
     fn push_write(&mut self, w: WriteEntry) {
-        self.changed = true;
         self.writes.push(w);
         let n = self.writes.len();
         if n == LINEAR_WRITES + 1 {
@@ -913,14 +894,7 @@ impl Worker for MemoryWorker<'_> {
     fn begin(&mut self) -> Result<()> {
         assert!(self.guard.is_none(), "begin inside a transaction");
         debug_assert!(self.reads.is_empty() && self.writes.is_empty());
-        self.guard = Some(match self.kept.take() {
-            Some(mut g) => {
-                g.repin();
-                WorkerStats::bump(&self.stats().kept_pin_begins);
-                g
-            }
-            None => self.epoch.pin(),
-        });
+        self.guard = Some(self.epoch.pin());
         Ok(())
     }
 
@@ -1044,7 +1018,6 @@ impl Worker for MemoryWorker<'_> {
                 t.row_size
             )));
         }
-        self.changed = true;
         let g = self.guard.as_ref().expect("insert outside a transaction");
         let rec = t.new_record(key, ABSENT, row);
         let hint = &mut self.insert_hints[table.0 as usize];
@@ -1122,7 +1095,6 @@ impl Worker for MemoryWorker<'_> {
 
     fn delete(&mut self, table: TableId, key: &[u8]) -> Result<bool> {
         debug_assert!(key.len() <= MAX_KEY_LEN, "Session checks key lengths");
-        self.changed = true;
         let quiet = self.take_quiet(table);
         let t = self.table(table);
         let rs = t.row_size;
@@ -1196,15 +1168,6 @@ impl Worker for MemoryWorker<'_> {
         self.clear_hints();
         self.quiet = 0;
         self.abort_txn()
-    }
-
-    fn back_to_back(&mut self, on: bool) {
-        self.back_to_back = on;
-        if !on {
-            // Unpinned now: a worker that waits must not hold the epoch back.
-            self.kept = None;
-            self.kept_runs = 0;
-        }
     }
 }
 
