@@ -29,10 +29,7 @@ fn no_workload(cmd: &str) -> String {
 pub fn dispatch(cli: Cli) -> Result<(), String> {
     match cli.cmd {
         Cmd::Run { workload } => match workload.ok_or_else(|| no_workload("run"))? {
-            RunWorkload::Micro(a) if driver::gate::resident().map_err(|e| e.to_string())? => {
-                resident_micro(&a)
-            }
-            RunWorkload::Micro(a) => run(&micro(&a.data, Some(&a.txn))?, &a.common),
+            RunWorkload::Micro(a) => micro_run(&a),
             RunWorkload::Tpcb(a) => run(&tpcb(&a.data, Some(&a.txn), a.common.threads)?, &a.common),
             RunWorkload::Tpcc(a) => {
                 if a.txn.terminal_times && a.common.rate.is_some() {
@@ -1013,6 +1010,14 @@ fn run_steps_phases<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<(),
     }
     driver::exit_if_stopped(last);
     Ok(())
+}
+
+/// `run micro`: one run, or a resident child's runs (`OLTPSCOPE_GATE=resident`).
+fn micro_run(a: &MicroRun<RunOpts>) -> Result<(), String> {
+    if driver::gate::resident().map_err(|e| e.to_string())? {
+        return resident_micro(a);
+    }
+    run(&micro(&a.data, Some(&a.txn))?, &a.common)
 }
 
 /// The run settings a resident run's next run may change (each an option with a value):

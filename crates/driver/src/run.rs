@@ -1070,6 +1070,8 @@ pub fn run_phases<W: Workload>(
 /// What a resident run's (`run_resident`) caller answers after each run's report: the
 /// next run on the same database (its workload, of the same data shape, and its
 /// configuration), or the end.
+// Answered once per run: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Next<W> {
     Run(W, RunConfig),
     End,

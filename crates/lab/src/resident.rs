@@ -84,6 +84,174 @@ impl Spec {
     }
 }
 
+/// The arguments of repetition `rep` of `p`, writing into its partial directory (its
+/// point's directory made).
+fn args_of(dir: &Path, spec: &Spec, p: &Point, rep: u32) -> Result<Vec<String>, String> {
+    let (_, partial) = rep_dir(dir, p, rep);
+    let parent = partial
+        .parent()
+        .expect("a repetition has a point directory");
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    Ok(p.rep_args(spec, &partial))
+}
+
+/// The resident child's command: the first repetition's arguments, gated resident,
+/// its pipes ours, ended with the sweep.
+fn command(exe: &Path, first: &[String]) -> Command {
+    let mut cmd = Command::new(exe);
+    cmd.args(first)
+        .env(driver::gate::ENV, driver::gate::RESIDENT)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours. A sweep killed
+    // takes its resident child with it.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// Send each line of `r` (the child's stderr) to `tx` until it closes.
+fn read_lines(r: impl std::io::Read, tx: Sender<String>) {
+    let mut r = std::io::BufReader::new(r);
+    let mut buf = Vec::new();
+    while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+        let line = String::from_utf8_lossy(&buf).trim_end().to_string();
+        buf.clear();
+        if tx.send(line).is_err() {
+            break;
+        }
+    }
+}
+
+/// Send each run's text report on `r` (the child's stdout), up to its end marker, to
+/// `tx`; what follows the last marker once it closes.
+fn read_reports(r: impl std::io::Read, tx: Sender<Vec<u8>>) {
+    let mut r = std::io::BufReader::new(r);
+    let (mut buf, mut chunk) = (Vec::new(), Vec::new());
+    while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+        if String::from_utf8_lossy(&buf).trim_end() == driver::gate::END_OF_RUN {
+            let _ = tx.send(std::mem::take(&mut chunk));
+        } else {
+            chunk.append(&mut buf);
+        }
+        buf.clear();
+    }
+    let _ = tx.send(chunk);
+}
+
+/// The sweep's side of a resident child: its share of the machine, its stdin, what it
+/// says, and its last line of its own.
+struct Talk<'a> {
+    m: Measured<'a>,
+    input: Option<std::process::ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    chunks: mpsc::Receiver<Vec<u8>>,
+    last: String,
+    /// The child ended (its stderr closed) before a run's results.
+    ended: bool,
+}
+
+impl Talk<'_> {
+    fn say(&mut self, what: &[u8]) {
+        // A child gone already says why on stderr, read after.
+        if let Some(inp) = self.input.as_mut() {
+            let _ = inp.write_all(what).and_then(|()| inp.flush());
+        }
+    }
+
+    /// One run: a window at each `gate: ready` (the go once it holds the machine), up to
+    /// `gate: run written`. Its stderr, its gate times, and whether it was written (not:
+    /// the child ended).
+    fn one_run(&mut self) -> (String, Vec<GateTimes>, bool) {
+        let (mut text, mut gate) = (String::new(), Vec::new());
+        while let Ok(line) = self.lines.recv() {
+            text += &line;
+            text.push('\n');
+            if said(&line) {
+                self.last = line.trim().to_string();
+            }
+            match line.trim() {
+                driver::gate::READY => {
+                    self.m.ready();
+                    let t = std::time::Instant::now();
+                    // SAFETY: sync takes no argument and cannot fail.
+                    unsafe { libc::sync() };
+                    gate.push(GateTimes {
+                        go: crate::sweep::unix_now(),
+                        sync_s: t.elapsed().as_secs_f64(),
+                        window_end: None,
+                        stopped: self.m.stopped(),
+                    });
+                    self.say(b"go\n");
+                }
+                driver::gate::WINDOW_ENDED => {
+                    self.m.window_ended();
+                    if let Some(g) = gate.last_mut() {
+                        g.window_end = Some(crate::sweep::unix_now());
+                    }
+                }
+                driver::gate::RUN_WRITTEN => {
+                    self.m.window_ended();
+                    return (text, gate, true);
+                }
+                _ => {}
+            }
+        }
+        // Whatever happened, no window of this child is open any more.
+        self.m.window_ended();
+        (text, gate, false)
+    }
+
+    /// Repetition `rep` of `p`: its run, then its results directory kept (renamed from
+    /// partial) or, failed, removed if it holds results files only. A child that ended
+    /// before its results sets `ended` and fails it with its last line.
+    fn rep(&mut self, dir: &Path, p: &Point, rep: u32) -> Result<Outcome, String> {
+        let (done, partial) = rep_dir(dir, p, rep);
+        let outcome = match self.one_run() {
+            (text, gate, true) => {
+                let stdout = self.chunks.recv().unwrap_or_default();
+                finish_rep(&partial, &done, &stdout, &text, &gate)
+            }
+            _ => {
+                // Its stderr closed: the child ended before this run's results.
+                self.ended = true;
+                Ok(Outcome::Failed(match self.last.as_str() {
+                    "" => "the resident child ended without a message".to_string(),
+                    l => l.to_string(),
+                }))
+            }
+        };
+        if matches!(outcome, Ok(Outcome::Failed(_)))
+            && partial.exists()
+            && results::only_our_files(&partial).unwrap_or(false)
+        {
+            let _ = std::fs::remove_dir_all(&partial);
+        }
+        outcome
+    }
+
+    /// What the child says after its last run, up to its end: its output, its stderr.
+    fn rest(&mut self) -> String {
+        let mut tail = String::new();
+        for line in self.lines.iter() {
+            tail += &line;
+            tail.push('\n');
+            if said(&line) {
+                self.last = line.trim().to_string();
+            }
+        }
+        let stdout: Vec<u8> = self.chunks.iter().flatten().collect();
+        String::from_utf8_lossy(&stdout).to_string() + &tail
+    }
+}
+
 /// Run `reps` (repetitions of points of one resident `shape`, in order) in one resident
 /// child, each reported on `tx` as it ends. A repetition that fails is that
 /// repetition's failure; a child that ends early fails the rest with its last error
@@ -97,77 +265,33 @@ pub(crate) fn run_shape(
     reps: &[(Point, u32)],
     tx: &Sender<Msg>,
 ) -> Result<(), String> {
-    let args_of = |p: &Point, rep: u32| -> Result<Vec<String>, String> {
-        let (_, partial) = rep_dir(dir, p, rep);
-        let parent = partial
-            .parent()
-            .expect("a repetition has a point directory");
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-        Ok(p.rep_args(spec, &partial))
-    };
     let (p0, r0) = &reps[0];
-    let first = args_of(p0, *r0)?;
+    let first = args_of(dir, spec, p0, *r0)?;
     let checks = !runspec::gives(&first, runspec::flag::NO_CHECK);
-    let mut cmd = Command::new(exe);
-    cmd.args(&first)
-        .env(driver::gate::ENV, driver::gate::RESIDENT)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: prctl is async-signal-safe and touches no memory of ours. A sweep
-        // killed takes its resident child with it.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
-    }
     // Its turn for its whole life: at most `TURNS` resident children hold a database.
-    let mut m = Measured::resident(&LANES);
-    let mut child = cmd
+    let m = Measured::resident(&LANES);
+    let mut child = command(exe, &first)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    m.spawned(child.id());
-    let err = child.stderr.take().expect("stderr is piped");
-    let out = child.stdout.take().expect("stdout is piped");
-    let mut input = child.stdin.take();
     let send = |m: Msg| {
         // The receiver outlives the sweep's workers.
         let _ = tx.send(m);
     };
+    let (err, out) = (child.stderr.take(), child.stdout.take());
+    let (lines_tx, lines) = mpsc::channel::<String>();
+    let (chunks_tx, chunks) = mpsc::channel::<Vec<u8>>();
+    let mut talk = Talk {
+        m,
+        input: child.stdin.take(),
+        lines,
+        chunks,
+        last: String::new(),
+        ended: false,
+    };
+    talk.m.spawned(child.id());
     std::thread::scope(|sc| {
-        let (lines_tx, lines) = mpsc::channel::<String>();
-        let (chunks_tx, chunks) = mpsc::channel::<Vec<u8>>();
-        sc.spawn(move || {
-            let mut r = std::io::BufReader::new(err);
-            let mut buf = Vec::new();
-            while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
-                let line = String::from_utf8_lossy(&buf).trim_end().to_string();
-                buf.clear();
-                if lines_tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        // Each run's text report, up to its end marker.
-        sc.spawn(move || {
-            let mut r = std::io::BufReader::new(out);
-            let (mut buf, mut chunk) = (Vec::new(), Vec::new());
-            while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
-                if String::from_utf8_lossy(&buf).trim_end() == driver::gate::END_OF_RUN {
-                    let _ = chunks_tx.send(std::mem::take(&mut chunk));
-                } else {
-                    chunk.append(&mut buf);
-                }
-                buf.clear();
-            }
-            let _ = chunks_tx.send(chunk);
-        });
-        let mut last = String::new();
+        sc.spawn(move || read_lines(err.expect("stderr is piped"), lines_tx));
+        sc.spawn(move || read_reports(out.expect("stdout is piped"), chunks_tx));
         let mut dead: Option<String> = None;
         for (i, (p, rep)) in reps.iter().enumerate() {
             let rep = *rep;
@@ -182,115 +306,40 @@ pub(crate) fn run_shape(
             }
             send(Msg::Start(p.clone(), rep));
             let t0 = std::time::Instant::now();
-            let (done, partial) = rep_dir(dir, p, rep);
             if i > 0 {
-                let line = format!(
-                    "run {}\n",
-                    serde_json::to_string(&args_of(p, rep)?).expect("strings serialize")
-                );
-                // A child gone already says why on stderr, read below.
-                if let Some(inp) = input.as_mut() {
-                    let _ = inp.write_all(line.as_bytes()).and_then(|()| inp.flush());
-                }
+                let args = args_of(dir, spec, p, rep)?;
+                let line = serde_json::to_string(&args).expect("strings serialize");
+                talk.say(format!("run {line}\n").as_bytes());
             }
-            let (mut text, mut gate, mut written) = (String::new(), Vec::new(), false);
-            while let Ok(line) = lines.recv() {
-                text += &line;
-                text.push('\n');
-                if said(&line) {
-                    last = line.trim().to_string();
-                }
-                match line.trim() {
-                    driver::gate::READY => {
-                        m.ready();
-                        let t = std::time::Instant::now();
-                        // SAFETY: sync takes no argument and cannot fail.
-                        unsafe { libc::sync() };
-                        gate.push(GateTimes {
-                            go: crate::sweep::unix_now(),
-                            sync_s: t.elapsed().as_secs_f64(),
-                            window_end: None,
-                            stopped: m.stopped(),
-                        });
-                        if let Some(inp) = input.as_mut() {
-                            let _ = inp.write_all(b"go\n").and_then(|()| inp.flush());
-                        }
-                    }
-                    driver::gate::WINDOW_ENDED => {
-                        m.window_ended();
-                        if let Some(g) = gate.last_mut() {
-                            g.window_end = Some(crate::sweep::unix_now());
-                        }
-                    }
-                    driver::gate::RUN_WRITTEN => {
-                        written = true;
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            // Whatever happens next, no window of this child is open any more.
-            m.window_ended();
-            let outcome = if !written {
-                // Its stderr closed: the child ended before this run's results.
-                let why = if last.is_empty() {
-                    "the resident child ended without a message".to_string()
-                } else {
-                    last.clone()
-                };
-                dead = Some(why.clone());
-                Ok(Outcome::Failed(why))
-            } else {
-                let stdout = chunks.recv().unwrap_or_default();
-                finish_rep(&partial, &done, &stdout, &text, &gate)
-            };
-            if matches!(outcome, Ok(Outcome::Failed(_))) && partial.exists() {
-                if results::only_our_files(&partial).unwrap_or(false) {
-                    let _ = std::fs::remove_dir_all(&partial);
-                }
+            let (done, _) = rep_dir(dir, p, rep);
+            let outcome = talk.rep(dir, p, rep);
+            if talk.ended {
+                dead = Some(match &outcome {
+                    Ok(Outcome::Failed(why)) => why.clone(),
+                    _ => "the resident child ended".into(),
+                });
             }
             if i == 0 && matches!(outcome, Ok(Outcome::Done)) {
-                let load_s = results::load_report(&done)
-                    .ok()
-                    .and_then(|r| r.get("load_s").and_then(|v| v.as_f64()));
-                if let Some(s) = load_s {
+                if let Some(s) = load_s(&done) {
                     send(Msg::Loaded(shape.to_string(), s));
                 }
             }
-            let failed_hard = outcome.is_err();
-            send(Msg::Rep(
-                p.clone(),
-                rep,
-                outcome,
-                Some(t0.elapsed().as_secs_f64()),
-            ));
-            if failed_hard {
+            if outcome.is_err() {
                 dead = Some("the sweep could not keep a repetition's results".into());
             }
+            let t = t0.elapsed().as_secs_f64();
+            send(Msg::Rep(p.clone(), rep, outcome, Some(t)));
         }
         let t0 = std::time::Instant::now();
         if dead.is_none() {
-            if let Some(inp) = input.as_mut() {
-                let _ = inp.write_all(b"end\n").and_then(|()| inp.flush());
-            }
+            talk.say(b"end\n");
         }
         // Closed: a child still waiting for a command ends.
-        drop(input);
-        let mut tail = String::new();
-        for line in lines.iter() {
-            tail += &line;
-            tail.push('\n');
-            if said(&line) {
-                last = line.trim().to_string();
-            }
-        }
-        let stdout: Vec<u8> = chunks.iter().flatten().collect();
+        talk.input = None;
+        let text = talk.rest();
         let status = wait_child(&mut child, &LANES);
-        drop(m);
-        if dead.is_some() {
-            return Ok(());
-        }
         match status {
+            _ if dead.is_some() => Ok(()),
             Ok(s) if s.success() => {
                 if checks {
                     send(Msg::Checked(shape.to_string(), t0.elapsed().as_secs_f64()));
@@ -298,16 +347,21 @@ pub(crate) fn run_shape(
                 Ok(())
             }
             _ => {
-                let text = String::from_utf8_lossy(&stdout).to_string() + &tail;
                 let why = (text.lines())
                     .find(|l| l.contains("[FAIL]"))
-                    .map_or(last.clone(), |l| l.trim().to_string());
+                    .map_or(talk.last.clone(), |l| l.trim().to_string());
                 Err(format!(
                     "{shape}: its consistency check after the runs on it (one resident child) failed ({why})"
                 ))
             }
         }
     })
+}
+
+/// The seconds of the load a repetition's report holds (its child's first run).
+fn load_s(done: &Path) -> Option<f64> {
+    let r = results::load_report(done).ok()?;
+    r.get("load_s")?.as_f64()
 }
 
 /// A line of the child's own (not of the gate's protocol): its last one is why it ended.

@@ -2061,6 +2061,91 @@ pub fn rep_line(
     }
 }
 
+/// A repetition: its point and number.
+type Rep = (Point, u32);
+
+/// Repetitions run together: those of one resident shape (`resident`), or one alone.
+type Work = (Option<String>, Vec<Rep>);
+
+/// How the sweep reports a repetition's end: its outcome and seconds, as events.
+type Finished<'a> = dyn FnMut(&Point, u32, Outcome, Option<f64>, &mut dyn FnMut(Event)) + 'a;
+
+/// The repetitions found complete, and those to run in order: each alone, or those of
+/// one resident shape together (its points grouped where they are not adjacent).
+fn plan(dir: &Path, spec: &Spec) -> Result<(Vec<Rep>, Vec<Work>), String> {
+    let (mut skipped, mut work): (_, Vec<Work>) = (Vec::new(), Vec::new());
+    for p in spec.points() {
+        for rep in 1..=spec.repeat {
+            if !needs_run(dir, &p, rep)? {
+                skipped.push((p.clone(), rep));
+                continue;
+            }
+            let shape = spec.resident_shape(&p);
+            match work
+                .iter_mut()
+                .find(|(s, _)| shape.is_some() && *s == shape)
+            {
+                Some((_, reps)) => reps.push((p.clone(), rep)),
+                None => work.push((shape, vec![(p.clone(), rep)])),
+            }
+        }
+    }
+    Ok((skipped, work))
+}
+
+/// A worker's message `m` as the sweep's events (a repetition's end through
+/// `finished`); Ok(true) when a work item ended, Err when it stops the sweep.
+fn relay(
+    m: Msg,
+    finished: &mut Finished<'_>,
+    event: &mut dyn FnMut(Event),
+) -> Result<bool, String> {
+    match m {
+        Msg::Start(p, rep) => event(Event::Start {
+            point: &p.name(),
+            rep,
+        }),
+        Msg::Rep(p, rep, o, t) => finished(&p, rep, o?, t, event),
+        Msg::Loaded(shape, seconds) => event(Event::Loaded {
+            shape: &shape,
+            seconds,
+        }),
+        Msg::Checked(shape, seconds) => event(Event::Checked {
+            shape: &shape,
+            seconds,
+        }),
+        Msg::Ended(r) => return r.map(|()| true),
+    }
+    Ok(false)
+}
+
+/// Run repetition `rep` of `p` in a thread of `sc`, reporting on `tx`: a measured one
+/// loads and closes beside the lanes and runs its window alone; a simulation takes one
+/// of `slots` lanes (`lanes`).
+fn spawn_rep<'s, 'e>(
+    sc: &'s std::thread::Scope<'s, 'e>,
+    (exe, dir, spec, controls): (&'e Path, &'e Path, &'e Spec, &'e Controls),
+    slots: usize,
+    p: Point,
+    rep: u32,
+    tx: std::sync::mpsc::Sender<Msg>,
+) {
+    sc.spawn(move || {
+        let mut share = if spec.kind.native() {
+            Share::Measured(Measured::start(&LANES))
+        } else {
+            Share::Lane(LANES.lane(slots))
+        };
+        let t0 = std::time::Instant::now();
+        let o = run_rep(exe, dir, spec, controls, &p, rep, &mut share);
+        let t = t0.elapsed().as_secs_f64();
+        drop(share);
+        // The receiver outlives every sender (the sweep's scope).
+        let _ = tx.send(Msg::Rep(p, rep, o, Some(t)));
+        let _ = tx.send(Msg::Ended(Ok(())));
+    });
+}
+
 /// Run the sweep into `dir` (resuming it if it holds the same sweep), then summarize.
 /// `exe`: the oltpscope executable the children run; [`jobs`] repetitions at once, each
 /// announced (`Event::Start`) as it starts and reported as it finishes.
@@ -2099,52 +2184,15 @@ pub fn run(
             seconds,
         });
     };
-    // The repetitions to run, in order: each alone, or those of one resident shape
-    // together (`resident`; a shape's points are grouped where they are not adjacent).
-    let mut work: Vec<(Option<String>, Vec<(Point, u32)>)> = Vec::new();
-    for p in spec.points() {
-        for rep in 1..=spec.repeat {
-            if !needs_run(dir, &p, rep)? {
-                finished(&p, rep, Outcome::Skipped, None, &mut event);
-                continue;
-            }
-            let shape = spec.resident_shape(&p);
-            match work
-                .iter_mut()
-                .find(|(s, _)| shape.is_some() && *s == shape)
-            {
-                Some((_, reps)) => reps.push((p.clone(), rep)),
-                None => work.push((shape, vec![(p.clone(), rep)])),
-            }
-        }
+    let (skipped, work) = plan(dir, spec)?;
+    for (p, rep) in skipped {
+        finished(&p, rep, Outcome::Skipped, None, &mut event);
     }
     std::thread::scope(|sc| -> Result<(), String> {
         let (tx, rx) = std::sync::mpsc::channel::<Msg>();
         let mut running = 0;
         let mut load_failed: Vec<(PathBuf, String)> = Vec::new();
-        // One message of the workers: Ok(true) when a work item ended.
-        let mut take = |m: Msg, event: &mut dyn FnMut(Event)| -> Result<bool, String> {
-            match m {
-                Msg::Start(p, rep) => event(Event::Start {
-                    point: &p.name(),
-                    rep,
-                }),
-                Msg::Rep(p, rep, o, t) => finished(&p, rep, o?, t, event),
-                Msg::Loaded(shape, seconds) => event(Event::Loaded {
-                    shape: &shape,
-                    seconds,
-                }),
-                Msg::Checked(shape, seconds) => event(Event::Checked {
-                    shape: &shape,
-                    seconds,
-                }),
-                Msg::Ended(r) => {
-                    r?;
-                    return Ok(true);
-                }
-            }
-            Ok(false)
-        };
+        let mut take = |m: Msg, event: &mut dyn FnMut(Event)| relay(m, &mut finished, event);
         for (shape, reps) in work {
             while running >= jobs {
                 let m = rx.recv().expect("a running repetition reports");
@@ -2179,23 +2227,7 @@ pub fn run(
                 point: &p.name(),
                 rep,
             });
-            let (tx, controls) = (tx.clone(), &controls);
-            sc.spawn(move || {
-                // A measured repetition loads and closes beside the lanes and runs its
-                // window alone; a simulation takes a lane (`lanes`).
-                let mut share = if spec.kind.native() {
-                    Share::Measured(Measured::start(&LANES))
-                } else {
-                    Share::Lane(LANES.lane(slots))
-                };
-                let t0 = std::time::Instant::now();
-                let o = run_rep(exe, dir, spec, controls, &p, rep, &mut share);
-                let t = t0.elapsed().as_secs_f64();
-                drop(share);
-                // The receiver outlives every sender (this scope).
-                let _ = tx.send(Msg::Rep(p, rep, o, Some(t)));
-                let _ = tx.send(Msg::Ended(Ok(())));
-            });
+            spawn_rep(sc, (exe, dir, spec, &controls), slots, p, rep, tx.clone());
             running += 1;
         }
         drop(tx);
