@@ -29,7 +29,7 @@ fn no_workload(cmd: &str) -> String {
 pub fn dispatch(cli: Cli) -> Result<(), String> {
     match cli.cmd {
         Cmd::Run { workload } => match workload.ok_or_else(|| no_workload("run"))? {
-            RunWorkload::Micro(a) => run(&micro(&a.data, Some(&a.txn))?, &a.common),
+            RunWorkload::Micro(a) => micro_run(&a),
             RunWorkload::Tpcb(a) => run(&tpcb(&a.data, Some(&a.txn), a.common.threads)?, &a.common),
             RunWorkload::Tpcc(a) => {
                 if a.txn.terminal_times && a.common.rate.is_some() {
@@ -1009,6 +1009,143 @@ fn run_steps_phases<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<(),
         std::process::exit(1);
     }
     driver::exit_if_stopped(last);
+    Ok(())
+}
+
+/// `run micro`: one run, or a resident child's runs (`OLTPSCOPE_GATE=resident`).
+fn micro_run(a: &MicroRun<RunOpts>) -> Result<(), String> {
+    if driver::gate::resident().map_err(|e| e.to_string())? {
+        return resident_micro(a);
+    }
+    run(&micro(&a.data, Some(&a.txn))?, &a.common)
+}
+
+/// The run settings a resident run's next run may change (each an option with a value):
+/// its results directory, the micro-benchmark's transactions, the window's length.
+/// Anything else (the data's shape, the engine and its options, threads, seed) is the
+/// loaded database's.
+const RESIDENT_RUN_SETTINGS: [&str; 7] = [
+    "--out",
+    "--mode",
+    "--rows",
+    "--duration",
+    "--warmup",
+    "--txns",
+    "--distribution",
+];
+
+/// `args` without the run settings a resident run may change ([`RESIDENT_RUN_SETTINGS`]).
+fn resident_shape(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let flag = a.split_once('=').map_or(a.as_str(), |(f, _)| f);
+        if RESIDENT_RUN_SETTINGS.contains(&flag) {
+            if !a.contains('=') {
+                it.next();
+            }
+            continue;
+        }
+        out.push(a.clone());
+    }
+    out
+}
+
+/// `run micro` as a resident child (`OLTPSCOPE_GATE=resident`: the lab's sweep, issue
+/// 41): one load, then a gated run per command on stdin, each with its own report and
+/// results directory (`--out`, required), the database checked once at the end
+/// (`driver::run_resident`, `driver::gate`). Each next run must be `run micro` with the
+/// first one's arguments but its run settings (`RESIDENT_RUN_SETTINGS`).
+fn resident_micro(a: &MicroRun<RunOpts>) -> Result<(), String> {
+    let c = &a.common;
+    if c.json.is_some() || c.out.is_none() || !c.then_steps_team.is_empty() {
+        return Err("a resident run writes each run into its --out (required), without --json or --then-steps-team".into());
+    }
+    let first: Vec<String> = std::env::args().skip(1).collect();
+    let shape = resident_shape(&first);
+    let wl = micro(&a.data, Some(&a.txn))?;
+    let prep = prepare_run(&wl, c, None)?;
+    let (engine, opts) = (prep.engine, prep.opts.clone());
+    let cfg = run_config(c, prep.opts)?;
+    let limits = driver::Limits {
+        mem_limit: c.mem_limit,
+    };
+    let fatal = |e: String| api::Error::fatal(e);
+    let mut out = JsonOut::open_with_dir(None, c.out.as_deref())?.1;
+    let next = |report: driver::Report| -> api::Result<driver::Next<Micro>> {
+        let mut text = report.to_text();
+        if let Some(s) = &report.stats {
+            text += &crate::stats::text(s, "micro");
+        }
+        let value = serde_json::to_value(&report).expect("reports serialize");
+        let config = serde_json::json!({
+            "command": "run",
+            "workload": "micro",
+            "engine": engine.as_str(),
+            "run": report.config.clone(),
+        });
+        {
+            use std::io::Write;
+            let mut so = std::io::stdout().lock();
+            let _ = writeln!(so, "{text}{}", driver::gate::END_OF_RUN);
+            let _ = so.flush();
+        }
+        let o = out.take().expect("each run opened its results directory");
+        write_results(o, &value, Some(&report), config).map_err(fatal)?;
+        eprintln!("{}", driver::gate::RUN_WRITTEN);
+        let Some(args) = driver::gate::next_command(&mut std::io::stdin().lock())? else {
+            return Ok(driver::Next::End);
+        };
+        if resident_shape(&args) != shape {
+            return Err(fatal(format!(
+                "the gate sent a run that differs from the first in more than its run settings ({}): a resident run keeps its database's shape, engine, threads and seed",
+                RESIDENT_RUN_SETTINGS.join(", ")
+            )));
+        }
+        let line = std::iter::once("oltpscope".to_string()).chain(args);
+        let b = match <Cli as clap::Parser>::try_parse_from(line)
+            .map_err(|e| fatal(one_line(&e.to_string())))?
+        {
+            Cli {
+                cmd:
+                    Cmd::Run {
+                        workload: Some(RunWorkload::Micro(b)),
+                    },
+                ..
+            } => b,
+            _ => unreachable!("the same command and workload as the first run (compared above)"),
+        };
+        let w = micro(&b.data, Some(&b.txn)).map_err(fatal)?;
+        let cfg = run_config(&b.common, opts.clone()).map_err(fatal)?;
+        out = JsonOut::open_with_dir(None, b.common.out.as_deref())
+            .map_err(fatal)?
+            .1;
+        Ok(driver::Next::Run(w, cfg))
+    };
+    let checks = match driver::run_resident(engine.descriptor().open, wl, cfg, &limits, next) {
+        Ok(c) => c,
+        Err(e) => {
+            // A run's results directory opened and not written: not left behind.
+            if let Some(o) = out.take() {
+                o.abandon();
+            }
+            return Err(e.to_string());
+        }
+    };
+    let mut text = String::new();
+    for ch in &checks.list {
+        text += &format!(
+            "[{}] {}: {}\n",
+            if ch.passed { "PASS" } else { "FAIL" },
+            ch.name,
+            ch.detail
+        );
+    }
+    print!("{text}");
+    if !checks.passed {
+        eprintln!("error: consistency check failed");
+        std::process::exit(1);
+    }
     Ok(())
 }
 

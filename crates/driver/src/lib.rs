@@ -19,6 +19,6 @@ pub use observe::{Observer, ThreadObserver};
 pub use report::Stopped;
 pub use report::{Rate, Report, Second, SecondTxn};
 pub use run::{
-    check_only, exit_if_stopped, load_only, replay, run, run_limited, run_phases, Limits,
-    RunConfig, Stop,
+    check_only, exit_if_stopped, load_only, replay, run, run_limited, run_phases, run_resident,
+    Limits, Next, RunConfig, Stop, CHECKED_AT_END,
 };

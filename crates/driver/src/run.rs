@@ -1067,6 +1067,121 @@ pub fn run_phases<W: Workload>(
     Ok(reports)
 }
 
+/// What a resident run's (`run_resident`) caller answers after each run's report: the
+/// next run on the same database (its workload, of the same data shape, and its
+/// configuration), or the end.
+// Answered once per run: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum Next<W> {
+    Run(W, RunConfig),
+    End,
+}
+
+/// Why a resident run's reports hold no check: the database is checked once, after
+/// its last run (`run_resident`).
+pub const CHECKED_AT_END: &str =
+    "a resident run's database is checked once, after its last run on it";
+
+/// A *resident* run (the lab's sweep, issue 41): load `wl` once into the engine `open`
+/// opens, then run measured windows on it one after the other, each gated
+/// (`gate::wait_for_go`) and measured as a run of its own (its warm-up, its workers
+/// started afresh) with its own report, which `next` gets and answers with the next
+/// run (its workload and configuration: the same data shape, other run settings such
+/// as the micro-benchmark's mode or rows) or the end. Each run sees the database as the
+/// runs before it left it. Each report's `checks` are not run ([`CHECKED_AT_END`]);
+/// only the first holds the load's seconds (`load_s`). After the last run the
+/// workload's consistency check runs once, on the database as every run left it
+/// (without the count of committed updates, which holds after one run on a fresh load
+/// only), and its result is returned. A run that stops (a signal, the memory limit)
+/// ends the resident run with its reason.
+pub fn run_resident<W: Workload>(
+    open: OpenFn,
+    wl: W,
+    cfg: RunConfig,
+    limits: &Limits,
+    mut next: impl FnMut(Report) -> api::Result<Next<W>>,
+) -> api::Result<Checks> {
+    let ncoro = coroutines(&cfg)?;
+    let schema = Arc::new(wl.schema());
+    let opened = open_database(open, &wl, &cfg, schema.clone(), ncoro)?;
+    let engine = opened.engine;
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    let (first_threads, first_engine) = (cfg.threads, format!("{:?}", cfg.engine));
+    let (mut wl, mut cfg) = (wl, cfg);
+    let mut load_s = opened.load_s;
+    loop {
+        let started_at_unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let ncoro_now = coroutines(&cfg)?;
+        // The engine was opened for the first run's workers: another count, other
+        // engine options or another schema would not be the same database.
+        if cfg.threads != first_threads
+            || ncoro_now != ncoro
+            || format!("{:?}", cfg.engine) != first_engine
+            || format!("{:?}", wl.schema()) != format!("{schema:?}")
+        {
+            return Err(Error::fatal(
+                "a resident run's next run must have the first one's data shape, engine options, threads and coroutines",
+            ));
+        }
+        wl.begin_run(&*engine, &acked_so_far(&cfg)?)?;
+        let tables = if cfg.stats {
+            engine.table_sizes()?
+        } else {
+            Vec::new()
+        };
+        crate::gate::wait_for_go()?;
+        let mut phases = measure_phases(
+            &*engine,
+            &wl,
+            &cfg,
+            &[],
+            None,
+            limits,
+            ncoro,
+            &cores,
+            progress_writer(&cfg)?,
+        )?;
+        crate::gate::window_ended();
+        let p = phases.pop().expect("one phase");
+        if let Some(s) = &p.m.stopped {
+            return Err(Error::fatal(format!(
+                "a resident run stopped: {}",
+                s.message
+            )));
+        }
+        let ran = Ran {
+            workload: wl.name(),
+            txn_types: wl.txn_types(),
+            engine: engine.name(),
+            counted: engine.counted(),
+            config: config_json(wl.config(), &p.cfg, ncoro, !cores.is_empty()),
+            schema: &schema,
+            tables,
+            notes: p.notes,
+            checks: Checks {
+                passed: true,
+                list: vec![],
+                skipped: cfg.check.then(|| CHECKED_AT_END.to_string()),
+            },
+            engine_stats: engine.stats(),
+            held: crate::report::Held(None),
+            load_s: load_s.take(),
+            open_s: opened.open_s,
+            started_at_unix_s,
+        };
+        match next(report(ran, p.m, p.t, &p.cfg, ncoro))? {
+            Next::Run(w, c) => (wl, cfg) = (w, c),
+            Next::End => break,
+        }
+    }
+    let checks = run_checks(&*engine, &wl, &cfg, false, None)?;
+    engine.shutdown()?;
+    Ok(checks)
+}
+
 /// One measured phase of a run: its configuration, what it measured, and its totals
 /// and notes.
 struct PhaseRun {

@@ -280,6 +280,9 @@ pub(crate) struct Measured<'a> {
     window: Option<Window<'a>>,
     turn: bool,
     child: Option<u32>,
+    /// A resident child's (`resident`): the turn is held from its load to its end, through
+    /// all its windows, so that no more than [`TURNS`] children hold a database at once.
+    keep_turn: bool,
 }
 
 impl<'a> Measured<'a> {
@@ -291,7 +294,16 @@ impl<'a> Measured<'a> {
             window: None,
             turn: true,
             child: None,
+            keep_turn: false,
         }
+    }
+
+    /// A resident child's share (`crate::resident`): a measured turn from its load to its
+    /// end, a window for each of its runs.
+    pub(crate) fn resident(lanes: &'a Lanes) -> Measured<'a> {
+        let mut m = Measured::start(lanes);
+        m.keep_turn = true;
+        m
     }
 
     /// How many processes the window running now stopped (0 outside a window).
@@ -323,7 +335,7 @@ impl<'a> Measured<'a> {
     /// The window is over: the close and checks are stoppable again; the turn passes on.
     pub(crate) fn window_ended(&mut self) {
         self.window = None;
-        if self.turn {
+        if self.turn && !self.keep_turn {
             self.turn = false;
             self.lanes.give_turn();
         }

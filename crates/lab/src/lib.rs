@@ -13,6 +13,7 @@ pub mod lanes;
 pub mod manifest;
 pub mod plot;
 pub mod reproduce;
+pub mod resident;
 pub mod results;
 pub mod runfile;
 pub mod shapes;

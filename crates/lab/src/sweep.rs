@@ -15,6 +15,7 @@
 use crate::cgroup;
 use crate::knee::{self, Sufficiency};
 use crate::lanes::{Measured, Share, LANES};
+use crate::resident::Msg;
 use crate::results;
 pub use crate::shapes::{check_shared, loaded_marker, loading_marker, remove_shared, LoadOnce};
 use crate::shapes::{load_shape, prewarms, PREWARM};
@@ -983,16 +984,16 @@ fn window_closed(line: &str, end: f64) -> bool {
 /// `sync`) and when the child said its window ended, as seconds since the Unix epoch, and
 /// how many processes it stopped.
 #[derive(Debug, Clone, Default)]
-struct GateTimes {
-    go: f64,
-    sync_s: f64,
-    window_end: Option<f64>,
+pub(crate) struct GateTimes {
+    pub(crate) go: f64,
+    pub(crate) sync_s: f64,
+    pub(crate) window_end: Option<f64>,
     /// Processes (lane work's and closes', with their descendants) stopped for it.
-    stopped: usize,
+    pub(crate) stopped: usize,
 }
 
 impl GateTimes {
-    fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let end = self.window_end.map_or("none".into(), |e| format!("{e:.3}"));
         format!(
             "go {:.3} window_end {end} sync_s {:.3} stopped {}\n",
@@ -1001,7 +1002,7 @@ impl GateTimes {
     }
 }
 
-fn unix_now() -> f64 {
+pub(crate) fn unix_now() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
@@ -2060,6 +2061,91 @@ pub fn rep_line(
     }
 }
 
+/// A repetition: its point and number.
+type Rep = (Point, u32);
+
+/// Repetitions run together: those of one resident shape (`resident`), or one alone.
+type Work = (Option<String>, Vec<Rep>);
+
+/// How the sweep reports a repetition's end: its outcome and seconds, as events.
+type Finished<'a> = dyn FnMut(&Point, u32, Outcome, Option<f64>, &mut dyn FnMut(Event)) + 'a;
+
+/// The repetitions found complete, and those to run in order: each alone, or those of
+/// one resident shape together (its points grouped where they are not adjacent).
+fn plan(dir: &Path, spec: &Spec) -> Result<(Vec<Rep>, Vec<Work>), String> {
+    let (mut skipped, mut work): (_, Vec<Work>) = (Vec::new(), Vec::new());
+    for p in spec.points() {
+        for rep in 1..=spec.repeat {
+            if !needs_run(dir, &p, rep)? {
+                skipped.push((p.clone(), rep));
+                continue;
+            }
+            let shape = spec.resident_shape(&p);
+            match work
+                .iter_mut()
+                .find(|(s, _)| shape.is_some() && *s == shape)
+            {
+                Some((_, reps)) => reps.push((p.clone(), rep)),
+                None => work.push((shape, vec![(p.clone(), rep)])),
+            }
+        }
+    }
+    Ok((skipped, work))
+}
+
+/// A worker's message `m` as the sweep's events (a repetition's end through
+/// `finished`); Ok(true) when a work item ended, Err when it stops the sweep.
+fn relay(
+    m: Msg,
+    finished: &mut Finished<'_>,
+    event: &mut dyn FnMut(Event),
+) -> Result<bool, String> {
+    match m {
+        Msg::Start(p, rep) => event(Event::Start {
+            point: &p.name(),
+            rep,
+        }),
+        Msg::Rep(p, rep, o, t) => finished(&p, rep, o?, t, event),
+        Msg::Loaded(shape, seconds) => event(Event::Loaded {
+            shape: &shape,
+            seconds,
+        }),
+        Msg::Checked(shape, seconds) => event(Event::Checked {
+            shape: &shape,
+            seconds,
+        }),
+        Msg::Ended(r) => return r.map(|()| true),
+    }
+    Ok(false)
+}
+
+/// Run repetition `rep` of `p` in a thread of `sc`, reporting on `tx`: a measured one
+/// loads and closes beside the lanes and runs its window alone; a simulation takes one
+/// of `slots` lanes (`lanes`).
+fn spawn_rep<'s, 'e>(
+    sc: &'s std::thread::Scope<'s, 'e>,
+    (exe, dir, spec, controls): (&'e Path, &'e Path, &'e Spec, &'e Controls),
+    slots: usize,
+    p: Point,
+    rep: u32,
+    tx: std::sync::mpsc::Sender<Msg>,
+) {
+    sc.spawn(move || {
+        let mut share = if spec.kind.native() {
+            Share::Measured(Measured::start(&LANES))
+        } else {
+            Share::Lane(LANES.lane(slots))
+        };
+        let t0 = std::time::Instant::now();
+        let o = run_rep(exe, dir, spec, controls, &p, rep, &mut share);
+        let t = t0.elapsed().as_secs_f64();
+        drop(share);
+        // The receiver outlives every sender (the sweep's scope).
+        let _ = tx.send(Msg::Rep(p, rep, o, Some(t)));
+        let _ = tx.send(Msg::Ended(Ok(())));
+    });
+}
+
 /// Run the sweep into `dir` (resuming it if it holds the same sweep), then summarize.
 /// `exe`: the oltpscope executable the children run; [`jobs`] repetitions at once, each
 /// announced (`Event::Start`) as it starts and reported as it finishes.
@@ -2098,63 +2184,55 @@ pub fn run(
             seconds,
         });
     };
+    let (skipped, work) = plan(dir, spec)?;
+    for (p, rep) in skipped {
+        finished(&p, rep, Outcome::Skipped, None, &mut event);
+    }
     std::thread::scope(|sc| -> Result<(), String> {
-        type Done = (Point, u32, Result<Outcome, String>, f64);
-        let (tx, rx) = std::sync::mpsc::channel::<Done>();
+        let (tx, rx) = std::sync::mpsc::channel::<Msg>();
         let mut running = 0;
         let mut load_failed: Vec<(PathBuf, String)> = Vec::new();
-        for p in spec.points() {
-            for rep in 1..=spec.repeat {
-                if !needs_run(dir, &p, rep)? {
-                    finished(&p, rep, Outcome::Skipped, None, &mut event);
-                    continue;
-                }
-                while running >= jobs {
-                    let (q, r, o, t) = rx.recv().expect("a running repetition reports");
-                    running -= 1;
-                    finished(&q, r, o?, Some(t), &mut event);
-                }
-                // The shape's load, once, after the runs before it (their data stays); a
-                // failed load is not tried again for the shape's other repetitions.
-                let db = spec.shared_db(&p);
-                let failed = load_failed.iter().find(|(d, _)| Some(d) == db.as_ref());
-                let why = match failed {
-                    Some((_, why)) => Some(why.clone()),
-                    None => load_shape(exe, spec, &p, &mut event)?,
-                };
-                if let Some(why) = why {
-                    if failed.is_none() {
-                        load_failed.push((db.clone().expect("a shared database"), why.clone()));
-                    }
-                    finished(&p, rep, Outcome::Failed(why), None, &mut event);
-                    continue;
-                }
-                event(Event::Start {
-                    point: &p.name(),
-                    rep,
-                });
-                let (tx, controls, p) = (tx.clone(), &controls, p.clone());
+        let mut take = |m: Msg, event: &mut dyn FnMut(Event)| relay(m, &mut finished, event);
+        for (shape, reps) in work {
+            while running >= jobs {
+                let m = rx.recv().expect("a running repetition reports");
+                running -= usize::from(take(m, &mut event)?);
+            }
+            if let Some(shape) = shape {
+                let tx = tx.clone();
                 sc.spawn(move || {
-                    // A measured repetition loads and closes beside the lanes and runs its
-                    // window alone; a simulation takes a lane (`lanes`).
-                    let mut share = if spec.kind.native() {
-                        Share::Measured(Measured::start(&LANES))
-                    } else {
-                        Share::Lane(LANES.lane(slots))
-                    };
-                    let t0 = std::time::Instant::now();
-                    let o = run_rep(exe, dir, spec, controls, &p, rep, &mut share);
-                    let t = t0.elapsed().as_secs_f64();
-                    drop(share);
-                    // The receiver outlives every sender (this scope).
-                    let _ = tx.send((p, rep, o, t));
+                    let r = crate::resident::run_shape(exe, dir, spec, &shape, &reps, &tx);
+                    let _ = tx.send(Msg::Ended(r));
                 });
                 running += 1;
+                continue;
             }
+            let (p, rep) = reps.into_iter().next().expect("one repetition");
+            // The shape's load, once, after the runs before it (their data stays); a
+            // failed load is not tried again for the shape's other repetitions.
+            let db = spec.shared_db(&p);
+            let failed = load_failed.iter().find(|(d, _)| Some(d) == db.as_ref());
+            let why = match failed {
+                Some((_, why)) => Some(why.clone()),
+                None => load_shape(exe, spec, &p, &mut event)?,
+            };
+            if let Some(why) = why {
+                if failed.is_none() {
+                    load_failed.push((db.clone().expect("a shared database"), why.clone()));
+                }
+                take(Msg::Rep(p, rep, Ok(Outcome::Failed(why)), None), &mut event)?;
+                continue;
+            }
+            event(Event::Start {
+                point: &p.name(),
+                rep,
+            });
+            spawn_rep(sc, (exe, dir, spec, &controls), slots, p, rep, tx.clone());
+            running += 1;
         }
         drop(tx);
-        for (q, r, o, t) in rx {
-            finished(&q, r, o?, Some(t), &mut event);
+        for m in rx {
+            take(m, &mut event)?;
         }
         Ok(())
     })?;

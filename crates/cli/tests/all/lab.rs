@@ -189,6 +189,106 @@ fn a_gated_run_waits_for_its_go_and_a_closed_gate_ends_it() {
     assert!(!err.contains("gate: window ended"), "{err}");
 }
 
+/// A resident run (`OLTPSCOPE_GATE=resident`: a sweep's in-memory shape) loads once and
+/// runs a gated window per command on stdin, each into its own results directory, and
+/// checks the database once at `end`; a bad line, a run of another shape or a closed
+/// gate ends it with one line.
+#[test]
+fn a_resident_run_loads_once_and_refuses_a_bad_command_in_one_line() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let d = tempfile::tempdir().unwrap();
+    let args = |o: &Path, mode: &str, keys: &str| -> Vec<String> {
+        [
+            "run",
+            "micro",
+            "--txns",
+            "50",
+            "--keys",
+            keys,
+            "--warmup",
+            "0",
+            "--mode",
+            mode,
+            "--engine",
+            "mvcc",
+            "--out",
+            o.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let run = |first: Vec<String>, input: String| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_oltpscope"))
+            .args(first)
+            .env("OLTPSCOPE_GATE", "resident")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = c.stdin.take().unwrap();
+        stdin.write_all(input.as_bytes()).unwrap();
+        drop(stdin);
+        let o = c.wait_with_output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        (
+            o.status.code(),
+            out,
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let next = |a: Vec<String>| format!("run {}\n", serde_json::to_string(&a).unwrap());
+    let (r1, r2) = (d.path().join("r1"), d.path().join("r2"));
+    let input = format!("go\n{}go\nend\n", next(args(&r2, "update", "100")));
+    let (code, out, err) = run(args(&r1, "read", "100"), input);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(err.matches("gate: ready").count(), 2, "{err}");
+    assert_eq!(err.matches("gate: run written").count(), 2, "{err}");
+    assert_eq!(
+        out.matches("gate: end of a run's report").count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains("[PASS]"), "the check at the end: {out}");
+    let (a, b) = (json(&r1.join("report.json")), json(&r2.join("report.json")));
+    assert!(a["load_s"].as_f64().is_some(), "the first run loaded");
+    assert!(b["load_s"].is_null(), "the second did not: {}", b["load_s"]);
+    let mode = b["config"]["workload"]["mode"].to_string().to_lowercase();
+    assert!(mode.contains("update"), "{}", b["config"]);
+    assert_eq!(a["checks"]["skipped"], b["checks"]["skipped"]);
+    assert!(a["checks"]["skipped"]
+        .as_str()
+        .unwrap()
+        .contains("checked once"));
+    for dir in [&r1, &r2] {
+        assert!(dir.join("manifest.json").is_file());
+    }
+    let bad = [
+        ("go\nbogus\n".to_string(), "the gate sent \"bogus\""),
+        (
+            format!("go\n{}", next(args(&d.path().join("r4"), "read", "200"))),
+            "differs from the first in more than its run settings",
+        ),
+        (
+            "go\n".to_string(),
+            "the gate closed before the next command",
+        ),
+    ];
+    for (i, (input, says)) in bad.into_iter().enumerate() {
+        let r = d.path().join(format!("b{i}"));
+        let (code, _, err) = run(args(&r, "read", "100"), input);
+        assert_eq!(code, Some(2), "{err}");
+        let last = err.trim_end().lines().last().unwrap();
+        assert!(last.starts_with("error: ") && last.contains(says), "{err}");
+        assert!(
+            r.join("manifest.json").is_file(),
+            "its first run was written"
+        );
+        assert!(!d.path().join("r4").exists());
+    }
+}
+
 #[test]
 fn a_tiny_sweep_runs_resumes_summarizes_and_plots() {
     let d = tempfile::tempdir().unwrap();
@@ -840,8 +940,20 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
     // A progress line (standard error) per repetition with its own seconds and its
     // sweep's so far.
     let reps: Vec<&str> = (err.lines())
-        .filter(|l| l.starts_with("  size/") && !l.contains(": loaded once in "))
+        .filter(|l| {
+            l.starts_with("  size/")
+                && !l.contains(": loaded once in ")
+                && !l.contains(": checked once after its runs in ")
+        })
         .collect();
+    // The in-memory designs' shapes load once too, each in its resident child
+    // (`lab::resident`; not checked at this scale: its runs are `--no-check`).
+    for line in [
+        "  size/engine-memory_size-64KB: loaded once in ",
+        "  size/engine-mvcc_size-1MB: loaded once in ",
+    ] {
+        assert_eq!(err.matches(line).count(), 1, "{line}: {err}");
+    }
     // The size sweep loads each (engine, size) once, with a line of its own.
     assert!(
         err.lines()

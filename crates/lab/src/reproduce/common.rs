@@ -439,6 +439,11 @@ fn run_one(
             let _ = say.send(format!("  {id}/{line}\n"));
         } else if let sweep::Event::Loaded { shape, seconds } = ev {
             let _ = say.send(format!("  {id}/{shape}: loaded once in {seconds:.1} s\n"));
+        } else if let sweep::Event::Checked { shape, seconds } = ev {
+            // A resident child's shape (`resident`), checked after its last run.
+            let _ = say.send(format!(
+                "  {id}/{shape}: checked once after its runs in {seconds:.1} s\n"
+            ));
         }
     });
     let e = Experiment {
