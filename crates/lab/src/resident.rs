@@ -397,22 +397,15 @@ fn finish_rep(
         ));
     }
     let gate_text: String = gate.iter().map(GateTimes::line).collect();
-    for (name, bytes) in [
-        ("stdout.txt", stdout),
-        ("stderr.txt", stderr.as_bytes()),
-        (results::GATE, gate_text.as_bytes()),
-    ] {
-        std::fs::write(partial.join(name), bytes)
-            .map_err(|e| format!("cannot write {}: {e}", partial.join(name).display()))?;
-    }
-    std::fs::rename(partial, done).map_err(|e| {
-        format!(
-            "cannot rename {} to {}: {e}",
-            partial.display(),
-            done.display()
-        )
-    })?;
-    Ok(Outcome::Done)
+    crate::sweep::finish_rep(
+        partial,
+        done,
+        &[
+            ("stdout.txt", stdout),
+            ("stderr.txt", stderr.as_bytes()),
+            (results::GATE, gate_text.as_bytes()),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -928,18 +928,26 @@ fn run_rep(
         ));
     }
     let gate_text: String = gate.iter().map(GateTimes::line).collect();
-    for (name, bytes) in [
-        ("stdout.txt", &out.stdout),
-        ("stderr.txt", &out.stderr),
-        (results::GATE, &gate_text.into_bytes()),
-    ] {
-        if name == results::GATE && !gated {
-            continue;
-        }
+    let mut files: Vec<(&str, &[u8])> =
+        vec![("stdout.txt", &out.stdout), ("stderr.txt", &out.stderr)];
+    if gated {
+        files.push((results::GATE, gate_text.as_bytes()));
+    }
+    finish_rep(&partial, &done, &files)
+}
+
+/// Write a finished repetition's own files into its `partial` directory and rename it
+/// to `done` (a killed sweep leaves no directory that looks finished).
+pub(crate) fn finish_rep(
+    partial: &Path,
+    done: &Path,
+    files: &[(&str, &[u8])],
+) -> Result<Outcome, String> {
+    for (name, bytes) in files {
         std::fs::write(partial.join(name), bytes)
             .map_err(|e| format!("cannot write {}: {e}", partial.join(name).display()))?;
     }
-    std::fs::rename(&partial, &done).map_err(|e| {
+    std::fs::rename(partial, done).map_err(|e| {
         format!(
             "cannot rename {} to {}: {e}",
             partial.display(),
