@@ -84,18 +84,6 @@ impl Spec {
     }
 }
 
-/// The arguments of repetition `rep` of `p`, writing into its partial directory (its
-/// point's directory made).
-fn args_of(dir: &Path, spec: &Spec, p: &Point, rep: u32) -> Result<Vec<String>, String> {
-    let (_, partial) = rep_dir(dir, p, rep);
-    let parent = partial
-        .parent()
-        .expect("a repetition has a point directory");
-    std::fs::create_dir_all(parent)
-        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    Ok(p.rep_args(spec, &partial))
-}
-
 /// The resident child's command: the first repetition's arguments, gated resident,
 /// its pipes ours, ended with the sweep.
 fn command(exe: &Path, first: &[String]) -> Command {
@@ -266,7 +254,7 @@ pub(crate) fn run_shape(
     tx: &Sender<Msg>,
 ) -> Result<(), String> {
     let (p0, r0) = &reps[0];
-    let first = args_of(dir, spec, p0, *r0)?;
+    let first = crate::sweep::rep_command(dir, spec, p0, *r0)?.2;
     let checks = !runspec::gives(&first, runspec::flag::NO_CHECK);
     // Its turn for its whole life: at most `TURNS` resident children hold a database.
     let m = Measured::resident(&LANES);
@@ -307,7 +295,7 @@ pub(crate) fn run_shape(
             send(Msg::Start(p.clone(), rep));
             let t0 = std::time::Instant::now();
             if i > 0 {
-                let args = args_of(dir, spec, p, rep)?;
+                let args = crate::sweep::rep_command(dir, spec, p, rep)?.2;
                 let line = serde_json::to_string(&args).expect("strings serialize");
                 talk.say(format!("run {line}\n").as_bytes());
             }

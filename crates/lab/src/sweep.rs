@@ -851,13 +851,7 @@ fn run_rep(
     rep: u32,
     share: &mut Share<'_>,
 ) -> Result<Outcome, String> {
-    let (done, partial) = rep_dir(dir, point, rep);
-    let parent = partial
-        .parent()
-        .expect("a repetition has a point directory");
-    std::fs::create_dir_all(parent)
-        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let args = point.rep_args(spec, &partial);
+    let (done, partial, args) = rep_command(dir, spec, point, rep)?;
     let mut cmd = Command::new(exe);
     cmd.args(&args)
         .stdin(Stdio::null())
@@ -955,6 +949,24 @@ pub(crate) fn finish_rep(
         )
     })?;
     Ok(Outcome::Done)
+}
+
+/// Repetition `rep` of `p`: its directory, the partial directory it runs into (its
+/// point's directory made) and its child's arguments.
+pub(crate) fn rep_command(
+    dir: &Path,
+    spec: &Spec,
+    p: &Point,
+    rep: u32,
+) -> Result<(PathBuf, PathBuf, Vec<String>), String> {
+    let (done, partial) = rep_dir(dir, p, rep);
+    let parent = partial
+        .parent()
+        .expect("a repetition has a point directory");
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let args = p.rep_args(spec, &partial);
+    Ok((done, partial, args))
 }
 
 /// Seconds from a run's start to the end of its measured window (its `--warmup` and
