@@ -253,6 +253,12 @@ impl StreamShadow {
         }
     }
 
+    /// Whether `line` is the stream's last line (its reference changes nothing).
+    #[inline(always)]
+    pub fn is_last(&self, line: u64) -> bool {
+        line == self.last
+    }
+
     /// References `line` (at the stream's line size).
     #[inline]
     pub fn access(&mut self, line: u64) -> StreamRef {
@@ -337,6 +343,19 @@ impl Level {
         let mut l = Level::with_replacement(config, false, plru);
         l.three_c = ThreeC::Shared(stream.stack.capacity_index(config.lines()));
         l
+    }
+
+    /// Whether `line` is the line referenced last (a repeat: a hit that changes no state).
+    #[inline(always)]
+    pub fn is_last(&self, line: u64) -> bool {
+        line == self.last_line
+    }
+
+    /// Counts a repeat of the last line (`is_last`) for kind `k`: what `access` does then.
+    #[inline(always)]
+    pub fn count_repeat(&mut self, k: usize) {
+        debug_assert!(self.last_line != EMPTY);
+        self.stats.accesses[k] += 1;
     }
 
     /// Whether the level's 3C shadow is a stream's (`in_stream`).

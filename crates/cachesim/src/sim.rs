@@ -219,6 +219,13 @@ pub struct Simulator {
     /// Function id -> (demangled name, component); id 0 is "(unknown)".
     pub(crate) functions: Vec<(String, u16)>,
     function_ids: FxHashMap<String, u32>,
+    /// Some L1-I sweep point has a 3C shadow of its own (another line size than the
+    /// L1-I's stream): `ifetch` walks the sweep a second time only then.
+    sweep_own_lines: bool,
+    /// The fast paths of an instruction fetch within the line fetched last (`ifetch`)
+    /// and of a data access to the L1-D's last line (`data`); off only in tests, to
+    /// compare them with the general path.
+    repeat_fast_path: bool,
 }
 
 /// The configured L2 and LLC, the shared levels below the L1s; the last one's 3C
@@ -419,8 +426,11 @@ impl Simulator {
                 ("(background threads)".to_string(), 0),
             ],
             function_ids: FxHashMap::default(),
+            sweep_own_lines: false,
+            repeat_fast_path: true,
             config,
         };
+        sim.sweep_own_lines = sim.sweep.iter().any(|s| !s.shares_stream());
         sim.settle_log.names = watched_names(&sim.config);
         // The shared levels' statistics the background side starts with.
         let n = sim.shared_levels().len();
@@ -639,16 +649,26 @@ impl Simulator {
                 self.span(I, line_end, last);
             }
         } else if self.i_stream.is_some() && !own_core_bg {
-            // The workers' L1-I and the sweep points sharing its stream's shadow: one
-            // shadow reference per line for all of them.
-            for line in addr >> shift..=last >> shift {
-                let r = (self.i_stream.as_mut()).map_or(StreamRef::NONE, |st| st.access(line));
-                self.l1_ref(I, line, r);
+            let line = addr >> shift;
+            if self.repeat_fast_path
+                && line == last >> shift
+                && self.l1[I].is_last(line)
+                && (self.i_stream.as_ref()).is_some_and(|st| st.is_last(line))
+            {
+                // A run within the line fetched last (about half of all fetches): the
+                // stream's last line is every sweep point's in it too (they see its
+                // lines alone and are never invalidated), and the L1-I's, so each
+                // reference is a repeat that changes no state; only the counts move.
+                self.counts.cells[self.cur_cell].accesses[I][I] += 1;
+                self.l1[I].count_repeat(I);
                 for s in &mut self.sweep {
                     if s.shares_stream() {
-                        s.access_with(line, I, r);
+                        debug_assert!(s.is_last(line));
+                        s.count_repeat(I);
                     }
                 }
+            } else {
+                self.ifetch_stream(addr >> shift, last >> shift);
             }
         } else {
             for line in addr >> shift..=last >> shift {
@@ -657,13 +677,29 @@ impl Simulator {
         }
         // With a core of its own, a background thread does not touch the workers'
         // L1-I, which the sweep models.
-        if !own_core_bg {
+        if !own_core_bg && self.sweep_own_lines {
             for s in &mut self.sweep {
                 if s.shares_stream() {
                     continue;
                 }
                 for line in addr >> s.line_shift..=last >> s.line_shift {
                     s.access(line, I);
+                }
+            }
+        }
+    }
+
+    /// The lines `first..=last` of a fetch through the workers' L1-I and the sweep points
+    /// sharing its stream's shadow: one shadow reference per line for all of them.
+    fn ifetch_stream(&mut self, first: u64, last: u64) {
+        {
+            for line in first..=last {
+                let r = (self.i_stream.as_mut()).map_or(StreamRef::NONE, |st| st.access(line));
+                self.l1_ref(I, line, r);
+                for s in &mut self.sweep {
+                    if s.shares_stream() {
+                        s.access_with(line, I, r);
+                    }
                 }
             }
         }
@@ -711,7 +747,14 @@ impl Simulator {
             self.span(D, addr, last);
         } else {
             for line in addr >> shift..=last >> shift {
-                self.l1_ref(D, line, StreamRef::NONE);
+                if self.repeat_fast_path && self.l1[D].is_last(line) {
+                    // A repeat of the L1-D's last line (stack and record accesses): a
+                    // hit that changes no state, counted here without a call.
+                    self.counts.cells[self.cur_cell].accesses[D][D] += 1;
+                    self.l1[D].count_repeat(D);
+                } else {
+                    self.l1_ref(D, line, StreamRef::NONE);
+                }
             }
         }
     }
@@ -1330,6 +1373,68 @@ mod compare_tests {
         c.background_own_core = own_core;
         c.last_level_inclusive = inclusive;
         c
+    }
+
+    /// The fast paths of a fetch within the line fetched last and of a data access to the
+    /// L1-D's last line change nothing: the report equals the one of the general path,
+    /// for every side and inclusion setting.
+    #[test]
+    fn repeat_fetch_fast_path_gives_the_same_report() {
+        for (seed, own_core, inclusive) in [(4, true, true), (5, false, true), (6, true, false)] {
+            let cfg = config(own_core, inclusive);
+            let mut fast = Simulator::build(cfg.clone(), true).unwrap();
+            let mut slow = Simulator::build(cfg, true).unwrap();
+            slow.repeat_fast_path = false;
+            assert!(
+                fast.sweep_own_lines,
+                "the 4K:4:128 point has a shadow of its own"
+            );
+            // Every load followed by another in its line: repeats for the data fast path.
+            let recs: Vec<Record> = (records(seed, 200_000).into_iter())
+                .flat_map(|r| match r {
+                    Record::Load { addr, size } => vec![
+                        r,
+                        Record::Load {
+                            addr: (addr & !63) + ((addr + 8) & 63),
+                            size: 1,
+                        },
+                    ],
+                    r => vec![r],
+                })
+                .collect();
+            // The stream must have repeated fetches for the fast path to take.
+            let repeats = (recs.windows(2))
+                .filter(|w| match (&w[0], &w[1]) {
+                    (
+                        Record::IFetch {
+                            addr: a, len: la, ..
+                        },
+                        Record::IFetch {
+                            addr: b, len: lb, ..
+                        },
+                    ) => {
+                        a >> 6 == (a + *la as u64 - 1) >> 6
+                            && b >> 6 == a >> 6
+                            && b >> 6 == (b + *lb as u64 - 1) >> 6
+                    }
+                    _ => false,
+                })
+                .count();
+            assert!(repeats > 1000, "only {repeats} repeated fetches");
+            for rec in recs {
+                fast.feed(&rec);
+                slow.feed(&rec);
+            }
+            assert_eq!(
+                fast.report().to_json(),
+                slow.report().to_json(),
+                "seed {seed}"
+            );
+        }
+        // Without a sweep point of another line size the second walk is skipped.
+        let mut c = config(true, true);
+        c.set_sweep("l1i=1K,2K,8K").unwrap();
+        assert!(!Simulator::build(c, true).unwrap().sweep_own_lines);
     }
 
     /// The shared shadows and the mirrored point change nothing: the report of every
