@@ -17,7 +17,9 @@
 //! does when its benchmark is given `--numa-memory`.
 //!
 //! One size class per 8-byte step; each class is shared by every table and engine of the
-//! process (slots are interchangeable), with a per-thread cache in front so allocation
+//! process (slots are interchangeable), and comes twice: `alloc_apart`'s classes carve
+//! chunks of their own (a B+tree's inner nodes, kept packed apart from its leaves of the
+//! same size). A per-thread cache sits in front so allocation
 //! and freeing take no lock most of the time. Chunks are never returned to the OS: freed
 //! slots are reused by later allocations of the same class (the way Silo's allocator keeps
 //! its per-core arenas). This module must never hand out a slot that is in use, nor one
