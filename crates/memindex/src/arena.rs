@@ -17,7 +17,9 @@
 //! does when its benchmark is given `--numa-memory`.
 //!
 //! One size class per 8-byte step; each class is shared by every table and engine of the
-//! process (slots are interchangeable), with a per-thread cache in front so allocation
+//! process (slots are interchangeable), and comes twice: `alloc_apart`'s classes carve
+//! chunks of their own (a B+tree's inner nodes, kept packed apart from its leaves of the
+//! same size). A per-thread cache sits in front so allocation
 //! and freeing take no lock most of the time. Chunks are never returned to the OS: freed
 //! slots are reused by later allocations of the same class (the way Silo's allocator keeps
 //! its per-core arenas). This module must never hand out a slot that is in use, nor one
@@ -33,6 +35,9 @@ pub const GRAIN: usize = 8;
 /// Largest slot (bytes); bigger allocations come from the global allocator.
 pub const MAX_SLOT: usize = 2048;
 const CLASSES: usize = MAX_SLOT / GRAIN;
+/// Pools of classes: pool 0 (`alloc`) and pool 1 (`alloc_apart`), whose slots of a size
+/// come from chunks of their own, never shared with pool 0's slots of that size.
+const POOLS: usize = 2;
 /// Chunk size: a multiple of the huge page, so the kernel maps it huge-page-aligned.
 const CHUNK: usize = 2 << 20;
 /// Slots moved at once between a thread's cache and its class.
@@ -71,16 +76,16 @@ struct Shared {
 
 struct Class(Mutex<Shared>);
 
-static CLASS: [Class; CLASSES] = [const {
+static CLASS: [Class; POOLS * CLASSES] = [const {
     Class(Mutex::new(Shared {
         free: Vec::new(),
         bump: 0,
         end: 0,
         chunks: Vec::new(),
     }))
-}; CLASSES];
+}; POOLS * CLASSES];
 
-struct Cache([Vec<usize>; CLASSES]);
+struct Cache([Vec<usize>; POOLS * CLASSES]);
 
 impl Drop for Cache {
     /// A thread that ends gives its free slots back to their classes.
@@ -94,7 +99,7 @@ impl Drop for Cache {
 }
 
 thread_local! {
-    static CACHE: RefCell<Cache> = const { RefCell::new(Cache([const { Vec::new() }; CLASSES])) };
+    static CACHE: RefCell<Cache> = const { RefCell::new(Cache([const { Vec::new() }; POOLS * CLASSES])) };
 }
 
 fn lock(c: usize) -> std::sync::MutexGuard<'static, Shared> {
@@ -194,7 +199,20 @@ fn refill(c: usize, size: usize, out: &mut Vec<usize>) {
 /// A slot of `size` bytes (`fits(size, ..)`), aligned as `fits` says; its contents are
 /// arbitrary.
 pub fn alloc(size: usize) -> *mut u8 {
-    let c = class_of(size);
+    alloc_in(0, size)
+}
+
+/// `alloc`, from chunks apart from every `alloc` slot: a kind of object read at random
+/// but much rarer than its neighbours of the same size (a B+tree's inner nodes beside its
+/// leaves) then lies packed in few pages, instead of one in every few pages of the
+/// common kind, each random visit a page walk on a VM (issue 40, session 69).
+pub fn alloc_apart(size: usize) -> *mut u8 {
+    alloc_in(1, size)
+}
+
+fn alloc_in(pool: usize, size: usize) -> *mut u8 {
+    debug_assert!(pool < POOLS);
+    let c = pool * CLASSES + class_of(size);
     let from_cache = CACHE.try_with(|cache| {
         let mut cache = cache.try_borrow_mut().ok()?;
         let v = &mut cache.0[c];
@@ -225,7 +243,24 @@ pub fn alloc(size: usize) -> *mut u8 {
 /// `p` came from `alloc(size)` (same size), is not used by anyone any more, and is freed
 /// once.
 pub unsafe fn free(p: *mut u8, size: usize) {
-    let c = class_of(size);
+    // SAFETY: the caller's.
+    unsafe { free_in(0, p, size) }
+}
+
+/// Give back a slot `alloc_apart(size)` returned.
+///
+/// # Safety
+/// As `free`, for a slot of `alloc_apart(size)`.
+pub unsafe fn free_apart(p: *mut u8, size: usize) {
+    // SAFETY: the caller's.
+    unsafe { free_in(1, p, size) }
+}
+
+/// # Safety
+/// As `free`, for a slot of pool `pool`.
+unsafe fn free_in(pool: usize, p: *mut u8, size: usize) {
+    debug_assert!(pool < POOLS);
+    let c = pool * CLASSES + class_of(size);
     debug_assert!((p as usize).is_multiple_of(GRAIN));
     let cached = CACHE.try_with(|cache| {
         let Ok(mut cache) = cache.try_borrow_mut() else {
@@ -244,10 +279,80 @@ pub unsafe fn free(p: *mut u8, size: usize) {
     }
 }
 
+/// Whether `size` bytes at `p` lie in a chunk of `alloc_apart`'s class of that size
+/// (true) or of `alloc`'s (false); `None`: in neither. For tests of the callers' layouts.
+#[cfg(test)]
+pub(crate) fn apart(p: *const u8, size: usize) -> Option<bool> {
+    let inside = |c: usize| {
+        lock(c).chunks.iter().any(|ch| {
+            let start = ch.as_ptr() as usize;
+            (p as usize) >= start && p as usize + size <= start + CHUNK
+        })
+    };
+    let c = class_of(size);
+    match (inside(c), inside(CLASSES + c)) {
+        (true, false) => Some(false),
+        (false, true) => Some(true),
+        (false, false) => None,
+        (true, true) => panic!("a slot in chunks of both pools"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    /// Slots of `alloc_apart` never share a chunk with `alloc`'s of the same size, are
+    /// disjoint and aligned as `alloc`'s are, and come back to their own pool when freed.
+    #[test]
+    fn apart_slots_keep_to_chunks_of_their_own() {
+        // Sizes no other test of this crate allocates (apart or not).
+        for size in [1472usize, 1480] {
+            let a: Vec<usize> = (0..2 * BATCH + 3).map(|_| alloc(size) as usize).collect();
+            let b: Vec<usize> = (0..2 * BATCH + 3)
+                .map(|_| alloc_apart(size) as usize)
+                .collect();
+            let mut all: Vec<usize> = a.iter().chain(&b).copied().collect();
+            all.sort();
+            for w in all.windows(2) {
+                assert!(w[1] - w[0] >= size, "slots of {size} bytes overlap");
+            }
+            for &p in &a {
+                assert_eq!(apart(p as *const u8, size), Some(false));
+            }
+            for &p in &b {
+                assert_eq!(apart(p as *const u8, size), Some(true));
+                if size % LINE == 0 {
+                    assert_eq!(p % LINE, 0);
+                }
+                assert!(!in_a_chunk(class_of(size), p, size));
+                // SAFETY: a slot of `size` bytes this test owns.
+                unsafe { std::ptr::write_bytes(p as *mut u8, 0xcd, size) };
+            }
+            for &p in &b {
+                // SAFETY: allocated above by `alloc_apart(size)`, freed once.
+                unsafe { free_apart(p as *mut u8, size) };
+            }
+            for &p in &a {
+                // SAFETY: allocated above by `alloc(size)`, freed once.
+                unsafe { free(p as *mut u8, size) };
+            }
+            // Freed apart slots come back from `alloc_apart`, and only from it.
+            let again: Vec<usize> = (0..BATCH).map(|_| alloc_apart(size) as usize).collect();
+            assert!(again.iter().all(|p| b.contains(p)));
+            let common: Vec<usize> = (0..BATCH).map(|_| alloc(size) as usize).collect();
+            assert!(common.iter().all(|p| !b.contains(p)));
+            for p in again {
+                // SAFETY: as above.
+                unsafe { free_apart(p as *mut u8, size) };
+            }
+            for p in common {
+                // SAFETY: as above.
+                unsafe { free(p as *mut u8, size) };
+            }
+        }
+    }
 
     fn in_a_chunk(c: usize, p: usize, size: usize) -> bool {
         lock(c).chunks.iter().any(|ch| {

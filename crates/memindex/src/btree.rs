@@ -186,7 +186,7 @@ impl Rest {
     /// A zeroed block of `width` words per slot, linked to `prev`.
     fn alloc(width: usize, prev: *mut Rest) -> *mut Rest {
         assert!((1..KW).contains(&width), "rest width {width}");
-        let p = alloc_bytes(Self::bytes(width)) as *mut Rest;
+        let p = alloc_bytes(Self::bytes(width), false) as *mut Rest;
         // SAFETY: a fresh slot of the block's size, 8-byte aligned; zeroed atomics are
         // valid; the header is written before the block is shared.
         unsafe {
@@ -216,7 +216,7 @@ impl Rest {
         while !p.is_null() {
             let prev = (*p).prev;
             if !std::ptr::eq(p, adjacent) {
-                free_bytes(p as *mut u8, Self::bytes((*p).width));
+                free_bytes(p as *mut u8, Self::bytes((*p).width), false);
             }
             p = prev;
         }
@@ -557,9 +557,15 @@ const _: () = assert!(
 /// multiple of 64 (nodes are): from the arena (no allocator header between nodes, and
 /// the memory of a growing tree can be reserved before a run, `arena::reserve`) when it
 /// has a class that size, else from the global allocator (wide key blocks of wide nodes).
-fn alloc_bytes(bytes: usize) -> *mut u8 {
+/// `apart`: inner nodes, from arena chunks apart from the leaves' (`arena::alloc_apart`;
+/// see `new_node`).
+fn alloc_bytes(bytes: usize, apart: bool) -> *mut u8 {
     if in_arena(bytes) {
-        arena::alloc(bytes)
+        if apart {
+            arena::alloc_apart(bytes)
+        } else {
+            arena::alloc(bytes)
+        }
     } else {
         let l = std::alloc::Layout::from_size_align(bytes, 64).expect("node layout");
         // SAFETY: a non-zero size.
@@ -577,14 +583,20 @@ fn in_arena(bytes: usize) -> bool {
     arena::fits(bytes, if bytes.is_multiple_of(64) { 64 } else { 8 })
 }
 
-/// Give back what `alloc_bytes(bytes)` returned.
+/// Give back what `alloc_bytes(bytes, apart)` returned.
 ///
 /// # Safety
 /// As `arena::free`.
-unsafe fn free_bytes(p: *mut u8, bytes: usize) {
+unsafe fn free_bytes(p: *mut u8, bytes: usize, apart: bool) {
     if in_arena(bytes) {
-        // SAFETY: caller; it came from `arena::alloc(bytes)`.
-        unsafe { arena::free(p, bytes) }
+        // SAFETY: caller; it came from `arena::alloc(bytes)` or `alloc_apart(bytes)`.
+        unsafe {
+            if apart {
+                arena::free_apart(p, bytes)
+            } else {
+                arena::free(p, bytes)
+            }
+        }
     } else {
         let l = std::alloc::Layout::from_size_align(bytes, 64).expect("node layout");
         // SAFETY: caller; it came from `std::alloc::alloc(l)`.
@@ -644,9 +656,15 @@ const _: () = assert!(FANOUT != 32 || SEARCH_LINES == 5);
 /// (TPC-C's composite keys) then has its second words next to its first, fetched by the
 /// same prefetch, instead of in a block of its own that cost a dependent miss per node
 /// visited (40% of `Slots::rank`'s samples were that block's first load).
+///
+/// Inner nodes come from arena chunks apart from the leaves' (`arena::alloc_apart`): a
+/// tree has about 20-30 leaves per inner node, and inner nodes carved from the same chunks
+/// as the leaves (both 576 bytes) lay the lowest inner level, itself too large for the
+/// caches at 10 M keys, one node in every few pages of the leaves, so a read's visit to it
+/// cost a page walk of its own on this project's VM (nested paging), as the leaf's does.
 fn new_node(leaf: bool, block: bool) -> *mut Hdr {
     let bytes = node_bytes(leaf, block);
-    let p = alloc_bytes(bytes);
+    let p = alloc_bytes(bytes, !leaf);
     // SAFETY: a fresh slot of `bytes`, line-aligned; every field of a node and of a key
     // block is an atomic integer/pointer or bool, for which all-zero is valid; the block's
     // header is written before the node is shared.
@@ -704,7 +722,7 @@ unsafe fn free_node(p: *mut Hdr) {
         } else {
             (*(p as *mut Inner)).keys.free_rest(adjacent);
         }
-        free_bytes(p as *mut u8, node_bytes(leaf, block));
+        free_bytes(p as *mut u8, node_bytes(leaf, block), !leaf);
     }
 }
 
@@ -2108,6 +2126,59 @@ mod prefetch_tests {
             }
         }
         out
+    }
+
+    /// Inner nodes come from the arena's apart chunks, leaves (and key blocks) from the
+    /// common ones, in trees of short, two-word and long keys, after splits at every
+    /// level and removals.
+    #[test]
+    fn inner_nodes_lie_apart_from_the_leaves() {
+        for len in [8usize, 12, 50] {
+            let t = BTree::new();
+            let key = |i: u64| {
+                let mut k = vec![0u8; len];
+                let x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15).to_be_bytes();
+                for (j, b) in k.iter_mut().enumerate() {
+                    *b = x[j % 8] ^ (j as u8);
+                }
+                k
+            };
+            for i in 0..30_000u64 {
+                t.insert(&key(i), i + 1).expect("distinct keys");
+            }
+            for i in (0..30_000u64).step_by(3) {
+                assert!(t.remove(&key(i), i + 1).is_some());
+            }
+            let (mut leaves, mut inners) = (0, 0);
+            let mut stack = vec![t.root.load(Acquire) as *const Hdr];
+            while let Some(p) = stack.pop() {
+                // SAFETY: nodes of a live tree, no writer running.
+                let h = unsafe { &*p };
+                let bytes = node_bytes(h.leaf, h.block);
+                assert_eq!(
+                    arena::apart(p as *const u8, bytes),
+                    Some(!h.leaf),
+                    "a {} of {len}-byte keys in the wrong chunks",
+                    if h.leaf { "leaf" } else { "inner node" }
+                );
+                if h.leaf {
+                    leaves += 1;
+                } else {
+                    inners += 1;
+                    for c in &as_inner(h).children[..=h.count()] {
+                        stack.push(c.load(Acquire));
+                    }
+                }
+            }
+            assert!(
+                inners > 30 && leaves > 900,
+                "{inners} inner nodes, {leaves} leaves"
+            );
+            for i in 0..30_000u64 {
+                let want = (i % 3 != 0).then_some(i + 1);
+                assert_eq!(t.get(&key(i)).0, want, "key {i} of {len} bytes");
+            }
+        }
     }
 
     /// A tree of keys of at most 8 bytes has no key block in any node, so the
