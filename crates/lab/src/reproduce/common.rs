@@ -353,67 +353,44 @@ impl<'a> Ctx<'a> {
         &mut self,
         list: Vec<(String, Spec)>,
     ) -> Vec<Result<Summary, String>> {
-        let chains = (list.into_iter())
-            .map(|one| Chain {
-                sweeps: vec![one],
-                check: Vec::new(),
-            })
-            .collect();
-        self.chains(chains).into_iter().flatten().collect()
-    }
-
-    /// Run (or resume) several chains at once, each in its own thread: a chain's sweeps
-    /// one after another (sweeps that share a database, or whose resident children
-    /// together would not fit in memory), then the one consistency check of the shared
-    /// databases it names (`Chain::check`). As in [`Ctx::sweeps_together`], their
-    /// repetitions share the machine's slots and every measured window still runs alone.
-    /// Each sweep's own result, chain by chain; a sweep that could not run ends its
-    /// chain (the sweeps after it get its error), and a failed check is the last
-    /// sweep's error.
-    pub(crate) fn chains(&mut self, chains: Vec<Chain>) -> Vec<Vec<Result<Summary, String>>> {
         let (tx, rx) = std::sync::mpsc::channel::<String>();
         let exe = &self.exe;
         let out = &self.out;
-        let done: Vec<Vec<(Result<Summary, String>, Option<Experiment>)>> =
-            std::thread::scope(|sc| {
-                let handles: Vec<_> = (chains.iter())
-                    .map(|chain| {
-                        let tx = tx.clone();
-                        sc.spawn(move || run_chain(exe, out, chain, &tx))
-                    })
-                    .collect();
-                drop(tx);
-                // Progress lines as they come, from whichever sweep.
-                for line in rx {
-                    (self.say)(&line);
-                }
-                handles
-                    .into_iter()
-                    .map(|h| h.join().expect("a chain's thread does not panic"))
-                    .collect()
-            });
-        let mut all = Vec::new();
-        for (chain, results) in chains.iter().zip(done) {
-            let mut summaries = Vec::new();
-            for ((id, _), (r, e)) in chain.sweeps.iter().zip(results) {
-                let r = r.and_then(|s| {
-                    let e = e.expect("a sweep that ran has its time");
-                    (self.say)(&format!(
-                        "  {id}: {:.0} s ({} repetitions run, {} already done)\n",
-                        e.elapsed_s, e.ran, e.resumed
-                    ));
-                    self.experiments.push(e);
-                    self.sweeps.push(id.to_string());
-                    // Figures of the sweep itself (curves, normalized table) in its
-                    // directory: lane work, never beside a measured run of another paper.
-                    sweep::lane_work(|| plot::plot(&self.out.join(id)))?;
-                    Ok(s)
-                });
-                summaries.push(r);
+        let done: Vec<(Result<Summary, String>, Experiment)> = std::thread::scope(|sc| {
+            let handles: Vec<_> = list
+                .iter()
+                .map(|(id, spec)| {
+                    let tx = tx.clone();
+                    sc.spawn(move || run_one(exe, &out.join(id), id, spec, &tx))
+                })
+                .collect();
+            drop(tx);
+            // Progress lines as they come, from whichever sweep.
+            for line in rx {
+                (self.say)(&line);
             }
-            all.push(summaries);
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a sweep's thread does not panic"))
+                .collect()
+        });
+        let mut summaries = Vec::new();
+        for ((id, _), (r, e)) in list.iter().zip(done) {
+            let r = r.and_then(|s| {
+                (self.say)(&format!(
+                    "  {id}: {:.0} s ({} repetitions run, {} already done)\n",
+                    e.elapsed_s, e.ran, e.resumed
+                ));
+                self.experiments.push(e);
+                self.sweeps.push(id.to_string());
+                // Figures of the sweep itself (curves, normalized table) in its directory:
+                // lane work, never beside a measured run of another paper.
+                sweep::lane_work(|| plot::plot(&self.out.join(id)))?;
+                Ok(s)
+            });
+            summaries.push(r);
         }
-        all
+        summaries
     }
 
     pub(crate) fn repeat(&self) -> u32 {
@@ -430,64 +407,6 @@ impl<'a> Ctx<'a> {
             Scale::Tiny => 2,
             Scale::Quick | Scale::Full => 3,
         }
-    }
-}
-
-/// Sweeps run one after another in one thread, then the one check of the shared
-/// databases of `check` (and their removal once it passed).
-pub(crate) struct Chain {
-    pub sweeps: Vec<(String, Spec)>,
-    /// Load-once specs whose shared databases no sweep run after this chain uses:
-    /// checked once and removed at the chain's end (`sweep::check_shared`).
-    pub check: Vec<Spec>,
-}
-
-/// One chain of [`Ctx::chains`]: each sweep's result and time (None: not run, an
-/// earlier sweep of the chain could not run).
-fn run_chain(
-    exe: &Path,
-    out: &Path,
-    chain: &Chain,
-    say: &std::sync::mpsc::Sender<String>,
-) -> Vec<(Result<Summary, String>, Option<Experiment>)> {
-    let mut done: Vec<(Result<Summary, String>, Option<Experiment>)> = Vec::new();
-    for (id, spec) in &chain.sweeps {
-        if let Some(Err(e)) = done.last().map(|d| d.0.as_ref().map(|_| ())) {
-            let e = e.clone();
-            done.push((Err(e), None));
-            continue;
-        }
-        let (r, e) = run_one(exe, &out.join(id), id, spec, say);
-        done.push((r, Some(e)));
-    }
-    if chain.check.is_empty() || done.iter().any(|d| d.0.is_err()) {
-        return done;
-    }
-    let specs: Vec<&Spec> = chain.check.iter().collect();
-    let checked = sweep::check_shared(exe, &specs, &mut |ev| {
-        if let sweep::Event::Checked { shape, seconds } = ev {
-            let _ = say.send(format!(
-                "  {}: checked once after its runs in {seconds:.1} s\n",
-                shared_name(&specs, shape)
-            ));
-        }
-    })
-    .and_then(|()| sweep::remove_shared(&specs));
-    if let (Err(e), Some(last)) = (checked, done.last_mut()) {
-        last.0 = Err(e);
-    }
-    done
-}
-
-/// `<root's name>/<shape>` for a check's progress line (e.g. `micro-db/engine-disk_size-1GB`).
-fn shared_name(specs: &[&Spec], shape: &str) -> String {
-    let root = (specs.iter())
-        .find_map(|s| s.load_once.as_ref())
-        .and_then(|lo| lo.root.file_name())
-        .map(|n| n.to_string_lossy().into_owned());
-    match root {
-        Some(r) => format!("{r}/{shape}"),
-        None => shape.to_string(),
     }
 }
 

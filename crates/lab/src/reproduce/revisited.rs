@@ -128,91 +128,25 @@ pub(super) fn revisited(
         .copied()
         .chain(real.iter().copied())
         .collect();
-    let SizeSpecs {
-        others,
-        pg,
-        updates,
-    } = size_specs(ctx, sizes, &engines)?;
-    let index = index_spec(ctx, largest)?;
-    let rows_spec = rows_spec(ctx, sizes, rows)?;
-    let tpc = tpc_specs(ctx, &engines)?;
-    // The experiments at once (issue 41: one after another, revisited alone took 39
-    // minutes of a 39-minute `reproduce all`, PostgreSQL's 1GB load and the checks
-    // with no measured window beside them). A chain per group of sweeps that share a
-    // database or would not fit in memory together: the size sweep, then the index
-    // experiment (each holds a resident 1GB in-memory database), then the rows sweep
-    // (on the size sweep's databases); PostgreSQL's sizes; TPC-B; TPC-C. Each shape is
-    // checked once after the last run on it: at its chain's end, or, below full scale,
-    // after the smallest size's updates (on the size sweeps' shapes), run last.
-    let pg_measured = pg.is_some();
-    let check_in_chain = updates.is_none();
-    let in_chain = |specs: Vec<Spec>| if check_in_chain { specs } else { Vec::new() };
-    let mut chains = vec![Chain {
-        sweeps: vec![
-            ("size".to_string(), others.clone()),
-            ("index".to_string(), index),
-            ("rows".to_string(), rows_spec.clone()),
-        ],
-        check: in_chain(vec![others.clone(), rows_spec.clone()]),
-    }];
-    if let Some(p) = &pg {
-        chains.push(Chain {
-            sweeps: vec![(PG_SIZE.to_string(), p.clone())],
-            check: in_chain(vec![p.clone()]),
-        });
-    }
-    for (w, spec) in &tpc {
-        if let Some(spec) = spec {
-            chains.push(Chain {
-                sweeps: vec![(w.to_string(), spec.clone())],
-                check: Vec::new(),
-            });
-        }
-    }
-    let mut done = ctx.chains(chains).into_iter();
-    let mut first = done.next().expect("the size chain").into_iter();
-    let mut s = first.next().expect("the size sweep")?;
-    let ix = first.next().expect("the index sweep")?;
-    let rs = first.next().expect("the rows sweep")?;
-    if pg.is_some() {
-        let p = done.next().expect("PostgreSQL's chain").remove(0)?;
-        s.points.extend(p.points);
-    }
-    let mut tpc_done: Vec<(&str, Option<Summary>)> = Vec::new();
-    for (w, spec) in &tpc {
-        let r = match spec {
-            Some(_) => Some(done.next().expect("a TPC chain").remove(0)?),
-            None => None,
-        };
-        tpc_done.push((w, r));
-    }
-    if let Some(u) = updates {
-        s.points.extend(ctx.sweep(SIZE_UPDATE, u.clone())?.points);
-        // Each shape's one consistency check, after every run on it; then the databases
-        // are not needed again (a resumed run loads a shape again only for a repetition
-        // still to run). A failed check stops the paper with its database kept.
-        let shared: Vec<Spec> = [Some(others), pg, Some(u), Some(rows_spec)]
-            .into_iter()
-            .flatten()
-            .collect();
-        let shared: Vec<&Spec> = shared.iter().collect();
-        let say = &mut *ctx.say;
-        sweep::check_shared(&ctx.exe, &shared, &mut |ev| {
-            if let sweep::Event::Checked { shape, seconds } = ev {
-                say(&format!(
-                    "  {MICRO_DB}/{shape}: checked once after its runs in {seconds:.1} s\n"
-                ));
-            }
-        })?;
-        sweep::remove_shared(&shared)?;
-    }
-    size_tables(ctx.scale, tables, &s, sizes, &engines, pg_measured);
+    let (s, mut shared) = revisited_size(ctx, tables, sizes, &engines)?;
     size_verdicts(v, &s, sizes);
     real_verdicts(v, &s, sizes, &absent);
-    index_judge(v, tables, largest, &s, &ix);
-    rows_judge(ctx.scale, v, tables, sizes, rows, &s, rs);
-    tpc_judge(ctx.scale, v, tables, &engines, tpc_done);
-    Ok(())
+    revisited_index(ctx, v, tables, largest, &s)?;
+    shared.push(revisited_rows(ctx, v, tables, sizes, rows, &s)?);
+    // Each shape's one consistency check, after every run on it; then the databases are
+    // not needed again (a resumed run loads a shape again only for a repetition still to
+    // run). A failed check stops the paper with its database kept.
+    let shared: Vec<&Spec> = shared.iter().collect();
+    let say = &mut *ctx.say;
+    sweep::check_shared(&ctx.exe, &shared, &mut |ev| {
+        if let sweep::Event::Checked { shape, seconds } = ev {
+            say(&format!(
+                "  {MICRO_DB}/{shape}: checked once after its runs in {seconds:.1} s\n"
+            ));
+        }
+    })?;
+    sweep::remove_shared(&shared)?;
+    revisited_tpc(ctx, v, tables, &engines)
 }
 
 /// The findings judged on each real system apart: DBMS D's (flat with size, the
@@ -405,18 +339,31 @@ fn size_specs(ctx: &Ctx, sizes: &[&str], systems: &[&str]) -> Result<SizeSpecs, 
     })
 }
 
-/// The size sweep's two tables (Table 2, reads, and Table 14, updates over reads: by
-/// size, 1 row per transaction) from its summary (PostgreSQL's and the smallest size's
-/// update points merged in).
-fn size_tables(
-    scale: Scale,
+/// The size sweep (Table 2, reads, and Table 14, updates over reads: by size, 1 row per
+/// transaction) and its two tables; the specs of its sweeps that load once.
+fn revisited_size(
+    ctx: &mut Ctx,
     tables: &mut Vec<Table>,
-    s: &Summary,
     sizes: &[&str],
     systems: &[&str],
-    pg_measured: bool,
-) {
-    let rw_sizes = update_sizes(scale, sizes);
+) -> Result<(Summary, Vec<Spec>), String> {
+    let SizeSpecs {
+        others: others_spec,
+        pg: pg_spec,
+        updates,
+    } = size_specs(ctx, sizes, systems)?;
+    let rw_sizes = update_sizes(ctx.scale, sizes);
+    let pg_measured = pg_spec.is_some();
+    let mut s = ctx.sweep("size", others_spec.clone())?;
+    let mut shared = vec![others_spec];
+    if let Some(p) = pg_spec {
+        s.points.extend(ctx.sweep(PG_SIZE, p.clone())?.points);
+        shared.push(p);
+    }
+    if let Some(u) = updates {
+        s.points.extend(ctx.sweep(SIZE_UPDATE, u.clone())?.points);
+        shared.push(u);
+    }
     let tps = |e: &str, size: &str, mode: &str| {
         median(
             &s,
@@ -461,6 +408,7 @@ fn size_tables(
         columns: rw_sizes.iter().map(|s| s.to_string()).collect(),
         rows: rw,
     });
+    Ok((s, shared))
 }
 
 /// The findings of the size sweep.
@@ -560,9 +508,15 @@ fn size_verdicts(v: &mut Verdicts, s: &Summary, sizes: &[&str]) {
     }
 }
 
-/// The index experiment: the partitioned engine with red-black trees (DBMS N's index),
-/// 1 row read at the largest size (against its B+trees: the size sweep's point).
-fn index_spec(ctx: &Ctx, largest: &str) -> Result<Spec, String> {
+/// The index finding: the partitioned engine with red-black trees (DBMS N's index)
+/// against its B+trees, 1 row read at the largest size.
+fn revisited_index(
+    ctx: &mut Ctx,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+    largest: &str,
+    size: &Summary,
+) -> Result<(), String> {
     let reads = Workload::Micro(runspec::Micro {
         size: Some(bytes(largest)),
         rows: Some(1),
@@ -573,15 +527,12 @@ fn index_spec(ctx: &Ctx, largest: &str) -> Result<Spec, String> {
     run.options.engine = Some("partitioned".into());
     // The B+tree is the partitioned engine's default: its point is the size sweep's
     // (the same run, 1 row read at the largest size), not run again.
-    Ok(Spec::of(
+    let spec = Spec::of(
         &run,
         vec![sweep::parse_vary("ordered-index=rbtree")?],
         ctx.repeat(),
-    ))
-}
-
-/// The index finding from the index sweep `s` and the size sweep `size`.
-fn index_judge(v: &mut Verdicts, tables: &mut Vec<Table>, largest: &str, size: &Summary, s: &Summary) {
+    );
+    let s = ctx.sweep("index", spec)?;
     let ix = |k: &str| match k {
         "btree" => median(
             size,
@@ -618,18 +569,31 @@ fn index_judge(v: &mut Verdicts, tables: &mut Vec<Table>, largest: &str, size: &
         ),
         _ => v.unmeasured("rbtree-index", "an index point failed (see the sweep's summary)"),
     }
+    Ok(())
 }
 
-/// The rows sweep (Table 3: by rows per transaction; it loads once, on the size
-/// sweep's databases).
-fn rows_spec(ctx: &Ctx, sizes: &[&str], rows: &[&str]) -> Result<Spec, String> {
+/// Table 3: by rows per transaction; its sweep's spec (it loads once).
+fn revisited_rows(
+    ctx: &mut Ctx,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+    sizes: &[&str],
+    rows: &[&str],
+    size: &Summary,
+) -> Result<Spec, String> {
+    let largest = sizes[sizes.len() - 1];
+    let paper = v.paper.clone();
     let designs = rows_designs(ctx.scale);
     let engines = format!("engine={}", designs.join(","));
     // Table 3: by rows per transaction, at the largest size up to 100MB. (The paper
     // uses its largest; here a 1GB point loads for minutes on the disk engine, so the
     // table's points would take most of the hour full scale is allowed. 100MB is
     // still 3x the last-level cache.)
-    let rows_size = rows_size(ctx.scale, sizes);
+    let rows_size = if ctx.scale == Scale::Full {
+        sizes[sizes.len() - 2]
+    } else {
+        largest
+    };
     let reads = Workload::Micro(runspec::Micro {
         mode: Some(runspec::MicroMode::Read),
         ..Default::default()
@@ -637,7 +601,7 @@ fn rows_spec(ctx: &Ctx, sizes: &[&str], rows: &[&str]) -> Result<Spec, String> {
     // 1 row read at this size is a point of the size sweep (the same run): taken from
     // it, not run again; the sweep runs the larger row counts, on the size sweep's
     // databases (the size a varied key of one value, so that the shapes are the same).
-    Ok(loaded_once(
+    let spec = loaded_once(
         ctx,
         Spec::of(
             &revisited_run(ctx, reads),
@@ -648,31 +612,8 @@ fn rows_spec(ctx: &Ctx, sizes: &[&str], rows: &[&str]) -> Result<Spec, String> {
             ],
             ctx.repeat(),
         ),
-    ))
-}
-
-/// The size of the rows sweep: the largest up to 100MB (see [`rows_spec`]).
-fn rows_size<'a>(scale: Scale, sizes: &[&'a str]) -> &'a str {
-    if scale == Scale::Full {
-        sizes[sizes.len() - 2]
-    } else {
-        sizes[sizes.len() - 1]
-    }
-}
-
-/// Table 3 and its finding, from the rows sweep `s` and the size sweep `size`.
-fn rows_judge(
-    scale: Scale,
-    v: &mut Verdicts,
-    tables: &mut Vec<Table>,
-    sizes: &[&str],
-    rows: &[&str],
-    size: &Summary,
-    mut s: Summary,
-) {
-    let paper = v.paper.clone();
-    let designs = rows_designs(scale);
-    let rows_size = rows_size(scale, sizes);
+    );
+    let mut s = ctx.sweep("rows", spec.clone())?;
     assert_eq!(rows[0], "1", "the size sweep's points read 1 row");
     s.points.extend(one_row_points(size, rows_size, rows[0]));
     let p3 = paper_ratio(&paper, "rows", "Silo", "Shore-MT");
@@ -713,6 +654,7 @@ fn rows_judge(
             "a rows point failed (see the sweep's summary)",
         ),
     }
+    Ok(spec)
 }
 
 /// The designs the rows sweep runs: the four at full scale; below it the two its
@@ -747,11 +689,16 @@ fn one_row_points<'a>(
         })
 }
 
-/// The TPC-B and TPC-C sweeps (Table 4); None where a workload does not run at this
-/// scale.
-fn tpc_specs(ctx: &Ctx, systems: &[&str]) -> Result<Vec<(&'static str, Option<Spec>)>, String> {
+/// Table 4: TPC-B and TPC-C.
+fn revisited_tpc(
+    ctx: &mut Ctx,
+    v: &mut Verdicts,
+    tables: &mut Vec<Table>,
+    systems: &[&str],
+) -> Result<(), String> {
+    let paper = v.paper.clone();
     let engines = format!("engine={}", systems.join(","));
-    let mut tpc = Vec::new();
+    let mut tpc: Vec<(&str, Option<Summary>)> = Vec::new();
     for w in ["tpcb", "tpcc"] {
         if ctx.scale == Scale::Tiny && w == "tpcc" {
             // Loading TPC-C takes tens of seconds in a debug build: not at the test scale.
@@ -763,20 +710,8 @@ fn tpc_specs(ctx: &Ctx, systems: &[&str]) -> Result<Vec<(&'static str, Option<Sp
             vec![sweep::parse_vary(&engines)?],
             ctx.repeat(),
         );
-        tpc.push((w, Some(spec)));
+        tpc.push((w, Some(ctx.sweep(w, spec)?)));
     }
-    Ok(tpc)
-}
-
-/// Table 4: TPC-B and TPC-C, from their sweeps' summaries.
-fn tpc_judge(
-    scale: Scale,
-    v: &mut Verdicts,
-    tables: &mut Vec<Table>,
-    systems: &[&str],
-    tpc: Vec<(&str, Option<Summary>)>,
-) {
-    let paper = v.paper.clone();
     let t = |i: usize, e: &str| {
         tpc[i]
             .1
@@ -810,7 +745,7 @@ fn tpc_judge(
     let rs: Vec<Option<f64>> = (0..2)
         .map(|i| Some(t(i, "memory")? / t(i, "disk")?))
         .collect();
-    let tiny_c = scale == Scale::Tiny;
+    let tiny_c = ctx.scale == Scale::Tiny;
     match (rs[0], rs[1]) {
         (Some(b), c) if c.is_some() || tiny_c => v.check(
             "memory-faster-on-tpc",
@@ -825,6 +760,7 @@ fn tpc_judge(
         ),
         _ => v.unmeasured("memory-faster-on-tpc", "a TPC run failed (see the sweeps' summaries)"),
     }
+    Ok(())
 }
 
 #[cfg(test)]
