@@ -692,14 +692,12 @@ impl Simulator {
     /// The lines `first..=last` of a fetch through the workers' L1-I and the sweep points
     /// sharing its stream's shadow: one shadow reference per line for all of them.
     fn ifetch_stream(&mut self, first: u64, last: u64) {
-        {
-            for line in first..=last {
-                let r = (self.i_stream.as_mut()).map_or(StreamRef::NONE, |st| st.access(line));
-                self.l1_ref(I, line, r);
-                for s in &mut self.sweep {
-                    if s.shares_stream() {
-                        s.access_with(line, I, r);
-                    }
+        for line in first..=last {
+            let r = (self.i_stream.as_mut()).map_or(StreamRef::NONE, |st| st.access(line));
+            self.l1_ref(I, line, r);
+            for s in &mut self.sweep {
+                if s.shares_stream() {
+                    s.access_with(line, I, r);
                 }
             }
         }
