@@ -659,8 +659,7 @@ impl Simulator {
                 // stream's last line is every sweep point's in it too (they see its
                 // lines alone and are never invalidated), and the L1-I's, so each
                 // reference is a repeat that changes no state; only the counts move.
-                self.counts.cells[self.cur_cell].accesses[I][I] += 1;
-                self.l1[I].count_repeat(I);
+                self.l1_repeat(I);
                 for s in &mut self.sweep {
                     if s.shares_stream() {
                         debug_assert!(s.is_last(line));
@@ -747,14 +746,21 @@ impl Simulator {
             for line in addr >> shift..=last >> shift {
                 if self.repeat_fast_path && self.l1[D].is_last(line) {
                     // A repeat of the L1-D's last line (stack and record accesses): a
-                    // hit that changes no state, counted here without a call.
-                    self.counts.cells[self.cur_cell].accesses[D][D] += 1;
-                    self.l1[D].count_repeat(D);
+                    // hit that changes no state, only counted.
+                    self.l1_repeat(D);
                 } else {
                     self.l1_ref(D, line, StreamRef::NONE);
                 }
             }
         }
+    }
+
+    /// A reference to the L1's last line (`Level::is_last`): a hit that changes no
+    /// state, so only what `l1_ref` counts for a hit.
+    #[inline(always)]
+    fn l1_repeat(&mut self, k: usize) {
+        self.counts.cells[self.cur_cell].accesses[k][k] += 1;
+        self.l1[k].count_repeat(k);
     }
 
     /// `r`: the instruction stream's shadow answer if the L1 in place shares it.
@@ -1390,7 +1396,7 @@ mod compare_tests {
             // Every load followed by another in its line: repeats for the data fast path.
             let recs: Vec<Record> = (records(seed, 200_000).into_iter())
                 .flat_map(|r| match r {
-                    Record::Load { addr, size } => vec![
+                    Record::Load { addr, .. } => vec![
                         r,
                         Record::Load {
                             addr: (addr & !63) + ((addr + 8) & 63),

@@ -283,12 +283,7 @@ unsafe fn free_in(pool: usize, p: *mut u8, size: usize) {
 /// (true) or of `alloc`'s (false); `None`: in neither. For tests of the callers' layouts.
 #[cfg(test)]
 pub(crate) fn apart(p: *const u8, size: usize) -> Option<bool> {
-    let inside = |c: usize| {
-        lock(c).chunks.iter().any(|ch| {
-            let start = ch.as_ptr() as usize;
-            (p as usize) >= start && p as usize + size <= start + CHUNK
-        })
-    };
+    let inside = |c: usize| in_a_chunk(c, p as usize, size);
     let c = class_of(size);
     match (inside(c), inside(CLASSES + c)) {
         (true, false) => Some(false),
@@ -296,6 +291,15 @@ pub(crate) fn apart(p: *const u8, size: usize) -> Option<bool> {
         (false, false) => None,
         (true, true) => panic!("a slot in chunks of both pools"),
     }
+}
+
+/// Whether `size` bytes at `p` lie in one of class `c`'s chunks.
+#[cfg(test)]
+fn in_a_chunk(c: usize, p: usize, size: usize) -> bool {
+    lock(c).chunks.iter().any(|ch| {
+        let start = ch.as_ptr() as usize;
+        p >= start && p + size <= start + CHUNK
+    })
 }
 
 #[cfg(test)]
@@ -352,13 +356,6 @@ mod tests {
                 unsafe { free(p as *mut u8, size) };
             }
         }
-    }
-
-    fn in_a_chunk(c: usize, p: usize, size: usize) -> bool {
-        lock(c).chunks.iter().any(|ch| {
-            let start = ch.as_ptr() as usize;
-            p >= start && p + size <= start + CHUNK
-        })
     }
 
     #[test]
