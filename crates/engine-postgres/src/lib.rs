@@ -31,9 +31,9 @@
 //! kit's; the driver then checks the rows' extent) and runs there. The marker says the
 //! load finished only after a checkpoint made it durable (docs/design/postgres.md).
 //!
-//! The load goes through COPY: while loading, a worker buffers its inserts per table
-//! and copies them at commit (or before any other operation of the transaction, so
-//! that it reads its own writes).
+//! The load is a bulk load: tables made without their keys, a worker's inserts buffered
+//! per table and copied (COPY) at commit, its commits not waiting for the WAL flush,
+//! and the keys built at `load_done` (docs/design/sql-adapters.md).
 //!
 //! This crate must never touch a schema it did not create.
 
@@ -230,6 +230,9 @@ pub struct PostgresEngine {
     own: PostgresOptions,
     /// True until `load_done`: inserts go through COPY.
     loading: AtomicBool,
+    /// A COPY load's primary keys and secondary indexes, built by `load_done` once the
+    /// rows are in (`TableMap::pg_bulk_ddl`); empty otherwise.
+    deferred_keys: Mutex<Vec<String>>,
     admin: Mutex<Conn>,
     dropped: AtomicBool,
     /// The private server, if this engine started one (stopped when dropped, after
@@ -421,13 +424,25 @@ impl Engine for PostgresEngine {
                 prewarm(&mut admin, &pg_schema, &maps)?;
             }
         }
+        let copy_load = own.copy_load && !has_data;
+        let mut deferred_keys = Vec::new();
         if !has_data {
             let mut ddl = format!(
                 "CREATE SCHEMA {0}; SET search_path TO {0};",
                 sqlmap::ident(&pg_schema)
             );
             for m in &maps {
-                for s in m.ddl(D) {
+                // A COPY load builds the keys after the rows are in, as pg_restore
+                // does: an index insert (and its WAL) per row made the 1GB micro load
+                // some 500 s of `reproduce revisited` (issue 41).
+                let stmts = if copy_load {
+                    let (create, keys) = m.pg_bulk_ddl();
+                    deferred_keys.extend(keys);
+                    vec![create]
+                } else {
+                    m.ddl(D)
+                };
+                for s in stmts {
                     ddl.push_str(&s);
                     ddl.push(';');
                 }
@@ -437,7 +452,6 @@ impl Engine for PostgresEngine {
                 .map_err(conn_err)?;
         }
         let sql = maps.iter().map(table_sql).collect();
-        let copy_load = own.copy_load && !has_data;
         Ok(PostgresEngine {
             schema,
             maps,
@@ -446,6 +460,7 @@ impl Engine for PostgresEngine {
             pg_schema,
             own,
             loading: AtomicBool::new(copy_load),
+            deferred_keys: Mutex::new(deferred_keys),
             admin: Mutex::new(admin),
             // A kept cluster's schema is never dropped.
             dropped: AtomicBool::new(kept),
@@ -464,10 +479,16 @@ impl Engine for PostgresEngine {
     }
 
     fn worker(&self, _worker_id: usize) -> PostgresWorker<'_> {
+        // A loader's commits do not wait for their WAL flush: the load is not done
+        // until `load_done` (a kept cluster's checkpoint, before its marker says
+        // loaded), and the run's first synchronous commit flushes the WAL before it,
+        // the load's included. Each loader transaction (512 rows of the micro
+        // benchmark) waited for an fsync of its own.
+        let loading = self.loading.load(Ordering::Acquire);
         let conn = connect(
             &self.url,
             &self.pg_schema,
-            self.own.synchronous_commit,
+            self.own.synchronous_commit && !loading,
             self.read_only,
         )
         .map_err(|e| e.to_string());
@@ -531,13 +552,19 @@ impl Engine for PostgresEngine {
 
     fn load_done(&self) -> Result<()> {
         self.loading.store(false, Ordering::Release);
-        // Statistics for the planner, as a DBA would gather after a bulk load.
         let mut c = self.admin.lock().unwrap_or_else(|p| p.into_inner());
         c.batch_execute(&format!(
-            "SET search_path TO {}; ANALYZE",
+            "SET search_path TO {}",
             sqlmap::ident(&self.pg_schema)
         ))
         .map_err(conn_err)?;
+        let keys =
+            std::mem::take(&mut *self.deferred_keys.lock().unwrap_or_else(|p| p.into_inner()));
+        if !keys.is_empty() {
+            build_keys(&mut c, &keys)?;
+        }
+        // Statistics for the planner, as a DBA would gather after a bulk load.
+        c.batch_execute("ANALYZE").map_err(conn_err)?;
         if self.kept {
             // Every loaded page on disk before the marker says loaded (a commit's WAL
             // may not be flushed with --pg-sync off); the shutdown's checkpoint then has
@@ -668,6 +695,30 @@ fn start_server(
         }
     })
 }
+
+/// Builds a COPY load's primary keys and indexes (`stmts`), each one sort of the loaded
+/// rows. A duplicate key the load copied (the kits' loaders never make one) fails the
+/// load here, naming the statement.
+fn build_keys(c: &mut Conn, stmts: &[String]) -> Result<()> {
+    // The sorts' memory for this session only (the server's default is 64 MB, which
+    // spills the 1GB shape's sort to disk); the server's settings are left alone.
+    c.batch_execute(&format!("SET maintenance_work_mem = '{BUILD_MEM_MB}MB'"))
+        .map_err(conn_err)?;
+    for s in stmts {
+        c.batch_execute(s).map_err(|e| match e.code() {
+            Some("23505") => Error::fatal(format!(
+                "postgres: the load copied a duplicate key: {s}: {}",
+                e.message()
+            )),
+            _ => conn_err(e),
+        })?;
+    }
+    c.batch_execute("RESET maintenance_work_mem")
+        .map_err(conn_err)
+}
+
+/// `maintenance_work_mem` while a COPY load's keys are built.
+const BUILD_MEM_MB: u32 = 1024;
 
 /// A table's statements, prepared once per connection.
 fn table_sql(m: &TableMap) -> TableSql {
@@ -1088,6 +1139,26 @@ impl PostgresWorker<'_> {
         Ok(())
     }
 
+    /// A statement other than a COPY load's inserts needs the keys, which that load
+    /// builds at its end: the kits' loaders only insert, and without a key every read
+    /// would scan its table (the conformance suite, which reads while it loads, turns
+    /// the COPY load off).
+    fn keys_built(&self) -> Result<()> {
+        if self.e.loading.load(Ordering::Acquire)
+            && !self
+                .e
+                .deferred_keys
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_empty()
+        {
+            return Err(Error::fatal(
+                "postgres: a read or update during a COPY load (its keys are built when it ends)",
+            ));
+        }
+        Ok(())
+    }
+
     /// Copy the buffered load rows (before any other statement, so the transaction
     /// reads its own inserts, and at commit).
     fn flush(&mut self) -> Result<()> {
@@ -1122,6 +1193,7 @@ impl PostgresWorker<'_> {
     /// commit while this transaction holds that row's lock, which on TPC-B's one
     /// branch row made every transaction wait for the others' whole write statement).
     fn before(&mut self, t: TableId) -> Result<Option<Writes>> {
+        self.keys_built()?;
         self.ensure_begun()?;
         self.flush()?;
         let locks = std::mem::take(&mut self.lock_next);
@@ -1602,6 +1674,7 @@ impl api::Worker for PostgresWorker<'_> {
     /// The query prepared once per connection and text (a kit's few queries), sent with
     /// the transaction's pending BEGIN; its columns must be integers or text.
     fn query(&mut self, sql: &str, f: &mut dyn FnMut(&[Value])) -> Result<()> {
+        self.keys_built()?;
         // The transaction's own writes so far go first, so the query sees them.
         self.flush()?;
         let writes = self.take_writes()?;

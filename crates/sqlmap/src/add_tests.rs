@@ -95,3 +95,22 @@ fn sqlite_tables_keyed_by_one_integer_have_rowids() {
         .primary_key(&[Part::col("s", KeyEnc::Fixed(8))]);
     assert!(!TableMap::new(&text).unwrap().rowid_key());
 }
+
+/// PostgreSQL's bulk load creates the table without keys and builds them after: the
+/// same columns as `ddl`'s table, its primary key first, then the secondary indexes.
+#[test]
+fn pg_bulk_ddl_defers_the_keys() {
+    let m = table();
+    let (create, keys) = m.pg_bulk_ddl();
+    let full = m.ddl(Dialect::Postgres);
+    assert!(!create.contains("PRIMARY KEY"), "{create}");
+    assert_eq!(
+        full[0],
+        format!(
+            "{}, PRIMARY KEY (\"id\"))",
+            create.strip_suffix(')').unwrap()
+        )
+    );
+    assert_eq!(keys[0], r#"ALTER TABLE "acct" ADD PRIMARY KEY ("id")"#);
+    assert_eq!(keys[1..], full[1..]);
+}

@@ -250,31 +250,62 @@ impl TableMap {
     /// the primary key's columns after their own, so that a scan comes out in the order
     /// of the keys it reports.
     pub fn ddl(&self, d: Dialect) -> Vec<String> {
-        let mut t = format!("CREATE TABLE {} (", ident(self.name()));
-        for c in &self.cols {
-            let ty = match d {
-                Dialect::Sqlite => &c.sqlite_ty,
-                Dialect::Postgres => &c.pg_ty,
-            };
-            let _ = write!(t, "{} {ty} NOT NULL, ", ident(&c.name));
-        }
-        let _ = write!(t, "PRIMARY KEY ({}))", self.col_list(&self.pk));
+        let mut t = self.create_table(d);
+        t.pop();
+        let _ = write!(t, ", PRIMARY KEY ({}))", self.col_list(&self.pk));
         if d == Dialect::Sqlite && !self.rowid_key() {
             // Rows clustered in the primary key's B-tree, as the built-in engines'
             // B+tree primary indexes keep them.
             t.push_str(" WITHOUT ROWID");
         }
         let mut out = vec![t];
-        for ix in &self.indexes[1..] {
-            out.push(format!(
-                "CREATE {}INDEX {} ON {} ({})",
-                if ix.unique { "UNIQUE " } else { "" },
-                ident(&ix.name),
-                ident(self.name()),
-                self.col_list(&ix.cols)
-            ));
-        }
+        out.extend(self.secondary_ddl());
         out
+    }
+
+    /// PostgreSQL's bulk load: the table without its keys, then the statements that
+    /// build its primary key and secondary indexes once the rows are in (one sort each
+    /// instead of an index insert and its WAL per row). The built table equals
+    /// [`ddl`](Self::ddl)'s, the primary key's index named as there (`<table>_pkey`).
+    pub fn pg_bulk_ddl(&self) -> (String, Vec<String>) {
+        let mut keys = vec![format!(
+            "ALTER TABLE {} ADD PRIMARY KEY ({})",
+            ident(self.name()),
+            self.col_list(&self.pk)
+        )];
+        keys.extend(self.secondary_ddl());
+        (self.create_table(Dialect::Postgres), keys)
+    }
+
+    /// `CREATE TABLE` with the columns only.
+    fn create_table(&self, d: Dialect) -> String {
+        let cols: Vec<String> = self
+            .cols
+            .iter()
+            .map(|c| {
+                let ty = match d {
+                    Dialect::Sqlite => &c.sqlite_ty,
+                    Dialect::Postgres => &c.pg_ty,
+                };
+                format!("{} {ty} NOT NULL", ident(&c.name))
+            })
+            .collect();
+        format!("CREATE TABLE {} ({})", ident(self.name()), cols.join(", "))
+    }
+
+    fn secondary_ddl(&self) -> Vec<String> {
+        self.indexes[1..]
+            .iter()
+            .map(|ix| {
+                format!(
+                    "CREATE {}INDEX {} ON {} ({})",
+                    if ix.unique { "UNIQUE " } else { "" },
+                    ident(&ix.name),
+                    ident(self.name()),
+                    self.col_list(&ix.cols)
+                )
+            })
+            .collect()
     }
 
     /// SQLite: whether the primary key is one integer column, which a table with rowids

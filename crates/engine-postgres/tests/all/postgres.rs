@@ -251,6 +251,8 @@ fn tpch_loads_and_checks_on_postgres() {
     };
     let e = PostgresEngine::open(std::sync::Arc::new(wl.schema()), &opts).unwrap();
     wl.load(&e, 2, 0, &|_| {}).unwrap();
+    // As the driver does: the COPY load's keys are built here.
+    e.load_done().unwrap();
     let checks = wl.check(&e, &workloads::RunInfo::default()).unwrap();
     for c in &checks {
         assert!(c.passed, "{c:?}");
@@ -331,4 +333,59 @@ fn answer<W: api::Worker>(
         q.answer(s)
     })
     .unwrap_or_else(|err| panic!("{q:?}: {err}"))
+}
+
+/// A COPY load builds its keys at `load_done`: a read before then is refused (without a
+/// key it would scan the table), and a duplicate key the load copied fails `load_done`
+/// with one line naming the primary key's statement, never a table without its key.
+#[test]
+fn copy_load_builds_keys_at_load_done() {
+    if pgserver::find_bindir().is_none() {
+        skipped!("no PostgreSQL installed (the other test installs it)");
+        return;
+    }
+    let wl = Tpcb::new(
+        TpcbConfig {
+            scale: 1,
+            pad: false,
+            affinity: false,
+        },
+        1,
+    )
+    .unwrap();
+    let schema = std::sync::Arc::new(wl.schema());
+    let e = match PostgresEngine::open(schema.clone(), &EngineOptions::default()) {
+        Ok(e) => e,
+        Err(err) => {
+            skipped!("PostgreSQL cannot be started here: {err}");
+            return;
+        }
+    };
+    let t = schema.table_by_name("branch").unwrap();
+    let def = schema.table(t);
+    let mut row = vec![0u8; def.row_size];
+    let id = &def.columns[def.column_index("b_id").unwrap()];
+    api::typed::set_column(id, &mut row, &api::typed::Value::Int(1)).unwrap();
+    let mut k = api::Key::new();
+    k.push_u64(1);
+    let mut s = Session::new(e.worker(0));
+    let read = s.run(0, |s| s.get(t, &k, |_| {}));
+    match read {
+        Err(api::Error::Fatal(m)) => assert!(m.contains("during a COPY load"), "{m}"),
+        other => panic!("a read during the COPY load: {other:?}"),
+    }
+    // Copied twice in two transactions: nothing stops it before the key is built.
+    s.run(0, |s| s.insert(t, &k, &row)).unwrap();
+    s.run(0, |s| s.insert(t, &k, &row)).unwrap();
+    drop(s);
+    match e.load_done() {
+        Err(api::Error::Fatal(m)) => {
+            assert!(
+                m.contains("duplicate key") && m.contains("ADD PRIMARY KEY"),
+                "{m}"
+            )
+        }
+        other => panic!("load_done after a duplicate key: {other:?}"),
+    }
+    e.shutdown().unwrap();
 }

@@ -321,8 +321,9 @@ fn size_specs(ctx: &Ctx, sizes: &[&str], systems: &[&str]) -> Result<SizeSpecs, 
         "read"
     };
     // PostgreSQL's points apart (their own experiment time). Their consistency check
-    // reads the rows back in batches of 4,096 keys, one round trip each: 14 s at 100MB
-    // (it was one round trip per key, over 4 minutes, and was skipped).
+    // reads the rows back 4,096 keys per round trip (a range scan: `Micro::check`), 14 s
+    // at 100MB by batches of point reads (it was one round trip per key, over 4
+    // minutes, and was skipped).
     let pg_spec = (!pg.is_empty())
         .then(|| spec(&pg, sizes, modes).map(|s| loaded_once(ctx, s)))
         .transpose()?;

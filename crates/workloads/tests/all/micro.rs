@@ -101,3 +101,63 @@ fn bad_configurations_are_refused() {
     .is_err());
     assert!(Micro::new(base).is_ok());
 }
+
+/// The check reads integer keys of a B+tree by range scans and a hash index's by point
+/// reads: both find a deleted row missing and an update no transaction committed.
+#[test]
+fn checks_by_scan_and_by_point_reads_catch_damage() {
+    for index in [IndexKind::BTree, IndexKind::Hash] {
+        let wl = Micro::new(MicroConfig {
+            keys: 9000,
+            rows_per_txn: 1,
+            mode: Mode::Update,
+            columns: Columns::Long,
+            distribution: Distribution::Uniform,
+            index,
+        })
+        .unwrap();
+        let e = SerialEngine::open(Arc::new(wl.schema()), &EngineOptions::default()).unwrap();
+        wl.load(&e, 2, 1, &|_| {}).unwrap();
+        let info = RunInfo {
+            committed: Some(vec![0]),
+            acked: None,
+        };
+        let failed = |e: &SerialEngine| -> Vec<String> {
+            let checks = wl.check(e, &info).unwrap();
+            checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| c.name.clone())
+                .collect()
+        };
+        assert!(failed(&e).is_empty(), "{index:?}: {:?}", failed(&e));
+        let mut s = Session::new(e.worker(0));
+        // In the second chunk of 4,096 keys: both columns moved, as an update moves them.
+        let mut key = api::Key::new();
+        key.push_u64(5000);
+        s.run(0, |s| {
+            s.update_row(TableId(0), &key, |r: &mut LongRow| {
+                r.a += 1;
+                r.b -= 1;
+            })
+        })
+        .unwrap();
+        drop(s);
+        assert_eq!(
+            failed(&e),
+            ["row updates equal committed updates"],
+            "{index:?}"
+        );
+        let mut s = Session::new(e.worker(0));
+        let mut gone = api::Key::new();
+        gone.push_u64(8999);
+        s.run(0, |s| s.delete(TableId(0), &gone).map(|_| ()))
+            .unwrap();
+        drop(s);
+        let f = failed(&e);
+        assert!(
+            f.contains(&"all rows present".to_string()),
+            "{index:?}: {f:?}"
+        );
+    }
+}
