@@ -545,4 +545,12 @@ fn simulate_db_refusals_give_one_line_and_exit_code_2() {
     // The marker without its database.
     std::fs::remove_dir_all(&db).unwrap();
     bad(with(&["--db", db_s]), "is missing");
+    // `steps place` loads its own traced run's database.
+    bad(
+        vec!["steps", "place", "tpcb", "--engine", "disk", "--db", db_s]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        "--db and --load-only are `simulate`'s",
+    );
 }
