@@ -282,11 +282,11 @@ fn simulate_into(
     };
 
     if c.steps_team.is_empty() {
-        let (mut report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db)?;
+        let (mut report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db.clone())?;
         report.name_types(names);
         json.text(&report_text(&report, elapsed));
         let value = serde_json::json!({
-            "child_args": spec.to_args(),
+            "child_args": opened(&spec, &db).to_args(),
             "elapsed_s": elapsed,
             "simulation": sim_json(&report),
         });
@@ -346,7 +346,7 @@ fn simulate_teams(
             coroutines,
             &report,
             run,
-            a.to_args(),
+            opened(&a, &db).to_args(),
             elapsed,
         )?);
     }
@@ -551,6 +551,19 @@ fn steps_table(rows: &[StepsRow]) -> String {
         let _ = writeln!(o, "(no team size 1 in the list: no baseline, no bound)");
     }
     o
+}
+
+/// `spec` as its child runs on `db` (a native load: `--no-load`, the disk engine's
+/// `--prewarm`), but for the copy's path (a temporary directory): what reports record.
+fn opened(spec: &runspec::RunSpec, db: &ChildDb) -> runspec::RunSpec {
+    let mut spec = spec.clone();
+    if let ChildDb::Loaded(l) = db {
+        spec.options.no_load = true;
+        if l.prewarm {
+            spec.extra.push("--prewarm".into());
+        }
+    }
+    spec
 }
 
 /// Where the traced child's database is.
@@ -814,6 +827,7 @@ fn trace_phases(
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let t0 = Instant::now();
+    let recorded = opened(&spec, &db);
     let (mut sims, run, total) = trace_in(setup, &spec, true, db, tmp.path(), &extra, |r| {
         let mut phases = cachesim::phases::Phases::new(r, teams.len());
         let mut sims = Vec::new();
@@ -867,7 +881,7 @@ fn trace_phases(
         .zip(reports)
         .map(|((report, secs), run)| (report, run.clone(), secs))
         .collect();
-    let mut args = spec.to_args();
+    let mut args = recorded.to_args();
     args.extend(extra);
     Ok((runs, args))
 }
@@ -911,11 +925,8 @@ fn trace_in<T>(
         ChildDb::Loaded(l) => {
             // A copy: each traced run (one per STEPS team) starts from the same data.
             lab::campaign::copy_tree(&l.db(), &dir.join("db"))?;
+            spec = opened(&spec, &db);
             spec.options.db = Some(dir.join("db"));
-            spec.options.no_load = true;
-            if l.prewarm {
-                spec.extra.push("--prewarm".into());
-            }
         }
     }
     let run_path = dir.join("run.json");
