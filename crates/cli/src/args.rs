@@ -794,6 +794,16 @@ pub struct SimOpts {
     /// the earlier ones changed, which moves its figures (docs/design/tracer.md).
     #[arg(long, requires = "steps_team")]
     pub steps_one_load: bool,
+    /// A database loaded natively (no valgrind) for this simulation by `simulate ...
+    /// --db DIR --load-only` (its marker `DIR.loaded` holds that load's command line):
+    /// each traced run runs on a fresh copy of it (`run --no-load`, the disk engine's
+    /// pool prewarmed) instead of loading under valgrind. DIR itself is never written.
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// With --db DIR: load the traced run's database natively into DIR (which must not
+    /// exist), mark it loaded, and stop (no simulation).
+    #[arg(long, requires = "db")]
+    pub load_only: bool,
     /// Write a results directory here (a new or empty directory): report.json and
     /// manifest.json (see docs/results.md).
     #[arg(long)]

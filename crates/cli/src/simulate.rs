@@ -199,6 +199,18 @@ fn config_for(c: &SimOpts, steps: bool) -> Result<cachesim::Config, String> {
 /// `names`: the workload's transaction types by number, for the per-type tables.
 pub fn simulate(c: &SimOpts, workload: runspec::Workload, names: &[String]) -> Result<(), String> {
     let mut cfg = config_for(c, query_steps(&workload))?;
+    if c.load_only {
+        let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
+        let spec = child_spec(c, workload, cfg.warmup_txns, coroutines);
+        let dir = c.db.as_deref().expect("clap: --load-only requires --db");
+        let secs = load_kept(c, &spec, dir)?;
+        println!(
+            "loaded natively into {} in {secs:.1} s (marked {})",
+            dir.display(),
+            lab::sweep::loaded_marker(dir).display()
+        );
+        return Ok(());
+    }
     if timed(&workload) {
         // The child runs until the simulation has measured enough, warm-up fixed or not.
         cfg.measure_txns = Some(c.txns.unwrap_or(default_txns(c)));
@@ -235,6 +247,14 @@ fn simulate_into(
     names: &[String],
 ) -> Result<serde_json::Value, String> {
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
+    // A kept database is checked before valgrind is prepared: refused in one line.
+    let kept = match &c.db {
+        Some(dir) => {
+            let spec = child_spec(c, workload.clone(), cfg.warmup_txns, coroutines);
+            Some(kept_load(c, &spec, dir)?)
+        }
+        None => None,
+    };
     let setup = tracer::prepare()?;
     if c.engine == crate::args::EngineName::Postgres {
         // Each backend's pg_backend_pid() query is a transaction of the warm-up (TPC-H's
@@ -249,11 +269,11 @@ fn simulate_into(
     }
     let spec = child_spec(c, workload, cfg.warmup_txns, coroutines);
     // SQLite's database is loaded natively first: under valgrind the load was most of a
-    // short simulation (see `loads_natively`).
-    let loaded = if keeps_files(c) && loads_natively(c) {
-        Some(load_natively(c, &spec)?)
-    } else {
-        None
+    // short simulation (see `loads_natively`); with --db, any engine's was beforehand.
+    let loaded = match kept {
+        Some(k) => Some(k),
+        None if keeps_files(c) && loads_natively(c) => Some(load_natively(c, &spec)?),
+        None => None,
     };
     let db = match &loaded {
         Some(l) => ChildDb::Loaded(l),
@@ -262,11 +282,11 @@ fn simulate_into(
     };
 
     if c.steps_team.is_empty() {
-        let (mut report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db)?;
+        let (mut report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db.clone())?;
         report.name_types(names);
         json.text(&report_text(&report, elapsed));
         let value = serde_json::json!({
-            "child_args": spec.to_args(),
+            "child_args": opened(&spec, &db).to_args(),
             "elapsed_s": elapsed,
             "simulation": sim_json(&report),
         });
@@ -326,7 +346,7 @@ fn simulate_teams(
             coroutines,
             &report,
             run,
-            a.to_args(),
+            opened(&a, &db).to_args(),
             elapsed,
         )?);
     }
@@ -338,14 +358,19 @@ fn simulate_teams(
             r.bound = Some(base * (1.0 + (n - 1.0) * BETA_OVER_A) / n);
         }
     }
-    let loads = if one_load { 1 } else { rows.len() };
+    let native = matches!(db, ChildDb::Loaded(_));
+    let loads = match (native, one_load) {
+        (true, _) => 0,
+        (false, true) => 1,
+        (false, false) => rows.len(),
+    };
     json.text(&format!(
         "{}loads: {loads} ({})\n",
         steps_table(&rows),
-        if one_load {
-            "one traced run loaded the database and measured every team size in turn, each in a trace window and a simulation of its own"
-        } else {
-            "a traced run and its load per team size"
+        match (native, one_load) {
+            (true, _) => "the database was loaded natively, not traced; each traced run opened a copy of it",
+            (false, true) => "one traced run loaded the database and measured every team size in turn, each in a trace window and a simulation of its own",
+            (false, false) => "a traced run and its load per team size",
         }
     ));
     let first = &rows[0];
@@ -353,7 +378,7 @@ fn simulate_teams(
         // The first run stands for the whole in a results directory's manifest.
         "child_args": first.args,
         "elapsed_s": rows.iter().map(|r| r.elapsed).sum::<f64>(),
-        // Traced loads: 1 when one run served every team size.
+        // Traced loads: 1 when one run served every team size, 0 on a native load.
         "loads": loads,
         "simulation": sim_json(&first.report),
         "bound": BOUND_TEXT,
@@ -528,6 +553,19 @@ fn steps_table(rows: &[StepsRow]) -> String {
     o
 }
 
+/// `spec` as its child runs on `db` (a native load: `--no-load`, the disk engine's
+/// `--prewarm`), but for the copy's path (a temporary directory): what reports record.
+fn opened(spec: &runspec::RunSpec, db: &ChildDb) -> runspec::RunSpec {
+    let mut spec = spec.clone();
+    if let ChildDb::Loaded(l) = db {
+        spec.options.no_load = true;
+        if l.prewarm {
+            spec.extra.push("--prewarm".into());
+        }
+    }
+    spec
+}
+
 /// Where the traced child's database is.
 #[derive(Clone)]
 pub(crate) enum ChildDb<'a> {
@@ -551,19 +589,109 @@ pub(crate) enum ChildDb<'a> {
 /// 1% (docs/design/simulate-validation.md). Not the memory engine: its recovery lays the
 /// rows out otherwise than the load (TPC-C: 4% more instructions, 20% more stall cycles
 /// per transaction). PostgreSQL has its own path (its load is native already).
+/// `--db DIR` asks for a native load of any engine all the same: STEPS' `--quick` point
+/// ran 3x faster on it, with 6.5-7.7% more L1-I misses per committed transaction
+/// (session 70).
 fn loads_natively(c: &SimOpts) -> bool {
     c.engine == crate::args::EngineName::Sqlite
 }
 
-/// A database loaded natively into a directory of its own, removed when dropped.
+/// A database loaded natively: into a temporary directory of its own (removed when
+/// dropped), or kept by `simulate --db DIR --load-only` (never written: copied per run).
 pub(crate) struct NativeLoad {
-    dir: tempfile::TempDir,
+    _tmp: Option<tempfile::TempDir>,
+    db: std::path::PathBuf,
+    /// The engine is the disk engine: its runs prewarm the copy's pool (`run --prewarm`),
+    /// as full as after a load.
+    prewarm: bool,
 }
 
 impl NativeLoad {
     fn db(&self) -> std::path::PathBuf {
-        self.dir.path().join("db")
+        self.db.clone()
     }
+}
+
+/// The engines whose database `simulate --db` takes: those that keep files, but
+/// PostgreSQL (its load is native already, its cluster its own path).
+fn check_kept_engine(c: &SimOpts) -> Result<(), String> {
+    if c.engine == crate::args::EngineName::Postgres || !keeps_files(c) {
+        return Err(format!(
+            "--db: the {} engine{} keeps no database a traced run could open (the disk, SQLite and logged memory-like engines do; PostgreSQL's load is native already)",
+            c.engine.as_str(),
+            if keeps_files(c) { "" } else { " with its log off" }
+        ));
+    }
+    Ok(())
+}
+
+/// The marker line of `simulate`'s native load of `spec` into `dir`: its command line.
+fn load_line(c: &SimOpts, spec: &runspec::RunSpec, dir: &std::path::Path) -> String {
+    load_spec(c, spec, dir).to_args().join(" ") + "\n"
+}
+
+/// `simulate --db DIR`: the database `simulate --db DIR --load-only` loaded for this
+/// traced run, refused when DIR or its marker is missing or the marker names another
+/// load (other data options, seed, threads, engine or buffer pool).
+fn kept_load(
+    c: &SimOpts,
+    spec: &runspec::RunSpec,
+    dir: &std::path::Path,
+) -> Result<NativeLoad, String> {
+    check_kept_engine(c)?;
+    let marker = lab::sweep::loaded_marker(dir);
+    let line = load_line(c, spec, dir);
+    match std::fs::read(&marker) {
+        Ok(t) if t == line.as_bytes() => {}
+        Ok(t) => {
+            return Err(format!(
+                "{}: another load's marker ({}): refusing to simulate on {} (this simulation's load is `{}`)",
+                marker.display(),
+                String::from_utf8_lossy(&t).trim(),
+                dir.display(),
+                line.trim()
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "{}: no finished load ({} missing): load it first with the same options and --load-only",
+                dir.display(),
+                marker.display()
+            ))
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", marker.display())),
+    }
+    if !dir.is_dir() {
+        return Err(format!(
+            "{}: a finished load's marker, but {} is missing",
+            marker.display(),
+            dir.display()
+        ));
+    }
+    Ok(NativeLoad {
+        _tmp: None,
+        db: dir.to_path_buf(),
+        prewarm: c.engine == crate::args::EngineName::Disk,
+    })
+}
+
+/// `simulate --db DIR --load-only`: load the traced run's database natively into DIR
+/// (new), then write its marker `DIR.loaded` (the load's command line). Its seconds.
+fn load_kept(c: &SimOpts, spec: &runspec::RunSpec, dir: &std::path::Path) -> Result<f64, String> {
+    check_kept_engine(c)?;
+    let marker = lab::sweep::loaded_marker(dir);
+    if dir.exists() || marker.exists() {
+        return Err(format!(
+            "{} or {} exists: refusing to load over it (remove both to load again)",
+            dir.display(),
+            marker.display()
+        ));
+    }
+    let t0 = Instant::now();
+    run_load(c, spec, dir)?;
+    std::fs::write(&marker, load_line(c, spec, dir))
+        .map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    Ok(t0.elapsed().as_secs_f64())
 }
 
 /// What `load` takes of a workload: the options that shape its data.
@@ -627,9 +755,19 @@ fn load_natively(c: &SimOpts, spec: &runspec::RunSpec) -> Result<NativeLoad, Str
         .prefix("oltpscope-simulate-load-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let l = NativeLoad { dir };
+    let db = dir.path().join("db");
+    run_load(c, spec, &db)?;
+    Ok(NativeLoad {
+        _tmp: Some(dir),
+        db,
+        prewarm: false,
+    })
+}
+
+/// A child `oltpscope load` (not traced) of the traced run `spec`'s data into `db`.
+fn run_load(c: &SimOpts, spec: &runspec::RunSpec, db: &std::path::Path) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find my own executable: {e}"))?;
-    let args = load_spec(c, spec, &l.db()).to_args();
+    let args = load_spec(c, spec, db).to_args();
     let out = Command::new(&exe)
         .args(&args)
         .stdin(Stdio::null())
@@ -644,7 +782,7 @@ fn load_natively(c: &SimOpts, spec: &runspec::RunSpec) -> Result<NativeLoad, Str
             last.unwrap_or("no message").trim()
         ));
     }
-    Ok(l)
+    Ok(())
 }
 
 /// Run the child `oltpscope run` of `spec` under the tracer and simulate its trace.
@@ -689,6 +827,7 @@ fn trace_phases(
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let t0 = Instant::now();
+    let recorded = opened(&spec, &db);
     let (mut sims, run, total) = trace_in(setup, &spec, true, db, tmp.path(), &extra, |r| {
         let mut phases = cachesim::phases::Phases::new(r, teams.len());
         let mut sims = Vec::new();
@@ -742,7 +881,7 @@ fn trace_phases(
         .zip(reports)
         .map(|((report, secs), run)| (report, run.clone(), secs))
         .collect();
-    let mut args = spec.to_args();
+    let mut args = recorded.to_args();
     args.extend(extra);
     Ok((runs, args))
 }
@@ -786,8 +925,8 @@ fn trace_in<T>(
         ChildDb::Loaded(l) => {
             // A copy: each traced run (one per STEPS team) starts from the same data.
             lab::campaign::copy_tree(&l.db(), &dir.join("db"))?;
+            spec = opened(&spec, &db);
             spec.options.db = Some(dir.join("db"));
-            spec.options.no_load = true;
         }
     }
     let run_path = dir.join("run.json");

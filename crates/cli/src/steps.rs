@@ -117,6 +117,9 @@ pub fn place(o: &PlaceOpts, workload: runspec::Workload) -> Result<(), String> {
     let mut fixed = c.clone();
     fixed.sim.warmup_txns = Some(crate::args::Warmup::Txns(warmup));
     let c = &fixed;
+    if c.db.is_some() {
+        return Err("`steps place` loads its traced run's database itself: --db and --load-only are `simulate`'s".into());
+    }
     let cfg = crate::simulate::config(c)?;
     let params = Params {
         l1i: cfg.l1i,

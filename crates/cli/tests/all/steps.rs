@@ -383,3 +383,174 @@ fn steps_place_writes_points_that_run_accepts() {
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     assert!(out.contains("points of --steps-points"), "{out}");
 }
+
+/// Every file under `dir` with its bytes: what a run on a copy must leave unchanged.
+fn files_of(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            v.extend(files_of(&p));
+        } else {
+            v.push((p.clone(), std::fs::read(&p).unwrap()));
+        }
+    }
+    v.sort();
+    v
+}
+
+/// `simulate --db DIR`: a database `--load-only` loaded natively is copied for each team
+/// size's traced run (`run --db COPY --no-load --prewarm`), and the kept one is left as
+/// it was; no load is traced.
+#[test]
+fn simulate_on_a_native_load_runs_each_team_size_on_a_copy() {
+    if tracer_or_skip().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db_s = db.to_str().unwrap();
+    let w = [
+        "simulate",
+        "tpcb",
+        "--engine",
+        "disk",
+        "--txns",
+        "120",
+        "--warmup-txns",
+        "20",
+        "--coroutines",
+        "4",
+        "--steps-team",
+        "1,4",
+    ];
+    let mut load = w.to_vec();
+    load.extend(["--db", db_s, "--load-only"]);
+    let (code, out, err) = oltpscope(&load);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(out.contains("loaded natively into"), "{out}");
+    let marker = dir.path().join("db.loaded");
+    let line = std::fs::read_to_string(&marker).unwrap();
+    assert!(
+        line.starts_with("load tpcb ") && line.contains(db_s),
+        "{line}"
+    );
+    let before = files_of(&db);
+    assert!(!before.is_empty());
+    let json = dir.path().join("sim.json");
+    let mut sim = w.to_vec();
+    sim.extend(["--db", db_s, "--json", json.to_str().unwrap()]);
+    let (code, out, err) = oltpscope(&sim);
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(
+        out.contains("loads: 0 (the database was loaded natively"),
+        "{out}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["loads"], 0);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        let args: Vec<&str> = r["child_args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        assert!(
+            args.contains(&"--no-load") && args.contains(&"--prewarm"),
+            "{args:?}"
+        );
+        // The copy's path is a temporary one, left out; never the kept database.
+        assert!(!args.contains(&db_s), "{args:?}");
+        assert!(r["l1i_misses_per_txn"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert!(runs[1]["run_steps"]["avg_team_size"].as_f64().unwrap() > 1.0);
+    // The teams ran on copies: the kept database is byte for byte as loaded.
+    assert!(files_of(&db) == before, "the kept database changed");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), line);
+}
+
+/// `simulate --db DIR` refuses, in one line before valgrind starts, a database that is
+/// missing, not marked loaded, marked by another load, or of an engine that keeps no
+/// files; `--load-only` refuses to load over anything.
+#[test]
+fn simulate_db_refusals_give_one_line_and_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let db_s = db.to_str().unwrap();
+    let base = [
+        "simulate", "tpcb", "--scale", "1", "--engine", "disk", "--txns", "10",
+    ];
+    let with =
+        |more: &[&str]| -> Vec<String> { base.iter().chain(more).map(|s| s.to_string()).collect() };
+    let bad = |args: Vec<String>, says: &str| {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_bad_input(&a);
+        let (_, _, err) = oltpscope(&a);
+        assert!(err.contains(says), "{a:?}: {err}");
+    };
+    // Missing: no marker.
+    bad(with(&["--db", db_s]), "no finished load");
+    // A directory that was not marked loaded (an interrupted or foreign load).
+    std::fs::create_dir(&db).unwrap();
+    bad(with(&["--db", db_s]), "no finished load");
+    bad(
+        with(&["--db", db_s, "--load-only"]),
+        "refusing to load over it",
+    );
+    std::fs::remove_dir(&db).unwrap();
+    // --load-only needs --db; an engine without files has nothing to keep.
+    assert_bad_input(
+        &with(&["--load-only"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    bad(
+        vec![
+            "simulate",
+            "tpcb",
+            "--engine",
+            "serial",
+            "--db",
+            db_s,
+            "--load-only",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        "keeps no database",
+    );
+    // A real load, then a simulation asking for other data or another seed.
+    let (code, out, err) = oltpscope(
+        &with(&["--db", db_s, "--load-only"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    bad(
+        with(&["--db", db_s, "--seed", "2"]),
+        "another load's marker",
+    );
+    let mut other = with(&["--db", db_s]);
+    other[3] = "2".into();
+    bad(other, "another load's marker");
+    bad(
+        with(&["--db", db_s, "--load-only"]),
+        "refusing to load over it",
+    );
+    // The marker without its database.
+    std::fs::remove_dir_all(&db).unwrap();
+    bad(with(&["--db", db_s]), "is missing");
+    // `steps place` loads its own traced run's database.
+    bad(
+        vec!["steps", "place", "tpcb", "--engine", "disk", "--db", db_s]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        "--db and --load-only are `simulate`'s",
+    );
+}
