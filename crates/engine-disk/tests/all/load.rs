@@ -10,21 +10,21 @@ use engine_disk::DiskEngine;
 use std::path::Path;
 
 const ACC: api::TableId = api::TableId(0);
-const N: u64 = 3000;
+const N: u64 = 20_000;
 
-/// Load `N` accounts in transactions of 100 (a 100-page pool: pages are evicted and
+/// Load `N` accounts in transactions of 500 (a 100-page pool: pages are evicted and
 /// cleaned while loading).
 fn load_rows(e: &DiskEngine) {
     let mut s = Session::new(e.worker(0));
-    for lo in (0..N).step_by(100) {
+    for lo in (0..N).step_by(500) {
         s.run(0, |s| {
-            for i in lo..lo + 100 {
+            for i in lo..lo + 500 {
                 s.insert(ACC, &key(i), &row(100, (i % 7) as u32))?;
             }
             Ok(())
         })
         .unwrap();
-        if lo % 1000 == 0 {
+        if lo % 5000 == 0 {
             e.clean_now().unwrap();
         }
     }
