@@ -571,7 +571,7 @@ impl DiskEngine {
         // with `LogMode::Off` until `load_done`): a database whose load did not finish
         // is refused, never recovered, and `load_done` makes every page durable before
         // it marks the database ready. Logging every row cost a 1GB micro-benchmark
-        // load 10 GB of log writes (issue 41, session 70).
+        // load about 13 GB of log writes (issue 41, session 70).
         let control = Control {
             db_id,
             state: State::Loading,
