@@ -23,7 +23,7 @@ use api::{Error, LogMode, Result};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use storage::{File, Open, Storage};
@@ -712,8 +712,18 @@ impl Writer {
     }
 }
 
+fn mode_code(m: LogMode) -> u8 {
+    match m {
+        LogMode::Off => 0,
+        LogMode::Async => 1,
+        LogMode::Sync => 2,
+    }
+}
+
 pub struct Log {
-    mode: LogMode,
+    /// The `LogMode` (`mode_code`); it changes once at most, at the end of an unlogged
+    /// load (`resume_logging`), while nothing appends.
+    mode: AtomicU8,
     buf: Mutex<Buf>,
     /// Every record starting below `durable` is on stable storage (or, with
     /// `LogMode::Off`, deliberately dropped).
@@ -796,7 +806,7 @@ impl Log {
 
     fn with_writer(mode: LogMode, end: u64, w: Option<Writer>) -> Log {
         Log {
-            mode,
+            mode: AtomicU8::new(mode_code(mode)),
             buf: Mutex::new(Buf {
                 data: Vec::with_capacity(1 << 20),
                 data_lsn: end,
@@ -818,7 +828,31 @@ impl Log {
     }
 
     pub fn mode(&self) -> LogMode {
-        self.mode
+        match self.mode.load(Ordering::Relaxed) {
+            0 => LogMode::Off,
+            1 => LogMode::Async,
+            _ => LogMode::Sync,
+        }
+    }
+
+    /// Start keeping records in `mode` from here on, after a load that kept none
+    /// (`LogMode::Off`; the engine's `load_done`, whose checkpoint made the stream
+    /// durable up to `next_lsn`). Called with no transaction active: the next record
+    /// starts the buffer, and the flush daemon (already running) writes it.
+    pub fn resume_logging(&self, mode: LogMode) {
+        let b = crate::latch::lock(&self.buf);
+        assert!(
+            self.mode() == LogMode::Off && b.data.is_empty(),
+            "logging resumed on a log that kept records"
+        );
+        assert_eq!(
+            self.durable.load(Ordering::Acquire),
+            b.next_lsn,
+            "logging resumed before the stream was durable"
+        );
+        let mut b = b;
+        b.data_lsn = b.next_lsn;
+        self.mode.store(mode_code(mode), Ordering::Release);
     }
 
     /// Append a record; returns its lsn. `txn`, if given, is the transaction's (first,
@@ -830,10 +864,10 @@ impl Log {
         let mut b = crate::latch::lock(&self.buf);
         let lsn = b.next_lsn;
         // The buffer holds exactly the records from `data_lsn` on (none with the log off).
-        debug_assert!(self.mode == LogMode::Off || b.data_lsn + b.data.len() as u64 == lsn);
+        debug_assert!(self.mode() == LogMode::Off || b.data_lsn + b.data.len() as u64 == lsn);
         b.next_lsn += len as u64;
         b.appended += len as u64;
-        if self.mode == LogMode::Off {
+        if self.mode() == LogMode::Off {
             // Kept nowhere: the papers' "log to RAM". Transactions keep their own undo.
             self.durable.store(b.next_lsn, Ordering::Release);
         } else {
@@ -864,7 +898,7 @@ impl Log {
     /// Append `rec` and make it durable whatever the mode (checkpoints: with the log
     /// off, the stream skips to the record's LSN; recovery starts there).
     pub fn append_durable(&self, rec: &Rec<'_>) -> Result<u64> {
-        if self.mode != LogMode::Off {
+        if self.mode() != LogMode::Off {
             let lsn = self.append(rec, None);
             // Written here, not by the daemon: it may not run yet (creation, recovery).
             self.flush_once()?;
@@ -962,7 +996,7 @@ impl Log {
         // a coroutine of this very thread, which must switch rather than block).
         let mut fg = rt::lock(rt::WaitKind::LogFlush, &self.file);
         if fg.is_none() {
-            if self.mode == LogMode::Off && !self.detached.load(Ordering::Acquire) {
+            if self.mode() == LogMode::Off && !self.detached.load(Ordering::Acquire) {
                 return Ok(());
             }
             return Err(self.why_stopped());
@@ -993,7 +1027,7 @@ impl Log {
             (data_lsn, end)
         };
         mark_flush_start(&mut data);
-        let sync = self.mode != LogMode::Off;
+        let sync = self.mode() != LogMode::Off;
         rt::blocking(rt::WaitKind::LogFlush, || w.write(data_lsn, &data, sync))?;
         // Flushes are serialised (`file` held): the durable LSN only grows, and what
         // was written starts where the last flush ended.
@@ -1020,7 +1054,7 @@ impl Log {
     fn daemon_loop(&self) {
         loop {
             let stopping = self.stop.load(Ordering::Acquire);
-            let period = if self.mode == LogMode::Async {
+            let period = if self.mode() == LogMode::Async {
                 Some(ASYNC_PERIOD)
             } else {
                 Some(Duration::from_millis(50))
@@ -1030,7 +1064,7 @@ impl Log {
                     || self.requested.load(Ordering::Acquire) > self.durable.load(Ordering::Acquire)
             });
             // A failure is recorded in `failure`: every later flush and commit reports it.
-            if self.mode != LogMode::Off && self.flush_once().is_err() {
+            if self.mode() != LogMode::Off && self.flush_once().is_err() {
                 return;
             }
             if stopping {
@@ -1135,6 +1169,69 @@ mod tests {
                 (n, b)
             })
             .collect()
+    }
+
+    /// An unlogged load's records take LSNs but reach no file; the checkpoint record
+    /// written at the stream's end is readable there, and once logging resumes the
+    /// records after it are written and read back in order.
+    #[test]
+    fn logging_resumes_after_an_unlogged_stretch() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Log::create(segs(dir.path(), 7), LogMode::Off).unwrap();
+        let body = vec![3u8; 500];
+        let mut r = Rec::new(Kind::HeapInsert);
+        r.txn = 5;
+        r.payload = &body;
+        for i in 0..60u16 {
+            r.slot = i;
+            log.append(&r, None);
+        }
+        log.flush_once().unwrap();
+        assert_eq!(
+            log.flushes.load(Ordering::Relaxed),
+            0,
+            "the load was written"
+        );
+        let payload = [0u8; 24];
+        let mut c = Rec::new(Kind::Checkpoint);
+        c.payload = &payload;
+        let ck = log.append_durable(&c).unwrap();
+        assert!(ck > FIRST_LSN + 60 * r.len() as u64 - 1);
+        log.resume_logging(LogMode::Sync);
+        assert_eq!(log.mode(), LogMode::Sync);
+        let mut after = vec![];
+        for i in 100..110u16 {
+            r.slot = i;
+            after.push(log.append(&r, None));
+        }
+        log.flush_to(log.next_lsn()).unwrap();
+        let rd = LogReader::open(segs(dir.path(), 7), ck).unwrap();
+        let mut it = rd.iter_from(ck);
+        assert_eq!(it.next().unwrap().unwrap().rec().kind, Kind::Checkpoint);
+        let mut got = vec![];
+        while let Some(o) = it.next().unwrap() {
+            got.push((o.rec().lsn, o.rec().slot));
+        }
+        let want: Vec<_> = after
+            .iter()
+            .zip(100..110u16)
+            .map(|(&l, s)| (l, s))
+            .collect();
+        assert_eq!(got, want);
+        // The unlogged records are nowhere: no segment between the first and the
+        // checkpoint's was created.
+        let s = segs(dir.path(), 7);
+        let (first, ck_seg) = (s.seg_of(FIRST_LSN), s.seg_of(ck));
+        assert!(ck_seg > first + 2);
+        assert!(s.list().unwrap().iter().all(|&n| n == first || n >= ck_seg));
+    }
+
+    #[test]
+    #[should_panic(expected = "logging resumed on a log that kept records")]
+    fn logging_resumes_only_from_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = Log::create(segs(dir.path(), 7), LogMode::Async).unwrap();
+        log.resume_logging(LogMode::Sync);
     }
 
     /// A flush swaps the appenders' buffer with the spare of the previous round, so from

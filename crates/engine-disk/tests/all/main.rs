@@ -7,6 +7,7 @@ mod basic;
 mod common;
 mod concurrent;
 mod conformance;
+mod load;
 mod log_dir;
 mod recovery;
 mod sim_crash;
