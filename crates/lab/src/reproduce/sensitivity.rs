@@ -225,7 +225,7 @@ pub(super) fn sensitivity(
             htap_cores_judge(take("cores-htap"), v, tables);
         }
         None => {
-            let why = "not at the test scale (each point loads its database)";
+            let why = "not at the test scale (only the cores curve of TPC-B runs there)";
             v.unmeasured("tpch-cores-scale", why);
             v.unmeasured("htap-cores-benefit", why);
         }
@@ -325,7 +325,7 @@ fn cores_judge(
 /// The sweeps of the sensitivity paper's Figure 2 (a, g) for its analytical and hybrid
 /// workloads at this machine's scale: TPC-H with three query streams (as the paper runs
 /// it) and CH-benCHmark (one TPC-C worker beside one analytical stream) on 1 and 2
-/// cores, disk engine. None at the test scale (each point loads its database).
+/// cores, disk engine. None at the test scale (only the cores curve of TPC-B runs there: `cores_spec`).
 struct AnalyticsCores {
     sf: f64,
     tpch: Spec,
