@@ -8,7 +8,9 @@
 //! so a killed sweep leaves no directory that looks finished; a rerun skips complete
 //! repetitions and redoes partial ones (after checking they hold only results files).
 //! A sweep that loads once per data shape (`Spec::load_once`) runs on databases in its
-//! `root`: `<shape>/` and its markers `<shape>.loading` and `<shape>.loaded`.
+//! `root`: `<shape>/` and its markers `<shape>.loading` and `<shape>.loaded`; one that
+//! runs each repetition on a copy (`LoadOnce::copy`), its copies beside them too
+//! (`<shape>.run-<point>-rep<k>/` and its marker `.copy`).
 //!
 //! Owns no engine code: the children are this same executable.
 
@@ -17,8 +19,10 @@ use crate::knee::{self, Sufficiency};
 use crate::lanes::{Measured, Share, LANES};
 use crate::resident::Msg;
 use crate::results;
-pub use crate::shapes::{check_shared, loaded_marker, loading_marker, remove_shared, LoadOnce};
-use crate::shapes::{load_shape, prewarms, PREWARM};
+pub use crate::shapes::{
+    check_shared, copy_marker, loaded_marker, loading_marker, remove_shared, LoadOnce,
+};
+use crate::shapes::{copy_shape, drop_copy, load_shape, prewarms, PREWARM};
 use runspec::{flag, RunSpec, Workload};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -536,21 +540,27 @@ impl Point {
         self.child_spec(spec, out).to_args()
     }
 
-    /// [`Point::child_args`] of a repetition: on its shape's database, with
-    /// `--no-load`, when the sweep loads once per shape.
-    pub fn rep_args(&self, spec: &Spec, out: &Path) -> Vec<String> {
+    /// [`Point::child_args`] of repetition `rep`: on its shape's database (or its copy
+    /// of it: `LoadOnce::copy`), with `--no-load`, when the sweep loads once per shape.
+    pub fn rep_args(&self, spec: &Spec, rep: u32, out: &Path) -> Vec<String> {
         let mut s = self.child_spec(spec, out);
         if let Some(db) = spec.shared_db(self) {
-            s.options.db = Some(db);
-            s.options.no_load = true;
+            let copy = spec.run_copy(self, rep);
             // The shape is checked once, after its last run (`check_shared`): a run's
             // own check read every row of it back (a 1GB disk-engine run took 38.2 s with
             // it, 9.6 without, session 67), and a row lost or torn by any run stays so.
-            if !runspec::gives(&s.extra, flag::NO_CHECK) {
+            // A run on a copy checks it, as a run that loads its own: the copy is gone
+            // after it.
+            if copy.is_none() && !runspec::gives(&s.extra, flag::NO_CHECK) {
                 s.options.no_check = true;
             }
-            // As warm as after its load (`shapes::prewarms`).
-            if prewarms(s.options.engine.as_deref()) && !runspec::gives(&s.extra, PREWARM) {
+            s.options.db = Some(copy.unwrap_or(db));
+            s.options.no_load = true;
+            // As warm as after its load (`shapes::prewarms`); the engine varied, or
+            // given to every run (the sweep's own options).
+            let engine = (s.options.engine.as_deref())
+                .or_else(|| runspec::values_of(&s.extra, flag::ENGINE).last().copied());
+            if prewarms(engine) && !runspec::gives(&s.extra, PREWARM) {
                 s.extra.push(PREWARM.to_string());
             }
         }
@@ -965,7 +975,7 @@ pub(crate) fn rep_command(
         .expect("a repetition has a point directory");
     std::fs::create_dir_all(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    let args = p.rep_args(spec, &partial);
+    let args = p.rep_args(spec, rep, &partial);
     Ok((done, partial, args))
 }
 
@@ -2157,9 +2167,18 @@ fn spawn_rep<'s, 'e>(
             Share::Lane(LANES.lane(slots))
         };
         let t0 = std::time::Instant::now();
-        let o = run_rep(exe, dir, spec, controls, &p, rep, &mut share);
-        let t = t0.elapsed().as_secs_f64();
+        // A copy of its shape's database first (`LoadOnce::copy`), in its turn, where a
+        // run that loads its own loads.
+        let (o, copy) = match copy_shape(spec, &p, rep) {
+            Ok(copy) => (run_rep(exe, dir, spec, controls, &p, rep, &mut share), copy),
+            Err(why) => (Ok(Outcome::Failed(why)), None),
+        };
         drop(share);
+        let o = match copy {
+            Some(copy) => drop_copy(&copy, o),
+            None => o,
+        };
+        let t = t0.elapsed().as_secs_f64();
         // The receiver outlives every sender (the sweep's scope).
         let _ = tx.send(Msg::Rep(p, rep, o, Some(t)));
         let _ = tx.send(Msg::Ended(Ok(())));
@@ -2284,6 +2303,7 @@ mod tests {
                 args: vec![],
                 root: root.to_path_buf(),
                 only: None,
+                copy: false,
             }),
             ..spec(vary)
         }
@@ -2326,7 +2346,7 @@ mod tests {
             assert!(!runspec::gives(&load, run_only), "{load:?}");
         }
         // Each repetition runs on it, without loading.
-        let run = p.rep_args(&s, Path::new("/x/out"));
+        let run = p.rep_args(&s, 1, Path::new("/x/out"));
         assert_eq!(
             runspec::value_of(&run, "--db"),
             Some("/x/db/engine-disk_size-1MB")
@@ -2338,7 +2358,7 @@ mod tests {
         let memory = &s.points()[4];
         assert_eq!(memory.get("engine"), Some("memory"));
         assert!(!memory
-            .rep_args(&s, Path::new("/x/out"))
+            .rep_args(&s, 1, Path::new("/x/out"))
             .contains(&"--prewarm".to_string()));
         // Points outside `only` load their own.
         let mut some = s.clone();
@@ -2349,13 +2369,13 @@ mod tests {
         assert_eq!(shared, [true, true, true, true, false, false, false, false]);
         let memory = &some.points()[4];
         assert!(!memory
-            .rep_args(&some, Path::new("/o"))
+            .rep_args(&some, 1, Path::new("/o"))
             .contains(&"--no-load".to_string()));
         // Without load_once, nothing changes.
         let plain = spec(&["engine=disk"]);
         assert_eq!(plain.shared_db(&plain.points()[0]), None);
         assert!(!plain.points()[0]
-            .rep_args(&plain, Path::new("/o"))
+            .rep_args(&plain, 1, Path::new("/o"))
             .contains(&"--no-load".to_string()));
     }
 

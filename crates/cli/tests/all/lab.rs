@@ -1275,6 +1275,7 @@ fn load_once_sweep(root: &Path) -> lab::sweep::Spec {
             args: vec![],
             root: root.to_path_buf(),
             only: None,
+            copy: false,
         }),
     }
 }
@@ -1430,4 +1431,58 @@ fn a_shared_database_damaged_missing_or_foreign_is_refused_never_loaded_over() {
     assert!(r.unwrap().points.iter().all(|p| p.reps_done == 2));
     assert_eq!(loads, ["engine-memory_size-64KB"]);
     assert!(marker.exists() && !loading.exists());
+}
+
+#[test]
+fn a_sweep_on_copies_loads_once_and_runs_each_repetition_on_a_fresh_copy() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("db");
+    let args = ["--size", "64KB", "--engine", "disk"].map(String::from);
+    let spec = lab::sweep::Spec {
+        vary: vec![lab::sweep::parse_vary("mode=update,read").unwrap()],
+        args: [
+            &args[..],
+            &["--txns", "300", "--warmup", "0", "--threads", "1"].map(String::from),
+        ]
+        .concat(),
+        load_once: Some(lab::sweep::LoadOnce {
+            keys: vec![],
+            args: args.to_vec(),
+            root: root.clone(),
+            only: None,
+            copy: true,
+        }),
+        ..load_once_sweep(&root)
+    };
+    let (s, loads) = sweep_loads(&spec, &d.path().join("a"));
+    let s = s.unwrap();
+    assert_eq!(loads, ["base"], "one shape, loaded once");
+    assert!(s.points.iter().all(|p| p.reps_done == 2), "{:?}", s.points);
+    for p in spec.points() {
+        for rep in 1..=2 {
+            let (done, _) = lab::sweep::rep_dir(&d.path().join("a"), &p, rep);
+            let r = json(&done.join("report.json"));
+            // Opened, not loaded, and checked by the run itself (its copy is gone after).
+            assert_eq!(r["config"]["no_load"], true, "{}", done.display());
+            assert!(r["load_s"].is_null(), "{}", done.display());
+            let checks = r["checks"]["list"].as_array();
+            assert!(
+                checks.is_some_and(|l| !l.is_empty()),
+                "{}: {}",
+                done.display(),
+                r["checks"]
+            );
+        }
+    }
+    // Every copy removed after its run: the shape and its marker alone remain.
+    let mut left: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["base", "base.loaded"]);
+    // The shape was never run on: nothing to check; then removed.
+    assert!(check_shared(&spec).unwrap().is_empty());
+    lab::sweep::remove_shared(&[&spec]).unwrap();
+    assert!(!root.exists());
 }

@@ -244,6 +244,7 @@ fn loaded_once(ctx: &Ctx, mut spec: Spec) -> Spec {
         args: load.option_args(),
         root: ctx.out.join(MICRO_DB),
         only: Some(sweep::parse_vary(SHARED).expect("a varied key")),
+        copy: false,
     });
     spec
 }
@@ -936,7 +937,7 @@ mod tests {
             let mut distinct = dbs.clone();
             distinct.dedup();
             assert_eq!(distinct.len(), sizes.len(), "{scale:?}: {dbs:?}");
-            let run = points[0].rep_args(&pg, Path::new("/o/x"));
+            let run = points[0].rep_args(&pg, 1, Path::new("/o/x"));
             assert!(run.contains(&"--no-load".to_string()), "{run:?}");
             assert_eq!(runspec::value_of(&run, "--engine"), Some("postgres"));
             // Its buffers read in first: as warm as a fresh load's run.
