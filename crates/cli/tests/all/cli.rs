@@ -598,10 +598,11 @@ fn each_command_offers_only_the_options_it_uses() {
         assert!(!run.contains(o), "run offers {o}");
     }
     let sim = help(&["simulate", "tpcb", "--help"]);
-    for o in ["--cpu", "--sweep", "--txns", "--json", "--engine"] {
+    // `--db` there is a native load the traced runs copy (`--load-only` makes it).
+    for o in ["--cpu", "--sweep", "--txns", "--json", "--engine", "--db", "--load-only"] {
         assert!(sim.contains(o), "simulate lacks {o}");
     }
-    for o in ["--duration", "--warmup ", "--no-load", "--db", "--recover"] {
+    for o in ["--duration", "--warmup ", "--no-load ", "--reload", "--recover"] {
         assert!(!sim.contains(o), "simulate offers {o}");
     }
     let check = help(&["check", "tpcc", "--help"]);
