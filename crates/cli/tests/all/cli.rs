@@ -599,10 +599,24 @@ fn each_command_offers_only_the_options_it_uses() {
     }
     let sim = help(&["simulate", "tpcb", "--help"]);
     // `--db` there is a native load the traced runs copy (`--load-only` makes it).
-    for o in ["--cpu", "--sweep", "--txns", "--json", "--engine", "--db", "--load-only"] {
+    for o in [
+        "--cpu",
+        "--sweep",
+        "--txns",
+        "--json",
+        "--engine",
+        "--db",
+        "--load-only",
+    ] {
         assert!(sim.contains(o), "simulate lacks {o}");
     }
-    for o in ["--duration", "--warmup ", "--no-load ", "--reload", "--recover"] {
+    for o in [
+        "--duration",
+        "--warmup ",
+        "--no-load ",
+        "--reload",
+        "--recover",
+    ] {
         assert!(!sim.contains(o), "simulate offers {o}");
     }
     let check = help(&["check", "tpcc", "--help"]);

@@ -181,12 +181,12 @@ fn run_kits(own: &PostgresOptions) {
     run_ok(&wl, &cfg(2, own.clone()));
 }
 
-/// Without --pg-url the engine starts a private server and stops it when dropped.
-#[test]
-fn postgres_engine_starts_its_own_server() {
+/// A private server's engine on TPC-B's schema (None, said SKIPPED, where PostgreSQL
+/// cannot run), the branch table, and its row and key for branch 1.
+fn private_engine_and_branch_row() -> Option<(PostgresEngine, api::TableId, Vec<u8>, api::Key)> {
     if pgserver::find_bindir().is_none() {
         skipped!("no PostgreSQL installed (the other test installs it)");
-        return;
+        return None;
     }
     let wl = Tpcb::new(
         TpcbConfig {
@@ -202,7 +202,7 @@ fn postgres_engine_starts_its_own_server() {
         Ok(e) => e,
         Err(err) => {
             skipped!("PostgreSQL cannot be started here: {err}");
-            return;
+            return None;
         }
     };
     let t = schema.table_by_name("branch").unwrap();
@@ -212,6 +212,15 @@ fn postgres_engine_starts_its_own_server() {
     api::typed::set_column(id, &mut row, &api::typed::Value::Int(1)).unwrap();
     let mut k = api::Key::new();
     k.push_u64(1);
+    Some((e, t, row, k))
+}
+
+/// Without --pg-url the engine starts a private server and stops it when dropped.
+#[test]
+fn postgres_engine_starts_its_own_server() {
+    let Some((e, t, row, k)) = private_engine_and_branch_row() else {
+        return;
+    };
     let mut s = Session::new(e.worker(0));
     s.run(0, |s| s.insert(t, &k, &row)).unwrap();
     e.load_done().unwrap();
@@ -340,34 +349,9 @@ fn answer<W: api::Worker>(
 /// with one line naming the primary key's statement, never a table without its key.
 #[test]
 fn copy_load_builds_keys_at_load_done() {
-    if pgserver::find_bindir().is_none() {
-        skipped!("no PostgreSQL installed (the other test installs it)");
+    let Some((e, t, row, k)) = private_engine_and_branch_row() else {
         return;
-    }
-    let wl = Tpcb::new(
-        TpcbConfig {
-            scale: 1,
-            pad: false,
-            affinity: false,
-        },
-        1,
-    )
-    .unwrap();
-    let schema = std::sync::Arc::new(wl.schema());
-    let e = match PostgresEngine::open(schema.clone(), &EngineOptions::default()) {
-        Ok(e) => e,
-        Err(err) => {
-            skipped!("PostgreSQL cannot be started here: {err}");
-            return;
-        }
     };
-    let t = schema.table_by_name("branch").unwrap();
-    let def = schema.table(t);
-    let mut row = vec![0u8; def.row_size];
-    let id = &def.columns[def.column_index("b_id").unwrap()];
-    api::typed::set_column(id, &mut row, &api::typed::Value::Int(1)).unwrap();
-    let mut k = api::Key::new();
-    k.push_u64(1);
     let mut s = Session::new(e.worker(0));
     let read = s.run(0, |s| s.get(t, &k, |_| {}));
     match read {
