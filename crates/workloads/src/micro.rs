@@ -426,15 +426,15 @@ impl Workload for Micro {
         let mut s = Session::new(engine.worker(0));
         let (mut rows, mut bad_rows, mut updates) = (0u64, 0u64, 0i128);
         const BATCH: u64 = 4096;
+        // One batch of point reads per chunk: an engine that batches (PostgreSQL) answers
+        // it in one round trip, not 4,096 (at 100MB, 6.5 million keys: minutes one by
+        // one). Integer keys in a B+tree are in the rows' order: one range scan of the
+        // chunk reads them along the leaves instead (issue 41: the 1GB shapes' checks
+        // took 30-100 s each by point reads).
+        let ordered = self.cfg.columns == Columns::Long && self.cfg.index == IndexKind::BTree;
         let mut lo = 0;
         while lo < self.cfg.keys {
             let hi = (lo + BATCH).min(self.cfg.keys);
-            // One batch of point reads per chunk: an engine that batches (PostgreSQL)
-            // answers it in one round trip, not 4,096 (at 100MB, 6.5 million keys: minutes
-            // one by one). Integer keys in a B+tree are in the rows' order: one range
-            // scan of the chunk reads them along the leaves instead (issue 41: the 1GB
-            // shapes' checks took 30-100 s each by point reads).
-            let ordered = self.cfg.columns == Columns::Long && self.cfg.index == IndexKind::BTree;
             let (r, b, u) = s.run_retry(u32::MAX, 100, |s| {
                 let (mut b, mut u) = (0u64, 0i128);
                 if ordered {
