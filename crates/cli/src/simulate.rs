@@ -584,14 +584,16 @@ pub(crate) enum ChildDb<'a> {
 /// Not the disk engine, even with its pool prewarmed (`run --prewarm`): against its load in
 /// the traced child, with the same binary, TPC-C ran 0.5% more instructions with 10%
 /// more L1-I and 4-5% more stall cycles per transaction, TPC-B 26% more stall cycles
-/// (its log and lock table, not its pool, start otherwise after a reopen) and
+/// (its log and lock table, not its pool, started otherwise after a reopen: session 71
+/// builds them as a load leaves them, not measured again on these points) and
 /// CH-benCHmark twice the instructions, where two runs of one setting differ by under
 /// 1% (docs/design/simulate-validation.md). Not the memory engine: its recovery lays the
 /// rows out otherwise than the load (TPC-C: 4% more instructions, 20% more stall cycles
 /// per transaction). PostgreSQL has its own path (its load is native already).
 /// `--db DIR` asks for a native load of any engine all the same: STEPS' `--quick` point
-/// ran 3x faster on it, with 6.5-7.7% more L1-I misses per committed transaction
-/// (session 70).
+/// ran 3x faster on it, with 6.5-7.7% more L1-I misses per committed transaction in
+/// session 70 and a load's own figures (within the repetitions' spread) since session
+/// 71, so `reproduce steps` uses it.
 fn loads_natively(c: &SimOpts) -> bool {
     c.engine == crate::args::EngineName::Sqlite
 }

@@ -1088,6 +1088,28 @@ fn reproduce_sets_measurements_beside_the_paper_with_verdicts() {
             out.contains("[not available]") && out.contains("--steps-team"),
             "{out}"
         );
+    } else {
+        // Every traced run opened a copy of one native load (`--no-load` in its child's
+        // arguments), and the load and its marker are gone after the sweep.
+        fn files_with(dir: &std::path::Path, what: &str, n: &mut usize) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    files_with(&p, what, n);
+                } else if std::fs::read(&p)
+                    .is_ok_and(|b| String::from_utf8_lossy(&b).contains(what))
+                {
+                    *n += 1;
+                }
+            }
+        }
+        let mut n = 0;
+        files_with(&steps.join("micro-teams"), "--no-load", &mut n);
+        assert!(n > 0, "no STEPS run report names --no-load: {out}");
+        assert!(
+            !steps.join("micro-teams.db").exists() && !steps.join("micro-teams.db.loaded").exists(),
+            "the native load outlived the sweep"
+        );
     }
 }
 

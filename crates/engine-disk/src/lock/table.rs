@@ -41,7 +41,19 @@ pub(super) const WANTED: u8 = 3;
 pub(super) type Slot = Arc<AtomicU8>;
 
 /// Emptied heads a partition keeps in place for reuse (bounds memory of idle partitions).
-const IDLE_HEADS_MAX: usize = 4;
+pub(super) const IDLE_HEADS_MAX: usize = 4;
+/// Idle heads every partition is built with (room for `IDLE_HEADS_MAX`): a partition
+/// always holds at least this many, so a table's first use of a partition finds a head as
+/// every later use does. A load leaves one head in nearly every partition (its
+/// transactions hold about 25 key locks before escalating, against 4096 partitions); a
+/// table that started empty after a reopen instead allocated a head on each partition's
+/// first lock, which moved a traced run's figures (docs/design/disk-engine.md).
+pub(super) const BUILT_HEADS: usize = 1;
+const _: () = assert!(BUILT_HEADS <= IDLE_HEADS_MAX);
+/// The resource a built, never used head is named by: any name serves (an idle head's
+/// name is only a reuse hint: the last resource that used it), and a partition holding
+/// `Database`'s live head is the only one where the hint can match.
+const BUILT_ID: LockId = LockId::Database;
 /// Queue capacity above which an emptied head's spilled queue is freed.
 const QUEUE_KEEP_MAX: usize = 16;
 /// Requests stored inline in a head (no allocation until more wait or share).
@@ -330,7 +342,8 @@ pub(super) enum Outcome {
 }
 
 /// The heads of one partition. At most one head per resource; a head with an empty queue
-/// is idle and is reused in place (by any resource), so locking does not move heads.
+/// is idle and is reused in place (by any resource), so locking does not move heads. A
+/// partition holds at least `BUILT_HEADS` heads (built with it, never removed).
 pub(super) struct Bucket {
     heads: Vec<Head>,
     /// Inherited requests revoked in this partition (summed by `LockTable::revoked`).
@@ -338,6 +351,14 @@ pub(super) struct Bucket {
 }
 
 impl Bucket {
+    /// `BUILT_HEADS` idle heads in room for `IDLE_HEADS_MAX`: the state a partition is in
+    /// after any history that never held more than `BUILT_HEADS` heads there at once.
+    fn new() -> Bucket {
+        let mut heads = Vec::with_capacity(IDLE_HEADS_MAX);
+        heads.resize_with(BUILT_HEADS, || Head::empty(BUILT_ID));
+        Bucket { heads, revoked: 0 }
+    }
+
     fn find(&self, id: LockId) -> Option<usize> {
         self.heads.iter().position(|h| h.id == id)
     }
@@ -661,10 +682,7 @@ impl LockTable {
         );
         let parts = (0..partitions)
             .map(|_| Partition {
-                latch: Mutex::new(Bucket {
-                    heads: Vec::new(),
-                    revoked: 0,
-                }),
+                latch: Mutex::new(Bucket::new()),
             })
             .collect();
         LockTable {
@@ -703,6 +721,19 @@ impl LockTable {
     /// Inherited requests revoked so far (latches every partition in turn).
     pub fn revoked(&self) -> u64 {
         self.parts.iter().map(|p| p.latch.lock().revoked).sum()
+    }
+
+    /// Each partition's heads, idle ones included, and the room for them (tests: the
+    /// table's shape, which its history should not change).
+    #[cfg(test)]
+    pub fn shape(&self) -> Vec<(usize, usize)> {
+        self.parts
+            .iter()
+            .map(|p| {
+                let b = p.latch.lock();
+                (b.heads.len(), b.heads.capacity())
+            })
+            .collect()
     }
 
     /// Lock heads currently in the table (0 when no lock is held or requested).

@@ -888,6 +888,10 @@ fn model_random_schedules_keep_invariants_and_never_hang() {
         }
         revoked += table.revoked();
         assert_eq!(table.heads(), 0, "seed {seed}: lock table empty at the end");
+        assert!(
+            table.shape().iter().all(|&(n, _)| n >= table::BUILT_HEADS),
+            "seed {seed}: a partition lost a head it was built with"
+        );
         assert_eq!(det.registered(), 0);
     }
     // The schedules are deterministic: these show the interesting paths were taken.
@@ -1280,4 +1284,54 @@ fn escalation_revokes_parked_intention_locks() {
     m.release_kept(&mut t2);
     m.release_kept(&mut t1);
     assert_eq!(m.active_heads(), 0);
+}
+
+/// A partition is built holding the heads a first lock there would otherwise allocate:
+/// one lock at a time, over every partition, leaves the table as it was built (the state
+/// a load leaves, which a reopened engine must start in: issue 41), and more heads at once
+/// are trimmed back to `IDLE_HEADS_MAX`, never below the built ones.
+#[test]
+fn partitions_start_as_a_history_of_single_locks_leaves_them() {
+    use table::{BUILT_HEADS, IDLE_HEADS_MAX};
+    let table = LockTable::new(8);
+    let built = table.shape();
+    assert!(
+        built
+            .iter()
+            .all(|&(n, cap)| n == BUILT_HEADS && n >= 1 && cap >= IDLE_HEADS_MAX),
+        "a partition built without its idle head or room: {built:?}"
+    );
+    let w = Arc::new(Waiter::new());
+    let mut wake = Vec::new();
+    // One resource at a time, 50 per partition on average: no partition needs a second
+    // head, so nothing is allocated or renamed into a new head.
+    for slot in 0..400u16 {
+        let id = rec(1, slot);
+        let mut b = table.latch(id);
+        assert_eq!(b.acquire(7, id, None, X, &w, true, None), Outcome::Granted);
+        b.release(7, id, &mut wake);
+    }
+    assert_eq!(
+        table.shape(),
+        built,
+        "single locks changed the table's shape"
+    );
+    // Many at once: partitions grow, then give back all but IDLE_HEADS_MAX.
+    let ids: Vec<LockId> = (0..400u16).map(|s| rec(2, s)).collect();
+    for &id in &ids {
+        let mut b = table.latch(id);
+        assert_eq!(b.acquire(9, id, None, S, &w, true, None), Outcome::Granted);
+    }
+    assert_eq!(table.heads(), ids.len());
+    assert!(table.shape().iter().all(|&(n, _)| n > IDLE_HEADS_MAX));
+    for &id in &ids {
+        table.latch(id).release(9, id, &mut wake);
+    }
+    assert_eq!(table.heads(), 0);
+    assert!(
+        table.shape().iter().all(|&(n, _)| n == IDLE_HEADS_MAX),
+        "emptied partitions keep IDLE_HEADS_MAX heads: {:?}",
+        table.shape()
+    );
+    assert!(wake.is_empty());
 }
