@@ -304,7 +304,8 @@ impl PgServer {
         timeout: Duration,
     ) -> Result<(), String> {
         if let Some(mut child) = registry::detach(self.id) {
-            registry::stop(&mut child).map_err(|e| format!("restarting the server: {e}"))?;
+            registry::stop_within(&mut child, registry::RESTART_STOP_TIMEOUT)
+                .map_err(|e| format!("restarting the server: {e}"))?;
         }
         self.opts.launcher = launcher;
         let child = self.spawn_postgres(&self.opts, self.run_as)?;

@@ -12,6 +12,12 @@ use std::time::{Duration, Instant};
 
 /// How long a fast shutdown (SIGINT) may take before the postmaster is killed.
 const FAST_STOP_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long the planned shutdown of `PgServer::restart_under` may take: its shutdown
+/// checkpoint writes everything the load left dirty (a TPC-E or 1GB load: tens of seconds
+/// on a busy disk), and a measured window of `reproduce` may stop the server with its
+/// client (`SIGSTOP`) for seconds while this clock runs. Killing it there would fail a
+/// simulation that was only slow (it did once, in a full `reproduce all`).
+pub const RESTART_STOP_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long to wait for a killed postmaster to be reaped.
 const KILL_WAIT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -93,6 +99,11 @@ pub fn remove(id: u64) -> Result<(), String> {
 /// transactions, checkpoint, exit; what `pg_ctl stop -m fast` sends), then SIGKILL if
 /// it has not exited in time. Reaps it either way.
 pub fn stop(child: &mut Child) -> Result<(), String> {
+    stop_within(child, FAST_STOP_TIMEOUT)
+}
+
+/// [`stop`] with its own time for the fast shutdown.
+pub fn stop_within(child: &mut Child, fast: Duration) -> Result<(), String> {
     if let Ok(Some(_)) = child.try_wait() {
         return Ok(());
     }
@@ -100,7 +111,7 @@ pub fn stop(child: &mut Child) -> Result<(), String> {
     // SAFETY: kill has no memory effects; the pid is our unreaped child, so it cannot
     // have been reused by another process.
     unsafe { libc::kill(pid, libc::SIGINT) };
-    if wait_until(child, FAST_STOP_TIMEOUT) {
+    if wait_until(child, fast) {
         return Ok(());
     }
     let _ = child.kill();
@@ -181,4 +192,34 @@ fn install_signal_handler() {
             eprintln!("warning: cannot watch for Ctrl-C, private postgres may outlive it: {e}");
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// A process that takes a second to honour SIGINT: stopped within a long enough
+    /// time, killed (and said so) within a shorter one.
+    fn slow_to_stop() -> Child {
+        let child = Command::new("sh")
+            .args([
+                "-c",
+                "trap 'sleep 1; exit 0' INT; while :; do sleep 0.05; done",
+            ])
+            .spawn()
+            .expect("sh");
+        // Let the shell install its trap before it is signalled.
+        std::thread::sleep(Duration::from_millis(300));
+        child
+    }
+
+    #[test]
+    fn a_slow_fast_shutdown_is_waited_for_within_its_time() {
+        let mut c = slow_to_stop();
+        assert_eq!(stop_within(&mut c, Duration::from_secs(20)), Ok(()));
+        let mut c = slow_to_stop();
+        let e = stop_within(&mut c, Duration::from_millis(200)).unwrap_err();
+        assert!(e.contains("ignored a fast shutdown; killed it"), "{e}");
+    }
 }
