@@ -447,6 +447,19 @@ pub fn stoppable_output(mut cmd: Command) -> std::io::Result<Output> {
     })
 }
 
+/// [`stoppable_output`] for a child whose output is only its error: `Err` when it
+/// cannot start; `Ok(Err(line))` when it failed, with the last non-empty line of its
+/// stderr (its one-line error, exit code 2) or "no message".
+pub fn stoppable_run(cmd: Command) -> std::io::Result<Result<(), String>> {
+    let out = stoppable_output(cmd)?;
+    if out.status.success() {
+        return Ok(Ok(()));
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err.lines().rev().find(|l| !l.trim().is_empty());
+    Ok(Err(last.unwrap_or("no message").trim().to_string()))
+}
+
 /// Start `cmd`'s child at [`LANE_NICE`].
 pub(crate) fn lower_priority(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;

@@ -5,7 +5,7 @@
 //! whose runs change the data's shape (`LoadOnce::copy`), on a fresh copy of it made
 //! before the run and removed after it.
 
-use crate::lanes::stoppable_output;
+use crate::lanes::{stoppable_output, stoppable_run};
 use crate::sweep::{key, set_field, Event, Key, Kind, Outcome, Point, Spec, Vary};
 use runspec::{flag, RunSpec, Workload};
 use std::path::{Path, PathBuf};
@@ -139,14 +139,11 @@ pub(crate) fn load_shape(
     // the lanes, as the runs on it wait for it.
     let mut cmd = Command::new(exe);
     cmd.args(&args);
-    let out = stoppable_output(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().rev().find(|l| !l.trim().is_empty());
+    let ran = stoppable_run(cmd).map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    if let Err(why) = ran {
         return Ok(Some(format!(
-            "loading {shape} into {} failed: {}",
-            db.display(),
-            last.unwrap_or("no message").trim()
+            "loading {shape} into {} failed: {why}",
+            db.display()
         )));
     }
     std::fs::write(&marker, line).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
@@ -203,17 +200,13 @@ pub(crate) fn copy_shape(spec: &Spec, p: &Point, rep: u32) -> Result<Option<Path
         .arg("--")
         .arg(&db)
         .arg(&copy);
-    let out = stoppable_output(cmd).map_err(|e| format!("cannot start cp: {e}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().rev().find(|l| !l.trim().is_empty());
+    if let Err(why) = stoppable_run(cmd).map_err(|e| format!("cannot start cp: {e}"))? {
         // A partial copy is of no use, and may be what filled the disk.
         let _ = remove_copy(&copy);
         return Err(format!(
-            "copying {} to {} failed: {}",
+            "copying {} to {} failed: {why}",
             db.display(),
-            copy.display(),
-            last.unwrap_or("no message").trim()
+            copy.display()
         ));
     }
     Ok(Some(copy))
@@ -324,19 +317,28 @@ pub fn remove_shared(specs: &[&Spec]) -> Result<(), String> {
     }
     for db in shapes {
         let _ = std::fs::remove_file(loading_marker(&db));
-        let marker = loaded_marker(&db);
-        if marker.exists() {
-            if db.exists() {
-                std::fs::remove_dir_all(&db)
-                    .map_err(|e| format!("cannot remove {}: {e}", db.display()))?;
-            }
-            std::fs::remove_file(&marker)
-                .map_err(|e| format!("cannot remove {}: {e}", marker.display()))?;
-        }
+        remove_load(&db)?;
     }
     for lo in specs.iter().filter_map(|s| s.load_once.as_ref()) {
         // Only when empty: anything else there is not ours to remove.
         let _ = std::fs::remove_dir(&lo.root);
+    }
+    Ok(())
+}
+
+/// Remove a finished load: its `.loaded` marker first, then `db` (nothing when the
+/// marker is not there: a directory without it is not known to be ours). A removal
+/// stopped half-way leaves a directory without its marker, which is refused next time,
+/// never taken for a finished load.
+pub(crate) fn remove_load(db: &Path) -> Result<(), String> {
+    let marker = loaded_marker(db);
+    if !marker.exists() {
+        return Ok(());
+    }
+    std::fs::remove_file(&marker)
+        .map_err(|e| format!("cannot remove {}: {e}", marker.display()))?;
+    if db.exists() {
+        std::fs::remove_dir_all(db).map_err(|e| format!("cannot remove {}: {e}", db.display()))?;
     }
     Ok(())
 }

@@ -29,14 +29,12 @@ fn preload(ctx: &mut Ctx, load: RunSpec, db: &std::path::Path) -> Result<(), Str
     // A load is not measured: beside the simulations, stopped by a measured window.
     let mut cmd = std::process::Command::new(&ctx.exe);
     cmd.args(load.to_args());
-    let out = crate::lanes::stoppable_output(cmd)
-        .map_err(|e| format!("cannot start {}: {e}", ctx.exe.display()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
+    if let Err(why) = crate::lanes::stoppable_run(cmd)
+        .map_err(|e| format!("cannot start {}: {e}", ctx.exe.display()))?
+    {
         return Err(format!(
-            "loading {workload} into {} failed: {}",
-            db.display(),
-            err.lines().last().unwrap_or("(no message)")
+            "loading {workload} into {} failed: {why}",
+            db.display()
         ));
     }
     std::fs::write(&done, b"").map_err(|e| format!("cannot write {}: {e}", done.display()))

@@ -225,7 +225,7 @@ pub(super) fn steps(
     let spec = Spec::of(&sim, vec![], reps);
     let swept = ctx.sweep(&id, spec);
     // The copies were the runs'; the kept load is no result.
-    if let Err(e) = remove_native_load(&db) {
+    if let Err(e) = crate::shapes::remove_load(&db) {
         (ctx.say)(&format!("  {id}: {e}\n"));
     }
     let s = match swept {
@@ -282,31 +282,9 @@ fn native_load(exe: &Path, sim: &RunSpec, db: &Path) -> Result<(), String> {
     let mut cmd = std::process::Command::new(exe);
     cmd.args(&args);
     // Beside the lanes, stopped by a measured window, as a shared shape's load.
-    let out = crate::lanes::stoppable_output(cmd)
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let last = err.lines().rev().find(|l| !l.trim().is_empty());
-        return Err(format!(
-            "loading the STEPS simulations' database natively failed: {}",
-            last.unwrap_or("no message").trim()
-        ));
-    }
-    Ok(())
-}
-
-/// Remove the native load `native_load` made (its marker first: a database left half
-/// removed is refused next time, never taken for a finished load).
-fn remove_native_load(db: &Path) -> Result<(), String> {
-    let marker = sweep::loaded_marker(db);
-    if marker.exists() {
-        std::fs::remove_file(&marker)
-            .map_err(|e| format!("cannot remove {}: {e}", marker.display()))?;
-    }
-    if db.exists() {
-        std::fs::remove_dir_all(db).map_err(|e| format!("cannot remove {}: {e}", db.display()))?;
-    }
-    Ok(())
+    crate::lanes::stoppable_run(cmd)
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?
+        .map_err(|why| format!("loading the STEPS simulations' database natively failed: {why}"))
 }
 
 /// The measured tables: one row per repetition beside the paper's TPC-C figures, and
