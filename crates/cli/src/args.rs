@@ -406,6 +406,12 @@ pub struct MemoryTuning {
     /// database; 0: as often as the log grows; 1TB: in effect never)
     #[arg(long, value_parser = parse_size)]
     pub checkpoint_log: Option<u64>,
+    /// Ignore the workloads' prefetch hints (memory engine; TPC-C's New-Order, Payment,
+    /// Delivery and Stock-Level name the rows they will read before reading them, so
+    /// their misses overlap inside the transaction): to see what the hints hide, alone
+    /// or against --interleave, which overlaps misses across transactions instead.
+    #[arg(long)]
+    pub no_prefetch_hints: bool,
 }
 
 /// Settings of the partitioned engine (refused on the others).

@@ -953,6 +953,9 @@ fn run_with<W: Workload>(wl: &W, c: &RunOpts, prof: Option<&ProfOpts>) -> Result
         Err(e) => return abandon(&json, out, e),
     };
     json.text(&done.text);
+    if c.memory.no_prefetch_hints {
+        json.text("prefetch hints: ignored (--no-prefetch-hints)\n");
+    }
     json.write(&done.value)?;
     if let Some(o) = out {
         let config = results_config(prof.is_some(), wl, &done);
@@ -1380,16 +1383,9 @@ fn run_engine_options(
             opts = opts.with_own(engine_mvcc::MvccOptions {
                 checkpoint_log_bytes: Some(b),
             });
-        } else if engine == EngineName::Memory && c.memory.mem_reserve.is_none() {
-            opts = opts.with_own(engine_memory::MemoryOptions {
-                reserve_bytes: None,
-                checkpoint_log_bytes: Some(b),
-            });
         }
     }
-    if let Some(r) = c.memory.mem_reserve {
-        opts = mem_reserve(c, engine, opts, r)?;
-    }
+    opts = memory_options(c, engine, opts)?;
     if engine.is_external() && (c.coroutines.is_some_and(|n| n > 1) || c.steps_team.is_some()) {
         // A connection waiting inside the other system blocks its whole thread.
         return Err(format!(
@@ -1441,43 +1437,55 @@ fn partitioned_options(
     Ok(opts)
 }
 
-/// `--mem-reserve r`: the memory engine's only, at most the memory available; reserved
-/// here with a progress bar on a terminal.
-fn mem_reserve(
+/// The memory engine's own options (`--mem-reserve`, `--no-prefetch-hints`,
+/// `--checkpoint-log`), each refused for another engine; the reserve at most the memory
+/// available, and made here with a progress bar on a terminal.
+fn memory_options(
     c: &RunOpts,
     engine: EngineName,
     opts: EngineOptions,
-    r: u64,
 ) -> Result<EngineOptions, String> {
+    let m = &c.memory;
     if engine != EngineName::Memory {
-        return Err(format!(
-            "--mem-reserve is an option of the memory engine (this command uses the {} engine)",
-            engine.as_str()
-        ));
+        return match [
+            (m.mem_reserve.is_some(), "--mem-reserve"),
+            (m.no_prefetch_hints, "--no-prefetch-hints"),
+        ]
+        .iter()
+        .find_map(|(given, f)| given.then_some(f))
+        {
+            Some(f) => Err(format!(
+                "{f} is an option of the memory engine (this command uses the {} engine)",
+                engine.as_str()
+            )),
+            None => Ok(opts),
+        };
     }
-    let have = driver::machine::available_memory_bytes();
-    if have > 0 && r > have {
-        return Err(format!(
-            "--mem-reserve {} is more than the {} of memory available",
-            gib(r),
-            gib(have)
-        ));
+    if let Some(r) = m.mem_reserve {
+        let have = driver::machine::available_memory_bytes();
+        if have > 0 && r > have {
+            return Err(format!(
+                "--mem-reserve {} is more than the {} of memory available",
+                gib(r),
+                gib(have)
+            ));
+        }
+        // The engine reserves when it opens; done here first, the reserve shows its
+        // progress on a terminal (the engine then finds it made).
+        if std::io::stderr().is_terminal() {
+            let bar = bar(r, "mem-reserve [{bar:20}] {bytes}/{total_bytes}, eta {eta}");
+            memindex::arena::reserve_with_progress(r, &mut |done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            });
+            bar.finish_and_clear();
+        }
     }
-    let opts = opts.with_own(engine_memory::MemoryOptions {
-        reserve_bytes: Some(r),
-        checkpoint_log_bytes: c.memory.checkpoint_log,
-    });
-    // The engine reserves when it opens; done here first, the reserve shows its
-    // progress on a terminal (the engine then finds it made).
-    if std::io::stderr().is_terminal() {
-        let bar = bar(r, "mem-reserve [{bar:20}] {bytes}/{total_bytes}, eta {eta}");
-        memindex::arena::reserve_with_progress(r, &mut |done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        });
-        bar.finish_and_clear();
-    }
-    Ok(opts)
+    Ok(opts.with_own(engine_memory::MemoryOptions {
+        reserve_bytes: m.mem_reserve,
+        checkpoint_log_bytes: m.checkpoint_log,
+        ignore_hints: m.no_prefetch_hints,
+    }))
 }
 
 /// The driver's configuration of a `run` from its options.

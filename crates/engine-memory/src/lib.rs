@@ -48,6 +48,11 @@ pub struct MemoryOptions {
     /// larger of 64 MiB and the last checkpoint's size (recovery then reads at most
     /// about twice the database). `Some(0)`: whenever the log grew at all (tests).
     pub checkpoint_log_bytes: Option<u64>,
+    /// Ignore the workloads' prefetch hints (`Worker::prefetch`, `--no-prefetch-hints`):
+    /// a hinted row is then read with the misses of a lookup nobody announced, so a run
+    /// shows what the hints' overlap inside one transaction is worth, alone or against
+    /// `--interleave`'s overlap across transactions.
+    pub ignore_hints: bool,
 }
 
 /// Why a transaction aborted (index into the per-worker abort counters).
@@ -120,6 +125,8 @@ pub struct MemoryEngine {
     ckpt: checkpoint::Slot,
     /// `MemoryOptions::checkpoint_log_bytes`.
     checkpoint_log_bytes: Option<u64>,
+    /// `MemoryOptions::ignore_hints`.
+    pub(crate) ignore_hints: bool,
 }
 
 impl MemoryEngine {
@@ -307,10 +314,10 @@ impl Engine for MemoryEngine {
 
     fn open(schema: Arc<Schema>, opts: &EngineOptions) -> Result<Self> {
         let workers = opts.threads.max(1);
-        if let Some(b) = opts.own::<MemoryOptions>()?.reserve_bytes {
+        let own = opts.own::<MemoryOptions>()?;
+        if let Some(b) = own.reserve_bytes {
             memindex::arena::reserve(b);
         }
-        let own = opts.own::<MemoryOptions>()?;
         let mut catalog = Catalog::new(&schema)?;
         let (tail, log_dir, recovered, temp_log_dir) = open_log(&schema, opts, &mut catalog)?;
         // Epochs continue above every epoch the log holds (replayed or void), so new
@@ -358,6 +365,7 @@ impl Engine for MemoryEngine {
             recovered,
             ckpt: checkpoint::Slot::default(),
             checkpoint_log_bytes: own.checkpoint_log_bytes,
+            ignore_hints: own.ignore_hints,
         };
         if e.recovered.is_some() {
             // A recovered log's load is done: checkpoints from the start.

@@ -918,7 +918,7 @@ impl Worker for MemoryWorker<'_> {
     /// bucket has come) is taken at the next lookup: a New-Order's 30 Item and Stock
     /// records then come in parallel instead of one miss at a time in its loop.
     fn prefetch(&mut self, table: TableId, key: &[u8], part: Option<std::ops::Range<usize>>) {
-        if key.len() <= MAX_KEY_LEN {
+        if key.len() <= MAX_KEY_LEN && !self.e.ignore_hints {
             if let Some(t) = self.e.catalog.tables.get(table.0 as usize) {
                 if let Some(hash) = t.primary.prefetch(key) {
                     if self.hinted.len() < MAX_HINTED {

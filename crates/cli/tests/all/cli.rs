@@ -46,6 +46,7 @@ fn bad_input_gives_one_line_and_exit_code_2() {
         &["run", "tpcb", "--engine", "disk", "--mem-reserve", "1GB"],
         &["run", "tpcb", "--mem-reserve", "1000TB"],
         &["run", "tpcb", "--mem-reserve", "lots"],
+        &["run", "tpcc", "--engine", "mvcc", "--no-prefetch-hints"],
         &["nosuchcommand"],
         // A missing workload: one line, not the help.
         &["run"],
@@ -997,10 +998,11 @@ fn tpce_runs_on_a_loaded_database_and_the_next_run_cleans_up() {
     );
 }
 
-/// `--mem-reserve`: the memory engine runs with its reserve, the report records it, and
-/// the consistency checks pass on memory that came from the reserve.
+/// `--mem-reserve` and `--no-prefetch-hints`: the memory engine runs with its reserve
+/// and without TPC-C's hints, the report records both, and the consistency checks pass
+/// on memory that came from the reserve.
 #[test]
-fn memory_engine_runs_on_its_reserve() {
+fn memory_engine_runs_on_its_reserve_without_hints() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     let (code, out, err) = oltpscope(&[
@@ -1010,6 +1012,7 @@ fn memory_engine_runs_on_its_reserve() {
         "memory",
         "--mem-reserve",
         "64MB",
+        "--no-prefetch-hints",
         "--txns",
         "2000",
         "--warmup",
@@ -1019,9 +1022,14 @@ fn memory_engine_runs_on_its_reserve() {
     ]);
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     assert!(out.contains("consistency checks: all passed"), "{out}");
+    assert!(out.contains("prefetch hints: ignored"), "{out}");
     let text = std::fs::read_to_string(&json).unwrap();
     assert!(
         text.contains("\"reserve_bytes\": 67108864"),
         "reserve not in the report"
+    );
+    assert!(
+        text.contains("\"ignore_hints\": true"),
+        "hints' setting not in the report"
     );
 }

@@ -6,18 +6,23 @@
 
 use api::{Engine, EngineOptions, IndexKind, Schema, Session, TableDef, TableId};
 use conformance::Concurrency;
-use engine_memory::MemoryEngine;
+use engine_memory::{MemoryEngine, MemoryOptions};
 use std::sync::Arc;
 
 const KEYS: u64 = 5_000;
 
 fn loaded(kind: IndexKind, workers: usize) -> (MemoryEngine, TableId) {
+    loaded_with(kind, workers, MemoryOptions::default())
+}
+
+fn loaded_with(kind: IndexKind, workers: usize, own: MemoryOptions) -> (MemoryEngine, TableId) {
     let mut s = Schema::new();
     let t = s.add(TableDef::new("t", 100, kind, KEYS));
     let opts = EngineOptions {
         threads: workers,
         ..EngineOptions::default()
-    };
+    }
+    .with_own(own);
     let e = MemoryEngine::open(Arc::new(s), &opts).unwrap();
     let mut ses = Session::new(e.worker(0));
     ses.run(0, |s| {
@@ -87,16 +92,14 @@ fn conformance_with_streams_interleaved_at_probes() {
     }
 }
 
-/// Hash lookups a transaction hinted (`Session::prefetch`) take no probe point: the
-/// switches come once per hint burst (`fetch_hinted`: before its bucket lines, after
-/// its records), not twice per lookup; the rows read are still the right ones.
-#[test]
-fn hinted_lookups_switch_once_per_burst() {
-    let (e, t) = loaded(IndexKind::Hash, 4);
-    const HINTS: u64 = 10;
+/// 4 streams of 50 transactions on this thread, each hinting 10 keys
+/// (`Session::prefetch`) and then reading them, checking every row.
+const HINTS: u64 = 10;
+const HINTED_TXNS: u64 = 4 * 50;
+
+fn hinted_reads(e: &MemoryEngine, t: TableId) -> rt::coro::Stats {
     let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..4usize)
         .map(|c| {
-            let e = &e;
             Box::new(move || {
                 let mut s = Session::new(e.worker(c));
                 for i in 0..50u64 {
@@ -119,10 +122,32 @@ fn hinted_lookups_switch_once_per_burst() {
             }) as Box<dyn FnOnce() + '_>
         })
         .collect();
-    let st = rt::coro::run(rt::coro::Policy::Interleave, bodies);
-    // 4 streams x 50 transactions: 2 switches per transaction, against 2 per lookup
-    // (2 x 10) without quiet lookups.
-    let txns = 4 * 50;
-    assert!(st.probe_switches >= (2 * txns - 8) as u64, "{st:?}");
-    assert!(st.probe_switches <= (2 * txns) as u64, "{st:?}");
+    rt::coro::run(rt::coro::Policy::Interleave, bodies)
+}
+
+/// Hash lookups a transaction hinted take no probe point: the switches come once per
+/// hint burst (`fetch_hinted`: before its bucket lines, after its records), not twice
+/// per lookup; the rows read are still the right ones.
+#[test]
+fn hinted_lookups_switch_once_per_burst() {
+    let (e, t) = loaded(IndexKind::Hash, 4);
+    let st = hinted_reads(&e, t);
+    // 2 switches per transaction, against 2 per lookup (2 x 10) without quiet lookups.
+    assert!(st.probe_switches >= 2 * HINTED_TXNS - 8, "{st:?}");
+    assert!(st.probe_switches <= 2 * HINTED_TXNS, "{st:?}");
+}
+
+/// `MemoryOptions::ignore_hints` (`--no-prefetch-hints`): the hints are dropped, so each
+/// lookup asks for its own lines and takes its own two probe points (bucket, record), as
+/// an unhinted one does; the rows read are the same.
+#[test]
+fn ignored_hints_leave_each_lookup_its_own_points() {
+    let own = MemoryOptions {
+        ignore_hints: true,
+        ..MemoryOptions::default()
+    };
+    let (e, t) = loaded_with(IndexKind::Hash, 4, own);
+    let st = hinted_reads(&e, t);
+    let lookups = HINTS * HINTED_TXNS;
+    assert!(st.probe_switches >= 2 * lookups - 8, "{st:?}");
 }

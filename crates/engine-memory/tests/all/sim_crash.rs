@@ -32,9 +32,9 @@ fn crashes_on_the_simulated_disk_lose_no_acknowledged_commit() {
 fn crashes_through_checkpoints_lose_no_acknowledged_commit() {
     fn ckpt_opts(st: Arc<dyn storage::Storage>, create: bool) -> EngineOptions {
         opts(st, create).with_own(engine_memory::MemoryOptions {
-            reserve_bytes: None,
             // Only the hook's checkpoints: the thread's would depend on timing.
             checkpoint_log_bytes: Some(u64::MAX),
+            ..engine_memory::MemoryOptions::default()
         })
     }
     let (first, n) = conformance::crash::seeds_from_env(1000);
