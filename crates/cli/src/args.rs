@@ -404,7 +404,7 @@ pub struct MemoryTuning {
     /// last one, e.g. 256MB (memory, mvcc and partitioned engines; default: the larger of
     /// 64 MiB and the last checkpoint's size, so recovery reads at most about twice the
     /// database; 0: as often as the log grows; 1TB: in effect never)
-    #[arg(long, value_parser = parse_size)]
+    #[arg(long, value_parser = parse_size_or_zero)]
     pub checkpoint_log: Option<u64>,
     /// Ignore the workloads' prefetch hints (memory engine; TPC-C's New-Order, Payment,
     /// Delivery and Stock-Level name the rows they will read before reading them, so
@@ -412,6 +412,12 @@ pub struct MemoryTuning {
     /// or against --interleave, which overlaps misses across transactions instead.
     #[arg(long)]
     pub no_prefetch_hints: bool,
+    /// With --interleave: lookups in a table expected to take less than this (its
+    /// records and index entries; memory engine; default 4MB) do not switch, as such a
+    /// table stays in cache and a switch there would only cost; 0: every lookup that
+    /// prefetched a line switches.
+    #[arg(long, value_parser = parse_size_or_zero)]
+    pub interleave_min_table: Option<u64>,
 }
 
 /// Settings of the partitioned engine (refused on the others).
@@ -1173,6 +1179,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         0 => Err(format!("size '{s}' must be at least one byte")),
         v => Ok(v),
     }
+}
+
+/// Sizes where zero means something (none, or every time).
+pub fn parse_size_or_zero(s: &str) -> Result<u64, String> {
+    cachesim::config::parse_size(s)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

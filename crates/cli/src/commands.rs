@@ -1438,7 +1438,7 @@ fn partitioned_options(
 }
 
 /// The memory engine's own options (`--mem-reserve`, `--no-prefetch-hints`,
-/// `--checkpoint-log`), each refused for another engine; the reserve at most the memory
+/// `--interleave-min-table`, `--checkpoint-log`), each refused for another engine; the reserve at most the memory
 /// available, and made here with a progress bar on a terminal.
 fn memory_options(
     c: &RunOpts,
@@ -1450,6 +1450,7 @@ fn memory_options(
         return match [
             (m.mem_reserve.is_some(), "--mem-reserve"),
             (m.no_prefetch_hints, "--no-prefetch-hints"),
+            (m.interleave_min_table.is_some(), "--interleave-min-table"),
         ]
         .iter()
         .find_map(|(given, f)| given.then_some(f))
@@ -1485,6 +1486,7 @@ fn memory_options(
         reserve_bytes: m.mem_reserve,
         checkpoint_log_bytes: m.checkpoint_log,
         ignore_hints: m.no_prefetch_hints,
+        probe_min_bytes: m.interleave_min_table,
     }))
 }
 

@@ -77,7 +77,9 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    pub fn new(schema: &Schema) -> Result<Self> {
+    /// `probe_min`: the size below which a table's lookups reach no probe point
+    /// ([`crate::MemoryOptions::probe_min_bytes`]).
+    pub fn new(schema: &Schema, probe_min: u64) -> Result<Self> {
         // A write-set entry names its table in 16 bits.
         if schema.tables.len() > u16::MAX as usize {
             return Err(api::Error::fatal(format!(
@@ -91,7 +93,8 @@ impl Catalog {
             .iter()
             .map(|t| {
                 let long = t.primary == IndexKind::BTree && long_keys(t);
-                TableData {
+                let probes = probes_pay(t, probe_min);
+                let mut td = TableData {
                     name: t.name.clone(),
                     row_size: t.row_size,
                     words: row_words(t.row_size),
@@ -120,11 +123,28 @@ impl Catalog {
                         words: row_words(t.row_size),
                     }),
                     sec_cols: sec_cols(t),
+                };
+                td.primary.set_probes(probes);
+                for s in &mut td.secondary {
+                    s.index.set_probes(probes);
                 }
+                td
             })
             .collect();
         Ok(Catalog { tables })
     }
+}
+
+/// Whether lookups in `t` reach probe points (`Index::set_probes`): only when the
+/// table's records and index entries are expected (`expected_rows`, the schema's
+/// estimate) to take at least `min` bytes. A smaller table stays in cache while it is
+/// probed often: under `--interleave` a switch there costs and hides nothing (TPC-E's
+/// many small tables made 830 switches per transaction, TPC-B's branches and tellers
+/// two of its eight).
+fn probes_pay(t: &api::schema::TableDef, min: u64) -> bool {
+    // A record's row words, TID and link, and about 32 bytes of index per entry.
+    let per_row = (row_words(t.row_size) as u64 + 2) * 8 + 32;
+    t.expected_rows.saturating_mul(per_row) >= min
 }
 
 /// Keys longer than a B+tree node holds in its own lines: the declared primary key's
@@ -190,7 +210,7 @@ mod tests {
     fn hashed(row_size: usize) -> Catalog {
         let mut s = Schema::new();
         s.add(TableDef::new("h", row_size, IndexKind::Hash, 4));
-        Catalog::new(&s).unwrap()
+        Catalog::new(&s, 0).unwrap()
     }
 
     /// B+tree tables keep keys in their records exactly when their declared primary
@@ -201,7 +221,7 @@ mod tests {
         let table = |kind, parts: &[Part]| {
             let mut s = Schema::new();
             s.add(TableDef::new("t", 100, kind, 4).primary_key(parts));
-            let c = Catalog::new(&s).unwrap();
+            let c = Catalog::new(&s, 0).unwrap();
             let t = &c.tables[0];
             (t.keyed, t.keyed_btree.as_ref().map(|k| k.words))
         };

@@ -849,7 +849,9 @@ impl MemoryWorker<'_> {
             // record already (it holds the key); other B+tree lookups know it only now.
             // Under --interleave, another transaction runs meanwhile.
             rec.prefetch(t.words);
-            rt::point(rt::Point::Probe);
+            if t.primary.probes() {
+                rt::point(rt::Point::Probe);
+            }
         }
         if !self.writes.is_empty() {
             if let Some(i) = find_write(&self.writes, &self.wmap, rec) {

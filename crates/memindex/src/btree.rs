@@ -771,6 +771,9 @@ pub struct BTree {
     /// Nodes taken out of the tree (emptied leaves, and the single-child inner nodes above
     /// them): readers may still hold them, so they are freed only with the tree.
     pruned: parking_lot::Mutex<Vec<usize>>,
+    /// Lookups reach probe points (`BTree::set_probes`): false for a tree expected to
+    /// stay in cache, whose lookups then only prefetch.
+    probes: bool,
 }
 
 // SAFETY: all shared state is atomics; nodes are freed only in Drop (exclusive access).
@@ -996,6 +999,8 @@ struct Found<'t> {
     /// `SEARCH_LINES` so far; the caller asks for the line of the slot its search chooses,
     /// and reaches a probe point, before reading that slot's value.
     partial: bool,
+    /// The tree's lookups reach probe points (`BTree::set_probes`).
+    probes: bool,
 }
 
 impl Found<'_> {
@@ -1016,7 +1021,22 @@ impl BTree {
             wide: AtomicBool::new(false),
             leaf_depth: AtomicU32::new(0),
             pruned: parking_lot::Mutex::new(Vec::new()),
+            probes: true,
         }
+    }
+
+    /// Whether lookups reach probe points below the top two levels (default: yes). An
+    /// owner that expects the tree and what its values lead to to stay in cache turns
+    /// them off: under `--interleave` a switch there would only cost. Lookups still
+    /// prefetch; without an interleaving scheduler nothing changes.
+    pub fn set_probes(&mut self, on: bool) {
+        self.probes = on;
+    }
+
+    /// See [`BTree::set_probes`].
+    #[inline]
+    pub fn probes(&self) -> bool {
+        self.probes
     }
 
     /// Lines of a node a descent prefetches (see `wide`).
@@ -1071,7 +1091,7 @@ impl BTree {
             let lines = self.node_lines();
             // Trees of keys of 9-16 bytes keep second words after the node (`wide`): their
             // search reads lines past `SEARCH_LINES`.
-            let split = split_leaf && lines == SHORT_LINES && rt::probes_switch();
+            let split = split_leaf && lines == SHORT_LINES && self.probes && rt::probes_switch();
             let leaf_depth = self.leaf_depth.load(Relaxed);
             let mut partial = false;
             while !node.leaf {
@@ -1103,7 +1123,7 @@ impl BTree {
                 // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
                 // likely a miss: an interleaving scheduler runs another transaction while
                 // it comes.
-                if depth > 2 {
+                if depth > 2 && self.probes {
                     rt::point(rt::Point::Probe);
                 }
                 // SAFETY: validated child pointer of a live node; nodes are never freed.
@@ -1137,6 +1157,7 @@ impl BTree {
                 parent,
                 hi_at,
                 partial,
+                probes: self.probes,
             };
         }
     }
@@ -1246,7 +1267,9 @@ impl BTree {
             let found = cand.filter(|&val| {
                 ask(val);
                 // Under --interleave, another transaction runs while the value comes.
-                rt::point(rt::Point::Probe);
+                if self.probes {
+                    rt::point(rt::Point::Probe);
+                }
                 holds(val, key)
             });
             hint.defer(leaf, f.v, f.hi_at);
@@ -1307,7 +1330,7 @@ impl BTree {
             if let (Some((x, _, j)), true) = (f.hi_at, hint.is_some()) {
                 asked |= x.keys.prefetch_rest(j, width);
             }
-            if asked {
+            if asked && f.probes {
                 rt::point(rt::Point::Probe);
             }
         }

@@ -83,6 +83,8 @@ pub struct HashIndex<K> {
     buckets: ZeroedArray<Bucket>,
     mask: usize,
     keys: K,
+    /// Lookups reach probe points (`set_probes`).
+    probes: bool,
 }
 
 // SAFETY: shared state is atomics; overflow entries are immutable after publication
@@ -196,7 +198,21 @@ impl<K: Keys> HashIndex<K> {
             buckets,
             mask: n - 1,
             keys,
+            probes: true,
         }
+    }
+
+    /// Whether lookups reach probe points (default: yes). An owner that expects the
+    /// buckets and the records to stay in cache turns them off: under `--interleave` a
+    /// switch there would only cost. Lookups still prefetch.
+    pub fn set_probes(&mut self, on: bool) {
+        self.probes = on;
+    }
+
+    /// See [`HashIndex::set_probes`].
+    #[inline]
+    pub fn probes(&self) -> bool {
+        self.probes
     }
 
     #[inline]
@@ -335,6 +351,7 @@ impl<K: Keys> HashIndex<K> {
     ) -> (Option<u64>, *const AtomicU64, u64) {
         let h = hash(k);
         let b = self.bucket_of(h);
+        let quiet = quiet || !self.probes;
         if quiet {
             rt::prefetch(b);
         } else {

@@ -23,6 +23,23 @@ pub enum Index<K: Keys> {
 }
 
 impl<K: Keys> Index<K> {
+    /// Whether lookups reach probe points ([`BTree::set_probes`], [`HashIndex::set_probes`]).
+    pub fn set_probes(&mut self, on: bool) {
+        match self {
+            Index::BTree(t) => t.set_probes(on),
+            Index::Hash(h) => h.set_probes(on),
+        }
+    }
+
+    /// See [`Index::set_probes`].
+    #[inline]
+    pub fn probes(&self) -> bool {
+        match self {
+            Index::BTree(t) => t.probes(),
+            Index::Hash(h) => h.probes(),
+        }
+    }
+
     #[inline]
     pub fn get(&self, k: &[u8], g: &Guard) -> (Option<u64>, *const AtomicU64, u64) {
         match self {

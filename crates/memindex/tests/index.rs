@@ -1253,3 +1253,53 @@ fn btree_interleaved_lookups_ask_for_the_leaf_in_two_steps() {
         .collect();
     rt::coro::run(rt::coro::Policy::Interleave, bodies);
 }
+
+/// `set_probes(false)` (a table expected to stay in cache): lookups in the same four-level
+/// tree and in a hash index still find every key, prefetching as before, but reach no
+/// probe point, so an interleaving scheduler never switches inside them; with probes on
+/// (the default) the same lookups switch.
+#[test]
+fn lookups_without_probes_never_switch() {
+    const N: u64 = 40_000;
+    const LOOKUPS: u64 = 300;
+    let g = crossbeam_epoch::pin();
+    let mut tree = BTree::new();
+    let hash = HashIndex::new(N, ItemKeys);
+    let mut items = Vec::new();
+    for k in 0..N {
+        assert!(tree.insert(&(2 * k).to_be_bytes(), k).is_ok());
+        let key = k.to_be_bytes();
+        let v = item(&key, k);
+        assert!(hash.insert(&key, v, &g).is_ok());
+        items.push(v);
+    }
+    let mut hash = hash;
+    for probes in [true, false] {
+        tree.set_probes(probes);
+        hash.set_probes(probes);
+        assert_eq!((tree.probes(), hash.probes()), (probes, probes));
+        let (t, h, items) = (&tree, &hash, &items);
+        let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..2u64)
+            .map(|c| {
+                Box::new(move || {
+                    let g = crossbeam_epoch::pin();
+                    let mut hints = Hints::default();
+                    for i in 0..LOOKUPS {
+                        let k = (i * 7919 + c * 104_729) % N;
+                        let key = (2 * k).to_be_bytes();
+                        assert_eq!(t.get_hinted(&key, hints.for_key(&key)).0, Some(k));
+                        let hk = k.to_be_bytes();
+                        assert_eq!(h.get(&hk, &g).0, Some(items[k as usize]));
+                    }
+                }) as Box<dyn FnOnce() + '_>
+            })
+            .collect();
+        let st = rt::coro::run(rt::coro::Policy::Interleave, bodies);
+        if probes {
+            // The tree's two steps and the hash's bucket and record, per lookup pair.
+            assert!(st.probe_switches >= 3 * LOOKUPS, "{st:?}");
+        } else {
+            assert_eq!(st.probe_switches, 0, "{st:?}");
+        }
+    }
+}

@@ -37,7 +37,10 @@ fn interleaved_runs_pass_their_checks() {
         let json = dir.path().join(format!("r{i}.json"));
         let mut a = vec!["run"];
         a.extend_from_slice(args);
-        a.extend(["--interleave", "4", "--txns", "3000", "--warmup", "0"]);
+        // Every lookup switches: these tables are small (under 4 MiB, whose lookups
+        // would otherwise not).
+        a.extend(["--interleave", "4", "--interleave-min-table", "0"]);
+        a.extend(["--txns", "3000", "--warmup", "0"]);
         a.extend(["--json", json.to_str().unwrap()]);
         let (code, out, err) = oltpscope(&a);
         assert_eq!(code, 0, "{a:?}\nstdout: {out}\nstderr: {err}");
@@ -52,6 +55,34 @@ fn interleaved_runs_pass_their_checks() {
     }
 }
 
+/// `--interleave-min-table`: by default TPC-B's branches and tellers (small tables)
+/// take no probe switch, its accounts do; with 0 every lookup switches: more than
+/// twice as many probe switches per transaction.
+#[test]
+fn small_tables_switch_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let per_txn = |min: Option<&str>| {
+        let json = dir.path().join("r.json");
+        let mut a = vec!["run", "tpcb", "--interleave", "4", "--txns", "3000"];
+        a.extend(["--warmup", "0", "--json", json.to_str().unwrap()]);
+        if let Some(m) = min {
+            a.extend(["--interleave-min-table", m]);
+        }
+        let (code, out, err) = oltpscope(&a);
+        assert_eq!(code, 0, "{a:?}\nstdout: {out}\nstderr: {err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(v["checks"]["passed"], true, "{a:?}: {}", v["checks"]);
+        v["probe_switches"].as_u64().unwrap() as f64 / v["committed"].as_u64().unwrap() as f64
+    };
+    let (default, every) = (per_txn(None), per_txn(Some("0")));
+    assert!(
+        default > 0.5,
+        "the accounts' lookups switch: {default} per txn"
+    );
+    assert!(every > 2.0 * default, "{every} against {default} per txn");
+}
+
 #[test]
 fn bad_interleave_uses_give_one_line_and_exit_code_2() {
     let cases: &[&[&str]] = &[
@@ -63,6 +94,15 @@ fn bad_interleave_uses_give_one_line_and_exit_code_2() {
         &["run", "micro", "--interleave", "4", "--coroutines", "4"],
         &["run", "micro", "--interleave", "4", "--rate", "1000"],
         &["load", "micro", "--interleave", "2"],
+        &["run", "micro", "--interleave-min-table", "lots"],
+        &[
+            "run",
+            "micro",
+            "--interleave-min-table",
+            "1MB",
+            "--engine",
+            "mvcc",
+        ],
     ];
     for args in cases {
         assert_bad_input(args);

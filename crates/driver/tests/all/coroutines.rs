@@ -263,14 +263,22 @@ fn phases_measure_each_team_size_on_one_load() {
 }
 
 /// `run --interleave 4`: the memory engine's transactions switch at index probes too
-/// (`rt::coro::Policy::Interleave`); micro-benchmark (string keys, both index kinds,
-/// reads and updates), TPC-B and TPC-C keep their checks, on two threads.
+/// (`rt::coro::Policy::Interleave`; at every probe, small tables' included:
+/// `probe_min_bytes` 0); micro-benchmark (string keys, both index kinds, reads and
+/// updates), TPC-B and TPC-C keep their checks, on two threads.
 #[test]
 fn memory_engine_runs_interleaved() {
-    let interleaved = |threads, log, txns| RunConfig {
-        interleave: true,
-        stats: false,
-        ..cfg(threads, 4, None, log, txns)
+    let interleaved = |threads, log, txns| {
+        let c = cfg(threads, 4, None, log, txns);
+        RunConfig {
+            interleave: true,
+            stats: false,
+            engine: c.engine.clone().with_own(engine_memory::MemoryOptions {
+                probe_min_bytes: Some(0),
+                ..Default::default()
+            }),
+            ..c
+        }
     };
     for (mode, columns, index) in [
         (Mode::Read, Columns::String, IndexKind::Hash),

@@ -11,13 +11,27 @@ use std::sync::Arc;
 
 const KEYS: u64 = 5_000;
 
-fn loaded(kind: IndexKind, workers: usize) -> (MemoryEngine, TableId) {
-    loaded_with(kind, workers, MemoryOptions::default())
+/// Every lookup switches (`probe_min_bytes` 0): the tests' table is small.
+fn every_probe() -> MemoryOptions {
+    MemoryOptions {
+        probe_min_bytes: Some(0),
+        ..MemoryOptions::default()
+    }
 }
 
-fn loaded_with(kind: IndexKind, workers: usize, own: MemoryOptions) -> (MemoryEngine, TableId) {
+fn loaded(kind: IndexKind, workers: usize) -> (MemoryEngine, TableId) {
+    loaded_with(kind, workers, every_probe(), KEYS)
+}
+
+/// `KEYS` rows of 100 bytes in a table declared to expect `expected` rows.
+fn loaded_with(
+    kind: IndexKind,
+    workers: usize,
+    own: MemoryOptions,
+    expected: u64,
+) -> (MemoryEngine, TableId) {
     let mut s = Schema::new();
-    let t = s.add(TableDef::new("t", 100, kind, KEYS));
+    let t = s.add(TableDef::new("t", 100, kind, expected));
     let opts = EngineOptions {
         threads: workers,
         ..EngineOptions::default()
@@ -85,7 +99,7 @@ fn probes_switch_with_company_and_never_alone() {
 fn conformance_with_streams_interleaved_at_probes() {
     for kind in [IndexKind::BTree, IndexKind::Hash] {
         conformance::all_under::<MemoryEngine>(
-            &EngineOptions::default(),
+            &EngineOptions::default().with_own(every_probe()),
             kind,
             Concurrency::Interleave,
         );
@@ -144,10 +158,31 @@ fn hinted_lookups_switch_once_per_burst() {
 fn ignored_hints_leave_each_lookup_its_own_points() {
     let own = MemoryOptions {
         ignore_hints: true,
-        ..MemoryOptions::default()
+        ..every_probe()
     };
-    let (e, t) = loaded_with(IndexKind::Hash, 4, own);
+    let (e, t) = loaded_with(IndexKind::Hash, 4, own, KEYS);
     let st = hinted_reads(&e, t);
     let lookups = HINTS * HINTED_TXNS;
     assert!(st.probe_switches >= 2 * lookups - 8, "{st:?}");
+}
+
+/// `MemoryOptions::probe_min_bytes`: by default (`PROBE_MIN_BYTES`) lookups in a table
+/// expected to stay small (5,000 rows of 100 bytes, under 1 MiB) reach no probe point,
+/// so interleaved transactions never switch inside them, and still read every row
+/// right; the same rows in a table declared to expect 100,000 (over 4 MiB) switch.
+#[test]
+fn small_tables_take_no_probe_points() {
+    for kind in [IndexKind::Hash, IndexKind::BTree] {
+        let (e, t) = loaded_with(kind, 4, MemoryOptions::default(), KEYS);
+        let st = read_interleaved(&e, t, 4);
+        assert_eq!(st.probe_switches, 0, "{kind:?}: {st:?}");
+        drop(e);
+        let (e, t) = loaded_with(kind, 4, MemoryOptions::default(), 100_000);
+        let st = read_interleaved(&e, t, 4);
+        let per_get = if kind == IndexKind::Hash { 2 } else { 1 };
+        assert!(
+            st.probe_switches >= (4 * 200 * per_get - 4 * per_get) as u64,
+            "{kind:?}: {st:?}"
+        );
+    }
 }
