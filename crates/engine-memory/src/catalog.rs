@@ -139,8 +139,8 @@ impl Catalog {
 /// table's records and index entries are expected (`expected_rows`, the schema's
 /// estimate) to take at least `min` bytes. A smaller table stays in cache while it is
 /// probed often: under `--interleave` a switch there costs and hides nothing (TPC-E's
-/// many small tables made 830 switches per transaction, TPC-B's branches and tellers
-/// two of its eight).
+/// many small tables made 845 switches per transaction, TPC-B's branches and tellers
+/// four of its six).
 fn probes_pay(t: &api::schema::TableDef, min: u64) -> bool {
     // A record's row words, TID and link, and about 32 bytes of index per entry.
     let per_row = (row_words(t.row_size) as u64 + 2) * 8 + 32;

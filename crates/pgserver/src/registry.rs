@@ -202,13 +202,22 @@ mod tests {
     /// A process that takes a second to honour SIGINT: stopped within a long enough
     /// time, killed (and said so) within a shorter one.
     fn slow_to_stop() -> Child {
-        let child = Command::new("sh")
-            .args([
-                "-c",
-                "trap 'sleep 1; exit 0' INT; while :; do sleep 0.05; done",
-            ])
-            .spawn()
-            .expect("sh");
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "trap 'sleep 1; exit 0' INT; while :; do sleep 0.05; done",
+        ]);
+        // A shell cannot trap a signal ignored when it started, and a test run started
+        // in the background of a non-interactive shell has SIGINT ignored: reset it.
+        // SAFETY: `signal` is async-signal-safe; nothing else runs in the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().expect("sh");
         // Let the shell install its trap before it is signalled.
         std::thread::sleep(Duration::from_millis(300));
         child
