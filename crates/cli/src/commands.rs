@@ -1438,8 +1438,9 @@ fn partitioned_options(
 }
 
 /// The memory engine's own options (`--mem-reserve`, `--no-prefetch-hints`,
-/// `--interleave-min-table`, `--checkpoint-log`), each refused for another engine; the reserve at most the memory
-/// available, and made here with a progress bar on a terminal.
+/// `--interleave-min-table`, `--checkpoint-log`), each but the shared `--checkpoint-log`
+/// refused for another engine; the reserve at most the memory available, and made here
+/// with a progress bar on a terminal.
 fn memory_options(
     c: &RunOpts,
     engine: EngineName,

@@ -62,8 +62,8 @@ pub struct MemoryOptions {
     pub probe_min_bytes: Option<u64>,
 }
 
-/// [`MemoryOptions::probe_min_bytes`]' default: about two L2 caches of the machines
-/// measured (issue 40: 1 MiB and 4 MiB did alike on TPC-E, 4 MiB better on TPC-B).
+/// [`MemoryOptions::probe_min_bytes`]' default: two L2 caches of the Xeon kind, four of
+/// the AMD kind (issue 40: 1 MiB and 4 MiB did alike on TPC-E, 4 MiB better on TPC-B).
 pub const PROBE_MIN_BYTES: u64 = 4 << 20;
 
 /// Why a transaction aborted (index into the per-worker abort counters).
