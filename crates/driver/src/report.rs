@@ -82,6 +82,9 @@ pub struct Report {
     /// Of those, the switches made at index probes (`--interleave`; the rest are waits,
     /// conflict-key holds included, and coroutines ending).
     pub probe_switches: u64,
+    /// Transactions committed over the whole run, warm-up included: the switches'
+    /// denominator (switches per transaction: `coroutine_switches` over it).
+    pub committed_whole_run: u64,
     /// `--interleave`: inputs a stream started before older ones of its own because
     /// their conflict keys were in flight on the thread, and waits for such a key, over
     /// the whole run (`Workload::conflict_key`; 0 for a kit without keys).
@@ -489,12 +492,15 @@ impl Report {
             );
         }
         if self.coroutines > 1 {
+            let per_txn = |n: u64| n as f64 / self.committed_whole_run.max(1) as f64;
             let _ = writeln!(
                 o,
-                "{} coroutines per thread, {} switches ({} at index probes)",
+                "{} coroutines per thread, {} switches ({} at index probes): {:.1} ({:.1}) per committed transaction",
                 self.coroutines,
                 fmt_count(self.coroutine_switches as f64),
-                fmt_count(self.probe_switches as f64)
+                fmt_count(self.probe_switches as f64),
+                per_txn(self.coroutine_switches),
+                per_txn(self.probe_switches)
             );
             if self.keyed_reordered + self.keyed_held > 0 {
                 let _ = writeln!(

@@ -1309,6 +1309,7 @@ fn report(ran: Ran<'_>, m: Measured, t: Totals, cfg: &RunConfig, ncoro: usize) -
         coroutines: ncoro,
         coroutine_switches: t.switches,
         probe_switches: t.probe_switches,
+        committed_whole_run: t.committed_all.iter().sum(),
         keyed_reordered: t.reordered,
         keyed_held: t.held,
         steps,
