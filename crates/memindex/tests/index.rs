@@ -1264,7 +1264,7 @@ fn lookups_without_probes_never_switch() {
     const LOOKUPS: u64 = 300;
     let g = crossbeam_epoch::pin();
     let mut tree = BTree::new();
-    let hash = HashIndex::new(N, ItemKeys);
+    let mut hash = HashIndex::new(N, ItemKeys);
     let mut items = Vec::new();
     for k in 0..N {
         assert!(tree.insert(&(2 * k).to_be_bytes(), k).is_ok());
@@ -1273,7 +1273,6 @@ fn lookups_without_probes_never_switch() {
         assert!(hash.insert(&key, v, &g).is_ok());
         items.push(v);
     }
-    let mut hash = hash;
     for probes in [true, false] {
         tree.set_probes(probes);
         hash.set_probes(probes);
