@@ -202,14 +202,12 @@ impl<K: Keys> HashIndex<K> {
         }
     }
 
-    /// Whether lookups reach probe points (default: yes). An owner that expects the
-    /// buckets and the records to stay in cache turns them off: under `--interleave` a
-    /// switch there would only cost. Lookups still prefetch.
+    /// Whether lookups reach their probe points (bucket, record), as
+    /// [`crate::btree::BTree::set_probes`] for a tree; read by [`HashIndex::probes`].
     pub fn set_probes(&mut self, on: bool) {
         self.probes = on;
     }
 
-    /// See [`HashIndex::set_probes`].
     #[inline]
     pub fn probes(&self) -> bool {
         self.probes
