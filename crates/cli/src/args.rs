@@ -404,7 +404,7 @@ pub struct MemoryTuning {
     /// last one, e.g. 256MB (memory, mvcc and partitioned engines; default: the larger of
     /// 64 MiB and the last checkpoint's size, so recovery reads at most about twice the
     /// database; 0: as often as the log grows; 1TB: in effect never)
-    #[arg(long, value_parser = parse_size_or_zero)]
+    #[arg(long, value_parser = cachesim::config::parse_size)]
     pub checkpoint_log: Option<u64>,
     /// Ignore the workloads' prefetch hints (memory engine; TPC-C's New-Order, Payment,
     /// Delivery and Stock-Level name the rows they will read before reading them, so
@@ -416,7 +416,7 @@ pub struct MemoryTuning {
     /// records and index entries; memory engine; default 4MB) do not switch, as such a
     /// table stays in cache and a switch there would only cost; 0: every lookup that
     /// prefetched a line switches.
-    #[arg(long, value_parser = parse_size_or_zero)]
+    #[arg(long, value_parser = cachesim::config::parse_size)]
     pub interleave_min_table: Option<u64>,
 }
 
@@ -1173,17 +1173,13 @@ fn seconds_or_zero(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Sizes: the one size parser (cachesim's, units are powers of 1024); zero is refused.
+/// Sizes: the one size parser (cachesim's, units are powers of 1024); zero is refused
+/// (options where zero means something take `cachesim::config::parse_size` itself).
 pub fn parse_size(s: &str) -> Result<u64, String> {
     match cachesim::config::parse_size(s)? {
         0 => Err(format!("size '{s}' must be at least one byte")),
         v => Ok(v),
     }
-}
-
-/// Sizes where zero means something (none, or every time).
-pub fn parse_size_or_zero(s: &str) -> Result<u64, String> {
-    cachesim::config::parse_size(s)
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
