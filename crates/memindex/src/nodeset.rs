@@ -65,8 +65,8 @@ impl NodeSet {
 
     /// A change the transaction made itself (an insert or removal in an index) must not
     /// fail its own check: a word it read and then changed is expected at the version its
-    /// change left, and a leaf split by its insert counts as both halves (the right half
-    /// at the version the split published).
+    /// change left, and a leaf split by its insert (or relieved into its right sibling)
+    /// counts as both halves (the right one at the version the split or move left).
     pub fn forgive(&mut self, c: NodeChange) {
         if let Some(s) = c.split {
             let mut read = false;
@@ -74,10 +74,12 @@ impl NodeSet {
                 if n.ver == s.ver && n.v == s.before {
                     n.v = s.after;
                     read = true;
+                } else if n.ver == s.other && Some(n.v) == s.other_before {
+                    n.v = s.other_v;
                 }
             }
             if read {
-                self.push(s.right, s.right_v);
+                self.push(s.other, s.other_v);
             }
         }
         for n in self.entries.iter_mut() {
@@ -133,13 +135,54 @@ mod tests {
                 ver: &left,
                 before: 2,
                 after: 4,
-                right: &right,
-                right_v: 12,
+                other: &right,
+                other_v: 12,
+                other_before: None,
             }),
         });
         assert_eq!(s.len(), 2);
         assert!(unsafe { s.unchanged() });
         right.store(14, Release);
         assert!(!unsafe { s.unchanged() });
+    }
+
+    /// Keys moved into a right sibling: a transaction that read the relieved leaf keeps
+    /// the sibling too; one that read the sibling keeps it at its new version; one that
+    /// read the sibling at another version is not forgiven.
+    #[test]
+    fn a_move_into_the_right_sibling_keeps_both() {
+        let move_at = |left: &AtomicU64, right: &AtomicU64| NodeChange {
+            ver: left,
+            before: 6,
+            after: 8,
+            split: Some(Split {
+                ver: left,
+                before: 4,
+                after: 6,
+                other: right,
+                other_before: Some(20),
+                other_v: 22,
+            }),
+        };
+        let (left, right) = (AtomicU64::new(4), AtomicU64::new(20));
+        let mut read_left = NodeSet::default();
+        read_left.push(&left, 4);
+        let mut read_right = NodeSet::default();
+        read_right.push(&right, 20);
+        let mut read_right_earlier = NodeSet::default();
+        read_right_earlier.push(&right, 18);
+        left.store(8, Release);
+        right.store(22, Release);
+        for s in [&mut read_left, &mut read_right, &mut read_right_earlier] {
+            s.forgive(move_at(&left, &right));
+        }
+        assert_eq!(read_left.len(), 2);
+        assert!(unsafe { read_left.unchanged() });
+        assert_eq!(read_right.len(), 1);
+        assert!(unsafe { read_right.unchanged() });
+        assert!(!unsafe { read_right_earlier.unchanged() });
+        right.store(24, Release);
+        assert!(!unsafe { read_left.unchanged() });
+        assert!(!unsafe { read_right.unchanged() });
     }
 }

@@ -1302,3 +1302,55 @@ fn lookups_without_probes_never_switch() {
         }
     }
 }
+
+/// A transaction that scanned a range and then inserts into it in no order relieves full
+/// leaves into their siblings (and splits them): its node set, forgiven each of its own
+/// changes, still holds after every insert, and still fails on a key another writer
+/// puts into the range afterwards (into a leaf that took keys from a moved sibling).
+#[test]
+fn btree_own_moves_keep_a_scan_node_set() {
+    use memindex::nodeset::NodeSet;
+    let t = BTree::new();
+    let mix = |i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29) >> 16;
+    // Two thousand keys spread out, so the range holds many leaves under one parent.
+    for i in 0..2_000u64 {
+        t.insert(&(mix(i) << 8).to_be_bytes(), i)
+            .expect("distinct keys");
+    }
+    let mut set = NodeSet::default();
+    let mut scanned = 0;
+    t.scan(
+        Bound::Unbounded,
+        Bound::Unbounded,
+        true,
+        &mut |ver, v| set.push(ver, v),
+        &mut |_, _| {
+            scanned += 1;
+            true
+        },
+    );
+    assert_eq!(scanned, 2_000);
+    let (mut moves, mut splits) = (0, 0);
+    for i in 0..6_000u64 {
+        let k = ((mix(i + 10_000) << 8) | 1).to_be_bytes();
+        let c = t.insert(&k, i).expect("distinct keys");
+        if let Some(s) = c.split {
+            if s.other_before.is_some() {
+                moves += 1;
+            } else {
+                splits += 1;
+            }
+        }
+        set.forgive(c);
+        // SAFETY: the tree outlives the node set's use.
+        assert!(
+            unsafe { set.unchanged() },
+            "own insert {i} failed its own check"
+        );
+    }
+    assert!(moves > 50 && splits > 50, "{moves} moves, {splits} splits");
+    // Another writer's key anywhere in the scanned range is a phantom.
+    t.insert(&((mix(77) << 8) | 2).to_be_bytes(), 1)
+        .expect("a new key");
+    assert!(!unsafe { set.unchanged() });
+}
