@@ -556,6 +556,12 @@ pub struct RunOpts {
     /// B+tree node, record), so memory stalls overlap; 1 = plain threads.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with_all = ["coroutines", "steps_team"])]
     pub interleave: u32,
+    /// With --interleave N: hold back the prefetches of this many probe points (of as
+    /// many transactions) and issue them together, back to back, so that their address
+    /// translations (page walks) overlap as well as their misses (at most N; default
+    /// N/2; 1: each probe's at once, as before)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub interleave_group: Option<u32>,
     /// Per-transaction statistics (A-to-E's Table 4): records read and written, locks,
     /// escalations, heap and index pages (unique and total), index nodes, averaged per
     /// committed transaction of each type; and each table's records and pages after the

@@ -1267,6 +1267,21 @@ fn measure_run<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<Done, St
                 .into(),
         );
     }
+    if let Some(g) = c.interleave_group {
+        if c.interleave < 2 {
+            return Err(
+                "--interleave-group needs --interleave N with N above 1 (it groups the probes of N transactions)"
+                    .into(),
+            );
+        }
+        if g > c.interleave {
+            return Err(format!(
+                "--interleave-group {g} is more than --interleave {}: a thread has only that many transactions to group",
+                c.interleave
+            )
+            .into());
+        }
+    }
     if c.interleave > 1 && c.rate.is_some() {
         // The pacer sleeps the thread, which would hold up its other coroutines.
         return Err(
@@ -1518,6 +1533,9 @@ fn run_config(c: &RunOpts, opts: EngineOptions) -> Result<RunConfig, String> {
         coroutine_seed: None,
         steps_team: c.steps_team.map(|n| n as usize),
         interleave: c.interleave > 1,
+        interleave_group: c
+            .interleave_group
+            .map_or((c.interleave as usize / 2).max(1), |g| g as usize),
         stats: c.stats,
         timeseries: c.out.is_some(),
     })

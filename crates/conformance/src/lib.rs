@@ -141,7 +141,7 @@ fn concurrently(how: Concurrency, bodies: Vec<Body<'_>>) {
         }
         Concurrency::Interleave => {
             let bodies = bodies.into_iter().map(|b| b as Box<dyn FnOnce()>).collect();
-            rt::coro::run(rt::coro::Policy::Interleave, bodies);
+            rt::coro::run(rt::coro::Policy::INTERLEAVE, bodies);
         }
     }
 }

@@ -77,6 +77,9 @@ pub struct Report {
     pub threads: usize,
     /// Transactions per worker thread run as coroutines (1: none).
     pub coroutines: usize,
+    /// `--interleave`: probe points whose prefetches were issued together (1: each at
+    /// once; `--interleave-group`).
+    pub interleave_group: usize,
     /// Coroutine switches over the whole run (0 without coroutines).
     pub coroutine_switches: u64,
     /// Of those, the switches made at index probes (`--interleave`; the rest are waits,
@@ -493,9 +496,17 @@ impl Report {
         }
         if self.coroutines > 1 {
             let per_txn = |n: u64| n as f64 / self.committed_whole_run.max(1) as f64;
+            let group = if self.interleave_group > 1 {
+                format!(
+                    " (prefetches issued {} probes at a time)",
+                    self.interleave_group
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 o,
-                "{} coroutines per thread, {} switches ({} at index probes): {:.1} ({:.1}) per committed transaction",
+                "{} coroutines per thread{group}, {} switches ({} at index probes): {:.1} ({:.1}) per committed transaction",
                 self.coroutines,
                 fmt_count(self.coroutine_switches as f64),
                 fmt_count(self.probe_switches as f64),

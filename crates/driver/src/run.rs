@@ -73,6 +73,9 @@ pub struct RunConfig {
     /// With coroutines: also switch at index probes that prefetched a line
     /// (`rt::coro::Policy::Interleave`, `--interleave N`), not only on waits.
     pub interleave: bool,
+    /// With `interleave`: probe points whose prefetches are held back and issued
+    /// together (`--interleave-group`; 1: each at once).
+    pub interleave_group: usize,
     /// Per-transaction statistics (`--stats`): arm each worker's `txnstats` counters,
     /// take them after every attempt, and census the tables after the load.
     pub stats: bool,
@@ -1307,6 +1310,11 @@ fn report(ran: Ran<'_>, m: Measured, t: Totals, cfg: &RunConfig, ncoro: usize) -
         engine: ran.engine.to_string(),
         threads: cfg.threads,
         coroutines: ncoro,
+        interleave_group: if cfg.interleave && ncoro > 1 {
+            cfg.interleave_group.clamp(1, ncoro)
+        } else {
+            1
+        },
         coroutine_switches: t.switches,
         probe_switches: t.probe_switches,
         committed_whole_run: t.committed_all.iter().sum(),
@@ -1410,6 +1418,7 @@ fn config_json(
         "threads": cfg.threads,
         "coroutines": ncoro,
         "interleave": cfg.interleave && ncoro > 1,
+        "interleave_group": if cfg.interleave && ncoro > 1 { cfg.interleave_group.clamp(1, ncoro) } else { 1 },
         "warmup_s": cfg.warmup_s,
         "stop": cfg.stop,
         "seed": cfg.seed,
@@ -1733,7 +1742,9 @@ fn worker_thread<W: Workload>(c: &Ctx<'_, W>, w: usize) -> WorkerResult {
         let policy = match (cfg.steps_team, cfg.coroutine_seed) {
             (Some(team), _) => rt::coro::Policy::Steps { team },
             (None, Some(seed)) => rt::coro::Policy::Seeded(seed ^ w as u64),
-            (None, None) if cfg.interleave => rt::coro::Policy::Interleave,
+            (None, None) if cfg.interleave => rt::coro::Policy::Interleave {
+                group: cfg.interleave_group,
+            },
             (None, None) => rt::coro::Policy::RoundRobin,
         };
         let cs = rt::coro::run(policy, bodies);

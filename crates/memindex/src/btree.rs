@@ -1014,6 +1014,7 @@ impl Found<'_> {
     #[inline]
     fn ask_slot(&self, i: usize) {
         debug_assert!(self.partial && i < FANOUT);
+        rt::probe_ahead();
         rt::prefetch(&self.leaf.vals[i] as *const AtomicU64);
         rt::point(rt::Point::Probe);
     }
@@ -1124,6 +1125,9 @@ impl BTree {
                 }
                 depth += 1;
                 partial = split && depth > 2 && depth == leaf_depth;
+                if depth > 2 && self.probes {
+                    rt::probe_ahead();
+                }
                 prefetch(child, if partial { SEARCH_LINES } else { lines });
                 // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
                 // likely a miss: an interleaving scheduler runs another transaction while
@@ -1270,6 +1274,9 @@ impl BTree {
                 continue;
             }
             let found = cand.filter(|&val| {
+                if self.probes {
+                    rt::probe_ahead();
+                }
                 ask(val);
                 // Under --interleave, another transaction runs while the value comes.
                 if self.probes {
@@ -1326,6 +1333,9 @@ impl BTree {
         if k.len > 16 {
             let width = (k.len as usize).div_ceil(8) - 1;
             let mut asked = false;
+            if f.probes {
+                rt::probe_ahead();
+            }
             if i < n && leaf.keys.head[i].load(Relaxed) == k.w[0] {
                 asked |= leaf.keys.prefetch_rest(i, width);
                 // The value is the caller's record address (see the module doc): its
@@ -1337,6 +1347,8 @@ impl BTree {
             }
             if asked && f.probes {
                 rt::point(rt::Point::Probe);
+            } else if f.probes {
+                rt::probe_ahead_off();
             }
         }
         let found = (i < n && leaf.keys.cmp(i, k) == Ordering::Equal).then_some(i);

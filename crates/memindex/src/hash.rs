@@ -290,6 +290,9 @@ impl<K: Keys> HashIndex<K> {
             let v = b.val[i].load(Acquire);
             if v != 0 && (tags >> (TAG_BITS as usize * i)) & TAG_MASK == tag(h) {
                 if PROBE {
+                    if switch {
+                        rt::probe_ahead();
+                    }
                     // The key and, on a match, the row: one allocation, asked for at once.
                     self.keys.prefetch(v, k.len());
                     if switch {
@@ -320,6 +323,9 @@ impl<K: Keys> HashIndex<K> {
             let e = unsafe { &*p };
             if e.hash == h {
                 if PROBE {
+                    if switch {
+                        rt::probe_ahead();
+                    }
                     self.keys.prefetch(e.val, k.len());
                     if switch {
                         rt::point(rt::Point::Probe);

@@ -1229,7 +1229,7 @@ fn btree_interleaved_lookups_ask_for_the_leaf_in_two_steps() {
             }) as Box<dyn FnOnce() + '_>
         })
         .collect();
-    let st = rt::coro::run(rt::coro::Policy::Interleave, bodies);
+    let st = rt::coro::run(rt::coro::Policy::INTERLEAVE, bodies);
     // Two lookups per step of each coroutine; the last of one runs alone (no switch).
     let lookups = 2 * 2 * LOOKUPS;
     assert!(st.probe_switches >= 2 * lookups - 4, "{st:?}");
@@ -1251,7 +1251,7 @@ fn btree_interleaved_lookups_ask_for_the_leaf_in_two_steps() {
             }) as Box<dyn FnOnce() + '_>
         })
         .collect();
-    rt::coro::run(rt::coro::Policy::Interleave, bodies);
+    rt::coro::run(rt::coro::Policy::INTERLEAVE, bodies);
 }
 
 /// `set_probes(false)` (a table expected to stay in cache): lookups in the same four-level
@@ -1293,7 +1293,7 @@ fn lookups_without_probes_never_switch() {
                 }) as Box<dyn FnOnce() + '_>
             })
             .collect();
-        let st = rt::coro::run(rt::coro::Policy::Interleave, bodies);
+        let st = rt::coro::run(rt::coro::Policy::INTERLEAVE, bodies);
         if probes {
             // The tree's two steps and the hash's bucket and record, per lookup pair.
             assert!(st.probe_switches >= 3 * LOOKUPS, "{st:?}");
@@ -1353,4 +1353,52 @@ fn btree_own_moves_keep_a_scan_node_set() {
     t.insert(&((mix(77) << 8) | 2).to_be_bytes(), 1)
         .expect("a new key");
     assert!(!unsafe { set.unchanged() });
+}
+
+/// Under interleaving whose probes' prefetches are held back and issued in groups
+/// (`--interleave-group`), lookups in a B+tree of long keys (the key compared in the
+/// value) and of short keys, and in a hash index, still find every key and miss every
+/// absent one: a held prefetch only moves when the lines are asked for.
+#[test]
+fn grouped_probes_find_every_key() {
+    const N: u64 = 30_000;
+    let g = crossbeam_epoch::pin();
+    let short = BTree::new();
+    let long = BTree::new();
+    let hash = HashIndex::new(N, ItemKeys);
+    let mut items = Vec::new();
+    for k in 0..N {
+        assert!(short.insert(&(2 * k).to_be_bytes(), k).is_ok());
+        let key = keyed_stress_key(2 * k);
+        let v = item(&key, k);
+        assert!(long.insert(&key, v).is_ok());
+        assert!(hash.insert(&key, v, &g).is_ok());
+        items.push(v);
+    }
+    let (short, long, hash, items) = (&short, &long, &hash, &items);
+    for group in [2usize, 4] {
+        let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..4u64)
+            .map(|c| {
+                Box::new(move || {
+                    let g = crossbeam_epoch::pin();
+                    // Hints are per tree.
+                    let (mut hints, mut long_hints) = (Hints::default(), Hints::default());
+                    for i in 0..400 {
+                        let k = (i * 7919 + c * 104_729) % N;
+                        let key = (2 * k).to_be_bytes();
+                        assert_eq!(short.get_hinted(&key, hints.for_key(&key)).0, Some(k));
+                        assert_eq!(short.get(&(2 * k + 1).to_be_bytes()).0, None);
+                        let lk = keyed_stress_key(2 * k);
+                        assert_eq!(keyed_get(long, &mut long_hints, &lk).0, Some(k));
+                        let absent = keyed_stress_key(2 * k + 1);
+                        assert_eq!(keyed_get(long, &mut long_hints, &absent).0, None);
+                        assert_eq!(hash.get(&lk, &g).0, Some(items[k as usize]));
+                        assert_eq!(hash.get(&absent, &g).0, None);
+                    }
+                }) as Box<dyn FnOnce() + '_>
+            })
+            .collect();
+        let st = rt::coro::run(rt::coro::Policy::Interleave { group }, bodies);
+        assert!(st.probe_switches > 4 * 400, "group {group}: {st:?}");
+    }
 }

@@ -29,7 +29,7 @@ fn main() {
             })
             .collect();
         let t = Instant::now();
-        let st = rt::coro::run(rt::coro::Policy::Interleave, bodies);
+        let st = rt::coro::run(rt::coro::Policy::INTERLEAVE, bodies);
         let ns = t.elapsed().as_nanos() as f64 / st.probe_switches as f64;
         println!(
             "interleave {n:>2}: {ns:.1} ns per switch ({} switches)",

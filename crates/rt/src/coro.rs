@@ -38,8 +38,16 @@ pub enum Policy {
     Steps { team: usize },
     /// `--interleave`: like `RoundRobin`, and also switch at every [`Point::Probe`] (an
     /// index probe prefetched a line it is about to need), so the miss overlaps other
-    /// transactions' work instead of stalling the thread.
-    Interleave,
+    /// transactions' work instead of stalling the thread. With `group` above 1
+    /// (`--interleave-group`), the prefetches made for after a probe point
+    /// ([`crate::probe_ahead`]) are held back and issued together every `group` probe
+    /// points (and before any other switch), back to back: see [`crate::probe_ahead`].
+    Interleave { group: usize },
+}
+
+impl Policy {
+    /// [`Policy::Interleave`] issuing each probe's prefetches at once.
+    pub const INTERLEAVE: Policy = Policy::Interleave { group: 1 };
 }
 
 /// Coroutine stacks: mapped lazily, so only the touched part costs memory. Engine frames
@@ -249,6 +257,9 @@ struct Sched {
     entry: Cell<(u32, u64)>,
     /// Under valgrind (the tracer reads operation marks); natively marks are not kept.
     traced: bool,
+    /// Interleaving: probe points whose prefetches are held back and issued together.
+    group: usize,
+    since_flush: Cell<usize>,
 }
 
 impl Sched {
@@ -342,6 +353,10 @@ impl Sched {
 
     /// Coroutine `i` returned: hand the thread on for good (its stack is freed by `run`).
     fn finish(&self, i: usize) -> ! {
+        if self.group > 1 {
+            crate::flush_prefetches();
+            self.since_flush.set(0);
+        }
         self.done[i].set(true);
         let live = self.live.get() - 1;
         self.live.set(live);
@@ -393,6 +408,10 @@ impl Scheduler for Sched {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return false;
             }
+            if self.group > 1 {
+                crate::flush_prefetches();
+                self.since_flush.set(0);
+            }
             self.suspend(if first {
                 Yielded::Progress
             } else {
@@ -407,9 +426,18 @@ impl Scheduler for Sched {
         // thread's, and a second panic in another coroutine meanwhile would abort.
         match self.policy {
             Policy::RoundRobin => {}
-            Policy::Interleave => {
+            Policy::Interleave { .. } => {
                 if p == Point::Probe && self.live.get() > 1 && !std::thread::panicking() {
                     self.probe_switches.set(self.probe_switches.get() + 1);
+                    if self.group > 1 {
+                        let k = self.since_flush.get() + 1;
+                        if k >= self.group {
+                            crate::flush_prefetches();
+                            self.since_flush.set(0);
+                        } else {
+                            self.since_flush.set(k);
+                        }
+                    }
                     self.suspend(Yielded::Progress);
                 }
             }
@@ -489,7 +517,7 @@ impl Scheduler for Sched {
         marks
             | match self.policy {
                 Policy::RoundRobin => 0,
-                Policy::Interleave => PROBES,
+                Policy::Interleave { .. } => PROBES,
                 Policy::Seeded(_) => ENTRIES | CTX | PROBES,
                 Policy::Steps { .. } => ENTRIES | CTX,
             }
@@ -526,7 +554,7 @@ pub fn run_with_points<'a>(
             .collect(),
         panicked: RefCell::new(None),
         done: (0..n).map(|_| Cell::new(false)).collect(),
-        symmetric: matches!(policy, Policy::RoundRobin | Policy::Interleave),
+        symmetric: matches!(policy, Policy::RoundRobin | Policy::Interleave { .. }),
         outcome: Cell::new(Outcome::Return),
         idle: Cell::new(0),
         round: Cell::new(0),
@@ -549,7 +577,15 @@ pub fn run_with_points<'a>(
         probe_switches: Cell::new(0),
         entry: Cell::new((0, 0)),
         traced: probe::running_on_valgrind(),
+        group: match policy {
+            Policy::Interleave { group } => group.clamp(1, n.max(1)),
+            _ => 1,
+        },
+        since_flush: Cell::new(0),
     };
+    if sched.group > 1 {
+        crate::defer_prefetches(true);
+    }
     let mut stats = Stats::default();
     {
         let arg = &sched as *const Sched as *mut u8;
@@ -567,7 +603,7 @@ pub fn run_with_points<'a>(
                 stats.steps = Some(st);
             }
             Policy::Seeded(seed) => run_seeded(&sched, seed, &mut stats),
-            Policy::RoundRobin | Policy::Interleave => {
+            Policy::RoundRobin | Policy::Interleave { .. } => {
                 if n > 0 {
                     // Coroutine 0 starts; they hand the thread to each other, and the
                     // last to finish hands it back here.
@@ -583,6 +619,9 @@ pub fn run_with_points<'a>(
             0,
             "run returned before every coroutine finished"
         );
+    }
+    if sched.group > 1 {
+        crate::defer_prefetches(false);
     }
     if let Some(p) = sched.panicked.take() {
         resume_unwind(p);

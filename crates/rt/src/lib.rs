@@ -247,6 +247,64 @@ thread_local! {
     static SCHED: Cell<Option<NonNull<dyn Scheduler + 'static>>> = const { Cell::new(None) };
     /// The installed scheduler's [`Scheduler::interests`] (0 without one).
     static INTERESTS: Cell<u8> = const { Cell::new(0) };
+    /// Lines asked for while an interleaving scheduler groups its probes' prefetches
+    /// (`Defer`), not yet asked of the memory system.
+    static DEFER: Defer = const { Defer { on: Cell::new(false), armed: Cell::new(false), n: Cell::new(0), q: [const { Cell::new(0) }; DEFER_CAP] } };
+}
+
+const DEFER_CAP: usize = 512;
+
+/// Prefetches held back while other transactions' come, then issued back to back.
+struct Defer {
+    on: Cell<bool>,
+    /// Between `probe_ahead` and the probe point after it.
+    armed: Cell<bool>,
+    n: Cell<usize>,
+    q: [Cell<usize>; DEFER_CAP],
+}
+
+/// Hold prefetches back (`on`) or issue them at once again (and the held ones now).
+pub(crate) fn defer_prefetches(on: bool) {
+    if !on {
+        flush_prefetches();
+    }
+    DEFER.with(|d| d.on.set(on));
+}
+
+/// The prefetches until the next [`Point::Probe`] are for after it: an interleaving
+/// scheduler that groups probes may hold them back and issue them with other
+/// transactions' (`Policy::Interleave`'s `group`, `--interleave-group`).
+#[inline(always)]
+pub fn probe_ahead() {
+    DEFER.with(|d| {
+        if d.on.get() {
+            d.armed.set(true)
+        }
+    });
+}
+
+/// No probe point follows the `probe_ahead` after all: prefetches go out at once again.
+#[inline(always)]
+pub fn probe_ahead_off() {
+    DEFER.with(|d| d.armed.set(false));
+}
+
+/// Lines held back now (tests).
+#[cfg(test)]
+fn held_prefetches() -> usize {
+    DEFER.with(|d| d.n.get())
+}
+
+/// Issue the held prefetches, back to back.
+#[inline]
+pub(crate) fn flush_prefetches() {
+    DEFER.with(|d| {
+        let n = d.n.get();
+        for c in &d.q[..n] {
+            issue_prefetch(c.get() as *const u8);
+        }
+        d.n.set(0);
+    });
 }
 
 /// This thread's wait statistics so far.
@@ -325,7 +383,10 @@ pub fn point(p: Point) {
     let bit = match p {
         Point::OpEntry(..) => interest::ENTRIES,
         Point::Ctx(_) => interest::CTX,
-        Point::Probe => interest::PROBES,
+        Point::Probe => {
+            DEFER.with(|d| d.armed.set(false));
+            interest::PROBES
+        }
     };
     if interested(bit) {
         if let Some(s) = current() {
@@ -348,6 +409,25 @@ pub fn op_mark(op: u32, enter: bool) {
 /// Ask for the cache line at `p` (a hint: never faults, whatever the address).
 #[inline(always)]
 pub fn prefetch<T>(p: *const T) {
+    let held = DEFER.with(|d| {
+        if !d.armed.get() {
+            return false;
+        }
+        let n = d.n.get();
+        if n == DEFER_CAP {
+            return false;
+        }
+        d.q[n].set(p as usize);
+        d.n.set(n + 1);
+        true
+    });
+    if !held {
+        issue_prefetch(p);
+    }
+}
+
+#[inline(always)]
+fn issue_prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetch never faults.
     unsafe {
@@ -362,6 +442,7 @@ pub fn prefetch<T>(p: *const T) {
 /// one thread-local load and a branch.
 #[inline(always)]
 pub fn prefetch_point<T>(p: *const T) {
+    probe_ahead();
     prefetch(p);
     point(Point::Probe);
 }
@@ -819,6 +900,57 @@ mod tests {
         );
     }
 
+    /// Grouped interleaving: the lines asked for between `probe_ahead` and a probe point
+    /// are held back until `group` probe points have been reached (or a coroutine waits
+    /// or ends), then issued together; lines asked for any other way go out at once, and
+    /// nothing is held without such a scheduler or after it returns.
+    #[test]
+    fn grouped_probes_hold_their_prefetches_until_the_group_is_complete() {
+        use std::cell::RefCell;
+        let line = [0u64; 64];
+        for group in [1usize, 2, 3, 4] {
+            // (coroutine, step, lines held when the step starts)
+            let log = RefCell::new(Vec::new());
+            let bodies: Vec<Box<dyn FnOnce() + '_>> = (0..4)
+                .map(|c| {
+                    let (log, line) = (&log, &line);
+                    Box::new(move || {
+                        for step in 0..3 {
+                            log.borrow_mut().push((c, step, held_prefetches()));
+                            prefetch(&line[0]); // no probe after it: at once
+                            probe_ahead();
+                            prefetch(&line[8]);
+                            prefetch(&line[16]);
+                            point(Point::Probe);
+                        }
+                        if c == 1 {
+                            probe_ahead();
+                            prefetch(&line[24]);
+                            probe_ahead_off(); // no probe point after all
+                            prefetch(&line[32]);
+                        }
+                    }) as Box<dyn FnOnce() + '_>
+                })
+                .collect();
+            let st = coro::run(coro::Policy::Interleave { group }, bodies);
+            assert_eq!(st.probe_switches, 12, "group {group}");
+            let log = log.into_inner();
+            // Round robin as without groups; two lines per probe held, and the held
+            // ones issued every `group` probe points.
+            for (n, &(c, step, held)) in log.iter().enumerate() {
+                assert_eq!((c, step), (n % 4, n / 4), "group {group}");
+                let want = if group == 1 { 0 } else { 2 * (n % group) };
+                assert_eq!(held, want, "group {group}, step {n}");
+            }
+            assert_eq!(held_prefetches(), 0, "group {group}: issued at the end");
+            // Off again after the run.
+            probe_ahead();
+            prefetch(&line[40]);
+            assert_eq!(held_prefetches(), 0);
+            point(Point::Probe);
+        }
+    }
+
     #[test]
     fn interleave_switches_at_probe_points_only_with_company() {
         use std::cell::RefCell;
@@ -838,7 +970,7 @@ mod tests {
                 }) as Box<dyn FnOnce() + '_>
             })
             .collect();
-        let st = coro::run(coro::Policy::Interleave, bodies);
+        let st = coro::run(coro::Policy::INTERLEAVE, bodies);
         assert_eq!(
             log.into_inner(),
             [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
@@ -847,7 +979,7 @@ mod tests {
         assert_eq!(st.probe_switches, 6);
         // Alone, a probe point never switches.
         let st = coro::run(
-            coro::Policy::Interleave,
+            coro::Policy::INTERLEAVE,
             vec![Box::new(|| (0..10).for_each(|_| prefetch_point(&line)))],
         );
         assert_eq!((st.probe_switches, st.switches), (0, 1));

@@ -1,6 +1,7 @@
 //! `--interleave N` from the command line: the memory engine runs the micro-benchmark
 //! (string keys, both index kinds) and TPC-B with its transactions interleaved at index
-//! probes and passes the checks; bad values, the other engines and a clash with
+//! probes, their prefetches issued at once or in groups (`--interleave-group`), and
+//! passes the checks; bad values, the other engines and a clash with
 //! `--coroutines` or `--rate` get one error line and exit code 2.
 
 use crate::common;
@@ -33,13 +34,15 @@ fn interleaved_runs_pass_their_checks() {
         ],
         &["tpcb", "--threads", "2"],
     ];
-    for (i, args) in runs.iter().enumerate() {
+    // Each run with each probe's prefetches at once, then with two probes' together.
+    for (i, (args, group)) in runs.iter().flat_map(|a| [(a, "1"), (a, "2")]).enumerate() {
         let json = dir.path().join(format!("r{i}.json"));
         let mut a = vec!["run"];
         a.extend_from_slice(args);
         // Every lookup switches: these tables are small (under 4 MiB, whose lookups
         // would otherwise not).
         a.extend(["--interleave", "4", "--interleave-min-table", "0"]);
+        a.extend(["--interleave-group", group]);
         a.extend(["--txns", "3000", "--warmup", "0"]);
         a.extend(["--json", json.to_str().unwrap()]);
         let (code, out, err) = oltpscope(&a);
@@ -49,6 +52,16 @@ fn interleaved_runs_pass_their_checks() {
         assert_eq!(v["checks"]["passed"], true, "{a:?}: {}", v["checks"]);
         assert_eq!(v["coroutines"], 4, "{a:?}");
         assert_eq!(v["config"]["interleave"], true, "{a:?}");
+        assert_eq!(
+            v["config"]["interleave_group"],
+            group.parse::<u64>().unwrap(),
+            "{a:?}"
+        );
+        assert_eq!(
+            out.contains("4 coroutines per thread (prefetches issued 2 probes at a time)"),
+            group == "2",
+            "{a:?}: {out}"
+        );
         // Several switches per transaction: at probes, not only at waits.
         let switches = v["coroutine_switches"].as_u64().unwrap();
         assert!(switches > 3000, "{a:?}: {switches} switches");
@@ -104,6 +117,31 @@ fn bad_interleave_uses_give_one_line_and_exit_code_2() {
         &["run", "micro", "--interleave", "4", "--rate", "1000"],
         &["load", "micro", "--interleave", "2"],
         &["run", "micro", "--interleave-min-table", "lots"],
+        &["run", "micro", "--interleave-group", "2"],
+        &[
+            "run",
+            "micro",
+            "--interleave",
+            "4",
+            "--interleave-group",
+            "8",
+        ],
+        &[
+            "run",
+            "micro",
+            "--interleave",
+            "4",
+            "--interleave-group",
+            "0",
+        ],
+        &[
+            "run",
+            "micro",
+            "--interleave",
+            "4",
+            "--interleave-group",
+            "two",
+        ],
         &[
             "run",
             "micro",

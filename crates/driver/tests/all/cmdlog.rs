@@ -170,6 +170,7 @@ fn cfg(dir: &Path, log: LogMode, no_load: bool) -> RunConfig {
         coroutines: 1,
         coroutine_seed: None,
         interleave: false,
+        interleave_group: 1,
         stats: false,
         timeseries: false,
         steps_team: None,

@@ -36,6 +36,7 @@ fn cfg(threads: usize, coroutines: usize, seed: Option<u64>, log: LogMode, txns:
         coroutine_seed: seed,
         steps_team: None,
         interleave: false,
+        interleave_group: 1,
         stats: false,
     }
 }
@@ -272,6 +273,7 @@ fn memory_engine_runs_interleaved() {
         let c = cfg(threads, 4, None, log, txns);
         RunConfig {
             interleave: true,
+            interleave_group: 1,
             stats: false,
             engine: c.engine.clone().with_own(engine_memory::MemoryOptions {
                 probe_min_bytes: Some(0),
@@ -315,6 +317,7 @@ fn memory_engine_runs_interleaved() {
 fn interleaved_tpcc_keeps_one_warehouse_apart() {
     let c = RunConfig {
         interleave: true,
+        interleave_group: 1,
         stats: false,
         ..cfg(1, 4, None, LogMode::Off, 2_000)
     };

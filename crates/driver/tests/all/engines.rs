@@ -32,6 +32,7 @@ fn cfg(threads: usize, log: LogMode) -> RunConfig {
         coroutines: 1,
         coroutine_seed: None,
         interleave: false,
+        interleave_group: 1,
         stats: false,
         timeseries: false,
         steps_team: None,

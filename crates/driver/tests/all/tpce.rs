@@ -56,6 +56,7 @@ fn cfg(threads: usize, log: LogMode, dir: Option<&std::path::Path>) -> RunConfig
         coroutines: 1,
         coroutine_seed: None,
         interleave: false,
+        interleave_group: 1,
         stats: false,
         timeseries: false,
         steps_team: None,

@@ -71,7 +71,7 @@ fn read_interleaved(e: &MemoryEngine, t: TableId, n: usize) -> rt::coro::Stats {
             }) as Box<dyn FnOnce() + '_>
         })
         .collect();
-    rt::coro::run(rt::coro::Policy::Interleave, bodies)
+    rt::coro::run(rt::coro::Policy::INTERLEAVE, bodies)
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn hinted_reads(e: &MemoryEngine, t: TableId) -> rt::coro::Stats {
             }) as Box<dyn FnOnce() + '_>
         })
         .collect();
-    rt::coro::run(rt::coro::Policy::Interleave, bodies)
+    rt::coro::run(rt::coro::Policy::INTERLEAVE, bodies)
 }
 
 /// Hash lookups a transaction hinted take no probe point: the switches come once per

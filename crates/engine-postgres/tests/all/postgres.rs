@@ -46,6 +46,7 @@ pub(crate) fn cfg(threads: usize, own: PostgresOptions) -> RunConfig {
         coroutines: 1,
         coroutine_seed: None,
         interleave: false,
+        interleave_group: 1,
         stats: true,
         timeseries: false,
         steps_team: None,

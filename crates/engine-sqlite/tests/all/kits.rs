@@ -35,6 +35,7 @@ fn cfg(threads: usize) -> RunConfig {
         coroutines: 1,
         coroutine_seed: None,
         interleave: false,
+        interleave_group: 1,
         stats: true,
         timeseries: false,
         steps_team: None,
