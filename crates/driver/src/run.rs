@@ -81,6 +81,18 @@ pub struct RunConfig {
     pub stats: bool,
 }
 
+impl RunConfig {
+    /// The probes grouped per flush with `ncoro` coroutines per thread (1 without
+    /// interleaving; the scheduler groups at most as many as there are coroutines).
+    pub fn interleave_group_in_use(&self, ncoro: usize) -> usize {
+        if self.interleave && ncoro > 1 {
+            self.interleave_group.clamp(1, ncoro)
+        } else {
+            1
+        }
+    }
+}
+
 /// What a run may use beyond its configuration (`run_limited`).
 #[derive(Debug, Clone, Default)]
 pub struct Limits {
@@ -1310,11 +1322,7 @@ fn report(ran: Ran<'_>, m: Measured, t: Totals, cfg: &RunConfig, ncoro: usize) -
         engine: ran.engine.to_string(),
         threads: cfg.threads,
         coroutines: ncoro,
-        interleave_group: if cfg.interleave && ncoro > 1 {
-            cfg.interleave_group.clamp(1, ncoro)
-        } else {
-            1
-        },
+        interleave_group: cfg.interleave_group_in_use(ncoro),
         coroutine_switches: t.switches,
         probe_switches: t.probe_switches,
         committed_whole_run: t.committed_all.iter().sum(),
@@ -1418,7 +1426,7 @@ fn config_json(
         "threads": cfg.threads,
         "coroutines": ncoro,
         "interleave": cfg.interleave && ncoro > 1,
-        "interleave_group": if cfg.interleave && ncoro > 1 { cfg.interleave_group.clamp(1, ncoro) } else { 1 },
+        "interleave_group": cfg.interleave_group_in_use(ncoro),
         "warmup_s": cfg.warmup_s,
         "stop": cfg.stop,
         "seed": cfg.seed,

@@ -2171,47 +2171,48 @@ fn relieve<'a>(node: &Hdr, p: &'a Inner, i: usize) -> Option<(&'a Hdr, u64, u64)
     Some((sib, before, after))
 }
 
+/// The key counts of `x` and its sibling `to` before `m` keys (children) move from `x`
+/// to `to` (checked: `x` keeps some, `to` has room).
+fn move_counts(x: &Hdr, to: &Hdr, m: usize) -> (usize, usize) {
+    let (n, s) = (x.count(), to.count());
+    assert!(
+        m > 0 && m < n && s + m <= FANOUT,
+        "btree: moving {m} of {n} keys to a sibling of {s}"
+    );
+    (n, s)
+}
+
+/// Copy `m` slots (key and value) of leaf `src` from `from` on to leaf `dst` from `to`
+/// on; within one leaf in the order that never overwrites a slot before it is copied.
+fn copy_slots(src: &Leaf, from: usize, dst: &Leaf, to: usize, m: usize) {
+    let one = |j: usize| {
+        dst.keys.store(to + j, &src.keys.load(from + j));
+        dst.vals[to + j].store(src.vals[from + j].load(Relaxed), Relaxed);
+    };
+    if std::ptr::eq(src, dst) && to > from {
+        (0..m).rev().for_each(one);
+    } else {
+        (0..m).for_each(one);
+    }
+}
+
 /// Move the last `m` keys (and values) of the locked leaf `x` to the front of its locked
 /// right sibling `y`. Returns the new separator between them: `y`'s first key.
 fn leaf_move_right(x: &Leaf, y: &Leaf, m: usize) -> KeyWords {
-    let (n, s) = (x.hdr.count(), y.hdr.count());
-    assert!(
-        m > 0 && m < n && s + m <= FANOUT,
-        "btree: moving {m} of {n} keys to {s}"
-    );
-    for j in (0..s).rev() {
-        y.keys.store(j + m, &y.keys.load(j));
-        y.vals[j + m].store(y.vals[j].load(Relaxed), Relaxed);
-    }
-    for j in 0..m {
-        y.keys.store(j, &x.keys.load(n - m + j));
-        y.vals[j].store(x.vals[n - m + j].load(Relaxed), Relaxed);
-    }
-    y.hdr.count.store((s + m) as u32, Relaxed);
-    x.hdr.count.store((n - m) as u32, Relaxed);
-    moved(&x.hdr, &y.hdr, m as isize);
+    let (n, s) = move_counts(&x.hdr, &y.hdr, m);
+    copy_slots(y, 0, y, m, s);
+    copy_slots(x, n - m, y, 0, m);
+    moved(&x.hdr, &y.hdr, m, m as isize);
     y.keys.load(0)
 }
 
 /// Move the first `m` keys (and values) of the locked leaf `x` to the end of its locked
 /// left sibling `w`. Returns the new separator between them: `x`'s first key.
 fn leaf_move_left(x: &Leaf, w: &Leaf, m: usize) -> KeyWords {
-    let (n, s) = (x.hdr.count(), w.hdr.count());
-    assert!(
-        m > 0 && m < n && s + m <= FANOUT,
-        "btree: moving {m} of {n} keys to {s}"
-    );
-    for j in 0..m {
-        w.keys.store(s + j, &x.keys.load(j));
-        w.vals[s + j].store(x.vals[j].load(Relaxed), Relaxed);
-    }
-    for j in m..n {
-        x.keys.store(j - m, &x.keys.load(j));
-        x.vals[j - m].store(x.vals[j].load(Relaxed), Relaxed);
-    }
-    w.hdr.count.store((s + m) as u32, Relaxed);
-    x.hdr.count.store((n - m) as u32, Relaxed);
-    moved(&x.hdr, &w.hdr, 0);
+    let (n, s) = move_counts(&x.hdr, &w.hdr, m);
+    copy_slots(x, 0, w, s, m);
+    copy_slots(x, m, x, 0, n - m);
+    moved(&x.hdr, &w.hdr, m, 0);
     x.keys.load(0)
 }
 
@@ -2220,11 +2221,7 @@ fn leaf_move_left(x: &Leaf, w: &Leaf, m: usize) -> KeyWords {
 /// `y`'s old first child, and `x`'s key before the moved children goes up. Returns that
 /// new separator.
 fn inner_move_right(x: &Inner, y: &Inner, sep: &KeyWords, m: usize) -> KeyWords {
-    let (n, s) = (x.hdr.count(), y.hdr.count());
-    assert!(
-        m > 0 && m < n && s + m <= FANOUT,
-        "btree: moving {m} of {n} children to {s}"
-    );
+    let (n, s) = move_counts(&x.hdr, &y.hdr, m);
     for j in (0..s).rev() {
         y.keys.store(j + m, &y.keys.load(j));
     }
@@ -2240,9 +2237,7 @@ fn inner_move_right(x: &Inner, y: &Inner, sep: &KeyWords, m: usize) -> KeyWords 
     }
     y.keys.store(m - 1, sep);
     let up = x.keys.load(n - m);
-    y.hdr.count.store((s + m) as u32, Relaxed);
-    x.hdr.count.store((n - m) as u32, Relaxed);
-    moved(&x.hdr, &y.hdr, m as isize);
+    moved(&x.hdr, &y.hdr, m, m as isize);
     up
 }
 
@@ -2251,11 +2246,7 @@ fn inner_move_right(x: &Inner, y: &Inner, sep: &KeyWords, m: usize) -> KeyWords 
 /// after `w`'s old last child, and `x`'s key after the moved children goes up. Returns
 /// that new separator.
 fn inner_move_left(x: &Inner, w: &Inner, sep: &KeyWords, m: usize) -> KeyWords {
-    let (n, s) = (x.hdr.count(), w.hdr.count());
-    assert!(
-        m > 0 && m < n && s + m <= FANOUT,
-        "btree: moving {m} of {n} children to {s}"
-    );
+    let (n, s) = move_counts(&x.hdr, &w.hdr, m);
     // The old separator, then x's children 0..m and the m-1 keys between them.
     w.keys.store(s, sep);
     for j in 0..m {
@@ -2271,16 +2262,16 @@ fn inner_move_left(x: &Inner, w: &Inner, sep: &KeyWords, m: usize) -> KeyWords {
     for j in m..=n {
         x.children[j - m].store(x.children[j].load(Relaxed), Relaxed);
     }
-    w.hdr.count.store((s + m) as u32, Relaxed);
-    x.hdr.count.store((n - m) as u32, Relaxed);
-    moved(&x.hdr, &w.hdr, 0);
+    moved(&x.hdr, &w.hdr, m, 0);
     up
 }
 
-/// After keys moved from `x` into its sibling `to`, whose keys moved `by` places: `x`
-/// saw no run of inserts (else it would have split), and a run in `to` moved with its
-/// keys.
-fn moved(x: &Hdr, to: &Hdr, by: isize) {
+/// After `m` keys (children) moved from `x` into its sibling `to`, whose own keys moved
+/// `by` places: the counts, and `next_at` (`x` saw no run of inserts, else it would have
+/// split; a run in `to` moved with its keys).
+fn moved(x: &Hdr, to: &Hdr, m: usize, by: isize) {
+    to.count.store((to.count() + m) as u32, Relaxed);
+    x.count.store((x.count() - m) as u32, Relaxed);
     x.next_at.store(0, Relaxed);
     let at = to.next_at.load(Relaxed);
     if at != 0 {

@@ -5,7 +5,10 @@
 //! miss overlaps the work, as interleaving needs. Where it is far above, the prefetch
 //! held the core, typically while its page walk completed (a prefetch cannot retire
 //! before its address is translated), so the walk is not hidden by switching
-//! coroutines. Run: `cargo bench -p rt --bench prefetch [-- 4k]` (default: regions on
+//! coroutines. "+8 at once" issues eight such prefetches back to back, then does the
+//! eight iterations' work (what `--interleave-group 8` does with eight transactions'
+//! probes): where it is below "+prefetch", the walks overlap each other when issued
+//! together. Run: `cargo bench -p rt --bench prefetch [-- 4k]` (default: regions on
 //! transparent huge pages).
 
 use std::hint::black_box;
@@ -59,7 +62,7 @@ fn main() {
             unsafe { *p.add(off) = 1 };
         }
         let lines = bytes / 64;
-        for w in [0u32, 20, 80] {
+        for w in [0u32, 20, 80, 320] {
             let (mut x, mut acc) = (0x9e37_79b9_7f4a_7c15u64, 0u64);
             let time = |f: &mut dyn FnMut()| {
                 let t = Instant::now();
@@ -78,6 +81,17 @@ fn main() {
                 rt::prefetch(unsafe { p.add(r * 64) });
                 work(w, &mut acc);
             });
+            // Eight prefetches, then eight iterations' work: timed per iteration.
+            let grouped = time(&mut || {
+                for _ in 0..8 {
+                    let r = next(&mut x) as usize % lines;
+                    // SAFETY: as above.
+                    rt::prefetch(unsafe { p.add(r * 64) });
+                }
+                for _ in 0..8 {
+                    work(w, &mut acc);
+                }
+            }) / 8.0;
             let mut sum = 0u64;
             let ld = time(&mut || {
                 let r = next(&mut x) as usize % lines;
@@ -87,7 +101,7 @@ fn main() {
             });
             black_box((acc, sum));
             println!(
-                "{} pages, {mb:>5} MB, work {w:>2}: work {base:6.1} ns   +prefetch {pf:6.1} ns   +load {ld:6.1} ns",
+                "{} pages, {mb:>5} MB, work {w:>3}: work {base:6.1} ns   +prefetch {pf:6.1} ns   +8 at once {grouped:6.1} ns   +load {ld:6.1} ns",
                 if small_pages { "4 KiB" } else { "huge" }
             );
         }

@@ -517,6 +517,7 @@ impl Scheduler for Sched {
         marks
             | match self.policy {
                 Policy::RoundRobin => 0,
+                Policy::Interleave { .. } if self.group > 1 => PROBES | GROUPS,
                 Policy::Interleave { .. } => PROBES,
                 Policy::Seeded(_) => ENTRIES | CTX | PROBES,
                 Policy::Steps { .. } => ENTRIES | CTX,
@@ -583,9 +584,6 @@ pub fn run_with_points<'a>(
         },
         since_flush: Cell::new(0),
     };
-    if sched.group > 1 {
-        crate::defer_prefetches(true);
-    }
     let mut stats = Stats::default();
     {
         let arg = &sched as *const Sched as *mut u8;
@@ -620,9 +618,9 @@ pub fn run_with_points<'a>(
             "run returned before every coroutine finished"
         );
     }
-    if sched.group > 1 {
-        crate::defer_prefetches(false);
-    }
+    // Nothing held past the scheduler (a body's last lines, asked for after its last
+    // switch, are issued as it ends).
+    crate::flush_prefetches();
     if let Some(p) = sched.panicked.take() {
         resume_unwind(p);
     }

@@ -239,6 +239,9 @@ pub mod interest {
     pub const PROBES: u8 = 4;
     /// [`crate::op_mark`].
     pub const MARKS: u8 = 8;
+    /// The prefetches marked by [`crate::probe_ahead`], held back until the scheduler
+    /// issues them with other probes' (`Policy::Interleave`'s `group`).
+    pub const GROUPS: u8 = 16;
     pub const ALL: u8 = ENTRIES | CTX | PROBES | MARKS;
 }
 
@@ -249,26 +252,18 @@ thread_local! {
     static INTERESTS: Cell<u8> = const { Cell::new(0) };
     /// Lines asked for while an interleaving scheduler groups its probes' prefetches
     /// (`Defer`), not yet asked of the memory system.
-    static DEFER: Defer = const { Defer { on: Cell::new(false), armed: Cell::new(false), n: Cell::new(0), q: [const { Cell::new(0) }; DEFER_CAP] } };
+    static DEFER: Defer = const { Defer { armed: Cell::new(false), n: Cell::new(0), q: [const { Cell::new(0) }; DEFER_CAP] } };
 }
 
 const DEFER_CAP: usize = 512;
 
 /// Prefetches held back while other transactions' come, then issued back to back.
 struct Defer {
-    on: Cell<bool>,
-    /// Between `probe_ahead` and the probe point after it.
+    /// Between `probe_ahead` and the probe point after it, under a scheduler interested
+    /// in [`interest::GROUPS`].
     armed: Cell<bool>,
     n: Cell<usize>,
     q: [Cell<usize>; DEFER_CAP],
-}
-
-/// Hold prefetches back (`on`) or issue them at once again (and the held ones now).
-pub(crate) fn defer_prefetches(on: bool) {
-    if !on {
-        flush_prefetches();
-    }
-    DEFER.with(|d| d.on.set(on));
 }
 
 /// The prefetches until the next [`Point::Probe`] are for after it: an interleaving
@@ -276,11 +271,9 @@ pub(crate) fn defer_prefetches(on: bool) {
 /// transactions' (`Policy::Interleave`'s `group`, `--interleave-group`).
 #[inline(always)]
 pub fn probe_ahead() {
-    DEFER.with(|d| {
-        if d.on.get() {
-            d.armed.set(true)
-        }
-    });
+    if interested(interest::GROUPS) {
+        DEFER.with(|d| d.armed.set(true));
+    }
 }
 
 /// No probe point follows the `probe_ahead` after all: prefetches go out at once again.
@@ -295,7 +288,8 @@ fn held_prefetches() -> usize {
     DEFER.with(|d| d.n.get())
 }
 
-/// Issue the held prefetches, back to back.
+/// Issue the held prefetches, back to back (and hold no more until the next
+/// `probe_ahead`).
 #[inline]
 pub(crate) fn flush_prefetches() {
     DEFER.with(|d| {
@@ -304,6 +298,7 @@ pub(crate) fn flush_prefetches() {
             issue_prefetch(c.get() as *const u8);
         }
         d.n.set(0);
+        d.armed.set(false);
     });
 }
 
@@ -384,7 +379,9 @@ pub fn point(p: Point) {
         Point::OpEntry(..) => interest::ENTRIES,
         Point::Ctx(_) => interest::CTX,
         Point::Probe => {
-            DEFER.with(|d| d.armed.set(false));
+            if interested(interest::GROUPS) {
+                DEFER.with(|d| d.armed.set(false));
+            }
             interest::PROBES
         }
     };
@@ -406,7 +403,10 @@ pub fn op_mark(op: u32, enter: bool) {
     }
 }
 
-/// Ask for the cache line at `p` (a hint: never faults, whatever the address).
+/// Ask for the cache line at `p` (a hint: never faults, whatever the address). Between
+/// [`probe_ahead`] and the probe point after it, under a scheduler that groups probes,
+/// the request is held back and issued with other transactions' (a full queue issues
+/// it at once).
 #[inline(always)]
 pub fn prefetch<T>(p: *const T) {
     let held = DEFER.with(|d| {
@@ -439,7 +439,7 @@ fn issue_prefetch<T>(p: *const T) {
 
 /// Prefetch the line at `p` and reach [`Point::Probe`]: under `--interleave` the thread
 /// runs another transaction while the line comes; otherwise this is the prefetch plus
-/// one thread-local load and a branch.
+/// a few thread-local loads and branches.
 #[inline(always)]
 pub fn prefetch_point<T>(p: *const T) {
     probe_ahead();
