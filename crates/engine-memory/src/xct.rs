@@ -848,8 +848,12 @@ impl MemoryWorker<'_> {
             // A hash probe, or a B+tree comparing the key in the record, asked for the
             // record already (it holds the key); other B+tree lookups know it only now.
             // Under --interleave, another transaction runs meanwhile.
+            let probe = t.primary.probes();
+            if probe {
+                rt::probe_ahead();
+            }
             rec.prefetch(t.words);
-            if t.primary.probes() {
+            if probe {
                 rt::point(rt::Point::Probe);
             }
         }
