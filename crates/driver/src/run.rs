@@ -1751,7 +1751,7 @@ fn worker_thread<W: Workload>(c: &Ctx<'_, W>, w: usize) -> WorkerResult {
             (Some(team), _) => rt::coro::Policy::Steps { team },
             (None, Some(seed)) => rt::coro::Policy::Seeded(seed ^ w as u64),
             (None, None) if cfg.interleave => rt::coro::Policy::Interleave {
-                group: cfg.interleave_group,
+                group: cfg.interleave_group_in_use(c.ncoro),
             },
             (None, None) => rt::coro::Policy::RoundRobin,
         };

@@ -848,14 +848,7 @@ impl MemoryWorker<'_> {
             // A hash probe, or a B+tree comparing the key in the record, asked for the
             // record already (it holds the key); other B+tree lookups know it only now.
             // Under --interleave, another transaction runs meanwhile.
-            let probe = t.primary.probes();
-            if probe {
-                rt::probe_ahead();
-            }
-            rec.prefetch(t.words);
-            if probe {
-                rt::point(rt::Point::Probe);
-            }
+            rt::prefetch_for_probe(t.primary.probes(), || rec.prefetch(t.words));
         }
         if !self.writes.is_empty() {
             if let Some(i) = find_write(&self.writes, &self.wmap, rec) {

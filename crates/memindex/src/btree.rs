@@ -1014,9 +1014,7 @@ impl Found<'_> {
     #[inline]
     fn ask_slot(&self, i: usize) {
         debug_assert!(self.partial && i < FANOUT);
-        rt::probe_ahead();
-        rt::prefetch(&self.leaf.vals[i] as *const AtomicU64);
-        rt::point(rt::Point::Probe);
+        rt::prefetch_point(&self.leaf.vals[i] as *const AtomicU64);
     }
 }
 
@@ -1125,16 +1123,12 @@ impl BTree {
                 }
                 depth += 1;
                 partial = split && depth > 2 && depth == leaf_depth;
-                if depth > 2 && self.probes {
-                    rt::probe_ahead();
-                }
-                prefetch(child, if partial { SEARCH_LINES } else { lines });
                 // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
                 // likely a miss: an interleaving scheduler runs another transaction while
                 // it comes.
-                if depth > 2 && self.probes {
-                    rt::point(rt::Point::Probe);
-                }
+                rt::prefetch_for_probe(depth > 2 && self.probes, || {
+                    prefetch(child, if partial { SEARCH_LINES } else { lines })
+                });
                 // SAFETY: validated child pointer of a live node; nodes are never freed.
                 let c = unsafe { &*child };
                 let Some(cv) = c.read_lock() else {
@@ -1274,14 +1268,8 @@ impl BTree {
                 continue;
             }
             let found = cand.filter(|&val| {
-                if self.probes {
-                    rt::probe_ahead();
-                }
-                ask(val);
                 // Under --interleave, another transaction runs while the value comes.
-                if self.probes {
-                    rt::point(rt::Point::Probe);
-                }
+                rt::prefetch_for_probe(self.probes, || ask(val));
                 holds(val, key)
             });
             hint.defer(leaf, f.v, f.hi_at);
@@ -1519,12 +1507,27 @@ impl BTree {
             let mut hi_at: Option<(&Inner, u64, usize)> = None;
             loop {
                 txnstats::add(txnstats::Counter::IndexNodes, 1);
+                // An inner node's child for `k` (validated below, before it is taken).
+                let down = (!node.leaf).then(|| {
+                    let inner = as_inner(node);
+                    let n = node.count();
+                    let i = inner.keys.rank(n, &k, true);
+                    (inner, n, i, inner.children[i].load(Acquire))
+                });
                 // A full inner node is relieved (moved into or split) only where the
                 // child the key goes to is full too, so may need room here for a
                 // separator: relieved whenever an insert passed, inner nodes stayed
-                // about three fifths full (`shape_tests`).
+                // about three fifths full (`shape_tests`). The child's count is a guess
+                // read without its version: it only decides whether to relieve first.
                 let full = node.count() == FANOUT
-                    && (node.leaf || eager || Self::child_full(as_inner(node), &k));
+                    && (node.leaf
+                        || eager
+                        || down.is_some_and(|(.., c)| {
+                            // SAFETY: nodes are never freed while the tree is shared (a
+                            // torn read gives an older or newer child, never a dangling
+                            // pointer).
+                            unsafe { c.as_ref() }.is_some_and(|c| c.count() == FANOUT)
+                        }));
                 if node.leaf {
                     let leaf = as_leaf(node);
                     let n = node.count();
@@ -1590,15 +1593,12 @@ impl BTree {
                     continue 'restart;
                 }
                 // Inner node, not full: go down.
-                let inner = as_inner(node);
+                let (inner, n, i, child) = down.expect("an inner node");
                 if let Some((p, pv, _)) = parent {
                     if !p.hdr.check(pv) {
                         continue 'restart;
                     }
                 }
-                let n = node.count();
-                let i = inner.keys.rank(n, &k, true);
-                let child = inner.children[i].load(Acquire);
                 if !node.check(v) || child.is_null() {
                     continue 'restart;
                 }
@@ -1621,16 +1621,6 @@ impl BTree {
                 v = cv;
             }
         }
-    }
-
-    /// Whether the child of `inner` that `k` goes to is full: a guess (read without a
-    /// version check) that only decides whether a descent relieves `inner` first.
-    fn child_full(inner: &Inner, k: &KeyWords) -> bool {
-        let n = inner.hdr.count();
-        let c = inner.children[inner.keys.rank(n, k, true)].load(Acquire);
-        // SAFETY: nodes are never freed while the tree is shared (a torn read of the
-        // node gives an older or newer child, never a dangling pointer).
-        unsafe { c.as_ref() }.is_some_and(|c| c.count() == FANOUT)
     }
 
     /// Relieve the full `node` (read at version `v`), write-locked with its `parent` (also

@@ -290,14 +290,8 @@ impl<K: Keys> HashIndex<K> {
             let v = b.val[i].load(Acquire);
             if v != 0 && (tags >> (TAG_BITS as usize * i)) & TAG_MASK == tag(h) {
                 if PROBE {
-                    if switch {
-                        rt::probe_ahead();
-                    }
                     // The key and, on a match, the row: one allocation, asked for at once.
-                    self.keys.prefetch(v, k.len());
-                    if switch {
-                        rt::point(rt::Point::Probe);
-                    }
+                    rt::prefetch_for_probe(switch, || self.keys.prefetch(v, k.len()));
                 }
                 if self.holds(v, k) {
                     return Some(Found::Slot(i, v));
@@ -311,11 +305,7 @@ impl<K: Keys> HashIndex<K> {
                 return None;
             }
             if PROBE {
-                if switch {
-                    rt::prefetch_point(p);
-                } else {
-                    rt::prefetch(p);
-                }
+                rt::prefetch_for_probe(switch, || rt::prefetch(p));
             }
             txnstats::add(txnstats::Counter::IndexNodes, 1);
             // SAFETY: entries reachable from a bucket stay allocated while the caller
@@ -323,13 +313,7 @@ impl<K: Keys> HashIndex<K> {
             let e = unsafe { &*p };
             if e.hash == h {
                 if PROBE {
-                    if switch {
-                        rt::probe_ahead();
-                    }
-                    self.keys.prefetch(e.val, k.len());
-                    if switch {
-                        rt::point(rt::Point::Probe);
-                    }
+                    rt::prefetch_for_probe(switch, || self.keys.prefetch(e.val, k.len()));
                 }
                 if self.holds(e.val, k) {
                     return Some(Found::Chain(e, link));
@@ -356,11 +340,7 @@ impl<K: Keys> HashIndex<K> {
         let h = hash(k);
         let b = self.bucket_of(h);
         let quiet = quiet || !self.probes;
-        if quiet {
-            rt::prefetch(b);
-        } else {
-            rt::prefetch_point(b);
-        }
+        rt::prefetch_for_probe(!quiet, || rt::prefetch(b));
         loop {
             let v = b.version.load(Acquire);
             if v & LOCKED != 0 {

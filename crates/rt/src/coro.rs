@@ -351,12 +351,19 @@ impl Sched {
         self.outcome.get()
     }
 
-    /// Coroutine `i` returned: hand the thread on for good (its stack is freed by `run`).
-    fn finish(&self, i: usize) -> ! {
+    /// Grouped interleaving: issue the prefetches held back since the last flush (before
+    /// a group's last probe switches, and before any other switch or a coroutine's end).
+    #[inline]
+    fn flush_group(&self) {
         if self.group > 1 {
             crate::flush_prefetches();
             self.since_flush.set(0);
         }
+    }
+
+    /// Coroutine `i` returned: hand the thread on for good (its stack is freed by `run`).
+    fn finish(&self, i: usize) -> ! {
+        self.flush_group();
         self.done[i].set(true);
         let live = self.live.get() - 1;
         self.live.set(live);
@@ -408,10 +415,7 @@ impl Scheduler for Sched {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return false;
             }
-            if self.group > 1 {
-                crate::flush_prefetches();
-                self.since_flush.set(0);
-            }
+            self.flush_group();
             self.suspend(if first {
                 Yielded::Progress
             } else {
@@ -432,8 +436,7 @@ impl Scheduler for Sched {
                     if self.group > 1 {
                         let k = self.since_flush.get() + 1;
                         if k >= self.group {
-                            crate::flush_prefetches();
-                            self.since_flush.set(0);
+                            self.flush_group();
                         } else {
                             self.since_flush.set(k);
                         }

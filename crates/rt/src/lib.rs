@@ -442,9 +442,20 @@ fn issue_prefetch<T>(p: *const T) {
 /// a few thread-local loads and branches.
 #[inline(always)]
 pub fn prefetch_point<T>(p: *const T) {
-    probe_ahead();
-    prefetch(p);
-    point(Point::Probe);
+    prefetch_for_probe(true, || prefetch(p));
+}
+
+/// The shape of every probe: when `on`, the lines `ask` prefetches are for after a
+/// [`Point::Probe`] ([`probe_ahead`]) and the point follows them; otherwise `ask` alone.
+#[inline(always)]
+pub fn prefetch_for_probe(on: bool, ask: impl FnOnce()) {
+    if on {
+        probe_ahead();
+    }
+    ask();
+    if on {
+        point(Point::Probe);
+    }
 }
 
 const SPINS: u32 = 64;
