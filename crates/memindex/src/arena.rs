@@ -17,13 +17,23 @@
 //! does when its benchmark is given `--numa-memory`.
 //!
 //! One size class per 8-byte step; each class is shared by every table and engine of the
-//! process (slots are interchangeable), and comes twice: `alloc_apart`'s classes carve
-//! chunks of their own (a B+tree's inner nodes, kept packed apart from its leaves of the
-//! same size). A per-thread cache sits in front so allocation
-//! and freeing take no lock most of the time. Chunks are never returned to the OS: freed
-//! slots are reused by later allocations of the same class (the way Silo's allocator keeps
-//! its per-core arenas). This module must never hand out a slot that is in use, nor one
-//! that is not aligned as `fits` promises and inside a chunk.
+//! process (slots are interchangeable), and comes once per [`Pool`]. A per-thread cache
+//! sits in front so allocation and freeing take no lock most of the time. Chunks are
+//! never returned to the OS: freed slots are reused by later allocations of the same
+//! class and pool (the way Silo's allocator keeps its per-core arenas). This module must
+//! never hand out a slot that is in use, nor one that is not aligned as `fits` promises
+//! and inside a chunk.
+//!
+//! New slots of every size are carved in the order a thread asks for them, from a chunk
+//! of the thread's own (one per pool), not from a chunk per class: what a thread allocates
+//! together lies together. A table loaded in key order then has each B+tree leaf in the
+//! same 4 KiB page as most of the records it points to (the leaf is carved when an append
+//! splits it off, its records right after), so a point read's record costs a cache miss
+//! but no second page walk; on this project's VM (nested paging, guest memory backed by
+//! small pages on the host) that walk was as long as the miss. What is read at random
+//! but allocated in no relation to the records goes to pools of its own: inner nodes
+//! (packed in few pages), leaves split in no order and key blocks (beside records
+//! inserted at random they would only spread the leaves over more pages).
 
 use crate::huge::ZeroedArray;
 use std::cell::RefCell;
@@ -35,9 +45,28 @@ pub const GRAIN: usize = 8;
 /// Largest slot (bytes); bigger allocations come from the global allocator.
 pub const MAX_SLOT: usize = 2048;
 const CLASSES: usize = MAX_SLOT / GRAIN;
-/// Pools of classes: pool 0 (`alloc`) and pool 1 (`alloc_apart`), whose slots of a size
-/// come from chunks of their own, never shared with pool 0's slots of that size.
-const POOLS: usize = 2;
+/// Where a slot is carved. Each pool has chunks of its own, and its own classes of free
+/// slots: a slot freed to a pool comes back only from it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Pool {
+    /// Records, and what goes with the records allocated next (a B+tree leaf split off
+    /// by an append: the records loaded into it follow it).
+    Common = 0,
+    /// A B+tree's inner nodes: read at random but much rarer than the leaves of the same
+    /// size, packed in few pages instead of one in every few pages of the leaves (each
+    /// random visit a page walk on a VM; issue 40, session 69).
+    Inner = 1,
+    /// Leaves split in no order: packed among themselves instead of spread among
+    /// records inserted at random.
+    Nodes = 2,
+    /// A B+tree's key blocks (key words past the first, in allocations of their own):
+    /// read by inserts and scans, not by point lookups of long keys, so kept out of the
+    /// pages those lookups walk.
+    Blocks = 3,
+}
+const POOLS: usize = 4;
+const ALL: [Pool; POOLS] = [Pool::Common, Pool::Inner, Pool::Nodes, Pool::Blocks];
 /// Chunk size: a multiple of the huge page, so the kernel maps it huge-page-aligned.
 const CHUNK: usize = 2 << 20;
 /// Slots moved at once between a thread's cache and its class.
@@ -66,40 +95,123 @@ pub const fn slot_size(size: usize) -> usize {
 #[repr(C, align(64))]
 struct Line([u64; 8]);
 
+/// A class's free slots, shared by the threads.
 struct Shared {
     free: Vec<usize>,
-    /// The unused rest of the newest chunk.
-    bump: usize,
-    end: usize,
-    chunks: Vec<ZeroedArray<Line>>,
 }
 
 struct Class(Mutex<Shared>);
 
-static CLASS: [Class; POOLS * CLASSES] = [const {
-    Class(Mutex::new(Shared {
-        free: Vec::new(),
-        bump: 0,
-        end: 0,
-        chunks: Vec::new(),
-    }))
-}; POOLS * CLASSES];
+static CLASS: [Class; POOLS * CLASSES] =
+    [const { Class(Mutex::new(Shared { free: Vec::new() })) }; POOLS * CLASSES];
 
-struct Cache([Vec<usize>; POOLS * CLASSES]);
+/// Unused memory to carve new slots from: `start..end` of a chunk.
+#[derive(Clone, Copy, Default)]
+struct Fresh {
+    start: usize,
+    end: usize,
+}
+
+impl Fresh {
+    /// A new slot of `size` bytes from here, aligned as `fits` promises; `None` when the
+    /// rest is too small (it is then left unused, as a class's chunk tail always was).
+    #[inline]
+    fn carve(&mut self, size: usize) -> Option<usize> {
+        let align = if size.is_multiple_of(LINE) {
+            LINE
+        } else {
+            GRAIN
+        };
+        let at = self.start.next_multiple_of(align);
+        if self.start == 0 || at + size > self.end {
+            return None;
+        }
+        self.start = at + size;
+        Some(at)
+    }
+}
+
+/// Every chunk ever mapped for a pool (never unmapped: slots are handed out for the
+/// process's life), and the rests of chunks whose threads ended, for the next thread.
+struct Chunks {
+    chunks: Vec<ZeroedArray<Line>>,
+    rests: Vec<Fresh>,
+}
+
+static POOL: [Mutex<Chunks>; POOLS] = [const {
+    Mutex::new(Chunks {
+        chunks: Vec::new(),
+        rests: Vec::new(),
+    })
+}; POOLS];
+
+fn pool_lock(pool: Pool) -> std::sync::MutexGuard<'static, Chunks> {
+    // Pushes and pops only: a poisoned lock is still consistent.
+    POOL[pool as usize]
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
+/// Fresh memory for `pool` of at least `size` bytes: the rest of an ended thread's chunk
+/// if one is that large, else a new chunk (from the reserve first).
+fn fresh(pool: Pool, size: usize) -> Fresh {
+    let mut p = pool_lock(pool);
+    if let Some(i) = p.rests.iter().rposition(|r| r.end - r.start >= size + LINE) {
+        return p.rests.swap_remove(i);
+    }
+    let chunk = new_chunk();
+    let start = chunk.as_ptr() as usize;
+    p.chunks.push(chunk);
+    Fresh {
+        start,
+        end: start + CHUNK,
+    }
+}
+
+/// A new slot of `size` bytes carved from `from`, which takes fresh memory when it has
+/// no room left.
+fn carve(pool: Pool, from: &mut Fresh, size: usize) -> usize {
+    if let Some(p) = from.carve(size) {
+        return p;
+    }
+    *from = fresh(pool, size);
+    from.carve(size).expect("fresh memory holds a slot")
+}
+
+/// A thread's free slots per class, and the memory it carves new ones from.
+struct Cache {
+    free: [Vec<usize>; POOLS * CLASSES],
+    /// New slots this class may still carve before its shared free list is looked at
+    /// again (found empty: no lock per allocation while a table grows).
+    carve_left: [u8; POOLS * CLASSES],
+    fresh: [Fresh; POOLS],
+}
 
 impl Drop for Cache {
-    /// A thread that ends gives its free slots back to their classes.
+    /// A thread that ends gives its free slots back to their classes, and the rest of its
+    /// chunks to the next thread.
     fn drop(&mut self) {
-        for (c, v) in self.0.iter_mut().enumerate() {
+        for (c, v) in self.free.iter_mut().enumerate() {
             if !v.is_empty() {
                 lock(c).free.append(v);
+            }
+        }
+        for (pool, f) in ALL.iter().zip(&self.fresh) {
+            if f.start != 0 && f.end - f.start >= 2 * LINE {
+                pool_lock(*pool).rests.push(*f);
             }
         }
     }
 }
 
 thread_local! {
-    static CACHE: RefCell<Cache> = const { RefCell::new(Cache([const { Vec::new() }; POOLS * CLASSES])) };
+    static CACHE: RefCell<Cache> = const {
+        RefCell::new(Cache {
+            free: [const { Vec::new() }; POOLS * CLASSES],
+            carve_left: [0; POOLS * CLASSES],
+            fresh: [Fresh { start: 0, end: 0 }; POOLS],
+        })
+    };
 }
 
 fn lock(c: usize) -> std::sync::MutexGuard<'static, Shared> {
@@ -177,59 +289,61 @@ pub fn reserved_bytes() -> u64 {
     (reserve_lock().len() * CHUNK) as u64
 }
 
-/// Move up to `BATCH` free slots of class `c` (slots of `size` bytes) into `out`, carving
-/// new ones from a chunk when the class has none.
-fn refill(c: usize, size: usize, out: &mut Vec<usize>) {
+/// Move up to `BATCH` of class `c`'s shared free slots into `out`.
+fn refill(c: usize, out: &mut Vec<usize>) {
     let mut s = lock(c);
     let take = s.free.len().min(BATCH);
     let at = s.free.len() - take;
     out.extend(s.free.drain(at..));
-    while out.len() < BATCH {
-        if s.end - s.bump < size {
-            let chunk = new_chunk();
-            s.bump = chunk.as_ptr() as usize;
-            s.end = s.bump + CHUNK;
-            s.chunks.push(chunk);
-        }
-        out.push(s.bump);
-        s.bump += size;
-    }
 }
 
-/// A slot of `size` bytes (`fits(size, ..)`), aligned as `fits` says; its contents are
-/// arbitrary.
+/// A slot of `size` bytes (`fits(size, ..)`) from the common pool, aligned as `fits`
+/// says; its contents are arbitrary.
 pub fn alloc(size: usize) -> *mut u8 {
-    alloc_in(0, size)
+    alloc_in(Pool::Common, size)
 }
 
-/// `alloc`, from chunks apart from every `alloc` slot: a kind of object read at random
-/// but much rarer than its neighbours of the same size (a B+tree's inner nodes beside its
-/// leaves) then lies packed in few pages, instead of one in every few pages of the
-/// common kind, each random visit a page walk on a VM (issue 40, session 69).
-pub fn alloc_apart(size: usize) -> *mut u8 {
-    alloc_in(1, size)
-}
-
-fn alloc_in(pool: usize, size: usize) -> *mut u8 {
-    debug_assert!(pool < POOLS);
-    let c = pool * CLASSES + class_of(size);
+/// `alloc`, from `pool`.
+pub fn alloc_in(pool: Pool, size: usize) -> *mut u8 {
+    let c = pool as usize * CLASSES + class_of(size);
     let from_cache = CACHE.try_with(|cache| {
         let mut cache = cache.try_borrow_mut().ok()?;
-        let v = &mut cache.0[c];
-        if v.is_empty() {
-            refill(c, size, v);
+        let cache = &mut *cache;
+        if let Some(p) = cache.free[c].pop() {
+            return Some(p);
         }
-        v.pop()
+        if cache.carve_left[c] == 0 {
+            refill(c, &mut cache.free[c]);
+            if let Some(p) = cache.free[c].pop() {
+                return Some(p);
+            }
+            cache.carve_left[c] = BATCH as u8;
+        }
+        cache.carve_left[c] -= 1;
+        Some(carve(pool, &mut cache.fresh[pool as usize], size))
     });
     let p = match from_cache {
         Ok(Some(p)) => p,
-        // The thread is ending (its cache is gone) or the cache is busy: use the class.
+        // The thread is ending (its cache is gone) or the cache is busy: a shared free
+        // slot, else one carved from fresh memory of this call's own (its rest goes to
+        // the next thread).
         _ => {
             let mut one = Vec::with_capacity(BATCH);
-            refill(c, size, &mut one);
-            let p = one.pop().expect("refill gives at least one slot");
-            lock(c).free.append(&mut one);
-            p
+            refill(c, &mut one);
+            match one.pop() {
+                Some(p) => {
+                    lock(c).free.append(&mut one);
+                    p
+                }
+                None => {
+                    let mut f = fresh(pool, size);
+                    let p = f.carve(size).expect("fresh memory holds a slot");
+                    if f.end - f.start >= 2 * LINE {
+                        pool_lock(pool).rests.push(f);
+                    }
+                    p
+                }
+            }
         }
     };
     debug_assert!(p.is_multiple_of(GRAIN) && p != 0);
@@ -244,29 +358,21 @@ fn alloc_in(pool: usize, size: usize) -> *mut u8 {
 /// once.
 pub unsafe fn free(p: *mut u8, size: usize) {
     // SAFETY: the caller's.
-    unsafe { free_in(0, p, size) }
+    unsafe { free_in(Pool::Common, p, size) }
 }
 
-/// Give back a slot `alloc_apart(size)` returned.
+/// Give back a slot `alloc_in(pool, size)` returned.
 ///
 /// # Safety
-/// As `free`, for a slot of `alloc_apart(size)`.
-pub unsafe fn free_apart(p: *mut u8, size: usize) {
-    // SAFETY: the caller's.
-    unsafe { free_in(1, p, size) }
-}
-
-/// # Safety
-/// As `free`, for a slot of pool `pool`.
-unsafe fn free_in(pool: usize, p: *mut u8, size: usize) {
-    debug_assert!(pool < POOLS);
-    let c = pool * CLASSES + class_of(size);
+/// As `free`, for a slot of `alloc_in(pool, size)`.
+pub unsafe fn free_in(pool: Pool, p: *mut u8, size: usize) {
+    let c = pool as usize * CLASSES + class_of(size);
     debug_assert!((p as usize).is_multiple_of(GRAIN));
     let cached = CACHE.try_with(|cache| {
         let Ok(mut cache) = cache.try_borrow_mut() else {
             return false;
         };
-        let v = &mut cache.0[c];
+        let v = &mut cache.free[c];
         v.push(p as usize);
         if v.len() > CACHE_MAX {
             let at = v.len() - 2 * BATCH;
@@ -279,24 +385,22 @@ unsafe fn free_in(pool: usize, p: *mut u8, size: usize) {
     }
 }
 
-/// Whether `size` bytes at `p` lie in a chunk of `alloc_apart`'s class of that size
-/// (true) or of `alloc`'s (false); `None`: in neither. For tests of the callers' layouts.
+/// The pool whose chunks hold the `size` bytes at `p`; `None`: no pool's. For tests of the
+/// callers' layouts.
 #[cfg(test)]
-pub(crate) fn apart(p: *const u8, size: usize) -> Option<bool> {
-    let inside = |c: usize| in_a_chunk(c, p as usize, size);
-    let c = class_of(size);
-    match (inside(c), inside(CLASSES + c)) {
-        (true, false) => Some(false),
-        (false, true) => Some(true),
-        (false, false) => None,
-        (true, true) => panic!("a slot in chunks of both pools"),
-    }
+pub(crate) fn pool_of(p: *const u8, size: usize) -> Option<Pool> {
+    let mut inside = ALL
+        .into_iter()
+        .filter(|&pool| in_a_chunk(pool, p as usize, size));
+    let pool = inside.next();
+    assert!(inside.next().is_none(), "a slot in chunks of two pools");
+    pool
 }
 
-/// Whether `size` bytes at `p` lie in one of class `c`'s chunks.
+/// Whether `size` bytes at `p` lie in one of `pool`'s chunks.
 #[cfg(test)]
-fn in_a_chunk(c: usize, p: usize, size: usize) -> bool {
-    lock(c).chunks.iter().any(|ch| {
+fn in_a_chunk(pool: Pool, p: usize, size: usize) -> bool {
+    pool_lock(pool).chunks.iter().any(|ch| {
         let start = ch.as_ptr() as usize;
         p >= start && p + size <= start + CHUNK
     })
@@ -307,53 +411,51 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    /// Slots of `alloc_apart` never share a chunk with `alloc`'s of the same size, are
-    /// disjoint and aligned as `alloc`'s are, and come back to their own pool when freed.
+    /// Slots of each pool lie in chunks of that pool only, are disjoint and aligned as
+    /// `fits` says, and come back to their own pool when freed.
     #[test]
-    fn apart_slots_keep_to_chunks_of_their_own() {
-        // Sizes no other test of this crate allocates (apart or not).
+    fn pools_keep_to_chunks_of_their_own() {
+        // Sizes no other test of this crate allocates (in any pool).
         for size in [1472usize, 1480] {
-            let a: Vec<usize> = (0..2 * BATCH + 3).map(|_| alloc(size) as usize).collect();
-            let b: Vec<usize> = (0..2 * BATCH + 3)
-                .map(|_| alloc_apart(size) as usize)
+            let by_pool: Vec<(Pool, Vec<usize>)> = ALL
+                .iter()
+                .map(|&pool| {
+                    let ps = (0..2 * BATCH + 3)
+                        .map(|_| alloc_in(pool, size) as usize)
+                        .collect();
+                    (pool, ps)
+                })
                 .collect();
-            let mut all: Vec<usize> = a.iter().chain(&b).copied().collect();
+            let mut all: Vec<usize> = by_pool.iter().flat_map(|(_, ps)| ps.clone()).collect();
             all.sort();
             for w in all.windows(2) {
                 assert!(w[1] - w[0] >= size, "slots of {size} bytes overlap");
             }
-            for &p in &a {
-                assert_eq!(apart(p as *const u8, size), Some(false));
-            }
-            for &p in &b {
-                assert_eq!(apart(p as *const u8, size), Some(true));
-                if size % LINE == 0 {
-                    assert_eq!(p % LINE, 0);
+            for (pool, ps) in &by_pool {
+                for &p in ps {
+                    assert_eq!(pool_of(p as *const u8, size), Some(*pool));
+                    if size % LINE == 0 {
+                        assert_eq!(p % LINE, 0);
+                    }
+                    // SAFETY: a slot of `size` bytes this test owns.
+                    unsafe { std::ptr::write_bytes(p as *mut u8, 0xcd, size) };
                 }
-                assert!(!in_a_chunk(class_of(size), p, size));
-                // SAFETY: a slot of `size` bytes this test owns.
-                unsafe { std::ptr::write_bytes(p as *mut u8, 0xcd, size) };
             }
-            for &p in &b {
-                // SAFETY: allocated above by `alloc_apart(size)`, freed once.
-                unsafe { free_apart(p as *mut u8, size) };
+            for (pool, ps) in &by_pool {
+                for &p in ps {
+                    // SAFETY: allocated above by `alloc_in(pool, size)`, freed once.
+                    unsafe { free_in(*pool, p as *mut u8, size) };
+                }
             }
-            for &p in &a {
-                // SAFETY: allocated above by `alloc(size)`, freed once.
-                unsafe { free(p as *mut u8, size) };
-            }
-            // Freed apart slots come back from `alloc_apart`, and only from it.
-            let again: Vec<usize> = (0..BATCH).map(|_| alloc_apart(size) as usize).collect();
-            assert!(again.iter().all(|p| b.contains(p)));
-            let common: Vec<usize> = (0..BATCH).map(|_| alloc(size) as usize).collect();
-            assert!(common.iter().all(|p| !b.contains(p)));
-            for p in again {
-                // SAFETY: as above.
-                unsafe { free_apart(p as *mut u8, size) };
-            }
-            for p in common {
-                // SAFETY: as above.
-                unsafe { free(p as *mut u8, size) };
+            // Freed slots come back from their own pool, and only from it.
+            for (pool, ps) in &by_pool {
+                let again: Vec<usize> =
+                    (0..BATCH).map(|_| alloc_in(*pool, size) as usize).collect();
+                assert!(again.iter().all(|p| ps.contains(p)), "{pool:?}");
+                for p in again {
+                    // SAFETY: as above.
+                    unsafe { free_in(*pool, p as *mut u8, size) };
+                }
             }
         }
     }
@@ -361,7 +463,6 @@ mod tests {
     #[test]
     fn slots_are_aligned_disjoint_inside_chunks_and_reused() {
         for size in [8usize, 24, 80, 64, 192, 704, 1808, MAX_SLOT] {
-            let c = class_of(size);
             let ps: Vec<usize> = (0..3 * BATCH + 5).map(|_| alloc(size) as usize).collect();
             let mut sorted = ps.clone();
             sorted.sort();
@@ -377,7 +478,7 @@ mod tests {
                         "a whole-line slot of {size} bytes off its line"
                     );
                 }
-                assert!(in_a_chunk(c, p, size));
+                assert!(in_a_chunk(Pool::Common, p, size));
                 // Writable over its whole size.
                 // SAFETY: a slot of `size` bytes we own.
                 unsafe { std::ptr::write_bytes(p as *mut u8, 0xab, size) };
@@ -469,20 +570,77 @@ mod tests {
         for c in reserve_lock().iter() {
             assert!(resident(c), "a reserved chunk is not faulted in");
         }
-        // A class that needs a chunk takes it from the reserve: a size no other test uses.
+        // Fresh memory beyond the rests of ended threads' chunks comes from the reserve.
         let before = reserved_bytes();
-        let size = 1984;
-        let p = alloc(size) as usize;
+        let f = fresh(Pool::Common, CHUNK - LINE);
         if before > 0 {
-            // At most: another test's class may take a chunk between the two reads (this
+            // At most: another test's thread may take a chunk between the two reads (this
             // failed once as an equality, 2026-11-30).
             assert!(
                 reserved_bytes() <= before - CHUNK as u64,
                 "no chunk came from the reserve"
             );
         }
-        assert!(in_a_chunk(class_of(size), p, size));
-        // SAFETY: allocated above, freed once.
-        unsafe { free(p as *mut u8, size) };
+        assert_eq!(f.end - f.start, CHUNK);
+        assert!(in_a_chunk(Pool::Common, f.start, CHUNK));
+    }
+
+    /// A thread's chunk outlives the thread: the next thread carves from its rest
+    /// instead of mapping a chunk of its own (tests and loaders start many threads).
+    #[test]
+    fn ended_threads_hand_their_chunk_rests_on() {
+        let before = pool_lock(Pool::Blocks).chunks.len();
+        let got: Vec<usize> = (0..64)
+            .map(|_| std::thread::spawn(|| alloc_in(Pool::Blocks, 1000) as usize))
+            .map(|h| h.join().unwrap())
+            .collect();
+        let added = pool_lock(Pool::Blocks).chunks.len() - before;
+        // Other tests' threads may map (or take rests) meanwhile: a bound, not one.
+        assert!(added <= 16, "64 threads of one slot each mapped {added} chunks");
+        let mut sorted = got.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), got.len(), "a slot was handed out twice");
+        for p in got {
+            // SAFETY: allocated above by `alloc_in(Blocks, 1000)`, freed once.
+            unsafe { free_in(Pool::Blocks, p as *mut u8, 1000) };
+        }
+    }
+
+    /// What one thread allocates one after the other lies side by side, whatever the
+    /// sizes (a leaf and the records loaded after it share their pages), line-aligned
+    /// where `fits` says.
+    #[test]
+    fn slots_of_any_size_are_carved_in_the_order_asked() {
+        // Sizes no other test of this crate allocates, in a thread of its own (no freed
+        // slot of these sizes to reuse, a chunk of its own).
+        let (leaf, rec) = (1088usize, 1048usize);
+        let got = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            for _ in 0..6 {
+                v.push((leaf, alloc(leaf) as usize));
+                for _ in 0..3 {
+                    v.push((rec, alloc(rec) as usize));
+                }
+            }
+            v
+        })
+        .join()
+        .unwrap();
+        for w in got.windows(2) {
+            let ((sa, a), (sb, b)) = (w[0], w[1]);
+            let gap = b.wrapping_sub(a + sa);
+            assert!(
+                gap < LINE || b.is_multiple_of(CHUNK),
+                "slots of {sa} and {sb} bytes asked for one after the other lie {gap} bytes apart"
+            );
+            if sb % LINE == 0 {
+                assert_eq!(b % LINE, 0);
+            }
+        }
+        for (size, p) in got {
+            // SAFETY: allocated above with this size, freed once.
+            unsafe { free(p as *mut u8, size) };
+        }
     }
 }
