@@ -168,6 +168,14 @@ fn fresh(pool: Pool, size: usize) -> Fresh {
     }
 }
 
+/// Give the rest of a thread's (or a call's) fresh memory to the next thread, if a slot
+/// may still fit in it.
+fn hand_on(pool: Pool, rest: Fresh) {
+    if rest.start != 0 && rest.end - rest.start >= 2 * LINE {
+        pool_lock(pool).rests.push(rest);
+    }
+}
+
 /// A new slot of `size` bytes carved from `from`, which takes fresh memory when it has
 /// no room left.
 fn carve(pool: Pool, from: &mut Fresh, size: usize) -> usize {
@@ -197,9 +205,7 @@ impl Drop for Cache {
             }
         }
         for (pool, f) in ALL.iter().zip(&self.fresh) {
-            if f.start != 0 && f.end - f.start >= 2 * LINE {
-                pool_lock(*pool).rests.push(*f);
-            }
+            hand_on(*pool, *f);
         }
     }
 }
@@ -336,11 +342,9 @@ pub fn alloc_in(pool: Pool, size: usize) -> *mut u8 {
                     p
                 }
                 None => {
-                    let mut f = fresh(pool, size);
-                    let p = f.carve(size).expect("fresh memory holds a slot");
-                    if f.end - f.start >= 2 * LINE {
-                        pool_lock(pool).rests.push(f);
-                    }
+                    let mut f = Fresh::default();
+                    let p = carve(pool, &mut f, size);
+                    hand_on(pool, f);
                     p
                 }
             }
@@ -596,7 +600,10 @@ mod tests {
             .collect();
         let added = pool_lock(Pool::Blocks).chunks.len() - before;
         // Other tests' threads may map (or take rests) meanwhile: a bound, not one.
-        assert!(added <= 16, "64 threads of one slot each mapped {added} chunks");
+        assert!(
+            added <= 16,
+            "64 threads of one slot each mapped {added} chunks"
+        );
         let mut sorted = got.clone();
         sorted.sort();
         sorted.dedup();

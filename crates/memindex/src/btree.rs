@@ -666,8 +666,8 @@ fn new_node(leaf: bool, block: bool, pool: arena::Pool) -> *mut Hdr {
     let bytes = node_bytes(leaf, block);
     let p = alloc_bytes(bytes, pool);
     // SAFETY: a fresh slot of `bytes`, line-aligned; every field of a node and of a key
-    // block is an atomic integer/pointer or bool, for which all-zero is valid; the block's
-    // header is written before the node is shared.
+    // block is an atomic integer/pointer, a bool or the pool (zero: `Common`), for which
+    // all-zero is valid; the block's header is written before the node is shared.
     unsafe {
         std::ptr::write_bytes(p, 0, bytes);
         let h = p as *mut Hdr;
