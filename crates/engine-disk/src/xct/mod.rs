@@ -222,16 +222,44 @@ impl<'e> DiskWorker<'e> {
         }
     }
 
-    /// Lock (mode `m`, instant or not) the key after `k` in index `ix`.
+    /// Lock (mode `m`, instant or not) the key after `k` in index `tr`, making sure it is
+    /// still the key after `k` once locked. The lock may have waited for a transaction
+    /// that removed that key (a rollback of its insert, a delete): the gap it guarded
+    /// then reaches up to another key, which must be locked instead, or an insert would
+    /// slip past a scanner's lock on the far end of the gap (a phantom).
     fn lock_next(&mut self, tr: &Tree, k: &[u8], m: LockMode, instant: bool) -> Result<()> {
-        let next = btree::seek(&self.e.pool, tr, From::Excl(k), true)?;
-        let nk = next.as_ref().map(|f| f.key);
-        let nk = nk.as_ref().map(|k| k.as_bytes());
-        if instant {
-            self.lock_instant(tr.table, tr.index, nk, m)
-        } else {
-            self.lock(tr.table, tr.index, nk, m)
+        loop {
+            let next = btree::seek(&self.e.pool, tr, From::Excl(k), true)?;
+            let nk = next.as_ref().map(|f| f.key);
+            let nk = nk.as_ref().map(|k| k.as_bytes());
+            if instant {
+                self.lock_instant(tr.table, tr.index, nk, m)?;
+            } else {
+                self.lock(tr.table, tr.index, nk, m)?;
+            }
+            // `k` is in the tree (inserted or about to be deleted by this transaction,
+            // under its X lock): if the next key is not the first of its leaf, the entry
+            // before it is `k`, and an unchanged leaf proves nothing moved.
+            if let Some(f) = &next {
+                if f.idx > 0 && btree::unchanged(&self.e.pool, f.leaf, f.lsn)? {
+                    return Ok(());
+                }
+            }
+            let again = btree::seek(&self.e.pool, tr, From::Excl(k), true)?;
+            if again.as_ref().map(|f| f.key.as_bytes()) == nk {
+                return Ok(());
+            }
         }
+    }
+}
+
+/// Where a scan goes on: past the last key it returned, else from its start bound.
+fn resume<'a>(last: &'a Option<TKey>, start: Bound<&'a [u8]>) -> From<'a> {
+    match (last, start) {
+        (Some(k), _) => From::Excl(k.as_bytes()),
+        (None, Bound::Unbounded) => From::Start,
+        (None, Bound::Included(k)) => From::Incl(k),
+        (None, Bound::Excluded(k)) => From::Excl(k),
     }
 }
 
@@ -314,27 +342,17 @@ impl api::Worker for DiskWorker<'_> {
         // The next entry read from the current leaf (saves a descent per entry).
         let mut cand: Option<btree::Found> = None;
         while n < limit {
-            let from = match (&last, start) {
-                (Some(k), _) => From::Excl(k.as_bytes()),
-                (None, Bound::Unbounded) => From::Start,
-                (None, Bound::Included(k)) => From::Incl(k),
-                (None, Bound::Excluded(k)) => From::Excl(k),
-            };
-            let e = match cand.take() {
-                Some(e) => e,
+            let from = resume(&last, start);
+            let (e, sought) = match cand.take() {
+                Some(e) => (e, false),
                 None => match btree::seek(pool, &tr, from, forward)? {
-                    Some(e) => e,
+                    Some(e) => (e, true),
                     None if self.short_reads => break, // no phantom protection to take
                     None => {
                         // Past the last key: lock the end of the index, then make sure
                         // nothing appeared meanwhile.
                         self.lock(tr.table, tr.index, None, LockMode::S)?;
-                        let from = match (&last, start) {
-                            (Some(k), _) => From::Excl(k.as_bytes()),
-                            (None, Bound::Unbounded) => From::Start,
-                            (None, Bound::Included(k)) => From::Incl(k),
-                            (None, Bound::Excluded(k)) => From::Excl(k),
-                        };
+                        let from = resume(&last, start);
                         if btree::seek(pool, &tr, from, forward)?.is_none() {
                             break;
                         }
@@ -348,6 +366,17 @@ impl api::Worker for DiskWorker<'_> {
                 self.read_done(kl);
                 continue; // the leaf changed while we waited: look again
             };
+            // The lock on `e` guards the gap before it only if `e` still follows the last
+            // key: an unchanged leaf proves it unless the gap reaches into another leaf
+            // (`e` found by a seek at the leaf's near edge), where a key may have been
+            // inserted and committed between the seek and the lock. Look again then.
+            if sought && !self.short_reads && (!forward || e.idx == 0) {
+                let from = resume(&last, start);
+                let again = btree::seek(pool, &tr, from, forward)?;
+                if again.as_ref().map(|f| f.key.as_bytes()) != Some(k) {
+                    continue; // a key appeared in the gap: look again (and lock it)
+                }
+            }
             if !in_range(k, end, forward) {
                 self.read_done(kl);
                 break; // the key past the range is locked: no phantoms
