@@ -152,6 +152,28 @@ fn check_secondaries<W: api::Worker>(s: &mut Session<W>, rows: &Dump) -> api::Re
     Ok(())
 }
 
+/// A file another thread is appending to, as it stood at one instant: read it twice and
+/// keep the first read once the second starts with it. A plain copy taken while the log
+/// is written can catch a block half written and, further on, blocks finished while the
+/// copy was on its way: a file no crash of the writing process leaves (recovery rightly
+/// refuses damage followed by a valid block), which made crash-image tests fail now and
+/// then on a loaded machine. `None` if the file is not there.
+pub fn read_settled(path: &Path) -> Option<Vec<u8>> {
+    for _ in 0..1000 {
+        let first = std::fs::read(path).ok()?;
+        let Ok(second) = std::fs::read(path) else {
+            continue;
+        };
+        if second.starts_with(&first) {
+            return Some(first);
+        }
+    }
+    panic!(
+        "{} changed under every one of 1,000 pairs of reads",
+        path.display()
+    );
+}
+
 /// Commit `n` inserts of keys from `from` into `T_HASH`, one per transaction.
 pub fn commit_inserts<E: Engine>(e: &E, from: u64, n: u64) {
     let mut s = Session::new(e.worker(0));

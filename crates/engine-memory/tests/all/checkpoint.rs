@@ -181,9 +181,10 @@ fn checkpoints_under_writers_and_crash_images_keep_every_acknowledged_commit() {
             // As a crash leaves them: the marker, then the checkpoint, then the log.
             // (A checkpoint finished between the copies would have freed log bytes the
             // copied one needs, a state no crash leaves: copy again.)
-            let marker = std::fs::read(d.join(log::MARKER_FILE)).unwrap();
-            let ckpt = std::fs::read(d.join(CKPT_FILE)).ok();
-            let bytes = std::fs::read(d.join(log::LOG_FILE)).unwrap();
+            // Each as it stood at one instant (`read_settled`).
+            let marker = logged::read_settled(&d.join(log::MARKER_FILE)).unwrap();
+            let ckpt = logged::read_settled(&d.join(CKPT_FILE));
+            let bytes = logged::read_settled(&d.join(log::LOG_FILE)).unwrap();
             if checkpoints(&e) == n {
                 images.lock().unwrap().push((before, marker, ckpt, bytes));
             }

@@ -198,8 +198,8 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
             let acked_before: Vec<u64> = acked.lock().unwrap().clone();
             // The marker (the durable mark) before the log, as a crash leaves them: the
             // mark never passes what the log holds.
-            let marker = std::fs::read(d.join(log::MARKER_FILE)).unwrap();
-            let bytes = std::fs::read(d.join(log::LOG_FILE)).unwrap();
+            let marker = logged::read_settled(&d.join(log::MARKER_FILE)).unwrap();
+            let bytes = logged::read_settled(&d.join(log::LOG_FILE)).unwrap();
             snapshots.push((acked_before, marker, bytes));
         }
         stop.store(true, Ordering::Relaxed);

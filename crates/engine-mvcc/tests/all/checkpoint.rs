@@ -200,27 +200,39 @@ fn crash_images_taken_while_checkpointing_keep_every_acknowledged_commit() {
                 }
             });
         }
+        // Ten images at least, two of them with a checkpoint (on a loaded machine the
+        // first checkpoint may take longer than the first ten images).
         let t0 = std::time::Instant::now();
-        for i in 0..10 {
+        let mut with_ckpt = 0;
+        while images.len() < 10 || with_ckpt < 2 || checkpoints(&e) < 2 {
+            assert!(
+                t0.elapsed().as_secs() < 60,
+                "the checkpointer took {}",
+                checkpoints(&e)
+            );
             std::thread::sleep(std::time::Duration::from_millis(30));
             let before = [0, 1].map(|w| acked[w].load(Ordering::Acquire));
-            let img = dir.path().join(format!("img{i}"));
+            let n = checkpoints(&e);
+            // As a crash leaves them: the marker, then the checkpoint, then the log, each
+            // as it stood at one instant. (A checkpoint finished between the reads would
+            // have freed log bytes the copied one needs, a state no crash leaves: again.)
+            let files = [log::MARKER_FILE, CKPT_FILE, log::LOG_FILE]
+                .map(|f| (f, logged::read_settled(&d.join(f))));
+            if checkpoints(&e) != n {
+                continue;
+            }
+            let img = dir.path().join(format!("img{}", images.len()));
             std::fs::create_dir_all(&img).unwrap();
-            for f in [log::MARKER_FILE, CKPT_FILE, log::LOG_FILE] {
-                let _ = std::fs::copy(d.join(f), img.join(f));
+            for (f, bytes) in files {
+                if let Some(b) = bytes {
+                    std::fs::write(img.join(f), b).unwrap();
+                    with_ckpt += (f == CKPT_FILE) as u32;
+                }
             }
             images.push((img, before));
         }
-        while checkpoints(&e) < 2 && t0.elapsed().as_secs() < 30 {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
         stop.store(true, Ordering::Relaxed);
     });
-    assert!(
-        checkpoints(&e) >= 2,
-        "the checkpointer took {}",
-        checkpoints(&e)
-    );
     e.shutdown().unwrap();
     drop(e);
     let mut from_ckpt = 0;

@@ -210,8 +210,11 @@ fn a_snapshot_of_a_running_log_keeps_every_acknowledged_commit() {
             let before = [0, 1].map(|w| acked[w].load(Ordering::Acquire));
             let sd = dir.path().join(format!("snap{i}"));
             std::fs::create_dir_all(&sd).unwrap();
-            std::fs::copy(d.join(log::MARKER_FILE), sd.join(log::MARKER_FILE)).unwrap();
-            std::fs::copy(d.join(log::LOG_FILE), sd.join(log::LOG_FILE)).unwrap();
+            // Each file as it stood at one instant (`read_settled`).
+            for f in [log::MARKER_FILE, log::LOG_FILE] {
+                let b = logged::read_settled(&d.join(f)).unwrap();
+                std::fs::write(sd.join(f), b).unwrap();
+            }
             snaps.push((sd, before));
         }
         stop.store(true, Ordering::Relaxed);
