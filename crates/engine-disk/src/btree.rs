@@ -862,6 +862,34 @@ pub enum From<'a> {
 
 /// The first entry at or after (forward) / at or before (backward) `from`.
 pub fn seek(pool: &BufferPool, t: &Tree, from: From<'_>, forward: bool) -> Result<Option<Found>> {
+    Ok(seek_with_start(pool, t, from, forward)?.0)
+}
+
+/// The leaf a seek began in, as it was then: while it stays at `lsn` and the seek found
+/// its entry there (or ran off the index's end there), no key entered the gap between
+/// the seek's start and that entry (`xct`'s next-key locking checks it once locked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Start {
+    pub leaf: u64,
+    pub lsn: u64,
+    /// The seek went on into other leaves: the gap spans more than this leaf.
+    pub crossed: bool,
+}
+
+/// Whether the leaf a seek began in is still as it was (`Start`), and the seek stayed in
+/// it.
+pub fn start_unchanged(pool: &BufferPool, s: &Start) -> Result<bool> {
+    Ok(!s.crossed && unchanged(pool, s.leaf, s.lsn)?)
+}
+
+/// `seek`, with the leaf it began in (`Start`).
+pub fn seek_with_start(
+    pool: &BufferPool,
+    t: &Tree,
+    from: From<'_>,
+    forward: bool,
+) -> Result<(Option<Found>, Start)> {
+    let mut start: Option<Start> = None;
     let mut fence: Option<TKey> = None;
     let mut first = true;
     loop {
@@ -875,6 +903,17 @@ pub fn seek(pool: &BufferPool, t: &Tree, from: From<'_>, forward: bool) -> Resul
             (false, _, false) => Target::Key(fence.as_ref().unwrap().buf_slice(), true),
         };
         let leaf = descend(pool, t, target, Mode::S, true)?;
+        match &mut start {
+            None => {
+                start = Some(Start {
+                    leaf: leaf.g.pid(),
+                    lsn: leaf.g.lsn(),
+                    crossed: false,
+                })
+            }
+            Some(s) => s.crossed = true,
+        }
+        let began = start.expect("set above");
         let p = leaf.g.page();
         let n = count(p);
         let pos: Option<usize> = if forward {
@@ -895,18 +934,19 @@ pub fn seek(pool: &BufferPool, t: &Tree, from: From<'_>, forward: bool) -> Resul
             i.checked_sub(1)
         };
         if let Some(i) = pos {
-            return Ok(Some(Found {
+            let f = Found {
                 key: TKey::new(key(p, i)),
                 val: val(p, i),
                 leaf: leaf.g.pid(),
                 lsn: leaf.g.lsn(),
                 idx: i as u16,
-            }));
+            };
+            return Ok((Some(f), began));
         }
         // Nothing here: continue in the neighbouring leaf, found by its fence key.
         let next = if forward { leaf.high } else { leaf.low };
         match next {
-            None => return Ok(None),
+            None => return Ok((None, began)),
             Some(f) => fence = Some(f),
         }
         first = false;

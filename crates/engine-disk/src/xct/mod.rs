@@ -228,8 +228,9 @@ impl<'e> DiskWorker<'e> {
     /// then reaches up to another key, which must be locked instead, or an insert would
     /// slip past a scanner's lock on the far end of the gap (a phantom).
     fn lock_next(&mut self, tr: &Tree, k: &[u8], m: LockMode, instant: bool) -> Result<()> {
+        let pool = &self.e.pool;
+        let (mut next, mut start) = btree::seek_with_start(pool, tr, From::Excl(k), true)?;
         loop {
-            let next = btree::seek(&self.e.pool, tr, From::Excl(k), true)?;
             let nk = next.as_ref().map(|f| f.key);
             let nk = nk.as_ref().map(|k| k.as_bytes());
             if instant {
@@ -238,17 +239,16 @@ impl<'e> DiskWorker<'e> {
                 self.lock(tr.table, tr.index, nk, m)?;
             }
             // `k` is in the tree (inserted or about to be deleted by this transaction,
-            // under its X lock): if the next key is not the first of its leaf, the entry
-            // before it is `k`, and an unchanged leaf proves nothing moved.
-            if let Some(f) = &next {
-                if f.idx > 0 && btree::unchanged(&self.e.pool, f.leaf, f.lsn)? {
-                    return Ok(());
-                }
-            }
-            let again = btree::seek(&self.e.pool, tr, From::Excl(k), true)?;
-            if again.as_ref().map(|f| f.key.as_bytes()) == nk {
+            // under its X lock): if the seek found the next key (or the index's end) in
+            // `k`'s own leaf and that leaf is unchanged, nothing moved.
+            if btree::start_unchanged(pool, &start)? {
                 return Ok(());
             }
+            let again = btree::seek_with_start(pool, tr, From::Excl(k), true)?;
+            if again.0.as_ref().map(|f| f.key.as_bytes()) == nk {
+                return Ok(());
+            }
+            (next, start) = again;
         }
     }
 }
@@ -343,12 +343,12 @@ impl api::Worker for DiskWorker<'_> {
         let mut cand: Option<btree::Found> = None;
         while n < limit {
             let from = resume(&last, start);
-            let (e, sought) = match cand.take() {
+            let (e, crossed) = match cand.take() {
                 Some(e) => (e, false),
-                None => match btree::seek(pool, &tr, from, forward)? {
-                    Some(e) => (e, true),
-                    None if self.short_reads => break, // no phantom protection to take
-                    None => {
+                None => match btree::seek_with_start(pool, &tr, from, forward)? {
+                    (Some(e), start) => (e, start.crossed),
+                    (None, _) if self.short_reads => break, // no phantom protection to take
+                    (None, _) => {
                         // Past the last key: lock the end of the index, then make sure
                         // nothing appeared meanwhile.
                         self.lock(tr.table, tr.index, None, LockMode::S)?;
@@ -367,10 +367,10 @@ impl api::Worker for DiskWorker<'_> {
                 continue; // the leaf changed while we waited: look again
             };
             // The lock on `e` guards the gap before it only if `e` still follows the last
-            // key: an unchanged leaf proves it unless the gap reaches into another leaf
-            // (`e` found by a seek at the leaf's near edge), where a key may have been
-            // inserted and committed between the seek and the lock. Look again then.
-            if sought && !self.short_reads && (!forward || e.idx == 0) {
+            // key: an unchanged leaf proves it unless the seek that found `e` began in
+            // another leaf, where a key may have been inserted and committed between the
+            // seek and the lock. Look again then.
+            if crossed && !self.short_reads {
                 let from = resume(&last, start);
                 let again = btree::seek(pool, &tr, from, forward)?;
                 if again.as_ref().map(|f| f.key.as_bytes()) != Some(k) {
