@@ -854,6 +854,7 @@ pub struct Found {
     pub idx: u16,
 }
 
+#[derive(Clone, Copy)]
 pub enum From<'a> {
     Start,
     Incl(&'a [u8]),

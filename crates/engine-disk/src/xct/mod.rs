@@ -191,64 +191,48 @@ impl<'e> DiskWorker<'e> {
         Ok(TKey::new(&buf[..n + pk.len()]))
     }
 
-    /// S-lock the first key past the upper bound `hi` (or the end of the index), making
-    /// sure it is still the first one once locked.
+    /// S-lock the first key past the upper bound `hi` (or the end of the index).
     fn lock_past(&mut self, tr: &Tree, hi: Bound<&[u8]>) -> Result<()> {
-        loop {
-            let from = match hi {
-                Bound::Unbounded => return self.lock(tr.table, tr.index, None, LockMode::S),
-                Bound::Included(k) => From::Excl(k),
-                Bound::Excluded(k) => From::Incl(k),
-            };
-            match btree::seek(&self.e.pool, tr, from, true)? {
-                None => {
-                    self.lock(tr.table, tr.index, None, LockMode::S)?;
-                    let again = match hi {
-                        Bound::Included(k) => From::Excl(k),
-                        Bound::Excluded(k) => From::Incl(k),
-                        Bound::Unbounded => unreachable!(),
-                    };
-                    if btree::seek(&self.e.pool, tr, again, true)?.is_none() {
-                        return Ok(());
-                    }
-                }
-                Some(f) => {
-                    self.lock(tr.table, tr.index, Some(f.key.as_bytes()), LockMode::S)?;
-                    if btree::unchanged(&self.e.pool, f.leaf, f.lsn)? {
-                        return Ok(());
-                    }
-                }
-            }
-        }
+        let from = match hi {
+            Bound::Unbounded => return self.lock(tr.table, tr.index, None, LockMode::S),
+            Bound::Included(k) => From::Excl(k),
+            Bound::Excluded(k) => From::Incl(k),
+        };
+        self.lock_first(tr, from, LockMode::S, false)
     }
 
-    /// Lock (mode `m`, instant or not) the key after `k` in index `tr`, making sure it is
-    /// still the key after `k` once locked. The lock may have waited for a transaction
-    /// that removed that key (a rollback of its insert, a delete): the gap it guarded
-    /// then reaches up to another key, which must be locked instead, or an insert would
-    /// slip past a scanner's lock on the far end of the gap (a phantom).
+    /// Lock (mode `m`, instant or not) the key after `k` in index `tr`.
     fn lock_next(&mut self, tr: &Tree, k: &[u8], m: LockMode, instant: bool) -> Result<()> {
+        self.lock_first(tr, From::Excl(k), m, instant)
+    }
+
+    /// Lock (mode `m`, instant or not) the first key at or after `from` in index `tr` (or
+    /// the end-of-index lock), making sure it is still the first once locked. The lock
+    /// may have waited for a transaction that removed that key (a rollback of its insert,
+    /// a delete), or another may have committed a key into the gap before it: the gap
+    /// then ends at another key, which must be locked instead, or an insert would slip
+    /// past a scanner's lock on the far end of the gap (a phantom).
+    fn lock_first(&mut self, tr: &Tree, from: From<'_>, m: LockMode, instant: bool) -> Result<()> {
         let pool = &self.e.pool;
-        let (mut next, mut start) = btree::seek_with_start(pool, tr, From::Excl(k), true)?;
+        let (mut first, mut start) = btree::seek_with_start(pool, tr, from, true)?;
         loop {
-            let nk = next.as_ref().map(|f| f.key);
-            let nk = nk.as_ref().map(|k| k.as_bytes());
+            let fk = first.as_ref().map(|f| f.key);
+            let fk = fk.as_ref().map(|k| k.as_bytes());
             if instant {
-                self.lock_instant(tr.table, tr.index, nk, m)?;
+                self.lock_instant(tr.table, tr.index, fk, m)?;
             } else {
-                self.lock(tr.table, tr.index, nk, m)?;
+                self.lock(tr.table, tr.index, fk, m)?;
             }
-            // `k` is in the tree (inserted or about to be deleted by this transaction,
-            // under its X lock): if the seek found the next key (or the index's end) in
-            // `k`'s own leaf and that leaf is unchanged, nothing moved.
+            // Found (or the index's end met) in the leaf the seek began in, and that leaf
+            // unchanged: nothing entered the gap.
             if btree::start_unchanged(pool, &start)? {
                 return Ok(());
             }
-            let again = btree::seek_with_start(pool, tr, From::Excl(k), true)?;
-            if again.0.as_ref().map(|f| f.key.as_bytes()) == nk {
+            let again = btree::seek_with_start(pool, tr, from, true)?;
+            if again.0.as_ref().map(|f| f.key.as_bytes()) == fk {
                 return Ok(());
             }
-            (next, start) = again;
+            (first, start) = again;
         }
     }
 }
