@@ -192,6 +192,10 @@ fn tpch_time_is_split_by_query_operator() {
     assert!(q1["samples"].as_u64().unwrap() > 20, "{q1}");
     assert!(share(&q1, "hash-agg") > 0.0, "{q1}");
     assert!(share(&q1, "q-scan") > 0.0, "{q1}");
+    // Q3's scans are charged to the operator and to the engine's reads under it (its
+    // own `q-scan` share is about 4% of some 40 samples, so often none: not asked).
     let q3 = query("Q3");
-    assert!(share(&q3, "q-scan") > 0.0, "{q3}");
+    assert!(q3["samples"].as_u64().unwrap() > 20, "{q3}");
+    let scans = share(&q3, "q-scan") + share(&q3, "record") + share(&q3, "btree");
+    assert!(scans > 0.4, "{q3}");
 }
