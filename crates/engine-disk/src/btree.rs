@@ -904,17 +904,17 @@ pub fn seek_with_start(
             (false, _, false) => Target::Key(fence.as_ref().unwrap().buf_slice(), true),
         };
         let leaf = descend(pool, t, target, Mode::S, true)?;
-        match &mut start {
-            None => {
-                start = Some(Start {
-                    leaf: leaf.g.pid(),
-                    lsn: leaf.g.lsn(),
-                    crossed: false,
-                })
-            }
-            Some(s) => s.crossed = true,
+        if first {
+            start = Some(Start {
+                leaf: leaf.g.pid(),
+                lsn: leaf.g.lsn(),
+                crossed: false,
+            });
         }
-        let began = start.expect("set above");
+        let began = Start {
+            crossed: !first,
+            ..start.expect("set in the first leaf")
+        };
         let p = leaf.g.page();
         let n = count(p);
         let pos: Option<usize> = if forward {
