@@ -597,7 +597,27 @@ mod tests {
         // pause, that nothing unstoppable runs beside a window, that no more than `cap`
         // lanes are held and that at most `TURNS` measured repetitions at a time are
         // between their load and their window's end. Any overlap fails the test.
-        let (lanes, cap) = (Lanes::new(), 2);
+        let (lanes, cap) = (std::sync::Arc::new(Lanes::new()), 2);
+        // `cap` lanes are granted side by side: one thread holds them all at once (asked
+        // here, not left to the threads below to meet by chance, which four copies of
+        // this binary on two cores kept apart in 3 runs of 1,040, session 76). A thread of
+        // its own, so that a wrong cap fails the test instead of hanging it.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let both = std::sync::Arc::clone(&lanes);
+        std::thread::spawn(move || {
+            let held: Vec<_> = (0..cap).map(|_| both.lane(cap)).collect();
+            tx.send(held.len()).unwrap();
+        });
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(30)),
+            Ok(cap),
+            "lanes not granted side by side"
+        );
+        let t = std::time::Instant::now();
+        while !lanes.idle() {
+            assert!(t.elapsed() < Duration::from_secs(30), "lanes not given back");
+            pause(1);
+        }
         let (inside, window_in) = (AtomicUsize::new(0), AtomicBool::new(false));
         let (windows, most_lanes, loading) = (
             AtomicUsize::new(0),
@@ -663,7 +683,7 @@ mod tests {
             }
         });
         assert_eq!(windows.load(SeqCst), 36);
-        assert_eq!(most_lanes.load(SeqCst), cap, "lanes ran side by side");
+        assert!(most_lanes.load(SeqCst) <= cap);
         assert!(lanes.idle());
     }
 

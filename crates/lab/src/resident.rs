@@ -448,11 +448,22 @@ done
         result: Result<sweep::Summary, String>,
     }
 
+    /// The fake `oltpscope`, written by a shell of its own. Written by this process, it
+    /// could not be started while another test's thread was between a fork and an exec:
+    /// that child holds a copy of the descriptor the script was written through, and
+    /// running a file open for writing fails ("Text file busy": 1 failed run of this
+    /// binary in 648, four copies at once on two cores, session 76).
     fn child(d: &Path) -> std::path::PathBuf {
-        use std::os::unix::fs::PermissionsExt;
+        use std::io::Write;
         let exe = d.join("child.sh");
-        std::fs::write(&exe, CHILD).unwrap();
-        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut sh = std::process::Command::new("sh")
+            .args(["-c", "cat > \"$0\" && chmod 755 \"$0\""])
+            .arg(&exe)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        sh.stdin.take().unwrap().write_all(CHILD.as_bytes()).unwrap();
+        assert!(sh.wait().unwrap().success(), "writing {}", exe.display());
         exe
     }
 
