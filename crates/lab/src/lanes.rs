@@ -615,7 +615,10 @@ mod tests {
         );
         let t = std::time::Instant::now();
         while !lanes.idle() {
-            assert!(t.elapsed() < Duration::from_secs(30), "lanes not given back");
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "lanes not given back"
+            );
             pause(1);
         }
         let (inside, window_in) = (AtomicUsize::new(0), AtomicBool::new(false));

@@ -462,7 +462,11 @@ done
             .stdin(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        sh.stdin.take().unwrap().write_all(CHILD.as_bytes()).unwrap();
+        sh.stdin
+            .take()
+            .unwrap()
+            .write_all(CHILD.as_bytes())
+            .unwrap();
         assert!(sh.wait().unwrap().success(), "writing {}", exe.display());
         exe
     }
