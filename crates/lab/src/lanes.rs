@@ -606,27 +606,19 @@ mod tests {
         let both = std::sync::Arc::clone(&lanes);
         std::thread::spawn(move || {
             let held: Vec<_> = (0..cap).map(|_| both.lane(cap)).collect();
-            tx.send(held.len()).unwrap();
+            let n = held.len();
+            // Given back before the answer, so the threads below start on idle lanes.
+            drop(held);
+            tx.send(n).unwrap();
         });
         assert_eq!(
             rx.recv_timeout(Duration::from_secs(30)),
             Ok(cap),
             "lanes not granted side by side"
         );
-        let t = std::time::Instant::now();
-        while !lanes.idle() {
-            assert!(
-                t.elapsed() < Duration::from_secs(30),
-                "lanes not given back"
-            );
-            pause(1);
-        }
+        assert!(lanes.idle());
         let (inside, window_in) = (AtomicUsize::new(0), AtomicBool::new(false));
-        let (windows, most_lanes, loading) = (
-            AtomicUsize::new(0),
-            AtomicUsize::new(0),
-            AtomicUsize::new(0),
-        );
+        let (windows, loading) = (AtomicUsize::new(0), AtomicUsize::new(0));
         // A lane whose child never starts: unstoppable, as in-process work is.
         let lane_work = |ms| {
             let _lane = lanes.lane(cap);
@@ -636,7 +628,6 @@ mod tests {
                 "lane work beside a measured window"
             );
             assert!(n <= cap, "{n} lanes held of {cap}");
-            most_lanes.fetch_max(n, SeqCst);
             pause(ms);
             assert!(
                 !window_in.load(SeqCst),
@@ -686,7 +677,6 @@ mod tests {
             }
         });
         assert_eq!(windows.load(SeqCst), 36);
-        assert!(most_lanes.load(SeqCst) <= cap);
         assert!(lanes.idle());
     }
 
