@@ -812,6 +812,22 @@ pub struct SimOpts {
     /// the earlier ones changed, which moves its figures (docs/design/tracer.md).
     #[arg(long, requires = "steps_team")]
     pub steps_one_load: bool,
+    /// Memory engine: the traced run's worker threads each run N transactions at once,
+    /// switching at index probes (see `run --interleave`), so the caches see what an
+    /// interleaved run does to them: its transactions' lines side by side, and its
+    /// switches' instructions. The tracer sees no prefetch (valgrind drops them), so a
+    /// prefetched line's miss counts where it is first read.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024), conflicts_with_all = ["coroutines", "steps_team"])]
+    pub interleave: u32,
+    /// With --interleave N: the probes whose prefetches are issued together (see `run
+    /// --interleave-group`; at most N, default N/2).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub interleave_group: Option<u32>,
+    /// With --interleave N: lookups in a table expected to take less than this do not
+    /// switch (see `run --interleave-min-table`; default 4MB; 0: every lookup that
+    /// prefetched a line switches).
+    #[arg(long, value_parser = cachesim::config::parse_size)]
+    pub interleave_min_table: Option<u64>,
     /// A database loaded natively (no valgrind) for this simulation by `simulate ...
     /// --db DIR --load-only` (its marker `DIR.loaded` holds that load's command line):
     /// each traced run runs on a fresh copy of it (`run --no-load`, the disk engine's
@@ -1454,6 +1470,31 @@ pub fn coroutines(coroutines: Option<u32>, teams: &[u32]) -> Result<u32, String>
         (None, Some(t)) => Ok(t),
         (None, None) => Ok(1),
     }
+}
+
+/// `--interleave N` and `--interleave-group G` (`run`, `profile`, `simulate`): the
+/// memory engine only, G at most N.
+pub fn interleave_fits(n: u32, group: Option<u32>, engine: EngineName) -> Result<(), String> {
+    if n > 1 && engine != EngineName::Memory {
+        return Err(
+            "--interleave needs the memory engine (only its index probes prefetch and switch)"
+                .into(),
+        );
+    }
+    if let Some(g) = group {
+        if n < 2 {
+            return Err(
+                "--interleave-group needs --interleave N with N above 1 (it groups the probes of N transactions)"
+                    .into(),
+            );
+        }
+        if g > n {
+            return Err(format!(
+                "--interleave-group {g} is more than --interleave {n}: a thread has only that many transactions to group"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// clap's message on one line: the error and its hints (possible values, a similar

@@ -101,6 +101,9 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             if c.as_ref().engine.is_external() {
                 return Err("`steps place` places CTX points in oltpscope's own engines".into());
             }
+            if c.as_ref().interleave > 1 {
+                return Err("`steps place` traces STEPS' candidate points: --interleave is refused (`simulate --interleave` traces an interleaved run)".into());
+            }
             crate::steps::place(c, child)
         }
         Cmd::Check { workload } => match workload.ok_or_else(|| no_workload("check"))? {
@@ -170,17 +173,16 @@ fn crashtest(a: &CrashArgs) -> Result<(), String> {
     }
 }
 
-/// Whether a traced workload asks for coroutines or STEPS teams.
-fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
-    let c = match w {
+/// A traced workload's `simulate` options.
+fn sim_of<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> &SimOpts {
+    match w {
         RunWorkload::Micro(a) => a.common.as_ref(),
         RunWorkload::Tpcb(a) => a.common.as_ref(),
         RunWorkload::Tpcc(a) => a.common.as_ref(),
         RunWorkload::Tpce(a) => a.common.as_ref(),
         RunWorkload::Tpch(a) => a.common.as_ref(),
         RunWorkload::Chbench(a) => a.common.as_ref(),
-    };
-    !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1)
+    }
 }
 
 /// A workload to run under the tracer (`simulate`, `steps place`): its options checked
@@ -189,19 +191,19 @@ fn w_steps<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> bool {
 pub(crate) fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
     w: &RunWorkload<C>,
 ) -> Result<(&C, runspec::Workload, Vec<String>), String> {
-    let engine = match w {
-        RunWorkload::Micro(a) => a.common.as_ref().engine,
-        RunWorkload::Tpcb(a) => a.common.as_ref().engine,
-        RunWorkload::Tpcc(a) => a.common.as_ref().engine,
-        RunWorkload::Tpce(a) => a.common.as_ref().engine,
-        RunWorkload::Tpch(a) => a.common.as_ref().engine,
-        RunWorkload::Chbench(a) => a.common.as_ref().engine,
-    };
-    if engine == EngineName::Postgres && w_steps(w) {
+    let sim = sim_of(w);
+    let engine = sim.engine;
+    if engine == EngineName::Postgres
+        && (!sim.steps_team.is_empty() || sim.coroutines.is_some_and(|n| n > 1))
+    {
         return Err(format!(
             "--steps-team and --coroutines switch inside oltpscope's own engines: {} runs each transaction in a backend process",
             external_program(engine)
         ));
+    }
+    crate::args::interleave_fits(sim.interleave, sim.interleave_group, engine)?;
+    if sim.interleave_min_table.is_some() && engine != EngineName::Memory {
+        return Err("--interleave-min-table is an option of the memory engine".into());
     }
     let (common, names) = match w {
         RunWorkload::Micro(a) => {
@@ -285,8 +287,8 @@ fn hybrid_sim_refusals(
     if let Some(flags) = alone {
         return Err(format!("simulate {what} traces {label} beside the analytical streams: {flags} refused (simulate tpch traces queries alone)"));
     }
-    if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) {
-        return Err("--coroutines and --steps-team are not supported by a hybrid run (one stream per thread)".into());
+    if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) || c.interleave > 1 {
+        return Err("--coroutines, --steps-team and --interleave are not supported by a hybrid run (one stream per thread)".into());
     }
     if query_threads > 1 {
         return Err(format!(
@@ -1261,27 +1263,7 @@ fn measure_run<W: Workload>(wl: &W, c: &RunOpts, p: Prepared) -> Result<Done, St
             c.threads
         );
     }
-    if c.interleave > 1 && engine != EngineName::Memory {
-        return Err(
-            "--interleave needs the memory engine (only its index probes prefetch and switch)"
-                .into(),
-        );
-    }
-    if let Some(g) = c.interleave_group {
-        if c.interleave < 2 {
-            return Err(
-                "--interleave-group needs --interleave N with N above 1 (it groups the probes of N transactions)"
-                    .into(),
-            );
-        }
-        if g > c.interleave {
-            return Err(format!(
-                "--interleave-group {g} is more than --interleave {}: a thread has only that many transactions to group",
-                c.interleave
-            )
-            .into());
-        }
-    }
+    crate::args::interleave_fits(c.interleave, c.interleave_group, engine)?;
     if c.interleave > 1 && c.rate.is_some() {
         // The pacer sleeps the thread, which would hold up its other coroutines.
         return Err(

@@ -41,9 +41,10 @@ pub(crate) fn check_query_steps(c: &SimOpts) -> Result<(), String> {
     if c.sim.warmup_txns == Some(Warmup::Auto) || c.sim.warmup_cap.is_some() {
         return Err("simulate tpch: an automatic warm-up needs windows of 100 or more transactions and a power test has at most 24 steps: give --warmup-txns N (default 0, the caches start empty)".into());
     }
-    if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) {
+    if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) || c.interleave > 1 {
         return Err(
-            "a TPC-H run's streams are threads: --steps-team and --coroutines are refused".into(),
+            "a TPC-H run's streams are threads: --steps-team, --coroutines and --interleave are refused"
+                .into(),
         );
     }
     if c.sim.until_settled.is_some() {
@@ -96,6 +97,9 @@ pub fn child_spec(
         partitions: c.partitioned.partitions,
         ordered_index: c.partitioned.ordered_index.map(crate::spec::ordered_index),
         coroutines: Some(coroutines).filter(|&n| n > 1),
+        interleave: Some(c.interleave).filter(|&n| n > 1),
+        interleave_group: c.interleave_group,
+        interleave_min_table: c.interleave_min_table,
         no_pin: c.no_pin,
         steps_points: c.steps_points.clone(),
         // TPC-H's steps set the run's transactions and its (no) warm-up themselves.

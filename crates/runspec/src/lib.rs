@@ -32,6 +32,9 @@ pub mod flag {
     pub const COROUTINES: &str = "--coroutines";
     pub const STEPS_TEAM: &str = "--steps-team";
     pub const STEPS_POINTS: &str = "--steps-points";
+    pub const INTERLEAVE: &str = "--interleave";
+    pub const INTERLEAVE_GROUP: &str = "--interleave-group";
+    pub const INTERLEAVE_MIN_TABLE: &str = "--interleave-min-table";
     pub const NO_PIN: &str = "--no-pin";
     pub const DURATION: &str = "--duration";
     pub const TXNS: &str = "--txns";
@@ -357,6 +360,11 @@ pub struct Options {
     /// STEPS team sizes: `run` takes one, `simulate` a list.
     pub steps_team: Vec<u32>,
     pub steps_points: Option<PathBuf>,
+    /// `--interleave N` (memory engine): N above 1, else not written.
+    pub interleave: Option<u32>,
+    pub interleave_group: Option<u32>,
+    /// Bytes.
+    pub interleave_min_table: Option<u64>,
     pub no_pin: bool,
     /// Seconds.
     pub duration: Option<f64>,
@@ -411,6 +419,9 @@ impl Options {
             a.opt(flag::STEPS_TEAM, Some(teams.join(",")));
         }
         a.path(flag::STEPS_POINTS, &self.steps_points);
+        a.opt(flag::INTERLEAVE, self.interleave);
+        a.opt(flag::INTERLEAVE_GROUP, self.interleave_group);
+        a.opt(flag::INTERLEAVE_MIN_TABLE, self.interleave_min_table);
         a.switch(flag::NO_PIN, self.no_pin);
         a.opt(flag::DURATION, self.duration);
         a.opt(flag::TXNS, self.txns);

@@ -2,10 +2,11 @@
 //! (string keys, both index kinds) and TPC-B with its transactions interleaved at index
 //! probes, their prefetches issued at once or in groups (`--interleave-group`), and
 //! passes the checks; bad values, the other engines and a clash with
-//! `--coroutines` or `--rate` get one error line and exit code 2.
+//! `--coroutines` or `--rate` get one error line and exit code 2. `simulate --interleave`
+//! traces an interleaved run.
 
 use crate::common;
-use common::{assert_bad_input, oltpscope};
+use common::{assert_bad_input, oltpscope, tracer_or_skip};
 
 #[test]
 fn interleaved_runs_pass_their_checks() {
@@ -105,6 +106,54 @@ fn small_tables_switch_only_when_asked() {
     assert!(every > 2.0 * default, "{every} against {default} per txn");
 }
 
+/// `simulate --interleave N`: the traced run interleaves (its child's command line says
+/// so, and the coroutine switch's code runs in the trace); without it no coroutine runs.
+#[test]
+fn simulate_traces_an_interleaved_run() {
+    if tracer_or_skip().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let traced = |interleave: &[&str]| {
+        let json = dir.path().join("s.json");
+        let mut a = vec!["simulate", "micro", "--index", "btree", "--keys", "20000"];
+        a.extend(["--txns", "300", "--warmup-txns", "0"]);
+        a.extend(interleave);
+        a.extend(["--json", json.to_str().unwrap()]);
+        let (code, out, err) = oltpscope(&a);
+        assert_eq!(code, 0, "{a:?}\nstdout: {out}\nstderr: {err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let args: Vec<String> = v["child_args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        let sim = &v["simulation"];
+        assert_eq!(sim["transactions"], 300, "{a:?}");
+        // Instructions in the scheduler's switch, wherever the report lists them.
+        let switching: u64 = ["top_functions", "library_functions", "unmapped_functions"]
+            .iter()
+            .flat_map(|k| sim[k].as_array().unwrap())
+            .filter(|f| {
+                let name = f["function"].as_str().unwrap();
+                name.starts_with("oltpscope_rt_switch") || name.contains("rt::coro::")
+            })
+            .map(|f| f["instructions"].as_u64().unwrap())
+            .sum();
+        (args, switching)
+    };
+    let (args, switching) = traced(&["--interleave", "4", "--interleave-min-table", "0"]);
+    let at = args.iter().position(|a| a == "--interleave").expect("--interleave passed on");
+    assert_eq!(args[at + 1], "4", "{args:?}");
+    assert!(args.windows(2).any(|w| w == ["--interleave-min-table", "0"]), "{args:?}");
+    assert!(switching > 0, "no coroutine switch traced");
+    let (args, switching) = traced(&[]);
+    assert!(!args.iter().any(|a| a.starts_with("--interleave")), "{args:?}");
+    assert_eq!(switching, 0, "a plain run traced coroutine code");
+}
+
 #[test]
 fn bad_interleave_uses_give_one_line_and_exit_code_2() {
     let cases: &[&[&str]] = &[
@@ -150,6 +199,30 @@ fn bad_interleave_uses_give_one_line_and_exit_code_2() {
             "--engine",
             "mvcc",
         ],
+        // `simulate`'s, refused before valgrind starts.
+        &["simulate", "micro", "--interleave", "4", "--engine", "disk"],
+        &["simulate", "micro", "--interleave", "4", "--coroutines", "4"],
+        &["simulate", "micro", "--interleave", "4", "--steps-team", "2"],
+        &["simulate", "micro", "--interleave-group", "2"],
+        &[
+            "simulate",
+            "micro",
+            "--interleave",
+            "2",
+            "--interleave-group",
+            "4",
+        ],
+        &[
+            "simulate",
+            "micro",
+            "--engine",
+            "disk",
+            "--interleave-min-table",
+            "0",
+        ],
+        &["simulate", "tpch", "--interleave", "2"],
+        &["simulate", "chbench", "--interleave", "2"],
+        &["steps", "place", "micro", "--interleave", "2"],
     ];
     for args in cases {
         assert_bad_input(args);

@@ -37,6 +37,9 @@ fn run_options(o: &RunOpts) -> Options {
         coroutines: o.coroutines,
         steps_team: o.steps_team.into_iter().collect(),
         steps_points: o.steps_points.clone(),
+        interleave: Some(o.interleave).filter(|&n| n > 1),
+        interleave_group: o.interleave_group,
+        interleave_min_table: o.memory.interleave_min_table,
         no_pin: o.no_pin,
         // A run of a number of transactions has no duration (the two conflict).
         duration: Some(o.duration).filter(|_| o.txns.is_none()),
@@ -71,6 +74,9 @@ fn sim_options(o: &SimOpts) -> Options {
         coroutines: o.coroutines,
         steps_team: o.steps_team.clone(),
         steps_points: o.steps_points.clone(),
+        interleave: Some(o.interleave).filter(|&n| n > 1),
+        interleave_group: o.interleave_group,
+        interleave_min_table: o.interleave_min_table,
         no_pin: o.no_pin,
         txns: o.txns,
         cpu: o.sim.cpu.clone(),
@@ -439,11 +445,20 @@ fn engine_options() -> impl Strategy<Value = Options> {
         prop::option::of(0..=MAX_CHECKPOINT_MS),
         prop::option::of(1..=engine_partitioned::MAX_PARTITIONS as u64),
         prop::option::of(prop::sample::select(runspec::OrderedIndex::ALL)),
-        prop::option::of(1..=1024u32),
-        any::<bool>(),
+        (
+            prop::option::of(1..=1024u32),
+            any::<bool>(),
+            prop::option::of((2..=1024u32, prop::option::of(1..=1024u32))),
+            prop::option::of(size()),
+        ),
     )
-        .prop_map(|(e, t, seed, log, b, esc, ck, p, o, co, no_pin)| Options {
+        .prop_map(|(e, t, seed, log, b, esc, ck, p, o, (co, no_pin, il, mt))| Options {
             engine: Some(e),
+            // --interleave conflicts with --coroutines (and --steps-team, dropped by
+            // the specs that set it).
+            interleave: il.filter(|_| co.is_none()).map(|i| i.0),
+            interleave_group: il.filter(|_| co.is_none()).and_then(|i| i.1),
+            interleave_min_table: mt,
             threads: Some(t),
             seed: Some(seed),
             log,
@@ -481,6 +496,7 @@ fn run_spec() -> impl Strategy<Value = RunSpec> {
     (workloads(), engine_options(), files, run).prop_map(|(w, base, files, run)| {
         let (db, log_dir, acked, json, progress, out, steps) = files;
         let (txns, duration, warmup, load, sw, interval, ckl, profile) = run;
+        let no_steps = steps.is_none();
         let options = Options {
             db,
             log_dir,
@@ -490,6 +506,8 @@ fn run_spec() -> impl Strategy<Value = RunSpec> {
             out,
             steps_team: steps.iter().map(|s| s.0).collect(),
             steps_points: steps.and_then(|s| s.1),
+            interleave: base.interleave.filter(|_| no_steps),
+            interleave_group: base.interleave_group.filter(|_| no_steps),
             txns,
             duration: Some(duration).filter(|_| txns.is_none()),
             warmup: Some(warmup),
@@ -556,6 +574,8 @@ fn simulate_spec() -> impl Strategy<Value = RunSpec> {
                     txns,
                     // --steps-points needs --steps-team.
                     steps_points: points.filter(|_| !teams.is_empty()),
+                    interleave: base.interleave.filter(|_| teams.is_empty()),
+                    interleave_group: base.interleave_group.filter(|_| teams.is_empty()),
                     steps_team: teams,
                     cpu,
                     l1i,
