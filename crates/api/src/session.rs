@@ -17,9 +17,9 @@ use crate::schema::{IndexId, IndexKind, Schema, TableId};
 use probe::Op;
 use std::ops::Bound;
 
-/// Marks an operation from creation to drop: for the tracer (`probe`) and for a
-/// coroutine scheduler, which may switch at its entry and closes and reopens the marks
-/// of a transaction it switches away from mid-operation.
+/// Marks an operation from creation to drop, for the tracer (`probe`); a coroutine
+/// scheduler may switch at its entry (the tracer keeps each coroutine's open marks
+/// apart: `probe::client::CONTEXT`).
 struct Mark(Op);
 
 /// `obj` names the table or index for STEPS teams (`rt::NO_OBJ` for operations whose
@@ -28,7 +28,6 @@ struct Mark(Op);
 fn mark(o: Op, obj: u64) -> Mark {
     rt::point(rt::Point::OpEntry(o as u32, obj));
     probe::op_begin(o);
-    rt::op_mark(o as u32, true);
     Mark(o)
 }
 
@@ -36,7 +35,6 @@ impl Drop for Mark {
     #[inline(always)]
     fn drop(&mut self) {
         probe::op_end(self.0);
-        rt::op_mark(self.0 as u32, false);
     }
 }
 
@@ -49,7 +47,6 @@ pub struct Descent(());
 #[inline(always)]
 pub fn descent() -> Descent {
     probe::op_begin(Op::IndexProbe);
-    rt::op_mark(Op::IndexProbe as u32, true);
     Descent(())
 }
 
@@ -57,7 +54,6 @@ impl Drop for Descent {
     #[inline(always)]
     fn drop(&mut self) {
         probe::op_end(Op::IndexProbe);
-        rt::op_mark(Op::IndexProbe as u32, false);
     }
 }
 

@@ -73,13 +73,19 @@ pub(crate) struct SettleLog {
     pub settled_at: Option<u64>,
 }
 
-/// State of a thread kept while another runs.
+/// State of a thread (or of one of its coroutines' contexts) kept while another runs.
 #[derive(Default)]
 struct ThreadState {
     stack: Vec<u8>,
     caller_comp: u16,
     /// Type slot of the transaction in progress (0: none).
     txn_type: usize,
+}
+
+/// Key of a parked [`ThreadState`]: the thread id and its context (0: the thread's own
+/// stack, k: its coroutine k - 1, from the CONTEXT marker).
+fn ctx_key(tid: u32, ctx: u32) -> u64 {
+    (tid as u64) << 32 | ctx as u64
 }
 
 /// What a background thread swaps in: with its own core, the other core's private
@@ -180,10 +186,15 @@ pub struct Simulator {
     pub(crate) tracer_total: Option<u64>,
     pub(crate) anomalies: Vec<String>,
     unmatched_op_end: u64,
-    /// Per-thread operation stacks (innermost last) and caller components; `stack` and
-    /// `caller_comp` are the running thread's.
-    threads: FxHashMap<u32, ThreadState>,
+    /// Operation stacks (innermost last), caller components and transaction types of
+    /// every thread and coroutine context not running, by [`ctx_key`]; `stack`,
+    /// `caller_comp` and `cur_type` are the running context's.
+    threads: FxHashMap<u64, ThreadState>,
     tid: u32,
+    /// The running thread's context, and the context each other thread was in when it
+    /// last ran (absent: 0).
+    ctx: u32,
+    thread_ctx: FxHashMap<u32, u32>,
     stack: Vec<u8>,
     caller_comp: u16,
     cur_inherited: bool,
@@ -399,6 +410,8 @@ impl Simulator {
             anomalies: Vec::new(),
             unmatched_op_end: 0,
             threads: FxHashMap::default(),
+            ctx: 0,
+            thread_ctx: FxHashMap::default(),
             tid: 0,
             stack: Vec::new(),
             caller_comp: 0,
@@ -889,20 +902,53 @@ impl Simulator {
         if tid == self.tid {
             return;
         }
+        self.park();
+        if self.ctx != 0 {
+            self.thread_ctx.insert(self.tid, self.ctx);
+        }
+        self.tid = tid;
+        self.ctx = self.thread_ctx.remove(&tid).unwrap_or(0);
+        self.unpark();
+        self.apply_role();
+    }
+
+    /// A CONTEXT marker: the running thread now runs context `ctx` (a coroutine's, or
+    /// 0: its own stack), whose open operations and transaction are its own.
+    fn switch_context(&mut self, ctx: u32) {
+        if ctx == self.ctx {
+            return;
+        }
+        self.park();
+        self.ctx = ctx;
+        self.unpark();
+        // The next run resolves its component and cell afresh.
+        self.last_iaddr = EMPTY;
+        self.cur_inherited = false;
+        self.set_op();
+        self.set_type_cell();
+    }
+
+    /// Keep the running context's state while another runs.
+    fn park(&mut self) {
         let old = ThreadState {
             stack: std::mem::take(&mut self.stack),
             caller_comp: self.caller_comp,
             txn_type: self.cur_type,
         };
         if !old.stack.is_empty() || old.caller_comp != 0 || old.txn_type != 0 {
-            self.threads.insert(self.tid, old);
+            self.threads.insert(ctx_key(self.tid, self.ctx), old);
         }
-        self.tid = tid;
-        let st = self.threads.remove(&tid).unwrap_or_default();
+    }
+
+    /// Take up the state of (`tid`, `ctx`) as kept by [`Self::park`].
+    fn unpark(&mut self) {
+        let st = self
+            .threads
+            .remove(&ctx_key(self.tid, self.ctx))
+            .unwrap_or_default();
         self.stack = st.stack;
         self.caller_comp = st.caller_comp;
         self.cur_type = st.txn_type;
-        self.apply_role();
     }
 
     /// Puts the running thread's role in force: its role slot, its side.
@@ -977,6 +1023,7 @@ impl Simulator {
                 }
                 self.apply_role();
             }
+            marker::CONTEXT => self.switch_context(arg),
             marker::TRACE_START | marker::TRACE_STOP | marker::CTX_POINT => {}
             c => {
                 let msg = format!("unknown MARKER code {c} ignored");
@@ -1293,6 +1340,82 @@ mod caller_tests {
         assert_eq!(comp(&on, "btree"), Some((4, 4)));
         assert_eq!(comp(&on, "other"), None);
         assert_eq!(on.caller_attributed_instructions, 2);
+    }
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::*;
+    use crate::trace::marker;
+
+    fn mark(code: u8, arg: u32) -> Record {
+        Record::Marker { code, arg }
+    }
+
+    fn run(n: u8) -> Record {
+        Record::IFetch {
+            addr: 0x1000,
+            ninstr: n,
+            len: 4,
+        }
+    }
+
+    /// Two coroutines of one thread, switched mid-operation and mid-transaction: each
+    /// context's instructions count for its own open operation and transaction type, and
+    /// another thread's context is its own.
+    #[test]
+    fn each_coroutine_context_keeps_its_operations_and_transaction() {
+        let mut sim = Simulator::new(Config::preset("xeon-e5-2660").unwrap()).unwrap();
+        let recs = [
+            Record::Thread { tid: 1 },
+            mark(marker::CONTEXT, 1),
+            mark(marker::TXN_BEGIN, 0),
+            mark(marker::OP_BEGIN, probe::Op::IndexProbe as u32),
+            run(10),
+            mark(marker::CONTEXT, 2),
+            mark(marker::TXN_BEGIN, 1),
+            mark(marker::OP_BEGIN, probe::Op::Update as u32),
+            run(20),
+            // Another thread, in its own context 1, between the two.
+            Record::Thread { tid: 2 },
+            mark(marker::CONTEXT, 1),
+            run(7),
+            Record::Thread { tid: 1 },
+            mark(marker::CONTEXT, 1),
+            run(5),
+            mark(marker::OP_END, probe::Op::IndexProbe as u32),
+            mark(marker::TXN_END, 0),
+            // The scheduler's own stack: no operation, no transaction.
+            mark(marker::CONTEXT, 0),
+            run(3),
+            mark(marker::CONTEXT, 2),
+            run(1),
+            mark(marker::OP_END, probe::Op::Update as u32),
+            mark(marker::TXN_END, 1),
+        ];
+        for r in &recs {
+            sim.feed(r);
+        }
+        let r = sim.report();
+        let op = |name: &str| {
+            r.by_operation
+                .iter()
+                .find(|b| b.operation.as_deref() == Some(name))
+                .map_or(0, |b| b.instructions)
+        };
+        assert_eq!(op("index_probe"), 15);
+        assert_eq!(op("update"), 21);
+        assert_eq!(op("none"), 3 + 7);
+        let ty = |t: Option<u32>| {
+            r.by_txn_type
+                .iter()
+                .find(|row| row.txn_type == t)
+                .map(|row| (row.transactions, row.instructions))
+        };
+        assert_eq!(ty(Some(0)), Some((1, 15)));
+        assert_eq!(ty(Some(1)), Some((1, 21)));
+        assert_eq!(ty(None), Some((0, 10)));
+        assert_eq!(sim.unmatched_op_end, 0);
     }
 }
 

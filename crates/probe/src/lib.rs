@@ -182,6 +182,10 @@ pub mod client {
     pub const TRACE_STOP: u64 = 6;
     pub const THREAD_ROLE: u64 = 7;
     pub const CTX_POINT: u64 = 8;
+    /// A coroutine scheduler's thread now runs context `a` (coroutine `a - 1`; 0: the
+    /// thread's own stack): the simulator keeps open operations and the transaction in
+    /// progress per context.
+    pub const CONTEXT: u64 = 9;
 
     use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -190,7 +194,7 @@ pub mod client {
     /// Core request `VG_USERREQ__RUNNING_ON_VALGRIND`.
     pub const RUNNING_ON_VALGRIND: u64 = 0x1001;
 
-    /// Issues the oltptrace request `code` (1..=8) with arguments `a`, `b`: only under
+    /// Issues the oltptrace request `code` (1..=9) with arguments `a`, `b`: only under
     /// valgrind. Natively a request is one load and a branch instead of the sequence, its
     /// six argument stores and the registers the compiler writes back around it (the
     /// sequence may read memory), at a few hundred markers per TPC-C transaction.

@@ -215,10 +215,6 @@ pub trait Scheduler {
     ) -> bool;
     /// A point where the running transaction could give way (see [`Point`]).
     fn point(&self, p: Point);
-    /// The running transaction entered (`enter`) or left an operation marked for the
-    /// tracer with `probe` code `op`: a scheduler that switches mid-operation closes and
-    /// reopens the marks, so the tracer attributes each instruction to its operation.
-    fn op_mark(&self, op: u32, enter: bool);
     /// Run blocking calls ([`blocking`]) off this thread, switching meanwhile.
     fn offloads_io(&self) -> bool;
     /// Which calls it acts on ([`interest`] bits): the others are not made at all, so
@@ -237,12 +233,10 @@ pub mod interest {
     pub const CTX: u8 = 2;
     /// [`crate::Point::Probe`].
     pub const PROBES: u8 = 4;
-    /// [`crate::op_mark`].
-    pub const MARKS: u8 = 8;
     /// The prefetches marked by [`crate::probe_ahead`], held back until the scheduler
     /// issues them with other probes' (`Policy::Interleave`'s `group`).
     pub const GROUPS: u8 = 16;
-    pub const ALL: u8 = ENTRIES | CTX | PROBES | MARKS;
+    pub const ALL: u8 = ENTRIES | CTX | PROBES;
 }
 
 thread_local! {
@@ -388,17 +382,6 @@ pub fn point(p: Point) {
     if interested(bit) {
         if let Some(s) = current() {
             s.point(p);
-        }
-    }
-}
-
-/// Tell the scheduler (if any) that an operation marked for the tracer begins (`true`)
-/// or ends.
-#[inline]
-pub fn op_mark(op: u32, enter: bool) {
-    if interested(interest::MARKS) {
-        if let Some(s) = current() {
-            s.op_mark(op, enter);
         }
     }
 }

@@ -95,14 +95,21 @@ pub(crate) struct Fiber {
 }
 
 impl Fiber {
+    /// `below_top`: bytes left unused at the stack's top, so that stacks mapped alike
+    /// start in different cache sets (see `coro::stack_color`).
     pub(crate) fn new(
         bytes: usize,
+        below_top: usize,
         entry: extern "C" fn(*mut u8) -> !,
         arg: *mut u8,
         sp_out: &Sp,
     ) -> Self {
         let stack = DefaultStack::new(bytes).expect("allocate a coroutine stack");
-        let top = stack.base().get() & !15;
+        assert!(
+            below_top < bytes / 2,
+            "a coroutine's colour takes half its stack"
+        );
+        let top = (stack.base().get() - below_top) & !15;
         // The frame `oltpscope_rt_switch` pops: r15, r14, r13, r12 (the argument),
         // rbx (the entry), rbp, then the return address. After that return the stack
         // pointer is `top`, 16-byte aligned as the ABI wants before a call.
@@ -159,7 +166,7 @@ mod tests {
             log: Vec::new(),
         });
         let arg = &mut *p as *mut Ping as *mut u8;
-        let _stack = Fiber::new(64 * 1024, body, arg, &p.fiber);
+        let _stack = Fiber::new(64 * 1024, 64 * 3, body, arg, &p.fiber);
         let mut seen = Vec::new();
         for _ in 0..4 {
             let kept = std::hint::black_box(0x1234_5678_u64);

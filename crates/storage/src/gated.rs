@@ -219,7 +219,6 @@ impl rt::Scheduler for Spy {
         }
     }
     fn point(&self, _: rt::Point) {}
-    fn op_mark(&self, _: u32, _: bool) {}
     fn offloads_io(&self) -> bool {
         false
     }

@@ -58,7 +58,7 @@ extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 #define MAX_INSTR_LEN 15     /* longest x86 instruction; a run's len <= 31 + 15 = 46 */
 #define MAX_RUN_LEN 46
 
-/* Client requests of the probe crate: tool base ('O','S'), codes 1..8. */
+/* Client requests of the probe crate: tool base ('O','S'), codes 1..9. */
 #define CR_OP_BEGIN 1
 #define CR_OP_END 2
 #define CR_TXN_BEGIN 3
@@ -67,6 +67,7 @@ extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 #define CR_TRACE_STOP 6
 #define CR_THREAD_ROLE 7
 #define CR_CTX_POINT 8 /* a STEPS candidate CTX point (autoSTEPS) */
+#define CR_CONTEXT 9   /* the thread now runs this coroutine context (0: its own stack) */
 
 /*------------------------------------------------------------*/
 /*--- Options                                              ---*/
@@ -999,6 +1000,7 @@ static Bool ot_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
    case CR_TXN_BEGIN:
    case CR_TXN_END:
    case CR_CTX_POINT:
+   case CR_CONTEXT:
       if (tracing) {
          note_thread(tid);
          put_marker((UInt)code, (UInt)args[1]);

@@ -145,12 +145,22 @@ fn simulate_traces_an_interleaved_run() {
         (args, switching)
     };
     let (args, switching) = traced(&["--interleave", "4", "--interleave-min-table", "0"]);
-    let at = args.iter().position(|a| a == "--interleave").expect("--interleave passed on");
+    let at = args
+        .iter()
+        .position(|a| a == "--interleave")
+        .expect("--interleave passed on");
     assert_eq!(args[at + 1], "4", "{args:?}");
-    assert!(args.windows(2).any(|w| w == ["--interleave-min-table", "0"]), "{args:?}");
+    assert!(
+        args.windows(2)
+            .any(|w| w == ["--interleave-min-table", "0"]),
+        "{args:?}"
+    );
     assert!(switching > 0, "no coroutine switch traced");
     let (args, switching) = traced(&[]);
-    assert!(!args.iter().any(|a| a.starts_with("--interleave")), "{args:?}");
+    assert!(
+        !args.iter().any(|a| a.starts_with("--interleave")),
+        "{args:?}"
+    );
     assert_eq!(switching, 0, "a plain run traced coroutine code");
 }
 
@@ -201,8 +211,22 @@ fn bad_interleave_uses_give_one_line_and_exit_code_2() {
         ],
         // `simulate`'s, refused before valgrind starts.
         &["simulate", "micro", "--interleave", "4", "--engine", "disk"],
-        &["simulate", "micro", "--interleave", "4", "--coroutines", "4"],
-        &["simulate", "micro", "--interleave", "4", "--steps-team", "2"],
+        &[
+            "simulate",
+            "micro",
+            "--interleave",
+            "4",
+            "--coroutines",
+            "4",
+        ],
+        &[
+            "simulate",
+            "micro",
+            "--interleave",
+            "4",
+            "--steps-team",
+            "2",
+        ],
         &["simulate", "micro", "--interleave-group", "2"],
         &[
             "simulate",

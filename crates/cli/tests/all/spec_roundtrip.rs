@@ -452,25 +452,27 @@ fn engine_options() -> impl Strategy<Value = Options> {
             prop::option::of(size()),
         ),
     )
-        .prop_map(|(e, t, seed, log, b, esc, ck, p, o, (co, no_pin, il, mt))| Options {
-            engine: Some(e),
-            // --interleave conflicts with --coroutines (and --steps-team, dropped by
-            // the specs that set it).
-            interleave: il.filter(|_| co.is_none()).map(|i| i.0),
-            interleave_group: il.filter(|_| co.is_none()).and_then(|i| i.1),
-            interleave_min_table: mt,
-            threads: Some(t),
-            seed: Some(seed),
-            log,
-            bpool_size: b,
-            escalation: esc,
-            checkpoint_ms: ck,
-            partitions: p,
-            ordered_index: o,
-            coroutines: co,
-            no_pin,
-            ..Options::default()
-        })
+        .prop_map(
+            |(e, t, seed, log, b, esc, ck, p, o, (co, no_pin, il, mt))| Options {
+                engine: Some(e),
+                // --interleave conflicts with --coroutines (and --steps-team, dropped by
+                // the specs that set it).
+                interleave: il.filter(|_| co.is_none()).map(|i| i.0),
+                interleave_group: il.filter(|_| co.is_none()).and_then(|i| i.1),
+                interleave_min_table: mt,
+                threads: Some(t),
+                seed: Some(seed),
+                log,
+                bpool_size: b,
+                escalation: esc,
+                checkpoint_ms: ck,
+                partitions: p,
+                ordered_index: o,
+                coroutines: co,
+                no_pin,
+                ..Options::default()
+            },
+        )
 }
 
 fn run_spec() -> impl Strategy<Value = RunSpec> {
