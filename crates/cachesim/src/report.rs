@@ -256,6 +256,10 @@ pub struct Report {
     /// every attempt). None in reports older than the count.
     #[serde(default)]
     pub committed_transactions: Option<u64>,
+    /// The workers' coroutines started or resumed (CONTEXT markers: `--coroutines`,
+    /// `--steps-team`, `--interleave`); 0 without coroutines.
+    #[serde(default)]
+    pub coroutine_switches: u64,
     pub instructions_per_txn: Option<f64>,
     pub warmup_txns: u64,
     pub warmup_completed: bool,
@@ -343,6 +347,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         instructions: instr,
         transactions: txns,
         committed_transactions: Some(sim.counts.committed),
+        coroutine_switches: sim.counts.coroutine_switches,
         instructions_per_txn: (txns > 0).then(|| instr as f64 / txns as f64),
         warmup_txns: cfg.warmup_txns,
         warmup_completed: sim.warmed_up,
@@ -957,6 +962,13 @@ impl Report {
         }
         if let Some(ipt) = self.instructions_per_txn {
             let _ = write!(o, "  instructions/txn {ipt:.0}");
+        }
+        if self.coroutine_switches > 0 && self.transactions > 0 {
+            let _ = write!(
+                o,
+                "  coroutine switches/txn {:.1}",
+                self.coroutine_switches as f64 / self.transactions as f64
+            );
         }
         match &self.warmup {
             Some(w) if w.decided.is_some() => {

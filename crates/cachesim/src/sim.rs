@@ -143,6 +143,9 @@ pub(crate) struct Counts {
     pub role_instructions: [u64; ROLE_SLOTS],
     /// Worker instructions charged to the caller's component (caller attribution).
     pub inherited_instructions: u64,
+    /// Workers' switches into a coroutine context (CONTEXT markers naming a coroutine
+    /// other than the running one's).
+    pub coroutine_switches: u64,
 }
 
 /// Counters of one function (misses only: cheaper than accesses, enough for ranking).
@@ -402,6 +405,7 @@ impl Simulator {
                 type_txns: vec![0; TYPE_SLOTS],
                 role_instructions: [0; ROLE_SLOTS],
                 inherited_instructions: 0,
+                coroutine_switches: 0,
             },
             instructions_all: 0,
             txns_all: 0,
@@ -918,6 +922,9 @@ impl Simulator {
         if ctx == self.ctx {
             return;
         }
+        if ctx != 0 && !self.bg {
+            self.counts.coroutine_switches += 1;
+        }
         self.park();
         self.ctx = ctx;
         self.unpark();
@@ -1143,6 +1150,7 @@ impl Simulator {
         self.counts.committed = 0;
         self.counts.role_instructions = [0; ROLE_SLOTS];
         self.counts.inherited_instructions = 0;
+        self.counts.coroutine_switches = 0;
         self.counts
             .cells
             .iter_mut()
@@ -1416,6 +1424,9 @@ mod context_tests {
         assert_eq!(ty(Some(1)), Some((1, 21)));
         assert_eq!(ty(None), Some((0, 10)));
         assert_eq!(sim.unmatched_op_end, 0);
+        // Into coroutine 1, 2, thread 2's 1, back to 1, to 2 (the scheduler's own
+        // context 0 is no coroutine's).
+        assert_eq!(r.coroutine_switches, 5);
     }
 }
 

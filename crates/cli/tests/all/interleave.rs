@@ -142,9 +142,11 @@ fn simulate_traces_an_interleaved_run() {
             })
             .map(|f| f["instructions"].as_u64().unwrap())
             .sum();
-        (args, switching)
+        // The coroutines' starts and resumes the simulator counted (CONTEXT markers).
+        let switches = sim["coroutine_switches"].as_u64().unwrap();
+        (args, switching, switches)
     };
-    let (args, switching) = traced(&["--interleave", "4", "--interleave-min-table", "0"]);
+    let (args, switching, switches) = traced(&["--interleave", "4", "--interleave-min-table", "0"]);
     let at = args
         .iter()
         .position(|a| a == "--interleave")
@@ -156,12 +158,15 @@ fn simulate_traces_an_interleaved_run() {
         "{args:?}"
     );
     assert!(switching > 0, "no coroutine switch traced");
-    let (args, switching) = traced(&[]);
+    // Every read switches at its leaf's probe point at least.
+    assert!(switches >= 300, "{switches} switches in 300 reads");
+    let (args, switching, switches) = traced(&[]);
     assert!(
         !args.iter().any(|a| a.starts_with("--interleave")),
         "{args:?}"
     );
     assert_eq!(switching, 0, "a plain run traced coroutine code");
+    assert_eq!(switches, 0);
 }
 
 #[test]
