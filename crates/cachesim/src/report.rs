@@ -15,6 +15,11 @@ pub const CAVEAT: &str = "stall cycles = misses x the next level's latency (the 
 method); overlap between misses and with execution is ignored, so they are an upper bound, \
 not a cycle count";
 
+/// Added to [`CAVEAT`] when the workers ran coroutines (an interleaved run above all).
+pub const COROUTINE_CAVEAT: &str = "the tracer sees no software prefetch (valgrind drops \
+them): a prefetched line's miss counts where the line is first read, and the overlap that \
+switching between transactions buys is not in the stall cycles";
+
 /// A count split instruction / data.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Split {
@@ -370,7 +375,11 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         library_functions: functions.library,
         by_txn_type,
         warnings: warnings(sim),
-        caveat: CAVEAT.to_string(),
+        caveat: if sim.counts.coroutine_switches > 0 {
+            format!("{CAVEAT}; {COROUTINE_CAVEAT}")
+        } else {
+            CAVEAT.to_string()
+        },
     }
 }
 

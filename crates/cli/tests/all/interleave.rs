@@ -144,6 +144,16 @@ fn simulate_traces_an_interleaved_run() {
             .sum();
         // The coroutines' starts and resumes the simulator counted (CONTEXT markers).
         let switches = sim["coroutine_switches"].as_u64().unwrap();
+        // With coroutines the report says what the stall cycles leave out.
+        assert_eq!(
+            sim["caveat"]
+                .as_str()
+                .unwrap()
+                .contains("no software prefetch"),
+            switches > 0,
+            "{}",
+            sim["caveat"]
+        );
         (args, switching, switches)
     };
     let (args, switching, switches) = traced(&["--interleave", "4", "--interleave-min-table", "0"]);
