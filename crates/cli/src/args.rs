@@ -278,6 +278,12 @@ impl SimOpts {
             EngineName::Disk | EngineName::Memory => LogArg::Async,
         })
     }
+
+    /// Whether the traced run's threads run several transactions each, as coroutines
+    /// (`--coroutines`, `--steps-team`, `--interleave`).
+    pub fn runs_coroutines(&self) -> bool {
+        self.coroutines.is_some_and(|n| n > 1) || !self.steps_team.is_empty() || self.interleave > 1
+    }
 }
 
 /// Where a database lives and which engine opens it.

@@ -101,9 +101,6 @@ pub fn dispatch(cli: Cli) -> Result<(), String> {
             if c.as_ref().engine.is_external() {
                 return Err("`steps place` places CTX points in oltpscope's own engines".into());
             }
-            if c.as_ref().interleave > 1 {
-                return Err("`steps place` traces STEPS' candidate points: --interleave is refused (`simulate --interleave` traces an interleaved run)".into());
-            }
             crate::steps::place(c, child)
         }
         Cmd::Check { workload } => match workload.ok_or_else(|| no_workload("check"))? {
@@ -287,7 +284,7 @@ fn hybrid_sim_refusals(
     if let Some(flags) = alone {
         return Err(format!("simulate {what} traces {label} beside the analytical streams: {flags} refused (simulate tpch traces queries alone)"));
     }
-    if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) || c.interleave > 1 {
+    if c.runs_coroutines() {
         return Err("--coroutines, --steps-team and --interleave are not supported by a hybrid run (one stream per thread)".into());
     }
     if query_threads > 1 {

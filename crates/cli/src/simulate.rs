@@ -41,7 +41,7 @@ pub(crate) fn check_query_steps(c: &SimOpts) -> Result<(), String> {
     if c.sim.warmup_txns == Some(Warmup::Auto) || c.sim.warmup_cap.is_some() {
         return Err("simulate tpch: an automatic warm-up needs windows of 100 or more transactions and a power test has at most 24 steps: give --warmup-txns N (default 0, the caches start empty)".into());
     }
-    if !c.steps_team.is_empty() || c.coroutines.is_some_and(|n| n > 1) || c.interleave > 1 {
+    if c.runs_coroutines() {
         return Err(
             "a TPC-H run's streams are threads: --steps-team, --coroutines and --interleave are refused"
                 .into(),

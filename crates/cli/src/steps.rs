@@ -93,8 +93,8 @@ const DEFAULT_WARMUP_TXNS: u64 = 300;
 
 pub fn place(o: &PlaceOpts, workload: runspec::Workload) -> Result<(), String> {
     let c: &SimOpts = &o.sim;
-    if c.coroutines.is_some_and(|n| n > 1) || !c.steps_team.is_empty() {
-        return Err("`steps place` traces transactions one at a time: --coroutines and --steps-team do not apply".into());
+    if c.runs_coroutines() {
+        return Err("`steps place` traces transactions one at a time: --coroutines, --steps-team and --interleave do not apply".into());
     }
     if c.steps_points.is_some() || c.out.is_some() {
         return Err(
