@@ -173,6 +173,25 @@ pub struct TypeRow {
     pub components: Vec<(String, u64, u64)>,
 }
 
+/// The B+tree's own figures at one level of the trees its descents passed through
+/// (`simulate --btree-levels`: the traced run marks each node a descent reaches).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BtreeLevelRow {
+    /// Levels in the tree (1: a tree that is one leaf); None for `hint`'s row and for
+    /// the code outside any level.
+    pub height: Option<u32>,
+    /// The level, 1 for the root, `height` for the leaves; None as for `height`.
+    pub level: Option<u32>,
+    /// Leaves reached through a caller's leaf hint, without a descent.
+    pub hint: bool,
+    /// Nodes of this level reached (the markers seen).
+    pub visits: u64,
+    pub instructions: u64,
+    /// (level name, misses) for each cache level present.
+    pub misses: Vec<(String, Split)>,
+    pub stall_cycles: u64,
+}
+
 /// One function's figures (functions are ranked by stall cycles).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionRow {
@@ -312,6 +331,12 @@ pub struct Report {
     /// By transaction type, in type order (empty in reports older than the table).
     #[serde(default)]
     pub by_txn_type: Vec<TypeRow>,
+    /// The B+tree component by tree level (empty unless the traced run marked levels,
+    /// `--btree-levels`): each tree height's levels, root first, then leaves reached
+    /// through hints, then the B+tree's code outside any level (rows sum to the
+    /// component's figures).
+    #[serde(default)]
+    pub btree_levels: Vec<BtreeLevelRow>,
     pub warnings: Vec<String>,
     pub caveat: String,
 }
@@ -347,6 +372,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
     let threads = ctx.threads();
     let functions = ctx.functions();
     let by_txn_type = ctx.types();
+    let btree_levels = ctx.btree_levels();
     Report {
         config: cfg.clone(),
         instructions: instr,
@@ -374,6 +400,7 @@ pub(crate) fn build(sim: &Simulator) -> Report {
         library_instructions: functions.library_instructions,
         library_functions: functions.library,
         by_txn_type,
+        btree_levels,
         warnings: warnings(sim),
         caveat: if sim.counts.coroutine_switches > 0 {
             format!("{CAVEAT}; {COROUTINE_CAVEAT}")
@@ -621,6 +648,37 @@ impl<'a> Ctx<'a> {
             });
         }
         out
+    }
+
+    /// Rows per B+tree level seen, by height then level (root first), hinted leaves,
+    /// then the B+tree's code outside any level; none when no level marker was seen.
+    fn btree_levels(&self) -> Vec<BtreeLevelRow> {
+        let sim = self.sim;
+        if sim.level_args.is_empty() {
+            return Vec::new();
+        }
+        let row = |cell: usize, arg: Option<u32>| {
+            let c = &sim.counts.levels[cell];
+            let (misses, stall_cycles) = self.misses_and_stall(&c.misses);
+            let at = arg.and_then(probe::level::decode);
+            BtreeLevelRow {
+                height: at.map(|a| a.1),
+                level: at.map(|a| a.0 + 1),
+                hint: arg.is_some_and(|a| a & probe::level::HINT != 0),
+                visits: sim.counts.level_visits[cell],
+                instructions: c.instructions,
+                misses,
+                stall_cycles,
+            }
+        };
+        let mut rows: Vec<BtreeLevelRow> = (sim.level_args.iter().enumerate())
+            .map(|(j, &a)| row(crate::sim::LEVEL_FIRST + j, Some(a)))
+            .filter(|r| r.visits > 0 || r.instructions > 0)
+            .collect();
+        // Tallest trees first, each root to leaf; hinted leaves after them.
+        rows.sort_by_key(|r| (r.hint, std::cmp::Reverse(r.height), r.level));
+        rows.push(row(crate::sim::LEVEL_OUTSIDE, None));
+        rows
     }
 
     /// Rows per thread role, from the same cells: the workers' row sums the (operation,
@@ -925,6 +983,7 @@ impl Report {
             &self.by_operation_component,
         );
         self.text_types(&mut o);
+        self.text_btree_levels(&mut o);
         self.text_threads(&mut o);
         self.text_top_functions(&mut o);
         self.text_unmapped(&mut o);
@@ -1277,6 +1336,93 @@ stall cycles by component within each transaction type (%)"
                         .map_or(0, |x| x.2);
                     format!("{:.1}", pct(stall, r.stall_cycles))
                 }));
+                row
+            })
+            .collect();
+        table(o, &header, &rows);
+    }
+
+    /// The B+tree by level: per node visited, its instructions and data misses; per
+    /// transaction, its visits and last-level misses.
+    fn text_btree_levels(&self, o: &mut String) {
+        if self.btree_levels.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            o,
+            "
+B+tree by level (the B+tree's own code at each level its descents reached, per transaction and per node visited; data misses)"
+        );
+        let mut header = vec![
+            "tree".to_string(),
+            "level".into(),
+            "visits/txn".into(),
+            "instr/txn".into(),
+            "instr/visit".into(),
+        ];
+        let data_levels: Vec<&LevelReport> =
+            self.levels.iter().filter(|l| l.name != "L1-I").collect();
+        header.extend(data_levels.iter().map(|l| format!("{} D/visit", l.name)));
+        if let Some(l) = data_levels.last() {
+            header.push(format!("{} D/txn", l.name));
+        }
+        header.push("stall %".into());
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let txns = self.transactions;
+        let rows: Vec<Vec<String>> = self
+            .btree_levels
+            .iter()
+            .map(|r| {
+                let (tree, level) = match (r.height, r.level, r.hint) {
+                    (_, _, true) => ("-".to_string(), "leaf (hint)".to_string()),
+                    (Some(h), Some(l), _) => (
+                        format!("{h} levels"),
+                        match l {
+                            1 if h > 1 => "1 (root)".to_string(),
+                            l if l == h => format!("{l} (leaf)"),
+                            l => l.to_string(),
+                        },
+                    ),
+                    _ => ("-".to_string(), "(no level)".to_string()),
+                };
+                let per_visit = |x: u64| match r.visits {
+                    0 => "-".to_string(),
+                    v => format!("{:.2}", x as f64 / v as f64),
+                };
+                let per_txn = |x: u64, digits: usize| match txns {
+                    0 => "-".to_string(),
+                    t => format!("{:.*}", digits, x as f64 / t as f64),
+                };
+                let mut row = vec![
+                    tree,
+                    level,
+                    match r.visits {
+                        0 => "-".to_string(),
+                        v => per_txn(v, 2),
+                    },
+                    per_txn(r.instructions, 0),
+                    match r.visits {
+                        0 => "-".to_string(),
+                        v => format!("{:.0}", r.instructions as f64 / v as f64),
+                    },
+                ];
+                let data: Vec<u64> = data_levels
+                    .iter()
+                    .map(|l| {
+                        r.misses
+                            .iter()
+                            .find(|(n, _)| *n == l.name)
+                            .map_or(0, |(_, m)| m.d)
+                    })
+                    .collect();
+                row.extend(data.iter().map(|&m| per_visit(m)));
+                if let Some(&m) = data.last() {
+                    row.push(per_txn(m, 2));
+                }
+                row.push(format!(
+                    "{:.1}",
+                    pct(r.stall_cycles, self.total_stall_cycles)
+                ));
                 row
             })
             .collect();

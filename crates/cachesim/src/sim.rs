@@ -32,6 +32,14 @@ pub const LLC: usize = 3;
 pub const ROLE_SLOTS: usize = 9;
 pub const ROLE_UNKNOWN: usize = 8;
 
+/// Cells of `Counts::levels`: the B+tree's code outside any level (before a descent's
+/// first BTREE_LEVEL marker in an operation; 0, so a context's default state is
+/// outside), what is not the B+tree's (another component, background threads), then one
+/// cell per level seen (`Simulator::level_args`).
+pub const LEVEL_OUTSIDE: usize = 0;
+pub const LEVEL_NONE: usize = 1;
+pub(crate) const LEVEL_FIRST: usize = 2;
+
 /// Automatic warm-up: windows of transactions, the first `AUTO_FIRST_WINDOW` long,
 /// each twice the previous (so a slow decay still shows as a change); warm-up ends at
 /// the end of a window whose misses per 1000 instructions (MPKI) at every level fell by
@@ -80,6 +88,8 @@ struct ThreadState {
     caller_comp: u16,
     /// Type slot of the transaction in progress (0: none).
     txn_type: usize,
+    /// Its B+tree level cell (`LEVEL_OUTSIDE`: none).
+    level: usize,
 }
 
 /// Key of a parked [`ThreadState`]: the thread id and its context (0: the thread's own
@@ -146,6 +156,10 @@ pub(crate) struct Counts {
     /// Workers' switches into a coroutine context (CONTEXT markers naming a coroutine
     /// other than the running one's).
     pub coroutine_switches: u64,
+    /// The B+tree component's counters per level cell (`LEVEL_NONE` collects the rest's).
+    pub levels: Vec<FuncCell>,
+    /// The workers' BTREE_LEVEL markers per level cell: the nodes visited.
+    pub level_visits: Vec<u64>,
 }
 
 /// Counters of one function (misses only: cheaper than accesses, enough for ranking).
@@ -223,6 +237,16 @@ pub struct Simulator {
     /// The running thread's transaction type slot, and its cell in `counts.types`.
     cur_type: usize,
     cur_type_cell: usize,
+    /// The component named `btree` (None: the map has none).
+    btree_comp: Option<usize>,
+    /// The level cell of the node the running context's descent reached last
+    /// (`LEVEL_OUTSIDE`: none in this operation), and the cell its accesses count in
+    /// (`LEVEL_NONE` unless its code is the B+tree's).
+    cur_level: usize,
+    cur_level_cell: usize,
+    /// BTREE_LEVEL argument of each level cell from `LEVEL_FIRST` on, and back.
+    pub(crate) level_args: Vec<u32>,
+    level_ids: FxHashMap<u32, usize>,
     /// Run address -> (component, function id).
     comp_cache: FxHashMap<u64, (u16, u32)>,
     /// Direct-mapped memo in front of `comp_cache` (a hash-map probe per instruction run
@@ -370,6 +394,7 @@ impl Simulator {
         let plru = config.tree_plru;
         let table = ComponentTable::new(&config.component_rules());
         let ncomp = table.names().len();
+        let btree_comp = table.names().iter().position(|n| n == "btree");
         let streams = Streams::of(&config, share);
         let unified = unified_of(&config, streams.llc.as_ref());
         let parked = parked_of(&config, &unified);
@@ -406,6 +431,8 @@ impl Simulator {
                 role_instructions: [0; ROLE_SLOTS],
                 inherited_instructions: 0,
                 coroutine_switches: 0,
+                levels: vec![FuncCell::default(); LEVEL_FIRST],
+                level_visits: vec![0; LEVEL_FIRST],
             },
             instructions_all: 0,
             txns_all: 0,
@@ -434,6 +461,11 @@ impl Simulator {
             cur_cell: 0,
             cur_type: 0,
             cur_type_cell: 0,
+            btree_comp,
+            cur_level: LEVEL_OUTSIDE,
+            cur_level_cell: LEVEL_NONE,
+            level_args: Vec::new(),
+            level_ids: FxHashMap::default(),
             comp_cache: FxHashMap::default(),
             comp_memo: vec![(EMPTY, 0, 0); COMP_MEMO_SLOTS].into_boxed_slice(),
             cur_func: 0,
@@ -640,6 +672,7 @@ impl Simulator {
         self.counts.cells[self.cur_cell].instructions += n;
         self.counts.func[self.cur_func].instructions += n;
         self.counts.types[self.cur_type_cell].instructions += n;
+        self.counts.levels[self.cur_level_cell].instructions += n;
         if !self.bg {
             self.counts.instructions += n;
             if self.cur_inherited {
@@ -789,6 +822,7 @@ impl Simulator {
             cell.misses[k][k] += 1;
             self.counts.func[self.cur_func].misses[k][k] += 1;
             self.counts.types[self.cur_type_cell].misses[k][k] += 1;
+            self.counts.levels[self.cur_level_cell].misses[k][k] += 1;
             self.below(k, line << self.l1[k].line_shift);
         }
     }
@@ -811,6 +845,7 @@ impl Simulator {
             cell.misses[lvl_slot][k] += 1;
             self.counts.func[self.cur_func].misses[lvl_slot][k] += 1;
             self.counts.types[self.cur_type_cell].misses[lvl_slot][k] += 1;
+            self.counts.levels[self.cur_level_cell].misses[lvl_slot][k] += 1;
             // Config::validate rules out an inclusive last level here: no back-invalidation.
             if j == self.unified.len() {
                 return;
@@ -856,6 +891,7 @@ impl Simulator {
                     cell.misses[u.slot][k] += 1;
                     self.counts.func[self.cur_func].misses[u.slot][k] += 1;
                     self.counts.types[self.cur_type_cell].misses[u.slot][k] += 1;
+                    self.counts.levels[self.cur_level_cell].misses[u.slot][k] += 1;
                     if j == n - 1 && victim != EMPTY && self.config.last_level_inclusive {
                         let bytes = u.level.config.line_bytes as u64;
                         let victim_addr = victim << u.level.line_shift;
@@ -890,6 +926,33 @@ impl Simulator {
         } else {
             self.cur_type * self.ncomp + self.cur_comp
         };
+        self.cur_level_cell = if !self.bg && self.btree_comp == Some(self.cur_comp) {
+            self.cur_level
+        } else {
+            LEVEL_NONE
+        };
+    }
+
+    /// A BTREE_LEVEL marker: the running context's descent reached a node of the level
+    /// `arg` names; the B+tree's code counts there until the next one or the operation's
+    /// end.
+    fn enter_level(&mut self, arg: u32) {
+        let cell = match self.level_ids.get(&arg) {
+            Some(&c) => c,
+            None => {
+                let c = LEVEL_FIRST + self.level_args.len();
+                self.level_args.push(arg);
+                self.level_ids.insert(arg, c);
+                self.counts.levels.push(FuncCell::default());
+                self.counts.level_visits.push(0);
+                c
+            }
+        };
+        if !self.bg {
+            self.counts.level_visits[cell] += 1;
+        }
+        self.cur_level = cell;
+        self.set_type_cell();
     }
 
     fn set_op(&mut self) {
@@ -941,8 +1004,13 @@ impl Simulator {
             stack: std::mem::take(&mut self.stack),
             caller_comp: self.caller_comp,
             txn_type: self.cur_type,
+            level: self.cur_level,
         };
-        if !old.stack.is_empty() || old.caller_comp != 0 || old.txn_type != 0 {
+        if !old.stack.is_empty()
+            || old.caller_comp != 0
+            || old.txn_type != 0
+            || old.level != LEVEL_OUTSIDE
+        {
             self.threads.insert(ctx_key(self.tid, self.ctx), old);
         }
     }
@@ -956,6 +1024,7 @@ impl Simulator {
         self.stack = st.stack;
         self.caller_comp = st.caller_comp;
         self.cur_type = st.txn_type;
+        self.cur_level = st.level;
     }
 
     /// Puts the running thread's role in force: its role slot, its side.
@@ -987,6 +1056,7 @@ impl Simulator {
         match code {
             marker::OP_BEGIN => {
                 self.stack.push(slot);
+                self.cur_level = LEVEL_OUTSIDE;
                 self.set_op();
             }
             marker::OP_END => {
@@ -995,6 +1065,7 @@ impl Simulator {
                     Some(i) => self.stack.truncate(i),
                     None => self.unmatched_op_end += 1,
                 }
+                self.cur_level = LEVEL_OUTSIDE;
                 self.set_op();
             }
             marker::TXN_BEGIN => {
@@ -1031,6 +1102,7 @@ impl Simulator {
                 self.apply_role();
             }
             marker::CONTEXT => self.switch_context(arg),
+            marker::BTREE_LEVEL => self.enter_level(arg),
             marker::TRACE_START | marker::TRACE_STOP | marker::CTX_POINT => {}
             c => {
                 let msg = format!("unknown MARKER code {c} ignored");
@@ -1165,6 +1237,11 @@ impl Simulator {
             .iter_mut()
             .for_each(|f| *f = FuncCell::default());
         self.counts.type_txns.iter_mut().for_each(|t| *t = 0);
+        self.counts
+            .levels
+            .iter_mut()
+            .for_each(|f| *f = FuncCell::default());
+        self.counts.level_visits.iter_mut().for_each(|v| *v = 0);
         self.l1.iter_mut().for_each(Level::reset_stats);
         self.unified.iter_mut().for_each(|u| u.level.reset_stats());
         self.sweep.iter_mut().for_each(Level::reset_stats);
@@ -1598,5 +1675,122 @@ mod compare_tests {
             );
             assert_eq!(a.to_json(), b.to_json(), "seed {seed}");
         }
+    }
+}
+
+#[cfg(test)]
+mod level_tests {
+    use super::*;
+    use crate::trace::marker;
+    use probe::level;
+
+    /// A recorded trace of two coroutines of one thread descending B+trees: the B+tree's
+    /// code counts at the level its context's descent reached last (kept across
+    /// switches), its code before a descent's first marker and after the operation's end
+    /// counts outside any level, another component's code at none.
+    #[test]
+    fn the_btree_counts_at_the_level_each_context_reached() {
+        let mut sim = Simulator::new(Config::preset("xeon-e5-2660").unwrap()).unwrap();
+        let names = sim.symbols.table.names();
+        let comp = |n: &str| names.iter().position(|x| x == n).unwrap() as u16;
+        let (btree, record) = (comp("btree"), comp("record"));
+        sim.comp_cache.insert(0x1000, (btree, 0));
+        sim.comp_cache.insert(0x3000, (record, 0));
+        let mark = |code: u8, arg: u32| Record::Marker { code, arg };
+        let run = |addr: u64, n: u8| Record::IFetch {
+            addr,
+            ninstr: n,
+            len: 4,
+        };
+        let load = |i: u64| Record::Load {
+            addr: 0x10_0000 + i * 64,
+            size: 8,
+        };
+        let probe_op = probe::Op::IndexProbe as u32;
+        let recs = [
+            Record::Thread { tid: 1 },
+            mark(marker::CONTEXT, 1),
+            mark(marker::TXN_BEGIN, 0),
+            mark(marker::OP_BEGIN, probe_op),
+            run(0x1000, 2),
+            load(0),
+            mark(marker::BTREE_LEVEL, level::at(0, 1)),
+            run(0x1000, 3),
+            load(1),
+            load(1),
+            // The second coroutine: outside any level until its own first marker.
+            mark(marker::CONTEXT, 2),
+            mark(marker::OP_BEGIN, probe_op),
+            run(0x1000, 1),
+            load(2),
+            mark(marker::BTREE_LEVEL, level::at(0, 0)),
+            run(0x1000, 7),
+            load(3),
+            // Back to the first: still at its root.
+            mark(marker::CONTEXT, 1),
+            run(0x1000, 4),
+            load(4),
+            mark(marker::BTREE_LEVEL, level::at(1, 1)),
+            run(0x1000, 4),
+            load(5),
+            load(6),
+            // The record's code counts at no level.
+            run(0x3000, 5),
+            load(7),
+            mark(marker::OP_END, probe_op),
+            run(0x1000, 2),
+            load(8),
+            mark(marker::BTREE_LEVEL, level::HINT),
+            run(0x1000, 6),
+            load(9),
+            mark(marker::TXN_END, 0),
+        ];
+        for r in &recs {
+            sim.feed(r);
+        }
+        let r = sim.report();
+        let rows: Vec<_> = (r.btree_levels.iter())
+            .map(|l| {
+                (
+                    l.height,
+                    l.level,
+                    l.hint,
+                    l.visits,
+                    l.instructions,
+                    l.misses[1].1.d,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (Some(2), Some(1), false, 1, 7, 2),
+                (Some(2), Some(2), false, 1, 4, 2),
+                (Some(1), Some(1), false, 1, 7, 1),
+                (None, None, true, 1, 6, 1),
+                (None, None, false, 0, 5, 3),
+            ]
+        );
+        // The rows sum to the B+tree component's figures.
+        let b = (r.by_component.iter())
+            .find(|b| b.component.as_deref() == Some("btree"))
+            .unwrap();
+        assert_eq!(b.instructions, rows.iter().map(|x| x.4).sum::<u64>());
+        assert!(r.to_text().contains("B+tree by level"));
+    }
+
+    /// Without level markers the report has no level table.
+    #[test]
+    fn no_markers_no_level_table() {
+        let mut sim = Simulator::new(Config::preset("xeon-e5-2660").unwrap()).unwrap();
+        sim.feed(&Record::Thread { tid: 1 });
+        sim.feed(&Record::IFetch {
+            addr: 0x1000,
+            ninstr: 3,
+            len: 4,
+        });
+        let r = sim.report();
+        assert!(r.btree_levels.is_empty());
+        assert!(!r.to_text().contains("B+tree by level"));
     }
 }

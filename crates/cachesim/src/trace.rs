@@ -30,6 +30,7 @@ pub mod marker {
     pub const THREAD_ROLE: u8 = probe::client::THREAD_ROLE as u8;
     pub const CTX_POINT: u8 = probe::client::CTX_POINT as u8;
     pub const CONTEXT: u8 = probe::client::CONTEXT as u8;
+    pub const BTREE_LEVEL: u8 = probe::client::BTREE_LEVEL as u8;
 }
 
 /// One decoded record.

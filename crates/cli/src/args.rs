@@ -557,6 +557,10 @@ pub struct RunOpts {
     /// Mark every candidate CTX point in the trace (for `steps place`).
     #[arg(long, hide = true)]
     pub trace_ctx: bool,
+    /// Mark each node a B+tree descent reaches in the trace (for `simulate
+    /// --btree-levels`).
+    #[arg(long, hide = true)]
+    pub btree_levels: bool,
     /// Memory engine: transactions each worker thread runs at once, as coroutines that
     /// also switch at every index probe that prefetched a line it will need (hash bucket,
     /// B+tree node, record), so memory stalls overlap; 1 = plain threads.
@@ -834,6 +838,14 @@ pub struct SimOpts {
     /// prefetched a line switches).
     #[arg(long, value_parser = cachesim::config::parse_size)]
     pub interleave_min_table: Option<u64>,
+    /// Add a table of the B+tree by level: for each level of the trees its descents
+    /// passed through (root to leaf, by tree height), and for leaves reached through a
+    /// hint, the B+tree's own instructions and data misses per node visited, and the
+    /// visits and last-level misses per transaction. The traced run marks each node a
+    /// descent reaches, which adds about ten instructions per node to its counts. The
+    /// memory, mvcc and disk engines.
+    #[arg(long)]
+    pub btree_levels: bool,
     /// A database loaded natively (no valgrind) for this simulation by `simulate ...
     /// --db DIR --load-only` (its marker `DIR.loaded` holds that load's command line):
     /// each traced run runs on a fresh copy of it (`run --no-load`, the disk engine's

@@ -199,6 +199,17 @@ pub(crate) fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
         ));
     }
     crate::args::interleave_fits(sim.interleave, sim.interleave_group, engine)?;
+    if sim.btree_levels
+        && !matches!(
+            engine,
+            EngineName::Memory | EngineName::Mvcc | EngineName::Disk
+        )
+    {
+        return Err(format!(
+            "--btree-levels: the {} engine has no B+tree that marks its levels (the memory, mvcc and disk engines do)",
+            engine.as_str()
+        ));
+    }
     if sim.interleave_min_table.is_some() && engine != EngineName::Memory {
         return Err("--interleave-min-table is an option of the memory engine".into());
     }
@@ -1229,6 +1240,7 @@ fn prepare_run<W: Workload>(
         rt::set_ctx_points(Some(crate::steps::load_points(p)?));
     }
     rt::set_trace_ctx(c.trace_ctx);
+    probe::set_trace_levels(c.btree_levels);
     let opts = run_engine_options(c, engine, opts)?;
     look_before_writing(
         wl,

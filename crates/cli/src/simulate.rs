@@ -107,6 +107,7 @@ pub fn child_spec(
         duration: timed.then_some(HYBRID_CAP_S),
         warmup: (!steps).then_some(0.0),
         trace_measured: true,
+        btree_levels: c.btree_levels,
         no_check: true,
         ..runspec::Options::default()
     };
@@ -288,6 +289,11 @@ fn simulate_into(
     if c.steps_team.is_empty() {
         let (mut report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db.clone())?;
         report.name_types(names);
+        if c.btree_levels && report.btree_levels.is_empty() {
+            eprintln!(
+                "note: --btree-levels: no B+tree descent was traced after warm-up (the lookups went to hash indexes)"
+            );
+        }
         json.text(&report_text(&report, elapsed));
         let value = serde_json::json!({
             "child_args": opened(&spec, &db).to_args(),

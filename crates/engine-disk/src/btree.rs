@@ -457,7 +457,10 @@ pub fn descend<'a>(
         let mut low: Option<TKey> = None;
         let mut high: Option<TKey> = None;
         let mut g = tree.fix_root(pool, Mode::S);
-        if level(g.page()) == 0 && leaf_mode == Mode::X {
+        // `simulate --btree-levels`: the root, then each child as it is fixed.
+        let top = level(g.page());
+        probe::btree_level(probe::level::at(0, top as u32));
+        if top == 0 && leaf_mode == Mode::X {
             drop(g);
             let g = tree.fix_root(pool, Mode::X);
             if level(g.page()) != 0 {
@@ -482,6 +485,7 @@ pub fn descend<'a>(
             }
             let c = child_at(p, j);
             let mode = if lvl == 1 { leaf_mode } else { Mode::S };
+            probe::btree_level(probe::level::at((top - lvl + 1) as u32, top as u32));
             let cg = pool.fix(c, mode)?;
             check_child(cg.page(), c, lvl)?;
             g = cg;

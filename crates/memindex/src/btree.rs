@@ -1076,6 +1076,9 @@ impl BTree {
     /// Without such a scheduler the second line would be a stall of its own: whole nodes.
     fn descend(&self, seek: Seek, fences: bool, split_leaf: bool) -> Found<'_> {
         'restart: loop {
+            let leaf_depth = self.leaf_depth.load(Relaxed);
+            // `simulate --btree-levels`: what follows reads the root.
+            probe::btree_level(probe::level::at(0, leaf_depth));
             let mut node = self.root();
             let Some(mut v) = node.read_lock() else {
                 node.wait_unlocked();
@@ -1092,7 +1095,6 @@ impl BTree {
             // Trees of keys of 9-16 bytes keep second words after the node (`wide`): their
             // search reads lines past `SEARCH_LINES`.
             let split = split_leaf && lines == SHORT_LINES && self.probes && rt::probes_switch();
-            let leaf_depth = self.leaf_depth.load(Relaxed);
             let mut partial = false;
             while !node.leaf {
                 // A STEPS CTX point (optimistic: a switch costs at most a restart).
@@ -1118,6 +1120,8 @@ impl BTree {
                     continue 'restart;
                 }
                 depth += 1;
+                // `simulate --btree-levels`: what follows reads the child.
+                probe::btree_level(probe::level::at(depth, leaf_depth));
                 partial = split && depth > 2 && depth == leaf_depth;
                 // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
                 // likely a miss: an interleaving scheduler runs another transaction while
@@ -1392,6 +1396,7 @@ impl BTree {
         // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
         // never freed while the tree is shared (`'t` is the tree's).
         let leaf = unsafe { hint.leaf.as_ref()? };
+        probe::btree_level(probe::level::HINT);
         let v = hint.v;
         if leaf.hdr.version.load(Acquire) != v {
             hint.leaf = std::ptr::null();
@@ -1489,6 +1494,8 @@ impl BTree {
         // looked).
         let mut eager = false;
         'restart: loop {
+            let leaf_depth = self.leaf_depth.load(Relaxed);
+            probe::btree_level(probe::level::at(0, leaf_depth));
             let mut node = self.root();
             let Some(mut v) = node.read_lock() else {
                 node.wait_unlocked();
@@ -1501,6 +1508,7 @@ impl BTree {
             // The lowest inner node whose child taken is not its last: its separator after
             // that child is the leaf's high fence (for the hint).
             let mut hi_at: Option<(&Inner, u64, usize)> = None;
+            let mut depth = 0;
             loop {
                 txnstats::add(txnstats::Counter::IndexNodes, 1);
                 // An inner node's child for `k` (validated below, before it is taken).
@@ -1602,6 +1610,8 @@ impl BTree {
                     hi_at = Some((inner, v, i));
                 }
                 parent = Some((inner, v, i));
+                depth += 1;
+                probe::btree_level(probe::level::at(depth, leaf_depth));
                 // As in `descend`: the whole child at once, one latency per level.
                 prefetch(child, self.node_lines());
                 // SAFETY: validated child pointer; nodes are never freed while shared.

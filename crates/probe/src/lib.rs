@@ -154,6 +154,44 @@ pub fn ctx_point(component: u32) {
     client::request(client::CTX_POINT, component as u64, 0);
 }
 
+/// B+tree levels (`simulate --btree-levels`): the node a descent reaches next, as the
+/// argument of a BTREE_LEVEL marker; the simulator counts the B+tree's own accesses and
+/// misses per level until the next marker or the operation's end.
+pub mod level {
+    /// The leaf a caller's leaf hint named, reached without a descent.
+    pub const HINT: u32 = 1 << 16;
+
+    /// Depth `depth` (0: the root) of a tree whose leaves lie at depth `leaf_depth` (as
+    /// far as the caller knows: a tree grows under a descent, so a deeper `depth` wins).
+    #[inline(always)]
+    pub fn at(depth: u32, leaf_depth: u32) -> u32 {
+        let d = depth.min(254);
+        d | (leaf_depth.max(d).min(254) + 1) << 8
+    }
+
+    /// (depth, height), or None for [`HINT`].
+    pub fn decode(arg: u32) -> Option<(u32, u32)> {
+        (arg & HINT == 0).then_some((arg & 0xff, (arg >> 8) & 0xff))
+    }
+}
+
+/// Whether B+tree descents mark their levels ([`set_trace_levels`]; off unless a traced
+/// run asked: a marker per node visited adds instructions to the trace).
+static TRACE_LEVELS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_trace_levels(on: bool) {
+    TRACE_LEVELS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A B+tree descent reaches the node `arg` ([`level`]) names. Natively (and in traced
+/// runs that did not ask) one load and a branch.
+#[inline(always)]
+pub fn btree_level(arg: u32) {
+    if TRACE_LEVELS.load(std::sync::atomic::Ordering::Relaxed) {
+        client::request(client::BTREE_LEVEL, arg as u64, 0);
+    }
+}
+
 /// Start recording (the tracer ignores everything before: loading is not traced).
 pub fn tracing_start() {
     client::request(client::TRACE_START, 0, 0);
@@ -186,6 +224,8 @@ pub mod client {
     /// thread's own stack): the simulator keeps open operations and the transaction in
     /// progress per context.
     pub const CONTEXT: u64 = 9;
+    /// A B+tree descent reaches a node of the level `a` names (`crate::level`).
+    pub const BTREE_LEVEL: u64 = 10;
 
     use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
@@ -194,7 +234,7 @@ pub mod client {
     /// Core request `VG_USERREQ__RUNNING_ON_VALGRIND`.
     pub const RUNNING_ON_VALGRIND: u64 = 0x1001;
 
-    /// Issues the oltptrace request `code` (1..=9) with arguments `a`, `b`: only under
+    /// Issues the oltptrace request `code` (1..=10) with arguments `a`, `b`: only under
     /// valgrind. Natively a request is one load and a branch instead of the sequence, its
     /// six argument stores and the registers the compiler writes back around it (the
     /// sequence may read memory), at a few hundred markers per TPC-C transaction.

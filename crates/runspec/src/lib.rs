@@ -45,6 +45,7 @@ pub mod flag {
     pub const STATS: &str = "--stats";
     pub const TRACE_MEASURED: &str = "--trace-measured";
     pub const TRACE_CTX: &str = "--trace-ctx";
+    pub const BTREE_LEVELS: &str = "--btree-levels";
     pub const ACKED_FILE: &str = "--acked-file";
     pub const REPORT_INTERVAL: &str = "--report-interval";
     pub const CPU: &str = "--cpu";
@@ -378,6 +379,9 @@ pub struct Options {
     pub trace_measured: bool,
     /// Mark every candidate CTX point in the trace (`steps place`).
     pub trace_ctx: bool,
+    /// `simulate`: the B+tree by level; `run` (the traced child): mark each node a
+    /// descent reaches.
+    pub btree_levels: bool,
     pub acked_file: Option<PathBuf>,
     /// Seconds.
     pub report_interval: Option<f64>,
@@ -432,6 +436,7 @@ impl Options {
         a.switch(flag::STATS, self.stats);
         a.switch(flag::TRACE_MEASURED, self.trace_measured);
         a.switch(flag::TRACE_CTX, self.trace_ctx);
+        a.switch(flag::BTREE_LEVELS, self.btree_levels);
         a.path(flag::ACKED_FILE, &self.acked_file);
         a.opt(flag::REPORT_INTERVAL, self.report_interval);
         a.opt(flag::CPU, self.cpu.as_deref());

@@ -68,6 +68,7 @@ extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 #define CR_THREAD_ROLE 7
 #define CR_CTX_POINT 8 /* a STEPS candidate CTX point (autoSTEPS) */
 #define CR_CONTEXT 9   /* the thread now runs this coroutine context (0: its own stack) */
+#define CR_BTREE_LEVEL 10 /* a B+tree descent reaches a node of this level */
 
 /*------------------------------------------------------------*/
 /*--- Options                                              ---*/
@@ -1001,6 +1002,7 @@ static Bool ot_handle_client_request(ThreadId tid, UWord* args, UWord* ret)
    case CR_TXN_END:
    case CR_CTX_POINT:
    case CR_CONTEXT:
+   case CR_BTREE_LEVEL:
       if (tracing) {
          note_thread(tid);
          put_marker((UInt)code, (UInt)args[1]);

@@ -4,6 +4,7 @@
 //! MODULE::` runs one module's tests.
 
 mod browser;
+mod btree_levels;
 mod chbench;
 mod cli;
 mod common;

@@ -51,6 +51,7 @@ fn run_options(o: &RunOpts) -> Options {
         stats: o.stats,
         trace_measured: o.trace_measured,
         trace_ctx: o.trace_ctx,
+        btree_levels: o.btree_levels,
         acked_file: o.acked_file.clone(),
         report_interval: o.report_interval,
         json: o.json.clone(),
@@ -89,6 +90,7 @@ fn sim_options(o: &SimOpts) -> Options {
         }),
         until_settled: o.sim.until_settled,
         no_3c: o.sim.no_3c,
+        btree_levels: o.btree_levels,
         json: o.json.clone(),
         out: o.out.clone(),
         ..Options::default()
@@ -520,6 +522,7 @@ fn run_spec() -> impl Strategy<Value = RunSpec> {
             stats: sw[1],
             trace_measured: sw[2],
             trace_ctx: sw[3],
+            btree_levels: sw[4],
             report_interval: interval,
             checkpoint_log: ckl,
             ..base
@@ -556,6 +559,7 @@ fn simulate_spec() -> impl Strategy<Value = RunSpec> {
             any::<bool>(),
             // Half-percent steps up to 50%: every one is written and read back exactly.
             prop::option::of((1..=100u32).prop_map(|h| h as f64 / 2.0)),
+            any::<bool>(),
         ),
         (prop::option::of(path()), prop::option::of(path())),
     )
@@ -568,7 +572,7 @@ fn simulate_spec() -> impl Strategy<Value = RunSpec> {
                 points,
                 (cpu, l1i, llc, sweep),
                 warm,
-                (no_3c, until_settled),
+                (no_3c, until_settled, btree_levels),
                 (json, out),
             )| {
                 let mut s = RunSpec::new(Command::Simulate, w);
@@ -586,6 +590,7 @@ fn simulate_spec() -> impl Strategy<Value = RunSpec> {
                     warmup_txns: warm,
                     until_settled,
                     no_3c,
+                    btree_levels,
                     json,
                     out,
                     ..base
