@@ -1286,13 +1286,10 @@ impl BTree {
         k: &KeyWords,
         mut hint: Option<&mut LeafHint>,
     ) -> (Option<u64>, *const AtomicU64, u64) {
-        // Keys over 16 bytes: the fences' words past the first sit in key blocks the
-        // node prefetch does not cover, so the lookup reads the one fence it keeps at the
-        // end (`Found::hi_at`); shorter keys read both fences on the way down, as before
-        // (no gain measured either way for them).
-        let lazy = k.len > 16;
+        // No fences on the way down (two keys copied per level): the hint keeps where
+        // the leaf's high fence is (`Found::hi_at`), read when the hint is used.
         loop {
-            let f = self.descend(Seek::At(k), hint.is_some() && !lazy, true);
+            let f = self.descend(Seek::At(k), false, true);
             if let Some(r) = Self::get_in_leaf(&f, k, hint.as_deref_mut()) {
                 return r;
             }
@@ -1346,14 +1343,12 @@ impl BTree {
                 // The fence is read (and its node's version checked) after the leaf's
                 // check: `take` keeps no hint if that node changed since the descent.
                 if lazy {
+                    // Its words past the first were asked for above, with the key's.
                     h.take(leaf, f.v, f.hi_at);
                 } else {
-                    // `hi` was read before the versions on the path were checked: it
-                    // is the leaf's high fence at `f.v`.
-                    h.leaf = leaf;
-                    h.v = f.v;
-                    h.hi = f.hi;
-                    h.fence = std::ptr::null();
+                    // Most hints of random keys are never used: the fence is read only
+                    // when one is (`resolve_fence`).
+                    h.defer(leaf, f.v, f.hi_at);
                 }
                 h.pos = found.unwrap_or(0);
                 h.ahead = 0;
