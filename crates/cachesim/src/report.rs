@@ -177,6 +177,13 @@ pub struct TypeRow {
 /// (`simulate --btree-levels`: the traced run marks each node a descent reaches).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BtreeLevelRow {
+    /// The tree's table and index (0: the primary index, k: the k-th secondary one);
+    /// None for a tree its engine did not name and for the code outside any level.
+    pub table: Option<u32>,
+    pub index: Option<u32>,
+    /// The tree's name, when the caller gave the names ([`Report::name_trees`]).
+    #[serde(default)]
+    pub tree: Option<String>,
     /// Levels in the tree (1: a tree that is one leaf); None for `hint`'s row and for
     /// the code outside any level.
     pub height: Option<u32>,
@@ -660,11 +667,16 @@ impl<'a> Ctx<'a> {
         let row = |cell: usize, arg: Option<u32>| {
             let c = &sim.counts.levels[cell];
             let (misses, stall_cycles) = self.misses_and_stall(&c.misses);
-            let at = arg.and_then(probe::level::decode);
+            let l = arg.map(probe::level::decode);
+            let tree = l.and_then(|l| l.tree);
+            let at = l.and_then(|l| l.at);
             BtreeLevelRow {
+                table: tree.map(|t| t.0),
+                index: tree.map(|t| t.1),
+                tree: None,
                 height: at.map(|a| a.1),
                 level: at.map(|a| a.0 + 1),
-                hint: arg.is_some_and(|a| a & probe::level::HINT != 0),
+                hint: l.is_some_and(|l| l.at.is_none()),
                 visits: sim.counts.level_visits[cell],
                 instructions: c.instructions,
                 misses,
@@ -675,8 +687,18 @@ impl<'a> Ctx<'a> {
             .map(|(j, &a)| row(crate::sim::LEVEL_FIRST + j, Some(a)))
             .filter(|r| r.visits > 0 || r.instructions > 0)
             .collect();
-        // Tallest trees first, each root to leaf; hinted leaves after them.
-        rows.sort_by_key(|r| (r.hint, std::cmp::Reverse(r.height), r.level));
+        // By tree (unnamed ones last), the tallest height first, each root to leaf; the
+        // tree's hinted leaves after its levels.
+        rows.sort_by_key(|r| {
+            (
+                r.table.is_none(),
+                r.table,
+                r.index,
+                r.hint,
+                std::cmp::Reverse(r.height),
+                r.level,
+            )
+        });
         rows.push(row(crate::sim::LEVEL_OUTSIDE, None));
         rows
     }
@@ -1342,6 +1364,18 @@ stall cycles by component within each transaction type (%)"
         table(o, &header, &rows);
     }
 
+    /// Name the B+trees of the level table: `names[table][index]`.
+    pub fn name_trees(&mut self, names: &[Vec<String>]) {
+        for r in &mut self.btree_levels {
+            r.tree = match (r.table, r.index) {
+                (Some(t), Some(i)) => (names.get(t as usize))
+                    .and_then(|n| n.get(i as usize))
+                    .cloned(),
+                _ => None,
+            };
+        }
+    }
+
     /// The B+tree by level: per node visited, its instructions and data misses; per
     /// transaction, its visits and last-level misses.
     fn text_btree_levels(&self, o: &mut String) {
@@ -1354,7 +1388,8 @@ stall cycles by component within each transaction type (%)"
 B+tree by level (the B+tree's own code at each level its descents reached, per transaction and per node visited; data misses)"
         );
         let mut header = vec![
-            "tree".to_string(),
+            "index".to_string(),
+            "levels".into(),
             "level".into(),
             "visits/txn".into(),
             "instr/txn".into(),
@@ -1373,10 +1408,16 @@ B+tree by level (the B+tree's own code at each level its descents reached, per t
             .btree_levels
             .iter()
             .map(|r| {
+                let index = match (&r.tree, r.table, r.index) {
+                    (Some(n), ..) => n.clone(),
+                    (None, Some(t), Some(i)) => format!("table {t} index {i}"),
+                    (None, ..) if r.height.is_some() || r.hint => "(unnamed)".to_string(),
+                    _ => "-".to_string(),
+                };
                 let (tree, level) = match (r.height, r.level, r.hint) {
                     (_, _, true) => ("-".to_string(), "leaf (hint)".to_string()),
                     (Some(h), Some(l), _) => (
-                        format!("{h} levels"),
+                        h.to_string(),
                         match l {
                             1 if h > 1 => "1 (root)".to_string(),
                             l if l == h => format!("{l} (leaf)"),
@@ -1394,6 +1435,7 @@ B+tree by level (the B+tree's own code at each level its descents reached, per t
                     t => format!("{:.*}", digits, x as f64 / t as f64),
                 };
                 let mut row = vec![
+                    index,
                     tree,
                     level,
                     match r.visits {

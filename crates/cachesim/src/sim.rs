@@ -1714,7 +1714,7 @@ mod level_tests {
             mark(marker::OP_BEGIN, probe_op),
             run(0x1000, 2),
             load(0),
-            mark(marker::BTREE_LEVEL, level::at(0, 1)),
+            mark(marker::BTREE_LEVEL, level::at(level::tree(3, 0), 0, 1)),
             run(0x1000, 3),
             load(1),
             load(1),
@@ -1723,14 +1723,14 @@ mod level_tests {
             mark(marker::OP_BEGIN, probe_op),
             run(0x1000, 1),
             load(2),
-            mark(marker::BTREE_LEVEL, level::at(0, 0)),
+            mark(marker::BTREE_LEVEL, level::at(level::tree(1, 2), 0, 0)),
             run(0x1000, 7),
             load(3),
             // Back to the first: still at its root.
             mark(marker::CONTEXT, 1),
             run(0x1000, 4),
             load(4),
-            mark(marker::BTREE_LEVEL, level::at(1, 1)),
+            mark(marker::BTREE_LEVEL, level::at(level::tree(3, 0), 1, 1)),
             run(0x1000, 4),
             load(5),
             load(6),
@@ -1740,7 +1740,7 @@ mod level_tests {
             mark(marker::OP_END, probe_op),
             run(0x1000, 2),
             load(8),
-            mark(marker::BTREE_LEVEL, level::HINT),
+            mark(marker::BTREE_LEVEL, level::hint(level::tree(3, 0))),
             run(0x1000, 6),
             load(9),
             mark(marker::TXN_END, 0),
@@ -1748,10 +1748,13 @@ mod level_tests {
         for r in &recs {
             sim.feed(r);
         }
-        let r = sim.report();
+        let mut r = sim.report();
+        r.name_trees(&[vec![], vec!["a".into()], vec![], vec!["d".into()]]);
         let rows: Vec<_> = (r.btree_levels.iter())
             .map(|l| {
                 (
+                    l.table,
+                    l.index,
                     l.height,
                     l.level,
                     l.hint,
@@ -1764,18 +1767,23 @@ mod level_tests {
         assert_eq!(
             rows,
             vec![
-                (Some(2), Some(1), false, 1, 7, 2),
-                (Some(2), Some(2), false, 1, 4, 2),
-                (Some(1), Some(1), false, 1, 7, 1),
-                (None, None, true, 1, 6, 1),
-                (None, None, false, 0, 5, 3),
+                (Some(1), Some(2), Some(1), Some(1), false, 1, 7, 1),
+                (Some(3), Some(0), Some(2), Some(1), false, 1, 7, 2),
+                (Some(3), Some(0), Some(2), Some(2), false, 1, 4, 2),
+                (Some(3), Some(0), None, None, true, 1, 6, 1),
+                (None, None, None, None, false, 0, 5, 3),
             ]
         );
+        // Named where the names reach: table 1 has no index 2's name.
+        let names: Vec<_> = r.btree_levels.iter().map(|l| l.tree.clone()).collect();
+        assert_eq!(names[0], None);
+        assert_eq!(names[1].as_deref(), Some("d"));
+        assert!(r.to_text().contains("table 1 index 2"));
         // The rows sum to the B+tree component's figures.
         let b = (r.by_component.iter())
             .find(|b| b.component.as_deref() == Some("btree"))
             .unwrap();
-        assert_eq!(b.instructions, rows.iter().map(|x| x.4).sum::<u64>());
+        assert_eq!(b.instructions, rows.iter().map(|x| x.6).sum::<u64>());
         assert!(r.to_text().contains("B+tree by level"));
     }
 

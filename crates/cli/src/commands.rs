@@ -187,7 +187,7 @@ fn sim_of<C: clap::Args + AsRef<SimOpts>>(w: &RunWorkload<C>) -> &SimOpts {
 /// from what was parsed.
 pub(crate) fn traced_workload<C: clap::Args + AsRef<SimOpts>>(
     w: &RunWorkload<C>,
-) -> Result<(&C, runspec::Workload, Vec<String>), String> {
+) -> Result<(&C, runspec::Workload, crate::simulate::Names), String> {
     let sim = sim_of(w);
     let engine = sim.engine;
     if engine == EngineName::Postgres
@@ -916,14 +916,14 @@ pub fn check_fits_in(
 
 /// Whether the traced run fits (before valgrind starts); the workload's transaction
 /// type names, for the simulation's per-type tables.
-fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<Vec<String>, String> {
+fn sim_fits<W: Workload>(wl: &W, c: &SimOpts) -> Result<crate::simulate::Names, String> {
     check_fits(wl, c.engine, c.disk.bpool_size)?;
     let db = DbArgs {
         engine: Some(c.engine),
         ..DbArgs::default()
     };
     engine_setup(&db, &c.disk, false, Some(c.log()), None)?;
-    Ok(wl.txn_types().iter().map(|n| n.to_string()).collect())
+    Ok(crate::simulate::Names::of(wl))
 }
 
 /// `run`'s logging: `--log`; else async on an in-memory engine's database kept in --db

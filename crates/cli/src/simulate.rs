@@ -201,8 +201,31 @@ fn config_for(c: &SimOpts, steps: bool) -> Result<cachesim::Config, String> {
     })
 }
 
-/// `names`: the workload's transaction types by number, for the per-type tables.
-pub fn simulate(c: &SimOpts, workload: runspec::Workload, names: &[String]) -> Result<(), String> {
+/// The workload's names for what the simulator numbers: its transaction types, for the
+/// per-type tables, and each table's indexes (the primary first), for the B+tree level
+/// table.
+#[derive(Debug, Clone, Default)]
+pub struct Names {
+    pub types: Vec<String>,
+    pub trees: Vec<Vec<String>>,
+}
+
+impl Names {
+    pub fn of<W: workloads::Workload>(wl: &W) -> Names {
+        Names {
+            types: wl.txn_types().iter().map(|n| n.to_string()).collect(),
+            trees: (wl.schema().tables.iter())
+                .map(|t| {
+                    std::iter::once(t.name.clone())
+                        .chain(t.secondary.iter().map(|s| format!("{}.{}", t.name, s.name)))
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+}
+
+pub fn simulate(c: &SimOpts, workload: runspec::Workload, names: &Names) -> Result<(), String> {
     let mut cfg = config_for(c, query_steps(&workload))?;
     if c.load_only {
         let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
@@ -249,7 +272,7 @@ fn simulate_into(
     workload: runspec::Workload,
     cfg: cachesim::Config,
     json: &JsonOut,
-    names: &[String],
+    names: &Names,
 ) -> Result<serde_json::Value, String> {
     let coroutines = crate::args::coroutines(c.coroutines, &c.steps_team)?;
     // A kept database is checked before valgrind is prepared: refused in one line.
@@ -288,7 +311,8 @@ fn simulate_into(
 
     if c.steps_team.is_empty() {
         let (mut report, _, elapsed) = trace_once(&cfg, &setup, &spec, false, db.clone())?;
-        report.name_types(names);
+        report.name_types(&names.types);
+        report.name_trees(&names.trees);
         if c.btree_levels && report.btree_levels.is_empty() {
             eprintln!(
                 "note: --btree-levels: no B+tree descent was traced after warm-up (the lookups went to hash indexes)"

@@ -109,6 +109,12 @@ pub struct Tree {
 }
 
 impl Tree {
+    /// The tree's name in `simulate --btree-levels`' markers.
+    #[inline]
+    fn trace_tree(&self) -> u32 {
+        probe::level::tree(self.table as usize, self.index as usize)
+    }
+
     pub fn open(pool: &BufferPool, root: u64, table: u32, index: u16) -> Result<Tree> {
         let root_frame = pool.pin_forever(root)?;
         let g = pool.fix_frame(root_frame, root, Mode::S);
@@ -459,7 +465,7 @@ pub fn descend<'a>(
         let mut g = tree.fix_root(pool, Mode::S);
         // `simulate --btree-levels`: the root, then each child as it is fixed.
         let top = level(g.page());
-        probe::btree_level(probe::level::at(0, top as u32));
+        probe::btree_level(probe::level::at(tree.trace_tree(), 0, top as u32));
         if top == 0 && leaf_mode == Mode::X {
             drop(g);
             let g = tree.fix_root(pool, Mode::X);
@@ -485,7 +491,11 @@ pub fn descend<'a>(
             }
             let c = child_at(p, j);
             let mode = if lvl == 1 { leaf_mode } else { Mode::S };
-            probe::btree_level(probe::level::at((top - lvl + 1) as u32, top as u32));
+            probe::btree_level(probe::level::at(
+                tree.trace_tree(),
+                (top - lvl + 1) as u32,
+                top as u32,
+            ));
             let cg = pool.fix(c, mode)?;
             check_child(cg.page(), c, lvl)?;
             g = cg;

@@ -91,7 +91,8 @@ impl Catalog {
         let tables = schema
             .tables
             .iter()
-            .map(|t| {
+            .enumerate()
+            .map(|(ti, t)| {
                 let long = t.primary == IndexKind::BTree && long_keys(t);
                 let probes = probes_pay(t, probe_min);
                 let mut td = TableData {
@@ -127,6 +128,10 @@ impl Catalog {
                 td.primary.set_probes(probes);
                 for s in &mut td.secondary {
                     s.index.set_probes(probes);
+                }
+                td.primary.set_trace_tree(probe::level::tree(ti, 0));
+                for (si, s) in td.secondary.iter_mut().enumerate() {
+                    s.index.set_trace_tree(probe::level::tree(ti, si + 1));
                 }
                 td
             })

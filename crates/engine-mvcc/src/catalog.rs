@@ -33,23 +33,33 @@ impl Catalog {
             tables: schema
                 .tables
                 .iter()
-                .map(|t| Table {
-                    name: t.name.clone(),
-                    row_size: t.row_size,
-                    kind: t.primary,
-                    primary: match t.primary {
-                        IndexKind::BTree => Index::BTree(BTree::new()),
-                        IndexKind::Hash => Index::Hash(HashIndex::new(t.expected_rows, ObjKeys)),
-                    },
-                    secondary: t
-                        .secondary
-                        .iter()
-                        .map(|s| SecIndex {
-                            index: Index::BTree(BTree::new()),
-                            unique: s.unique,
-                            key_of: s.key_of,
-                        })
-                        .collect(),
+                .enumerate()
+                .map(|(ti, t)| {
+                    let mut table = Table {
+                        name: t.name.clone(),
+                        row_size: t.row_size,
+                        kind: t.primary,
+                        primary: match t.primary {
+                            IndexKind::BTree => Index::BTree(BTree::new()),
+                            IndexKind::Hash => {
+                                Index::Hash(HashIndex::new(t.expected_rows, ObjKeys))
+                            }
+                        },
+                        secondary: t
+                            .secondary
+                            .iter()
+                            .map(|s| SecIndex {
+                                index: Index::BTree(BTree::new()),
+                                unique: s.unique,
+                                key_of: s.key_of,
+                            })
+                            .collect(),
+                    };
+                    table.primary.set_trace_tree(probe::level::tree(ti, 0));
+                    for (si, s) in table.secondary.iter_mut().enumerate() {
+                        s.index.set_trace_tree(probe::level::tree(ti, si + 1));
+                    }
+                    table
                 })
                 .collect(),
         }

@@ -775,6 +775,8 @@ pub struct BTree {
     /// Lookups reach probe points (`BTree::set_probes`): false for a tree expected to
     /// stay in cache, whose lookups then only prefetch.
     probes: bool,
+    /// The tree's name in `simulate --btree-levels`' markers (`BTree::set_trace_tree`).
+    tree: u32,
 }
 
 // SAFETY: all shared state is atomics; nodes are freed only in Drop (exclusive access).
@@ -1022,7 +1024,14 @@ impl BTree {
             leaf_depth: AtomicU32::new(0),
             pruned: parking_lot::Mutex::new(Vec::new()),
             probes: true,
+            tree: probe::level::NO_TREE,
         }
+    }
+
+    /// Name the tree in the level markers of `simulate --btree-levels`
+    /// (`probe::level::tree`: its table and index).
+    pub fn set_trace_tree(&mut self, tree: u32) {
+        self.tree = tree;
     }
 
     /// Whether lookups reach probe points below the top two levels (default: yes). An
@@ -1078,7 +1087,7 @@ impl BTree {
         'restart: loop {
             let leaf_depth = self.leaf_depth.load(Relaxed);
             // `simulate --btree-levels`: what follows reads the root.
-            probe::btree_level(probe::level::at(0, leaf_depth));
+            probe::btree_level(probe::level::at(self.tree, 0, leaf_depth));
             let mut node = self.root();
             let Some(mut v) = node.read_lock() else {
                 node.wait_unlocked();
@@ -1121,7 +1130,7 @@ impl BTree {
                 }
                 depth += 1;
                 // `simulate --btree-levels`: what follows reads the child.
-                probe::btree_level(probe::level::at(depth, leaf_depth));
+                probe::btree_level(probe::level::at(self.tree, depth, leaf_depth));
                 partial = split && depth > 2 && depth == leaf_depth;
                 // Below the top two levels (1 + 32 nodes, which stay in cache) a node is
                 // likely a miss: an interleaving scheduler runs another transaction while
@@ -1206,7 +1215,7 @@ impl BTree {
         hint: &mut LeafHint,
     ) -> (Option<u64>, *const AtomicU64, u64) {
         let k = KeyWords::new(key);
-        if let Some(r) = Self::get_at_hint(&k, hint) {
+        if let Some(r) = Self::get_at_hint(self.tree, &k, hint) {
             return r;
         }
         self.get_from_root(&k, Some(hint))
@@ -1237,7 +1246,7 @@ impl BTree {
         holds: impl FnOnce(u64, &[u8]) -> bool,
     ) -> (Option<u64>, *const AtomicU64, u64, bool) {
         let k = KeyWords::new(key);
-        if let Some((val, ver, v)) = Self::get_at_hint(&k, hint) {
+        if let Some((val, ver, v)) = Self::get_at_hint(self.tree, &k, hint) {
             return (val, ver, v, false);
         }
         if k.len <= 16 {
@@ -1360,10 +1369,11 @@ impl BTree {
 
     /// The lookup in the hinted leaf (`hinted_leaf`). `None`: take the full path.
     fn get_at_hint(
+        tree: u32,
         k: &KeyWords,
         hint: &mut LeafHint,
     ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
-        let (leaf, v, n) = Self::hinted_leaf(k, hint)?;
+        let (leaf, v, n) = Self::hinted_leaf(tree, k, hint)?;
         txnstats::add(txnstats::Counter::IndexNodes, 1);
         // The slot after the last one found first. Only a guess (an insert since may
         // have moved keys): the compare decides.
@@ -1387,11 +1397,15 @@ impl BTree {
     /// then: a pruned neighbour's range may have joined it, nothing else changes a range
     /// without changing the leaf's version) and `k` lies in it (from its first key to the
     /// high fence seen then). A changed leaf also clears the hint.
-    fn hinted_leaf<'t>(k: &KeyWords, hint: &mut LeafHint) -> Option<(&'t Leaf, u64, usize)> {
+    fn hinted_leaf<'t>(
+        tree: u32,
+        k: &KeyWords,
+        hint: &mut LeafHint,
+    ) -> Option<(&'t Leaf, u64, usize)> {
         // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
         // never freed while the tree is shared (`'t` is the tree's).
         let leaf = unsafe { hint.leaf.as_ref()? };
-        probe::btree_level(probe::level::HINT);
+        probe::btree_level(probe::level::hint(tree));
         let v = hint.v;
         if leaf.hdr.version.load(Acquire) != v {
             hint.leaf = std::ptr::null();
@@ -1432,7 +1446,7 @@ impl BTree {
     ) -> Result<NodeChange, u64> {
         self.note_key(key);
         let k = KeyWords::new(key);
-        if let Some(r) = Self::insert_at_hint(&k, val, hint) {
+        if let Some(r) = Self::insert_at_hint(self.tree, &k, val, hint) {
             return r;
         }
         self.insert_impl(&k, val, Some(hint))
@@ -1441,11 +1455,12 @@ impl BTree {
     /// The insert into the hinted leaf (`hinted_leaf`), if it has room. `None`: take the
     /// full path.
     fn insert_at_hint(
+        tree: u32,
         k: &KeyWords,
         val: u64,
         hint: &mut LeafHint,
     ) -> Option<Result<NodeChange, u64>> {
-        let (leaf, v, n) = Self::hinted_leaf(k, hint)?;
+        let (leaf, v, n) = Self::hinted_leaf(tree, k, hint)?;
         if n == FANOUT {
             return None;
         }
@@ -1490,7 +1505,7 @@ impl BTree {
         let mut eager = false;
         'restart: loop {
             let leaf_depth = self.leaf_depth.load(Relaxed);
-            probe::btree_level(probe::level::at(0, leaf_depth));
+            probe::btree_level(probe::level::at(self.tree, 0, leaf_depth));
             let mut node = self.root();
             let Some(mut v) = node.read_lock() else {
                 node.wait_unlocked();
@@ -1528,6 +1543,10 @@ impl BTree {
                             unsafe { c.as_ref() }.is_some_and(|c| c.count() == FANOUT)
                         }));
                 if node.leaf {
+                    if depth != leaf_depth {
+                        // As `descend` does: a tree only inserted into marks its height too.
+                        self.leaf_depth.store(depth, Relaxed);
+                    }
                     let leaf = as_leaf(node);
                     let n = node.count();
                     let i = leaf.keys.rank(n, &k, false);
@@ -1606,7 +1625,7 @@ impl BTree {
                 }
                 parent = Some((inner, v, i));
                 depth += 1;
-                probe::btree_level(probe::level::at(depth, leaf_depth));
+                probe::btree_level(probe::level::at(self.tree, depth, leaf_depth));
                 // As in `descend`: the whole child at once, one latency per level.
                 prefetch(child, self.node_lines());
                 // SAFETY: validated child pointer; nodes are never freed while shared.
@@ -1750,7 +1769,7 @@ impl BTree {
         hint: &mut LeafHint,
     ) -> Option<NodeChange> {
         let k = KeyWords::new(key);
-        if let Some((leaf, v, n)) = Self::hinted_leaf(&k, hint) {
+        if let Some((leaf, v, n)) = Self::hinted_leaf(self.tree, &k, hint) {
             if n > 1 {
                 let i = leaf
                     .slot_of(n, &k, hint.pos)

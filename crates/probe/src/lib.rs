@@ -156,22 +156,85 @@ pub fn ctx_point(component: u32) {
 
 /// B+tree levels (`simulate --btree-levels`): the node a descent reaches next, as the
 /// argument of a BTREE_LEVEL marker; the simulator counts the B+tree's own accesses and
-/// misses per level until the next marker or the operation's end.
+/// misses per tree and level until the next marker or the operation's end. Bits 0-7:
+/// the node's depth (0: the root); 8-15: the tree's height in levels as the descent
+/// knows it; 16: a leaf reached through a lookup's leaf hint (no depth or height);
+/// 17-31: the tree ([`level::tree`]).
 pub mod level {
     /// The leaf a caller's leaf hint named, reached without a descent.
     pub const HINT: u32 = 1 << 16;
+    /// A tree its owner did not name.
+    pub const NO_TREE: u32 = 0x7fff;
 
-    /// Depth `depth` (0: the root) of a tree whose leaves lie at depth `leaf_depth` (as
-    /// far as the caller knows: a tree grows under a descent, so a deeper `depth` wins).
-    #[inline(always)]
-    pub fn at(depth: u32, leaf_depth: u32) -> u32 {
-        let d = depth.min(254);
-        d | (leaf_depth.max(d).min(254) + 1) << 8
+    /// The tree of table `table`'s index `index` (0: the primary index, k: the k-th
+    /// secondary one); [`NO_TREE`] beyond 2,047 tables or 15 secondary indexes.
+    pub fn tree(table: usize, index: usize) -> u32 {
+        if table < 2047 && index < 16 {
+            (table as u32) << 4 | index as u32
+        } else {
+            NO_TREE
+        }
     }
 
-    /// (depth, height), or None for [`HINT`].
-    pub fn decode(arg: u32) -> Option<(u32, u32)> {
-        (arg & HINT == 0).then_some((arg & 0xff, (arg >> 8) & 0xff))
+    /// Depth `depth` (0: the root) of tree `tree`, whose leaves lie at depth `leaf_depth`
+    /// as far as the caller knows (a tree grows under a descent: a deeper `depth` wins).
+    #[inline(always)]
+    pub fn at(tree: u32, depth: u32, leaf_depth: u32) -> u32 {
+        let d = depth.min(254);
+        d | (leaf_depth.max(d).min(254) + 1) << 8 | tree << 17
+    }
+
+    /// A leaf of tree `tree` reached through a hint.
+    #[inline(always)]
+    pub fn hint(tree: u32) -> u32 {
+        HINT | tree << 17
+    }
+
+    /// What a marker's argument says.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Level {
+        /// (table, index), None for [`NO_TREE`].
+        pub tree: Option<(u32, u32)>,
+        /// (depth, height), None for a hinted leaf.
+        pub at: Option<(u32, u32)>,
+    }
+
+    pub fn decode(arg: u32) -> Level {
+        let t = arg >> 17;
+        Level {
+            tree: (t != NO_TREE).then_some((t >> 4, t & 15)),
+            at: (arg & HINT == 0).then_some((arg & 0xff, (arg >> 8) & 0xff)),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn levels_and_trees_round_trip() {
+            let t = tree(9, 2);
+            assert_eq!(
+                decode(at(t, 3, 4)),
+                Level {
+                    tree: Some((9, 2)),
+                    at: Some((3, 5))
+                }
+            );
+            // A tree that grew under the descent: the depth reached wins.
+            assert_eq!(decode(at(t, 5, 4)).at, Some((5, 6)));
+            assert_eq!(
+                decode(hint(t)),
+                Level {
+                    tree: Some((9, 2)),
+                    at: None
+                }
+            );
+            assert_eq!(decode(at(NO_TREE, 0, 0)).tree, None);
+            assert_eq!(tree(2047, 0), NO_TREE);
+            assert_eq!(tree(0, 16), NO_TREE);
+            assert_eq!(decode(at(tree(2046, 15), 254, 300)).tree, Some((2046, 15)));
+        }
     }
 }
 
