@@ -177,6 +177,10 @@ pub struct TypeRow {
 /// (`simulate --btree-levels`: the traced run marks each node a descent reaches).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BtreeLevelRow {
+    /// The row's name (`order_line 5/5`: the tree, then level / levels; `leaf (hint)`
+    /// for its hinted leaves; `(no level)`), which `compare` lines rows up by.
+    #[serde(default)]
+    pub name: String,
     /// The tree's table and index (0: the primary index, k: the k-th secondary one);
     /// None for a tree its engine did not name and for the code outside any level.
     pub table: Option<u32>,
@@ -197,6 +201,26 @@ pub struct BtreeLevelRow {
     /// (level name, misses) for each cache level present.
     pub misses: Vec<(String, Split)>,
     pub stall_cycles: u64,
+}
+
+impl BtreeLevelRow {
+    /// The tree: its name, else its table and index numbers.
+    fn tree_label(&self) -> String {
+        match (&self.tree, self.table, self.index) {
+            (Some(n), ..) => n.clone(),
+            (None, Some(t), Some(i)) => format!("table {t} index {i}"),
+            (None, ..) if self.height.is_some() || self.hint => "(unnamed)".to_string(),
+            _ => "-".to_string(),
+        }
+    }
+
+    fn label(&self) -> String {
+        match (self.hint, self.level, self.height) {
+            (true, ..) => format!("{} leaf (hint)", self.tree_label()),
+            (false, Some(l), Some(h)) => format!("{} {l}/{h}", self.tree_label()),
+            _ => "(no level)".to_string(),
+        }
+    }
 }
 
 /// One function's figures (functions are ranked by stall cycles).
@@ -671,6 +695,7 @@ impl<'a> Ctx<'a> {
             let tree = l.and_then(|l| l.tree);
             let at = l.and_then(|l| l.at);
             BtreeLevelRow {
+                name: String::new(),
                 table: tree.map(|t| t.0),
                 index: tree.map(|t| t.1),
                 tree: None,
@@ -700,6 +725,9 @@ impl<'a> Ctx<'a> {
             )
         });
         rows.push(row(crate::sim::LEVEL_OUTSIDE, None));
+        for r in &mut rows {
+            r.name = r.label();
+        }
         rows
     }
 
@@ -1373,6 +1401,7 @@ stall cycles by component within each transaction type (%)"
                     .cloned(),
                 _ => None,
             };
+            r.name = r.label();
         }
     }
 
@@ -1408,12 +1437,7 @@ B+tree by level (the B+tree's own code at each level its descents reached, per t
             .btree_levels
             .iter()
             .map(|r| {
-                let index = match (&r.tree, r.table, r.index) {
-                    (Some(n), ..) => n.clone(),
-                    (None, Some(t), Some(i)) => format!("table {t} index {i}"),
-                    (None, ..) if r.height.is_some() || r.hint => "(unnamed)".to_string(),
-                    _ => "-".to_string(),
-                };
+                let index = r.tree_label();
                 let (tree, level) = match (r.height, r.level, r.hint) {
                     (_, _, true) => ("-".to_string(), "leaf (hint)".to_string()),
                     (Some(h), Some(l), _) => (

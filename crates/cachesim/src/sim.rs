@@ -1779,6 +1779,17 @@ mod level_tests {
         assert_eq!(names[0], None);
         assert_eq!(names[1].as_deref(), Some("d"));
         assert!(r.to_text().contains("table 1 index 2"));
+        let labels: Vec<&str> = r.btree_levels.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "table 1 index 2 1/1",
+                "d 1/2",
+                "d 2/2",
+                "d leaf (hint)",
+                "(no level)"
+            ]
+        );
         // The rows sum to the B+tree component's figures.
         let b = (r.by_component.iter())
             .find(|b| b.component.as_deref() == Some("btree"))
