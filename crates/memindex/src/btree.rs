@@ -1306,14 +1306,13 @@ impl BTree {
     }
 
     /// [`BTree::get_from_root`]'s step in the leaf `f` it descended to (found without the
-    /// fences when `k` is over 16 bytes). `None`: the leaf changed meanwhile; descend again.
+    /// fences). `None`: the leaf changed meanwhile; descend again.
     #[inline]
     fn get_in_leaf(
         f: &Found<'_>,
         k: &KeyWords,
         hint: Option<&mut LeafHint>,
     ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
-        let lazy = k.len > 16;
         let leaf = f.leaf;
         let n = leaf.hdr.count();
         let i = leaf.keys.rank(n, k, false);
@@ -1351,14 +1350,10 @@ impl BTree {
             if let Some(h) = hint {
                 // The fence is read (and its node's version checked) after the leaf's
                 // check: `take` keeps no hint if that node changed since the descent.
-                if lazy {
-                    // Its words past the first were asked for above, with the key's.
-                    h.take(leaf, f.v, f.hi_at);
-                } else {
-                    // Most hints of random keys are never used: the fence is read only
-                    // when one is (`resolve_fence`).
-                    h.defer(leaf, f.v, f.hi_at);
-                }
+                // The one fence the hint keeps, read once here (for keys over 16 bytes
+                // its words past the first were asked for above, with the key's), not
+                // two keys copied at every level on the way down.
+                h.take(leaf, f.v, f.hi_at);
                 h.pos = found.unwrap_or(0);
                 h.ahead = 0;
             }
