@@ -1082,6 +1082,10 @@ fn plot_simulation(dir: &Path, report: &serde_json::Value) -> Result<Vec<PathBuf
             body += &format!("<figure>{svg}</figure>\n");
         }
     }
+    if let Some(svg) = btree_levels(sim, levels, total)? {
+        files.push(write(&pd.join("stall-by-btree-level.svg"), &svg)?);
+        body += &format!("<figure>{svg}</figure>\n");
+    }
     for (level, svgs) in size_sweep(sim)? {
         for (i, svg) in svgs.iter().enumerate() {
             let kind = ["mpki", "stall-share"][i];
@@ -1152,6 +1156,57 @@ fn stall_breakdown(
         .collect();
     stacked_bars(
         &format!("share of stall cycles by {label}, per level"),
+        "% of stall cycles",
+        &cats,
+        &series,
+    )
+    .map(Some)
+}
+
+/// `simulate --btree-levels`: each B+tree level's (and hinted leaves') share of all stall
+/// cycles `total`, stacked by cache level (its misses there times the level's miss
+/// penalty), the levels of one tree side by side; none without the table.
+fn btree_levels(
+    sim: &serde_json::Value,
+    levels: &[serde_json::Value],
+    total: f64,
+) -> Result<Option<String>, String> {
+    let Some(rows) = sim["btree_levels"].as_array() else {
+        return Ok(None);
+    };
+    // The rows of trees (not the code outside any level), with stall cycles.
+    let rows: Vec<&serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["height"].is_u64() || r["hint"] == true)
+        .filter(|r| r["stall_cycles"].as_f64().unwrap_or(0.0) > 0.0)
+        .collect();
+    if rows.is_empty() || total <= 0.0 {
+        return Ok(None);
+    }
+    let cats: Vec<String> = rows
+        .iter()
+        .map(|r| r["name"].as_str().unwrap_or("?").to_string())
+        .collect();
+    let series: Vec<(String, Vec<f64>)> = levels
+        .iter()
+        .map(|l| {
+            let name = l["name"].as_str().unwrap_or("?");
+            let penalty = l["miss_penalty_cycles"].as_f64().unwrap_or(0.0);
+            let v = rows
+                .iter()
+                .map(|r| {
+                    let misses = (r["misses"].as_array().into_iter().flatten())
+                        .find(|m| m[0] == name)
+                        .and_then(|m| m[1]["total"].as_f64())
+                        .unwrap_or(0.0);
+                    100.0 * misses * penalty / total
+                })
+                .collect();
+            (name.to_string(), v)
+        })
+        .collect();
+    stacked_bars(
+        "share of stall cycles by B+tree level (tree level/levels), per cache level",
         "% of stall cycles",
         &cats,
         &series,

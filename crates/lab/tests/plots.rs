@@ -186,6 +186,43 @@ fn a_simulate_results_directory_plots_mpki_per_level_and_stall_shares() {
 }
 
 #[test]
+fn btree_levels_plot_each_levels_share_of_the_stall_cycles() {
+    let (_d, dir) = fixture("simulate-out");
+    let path = dir.join("report.json");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let row = |name: &str, height: Option<u64>, hint: bool, llc: u64| {
+        let m = |n: u64| serde_json::json!({"i": 0, "d": n, "total": n});
+        serde_json::json!({
+            "name": name, "height": height, "level": height, "hint": hint,
+            "visits": 10, "instructions": 1000, "stall_cycles": llc * 100,
+            "misses": [["L1-I", m(0)], ["L1-D", m(llc)], ["L2", m(llc)], ["LLC", m(llc)]],
+        })
+    };
+    r["simulation"]["btree_levels"] = serde_json::json!([
+        row("order_line 5/5", Some(5), false, 40),
+        row("order_line leaf (hint)", None, true, 3),
+        // The code outside any level, and a level without stall cycles: no bars.
+        row("(no level)", None, false, 9),
+        row("order_line 1/5", Some(5), false, 0),
+    ]);
+    std::fs::write(&path, r.to_string()).unwrap();
+    let files = plot::plot(&dir).unwrap();
+    let f = files
+        .iter()
+        .find(|f| f.ends_with("stall-by-btree-level.svg"))
+        .expect("a B+tree level chart");
+    let l = labels(&std::fs::read_to_string(f).unwrap());
+    for t in ["order_line 5/5", "order_line leaf (hint)", "LLC"] {
+        assert!(l.iter().any(|x| x == t), "{t} in {l:?}");
+    }
+    for t in ["(no level)", "order_line 1/5"] {
+        assert!(!l.iter().any(|x| x == t), "{t} in {l:?}");
+    }
+    // Without the table, no chart (the test above).
+}
+
+#[test]
 fn a_size_sweep_plots_mpki_and_the_stall_share_per_size() {
     let (_d, dir) = fixture("simulate-out");
     let path = dir.join("report.json");
