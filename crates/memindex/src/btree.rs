@@ -1295,8 +1295,8 @@ impl BTree {
         k: &KeyWords,
         mut hint: Option<&mut LeafHint>,
     ) -> (Option<u64>, *const AtomicU64, u64) {
-        // No fences on the way down (two keys copied per level): the hint keeps where
-        // the leaf's high fence is (`Found::hi_at`), read when the hint is used.
+        // No fences on the way down (two keys copied per level): the hint's one fence,
+        // the leaf's high one, is read at the leaf (`Found::hi_at`, `get_in_leaf`).
         loop {
             let f = self.descend(Seek::At(k), false, true);
             if let Some(r) = Self::get_in_leaf(&f, k, hint.as_deref_mut()) {
@@ -1348,11 +1348,10 @@ impl BTree {
         let val = found.map(|i| leaf.vals[i].load(Relaxed));
         if leaf.hdr.check(f.v) {
             if let Some(h) = hint {
-                // The fence is read (and its node's version checked) after the leaf's
-                // check: `take` keeps no hint if that node changed since the descent.
-                // The one fence the hint keeps, read once here (for keys over 16 bytes
-                // its words past the first were asked for above, with the key's), not
-                // two keys copied at every level on the way down.
+                // The one fence the hint keeps, read once here, after the leaf's check
+                // (for keys over 16 bytes its words past the first were asked for above,
+                // with the key's): `take` keeps no hint if that fence's node changed
+                // since the descent.
                 h.take(leaf, f.v, f.hi_at);
                 h.pos = found.unwrap_or(0);
                 h.ahead = 0;
