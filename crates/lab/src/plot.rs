@@ -644,6 +644,18 @@ pub fn stacked_bars(
         .fold(0.0, f64::max)
         .max(1e-9)
         * 1.1;
+    // Labels wider than their bar's slot (about 7 px a character) stand on end, below.
+    let longest = categories
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0) as u32;
+    let rotate = longest * 7 > (W - 170 - 94) / n as u32;
+    let label_area = if rotate {
+        (longest * 7 + 12).min(H / 2)
+    } else {
+        40
+    };
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (W, H)).into_drawing_area();
@@ -652,7 +664,7 @@ pub fn stacked_bars(
         let mut ch = ChartBuilder::on(&plot_area)
             .caption(title, ("sans-serif", 16))
             .margin(12)
-            .x_label_area_size(40)
+            .x_label_area_size(label_area)
             .y_label_area_size(70)
             .build_cartesian_2d(-0.5..(n as f64 - 0.5), 0.0..ymax)
             .map_err(draw_err)?;
@@ -665,8 +677,8 @@ pub fn stacked_bars(
                 String::new()
             }
         };
-        ch.configure_mesh()
-            .disable_x_mesh()
+        let mut mesh = ch.configure_mesh();
+        mesh.disable_x_mesh()
             .x_labels(n)
             .x_label_formatter(&xfmt)
             .y_desc(y_desc)
@@ -676,9 +688,15 @@ pub fn stacked_bars(
                 } else {
                     format!("{v:.2}")
                 }
-            })
-            .draw()
-            .map_err(draw_err)?;
+            });
+        if rotate {
+            mesh.x_label_style(
+                ("sans-serif", 12)
+                    .into_font()
+                    .transform(FontTransform::Rotate90),
+            );
+        }
+        mesh.draw().map_err(draw_err)?;
         let mut base = vec![0.0; categories.len()];
         for (j, (_, vals)) in series.iter().enumerate() {
             let c = PALETTE[j % PALETTE.len()];
@@ -1163,6 +1181,9 @@ fn stall_breakdown(
     .map(Some)
 }
 
+/// Bars of the B+tree level chart at most (TPC-C has about 30 levels and hinted leaves).
+const BTREE_BARS: usize = 12;
+
 /// `simulate --btree-levels`: each B+tree level's (and hinted leaves') share of all stall
 /// cycles `total`, stacked by cache level (its misses there times the level's miss
 /// penalty), the levels of one tree side by side; none without the table.
@@ -1174,18 +1195,37 @@ fn btree_levels(
     let Some(rows) = sim["btree_levels"].as_array() else {
         return Ok(None);
     };
-    // The rows of trees (not the code outside any level), with stall cycles.
-    let rows: Vec<&serde_json::Value> = rows
+    // The rows of trees (not the code outside any level) with stall cycles, at most
+    // `BTREE_BARS` of them, those with the most, in the table's order.
+    let mut rows: Vec<(usize, &serde_json::Value)> = rows
         .iter()
         .filter(|r| r["height"].is_u64() || r["hint"] == true)
         .filter(|r| r["stall_cycles"].as_f64().unwrap_or(0.0) > 0.0)
+        .enumerate()
         .collect();
+    rows.sort_by(|a, b| {
+        let s = |r: &serde_json::Value| r["stall_cycles"].as_f64().unwrap_or(0.0);
+        s(b.1).total_cmp(&s(a.1))
+    });
+    rows.truncate(BTREE_BARS);
+    rows.sort_by_key(|r| r.0);
+    let rows: Vec<&serde_json::Value> = rows.into_iter().map(|r| r.1).collect();
     if rows.is_empty() || total <= 0.0 {
         return Ok(None);
     }
+    // Reports older than the rows' names: the tree, then level / levels.
     let cats: Vec<String> = rows
         .iter()
-        .map(|r| r["name"].as_str().unwrap_or("?").to_string())
+        .map(|r| match r["name"].as_str() {
+            Some(n) if !n.is_empty() => n.to_string(),
+            _ => {
+                let tree = r["tree"].as_str().unwrap_or("?");
+                match (r["level"].as_u64(), r["height"].as_u64()) {
+                    (Some(l), Some(h)) => format!("{tree} {l}/{h}"),
+                    _ => format!("{tree} leaf (hint)"),
+                }
+            }
+        })
         .collect();
     let series: Vec<(String, Vec<f64>)> = levels
         .iter()
@@ -1206,7 +1246,7 @@ fn btree_levels(
         })
         .collect();
     stacked_bars(
-        "share of stall cycles by B+tree level (tree level/levels), per cache level",
+        "stall cycles' share of the B+tree levels with most (tree level/levels)",
         "% of stall cycles",
         &cats,
         &series,
