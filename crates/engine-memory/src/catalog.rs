@@ -6,6 +6,7 @@ use crate::record::{row_words, Rec};
 use api::{IndexKind, Result, Schema};
 use memindex::btree::BTree;
 use memindex::hash::{HashIndex, Keys};
+use probe::level::tree;
 use std::ops::Bound;
 
 /// The engine's indexes: hash indexes read their keys from the records.
@@ -100,7 +101,7 @@ impl Catalog {
                     row_size: t.row_size,
                     words: row_words(t.row_size),
                     primary: match t.primary {
-                        IndexKind::BTree => Index::BTree(BTree::new()),
+                        IndexKind::BTree => Index::BTree(BTree::named(tree(ti, 0))),
                         IndexKind::Hash => Index::Hash(HashIndex::new(
                             t.expected_rows,
                             RecKeys {
@@ -109,11 +110,9 @@ impl Catalog {
                         )),
                     },
                     kind: t.primary,
-                    secondary: t
-                        .secondary
-                        .iter()
-                        .map(|s| SecIndex {
-                            index: Index::BTree(BTree::new()),
+                    secondary: (t.secondary.iter().enumerate())
+                        .map(|(si, s)| SecIndex {
+                            index: Index::BTree(BTree::named(tree(ti, si + 1))),
                             unique: s.unique,
                             key_of: s.key_of,
                         })
@@ -128,10 +127,6 @@ impl Catalog {
                 td.primary.set_probes(probes);
                 for s in &mut td.secondary {
                     s.index.set_probes(probes);
-                }
-                td.primary.set_trace_tree(probe::level::tree(ti, 0));
-                for (si, s) in td.secondary.iter_mut().enumerate() {
-                    s.index.set_trace_tree(probe::level::tree(ti, si + 1));
                 }
                 td
             })

@@ -10,6 +10,7 @@ pub type Index = memindex::Index<ObjKeys>;
 pub type SecIndex = memindex::SecIndex<ObjKeys>;
 use api::{IndexKind, Schema};
 use memindex::{btree::BTree, hash::HashIndex};
+use probe::level::tree;
 use std::ops::Bound;
 
 pub struct Table {
@@ -34,32 +35,21 @@ impl Catalog {
                 .tables
                 .iter()
                 .enumerate()
-                .map(|(ti, t)| {
-                    let mut table = Table {
-                        name: t.name.clone(),
-                        row_size: t.row_size,
-                        kind: t.primary,
-                        primary: match t.primary {
-                            IndexKind::BTree => Index::BTree(BTree::new()),
-                            IndexKind::Hash => {
-                                Index::Hash(HashIndex::new(t.expected_rows, ObjKeys))
-                            }
-                        },
-                        secondary: t
-                            .secondary
-                            .iter()
-                            .map(|s| SecIndex {
-                                index: Index::BTree(BTree::new()),
-                                unique: s.unique,
-                                key_of: s.key_of,
-                            })
-                            .collect(),
-                    };
-                    table.primary.set_trace_tree(probe::level::tree(ti, 0));
-                    for (si, s) in table.secondary.iter_mut().enumerate() {
-                        s.index.set_trace_tree(probe::level::tree(ti, si + 1));
-                    }
-                    table
+                .map(|(ti, t)| Table {
+                    name: t.name.clone(),
+                    row_size: t.row_size,
+                    kind: t.primary,
+                    primary: match t.primary {
+                        IndexKind::BTree => Index::BTree(BTree::named(tree(ti, 0))),
+                        IndexKind::Hash => Index::Hash(HashIndex::new(t.expected_rows, ObjKeys)),
+                    },
+                    secondary: (t.secondary.iter().enumerate())
+                        .map(|(si, s)| SecIndex {
+                            index: Index::BTree(BTree::named(tree(ti, si + 1))),
+                            unique: s.unique,
+                            key_of: s.key_of,
+                        })
+                        .collect(),
                 })
                 .collect(),
         }

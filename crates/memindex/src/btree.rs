@@ -775,7 +775,7 @@ pub struct BTree {
     /// Lookups reach probe points (`BTree::set_probes`): false for a tree expected to
     /// stay in cache, whose lookups then only prefetch.
     probes: bool,
-    /// The tree's name in `simulate --btree-levels`' markers (`BTree::set_trace_tree`).
+    /// The tree's name in `simulate --btree-levels`' markers (`BTree::named`).
     tree: u32,
 }
 
@@ -1028,10 +1028,12 @@ impl BTree {
         }
     }
 
-    /// Name the tree in the level markers of `simulate --btree-levels`
+    /// A tree named `tree` in the level markers of `simulate --btree-levels`
     /// (`probe::level::tree`: its table and index).
-    pub fn set_trace_tree(&mut self, tree: u32) {
-        self.tree = tree;
+    pub fn named(tree: u32) -> Self {
+        let mut t = BTree::new();
+        t.tree = tree;
+        t
     }
 
     /// Whether lookups reach probe points below the top two levels (default: yes). An

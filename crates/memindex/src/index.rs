@@ -31,14 +31,6 @@ impl<K: Keys> Index<K> {
         }
     }
 
-    /// Name a B+tree in `simulate --btree-levels`' markers ([`BTree::set_trace_tree`]);
-    /// a hash index has no levels.
-    pub fn set_trace_tree(&mut self, tree: u32) {
-        if let Index::BTree(t) = self {
-            t.set_trace_tree(tree);
-        }
-    }
-
     /// See [`Index::set_probes`].
     #[inline]
     pub fn probes(&self) -> bool {

@@ -32,7 +32,7 @@ fn simulate_gives_the_btree_by_level() {
     if tracer_or_skip().is_none() {
         return;
     }
-    for engine in ["memory", "disk"] {
+    for engine in ["memory", "mvcc", "disk"] {
         let (v, out) = traced(&["--engine", engine, "--btree-levels"]);
         let args = v["child_args"].to_string();
         assert!(args.contains("--btree-levels"), "{engine}: {args}");
