@@ -1213,19 +1213,9 @@ fn btree_levels(
     if rows.is_empty() || total <= 0.0 {
         return Ok(None);
     }
-    // Reports older than the rows' names: the tree, then level / levels.
     let cats: Vec<String> = rows
         .iter()
-        .map(|r| match r["name"].as_str() {
-            Some(n) if !n.is_empty() => n.to_string(),
-            _ => {
-                let tree = r["tree"].as_str().unwrap_or("?");
-                match (r["level"].as_u64(), r["height"].as_u64()) {
-                    (Some(l), Some(h)) => format!("{tree} {l}/{h}"),
-                    _ => format!("{tree} leaf (hint)"),
-                }
-            }
-        })
+        .map(|r| r["name"].as_str().unwrap_or("?").to_string())
         .collect();
     let series: Vec<(String, Vec<f64>)> = levels
         .iter()

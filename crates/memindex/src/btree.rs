@@ -1217,7 +1217,7 @@ impl BTree {
         hint: &mut LeafHint,
     ) -> (Option<u64>, *const AtomicU64, u64) {
         let k = KeyWords::new(key);
-        if let Some(r) = Self::get_at_hint(self.tree, &k, hint) {
+        if let Some(r) = self.get_at_hint(&k, hint) {
             return r;
         }
         self.get_from_root(&k, Some(hint))
@@ -1248,7 +1248,7 @@ impl BTree {
         holds: impl FnOnce(u64, &[u8]) -> bool,
     ) -> (Option<u64>, *const AtomicU64, u64, bool) {
         let k = KeyWords::new(key);
-        if let Some((val, ver, v)) = Self::get_at_hint(self.tree, &k, hint) {
+        if let Some((val, ver, v)) = self.get_at_hint(&k, hint) {
             return (val, ver, v, false);
         }
         if k.len <= 16 {
@@ -1365,11 +1365,11 @@ impl BTree {
 
     /// The lookup in the hinted leaf (`hinted_leaf`). `None`: take the full path.
     fn get_at_hint(
-        tree: u32,
+        &self,
         k: &KeyWords,
         hint: &mut LeafHint,
     ) -> Option<(Option<u64>, *const AtomicU64, u64)> {
-        let (leaf, v, n) = Self::hinted_leaf(tree, k, hint)?;
+        let (leaf, v, n) = self.hinted_leaf(k, hint)?;
         txnstats::add(txnstats::Counter::IndexNodes, 1);
         // The slot after the last one found first. Only a guess (an insert since may
         // have moved keys): the compare decides.
@@ -1393,15 +1393,11 @@ impl BTree {
     /// then: a pruned neighbour's range may have joined it, nothing else changes a range
     /// without changing the leaf's version) and `k` lies in it (from its first key to the
     /// high fence seen then). A changed leaf also clears the hint.
-    fn hinted_leaf<'t>(
-        tree: u32,
-        k: &KeyWords,
-        hint: &mut LeafHint,
-    ) -> Option<(&'t Leaf, u64, usize)> {
+    fn hinted_leaf<'t>(&self, k: &KeyWords, hint: &mut LeafHint) -> Option<(&'t Leaf, u64, usize)> {
         // SAFETY: a hint holds a leaf of this tree (the caller's contract), and nodes are
         // never freed while the tree is shared (`'t` is the tree's).
         let leaf = unsafe { hint.leaf.as_ref()? };
-        probe::btree_level(probe::level::hint(tree));
+        probe::btree_level(probe::level::hint(self.tree));
         let v = hint.v;
         if leaf.hdr.version.load(Acquire) != v {
             hint.leaf = std::ptr::null();
@@ -1442,7 +1438,7 @@ impl BTree {
     ) -> Result<NodeChange, u64> {
         self.note_key(key);
         let k = KeyWords::new(key);
-        if let Some(r) = Self::insert_at_hint(self.tree, &k, val, hint) {
+        if let Some(r) = self.insert_at_hint(&k, val, hint) {
             return r;
         }
         self.insert_impl(&k, val, Some(hint))
@@ -1451,12 +1447,12 @@ impl BTree {
     /// The insert into the hinted leaf (`hinted_leaf`), if it has room. `None`: take the
     /// full path.
     fn insert_at_hint(
-        tree: u32,
+        &self,
         k: &KeyWords,
         val: u64,
         hint: &mut LeafHint,
     ) -> Option<Result<NodeChange, u64>> {
-        let (leaf, v, n) = Self::hinted_leaf(tree, k, hint)?;
+        let (leaf, v, n) = self.hinted_leaf(k, hint)?;
         if n == FANOUT {
             return None;
         }
@@ -1765,7 +1761,7 @@ impl BTree {
         hint: &mut LeafHint,
     ) -> Option<NodeChange> {
         let k = KeyWords::new(key);
-        if let Some((leaf, v, n)) = Self::hinted_leaf(self.tree, &k, hint) {
+        if let Some((leaf, v, n)) = self.hinted_leaf(&k, hint) {
             if n > 1 {
                 let i = leaf
                     .slot_of(n, &k, hint.pos)
