@@ -240,6 +240,30 @@ struct Slots {
     rest: AtomicPtr<Rest>,
 }
 
+/// `lo` plus the number of slots `i` in `lo..hi` for which `below(i)` holds, the slots
+/// for which it holds coming first (a node's slots are sorted). A binary search whose
+/// every step is the same few instructions and a conditional move, never a branch on
+/// the data: `below` is asked only of slots in `lo..hi`, about log2(hi - lo) + 1 times.
+#[inline(always)]
+fn slots_below(lo: usize, hi: usize, below: impl Fn(usize) -> bool) -> usize {
+    debug_assert!(lo <= hi && hi <= FANOUT);
+    if lo == hi {
+        return lo;
+    }
+    // The answer lies in `base..=base + len`.
+    let (mut base, mut len) = (lo, hi - lo);
+    while len > 1 {
+        let half = len / 2;
+        base = if below(base + half) {
+            base + half
+        } else {
+            base
+        };
+        len -= half;
+    }
+    base + below(base) as usize
+}
+
 impl Slots {
     #[inline]
     fn rest(&self) -> Option<&Rest> {
@@ -399,42 +423,36 @@ impl Slots {
     /// Number of slots in `lo..hi` whose first word is < `x` (or <= `x` with `or_equal`),
     /// plus `lo`. Integer compares only, written so the compiler can use conditional moves.
     #[inline(always)]
-    fn heads_below(&self, mut lo: usize, hi: usize, x: u64, or_equal: bool) -> usize {
-        let mut len = hi - lo;
-        while len > 0 {
-            let half = len / 2;
-            let h = self.head[lo + half].load(Relaxed);
-            if h < x || (or_equal && h == x) {
-                lo += half + 1;
-                len -= half + 1;
-            } else {
-                len = half;
-            }
-        }
-        lo
+    fn heads_below(&self, lo: usize, hi: usize, x: u64, or_equal: bool) -> usize {
+        slots_below(lo, hi, |i| {
+            let h = self.head[i].load(Relaxed);
+            h < x || (or_equal && h == x)
+        })
     }
 
     /// `rank` where every key of the node and `k` fit in two words (TPC-C's composite
-    /// keys): one branch-free binary search on (first word, second word, length).
+    /// keys): one branch-free binary search on (first word, second word), then the
+    /// lengths of the slots equal to `k` in both.
     #[inline(always)]
     fn rank_two_words(&self, n: usize, rest: Option<&Rest>, k: &KeyWords, or_equal: bool) -> usize {
-        let (x0, x1, xl) = (k.w[0], k.w[1], k.len);
         let r = rest.expect("a node with two-word keys has a key block");
         debug_assert_eq!(r.width, 1);
-        let (mut lo, mut len) = (0usize, n);
-        while len > 0 {
-            let half = len / 2;
-            let i = lo + half;
-            let h = self.head[i].load(Relaxed);
-            let w = r.word(i, 0).load(Relaxed);
-            let l = self.len[i].load(Relaxed).min(MAX_KEY_LEN as u8);
-            let below =
-                h < x0 || (h == x0 && (w < x1 || (w == x1 && (l < xl || (or_equal && l == xl)))));
-            if below {
-                lo += half + 1;
-                len -= half + 1;
+        // The two words as one 128-bit number: one compare per step, and a conditional
+        // move, not a branch (compared one by one, with `&&`, they compiled to three
+        // branches per step, each a coin toss).
+        let words = |i: usize| {
+            (self.head[i].load(Relaxed) as u128) << 64 | r.word(i, 0).load(Relaxed) as u128
+        };
+        let x = (k.w[0] as u128) << 64 | k.w[1] as u128;
+        let mut lo = slots_below(0, n, |i| words(i) < x);
+        // The slots whose words are `k`'s (`k` itself, or keys differing from it in
+        // trailing zero bytes only): the lengths decide.
+        while lo < n && words(lo) == x {
+            let l = self.len[lo].load(Relaxed);
+            if l < k.len || (or_equal && l == k.len) {
+                lo += 1;
             } else {
-                len = half;
+                break;
             }
         }
         lo
@@ -459,23 +477,15 @@ impl Slots {
         &self,
         rest: Option<&Rest>,
         w: usize,
-        mut lo: usize,
+        lo: usize,
         hi: usize,
         x: u64,
         or_equal: bool,
     ) -> usize {
-        let mut len = hi - lo;
-        while len > 0 {
-            let half = len / 2;
-            let h = self.word_at(rest, lo + half, w);
-            if h < x || (or_equal && h == x) {
-                lo += half + 1;
-                len -= half + 1;
-            } else {
-                len = half;
-            }
-        }
-        lo
+        slots_below(lo, hi, |i| {
+            let h = self.word_at(rest, i, w);
+            h < x || (or_equal && h == x)
+        })
     }
 
     /// Number of slots in `0..n` whose key is < `k` (or <= `k` with `or_equal`).
@@ -485,17 +495,39 @@ impl Slots {
     /// keys stop after the first word; composite keys whose first word a whole node shares
     /// (TPC-C's order lines) search their second word the same branch-free way instead
     /// of comparing whole keys.
-    #[inline]
+    #[inline(always)]
     fn rank(&self, n: usize, k: &KeyWords, or_equal: bool) -> usize {
         let rest = self.rest();
         if k.len > 8 && k.len <= 16 && rest.is_some_and(|r| r.width == 1) {
             return self.rank_two_words(n, rest, k, or_equal);
         }
         let x = k.w[0];
-        let mut lo = self.heads_below(0, n, x, false);
+        let lo = self.heads_below(0, n, x, false);
         if lo == n || self.head[lo].load(Relaxed) != x {
             return lo;
         }
+        if k.len <= 8 && rest.is_none() && (lo + 1 == n || self.head[lo + 1].load(Relaxed) != x) {
+            // Keys of one word, and one slot has `k`'s (a point lookup's usual end): the
+            // lengths decide.
+            let l = self.len[lo].load(Relaxed).min(MAX_KEY_LEN as u8);
+            return lo + (l < k.len || (or_equal && l == k.len)) as usize;
+        }
+        self.rank_in_run(n, k, or_equal, rest, lo)
+    }
+
+    /// `rank` past slot `lo`, the first whose first word is `k`'s: the rest of the run of
+    /// slots sharing it decides (out of line: the common search above stays small enough
+    /// to inline at every caller).
+    #[inline(never)]
+    fn rank_in_run(
+        &self,
+        n: usize,
+        k: &KeyWords,
+        or_equal: bool,
+        rest: Option<&Rest>,
+        mut lo: usize,
+    ) -> usize {
+        let x = k.w[0];
         let mut hi = if lo + 1 == n || self.head[lo + 1].load(Relaxed) != x {
             lo + 1
         } else {
@@ -734,9 +766,12 @@ unsafe fn free_node(p: *mut Hdr) {
 #[inline(always)]
 fn prefetch(p: *const Hdr, lines: usize) {
     debug_assert!(lines <= NODE_LINES);
-    let b = p as *const u8;
-    for line in 0..lines {
-        rt::prefetch(b.wrapping_add(line * 64));
+    // The counts a descent asks for as constants, so each request unrolls into that many
+    // prefetch instructions with no loop around them.
+    match lines {
+        SHORT_LINES => rt::prefetch_lines(p as *const u8, SHORT_LINES),
+        SEARCH_LINES => rt::prefetch_lines(p as *const u8, SEARCH_LINES),
+        _ => rt::prefetch_lines(p as *const u8, lines),
     }
 }
 
@@ -987,8 +1022,6 @@ enum Seek<'a> {
 struct Found<'t> {
     leaf: &'t Leaf,
     v: u64,
-    lo: Option<KeyWords>,
-    hi: Option<KeyWords>,
     /// The leaf's parent, its version when the child pointer was read, and the leaf's
     /// index among its children (None: the leaf is the root).
     parent: Option<(&'t Inner, u64, usize)>,
@@ -1004,6 +1037,15 @@ struct Found<'t> {
     partial: bool,
     /// The tree's lookups reach probe points (`BTree::set_probes`).
     probes: bool,
+}
+
+/// The separators around the leaf a descent reached (its low and high fences), for a
+/// scan that goes on into the next leaf. Apart from `Found`, and filled only when asked
+/// for: a point lookup's descent no longer copies two keys per level, nor returns them.
+#[derive(Default)]
+struct Fences {
+    lo: Option<KeyWords>,
+    hi: Option<KeyWords>,
 }
 
 impl Found<'_> {
@@ -1085,8 +1127,11 @@ impl BTree {
     /// not faster (their lower level is mostly in the last-level cache, where a switch
     /// costs about what the lines saved do).
     /// Without such a scheduler the second line would be a stall of its own: whole nodes.
-    fn descend(&self, seek: Seek, fences: bool, split_leaf: bool) -> Found<'_> {
+    fn descend(&self, seek: Seek, mut fences: Option<&mut Fences>, split_leaf: bool) -> Found<'_> {
         'restart: loop {
+            if let Some(f) = fences.as_deref_mut() {
+                *f = Fences::default();
+            }
             let leaf_depth = self.leaf_depth.load(Relaxed);
             // `simulate --btree-levels`: what follows reads the root.
             probe::btree_level(probe::level::at(self.tree, 0, leaf_depth));
@@ -1098,7 +1143,6 @@ impl BTree {
             if !std::ptr::eq(node, self.root()) {
                 continue;
             }
-            let (mut lo, mut hi) = (None, None);
             let mut parent = None;
             let mut hi_at = None;
             let mut depth = 0u32;
@@ -1118,12 +1162,12 @@ impl BTree {
                     Seek::First => 0,
                     Seek::Last => n,
                 };
-                if fences {
+                if let Some(f) = fences.as_deref_mut() {
                     if i > 0 {
-                        lo = Some(inner.keys.load(i - 1));
+                        f.lo = Some(inner.keys.load(i - 1));
                     }
                     if i < n {
-                        hi = Some(inner.keys.load(i));
+                        f.hi = Some(inner.keys.load(i));
                     }
                 }
                 let child = inner.children[i].load(Acquire);
@@ -1166,8 +1210,6 @@ impl BTree {
             return Found {
                 leaf: as_leaf(node),
                 v,
-                lo,
-                hi,
                 parent,
                 hi_at,
                 partial,
@@ -1257,7 +1299,7 @@ impl BTree {
         }
         let x = k.w[0];
         loop {
-            let f = self.descend(Seek::At(&k), false, true);
+            let f = self.descend(Seek::At(&k), None, true);
             let leaf = f.leaf;
             let keys = &leaf.keys;
             let n = leaf.hdr.count();
@@ -1300,7 +1342,7 @@ impl BTree {
         // No fences on the way down (two keys copied per level): the hint's one fence,
         // the leaf's high one, is read at the leaf (`Found::hi_at`, `get_in_leaf`).
         loop {
-            let f = self.descend(Seek::At(k), false, true);
+            let f = self.descend(Seek::At(k), None, true);
             if let Some(r) = Self::get_in_leaf(&f, k, hint.as_deref_mut()) {
                 return r;
             }
@@ -1790,7 +1832,7 @@ impl BTree {
 
     fn remove_impl(&self, k: &KeyWords, expect: u64, prune: bool) -> Option<NodeChange> {
         loop {
-            let f = self.descend(Seek::At(k), false, false);
+            let f = self.descend(Seek::At(k), None, false);
             let leaf = f.leaf;
             let n = leaf.hdr.count();
             let hit = leaf
@@ -1959,6 +2001,7 @@ impl BTree {
         let mut keys = [KeyWords::new(&[]); FANOUT];
         let mut vals = [0u64; FANOUT];
         let mut kb = [0u8; MAX_KEY_LEN];
+        let mut fences = Fences::default();
         loop {
             let (fl, m, capped) = loop {
                 let seek = match (&start, forward) {
@@ -1967,7 +2010,7 @@ impl BTree {
                     (Bound::Included(k), _) | (Bound::Excluded(k), true) => Seek::At(k),
                     (Bound::Excluded(k), false) => Seek::Below(k),
                 };
-                let f = self.descend(seek, true, false);
+                let f = self.descend(seek, Some(&mut fences), false);
                 let n = f.leaf.hdr.count();
                 // The entries from `start` on, found by binary search (not by loading and
                 // comparing every key before it): forward `first..n`, backward `0..end`
@@ -2023,7 +2066,7 @@ impl BTree {
                 continue;
             }
             // Next leaf, unless the range ends inside this one.
-            let next = if forward { fl.hi } else { fl.lo };
+            let next = if forward { fences.hi } else { fences.lo };
             let Some(next) = next else { return };
             // Forward: later leaves hold keys >= next. Backward: earlier leaves hold keys
             // < next, all out of range once next <= the lower bound.
@@ -2339,6 +2382,38 @@ impl Drop for BTree {
         for &p in self.pruned.get_mut().iter() {
             // SAFETY: pruned leaves are unreachable from the root and listed once.
             unsafe { free_node(p as *mut Hdr) };
+        }
+    }
+}
+
+#[cfg(test)]
+mod search_tests {
+    use super::{slots_below, FANOUT};
+    use std::cell::Cell;
+
+    /// Every range of slots and every point in it where the slots stop being below: the
+    /// search finds that point, asking only of slots in the range, at most
+    /// log2(len) + 2 times.
+    #[test]
+    fn slots_below_finds_the_first_slot_not_below() {
+        for lo in 0..=FANOUT {
+            for hi in lo..=FANOUT {
+                for p in lo..=hi {
+                    let asked = Cell::new(0u32);
+                    let got = slots_below(lo, hi, |i| {
+                        assert!((lo..hi).contains(&i), "slot {i} asked, outside {lo}..{hi}");
+                        asked.set(asked.get() + 1);
+                        i < p
+                    });
+                    assert_eq!(got, p, "range {lo}..{hi}");
+                    let len = (hi - lo) as u32;
+                    assert!(
+                        asked.get() <= len.max(1).ilog2() + 2,
+                        "{} asks",
+                        asked.get()
+                    );
+                }
+            }
         }
     }
 }

@@ -409,6 +409,22 @@ pub fn prefetch<T>(p: *const T) {
     }
 }
 
+/// [`prefetch`] of the `lines` cache lines from `p` on, the thread's grouping state read
+/// once for all of them (a B+tree node is 5-9 lines: per line, that read was a third of
+/// a descent's prefetching instructions).
+#[inline(always)]
+pub fn prefetch_lines(p: *const u8, lines: usize) {
+    if DEFER.with(|d| d.armed.get()) {
+        for l in 0..lines {
+            prefetch(p.wrapping_add(l * 64));
+        }
+    } else {
+        for l in 0..lines {
+            issue_prefetch(p.wrapping_add(l * 64));
+        }
+    }
+}
+
 #[inline(always)]
 fn issue_prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
