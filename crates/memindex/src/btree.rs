@@ -422,12 +422,22 @@ impl Slots {
     }
     /// Number of slots in `lo..hi` whose first word is < `x` (or <= `x` with `or_equal`),
     /// plus `lo`. Integer compares only, written so the compiler can use conditional moves.
+    /// (Not `slots_below`: its one fewer instruction per step measured no faster, and in
+    /// one build, beside `rt::prefetch_lines`, string-key reads ran 0.8x; session 79.)
     #[inline(always)]
-    fn heads_below(&self, lo: usize, hi: usize, x: u64, or_equal: bool) -> usize {
-        slots_below(lo, hi, |i| {
-            let h = self.head[i].load(Relaxed);
-            h < x || (or_equal && h == x)
-        })
+    fn heads_below(&self, mut lo: usize, hi: usize, x: u64, or_equal: bool) -> usize {
+        let mut len = hi - lo;
+        while len > 0 {
+            let half = len / 2;
+            let h = self.head[lo + half].load(Relaxed);
+            if h < x || (or_equal && h == x) {
+                lo += half + 1;
+                len -= half + 1;
+            } else {
+                len = half;
+            }
+        }
+        lo
     }
 
     /// `rank` where every key of the node and `k` fit in two words (TPC-C's composite
