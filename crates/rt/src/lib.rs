@@ -410,8 +410,7 @@ pub fn prefetch<T>(p: *const T) {
 }
 
 /// [`prefetch`] of the `lines` cache lines from `p` on, the thread's grouping state read
-/// once for all of them (a B+tree node is 5-9 lines: per line, that read was a third of
-/// a descent's prefetching instructions).
+/// once for all of them, not once per line (a B+tree node is 5-14 lines).
 #[inline(always)]
 pub fn prefetch_lines(p: *const u8, lines: usize) {
     if DEFER.with(|d| d.armed.get()) {
