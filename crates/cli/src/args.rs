@@ -842,7 +842,7 @@ pub struct SimOpts {
     /// passed through (root to leaf, by tree height), and for leaves reached through a
     /// hint, the B+tree's own instructions and data misses per node visited, and the
     /// visits and last-level misses per transaction. The traced run marks each node a
-    /// descent reaches, which adds about ten instructions per node to its counts. The
+    /// descent reaches, which adds about 20 instructions per node to its counts. The
     /// memory, mvcc and disk engines.
     #[arg(long)]
     pub btree_levels: bool,
