@@ -4,11 +4,12 @@
 //! probes. Two of them on the same TPC-C warehouse abort each other under OCC (New-Order
 //! reads the warehouse row Payment writes; both update a district; Delivery takes every
 //! district's oldest new order), and such an abort is pure loss: the thread did the work
-//! of both and keeps one. So a stream does not start a transaction whose conflict key
-//! (`Workload::conflict_key`) another transaction of its thread has in flight: it looks
-//! a few inputs ahead in its own terminal's sequence and starts the first whose key is
-//! free (a reorder), or, when none is free or the oldest has been passed over too often,
-//! waits for the oldest one's key (a hold).
+//! of both and keeps one. So a stream does not start a transaction whose conflict
+//! classes (`Workload::conflicts`, TPC-C's warehouses) meet those another transaction
+//! of its thread has in flight: it looks a few inputs ahead in its own terminal's
+//! sequence and starts the first whose classes are free (a reorder), or, when none is
+//! free or the oldest has been passed over too often, waits for the oldest one's
+//! classes (a hold).
 //!
 //! What stays honest: every input a terminal draws runs, in the order drawn except that
 //! an input may be passed by at most [`MAX_PASSED`] later ones of the same terminal (so
@@ -16,8 +17,9 @@
 //! when the run stops are not run, as the ones not yet drawn). The report counts the
 //! reorders and holds.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::collections::VecDeque;
+use workloads::Conflicts;
 
 /// Inputs a stream keeps drawn ahead of the one it starts (the oldest included).
 pub(crate) const DEPTH: usize = 4;
@@ -25,57 +27,57 @@ pub(crate) const DEPTH: usize = 4;
 /// waits for its key instead.
 pub(crate) const MAX_PASSED: u32 = 4;
 
-/// The conflict keys of the transactions in flight on one thread (its coroutines'):
-/// at most one per key, a handful at a time (so a vector).
+/// The conflict classes of the transactions in flight on one thread (its
+/// coroutines'): their union, as the picker never lets two in flight share a class.
 #[derive(Default)]
 pub(crate) struct InFlight {
-    keys: RefCell<Vec<u64>>,
+    classes: Cell<Conflicts>,
 }
 
 impl InFlight {
-    pub(crate) fn busy(&self, key: u64) -> bool {
-        self.keys.borrow().contains(&key)
+    pub(crate) fn busy(&self, c: Conflicts) -> bool {
+        self.classes.get().meets(c)
     }
 
-    /// Mark `key` in flight; it must not be already (the picker saw to that).
-    pub(crate) fn enter(&self, key: u64) {
-        let mut k = self.keys.borrow_mut();
+    /// Mark `c` in flight; none of its classes may be already (the picker saw to that).
+    pub(crate) fn enter(&self, c: Conflicts) {
+        let cur = self.classes.get();
         assert!(
-            !k.contains(&key),
-            "conflict key {key} started twice on one thread"
+            !cur.meets(c),
+            "conflict classes {c:?} started while in flight ({cur:?})"
         );
-        k.push(key);
+        self.classes.set(cur.union(c));
     }
 
-    pub(crate) fn leave(&self, key: u64) {
-        let mut k = self.keys.borrow_mut();
-        let i = k
-            .iter()
-            .position(|&x| x == key)
-            .expect("a transaction leaves the key it entered");
-        k.swap_remove(i);
+    pub(crate) fn leave(&self, c: Conflicts) {
+        let cur = self.classes.get();
+        assert!(
+            cur.contains(c),
+            "a transaction leaves the classes it entered"
+        );
+        self.classes.set(cur.minus(c));
     }
 
     #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.keys.borrow().len()
+    pub(crate) fn classes(&self) -> Conflicts {
+        self.classes.get()
     }
 }
 
-/// One drawn input: its type, the input and its conflict key.
+/// One drawn input: its type, the input and its conflict classes.
 pub(crate) struct Drawn<I> {
     pub ty: u32,
     pub input: I,
-    pub key: Option<u64>,
+    pub conflicts: Conflicts,
 }
 
 /// What [`Lookahead::pick`] decided.
 pub(crate) enum Pick<I> {
     /// Start this one; `reordered`: it passed over older inputs of its terminal.
     Start { drawn: Drawn<I>, reordered: bool },
-    /// Every candidate's key is in flight (or the oldest was passed over too often):
-    /// wait until this key is free, then pick again.
-    Hold(u64),
+    /// Every candidate's classes meet those in flight (or the oldest was passed over
+    /// too often): wait until these are free, then pick again.
+    Hold(Conflicts),
 }
 
 /// One stream's inputs drawn ahead, oldest first, each with the times a later one was
@@ -91,10 +93,10 @@ impl<I> Lookahead<I> {
         }
     }
 
-    /// A workload without conflict keys, the common case: with nothing drawn ahead,
-    /// draw one input and, if it has no key, hand it back to start at once, as `pick`
-    /// would (a keyless input is always free, and it would be the oldest), without
-    /// queueing it and the [`DEPTH`] - 1 after it. An input with a key is queued
+    /// A workload without conflict classes, the common case: with nothing drawn ahead,
+    /// draw one input and, if it has none, hand it back to start at once, as `pick`
+    /// would (such an input is always free, and it would be the oldest), without
+    /// queueing it and the [`DEPTH`] - 1 after it. An input with classes is queued
     /// (`None`: call `pick`). The queue's moves of whole inputs were about a tenth of a
     /// B+tree point read's time under `--interleave 8` (issue 40).
     #[inline]
@@ -103,46 +105,44 @@ impl<I> Lookahead<I> {
             return None;
         }
         let d = draw();
-        if d.key.is_none() {
+        if d.conflicts.is_empty() {
             return Some(d);
         }
         self.q.push_back((d, 0));
         None
     }
 
-    /// Fill up to [`DEPTH`] inputs with `draw`, then choose the oldest whose key `busy`
-    /// does not report in flight, unless an older one has been passed over
-    /// [`MAX_PASSED`] times already: then hold for that one's key.
+    /// Fill up to [`DEPTH`] inputs with `draw`, then choose the oldest whose classes
+    /// `busy` does not report in flight, unless an older one has been passed over
+    /// [`MAX_PASSED`] times already: then hold for that one's classes.
     pub(crate) fn pick(
         &mut self,
         mut draw: impl FnMut() -> Drawn<I>,
-        busy: impl Fn(u64) -> bool,
+        busy: impl Fn(Conflicts) -> bool,
     ) -> Pick<I> {
         while self.q.len() < DEPTH {
             self.q.push_back((draw(), 0));
         }
         for i in 0..self.q.len() {
             let (d, passed) = &self.q[i];
-            match d.key {
-                Some(k) if busy(k) => {
-                    if *passed >= MAX_PASSED {
-                        return Pick::Hold(k);
-                    }
+            if busy(d.conflicts) {
+                if *passed >= MAX_PASSED {
+                    return Pick::Hold(d.conflicts);
                 }
-                _ => {
-                    for older in self.q.range_mut(..i) {
-                        older.1 += 1;
-                    }
-                    let (drawn, _) = self.q.remove(i).expect("index in range");
-                    return Pick::Start {
-                        drawn,
-                        reordered: i > 0,
-                    };
+            } else {
+                for older in self.q.range_mut(..i) {
+                    older.1 += 1;
                 }
+                let (drawn, _) = self.q.remove(i).expect("index in range");
+                return Pick::Start {
+                    drawn,
+                    reordered: i > 0,
+                };
             }
         }
-        let k = self.q[0].0.key.expect("a keyless input is always free");
-        Pick::Hold(k)
+        let c = self.q[0].0.conflicts;
+        assert!(!c.is_empty(), "an input without classes is always free");
+        Pick::Hold(c)
     }
 }
 
@@ -151,25 +151,30 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A set of the classes whose bits `mask` has (classes 0..8).
+    fn set(mask: u8) -> Conflicts {
+        (0..8)
+            .filter(|c| mask & 1 << c != 0)
+            .fold(Conflicts::NONE, |s, c| s.with(c))
+    }
+
     /// Simulate `streams` streams on one thread: at each step a random stream either
     /// starts its next transaction (if it has none in flight) or finishes it. Checks
-    /// that no two in-flight transactions share a key, that every input is started in
-    /// its terminal's order except for passes by at most `MAX_PASSED` later ones, and
-    /// that holds are the only way a stream stalls.
-    fn simulate(keys: &[Vec<Option<u64>>], steps: &[(usize, bool)]) {
+    /// that no two in-flight transactions share a class, that every input is started
+    /// in its terminal's order except for passes by at most `MAX_PASSED` later ones,
+    /// and that holds are the only way a stream stalls.
+    fn simulate(keys: &[Vec<Conflicts>], steps: &[(usize, bool)]) {
         let inflight = InFlight::default();
         let n = keys.len();
         let mut la: Vec<Lookahead<usize>> = (0..n).map(|_| Lookahead::new()).collect();
         let mut next_draw = vec![0usize; n];
-        let mut running: Vec<Option<Option<u64>>> = vec![None; n];
+        let mut running: Vec<Option<Conflicts>> = vec![None; n];
         let mut started: Vec<Vec<usize>> = vec![Vec::new(); n];
         for &(s, finish) in steps {
             let s = s % n;
-            if let Some(k) = running[s] {
+            if let Some(c) = running[s] {
                 if finish {
-                    if let Some(k) = k {
-                        inflight.leave(k);
-                    }
+                    inflight.leave(c);
                     running[s] = None;
                 }
                 continue;
@@ -182,10 +187,11 @@ mod tests {
                 Drawn {
                     ty: 0,
                     input: i,
-                    key: ks[i % ks.len()],
+                    conflicts: ks[i % ks.len()],
                 }
             };
-            // As the driver does: a keyless input with nothing ahead starts at once.
+            // As the driver does: an input without classes and nothing ahead starts at
+            // once.
             let p = match la[s].draw_keyless(&mut draw) {
                 Some(drawn) => Pick::Start {
                     drawn,
@@ -195,20 +201,21 @@ mod tests {
             };
             match p {
                 Pick::Start { drawn, .. } => {
-                    if let Some(k) = drawn.key {
-                        assert!(!inflight.busy(k), "key {k} started while in flight");
-                        inflight.enter(k);
-                    }
-                    running[s] = Some(drawn.key);
+                    let c = drawn.conflicts;
+                    assert!(!inflight.busy(c), "{c:?} started while in flight");
+                    inflight.enter(c);
+                    running[s] = Some(c);
                     started[s].push(drawn.input);
                 }
-                Pick::Hold(k) => assert!(inflight.busy(k), "held for a free key"),
+                Pick::Hold(c) => assert!(inflight.busy(c), "held for free classes"),
             }
-            let live = running
-                .iter()
-                .filter(|r| matches!(r, Some(Some(_))))
-                .count();
-            assert_eq!(inflight.len(), live);
+            // The in-flight classes are exactly the running ones', pairwise apart.
+            let mut union = Conflicts::NONE;
+            for c in running.iter().flatten() {
+                assert!(!union.meets(*c), "two in flight share a class");
+                union = union.union(*c);
+            }
+            assert_eq!(inflight.classes(), union);
         }
         for st in &started {
             // Each input is passed by at most MAX_PASSED later ones, and none is lost
@@ -230,86 +237,104 @@ mod tests {
 
     proptest! {
         #[test]
-        fn never_two_with_one_key_and_order_kept(
-            keys in prop::collection::vec(
-                prop::collection::vec(prop::option::weighted(0.9, 0u64..4), 1..20), 2..6),
+        fn never_two_sharing_a_class_and_order_kept(
+            masks in prop::collection::vec(
+                prop::collection::vec(
+                    prop::option::weighted(0.9, 1u8..16).prop_map(|m| m.unwrap_or(0)),
+                    1..20,
+                ),
+                2..6,
+            ),
             steps in prop::collection::vec((0usize..8, any::<bool>()), 0..400),
         ) {
+            let keys: Vec<Vec<Conflicts>> = masks
+                .iter()
+                .map(|v| v.iter().map(|&m| set(m)).collect())
+                .collect();
             simulate(&keys, &steps);
         }
     }
 
-    /// Keyless inputs are handed back one at a time in the order drawn, never queued;
-    /// a keyed one is queued and `pick` starts it next, before any drawn after it.
+    /// Inputs without classes are handed back one at a time in the order drawn, never
+    /// queued; one with classes is queued and `pick` starts it next, before any drawn
+    /// after it.
     #[test]
     fn keyless_inputs_skip_the_queue() {
         let mut la = Lookahead::new();
-        let keys = [None, None, Some(5), None, Some(6)];
+        let none = Conflicts::NONE;
+        let keys = [none, none, set(1 << 5), none, set(1 << 6)];
         let mut i = 0usize;
         let mut draw = || {
             i += 1;
             Drawn {
                 ty: 0,
                 input: i - 1,
-                key: keys[(i - 1) % keys.len()],
+                conflicts: keys[(i - 1) % keys.len()],
             }
         };
         for want in 0..2 {
-            let d = la.draw_keyless(&mut draw).expect("keyless");
+            let d = la.draw_keyless(&mut draw).expect("no classes");
             assert_eq!(d.input, want);
         }
         assert!(
             la.draw_keyless(&mut draw).is_none(),
-            "a keyed input is queued"
+            "an input with classes is queued"
         );
         assert_eq!(la.q.len(), 1);
         match la.pick(&mut draw, |_| false) {
             Pick::Start { drawn, reordered } => {
                 assert_eq!((drawn.input, reordered), (2, false));
             }
-            Pick::Hold(_) => panic!("held with a free key"),
+            Pick::Hold(_) => panic!("held with free classes"),
         }
-        // Inputs 3.. were drawn ahead by `pick`: no keyless shortcut until they ran.
+        // Inputs 3.. were drawn ahead by `pick`: no shortcut until they ran.
         assert_eq!(la.q.len(), DEPTH - 1);
         assert!(la.draw_keyless(&mut draw).is_none());
     }
 
+    /// An input is held back when any one of its classes is in flight (here the oldest
+    /// has classes 7 and 0, and only 7 is in flight), passed over at most `MAX_PASSED`
+    /// times, then waited for; once its classes are free it starts.
     #[test]
-    fn passes_over_a_busy_key_then_holds() {
+    fn passes_over_a_busy_class_then_holds() {
         let inflight = InFlight::default();
-        inflight.enter(7);
+        inflight.enter(set(1 << 7));
         let mut la = Lookahead::new();
-        let mut i = 0u64;
-        // Oldest input has key 7 (busy), the rest key 1, 2, 3...
+        let mut i = 0u8;
+        // The oldest input: classes 0 and 7; the rest one class each, 1 to 6 in turn.
         let mut draw = || {
-            let key = if i == 0 { 7 } else { i };
+            let c = if i == 0 {
+                set(1 | 1 << 7)
+            } else {
+                set(1 << (1 + (i - 1) % 6))
+            };
             i += 1;
             Drawn {
                 ty: 0,
-                input: key,
-                key: Some(key),
+                input: i - 1,
+                conflicts: c,
             }
         };
         for round in 0..MAX_PASSED {
-            match la.pick(&mut draw, |k| inflight.busy(k)) {
+            match la.pick(&mut draw, |c| inflight.busy(c)) {
                 Pick::Start { drawn, reordered } => {
                     assert!(reordered);
-                    assert_ne!(drawn.key, Some(7), "round {round}");
+                    assert_ne!(drawn.input, 0, "round {round}");
                 }
                 Pick::Hold(_) => panic!("held with free inputs after {round} passes"),
             }
         }
-        assert!(matches!(
-            la.pick(&mut draw, |k| inflight.busy(k)),
-            Pick::Hold(7)
-        ));
-        inflight.leave(7);
-        match la.pick(&mut draw, |k| inflight.busy(k)) {
+        match la.pick(&mut draw, |c| inflight.busy(c)) {
+            Pick::Hold(c) => assert_eq!(c, set(1 | 1 << 7)),
+            Pick::Start { .. } => panic!("started past an input passed over too often"),
+        }
+        inflight.leave(set(1 << 7));
+        match la.pick(&mut draw, |c| inflight.busy(c)) {
             Pick::Start { drawn, reordered } => {
-                assert_eq!(drawn.key, Some(7));
+                assert_eq!(drawn.input, 0);
                 assert!(!reordered);
             }
-            Pick::Hold(_) => panic!("held on a free key"),
+            Pick::Hold(_) => panic!("held on free classes"),
         }
     }
 }

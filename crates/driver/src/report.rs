@@ -89,8 +89,8 @@ pub struct Report {
     /// denominator (switches per transaction: `coroutine_switches` over it).
     pub committed_whole_run: u64,
     /// `--interleave`: inputs a stream started before older ones of its own because
-    /// their conflict keys were in flight on the thread, and waits for such a key, over
-    /// the whole run (`Workload::conflict_key`; 0 for a kit without keys).
+    /// their conflict classes were in flight on the thread, and waits for such classes,
+    /// over the whole run (`Workload::conflicts`; 0 for a kit without them).
     pub keyed_reordered: u64,
     pub keyed_held: u64,
     /// STEPS team statistics over the whole run (with `--steps-team`).
@@ -516,7 +516,7 @@ impl Report {
             if self.keyed_reordered + self.keyed_held > 0 {
                 let _ = writeln!(
                     o,
-                    "conflict keys in flight: {} inputs started before older ones of their stream, {} waits",
+                    "conflict classes in flight: {} inputs started before older ones of their stream, {} waits",
                     fmt_count(self.keyed_reordered as f64),
                     fmt_count(self.keyed_held as f64)
                 );

@@ -187,7 +187,7 @@ struct WorkerResult {
     /// index probes (`--interleave`).
     switches: u64,
     probe_switches: u64,
-    /// Inputs started before older ones of their stream, and waits for a conflict key,
+    /// Inputs started before older ones of their stream, and waits for conflict classes,
     /// during the whole run (`pick`; 0 unless keyed).
     reordered: u64,
     held: u64,
@@ -279,8 +279,8 @@ struct Shared<'a, W: Workload> {
     thread_obs: std::cell::RefCell<Option<Box<dyn ThreadObserver>>>,
     /// `--stats`: take the thread's `txnstats` counts after every attempt.
     stats: bool,
-    /// `--interleave`: the conflict keys this thread's coroutines have in flight (a
-    /// stream starts no transaction whose key is among them, see `pick`).
+    /// `--interleave`: the conflict classes this thread's coroutines have in flight (a
+    /// stream starts no transaction whose classes meet them, see `pick`).
     in_flight: Option<pick::InFlight>,
 }
 
@@ -319,7 +319,11 @@ impl<W: Workload> Shared<'_, W> {
                     None => break,
                 },
             };
-            let Some(pick::Drawn { ty, input, key }) = self.next_input(ahead.as_mut(), st, r)
+            let Some(pick::Drawn {
+                ty,
+                input,
+                conflicts,
+            }) = self.next_input(ahead.as_mut(), st, r)
             else {
                 break;
             };
@@ -327,7 +331,7 @@ impl<W: Workload> Shared<'_, W> {
             let pause = wl.pauses(st, ty);
             if let Some((keying, _)) = pause {
                 if !nap(keying, stop) {
-                    self.release(key);
+                    self.release(conflicts);
                     break;
                 }
             }
@@ -363,7 +367,7 @@ impl<W: Workload> Shared<'_, W> {
                     other => break other,
                 }
             };
-            self.release(key);
+            self.release(conflicts);
             let ns = clock.nanos(t0, clock.now()) + late.as_nanos() as u64;
             // --txns counts measured transactions only (warm-up ones are extra).
             if ph == MEASURE {
@@ -414,8 +418,8 @@ impl<W: Workload> Shared<'_, W> {
             .store(me.aborted.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 
-    /// The stream's next input: drawn, or under conflict keys picked (`pick_input`,
-    /// its key then in flight until `release`). `None`: the run stopped meanwhile.
+    /// The stream's next input: drawn, or under conflict classes picked (`pick_input`,
+    /// its classes then in flight until `release`). `None`: the run stopped meanwhile.
     #[inline]
     fn next_input(
         &self,
@@ -429,14 +433,18 @@ impl<W: Workload> Shared<'_, W> {
                 Some(pick::Drawn {
                     ty,
                     input,
-                    key: None,
+                    conflicts: workloads::Conflicts::NONE,
                 })
             }
             Some(la) => {
                 let drawn = la.draw_keyless(|| {
                     let (ty, input) = self.wl.next(st);
-                    let key = self.wl.conflict_key(&input);
-                    pick::Drawn { ty, input, key }
+                    let conflicts = self.wl.conflicts(&input);
+                    pick::Drawn {
+                        ty,
+                        input,
+                        conflicts,
+                    }
                 });
                 match drawn {
                     Some(d) => Some(d),
@@ -446,17 +454,18 @@ impl<W: Workload> Shared<'_, W> {
         }
     }
 
-    /// A picked input's transaction is over: its conflict key no longer in flight.
+    /// A picked input's transaction is over: its conflict classes no longer in flight.
     #[inline]
-    fn release(&self, key: Option<u64>) {
-        if let (Some(k), Some(fl)) = (key, self.in_flight.as_ref()) {
-            fl.leave(k);
+    fn release(&self, conflicts: workloads::Conflicts) {
+        if let Some(fl) = self.in_flight.as_ref() {
+            fl.leave(conflicts);
         }
     }
 
-    /// The next input of a keyed stream (`pick`): the oldest drawn whose conflict key no
-    /// other coroutine of the thread has in flight, its key then entered; waits (other
-    /// coroutines run) while every candidate's is. `None`: the run stopped meanwhile.
+    /// The next input of a stream with conflict classes (`pick`): the oldest drawn none
+    /// of whose classes another coroutine of the thread has in flight, its classes then
+    /// entered; waits (other coroutines run) while every candidate's meet them. `None`:
+    /// the run stopped meanwhile.
     fn pick_input(
         &self,
         la: &mut pick::Lookahead<W::Input>,
@@ -468,20 +477,22 @@ impl<W: Workload> Shared<'_, W> {
         loop {
             let draw = || {
                 let (ty, input) = self.wl.next(st);
-                let key = self.wl.conflict_key(&input);
-                pick::Drawn { ty, input, key }
+                let conflicts = self.wl.conflicts(&input);
+                pick::Drawn {
+                    ty,
+                    input,
+                    conflicts,
+                }
             };
             match la.pick(draw, |k| fl.busy(k)) {
                 pick::Pick::Start { drawn, reordered } => {
                     r.reordered += u64::from(reordered);
-                    if let Some(k) = drawn.key {
-                        fl.enter(k);
-                    }
+                    fl.enter(drawn.conflicts);
                     return Some(drawn);
                 }
-                pick::Pick::Hold(k) => {
+                pick::Pick::Hold(c) => {
                     r.held += 1;
-                    rt::wait_until(rt::WaitKind::Other, None, || !fl.busy(k) || stop());
+                    rt::wait_until(rt::WaitKind::Other, None, || !fl.busy(c) || stop());
                     if stop() {
                         return None;
                     }

@@ -21,6 +21,49 @@ pub mod util;
 
 use api::{Database, Result, Schema, Session};
 
+/// A transaction's conflict classes ([`Workload::conflicts`]): a set of 64, one bit
+/// each. A class is taken modulo 64, so classes 64 apart share a bit: a workload with
+/// more classes than that holds back a few transactions that would not have collided,
+/// never lets two through that would.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Conflicts(u64);
+
+impl Conflicts {
+    pub const NONE: Conflicts = Conflicts(0);
+
+    /// This set with class `c` added.
+    #[must_use]
+    pub const fn with(self, c: u64) -> Conflicts {
+        Conflicts(self.0 | 1 << (c % 64))
+    }
+
+    /// Whether the two sets share a class.
+    pub const fn meets(self, o: Conflicts) -> bool {
+        self.0 & o.0 != 0
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Both sets' classes.
+    #[must_use]
+    pub const fn union(self, o: Conflicts) -> Conflicts {
+        Conflicts(self.0 | o.0)
+    }
+
+    /// This set's classes that are not in `o`.
+    #[must_use]
+    pub const fn minus(self, o: Conflicts) -> Conflicts {
+        Conflicts(self.0 & !o.0)
+    }
+
+    /// Whether every class of `o` is in this set.
+    pub const fn contains(self, o: Conflicts) -> bool {
+        self.0 & o.0 == o.0
+    }
+}
+
 /// One consistency condition's outcome.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Check {
@@ -154,14 +197,14 @@ pub trait Workload: Send + Sync + 'static {
         None
     }
 
-    /// A key naming the data an input's transaction mostly reads and writes (e.g. TPC-C's
-    /// warehouse): two transactions with the same key in flight at once would likely
-    /// abort each other under optimistic concurrency control. Under `--interleave` a
-    /// worker thread does not start a transaction whose key another of its coroutines
-    /// has in flight (it starts a later input of the same stream first, or waits).
-    /// `None` (the default): no key, never held back.
-    fn conflict_key(&self, _input: &Self::Input) -> Option<u64> {
-        None
+    /// The data an input's transaction reads and writes that others may write, as
+    /// classes of the workload's choosing (e.g. TPC-C's warehouses): two transactions
+    /// whose sets meet would likely abort each other under optimistic concurrency
+    /// control. Under `--interleave` a worker thread does not start a transaction whose
+    /// set meets one another of its coroutines has in flight (it starts a later input
+    /// of the same stream first, or waits). Empty (the default): never held back.
+    fn conflicts(&self, _input: &Self::Input) -> Conflicts {
+        Conflicts::NONE
     }
 
     /// Pauses around a transaction of type `ty` that a terminal would take: (before it,

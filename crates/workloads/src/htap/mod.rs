@@ -12,7 +12,7 @@ pub mod report;
 
 pub use priority::Priority;
 
-use crate::{Check, RunInfo, Workload};
+use crate::{Check, Conflicts, RunInfo, Workload};
 use api::{Database, Error, Reader, Result, Schema, Session, Worker};
 use exec::Row;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -374,10 +374,10 @@ impl<K: Kit> Workload for Hybrid<K> {
         }
     }
 
-    fn conflict_key(&self, input: &In<K>) -> Option<u64> {
+    fn conflicts(&self, input: &In<K>) -> Conflicts {
         match input {
-            Input::Txn(i) => self.kit.txn().conflict_key(i),
-            Input::Query(_) => None,
+            Input::Txn(i) => self.kit.txn().conflicts(i),
+            Input::Query(_) => Conflicts::NONE,
         }
     }
 
