@@ -9,7 +9,7 @@
 //! of its thread has in flight: it looks a few inputs ahead in its own terminal's
 //! sequence and starts the first whose classes are free (a reorder), or, when none is
 //! free or the oldest has been passed over too often, waits for the oldest one's
-//! classes (a hold).
+//! classes (a hold), first in line for them.
 //!
 //! What stays honest: every input a terminal draws runs, in the order drawn except that
 //! an input may be passed by at most [`MAX_PASSED`] later ones of the same terminal (so
@@ -17,36 +17,91 @@
 //! when the run stops are not run, as the ones not yet drawn). The report counts the
 //! reorders and holds.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use workloads::Conflicts;
 
 /// Inputs a stream keeps drawn ahead of the one it starts (the oldest included).
 pub(crate) const DEPTH: usize = 4;
 /// Times the oldest waiting input may be passed over by later ones before the stream
-/// waits for its key instead.
+/// waits for its classes instead.
 pub(crate) const MAX_PASSED: u32 = 4;
 
 /// The conflict classes of the transactions in flight on one thread (its
 /// coroutines'): their union, as the picker never lets two in flight share a class.
+/// And the streams waiting for classes, in the order they began to wait: each has the
+/// first claim on its classes, before every stream after it and every stream not
+/// waiting. Without that claim a stream on a busy warehouse could wait for good, as
+/// another stream took the warehouse again each time it let go, before the waiter
+/// ran (each stream of `--affinity` runs its own warehouse back to back).
 #[derive(Default)]
 pub(crate) struct InFlight {
     classes: Cell<Conflicts>,
+    queue: RefCell<Vec<(u32, Conflicts)>>,
+    /// The union of `queue`'s classes.
+    queued: Cell<Conflicts>,
+    streams: Cell<u32>,
 }
 
 impl InFlight {
-    pub(crate) fn busy(&self, c: Conflicts) -> bool {
-        self.classes.get().meets(c)
+    /// A new stream's identity on this thread.
+    pub(crate) fn stream_id(&self) -> u32 {
+        let id = self.streams.get();
+        self.streams.set(id + 1);
+        id
     }
 
-    /// Mark `c` in flight; none of its classes may be already (the picker saw to that).
-    pub(crate) fn enter(&self, c: Conflicts) {
+    /// Whether stream `id` may not start a transaction with classes `c` now: one of
+    /// them is in flight, or claimed by a stream that began to wait before `id` did (or
+    /// at all, if `id` is not waiting).
+    pub(crate) fn busy(&self, id: u32, c: Conflicts) -> bool {
+        if self.classes.get().meets(c) {
+            return true;
+        }
+        if !self.queued.get().meets(c) {
+            return false;
+        }
+        for &(s, q) in self.queue.borrow().iter() {
+            if s == id {
+                return false;
+            }
+            if q.meets(c) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Stream `id` waits for classes `c`: queued behind the streams already waiting
+    /// (once: a stream already waiting keeps its place).
+    pub(crate) fn wait_for(&self, id: u32, c: Conflicts) {
+        let mut q = self.queue.borrow_mut();
+        if q.iter().all(|&(s, _)| s != id) {
+            q.push((id, c));
+            self.queued.set(self.queued.get().union(c));
+        }
+    }
+
+    /// Stream `id` no longer waits (it started, or the run stopped).
+    pub(crate) fn unqueue(&self, id: u32) {
+        let mut q = self.queue.borrow_mut();
+        if let Some(i) = q.iter().position(|&(s, _)| s == id) {
+            q.remove(i);
+            self.queued
+                .set(q.iter().fold(Conflicts::NONE, |u, &(_, c)| u.union(c)));
+        }
+    }
+
+    /// Stream `id` starts a transaction with classes `c`: in flight until `leave`.
+    /// None may be in flight already (the picker saw to that).
+    pub(crate) fn enter(&self, id: u32, c: Conflicts) {
         let cur = self.classes.get();
         assert!(
             !cur.meets(c),
             "conflict classes {c:?} started while in flight ({cur:?})"
         );
         self.classes.set(cur.union(c));
+        self.unqueue(id);
     }
 
     pub(crate) fn leave(&self, c: Conflicts) {
@@ -61,6 +116,11 @@ impl InFlight {
     #[cfg(test)]
     pub(crate) fn classes(&self) -> Conflicts {
         self.classes.get()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> Vec<u32> {
+        self.queue.borrow().iter().map(|&(s, _)| s).collect()
     }
 }
 
@@ -84,12 +144,15 @@ pub(crate) enum Pick<I> {
 /// started before it.
 pub(crate) struct Lookahead<I> {
     q: VecDeque<(Drawn<I>, u32)>,
+    /// The stream's identity in its thread's [`InFlight`].
+    pub id: u32,
 }
 
 impl<I> Lookahead<I> {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(id: u32) -> Self {
         Lookahead {
             q: VecDeque::with_capacity(DEPTH),
+            id,
         }
     }
 
@@ -166,7 +229,9 @@ mod tests {
     fn simulate(keys: &[Vec<Conflicts>], steps: &[(usize, bool)]) {
         let inflight = InFlight::default();
         let n = keys.len();
-        let mut la: Vec<Lookahead<usize>> = (0..n).map(|_| Lookahead::new()).collect();
+        let mut la: Vec<Lookahead<usize>> = (0..n)
+            .map(|_| Lookahead::new(inflight.stream_id()))
+            .collect();
         let mut next_draw = vec![0usize; n];
         let mut running: Vec<Option<Conflicts>> = vec![None; n];
         let mut started: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -179,6 +244,8 @@ mod tests {
                 }
                 continue;
             }
+            let id = la[s].id;
+            let first_in_line = inflight.waiting().first() == Some(&id);
             let ks = &keys[s];
             let nd = &mut next_draw[s];
             let mut draw = || {
@@ -197,17 +264,30 @@ mod tests {
                     drawn,
                     reordered: false,
                 },
-                None => la[s].pick(&mut draw, |k| inflight.busy(k)),
+                None => la[s].pick(&mut draw, |c| inflight.busy(id, c)),
             };
             match p {
                 Pick::Start { drawn, .. } => {
                     let c = drawn.conflicts;
-                    assert!(!inflight.busy(c), "{c:?} started while in flight");
-                    inflight.enter(c);
+                    assert!(!inflight.busy(id, c), "{c:?} started while taken");
+                    assert!(
+                        !inflight.classes().meets(c),
+                        "{c:?} started while in flight"
+                    );
+                    inflight.enter(id, c);
+                    assert!(!inflight.waiting().contains(&id), "started, still in line");
                     running[s] = Some(c);
                     started[s].push(drawn.input);
                 }
-                Pick::Hold(c) => assert!(inflight.busy(c), "held for free classes"),
+                Pick::Hold(c) => {
+                    assert!(inflight.busy(id, c), "held for free classes");
+                    // The first in line waits only for classes in flight.
+                    assert!(
+                        !first_in_line || inflight.classes().meets(c),
+                        "the first in line held for classes not in flight"
+                    );
+                    inflight.wait_for(id, c);
+                }
             }
             // The in-flight classes are exactly the running ones', pairwise apart.
             let mut union = Conflicts::NONE;
@@ -260,7 +340,7 @@ mod tests {
     /// after it.
     #[test]
     fn keyless_inputs_skip_the_queue() {
-        let mut la = Lookahead::new();
+        let mut la = Lookahead::new(0);
         let none = Conflicts::NONE;
         let keys = [none, none, set(1 << 5), none, set(1 << 6)];
         let mut i = 0usize;
@@ -298,8 +378,9 @@ mod tests {
     #[test]
     fn passes_over_a_busy_class_then_holds() {
         let inflight = InFlight::default();
-        inflight.enter(set(1 << 7));
-        let mut la = Lookahead::new();
+        let (other, me) = (inflight.stream_id(), inflight.stream_id());
+        inflight.enter(other, set(1 << 7));
+        let mut la = Lookahead::new(me);
         let mut i = 0u8;
         // The oldest input: classes 0 and 7; the rest one class each, 1 to 6 in turn.
         let mut draw = || {
@@ -316,7 +397,7 @@ mod tests {
             }
         };
         for round in 0..MAX_PASSED {
-            match la.pick(&mut draw, |c| inflight.busy(c)) {
+            match la.pick(&mut draw, |c| inflight.busy(me, c)) {
                 Pick::Start { drawn, reordered } => {
                     assert!(reordered);
                     assert_ne!(drawn.input, 0, "round {round}");
@@ -324,17 +405,55 @@ mod tests {
                 Pick::Hold(_) => panic!("held with free inputs after {round} passes"),
             }
         }
-        match la.pick(&mut draw, |c| inflight.busy(c)) {
+        match la.pick(&mut draw, |c| inflight.busy(me, c)) {
             Pick::Hold(c) => assert_eq!(c, set(1 | 1 << 7)),
             Pick::Start { .. } => panic!("started past an input passed over too often"),
         }
         inflight.leave(set(1 << 7));
-        match la.pick(&mut draw, |c| inflight.busy(c)) {
+        match la.pick(&mut draw, |c| inflight.busy(me, c)) {
             Pick::Start { drawn, reordered } => {
                 assert_eq!(drawn.input, 0);
                 assert!(!reordered);
             }
             Pick::Hold(_) => panic!("held on free classes"),
         }
+    }
+
+    /// A stream waiting for a class has the first claim on it: when the class is let
+    /// go, a stream not waiting cannot take it again before the waiter starts, and of
+    /// two waiters the first in line goes first.
+    #[test]
+    fn a_waiter_is_not_overtaken() {
+        let inflight = InFlight::default();
+        let (a, b, c) = (
+            inflight.stream_id(),
+            inflight.stream_id(),
+            inflight.stream_id(),
+        );
+        let three = set(1 << 3);
+        inflight.enter(b, three);
+        assert!(inflight.busy(a, three));
+        inflight.wait_for(a, three);
+        inflight.wait_for(c, three.with(4));
+        inflight.wait_for(a, three); // already in line: keeps its place
+        assert_eq!(inflight.waiting(), vec![a, c]);
+        inflight.leave(three);
+        // B, not waiting, would take class 3 again: it is a's.
+        assert!(inflight.busy(b, three));
+        assert!(inflight.busy(c, three.with(4)), "c is behind a");
+        assert!(!inflight.busy(b, set(1 << 5)), "other classes stay free");
+        // Class 4 alone is claimed by c (in line) against b, not against a before it.
+        assert!(inflight.busy(b, set(1 << 4)));
+        assert!(!inflight.busy(a, set(1 << 4)));
+        assert!(!inflight.busy(a, three));
+        inflight.enter(a, three);
+        assert_eq!(inflight.waiting(), vec![c]);
+        assert!(inflight.busy(c, three.with(4)), "in flight now");
+        inflight.leave(three);
+        assert!(!inflight.busy(c, three.with(4)));
+        assert!(inflight.busy(b, three), "c's claim now");
+        inflight.unqueue(c);
+        assert!(!inflight.busy(b, three));
+        assert!(inflight.waiting().is_empty());
     }
 }

@@ -304,7 +304,10 @@ impl<W: Workload> Shared<'_, W> {
         // A command-logging engine gets each transaction's encoded inputs (reused buffer).
         let log_commands = s.wants_commands();
         let mut cmd: Vec<u8> = Vec::new();
-        let mut ahead = self.in_flight.as_ref().map(|_| pick::Lookahead::new());
+        let mut ahead = self
+            .in_flight
+            .as_ref()
+            .map(|fl| pick::Lookahead::new(fl.stream_id()));
         loop {
             let ph = phase.load(Ordering::Relaxed);
             // A stream may have to wait for its turn (`Workload::wait_turn`).
@@ -463,9 +466,10 @@ impl<W: Workload> Shared<'_, W> {
     }
 
     /// The next input of a stream with conflict classes (`pick`): the oldest drawn none
-    /// of whose classes another coroutine of the thread has in flight, its classes then
-    /// entered; waits (other coroutines run) while every candidate's meet them. `None`:
-    /// the run stopped meanwhile.
+    /// of whose classes another coroutine of the thread has in flight or a stream
+    /// waiting before this one claims, its classes then entered; waits (other
+    /// coroutines run), in line for its oldest input's classes, while every
+    /// candidate's are taken. `None`: the run stopped meanwhile.
     fn pick_input(
         &self,
         la: &mut pick::Lookahead<W::Input>,
@@ -484,16 +488,19 @@ impl<W: Workload> Shared<'_, W> {
                     conflicts,
                 }
             };
-            match la.pick(draw, |k| fl.busy(k)) {
+            let id = la.id;
+            match la.pick(draw, |c| fl.busy(id, c)) {
                 pick::Pick::Start { drawn, reordered } => {
                     r.reordered += u64::from(reordered);
-                    fl.enter(drawn.conflicts);
+                    fl.enter(id, drawn.conflicts);
                     return Some(drawn);
                 }
                 pick::Pick::Hold(c) => {
                     r.held += 1;
-                    rt::wait_until(rt::WaitKind::Other, None, || !fl.busy(c) || stop());
+                    fl.wait_for(id, c);
+                    rt::wait_until(rt::WaitKind::Other, None, || !fl.busy(id, c) || stop());
                     if stop() {
+                        fl.unqueue(id);
                         return None;
                     }
                 }

@@ -328,13 +328,13 @@ fn interleaved_tpcc_keeps_one_warehouse_apart() {
 }
 
 /// Two warehouses, New-Order and Delivery only: Delivery drains the New-Order table
-/// faster than New-Order fills it, so districts hold few new orders, and the leaf
-/// where warehouse 1's district 10 gets its new orders is often the one where
-/// Delivery of warehouse 2 looks for district 1's oldest (a phantom at validation).
-/// Those pairs share TPC-C's edge class between the two warehouses, so a thread never
-/// runs them together: no conflict abort (with the home warehouse alone, `run tpcc
+/// faster than New-Order fills it, so districts hold few new orders or none, and
+/// Delivery's scan of one warehouse's district reads leaves where the other
+/// warehouse's New-Order inserts and its Delivery deletes (a phantom at validation).
+/// TPC-C's classes give Delivery its neighbours' New-Order class, so a thread never
+/// runs those together: no conflict abort (with the home warehouse alone, `run tpcc
 /// --warehouses 2 --mix new-order=50,delivery=50 --interleave 4 --txns 20000` aborted
-/// 4,860 Deliveries on 2026-12-03, and this test 3).
+/// 4,860 Deliveries on 2026-12-03).
 #[test]
 fn interleaved_tpcc_keeps_neighbouring_warehouses_apart() {
     let tpcc = Tpcc::new(TpccConfig {

@@ -222,43 +222,48 @@ impl Workload for Tpcc {
         }
     }
 
-    /// Each warehouse a transaction touches, and one edge class between neighbouring
-    /// warehouses. The home warehouse, for all five: New-Order reads the warehouse row
-    /// Payment updates, both update a district row, Delivery updates all ten districts'
-    /// oldest new orders and Stock-Level reads what New-Order writes. (A district would
-    /// be finer, but the warehouse row alone makes New-Order and Payment of one
-    /// warehouse collide.) New-Order's remote supply warehouses (their stock rows) and
-    /// Payment's remote customer's warehouse too. And the New-Order table's keys run on
-    /// from one warehouse's district 10 into the next one's district 1, so the leaf
-    /// where New-Order of warehouse w, district 10 inserts is often the one where
-    /// Delivery of warehouse w + 1 finds its district 1's oldest order, and the
-    /// insert fails Delivery's scan at validation (a phantom): the two share the edge
-    /// class between w and w + 1.
+    /// Each warehouse a transaction touches, and the New-Order rows of the warehouses
+    /// beside Delivery's. The home warehouse, for all five: New-Order reads the
+    /// warehouse row Payment updates, both update a district row, Delivery updates all
+    /// ten districts' oldest new orders and Stock-Level reads what New-Order writes. (A
+    /// district would be finer, but the warehouse row alone makes New-Order and Payment
+    /// of one warehouse collide.) New-Order's remote supply warehouses (their Stock
+    /// rows) and Payment's remote customer's warehouse too. And the New-Order table's
+    /// keys run on from one warehouse's district 10 into the next one's district 1:
+    /// Delivery's scan for a district's oldest new order reads the leaf where it finds
+    /// one (or, in a district without any, the leaf past the district's end), and a
+    /// New-Order of the warehouse before or after may insert into that leaf, failing
+    /// the scan at validation (a phantom). In a steady mix that is New-Order of w,
+    /// district 10, against Delivery of w + 1; in a mix that drains whole districts,
+    /// any of the neighbours' New-Orders, and their Deliveries, which delete from
+    /// those leaves. So each New-Order also has its warehouse's New-Order class, and
+    /// Delivery its own and the two neighbours' (not their home class: Payment there
+    /// does not collide with it; two Deliveries two warehouses apart now wait for each
+    /// other without need, rarely).
     fn conflicts(&self, input: &TpccInput) -> Conflicts {
-        // Two classes per warehouse: its own, then the edge above it. Exact up to 32
+        // Two classes per warehouse: its own, then its New-Order rows'. Exact up to 32
         // warehouses; beyond, classes 64 apart share a bit (`Conflicts`).
         let home = |w: u32| 2 * u64::from(w - 1);
-        let edge_above = |w: u32| home(w) + 1;
+        let new_orders = |w: u32| home(w) + 1;
         match input {
             TpccInput::NewOrder(i) => {
-                let mut c = Conflicts::NONE.with(home(i.w_id));
+                let mut c = Conflicts::NONE.with(home(i.w_id)).with(new_orders(i.w_id));
                 for l in &i.lines[..i.ol_cnt as usize] {
                     c = c.with(home(l.supply_w_id));
-                }
-                if i.d_id == DISTRICTS && i.w_id < self.cfg.warehouses {
-                    c = c.with(edge_above(i.w_id));
                 }
                 c
             }
             TpccInput::Payment(i) => Conflicts::NONE.with(home(i.w_id)).with(home(i.c_w_id)),
             TpccInput::OrderStatus(i) => Conflicts::NONE.with(home(i.w_id)),
             TpccInput::Delivery(i) => {
-                let c = Conflicts::NONE.with(home(i.w_id));
+                let mut c = Conflicts::NONE.with(home(i.w_id)).with(new_orders(i.w_id));
                 if i.w_id > 1 {
-                    c.with(edge_above(i.w_id - 1))
-                } else {
-                    c
+                    c = c.with(new_orders(i.w_id - 1));
                 }
+                if i.w_id < self.cfg.warehouses {
+                    c = c.with(new_orders(i.w_id + 1));
+                }
+                c
             }
             TpccInput::StockLevel(i) => Conflicts::NONE.with(home(i.w_id)),
         }
@@ -493,15 +498,21 @@ mod tests {
         // Apart: none.
         assert!(!new_order(1, 3, &[]).meets(new_order(2, 3, &[])));
         assert!(!payment(1, 1).meets(delivery(3)));
-        // District 10's new orders border the next warehouse's district 1 in the
-        // New-Order table: Delivery there; nothing else of that warehouse.
+        // The New-Order table runs on from a warehouse's district 10 into the next
+        // one's district 1 (and, with districts drained, any district's insert may
+        // border the neighbour's scan): Delivery meets its neighbours' New-Orders,
+        // nothing else of theirs, and New-Orders of neighbours do not meet.
         assert!(new_order(2, 10, &[]).meets(delivery(3)));
-        assert!(!new_order(2, 9, &[]).meets(delivery(3)));
+        assert!(new_order(3, 1, &[]).meets(delivery(2)));
+        assert!(new_order(2, 5, &[]).meets(delivery(3)));
         assert!(!new_order(2, 10, &[]).meets(delivery(4)));
         assert!(!new_order(2, 10, &[]).meets(new_order(3, 1, &[])));
         assert!(!new_order(2, 10, &[]).meets(new_order(3, 10, &[])));
         assert!(!new_order(4, 10, &[]).meets(delivery(1)));
-        assert!(!delivery(2).meets(delivery(3)));
+        assert!(delivery(2).meets(delivery(3)));
+        assert!(!delivery(1).meets(delivery(4)));
+        assert!(!payment(2, 2).meets(delivery(3)));
+        assert!(!stock_level(4).meets(delivery(3)));
         // Remote stock and remote customers.
         assert!(new_order(1, 3, &[1, 1, 4]).meets(stock_level(4)));
         assert!(!new_order(1, 3, &[1, 1, 4]).meets(stock_level(3)));
